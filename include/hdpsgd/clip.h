@@ -1,0 +1,54 @@
+/*
+ * hdpsgd/clip.h — the clipping factors mu_c, nu_c and V_c of THEORY.md section 2.
+ *
+ * The residual r = x^T(theta - theta*) - z is a Gaussian of variance 2R plus the
+ * label noise -z. Per-sample clipping at c*sqrt(d) is, to leading order in d,
+ * clipping of r at c:
+ *   mu_c(R) = P(|r| < c)           (descent-reduction factor)
+ *   nu_c(R) = E[r_c^2] / E[r^2]    (variance-reduction factor)
+ *   V_c(R)  = E[r_c^2] / 2 = nu_c(R) (R + tau^2/2)
+ * Gaussian label noise: closed forms in a = c / (2 sqrt(R + tau^2/2)).
+ * Student-t: one-dimensional GSL quadrature (qagi) over z of the closed-form
+ * Gaussian inner expectations. Rademacher: the exact two-point average.
+ * R is the excess risk (>= 0); c may be +inf (no clipping).
+ */
+#ifndef HDPSGD_CLIP_H
+#define HDPSGD_CLIP_H
+
+#include "hdpsgd/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    double mu;  /* mu_c(R) */
+    double nu;  /* nu_c(R) */
+    double V;   /* V_c(R) = nu_c(R) (R + tau^2/2) */
+    double dmu; /* d mu_c / dR */
+    double dV;  /* d V_c / dR */
+} hdp_clip_values;
+
+/* Opaque evaluator: holds the label-noise law and a quadrature workspace.
+ * One per thread. */
+typedef struct hdp_clip hdp_clip;
+
+/* noise, tau2, df: the label-noise law (THEORY 1); c: clipping constant or inf.
+ * Returns NULL when out of memory. Free with hdp_clip_free. */
+hdp_clip *hdp_clip_alloc(hdp_noise_kind noise, double tau2, double df, double c);
+void hdp_clip_free(hdp_clip *clip);
+
+/* mu, nu, V and their R-derivatives at excess risk R >= 0 (THEORY 2).
+ * Derivatives are analytic for Gaussian noise and central differences
+ * otherwise. */
+void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out);
+
+/* The same factors (without derivatives) always computed by quadrature over
+ * the density of z, including the Gaussian law: for testing the closed forms.
+ * Rademacher and none use their exact finite sums. */
+void hdp_clip_eval_quadrature(hdp_clip *clip, double R, hdp_clip_values *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

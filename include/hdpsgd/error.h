@@ -1,0 +1,49 @@
+/*
+ * hdpsgd/error.h — status codes and the one error-reporting path.
+ *
+ * Every library function that can fail returns an hdp_status and, when it
+ * fails, fills an hdp_error with a message that names the problem (file,
+ * line and key for bad input; the solver flag and the time reached for a
+ * numerical failure). The library never prints and never calls exit().
+ */
+#ifndef HDPSGD_ERROR_H
+#define HDPSGD_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. The command-line program maps them to exit statuses:
+ * HDP_EINPUT -> 2, HDP_EIO -> 3, HDP_ENUMERIC -> 4, HDP_ENOMEM -> 4. */
+typedef enum {
+    HDP_OK = 0,
+    HDP_EINPUT = 1,   /* bad model file, bad key, out-of-range value, missing file */
+    HDP_EIO = 2,      /* an output file could not be written */
+    HDP_ENUMERIC = 3, /* solver failure or divergence */
+    HDP_ENOMEM = 4    /* out of memory */
+} hdp_status;
+
+#define HDP_ERRMSG_MAX 1024
+
+/* Holds the first error reported; a later report does not overwrite it. */
+typedef struct {
+    hdp_status status;
+    char msg[HDP_ERRMSG_MAX];
+} hdp_error;
+
+/* Clear an error record before use. */
+void hdp_error_clear(hdp_error *err);
+
+/* Record a failure (printf-style message) unless one is already recorded;
+ * returns status so that callers can write `return hdp_fail(err, ...)`.
+ * err may be NULL (the message is then dropped). */
+hdp_status hdp_fail(hdp_error *err, hdp_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Name of a status code ("ok", "bad input", ...). */
+const char *hdp_status_name(hdp_status status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

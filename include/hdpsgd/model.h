@@ -1,0 +1,154 @@
+/*
+ * hdpsgd/model.h — the model description shared by the theory side (ODE)
+ * and the simulation side (Monte Carlo): schema v1 of the INI model files.
+ *
+ * A model is built in three steps:
+ *   hdp_model_init(&m);                       built-in defaults (models/default.ini)
+ *   hdp_model_load_file(&m, "x.ini", &err);   keys from a file (inih)
+ *   hdp_model_set(&m, "clip.c=0.3", &err);    command-line overrides
+ *   hdp_model_finalize(&m, &err);             range checks, n from gamma, files read
+ * Every key remembers where it was set (file and line, or --set), so that
+ * range errors name the place. Conventions (THEORY.md section 0):
+ *   - gamma = d/n; n = round(d/gamma) when gamma is given;
+ *   - rho is the privacy parameter of THEORY 1/6: the output is (rho^2/2)-zCDP;
+ *     rho = inf means no private noise;
+ *   - clip.c is the clipping constant: gradients are clipped at c*sqrt(d);
+ *   - the spectrum is normalised to mean 1 (Tr Sigma = d).
+ */
+#ifndef HDPSGD_MODEL_H
+#define HDPSGD_MODEL_H
+
+#include <stdio.h>
+
+#include "hdpsgd/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    HDP_SPECTRUM_ISOTROPIC = 0,
+    HDP_SPECTRUM_POWERLAW,
+    HDP_SPECTRUM_TWOLEVEL,
+    HDP_SPECTRUM_FILE
+} hdp_spectrum_kind;
+
+typedef enum {
+    HDP_NOISE_GAUSSIAN = 0,
+    HDP_NOISE_STUDENT,
+    HDP_NOISE_RADEMACHER,
+    HDP_NOISE_NONE
+} hdp_noise_kind;
+
+typedef enum {
+    HDP_SCHED_CONSTANT = 0,
+    HDP_SCHED_OUTPUT,
+    HDP_SCHED_LINEAR_NOISE,
+    HDP_SCHED_OPTIMAL,
+    HDP_SCHED_TABLE
+} hdp_sched_kind;
+
+#define HDP_PATH_MAX 1024
+
+/* Where a key's value came from: file name and line, or "--set" and 0. */
+typedef struct {
+    char where[HDP_PATH_MAX];
+    int line;
+} hdp_origin;
+
+/* Upper bound on the number of keys of the schema (see model.c). */
+#define HDP_MODEL_MAX_KEYS 64
+
+typedef struct {
+    /* [data] */
+    long d;                   /* dimension, >= 1 */
+    double gamma;             /* d/n; the effective value after finalize */
+    long n;                   /* samples = steps; the effective value after finalize */
+    hdp_spectrum_kind spectrum;
+    double spectrum_alpha;    /* power law: lambda_j ~ j^(-alpha) */
+    double twolevel_fraction; /* fraction f of eigenvalues that are r times the others */
+    double twolevel_ratio;    /* r */
+    char spectrum_file[HDP_PATH_MAX]; /* one eigenvalue per line (resolved path) */
+    double target_radius;     /* ||theta*|| */
+    hdp_noise_kind noise;     /* law of the label noise z */
+    double tau2;              /* Var z */
+    double noise_df;          /* Student-t degrees of freedom, > 2 */
+    /* [clip] */
+    double c;                 /* clipping constant, > 0 or inf */
+    /* [privacy] */
+    double rho;               /* > 0 or inf */
+    /* [schedule] */
+    hdp_sched_kind sched;
+    double eta0;
+    double c1, c2, c3;
+    char sched_file[HDP_PATH_MAX]; /* two columns t, eta (resolved path) */
+    /* [ode] */
+    long bins;                /* 0 = one bin per distinct eigenvalue */
+    double rtol, atol;
+    long points;              /* output grid size on [0, 1], >= 2 */
+    long max_steps;           /* CVODE's mxstep */
+    /* [sim] */
+    long runs;                /* Monte Carlo runs */
+    unsigned long long seed;  /* base seed of the random streams */
+    double divergence_factor; /* a run diverges when R_exc > factor * R(0) */
+    /* [sde] */
+    double sde_step;          /* Euler-Maruyama step h; 0 = 1/n */
+    /* [validate] */
+    double rel_tol;           /* pass when max relative deviation <= rel_tol ... */
+    double z_tol;             /* ... or every deviation within z_tol standard errors */
+
+    /* bookkeeping */
+    char source[HDP_PATH_MAX]; /* model file name, or "(built-in default)" */
+    int n_given_last;          /* 1 when data.n was set after data.gamma */
+    hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key; where[0]==0: default */
+    /* table schedule knots (read by finalize) */
+    int table_len;
+    double *table_t, *table_eta;
+    /* file spectrum (read by finalize) */
+    long file_len;
+    double *file_lambda;
+} hdp_model;
+
+/* Built-in defaults: the default model (identical to models/default.ini). */
+void hdp_model_init(hdp_model *m);
+
+/* Release the memory of the tables read by finalize; m may be half-built. */
+void hdp_model_free(hdp_model *m);
+
+/* Read keys from an INI file. Unknown sections/keys, malformed numbers,
+ * duplicate keys: HDP_EINPUT naming file:line and key. */
+hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err);
+
+/* Apply one override "section.key=value" (origin "--set"). */
+hdp_status hdp_model_set(hdp_model *m, const char *assignment, hdp_error *err);
+
+/* Set one key from strings (used by both of the above). where/line name the
+ * origin for later messages. */
+hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
+                             const char *value, const char *where, int line,
+                             hdp_error *err);
+
+/* Check ranges and combinations, derive n and gamma, read the spectrum and
+ * schedule files. Must be called once after the last load/set. */
+hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err);
+
+/* Write the model as '# section.key = value' lines (CSV metadata). */
+void hdp_model_write_meta(const hdp_model *m, FILE *out);
+
+/* Write the model as an INI file that hdp_model_load_file accepts. */
+void hdp_model_write_ini(const hdp_model *m, FILE *out);
+
+/* Names of the enums as they appear in model files. */
+const char *hdp_spectrum_name(hdp_spectrum_kind k);
+const char *hdp_noise_name(hdp_noise_kind k);
+const char *hdp_sched_name(hdp_sched_kind k);
+
+/* Iterate over the schema for documentation and completion: returns 0 past
+ * the end. help may be NULL. */
+int hdp_model_schema_entry(int i, const char **section, const char **key,
+                           const char **default_text, const char **help);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,54 @@
+/*
+ * hdpsgd/ode.h — the deterministic risk ODE of homogenized DP-SGD
+ * (THEORY.md section 3), integrated with SUNDIALS CVODE.
+ *
+ *   dD_j/dt = -2 lambda_j eta~(t) mu_c(R) D_j + gamma lambda_j eta~(t)^2 V_c(R) + 2 c^2 gamma^2 sigma~(t)^2
+ *   R(t)    = sum_j w_j lambda_j D_j(t),   D_j(0) = r*^2 / 2
+ * and the scalar bound ODEs R_upper, R_lower of seed 000 (THEORY 3). The row
+ * t = 1 is the output theta_n: the final-step noise 2 c^2 gamma^2 eta~(1)^2 / rho^2
+ * is added to the risk and to both bounds.
+ * Method: BDF (the optimal schedule is stiff near t = 0 for small gamma) with a
+ * matrix-embedded linear solver that uses the diagonal-plus-rank-one structure
+ * of the Jacobian (Sherman-Morrison): O(m) per Newton solve for m bins.
+ */
+#ifndef HDPSGD_ODE_H
+#define HDPSGD_ODE_H
+
+#include "hdpsgd/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    long points;     /* grid size: t_i = i / (points - 1) */
+    double *t;       /* [points] */
+    double *risk;    /* predicted excess risk R(t); last entry includes the final noise */
+    double *upper;   /* upper bound R_upper(t) (THEORY 3), same convention */
+    double *lower;   /* lower bound R_lower(t) */
+    double *mu;      /* mu_c(R(t)) (before the final noise at t = 1) */
+    double *nu;      /* nu_c(R(t)) */
+    double *eta;     /* eta~(t) */
+    double *sigma2;  /* sigma~(t)^2 */
+    double risk_before_final_noise; /* R(1) */
+    double final_noise;             /* 2 c^2 gamma^2 eta~(1)^2 / rho^2 */
+    double final_risk;              /* R(1) + final_noise */
+    double eta_sup;                 /* sup eta~ */
+    int stable;                     /* eta_sup < 2/gamma (THEORY 3) */
+    long bins;                      /* m */
+    long rhs_evals, steps;          /* CVODE counters */
+    double solve_seconds;           /* wall time of the integration alone */
+} hdp_ode_result;
+
+/* Integrate the ODE of a finalized model on its output grid ([ode] points).
+ * On failure (CVODE error, non-finite risk) returns HDP_ENUMERIC with the
+ * CVODE flag name and the time reached. res is owned by the caller: release
+ * it with hdp_ode_result_free (also after a failure). */
+hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err);
+
+void hdp_ode_result_free(hdp_ode_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,39 @@
+/*
+ * hdpsgd/spectrum.h — the covariance spectrum and its bins (THEORY.md sections 1 and 3).
+ *
+ * The d eigenvalues lambda_1..lambda_d of Sigma, normalised to mean 1
+ * (Tr Sigma = d), sorted in decreasing order; and the m bins the ODE uses:
+ * bin j has eigenvalue bin_lambda[j] and weight bin_weight[j] (fraction of the
+ * d eigenvalues), sum_j w_j = 1 and sum_j w_j lambda_j = 1.
+ * Binning: bins = 0 gives one bin per distinct eigenvalue (exact for the
+ * isotropic and two-level spectra); bins = m groups the sorted eigenvalues into
+ * m quantile bins of (nearly) equal count, with the bin-mean eigenvalue.
+ */
+#ifndef HDPSGD_SPECTRUM_H
+#define HDPSGD_SPECTRUM_H
+
+#include "hdpsgd/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    long d;
+    double *lambda;     /* d eigenvalues, mean 1, decreasing */
+    long m;             /* number of bins */
+    double *bin_lambda; /* m bin eigenvalues */
+    double *bin_weight; /* m weights (fractions of d) */
+    double lambda_min, lambda_max;
+} hdp_spectrum;
+
+/* Build the spectrum of a finalized model. Free with hdp_spectrum_free. */
+hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error *err);
+
+/* Release the arrays; spec may be zeroed or half-built. */
+void hdp_spectrum_free(hdp_spectrum *spec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

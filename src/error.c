@@ -1,0 +1,38 @@
+/* error.c — the one error-reporting path (see hdpsgd/error.h). */
+#include "hdpsgd/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void hdp_error_clear(hdp_error *err)
+{
+    if (!err)
+        return;
+    err->status = HDP_OK;
+    err->msg[0] = '\0';
+}
+
+hdp_status hdp_fail(hdp_error *err, hdp_status status, const char *fmt, ...)
+{
+    if (!err || err->status != HDP_OK)
+        return status;
+    err->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+const char *hdp_status_name(hdp_status status)
+{
+    switch (status) {
+    case HDP_OK: return "ok";
+    case HDP_EINPUT: return "bad input";
+    case HDP_EIO: return "output error";
+    case HDP_ENUMERIC: return "numerical failure";
+    case HDP_ENOMEM: return "out of memory";
+    }
+    return "unknown status";
+}

@@ -1,0 +1,787 @@
+/*
+ * model.c — schema v1 of the model files: one table of keys drives parsing
+ * (inih), defaults, range checks, metadata output, documentation and
+ * "did you mean" suggestions. See hdpsgd/model.h.
+ */
+#include "hdpsgd/model.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { T_LONG, T_DOUBLE, T_ENUM, T_PATH, T_SEED } key_type;
+
+/* range flags */
+enum {
+    R_LO_OPEN = 1,   /* value > lo */
+    R_LO_CLOSED = 2, /* value >= lo */
+    R_HI_OPEN = 4,   /* value < hi */
+    R_HI_CLOSED = 8, /* value <= hi */
+    R_INF = 16       /* "inf" accepted */
+};
+
+typedef struct {
+    const char *section, *key;
+    key_type type;
+    size_t offset;
+    const char *def;          /* default, as text */
+    int flags;
+    double lo, hi;
+    const char *const *names; /* T_ENUM: NULL-terminated accepted names */
+    const char *help;
+} key_spec;
+
+static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel", "file", NULL};
+static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
+static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
+
+#define OFF(f) offsetof(hdp_model, f)
+
+/* The schema. Defaults here are the built-in default model: keep
+ * models/default.ini identical (a test checks it). */
+static const key_spec schema[] = {
+    {"data", "d", T_LONG, OFF(d), "200", R_LO_CLOSED, 1, 0, NULL,
+     "dimension of data and parameter (integer >= 1)"},
+    {"data", "gamma", T_DOUBLE, OFF(gamma), "0.1", R_LO_OPEN, 0, 0, NULL,
+     "aspect ratio d/n (> 0); n = round(d/gamma); the later of gamma and n wins"},
+    {"data", "n", T_LONG, OFF(n), "0", R_LO_CLOSED, 0, 0, NULL,
+     "number of samples = steps (integer >= 1; 0 = from gamma)"},
+    {"data", "spectrum", T_ENUM, OFF(spectrum), "powerlaw", 0, 0, 0, spectrum_names,
+     "covariance spectrum: isotropic | powerlaw | twolevel | file"},
+    {"data", "spectrum_alpha", T_DOUBLE, OFF(spectrum_alpha), "0.5", R_LO_CLOSED, 0, 0, NULL,
+     "power-law exponent alpha >= 0: lambda_j ~ j^(-alpha)"},
+    {"data", "twolevel_fraction", T_DOUBLE, OFF(twolevel_fraction), "0.1",
+     R_LO_OPEN | R_HI_OPEN, 0, 1, NULL,
+     "two-level: fraction f in (0,1) of eigenvalues that are ratio times the others"},
+    {"data", "twolevel_ratio", T_DOUBLE, OFF(twolevel_ratio), "10", R_LO_OPEN, 0, 0, NULL,
+     "two-level: ratio r > 0 of the large to the small eigenvalue"},
+    {"data", "spectrum_file", T_PATH, OFF(spectrum_file), "", 0, 0, 0, NULL,
+     "file spectrum: one eigenvalue >= 0 per line (# comments); relative to the model file"},
+    {"data", "target_radius", T_DOUBLE, OFF(target_radius), "1", R_LO_CLOSED, 0, 0, NULL,
+     "norm of theta* (>= 0); theta* is uniform on the sphere of this radius"},
+    {"data", "noise", T_ENUM, OFF(noise), "gaussian", 0, 0, 0, noise_names,
+     "label-noise law: gaussian | student | rademacher | none"},
+    {"data", "tau2", T_DOUBLE, OFF(tau2), "0.25", R_LO_CLOSED, 0, 0, NULL,
+     "label-noise variance tau^2 >= 0 (ignored for noise = none)"},
+    {"data", "noise_df", T_DOUBLE, OFF(noise_df), "5", R_LO_OPEN, 2, 0, NULL,
+     "Student-t degrees of freedom nu > 2"},
+    {"clip", "c", T_DOUBLE, OFF(c), "0.3", R_LO_OPEN | R_INF, 0, 0, NULL,
+     "clipping constant c > 0 or inf: per-sample gradients are clipped at c*sqrt(d)"},
+    {"privacy", "rho", T_DOUBLE, OFF(rho), "0.5", R_LO_OPEN | R_INF, 0, 0, NULL,
+     "privacy parameter rho > 0 or inf: the output is (rho^2/2)-zCDP"},
+    {"schedule", "kind", T_ENUM, OFF(sched), "optimal", 0, 0, 0, sched_names,
+     "learning-rate schedule: constant | output | linear-noise | optimal | table"},
+    {"schedule", "eta0", T_DOUBLE, OFF(eta0), "1", R_LO_OPEN, 0, 0, NULL,
+     "constant/output/linear-noise: initial learning rate eta0 > 0"},
+    {"schedule", "c1", T_DOUBLE, OFF(c1), "1", R_LO_OPEN, 0, 0, NULL,
+     "optimal: eta(t) = c1/(t + a), a = gamma*max(c2, c3/rho); c1 > 0"},
+    {"schedule", "c2", T_DOUBLE, OFF(c2), "1", R_LO_CLOSED, 0, 0, NULL,
+     "optimal: c2 >= 0"},
+    {"schedule", "c3", T_DOUBLE, OFF(c3), "1", R_LO_CLOSED, 0, 0, NULL,
+     "optimal: c3 >= 0"},
+    {"schedule", "file", T_PATH, OFF(sched_file), "", 0, 0, 0, NULL,
+     "table: two columns t, eta; t from 0 to 1 increasing, eta non-increasing"},
+    {"ode", "bins", T_LONG, OFF(bins), "0", R_LO_CLOSED, 0, 0, NULL,
+     "eigenvalue bins (0 = one per distinct eigenvalue; m = m quantile bins)"},
+    {"ode", "rtol", T_DOUBLE, OFF(rtol), "1e-8", R_LO_OPEN | R_HI_OPEN, 0, 1, NULL,
+     "CVODE relative tolerance in (0, 1)"},
+    {"ode", "atol", T_DOUBLE, OFF(atol), "1e-12", R_LO_OPEN, 0, 0, NULL,
+     "CVODE absolute tolerance > 0"},
+    {"ode", "points", T_LONG, OFF(points), "101", R_LO_CLOSED, 2, 0, NULL,
+     "output grid size on [0, 1] (integer >= 2)"},
+    {"ode", "max_steps", T_LONG, OFF(max_steps), "100000", R_LO_CLOSED, 1, 0, NULL,
+     "CVODE's maximum number of internal steps between output points"},
+    {"sim", "runs", T_LONG, OFF(runs), "100", R_LO_CLOSED, 1, 0, NULL,
+     "Monte Carlo runs (integer >= 1)"},
+    {"sim", "seed", T_SEED, OFF(seed), "1", 0, 0, 0, NULL,
+     "base seed (unsigned 64-bit integer); run r uses the r-th jump of this stream"},
+    {"sim", "divergence_factor", T_DOUBLE, OFF(divergence_factor), "1e6", R_LO_OPEN, 1, 0, NULL,
+     "a run has diverged when its excess risk exceeds this multiple of R(0) (> 1)"},
+    {"sde", "step", T_DOUBLE, OFF(sde_step), "0", R_LO_CLOSED | R_HI_CLOSED, 0, 1, NULL,
+     "Euler-Maruyama step h in [0, 1]; 0 = 1/n"},
+    {"validate", "rel_tol", T_DOUBLE, OFF(rel_tol), "0.05", R_LO_OPEN, 0, 0, NULL,
+     "pass when the relative deviation from the ODE is <= rel_tol at every grid point ..."},
+    {"validate", "z_tol", T_DOUBLE, OFF(z_tol), "4", R_LO_OPEN, 0, 0, NULL,
+     "... or the deviation is within z_tol standard errors"},
+};
+
+#define NKEYS ((int)(sizeof schema / sizeof schema[0]))
+_Static_assert(sizeof schema / sizeof schema[0] <= HDP_MODEL_MAX_KEYS, "schema too large");
+
+const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
+const char *hdp_noise_name(hdp_noise_kind k) { return noise_names[k]; }
+const char *hdp_sched_name(hdp_sched_kind k) { return sched_names[k]; }
+
+int hdp_model_schema_entry(int i, const char **section, const char **key,
+                           const char **default_text, const char **help)
+{
+    if (i < 0 || i >= NKEYS)
+        return 0;
+    if (section) *section = schema[i].section;
+    if (key) *key = schema[i].key;
+    if (default_text) *default_text = schema[i].def;
+    if (help) *help = schema[i].help;
+    return 1;
+}
+
+static int find_key(const char *section, const char *key)
+{
+    for (int i = 0; i < NKEYS; i++)
+        if (!strcmp(schema[i].section, section) && !strcmp(schema[i].key, key))
+            return i;
+    return -1;
+}
+
+/* Levenshtein distance, for "did you mean". */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int prev = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int cur = row[j];
+            int sub = prev + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            int best = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+/* The closest "section.key" to the one given, or NULL when nothing is close. */
+static const key_spec *suggest(const char *section, const char *key)
+{
+    const key_spec *best = NULL;
+    int best_d = 99;
+    for (int i = 0; i < NKEYS; i++) {
+        int dk = edit_distance(key, schema[i].key);
+        int ds = edit_distance(section, schema[i].section);
+        int dd = dk + ds;
+        if (dd < best_d) {
+            best_d = dd;
+            best = &schema[i];
+        }
+    }
+    int len = (int)(strlen(key) + strlen(section));
+    return (best && best_d <= 2 + len / 6) ? best : NULL;
+}
+
+static void list_keys_of(const char *section, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < NKEYS && used < size; i++) {
+        if (strcmp(schema[i].section, section))
+            continue;
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", schema[i].key);
+    }
+}
+
+static int section_known(const char *section)
+{
+    for (int i = 0; i < NKEYS; i++)
+        if (!strcmp(schema[i].section, section))
+            return 1;
+    return 0;
+}
+
+static void format_where(char *buf, size_t size, const char *where, int line)
+{
+    if (line > 0)
+        snprintf(buf, size, "%s:%d", where, line);
+    else
+        snprintf(buf, size, "%s", where);
+}
+
+static void describe_range(const key_spec *k, char *buf, size_t size)
+{
+    if (k->type == T_ENUM) {
+        size_t used = 0;
+        for (int i = 0; k->names[i] && used < size; i++)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? " | " : "one of ", k->names[i]);
+        return;
+    }
+    if (k->type == T_PATH) {
+        snprintf(buf, size, "a file name");
+        return;
+    }
+    if (k->type == T_SEED) {
+        snprintf(buf, size, "an unsigned 64-bit integer");
+        return;
+    }
+    const char *kind = k->type == T_LONG ? "an integer" : "a number";
+    char lo[64] = "", hi[64] = "";
+    if (k->flags & R_LO_OPEN) snprintf(lo, sizeof lo, " > %g", k->lo);
+    if (k->flags & R_LO_CLOSED) snprintf(lo, sizeof lo, " >= %g", k->lo);
+    if (k->flags & R_HI_OPEN) snprintf(hi, sizeof hi, "%s < %g", lo[0] ? " and" : "", k->hi);
+    if (k->flags & R_HI_CLOSED) snprintf(hi, sizeof hi, "%s <= %g", lo[0] ? " and" : "", k->hi);
+    snprintf(buf, size, "%s%s%s%s", kind, lo, hi, (k->flags & R_INF) ? ", or inf" : "");
+}
+
+static int in_range(const key_spec *k, double v)
+{
+    if (isinf(v) && v > 0)
+        return (k->flags & R_INF) != 0;
+    if (!isfinite(v))
+        return 0;
+    if ((k->flags & R_LO_OPEN) && !(v > k->lo)) return 0;
+    if ((k->flags & R_LO_CLOSED) && !(v >= k->lo)) return 0;
+    if ((k->flags & R_HI_OPEN) && !(v < k->hi)) return 0;
+    if ((k->flags & R_HI_CLOSED) && !(v <= k->hi)) return 0;
+    return 1;
+}
+
+/* Parse a number: the whole string, no NaN; "inf"/"infinity" only as +inf. */
+static int parse_double(const char *s, double *out)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!*s)
+        return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end || isnan(v))
+        return 0;
+    if (errno == ERANGE && isfinite(v) && v != 0)
+        return 0; /* underflow to a denormal is fine; overflow gives inf below */
+    if (isinf(v)) {
+        /* only the words inf/infinity, not an overflowing literal like 1e999 */
+        const char *p = s + (*s == '+');
+        if (strncasecmp(p, "inf", 3) != 0)
+            return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static hdp_status set_path(char *dst, const char *value, const char *where, int line)
+{
+    /* relative to the model file's directory when set from a file */
+    if (value[0] == '\0' || value[0] == '/' || line <= 0) {
+        snprintf(dst, HDP_PATH_MAX, "%s", value);
+        return HDP_OK;
+    }
+    const char *slash = strrchr(where, '/');
+    if (!slash) {
+        snprintf(dst, HDP_PATH_MAX, "%s", value);
+        return HDP_OK;
+    }
+    snprintf(dst, HDP_PATH_MAX, "%.*s/%s", (int)(slash - where), where, value);
+    return HDP_OK;
+}
+
+static hdp_status apply_value(hdp_model *m, int idx, const char *value, const char *where,
+                              int line, hdp_error *err)
+{
+    const key_spec *k = &schema[idx];
+    char *base = (char *)m;
+    char loc[HDP_PATH_MAX + 32], range[256];
+    format_where(loc, sizeof loc, where, line);
+    describe_range(k, range, sizeof range);
+    switch (k->type) {
+    case T_ENUM: {
+        char trimmed[128];
+        snprintf(trimmed, sizeof trimmed, "%s", value);
+        for (int i = 0; k->names[i]; i++) {
+            if (!strcasecmp(trimmed, k->names[i])) {
+                *(int *)(base + k->offset) = i;
+                return HDP_OK;
+            }
+        }
+        return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s = '%s' is not accepted: expected %s", loc,
+                        k->section, k->key, value, range);
+    }
+    case T_PATH:
+        return set_path(base + k->offset, value, where, line);
+    case T_SEED: {
+        char *end;
+        errno = 0;
+        while (isspace((unsigned char)*value))
+            value++;
+        unsigned long long v = strtoull(value, &end, 0);
+        while (isspace((unsigned char)*end))
+            end++;
+        if (*value == '-' || *value == '\0' || *end || errno == ERANGE)
+            return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s = '%s' is not accepted: expected %s",
+                            loc, k->section, k->key, value, range);
+        *(unsigned long long *)(base + k->offset) = v;
+        return HDP_OK;
+    }
+    case T_LONG:
+    case T_DOUBLE: {
+        double v;
+        if (!parse_double(value, &v))
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: [%s] %s = '%s' is not a number: expected %s", loc, k->section,
+                            k->key, value, range);
+        if (k->type == T_LONG && (isinf(v) || v != floor(v) || fabs(v) > 9.0e15))
+            return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s = '%s' is not an integer: expected %s",
+                            loc, k->section, k->key, value, range);
+        if (!in_range(k, v))
+            return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s = %s is out of range: expected %s", loc,
+                            k->section, k->key, value, range);
+        if (k->type == T_LONG)
+            *(long *)(base + k->offset) = (long)v;
+        else
+            *(double *)(base + k->offset) = v;
+        return HDP_OK;
+    }
+    }
+    return HDP_OK;
+}
+
+hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
+                             const char *value, const char *where, int line, hdp_error *err)
+{
+    char loc[HDP_PATH_MAX + 32];
+    format_where(loc, sizeof loc, where, line);
+    int idx = find_key(section, key);
+    if (idx < 0) {
+        const key_spec *s = suggest(section, key);
+        char hint[160] = "";
+        if (s)
+            snprintf(hint, sizeof hint, " (did you mean [%s] %s?)", s->section, s->key);
+        if (!section_known(section))
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: unknown section [%s]%s; sections: data, clip, privacy, "
+                            "schedule, ode, sim, sde, validate",
+                            loc, section, hint);
+        char keys[512];
+        list_keys_of(section, keys, sizeof keys);
+        return hdp_fail(err, HDP_EINPUT, "%s: unknown key '%s' in [%s]%s; accepted keys: %s", loc,
+                        key, section, hint, keys);
+    }
+    hdp_origin *o = &m->origin[idx];
+    if (line > 0 && o->line > 0 && !strcmp(o->where, where))
+        return hdp_fail(err, HDP_EINPUT, "%s: duplicate key [%s] %s (first set on line %d)", loc,
+                        section, key, o->line);
+    hdp_status st = apply_value(m, idx, value, where, line, err);
+    if (st != HDP_OK)
+        return st;
+    snprintf(o->where, sizeof o->where, "%s", where);
+    o->line = line;
+    if (!strcmp(section, "data") && !strcmp(key, "n"))
+        m->n_given_last = 1;
+    if (!strcmp(section, "data") && !strcmp(key, "gamma"))
+        m->n_given_last = 0;
+    return HDP_OK;
+}
+
+void hdp_model_init(hdp_model *m)
+{
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i < NKEYS; i++) {
+        hdp_error err;
+        hdp_error_clear(&err);
+        apply_value(m, i, schema[i].def, "(default)", 0, &err);
+    }
+    for (int i = 0; i < NKEYS; i++)
+        m->origin[i].where[0] = '\0';
+    m->n_given_last = 0;
+    snprintf(m->source, sizeof m->source, "(built-in default)");
+}
+
+void hdp_model_free(hdp_model *m)
+{
+    if (!m)
+        return;
+    free(m->table_t);
+    free(m->table_eta);
+    free(m->file_lambda);
+    m->table_t = m->table_eta = m->file_lambda = NULL;
+    m->table_len = 0;
+    m->file_len = 0;
+}
+
+/* ---- INI parsing with line numbers: inih's reader hook counts lines ---- */
+
+typedef struct {
+    FILE *f;
+    int line;
+} line_reader;
+
+static char *read_line(char *str, int num, void *stream)
+{
+    line_reader *r = stream;
+    char *s = fgets(str, num, r->f);
+    if (s)
+        r->line++;
+    return s;
+}
+
+typedef struct {
+    hdp_model *m;
+    const char *path;
+    line_reader *reader;
+    hdp_error *err;
+    int failed;
+} parse_ctx;
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+    parse_ctx *ctx = user;
+    if (ctx->failed)
+        return 1;
+    if (section[0] == '\0') {
+        hdp_fail(ctx->err, HDP_EINPUT,
+                 "%s:%d: key '%s' outside a section: put it under [data], [clip], [privacy], "
+                 "[schedule], [ode], [sim], [sde] or [validate]",
+                 ctx->path, ctx->reader->line, name);
+        ctx->failed = 1;
+        return 0;
+    }
+    if (hdp_model_set_key(ctx->m, section, name, value, ctx->path, ctx->reader->line, ctx->err) !=
+        HDP_OK) {
+        ctx->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
+{
+    line_reader reader = {fopen(path, "r"), 0};
+    if (!reader.f)
+        return hdp_fail(err, HDP_EINPUT, "%s: cannot open model file: %s", path, strerror(errno));
+    parse_ctx ctx = {m, path, &reader, err, 0};
+    int rc = ini_parse_stream(read_line, &reader, on_key, &ctx);
+    fclose(reader.f);
+    if (ctx.failed)
+        return HDP_EINPUT;
+    if (rc != 0)
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s:%d: syntax error: expected '[section]', 'key = value' or a comment "
+                        "(lines of at most 199 characters)",
+                        path, rc);
+    snprintf(m->source, sizeof m->source, "%s", path);
+    return HDP_OK;
+}
+
+hdp_status hdp_model_set(hdp_model *m, const char *assignment, hdp_error *err)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", assignment);
+    char *eq = strchr(buf, '=');
+    char *dot = strchr(buf, '.');
+    if (!eq || !dot || dot > eq)
+        return hdp_fail(err, HDP_EINPUT,
+                        "--set %s: expected section.key=value (for example --set clip.c=0.3)",
+                        assignment);
+    *eq = '\0';
+    *dot = '\0';
+    char *section = buf, *key = dot + 1, *value = eq + 1;
+    /* trim spaces around names */
+    while (*key == ' ') key++;
+    for (char *e = key + strlen(key); e > key && e[-1] == ' ';) *--e = '\0';
+    while (*section == ' ') section++;
+    return hdp_model_set_key(m, section, key, value, "--set", 0, err);
+}
+
+/* ---- finalize: derived values, combinations, files ---- */
+
+static hdp_status range_fail(const hdp_model *m, const char *section, const char *key,
+                             hdp_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static hdp_status range_fail(const hdp_model *m, const char *section, const char *key,
+                             hdp_error *err, const char *fmt, ...)
+{
+    int idx = find_key(section, key);
+    char loc[HDP_PATH_MAX + 32];
+    const hdp_origin *o = idx >= 0 ? &m->origin[idx] : NULL;
+    if (o && o->where[0])
+        format_where(loc, sizeof loc, o->where, o->line);
+    else
+        snprintf(loc, sizeof loc, "%s (default value)", m->source);
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: %s", loc, section, key, what);
+}
+
+static int key_given(const hdp_model *m, const char *section, const char *key)
+{
+    int idx = find_key(section, key);
+    return idx >= 0 && m->origin[idx].where[0] != '\0';
+}
+
+/* Read a whitespace-separated numeric table with 'cols' columns. */
+static hdp_status read_table(const char *path, int cols, const char *section, const char *key,
+                             const hdp_model *m, double **out, long *rows, hdp_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return range_fail(m, section, key, err, "cannot open '%s': %s", path, strerror(errno));
+    long cap = 256, len = 0;
+    double *v = malloc(sizeof(double) * (size_t)(cap * cols));
+    char line[4096];
+    int lineno = 0;
+    hdp_status st = HDP_OK;
+    while (v && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line;
+        while (isspace((unsigned char)*p)) p++;
+        if (*p == '#' || *p == ';' || *p == '\0')
+            continue;
+        if (len == cap) {
+            cap *= 2;
+            double *nv = realloc(v, sizeof(double) * (size_t)(cap * cols));
+            if (!nv) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = nv;
+        }
+        for (int c = 0; c < cols; c++) {
+            char *end;
+            errno = 0;
+            double x = strtod(p, &end);
+            if (end == p || !isfinite(x)) {
+                st = hdp_fail(err, HDP_EINPUT,
+                              "%s:%d: expected %d number%s per line (%s of [%s] %s), got '%.40s'",
+                              path, lineno, cols, cols > 1 ? "s" : "",
+                              cols > 1 ? "t and eta" : "one eigenvalue", section, key, line);
+                goto done;
+            }
+            v[len * cols + c] = x;
+            p = end;
+            while (isspace((unsigned char)*p) || *p == ',') p++;
+        }
+        if (*p && *p != '#') {
+            st = hdp_fail(err, HDP_EINPUT, "%s:%d: expected %d number%s per line, got '%.40s'",
+                          path, lineno, cols, cols > 1 ? "s" : "", line);
+            goto done;
+        }
+        len++;
+    }
+    if (!v) {
+        st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    if (len == 0)
+        st = hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: the file has no numbers", path, section, key);
+done:
+    fclose(f);
+    if (st != HDP_OK) {
+        free(v);
+        return st;
+    }
+    *out = v;
+    *rows = len;
+    return HDP_OK;
+}
+
+static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
+{
+    if (!m->spectrum_file[0])
+        return range_fail(m, "data", "spectrum_file", err,
+                          "spectrum = file needs data.spectrum_file (one eigenvalue per line)");
+    double *v;
+    long len;
+    hdp_status st = read_table(m->spectrum_file, 1, "data", "spectrum_file", m, &v, &len, err);
+    if (st != HDP_OK)
+        return st;
+    double sum = 0;
+    for (long i = 0; i < len; i++) {
+        if (v[i] < 0) {
+            free(v);
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: eigenvalue %ld is negative (%g): a covariance spectrum needs "
+                            "eigenvalues >= 0",
+                            m->spectrum_file, i + 1, v[i]);
+        }
+        sum += v[i];
+    }
+    if (!(sum > 0)) {
+        free(v);
+        return hdp_fail(err, HDP_EINPUT, "%s: all eigenvalues are zero", m->spectrum_file);
+    }
+    if (key_given(m, "data", "d") && m->d != len) {
+        free(v);
+        return range_fail(m, "data", "d", err,
+                          "d = %ld but %s has %ld eigenvalues (leave d out to take it from the "
+                          "file)",
+                          m->d, m->spectrum_file, len);
+    }
+    m->d = len;
+    free(m->file_lambda);
+    m->file_lambda = v;
+    m->file_len = len;
+    return HDP_OK;
+}
+
+static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
+{
+    if (!m->sched_file[0])
+        return range_fail(m, "schedule", "file", err,
+                          "kind = table needs schedule.file (two columns: t, eta)");
+    double *v;
+    long len;
+    hdp_status st = read_table(m->sched_file, 2, "schedule", "file", m, &v, &len, err);
+    if (st != HDP_OK)
+        return st;
+    const char *why = NULL;
+    long bad = -1;
+    for (long i = 0; i < len && !why; i++) {
+        double t = v[2 * i], e = v[2 * i + 1];
+        if (t < 0 || t > 1) why = "t must lie in [0, 1]";
+        else if (e < 0) why = "eta must be >= 0";
+        else if (i > 0 && !(t > v[2 * (i - 1)])) why = "t must be strictly increasing";
+        else if (i > 0 && e > v[2 * (i - 1) + 1])
+            why = "eta must be non-increasing (an increasing learning rate would need negative "
+                  "noise variance, THEORY 1)";
+        if (why) bad = i;
+    }
+    if (!why && len < 2) { why = "at least two knots are needed (t = 0 and t = 1)"; bad = 0; }
+    if (!why && v[0] != 0) { why = "the first knot must be at t = 0"; bad = 0; }
+    if (!why && v[2 * (len - 1)] != 1) { why = "the last knot must be at t = 1"; bad = len - 1; }
+    if (!why && !(v[1] > 0)) { why = "eta(0) must be > 0"; bad = 0; }
+    if (why) {
+        free(v);
+        return hdp_fail(err, HDP_EINPUT, "%s: knot %ld: %s ([schedule] file)", m->sched_file,
+                        bad + 1, why);
+    }
+    free(m->table_t);
+    free(m->table_eta);
+    m->table_t = malloc(sizeof(double) * (size_t)len);
+    m->table_eta = malloc(sizeof(double) * (size_t)len);
+    if (!m->table_t || !m->table_eta) {
+        free(v);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory reading %s", m->sched_file);
+    }
+    for (long i = 0; i < len; i++) {
+        m->table_t[i] = v[2 * i];
+        m->table_eta[i] = v[2 * i + 1];
+    }
+    m->table_len = (int)len;
+    free(v);
+    return HDP_OK;
+}
+
+hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
+{
+    hdp_status st;
+    if (m->spectrum == HDP_SPECTRUM_FILE && (st = load_spectrum_file(m, err)) != HDP_OK)
+        return st;
+    /* n and gamma: the later of the two wins; n = round(d / gamma) */
+    if (m->n_given_last && m->n >= 1) {
+        m->gamma = (double)m->d / (double)m->n;
+    } else {
+        if (m->n_given_last && m->n < 1)
+            return range_fail(m, "data", "n", err, "n must be >= 1");
+        double n = nearbyint((double)m->d / m->gamma);
+        if (n < 1)
+            return range_fail(m, "data", "gamma", err,
+                              "gamma = %g gives n = round(d/gamma) = 0 samples for d = %ld: "
+                              "need gamma <= 2d",
+                              m->gamma, m->d);
+        if (n > 4.0e12)
+            return range_fail(m, "data", "gamma", err, "gamma = %g gives n = %g: too many steps",
+                              m->gamma, n);
+        m->n = (long)n;
+        m->gamma = (double)m->d / (double)m->n;
+    }
+    if (m->noise == HDP_NOISE_NONE)
+        m->tau2 = 0;
+    if (isinf(m->c) && !isinf(m->rho))
+        return range_fail(m, "clip", "c", err,
+                          "c = inf (no clipping) needs privacy.rho = inf: the private noise "
+                          "2*c*sqrt(d)*sigma_k would be infinite");
+    if (m->sched == HDP_SCHED_CONSTANT && !isinf(m->rho))
+        return range_fail(m, "schedule", "kind", err,
+                          "constant is the non-private baseline and needs privacy.rho = inf; "
+                          "use kind = output for a private constant learning rate");
+    if (m->sched == HDP_SCHED_OPTIMAL) {
+        double a = m->gamma * fmax(m->c2, isinf(m->rho) ? 0 : m->c3 / m->rho);
+        if (!(a > 0))
+            return range_fail(m, "schedule", "c2", err,
+                              "the optimal schedule needs a = gamma*max(c2, c3/rho) > 0 "
+                              "(with rho = inf, c2 > 0)");
+    }
+    if (m->sched == HDP_SCHED_TABLE && (st = load_schedule_table(m, err)) != HDP_OK)
+        return st;
+    if (m->spectrum == HDP_SPECTRUM_TWOLEVEL) {
+        long k = (long)nearbyint(m->twolevel_fraction * (double)m->d);
+        if (m->d >= 2 && (k < 1 || k >= m->d))
+            return range_fail(m, "data", "twolevel_fraction", err,
+                              "fraction %g of d = %ld gives %ld large eigenvalues: need between 1 "
+                              "and d-1",
+                              m->twolevel_fraction, m->d, k);
+    }
+    if (m->bins > m->d)
+        m->bins = 0; /* more bins than eigenvalues: one per eigenvalue */
+    return HDP_OK;
+}
+
+/* ---- output ---- */
+
+static void format_value(const hdp_model *m, int i, char *buf, size_t size)
+{
+    const key_spec *k = &schema[i];
+    const char *base = (const char *)m;
+    switch (k->type) {
+    case T_LONG: snprintf(buf, size, "%ld", *(const long *)(base + k->offset)); break;
+    case T_DOUBLE: {
+        double v = *(const double *)(base + k->offset);
+        if (isinf(v)) {
+            snprintf(buf, size, "inf");
+        } else {
+            /* shortest of %.15g/%.17g that reads back exactly */
+            snprintf(buf, size, "%.15g", v);
+            if (strtod(buf, NULL) != v)
+                snprintf(buf, size, "%.17g", v);
+        }
+        break;
+    }
+    case T_ENUM: snprintf(buf, size, "%s", k->names[*(const int *)(base + k->offset)]); break;
+    case T_PATH: snprintf(buf, size, "%s", base + k->offset); break;
+    case T_SEED: snprintf(buf, size, "%llu", *(const unsigned long long *)(base + k->offset)); break;
+    }
+}
+
+void hdp_model_write_meta(const hdp_model *m, FILE *out)
+{
+    fprintf(out, "# model: %s\n", m->source);
+    char buf[HDP_PATH_MAX];
+    for (int i = 0; i < NKEYS; i++) {
+        format_value(m, i, buf, sizeof buf);
+        fprintf(out, "# %s.%s = %s\n", schema[i].section, schema[i].key, buf);
+    }
+}
+
+void hdp_model_write_ini(const hdp_model *m, FILE *out)
+{
+    const char *section = "";
+    char buf[HDP_PATH_MAX];
+    for (int i = 0; i < NKEYS; i++) {
+        if (strcmp(section, schema[i].section)) {
+            section = schema[i].section;
+            fprintf(out, "%s[%s]\n", i ? "\n" : "", section);
+        }
+        format_value(m, i, buf, sizeof buf);
+        if (!strcmp(schema[i].key, "n") && !strcmp(section, "data"))
+            continue; /* gamma carries it */
+        if (schema[i].type == T_PATH && !buf[0])
+            continue;
+        fprintf(out, "%s = %s\n", schema[i].key, buf);
+    }
+}

@@ -1,0 +1,379 @@
+/*
+ * ode.c — the risk ODE of homogenized DP-SGD on CVODE (THEORY.md section 3).
+ *
+ * State y = (D_0 .. D_{m-1}, R_upper, R_lower), length m + 2.
+ *   f_j     = -2 lambda_j eta mu(R) D_j + gamma lambda_j eta^2 V(R) + q,   R = sum_j w_j lambda_j D_j
+ *   f_upper = -2 lambda_min eta mu(Ru) Ru + lambda_max gamma eta^2 V(Ru) + q
+ *   f_lower = -2 lambda_max eta mu(Rl) Rl +            gamma eta^2 V(Rl) + q
+ * with q = 2 c^2 gamma^2 sigma~^2 (0 when rho = inf).
+ *
+ * Jacobian (THEORY 3, "structure worth exploiting"): for the bins
+ *   J = diag(a) + u v^T,  a_j = -2 lambda_j eta mu,
+ *   u_j = lambda_j (-2 eta mu'(R) D_j + gamma eta^2 V'(R)),  v_k = w_k lambda_k,
+ * and the two bound components are scalar (u, v are zero there). The Newton
+ * matrix M = I - g J is solved by Sherman-Morrison in O(m):
+ *   M^{-1} b = y + g z (v.y) / (1 - g v.z),  y = b / (1 - g a),  z = u / (1 - g a).
+ * The linear solver is of type MATRIX_EMBEDDED. SUNDIALS 6.4 never calls setup
+ * for that type (THEORY 3, implementation note), so solve reads t, the
+ * predicted state and gamma_BDF from CVodeGetNonlinearSystemData and builds
+ * the factors itself.
+ */
+#include "hdpsgd/ode.h"
+
+#include <cvode/cvode.h>
+#include <math.h>
+#include <nvector/nvector_serial.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sundials/sundials_linearsolver.h>
+#include <time.h>
+
+#include "hdpsgd/clip.h"
+#include "hdpsgd/schedule.h"
+#include "hdpsgd/spectrum.h"
+
+typedef struct {
+    long m;
+    const double *lambda, *w;
+    double lmin, lmax;
+    double gamma, c, rho;
+    hdp_clip *clip;
+    hdp_schedule sched;
+    void *cvode_mem;   /* for the linear solver */
+    double *work;      /* m: z = u / diag */
+    char errmsg[512];  /* last CVODE error message */
+} ode_data;
+
+static double noise_term(const ode_data *od, double t)
+{
+    if (isinf(od->rho))
+        return 0.0;
+    return 2.0 * od->c * od->c * od->gamma * od->gamma * hdp_sched_sigma2(&od->sched, t);
+}
+
+static double risk_of(const ode_data *od, const double *D)
+{
+    double R = 0;
+    for (long j = 0; j < od->m; j++)
+        R += od->w[j] * od->lambda[j] * D[j];
+    return R;
+}
+
+static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *user)
+{
+    ode_data *od = user;
+    const double *y = N_VGetArrayPointer(yv);
+    double *f = N_VGetArrayPointer(ydot);
+    long m = od->m;
+    double eta = hdp_sched_eta(&od->sched, t);
+    double q = noise_term(od, t);
+    double g = od->gamma;
+    hdp_clip_values cv;
+
+    double R = risk_of(od, y);
+    hdp_clip_eval(od->clip, R, &cv);
+    for (long j = 0; j < m; j++) {
+        double l = od->lambda[j];
+        f[j] = -2.0 * l * eta * cv.mu * y[j] + g * l * eta * eta * cv.V + q;
+    }
+    double Ru = y[m], Rl = y[m + 1];
+    hdp_clip_eval(od->clip, Ru, &cv);
+    f[m] = -2.0 * od->lmin * eta * cv.mu * Ru + od->lmax * g * eta * eta * cv.V + q;
+    hdp_clip_eval(od->clip, Rl, &cv);
+    f[m + 1] = -2.0 * od->lmax * eta * cv.mu * Rl + g * eta * eta * cv.V + q;
+    for (long j = 0; j < m + 2; j++)
+        if (!isfinite(f[j]))
+            return 1; /* recoverable: CVODE retries with a smaller step */
+    return 0;
+}
+
+/* ---- the Sherman-Morrison linear solver ---- */
+
+static SUNLinearSolver_Type ls_type(SUNLinearSolver S)
+{
+    (void)S;
+    return SUNLINEARSOLVER_MATRIX_EMBEDDED;
+}
+
+static int ls_init(SUNLinearSolver S) { (void)S; return SUNLS_SUCCESS; }
+static int ls_setup(SUNLinearSolver S, SUNMatrix A) { (void)S; (void)A; return SUNLS_SUCCESS; }
+
+static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector xv, N_Vector bv, sunrealtype tol)
+{
+    (void)A;
+    (void)tol;
+    ode_data *od = S->content;
+    sunrealtype tcur, gam, rl1;
+    N_Vector ypred, yn, fn, zn1;
+    void *ud;
+    if (CVodeGetNonlinearSystemData(od->cvode_mem, &tcur, &ypred, &yn, &fn, &gam, &rl1, &zn1,
+                                    &ud) != CV_SUCCESS)
+        return SUNLS_PACKAGE_FAIL_UNREC;
+    const double *y = N_VGetArrayPointer(ypred);
+    const double *b = N_VGetArrayPointer(bv);
+    double *x = N_VGetArrayPointer(xv);
+    double *z = od->work;
+    long m = od->m;
+    double eta = hdp_sched_eta(&od->sched, tcur);
+    double g = od->gamma;
+    hdp_clip_values cv;
+
+    double R = risk_of(od, y);
+    hdp_clip_eval(od->clip, R, &cv);
+    double vy = 0, vz = 0;
+    for (long j = 0; j < m; j++) {
+        double l = od->lambda[j];
+        double diag = 1.0 + gam * 2.0 * l * eta * cv.mu;
+        double u = l * (-2.0 * eta * cv.dmu * y[j] + g * eta * eta * cv.dV);
+        x[j] = b[j] / diag;
+        z[j] = u / diag;
+        double v = od->w[j] * l;
+        vy += v * x[j];
+        vz += v * z[j];
+    }
+    double denom = 1.0 - gam * vz;
+    if (!(fabs(denom) > 1e-300) || !isfinite(denom))
+        return SUNLS_PACKAGE_FAIL_REC;
+    double coef = gam * vy / denom;
+    for (long j = 0; j < m; j++)
+        x[j] += coef * z[j];
+
+    /* the two scalar bound components */
+    double Ru = y[m], Rl = y[m + 1];
+    hdp_clip_eval(od->clip, Ru, &cv);
+    double Ju = -2.0 * od->lmin * eta * (cv.dmu * Ru + cv.mu) + od->lmax * g * eta * eta * cv.dV;
+    hdp_clip_eval(od->clip, Rl, &cv);
+    double Jl = -2.0 * od->lmax * eta * (cv.dmu * Rl + cv.mu) + g * eta * eta * cv.dV;
+    x[m] = b[m] / (1.0 - gam * Ju);
+    x[m + 1] = b[m + 1] / (1.0 - gam * Jl);
+    for (long j = 0; j < m + 2; j++)
+        if (!isfinite(x[j]))
+            return SUNLS_PACKAGE_FAIL_REC;
+    return SUNLS_SUCCESS;
+}
+
+static int ls_free(SUNLinearSolver S)
+{
+    if (!S)
+        return SUNLS_SUCCESS;
+    S->content = NULL; /* ode_data is owned by hdp_ode_solve */
+    SUNLinSolFreeEmpty(S);
+    return SUNLS_SUCCESS;
+}
+
+static SUNLinearSolver sherman_morrison_new(SUNContext ctx, ode_data *od)
+{
+    SUNLinearSolver S = SUNLinSolNewEmpty(ctx);
+    if (!S)
+        return NULL;
+    S->ops->gettype = ls_type;
+    S->ops->initialize = ls_init;
+    S->ops->setup = ls_setup;
+    S->ops->solve = ls_solve;
+    S->ops->free = ls_free;
+    S->content = od;
+    return S;
+}
+
+static void on_cvode_error(int code, const char *module, const char *function, char *msg,
+                           void *user)
+{
+    ode_data *od = user;
+    (void)code;
+    snprintf(od->errmsg, sizeof od->errmsg, "%s in %s: %s", module, function, msg);
+}
+
+/* ---- driver ---- */
+
+void hdp_ode_result_free(hdp_ode_result *res)
+{
+    if (!res)
+        return;
+    double **arrays[] = {&res->t, &res->risk, &res->upper, &res->lower,
+                         &res->mu, &res->nu, &res->eta, &res->sigma2};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
+    res->points = 0;
+}
+
+static hdp_status alloc_result(hdp_ode_result *res, long points, hdp_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->points = points;
+    double **arrays[] = {&res->t, &res->risk, &res->upper, &res->lower,
+                         &res->mu, &res->nu, &res->eta, &res->sigma2};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        *arrays[i] = calloc((size_t)points, sizeof(double));
+        if (!*arrays[i]) {
+            hdp_ode_result_free(res);
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld output points", points);
+        }
+    }
+    return HDP_OK;
+}
+
+static void record(hdp_ode_result *res, long i, double t, const double *y, ode_data *od)
+{
+    hdp_clip_values cv;
+    double R = risk_of(od, y);
+    hdp_clip_eval(od->clip, R, &cv);
+    res->t[i] = t;
+    res->risk[i] = R;
+    res->upper[i] = y[od->m];
+    res->lower[i] = y[od->m + 1];
+    res->mu[i] = cv.mu;
+    res->nu[i] = cv.nu;
+    res->eta[i] = hdp_sched_eta(&od->sched, t);
+    res->sigma2[i] = hdp_sched_sigma2(&od->sched, t);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Name a CVODE return flag (CVodeGetReturnFlagName returns malloc'd memory). */
+static void flag_name(int flag, char *buf, size_t size)
+{
+    char *name = CVodeGetReturnFlagName(flag);
+    snprintf(buf, size, "%s", name ? name : "unknown flag");
+    free(name);
+}
+
+hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
+{
+    hdp_status st = alloc_result(res, m->points, err);
+    if (st != HDP_OK)
+        return st;
+    hdp_spectrum spec;
+    if ((st = hdp_spectrum_build(m, &spec, err)) != HDP_OK)
+        return st;
+
+    SUNContext ctx = NULL;
+    N_Vector y = NULL;
+    void *mem = NULL;
+    SUNLinearSolver LS = NULL;
+    ode_data od;
+    memset(&od, 0, sizeof od);
+    od.m = spec.m;
+    od.lambda = spec.bin_lambda;
+    od.w = spec.bin_weight;
+    od.lmin = spec.lambda_min;
+    od.lmax = spec.lambda_max;
+    od.gamma = m->gamma;
+    od.c = m->c;
+    od.rho = m->rho;
+    hdp_schedule_from_model(m, &od.sched);
+    od.clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c);
+    od.work = malloc(sizeof(double) * (size_t)spec.m);
+    res->bins = spec.m;
+    res->eta_sup = hdp_sched_eta_sup(&od.sched);
+    res->stable = res->eta_sup < 2.0 / m->gamma;
+    if (!od.clip || !od.work) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins", spec.m);
+        goto done;
+    }
+
+    long len = spec.m + 2;
+    int flag;
+    char fname[128];
+#define CHECK(call, what)                                                                     \
+    do {                                                                                      \
+        flag = (call);                                                                        \
+        if (flag < 0) {                                                                       \
+            flag_name(flag, fname, sizeof fname);                                             \
+            st = hdp_fail(err, HDP_ENUMERIC, "CVODE setup failed in %s: %s", what, fname);    \
+            goto done;                                                                        \
+        }                                                                                     \
+    } while (0)
+
+    if (SUNContext_Create(NULL, &ctx) != 0) {
+        st = hdp_fail(err, HDP_ENOMEM, "SUNContext_Create failed");
+        goto done;
+    }
+    y = N_VNew_Serial(len, ctx);
+    mem = CVodeCreate(CV_BDF, ctx);
+    if (!y || !mem) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory creating the CVODE problem (%ld states)", len);
+        goto done;
+    }
+    double *yd = N_VGetArrayPointer(y);
+    double R0 = 0.5 * m->target_radius * m->target_radius;
+    for (long j = 0; j < spec.m; j++)
+        yd[j] = R0; /* D_j(0) = r*^2/2 for theta* uniform on the sphere */
+    yd[spec.m] = yd[spec.m + 1] = R0;
+    od.cvode_mem = mem;
+    CHECK(CVodeInit(mem, rhs, 0.0, y), "CVodeInit");
+    CHECK(CVodeSetErrHandlerFn(mem, on_cvode_error, &od), "CVodeSetErrHandlerFn");
+    CHECK(CVodeSStolerances(mem, m->rtol, m->atol), "CVodeSStolerances");
+    CHECK(CVodeSetUserData(mem, &od), "CVodeSetUserData");
+    CHECK(CVodeSetMaxNumSteps(mem, m->max_steps), "CVodeSetMaxNumSteps");
+    CHECK(CVodeSetStopTime(mem, 1.0), "CVodeSetStopTime");
+    LS = sherman_morrison_new(ctx, &od);
+    if (!LS) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory creating the linear solver");
+        goto done;
+    }
+    CHECK(CVodeSetLinearSolver(mem, LS, NULL), "CVodeSetLinearSolver");
+
+    double t0 = now_seconds();
+    record(res, 0, 0.0, yd, &od);
+    for (long i = 1; i < m->points; i++) {
+        double tout = (double)i / (double)(m->points - 1);
+        sunrealtype tret = 0;
+        flag = CVode(mem, tout, y, &tret, CV_NORMAL);
+        if (flag < 0) {
+            flag_name(flag, fname, sizeof fname);
+            st = hdp_fail(err, HDP_ENUMERIC,
+                          "CVODE failed with %s at t = %.6g (next output t = %.6g): %s; try "
+                          "[ode] max_steps, rtol or atol",
+                          fname, (double)tret, tout, od.errmsg[0] ? od.errmsg : "no message");
+            goto done;
+        }
+        record(res, i, tout, yd, &od);
+        if (!isfinite(res->risk[i]) || !isfinite(res->upper[i]) || !isfinite(res->lower[i])) {
+            st = hdp_fail(err, HDP_ENUMERIC,
+                          "the risk is no longer finite at t = %.6g (learning rate past the "
+                          "stability limit 2/gamma?)",
+                          tout);
+            goto done;
+        }
+    }
+    res->solve_seconds = now_seconds() - t0;
+
+    /* final-iterate noise (THEORY 3): the last step adds 2 C_clip sigma_{n-1} xi */
+    long last = m->points - 1;
+    double eta1 = hdp_sched_eta(&od.sched, 1.0);
+    res->final_noise =
+        isinf(m->rho) ? 0.0 : 2.0 * m->c * m->c * m->gamma * m->gamma * eta1 * eta1 / (m->rho * m->rho);
+    res->risk_before_final_noise = res->risk[last];
+    res->risk[last] += res->final_noise;
+    res->upper[last] += res->final_noise;
+    res->lower[last] += res->final_noise;
+    res->final_risk = res->risk[last];
+
+    long nfe = 0, nst = 0;
+    CVodeGetNumRhsEvals(mem, &nfe);
+    CVodeGetNumSteps(mem, &nst);
+    res->rhs_evals = nfe;
+    res->steps = nst;
+#undef CHECK
+done:
+    if (mem)
+        CVodeFree(&mem);
+    if (LS)
+        SUNLinSolFree(LS);
+    if (y)
+        N_VDestroy(y);
+    if (ctx)
+        SUNContext_Free(&ctx);
+    hdp_clip_free(od.clip);
+    free(od.work);
+    hdp_spectrum_free(&spec);
+    return st;
+}

@@ -1,0 +1,46 @@
+/*
+ * output.h — output files that are never left half-written (internal).
+ *
+ * hdp_out_open writes to a temporary file in the destination's directory;
+ * hdp_out_commit flushes, checks (fflush/ferror/fsync/fclose) and renames it
+ * into place; hdp_out_abort removes it. On any error the old file is
+ * untouched. A NULL path or "-" means standard output (checked on commit).
+ * Also a minimal JSON object writer for the summaries.
+ */
+#ifndef HDPSGD_OUTPUT_H
+#define HDPSGD_OUTPUT_H
+
+#include <stdio.h>
+
+#include "hdpsgd/error.h"
+
+typedef struct {
+    FILE *f;
+    char path[1024];
+    char tmp[1100];
+    int is_stdout;
+    int direct; /* not a regular file: written in place */
+    int open;
+} hdp_outfile;
+
+hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err);
+hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err);
+void hdp_out_abort(hdp_outfile *o);
+
+/* Remove every temporary file still open (for a SIGINT handler; async-signal-safe). */
+void hdp_out_abort_all_signal(void);
+
+/* JSON object: {"key": value, ...} on one line per key. */
+typedef struct {
+    FILE *f;
+    int count;
+} hdp_json;
+
+void hdp_json_begin(hdp_json *j, FILE *f);
+void hdp_json_num(hdp_json *j, const char *key, double v); /* non-finite -> null */
+void hdp_json_int(hdp_json *j, const char *key, long long v);
+void hdp_json_bool(hdp_json *j, const char *key, int v);
+void hdp_json_str(hdp_json *j, const char *key, const char *v);
+void hdp_json_end(hdp_json *j);
+
+#endif

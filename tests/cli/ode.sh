@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Command-line checks of `hdpsgd ode`: CSV columns and rows, JSON keys, files
+# written atomically, warnings, exit statuses.
+set -u
+bin=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+check() { # check NAME COMMAND...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
+}
+
+"$bin" ode -o "$work/d.csv" --json "$work/d.json" 2>"$work/err"
+check "ode exits 0 on the default model" test $? -eq 0
+check "CSV header" grep -qx 't,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2' "$work/d.csv"
+check "101 data rows" test "$(grep -cv '^#' "$work/d.csv")" -eq 102
+check "metadata names the model" grep -q '^# schedule.kind = optimal' "$work/d.csv"
+check "last row is t = 1" bash -c "tail -n1 '$work/d.csv' | grep -q '^1,'"
+for key in final_risk risk_before_final_noise gamma n d rho stable rhs_evals steps solve_seconds; do
+  check "JSON has $key" grep -q "\"$key\":" "$work/d.json"
+done
+check "no NaN anywhere" bash -c "! grep -qi nan '$work/d.csv' '$work/d.json'"
+check "JSON parses" python3 -c "import json,sys; d=json.load(open('$work/d.json')); assert d['n']==2000 and d['d']==200 and d['stable'] is True"
+check "final_risk equals the last CSV row" python3 - "$work/d.csv" "$work/d.json" <<'PY'
+import json, sys
+rows = [l for l in open(sys.argv[1]) if not l.startswith('#')][1:]
+last = float(rows[-1].split(',')[1])
+d = json.load(open(sys.argv[2]))
+assert abs(last - d['final_risk']) <= 1e-9 * abs(d['final_risk']), (last, d['final_risk'])
+assert abs(d['final_risk'] - d['risk_before_final_noise'] - 2*0.09*0.01*float(rows[-1].split(',')[6])**2/0.25) < 1e-9
+PY
+check "same as models/default.ini" bash -c "'$bin' ode '$src/models/default.ini' | grep -v '^# model:' > '$work/a'; grep -v '^# model:' '$work/d.csv' > '$work/b'; cmp -s '$work/a' '$work/b'"
+"$bin" ode --set schedule.kind=output --set schedule.eta0=25 --set data.gamma=0.1 >/dev/null 2>"$work/err"
+check "stability warning" grep -q 'past the stability limit' "$work/err"
+echo old > "$work/keep.csv"
+"$bin" ode --set clip.c=-1 -o "$work/keep.csv" 2>/dev/null
+check "bad input exits 2" test $? -eq 2
+check "old output untouched on error" grep -qx old "$work/keep.csv"
+"$bin" ode --bogus >/dev/null 2>&1
+check "unknown option exits 2" test $? -eq 2
+"$bin" ode --help | grep -q 'Usage: hdpsgd ode'
+check "ode --help" test $? -eq 0
+"$bin" help ode | grep -q 'risk_upper'
+check "help ode" test $? -eq 0
+"$bin" --version | grep -q '^hdpsgd [0-9]'
+check "--version" test $? -eq 0
+"$bin" ode -o /dev/full 2>"$work/err"; rc=$?
+check "unwritable output exits 3" test $rc -eq 3
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

@@ -1,0 +1,163 @@
+/* test_model.c — model files (schema v1): defaults, parsing, error messages. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdpsgd/model.h"
+#include "hdpsgd/spectrum.h"
+#include "testutil.h"
+
+/* models/default.ini is the built-in default model, key for key. */
+static void default_file_equals_builtin(void **state)
+{
+    (void)state;
+    hdp_model a, b;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model_init(&a);
+    assert_int_equal(hdp_model_finalize(&a, &err), HDP_OK);
+    hdp_model_init(&b);
+    assert_int_equal(hdp_model_load_file(&b, HDP_SOURCE_DIR "/models/default.ini", &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&b, &err), HDP_OK);
+    char *ta = NULL, *tb = NULL;
+    size_t la, lb;
+    FILE *fa = open_memstream(&ta, &la), *fb = open_memstream(&tb, &lb);
+    hdp_model_write_ini(&a, fa);
+    hdp_model_write_ini(&b, fb);
+    fclose(fa);
+    fclose(fb);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+}
+
+static void expect_error(const char *text, const char *fragment)
+{
+    FILE *f = fopen("test_model_tmp.ini", "w");
+    fputs(text, f);
+    fclose(f);
+    hdp_model m;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model_init(&m);
+    hdp_status st = hdp_model_load_file(&m, "test_model_tmp.ini", &err);
+    if (st == HDP_OK)
+        st = hdp_model_finalize(&m, &err);
+    hdp_model_free(&m);
+    remove("test_model_tmp.ini");
+    if (st != HDP_EINPUT || !strstr(err.msg, fragment)) {
+        print_error("expected an input error containing '%s', got status %d: %s\n", fragment, st,
+                    err.msg);
+        fail();
+    }
+}
+
+static void errors_name_file_line_key(void **state)
+{
+    (void)state;
+    expect_error("[data]\nd = 10\nfoo = 1\n", "test_model_tmp.ini:3: unknown key 'foo'");
+    expect_error("[clip]\nC = 1\n", "did you mean [clip] c?");
+    expect_error("[dat]\nd = 1\n", "unknown section [dat]");
+    expect_error("[data]\nd = -5\n", "test_model_tmp.ini:2: [data] d = -5 is out of range");
+    expect_error("[data]\nd = 2.5\n", "not an integer");
+    expect_error("[data]\ngamma = abc\n", "[data] gamma = 'abc' is not a number");
+    expect_error("[data]\ngamma = nan\n", "is not a number");
+    expect_error("[clip]\nc = inf\n", "[clip] c: c = inf (no clipping) needs privacy.rho = inf");
+    expect_error("[privacy]\nrho = 0\n", "[privacy] rho = 0 is out of range");
+    expect_error("[data]\nnoise = cauchy\n", "expected one of gaussian | student");
+    expect_error("[data]\nd = 3\nd = 4\n", "test_model_tmp.ini:3: duplicate key [data] d");
+    expect_error("[data]\ntau2 = -1\n", "[data] tau2 = -1 is out of range");
+    expect_error("[schedule]\nkind = constant\n", "needs privacy.rho = inf");
+    expect_error("[schedule]\nkind = table\n", "needs schedule.file");
+    expect_error("[schedule]\nkind = table\nfile = /nonexistent/x.txt\n", "cannot open");
+    expect_error("[data]\nspectrum = file\nspectrum_file = /nonexistent/s.txt\n", "cannot open");
+    expect_error("d = 3\n", "outside a section");
+}
+
+static void table_schedule_checks(void **state)
+{
+    (void)state;
+    FILE *f = fopen("test_model_up.txt", "w");
+    fputs("0 1\n0.5 2\n1 1\n", f);
+    fclose(f);
+    expect_error("[schedule]\nkind = table\nfile = test_model_up.txt\n", "non-increasing");
+    f = fopen("test_model_up.txt", "w");
+    fputs("0 1\n1.5 0.5\n", f);
+    fclose(f);
+    expect_error("[schedule]\nkind = table\nfile = test_model_up.txt\n", "t must lie in [0, 1]");
+    remove("test_model_up.txt");
+}
+
+static void set_overrides_and_gamma(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=300", "data.gamma=0.3", NULL);
+    assert_int_equal(m.n, 1000);
+    hdp_model_free(&m);
+    make_model(&m, "data.d=300", "data.gamma=0.3", "data.n=600", NULL);
+    assert_int_equal(m.n, 600);
+    assert_rel(m.gamma, 0.5, 1e-15, 0);
+    hdp_model_free(&m);
+    make_model(&m, "clip.c=inf", "privacy.rho=inf", NULL);
+    assert_true(isinf(m.c) && isinf(m.rho));
+    hdp_model_free(&m);
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model_init(&m);
+    assert_int_equal(hdp_model_set(&m, "clip.c", &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "section.key=value"));
+}
+
+/* Spectra: mean 1, sorted, bins with weights summing to 1 and sum w lambda = 1. */
+static void spectra_and_bins(void **state)
+{
+    (void)state;
+    const char *kinds[] = {"data.spectrum=isotropic", "data.spectrum=powerlaw",
+                           "data.spectrum=twolevel"};
+    const char *bins[] = {"ode.bins=0", "ode.bins=7"};
+    for (int k = 0; k < 3; k++)
+        for (int b = 0; b < 2; b++) {
+            hdp_model m;
+            make_model(&m, kinds[k], bins[b], "data.d=101", NULL);
+            hdp_spectrum s;
+            hdp_error err;
+            hdp_error_clear(&err);
+            assert_int_equal(hdp_spectrum_build(&m, &s, &err), HDP_OK);
+            double sum = 0, sw = 0, swl = 0;
+            for (long j = 0; j < s.d; j++) {
+                sum += s.lambda[j];
+                if (j) assert_true(s.lambda[j] <= s.lambda[j - 1]);
+            }
+            for (long j = 0; j < s.m; j++) {
+                sw += s.bin_weight[j];
+                swl += s.bin_weight[j] * s.bin_lambda[j];
+            }
+            assert_rel(sum / s.d, 1.0, 1e-13, 0);
+            assert_rel(sw, 1.0, 1e-13, 0);
+            assert_rel(swl, 1.0, 1e-13, 0);
+            if (k == 0 && b == 0) assert_int_equal(s.m, 1);
+            if (k == 2 && b == 0) {
+                assert_int_equal(s.m, 2);
+                assert_rel(s.bin_weight[0], 10.0 / 101, 1e-15, 0); /* round(0.1 * 101) = 10 */
+                assert_rel(s.bin_lambda[0] / s.bin_lambda[1], 10.0, 1e-13, 0);
+            }
+            if (k == 1 && b == 0) assert_int_equal(s.m, 101);
+            if (b == 1 && k > 0) assert_int_equal(s.m, 7);
+            hdp_spectrum_free(&s);
+            hdp_model_free(&m);
+        }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(default_file_equals_builtin),
+        cmocka_unit_test(errors_name_file_line_key),
+        cmocka_unit_test(table_schedule_checks),
+        cmocka_unit_test(set_overrides_and_gamma),
+        cmocka_unit_test(spectra_and_bins),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

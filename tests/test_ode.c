@@ -1,0 +1,243 @@
+/* test_ode.c — the risk ODE of THEORY.md section 3 on CVODE: exact solution,
+ * bounds, tolerance refinement, final-step noise, an independent RK4 check of
+ * the Sherman-Morrison Newton solver, binning of a large spectrum. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hdpsgd/clip.h"
+#include "hdpsgd/ode.h"
+#include "hdpsgd/schedule.h"
+#include "hdpsgd/spectrum.h"
+#include "testutil.h"
+
+static void solve(hdp_model *m, hdp_ode_result *r)
+{
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_ode_solve(m, r, &err) != HDP_OK) {
+        print_error("hdp_ode_solve: %s\n", err.msg);
+        fail();
+    }
+}
+
+/* Sigma = I, c = inf, rho = inf, constant eta: R(t) = R_inf + (R0 - R_inf) e^{-(2 eta - gamma eta^2) t}. */
+static void exact_special_case(void **state)
+{
+    (void)state;
+    const double etas[] = {0.3, 1.0, 2.5};
+    const char *gammas[] = {"data.gamma=0.5", "data.gamma=0.5", "data.gamma=0.1"};
+    for (int i = 0; i < 3; i++) {
+        char eta_kv[64];
+        snprintf(eta_kv, sizeof eta_kv, "schedule.eta0=%g", etas[i]);
+        hdp_model m;
+        make_model(&m, "data.spectrum=isotropic", "clip.c=inf", "privacy.rho=inf",
+                   "schedule.kind=constant", eta_kv, gammas[i], "data.d=100", "data.tau2=0.5",
+                   "data.target_radius=1.3", NULL);
+        hdp_ode_result r;
+        solve(&m, &r);
+        double g = m.gamma, e = etas[i], R0 = 0.5 * 1.3 * 1.3;
+        double Rinf = g * e * 0.5 / (2 * (2 - g * e));
+        for (long k = 0; k < r.points; k++) {
+            double exact = Rinf + (R0 - Rinf) * exp(-(2 * e - g * e * e) * r.t[k]);
+            assert_rel(r.risk[k], exact, 1e-6, 0);
+        }
+        assert_true(r.final_noise == 0.0);
+        assert_true(r.stable);
+        hdp_ode_result_free(&r);
+        hdp_model_free(&m);
+    }
+}
+
+/* Sigma = I: both bounds coincide with the solution. Power law: lower <= R <= upper. */
+static void bounds(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.spectrum=isotropic", NULL);
+    hdp_ode_result r;
+    solve(&m, &r);
+    for (long k = 0; k < r.points; k++) {
+        assert_rel(r.upper[k], r.risk[k], 1e-12, 0);
+        assert_rel(r.lower[k], r.risk[k], 1e-12, 0);
+    }
+    hdp_ode_result_free(&r);
+    hdp_model_free(&m);
+
+    const char *scheds[] = {"schedule.kind=optimal", "schedule.kind=linear-noise",
+                            "schedule.kind=output"};
+    for (int s = 0; s < 3; s++) {
+        make_model(&m, "data.spectrum=powerlaw", "data.spectrum_alpha=1", scheds[s], NULL);
+        solve(&m, &r);
+        for (long k = 0; k < r.points; k++) {
+            assert_true(r.lower[k] <= r.risk[k] * (1 + 1e-7));
+            assert_true(r.risk[k] <= r.upper[k] * (1 + 1e-7));
+        }
+        assert_true(r.upper[r.points / 2] > r.risk[r.points / 2] * 1.01); /* not trivial */
+        hdp_ode_result_free(&r);
+        hdp_model_free(&m);
+    }
+}
+
+/* Halving rtol changes the answer by less than 10 rtol. */
+static void tolerance_refinement(void **state)
+{
+    (void)state;
+    const char *rtols[] = {"ode.rtol=1e-6", "ode.rtol=5e-7"};
+    hdp_ode_result r[2];
+    hdp_model m[2];
+    for (int i = 0; i < 2; i++) {
+        make_model(&m[i], rtols[i], "data.gamma=0.01", "data.d=400", NULL); /* stiff start */
+        solve(&m[i], &r[i]);
+    }
+    for (long k = 0; k < r[0].points; k++)
+        assert_rel(r[1].risk[k], r[0].risk[k], 10 * 1e-6, 0);
+    for (int i = 0; i < 2; i++) {
+        hdp_ode_result_free(&r[i]);
+        hdp_model_free(&m[i]);
+    }
+}
+
+/* The output schedule: the last row adds 2 c^2 gamma^2 eta0^2 / rho^2. */
+static void final_noise(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "schedule.kind=output", "schedule.eta0=1.5", "privacy.rho=0.3", "clip.c=0.7",
+               NULL);
+    hdp_ode_result r;
+    solve(&m, &r);
+    double g = m.gamma;
+    double jump = 2 * 0.49 * g * g * 2.25 / 0.09;
+    assert_rel(r.final_noise, jump, 1e-14, 0);
+    assert_rel(r.final_risk - r.risk_before_final_noise, jump, 1e-12, 0);
+    assert_rel(r.risk[r.points - 1], r.final_risk, 1e-15, 0);
+    hdp_ode_result_free(&r);
+    hdp_model_free(&m);
+}
+
+/* Independent check: fixed-step RK4 on the same right-hand side (written out here
+ * from THEORY 3) for a 50-bin power-law spectrum with clipping and private noise. */
+static void matches_rk4(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=50", "data.gamma=0.5", "data.spectrum_alpha=1",
+               "schedule.kind=linear-noise", "schedule.eta0=1.2", "clip.c=0.4", "privacy.rho=0.8",
+               "ode.rtol=1e-10", "ode.atol=1e-14", NULL);
+    hdp_ode_result r;
+    solve(&m, &r);
+    hdp_spectrum sp;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_spectrum_build(&m, &sp, &err), HDP_OK);
+    hdp_schedule s;
+    hdp_schedule_from_model(&m, &s);
+    hdp_clip *clip = hdp_clip_alloc(m.noise, m.tau2, m.noise_df, m.c);
+    long nb = sp.m, steps = 20000;
+    double *D = malloc(sizeof(double) * nb), *k[4], *tmp = malloc(sizeof(double) * nb);
+    for (int i = 0; i < 4; i++) k[i] = malloc(sizeof(double) * nb);
+    for (long j = 0; j < nb; j++) D[j] = 0.5;
+    double h = 1.0 / steps, g = m.gamma, c = m.c, rho = m.rho;
+    long out = 1, per = steps / (r.points - 1);
+    for (long n = 0; n < steps; n++) {
+        double t = n * h;
+        for (int st = 0; st < 4; st++) {
+            double ts = t + (st == 0 ? 0 : st == 3 ? h : h / 2);
+            const double *y = D;
+            if (st > 0) {
+                double f = st == 3 ? h : h / 2;
+                for (long j = 0; j < nb; j++) tmp[j] = D[j] + f * k[st - 1][j];
+                y = tmp;
+            }
+            double R = 0;
+            for (long j = 0; j < nb; j++) R += sp.bin_weight[j] * sp.bin_lambda[j] * y[j];
+            hdp_clip_values cv;
+            hdp_clip_eval(clip, R, &cv);
+            double eta = hdp_sched_eta(&s, ts);
+            double q = 2 * c * c * g * g * hdp_sched_sigma2(&s, ts);
+            for (long j = 0; j < nb; j++) {
+                double l = sp.bin_lambda[j];
+                k[st][j] = -2 * l * eta * cv.mu * y[j] + g * l * eta * eta * cv.V + q;
+            }
+        }
+        for (long j = 0; j < nb; j++)
+            D[j] += h / 6 * (k[0][j] + 2 * k[1][j] + 2 * k[2][j] + k[3][j]);
+        if ((n + 1) % per == 0 && out < r.points - 1) {
+            double R = 0;
+            for (long j = 0; j < nb; j++) R += sp.bin_weight[j] * sp.bin_lambda[j] * D[j];
+            assert_rel(r.risk[out], R, 1e-7, 0);
+            out++;
+        }
+    }
+    assert_int_equal(out, r.points - 1);
+    (void)rho;
+    for (int i = 0; i < 4; i++) free(k[i]);
+    free(D);
+    free(tmp);
+    hdp_clip_free(clip);
+    hdp_spectrum_free(&sp);
+    hdp_ode_result_free(&r);
+    hdp_model_free(&m);
+}
+
+/* A 20000-eigenvalue power law in 400 quantile bins reproduces the full
+ * resolution (one bin per eigenvalue) closely (THEORY 3, implementation note). */
+static void binning(void **state)
+{
+    (void)state;
+    hdp_model m1, m2;
+    make_model(&m1, "data.d=20000", "data.gamma=0.01", NULL);
+    make_model(&m2, "data.d=20000", "data.gamma=0.01", "ode.bins=400", NULL);
+    hdp_ode_result r1, r2;
+    solve(&m1, &r1);
+    solve(&m2, &r2);
+    assert_int_equal(r1.bins, 20000);
+    assert_int_equal(r2.bins, 400);
+    assert_rel(r2.final_risk, r1.final_risk, 1e-4, 0);
+    hdp_ode_result_free(&r1);
+    hdp_ode_result_free(&r2);
+    hdp_model_free(&m1);
+    hdp_model_free(&m2);
+}
+
+/* Non-Gaussian label noise: finite results; with c = inf, identical to Gaussian. */
+static void other_noise_laws(void **state)
+{
+    (void)state;
+    const char *laws[] = {"data.noise=student", "data.noise=rademacher", "data.noise=none"};
+    for (int i = 0; i < 3; i++) {
+        hdp_model m;
+        make_model(&m, laws[i], "data.d=100", "data.gamma=0.5", NULL);
+        hdp_ode_result r;
+        solve(&m, &r);
+        for (long k = 0; k < r.points; k++) assert_true(isfinite(r.risk[k]) && r.risk[k] >= 0);
+        hdp_ode_result_free(&r);
+        hdp_model_free(&m);
+    }
+    hdp_model a, b;
+    make_model(&a, "data.noise=student", "clip.c=inf", "privacy.rho=inf", NULL);
+    make_model(&b, "data.noise=gaussian", "clip.c=inf", "privacy.rho=inf", NULL);
+    hdp_ode_result ra, rb;
+    solve(&a, &ra);
+    solve(&b, &rb);
+    assert_rel(ra.final_risk, rb.final_risk, 1e-12, 0);
+    hdp_ode_result_free(&ra);
+    hdp_ode_result_free(&rb);
+    hdp_model_free(&a);
+    hdp_model_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exact_special_case),
+        cmocka_unit_test(bounds),
+        cmocka_unit_test(tolerance_refinement),
+        cmocka_unit_test(final_noise),
+        cmocka_unit_test(matches_rk4),
+        cmocka_unit_test(binning),
+        cmocka_unit_test(other_noise_laws),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
