@@ -1,0 +1,63 @@
+/*
+ * hdpsgd/sim.h — the simulation side: Monte Carlo of one-pass DP-SGD
+ * (THEORY.md section 1) and Euler-Maruyama of the homogenized SDE (section 4).
+ *
+ * Both record, at the ODE's output grid t_i = i/(points-1), the excess risk
+ * R_exc(theta_k) at k = round(t_i n) (the row t = 1 is theta_n, the output,
+ * final-step noise included), summarised over the runs that did not diverge:
+ * mean, standard error, 10/50/90 % quantiles, and the fraction of clipped
+ * steps in the interval ending at t_i (for the SDE: the mean of 1 - mu_c(R),
+ * the probability that a step would be clipped).
+ * Run r uses its own random stream (the r-th jump of the base stream), so the
+ * results are identical for any number of threads.
+ */
+#ifndef HDPSGD_SIM_H
+#define HDPSGD_SIM_H
+
+#include "hdpsgd/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    long runs;               /* number of independent runs (>= 1) */
+    int threads;             /* OpenMP threads (0 = OpenMP's default) */
+    unsigned long long seed; /* base seed */
+    int progress;            /* 1: a progress bar on stderr */
+    double sde_step;         /* SDE only: Euler-Maruyama step h (0 = 1/n) */
+} hdp_mc_options;
+
+typedef struct {
+    long points;
+    double *t;        /* [points] grid, same as the ODE's */
+    double *mean;     /* mean excess risk over the runs that did not diverge */
+    double *stderr_;  /* standard error of the mean */
+    double *q10, *q50, *q90;
+    double *clipped;  /* fraction of clipped steps in (t_{i-1}, t_i]; 0 at t = 0 */
+    long runs;            /* runs requested */
+    long diverged_runs;   /* runs stopped as diverged (excluded from the statistics) */
+    double final_mean, final_stderr; /* at t = 1 */
+    double rho_accounted; /* THEORY 6 accountant on the realised eta_k, sigma_k (inf: no noise) */
+    double seconds;       /* wall time */
+} hdp_mc_result;
+
+/* Fill options from the model's [sim] and [sde] sections (runs, seed, step),
+ * one thread per core, no progress bar. */
+void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt);
+
+/* Monte Carlo of the discrete algorithm (THEORY 1). HDP_ENUMERIC when every
+ * run diverged. res must be freed with hdp_mc_result_free (also on failure). */
+hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
+                       hdp_error *err);
+
+/* Euler-Maruyama of the homogenized SDE (THEORY 4) with step opt->sde_step. */
+hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
+                       hdp_error *err);
+
+void hdp_mc_result_free(hdp_mc_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

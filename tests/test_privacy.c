@@ -1,0 +1,75 @@
+/* test_privacy.c — accounting of THEORY.md section 6. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "hdpsgd/privacy.h"
+#include "testutil.h"
+
+static void reference_values(void **state)
+{
+    (void)state;
+    double rz = 0.03125, delta = 1e-3;
+    assert_rel(hdp_zcdp_epsilon_bs(rz, delta), rz + 2 * sqrt(rz * log(1 / delta)), 1e-15, 0);
+    assert_rel(hdp_zcdp_epsilon_bs(rz, delta), 0.96048, 1e-5, 0);
+    double e = hdp_zcdp_epsilon_cks(rz, delta);
+    assert_true(fabs(e - 0.6880024554878086) < 1e-9);
+    assert_true(e < hdp_zcdp_epsilon_bs(rz, delta));
+}
+
+static void calibration_inverts(void **state)
+{
+    (void)state;
+    double eps[] = {0.1, 0.688, 1.0, 4.0, 20.0};
+    double deltas[] = {1e-3, 1e-5, 1.0 / 2000};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 3; j++) {
+            double rz;
+            hdp_error err;
+            hdp_error_clear(&err);
+            assert_int_equal(hdp_zcdp_from_epsilon(eps[i], deltas[j], &rz, &err), HDP_OK);
+            assert_true(fabs(hdp_zcdp_epsilon_cks(rz, deltas[j]) - eps[i]) < 1e-9 * eps[i] + 1e-12);
+        }
+    double rz;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_zcdp_from_epsilon(-1, 0.1, &rz, &err), HDP_EINPUT);
+}
+
+/* The accountant returns rho for every schedule kind (THEORY 6). */
+static void accountant_returns_rho(void **state)
+{
+    (void)state;
+    FILE *f = fopen("test_privacy_table.txt", "w");
+    fprintf(f, "0 3\n0.3 3\n0.6 1\n1 0.2\n");
+    fclose(f);
+    const char *kinds[] = {"schedule.kind=output", "schedule.kind=linear-noise",
+                           "schedule.kind=optimal", "schedule.kind=table"};
+    const char *rhos[] = {"privacy.rho=0.05", "privacy.rho=0.5", "privacy.rho=7"};
+    for (int k = 0; k < 4; k++)
+        for (int r = 0; r < 3; r++) {
+            hdp_model m;
+            make_model(&m, kinds[k], rhos[r], "schedule.file=test_privacy_table.txt", NULL);
+            hdp_schedule s;
+            hdp_schedule_from_model(&m, &s);
+            double acc = hdp_privacy_accountant_schedule(&s, m.n);
+            assert_rel(acc, m.rho, 1e-12, 0);
+            hdp_model_free(&m);
+        }
+    remove("test_privacy_table.txt");
+    hdp_model m;
+    make_model(&m, "schedule.kind=constant", "privacy.rho=inf", "clip.c=inf", NULL);
+    hdp_schedule s;
+    hdp_schedule_from_model(&m, &s);
+    assert_true(isinf(hdp_privacy_accountant_schedule(&s, m.n)));
+    hdp_model_free(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reference_values),
+        cmocka_unit_test(calibration_inverts),
+        cmocka_unit_test(accountant_returns_rho),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
