@@ -26,8 +26,12 @@ typedef struct {
 #define MAX_SETS 256
 
 /* What every command takes: [MODEL.ini] [--set section.key=value]... */
+#define MAX_POSITIONAL 64
+
 typedef struct {
-    const char *model_path;
+    const char *model_path; /* the first positional argument */
+    const char *pos[MAX_POSITIONAL];
+    int npos;
     const char *sets[MAX_SETS];
     int nsets;
     int help;
@@ -40,6 +44,7 @@ typedef struct {
     const char *usage;       /* one line after "hdpsgd " */
     const char *description; /* paragraphs */
     const cli_opt *opts;     /* NULL-terminated table */
+    int many_files;          /* 1: any number of positional arguments (else at most one model) */
 } cli_command;
 
 /* The command table (main.c). */

@@ -119,9 +119,12 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
                 return rc;
             continue;
         }
-        if (common->model_path)
+        if (common->npos > 0 && !cmd->many_files)
             return usage_error(cmd, "more than one model file given ('%s')", a);
-        common->model_path = a;
+        if (common->npos == MAX_POSITIONAL)
+            return usage_error(cmd, "too many files (at most 64): '%s'", a);
+        common->pos[common->npos++] = a;
+        common->model_path = common->pos[0];
     }
     return 0;
 }

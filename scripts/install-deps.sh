@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what hdpsgd needs from Debian's packages, and nothing else.
+# Idempotent: packages already installed are skipped, and apt-get is not run at
+# all when nothing is missing. Works as root (no sudo needed) or via sudo.
+set -euo pipefail
+
+packages=(
+  gcc make cmake pkg-config   # compiler and build system
+  libsundials-dev             # CVODE: the ODE solver of the theory side
+  libgsl-dev                  # quadrature, minimisers, root finders, statistics, RNG
+  libopenblas-dev liblapacke-dev  # BLAS/LAPACK kernels (random features, linear algebra)
+  libinih-dev                 # INI parser for model files
+  libcmocka-dev               # unit tests
+  gnuplot-nox                 # figures (used at run time)
+  python3                     # JSON checks in the command-line tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# python3 may come from elsewhere (pyenv, /usr/local): then it is not missing
+if [[ " ${missing[*]-} " == *" python3 "* ]] && command -v python3 >/dev/null 2>&1; then
+  missing=("${missing[@]/python3/}")
+fi
+read -r -a missing <<<"${missing[*]-}"
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all dependencies are installed"
+  exit 0
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then sudo=(sudo); else
+    echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
