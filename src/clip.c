@@ -160,7 +160,7 @@ static double integrate(hdp_clip *clip, double sd, int which, int gauss)
      * max(c, sd) at z = 0 and the inner moment bends within a few sd of |z| = c) */
     double cand[] = {c,          c + sd, c + 3 * sd, c + 8 * sd, c - sd, c - 3 * sd,
                     c - 8 * sd, sd,     3 * sd,     8 * sd,     zscale, 3 * zscale};
-    double pts[2 * sizeof cand / sizeof cand[0] + 2];
+    double pts[2 * sizeof cand / sizeof cand[0] + 3]; /* -B, +-cand, 0, B */
     size_t np = 0;
     pts[np++] = -B;
     for (int sign = -1; sign <= 1; sign += 2)
@@ -244,4 +244,15 @@ void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out)
     law_factors(clip, R + h, 0, &hi);
     out->dmu = (hi.mu - lo.mu) / (R + h - Rlo);
     out->dV = (hi.V - lo.V) / (R + h - Rlo);
+}
+
+void hdp_clip_eval_values(hdp_clip *clip, double R, hdp_clip_values *out)
+{
+    if (R < 0)
+        R = 0;
+    if (clip->noise == HDP_NOISE_GAUSSIAN || clip->noise == HDP_NOISE_NONE || clip->tau2 == 0) {
+        gaussian_factors(clip->c, R, clip->tau2, out);
+        return;
+    }
+    law_factors(clip, R, 0, out);
 }

@@ -603,11 +603,12 @@ static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
     double sum = 0;
     for (long i = 0; i < len; i++) {
         if (v[i] < 0) {
+            double bad = v[i]; /* read before the free */
             free(v);
             return hdp_fail(err, HDP_EINPUT,
                             "%s: eigenvalue %ld is negative (%g): a covariance spectrum needs "
                             "eigenvalues >= 0",
-                            m->spectrum_file, i + 1, v[i]);
+                            m->spectrum_file, i + 1, bad);
         }
         sum += v[i];
     }

@@ -162,6 +162,12 @@ void hdp_json_int(hdp_json *j, const char *k, long long v)
     fprintf(j->f, "%lld", v);
 }
 
+void hdp_json_uint(hdp_json *j, const char *k, unsigned long long v)
+{
+    key(j, k);
+    fprintf(j->f, "%llu", v);
+}
+
 void hdp_json_bool(hdp_json *j, const char *k, int v)
 {
     key(j, k);

@@ -39,6 +39,7 @@ typedef struct {
 void hdp_json_begin(hdp_json *j, FILE *f);
 void hdp_json_num(hdp_json *j, const char *key, double v); /* non-finite -> null */
 void hdp_json_int(hdp_json *j, const char *key, long long v);
+void hdp_json_uint(hdp_json *j, const char *key, unsigned long long v); /* e.g. seeds */
 void hdp_json_bool(hdp_json *j, const char *key, int v);
 void hdp_json_str(hdp_json *j, const char *key, const char *v);
 void hdp_json_end(hdp_json *j);

@@ -48,6 +48,11 @@ void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out);
  * Rademacher and none use their exact finite sums. */
 void hdp_clip_eval_quadrature(hdp_clip *clip, double R, hdp_clip_values *out);
 
+/* mu, nu and V at R >= 0 like hdp_clip_eval, without the derivatives (dmu, dV
+ * are 0 except for the Gaussian closed forms): for the non-Gaussian laws one
+ * evaluation instead of three (the SDE of THEORY 4 needs no Jacobian). */
+void hdp_clip_eval_values(hdp_clip *clip, double R, hdp_clip_values *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,12 @@
  * the probability that a step would be clipped).
  * Run r uses its own random stream (the r-th jump of the base stream), so the
  * results are identical for any number of threads.
+ * Divergence: a run stops and is excluded when a residual (sim) or the risk
+ * (sde) becomes non-finite at any step, or when the excess risk at a grid
+ * point exceeds sim.divergence_factor * R(0), with R(0) = r*^2/2 the expected
+ * initial excess risk (THEORY 3; when r* = 0: tau^2/2, and 1 if that is 0 too).
+ * Standard errors are 0 when fewer than two runs are left.
+ * The library prints nothing except the progress bar (opt->progress).
  */
 #ifndef HDPSGD_SIM_H
 #define HDPSGD_SIM_H
@@ -40,10 +46,18 @@ typedef struct {
     double final_mean, final_stderr; /* at t = 1 */
     double rho_accounted; /* THEORY 6 accountant on the realised eta_k, sigma_k (inf: no noise) */
     double seconds;       /* wall time */
+    /* added with the implementation (issue 3) */
+    int threads;          /* OpenMP threads actually used */
+    long steps;           /* steps per run: n (sim) or N = round(1/h) (sde) */
+    double threshold;     /* a run diverged when its excess risk exceeded this */
+    /* the final-iterate jump of THEORY 3, measured per run as R_exc(theta_n) minus
+     * the excess risk of the same iterate without the last step's private noise
+     * (sde: without the final-iterate noise); expectation 2 c^2 gamma^2 eta~(1)^2 / rho^2 */
+    double final_jump_mean, final_jump_stderr;
 } hdp_mc_result;
 
 /* Fill options from the model's [sim] and [sde] sections (runs, seed, step),
- * one thread per core, no progress bar. */
+ * one thread per core (threads = 0), no progress bar. */
 void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt);
 
 /* Monte Carlo of the discrete algorithm (THEORY 1). HDP_ENUMERIC when every

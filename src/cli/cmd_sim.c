@@ -1,0 +1,237 @@
+/*
+ * cmd_sim.c — `hdpsgd sim` (Monte Carlo of one-pass DP-SGD, THEORY.md section 1)
+ * and `hdpsgd sde` (Euler-Maruyama of the homogenized SDE, THEORY.md section 4):
+ * one front end and one CSV/JSON writer for both.
+ *
+ * The CSV has the model as '#' lines, then t,mean,stderr,q10,q50,q90,clipped_fraction
+ * on the ODE's grid. It holds nothing that depends on the number of threads or
+ * on the wall time (those are in the JSON summary), so that the same seed gives
+ * the same bytes for any --threads.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../output.h"
+#include "cli.h"
+#include "hdpsgd/sim.h"
+
+#define NOT_GIVEN LONG_MIN
+
+static const char *out_path, *json_path, *seed_arg;
+static long runs_arg, threads_arg;
+static double step_arg;
+
+#define COMMON_OPTS                                                                            \
+    {"runs", 0, OPT_LONG, &runs_arg, "N", "number of runs (overrides sim.runs; >= 1)"},       \
+    {"threads", 0, OPT_LONG, &threads_arg, "T",                                                \
+     "OpenMP threads (default 0 = one per core); results do not depend on it"},               \
+    {"seed", 0, OPT_STRING, &seed_arg, "S",                                                    \
+     "base seed, unsigned 64-bit (overrides sim.seed); run r uses the r-th jump"},            \
+    {"output", 'o', OPT_STRING, &out_path, "FILE.csv", "write the CSV here (default: stdout)"}, \
+    {"json", 0, OPT_STRING, &json_path, "FILE.json", "write the JSON summary here"}
+
+const cli_opt sim_opts[] = {
+    COMMON_OPTS,
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+const cli_opt sde_opts[] = {
+    {"step", 0, OPT_DOUBLE, &step_arg, "h",
+     "Euler-Maruyama step in [0, 1] (overrides sde.step; 0 = 1/n)"},
+    COMMON_OPTS,
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+static void write_csv(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
+                      const hdp_mc_result *r)
+{
+    if (!strcmp(name, "sim"))
+        fprintf(f, "# hdpsgd %s sim: Monte Carlo of one-pass DP-SGD, excess risk R_exc(theta_k) "
+                   "(THEORY.md 1)\n",
+                hdp_version_string());
+    else
+        fprintf(f, "# hdpsgd %s sde: Euler-Maruyama of the homogenized SDE, excess risk "
+                   "(THEORY.md 4)\n",
+                hdp_version_string());
+    hdp_model_write_meta(m, f);
+    fprintf(f, "# effective: d = %ld, n = %ld, gamma = %.17g, steps = %ld", m->d, m->n, m->gamma,
+            r->steps);
+    if (strcmp(name, "sim"))
+        fprintf(f, ", h = %.17g", opt->sde_step > 0 ? opt->sde_step : 1.0 / (double)m->n);
+    fprintf(f, "\n# runs = %ld\n# seed = %llu\n# diverged = %ld (excess risk non-finite or above "
+               "%.6g; excluded)\n",
+            r->runs, opt->seed, r->diverged_runs, r->threshold);
+    if (isfinite(r->rho_accounted))
+        fprintf(f, "# rho_accounted = %.17g\n", r->rho_accounted);
+    else
+        fprintf(f, "# rho_accounted = inf\n");
+    fprintf(f, "# final_risk_mean = %.17g\n# final_risk_stderr = %.17g\n", r->final_mean,
+            r->final_stderr);
+    fprintf(f, "# final_jump_mean = %.17g\n# final_jump_stderr = %.17g\n", r->final_jump_mean,
+            r->final_jump_stderr);
+    fprintf(f, "t,mean,stderr,q10,q50,q90,clipped_fraction\n");
+    for (long i = 0; i < r->points; i++)
+        fprintf(f, "%.10g,%.12g,%.12g,%.12g,%.12g,%.12g,%.12g\n", r->t[i], r->mean[i],
+                r->stderr_[i], r->q10[i], r->q50[i], r->q90[i], r->clipped[i]);
+}
+
+static void write_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
+                       const hdp_mc_result *r)
+{
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_str(&j, "command", name);
+    hdp_json_num(&j, "final_risk_mean", r->final_mean);
+    hdp_json_num(&j, "final_risk_stderr", r->final_stderr);
+    hdp_json_num(&j, "final_jump_mean", r->final_jump_mean);
+    hdp_json_num(&j, "final_jump_stderr", r->final_jump_stderr);
+    hdp_json_int(&j, "runs", r->runs);
+    hdp_json_int(&j, "diverged_runs", r->diverged_runs);
+    hdp_json_num(&j, "divergence_threshold", r->threshold);
+    hdp_json_num(&j, "rho_accounted", r->rho_accounted); /* null means inf */
+    hdp_json_num(&j, "rho", m->rho);
+    hdp_json_int(&j, "steps", r->steps);
+    hdp_json_int(&j, "d", m->d);
+    hdp_json_int(&j, "n", m->n);
+    hdp_json_num(&j, "gamma", m->gamma);
+    hdp_json_num(&j, "seconds", r->seconds);
+    hdp_json_int(&j, "threads", r->threads);
+    hdp_json_uint(&j, "seed", opt->seed);
+    hdp_json_str(&j, "model", m->source);
+    hdp_json_str(&j, "version", hdp_version_string());
+    hdp_json_end(&j);
+}
+
+/* Turn --runs/--seed/--step into --set overrides placed after the user's, so
+ * that they win and the CSV metadata shows the values used. */
+static int add_set(const char *name, cli_common *common, char *buf, size_t size, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+
+static int add_set(const char *name, cli_common *common, char *buf, size_t size, const char *fmt,
+                   ...)
+{
+    if (common->nsets == MAX_SETS) {
+        fprintf(stderr, "hdpsgd %s: too many --set options (at most %d)\n", name, MAX_SETS - 3);
+        return EXIT_BAD_INPUT;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    common->sets[common->nsets++] = buf;
+    return 0;
+}
+
+static int run_command(const char *name, int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command(name);
+    int is_sde = !strcmp(name, "sde");
+    cli_common common;
+    out_path = json_path = seed_arg = NULL;
+    runs_arg = threads_arg = NOT_GIVEN;
+    step_arg = NAN;
+    int rc = cli_parse(cmd, argc, argv, &common);
+    if (rc)
+        return rc;
+    if (common.help) {
+        cli_print_help(cmd, stdout);
+        return 0;
+    }
+    if (runs_arg != NOT_GIVEN && runs_arg < 1) {
+        fprintf(stderr, "hdpsgd %s: error: --runs %ld: the number of runs must be an integer >= 1\n",
+                name, runs_arg);
+        return EXIT_BAD_INPUT;
+    }
+    if (threads_arg != NOT_GIVEN && (threads_arg < 0 || threads_arg > 4096)) {
+        fprintf(stderr,
+                "hdpsgd %s: error: --threads %ld: expected an integer from 0 (one per core) to "
+                "4096\n",
+                name, threads_arg);
+        return EXIT_BAD_INPUT;
+    }
+    if (seed_arg) {
+        char *end;
+        errno = 0;
+        (void)strtoull(seed_arg, &end, 0);
+        if (!seed_arg[0] || seed_arg[0] == '-' || *end || errno) {
+            fprintf(stderr,
+                    "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n", name,
+                    seed_arg);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (is_sde && !isnan(step_arg) && !(step_arg >= 0 && step_arg <= 1)) {
+        fprintf(stderr, "hdpsgd %s: error: --step %g: expected a number in [0, 1] (0 = 1/n)\n",
+                name, step_arg);
+        return EXIT_BAD_INPUT;
+    }
+    char set_runs[64], set_seed[128], set_step[64];
+    if (runs_arg != NOT_GIVEN &&
+        (rc = add_set(name, &common, set_runs, sizeof set_runs, "sim.runs=%ld", runs_arg)))
+        return rc;
+    if (seed_arg &&
+        (rc = add_set(name, &common, set_seed, sizeof set_seed, "sim.seed=%.100s", seed_arg)))
+        return rc;
+    if (is_sde && !isnan(step_arg) &&
+        (rc = add_set(name, &common, set_step, sizeof set_step, "sde.step=%.17g", step_arg)))
+        return rc;
+
+    hdp_model m;
+    if ((rc = cli_load_model(&common, &m)))
+        return rc;
+    cli_warn_stability(name, &m);
+
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    opt.threads = threads_arg != NOT_GIVEN ? (int)threads_arg : 0;
+    opt.progress = isatty(fileno(stderr));
+
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_mc_result res;
+    hdp_status st = is_sde ? hdp_sde_run(&m, &opt, &res, &err) : hdp_sim_run(&m, &opt, &res, &err);
+    if (st != HDP_OK) {
+        hdp_mc_result_free(&res);
+        hdp_model_free(&m);
+        return cli_fail(name, &err);
+    }
+    if (res.diverged_runs > 0)
+        fprintf(stderr,
+                "hdpsgd %s: warning: %ld of %ld runs diverged (excess risk non-finite or above "
+                "%g) and are excluded from the statistics\n",
+                name, res.diverged_runs, res.runs, res.threshold);
+
+    hdp_outfile csv = {0}, js = {0};
+    st = hdp_out_open(&csv, out_path, &err);
+    if (st == HDP_OK && json_path)
+        st = hdp_out_open(&js, json_path, &err);
+    if (st == HDP_OK) {
+        write_csv(csv.f, name, &m, &opt, &res);
+        if (json_path)
+            write_json(js.f, name, &m, &opt, &res);
+        st = hdp_out_commit(&csv, &err);
+        if (st == HDP_OK && json_path)
+            st = hdp_out_commit(&js, &err);
+    }
+    hdp_out_abort(&csv);
+    hdp_out_abort(&js);
+    if (st == HDP_OK && out_path)
+        fprintf(stderr,
+                "hdpsgd %s: final excess risk %.6g +- %.2g (%ld runs, %ld diverged, %d threads, "
+                "%.3g s) -> %s\n",
+                name, res.final_mean, res.final_stderr, res.runs, res.diverged_runs, res.threads,
+                res.seconds, out_path);
+    hdp_mc_result_free(&res);
+    hdp_model_free(&m);
+    return st == HDP_OK ? 0 : cli_fail(name, &err);
+}
+
+int cmd_sim(int argc, char **argv) { return run_command("sim", argc, argv); }
+
+int cmd_sde(int argc, char **argv) { return run_command("sde", argc, argv); }

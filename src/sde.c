@@ -1,0 +1,375 @@
+/*
+ * sde.c — Euler-Maruyama of the homogenized SDE of DP-SGD (THEORY.md section 4)
+ * in the eigenbasis of Sigma, run through the Monte Carlo driver of sim.c.
+ *
+ *   dTheta = -eta~ mu_c(R) Sigma (Theta - theta*) dt + eta~ sqrt(2 V_c(R) Sigma / n) dB^s
+ *            + 2 (sqrt(d)/n) c sigma~ dB^p,          R = R_exc(Theta)
+ * With e = Theta - theta*, step h, N = round(1/h) steps, t_j = j h, j = 0..N-1:
+ *   e <- e - eta~(t_j) mu_c(R) lambda .* e h
+ *          + eta~(t_j) sqrt(2 V_c(R) lambda / n) sqrt(h) xi1 + 2 (sqrt(d)/n) c sigma~(t_j) sqrt(h) xi2
+ * R = 1/2 sum_i lambda_i e_i^2 recomputed every step (THEORY 1), mu_c and V_c
+ * from hdp_clip_eval (THEORY 2; V_c under the square root, not mu_c: see the
+ * note in THEORY 4). h = 1/n reproduces the discrete noise level. At t = 1 the
+ * final-iterate noise of THEORY 3 is added: 2 C_clip sigma_f xi with
+ * sigma_f = (eta~(1)/n)/rho (none when rho = inf), C_clip = c sqrt(d).
+ * Recorded at k_i = round(t_i N) (the nearest step); the "clipped fraction"
+ * of an interval is the mean of 1 - mu_c(R) over its steps, the probability
+ * that a DP-SGD step would be clipped.
+ * Student-t label noise: mu_c and V_c are quadratures; they come from
+ * Chebyshev series checked to 1e-9 against direct evaluation (mc_internal.h),
+ * direct evaluation outside the table's range.
+ */
+#include <gsl/gsl_chebyshev.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdpsgd/clip.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/schedule.h"
+#include "hdpsgd/sim.h"
+#include "hdpsgd/spectrum.h"
+#include "mc_internal.h"
+
+typedef struct {
+    long d, n, N;
+    double h;
+    const double *lambda;  /* [d] */
+    double *sqrt_lambda;   /* [d] */
+    double *eta;           /* [N] eta~(t_j) */
+    double *q;             /* [N] 2 (sqrt(d)/n) c sigma~(t_j) sqrt(h) (0 without noise) */
+    double final_noise;    /* 2 C_clip sigma_f, sigma_f = (eta~(1)/n)/rho (0 if rho = inf) */
+    double radius;
+    hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
+    double tau2, df, c;
+    hdp_mc_clip_table table; /* Student-t: mu_c, V_c by Chebyshev series */
+} sde_ctx;
+
+/* ---- Chebyshev tables of mu_c and V_c (THEORY 2) for Student-t noise ---- */
+
+/* Function values at the nodes, shared by the mu and V series (GSL evaluates
+ * both at the same nodes: one quadrature pair per node). */
+typedef struct {
+    hdp_clip *clip;
+    double s0;
+    size_t n, cap;
+    double *u, *mu, *V;
+} node_memo;
+
+static void memo_eval(node_memo *mm, double u, double *mu, double *V)
+{
+    for (size_t i = 0; i < mm->n; i++) {
+        if (mm->u[i] == u) {
+            *mu = mm->mu[i];
+            *V = mm->V[i];
+            return;
+        }
+    }
+    hdp_clip_values cv;
+    double R = exp(u) - mm->s0;
+    hdp_clip_eval_values(mm->clip, R > 0 ? R : 0.0, &cv);
+    *mu = cv.mu;
+    *V = cv.V;
+    if (mm->n < mm->cap) {
+        mm->u[mm->n] = u;
+        mm->mu[mm->n] = cv.mu;
+        mm->V[mm->n] = cv.V;
+        mm->n++;
+    }
+}
+
+static double node_mu(double u, void *p)
+{
+    double mu, V;
+    memo_eval(p, u, &mu, &V);
+    return mu;
+}
+
+static double node_V(double u, void *p)
+{
+    double mu, V;
+    memo_eval(p, u, &mu, &V);
+    return V;
+}
+
+void hdp_mc_clip_table_free(hdp_mc_clip_table *t)
+{
+    if (!t)
+        return;
+    if (t->mu)
+        gsl_cheb_free(t->mu);
+    if (t->V)
+        gsl_cheb_free(t->V);
+    t->mu = t->V = NULL;
+}
+
+/* Chebyshev series of the factors of THEORY 2 (see mc_internal.h). */
+hdp_status hdp_mc_clip_table_init(hdp_mc_clip_table *t, hdp_clip *clip, double tau2, double R_max,
+                                  hdp_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->s0 = 0.5 * tau2;
+    t->R_max = R_max;
+    if (!(t->s0 > 0) || !(R_max > 0) || !isfinite(R_max))
+        return HDP_OK; /* no table: R = 0 would be log 0 */
+    const double a = log(t->s0), b = log(R_max + t->s0);
+    enum { CHECKS = 64, MAX_ORDER = 256 };
+    const double tol = 1e-9;
+    node_memo mm = {clip, t->s0, 0, MAX_ORDER + 1, NULL, NULL, NULL};
+    mm.u = malloc(sizeof(double) * mm.cap);
+    mm.mu = malloc(sizeof(double) * mm.cap);
+    mm.V = malloc(sizeof(double) * mm.cap);
+    double *check_mu = malloc(sizeof(double) * CHECKS), *check_V = malloc(sizeof(double) * CHECKS);
+    hdp_status st = HDP_OK;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    if (!mm.u || !mm.mu || !mm.V || !check_mu || !check_V) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
+        goto done;
+    }
+    /* direct values between the nodes, for the error check */
+    double Vmax = 0;
+    for (int j = 0; j < CHECKS; j++) {
+        hdp_clip_values cv;
+        double u = a + (b - a) * (j + 0.5) / CHECKS;
+        double R = exp(u) - t->s0;
+        hdp_clip_eval_values(clip, R > 0 ? R : 0.0, &cv);
+        check_mu[j] = cv.mu;
+        check_V[j] = cv.V;
+        Vmax = fmax(Vmax, fabs(cv.V));
+    }
+    for (size_t order = 32; order <= MAX_ORDER; order *= 2) {
+        hdp_mc_clip_table_free(t);
+        t->mu = gsl_cheb_alloc(order);
+        t->V = gsl_cheb_alloc(order);
+        if (!t->mu || !t->V) {
+            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
+            goto done;
+        }
+        mm.n = 0;
+        gsl_function Fmu = {node_mu, &mm}, FV = {node_V, &mm};
+        gsl_cheb_init(t->mu, &Fmu, a, b);
+        gsl_cheb_init(t->V, &FV, a, b);
+        double emu = 0, eV = 0;
+        for (int j = 0; j < CHECKS; j++) {
+            double u = a + (b - a) * (j + 0.5) / CHECKS;
+            emu = fmax(emu, fabs(gsl_cheb_eval(t->mu, u) - check_mu[j]));
+            eV = fmax(eV, fabs(gsl_cheb_eval(t->V, u) - check_V[j]) / Vmax);
+        }
+        t->order = order;
+        t->err_mu = emu;
+        t->err_V = eV;
+        if (emu <= tol && eV <= tol)
+            goto done;
+    }
+    hdp_mc_clip_table_free(t); /* not accurate enough: evaluate directly */
+done:
+    gsl_set_error_handler(old);
+    if (st != HDP_OK)
+        hdp_mc_clip_table_free(t);
+    free(mm.u);
+    free(mm.mu);
+    free(mm.V);
+    free(check_mu);
+    free(check_V);
+    return st;
+}
+
+int hdp_mc_clip_table_eval(const hdp_mc_clip_table *t, double R, double *mu, double *V)
+{
+    if (!t->mu || !(R >= 0) || R > t->R_max)
+        return 0;
+    double u = log(R + t->s0);
+    *mu = gsl_cheb_eval(t->mu, u);
+    *V = gsl_cheb_eval(t->V, u);
+    return 1;
+}
+
+/* ---- the SDE ---- */
+
+typedef struct {
+    double *e;      /* [d] */
+    hdp_clip *clip; /* not thread-safe: one per thread */
+} sde_ws;
+
+static void sde_ws_free(void *vw)
+{
+    sde_ws *w = vw;
+    if (!w)
+        return;
+    free(w->e);
+    hdp_clip_free(w->clip);
+    free(w);
+}
+
+static void *sde_ws_alloc(const void *vctx)
+{
+    const sde_ctx *c = vctx;
+    sde_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->e = malloc(sizeof(double) * (size_t)c->d);
+    w->clip = hdp_clip_alloc(c->noise, c->tau2, c->df, c->c);
+    if (!w->e || !w->clip) {
+        sde_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* One Euler-Maruyama path of the SDE of THEORY 4 (see the comment at the top),
+ * final-iterate noise of THEORY 3 at t = 1. */
+static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng, mc_run_out *out)
+{
+    const sde_ctx *c = vctx;
+    sde_ws *w = vws;
+    const long d = c->d, N = c->N;
+    const double *lambda = c->lambda, *sl = c->sqrt_lambda;
+    const double sqrt_h = sqrt(c->h);
+    double *e = w->e;
+
+    hdp_mc_draw_target(rng, d, c->radius, e);
+    double R = hdp_mc_excess_risk(lambda, e, d);
+    long p = 0;
+    for (; p < g->points && g->kgrid[p] == 0; p++) {
+        out->risk[p] = R;
+        out->clipped[p] = 0.0;
+    }
+    double clip_sum = 0; /* sum of 1 - mu_c over the steps since the last grid point */
+    for (long j = 0; j < N; j++) {
+        if (!isfinite(R)) {
+            out->diverged = 1;
+            return;
+        }
+        double mu, V;
+        if (!hdp_mc_clip_table_eval(&c->table, R, &mu, &V)) {
+            hdp_clip_values cv;
+            hdp_clip_eval_values(w->clip, R, &cv);
+            mu = cv.mu;
+            V = cv.V;
+        }
+        clip_sum += 1.0 - mu;
+        double a = c->eta[j] * mu * c->h;                                  /* drift */
+        double b = c->eta[j] * sqrt(2.0 * V / (double)c->n) * sqrt_h;      /* SGD noise */
+        double q = c->q[j];                                                  /* private noise */
+        double s = 0;
+        if (q > 0) {
+            for (long i = 0; i < d; i++) {
+                double xi1 = gsl_ran_gaussian_ziggurat(rng, 1.0);
+                double xi2 = gsl_ran_gaussian_ziggurat(rng, 1.0);
+                e[i] += -a * lambda[i] * e[i] + b * sl[i] * xi1 + q * xi2;
+                s += lambda[i] * e[i] * e[i];
+            }
+        } else {
+            for (long i = 0; i < d; i++) {
+                e[i] += -a * lambda[i] * e[i] + b * sl[i] * gsl_ran_gaussian_ziggurat(rng, 1.0);
+                s += lambda[i] * e[i] * e[i];
+            }
+        }
+        R = 0.5 * s;
+        if (j == N - 1 && c->final_noise > 0) { /* final-iterate noise (THEORY 3) */
+            for (long i = 0; i < d; i++)
+                e[i] += c->final_noise * gsl_ran_gaussian_ziggurat(rng, 1.0);
+            double after = hdp_mc_excess_risk(lambda, e, d);
+            out->jump = after - R;
+            R = after;
+        }
+        if (p < g->points && g->kgrid[p] == j + 1) {
+            if (!isfinite(R) || R > g->threshold) {
+                out->diverged = 1;
+                return;
+            }
+            long span = j + 1 - g->kgrid[p - 1];
+            out->risk[p] = R;
+            out->clipped[p] = span > 0 ? clip_sum / (double)span : 0.0;
+            clip_sum = 0;
+            for (p++; p < g->points && g->kgrid[p] == j + 1; p++) {
+                out->risk[p] = R;
+                out->clipped[p] = 0.0; /* empty interval */
+            }
+        }
+    }
+}
+
+static const mc_method sde_method = {"sde", sde_ws_alloc, sde_ws_free, sde_run};
+
+hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
+                       hdp_error *err)
+{
+    memset(res, 0, sizeof *res);
+    hdp_status st = hdp_mc_check_options(opt, err);
+    if (st != HDP_OK)
+        return st;
+    if (!(opt->sde_step >= 0 && opt->sde_step <= 1))
+        return hdp_fail(err, HDP_EINPUT, "SDE step h = %g: expected a number in [0, 1] (0 = 1/n)",
+                        opt->sde_step);
+    long d = m->d, n = m->n;
+    double h = opt->sde_step > 0 ? opt->sde_step : 1.0 / (double)n;
+    double Nd = round(1.0 / h);
+    if (!(Nd >= 1) || Nd > 4.0e12)
+        return hdp_fail(err, HDP_EINPUT, "SDE step h = %g gives N = round(1/h) = %g steps",
+                        h, Nd);
+    long N = (long)Nd;
+    hdp_spectrum spec;
+    if ((st = hdp_spectrum_build(m, &spec, err)) != HDP_OK)
+        return st;
+    sde_ctx c;
+    memset(&c, 0, sizeof c);
+    c.eta = malloc(sizeof(double) * (size_t)N);
+    c.q = malloc(sizeof(double) * (size_t)N);
+    c.sqrt_lambda = malloc(sizeof(double) * (size_t)d);
+    if (!c.eta || !c.q || !c.sqrt_lambda) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for N = %ld SDE steps", N);
+        goto done;
+    }
+    hdp_schedule s;
+    hdp_schedule_from_model(m, &s);
+    double sqrt_h = sqrt(h);
+    for (long j = 0; j < N; j++) {
+        double t = (double)j * h;
+        c.eta[j] = hdp_sched_eta(&s, t);
+        double s2 = hdp_sched_sigma2(&s, t); /* 0 when rho = inf (then c may be inf) */
+        c.q[j] = s2 > 0 ? 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(s2) * sqrt_h : 0.0;
+    }
+    for (long i = 0; i < d; i++)
+        c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
+    double eta1 = hdp_sched_eta(&s, 1.0);
+    c.final_noise = (isinf(m->rho) || !(eta1 > 0))
+                        ? 0.0
+                        : 2.0 * m->c * sqrt((double)d) * (eta1 / (double)n) / m->rho;
+    c.d = d;
+    c.n = n;
+    c.N = N;
+    c.h = h;
+    c.lambda = spec.lambda;
+    c.radius = m->target_radius;
+    c.noise = m->noise;
+    c.tau2 = m->tau2;
+    c.df = m->noise_df;
+    c.c = m->c;
+
+    if (m->noise == HDP_NOISE_STUDENT && m->tau2 > 0 && isfinite(m->c)) {
+        hdp_clip *clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c);
+        if (!clip) {
+            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping factors");
+            goto done;
+        }
+        st = hdp_mc_clip_table_init(&c.table, clip, m->tau2, hdp_mc_threshold(m), err);
+        hdp_clip_free(clip);
+        if (st != HDP_OK)
+            goto done;
+    }
+
+    st = hdp_mc_drive(m, opt, N, &sde_method, &c, res, err);
+    /* THEORY 6 on the discrete schedule of the model (the SDE's continuum
+     * noise is its limit; the accountant is defined on the steps) */
+    res->rho_accounted = hdp_privacy_accountant_schedule(&s, n);
+done:
+    hdp_mc_clip_table_free(&c.table);
+    free(c.eta);
+    free(c.q);
+    free(c.sqrt_lambda);
+    hdp_spectrum_free(&spec);
+    return st;
+}

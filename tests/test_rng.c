@@ -1,0 +1,157 @@
+/* test_rng.c — xoshiro256++, splitmix64 and the GSL wrapper (hdpsgd/rng.h):
+ * published reference outputs, jumps, and moment checks of the Gaussian
+ * sampler with tolerances from the standard errors. */
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdpsgd/rng.h"
+#include "testutil.h"
+
+/* splitmix64 from state 0: the first outputs of the authors' splitmix64.c
+ * (prng.di.unimi.it), which is also the seeding of hdp_xoshiro_seed(0). */
+static const uint64_t SPLITMIX0[4] = {UINT64_C(0xe220a8397b1dcdaf), UINT64_C(0x6e789e6aa1b965f4),
+                                      UINT64_C(0x06c45d188009454f), UINT64_C(0xf88bb8a8724c81ec)};
+
+static void splitmix_reference(void **state)
+{
+    (void)state;
+    uint64_t x = 0;
+    for (int i = 0; i < 4; i++)
+        assert_true(hdp_splitmix64_next(&x) == SPLITMIX0[i]);
+    hdp_xoshiro g;
+    hdp_xoshiro_seed(&g, 0);
+    for (int i = 0; i < 4; i++)
+        assert_true(g.s[i] == SPLITMIX0[i]);
+}
+
+/* xoshiro256++ from the state {1, 2, 3, 4}: values produced with the reference
+ * implementation prng.di.unimi.it/xoshiro256plusplus.c (the test vector of
+ * rand_xoshiro and other ports). */
+static void xoshiro_reference(void **state)
+{
+    (void)state;
+    static const uint64_t expected[10] = {
+        UINT64_C(41943041),             UINT64_C(58720359),
+        UINT64_C(3588806011781223),     UINT64_C(3591011842654386),
+        UINT64_C(9228616714210784205),  UINT64_C(9973669472204895162),
+        UINT64_C(14011001112246962877), UINT64_C(12406186145184390807),
+        UINT64_C(15849039046786891736), UINT64_C(10450023813501588000)};
+    hdp_xoshiro g = {{1, 2, 3, 4}};
+    for (int i = 0; i < 10; i++)
+        assert_true(hdp_xoshiro_next(&g) == expected[i]);
+}
+
+/* The jump from the state {0, 0, 0, 1}: state and first output as published
+ * in the test data of an independent implementation (xoshiro-fortran). */
+static void jump_reference(void **state)
+{
+    (void)state;
+    hdp_xoshiro g = {{0, 0, 0, 1}};
+    hdp_xoshiro_jump(&g);
+    assert_true(g.s[0] == UINT64_C(0x934D05E8B2076310));
+    assert_true(g.s[1] == UINT64_C(0xEABDD0BF76A1BE51));
+    assert_true(g.s[2] == UINT64_C(0x75DD6A992ACCB1E8));
+    assert_true(g.s[3] == UINT64_C(0xC660C602A7330187));
+    assert_true(hdp_xoshiro_next(&g) == UINT64_C(0x88F9A31AFDB439F5));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Streams 0..3 (the base and its jumps) share no output among their first
+ * 4096 each: the streams the Monte Carlo runs use differ. */
+static void jumped_streams_differ(void **state)
+{
+    (void)state;
+    enum { S = 4, L = 4096 };
+    uint64_t *all = malloc(sizeof(uint64_t) * S * L);
+    assert_non_null(all);
+    hdp_xoshiro g;
+    hdp_xoshiro_seed(&g, 1);
+    for (int s = 0; s < S; s++) {
+        hdp_xoshiro h = g;
+        for (int i = 0; i < L; i++)
+            all[s * L + i] = hdp_xoshiro_next(&h);
+        hdp_xoshiro_jump(&g);
+    }
+    qsort(all, S * L, sizeof(uint64_t), cmp_u64);
+    for (int i = 1; i < S * L; i++)
+        assert_true(all[i] != all[i - 1]);
+    free(all);
+}
+
+/* The gsl_rng_type: get() is the upper 32 bits, get_double the upper 53 bits,
+ * set() the splitmix64 seeding; the state is reachable through gsl_rng_state. */
+static void gsl_wrapper(void **state)
+{
+    (void)state;
+    gsl_rng *r = hdp_rng_alloc(0);
+    assert_non_null(r);
+    assert_string_equal(gsl_rng_name(r), "xoshiro256++");
+    assert_true(gsl_rng_max(r) == 0xffffffffUL && gsl_rng_min(r) == 0);
+    hdp_xoshiro ref;
+    hdp_xoshiro_seed(&ref, 0);
+    assert_memory_equal(hdp_rng_state(r), &ref, sizeof ref);
+    for (int i = 0; i < 100; i++) {
+        uint64_t v = hdp_xoshiro_next(&ref);
+        assert_true(gsl_rng_get(r) == (unsigned long)(v >> 32));
+        double u = gsl_rng_uniform(r);
+        assert_true(u == (double)(hdp_xoshiro_next(&ref) >> 11) * 0x1.0p-53);
+        assert_true(u >= 0 && u < 1);
+    }
+    gsl_rng_set(r, 12345);
+    hdp_xoshiro_seed(&ref, 12345);
+    assert_memory_equal(hdp_rng_state(r), &ref, sizeof ref);
+    /* copying a stream in replays it */
+    hdp_xoshiro saved = *hdp_rng_state(r);
+    double a = gsl_ran_gaussian_ziggurat(r, 1.0);
+    *hdp_rng_state(r) = saved;
+    assert_true(gsl_ran_gaussian_ziggurat(r, 1.0) == a);
+    gsl_rng_free(r);
+}
+
+/* GSL's ziggurat driven by xoshiro256++: mean 0, variance 1, kurtosis 3 on
+ * 10^7 draws, each within 4 standard errors (N(0,1): Var x = 1, Var x^2 = 2,
+ * Var x^4 = 105 - 9 = 96). */
+static void gaussian_moments(void **state)
+{
+    (void)state;
+    const long N = 10000000;
+    gsl_rng *r = hdp_rng_alloc(2026);
+    assert_non_null(r);
+    long double s1 = 0, s2 = 0, s4 = 0;
+    for (long i = 0; i < N; i++) {
+        double x = gsl_ran_gaussian_ziggurat(r, 1.0);
+        double x2 = x * x;
+        s1 += x;
+        s2 += x2;
+        s4 += x2 * x2;
+    }
+    gsl_rng_free(r);
+    double mean = (double)(s1 / N), m2 = (double)(s2 / N), m4 = (double)(s4 / N);
+    double var = m2 - mean * mean;
+    double kurt = m4 / (m2 * m2);
+    double n = (double)N;
+    print_message("mean %.3g (tol %.3g), var %.6f (tol %.3g), kurtosis %.5f (tol %.3g)\n", mean,
+                  4 / sqrt(n), var, 4 * sqrt(2 / n), kurt, 4 * sqrt(96 / n));
+    assert_true(fabs(mean) < 4.0 / sqrt(n));
+    assert_true(fabs(var - 1.0) < 4.0 * sqrt(2.0 / n));
+    assert_true(fabs(kurt - 3.0) < 4.0 * sqrt(96.0 / n));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(splitmix_reference),  cmocka_unit_test(xoshiro_reference),
+        cmocka_unit_test(jump_reference),      cmocka_unit_test(jumped_streams_differ),
+        cmocka_unit_test(gsl_wrapper),         cmocka_unit_test(gaussian_moments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
