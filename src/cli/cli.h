@@ -9,6 +9,8 @@
 #define HDPSGD_CLI_H
 
 #include "hdpsgd/model.h"
+#include "hdpsgd/ode.h"
+#include "hdpsgd/sim.h"
 
 enum { EXIT_FAIL_VALIDATION = 1, EXIT_BAD_INPUT = 2, EXIT_IO = 3, EXIT_NUMERIC = 4 };
 
@@ -67,6 +69,37 @@ int cli_fail(const char *cmd, const hdp_error *err);
 
 /* Warn on stderr when sup eta~ >= 2/gamma (THEORY 3). Returns 1 if it warned. */
 int cli_warn_stability(const char *cmd, const hdp_model *m);
+
+/* Options shared by the Monte Carlo commands (sim, sde, validate). */
+#define CLI_NOT_GIVEN (-2147483647L - 1)
+typedef struct {
+    long runs, threads;
+    const char *seed;
+    double step; /* NAN when not given */
+    char buf[3][128];
+} cli_mc_args;
+
+#define CLI_MC_OPTS(a)                                                                          \
+    {"runs", 0, OPT_LONG, &(a).runs, "N", "number of runs (overrides sim.runs; >= 1)"},        \
+    {"threads", 0, OPT_LONG, &(a).threads, "T",                                                 \
+     "OpenMP threads (default 0 = one per core); results do not depend on it"},                \
+    {"seed", 0, OPT_STRING, &(a).seed, "S",                                                     \
+     "base seed, unsigned 64-bit (overrides sim.seed); run r uses the r-th jump"}
+
+void cli_mc_args_reset(cli_mc_args *a);
+
+/* Check --runs/--threads/--seed/--step and append them as --set overrides
+ * after the user's (so they win and the metadata shows them). Returns 0 or
+ * EXIT_BAD_INPUT after printing a message. */
+int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
+
+/* Threads to use: --threads, or 0 (one per core). */
+int cli_mc_threads(const cli_mc_args *a);
+
+/* The CSV writers of `ode` and of `sim`/`sde` (name "sim" or "sde"), shared with validate. */
+void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r);
+void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
+                      const hdp_mc_result *r);
 
 /* The version string, with the git revision when built from a checkout. */
 const char *hdp_version_string(void);

@@ -17,7 +17,7 @@ const cli_opt ode_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
-static void write_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
+void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
     fprintf(f, "# hdpsgd %s ode: predicted excess risk of one-pass DP-SGD (THEORY.md 3)\n",
             hdp_version_string());
@@ -85,7 +85,7 @@ int cmd_ode(int argc, char **argv)
     if (st == HDP_OK && json_path)
         st = hdp_out_open(&js, json_path, &err);
     if (st == HDP_OK) {
-        write_csv(csv.f, &m, &res);
+        cli_write_ode_csv(csv.f, &m, &res);
         if (json_path)
             write_json(js.f, &m, &res);
         st = hdp_out_commit(&csv, &err);

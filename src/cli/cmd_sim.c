@@ -21,18 +21,11 @@
 #include "cli.h"
 #include "hdpsgd/sim.h"
 
-#define NOT_GIVEN LONG_MIN
-
-static const char *out_path, *json_path, *seed_arg;
-static long runs_arg, threads_arg;
-static double step_arg;
+static const char *out_path, *json_path;
+static cli_mc_args mc;
 
 #define COMMON_OPTS                                                                            \
-    {"runs", 0, OPT_LONG, &runs_arg, "N", "number of runs (overrides sim.runs; >= 1)"},       \
-    {"threads", 0, OPT_LONG, &threads_arg, "T",                                                \
-     "OpenMP threads (default 0 = one per core); results do not depend on it"},               \
-    {"seed", 0, OPT_STRING, &seed_arg, "S",                                                    \
-     "base seed, unsigned 64-bit (overrides sim.seed); run r uses the r-th jump"},            \
+    CLI_MC_OPTS(mc),                                                                           \
     {"output", 'o', OPT_STRING, &out_path, "FILE.csv", "write the CSV here (default: stdout)"}, \
     {"json", 0, OPT_STRING, &json_path, "FILE.json", "write the JSON summary here"}
 
@@ -42,13 +35,13 @@ const cli_opt sim_opts[] = {
 };
 
 const cli_opt sde_opts[] = {
-    {"step", 0, OPT_DOUBLE, &step_arg, "h",
+    {"step", 0, OPT_DOUBLE, &mc.step, "h",
      "Euler-Maruyama step in [0, 1] (overrides sde.step; 0 = 1/n)"},
     COMMON_OPTS,
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
-static void write_csv(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
+void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                       const hdp_mc_result *r)
 {
     if (!strcmp(name, "sim"))
@@ -108,34 +101,13 @@ static void write_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json_end(&j);
 }
 
-/* Turn --runs/--seed/--step into --set overrides placed after the user's, so
- * that they win and the CSV metadata shows the values used. */
-static int add_set(const char *name, cli_common *common, char *buf, size_t size, const char *fmt,
-                   ...) __attribute__((format(printf, 5, 6)));
-
-static int add_set(const char *name, cli_common *common, char *buf, size_t size, const char *fmt,
-                   ...)
-{
-    if (common->nsets == MAX_SETS) {
-        fprintf(stderr, "hdpsgd %s: too many --set options (at most %d)\n", name, MAX_SETS - 3);
-        return EXIT_BAD_INPUT;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-    common->sets[common->nsets++] = buf;
-    return 0;
-}
-
 static int run_command(const char *name, int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command(name);
     int is_sde = !strcmp(name, "sde");
     cli_common common;
-    out_path = json_path = seed_arg = NULL;
-    runs_arg = threads_arg = NOT_GIVEN;
-    step_arg = NAN;
+    out_path = json_path = NULL;
+    cli_mc_args_reset(&mc);
     int rc = cli_parse(cmd, argc, argv, &common);
     if (rc)
         return rc;
@@ -143,43 +115,11 @@ static int run_command(const char *name, int argc, char **argv)
         cli_print_help(cmd, stdout);
         return 0;
     }
-    if (runs_arg != NOT_GIVEN && runs_arg < 1) {
-        fprintf(stderr, "hdpsgd %s: error: --runs %ld: the number of runs must be an integer >= 1\n",
-                name, runs_arg);
+    if (!is_sde && !isnan(mc.step)) {
+        fprintf(stderr, "hdpsgd sim: error: --step applies to sde only\n");
         return EXIT_BAD_INPUT;
     }
-    if (threads_arg != NOT_GIVEN && (threads_arg < 0 || threads_arg > 4096)) {
-        fprintf(stderr,
-                "hdpsgd %s: error: --threads %ld: expected an integer from 0 (one per core) to "
-                "4096\n",
-                name, threads_arg);
-        return EXIT_BAD_INPUT;
-    }
-    if (seed_arg) {
-        char *end;
-        errno = 0;
-        (void)strtoull(seed_arg, &end, 0);
-        if (!seed_arg[0] || seed_arg[0] == '-' || *end || errno) {
-            fprintf(stderr,
-                    "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n", name,
-                    seed_arg);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (is_sde && !isnan(step_arg) && !(step_arg >= 0 && step_arg <= 1)) {
-        fprintf(stderr, "hdpsgd %s: error: --step %g: expected a number in [0, 1] (0 = 1/n)\n",
-                name, step_arg);
-        return EXIT_BAD_INPUT;
-    }
-    char set_runs[64], set_seed[128], set_step[64];
-    if (runs_arg != NOT_GIVEN &&
-        (rc = add_set(name, &common, set_runs, sizeof set_runs, "sim.runs=%ld", runs_arg)))
-        return rc;
-    if (seed_arg &&
-        (rc = add_set(name, &common, set_seed, sizeof set_seed, "sim.seed=%.100s", seed_arg)))
-        return rc;
-    if (is_sde && !isnan(step_arg) &&
-        (rc = add_set(name, &common, set_step, sizeof set_step, "sde.step=%.17g", step_arg)))
+    if ((rc = cli_mc_args_apply(name, &mc, &common)))
         return rc;
 
     hdp_model m;
@@ -189,7 +129,7 @@ static int run_command(const char *name, int argc, char **argv)
 
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
-    opt.threads = threads_arg != NOT_GIVEN ? (int)threads_arg : 0;
+    opt.threads = cli_mc_threads(&mc);
     opt.progress = isatty(fileno(stderr));
 
     hdp_error err;
@@ -212,7 +152,7 @@ static int run_command(const char *name, int argc, char **argv)
     if (st == HDP_OK && json_path)
         st = hdp_out_open(&js, json_path, &err);
     if (st == HDP_OK) {
-        write_csv(csv.f, name, &m, &opt, &res);
+        cli_write_mc_csv(csv.f, name, &m, &opt, &res);
         if (json_path)
             write_json(js.f, name, &m, &opt, &res);
         st = hdp_out_commit(&csv, &err);

@@ -1,5 +1,7 @@
 /* common.c — option parsing, model loading and error reporting shared by the commands. */
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,4 +176,73 @@ int cli_warn_stability(const char *cmd, const hdp_model *m)
             "THEORY 3; the risk may blow up\n",
             cmd, sup, 2.0 / m->gamma);
     return 1;
+}
+
+void cli_mc_args_reset(cli_mc_args *a)
+{
+    a->runs = a->threads = CLI_NOT_GIVEN;
+    a->seed = NULL;
+    a->step = NAN;
+}
+
+static int add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+
+static int add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt,
+                   ...)
+{
+    if (common->nsets == MAX_SETS) {
+        fprintf(stderr, "hdpsgd %s: too many --set options (at most %d)\n", cmd, MAX_SETS - 3);
+        return EXIT_BAD_INPUT;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    common->sets[common->nsets++] = buf;
+    return 0;
+}
+
+int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
+{
+    if (a->runs != CLI_NOT_GIVEN && a->runs < 1) {
+        fprintf(stderr, "hdpsgd %s: error: --runs %ld: the number of runs must be an integer >= 1\n",
+                cmd, a->runs);
+        return EXIT_BAD_INPUT;
+    }
+    if (a->threads != CLI_NOT_GIVEN && (a->threads < 0 || a->threads > 4096)) {
+        fprintf(stderr,
+                "hdpsgd %s: error: --threads %ld: expected an integer from 0 (one per core) to "
+                "4096\n",
+                cmd, a->threads);
+        return EXIT_BAD_INPUT;
+    }
+    if (a->seed) {
+        char *end;
+        errno = 0;
+        (void)strtoull(a->seed, &end, 0);
+        if (!a->seed[0] || a->seed[0] == '-' || *end || errno) {
+            fprintf(stderr, "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n",
+                    cmd, a->seed);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (!isnan(a->step) && !(a->step >= 0 && a->step <= 1)) {
+        fprintf(stderr, "hdpsgd %s: error: --step %g: expected a number in [0, 1] (0 = 1/n)\n", cmd,
+                a->step);
+        return EXIT_BAD_INPUT;
+    }
+    int rc = 0;
+    if (a->runs != CLI_NOT_GIVEN)
+        rc = add_set(cmd, common, a->buf[0], sizeof a->buf[0], "sim.runs=%ld", a->runs);
+    if (!rc && a->seed)
+        rc = add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%.100s", a->seed);
+    if (!rc && !isnan(a->step))
+        rc = add_set(cmd, common, a->buf[2], sizeof a->buf[2], "sde.step=%.17g", a->step);
+    return rc;
+}
+
+int cli_mc_threads(const cli_mc_args *a)
+{
+    return a->threads != CLI_NOT_GIVEN ? (int)a->threads : 0;
 }

@@ -1,0 +1,57 @@
+/*
+ * hdpsgd/validate.h — does the homogenized theory predict the simulation?
+ *
+ * Runs the ODE (THEORY 3), the Monte Carlo of DP-SGD (THEORY 1) and the
+ * homogenized SDE (THEORY 4) on one model and one time grid, and compares
+ * each simulated side with the ODE at every grid point t_i:
+ *   abs_i = |mean_i - R(t_i)|,  rel_i = abs_i / R(t_i),  z_i = abs_i / stderr_i.
+ * A grid point agrees when rel_i <= rel_tol or z_i <= z_tol ([validate]
+ * rel_tol, z_tol); a side passes when every grid point agrees; the model
+ * passes when both sides pass. The ODE is a d -> infinity limit with error
+ * O(log^2 n / sqrt(n)) (THEORY 3), so at small d a fail is information, not a bug.
+ */
+#ifndef HDPSGD_VALIDATE_H
+#define HDPSGD_VALIDATE_H
+
+#include "hdpsgd/ode.h"
+#include "hdpsgd/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    double max_abs_dev; /* max_i abs_i */
+    double max_rel_dev; /* max_i rel_i */
+    double max_z;       /* max_i z_i (0/0 counts as 0, x/0 as inf) */
+    long worst_point;   /* index of the grid point that agrees least (-1: all agree) */
+    double final_risk;  /* mean at t = 1 (theta_n) */
+    double final_stderr;
+    double clipped;     /* mean clipped fraction over the run */
+    int pass;
+} hdp_validate_side;
+
+typedef struct {
+    hdp_ode_result ode;
+    hdp_mc_result sim, sde;
+    hdp_validate_side sim_side, sde_side;
+    int with_sde;
+    int pass;
+    double rho, rho_z, delta, epsilon_cks, epsilon_bs; /* privacy level, delta = 1/n */
+} hdp_validation;
+
+/* Run the three sides and compare. with_sde = 0 skips the SDE. The result
+ * owns its arrays: free with hdp_validation_free (also after a failure). */
+hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int with_sde,
+                            hdp_validation *v, hdp_error *err);
+
+/* Compare one simulated side with an ODE solution on the same grid. */
+void hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *mc, double rel_tol,
+                          double z_tol, hdp_validate_side *side);
+
+void hdp_validation_free(hdp_validation *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,343 @@
+/*
+ * cmd_validate.c — `hdpsgd validate`: the toolkit's main job. Runs the ODE,
+ * the Monte Carlo of DP-SGD and the homogenized SDE on one model and one grid,
+ * prints how far the simulations are from the theory, a verdict, and a figure.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../output.h"
+#include "../plot.h"
+#include "cli.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/validate.h"
+
+static const char *figure_path, *json_path, *data_prefix;
+static long scaling_opt;
+static cli_mc_args mc;
+static int no_sde;
+
+const cli_opt validate_opts[] = {
+    CLI_MC_OPTS(mc),
+    {"figure", 'f', OPT_STRING, &figure_path, "FILE",
+     "draw the figure (.png, .pdf or .svg) and write its data beside it"},
+    {"data", 'd', OPT_STRING, &data_prefix, "PREFIX",
+     "write PREFIX.ode.csv, PREFIX.sim.csv, PREFIX.sde.csv (default: the figure's name)"},
+    {"json", 0, OPT_STRING, &json_path, "FILE.json", "write the JSON summary here"},
+    {"no-sde", 0, OPT_FLAG, &no_sde, NULL, "skip the homogenized SDE"},
+    {"scaling", 0, OPT_LONG, &scaling_opt, "K",
+     "also compare at n, 4n, ..., 4^(K-1) n with gamma fixed and fit the deviation's slope"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
+{
+    switch (m->spectrum) {
+    case HDP_SPECTRUM_POWERLAW: snprintf(buf, size, "power-law α=%g", m->spectrum_alpha); break;
+    case HDP_SPECTRUM_TWOLEVEL:
+        snprintf(buf, size, "two-level f=%g r=%g", m->twolevel_fraction, m->twolevel_ratio);
+        break;
+    case HDP_SPECTRUM_FILE: snprintf(buf, size, "spectrum from file"); break;
+    default: snprintf(buf, size, "isotropic"); break;
+    }
+    return buf;
+}
+
+static void title_of(const hdp_model *m, const hdp_validation *v, long runs, char *buf, size_t size)
+{
+    char spec[96], rho[96], noise[64];
+    if (isinf(m->rho))
+        snprintf(rho, sizeof rho, "ρ=∞ (no private noise)");
+    else
+        snprintf(rho, sizeof rho, "ρ=%g (ε=%.3g at δ=1/n)", m->rho, v->epsilon_cks);
+    if (m->noise == HDP_NOISE_NONE)
+        snprintf(noise, sizeof noise, "no label noise");
+    else
+        snprintf(noise, sizeof noise, "%s label noise τ²=%g", hdp_noise_name(m->noise), m->tau2);
+    snprintf(buf, size, "d=%ld, n=%ld (γ=%.3g), %s, %s\nclip c=%g, %s, %s schedule, %ld runs",
+             m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), noise, m->c, rho,
+             hdp_sched_name(m->sched), runs);
+}
+
+static void print_side(const char *name, const hdp_validate_side *s, int pass_known)
+{
+    printf("  %-22s %11.4g %11.2f%% %9.2f %12.6g ± %-9.2g %8.1f%%   %s\n", name, s->max_abs_dev,
+           100 * s->max_rel_dev, s->max_z, s->final_risk, s->final_stderr, 100 * s->clipped,
+           pass_known ? (s->pass ? "agrees" : "DISAGREES") : "");
+}
+
+static void print_table(const hdp_model *m, const hdp_validation *v, long runs)
+{
+    char spec[96];
+    printf("model: %s\n", m->source);
+    printf("  d = %ld, n = %ld (gamma = %.4g), %s, %s label noise (tau2 = %g), c = %g, %s schedule\n",
+           m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), hdp_noise_name(m->noise),
+           m->tau2, m->c, hdp_sched_name(m->sched));
+    if (isinf(m->rho))
+        printf("privacy: rho = inf (no private noise)\n");
+    else
+        printf("privacy: rho = %g, i.e. (rho^2/2 = %g)-zCDP: epsilon = %.4g at delta = 1/n = %.3g "
+               "(Canonne-Kamath-Steinke; Bun-Steinke %.4g)\n",
+               m->rho, v->rho_z, v->epsilon_cks, v->delta, v->epsilon_bs);
+    double ode_clip = 0;
+    for (long i = 1; i < v->ode.points; i++) ode_clip += 1 - v->ode.mu[i];
+    ode_clip /= (double)(v->ode.points - 1);
+    printf("\n  %-22s %11s %12s %9s %25s %9s   %s\n", "side (vs the ODE)", "max |dev|",
+           "max rel dev", "max z", "final risk theta_n", "clipped", "verdict");
+    printf("  %-22s %11s %12s %9s %12.6g %12s %8.1f%%\n", "ODE (theory)", "-", "-", "-",
+           v->ode.final_risk, "", 100 * ode_clip);
+    char label[64];
+    snprintf(label, sizeof label, "Monte Carlo (%ld runs)", runs - v->sim.diverged_runs);
+    print_side(label, &v->sim_side, 1);
+    if (v->with_sde) {
+        snprintf(label, sizeof label, "SDE (%ld runs)", runs - v->sde.diverged_runs);
+        print_side(label, &v->sde_side, 1);
+    }
+    if (v->sim.diverged_runs || (v->with_sde && v->sde.diverged_runs))
+        printf("  diverged runs: %ld (Monte Carlo), %ld (SDE)\n", v->sim.diverged_runs,
+               v->sde.diverged_runs);
+    printf("\n  tolerances: a grid point agrees when its relative deviation <= %g or its "
+           "deviation <= %g standard errors\n",
+           m->rel_tol, m->z_tol);
+    printf("  ODE: %ld bins, %ld steps, %.3g s; ODE clipped column: mean of 1 - mu_c(R(t)) over t\n",
+           v->ode.bins, v->ode.steps, v->ode.solve_seconds);
+    const hdp_validate_side *bad = !v->sim_side.pass ? &v->sim_side
+                                   : (v->with_sde && !v->sde_side.pass) ? &v->sde_side : NULL;
+    if (bad && bad->worst_point >= 0) {
+        const hdp_mc_result *mc = bad == &v->sim_side ? &v->sim : &v->sde;
+        long i = bad->worst_point;
+        printf("  worst point: t = %g, ODE %.6g vs %s %.6g ± %.2g\n", v->ode.t[i], v->ode.risk[i],
+               bad == &v->sim_side ? "Monte Carlo" : "SDE", mc->mean[i], mc->stderr_[i]);
+    }
+    printf("\nverdict: %s\n", v->pass ? "PASS — the homogenized ODE predicts the simulation"
+                                      : "FAIL — the simulation departs from the ODE (small d? "
+                                        "homogenization is a high-dimensional limit)");
+}
+
+static void json_side(hdp_json *j, const char *prefix, const hdp_validate_side *s)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%smax_abs_dev", prefix);
+    hdp_json_num(j, k, s->max_abs_dev);
+    snprintf(k, sizeof k, "%smax_rel_dev", prefix);
+    hdp_json_num(j, k, s->max_rel_dev);
+    snprintf(k, sizeof k, "%smax_z", prefix);
+    hdp_json_num(j, k, s->max_z);
+    snprintf(k, sizeof k, "%sfinal_risk", prefix);
+    hdp_json_num(j, k, s->final_risk);
+    snprintf(k, sizeof k, "%sfinal_risk_stderr", prefix);
+    hdp_json_num(j, k, s->final_stderr);
+    snprintf(k, sizeof k, "%sclipped_fraction", prefix);
+    hdp_json_num(j, k, s->clipped);
+    snprintf(k, sizeof k, "%spass", prefix);
+    hdp_json_bool(j, k, s->pass);
+}
+
+typedef struct {
+    long n, d;
+    double max_abs_dev, max_rel_dev, max_z;
+} scaling_row;
+
+static int run_scaling(const cli_common *common, const hdp_model *base, const hdp_mc_options *opt,
+                       long K, scaling_row *rows, double *slope)
+{
+    if (base->spectrum == HDP_SPECTRUM_FILE) {
+        fprintf(stderr, "hdpsgd validate: error: --scaling needs a generated spectrum "
+                        "(data.spectrum = isotropic | powerlaw | twolevel), not a file\n");
+        return EXIT_BAD_INPUT;
+    }
+    for (long l = 0; l < K; l++) {
+        cli_common c = *common;
+        char dset[64], nset[64];
+        long f = 1L << (2 * l);
+        snprintf(dset, sizeof dset, "data.d=%ld", base->d * f);
+        snprintf(nset, sizeof nset, "data.n=%ld", base->n * f);
+        if (c.nsets + 2 > MAX_SETS) return EXIT_BAD_INPUT;
+        c.sets[c.nsets++] = dset;
+        c.sets[c.nsets++] = nset;
+        hdp_model m;
+        int rc = cli_load_model(&c, &m);
+        if (rc) return rc;
+        fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %ld\n", l + 1, K,
+                m.d, m.n);
+        hdp_validation v;
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_status st = hdp_validate_run(&m, opt, 0, &v, &err);
+        if (st != HDP_OK) {
+            hdp_validation_free(&v);
+            hdp_model_free(&m);
+            return cli_fail("validate", &err);
+        }
+        rows[l] = (scaling_row){m.n, m.d, v.sim_side.max_abs_dev, v.sim_side.max_rel_dev,
+                                v.sim_side.max_z};
+        hdp_validation_free(&v);
+        hdp_model_free(&m);
+    }
+    /* least-squares slope of log(max_abs_dev) against log(n) */
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (long l = 0; l < K; l++) {
+        double x = log((double)rows[l].n), y = log(rows[l].max_abs_dev);
+        sx += x; sy += y; sxx += x * x; sxy += x * y;
+    }
+    *slope = K >= 2 ? (K * sxy - sx * sy) / (K * sxx - sx * sx) : NAN;
+    printf("\nscaling with gamma fixed (Monte Carlo vs ODE; theory: O(log^2 n / sqrt n)):\n");
+    printf("  %10s %8s %12s %12s %8s %18s\n", "n", "d", "max |dev|", "max rel dev", "max z",
+           "log^2(n)/sqrt(n)");
+    for (long l = 0; l < K; l++) {
+        double ln = log((double)rows[l].n);
+        printf("  %10ld %8ld %12.4g %11.2f%% %8.2f %18.4g\n", rows[l].n, rows[l].d,
+               rows[l].max_abs_dev, 100 * rows[l].max_rel_dev, rows[l].max_z,
+               ln * ln / sqrt((double)rows[l].n));
+    }
+    double n0 = (double)rows[0].n, n1 = (double)rows[K - 1].n;
+    double pred = (log(log(n1) * log(n1) / sqrt(n1)) - log(log(n0) * log(n0) / sqrt(n0))) /
+                  (log(n1) - log(n0));
+    if (K >= 2)
+        printf("  fitted log-log slope of max |dev| against n: %.3f (log^2 n/sqrt n over this "
+               "range: %.3f; a slope near 0 means the Monte Carlo error dominates: add runs)\n",
+               *slope, pred);
+    return 0;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("validate");
+    cli_common common;
+    figure_path = json_path = data_prefix = NULL;
+    cli_mc_args_reset(&mc);
+    scaling_opt = 0;
+    no_sde = 0;
+    int rc = cli_parse(cmd, argc, argv, &common);
+    if (rc)
+        return rc;
+    if (common.help) {
+        cli_print_help(cmd, stdout);
+        return 0;
+    }
+    if ((rc = cli_mc_args_apply("validate", &mc, &common)))
+        return rc;
+    hdp_model m;
+    if ((rc = cli_load_model(&common, &m)))
+        return rc;
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    opt.threads = cli_mc_threads(&mc);
+    if (scaling_opt < 0 || scaling_opt > 6) {
+        fprintf(stderr, "hdpsgd validate: error: --scaling %ld: expected 1 to 6 levels\n", scaling_opt);
+        hdp_model_free(&m);
+        return EXIT_BAD_INPUT;
+    }
+    opt.progress = isatty(STDERR_FILENO);
+    cli_warn_stability("validate", &m);
+
+    hdp_validation v;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_status st = hdp_validate_run(&m, &opt, !no_sde, &v, &err);
+    if (st != HDP_OK) {
+        hdp_validation_free(&v);
+        hdp_model_free(&m);
+        return cli_fail("validate", &err);
+    }
+    print_table(&m, &v, opt.runs);
+
+    scaling_row rows[8];
+    double slope = NAN;
+    if (scaling_opt > 0 && (rc = run_scaling(&common, &m, &opt, scaling_opt, rows, &slope))) {
+        hdp_validation_free(&v);
+        hdp_model_free(&m);
+        return rc;
+    }
+
+    /* data files, figure, JSON: written only now that everything has run */
+    char prefix[1024] = "";
+    if (data_prefix) {
+        snprintf(prefix, sizeof prefix, "%s", data_prefix);
+    } else if (figure_path) {
+        snprintf(prefix, sizeof prefix, "%s", figure_path);
+        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
+        if (dot && (!slash || dot > slash)) *dot = '\0';
+    }
+    char ode_csv[1100] = "", sim_csv[1100] = "", sde_csv[1100] = "";
+    hdp_outfile files[4] = {{0}};
+    int nfiles = 0;
+    if (prefix[0]) {
+        snprintf(ode_csv, sizeof ode_csv, "%s.ode.csv", prefix);
+        snprintf(sim_csv, sizeof sim_csv, "%s.sim.csv", prefix);
+        if (v.with_sde) snprintf(sde_csv, sizeof sde_csv, "%s.sde.csv", prefix);
+        if (st == HDP_OK && (st = hdp_out_open(&files[nfiles], ode_csv, &err)) == HDP_OK)
+            cli_write_ode_csv(files[nfiles++].f, &m, &v.ode);
+        if (st == HDP_OK && (st = hdp_out_open(&files[nfiles], sim_csv, &err)) == HDP_OK)
+            cli_write_mc_csv(files[nfiles++].f, "sim", &m, &opt, &v.sim);
+        if (st == HDP_OK && v.with_sde && (st = hdp_out_open(&files[nfiles], sde_csv, &err)) == HDP_OK)
+            cli_write_mc_csv(files[nfiles++].f, "sde", &m, &opt, &v.sde);
+    }
+    if (st == HDP_OK && json_path && (st = hdp_out_open(&files[nfiles], json_path, &err)) == HDP_OK) {
+        hdp_json j;
+        hdp_json_begin(&j, files[nfiles++].f);
+        json_side(&j, "", &v.sim_side);
+        if (v.with_sde) json_side(&j, "sde_", &v.sde_side);
+        hdp_json_bool(&j, "sim_pass", v.sim_side.pass);
+        hdp_json_bool(&j, "pass", v.pass);
+        hdp_json_num(&j, "ode_final_risk", v.ode.final_risk);
+        hdp_json_num(&j, "rho", m.rho);
+        hdp_json_num(&j, "rho_z", v.rho_z);
+        hdp_json_num(&j, "delta", v.delta);
+        hdp_json_num(&j, "epsilon_cks", v.epsilon_cks);
+        hdp_json_num(&j, "epsilon_bs", v.epsilon_bs);
+        hdp_json_num(&j, "rel_tol", m.rel_tol);
+        hdp_json_num(&j, "z_tol", m.z_tol);
+        hdp_json_int(&j, "runs", opt.runs);
+        hdp_json_int(&j, "diverged_runs", v.sim.diverged_runs);
+        hdp_json_int(&j, "d", m.d);
+        hdp_json_int(&j, "n", m.n);
+        hdp_json_num(&j, "gamma", m.gamma);
+        if (scaling_opt > 0) {
+            hdp_json_num(&j, "scaling_slope", slope);
+            for (long l = 0; l < scaling_opt; l++) {
+                char k[64];
+                snprintf(k, sizeof k, "scaling_%ld_n", l);
+                hdp_json_int(&j, k, rows[l].n);
+                snprintf(k, sizeof k, "scaling_%ld_max_abs_dev", l);
+                hdp_json_num(&j, k, rows[l].max_abs_dev);
+            }
+        }
+        hdp_json_str(&j, "model", m.source);
+        hdp_json_end(&j);
+    }
+    for (int i = 0; i < nfiles && st == HDP_OK; i++)
+        st = hdp_out_commit(&files[i], &err);
+    for (int i = 0; i < nfiles; i++)
+        hdp_out_abort(&files[i]);
+    if (st != HDP_OK) {
+        hdp_validation_free(&v);
+        hdp_model_free(&m);
+        return cli_fail("validate", &err);
+    }
+    if (figure_path) {
+        char assign[8192] = "", title[512];
+        title_of(&m, &v, opt.runs, title, sizeof title);
+        hdp_plot_assign(assign, sizeof assign, "ode_file", ode_csv);
+        hdp_plot_assign(assign, sizeof assign, "sim_file", sim_csv);
+        hdp_plot_assign(assign, sizeof assign, "sde_file", sde_csv);
+        hdp_plot_assign(assign, sizeof assign, "title_text", title);
+        strncat(assign, m.spectrum == HDP_SPECTRUM_ISOTROPIC ? "show_bounds=0\n" : "show_bounds=1\n",
+                sizeof assign - strlen(assign) - 1);
+        hdp_error perr;
+        hdp_error_clear(&perr);
+        if (hdp_plot_draw("validate", figure_path, assign, &perr) != HDP_OK)
+            fprintf(stderr, "hdpsgd validate: warning: %s (data written to %s.*.csv)\n", perr.msg,
+                    prefix);
+        else
+            printf("figure: %s (data: %s.{ode,sim%s}.csv)\n", figure_path, prefix,
+                   v.with_sde ? ",sde" : "");
+    }
+    int pass = v.pass;
+    hdp_validation_free(&v);
+    hdp_model_free(&m);
+    return pass ? 0 : EXIT_FAIL_VALIDATION;
+}

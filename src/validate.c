@@ -1,0 +1,73 @@
+/*
+ * validate.c — the only code that sees both the theory side (ODE) and the
+ * simulation side (Monte Carlo, SDE); see hdpsgd/validate.h.
+ */
+#include "hdpsgd/validate.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "hdpsgd/privacy.h"
+
+void hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *mc, double rel_tol,
+                          double z_tol, hdp_validate_side *side)
+{
+    memset(side, 0, sizeof *side);
+    side->worst_point = -1;
+    side->pass = 1;
+    double worst_margin = 0; /* how far past both tolerances the worst point is */
+    double clipped = 0;
+    for (long i = 0; i < ode->points; i++) {
+        double abs_dev = fabs(mc->mean[i] - ode->risk[i]);
+        double rel = ode->risk[i] > 0 ? abs_dev / ode->risk[i] : (abs_dev > 0 ? INFINITY : 0);
+        double z = mc->stderr_[i] > 0 ? abs_dev / mc->stderr_[i] : (abs_dev > 0 ? INFINITY : 0);
+        if (abs_dev > side->max_abs_dev) side->max_abs_dev = abs_dev;
+        if (rel > side->max_rel_dev) side->max_rel_dev = rel;
+        if (z > side->max_z) side->max_z = z;
+        if (!(rel <= rel_tol || z <= z_tol)) {
+            side->pass = 0;
+            double margin = fmin(rel / rel_tol, z / z_tol);
+            if (margin > worst_margin) {
+                worst_margin = margin;
+                side->worst_point = i;
+            }
+        }
+        if (i > 0) clipped += mc->clipped[i];
+    }
+    side->clipped = ode->points > 1 ? clipped / (double)(ode->points - 1) : 0;
+    side->final_risk = mc->final_mean;
+    side->final_stderr = mc->final_stderr;
+}
+
+void hdp_validation_free(hdp_validation *v)
+{
+    hdp_ode_result_free(&v->ode);
+    hdp_mc_result_free(&v->sim);
+    hdp_mc_result_free(&v->sde);
+}
+
+hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int with_sde,
+                            hdp_validation *v, hdp_error *err)
+{
+    memset(v, 0, sizeof *v);
+    v->with_sde = with_sde;
+    v->rho = m->rho;
+    v->rho_z = 0.5 * m->rho * m->rho;
+    v->delta = 1.0 / (double)m->n;
+    v->epsilon_cks = hdp_zcdp_epsilon_cks(v->rho_z, v->delta);
+    v->epsilon_bs = hdp_zcdp_epsilon_bs(v->rho_z, v->delta);
+    hdp_status st = hdp_ode_solve(m, &v->ode, err);
+    if (st != HDP_OK)
+        return st;
+    if ((st = hdp_sim_run(m, opt, &v->sim, err)) != HDP_OK)
+        return st;
+    hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side);
+    v->pass = v->sim_side.pass;
+    if (with_sde) {
+        if ((st = hdp_sde_run(m, opt, &v->sde, err)) != HDP_OK)
+            return st;
+        hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side);
+        v->pass = v->pass && v->sde_side.pass;
+    }
+    return HDP_OK;
+}
