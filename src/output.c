@@ -34,6 +34,14 @@ void hdp_out_abort_all_signal(void)
             unlink(open_tmp[i]);
 }
 
+void hdp_out_default_mode(int fd)
+{
+    /* mkstemp creates 0600; an output file gets the usual 0666 & ~umask */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+}
+
 hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -64,6 +72,7 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
     if (fd < 0)
         return hdp_fail(err, HDP_EIO, "%s: cannot create the output file: %s", path,
                         strerror(errno));
+    hdp_out_default_mode(fd);
     o->f = fdopen(fd, "w");
     if (!o->f) {
         close(fd);

@@ -27,6 +27,9 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err);
 hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err);
 void hdp_out_abort(hdp_outfile *o);
 
+/* Give a file made by mkstemp the mode of a newly created file (0666 & ~umask). */
+void hdp_out_default_mode(int fd);
+
 /* Remove every temporary file still open (for a SIGINT handler; async-signal-safe). */
 void hdp_out_abort_all_signal(void);
 

@@ -1,6 +1,8 @@
 /* plot.c — figures through gnuplot; see plot.h. */
 #include "plot.h"
 
+#include "output.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -86,6 +88,7 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
     if (fd < 0)
         return hdp_fail(err, HDP_EIO, "%s: cannot create the figure: %s", out_path,
                         strerror(errno));
+    hdp_out_default_mode(fd);
     close(fd);
     snprintf(tmp_script, sizeof tmp_script, "/tmp/hdpsgd-plot-XXXXXX");
     fd = mkstemp(tmp_script);

@@ -18,8 +18,8 @@ done
 mkdir -p "$out"
 pass=0 fail=0
 while IFS='|' read -r name model expect args; do
+  [[ -z ${name// /} || $name == \#* ]] && continue
   name=$(echo "$name" | xargs); model=$(echo "$model" | xargs); expect=$(echo "$expect" | xargs)
-  [[ -z $name || $name == \#* ]] && continue
   read -r -a extra <<<"$args"
   if ((release)); then
     # ten times the runs, four times d and n (gamma fixed)
