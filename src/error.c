@@ -1,6 +1,8 @@
 /* error.c — the one error-reporting path (see hdpsgd/error.h). */
 #include "hdpsgd/error.h"
 
+#include <gsl/gsl_errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,3 +38,9 @@ const char *hdp_status_name(hdp_status status)
     }
     return "unknown status";
 }
+
+static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
+
+static void gsl_quiet_once(void) { gsl_set_error_handler_off(); }
+
+void hdp_gsl_quiet(void) { pthread_once(&gsl_once, gsl_quiet_once); }

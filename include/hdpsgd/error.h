@@ -40,6 +40,13 @@ void hdp_error_clear(hdp_error *err);
 hdp_status hdp_fail(hdp_error *err, hdp_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* GSL's default error handler aborts the program; hdpsgd checks GSL's status
+ * codes instead. The first call (thread-safe, once per process) turns the
+ * handler off with gsl_set_error_handler_off(), and it stays off: a process
+ * that embeds hdpsgd and wants GSL's handler back must set it after its last
+ * hdpsgd call. Every library function that calls GSL calls this first. */
+void hdp_gsl_quiet(void);
+
 /* Name of a status code ("ok", "bad input", ...). */
 const char *hdp_status_name(hdp_status status);
 
