@@ -9,8 +9,11 @@
  * The CKS minimum is found over u = ln(alpha - 1): a coarse scan brackets it,
  * GSL's Brent minimiser refines it. Reference (THEORY 6): rho_z = 0.03125,
  * delta = 1e-3 gives 0.96048... (BS) and 0.6880024554878086 (CKS).
+ * Full-batch DP-GD (THEORY 6, seeds 000 and 003): rho_z = eta T / (2 sigma^2), and seed
+ * 003's sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon for epsilon in (0, 8 ln(1/delta)).
  */
 #include "hdpsgd/privacy.h"
+#include "hdpsgd/error.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_min.h>
@@ -94,7 +97,7 @@ double hdp_zcdp_epsilon_cks(double rho_z, double delta)
         return best > 0 ? best : 0.0;
     double lo = best_u - 60.0 / (N - 1), hi = best_u + 60.0 / (N - 1);
     gsl_function F = {cks_objective, &a};
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    hdp_gsl_quiet();
     gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
     double result = best;
     if (s && gsl_min_fminimizer_set(s, &F, best_u, lo, hi) == GSL_SUCCESS) {
@@ -109,7 +112,6 @@ double hdp_zcdp_epsilon_cks(double rho_z, double delta)
     }
     if (s)
         gsl_min_fminimizer_free(s);
-    gsl_set_error_handler(old);
     if (best < result)
         result = best;
     return result > 0 ? result : 0.0;
@@ -139,7 +141,7 @@ hdp_status hdp_zcdp_from_epsilon(double epsilon, double delta, double *rho_z, hd
     if (cks_minus_target(lo, &a) > 0)
         return hdp_fail(err, HDP_EINPUT, "epsilon = %g at delta = %g is below what any rho_z >= 1e-16 gives",
                         epsilon, delta);
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    hdp_gsl_quiet();
     gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
     hdp_status st = HDP_OK;
     if (!s || gsl_root_fsolver_set(s, &F, lo, hi) != GSL_SUCCESS) {
@@ -155,6 +157,49 @@ hdp_status hdp_zcdp_from_epsilon(double epsilon, double delta, double *rho_z, hd
     }
     if (s)
         gsl_root_fsolver_free(s);
-    gsl_set_error_handler(old);
     return st;
+}
+
+/* ---- full-batch DP-GD (THEORY 6) ---- */
+
+double hdp_dpgd_rho_z(double eta, long steps, double sigma)
+{
+    if (!(sigma > 0))
+        return INFINITY;
+    return eta * (double)steps / (2.0 * sigma * sigma);
+}
+
+double hdp_dpgd_epsilon_seed003(double eta, long steps, double sigma, double delta)
+{
+    if (!(sigma > 0))
+        return INFINITY;
+    return sqrt(eta * (double)steps) * sqrt(8.0 * log(1.0 / delta)) / sigma;
+}
+
+double hdp_dpgd_sigma_seed003(double eta, long steps, double epsilon, double delta)
+{
+    return sqrt(eta * (double)steps) * sqrt(8.0 * log(1.0 / delta)) / epsilon;
+}
+
+int hdp_dpgd_seed003_applies(double epsilon, double delta)
+{
+    return epsilon > 0 && delta > 0 && delta < 1 && epsilon < 8.0 * log(1.0 / delta);
+}
+
+hdp_status hdp_dpgd_sigma_zcdp(double eta, long steps, double epsilon, double delta,
+                               double *sigma, double *rho_z_out, hdp_error *err)
+{
+    if (!(eta > 0) || !isfinite(eta))
+        return hdp_fail(err, HDP_EINPUT, "eta = %g: the DP-GD step size must be a finite number > 0",
+                        eta);
+    if (steps < 1)
+        return hdp_fail(err, HDP_EINPUT, "T = %ld: the number of DP-GD steps must be >= 1", steps);
+    double rz;
+    hdp_status st = hdp_zcdp_from_epsilon(epsilon, delta, &rz, err);
+    if (st != HDP_OK)
+        return st;
+    *sigma = sqrt(eta * (double)steps / (2.0 * rz));
+    if (rho_z_out)
+        *rho_z_out = rz;
+    return HDP_OK;
 }

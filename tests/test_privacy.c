@@ -64,12 +64,54 @@ static void accountant_returns_rho(void **state)
     hdp_model_free(&m);
 }
 
+/* Full-batch DP-GD (THEORY 6, seeds 000/003): rho_z = eta T/(2 sigma^2); seed 003's
+ * sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon and its inverse; the zCDP route
+ * (CKS calibration, sigma = sqrt(eta T/(2 rho_z))) gives back epsilon and a smaller sigma. */
+static void dpgd(void **state)
+{
+    (void)state;
+    double eta = 0.01, delta = 1.0 / 2000;
+    long T = 1000;
+    assert_rel(hdp_dpgd_rho_z(eta, T, 5.0), eta * T / (2 * 25.0), 1e-15, 0);
+    assert_true(isinf(hdp_dpgd_rho_z(eta, T, 0.0)));
+    double eps[] = {0.1, 1.0, 4.0, 20.0};
+    for (int i = 0; i < 4; i++) {
+        double s3 = hdp_dpgd_sigma_seed003(eta, T, eps[i], delta);
+        assert_rel(s3, sqrt(eta * T) * sqrt(8 * log(1 / delta)) / eps[i], 1e-15, 0);
+        assert_rel(hdp_dpgd_epsilon_seed003(eta, T, s3, delta), eps[i], 1e-14, 0);
+        assert_true(hdp_dpgd_seed003_applies(eps[i], delta));
+        double sz, rz;
+        hdp_error err;
+        hdp_error_clear(&err);
+        assert_int_equal(hdp_dpgd_sigma_zcdp(eta, T, eps[i], delta, &sz, &rz, &err), HDP_OK);
+        /* round trip: sigma from epsilon gives back epsilon */
+        assert_rel(hdp_dpgd_rho_z(eta, T, sz), rz, 1e-14, 0);
+        assert_true(fabs(hdp_zcdp_epsilon_cks(hdp_dpgd_rho_z(eta, T, sz), delta) - eps[i]) <
+                    1e-9 * eps[i]);
+        assert_true(sz < s3); /* the zCDP route is tighter than seed 003's bound */
+    }
+    /* seed 003's range: epsilon in (0, 8 ln(1/delta)) */
+    assert_false(hdp_dpgd_seed003_applies(8 * log(1 / delta) * 1.0001, delta));
+    assert_false(hdp_dpgd_seed003_applies(0.0, delta));
+    double sz;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_dpgd_sigma_zcdp(-1, T, 1, delta, &sz, NULL, &err), HDP_EINPUT);
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_dpgd_sigma_zcdp(eta, 0, 1, delta, &sz, NULL, &err), HDP_EINPUT);
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_dpgd_sigma_zcdp(eta, T, 0, delta, &sz, NULL, &err), HDP_EINPUT);
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_dpgd_sigma_zcdp(eta, T, 1, 1.0, &sz, NULL, &err), HDP_EINPUT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reference_values),
         cmocka_unit_test(calibration_inverts),
         cmocka_unit_test(accountant_returns_rho),
+        cmocka_unit_test(dpgd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,141 @@
+/*
+ * hdpsgd/design.h — schedule design: learning-rate schedules that minimise the
+ * predicted final-iterate excess risk at a fixed privacy level
+ * (THEORY.md sections 3, 5 and 6).
+ *
+ * What is minimised: hdp_ode_solve's final_risk, i.e. R(1) of the risk ODE of
+ * THEORY 3 plus the final-iterate jump 2 c^2 gamma^2 eta~(1)^2 / rho^2. Every
+ * candidate keeps the model's rho: the discrete schedule of THEORY 1 spends
+ * exactly rho whatever eta~ is (THEORY 6: the accountant gives rho_acc = rho),
+ * so all families are compared at the same (rho^2/2)-zCDP guarantee.
+ *
+ * Families (eta~ is the continuous learning rate of THEORY 5, dimensionless;
+ * the step size of the algorithm is eta_k = eta~(k/n) / n):
+ *   output        eta~ = eta0                       1 parameter
+ *   linear-noise  eta~ = eta0 sqrt(1 - t)           1 parameter
+ *   optimal       eta~ = c1 / (t + a)               2 parameters (c1, a); the model keys
+ *                 c2 = a/gamma and c3 = a rho/gamma both reproduce a = gamma max(c2, c3/rho)
+ *   pl            non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1),
+ *                 K parameters (the knot values)
+ * and, with tune_clip, the clipping constant c (THEORY 0) as one more parameter.
+ *
+ * Method: unconstrained parameters p mapped so that every candidate is admissible:
+ *   eta~(0) = (2/gamma) sigmoid(p_0)   (stability, THEORY 3: sup eta~ = eta~(0) < 2/gamma);
+ *   optimal: a = e^{p_1}, c1 = a eta~(0);
+ *   pl: eta~(t_i) = eta~(t_{i-1}) sigmoid(p_i) (non-increasing, THEORY 1);
+ *   c = e^{p_c}.
+ * A coarse scan picks the start; GSL's Nelder-Mead simplex (nmsimplex2) then
+ * minimises, restarted from the best point until a restart no longer improves.
+ * During the search the ODE runs cheaply (2 output points, rtol = search_rtol); the
+ * winner is re-solved at the model's own [ode] settings.
+ *
+ * Ownership: results own their arrays (release with hdp_design_result_free, also
+ * after a failure). Models made by hdp_design_model are deep copies (release with
+ * hdp_model_free). The library prints nothing: progress goes through an optional
+ * callback.
+ */
+#ifndef HDPSGD_DESIGN_H
+#define HDPSGD_DESIGN_H
+
+#include "hdpsgd/model.h"
+#include "hdpsgd/ode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    HDP_FAMILY_OUTPUT = 0,
+    HDP_FAMILY_LINEAR_NOISE,
+    HDP_FAMILY_OPTIMAL,
+    HDP_FAMILY_PL,
+    HDP_FAMILY_COUNT
+} hdp_design_family;
+
+/* "output", "linear-noise", "optimal", "pl"; and the reverse (-1 when unknown). */
+const char *hdp_design_family_name(hdp_design_family f);
+int hdp_design_family_parse(const char *name);
+
+/* Progress of a search, passed to the callback after every restart and every 100 ODE solves. */
+typedef struct {
+    hdp_design_family family;
+    long ode_solves;     /* so far, this family */
+    double best_risk;    /* best final risk so far (search settings) */
+    int restart;         /* 0 = the starting scan, 1.. = Nelder-Mead rounds */
+    int periodic;        /* 1: the every-100-solves report; 0: the end of the scan or of a round */
+} hdp_design_progress;
+
+typedef void (*hdp_design_progress_fn)(const hdp_design_progress *p, void *user);
+
+typedef struct {
+    int knots;             /* pl: K >= 2 knots (default 8) */
+    int tune_clip;         /* 1: also optimise the clipping constant c */
+    int max_restarts;      /* Nelder-Mead rounds (default 6) */
+    long max_solves;       /* ODE solves per family (default 6000) */
+    double search_rtol;    /* CVODE rtol during the search (default 1e-7) */
+    long table_points;     /* knots of the written table (default 201; pl: its own K knots) */
+    hdp_design_progress_fn progress; /* may be NULL */
+    void *progress_user;
+} hdp_design_options;
+
+/* Defaults as documented above. */
+void hdp_design_options_init(hdp_design_options *o);
+
+#define HDP_DESIGN_MAX_KNOTS 64
+
+typedef struct {
+    hdp_design_family family;
+    /* the optimised schedule */
+    double eta0;          /* output, linear-noise: eta0; every family: eta~(0) */
+    double eta1;          /* eta~(1) (0 for linear-noise) */
+    double c1, a;         /* optimal */
+    double c2, c3;        /* optimal, as model keys: c2 = a/gamma, c3 = a rho/gamma (inf rho: c3 = 0) */
+    int knots;            /* pl: K */
+    double knot_t[HDP_DESIGN_MAX_KNOTS], knot_eta[HDP_DESIGN_MAX_KNOTS];
+    double c;             /* clipping constant (the model's unless tune_clip) */
+    /* risks (final-iterate excess risk, THEORY 3) */
+    double search_risk;   /* best value at the search settings */
+    double final_risk;    /* the winner re-solved at the model's [ode] settings */
+    /* the schedule as a table (THEORY 5, kind = table) */
+    long table_len;
+    double *table_t, *table_eta;
+    double table_final_risk; /* ODE final risk of the table at the model's settings */
+    /* cost */
+    long ode_solves;      /* during the search, this family */
+    double seconds;       /* wall time of the search */
+} hdp_design_result;
+
+/* Optimise one family on a finalized model. hints (may be NULL, nhints = 0) are
+ * earlier results whose schedules seed the start of the pl family. On failure
+ * (an ODE failure at the winner, no admissible candidate) returns HDP_ENUMERIC;
+ * HDP_EINPUT for a bad option (K outside 2..HDP_DESIGN_MAX_KNOTS). */
+hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
+                               const hdp_design_options *opt, const hdp_design_result *hints,
+                               int nhints, hdp_design_result *res, hdp_error *err);
+
+void hdp_design_result_free(hdp_design_result *res);
+
+/* eta~(t) of the optimised schedule (the analytic family, not the table). */
+double hdp_design_eta(const hdp_design_result *r, double t);
+
+/* A deep copy of base with the optimised schedule and clipping constant: the
+ * family's own kind (output, linear-noise, optimal; pl as a table of its K knots),
+ * or with use_table the written table. Release with hdp_model_free. */
+hdp_status hdp_design_model(const hdp_model *base, const hdp_design_result *r, int use_table,
+                            hdp_model *out, hdp_error *err);
+
+/* The theorem's rate of THEORY 5 as gamma -> 0 (constants set to 1):
+ *   output        gamma log(1/gamma) + gamma^2 log^2(1/gamma) / rho^2
+ *   linear-noise  gamma log^{2/3}(1/gamma) + gamma^2 log^{4/3}(1/gamma) / rho^2
+ *   optimal, pl   gamma + gamma^2 / rho^2   (the minimax rate)
+ * rho = inf drops the privacy term. */
+double hdp_design_rate_theory(hdp_design_family f, double gamma, double rho);
+
+/* Least-squares slope of log y against log x over n points (NAN when n < 2 or a
+ * value is not positive). */
+double hdp_loglog_slope(const double *x, const double *y, long n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

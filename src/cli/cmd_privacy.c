@@ -1,0 +1,258 @@
+/*
+ * cmd_privacy.c — `hdpsgd privacy`: the privacy level of a model (THEORY.md section 6):
+ * rho, rho_z = rho^2/2, epsilon at delta by Bun-Steinke and Canonne-Kamath-Steinke, the
+ * amplification-by-iteration accountant on the model's discrete schedule, calibration of
+ * rho for a target (epsilon, delta), and full-batch DP-GD (--dpgd, seeds 000 and 003).
+ * All formulas live in the library (hdpsgd/privacy.h); this file parses and prints.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "../output.h"
+#include "cli.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/schedule.h"
+
+static const char *json_path;
+static double delta_opt, epsilon_opt, eta_opt, sigma_opt;
+static long steps_opt;
+static int dpgd;
+
+/* accountant arrays above this many steps are not built (2 doubles per step) */
+#define ACCOUNTANT_MAX_N 100000000L
+
+const cli_opt privacy_opts[] = {
+    {"delta", 0, OPT_DOUBLE, &delta_opt, "D", "delta of (epsilon, delta)-DP, in (0, 1) (default 1/n)"},
+    {"epsilon", 0, OPT_DOUBLE, &epsilon_opt, "E",
+     "target epsilon > 0: calibrate rho (or, with --dpgd, sigma) to meet (E, D)"},
+    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
+    {"dpgd", 0, OPT_FLAG, &dpgd, NULL, "full-batch DP-GD instead of the model (needs --eta, --steps)"},
+    {"eta", 0, OPT_DOUBLE, &eta_opt, "ETA", "--dpgd: step size eta > 0"},
+    {"steps", 0, OPT_LONG, &steps_opt, "T", "--dpgd: number of steps T >= 1"},
+    {"sigma", 0, OPT_DOUBLE, &sigma_opt, "S", "--dpgd: noise multiplier sigma > 0 (or give --epsilon)"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+static int bad(const char *fmt, double v)
+{
+    fprintf(stderr, "hdpsgd privacy: error: ");
+    fprintf(stderr, fmt, v);
+    fprintf(stderr, "\n");
+    return EXIT_BAD_INPUT;
+}
+
+/* Check the options that do not need the model. */
+static int check_options(void)
+{
+    if (!isnan(delta_opt) && !(delta_opt > 0 && delta_opt < 1))
+        return bad("--delta %g: delta must lie in (0, 1)", delta_opt);
+    if (!isnan(epsilon_opt) && !(epsilon_opt > 0))
+        return bad("--epsilon %g: epsilon must be > 0", epsilon_opt);
+    if (!dpgd) {
+        if (!isnan(eta_opt) || steps_opt != CLI_NOT_GIVEN || !isnan(sigma_opt)) {
+            fprintf(stderr, "hdpsgd privacy: error: --eta, --steps and --sigma describe full-batch "
+                            "DP-GD: add --dpgd\n");
+            return EXIT_BAD_INPUT;
+        }
+        return 0;
+    }
+    if (isnan(eta_opt) || steps_opt == CLI_NOT_GIVEN) {
+        fprintf(stderr, "hdpsgd privacy: error: --dpgd needs the step size --eta and the number of "
+                        "steps --steps\n");
+        return EXIT_BAD_INPUT;
+    }
+    if (!(eta_opt > 0))
+        return bad("--eta %g: the step size must be > 0", eta_opt);
+    if (steps_opt < 1)
+        return bad("--steps %g: the number of steps must be an integer >= 1", (double)steps_opt);
+    if (isnan(sigma_opt) == isnan(epsilon_opt)) {
+        fprintf(stderr, "hdpsgd privacy: error: --dpgd needs exactly one of --sigma S (report the "
+                        "privacy of noise S) or --epsilon E (find the noise for E)\n");
+        return EXIT_BAD_INPUT;
+    }
+    if (!isnan(sigma_opt) && !(sigma_opt > 0))
+        return bad("--sigma %g: the noise multiplier must be > 0", sigma_opt);
+    return 0;
+}
+
+/* ---- full-batch DP-GD (THEORY 6) ---- */
+
+static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error *err)
+{
+    double eta = eta_opt, bound = 8.0 * log(1.0 / delta);
+    long T = steps_opt;
+    double sigma, rho_z, eps_bs, eps_cks, eps003 = NAN, sigma003 = NAN, sigma_z = NAN;
+    int applies;
+    printf("full-batch DP-GD (THEORY 6; seeds 000, 003): eta = %g, T = %ld steps, eta T = %g\n",
+           eta, T, eta * (double)T);
+    printf("  each step theta <- theta - eta (1/n) sum clip(g_i) + sqrt(eta) (2 C_clip/n) sigma N(0, I)"
+           " is (eta/(2 sigma^2))-zCDP\n");
+    printf("  delta = %.6g%s\n", delta, isnan(delta_opt) ? " (1/n of the model)" : "");
+    if (!isnan(sigma_opt)) {
+        sigma = sigma_opt;
+        rho_z = hdp_dpgd_rho_z(eta, T, sigma);
+        eps_bs = hdp_zcdp_epsilon_bs(rho_z, delta);
+        eps_cks = hdp_zcdp_epsilon_cks(rho_z, delta);
+        eps003 = hdp_dpgd_epsilon_seed003(eta, T, sigma, delta);
+        applies = hdp_dpgd_seed003_applies(eps003, delta);
+        printf("  sigma = %g: rho_z = eta T / (2 sigma^2) = %.6g\n", sigma, rho_z);
+        printf("  epsilon = %.6g (Canonne-Kamath-Steinke: use this one)\n", eps_cks);
+        printf("  epsilon = %.6g (Bun-Steinke, looser)\n", eps_bs);
+        printf("  epsilon = %.6g (seed 003: sqrt(eta T) sqrt(8 ln(1/delta)) / sigma)", eps003);
+        if (applies)
+            printf("\n");
+        else
+            printf(" -- outside (0, 8 ln(1/delta)) = (0, %.4g): seed 003's bound does not apply\n",
+                   bound);
+    } else {
+        double eps = epsilon_opt;
+        hdp_status st = hdp_dpgd_sigma_zcdp(eta, T, eps, delta, &sigma_z, &rho_z, err);
+        if (st != HDP_OK)
+            return cli_fail("privacy", err);
+        sigma = sigma_z;
+        eps_cks = hdp_zcdp_epsilon_cks(rho_z, delta);
+        eps_bs = hdp_zcdp_epsilon_bs(rho_z, delta);
+        sigma003 = hdp_dpgd_sigma_seed003(eta, T, eps, delta);
+        applies = hdp_dpgd_seed003_applies(eps, delta);
+        printf("  target epsilon = %g\n", eps);
+        printf("  seed 003: sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon = %.6g", sigma003);
+        if (applies)
+            printf("\n");
+        else
+            printf(" -- epsilon outside (0, 8 ln(1/delta)) = (0, %.4g): seed 003's bound does not "
+                   "apply\n",
+                   bound);
+        printf("  zCDP route: rho_z = %.6g meets (epsilon, delta) by Canonne-Kamath-Steinke, so\n"
+               "    sigma = sqrt(eta T / (2 rho_z)) = %.6g (%.3g x seed 003's; Bun-Steinke at this "
+               "rho_z: epsilon = %.4g)\n",
+               rho_z, sigma_z, sigma_z / sigma003, eps_bs);
+    }
+    if (js->open) {
+        hdp_json j;
+        hdp_json_begin(&j, js->f);
+        hdp_json_num(&j, "eta", eta);
+        hdp_json_int(&j, "steps", T);
+        hdp_json_num(&j, "sigma", sigma);
+        hdp_json_num(&j, "rho_z", rho_z);
+        hdp_json_num(&j, "delta", delta);
+        hdp_json_num(&j, "epsilon_bs", eps_bs);
+        hdp_json_num(&j, "epsilon_cks", eps_cks);
+        if (!isnan(sigma_opt)) {
+            hdp_json_num(&j, "epsilon_seed003", eps003);
+        } else {
+            hdp_json_num(&j, "epsilon", epsilon_opt);
+            hdp_json_num(&j, "sigma_seed003", sigma003);
+            hdp_json_num(&j, "sigma_zcdp", sigma_z);
+        }
+        hdp_json_bool(&j, "seed003_applies", applies);
+        hdp_json_num(&j, "seed003_epsilon_max", bound);
+        hdp_json_end(&j);
+    }
+    (void)m;
+    return 0;
+}
+
+/* ---- the model (THEORY 6) ---- */
+
+static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_error *err)
+{
+    double rho = m->rho, rho_z = 0.5 * rho * rho;
+    double eps_bs = hdp_zcdp_epsilon_bs(rho_z, delta), eps_cks = hdp_zcdp_epsilon_cks(rho_z, delta);
+    printf("model: %s (%s schedule, n = %ld steps)\n", m->source, hdp_sched_name(m->sched), m->n);
+    if (isinf(rho)) {
+        printf("  rho = inf: no private noise, no privacy guarantee (epsilon = inf)\n");
+    } else {
+        printf("  rho = %.17g: the output theta_n is (rho_z = rho^2/2 = %.6g)-zCDP\n", rho, rho_z);
+        printf("  at delta = %.6g%s:\n", delta, isnan(delta_opt) ? " (1/n)" : "");
+        printf("    epsilon = %.6g   Canonne-Kamath-Steinke (tighter: the one to use)\n", eps_cks);
+        printf("    epsilon = %.6g   Bun-Steinke, rho_z + 2 sqrt(rho_z ln(1/delta))\n", eps_bs);
+    }
+    double acc = NAN;
+    int acc_ok = 0;
+    if (m->n <= ACCOUNTANT_MAX_N) {
+        hdp_schedule s;
+        hdp_schedule_from_model(m, &s);
+        acc = hdp_privacy_accountant_schedule(&s, m->n);
+        acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
+        printf("  accountant (amplification by iteration on the %ld discrete steps): rho_acc = "
+               "%.17g -- %s\n",
+               m->n, acc,
+               acc_ok ? "equals rho"
+                      : "DIFFERS from rho (the discrete schedule of THEORY 1 should give rho exactly)");
+    } else {
+        printf("  accountant skipped: n = %ld steps is above %ld\n", m->n, ACCOUNTANT_MAX_N);
+        acc_ok = 1;
+    }
+    double rz_t = NAN, rho_t = NAN;
+    if (!isnan(epsilon_opt)) {
+        hdp_status st = hdp_zcdp_from_epsilon(epsilon_opt, delta, &rz_t, err);
+        if (st != HDP_OK)
+            return cli_fail("privacy", err);
+        rho_t = sqrt(2.0 * rz_t);
+        printf("calibration: (epsilon, delta) = (%g, %.6g) is met exactly (Canonne-Kamath-Steinke) by\n"
+               "  rho_z = %.17g, rho = sqrt(2 rho_z) = %.17g\n"
+               "  use it with:  --set privacy.rho=%.17g\n",
+               epsilon_opt, delta, rz_t, rho_t, rho_t);
+    }
+    if (js->open) {
+        hdp_json j;
+        hdp_json_begin(&j, js->f);
+        hdp_json_num(&j, "rho", rho);
+        hdp_json_num(&j, "rho_z", rho_z);
+        hdp_json_num(&j, "delta", delta);
+        hdp_json_num(&j, "epsilon_bs", eps_bs);
+        hdp_json_num(&j, "epsilon_cks", eps_cks);
+        hdp_json_num(&j, "rho_accounted", acc);
+        hdp_json_bool(&j, "accountant_equals_rho", acc_ok);
+        if (!isnan(epsilon_opt)) {
+            hdp_json_num(&j, "epsilon", epsilon_opt);
+            hdp_json_num(&j, "rho_for_target", rho_t);
+            hdp_json_num(&j, "rho_z_for_target", rz_t);
+        }
+        hdp_json_int(&j, "n", m->n);
+        hdp_json_str(&j, "schedule", hdp_sched_name(m->sched));
+        hdp_json_str(&j, "model", m->source);
+        hdp_json_end(&j);
+    }
+    return acc_ok ? 0 : EXIT_FAIL_VALIDATION;
+}
+
+int cmd_privacy(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("privacy");
+    cli_common common;
+    json_path = NULL;
+    delta_opt = epsilon_opt = eta_opt = sigma_opt = NAN;
+    steps_opt = CLI_NOT_GIVEN;
+    dpgd = 0;
+    int rc = cli_parse(cmd, argc, argv, &common);
+    if (rc)
+        return rc;
+    if (common.help) {
+        cli_print_help(cmd, stdout);
+        return 0;
+    }
+    if ((rc = check_options()))
+        return rc;
+    hdp_model m;
+    if ((rc = cli_load_model(&common, &m)))
+        return rc;
+    double delta = isnan(delta_opt) ? 1.0 / (double)m.n : delta_opt;
+    if (!(delta > 0 && delta < 1)) {
+        hdp_model_free(&m);
+        return bad("delta = 1/n = %g is not in (0, 1): give --delta", delta);
+    }
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_outfile js = {0};
+    if (json_path && hdp_out_open(&js, json_path, &err) != HDP_OK) {
+        hdp_model_free(&m);
+        return cli_fail("privacy", &err);
+    }
+    rc = dpgd ? run_dpgd(&m, delta, &js, &err) : run_model(&m, delta, &js, &err);
+    if ((rc == 0 || rc == EXIT_FAIL_VALIDATION) && js.open && hdp_out_commit(&js, &err) != HDP_OK)
+        rc = cli_fail("privacy", &err);
+    hdp_out_abort(&js);
+    hdp_model_free(&m);
+    return rc;
+}

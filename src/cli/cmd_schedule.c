@@ -1,0 +1,418 @@
+/*
+ * cmd_schedule.c — `hdpsgd schedule --optimize`: find the learning-rate schedules of
+ * the families of THEORY.md section 5 that minimise the ODE's final-iterate excess
+ * risk (THEORY 3) at the model's fixed rho (THEORY 6), compare them, write the best as
+ * a `table` schedule file, and draw them. The numerics are in the library
+ * (hdpsgd/design.h); this file parses, prints and writes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../output.h"
+#include "../plot.h"
+#include "cli.h"
+#include "hdpsgd/design.h"
+#include "hdpsgd/privacy.h"
+
+static const char *out_path, *json_path, *figure_path, *family_opt;
+static long knots_opt;
+static int optimize, tune_clip;
+
+const cli_opt schedule_opts[] = {
+    {"optimize", 0, OPT_FLAG, &optimize, NULL, "optimise the schedule families on the risk ODE"},
+    {"family", 0, OPT_STRING, &family_opt, "F",
+     "all (default) | output | linear-noise | optimal | pl, or a comma-separated list"},
+    {"knots", 0, OPT_LONG, &knots_opt, "K", "pl family: knots t_i = i/(K-1), 2 <= K <= 64 (default 8)"},
+    {"tune-clip", 0, OPT_FLAG, &tune_clip, NULL, "also optimise the clipping constant c"},
+    {"output", 'o', OPT_OUTPUT, &out_path, "FILE",
+     "write the best schedule here as a table (two columns t, eta)"},
+    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
+    {"figure", 'f', OPT_OUTPUT, &figure_path, "FIG",
+     "draw eta~(t) and R(t) of every family (.png, .pdf, .svg); data in FIG-base.schedules.csv"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+/* points of the figure's curves */
+#define FIG_POINTS 401
+
+typedef struct {
+    int tty;
+} progress_state;
+
+static void progress(const hdp_design_progress *p, void *user)
+{
+    const progress_state *ps = user;
+    const char *what = p->restart ? "round" : "scan ";
+    if (p->periodic) {
+        if (ps->tty)
+            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %5ld ODE solves, best final risk %.8g",
+                    hdp_design_family_name(p->family), what, p->ode_solves, p->best_risk);
+        return;
+    }
+    fprintf(stderr, "%shdpsgd schedule: %-12s %s %5ld ODE solves, best final risk %.8g\n",
+            ps->tty ? "\r" : "", hdp_design_family_name(p->family), what, p->ode_solves,
+            p->best_risk);
+}
+
+/* shortest of %.15g / %.17g that reads back exactly */
+static const char *num(double v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, size, "%.17g", v);
+    return buf;
+}
+
+/* Parse "all" or a comma-separated list into want[]. Returns 0 or prints and returns 2. */
+static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
+{
+    memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
+    if (!text || !strcmp(text, "all")) {
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
+        return 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    int any = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int f = hdp_design_family_parse(tok);
+        if (f < 0) {
+            fprintf(stderr, "hdpsgd schedule: error: --family '%s': unknown family (expected all, "
+                            "output, linear-noise, optimal or pl)\n",
+                    tok);
+            return EXIT_BAD_INPUT;
+        }
+        want[f] = any = 1;
+    }
+    if (!any) {
+        fprintf(stderr, "hdpsgd schedule: error: --family '%s': no family given\n", text);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
+}
+
+/* JSON key prefix of a family: output, linear_noise, optimal, pl */
+static const char *key_of(hdp_design_family f)
+{
+    static const char *const keys[] = {"output", "linear_noise", "optimal", "pl"};
+    return keys[f];
+}
+
+static void describe(const hdp_design_result *r, char *buf, size_t size)
+{
+    switch (r->family) {
+    case HDP_FAMILY_OUTPUT: snprintf(buf, size, "eta0 = %.6g", r->eta0); break;
+    case HDP_FAMILY_LINEAR_NOISE: snprintf(buf, size, "eta0 = %.6g", r->eta0); break;
+    case HDP_FAMILY_OPTIMAL:
+        snprintf(buf, size, "c1 = %.6g, a = %.6g (c2 = %.6g, c3 = %.6g)", r->c1, r->a, r->c2, r->c3);
+        break;
+    case HDP_FAMILY_PL: {
+        size_t used = (size_t)snprintf(buf, size, "eta at knots:");
+        for (int i = 0; i < r->knots && used < size; i++)
+            used += (size_t)snprintf(buf + used, size - used, " %.4g", r->knot_eta[i]);
+        break;
+    }
+    default: buf[0] = '\0';
+    }
+}
+
+/* the command line that runs the simulation on the written table */
+static void rerun_command(const cli_common *common, const char *sub, const hdp_design_result *b,
+                          char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "hdpsgd %s", sub);
+    if (common->model_path)
+        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, " %s", common->model_path);
+    for (int i = 0; i < common->nsets; i++)
+        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, " --set %s", common->sets[i]);
+    used += (size_t)snprintf(buf + used, used < size ? size - used : 0,
+                             " --set schedule.kind=table --set schedule.file=%s", out_path);
+    char cb[40];
+    if (tune_clip)
+        snprintf(buf + used, used < size ? size - used : 0, " --set clip.c=%s", num(b->c, cb, sizeof cb));
+}
+
+static void write_table(FILE *f, const cli_common *common, const hdp_model *m,
+                        const hdp_design_result *b, double eps, double delta)
+{
+    char desc[1024], cmd[4096];
+    describe(b, desc, sizeof desc);
+    rerun_command(common, "sim", b, cmd, sizeof cmd);
+    fprintf(f, "# hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
+               "(THEORY.md 3, 5)\n",
+            hdp_version_string());
+    char cb[40], rb[40];
+    fprintf(f, "# model: %s; family %s: %s; clip.c = %s\n", m->source,
+            hdp_design_family_name(b->family), desc, num(b->c, cb, sizeof cb));
+    fprintf(f, "# privacy.rho = %s (unchanged: epsilon = %.6g at delta = %.3g, CKS)\n",
+            num(m->rho, rb, sizeof rb), eps, delta);
+    fprintf(f, "# ODE final risk: family %.10g, this table (piecewise linear, %ld knots) %.10g\n",
+            b->final_risk, b->table_len, b->table_final_risk);
+    fprintf(f, "# use: %s\n", cmd);
+    fprintf(f, "# the model it was optimised for:\n");
+    hdp_model_write_meta(m, f);
+    fprintf(f, "# t eta\n");
+    for (long i = 0; i < b->table_len; i++)
+        fprintf(f, "%.17g %.17g\n", b->table_t[i], b->table_eta[i]);
+}
+
+/* The curves of the figure: eta~(t) and R(t) of every optimised family on one grid. */
+static hdp_status figure_curves(const hdp_model *m, const hdp_design_result *res, const int *done,
+                                hdp_ode_result *curves, hdp_error *err)
+{
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        if (!done[f])
+            continue;
+        hdp_model mm;
+        hdp_status st = hdp_design_model(m, &res[f], 0, &mm, err);
+        if (st != HDP_OK)
+            return st;
+        mm.points = FIG_POINTS;
+        st = hdp_ode_solve(&mm, &curves[f], err);
+        hdp_model_free(&mm);
+        if (st != HDP_OK)
+            return st;
+    }
+    return HDP_OK;
+}
+
+static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp_ode_result *c)
+{
+    fprintf(f, "# hdpsgd %s schedule --optimize --figure: eta~(t) and the ODE's R(t) of each "
+               "optimised family (THEORY.md 3, 5); the row t = 1 includes the final-step noise\n",
+            hdp_version_string());
+    hdp_model_write_meta(m, f);
+    fprintf(f, "t");
+    for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+        if (done[k])
+            fprintf(f, ",eta_%s,risk_%s", hdp_design_family_name(k), hdp_design_family_name(k));
+    fprintf(f, "\n");
+    for (long i = 0; i < FIG_POINTS; i++) {
+        fprintf(f, "%.10g", (double)i / (FIG_POINTS - 1));
+        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+            if (done[k])
+                fprintf(f, ",%.12g,%.12g", c[k].eta[i], c[k].risk[i]);
+        fprintf(f, "\n");
+    }
+}
+
+int cmd_schedule(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("schedule");
+    cli_common common;
+    out_path = json_path = figure_path = family_opt = NULL;
+    knots_opt = 8;
+    optimize = tune_clip = 0;
+    int rc = cli_parse(cmd, argc, argv, &common);
+    if (rc)
+        return rc;
+    if (common.help) {
+        cli_print_help(cmd, stdout);
+        return 0;
+    }
+    int want[HDP_FAMILY_COUNT];
+    if (!optimize) {
+        fprintf(stderr, "hdpsgd schedule: error: nothing to do: add --optimize (hdpsgd help "
+                        "schedule)\n");
+        return EXIT_BAD_INPUT;
+    }
+    if ((rc = parse_families(family_opt, want)))
+        return rc;
+    if (knots_opt < 2 || knots_opt > HDP_DESIGN_MAX_KNOTS) {
+        fprintf(stderr, "hdpsgd schedule: error: --knots %ld: the pl family needs 2 to %d knots\n",
+                knots_opt, HDP_DESIGN_MAX_KNOTS);
+        return EXIT_BAD_INPUT;
+    }
+    hdp_model m;
+    if ((rc = cli_load_model(&common, &m)))
+        return rc;
+    cli_warn_stability("schedule", &m);
+
+    progress_state ps = {isatty(STDERR_FILENO)};
+    hdp_design_options opt;
+    hdp_design_options_init(&opt);
+    opt.knots = (int)knots_opt;
+    opt.tune_clip = tune_clip;
+    opt.progress = progress;
+    opt.progress_user = &ps;
+
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_design_result res[HDP_FAMILY_COUNT];
+    hdp_ode_result curves[HDP_FAMILY_COUNT];
+    memset(res, 0, sizeof res);
+    memset(curves, 0, sizeof curves);
+    int done[HDP_FAMILY_COUNT] = {0};
+    hdp_status st = HDP_OK;
+    long solves = 0;
+    double seconds = 0;
+    int best = -1;
+    for (int f = 0; f < HDP_FAMILY_COUNT && st == HDP_OK; f++) {
+        if (!want[f])
+            continue;
+        /* earlier families seed the pl search (res[0..f-1] that were run) */
+        hdp_design_result hints[HDP_FAMILY_COUNT];
+        int nh = 0;
+        for (int g = 0; g < f; g++)
+            if (done[g]) hints[nh++] = res[g];
+        st = hdp_design_optimize(&m, f, &opt, hints, nh, &res[f], &err);
+        if (st != HDP_OK)
+            break;
+        done[f] = 1;
+        solves += res[f].ode_solves;
+        seconds += res[f].seconds;
+        if (best < 0 || res[f].final_risk < res[best].final_risk)
+            best = f;
+    }
+    if (st == HDP_OK && figure_path)
+        st = figure_curves(&m, res, done, curves, &err);
+    if (st != HDP_OK) {
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+            hdp_design_result_free(&res[f]);
+            hdp_ode_result_free(&curves[f]);
+        }
+        hdp_model_free(&m);
+        return cli_fail("schedule", &err);
+    }
+
+    /* the comparison */
+    double delta = 1.0 / (double)m.n;
+    double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, delta);
+    printf("model: %s; d = %ld, n = %ld (gamma = %.4g), c = %g, rho = %g (epsilon = %.4g at "
+           "delta = 1/n, CKS)\n",
+           m.source, m.d, m.n, m.gamma, m.c, m.rho, eps);
+    printf("objective: the ODE's final-iterate excess risk R(1) + 2 c^2 gamma^2 eta~(1)^2/rho^2 "
+           "(THEORY 3) at fixed rho%s\n\n",
+           tune_clip ? ", jointly over the clipping constant c" : "");
+    printf("  %-13s %14s %9s %9s %8s  %s\n", "family", "final risk", "epsilon", "ODE solves",
+           tune_clip ? "c" : "", "optimised parameters");
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        if (!done[f])
+            continue;
+        char desc[1024], cbuf[32] = "";
+        describe(&res[f], desc, sizeof desc);
+        if (tune_clip)
+            snprintf(cbuf, sizeof cbuf, "%.4g", res[f].c);
+        printf("  %-13s %14.8g %9.4g %10ld %8s  %s%s\n", hdp_design_family_name(f),
+               res[f].final_risk, eps, res[f].ode_solves, cbuf, desc, f == best ? "   <- best" : "");
+    }
+    const hdp_design_result *b = &res[best];
+    printf("\nODE solves: %ld in %.3g s, %.0f per second (search: 2 output points, rtol %g; the "
+           "winners re-solved at the model's [ode] settings)\n",
+           solves, seconds, seconds > 0 ? (double)solves / seconds : 0.0,
+           fmax(opt.search_rtol, m.rtol));
+    printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
+           hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
+           100.0 * (b->table_final_risk / b->final_risk - 1.0));
+    if (tune_clip)
+        printf("joint optimum of the clipping constant: c = %.6g (model: %g)\n", b->c, m.c);
+
+    /* outputs, written only now */
+    char prefix[1024] = "", data_csv[1100] = "";
+    if (figure_path) {
+        snprintf(prefix, sizeof prefix, "%s", figure_path);
+        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
+        if (dot && (!slash || dot > slash)) *dot = '\0';
+        snprintf(data_csv, sizeof data_csv, "%s.schedules.csv", prefix);
+    }
+    hdp_outfile files[3] = {{0}};
+    int nfiles = 0;
+    if (out_path && (st = hdp_out_open(&files[nfiles], out_path, &err)) == HDP_OK)
+        write_table(files[nfiles++].f, &common, &m, b, eps, delta);
+    if (st == HDP_OK && figure_path && (st = hdp_out_open(&files[nfiles], data_csv, &err)) == HDP_OK)
+        write_curves(files[nfiles++].f, &m, done, curves);
+    if (st == HDP_OK && json_path && (st = hdp_out_open(&files[nfiles], json_path, &err)) == HDP_OK) {
+        hdp_json j;
+        hdp_json_begin(&j, files[nfiles++].f);
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+            if (!done[f])
+                continue;
+            char k[96];
+            const char *p = key_of(f);
+#define KEY(suffix) (snprintf(k, sizeof k, "%s_%s", p, suffix), k)
+            hdp_json_num(&j, KEY("final_risk"), res[f].final_risk);
+            hdp_json_num(&j, KEY("table_final_risk"), res[f].table_final_risk);
+            if (f == HDP_FAMILY_OUTPUT || f == HDP_FAMILY_LINEAR_NOISE)
+                hdp_json_num(&j, KEY("eta0"), res[f].eta0);
+            if (f == HDP_FAMILY_OPTIMAL) {
+                hdp_json_num(&j, KEY("c1"), res[f].c1);
+                hdp_json_num(&j, KEY("a"), res[f].a);
+                hdp_json_num(&j, KEY("c2"), res[f].c2);
+                hdp_json_num(&j, KEY("c3"), res[f].c3);
+            }
+            if (f == HDP_FAMILY_PL) {
+                hdp_json_int(&j, KEY("knots"), res[f].knots);
+                for (int i = 0; i < res[f].knots; i++) {
+                    char kk[32];
+                    snprintf(kk, sizeof kk, "eta_%d", i);
+                    hdp_json_num(&j, KEY(kk), res[f].knot_eta[i]);
+                }
+            }
+            hdp_json_num(&j, KEY("c"), res[f].c);
+            hdp_json_int(&j, KEY("ode_solves"), res[f].ode_solves);
+#undef KEY
+        }
+        hdp_json_str(&j, "best_family", hdp_design_family_name(best));
+        hdp_json_num(&j, "best_final_risk", b->final_risk);
+        hdp_json_num(&j, "best_c", b->c);
+        hdp_json_num(&j, "table_final_risk", b->table_final_risk);
+        hdp_json_int(&j, "table_knots", b->table_len);
+        hdp_json_num(&j, "rho", m.rho);
+        hdp_json_num(&j, "epsilon_cks", eps);
+        hdp_json_num(&j, "delta", delta);
+        hdp_json_int(&j, "ode_solves", solves);
+        hdp_json_num(&j, "ode_solves_per_second", seconds > 0 ? (double)solves / seconds : NAN);
+        hdp_json_num(&j, "gamma", m.gamma);
+        hdp_json_int(&j, "n", m.n);
+        hdp_json_int(&j, "d", m.d);
+        hdp_json_str(&j, "table_file", out_path ? out_path : "");
+        hdp_json_str(&j, "model", m.source);
+        hdp_json_end(&j);
+    }
+    for (int i = 0; i < nfiles && st == HDP_OK; i++)
+        st = hdp_out_commit(&files[i], &err);
+    for (int i = 0; i < nfiles; i++)
+        hdp_out_abort(&files[i]);
+    if (st == HDP_OK && out_path) {
+        char line[4096];
+        rerun_command(&common, "sim", b, line, sizeof line);
+        printf("table: %s\nsimulate it with:\n  %s\n(or `hdpsgd validate` with the same --set "
+               "options)\n",
+               out_path, line);
+    }
+    if (st == HDP_OK && figure_path) {
+        char assign[4096] = "", title[512], fams[256] = "", finals[256] = "";
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+            if (done[f]) {
+                char v[40];
+                strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
+                strncat(fams, hdp_design_family_name(f), sizeof fams - strlen(fams) - 1);
+                snprintf(v, sizeof v, "%s%.4g", finals[0] ? " " : "", res[f].final_risk);
+                strncat(finals, v, sizeof finals - strlen(finals) - 1);
+            }
+        snprintf(title, sizeof title,
+                 "optimised schedules at fixed privacy: d=%ld, n=%ld (γ=%.3g), ρ=%g (ε=%.3g at "
+                 "δ=1/n), c=%g%s",
+                 m.d, m.n, m.gamma, m.rho, eps, m.c, tune_clip ? " (c tuned per family)" : "");
+        hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
+        hdp_plot_assign(assign, sizeof assign, "families", fams);
+        hdp_plot_assign(assign, sizeof assign, "final_risks", finals);
+        hdp_plot_assign(assign, sizeof assign, "title_text", title);
+        hdp_error perr;
+        hdp_error_clear(&perr);
+        if (hdp_plot_draw("schedule", figure_path, assign, &perr) != HDP_OK)
+            fprintf(stderr, "hdpsgd schedule: warning: %s (data written to %s)\n", perr.msg,
+                    data_csv);
+        else
+            printf("figure: %s (data: %s)\n", figure_path, data_csv);
+    }
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        hdp_design_result_free(&res[f]);
+        hdp_ode_result_free(&curves[f]);
+    }
+    hdp_model_free(&m);
+    return st == HDP_OK ? 0 : cli_fail("schedule", &err);
+}

@@ -1,0 +1,525 @@
+/*
+ * design.c — schedule design on the risk ODE (THEORY.md sections 3, 5, 6); see
+ * hdpsgd/design.h for the families, the parametrisation and the ownership rules.
+ *
+ * Objective: hdp_ode_solve(...).final_risk = R(1) + 2 c^2 gamma^2 eta~(1)^2 / rho^2
+ * (THEORY 3, final-iterate jump included), at the model's fixed rho (THEORY 6: every
+ * schedule discretised as in THEORY 1 is exactly (rho^2/2)-zCDP).
+ * Admissibility through the parametrisation: eta~(0) = (2/gamma) sigmoid(p_0) keeps
+ * sup eta~ < 2/gamma (THEORY 3, stability); the pl knots are products of sigmoids, so
+ * eta~ is non-increasing and sigma~^2 = -(eta~^2)'/rho^2 >= 0 (THEORY 1, 5).
+ * Search: a coarse scan, then Nelder-Mead (gsl_multimin_fminimizer_nmsimplex2) restarted
+ * from the best point with a shrinking initial simplex until a round gains less than
+ * 1e-6 relative (the search ODE is accurate to ~1e-6 at rtol 1e-7), at most max_restarts
+ * rounds and max_solves ODE solves. A candidate whose ODE fails scores PENALTY.
+ */
+#include "hdpsgd/design.h"
+#include "hdpsgd/error.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multimin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hdpsgd/schedule.h"
+
+#define PENALTY 1e30
+#define MAX_PARAMS (HDP_DESIGN_MAX_KNOTS + 1)
+
+static const char *const family_names[] = {"output", "linear-noise", "optimal", "pl"};
+
+const char *hdp_design_family_name(hdp_design_family f)
+{
+    return (f >= 0 && f < HDP_FAMILY_COUNT) ? family_names[f] : "?";
+}
+
+int hdp_design_family_parse(const char *name)
+{
+    for (int i = 0; i < HDP_FAMILY_COUNT; i++)
+        if (!strcmp(name, family_names[i]))
+            return i;
+    return -1;
+}
+
+void hdp_design_options_init(hdp_design_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->knots = 8;
+    o->tune_clip = 0;
+    o->max_restarts = 6;
+    o->max_solves = 6000;
+    o->search_rtol = 1e-7;
+    o->table_points = 201;
+}
+
+void hdp_design_result_free(hdp_design_result *res)
+{
+    if (!res)
+        return;
+    free(res->table_t);
+    free(res->table_eta);
+    res->table_t = res->table_eta = NULL;
+    res->table_len = 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double clampd(double x, double lo, double hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+/* sigmoid(p) in (0, 1) for p in [-60, 30] (the clamp keeps it strictly below 1) */
+static double sigmoid(double p)
+{
+    p = clampd(p, -60.0, 30.0);
+    return p >= 0 ? 1.0 / (1.0 + exp(-p)) : exp(p) / (1.0 + exp(p));
+}
+
+static double logit(double u)
+{
+    u = clampd(u, 1e-15, 1.0 - 1e-12);
+    return log(u / (1.0 - u));
+}
+
+/* ---- the parametrisation (design.h) ---- */
+
+typedef struct {
+    const hdp_model *base;
+    hdp_model work;              /* shallow copy at the search settings; never freed */
+    hdp_design_family family;
+    int K, tune_clip, np;
+    double kt[HDP_DESIGN_MAX_KNOTS], ke[HDP_DESIGN_MAX_KNOTS]; /* pl knots of the candidate */
+    long solves, max_solves;
+    double best, best_p[MAX_PARAMS];
+    int restart;
+    const hdp_design_options *opt;
+} search;
+
+static int nparams(hdp_design_family f, int K, int tune_clip)
+{
+    int n = f == HDP_FAMILY_OPTIMAL ? 2 : (f == HDP_FAMILY_PL ? K : 1);
+    return n + (tune_clip ? 1 : 0);
+}
+
+/* Map p to the schedule fields of r (eta0, eta1, c1, a, c2, c3, knots, c). */
+static void decode(const search *s, const double *p, hdp_design_result *r)
+{
+    const hdp_model *m = s->base;
+    double top = 2.0 / m->gamma; /* THEORY 3: sup eta~ < 2/gamma */
+    r->family = s->family;
+    r->c = s->tune_clip ? exp(clampd(p[s->np - 1], -25.0, 12.0)) : m->c;
+    double e0 = top * sigmoid(p[0]);
+    r->eta0 = e0;
+    r->c1 = r->a = r->c2 = r->c3 = NAN;
+    r->knots = 0;
+    switch (s->family) {
+    case HDP_FAMILY_OUTPUT: r->eta1 = e0; break;
+    case HDP_FAMILY_LINEAR_NOISE: r->eta1 = 0.0; break;
+    case HDP_FAMILY_OPTIMAL:
+        r->a = exp(clampd(p[1], -40.0, 25.0));
+        r->c1 = r->a * e0;
+        r->c2 = r->a / m->gamma;
+        r->c3 = isinf(m->rho) ? 0.0 : r->a * m->rho / m->gamma;
+        r->eta1 = r->c1 / (1.0 + r->a);
+        break;
+    case HDP_FAMILY_PL:
+        r->knots = s->K;
+        for (int i = 0; i < s->K; i++) {
+            r->knot_t[i] = i == s->K - 1 ? 1.0 : (double)i / (double)(s->K - 1);
+            r->knot_eta[i] = i == 0 ? e0 : r->knot_eta[i - 1] * sigmoid(p[i]);
+        }
+        r->eta1 = r->knot_eta[s->K - 1];
+        break;
+    default: break;
+    }
+}
+
+/* Point a shallow model copy at the schedule of r (THEORY 5). t, eta: table storage
+ * for pl (K knots). */
+static void apply(hdp_model *w, const hdp_design_result *r, double *t, double *eta)
+{
+    w->c = r->c;
+    switch (r->family) {
+    case HDP_FAMILY_OUTPUT: w->sched = HDP_SCHED_OUTPUT; w->eta0 = r->eta0; break;
+    case HDP_FAMILY_LINEAR_NOISE: w->sched = HDP_SCHED_LINEAR_NOISE; w->eta0 = r->eta0; break;
+    case HDP_FAMILY_OPTIMAL:
+        w->sched = HDP_SCHED_OPTIMAL;
+        w->c1 = r->c1;
+        w->c2 = r->c2;
+        w->c3 = r->c3;
+        break;
+    case HDP_FAMILY_PL:
+        w->sched = HDP_SCHED_TABLE;
+        memcpy(t, r->knot_t, sizeof(double) * (size_t)r->knots);
+        memcpy(eta, r->knot_eta, sizeof(double) * (size_t)r->knots);
+        w->table_len = r->knots;
+        w->table_t = t;
+        w->table_eta = eta;
+        break;
+    default: break;
+    }
+}
+
+static void report(search *s, int periodic)
+{
+    if (!s->opt->progress)
+        return;
+    hdp_design_progress pr = {s->family, s->solves, s->best, s->restart, periodic};
+    s->opt->progress(&pr, s->opt->progress_user);
+}
+
+/* The objective: final-iterate excess risk of the ODE (THEORY 3) at the search settings. */
+static double objective(const gsl_vector *x, void *user)
+{
+    search *s = user;
+    double p[MAX_PARAMS];
+    for (int i = 0; i < s->np; i++)
+        p[i] = gsl_vector_get(x, (size_t)i);
+    hdp_design_result r;
+    memset(&r, 0, sizeof r);
+    decode(s, p, &r);
+    apply(&s->work, &r, s->kt, s->ke);
+    hdp_ode_result o;
+    hdp_error err;
+    hdp_error_clear(&err);
+    double f = PENALTY;
+    if (hdp_ode_solve(&s->work, &o, &err) == HDP_OK && isfinite(o.final_risk))
+        f = o.final_risk;
+    hdp_ode_result_free(&o);
+    s->solves++;
+    if (f < s->best) {
+        s->best = f;
+        memcpy(s->best_p, p, sizeof(double) * (size_t)s->np);
+    }
+    if (s->solves % 100 == 0)
+        report(s, 1);
+    return f;
+}
+
+static double eval_p(search *s, const double *p)
+{
+    gsl_vector_const_view v = gsl_vector_const_view_array(p, (size_t)s->np);
+    return objective(&v.vector, s);
+}
+
+/* ---- starting points ---- */
+
+/* The coarse scan (restart 0). */
+static void scan(search *s, const hdp_design_result *hints, int nhints)
+{
+    const hdp_model *m = s->base;
+    double p[MAX_PARAMS];
+    int cl = s->np - 1; /* index of log c with tune_clip */
+    const double cfac[] = {0.25, 0.5, 1.0, 2.0, 4.0};
+    int nc = s->tune_clip ? 5 : 1;
+    for (int ic = 0; ic < nc; ic++) {
+        double c = s->tune_clip ? m->c * cfac[ic] : m->c;
+        if (s->tune_clip) {
+            if (!isfinite(c)) c = 1.0 * cfac[ic];
+            p[cl] = log(c);
+        }
+        switch (s->family) {
+        case HDP_FAMILY_OUTPUT:
+        case HDP_FAMILY_LINEAR_NOISE:
+            /* eta~0 gamma/2 on a log grid from 1e-5 to 0.98 */
+            for (int i = 0; i < 24; i++) {
+                p[0] = logit(1e-5 * pow(0.98 / 1e-5, i / 23.0));
+                eval_p(s, p);
+            }
+            break;
+        case HDP_FAMILY_OPTIMAL:
+            /* a from gamma/30 to 100, eta~(0) gamma/2 from 1e-4 to 0.9 */
+            for (int i = 0; i < 10; i++)
+                for (int j = 0; j < 8; j++) {
+                    double a = (m->gamma / 30.0) * pow(100.0 * 30.0 / m->gamma, i / 9.0);
+                    p[1] = log(a);
+                    p[0] = logit(1e-4 * pow(0.9 / 1e-4, j / 7.0));
+                    eval_p(s, p);
+                }
+            break;
+        case HDP_FAMILY_PL: {
+            /* shapes c1/(t_i + a), a in {0.03, 0.3, inf}, scaled over eta~(0) */
+            const double shapes[] = {0.03, 0.3, INFINITY};
+            for (int k = 0; k < 3; k++)
+                for (int j = 0; j < 8; j++) {
+                    double u = 1e-4 * pow(0.9 / 1e-4, j / 7.0);
+                    p[0] = logit(u);
+                    for (int i = 1; i < s->K; i++) {
+                        double ti = (double)i / (s->K - 1), tp = (double)(i - 1) / (s->K - 1);
+                        double ratio = isinf(shapes[k]) ? 1.0 : (tp + shapes[k]) / (ti + shapes[k]);
+                        p[i] = logit(ratio);
+                    }
+                    eval_p(s, p);
+                }
+            break;
+        }
+        default: break;
+        }
+    }
+    /* earlier results sampled at the knots (pl only) */
+    for (int h = 0; s->family == HDP_FAMILY_PL && h < nhints; h++) {
+        double prev = 0;
+        for (int i = 0; i < s->K; i++) {
+            double t = (double)i / (s->K - 1);
+            double e = hdp_design_eta(&hints[h], t);
+            if (i == 0) {
+                p[0] = logit(e * m->gamma / 2.0);
+            } else {
+                p[i] = logit(prev > 0 ? e / prev : 1e-12);
+            }
+            prev = e > 0 ? e : 1e-300;
+        }
+        if (s->tune_clip)
+            p[cl] = log(hints[h].c);
+        eval_p(s, p);
+    }
+    report(s, 0);
+}
+
+/* One Nelder-Mead round from best_p with initial steps `step`. */
+static void nelder_mead(search *s, double step)
+{
+    size_t n = (size_t)s->np;
+    gsl_vector *x = gsl_vector_alloc(n), *ss = gsl_vector_alloc(n);
+    gsl_multimin_fminimizer *mm = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
+    if (!x || !ss || !mm)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        gsl_vector_set(x, i, s->best_p[i]);
+        gsl_vector_set(ss, i, step);
+    }
+    gsl_multimin_function F = {objective, n, s};
+    if (gsl_multimin_fminimizer_set(mm, &F, x, ss) != GSL_SUCCESS)
+        goto out;
+    long max_iter = 400L * (long)n;
+    for (long it = 0; it < max_iter && s->solves < s->max_solves; it++) {
+        if (gsl_multimin_fminimizer_iterate(mm) != GSL_SUCCESS)
+            break;
+        if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(mm), 1e-4) == GSL_SUCCESS)
+            break;
+    }
+out:
+    if (mm) gsl_multimin_fminimizer_free(mm);
+    if (x) gsl_vector_free(x);
+    if (ss) gsl_vector_free(ss);
+}
+
+/* ---- tables (THEORY 5, kind = table) ---- */
+
+/* Knots of the written table: uniform (output), dense near t = 1 (linear-noise, where
+ * sqrt(1 - t) bends), geometric in t + a (optimal, where c1/(t + a) bends on the scale a),
+ * the K knots themselves (pl, exact). */
+static hdp_status make_table(hdp_design_result *r, long N, hdp_error *err)
+{
+    if (r->family == HDP_FAMILY_PL)
+        N = r->knots;
+    if (N < 2)
+        N = 2;
+    r->table_t = malloc(sizeof(double) * (size_t)N);
+    r->table_eta = malloc(sizeof(double) * (size_t)N);
+    if (!r->table_t || !r->table_eta)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for a table of %ld knots", N);
+    r->table_len = N;
+    for (long i = 0; i < N; i++) {
+        double u = (double)i / (double)(N - 1), t;
+        switch (r->family) {
+        case HDP_FAMILY_LINEAR_NOISE: t = 1.0 - (1.0 - u) * (1.0 - u); break;
+        case HDP_FAMILY_OPTIMAL: t = r->a * expm1(u * log1p(1.0 / r->a)); break;
+        case HDP_FAMILY_PL: t = r->knot_t[i]; break;
+        default: t = u; break;
+        }
+        if (i == 0) t = 0.0;
+        if (i == N - 1) t = 1.0;
+        if (i > 0 && !(t > r->table_t[i - 1]))
+            t = nextafter(r->table_t[i - 1], 2.0);
+        r->table_t[i] = t;
+    }
+    if (r->table_t[N - 1] != 1.0)
+        return hdp_fail(err, HDP_ENUMERIC, "could not place %ld table knots on [0, 1]", N);
+    for (long i = 0; i < N; i++) {
+        double e = hdp_design_eta(r, r->table_t[i]);
+        /* exact monotonicity (IEEE operations are monotone; this guards the pl interpolation) */
+        if (i > 0 && e > r->table_eta[i - 1]) e = r->table_eta[i - 1];
+        r->table_eta[i] = e;
+    }
+    return HDP_OK;
+}
+
+double hdp_design_eta(const hdp_design_result *r, double t)
+{
+    t = clampd(t, 0.0, 1.0);
+    switch (r->family) {
+    case HDP_FAMILY_OUTPUT: return r->eta0;
+    case HDP_FAMILY_LINEAR_NOISE: return r->eta0 * sqrt(1.0 - t);
+    case HDP_FAMILY_OPTIMAL: return r->c1 / (t + r->a);
+    case HDP_FAMILY_PL: {
+        int K = r->knots, i = 0;
+        if (K < 2) return r->knot_eta[0];
+        while (i < K - 2 && t >= r->knot_t[i + 1]) i++;
+        double u = (t - r->knot_t[i]) / (r->knot_t[i + 1] - r->knot_t[i]);
+        return r->knot_eta[i] + u * (r->knot_eta[i + 1] - r->knot_eta[i]);
+    }
+    default: return NAN;
+    }
+}
+
+hdp_status hdp_design_model(const hdp_model *base, const hdp_design_result *r, int use_table,
+                            hdp_model *out, hdp_error *err)
+{
+    *out = *base;
+    out->table_t = out->table_eta = out->file_lambda = NULL;
+    out->table_len = 0;
+    out->file_len = 0;
+    if (base->file_lambda && base->file_len > 0) {
+        out->file_lambda = malloc(sizeof(double) * (size_t)base->file_len);
+        if (!out->file_lambda)
+            return hdp_fail(err, HDP_ENOMEM, "out of memory copying the spectrum");
+        memcpy(out->file_lambda, base->file_lambda, sizeof(double) * (size_t)base->file_len);
+        out->file_len = base->file_len;
+    }
+    long len = use_table ? r->table_len : (r->family == HDP_FAMILY_PL ? r->knots : 0);
+    if (use_table && len < 2) {
+        hdp_model_free(out);
+        return hdp_fail(err, HDP_EINPUT, "the design result has no table");
+    }
+    if (len > 0) {
+        out->table_t = malloc(sizeof(double) * (size_t)len);
+        out->table_eta = malloc(sizeof(double) * (size_t)len);
+        if (!out->table_t || !out->table_eta) {
+            hdp_model_free(out);
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for a table of %ld knots", len);
+        }
+    }
+    if (use_table) {
+        out->c = r->c;
+        out->sched = HDP_SCHED_TABLE;
+        memcpy(out->table_t, r->table_t, sizeof(double) * (size_t)len);
+        memcpy(out->table_eta, r->table_eta, sizeof(double) * (size_t)len);
+        out->table_len = (int)len;
+    } else {
+        apply(out, r, out->table_t, out->table_eta);
+    }
+    return HDP_OK;
+}
+
+/* final_risk of the ODE of a design result at the model's own [ode] settings (THEORY 3) */
+static hdp_status solve_at_model(const hdp_model *m, const hdp_design_result *r, int use_table,
+                                 double *risk, hdp_error *err)
+{
+    hdp_model mm;
+    hdp_status st = hdp_design_model(m, r, use_table, &mm, err);
+    if (st != HDP_OK)
+        return st;
+    hdp_ode_result o;
+    st = hdp_ode_solve(&mm, &o, err);
+    if (st == HDP_OK)
+        *risk = o.final_risk;
+    hdp_ode_result_free(&o);
+    hdp_model_free(&mm);
+    return st;
+}
+
+hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
+                               const hdp_design_options *opt, const hdp_design_result *hints,
+                               int nhints, hdp_design_result *res, hdp_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->family = family;
+    if (family < 0 || family >= HDP_FAMILY_COUNT)
+        return hdp_fail(err, HDP_EINPUT, "unknown schedule family %d", (int)family);
+    if (family == HDP_FAMILY_PL && (opt->knots < 2 || opt->knots > HDP_DESIGN_MAX_KNOTS))
+        return hdp_fail(err, HDP_EINPUT, "pl family: K = %d knots; expected 2 to %d", opt->knots,
+                        HDP_DESIGN_MAX_KNOTS);
+
+    search *s = calloc(1, sizeof *s);
+    if (!s)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    s->base = m;
+    s->work = *m;
+    s->work.points = 2;
+    s->work.rtol = fmax(opt->search_rtol, m->rtol);
+    s->family = family;
+    s->K = opt->knots;
+    s->tune_clip = opt->tune_clip;
+    s->np = nparams(family, opt->knots, opt->tune_clip);
+    s->max_solves = opt->max_solves > 0 ? opt->max_solves : 6000;
+    s->best = INFINITY;
+    s->opt = opt;
+    double t0 = now_seconds();
+
+    hdp_gsl_quiet();
+    scan(s, hints, nhints);
+    hdp_status st = HDP_OK;
+    if (!(s->best < PENALTY)) {
+        st = hdp_fail(err, HDP_ENUMERIC,
+                      "%s family: the ODE failed for every starting candidate (see `hdpsgd ode`)",
+                      hdp_design_family_name(family));
+        goto done;
+    }
+    /* Nelder-Mead rounds restarted from the best point with a shrinking simplex */
+    double prev = s->best, step = 1.0;
+    for (int r = 1; r <= opt->max_restarts && s->solves < s->max_solves; r++) {
+        s->restart = r;
+        nelder_mead(s, step);
+        report(s, 0);
+        if (r >= 2 && prev - s->best <= 1e-6 * fabs(s->best))
+            break;
+        prev = s->best;
+        step = fmax(0.05, step * 0.5);
+    }
+    decode(s, s->best_p, res);
+    res->search_risk = s->best;
+    res->ode_solves = s->solves;
+    res->seconds = now_seconds() - t0;
+
+    /* the winner and its table at the model's own settings */
+    if ((st = solve_at_model(m, res, 0, &res->final_risk, err)) != HDP_OK)
+        goto done;
+    if ((st = make_table(res, opt->table_points, err)) != HDP_OK)
+        goto done;
+    st = solve_at_model(m, res, 1, &res->table_final_risk, err);
+done:
+    free(s);
+    return st;
+}
+
+/* ---- rates (THEORY 5) ---- */
+
+double hdp_design_rate_theory(hdp_design_family f, double gamma, double rho)
+{
+    if (!(gamma > 0 && gamma < 1))
+        return NAN;
+    double L = log(1.0 / gamma);
+    double priv = isinf(rho) ? 0.0 : 1.0 / (rho * rho);
+    switch (f) {
+    case HDP_FAMILY_OUTPUT: return gamma * L + gamma * gamma * L * L * priv;
+    case HDP_FAMILY_LINEAR_NOISE:
+        return gamma * pow(L, 2.0 / 3.0) + gamma * gamma * pow(L, 4.0 / 3.0) * priv;
+    case HDP_FAMILY_OPTIMAL:
+    case HDP_FAMILY_PL: return gamma + gamma * gamma * priv;
+    default: return NAN;
+    }
+}
+
+double hdp_loglog_slope(const double *x, const double *y, long n)
+{
+    if (n < 2)
+        return NAN;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (long i = 0; i < n; i++) {
+        if (!(x[i] > 0) || !(y[i] > 0))
+            return NAN;
+        double lx = log(x[i]), ly = log(y[i]);
+        sx += lx;
+        sy += ly;
+        sxx += lx * lx;
+        sxy += lx * ly;
+    }
+    double den = (double)n * sxx - sx * sx;
+    return den > 0 ? ((double)n * sxy - sx * sy) / den : NAN;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Command-line checks of `hdpsgd privacy` (THEORY.md 6): JSON keys and values, the
+# reference conversion, calibration, the accountant on every schedule kind, full-batch
+# DP-GD, and exit status 2 with no output on bad input.
+set -u
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+check() { # check NAME COMMAND...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
+}
+py() { python3 - "$@"; }
+
+"$bin" privacy --json "$work/d.json" >"$work/out" 2>"$work/err"
+check "privacy exits 0 on the default model" test $? -eq 0
+for key in rho rho_z delta epsilon_bs epsilon_cks rho_accounted; do
+  check "JSON has $key" grep -q "\"$key\":" "$work/d.json"
+done
+check "default values: rho_z = rho^2/2, delta = 1/n, accountant = rho" py "$work/d.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['rho'] == 0.5 and abs(d['rho_z'] - 0.125) < 1e-15 and abs(d['delta'] - 1/2000) < 1e-18
+assert abs(d['rho_accounted'] - 0.5) <= 1e-12 * 0.5
+assert d['epsilon_cks'] < d['epsilon_bs']
+PY
+check "says CKS is the one to use" grep -q 'Canonne-Kamath-Steinke (tighter: the one to use)' "$work/out"
+
+"$bin" privacy --set privacy.rho=0.25 --delta 1e-3 --json "$work/ref.json" >/dev/null 2>&1
+check "reference: rho_z = 0.03125, delta = 1e-3 gives CKS 0.6880024554878086" py "$work/ref.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d['rho_z'] - 0.03125) < 1e-15
+assert abs(d['epsilon_cks'] - 0.6880024554878086) < 1e-9, d['epsilon_cks']
+bs = 0.03125 + 2 * math.sqrt(0.03125 * math.log(1e3))
+assert abs(d['epsilon_bs'] - bs) < 1e-12, d['epsilon_bs']
+PY
+
+"$bin" privacy --epsilon 0.6880024554878086 --delta 1e-3 --json "$work/cal.json" >"$work/cal.out" 2>&1
+check "calibration exits 0" test $? -eq 0
+check "calibration gives rho = 0.25 back" py "$work/cal.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d['rho_for_target'] - 0.25) < 1e-8, d['rho_for_target']
+assert abs(d['rho_z_for_target'] - 0.03125) < 1e-9
+PY
+set_text=$(grep -o -- '--set privacy.rho=[0-9.e+-]*' "$work/cal.out")
+check "prints the --set text with 17 significant digits" \
+  bash -c "[[ '$set_text' =~ ^--set\ privacy.rho=0\.[0-9]{17}$ ]]"
+"$bin" privacy ${set_text} --delta 1e-3 --json "$work/back.json" >/dev/null 2>&1
+check "the printed rho meets the target epsilon" py "$work/back.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d['epsilon_cks'] - 0.6880024554878086) < 1e-9, d['epsilon_cks']
+PY
+
+printf '0 3\n0.3 3\n0.6 1\n1 0.2\n' > "$work/tab.txt"
+for kind in output linear-noise optimal table; do
+  "$bin" privacy --set schedule.kind=$kind --set schedule.file="$work/tab.txt" --set privacy.rho=0.7 \
+    --json "$work/k.json" >/dev/null 2>&1
+  rc=$?
+  check "accountant = rho on the $kind schedule (exit $rc)" py "$work/k.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d['rho_accounted'] - 0.7) <= 1e-12 * 0.7 and d['accountant_equals_rho'] is True
+PY
+done
+
+"$bin" privacy --set privacy.rho=inf --json "$work/inf.json" >/dev/null 2>&1
+check "rho = inf: exit 0 and epsilon null" py "$work/inf.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['rho'] is None and d['epsilon_cks'] is None and d['epsilon_bs'] is None
+PY
+
+"$bin" privacy --dpgd --eta 0.01 --steps 1000 --sigma 5 --json "$work/s.json" >/dev/null 2>&1
+check "--dpgd --sigma exits 0" test $? -eq 0
+check "--dpgd --sigma: rho_z = eta T/(2 sigma^2), seed 003's epsilon" py "$work/s.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+for k in ['eta', 'steps', 'sigma', 'rho_z', 'epsilon_bs', 'epsilon_cks', 'epsilon_seed003']:
+    assert k in d, k
+assert abs(d['rho_z'] - 0.01 * 1000 / 50) < 1e-15
+e3 = math.sqrt(10) * math.sqrt(8 * math.log(2000)) / 5
+assert abs(d['epsilon_seed003'] - e3) < 1e-12 and d['epsilon_cks'] < d['epsilon_bs']
+PY
+"$bin" privacy --dpgd --eta 0.01 --steps 1000 --epsilon 4 --json "$work/e.json" >/dev/null 2>&1
+check "--dpgd --epsilon: seed 003's sigma and the smaller zCDP sigma" py "$work/e.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+s3 = math.sqrt(10) * math.sqrt(8 * math.log(2000)) / 4
+assert abs(d['sigma_seed003'] - s3) < 1e-12
+assert d['sigma_zcdp'] < s3 and abs(d['sigma'] - d['sigma_zcdp']) < 1e-15
+assert abs(d['rho_z'] - 10 / (2 * d['sigma_zcdp'] ** 2)) < 1e-12
+assert abs(d['epsilon_cks'] - 4) < 1e-9
+PY
+"$bin" privacy --dpgd --eta 1 --steps 100 --epsilon 50 --delta 0.01 >"$work/o.out" 2>&1
+check "--dpgd: epsilon outside seed 003's range is reported" grep -q "seed 003's bound does not apply" "$work/o.out"
+
+bad() { # bad NAME ARGS...: exit 2, a message, no JSON file
+  local name=$1; shift
+  rm -f "$work/bad.json"
+  "$bin" privacy "$@" --json "$work/bad.json" >/dev/null 2>"$work/err"
+  local rc=$?
+  check "$name: exit 2 ($(head -n1 "$work/err" | cut -c1-90))" test $rc -eq 2
+  check "$name: no output" bash -c "! ls '$work' | grep -q 'bad.json'"
+}
+bad "epsilon 0" --epsilon 0
+bad "epsilon < 0" --epsilon -1
+bad "delta 0" --delta 0
+bad "delta 1" --delta 1
+bad "missing value" --delta
+bad "dpgd without eta" --dpgd --steps 10 --sigma 1
+bad "dpgd without steps" --dpgd --eta 0.1 --sigma 1
+bad "dpgd without sigma or epsilon" --dpgd --eta 0.1 --steps 10
+bad "dpgd with both" --dpgd --eta 0.1 --steps 10 --sigma 1 --epsilon 1
+bad "eta without dpgd" --eta 0.1
+bad "dpgd eta <= 0" --dpgd --eta 0 --steps 10 --sigma 1
+bad "dpgd sigma <= 0" --dpgd --eta 1 --steps 10 --sigma -2
+bad "bad model key" --set privacy.rho=-1
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

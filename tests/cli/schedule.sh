@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Command-line checks of `hdpsgd schedule --optimize` and `hdpsgd rates` (THEORY.md 3, 5, 6):
+# JSON keys, the written table accepted unchanged by `ode`, `sim` and `privacy` (rho_acc = rho,
+# risk within 1 % of the winner), the figures and their data, and exit status 2 with no
+# output file on every bad input. Small isotropic models keep it to a few seconds.
+set -u
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+check() { # check NAME COMMAND...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
+}
+py() { python3 - "$@"; }
+model=(--set data.spectrum=isotropic --set data.d=200 --set data.gamma=0.01 --set privacy.rho=1)
+have_gnuplot=0
+command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
+
+# ---- schedule --optimize ----
+"$bin" schedule "${model[@]}" --optimize -o "$work/best.tab" --json "$work/s.json" \
+  --figure "$work/s.png" >"$work/s.out" 2>"$work/s.err"
+check "schedule --optimize exits 0" test $? -eq 0
+for key in output_final_risk linear_noise_final_risk optimal_final_risk pl_final_risk output_eta0 \
+           linear_noise_eta0 optimal_c1 optimal_a optimal_c2 optimal_c3 pl_eta_0 pl_knots \
+           best_family best_final_risk table_final_risk epsilon_cks delta ode_solves; do
+  check "JSON has $key" grep -q "\"$key\":" "$work/s.json"
+done
+check "optimal or pl wins, beating output and linear-noise" py "$work/s.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['best_family'] in ('optimal', 'pl'), d['best_family']
+assert d['best_final_risk'] < min(d['output_final_risk'], d['linear_noise_final_risk'])
+assert abs(d['table_final_risk'] / d['best_final_risk'] - 1) < 0.01
+assert d['ode_solves'] > 0 and d['delta'] == 1 / 20000
+PY
+check "progress on stderr" grep -q 'ODE solves, best final risk' "$work/s.err"
+check "table file has a # header" bash -c "head -n1 '$work/best.tab' | grep -q '^# hdpsgd'"
+check "prints the command line" grep -q -- "--set schedule.kind=table --set schedule.file=$work/best.tab" "$work/s.out"
+tab=(--set schedule.kind=table --set "schedule.file=$work/best.tab")
+"$bin" ode "${model[@]}" "${tab[@]}" --json "$work/o.json" >/dev/null 2>&1
+check "ode accepts the table" test $? -eq 0
+check "its ODE risk is within 1 % of the winner's" py "$work/o.json" "$work/s.json" <<'PY'
+import json, sys
+o, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert abs(o['final_risk'] / s['best_final_risk'] - 1) < 0.01, (o['final_risk'], s['best_final_risk'])
+PY
+"$bin" sim "${model[@]}" "${tab[@]}" --runs 2 --json "$work/m.json" >/dev/null 2>&1
+check "sim accepts the table" test $? -eq 0
+"$bin" privacy "${model[@]}" "${tab[@]}" --json "$work/p.json" >/dev/null 2>&1
+check "the table spends exactly rho (accountant, relative 1e-12)" py "$work/p.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d['rho_accounted'] - 1) <= 1e-12, d['rho_accounted']
+PY
+if [[ $have_gnuplot -eq 1 ]]; then
+  check "figure written" test -s "$work/s.png"
+fi
+check "figure data beside it" bash -c "grep -v '^#' '$work/s.schedules.csv' | head -n1 | grep -qx 't,eta_output,risk_output,eta_linear-noise,risk_linear-noise,eta_optimal,risk_optimal,eta_pl,risk_pl'"
+
+# the optimal family alone: a dense table (201 knots), within 1 %
+"$bin" schedule "${model[@]}" --optimize --family optimal -o "$work/opt.tab" --json "$work/opt.json" >/dev/null 2>&1
+check "--family optimal exits 0" test $? -eq 0
+check "optimal table: 201 knots" test "$(grep -cv '^#' "$work/opt.tab")" -eq 201
+check "optimal: only its keys" py "$work/opt.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 'output_final_risk' not in d and d['best_family'] == 'optimal'
+assert abs(d['optimal_c2'] * 0.01 - d['optimal_a']) < 1e-12 * d['optimal_a']
+assert abs(d['table_final_risk'] / d['best_final_risk'] - 1) < 0.01
+PY
+
+# --tune-clip on output perturbation with a large c: c comes down, the command line carries it
+"$bin" schedule "${model[@]}" --set clip.c=3 --optimize --family output --tune-clip -o "$work/c.tab" \
+  --json "$work/c.json" >"$work/c.out" 2>/dev/null
+check "--tune-clip exits 0" test $? -eq 0
+check "--tune-clip: c found, risk no worse" py "$work/c.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 0 < d['output_c'] < 3 and d['best_c'] == d['output_c']
+PY
+check "--tune-clip: command line sets clip.c" grep -q -- '--set clip.c=' "$work/c.out"
+
+# ---- rates ----
+"$bin" rates "${model[@]}" --gammas 0.001:0.01:3 -o "$work/r.csv" --json "$work/r.json" \
+  --figure "$work/r.png" >"$work/r.out" 2>/dev/null
+check "rates exits 0" test $? -eq 0
+check "rates CSV header" grep -qx 'gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves' "$work/r.csv"
+check "rates CSV: 3 gammas x 3 families" test "$(grep -cE '^[0-9.e-]+,[0-9]+,(output|linear-noise|optimal),' "$work/r.csv")" -eq 9
+check "rates JSON: slopes ordered as the theorem's (output < linear-noise < optimal)" py "$work/r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in ('output', 'linear_noise', 'optimal'):
+    assert f + '_slope' in d and f + '_theory_slope' in d
+assert d['output_slope'] < d['linear_noise_slope'] < d['optimal_slope']
+assert d['output_theory_slope'] < d['linear_noise_theory_slope'] < d['optimal_theory_slope']
+assert d['optimal_final_risk_0'] < d['linear_noise_final_risk_0'] < d['output_final_risk_0']
+PY
+check "rates prints the theorem's slopes" grep -q "theorem's rate" "$work/r.out"
+if [[ $have_gnuplot -eq 1 ]]; then
+  check "rates figure written" test -s "$work/r.png"
+fi
+check "rates figure data" bash -c "grep -v '^#' '$work/r.rates.csv' | head -n1 | grep -qx 'gamma,risk_output,theory_output,risk_linear-noise,theory_linear-noise,risk_optimal,theory_optimal'"
+
+# ---- bad input: exit 2, a message, no output file ----
+bad() { # bad NAME COMMAND ARGS...
+  local name=$1 sub=$2; shift 2
+  rm -rf "$work/bad"; mkdir "$work/bad"
+  "$bin" "$sub" "$@" -o "$work/bad/out" --json "$work/bad/out.json" --figure "$work/bad/fig.png" \
+    >/dev/null 2>"$work/err"
+  local rc=$?
+  check "$name: exit 2 ($(head -n1 "$work/err" | cut -c1-90))" test $rc -eq 2
+  check "$name: no output file" test -z "$(ls -A "$work/bad")"
+}
+bad "schedule: unknown family" schedule --optimize --family bogus
+bad "schedule: one bad family in a list" schedule --optimize --family output,bogus
+bad "schedule: K < 2" schedule --optimize --knots 1
+bad "schedule: K too large" schedule --optimize --knots 1000
+bad "schedule: K not a number" schedule --optimize --knots x
+bad "schedule: without --optimize" schedule
+bad "schedule: bad model key" schedule --optimize --set clip.c=-1
+bad "rates: no --gammas" rates
+bad "rates: bad syntax" rates --gammas 0.001-0.01-3
+bad "rates: two fields" rates --gammas 0.001:0.01
+bad "rates: trailing text" rates --gammas 0.001:0.01:3x
+bad "rates: LO >= HI" rates --gammas 0.01:0.001:3
+bad "rates: LO = HI" rates --gammas 0.01:0.01:3
+bad "rates: LO <= 0" rates --gammas 0:0.01:3
+bad "rates: HI >= 1" rates --gammas 0.1:2:3
+bad "rates: COUNT < 2" rates --gammas 0.001:0.01:1
+bad "rates: unknown family" rates --gammas 0.001:0.01:3 --families output,bogus
+bad "rates: a gamma the model rejects (n > 4e12)" rates --set data.d=1 --gammas 1e-13:0.5:3
+bad "rates: bad model key" rates --gammas 0.001:0.01:3 --set clip.c=-1
+"$bin" schedule --optimize --json "$work/nodir/s.json" >/dev/null 2>&1
+check "schedule: output folder missing: exit 2 before running" test $? -eq 2
+"$bin" rates --gammas 0.001:0.01:3 -o "$work/nodir/r.csv" >/dev/null 2>&1
+check "rates: output folder missing: exit 2 before running" test $? -eq 2
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
