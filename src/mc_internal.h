@@ -15,6 +15,8 @@
 #include <gsl/gsl_chebyshev.h>
 #include <gsl/gsl_rng.h>
 
+#include "hdpsgd/rng.h"
+
 #include "hdpsgd/clip.h"
 #include "hdpsgd/sim.h"
 
@@ -24,7 +26,7 @@
 typedef struct {
     long steps;         /* steps per run */
     long points;        /* grid size */
-    const long *kgrid;  /* [points] k_i = round(t_i steps) */
+    const long *kgrid;  /* [points] k_i = round(t_i steps), <= steps - 1 for t_i < 1 */
     double threshold;   /* divergence: excess risk above this at a grid point */
 } mc_grid;
 
@@ -52,8 +54,10 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
                         const mc_method *method, const void *ctx, hdp_mc_result *res,
                         hdp_error *err);
 
-/* The divergence threshold sim.divergence_factor x R(0), R(0) = r*^2/2 the
- * expected initial excess risk (THEORY 3); tau^2/2 when r* = 0, 1 if both are 0. */
+/* The divergence threshold sim.divergence_factor x max(R(0), P): R(0) = r*^2/2 the
+ * expected initial excess risk (THEORY 3; tau^2/2 when r* = 0, 1 if both are 0) and
+ * P = 2 c^2 gamma^2 eta~(0)^2 / rho^2 the excess risk the private noise adds over a run
+ * without contraction (0 when rho = inf). */
 double hdp_mc_threshold(const hdp_model *m);
 
 /* Check runs >= 1, threads >= 0 (HDP_EINPUT naming the option). The SDE

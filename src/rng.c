@@ -16,8 +16,11 @@
  * The random streams serve the Monte Carlo of THEORY.md sections 1 and 4.
  */
 #include "hdpsgd/rng.h"
+#include "hdpsgd/error.h"
 
 #include <gsl/gsl_errno.h>
+#include <math.h>
+#include <pthread.h>
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
@@ -29,8 +32,65 @@ uint64_t hdp_splitmix64_next(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+/* ---- ziggurat tables (ZIGNOR, Doornik 2005): 128 layers of area V each ---- */
+#define ZIG_R 3.442619855899          /* start of the tail */
+#define ZIG_V 9.91256303526217e-3     /* area of each layer */
+
+double hdp_zig_x[129];
+double hdp_zig_r[128];
+static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
+
+static void zig_build(void)
+{
+    double f = exp(-0.5 * ZIG_R * ZIG_R);
+    hdp_zig_x[0] = ZIG_V / f; /* the base layer, tail included, as a rectangle */
+    hdp_zig_x[1] = ZIG_R;
+    hdp_zig_x[128] = 0.0;
+    for (int i = 2; i < 128; i++) {
+        hdp_zig_x[i] = sqrt(-2.0 * log(ZIG_V / hdp_zig_x[i - 1] + f));
+        f = exp(-0.5 * hdp_zig_x[i] * hdp_zig_x[i]);
+    }
+    for (int i = 0; i < 128; i++)
+        hdp_zig_r[i] = hdp_zig_x[i + 1] / hdp_zig_x[i];
+}
+
+void hdp_rng_normal_tables(void) { pthread_once(&zig_once, zig_build); }
+
+/* uniform on (0, 1): never 0, for the logarithms of the tail */
+static double open01(hdp_xoshiro *g)
+{
+    return ((double)(hdp_xoshiro_next_inline(g) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u)
+{
+    for (;;) {
+        if (i == 0) { /* the tail |x| > R (Marsaglia 1964) */
+            double x, y;
+            do {
+                x = log(open01(g)) / ZIG_R;
+                y = log(open01(g));
+            } while (-2.0 * y < x * x);
+            return u < 0 ? x - ZIG_R : ZIG_R - x;
+        }
+        /* the wedge between layer i and the density */
+        double x = u * hdp_zig_x[i];
+        double f0 = exp(-0.5 * (hdp_zig_x[i] * hdp_zig_x[i] - x * x));
+        double f1 = exp(-0.5 * (hdp_zig_x[i + 1] * hdp_zig_x[i + 1] - x * x));
+        if (f1 + open01(g) * (f0 - f1) < 1.0)
+            return x;
+        /* rejected: a fresh draw */
+        uint64_t r = hdp_xoshiro_next_inline(g);
+        i = (int)(r & 0x7F);
+        u = 2.0 * ((double)(r >> 11) * 0x1.0p-53) - 1.0;
+        if (fabs(u) < hdp_zig_r[i])
+            return u * hdp_zig_x[i];
+    }
+}
+
 void hdp_xoshiro_seed(hdp_xoshiro *g, uint64_t seed)
 {
+    hdp_rng_normal_tables();
     uint64_t x = seed;
     for (int i = 0; i < 4; i++)
         g->s[i] = hdp_splitmix64_next(&x);
@@ -101,9 +161,8 @@ gsl_rng *hdp_rng_alloc(uint64_t seed)
 {
     /* GSL's default handler aborts when gsl_rng_alloc runs out of memory:
      * switch it off so that the caller sees NULL (library code never exits) */
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    hdp_gsl_quiet();
     gsl_rng *r = gsl_rng_alloc(hdp_rng_xoshiro256pp);
-    gsl_set_error_handler(old);
     if (r)
         hdp_xoshiro_seed(hdp_rng_state(r), seed);
     return r;

@@ -12,7 +12,8 @@
  * note in THEORY 4). h = 1/n reproduces the discrete noise level. At t = 1 the
  * final-iterate noise of THEORY 3 is added: 2 C_clip sigma_f xi with
  * sigma_f = (eta~(1)/n)/rho (none when rho = inf), C_clip = c sqrt(d).
- * Recorded at k_i = round(t_i N) (the nearest step); the "clipped fraction"
+ * Recorded at k_i = round(t_i N) (the nearest step; N - 1 at most for t_i < 1, before the
+ * final-iterate noise, as in the ODE); the "clipped fraction"
  * of an interval is the mean of 1 - mu_c(R) over its steps, the probability
  * that a DP-SGD step would be clipped.
  * Student-t label noise: mu_c and V_c are quadratures; they come from
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #include "hdpsgd/clip.h"
+#include "hdpsgd/error.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/sim.h"
@@ -123,7 +125,7 @@ hdp_status hdp_mc_clip_table_init(hdp_mc_clip_table *t, hdp_clip *clip, double t
     mm.V = malloc(sizeof(double) * mm.cap);
     double *check_mu = malloc(sizeof(double) * CHECKS), *check_V = malloc(sizeof(double) * CHECKS);
     hdp_status st = HDP_OK;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    hdp_gsl_quiet();
     if (!mm.u || !mm.mu || !mm.V || !check_mu || !check_V) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
         goto done;
@@ -165,7 +167,6 @@ hdp_status hdp_mc_clip_table_init(hdp_mc_clip_table *t, hdp_clip *clip, double t
     }
     hdp_mc_clip_table_free(t); /* not accurate enough: evaluate directly */
 done:
-    gsl_set_error_handler(old);
     if (st != HDP_OK)
         hdp_mc_clip_table_free(t);
     free(mm.u);
@@ -222,6 +223,7 @@ static void *sde_ws_alloc(const void *vctx)
  * final-iterate noise of THEORY 3 at t = 1. */
 static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng, mc_run_out *out)
 {
+    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
     const sde_ctx *c = vctx;
     sde_ws *w = vws;
     const long d = c->d, N = c->N;
@@ -256,21 +258,21 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         double s = 0;
         if (q > 0) {
             for (long i = 0; i < d; i++) {
-                double xi1 = gsl_ran_gaussian_ziggurat(rng, 1.0);
-                double xi2 = gsl_ran_gaussian_ziggurat(rng, 1.0);
+                double xi1 = hdp_rng_normal(st);
+                double xi2 = hdp_rng_normal(st);
                 e[i] += -a * lambda[i] * e[i] + b * sl[i] * xi1 + q * xi2;
                 s += lambda[i] * e[i] * e[i];
             }
         } else {
             for (long i = 0; i < d; i++) {
-                e[i] += -a * lambda[i] * e[i] + b * sl[i] * gsl_ran_gaussian_ziggurat(rng, 1.0);
+                e[i] += -a * lambda[i] * e[i] + b * sl[i] * hdp_rng_normal(st);
                 s += lambda[i] * e[i] * e[i];
             }
         }
         R = 0.5 * s;
         if (j == N - 1 && c->final_noise > 0) { /* final-iterate noise (THEORY 3) */
             for (long i = 0; i < d; i++)
-                e[i] += c->final_noise * gsl_ran_gaussian_ziggurat(rng, 1.0);
+                e[i] += c->final_noise * hdp_rng_normal(st);
             double after = hdp_mc_excess_risk(lambda, e, d);
             out->jump = after - R;
             R = after;

@@ -14,7 +14,7 @@
  * Label noise z (THEORY 1): gaussian tau N(0,1); student sqrt(tau^2 (nu-2)/nu) T_nu;
  * rademacher +-tau; none 0. One step costs O(d); no d x d matrix.
  * Recorded: R_exc(theta_k) = 1/2 sum_i lambda_i e_i^2 exactly (THEORY 1) at
- * k_i = round(t_i n), t_i = i/(points-1) (the ODE's grid; the row t = 1 is
+ * k_i = min(round(t_i n), n - 1), t_i = i/(points-1) (the ODE's grid; the row t = 1 is
  * theta_n), and the fraction of steps k_{i-1} <= k < k_i whose gradient was clipped.
  * Privacy: THEORY 6's accountant on the eta_k, sigma_k the runs used.
  */
@@ -93,21 +93,34 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
 
 double hdp_mc_threshold(const hdp_model *m)
 {
-    /* factor x R(0), R(0) = r*^2/2 (THEORY 3) */
+    /* factor x max(R(0), P): R(0) = r*^2/2 (THEORY 3), P the private noise (below) */
     double r0 = 0.5 * m->target_radius * m->target_radius;
     if (!(r0 > 0))
         r0 = 0.5 * m->tau2;
     if (!(r0 > 0))
         r0 = 1.0;
-    return m->divergence_factor * r0;
+    /* P = 2 c^2 gamma^2 eta~(0)^2 / rho^2: the excess risk the private noise 2 C_clip sigma_k xi
+     * adds over a run without contraction, (1/2) sum_k (2 c sqrt(d) sigma_k)^2 Tr Sigma, since
+     * sum_k sigma_k^2 = (eta~(0)/n)^2 / rho^2 for every schedule (THEORY 1: the sigma_k^2
+     * telescope). With c = 1e6 a stable run's risk is ~1e11 R(0) from this noise alone and
+     * must not be called divergent. */
+    double priv = 0;
+    if (isfinite(m->rho) && isfinite(m->c)) {
+        hdp_schedule s;
+        hdp_schedule_from_model(m, &s);
+        double e0 = hdp_sched_eta_sup(&s);
+        priv = 2.0 * m->c * m->c * m->gamma * m->gamma * e0 * e0 / (m->rho * m->rho);
+    }
+    return m->divergence_factor * fmax(r0, priv);
 }
 
 /* theta* uniform on the sphere of radius r* (THEORY 1, 3), as e = -theta* */
 void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e)
 {
+    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
     double norm2 = 0;
     for (long i = 0; i < d; i++) {
-        e[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
+        e[i] = hdp_rng_normal(st);
         norm2 += e[i] * e[i];
     }
     /* e = -theta*, theta* = radius g / ||g|| (the uniform law on the sphere) */
@@ -241,10 +254,16 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         }
     }
 
-    /* the ODE's grid t_i = i/(points-1), recorded at k_i = round(t_i steps) */
+    /* the ODE's grid t_i = i/(points-1), recorded at k_i = round(t_i steps), but at most
+     * steps - 1 for t_i < 1: the ODE's R(t) includes the final-iterate noise only at t = 1
+     * (THEORY 3), and with fewer steps than grid points (n <= (points-1)/2) rounding sent
+     * t = 0.98, 0.99 to theta_n, noise included: at gamma = 10 (n = 20) the validator saw a
+     * 33 % "disagreement" that was only this jump */
     for (long i = 0; i < P; i++) {
         res->t[i] = (double)i / (double)(P - 1);
         kgrid[i] = (long)round(res->t[i] * (double)steps);
+        if (i < P - 1 && kgrid[i] > steps - 1)
+            kgrid[i] = steps - 1;
     }
     kgrid[0] = 0;
     kgrid[P - 1] = steps;
@@ -289,8 +308,8 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         hdp_schedule_from_model(m, &s);
         st = hdp_fail(err, HDP_ENUMERIC,
                       "%s: all %ld runs diverged (a non-finite residual or risk, or an excess "
-                      "risk above sim.divergence_factor x R(0) = %g); sup eta~ = %g against the "
-                      "stability limit 2/gamma = %g (THEORY 3)",
+                      "risk above sim.divergence_factor x max(R(0), private noise) = %g); sup "
+                      "eta~ = %g against the stability limit 2/gamma = %g (THEORY 3)",
                       method->name, runs, grid.threshold, hdp_sched_eta_sup(&s), 2.0 / m->gamma);
         goto done;
     }
@@ -365,8 +384,9 @@ static void sim_ws_free(void *vw)
 /* The label noise z of THEORY 1. */
 static double label_noise(const sim_ctx *c, gsl_rng *rng)
 {
+    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
     switch (c->noise) {
-    case HDP_NOISE_GAUSSIAN: return c->tau * gsl_ran_gaussian_ziggurat(rng, 1.0);
+    case HDP_NOISE_GAUSSIAN: return c->tau * hdp_rng_normal(st);
     case HDP_NOISE_STUDENT: return c->t_scale * gsl_ran_tdist(rng, c->df);
     case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? c->tau : -c->tau;
     case HDP_NOISE_NONE: return 0.0;
@@ -398,6 +418,7 @@ static int record(const mc_grid *g, long k, double R, long *nclip, long *p, mc_r
  * the jump of the last step's private noise is the final-iterate term of THEORY 3. */
 static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng, mc_run_out *out)
 {
+    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
     const sim_ctx *c = vctx;
     sim_ws *w = vws;
     const long d = c->d, n = c->n;
@@ -415,7 +436,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         /* fresh sample x = sqrt(lambda) g and the residual r = x^T e - z */
         double dot = 0, xx = 0;
         for (long i = 0; i < d; i++) {
-            double xi = sl[i] * gsl_ran_gaussian_ziggurat(rng, 1.0);
+            double xi = sl[i] * hdp_rng_normal(st);
             x[i] = xi;
             dot += xi * e[i];
             xx += xi * xi;
@@ -434,14 +455,14 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         double s = c->sigma[k] > 0 ? 2.0 * c->C * c->sigma[k] : 0.0;
         if (s > 0 && k < n - 1) {
             for (long i = 0; i < d; i++)
-                e[i] += -coef * x[i] + s * gsl_ran_gaussian_ziggurat(rng, 1.0);
+                e[i] += -coef * x[i] + s * hdp_rng_normal(st);
         } else {
             for (long i = 0; i < d; i++)
                 e[i] -= coef * x[i];
             if (s > 0) { /* the last step: measure the final-iterate jump (THEORY 3) */
                 double before = hdp_mc_excess_risk(c->lambda, e, d);
                 for (long i = 0; i < d; i++)
-                    e[i] += s * gsl_ran_gaussian_ziggurat(rng, 1.0);
+                    e[i] += s * hdp_rng_normal(st);
                 out->jump = hdp_mc_excess_risk(c->lambda, e, d) - before;
             }
         }

@@ -65,7 +65,7 @@ hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error 
 
     /* bins */
     long m_bins;
-    if (m->bins == 0) {
+    if (m->bins <= 0) {
         m_bins = 1;
         for (long j = 1; j < d; j++) m_bins += l[j] != l[j - 1];
     } else {
@@ -78,7 +78,7 @@ hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error 
         hdp_spectrum_free(spec);
         return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld bins", m_bins);
     }
-    if (m->bins == 0) {
+    if (m->bins <= 0) {
         long b = 0, start = 0;
         for (long j = 1; j <= d; j++) {
             if (j == d || l[j] != l[j - 1]) {
@@ -99,5 +99,91 @@ hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error 
             spec->bin_weight[b] = (double)(hi - lo) / (double)d;
         }
     }
+    return HDP_OK;
+}
+
+long hdp_spectrum_distinct(const hdp_spectrum *spec)
+{
+    long k = spec->d > 0;
+    for (long j = 1; j < spec->d; j++) k += spec->lambda[j] != spec->lambda[j - 1];
+    return k;
+}
+
+/* Two-node Gauss rule of the equally weighted values l[0..c-1] (Golub-Welsch on
+ * the 2x2 Jacobi matrix [[a0, sqrt(b1)], [sqrt(b1), a1]]). Returns the number of
+ * nodes (1 or 2); weights sum to 1. */
+static int gauss2(const double *l, long c, double *x, double *w)
+{
+    long double mean = 0, var = 0, third = 0;
+    for (long i = 0; i < c; i++) mean += l[i];
+    mean /= c;
+    for (long i = 0; i < c; i++) {
+        long double dlt = l[i] - mean;
+        var += dlt * dlt;
+        third += l[i] * dlt * dlt;
+    }
+    var /= c;
+    third /= c;
+    if (!(var > 1e-28L * mean * mean)) {
+        x[0] = (double)mean;
+        w[0] = 1.0;
+        return 1;
+    }
+    double a0 = (double)mean, a1 = (double)(third / var), b = (double)sqrtl(var);
+    double half = 0.5 * (a0 + a1), rad = sqrt(0.25 * (a0 - a1) * (a0 - a1) + b * b);
+    x[0] = half - rad;
+    x[1] = half + rad;
+    /* first component of each normalised eigenvector: v = (b, x - a0) */
+    for (int k = 0; k < 2; k++) {
+        double v0 = b, v1 = x[k] - a0;
+        w[k] = v0 * v0 / (v0 * v0 + v1 * v1);
+    }
+    return 2;
+}
+
+hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err)
+{
+    long d = spec->d;
+    const double *l = spec->lambda; /* decreasing */
+    long npos = d;
+    while (npos > 0 && !(l[npos - 1] > 0)) npos--;
+    double *bl = malloc(sizeof(double) * (size_t)(2 * m + 1));
+    double *bw = malloc(sizeof(double) * (size_t)(2 * m + 1));
+    if (!bl || !bw) {
+        free(bl);
+        free(bw);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld bins", 2 * m + 1);
+    }
+    long nb = 0;
+    if (npos > 0) {
+        double lo = log(l[npos - 1]), hi = log(l[0]);
+        double width = (hi - lo) / (double)m;
+        long start = 0;
+        while (start < npos) {
+            long b = width > 0 ? (long)((hi - log(l[start])) / width) : 0;
+            if (b >= m) b = m - 1;
+            double lower = hi - (double)(b + 1) * width; /* log of the bin's lower edge */
+            long end = start + 1;
+            while (end < npos && (b == m - 1 || log(l[end]) > lower)) end++;
+            double x[2], w[2];
+            int k = gauss2(l + start, end - start, x, w);
+            for (int q = 0; q < k; q++) {
+                bl[nb] = x[q];
+                bw[nb] = w[q] * (double)(end - start) / (double)d;
+                nb++;
+            }
+            start = end;
+        }
+    }
+    if (npos < d) {
+        bl[nb] = 0.0;
+        bw[nb] = (double)(d - npos) / (double)d;
+        nb++;
+    }
+    free(spec->bin_lambda);
+    free(spec->bin_weight);
+    spec->bin_lambda = bl;
+    spec->bin_weight = bw;
+    spec->m = nb;
     return HDP_OK;
 }

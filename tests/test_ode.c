@@ -201,6 +201,41 @@ static void binning(void **state)
     hdp_model_free(&m2);
 }
 
+/* bins = auto: log bins with Gauss nodes reproduce the full-resolution final
+ * risk of a 20000-eigenvalue power law to within ode.spectrum_tol, with far
+ * fewer bins; a spectrum with few distinct eigenvalues stays exact. */
+static void auto_bins(void **state)
+{
+    (void)state;
+    const char *alphas[] = {"data.spectrum_alpha=0.5", "data.spectrum_alpha=1.5"};
+    for (int a = 0; a < 2; a++) {
+        hdp_model full, aut;
+        make_model(&full, "data.d=20000", "data.gamma=0.01", alphas[a], NULL);
+        make_model(&aut, "data.d=20000", "data.gamma=0.01", alphas[a], "ode.bins=auto", NULL);
+        hdp_ode_result rf, ra;
+        solve(&full, &rf);
+        solve(&aut, &ra);
+        print_message("alpha case %d: %ld bins, final risk %.12g vs full %.12g (rel %.2g)\n", a,
+                      ra.bins, ra.final_risk, rf.final_risk,
+                      fabs(ra.final_risk - rf.final_risk) / rf.final_risk);
+        assert_true(ra.bins < 1000);
+        assert_rel(ra.final_risk, rf.final_risk, aut.spectrum_tol, 0);
+        for (long k = 0; k < ra.points; k++)
+            assert_rel(ra.risk[k], rf.risk[k], 10 * aut.spectrum_tol, 0);
+        hdp_ode_result_free(&rf);
+        hdp_ode_result_free(&ra);
+        hdp_model_free(&full);
+        hdp_model_free(&aut);
+    }
+    hdp_model two;
+    make_model(&two, "data.spectrum=twolevel", "ode.bins=auto", NULL);
+    hdp_ode_result r;
+    solve(&two, &r);
+    assert_int_equal(r.bins, 2);
+    hdp_ode_result_free(&r);
+    hdp_model_free(&two);
+}
+
 /* Non-Gaussian label noise: finite results; with c = inf, identical to Gaussian. */
 static void other_noise_laws(void **state)
 {
@@ -237,6 +272,7 @@ int main(void)
         cmocka_unit_test(final_noise),
         cmocka_unit_test(matches_rk4),
         cmocka_unit_test(binning),
+        cmocka_unit_test(auto_bins),
         cmocka_unit_test(other_noise_laws),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

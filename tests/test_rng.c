@@ -2,6 +2,7 @@
  * published reference outputs, jumps, and moment checks of the Gaussian
  * sampler with tolerances from the standard errors. */
 #include <gsl/gsl_randist.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,18 +118,19 @@ static void gsl_wrapper(void **state)
     gsl_rng_free(r);
 }
 
-/* GSL's ziggurat driven by xoshiro256++: mean 0, variance 1, kurtosis 3 on
- * 10^7 draws, each within 4 standard errors (N(0,1): Var x = 1, Var x^2 = 2,
- * Var x^4 = 105 - 9 = 96). */
-static void gaussian_moments(void **state)
+/* The samplers: GSL's ziggurat driven by xoshiro256++ (which == 0) and the
+ * toolkit's inline ZIGNOR ziggurat hdp_rng_normal (which == 1, the one the Monte
+ * Carlo uses): mean 0, variance 1, kurtosis 3 on 10^7 draws, each within 4
+ * standard errors (N(0,1): Var x = 1, Var x^2 = 2, Var x^4 = 105 - 9 = 96). */
+static void moments_of(int which)
 {
-    (void)state;
     const long N = 10000000;
     gsl_rng *r = hdp_rng_alloc(2026);
     assert_non_null(r);
+    hdp_xoshiro *st = hdp_rng_state(r);
     long double s1 = 0, s2 = 0, s4 = 0;
     for (long i = 0; i < N; i++) {
-        double x = gsl_ran_gaussian_ziggurat(r, 1.0);
+        double x = which ? hdp_rng_normal(st) : gsl_ran_gaussian_ziggurat(r, 1.0);
         double x2 = x * x;
         s1 += x;
         s2 += x2;
@@ -146,12 +148,58 @@ static void gaussian_moments(void **state)
     assert_true(fabs(kurt - 3.0) < 4.0 * sqrt(96.0 / n));
 }
 
+static void gaussian_moments(void **state)
+{
+    (void)state;
+    moments_of(0);
+    moments_of(1);
+}
+
+/* hdp_rng_normal against the exact normal probabilities of 60 cells over
+ * [-6, 6] plus the two tails, 2*10^7 draws: the chi-square statistic (cells
+ * with >= 20 expected) stays below df + 5 sqrt(2 df), five standard deviations
+ * of the chi-square law. Also the tail |x| > R = 3.4426 (the ziggurat's special
+ * case) against its probability within 4 standard errors. */
+static void fast_normal_distribution(void **state)
+{
+    (void)state;
+    const long N = 20000000;
+    const int cells = 60;
+    const double lo = -6, w = 12.0 / cells;
+    long count[62] = {0}, tail = 0;
+    hdp_xoshiro g;
+    hdp_xoshiro_seed(&g, 99);
+    for (long i = 0; i < N; i++) {
+        double x = hdp_rng_normal(&g);
+        int b = x < lo ? 0 : x >= -lo ? cells + 1 : 1 + (int)((x - lo) / w);
+        if (b > cells) b = cells + 1;
+        count[b]++;
+        tail += fabs(x) > 3.442619855899;
+    }
+    double chi = 0;
+    int df = -1;
+    for (int b = 0; b < cells + 2; b++) {
+        double p = b == 0 ? gsl_cdf_ugaussian_P(lo)
+                   : b == cells + 1 ? gsl_cdf_ugaussian_Q(-lo)
+                   : gsl_cdf_ugaussian_P(lo + b * w) - gsl_cdf_ugaussian_P(lo + (b - 1) * w);
+        double e = p * N;
+        if (e < 20) continue;
+        chi += (count[b] - e) * (count[b] - e) / e;
+        df++;
+    }
+    print_message("chi-square %.1f with %d degrees of freedom\n", chi, df);
+    assert_true(chi < df + 5 * sqrt(2.0 * df));
+    double pt = 2 * gsl_cdf_ugaussian_Q(3.442619855899);
+    assert_true(fabs(tail - pt * N) < 4 * sqrt(pt * (1 - pt) * N));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(splitmix_reference),  cmocka_unit_test(xoshiro_reference),
         cmocka_unit_test(jump_reference),      cmocka_unit_test(jumped_streams_differ),
         cmocka_unit_test(gsl_wrapper),         cmocka_unit_test(gaussian_moments),
+        cmocka_unit_test(fast_normal_distribution),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

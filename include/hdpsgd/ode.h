@@ -38,6 +38,7 @@ typedef struct {
     long bins;                      /* m */
     long rhs_evals, steps;          /* CVODE counters */
     double solve_seconds;           /* wall time of the integration alone */
+    double binning_seconds;         /* bins = auto: wall time of the trial solves */
 } hdp_ode_result;
 
 /* Integrate the ODE of a finalized model on its output grid ([ode] points).

@@ -30,6 +30,17 @@ typedef struct {
 /* Build the spectrum of a finalized model. Free with hdp_spectrum_free. */
 hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error *err);
 
+/* Replace the bins by m log-spaced bins in lambda (THEORY 3, "a large spectrum
+ * is a question of binning"), each represented by the two-node Gauss
+ * quadrature of the eigenvalues it holds: nodes and weights match the bin's
+ * weight and its first three moments, so sum_j w_j lambda_j^k is exact for
+ * k <= 3 within every bin (one node when the bin holds one distinct value).
+ * Zero eigenvalues form one bin of their own. At most 2m (+1) bins result. */
+hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err);
+
+/* Number of distinct eigenvalues. */
+long hdp_spectrum_distinct(const hdp_spectrum *spec);
+
 /* Release the arrays; spec may be zeroed or half-built. */
 void hdp_spectrum_free(hdp_spectrum *spec);
 

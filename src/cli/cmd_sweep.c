@@ -1,0 +1,671 @@
+/*
+ * cmd_sweep.c — `hdpsgd sweep SWEEP.ini [--resume] [-o DIR]`: run commands over
+ * the Cartesian product of model-key axes, serially or under Open MPI.
+ *
+ * SWEEP.ini (inih):
+ *   [sweep]  model = base.ini (relative to the sweep file; default: the built-in model)
+ *            commands = ode, sim, sde, validate   (any subset, comma-separated)
+ *   [axes]   section.key = v1, v2, ...   or   LO:HI:COUNT   or   LO:HI:COUNT:log
+ *   [set]    section.key = value   (fixed overrides applied at every point)
+ * Points are numbered in row-major order (the last axis varies fastest). Point i
+ * writes DIR/points/pNNNNN/{ode,sim,sde}.{csv,json} and validate.json, then its
+ * result row DIR/points/pNNNNN/row.csv, atomically and last: a point is done
+ * when its row exists. --resume skips the points that are done. At the end,
+ * DIR/results.csv is the header plus the rows in point order, so a serial run, a
+ * resumed run and an MPI run with the same seeds give the same bytes.
+ * Under mpirun (Open MPI; detected from the environment) every rank takes the
+ * next point from a shared counter (MPI_Fetch_and_op on rank 0's window:
+ * dynamic load balancing); DIR must be on a file system that all ranks see.
+ */
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HDPSGD_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "../output.h"
+#include "cli.h"
+#include "hdpsgd/ode.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/sim.h"
+#include "hdpsgd/validate.h"
+
+#define MAX_AXES 16
+#define MAX_VALUES 1024
+#define MAX_FIXED 128
+
+static const char *out_dir;
+static int resume;
+static cli_mc_args mc;
+
+const cli_opt sweep_opts[] = {
+    {"output", 'o', OPT_STRING, &out_dir, "DIR", "output folder (default: SWEEP without .ini, plus -out)"},
+    {"resume", 0, OPT_FLAG, &resume, NULL, "skip the points already done in DIR"},
+    {"threads", 0, OPT_LONG, &mc.threads, "T",
+     "OpenMP threads per point (default 0 = one per core; per rank under MPI)"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+enum { C_ODE = 1, C_SIM = 2, C_SDE = 4, C_VALIDATE = 8 };
+
+typedef struct {
+    char key[128];           /* section.key */
+    int count;
+    char *values[MAX_VALUES];
+} axis;
+
+typedef struct {
+    char path[1024];
+    char model[1024];        /* resolved base model path, "" = built-in */
+    int commands;
+    int naxes;
+    axis axes[MAX_AXES];
+    int nfixed;
+    char *fixed[MAX_FIXED];  /* "section.key=value" */
+    int line;                /* current line (inih reader) */
+    FILE *f;
+    char err[1400];
+} sweep_spec;
+
+static void spec_free(sweep_spec *s)
+{
+    for (int a = 0; a < s->naxes; a++)
+        for (int i = 0; i < s->axes[a].count; i++) free(s->axes[a].values[i]);
+    for (int i = 0; i < s->nfixed; i++) free(s->fixed[i]);
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    char *e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
+    return s;
+}
+
+/* LO:HI:COUNT[:log] -> values; returns 0 if the text is not a range, -1 on error. */
+static int expand_range(axis *ax, const char *text, char *why, size_t size)
+{
+    double lo, hi;
+    int count;
+    char scale[8] = "";
+    int got = sscanf(text, "%lf:%lf:%d:%7s", &lo, &hi, &count, scale);
+    if (got < 3 || !strchr(text, ':'))
+        return 0;
+    int is_log = got == 4 && !strcmp(scale, "log");
+    if ((got == 4 && !is_log) || count < 1 || count > MAX_VALUES || !isfinite(lo) ||
+        !isfinite(hi) || (is_log && (lo <= 0 || hi <= 0))) {
+        snprintf(why, size,
+                 "'%s': expected LO:HI:COUNT or LO:HI:COUNT:log with 1 <= COUNT <= %d (log: LO, "
+                 "HI > 0)",
+                 text, MAX_VALUES);
+        return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        double u = count == 1 ? 0.0 : (double)i / (count - 1);
+        double v = is_log ? exp(log(lo) + u * (log(hi) - log(lo))) : lo + u * (hi - lo);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.15g", v);
+        ax->values[ax->count++] = strdup(buf);
+    }
+    return 1;
+}
+
+static int on_sweep_key(void *user, const char *section, const char *name, const char *value)
+{
+    sweep_spec *s = user;
+    if (s->err[0])
+        return 0;
+    if (!strcmp(section, "sweep")) {
+        if (!strcmp(name, "model")) {
+            if (value[0] == '/' || !strchr(s->path, '/'))
+                snprintf(s->model, sizeof s->model, "%s", value);
+            else
+                snprintf(s->model, sizeof s->model, "%.*s/%s",
+                         (int)(strrchr(s->path, '/') - s->path), s->path, value);
+            return 1;
+        }
+        if (!strcmp(name, "commands")) {
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", value);
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                char *t = trim(tok);
+                if (!strcmp(t, "ode")) s->commands |= C_ODE;
+                else if (!strcmp(t, "sim")) s->commands |= C_SIM;
+                else if (!strcmp(t, "sde")) s->commands |= C_SDE;
+                else if (!strcmp(t, "validate")) s->commands |= C_VALIDATE;
+                else {
+                    snprintf(s->err, sizeof s->err,
+                             "%s:%d: [sweep] commands: unknown command '%s'; accepted: ode, sim, "
+                             "sde, validate",
+                             s->path, s->line, t);
+                    return 0;
+                }
+            }
+            return 1;
+        }
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands", s->path,
+                 s->line, name);
+        return 0;
+    }
+    if (!strcmp(section, "set")) {
+        if (s->nfixed == MAX_FIXED) {
+            snprintf(s->err, sizeof s->err, "%s:%d: too many [set] keys (at most %d)", s->path,
+                     s->line, MAX_FIXED);
+            return 0;
+        }
+        char buf[1200];
+        snprintf(buf, sizeof buf, "%s=%s", name, value);
+        s->fixed[s->nfixed++] = strdup(buf);
+        return 1;
+    }
+    if (!strcmp(section, "axes")) {
+        if (s->naxes == MAX_AXES) {
+            snprintf(s->err, sizeof s->err, "%s:%d: too many axes (at most %d)", s->path, s->line,
+                     MAX_AXES);
+            return 0;
+        }
+        axis *ax = &s->axes[s->naxes];
+        memset(ax, 0, sizeof *ax);
+        snprintf(ax->key, sizeof ax->key, "%s", name);
+        if (!strchr(name, '.')) {
+            snprintf(s->err, sizeof s->err,
+                     "%s:%d: axis '%s': expected a model key as section.key (e.g. data.gamma)",
+                     s->path, s->line, name);
+            return 0;
+        }
+        char why[300];
+        int r = expand_range(ax, value, why, sizeof why);
+        if (r < 0) {
+            snprintf(s->err, sizeof s->err, "%s:%d: axis %s: %s", s->path, s->line, name, why);
+            return 0;
+        }
+        if (r == 0) {
+            char buf[4096];
+            snprintf(buf, sizeof buf, "%s", value);
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                char *t = trim(tok);
+                if (!*t || ax->count == MAX_VALUES) {
+                    snprintf(s->err, sizeof s->err, "%s:%d: axis %s: empty value or more than %d values",
+                             s->path, s->line, name, MAX_VALUES);
+                    return 0;
+                }
+                ax->values[ax->count++] = strdup(t);
+            }
+        }
+        if (ax->count == 0) {
+            snprintf(s->err, sizeof s->err, "%s:%d: axis %s has no values", s->path, s->line, name);
+            return 0;
+        }
+        s->naxes++;
+        return 1;
+    }
+    snprintf(s->err, sizeof s->err, "%s:%d: unknown section [%s]; sections: sweep, axes, set",
+             s->path, s->line, section);
+    return 0;
+}
+
+static char *read_line(char *str, int num, void *stream)
+{
+    sweep_spec *s = stream;
+    char *r = fgets(str, num, s->f);
+    if (r) s->line++;
+    return r;
+}
+
+static int load_spec(const char *path, sweep_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    s->f = fopen(path, "r");
+    if (!s->f) {
+        fprintf(stderr, "hdpsgd sweep: error: %s: cannot open the sweep file: %s\n", path,
+                strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    int rc = ini_parse_stream(read_line, s, on_sweep_key, s);
+    fclose(s->f);
+    if (!s->err[0] && rc > 0)
+        snprintf(s->err, sizeof s->err, "%s:%d: syntax error", path, rc);
+    if (!s->err[0] && s->commands == 0)
+        snprintf(s->err, sizeof s->err,
+                 "%s: [sweep] commands is missing: name what to run at each point (ode, sim, "
+                 "sde, validate)",
+                 path);
+    if (s->err[0]) {
+        fprintf(stderr, "hdpsgd sweep: error: %s\n", s->err);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
+}
+
+static long count_points(const sweep_spec *s)
+{
+    long p = 1;
+    for (int a = 0; a < s->naxes; a++) p *= s->axes[a].count;
+    return p;
+}
+
+/* The axis values of point i (row-major, last axis fastest). */
+static void point_values(const sweep_spec *s, long i, int *idx)
+{
+    for (int a = s->naxes - 1; a >= 0; a--) {
+        idx[a] = (int)(i % s->axes[a].count);
+        i /= s->axes[a].count;
+    }
+}
+
+/* Build the model of point i; prints the error (naming the point) on failure. */
+static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][1200])
+{
+    cli_common c;
+    memset(&c, 0, sizeof c);
+    c.model_path = s->model[0] ? s->model : NULL;
+    for (int k = 0; k < s->nfixed; k++) c.sets[c.nsets++] = s->fixed[k];
+    int idx[MAX_AXES];
+    point_values(s, i, idx);
+    for (int a = 0; a < s->naxes; a++) {
+        snprintf(bufs[a], 1200, "%s=%s", s->axes[a].key, s->axes[a].values[idx[a]]);
+        c.sets[c.nsets++] = bufs[a];
+    }
+    int rc = cli_load_model(&c, m);
+    if (rc) {
+        fprintf(stderr, "hdpsgd sweep: error: at point %ld (", i);
+        for (int a = 0; a < s->naxes; a++)
+            fprintf(stderr, "%s%s", a ? ", " : "", bufs[a]);
+        fprintf(stderr, ") of %s\n", s->path);
+    }
+    return rc;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[1200];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return (mkdir(buf, 0777) != 0 && errno != EEXIST) ? -1 : 0;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Write one file of a point atomically through a writer callback. */
+static hdp_status write_file(const char *path, hdp_error *err, void (*fn)(FILE *, void *),
+                             void *ctx)
+{
+    hdp_outfile o;
+    hdp_status st = hdp_out_open(&o, path, err);
+    if (st != HDP_OK) return st;
+    fn(o.f, ctx);
+    st = hdp_out_commit(&o, err);
+    hdp_out_abort(&o);
+    return st;
+}
+
+typedef struct {
+    const hdp_model *m;
+    const hdp_mc_options *opt;
+    const hdp_ode_result *ode;
+    const hdp_mc_result *mc;
+    const char *name;
+    const hdp_validation *v;
+    const char *row;
+} ctx_t;
+
+static void w_ode_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_csv(f, x->m, x->ode); }
+static void w_ode_json(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_json(f, x->m, x->ode); }
+static void w_mc_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_csv(f, x->name, x->m, x->opt, x->mc); }
+static void w_mc_json(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_json(f, x->name, x->m, x->opt, x->mc); }
+static void w_row(FILE *f, void *c) { ctx_t *x = c; fputs(x->row, f); }
+static void w_validate_json(FILE *f, void *c)
+{
+    ctx_t *x = c;
+    const hdp_validation *v = x->v;
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_num(&j, "max_abs_dev", v->sim_side.max_abs_dev);
+    hdp_json_num(&j, "max_rel_dev", v->sim_side.max_rel_dev);
+    hdp_json_num(&j, "max_z", v->sim_side.max_z);
+    hdp_json_num(&j, "sde_max_abs_dev", v->sde_side.max_abs_dev);
+    hdp_json_num(&j, "sde_max_rel_dev", v->sde_side.max_rel_dev);
+    hdp_json_num(&j, "sde_max_z", v->sde_side.max_z);
+    hdp_json_bool(&j, "sim_pass", v->sim_side.pass);
+    hdp_json_bool(&j, "sde_pass", v->sde_side.pass);
+    hdp_json_bool(&j, "pass", v->pass);
+    hdp_json_num(&j, "epsilon_cks", v->epsilon_cks);
+    hdp_json_end(&j);
+}
+
+static void header(const sweep_spec *s, FILE *f)
+{
+    fputs("point", f);
+    for (int a = 0; a < s->naxes; a++) fprintf(f, ",%s", s->axes[a].key);
+    fputs(",d,n,gamma,rho,epsilon_cks", f);
+    if (s->commands & C_ODE) fputs(",ode_final_risk", f);
+    if (s->commands & C_SIM) fputs(",sim_final_risk,sim_final_stderr,sim_diverged", f);
+    if (s->commands & C_SDE) fputs(",sde_final_risk,sde_final_stderr,sde_diverged", f);
+    if (s->commands & C_VALIDATE) fputs(",validate_pass,validate_max_rel_dev,validate_max_z", f);
+    fputs(",status\n", f);
+}
+
+static void fmt_num(char *buf, size_t size, double v)
+{
+    if (isfinite(v)) snprintf(buf, size, "%.10g", v);
+    else snprintf(buf, size, "%s", isnan(v) ? "" : (v > 0 ? "inf" : "-inf"));
+}
+
+/* Run point i and write its files; the row last. Returns 0, -1 when the point
+ * was done before (--resume), 4 when a computation failed (the row then says
+ * so), or 3 on an output error. */
+static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
+{
+    char pdir[1200], path[1300];
+    snprintf(pdir, sizeof pdir, "%s/points/p%05ld", dir, i);
+    snprintf(path, sizeof path, "%s/row.csv", pdir);
+    if (resume && file_exists(path)) return -1; /* done in an earlier run */
+    if (mkdir_p(pdir) != 0) {
+        fprintf(stderr, "hdpsgd sweep: error: %s: cannot create: %s\n", pdir, strerror(errno));
+        return EXIT_IO;
+    }
+    char bufs[MAX_AXES][1200];
+    hdp_model m;
+    if (point_model(s, i, &m, bufs)) return EXIT_BAD_INPUT;
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    opt.threads = threads;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_status st = HDP_OK, io = HDP_OK;
+    char row[8192], num[64], status[HDP_ERRMSG_MAX + 16] = "ok";
+    int idx[MAX_AXES];
+    point_values(s, i, idx);
+    size_t len = (size_t)snprintf(row, sizeof row, "%ld", i);
+    for (int a = 0; a < s->naxes; a++)
+        len += (size_t)snprintf(row + len, sizeof row - len, ",%s", s->axes[a].values[idx[a]]);
+    double rz = 0.5 * m.rho * m.rho;
+    fmt_num(num, sizeof num, hdp_zcdp_epsilon_cks(rz, 1.0 / (double)m.n));
+    char rho[64];
+    fmt_num(rho, sizeof rho, m.rho);
+    len += (size_t)snprintf(row + len, sizeof row - len, ",%ld,%ld,%.10g,%s,%s", m.d, m.n, m.gamma,
+                            rho, num);
+    ctx_t c = {&m, &opt, NULL, NULL, NULL, NULL, NULL};
+    if (s->commands & C_ODE) {
+        hdp_ode_result r;
+        st = hdp_ode_solve(&m, &r, &err);
+        c.ode = &r;
+        if (st == HDP_OK) {
+            snprintf(path, sizeof path, "%s/ode.csv", pdir);
+            io = write_file(path, &err, w_ode_csv, &c);
+            snprintf(path, sizeof path, "%s/ode.json", pdir);
+            if (io == HDP_OK) io = write_file(path, &err, w_ode_json, &c);
+        }
+        fmt_num(num, sizeof num, st == HDP_OK ? r.final_risk : NAN);
+        len += (size_t)snprintf(row + len, sizeof row - len, ",%s", num);
+        hdp_ode_result_free(&r);
+    }
+    for (int which = 0; which < 2; which++) {
+        int flag = which ? C_SDE : C_SIM;
+        if (!(s->commands & flag)) continue;
+        const char *name = which ? "sde" : "sim";
+        hdp_mc_result r;
+        hdp_status st2 = (st == HDP_OK)
+                             ? (which ? hdp_sde_run(&m, &opt, &r, &err) : hdp_sim_run(&m, &opt, &r, &err))
+                             : st;
+        if (st != HDP_OK) memset(&r, 0, sizeof r);
+        c.mc = &r;
+        c.name = name;
+        if (st2 == HDP_OK && io == HDP_OK) {
+            snprintf(path, sizeof path, "%s/%s.csv", pdir, name);
+            io = write_file(path, &err, w_mc_csv, &c);
+            snprintf(path, sizeof path, "%s/%s.json", pdir, name);
+            if (io == HDP_OK) io = write_file(path, &err, w_mc_json, &c);
+        }
+        char se[64];
+        fmt_num(num, sizeof num, st2 == HDP_OK ? r.final_mean : NAN);
+        fmt_num(se, sizeof se, st2 == HDP_OK ? r.final_stderr : NAN);
+        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%ld", num, se,
+                                st2 == HDP_OK ? r.diverged_runs : (long)opt.runs);
+        hdp_mc_result_free(&r);
+        if (st == HDP_OK) st = st2;
+    }
+    if (s->commands & C_VALIDATE) {
+        hdp_validation v;
+        hdp_status st2 = st == HDP_OK ? hdp_validate_run(&m, &opt, 1, &v, &err) : st;
+        if (st != HDP_OK) memset(&v, 0, sizeof v);
+        c.v = &v;
+        if (st2 == HDP_OK && io == HDP_OK) {
+            snprintf(path, sizeof path, "%s/validate.json", pdir);
+            io = write_file(path, &err, w_validate_json, &c);
+        }
+        char rel[64], z[64];
+        fmt_num(rel, sizeof rel, st2 == HDP_OK ? v.sim_side.max_rel_dev : NAN);
+        fmt_num(z, sizeof z, st2 == HDP_OK ? v.sim_side.max_z : NAN);
+        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s",
+                                st2 == HDP_OK ? (v.pass ? "true" : "false") : "", rel, z);
+        hdp_validation_free(&v);
+        if (st == HDP_OK) st = st2;
+    }
+    if (st != HDP_OK) {
+        /* keep the row one CSV field: no commas or quotes in the message */
+        snprintf(status, sizeof status, "failed: %s", err.msg);
+        for (char *p = status; *p; p++)
+            if (*p == ',' || *p == '"' || *p == '\n') *p = ';';
+    }
+    snprintf(row + len, sizeof row - len, ",%s\n", status);
+    hdp_model_free(&m);
+    if (io != HDP_OK) {
+        fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
+        return EXIT_IO;
+    }
+    c.row = row;
+    snprintf(path, sizeof path, "%s/row.csv", pdir);
+    if (write_file(path, &err, w_row, &c) != HDP_OK) {
+        fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
+        return EXIT_IO;
+    }
+    if (st != HDP_OK)
+        fprintf(stderr, "hdpsgd sweep: point %ld failed: %s\n", i, err.msg);
+    return st == HDP_OK ? 0 : EXIT_NUMERIC;
+}
+
+/* Concatenate the rows into DIR/results.csv; returns the number of failed points or -1. */
+static int assemble(const sweep_spec *s, const char *dir, long npoints)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    hdp_outfile o;
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_out_open(&o, path, &err) != HDP_OK) {
+        fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
+        return -1;
+    }
+    header(s, o.f);
+    int failed = 0;
+    for (long i = 0; i < npoints; i++) {
+        char rp[1300], line[4096];
+        snprintf(rp, sizeof rp, "%s/points/p%05ld/row.csv", dir, i);
+        FILE *f = fopen(rp, "r");
+        if (!f || !fgets(line, sizeof line, f)) {
+            fprintf(stderr, "hdpsgd sweep: error: %s is missing: point %ld did not finish\n", rp, i);
+            if (f) fclose(f);
+            hdp_out_abort(&o);
+            return -1;
+        }
+        fclose(f);
+        if (strstr(line, ",failed: ")) failed++;
+        fputs(line, o.f);
+    }
+    if (hdp_out_commit(&o, &err) != HDP_OK) {
+        fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
+        hdp_out_abort(&o);
+        return -1;
+    }
+    return failed;
+}
+
+static int under_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("sweep");
+    cli_common common;
+    out_dir = NULL;
+    resume = 0;
+    cli_mc_args_reset(&mc);
+    int rc = cli_parse(cmd, argc, argv, &common);
+    if (rc) return rc;
+    if (common.help) {
+        cli_print_help(cmd, stdout);
+        return 0;
+    }
+    if (common.npos != 1 || common.nsets) {
+        fprintf(stderr, "hdpsgd sweep: error: give exactly one SWEEP.ini (put overrides in its [set] "
+                        "section)\nUsage: hdpsgd %s\n", cmd->usage);
+        return EXIT_BAD_INPUT;
+    }
+    if ((rc = cli_mc_args_apply("sweep", &mc, &common))) return rc;
+    int threads = cli_mc_threads(&mc);
+    static sweep_spec spec;
+    if ((rc = load_spec(common.pos[0], &spec))) return rc;
+    char dir[1024];
+    if (out_dir) {
+        snprintf(dir, sizeof dir, "%s", out_dir);
+    } else {
+        snprintf(dir, sizeof dir, "%s", common.pos[0]);
+        char *dot = strrchr(dir, '.'), *slash = strrchr(dir, '/');
+        if (dot && (!slash || dot > slash)) *dot = '\0';
+        strncat(dir, "-out", sizeof dir - strlen(dir) - 1);
+    }
+    long npoints = count_points(&spec);
+
+    int rank = 0, size = 1, mpi = 0;
+#ifdef HDPSGD_HAVE_MPI
+    if (under_mpi()) {
+        MPI_Init(NULL, NULL);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        mpi = 1;
+    }
+#else
+    if (under_mpi())
+        fprintf(stderr, "hdpsgd sweep: warning: started under mpirun, but this build has no MPI "
+                        "support (install libopenmpi-dev and rebuild): every rank runs the whole "
+                        "sweep\n");
+#endif
+    /* check every point before computing anything (bad input: exit 2, no files) */
+    rc = 0;
+    char points_dir[1100];
+    snprintf(points_dir, sizeof points_dir, "%s/points", dir);
+    if (rank == 0) {
+        for (long i = 0; i < npoints && !rc; i++) {
+            char bufs[MAX_AXES][1200];
+            hdp_model m;
+            rc = point_model(&spec, i, &m, bufs);
+            if (!rc) hdp_model_free(&m);
+        }
+        if (!rc && !resume && file_exists(points_dir)) {
+            fprintf(stderr, "hdpsgd sweep: error: %s already holds a sweep: use --resume to "
+                            "continue it, or another -o DIR\n", dir);
+            rc = EXIT_BAD_INPUT;
+        }
+        if (!rc && mkdir_p(points_dir) != 0) {
+            fprintf(stderr, "hdpsgd sweep: error: %s: cannot create: %s\n", points_dir,
+                    strerror(errno));
+            rc = EXIT_BAD_INPUT;
+        }
+        if (!rc)
+            fprintf(stderr, "hdpsgd sweep: %ld points x {%s%s%s%s} -> %s%s\n", npoints,
+                    spec.commands & C_ODE ? " ode" : "", spec.commands & C_SIM ? " sim" : "",
+                    spec.commands & C_SDE ? " sde" : "", spec.commands & C_VALIDATE ? " validate" : "",
+                    dir, mpi ? " (MPI)" : "");
+    }
+#ifdef HDPSGD_HAVE_MPI
+    if (mpi) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+    if (rc) {
+#ifdef HDPSGD_HAVE_MPI
+        if (mpi) MPI_Finalize();
+#endif
+        spec_free(&spec);
+        return rc;
+    }
+    int worst = 0;
+    long done = 0;
+#ifdef HDPSGD_HAVE_MPI
+    MPI_Win win = MPI_WIN_NULL;
+    long *counter = NULL;
+    if (mpi) {
+        MPI_Win_allocate(rank == 0 ? (MPI_Aint)sizeof(long) : 0, sizeof(long), MPI_INFO_NULL,
+                         MPI_COMM_WORLD, &counter, &win);
+        if (rank == 0) *counter = 0;
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock_all(0, win);
+    }
+#endif
+    for (;;) {
+        long i;
+#ifdef HDPSGD_HAVE_MPI
+        if (mpi) {
+            long one = 1;
+            MPI_Fetch_and_op(&one, &i, MPI_LONG, 0, 0, MPI_SUM, win);
+            MPI_Win_flush(0, win);
+        } else
+#endif
+            i = done;
+        if (i >= npoints) break;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int prc = run_point(&spec, i, dir, threads);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        done++;
+        if (prc < 0)
+            continue;
+        if (prc == EXIT_IO || prc == EXIT_BAD_INPUT) {
+            worst = prc;
+            break;
+        }
+        if (prc > worst) worst = prc;
+        fprintf(stderr, "hdpsgd sweep: [rank %d] point %ld of %ld done (%.2f s)\n", rank, i + 1,
+                npoints,
+                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    }
+#ifdef HDPSGD_HAVE_MPI
+    if (mpi) {
+        MPI_Win_unlock_all(win);
+        MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Win_free(&win);
+    }
+#endif
+    int failed = 0;
+    if (rank == 0 && worst != EXIT_IO && worst != EXIT_BAD_INPUT) {
+        failed = assemble(&spec, dir, npoints);
+        if (failed < 0) worst = EXIT_IO;
+        else fprintf(stderr, "hdpsgd sweep: %ld points, %d failed -> %s/results.csv\n", npoints,
+                     failed, dir);
+    }
+#ifdef HDPSGD_HAVE_MPI
+    if (mpi) MPI_Finalize();
+#endif
+    spec_free(&spec);
+    return worst;
+}
