@@ -1,0 +1,37 @@
+/*
+ * hdpsgd/hdpsgd.h — the whole public API of libhdpsgd in one include.
+ *
+ *   model.h     load a model: INI file (hdp_model_load_file) or key/value pairs (hdp_model_set)
+ *   ode.h       the risk ODE of homogenized DP-SGD (THEORY 3)      hdp_ode_solve
+ *   sim.h       Monte Carlo of DP-SGD and the homogenized SDE        hdp_sim_run, hdp_sde_run
+ *   validate.h  ODE vs simulation with a verdict                    hdp_validate_run
+ *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (THEORY 6)
+ *   design.h    schedule design on the ODE                          hdp_design_optimize
+ *   clip.h, schedule.h, spectrum.h, rng.h   the building blocks
+ *
+ * Conventions: every function that can fail returns an hdp_status (0 = HDP_OK)
+ * and fills an hdp_error whose message names the problem; the library never
+ * prints and never exits; there is no global mutable state apart from two
+ * once-initialised items (the ziggurat tables, and GSL's error handler, which
+ * hdp_gsl_quiet turns off), so independent models may be used from different
+ * threads. Results own their arrays: release them with the matching *_free.
+ * Link: pkg-config --cflags --libs hdpsgd, or find_package(hdpsgd) and
+ * target_link_libraries(app hdpsgd::hdpsgd).
+ */
+#ifndef HDPSGD_HDPSGD_H
+#define HDPSGD_HDPSGD_H
+
+#include "hdpsgd/version.h"
+#include "hdpsgd/error.h"
+#include "hdpsgd/model.h"
+#include "hdpsgd/clip.h"
+#include "hdpsgd/spectrum.h"
+#include "hdpsgd/schedule.h"
+#include "hdpsgd/ode.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/rng.h"
+#include "hdpsgd/sim.h"
+#include "hdpsgd/validate.h"
+#include "hdpsgd/design.h"
+
+#endif

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs the build into a throw-away prefix and builds examples/ against it
+# twice — with CMake's find_package(hdpsgd) and with pkg-config — then runs the
+# examples and checks their output; also the installed program, man page and
+# bash completion.
+set -u
+build=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+check() { local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi; }
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1
+check "cmake --install" test $? -eq 0
+libdir=$(dirname "$(find "$prefix" -name libhdpsgd.so | head -n1)")
+for f in bin/hdpsgd include/hdpsgd/hdpsgd.h include/hdpsgd/version.h share/man/man1/hdpsgd.1 \
+         share/bash-completion/completions/hdpsgd share/hdpsgd/models/default.ini \
+         share/hdpsgd/plots/validate.gp; do
+  check "installed $f" test -e "$prefix/$f"
+done
+check "static library" test -e "$libdir/libhdpsgd.a"
+check "CMake package" test -e "$libdir/cmake/hdpsgd/hdpsgdConfig.cmake"
+check "pkg-config file" test -e "$libdir/pkgconfig/hdpsgd.pc"
+"$prefix/bin/hdpsgd" --version | grep -q '^hdpsgd 0\.'
+check "installed hdpsgd --version" test $? -eq 0
+
+run_examples() { # run_examples LABEL DIR
+  local dir=$2
+  (cd "$dir" && LD_LIBRARY_PATH=$libdir ./ode_in_code) >"$work/ode.out" 2>&1
+  check "$1: ode_in_code runs" test $? -eq 0
+  check "$1: ode_in_code prints the final risk" grep -q '^final excess risk 0\.' "$work/ode.out"
+  LD_LIBRARY_PATH=$libdir "$dir/validate_model" "$src/models/isotropic-output.ini" 40 >"$work/val.out" 2>&1
+  check "$1: validate_model agrees" test $? -eq 0
+  check "$1: validate_model output" grep -q ': agree$' "$work/val.out"
+  LD_LIBRARY_PATH=$libdir "$dir/design_for_budget" 2 1e-5 >"$work/des.out" 2>&1
+  check "$1: design_for_budget runs" test $? -eq 0
+  check "$1: design_for_budget calibrates rho" grep -q '^(epsilon, delta) = (2, 1e-05): rho = ' "$work/des.out"
+  check "$1: design_for_budget names the best family" grep -q '^best: ' "$work/des.out"
+}
+
+cmake -S "$src/examples" -B "$work/ex-cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  >"$work/cmake.log" 2>&1 && cmake --build "$work/ex-cmake" >>"$work/cmake.log" 2>&1
+rc=$?; [[ $rc -eq 0 ]] || cat "$work/cmake.log"
+check "examples build with find_package(hdpsgd)" test $rc -eq 0
+run_examples "find_package" "$work/ex-cmake"
+
+cp -r "$src/examples" "$work/ex-pc"
+PKG_CONFIG_PATH=$libdir/pkgconfig make -C "$work/ex-pc" >"$work/make.log" 2>&1
+rc=$?; [[ $rc -eq 0 ]] || cat "$work/make.log"
+check "examples build with pkg-config" test $rc -eq 0
+run_examples "pkg-config" "$work/ex-pc"
+check "pkg-config --libs names the library" bash -c "PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --libs hdpsgd | grep -q -- -lhdpsgd"
+check "pkg-config --static adds the private dependencies" bash -c "PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --libs --static hdpsgd | grep -q sundials_cvode"
+
+check "man page renders" bash -c "grep -q '^.SH MODEL KEYS' '$prefix/share/man/man1/hdpsgd.1' && grep -q 'clip.c' '$prefix/share/man/man1/hdpsgd.1'"
+out=$(bash -c "source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd ode --set clip.); COMP_CWORD=3; _hdpsgd; echo \${COMPREPLY[*]}")
+check "bash completion of model keys" test "$out" = "clip.c="
+out=$(bash -c "source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd val); COMP_CWORD=1; _hdpsgd; echo \${COMPREPLY[*]}")
+check "bash completion of commands" test "$out" = "validate"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
