@@ -1,0 +1,72 @@
+# kl-bound.gp — `hdpsgd kl bound --figure FIG`: the gradient-norm constant B of seed 001
+# (eq. 7, = E||df/dW||^2 at ||x||^2 = d, Lemma C.3) against depth (left, width fixed) and
+# width (right, depth fixed) for the four initialisations of Table 1; the right axis of each
+# panel reads the same curves as the KL bound of Corollary 4.2 with the settled constant
+# c = 4, B T / (n^2 sigma^2) (the seed's c = 2 doubles it).
+#
+# Variables (set before this script):
+#   data_file     CSV written by the command: axis,depth,width,B_<s>,...,kl_<s>,...
+#   schemes       space-separated scheme names, e.g. "lecun he ntk xavier"
+#   kl_per_B      the bound per unit of B, T / (n^2 sigma^2)
+#   fixed_width, fixed_depth   the width of the left panel and the depth of the right one
+#   title_text    the title
+# By hand:
+#   gnuplot -e "set terminal pngcairo size 1500,820; set output 'b.png'" \
+#           -e "data_file='b.csv'; schemes='lecun he ntk xavier'; kl_per_B=0.005" \
+#           -e "fixed_width=256; fixed_depth=6; title_text='x'" plots/kl-bound.gp
+if (GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1500,820
+if (GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 10in,5.6in
+if (GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1500,820 background '#ffffff'
+set datafile separator ','
+set datafile columnheaders
+set encoding utf8
+set grid lc rgb '#dddddd'
+set border lw 1.2
+set logscale y
+set format y '10^{%L}'
+set logscale y2
+set format y2 '10^{%L}'
+set ytics nomirror
+set y2tics
+set ylabel 'B = d·o·Π_{i<L}(β_i m_i/2)·Σ_l β_L/β_l   (eq. 7)'
+set y2label 'KL bound  B T/(n²σ²)  (Corollary 4.2, c = 4)'
+ns = words(schemes)
+sch_color(s) = s eq 'lecun' ? '#1f77b4' : s eq 'he' ? '#d62728' : s eq 'ntk' ? '#9467bd' : \
+               s eq 'xavier' ? '#2ca02c' : '#7f7f7f'
+sch_label(s) = s eq 'lecun' ? 'LeCun  β_l = 1/m_{l−1}' : s eq 'he' ? 'He  β_l = 2/m_{l−1}' : \
+               s eq 'ntk' ? 'NTK  β_l = 2/m_l, β_L = 1/o' : \
+               s eq 'xavier' ? 'Xavier  β_l = 2/(m_{l−1}+m_l)' : s
+on_axis(name, v) = strcol(1) eq name ? v : NaN
+# the right axis is the left one times kl_per_B: the same range on both, from the data
+# (gnuplot's 'set link' does not take a logarithmic axis)
+array ylo[2]
+array yhi[2]
+do for [a=1:2] {
+  ylo[a] = 1e300
+  yhi[a] = -1e300
+  do for [i=1:ns] {
+    stats data_file using (on_axis(a == 1 ? 'depth' : 'width', column('B_'.word(schemes,i)))) nooutput
+    ylo[a] = STATS_min < ylo[a] ? STATS_min : ylo[a]
+    yhi[a] = STATS_max > yhi[a] ? STATS_max : yhi[a]
+  }
+  ylo[a] = ylo[a] / 2
+  yhi[a] = yhi[a] * 2
+}
+set multiplot layout 1,2 title title_text noenhanced font ',12'
+set key outside below center horizontal maxcols 2 box samplen 3 spacing 1.1
+set bmargin 8
+set title sprintf('(a) against depth L at width m = %d', fixed_width) font ',11'
+set xlabel 'depth L'
+set yrange [ylo[1]:yhi[1]]
+set y2range [ylo[1] * kl_per_B:yhi[1] * kl_per_B]
+plot for [i=1:ns] data_file using (on_axis('depth', column('depth'))):(column('B_'.word(schemes,i))) \
+       with linespoints pt 7 ps 1.1 lw 2.2 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i))
+set title sprintf('(b) against width m at depth L = %d', fixed_depth) font ',11'
+set xlabel 'hidden width m (log scale)'
+set logscale x 2
+set format x '%g'
+set yrange [ylo[2]:yhi[2]]
+set y2range [ylo[2] * kl_per_B:yhi[2] * kl_per_B]
+plot for [i=1:ns] data_file using (on_axis('width', column('width'))):(column('B_'.word(schemes,i))) \
+       with linespoints pt 7 ps 1.1 lw 2.2 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i))
+unset multiplot
