@@ -1,0 +1,220 @@
+/*
+ * hdpsgd/nc.h — NoisyGD / NoisySGD on neural-collapse features: when is the private
+ * error independent of the feature dimension p, and when do perturbations of the
+ * features bring p back (seed 004, "Neural collapse meets differential privacy";
+ * THEORY.md sections 6 and 8).
+ *
+ * Features (seed 004 Definition 1). The K-simplex equiangular tight frame
+ *     M = sqrt(K/(K-1)) P (I_K - 1 1^T / K),   P^T P = I_K,   ||M_k|| = 1,
+ *     M_k^T M_j = -1/(K-1) (j != k),   sum_k M_k = 0.
+ * The toolkit takes P = [Q; 0] with Q the K x K Householder reflection that maps
+ * 1/sqrt(K) to e_K: then every M_k lives in the first K-1 coordinates of R^p, and for
+ * K = 2 M = [-e_1, e_1], seed 004's re-parameterised binary problem. A sample of class k
+ * has the feature M_k (perfect collapse) plus the perturbation below; labels are one-hot
+ * (ce, squared) or y = -1 for class 1 and y = +1 for class 2 (logistic, K = 2).
+ * Class sizes (n = nc.n in total): balanced (differing by at most one), or with
+ * imbalance alpha class 1 gets round(alpha n) and classes 2..K share the rest.
+ *
+ * Perturbations of l_inf size beta (seed 004 sections 3.2, 3.3; v = beta s, s a fixed
+ * vector of random signs drawn once from the base stream, so ||v||_2 = beta sqrt(p)):
+ *   test-offset   test features M_c + v (fixed);
+ *   adversarial   test features M_c + v(W) with v chosen against the trained W,
+ *                 ||v||_inf <= beta: class c is misclassified iff for some j != c
+ *                 (W_j - W_c)^T A M_c + beta ||A^T (W_j - W_c)||_1 >= 0 (exact);
+ *   stochastic    test features M_c + beta s', s' fresh random signs for every test point;
+ *   train-offset  training features M_k + v;
+ *   both          training and test features offset by the same v;
+ *   per-sample    training features M_k + beta s_i, fresh signs for every sample and draw.
+ * Remedies (seed 004 section 4):
+ *   center  training features minus their mean, test features minus the mean of the test
+ *           class centres (a fixed test offset cancels; zero-mean noise is untouched);
+ *   pca     z = P^T x with P (p x (K-1)) the top K-1 principal directions of nc.public_samples
+ *           public samples drawn like the training features (class i mod K), from their
+ *           CENTRED second moment (seed 004 section 4.3 uses the uncentred one, whose top
+ *           eigenvector is the offset v as soon as ||v||^2 > 1/(K-1)); training and
+ *           testing then happen in R^(K-1) (A = P^T above; A = I otherwise). With per-sample
+ *           noise the public second moment is a spiked covariance (spike 1/(K-1) on span(M),
+ *           noise beta^2): the mean squared cosine between span(P) and span(M), reported as
+ *           pca_alignment, is about (1 - g/l^2)/(1 + g/l) with g = p/m, l = 1/((K-1) beta^2)
+ *           (Baik-Ben Arous-Peche; Paul 2007), so pca restores flatness only while
+ *           p << m/((K-1) beta^2), and not at all beyond p = m/((K-1)^2 beta^4).
+ *
+ * The algorithm (seed 004 eq. (1) and NoisySGD, with the clipping fixed: the seed writes
+ * max{1, G/||g||}, which never clips and scales small gradients UP; the sensitivity
+ * argument needs min{1, G/||g||}):
+ *   NoisyGD  (batch = 0): W <- W - eta   ( sum_i       clip_G(g_i) + N(0, sigma^2 I) )
+ *   NoisySGD (batch = b): W <- W - eta/b ( sum_{i in B} clip_G(g_i) + N(0, sigma^2 I) )
+ * clip_G(g) = min(1, G/||g||) g (Frobenius norm), sigma^2 = G^2/(2 rho), B a uniform
+ * subset of b samples drawn afresh every step, T = nc.steps steps from W = 0 or from
+ * N(0, init_std^2) entries. Losses (sum over samples): ce (softmax cross-entropy,
+ * gradient (softmax(Wx) - e_k) x^T), squared (1/2 ||Wx - e_k||^2, gradient
+ * (Wx - e_k) x^T) and logistic (K = 2, one vector theta: log(1 + exp(-y theta^T x)),
+ * gradient -y x / (1 + exp(y theta^T x))).
+ *
+ * Privacy convention. nc.rho is the zCDP parameter PER STEP of seed 004, i.e. rho_z in
+ * the terms of hdpsgd/privacy.h (NOT the rho of THEORY 1, whose output is
+ * (rho^2/2)-zCDP): adding or removing one sample moves the clipped sum by at most G, so
+ * the Gaussian mechanism with variance G^2/(2 rho) is rho-zCDP; T steps compose to
+ * (T rho)-zCDP, reported as (epsilon, delta) by hdp_zcdp_epsilon_cks (THEORY 6). NoisySGD
+ * is accounted the same way (no amplification by subsampling claimed, as in the seed).
+ * remedy = center treats the feature mean as public (seed 004 section 4.1 bounds the
+ * extra sensitivity by n/(n-1) for K = 2 balanced classes); pca uses public data only.
+ *
+ * Error. The misclassification error of a trained W is the mean over the K classes
+ * (a balanced test distribution) of the probability that argmax_j (W z)_j != c (ties
+ * count as errors); it is exact for every W except under perturbation = stochastic,
+ * where it is the average over nc.test_samples random test points per class.
+ * hdp_nc_run averages it over nc.draws independent draws of the private noise (and of
+ * the random perturbations). Draw d uses the stream of nc.seed jumped d + 1 times
+ * (hdpsgd/rng.h); the fixed offset and the public samples come from the unjumped
+ * stream: results do not depend on the number of threads.
+ *
+ * Exact one-step error (THEORY 8, derived in nc.c): after one NoisyGD step from W = 0
+ * on a deterministic training set, the scores of a test point z are Gaussian,
+ *     W_1 z = -eta (S z + Xi z),  S = sum_k n_k c_k r_k z_k^T,  Xi z ~ N(0, sigma^2 ||z||^2 I),
+ * so with mu = -S z_c the error of class c is
+ *     1 - E_Z prod_{j != c} Phi(Z + (mu_c - mu_j) / (sigma ||z_c||)),   Z ~ N(0, 1),
+ * and for perfect collapse with balanced classes and no clipping (G >= sqrt(1 - 1/K)
+ * for ce, G >= 1 for squared) it is 1 - E_Z[Phi(Z + n/((K-1) sigma))^(K-1)]: Phi(-n/(sqrt2
+ * sigma)) for K = 2, and Phi(-n/(2 sigma)) for the logistic model (seed 004 Theorem 3).
+ * It does not depend on p, on eta, or (for K = 2) on the class balance.
+ *
+ * The library prints nothing and never exits; errors come back as hdp_status.
+ */
+#ifndef HDPSGD_NC_H
+#define HDPSGD_NC_H
+
+#include "hdpsgd/error.h"
+#include "hdpsgd/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The [nc] keys and the seed, as the library uses them. */
+typedef struct {
+    long K, p, n;
+    double imbalance;       /* 0 = balanced; else the fraction of the samples in class 1 */
+    double G, rho;          /* clipping threshold; zCDP per step (inf = no noise) */
+    long steps;
+    double eta;
+    hdp_nc_loss_kind loss;
+    hdp_nc_init_kind init;
+    double init_std;
+    hdp_nc_perturbation_kind perturbation;
+    double beta;
+    hdp_nc_remedy_kind remedy;
+    long public_samples;
+    long batch;             /* 0 = NoisyGD */
+    long draws;
+    long test_samples;
+    double delta;
+    unsigned long long seed; /* sim.seed */
+} hdp_nc_spec;
+
+/* The [nc] section and sim.seed of a finalized model, with the combinations checked
+ * (p >= K, every class non-empty, logistic needs K = 2, batch <= n, pca needs
+ * public_samples >= K, memory); errors name the key and where it was set. */
+hdp_status hdp_nc_spec_from_model(const hdp_model *m, hdp_nc_spec *s, hdp_error *err);
+
+/* The same checks (and the ranges of the schema) on a spec built or changed in code;
+ * errors name the key as "[nc] key". */
+hdp_status hdp_nc_spec_check(const hdp_nc_spec *s, hdp_error *err);
+
+/* Class sizes nk[K] (see the top comment); their sum is n. */
+void hdp_nc_class_sizes(long K, long n, double imbalance, long *nk);
+
+/* The ETF of the top comment: M[K x p] row-major, row k = M_k (p >= K). */
+void hdp_nc_etf(long K, long p, double *M);
+
+/* sigma = G / sqrt(2 rho), the standard deviation of the private noise per coordinate
+ * (seed 004 eq. (1)); 0 for rho = inf. */
+double hdp_nc_sigma(double G, double rho);
+
+/* The norm of a per-sample gradient at W = 0 under perfect collapse (||M_k|| = 1):
+ * sqrt(1 - 1/K) for ce, 1 for squared, 1/2 for logistic (THEORY 8). */
+double hdp_nc_grad_norm_at_zero(long K, hdp_nc_loss_kind loss);
+
+/* Clipping (seed 004 eq. (1), corrected): the factor min(1, G/gnorm) (1 for gnorm = 0). */
+double hdp_nc_clip_factor(double gnorm, double G);
+
+/* The clipped per-sample gradient of a linear model, the rank-one matrix
+ * g = c r z^T (rows x cols, row-major) with c = hdp_nc_clip_factor(||r|| ||z||, G):
+ * ||g||_F = c ||r|| ||z|| <= G. Returns c. (The Monte Carlo uses the factored form.) */
+double hdp_nc_clip_gradient(const double *r, long rows, const double *z, long cols, double G,
+                            double *g);
+
+/* E_Z[1 - prod_j Phi(Z + a[j])], Z ~ N(0, 1), j = 0..m-1, by adaptive quadrature on the
+ * real line (GSL qagi, relative tolerance 1e-10), the integrand written as
+ * -expm1(sum_j log Phi(Z + a_j)) so that tiny errors keep their relative accuracy.
+ * HDP_ENUMERIC if the quadrature fails. (THEORY 8.) */
+hdp_status hdp_nc_gauss_max_error(const double *a, long m, double *out, hdp_error *err);
+
+/* The closed forms of THEORY 8 for perfect collapse, balanced classes, one NoisyGD step
+ * from W = 0, no clipping: 1 - E_Z[Phi(Z + n/((K-1) sigma))^(K-1)] (K-class softmax or
+ * squared loss; Phi(-n/(sqrt2 sigma)) for K = 2) ... */
+hdp_status hdp_nc_exact_error_balanced(long K, double n, double sigma, double *out,
+                                       hdp_error *err);
+/* ... and Phi(-n/(2 sigma)) for the binary logistic model (seed 004 Theorem 3). */
+double hdp_nc_exact_error_logistic(double n, double sigma);
+
+/* A problem: the spec with everything fixed across the draws (features, offset,
+ * projection, deterministic training set, test class centres). */
+typedef struct {
+    hdp_nc_spec spec;
+    long Kout;          /* rows of W: K (ce, squared) or 1 (logistic) */
+    long q;             /* dimension of the trained features: p, or K-1 with pca */
+    long *nk;           /* [K] class sizes */
+    long *sample_class; /* [n] class of sample i (samples ordered by class) */
+    double *M;          /* [K x p] the ETF */
+    double *v;          /* [p] the fixed offset beta s (offset perturbations), else NULL */
+    double *P;          /* [p x q] row-major projection (pca), else NULL */
+    double *PM;         /* [K x q] P^T M_k (pca), else NULL */
+    int grouped;        /* 1: the training set has K distinct features (not per-sample) */
+    double *Z;          /* grouped: [K x q] training features after the remedy */
+    double *ztest;      /* [K x q] test class centres after the remedy (no random part) */
+    double sigma;       /* G / sqrt(2 rho) */
+    double offset_norm; /* ||v||_2 (0 when there is no offset) */
+    double pca_alignment; /* pca: ||P^T B||_F^2/(K-1), B an orthonormal basis of span(M):
+                             mean squared cosine of the principal angles (1 = exact) */
+    double pca_lambda_min; /* pca: the (K-1)-th eigenvalue of the public second moment */
+    double build_seconds;
+} hdp_nc_problem;
+
+/* Build the problem (checks the spec first). Free with hdp_nc_problem_free, which also
+ * accepts a half-built or zeroed problem. */
+hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_error *err);
+void hdp_nc_problem_free(hdp_nc_problem *pb);
+
+/* 1 when the exact one-step error applies: one NoisyGD step (batch = 0) from W = 0 on a
+ * deterministic training set with deterministic test points (perturbation none,
+ * test-offset, train-offset or both; any remedy). */
+int hdp_nc_exact_applies(const hdp_nc_spec *s);
+
+/* The exact one-step error of the top comment on pb (NaN when it does not apply),
+ * clipping at W = 0 included. */
+hdp_status hdp_nc_exact_error(const hdp_nc_problem *pb, double *out, hdp_error *err);
+
+typedef struct {
+    long draws;
+    int threads;
+    double error_mean, error_stderr; /* over the draws */
+    double error_min, error_max;     /* over the draws */
+    double exact_error;              /* hdp_nc_exact_error, NaN when it does not apply */
+    double max_clipped_norm;         /* max over draws, steps, samples of ||clip_G(g_i)|| */
+    double clipped_fraction;         /* fraction of per-sample gradients clipped (mean) */
+    double sigma;                    /* G / sqrt(2 rho) */
+    double rho_total;                /* steps * rho: the output is rho_total-zCDP */
+    double epsilon;                  /* CKS epsilon of rho_total at spec.delta (inf: no DP) */
+    double seconds;
+} hdp_nc_result;
+
+/* Monte Carlo: spec.draws independent draws of NoisyGD/NoisySGD on pb, each with its
+ * exact test error (see the top comment). threads = 0: one per core. */
+hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res,
+                      hdp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
