@@ -1,0 +1,390 @@
+/*
+ * cmd_si.c — `hdpsgd sim-index`: private feature learning for single-index models (seed 002,
+ * Algorithm 1 with its slips fixed; THEORY.md 6, 7, 8; the library is hdpsgd/si.h).
+ *
+ *   hdpsgd sim-index [MODEL.ini] ...               one problem (data + stage 1) and si.runs
+ *                                                  stage-2 runs: per-mode Monte Carlo vs the
+ *                                                  OU / discrete-GD law (CSV), summary (JSON);
+ *   hdpsgd sim-index --experiment eps|n|align ...  risk against epsilon, against n, or the
+ *                                                  alignment histogram: CSV and gnuplot figure.
+ * Outputs are written after the computation succeeded (atomically).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../output.h"
+#include "../plot.h"
+#include "cli.h"
+#include "hdpsgd/si.h"
+
+static const char *json_path, *csv_path, *figure_path, *experiment;
+static long runs_opt;
+static cli_mc_args mc;
+
+const cli_opt si_opts[] = {
+    {"runs", 0, OPT_LONG, &runs_opt, "N", "stage-2 runs (overrides si.runs; >= 2)"},
+    {"threads", 0, OPT_LONG, &mc.threads, "T",
+     "OpenMP threads (default 0 = one per core); results do not depend on it"},
+    {"seed", 0, OPT_STRING, &mc.seed, "S", "seed, unsigned 64-bit (overrides sim.seed)"},
+    {"experiment", 0, OPT_STRING, &experiment, "NAME", "eps | n | align (CSV and figure)"},
+    {"output", 'o', OPT_OUTPUT, &csv_path, "FILE.csv",
+     "CSV (default: standard output; --experiment: si-NAME.csv)"},
+    {"figure", 'f', OPT_OUTPUT, &figure_path, "FIG",
+     "--experiment: the figure, PNG/PDF/SVG by extension (default si-NAME.png)"},
+    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "JSON summary"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+static void meta(FILE *f, const char *what, const hdp_model *m, const hdp_si_problem *pb)
+{
+    const hdp_si_params *hp = &pb->hp;
+    fprintf(f, "# hdpsgd %s sim-index: %s (seed 002 Algorithm 1; THEORY.md 6, 7, 8)\n",
+            hdp_version_string(), what);
+    fprintf(f, "# stage2 = %s: %s\n", hdp_si_stage2_name(pb->spec.stage2),
+            pb->spec.stage2 == HDP_SI_GD
+                ? "DP-GD with clipping (prediction: the unclipped discrete-GD Gaussian law)"
+                : "the continuous OU process, sampled exactly at tau = eta_a T (no clipping)");
+    fprintf(f, "# resolved: lambda = %.6g, eta_W = %.6g, eta_a = %.6g, C_a = %.6g, T = %ld, "
+               "tau = %.6g, sigma_W = %.6g, C_W = %.6g, R = %.6g, q = %d\n",
+            hp->lambda, hp->eta_W, hp->eta_a, hp->C_a, hp->T, hp->tau, hp->sigma_W, hp->C_W,
+            hp->R, hp->q);
+    fprintf(f, "# privacy: stage 1 Gaussian mechanism Delta1 = %.6g, rho_z1 = %.6g, eps1 = %.6g; "
+               "stage 2 sigma_a = %.6g (%s), rho_z2 = %.6g, eps2 = %.6g; total rho_z = %.6g, "
+               "epsilon = %.6g at delta = %.6g (CKS)\n",
+            hp->Delta1, hp->rho_z1, hp->eps1, hp->sigma_a,
+            hp->sigma_route_zcdp ? "zCDP route" : "seed 002 formula", hp->rho_z2, hp->eps2,
+            hp->rho_z, hp->eps_total, hp->delta);
+    hdp_model_write_meta(m, f);
+}
+
+static void write_json(FILE *f, const hdp_si_problem *pb, const hdp_si_result *r, int threads)
+{
+    const hdp_si_params *hp = &pb->hp;
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_str(&j, "stage2", hdp_si_stage2_name(pb->spec.stage2));
+    hdp_json_num(&j, "test_risk", r->risk_mean);
+    hdp_json_num(&j, "test_risk_stderr", r->risk_se);
+    hdp_json_num(&j, "ou_expected_risk", pb->ou_risk);
+    hdp_json_num(&j, "gd_expected_risk", pb->gd_risk);
+    hdp_json_num(&j, "zero_risk", pb->zero_risk);
+    hdp_json_num(&j, "alignment_mean", pb->align_mean);
+    hdp_json_num(&j, "alignment_init_mean", pb->align0_mean);
+    hdp_json_num(&j, "random_alignment", sqrt(2.0 / (M_PI * (double)pb->spec.d)));
+    hdp_json_num(&j, "stage1_clipped_fraction", pb->clipped1);
+    hdp_json_int(&j, "stage1_floored_neurons", pb->floored);
+    hdp_json_num(&j, "clipped_fraction", r->clipped);
+    hdp_json_num(&j, "max_z_mean", r->max_z_mean);
+    hdp_json_num(&j, "max_z_var", r->max_z_var);
+    hdp_json_num(&j, "lambda_max", pb->l[pb->spec.p - 1]);
+    hdp_json_num(&j, "eta_lambda_max", hp->eta_a * pb->l[pb->spec.p - 1]);
+    hdp_json_num(&j, "lambda", hp->lambda);
+    hdp_json_num(&j, "eta_W", hp->eta_W);
+    hdp_json_num(&j, "eta_a", hp->eta_a);
+    hdp_json_num(&j, "C_a", hp->C_a);
+    hdp_json_int(&j, "T", hp->T);
+    hdp_json_num(&j, "tau", hp->tau);
+    hdp_json_num(&j, "sigma_W", hp->sigma_W);
+    hdp_json_num(&j, "C_W", hp->C_W);
+    hdp_json_num(&j, "sigma_a", hp->sigma_a);
+    hdp_json_str(&j, "sigma_a_route", hp->sigma_route_zcdp ? "zcdp" : "seed002");
+    hdp_json_num(&j, "s", hp->s);
+    hdp_json_num(&j, "Delta1", hp->Delta1);
+    hdp_json_num(&j, "rho_z1", hp->rho_z1);
+    hdp_json_num(&j, "rho_z2", hp->rho_z2);
+    hdp_json_num(&j, "rho_z", hp->rho_z);
+    hdp_json_num(&j, "epsilon_stage1", hp->eps1);
+    hdp_json_num(&j, "epsilon_stage2", hp->eps2);
+    hdp_json_num(&j, "epsilon_total", hp->eps_total);
+    hdp_json_num(&j, "epsilon_target", pb->spec.epsilon);
+    hdp_json_num(&j, "delta", hp->delta);
+    hdp_json_int(&j, "d", pb->spec.d);
+    hdp_json_int(&j, "p", pb->spec.p);
+    hdp_json_int(&j, "n", pb->spec.n);
+    hdp_json_int(&j, "runs", r->runs);
+    hdp_json_int(&j, "threads", threads);
+    hdp_json_uint(&j, "seed", pb->spec.seed);
+    hdp_json_num(&j, "seconds", r->seconds);
+    hdp_json_end(&j);
+}
+
+static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *pb,
+                            const hdp_si_result *r)
+{
+    meta(f, "stage-2 weights in the eigenbasis of K: Monte Carlo vs prediction", m, pb);
+    fprintf(f, "# pred_* = law of the simulated process (gd: unclipped discrete GD, ou: OU at tau); "
+               "z = |mc - pred| / stderr\n");
+    fprintf(f, "# test risk %.8g +- %.3g (OU %.8g, GD %.8g, zero predictor %.8g); mean alignment "
+               "%.6g (init %.6g)\n",
+            r->risk_mean, r->risk_se, pb->ou_risk, pb->gd_risk, pb->zero_risk, pb->align_mean,
+            pb->align0_mean);
+    fprintf(f, "mode,lambda_k,pred_mean,mc_mean,mc_mean_se,z_mean,pred_var,mc_var,mc_var_se,z_var,"
+               "ou_mean,ou_var,gd_mean,gd_var\n");
+    const int gd = pb->spec.stage2 == HDP_SI_GD;
+    for (long k = 0; k < pb->spec.p; k++) {
+        double pm = gd ? pb->gd_mean[k] : pb->ou_mean[k], pv = gd ? pb->gd_var[k] : pb->ou_var[k];
+        double sem = sqrt(pv / (double)r->runs), sev = pv * sqrt(2.0 / (double)(r->runs - 1));
+        fprintf(f, "%ld,%.10g,%.10g,%.10g,%.6g,%.4g,%.10g,%.10g,%.6g,%.4g,%.10g,%.10g,%.10g,%.10g\n",
+                k, pb->l[k], pm, r->mc_mean[k], sem,
+                sem > 0 ? fabs(r->mc_mean[k] - pm) / sem : NAN, pv, r->mc_var[k], sev,
+                sev > 0 ? fabs(r->mc_var[k] - pv) / sev : NAN, pb->ou_mean[k], pb->ou_var[k],
+                pb->gd_mean[k], pb->gd_var[k]);
+    }
+}
+
+/* ---- experiments ---- */
+
+#define MAXPTS 16
+
+static int run_experiment(const char *name, const hdp_model *m, int threads)
+{
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_si_spec spec;
+    hdp_si_spec_from_model(m, &spec);
+    char csv_default[64], fig_default[64];
+    snprintf(csv_default, sizeof csv_default, "si-%s.csv", name);
+    snprintf(fig_default, sizeof fig_default, "si-%s.png", name);
+    const char *csvp = csv_path ? csv_path : csv_default;
+    const char *figp = figure_path ? figure_path : fig_default;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fprintf(stderr, "hdpsgd sim-index: error: out of memory\n");
+        return EXIT_NUMERIC;
+    }
+    hdp_status st = HDP_OK;
+    char assign[2048] = "", title[512];
+    double nonpriv = NAN;
+    if (!strcmp(name, "eps")) {
+        static const double eps[] = {0.25, 0.5, 1, 2, 4, 8, 16, 32, INFINITY};
+        hdp_si_problem pb;
+        st = hdp_si_problem_build(&spec, m, &pb, &err);
+        for (size_t i = 0; st == HDP_OK && i < sizeof eps / sizeof eps[0]; i++) {
+            hdp_si_result r;
+            st = hdp_si_set_epsilon(&pb, eps[i], &err);
+            if (st == HDP_OK)
+                st = hdp_si_stage2(&pb, m->si_runs, threads, &r, &err);
+            if (st != HDP_OK)
+                break;
+            if (i == 0) {
+                meta(mem, "test risk against the stage-2 epsilon", m, &pb);
+                fprintf(mem, "epsilon_target,epsilon_stage2,epsilon_total,rho_z1,rho_z2,sigma_a,"
+                             "risk,risk_se,ou_risk,gd_risk,zero_risk,clipped_fraction,"
+                             "alignment_mean\n");
+            }
+            const hdp_si_params *hp = &pb.hp;
+            fprintf(mem, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g\n",
+                    eps[i], hp->eps2, hp->eps_total, hp->rho_z1, hp->rho_z2, hp->sigma_a,
+                    r.risk_mean, r.risk_se, pb.ou_risk, pb.gd_risk, pb.zero_risk, r.clipped,
+                    pb.align_mean);
+            if (isinf(eps[i]))
+                nonpriv = r.risk_mean;
+            hdp_si_result_free(&r);
+        }
+        snprintf(title, sizeof title,
+                 "sim-index: test risk against stage-2 ε (d = %ld, p = %ld, n = %ld, stage2 = %s, "
+                 "%ld runs)\nstage 1: ε₁ = %.3g at δ = %.2g (σ_W = %.3g); mean alignment %.3f",
+                 spec.d, spec.p, spec.n, hdp_si_stage2_name(spec.stage2), m->si_runs,
+                 pb.hp.eps1, pb.hp.delta, pb.hp.sigma_W, pb.align_mean);
+        hdp_si_problem_free(&pb);
+    } else if (!strcmp(name, "n")) {
+        static const long ns[] = {500, 1000, 2000, 4000, 8000};
+        for (size_t i = 0; st == HDP_OK && i < sizeof ns / sizeof ns[0]; i++) {
+            hdp_si_spec s = spec;
+            s.n = ns[i];
+            hdp_si_problem pb;
+            hdp_si_result r;
+            st = hdp_si_problem_build(&s, m, &pb, &err);
+            if (st == HDP_OK)
+                st = hdp_si_stage2(&pb, m->si_runs, threads, &r, &err);
+            if (st != HDP_OK) {
+                hdp_si_problem_free(&pb);
+                break;
+            }
+            if (i == 0) {
+                meta(mem, "test risk and alignment against n (si.n ignored)", m, &pb);
+                fprintf(mem, "n,risk,risk_se,ou_risk,gd_risk,zero_risk,alignment_mean,"
+                             "alignment_init_mean,epsilon_stage1,epsilon_stage2,epsilon_total,"
+                             "clipped_fraction,stage1_clipped_fraction\n");
+            }
+            const hdp_si_params *hp = &pb.hp;
+            fprintf(mem, "%ld,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", ns[i],
+                    r.risk_mean, r.risk_se, pb.ou_risk, pb.gd_risk, pb.zero_risk, pb.align_mean,
+                    pb.align0_mean, hp->eps1, hp->eps2, hp->eps_total, r.clipped, pb.clipped1);
+            hdp_si_result_free(&r);
+            hdp_si_problem_free(&pb);
+        }
+        snprintf(title, sizeof title,
+                 "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "
+                 "%g, stage2 = %s, %ld runs)",
+                 spec.d, spec.p, spec.epsilon, hdp_si_stage2_name(spec.stage2), m->si_runs);
+    } else { /* align: histograms of |<w_j, mu>|/||w_j|| at W_0, at sigma_W = 0, at the model */
+        if (!hdp_model_key_given(m, "si", "p"))
+            spec.p = 512;
+        enum { NB = 25 };
+        long cnt[3][NB] = {{0}};
+        double means[3] = {0};
+        hdp_si_spec s0 = spec;
+        s0.c_sigma_W = 0;
+        hdp_si_problem a, b;
+        memset(&b, 0, sizeof b);
+        st = hdp_si_problem_build(&s0, m, &a, &err);
+        if (st == HDP_OK)
+            st = hdp_si_problem_build(&spec, m, &b, &err);
+        if (st == HDP_OK) {
+            const double *al[3] = {a.align0, a.align, b.align};
+            for (int c = 0; c < 3; c++)
+                for (long j = 0; j < spec.p; j++) {
+                    int k = (int)(al[c][j] * NB);
+                    cnt[c][k >= NB ? NB - 1 : k]++;
+                    means[c] += al[c][j] / (double)spec.p;
+                }
+            meta(mem, "histogram of the neuron alignments |<w_j, mu>|/||w_j||", m, &b);
+            fprintf(mem, "# means: init %.6g, stage 1 with sigma_W = 0 %.6g, stage 1 with "
+                         "sigma_W = %.6g %.6g; random directions sqrt(2/(pi d)) = %.6g\n",
+                    means[0], means[1], b.hp.sigma_W, means[2],
+                    sqrt(2.0 / (M_PI * (double)spec.d)));
+            fprintf(mem, "bin_lo,bin_hi,bin_mid,init,stage1_noiseless,stage1_private\n");
+            for (int k = 0; k < NB; k++)
+                fprintf(mem, "%.4g,%.4g,%.4g,%ld,%ld,%ld\n", (double)k / NB, (double)(k + 1) / NB,
+                        (k + 0.5) / NB, cnt[0][k], cnt[1][k], cnt[2][k]);
+            snprintf(title, sizeof title,
+                     "sim-index: alignment |⟨w_j, μ⟩|/‖w_j‖ of the p = %ld neurons (d = %ld, n = %ld)\n"
+                     "means: init %.3f, stage 1 σ_W = 0 %.3f, stage 1 σ_W = %.3g (ε₁ = %.3g) %.3f",
+                     spec.p, spec.d, spec.n, means[0], means[1], b.hp.sigma_W, b.hp.eps1,
+                     means[2]);
+        }
+        hdp_si_problem_free(&a);
+        hdp_si_problem_free(&b);
+    }
+    fclose(mem);
+    if (st != HDP_OK) {
+        free(buf);
+        return cli_fail("sim-index", &err);
+    }
+    hdp_outfile of;
+    st = hdp_out_open(&of, csvp, &err);
+    if (st == HDP_OK) {
+        fwrite(buf, 1, len, of.f);
+        hdp_plot_assign(assign, sizeof assign, "data_file", csvp);
+        hdp_plot_assign(assign, sizeof assign, "title_text", title);
+        size_t used = strlen(assign);
+        snprintf(assign + used, sizeof assign - used, "nonpriv=%.10g; ",
+                 isfinite(nonpriv) ? nonpriv : -1.0);
+        st = hdp_out_commit(&of, &err);
+    }
+    free(buf);
+    if (st == HDP_OK) {
+        char script[32];
+        snprintf(script, sizeof script, "si-%s", name);
+        st = hdp_plot_draw(script, figp, assign, &err);
+    }
+    if (st != HDP_OK)
+        return cli_fail("sim-index", &err);
+    fprintf(stderr, "hdpsgd sim-index: wrote %s and %s\n", csvp, figp);
+    return 0;
+}
+
+int cmd_si(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("sim-index");
+    cli_common common;
+    json_path = csv_path = figure_path = experiment = NULL;
+    runs_opt = CLI_NOT_GIVEN;
+    cli_mc_args_reset(&mc);
+    int rc = cli_parse(cmd, argc, argv, &common);
+    if (rc)
+        return rc;
+    if (common.help) {
+        cli_print_help(cmd, stdout);
+        return 0;
+    }
+    if (experiment && strcmp(experiment, "eps") && strcmp(experiment, "n") &&
+        strcmp(experiment, "align")) {
+        fprintf(stderr, "hdpsgd sim-index: error: --experiment %s: expected eps, n or align\n",
+                experiment);
+        return EXIT_BAD_INPUT;
+    }
+    if (!experiment && figure_path) {
+        fprintf(stderr, "hdpsgd sim-index: error: --figure needs --experiment\n");
+        return EXIT_BAD_INPUT;
+    }
+    if (experiment && json_path) {
+        fprintf(stderr, "hdpsgd sim-index: error: --json is for the single run, not --experiment\n");
+        return EXIT_BAD_INPUT;
+    }
+    char runs_set[64];
+    if (runs_opt != CLI_NOT_GIVEN) {
+        if (runs_opt < 2) {
+            fprintf(stderr, "hdpsgd sim-index: error: --runs %ld: expected an integer >= 2\n",
+                    runs_opt);
+            return EXIT_BAD_INPUT;
+        }
+        if (common.nsets >= MAX_SETS - 4) {
+            fprintf(stderr, "hdpsgd sim-index: error: too many --set options\n");
+            return EXIT_BAD_INPUT;
+        }
+        snprintf(runs_set, sizeof runs_set, "si.runs=%ld", runs_opt);
+        common.sets[common.nsets++] = runs_set;
+    }
+    if ((rc = cli_mc_args_apply("sim-index", &mc, &common)))
+        return rc;
+    hdp_model m;
+    if ((rc = cli_load_model(&common, &m)))
+        return rc;
+    int threads = cli_mc_threads(&mc);
+    if (experiment) {
+        rc = run_experiment(experiment, &m, threads);
+        hdp_model_free(&m);
+        return rc;
+    }
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_si_spec spec;
+    hdp_si_spec_from_model(&m, &spec);
+    hdp_si_problem pb;
+    hdp_si_result r;
+    memset(&r, 0, sizeof r);
+    hdp_status st = hdp_si_problem_build(&spec, &m, &pb, &err);
+    if (st == HDP_OK)
+        st = hdp_si_stage2(&pb, m.si_runs, threads, &r, &err);
+    if (st == HDP_OK) {
+        hdp_outfile files[2];
+        int nf = 0;
+        st = hdp_out_open(&files[nf], csv_path, &err);
+        if (st == HDP_OK) {
+            write_modes_csv(files[nf].f, &m, &pb, &r);
+            nf++;
+        }
+        if (st == HDP_OK && json_path) {
+            st = hdp_out_open(&files[nf], json_path, &err);
+            if (st == HDP_OK) {
+                write_json(files[nf].f, &pb, &r, threads);
+                nf++;
+            }
+        }
+        if (st == HDP_OK)
+            st = hdp_out_commit_all(files, nf, &err);
+        else
+            for (int i = 0; i < nf; i++)
+                hdp_out_abort(&files[i]);
+    }
+    if (st == HDP_OK) {
+        const hdp_si_params *hp = &pb.hp;
+        fprintf(stderr,
+                "hdpsgd sim-index: stage2 = %s; test risk %.6g +- %.2g (OU %.6g, GD %.6g, zero "
+                "%.6g); alignment %.4f (init %.4f); clipped %.3g; epsilon total %.4g (stage 1 "
+                "%.4g, stage 2 %.4g) at delta %.3g; max z mean %.2f var %.2f\n",
+                hdp_si_stage2_name(spec.stage2), r.risk_mean, r.risk_se, pb.ou_risk, pb.gd_risk,
+                pb.zero_risk, pb.align_mean, pb.align0_mean, r.clipped, hp->eps_total, hp->eps1,
+                hp->eps2, hp->delta, r.max_z_mean, r.max_z_var);
+    }
+    hdp_si_result_free(&r);
+    hdp_si_problem_free(&pb);
+    hdp_model_free(&m);
+    return st == HDP_OK ? 0 : cli_fail("sim-index", &err);
+}

@@ -1,0 +1,630 @@
+/*
+ * si.c — private feature learning for single-index models (seed 002, Algorithm 1 with its
+ * slips fixed; THEORY.md 6, 7, 8). See hdpsgd/si.h for the equations.
+ *
+ * Method: stage 1 forms the per-sample, per-neuron gradient coefficients
+ * Q_ij = 2 r_i a0_j tanh'(h_ij) (the gradient is Q_ij x_i), clips them, and sums
+ * X^T Q; stage 2 runs the literal DP-GD in R^p (two matrix-vector products per step),
+ * or samples the exact Gaussian law of the OU process at tau in the eigenbasis of A.
+ * Products are plain loops (the sizes are laboratory sizes), so the results are the same
+ * bits for any thread count; only the symmetric eigenproblem goes to LAPACK (dsyev).
+ */
+#include "hdpsgd/si.h"
+
+#include <lapacke.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/rng.h"
+
+static double *dalloc(size_t count) { return calloc(count ? count : 1, sizeof(double)); }
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double hdp_si_link(const double he[3], double z)
+{
+    /* probabilists' Hermite: He1 = z, He2 = z^2 - 1, He3 = z^3 - 3z */
+    return he[0] * z + he[1] * (z * z - 1.0) + he[2] * (z * z * z - 3.0 * z);
+}
+
+void hdp_si_spec_from_model(const hdp_model *m, hdp_si_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->d = m->si_d;
+    s->p = m->si_p;
+    s->n = m->si_n;
+    s->m = m->si_test_size;
+    s->he[0] = m->si_he1;
+    s->he[1] = m->si_he2;
+    s->he[2] = m->si_he3;
+    s->eps_n = m->si_eps_n;
+    s->c_lambda = m->si_lambda;
+    s->c_eta_a = m->si_eta_a;
+    s->c_C_a = m->si_C_a;
+    s->c_T = m->si_T;
+    s->c_sigma_W = m->si_sigma_W;
+    s->c_eta_W = m->si_eta_W;
+    s->c_C_W = m->si_C_W;
+    s->norm_floor = m->si_norm_floor;
+    s->epsilon = m->si_epsilon;
+    s->delta = m->si_delta;
+    s->stage2 = m->si_stage2;
+    s->seed = m->seed;
+}
+
+/* Report a bad key through the model when there is one. */
+static hdp_status bad_key(const hdp_model *m, const char *key, hdp_error *err, const char *msg,
+                          double v)
+{
+    if (m)
+        return hdp_model_fail_key(m, "si", key, err, "%s (value %g)", msg, v);
+    return hdp_fail(err, HDP_EINPUT, "[si] %s: %s (value %g)", key, msg, v);
+}
+
+void hdp_si_problem_free(hdp_si_problem *pb)
+{
+    double **all[] = {&pb->mu, &pb->W1, &pb->b, &pb->Phi, &pb->y, &pb->Phi_test, &pb->y_test,
+                      &pb->align, &pb->align0, &pb->l, &pb->V, &pb->astar, &pb->ou_mean,
+                      &pb->ou_var, &pb->gd_mean, &pb->gd_var};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        free(*all[i]);
+        *all[i] = NULL;
+    }
+}
+
+/* Mode predictions of the continuous OU process and of unclipped discrete GD, and the
+ * expected test risks of those Gaussian laws (THEORY 7 with the ridge term; si.h). */
+static void predictions(hdp_si_problem *pb)
+{
+    const long p = pb->spec.p, n = pb->spec.n, m = pb->spec.m;
+    const hdp_si_params *hp = &pb->hp;
+    double *c = dalloc((size_t)p), *ck = dalloc((size_t)p), *a0k = dalloc((size_t)p);
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < p; j++)
+            c[j] += 2.0 / (double)n * pb->Phi[i * p + j] * pb->y[i];
+    for (long k = 0; k < p; k++) {
+        for (long j = 0; j < p; j++) {
+            ck[k] += pb->V[j * p + k] * c[j];
+            a0k[k] += pb->V[j * p + k] / sqrt((double)p);
+        }
+    }
+    const double tau = hp->tau, eta = hp->eta_a, s2 = hp->s * hp->s;
+    for (long k = 0; k < p; k++) {
+        double l = pb->l[k];
+        double decay = exp(-l * tau);
+        double g1 = l * tau > 1e-12 ? -expm1(-l * tau) / l : tau;           /* int_0^tau e^{-l u} */
+        double g2 = 2 * l * tau > 1e-12 ? -expm1(-2 * l * tau) / (2 * l) : tau;
+        pb->astar[k] = l > 0 ? ck[k] / l : NAN;
+        pb->ou_mean[k] = decay * a0k[k] + g1 * ck[k];
+        pb->ou_var[k] = s2 * g2;
+        double r = 1.0 - eta * l, rT = pow(r, (double)hp->T);
+        double geo1 = fabs(1 - r) > 1e-12 ? (1 - rT) / (1 - r) : (double)hp->T;
+        double geo2 = fabs(1 - r * r) > 1e-12 ? (1 - rT * rT) / (1 - r * r) : (double)hp->T;
+        pb->gd_mean[k] = rT * a0k[k] + eta * geo1 * ck[k];
+        pb->gd_var[k] = s2 * eta * geo2;
+    }
+    /* expected risk: (g^T mean - y)^2 + sum_k g_k^2 var_k with g = V^T phi_test */
+    double ou = 0, gd = 0, zero = 0;
+    double *g = dalloc((size_t)p);
+    for (long t = 0; t < m; t++) {
+        const double *ph = pb->Phi_test + t * p;
+        for (long k = 0; k < p; k++) {
+            double acc = 0;
+            for (long j = 0; j < p; j++)
+                acc += pb->V[j * p + k] * ph[j];
+            g[k] = acc;
+        }
+        double mo = 0, mg = 0, vo = 0, vg = 0;
+        for (long k = 0; k < p; k++) {
+            mo += g[k] * pb->ou_mean[k];
+            mg += g[k] * pb->gd_mean[k];
+            vo += g[k] * g[k] * pb->ou_var[k];
+            vg += g[k] * g[k] * pb->gd_var[k];
+        }
+        double y = pb->y_test[t];
+        ou += (mo - y) * (mo - y) + vo;
+        gd += (mg - y) * (mg - y) + vg;
+        zero += y * y;
+    }
+    pb->ou_risk = ou / (double)m;
+    pb->gd_risk = gd / (double)m;
+    pb->zero_risk = zero / (double)m;
+    free(g);
+    free(c);
+    free(ck);
+    free(a0k);
+}
+
+/* sigma_a, s and the privacy accounting of both stages (THEORY 6). */
+static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
+{
+    hdp_si_params *hp = &pb->hp;
+    const long n = pb->spec.n;
+    hp->delta = pb->spec.delta > 0 ? pb->spec.delta : 1.0 / (double)n;
+    hp->sigma_route_zcdp = 0;
+    if (isinf(epsilon)) {
+        hp->sigma_a = 0;
+    } else if (hdp_dpgd_seed003_applies(epsilon, hp->delta)) {
+        hp->sigma_a = hdp_dpgd_sigma_seed003(hp->eta_a, hp->T, epsilon, hp->delta);
+    } else {
+        hdp_status st = hdp_dpgd_sigma_zcdp(hp->eta_a, hp->T, epsilon, hp->delta, &hp->sigma_a,
+                                            NULL, err);
+        if (st != HDP_OK)
+            return st;
+        hp->sigma_route_zcdp = 1;
+    }
+    pb->spec.epsilon = epsilon;
+    hp->s = hp->sigma_a > 0 ? 2.0 * hp->C_a * hp->sigma_a / (double)n : 0.0;
+    hp->rho_z2 = hdp_dpgd_rho_z(hp->eta_a, hp->T, hp->sigma_a);
+    hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
+                                 : INFINITY;
+    hp->rho_z = hp->rho_z1 + hp->rho_z2;
+    hp->eps1 = hdp_zcdp_epsilon_cks(hp->rho_z1, hp->delta);
+    hp->eps2 = hdp_zcdp_epsilon_cks(hp->rho_z2, hp->delta);
+    hp->eps_total = hdp_zcdp_epsilon_cks(hp->rho_z, hp->delta);
+    return HDP_OK;
+}
+
+hdp_status hdp_si_set_epsilon(hdp_si_problem *pb, double epsilon, hdp_error *err)
+{
+    if (!(epsilon > 0))
+        return hdp_fail(err, HDP_EINPUT, "[si] epsilon: expected > 0 or inf (value %g)", epsilon);
+    if (!isinf(epsilon) && isinf(pb->hp.C_a))
+        return hdp_fail(err, HDP_EINPUT,
+                        "[si] C_a: inf with private noise (epsilon %g) gives infinite noise",
+                        epsilon);
+    hdp_status st = privacy(pb, epsilon, err);
+    if (st == HDP_OK)
+        predictions(pb);
+    return st;
+}
+
+static void fill_normal(hdp_xoshiro *g, double *x, size_t count, double scale)
+{
+    for (size_t i = 0; i < count; i++)
+        x[i] = scale * hdp_rng_normal(g);
+}
+
+/* Phi = tanh(X W + b): X [rows x d], W [d x p] row-major. */
+static void features(const double *X, long rows, long d, const double *W, const double *b, long p,
+                     double *Phi)
+{
+    for (long i = 0; i < rows; i++) {
+        double *out = Phi + i * p;
+        for (long j = 0; j < p; j++)
+            out[j] = b[j];
+        for (long k = 0; k < d; k++) {
+            double xk = X[i * d + k];
+            const double *wr = W + k * p;
+            for (long j = 0; j < p; j++)
+                out[j] += xk * wr[j];
+        }
+        for (long j = 0; j < p; j++)
+            out[j] = tanh(out[j]);
+    }
+}
+
+static void alignment(const double *W, long d, long p, const double *mu, double *al, double *mean)
+{
+    double s = 0;
+    for (long j = 0; j < p; j++) {
+        double dotm = 0, nn = 0;
+        for (long k = 0; k < d; k++) {
+            dotm += W[k * p + j] * mu[k];
+            nn += W[k * p + j] * W[k * p + j];
+        }
+        al[j] = nn > 0 ? fabs(dotm) / sqrt(nn) : 0.0;
+        s += al[j];
+    }
+    *mean = s / (double)p;
+}
+
+hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp_si_problem *pb,
+                                hdp_error *err)
+{
+    memset(pb, 0, sizeof *pb);
+    pb->spec = *spec;
+    const long d = spec->d, p = spec->p, n = spec->n, mt = spec->m;
+    /* validate before allocating */
+    if (d < 2) return bad_key(m, "d", err, "expected an integer >= 2", (double)d);
+    if (p < 1) return bad_key(m, "p", err, "expected an integer >= 1", (double)p);
+    if (n < 2) return bad_key(m, "n", err, "expected an integer >= 2", (double)n);
+    if (mt < 1) return bad_key(m, "test_size", err, "expected an integer >= 1", (double)mt);
+    if (!(spec->he[0] != 0) || !isfinite(spec->he[0]))
+        return bad_key(m, "he1", err,
+                       "the link needs information exponent 1: a finite nonzero He1 coefficient",
+                       spec->he[0]);
+    for (int k = 1; k < 3; k++)
+        if (!isfinite(spec->he[k]))
+            return bad_key(m, k == 1 ? "he2" : "he3", err, "expected a finite number", spec->he[k]);
+    if (!(spec->eps_n > 0 && spec->eps_n <= 1))
+        return bad_key(m, "eps_n", err, "expected a number in (0, 1]", spec->eps_n);
+    if (!(spec->c_lambda >= 0) || !isfinite(spec->c_lambda))
+        return bad_key(m, "lambda", err, "expected a finite number >= 0", spec->c_lambda);
+    if (!(spec->c_eta_a >= 0) || !isfinite(spec->c_eta_a))
+        return bad_key(m, "eta_a", err, "expected a finite number >= 0", spec->c_eta_a);
+    if (!(spec->c_C_a > 0))
+        return bad_key(m, "C_a", err, "expected a number > 0 or inf", spec->c_C_a);
+    if (!(spec->c_T > 0) || !isfinite(spec->c_T))
+        return bad_key(m, "T", err, "expected a finite number > 0", spec->c_T);
+    if (!(spec->c_sigma_W >= 0) || !isfinite(spec->c_sigma_W))
+        return bad_key(m, "sigma_W", err, "expected a finite number >= 0", spec->c_sigma_W);
+    if (!(spec->c_eta_W > 0) || !isfinite(spec->c_eta_W))
+        return bad_key(m, "eta_W", err, "expected a finite number > 0", spec->c_eta_W);
+    if (!(spec->c_C_W > 0) || !isfinite(spec->c_C_W))
+        return bad_key(m, "C_W", err, "expected a finite number > 0", spec->c_C_W);
+    if (!(spec->norm_floor > 0) || !isfinite(spec->norm_floor))
+        return bad_key(m, "norm_floor", err, "expected a finite number > 0", spec->norm_floor);
+    if (!(spec->epsilon > 0))
+        return bad_key(m, "epsilon", err, "expected a number > 0 or inf", spec->epsilon);
+    if (!(spec->delta >= 0 && spec->delta < 1))
+        return bad_key(m, "delta", err, "expected a number in [0, 1)", spec->delta);
+    if (isinf(spec->c_C_a) && !isinf(spec->epsilon))
+        return bad_key(m, "C_a", err,
+                       "inf with private noise (finite si.epsilon): the noise 2 C_a sigma_a/n is "
+                       "infinite",
+                       spec->c_C_a);
+    if ((double)n * (double)(d + p) > 2e8 || (double)mt * (double)(d + p) > 2e8 ||
+        (double)p * (double)p > 1e8)
+        return hdp_fail(err, HDP_EINPUT, "[si] sizes d = %ld, p = %ld, n = %ld, test_size = %ld "
+                        "are too large for this laboratory command", d, p, n, mt);
+
+    /* scalings (seed 002, Assumption 4) */
+    hdp_si_params *hp = &pb->hp;
+    const double L = log((double)d), de = pow((double)d, spec->eps_n);
+    hp->q = spec->he[2] != 0 ? 3 : spec->he[1] != 0 ? 2 : 1;
+    hp->lambda = spec->c_lambda * (double)p / (de * de);
+    hp->eta_W = spec->c_eta_W * pow((double)d, 1.5 * spec->eps_n) * sqrt((double)p);
+    hp->C_a = spec->c_C_a * de * sqrt((double)p) * pow(L, hp->q + 1);
+    double Tr = round(spec->c_T * de);
+    if (Tr > 1e8)
+        return bad_key(m, "T", err, "gives more than 1e8 stage-2 steps", spec->c_T);
+    hp->T = Tr < 1 ? 1 : (long)Tr;
+    hp->sigma_W = spec->c_sigma_W * sqrt(pow((double)d, 1 + spec->eps_n) / (double)n) *
+                  pow(L, hp->q + 3);
+    hp->C_W = spec->c_C_W * sqrt((double)d / (double)p);
+    hp->R = spec->norm_floor * hp->eta_W * (double)n * 2.0 / sqrt((double)p);
+    hp->Delta1 = 2.0 * hp->eta_W * hp->C_W * sqrt((double)p) / hp->R;
+
+    pb->mu = dalloc((size_t)d);
+    pb->W1 = dalloc((size_t)(d * p));
+    pb->b = dalloc((size_t)p);
+    pb->Phi = dalloc((size_t)(n * p));
+    pb->y = dalloc((size_t)n);
+    pb->Phi_test = dalloc((size_t)(mt * p));
+    pb->y_test = dalloc((size_t)mt);
+    pb->align = dalloc((size_t)p);
+    pb->align0 = dalloc((size_t)p);
+    pb->l = dalloc((size_t)p);
+    pb->V = dalloc((size_t)(p * p));
+    pb->astar = dalloc((size_t)p);
+    pb->ou_mean = dalloc((size_t)p);
+    pb->ou_var = dalloc((size_t)p);
+    pb->gd_mean = dalloc((size_t)p);
+    pb->gd_var = dalloc((size_t)p);
+    double *X = dalloc((size_t)(n * d)), *W0 = dalloc((size_t)(d * p));
+    double *H = dalloc((size_t)(n * p)), *yW = dalloc((size_t)n), *xn = dalloc((size_t)n);
+    double *Xt = dalloc((size_t)(mt * d));
+    if (!pb->mu || !pb->W1 || !pb->b || !pb->Phi || !pb->y || !pb->Phi_test || !pb->y_test ||
+        !pb->align || !pb->align0 || !pb->l || !pb->V || !pb->astar || !pb->ou_mean ||
+        !pb->ou_var || !pb->gd_mean || !pb->gd_var || !X || !W0 || !H || !yW || !xn || !Xt) {
+        free(X); free(W0); free(H); free(yW); free(xn); free(Xt);
+        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)", d, p, n);
+    }
+
+    /* the data and stage 1, from the stream of the seed (order fixed: mu, W_0, b, X_W, X_a,
+     * X_test, stage-1 noise) */
+    hdp_xoshiro g;
+    hdp_xoshiro_seed(&g, spec->seed);
+    fill_normal(&g, pb->mu, (size_t)d, 1.0);
+    double nm = 0;
+    for (long k = 0; k < d; k++)
+        nm += pb->mu[k] * pb->mu[k];
+    for (long k = 0; k < d; k++)
+        pb->mu[k] /= sqrt(nm);
+    fill_normal(&g, W0, (size_t)(d * p), 1.0 / sqrt((double)d));
+    fill_normal(&g, pb->b, (size_t)p, 1.0);
+    alignment(W0, d, p, pb->mu, pb->align0, &pb->align0_mean);
+
+    /* stage 1: Q_ij = 2 r_i a0_j tanh'(h_ij), clipped so that ||Q_ij x_i|| <= C_W */
+    fill_normal(&g, X, (size_t)(n * d), 1.0);
+    const double a0 = 1.0 / sqrt((double)p);
+    for (long i = 0; i < n; i++) {
+        double z = 0, x2 = 0;
+        for (long k = 0; k < d; k++) {
+            z += X[i * d + k] * pb->mu[k];
+            x2 += X[i * d + k] * X[i * d + k];
+        }
+        yW[i] = hdp_si_link(spec->he, z);
+        xn[i] = sqrt(x2);
+    }
+    features(X, n, d, W0, pb->b, p, H); /* H = tanh(h) */
+    long clipped = 0;
+    for (long i = 0; i < n; i++) {
+        double f0 = 0;
+        for (long j = 0; j < p; j++)
+            f0 += a0 * H[i * p + j];
+        double r = f0 - yW[i];
+        for (long j = 0; j < p; j++) {
+            double t = H[i * p + j];
+            double q = 2.0 * r * a0 * (1.0 - t * t);
+            double gn = fabs(q) * xn[i];
+            if (gn > hp->C_W) {
+                q *= hp->C_W / gn;
+                clipped++;
+            }
+            H[i * p + j] = q;
+        }
+    }
+    pb->clipped1 = (double)clipped / ((double)n * (double)p);
+    /* u = W_0 - eta_W X^T Q, then w1_j = u_j / max(||u_j||, R) + sigma_W xi_j */
+    memcpy(pb->W1, W0, sizeof(double) * (size_t)(d * p));
+    for (long i = 0; i < n; i++)
+        for (long k = 0; k < d; k++) {
+            double xk = hp->eta_W * X[i * d + k];
+            double *wr = pb->W1 + k * p;
+            const double *qr = H + i * p;
+            for (long j = 0; j < p; j++)
+                wr[j] -= xk * qr[j];
+        }
+    pb->floored = 0;
+    for (long j = 0; j < p; j++) {
+        double nn = 0;
+        for (long k = 0; k < d; k++)
+            nn += pb->W1[k * p + j] * pb->W1[k * p + j];
+        nn = sqrt(nn);
+        if (nn < hp->R)
+            pb->floored++;
+        double den = nn > hp->R ? nn : hp->R;
+        for (long k = 0; k < d; k++)
+            pb->W1[k * p + j] /= den;
+    }
+    /* stage 2 and test data are drawn before the stage-1 noise, so that sigma_W = 0 and
+     * sigma_W > 0 see the same data */
+    fill_normal(&g, X, (size_t)(n * d), 1.0);
+    fill_normal(&g, Xt, (size_t)(mt * d), 1.0);
+    for (long k = 0; k < d; k++)
+        for (long j = 0; j < p; j++)
+            pb->W1[k * p + j] += hp->sigma_W * hdp_rng_normal(&g);
+    alignment(pb->W1, d, p, pb->mu, pb->align, &pb->align_mean);
+
+    /* stage-2 features and labels, test set */
+    features(X, n, d, pb->W1, pb->b, p, pb->Phi);
+    for (long i = 0; i < n; i++) {
+        double z = 0;
+        for (long k = 0; k < d; k++)
+            z += X[i * d + k] * pb->mu[k];
+        pb->y[i] = hdp_si_link(spec->he, z);
+    }
+    features(Xt, mt, d, pb->W1, pb->b, p, pb->Phi_test);
+    for (long i = 0; i < mt; i++) {
+        double z = 0;
+        for (long k = 0; k < d; k++)
+            z += Xt[i * d + k] * pb->mu[k];
+        pb->y_test[i] = hdp_si_link(spec->he, z);
+    }
+    free(X); free(W0); free(H); free(yW); free(xn); free(Xt);
+
+    /* the stage-2 kernel A = (2/n) Phi^T Phi + 2 lambda I and its eigenbasis */
+    for (long i = 0; i < n; i++) {
+        const double *ph = pb->Phi + i * p;
+        for (long j = 0; j < p; j++)
+            for (long k = j; k < p; k++)
+                pb->V[j * p + k] += ph[j] * ph[k];
+    }
+    for (long j = 0; j < p; j++)
+        for (long k = j; k < p; k++) {
+            double v = 2.0 / (double)n * pb->V[j * p + k] + (j == k ? 2.0 * hp->lambda : 0.0);
+            pb->V[j * p + k] = pb->V[k * p + j] = v;
+        }
+    lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)p, pb->V,
+                                    (lapack_int)p, pb->l);
+    if (info != 0)
+        return hdp_fail(err, HDP_ENUMERIC, "[si] LAPACKE_dsyev failed (info %d)", (int)info);
+    for (long k = 0; k < p; k++)
+        if (pb->l[k] < 0)
+            pb->l[k] = 0; /* rounding of a positive semi-definite matrix */
+    const double lmax = pb->l[p - 1];
+    if (spec->c_eta_a == 0) {
+        hp->eta_a = lmax > 0 ? 1.0 / lmax : 1.0;
+    } else {
+        hp->eta_a = spec->c_eta_a * de * L * L / (double)p;
+        if (spec->stage2 == HDP_SI_GD && hp->eta_a * lmax >= 2)
+            return bad_key(m, "eta_a", err,
+                           "explicit stage-2 GD is unstable: eta_a lambda_max(K) >= 2; use a "
+                           "prefactor below the bound in the message, 0 (auto), or stage2 = ou",
+                           spec->c_eta_a);
+    }
+    hp->tau = hp->eta_a * (double)hp->T;
+    hdp_status st = privacy(pb, spec->epsilon, err);
+    if (st != HDP_OK)
+        return st;
+    predictions(pb);
+    return HDP_OK;
+}
+
+void hdp_si_result_free(hdp_si_result *res)
+{
+    free(res->mc_mean);
+    free(res->mc_var);
+    free(res->mc_cov);
+    res->mc_mean = res->mc_var = res->mc_cov = NULL;
+}
+
+/* One stage-2 run from stream g: a_T into a, its test risk and clipped fraction. */
+static void one_run(const hdp_si_problem *pb, hdp_xoshiro *g, double *a, double *work,
+                    double *risk, double *clipped)
+{
+    const long p = pb->spec.p, n = pb->spec.n, mt = pb->spec.m;
+    const hdp_si_params *hp = &pb->hp;
+    long nclip = 0;
+    if (pb->spec.stage2 == HDP_SI_OU) {
+        /* exact OU law at tau: independent Gaussian mode coefficients */
+        double *al = work;
+        for (long k = 0; k < p; k++)
+            al[k] = pb->ou_mean[k] + sqrt(pb->ou_var[k]) * hdp_rng_normal(g);
+        for (long j = 0; j < p; j++) {
+            double acc = 0;
+            for (long k = 0; k < p; k++)
+                acc += pb->V[j * p + k] * al[k];
+            a[j] = acc;
+        }
+    } else {
+        double *grad = work, *w = work + p; /* w: [n] residual times clip weight */
+        const double noise = sqrt(hp->eta_a) * hp->s;
+        for (long j = 0; j < p; j++)
+            a[j] = 1.0 / sqrt((double)p);
+        for (long t = 0; t < hp->T; t++) {
+            double a2 = 0, wsum = 0;
+            for (long j = 0; j < p; j++)
+                a2 += a[j] * a[j];
+            for (long i = 0; i < n; i++) {
+                const double *ph = pb->Phi + i * p;
+                double pred = 0, ph2 = 0;
+                for (long j = 0; j < p; j++) {
+                    pred += ph[j] * a[j];
+                    ph2 += ph[j] * ph[j];
+                }
+                double r = pred - pb->y[i];
+                /* ||g_i||^2 = ||2 r phi_i + 2 lambda a||^2 */
+                double gn2 = 4 * r * r * ph2 + 8 * hp->lambda * r * pred + 4 * hp->lambda * hp->lambda * a2;
+                double wi = 1.0;
+                if (gn2 > hp->C_a * hp->C_a) {
+                    wi = hp->C_a / sqrt(gn2);
+                    nclip++;
+                }
+                w[i] = wi * r;
+                wsum += wi;
+            }
+            for (long j = 0; j < p; j++)
+                grad[j] = 2.0 * hp->lambda * a[j] * wsum / (double)n;
+            for (long i = 0; i < n; i++) {
+                const double *ph = pb->Phi + i * p;
+                double c = 2.0 / (double)n * w[i];
+                for (long j = 0; j < p; j++)
+                    grad[j] += c * ph[j];
+            }
+            for (long j = 0; j < p; j++)
+                a[j] += -hp->eta_a * grad[j] + (noise > 0 ? noise * hdp_rng_normal(g) : 0.0);
+        }
+    }
+    double s = 0;
+    for (long t = 0; t < mt; t++) {
+        const double *ph = pb->Phi_test + t * p;
+        double f = 0;
+        for (long j = 0; j < p; j++)
+            f += ph[j] * a[j];
+        s += (f - pb->y_test[t]) * (f - pb->y_test[t]);
+    }
+    *risk = s / (double)mt;
+    *clipped = pb->spec.stage2 == HDP_SI_OU ? 0.0 : (double)nclip / ((double)n * (double)hp->T);
+}
+
+hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_si_result *res,
+                         hdp_error *err)
+{
+    memset(res, 0, sizeof *res);
+    if (runs < 2)
+        return hdp_fail(err, HDP_EINPUT, "[si] runs: expected an integer >= 2 (value %ld)", runs);
+    const long p = pb->spec.p, n = pb->spec.n;
+    double t0 = now_seconds();
+    double *A = dalloc((size_t)(runs * p)), *risk = dalloc((size_t)runs);
+    double *clip = dalloc((size_t)runs);
+    res->mc_mean = dalloc((size_t)p);
+    res->mc_var = dalloc((size_t)p);
+    res->mc_cov = dalloc((size_t)(p * p));
+    if (!A || !risk || !clip || !res->mc_mean || !res->mc_var || !res->mc_cov) {
+        free(A); free(risk); free(clip);
+        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (runs = %ld)", runs);
+    }
+    int nth = threads > 0 ? threads : omp_get_max_threads();
+    if (nth < 1)
+        nth = 1;
+    int failed = 0;
+#pragma omp parallel num_threads(nth)
+    {
+        double *work = dalloc((size_t)(p + n)), *a = dalloc((size_t)p);
+        if (!work || !a) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (long r = 0; r < runs; r++) {
+            if (!work || !a)
+                continue;
+            hdp_xoshiro g;
+            hdp_xoshiro_seed(&g, pb->spec.seed);
+            for (long k = 0; k <= r; k++)
+                hdp_xoshiro_jump(&g);
+            one_run(pb, &g, a, work, &risk[r], &clip[r]);
+            /* mode coefficients v_k^T a */
+            for (long k = 0; k < p; k++) {
+                double acc = 0;
+                for (long j = 0; j < p; j++)
+                    acc += pb->V[j * p + k] * a[j];
+                A[r * p + k] = acc;
+            }
+        }
+        free(work);
+        free(a);
+    }
+    if (failed) {
+        free(A); free(risk); free(clip);
+        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory in a thread");
+    }
+    /* reduce in run order */
+    double rs = 0, rs2 = 0, cs = 0;
+    for (long r = 0; r < runs; r++) {
+        rs += risk[r];
+        cs += clip[r];
+        for (long k = 0; k < p; k++)
+            res->mc_mean[k] += A[r * p + k];
+    }
+    for (long k = 0; k < p; k++)
+        res->mc_mean[k] /= (double)runs;
+    double rm = rs / (double)runs;
+    for (long r = 0; r < runs; r++) {
+        rs2 += (risk[r] - rm) * (risk[r] - rm);
+        for (long k = 0; k < p; k++) {
+            double dk = A[r * p + k] - res->mc_mean[k];
+            for (long l = k; l < p; l++)
+                res->mc_cov[k * p + l] += dk * (A[r * p + l] - res->mc_mean[l]);
+        }
+    }
+    for (long k = 0; k < p; k++)
+        for (long l = k; l < p; l++) {
+            double v = res->mc_cov[k * p + l] / (double)(runs - 1);
+            res->mc_cov[k * p + l] = res->mc_cov[l * p + k] = v;
+        }
+    const double *pm = pb->spec.stage2 == HDP_SI_OU ? pb->ou_mean : pb->gd_mean;
+    const double *pv = pb->spec.stage2 == HDP_SI_OU ? pb->ou_var : pb->gd_var;
+    res->max_z_mean = res->max_z_var = 0;
+    for (long k = 0; k < p; k++) {
+        res->mc_var[k] = res->mc_cov[k * p + k];
+        double se = sqrt(pv[k] / (double)runs);
+        /* without noise the runs agree to rounding: floor the standard errors there */
+        double floor_m = 1e-9 * (fabs(pm[k]) + 1e-9);
+        double zm = fabs(res->mc_mean[k] - pm[k]) / (se > floor_m ? se : floor_m);
+        double sev = pv[k] * sqrt(2.0 / (double)(runs - 1));
+        double zv = sev > 0 ? fabs(res->mc_var[k] - pv[k]) / sev : 0.0; /* no noise: no test */
+        if (zm > res->max_z_mean) res->max_z_mean = zm;
+        if (zv > res->max_z_var) res->max_z_var = zv;
+    }
+    res->runs = runs;
+    res->risk_mean = rm;
+    res->risk_se = sqrt(rs2 / (double)(runs - 1) / (double)runs);
+    res->clipped = cs / (double)runs;
+    res->seconds = now_seconds() - t0;
+    free(A); free(risk); free(clip);
+    return HDP_OK;
+}
