@@ -1,0 +1,218 @@
+/*
+ * hdpsgd/rf.h — DP-GD on random features and its Ornstein-Uhlenbeck limit
+ * ("privacy for free", seed 003; THEORY.md sections 6 and 7).
+ *
+ * Model (THEORY 7): x ~ N(0, I_d); V in R^{p x d}, V_ij ~ N(0, 1/d), frozen;
+ * features phi(x) = act(V x); f(x; theta) = phi(x)^T theta; loss (f - y)^2;
+ * labels y = sign(u^T x) or u^T x (u uniform on the unit sphere), plus optional
+ * Gaussian label noise. Phi (n x p) holds the training features by rows.
+ *
+ * DP-GD (Algorithm 1 of seed 003, THEORY 7): theta_0 = 0 and for t = 1..T
+ *   r = Phi theta - y,  w_i = min(1, C_clip / (2 |r_i| ||phi_i||))   clipping weights
+ *   theta <- theta - eta (2/n) Phi^T (w .* r) + sqrt(eta) (2 C_clip / n) sigma xi,  xi ~ N(0, I_p)
+ * with sigma from THEORY 6 (seed 003's bound, or the zCDP route outside its range).
+ *
+ * The OU limit (THEORY 7), tau = eta T: dTheta = -(2/n) Phi^T (Phi Theta - y) dt + s dB,
+ * s = 2 C_clip sigma / n, solved in the eigenbasis of K = Phi Phi^T = U diag(s_k^2) U^T:
+ * rates lambda_k = 2 s_k^2 / n, orthonormal directions w_k = Phi^T u_k / s_k, and a
+ * Brownian motion in the directions orthogonal to the rows of Phi. A parameter is
+ * written theta = sum_k a_k w_k + theta_perp; its "mode coefficients" are a_k = w_k^T theta.
+ *
+ * Randomness: the data (u, X, X_test, label noise, then V row by row) come from the
+ * xoshiro256++ stream seeded by the seed; run or configuration j uses that stream
+ * jumped j times (j >= 1). Results do not depend on the number of threads: the BLAS
+ * runs single-threaded inside the library, big products are cut into fixed blocks
+ * that threads share, and every run is reduced in run order.
+ * The library prints nothing; long loops report through an optional callback.
+ */
+#ifndef HDPSGD_RF_H
+#define HDPSGD_RF_H
+
+#include "hdpsgd/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the data set ---- */
+
+typedef struct {
+    long d, n, p, m;                   /* input dimension, train, features, test */
+    hdp_rf_activation_kind activation;
+    hdp_rf_target_kind target;
+    double label_noise;                /* variance of the Gaussian label noise */
+    unsigned long long seed;           /* sim.seed */
+} hdp_rf_spec;
+
+/* The [rf] section and sim.seed. */
+void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec);
+
+/* Flags of hdp_rf_problem_build: what it computes besides the data, the modes and the
+ * min-norm interpolator. */
+enum {
+    HDP_RF_TEST_MODES = 1 /* G = Phi_test W and the null-space norms of the test features
+                             (2 m n p flops): needed by the closed forms and hdp_rf_simulate */
+};
+
+typedef struct {
+    hdp_rf_spec spec;
+    double *Phi;          /* [n x p] training features, row-major */
+    double *Phi_test;     /* [m x p] test features */
+    double *y, *y_test;   /* [n], [m] labels */
+    double *phi_norm;     /* [n] ||phi_i|| */
+    double *test_norm2;   /* [m] ||phi_test_j||^2 */
+    /* the modes (THEORY 7), s_k^2 > 0 in decreasing order; r = rank kept */
+    long r;
+    double *s2, *s;       /* [r] eigenvalues s_k^2 of K and singular values s_k */
+    double *lambda;       /* [r] OU rates 2 s_k^2 / n */
+    double *beta;         /* [r] u_k^T y / s_k: the min-norm interpolator is sum_k beta_k w_k */
+    double *U;            /* [n x r] row-major: column k is u_k */
+    double *G;            /* [m x r] phi_test_j^T w_k (HDP_RF_TEST_MODES), else NULL */
+    double *test_perp2;   /* [m] ||P_perp phi_test_j||^2 (HDP_RF_TEST_MODES), else NULL */
+    /* baselines */
+    double minnorm_test, minnorm_train; /* losses of Phi^+ y (least squares when p < n) */
+    double minnorm_norm;                /* ||Phi^+ y|| */
+    double zero_test, zero_train;       /* losses of theta = 0 (mean y^2) */
+    double seconds;                     /* wall time of the build */
+} hdp_rf_problem;
+
+/* Draw the data and features, the eigendecomposition of the smaller Gram matrix
+ * (K = Phi Phi^T, n x n, when p >= n; Phi^T Phi otherwise; LAPACKE_dsyevd), the
+ * min-norm interpolator and, with HDP_RF_TEST_MODES, G. threads: OpenMP threads for
+ * the blocked products (0 = one per core); the result does not depend on it.
+ * HDP_EINPUT for bad sizes, HDP_ENOMEM, HDP_ENUMERIC when LAPACK fails.
+ * pb must be freed with hdp_rf_problem_free (also on failure). */
+hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
+                                hdp_rf_problem *pb, hdp_error *err);
+void hdp_rf_problem_free(hdp_rf_problem *pb);
+
+/* ---- DP-GD hyperparameters and the privacy calibration (THEORY 6) ---- */
+
+typedef enum {
+    HDP_RF_SIGMA_GIVEN = 0, /* dpgd.sigma > 0 used as is */
+    HDP_RF_SIGMA_SEED003,   /* sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon */
+    HDP_RF_SIGMA_ZCDP,      /* epsilon outside (0, 8 ln(1/delta)): rho_z by CKS,
+                               sigma = sqrt(eta T / (2 rho_z)) */
+    HDP_RF_SIGMA_NONE       /* epsilon = inf: sigma = 0, no private noise */
+} hdp_rf_sigma_route;
+
+typedef struct {
+    double eta;        /* step size */
+    long T;            /* steps */
+    double C_clip;     /* clipping threshold on ||g_i|| (may be inf) */
+    double epsilon;    /* target epsilon (inf: none); with a given sigma, CKS's epsilon */
+    double delta;
+    double sigma;      /* noise multiplier of Algorithm 1 */
+    hdp_rf_sigma_route route;
+    double rho_z;      /* eta T / (2 sigma^2) (inf without noise) */
+    double epsilon_cks;/* CKS epsilon of rho_z at delta (the tightest guarantee) */
+    double s;          /* OU diffusion 2 C_clip sigma / n (0 without noise) */
+    double tau;        /* eta T */
+} hdp_rf_dpgd;
+
+/* Resolve the [dpgd] section for p features and n samples: eta (0 -> 1/p), T (0 ->
+ * round(CT d/(eta p))), C_clip (clip, or C sqrt(p)), delta (0 -> 1/n), then sigma by
+ * hdp_rf_dpgd_calibrate. Inconsistent keys (T and CT, C and clip, sigma and epsilon
+ * both given; T = 0 steps; C_clip = inf with private noise): HDP_EINPUT naming the key
+ * and where it was set. */
+hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hdp_rf_dpgd *q,
+                                  hdp_error *err);
+
+/* Given q->eta, T, C_clip, delta and either q->sigma > 0 (route GIVEN) or q->epsilon
+ * (sigma = 0 on entry): set sigma, route, rho_z, epsilon_cks, s and tau (THEORY 6).
+ * The seed-003 formula is used for epsilon in (0, 8 ln(1/delta)), the zCDP route
+ * otherwise (route ZCDP; callers may print a note). */
+hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err);
+
+/* ---- closed forms (THEORY 7) ---- */
+
+/* Test and train loss of theta = sum_k c_k w_k (no null-space part): (1/m) ||G c - y_test||^2
+ * and (1/n) ||U S c - y||^2. test needs HDP_RF_TEST_MODES (else it is set to NaN). */
+void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, double *train);
+
+/* Expected test and train loss of the OU process at time t (THEORY 7):
+ * mean sum_k (1 - e^{-lambda_k t}) beta_k w_k, covariance
+ * s^2 [sum_k (1 - e^{-2 lambda_k t})/(2 lambda_k) w_k w_k^T + t (I - P_row)];
+ * E loss at a point = (phi^T mean - y)^2 + phi^T Cov phi, averaged over the set.
+ * discrete = 1: the same for the Euler-Maruyama recursion (= unclipped DP-GD) after
+ * k = round(t/eta) steps of size eta: mean factor 1 - (1 - eta lambda_k)^k, variance
+ * s^2 eta sum_{j<k} (1 - eta lambda_k)^{2j}. s = 0 gives gradient flow (descent).
+ * Needs HDP_RF_TEST_MODES; test or train may be NULL. */
+void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
+                          double *test, double *train);
+
+/* ---- `hdpsgd rf`: DP-GD in R^p, coupled to the OU process ---- */
+
+typedef void (*hdp_rf_progress_fn)(void *user, long done, long total);
+
+typedef struct {
+    long runs;               /* >= 1 */
+    int threads;             /* OpenMP threads over runs (0 = one per core) */
+    long records;            /* recorded steps (>= 1), plus step 0 */
+    hdp_rf_progress_fn progress; /* called after every run (from one thread at a time) */
+    void *progress_user;
+} hdp_rf_sim_options;
+
+typedef struct {
+    long points;             /* recorded steps */
+    long *step;              /* [points] k, from 0 to T */
+    double *tau;             /* [points] eta k */
+    double *dpgd_test, *dpgd_test_se, *dpgd_train, *dpgd_train_se;
+    double *ou_test, *ou_train;       /* exact OU expected losses (closed form) */
+    double *em_expected_test;         /* expected test loss of the EM recursion (closed form) */
+    double *em_test, *em_test_se;     /* Euler-Maruyama OU, same increments as DP-GD */
+    double *ex_test, *ex_test_se;     /* exact OU step, same increments projected on the modes */
+    double *clipped;                  /* mean over runs of the fraction of samples whose
+                                         gradient at theta_k exceeds C_clip */
+    double *gf_test;                  /* gradient flow (the OU mean, sigma = 0) at tau */
+    double minnorm_test;
+    double strong_error_mean, strong_error_max; /* sup_k ||theta_DPGD - theta_OU|| (exact step) */
+    double strong_error_em_max;       /* sup_k ||theta_DPGD - theta_EM|| (rounding if unclipped) */
+    double theta_norm_max;            /* sup_k ||row-space part of theta_DPGD|| over the runs */
+    double max_clipped_fraction;      /* max over runs and steps 0..T */
+    long runs;
+    int threads;
+    double seconds;
+} hdp_rf_sim_result;
+
+/* Run opt->runs runs of DP-GD (the literal algorithm in R^p: two dgemv per step), each
+ * coupled to the Euler-Maruyama OU path and to the exact OU step driven by the same
+ * Gaussian increments (xi projected on the modes; the same Brownian motion in the null
+ * directions), and the closed forms at the recorded steps. pb needs HDP_RF_TEST_MODES.
+ * res must be freed with hdp_rf_sim_result_free (also on failure). */
+hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
+                           const hdp_rf_sim_options *opt, hdp_rf_sim_result *res,
+                           hdp_error *err);
+void hdp_rf_sim_result_free(hdp_rf_sim_result *res);
+
+/* ---- experiments: many DP-GD configurations, final iterate only ---- */
+
+typedef struct {
+    /* inputs */
+    double eta;
+    long T;
+    double C_clip;
+    double s;                  /* OU diffusion 2 C_clip sigma / n of the configuration */
+    unsigned long long stream; /* >= 1: the data stream jumped this many times */
+    int p_space_noise;         /* 1: draw xi in R^p and project it (as hdp_rf_simulate does;
+                                  for tests: the same stream gives the same path) */
+    /* outputs */
+    double test_loss, train_loss;
+    double clipped_mean;       /* fraction of clipped gradients over the T steps */
+    double clipped_max;        /* max over the steps */
+} hdp_rf_config;
+
+/* DP-GD of every configuration, in the coordinates of the modes: exactly Algorithm 1
+ * (the clipped gradient always lies in the row space of Phi, and the noise splits into
+ * independent N(0, I_r) mode components and a Brownian motion orthogonal to the rows),
+ * at O(n r) per step instead of O(n p). The final iterate's null-space part is drawn
+ * at the end from the same stream. Configurations run in parallel; results do not
+ * depend on threads. */
+hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long ncfg,
+                             int threads, hdp_rf_progress_fn progress, void *progress_user,
+                             hdp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,262 @@
+/*
+ * cmd_rf.c — `hdpsgd rf`: DP-GD on random features (Algorithm 1 of seed 003) coupled to
+ * its Ornstein-Uhlenbeck limit, with the closed forms and the non-private baselines
+ * (THEORY.md sections 6 and 7).
+ *
+ * The CSV has the model and the effective hyperparameters as '#' lines, then one row per
+ * recorded step. It holds nothing that depends on the number of threads or the wall time
+ * (those are in the JSON summary): the same seed gives the same bytes for any --threads.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../output.h"
+#include "cli.h"
+#include "hdpsgd/rf.h"
+#include "rf_cli.h"
+
+static const char *out_path, *json_path;
+static cli_mc_args mc;
+
+const cli_opt rf_opts[] = {
+    {"runs", 0, OPT_LONG, &mc.runs, "N", "number of DP-GD runs (overrides rf.runs; >= 1)"},
+    {"threads", 0, OPT_LONG, &mc.threads, "T",
+     "OpenMP threads (default 0 = one per core); results do not depend on it"},
+    {"seed", 0, OPT_STRING, &mc.seed, "S",
+     "seed, unsigned 64-bit (overrides sim.seed): data from its stream, run r = 1.. its r-th jump"},
+    {"output", 'o', OPT_STRING, &out_path, "FILE.csv", "write the CSV here (default: stdout)"},
+    {"json", 0, OPT_STRING, &json_path, "FILE.json", "write the JSON summary here"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+const char *cli_rf_route_name(hdp_rf_sigma_route r)
+{
+    switch (r) {
+    case HDP_RF_SIGMA_GIVEN: return "given";
+    case HDP_RF_SIGMA_SEED003: return "seed003";
+    case HDP_RF_SIGMA_ZCDP: return "zcdp";
+    case HDP_RF_SIGMA_NONE: return "none";
+    }
+    return "?";
+}
+
+/* The note of THEORY 6 when seed 003's bound does not apply. */
+void cli_rf_sigma_note(const char *cmd, const hdp_rf_dpgd *q)
+{
+    if (q->route != HDP_RF_SIGMA_ZCDP)
+        return;
+    fprintf(stderr,
+            "hdpsgd %s: note: epsilon = %g lies outside (0, 8 ln(1/delta)) = (0, %.4g), where "
+            "seed 003's sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon holds; sigma = %.6g "
+            "comes from the zCDP route instead (rho_z = eta T/(2 sigma^2) = %.6g by "
+            "Canonne-Kamath-Steinke, THEORY 6)\n",
+            cmd, q->epsilon, 8.0 * log(1.0 / q->delta), q->sigma, q->rho_z);
+}
+
+/* A progress bar on stderr (the library calls back after every run). */
+void cli_rf_progress(void *user, long done, long total)
+{
+    cli_rf_bar *b = user;
+    int pct = (int)(100.0 * (double)done / (double)total);
+    if (pct == b->shown)
+        return;
+    b->shown = pct;
+    fprintf(stderr, "\rhdpsgd %s: %3d%% (%ld/%ld)%s", b->what, pct, done, total,
+            done == total ? "\r                                              \r" : "");
+    fflush(stderr);
+}
+
+static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
+                      const hdp_rf_dpgd *q, const hdp_rf_sim_result *r)
+{
+    fprintf(f, "# hdpsgd %s rf: DP-GD on random features and its OU limit (THEORY.md 6, 7; "
+               "seed 003)\n", hdp_version_string());
+    hdp_model_write_meta(m, f);
+    fprintf(f, "# effective: d = %ld, n = %ld, p = %ld, test_size = %ld, modes = %ld\n",
+            pb->spec.d, pb->spec.n, pb->spec.p, pb->spec.m, pb->r);
+    fprintf(f, "# dpgd: eta = %.17g, T = %ld, tau = eta T = %.17g, C_clip = %.17g\n", q->eta,
+            q->T, q->tau, q->C_clip);
+    fprintf(f, "# privacy: epsilon = %.17g, delta = %.17g, sigma = %.17g (%s), rho_z = %.17g, "
+               "epsilon_cks = %.17g\n", q->epsilon, q->delta, q->sigma, cli_rf_route_name(q->route),
+            q->rho_z, q->epsilon_cks);
+    fprintf(f, "# OU: s = 2 C_clip sigma / n = %.17g, lambda_max = %.17g, eta lambda_max = %.6g\n",
+            q->s, pb->lambda[0], q->eta * pb->lambda[0]);
+    fprintf(f, "# min-norm interpolator: test = %.17g, train = %.17g, norm = %.17g\n",
+            pb->minnorm_test, pb->minnorm_train, pb->minnorm_norm);
+    fprintf(f, "# runs = %ld\n# seed = %llu\n", r->runs, (unsigned long long)m->seed);
+    fprintf(f, "# strong_error_mean = %.17g\n# strong_error_max = %.17g\n# max_clipped_fraction "
+               "= %.17g\n", r->strong_error_mean, r->strong_error_max, r->max_clipped_fraction);
+    fprintf(f, "step,tau,dpgd_test,dpgd_test_se,dpgd_train,dpgd_train_se,ou_test,ou_train,"
+               "em_test,em_test_se,em_expected_test,ex_test,ex_test_se,clipped_fraction,"
+               "minnorm_test,gf_test\n");
+    for (long i = 0; i < r->points; i++)
+        fprintf(f, "%ld,%.10g,%.12g,%.6g,%.12g,%.6g,%.12g,%.12g,%.12g,%.6g,%.12g,%.12g,%.6g,%.8g,"
+                   "%.12g,%.12g\n",
+                r->step[i], r->tau[i], r->dpgd_test[i], r->dpgd_test_se[i], r->dpgd_train[i],
+                r->dpgd_train_se[i], r->ou_test[i], r->ou_train[i], r->em_test[i],
+                r->em_test_se[i], r->em_expected_test[i], r->ex_test[i], r->ex_test_se[i],
+                r->clipped[i], r->minnorm_test, r->gf_test[i]);
+}
+
+static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
+                       const hdp_rf_dpgd *q, const hdp_rf_sim_result *r)
+{
+    long L = r->points - 1;
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_str(&j, "command", "rf");
+    hdp_json_num(&j, "dpgd_test", r->dpgd_test[L]);
+    hdp_json_num(&j, "dpgd_test_stderr", r->dpgd_test_se[L]);
+    hdp_json_num(&j, "dpgd_train", r->dpgd_train[L]);
+    hdp_json_num(&j, "ou_exact_test", r->ou_test[L]);
+    hdp_json_num(&j, "ou_exact_train", r->ou_train[L]);
+    hdp_json_num(&j, "ou_em_test", r->em_test[L]);
+    hdp_json_num(&j, "ou_em_test_stderr", r->em_test_se[L]);
+    hdp_json_num(&j, "ou_em_expected_test", r->em_expected_test[L]);
+    hdp_json_num(&j, "ou_exact_step_test", r->ex_test[L]);
+    hdp_json_num(&j, "ou_exact_step_test_stderr", r->ex_test_se[L]);
+    hdp_json_num(&j, "minnorm_test", pb->minnorm_test);
+    hdp_json_num(&j, "minnorm_train", pb->minnorm_train);
+    hdp_json_num(&j, "gradient_flow_test", r->gf_test[L]);
+    hdp_json_num(&j, "max_clipped_fraction", r->max_clipped_fraction);
+    hdp_json_num(&j, "strong_error_mean", r->strong_error_mean);
+    hdp_json_num(&j, "strong_error_max", r->strong_error_max);
+    hdp_json_num(&j, "strong_error_em_max", r->strong_error_em_max);
+    hdp_json_num(&j, "sigma", q->sigma);
+    hdp_json_str(&j, "sigma_route", cli_rf_route_name(q->route));
+    hdp_json_num(&j, "epsilon", q->epsilon); /* null: inf (no noise) */
+    hdp_json_num(&j, "epsilon_cks", q->epsilon_cks);
+    hdp_json_num(&j, "rho_z", q->rho_z);
+    hdp_json_num(&j, "delta", q->delta);
+    hdp_json_int(&j, "T", q->T);
+    hdp_json_num(&j, "eta", q->eta);
+    hdp_json_num(&j, "tau", q->tau);
+    hdp_json_num(&j, "C_clip", q->C_clip);
+    hdp_json_num(&j, "s", q->s);
+    hdp_json_num(&j, "lambda_max", pb->lambda[0]);
+    hdp_json_int(&j, "p", pb->spec.p);
+    hdp_json_int(&j, "n", pb->spec.n);
+    hdp_json_int(&j, "d", pb->spec.d);
+    hdp_json_int(&j, "test_size", pb->spec.m);
+    hdp_json_int(&j, "modes", pb->r);
+    hdp_json_int(&j, "runs", r->runs);
+    hdp_json_int(&j, "threads", r->threads);
+    hdp_json_uint(&j, "seed", m->seed);
+    hdp_json_num(&j, "build_seconds", pb->seconds);
+    hdp_json_num(&j, "seconds", r->seconds);
+    hdp_json_str(&j, "model", m->source);
+    hdp_json_str(&j, "version", hdp_version_string());
+    hdp_json_end(&j);
+}
+
+/* --runs/--threads/--seed: --runs sets rf.runs (not sim.runs), the rest as for sim. */
+int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common, char *runs_buf,
+                      size_t size)
+{
+    long runs = a->runs;
+    a->runs = CLI_NOT_GIVEN;
+    int rc = cli_mc_args_apply(cmd, a, common);
+    if (rc)
+        return rc;
+    if (runs != CLI_NOT_GIVEN) {
+        if (runs < 1) {
+            fprintf(stderr, "hdpsgd %s: error: --runs %ld: the number of runs must be an integer "
+                            ">= 1\n", cmd, runs);
+            return EXIT_BAD_INPUT;
+        }
+        if (common->nsets == MAX_SETS) {
+            fprintf(stderr, "hdpsgd %s: too many --set options\n", cmd);
+            return EXIT_BAD_INPUT;
+        }
+        snprintf(runs_buf, size, "rf.runs=%ld", runs);
+        common->sets[common->nsets++] = runs_buf;
+    }
+    a->runs = runs;
+    return 0;
+}
+
+int cmd_rf(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("rf");
+    cli_common common;
+    out_path = json_path = NULL;
+    cli_mc_args_reset(&mc);
+    int rc = cli_parse(cmd, argc, argv, &common);
+    if (rc)
+        return rc;
+    if (common.help) {
+        cli_print_help(cmd, stdout);
+        return 0;
+    }
+    char runs_buf[64];
+    if ((rc = cli_rf_apply_args("rf", &mc, &common, runs_buf, sizeof runs_buf)))
+        return rc;
+    hdp_model m;
+    if ((rc = cli_load_model(&common, &m)))
+        return rc;
+
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_rf_dpgd q;
+    hdp_rf_spec spec;
+    hdp_rf_spec_from_model(&m, &spec);
+    hdp_status st = hdp_rf_dpgd_from_model(&m, spec.p, spec.n, spec.d, &q, &err);
+    if (st != HDP_OK) {
+        hdp_model_free(&m);
+        return cli_fail("rf", &err);
+    }
+    cli_rf_sigma_note("rf", &q);
+
+    int threads = cli_mc_threads(&mc);
+    hdp_rf_problem pb;
+    hdp_rf_sim_result res;
+    memset(&res, 0, sizeof res);
+    st = hdp_rf_problem_build(&spec, HDP_RF_TEST_MODES, threads, &pb, &err);
+    if (st == HDP_OK && q.eta * pb.lambda[0] >= 2.0)
+        fprintf(stderr, "hdpsgd rf: warning: eta lambda_max = %g >= 2: gradient descent on these "
+                        "features is unstable (THEORY 7: lambda_max = 2 s_max^2 / n)\n",
+                q.eta * pb.lambda[0]);
+    cli_rf_bar bar = {"rf", -1};
+    hdp_rf_sim_options opt = {m.rf_runs, threads, m.rf_records,
+                              isatty(fileno(stderr)) ? cli_rf_progress : NULL, &bar};
+    if (st == HDP_OK)
+        st = hdp_rf_simulate(&pb, &q, &opt, &res, &err);
+    if (st != HDP_OK) {
+        hdp_rf_sim_result_free(&res);
+        hdp_rf_problem_free(&pb);
+        hdp_model_free(&m);
+        return cli_fail("rf", &err);
+    }
+
+    hdp_outfile csv = {0}, js = {0};
+    st = hdp_out_open(&csv, out_path, &err);
+    if (st == HDP_OK && json_path)
+        st = hdp_out_open(&js, json_path, &err);
+    if (st == HDP_OK) {
+        write_csv(csv.f, &m, &pb, &q, &res);
+        if (json_path)
+            write_json(js.f, &m, &pb, &q, &res);
+        st = hdp_out_commit(&csv, &err);
+        if (st == HDP_OK && json_path)
+            st = hdp_out_commit(&js, &err);
+    }
+    hdp_out_abort(&csv);
+    hdp_out_abort(&js);
+    if (st == HDP_OK && out_path) {
+        long L = res.points - 1;
+        fprintf(stderr, "hdpsgd rf: final test loss DP-GD %.6g +- %.2g, OU %.6g, min-norm %.6g "
+                        "(p = %ld, T = %ld, sigma = %.4g, max clipped %.3g; %ld runs, %d threads, "
+                        "%.3g s + %.3g s) -> %s\n",
+                res.dpgd_test[L], res.dpgd_test_se[L], res.ou_test[L], pb.minnorm_test, spec.p,
+                q.T, q.sigma, res.max_clipped_fraction, res.runs, res.threads, pb.seconds,
+                res.seconds, out_path);
+    }
+    hdp_rf_sim_result_free(&res);
+    hdp_rf_problem_free(&pb);
+    hdp_model_free(&m);
+    return st == HDP_OK ? 0 : cli_fail("rf", &err);
+}

@@ -1,0 +1,31 @@
+/*
+ * rf_cli.h — pieces shared by `hdpsgd rf` (cmd_rf.c) and `hdpsgd rf-experiment`
+ * (cmd_rf_experiment.c) (internal to the command-line front end).
+ */
+#ifndef HDPSGD_RF_CLI_H
+#define HDPSGD_RF_CLI_H
+
+#include <stddef.h>
+
+#include "cli.h"
+#include "hdpsgd/rf.h"
+
+/* "given", "seed003", "zcdp" or "none". */
+const char *cli_rf_route_name(hdp_rf_sigma_route r);
+
+/* The note of THEORY 6 on stderr when sigma comes from the zCDP route. */
+void cli_rf_sigma_note(const char *cmd, const hdp_rf_dpgd *q);
+
+/* A progress callback for the library: user points to a cli_rf_bar. */
+typedef struct {
+    const char *what;
+    int shown;
+} cli_rf_bar;
+void cli_rf_progress(void *user, long done, long total);
+
+/* --runs sets rf.runs (not sim.runs); --threads and --seed as for sim. runs_buf holds the
+ * added --set text. Returns 0 or EXIT_BAD_INPUT after a message. */
+int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common, char *runs_buf,
+                      size_t size);
+
+#endif

@@ -1,0 +1,1260 @@
+/*
+ * rf.c — DP-GD on random features and its Ornstein-Uhlenbeck limit (THEORY.md
+ * sections 6 and 7; seed 003, "Privacy for free in the overparameterized regime").
+ * See hdpsgd/rf.h for the model and the conventions.
+ *
+ * Method.
+ *  - Data (THEORY 7): from one xoshiro256++ stream (rng.c) in the order u, X, X_test,
+ *    label noise, V; Phi = act(X V^T) by blocked dgemm.
+ *  - Modes (THEORY 7): the eigendecomposition (LAPACKE_dsyevd) of the smaller Gram
+ *    matrix, K = Phi Phi^T (n x n) when p >= n, Phi^T Phi (p x p) otherwise; eigenvalues
+ *    at or below N * DBL_EPSILON * s_max^2 (N the Gram size) count as zero. Then
+ *    s_k^2, u_k, w_k = Phi^T u_k / s_k, lambda_k = 2 s_k^2 / n, beta_k = u_k^T y / s_k.
+ *  - The min-norm interpolator Phi^+ y = sum_k beta_k w_k = Phi^T U S^{-1} beta (the
+ *    least-squares solution when p < n), the limit t -> inf of gradient flow.
+ *  - Closed forms of the OU process and of its Euler-Maruyama recursion (THEORY 7).
+ *  - DP-GD (Algorithm 1 of seed 003, THEORY 7) literally in R^p: per step one dgemv for
+ *    r = Phi theta - y, the weights min(1, C_clip / (2 |r_i| ||phi_i||)), one dgemv for
+ *    Phi^T (w .* r): never an n x p gradient matrix.
+ *  - The same algorithm in mode coordinates for the experiments (hdp_rf_dpgd_final).
+ * Determinism: OpenBLAS's results depend on its thread count (measured: dgemm, dgemv
+ * and dsyevd differ in the last bits between 1 and 2 threads), so the library runs the
+ * BLAS single-threaded, cuts the large products into fixed blocks of rows shared by
+ * OpenMP threads, and gives every run its own stream and output slot.
+ * Linking: the products go through OpenBLAS's Fortran interface (dgemm_, dgemv_): the
+ * cblas_* names would bind to GSL's reference libgslcblas, which comes first on the
+ * link line of the library (a 2000 x 4000 Gram matrix took 10x longer that way).
+ */
+#include "hdpsgd/rf.h"
+
+#include <float.h>
+#include <lapacke.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/rng.h"
+
+/* From <gsl/gsl_randist.h>, which cannot be included here: it pulls in gsl_cblas.h,
+ * whose declarations clash with OpenBLAS's <cblas.h>. */
+double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
+
+/* OpenBLAS (the Fortran BLAS interface and the thread control of its cblas.h) */
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
+            const double *beta, double *c, const int *ldc);
+void dgemv_(const char *t, const int *m, const int *n, const double *alpha, const double *a,
+            const int *lda, const double *x, const int *incx, const double *beta, double *y,
+            const int *incy);
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+
+/* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb): the
+ * column-major product C^T = op(B)^T op(A)^T. */
+static void gemm(int ta, int tb, long M, long N, long K, double alpha, const double *A, long lda,
+                 const double *B, long ldb, double beta, double *C, long ldc)
+{
+    const int m = (int)N, n = (int)M, k = (int)K, la = (int)ldb, lb = (int)lda, lc = (int)ldc;
+    dgemm_(tb ? "T" : "N", ta ? "T" : "N", &m, &n, &k, &alpha, B, &la, A, &lb, &beta, C, &lc);
+}
+
+/* Row-major y = alpha op(A) x + beta y, A rows x cols with leading dimension lda. */
+static void gemv(int trans, long rows, long cols, double alpha, const double *A, long lda,
+                 const double *x, double beta, double *y)
+{
+    const int m = (int)cols, n = (int)rows, la = (int)lda, one = 1;
+    dgemv_(trans ? "N" : "T", &m, &n, &alpha, A, &la, x, &one, &beta, y, &one);
+}
+
+/* rows per block of the large products (independent of the thread count) */
+#define BLOCK 128
+
+/* ---- small helpers ---- */
+
+/* The BLAS runs single-threaded inside the library (see the top comment). */
+static int blas_single(void)
+{
+    int old = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    return old;
+}
+
+static void blas_restore(int old) { openblas_set_num_threads(old > 0 ? old : 1); }
+
+static int threads_to_use(int threads)
+{
+    int t = threads > 0 ? threads : omp_get_max_threads();
+    return t < 1 ? 1 : t;
+}
+
+static double *dalloc(size_t count) { return malloc(sizeof(double) * (count ? count : 1)); }
+
+static double dot(const double *a, const double *b, long len)
+{
+    double s = 0;
+    for (long i = 0; i < len; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+/* mean of (pred - y)^2 */
+static double mse(const double *pred, const double *y, long len)
+{
+    double s = 0;
+    for (long i = 0; i < len; i++) {
+        double e = pred[i] - y[i];
+        s += e * e;
+    }
+    return s / (double)len;
+}
+
+/* The stream of run/configuration j: the base stream jumped j times (rng.h). */
+static void stream_at(unsigned long long seed, unsigned long long j, hdp_xoshiro *out)
+{
+    hdp_xoshiro_seed(out, (uint64_t)seed);
+    for (unsigned long long i = 0; i < j; i++)
+        hdp_xoshiro_jump(out);
+}
+
+static void gaussians(gsl_rng *rng, double *x, long len)
+{
+    for (long i = 0; i < len; i++)
+        x[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
+}
+
+/* ---- the data set (THEORY 7) ---- */
+
+void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->d = m->rf_d;
+    spec->n = m->rf_n;
+    spec->p = m->rf_p;
+    spec->m = m->rf_test_size;
+    spec->activation = m->rf_activation;
+    spec->target = m->rf_target;
+    spec->label_noise = m->rf_label_noise;
+    spec->seed = m->seed;
+}
+
+void hdp_rf_problem_free(hdp_rf_problem *pb)
+{
+    if (!pb)
+        return;
+    double **arrays[] = {&pb->Phi,  &pb->Phi_test, &pb->y,      &pb->y_test,
+                         &pb->phi_norm, &pb->test_norm2, &pb->s2, &pb->s,
+                         &pb->lambda, &pb->beta, &pb->U, &pb->G, &pb->test_perp2};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
+    pb->r = 0;
+}
+
+static double activation(hdp_rf_activation_kind a, double z)
+{
+    switch (a) {
+    case HDP_RF_TANH: return tanh(z);
+    case HDP_RF_RELU: return z > 0 ? z : 0.0;
+    case HDP_RF_LINEAR_ACT: return z;
+    }
+    return z;
+}
+
+/* F[rows x p] = act(X V^T) in fixed row blocks (THEORY 7: phi(x) = act(V x)). */
+static void features(const double *X, long rows, const double *V, long p, long d,
+                     hdp_rf_activation_kind act, double *F, int nthreads)
+{
+    long nb = (rows + BLOCK - 1) / BLOCK;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (long b = 0; b < nb; b++) {
+        long i0 = b * BLOCK, i1 = i0 + BLOCK < rows ? i0 + BLOCK : rows;
+        gemm(0, 1, i1 - i0, p, d, 1.0, X + i0 * d, d, V, d, 0.0, F + i0 * p, p);
+        for (long i = i0 * p; i < i1 * p; i++)
+            F[i] = activation(act, F[i]);
+    }
+}
+
+/* Upper triangle of the kernel K = Phi Phi^T of THEORY 7 (n x n, row-major), in row blocks. */
+static void gram_rows(const double *Phi, long n, long p, double *K, int nthreads)
+{
+    long nb = (n + BLOCK - 1) / BLOCK;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (long b = 0; b < nb; b++) {
+        long i0 = b * BLOCK, i1 = i0 + BLOCK < n ? i0 + BLOCK : n;
+        gemm(0, 1, i1 - i0, n - i0, p, 1.0, Phi + i0 * p, p, Phi + i0 * p, p, 0.0,
+             K + i0 * n + i0, n);
+    }
+}
+
+/* Upper triangle of Phi^T Phi (p x p, row-major), in row blocks: the Gram matrix with the
+ * same nonzero eigenvalues s_k^2 as K (THEORY 7), smaller when p < n. */
+static void gram_cols(const double *Phi, long n, long p, double *Gm, int nthreads)
+{
+    long nb = (p + BLOCK - 1) / BLOCK;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (long b = 0; b < nb; b++) {
+        long j0 = b * BLOCK, j1 = j0 + BLOCK < p ? j0 + BLOCK : p;
+        gemm(1, 0, j1 - j0, p - j0, n, 1.0, Phi + j0, p, Phi + j0, p, 0.0, Gm + j0 * p + j0, p);
+    }
+}
+
+/* C[M x N] = A[M x K] B[K x N] (transB = 0) or A B^T (transB = 1, B is N x K), row blocks:
+ * the products Phi V_r, Phi_test Phi^T, H U of the modes (THEORY 7). */
+static void gemm_rows(long M, long N, long K, const double *A, int transB, const double *B,
+                      double *C, int nthreads)
+{
+    long nb = (M + BLOCK - 1) / BLOCK;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (long b = 0; b < nb; b++) {
+        long i0 = b * BLOCK, i1 = i0 + BLOCK < M ? i0 + BLOCK : M;
+        gemm(0, transB, i1 - i0, N, K, 1.0, A + i0 * K, K, B, transB ? K : N, 0.0, C + i0 * N, N);
+    }
+}
+
+/*
+ * The modes of THEORY 7: eigendecomposition of a symmetric N x N Gram matrix whose upper
+ * triangle (row-major) is
+ * in A: the same array read column-major holds the lower triangle, so LAPACK gets it
+ * without a transposed copy, and eigenvector k comes back contiguous at A + k N.
+ * Keeps the eigenvalues above N DBL_EPSILON max: writes r, s2[r] (decreasing) and
+ * vec[N x r] (row-major, column k the k-th eigenvector).
+ */
+static hdp_status eig_keep(double *A, long N, long *r_out, double *s2, double *vec,
+                           hdp_error *err)
+{
+    double *w = dalloc((size_t)N);
+    if (!w)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld eigenvalues", N);
+    lapack_int info =
+        LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int)N, A, (lapack_int)N, w);
+    if (info != 0) {
+        free(w);
+        return hdp_fail(err, info < 0 ? HDP_ENOMEM : HDP_ENUMERIC,
+                        "LAPACKE_dsyevd failed on the %ld x %ld Gram matrix (info = %d)", N, N,
+                        (int)info);
+    }
+    double tol = (double)N * DBL_EPSILON * (w[N - 1] > 0 ? w[N - 1] : 0.0);
+    long r = 0;
+    for (long k = N - 1; k >= 0 && w[k] > tol; k--)
+        s2[r++] = w[k];
+    for (long i = 0; i < N; i++)
+        for (long k = 0; k < r; k++)
+            vec[i * r + k] = A[(N - 1 - k) * N + i];
+    *r_out = r;
+    free(w);
+    return HDP_OK;
+}
+
+hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
+                                hdp_rf_problem *pb, hdp_error *err)
+{
+    memset(pb, 0, sizeof *pb);
+    pb->spec = *spec;
+    const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
+    if (d < 1 || n < 1 || p < 1 || m < 1)
+        return hdp_fail(err, HDP_EINPUT, "random features: d = %ld, n = %ld, p = %ld, test size "
+                        "%ld must all be >= 1", d, n, p, m);
+    if ((double)(n + m) * (double)p > 4.0e9 || (double)n * n > 4.0e8 || p > 2147483647L / 2)
+        return hdp_fail(err, HDP_EINPUT, "random features: (n + test size) x p = %.3g doubles "
+                        "(%.3g GB) is too large", (double)(n + m) * (double)p,
+                        8e-9 * (double)(n + m) * (double)p);
+    double t0 = omp_get_wtime();
+    int old = blas_single();
+    int nth = threads_to_use(threads);
+    hdp_status st = HDP_OK;
+    const long N = p >= n ? n : p; /* size of the Gram matrix */
+    double *u = dalloc((size_t)d), *X = dalloc((size_t)(n * d)), *Xt = dalloc((size_t)(m * d));
+    double *V = dalloc((size_t)(p * d)), *Gram = dalloc((size_t)(N * N)), *vec = NULL, *H = NULL;
+    double *alpha = dalloc((size_t)n), *theta = dalloc((size_t)p);
+    double *pred = dalloc((size_t)(n > m ? n : m));
+    pb->Phi = dalloc((size_t)(n * p));
+    pb->Phi_test = dalloc((size_t)(m * p));
+    pb->y = dalloc((size_t)n);
+    pb->y_test = dalloc((size_t)m);
+    pb->phi_norm = dalloc((size_t)n);
+    pb->test_norm2 = dalloc((size_t)m);
+    pb->s2 = dalloc((size_t)N);
+    pb->s = dalloc((size_t)N);
+    pb->lambda = dalloc((size_t)N);
+    pb->beta = dalloc((size_t)N);
+    gsl_rng *rng = hdp_rng_alloc((uint64_t)spec->seed);
+    if (!u || !X || !Xt || !V || !Gram || !alpha || !theta || !pred || !pb->Phi || !pb->Phi_test ||
+        !pb->y || !pb->y_test || !pb->phi_norm || !pb->test_norm2 || !pb->s2 || !pb->s ||
+        !pb->lambda || !pb->beta || !rng) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
+                      "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
+        goto done;
+    }
+
+    /* the data, in a fixed order from the base stream (THEORY 7) */
+    double un = 0;
+    for (long i = 0; i < d; i++) {
+        u[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
+        un += u[i] * u[i];
+    }
+    for (long i = 0; i < d; i++)
+        u[i] /= sqrt(un); /* uniform on the unit sphere */
+    gaussians(rng, X, n * d);
+    gaussians(rng, Xt, m * d);
+    for (long i = 0; i < n + m; i++) {
+        const double *x = i < n ? X + i * d : Xt + (i - n) * d;
+        double z = dot(u, x, d), yv = spec->target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
+        if (i < n) pb->y[i] = yv;
+        else pb->y_test[i - n] = yv;
+    }
+    if (spec->label_noise > 0) {
+        double sd = sqrt(spec->label_noise);
+        for (long i = 0; i < n; i++)
+            pb->y[i] += sd * gsl_ran_gaussian_ziggurat(rng, 1.0);
+        for (long i = 0; i < m; i++)
+            pb->y_test[i] += sd * gsl_ran_gaussian_ziggurat(rng, 1.0);
+    }
+    /* V_ij ~ N(0, 1/d), row by row: the first rows are the same for every p */
+    double vs = 1.0 / sqrt((double)d);
+    for (long i = 0; i < p * d; i++)
+        V[i] = vs * gsl_ran_gaussian_ziggurat(rng, 1.0);
+
+    features(X, n, V, p, d, spec->activation, pb->Phi, nth);
+    features(Xt, m, V, p, d, spec->activation, pb->Phi_test, nth);
+    free(V);
+    V = NULL;
+    for (long i = 0; i < n; i++)
+        pb->phi_norm[i] = sqrt(dot(pb->Phi + i * p, pb->Phi + i * p, p));
+    for (long j = 0; j < m; j++)
+        pb->test_norm2[j] = dot(pb->Phi_test + j * p, pb->Phi_test + j * p, p);
+    {
+        double s0 = 0, s1 = 0;
+        for (long i = 0; i < n; i++) s0 += pb->y[i] * pb->y[i];
+        for (long j = 0; j < m; j++) s1 += pb->y_test[j] * pb->y_test[j];
+        pb->zero_train = s0 / (double)n;
+        pb->zero_test = s1 / (double)m;
+    }
+
+    /* the modes: eigendecomposition of the smaller Gram matrix (THEORY 7) */
+    vec = dalloc((size_t)(N * N));
+    if (!vec) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld eigenvectors", N, N);
+        goto done;
+    }
+    if (p >= n)
+        gram_rows(pb->Phi, n, p, Gram, nth);
+    else
+        gram_cols(pb->Phi, n, p, Gram, nth);
+    long r = 0;
+    if ((st = eig_keep(Gram, N, &r, pb->s2, vec, err)) != HDP_OK)
+        goto done;
+    free(Gram);
+    Gram = NULL;
+    if (r < 1) {
+        st = hdp_fail(err, HDP_ENUMERIC, "random features: the feature matrix is zero");
+        goto done;
+    }
+    pb->r = r;
+    for (long k = 0; k < r; k++) {
+        pb->s[k] = sqrt(pb->s2[k]);
+        pb->lambda[k] = 2.0 * pb->s2[k] / (double)n;
+    }
+    pb->U = dalloc((size_t)(n * r));
+    if (!pb->U) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld modes", n, r);
+        goto done;
+    }
+    if (p >= n) {
+        memcpy(pb->U, vec, sizeof(double) * (size_t)(n * r)); /* u_k */
+    } else {
+        /* w_k = v_k (eigenvectors of Phi^T Phi), u_k = Phi v_k / s_k */
+        gemm_rows(n, r, p, pb->Phi, 0, vec, pb->U, nth);
+        for (long i = 0; i < n; i++)
+            for (long k = 0; k < r; k++)
+                pb->U[i * r + k] /= pb->s[k];
+    }
+    /* beta_k = u_k^T y / s_k: the min-norm interpolator is sum_k beta_k w_k */
+    gemv(1, n, r, 1.0, pb->U, r, pb->y, 0.0, pb->beta);
+    for (long k = 0; k < r; k++)
+        pb->beta[k] /= pb->s[k];
+
+    /* min-norm interpolator theta* = Phi^T U S^{-1} beta: train residual U S beta - y */
+    double *c = dalloc((size_t)r);
+    if (!c) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (long k = 0; k < r; k++)
+        c[k] = pb->beta[k] / pb->s[k];
+    gemv(0, n, r, 1.0, pb->U, r, c, 0.0, alpha);
+    gemv(1, n, p, 1.0, pb->Phi, p, alpha, 0.0, theta);
+    pb->minnorm_norm = sqrt(dot(theta, theta, p));
+    gemv(0, n, p, 1.0, pb->Phi, p, theta, 0.0, pred);
+    pb->minnorm_train = mse(pred, pb->y, n);
+    gemv(0, m, p, 1.0, pb->Phi_test, p, theta, 0.0, pred);
+    pb->minnorm_test = mse(pred, pb->y_test, m);
+    free(c);
+
+    if (flags & HDP_RF_TEST_MODES) {
+        /* G = Phi_test W, W = Phi^T U S^{-1} (p >= n) or the eigenvectors (p < n) */
+        pb->G = dalloc((size_t)(m * r));
+        pb->test_perp2 = dalloc((size_t)m);
+        if (!pb->G || !pb->test_perp2) {
+            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld test projections",
+                          m, r);
+            goto done;
+        }
+        if (p >= n) {
+            H = dalloc((size_t)(m * n));
+            if (!H) {
+                st = hdp_fail(err, HDP_ENOMEM, "out of memory for Phi_test Phi^T (%ld x %ld)",
+                              m, n);
+                goto done;
+            }
+            gemm_rows(m, n, p, pb->Phi_test, 1, pb->Phi, H, nth);
+            gemm_rows(m, r, n, H, 0, pb->U, pb->G, nth);
+            for (long j = 0; j < m; j++)
+                for (long k = 0; k < r; k++)
+                    pb->G[j * r + k] /= pb->s[k];
+        } else {
+            gemm_rows(m, r, p, pb->Phi_test, 0, vec, pb->G, nth);
+        }
+        for (long j = 0; j < m; j++) {
+            double g2 = dot(pb->G + j * r, pb->G + j * r, r);
+            double perp = pb->test_norm2[j] - g2;
+            pb->test_perp2[j] = (r == p || perp < 0) ? 0.0 : perp;
+        }
+    }
+
+done:
+    free(u);
+    free(X);
+    free(Xt);
+    free(V);
+    free(Gram);
+    free(vec);
+    free(H);
+    free(alpha);
+    free(theta);
+    free(pred);
+    if (rng)
+        gsl_rng_free(rng);
+    blas_restore(old);
+    pb->seconds = omp_get_wtime() - t0;
+    return st;
+}
+
+/* ---- hyperparameters and privacy (THEORY 6) ---- */
+
+hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
+{
+    if (!(q->eta > 0) || !isfinite(q->eta))
+        return hdp_fail(err, HDP_EINPUT, "DP-GD: eta = %g must be a finite number > 0", q->eta);
+    if (q->T < 1)
+        return hdp_fail(err, HDP_EINPUT, "DP-GD: T = %ld steps: need at least 1", q->T);
+    if (!(q->C_clip > 0))
+        return hdp_fail(err, HDP_EINPUT, "DP-GD: C_clip = %g must be > 0", q->C_clip);
+    if (!(q->delta > 0 && q->delta < 1))
+        return hdp_fail(err, HDP_EINPUT, "DP-GD: delta = %g must lie in (0, 1)", q->delta);
+    q->tau = q->eta * (double)q->T;
+    if (q->sigma > 0) {
+        /* given: report the CKS epsilon of rho_z = eta T / (2 sigma^2) (THEORY 6) */
+        if (isinf(q->C_clip))
+            return hdp_fail(err, HDP_EINPUT, "DP-GD: sigma > 0 with C_clip = inf gives infinite "
+                            "noise 2 C_clip sigma / n");
+        q->route = HDP_RF_SIGMA_GIVEN;
+        q->rho_z = hdp_dpgd_rho_z(q->eta, q->T, q->sigma);
+        q->epsilon_cks = hdp_zcdp_epsilon_cks(q->rho_z, q->delta);
+        q->epsilon = q->epsilon_cks;
+    } else if (isinf(q->epsilon)) {
+        q->route = HDP_RF_SIGMA_NONE;
+        q->sigma = 0;
+        q->rho_z = INFINITY;
+        q->epsilon_cks = INFINITY;
+    } else {
+        if (!(q->epsilon > 0))
+            return hdp_fail(err, HDP_EINPUT, "DP-GD: epsilon = %g must be > 0", q->epsilon);
+        if (isinf(q->C_clip))
+            return hdp_fail(err, HDP_EINPUT, "DP-GD: C_clip = inf (no clipping) needs epsilon = "
+                            "inf: the private noise 2 C_clip sigma / n would be infinite");
+        if (hdp_dpgd_seed003_applies(q->epsilon, q->delta)) {
+            /* seed 003, Proposition 2.2: sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon */
+            q->route = HDP_RF_SIGMA_SEED003;
+            q->sigma = hdp_dpgd_sigma_seed003(q->eta, q->T, q->epsilon, q->delta);
+            q->rho_z = hdp_dpgd_rho_z(q->eta, q->T, q->sigma);
+        } else {
+            /* outside (0, 8 ln(1/delta)): rho_z = eta T / (2 sigma^2) with rho_z from CKS */
+            q->route = HDP_RF_SIGMA_ZCDP;
+            hdp_status st =
+                hdp_dpgd_sigma_zcdp(q->eta, q->T, q->epsilon, q->delta, &q->sigma, &q->rho_z, err);
+            if (st != HDP_OK)
+                return st;
+        }
+        q->epsilon_cks = hdp_zcdp_epsilon_cks(q->rho_z, q->delta);
+    }
+    q->s = q->sigma > 0 ? 2.0 * q->C_clip * q->sigma / (double)n : 0.0; /* THEORY 7 */
+    return HDP_OK;
+}
+
+/* The [dpgd] keys with seed 003's experimental scalings (THEORY 7): eta = 1/p, T = CT d/(eta p),
+ * C_clip = C sqrt(p), delta = 1/n; sigma by THEORY 6. */
+hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hdp_rf_dpgd *q,
+                                  hdp_error *err)
+{
+    memset(q, 0, sizeof *q);
+    q->eta = m->dpgd_eta > 0 ? m->dpgd_eta : 1.0 / (double)p;
+    if (hdp_model_key_given(m, "dpgd", "T") && hdp_model_key_given(m, "dpgd", "CT"))
+        return hdp_model_fail_key(m, "dpgd", "T", err,
+                                  "give T or CT, not both (T = %ld, CT = %g; T = CT d/(eta p))",
+                                  m->dpgd_T, m->dpgd_CT);
+    if (m->dpgd_T > 0) {
+        q->T = m->dpgd_T;
+    } else {
+        double T = nearbyint(m->dpgd_CT * (double)d / (q->eta * (double)p));
+        if (!(T >= 1))
+            return hdp_model_fail_key(m, "dpgd", "CT", err,
+                                      "CT = %g gives T = round(CT d / (eta p)) = round(%g) = 0 "
+                                      "steps (d = %ld, p = %ld, eta = %g): raise CT or give T",
+                                      m->dpgd_CT, m->dpgd_CT * (double)d / (q->eta * (double)p), d,
+                                      p, q->eta);
+        if (T > 1e9)
+            return hdp_model_fail_key(m, "dpgd", "CT", err,
+                                      "CT = %g gives T = %.3g steps (d = %ld, p = %ld, eta = %g): "
+                                      "too many", m->dpgd_CT, T, d, p, q->eta);
+        q->T = (long)T;
+    }
+    if (hdp_model_key_given(m, "dpgd", "C") && hdp_model_key_given(m, "dpgd", "clip"))
+        return hdp_model_fail_key(m, "dpgd", "clip", err,
+                                  "give C (C_clip = C sqrt(p)) or clip (absolute), not both");
+    q->C_clip = m->dpgd_clip > 0 ? m->dpgd_clip : m->dpgd_C * sqrt((double)p);
+    q->delta = m->dpgd_delta > 0 ? m->dpgd_delta : 1.0 / (double)n;
+    if (m->dpgd_sigma > 0 && hdp_model_key_given(m, "dpgd", "epsilon"))
+        return hdp_model_fail_key(m, "dpgd", "sigma", err,
+                                  "sigma = %g > 0 is used as is: leave epsilon out, or set sigma "
+                                  "= 0 to calibrate sigma from epsilon", m->dpgd_sigma);
+    if (isinf(q->C_clip) && (m->dpgd_sigma > 0 || !isinf(m->dpgd_epsilon))) {
+        const char *key = m->dpgd_clip > 0 ? "clip" : "C";
+        return hdp_model_fail_key(m, "dpgd", key, err,
+                                  "C_clip = inf (no clipping) needs epsilon = inf and sigma = 0: "
+                                  "the private noise 2 C_clip sigma / n would be infinite");
+    }
+    q->epsilon = m->dpgd_epsilon;
+    q->sigma = m->dpgd_sigma;
+    return hdp_rf_dpgd_calibrate(q, n, err);
+}
+
+/* ---- closed forms (THEORY 7) ---- */
+
+/* Losses of theta = sum_k c_k w_k (THEORY 7): Phi_test theta = G c, Phi theta = U S c. */
+void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, double *train)
+{
+    const long n = pb->spec.n, m = pb->spec.m, r = pb->r;
+    double *sc = dalloc((size_t)r), *pred = dalloc((size_t)(n > m ? n : m));
+    if (!sc || !pred) {
+        if (test) *test = NAN;
+        if (train) *train = NAN;
+        free(sc);
+        free(pred);
+        return;
+    }
+    int old = blas_single();
+    if (train) {
+        for (long k = 0; k < r; k++)
+            sc[k] = pb->s[k] * c[k];
+        gemv(0, n, r, 1.0, pb->U, r, sc, 0.0, pred);
+        *train = mse(pred, pb->y, n);
+    }
+    if (test) {
+        if (pb->G) {
+            gemv(0, m, r, 1.0, pb->G, r, c, 0.0, pred);
+            *test = mse(pred, pb->y_test, m);
+        } else {
+            *test = NAN;
+        }
+    }
+    blas_restore(old);
+    free(sc);
+    free(pred);
+}
+
+/* Mean factor and variance per unit s^2 of mode k at time t (THEORY 7); discrete: the
+ * Euler-Maruyama recursion with step eta after k = round(t/eta) steps. */
+static void mode_moments(double lambda, double eta, double t, int discrete, double *mean_factor,
+                         double *var)
+{
+    if (!discrete) {
+        *mean_factor = -expm1(-lambda * t);
+        *var = lambda > 0 ? -expm1(-2.0 * lambda * t) / (2.0 * lambda) : t;
+        return;
+    }
+    /* a = 1 - eta lambda: mean factor 1 - a^k, variance eta (1 - a^{2k}) / (1 - a^2), with
+     * log1p/expm1 so that eta lambda -> 0 keeps full precision */
+    double k = nearbyint(t / eta), x = eta * lambda;
+    if (x == 0) {
+        *mean_factor = 0;
+        *var = eta * k;
+        return;
+    }
+    double one_minus_a2 = x * (2.0 - x);
+    if (x < 1) {
+        double L = log1p(-x);
+        *mean_factor = -expm1(k * L);
+        *var = eta * -expm1(2.0 * k * L) / one_minus_a2;
+        return;
+    }
+    double ak = pow(1.0 - x, k);
+    *mean_factor = 1.0 - ak;
+    *var = one_minus_a2 != 0 ? eta * (1.0 - ak * ak) / one_minus_a2 : eta * k;
+}
+
+/* The closed form of THEORY 7 at time t: E loss at a point = (phi^T mean - y)^2 + phi^T Cov phi,
+ * phi^T Cov phi = sum_k (phi^T w_k)^2 var_k + s^2 t ||P_perp phi||^2. */
+void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
+                          double *test, double *train)
+{
+    const long n = pb->spec.n, m = pb->spec.m, r = pb->r;
+    double *mean = dalloc((size_t)r), *var = dalloc((size_t)r);
+    if (!mean || !var || (test && !pb->G)) {
+        if (test) *test = NAN;
+        if (train) *train = NAN;
+        free(mean);
+        free(var);
+        return;
+    }
+    for (long k = 0; k < r; k++) {
+        double f, v;
+        mode_moments(pb->lambda[k], eta, t, discrete, &f, &v);
+        mean[k] = f * pb->beta[k];
+        var[k] = s * s * v;
+    }
+    /* the null directions: a Brownian motion, variance s^2 t (s^2 eta k when discrete) */
+    double var_perp = s * s * (discrete ? eta * nearbyint(t / eta) : t);
+    if (train) {
+        /* phi_i^T w_k = s_k U_ik; phi_i has no null-space part */
+        double acc = 0;
+        for (long i = 0; i < n; i++) {
+            const double *ui = pb->U + i * r;
+            double f = 0, q = 0;
+            for (long k = 0; k < r; k++) {
+                double a = pb->s[k] * ui[k];
+                f += a * mean[k];
+                q += a * a * var[k];
+            }
+            double e = f - pb->y[i];
+            acc += e * e + q;
+        }
+        *train = acc / (double)n;
+    }
+    if (test) {
+        double acc = 0;
+        for (long j = 0; j < m; j++) {
+            const double *gj = pb->G + j * r;
+            double f = 0, q = 0;
+            for (long k = 0; k < r; k++) {
+                f += gj[k] * mean[k];
+                q += gj[k] * gj[k] * var[k];
+            }
+            double e = f - pb->y_test[j];
+            acc += e * e + q + var_perp * pb->test_perp2[j];
+        }
+        *test = acc / (double)m;
+    }
+    free(mean);
+    free(var);
+}
+
+/* ---- `hdpsgd rf`: DP-GD in R^p coupled to the OU process (THEORY 7) ---- */
+
+void hdp_rf_sim_result_free(hdp_rf_sim_result *res)
+{
+    if (!res)
+        return;
+    free(res->step);
+    res->step = NULL;
+    double **arrays[] = {&res->tau,     &res->dpgd_test, &res->dpgd_test_se, &res->dpgd_train,
+                         &res->dpgd_train_se, &res->ou_test, &res->ou_train,
+                         &res->em_expected_test, &res->em_test, &res->em_test_se, &res->ex_test,
+                         &res->ex_test_se, &res->clipped, &res->gf_test};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
+    res->points = 0;
+}
+
+/* the recorded steps: 0 and round(i T / records), i = 1..records, without repeats */
+static long record_steps(long T, long records, long *out)
+{
+    long P = 0;
+    out[P++] = 0;
+    for (long i = 1; i <= records; i++) {
+        long k = (long)nearbyint((double)i * (double)T / (double)records);
+        if (k > out[P - 1])
+            out[P++] = k;
+    }
+    if (out[P - 1] != T)
+        out[P++] = T;
+    return P;
+}
+
+/* constants shared by the runs */
+typedef struct {
+    const hdp_rf_problem *pb;
+    const hdp_rf_dpgd *q;
+    const long *steps; /* recorded steps */
+    long P;
+    double cs;                        /* s sqrt(eta): the DP-GD noise scale (Algorithm 1) */
+    double *ex_decay, *ex_shift, *ex_sd; /* exact OU step of length eta per mode (THEORY 7) */
+} sim_ctx;
+
+typedef struct {
+    double *theta, *xi, *Z, *g;       /* [p] */
+    double *resid, *v, *q;            /* [n] */
+    double *aD, *c_em, *c_ex, *xim, *wz; /* [r] */
+    double *pred, *zt;                /* [m] */
+    gsl_rng *rng;
+} sim_ws;
+
+static void sim_ws_free(sim_ws *w)
+{
+    if (!w)
+        return;
+    double *arrays[] = {w->theta, w->xi, w->Z, w->g, w->resid, w->v, w->q, w->aD,
+                        w->c_em,  w->c_ex, w->xim, w->wz, w->pred, w->zt};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    if (w->rng)
+        gsl_rng_free(w->rng);
+    free(w);
+}
+
+static sim_ws *sim_ws_alloc(const hdp_rf_problem *pb)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    sim_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->theta = dalloc((size_t)p);
+    w->xi = dalloc((size_t)p);
+    w->Z = dalloc((size_t)p);
+    w->g = dalloc((size_t)p);
+    w->resid = dalloc((size_t)n);
+    w->v = dalloc((size_t)n);
+    w->q = dalloc((size_t)n);
+    w->aD = dalloc((size_t)r);
+    w->c_em = dalloc((size_t)r);
+    w->c_ex = dalloc((size_t)r);
+    w->xim = dalloc((size_t)r);
+    w->wz = dalloc((size_t)r);
+    w->pred = dalloc((size_t)m);
+    w->zt = dalloc((size_t)m);
+    w->rng = hdp_rng_alloc(0);
+    if (!w->theta || !w->xi || !w->Z || !w->g || !w->resid || !w->v || !w->q || !w->aD ||
+        !w->c_em || !w->c_ex || !w->xim || !w->wz || !w->pred || !w->zt || !w->rng) {
+        sim_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Fraction of samples whose gradient 2 |r_i| ||phi_i|| exceeds C_clip (THEORY 7). */
+static double clipped_fraction(const double *resid, const double *phi_norm, long n, double C)
+{
+    long c = 0;
+    for (long i = 0; i < n; i++)
+        c += 2.0 * fabs(resid[i]) * phi_norm[i] > C;
+    return (double)c / (double)n;
+}
+
+/* a = S^{-1} U^T x: the mode coefficients w_k^T v of a vector v given x = Phi v (THEORY 7:
+ * w_k = Phi^T u_k / s_k) */
+static void to_modes(const hdp_rf_problem *pb, const double *x, double *a)
+{
+    const long n = pb->spec.n, r = pb->r;
+    gemv(1, n, r, 1.0, pb->U, r, x, 0.0, a);
+    for (long k = 0; k < r; k++)
+        a[k] /= pb->s[k];
+}
+
+static double dist(const double *a, const double *b, long len)
+{
+    double s = 0;
+    for (long i = 0; i < len; i++)
+        s += (a[i] - b[i]) * (a[i] - b[i]);
+    return sqrt(s);
+}
+
+/* per-run outputs (slots owned by the driver) */
+typedef struct {
+    double *test, *train, *em, *ex, *clip; /* [P] each */
+    double strong, strong_em, theta_norm, clip_max;
+} sim_out;
+
+/*
+ * One run (see hdp_rf_simulate): DP-GD theta in R^p (Algorithm 1 of seed 003), the
+ * Euler-Maruyama OU path c_em and the exact OU step c_ex in mode coordinates, driven by
+ * the same xi: xi_k = w_k^T xi on the modes, and the common null-space part
+ * s sqrt(eta) P_perp Z, Z = sum of the xi (THEORY 7).
+ */
+static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
+{
+    const hdp_rf_problem *pb = c->pb;
+    const hdp_rf_dpgd *q = c->q;
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    const double *Phi = pb->Phi, *y = pb->y;
+    const double step_coef = 2.0 * q->eta / (double)n, cs = c->cs;
+    memset(w->theta, 0, sizeof(double) * (size_t)p);
+    memset(w->Z, 0, sizeof(double) * (size_t)p);
+    memset(w->c_em, 0, sizeof(double) * (size_t)r);
+    memset(w->c_ex, 0, sizeof(double) * (size_t)r);
+    for (long i = 0; i < n; i++)
+        w->resid[i] = -y[i]; /* Phi theta_0 - y */
+    o->strong = o->strong_em = o->theta_norm = 0;
+    o->clip_max = clipped_fraction(w->resid, pb->phi_norm, n, q->C_clip);
+    long row;
+    /* row 0: theta = 0 */
+    o->test[0] = o->em[0] = o->ex[0] = pb->zero_test;
+    o->train[0] = pb->zero_train;
+    o->clip[0] = o->clip_max;
+    row = 1;
+    for (long k = 1; k <= q->T; k++) {
+        /* clipped gradient at theta_{k-1}: weights min(1, C_clip / (2 |r_i| ||phi_i||)) */
+        for (long i = 0; i < n; i++) {
+            double gn = 2.0 * fabs(w->resid[i]) * pb->phi_norm[i];
+            w->v[i] = gn > q->C_clip ? w->resid[i] * (q->C_clip / gn) : w->resid[i];
+        }
+        gemv(1, n, p, 1.0, Phi, p, w->v, 0.0, w->g);
+        /* theta <- theta - eta (1/n) sum_i clip(g_i) + sqrt(eta) (2 C_clip / n) sigma xi */
+        if (cs > 0) {
+            gaussians(w->rng, w->xi, p);
+            for (long j = 0; j < p; j++) {
+                w->theta[j] += -step_coef * w->g[j] + cs * w->xi[j];
+                w->Z[j] += w->xi[j];
+            }
+            /* the same increments on the modes: xi_k = w_k^T xi = u_k^T Phi xi / s_k */
+            gemv(0, n, p, 1.0, Phi, p, w->xi, 0.0, w->q);
+            to_modes(pb, w->q, w->xim);
+        } else {
+            for (long j = 0; j < p; j++)
+                w->theta[j] -= step_coef * w->g[j];
+            memset(w->xim, 0, sizeof(double) * (size_t)r);
+        }
+        /* Euler-Maruyama and the exact step of the OU process, mode by mode (THEORY 7) */
+        for (long kk = 0; kk < r; kk++) {
+            double lam = pb->lambda[kk], b = pb->beta[kk];
+            w->c_em[kk] += -q->eta * lam * (w->c_em[kk] - b) + cs * w->xim[kk];
+            w->c_ex[kk] = c->ex_decay[kk] * w->c_ex[kk] + c->ex_shift[kk] +
+                          q->s * c->ex_sd[kk] * w->xim[kk];
+        }
+        /* residual at theta_k (the next step's, and the train loss) */
+        gemv(0, n, p, 1.0, Phi, p, w->theta, 0.0, w->resid);
+        to_modes(pb, w->resid, w->aD); /* S^{-1} U^T Phi theta, before subtracting y */
+        for (long i = 0; i < n; i++)
+            w->resid[i] -= y[i];
+        /* ||theta_DPGD - theta_OU||: the null-space parts coincide (both s sqrt(eta) P_perp Z) */
+        double e1 = dist(w->aD, w->c_ex, r), e2 = dist(w->aD, w->c_em, r);
+        double nrm = sqrt(dot(w->aD, w->aD, r));
+        if (e1 > o->strong) o->strong = e1;
+        if (e2 > o->strong_em) o->strong_em = e2;
+        if (nrm > o->theta_norm) o->theta_norm = nrm;
+        double cf = clipped_fraction(w->resid, pb->phi_norm, n, q->C_clip);
+        if (cf > o->clip_max) o->clip_max = cf;
+        if (row < c->P && c->steps[row] == k) {
+            o->train[row] = dot(w->resid, w->resid, n) / (double)n;
+            o->clip[row] = cf;
+            gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
+            o->test[row] = mse(w->pred, pb->y_test, m);
+            /* null-space part of the OU paths on the test set: Phi_test P_perp Z */
+            if (cs > 0) {
+                gemv(0, m, p, 1.0, pb->Phi_test, p, w->Z, 0.0, w->zt);
+                gemv(0, n, p, 1.0, Phi, p, w->Z, 0.0, w->q);
+                to_modes(pb, w->q, w->wz);
+                gemv(0, m, r, -1.0, pb->G, r, w->wz, 1.0, w->zt);
+            } else {
+                memset(w->zt, 0, sizeof(double) * (size_t)m);
+            }
+            for (int which = 0; which < 2; which++) {
+                const double *cc = which ? w->c_ex : w->c_em;
+                for (long j = 0; j < m; j++)
+                    w->pred[j] = cs * w->zt[j];
+                gemv(0, m, r, 1.0, pb->G, r, cc, 1.0, w->pred);
+                (which ? o->ex : o->em)[row] = mse(w->pred, pb->y_test, m);
+            }
+            row++;
+        }
+    }
+}
+
+/* mean and standard error of column i over the runs (stderr 0 for one run) */
+static void mean_se(const double *v, long runs, long P, long i, double *mean, double *se)
+{
+    double s = 0;
+    for (long r = 0; r < runs; r++)
+        s += v[r * P + i];
+    double mu = s / (double)runs, ss = 0;
+    for (long r = 0; r < runs; r++)
+        ss += (v[r * P + i] - mu) * (v[r * P + i] - mu);
+    *mean = mu;
+    if (se)
+        *se = runs > 1 ? sqrt(ss / (double)(runs - 1) / (double)runs) : 0.0;
+}
+
+hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
+                           const hdp_rf_sim_options *opt, hdp_rf_sim_result *res,
+                           hdp_error *err)
+{
+    memset(res, 0, sizeof *res);
+    double t0 = omp_get_wtime();
+    if (opt->runs < 1)
+        return hdp_fail(err, HDP_EINPUT, "runs = %ld: need at least one run", opt->runs);
+    if (opt->records < 1)
+        return hdp_fail(err, HDP_EINPUT, "records = %ld: need at least one", opt->records);
+    if (opt->threads < 0)
+        return hdp_fail(err, HDP_EINPUT, "threads = %d must be >= 0", opt->threads);
+    if (!pb->G)
+        return hdp_fail(err, HDP_EINPUT, "hdp_rf_simulate needs a problem built with "
+                        "HDP_RF_TEST_MODES");
+    if (q->T < 1 || !(q->eta > 0))
+        return hdp_fail(err, HDP_EINPUT, "DP-GD: T = %ld, eta = %g", q->T, q->eta);
+    const long runs = opt->runs, r = pb->r;
+    long records = opt->records < q->T ? opt->records : q->T;
+    int nth = threads_to_use(opt->threads);
+    if (nth > runs)
+        nth = (int)runs;
+    long *steps = malloc(sizeof(long) * (size_t)(records + 2));
+    if (!steps)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    long P = record_steps(q->T, records, steps);
+    res->points = P;
+    res->runs = runs;
+    res->threads = nth;
+    res->step = steps;
+    double **arrays[] = {&res->tau,     &res->dpgd_test, &res->dpgd_test_se, &res->dpgd_train,
+                         &res->dpgd_train_se, &res->ou_test, &res->ou_train,
+                         &res->em_expected_test, &res->em_test, &res->em_test_se, &res->ex_test,
+                         &res->ex_test_se, &res->clipped, &res->gf_test};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        if (!(*arrays[i] = calloc((size_t)P, sizeof(double))))
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld records", P);
+
+    hdp_status st = HDP_OK;
+    int old = blas_single();
+    sim_ctx c = {pb, q, steps, P, q->s * sqrt(q->eta), NULL, NULL, NULL};
+    c.ex_decay = dalloc((size_t)r);
+    c.ex_shift = dalloc((size_t)r);
+    c.ex_sd = dalloc((size_t)r);
+    double *slots = dalloc((size_t)(5 * runs * P));
+    sim_out *outs = calloc((size_t)runs, sizeof *outs);
+    sim_ws **ws = calloc((size_t)nth, sizeof *ws);
+    hdp_xoshiro *streams = malloc(sizeof(hdp_xoshiro) * (size_t)runs);
+    if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs || !ws || !streams) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs", runs);
+        goto done;
+    }
+    for (int t = 0; t < nth; t++)
+        if (!(ws[t] = sim_ws_alloc(pb))) {
+            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspace of thread %d", t);
+            goto done;
+        }
+    /* exact OU step of length h = eta in mode k (THEORY 7):
+     *   a <- e^{-lambda h} a + (1 - e^{-lambda h}) beta
+     *        + s sqrt((1 - e^{-2 lambda h})/(2 lambda)) xi */
+    for (long k = 0; k < r; k++) {
+        double lam = pb->lambda[k], h = q->eta;
+        c.ex_decay[k] = exp(-lam * h);
+        c.ex_shift[k] = -expm1(-lam * h) * pb->beta[k];
+        c.ex_sd[k] = lam > 0 ? sqrt(-expm1(-2.0 * lam * h) / (2.0 * lam)) : sqrt(h);
+    }
+    for (long i = 0; i < runs; i++) {
+        double *base = slots + 5 * i * P;
+        outs[i] = (sim_out){base, base + P, base + 2 * P, base + 3 * P, base + 4 * P, 0, 0, 0, 0};
+    }
+    /* run i uses the data stream jumped i + 1 times */
+    stream_at(pb->spec.seed, 1, &streams[0]);
+    for (long i = 1; i < runs; i++) {
+        streams[i] = streams[i - 1];
+        hdp_xoshiro_jump(&streams[i]);
+    }
+    long done_runs = 0;
+#pragma omp parallel num_threads(nth)
+    {
+        sim_ws *w = ws[omp_get_thread_num()];
+#pragma omp for schedule(dynamic, 1)
+        for (long i = 0; i < runs; i++) {
+            *hdp_rng_state(w->rng) = streams[i];
+            sim_one(&c, w, &outs[i]);
+            if (opt->progress) {
+#pragma omp critical(hdp_rf_progress)
+                opt->progress(opt->progress_user, ++done_runs, runs);
+            }
+        }
+    }
+    /* reduce in run order */
+    double *test = dalloc((size_t)(runs * P)), *train = dalloc((size_t)(runs * P));
+    double *em = dalloc((size_t)(runs * P)), *ex = dalloc((size_t)(runs * P));
+    double *clip = dalloc((size_t)(runs * P));
+    if (!test || !train || !em || !ex || !clip) {
+        free(test); free(train); free(em); free(ex); free(clip);
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (long i = 0; i < runs; i++) {
+        memcpy(test + i * P, outs[i].test, sizeof(double) * (size_t)P);
+        memcpy(train + i * P, outs[i].train, sizeof(double) * (size_t)P);
+        memcpy(em + i * P, outs[i].em, sizeof(double) * (size_t)P);
+        memcpy(ex + i * P, outs[i].ex, sizeof(double) * (size_t)P);
+        memcpy(clip + i * P, outs[i].clip, sizeof(double) * (size_t)P);
+    }
+    for (long i = 0; i < P; i++) {
+        res->tau[i] = q->eta * (double)steps[i];
+        mean_se(test, runs, P, i, &res->dpgd_test[i], &res->dpgd_test_se[i]);
+        mean_se(train, runs, P, i, &res->dpgd_train[i], &res->dpgd_train_se[i]);
+        mean_se(em, runs, P, i, &res->em_test[i], &res->em_test_se[i]);
+        mean_se(ex, runs, P, i, &res->ex_test[i], &res->ex_test_se[i]);
+        mean_se(clip, runs, P, i, &res->clipped[i], NULL);
+        hdp_rf_expected_loss(pb, q->eta, q->s, res->tau[i], 0, &res->ou_test[i], &res->ou_train[i]);
+        hdp_rf_expected_loss(pb, q->eta, q->s, res->tau[i], 1, &res->em_expected_test[i], NULL);
+        hdp_rf_expected_loss(pb, q->eta, 0.0, res->tau[i], 0, &res->gf_test[i], NULL);
+    }
+    free(test); free(train); free(em); free(ex); free(clip);
+    res->minnorm_test = pb->minnorm_test;
+    double sum = 0;
+    for (long i = 0; i < runs; i++) {
+        sum += outs[i].strong;
+        if (outs[i].strong > res->strong_error_max) res->strong_error_max = outs[i].strong;
+        if (outs[i].strong_em > res->strong_error_em_max)
+            res->strong_error_em_max = outs[i].strong_em;
+        if (outs[i].theta_norm > res->theta_norm_max) res->theta_norm_max = outs[i].theta_norm;
+        if (outs[i].clip_max > res->max_clipped_fraction)
+            res->max_clipped_fraction = outs[i].clip_max;
+    }
+    res->strong_error_mean = sum / (double)runs;
+    for (long i = 0; i < P; i++)
+        if (!isfinite(res->dpgd_test[i]) || !isfinite(res->dpgd_train[i])) {
+            st = hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged (non-finite loss at step %ld): eta "
+                          "lambda_max = %g (stable below 2)", steps[i], q->eta * pb->lambda[0]);
+            break;
+        }
+done:
+    for (int t = 0; ws && t < nth; t++)
+        sim_ws_free(ws[t]);
+    free(ws);
+    free(streams);
+    free(outs);
+    free(slots);
+    free(c.ex_decay);
+    free(c.ex_shift);
+    free(c.ex_sd);
+    blas_restore(old);
+    res->seconds = omp_get_wtime() - t0;
+    return st;
+}
+
+/* ---- experiments: DP-GD in mode coordinates (THEORY 7) ---- */
+
+typedef struct {
+    double *a, *sa, *g, *xim; /* [r] */
+    double *resid, *v;        /* [n] */
+    double *Z, *xi, *theta;   /* [p] */
+    double *pred;             /* [m] */
+    gsl_rng *rng;
+} cfg_ws;
+
+static void cfg_ws_free(cfg_ws *w)
+{
+    if (!w)
+        return;
+    double *arrays[] = {w->a, w->sa, w->g, w->xim, w->resid, w->v, w->Z, w->xi, w->theta, w->pred};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    if (w->rng)
+        gsl_rng_free(w->rng);
+    free(w);
+}
+
+static cfg_ws *cfg_ws_alloc(const hdp_rf_problem *pb)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    cfg_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->a = dalloc((size_t)r);
+    w->sa = dalloc((size_t)r);
+    w->g = dalloc((size_t)r);
+    w->xim = dalloc((size_t)r);
+    w->resid = dalloc((size_t)n);
+    w->v = dalloc((size_t)n);
+    w->Z = dalloc((size_t)p);
+    w->xi = dalloc((size_t)p);
+    w->theta = dalloc((size_t)p);
+    w->pred = dalloc((size_t)(m > n ? m : n));
+    w->rng = hdp_rng_alloc(0);
+    if (!w->a || !w->sa || !w->g || !w->xim || !w->resid || !w->v || !w->Z || !w->xi ||
+        !w->theta || !w->pred || !w->rng) {
+        cfg_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* resid = U S a - y = Phi theta - y for theta = sum_k a_k w_k (plus any part orthogonal to
+ * the rows of Phi): Phi w_k = s_k u_k (THEORY 7) */
+static void modes_residual(const hdp_rf_problem *pb, const double *a, double *sa, double *resid)
+{
+    const long n = pb->spec.n, r = pb->r;
+    for (long k = 0; k < r; k++)
+        sa[k] = pb->s[k] * a[k];
+    gemv(0, n, r, 1.0, pb->U, r, sa, 0.0, resid);
+    for (long i = 0; i < n; i++)
+        resid[i] -= pb->y[i];
+}
+
+/*
+ * One configuration of DP-GD in mode coordinates a_k = w_k^T theta (THEORY 7): the
+ * clipped gradient (2/n) Phi^T (w .* r) has coefficients (2/n) s_k u_k^T (w .* r), and
+ * Phi theta = U S a, so a step costs two n x r products. The noise splits into
+ * xi_k ~ N(0, 1) on the modes and a Brownian motion orthogonal to the rows of Phi, whose
+ * value after T steps, s sqrt(eta) P_perp Z with Z ~ N(0, T I_p), is drawn at the end.
+ */
+static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    const double step_coef = 2.0 * cf->eta / (double)n, cs = cf->s * sqrt(cf->eta);
+    memset(w->a, 0, sizeof(double) * (size_t)r);
+    if (cf->p_space_noise)
+        memset(w->Z, 0, sizeof(double) * (size_t)p);
+    double clip_sum = 0, clip_max = 0;
+    for (long k = 1; k <= cf->T; k++) {
+        modes_residual(pb, w->a, w->sa, w->resid);
+        long nc = 0;
+        for (long i = 0; i < n; i++) {
+            double gn = 2.0 * fabs(w->resid[i]) * pb->phi_norm[i];
+            if (gn > cf->C_clip) {
+                w->v[i] = w->resid[i] * (cf->C_clip / gn);
+                nc++;
+            } else {
+                w->v[i] = w->resid[i];
+            }
+        }
+        double cfrac = (double)nc / (double)n;
+        clip_sum += cfrac;
+        if (cfrac > clip_max) clip_max = cfrac;
+        gemv(1, n, r, 1.0, pb->U, r, w->v, 0.0, w->g);
+        if (cs > 0) {
+            if (cf->p_space_noise) {
+                gaussians(w->rng, w->xi, p);
+                for (long j = 0; j < p; j++)
+                    w->Z[j] += w->xi[j];
+                gemv(0, n, p, 1.0, pb->Phi, p, w->xi, 0.0, w->v);
+                to_modes(pb, w->v, w->xim);
+            } else {
+                gaussians(w->rng, w->xim, r);
+            }
+        }
+        for (long kk = 0; kk < r; kk++)
+            w->a[kk] += -step_coef * pb->s[kk] * w->g[kk] + (cs > 0 ? cs * w->xim[kk] : 0.0);
+    }
+    modes_residual(pb, w->a, w->sa, w->resid);
+    cf->train_loss = dot(w->resid, w->resid, n) / (double)n;
+    cf->clipped_mean = clip_sum / (double)cf->T;
+    cf->clipped_max = clip_max;
+    /* theta = W (a - cs W^T Z) + cs Z, W b = Phi^T U S^{-1} b; test predictions Phi_test theta */
+    if (cs > 0) {
+        if (!cf->p_space_noise) {
+            gaussians(w->rng, w->Z, p);
+            double sq = sqrt((double)cf->T);
+            for (long j = 0; j < p; j++)
+                w->Z[j] *= sq;
+        }
+        gemv(0, n, p, 1.0, pb->Phi, p, w->Z, 0.0, w->v);
+        to_modes(pb, w->v, w->g);
+        for (long k = 0; k < r; k++)
+            w->sa[k] = (w->a[k] - cs * w->g[k]) / pb->s[k];
+    } else {
+        for (long k = 0; k < r; k++)
+            w->sa[k] = w->a[k] / pb->s[k];
+    }
+    gemv(0, n, r, 1.0, pb->U, r, w->sa, 0.0, w->v);
+    gemv(1, n, p, 1.0, pb->Phi, p, w->v, 0.0, w->theta);
+    if (cs > 0)
+        for (long j = 0; j < p; j++)
+            w->theta[j] += cs * w->Z[j];
+    gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
+    cf->test_loss = mse(w->pred, pb->y_test, m);
+}
+
+/* order[] = 0..ncfg-1 sorted by decreasing T (stable insertion sort) */
+static void order_by_cost(const hdp_rf_config *cfg, long ncfg, long *order)
+{
+    for (long j = 0; j < ncfg; j++) {
+        long i = j;
+        while (i > 0 && cfg[order[i - 1]].T < cfg[j].T) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = j;
+    }
+}
+
+hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long ncfg,
+                             int threads, hdp_rf_progress_fn progress, void *progress_user,
+                             hdp_error *err)
+{
+    if (ncfg < 1)
+        return HDP_OK;
+    for (long j = 0; j < ncfg; j++) {
+        if (cfg[j].T < 1 || !(cfg[j].eta > 0) || !(cfg[j].C_clip > 0) || !(cfg[j].s >= 0) ||
+            cfg[j].stream < 1)
+            return hdp_fail(err, HDP_EINPUT, "DP-GD configuration %ld: T = %ld, eta = %g, C_clip = "
+                            "%g, s = %g, stream %llu", j, cfg[j].T, cfg[j].eta, cfg[j].C_clip,
+                            cfg[j].s, cfg[j].stream);
+    }
+    int nth = threads_to_use(threads);
+    if (nth > ncfg)
+        nth = (int)ncfg;
+    int old = blas_single();
+    hdp_status st = HDP_OK;
+    cfg_ws **ws = calloc((size_t)nth, sizeof *ws);
+    long *order = malloc(sizeof(long) * (size_t)ncfg);
+    if (!ws || !order) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int t = 0; t < nth; t++)
+        if (!(ws[t] = cfg_ws_alloc(pb))) {
+            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspace of thread %d", t);
+            goto done;
+        }
+    /* the longest first, for the load balance (results do not depend on the order) */
+    order_by_cost(cfg, ncfg, order);
+    long done_cfg = 0;
+#pragma omp parallel num_threads(nth)
+    {
+        cfg_ws *w = ws[omp_get_thread_num()];
+#pragma omp for schedule(dynamic, 1)
+        for (long jj = 0; jj < ncfg; jj++) {
+            hdp_rf_config *cf = &cfg[order[jj]];
+            hdp_xoshiro xs;
+            stream_at(pb->spec.seed, cf->stream, &xs);
+            *hdp_rng_state(w->rng) = xs;
+            cfg_one(pb, cf, w);
+            if (progress) {
+#pragma omp critical(hdp_rf_progress)
+                progress(progress_user, ++done_cfg, ncfg);
+            }
+        }
+    }
+    for (long j = 0; j < ncfg; j++)
+        if (!isfinite(cfg[j].test_loss) || !isfinite(cfg[j].train_loss)) {
+            st = hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged in configuration %ld (eta = %g, T = "
+                          "%ld): eta lambda_max = %g (stable below 2)", j, cfg[j].eta, cfg[j].T,
+                          cfg[j].eta * pb->lambda[0]);
+            break;
+        }
+done:
+    for (int t = 0; ws && t < nth; t++)
+        cfg_ws_free(ws[t]);
+    free(ws);
+    free(order);
+    blas_restore(old);
+    return st;
+}
