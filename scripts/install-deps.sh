@@ -12,7 +12,12 @@ packages=(
   libinih-dev                 # INI parser for model files
   libcmocka-dev               # unit tests
   gnuplot-nox                 # figures (used at run time)
+  libopenmpi-dev openmpi-bin  # hdpsgd sweep across ranks and machines (optional at build time)
   python3                     # JSON checks in the command-line tests
+  valgrind                    # CI: memcheck of small runs (ctest -L valgrind)
+  cppcheck                    # CI: static analysis of src/ (ctest -L lint)
+  clang libclang-rt-14-dev    # CI: libFuzzer + sanitizer runtimes (ctest -L fuzz), clang warnings
+  libomp-dev                  # CI: clang's OpenMP header (omp.h) for the clang warning check
 )
 
 missing=()

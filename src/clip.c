@@ -20,8 +20,18 @@
  *   E[min(r^2, c^2)]   = the above + c^2 (1 - P(|r| < c)).
  * These are integrated against the density of z (GSL qagi) or summed over
  * the two Rademacher atoms.
+ * Narrow windows: when 2c/s is small (c << s: heavy clipping, or a large R),
+ * P(|r| < c) ~ 2c phi/s is the difference of two nearly equal values of Phi and
+ * the moment formula cancels s^2 P against terms of the same size: at c = 1e-6,
+ * R = 100 the moment lost 5 digits, at R = 1e11 all of them. There both are
+ * integrals over |r| < c of a density that varies little across the window, and
+ * an 8-point Gauss-Legendre rule (Abramowitz-Stegun 25.4.30, table 25.4) over
+ * r in [-c, c] is exact to rounding (the log-density varies by at most 1 across
+ * the window; the error of the rule on e^{x/2} over [-1, 1] is below 1e-18).
+ * Windows wholly in the upper tail use the complement Q = 1 - Phi.
  */
 #include "hdpsgd/clip.h"
+#include "hdpsgd/error.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_integration.h>
@@ -35,6 +45,7 @@ struct hdp_clip {
     hdp_noise_kind noise;
     double tau2, df, c;
     double t_scale; /* Student: z = t_scale * T_df has variance tau2 */
+    double t_norm;  /* Student: density of z at 0 (the normalisation of gsl_ran_tdist_pdf) */
     gsl_integration_workspace *ws;
 };
 
@@ -48,6 +59,9 @@ hdp_clip *hdp_clip_alloc(hdp_noise_kind noise, double tau2, double df, double c)
     clip->df = df;
     clip->c = c;
     clip->t_scale = noise == HDP_NOISE_STUDENT ? sqrt(tau2 * (df - 2.0) / df) : 0.0;
+    if (noise == HDP_NOISE_STUDENT && clip->t_scale > 0)
+        clip->t_norm = exp(lgamma(0.5 * (df + 1.0)) - lgamma(0.5 * df)) / (sqrt(df * M_PI) *
+                                                                            clip->t_scale);
     clip->ws = gsl_integration_workspace_alloc(QUAD_LIMIT);
     if (!clip->ws) {
         free(clip);
@@ -107,7 +121,28 @@ static void inner(double m, double sd, double c, double *p_in, double *e_min)
         return;
     }
     double al = (-c - m) / sd, be = (c - m) / sd;
-    double Pin = gsl_cdf_ugaussian_P(be) - gsl_cdf_ugaussian_P(al);
+    if ((be - al) * (1.0 + fmax(fabs(al), fabs(be))) <= 1.0) {
+        /* narrow window: Gauss-Legendre over r in [-c, c] (see the top) */
+        static const double x[4] = {0.1834346424956498, 0.5255324099163290,
+                                    0.7966664774136267, 0.9602898564975363};
+        static const double w[4] = {0.3626837833783620, 0.3137066458778873,
+                                    0.2223810344533745, 0.1012285362903763};
+        double p = 0, e = 0;
+        for (int i = 0; i < 4; i++)
+            for (int sign = -1; sign <= 1; sign += 2) {
+                double r = sign * c * x[i];
+                double f = w[i] * gsl_ran_ugaussian_pdf((r - m) / sd);
+                p += f;
+                e += f * r * r;
+            }
+        p *= c / sd;
+        e *= c / sd;
+        *p_in = p;
+        *e_min = e + c * c * (1.0 - p);
+        return;
+    }
+    double Pin = al > 0 ? gsl_cdf_ugaussian_Q(al) - gsl_cdf_ugaussian_Q(be)
+                        : gsl_cdf_ugaussian_P(be) - gsl_cdf_ugaussian_P(al);
     if (Pin < 0)
         Pin = 0;
     double pa = gsl_ran_ugaussian_pdf(al), pb = gsl_ran_ugaussian_pdf(be);
@@ -127,7 +162,10 @@ static double z_density(const quad_args *q, double z)
 {
     if (q->gauss)
         return gsl_ran_gaussian_pdf(z, sqrt(q->clip->tau2));
-    return gsl_ran_tdist_pdf(z / q->clip->t_scale, q->clip->df) / q->clip->t_scale;
+    /* gsl_ran_tdist_pdf with the normalisation computed once (two lgamma per call were a
+     * fifth of the time of a Student-t evaluation) */
+    double x = z / q->clip->t_scale, nu = q->clip->df;
+    return q->clip->t_norm * pow(1.0 + x * x / nu, -0.5 * (nu + 1.0));
 }
 
 static double integrand(double z, void *params)
@@ -158,15 +196,27 @@ static double integrate(hdp_clip *clip, double sd, int which, int gauss)
     /* breakpoints at the scales of the integrand: |z| = c, c + j sd, and the
      * spread of z (for small R the inner probability is a bump of width
      * max(c, sd) at z = 0 and the inner moment bends within a few sd of |z| = c) */
-    double cand[] = {c,          c + sd, c + 3 * sd, c + 8 * sd, c - sd, c - 3 * sd,
-                    c - 8 * sd, sd,     3 * sd,     8 * sd,     zscale, 3 * zscale};
-    double pts[2 * sizeof cand / sizeof cand[0] + 3]; /* -B, +-cand, 0, B */
+    double cand[] = {c,          c + sd, c + 3 * sd, c + 8 * sd, c - sd,     c - 3 * sd,
+                    c - 8 * sd, sd,     3 * sd,     8 * sd,     zscale,     3 * zscale,
+                    8 * zscale, 20 * zscale};
+    /* (8 and 20 zscale: when c and sd are far larger than z's spread, a 61-point rule over
+     * [3 zscale, c - 8 sd] samples only where a Gaussian density underflows to 0 and
+     * returns 0 with a zero error estimate, losing P(|z| > 3 zscale) = 0.27 %.) */
+    /* and geometric ones, 80 zscale x 4^k up to B: the Student-t density decays like a
+     * power, which a piece [g, 4g] resolves at once while qag would bisect a long piece
+     * many times (at c = 1e6, 40 % fewer evaluations) */
+    enum { NGEO = 40 };
+    double pts[2 * (sizeof cand / sizeof cand[0] + NGEO) + 3]; /* -B, +-cand, +-geo, 0, B */
     size_t np = 0;
     pts[np++] = -B;
-    for (int sign = -1; sign <= 1; sign += 2)
+    for (int sign = -1; sign <= 1; sign += 2) {
         for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++)
             if (cand[i] > 0 && cand[i] < B)
                 pts[np++] = sign * cand[i];
+        double g = 20 * zscale;
+        for (int k = 0; k < NGEO && (g *= 4) < B; k++)
+            pts[np++] = sign * g;
+    }
     pts[np++] = 0.0;
     pts[np++] = B;
     qsort(pts, np, sizeof(double), cmp_double);
@@ -176,7 +226,7 @@ static double integrate(hdp_clip *clip, double sd, int which, int gauss)
             pts[u++] = pts[i];
     np = u;
     double mid = 0, left = 0, right = 0, abserr = 0;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    hdp_gsl_quiet();
     for (size_t i = 0; i + 1 < np; i++) {
         double part = 0;
         gsl_integration_qag(&f, pts[i], pts[i + 1], 1e-16, 1e-12, QUAD_LIMIT, GSL_INTEG_GAUSS61,
@@ -185,7 +235,6 @@ static double integrate(hdp_clip *clip, double sd, int which, int gauss)
     }
     gsl_integration_qagil(&f, -B, 1e-15, 1e-13, QUAD_LIMIT, clip->ws, &left, &abserr);
     gsl_integration_qagiu(&f, B, 1e-15, 1e-13, QUAD_LIMIT, clip->ws, &right, &abserr);
-    gsl_set_error_handler(old);
     return left + mid + right;
 }
 

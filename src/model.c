@@ -14,6 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef enum { T_LONG, T_DOUBLE, T_ENUM, T_PATH, T_SEED } key_type;
 
@@ -23,7 +26,8 @@ enum {
     R_LO_CLOSED = 2, /* value >= lo */
     R_HI_OPEN = 4,   /* value < hi */
     R_HI_CLOSED = 8, /* value <= hi */
-    R_INF = 16       /* "inf" accepted */
+    R_INF = 16,      /* "inf" accepted */
+    R_AUTO = 32      /* T_LONG: "auto" accepted, stored as -1 */
 };
 
 typedef struct {
@@ -40,6 +44,17 @@ typedef struct {
 static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel", "file", NULL};
 static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
 static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
+static const char *const rf_activation_names[] = {"tanh", "relu", "linear", NULL};
+static const char *const rf_target_names[] = {"sign", "linear", NULL};
+static const char *const nc_loss_names[] = {"ce", "logistic", "squared", NULL};
+static const char *const nc_init_names[] = {"zero", "gaussian", NULL};
+static const char *const nc_perturbation_names[] = {"none", "test-offset", "adversarial",
+                                                    "stochastic", "train-offset", "both",
+                                                    "per-sample", NULL};
+static const char *const nc_remedy_names[] = {"none", "center", "pca", NULL};
+static const char *const kl_init_names[] = {"lecun", "he", "ntk", "xavier", NULL};
+static const char *const kl_loss_names[] = {"squared", "logistic", NULL};
+static const char *const si_stage2_names[] = {"gd", "ou", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
 
@@ -87,8 +102,11 @@ static const key_spec schema[] = {
      "optimal: c3 >= 0"},
     {"schedule", "file", T_PATH, OFF(sched_file), "", 0, 0, 0, NULL,
      "table: two columns t, eta; t from 0 to 1 increasing, eta non-increasing"},
-    {"ode", "bins", T_LONG, OFF(bins), "0", R_LO_CLOSED, 0, 0, NULL,
-     "eigenvalue bins (0 = one per distinct eigenvalue; m = m quantile bins)"},
+    {"ode", "bins", T_LONG, OFF(bins), "0", R_LO_CLOSED | R_AUTO, 0, 0, NULL,
+     "eigenvalue bins: 0 = one per distinct eigenvalue; m = m quantile bins; auto = log bins "
+     "with Gauss nodes, refined until the final risk moves by < spectrum_tol"},
+    {"ode", "spectrum_tol", T_DOUBLE, OFF(spectrum_tol), "1e-5", R_LO_OPEN | R_HI_OPEN, 0, 0.1,
+     NULL, "bins = auto: relative tolerance on the final risk"},
     {"ode", "rtol", T_DOUBLE, OFF(rtol), "1e-8", R_LO_OPEN | R_HI_OPEN, 0, 1, NULL,
      "CVODE relative tolerance in (0, 1)"},
     {"ode", "atol", T_DOUBLE, OFF(atol), "1e-12", R_LO_OPEN, 0, 0, NULL,
@@ -102,13 +120,160 @@ static const key_spec schema[] = {
     {"sim", "seed", T_SEED, OFF(seed), "1", 0, 0, 0, NULL,
      "base seed (unsigned 64-bit integer); run r uses the r-th jump of this stream"},
     {"sim", "divergence_factor", T_DOUBLE, OFF(divergence_factor), "1e6", R_LO_OPEN, 1, 0, NULL,
-     "a run has diverged when its excess risk exceeds this multiple of R(0) (> 1)"},
+     "a run diverged when its excess risk exceeds this multiple of max(R(0), private noise) (> 1)"},
     {"sde", "step", T_DOUBLE, OFF(sde_step), "0", R_LO_CLOSED | R_HI_CLOSED, 0, 1, NULL,
      "Euler-Maruyama step h in [0, 1]; 0 = 1/n"},
     {"validate", "rel_tol", T_DOUBLE, OFF(rel_tol), "0.05", R_LO_OPEN, 0, 0, NULL,
      "pass when the relative deviation from the ODE is <= rel_tol at every grid point ..."},
     {"validate", "z_tol", T_DOUBLE, OFF(z_tol), "4", R_LO_OPEN, 0, 0, NULL,
      "... or the deviation is within z_tol standard errors"},
+    /* [rf], [dpgd]: DP-GD on random features and its OU limit (THEORY 6, 7; seed 003 Fig. 2) */
+    {"rf", "d", T_LONG, OFF(rf_d), "100", R_LO_CLOSED, 1, 0, NULL,
+     "input dimension d (integer >= 1); x ~ N(0, I_d)"},
+    {"rf", "n", T_LONG, OFF(rf_n), "2000", R_LO_CLOSED, 1, 0, NULL,
+     "training samples n (integer >= 1)"},
+    {"rf", "p", T_LONG, OFF(rf_p), "4000", R_LO_CLOSED, 1, 0, NULL,
+     "random features p (integer >= 1): phi(x) = act(V x), V_ij ~ N(0, 1/d) frozen"},
+    {"rf", "activation", T_ENUM, OFF(rf_activation), "tanh", 0, 0, 0, rf_activation_names,
+     "activation: tanh | relu | linear"},
+    {"rf", "target", T_ENUM, OFF(rf_target), "sign", 0, 0, 0, rf_target_names,
+     "labels: sign (y = sign(u^T x)) | linear (y = u^T x), u uniform on the unit sphere"},
+    {"rf", "label_noise", T_DOUBLE, OFF(rf_label_noise), "0", R_LO_CLOSED, 0, 0, NULL,
+     "variance >= 0 of Gaussian noise added to every label (train and test)"},
+    {"rf", "test_size", T_LONG, OFF(rf_test_size), "1000", R_LO_CLOSED, 1, 0, NULL,
+     "test samples (integer >= 1)"},
+    {"rf", "runs", T_LONG, OFF(rf_runs), "10", R_LO_CLOSED, 1, 0, NULL,
+     "runs of `hdpsgd rf` (integer >= 1; --runs overrides it)"},
+    {"rf", "records", T_LONG, OFF(rf_records), "100", R_LO_CLOSED, 1, 0, NULL,
+     "`hdpsgd rf` records the losses at step 0 and at round(i T / records), i = 1..records"},
+    {"dpgd", "eta", T_DOUBLE, OFF(dpgd_eta), "0", R_LO_CLOSED, 0, 0, NULL,
+     "DP-GD step size eta >= 0; 0 = 1/p"},
+    {"dpgd", "T", T_LONG, OFF(dpgd_T), "0", R_LO_CLOSED, 0, 0, NULL,
+     "steps T (integer >= 0); 0 = round(CT d / (eta p)); give T or CT, not both"},
+    {"dpgd", "CT", T_DOUBLE, OFF(dpgd_CT), "1", R_LO_OPEN, 0, 0, NULL,
+     "CT = eta T p / d > 0 (the x-axis of seed 003's collapse); used when T = 0"},
+    {"dpgd", "C", T_DOUBLE, OFF(dpgd_C), "0.5", R_LO_OPEN | R_INF, 0, 0, NULL,
+     "clipping constant C > 0 or inf: C_clip = C sqrt(p); give C or clip, not both"},
+    {"dpgd", "clip", T_DOUBLE, OFF(dpgd_clip), "0", R_LO_CLOSED | R_INF, 0, 0, NULL,
+     "absolute clipping threshold C_clip >= 0 or inf; 0 = C sqrt(p)"},
+    {"dpgd", "epsilon", T_DOUBLE, OFF(dpgd_epsilon), "4", R_LO_OPEN | R_INF, 0, 0, NULL,
+     "target epsilon > 0 of (epsilon, delta)-DP, or inf (no private noise)"},
+    {"dpgd", "delta", T_DOUBLE, OFF(dpgd_delta), "0", R_LO_CLOSED | R_HI_OPEN, 0, 1, NULL,
+     "delta in [0, 1); 0 = 1/n"},
+    {"dpgd", "sigma", T_DOUBLE, OFF(dpgd_sigma), "0", R_LO_CLOSED, 0, 0, NULL,
+     "noise multiplier sigma >= 0; 0 = calibrate from (epsilon, delta) (THEORY 6)"},
+    /* [nc]: NoisyGD on neural-collapse features (seed 004; THEORY 8; hdpsgd/nc.h) */
+    {"nc", "K", T_LONG, OFF(nc_K), "10", R_LO_CLOSED | R_HI_CLOSED, 2, 1000, NULL,
+     "classes K (integer in [2, 1000]); features are the K-simplex ETF in R^p"},
+    {"nc", "p", T_LONG, OFF(nc_p), "1000", R_LO_CLOSED, 2, 0, NULL,
+     "feature dimension p (integer >= K)"},
+    {"nc", "n", T_LONG, OFF(nc_n), "250", R_LO_CLOSED, 2, 0, NULL,
+     "training samples in total, over all classes (integer >= K)"},
+    {"nc", "imbalance", T_DOUBLE, OFF(nc_imbalance), "0", R_LO_CLOSED | R_HI_OPEN, 0, 1, NULL,
+     "0 = balanced classes; alpha in (0, 1): class 1 has round(alpha n) samples, the other "
+     "classes share the rest evenly (K = 2: seed 004's alpha)"},
+    {"nc", "G", T_DOUBLE, OFF(nc_G), "1", R_LO_OPEN, 0, 0, NULL,
+     "clipping threshold G > 0: per-sample gradients g are scaled by min(1, G/||g||)"},
+    {"nc", "rho", T_DOUBLE, OFF(nc_rho), "0.005", R_LO_OPEN | R_INF, 0, 0, NULL,
+     "zCDP parameter PER STEP (seed 004's rho; rho_z in privacy.h terms), > 0 or inf (no "
+     "noise): noise N(0, G^2/(2 rho) I); T steps are (T rho)-zCDP"},
+    {"nc", "steps", T_LONG, OFF(nc_steps), "1", R_LO_CLOSED, 1, 0, NULL,
+     "steps T of NoisyGD / NoisySGD (integer >= 1)"},
+    {"nc", "eta", T_DOUBLE, OFF(nc_eta), "1", R_LO_OPEN, 0, 0, NULL, "learning rate eta > 0"},
+    {"nc", "loss", T_ENUM, OFF(nc_loss), "ce", 0, 0, 0, nc_loss_names,
+     "loss: ce (softmax cross-entropy) | logistic (K = 2, one vector theta) | squared "
+     "(one-hot targets)"},
+    {"nc", "init", T_ENUM, OFF(nc_init), "zero", 0, 0, 0, nc_init_names,
+     "initial weights: zero | gaussian (N(0, init_std^2) entries)"},
+    {"nc", "init_std", T_DOUBLE, OFF(nc_init_std), "1", R_LO_CLOSED, 0, 0, NULL,
+     "init = gaussian: standard deviation >= 0 of every initial weight (seed 004 E: 1)"},
+    {"nc", "perturbation", T_ENUM, OFF(nc_perturbation), "none", 0, 0, 0, nc_perturbation_names,
+     "none | test-offset | adversarial | stochastic (test) | train-offset | both (train and "
+     "test offset) | per-sample (training); all of l_inf size beta (hdpsgd help nc)"},
+    {"nc", "beta", T_DOUBLE, OFF(nc_beta), "0.1", R_LO_CLOSED, 0, 0, NULL,
+     "l_inf size beta >= 0 of the perturbation"},
+    {"nc", "remedy", T_ENUM, OFF(nc_remedy), "none", 0, 0, 0, nc_remedy_names,
+     "none | center (subtract the feature mean) | pca (project on the top K-1 principal "
+     "directions of public samples)"},
+    {"nc", "public_samples", T_LONG, OFF(nc_public_samples), "500", R_LO_CLOSED, 2, 0, NULL,
+     "remedy = pca: public samples (integer >= 2), drawn like the training features"},
+    {"nc", "batch", T_LONG, OFF(nc_batch), "0", R_LO_CLOSED, 0, 0, NULL,
+     "0 = full batch (NoisyGD); b in [1, n] = NoisySGD with uniform batches of b samples"},
+    {"nc", "draws", T_LONG, OFF(nc_draws), "2000", R_LO_CLOSED, 1, 0, NULL,
+     "Monte Carlo draws (integer >= 1; --draws overrides it)"},
+    {"nc", "test_samples", T_LONG, OFF(nc_test_samples), "10", R_LO_CLOSED, 1, 0, NULL,
+     "perturbation = stochastic: random test points per class and draw (integer >= 1)"},
+    {"nc", "delta", T_DOUBLE, OFF(nc_delta), "1e-5", R_LO_OPEN | R_HI_OPEN, 0, 1, NULL,
+     "delta in (0, 1) of the reported (epsilon, delta)-DP (Canonne-Kamath-Steinke)"},
+    /* [kl]: KL privacy of noisy GD on ReLU networks (seed 001; THEORY 8; hdpsgd/kl.h) */
+    {"kl", "init", T_ENUM, OFF(kl_init), "he", 0, 0, 0, kl_init_names,
+     "initialisation (seed 001 Table 1): lecun | he | ntk | xavier"},
+    {"kl", "depth", T_LONG, OFF(kl_depth), "6", R_LO_CLOSED | R_HI_CLOSED, 2, 64, NULL,
+     "depth L (integer in [2, 64]): L - 1 hidden ReLU layers and a linear output layer"},
+    {"kl", "width", T_LONG, OFF(kl_width), "256", R_LO_CLOSED, 1, 0, NULL,
+     "hidden width m (integer >= 1)"},
+    {"kl", "d", T_LONG, OFF(kl_d), "32", R_LO_CLOSED, 1, 0, NULL,
+     "input dimension d (integer >= 1); x uniform on the sphere of radius sqrt(d)"},
+    {"kl", "o", T_LONG, OFF(kl_o), "1", R_LO_CLOSED, 1, 0, NULL,
+     "outputs o (integer >= 1); labels sign(u_a^T x) of a random linear teacher"},
+    {"kl", "n", T_LONG, OFF(kl_n), "100", R_LO_CLOSED, 2, 0, NULL,
+     "training samples n (integer >= 2; n o <= 4000)"},
+    {"kl", "sigma", T_DOUBLE, OFF(kl_sigma), "0.03", R_LO_OPEN, 0, 0, NULL,
+     "noise scale sigma > 0: noisy GD adds sqrt(2 eta sigma^2) N(0, I) per step (eq. 4)"},
+    {"kl", "eta", T_DOUBLE, OFF(kl_eta), "0.001", R_LO_OPEN, 0, 0, NULL, "step size eta > 0"},
+    {"kl", "epochs", T_LONG, OFF(kl_epochs), "50", R_LO_CLOSED | R_HI_CLOSED, 1, 1000000, NULL,
+     "full-batch noisy GD steps (integer >= 1); Langevin time T = eta epochs"},
+    {"kl", "loss", T_ENUM, OFF(kl_loss), "logistic", 0, 0, 0, kl_loss_names,
+     "squared (|f - y|^2/2: an OU process, exact KL) | logistic (the seed's, per output)"},
+    {"kl", "budget", T_DOUBLE, OFF(kl_budget), "1", R_LO_OPEN, 0, 0, NULL,
+     "target KL privacy budget eps > 0 for Corollary 6.4 (kl bound)"},
+    {"kl", "delta", T_DOUBLE, OFF(kl_delta), "0", R_LO_CLOSED | R_HI_OPEN, 0, 1, NULL,
+     "target delta in [0, 1) of (0, delta)-DP by Pinsker, KL budget 2 delta^2; 0 = none"},
+    {"kl", "runs", T_LONG, OFF(kl_runs), "32", R_LO_CLOSED, 2, 0, NULL,
+     "noise paths per initialisation of `kl run` (integer >= 2; --runs overrides it)"},
+    {"kl", "inits", T_LONG, OFF(kl_inits), "8", R_LO_CLOSED, 1, 0, NULL,
+     "random initialisations of `kl run` (integer >= 1)"},
+    {"kl", "init_runs", T_LONG, OFF(kl_init_runs), "1000", R_LO_CLOSED, 2, 0, NULL,
+     "networks drawn by `kl init` per scheme and depth (integer >= 2; --runs overrides it)"},
+    /* [si]: private feature learning for single-index models (seed 002; THEORY 8; hdpsgd/si.h).
+     * Prefactors multiply seed 002's scalings (Assumption 4), exponent eps_n. */
+    {"si", "d", T_LONG, OFF(si_d), "64", R_LO_CLOSED, 2, 0, NULL, "input dimension d (integer >= 2)"},
+    {"si", "p", T_LONG, OFF(si_p), "64", R_LO_CLOSED, 1, 0, NULL, "neurons p (integer >= 1)"},
+    {"si", "n", T_LONG, OFF(si_n), "4000", R_LO_CLOSED, 2, 0, NULL,
+     "samples n of each of the two training sets (integer >= 2)"},
+    {"si", "test_size", T_LONG, OFF(si_test_size), "2000", R_LO_CLOSED, 1, 0, NULL,
+     "fresh test samples (integer >= 1)"},
+    {"si", "runs", T_LONG, OFF(si_runs), "30", R_LO_CLOSED, 2, 0, NULL,
+     "stage-2 noise runs on the same data and first layer (integer >= 2)"},
+    {"si", "he1", T_DOUBLE, OFF(si_he1), "1", 0, 0, 0, NULL,
+     "coefficient of He1 in the link sigma_*; must be nonzero (information exponent 1)"},
+    {"si", "he2", T_DOUBLE, OFF(si_he2), "1", 0, 0, 0, NULL, "coefficient of He2 in the link"},
+    {"si", "he3", T_DOUBLE, OFF(si_he3), "0", 0, 0, 0, NULL, "coefficient of He3 in the link"},
+    {"si", "eps_n", T_DOUBLE, OFF(si_eps_n), "0.25", R_LO_OPEN | R_HI_CLOSED, 0, 1, NULL,
+     "exponent epsilon_n in (0, 1] of seed 002's scalings"},
+    {"si", "lambda", T_DOUBLE, OFF(si_lambda), "0.01", R_LO_CLOSED, 0, 0, NULL,
+     "prefactor >= 0: lambda = c p / d^(2 eps_n)"},
+    {"si", "eta_a", T_DOUBLE, OFF(si_eta_a), "0", R_LO_CLOSED, 0, 0, NULL,
+     "prefactor >= 0: eta_a = c d^eps_n ln^2 d / p; 0 = 1/lambda_max(K) (stage2 = gd needs "
+     "eta_a lambda_max(K) < 2)"},
+    {"si", "C_a", T_DOUBLE, OFF(si_C_a), "0.05", R_LO_OPEN | R_INF, 0, 0, NULL,
+     "prefactor > 0 or inf: C_a = c d^eps_n sqrt(p) ln^(q+1) d (q the link's degree)"},
+    {"si", "T", T_DOUBLE, OFF(si_T), "30", R_LO_OPEN, 0, 0, NULL,
+     "prefactor > 0: T = max(1, round(c d^eps_n)) stage-2 steps"},
+    {"si", "sigma_W", T_DOUBLE, OFF(si_sigma_W), "5e-4", R_LO_CLOSED, 0, 0, NULL,
+     "prefactor >= 0: sigma_W = c sqrt(d^(1+eps_n)/n) ln^(q+3) d (0 = no stage-1 noise)"},
+    {"si", "eta_W", T_DOUBLE, OFF(si_eta_W), "1", R_LO_OPEN, 0, 0, NULL,
+     "prefactor > 0: eta_W = c d^(3 eps_n/2) sqrt(p)"},
+    {"si", "C_W", T_DOUBLE, OFF(si_C_W), "4", R_LO_OPEN, 0, 0, NULL,
+     "stage-1 per-sample, per-neuron clipping C_W = c sqrt(d/p) (not in seed 002)"},
+    {"si", "norm_floor", T_DOUBLE, OFF(si_norm_floor), "0.25", R_LO_OPEN, 0, 0, NULL,
+     "stage-1 normalisation w/max(||w||, R), R = c eta_W n 2/sqrt(p) (bounds the sensitivity)"},
+    {"si", "epsilon", T_DOUBLE, OFF(si_epsilon), "4", R_LO_OPEN | R_INF, 0, 0, NULL,
+     "stage-2 target epsilon > 0 or inf (no stage-2 noise)"},
+    {"si", "delta", T_DOUBLE, OFF(si_delta), "0", R_LO_CLOSED | R_HI_OPEN, 0, 1, NULL,
+     "delta in [0, 1); 0 = 1/n"},
+    {"si", "stage2", T_ENUM, OFF(si_stage2), "gd", 0, 0, 0, si_stage2_names,
+     "stage 2: gd (DP-GD, clipped) | ou (the exact OU process, unclipped)"},
 };
 
 #define NKEYS ((int)(sizeof schema / sizeof schema[0]))
@@ -117,6 +282,15 @@ _Static_assert(sizeof schema / sizeof schema[0] <= HDP_MODEL_MAX_KEYS, "schema t
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
 const char *hdp_noise_name(hdp_noise_kind k) { return noise_names[k]; }
 const char *hdp_sched_name(hdp_sched_kind k) { return sched_names[k]; }
+const char *hdp_rf_activation_name(hdp_rf_activation_kind k) { return rf_activation_names[k]; }
+const char *hdp_rf_target_name(hdp_rf_target_kind k) { return rf_target_names[k]; }
+const char *hdp_nc_loss_name(hdp_nc_loss_kind k) { return nc_loss_names[k]; }
+const char *hdp_nc_init_name(hdp_nc_init_kind k) { return nc_init_names[k]; }
+const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k) { return nc_perturbation_names[k]; }
+const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k) { return nc_remedy_names[k]; }
+const char *hdp_kl_init_name(hdp_kl_init_kind k) { return kl_init_names[k]; }
+const char *hdp_kl_loss_name(hdp_kl_loss_kind k) { return kl_loss_names[k]; }
+const char *hdp_si_stage2_name(hdp_si_stage2_kind k) { return si_stage2_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)
@@ -198,6 +372,28 @@ static int section_known(const char *section)
     return 0;
 }
 
+/* The section closest to an unknown one ([clipping] -> [clip]): a few edits away, or one
+ * name the start of the other (at least 3 letters). NULL when nothing is close. */
+static const char *suggest_section(const char *section)
+{
+    const char *best = NULL;
+    int best_d = 99;
+    size_t len = strlen(section);
+    for (int i = 0; i < NKEYS; i++) {
+        const char *s = schema[i].section;
+        size_t ls = strlen(s);
+        int d = edit_distance(section, s);
+        size_t common = len < ls ? len : ls;
+        if (common >= 3 && !strncasecmp(section, s, common))
+            d = 1; /* a prefix: clipping / clip, priv / privacy */
+        if (d < best_d) {
+            best_d = d;
+            best = s;
+        }
+    }
+    return best && best_d <= 2 + (int)len / 6 ? best : NULL;
+}
+
 static void format_where(char *buf, size_t size, const char *where, int line)
 {
     if (line > 0)
@@ -228,7 +424,8 @@ static void describe_range(const key_spec *k, char *buf, size_t size)
     if (k->flags & R_LO_CLOSED) snprintf(lo, sizeof lo, " >= %g", k->lo);
     if (k->flags & R_HI_OPEN) snprintf(hi, sizeof hi, "%s < %g", lo[0] ? " and" : "", k->hi);
     if (k->flags & R_HI_CLOSED) snprintf(hi, sizeof hi, "%s <= %g", lo[0] ? " and" : "", k->hi);
-    snprintf(buf, size, "%s%s%s%s", kind, lo, hi, (k->flags & R_INF) ? ", or inf" : "");
+    snprintf(buf, size, "%s%s%s%s%s", kind, lo, hi, (k->flags & R_INF) ? ", or inf" : "",
+             (k->flags & R_AUTO) ? ", or auto" : "");
 }
 
 static int in_range(const key_spec *k, double v)
@@ -326,6 +523,13 @@ static hdp_status apply_value(hdp_model *m, int idx, const char *value, const ch
     case T_LONG:
     case T_DOUBLE: {
         double v;
+        if (k->flags & R_AUTO) {
+            char word[16];
+            if (sscanf(value, " %15s", word) == 1 && !strcasecmp(word, "auto")) {
+                *(long *)(base + k->offset) = HDP_BINS_AUTO;
+                return HDP_OK;
+            }
+        }
         if (!parse_double(value, &v))
             return hdp_fail(err, HDP_EINPUT,
                             "%s: [%s] %s = '%s' is not a number: expected %s", loc, k->section,
@@ -338,8 +542,8 @@ static hdp_status apply_value(hdp_model *m, int idx, const char *value, const ch
                             k->section, k->key, value, range);
         if (k->type == T_LONG)
             *(long *)(base + k->offset) = (long)v;
-        else
-            *(double *)(base + k->offset) = v;
+        else /* base + offset is the double member named by the schema (offsetof) */
+            *(double *)(base + k->offset) = v; /* cppcheck-suppress invalidPointerCast */
         return HDP_OK;
     }
     }
@@ -357,10 +561,15 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
         char hint[160] = "";
         if (s)
             snprintf(hint, sizeof hint, " (did you mean [%s] %s?)", s->section, s->key);
+        const char *sec = section_known(section) ? NULL : suggest_section(section);
+        if (sec && find_key(sec, key) >= 0)
+            snprintf(hint, sizeof hint, " (did you mean [%s] %s?)", sec, key);
+        else if (sec && !s)
+            snprintf(hint, sizeof hint, " (did you mean [%s]?)", sec);
         if (!section_known(section))
             return hdp_fail(err, HDP_EINPUT,
                             "%s: unknown section [%s]%s; sections: data, clip, privacy, "
-                            "schedule, ode, sim, sde, validate",
+                            "schedule, ode, sim, sde, validate, rf, dpgd, nc, kl",
                             loc, section, hint);
         char keys[512];
         list_keys_of(section, keys, sizeof keys);
@@ -441,7 +650,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
     if (section[0] == '\0') {
         hdp_fail(ctx->err, HDP_EINPUT,
                  "%s:%d: key '%s' outside a section: put it under [data], [clip], [privacy], "
-                 "[schedule], [ode], [sim], [sde] or [validate]",
+                 "[schedule], [ode], [sim], [sde], [validate], [rf], [dpgd], [nc] or [kl]",
                  ctx->path, ctx->reader->line, name);
         ctx->failed = 1;
         return 0;
@@ -454,9 +663,46 @@ static int on_key(void *user, const char *section, const char *name, const char 
     return 1;
 }
 
+/* Open a file to read that is a regular file, or also a pipe when allow_pipe (a model on
+ * standard input). A directory reads as empty and a device such as /dev/zero or
+ * /dev/urandom as endless, and a FIFO without a writer blocks for ever: all are refused,
+ * with *why saying which. The file is opened with O_NONBLOCK (so that a FIFO cannot block
+ * the open) and checked with fstat on the open descriptor (no race with a rename). */
+static FILE *open_input(const char *path, int allow_pipe, const char **why)
+{
+    *why = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode) && !(allow_pipe && S_ISFIFO(sb.st_mode))) {
+        *why = S_ISDIR(sb.st_mode)    ? "is a directory, not a file"
+               : S_ISFIFO(sb.st_mode) ? "is a pipe, not a regular file"
+                                      : "is a device or socket, not a regular file";
+        close(fd);
+        return NULL;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* a pipe: wait for its writer's data */
+    FILE *f = fdopen(fd, "r");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
 {
-    line_reader reader = {fopen(path, "r"), 0};
+    const char *why;
+    line_reader reader = {open_input(path, 1, &why), 0};
+    if (!reader.f && why)
+        return hdp_fail(err, HDP_EINPUT, "%s: cannot read the model file: it %s", path, why);
     if (!reader.f)
         return hdp_fail(err, HDP_EINPUT, "%s: cannot open model file: %s", path, strerror(errno));
     parse_ctx ctx = {m, path, &reader, err, 0};
@@ -523,11 +769,30 @@ static int key_given(const hdp_model *m, const char *section, const char *key)
     return idx >= 0 && m->origin[idx].where[0] != '\0';
 }
 
+int hdp_model_key_given(const hdp_model *m, const char *section, const char *key)
+{
+    return key_given(m, section, key);
+}
+
+hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const char *key,
+                              hdp_error *err, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return range_fail(m, section, key, err, "%s", what);
+}
+
 /* Read a whitespace-separated numeric table with 'cols' columns. */
 static hdp_status read_table(const char *path, int cols, const char *section, const char *key,
                              const hdp_model *m, double **out, long *rows, hdp_error *err)
 {
-    FILE *f = fopen(path, "r");
+    const char *why;
+    FILE *f = open_input(path, 0, &why);
+    if (!f && why)
+        return range_fail(m, section, key, err, "cannot read '%s': it %s", path, why);
     if (!f)
         return range_fail(m, section, key, err, "cannot open '%s': %s", path, strerror(errno));
     long cap = 256, len = 0;
@@ -740,8 +1005,14 @@ static void format_value(const hdp_model *m, int i, char *buf, size_t size)
     const key_spec *k = &schema[i];
     const char *base = (const char *)m;
     switch (k->type) {
-    case T_LONG: snprintf(buf, size, "%ld", *(const long *)(base + k->offset)); break;
+    case T_LONG:
+        if ((k->flags & R_AUTO) && *(const long *)(base + k->offset) == HDP_BINS_AUTO)
+            snprintf(buf, size, "auto");
+        else
+            snprintf(buf, size, "%ld", *(const long *)(base + k->offset));
+        break;
     case T_DOUBLE: {
+        /* cppcheck-suppress invalidPointerCast ; the double member at offsetof (schema) */
         double v = *(const double *)(base + k->offset);
         if (isinf(v)) {
             snprintf(buf, size, "inf");
@@ -783,6 +1054,14 @@ void hdp_model_write_ini(const hdp_model *m, FILE *out)
             continue; /* gamma carries it */
         if (schema[i].type == T_PATH && !buf[0])
             continue;
+        char cwd[HDP_PATH_MAX];
+        if (schema[i].type == T_PATH && buf[0] != '/' && getcwd(cwd, sizeof cwd)) {
+            /* a relative name is relative to the working directory (set_path resolved it
+             * against the model file's folder): written absolute, the file names the same
+             * data wherever it is read from (a --set name once moved with the INI file) */
+            fprintf(out, "%s = %s/%s\n", schema[i].key, cwd, buf);
+            continue;
+        }
         fprintf(out, "%s = %s\n", schema[i].key, buf);
     }
 }

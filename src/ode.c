@@ -71,16 +71,18 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *user)
     double g = od->gamma;
     hdp_clip_values cv;
 
+    /* values only: the derivatives (three quadratures instead of one for non-Gaussian
+     * noise) are for the Newton matrix, in ls_solve */
     double R = risk_of(od, y);
-    hdp_clip_eval(od->clip, R, &cv);
+    hdp_clip_eval_values(od->clip, R, &cv);
     for (long j = 0; j < m; j++) {
         double l = od->lambda[j];
         f[j] = -2.0 * l * eta * cv.mu * y[j] + g * l * eta * eta * cv.V + q;
     }
     double Ru = y[m], Rl = y[m + 1];
-    hdp_clip_eval(od->clip, Ru, &cv);
+    hdp_clip_eval_values(od->clip, Ru, &cv);
     f[m] = -2.0 * od->lmin * eta * cv.mu * Ru + od->lmax * g * eta * eta * cv.V + q;
-    hdp_clip_eval(od->clip, Rl, &cv);
+    hdp_clip_eval_values(od->clip, Rl, &cv);
     f[m + 1] = -2.0 * od->lmax * eta * cv.mu * Rl + g * eta * eta * cv.V + q;
     for (long j = 0; j < m + 2; j++)
         if (!isfinite(f[j]))
@@ -186,6 +188,53 @@ static void on_cvode_error(int code, const char *module, const char *function, c
 
 /* ---- driver ---- */
 
+/* Table schedules (THEORY 5) have a kink at every knot, where
+ * sigma~^2 = -(eta~^2)'/rho^2 jumps: the right-hand side is discontinuous there. The
+ * integration never steps past the next interior knot (CVODE's stop time), stops exactly
+ * on it and restarts CVODE there (CVodeReInit), so that no BDF step or history straddles
+ * a jump: fewer failed steps than stepping across, and no loss of accuracy. Knots within
+ * rounding of the last restart are skipped. Counters of the finished pieces accumulate. */
+typedef struct {
+    int next;       /* index of the next interior knot */
+    double t_start; /* time of the last (re)initialisation */
+    long nfe, nst;  /* CVODE counters before the last restart */
+} knot_walk;
+
+static double next_stop(const hdp_schedule *s, const knot_walk *kw)
+{
+    return (s->kind == HDP_SCHED_TABLE && kw->next < s->len - 1) ? s->t[kw->next] : 1.0;
+}
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1.0, fabs(b)); }
+
+/* Advance to tout (see knot_walk). */
+static int advance(void *mem, const ode_data *od, double tout, N_Vector y, sunrealtype *tret,
+                   knot_walk *kw)
+{
+    const hdp_schedule *s = &od->sched;
+    int flag;
+    while (s->kind == HDP_SCHED_TABLE && kw->next < s->len - 1 && s->t[kw->next] <= tout) {
+        double tk = s->t[kw->next++];
+        if (near(kw->t_start, tk))
+            continue;
+        if ((flag = CVodeSetStopTime(mem, tk)) < 0 || (flag = CVode(mem, tk, y, tret, CV_NORMAL)) < 0)
+            return flag;
+        long nfe = 0, nst = 0;
+        CVodeGetNumRhsEvals(mem, &nfe);
+        CVodeGetNumSteps(mem, &nst);
+        kw->nfe += nfe;
+        kw->nst += nst;
+        if ((flag = CVodeReInit(mem, tk, y)) < 0)
+            return flag;
+        kw->t_start = *tret = tk;
+    }
+    if (near(kw->t_start, tout))
+        return CV_SUCCESS; /* restarted at (or within rounding of) tout */
+    if ((flag = CVodeSetStopTime(mem, next_stop(s, kw))) < 0)
+        return flag;
+    return CVode(mem, tout, y, tret, CV_NORMAL);
+}
+
 void hdp_ode_result_free(hdp_ode_result *res)
 {
     if (!res)
@@ -245,14 +294,14 @@ static void flag_name(int flag, char *buf, size_t size)
     free(name);
 }
 
-hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
+/* Integrate on the bins of spec with `points` output points (THEORY 3). */
+static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long points,
+                               hdp_ode_result *res, hdp_error *err)
 {
-    hdp_status st = alloc_result(res, m->points, err);
+    hdp_status st = alloc_result(res, points, err);
     if (st != HDP_OK)
         return st;
-    hdp_spectrum spec;
-    if ((st = hdp_spectrum_build(m, &spec, err)) != HDP_OK)
-        return st;
+    const hdp_spectrum spec = *sp; /* borrowed */
 
     SUNContext ctx = NULL;
     N_Vector y = NULL;
@@ -323,16 +372,23 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
 
     double t0 = now_seconds();
     record(res, 0, 0.0, yd, &od);
-    for (long i = 1; i < m->points; i++) {
-        double tout = (double)i / (double)(m->points - 1);
-        sunrealtype tret = 0;
-        flag = CVode(mem, tout, y, &tret, CV_NORMAL);
+    knot_walk kw = {1, 0.0, 0, 0};
+    sunrealtype tret = 0;
+    for (long i = 1; i < points; i++) {
+        double tout = (double)i / (double)(points - 1);
+        flag = advance(mem, &od, tout, y, &tret, &kw);
         if (flag < 0) {
             flag_name(flag, fname, sizeof fname);
+            const char *hint =
+                flag == CV_TOO_MUCH_WORK ? "raise [ode] max_steps"
+                : flag == CV_REPTD_RHSFUNC_ERR || flag == CV_RHSFUNC_FAIL
+                    ? "the risk overflowed: is the learning rate past the stability limit "
+                      "2/gamma (THEORY 3)?"
+                    : "try other [ode] rtol and atol";
             st = hdp_fail(err, HDP_ENUMERIC,
-                          "CVODE failed with %s at t = %.6g (next output t = %.6g): %s; try "
-                          "[ode] max_steps, rtol or atol",
-                          fname, (double)tret, tout, od.errmsg[0] ? od.errmsg : "no message");
+                          "CVODE failed with %s at t = %.6g (next output t = %.6g): %s; %s",
+                          fname, (double)tret, tout, od.errmsg[0] ? od.errmsg : "no message",
+                          hint);
             goto done;
         }
         record(res, i, tout, yd, &od);
@@ -347,7 +403,7 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
     res->solve_seconds = now_seconds() - t0;
 
     /* final-iterate noise (THEORY 3): the last step adds 2 C_clip sigma_{n-1} xi */
-    long last = m->points - 1;
+    long last = points - 1;
     double eta1 = hdp_sched_eta(&od.sched, 1.0);
     res->final_noise =
         isinf(m->rho) ? 0.0 : 2.0 * m->c * m->c * m->gamma * m->gamma * eta1 * eta1 / (m->rho * m->rho);
@@ -360,8 +416,8 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
     long nfe = 0, nst = 0;
     CVodeGetNumRhsEvals(mem, &nfe);
     CVodeGetNumSteps(mem, &nst);
-    res->rhs_evals = nfe;
-    res->steps = nst;
+    res->rhs_evals = nfe + kw.nfe;
+    res->steps = nst + kw.nst;
 #undef CHECK
 done:
     if (mem)
@@ -374,6 +430,55 @@ done:
         SUNContext_Free(&ctx);
     hdp_clip_free(od.clip);
     free(od.work);
+    return st;
+}
+
+/* bins = auto (issue 7): log-spaced bins with two-node Gauss quadrature per bin
+ * (hdp_spectrum_bin_log), refined by doubling from 8 bins until the final risk
+ * of two successive binnings differs by at most spectrum_tol (relative); the
+ * finer of the two is kept. A spectrum with few distinct eigenvalues (<= 64, or
+ * fewer than the next doubling) keeps one bin per distinct eigenvalue, which is
+ * exact. The trial solves use two output points; their wall time is reported
+ * apart from the final solve (binning_seconds). */
+static hdp_status choose_bins(const hdp_model *m, hdp_spectrum *spec, hdp_ode_result *res,
+                              hdp_error *err)
+{
+    long distinct = hdp_spectrum_distinct(spec);
+    double t0 = now_seconds(), prev = NAN;
+    for (long k = 8; 2 * k < distinct && distinct > 64; k *= 2) {
+        hdp_status st = hdp_spectrum_bin_log(spec, k, err);
+        if (st != HDP_OK)
+            return st;
+        hdp_ode_result trial;
+        st = solve_binned(m, spec, 2, &trial, err);
+        double r = trial.final_risk;
+        hdp_ode_result_free(&trial);
+        if (st != HDP_OK)
+            return st;
+        if (isfinite(prev) && fabs(r - prev) <= m->spectrum_tol * fabs(r)) {
+            res->binning_seconds = now_seconds() - t0;
+            return HDP_OK;
+        }
+        prev = r;
+    }
+    /* not converged before reaching the distinct eigenvalues: use them all */
+    hdp_spectrum_free(spec);
+    hdp_status st = hdp_spectrum_build(m, spec, err);
+    res->binning_seconds = now_seconds() - t0;
+    return st;
+}
+
+hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
+{
+    memset(res, 0, sizeof *res);
+    hdp_spectrum spec;
+    hdp_status st = hdp_spectrum_build(m, &spec, err);
+    if (st == HDP_OK && m->bins == HDP_BINS_AUTO)
+        st = choose_bins(m, &spec, res, err);
+    double binning = res->binning_seconds;
+    if (st == HDP_OK)
+        st = solve_binned(m, &spec, m->points, res, err);
+    res->binning_seconds = binning;
     hdp_spectrum_free(&spec);
     return st;
 }

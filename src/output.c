@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +14,11 @@
 /* Temporary files in flight, for the SIGINT handler. */
 #define MAX_OPEN 16
 static const char *volatile open_tmp[MAX_OPEN];
+/* 1 while a thread is between creating a temporary file and recording it in open_tmp: the
+ * signals are blocked in that thread, but a signal can still land on another (an idle
+ * OpenMP worker), whose handler must then wait the microseconds until the file is
+ * recorded, or it would die leaving the file behind. */
+static atomic_int creating;
 
 static void track(const char *tmp, int on)
 {
@@ -29,6 +36,8 @@ static void track(const char *tmp, int on)
 
 void hdp_out_abort_all_signal(void)
 {
+    while (atomic_load(&creating))
+        ; /* another thread is recording a new temporary file (see above) */
     for (int i = 0; i < MAX_OPEN; i++)
         if (open_tmp[i])
             unlink(open_tmp[i]);
@@ -68,24 +77,41 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
     const char *base = slash ? slash + 1 : path;
     snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.tmp.XXXXXX", slash ? (int)(slash - path + 1) : 0,
              path, base);
+    /* create and record the temporary file with the usual termination signals blocked, so
+     * that a handler calling hdp_out_abort_all_signal sees every file that exists */
+    sigset_t block, saved_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &block, &saved_mask);
+    atomic_store(&creating, 1);
     int fd = mkstemp(o->tmp);
+    int saved = errno;
+    if (fd >= 0)
+        track(o->tmp, 1);
+    atomic_store(&creating, 0);
+    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
     if (fd < 0)
         return hdp_fail(err, HDP_EIO, "%s: cannot create the output file: %s", path,
-                        strerror(errno));
+                        strerror(saved));
     hdp_out_default_mode(fd);
     o->f = fdopen(fd, "w");
     if (!o->f) {
+        int e = errno;
         close(fd);
         unlink(o->tmp);
-        return hdp_fail(err, HDP_EIO, "%s: cannot open the output file: %s", path,
-                        strerror(errno));
+        track(o->tmp, 0);
+        return hdp_fail(err, HDP_EIO, "%s: cannot open the output file: %s", path, strerror(e));
     }
     o->open = 1;
-    track(o->tmp, 1);
     return HDP_OK;
 }
 
-hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err)
+/* Flush, check, fsync and close: every write error shows here. A temporary file is left
+ * closed and in place (o->written) for publish; on error it is removed. */
+static hdp_status finish(hdp_outfile *o, hdp_error *err)
 {
     if (!o->open)
         return HDP_OK;
@@ -98,17 +124,7 @@ hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err)
     }
     int bad = fflush(o->f) != 0 || ferror(o->f);
     int saved = errno;
-    if (o->direct) {
-        if (fclose(o->f) != 0 && !bad) {
-            bad = 1;
-            saved = errno;
-        }
-        if (bad)
-            return hdp_fail(err, HDP_EIO, "%s: write failed: %s", o->path,
-                            strerror(saved ? saved : EIO));
-        return HDP_OK;
-    }
-    if (!bad && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS) {
+    if (!o->direct && !bad && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS) {
         bad = 1;
         saved = errno;
     }
@@ -116,22 +132,69 @@ hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err)
         bad = 1;
         saved = errno;
     }
-    if (!bad && rename(o->tmp, o->path) != 0) {
-        bad = 1;
-        saved = errno;
-    }
+    if (o->direct)
+        return bad ? hdp_fail(err, HDP_EIO, "%s: write failed: %s", o->path,
+                              strerror(saved ? saved : EIO))
+                   : HDP_OK;
     if (bad) {
         unlink(o->tmp);
         track(o->tmp, 0);
         return hdp_fail(err, HDP_EIO, "%s: write failed: %s (the previous file is untouched)",
                         o->path, strerror(saved ? saved : EIO));
     }
-    track(o->tmp, 0);
+    o->written = 1;
     return HDP_OK;
+}
+
+/* Rename a written temporary file into place. */
+static hdp_status publish(hdp_outfile *o, hdp_error *err)
+{
+    if (!o->written)
+        return HDP_OK;
+    o->written = 0;
+    int bad = rename(o->tmp, o->path) != 0;
+    int saved = errno;
+    if (bad)
+        unlink(o->tmp);
+    track(o->tmp, 0);
+    if (bad)
+        return hdp_fail(err, HDP_EIO, "%s: write failed: %s (the previous file is untouched)",
+                        o->path, strerror(saved));
+    return HDP_OK;
+}
+
+hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err)
+{
+    hdp_status st = finish(o, err);
+    return st == HDP_OK ? publish(o, err) : st;
+}
+
+hdp_status hdp_out_commit_all(hdp_outfile *files, int count, hdp_error *err)
+{
+    hdp_status st = HDP_OK;
+    for (int i = 0; i < count && st == HDP_OK; i++)
+        st = finish(&files[i], err);
+    if (st != HDP_OK) {
+        for (int i = 0; i < count; i++)
+            hdp_out_abort(&files[i]);
+        return st;
+    }
+    for (int i = 0; i < count; i++) {
+        hdp_status s = publish(&files[i], err);
+        if (st == HDP_OK)
+            st = s;
+    }
+    return st;
 }
 
 void hdp_out_abort(hdp_outfile *o)
 {
+    if (o->written) { /* closed, not yet renamed */
+        o->written = 0;
+        unlink(o->tmp);
+        track(o->tmp, 0);
+        return;
+    }
     if (!o->open)
         return;
     o->open = 0;

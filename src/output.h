@@ -3,8 +3,8 @@
  *
  * hdp_out_open writes to a temporary file in the destination's directory;
  * hdp_out_commit flushes, checks (fflush/ferror/fsync/fclose) and renames it
- * into place; hdp_out_abort removes it. On any error the old file is
- * untouched. A NULL path or "-" means standard output (checked on commit).
+ * into place (hdp_out_commit_all: several files, all or nothing); hdp_out_abort
+ * removes it. On any error the old file is untouched. A NULL path or "-" means standard output (checked on commit).
  * Also a minimal JSON object writer for the summaries.
  */
 #ifndef HDPSGD_OUTPUT_H
@@ -21,16 +21,25 @@ typedef struct {
     int is_stdout;
     int direct; /* not a regular file: written in place */
     int open;
+    int written; /* closed and checked, waiting to be renamed (hdp_out_commit_all) */
 } hdp_outfile;
 
 hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err);
 hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err);
 void hdp_out_abort(hdp_outfile *o);
 
+/* Commit several outputs of one command all or nothing: every file is written and checked
+ * (flush, fsync, close) before any is renamed into place, so that a full disk on the last
+ * file leaves none of the new files and every previous one untouched. On error all are
+ * aborted. Only a failing rename (rare: the checks are done) can leave some published. */
+hdp_status hdp_out_commit_all(hdp_outfile *files, int count, hdp_error *err);
+
 /* Give a file made by mkstemp the mode of a newly created file (0666 & ~umask). */
 void hdp_out_default_mode(int fd);
 
-/* Remove every temporary file still open (for a SIGINT handler; async-signal-safe). */
+/* Remove every temporary file still open (for a handler of SIGINT, SIGTERM, SIGHUP or
+ * SIGPIPE; async-signal-safe). hdp_out_open creates and records a temporary file with those
+ * four signals blocked in the calling thread. */
 void hdp_out_abort_all_signal(void);
 
 /* JSON object: {"key": value, ...} on one line per key. */

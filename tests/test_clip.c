@@ -137,6 +137,41 @@ static void rademacher_and_student(void **state)
     hdp_clip_free(stc);
 }
 
+/* Extreme clipping constants and risks (c = 1e-6 .. 1e6, R up to 1e11): the quadrature
+ * agrees with the Gaussian closed forms to 1e-10 RELATIVE to mu and V (which are as small
+ * as 1e-12), and the Student-t factors respect 0 <= V <= min(c^2, E r^2)/2. Before the
+ * narrow-window rule the moment lost every digit at c = 1e-6, R = 1e11, and the
+ * quadrature lost P(|z| > 3 tau) at c = 1e6. */
+static void extreme_c_and_R(void **state)
+{
+    (void)state;
+    const double ec[] = {1e-6, 1e-3, 0.3, 1e3, 1e6};
+    const double eR[] = {0.0, 1e-3, 0.5, 100.0, 1e11};
+    for (size_t k = 0; k < sizeof ec / sizeof *ec; k++) {
+        hdp_clip *ga = hdp_clip_alloc(HDP_NOISE_GAUSSIAN, 0.25, 5, ec[k]);
+        hdp_clip *st = hdp_clip_alloc(HDP_NOISE_STUDENT, 0.25, 5, ec[k]);
+        for (size_t r = 0; r < sizeof eR / sizeof *eR; r++) {
+            hdp_clip_values a, q, t;
+            hdp_clip_eval(ga, eR[r], &a);
+            hdp_clip_eval_quadrature(ga, eR[r], &q);
+            if (fabs(a.mu - q.mu) > 1e-10 * a.mu || fabs(a.V - q.V) > 1e-10 * a.V) {
+                print_error("c=%g R=%g: mu %.15g/%.15g V %.15g/%.15g\n", ec[k], eR[r], a.mu,
+                            q.mu, a.V, q.V);
+                fail();
+            }
+            hdp_clip_eval_values(st, eR[r], &t);
+            double bound = 0.5 * fmin(ec[k] * ec[k], 2 * eR[r] + 0.25);
+            if (!(t.mu >= 0 && t.mu <= 1 + 1e-12 && t.V >= 0 && t.V <= bound * (1 + 1e-9))) {
+                print_error("Student c=%g R=%g: mu %.15g V %.15g (bound %.15g)\n", ec[k], eR[r],
+                            t.mu, t.V, bound);
+                fail();
+            }
+        }
+        hdp_clip_free(ga);
+        hdp_clip_free(st);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +180,7 @@ int main(void)
         cmocka_unit_test(monotone_in_c),
         cmocka_unit_test(derivatives),
         cmocka_unit_test(rademacher_and_student),
+        cmocka_unit_test(extreme_c_and_R),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

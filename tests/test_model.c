@@ -150,6 +150,48 @@ static void spectra_and_bins(void **state)
         }
 }
 
+/* A model written as INI reads back as the same model; a relative file name given with
+ * --set (relative to the working directory) is written absolute, so that it still names
+ * the same file when the INI is read from elsewhere (found by fuzz/fuzz_model.c). */
+static void written_ini_reads_back(void **state)
+{
+    (void)state;
+    hdp_model a, b;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model_init(&a);
+    assert_int_equal(hdp_model_set(&a, "data.spectrum_file=spec.txt", &err), HDP_OK);
+    assert_int_equal(hdp_model_set(&a, "clip.c=1e-6", &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&a, &err), HDP_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    hdp_model_write_ini(&a, f);
+    fclose(f);
+    const char *line = strstr(text, "spectrum_file = ");
+    assert_non_null(line);
+    char name[HDP_PATH_MAX];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(line + 16, "\n"), line + 16);
+    size_t n = strlen(name);
+    assert_true(name[0] == '/' && n > 9 && !strcmp(name + n - 9, "/spec.txt"));
+    f = fopen("test_model_written.ini", "w");
+    fputs(text, f);
+    fclose(f);
+    hdp_model_init(&b);
+    hdp_status st = hdp_model_load_file(&b, "test_model_written.ini", &err);
+    if (st == HDP_OK)
+        st = hdp_model_finalize(&b, &err);
+    remove("test_model_written.ini");
+    if (st != HDP_OK)
+        print_error("%s\n", err.msg);
+    assert_int_equal(st, HDP_OK);
+    assert_true(b.c == a.c && b.d == a.d && b.n == a.n && b.gamma == a.gamma);
+    assert_string_equal(b.spectrum_file, name); /* the absolute name, unchanged */
+    free(text);
+    hdp_model_free(&a);
+    hdp_model_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +200,7 @@ int main(void)
         cmocka_unit_test(table_schedule_checks),
         cmocka_unit_test(set_overrides_and_gamma),
         cmocka_unit_test(spectra_and_bins),
+        cmocka_unit_test(written_ini_reads_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

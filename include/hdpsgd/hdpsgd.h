@@ -33,5 +33,9 @@
 #include "hdpsgd/sim.h"
 #include "hdpsgd/validate.h"
 #include "hdpsgd/design.h"
+#include "hdpsgd/rf.h"
+#include "hdpsgd/kl.h"
+#include "hdpsgd/nc.h"
+#include "hdpsgd/si.h"
 
 #endif

@@ -48,7 +48,35 @@ typedef enum {
     HDP_SCHED_TABLE
 } hdp_sched_kind;
 
+/* [rf] random features (THEORY.md 7): the activation phi and the target y(x). */
+typedef enum { HDP_RF_TANH = 0, HDP_RF_RELU, HDP_RF_LINEAR_ACT } hdp_rf_activation_kind;
+typedef enum { HDP_RF_SIGN = 0, HDP_RF_LINEAR_TARGET } hdp_rf_target_kind;
+
+/* [nc] NoisyGD on neural-collapse features (seed 004, THEORY.md 8; see hdpsgd/nc.h). */
+typedef enum { HDP_NC_CE = 0, HDP_NC_LOGISTIC, HDP_NC_SQUARED } hdp_nc_loss_kind;
+typedef enum { HDP_NC_INIT_ZERO = 0, HDP_NC_INIT_GAUSSIAN } hdp_nc_init_kind;
+typedef enum {
+    HDP_NC_PERT_NONE = 0,
+    HDP_NC_PERT_TEST_OFFSET,
+    HDP_NC_PERT_ADVERSARIAL,
+    HDP_NC_PERT_STOCHASTIC,
+    HDP_NC_PERT_TRAIN_OFFSET,
+    HDP_NC_PERT_BOTH,
+    HDP_NC_PERT_PER_SAMPLE
+} hdp_nc_perturbation_kind;
+typedef enum { HDP_NC_REMEDY_NONE = 0, HDP_NC_REMEDY_CENTER, HDP_NC_REMEDY_PCA } hdp_nc_remedy_kind;
+
+/* [si] private feature learning for single-index models (seed 002, THEORY.md 8; hdpsgd/si.h). */
+typedef enum { HDP_SI_GD = 0, HDP_SI_OU } hdp_si_stage2_kind;
+
+/* [kl] KL privacy of noisy GD on ReLU networks (seed 001, THEORY.md 8; see hdpsgd/kl.h). */
+typedef enum { HDP_KL_LECUN = 0, HDP_KL_HE, HDP_KL_NTK, HDP_KL_XAVIER } hdp_kl_init_kind;
+typedef enum { HDP_KL_SQUARED = 0, HDP_KL_LOGISTIC } hdp_kl_loss_kind;
+
 #define HDP_PATH_MAX 1024
+
+/* [ode] bins = auto (see hdpsgd/ode.h) */
+#define HDP_BINS_AUTO (-1L)
 
 /* Where a key's value came from: file name and line, or "--set" and 0. */
 typedef struct {
@@ -57,7 +85,7 @@ typedef struct {
 } hdp_origin;
 
 /* Upper bound on the number of keys of the schema (see model.c). */
-#define HDP_MODEL_MAX_KEYS 64
+#define HDP_MODEL_MAX_KEYS 128
 
 typedef struct {
     /* [data] */
@@ -83,19 +111,74 @@ typedef struct {
     double c1, c2, c3;
     char sched_file[HDP_PATH_MAX]; /* two columns t, eta (resolved path) */
     /* [ode] */
-    long bins;                /* 0 = one bin per distinct eigenvalue */
+    long bins;                /* 0 = one bin per distinct eigenvalue; HDP_BINS_AUTO */
+    double spectrum_tol;      /* bins = auto: relative tolerance on the final risk */
     double rtol, atol;
     long points;              /* output grid size on [0, 1], >= 2 */
     long max_steps;           /* CVODE's mxstep */
     /* [sim] */
     long runs;                /* Monte Carlo runs */
     unsigned long long seed;  /* base seed of the random streams */
-    double divergence_factor; /* a run diverges when R_exc > factor * R(0) */
+    double divergence_factor; /* a run diverges when R_exc > factor * max(R(0), P) (sim.h) */
     /* [sde] */
     double sde_step;          /* Euler-Maruyama step h; 0 = 1/n */
     /* [validate] */
     double rel_tol;           /* pass when max relative deviation <= rel_tol ... */
     double z_tol;             /* ... or every deviation within z_tol standard errors */
+    /* [rf] DP-GD on random features (THEORY.md 7; see hdpsgd/rf.h) */
+    long rf_d, rf_n, rf_p;    /* input dimension, training samples, features */
+    hdp_rf_activation_kind rf_activation;
+    hdp_rf_target_kind rf_target;
+    double rf_label_noise;    /* variance of the Gaussian label noise */
+    long rf_test_size;        /* test samples */
+    long rf_runs;             /* runs of `hdpsgd rf` */
+    long rf_records;          /* recorded steps of `hdpsgd rf` (plus step 0) */
+    /* [dpgd] Algorithm 1 of seed 003 (THEORY.md 6, 7); 0 means "derived" as in the help */
+    double dpgd_eta;          /* step size; 0 = 1/p */
+    long dpgd_T;              /* steps; 0 = round(CT d / (eta p)) */
+    double dpgd_CT;           /* eta T p / d */
+    double dpgd_C;            /* C_clip = C sqrt(p) */
+    double dpgd_clip;         /* absolute C_clip; 0 = from C */
+    double dpgd_epsilon;      /* target epsilon (inf = no noise) */
+    double dpgd_delta;        /* 0 = 1/n */
+    double dpgd_sigma;        /* noise multiplier; 0 = calibrate from (epsilon, delta) */
+    /* [nc] NoisyGD on neural-collapse features (seed 004, THEORY.md 8; see hdpsgd/nc.h) */
+    long nc_K, nc_p, nc_n;    /* classes, feature dimension, training samples (total) */
+    double nc_imbalance;      /* 0 = balanced; else the fraction of the samples in class 1 */
+    double nc_G;              /* clipping threshold on per-sample gradient norms */
+    double nc_rho;            /* zCDP parameter per step (seed 004's rho = rho_z of privacy.h) */
+    long nc_steps;            /* steps T of NoisyGD / NoisySGD */
+    double nc_eta;            /* learning rate */
+    hdp_nc_loss_kind nc_loss;
+    hdp_nc_init_kind nc_init;
+    double nc_init_std;       /* gaussian init: standard deviation of every weight */
+    hdp_nc_perturbation_kind nc_perturbation;
+    double nc_beta;           /* l_inf size of the perturbations */
+    hdp_nc_remedy_kind nc_remedy;
+    long nc_public_samples;   /* remedy = pca: public samples */
+    long nc_batch;            /* 0 = full batch (NoisyGD); b = NoisySGD with batches of b */
+    long nc_draws;            /* Monte Carlo draws (noise, and random perturbations) */
+    long nc_test_samples;     /* perturbation = stochastic: test points per class and draw */
+    double nc_delta;          /* delta of the reported (epsilon, delta) */
+    /* [kl] KL privacy of noisy GD on ReLU networks (seed 001, THEORY.md 8; see hdpsgd/kl.h) */
+    hdp_kl_init_kind kl_init;
+    long kl_depth, kl_width;  /* L >= 2; hidden width m */
+    long kl_d, kl_o, kl_n;    /* input dimension, outputs, training samples */
+    double kl_sigma, kl_eta;  /* noise sqrt(2 eta sigma^2) per step; step size */
+    long kl_epochs;           /* full-batch steps; T = eta epochs */
+    hdp_kl_loss_kind kl_loss;
+    double kl_budget;         /* target KL (Corollary 6.4) */
+    double kl_delta;          /* target delta of (0, delta)-DP by Pinsker; 0 = none */
+    long kl_runs, kl_inits;   /* noise paths per initialisation; initialisations */
+    long kl_init_runs;        /* networks of `hdpsgd kl init` */
+    /* [si] two-stage private training on a single-index target (seed 002; hdpsgd/si.h) */
+    long si_d, si_p, si_n, si_test_size, si_runs;
+    double si_he1, si_he2, si_he3;  /* Hermite coefficients of the link sigma_* */
+    double si_eps_n;          /* the exponent epsilon_n of seed 002's Assumption 4 */
+    double si_lambda, si_eta_a, si_C_a, si_T, si_sigma_W, si_eta_W, si_C_W; /* prefactors */
+    double si_norm_floor;     /* stage-1 normalisation floor (units in si.h) */
+    double si_epsilon, si_delta; /* stage-2 target (epsilon, delta); delta 0 = 1/n */
+    hdp_si_stage2_kind si_stage2;
 
     /* bookkeeping */
     char source[HDP_PATH_MAX]; /* model file name, or "(built-in default)" */
@@ -135,13 +218,33 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err);
 /* Write the model as '# section.key = value' lines (CSV metadata). */
 void hdp_model_write_meta(const hdp_model *m, FILE *out);
 
-/* Write the model as an INI file that hdp_model_load_file accepts. */
+/* Write the model as an INI file that hdp_model_load_file accepts, with the same values
+ * (file names written absolute; inih reads lines of at most 199 characters and ends a
+ * value at " ;", so a file name that long or with " ;" in it does not come back). */
 void hdp_model_write_ini(const hdp_model *m, FILE *out);
 
 /* Names of the enums as they appear in model files. */
 const char *hdp_spectrum_name(hdp_spectrum_kind k);
 const char *hdp_noise_name(hdp_noise_kind k);
 const char *hdp_sched_name(hdp_sched_kind k);
+const char *hdp_rf_activation_name(hdp_rf_activation_kind k);
+const char *hdp_rf_target_name(hdp_rf_target_kind k);
+const char *hdp_nc_loss_name(hdp_nc_loss_kind k);
+const char *hdp_nc_init_name(hdp_nc_init_kind k);
+const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k);
+const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
+const char *hdp_kl_init_name(hdp_kl_init_kind k);
+const char *hdp_kl_loss_name(hdp_kl_loss_kind k);
+const char *hdp_si_stage2_name(hdp_si_stage2_kind k);
+
+/* 1 when section.key was set by a file or --set (not left at its default). */
+int hdp_model_key_given(const hdp_model *m, const char *section, const char *key);
+
+/* Report a bad value or combination of section.key the way finalize does:
+ * "FILE:LINE: [section] key: <message>" (or "MODEL (default value)"); HDP_EINPUT. */
+hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const char *key,
+                              hdp_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Iterate over the schema for documentation and completion: returns 0 past
  * the end. help may be NULL. */

@@ -3,8 +3,9 @@
  * (THEORY.md section 1) and Euler-Maruyama of the homogenized SDE (section 4).
  *
  * Both record, at the ODE's output grid t_i = i/(points-1), the excess risk
- * R_exc(theta_k) at k = round(t_i n) (the row t = 1 is theta_n, the output,
- * final-step noise included), summarised over the runs that did not diverge:
+ * R_exc(theta_k) at k = round(t_i n), at most n - 1 for t_i < 1 (the row t = 1 is
+ * theta_n, the output, final-step noise included; like the ODE, no row before it
+ * includes that noise), summarised over the runs that did not diverge:
  * mean, standard error, 10/50/90 % quantiles, and the fraction of clipped
  * steps in the interval ending at t_i (for the SDE: the mean of 1 - mu_c(R),
  * the probability that a step would be clipped).
@@ -12,8 +13,10 @@
  * results are identical for any number of threads.
  * Divergence: a run stops and is excluded when a residual (sim) or the risk
  * (sde) becomes non-finite at any step, or when the excess risk at a grid
- * point exceeds sim.divergence_factor * R(0), with R(0) = r*^2/2 the expected
- * initial excess risk (THEORY 3; when r* = 0: tau^2/2, and 1 if that is 0 too).
+ * point exceeds sim.divergence_factor * max(R(0), P), with R(0) = r*^2/2 the expected
+ * initial excess risk (THEORY 3; when r* = 0: tau^2/2, and 1 if that is 0 too) and
+ * P = 2 c^2 gamma^2 eta~(0)^2 / rho^2 the excess risk the private noise adds over a run
+ * without contraction (0 when rho = inf): a huge c makes the risk huge, not divergent.
  * Standard errors are 0 when fewer than two runs are left.
  * The library prints nothing except the progress bar (opt->progress).
  */

@@ -14,13 +14,19 @@
 
 enum { EXIT_FAIL_VALIDATION = 1, EXIT_BAD_INPUT = 2, EXIT_IO = 3, EXIT_NUMERIC = 4 };
 
-typedef enum { OPT_FLAG, OPT_STRING, OPT_LONG, OPT_DOUBLE } cli_opt_kind;
+/* OPT_OUTPUT is a string naming a file the command will write, OPT_OUTPUT_PREFIX the start
+ * of such names (PREFIX.ode.csv, ...): cli_parse checks them before the command runs (the
+ * folder exists and is writable, the file is not a folder), so that a typo in a path is
+ * exit status 2 at once, not status 3 after the computation. "-" is standard output. */
+typedef enum {
+    OPT_FLAG, OPT_STRING, OPT_LONG, OPT_DOUBLE, OPT_OUTPUT, OPT_OUTPUT_PREFIX
+} cli_opt_kind;
 
 typedef struct {
     const char *name;  /* long name without dashes */
     char short_name;   /* 0 if none */
     cli_opt_kind kind;
-    void *dst;         /* int* (flag), const char** (string), long*, double* */
+    void *dst;         /* int* (flag), const char** (string, output), long*, double* */
     const char *metavar;
     const char *help;
 } cli_opt;
@@ -48,6 +54,11 @@ typedef struct {
     const cli_opt *opts;     /* NULL-terminated table */
     int many_files;          /* 1: any number of positional arguments (else at most one model) */
 } cli_command;
+
+/* Handlers of SIGINT, SIGTERM, SIGHUP and SIGPIPE that remove the temporary files of the
+ * outputs being written (output.c) and then die of the signal: an interrupted command
+ * leaves no partial file and the previous file untouched. main() installs them first. */
+void cli_install_signal_handlers(void);
 
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];
@@ -96,10 +107,38 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
 /* Threads to use: --threads, or 0 (one per core). */
 int cli_mc_threads(const cli_mc_args *a);
 
+/* Options of the ODE solver (ode, validate): --max-steps, --rtol, --atol, the [ode] keys. */
+typedef struct {
+    long max_steps;    /* CLI_NOT_GIVEN when not given */
+    double rtol, atol; /* NAN when not given */
+    char buf[3][64];
+} cli_ode_args;
+
+#define CLI_ODE_OPTS(a)                                                                         \
+    {"max-steps", 0, OPT_LONG, &(a).max_steps, "N",                                            \
+     "CVODE's step limit between output points (overrides ode.max_steps; >= 1)"},              \
+    {"rtol", 0, OPT_DOUBLE, &(a).rtol, "R", "CVODE's relative tolerance in (0, 1) (ode.rtol)"}, \
+    {"atol", 0, OPT_DOUBLE, &(a).atol, "A", "CVODE's absolute tolerance > 0 (ode.atol)"}
+
+void cli_ode_args_reset(cli_ode_args *a);
+
+/* Check --max-steps/--rtol/--atol and append them as --set overrides after the user's.
+ * Returns 0 or EXIT_BAD_INPUT after printing a message. */
+int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common);
+
 /* The CSV writers of `ode` and of `sim`/`sde` (name "sim" or "sde"), shared with validate. */
 void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r);
 void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                       const hdp_mc_result *r);
+/* ... and their JSON summaries. */
+void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r);
+void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
+                       const hdp_mc_result *r);
+
+/* The man page (roff) and the bash completion script, from the command table
+ * and the model schema (docs.c). */
+void cli_print_man(FILE *f);
+void cli_print_completion_bash(FILE *f);
 
 /* The version string, with the git revision when built from a checkout. */
 const char *hdp_version_string(void);

@@ -10,10 +10,12 @@
 #include "hdpsgd/ode.h"
 
 static const char *out_path, *json_path;
+static cli_ode_args ode_args;
 
 const cli_opt ode_opts[] = {
-    {"output", 'o', OPT_STRING, &out_path, "FILE.csv", "write the CSV here (default: stdout)"},
-    {"json", 0, OPT_STRING, &json_path, "FILE.json", "write the JSON summary here"},
+    {"output", 'o', OPT_OUTPUT, &out_path, "FILE.csv", "write the CSV here (default: stdout)"},
+    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
+    CLI_ODE_OPTS(ode_args),
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -32,7 +34,7 @@ void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
                 r->upper[i], r->lower[i], r->mu[i], r->nu[i], r->eta[i], r->sigma2[i]);
 }
 
-static void write_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
+void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
     hdp_json j;
     hdp_json_begin(&j, f);
@@ -49,6 +51,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     hdp_json_int(&j, "rhs_evals", r->rhs_evals);
     hdp_json_int(&j, "steps", r->steps);
     hdp_json_num(&j, "solve_seconds", r->solve_seconds);
+    hdp_json_num(&j, "binning_seconds", r->binning_seconds); /* bins = auto: trial solves */
     hdp_json_str(&j, "model", m->source);
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);
@@ -59,6 +62,7 @@ int cmd_ode(int argc, char **argv)
     const cli_command *cmd = cli_find_command("ode");
     cli_common common;
     out_path = json_path = NULL;
+    cli_ode_args_reset(&ode_args);
     int rc = cli_parse(cmd, argc, argv, &common);
     if (rc)
         return rc;
@@ -66,6 +70,8 @@ int cmd_ode(int argc, char **argv)
         cli_print_help(cmd, stdout);
         return 0;
     }
+    if ((rc = cli_ode_args_apply("ode", &ode_args, &common)))
+        return rc;
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
@@ -80,20 +86,18 @@ int cmd_ode(int argc, char **argv)
         hdp_model_free(&m);
         return cli_fail("ode", &err);
     }
-    hdp_outfile csv = {0}, js = {0};
-    st = hdp_out_open(&csv, out_path, &err);
+    hdp_outfile out[2] = {{0}, {0}}; /* CSV and JSON, committed all or nothing */
+    st = hdp_out_open(&out[0], out_path, &err);
     if (st == HDP_OK && json_path)
-        st = hdp_out_open(&js, json_path, &err);
+        st = hdp_out_open(&out[1], json_path, &err);
     if (st == HDP_OK) {
-        cli_write_ode_csv(csv.f, &m, &res);
+        cli_write_ode_csv(out[0].f, &m, &res);
         if (json_path)
-            write_json(js.f, &m, &res);
-        st = hdp_out_commit(&csv, &err);
-        if (st == HDP_OK && json_path)
-            st = hdp_out_commit(&js, &err);
+            cli_write_ode_json(out[1].f, &m, &res);
+        st = hdp_out_commit_all(out, json_path ? 2 : 1, &err);
     }
-    hdp_out_abort(&csv);
-    hdp_out_abort(&js);
+    hdp_out_abort(&out[0]);
+    hdp_out_abort(&out[1]);
     if (st == HDP_OK && out_path)
         fprintf(stderr, "hdpsgd ode: final excess risk %.6g (R(1) = %.6g + final noise %.3g); "
                         "%ld steps, %.3g s -> %s\n",

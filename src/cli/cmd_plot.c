@@ -13,7 +13,7 @@ static const char *out_path, *title_opt;
 static int logy_opt, bounds_opt;
 
 const cli_opt plot_opts[] = {
-    {"output", 'o', OPT_STRING, &out_path, "FIG", "the figure (.png, .pdf or .svg); required"},
+    {"output", 'o', OPT_OUTPUT, &out_path, "FIG", "the figure (.png, .pdf or .svg); required"},
     {"title", 0, OPT_STRING, &title_opt, "TEXT", "title (default: the file names)"},
     {"logy", 0, OPT_FLAG, &logy_opt, NULL, "logarithmic risk axis"},
     {"bounds", 0, OPT_FLAG, &bounds_opt, NULL, "draw the ODE bounds risk_upper, risk_lower"},

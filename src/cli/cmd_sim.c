@@ -26,8 +26,8 @@ static cli_mc_args mc;
 
 #define COMMON_OPTS                                                                            \
     CLI_MC_OPTS(mc),                                                                           \
-    {"output", 'o', OPT_STRING, &out_path, "FILE.csv", "write the CSV here (default: stdout)"}, \
-    {"json", 0, OPT_STRING, &json_path, "FILE.json", "write the JSON summary here"}
+    {"output", 'o', OPT_OUTPUT, &out_path, "FILE.csv", "write the CSV here (default: stdout)"}, \
+    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"}
 
 const cli_opt sim_opts[] = {
     COMMON_OPTS,
@@ -74,7 +74,7 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
                 r->stderr_[i], r->q10[i], r->q50[i], r->q90[i], r->clipped[i]);
 }
 
-static void write_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
+void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r)
 {
     hdp_json j;
@@ -147,20 +147,18 @@ static int run_command(const char *name, int argc, char **argv)
                 "%g) and are excluded from the statistics\n",
                 name, res.diverged_runs, res.runs, res.threshold);
 
-    hdp_outfile csv = {0}, js = {0};
-    st = hdp_out_open(&csv, out_path, &err);
+    hdp_outfile out[2] = {{0}, {0}}; /* CSV and JSON, committed all or nothing */
+    st = hdp_out_open(&out[0], out_path, &err);
     if (st == HDP_OK && json_path)
-        st = hdp_out_open(&js, json_path, &err);
+        st = hdp_out_open(&out[1], json_path, &err);
     if (st == HDP_OK) {
-        cli_write_mc_csv(csv.f, name, &m, &opt, &res);
+        cli_write_mc_csv(out[0].f, name, &m, &opt, &res);
         if (json_path)
-            write_json(js.f, name, &m, &opt, &res);
-        st = hdp_out_commit(&csv, &err);
-        if (st == HDP_OK && json_path)
-            st = hdp_out_commit(&js, &err);
+            cli_write_mc_json(out[1].f, name, &m, &opt, &res);
+        st = hdp_out_commit_all(out, json_path ? 2 : 1, &err);
     }
-    hdp_out_abort(&csv);
-    hdp_out_abort(&js);
+    hdp_out_abort(&out[0]);
+    hdp_out_abort(&out[1]);
     if (st == HDP_OK && out_path)
         fprintf(stderr,
                 "hdpsgd %s: final excess risk %.6g +- %.2g (%ld runs, %ld diverged, %d threads, "

@@ -3,12 +3,49 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "../output.h"
 #include "cli.h"
 #include "hdpsgd/schedule.h"
+
+/* ---- termination signals: no temporary output file outlives the process ---- */
+
+static const int handled_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+static struct sigaction default_action; /* SIG_DFL, prepared outside the handler */
+
+static void on_termination_signal(int sig)
+{
+    /* only async-signal-safe calls: unlink (in hdp_out_abort_all_signal), sigaction, raise */
+    hdp_out_abort_all_signal();
+    sigaction(sig, &default_action, NULL);
+    raise(sig); /* delivered when the handler returns (sig is blocked in it): the default
+                   action, so that the parent sees death by the signal (status 128 + sig) */
+}
+
+void cli_install_signal_handlers(void)
+{
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_termination_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++)
+        sigaddset(&sa.sa_mask, handled_signals[i]); /* one handler at a time */
+    for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++) {
+        struct sigaction old;
+        /* a signal ignored by whoever started us (nohup, SIGPIPE ignored) stays ignored */
+        if (sigaction(handled_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(handled_signals[i], &sa, NULL);
+    }
+}
 
 const cli_command *cli_find_command(const char *name)
 {
@@ -53,7 +90,9 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
     char *end;
     switch (o->kind) {
     case OPT_FLAG: *(int *)o->dst = 1; return 0;
-    case OPT_STRING: *(const char **)o->dst = value; return 0;
+    case OPT_STRING:
+    case OPT_OUTPUT:
+    case OPT_OUTPUT_PREFIX: *(const char **)o->dst = value; return 0;
     case OPT_LONG: {
         errno = 0;
         long v = strtol(value, &end, 10);
@@ -72,6 +111,58 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
     }
     }
     return 0;
+}
+
+/* An output path given to OPT_OUTPUT or OPT_OUTPUT_PREFIX: its folder must exist and take new
+ * files (the temporary file of output.c, then the rename), and the path must not be a
+ * folder; an existing device or pipe (/dev/null, /dev/stdout) is written directly and must
+ * be writable. Checked before anything runs: a mistyped folder is bad input (status 2),
+ * not an output error after an hour of computation, and no partial file is ever made. */
+static int check_output(const cli_command *cmd, const cli_opt *o, const char *path)
+{
+    char dir[4096];
+    struct stat sb;
+    if (!path || !strcmp(path, "-"))
+        return 0;
+    if (!path[0]) {
+        fprintf(stderr, "hdpsgd %s: error: --%s: empty file name\n", cmd->name, o->name);
+        return EXIT_BAD_INPUT;
+    }
+    if (o->kind == OPT_OUTPUT && stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "hdpsgd %s: error: --%s %s: is a directory, expected a file name\n",
+                    cmd->name, o->name, path);
+            return EXIT_BAD_INPUT;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            if (access(path, W_OK) == 0)
+                return 0;
+            fprintf(stderr, "hdpsgd %s: error: --%s %s: cannot write to it: %s\n", cmd->name,
+                    o->name, path, strerror(errno));
+            return EXIT_BAD_INPUT;
+        }
+    }
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    const char *why = NULL;
+    if (stat(dir, &sb) != 0)
+        why = errno == ENOENT ? "the directory '%s' does not exist" : "cannot use '%s': %s";
+    else if (!S_ISDIR(sb.st_mode))
+        why = "'%s' is not a directory";
+    else if (access(dir, W_OK | X_OK) != 0)
+        why = "cannot create files in the directory '%s': %s";
+    if (!why)
+        return 0;
+    char what[4200];
+    snprintf(what, sizeof what, why, dir, strerror(errno));
+    fprintf(stderr, "hdpsgd %s: error: --%s %s: %s (nothing was run)\n", cmd->name, o->name, path,
+            what);
+    return EXIT_BAD_INPUT;
 }
 
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
@@ -127,6 +218,13 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
             return usage_error(cmd, "too many files (at most 64): '%s'", a);
         common->pos[common->npos++] = a;
         common->model_path = common->pos[0];
+    }
+    for (const cli_opt *o = cmd->opts; o && o->name && !common->help; o++) {
+        if (o->kind != OPT_OUTPUT && o->kind != OPT_OUTPUT_PREFIX)
+            continue;
+        int rc = check_output(cmd, o, *(const char **)o->dst);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -239,6 +337,37 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
         rc = add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%.100s", a->seed);
     if (!rc && !isnan(a->step))
         rc = add_set(cmd, common, a->buf[2], sizeof a->buf[2], "sde.step=%.17g", a->step);
+    return rc;
+}
+
+void cli_ode_args_reset(cli_ode_args *a)
+{
+    a->max_steps = CLI_NOT_GIVEN;
+    a->rtol = a->atol = NAN;
+}
+
+int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
+{
+    if (a->max_steps != CLI_NOT_GIVEN && a->max_steps < 1) {
+        fprintf(stderr, "hdpsgd %s: error: --max-steps %ld: expected an integer >= 1\n", cmd,
+                a->max_steps);
+        return EXIT_BAD_INPUT;
+    }
+    if (!isnan(a->rtol) && !(a->rtol > 0 && a->rtol < 1)) {
+        fprintf(stderr, "hdpsgd %s: error: --rtol %g: expected a number in (0, 1)\n", cmd, a->rtol);
+        return EXIT_BAD_INPUT;
+    }
+    if (!isnan(a->atol) && !(a->atol > 0)) {
+        fprintf(stderr, "hdpsgd %s: error: --atol %g: expected a number > 0\n", cmd, a->atol);
+        return EXIT_BAD_INPUT;
+    }
+    int rc = 0;
+    if (a->max_steps != CLI_NOT_GIVEN)
+        rc = add_set(cmd, common, a->buf[0], sizeof a->buf[0], "ode.max_steps=%ld", a->max_steps);
+    if (!rc && !isnan(a->rtol))
+        rc = add_set(cmd, common, a->buf[1], sizeof a->buf[1], "ode.rtol=%.17g", a->rtol);
+    if (!rc && !isnan(a->atol))
+        rc = add_set(cmd, common, a->buf[2], sizeof a->buf[2], "ode.atol=%.17g", a->atol);
     return rc;
 }
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harness of the model parser (fuzz/fuzz_model.c) with clang and
+# -fsanitize=fuzzer,address,undefined in BUILD, and fuzzes it for SECONDS (default 60).
+#   fuzz/run.sh BUILD [SECONDS] [HDPSGD]      HDPSGD: a built hdpsgd, for the key dictionary
+# Seeds: models/*.ini, tests/bad-input/ (models, and the --set lines of *.set) and
+# fuzz/corpus/ (inputs that once crashed: keep every one there as a regression test).
+# Fails on any crash, leak, sanitizer report or timeout; the input is then saved as
+# BUILD/crash-* (or leak-*, timeout-*) and the command to reproduce it is printed.
+# Environment: FUZZ_SEED=N repeats a run (libFuzzer's -seed), CLANG=clang-14 picks clang.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$1
+secs=${2:-60}
+bin=${3:-}
+clang=${CLANG:-clang}
+if ! command -v "$clang" >/dev/null 2>&1; then
+  echo "fuzz: $clang not found: apt-get install clang libclang-rt-14-dev (or run scripts/install-deps.sh)" >&2
+  exit 1
+fi
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
+
+# the harness, the parser and nothing else (no OpenMP, no solvers)
+# shellcheck disable=SC2046
+"$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" \
+  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_model.c" "$src/src/model.c" "$src/src/error.c" \
+  $(pkg-config --libs inih gsl) -lm -o "$build/fuzz_model"
+
+# a fresh working corpus, the seeds, and a directory with valid and invalid data files
+rm -rf "$build/corpus" "$build/seeds" "$build/data"
+mkdir -p "$build/corpus" "$build/seeds" "$build/data"
+cp "$src"/models/*.ini "$src"/tests/bad-input/*.ini "$build/seeds/"
+for f in "$src"/tests/bad-input/*.set; do
+  grep -v -e '^; expect' -e '^--set$' "$f" > "$build/seeds/$(basename "$f").txt" || true
+done
+cp "$src"/fuzz/corpus/* "$build/seeds/" 2>/dev/null || true
+cp "$src"/tests/bad-input/*.txt "$build/data/"
+find "$src/models" -maxdepth 1 -type f ! -name '*.ini' -exec cp {} "$build/data/" \;
+
+# dictionary: sections, keys, section.key= from `hdpsgd keys`, and values that matter
+{
+  printf '"="\n"inf"\n"nan"\n"1e999"\n"-0"\n"0x1p-1074"\n"/dev/zero"\n"."\n"#"\n";"\n'
+  if [[ -n $bin && -x $bin ]]; then
+    "$bin" keys | awk '
+      /^\[/ { sec = substr($1, 2, length($1) - 2); printf "\"[%s]\"\n", sec; next }
+      NF >= 2 && $2 == "=" { printf "\"%s\"\n\"%s.%s=\"\n", $1, sec, $1 }'
+    # enum values listed in the help texts ("a | b | c")
+    "$bin" keys | grep -oE '[a-z][a-z0-9-]*( \| [a-z][a-z0-9-]*)+' | sed 's/ | /\n/g' | sort -u |
+      sed 's/.*/"&"/'
+  fi
+} > "$build/model.dict"
+dict=(-dict="$build/model.dict")
+
+seed=()
+[[ -n ${FUZZ_SEED:-} ]] && seed=(-seed="$FUZZ_SEED")
+cd "$build/data"
+echo "fuzz: $secs s on $(ls "$build/seeds" | wc -l) seeds; reproduce a failure with:"
+echo "  HDPSGD_FUZZ_DIR=$build/data $build/fuzz_model $build/crash-..."
+set +e
+HDPSGD_FUZZ_DIR="$build/data" UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  "$build/fuzz_model" "${dict[@]}" "${seed[@]}" -max_total_time="$secs" -timeout=10 \
+  -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/" \
+  "$build/corpus" "$build/seeds" >"$build/fuzz.log" 2>&1
+status=$?
+set -e
+grep -v -e '^#[0-9]' "$build/fuzz.log" | tail -n 80
+if [[ $status -ne 0 ]]; then
+  echo "fuzz: FAILED (status $status): see $build/fuzz.log; add the input to fuzz/corpus/ once fixed"
+  exit 1
+fi
+echo "fuzz: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/fuzz.log" | grep -o '[0-9]*$') inputs)"
