@@ -33,15 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* OpenBLAS (Fortran interface, thread control) */
-void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
-            const double *beta, double *c, const int *ldc);
-void dgemv_(const char *t, const int *m, const int *n, const double *alpha, const double *a,
-            const int *lda, const double *x, const int *incx, const double *beta, double *y,
-            const int *incy);
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
+#include "blas_internal.h"
 
 /* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb). */
 static void gemm(int ta, int tb, long M, long N, long K, double alpha, const double *A, long lda,
@@ -59,22 +51,6 @@ static void gemv(int trans, long rows, long cols, double alpha, const double *A,
     dgemv_(trans ? "N" : "T", &m, &n, &alpha, A, &la, x, &one, &beta, y, &one);
 }
 
-static int blas_single(void)
-{
-    int old = openblas_get_num_threads();
-    openblas_set_num_threads(1);
-    return old;
-}
-
-static void blas_restore(int old) { openblas_set_num_threads(old > 0 ? old : 1); }
-
-static int threads_to_use(int threads)
-{
-    int t = threads > 0 ? threads : omp_get_max_threads();
-    return t < 1 ? 1 : t;
-}
-
-static double *dalloc(size_t count) { return malloc(sizeof(double) * (count ? count : 1)); }
 static double *dzero(size_t count) { return calloc(count ? count : 1, sizeof(double)); }
 
 /* The stream of index j: the seed's stream jumped j times (rng.h). */

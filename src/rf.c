@@ -35,22 +35,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas_internal.h"
+
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
 
 /* From <gsl/gsl_randist.h>, which cannot be included here: it pulls in gsl_cblas.h,
  * whose declarations clash with OpenBLAS's <cblas.h>. */
 double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
-
-/* OpenBLAS (the Fortran BLAS interface and the thread control of its cblas.h) */
-void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
-            const double *beta, double *c, const int *ldc);
-void dgemv_(const char *t, const int *m, const int *n, const double *alpha, const double *a,
-            const int *lda, const double *x, const int *incx, const double *beta, double *y,
-            const int *incy);
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
 
 /* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb): the
  * column-major product C^T = op(B)^T op(A)^T. */
@@ -74,23 +66,6 @@ static void gemv(int trans, long rows, long cols, double alpha, const double *A,
 
 /* ---- small helpers ---- */
 
-/* The BLAS runs single-threaded inside the library (see the top comment). */
-static int blas_single(void)
-{
-    int old = openblas_get_num_threads();
-    openblas_set_num_threads(1);
-    return old;
-}
-
-static void blas_restore(int old) { openblas_set_num_threads(old > 0 ? old : 1); }
-
-static int threads_to_use(int threads)
-{
-    int t = threads > 0 ? threads : omp_get_max_threads();
-    return t < 1 ? 1 : t;
-}
-
-static double *dalloc(size_t count) { return malloc(sizeof(double) * (count ? count : 1)); }
 
 static double dot(const double *a, const double *b, long len)
 {

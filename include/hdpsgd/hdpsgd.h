@@ -14,7 +14,9 @@
  * prints and never exits; there is no global mutable state apart from two
  * once-initialised items (the ziggurat tables, and GSL's error handler, which
  * hdp_gsl_quiet turns off), so independent models may be used from different
- * threads. Results own their arrays: release them with the matching *_free.
+ * threads (one caveat: rf, kl and sim-index run OpenBLAS single-threaded during
+ * their calls through the process-wide openblas_set_num_threads). Results own their
+ * arrays: release them with the matching *_free.
  * Link: pkg-config --cflags --libs hdpsgd, or find_package(hdpsgd) and
  * target_link_libraries(app hdpsgd::hdpsgd).
  */
