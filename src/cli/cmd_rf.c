@@ -28,8 +28,8 @@ const cli_opt rf_opts[] = {
      "OpenMP threads (default 0 = one per core); results do not depend on it"},
     {"seed", 0, OPT_STRING, &mc.seed, "S",
      "seed, unsigned 64-bit (overrides sim.seed): data from its stream, run r = 1.. its r-th jump"},
-    {"output", 'o', OPT_STRING, &out_path, "FILE.csv", "write the CSV here (default: stdout)"},
-    {"json", 0, OPT_STRING, &json_path, "FILE.json", "write the JSON summary here"},
+    {"output", 'o', OPT_OUTPUT, &out_path, "FILE.csv", "write the CSV here (default: stdout)"},
+    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
