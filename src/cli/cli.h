@@ -99,6 +99,11 @@ typedef struct {
 
 void cli_mc_args_reset(cli_mc_args *a);
 
+/* Append the override fmt... (formatted into buf, which must outlive common) to
+ * the --set list, after the user's. Returns 0, or EXIT_BAD_INPUT after a message. */
+int cli_add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Check --runs/--threads/--seed/--step and append them as --set overrides
  * after the user's (so they win and the metadata shows them). Returns 0 or
  * EXIT_BAD_INPUT after printing a message. */

@@ -707,12 +707,9 @@ int cmd_nc(int argc, char **argv)
     }
     char draws_set[64];
     if (draws_opt != CLI_NOT_GIVEN) {
-        if (common.nsets >= MAX_SETS - 4) {
-            fprintf(stderr, "hdpsgd nc: error: too many --set options\n");
-            return EXIT_BAD_INPUT;
-        }
-        snprintf(draws_set, sizeof draws_set, "nc.draws=%ld", draws_opt);
-        common.sets[common.nsets++] = draws_set;
+        if ((rc = cli_add_set("nc", &common, draws_set, sizeof draws_set, "nc.draws=%ld",
+                              draws_opt)))
+            return rc;
     }
     if ((rc = cli_mc_args_apply("nc", &mc, &common)))
         return rc;

@@ -324,12 +324,9 @@ int cmd_si(int argc, char **argv)
                     runs_opt);
             return EXIT_BAD_INPUT;
         }
-        if (common.nsets >= MAX_SETS - 4) {
-            fprintf(stderr, "hdpsgd sim-index: error: too many --set options\n");
-            return EXIT_BAD_INPUT;
-        }
-        snprintf(runs_set, sizeof runs_set, "si.runs=%ld", runs_opt);
-        common.sets[common.nsets++] = runs_set;
+        if ((rc = cli_add_set("sim-index", &common, runs_set, sizeof runs_set, "si.runs=%ld",
+                              runs_opt)))
+            return rc;
     }
     if ((rc = cli_mc_args_apply("sim-index", &mc, &common)))
         return rc;

@@ -283,11 +283,7 @@ void cli_mc_args_reset(cli_mc_args *a)
     a->step = NAN;
 }
 
-static int add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt,
-                   ...) __attribute__((format(printf, 5, 6)));
-
-static int add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt,
-                   ...)
+int cli_add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt, ...)
 {
     if (common->nsets == MAX_SETS) {
         fprintf(stderr, "hdpsgd %s: too many --set options (at most %d)\n", cmd, MAX_SETS - 3);
@@ -332,11 +328,11 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
     }
     int rc = 0;
     if (a->runs != CLI_NOT_GIVEN)
-        rc = add_set(cmd, common, a->buf[0], sizeof a->buf[0], "sim.runs=%ld", a->runs);
+        rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "sim.runs=%ld", a->runs);
     if (!rc && a->seed)
-        rc = add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%.100s", a->seed);
+        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%.100s", a->seed);
     if (!rc && !isnan(a->step))
-        rc = add_set(cmd, common, a->buf[2], sizeof a->buf[2], "sde.step=%.17g", a->step);
+        rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "sde.step=%.17g", a->step);
     return rc;
 }
 
@@ -363,11 +359,11 @@ int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
     }
     int rc = 0;
     if (a->max_steps != CLI_NOT_GIVEN)
-        rc = add_set(cmd, common, a->buf[0], sizeof a->buf[0], "ode.max_steps=%ld", a->max_steps);
+        rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "ode.max_steps=%ld", a->max_steps);
     if (!rc && !isnan(a->rtol))
-        rc = add_set(cmd, common, a->buf[1], sizeof a->buf[1], "ode.rtol=%.17g", a->rtol);
+        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "ode.rtol=%.17g", a->rtol);
     if (!rc && !isnan(a->atol))
-        rc = add_set(cmd, common, a->buf[2], sizeof a->buf[2], "ode.atol=%.17g", a->atol);
+        rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "ode.atol=%.17g", a->atol);
     return rc;
 }
 
