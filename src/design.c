@@ -43,6 +43,35 @@ int hdp_design_family_parse(const char *name)
     return -1;
 }
 
+const char *hdp_design_family_key(hdp_design_family f)
+{
+    static const char *const keys[] = {"output", "linear_noise", "optimal", "pl"};
+    return (int)f >= 0 && f < HDP_FAMILY_COUNT ? keys[f] : "unknown";
+}
+
+hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err)
+{
+    memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
+    if (!strcmp(list, "all")) {
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
+        return HDP_OK;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    int any = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int f = hdp_design_family_parse(tok);
+        if (f < 0)
+            return hdp_fail(err, HDP_EINPUT,
+                            "unknown family '%s' (expected all, output, linear-noise, optimal or pl)",
+                            tok);
+        want[f] = any = 1;
+    }
+    if (!any)
+        return hdp_fail(err, HDP_EINPUT, "'%s': no family given", list);
+    return HDP_OK;
+}
+
 void hdp_design_options_init(hdp_design_options *o)
 {
     memset(o, 0, sizeof *o);

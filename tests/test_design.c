@@ -161,6 +161,18 @@ static void bad_options(void **state)
     assert_int_equal(hdp_design_family_parse("optimal"), HDP_FAMILY_OPTIMAL);
     assert_int_equal(hdp_design_family_parse("linear-noise"), HDP_FAMILY_LINEAR_NOISE);
     assert_int_equal(hdp_design_family_parse("bogus"), -1);
+    int want[HDP_FAMILY_COUNT];
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_design_families_parse("pl,output", want, &err), HDP_OK);
+    assert_true(want[HDP_FAMILY_PL] && want[HDP_FAMILY_OUTPUT] && !want[HDP_FAMILY_OPTIMAL] &&
+                !want[HDP_FAMILY_LINEAR_NOISE]);
+    assert_int_equal(hdp_design_families_parse("all", want, &err), HDP_OK);
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) assert_true(want[f]);
+    assert_int_equal(hdp_design_families_parse("output,bogus", want, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "'bogus'"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_design_families_parse(",", want, &err), HDP_EINPUT);
+    assert_string_equal(hdp_design_family_key(HDP_FAMILY_LINEAR_NOISE), "linear_noise");
     hdp_model_free(&m);
 }
 

@@ -56,6 +56,13 @@ typedef enum {
 const char *hdp_design_family_name(hdp_design_family f);
 int hdp_design_family_parse(const char *name);
 
+/* Parse "all" or a comma-separated list of family names into want[f] = 0/1;
+ * HDP_EINPUT naming the unknown name, or when the list names none. */
+hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err);
+
+/* The family as a JSON key prefix: output, linear_noise, optimal, pl. */
+const char *hdp_design_family_key(hdp_design_family f);
+
 /* Progress of a search, passed to the callback after every restart and every 100 ODE solves. */
 typedef struct {
     hdp_design_family family;

@@ -72,38 +72,21 @@ static int parse_gammas(const char *text, double *lo, double *hi, long *count)
     return 0;
 }
 
+/* --families: default output, linear-noise, optimal (THEORY 5's three rates). */
 static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
 {
-    memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
     if (!text) {
+        memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
         want[HDP_FAMILY_OUTPUT] = want[HDP_FAMILY_LINEAR_NOISE] = want[HDP_FAMILY_OPTIMAL] = 1;
         return 0;
     }
-    if (!strcmp(text, "all")) {
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
-        return 0;
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    int any = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int f = hdp_design_family_parse(tok);
-        if (f < 0)
-            return fail_usage("--families: unknown family '%s' (expected output, linear-noise, "
-                              "optimal, pl or all)",
-                              tok);
-        want[f] = any = 1;
-    }
-    if (!any)
-        return fail_usage("--families '%s': no family given", text);
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_design_families_parse(text, want, &err) != HDP_OK)
+        return fail_usage("--families: %s", err.msg);
     return 0;
 }
 
-static const char *key_of(int f)
-{
-    static const char *const keys[] = {"output", "linear_noise", "optimal", "pl"};
-    return keys[f];
-}
 
 static const char *rate_text(int f)
 {
@@ -319,16 +302,16 @@ int cmd_rates(int argc, char **argv)
             hdp_json_num(&j, k, models[i].gamma);
             for (int f = 0; f < HDP_FAMILY_COUNT; f++)
                 if (want[f]) {
-                    snprintf(k, sizeof k, "%s_final_risk_%ld", key_of(f), i);
+                    snprintf(k, sizeof k, "%s_final_risk_%ld", hdp_design_family_key((hdp_design_family)f), i);
                     hdp_json_num(&j, k, res[i][f].final_risk);
                 }
         }
         for (int f = 0; f < HDP_FAMILY_COUNT; f++)
             if (want[f]) {
                 char k[96];
-                snprintf(k, sizeof k, "%s_slope", key_of(f));
+                snprintf(k, sizeof k, "%s_slope", hdp_design_family_key((hdp_design_family)f));
                 hdp_json_num(&j, k, slope[f]);
-                snprintf(k, sizeof k, "%s_theory_slope", key_of(f));
+                snprintf(k, sizeof k, "%s_theory_slope", hdp_design_family_key((hdp_design_family)f));
                 hdp_json_num(&j, k, theory_slope[f]);
             }
         hdp_json_num(&j, "decade_lo", models[0].gamma);

@@ -67,39 +67,18 @@ static const char *num(double v, char *buf, size_t size)
 }
 
 /* Parse "all" or a comma-separated list into want[]. Returns 0 or prints and returns 2. */
+/* --family: default all */
 static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
 {
-    memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
-    if (!text || !strcmp(text, "all")) {
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
-        return 0;
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    int any = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int f = hdp_design_family_parse(tok);
-        if (f < 0) {
-            fprintf(stderr, "hdpsgd schedule: error: --family '%s': unknown family (expected all, "
-                            "output, linear-noise, optimal or pl)\n",
-                    tok);
-            return EXIT_BAD_INPUT;
-        }
-        want[f] = any = 1;
-    }
-    if (!any) {
-        fprintf(stderr, "hdpsgd schedule: error: --family '%s': no family given\n", text);
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_design_families_parse(text ? text : "all", want, &err) != HDP_OK) {
+        fprintf(stderr, "hdpsgd schedule: error: --family: %s\n", err.msg);
         return EXIT_BAD_INPUT;
     }
     return 0;
 }
 
-/* JSON key prefix of a family: output, linear_noise, optimal, pl */
-static const char *key_of(hdp_design_family f)
-{
-    static const char *const keys[] = {"output", "linear_noise", "optimal", "pl"};
-    return keys[f];
-}
 
 static void describe(const hdp_design_result *r, char *buf, size_t size)
 {
@@ -331,7 +310,7 @@ int cmd_schedule(int argc, char **argv)
             if (!done[f])
                 continue;
             char k[96];
-            const char *p = key_of(f);
+            const char *p = hdp_design_family_key(f);
 #define KEY(suffix) (snprintf(k, sizeof k, "%s_%s", p, suffix), k)
             hdp_json_num(&j, KEY("final_risk"), res[f].final_risk);
             hdp_json_num(&j, KEY("table_final_risk"), res[f].table_final_risk);
