@@ -97,4 +97,18 @@ int hdp_mc_clip_table_eval(const hdp_mc_clip_table *t, double R, double *mu, dou
 
 void hdp_mc_clip_table_free(hdp_mc_clip_table *t);
 
+/* ---- the O(d) loops of a step (mc_kernels.c; the same bits on every machine) ---- */
+
+/* x = sl .* z; *dot = x^T e, *xx = ||x||^2 */
+void hdp_mc_sample_dot(const double *sl, const double *z, const double *e, double *x, long d,
+                       double *dot, double *xx);
+
+/* e += a x + s z */
+void hdp_mc_axpby(double *e, double a, const double *x, double s, const double *z, long d);
+
+/* One Euler-Maruyama step of THEORY 4 in the eigenbasis:
+ * e += -a lambda .* e + b sl .* z1 (+ q z2 unless z2 is NULL); returns sum lambda e^2. */
+double hdp_mc_sde_step(double *e, const double *lambda, const double *sl, double a, double b,
+                       const double *z1, double q, const double *z2, long d);
+
 #endif

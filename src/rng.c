@@ -7,7 +7,9 @@
  *   update  t = s1 << 17; s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t; s3 = rotl(s3, 45)
  *   jump    the state after 2^128 steps as the GF(2) combination of the states
  *           met during 256 steps, selected by the bits of the jump polynomial
- *           {0x180ec6d33cfd0aba, 0xd5a61266f0c9392c, 0xa9582618e03fc9aa, 0x39abdc4529b1661c}
+ *           {0x180ec6d33cfd0aba, 0xd5a61266f0c9392c, 0xa9582618e03fc9aa, 0x39abdc4529b1661c};
+ *           long jump (2^192 steps) the same with
+ *           {0x76e15d3efefdcbbf, 0xc5004e441c522fb3, 0x77710069854ee241, 0x39109bb02acbe635}
  *           (constants from prng.di.unimi.it/xoshiro256plusplus.c).
  *   splitmix64: x += 0x9e3779b97f4a7c15; z = x; z = (z ^ z>>30) * 0xbf58476d1ce4e5b9;
  *           z = (z ^ z>>27) * 0x94d049bb133111eb; return z ^ z>>31
@@ -32,26 +34,44 @@ uint64_t hdp_splitmix64_next(uint64_t *x)
     return z ^ (z >> 31);
 }
 
-/* ---- ziggurat tables (ZIGNOR, Doornik 2005): 128 layers of area V each ---- */
-#define ZIG_R 3.442619855899          /* start of the tail */
+/* ---- ziggurat tables: C layers of area V each (Marsaglia and Tsang 2000) ----
+ * x_0 = V / f(R) (the base layer, tail included, as a rectangle), x_1 = R, x_i from
+ * V = x_{i-1} (f(x_i) - f(x_{i-1})), x_C = 0, f(x) = exp(-x^2/2); R solves the closure of
+ * the top layer. 128 layers: Doornik's ZIGNOR constants (hdp_rng_normal); 256 layers:
+ * Marsaglia and Tsang's, which close the top layer to 2e-15 in double precision
+ * (checked by bisection on the closure; the block stream hdp_normals). */
+#define ZIG_R 3.442619855899          /* start of the tail, 128 layers */
 #define ZIG_V 9.91256303526217e-3     /* area of each layer */
+#define ZIG256_R 3.6541528853610088
+#define ZIG256_V 4.928673233974655e-3
 
 double hdp_zig_x[129];
 double hdp_zig_r[128];
+double hdp_zig256_x[257];
+double hdp_zig256_r[256];
+static double zig256_f[257]; /* f(x_i), for the block stream's one-exponential wedge test */
 static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
+
+static void zig_layers(int C, double R, double V, double *x, double *r, double *fx)
+{
+    double f = exp(-0.5 * R * R);
+    x[0] = V / f;
+    x[1] = R;
+    x[C] = 0.0;
+    for (int i = 2; i < C; i++) {
+        x[i] = sqrt(-2.0 * log(V / x[i - 1] + f));
+        f = exp(-0.5 * x[i] * x[i]);
+    }
+    for (int i = 0; i < C; i++)
+        r[i] = x[i + 1] / x[i];
+    for (int i = 0; fx && i <= C; i++)
+        fx[i] = exp(-0.5 * x[i] * x[i]);
+}
 
 static void zig_build(void)
 {
-    double f = exp(-0.5 * ZIG_R * ZIG_R);
-    hdp_zig_x[0] = ZIG_V / f; /* the base layer, tail included, as a rectangle */
-    hdp_zig_x[1] = ZIG_R;
-    hdp_zig_x[128] = 0.0;
-    for (int i = 2; i < 128; i++) {
-        hdp_zig_x[i] = sqrt(-2.0 * log(ZIG_V / hdp_zig_x[i - 1] + f));
-        f = exp(-0.5 * hdp_zig_x[i] * hdp_zig_x[i]);
-    }
-    for (int i = 0; i < 128; i++)
-        hdp_zig_r[i] = hdp_zig_x[i + 1] / hdp_zig_x[i];
+    zig_layers(128, ZIG_R, ZIG_V, hdp_zig_x, hdp_zig_r, NULL);
+    zig_layers(256, ZIG256_R, ZIG256_V, hdp_zig256_x, hdp_zig256_r, zig256_f);
 }
 
 void hdp_rng_normal_tables(void) { pthread_once(&zig_once, zig_build); }
@@ -62,30 +82,57 @@ static double open01(hdp_xoshiro *g)
     return ((double)(hdp_xoshiro_next_inline(g) >> 11) + 0.5) * 0x1.0p-53;
 }
 
-double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u)
+/* The rejection part of the two samplers; blk = 0: hdp_rng_normal (128 layers, index in
+ * the low 7 bits, uniform from the top 53 bits, Doornik's wedge test); blk = 1: the block
+ * stream (256 layers, low 8 bits, top 52 bits as u = 2 [1.m] - 3, the wedge test with the
+ * tabulated f(x_i)). */
+static double normal_slow(hdp_xoshiro *g, int i, double u, int blk)
 {
+    const double *X = blk ? hdp_zig256_x : hdp_zig_x, *Rt = blk ? hdp_zig256_r : hdp_zig_r;
+    const double R = blk ? ZIG256_R : ZIG_R;
     for (;;) {
         if (i == 0) { /* the tail |x| > R (Marsaglia 1964) */
             double x, y;
             do {
-                x = log(open01(g)) / ZIG_R;
+                x = log(open01(g)) / R;
                 y = log(open01(g));
             } while (-2.0 * y < x * x);
-            return u < 0 ? x - ZIG_R : ZIG_R - x;
+            return u < 0 ? x - R : R - x;
         }
-        /* the wedge between layer i and the density */
-        double x = u * hdp_zig_x[i];
-        double f0 = exp(-0.5 * (hdp_zig_x[i] * hdp_zig_x[i] - x * x));
-        double f1 = exp(-0.5 * (hdp_zig_x[i + 1] * hdp_zig_x[i + 1] - x * x));
-        if (f1 + open01(g) * (f0 - f1) < 1.0)
-            return x;
+        /* the wedge between layer i and the density: accept x when a height y uniform
+         * on [f(x_i), f(x_{i+1})] falls under f(x). Doornik's form (hdp_rng_normal's
+         * stream, kept as it was) divides through by f(x) and takes two exponentials;
+         * the block stream uses the tabulated f(x_i) and one. */
+        double x = u * X[i];
+        if (blk) {
+            if (zig256_f[i] + open01(g) * (zig256_f[i + 1] - zig256_f[i]) < exp(-0.5 * x * x))
+                return x;
+        } else {
+            double f0 = exp(-0.5 * (X[i] * X[i] - x * x));
+            double f1 = exp(-0.5 * (X[i + 1] * X[i + 1] - x * x));
+            if (f1 + open01(g) * (f0 - f1) < 1.0)
+                return x;
+        }
         /* rejected: a fresh draw */
         uint64_t r = hdp_xoshiro_next_inline(g);
-        i = (int)(r & 0x7F);
-        u = 2.0 * ((double)(r >> 11) * 0x1.0p-53) - 1.0;
-        if (fabs(u) < hdp_zig_r[i])
-            return u * hdp_zig_x[i];
+        if (blk) {
+            i = (int)(r & 0xFF);
+            union { uint64_t b; double d; } v = {(r >> 12) | UINT64_C(0x3FF0000000000000)};
+            u = 2.0 * v.d - 3.0;
+        } else {
+            i = (int)(r & 0x7F);
+            u = 2.0 * ((double)(r >> 11) * 0x1.0p-53) - 1.0;
+        }
+        if (fabs(u) < Rt[i])
+            return u * X[i];
     }
+}
+
+double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u) { return normal_slow(g, i, u, 0); }
+
+double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u)
+{
+    return normal_slow(g, i, u, 1);
 }
 
 void hdp_xoshiro_seed(hdp_xoshiro *g, uint64_t seed)
@@ -110,10 +157,9 @@ uint64_t hdp_xoshiro_next(hdp_xoshiro *g)
     return result;
 }
 
-void hdp_xoshiro_jump(hdp_xoshiro *g)
+/* the state after as many steps as the polynomial JUMP encodes */
+static void jump_by(hdp_xoshiro *g, const uint64_t JUMP[4])
 {
-    static const uint64_t JUMP[4] = {UINT64_C(0x180ec6d33cfd0aba), UINT64_C(0xd5a61266f0c9392c),
-                                     UINT64_C(0xa9582618e03fc9aa), UINT64_C(0x39abdc4529b1661c)};
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (int i = 0; i < 4; i++) {
         for (int b = 0; b < 64; b++) {
@@ -130,6 +176,21 @@ void hdp_xoshiro_jump(hdp_xoshiro *g)
     g->s[1] = s1;
     g->s[2] = s2;
     g->s[3] = s3;
+}
+
+void hdp_xoshiro_jump(hdp_xoshiro *g)
+{
+    static const uint64_t JUMP[4] = {UINT64_C(0x180ec6d33cfd0aba), UINT64_C(0xd5a61266f0c9392c),
+                                     UINT64_C(0xa9582618e03fc9aa), UINT64_C(0x39abdc4529b1661c)};
+    jump_by(g, JUMP);
+}
+
+void hdp_xoshiro_long_jump(hdp_xoshiro *g)
+{
+    static const uint64_t LONG_JUMP[4] = {
+        UINT64_C(0x76e15d3efefdcbbf), UINT64_C(0xc5004e441c522fb3), UINT64_C(0x77710069854ee241),
+        UINT64_C(0x39109bb02acbe635)};
+    jump_by(g, LONG_JUMP);
 }
 
 double hdp_xoshiro_double(hdp_xoshiro *g)

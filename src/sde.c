@@ -190,8 +190,9 @@ int hdp_mc_clip_table_eval(const hdp_mc_clip_table *t, double R, double *mu, dou
 /* ---- the SDE ---- */
 
 typedef struct {
-    double *e;      /* [d] */
-    hdp_clip *clip; /* not thread-safe: one per thread */
+    double *e, *z1, *z2; /* [d] each: the state and a step's two Gaussian vectors */
+    hdp_normals normals; /* the run's block stream of Gaussians (rng.h) */
+    hdp_clip *clip;      /* not thread-safe: one per thread */
 } sde_ws;
 
 static void sde_ws_free(void *vw)
@@ -200,6 +201,8 @@ static void sde_ws_free(void *vw)
     if (!w)
         return;
     free(w->e);
+    free(w->z1);
+    free(w->z2);
     hdp_clip_free(w->clip);
     free(w);
 }
@@ -211,8 +214,10 @@ static void *sde_ws_alloc(const void *vctx)
     if (!w)
         return NULL;
     w->e = malloc(sizeof(double) * (size_t)c->d);
+    w->z1 = malloc(sizeof(double) * (size_t)c->d);
+    w->z2 = malloc(sizeof(double) * (size_t)c->d);
     w->clip = hdp_clip_alloc(c->noise, c->tau2, c->df, c->c);
-    if (!w->e || !w->clip) {
+    if (!w->e || !w->z1 || !w->z2 || !w->clip) {
         sde_ws_free(w);
         return NULL;
     }
@@ -223,14 +228,17 @@ static void *sde_ws_alloc(const void *vctx)
  * final-iterate noise of THEORY 3 at t = 1. */
 static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng, mc_run_out *out)
 {
-    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
     const sde_ctx *c = vctx;
     sde_ws *w = vws;
     const long d = c->d, N = c->N;
     const double *lambda = c->lambda, *sl = c->sqrt_lambda;
     const double sqrt_h = sqrt(c->h);
-    double *e = w->e;
+    double *e = w->e, *z1 = w->z1, *z2 = w->z2;
+    hdp_normals *ns = &w->normals;
 
+    /* the Gaussians of the steps come from the run's block stream (rng.h), theta*
+     * from the run's stream itself */
+    hdp_normals_init(ns, hdp_rng_state(rng));
     hdp_mc_draw_target(rng, d, c->radius, e);
     double R = hdp_mc_excess_risk(lambda, e, d);
     long p = 0;
@@ -255,24 +263,15 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         double a = c->eta[j] * mu * c->h;                                  /* drift */
         double b = c->eta[j] * sqrt(2.0 * V / (double)c->n) * sqrt_h;      /* SGD noise */
         double q = c->q[j];                                                  /* private noise */
-        double s = 0;
-        if (q > 0) {
-            for (long i = 0; i < d; i++) {
-                double xi1 = hdp_rng_normal(st);
-                double xi2 = hdp_rng_normal(st);
-                e[i] += -a * lambda[i] * e[i] + b * sl[i] * xi1 + q * xi2;
-                s += lambda[i] * e[i] * e[i];
-            }
-        } else {
-            for (long i = 0; i < d; i++) {
-                e[i] += -a * lambda[i] * e[i] + b * sl[i] * hdp_rng_normal(st);
-                s += lambda[i] * e[i] * e[i];
-            }
-        }
+        hdp_normals_fill(ns, z1, d);
+        if (q > 0)
+            hdp_normals_fill(ns, z2, d);
+        double s = hdp_mc_sde_step(e, lambda, sl, a, b, z1, q, q > 0 ? z2 : NULL, d);
         R = 0.5 * s;
         if (j == N - 1 && c->final_noise > 0) { /* final-iterate noise (THEORY 3) */
+            hdp_normals_fill(ns, z1, d);
             for (long i = 0; i < d; i++)
-                e[i] += c->final_noise * hdp_rng_normal(st);
+                e[i] += c->final_noise * z1[i];
             double after = hdp_mc_excess_risk(lambda, e, d);
             out->jump = after - R;
             R = after;

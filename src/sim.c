@@ -351,7 +351,8 @@ typedef struct {
 } sim_ctx;
 
 typedef struct {
-    double *e, *x; /* [d] each */
+    double *e, *x, *z; /* [d] each: e = theta - theta*, the sample, its Gaussians or the noise */
+    hdp_normals normals; /* the run's block stream of Gaussians (rng.h) */
 } sim_ws;
 
 static void *sim_ws_alloc(const void *vctx)
@@ -362,9 +363,11 @@ static void *sim_ws_alloc(const void *vctx)
         return NULL;
     w->e = malloc(sizeof(double) * (size_t)ctx->d);
     w->x = malloc(sizeof(double) * (size_t)ctx->d);
-    if (!w->e || !w->x) {
+    w->z = malloc(sizeof(double) * (size_t)ctx->d);
+    if (!w->e || !w->x || !w->z) {
         free(w->e);
         free(w->x);
+        free(w->z);
         free(w);
         return NULL;
     }
@@ -378,6 +381,7 @@ static void sim_ws_free(void *vw)
         return;
     free(w->e);
     free(w->x);
+    free(w->z);
     free(w);
 }
 
@@ -415,16 +419,20 @@ static int record(const mc_grid *g, long k, double R, long *nclip, long *p, mc_r
 }
 
 /* One run of the discrete algorithm of THEORY 1 (see the comment at the top);
- * the jump of the last step's private noise is the final-iterate term of THEORY 3. */
+ * the jump of the last step's private noise is the final-iterate term of THEORY 3.
+ * The 2 d Gaussians of a step come from the run's block stream (w->normals, seeded
+ * from the run's stream); theta*, the label noise and the Student t draws from the
+ * run's stream itself. */
 static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng, mc_run_out *out)
 {
-    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
     const sim_ctx *c = vctx;
     sim_ws *w = vws;
     const long d = c->d, n = c->n;
     const double *sl = c->sqrt_lambda;
-    double *e = w->e, *x = w->x;
+    double *e = w->e, *x = w->x, *z = w->z;
+    hdp_normals *ns = &w->normals;
 
+    hdp_normals_init(ns, hdp_rng_state(rng));
     hdp_mc_draw_target(rng, d, c->radius, e);
     double R = hdp_mc_excess_risk(c->lambda, e, d);
     long p = 0, nclip = 0;
@@ -433,14 +441,10 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         out->clipped[p] = 0.0;
     }
     for (long k = 0; k < n; k++) {
-        /* fresh sample x = sqrt(lambda) g and the residual r = x^T e - z */
-        double dot = 0, xx = 0;
-        for (long i = 0; i < d; i++) {
-            double xi = sl[i] * hdp_rng_normal(st);
-            x[i] = xi;
-            dot += xi * e[i];
-            xx += xi * xi;
-        }
+        /* fresh sample x = sqrt(lambda) z and the residual r = x^T e - z */
+        double dot, xx;
+        hdp_normals_fill(ns, z, d);
+        hdp_mc_sample_dot(sl, z, e, x, d, &dot, &xx);
         double r = dot - label_noise(c, rng);
         if (!isfinite(r)) {
             out->diverged = 1;
@@ -454,15 +458,16 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         }
         double s = c->sigma[k] > 0 ? 2.0 * c->C * c->sigma[k] : 0.0;
         if (s > 0 && k < n - 1) {
-            for (long i = 0; i < d; i++)
-                e[i] += -coef * x[i] + s * hdp_rng_normal(st);
+            hdp_normals_fill(ns, z, d);
+            hdp_mc_axpby(e, -coef, x, s, z, d);
         } else {
             for (long i = 0; i < d; i++)
                 e[i] -= coef * x[i];
             if (s > 0) { /* the last step: measure the final-iterate jump (THEORY 3) */
                 double before = hdp_mc_excess_risk(c->lambda, e, d);
+                hdp_normals_fill(ns, z, d);
                 for (long i = 0; i < d; i++)
-                    e[i] += s * hdp_rng_normal(st);
+                    e[i] += s * z[i];
                 out->jump = hdp_mc_excess_risk(c->lambda, e, d) - before;
             }
         }

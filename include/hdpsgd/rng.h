@@ -73,6 +73,10 @@ extern double hdp_zig_x[129]; /* layer edges x_0 = V/f(R) > x_1 = R > ... > x_12
 extern double hdp_zig_r[128]; /* x_{i+1} / x_i */
 void hdp_rng_normal_tables(void);
 double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u); /* rejection part (rng.c) */
+/* the 256-layer tables and rejection part of the block stream (hdp_normals below) */
+extern double hdp_zig256_x[257];
+extern double hdp_zig256_r[256];
+double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u);
 
 static inline uint64_t hdp_xoshiro_next_inline(hdp_xoshiro *g)
 {
@@ -99,6 +103,49 @@ static inline double hdp_rng_normal(hdp_xoshiro *g)
         return u * hdp_zig_x[i];
     return hdp_rng_normal_slow(g, i, u);
 }
+
+/* ---- the block Gaussian stream of the Monte Carlo hot loops (src/normals.c) ----
+ * Eight xoshiro256++ lanes stepped together, so that SIMD units (AVX2: two
+ * vectors of four; AVX-512: one of eight) generate eight Gaussians at a time,
+ * and a ninth stream for the ziggurat's rare rejections. Position p of the
+ * stream takes the (p / 8)-th output r of lane p % 8 and tries the ziggurat fast
+ * path with it, on 256 layers (Marsaglia and Tsang 2000): layer i = the low 8
+ * bits of r, uniform u = 2 [1.m] - 3 from the top 52 bits (exact; disjoint bits
+ * as in ZIGNOR); x = u x_i when |u| < x_{i+1}/x_i (98.5 % of positions).
+ * Otherwise the position is finished by the rejection code (wedge test, tail,
+ * fresh draws; hdp_rng_normal_block_slow) on the rejection stream, positions in
+ * increasing order. Every uniform serves one position only, so the numbers are
+ * exactly N(0, 1) and independent; the sequence is a function of the nine
+ * states, bit for bit the same for every kernel (generic C, AVX2, AVX-512) and
+ * however the caller splits it into fills. */
+#define HDP_NLANES 8
+typedef struct {
+    uint64_t s[4][HDP_NLANES]; /* s[w][j]: word w of lane j's xoshiro256++ state */
+    hdp_xoshiro slow;          /* the rejection stream */
+    double buf[HDP_NLANES];    /* the rest of a round a caller did not take */
+    int pos;                   /* next unread entry of buf (HDP_NLANES: empty) */
+} hdp_normals;
+
+/* Advance the stream by 2^192 outputs (the reference long-jump polynomial). */
+void hdp_xoshiro_long_jump(hdp_xoshiro *g);
+
+/* Lane j = the stream run long-jumped j + 1 times, the rejection stream = run
+ * long-jumped 9 times: 2^192 outputs apart from each other and, for run streams
+ * that are jumps (2^128 apart) of one base stream, from every run's own stream
+ * and from every other run's lanes. */
+void hdp_normals_init(hdp_normals *g, const hdp_xoshiro *run);
+
+/* The next n standard normal numbers of the stream into out[0..n-1]. */
+void hdp_normals_fill(hdp_normals *g, double *out, long n);
+
+/* The kernels; HDP_SIMD_AUTO picks the widest the CPU has (environment variable
+ * HDPSGD_SIMD=generic|avx2|avx512 overrides it for the whole process; a kernel
+ * the CPU lacks is ignored). hdp_normals_use() switches every later fill (tests,
+ * benchmarks; not while other threads fill) and returns 0 when the CPU lacks the
+ * kernel (nothing changed), 1 otherwise. The numbers are the same for all. */
+typedef enum { HDP_SIMD_AUTO, HDP_SIMD_GENERIC, HDP_SIMD_AVX2, HDP_SIMD_AVX512 } hdp_simd;
+int hdp_normals_use(hdp_simd kernel);
+const char *hdp_normals_kernel(void); /* "generic", "avx2" or "avx512" */
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Determinism (issue 8): the same command with the same seed writes byte-identical CSVs
-# run after run and for any number of threads (1, 2, 3 and the default of one per core).
+# run after run and for any number of threads (1, 2, 3 and the default of one per core),
+# and for every SIMD kernel of the Gaussian sampler (HDPSGD_SIMD).
 #   determinism.sh BIN            sim, sde and validate's data files
 #   determinism.sh BIN rf         `hdpsgd rf` (exit 77, "skipped", while it does not exist)
 set -u
@@ -46,6 +47,19 @@ else
   done
   check "validate: identical .ode.csv, .sim.csv, .sde.csv for any --threads" \
     same_for_threads validate ".ode.csv .sim.csv .sde.csv" "$bin" validate "${small[@]}" --data
+  # the Gaussian block stream's SIMD kernels (rng.h): the same bytes from each (a kernel the
+  # CPU lacks falls back to another, which must give the same bytes too)
+  same_for_kernels() { # same_for_kernels CMD
+    local k
+    for k in generic avx2 avx512; do
+      HDPSGD_SIMD=$k "$bin" "$1" "${small[@]}" -o "$work/$1-k-$k" >/dev/null 2>"$work/err" ||
+        { echo "$1 HDPSGD_SIMD=$k: $(cat "$work/err")"; return 1; }
+      cmp -s "$work/$1-k-$k" "$work/$1-1" || { echo "$1: HDPSGD_SIMD=$k differs"; return 1; }
+    done
+  }
+  for cmd in sim sde; do
+    check "$cmd: identical bytes with HDPSGD_SIMD=generic, avx2, avx512" same_for_kernels $cmd
+  done
   "$bin" sim "${small[@]}" --seed 12 -o "$work/seed12" >/dev/null 2>&1
   check "sim: another seed gives other numbers" bash -c "! cmp -s <(grep -v '^#' '$work/seed12') <(grep -v '^#' '$work/sim-1')"
 fi

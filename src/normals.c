@@ -1,0 +1,301 @@
+/*
+ * normals.c — the block Gaussian stream of the Monte Carlo (hdpsgd/rng.h,
+ * hdp_normals): eight xoshiro256++ lanes drawing ziggurat normals (256 layers,
+ * Marsaglia and Tsang 2000, with ZIGNOR's disjoint index and uniform bits,
+ * Doornik 2005; tables and rejection code in rng.c), eight at a time.
+ *
+ * Why: one run of `hdpsgd sim` at d = 1000, n = 10^5 needs 2 n d = 2*10^8
+ * Gaussians (THEORY.md 1: a fresh sample and the private noise per step), and
+ * they are most of its cost. One scalar stream is a serial chain (about 6 ns per
+ * draw on the 2 GHz machine of bench/RESULTS.md); eight independent lanes let the
+ * SIMD unit do the xoshiro step, the 52-bit uniform, the two table lookups
+ * (gathers), the acceptance test and the multiply for eight draws at once.
+ *
+ * Exactness and reproducibility: every kernel computes, for each lane, the same
+ * IEEE operations as the generic C code (integer xoshiro step; the uniform
+ * u = 2 [1.m] - 3, exact; the test |u| < x_{i+1}/x_i; x = u x_i, one rounding;
+ * this file is compiled without fused multiply-adds), and the rejected positions
+ * (about 1.5 %) are queued and finished in order by the same scalar
+ * hdp_rng_normal_block_slow on the rejection stream, so the stream is bit for bit
+ * the same on every machine (tests/test_rng.c compares the kernels the CPU has).
+ */
+#include "hdpsgd/rng.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HDP_X86 1
+#else
+#define HDP_X86 0
+#endif
+
+#define L HDP_NLANES
+
+/* A kernel writes rounds * L values: the accepted fast draws in place and, for
+ * each rejected one, its position and 64-bit output into the queue (in position
+ * order), to be finished by finish() with the rejection stream. */
+typedef long (*fill_fn)(uint64_t st[4][L], double *out, long rounds, uint64_t *qpos,
+                        uint64_t *qr);
+
+#define CHUNK 128 /* rounds per kernel call: the queue holds at most CHUNK * L entries */
+
+/* the rejections of a chunk, in position order, from the rejection stream */
+static void finish(hdp_xoshiro *slow, double *out, long q, const uint64_t *qpos,
+                   const uint64_t *qr)
+{
+    for (long k = 0; k < q; k++) {
+        uint64_t r = qr[k];
+        union { uint64_t u; double d; } v = {(r >> 12) | UINT64_C(0x3FF0000000000000)};
+        out[qpos[k]] = hdp_rng_normal_block_slow(slow, (int)(r & 0xFF), 2.0 * v.d - 3.0);
+    }
+}
+
+/* ---- generic C: the definition ---- */
+static long fill_generic(uint64_t st[4][L], double *out, long rounds, uint64_t *qpos,
+                         uint64_t *qr)
+{
+    long q = 0;
+    for (long b = 0; b < rounds; b++) {
+        uint64_t res[L];
+        for (int j = 0; j < L; j++) { /* xoshiro256++ on every lane (rng.c) */
+            uint64_t sum = st[0][j] + st[3][j];
+            res[j] = ((sum << 23) | (sum >> 41)) + st[0][j];
+            uint64_t t = st[1][j] << 17;
+            st[2][j] ^= st[0][j];
+            st[3][j] ^= st[1][j];
+            st[1][j] ^= st[2][j];
+            st[0][j] ^= st[3][j];
+            st[2][j] ^= t;
+            st[3][j] = (st[3][j] << 45) | (st[3][j] >> 19);
+        }
+        for (int j = 0; j < L; j++) {
+            int i = (int)(res[j] & 0xFF);
+            union { uint64_t u; double d; } v = {(res[j] >> 12) | UINT64_C(0x3FF0000000000000)};
+            double u = 2.0 * v.d - 3.0;
+            out[b * L + j] = u * hdp_zig256_x[i];
+            if (!(fabs(u) < hdp_zig256_r[i])) {
+                qpos[q] = (uint64_t)(b * L + j);
+                qr[q++] = res[j];
+            }
+        }
+    }
+    return q;
+}
+
+#if HDP_X86
+/* ---- AVX2: the eight lanes as two vectors of four ---- */
+#define AVX2 __attribute__((target("avx2")))
+
+AVX2 static inline __m256i rotl4(__m256i x, int k)
+{
+    return _mm256_or_si256(_mm256_slli_epi64(x, k), _mm256_srli_epi64(x, 64 - k));
+}
+
+AVX2 static long fill_avx2(uint64_t st[4][L], double *out, long rounds, uint64_t *qpos,
+                           uint64_t *qr)
+{
+    __m256i s0[2], s1[2], s2[2], s3[2];
+    for (int h = 0; h < 2; h++) {
+        s0[h] = _mm256_loadu_si256((const __m256i *)&st[0][4 * h]);
+        s1[h] = _mm256_loadu_si256((const __m256i *)&st[1][4 * h]);
+        s2[h] = _mm256_loadu_si256((const __m256i *)&st[2][4 * h]);
+        s3[h] = _mm256_loadu_si256((const __m256i *)&st[3][4 * h]);
+    }
+    const __m256i mask8 = _mm256_set1_epi64x(0xFF);
+    const __m256i one = _mm256_set1_epi64x(0x3FF0000000000000LL);
+    const __m256d two = _mm256_set1_pd(2.0), three = _mm256_set1_pd(3.0);
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+    long q = 0;
+    for (long b = 0; b < rounds; b++) {
+        for (int h = 0; h < 2; h++) {
+            __m256i res = _mm256_add_epi64(rotl4(_mm256_add_epi64(s0[h], s3[h]), 23), s0[h]);
+            __m256i t = _mm256_slli_epi64(s1[h], 17);
+            s2[h] = _mm256_xor_si256(s2[h], s0[h]);
+            s3[h] = _mm256_xor_si256(s3[h], s1[h]);
+            s1[h] = _mm256_xor_si256(s1[h], s2[h]);
+            s0[h] = _mm256_xor_si256(s0[h], s3[h]);
+            s2[h] = _mm256_xor_si256(s2[h], t);
+            s3[h] = rotl4(s3[h], 45);
+            __m256i idx = _mm256_and_si256(res, mask8);
+            __m256d u = _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(res, 12), one));
+            u = _mm256_sub_pd(_mm256_mul_pd(u, two), three);
+            __m256d lim = _mm256_i64gather_pd(hdp_zig256_r, idx, 8);
+            __m256d ok = _mm256_cmp_pd(_mm256_and_pd(u, absmask), lim, _CMP_LT_OQ);
+            _mm256_storeu_pd(out + b * L + 4 * h,
+                             _mm256_mul_pd(u, _mm256_i64gather_pd(hdp_zig256_x, idx, 8)));
+            int bad = ~_mm256_movemask_pd(ok) & 0xF;
+            if (__builtin_expect(bad != 0, 0)) {
+                uint64_t r[4];
+                _mm256_storeu_si256((__m256i *)r, res);
+                for (int j = 0; j < 4; j++)
+                    if (bad & (1 << j)) {
+                        qpos[q] = (uint64_t)(b * L + 4 * h + j);
+                        qr[q++] = r[j];
+                    }
+            }
+        }
+    }
+    for (int h = 0; h < 2; h++) {
+        _mm256_storeu_si256((__m256i *)&st[0][4 * h], s0[h]);
+        _mm256_storeu_si256((__m256i *)&st[1][4 * h], s1[h]);
+        _mm256_storeu_si256((__m256i *)&st[2][4 * h], s2[h]);
+        _mm256_storeu_si256((__m256i *)&st[3][4 * h], s3[h]);
+    }
+    return q;
+}
+
+/* ---- AVX-512: the eight lanes in one vector; rejections queued without branches ---- */
+#define AVX512 __attribute__((target("avx512f")))
+
+AVX512 static long fill_avx512(uint64_t st[4][L], double *out, long rounds, uint64_t *qpos,
+                               uint64_t *qr)
+{
+    __m512i s0 = _mm512_loadu_si512(st[0]), s1 = _mm512_loadu_si512(st[1]);
+    __m512i s2 = _mm512_loadu_si512(st[2]), s3 = _mm512_loadu_si512(st[3]);
+    const __m512i mask8 = _mm512_set1_epi64(0xFF);
+    const __m512i one = _mm512_set1_epi64(0x3FF0000000000000LL);
+    const __m512d two = _mm512_set1_pd(2.0), three = _mm512_set1_pd(3.0);
+    __m512i pos = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i step = _mm512_set1_epi64(L);
+    long q = 0;
+    for (long b = 0; b < rounds; b++) {
+        __m512i res = _mm512_add_epi64(_mm512_rol_epi64(_mm512_add_epi64(s0, s3), 23), s0);
+        __m512i t = _mm512_slli_epi64(s1, 17);
+        s2 = _mm512_xor_si512(s2, s0);
+        s3 = _mm512_xor_si512(s3, s1);
+        s1 = _mm512_xor_si512(s1, s2);
+        s0 = _mm512_xor_si512(s0, s3);
+        s2 = _mm512_xor_si512(s2, t);
+        s3 = _mm512_rol_epi64(s3, 45);
+        __m512i idx = _mm512_and_si512(res, mask8);
+        __m512d u = _mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(res, 12), one));
+        u = _mm512_sub_pd(_mm512_mul_pd(u, two), three);
+        __m512d lim = _mm512_i64gather_pd(idx, hdp_zig256_r, 8);
+        __mmask8 bad = _mm512_cmp_pd_mask(_mm512_abs_pd(u), lim, _CMP_NLT_UQ);
+        _mm512_storeu_pd(out + b * L, _mm512_mul_pd(u, _mm512_i64gather_pd(idx, hdp_zig256_x, 8)));
+        _mm512_mask_compressstoreu_epi64(qpos + q, bad, pos);
+        _mm512_mask_compressstoreu_epi64(qr + q, bad, res);
+        q += __builtin_popcount(bad);
+        pos = _mm512_add_epi64(pos, step);
+    }
+    _mm512_storeu_si512(st[0], s0);
+    _mm512_storeu_si512(st[1], s1);
+    _mm512_storeu_si512(st[2], s2);
+    _mm512_storeu_si512(st[3], s3);
+    return q;
+}
+#endif
+
+/* ---- kernel choice ---- */
+
+static const char *const NAMES[] = {"auto", "generic", "avx2", "avx512"};
+static fill_fn kernel_fn = fill_generic;
+static hdp_simd kernel_id = HDP_SIMD_GENERIC;
+static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
+
+static int cpu_has(hdp_simd k)
+{
+#if HDP_X86
+    __builtin_cpu_init();
+    if (k == HDP_SIMD_AVX2)
+        return __builtin_cpu_supports("avx2");
+    if (k == HDP_SIMD_AVX512)
+        return __builtin_cpu_supports("avx512f");
+#endif
+    return k == HDP_SIMD_GENERIC;
+}
+
+static void set_kernel(hdp_simd k)
+{
+#if HDP_X86
+    kernel_fn = k == HDP_SIMD_AVX512 ? fill_avx512 : k == HDP_SIMD_AVX2 ? fill_avx2 : fill_generic;
+#else
+    kernel_fn = fill_generic;
+#endif
+    kernel_id = k;
+}
+
+static hdp_simd best_kernel(void)
+{
+    return cpu_has(HDP_SIMD_AVX512) ? HDP_SIMD_AVX512
+           : cpu_has(HDP_SIMD_AVX2) ? HDP_SIMD_AVX2
+                                    : HDP_SIMD_GENERIC;
+}
+
+static void choose_kernel(void)
+{
+    hdp_simd k = best_kernel();
+    const char *env = getenv("HDPSGD_SIMD");
+    for (int i = 1; env && i < 4; i++)
+        if (strcmp(env, NAMES[i]) == 0 && cpu_has((hdp_simd)i))
+            k = (hdp_simd)i; /* a kernel the CPU lacks is ignored: the stream is the same */
+    set_kernel(k);
+}
+
+int hdp_normals_use(hdp_simd kernel)
+{
+    pthread_once(&kernel_once, choose_kernel);
+    if (kernel == HDP_SIMD_AUTO)
+        kernel = best_kernel();
+    if (!cpu_has(kernel))
+        return 0;
+    set_kernel(kernel);
+    return 1;
+}
+
+const char *hdp_normals_kernel(void)
+{
+    pthread_once(&kernel_once, choose_kernel);
+    return NAMES[kernel_id];
+}
+
+/* ---- the stream ---- */
+
+void hdp_normals_init(hdp_normals *g, const hdp_xoshiro *run)
+{
+    pthread_once(&kernel_once, choose_kernel);
+    hdp_rng_normal_tables();
+    hdp_xoshiro lane = *run;
+    for (int j = 0; j < L; j++) {
+        hdp_xoshiro_long_jump(&lane);
+        for (int w = 0; w < 4; w++)
+            g->s[w][j] = lane.s[w];
+    }
+    hdp_xoshiro_long_jump(&lane);
+    g->slow = lane;
+    g->pos = L;
+}
+
+/* whole rounds into out, CHUNK rounds per kernel call */
+static void rounds_into(hdp_normals *g, double *out, long rounds)
+{
+    uint64_t qpos[CHUNK * L], qr[CHUNK * L];
+    while (rounds > 0) {
+        long r = rounds < CHUNK ? rounds : CHUNK;
+        long q = kernel_fn(g->s, out, r, qpos, qr);
+        finish(&g->slow, out, q, qpos, qr);
+        out += r * L;
+        rounds -= r;
+    }
+}
+
+void hdp_normals_fill(hdp_normals *g, double *out, long n)
+{
+    while (n > 0 && g->pos < L) { /* the rest of the last round */
+        *out++ = g->buf[g->pos++];
+        n--;
+    }
+    long rounds = n / L;
+    rounds_into(g, out, rounds);
+    out += rounds * L;
+    n -= rounds * L;
+    if (n > 0) {
+        rounds_into(g, g->buf, 1);
+        memcpy(out, g->buf, sizeof(double) * (size_t)n);
+        g->pos = (int)n;
+    }
+}
