@@ -1,6 +1,6 @@
 /*
  * mc_kernels.c — the O(d) loops of one Monte Carlo step (sim.c: THEORY.md 1;
- * sde.c: THEORY.md 4), written once over vectors of eight doubles.
+ * sde.c: THEORY.md 4), written once over vectors of four doubles.
  *
  * Each reduction keeps eight partial sums (element i goes to sum i mod 8) added
  * in a fixed tree at the end, and every element-wise formula is evaluated in
@@ -14,13 +14,10 @@
 
 #include "mc_internal.h"
 
-typedef double v8 __attribute__((vector_size(64)));
-
-#if defined(__GNUC__) && !defined(__clang__)
-/* load() and store() pass a v8 by value; they are always inlined, so the note that the
- * calling convention of 64-byte vectors differs with and without AVX-512 does not apply */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+/* four doubles, unaligned, allowed to alias double: the eight partial sums are two of
+ * these (elements i = 8m + j go to sum j), which every target handles in registers
+ * (a 64-byte vector type made GCC spill through the stack without AVX-512) */
+typedef double v4 __attribute__((vector_size(32), aligned(8), may_alias));
 
 /* HDP_MC_KERNELS_BASELINE: one baseline build (tests/test_kernels.c compares it with the
  * library's clones) */
@@ -31,34 +28,34 @@ typedef double v8 __attribute__((vector_size(64)));
 #define CLONES
 #endif
 
-static inline v8 load(const double *p)
-{
-    v8 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline void store(double *p, v8 v) { memcpy(p, &v, sizeof v); }
+#define V(p) (*(const v4 *)(p))
+#define W(p) (*(v4 *)(p))
 
 static inline double tree(const double a[8])
 {
     return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
+/* the two halves of the partial sums into a[8] */
+#define UNPACK(a, lo, hi) (memcpy((a), &(lo), sizeof(v4)), memcpy((a) + 4, &(hi), sizeof(v4)))
+
 CLONES void hdp_mc_sample_dot(const double *sl, const double *z, const double *e, double *x,
                               long d, double *dot, double *xx)
 {
-    v8 a = {0}, q = {0};
+    v4 a0 = {0}, a1 = {0}, q0 = {0}, q1 = {0};
     long i = 0;
     for (; i + 8 <= d; i += 8) {
-        v8 xi = load(sl + i) * load(z + i);
-        store(x + i, xi);
-        a += xi * load(e + i);
-        q += xi * xi;
+        v4 x0 = V(sl + i) * V(z + i), x1 = V(sl + i + 4) * V(z + i + 4);
+        W(x + i) = x0;
+        W(x + i + 4) = x1;
+        a0 += x0 * V(e + i);
+        a1 += x1 * V(e + i + 4);
+        q0 += x0 * x0;
+        q1 += x1 * x1;
     }
     double as[8], qs[8];
-    memcpy(as, &a, sizeof as);
-    memcpy(qs, &q, sizeof qs);
+    UNPACK(as, a0, a1);
+    UNPACK(qs, q0, q1);
     for (int j = 0; i < d; i++, j++) {
         double xi = sl[i] * z[i];
         x[i] = xi;
@@ -72,8 +69,8 @@ CLONES void hdp_mc_sample_dot(const double *sl, const double *z, const double *e
 CLONES void hdp_mc_axpby(double *e, double a, const double *x, double s, const double *z, long d)
 {
     long i = 0;
-    for (; i + 8 <= d; i += 8)
-        store(e + i, load(e + i) + (a * load(x + i) + s * load(z + i)));
+    for (; i + 4 <= d; i += 4)
+        W(e + i) = V(e + i) + (a * V(x + i) + s * V(z + i));
     for (; i < d; i++)
         e[i] += a * x[i] + s * z[i];
 }
@@ -81,19 +78,21 @@ CLONES void hdp_mc_axpby(double *e, double a, const double *x, double s, const d
 CLONES double hdp_mc_sde_step(double *e, const double *lambda, const double *sl, double a,
                               double b, const double *z1, double q, const double *z2, long d)
 {
-    v8 acc = {0};
+    v4 acc[2] = {{0}, {0}};
     long i = 0;
-    for (; i + 8 <= d; i += 8) {
-        v8 l = load(lambda + i), ei = load(e + i);
-        v8 inc = -a * l * ei + b * load(sl + i) * load(z1 + i);
-        if (z2)
-            inc += q * load(z2 + i);
-        ei += inc;
-        store(e + i, ei);
-        acc += l * ei * ei;
-    }
+    for (; i + 8 <= d; i += 8)
+        for (int h = 0; h < 2; h++) {
+            long k = i + 4 * h;
+            v4 l = V(lambda + k), ei = V(e + k);
+            v4 inc = -a * l * ei + b * V(sl + k) * V(z1 + k);
+            if (z2)
+                inc += q * V(z2 + k);
+            ei += inc;
+            W(e + k) = ei;
+            acc[h] += l * ei * ei;
+        }
     double as[8];
-    memcpy(as, &acc, sizeof as);
+    UNPACK(as, acc[0], acc[1]);
     for (int j = 0; i < d; i++, j++) {
         double inc = -a * lambda[i] * e[i] + b * sl[i] * z1[i];
         if (z2)
