@@ -21,37 +21,43 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* one step k of the backward pass (k = n-1 down to 0): 0 when eta_k > 0 has no noise
+ * at or after it (the accountant is then +inf) */
+static int accountant_step(double eta, double sigma, long double *tail, double *worst)
+{
+    *tail += (long double)sigma * sigma;
+    if (eta <= 0)
+        return 1;
+    if (*tail <= 0)
+        return 0;
+    double r = (double)((long double)eta / sqrtl(*tail));
+    if (r > *worst)
+        *worst = r;
+    return 1;
+}
+
 double hdp_privacy_accountant(const double *eta, const double *sigma, long n)
 {
     long double tail = 0;
     double worst = 0;
-    for (long k = n - 1; k >= 0; k--) {
-        tail += (long double)sigma[k] * sigma[k];
-        if (eta[k] <= 0)
-            continue;
-        if (tail <= 0)
+    for (long k = n - 1; k >= 0; k--)
+        if (!accountant_step(eta[k], sigma[k], &tail, &worst))
             return INFINITY;
-        double r = (double)((long double)eta[k] / sqrtl(tail));
-        if (r > worst)
-            worst = r;
-    }
     return worst;
 }
 
+/* the same pass with eta_k, sigma_k generated on the way: no O(n) arrays */
 double hdp_privacy_accountant_schedule(const hdp_schedule *s, long n)
 {
-    double *eta = malloc(sizeof(double) * (size_t)n), *sigma = malloc(sizeof(double) * (size_t)n);
-    if (!eta || !sigma) {
-        free(eta);
-        free(sigma);
-        return NAN;
+    long double tail = 0;
+    double worst = 0;
+    for (long k = n - 1; k >= 0; k--) {
+        double eta, sigma;
+        hdp_sched_step(s, n, k, &eta, &sigma);
+        if (!accountant_step(eta, sigma, &tail, &worst))
+            return INFINITY;
     }
-    for (long k = 0; k < n; k++)
-        hdp_sched_step(s, n, k, &eta[k], &sigma[k]);
-    double r = hdp_privacy_accountant(eta, sigma, n);
-    free(eta);
-    free(sigma);
-    return r;
+    return worst;
 }
 
 double hdp_zcdp_epsilon_bs(double rho_z, double delta)

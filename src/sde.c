@@ -40,8 +40,8 @@ typedef struct {
     double h;
     const double *lambda;  /* [d] */
     double *sqrt_lambda;   /* [d] */
-    double *eta;           /* [N] eta~(t_j) */
-    double *q;             /* [N] 2 (sqrt(d)/n) c sigma~(t_j) sqrt(h) (0 without noise) */
+    hdp_schedule sched;    /* eta~(t_j), sigma~^2(t_j) at t_j = j h, evaluated per step (no O(N) arrays) */
+    double q_scale;        /* 2 (sqrt(d)/n) c sqrt(h): the private noise is q_scale sigma~(t_j) */
     double final_noise;    /* 2 C_clip sigma_f, sigma_f = (eta~(1)/n)/rho (0 if rho = inf) */
     double radius;
     hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
@@ -260,9 +260,11 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             V = cv.V;
         }
         clip_sum += 1.0 - mu;
-        double a = c->eta[j] * mu * c->h;                                  /* drift */
-        double b = c->eta[j] * sqrt(2.0 * V / (double)c->n) * sqrt_h;      /* SGD noise */
-        double q = c->q[j];                                                  /* private noise */
+        double t = (double)j * c->h, eta = hdp_sched_eta(&c->sched, t);
+        double s2 = hdp_sched_sigma2(&c->sched, t); /* 0 when rho = inf (then c may be inf) */
+        double a = eta * mu * c->h;                                  /* drift */
+        double b = eta * sqrt(2.0 * V / (double)c->n) * sqrt_h;      /* SGD noise */
+        double q = s2 > 0 ? c->q_scale * sqrt(s2) : 0.0;             /* private noise */
         hdp_normals_fill(ns, z1, d);
         if (q > 0)
             hdp_normals_fill(ns, z2, d);
@@ -317,22 +319,15 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
         return st;
     sde_ctx c;
     memset(&c, 0, sizeof c);
-    c.eta = malloc(sizeof(double) * (size_t)N);
-    c.q = malloc(sizeof(double) * (size_t)N);
     c.sqrt_lambda = malloc(sizeof(double) * (size_t)d);
-    if (!c.eta || !c.q || !c.sqrt_lambda) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for N = %ld SDE steps", N);
+    if (!c.sqrt_lambda) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
         goto done;
     }
     hdp_schedule s;
     hdp_schedule_from_model(m, &s);
-    double sqrt_h = sqrt(h);
-    for (long j = 0; j < N; j++) {
-        double t = (double)j * h;
-        c.eta[j] = hdp_sched_eta(&s, t);
-        double s2 = hdp_sched_sigma2(&s, t); /* 0 when rho = inf (then c may be inf) */
-        c.q[j] = s2 > 0 ? 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(s2) * sqrt_h : 0.0;
-    }
+    c.sched = s;
+    c.q_scale = 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(h);
     for (long i = 0; i < d; i++)
         c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
     double eta1 = hdp_sched_eta(&s, 1.0);
@@ -368,8 +363,6 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     res->rho_accounted = hdp_privacy_accountant_schedule(&s, n);
 done:
     hdp_mc_clip_table_free(&c.table);
-    free(c.eta);
-    free(c.q);
     free(c.sqrt_lambda);
     hdp_spectrum_free(&spec);
     return st;

@@ -341,8 +341,7 @@ typedef struct {
     long d, n;
     const double *lambda;  /* [d] eigenvalues of Sigma, mean 1 */
     double *sqrt_lambda;   /* [d] */
-    const double *eta;     /* [n] eta_k = eta~(k/n)/n */
-    const double *sigma;   /* [n] sigma_k (THEORY 1) */
+    hdp_schedule sched;    /* eta_k = eta~(k/n)/n and sigma_k (THEORY 1) by hdp_sched_step, per step */
     double C;              /* C_clip = c sqrt(d), may be inf */
     double radius;         /* r* = ||theta*|| */
     hdp_noise_kind noise;
@@ -442,7 +441,8 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     }
     for (long k = 0; k < n; k++) {
         /* fresh sample x = sqrt(lambda) z and the residual r = x^T e - z */
-        double dot, xx;
+        double dot, xx, eta_k, sigma_k;
+        hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
         hdp_normals_fill(ns, z, d);
         hdp_mc_sample_dot(sl, z, e, x, d, &dot, &xx);
         double r = dot - label_noise(c, rng);
@@ -451,12 +451,12 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             return;
         }
         /* clipping of the true gradient norm |r| ||x|| at C_clip (THEORY 1) */
-        double coef = c->eta[k] * r, gnorm = fabs(r) * sqrt(xx);
+        double coef = eta_k * r, gnorm = fabs(r) * sqrt(xx);
         if (gnorm > c->C) {
             coef *= c->C / gnorm;
             nclip++;
         }
-        double s = c->sigma[k] > 0 ? 2.0 * c->C * c->sigma[k] : 0.0;
+        double s = sigma_k > 0 ? 2.0 * c->C * sigma_k : 0.0;
         if (s > 0 && k < n - 1) {
             hdp_normals_fill(ns, z, d);
             hdp_mc_axpby(e, -coef, x, s, z, d);
@@ -496,24 +496,17 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     long d = m->d, n = m->n;
     sim_ctx c;
     memset(&c, 0, sizeof c);
-    double *eta = malloc(sizeof(double) * (size_t)n);
-    double *sigma = malloc(sizeof(double) * (size_t)n);
     c.sqrt_lambda = malloc(sizeof(double) * (size_t)d);
-    if (!eta || !sigma || !c.sqrt_lambda) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for a schedule of n = %ld steps", n);
+    if (!c.sqrt_lambda) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
         goto done;
     }
-    hdp_schedule s;
-    hdp_schedule_from_model(m, &s);
-    for (long k = 0; k < n; k++)
-        hdp_sched_step(&s, n, k, &eta[k], &sigma[k]);
+    hdp_schedule_from_model(m, &c.sched);
     for (long i = 0; i < d; i++)
         c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
     c.d = d;
     c.n = n;
     c.lambda = spec.lambda;
-    c.eta = eta;
-    c.sigma = sigma;
     c.C = m->c * sqrt((double)d);
     c.radius = m->target_radius;
     c.noise = m->noise;
@@ -523,11 +516,9 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
                                               : 0.0;
 
     st = hdp_mc_drive(m, opt, n, &sim_method, &c, res, err);
-    /* THEORY 6 on the eta_k, sigma_k the runs used: equals rho */
-    res->rho_accounted = hdp_privacy_accountant(eta, sigma, n);
+    /* THEORY 6 on the eta_k, sigma_k the runs used (the same hdp_sched_step): equals rho */
+    res->rho_accounted = hdp_privacy_accountant_schedule(&c.sched, n);
 done:
-    free(eta);
-    free(sigma);
     free(c.sqrt_lambda);
     hdp_spectrum_free(&spec);
     return st;
