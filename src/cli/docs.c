@@ -76,6 +76,11 @@ void cli_print_man(FILE *f)
           "line and key; no output file is written), 3 an output file could not be written, 4 "
           "numerical failure.\n",
           f);
+    fputs(".SH ENVIRONMENT\n.TP\n.B HDPSGD_SIMD\ngeneric, avx2 or avx512: the kernel of the "
+          "Monte Carlo's Gaussian block sampler (default: the widest the CPU has; one it lacks is "
+          "ignored). Every kernel gives the same numbers.\n.TP\n.B OMP_NUM_THREADS\nthe default "
+          "number of threads of the Monte Carlo commands when \\fB\\-\\-threads\\fR is not given.\n",
+          f);
     fputs(".SH SEE ALSO\nThe README and THEORY.md of the hdpsgd sources.\n", f);
 }
 
