@@ -86,28 +86,27 @@ for k in $ks; do
   ((have_np)) && line="$line speedup_over_numpy=$($py -c "print(round($np_run/$per_run,1))")"
   echo "$line"
 done
-# Parallel efficiency t1 / (2 t2): 8 runs on 1 and on 2 threads, alternating, best of five
-# each (the VM's speed drifts by tens of per cent over seconds). The control: two
-# independent one-thread processes at once against one alone — what the two cores deliver
-# together, whatever the program (on this VM the second vCPU slows when both are busy).
-t1=1e9 t2=1e9 alone=1e9 pair=1e9
-mc=(sim --set data.d=1000 --set data.gamma=0.01 --runs 8 -o /dev/null)
+# Parallel efficiency t1 / (2 t2): 16 runs on 1 thread then on 2 threads, five such pairs;
+# the median of the five paired ratios (the VM's speed drifts by tens of per cent over
+# seconds, so only adjacent measurements are compared). The control, paired the same way:
+# one 1-thread process alone, then two independent 1-thread processes at once — what the two
+# cores deliver together whatever the program.
+mc=(sim --set data.d=1000 --set data.gamma=0.01 --runs 16 -o /dev/null)
+effs=() ctrls=()
 for rep in 1 2 3 4 5; do
-  for th in 1 2; do
-    "$bin" "${mc[@]}" --threads $th --json "$work/t.json" 2>/dev/null
-    s=$(json "$work/t.json" seconds)
-    if ((th == 1)); then t1=$($py -c "print(min($t1,$s))"); else t2=$($py -c "print(min($t2,$s))"); fi
-  done
+  "$bin" "${mc[@]}" --threads 1 --json "$work/t1.json" 2>/dev/null
+  "$bin" "${mc[@]}" --threads 2 --json "$work/t2.json" 2>/dev/null
+  effs+=("$($py -c "print($(json "$work/t1.json" seconds)/(2*$(json "$work/t2.json" seconds)))")")
 done
 for rep in 1 2 3; do
   "$bin" "${mc[@]}" --threads 1 --json "$work/a.json" 2>/dev/null
-  alone=$($py -c "print(min($alone,$(json "$work/a.json" seconds)))")
   "$bin" "${mc[@]}" --threads 1 --json "$work/p1.json" 2>/dev/null &
   "$bin" "${mc[@]}" --threads 1 --seed 9 --json "$work/p2.json" 2>/dev/null
   wait
-  pair=$($py -c "print(min($pair,max($(json "$work/p1.json" seconds),$(json "$work/p2.json" seconds))))")
+  ctrls+=("$($py -c "print($(json "$work/a.json" seconds)/max($(json "$work/p1.json" seconds),$(json "$work/p2.json" seconds)))")")
 done
-echo "sim-threads runs=8 one_thread=$t1 two_threads=$t2 efficiency=$($py -c "print(round($t1/(2*$t2),3))") control_two_processes_efficiency=$($py -c "print(round($alone/$pair,3))")"
+med() { $py -c "import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print('%.3f (range %.3f-%.3f)' % (statistics.median(v), min(v), max(v)))" "$@"; }
+echo "sim-threads runs=16 efficiency=$(med "${effs[@]}") control_two_processes=$(med "${ctrls[@]}")"
 for g in 0.1 0.01 0.001; do
   rss=$( { /usr/bin/time -f %M "$bin" sim --set data.d=1000 --set data.gamma=$g --runs 2 --threads 1 -o /dev/null; } 2>&1 | tail -n1)
   echo "sim-memory d=1000 gamma=$g n=$($py -c "print(round(1000/$g))") peak_rss_kib=$rss"
