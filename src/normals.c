@@ -50,7 +50,7 @@ static void finish(hdp_xoshiro *slow, double *out, long q, const uint64_t *qpos,
     for (long k = 0; k < q; k++) {
         uint64_t r = qr[k];
         union { uint64_t u; double d; } v = {(r >> 12) | UINT64_C(0x3FF0000000000000)};
-        out[qpos[k]] = hdp_rng_normal_block_slow(slow, (int)(r & 0xFF), 2.0 * v.d - 3.0);
+        out[qpos[k]] = hdp_rng_normal_block_slow(slow, (int)(r & (HDP_ZIGB_LAYERS - 1)), 2.0 * v.d - 3.0);
     }
 }
 
@@ -73,11 +73,11 @@ static long fill_generic(uint64_t st[4][L], double *out, long rounds, uint64_t *
             st[3][j] = (st[3][j] << 45) | (st[3][j] >> 19);
         }
         for (int j = 0; j < L; j++) {
-            int i = (int)(res[j] & 0xFF);
+            int i = (int)(res[j] & (HDP_ZIGB_LAYERS - 1));
             union { uint64_t u; double d; } v = {(res[j] >> 12) | UINT64_C(0x3FF0000000000000)};
             double u = 2.0 * v.d - 3.0;
-            out[b * L + j] = u * hdp_zig256_x[i];
-            if (!(fabs(u) < hdp_zig256_r[i])) {
+            out[b * L + j] = u * hdp_zigb_x[i];
+            if (!(fabs(u) < hdp_zigb_r[i])) {
                 qpos[q] = (uint64_t)(b * L + j);
                 qr[q++] = res[j];
             }
@@ -105,7 +105,7 @@ AVX2 static long fill_avx2(uint64_t st[4][L], double *out, long rounds, uint64_t
         s2[h] = _mm256_loadu_si256((const __m256i *)&st[2][4 * h]);
         s3[h] = _mm256_loadu_si256((const __m256i *)&st[3][4 * h]);
     }
-    const __m256i mask8 = _mm256_set1_epi64x(0xFF);
+    const __m256i imask = _mm256_set1_epi64x(HDP_ZIGB_LAYERS - 1);
     const __m256i one = _mm256_set1_epi64x(0x3FF0000000000000LL);
     const __m256d two = _mm256_set1_pd(2.0), three = _mm256_set1_pd(3.0);
     const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
@@ -120,13 +120,13 @@ AVX2 static long fill_avx2(uint64_t st[4][L], double *out, long rounds, uint64_t
             s0[h] = _mm256_xor_si256(s0[h], s3[h]);
             s2[h] = _mm256_xor_si256(s2[h], t);
             s3[h] = rotl4(s3[h], 45);
-            __m256i idx = _mm256_and_si256(res, mask8);
+            __m256i idx = _mm256_and_si256(res, imask);
             __m256d u = _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(res, 12), one));
             u = _mm256_sub_pd(_mm256_mul_pd(u, two), three);
-            __m256d lim = _mm256_i64gather_pd(hdp_zig256_r, idx, 8);
+            __m256d lim = _mm256_i64gather_pd(hdp_zigb_r, idx, 8);
             __m256d ok = _mm256_cmp_pd(_mm256_and_pd(u, absmask), lim, _CMP_LT_OQ);
             _mm256_storeu_pd(out + b * L + 4 * h,
-                             _mm256_mul_pd(u, _mm256_i64gather_pd(hdp_zig256_x, idx, 8)));
+                             _mm256_mul_pd(u, _mm256_i64gather_pd(hdp_zigb_x, idx, 8)));
             int bad = ~_mm256_movemask_pd(ok) & 0xF;
             if (__builtin_expect(bad != 0, 0)) {
                 uint64_t r[4];
@@ -156,7 +156,7 @@ AVX512 static long fill_avx512(uint64_t st[4][L], double *out, long rounds, uint
 {
     __m512i s0 = _mm512_loadu_si512(st[0]), s1 = _mm512_loadu_si512(st[1]);
     __m512i s2 = _mm512_loadu_si512(st[2]), s3 = _mm512_loadu_si512(st[3]);
-    const __m512i mask8 = _mm512_set1_epi64(0xFF);
+    const __m512i imask = _mm512_set1_epi64(HDP_ZIGB_LAYERS - 1);
     const __m512i one = _mm512_set1_epi64(0x3FF0000000000000LL);
     const __m512d two = _mm512_set1_pd(2.0), three = _mm512_set1_pd(3.0);
     __m512i pos = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
@@ -171,12 +171,12 @@ AVX512 static long fill_avx512(uint64_t st[4][L], double *out, long rounds, uint
         s0 = _mm512_xor_si512(s0, s3);
         s2 = _mm512_xor_si512(s2, t);
         s3 = _mm512_rol_epi64(s3, 45);
-        __m512i idx = _mm512_and_si512(res, mask8);
+        __m512i idx = _mm512_and_si512(res, imask);
         __m512d u = _mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(res, 12), one));
         u = _mm512_sub_pd(_mm512_mul_pd(u, two), three);
-        __m512d lim = _mm512_i64gather_pd(idx, hdp_zig256_r, 8);
+        __m512d lim = _mm512_i64gather_pd(idx, hdp_zigb_r, 8);
         __mmask8 bad = _mm512_cmp_pd_mask(_mm512_abs_pd(u), lim, _CMP_NLT_UQ);
-        _mm512_storeu_pd(out + b * L, _mm512_mul_pd(u, _mm512_i64gather_pd(idx, hdp_zig256_x, 8)));
+        _mm512_storeu_pd(out + b * L, _mm512_mul_pd(u, _mm512_i64gather_pd(idx, hdp_zigb_x, 8)));
         _mm512_mask_compressstoreu_epi64(qpos + q, bad, pos);
         _mm512_mask_compressstoreu_epi64(qr + q, bad, res);
         q += __builtin_popcount(bad);

@@ -37,19 +37,21 @@ uint64_t hdp_splitmix64_next(uint64_t *x)
 /* ---- ziggurat tables: C layers of area V each (Marsaglia and Tsang 2000) ----
  * x_0 = V / f(R) (the base layer, tail included, as a rectangle), x_1 = R, x_i from
  * V = x_{i-1} (f(x_i) - f(x_{i-1})), x_C = 0, f(x) = exp(-x^2/2); R solves the closure of
- * the top layer. 128 layers: Doornik's ZIGNOR constants (hdp_rng_normal); 256 layers:
- * Marsaglia and Tsang's, which close the top layer to 2e-15 in double precision
- * (checked by bisection on the closure; the block stream hdp_normals). */
+ * the top layer, V = x_{C-1} (1 - f(x_{C-1})), with V = R f(R) + sqrt(pi/2) erfc(R/sqrt 2).
+ * 128 layers: Doornik's ZIGNOR constants (hdp_rng_normal). 512 layers (the block stream
+ * hdp_normals): R and V found by bisection on the closure in double precision (the same
+ * bisection gives Marsaglia and Tsang's 256-layer R = 3.6541528853610088 to the last
+ * digit); the top layer closes to 1.4e-12 relative (tests/test_rng.c checks it). */
 #define ZIG_R 3.442619855899          /* start of the tail, 128 layers */
 #define ZIG_V 9.91256303526217e-3     /* area of each layer */
-#define ZIG256_R 3.6541528853610088
-#define ZIG256_V 4.928673233974655e-3
+#define ZIGB_R 3.852046150368391      /* the same, HDP_ZIGB_LAYERS = 512 layers */
+#define ZIGB_V 2.456766351541357e-3
 
 double hdp_zig_x[129];
 double hdp_zig_r[128];
-double hdp_zig256_x[257];
-double hdp_zig256_r[256];
-static double zig256_f[257]; /* f(x_i), for the block stream's one-exponential wedge test */
+double hdp_zigb_x[HDP_ZIGB_LAYERS + 1];
+double hdp_zigb_r[HDP_ZIGB_LAYERS];
+static double zigb_f[HDP_ZIGB_LAYERS + 1]; /* f(x_i): the block stream's one-exp wedge test */
 static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
 
 static void zig_layers(int C, double R, double V, double *x, double *r, double *fx)
@@ -71,8 +73,10 @@ static void zig_layers(int C, double R, double V, double *x, double *r, double *
 static void zig_build(void)
 {
     zig_layers(128, ZIG_R, ZIG_V, hdp_zig_x, hdp_zig_r, NULL);
-    zig_layers(256, ZIG256_R, ZIG256_V, hdp_zig256_x, hdp_zig256_r, zig256_f);
+    zig_layers(HDP_ZIGB_LAYERS, ZIGB_R, ZIGB_V, hdp_zigb_x, hdp_zigb_r, zigb_f);
 }
+
+double hdp_zig_block_area(void) { return ZIGB_V; }
 
 void hdp_rng_normal_tables(void) { pthread_once(&zig_once, zig_build); }
 
@@ -84,12 +88,12 @@ static double open01(hdp_xoshiro *g)
 
 /* The rejection part of the two samplers; blk = 0: hdp_rng_normal (128 layers, index in
  * the low 7 bits, uniform from the top 53 bits, Doornik's wedge test); blk = 1: the block
- * stream (256 layers, low 8 bits, top 52 bits as u = 2 [1.m] - 3, the wedge test with the
+ * stream (512 layers, low 9 bits, top 52 bits as u = 2 [1.m] - 3, the wedge test with the
  * tabulated f(x_i)). */
 static double normal_slow(hdp_xoshiro *g, int i, double u, int blk)
 {
-    const double *X = blk ? hdp_zig256_x : hdp_zig_x, *Rt = blk ? hdp_zig256_r : hdp_zig_r;
-    const double R = blk ? ZIG256_R : ZIG_R;
+    const double *X = blk ? hdp_zigb_x : hdp_zig_x, *Rt = blk ? hdp_zigb_r : hdp_zig_r;
+    const double R = blk ? ZIGB_R : ZIG_R;
     for (;;) {
         if (i == 0) { /* the tail |x| > R (Marsaglia 1964) */
             double x, y;
@@ -105,7 +109,7 @@ static double normal_slow(hdp_xoshiro *g, int i, double u, int blk)
          * the block stream uses the tabulated f(x_i) and one. */
         double x = u * X[i];
         if (blk) {
-            if (zig256_f[i] + open01(g) * (zig256_f[i + 1] - zig256_f[i]) < exp(-0.5 * x * x))
+            if (zigb_f[i] + open01(g) * (zigb_f[i + 1] - zigb_f[i]) < exp(-0.5 * x * x))
                 return x;
         } else {
             double f0 = exp(-0.5 * (X[i] * X[i] - x * x));
@@ -116,7 +120,7 @@ static double normal_slow(hdp_xoshiro *g, int i, double u, int blk)
         /* rejected: a fresh draw */
         uint64_t r = hdp_xoshiro_next_inline(g);
         if (blk) {
-            i = (int)(r & 0xFF);
+            i = (int)(r & (HDP_ZIGB_LAYERS - 1));
             union { uint64_t b; double d; } v = {(r >> 12) | UINT64_C(0x3FF0000000000000)};
             u = 2.0 * v.d - 3.0;
         } else {

@@ -73,9 +73,12 @@ extern double hdp_zig_x[129]; /* layer edges x_0 = V/f(R) > x_1 = R > ... > x_12
 extern double hdp_zig_r[128]; /* x_{i+1} / x_i */
 void hdp_rng_normal_tables(void);
 double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u); /* rejection part (rng.c) */
-/* the 256-layer tables and rejection part of the block stream (hdp_normals below) */
-extern double hdp_zig256_x[257];
-extern double hdp_zig256_r[256];
+/* the 512-layer tables, layer area and rejection part of the block stream (hdp_normals
+ * below) */
+#define HDP_ZIGB_LAYERS 512
+extern double hdp_zigb_x[HDP_ZIGB_LAYERS + 1];
+extern double hdp_zigb_r[HDP_ZIGB_LAYERS];
+double hdp_zig_block_area(void);
 double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u);
 
 static inline uint64_t hdp_xoshiro_next_inline(hdp_xoshiro *g)
@@ -109,10 +112,10 @@ static inline double hdp_rng_normal(hdp_xoshiro *g)
  * vectors of four; AVX-512: one of eight) generate eight Gaussians at a time,
  * and a ninth stream for the ziggurat's rare rejections. Position p of the
  * stream takes the (p / 8)-th output r of lane p % 8 and tries the ziggurat fast
- * path with it, on 256 layers (Marsaglia and Tsang 2000): layer i = the low 8
- * bits of r, uniform u = 2 [1.m] - 3 from the top 52 bits (exact; disjoint bits
- * as in ZIGNOR); x = u x_i when |u| < x_{i+1}/x_i (98.5 % of positions).
- * Otherwise the position is finished by the rejection code (wedge test, tail,
+ * path with it, on 512 layers (the construction of Marsaglia and Tsang 2000): layer
+ * i = the low 9 bits of r, uniform u = 2 [1.m] - 3 from the top 52 bits (exact;
+ * disjoint bits as in ZIGNOR); x = u x_i when |u| < x_{i+1}/x_i (99.2 % of
+ * positions). Otherwise the position is finished by the rejection code (wedge test, tail,
  * fresh draws; hdp_rng_normal_block_slow) on the rejection stream, positions in
  * increasing order. Every uniform serves one position only, so the numbers are
  * exactly N(0, 1) and independent; the sequence is a function of the nine
