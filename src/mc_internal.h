@@ -99,6 +99,11 @@ void hdp_mc_clip_table_free(hdp_mc_clip_table *t);
 
 /* ---- the O(d) loops of a step (mc_kernels.c; the same bits on every machine) ---- */
 
+/* An array of d doubles on a 64-byte boundary, its size rounded up to whole cache lines
+ * (free with free()): the kernels' 32- and 64-byte loads and stores then never straddle
+ * two cache lines. NULL when out of memory. */
+double *hdp_mc_vec_alloc(long d);
+
 /* x = sl .* z; *dot = x^T e, *xx = ||x||^2 */
 void hdp_mc_sample_dot(const double *sl, const double *z, const double *e, double *x, long d,
                        double *dot, double *xx);

@@ -10,9 +10,17 @@
  * in the same order, so the numbers are bit for bit the same on every machine;
  * only the width of the registers changes.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mc_internal.h"
+
+double *hdp_mc_vec_alloc(long d)
+{
+    size_t bytes = sizeof(double) * (size_t)(d > 0 ? d : 1);
+    bytes = (bytes + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes);
+}
 
 /* four doubles, unaligned, allowed to alias double: the eight partial sums are two of
  * these (elements i = 8m + j go to sum j), which every target handles in registers

@@ -1,8 +1,8 @@
 /*
  * normals.c — the block Gaussian stream of the Monte Carlo (hdpsgd/rng.h,
- * hdp_normals): eight xoshiro256++ lanes drawing ziggurat normals (256 layers,
- * Marsaglia and Tsang 2000, with ZIGNOR's disjoint index and uniform bits,
- * Doornik 2005; tables and rejection code in rng.c), eight at a time.
+ * hdp_normals): eight xoshiro256++ lanes drawing ziggurat normals (512 layers
+ * built as in Marsaglia and Tsang 2000, with ZIGNOR's disjoint index and uniform
+ * bits, Doornik 2005; tables and rejection code in rng.c), eight at a time.
  *
  * Why: one run of `hdpsgd sim` at d = 1000, n = 10^5 needs 2 n d = 2*10^8
  * Gaussians (THEORY.md 1: a fresh sample and the private noise per step), and
@@ -15,7 +15,7 @@
  * IEEE operations as the generic C code (integer xoshiro step; the uniform
  * u = 2 [1.m] - 3, exact; the test |u| < x_{i+1}/x_i; x = u x_i, one rounding;
  * this file is compiled without fused multiply-adds), and the rejected positions
- * (about 1.5 %) are queued and finished in order by the same scalar
+ * (about 0.8 %) are queued and finished in order by the same scalar
  * hdp_rng_normal_block_slow on the rejection stream, so the stream is bit for bit
  * the same on every machine (tests/test_rng.c compares the kernels the CPU has).
  */

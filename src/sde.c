@@ -213,9 +213,9 @@ static void *sde_ws_alloc(const void *vctx)
     sde_ws *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->e = malloc(sizeof(double) * (size_t)c->d);
-    w->z1 = malloc(sizeof(double) * (size_t)c->d);
-    w->z2 = malloc(sizeof(double) * (size_t)c->d);
+    w->e = hdp_mc_vec_alloc(c->d);
+    w->z1 = hdp_mc_vec_alloc(c->d);
+    w->z2 = hdp_mc_vec_alloc(c->d);
     w->clip = hdp_clip_alloc(c->noise, c->tau2, c->df, c->c);
     if (!w->e || !w->z1 || !w->z2 || !w->clip) {
         sde_ws_free(w);
@@ -319,7 +319,7 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
         return st;
     sde_ctx c;
     memset(&c, 0, sizeof c);
-    c.sqrt_lambda = malloc(sizeof(double) * (size_t)d);
+    c.sqrt_lambda = hdp_mc_vec_alloc(d);
     if (!c.sqrt_lambda) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
         goto done;

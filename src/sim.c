@@ -18,6 +18,7 @@
  * theta_n), and the fraction of steps k_{i-1} <= k < k_i whose gradient was clipped.
  * Privacy: THEORY 6's accountant on the eta_k, sigma_k the runs used.
  */
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include "hdpsgd/sim.h"
 
 #include <gsl/gsl_errno.h>
@@ -26,6 +27,8 @@
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +210,45 @@ static void summarise(const mc_grid *grid, long runs, const double *risk, const 
     mean_stderr(work, nv, &res->final_jump_mean, &res->final_jump_stderr);
 }
 
+/* ---- thread placement ----
+ * Left to itself, the kernel of the VM of bench/RESULTS.md kept the two threads of a
+ * Monte Carlo apart badly: two runs on two threads took 25 % longer than two one-thread
+ * processes, and pinning (OMP_PROC_BIND=true) removed the difference. So during the runs
+ * each thread is pinned to its own CPU of the process's affinity mask (thread t to the
+ * t-th CPU in it) and put back as it was afterwards, unless the user chose a placement
+ * (OMP_PROC_BIND or OMP_PLACES set), the process runs under MPI (ranks sharing a machine
+ * would pin onto the same CPUs), there is one thread, or the mask has fewer CPUs than
+ * threads. */
+static int pin_threads(int nthreads)
+{
+    if (nthreads < 2 || getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") ||
+        getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"))
+        return 0;
+    cpu_set_t allowed;
+    if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0)
+        return 0;
+    return CPU_COUNT(&allowed) >= nthreads;
+}
+
+/* Pin the calling thread to the tid-th CPU of *allowed; the old mask in *saved.
+ * Returns 1 when pinned (the caller then restores *saved). */
+static int pin_self(int tid, const cpu_set_t *allowed, cpu_set_t *saved)
+{
+    if (pthread_getaffinity_np(pthread_self(), sizeof *saved, saved) != 0)
+        return 0;
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, allowed))
+            continue;
+        if (seen++ == tid) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+        }
+    }
+    return 0;
+}
+
 /* ---- the driver ---- */
 
 hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long steps,
@@ -275,10 +317,16 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
     }
 
     long done_runs = 0;
-    int shown = -1, allocated = 1;
+    int shown = -1, allocated = 1, pin = pin_threads(nthreads);
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (pin)
+        pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed);
 #pragma omp parallel num_threads(nthreads)
     {
         int tid = omp_get_thread_num();
+        cpu_set_t saved;
+        int pinned = pin && pin_self(tid, &allowed, &saved);
         ws[tid] = method->ws_alloc(ctx);
         rngs[tid] = hdp_rng_alloc(0);
 #pragma omp barrier
@@ -303,6 +351,8 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
                 }
             }
         }
+        if (pinned)
+            pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
     }
     if (opt->progress)
         progress_clear();
@@ -370,9 +420,9 @@ static void *sim_ws_alloc(const void *vctx)
     sim_ws *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->e = malloc(sizeof(double) * (size_t)ctx->d);
-    w->x = malloc(sizeof(double) * (size_t)ctx->d);
-    w->z = malloc(sizeof(double) * (size_t)ctx->d);
+    w->e = hdp_mc_vec_alloc(ctx->d);
+    w->x = hdp_mc_vec_alloc(ctx->d);
+    w->z = hdp_mc_vec_alloc(ctx->d);
     if (!w->e || !w->x || !w->z) {
         free(w->e);
         free(w->x);
@@ -506,7 +556,7 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     long d = m->d, n = m->n;
     sim_ctx c;
     memset(&c, 0, sizeof c);
-    c.sqrt_lambda = malloc(sizeof(double) * (size_t)d);
+    c.sqrt_lambda = hdp_mc_vec_alloc(d);
     if (!c.sqrt_lambda) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
         goto done;

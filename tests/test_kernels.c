@@ -16,10 +16,12 @@
 #define hdp_mc_sample_dot base_sample_dot
 #define hdp_mc_axpby base_axpby
 #define hdp_mc_sde_step base_sde_step
+#define hdp_mc_vec_alloc base_vec_alloc
 #include "mc_kernels.c"
 #undef hdp_mc_sample_dot
 #undef hdp_mc_axpby
 #undef hdp_mc_sde_step
+#undef hdp_mc_vec_alloc
 
 static void fill(hdp_xoshiro *g, double *v, long d, double scale)
 {

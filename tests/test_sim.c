@@ -5,7 +5,10 @@
  * thread count, divergence and option checks.
  * Statistical tolerances are 4 measured standard errors, never hand-tuned;
  * the seeds are fixed, so every run of this program sees the same numbers. */
+#define _GNU_SOURCE /* pthread_getaffinity_np */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +215,27 @@ static void threads_do_not_matter(void **state)
     hdp_model_free(&m);
 }
 
+/* The driver pins its threads to CPUs during the runs (sim.c, thread placement) and
+ * must leave the caller's thread as it found it: the affinity mask before and after two
+ * threaded Monte Carlos is the same (with a mask of one CPU too, where it does not pin). */
+static void affinity_restored(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=24", "data.gamma=0.2", "ode.points=6", NULL);
+    cpu_set_t before, after;
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+    hdp_mc_result r;
+    run_mc(hdp_sim_run, &m, 4, 2, &r);
+    hdp_mc_result_free(&r);
+    run_mc(hdp_sde_run, &m, 4, 2, &r);
+    hdp_mc_result_free(&r);
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+    assert_true(CPU_EQUAL(&before, &after));
+    print_message("%d CPUs in the mask before and after\n", CPU_COUNT(&after));
+    hdp_model_free(&m);
+}
+
 /* Every label-noise law runs; Rademacher and Student give finite, sane curves. */
 static void noise_laws(void **state)
 {
@@ -335,7 +359,7 @@ int main(void)
         cmocka_unit_test(rho_accounted),      cmocka_unit_test(sde_matches_ode),
         cmocka_unit_test(threads_do_not_matter), cmocka_unit_test(noise_laws),
         cmocka_unit_test(divergence),         cmocka_unit_test(clip_table),
-        cmocka_unit_test(bad_options),
+        cmocka_unit_test(bad_options),        cmocka_unit_test(affinity_restored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,7 +79,10 @@ void cli_print_man(FILE *f)
     fputs(".SH ENVIRONMENT\n.TP\n.B HDPSGD_SIMD\ngeneric, avx2 or avx512: the kernel of the "
           "Monte Carlo's Gaussian block sampler (default: the widest the CPU has; one it lacks is "
           "ignored). Every kernel gives the same numbers.\n.TP\n.B OMP_NUM_THREADS\nthe default "
-          "number of threads of the Monte Carlo commands when \\fB\\-\\-threads\\fR is not given.\n",
+          "number of threads of the Monte Carlo commands when \\fB\\-\\-threads\\fR is not given.\n"
+          ".TP\n.B OMP_PROC_BIND\\fR, \\fBOMP_PLACES\n"
+          "when neither is set (and not under MPI), the Monte Carlo pins its threads to distinct "
+          "CPUs of the process's affinity mask during the runs and restores them afterwards.\n",
           f);
     fputs(".SH SEE ALSO\nThe README and THEORY.md of the hdpsgd sources.\n", f);
 }
