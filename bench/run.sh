@@ -44,8 +44,12 @@ fi
 
 echo "## ODE: ode.bins = auto on power-law spectra (alpha = 0.5, gamma = 0.01, spectrum_tol 1e-5)"
 for m in 10000 100000 1000000; do
-  "$bin" ode --set data.d=$m --set data.gamma=0.01 --set ode.bins=auto -o /dev/null --json "$work/a.json" 2>/dev/null
-  line="ode-auto eigenvalues=$m bins=$(json "$work/a.json" bins) solve_seconds=$(json "$work/a.json" solve_seconds) binning_seconds=$(json "$work/a.json" binning_seconds) final_risk=$(json "$work/a.json" final_risk)"
+  best=1e9
+  for rep in 1 2 3; do
+    "$bin" ode --set data.d=$m --set data.gamma=0.01 --set ode.bins=auto -o /dev/null --json "$work/a.json" 2>/dev/null
+    best=$($py -c "print(min($best,$(json "$work/a.json" solve_seconds)))")
+  done
+  line="ode-auto eigenvalues=$m bins=$(json "$work/a.json" bins) solve_seconds=$best binning_seconds=$(json "$work/a.json" binning_seconds) final_risk=$(json "$work/a.json" final_risk)"
   if ((full)) || ((m <= 100000)); then # full resolution: one bin per eigenvalue (79 s at 1e6)
     "$bin" ode --set data.d=$m --set data.gamma=0.01 --set ode.bins=$m -o /dev/null --json "$work/f.json" 2>/dev/null
     line="$line full_final_risk=$(json "$work/f.json" final_risk) rel_error=$($py -c "print('%.2g' % abs($(json "$work/a.json" final_risk)/$(json "$work/f.json" final_risk)-1))")"
