@@ -20,11 +20,11 @@ pass=0 fail=0
 vg=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
     --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --quiet)
 # (to find where an uninitialised value comes from, add --track-origins=yes: twice as slow)
-run() { # run NAME EXPECTED-STATUS ARGS...
+run() { # run NAME EXPECTED-STATUS ARGS...   (EXPECTED-STATUS: one status or a list "0|1")
   local name=$1 want=$2; shift 2
   (cd "$work" && "${vg[@]}" --log-file="$work/vg.log" "$bin" "$@") >"$work/out" 2>"$work/err"
   local rc=$?
-  if [[ $rc -eq $want && ! -s $work/vg.log ]]; then
+  if [[ "|$want|" == *"|$rc|"* && ! -s $work/vg.log ]]; then
     pass=$((pass + 1)); echo "ok   $name (exit $rc)"
   else
     fail=$((fail + 1)); echo "FAIL $name: exit $rc, expected $want"
@@ -41,7 +41,9 @@ printf '3\n1\n1\n0.5\n' > "$work/spectrum.txt"
 run "ode, a model file with a file spectrum" 0 ode m.ini -o m.csv
 run "sim" 0 sim "${small[@]}" --runs 3 --threads 1 -o sim.csv --json sim.json
 run "sde, Student-t noise (quadratures, Chebyshev tables)" 0 sde "${small[@]}" --set data.noise=student --runs 2 --threads 1 -o sde.csv
-run "validate with data files" 0 validate "${small[@]}" --set data.spectrum=isotropic --runs 4 --threads 1 --data v --json v.json
+# 4 runs at d = 30 make the verdict a coin toss (PASS 0 or FAIL 1 both complete the whole
+# code path, files included); the verdicts themselves are tested by validate/run.sh
+run "validate with data files" "0|1" validate "${small[@]}" --set data.spectrum=isotropic --runs 4 --threads 1 --data v --json v.json
 run "bad input: unknown key" 2 ode --set clip.cc=1 -o bad.csv
 run "bad input: negative eigenvalue (file read, then freed)" 2 ode "$src/tests/bad-input/negative-eigenvalue.ini" -o bad.csv
 run "bad input: non-increasing table" 2 ode "$src/tests/bad-input/increasing-table.ini" -o bad.csv
