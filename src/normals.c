@@ -49,8 +49,8 @@ static void finish(hdp_xoshiro *slow, double *out, long q, const uint64_t *qpos,
 {
     for (long k = 0; k < q; k++) {
         uint64_t r = qr[k];
-        union { uint64_t u; double d; } v = {(r >> 12) | UINT64_C(0x3FF0000000000000)};
-        out[qpos[k]] = hdp_rng_normal_block_slow(slow, (int)(r & (HDP_ZIGB_LAYERS - 1)), 2.0 * v.d - 3.0);
+        int layer = (int)(r & (HDP_ZIGB_LAYERS - 1));
+        out[qpos[k]] = hdp_rng_normal_block_slow(slow, layer, hdp_rng_u52(r));
     }
 }
 
@@ -74,8 +74,7 @@ static long fill_generic(uint64_t st[4][L], double *out, long rounds, uint64_t *
         }
         for (int j = 0; j < L; j++) {
             int i = (int)(res[j] & (HDP_ZIGB_LAYERS - 1));
-            union { uint64_t u; double d; } v = {(res[j] >> 12) | UINT64_C(0x3FF0000000000000)};
-            double u = 2.0 * v.d - 3.0;
+            double u = hdp_rng_u52(res[j]);
             out[b * L + j] = u * hdp_zigb_x[i];
             if (!(fabs(u) < hdp_zigb_r[i])) {
                 qpos[q] = (uint64_t)(b * L + j);

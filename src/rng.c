@@ -121,8 +121,7 @@ static double normal_slow(hdp_xoshiro *g, int i, double u, int blk)
         uint64_t r = hdp_xoshiro_next_inline(g);
         if (blk) {
             i = (int)(r & (HDP_ZIGB_LAYERS - 1));
-            union { uint64_t b; double d; } v = {(r >> 12) | UINT64_C(0x3FF0000000000000)};
-            u = 2.0 * v.d - 3.0;
+            u = hdp_rng_u52(r);
         } else {
             i = (int)(r & 0x7F);
             u = 2.0 * ((double)(r >> 11) * 0x1.0p-53) - 1.0;

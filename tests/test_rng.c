@@ -278,6 +278,7 @@ static void block_stream_definition(void **state)
     for (long p = 0; p < N; p++) {
         uint64_t r = hdp_xoshiro_next(&lane[p % HDP_NLANES]);
         int i = (int)(r & (HDP_ZIGB_LAYERS - 1));
+        /* the uniform written out here, not through hdp_rng_u52: the definition */
         union { uint64_t u; double d; } v = {(r >> 12) | UINT64_C(0x3FF0000000000000)};
         double u = 2.0 * v.d - 3.0, want;
         if (fabs(u) < hdp_zigb_r[i]) {

@@ -79,6 +79,17 @@ double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u); /* rejection part (
 extern double hdp_zigb_x[HDP_ZIGB_LAYERS + 1];
 extern double hdp_zigb_r[HDP_ZIGB_LAYERS];
 double hdp_zig_block_area(void);
+
+/* The block stream's uniform on [-1, 1) from one output r: the top 52 bits as the
+ * mantissa of a double in [1, 2), then 2 [1.m] - 3 (exact; SIMD units do the same). */
+static inline double hdp_rng_u52(uint64_t r)
+{
+    union {
+        uint64_t bits;
+        double d;
+    } v = {(r >> 12) | UINT64_C(0x3FF0000000000000)};
+    return 2.0 * v.d - 3.0;
+}
 double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u);
 
 static inline uint64_t hdp_xoshiro_next_inline(hdp_xoshiro *g)
