@@ -22,13 +22,17 @@ while IFS='|' read -r name model expect args; do
   name=$(echo "$name" | xargs); model=$(echo "$model" | xargs); expect=$(echo "$expect" | xargs)
   read -r -a extra <<<"$args"
   if ((release)); then
-    # ten times the runs, four times d and n (gamma fixed)
+    # ten times the runs, four times d and n (gamma fixed) — but not for the cases that
+    # must fail: their point is a d too small for the homogenized limit, and 4 d would
+    # bring the model back towards it (small-d at d = 8 deviates 4.5 %, under rel_tol)
     for i in "${!extra[@]}"; do
       [[ ${extra[$i]} == --runs ]] && extra[$((i + 1))]=$((extra[$((i + 1))] * 10))
     done
-    d=$(grep -E '^\s*d\s*=' "$models/$model" | head -n1 | sed 's/.*=\s*//')
-    d=${d:-200}
-    extra+=(--set "data.d=$((d * 4))")
+    if [[ $expect != fail ]]; then
+      d=$(grep -E '^\s*d\s*=' "$models/$model" | head -n1 | sed 's/.*=\s*//')
+      d=${d:-200}
+      extra+=(--set "data.d=$((d * 4))")
+    fi
   fi
   start=$(date +%s)
   "$bin" validate "$models/$model" "${extra[@]}" --json "$out/$name.json" --figure "$out/$name.png" \
