@@ -500,7 +500,8 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         out->clipped[p] = 0.0;
     }
     for (long k = 0; k < n; k++) {
-        /* fresh sample x = sqrt(lambda) z and the residual r = x^T e - z */
+        /* fresh sample x = sqrt(lambda) .* z, z ~ N(0, I_d), and the residual r = x^T e
+         * minus the label noise */
         double dot, xx, eta_k, sigma_k;
         hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
         hdp_normals_fill(ns, z, d);
