@@ -52,14 +52,19 @@ const char *hdp_design_family_key(hdp_design_family f)
 hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err)
 {
     memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
-    if (!strcmp(list, "all")) {
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
-        return HDP_OK;
-    }
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     int any = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        /* "output, optimal" as written in a sweep file: blanks around a name are not part of it */
+        while (*tok == ' ' || *tok == '\t') tok++;
+        size_t n = strlen(tok);
+        while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t')) tok[--n] = '\0';
+        if (!strcmp(tok, "all")) {
+            for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
+            any = 1;
+            continue;
+        }
         int f = hdp_design_family_parse(tok);
         if (f < 0)
             return hdp_fail(err, HDP_EINPUT,

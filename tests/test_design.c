@@ -168,6 +168,10 @@ static void bad_options(void **state)
                 !want[HDP_FAMILY_LINEAR_NOISE]);
     assert_int_equal(hdp_design_families_parse("all", want, &err), HDP_OK);
     for (int f = 0; f < HDP_FAMILY_COUNT; f++) assert_true(want[f]);
+    /* as written in a sweep file: blanks around the names */
+    assert_int_equal(hdp_design_families_parse(" optimal ,\tlinear-noise", want, &err), HDP_OK);
+    assert_true(want[HDP_FAMILY_OPTIMAL] && want[HDP_FAMILY_LINEAR_NOISE] && !want[HDP_FAMILY_PL] &&
+                !want[HDP_FAMILY_OUTPUT]);
     assert_int_equal(hdp_design_families_parse("output,bogus", want, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "'bogus'"));
     hdp_error_clear(&err);

@@ -56,8 +56,9 @@ typedef enum {
 const char *hdp_design_family_name(hdp_design_family f);
 int hdp_design_family_parse(const char *name);
 
-/* Parse "all" or a comma-separated list of family names into want[f] = 0/1;
- * HDP_EINPUT naming the unknown name, or when the list names none. */
+/* Parse "all" or a comma-separated list of family names into want[f] = 0/1 (blanks
+ * around a name are ignored); HDP_EINPUT naming the unknown name, or when the list
+ * names none. */
 hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err);
 
 /* The family as a JSON key prefix: output, linear_noise, optimal, pl. */
