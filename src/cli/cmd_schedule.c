@@ -114,12 +114,13 @@ static void rerun_command(const cli_common *common, const char *sub, const hdp_d
         snprintf(buf + used, used < size ? size - used : 0, " --set clip.c=%s", num(b->c, cb, sizeof cb));
 }
 
-static void write_table(FILE *f, const cli_common *common, const hdp_model *m,
-                        const hdp_design_result *b, double eps, double delta)
+void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *b,
+                              const char *use)
 {
-    char desc[1024], cmd[4096];
+    char desc[1024];
     describe(b, desc, sizeof desc);
-    rerun_command(common, "sim", b, cmd, sizeof cmd);
+    double delta = 1.0 / (double)m->n;
+    double eps = hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta);
     fprintf(f, "# hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
                "(THEORY.md 3, 5)\n",
             hdp_version_string());
@@ -130,12 +131,98 @@ static void write_table(FILE *f, const cli_common *common, const hdp_model *m,
             num(m->rho, rb, sizeof rb), eps, delta);
     fprintf(f, "# ODE final risk: family %.10g, this table (piecewise linear, %ld knots) %.10g\n",
             b->final_risk, b->table_len, b->table_final_risk);
-    fprintf(f, "# use: %s\n", cmd);
+    if (use)
+        fprintf(f, "# use: %s\n", use);
     fprintf(f, "# the model it was optimised for:\n");
     hdp_model_write_meta(m, f);
     fprintf(f, "# t eta\n");
     for (long i = 0; i < b->table_len; i++)
         fprintf(f, "%.17g %.17g\n", b->table_t[i], b->table_eta[i]);
+}
+
+hdp_status cli_schedule_design(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
+                               const hdp_design_options *opt, cli_schedule_designs *d,
+                               hdp_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->best = -1;
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        if (!want[f])
+            continue;
+        /* earlier families seed the pl search (res[0..f-1] that were run) */
+        hdp_design_result hints[HDP_FAMILY_COUNT];
+        int nh = 0;
+        for (int g = 0; g < f; g++)
+            if (d->done[g]) hints[nh++] = d->res[g];
+        hdp_status st = hdp_design_optimize(m, f, opt, nh ? hints : NULL, nh, &d->res[f], err);
+        if (st != HDP_OK)
+            return st;
+        d->done[f] = 1;
+        d->solves += d->res[f].ode_solves;
+        d->seconds += d->res[f].seconds;
+        if (d->best < 0 || d->res[f].final_risk < d->res[d->best].final_risk)
+            d->best = f;
+    }
+    return HDP_OK;
+}
+
+void cli_schedule_designs_free(cli_schedule_designs *d)
+{
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+        hdp_design_result_free(&d->res[f]);
+}
+
+void cli_write_schedule_json(FILE *f, const hdp_model *m, const cli_schedule_designs *d,
+                             const char *table_file)
+{
+    const hdp_design_result *res = d->res, *b = &d->res[d->best];
+    double delta = 1.0 / (double)m->n;
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
+        if (!d->done[fam])
+            continue;
+        char k[96];
+        const char *p = hdp_design_family_key(fam);
+#define KEY(suffix) (snprintf(k, sizeof k, "%s_%s", p, suffix), k)
+        hdp_json_num(&j, KEY("final_risk"), res[fam].final_risk);
+        hdp_json_num(&j, KEY("table_final_risk"), res[fam].table_final_risk);
+        if (fam == HDP_FAMILY_OUTPUT || fam == HDP_FAMILY_LINEAR_NOISE)
+            hdp_json_num(&j, KEY("eta0"), res[fam].eta0);
+        if (fam == HDP_FAMILY_OPTIMAL) {
+            hdp_json_num(&j, KEY("c1"), res[fam].c1);
+            hdp_json_num(&j, KEY("a"), res[fam].a);
+            hdp_json_num(&j, KEY("c2"), res[fam].c2);
+            hdp_json_num(&j, KEY("c3"), res[fam].c3);
+        }
+        if (fam == HDP_FAMILY_PL) {
+            hdp_json_int(&j, KEY("knots"), res[fam].knots);
+            for (int i = 0; i < res[fam].knots; i++) {
+                char kk[32];
+                snprintf(kk, sizeof kk, "eta_%d", i);
+                hdp_json_num(&j, KEY(kk), res[fam].knot_eta[i]);
+            }
+        }
+        hdp_json_num(&j, KEY("c"), res[fam].c);
+        hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
+#undef KEY
+    }
+    hdp_json_str(&j, "best_family", hdp_design_family_name(d->best));
+    hdp_json_num(&j, "best_final_risk", b->final_risk);
+    hdp_json_num(&j, "best_c", b->c);
+    hdp_json_num(&j, "table_final_risk", b->table_final_risk);
+    hdp_json_int(&j, "table_knots", b->table_len);
+    hdp_json_num(&j, "rho", m->rho);
+    hdp_json_num(&j, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
+    hdp_json_num(&j, "delta", delta);
+    hdp_json_int(&j, "ode_solves", d->solves);
+    hdp_json_num(&j, "ode_solves_per_second", d->seconds > 0 ? (double)d->solves / d->seconds : NAN);
+    hdp_json_num(&j, "gamma", m->gamma);
+    hdp_json_int(&j, "n", m->n);
+    hdp_json_int(&j, "d", m->d);
+    hdp_json_str(&j, "table_file", table_file ? table_file : "");
+    hdp_json_str(&j, "model", m->source);
+    hdp_json_end(&j);
 }
 
 /* The curves of the figure: eta~(t) and R(t) of every optimised family on one grid. */
@@ -220,39 +307,19 @@ int cmd_schedule(int argc, char **argv)
 
     hdp_error err;
     hdp_error_clear(&err);
-    hdp_design_result res[HDP_FAMILY_COUNT];
+    cli_schedule_designs d;
     hdp_ode_result curves[HDP_FAMILY_COUNT];
-    memset(res, 0, sizeof res);
     memset(curves, 0, sizeof curves);
-    int done[HDP_FAMILY_COUNT] = {0};
-    hdp_status st = HDP_OK;
-    long solves = 0;
-    double seconds = 0;
-    int best = -1;
-    for (int f = 0; f < HDP_FAMILY_COUNT && st == HDP_OK; f++) {
-        if (!want[f])
-            continue;
-        /* earlier families seed the pl search (res[0..f-1] that were run) */
-        hdp_design_result hints[HDP_FAMILY_COUNT];
-        int nh = 0;
-        for (int g = 0; g < f; g++)
-            if (done[g]) hints[nh++] = res[g];
-        st = hdp_design_optimize(&m, f, &opt, hints, nh, &res[f], &err);
-        if (st != HDP_OK)
-            break;
-        done[f] = 1;
-        solves += res[f].ode_solves;
-        seconds += res[f].seconds;
-        if (best < 0 || res[f].final_risk < res[best].final_risk)
-            best = f;
-    }
+    hdp_status st = cli_schedule_design(&m, want, &opt, &d, &err);
+    const hdp_design_result *res = d.res;
+    const int *done = d.done;
+    int best = d.best;
     if (st == HDP_OK && figure_path)
         st = figure_curves(&m, res, done, curves, &err);
     if (st != HDP_OK) {
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-            hdp_design_result_free(&res[f]);
+        cli_schedule_designs_free(&d);
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
             hdp_ode_result_free(&curves[f]);
-        }
         hdp_model_free(&m);
         return cli_fail("schedule", &err);
     }
@@ -281,7 +348,7 @@ int cmd_schedule(int argc, char **argv)
     const hdp_design_result *b = &res[best];
     printf("\nODE solves: %ld in %.3g s, %.0f per second (search: 2 output points, rtol %g; the "
            "winners re-solved at the model's [ode] settings)\n",
-           solves, seconds, seconds > 0 ? (double)solves / seconds : 0.0,
+           d.solves, d.seconds, d.seconds > 0 ? (double)d.solves / d.seconds : 0.0,
            fmax(opt.search_rtol, m.rtol));
     printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
            hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
@@ -299,58 +366,15 @@ int cmd_schedule(int argc, char **argv)
     }
     hdp_outfile files[3] = {{0}};
     int nfiles = 0;
-    if (out_path && (st = hdp_out_open(&files[nfiles], out_path, &err)) == HDP_OK)
-        write_table(files[nfiles++].f, &common, &m, b, eps, delta);
+    if (out_path && (st = hdp_out_open(&files[nfiles], out_path, &err)) == HDP_OK) {
+        char use[4096];
+        rerun_command(&common, "sim", b, use, sizeof use);
+        cli_write_schedule_table(files[nfiles++].f, &m, b, use);
+    }
     if (st == HDP_OK && figure_path && (st = hdp_out_open(&files[nfiles], data_csv, &err)) == HDP_OK)
         write_curves(files[nfiles++].f, &m, done, curves);
-    if (st == HDP_OK && json_path && (st = hdp_out_open(&files[nfiles], json_path, &err)) == HDP_OK) {
-        hdp_json j;
-        hdp_json_begin(&j, files[nfiles++].f);
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-            if (!done[f])
-                continue;
-            char k[96];
-            const char *p = hdp_design_family_key(f);
-#define KEY(suffix) (snprintf(k, sizeof k, "%s_%s", p, suffix), k)
-            hdp_json_num(&j, KEY("final_risk"), res[f].final_risk);
-            hdp_json_num(&j, KEY("table_final_risk"), res[f].table_final_risk);
-            if (f == HDP_FAMILY_OUTPUT || f == HDP_FAMILY_LINEAR_NOISE)
-                hdp_json_num(&j, KEY("eta0"), res[f].eta0);
-            if (f == HDP_FAMILY_OPTIMAL) {
-                hdp_json_num(&j, KEY("c1"), res[f].c1);
-                hdp_json_num(&j, KEY("a"), res[f].a);
-                hdp_json_num(&j, KEY("c2"), res[f].c2);
-                hdp_json_num(&j, KEY("c3"), res[f].c3);
-            }
-            if (f == HDP_FAMILY_PL) {
-                hdp_json_int(&j, KEY("knots"), res[f].knots);
-                for (int i = 0; i < res[f].knots; i++) {
-                    char kk[32];
-                    snprintf(kk, sizeof kk, "eta_%d", i);
-                    hdp_json_num(&j, KEY(kk), res[f].knot_eta[i]);
-                }
-            }
-            hdp_json_num(&j, KEY("c"), res[f].c);
-            hdp_json_int(&j, KEY("ode_solves"), res[f].ode_solves);
-#undef KEY
-        }
-        hdp_json_str(&j, "best_family", hdp_design_family_name(best));
-        hdp_json_num(&j, "best_final_risk", b->final_risk);
-        hdp_json_num(&j, "best_c", b->c);
-        hdp_json_num(&j, "table_final_risk", b->table_final_risk);
-        hdp_json_int(&j, "table_knots", b->table_len);
-        hdp_json_num(&j, "rho", m.rho);
-        hdp_json_num(&j, "epsilon_cks", eps);
-        hdp_json_num(&j, "delta", delta);
-        hdp_json_int(&j, "ode_solves", solves);
-        hdp_json_num(&j, "ode_solves_per_second", seconds > 0 ? (double)solves / seconds : NAN);
-        hdp_json_num(&j, "gamma", m.gamma);
-        hdp_json_int(&j, "n", m.n);
-        hdp_json_int(&j, "d", m.d);
-        hdp_json_str(&j, "table_file", out_path ? out_path : "");
-        hdp_json_str(&j, "model", m.source);
-        hdp_json_end(&j);
-    }
+    if (st == HDP_OK && json_path && (st = hdp_out_open(&files[nfiles], json_path, &err)) == HDP_OK)
+        cli_write_schedule_json(files[nfiles++].f, &m, &d, out_path);
     for (int i = 0; i < nfiles && st == HDP_OK; i++)
         st = hdp_out_commit(&files[i], &err);
     for (int i = 0; i < nfiles; i++)
@@ -388,10 +412,9 @@ int cmd_schedule(int argc, char **argv)
         else
             printf("figure: %s (data: %s)\n", figure_path, data_csv);
     }
-    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-        hdp_design_result_free(&res[f]);
+    cli_schedule_designs_free(&d);
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_ode_result_free(&curves[f]);
-    }
     hdp_model_free(&m);
     return st == HDP_OK ? 0 : cli_fail("schedule", &err);
 }
