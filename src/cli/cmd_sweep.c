@@ -1,14 +1,20 @@
 /*
- * cmd_sweep.c — `hdpsgd sweep SWEEP.ini [--resume] [-o DIR]`: run commands over
+ * cmd_sweep.c — `hdpsgd sweep SWEEP.ini [--resume] [--dry-run] [-o DIR]`: run commands over
  * the Cartesian product of model-key axes, serially or under Open MPI.
  *
  * SWEEP.ini (inih):
  *   [sweep]  model = base.ini (relative to the sweep file; default: the built-in model)
- *            commands = ode, sim, sde, validate   (any subset, comma-separated)
+ *            commands = ode, sim, sde, validate, schedule, rates   (any subset)
+ *            schedule_families = all | a list   (schedule; default all)
+ *            schedule_knots = K                 (schedule, pl family; default 8)
+ *            rates_gammas = LO:HI:COUNT         (rates; required with it)
+ *            rates_families = a list            (rates; default output, linear-noise, optimal)
+ *            tune_clip = true | false           (schedule and rates; default false)
  *   [axes]   section.key = v1, v2, ...   or   LO:HI:COUNT   or   LO:HI:COUNT:log
  *   [set]    section.key = value   (fixed overrides applied at every point)
  * Points are numbered in row-major order (the last axis varies fastest). Point i
- * writes DIR/points/pNNNNN/{ode,sim,sde}.{csv,json} and validate.json, then its
+ * writes DIR/points/pNNNNN/{ode,sim,sde}.{csv,json}, validate.json, schedule.{json,tab}
+ * and rates.{csv,json} (for the commands run), then its
  * result row DIR/points/pNNNNN/row.csv, atomically and last: a point is done
  * when its row exists. --resume skips the points that are done. At the end,
  * DIR/results.csv is the header plus the rows in point order, so a serial run, a
@@ -43,18 +49,20 @@
 #define MAX_FIXED 128
 
 static const char *out_dir;
-static int resume;
+static int resume, dry_run;
 static cli_mc_args mc;
 
 const cli_opt sweep_opts[] = {
     {"output", 'o', OPT_STRING, &out_dir, "DIR", "output folder (default: SWEEP without .ini, plus -out)"},
     {"resume", 0, OPT_FLAG, &resume, NULL, "skip the points already done in DIR"},
+    {"dry-run", 0, OPT_FLAG, &dry_run, NULL,
+     "check every point's model, list the points and the commands, and stop (writes nothing)"},
     {"threads", 0, OPT_LONG, &mc.threads, "T",
      "OpenMP threads per point (default 0 = one per core; per rank under MPI)"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
-enum { C_ODE = 1, C_SIM = 2, C_SDE = 4, C_VALIDATE = 8 };
+enum { C_ODE = 1, C_SIM = 2, C_SDE = 4, C_VALIDATE = 8, C_SCHEDULE = 16, C_RATES = 32 };
 
 typedef struct {
     char key[128];           /* section.key */
@@ -70,6 +78,13 @@ typedef struct {
     axis axes[MAX_AXES];
     int nfixed;
     char *fixed[MAX_FIXED];  /* "section.key=value" */
+    /* schedule and rates (THEORY 5): the families, pl knots, clipping, the gamma grid */
+    int schedule_want[HDP_FAMILY_COUNT], rates_want[HDP_FAMILY_COUNT];
+    long knots;
+    int tune_clip;
+    char rates_gammas[128];
+    double gamma_lo, gamma_hi;
+    long gamma_count;
     int line;                /* current line (inih reader) */
     FILE *f;
     char err[1400];
@@ -141,19 +156,58 @@ static int on_sweep_key(void *user, const char *section, const char *name, const
                 else if (!strcmp(t, "sim")) s->commands |= C_SIM;
                 else if (!strcmp(t, "sde")) s->commands |= C_SDE;
                 else if (!strcmp(t, "validate")) s->commands |= C_VALIDATE;
+                else if (!strcmp(t, "schedule")) s->commands |= C_SCHEDULE;
+                else if (!strcmp(t, "rates")) s->commands |= C_RATES;
                 else {
                     snprintf(s->err, sizeof s->err,
                              "%s:%d: [sweep] commands: unknown command '%s'; accepted: ode, sim, "
-                             "sde, validate",
+                             "sde, validate, schedule, rates",
                              s->path, s->line, t);
                     return 0;
                 }
             }
             return 1;
         }
+        if (!strcmp(name, "schedule_families") || !strcmp(name, "rates_families")) {
+            hdp_error e;
+            hdp_error_clear(&e);
+            int *want = name[0] == 's' ? s->schedule_want : s->rates_want;
+            if (hdp_design_families_parse(value, want, &e) != HDP_OK)
+                snprintf(s->err, sizeof s->err, "%s:%d: [sweep] %s: %.300s", s->path, s->line,
+                         name, e.msg);
+            return !s->err[0];
+        }
+        if (!strcmp(name, "schedule_knots")) {
+            char *end;
+            s->knots = strtol(value, &end, 10);
+            if (end == value || *end || s->knots < 2 || s->knots > HDP_DESIGN_MAX_KNOTS)
+                snprintf(s->err, sizeof s->err,
+                         "%s:%d: [sweep] schedule_knots = '%s': expected an integer from 2 to %d",
+                         s->path, s->line, value, HDP_DESIGN_MAX_KNOTS);
+            return !s->err[0];
+        }
+        if (!strcmp(name, "tune_clip")) {
+            if (!strcmp(value, "true") || !strcmp(value, "false"))
+                s->tune_clip = !strcmp(value, "true");
+            else
+                snprintf(s->err, sizeof s->err,
+                         "%s:%d: [sweep] tune_clip = '%s': expected true or false", s->path,
+                         s->line, value);
+            return !s->err[0];
+        }
+        if (!strcmp(name, "rates_gammas")) {
+            char why[512];
+            snprintf(s->rates_gammas, sizeof s->rates_gammas, "%s", value);
+            if (cli_parse_gammas(value, &s->gamma_lo, &s->gamma_hi, &s->gamma_count, why,
+                                 sizeof why))
+                snprintf(s->err, sizeof s->err, "%s:%d: [sweep] rates_gammas = %.300s",
+                         s->path, s->line, why);
+            return !s->err[0];
+        }
         snprintf(s->err, sizeof s->err,
-                 "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands", s->path,
-                 s->line, name);
+                 "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands, "
+                 "schedule_families, schedule_knots, rates_gammas, rates_families, tune_clip",
+                 s->path, s->line, name);
         return 0;
     }
     if (!strcmp(section, "set")) {
@@ -225,6 +279,10 @@ static int load_spec(const char *path, sweep_spec *s)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s", path);
+    hdp_error e;
+    hdp_design_families_parse("all", s->schedule_want, &e);
+    cli_rates_families(NULL, s->rates_want, &e);
+    s->knots = 8;
     s->f = fopen(path, "r");
     if (!s->f) {
         fprintf(stderr, "hdpsgd sweep: error: %s: cannot open the sweep file: %s\n", path,
@@ -238,8 +296,19 @@ static int load_spec(const char *path, sweep_spec *s)
     if (!s->err[0] && s->commands == 0)
         snprintf(s->err, sizeof s->err,
                  "%s: [sweep] commands is missing: name what to run at each point (ode, sim, "
-                 "sde, validate)",
+                 "sde, validate, schedule, rates)",
                  path);
+    if (!s->err[0] && (s->commands & C_RATES) && !s->rates_gammas[0])
+        snprintf(s->err, sizeof s->err,
+                 "%s: [sweep] rates_gammas = LO:HI:COUNT is missing: the rates command needs its "
+                 "gamma grid (for example 0.001:0.1:7)",
+                 path);
+    for (int a = 0; !s->err[0] && (s->commands & C_RATES) && a < s->naxes; a++)
+        if (!strcmp(s->axes[a].key, "data.gamma") || !strcmp(s->axes[a].key, "data.n"))
+            snprintf(s->err, sizeof s->err,
+                     "%s: axis %s: the rates command sets data.gamma itself (rates_gammas); "
+                     "sweep other keys with rates, or run ode/schedule over %s",
+                     path, s->axes[a].key, s->axes[a].key);
     if (s->err[0]) {
         fprintf(stderr, "hdpsgd sweep: error: %s\n", s->err);
         return EXIT_BAD_INPUT;
@@ -263,20 +332,47 @@ static void point_values(const sweep_spec *s, long i, int *idx)
     }
 }
 
-/* Build the model of point i; prints the error (naming the point) on failure. */
-static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][1200])
+/* " ode sim ..." for the commands of the sweep (progress lines) */
+static const char *commands_text(const sweep_spec *s, char *buf, size_t size)
 {
-    cli_common c;
-    memset(&c, 0, sizeof c);
-    c.model_path = s->model[0] ? s->model : NULL;
-    for (int k = 0; k < s->nfixed; k++) c.sets[c.nsets++] = s->fixed[k];
+    static const char *names[] = {"ode", "sim", "sde", "validate", "schedule", "rates"};
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < 6; k++)
+        if (s->commands & (1 << k))
+            len += (size_t)snprintf(buf + len, size - len, " %s", names[k]);
+    return buf;
+}
+
+/* The base model and overrides of point i ([set], then the axes; bufs hold the text). */
+static void point_common(const sweep_spec *s, long i, cli_common *c, char bufs[][1200])
+{
+    memset(c, 0, sizeof *c);
+    c->model_path = s->model[0] ? s->model : NULL;
+    for (int k = 0; k < s->nfixed; k++) c->sets[c->nsets++] = s->fixed[k];
     int idx[MAX_AXES];
     point_values(s, i, idx);
     for (int a = 0; a < s->naxes; a++) {
         snprintf(bufs[a], 1200, "%s=%s", s->axes[a].key, s->axes[a].values[idx[a]]);
-        c.sets[c.nsets++] = bufs[a];
+        c->sets[c->nsets++] = bufs[a];
     }
+}
+
+/* Build the model of point i (with rates: also the model at every gamma of its grid, when
+ * check_rates); prints the error (naming the point) on failure. */
+static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][1200],
+                       int check_rates)
+{
+    cli_common c;
+    point_common(s, i, &c, bufs);
     int rc = cli_load_model(&c, m);
+    if (!rc && check_rates && (s->commands & C_RATES)) {
+        cli_rates r;
+        rc = cli_rates_load("sweep", &c, s->gamma_lo, s->gamma_hi, s->gamma_count, s->rates_want,
+                            &r);
+        if (rc) hdp_model_free(m);
+        else cli_rates_free(&r);
+    }
     if (rc) {
         fprintf(stderr, "hdpsgd sweep: error: at point %ld (", i);
         for (int a = 0; a < s->naxes; a++)
@@ -325,6 +421,8 @@ typedef struct {
     const hdp_mc_result *mc;
     const char *name;
     const hdp_validation *v;
+    const cli_schedule_designs *designs;
+    const cli_rates *rates;
     const char *row;
 } ctx_t;
 
@@ -333,6 +431,18 @@ static void w_ode_json(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_json(f, x
 static void w_mc_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_csv(f, x->name, x->m, x->opt, x->mc); }
 static void w_mc_json(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_json(f, x->name, x->m, x->opt, x->mc); }
 static void w_row(FILE *f, void *c) { ctx_t *x = c; fputs(x->row, f); }
+static void w_schedule_json(FILE *f, void *c)
+{
+    ctx_t *x = c;
+    cli_write_schedule_json(f, x->m, x->designs, "schedule.tab");
+}
+static void w_schedule_tab(FILE *f, void *c)
+{
+    ctx_t *x = c;
+    cli_write_schedule_table(f, x->m, &x->designs->res[x->designs->best], NULL);
+}
+static void w_rates_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_rates_csv(f, x->rates); }
+static void w_rates_json(FILE *f, void *c) { ctx_t *x = c; cli_write_rates_json(f, x->rates); }
 static void w_validate_json(FILE *f, void *c)
 {
     ctx_t *x = c;
@@ -361,6 +471,18 @@ static void header(const sweep_spec *s, FILE *f)
     if (s->commands & C_SIM) fputs(",sim_final_risk,sim_final_stderr,sim_diverged", f);
     if (s->commands & C_SDE) fputs(",sde_final_risk,sde_final_stderr,sde_diverged", f);
     if (s->commands & C_VALIDATE) fputs(",validate_pass,validate_max_rel_dev,validate_max_z", f);
+    if (s->commands & C_SCHEDULE) {
+        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+            if (s->schedule_want[k]) fprintf(f, ",schedule_%s_final_risk", hdp_design_family_key(k));
+        fputs(",schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_ode_solves", f);
+    }
+    if (s->commands & C_RATES) {
+        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+            if (s->rates_want[k])
+                fprintf(f, ",rates_%s_slope,rates_%s_theory_slope", hdp_design_family_key(k),
+                        hdp_design_family_key(k));
+        fputs(",rates_ode_solves", f);
+    }
     fputs(",status\n", f);
 }
 
@@ -385,7 +507,7 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     }
     char bufs[MAX_AXES][1200];
     hdp_model m;
-    if (point_model(s, i, &m, bufs)) return EXIT_BAD_INPUT;
+    if (point_model(s, i, &m, bufs, 0)) return EXIT_BAD_INPUT;
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = threads;
@@ -404,7 +526,7 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     fmt_num(rho, sizeof rho, m.rho);
     len += (size_t)snprintf(row + len, sizeof row - len, ",%ld,%ld,%.10g,%s,%s", m.d, m.n, m.gamma,
                             rho, num);
-    ctx_t c = {&m, &opt, NULL, NULL, NULL, NULL, NULL};
+    ctx_t c = {&m, &opt, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     if (s->commands & C_ODE) {
         hdp_ode_result r;
         st = hdp_ode_solve(&m, &r, &err);
@@ -418,6 +540,7 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         fmt_num(num, sizeof num, st == HDP_OK ? r.final_risk : NAN);
         len += (size_t)snprintf(row + len, sizeof row - len, ",%s", num);
         hdp_ode_result_free(&r);
+        c.ode = NULL;
     }
     for (int which = 0; which < 2; which++) {
         int flag = which ? C_SDE : C_SIM;
@@ -442,6 +565,7 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%ld", num, se,
                                 st2 == HDP_OK ? r.diverged_runs : (long)opt.runs);
         hdp_mc_result_free(&r);
+        c.mc = NULL;
         if (st == HDP_OK) st = st2;
     }
     if (s->commands & C_VALIDATE) {
@@ -459,6 +583,70 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s",
                                 st2 == HDP_OK ? (v.pass ? "true" : "false") : "", rel, z);
         hdp_validation_free(&v);
+        c.v = NULL; /* v ends with this block */
+        if (st == HDP_OK) st = st2;
+    }
+    hdp_design_options dopt;
+    hdp_design_options_init(&dopt);
+    dopt.knots = (int)s->knots;
+    dopt.tune_clip = s->tune_clip;
+    if (s->commands & C_SCHEDULE) {
+        cli_schedule_designs d;
+        memset(&d, 0, sizeof d);
+        hdp_status st2 = st == HDP_OK ? cli_schedule_design(&m, s->schedule_want, &dopt, &d, &err) : st;
+        c.designs = &d;
+        if (st2 == HDP_OK && io == HDP_OK) {
+            snprintf(path, sizeof path, "%s/schedule.json", pdir);
+            io = write_file(path, &err, w_schedule_json, &c);
+            snprintf(path, sizeof path, "%s/schedule.tab", pdir);
+            if (io == HDP_OK) io = write_file(path, &err, w_schedule_tab, &c);
+        }
+        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+            if (s->schedule_want[k]) {
+                fmt_num(num, sizeof num, st2 == HDP_OK ? d.res[k].final_risk : NAN);
+                len += (size_t)snprintf(row + len, sizeof row - len, ",%s", num);
+            }
+        char risk[64], cc[64];
+        fmt_num(risk, sizeof risk, st2 == HDP_OK ? d.res[d.best].final_risk : NAN);
+        fmt_num(cc, sizeof cc, st2 == HDP_OK ? d.res[d.best].c : NAN);
+        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s,%ld",
+                                st2 == HDP_OK ? hdp_design_family_name(d.best) : "", risk, cc,
+                                d.solves);
+        cli_schedule_designs_free(&d);
+        c.designs = NULL;
+        if (st == HDP_OK) st = st2;
+    }
+    if (s->commands & C_RATES) {
+        cli_rates r;
+        memset(&r, 0, sizeof r);
+        hdp_status st2 = st;
+        if (st == HDP_OK) {
+            cli_common pc;
+            point_common(s, i, &pc, bufs);
+            if (cli_rates_load("sweep", &pc, s->gamma_lo, s->gamma_hi, s->gamma_count,
+                               s->rates_want, &r)) {
+                hdp_model_free(&m);
+                return EXIT_BAD_INPUT; /* checked before the sweep started: not reached */
+            }
+            st2 = cli_rates_run(&r, &dopt, 0, &err);
+        }
+        c.rates = &r;
+        if (st2 == HDP_OK && io == HDP_OK) {
+            snprintf(path, sizeof path, "%s/rates.csv", pdir);
+            io = write_file(path, &err, w_rates_csv, &c);
+            snprintf(path, sizeof path, "%s/rates.json", pdir);
+            if (io == HDP_OK) io = write_file(path, &err, w_rates_json, &c);
+        }
+        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+            if (s->rates_want[k]) {
+                char ts[64];
+                fmt_num(num, sizeof num, st2 == HDP_OK ? r.slope[k] : NAN);
+                fmt_num(ts, sizeof ts, st2 == HDP_OK ? r.theory_slope[k] : NAN);
+                len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s", num, ts);
+            }
+        len += (size_t)snprintf(row + len, sizeof row - len, ",%ld", r.solves);
+        cli_rates_free(&r);
+        c.rates = NULL;
         if (st == HDP_OK) st = st2;
     }
     if (st != HDP_OK) {
@@ -499,7 +687,7 @@ static int assemble(const sweep_spec *s, const char *dir, long npoints)
     header(s, o.f);
     int failed = 0;
     for (long i = 0; i < npoints; i++) {
-        char rp[1300], line[4096];
+        char rp[1300], line[8192];
         snprintf(rp, sizeof rp, "%s/points/p%05ld/row.csv", dir, i);
         FILE *f = fopen(rp, "r");
         if (!f || !fgets(line, sizeof line, f)) {
@@ -576,12 +764,28 @@ int cmd_sweep(int argc, char **argv)
     rc = 0;
     char points_dir[1100];
     snprintf(points_dir, sizeof points_dir, "%s/points", dir);
+    char cmds[96];
     if (rank == 0) {
         for (long i = 0; i < npoints && !rc; i++) {
             char bufs[MAX_AXES][1200];
             hdp_model m;
-            rc = point_model(&spec, i, &m, bufs);
+            rc = point_model(&spec, i, &m, bufs, 1);
             if (!rc) hdp_model_free(&m);
+        }
+        if (!rc && dry_run) {
+            /* the grid as it would run: one line per point, then stop (exit 0, no files) */
+            for (long i = 0; i < npoints; i++) {
+                int idx[MAX_AXES];
+                point_values(&spec, i, idx);
+                printf("%ld", i);
+                for (int a = 0; a < spec.naxes; a++)
+                    printf(" %s=%s", spec.axes[a].key, spec.axes[a].values[idx[a]]);
+                putchar('\n');
+            }
+            fprintf(stderr, "hdpsgd sweep: dry run: %ld points x {%s} checked; nothing written "
+                            "(would write %s)\n", npoints, commands_text(&spec, cmds, sizeof cmds),
+                    dir);
+            rc = -1;
         }
         if (!rc && !resume && file_exists(points_dir)) {
             fprintf(stderr, "hdpsgd sweep: error: %s already holds a sweep: use --resume to "
@@ -594,10 +798,8 @@ int cmd_sweep(int argc, char **argv)
             rc = EXIT_BAD_INPUT;
         }
         if (!rc)
-            fprintf(stderr, "hdpsgd sweep: %ld points x {%s%s%s%s} -> %s%s\n", npoints,
-                    spec.commands & C_ODE ? " ode" : "", spec.commands & C_SIM ? " sim" : "",
-                    spec.commands & C_SDE ? " sde" : "", spec.commands & C_VALIDATE ? " validate" : "",
-                    dir, mpi ? " (MPI)" : "");
+            fprintf(stderr, "hdpsgd sweep: %ld points x {%s} -> %s%s\n", npoints,
+                    commands_text(&spec, cmds, sizeof cmds), dir, mpi ? " (MPI)" : "");
     }
 #ifdef HDPSGD_HAVE_MPI
     if (mpi) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -607,7 +809,7 @@ int cmd_sweep(int argc, char **argv)
         if (mpi) MPI_Finalize();
 #endif
         spec_free(&spec);
-        return rc;
+        return rc < 0 ? 0 : rc; /* -1: the dry run ended */
     }
     int worst = 0;
     long done = 0;

@@ -102,16 +102,24 @@ const cli_command hdp_commands[] = {
      "(the output theta_n) is a marker. The format follows FIG's extension: .png, .pdf, .svg.",
      plot_opts, 1},
     {"sweep", cmd_sweep, "run commands over a grid of model keys (serial or Open MPI)",
-     "sweep SWEEP.ini [--resume] [-o DIR] [--threads T]",
-     "Runs the commands named in SWEEP.ini ([sweep] commands = ode, sim, sde, validate) at every\n"
-     "point of the Cartesian product of its [axes] (section.key = v1, v2, ... or LO:HI:COUNT or\n"
-     "LO:HI:COUNT:log), on the base model [sweep] model with the fixed overrides of [set].\n"
-     "Point i writes DIR/points/pNNNNN/ (the commands' CSV and JSON files, then row.csv, last\n"
-     "and atomically); DIR/results.csv collects the rows in point order: point, the axes,\n"
-     "d, n, gamma, rho, epsilon_cks, then ode_final_risk, sim_final_risk, sim_final_stderr,\n"
-     "sim_diverged, sde_..., validate_pass, validate_max_rel_dev, validate_max_z (for the\n"
-     "commands run) and status (ok, or failed: the message). Every point's model is checked\n"
-     "before anything runs. --resume continues a killed sweep, losing at most the points in\n"
+     "sweep SWEEP.ini [--resume] [--dry-run] [-o DIR] [--threads T]",
+     "Runs the commands named in SWEEP.ini ([sweep] commands = ode, sim, sde, validate,\n"
+     "schedule, rates) at every point of the Cartesian product of its [axes] (section.key =\n"
+     "v1, v2, ... or LO:HI:COUNT or LO:HI:COUNT:log), on the base model [sweep] model with the\n"
+     "fixed overrides of [set]. schedule is `schedule --optimize` ([sweep] schedule_families,\n"
+     "default all; schedule_knots, default 8; tune_clip = true|false); rates is `rates`\n"
+     "([sweep] rates_gammas = LO:HI:COUNT, required; rates_families, default output,\n"
+     "linear-noise, optimal; not with a data.gamma or data.n axis).\n"
+     "Point i writes DIR/points/pNNNNN/ (the commands' CSV and JSON files, schedule.tab, then\n"
+     "row.csv, last and atomically); DIR/results.csv collects the rows in point order: point,\n"
+     "the axes, d, n, gamma, rho, epsilon_cks, then ode_final_risk, sim_final_risk,\n"
+     "sim_final_stderr, sim_diverged, sde_..., validate_pass, validate_max_rel_dev,\n"
+     "validate_max_z, schedule_<family>_final_risk..., schedule_best_family,\n"
+     "schedule_best_final_risk, schedule_best_c, schedule_ode_solves, rates_<family>_slope,\n"
+     "rates_<family>_theory_slope..., rates_ode_solves (for the commands run; family keys use\n"
+     "linear_noise) and status (ok, or failed: the message). Every point's model is checked\n"
+     "before anything runs (--dry-run: only that, and the list of points). --resume continues\n"
+     "a killed sweep, losing at most the points in\n"
      "progress. Under `mpirun -np N hdpsgd sweep ...` (Open MPI) the ranks take points from a\n"
      "shared counter (dynamic load balancing); the results are the same bytes as a serial run.\n"
      "Exit status 4 when some point failed.",
