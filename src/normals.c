@@ -41,7 +41,8 @@
 typedef long (*fill_fn)(uint64_t st[4][L], double *out, long rounds, uint64_t *qpos,
                         uint64_t *qr);
 
-#define CHUNK 128 /* rounds per kernel call: the queue holds at most CHUNK * L entries */
+#define CHUNK 128 /* rounds per kernel call: the queue holds at most CHUNK * L entries (and
+                   * L more: the AVX-512 kernel stores L at a time) */
 
 /* the rejections of a chunk, in position order, from the rejection stream */
 static void finish(hdp_xoshiro *slow, double *out, long q, const uint64_t *qpos,
@@ -147,7 +148,8 @@ AVX2 static long fill_avx2(uint64_t st[4][L], double *out, long rounds, uint64_t
     return q;
 }
 
-/* ---- AVX-512: the eight lanes in one vector; rejections queued without branches ---- */
+/* ---- AVX-512: the eight lanes in one vector; rejections queued without branches (qpos and
+ * qr need L entries of slack past the last rejection) ---- */
 #define AVX512 __attribute__((target("avx512f")))
 
 AVX512 static long fill_avx512(uint64_t st[4][L], double *out, long rounds, uint64_t *qpos,
@@ -176,8 +178,11 @@ AVX512 static long fill_avx512(uint64_t st[4][L], double *out, long rounds, uint
         __m512d lim = _mm512_i64gather_pd(idx, hdp_zigb_r, 8);
         __mmask8 bad = _mm512_cmp_pd_mask(_mm512_abs_pd(u), lim, _CMP_NLT_UQ);
         _mm512_storeu_pd(out + b * L, _mm512_mul_pd(u, _mm512_i64gather_pd(idx, hdp_zigb_x, 8)));
-        _mm512_mask_compressstoreu_epi64(qpos + q, bad, pos);
-        _mm512_mask_compressstoreu_epi64(qr + q, bad, res);
+        /* compress in a register, then a full store (the queue has L entries of slack):
+         * the memory form of vpcompressq is microcoded on AMD Zen 4, about 3x slower for
+         * the whole run (bench/RESULTS.md, 2026-11-23), and no faster on Intel */
+        _mm512_storeu_si512(qpos + q, _mm512_maskz_compress_epi64(bad, pos));
+        _mm512_storeu_si512(qr + q, _mm512_maskz_compress_epi64(bad, res));
         q += __builtin_popcount(bad);
         pos = _mm512_add_epi64(pos, step);
     }
@@ -272,7 +277,7 @@ void hdp_normals_init(hdp_normals *g, const hdp_xoshiro *run)
 /* whole rounds into out, CHUNK rounds per kernel call */
 static void rounds_into(hdp_normals *g, double *out, long rounds)
 {
-    uint64_t qpos[CHUNK * L], qr[CHUNK * L];
+    uint64_t qpos[CHUNK * L + L], qr[CHUNK * L + L]; /* + L: the AVX-512 kernel's full stores */
     while (rounds > 0) {
         long r = rounds < CHUNK ? rounds : CHUNK;
         long q = kernel_fn(g->s, out, r, qpos, qr);
