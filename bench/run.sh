@@ -65,30 +65,36 @@ echo "## random features: one DP-GD step against its two dgemv (n = 2000, p = 40
 "$build/bench_rf" 2000 4000 20 | sed 's/^/rf /'
 
 echo "## Monte Carlo DP-SGD at d = 1000, gamma = 0.01 (n = 1e5)"
-"$build/bench_gauss" 200000000 > "$work/g.json"
-kern=$(json "$work/g.json" kernel)
-echo "gaussians count=2e8 kernel=$kern seconds=$(json "$work/g.json" seconds) ns_per_draw=$(json "$work/g.json" ns_per_draw) scalar_ns_per_draw=$(json "$work/g.json" scalar_ns_per_draw) gsl_ns_per_draw=$(json "$work/g.json" gsl_ns_per_draw)"
-# best of three for every timing below: the benchmark machine (a VM) is noisy
-if ((have_np)); then
-  np_run=1e9
-  for rep in 1 2 3; do
+# The VM's speed drifts by tens of per cent over seconds, so the ratios are paired: the
+# Gaussians, a run of sim and the NumPy loop are measured back to back, three times, and the
+# medians of the three paired ratios are reported (a ratio of two best-of-three times taken
+# minutes apart compared fast moments with slow ones: 2.5x on 2026-11-23, 1.2x paired).
+sim1() { HDPSGD_SIMD=$1 "$bin" sim --set data.d=1000 --set data.gamma=0.01 --runs 2 --threads 1 -o /dev/null --json "$work/m.json" 2>/dev/null
+  $py -c "print($(json "$work/m.json" seconds)/2)"; }
+med() { $py -c "import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print('%.3g (range %.3g-%.3g)' % (statistics.median(v), min(v), max(v)))" "$@"; }
+g_ratios=() np_ratios=()
+for rep in 1 2 3; do
+  "$build/bench_gauss" 200000000 > "$work/g.json"
+  run=$(sim1 auto)
+  g_ratios+=("$($py -c "print($run/$(json "$work/g.json" seconds))")")
+  if ((have_np)); then
     $py "$here/sim_numpy.py" 1000 0.01 20000 > "$work/n.json"
-    np_run=$($py -c "print(min($np_run,$(json "$work/n.json" seconds_per_run)))")
-  done
-  echo "numpy per_run_seconds=$np_run (bench/sim_numpy.py, 20000 steps timed, best of 3)"
-fi
-# the sampler's kernel can be forced (HDPSGD_SIMD): the best the CPU has and the narrower ones
-case $kern in avx512) ks="avx512 avx2 generic" ;; avx2) ks="avx2 generic" ;; *) ks=generic ;; esac
+    np_ratios+=("$($py -c "print($(json "$work/n.json" seconds_per_run)/$run)")")
+  fi
+  echo "mc-pair $rep gaussians_seconds=$(json "$work/g.json" seconds) sim_per_run_seconds=$run$( ((have_np)) && echo " numpy_per_run_seconds=$(json "$work/n.json" seconds_per_run)")"
+done
+kern=$(json "$work/g.json" kernel)
+echo "gaussians count=2e8 kernel=$kern ns_per_draw=$(json "$work/g.json" ns_per_draw) scalar_ns_per_draw=$(json "$work/g.json" scalar_ns_per_draw) gsl_ns_per_draw=$(json "$work/g.json" gsl_ns_per_draw) (last pair)"
+echo "sim kernel=$kern ratio_to_its_gaussians=$(med "${g_ratios[@]}")$( ((have_np)) && echo " speedup_over_numpy=$(med "${np_ratios[@]}")")"
+# the sampler's kernel can be forced (HDPSGD_SIMD): the narrower ones, each paired with the best
+case $kern in avx512) ks="avx2 generic" ;; avx2) ks="generic" ;; *) ks= ;; esac
 for k in $ks; do
-  per_run=1e9
+  rel=()
   for rep in 1 2 3; do
-    HDPSGD_SIMD=$k "$bin" sim --set data.d=1000 --set data.gamma=0.01 --runs 2 --threads 1 -o /dev/null --json "$work/m.json" 2>/dev/null
-    per_run=$($py -c "print(min($per_run,$(json "$work/m.json" seconds)/2))")
+    best=$(sim1 auto); other=$(sim1 $k)
+    rel+=("$($py -c "print($other/$best)")")
   done
-  line="sim kernel=$k per_run_seconds=$per_run"
-  [[ $k == "$kern" ]] && line="$line ratio_to_its_gaussians=$($py -c "print(round($per_run/$(json "$work/g.json" seconds),2))")"
-  ((have_np)) && line="$line speedup_over_numpy=$($py -c "print(round($np_run/$per_run,1))")"
-  echo "$line"
+  echo "sim kernel=$k per_run_seconds=$other time_relative_to_$kern=$(med "${rel[@]}")"
 done
 # Parallel efficiency t1 / (2 t2): 16 runs on 1 thread then on 2 threads, five such pairs;
 # the median of the five paired ratios (the VM's speed drifts by tens of per cent over
@@ -109,9 +115,21 @@ for rep in 1 2 3; do
   wait
   ctrls+=("$($py -c "print($(json "$work/a.json" seconds)/max($(json "$work/p1.json" seconds),$(json "$work/p2.json" seconds)))")")
 done
-med() { $py -c "import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print('%.3f (range %.3f-%.3f)' % (statistics.median(v), min(v), max(v)))" "$@"; }
 echo "sim-threads runs=16 efficiency=$(med "${effs[@]}") control_two_processes=$(med "${ctrls[@]}")"
 for g in 0.1 0.01 0.001; do
   rss=$( { /usr/bin/time -f %M "$bin" sim --set data.d=1000 --set data.gamma=$g --runs 2 --threads 1 -o /dev/null; } 2>&1 | tail -n1)
   echo "sim-memory d=1000 gamma=$g n=$($py -c "print(round(1000/$g))") peak_rss_kib=$rss"
 done
+
+echo "## sweep: examples/sweeps/design.ini (15 points of schedule + rates), serial and mpirun -np 2"
+t0=$(date +%s.%N)
+"$bin" sweep "$here/../examples/sweeps/design.ini" -o "$work/sw1" 2>/dev/null
+t1=$(date +%s.%N)
+line="sweep points=15 serial_seconds=$($py -c "print(round($t1-$t0,1))")"
+if command -v mpirun >/dev/null 2>&1; then
+  mpirun -np 2 --oversubscribe --allow-run-as-root "$bin" sweep "$here/../examples/sweeps/design.ini" -o "$work/sw2" >/dev/null 2>&1
+  t2=$(date +%s.%N)
+  same=no; cmp -s "$work/sw1/results.csv" "$work/sw2/results.csv" && same=yes
+  line="$line mpi2_seconds=$($py -c "print(round($t2-$t1,1))") speedup=$($py -c "print(round(($t1-$t0)/($t2-$t1),2))") identical=$same"
+fi
+echo "$line"
