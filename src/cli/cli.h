@@ -168,7 +168,7 @@ typedef struct {
     long count, loaded, dec;   /* gammas, models loaded, points of the smallest-gamma decade */
     int want[HDP_FAMILY_COUNT];
     hdp_model *models;         /* one per gamma, log-spaced, d fixed */
-    hdp_design_result (*res)[HDP_FAMILY_COUNT];
+    cli_schedule_designs *des; /* one per gamma: the wanted families optimised there */
     char (*gset)[64];          /* the data.gamma=... overrides */
     double slope[HDP_FAMILY_COUNT], theory_slope[HDP_FAMILY_COUNT];
     long solves;

@@ -16,6 +16,9 @@
 #include "cli.h"
 #include "hdpsgd/design.h"
 
+/* the result of family f at the i-th gamma */
+#define RES(r, i, f) ((r)->des[i].res[f])
+
 static const char *gammas_opt, *families_opt, *figure_path, *json_path, *out_path;
 static int tune_clip;
 
@@ -116,14 +119,13 @@ static void progress(const hdp_design_progress *p, void *user)
 
 void cli_rates_free(cli_rates *r)
 {
-    if (r->res)
+    if (r->des)
         for (long i = 0; i < r->count; i++)
-            for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-                hdp_design_result_free(&r->res[i][f]);
+            cli_schedule_designs_free(&r->des[i]);
     for (long i = 0; i < r->loaded; i++)
         hdp_model_free(&r->models[i]);
     free(r->models);
-    free(r->res);
+    free(r->des);
     free(r->gset);
     memset(r, 0, sizeof *r);
 }
@@ -139,9 +141,9 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
     memcpy(r->want, want, sizeof r->want);
     r->count = count;
     r->models = calloc((size_t)count, sizeof *r->models);
-    r->res = calloc((size_t)count, sizeof *r->res);
+    r->des = calloc((size_t)count, sizeof *r->des);
     r->gset = calloc((size_t)count, sizeof *r->gset);
-    if (!r->models || !r->res || !r->gset) {
+    if (!r->models || !r->des || !r->gset) {
         cli_rates_free(r);
         fprintf(stderr, "hdpsgd %s: error: out of memory\n", cmd);
         return EXIT_NUMERIC;
@@ -163,30 +165,22 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
 hdp_status cli_rates_run(cli_rates *r, const hdp_design_options *opt, int verbose, hdp_error *err)
 {
     int tty = verbose && isatty(STDERR_FILENO);
-    hdp_status st = HDP_OK;
-    for (long i = 0; i < r->count && st == HDP_OK; i++) {
+    for (long i = 0; i < r->count; i++) {
         const hdp_model *m = &r->models[i];
-        int nh = 0;
-        hdp_design_result hints[HDP_FAMILY_COUNT];
-        for (int f = 0; f < HDP_FAMILY_COUNT && st == HDP_OK; f++) {
-            if (!r->want[f])
-                continue;
-            st = hdp_design_optimize(m, f, opt, hints, nh, &r->res[i][f], err);
-            if (st != HDP_OK)
-                break;
-            hints[nh++] = r->res[i][f];
-            r->solves += r->res[i][f].ode_solves;
-            r->seconds += r->res[i][f].seconds;
-            if (verbose)
+        /* every wanted family at this gamma, as `schedule --optimize` does */
+        hdp_status st = cli_schedule_design(m, r->want, opt, &r->des[i], err);
+        if (st != HDP_OK)
+            return st;
+        r->solves += r->des[i].solves;
+        r->seconds += r->des[i].seconds;
+        for (int f = 0; f < HDP_FAMILY_COUNT && verbose; f++)
+            if (r->want[f])
                 fprintf(stderr,
                         "%shdpsgd rates: gamma = %-10.4g n = %-9ld %-12s final risk %.8g (%ld ODE "
                         "solves)\n",
                         tty ? "\r" : "", m->gamma, m->n, hdp_design_family_name(f),
-                        r->res[i][f].final_risk, r->res[i][f].ode_solves);
-        }
+                        RES(r, i, f).final_risk, RES(r, i, f).ode_solves);
     }
-    if (st != HDP_OK)
-        return st;
 
     /* slopes on the smallest-gamma decade */
     double gx[CLI_RATES_MAX_GAMMAS], ry[CLI_RATES_MAX_GAMMAS], ty[CLI_RATES_MAX_GAMMAS];
@@ -201,7 +195,7 @@ hdp_status cli_rates_run(cli_rates *r, const hdp_design_options *opt, int verbos
         if (!r->want[f]) continue;
         for (long i = 0; i < r->dec; i++) {
             gx[i] = r->models[i].gamma;
-            ry[i] = r->res[i][f].final_risk;
+            ry[i] = RES(r, i, f).final_risk;
             ty[i] = hdp_design_rate_theory(f, r->models[i].gamma, rho);
         }
         r->slope[f] = hdp_loglog_slope(gx, ry, r->dec);
@@ -220,7 +214,7 @@ void cli_write_rates_csv(FILE *f, const cli_rates *r)
     for (long i = 0; i < r->count; i++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
             if (!r->want[k]) continue;
-            const hdp_design_result *d = &r->res[i][k];
+            const hdp_design_result *d = &RES(r, i, k);
             fprintf(f, "%.17g,%ld,%s,%.12g,%.12g,%.12g,", r->models[i].gamma, r->models[i].n,
                     hdp_design_family_name(k), d->final_risk, d->eta0, d->eta1);
             if (k == HDP_FAMILY_OPTIMAL) fprintf(f, "%.12g,%.12g,", d->c1, d->a);
@@ -241,7 +235,7 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
         for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
             if (r->want[fam]) {
                 snprintf(k, sizeof k, "%s_final_risk_%ld", hdp_design_family_key(fam), i);
-                hdp_json_num(&j, k, r->res[i][fam].final_risk);
+                hdp_json_num(&j, k, RES(r, i, fam).final_risk);
             }
     }
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
@@ -278,7 +272,7 @@ static void print_table(const cli_rates *r)
     for (long i = 0; i < count; i++) {
         printf("  %10.4g %9ld", r->models[i].gamma, r->models[i].n);
         for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-            if (r->want[f]) printf(" %14.6g", r->res[i][f].final_risk);
+            if (r->want[f]) printf(" %14.6g", RES(r, i, f).final_risk);
         printf("\n");
     }
     printf("\nlog-log slope of the final risk against gamma on the smallest-gamma decade "
@@ -293,7 +287,7 @@ static void print_table(const cli_rates *r)
     const char *sep = " ";
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         if (r->want[f]) {
-            printf("%s%s %.4g", sep, hdp_design_family_name(f), r->res[0][f].final_risk / r->models[0].gamma);
+            printf("%s%s %.4g", sep, hdp_design_family_name(f), RES(r, 0, f).final_risk / r->models[0].gamma);
             sep = ", ";
         }
     printf("\n  (the theorem: bounded for optimal, growing like log(1/gamma) for output and "
@@ -316,8 +310,8 @@ static void write_figure_data(FILE *f, const cli_rates *r)
         fprintf(f, "%.12g", r->models[i].gamma);
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
             if (!r->want[k]) continue;
-            double scale = r->res[0][k].final_risk / hdp_design_rate_theory(k, m0->gamma, m0->rho);
-            fprintf(f, ",%.12g,%.12g", r->res[i][k].final_risk,
+            double scale = RES(r, 0, k).final_risk / hdp_design_rate_theory(k, m0->gamma, m0->rho);
+            fprintf(f, ",%.12g,%.12g", RES(r, i, k).final_risk,
                     scale * hdp_design_rate_theory(k, r->models[i].gamma, r->models[i].rho));
         }
         fprintf(f, "\n");

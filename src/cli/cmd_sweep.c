@@ -426,6 +426,18 @@ typedef struct {
     const char *row;
 } ctx_t;
 
+/* pdir/name1 then pdir/name2 (each atomically), the second only when the first was written */
+static hdp_status write_pair(const char *pdir, const char *name1, void (*w1)(FILE *, void *),
+                             const char *name2, void (*w2)(FILE *, void *), ctx_t *c,
+                             hdp_error *err)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s", pdir, name1);
+    hdp_status io = write_file(path, err, w1, c);
+    snprintf(path, sizeof path, "%s/%s", pdir, name2);
+    return io == HDP_OK ? write_file(path, err, w2, c) : io;
+}
+
 static void w_ode_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_csv(f, x->m, x->ode); }
 static void w_ode_json(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_json(f, x->m, x->ode); }
 static void w_mc_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_csv(f, x->name, x->m, x->opt, x->mc); }
@@ -531,12 +543,8 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         hdp_ode_result r;
         st = hdp_ode_solve(&m, &r, &err);
         c.ode = &r;
-        if (st == HDP_OK) {
-            snprintf(path, sizeof path, "%s/ode.csv", pdir);
-            io = write_file(path, &err, w_ode_csv, &c);
-            snprintf(path, sizeof path, "%s/ode.json", pdir);
-            if (io == HDP_OK) io = write_file(path, &err, w_ode_json, &c);
-        }
+        if (st == HDP_OK)
+            io = write_pair(pdir, "ode.csv", w_ode_csv, "ode.json", w_ode_json, &c, &err);
         fmt_num(num, sizeof num, st == HDP_OK ? r.final_risk : NAN);
         len += (size_t)snprintf(row + len, sizeof row - len, ",%s", num);
         hdp_ode_result_free(&r);
@@ -553,12 +561,9 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         if (st != HDP_OK) memset(&r, 0, sizeof r);
         c.mc = &r;
         c.name = name;
-        if (st2 == HDP_OK && io == HDP_OK) {
-            snprintf(path, sizeof path, "%s/%s.csv", pdir, name);
-            io = write_file(path, &err, w_mc_csv, &c);
-            snprintf(path, sizeof path, "%s/%s.json", pdir, name);
-            if (io == HDP_OK) io = write_file(path, &err, w_mc_json, &c);
-        }
+        if (st2 == HDP_OK && io == HDP_OK)
+            io = write_pair(pdir, which ? "sde.csv" : "sim.csv", w_mc_csv,
+                            which ? "sde.json" : "sim.json", w_mc_json, &c, &err);
         char se[64];
         fmt_num(num, sizeof num, st2 == HDP_OK ? r.final_mean : NAN);
         fmt_num(se, sizeof se, st2 == HDP_OK ? r.final_stderr : NAN);
@@ -595,12 +600,9 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         memset(&d, 0, sizeof d);
         hdp_status st2 = st == HDP_OK ? cli_schedule_design(&m, s->schedule_want, &dopt, &d, &err) : st;
         c.designs = &d;
-        if (st2 == HDP_OK && io == HDP_OK) {
-            snprintf(path, sizeof path, "%s/schedule.json", pdir);
-            io = write_file(path, &err, w_schedule_json, &c);
-            snprintf(path, sizeof path, "%s/schedule.tab", pdir);
-            if (io == HDP_OK) io = write_file(path, &err, w_schedule_tab, &c);
-        }
+        if (st2 == HDP_OK && io == HDP_OK)
+            io = write_pair(pdir, "schedule.json", w_schedule_json, "schedule.tab", w_schedule_tab,
+                            &c, &err);
         for (int k = 0; k < HDP_FAMILY_COUNT; k++)
             if (s->schedule_want[k]) {
                 fmt_num(num, sizeof num, st2 == HDP_OK ? d.res[k].final_risk : NAN);
@@ -631,12 +633,8 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
             st2 = cli_rates_run(&r, &dopt, 0, &err);
         }
         c.rates = &r;
-        if (st2 == HDP_OK && io == HDP_OK) {
-            snprintf(path, sizeof path, "%s/rates.csv", pdir);
-            io = write_file(path, &err, w_rates_csv, &c);
-            snprintf(path, sizeof path, "%s/rates.json", pdir);
-            if (io == HDP_OK) io = write_file(path, &err, w_rates_json, &c);
-        }
+        if (st2 == HDP_OK && io == HDP_OK)
+            io = write_pair(pdir, "rates.csv", w_rates_csv, "rates.json", w_rates_json, &c, &err);
         for (int k = 0; k < HDP_FAMILY_COUNT; k++)
             if (s->rates_want[k]) {
                 char ts[64];
