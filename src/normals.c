@@ -180,7 +180,7 @@ AVX512 static long fill_avx512(uint64_t st[4][L], double *out, long rounds, uint
         _mm512_storeu_pd(out + b * L, _mm512_mul_pd(u, _mm512_i64gather_pd(idx, hdp_zigb_x, 8)));
         /* compress in a register, then a full store (the queue has L entries of slack):
          * the memory form of vpcompressq is microcoded on AMD Zen 4, about 3x slower for
-         * the whole run (bench/RESULTS.md, 2026-11-23), and no faster on Intel */
+         * the whole run (bench/RESULTS.md, 2026-11-23; not re-measured on Intel) */
         _mm512_storeu_si512(qpos + q, _mm512_maskz_compress_epi64(bad, pos));
         _mm512_storeu_si512(qr + q, _mm512_maskz_compress_epi64(bad, res));
         q += __builtin_popcount(bad);
