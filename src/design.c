@@ -88,6 +88,37 @@ void hdp_design_options_init(hdp_design_options *o)
     o->table_points = 201;
 }
 
+hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
+                              const hdp_design_options *opt, hdp_design_set *d, hdp_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->best = -1;
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        if (!want[f])
+            continue;
+        /* earlier families seed the pl search (res[0..f-1] that were run) */
+        hdp_design_result hints[HDP_FAMILY_COUNT];
+        int nh = 0;
+        for (int g = 0; g < f; g++)
+            if (d->done[g]) hints[nh++] = d->res[g];
+        hdp_status st = hdp_design_optimize(m, f, opt, nh ? hints : NULL, nh, &d->res[f], err);
+        if (st != HDP_OK)
+            return st;
+        d->done[f] = 1;
+        d->solves += d->res[f].ode_solves;
+        d->seconds += d->res[f].seconds;
+        if (d->best < 0 || d->res[f].final_risk < d->res[d->best].final_risk)
+            d->best = f;
+    }
+    return HDP_OK;
+}
+
+void hdp_design_set_free(hdp_design_set *d)
+{
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+        hdp_design_result_free(&d->res[f]);
+}
+
 void hdp_design_result_free(hdp_design_result *res)
 {
     if (!res)

@@ -123,6 +123,23 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
 
 void hdp_design_result_free(hdp_design_result *res);
 
+/* Schedule design over several families (the driver of `schedule --optimize`, `rates` and
+ * `sweep`): every wanted family in the order of hdp_design_family, each earlier result
+ * seeding the start of the pl search. */
+typedef struct {
+    hdp_design_result res[HDP_FAMILY_COUNT];
+    int done[HDP_FAMILY_COUNT]; /* 1: res[f] holds a result */
+    int best;                   /* the family of lowest final risk (-1: none) */
+    long solves;                /* ODE solves of all the searches */
+    double seconds;             /* their wall time */
+} hdp_design_set;
+
+/* Optimise every family f with want[f] != 0 on the finalized model m. On failure the
+ * results so far stay in d (release with hdp_design_set_free in every case). */
+hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
+                              const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
+void hdp_design_set_free(hdp_design_set *d);
+
 /* eta~(t) of the optimised schedule (the analytic family, not the table). */
 double hdp_design_eta(const hdp_design_result *r, double t);
 

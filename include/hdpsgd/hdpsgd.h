@@ -6,7 +6,8 @@
  *   sim.h       Monte Carlo of DP-SGD and the homogenized SDE        hdp_sim_run, hdp_sde_run
  *   validate.h  ODE vs simulation with a verdict                    hdp_validate_run
  *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (THEORY 6)
- *   design.h    schedule design on the ODE                          hdp_design_optimize
+ *   design.h    schedule design on the ODE                          hdp_design_optimize, hdp_design_set_run
+ *   rates.h     optimised risk of each schedule family against gamma hdp_rates_run
  *   clip.h, schedule.h, spectrum.h, rng.h   the building blocks
  *
  * Conventions: every function that can fail returns an hdp_status (0 = HDP_OK)
@@ -35,6 +36,7 @@
 #include "hdpsgd/sim.h"
 #include "hdpsgd/validate.h"
 #include "hdpsgd/design.h"
+#include "hdpsgd/rates.h"
 #include "hdpsgd/rf.h"
 #include "hdpsgd/kl.h"
 #include "hdpsgd/nc.h"

@@ -10,6 +10,7 @@
 
 #include "hdpsgd/design.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/rates.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/sim.h"
 
@@ -141,51 +142,31 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r);
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r);
 
-/* Schedule design over several families (schedule, sweep; cmd_schedule.c): the wanted
- * families in the order of hdp_design_family, each earlier one seeding the pl search. */
-typedef struct {
-    hdp_design_result res[HDP_FAMILY_COUNT];
-    int done[HDP_FAMILY_COUNT]; /* 1: res[f] holds a result */
-    int best;                   /* the family of lowest final risk (-1: none) */
-    long solves;                /* ODE solves of all the searches */
-    double seconds;             /* their wall time */
-} cli_schedule_designs;
-
-hdp_status cli_schedule_design(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
-                               const hdp_design_options *opt, cli_schedule_designs *d,
-                               hdp_error *err);
-void cli_schedule_designs_free(cli_schedule_designs *d);
 /* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,
                               const char *use);
 /* The JSON summary of `schedule --optimize`. */
-void cli_write_schedule_json(FILE *f, const hdp_model *m, const cli_schedule_designs *d,
+void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file);
 
-/* The gamma sweep of `rates` (cmd_rates.c), shared with `sweep`. */
-#define CLI_RATES_MAX_GAMMAS 200
+/* The gamma sweep of `rates` (cmd_rates.c), shared with `sweep`: the models at every gamma
+ * (loaded from the model file and --set options, then data.gamma) and the driver's result
+ * (hdpsgd/rates.h). */
 typedef struct {
-    long count, loaded, dec;   /* gammas, models loaded, points of the smallest-gamma decade */
-    int want[HDP_FAMILY_COUNT];
+    long count, loaded;        /* gammas, models loaded */
     hdp_model *models;         /* one per gamma, log-spaced, d fixed */
-    cli_schedule_designs *des; /* one per gamma: the wanted families optimised there */
     char (*gset)[64];          /* the data.gamma=... overrides */
-    double slope[HDP_FAMILY_COUNT], theory_slope[HDP_FAMILY_COUNT];
-    long solves;
-    double seconds;
+    hdp_rates_result res;
 } cli_rates;
 
-/* LO:HI:COUNT with 0 < LO < HI < 1, 2 <= COUNT <= CLI_RATES_MAX_GAMMAS: 0, or -1 with why. */
-int cli_parse_gammas(const char *text, double *lo, double *hi, long *count, char *why, size_t size);
-/* NULL = the default families of rates (output, linear-noise, optimal). */
-hdp_status cli_rates_families(const char *text, int want[HDP_FAMILY_COUNT], hdp_error *err);
 /* Load the model at every gamma (common's model and sets, then data.gamma): 0 or the exit
  * status after a message. */
 int cli_rates_load(const char *cmd, const cli_common *common, double lo, double hi, long count,
-                   const int want[HDP_FAMILY_COUNT], cli_rates *r);
-/* Optimise every family at every gamma and fit the slopes; verbose: one line per result
- * on stderr. */
-hdp_status cli_rates_run(cli_rates *r, const hdp_design_options *opt, int verbose, hdp_error *err);
+                   cli_rates *r);
+/* Optimise every wanted family at every gamma and fit the slopes; verbose: one line per
+ * result on stderr. */
+hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
+                         const hdp_design_options *opt, int verbose, hdp_error *err);
 void cli_write_rates_csv(FILE *f, const cli_rates *r);
 void cli_write_rates_json(FILE *f, const cli_rates *r);
 void cli_rates_free(cli_rates *r);

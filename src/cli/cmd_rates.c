@@ -17,7 +17,7 @@
 #include "hdpsgd/design.h"
 
 /* the result of family f at the i-th gamma */
-#define RES(r, i, f) ((r)->des[i].res[f])
+#define RES(r, i, f) ((r)->res.des[i].res[f])
 
 static const char *gammas_opt, *families_opt, *figure_path, *json_path, *out_path;
 static int tune_clip;
@@ -44,50 +44,15 @@ static int fail_usage(const char *msg, const char *arg)
     return EXIT_BAD_INPUT;
 }
 
-int cli_parse_gammas(const char *text, double *lo, double *hi, long *count, char *why, size_t size)
-{
-    char *end;
-    errno = 0;
-    *lo = strtod(text, &end);
-    const char *p = end + 1;
-    if (end == text || *end != ':' || ((*hi = strtod(p, &end)), end == p || *end != ':')) {
-        snprintf(why, size, "'%s': expected LO:HI:COUNT, for example 0.001:0.1:7", text);
-        return -1;
-    }
-    p = end + 1;
-    *count = strtol(p, &end, 10);
-    if (end == p || *end || errno)
-        snprintf(why, size, "'%s': COUNT must be an integer", text);
-    else if (!(isfinite(*lo) && isfinite(*hi) && *lo > 0))
-        snprintf(why, size, "'%s': LO must be a number > 0", text);
-    else if (!(*lo < *hi))
-        snprintf(why, size, "'%s': LO must be smaller than HI", text);
-    else if (!(*hi < 1))
-        snprintf(why, size, "'%s': HI must be < 1 (the rates of THEORY 5 are for gamma -> 0)", text);
-    else if (*count < 2 || *count > CLI_RATES_MAX_GAMMAS)
-        snprintf(why, size, "'%s': COUNT must be between 2 and %d", text, CLI_RATES_MAX_GAMMAS);
-    else
-        return 0;
-    return -1;
-}
-
 static int parse_gammas(const char *text, double *lo, double *hi, long *count)
 {
     if (!text)
         return fail_usage("--gammas LO:HI:COUNT is required (for example --gammas 0.001:0.1:7)%s", "");
-    char why[512];
-    if (cli_parse_gammas(text, lo, hi, count, why, sizeof why))
-        return fail_usage("--gammas %s", why);
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_rates_grid_parse(text, lo, hi, count, &err) != HDP_OK)
+        return fail_usage("--gammas %s", err.msg);
     return 0;
-}
-
-hdp_status cli_rates_families(const char *text, int want[HDP_FAMILY_COUNT], hdp_error *err)
-{
-    if (text)
-        return hdp_design_families_parse(text, want, err);
-    memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
-    want[HDP_FAMILY_OUTPUT] = want[HDP_FAMILY_LINEAR_NOISE] = want[HDP_FAMILY_OPTIMAL] = 1;
-    return HDP_OK;
 }
 
 /* --families: default output, linear-noise, optimal (THEORY 5's three rates). */
@@ -95,7 +60,7 @@ static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
 {
     hdp_error err;
     hdp_error_clear(&err);
-    if (cli_rates_families(text, want, &err) != HDP_OK)
+    if (hdp_rates_families(text, want, &err) != HDP_OK)
         return fail_usage("--families: %s", err.msg);
     return 0;
 }
@@ -119,31 +84,26 @@ static void progress(const hdp_design_progress *p, void *user)
 
 void cli_rates_free(cli_rates *r)
 {
-    if (r->des)
-        for (long i = 0; i < r->count; i++)
-            cli_schedule_designs_free(&r->des[i]);
+    hdp_rates_result_free(&r->res);
     for (long i = 0; i < r->loaded; i++)
         hdp_model_free(&r->models[i]);
     free(r->models);
-    free(r->des);
     free(r->gset);
     memset(r, 0, sizeof *r);
 }
 
 int cli_rates_load(const char *cmd, const cli_common *common, double lo, double hi, long count,
-                   const int want[HDP_FAMILY_COUNT], cli_rates *r)
+                   cli_rates *r)
 {
     memset(r, 0, sizeof *r);
     if (common->nsets + 1 > MAX_SETS) {
         fprintf(stderr, "hdpsgd %s: error: too many --set options\n", cmd);
         return EXIT_BAD_INPUT;
     }
-    memcpy(r->want, want, sizeof r->want);
     r->count = count;
     r->models = calloc((size_t)count, sizeof *r->models);
-    r->des = calloc((size_t)count, sizeof *r->des);
     r->gset = calloc((size_t)count, sizeof *r->gset);
-    if (!r->models || !r->des || !r->gset) {
+    if (!r->models || !r->gset) {
         cli_rates_free(r);
         fprintf(stderr, "hdpsgd %s: error: out of memory\n", cmd);
         return EXIT_NUMERIC;
@@ -151,8 +111,7 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
     int rc = 0;
     for (long i = 0; i < count && !rc; i++) {
         cli_common c = *common;
-        double g = lo * pow(hi / lo, (double)i / (double)(count - 1));
-        snprintf(r->gset[i], sizeof r->gset[i], "data.gamma=%.17g", g);
+        snprintf(r->gset[i], sizeof r->gset[i], "data.gamma=%.17g", hdp_rates_gamma(lo, hi, count, i));
         c.sets[c.nsets++] = r->gset[i];
         if (!(rc = cli_load_model(&c, &r->models[i])))
             r->loaded++;
@@ -162,46 +121,25 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
     return rc;
 }
 
-hdp_status cli_rates_run(cli_rates *r, const hdp_design_options *opt, int verbose, hdp_error *err)
+/* one line per family after each gamma */
+static void report(const hdp_rates_progress *p, void *user)
+{
+    int tty = *(const int *)user;
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+        if (p->set->done[f])
+            fprintf(stderr,
+                    "%shdpsgd rates: gamma = %-10.4g n = %-9ld %-12s final risk %.8g (%ld ODE "
+                    "solves)\n",
+                    tty ? "\r" : "", p->model->gamma, p->model->n, hdp_design_family_name(f),
+                    p->set->res[f].final_risk, p->set->res[f].ode_solves);
+}
+
+hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
+                         const hdp_design_options *opt, int verbose, hdp_error *err)
 {
     int tty = verbose && isatty(STDERR_FILENO);
-    for (long i = 0; i < r->count; i++) {
-        const hdp_model *m = &r->models[i];
-        /* every wanted family at this gamma, as `schedule --optimize` does */
-        hdp_status st = cli_schedule_design(m, r->want, opt, &r->des[i], err);
-        if (st != HDP_OK)
-            return st;
-        r->solves += r->des[i].solves;
-        r->seconds += r->des[i].seconds;
-        for (int f = 0; f < HDP_FAMILY_COUNT && verbose; f++)
-            if (r->want[f])
-                fprintf(stderr,
-                        "%shdpsgd rates: gamma = %-10.4g n = %-9ld %-12s final risk %.8g (%ld ODE "
-                        "solves)\n",
-                        tty ? "\r" : "", m->gamma, m->n, hdp_design_family_name(f),
-                        RES(r, i, f).final_risk, RES(r, i, f).ode_solves);
-    }
-
-    /* slopes on the smallest-gamma decade */
-    double gx[CLI_RATES_MAX_GAMMAS], ry[CLI_RATES_MAX_GAMMAS], ty[CLI_RATES_MAX_GAMMAS];
-    double g0 = r->models[0].gamma;
-    r->dec = 0;
-    for (long i = 0; i < r->count; i++)
-        if (r->models[i].gamma <= 10.0 * g0 * (1 + 1e-9)) r->dec = i + 1;
-    if (r->dec < 2) r->dec = 2;
-    double rho = r->models[0].rho;
-    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-        r->slope[f] = r->theory_slope[f] = NAN;
-        if (!r->want[f]) continue;
-        for (long i = 0; i < r->dec; i++) {
-            gx[i] = r->models[i].gamma;
-            ry[i] = RES(r, i, f).final_risk;
-            ty[i] = hdp_design_rate_theory(f, r->models[i].gamma, rho);
-        }
-        r->slope[f] = hdp_loglog_slope(gx, ry, r->dec);
-        r->theory_slope[f] = hdp_loglog_slope(gx, ty, r->dec);
-    }
-    return HDP_OK;
+    return hdp_rates_run(r->models, r->count, want, opt, verbose ? report : NULL, &tty, &r->res,
+                         err);
 }
 
 void cli_write_rates_csv(FILE *f, const cli_rates *r)
@@ -213,7 +151,7 @@ void cli_write_rates_csv(FILE *f, const cli_rates *r)
     fprintf(f, "gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves\n");
     for (long i = 0; i < r->count; i++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
-            if (!r->want[k]) continue;
+            if (!r->res.want[k]) continue;
             const hdp_design_result *d = &RES(r, i, k);
             fprintf(f, "%.17g,%ld,%s,%.12g,%.12g,%.12g,", r->models[i].gamma, r->models[i].n,
                     hdp_design_family_name(k), d->final_risk, d->eta0, d->eta1);
@@ -233,26 +171,26 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
         snprintf(k, sizeof k, "gamma_%ld", i);
         hdp_json_num(&j, k, r->models[i].gamma);
         for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-            if (r->want[fam]) {
+            if (r->res.want[fam]) {
                 snprintf(k, sizeof k, "%s_final_risk_%ld", hdp_design_family_key(fam), i);
                 hdp_json_num(&j, k, RES(r, i, fam).final_risk);
             }
     }
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-        if (r->want[fam]) {
+        if (r->res.want[fam]) {
             char k[96];
             snprintf(k, sizeof k, "%s_slope", hdp_design_family_key(fam));
-            hdp_json_num(&j, k, r->slope[fam]);
+            hdp_json_num(&j, k, r->res.slope[fam]);
             snprintf(k, sizeof k, "%s_theory_slope", hdp_design_family_key(fam));
-            hdp_json_num(&j, k, r->theory_slope[fam]);
+            hdp_json_num(&j, k, r->res.theory_slope[fam]);
         }
     hdp_json_num(&j, "decade_lo", r->models[0].gamma);
-    hdp_json_num(&j, "decade_hi", r->models[r->dec - 1].gamma);
-    hdp_json_int(&j, "decade_points", r->dec);
+    hdp_json_num(&j, "decade_hi", r->models[r->res.dec - 1].gamma);
+    hdp_json_int(&j, "decade_points", r->res.dec);
     hdp_json_num(&j, "rho", r->models[0].rho);
     hdp_json_int(&j, "d", r->models[0].d);
-    hdp_json_int(&j, "ode_solves", r->solves);
-    hdp_json_num(&j, "ode_solves_per_second", r->seconds > 0 ? (double)r->solves / r->seconds : NAN);
+    hdp_json_int(&j, "ode_solves", r->res.solves);
+    hdp_json_num(&j, "ode_solves_per_second", r->res.seconds > 0 ? (double)r->res.solves / r->res.seconds : NAN);
     hdp_json_str(&j, "model", r->models[0].source);
     hdp_json_end(&j);
 }
@@ -267,33 +205,33 @@ static void print_table(const cli_rates *r)
     printf("final-iterate excess risk (ODE, THEORY 3) of each family optimised at each gamma:\n\n");
     printf("  %10s %9s", "gamma", "n");
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-        if (r->want[f]) printf(" %14s", hdp_design_family_name(f));
+        if (r->res.want[f]) printf(" %14s", hdp_design_family_name(f));
     printf("\n");
     for (long i = 0; i < count; i++) {
         printf("  %10.4g %9ld", r->models[i].gamma, r->models[i].n);
         for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-            if (r->want[f]) printf(" %14.6g", RES(r, i, f).final_risk);
+            if (r->res.want[f]) printf(" %14.6g", RES(r, i, f).final_risk);
         printf("\n");
     }
     printf("\nlog-log slope of the final risk against gamma on the smallest-gamma decade "
            "[%.4g, %.4g] (%ld points):\n",
-           r->models[0].gamma, r->models[r->dec - 1].gamma, r->dec);
+           r->models[0].gamma, r->models[r->res.dec - 1].gamma, r->res.dec);
     printf("  %-13s %8s %14s   %s\n", "family", "fitted", "theorem's rate", "rate (THEORY 5, constants 1)");
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-        if (r->want[f])
-            printf("  %-13s %8.3f %14.3f   %s\n", hdp_design_family_name(f), r->slope[f],
-                   r->theory_slope[f], rate_text(f));
+        if (r->res.want[f])
+            printf("  %-13s %8.3f %14.3f   %s\n", hdp_design_family_name(f), r->res.slope[f],
+                   r->res.theory_slope[f], rate_text(f));
     printf("\nfinal risk / gamma at the smallest gamma:");
     const char *sep = " ";
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-        if (r->want[f]) {
+        if (r->res.want[f]) {
             printf("%s%s %.4g", sep, hdp_design_family_name(f), RES(r, 0, f).final_risk / r->models[0].gamma);
             sep = ", ";
         }
     printf("\n  (the theorem: bounded for optimal, growing like log(1/gamma) for output and "
            "log^(2/3)(1/gamma) for linear-noise as gamma -> 0)\n");
-    printf("ODE solves: %ld in %.3g s, %.0f per second\n", r->solves, r->seconds,
-           r->seconds > 0 ? (double)r->solves / r->seconds : 0.0);
+    printf("ODE solves: %ld in %.3g s, %.0f per second\n", r->res.solves, r->res.seconds,
+           r->res.seconds > 0 ? (double)r->res.solves / r->res.seconds : 0.0);
 }
 
 static void write_figure_data(FILE *f, const cli_rates *r)
@@ -303,13 +241,13 @@ static void write_figure_data(FILE *f, const cli_rates *r)
             hdp_version_string());
     fprintf(f, "gamma");
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-        if (r->want[k]) fprintf(f, ",risk_%s,theory_%s", hdp_design_family_name(k), hdp_design_family_name(k));
+        if (r->res.want[k]) fprintf(f, ",risk_%s,theory_%s", hdp_design_family_name(k), hdp_design_family_name(k));
     fprintf(f, "\n");
     const hdp_model *m0 = &r->models[0];
     for (long i = 0; i < r->count; i++) {
         fprintf(f, "%.12g", r->models[i].gamma);
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
-            if (!r->want[k]) continue;
+            if (!r->res.want[k]) continue;
             double scale = RES(r, 0, k).final_risk / hdp_design_rate_theory(k, m0->gamma, m0->rho);
             fprintf(f, ",%.12g,%.12g", RES(r, i, k).final_risk,
                     scale * hdp_design_rate_theory(k, r->models[i].gamma, r->models[i].rho));
@@ -339,7 +277,7 @@ int cmd_rates(int argc, char **argv)
 
     /* every model first: bad input stops before any computation */
     cli_rates r;
-    if ((rc = cli_rates_load("rates", &common, lo, hi, count, want, &r)))
+    if ((rc = cli_rates_load("rates", &common, lo, hi, count, &r)))
         return rc;
     hdp_error err;
     hdp_error_clear(&err);
@@ -347,7 +285,7 @@ int cmd_rates(int argc, char **argv)
     hdp_design_options_init(&opt);
     opt.tune_clip = tune_clip;
     opt.progress = isatty(STDERR_FILENO) ? progress : NULL;
-    hdp_status st = cli_rates_run(&r, &opt, 1, &err);
+    hdp_status st = cli_rates_run(&r, want, &opt, 1, &err);
     if (st != HDP_OK) {
         cli_rates_free(&r);
         return cli_fail("rates", &err);

@@ -140,39 +140,7 @@ void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_resu
         fprintf(f, "%.17g %.17g\n", b->table_t[i], b->table_eta[i]);
 }
 
-hdp_status cli_schedule_design(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
-                               const hdp_design_options *opt, cli_schedule_designs *d,
-                               hdp_error *err)
-{
-    memset(d, 0, sizeof *d);
-    d->best = -1;
-    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-        if (!want[f])
-            continue;
-        /* earlier families seed the pl search (res[0..f-1] that were run) */
-        hdp_design_result hints[HDP_FAMILY_COUNT];
-        int nh = 0;
-        for (int g = 0; g < f; g++)
-            if (d->done[g]) hints[nh++] = d->res[g];
-        hdp_status st = hdp_design_optimize(m, f, opt, nh ? hints : NULL, nh, &d->res[f], err);
-        if (st != HDP_OK)
-            return st;
-        d->done[f] = 1;
-        d->solves += d->res[f].ode_solves;
-        d->seconds += d->res[f].seconds;
-        if (d->best < 0 || d->res[f].final_risk < d->res[d->best].final_risk)
-            d->best = f;
-    }
-    return HDP_OK;
-}
-
-void cli_schedule_designs_free(cli_schedule_designs *d)
-{
-    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-        hdp_design_result_free(&d->res[f]);
-}
-
-void cli_write_schedule_json(FILE *f, const hdp_model *m, const cli_schedule_designs *d,
+void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file)
 {
     const hdp_design_result *res = d->res, *b = &d->res[d->best];
@@ -307,17 +275,17 @@ int cmd_schedule(int argc, char **argv)
 
     hdp_error err;
     hdp_error_clear(&err);
-    cli_schedule_designs d;
+    hdp_design_set d;
     hdp_ode_result curves[HDP_FAMILY_COUNT];
     memset(curves, 0, sizeof curves);
-    hdp_status st = cli_schedule_design(&m, want, &opt, &d, &err);
+    hdp_status st = hdp_design_set_run(&m, want, &opt, &d, &err);
     const hdp_design_result *res = d.res;
     const int *done = d.done;
     int best = d.best;
     if (st == HDP_OK && figure_path)
         st = figure_curves(&m, res, done, curves, &err);
     if (st != HDP_OK) {
-        cli_schedule_designs_free(&d);
+        hdp_design_set_free(&d);
         for (int f = 0; f < HDP_FAMILY_COUNT; f++)
             hdp_ode_result_free(&curves[f]);
         hdp_model_free(&m);
@@ -412,7 +380,7 @@ int cmd_schedule(int argc, char **argv)
         else
             printf("figure: %s (data: %s)\n", figure_path, data_csv);
     }
-    cli_schedule_designs_free(&d);
+    hdp_design_set_free(&d);
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_ode_result_free(&curves[f]);
     hdp_model_free(&m);

@@ -196,12 +196,12 @@ static int on_sweep_key(void *user, const char *section, const char *name, const
             return !s->err[0];
         }
         if (!strcmp(name, "rates_gammas")) {
-            char why[512];
+            hdp_error why;
+            hdp_error_clear(&why);
             snprintf(s->rates_gammas, sizeof s->rates_gammas, "%s", value);
-            if (cli_parse_gammas(value, &s->gamma_lo, &s->gamma_hi, &s->gamma_count, why,
-                                 sizeof why))
+            if (hdp_rates_grid_parse(value, &s->gamma_lo, &s->gamma_hi, &s->gamma_count, &why))
                 snprintf(s->err, sizeof s->err, "%s:%d: [sweep] rates_gammas = %.300s",
-                         s->path, s->line, why);
+                         s->path, s->line, why.msg);
             return !s->err[0];
         }
         snprintf(s->err, sizeof s->err,
@@ -281,7 +281,7 @@ static int load_spec(const char *path, sweep_spec *s)
     snprintf(s->path, sizeof s->path, "%s", path);
     hdp_error e;
     hdp_design_families_parse("all", s->schedule_want, &e);
-    cli_rates_families(NULL, s->rates_want, &e);
+    hdp_rates_families(NULL, s->rates_want, &e);
     s->knots = 8;
     s->f = fopen(path, "r");
     if (!s->f) {
@@ -368,8 +368,7 @@ static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][12
     int rc = cli_load_model(&c, m);
     if (!rc && check_rates && (s->commands & C_RATES)) {
         cli_rates r;
-        rc = cli_rates_load("sweep", &c, s->gamma_lo, s->gamma_hi, s->gamma_count, s->rates_want,
-                            &r);
+        rc = cli_rates_load("sweep", &c, s->gamma_lo, s->gamma_hi, s->gamma_count, &r);
         if (rc) hdp_model_free(m);
         else cli_rates_free(&r);
     }
@@ -421,7 +420,7 @@ typedef struct {
     const hdp_mc_result *mc;
     const char *name;
     const hdp_validation *v;
-    const cli_schedule_designs *designs;
+    const hdp_design_set *designs;
     const cli_rates *rates;
     const char *row;
 } ctx_t;
@@ -596,9 +595,9 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     dopt.knots = (int)s->knots;
     dopt.tune_clip = s->tune_clip;
     if (s->commands & C_SCHEDULE) {
-        cli_schedule_designs d;
+        hdp_design_set d;
         memset(&d, 0, sizeof d);
-        hdp_status st2 = st == HDP_OK ? cli_schedule_design(&m, s->schedule_want, &dopt, &d, &err) : st;
+        hdp_status st2 = st == HDP_OK ? hdp_design_set_run(&m, s->schedule_want, &dopt, &d, &err) : st;
         c.designs = &d;
         if (st2 == HDP_OK && io == HDP_OK)
             io = write_pair(pdir, "schedule.json", w_schedule_json, "schedule.tab", w_schedule_tab,
@@ -614,7 +613,7 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s,%ld",
                                 st2 == HDP_OK ? hdp_design_family_name(d.best) : "", risk, cc,
                                 d.solves);
-        cli_schedule_designs_free(&d);
+        hdp_design_set_free(&d);
         c.designs = NULL;
         if (st == HDP_OK) st = st2;
     }
@@ -625,12 +624,11 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         if (st == HDP_OK) {
             cli_common pc;
             point_common(s, i, &pc, bufs);
-            if (cli_rates_load("sweep", &pc, s->gamma_lo, s->gamma_hi, s->gamma_count,
-                               s->rates_want, &r)) {
+            if (cli_rates_load("sweep", &pc, s->gamma_lo, s->gamma_hi, s->gamma_count, &r)) {
                 hdp_model_free(&m);
                 return EXIT_BAD_INPUT; /* checked before the sweep started: not reached */
             }
-            st2 = cli_rates_run(&r, &dopt, 0, &err);
+            st2 = cli_rates_run(&r, s->rates_want, &dopt, 0, &err);
         }
         c.rates = &r;
         if (st2 == HDP_OK && io == HDP_OK)
@@ -638,11 +636,11 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++)
             if (s->rates_want[k]) {
                 char ts[64];
-                fmt_num(num, sizeof num, st2 == HDP_OK ? r.slope[k] : NAN);
-                fmt_num(ts, sizeof ts, st2 == HDP_OK ? r.theory_slope[k] : NAN);
+                fmt_num(num, sizeof num, st2 == HDP_OK ? r.res.slope[k] : NAN);
+                fmt_num(ts, sizeof ts, st2 == HDP_OK ? r.res.theory_slope[k] : NAN);
                 len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s", num, ts);
             }
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%ld", r.solves);
+        len += (size_t)snprintf(row + len, sizeof row - len, ",%ld", r.res.solves);
         cli_rates_free(&r);
         c.rates = NULL;
         if (st == HDP_OK) st = st2;

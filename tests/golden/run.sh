@@ -46,7 +46,7 @@ PY
 }
 fail=0; n=0
 while IFS='|' read -r name args; do
-  name=$(echo "$name" | xargs); [[ -z "$name" || "$name" == \#* ]] && continue
+  name=${name//[[:space:]]/}; [[ -z "$name" || "$name" == \#* ]] && continue
   n=$((n + 1))
   dir="$work/$name"; mkdir -p "$dir"
   read -r -a argv <<<"${args//@DIR/$dir}"
