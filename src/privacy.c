@@ -175,19 +175,19 @@ double hdp_dpgd_rho_z(double eta, long steps, double sigma)
     return eta * (double)steps / (2.0 * sigma * sigma);
 }
 
-double hdp_dpgd_epsilon_seed003(double eta, long steps, double sigma, double delta)
+double hdp_dpgd_epsilon_simple(double eta, long steps, double sigma, double delta)
 {
     if (!(sigma > 0))
         return INFINITY;
     return sqrt(eta * (double)steps) * sqrt(8.0 * log(1.0 / delta)) / sigma;
 }
 
-double hdp_dpgd_sigma_seed003(double eta, long steps, double epsilon, double delta)
+double hdp_dpgd_sigma_simple(double eta, long steps, double epsilon, double delta)
 {
     return sqrt(eta * (double)steps) * sqrt(8.0 * log(1.0 / delta)) / epsilon;
 }
 
-int hdp_dpgd_seed003_applies(double epsilon, double delta)
+int hdp_dpgd_simple_applies(double epsilon, double delta)
 {
     return epsilon > 0 && delta > 0 && delta < 1 && epsilon < 8.0 * log(1.0 / delta);
 }

@@ -451,10 +451,10 @@ hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
         if (isinf(q->C_clip))
             return hdp_fail(err, HDP_EINPUT, "DP-GD: C_clip = inf (no clipping) needs epsilon = "
                             "inf: the private noise 2 C_clip sigma / n would be infinite");
-        if (hdp_dpgd_seed003_applies(q->epsilon, q->delta)) {
+        if (hdp_dpgd_simple_applies(q->epsilon, q->delta)) {
             /* seed 003, Proposition 2.2: sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon */
-            q->route = HDP_RF_SIGMA_SEED003;
-            q->sigma = hdp_dpgd_sigma_seed003(q->eta, q->T, q->epsilon, q->delta);
+            q->route = HDP_RF_SIGMA_SIMPLE;
+            q->sigma = hdp_dpgd_sigma_simple(q->eta, q->T, q->epsilon, q->delta);
             q->rho_z = hdp_dpgd_rho_z(q->eta, q->T, q->sigma);
         } else {
             /* outside (0, 8 ln(1/delta)): rho_z = eta T / (2 sigma^2) with rho_z from CKS */

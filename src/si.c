@@ -154,8 +154,8 @@ static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
     hp->sigma_route_zcdp = 0;
     if (isinf(epsilon)) {
         hp->sigma_a = 0;
-    } else if (hdp_dpgd_seed003_applies(epsilon, hp->delta)) {
-        hp->sigma_a = hdp_dpgd_sigma_seed003(hp->eta_a, hp->T, epsilon, hp->delta);
+    } else if (hdp_dpgd_simple_applies(epsilon, hp->delta)) {
+        hp->sigma_a = hdp_dpgd_sigma_simple(hp->eta_a, hp->T, epsilon, hp->delta);
     } else {
         hdp_status st = hdp_dpgd_sigma_zcdp(hp->eta_a, hp->T, epsilon, hp->delta, &hp->sigma_a,
                                             NULL, err);

@@ -76,10 +76,10 @@ static void dpgd(void **state)
     assert_true(isinf(hdp_dpgd_rho_z(eta, T, 0.0)));
     double eps[] = {0.1, 1.0, 4.0, 20.0};
     for (int i = 0; i < 4; i++) {
-        double s3 = hdp_dpgd_sigma_seed003(eta, T, eps[i], delta);
+        double s3 = hdp_dpgd_sigma_simple(eta, T, eps[i], delta);
         assert_rel(s3, sqrt(eta * T) * sqrt(8 * log(1 / delta)) / eps[i], 1e-15, 0);
-        assert_rel(hdp_dpgd_epsilon_seed003(eta, T, s3, delta), eps[i], 1e-14, 0);
-        assert_true(hdp_dpgd_seed003_applies(eps[i], delta));
+        assert_rel(hdp_dpgd_epsilon_simple(eta, T, s3, delta), eps[i], 1e-14, 0);
+        assert_true(hdp_dpgd_simple_applies(eps[i], delta));
         double sz, rz;
         hdp_error err;
         hdp_error_clear(&err);
@@ -91,8 +91,8 @@ static void dpgd(void **state)
         assert_true(sz < s3); /* the zCDP route is tighter than seed 003's bound */
     }
     /* seed 003's range: epsilon in (0, 8 ln(1/delta)) */
-    assert_false(hdp_dpgd_seed003_applies(8 * log(1 / delta) * 1.0001, delta));
-    assert_false(hdp_dpgd_seed003_applies(0.0, delta));
+    assert_false(hdp_dpgd_simple_applies(8 * log(1 / delta) * 1.0001, delta));
+    assert_false(hdp_dpgd_simple_applies(0.0, delta));
     double sz;
     hdp_error err;
     hdp_error_clear(&err);

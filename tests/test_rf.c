@@ -314,7 +314,7 @@ static void calibration_and_keys(void **state)
     assert_int_equal(q.T, 20);
     assert_rel(q.C_clip, 10.0, 1e-15, 0);
     assert_rel(q.delta, 1.0 / 200, 1e-15, 0);
-    assert_int_equal(q.route, HDP_RF_SIGMA_SEED003);
+    assert_int_equal(q.route, HDP_RF_SIGMA_SIMPLE);
     assert_rel(q.sigma, sqrt(q.eta * 20) * sqrt(8 * log(200.0)) / 4, 1e-14, 0);
     assert_rel(q.s, 2 * q.C_clip * q.sigma / 200, 1e-14, 0);
     assert_true(q.epsilon_cks < 4); /* seed 003's bound is looser than CKS */

@@ -41,7 +41,8 @@ hdp_status hdp_zcdp_from_epsilon(double epsilon, double delta, double *rho_z, hd
  * has sensitivity 2 eta C_clip / n against Gaussian noise of standard deviation
  * sqrt(eta) 2 C_clip sigma / n: it is (eta / (2 sigma^2))-zCDP, and T steps compose to
  *     rho_z = eta T / (2 sigma^2)                         (zCDP parameter proper).
- * Seed 003 states the (epsilon, delta) guarantee directly:
+ * Bombari and Mondelli ("Privacy for free in the overparameterized regime", PNAS 2025;
+ * seed 003) state the (epsilon, delta) guarantee directly, the "simple bound" below:
  *     sigma >= sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon,  valid for epsilon in (0, 8 ln(1/delta)).
  * That bound is looser than the zCDP route (it is Bun-Steinke's leading term with a
  * factor 2 to spare), so the zCDP route gives the smaller sigma for the same (epsilon, delta).
@@ -51,17 +52,17 @@ hdp_status hdp_zcdp_from_epsilon(double epsilon, double delta, double *rho_z, hd
 /* rho_z = eta T / (2 sigma^2) (THEORY 6); sigma = 0 gives inf. */
 double hdp_dpgd_rho_z(double eta, long steps, double sigma);
 
-/* Seed 003's epsilon for a given sigma: sqrt(eta T) sqrt(8 ln(1/delta)) / sigma (THEORY 6).
+/* The simple bound's epsilon for a given sigma: sqrt(eta T) sqrt(8 ln(1/delta)) / sigma (THEORY 6).
  * The formula is only a guarantee when the result lies in (0, 8 ln(1/delta)); check with
- * hdp_dpgd_seed003_applies. */
-double hdp_dpgd_epsilon_seed003(double eta, long steps, double sigma, double delta);
+ * hdp_dpgd_simple_applies. */
+double hdp_dpgd_epsilon_simple(double eta, long steps, double sigma, double delta);
 
-/* Seed 003's sigma for a target epsilon: sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon (THEORY 6);
- * a guarantee only when hdp_dpgd_seed003_applies(epsilon, delta). */
-double hdp_dpgd_sigma_seed003(double eta, long steps, double epsilon, double delta);
+/* The simple bound's sigma for a target epsilon: sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon (THEORY 6);
+ * a guarantee only when hdp_dpgd_simple_applies(epsilon, delta). */
+double hdp_dpgd_sigma_simple(double eta, long steps, double epsilon, double delta);
 
-/* 1 when epsilon lies in (0, 8 ln(1/delta)), the range of seed 003's bound (THEORY 6). */
-int hdp_dpgd_seed003_applies(double epsilon, double delta);
+/* 1 when epsilon lies in (0, 8 ln(1/delta)), the range of the simple bound (THEORY 6). */
+int hdp_dpgd_simple_applies(double epsilon, double delta);
 
 /* The zCDP route (THEORY 6): rho_z from the CKS calibration of (epsilon, delta)
  * (hdp_zcdp_from_epsilon), then sigma = sqrt(eta T / (2 rho_z)). Writes sigma and,

@@ -90,7 +90,7 @@ void hdp_rf_problem_free(hdp_rf_problem *pb);
 
 typedef enum {
     HDP_RF_SIGMA_GIVEN = 0, /* dpgd.sigma > 0 used as is */
-    HDP_RF_SIGMA_SEED003,   /* sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon */
+    HDP_RF_SIGMA_SIMPLE,   /* sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon */
     HDP_RF_SIGMA_ZCDP,      /* epsilon outside (0, 8 ln(1/delta)): rho_z by CKS,
                                sigma = sqrt(eta T / (2 rho_z)) */
     HDP_RF_SIGMA_NONE       /* epsilon = inf: sigma = 0, no private noise */

@@ -93,8 +93,8 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
         rho_z = hdp_dpgd_rho_z(eta, T, sigma);
         eps_bs = hdp_zcdp_epsilon_bs(rho_z, delta);
         eps_cks = hdp_zcdp_epsilon_cks(rho_z, delta);
-        eps003 = hdp_dpgd_epsilon_seed003(eta, T, sigma, delta);
-        applies = hdp_dpgd_seed003_applies(eps003, delta);
+        eps003 = hdp_dpgd_epsilon_simple(eta, T, sigma, delta);
+        applies = hdp_dpgd_simple_applies(eps003, delta);
         printf("  sigma = %g: rho_z = eta T / (2 sigma^2) = %.6g\n", sigma, rho_z);
         printf("  epsilon = %.6g (Canonne-Kamath-Steinke: use this one)\n", eps_cks);
         printf("  epsilon = %.6g (Bun-Steinke, looser)\n", eps_bs);
@@ -112,8 +112,8 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
         sigma = sigma_z;
         eps_cks = hdp_zcdp_epsilon_cks(rho_z, delta);
         eps_bs = hdp_zcdp_epsilon_bs(rho_z, delta);
-        sigma003 = hdp_dpgd_sigma_seed003(eta, T, eps, delta);
-        applies = hdp_dpgd_seed003_applies(eps, delta);
+        sigma003 = hdp_dpgd_sigma_simple(eta, T, eps, delta);
+        applies = hdp_dpgd_simple_applies(eps, delta);
         printf("  target epsilon = %g\n", eps);
         printf("  seed 003: sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon = %.6g", sigma003);
         if (applies)
