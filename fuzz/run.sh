@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness of the model parser (fuzz/fuzz_model.c) with clang and
-# -fsanitize=fuzzer,address,undefined in BUILD, and fuzzes it for SECONDS (default 60).
+# Builds the libFuzzer harnesses with clang and -fsanitize=fuzzer,address,undefined in
+# BUILD — the model parser (fuzz/fuzz_model.c) and spectrum files with the eigenvalue
+# binning (fuzz/fuzz_spectrum.c) — and fuzzes them for SECONDS in all (default 60: two
+# thirds to the model parser, one third to the spectra).
 #   fuzz/run.sh BUILD [SECONDS] [HDPSGD]      HDPSGD: a built hdpsgd, for the key dictionary
 # Seeds: models/*.ini, tests/bad-input/ (models, and the --set lines of *.set) and
 # fuzz/corpus/ (inputs that once crashed: keep every one there as a regression test).
@@ -26,6 +28,12 @@ build=$(cd "$build" && pwd)
   -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" \
   $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_model.c" "$src/src/model.c" "$src/src/error.c" \
   $(pkg-config --libs inih gsl) -lm -o "$build/fuzz_model"
+# shellcheck disable=SC2046
+"$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" \
+  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_spectrum.c" "$src/src/model.c" \
+  "$src/src/spectrum.c" "$src/src/error.c" $(pkg-config --libs inih gsl) -lm \
+  -o "$build/fuzz_spectrum"
 
 # a fresh working corpus, the seeds, and a directory with valid and invalid data files
 rm -rf "$build/corpus" "$build/seeds" "$build/data"
@@ -59,11 +67,39 @@ echo "fuzz: $secs s on $(ls "$build/seeds" | wc -l) seeds; reproduce a failure w
 echo "  HDPSGD_FUZZ_DIR=$build/data $build/fuzz_model $build/crash-..."
 set +e
 HDPSGD_FUZZ_DIR="$build/data" UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  "$build/fuzz_model" "${dict[@]}" "${seed[@]}" -max_total_time="$secs" -timeout=10 \
+  "$build/fuzz_model" "${dict[@]}" "${seed[@]}" -max_total_time="$((secs - secs / 3))" -timeout=10 \
   -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/" \
   "$build/corpus" "$build/seeds" >"$build/fuzz.log" 2>&1
 status=$?
 set -e
+if [[ $status -ne 0 ]]; then
+  grep -v -e '^#[0-9]' "$build/fuzz.log" | tail -n 80
+  echo "fuzz: model parser FAILED (status $status): see $build/fuzz.log; add the input to fuzz/corpus/ once fixed"
+  exit 1
+fi
+echo "fuzz: model parser: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/fuzz.log" | grep -o '[0-9]*$') inputs)"
+
+# spectra: seeds are the spectrum files of the repository (text mode: a leading even byte)
+rm -rf "$build/spectrum-corpus" "$build/spectrum-seeds"
+mkdir -p "$build/spectrum-corpus" "$build/spectrum-seeds"
+for f in "$src"/tests/bad-input/*.txt "$src"/fuzz/spectrum-corpus/*; do
+  [[ -f $f ]] && { printf '\0'; cat "$f"; } > "$build/spectrum-seeds/$(basename "$f")"
+done
+printf '\1\x20\x05\x00\x31\x05\x31\x0a\x31\x0f\x02' > "$build/spectrum-seeds/edges-recipe"
+set +e
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  "$build/fuzz_spectrum" "${seed[@]}" -max_total_time="$((secs / 3 > 1 ? secs / 3 : 1))" -timeout=10 \
+  -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/spectrum-" \
+  "$build/spectrum-corpus" "$build/spectrum-seeds" >"$build/fuzz-spectrum.log" 2>&1
+status=$?
+set -e
+if [[ $status -ne 0 ]]; then
+  grep -v -e '^#[0-9]' "$build/fuzz-spectrum.log" | tail -n 80
+  echo "fuzz: spectra FAILED (status $status): see $build/fuzz-spectrum.log; add the input to fuzz/spectrum-corpus/ once fixed"
+  exit 1
+fi
+echo "fuzz: spectra: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/fuzz-spectrum.log" | grep -o '[0-9]*$') inputs)"
+exit 0
 grep -v -e '^#[0-9]' "$build/fuzz.log" | tail -n 80
 if [[ $status -ne 0 ]]; then
   echo "fuzz: FAILED (status $status): see $build/fuzz.log; add the input to fuzz/corpus/ once fixed"

@@ -141,8 +141,25 @@ static int gauss2(const double *l, long c, double *x, double *w)
     return 2;
 }
 
+/* The log bin of eigenvalue v in [0, m): one rule for every eigenvalue (computed once
+ * per eigenvalue and clamped), so that copies of a value on a bin edge, and the top and
+ * bottom eigenvalues, always land in one bin. Non-decreasing as v decreases (log,
+ * subtraction and division are monotone under rounding), so the bins of a decreasing
+ * spectrum are runs of consecutive eigenvalues: at most m runs, 2m Gauss nodes. */
+static long log_bin(double v, double hi, double width, long m)
+{
+    if (!(width > 0))
+        return 0;
+    double q = (hi - log(v)) / width;
+    if (!(q > 0))
+        return 0;
+    return q >= (double)m ? m - 1 : (long)q;
+}
+
 hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err)
 {
+    if (m < 1)
+        return hdp_fail(err, HDP_EINPUT, "log binning needs m >= 1 bins (got %ld)", m);
     long d = spec->d;
     const double *l = spec->lambda; /* decreasing */
     long npos = d;
@@ -160,11 +177,9 @@ hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err)
         double width = (hi - lo) / (double)m;
         long start = 0;
         while (start < npos) {
-            long b = width > 0 ? (long)((hi - log(l[start])) / width) : 0;
-            if (b >= m) b = m - 1;
-            double lower = hi - (double)(b + 1) * width; /* log of the bin's lower edge */
+            long b = log_bin(l[start], hi, width, m);
             long end = start + 1;
-            while (end < npos && (b == m - 1 || log(l[end]) > lower)) end++;
+            while (end < npos && log_bin(l[end], hi, width, m) == b) end++;
             double x[2], w[2];
             int k = gauss2(l + start, end - start, x, w);
             for (int q = 0; q < k; q++) {

@@ -153,6 +153,41 @@ static void spectra_and_bins(void **state)
 /* A model written as INI reads back as the same model; a relative file name given with
  * --set (relative to the working directory) is written absolute, so that it still names
  * the same file when the INI is read from elsewhere (found by fuzz/fuzz_model.c). */
+/* Log binning (issue 18): copies of eigenvalues that sit exactly on bin edges each land
+ * in one bin (at most 2m + 1 nodes, the weights sum to 1); m < 1 is refused. */
+static void log_bins_edges_and_duplicates(void **state)
+{
+    (void)state;
+    hdp_error err;
+    hdp_error_clear(&err);
+    /* 10^-k for k = 0..8, each value 40 times, with m = 8: every distinct value is a bin
+     * edge of log-spaced bins between 1e-8 and 1 */
+    enum { VALUES = 9, COPIES = 40 };
+    double lambda[VALUES * COPIES];
+    for (int k = 0; k < VALUES; k++)
+        for (int c = 0; c < COPIES; c++)
+            lambda[k * COPIES + c] = pow(10.0, -k);
+    for (long m = 1; m <= 16; m++) {
+        hdp_spectrum s = {0};
+        s.d = VALUES * COPIES;
+        s.lambda = lambda;
+        assert_int_equal(hdp_spectrum_bin_log(&s, m, &err), HDP_OK);
+        assert_true(s.m >= 1 && s.m <= 2 * m + 1);
+        double wsum = 0;
+        for (long i = 0; i < s.m; i++)
+            wsum += s.bin_weight[i];
+        assert_true(fabs(wsum - 1.0) < 1e-12);
+        s.lambda = NULL;
+        hdp_spectrum_free(&s);
+    }
+    hdp_spectrum s = {0};
+    s.d = VALUES * COPIES;
+    s.lambda = lambda;
+    assert_int_equal(hdp_spectrum_bin_log(&s, 0, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "m >= 1"));
+    assert_null(s.bin_lambda);
+}
+
 static void written_ini_reads_back(void **state)
 {
     (void)state;
@@ -201,6 +236,7 @@ int main(void)
         cmocka_unit_test(set_overrides_and_gamma),
         cmocka_unit_test(spectra_and_bins),
         cmocka_unit_test(written_ini_reads_back),
+        cmocka_unit_test(log_bins_edges_and_duplicates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
