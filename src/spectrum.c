@@ -133,11 +133,17 @@ static int gauss2(const double *l, long c, double *x, double *w)
     double half = 0.5 * (a0 + a1), rad = sqrt(0.25 * (a0 - a1) * (a0 - a1) + b * b);
     x[0] = half - rad;
     x[1] = half + rad;
-    /* first component of each normalised eigenvector: v = (b, x - a0) */
-    for (int k = 0; k < 2; k++) {
-        double v0 = b, v1 = x[k] - a0;
-        w[k] = v0 * v0 / (v0 * v0 + v1 * v1);
-    }
+    /* the nodes of a measure lie in its support [l[c-1], l[0]]: rounding in half - rad
+     * could put the lower one below it (below 0 when the bin spans many decades) */
+    x[0] = fmin(fmax(x[0], l[c - 1]), l[0]);
+    x[1] = fmin(fmax(x[1], l[c - 1]), l[0]);
+    /* the weights that keep the mass and the mean: w0 + w1 = 1, w0 x0 + w1 x1 = a0. (The
+     * eigenvector form b^2 / (b^2 + (x_k - a0)^2) is the same in exact arithmetic, but lost
+     * up to 2e-7 of the bin's mass to cancellation in x_k - a0 when a bin spans many
+     * decades.) */
+    double span = x[1] - x[0];
+    w[0] = fmin(fmax((x[1] - a0) / span, 0.0), 1.0);
+    w[1] = 1.0 - w[0];
     return 2;
 }
 
