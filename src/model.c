@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -441,28 +443,81 @@ static int in_range(const key_spec *k, double v)
     return 1;
 }
 
-/* Parse a number: the whole string, no NaN; "inf"/"infinity" only as +inf. */
+/* A decimal number at the start of s (after blanks): [+-] digits [. digits] [e [+-] digits],
+ * at least one digit before the exponent. Hexadecimal floats ("0x14"), "nan" and "inf"
+ * are not decimal numbers (the caller handles the words inf/infinity where they are
+ * allowed). Returns 1 with the value in *x, 0 when s does not start with a decimal
+ * number, -1 when it does but the value is out of range: above DBL_MAX in size (strtod
+ * would give inf) or a subnormal number (nonzero and below DBL_MIN in size, where digits
+ * are lost). *end is set past the number (1, -1) or to s (0). */
+static int parse_decimal_prefix(const char *s, char **end, double *x)
+{
+    const char *p = s;
+    *end = (char *)s;
+    while (isspace((unsigned char)*p))
+        p++;
+    const char *start = p;
+    if (*p == '+' || *p == '-')
+        p++;
+    int digits = 0;
+    while (isdigit((unsigned char)*p)) { p++; digits++; }
+    if (*p == '.') {
+        p++;
+        while (isdigit((unsigned char)*p)) { p++; digits++; }
+    }
+    if (!digits)
+        return 0;
+    if (*p == 'e' || *p == 'E') {
+        const char *q = p + 1;
+        if (*q == '+' || *q == '-')
+            q++;
+        if (isdigit((unsigned char)*q)) {
+            while (isdigit((unsigned char)*q)) q++;
+            p = q;
+        }
+    }
+    if (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
+        return 0; /* "0x14", "1.5.2", "2abc": not a number followed by a separator */
+    char buf[512];
+    size_t n = (size_t)(p - start);
+    if (n >= sizeof buf)
+        return 0;
+    memcpy(buf, start, n);
+    buf[n] = '\0';
+    errno = 0;
+    double v = strtod(buf, NULL);
+    *end = (char *)p;
+    if (isinf(v) || (v != 0 && fabs(v) < DBL_MIN))
+        return -1;
+    *x = v;
+    return 1;
+}
+
+/* Parse a model value: the whole string one decimal number (parse_decimal_prefix), or the
+ * words inf/infinity (+inf). 1 ok, 0 not a number, -1 out of range. */
 static int parse_double(const char *s, double *out)
 {
     while (isspace((unsigned char)*s))
         s++;
-    if (!*s)
-        return 0;
+    const char *w = s + (*s == '+');
+    if (!strncasecmp(w, "infinity", 8) || !strncasecmp(w, "inf", 3)) {
+        const char *e = w + (strncasecmp(w, "infinity", 8) ? 3 : 8);
+        while (isspace((unsigned char)*e))
+            e++;
+        if (*e)
+            return 0;
+        *out = INFINITY;
+        return 1;
+    }
     char *end;
-    errno = 0;
-    double v = strtod(s, &end);
+    double v;
+    int ok = parse_decimal_prefix(s, &end, &v);
+    if (ok <= 0)
+        return ok;
     while (isspace((unsigned char)*end))
         end++;
-    if (*end || isnan(v))
+    if (*end)
         return 0;
-    if (errno == ERANGE && isfinite(v) && v != 0)
-        return 0; /* underflow to a denormal is fine; overflow gives inf below */
-    if (isinf(v)) {
-        /* only the words inf/infinity, not an overflowing literal like 1e999 */
-        const char *p = s + (*s == '+');
-        if (strncasecmp(p, "inf", 3) != 0)
-            return 0;
-    }
     *out = v;
     return 1;
 }
@@ -511,7 +566,7 @@ static hdp_status apply_value(hdp_model *m, int idx, const char *value, const ch
         errno = 0;
         while (isspace((unsigned char)*value))
             value++;
-        unsigned long long v = strtoull(value, &end, 0);
+        unsigned long long v = strtoull(value, &end, 10); /* decimal: "010" is ten, not eight */
         while (isspace((unsigned char)*end))
             end++;
         if (*value == '-' || *value == '\0' || *end || errno == ERANGE)
@@ -530,10 +585,16 @@ static hdp_status apply_value(hdp_model *m, int idx, const char *value, const ch
                 return HDP_OK;
             }
         }
-        if (!parse_double(value, &v))
+        int ok = parse_double(value, &v);
+        if (ok < 0)
             return hdp_fail(err, HDP_EINPUT,
-                            "%s: [%s] %s = '%s' is not a number: expected %s", loc, k->section,
-                            k->key, value, range);
+                            "%s: [%s] %s = %s is out of range (numbers must be finite and not "
+                            "subnormal): expected %s",
+                            loc, k->section, k->key, value, range);
+        if (ok == 0)
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: [%s] %s = '%s' is not a number: expected %s (in decimal notation)", loc,
+                            k->section, k->key, value, range);
         if (k->type == T_LONG && (isinf(v) || v != floor(v) || fabs(v) > 9.0e15))
             return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s = '%s' is not an integer: expected %s",
                             loc, k->section, k->key, value, range);
@@ -618,20 +679,181 @@ void hdp_model_free(hdp_model *m)
     m->file_len = 0;
 }
 
-/* ---- INI parsing with line numbers: inih's reader hook counts lines ---- */
+/* ---- reading input files: whole, checked, then parsed line by line ---- */
+
+/* Model files: inih reads a line into a 200-byte buffer (INI_MAX_LINE of Debian's
+ * libinih), so a longer line would be split in two and its tail read as a line of its
+ * own. Lines are checked against this length before inih sees them. */
+#define MODEL_MAX_LINE 198
+/* Spectrum and schedule tables. */
+#define TABLE_MAX_LINE 4000
+/* Any input file (a 10^7-eigenvalue spectrum is about 250 MB). */
+#define INPUT_MAX_BYTES (1L << 30)
+
+/* Open a file to read that is a regular file, or also a pipe when allow_pipe (a model on
+ * standard input: `... | hdpsgd ode /dev/stdin`). A directory reads as empty and a device
+ * such as /dev/zero or /dev/urandom as endless: both are refused, with *why saying which,
+ * as is a pipe where none is allowed. The file is opened with O_NONBLOCK (so that a FIFO
+ * cannot block the open) and checked with fstat on the open descriptor (no race with a
+ * rename). *is_pipe says whether it is a pipe: read_text then waits for its data with
+ * poll, as cat would, because a named FIFO that no writer has opened yet reads as empty
+ * at once (poll only reports a hang-up once a writer has come and gone). */
+static int open_input(const char *path, int allow_pipe, const char **why, off_t *size,
+                      int *is_pipe)
+{
+    *why = NULL;
+    *is_pipe = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode) && !(allow_pipe && S_ISFIFO(sb.st_mode))) {
+        *why = S_ISDIR(sb.st_mode)    ? "is a directory, not a file"
+               : S_ISFIFO(sb.st_mode) ? "is a pipe, not a regular file"
+                                      : "is a device or socket, not a regular file";
+        close(fd);
+        return -1;
+    }
+    *size = S_ISREG(sb.st_mode) ? sb.st_size : 0;
+    if (S_ISFIFO(sb.st_mode))
+        *is_pipe = 1; /* read with poll (read_text): O_NONBLOCK stays */
+    return fd;
+}
+
+/* Read the regular file path whole into *text (NUL-terminated; free it), with line ends
+ * made uniform: CRLF and a lone CR (old Mac files) both end a line, as LF does. Refused
+ * with HDP_EINPUT, naming the file and the line: a file that is not regular (the model file
+ * may be a pipe, read to its end; an empty pipe is refused), a NUL byte
+ * (C strings would end there and the rest of the line be ignored), a line longer than
+ * max_line characters (a reader with a fixed buffer would split it), a file over
+ * INPUT_MAX_BYTES. what names the file's role in messages ("model file", ...). */
+static hdp_status read_text(const char *path, const char *what, long max_line, char **text,
+                            hdp_error *err)
+{
+    *text = NULL;
+    const char *why;
+    off_t size = 0;
+    int model = !strcmp(what, "model file"), is_pipe;
+    int fd = open_input(path, model, &why, &size, &is_pipe);
+    /* messages without the path for the model file (the caller puts it first) and with
+     * it for tables (the caller puts the key that names them first) */
+    if (fd < 0 && why)
+        return model ? hdp_fail(err, HDP_EINPUT, "cannot read the model file: it %s", why)
+                     : hdp_fail(err, HDP_EINPUT, "cannot read '%s': it %s", path, why);
+    if (fd < 0)
+        return model ? hdp_fail(err, HDP_EINPUT, "cannot open model file: %s", strerror(errno))
+                     : hdp_fail(err, HDP_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+    if (size > INPUT_MAX_BYTES) {
+        close(fd);
+        return hdp_fail(err, HDP_EINPUT, "%s: the %s is larger than %ld MiB", path, what,
+                        INPUT_MAX_BYTES >> 20);
+    }
+    size_t cap = (size_t)size + 1, len = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        if (len == cap) { /* the file grew while we read it */
+            if (cap > (size_t)INPUT_MAX_BYTES) {
+                free(buf);
+                close(fd);
+                return hdp_fail(err, HDP_EINPUT, "%s: the %s is larger than %ld MiB", path, what,
+                                INPUT_MAX_BYTES >> 20);
+            }
+            char *nb = realloc(buf, 2 * cap + 1);
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
+        if (is_pipe) {
+            struct pollfd pfd = {fd, POLLIN, 0};
+            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+                break;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return hdp_fail(err, HDP_EINPUT, "%s: cannot read the %s: %s", path, what,
+                            strerror(e));
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fd);
+    if (!buf)
+        return hdp_fail(err, HDP_ENOMEM, "%s: out of memory reading the %s", path, what);
+    if (is_pipe && len == 0) {
+        free(buf);
+        return hdp_fail(err, HDP_EINPUT,
+                        "cannot read the %s: it is a pipe that gave nothing (an empty model "
+                        "would silently be the built-in default)",
+                        what);
+    }
+    buf[len] = '\0';
+    /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place */
+    size_t o = 0;
+    long line = 1, col = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (c == '\0') {
+            free(buf);
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s:%ld: the %s contains a NUL byte (a binary file, or a text file "
+                            "in UTF-16?): expected plain text",
+                            path, line, what);
+        }
+        if (c == '\r') {
+            if (i + 1 < len && buf[i + 1] == '\n')
+                i++;
+            c = '\n';
+        }
+        if (c == '\n') {
+            line++;
+            col = 0;
+        } else if (++col > max_line) {
+            free(buf);
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s:%ld: line longer than %ld characters: the %s accepts lines of at "
+                            "most %ld characters",
+                            path, line, max_line, what, max_line);
+        }
+        buf[o++] = c;
+    }
+    buf[o] = '\0';
+    *text = buf;
+    return HDP_OK;
+}
+
+/* ---- INI parsing with line numbers: inih's reader hook hands it one line at a time ---- */
 
 typedef struct {
-    FILE *f;
+    const char *next; /* the rest of the text */
     int line;
 } line_reader;
 
 static char *read_line(char *str, int num, void *stream)
 {
     line_reader *r = stream;
-    char *s = fgets(str, num, r->f);
-    if (s)
-        r->line++;
-    return s;
+    if (!*r->next)
+        return NULL;
+    const char *end = strchr(r->next, '\n');
+    size_t n = end ? (size_t)(end - r->next) + 1 : strlen(r->next);
+    if (n > (size_t)num - 1) /* not reached: read_text checked the lengths */
+        n = (size_t)num - 1;
+    memcpy(str, r->next, n);
+    str[n] = '\0';
+    r->next += n;
+    r->line++;
+    return str;
 }
 
 typedef struct {
@@ -663,57 +885,24 @@ static int on_key(void *user, const char *section, const char *name, const char 
     return 1;
 }
 
-/* Open a file to read that is a regular file, or also a pipe when allow_pipe (a model on
- * standard input). A directory reads as empty and a device such as /dev/zero or
- * /dev/urandom as endless, and a FIFO without a writer blocks for ever: all are refused,
- * with *why saying which. The file is opened with O_NONBLOCK (so that a FIFO cannot block
- * the open) and checked with fstat on the open descriptor (no race with a rename). */
-static FILE *open_input(const char *path, int allow_pipe, const char **why)
-{
-    *why = NULL;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return NULL;
-    }
-    if (!S_ISREG(sb.st_mode) && !(allow_pipe && S_ISFIFO(sb.st_mode))) {
-        *why = S_ISDIR(sb.st_mode)    ? "is a directory, not a file"
-               : S_ISFIFO(sb.st_mode) ? "is a pipe, not a regular file"
-                                      : "is a device or socket, not a regular file";
-        close(fd);
-        return NULL;
-    }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0)
-        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* a pipe: wait for its writer's data */
-    FILE *f = fdopen(fd, "r");
-    if (!f)
-        close(fd);
-    return f;
-}
-
 hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
 {
-    const char *why;
-    line_reader reader = {open_input(path, 1, &why), 0};
-    if (!reader.f && why)
-        return hdp_fail(err, HDP_EINPUT, "%s: cannot read the model file: it %s", path, why);
-    if (!reader.f)
-        return hdp_fail(err, HDP_EINPUT, "%s: cannot open model file: %s", path, strerror(errno));
+    char *text;
+    hdp_error e;
+    hdp_error_clear(&e);
+    hdp_status st = read_text(path, "model file", MODEL_MAX_LINE, &text, &e);
+    if (st != HDP_OK)
+        return strncmp(e.msg, "cannot ", 7) ? hdp_fail(err, st, "%s", e.msg)
+                                            : hdp_fail(err, st, "%s: %s", path, e.msg);
+    line_reader reader = {text, 0};
     parse_ctx ctx = {m, path, &reader, err, 0};
     int rc = ini_parse_stream(read_line, &reader, on_key, &ctx);
-    fclose(reader.f);
+    free(text);
     if (ctx.failed)
         return HDP_EINPUT;
     if (rc != 0)
         return hdp_fail(err, HDP_EINPUT,
-                        "%s:%d: syntax error: expected '[section]', 'key = value' or a comment "
-                        "(lines of at most 199 characters)",
+                        "%s:%d: syntax error: expected '[section]', 'key = value' or a comment",
                         path, rc);
     snprintf(m->source, sizeof m->source, "%s", path);
     return HDP_OK;
@@ -785,22 +974,25 @@ hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const cha
     return range_fail(m, section, key, err, "%s", what);
 }
 
-/* Read a whitespace-separated numeric table with 'cols' columns. */
+/* Read a whitespace-separated numeric table with 'cols' columns (decimal numbers, see
+ * parse_decimal; '#' and ';' start comments). */
 static hdp_status read_table(const char *path, int cols, const char *section, const char *key,
                              const hdp_model *m, double **out, long *rows, hdp_error *err)
 {
-    const char *why;
-    FILE *f = open_input(path, 0, &why);
-    if (!f && why)
-        return range_fail(m, section, key, err, "cannot read '%s': it %s", path, why);
-    if (!f)
-        return range_fail(m, section, key, err, "cannot open '%s': %s", path, strerror(errno));
+    char *text;
+    hdp_error e;
+    hdp_error_clear(&e);
+    hdp_status st = read_text(path, cols > 1 ? "schedule table" : "spectrum file",
+                              TABLE_MAX_LINE, &text, &e);
+    if (st != HDP_OK)
+        return range_fail(m, section, key, err, "%s", e.msg);
     long cap = 256, len = 0;
     double *v = malloc(sizeof(double) * (size_t)(cap * cols));
-    char line[4096];
     int lineno = 0;
-    hdp_status st = HDP_OK;
-    while (v && fgets(line, sizeof line, f)) {
+    for (char *line = text, *next; v && line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
         lineno++;
         char *p = line;
         while (isspace((unsigned char)*p)) p++;
@@ -818,20 +1010,29 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
         }
         for (int c = 0; c < cols; c++) {
             char *end;
-            errno = 0;
-            double x = strtod(p, &end);
-            if (end == p || !isfinite(x)) {
+            double x;
+            int ok = parse_decimal_prefix(p, &end, &x);
+            if (ok == 0) {
                 st = hdp_fail(err, HDP_EINPUT,
-                              "%s:%d: expected %d number%s per line (%s of [%s] %s), got '%.40s'",
+                              "%s:%d: expected %d number%s per line (%s of [%s] %s; decimal "
+                              "notation), got '%.40s'",
                               path, lineno, cols, cols > 1 ? "s" : "",
                               cols > 1 ? "t and eta" : "one eigenvalue", section, key, line);
+                goto done;
+            }
+            if (ok < 0) {
+                st = hdp_fail(err, HDP_EINPUT,
+                              "%s:%d: '%.*s' is out of range ([%s] %s): numbers must be finite "
+                              "(below 1.8e308 in size) and either 0 or at least 2.2e-308 in size "
+                              "(no subnormal numbers)",
+                              path, lineno, (int)(end - p > 40 ? 40 : end - p), p, section, key);
                 goto done;
             }
             v[len * cols + c] = x;
             p = end;
             while (isspace((unsigned char)*p) || *p == ',') p++;
         }
-        if (*p && *p != '#') {
+        if (*p && *p != '#' && *p != ';') {
             st = hdp_fail(err, HDP_EINPUT, "%s:%d: expected %d number%s per line, got '%.40s'",
                           path, lineno, cols, cols > 1 ? "s" : "", line);
             goto done;
@@ -845,7 +1046,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
     if (len == 0)
         st = hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: the file has no numbers", path, section, key);
 done:
-    fclose(f);
+    free(text);
     if (st != HDP_OK) {
         free(v);
         return st;
@@ -860,8 +1061,8 @@ static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
     if (!m->spectrum_file[0])
         return range_fail(m, "data", "spectrum_file", err,
                           "spectrum = file needs data.spectrum_file (one eigenvalue per line)");
-    double *v;
-    long len;
+    double *v = NULL;
+    long len = 0;
     hdp_status st = read_table(m->spectrum_file, 1, "data", "spectrum_file", m, &v, &len, err);
     if (st != HDP_OK)
         return st;
@@ -900,8 +1101,8 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
     if (!m->sched_file[0])
         return range_fail(m, "schedule", "file", err,
                           "kind = table needs schedule.file (two columns: t, eta)");
-    double *v;
-    long len;
+    double *v = NULL;
+    long len = 0;
     hdp_status st = read_table(m->sched_file, 2, "schedule", "file", m, &v, &len, err);
     if (st != HDP_OK)
         return st;

@@ -55,6 +55,15 @@ hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error 
     qsort(l, (size_t)d, sizeof(double), cmp_desc);
     double sum = 0;
     for (long j = 0; j < d; j++) sum += l[j];
+    if (!isfinite(sum)) {
+        /* the sum overflowed (eigenvalues near 1.8e308): scale by the largest first, so
+         * that the sum is at most d (only then, so that other spectra keep their bits) */
+        double top = 0;
+        for (long j = 0; j < d; j++) top = fmax(top, l[j]);
+        for (long j = 0; j < d; j++) l[j] /= top;
+        sum = 0;
+        for (long j = 0; j < d; j++) sum += l[j];
+    }
     double scale = (double)d / sum;
     for (long j = 0; j < d; j++) l[j] *= scale;
     /* exact ones stay exact: the isotropic spectrum is 1.0, not 1 +- ulp */

@@ -34,5 +34,63 @@ check "bins=auto, eigenvalues on bin edges: exit 0" test $rc -eq 0
 check "bins=auto, eigenvalues on bin edges: a finite final risk" \
   python3 -c "import json,math; v=json.load(open('j.json')); assert math.isfinite(v['final_risk']) and v['bins'] <= 2*64+1"
 
+# ---- 3. lines longer than inih's buffer were split (a comment's tail read as a key) ----
+{ printf '[data]\n; %0199d' 0; printf ' n = 50\n'; } > long.ini
+check "a 200+ character line: refused with its line number" \
+  refused "long.ini:2: line longer than 198 characters" "$bin" ode long.ini -o o/x.csv
+# ---- 4. a NUL byte truncated a value silently (d = 2\0 0 ran with d = 2) ----
+printf '[data]\nd = 2\0 0\n' > nul.ini
+check "a NUL byte in a model: refused with its line" refused "nul.ini:2:" "$bin" ode nul.ini -o o/x.csv
+check "a NUL byte in a model: named" grep -q "NUL byte" err
+printf '1\n2\0\n' > nul.txt
+check "a NUL byte in a spectrum file: refused" refused "nul.txt:2:" \
+  "$bin" ode --set data.spectrum=file --set data.spectrum_file=nul.txt -o o/x.csv
+# ---- 5. CR-only line ends were ignored and the defaults ran ----
+printf '[data]\rd = 20\rgamma = 0.5\r' > cr.ini
+run "$bin" ode cr.ini --json j.json -o /dev/null
+check "CR-only line ends: read (d = 20, n = 40)" \
+  python3 -c "import json; v=json.load(open('j.json')); assert v['d'] == 20 and v['n'] == 40, v"
+printf '[data]\r\nd = 30\r\n' > crlf.ini
+run "$bin" ode crlf.ini --json j.json -o /dev/null
+check "CRLF line ends: read (d = 30)" python3 -c "import json; assert json.load(open('j.json'))['d'] == 30"
+# ---- 6. a FIFO as the model file was read as empty and the defaults ran ----
+mkfifo fifo.ini
+( printf '[data]\nd = 24\n' > fifo.ini ) &
+run timeout 20 "$bin" ode fifo.ini --json j.json -o /dev/null
+wait
+check "a FIFO model: read whole (d = 24)" python3 -c "import json; assert json.load(open('j.json'))['d'] == 24"
+( : > fifo.ini ) &
+check "a FIFO model that gives nothing: refused, not the defaults" \
+  refused "a pipe that gave nothing" timeout 20 "$bin" ode fifo.ini -o o/x.csv
+wait
+mkfifo fifo.txt
+check "a FIFO spectrum file: refused" refused "is a pipe, not a regular file" \
+  timeout 20 "$bin" ode --set data.spectrum=file --set data.spectrum_file=fifo.txt -o o/x.csv
+# ---- 7. spectrum lines over 4096 characters were split into several eigenvalues ----
+{ printf '1\n'; printf '%04200d\n' 2; } > longline.txt
+check "a 4200-character spectrum line: refused" refused "longline.txt:2: line longer than 4000" \
+  "$bin" ode --set data.spectrum=file --set data.spectrum_file=longline.txt -o o/x.csv
+# ---- 8. normalising huge eigenvalues overflowed (a risk column of zeros) ----
+printf '1e308\n1e308\n1e308\n' > huge.txt
+run "$bin" ode --set data.spectrum=file --set data.spectrum_file=huge.txt --json j.json -o /dev/null
+check "eigenvalues 1e308: normalised without overflow (the isotropic risk)" python3 -c "
+import json, subprocess
+v = json.load(open('j.json'))
+iso = json.loads(subprocess.run(['$bin', 'ode', '--set', 'data.spectrum=isotropic', '--set', 'data.d=3',
+                                 '--json', '-', '-o', '/dev/null'], capture_output=True, text=True).stdout)
+assert v['final_risk'] > 0 and abs(v['final_risk'] / iso['final_risk'] - 1) < 1e-12, (v, iso)"
+printf '1e-320\n1e-320\n' > denormal.txt
+check "subnormal eigenvalues: refused as out of range" refused "denormal.txt:1: '1e-320' is out of range" \
+  "$bin" ode --set data.spectrum=file --set data.spectrum_file=denormal.txt -o o/x.csv
+# ---- 11. decimal numbers only; an overflow is out of range ----
+printf '[data]\nd = 0x14\n' > hex.ini
+check "d = 0x14: not a number" refused "hex.ini:2: [data] d = '0x14' is not a number" "$bin" ode hex.ini -o o/x.csv
+check "--set clip.c=0x1p-2: not a number" refused "[clip] c = '0x1p-2' is not a number" \
+  "$bin" ode --set clip.c=0x1p-2 -o o/x.csv
+check "--set clip.c=1e400: out of range" refused "[clip] c = 1e400 is out of range" \
+  "$bin" ode --set clip.c=1e400 -o o/x.csv
+run "$bin" sim --set sim.seed=010 --runs 1 --set data.d=10 --json j.json -o /dev/null
+check "sim.seed = 010 is ten (decimal), not eight" python3 -c "import json; assert json.load(open('j.json'))['seed'] == 10"
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
