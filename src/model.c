@@ -63,12 +63,12 @@ static const char *const si_stage2_names[] = {"gd", "ou", NULL};
 /* The schema. Defaults here are the built-in default model: keep
  * models/default.ini identical (a test checks it). */
 static const key_spec schema[] = {
-    {"data", "d", T_LONG, OFF(d), "200", R_LO_CLOSED, 1, 0, NULL,
-     "dimension of data and parameter (integer >= 1)"},
+    {"data", "d", T_LONG, OFF(d), "200", R_LO_CLOSED | R_HI_CLOSED, 1, 1e8, NULL,
+     "dimension of data and parameter (integer in [1, 1e8])"},
     {"data", "gamma", T_DOUBLE, OFF(gamma), "0.1", R_LO_OPEN, 0, 0, NULL,
      "aspect ratio d/n (> 0); n = round(d/gamma); the later of gamma and n wins"},
-    {"data", "n", T_LONG, OFF(n), "0", R_LO_CLOSED, 0, 0, NULL,
-     "number of samples = steps (integer >= 1; 0 = from gamma)"},
+    {"data", "n", T_LONG, OFF(n), "0", R_LO_CLOSED | R_HI_CLOSED, 0, 1e12, NULL,
+     "number of samples = steps (integer in [1, 1e12]; 0 = from gamma)"},
     {"data", "spectrum", T_ENUM, OFF(spectrum), "powerlaw", 0, 0, 0, spectrum_names,
      "covariance spectrum: isotropic | powerlaw | twolevel | file"},
     {"data", "spectrum_alpha", T_DOUBLE, OFF(spectrum_alpha), "0.5", R_LO_CLOSED, 0, 0, NULL,
@@ -88,10 +88,11 @@ static const key_spec schema[] = {
      "label-noise variance tau^2 >= 0 (ignored for noise = none)"},
     {"data", "noise_df", T_DOUBLE, OFF(noise_df), "5", R_LO_OPEN, 2, 0, NULL,
      "Student-t degrees of freedom nu > 2"},
-    {"clip", "c", T_DOUBLE, OFF(c), "0.3", R_LO_OPEN | R_INF, 0, 0, NULL,
-     "clipping constant c > 0 or inf: per-sample gradients are clipped at c*sqrt(d)"},
-    {"privacy", "rho", T_DOUBLE, OFF(rho), "0.5", R_LO_OPEN | R_INF, 0, 0, NULL,
-     "privacy parameter rho > 0 or inf: the output is (rho^2/2)-zCDP"},
+    {"clip", "c", T_DOUBLE, OFF(c), "0.3", R_LO_OPEN | R_INF | R_HI_CLOSED, 0, 1e50, NULL,
+     "clipping constant c in (0, 1e50] or inf: per-sample gradients are clipped at c*sqrt(d)"},
+    {"privacy", "rho", T_DOUBLE, OFF(rho), "0.5", R_LO_CLOSED | R_INF, 1e-50, 0, NULL,
+     "privacy parameter rho in [1e-50, inf) or inf: the output is (rho^2/2)-zCDP (smaller rho "
+     "makes noise variances 1/rho^2 overflow)"},
     {"schedule", "kind", T_ENUM, OFF(sched), "optimal", 0, 0, 0, sched_names,
      "learning-rate schedule: constant | output | linear-noise | optimal | table"},
     {"schedule", "eta0", T_DOUBLE, OFF(eta0), "1", R_LO_OPEN, 0, 0, NULL,
@@ -104,21 +105,21 @@ static const key_spec schema[] = {
      "optimal: c3 >= 0"},
     {"schedule", "file", T_PATH, OFF(sched_file), "", 0, 0, 0, NULL,
      "table: two columns t, eta; t from 0 to 1 increasing, eta non-increasing"},
-    {"ode", "bins", T_LONG, OFF(bins), "0", R_LO_CLOSED | R_AUTO, 0, 0, NULL,
+    {"ode", "bins", T_LONG, OFF(bins), "0", R_LO_CLOSED | R_AUTO | R_HI_CLOSED, 0, 1e7, NULL,
      "eigenvalue bins: 0 = one per distinct eigenvalue; m = m quantile bins; auto = log bins "
-     "with Gauss nodes, refined until the final risk moves by < spectrum_tol"},
+     "with Gauss nodes, refined until the final risk moves by < spectrum_tol; at most 1e7"},
     {"ode", "spectrum_tol", T_DOUBLE, OFF(spectrum_tol), "1e-5", R_LO_OPEN | R_HI_OPEN, 0, 0.1,
      NULL, "bins = auto: relative tolerance on the final risk"},
     {"ode", "rtol", T_DOUBLE, OFF(rtol), "1e-8", R_LO_OPEN | R_HI_OPEN, 0, 1, NULL,
      "CVODE relative tolerance in (0, 1)"},
     {"ode", "atol", T_DOUBLE, OFF(atol), "1e-12", R_LO_OPEN, 0, 0, NULL,
      "CVODE absolute tolerance > 0"},
-    {"ode", "points", T_LONG, OFF(points), "101", R_LO_CLOSED, 2, 0, NULL,
-     "output grid size on [0, 1] (integer >= 2)"},
-    {"ode", "max_steps", T_LONG, OFF(max_steps), "100000", R_LO_CLOSED, 1, 0, NULL,
-     "CVODE's maximum number of internal steps between output points"},
-    {"sim", "runs", T_LONG, OFF(runs), "100", R_LO_CLOSED, 1, 0, NULL,
-     "Monte Carlo runs (integer >= 1)"},
+    {"ode", "points", T_LONG, OFF(points), "101", R_LO_CLOSED | R_HI_CLOSED, 2, 1e6, NULL,
+     "output grid size on [0, 1] (integer in [2, 1e6])"},
+    {"ode", "max_steps", T_LONG, OFF(max_steps), "100000", R_LO_CLOSED | R_HI_CLOSED, 1, 1e9, NULL,
+     "CVODE's maximum number of internal steps between output points; at most 1e9"},
+    {"sim", "runs", T_LONG, OFF(runs), "100", R_LO_CLOSED | R_HI_CLOSED, 1, 1e7, NULL,
+     "Monte Carlo runs (integer in [1, 1e7])"},
     {"sim", "seed", T_SEED, OFF(seed), "1", 0, 0, 0, NULL,
      "base seed (unsigned 64-bit integer); run r uses the r-th jump of this stream"},
     {"sim", "divergence_factor", T_DOUBLE, OFF(divergence_factor), "1e6", R_LO_OPEN, 1, 0, NULL,
@@ -130,28 +131,28 @@ static const key_spec schema[] = {
     {"validate", "z_tol", T_DOUBLE, OFF(z_tol), "4", R_LO_OPEN, 0, 0, NULL,
      "... or the deviation is within z_tol standard errors"},
     /* [rf], [dpgd]: DP-GD on random features and its OU limit (THEORY 6, 7; seed 003 Fig. 2) */
-    {"rf", "d", T_LONG, OFF(rf_d), "100", R_LO_CLOSED, 1, 0, NULL,
-     "input dimension d (integer >= 1); x ~ N(0, I_d)"},
-    {"rf", "n", T_LONG, OFF(rf_n), "2000", R_LO_CLOSED, 1, 0, NULL,
-     "training samples n (integer >= 1)"},
-    {"rf", "p", T_LONG, OFF(rf_p), "4000", R_LO_CLOSED, 1, 0, NULL,
-     "random features p (integer >= 1): phi(x) = act(V x), V_ij ~ N(0, 1/d) frozen"},
+    {"rf", "d", T_LONG, OFF(rf_d), "100", R_LO_CLOSED | R_HI_CLOSED, 1, 1e5, NULL,
+     "input dimension d (integer in [1, 1e5]); x ~ N(0, I_d)"},
+    {"rf", "n", T_LONG, OFF(rf_n), "2000", R_LO_CLOSED | R_HI_CLOSED, 1, 1e6, NULL,
+     "training samples n (integer in [1, 1e6])"},
+    {"rf", "p", T_LONG, OFF(rf_p), "4000", R_LO_CLOSED | R_HI_CLOSED, 1, 1e6, NULL,
+     "random features p (integer in [1, 1e6]): phi(x) = act(V x), V_ij ~ N(0, 1/d) frozen"},
     {"rf", "activation", T_ENUM, OFF(rf_activation), "tanh", 0, 0, 0, rf_activation_names,
      "activation: tanh | relu | linear"},
     {"rf", "target", T_ENUM, OFF(rf_target), "sign", 0, 0, 0, rf_target_names,
      "labels: sign (y = sign(u^T x)) | linear (y = u^T x), u uniform on the unit sphere"},
     {"rf", "label_noise", T_DOUBLE, OFF(rf_label_noise), "0", R_LO_CLOSED, 0, 0, NULL,
      "variance >= 0 of Gaussian noise added to every label (train and test)"},
-    {"rf", "test_size", T_LONG, OFF(rf_test_size), "1000", R_LO_CLOSED, 1, 0, NULL,
-     "test samples (integer >= 1)"},
-    {"rf", "runs", T_LONG, OFF(rf_runs), "10", R_LO_CLOSED, 1, 0, NULL,
-     "runs of `hdpsgd rf` (integer >= 1; --runs overrides it)"},
-    {"rf", "records", T_LONG, OFF(rf_records), "100", R_LO_CLOSED, 1, 0, NULL,
-     "`hdpsgd rf` records the losses at step 0 and at round(i T / records), i = 1..records"},
+    {"rf", "test_size", T_LONG, OFF(rf_test_size), "1000", R_LO_CLOSED | R_HI_CLOSED, 1, 1e6, NULL,
+     "test samples (integer in [1, 1e6])"},
+    {"rf", "runs", T_LONG, OFF(rf_runs), "10", R_LO_CLOSED | R_HI_CLOSED, 1, 1e5, NULL,
+     "runs of `hdpsgd rf` (integer in [1, 1e5]; --runs overrides it)"},
+    {"rf", "records", T_LONG, OFF(rf_records), "100", R_LO_CLOSED | R_HI_CLOSED, 1, 1e6, NULL,
+     "`hdpsgd rf` records the losses at step 0 and at round(i T / records), i = 1..records; at most 1e6"},
     {"dpgd", "eta", T_DOUBLE, OFF(dpgd_eta), "0", R_LO_CLOSED, 0, 0, NULL,
      "DP-GD step size eta >= 0; 0 = 1/p"},
-    {"dpgd", "T", T_LONG, OFF(dpgd_T), "0", R_LO_CLOSED, 0, 0, NULL,
-     "steps T (integer >= 0); 0 = round(CT d / (eta p)); give T or CT, not both"},
+    {"dpgd", "T", T_LONG, OFF(dpgd_T), "0", R_LO_CLOSED | R_HI_CLOSED, 0, 1e9, NULL,
+     "steps T (integer in [0, 1e9]); 0 = round(CT d / (eta p)); give T or CT, not both"},
     {"dpgd", "CT", T_DOUBLE, OFF(dpgd_CT), "1", R_LO_OPEN, 0, 0, NULL,
      "CT = eta T p / d > 0 (the x-axis of seed 003's collapse); used when T = 0"},
     {"dpgd", "C", T_DOUBLE, OFF(dpgd_C), "0.5", R_LO_OPEN | R_INF, 0, 0, NULL,
@@ -167,10 +168,10 @@ static const key_spec schema[] = {
     /* [nc]: NoisyGD on neural-collapse features (seed 004; THEORY 8; hdpsgd/nc.h) */
     {"nc", "K", T_LONG, OFF(nc_K), "10", R_LO_CLOSED | R_HI_CLOSED, 2, 1000, NULL,
      "classes K (integer in [2, 1000]); features are the K-simplex ETF in R^p"},
-    {"nc", "p", T_LONG, OFF(nc_p), "1000", R_LO_CLOSED, 2, 0, NULL,
-     "feature dimension p (integer >= K)"},
-    {"nc", "n", T_LONG, OFF(nc_n), "250", R_LO_CLOSED, 2, 0, NULL,
-     "training samples in total, over all classes (integer >= K)"},
+    {"nc", "p", T_LONG, OFF(nc_p), "1000", R_LO_CLOSED | R_HI_CLOSED, 2, 1e7, NULL,
+     "feature dimension p (integer in [K, 1e7])"},
+    {"nc", "n", T_LONG, OFF(nc_n), "250", R_LO_CLOSED | R_HI_CLOSED, 2, 1e7, NULL,
+     "training samples in total, over all classes (integer in [K, 1e7])"},
     {"nc", "imbalance", T_DOUBLE, OFF(nc_imbalance), "0", R_LO_CLOSED | R_HI_OPEN, 0, 1, NULL,
      "0 = balanced classes; alpha in (0, 1): class 1 has round(alpha n) samples, the other "
      "classes share the rest evenly (K = 2: seed 004's alpha)"},
@@ -179,8 +180,8 @@ static const key_spec schema[] = {
     {"nc", "rho", T_DOUBLE, OFF(nc_rho), "0.005", R_LO_OPEN | R_INF, 0, 0, NULL,
      "zCDP parameter PER STEP (seed 004's rho; rho_z in privacy.h terms), > 0 or inf (no "
      "noise): noise N(0, G^2/(2 rho) I); T steps are (T rho)-zCDP"},
-    {"nc", "steps", T_LONG, OFF(nc_steps), "1", R_LO_CLOSED, 1, 0, NULL,
-     "steps T of NoisyGD / NoisySGD (integer >= 1)"},
+    {"nc", "steps", T_LONG, OFF(nc_steps), "1", R_LO_CLOSED | R_HI_CLOSED, 1, 1e7, NULL,
+     "steps T of NoisyGD / NoisySGD (integer in [1, 1e7])"},
     {"nc", "eta", T_DOUBLE, OFF(nc_eta), "1", R_LO_OPEN, 0, 0, NULL, "learning rate eta > 0"},
     {"nc", "loss", T_ENUM, OFF(nc_loss), "ce", 0, 0, 0, nc_loss_names,
      "loss: ce (softmax cross-entropy) | logistic (K = 2, one vector theta) | squared "
@@ -197,14 +198,14 @@ static const key_spec schema[] = {
     {"nc", "remedy", T_ENUM, OFF(nc_remedy), "none", 0, 0, 0, nc_remedy_names,
      "none | center (subtract the feature mean) | pca (project on the top K-1 principal "
      "directions of public samples)"},
-    {"nc", "public_samples", T_LONG, OFF(nc_public_samples), "500", R_LO_CLOSED, 2, 0, NULL,
-     "remedy = pca: public samples (integer >= 2), drawn like the training features"},
-    {"nc", "batch", T_LONG, OFF(nc_batch), "0", R_LO_CLOSED, 0, 0, NULL,
-     "0 = full batch (NoisyGD); b in [1, n] = NoisySGD with uniform batches of b samples"},
-    {"nc", "draws", T_LONG, OFF(nc_draws), "2000", R_LO_CLOSED, 1, 0, NULL,
-     "Monte Carlo draws (integer >= 1; --draws overrides it)"},
-    {"nc", "test_samples", T_LONG, OFF(nc_test_samples), "10", R_LO_CLOSED, 1, 0, NULL,
-     "perturbation = stochastic: random test points per class and draw (integer >= 1)"},
+    {"nc", "public_samples", T_LONG, OFF(nc_public_samples), "500", R_LO_CLOSED | R_HI_CLOSED, 2, 1e7, NULL,
+     "remedy = pca: public samples (integer in [2, 1e7]), drawn like the training features"},
+    {"nc", "batch", T_LONG, OFF(nc_batch), "0", R_LO_CLOSED | R_HI_CLOSED, 0, 1e7, NULL,
+     "0 = full batch (NoisyGD); b in [1, n] = NoisySGD with uniform batches of b samples; at most 1e7"},
+    {"nc", "draws", T_LONG, OFF(nc_draws), "2000", R_LO_CLOSED | R_HI_CLOSED, 1, 1e8, NULL,
+     "Monte Carlo draws (integer in [1, 1e8]; --draws overrides it)"},
+    {"nc", "test_samples", T_LONG, OFF(nc_test_samples), "10", R_LO_CLOSED | R_HI_CLOSED, 1, 1e6, NULL,
+     "perturbation = stochastic: random test points per class and draw (integer in [1, 1e6])"},
     {"nc", "delta", T_DOUBLE, OFF(nc_delta), "1e-5", R_LO_OPEN | R_HI_OPEN, 0, 1, NULL,
      "delta in (0, 1) of the reported (epsilon, delta)-DP (Canonne-Kamath-Steinke)"},
     /* [kl]: KL privacy of noisy GD on ReLU networks (seed 001; THEORY 8; hdpsgd/kl.h) */
@@ -212,14 +213,14 @@ static const key_spec schema[] = {
      "initialisation (seed 001 Table 1): lecun | he | ntk | xavier"},
     {"kl", "depth", T_LONG, OFF(kl_depth), "6", R_LO_CLOSED | R_HI_CLOSED, 2, 64, NULL,
      "depth L (integer in [2, 64]): L - 1 hidden ReLU layers and a linear output layer"},
-    {"kl", "width", T_LONG, OFF(kl_width), "256", R_LO_CLOSED, 1, 0, NULL,
-     "hidden width m (integer >= 1)"},
-    {"kl", "d", T_LONG, OFF(kl_d), "32", R_LO_CLOSED, 1, 0, NULL,
-     "input dimension d (integer >= 1); x uniform on the sphere of radius sqrt(d)"},
-    {"kl", "o", T_LONG, OFF(kl_o), "1", R_LO_CLOSED, 1, 0, NULL,
-     "outputs o (integer >= 1); labels sign(u_a^T x) of a random linear teacher"},
-    {"kl", "n", T_LONG, OFF(kl_n), "100", R_LO_CLOSED, 2, 0, NULL,
-     "training samples n (integer >= 2; n o <= 4000)"},
+    {"kl", "width", T_LONG, OFF(kl_width), "256", R_LO_CLOSED | R_HI_CLOSED, 1, 1e5, NULL,
+     "hidden width m (integer in [1, 1e5])"},
+    {"kl", "d", T_LONG, OFF(kl_d), "32", R_LO_CLOSED | R_HI_CLOSED, 1, 1e5, NULL,
+     "input dimension d (integer in [1, 1e5]); x uniform on the sphere of radius sqrt(d)"},
+    {"kl", "o", T_LONG, OFF(kl_o), "1", R_LO_CLOSED | R_HI_CLOSED, 1, 4000, NULL,
+     "outputs o (integer in [1, 4000]); labels sign(u_a^T x) of a random linear teacher"},
+    {"kl", "n", T_LONG, OFF(kl_n), "100", R_LO_CLOSED | R_HI_CLOSED, 2, 4000, NULL,
+     "training samples n (integer in [2, 4000]; n o <= 4000)"},
     {"kl", "sigma", T_DOUBLE, OFF(kl_sigma), "0.03", R_LO_OPEN, 0, 0, NULL,
      "noise scale sigma > 0: noisy GD adds sqrt(2 eta sigma^2) N(0, I) per step (eq. 4)"},
     {"kl", "eta", T_DOUBLE, OFF(kl_eta), "0.001", R_LO_OPEN, 0, 0, NULL, "step size eta > 0"},
@@ -231,28 +232,28 @@ static const key_spec schema[] = {
      "target KL privacy budget eps > 0 for Corollary 6.4 (kl bound)"},
     {"kl", "delta", T_DOUBLE, OFF(kl_delta), "0", R_LO_CLOSED | R_HI_OPEN, 0, 1, NULL,
      "target delta in [0, 1) of (0, delta)-DP by Pinsker, KL budget 2 delta^2; 0 = none"},
-    {"kl", "runs", T_LONG, OFF(kl_runs), "32", R_LO_CLOSED, 2, 0, NULL,
-     "noise paths per initialisation of `kl run` (integer >= 2; --runs overrides it)"},
-    {"kl", "inits", T_LONG, OFF(kl_inits), "8", R_LO_CLOSED, 1, 0, NULL,
-     "random initialisations of `kl run` (integer >= 1)"},
-    {"kl", "init_runs", T_LONG, OFF(kl_init_runs), "1000", R_LO_CLOSED, 2, 0, NULL,
-     "networks drawn by `kl init` per scheme and depth (integer >= 2; --runs overrides it)"},
+    {"kl", "runs", T_LONG, OFF(kl_runs), "32", R_LO_CLOSED | R_HI_CLOSED, 2, 1e6, NULL,
+     "noise paths per initialisation of `kl run` (integer in [2, 1e6]; --runs overrides it)"},
+    {"kl", "inits", T_LONG, OFF(kl_inits), "8", R_LO_CLOSED | R_HI_CLOSED, 1, 1e5, NULL,
+     "random initialisations of `kl run` (integer in [1, 1e5])"},
+    {"kl", "init_runs", T_LONG, OFF(kl_init_runs), "1000", R_LO_CLOSED | R_HI_CLOSED, 2, 1e8, NULL,
+     "networks drawn by `kl init` per scheme and depth (integer in [2, 1e8]; --runs overrides it)"},
     /* [si]: private feature learning for single-index models (seed 002; THEORY 8; hdpsgd/si.h).
      * Prefactors multiply seed 002's scalings (Assumption 4), exponent eps_n. */
-    {"si", "d", T_LONG, OFF(si_d), "64", R_LO_CLOSED, 2, 0, NULL, "input dimension d (integer >= 2)"},
-    {"si", "p", T_LONG, OFF(si_p), "64", R_LO_CLOSED, 1, 0, NULL, "neurons p (integer >= 1)"},
-    {"si", "n", T_LONG, OFF(si_n), "4000", R_LO_CLOSED, 2, 0, NULL,
-     "samples n of each of the two training sets (integer >= 2)"},
-    {"si", "test_size", T_LONG, OFF(si_test_size), "2000", R_LO_CLOSED, 1, 0, NULL,
-     "fresh test samples (integer >= 1)"},
-    {"si", "runs", T_LONG, OFF(si_runs), "30", R_LO_CLOSED, 2, 0, NULL,
-     "stage-2 noise runs on the same data and first layer (integer >= 2)"},
+    {"si", "d", T_LONG, OFF(si_d), "64", R_LO_CLOSED | R_HI_CLOSED, 2, 1e5, NULL, "input dimension d (integer in [2, 1e5])"},
+    {"si", "p", T_LONG, OFF(si_p), "64", R_LO_CLOSED | R_HI_CLOSED, 1, 1e5, NULL, "neurons p (integer in [1, 1e5])"},
+    {"si", "n", T_LONG, OFF(si_n), "4000", R_LO_CLOSED | R_HI_CLOSED, 2, 1e7, NULL,
+     "samples n of each of the two training sets (integer in [2, 1e7])"},
+    {"si", "test_size", T_LONG, OFF(si_test_size), "2000", R_LO_CLOSED | R_HI_CLOSED, 1, 1e7, NULL,
+     "fresh test samples (integer in [1, 1e7])"},
+    {"si", "runs", T_LONG, OFF(si_runs), "30", R_LO_CLOSED | R_HI_CLOSED, 2, 1e6, NULL,
+     "stage-2 noise runs on the same data and first layer (integer in [2, 1e6])"},
     {"si", "he1", T_DOUBLE, OFF(si_he1), "1", 0, 0, 0, NULL,
      "coefficient of He1 in the link sigma_*; must be nonzero (information exponent 1)"},
     {"si", "he2", T_DOUBLE, OFF(si_he2), "1", 0, 0, 0, NULL, "coefficient of He2 in the link"},
     {"si", "he3", T_DOUBLE, OFF(si_he3), "0", 0, 0, 0, NULL, "coefficient of He3 in the link"},
     {"si", "eps_n", T_DOUBLE, OFF(si_eps_n), "0.25", R_LO_OPEN | R_HI_CLOSED, 0, 1, NULL,
-     "exponent epsilon_n in (0, 1] of seed 002's scalings"},
+     "exponent epsilon_n in (0, 1] of seed 002's scalings; at most 1"},
     {"si", "lambda", T_DOUBLE, OFF(si_lambda), "0.01", R_LO_CLOSED, 0, 0, NULL,
      "prefactor >= 0: lambda = c p / d^(2 eps_n)"},
     {"si", "eta_a", T_DOUBLE, OFF(si_eta_a), "0", R_LO_CLOSED, 0, 0, NULL,
@@ -1144,6 +1145,57 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
+/* Products of size keys that size one allocation, each bounded so that a run cannot
+ * ask for more memory than a workstation has (the single keys have bounds in the schema):
+ * MAX_CELLS doubles = 1.6 GB. */
+#define MAX_CELLS 2.0e8
+
+static hdp_status too_big(const hdp_model *m, const char *section, const char *k1, double v1,
+                          const char *k2, double v2, double cells, const char *what,
+                          hdp_error *err)
+{
+    return range_fail(m, section, k1, err,
+                      "%s = %.0f with %s = %.0f needs %s of %.3g numbers, more than the %.0e "
+                      "accepted (%.1f GB): make one of them smaller",
+                      k1, v1, k2, v2, what, cells, MAX_CELLS, MAX_CELLS * 8 / 1e9);
+}
+
+static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
+{
+    double cells;
+    if ((cells = 2.0 * (double)m->runs * (double)m->points) > MAX_CELLS)
+        return too_big(m, "sim", "runs", (double)m->runs, "ode.points", (double)m->points, cells,
+                       "the runs' curves (kept for the quantiles)", err);
+    double rn = (double)m->rf_n, rp = (double)m->rf_p, rt = (double)m->rf_test_size;
+    if ((cells = rn * rp) > MAX_CELLS)
+        return too_big(m, "rf", "n", rn, "rf.p", rp, cells, "the feature matrix", err);
+    if ((cells = rt * rp) > MAX_CELLS)
+        return too_big(m, "rf", "test_size", rt, "rf.p", rp, cells, "the test features", err);
+    if ((cells = fmin(rn, rp) * fmin(rn, rp)) > MAX_CELLS)
+        return too_big(m, "rf", "n", rn, "rf.p", rp, cells, "the Gram matrix of the smaller one",
+                       err);
+    double sn = (double)m->si_n, sd = (double)m->si_d, sp = (double)m->si_p;
+    double st = (double)m->si_test_size;
+    if ((cells = sn * fmax(sd, sp)) > MAX_CELLS)
+        return too_big(m, "si", "n", sn, sd > sp ? "si.d" : "si.p", fmax(sd, sp), cells,
+                       "the data or feature matrix", err);
+    if ((cells = st * fmax(sd, sp)) > MAX_CELLS)
+        return too_big(m, "si", "test_size", st, sd > sp ? "si.d" : "si.p", fmax(sd, sp), cells,
+                       "the test data or features", err);
+    if ((cells = sp * fmax(sp, sd)) > MAX_CELLS)
+        return too_big(m, "si", "p", sp, "si.d", sd, cells, "the first layer and the feature Gram",
+                       err);
+    double np = (double)m->nc_p;
+    if ((cells = (double)m->nc_K * np) > MAX_CELLS)
+        return too_big(m, "nc", "p", np, "nc.K", (double)m->nc_K, cells, "the class means", err);
+    if (m->nc_remedy == HDP_NC_REMEDY_PCA &&
+        (cells = (double)m->nc_public_samples * np) > MAX_CELLS)
+        return too_big(m, "nc", "public_samples", (double)m->nc_public_samples, "nc.p", np, cells,
+                       "the public samples", err);
+    /* [kl]: hdp_kl_model_check bounds the network and the Gram matrix */
+    return HDP_OK;
+}
+
 hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
 {
     hdp_status st;
@@ -1161,8 +1213,10 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
                               "gamma = %g gives n = round(d/gamma) = 0 samples for d = %ld: "
                               "need gamma <= 2d",
                               m->gamma, m->d);
-        if (n > 4.0e12)
-            return range_fail(m, "data", "gamma", err, "gamma = %g gives n = %g: too many steps",
+        if (n > 1.0e12)
+            return range_fail(m, "data", "gamma", err,
+                              "gamma = %g gives n = round(d/gamma) = %g steps: at most 1e12 (the "
+                              "bound of data.n)",
                               m->gamma, n);
         m->n = (long)n;
         m->gamma = (double)m->d / (double)m->n;
@@ -1196,7 +1250,7 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
     }
     if (m->bins > m->d)
         m->bins = 0; /* more bins than eigenvalues: one per eigenvalue */
-    return HDP_OK;
+    return check_sizes(m, err);
 }
 
 /* ---- output ---- */

@@ -240,6 +240,21 @@ static void choose_kernel(void)
     set_kernel(k);
 }
 
+const char *hdp_normals_env_problem(void)
+{
+    const char *env = getenv("HDPSGD_SIMD");
+    if (!env)
+        return NULL;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(env, NAMES[i]) == 0)
+            return cpu_has((hdp_simd)i) || i == 0
+                       ? NULL
+                       : "names a kernel this CPU lacks: ignored, the widest kernel the CPU has "
+                         "is used (the numbers are the same)";
+    return "is not one of auto, generic, avx2, avx512: ignored, the widest kernel the CPU has "
+           "is used";
+}
+
 int hdp_normals_use(hdp_simd kernel)
 {
     pthread_once(&kernel_once, choose_kernel);

@@ -160,6 +160,9 @@ void hdp_normals_fill(hdp_normals *g, double *out, long n);
 typedef enum { HDP_SIMD_AUTO, HDP_SIMD_GENERIC, HDP_SIMD_AVX2, HDP_SIMD_AVX512 } hdp_simd;
 int hdp_normals_use(hdp_simd kernel);
 const char *hdp_normals_kernel(void); /* "generic", "avx2" or "avx512" */
+/* NULL when HDPSGD_SIMD is unset or names a kernel this CPU has (or auto); else what is
+ * wrong with it, as a phrase to follow "HDPSGD_SIMD=<value> " (the command line warns). */
+const char *hdp_normals_env_problem(void);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hdpsgd/rng.h"
 #include "hdpsgd/version.h"
 
 int cmd_ode(int argc, char **argv);
@@ -59,7 +60,8 @@ const cli_command hdp_commands[] = {
      "clipped_fraction is the fraction of clipped steps since the previous row. Run r uses\n"
      "the r-th jump of a xoshiro256++ stream seeded by sim.seed (its steps' Gaussians come\n"
      "eight at a time from the run's block stream, see hdpsgd/rng.h; HDPSGD_SIMD=generic|avx2|\n"
-     "avx512 picks the kernel): the CSV is the same for any --threads and any kernel. With\n"
+     "avx512 picks the kernel; another value, or a kernel the CPU lacks, is ignored with a\n"
+     "warning): the CSV is the same for any --threads and any kernel. With\n"
      "several threads each is pinned to its own CPU during the runs unless OMP_PROC_BIND or\n"
      "OMP_PLACES is set. A run diverges when its excess risk becomes non-finite or exceeds\n"
      "sim.divergence_factor x max(R(0), P), P = 2 c^2 gamma^2 eta~(0)^2/rho^2 the risk the\n"
@@ -438,6 +440,9 @@ int main(int argc, char **argv)
         print_commands(stderr);
         return 2;
     }
+    const char *simd = hdp_normals_env_problem();
+    if (simd)
+        fprintf(stderr, "hdpsgd: warning: HDPSGD_SIMD=%s %s\n", getenv("HDPSGD_SIMD"), simd);
     cli_install_signal_handlers(); /* an interrupted command leaves no partial output */
     int rc = c->run(argc - 1, argv + 1);
     if (fflush(stdout) != 0 || ferror(stdout)) {

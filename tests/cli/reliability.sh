@@ -92,5 +92,27 @@ check "--set clip.c=1e400: out of range" refused "[clip] c = 1e400 is out of ran
 run "$bin" sim --set sim.seed=010 --runs 1 --set data.d=10 --json j.json -o /dev/null
 check "sim.seed = 010 is ten (decimal), not eight" python3 -c "import json; assert json.load(open('j.json'))['seed'] == 10"
 
+# ---- 9, 10 and the smaller items: ranges checked before anything runs ----
+check "rho = 1e-170 (noise variances beyond double range): refused, not silently noiseless" \
+  refused "[privacy] rho = 1e-170 is out of range" "$bin" sim --set privacy.rho=1e-170 --runs 2 -o o/x.csv
+check "ode at the same rho: refused the same way" \
+  refused "[privacy] rho = 1e-170 is out of range" "$bin" ode --set privacy.rho=1e-170 -o o/x.csv
+check "ode.points = 3e9: refused before allocating" refused "[ode] points = 3000000000 is out of range" \
+  timeout 10 "$bin" ode --set ode.points=3000000000 -o o/x.csv
+check "d = 4294967297: refused naming data.d (was exit 4, out of memory)" \
+  refused "[data] d = 4294967297 is out of range" "$bin" ode --set data.d=4294967297 -o o/x.csv
+check "c = 1e300: out of range (was a CVODE failure with an rtol/atol hint)" \
+  refused "[clip] c = 1e300 is out of range" "$bin" ode --set clip.c=1e300 -o o/x.csv
+check "runs x points beyond memory: refused naming both" refused "runs = 10000000 with ode.points = 1001" \
+  "$bin" sim --set sim.runs=10000000 --set ode.points=1001 -o o/x.csv
+check "rf n x p beyond memory: refused naming both" refused "[rf] n: n = 100000 with rf.p = 100000" \
+  "$bin" rf --set rf.n=100000 --set rf.p=100000 -o o/x.csv
+check "gamma = 1e-20 (n = 2e22 steps): refused" refused "[data] gamma: gamma = 1e-20 gives n" \
+  "$bin" ode --set data.gamma=1e-20 -o o/x.csv
+"$bin" keys > keys.txt
+check "hdpsgd keys documents the bounds" grep -q "dimension of data and parameter (integer in \[1, 1e8\])" keys.txt
+HDPSGD_SIMD=sse9 "$bin" sim --runs 2 --set data.d=10 -o /dev/null 2>err
+check "HDPSGD_SIMD=sse9: a warning naming the accepted values" grep -q "HDPSGD_SIMD=sse9 is not one of auto, generic, avx2, avx512" err
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
