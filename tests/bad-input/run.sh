@@ -5,7 +5,7 @@
 # a model path, options) instead of a model; when they name an output (-o, --json)
 # the runner adds none of its own.
 # The cases in `also` run through `hdpsgd sim` and `hdpsgd validate` too, with
-# --runs 1000000000: a model error must stop them before any computation or output
+# --runs 10000000: a model error must stop them before any computation or output
 # (a computation that started would not end, or fail otherwise, within the timeout).
 set -u
 bin=$1
@@ -31,7 +31,7 @@ run_case() { # run_case COMMAND FILE
       validate) outs=(--figure "$work/out.png" --json "$work/out.json") ;;
     esac
   fi
-  [[ $cmd != ode ]] && outs+=(--runs 1000000000)
+  [[ $cmd != ode ]] && outs+=(--runs 10000000)
   (cd "$dir" && timeout 60 "$bin" "$cmd" "${args[@]}" "${outs[@]}") >"$work/stdout" 2>"$work/stderr"
   local rc=$? msg expect
   msg=$(cat "$work/stderr")
