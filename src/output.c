@@ -259,3 +259,12 @@ void hdp_json_str(hdp_json *j, const char *k, const char *v)
 }
 
 void hdp_json_end(hdp_json *j) { fputs("\n}\n", j->f); }
+
+const char *hdp_csv_field(char *buf, size_t size, const char *fmt, double v)
+{
+    if (!isfinite(v))
+        buf[0] = '\0';
+    else
+        snprintf(buf, size, fmt, v);
+    return buf;
+}

@@ -598,9 +598,11 @@ static int run_epochs(const hdp_model *m, int threads, const int *want)
             for (int k = 0; k < 4; k++)
                 if (want[k]) {
                     const hdp_kl_run_result *r = &res[k];
-                    fprintf(f, ",%.10g,%.6g,%.6g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g", r->kl_mc[e],
-                            r->kl_mc_se[e], r->kl_init_sd[e], r->kl_mc_max[e], r->kl_exact[e],
-                            r->kl_final[e], r->train_loss[e],
+                    char ex[40], fi[40]; /* exact values: squared loss only */
+                    fprintf(f, ",%.10g,%.6g,%.6g,%.10g,%s,%s,%.10g,%.10g,%.10g", r->kl_mc[e],
+                            r->kl_mc_se[e], r->kl_init_sd[e], r->kl_mc_max[e],
+                            hdp_csv_field(ex, sizeof ex, "%.10g", r->kl_exact[e]),
+                            hdp_csv_field(fi, sizeof fi, "%.10g", r->kl_final[e]), r->train_loss[e],
                             hdp_kl_bound(B[k], m->kl_eta * (double)e, n, m->kl_sigma, HDP_KL_C),
                             hdp_kl_bound(B[k], m->kl_eta * (double)e, n, m->kl_sigma, HDP_KL_C_SEED));
                 }
@@ -795,8 +797,10 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
             for (int k = 0; k < 4; k++)
                 if (want[k]) {
                     const point *p = &pts[i * 4 + k];
-                    fprintf(f, ",%.10g,%.6g,%.10g,%.6g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g", p->kle,
-                            p->see, p->kl, p->se, p->exacte, p->exact,
+                    char ee[40], ex[40]; /* exact values: squared loss only */
+                    fprintf(f, ",%.10g,%.6g,%.10g,%.6g,%s,%s,%.10g,%.10g,%.10g,%.10g", p->kle,
+                            p->see, p->kl, p->se, hdp_csv_field(ee, sizeof ee, "%.10g", p->exacte),
+                            hdp_csv_field(ex, sizeof ex, "%.10g", p->exact),
                             hdp_kl_bound(p->B, Te, n, m->kl_sigma, HDP_KL_C),
                             hdp_kl_bound(p->B, T, n, m->kl_sigma, HDP_KL_C), p->B, p->grad2);
                 }

@@ -107,14 +107,17 @@ static void csv_row(FILE *f, const char *name, const nc_point *pt)
     const hdp_nc_spec *s = &pt->spec;
     const hdp_nc_result *r = &pt->res;
     double z = zscore(r, pt->exact);
+    char em[40], es[40], ex[40], zz[40], pa[40];
     fprintf(f, "%d,%s,%ld,%ld,%ld,%s,%s,%ld,%.10g,%ld,%s,%.10g,%s,%.10g,%.10g,%.10g,%.10g,%.10g,"
-               "%.10g,%.10g,%ld,%.10g,%.6g,%.10g,%.4g,%.6g,%.10g,%.10g,%.6g,%.4g\n",
+               "%.10g,%.10g,%ld,%s,%s,%s,%s,%.6g,%.10g,%.10g,%s,%.4g\n",
             pt->curve, name, s->p, s->K, s->n, hdp_nc_loss_name(s->loss), hdp_nc_init_name(s->init),
             s->steps, s->eta, s->batch, hdp_nc_perturbation_name(s->perturbation), s->beta,
             hdp_nc_remedy_name(s->remedy), s->imbalance, s->G, s->rho, r->rho_total, r->epsilon,
-            s->delta, r->sigma, r->draws, r->error_mean, r->error_stderr, pt->exact,
-            z, r->clipped_fraction, r->max_clipped_norm, pt->offset_norm,
-            pt->pca_alignment, r->seconds);
+            s->delta, r->sigma, r->draws, hdp_csv_field(em, sizeof em, "%.10g", r->error_mean),
+            hdp_csv_field(es, sizeof es, "%.6g", r->error_stderr),
+            hdp_csv_field(ex, sizeof ex, "%.10g", pt->exact), hdp_csv_field(zz, sizeof zz, "%.4g", z),
+            r->clipped_fraction, r->max_clipped_norm, pt->offset_norm,
+            hdp_csv_field(pa, sizeof pa, "%.6g", pt->pca_alignment), r->seconds);
 }
 
 static void meta(FILE *f, const char *what, const hdp_model *m)
@@ -123,7 +126,7 @@ static void meta(FILE *f, const char *what, const hdp_model *m)
     fprintf(f, "# rho is zCDP per step (seed 004's rho = rho_z); rho_total = steps rho; epsilon by "
                "Canonne-Kamath-Steinke at delta\n");
     fprintf(f, "# error = mean over draws of the exact test error of the trained model; exact = "
-               "the one-step closed form (nan where it does not apply); z_exact = "
+               "the one-step closed form (an empty field where it does not apply); z_exact = "
                "|error - exact| / stderr\n");
     hdp_model_write_meta(m, f);
 }
