@@ -51,6 +51,59 @@ void hdp_out_default_mode(int fd)
     fchmod(fd, 0666 & ~mask);
 }
 
+/* the descriptor N named by /dev/stdout, /dev/stderr, /dev/stdin, /dev/fd/N or
+ * /proc/self/fd/N, /proc/<our pid>/fd/N; else -1 */
+static int fd_path(const char *p)
+{
+    if (!strcmp(p, "/dev/stdout")) return 1;
+    if (!strcmp(p, "/dev/stderr")) return 2;
+    const char *n = NULL;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/%ld/fd/", (long)getpid());
+    if (!strncmp(p, "/dev/fd/", 8)) n = p + 8;
+    else if (!strncmp(p, "/proc/self/fd/", 14)) n = p + 14;
+    else if (!strncmp(p, self, strlen(self))) n = p + strlen(self);
+    if (!n || !*n) return -1;
+    char *end;
+    long v = strtol(n, &end, 10);
+    return (*end || v < 0 || v > 1 << 20) ? -1 : (int)v;
+}
+
+hdp_status hdp_out_resolve(const char *path, char *target, size_t size, int *fd, hdp_error *err)
+{
+    *fd = -1;
+    if (strlen(path) > HDP_OUT_PATH_MAX)
+        return hdp_fail(err, HDP_EINPUT, "the output path is longer than %d characters",
+                        HDP_OUT_PATH_MAX);
+    char cur[HDP_OUT_PATH_MAX + 1], link[HDP_OUT_PATH_MAX + 1];
+    snprintf(cur, sizeof cur, "%s", path);
+    for (int hops = 0;; hops++) {
+        if ((*fd = fd_path(cur)) >= 0)
+            break;
+        struct stat sb;
+        if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode))
+            break; /* the end of the chain: a file, a new name, or a missing folder */
+        if (hops == 40)
+            return hdp_fail(err, HDP_EINPUT, "%s: too many levels of symbolic links", path);
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0)
+            break;
+        link[n] = '\0';
+        if (link[0] == '/') {
+            snprintf(cur, sizeof cur, "%s", link);
+        } else { /* relative to the folder of the link */
+            char *slash = strrchr(cur, '/');
+            size_t dlen = slash ? (size_t)(slash - cur + 1) : 0;
+            if (dlen + (size_t)n > HDP_OUT_PATH_MAX)
+                return hdp_fail(err, HDP_EINPUT, "%s: a symbolic link leads to a path longer "
+                                "than %d characters", path, HDP_OUT_PATH_MAX);
+            memmove(cur + dlen, link, (size_t)n + 1);
+        }
+    }
+    snprintf(target, size, "%s", cur);
+    return HDP_OK;
+}
+
 hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -62,10 +115,30 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
         return HDP_OK;
     }
     snprintf(o->path, sizeof o->path, "%s", path);
+    int fd0;
+    hdp_status rs = hdp_out_resolve(path, o->target, sizeof o->target, &fd0, err);
+    if (rs != HDP_OK)
+        return rs;
+    if (fd0 >= 0) {
+        /* an open descriptor (/dev/stdout, /proc/self/fd/1): written where it points, at its
+         * offset, as a shell redirection writes; never truncated or replaced */
+        int d = dup(fd0);
+        o->f = d >= 0 ? fdopen(d, "w") : NULL;
+        if (!o->f) {
+            int e = errno;
+            if (d >= 0) close(d);
+            return hdp_fail(err, HDP_EIO, "%s: cannot write to descriptor %d: %s", path, fd0,
+                            strerror(e));
+        }
+        o->direct = 1;
+        o->open = 1;
+        return HDP_OK;
+    }
     struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        /* a device or pipe (/dev/stdout, /dev/full, a FIFO): write to it directly */
-        o->f = fopen(path, "w");
+    int exists = stat(o->target, &sb) == 0;
+    if (exists && !S_ISREG(sb.st_mode)) {
+        /* a device or pipe (/dev/null, /dev/full, a FIFO): write to it directly */
+        o->f = fopen(o->target, "w");
         if (!o->f)
             return hdp_fail(err, HDP_EIO, "%s: cannot open for writing: %s", path,
                             strerror(errno));
@@ -73,10 +146,13 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
         o->open = 1;
         return HDP_OK;
     }
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.tmp.XXXXXX", slash ? (int)(slash - path + 1) : 0,
-             path, base);
+    if (exists && access(o->target, W_OK) != 0)
+        return hdp_fail(err, HDP_EIO, "%s: cannot replace the file: %s", path, strerror(errno));
+    const char *t = o->target;
+    const char *slash = strrchr(t, '/');
+    const char *base = slash ? slash + 1 : t;
+    snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.tmp.XXXXXX", slash ? (int)(slash - t + 1) : 0, t,
+             base);
     /* create and record the temporary file with the usual termination signals blocked, so
      * that a handler calling hdp_out_abort_all_signal sees every file that exists */
     sigset_t block, saved_mask;
@@ -85,6 +161,7 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
     sigaddset(&block, SIGPIPE);
+    sigaddset(&block, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &block, &saved_mask);
     atomic_store(&creating, 1);
     int fd = mkstemp(o->tmp);
@@ -96,7 +173,10 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
     if (fd < 0)
         return hdp_fail(err, HDP_EIO, "%s: cannot create the output file: %s", path,
                         strerror(saved));
-    hdp_out_default_mode(fd);
+    if (exists)
+        fchmod(fd, sb.st_mode & 07777); /* the replaced file's permissions, not 0644 */
+    else
+        hdp_out_default_mode(fd);
     o->f = fdopen(fd, "w");
     if (!o->f) {
         int e = errno;
@@ -152,7 +232,7 @@ static hdp_status publish(hdp_outfile *o, hdp_error *err)
     if (!o->written)
         return HDP_OK;
     o->written = 0;
-    int bad = rename(o->tmp, o->path) != 0;
+    int bad = rename(o->tmp, o->target) != 0;
     int saved = errno;
     if (bad)
         unlink(o->tmp);

@@ -14,16 +14,33 @@
 
 #include "hdpsgd/error.h"
 
+/* Longest output path accepted (the temporary file's name adds HDP_OUT_TMP_EXTRA characters
+ * to the last component). */
+#define HDP_OUT_PATH_MAX 4000
+#define HDP_OUT_TMP_EXTRA 13 /* "." + ".tmp.XXXXXX" */
+
 typedef struct {
     FILE *f;
-    char path[1024];
-    char tmp[1100];
+    char path[HDP_OUT_PATH_MAX + 1];   /* as given (for messages) */
+    char target[HDP_OUT_PATH_MAX + 1]; /* where it is written: symbolic links followed */
+    char tmp[HDP_OUT_PATH_MAX + 32];
     int is_stdout;
     int direct; /* not a regular file: written in place */
     int open;
     int written; /* closed and checked, waiting to be renamed (hdp_out_commit_all) */
 } hdp_outfile;
 
+/* Where an output path leads: symbolic links are followed (each relative link from its
+ * own folder; at most 40), so that a link is written through, never replaced. *fd is set
+ * to N >= 0 when the chain reaches an open descriptor (/dev/stdout, /dev/fd/N,
+ * /proc/self/fd/N): the output is then written to that descriptor, as a shell redirection
+ * would, else -1. HDP_EINPUT for a loop of links or a path over HDP_OUT_PATH_MAX. */
+hdp_status hdp_out_resolve(const char *path, char *target, size_t size, int *fd, hdp_error *err);
+
+/* Open an output: "-" or NULL is standard output; a path leading to an open descriptor,
+ * a device or a FIFO is written directly; anything else is written to a temporary file
+ * beside the link's final target and renamed onto it on commit, keeping the replaced
+ * file's permission bits (a new file gets 0666 & ~umask). */
 hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err);
 hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err);
 void hdp_out_abort(hdp_outfile *o);

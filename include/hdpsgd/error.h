@@ -23,7 +23,9 @@ typedef enum {
     HDP_ENOMEM = 4    /* out of memory */
 } hdp_status;
 
-#define HDP_ERRMSG_MAX 1024
+/* Room for a message that names a path of the longest accepted length (4000 characters for
+ * outputs, HDP_PATH_MAX for model inputs) and still says why. */
+#define HDP_ERRMSG_MAX 8192
 
 /* Holds the first error reported; a later report does not overwrite it. */
 typedef struct {

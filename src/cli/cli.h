@@ -55,6 +55,9 @@ typedef struct {
     const char *description; /* paragraphs */
     const cli_opt *opts;     /* NULL-terminated table */
     int many_files;          /* 1: any number of positional arguments (else at most one model) */
+    /* the data files a figure brings: space-separated suffixes added to the --data prefix,
+     * or to the --figure path without its extension (e.g. ".rates.csv"); NULL: none */
+    const char *data_suffixes;
 } cli_command;
 
 /* Handlers of SIGINT, SIGTERM, SIGHUP and SIGPIPE that remove the temporary files of the

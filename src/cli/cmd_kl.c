@@ -141,7 +141,7 @@ static int parse_schemes(const char *text, int *want, int *count)
 /* FIG without its extension, then ".csv" */
 static void data_path_of(const char *fig, char *out, size_t size)
 {
-    char prefix[1024];
+    char prefix[HDP_OUT_PATH_MAX + 1];
     snprintf(prefix, sizeof prefix, "%s", fig);
     char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
     if (dot && (!slash || dot > slash))
@@ -277,7 +277,7 @@ static int sub_bound(const hdp_model *m)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_status st = HDP_OK;
-    char data[1100] = "";
+    char data[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path)
         data_path_of(figure_path, data, sizeof data);
     hdp_outfile files[3] = {{0}};
@@ -572,7 +572,7 @@ static int run_epochs(const hdp_model *m, int threads, const int *want)
     printf("  bound = Corollary 4.2 (|l'| <= 1, e.g. logistic); delta = Pinsker sqrt(KL/2) of the "
            "MC value (c = 4)\n");
 
-    char data[1100] = "";
+    char data[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path)
         data_path_of(figure_path, data, sizeof data);
     hdp_outfile files[3] = {{0}};
@@ -768,7 +768,7 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
         free(pts);
         return cli_fail("kl", &err);
     }
-    char data[1100] = "";
+    char data[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path)
         data_path_of(figure_path, data, sizeof data);
     hdp_outfile files[3] = {{0}};

@@ -293,7 +293,7 @@ int cmd_rates(int argc, char **argv)
     print_table(&r);
 
     /* outputs */
-    char prefix[1024] = "", data_csv[1100] = "";
+    char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path) {
         snprintf(prefix, sizeof prefix, "%s", figure_path);
         char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');

@@ -428,7 +428,7 @@ int cmd_rf_experiment(int argc, char **argv)
 
     xp_ctx x = {&m, cli_mc_threads(&mc), runs, 1, 0};
     char lower[3] = {'p', names[which][1], '\0'};
-    char csv_path[2048], fig_path[2048], title[512] = "", plist[256] = "";
+    char csv_path[HDP_OUT_PATH_MAX + 64], fig_path[HDP_OUT_PATH_MAX + 64], title[512] = "", plist[256] = "";
     snprintf(csv_path, sizeof csv_path, "%s/rf-%s.csv", dir, lower);
     snprintf(fig_path, sizeof fig_path, "%s/rf-%s.png", dir, lower);
     double t0 = omp_get_wtime();

@@ -325,7 +325,7 @@ int cmd_schedule(int argc, char **argv)
         printf("joint optimum of the clipping constant: c = %.6g (model: %g)\n", b->c, m.c);
 
     /* outputs, written only now */
-    char prefix[1024] = "", data_csv[1100] = "";
+    char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path) {
         snprintf(prefix, sizeof prefix, "%s", figure_path);
         char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');

@@ -266,7 +266,7 @@ int cmd_validate(int argc, char **argv)
     }
 
     /* data files, figure, JSON: written only now that everything has run */
-    char prefix[1024] = "";
+    char prefix[HDP_OUT_PATH_MAX + 1] = "";
     if (data_prefix) {
         snprintf(prefix, sizeof prefix, "%s", data_prefix);
     } else if (figure_path) {
@@ -274,7 +274,7 @@ int cmd_validate(int argc, char **argv)
         char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
         if (dot && (!slash || dot > slash)) *dot = '\0';
     }
-    char ode_csv[1100] = "", sim_csv[1100] = "", sde_csv[1100] = "";
+    char ode_csv[HDP_OUT_PATH_MAX + 32] = "", sim_csv[HDP_OUT_PATH_MAX + 32] = "", sde_csv[HDP_OUT_PATH_MAX + 32] = "";
     hdp_outfile files[4] = {{0}};
     int nfiles = 0;
     if (prefix[0]) {

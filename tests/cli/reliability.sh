@@ -114,5 +114,52 @@ check "hdpsgd keys documents the bounds" grep -q "dimension of data and paramete
 HDPSGD_SIMD=sse9 "$bin" sim --runs 2 --set data.d=10 -o /dev/null 2>err
 check "HDPSGD_SIMD=sse9: a warning naming the accepted values" grep -q "HDPSGD_SIMD=sse9 is not one of auto, generic, avx2, avx512" err
 
+# ---- 12. output paths that are symbolic links are written through, never replaced ----
+small=(--set data.d=20 --set ode.points=3)
+ln -s /proc/self/fd/1 fdlink
+"$bin" ode "${small[@]}" --json fdlink -o /dev/null > captured.txt 2>/dev/null
+check "--json LINK-TO-/proc/self/fd/1: the JSON reaches standard output" grep -q '"final_risk"' captured.txt
+check "--json LINK-TO-/proc/self/fd/1: the link is still a link" test -L fdlink
+echo old > target.csv; ln -s target.csv link.csv
+"$bin" ode "${small[@]}" -o link.csv 2>/dev/null
+check "-o LINK: written through to the target" grep -q '^t,risk' target.csv
+check "-o LINK: the link is still a link to it" test "$(readlink link.csv)" = target.csv
+mkdir sub; ln -s sub/new.csv dangling.csv
+"$bin" ode "${small[@]}" -o dangling.csv 2>/dev/null
+check "-o DANGLING-LINK: creates the link's target" test -f sub/new.csv -a -L dangling.csv
+"$bin" ode "${small[@]}" -o - --json j.json > dash.csv 2>/dev/null
+check "-o -: standard output" grep -q '^t,risk' dash.csv
+# ---- 13. two outputs, or an output and an input, that are one file: refused before running ----
+check "-o a.csv --json a.csv: refused" refused "are the same file" "$bin" ode -o o/a.csv --json o/a.csv
+check "validate --figure f.png --json f.sim.csv: refused" refused "the figure's data file" \
+  "$bin" validate --runs 2 --figure o/f.png --json o/f.sim.csv
+check "--json through a link to the -o file: refused" refused "are the same file" \
+  bash -c "ln -sf a.csv o/b.json && '$bin' ode -o o/a.csv --json o/b.json; st=\$?; rm -f o/b.json; exit \$st"
+"$bin" ode "${small[@]}" -o x.csv 2>/dev/null; cp x.csv x0.csv
+check "plot x.csv -o x.csv: refused" refused "an input would be overwritten" "$bin" plot x.csv -o x.csv
+check "plot x.csv -o x.csv: the input untouched" cmp -s x.csv x0.csv
+printf '[data]\nd = 10\n' > in.ini
+check "ode MODEL -o MODEL: refused" refused "an input would be overwritten" "$bin" ode in.ini -o in.ini
+check "-o the spectrum file: refused" refused "data.spectrum_file" \
+  "$bin" ode --set data.spectrum=file --set data.spectrum_file=huge.txt -o huge.txt
+# ---- 14. the replaced file's permissions are kept ----
+echo old > private.csv; chmod 600 private.csv
+"$bin" ode "${small[@]}" -o private.csv 2>/dev/null
+check "a 0600 file stays 0600 when replaced" test "$(stat -c %a private.csv)" = 600
+umask 027; "$bin" ode "${small[@]}" -o fresh.csv 2>/dev/null; umask 022
+check "a new file gets the umask's mode (0640 under umask 027)" test "$(stat -c %a fresh.csv)" = 640
+# ---- 15. over-long names: refused before running, the reason never cut ----
+long=$(printf 'x%.0s' {1..300})
+check "a 300-character file name: refused up front" refused "has 304 characters: at most 242" \
+  "$bin" ode -o "o/$long.csv"
+check "a 5000-character path: refused, the reason said" refused "the output path is longer than 4000" \
+  "$bin" ode -o "o/$(printf 'd%.0s' {1..5000})/x.csv"
+# ---- 16. SIGXFSZ (ulimit -f): exit 3, no temporary file, the previous file intact ----
+mkdir fs; echo old > fs/big.csv
+(ulimit -f 1; exec "$bin" ode --set ode.points=5000 -o fs/big.csv) 2>err; rc=$?
+check "ulimit -f: exit 3 (was killed by SIGXFSZ)" test $rc -eq 3
+check "ulimit -f: the previous file intact, no temporary file" \
+  test "$(cat fs/big.csv)" = old -a "$(ls -A fs)" = big.csv
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
