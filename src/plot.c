@@ -79,22 +79,25 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
                         "gnuplot not found (install it: apt-get install gnuplot-nox, or set "
                         "HDPSGD_GNUPLOT); the figure %s was not drawn",
                         out_path);
-    char tmp_out[1200], tmp_script[1200], tmp_err[1200];
-    const char *slash = strrchr(out_path, '/');
-    int dirlen = slash ? (int)(slash - out_path + 1) : 0;
-    snprintf(tmp_out, sizeof tmp_out, "%.*s.%s.tmp.XXXXXX", dirlen, out_path,
-             slash ? slash + 1 : out_path);
-    int fd = mkstemp(tmp_out);
-    if (fd < 0)
-        return hdp_fail(err, HDP_EIO, "%s: cannot create the figure: %s", out_path,
-                        strerror(errno));
-    hdp_out_default_mode(fd);
-    close(fd);
+    /* the figure goes where the output layer puts files (symbolic links written through,
+     * the replaced file's mode kept, the temporary file removed on a signal): gnuplot
+     * writes the temporary file (or a device directly), hdp_out_commit renames it */
+    hdp_outfile out;
+    hdp_status ost = hdp_out_open(&out, out_path, err);
+    if (ost != HDP_OK)
+        return ost;
+    if (out.is_stdout) {
+        hdp_out_abort(&out);
+        return hdp_fail(err, HDP_EINPUT, "a figure cannot be written to standard output");
+    }
+    const char *tmp_out = out.direct ? out.target : out.tmp;
+    char tmp_script[64], tmp_err[64];
     snprintf(tmp_script, sizeof tmp_script, "/tmp/hdpsgd-plot-XXXXXX");
-    fd = mkstemp(tmp_script);
+    int fd = mkstemp(tmp_script);
     snprintf(tmp_err, sizeof tmp_err, "/tmp/hdpsgd-plot-err-XXXXXX");
     int efd = mkstemp(tmp_err);
     hdp_status st = HDP_OK;
+    struct stat sb;
     if (fd < 0 || efd < 0) {
         st = hdp_fail(err, HDP_EIO, "cannot create a temporary file for gnuplot: %s",
                       strerror(errno));
@@ -129,9 +132,8 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
     int status = 0;
     if (rc == 0)
         waitpid(pid, &status, 0);
-    struct stat sb;
     if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(tmp_out, &sb) != 0 ||
-        sb.st_size == 0) {
+        (!out.direct && sb.st_size == 0)) {
         char msg[600] = "";
         lseek(efd, 0, SEEK_SET);
         ssize_t got = read(efd, msg, sizeof msg - 1);
@@ -140,14 +142,12 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
                       msg[0] ? msg : (rc ? strerror(rc) : "no output"));
         goto done;
     }
-    if (rename(tmp_out, out_path) != 0)
-        st = hdp_fail(err, HDP_EIO, "%s: cannot write the figure: %s", out_path, strerror(errno));
+    st = hdp_out_commit(&out, err);
 done:
     if (fd >= 0) close(fd);
     if (efd >= 0) close(efd);
     unlink(tmp_script);
     unlink(tmp_err);
-    if (st != HDP_OK)
-        unlink(tmp_out);
+    hdp_out_abort(&out); /* nothing left to do after a commit */
     return st;
 }

@@ -21,8 +21,12 @@ enum { EXIT_FAIL_VALIDATION = 1, EXIT_BAD_INPUT = 2, EXIT_IO = 3, EXIT_NUMERIC =
  * folder exists and is writable, the file is not a folder), so that a typo in a path is
  * exit status 2 at once, not status 3 after the computation. "-" is standard output. */
 typedef enum {
-    OPT_FLAG, OPT_STRING, OPT_LONG, OPT_DOUBLE, OPT_OUTPUT, OPT_OUTPUT_PREFIX
+    OPT_FLAG, OPT_STRING, OPT_LONG, OPT_DOUBLE, OPT_OUTPUT, OPT_OUTPUT_PREFIX,
+    OPT_FIGURE /* an OPT_OUTPUT that is a figure: .png, .pdf or .svg, not standard output */
 } cli_opt_kind;
+
+/* an option that names a file the command writes */
+#define CLI_IS_OUTPUT(k) ((k) == OPT_OUTPUT || (k) == OPT_OUTPUT_PREFIX || (k) == OPT_FIGURE)
 
 typedef struct {
     const char *name;  /* long name without dashes */

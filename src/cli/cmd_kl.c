@@ -34,7 +34,7 @@ static long runs_opt, threads_opt;
 const cli_opt kl_opts[] = {
     {"output", 'o', OPT_OUTPUT, &out_path, "FILE.csv", "write the table / curves as CSV"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
-    {"figure", 'f', OPT_OUTPUT, &figure_path, "FIG",
+    {"figure", 'f', OPT_FIGURE, &figure_path, "FIG",
      "bound, run: draw the figure (.png/.pdf/.svg); its data go to FIG-without-extension.csv"},
     {"vs", 0, OPT_STRING, &vs_opt, "AXIS", "run: epochs (default, Fig. 1) | depth (Fig. 2a/b) | width (Fig. 2c)"},
     {"schemes", 0, OPT_STRING, &schemes_opt, "LIST",

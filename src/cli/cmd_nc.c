@@ -46,7 +46,7 @@ const cli_opt nc_opts[] = {
      "--sweep: comma-separated p values (default 10,30,100,300,1000,3000,10000)"},
     {"output", 'o', OPT_OUTPUT, &csv_path, "FILE.csv",
      "CSV, one row per run (--sweep: default nc-NAME.csv)"},
-    {"figure", 'f', OPT_OUTPUT, &figure_path, "FIG",
+    {"figure", 'f', OPT_FIGURE, &figure_path, "FIG",
      "--sweep: the figure, PNG/PDF/SVG by extension (default nc-NAME.png)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "JSON summary"},
     {NULL, 0, 0, NULL, NULL, NULL},

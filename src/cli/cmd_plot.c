@@ -3,6 +3,11 @@
  * CSVs (from ode, sim, sde, validate --data) with the right axes.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,36 +18,97 @@ static const char *out_path, *title_opt;
 static int logy_opt, bounds_opt;
 
 const cli_opt plot_opts[] = {
-    {"output", 'o', OPT_OUTPUT, &out_path, "FIG", "the figure (.png, .pdf or .svg); required"},
+    {"output", 'o', OPT_FIGURE, &out_path, "FIG", "the figure (.png, .pdf or .svg); required"},
     {"title", 0, OPT_STRING, &title_opt, "TEXT", "title (default: the file names)"},
     {"logy", 0, OPT_FLAG, &logy_opt, NULL, "logarithmic risk axis"},
     {"bounds", 0, OPT_FLAG, &bounds_opt, NULL, "draw the ODE bounds risk_upper, risk_lower"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
-/* 1: ode CSV, 2: sim/sde CSV; 0 with a message otherwise. */
+/* 1: ode CSV, 2: sim/sde CSV; 0 with a message otherwise. The input must be a regular
+ * file (a FIFO would block, a device never end), start with a header the plotter knows,
+ * and hold rows of as many numbers as the header has columns: bad content is bad input
+ * (exit 2, the file and line named), not a gnuplot failure. */
 static int csv_kind(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
         fprintf(stderr, "hdpsgd plot: error: %s: cannot open: %s\n", path, strerror(errno));
+        if (fd >= 0) close(fd);
         return 0;
     }
-    char line[4096];
-    int kind = 0;
-    while (fgets(line, sizeof line, f)) {
+    if (!S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "hdpsgd plot: error: %s: not a regular file (a %s): give the CSV file "
+                        "itself\n", path, S_ISFIFO(sb.st_mode) ? "pipe" : S_ISDIR(sb.st_mode) ?
+                        "directory" : "device or socket");
+        close(fd);
+        return 0;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return 0;
+    }
+    char line[8192];
+    int kind = 0, columns = 0, bad = 0;
+    long lineno = 0, rows = 0;
+    while (!bad && fgets(line, sizeof line, f)) {
+        lineno++;
         if (line[0] == '#')
             continue;
-        if (!strncmp(line, "t,risk,", 7)) kind = 1;
-        else if (!strncmp(line, "t,mean,", 7)) kind = 2;
-        break;
+        size_t len = strlen(line);
+        if (len && line[len - 1] != '\n' && !feof(f)) {
+            fprintf(stderr, "hdpsgd plot: error: %s:%ld: line too long for a CSV of the toolkit\n",
+                    path, lineno);
+            bad = 1;
+            break;
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!kind) {
+            if (!strncmp(line, "t,risk,", 7)) kind = 1;
+            else if (!strncmp(line, "t,mean,", 7)) kind = 2;
+            else break;
+            columns = 1;
+            for (const char *c = line; *c; c++) columns += *c == ',';
+            continue;
+        }
+        if (!line[0])
+            continue;
+        int fields = 0;
+        for (char *p = line, *end;; p = end + 1) {
+            double v = strtod(p, &end);
+            fields++;
+            if (end == p || !isfinite(v) || (*end && *end != ',')) {
+                fprintf(stderr, "hdpsgd plot: error: %s:%ld: field %d is not a number\n", path,
+                        lineno, fields);
+                bad = 1;
+                break;
+            }
+            if (!*end)
+                break;
+        }
+        if (!bad && fields != columns) {
+            fprintf(stderr, "hdpsgd plot: error: %s:%ld: %d fields, the header has %d\n", path,
+                    lineno, fields, columns);
+            bad = 1;
+        }
+        rows++;
     }
     fclose(f);
-    if (!kind)
+    if (bad)
+        return 0;
+    if (!kind) {
         fprintf(stderr,
                 "hdpsgd plot: error: %s: not a CSV of the toolkit: expected a header "
                 "'t,risk,...' (ode) or 't,mean,...' (sim, sde)\n",
                 path);
+        return 0;
+    }
+    if (rows == 0) {
+        fprintf(stderr, "hdpsgd plot: error: %s: no data rows under the header\n", path);
+        return 0;
+    }
     return kind;
 }
 

@@ -31,7 +31,7 @@ const cli_opt rates_opts[] = {
     {"output", 'o', OPT_OUTPUT, &out_path, "FILE.csv",
      "write gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves here"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
-    {"figure", 'f', OPT_OUTPUT, &figure_path, "FIG",
+    {"figure", 'f', OPT_FIGURE, &figure_path, "FIG",
      "draw risk against gamma (log-log) with the theorem's rates; data in FIG-base.rates.csv"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };

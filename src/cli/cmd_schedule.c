@@ -30,7 +30,7 @@ const cli_opt schedule_opts[] = {
     {"output", 'o', OPT_OUTPUT, &out_path, "FILE",
      "write the best schedule here as a table (two columns t, eta)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
-    {"figure", 'f', OPT_OUTPUT, &figure_path, "FIG",
+    {"figure", 'f', OPT_FIGURE, &figure_path, "FIG",
      "draw eta~(t) and R(t) of every family (.png, .pdf, .svg); data in FIG-base.schedules.csv"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };

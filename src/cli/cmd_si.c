@@ -31,7 +31,7 @@ const cli_opt si_opts[] = {
     {"experiment", 0, OPT_STRING, &experiment, "NAME", "eps | n | align (CSV and figure)"},
     {"output", 'o', OPT_OUTPUT, &csv_path, "FILE.csv",
      "CSV (default: standard output; --experiment: si-NAME.csv)"},
-    {"figure", 'f', OPT_OUTPUT, &figure_path, "FIG",
+    {"figure", 'f', OPT_FIGURE, &figure_path, "FIG",
      "--experiment: the figure, PNG/PDF/SVG by extension (default si-NAME.png)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "JSON summary"},
     {NULL, 0, 0, NULL, NULL, NULL},

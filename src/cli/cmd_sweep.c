@@ -400,6 +400,154 @@ static int file_exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
+/* ---- what defines the points, for --resume: FNV-1a 64 digests in DIR/sweep.digest ---- */
+
+#define DIGEST_FILES 64
+typedef struct {
+    unsigned long long sweep, base, points;  /* the sweep file, the base model, the models */
+    int nfiles;                              /* data files the models name */
+    char file[DIGEST_FILES][1024];
+    unsigned long long file_digest[DIGEST_FILES];
+} sweep_digest;
+
+static unsigned long long fnv1a(unsigned long long h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+#define FNV_START 14695981039346656037ULL
+
+/* digest of a file's bytes (0 when it cannot be read) */
+static unsigned long long digest_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    unsigned long long h = FNV_START;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        h = fnv1a(h, buf, n);
+    fclose(f);
+    return h;
+}
+
+/* add point i's resolved model (as a model file, every key) and the files it names */
+static void digest_point(sweep_digest *d, const hdp_model *m)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+        hdp_model_write_ini(m, mem);
+        fclose(mem);
+        d->points = fnv1a(d->points, text, len);
+        free(text);
+    }
+    const char *named[2] = {m->spectrum == HDP_SPECTRUM_FILE ? m->spectrum_file : NULL,
+                            m->sched == HDP_SCHED_TABLE ? m->sched_file : NULL};
+    for (int k = 0; k < 2; k++) {
+        if (!named[k] || !named[k][0])
+            continue;
+        int seen = 0;
+        for (int j = 0; j < d->nfiles && !seen; j++)
+            seen = !strcmp(d->file[j], named[k]);
+        if (!seen && d->nfiles < DIGEST_FILES) {
+            snprintf(d->file[d->nfiles], sizeof d->file[0], "%s", named[k]);
+            d->file_digest[d->nfiles++] = digest_file(named[k]);
+        }
+    }
+}
+
+static int write_digest(const char *dir, const sweep_spec *s, const sweep_digest *d)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/sweep.digest", dir);
+    hdp_outfile o;
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_out_open(&o, path, &err) != HDP_OK)
+        return cli_fail("sweep", &err);
+    fprintf(o.f, "# hdpsgd sweep: FNV-1a 64 digests of what defines the points; --resume "
+                 "refuses to continue when one differs\n");
+    fprintf(o.f, "sweep_file %016llx %s\n", d->sweep, s->path);
+    fprintf(o.f, "base_model %016llx %s\n", d->base, s->model[0] ? s->model : "(built-in)");
+    fprintf(o.f, "points %016llx\n", d->points);
+    for (int j = 0; j < d->nfiles; j++)
+        fprintf(o.f, "file %016llx %s\n", d->file_digest[j], d->file[j]);
+    return hdp_out_commit(&o, &err) == HDP_OK ? 0 : cli_fail("sweep", &err);
+}
+
+/* 0 when DIR/sweep.digest matches d (or is missing: a warning), else exit 2 saying what
+ * changed */
+static int check_digest(const char *dir, const sweep_spec *s, const sweep_digest *d)
+{
+    char path[1300], line[1400];
+    snprintf(path, sizeof path, "%s/sweep.digest", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "hdpsgd sweep: warning: %s has no sweep.digest (an older hdpsgd made "
+                        "it): cannot check that the sweep is unchanged\n", dir);
+        return 0;
+    }
+    char now[1400 * (DIGEST_FILES + 4)] = "";
+    size_t used = 0;
+    used += (size_t)snprintf(now + used, sizeof now - used, "sweep_file %016llx %s\n", d->sweep,
+                             s->path);
+    used += (size_t)snprintf(now + used, sizeof now - used, "base_model %016llx %s\n", d->base,
+                             s->model[0] ? s->model : "(built-in)");
+    used += (size_t)snprintf(now + used, sizeof now - used, "points %016llx\n", d->points);
+    for (int j = 0; j < d->nfiles; j++)
+        used += (size_t)snprintf(now + used, sizeof now - used, "file %016llx %s\n",
+                                 d->file_digest[j], d->file[j]);
+    /* the most specific change first: a named file, the sweep file, the base model, the
+     * models (which every other change also changes) */
+    static const char *const order[] = {"file", "sweep_file", "base_model", "points"};
+    char changed[4][1300] = {"", "", "", ""};
+    int any[4] = {0, 0, 0, 0};
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || strstr(now, line))
+            continue;
+        char what[32] = "", name[1300] = "";
+        sscanf(line, "%31s %*s %1299[^\n]", what, name);
+        for (int k = 0; k < 4; k++)
+            if (!strcmp(what, order[k]) && !any[k]) {
+                any[k] = 1;
+                snprintf(changed[k], sizeof changed[k], "%s", name);
+            }
+    }
+    int rc = 0;
+    static const char *const which[] = {"a file the models name", "the sweep file",
+                                        "the base model",
+                                        "the points' models (an axis, a [set] key or a default)"};
+    for (int k = 0; k < 4 && !rc; k++)
+        if (any[k]) {
+            fprintf(stderr,
+                    "hdpsgd sweep: error: --resume: %s changed since %s was started%s%s: its "
+                    "results would mix old and new settings; rerun into a new -o DIR\n",
+                    which[k], dir, changed[k][0] ? " — " : "", changed[k]);
+            rc = EXIT_BAD_INPUT;
+        }
+    fclose(f);
+    if (!rc) { /* a file named now but not then, or points that differ in number */
+        int lines = 0;
+        f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f))
+            lines += line[0] != '#';
+        if (f) fclose(f);
+        if (lines != 3 + d->nfiles) {
+            fprintf(stderr, "hdpsgd sweep: error: --resume: the files the models name changed "
+                            "since %s was started; rerun into a new -o DIR\n", dir);
+            rc = EXIT_BAD_INPUT;
+        }
+    }
+    return rc;
+}
+
 /* Write one file of a point atomically through a writer callback. */
 static hdp_status write_file(const char *path, hdp_error *err, void (*fn)(FILE *, void *),
                              void *ctx)
@@ -761,12 +909,20 @@ int cmd_sweep(int argc, char **argv)
     char points_dir[1100];
     snprintf(points_dir, sizeof points_dir, "%s/points", dir);
     char cmds[96];
+    sweep_digest digest;
+    memset(&digest, 0, sizeof digest);
+    digest.points = FNV_START;
     if (rank == 0) {
+        digest.sweep = digest_file(spec.path);
+        digest.base = spec.model[0] ? digest_file(spec.model) : 0;
         for (long i = 0; i < npoints && !rc; i++) {
             char bufs[MAX_AXES][1200];
             hdp_model m;
             rc = point_model(&spec, i, &m, bufs, 1);
-            if (!rc) hdp_model_free(&m);
+            if (!rc) {
+                digest_point(&digest, &m);
+                hdp_model_free(&m);
+            }
         }
         if (!rc && dry_run) {
             /* the grid as it would run: one line per point, then stop (exit 0, no files) */
@@ -788,11 +944,16 @@ int cmd_sweep(int argc, char **argv)
                             "continue it, or another -o DIR\n", dir);
             rc = EXIT_BAD_INPUT;
         }
+        int fresh = !file_exists(points_dir);
+        if (!rc && resume && !fresh)
+            rc = check_digest(dir, &spec, &digest);
         if (!rc && mkdir_p(points_dir) != 0) {
             fprintf(stderr, "hdpsgd sweep: error: %s: cannot create: %s\n", points_dir,
                     strerror(errno));
             rc = EXIT_BAD_INPUT;
         }
+        if (!rc && fresh)
+            rc = write_digest(dir, &spec, &digest);
         if (!rc)
             fprintf(stderr, "hdpsgd sweep: %ld points x {%s} -> %s%s\n", npoints,
                     commands_text(&spec, cmds, sizeof cmds), dir, mpi ? " (MPI)" : "");

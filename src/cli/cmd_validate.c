@@ -23,7 +23,7 @@ static int no_sde;
 
 const cli_opt validate_opts[] = {
     CLI_MC_OPTS(mc),
-    {"figure", 'f', OPT_OUTPUT, &figure_path, "FILE",
+    {"figure", 'f', OPT_FIGURE, &figure_path, "FILE",
      "draw the figure (.png, .pdf or .svg) and write its data beside it"},
     {"data", 'd', OPT_OUTPUT_PREFIX, &data_prefix, "PREFIX",
      "write PREFIX.ode.csv, PREFIX.sim.csv, PREFIX.sde.csv (default: the figure's name)"},

@@ -96,6 +96,7 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
     case OPT_FLAG: *(int *)o->dst = 1; return 0;
     case OPT_STRING:
     case OPT_OUTPUT:
+    case OPT_FIGURE:
     case OPT_OUTPUT_PREFIX: *(const char **)o->dst = value; return 0;
     case OPT_LONG: {
         errno = 0;
@@ -126,6 +127,17 @@ static int check_output(const cli_command *cmd, const cli_opt *o, const char *gi
 {
     char dir[HDP_OUT_PATH_MAX + 1], path[HDP_OUT_PATH_MAX + 1];
     struct stat sb;
+    if (o->kind == OPT_FIGURE && given) {
+        const char *dot = strrchr(given, '.'), *sl = strrchr(given, '/');
+        if (!dot || (sl && dot < sl) ||
+            (strcasecmp(dot, ".png") && strcasecmp(dot, ".pdf") && strcasecmp(dot, ".svg"))) {
+            fprintf(stderr,
+                    "hdpsgd %s: error: --%s %.300s: a figure is drawn by its extension: .png, "
+                    ".pdf or .svg (nothing was run)\n",
+                    cmd->name, o->name, given);
+            return EXIT_BAD_INPUT;
+        }
+    }
     if (!given || !strcmp(given, "-"))
         return 0;
     if (!given[0]) {
@@ -154,7 +166,7 @@ static int check_output(const cli_command *cmd, const cli_opt *o, const char *gi
                 cmd->name, o->name, given, last, strlen(last), room, NAME_MAX);
         return EXIT_BAD_INPUT;
     }
-    if (o->kind == OPT_OUTPUT && stat(path, &sb) == 0) {
+    if (o->kind != OPT_OUTPUT_PREFIX && stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode)) {
             fprintf(stderr, "hdpsgd %s: error: --%s %s: is a directory, expected a file name\n",
                     cmd->name, o->name, path);
@@ -254,10 +266,9 @@ static void data_prefix(const cli_command *cmd, char *out, size_t size)
     out[0] = '\0';
     const char *figure = NULL, *data = NULL;
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
-        const char *v = (o->kind == OPT_OUTPUT || o->kind == OPT_OUTPUT_PREFIX)
-                            ? *(const char **)o->dst : NULL;
+        const char *v = CLI_IS_OUTPUT(o->kind) ? *(const char **)o->dst : NULL;
         if (v && o->kind == OPT_OUTPUT_PREFIX) data = v;
-        if (v && !strcmp(o->name, "figure")) figure = v;
+        if (v && o->kind == OPT_FIGURE) figure = v;
     }
     if (data) {
         snprintf(out, size, "%s", data);
@@ -282,7 +293,7 @@ static int check_distinct(const cli_command *cmd, const cli_common *common)
     nouts = 0;
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
         const char *v = *(const char **)o->dst;
-        if (o->kind != OPT_OUTPUT || !v || nouts == MAX_OUTS)
+        if ((o->kind != OPT_OUTPUT && o->kind != OPT_FIGURE) || !v || nouts == MAX_OUTS)
             continue;
         char label[96];
         snprintf(label, sizeof label, "--%s %.60s", o->name, v);
@@ -399,7 +410,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
         common->model_path = common->pos[0];
     }
     for (const cli_opt *o = cmd->opts; o && o->name && !common->help; o++) {
-        if (o->kind != OPT_OUTPUT && o->kind != OPT_OUTPUT_PREFIX)
+        if (!CLI_IS_OUTPUT(o->kind))
             continue;
         int rc = check_output(cmd, o, *(const char **)o->dst);
         if (rc)

@@ -136,8 +136,9 @@ check "validate --figure f.png --json f.sim.csv: refused" refused "the figure's 
 check "--json through a link to the -o file: refused" refused "are the same file" \
   bash -c "ln -sf a.csv o/b.json && '$bin' ode -o o/a.csv --json o/b.json; st=\$?; rm -f o/b.json; exit \$st"
 "$bin" ode "${small[@]}" -o x.csv 2>/dev/null; cp x.csv x0.csv
-check "plot x.csv -o x.csv: refused" refused "an input would be overwritten" "$bin" plot x.csv -o x.csv
-check "plot x.csv -o x.csv: the input untouched" cmp -s x.csv x0.csv
+ln -s x.csv x-link.png
+check "plot x.csv -o LINK-TO-x.csv: refused" refused "an input would be overwritten" "$bin" plot x.csv -o x-link.png
+check "plot x.csv -o LINK-TO-x.csv: the input untouched" cmp -s x.csv x0.csv
 printf '[data]\nd = 10\n' > in.ini
 check "ode MODEL -o MODEL: refused" refused "an input would be overwritten" "$bin" ode in.ini -o in.ini
 check "-o the spectrum file: refused" refused "data.spectrum_file" \
@@ -160,6 +161,43 @@ mkdir fs; echo old > fs/big.csv
 check "ulimit -f: exit 3 (was killed by SIGXFSZ)" test $rc -eq 3
 check "ulimit -f: the previous file intact, no temporary file" \
   test "$(cat fs/big.csv)" = old -a "$(ls -A fs)" = big.csv
+
+# ---- 17. sweep --resume refuses a sweep whose definition changed ----
+mkdir sw && (
+  cd sw
+  printf '1\n2\n3\n4\n' > spec.txt
+  printf '[data]\nspectrum = file\nspectrum_file = spec.txt\n' > base.ini
+  printf '[sweep]\nmodel = base.ini\ncommands = ode\n[axes]\nclip.c = 0.5, 1\n' > s.ini
+  "$bin" sweep s.ini -o out >/dev/null 2>&1
+)
+check "sweep: a digest of the definition is stored" test -s sw/out/sweep.digest
+run bash -c "cd sw && '$bin' sweep s.ini -o out --resume"
+check "sweep --resume, nothing changed: exit 0" test $rc -eq 0
+echo 5 >> sw/spec.txt
+run bash -c "cd sw && '$bin' sweep s.ini -o out --resume"
+check "sweep --resume after the spectrum file changed: exit 2 naming it" \
+  bash -c "[[ $rc -eq 2 ]] && grep -q 'a file the models name changed .* spec.txt' err"
+printf '[sweep]\nmodel = base.ini\ncommands = ode\n[axes]\nclip.c = 0.5, 2\n' > sw/s.ini
+run bash -c "cd sw && '$bin' sweep s.ini -o out --resume"
+check "sweep --resume after the sweep file changed: exit 2" bash -c "[[ $rc -eq 2 ]] && grep -q 'changed since' err"
+# ---- 18 and plot: non-regular inputs refused, bad content is bad input, figure formats ----
+mkfifo plot.csv
+check "plot on a FIFO: refused at once (it hung)" refused "not a regular file (a pipe)" \
+  timeout 10 "$bin" plot plot.csv -o o/p.png
+"$bin" ode "${small[@]}" -o good.csv 2>/dev/null
+{ grep -v '^#' good.csv; echo '0.5,abc,1,1,1,1,1,1'; } > badrow.csv
+check "plot on a CSV with a bad row: exit 2 naming the line (was 3)" refused "badrow.csv:5: field 2 is not a number" \
+  "$bin" plot badrow.csv -o o/p.png
+for ext in eps jpg tex none; do
+  f=o/v.$ext; [[ $ext == none ]] && f=o/v
+  check "validate --figure with .$ext: refused before running" refused ".png, .pdf or .svg" \
+    "$bin" validate --runs 2 --figure "$f"
+done
+check "plot -o v.jpg: refused" refused ".png, .pdf or .svg" "$bin" plot good.csv -o o/v.jpg
+echo old > fig.png; chmod 640 fig.png; ln -s fig.png figlink.png
+"$bin" plot good.csv -o figlink.png 2>/dev/null
+check "plot -o LINK: the figure written through the link, mode kept" \
+  bash -c "[[ -L figlink.png && \$(stat -c %a fig.png) == 640 && \$(stat -c %s fig.png) -gt 1000 ]]"
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

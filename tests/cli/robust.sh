@@ -26,11 +26,12 @@ for cmd in ode sim sde validate; do
     # --runs 10^7: if the check came after the computation this would not finish
     extra=(); [[ $cmd != ode ]] && extra=(--runs 10000000)
     start=$SECONDS
-    timeout 60 "$bin" $cmd "${small[@]}" "${extra[@]}" $opt /nonexistent-dir/x.csv >"$work/out" 2>"$work/err"
+    x=x.csv; [[ $opt == --figure ]] && x=x.png
+    timeout 60 "$bin" $cmd "${small[@]}" "${extra[@]}" $opt /nonexistent-dir/$x >"$work/out" 2>"$work/err"
     rc=$?
-    check "$cmd $opt /nonexistent-dir/x.csv: exit 2" test $rc -eq 2
+    check "$cmd $opt /nonexistent-dir/$x: exit 2" test $rc -eq 2
     check "$cmd $opt: the message names the path and the directory" \
-      grep -q "/nonexistent-dir/x.csv: the directory '/nonexistent-dir' does not exist" "$work/err"
+      grep -q "/nonexistent-dir/$x: the directory '/nonexistent-dir' does not exist" "$work/err"
     check "$cmd $opt: before any computation" test $((SECONDS - start)) -lt 10
   done
 done
