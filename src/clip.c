@@ -271,11 +271,15 @@ static void law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip
 
 void hdp_clip_eval_quadrature(hdp_clip *clip, double R, hdp_clip_values *out)
 {
+    if (!clip || !out)
+        return;
     law_factors(clip, R, 1, out);
 }
 
 void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out)
 {
+    if (!clip || !out)
+        return;
     if (R < 0)
         R = 0;
     if (clip->noise == HDP_NOISE_GAUSSIAN || clip->noise == HDP_NOISE_NONE || clip->tau2 == 0) {
@@ -297,6 +301,8 @@ void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out)
 
 void hdp_clip_eval_values(hdp_clip *clip, double R, hdp_clip_values *out)
 {
+    if (!clip || !out)
+        return;
     if (R < 0)
         R = 0;
     if (clip->noise == HDP_NOISE_GAUSSIAN || clip->noise == HDP_NOISE_NONE || clip->tau2 == 0) {

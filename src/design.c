@@ -14,6 +14,7 @@
  * rounds and max_solves ODE solves. A candidate whose ODE fails scores PENALTY.
  */
 #include "hdpsgd/design.h"
+#include "check.h"
 #include "hdpsgd/error.h"
 
 #include <gsl/gsl_errno.h>
@@ -37,6 +38,8 @@ const char *hdp_design_family_name(hdp_design_family f)
 
 int hdp_design_family_parse(const char *name)
 {
+    if (!name)
+        return -1;
     for (int i = 0; i < HDP_FAMILY_COUNT; i++)
         if (!strcmp(name, family_names[i]))
             return i;
@@ -51,6 +54,8 @@ const char *hdp_design_family_key(hdp_design_family f)
 
 hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err)
 {
+    HDP_REQUIRE(err, list);
+    HDP_REQUIRE(err, want);
     memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
@@ -79,6 +84,8 @@ hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT
 
 void hdp_design_options_init(hdp_design_options *o)
 {
+    if (!o)
+        return;
     memset(o, 0, sizeof *o);
     o->knots = 8;
     o->tune_clip = 0;
@@ -91,6 +98,13 @@ void hdp_design_options_init(hdp_design_options *o)
 hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err)
 {
+    HDP_ZERO(d);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, want);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, d);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
     memset(d, 0, sizeof *d);
     d->best = -1;
     for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
@@ -115,6 +129,8 @@ hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUN
 
 void hdp_design_set_free(hdp_design_set *d)
 {
+    if (!d)
+        return;
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_design_result_free(&d->res[f]);
 }
@@ -417,6 +433,8 @@ static hdp_status make_table(hdp_design_result *r, long N, hdp_error *err)
 
 double hdp_design_eta(const hdp_design_result *r, double t)
 {
+    if (!r)
+        return NAN;
     t = clampd(t, 0.0, 1.0);
     switch (r->family) {
     case HDP_FAMILY_OUTPUT: return r->eta0;
@@ -436,6 +454,12 @@ double hdp_design_eta(const hdp_design_result *r, double t)
 hdp_status hdp_design_model(const hdp_model *base, const hdp_design_result *r, int use_table,
                             hdp_model *out, hdp_error *err)
 {
+    HDP_ZERO(out);
+    HDP_REQUIRE(err, base);
+    HDP_REQUIRE(err, r);
+    HDP_REQUIRE(err, out);
+    if (hdp_model_check(base, err) != HDP_OK)
+        return HDP_EINPUT;
     *out = *base;
     out->table_t = out->table_eta = out->file_lambda = NULL;
     out->table_len = 0;
@@ -493,6 +517,12 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
                                const hdp_design_options *opt, const hdp_design_result *hints,
                                int nhints, hdp_design_result *res, hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
     memset(res, 0, sizeof *res);
     res->family = family;
     if (family < 0 || family >= HDP_FAMILY_COUNT)
@@ -573,6 +603,8 @@ double hdp_design_rate_theory(hdp_design_family f, double gamma, double rho)
 
 double hdp_loglog_slope(const double *x, const double *y, long n)
 {
+    if (!x || !y)
+        return NAN;
     if (n < 2)
         return NAN;
     double sx = 0, sy = 0, sxx = 0, sxy = 0;

@@ -24,6 +24,7 @@
  * names would bind to GSL's reference libgslcblas first on the link line (see rf.c).
  */
 #include "hdpsgd/kl.h"
+#include "check.h"
 
 #include <float.h>
 #include <lapacke.h>
@@ -65,6 +66,8 @@ static void stream_at(unsigned long long seed, unsigned long long j, hdp_xoshiro
 
 void hdp_kl_widths(const hdp_kl_arch *a, long *w)
 {
+    if (!a || !w)
+        return;
     w[0] = a->d;
     for (int l = 1; l < a->L; l++)
         w[l] = a->m;
@@ -74,6 +77,8 @@ void hdp_kl_widths(const hdp_kl_arch *a, long *w)
 /* Table 1, column "variance beta_l"; NTK's last layer 1/o as in Table 1 (kl.h). */
 void hdp_kl_betas(const hdp_kl_arch *a, double *beta)
 {
+    if (!a || !beta)
+        return;
     long w[HDP_KL_MAX_DEPTH + 1];
     hdp_kl_widths(a, w);
     beta[0] = 0;
@@ -92,6 +97,8 @@ void hdp_kl_betas(const hdp_kl_arch *a, double *beta)
  * prod_{l<i<L} (beta_i m_i/2) beta_L o ||x||^2 = ||x||^2 o prod_{i<L} (beta_i m_i/2) beta_L/beta_l). */
 double hdp_kl_grad_norm2(const hdp_kl_arch *a, double x2, double *per_layer)
 {
+    if (!a)
+        return NAN;
     long w[HDP_KL_MAX_DEPTH + 1];
     double beta[HDP_KL_MAX_DEPTH + 1];
     hdp_kl_widths(a, w);
@@ -112,11 +119,13 @@ double hdp_kl_grad_norm2(const hdp_kl_arch *a, double x2, double *per_layer)
 }
 
 /* eq. 7: B = d o (prod_{i<L} beta_i m_i / 2) sum_l beta_L / beta_l */
-double hdp_kl_B(const hdp_kl_arch *a) { return hdp_kl_grad_norm2(a, (double)a->d, NULL); }
+double hdp_kl_B(const hdp_kl_arch *a) { return a ? hdp_kl_grad_norm2(a, (double)a->d, NULL) : NAN; }
 
 /* Table 1, column "gradient norm constant B (7)" */
 double hdp_kl_B_table(const hdp_kl_arch *a)
 {
+    if (!a)
+        return NAN;
     const double d = (double)a->d, m = (double)a->m, o = (double)a->o, L = (double)a->L;
     switch (a->init) {
     case HDP_KL_LECUN: return o * m * (L - 1 + d / m) / pow(2.0, L - 1);
@@ -131,6 +140,8 @@ double hdp_kl_B_table(const hdp_kl_arch *a)
 /* Lemma 6.3 (eq. 9) without its logarithmic factors */
 double hdp_kl_R_lemma63(const hdp_kl_arch *a, long n)
 {
+    if (!a)
+        return NAN;
     long w[HDP_KL_MAX_DEPTH + 1];
     double beta[HDP_KL_MAX_DEPTH + 1];
     hdp_kl_widths(a, w);
@@ -154,6 +165,8 @@ double hdp_kl_bound(double B, double T, long n, double sigma, double c)
 void hdp_kl_budget_solve(double B, double R, long n, double eps, double T, double c,
                          hdp_kl_budget *out)
 {
+    if (!out)
+        return;
     const double nn = (double)n;
     out->sigma2_at_T = 4.0 * B * T / (c * eps * nn * nn);
     out->T_opt = sqrt(c * eps * nn * R / (4.0 * B));
@@ -200,6 +213,9 @@ void hdp_kl_net_free(hdp_kl_net *net)
 
 hdp_status hdp_kl_net_alloc(const hdp_kl_arch *a, hdp_kl_net *net, hdp_error *err)
 {
+    HDP_ZERO(net);
+    HDP_REQUIRE(err, a);
+    HDP_REQUIRE(err, net);
     memset(net, 0, sizeof *net);
     hdp_status st = arch_check(a, err);
     if (st != HDP_OK)
@@ -219,6 +235,8 @@ hdp_status hdp_kl_net_alloc(const hdp_kl_arch *a, hdp_kl_net *net, hdp_error *er
 
 void hdp_kl_net_draw(hdp_kl_net *net, hdp_xoshiro *g)
 {
+    if (!net || !g)
+        return;
     for (int l = 1; l <= net->arch.L; l++) {
         const double s = sqrt(net->beta[l]);
         const long len = net->w[l] * net->w[l - 1];
@@ -230,6 +248,8 @@ void hdp_kl_net_draw(hdp_kl_net *net, hdp_xoshiro *g)
 
 void hdp_kl_sphere(hdp_xoshiro *g, long d, double *x)
 {
+    if (!g || !x)
+        return;
     double s2;
     do {
         s2 = 0;
@@ -251,6 +271,8 @@ void hdp_kl_sphere(hdp_xoshiro *g, long d, double *x)
 hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, double *f0,
                                double *K, double *layer_norm2, hdp_error *err)
 {
+    HDP_REQUIRE(err, net);
+    HDP_REQUIRE(err, X);
     const int L = net->arch.L;
     const long o = net->arch.o, N = n * o;
     const long *w = net->w;
@@ -356,6 +378,9 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
 hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long seed, int threads,
                           hdp_kl_init_result *res, hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, a);
+    HDP_REQUIRE(err, res);
     memset(res, 0, sizeof *res);
     hdp_status st = arch_check(a, err);
     if (st != HDP_OK)
@@ -439,6 +464,8 @@ hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long se
 
 void hdp_kl_spec_from_model(const hdp_model *m, hdp_kl_spec *s)
 {
+    if (!m || !s)
+        return;
     memset(s, 0, sizeof *s);
     s->arch.init = m->kl_init;
     s->arch.L = (int)m->kl_depth;
@@ -457,6 +484,7 @@ void hdp_kl_spec_from_model(const hdp_model *m, hdp_kl_spec *s)
 
 hdp_status hdp_kl_model_check(const hdp_model *m, hdp_error *err)
 {
+    HDP_REQUIRE(err, m);
     const double params = (double)m->kl_width * (double)m->kl_d +
                           (double)(m->kl_depth - 2) * (double)m->kl_width * (double)m->kl_width +
                           (double)m->kl_o * (double)m->kl_width;
@@ -482,6 +510,7 @@ hdp_status hdp_kl_model_check(const hdp_model *m, hdp_error *err)
 
 hdp_status hdp_kl_spec_check(const hdp_kl_spec *s, hdp_error *err)
 {
+    HDP_REQUIRE(err, s);
     hdp_status st = arch_check(&s->arch, err);
     if (st != HDP_OK)
         return st;
@@ -516,6 +545,9 @@ hdp_status hdp_kl_spec_check(const hdp_kl_spec *s, hdp_error *err)
  * y_{i,a} = sign(u_a^T x_i) (+1 at 0). */
 hdp_status hdp_kl_data(const hdp_kl_spec *s, double *X, double *Y, hdp_error *err)
 {
+    HDP_REQUIRE(err, s);
+    HDP_REQUIRE(err, X);
+    HDP_REQUIRE(err, Y);
     const long d = s->arch.d, o = s->arch.o, n = s->n;
     double *u = dalloc((size_t)(o * d));
     if (!u)
@@ -626,6 +658,11 @@ done:
 hdp_status hdp_kl_problem_build(const hdp_kl_spec *s, const double *X, const double *Y,
                                 long init_index, hdp_kl_problem *pb, hdp_error *err)
 {
+    HDP_ZERO(pb);
+    HDP_REQUIRE(err, s);
+    HDP_REQUIRE(err, X);
+    HDP_REQUIRE(err, Y);
+    HDP_REQUIRE(err, pb);
     hdp_xoshiro g;
     stream_at(s->seed, (unsigned long long)init_index + 1, &g);
     const int old = blas_single();
@@ -643,6 +680,8 @@ hdp_status hdp_kl_problem_build(const hdp_kl_spec *s, const double *X, const dou
 hdp_status hdp_kl_problem_exact(const hdp_kl_problem *pb, double eta, double sigma,
                                 long epochs, double *out, hdp_error *err)
 {
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, out);
     const long n = pb->n, o = pb->o, N = pb->N, r = pb->r;
     double *mu = dzero((size_t)r), *c = dzero((size_t)r), *m = dalloc((size_t)N),
            *Km = dalloc((size_t)N), *lc = dalloc((size_t)r);
@@ -730,6 +769,8 @@ static void neighbour_quadratic(const hdp_kl_problem *pb, long j, double *H, dou
 hdp_status hdp_kl_problem_final_kl(const hdp_kl_problem *pb, double eta, double sigma,
                                    long epochs, long j, double *out, hdp_error *err)
 {
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, out);
     const long n = pb->n, r = pb->r;
     if (j < 0 || j >= n)
         return hdp_fail(err, HDP_EINPUT, "sample %ld out of range", j);
@@ -785,6 +826,9 @@ done:
 hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sigma, long K,
                                 long j, int which, double *mean, double *cov, hdp_error *err)
 {
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, mean);
+    HDP_REQUIRE(err, cov);
     const long n = pb->n, r = pb->r, dim = K * r;
     double *A = dalloc((size_t)r * (size_t)r), *b = dalloc((size_t)r), *C = dzero((size_t)r * r),
            *T = dalloc((size_t)r * (size_t)r), *z = dzero((size_t)r), *zn = dalloc((size_t)r);
@@ -846,6 +890,11 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
 hdp_status hdp_kl_gauss(long dim, const double *mu1, const double *S1, const double *mu2,
                         const double *S2, double *kl, hdp_error *err)
 {
+    HDP_REQUIRE(err, mu1);
+    HDP_REQUIRE(err, S1);
+    HDP_REQUIRE(err, mu2);
+    HDP_REQUIRE(err, S2);
+    HDP_REQUIRE(err, kl);
     double *L1 = dalloc((size_t)dim * (size_t)dim), *L2 = dalloc((size_t)dim * (size_t)dim),
            *dm = dalloc((size_t)dim);
     if (!L1 || !L2 || !dm) {
@@ -1042,6 +1091,9 @@ void hdp_kl_run_result_free(hdp_kl_run_result *res)
 
 hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res, hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, s);
+    HDP_REQUIRE(err, res);
     memset(res, 0, sizeof *res);
     hdp_status st = hdp_kl_spec_check(s, err);
     if (st != HDP_OK)

@@ -4,6 +4,7 @@
  * "did you mean" suggestions. See hdpsgd/model.h.
  */
 #include "hdpsgd/model.h"
+#include "check.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -615,6 +616,10 @@ static hdp_status apply_value(hdp_model *m, int idx, const char *value, const ch
 hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
                              const char *value, const char *where, int line, hdp_error *err)
 {
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, section);
+    HDP_REQUIRE(err, key);
+    HDP_REQUIRE(err, value);
     char loc[HDP_PATH_MAX + 32];
     format_where(loc, sizeof loc, where, line);
     int idx = find_key(section, key);
@@ -642,6 +647,7 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
     if (line > 0 && o->line > 0 && !strcmp(o->where, where))
         return hdp_fail(err, HDP_EINPUT, "%s: duplicate key [%s] %s (first set on line %d)", loc,
                         section, key, o->line);
+    m->finalized = 0; /* changed: finalize again before solving */
     hdp_status st = apply_value(m, idx, value, where, line, err);
     if (st != HDP_OK)
         return st;
@@ -656,6 +662,8 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
 
 void hdp_model_init(hdp_model *m)
 {
+    if (!m)
+        return;
     memset(m, 0, sizeof *m);
     for (int i = 0; i < NKEYS; i++) {
         hdp_error err;
@@ -888,6 +896,10 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
 hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
 {
+    if (m)
+        m->finalized = 0;
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, path);
     char *text;
     hdp_error e;
     hdp_error_clear(&e);
@@ -911,6 +923,8 @@ hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
 
 hdp_status hdp_model_set(hdp_model *m, const char *assignment, hdp_error *err)
 {
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, assignment);
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", assignment);
     char *eq = strchr(buf, '=');
@@ -961,12 +975,18 @@ static int key_given(const hdp_model *m, const char *section, const char *key)
 
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key)
 {
+    if (!m || !section || !key)
+        return 0;
     return key_given(m, section, key);
 }
 
 hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const char *key,
                               hdp_error *err, const char *fmt, ...)
 {
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, section);
+    HDP_REQUIRE(err, key);
+    HDP_REQUIRE(err, fmt);
     char what[512];
     va_list ap;
     va_start(ap, fmt);
@@ -1198,6 +1218,7 @@ static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
 
 hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
 {
+    HDP_REQUIRE(err, m);
     hdp_status st;
     if (m->spectrum == HDP_SPECTRUM_FILE && (st = load_spectrum_file(m, err)) != HDP_OK)
         return st;
@@ -1250,7 +1271,40 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
     }
     if (m->bins > m->d)
         m->bins = 0; /* more bins than eigenvalues: one per eigenvalue */
-    return check_sizes(m, err);
+    if ((st = check_sizes(m, err)) != HDP_OK)
+        return st;
+    m->finalized = 1;
+    return HDP_OK;
+}
+
+hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    const char *why = NULL;
+    if (!m->finalized)
+        why = "it was not finalized after its last change: call hdp_model_finalize";
+    else if (m->d < 1 || m->d > 100000000L || m->n < 1 || m->n > 1000000000000L)
+        why = "d or n is out of range (d in [1, 1e8], n in [1, 1e12])";
+    else if (!(isfinite(m->gamma) && m->gamma > 0) ||
+             fabs(m->gamma - (double)m->d / (double)m->n) > 1e-12 * m->gamma)
+        why = "gamma is not d/n";
+    else if (m->points < 2 || m->points > 1000000L)
+        why = "ode.points is out of range [2, 1e6]";
+    else if (!(m->rtol > 0 && m->rtol < 1) || !(m->atol > 0 && isfinite(m->atol)) ||
+             m->max_steps < 1 || m->bins < HDP_BINS_AUTO)
+        why = "an [ode] setting is out of range (0 < rtol < 1, atol > 0, max_steps >= 1, bins >= 0 or auto)";
+    else if (m->runs < 1)
+        why = "sim.runs is below 1";
+    else if (!(m->c > 0) || !(m->rho > 0) || isnan(m->c) || isnan(m->rho))
+        why = "clip.c and privacy.rho must be > 0";
+    else if (m->spectrum == HDP_SPECTRUM_FILE && (!m->file_lambda || m->file_len != m->d))
+        why = "its spectrum file is not loaded (finalize loads it)";
+    else if (m->sched == HDP_SCHED_TABLE && (!m->table_t || !m->table_eta || m->table_len < 2))
+        why = "its schedule table is not loaded (finalize loads it)";
+    if (why)
+        return hdp_fail(err, HDP_EINPUT, "model %s: %s", m->source[0] ? m->source : "(zeroed)",
+                        why);
+    return HDP_OK;
 }
 
 /* ---- output ---- */
@@ -1287,6 +1341,8 @@ static void format_value(const hdp_model *m, int i, char *buf, size_t size)
 
 void hdp_model_write_meta(const hdp_model *m, FILE *out)
 {
+    if (!m || !out)
+        return;
     fprintf(out, "# model: %s\n", m->source);
     char buf[HDP_PATH_MAX];
     for (int i = 0; i < NKEYS; i++) {
@@ -1297,6 +1353,8 @@ void hdp_model_write_meta(const hdp_model *m, FILE *out)
 
 void hdp_model_write_ini(const hdp_model *m, FILE *out)
 {
+    if (!m || !out)
+        return;
     const char *section = "";
     char buf[HDP_PATH_MAX];
     for (int i = 0; i < NKEYS; i++) {

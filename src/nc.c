@@ -39,6 +39,7 @@
  * These closed forms are checked against the Monte Carlo of this file in tests/test_nc.c.
  */
 #include "hdpsgd/nc.h"
+#include "check.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
@@ -93,6 +94,8 @@ static hdp_status bad(const reporter *r, const char *key, const char *fmt, ...)
 
 void hdp_nc_class_sizes(long K, long n, double imbalance, long *nk)
 {
+    if (!nk)
+        return;
     if (imbalance > 0) {
         long n1 = (long)nearbyint(imbalance * (double)n);
         long rest = n - n1;
@@ -182,6 +185,9 @@ static hdp_status check(const hdp_nc_spec *s, const reporter *r)
 
 hdp_status hdp_nc_spec_from_model(const hdp_model *m, hdp_nc_spec *s, hdp_error *err)
 {
+    HDP_ZERO(s);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, s);
     s->K = m->nc_K;
     s->p = m->nc_p;
     s->n = m->nc_n;
@@ -208,6 +214,7 @@ hdp_status hdp_nc_spec_from_model(const hdp_model *m, hdp_nc_spec *s, hdp_error 
 
 hdp_status hdp_nc_spec_check(const hdp_nc_spec *s, hdp_error *err)
 {
+    HDP_REQUIRE(err, s);
     reporter r = {NULL, err};
     return check(s, &r);
 }
@@ -219,6 +226,8 @@ hdp_status hdp_nc_spec_check(const hdp_nc_spec *s, hdp_error *err)
  * so Q u = u + 2 u_K w/(w^T w) and (Q u)_K = 0: M_k lies in the first K-1 coordinates. */
 void hdp_nc_etf(long K, long p, double *M)
 {
+    if (!M)
+        return;
     const double rk = 1.0 / sqrt((double)K), scale = sqrt((double)K / (double)(K - 1));
     const double ww = 2.0 - 2.0 * rk; /* w^T w */
     memset(M, 0, sizeof(double) * (size_t)(K * p));
@@ -259,6 +268,8 @@ double hdp_nc_clip_factor(double gnorm, double G)
 double hdp_nc_clip_gradient(const double *r, long rows, const double *z, long cols, double G,
                             double *g)
 {
+    if (!r || !z || !g)
+        return NAN;
     double rn = 0, zn = 0;
     for (long i = 0; i < rows; i++) rn += r[i] * r[i];
     for (long j = 0; j < cols; j++) zn += z[j] * z[j];
@@ -298,6 +309,8 @@ static double gm_integrand(double z, void *params)
 
 hdp_status hdp_nc_gauss_max_error(const double *a, long m, double *out, hdp_error *err)
 {
+    HDP_REQUIRE(err, a);
+    HDP_REQUIRE(err, out);
     if (m <= 0) {
         *out = 0.0;
         return HDP_OK;
@@ -323,6 +336,7 @@ hdp_status hdp_nc_gauss_max_error(const double *a, long m, double *out, hdp_erro
 
 hdp_status hdp_nc_exact_error_balanced(long K, double n, double sigma, double *out, hdp_error *err)
 {
+    HDP_REQUIRE(err, out);
     if (K < 2)
         return hdp_fail(err, HDP_EINPUT, "exact error: K = %ld, expected K >= 2", K);
     if (!(sigma > 0)) {
@@ -514,6 +528,9 @@ void hdp_nc_problem_free(hdp_nc_problem *pb)
 
 hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_error *err)
 {
+    HDP_ZERO(pb);
+    HDP_REQUIRE(err, s);
+    HDP_REQUIRE(err, pb);
     memset(pb, 0, sizeof *pb);
     hdp_status st = hdp_nc_spec_check(s, err);
     if (st != HDP_OK)
@@ -609,6 +626,8 @@ fail:
 
 int hdp_nc_exact_applies(const hdp_nc_spec *s)
 {
+    if (!s)
+        return 0;
     return s->steps == 1 && s->init == HDP_NC_INIT_ZERO && s->batch == 0 &&
            (s->perturbation == HDP_NC_PERT_NONE || s->perturbation == HDP_NC_PERT_TEST_OFFSET ||
             s->perturbation == HDP_NC_PERT_TRAIN_OFFSET || s->perturbation == HDP_NC_PERT_BOTH);
@@ -639,6 +658,8 @@ static void residual(hdp_nc_loss_kind loss, long K, long k, const double *sc, do
 
 hdp_status hdp_nc_exact_error(const hdp_nc_problem *pb, double *out, hdp_error *err)
 {
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, out);
     const hdp_nc_spec *s = &pb->spec;
     *out = NAN;
     if (!hdp_nc_exact_applies(s) || !pb->grouped)
@@ -1046,6 +1067,9 @@ static void one_draw(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g, draw_ou
 
 hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res, hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, res);
     const hdp_nc_spec *s = &pb->spec;
     double t0 = omp_get_wtime();
     memset(res, 0, sizeof *res);

@@ -276,6 +276,8 @@ const char *hdp_normals_kernel(void)
 
 void hdp_normals_init(hdp_normals *g, const hdp_xoshiro *run)
 {
+    if (!g || !run)
+        return;
     pthread_once(&kernel_once, choose_kernel);
     hdp_rng_normal_tables();
     hdp_xoshiro lane = *run;

@@ -19,6 +19,7 @@
  * the factors itself.
  */
 #include "hdpsgd/ode.h"
+#include "check.h"
 
 #include <cvode/cvode.h>
 #include <math.h>
@@ -470,6 +471,11 @@ static hdp_status choose_bins(const hdp_model *m, hdp_spectrum *spec, hdp_ode_re
 
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, res);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
     memset(res, 0, sizeof *res);
     hdp_spectrum spec;
     hdp_status st = hdp_spectrum_build(m, &spec, err);

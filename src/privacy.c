@@ -13,6 +13,7 @@
  * 003's sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon for epsilon in (0, 8 ln(1/delta)).
  */
 #include "hdpsgd/privacy.h"
+#include "check.h"
 #include "hdpsgd/error.h"
 
 #include <gsl/gsl_errno.h>
@@ -38,6 +39,8 @@ static int accountant_step(double eta, double sigma, long double *tail, double *
 
 double hdp_privacy_accountant(const double *eta, const double *sigma, long n)
 {
+    if (!eta || !sigma)
+        return NAN;
     long double tail = 0;
     double worst = 0;
     for (long k = n - 1; k >= 0; k--)
@@ -49,6 +52,8 @@ double hdp_privacy_accountant(const double *eta, const double *sigma, long n)
 /* the same pass with eta_k, sigma_k generated on the way: no O(n) arrays */
 double hdp_privacy_accountant_schedule(const hdp_schedule *s, long n)
 {
+    if (!s)
+        return NAN;
     long double tail = 0;
     double worst = 0;
     for (long k = n - 1; k >= 0; k--) {
@@ -135,6 +140,7 @@ static double cks_minus_target(double log_rho, void *p)
 
 hdp_status hdp_zcdp_from_epsilon(double epsilon, double delta, double *rho_z, hdp_error *err)
 {
+    HDP_REQUIRE(err, rho_z);
     if (!(epsilon > 0) || !isfinite(epsilon))
         return hdp_fail(err, HDP_EINPUT, "epsilon = %g: expected a finite number > 0", epsilon);
     if (!(delta > 0 && delta < 1))
@@ -195,6 +201,7 @@ int hdp_dpgd_simple_applies(double epsilon, double delta)
 hdp_status hdp_dpgd_sigma_zcdp(double eta, long steps, double epsilon, double delta,
                                double *sigma, double *rho_z_out, hdp_error *err)
 {
+    HDP_REQUIRE(err, sigma);
     if (!(eta > 0) || !isfinite(eta))
         return hdp_fail(err, HDP_EINPUT, "eta = %g: the DP-GD step size must be a finite number > 0",
                         eta);

@@ -4,6 +4,7 @@
  * the theorem's rate (THEORY.md section 5) on the smallest-gamma decade.
  */
 #include "hdpsgd/rates.h"
+#include "check.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,6 +14,10 @@
 hdp_status hdp_rates_grid_parse(const char *text, double *lo, double *hi, long *count,
                                 hdp_error *err)
 {
+    HDP_REQUIRE(err, text);
+    HDP_REQUIRE(err, lo);
+    HDP_REQUIRE(err, hi);
+    HDP_REQUIRE(err, count);
     char *end;
     errno = 0;
     *lo = strtod(text, &end);
@@ -44,6 +49,7 @@ double hdp_rates_gamma(double lo, double hi, long count, long i)
 
 hdp_status hdp_rates_families(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err)
 {
+    HDP_REQUIRE(err, want);
     if (list)
         return hdp_design_families_parse(list, want, err);
     memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
@@ -53,6 +59,8 @@ hdp_status hdp_rates_families(const char *list, int want[HDP_FAMILY_COUNT], hdp_
 
 void hdp_rates_result_free(hdp_rates_result *r)
 {
+    if (!r)
+        return;
     if (r->des)
         for (long i = 0; i < r->count; i++)
             hdp_design_set_free(&r->des[i]);
@@ -87,6 +95,11 @@ hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP
                          const hdp_design_options *opt, hdp_rates_progress_fn progress,
                          void *progress_user, hdp_rates_result *r, hdp_error *err)
 {
+    HDP_ZERO(r);
+    HDP_REQUIRE(err, models);
+    HDP_REQUIRE(err, want);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, r);
     memset(r, 0, sizeof *r);
     if (count < 2 || count > HDP_RATES_MAX_GAMMAS)
         return hdp_fail(err, HDP_EINPUT, "rates: %ld gammas: between 2 and %d are needed", count,

@@ -26,6 +26,7 @@
  * link line of the library (a 2000 x 4000 Gram matrix took 10x longer that way).
  */
 #include "hdpsgd/rf.h"
+#include "check.h"
 
 #include <float.h>
 #include <lapacke.h>
@@ -104,6 +105,8 @@ static void gaussians(gsl_rng *rng, double *x, long len)
 
 void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec)
 {
+    if (!m || !spec)
+        return;
     memset(spec, 0, sizeof *spec);
     spec->d = m->rf_d;
     spec->n = m->rf_n;
@@ -227,6 +230,9 @@ static hdp_status eig_keep(double *A, long N, long *r_out, double *s2, double *v
 hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
                                 hdp_rf_problem *pb, hdp_error *err)
 {
+    HDP_ZERO(pb);
+    HDP_REQUIRE(err, spec);
+    HDP_REQUIRE(err, pb);
     memset(pb, 0, sizeof *pb);
     pb->spec = *spec;
     const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
@@ -422,6 +428,7 @@ done:
 
 hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
 {
+    HDP_REQUIRE(err, q);
     if (!(q->eta > 0) || !isfinite(q->eta))
         return hdp_fail(err, HDP_EINPUT, "DP-GD: eta = %g must be a finite number > 0", q->eta);
     if (q->T < 1)
@@ -475,6 +482,9 @@ hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
 hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hdp_rf_dpgd *q,
                                   hdp_error *err)
 {
+    HDP_ZERO(q);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, q);
     memset(q, 0, sizeof *q);
     q->eta = m->dpgd_eta > 0 ? m->dpgd_eta : 1.0 / (double)p;
     if (hdp_model_key_given(m, "dpgd", "T") && hdp_model_key_given(m, "dpgd", "CT"))
@@ -522,6 +532,8 @@ hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hd
 /* Losses of theta = sum_k c_k w_k (THEORY 7): Phi_test theta = G c, Phi theta = U S c. */
 void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, double *train)
 {
+    if (!pb || !c)
+        return;
     const long n = pb->spec.n, m = pb->spec.m, r = pb->r;
     double *sc = dalloc((size_t)r), *pred = dalloc((size_t)(n > m ? n : m));
     if (!sc || !pred) {
@@ -586,6 +598,8 @@ static void mode_moments(double lambda, double eta, double t, int discrete, doub
 void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
                           double *test, double *train)
 {
+    if (!pb)
+        return;
     const long n = pb->spec.n, m = pb->spec.m, r = pb->r;
     double *mean = dalloc((size_t)r), *var = dalloc((size_t)r);
     if (!mean || !var || (test && !pb->G)) {
@@ -877,6 +891,11 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
                            const hdp_rf_sim_options *opt, hdp_rf_sim_result *res,
                            hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, q);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
     memset(res, 0, sizeof *res);
     double t0 = omp_get_wtime();
     if (opt->runs < 1)
@@ -1174,6 +1193,8 @@ hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long 
                              int threads, hdp_rf_progress_fn progress, void *progress_user,
                              hdp_error *err)
 {
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, cfg);
     if (ncfg < 1)
         return HDP_OK;
     for (long j = 0; j < ncfg; j++) {

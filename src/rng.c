@@ -140,6 +140,8 @@ double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u)
 
 void hdp_xoshiro_seed(hdp_xoshiro *g, uint64_t seed)
 {
+    if (!g)
+        return;
     hdp_rng_normal_tables();
     uint64_t x = seed;
     for (int i = 0; i < 4; i++)
@@ -183,6 +185,8 @@ static void jump_by(hdp_xoshiro *g, const uint64_t JUMP[4])
 
 void hdp_xoshiro_jump(hdp_xoshiro *g)
 {
+    if (!g)
+        return;
     static const uint64_t JUMP[4] = {UINT64_C(0x180ec6d33cfd0aba), UINT64_C(0xd5a61266f0c9392c),
                                      UINT64_C(0xa9582618e03fc9aa), UINT64_C(0x39abdc4529b1661c)};
     jump_by(g, JUMP);
@@ -190,6 +194,8 @@ void hdp_xoshiro_jump(hdp_xoshiro *g)
 
 void hdp_xoshiro_long_jump(hdp_xoshiro *g)
 {
+    if (!g)
+        return;
     static const uint64_t LONG_JUMP[4] = {
         UINT64_C(0x76e15d3efefdcbbf), UINT64_C(0xc5004e441c522fb3), UINT64_C(0x77710069854ee241),
         UINT64_C(0x39109bb02acbe635)};
@@ -232,4 +238,4 @@ gsl_rng *hdp_rng_alloc(uint64_t seed)
     return r;
 }
 
-hdp_xoshiro *hdp_rng_state(gsl_rng *r) { return (hdp_xoshiro *)gsl_rng_state(r); }
+hdp_xoshiro *hdp_rng_state(gsl_rng *r) { return r ? (hdp_xoshiro *)gsl_rng_state(r) : NULL; }

@@ -11,9 +11,16 @@
 #include "hdpsgd/schedule.h"
 
 #include <math.h>
+#include <string.h>
 
 void hdp_schedule_from_model(const hdp_model *m, hdp_schedule *s)
 {
+    if (!s)
+        return;
+    if (!m) {
+        memset(s, 0, sizeof *s);
+        return;
+    }
     s->kind = m->sched;
     s->eta0 = m->eta0;
     s->c1 = m->c1;
@@ -42,6 +49,8 @@ static double clamp01(double t) { return t < 0 ? 0 : (t > 1 ? 1 : t); }
 
 double hdp_sched_eta(const hdp_schedule *s, double t)
 {
+    if (!s)
+        return NAN;
     t = clamp01(t);
     switch (s->kind) {
     case HDP_SCHED_CONSTANT:
@@ -59,6 +68,8 @@ double hdp_sched_eta(const hdp_schedule *s, double t)
 
 double hdp_sched_sigma2(const hdp_schedule *s, double t)
 {
+    if (!s)
+        return NAN;
     if (isinf(s->rho))
         return 0;
     t = clamp01(t);
@@ -84,6 +95,8 @@ double hdp_sched_eta_sup(const hdp_schedule *s) { return hdp_sched_eta(s, 0.0); 
 
 void hdp_sched_step(const hdp_schedule *s, long n, long k, double *eta_k, double *sigma_k)
 {
+    if (!s || !eta_k || !sigma_k)
+        return;
     double e = hdp_sched_eta(s, (double)k / (double)n) / (double)n;
     *eta_k = e;
     if (isinf(s->rho)) {

@@ -21,6 +21,7 @@
  * direct evaluation outside the table's range.
  */
 #include <gsl/gsl_chebyshev.h>
+#include "check.h"
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -300,6 +301,12 @@ static const mc_method sde_method = {"sde", sde_ws_alloc, sde_ws_free, sde_run};
 hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
     memset(res, 0, sizeof *res);
     hdp_status st = hdp_mc_check_options(opt, err);
     if (st != HDP_OK)

@@ -10,6 +10,7 @@
  * bits for any thread count; only the symmetric eigenproblem goes to LAPACK (dsyev).
  */
 #include "hdpsgd/si.h"
+#include "check.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -39,6 +40,8 @@ double hdp_si_link(const double he[3], double z)
 
 void hdp_si_spec_from_model(const hdp_model *m, hdp_si_spec *s)
 {
+    if (!m || !s)
+        return;
     memset(s, 0, sizeof *s);
     s->d = m->si_d;
     s->p = m->si_p;
@@ -73,6 +76,8 @@ static hdp_status bad_key(const hdp_model *m, const char *key, hdp_error *err, c
 
 void hdp_si_problem_free(hdp_si_problem *pb)
 {
+    if (!pb)
+        return;
     double **all[] = {&pb->mu, &pb->W1, &pb->b, &pb->Phi, &pb->y, &pb->Phi_test, &pb->y_test,
                       &pb->align, &pb->align0, &pb->l, &pb->V, &pb->astar, &pb->ou_mean,
                       &pb->ou_var, &pb->gd_mean, &pb->gd_var};
@@ -177,6 +182,7 @@ static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
 
 hdp_status hdp_si_set_epsilon(hdp_si_problem *pb, double epsilon, hdp_error *err)
 {
+    HDP_REQUIRE(err, pb);
     if (!(epsilon > 0))
         return hdp_fail(err, HDP_EINPUT, "[si] epsilon: expected > 0 or inf (value %g)", epsilon);
     if (!isinf(epsilon) && isinf(pb->hp.C_a))
@@ -232,6 +238,9 @@ static void alignment(const double *W, long d, long p, const double *mu, double 
 hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp_si_problem *pb,
                                 hdp_error *err)
 {
+    HDP_ZERO(pb);
+    HDP_REQUIRE(err, spec);
+    HDP_REQUIRE(err, pb);
     memset(pb, 0, sizeof *pb);
     pb->spec = *spec;
     const long d = spec->d, p = spec->p, n = spec->n, mt = spec->m;
@@ -455,6 +464,8 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
 
 void hdp_si_result_free(hdp_si_result *res)
 {
+    if (!res)
+        return;
     free(res->mc_mean);
     free(res->mc_var);
     free(res->mc_cov);
@@ -533,6 +544,9 @@ static void one_run(const hdp_si_problem *pb, hdp_xoshiro *g, double *a, double 
 hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_si_result *res,
                          hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, res);
     memset(res, 0, sizeof *res);
     if (runs < 2)
         return hdp_fail(err, HDP_EINPUT, "[si] runs: expected an integer >= 2 (value %ld)", runs);

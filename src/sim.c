@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include "hdpsgd/sim.h"
+#include "check.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
@@ -43,6 +44,8 @@
 
 void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt)
 {
+    if (!m || !opt)
+        return;
     memset(opt, 0, sizeof *opt);
     opt->runs = m->runs;
     opt->threads = 0;
@@ -547,6 +550,12 @@ static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run};
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
     memset(res, 0, sizeof *res);
     hdp_status st = hdp_mc_check_options(opt, err);
     if (st != HDP_OK)

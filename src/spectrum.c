@@ -5,6 +5,7 @@
  * normalised to mean 1 afterwards.
  */
 #include "hdpsgd/spectrum.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +29,11 @@ void hdp_spectrum_free(hdp_spectrum *spec)
 
 hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error *err)
 {
+    HDP_ZERO(spec);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, spec);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
     memset(spec, 0, sizeof *spec);
     long d = m->d;
     spec->d = d;
@@ -113,6 +119,8 @@ hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error 
 
 long hdp_spectrum_distinct(const hdp_spectrum *spec)
 {
+    if (!spec)
+        return 0;
     long k = spec->d > 0;
     for (long j = 1; j < spec->d; j++) k += spec->lambda[j] != spec->lambda[j - 1];
     return k;
@@ -173,6 +181,7 @@ static long log_bin(double v, double hi, double width, long m)
 
 hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err)
 {
+    HDP_REQUIRE(err, spec);
     if (m < 1)
         return hdp_fail(err, HDP_EINPUT, "log binning needs m >= 1 bins (got %ld)", m);
     long d = spec->d;

@@ -3,16 +3,29 @@
  * simulation side (Monte Carlo, SDE); see hdpsgd/validate.h.
  */
 #include "hdpsgd/validate.h"
+#include "check.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "hdpsgd/privacy.h"
 
-void hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *mc, double rel_tol,
-                          double z_tol, hdp_validate_side *side)
+hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *mc,
+                                double rel_tol, double z_tol, hdp_validate_side *side,
+                                hdp_error *err)
 {
-    memset(side, 0, sizeof *side);
+    HDP_ZERO(side);
+    HDP_REQUIRE(err, ode);
+    HDP_REQUIRE(err, mc);
+    HDP_REQUIRE(err, side);
+    if (ode->points < 1 || mc->points != ode->points || !ode->risk || !mc->mean ||
+        !mc->stderr_ || !mc->clipped)
+        return hdp_fail(err, HDP_EINPUT,
+                        "hdp_validate_compare: the ODE has %ld grid points and the simulation %ld: "
+                        "both sides must be on the same grid",
+                        ode->points, mc->points);
+    if (!(rel_tol > 0) || !(z_tol > 0))
+        return hdp_fail(err, HDP_EINPUT, "hdp_validate_compare: rel_tol and z_tol must be > 0");
     side->worst_point = -1;
     side->pass = 1;
     double worst_margin = 0; /* how far past both tolerances the worst point is */
@@ -37,10 +50,13 @@ void hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *mc, do
     side->clipped = ode->points > 1 ? clipped / (double)(ode->points - 1) : 0;
     side->final_risk = mc->final_mean;
     side->final_stderr = mc->final_stderr;
+    return HDP_OK;
 }
 
 void hdp_validation_free(hdp_validation *v)
 {
+    if (!v)
+        return;
     hdp_ode_result_free(&v->ode);
     hdp_mc_result_free(&v->sim);
     hdp_mc_result_free(&v->sde);
@@ -49,6 +65,12 @@ void hdp_validation_free(hdp_validation *v)
 hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int with_sde,
                             hdp_validation *v, hdp_error *err)
 {
+    HDP_ZERO(v);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, v);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
     memset(v, 0, sizeof *v);
     v->with_sde = with_sde;
     v->rho = m->rho;
@@ -61,12 +83,16 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
         return st;
     if ((st = hdp_sim_run(m, opt, &v->sim, err)) != HDP_OK)
         return st;
-    hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side);
+    if ((st = hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side, err)) !=
+        HDP_OK)
+        return st;
     v->pass = v->sim_side.pass;
     if (with_sde) {
         if ((st = hdp_sde_run(m, opt, &v->sde, err)) != HDP_OK)
             return st;
-        hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side);
+        if ((st = hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side,
+                                       err)) != HDP_OK)
+            return st;
         v->pass = v->pass && v->sde_side.pass;
     }
     return HDP_OK;

@@ -8,6 +8,10 @@
  *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (THEORY 6)
  *   design.h    schedule design on the ODE                          hdp_design_optimize, hdp_design_set_run
  *   rates.h     optimised risk of each schedule family against gamma hdp_rates_run
+ *   rf.h        DP-GD on random features and its OU limit           hdp_rf_simulate
+ *   kl.h        KL privacy of noisy training by initialisation      hdp_kl_run
+ *   nc.h        NoisyGD on neural-collapse features                 hdp_nc_run
+ *   si.h        two-stage private learning of a single-index model  hdp_si_stage2
  *   clip.h, schedule.h, spectrum.h, rng.h   the building blocks
  *
  * Conventions: every function that can fail returns an hdp_status (0 = HDP_OK)
@@ -18,6 +22,13 @@
  * threads (one caveat: rf, kl and sim-index run OpenBLAS single-threaded during
  * their calls through the process-wide openblas_set_num_threads). Results own their
  * arrays: release them with the matching *_free.
+ * Bad arguments: a function that returns an hdp_status refuses a NULL pointer argument
+ * with HDP_EINPUT naming it (its output struct, when given, is zeroed first, so that the
+ * *_free is safe after any failure); the solvers and simulators refuse a model that was
+ * not finalized after its last change, or whose fields were written with invalid values
+ * (hdp_model_check). Functions without a status do nothing (void) or return NaN (numbers)
+ * for a NULL pointer; every *_free accepts NULL. The random-number kernels of rng.h are
+ * the exception: a NULL state there is a programming error, unchecked for speed.
  * Link: pkg-config --cflags --libs hdpsgd, or find_package(hdpsgd) and
  * target_link_libraries(app hdpsgd::hdpsgd).
  */

@@ -181,6 +181,8 @@ typedef struct {
     hdp_si_stage2_kind si_stage2;
 
     /* bookkeeping */
+    int finalized;             /* 1 after hdp_model_finalize; cleared by every change through
+                                  hdp_model_set*, hdp_model_load_file (see hdp_model_check) */
     char source[HDP_PATH_MAX]; /* model file name, or "(built-in default)" */
     int n_given_last;          /* 1 when data.n was set after data.gamma */
     hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key; where[0]==0: default */
@@ -214,6 +216,14 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
 /* Check ranges and combinations, derive n and gamma, read the spectrum and
  * schedule files. Must be called once after the last load/set. */
 hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err);
+
+/* What every solver and simulator checks at its entry (HDP_EINPUT with the reason): m is
+ * not NULL, was finalized after its last change (hdp_model_set, _set_key, _load_file), the
+ * fields they rely on hold valid values (d, n >= 1, gamma = d/n, 2 <= points <= 1e6,
+ * 0 < rtol < 1, atol > 0, max_steps >= 1, runs >= 1, c > 0, rho > 0, the spectrum file and
+ * schedule table loaded when used): a field written directly after finalize is caught
+ * here, not by a crash. */
+hdp_status hdp_model_check(const hdp_model *m, hdp_error *err);
 
 /* Write the model as '# section.key = value' lines (CSV metadata). */
 void hdp_model_write_meta(const hdp_model *m, FILE *out);
