@@ -77,6 +77,19 @@ void cli_print_help(const cli_command *cmd, FILE *f)
         fprintf(f, "  %-28s %s\n", left, o->help);
     }
     fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
+    int outputs = 0, figures = 0;
+    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
+        outputs += o->kind == OPT_OUTPUT || o->kind == OPT_OUTPUT_PREFIX;
+        figures += o->kind == OPT_FIGURE;
+    }
+    if (outputs || figures)
+        fprintf(f,
+                "\nOutput files%s: '-' is standard output%s; a symbolic link is written through "
+                "to its target, a replaced file keeps its permissions, and every file is "
+                "written whole or not at all. Two outputs that are one file, or an output that "
+                "is an input, are refused before anything runs.%s\n",
+                outputs ? "" : " (figures)", figures ? " (not for figures)" : "",
+                figures ? " Figures: .png, .pdf or .svg." : "");
     fprintf(f, "\nExit status: 0 success, 1 validation failed, 2 bad input, 3 output not "
                "written, 4 numerical failure.\n");
 }
