@@ -65,19 +65,26 @@ seed=()
 cd "$build/data"
 echo "fuzz: $secs s on $(ls "$build/seeds" | wc -l) seeds; reproduce a failure with:"
 echo "  HDPSGD_FUZZ_DIR=$build/data $build/fuzz_model $build/crash-..."
-set +e
-HDPSGD_FUZZ_DIR="$build/data" UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  "$build/fuzz_model" "${dict[@]}" "${seed[@]}" -max_total_time="$((secs - secs / 3))" -timeout=10 \
-  -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/" \
-  "$build/corpus" "$build/seeds" >"$build/fuzz.log" 2>&1
-status=$?
-set -e
-if [[ $status -ne 0 ]]; then
-  grep -v -e '^#[0-9]' "$build/fuzz.log" | tail -n 80
-  echo "fuzz: model parser FAILED (status $status): see $build/fuzz.log; add the input to fuzz/corpus/ once fixed"
-  exit 1
-fi
-echo "fuzz: model parser: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/fuzz.log" | grep -o '[0-9]*$') inputs)"
+# fuzz NAME BINARY SECONDS PREFIX CORPUS SEEDS [ARGS...]: run one target, fail on any report
+fuzz() {
+  local name=$1 binary=$2 t=$3 prefix=$4 corpus=$5 seeds=$6 log="$build/$4fuzz.log"
+  shift 6
+  set +e
+  HDPSGD_FUZZ_DIR="$build/data" UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$binary" "$@" "${seed[@]}" -max_total_time="$t" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/$prefix" "$corpus" "$seeds" \
+    >"$log" 2>&1
+  local status=$?
+  set -e
+  if [[ $status -ne 0 ]]; then
+    grep -v -e '^#[0-9]' "$log" | tail -n 80
+    echo "fuzz: $name FAILED (status $status): see $log; add the input to the seed corpus once fixed"
+    exit 1
+  fi
+  echo "fuzz: $name: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') inputs)"
+}
+fuzz "model parser" "$build/fuzz_model" "$((secs - secs / 3))" "" "$build/corpus" "$build/seeds" \
+  "${dict[@]}"
 
 # spectra: seeds are the spectrum files of the repository (text mode: a leading even byte)
 rm -rf "$build/spectrum-corpus" "$build/spectrum-seeds"
@@ -86,23 +93,5 @@ for f in "$src"/tests/bad-input/*.txt "$src"/fuzz/spectrum-corpus/*; do
   [[ -f $f ]] && { printf '\0'; cat "$f"; } > "$build/spectrum-seeds/$(basename "$f")"
 done
 printf '\1\x20\x05\x00\x31\x05\x31\x0a\x31\x0f\x02' > "$build/spectrum-seeds/edges-recipe"
-set +e
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  "$build/fuzz_spectrum" "${seed[@]}" -max_total_time="$((secs / 3 > 1 ? secs / 3 : 1))" -timeout=10 \
-  -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/spectrum-" \
-  "$build/spectrum-corpus" "$build/spectrum-seeds" >"$build/fuzz-spectrum.log" 2>&1
-status=$?
-set -e
-if [[ $status -ne 0 ]]; then
-  grep -v -e '^#[0-9]' "$build/fuzz-spectrum.log" | tail -n 80
-  echo "fuzz: spectra FAILED (status $status): see $build/fuzz-spectrum.log; add the input to fuzz/spectrum-corpus/ once fixed"
-  exit 1
-fi
-echo "fuzz: spectra: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/fuzz-spectrum.log" | grep -o '[0-9]*$') inputs)"
-exit 0
-grep -v -e '^#[0-9]' "$build/fuzz.log" | tail -n 80
-if [[ $status -ne 0 ]]; then
-  echo "fuzz: FAILED (status $status): see $build/fuzz.log; add the input to fuzz/corpus/ once fixed"
-  exit 1
-fi
-echo "fuzz: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/fuzz.log" | grep -o '[0-9]*$') inputs)"
+fuzz "spectra" "$build/fuzz_spectrum" "$((secs / 3 > 1 ? secs / 3 : 1))" spectrum- \
+  "$build/spectrum-corpus" "$build/spectrum-seeds"

@@ -127,9 +127,9 @@ static void unfinalized_models(void **state)
         REFUSES_MSG(hdp_design_set_run(bad[i], want, &dopt, &ds, &err), why[i]);
         hdp_design_set_free(&ds);
         REFUSES_MSG(hdp_design_model(bad[i], &dr, 0, &dm, &err), why[i]);
-        REFUSES_MSG(hdp_rates_run(bad[i], 2, want, &dopt, NULL, NULL,
-                                  &(hdp_rates_result){0}, &err),
-                    why[i]);
+        hdp_rates_result rr;
+        REFUSES_MSG(hdp_rates_run(bad[i], 2, want, &dopt, NULL, NULL, &rr, &err), why[i]);
+        hdp_rates_result_free(&rr); /* the contract: in every case */
     }
     /* finalize again: accepted */
     assert_int_equal(hdp_model_finalize(&changed, &err), HDP_OK);

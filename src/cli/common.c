@@ -305,8 +305,10 @@ static int check_distinct(const cli_command *cmd, const cli_common *common)
 {
     nouts = 0;
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
-        const char *v = *(const char **)o->dst;
-        if ((o->kind != OPT_OUTPUT && o->kind != OPT_FIGURE) || !v || nouts == MAX_OUTS)
+        if ((o->kind != OPT_OUTPUT && o->kind != OPT_FIGURE) || nouts == MAX_OUTS)
+            continue;
+        const char *v = *(const char **)o->dst; /* only output options hold a string */
+        if (!v)
             continue;
         char label[96];
         snprintf(label, sizeof label, "--%s %.60s", o->name, v);
