@@ -348,3 +348,41 @@ const char *hdp_csv_field(char *buf, size_t size, const char *fmt, double v)
         snprintf(buf, size, fmt, v);
     return buf;
 }
+
+void hdp_outset_init(hdp_outset *set, hdp_error *err)
+{
+    memset(set, 0, sizeof *set);
+    set->err = err;
+}
+
+FILE *hdp_outset_add(hdp_outset *set, const char *path)
+{
+    if (!path || set->status != HDP_OK)
+        return NULL;
+    if (set->count == HDP_OUTSET_MAX) {
+        set->status = hdp_fail(set->err, HDP_EIO, "%s: more than %d output files", path,
+                               HDP_OUTSET_MAX);
+        return NULL;
+    }
+    hdp_outfile *o = &set->files[set->count];
+    set->status = hdp_out_open(o, path, set->err);
+    if (set->status != HDP_OK)
+        return NULL;
+    set->count++;
+    return o->f;
+}
+
+hdp_status hdp_outset_commit(hdp_outset *set)
+{
+    if (set->status == HDP_OK)
+        set->status = hdp_out_commit_all(set->files, set->count, set->err);
+    hdp_outset_abort(set);
+    return set->status;
+}
+
+void hdp_outset_abort(hdp_outset *set)
+{
+    for (int i = 0; i < set->count; i++)
+        hdp_out_abort(&set->files[i]);
+    set->count = 0;
+}

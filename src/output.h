@@ -51,6 +51,30 @@ void hdp_out_abort(hdp_outfile *o);
  * aborted. Only a failing rename (rare: the checks are done) can leave some published. */
 hdp_status hdp_out_commit_all(hdp_outfile *files, int count, hdp_error *err);
 
+/* A command's set of output files, committed all or nothing:
+ *   hdp_outset set;
+ *   hdp_outset_init(&set, &err);
+ *   FILE *f;
+ *   if ((f = hdp_outset_add(&set, csv_path))) write_csv(f, ...);    (NULL path: skipped;
+ *   if ((f = hdp_outset_add(&set, json_path))) write_json(f, ...);   "-": standard output)
+ *   hdp_status st = hdp_outset_commit(&set);
+ * hdp_outset_add returns NULL, and adds nothing, when the path is NULL or an earlier add
+ * failed; hdp_outset_commit commits every file (hdp_out_commit_all) or, after any failure,
+ * removes them all and returns the first error. */
+#define HDP_OUTSET_MAX 8
+typedef struct {
+    hdp_outfile files[HDP_OUTSET_MAX];
+    int count;
+    hdp_status status;
+    hdp_error *err;
+} hdp_outset;
+
+void hdp_outset_init(hdp_outset *set, hdp_error *err);
+FILE *hdp_outset_add(hdp_outset *set, const char *path);
+hdp_status hdp_outset_commit(hdp_outset *set);
+/* Remove every file of the set (nothing was committed). */
+void hdp_outset_abort(hdp_outset *set);
+
 /* Give a file made by mkstemp the mode of a newly created file (0666 & ~umask). */
 void hdp_out_default_mode(int fd);
 

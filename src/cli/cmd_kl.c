@@ -170,8 +170,8 @@ static void meta(FILE *f, const char *what, const hdp_model *m)
 /* commit the files, all or nothing; rc on failure */
 static int commit(hdp_outfile *files, int nfiles, hdp_status st, hdp_error *err)
 {
-    for (int i = 0; i < nfiles && st == HDP_OK; i++)
-        st = hdp_out_commit(&files[i], err);
+    if (st == HDP_OK) /* all or nothing */
+        st = hdp_out_commit_all(files, nfiles, err);
     for (int i = 0; i < nfiles; i++)
         hdp_out_abort(&files[i]);
     return st == HDP_OK ? 0 : cli_fail("kl", err);

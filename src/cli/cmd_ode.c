@@ -86,18 +86,14 @@ int cmd_ode(int argc, char **argv)
         hdp_model_free(&m);
         return cli_fail("ode", &err);
     }
-    hdp_outfile out[2] = {{0}, {0}}; /* CSV and JSON, committed all or nothing */
-    st = hdp_out_open(&out[0], out_path, &err);
-    if (st == HDP_OK && json_path)
-        st = hdp_out_open(&out[1], json_path, &err);
-    if (st == HDP_OK) {
-        cli_write_ode_csv(out[0].f, &m, &res);
-        if (json_path)
-            cli_write_ode_json(out[1].f, &m, &res);
-        st = hdp_out_commit_all(out, json_path ? 2 : 1, &err);
-    }
-    hdp_out_abort(&out[0]);
-    hdp_out_abort(&out[1]);
+    hdp_outset out; /* CSV (standard output by default) and JSON, all or nothing */
+    hdp_outset_init(&out, &err);
+    FILE *f;
+    if ((f = hdp_outset_add(&out, out_path ? out_path : "-")))
+        cli_write_ode_csv(f, &m, &res);
+    if ((f = hdp_outset_add(&out, json_path)))
+        cli_write_ode_json(f, &m, &res);
+    st = hdp_outset_commit(&out);
     if (st == HDP_OK && out_path)
         fprintf(stderr, "hdpsgd ode: final excess risk %.6g (R(1) = %.6g + final noise %.3g); "
                         "%ld steps, %.3g s -> %s\n",

@@ -300,18 +300,16 @@ int cmd_rates(int argc, char **argv)
         if (dot && (!slash || dot > slash)) *dot = '\0';
         snprintf(data_csv, sizeof data_csv, "%s.rates.csv", prefix);
     }
-    hdp_outfile files[3] = {{0}};
-    int nfiles = 0;
-    if (out_path && (st = hdp_out_open(&files[nfiles], out_path, &err)) == HDP_OK)
-        cli_write_rates_csv(files[nfiles++].f, &r);
-    if (st == HDP_OK && figure_path && (st = hdp_out_open(&files[nfiles], data_csv, &err)) == HDP_OK)
-        write_figure_data(files[nfiles++].f, &r);
-    if (st == HDP_OK && json_path && (st = hdp_out_open(&files[nfiles], json_path, &err)) == HDP_OK)
-        cli_write_rates_json(files[nfiles++].f, &r);
-    for (int i = 0; i < nfiles && st == HDP_OK; i++)
-        st = hdp_out_commit(&files[i], &err);
-    for (int i = 0; i < nfiles; i++)
-        hdp_out_abort(&files[i]);
+    hdp_outset out; /* all or nothing */
+    hdp_outset_init(&out, &err);
+    FILE *f;
+    if ((f = hdp_outset_add(&out, out_path)))
+        cli_write_rates_csv(f, &r);
+    if ((f = hdp_outset_add(&out, figure_path ? data_csv : NULL)))
+        write_figure_data(f, &r);
+    if ((f = hdp_outset_add(&out, json_path)))
+        cli_write_rates_json(f, &r);
+    st = hdp_outset_commit(&out);
     if (st != HDP_OK)
         rc = cli_fail("rates", &err);
     if (!rc && figure_path) {

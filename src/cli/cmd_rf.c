@@ -232,20 +232,14 @@ int cmd_rf(int argc, char **argv)
         return cli_fail("rf", &err);
     }
 
-    hdp_outfile csv = {0}, js = {0};
-    st = hdp_out_open(&csv, out_path, &err);
-    if (st == HDP_OK && json_path)
-        st = hdp_out_open(&js, json_path, &err);
-    if (st == HDP_OK) {
-        write_csv(csv.f, &m, &pb, &q, &res);
-        if (json_path)
-            write_json(js.f, &m, &pb, &q, &res);
-        st = hdp_out_commit(&csv, &err);
-        if (st == HDP_OK && json_path)
-            st = hdp_out_commit(&js, &err);
-    }
-    hdp_out_abort(&csv);
-    hdp_out_abort(&js);
+    hdp_outset out; /* CSV (standard output by default) and JSON, all or nothing */
+    hdp_outset_init(&out, &err);
+    FILE *f;
+    if ((f = hdp_outset_add(&out, out_path ? out_path : "-")))
+        write_csv(f, &m, &pb, &q, &res);
+    if ((f = hdp_outset_add(&out, json_path)))
+        write_json(f, &m, &pb, &q, &res);
+    st = hdp_outset_commit(&out);
     if (st == HDP_OK && out_path) {
         long L = res.points - 1;
         fprintf(stderr, "hdpsgd rf: final test loss DP-GD %.6g +- %.2g, OU %.6g, min-norm %.6g "

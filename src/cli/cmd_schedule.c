@@ -332,21 +332,19 @@ int cmd_schedule(int argc, char **argv)
         if (dot && (!slash || dot > slash)) *dot = '\0';
         snprintf(data_csv, sizeof data_csv, "%s.schedules.csv", prefix);
     }
-    hdp_outfile files[3] = {{0}};
-    int nfiles = 0;
-    if (out_path && (st = hdp_out_open(&files[nfiles], out_path, &err)) == HDP_OK) {
+    hdp_outset out; /* all or nothing */
+    hdp_outset_init(&out, &err);
+    FILE *f;
+    if ((f = hdp_outset_add(&out, out_path))) {
         char use[4096];
         rerun_command(&common, "sim", b, use, sizeof use);
-        cli_write_schedule_table(files[nfiles++].f, &m, b, use);
+        cli_write_schedule_table(f, &m, b, use);
     }
-    if (st == HDP_OK && figure_path && (st = hdp_out_open(&files[nfiles], data_csv, &err)) == HDP_OK)
-        write_curves(files[nfiles++].f, &m, done, curves);
-    if (st == HDP_OK && json_path && (st = hdp_out_open(&files[nfiles], json_path, &err)) == HDP_OK)
-        cli_write_schedule_json(files[nfiles++].f, &m, &d, out_path);
-    for (int i = 0; i < nfiles && st == HDP_OK; i++)
-        st = hdp_out_commit(&files[i], &err);
-    for (int i = 0; i < nfiles; i++)
-        hdp_out_abort(&files[i]);
+    if ((f = hdp_outset_add(&out, figure_path ? data_csv : NULL)))
+        write_curves(f, &m, done, curves);
+    if ((f = hdp_outset_add(&out, json_path)))
+        cli_write_schedule_json(f, &m, &d, out_path);
+    st = hdp_outset_commit(&out);
     if (st == HDP_OK && out_path) {
         char line[4096];
         rerun_command(&common, "sim", b, line, sizeof line);

@@ -147,18 +147,14 @@ static int run_command(const char *name, int argc, char **argv)
                 "%g) and are excluded from the statistics\n",
                 name, res.diverged_runs, res.runs, res.threshold);
 
-    hdp_outfile out[2] = {{0}, {0}}; /* CSV and JSON, committed all or nothing */
-    st = hdp_out_open(&out[0], out_path, &err);
-    if (st == HDP_OK && json_path)
-        st = hdp_out_open(&out[1], json_path, &err);
-    if (st == HDP_OK) {
-        cli_write_mc_csv(out[0].f, name, &m, &opt, &res);
-        if (json_path)
-            cli_write_mc_json(out[1].f, name, &m, &opt, &res);
-        st = hdp_out_commit_all(out, json_path ? 2 : 1, &err);
-    }
-    hdp_out_abort(&out[0]);
-    hdp_out_abort(&out[1]);
+    hdp_outset out; /* CSV (standard output by default) and JSON, all or nothing */
+    hdp_outset_init(&out, &err);
+    FILE *f;
+    if ((f = hdp_outset_add(&out, out_path ? out_path : "-")))
+        cli_write_mc_csv(f, name, &m, &opt, &res);
+    if ((f = hdp_outset_add(&out, json_path)))
+        cli_write_mc_json(f, name, &m, &opt, &res);
+    st = hdp_outset_commit(&out);
     if (st == HDP_OK && out_path)
         fprintf(stderr,
                 "hdpsgd %s: final excess risk %.6g +- %.2g (%ld runs, %ld diverged, %d threads, "

@@ -275,22 +275,23 @@ int cmd_validate(int argc, char **argv)
         if (dot && (!slash || dot > slash)) *dot = '\0';
     }
     char ode_csv[HDP_OUT_PATH_MAX + 32] = "", sim_csv[HDP_OUT_PATH_MAX + 32] = "", sde_csv[HDP_OUT_PATH_MAX + 32] = "";
-    hdp_outfile files[4] = {{0}};
-    int nfiles = 0;
+    hdp_outset out; /* the data files and the JSON, all or nothing */
+    hdp_outset_init(&out, &err);
+    FILE *f;
     if (prefix[0]) {
         snprintf(ode_csv, sizeof ode_csv, "%s.ode.csv", prefix);
         snprintf(sim_csv, sizeof sim_csv, "%s.sim.csv", prefix);
         if (v.with_sde) snprintf(sde_csv, sizeof sde_csv, "%s.sde.csv", prefix);
-        if (st == HDP_OK && (st = hdp_out_open(&files[nfiles], ode_csv, &err)) == HDP_OK)
-            cli_write_ode_csv(files[nfiles++].f, &m, &v.ode);
-        if (st == HDP_OK && (st = hdp_out_open(&files[nfiles], sim_csv, &err)) == HDP_OK)
-            cli_write_mc_csv(files[nfiles++].f, "sim", &m, &opt, &v.sim);
-        if (st == HDP_OK && v.with_sde && (st = hdp_out_open(&files[nfiles], sde_csv, &err)) == HDP_OK)
-            cli_write_mc_csv(files[nfiles++].f, "sde", &m, &opt, &v.sde);
+        if ((f = hdp_outset_add(&out, ode_csv)))
+            cli_write_ode_csv(f, &m, &v.ode);
+        if ((f = hdp_outset_add(&out, sim_csv)))
+            cli_write_mc_csv(f, "sim", &m, &opt, &v.sim);
+        if (v.with_sde && (f = hdp_outset_add(&out, sde_csv)))
+            cli_write_mc_csv(f, "sde", &m, &opt, &v.sde);
     }
-    if (st == HDP_OK && json_path && (st = hdp_out_open(&files[nfiles], json_path, &err)) == HDP_OK) {
+    if ((f = hdp_outset_add(&out, json_path))) {
         hdp_json j;
-        hdp_json_begin(&j, files[nfiles++].f);
+        hdp_json_begin(&j, f);
         json_side(&j, "", &v.sim_side);
         if (v.with_sde) json_side(&j, "sde_", &v.sde_side);
         hdp_json_bool(&j, "sim_pass", v.sim_side.pass);
@@ -321,10 +322,10 @@ int cmd_validate(int argc, char **argv)
         hdp_json_str(&j, "model", m.source);
         hdp_json_end(&j);
     }
-    if (st == HDP_OK) /* the data files and the JSON, all or nothing */
-        st = hdp_out_commit_all(files, nfiles, &err);
-    for (int i = 0; i < nfiles; i++)
-        hdp_out_abort(&files[i]);
+    if (st == HDP_OK)
+        st = hdp_outset_commit(&out);
+    else
+        hdp_outset_abort(&out);
     if (st != HDP_OK) {
         hdp_validation_free(&v);
         hdp_model_free(&m);
