@@ -25,14 +25,14 @@ build=$(cd "$build" && pwd)
 # the harness, the parser and nothing else (no OpenMP, no solvers)
 # shellcheck disable=SC2046
 "$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" \
-  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_model.c" "$src/src/model.c" "$src/src/error.c" \
+  -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
+  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_model.c" "$src/src/core/model.c" "$src/src/core/error.c" \
   $(pkg-config --libs inih gsl) -lm -o "$build/fuzz_model"
 # shellcheck disable=SC2046
 "$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" \
-  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_spectrum.c" "$src/src/model.c" \
-  "$src/src/spectrum.c" "$src/src/error.c" $(pkg-config --libs inih gsl) -lm \
+  -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
+  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_spectrum.c" "$src/src/core/model.c" \
+  "$src/src/core/spectrum.c" "$src/src/core/error.c" $(pkg-config --libs inih gsl) -lm \
   -o "$build/fuzz_spectrum"
 
 # a fresh working corpus, the seeds, and a directory with valid and invalid data files

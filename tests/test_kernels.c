@@ -1,4 +1,4 @@
-/* test_kernels.c — the Monte Carlo's O(d) loops (src/mc_kernels.c) give the same bits
+/* test_kernels.c — the Monte Carlo's O(d) loops (src/sim/mc_kernels.c) give the same bits
  * in every build: the library's functions (on x86-64 the AVX-512 or AVX2 clone the CPU
  * selects at load time) against a baseline build of the same source compiled into this
  * test (no clones, -ffp-contract=off, as the library), on lengths that exercise the
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "hdpsgd/rng.h"
-#include "mc_internal.h"
+#include "sim/mc_internal.h"
 #include "testutil.h"
 
 /* the same source under other names, built for the baseline only */
@@ -17,7 +17,7 @@
 #define hdp_mc_axpby base_axpby
 #define hdp_mc_sde_step base_sde_step
 #define hdp_mc_vec_alloc base_vec_alloc
-#include "mc_kernels.c"
+#include "sim/mc_kernels.c"
 #undef hdp_mc_sample_dot
 #undef hdp_mc_axpby
 #undef hdp_mc_sde_step

@@ -16,7 +16,7 @@
 #include "hdpsgd/clip.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/sim.h"
-#include "mc_internal.h"
+#include "sim/mc_internal.h"
 #include "testutil.h"
 
 typedef hdp_status (*mc_fn)(const hdp_model *, const hdp_mc_options *, hdp_mc_result *,

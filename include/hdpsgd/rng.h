@@ -118,7 +118,7 @@ static inline double hdp_rng_normal(hdp_xoshiro *g)
     return hdp_rng_normal_slow(g, i, u);
 }
 
-/* ---- the block Gaussian stream of the Monte Carlo hot loops (src/normals.c) ----
+/* ---- the block Gaussian stream of the Monte Carlo hot loops (src/sim/normals.c) ----
  * Eight xoshiro256++ lanes stepped together, so that SIMD units (AVX2: two
  * vectors of four; AVX-512: one of eight) generate eight Gaussians at a time,
  * and a ninth stream for the ziggurat's rare rejections. Position p of the

@@ -20,8 +20,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../output.h"
-#include "../plot.h"
+#include "io/output.h"
+#include "io/plot.h"
 #include "cli.h"
 #include "hdpsgd/kl.h"
 

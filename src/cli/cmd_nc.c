@@ -21,8 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../output.h"
-#include "../plot.h"
+#include "io/output.h"
+#include "io/plot.h"
 #include "cli.h"
 #include "hdpsgd/nc.h"
 #include "hdpsgd/privacy.h"

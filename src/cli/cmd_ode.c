@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../output.h"
+#include "io/output.h"
 #include "cli.h"
 #include "hdpsgd/ode.h"
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../plot.h"
+#include "io/plot.h"
 #include "cli.h"
 
 static const char *out_path, *title_opt;

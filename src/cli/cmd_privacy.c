@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../output.h"
+#include "io/output.h"
 #include "cli.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"

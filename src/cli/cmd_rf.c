@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../output.h"
+#include "io/output.h"
 #include "cli.h"
 #include "hdpsgd/rf.h"
 #include "rf_cli.h"

@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../output.h"
-#include "../plot.h"
+#include "io/output.h"
+#include "io/plot.h"
 #include "cli.h"
 #include "hdpsgd/rf.h"
 #include "rf_cli.h"

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../output.h"
-#include "../plot.h"
+#include "io/output.h"
+#include "io/plot.h"
 #include "cli.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/privacy.h"

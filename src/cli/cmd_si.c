@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../output.h"
-#include "../plot.h"
+#include "io/output.h"
+#include "io/plot.h"
 #include "cli.h"
 #include "hdpsgd/si.h"
 

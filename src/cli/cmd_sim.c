@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../output.h"
+#include "io/output.h"
 #include "cli.h"
 #include "hdpsgd/sim.h"
 

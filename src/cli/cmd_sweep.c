@@ -37,7 +37,7 @@
 #include <mpi.h>
 #endif
 
-#include "../output.h"
+#include "io/output.h"
 #include "cli.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../output.h"
-#include "../plot.h"
+#include "io/output.h"
+#include "io/plot.h"
 #include "cli.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/validate.h"

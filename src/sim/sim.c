@@ -20,7 +20,7 @@
  */
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include "hdpsgd/sim.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
@@ -38,7 +38,7 @@
 #include "hdpsgd/rng.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
-#include "mc_internal.h"
+#include "sim/mc_internal.h"
 
 /* ---- options and results ---- */
 

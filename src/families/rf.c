@@ -26,7 +26,7 @@
  * link line of the library (a 2000 x 4000 Gram matrix took 10x longer that way).
  */
 #include "hdpsgd/rf.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <float.h>
 #include <lapacke.h>
@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas_internal.h"
+#include "families/blas_internal.h"
 
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"

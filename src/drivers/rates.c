@@ -4,7 +4,7 @@
  * the theorem's rate (THEORY.md section 5) on the smallest-gamma decade.
  */
 #include "hdpsgd/rates.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <errno.h>
 #include <math.h>

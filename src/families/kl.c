@@ -24,7 +24,7 @@
  * names would bind to GSL's reference libgslcblas first on the link line (see rf.c).
  */
 #include "hdpsgd/kl.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <float.h>
 #include <lapacke.h>
@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas_internal.h"
+#include "families/blas_internal.h"
 
 /* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb). */
 static void gemm(int ta, int tb, long M, long N, long K, double alpha, const double *A, long lda,

@@ -10,7 +10,7 @@
  * bits for any thread count; only the symmetric eigenproblem goes to LAPACK (dsyev).
  */
 #include "hdpsgd/si.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <lapacke.h>
 #include <math.h>

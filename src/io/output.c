@@ -1,5 +1,5 @@
 /* output.c — atomic output files and a small JSON writer (see output.h). */
-#include "output.h"
+#include "io/output.h"
 
 #include <errno.h>
 #include <math.h>

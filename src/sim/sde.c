@@ -21,7 +21,7 @@
  * direct evaluation outside the table's range.
  */
 #include <gsl/gsl_chebyshev.h>
-#include "check.h"
+#include "core/check.h"
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -34,7 +34,7 @@
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/sim.h"
 #include "hdpsgd/spectrum.h"
-#include "mc_internal.h"
+#include "sim/mc_internal.h"
 
 typedef struct {
     long d, n, N;

@@ -3,7 +3,7 @@
  * simulation side (Monte Carlo, SDE); see hdpsgd/validate.h.
  */
 #include "hdpsgd/validate.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <math.h>
 #include <string.h>

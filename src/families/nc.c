@@ -39,7 +39,7 @@
  * These closed forms are checked against the Monte Carlo of this file in tests/test_nc.c.
  */
 #include "hdpsgd/nc.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>

@@ -19,7 +19,7 @@
  * the factors itself.
  */
 #include "hdpsgd/ode.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <cvode/cvode.h>
 #include <math.h>

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mc_internal.h"
+#include "sim/mc_internal.h"
 
 double *hdp_mc_vec_alloc(long d)
 {

@@ -1,7 +1,7 @@
 /* plot.c — figures through gnuplot; see plot.h. */
-#include "plot.h"
+#include "io/plot.h"
 
-#include "output.h"
+#include "io/output.h"
 
 #include <errno.h>
 #include <fcntl.h>

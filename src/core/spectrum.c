@@ -5,7 +5,7 @@
  * normalised to mean 1 afterwards.
  */
 #include "hdpsgd/spectrum.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * rounds and max_solves ODE solves. A candidate whose ODE fails scores PENALTY.
  */
 #include "hdpsgd/design.h"
-#include "check.h"
+#include "core/check.h"
 #include "hdpsgd/error.h"
 
 #include <gsl/gsl_errno.h>

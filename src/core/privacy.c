@@ -13,7 +13,7 @@
  * 003's sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon for epsilon in (0, 8 ln(1/delta)).
  */
 #include "hdpsgd/privacy.h"
-#include "check.h"
+#include "core/check.h"
 #include "hdpsgd/error.h"
 
 #include <gsl/gsl_errno.h>

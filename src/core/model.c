@@ -4,7 +4,7 @@
  * "did you mean" suggestions. See hdpsgd/model.h.
  */
 #include "hdpsgd/model.h"
-#include "check.h"
+#include "core/check.h"
 
 #include <ctype.h>
 #include <errno.h>
