@@ -43,6 +43,10 @@ uint64_t hdp_xoshiro_next(hdp_xoshiro *g);
 /* Advance the stream by 2^128 outputs (the reference jump polynomial). */
 void hdp_xoshiro_jump(hdp_xoshiro *g);
 
+/* Stream j of a seed: hdp_xoshiro_seed(g, seed), then j jumps (the toolkit's way of giving
+ * run, initialisation or configuration j a stream of its own). */
+void hdp_xoshiro_stream(hdp_xoshiro *g, uint64_t seed, uint64_t j);
+
 /* Uniform double in [0, 1) from the upper 53 bits of one output. */
 double hdp_xoshiro_double(hdp_xoshiro *g);
 

@@ -40,7 +40,5 @@ static inline int threads_to_use(int threads)
     return t < 1 ? 1 : t;
 }
 
-/* malloc of count doubles that never asks for 0 bytes. */
-static inline double *dalloc(size_t count) { return malloc(sizeof(double) * (count ? count : 1)); }
 
 #endif

@@ -24,7 +24,9 @@
  * names would bind to GSL's reference libgslcblas first on the link line (see rf.c).
  */
 #include "hdpsgd/kl.h"
+#include "core/alloc.h"
 #include "core/check.h"
+#include "sim/stats.h"
 
 #include <float.h>
 #include <lapacke.h>
@@ -52,15 +54,8 @@ static void gemv(int trans, long rows, long cols, double alpha, const double *A,
     dgemv_(trans ? "N" : "T", &m, &n, &alpha, A, &la, x, &one, &beta, y, &one);
 }
 
-static double *dzero(size_t count) { return calloc(count ? count : 1, sizeof(double)); }
 
 /* The stream of index j: the seed's stream jumped j times (rng.h). */
-static void stream_at(unsigned long long seed, unsigned long long j, hdp_xoshiro *out)
-{
-    hdp_xoshiro_seed(out, (uint64_t)seed);
-    for (unsigned long long i = 0; i < j; i++)
-        hdp_xoshiro_jump(out);
-}
 
 /* ---- closed forms (seed 001 Table 1, eq. 7, Lemma C.3, Corollaries 4.2 and 6.4) ---- */
 
@@ -224,7 +219,7 @@ hdp_status hdp_kl_net_alloc(const hdp_kl_arch *a, hdp_kl_net *net, hdp_error *er
     hdp_kl_widths(a, net->w);
     hdp_kl_betas(a, net->beta);
     for (int l = 1; l <= a->L; l++) {
-        net->W[l] = dalloc((size_t)net->w[l] * (size_t)net->w[l - 1]);
+        net->W[l] = hdp_dalloc((size_t)net->w[l] * (size_t)net->w[l - 1]);
         if (!net->W[l]) {
             hdp_kl_net_free(net);
             return hdp_fail(err, HDP_ENOMEM, "out of memory for the weights of layer %d", l);
@@ -280,13 +275,13 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
     for (int l = 0; l <= L; l++)
         wmax = w[l] > wmax ? w[l] : wmax;
     double *H[HDP_KL_MAX_DEPTH + 1] = {0};
-    double *D = dalloc((size_t)N * (size_t)wmax), *Dn = dalloc((size_t)N * (size_t)wmax);
-    double *GD = K ? dalloc((size_t)N * (size_t)N) : NULL;
-    double *GH = K ? dalloc((size_t)n * (size_t)n) : NULL;
-    double *hn2 = dalloc((size_t)n);
+    double *D = hdp_dalloc((size_t)N * (size_t)wmax), *Dn = hdp_dalloc((size_t)N * (size_t)wmax);
+    double *GD = K ? hdp_dalloc((size_t)N * (size_t)N) : NULL;
+    double *GH = K ? hdp_dalloc((size_t)n * (size_t)n) : NULL;
+    double *hn2 = hdp_dalloc((size_t)n);
     int ok = D && Dn && hn2 && (!K || (GD && GH));
     for (int l = 1; l < L && ok; l++)
-        ok = (H[l] = dalloc((size_t)n * (size_t)w[l])) != NULL;
+        ok = (H[l] = hdp_dalloc((size_t)n * (size_t)w[l])) != NULL;
     if (!ok) {
         for (int l = 1; l < L; l++)
             free(H[l]);
@@ -390,10 +385,10 @@ hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long se
     const int L = a->L;
     const double t0 = omp_get_wtime();
     const int nt = threads_to_use(threads);
-    double *norms = dalloc((size_t)runs * (size_t)L);
+    double *norms = hdp_dalloc((size_t)runs * (size_t)L);
     hdp_xoshiro *streams = malloc(sizeof *streams * (size_t)runs);
     hdp_kl_net *nets = calloc((size_t)nt, sizeof *nets);
-    double *xs = dalloc((size_t)nt * (size_t)a->d);
+    double *xs = hdp_dalloc((size_t)nt * (size_t)a->d);
     if (!norms || !streams || !nets || !xs) {
         free(norms), free(streams), free(nets), free(xs);
         return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld networks", runs);
@@ -401,7 +396,7 @@ hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long se
     for (int t = 0; t < nt && st == HDP_OK; t++)
         st = hdp_kl_net_alloc(a, &nets[t], err);
     if (st == HDP_OK) {
-        stream_at(seed, 1, &streams[0]);
+        hdp_xoshiro_stream(&streams[0], (uint64_t)seed, 1);
         for (long r = 1; r < runs; r++) {
             streams[r] = streams[r - 1];
             hdp_xoshiro_jump(&streams[r]);
@@ -449,7 +444,7 @@ hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long se
                 ss += (v - mean) * (v - mean);
             }
             res->mean[l] = mean;
-            res->stderr_[l] = sqrt(ss / (double)(runs - 1) / (double)runs);
+            res->stderr_[l] = hdp_stderr_from_ss(ss, runs);
         }
         res->z = (res->mean[0] - res->formula[0]) / res->stderr_[0];
         res->seconds = omp_get_wtime() - t0;
@@ -549,11 +544,11 @@ hdp_status hdp_kl_data(const hdp_kl_spec *s, double *X, double *Y, hdp_error *er
     HDP_REQUIRE(err, X);
     HDP_REQUIRE(err, Y);
     const long d = s->arch.d, o = s->arch.o, n = s->n;
-    double *u = dalloc((size_t)(o * d));
+    double *u = hdp_dalloc((size_t)(o * d));
     if (!u)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for the teacher");
     hdp_xoshiro g;
-    stream_at(s->seed, 0, &g);
+    hdp_xoshiro_stream(&g, (uint64_t)s->seed, 0);
     for (long a = 0; a < o; a++) {
         hdp_kl_sphere(&g, d, u + a * d);
         for (long k = 0; k < d; k++)
@@ -593,14 +588,14 @@ static hdp_status problem_build_stream(const hdp_kl_spec *s, const double *X, co
         return st;
     hdp_kl_net_draw(&net, g);
     pb->n = n, pb->o = o, pb->N = N;
-    pb->K = dalloc((size_t)N * (size_t)N);
-    pb->f0 = dalloc((size_t)N);
-    pb->y = dalloc((size_t)N);
-    pb->lambda = dalloc((size_t)N);
-    pb->M = dalloc((size_t)N * (size_t)N);
-    pb->Mt_res0 = dalloc((size_t)N);
-    double *ln2 = dalloc((size_t)n * (size_t)L), *A = dalloc((size_t)N * (size_t)N),
-           *w = dalloc((size_t)N);
+    pb->K = hdp_dalloc((size_t)N * (size_t)N);
+    pb->f0 = hdp_dalloc((size_t)N);
+    pb->y = hdp_dalloc((size_t)N);
+    pb->lambda = hdp_dalloc((size_t)N);
+    pb->M = hdp_dalloc((size_t)N * (size_t)N);
+    pb->Mt_res0 = hdp_dalloc((size_t)N);
+    double *ln2 = hdp_dalloc((size_t)n * (size_t)L), *A = hdp_dalloc((size_t)N * (size_t)N),
+           *w = hdp_dalloc((size_t)N);
     if (!pb->K || !pb->f0 || !pb->y || !pb->lambda || !pb->M || !pb->Mt_res0 || !ln2 || !A || !w) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld NTK Gram", N, N);
         goto done;
@@ -664,7 +659,7 @@ hdp_status hdp_kl_problem_build(const hdp_kl_spec *s, const double *X, const dou
     HDP_REQUIRE(err, Y);
     HDP_REQUIRE(err, pb);
     hdp_xoshiro g;
-    stream_at(s->seed, (unsigned long long)init_index + 1, &g);
+    hdp_xoshiro_stream(&g, (uint64_t)s->seed, (uint64_t)init_index + 1);
     const int old = blas_single();
     hdp_status st = problem_build_stream(s, X, Y, &g, pb, err);
     blas_restore(old);
@@ -683,8 +678,8 @@ hdp_status hdp_kl_problem_exact(const hdp_kl_problem *pb, double eta, double sig
     HDP_REQUIRE(err, pb);
     HDP_REQUIRE(err, out);
     const long n = pb->n, o = pb->o, N = pb->N, r = pb->r;
-    double *mu = dzero((size_t)r), *c = dzero((size_t)r), *m = dalloc((size_t)N),
-           *Km = dalloc((size_t)N), *lc = dalloc((size_t)r);
+    double *mu = hdp_dalloc((size_t)r), *c = hdp_dalloc((size_t)r), *m = hdp_dalloc((size_t)N),
+           *Km = hdp_dalloc((size_t)N), *lc = hdp_dalloc((size_t)r);
     if (!mu || !c || !m || !Km || !lc) {
         free(mu), free(c), free(m), free(Km), free(lc);
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
@@ -774,9 +769,9 @@ hdp_status hdp_kl_problem_final_kl(const hdp_kl_problem *pb, double eta, double 
     const long n = pb->n, r = pb->r;
     if (j < 0 || j >= n)
         return hdp_fail(err, HDP_EINPUT, "sample %ld out of range", j);
-    double *H = dalloc((size_t)r * (size_t)r), *b = dalloc((size_t)r), *h = dalloc((size_t)r),
-           *Qb = dalloc((size_t)r), *wbar = dzero((size_t)r), *v = dzero((size_t)r),
-           *mu = dzero((size_t)r), *c = dzero((size_t)r), *Qmu = dalloc((size_t)r);
+    double *H = hdp_dalloc((size_t)r * (size_t)r), *b = hdp_dalloc((size_t)r), *h = hdp_dalloc((size_t)r),
+           *Qb = hdp_dalloc((size_t)r), *wbar = hdp_dalloc((size_t)r), *v = hdp_dalloc((size_t)r),
+           *mu = hdp_dalloc((size_t)r), *c = hdp_dalloc((size_t)r), *Qmu = hdp_dalloc((size_t)r);
     if (!H || !b || !h || !Qb || !wbar || !v || !mu || !c || !Qmu) {
         free(H), free(b), free(h), free(Qb), free(wbar), free(v), free(mu), free(c), free(Qmu);
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
@@ -830,8 +825,8 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
     HDP_REQUIRE(err, mean);
     HDP_REQUIRE(err, cov);
     const long n = pb->n, r = pb->r, dim = K * r;
-    double *A = dalloc((size_t)r * (size_t)r), *b = dalloc((size_t)r), *C = dzero((size_t)r * r),
-           *T = dalloc((size_t)r * (size_t)r), *z = dzero((size_t)r), *zn = dalloc((size_t)r);
+    double *A = hdp_dalloc((size_t)r * (size_t)r), *b = hdp_dalloc((size_t)r), *C = hdp_dalloc((size_t)r * r),
+           *T = hdp_dalloc((size_t)r * (size_t)r), *z = hdp_dalloc((size_t)r), *zn = hdp_dalloc((size_t)r);
     if (!A || !b || !C || !T || !z || !zn) {
         free(A), free(b), free(C), free(T), free(z), free(zn);
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
@@ -865,7 +860,7 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
         memcpy(T, C, sizeof(double) * (size_t)r * (size_t)r);
         for (long l = k; l < K; l++) {
             if (l > k) {
-                double *U = dalloc((size_t)r * (size_t)r);
+                double *U = hdp_dalloc((size_t)r * (size_t)r);
                 if (!U) {
                     blas_restore(old);
                     free(A), free(b), free(C), free(T), free(z), free(zn);
@@ -895,8 +890,8 @@ hdp_status hdp_kl_gauss(long dim, const double *mu1, const double *S1, const dou
     HDP_REQUIRE(err, mu2);
     HDP_REQUIRE(err, S2);
     HDP_REQUIRE(err, kl);
-    double *L1 = dalloc((size_t)dim * (size_t)dim), *L2 = dalloc((size_t)dim * (size_t)dim),
-           *dm = dalloc((size_t)dim);
+    double *L1 = hdp_dalloc((size_t)dim * (size_t)dim), *L2 = hdp_dalloc((size_t)dim * (size_t)dim),
+           *dm = hdp_dalloc((size_t)dim);
     if (!L1 || !L2 || !dm) {
         free(L1), free(L2), free(dm);
         return hdp_fail(err, HDP_ENOMEM, "out of memory for a %ld-dimensional Gaussian", dim);
@@ -980,7 +975,7 @@ static void run_one(const hdp_kl_spec *s, const double *X, const double *Y, long
     const long n = s->n, o = s->arch.o, N = n * o, E = s->epochs, P = s->runs;
     hdp_error_clear(&io->err);
     hdp_xoshiro g;
-    stream_at(s->seed, (unsigned long long)idx + 1, &g);
+    hdp_xoshiro_stream(&g, (uint64_t)s->seed, (uint64_t)idx + 1);
     io->st = problem_build_stream(s, X, Y, &g, &io->pb, &io->err);
     if (io->st != HDP_OK)
         return;
@@ -992,7 +987,7 @@ static void run_one(const hdp_kl_spec *s, const double *X, const double *Y, long
         return;
     }
     if (s->loss == HDP_KL_SQUARED) {
-        double *e = dalloc((size_t)E * (size_t)n);
+        double *e = hdp_dalloc((size_t)E * (size_t)n);
         if (!e) {
             io->st = hdp_fail(&io->err, HDP_ENOMEM, "out of memory");
             return;
@@ -1009,9 +1004,9 @@ static void run_one(const hdp_kl_spec *s, const double *X, const double *Y, long
                 io->exact[(k + 1) * n + j] = io->exact[k * n + j] + s->eta * e[k * n + j];
         free(e);
     }
-    double *Z = dzero((size_t)r * (size_t)P), *U = dalloc((size_t)N * (size_t)P),
-           *Gz = dalloc((size_t)r * (size_t)P), *KQ = dalloc((size_t)N * (size_t)P),
-           *S = dzero((size_t)P * (size_t)n), *Kd = dalloc((size_t)n * (size_t)o * (size_t)o);
+    double *Z = hdp_dalloc((size_t)r * (size_t)P), *U = hdp_dalloc((size_t)N * (size_t)P),
+           *Gz = hdp_dalloc((size_t)r * (size_t)P), *KQ = hdp_dalloc((size_t)N * (size_t)P),
+           *S = hdp_dalloc((size_t)P * (size_t)n), *Kd = hdp_dalloc((size_t)n * (size_t)o * (size_t)o);
     if (!Z || !U || !Gz || !KQ || !S || !Kd) {
         free(Z), free(U), free(Gz), free(KQ), free(S), free(Kd);
         io->st = hdp_fail(&io->err, HDP_ENOMEM, "out of memory for %ld noise paths", P);
@@ -1102,20 +1097,20 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     const long n = s->n, o = s->arch.o, E = s->epochs, NI = s->inits, P = s->runs;
     const size_t rec = (size_t)(E + 1) * (size_t)n;
     const double c4s2 = HDP_KL_C * s->sigma * s->sigma;
-    double *X = dalloc((size_t)n * (size_t)s->arch.d), *Y = dalloc((size_t)n * (size_t)o);
+    double *X = hdp_dalloc((size_t)n * (size_t)s->arch.d), *Y = hdp_dalloc((size_t)n * (size_t)o);
     init_out *io = calloc((size_t)NI, sizeof *io);
     res->epochs = E, res->n = n, res->inits = NI, res->runs = P;
-    res->kl_mc = dalloc((size_t)E + 1), res->kl_mc_se = dalloc((size_t)E + 1);
-    res->kl_mc_se_path = dalloc((size_t)E + 1), res->kl_init_sd = dalloc((size_t)E + 1);
-    res->kl_mc_max = dalloc((size_t)E + 1), res->kl_exact = dalloc((size_t)E + 1);
-    res->kl_final = dalloc((size_t)E + 1), res->train_loss = dalloc((size_t)E + 1);
-    double *mean_i = dalloc((size_t)NI), *grand = dalloc(rec), *exact = dalloc(rec);
+    res->kl_mc = hdp_dalloc((size_t)E + 1), res->kl_mc_se = hdp_dalloc((size_t)E + 1);
+    res->kl_mc_se_path = hdp_dalloc((size_t)E + 1), res->kl_init_sd = hdp_dalloc((size_t)E + 1);
+    res->kl_mc_max = hdp_dalloc((size_t)E + 1), res->kl_exact = hdp_dalloc((size_t)E + 1);
+    res->kl_final = hdp_dalloc((size_t)E + 1), res->train_loss = hdp_dalloc((size_t)E + 1);
+    double *mean_i = hdp_dalloc((size_t)NI), *grand = hdp_dalloc(rec), *exact = hdp_dalloc(rec);
     int ok = X && Y && io && res->kl_mc && res->kl_mc_se && res->kl_mc_se_path &&
              res->kl_init_sd && res->kl_mc_max && res->kl_exact && res->kl_final &&
              res->train_loss && mean_i && grand && exact;
     for (long i = 0; ok && i < NI; i++) {
-        io[i].sum = dzero(rec), io[i].sum2 = dzero(rec), io[i].exact = dzero(rec);
-        io[i].loss = dzero((size_t)E + 1);
+        io[i].sum = hdp_dalloc(rec), io[i].sum2 = hdp_dalloc(rec), io[i].exact = hdp_dalloc(rec);
+        io[i].loss = hdp_dalloc((size_t)E + 1);
         ok = io[i].sum && io[i].sum2 && io[i].exact && io[i].loss;
     }
     if (!ok) {
@@ -1200,7 +1195,7 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     }
     if (s->loss == HDP_KL_SQUARED) {
         /* exact law of the k-th iterate for j*, each initialisation, then the mean */
-        double *fk = dzero((size_t)NI * (size_t)E);
+        double *fk = hdp_dalloc((size_t)NI * (size_t)E);
         if (!fk) {
             st = hdp_fail(err, HDP_ENOMEM, "out of memory");
             goto done;

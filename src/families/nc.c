@@ -39,7 +39,9 @@
  * These closed forms are checked against the Monte Carlo of this file in tests/test_nc.c.
  */
 #include "hdpsgd/nc.h"
+#include "core/alloc.h"
 #include "core/check.h"
+#include "sim/stats.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
@@ -363,7 +365,6 @@ double hdp_nc_exact_error_logistic(double n, double sigma)
 
 /* ---- the problem ---- */
 
-static double *dalloc(size_t count) { return calloc(count ? count : 1, sizeof(double)); }
 
 /* len signs +-beta from the stream, 64 per output (bit j of an output gives entry j) */
 static void fill_signs(hdp_xoshiro *g, double beta, double *out, long len)
@@ -419,8 +420,8 @@ static hdp_status build_pca(hdp_nc_problem *pb, hdp_xoshiro *g, hdp_error *err)
 {
     const hdp_nc_spec *s = &pb->spec;
     const long K = s->K, p = s->p, m = s->public_samples, q = K - 1;
-    double *X = dalloc((size_t)(m * p)), *mean = dalloc((size_t)p), *Gm = dalloc((size_t)(m * m));
-    double *w = dalloc((size_t)m), *U = dalloc((size_t)(m * q)), *D = dalloc((size_t)(q * p));
+    double *X = hdp_dalloc((size_t)(m * p)), *mean = hdp_dalloc((size_t)p), *Gm = hdp_dalloc((size_t)(m * m));
+    double *w = hdp_dalloc((size_t)m), *U = hdp_dalloc((size_t)(m * q)), *D = hdp_dalloc((size_t)(q * p));
     lapack_int *isuppz = malloc(sizeof(lapack_int) * (size_t)(2 * q));
     hdp_status st = HDP_OK;
     if (!X || !mean || !Gm || !w || !U || !D || !isuppz) {
@@ -545,9 +546,9 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
     pb->sigma = hdp_nc_sigma(s->G, s->rho);
     pb->nk = malloc(sizeof(long) * (size_t)K);
     pb->sample_class = malloc(sizeof(long) * (size_t)n);
-    pb->M = dalloc((size_t)(K * p));
-    pb->ztest = dalloc((size_t)(K * q));
-    double *x = dalloc((size_t)p), *c = dalloc((size_t)p);
+    pb->M = hdp_dalloc((size_t)(K * p));
+    pb->ztest = hdp_dalloc((size_t)(K * q));
+    double *x = hdp_dalloc((size_t)p), *c = hdp_dalloc((size_t)p);
     if (!pb->nk || !pb->sample_class || !pb->M || !pb->ztest || !x || !c) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory (K = %ld, p = %ld)", K, p);
         goto fail;
@@ -562,7 +563,7 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
     hdp_xoshiro g;
     hdp_xoshiro_seed(&g, (uint64_t)s->seed);
     if (train_offset(s->perturbation) || test_offset(s->perturbation)) {
-        pb->v = dalloc((size_t)p);
+        pb->v = hdp_dalloc((size_t)p);
         if (!pb->v) {
             st = hdp_fail(err, HDP_ENOMEM, "out of memory");
             goto fail;
@@ -571,8 +572,8 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
         pb->offset_norm = s->beta * sqrt((double)p);
     }
     if (s->remedy == HDP_NC_REMEDY_PCA) {
-        pb->P = dalloc((size_t)(p * q));
-        pb->PM = dalloc((size_t)(K * q));
+        pb->P = hdp_dalloc((size_t)(p * q));
+        pb->PM = hdp_dalloc((size_t)(K * q));
         if (!pb->P || !pb->PM) {
             st = hdp_fail(err, HDP_ENOMEM, "out of memory (projection %ld x %ld)", p, q);
             goto fail;
@@ -585,7 +586,7 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
 
     /* the deterministic training set (grouped): M_k (+ v), centred, projected */
     if (pb->grouped) {
-        pb->Z = dalloc((size_t)(K * q));
+        pb->Z = hdp_dalloc((size_t)(K * q));
         if (!pb->Z) {
             st = hdp_fail(err, HDP_ENOMEM, "out of memory");
             goto fail;
@@ -665,8 +666,8 @@ hdp_status hdp_nc_exact_error(const hdp_nc_problem *pb, double *out, hdp_error *
     if (!hdp_nc_exact_applies(s) || !pb->grouped)
         return HDP_OK;
     const long K = s->K, Kout = pb->Kout, q = pb->q;
-    double *S = dalloc((size_t)(Kout * q)), *r = dalloc((size_t)K), *zero = dalloc((size_t)K);
-    double *mu = dalloc((size_t)K), *a = dalloc((size_t)K);
+    double *S = hdp_dalloc((size_t)(Kout * q)), *r = hdp_dalloc((size_t)K), *zero = hdp_dalloc((size_t)K);
+    double *mu = hdp_dalloc((size_t)K), *a = hdp_dalloc((size_t)K);
     hdp_status st = HDP_OK;
     if (!S || !r || !zero || !mu || !a) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
@@ -760,24 +761,24 @@ static nc_ws *ws_alloc(const hdp_nc_problem *pb)
     nc_ws *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->W = dalloc((size_t)(Kout * q));
-    w->Gs = dalloc((size_t)(Kout * q));
-    w->S = dalloc((size_t)(rows * Kout));
-    w->A = dalloc((size_t)(rows * Kout));
-    w->res = dalloc((size_t)(K * Kout));
-    w->cf = dalloc((size_t)rows);
-    w->zn = dalloc((size_t)rows);
+    w->W = hdp_dalloc((size_t)(Kout * q));
+    w->Gs = hdp_dalloc((size_t)(Kout * q));
+    w->S = hdp_dalloc((size_t)(rows * Kout));
+    w->A = hdp_dalloc((size_t)(rows * Kout));
+    w->res = hdp_dalloc((size_t)(K * Kout));
+    w->cf = hdp_dalloc((size_t)rows);
+    w->zn = hdp_dalloc((size_t)rows);
     w->mult = calloc((size_t)rows, sizeof(long));
     w->perm = calloc((size_t)n, sizeof(long));
-    w->Zs = dalloc(per_sample ? (size_t)(n * q) : 1);
-    w->X = dalloc(per_sample && pb->P ? (size_t)(n * p) : 1);
-    w->C = dalloc((size_t)(K * q));
-    w->U = dalloc(s->perturbation == HDP_NC_PERT_ADVERSARIAL && pb->P ? (size_t)(p * Kout) : 1);
-    w->V = dalloc(stoch ? (size_t)(t * p) : 1);
-    w->VP = dalloc(stoch && pb->P ? (size_t)(t * q) : 1);
-    w->VS = dalloc(stoch ? (size_t)(t * Kout) : 1);
-    w->sc = dalloc((size_t)Kout);
-    w->base = dalloc((size_t)Kout);
+    w->Zs = hdp_dalloc(per_sample ? (size_t)(n * q) : 1);
+    w->X = hdp_dalloc(per_sample && pb->P ? (size_t)(n * p) : 1);
+    w->C = hdp_dalloc((size_t)(K * q));
+    w->U = hdp_dalloc(s->perturbation == HDP_NC_PERT_ADVERSARIAL && pb->P ? (size_t)(p * Kout) : 1);
+    w->V = hdp_dalloc(stoch ? (size_t)(t * p) : 1);
+    w->VP = hdp_dalloc(stoch && pb->P ? (size_t)(t * q) : 1);
+    w->VS = hdp_dalloc(stoch ? (size_t)(t * Kout) : 1);
+    w->sc = hdp_dalloc((size_t)Kout);
+    w->base = hdp_dalloc((size_t)Kout);
     if (!w->W || !w->Gs || !w->S || !w->A || !w->res || !w->cf || !w->zn || !w->mult || !w->perm ||
         !w->Zs || !w->X || !w->C || !w->U || !w->V || !w->VP || !w->VS || !w->sc || !w->base) {
         ws_free(w);
@@ -1120,7 +1121,7 @@ hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res,
     res->draws = draws;
     res->threads = nt;
     res->error_mean = mean;
-    res->error_stderr = draws > 1 ? sqrt(ss / (double)(draws - 1) / (double)draws) : NAN;
+    res->error_stderr = hdp_stderr_from_ss(ss, draws); /* 0 for one draw */
     res->error_min = mn;
     res->error_max = mx;
     res->clipped_fraction = grads > 0 ? clipped / grads : 0;

@@ -26,7 +26,9 @@
  * link line of the library (a 2000 x 4000 Gram matrix took 10x longer that way).
  */
 #include "hdpsgd/rf.h"
+#include "core/alloc.h"
 #include "core/check.h"
+#include "sim/stats.h"
 
 #include <float.h>
 #include <lapacke.h>
@@ -88,12 +90,6 @@ static double mse(const double *pred, const double *y, long len)
 }
 
 /* The stream of run/configuration j: the base stream jumped j times (rng.h). */
-static void stream_at(unsigned long long seed, unsigned long long j, hdp_xoshiro *out)
-{
-    hdp_xoshiro_seed(out, (uint64_t)seed);
-    for (unsigned long long i = 0; i < j; i++)
-        hdp_xoshiro_jump(out);
-}
 
 static void gaussians(gsl_rng *rng, double *x, long len)
 {
@@ -204,7 +200,7 @@ static void gemm_rows(long M, long N, long K, const double *A, int transB, const
 static hdp_status eig_keep(double *A, long N, long *r_out, double *s2, double *vec,
                            hdp_error *err)
 {
-    double *w = dalloc((size_t)N);
+    double *w = hdp_dalloc((size_t)N);
     if (!w)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld eigenvalues", N);
     lapack_int info =
@@ -248,20 +244,20 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     int nth = threads_to_use(threads);
     hdp_status st = HDP_OK;
     const long N = p >= n ? n : p; /* size of the Gram matrix */
-    double *u = dalloc((size_t)d), *X = dalloc((size_t)(n * d)), *Xt = dalloc((size_t)(m * d));
-    double *V = dalloc((size_t)(p * d)), *Gram = dalloc((size_t)(N * N)), *vec = NULL, *H = NULL;
-    double *alpha = dalloc((size_t)n), *theta = dalloc((size_t)p);
-    double *pred = dalloc((size_t)(n > m ? n : m));
-    pb->Phi = dalloc((size_t)(n * p));
-    pb->Phi_test = dalloc((size_t)(m * p));
-    pb->y = dalloc((size_t)n);
-    pb->y_test = dalloc((size_t)m);
-    pb->phi_norm = dalloc((size_t)n);
-    pb->test_norm2 = dalloc((size_t)m);
-    pb->s2 = dalloc((size_t)N);
-    pb->s = dalloc((size_t)N);
-    pb->lambda = dalloc((size_t)N);
-    pb->beta = dalloc((size_t)N);
+    double *u = hdp_dalloc((size_t)d), *X = hdp_dalloc((size_t)(n * d)), *Xt = hdp_dalloc((size_t)(m * d));
+    double *V = hdp_dalloc((size_t)(p * d)), *Gram = hdp_dalloc((size_t)(N * N)), *vec = NULL, *H = NULL;
+    double *alpha = hdp_dalloc((size_t)n), *theta = hdp_dalloc((size_t)p);
+    double *pred = hdp_dalloc((size_t)(n > m ? n : m));
+    pb->Phi = hdp_dalloc((size_t)(n * p));
+    pb->Phi_test = hdp_dalloc((size_t)(m * p));
+    pb->y = hdp_dalloc((size_t)n);
+    pb->y_test = hdp_dalloc((size_t)m);
+    pb->phi_norm = hdp_dalloc((size_t)n);
+    pb->test_norm2 = hdp_dalloc((size_t)m);
+    pb->s2 = hdp_dalloc((size_t)N);
+    pb->s = hdp_dalloc((size_t)N);
+    pb->lambda = hdp_dalloc((size_t)N);
+    pb->beta = hdp_dalloc((size_t)N);
     gsl_rng *rng = hdp_rng_alloc((uint64_t)spec->seed);
     if (!u || !X || !Xt || !V || !Gram || !alpha || !theta || !pred || !pb->Phi || !pb->Phi_test ||
         !pb->y || !pb->y_test || !pb->phi_norm || !pb->test_norm2 || !pb->s2 || !pb->s ||
@@ -316,7 +312,7 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     }
 
     /* the modes: eigendecomposition of the smaller Gram matrix (THEORY 7) */
-    vec = dalloc((size_t)(N * N));
+    vec = hdp_dalloc((size_t)(N * N));
     if (!vec) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld eigenvectors", N, N);
         goto done;
@@ -339,7 +335,7 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
         pb->s[k] = sqrt(pb->s2[k]);
         pb->lambda[k] = 2.0 * pb->s2[k] / (double)n;
     }
-    pb->U = dalloc((size_t)(n * r));
+    pb->U = hdp_dalloc((size_t)(n * r));
     if (!pb->U) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld modes", n, r);
         goto done;
@@ -359,7 +355,7 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
         pb->beta[k] /= pb->s[k];
 
     /* min-norm interpolator theta* = Phi^T U S^{-1} beta: train residual U S beta - y */
-    double *c = dalloc((size_t)r);
+    double *c = hdp_dalloc((size_t)r);
     if (!c) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
         goto done;
@@ -377,15 +373,15 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
 
     if (flags & HDP_RF_TEST_MODES) {
         /* G = Phi_test W, W = Phi^T U S^{-1} (p >= n) or the eigenvectors (p < n) */
-        pb->G = dalloc((size_t)(m * r));
-        pb->test_perp2 = dalloc((size_t)m);
+        pb->G = hdp_dalloc((size_t)(m * r));
+        pb->test_perp2 = hdp_dalloc((size_t)m);
         if (!pb->G || !pb->test_perp2) {
             st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld test projections",
                           m, r);
             goto done;
         }
         if (p >= n) {
-            H = dalloc((size_t)(m * n));
+            H = hdp_dalloc((size_t)(m * n));
             if (!H) {
                 st = hdp_fail(err, HDP_ENOMEM, "out of memory for Phi_test Phi^T (%ld x %ld)",
                               m, n);
@@ -535,7 +531,7 @@ void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, 
     if (!pb || !c)
         return;
     const long n = pb->spec.n, m = pb->spec.m, r = pb->r;
-    double *sc = dalloc((size_t)r), *pred = dalloc((size_t)(n > m ? n : m));
+    double *sc = hdp_dalloc((size_t)r), *pred = hdp_dalloc((size_t)(n > m ? n : m));
     if (!sc || !pred) {
         if (test) *test = NAN;
         if (train) *train = NAN;
@@ -601,7 +597,7 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
     if (!pb)
         return;
     const long n = pb->spec.n, m = pb->spec.m, r = pb->r;
-    double *mean = dalloc((size_t)r), *var = dalloc((size_t)r);
+    double *mean = hdp_dalloc((size_t)r), *var = hdp_dalloc((size_t)r);
     if (!mean || !var || (test && !pb->G)) {
         if (test) *test = NAN;
         if (train) *train = NAN;
@@ -722,20 +718,20 @@ static sim_ws *sim_ws_alloc(const hdp_rf_problem *pb)
     sim_ws *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->theta = dalloc((size_t)p);
-    w->xi = dalloc((size_t)p);
-    w->Z = dalloc((size_t)p);
-    w->g = dalloc((size_t)p);
-    w->resid = dalloc((size_t)n);
-    w->v = dalloc((size_t)n);
-    w->q = dalloc((size_t)n);
-    w->aD = dalloc((size_t)r);
-    w->c_em = dalloc((size_t)r);
-    w->c_ex = dalloc((size_t)r);
-    w->xim = dalloc((size_t)r);
-    w->wz = dalloc((size_t)r);
-    w->pred = dalloc((size_t)m);
-    w->zt = dalloc((size_t)m);
+    w->theta = hdp_dalloc((size_t)p);
+    w->xi = hdp_dalloc((size_t)p);
+    w->Z = hdp_dalloc((size_t)p);
+    w->g = hdp_dalloc((size_t)p);
+    w->resid = hdp_dalloc((size_t)n);
+    w->v = hdp_dalloc((size_t)n);
+    w->q = hdp_dalloc((size_t)n);
+    w->aD = hdp_dalloc((size_t)r);
+    w->c_em = hdp_dalloc((size_t)r);
+    w->c_ex = hdp_dalloc((size_t)r);
+    w->xim = hdp_dalloc((size_t)r);
+    w->wz = hdp_dalloc((size_t)r);
+    w->pred = hdp_dalloc((size_t)m);
+    w->zt = hdp_dalloc((size_t)m);
     w->rng = hdp_rng_alloc(0);
     if (!w->theta || !w->xi || !w->Z || !w->g || !w->resid || !w->v || !w->q || !w->aD ||
         !w->c_em || !w->c_ex || !w->xim || !w->wz || !w->pred || !w->zt || !w->rng) {
@@ -876,15 +872,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
 /* mean and standard error of column i over the runs (stderr 0 for one run) */
 static void mean_se(const double *v, long runs, long P, long i, double *mean, double *se)
 {
-    double s = 0;
-    for (long r = 0; r < runs; r++)
-        s += v[r * P + i];
-    double mu = s / (double)runs, ss = 0;
-    for (long r = 0; r < runs; r++)
-        ss += (v[r * P + i] - mu) * (v[r * P + i] - mu);
-    *mean = mu;
-    if (se)
-        *se = runs > 1 ? sqrt(ss / (double)(runs - 1) / (double)runs) : 0.0;
+    hdp_mean_stderr(v + i, runs, P, mean, se);
 }
 
 hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
@@ -933,10 +921,10 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     hdp_status st = HDP_OK;
     int old = blas_single();
     sim_ctx c = {pb, q, steps, P, q->s * sqrt(q->eta), NULL, NULL, NULL};
-    c.ex_decay = dalloc((size_t)r);
-    c.ex_shift = dalloc((size_t)r);
-    c.ex_sd = dalloc((size_t)r);
-    double *slots = dalloc((size_t)(5 * runs * P));
+    c.ex_decay = hdp_dalloc((size_t)r);
+    c.ex_shift = hdp_dalloc((size_t)r);
+    c.ex_sd = hdp_dalloc((size_t)r);
+    double *slots = hdp_dalloc((size_t)(5 * runs * P));
     sim_out *outs = calloc((size_t)runs, sizeof *outs);
     sim_ws **ws = calloc((size_t)nth, sizeof *ws);
     hdp_xoshiro *streams = malloc(sizeof(hdp_xoshiro) * (size_t)runs);
@@ -963,7 +951,7 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
         outs[i] = (sim_out){base, base + P, base + 2 * P, base + 3 * P, base + 4 * P, 0, 0, 0, 0};
     }
     /* run i uses the data stream jumped i + 1 times */
-    stream_at(pb->spec.seed, 1, &streams[0]);
+    hdp_xoshiro_stream(&streams[0], (uint64_t)pb->spec.seed, 1);
     for (long i = 1; i < runs; i++) {
         streams[i] = streams[i - 1];
         hdp_xoshiro_jump(&streams[i]);
@@ -983,9 +971,9 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
         }
     }
     /* reduce in run order */
-    double *test = dalloc((size_t)(runs * P)), *train = dalloc((size_t)(runs * P));
-    double *em = dalloc((size_t)(runs * P)), *ex = dalloc((size_t)(runs * P));
-    double *clip = dalloc((size_t)(runs * P));
+    double *test = hdp_dalloc((size_t)(runs * P)), *train = hdp_dalloc((size_t)(runs * P));
+    double *em = hdp_dalloc((size_t)(runs * P)), *ex = hdp_dalloc((size_t)(runs * P));
+    double *clip = hdp_dalloc((size_t)(runs * P));
     if (!test || !train || !em || !ex || !clip) {
         free(test); free(train); free(em); free(ex); free(clip);
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
@@ -1071,16 +1059,16 @@ static cfg_ws *cfg_ws_alloc(const hdp_rf_problem *pb)
     cfg_ws *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->a = dalloc((size_t)r);
-    w->sa = dalloc((size_t)r);
-    w->g = dalloc((size_t)r);
-    w->xim = dalloc((size_t)r);
-    w->resid = dalloc((size_t)n);
-    w->v = dalloc((size_t)n);
-    w->Z = dalloc((size_t)p);
-    w->xi = dalloc((size_t)p);
-    w->theta = dalloc((size_t)p);
-    w->pred = dalloc((size_t)(m > n ? m : n));
+    w->a = hdp_dalloc((size_t)r);
+    w->sa = hdp_dalloc((size_t)r);
+    w->g = hdp_dalloc((size_t)r);
+    w->xim = hdp_dalloc((size_t)r);
+    w->resid = hdp_dalloc((size_t)n);
+    w->v = hdp_dalloc((size_t)n);
+    w->Z = hdp_dalloc((size_t)p);
+    w->xi = hdp_dalloc((size_t)p);
+    w->theta = hdp_dalloc((size_t)p);
+    w->pred = hdp_dalloc((size_t)(m > n ? m : n));
     w->rng = hdp_rng_alloc(0);
     if (!w->a || !w->sa || !w->g || !w->xim || !w->resid || !w->v || !w->Z || !w->xi ||
         !w->theta || !w->pred || !w->rng) {
@@ -1230,7 +1218,7 @@ hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long 
         for (long jj = 0; jj < ncfg; jj++) {
             hdp_rf_config *cf = &cfg[order[jj]];
             hdp_xoshiro xs;
-            stream_at(pb->spec.seed, cf->stream, &xs);
+            hdp_xoshiro_stream(&xs, (uint64_t)pb->spec.seed, (uint64_t)cf->stream);
             *hdp_rng_state(w->rng) = xs;
             cfg_one(pb, cf, w);
             if (progress) {

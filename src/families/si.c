@@ -10,7 +10,9 @@
  * bits for any thread count; only the symmetric eigenproblem goes to LAPACK (dsyev).
  */
 #include "hdpsgd/si.h"
+#include "core/alloc.h"
 #include "core/check.h"
+#include "sim/stats.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -23,7 +25,6 @@
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
 
-static double *dalloc(size_t count) { return calloc(count ? count : 1, sizeof(double)); }
 
 static double now_seconds(void)
 {
@@ -93,7 +94,7 @@ static void predictions(hdp_si_problem *pb)
 {
     const long p = pb->spec.p, n = pb->spec.n, m = pb->spec.m;
     const hdp_si_params *hp = &pb->hp;
-    double *c = dalloc((size_t)p), *ck = dalloc((size_t)p), *a0k = dalloc((size_t)p);
+    double *c = hdp_dalloc((size_t)p), *ck = hdp_dalloc((size_t)p), *a0k = hdp_dalloc((size_t)p);
     for (long i = 0; i < n; i++)
         for (long j = 0; j < p; j++)
             c[j] += 2.0 / (double)n * pb->Phi[i * p + j] * pb->y[i];
@@ -120,7 +121,7 @@ static void predictions(hdp_si_problem *pb)
     }
     /* expected risk: (g^T mean - y)^2 + sum_k g_k^2 var_k with g = V^T phi_test */
     double ou = 0, gd = 0, zero = 0;
-    double *g = dalloc((size_t)p);
+    double *g = hdp_dalloc((size_t)p);
     for (long t = 0; t < m; t++) {
         const double *ph = pb->Phi_test + t * p;
         for (long k = 0; k < p; k++) {
@@ -305,25 +306,25 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
     hp->R = spec->norm_floor * hp->eta_W * (double)n * 2.0 / sqrt((double)p);
     hp->Delta1 = 2.0 * hp->eta_W * hp->C_W * sqrt((double)p) / hp->R;
 
-    pb->mu = dalloc((size_t)d);
-    pb->W1 = dalloc((size_t)(d * p));
-    pb->b = dalloc((size_t)p);
-    pb->Phi = dalloc((size_t)(n * p));
-    pb->y = dalloc((size_t)n);
-    pb->Phi_test = dalloc((size_t)(mt * p));
-    pb->y_test = dalloc((size_t)mt);
-    pb->align = dalloc((size_t)p);
-    pb->align0 = dalloc((size_t)p);
-    pb->l = dalloc((size_t)p);
-    pb->V = dalloc((size_t)(p * p));
-    pb->astar = dalloc((size_t)p);
-    pb->ou_mean = dalloc((size_t)p);
-    pb->ou_var = dalloc((size_t)p);
-    pb->gd_mean = dalloc((size_t)p);
-    pb->gd_var = dalloc((size_t)p);
-    double *X = dalloc((size_t)(n * d)), *W0 = dalloc((size_t)(d * p));
-    double *H = dalloc((size_t)(n * p)), *yW = dalloc((size_t)n), *xn = dalloc((size_t)n);
-    double *Xt = dalloc((size_t)(mt * d));
+    pb->mu = hdp_dalloc((size_t)d);
+    pb->W1 = hdp_dalloc((size_t)(d * p));
+    pb->b = hdp_dalloc((size_t)p);
+    pb->Phi = hdp_dalloc((size_t)(n * p));
+    pb->y = hdp_dalloc((size_t)n);
+    pb->Phi_test = hdp_dalloc((size_t)(mt * p));
+    pb->y_test = hdp_dalloc((size_t)mt);
+    pb->align = hdp_dalloc((size_t)p);
+    pb->align0 = hdp_dalloc((size_t)p);
+    pb->l = hdp_dalloc((size_t)p);
+    pb->V = hdp_dalloc((size_t)(p * p));
+    pb->astar = hdp_dalloc((size_t)p);
+    pb->ou_mean = hdp_dalloc((size_t)p);
+    pb->ou_var = hdp_dalloc((size_t)p);
+    pb->gd_mean = hdp_dalloc((size_t)p);
+    pb->gd_var = hdp_dalloc((size_t)p);
+    double *X = hdp_dalloc((size_t)(n * d)), *W0 = hdp_dalloc((size_t)(d * p));
+    double *H = hdp_dalloc((size_t)(n * p)), *yW = hdp_dalloc((size_t)n), *xn = hdp_dalloc((size_t)n);
+    double *Xt = hdp_dalloc((size_t)(mt * d));
     if (!pb->mu || !pb->W1 || !pb->b || !pb->Phi || !pb->y || !pb->Phi_test || !pb->y_test ||
         !pb->align || !pb->align0 || !pb->l || !pb->V || !pb->astar || !pb->ou_mean ||
         !pb->ou_var || !pb->gd_mean || !pb->gd_var || !X || !W0 || !H || !yW || !xn || !Xt) {
@@ -552,11 +553,11 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
         return hdp_fail(err, HDP_EINPUT, "[si] runs: expected an integer >= 2 (value %ld)", runs);
     const long p = pb->spec.p, n = pb->spec.n;
     double t0 = now_seconds();
-    double *A = dalloc((size_t)(runs * p)), *risk = dalloc((size_t)runs);
-    double *clip = dalloc((size_t)runs);
-    res->mc_mean = dalloc((size_t)p);
-    res->mc_var = dalloc((size_t)p);
-    res->mc_cov = dalloc((size_t)(p * p));
+    double *A = hdp_dalloc((size_t)(runs * p)), *risk = hdp_dalloc((size_t)runs);
+    double *clip = hdp_dalloc((size_t)runs);
+    res->mc_mean = hdp_dalloc((size_t)p);
+    res->mc_var = hdp_dalloc((size_t)p);
+    res->mc_cov = hdp_dalloc((size_t)(p * p));
     if (!A || !risk || !clip || !res->mc_mean || !res->mc_var || !res->mc_cov) {
         free(A); free(risk); free(clip);
         return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (runs = %ld)", runs);
@@ -567,7 +568,7 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     int failed = 0;
 #pragma omp parallel num_threads(nth)
     {
-        double *work = dalloc((size_t)(p + n)), *a = dalloc((size_t)p);
+        double *work = hdp_dalloc((size_t)(p + n)), *a = hdp_dalloc((size_t)p);
         if (!work || !a) {
 #pragma omp atomic write
             failed = 1;
@@ -636,7 +637,7 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     }
     res->runs = runs;
     res->risk_mean = rm;
-    res->risk_se = sqrt(rs2 / (double)(runs - 1) / (double)runs);
+    res->risk_se = hdp_stderr_from_ss(rs2, runs);
     res->clipped = cs / (double)runs;
     res->seconds = now_seconds() - t0;
     free(A); free(risk); free(clip);

@@ -183,6 +183,15 @@ static void jump_by(hdp_xoshiro *g, const uint64_t JUMP[4])
     g->s[3] = s3;
 }
 
+void hdp_xoshiro_stream(hdp_xoshiro *g, uint64_t seed, uint64_t j)
+{
+    if (!g)
+        return;
+    hdp_xoshiro_seed(g, seed);
+    for (uint64_t i = 0; i < j; i++)
+        hdp_xoshiro_jump(g);
+}
+
 void hdp_xoshiro_jump(hdp_xoshiro *g)
 {
     if (!g)

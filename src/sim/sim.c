@@ -21,6 +21,7 @@
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include "hdpsgd/sim.h"
 #include "core/check.h"
+#include "sim/stats.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
@@ -170,18 +171,6 @@ static void progress_clear(void)
 /* ---- statistics over the runs that did not diverge ---- */
 
 /* mean and standard error of v[0..nv-1] (two passes; stderr 0 when nv < 2) */
-static void mean_stderr(const double *v, long nv, double *mean, double *se)
-{
-    double s = 0;
-    for (long i = 0; i < nv; i++)
-        s += v[i];
-    double mu = s / (double)nv, ss = 0;
-    for (long i = 0; i < nv; i++)
-        ss += (v[i] - mu) * (v[i] - mu);
-    *mean = mu;
-    *se = nv > 1 ? sqrt(ss / (double)(nv - 1) / (double)nv) : 0.0;
-}
-
 static void summarise(const mc_grid *grid, long runs, const double *risk, const double *clip,
                       const double *jump, const int *diverged, double *work, hdp_mc_result *res)
 {
@@ -193,7 +182,7 @@ static void summarise(const mc_grid *grid, long runs, const double *risk, const 
         for (long r = 0; r < runs; r++)
             if (!diverged[r])
                 work[k++] = risk[r * P + i];
-        mean_stderr(work, nv, &res->mean[i], &res->stderr_[i]);
+        hdp_mean_stderr(work, nv, 1, &res->mean[i], &res->stderr_[i]);
         gsl_sort(work, 1, (size_t)nv);
         res->q10[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.1);
         res->q50[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.5);
@@ -210,7 +199,7 @@ static void summarise(const mc_grid *grid, long runs, const double *risk, const 
     for (long r = 0; r < runs; r++)
         if (!diverged[r])
             work[k++] = jump[r];
-    mean_stderr(work, nv, &res->final_jump_mean, &res->final_jump_stderr);
+    hdp_mean_stderr(work, nv, 1, &res->final_jump_mean, &res->final_jump_stderr);
 }
 
 /* ---- thread placement ----
