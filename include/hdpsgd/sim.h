@@ -18,7 +18,7 @@
  * P = 2 c^2 gamma^2 eta~(0)^2 / rho^2 the excess risk the private noise adds over a run
  * without contraction (0 when rho = inf): a huge c makes the risk huge, not divergent.
  * Standard errors are 0 when fewer than two runs are left.
- * The library prints nothing except the progress bar (opt->progress).
+ * The library prints nothing: progress goes through a callback (opt->progress).
  */
 #ifndef HDPSGD_SIM_H
 #define HDPSGD_SIM_H
@@ -29,11 +29,17 @@
 extern "C" {
 #endif
 
+/* Progress of a Monte Carlo: called after every finished run, from the thread that finished
+ * it but never by two threads at once; done runs of total so far, method "sim" or "sde".
+ * The library prints nothing itself: the program draws its bar through this callback. */
+typedef void (*hdp_mc_progress_fn)(const char *method, long done, long total, void *user);
+
 typedef struct {
     long runs;               /* number of independent runs (>= 1) */
     int threads;             /* OpenMP threads (0 = OpenMP's default) */
     unsigned long long seed; /* base seed */
-    int progress;            /* 1: a progress bar on stderr */
+    hdp_mc_progress_fn progress; /* NULL: none */
+    void *progress_user;
     double sde_step;         /* SDE only: Euler-Maruyama step h (0 = 1/n) */
 } hdp_mc_options;
 
@@ -60,7 +66,7 @@ typedef struct {
 } hdp_mc_result;
 
 /* Fill options from the model's [sim] and [sde] sections (runs, seed, step),
- * one thread per core (threads = 0), no progress bar. */
+ * one thread per core (threads = 0), no progress callback. */
 void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt);
 
 /* Monte Carlo of the discrete algorithm (THEORY 1). HDP_ENUMERIC when every

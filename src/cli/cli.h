@@ -120,6 +120,8 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
 
 /* Threads to use: --threads, or 0 (one per core). */
 int cli_mc_threads(const cli_mc_args *a);
+/* A progress bar of the Monte Carlo runs on stderr, when stderr is a terminal. */
+void cli_mc_progress_on_tty(hdp_mc_options *opt);
 
 /* Options of the ODE solver (ode, validate): --max-steps, --rtol, --atol, the [ode] keys. */
 typedef struct {

@@ -130,7 +130,7 @@ static int run_command(const char *name, int argc, char **argv)
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
-    opt.progress = isatty(fileno(stderr));
+    cli_mc_progress_on_tty(&opt);
 
     hdp_error err;
     hdp_error_clear(&err);

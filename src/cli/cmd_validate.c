@@ -243,7 +243,7 @@ int cmd_validate(int argc, char **argv)
         hdp_model_free(&m);
         return EXIT_BAD_INPUT;
     }
-    opt.progress = isatty(STDERR_FILENO);
+    cli_mc_progress_on_tty(&opt);
     cli_warn_stability("validate", &m);
 
     hdp_validation v;

@@ -580,3 +580,34 @@ int cli_mc_threads(const cli_mc_args *a)
 {
     return a->threads != CLI_NOT_GIVEN ? (int)a->threads : 0;
 }
+
+/* ---- the progress bar of the Monte Carlo runs (stderr) ---- */
+
+#define BAR_WIDTH 40
+
+static void progress_bar(const char *method, long done, long total, void *user)
+{
+    int *shown = user;
+    int pct = (int)((100.0 * (double)done) / (double)total);
+    if (pct != *shown) {
+        *shown = pct;
+        static const char hashes[BAR_WIDTH + 1] = "########################################";
+        int fill = (int)(((double)BAR_WIDTH * (double)done) / (double)total);
+        fprintf(stderr, "\rhdpsgd %s: [%.*s%*s] %3d%% (%ld/%ld runs)", method, fill, hashes,
+                BAR_WIDTH - fill, "", pct, done, total);
+    }
+    if (done == total) {
+        fprintf(stderr, "\r%*s\r", BAR_WIDTH + 60, "");
+        *shown = -1;
+    }
+    fflush(stderr);
+}
+
+void cli_mc_progress_on_tty(hdp_mc_options *opt)
+{
+    static int shown = -1;
+    if (isatty(STDERR_FILENO)) {
+        opt->progress = progress_bar;
+        opt->progress_user = &shown;
+    }
+}

@@ -51,7 +51,8 @@ void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt)
     opt->runs = m->runs;
     opt->threads = 0;
     opt->seed = m->seed;
-    opt->progress = 0;
+    opt->progress = NULL;
+    opt->progress_user = NULL;
     opt->sde_step = m->sde_step;
 }
 
@@ -143,29 +144,6 @@ double hdp_mc_excess_risk(const double *lambda, const double *e, long d)
     for (long i = 0; i < d; i++)
         s += lambda[i] * e[i] * e[i];
     return 0.5 * s;
-}
-
-/* ---- the progress bar (stderr; drawn by the thread that finishes a run) ---- */
-
-#define BAR_WIDTH 40
-
-static void progress_draw(const char *name, long done, long total, int *shown)
-{
-    int pct = (int)((100.0 * (double)done) / (double)total);
-    if (pct == *shown)
-        return;
-    *shown = pct;
-    static const char hashes[BAR_WIDTH + 1] = "########################################";
-    int fill = (int)(((double)BAR_WIDTH * (double)done) / (double)total);
-    fprintf(stderr, "\rhdpsgd %s: [%.*s%*s] %3d%% (%ld/%ld runs)", name, fill, hashes,
-            BAR_WIDTH - fill, "", pct, done, total);
-    fflush(stderr);
-}
-
-static void progress_clear(void)
-{
-    fprintf(stderr, "\r%*s\r", BAR_WIDTH + 60, "");
-    fflush(stderr);
 }
 
 /* ---- statistics over the runs that did not diverge ---- */
@@ -309,7 +287,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
     }
 
     long done_runs = 0;
-    int shown = -1, allocated = 1, pin = pin_threads(nthreads);
+    int allocated = 1, pin = pin_threads(nthreads);
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (pin)
@@ -338,7 +316,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
                 if (opt->progress) {
 #pragma omp critical(hdp_mc_progress)
                     {
-                        progress_draw(method->name, ++done_runs, runs, &shown);
+                        opt->progress(method->name, ++done_runs, runs, opt->progress_user);
                     }
                 }
             }
@@ -346,8 +324,6 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         if (pinned)
             pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
     }
-    if (opt->progress)
-        progress_clear();
     if (!allocated) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspaces of %d threads", nthreads);
         goto done;
