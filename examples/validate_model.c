@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     hdp_mc_options_from_model(&m, &opt);
     if (argc > 2)
         opt.runs = atol(argv[2]);
-    hdp_validation v;
+    hdp_validate_result v;
     hdp_status st = hdp_validate_run(&m, &opt, 0, &v, &err); /* 0: Monte Carlo only, no SDE */
     if (st == HDP_OK)
         printf("ODE final risk %.5f, Monte Carlo %.5f +- %.5f, max relative deviation %.2f%%: %s\n",
@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     else
         fprintf(stderr, "error: %s\n", err.msg);
     int pass = st == HDP_OK && v.pass;
-    hdp_validation_free(&v);
+    hdp_validate_free(&v);
     hdp_model_free(&m);
     return st != HDP_OK ? 4 : (pass ? 0 : 1);
 }

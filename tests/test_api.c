@@ -102,7 +102,7 @@ static void unfinalized_models(void **state)
     for (int i = 0; i < 3; i++) {
         hdp_ode_result o;
         hdp_mc_result r;
-        hdp_validation v;
+        hdp_validate_result v;
         hdp_spectrum sp;
         hdp_design_options dopt;
         hdp_design_result dr;
@@ -118,7 +118,7 @@ static void unfinalized_models(void **state)
         REFUSES_MSG(hdp_sde_run(bad[i], &opt, &r, &err), why[i]);
         hdp_mc_result_free(&r);
         REFUSES_MSG(hdp_validate_run(bad[i], &opt, 1, &v, &err), why[i]);
-        hdp_validation_free(&v);
+        hdp_validate_free(&v);
         REFUSES_MSG(hdp_spectrum_build(bad[i], &sp, &err), why[i]);
         hdp_spectrum_free(&sp);
         REFUSES_MSG(hdp_design_optimize(bad[i], HDP_FAMILY_OUTPUT, &dopt, NULL, 0, &dr, &err),
@@ -150,7 +150,7 @@ static void solver_functions(void **state)
     hdp_mc_options_from_model(&m, NULL);
     hdp_ode_result o;
     hdp_mc_result r;
-    hdp_validation v;
+    hdp_validate_result v;
     hdp_spectrum sp;
     REFUSES(hdp_ode_solve(NULL, &o, &err), "m");
     REFUSES(hdp_ode_solve(&m, NULL, &err), "res");
@@ -169,13 +169,13 @@ static void solver_functions(void **state)
     assert_int_equal(hdp_spectrum_distinct(NULL), 0);
     hdp_ode_result_free(NULL);
     hdp_mc_result_free(NULL);
-    hdp_validation_free(NULL);
+    hdp_validate_free(NULL);
     hdp_spectrum_free(NULL);
     /* schedules and clipping factors */
     hdp_schedule s;
-    hdp_schedule_from_model(&m, &s);
-    hdp_schedule_from_model(NULL, &s);
-    hdp_schedule_from_model(&m, NULL);
+    hdp_sched_from_model(&m, &s);
+    hdp_sched_from_model(NULL, &s);
+    hdp_sched_from_model(&m, NULL);
     assert_true(isnan(hdp_sched_eta(NULL, 0.5)));
     assert_true(isnan(hdp_sched_sigma2(NULL, 0.5)));
     assert_true(isnan(hdp_sched_eta_sup(NULL)));

@@ -102,7 +102,7 @@ static void tables_are_valid_schedules(void **state)
         assert_rel(risk, r->final_risk, 0.01, 0);
         assert_rel(risk, r->table_final_risk, 1e-12, 0);
         hdp_schedule s;
-        hdp_schedule_from_model(&m, &s);
+        hdp_sched_from_model(&m, &s);
         assert_rel(hdp_privacy_accountant_schedule(&s, m.n), m.rho, 1e-12, 0);
         hdp_model_free(&m);
     }

@@ -132,7 +132,7 @@ static void matches_rk4(void **state)
     hdp_error_clear(&err);
     assert_int_equal(hdp_spectrum_build(&m, &sp, &err), HDP_OK);
     hdp_schedule s;
-    hdp_schedule_from_model(&m, &s);
+    hdp_sched_from_model(&m, &s);
     hdp_clip *clip = hdp_clip_alloc(m.noise, m.tau2, m.noise_df, m.c);
     long nb = sp.m, steps = 20000;
     double *D = malloc(sizeof(double) * nb), *k[4], *tmp = malloc(sizeof(double) * nb);

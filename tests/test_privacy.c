@@ -50,7 +50,7 @@ static void accountant_returns_rho(void **state)
             hdp_model m;
             make_model(&m, kinds[k], rhos[r], "schedule.file=test_privacy_table.txt", NULL);
             hdp_schedule s;
-            hdp_schedule_from_model(&m, &s);
+            hdp_sched_from_model(&m, &s);
             double acc = hdp_privacy_accountant_schedule(&s, m.n);
             assert_rel(acc, m.rho, 1e-12, 0);
             hdp_model_free(&m);
@@ -59,7 +59,7 @@ static void accountant_returns_rho(void **state)
     hdp_model m;
     make_model(&m, "schedule.kind=constant", "privacy.rho=inf", "clip.c=inf", NULL);
     hdp_schedule s;
-    hdp_schedule_from_model(&m, &s);
+    hdp_sched_from_model(&m, &s);
     assert_true(isinf(hdp_privacy_accountant_schedule(&s, m.n)));
     hdp_model_free(&m);
 }

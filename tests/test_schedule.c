@@ -26,7 +26,7 @@ static void sigma2_is_derivative_of_eta2(void **state)
         make_model(&m, kinds[k], "privacy.rho=0.7", "schedule.file=test_schedule_table.txt",
                    "schedule.eta0=3", NULL);
         hdp_schedule s;
-        hdp_schedule_from_model(&m, &s);
+        hdp_sched_from_model(&m, &s);
         for (double t = 0.013; t < 0.99; t += 0.0517) {
             double h = 1e-6;
             double e1 = hdp_sched_eta(&s, t + h), e0 = hdp_sched_eta(&s, t - h);
@@ -49,7 +49,7 @@ static void discrete_noise_telescopes(void **state)
     hdp_model m;
     make_model(&m, "schedule.kind=optimal", "privacy.rho=0.5", "data.d=50", "data.gamma=0.25", NULL);
     hdp_schedule s;
-    hdp_schedule_from_model(&m, &s);
+    hdp_sched_from_model(&m, &s);
     long n = m.n;
     long double tail = 0;
     for (long k = n - 1; k >= 0; k--) {
@@ -73,14 +73,14 @@ static void values(void **state)
     hdp_model m;
     make_model(&m, "schedule.kind=linear-noise", "schedule.eta0=2", NULL);
     hdp_schedule s;
-    hdp_schedule_from_model(&m, &s);
+    hdp_sched_from_model(&m, &s);
     assert_rel(hdp_sched_eta(&s, 0.75), 1.0, 1e-15, 0);
     assert_rel(hdp_sched_eta(&s, 1.0), 0.0, 0, 1e-300);
     hdp_model_free(&m);
 
     make_model(&m, "schedule.kind=optimal", "schedule.c1=2", "schedule.c2=3", "schedule.c3=1",
                "privacy.rho=0.1", "data.d=100", "data.gamma=0.5", NULL);
-    hdp_schedule_from_model(&m, &s);
+    hdp_sched_from_model(&m, &s);
     assert_rel(s.a, 0.5 * 10, 1e-15, 0); /* a = gamma max(c2, c3/rho) = 0.5 * 10 */
     assert_rel(hdp_sched_eta(&s, 0.0), 2.0 / 5.0, 1e-15, 0);
     hdp_model_free(&m);

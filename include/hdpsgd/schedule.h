@@ -29,7 +29,7 @@ typedef struct {
 } hdp_schedule;
 
 /* The schedule of a finalized model (borrows the model's table). */
-void hdp_schedule_from_model(const hdp_model *m, hdp_schedule *s);
+void hdp_sched_from_model(const hdp_model *m, hdp_schedule *s);
 
 /* eta~(t), t clamped to [0, 1]. */
 double hdp_sched_eta(const hdp_schedule *s, double t);

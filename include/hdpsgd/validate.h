@@ -38,12 +38,12 @@ typedef struct {
     int with_sde;
     int pass;
     double rho, rho_z, delta, epsilon_cks, epsilon_bs; /* privacy level, delta = 1/n */
-} hdp_validation;
+} hdp_validate_result;
 
 /* Run the three sides and compare. with_sde = 0 skips the SDE. The result
- * owns its arrays: free with hdp_validation_free (also after a failure). */
+ * owns its arrays: free with hdp_validate_free (also after a failure). */
 hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int with_sde,
-                            hdp_validation *v, hdp_error *err);
+                            hdp_validate_result *v, hdp_error *err);
 
 /* Compare one simulated side with an ODE solution on the same grid. HDP_EINPUT (side
  * zeroed) for a NULL argument, grids of different lengths, or tolerances <= 0. */
@@ -51,7 +51,7 @@ hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *
                                 double rel_tol, double z_tol, hdp_validate_side *side,
                                 hdp_error *err);
 
-void hdp_validation_free(hdp_validation *v);
+void hdp_validate_free(hdp_validate_result *v);
 
 #ifdef __cplusplus
 }

@@ -171,7 +171,7 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
     int acc_ok = 0;
     if (m->n <= ACCOUNTANT_MAX_N) {
         hdp_schedule s;
-        hdp_schedule_from_model(m, &s);
+        hdp_sched_from_model(m, &s);
         acc = hdp_privacy_accountant_schedule(&s, m->n);
         acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
         printf("  accountant (amplification by iteration on the %ld discrete steps): rho_acc = "

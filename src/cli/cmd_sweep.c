@@ -567,7 +567,7 @@ typedef struct {
     const hdp_ode_result *ode;
     const hdp_mc_result *mc;
     const char *name;
-    const hdp_validation *v;
+    const hdp_validate_result *v;
     const hdp_design_set *designs;
     const cli_rates *rates;
     const char *row;
@@ -605,7 +605,7 @@ static void w_rates_json(FILE *f, void *c) { ctx_t *x = c; cli_write_rates_json(
 static void w_validate_json(FILE *f, void *c)
 {
     ctx_t *x = c;
-    const hdp_validation *v = x->v;
+    const hdp_validate_result *v = x->v;
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_num(&j, "max_abs_dev", v->sim_side.max_abs_dev);
@@ -721,7 +721,7 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         if (st == HDP_OK) st = st2;
     }
     if (s->commands & C_VALIDATE) {
-        hdp_validation v;
+        hdp_validate_result v;
         hdp_status st2 = st == HDP_OK ? hdp_validate_run(&m, &opt, 1, &v, &err) : st;
         if (st != HDP_OK) memset(&v, 0, sizeof v);
         c.v = &v;
@@ -734,7 +734,7 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
         fmt_num(z, sizeof z, st2 == HDP_OK ? v.sim_side.max_z : NAN);
         len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s",
                                 st2 == HDP_OK ? (v.pass ? "true" : "false") : "", rel, z);
-        hdp_validation_free(&v);
+        hdp_validate_free(&v);
         c.v = NULL; /* v ends with this block */
         if (st == HDP_OK) st = st2;
     }

@@ -48,7 +48,7 @@ static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
     return buf;
 }
 
-static void title_of(const hdp_model *m, const hdp_validation *v, long runs, char *buf, size_t size)
+static void title_of(const hdp_model *m, const hdp_validate_result *v, long runs, char *buf, size_t size)
 {
     char spec[96], rho[96], noise[64];
     if (isinf(m->rho))
@@ -71,7 +71,7 @@ static void print_side(const char *name, const hdp_validate_side *s, int pass_kn
            pass_known ? (s->pass ? "agrees" : "DISAGREES") : "");
 }
 
-static void print_table(const hdp_model *m, const hdp_validation *v, long runs)
+static void print_table(const hdp_model *m, const hdp_validate_result *v, long runs)
 {
     char spec[96];
     printf("model: %s\n", m->source);
@@ -165,18 +165,18 @@ static int run_scaling(const cli_common *common, const hdp_model *base, const hd
         if (rc) return rc;
         fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %ld\n", l + 1, K,
                 m.d, m.n);
-        hdp_validation v;
+        hdp_validate_result v;
         hdp_error err;
         hdp_error_clear(&err);
         hdp_status st = hdp_validate_run(&m, opt, 0, &v, &err);
         if (st != HDP_OK) {
-            hdp_validation_free(&v);
+            hdp_validate_free(&v);
             hdp_model_free(&m);
             return cli_fail("validate", &err);
         }
         rows[l] = (scaling_row){m.n, m.d, v.sim_side.max_abs_dev, v.sim_side.max_rel_dev,
                                 v.sim_side.max_z};
-        hdp_validation_free(&v);
+        hdp_validate_free(&v);
         hdp_model_free(&m);
     }
     /* least-squares slope of log(max_abs_dev) against log(n) */
@@ -246,12 +246,12 @@ int cmd_validate(int argc, char **argv)
     cli_mc_progress_on_tty(&opt);
     cli_warn_stability("validate", &m);
 
-    hdp_validation v;
+    hdp_validate_result v;
     hdp_error err;
     hdp_error_clear(&err);
     hdp_status st = hdp_validate_run(&m, &opt, !no_sde, &v, &err);
     if (st != HDP_OK) {
-        hdp_validation_free(&v);
+        hdp_validate_free(&v);
         hdp_model_free(&m);
         return cli_fail("validate", &err);
     }
@@ -260,7 +260,7 @@ int cmd_validate(int argc, char **argv)
     scaling_row rows[8];
     double slope = NAN;
     if (scaling_opt > 0 && (rc = run_scaling(&common, &m, &opt, scaling_opt, rows, &slope))) {
-        hdp_validation_free(&v);
+        hdp_validate_free(&v);
         hdp_model_free(&m);
         return rc;
     }
@@ -327,7 +327,7 @@ int cmd_validate(int argc, char **argv)
     else
         hdp_outset_abort(&out);
     if (st != HDP_OK) {
-        hdp_validation_free(&v);
+        hdp_validate_free(&v);
         hdp_model_free(&m);
         return cli_fail("validate", &err);
     }
@@ -350,7 +350,7 @@ int cmd_validate(int argc, char **argv)
                    v.with_sde ? ",sde" : "");
     }
     int pass = v.pass;
-    hdp_validation_free(&v);
+    hdp_validate_free(&v);
     hdp_model_free(&m);
     return pass ? 0 : EXIT_FAIL_VALIDATION;
 }

@@ -474,7 +474,7 @@ int cli_load_model(const cli_common *common, hdp_model *m)
 int cli_warn_stability(const char *cmd, const hdp_model *m)
 {
     hdp_schedule s;
-    hdp_schedule_from_model(m, &s);
+    hdp_sched_from_model(m, &s);
     double sup = hdp_sched_eta_sup(&s);
     if (sup < 2.0 / m->gamma)
         return 0;

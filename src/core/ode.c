@@ -318,7 +318,7 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     od.gamma = m->gamma;
     od.c = m->c;
     od.rho = m->rho;
-    hdp_schedule_from_model(m, &od.sched);
+    hdp_sched_from_model(m, &od.sched);
     od.clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c);
     od.work = malloc(sizeof(double) * (size_t)spec.m);
     res->bins = spec.m;

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-void hdp_schedule_from_model(const hdp_model *m, hdp_schedule *s)
+void hdp_sched_from_model(const hdp_model *m, hdp_schedule *s)
 {
     if (!s)
         return;

@@ -53,7 +53,7 @@ hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *
     return HDP_OK;
 }
 
-void hdp_validation_free(hdp_validation *v)
+void hdp_validate_free(hdp_validate_result *v)
 {
     if (!v)
         return;
@@ -63,7 +63,7 @@ void hdp_validation_free(hdp_validation *v)
 }
 
 hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int with_sde,
-                            hdp_validation *v, hdp_error *err)
+                            hdp_validate_result *v, hdp_error *err)
 {
     HDP_ZERO(v);
     HDP_REQUIRE(err, m);

@@ -332,7 +332,7 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
         goto done;
     }
     hdp_schedule s;
-    hdp_schedule_from_model(m, &s);
+    hdp_sched_from_model(m, &s);
     c.sched = s;
     c.q_scale = 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(h);
     for (long i = 0; i < d; i++)

@@ -115,7 +115,7 @@ double hdp_mc_threshold(const hdp_model *m)
     double priv = 0;
     if (isfinite(m->rho) && isfinite(m->c)) {
         hdp_schedule s;
-        hdp_schedule_from_model(m, &s);
+        hdp_sched_from_model(m, &s);
         double e0 = hdp_sched_eta_sup(&s);
         priv = 2.0 * m->c * m->c * m->gamma * m->gamma * e0 * e0 / (m->rho * m->rho);
     }
@@ -333,7 +333,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         res->diverged_runs += diverged[r];
     if (res->diverged_runs == runs) {
         hdp_schedule s;
-        hdp_schedule_from_model(m, &s);
+        hdp_sched_from_model(m, &s);
         st = hdp_fail(err, HDP_ENUMERIC,
                       "%s: all %ld runs diverged (a non-finite residual or risk, or an excess "
                       "risk above sim.divergence_factor x max(R(0), private noise) = %g); sup "
@@ -536,7 +536,7 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
         goto done;
     }
-    hdp_schedule_from_model(m, &c.sched);
+    hdp_sched_from_model(m, &c.sched);
     for (long i = 0; i < d; i++)
         c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
     c.d = d;
