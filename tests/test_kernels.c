@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hdpsgd/rng.h"
+#include "sim/rng_internal.h"
 #include "sim/mc_internal.h"
 #include "testutil.h"
 

@@ -10,6 +10,7 @@
 
 #include "hdpsgd/nc.h"
 #include "hdpsgd/rng.h"
+#include "sim/rng_internal.h"
 #include "testutil.h"
 
 static hdp_nc_spec base_spec(void)

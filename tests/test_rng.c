@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hdpsgd/rng.h"
+#include "sim/rng_internal.h"
 #include "testutil.h"
 
 /* splitmix64 from state 0: the first outputs of the authors' splitmix64.c

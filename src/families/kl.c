@@ -23,6 +23,7 @@
  * Linking: products go through OpenBLAS's Fortran interface (dgemm_, dgemv_): the cblas_*
  * names would bind to GSL's reference libgslcblas first on the link line (see rf.c).
  */
+#include "sim/rng_internal.h"
 #include "hdpsgd/kl.h"
 #include "core/alloc.h"
 #include "core/check.h"
@@ -237,7 +238,7 @@ void hdp_kl_net_draw(hdp_kl_net *net, hdp_xoshiro *g)
         const long len = net->w[l] * net->w[l - 1];
         double *W = net->W[l];
         for (long i = 0; i < len; i++)
-            W[i] = s * hdp_rng_normal(g);
+            W[i] = s * hdp_rng_normal_fast(g);
     }
 }
 
@@ -249,7 +250,7 @@ void hdp_kl_sphere(hdp_xoshiro *g, long d, double *x)
     do {
         s2 = 0;
         for (long i = 0; i < d; i++) {
-            x[i] = hdp_rng_normal(g);
+            x[i] = hdp_rng_normal_fast(g);
             s2 += x[i] * x[i];
         }
     } while (!(s2 > 0));
@@ -1069,7 +1070,7 @@ static void run_one(const hdp_kl_spec *s, const double *X, const double *Y, long
             }
         /* Z <- Z - eta Gz + sqrt(2 eta sigma^2) xi */
         for (long t = 0; t < r * P; t++)
-            Z[t] += -s->eta * Gz[t] + noise * hdp_rng_normal(&g);
+            Z[t] += -s->eta * Gz[t] + noise * hdp_rng_normal_fast(&g);
     }
     free(Z), free(U), free(Gz), free(KQ), free(S), free(Kd);
 }

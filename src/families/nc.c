@@ -57,6 +57,7 @@
 
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
+#include "sim/rng_internal.h"
 
 /* OpenBLAS through its Fortran interface (GSL's pkg-config links libgslcblas, whose slow
  * reference cblas_* would otherwise win the link), single-threaded in this file: the
@@ -1032,7 +1033,7 @@ static void one_draw(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g, draw_ou
     /* initial weights */
     int wzero = s->init == HDP_NC_INIT_ZERO || s->init_std == 0;
     for (long i = 0; i < Kout * q; i++)
-        w->W[i] = wzero ? 0.0 : s->init_std * hdp_rng_normal(g);
+        w->W[i] = wzero ? 0.0 : s->init_std * hdp_rng_normal_fast(g);
     const double eta = s->batch > 0 ? s->eta / (double)s->batch : s->eta;
     out->maxclip = 0;
     out->clipped = out->gradients = 0;
@@ -1057,7 +1058,7 @@ static void one_draw(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g, draw_ou
         /* W <- W - eta (Gs + N(0, sigma^2 I)) (eta/b for NoisySGD) */
         if (pb->sigma > 0)
             for (long i = 0; i < Kout * q; i++)
-                w->W[i] -= eta * (w->Gs[i] + pb->sigma * hdp_rng_normal(g));
+                w->W[i] -= eta * (w->Gs[i] + pb->sigma * hdp_rng_normal_fast(g));
         else
             for (long i = 0; i < Kout * q; i++)
                 w->W[i] -= eta * w->Gs[i];

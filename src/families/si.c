@@ -24,6 +24,7 @@
 
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
+#include "sim/rng_internal.h"
 
 
 static double now_seconds(void)
@@ -199,7 +200,7 @@ hdp_status hdp_si_set_epsilon(hdp_si_problem *pb, double epsilon, hdp_error *err
 static void fill_normal(hdp_xoshiro *g, double *x, size_t count, double scale)
 {
     for (size_t i = 0; i < count; i++)
-        x[i] = scale * hdp_rng_normal(g);
+        x[i] = scale * hdp_rng_normal_fast(g);
 }
 
 /* Phi = tanh(X W + b): X [rows x d], W [d x p] row-major. */
@@ -405,7 +406,7 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
     fill_normal(&g, Xt, (size_t)(mt * d), 1.0);
     for (long k = 0; k < d; k++)
         for (long j = 0; j < p; j++)
-            pb->W1[k * p + j] += hp->sigma_W * hdp_rng_normal(&g);
+            pb->W1[k * p + j] += hp->sigma_W * hdp_rng_normal_fast(&g);
     alignment(pb->W1, d, p, pb->mu, pb->align, &pb->align_mean);
 
     /* stage-2 features and labels, test set */
@@ -484,7 +485,7 @@ static void one_run(const hdp_si_problem *pb, hdp_xoshiro *g, double *a, double 
         /* exact OU law at tau: independent Gaussian mode coefficients */
         double *al = work;
         for (long k = 0; k < p; k++)
-            al[k] = pb->ou_mean[k] + sqrt(pb->ou_var[k]) * hdp_rng_normal(g);
+            al[k] = pb->ou_mean[k] + sqrt(pb->ou_var[k]) * hdp_rng_normal_fast(g);
         for (long j = 0; j < p; j++) {
             double acc = 0;
             for (long k = 0; k < p; k++)
@@ -527,7 +528,7 @@ static void one_run(const hdp_si_problem *pb, hdp_xoshiro *g, double *a, double 
                     grad[j] += c * ph[j];
             }
             for (long j = 0; j < p; j++)
-                a[j] += -hp->eta_a * grad[j] + (noise > 0 ? noise * hdp_rng_normal(g) : 0.0);
+                a[j] += -hp->eta_a * grad[j] + (noise > 0 ? noise * hdp_rng_normal_fast(g) : 0.0);
         }
     }
     double s = 0;

@@ -20,6 +20,7 @@
  * the same on every machine (tests/test_rng.c compares the kernels the CPU has).
  */
 #include "hdpsgd/rng.h"
+#include "sim/rng_internal.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -18,6 +18,7 @@
  * The random streams serve the Monte Carlo of THEORY.md sections 1 and 4.
  */
 #include "hdpsgd/rng.h"
+#include "sim/rng_internal.h"
 #include "hdpsgd/error.h"
 
 #include <gsl/gsl_errno.h>
@@ -248,3 +249,8 @@ gsl_rng *hdp_rng_alloc(uint64_t seed)
 }
 
 hdp_xoshiro *hdp_rng_state(gsl_rng *r) { return r ? (hdp_xoshiro *)gsl_rng_state(r) : NULL; }
+
+double hdp_rng_normal(hdp_xoshiro *g)
+{
+    return hdp_rng_normal_fast(g);
+}

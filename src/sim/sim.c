@@ -37,6 +37,7 @@
 
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
+#include "sim/rng_internal.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 #include "sim/mc_internal.h"
@@ -128,7 +129,7 @@ void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e)
     hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
     double norm2 = 0;
     for (long i = 0; i < d; i++) {
-        e[i] = hdp_rng_normal(st);
+        e[i] = hdp_rng_normal_fast(st);
         norm2 += e[i] * e[i];
     }
     /* e = -theta*, theta* = radius g / ||g|| (the uniform law on the sphere) */
@@ -417,7 +418,7 @@ static double label_noise(const sim_ctx *c, gsl_rng *rng)
 {
     hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
     switch (c->noise) {
-    case HDP_NOISE_GAUSSIAN: return c->tau * hdp_rng_normal(st);
+    case HDP_NOISE_GAUSSIAN: return c->tau * hdp_rng_normal_fast(st);
     case HDP_NOISE_STUDENT: return c->t_scale * gsl_ran_tdist(rng, c->df);
     case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? c->tau : -c->tau;
     case HDP_NOISE_NONE: return 0.0;
