@@ -1,0 +1,210 @@
+/*
+ * test_output.c — the output layer (src/io/output.c): a set of files committed all or
+ * nothing, the replaced file's mode kept, symbolic links written through and resolved,
+ * descriptors named by /dev/fd/N, and the JSON writer (numbers that read back exactly, null
+ * for what is not finite, escaped strings).
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/output.h"
+#include "testutil.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/hdpsgd-test-output.XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_in(char *out, size_t size, const char *name)
+{
+    snprintf(out, size, "%s/%s", dir, name);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int file_equals(const char *path, const char *text)
+{
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return !strcmp(buf, text);
+}
+
+/* no file of the set appears until the commit; a failing member leaves none published */
+static void set_all_or_nothing(void **state)
+{
+    (void)state;
+    char a[128], b[128];
+    path_in(a, sizeof a, "a.csv");
+    path_in(b, sizeof b, "b.json");
+    write_text(a, "old a\n");
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_outset set;
+    hdp_outset_init(&set, &err);
+    FILE *f = hdp_outset_add(&set, a);
+    assert_non_null(f);
+    fputs("new a\n", f);
+    assert_null(hdp_outset_add(&set, NULL)); /* no path: skipped */
+    f = hdp_outset_add(&set, b);
+    assert_non_null(f);
+    fputs("new b\n", f);
+    assert_true(file_equals(a, "old a\n")); /* nothing published yet */
+    assert_int_equal(access(b, F_OK), -1);
+    assert_int_equal(hdp_outset_commit(&set), HDP_OK);
+    assert_true(file_equals(a, "new a\n"));
+    assert_true(file_equals(b, "new b\n"));
+
+    /* the second member cannot be written (a full device): the first is not published */
+    hdp_error_clear(&err);
+    hdp_outset_init(&set, &err);
+    f = hdp_outset_add(&set, a);
+    assert_non_null(f);
+    fputs("newer a\n", f);
+    f = hdp_outset_add(&set, "/dev/full");
+    assert_non_null(f);
+    fputs("x\n", f);
+    assert_int_equal(hdp_outset_commit(&set), HDP_EIO);
+    assert_true(file_equals(a, "new a\n"));
+    /* and no temporary file is left in the folder */
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s' | grep tmp)\"", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* a replaced file keeps its permission bits */
+static void mode_kept(void **state)
+{
+    (void)state;
+    char p[128];
+    path_in(p, sizeof p, "private.csv");
+    write_text(p, "old\n");
+    chmod(p, 0600);
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_outfile o;
+    assert_int_equal(hdp_out_open(&o, p, &err), HDP_OK);
+    fputs("new\n", o.f);
+    assert_int_equal(hdp_out_commit(&o, &err), HDP_OK);
+    struct stat sb;
+    assert_int_equal(stat(p, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    assert_true(file_equals(p, "new\n"));
+}
+
+/* links: followed to the final target (relative ones from their own folder), never
+ * replaced; a link loop is refused; /dev/fd/N is that descriptor */
+static void links_and_descriptors(void **state)
+{
+    (void)state;
+    char target[128], link1[128], link2[128], loop[128], resolved[HDP_OUT_PATH_MAX + 1];
+    path_in(target, sizeof target, "target.csv");
+    path_in(link1, sizeof link1, "link1.csv");
+    path_in(link2, sizeof link2, "link2.csv");
+    path_in(loop, sizeof loop, "loop");
+    write_text(target, "old\n");
+    assert_int_equal(symlink("target.csv", link1), 0);
+    assert_int_equal(symlink("link1.csv", link2), 0);
+    assert_int_equal(symlink("loop", loop), 0);
+    hdp_error err;
+    hdp_error_clear(&err);
+    int fd;
+    assert_int_equal(hdp_out_resolve(link2, resolved, sizeof resolved, &fd, &err), HDP_OK);
+    assert_string_equal(resolved, target);
+    assert_int_equal(fd, -1);
+    hdp_outfile o;
+    assert_int_equal(hdp_out_open(&o, link2, &err), HDP_OK);
+    fputs("through\n", o.f);
+    assert_int_equal(hdp_out_commit(&o, &err), HDP_OK);
+    struct stat sb;
+    assert_int_equal(lstat(link2, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    assert_true(file_equals(target, "through\n"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_out_resolve(loop, resolved, sizeof resolved, &fd, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "symbolic links"));
+    /* a descriptor: written at its offset, like a shell redirection */
+    char p[128];
+    path_in(p, sizeof p, "fd.txt");
+    int d = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(d >= 0);
+    assert_int_equal(write(d, "head\n", 5), 5);
+    char name[32];
+    snprintf(name, sizeof name, "/dev/fd/%d", d);
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_out_resolve(name, resolved, sizeof resolved, &fd, &err), HDP_OK);
+    assert_int_equal(fd, d);
+    assert_int_equal(hdp_out_open(&o, name, &err), HDP_OK);
+    fputs("tail\n", o.f);
+    assert_int_equal(hdp_out_commit(&o, &err), HDP_OK);
+    close(d);
+    assert_true(file_equals(p, "head\ntail\n"));
+}
+
+/* JSON: shortest exact numbers are not promised yet (%.17g), but they read back exactly;
+ * non-finite numbers are null; strings are escaped */
+static void json_writer(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_num(&j, "x", 0.1);
+    hdp_json_num(&j, "nan", NAN);
+    hdp_json_num(&j, "inf", INFINITY);
+    hdp_json_int(&j, "n", -3);
+    hdp_json_uint(&j, "seed", 18446744073709551615ULL);
+    hdp_json_bool(&j, "ok", 1);
+    hdp_json_str(&j, "s", "a\"b\\c\nd");
+    hdp_json_end(&j);
+    fclose(f);
+    const char *want = "{\n  \"x\": 0.10000000000000001,\n  \"nan\": null,\n  \"inf\": null,\n"
+                       "  \"n\": -3,\n  \"seed\": 18446744073709551615,\n  \"ok\": true,\n"
+                       "  \"s\": \"a\\\"b\\\\c\\u000ad\"\n}\n";
+    assert_string_equal(text, want);
+    assert_true(strtod("0.10000000000000001", NULL) == 0.1);
+    free(text);
+    char buf[32];
+    assert_string_equal(hdp_csv_field(buf, sizeof buf, "%.3g", NAN), "");
+    assert_string_equal(hdp_csv_field(buf, sizeof buf, "%.3g", 0.25), "0.25");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(set_all_or_nothing),
+        cmocka_unit_test(mode_kept),
+        cmocka_unit_test(links_and_descriptors),
+        cmocka_unit_test(json_writer),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
