@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Golden outputs: run every case of cases.txt with fixed seeds and compare its CSV data rows
 # and JSON values with tests/golden/expected/, value for value. What is compared:
-#   - CSV: every line that does not start with '#' (the '#' header holds the version and
+#   - CSV (every *.csv below the case's folder, sweeps' point folders included): every line that does not start with '#' (the '#' header holds the version and
 #     the model, whose format may change without any result changing), byte for byte,
 #     less columns of timings (*seconds*);
-#   - JSON: every number, string and boolean, flattened to key paths (nested objects as
+#   - JSON (out.json, when the case writes one): every number, string and boolean, flattened to key paths (nested objects as
 #     a.b, arrays and the older name_0, name_1 form both as name[i]), except timings
 #     (*seconds*, *per_second*), the version, thread counts and file names.
 # Usage: run.sh HDPSGD SRC_DIR [--record]   (cases: tests/golden/cases.txt)
@@ -55,8 +55,8 @@ while IFS='|' read -r name args; do
   if [[ $st -ne 0 && $st -ne 1 ]]; then
     echo "FAIL $name: exit $st"; sed 's/^/    /' "$work/$name.stderr" | head -5; fail=$((fail + 1)); continue
   fi
-  { for f in "$dir"/*.csv; do [[ -f "$f" ]] && { echo "---- ${f##*/}"; norm_csv "$f"; }; done
-    echo "---- json"; norm_json "$dir/out.json"; } >"$work/$name.golden"
+  { while IFS= read -r f; do echo "---- ${f#"$dir"/}"; norm_csv "$f"; done < <(find "$dir" -name '*.csv' -type f | LC_ALL=C sort)
+    if [[ -f "$dir/out.json" ]]; then echo "---- json"; norm_json "$dir/out.json"; fi; } >"$work/$name.golden"
   if [[ $mode == --record ]]; then
     mkdir -p "$exp"; cp "$work/$name.golden" "$exp/$name.golden"; echo "recorded $name"
   elif ! diff -q "$exp/$name.golden" "$work/$name.golden" >/dev/null 2>&1; then
