@@ -340,6 +340,10 @@ class DesignResult(Result):
             out["clip.c"] = self.numbers["c"]
         return out
 
+    def designed_model(self, path):
+        """Write the table to path and return a copy of the model that runs it."""
+        return self.model.copy().update(self.schedule_overrides(self.to_table(path)))
+
     def to_table(self, path):
         """Write the schedule as a table file (two columns t, eta; ``schedule.kind = table``,
         ``schedule.file = path``), as ``hdpsgd schedule --optimize -o path`` does."""
