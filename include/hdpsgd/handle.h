@@ -104,10 +104,11 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
 
 /* hdpsgd schedule --optimize --family FAMILIES --knots K [--tune-clip]: the JSON's numbers
  * (<family>_final_risk, ..., best_final_risk, best_c, table_final_risk, table_knots, rho,
- * epsilon_cks, delta, ode_solves, gamma, n, d) and, for the best family without prefix,
+ * epsilon_cks, delta, gamma, n, d; the JSON's ode_solves of all families is total_ode_solves)
+ * and, for the best family without prefix,
  * final_risk, table_final_risk, eta0, eta1, c1, a, c2, c3, c, knots, search_risk,
  * ode_solves, seconds; columns t, eta (the best schedule as a table), knot_t, knot_eta (pl),
- * and <family>_t, <family>_eta for every family; texts best_family, model. */
+ * and <family>_t, <family>_eta for every family; texts best_family, family (the same), model. */
 hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,
                              volatile int *cancel, hdp_progress_fn progress, void *user,
                              hdp_record **out, hdp_error *err);

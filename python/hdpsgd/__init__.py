@@ -18,6 +18,7 @@ cleanly on Ctrl-C (KeyboardInterrupt) at their next Monte Carlo run or ODE solve
 """
 
 import ctypes
+import numbers
 import os
 
 from . import _lib
@@ -63,8 +64,10 @@ def _value_text(value):
     """A Python value as the text of an INI value / --set."""
     if isinstance(value, bool):
         raise InputError(f"a boolean is not a model value ({value!r})")
-    if isinstance(value, float):
-        return repr(value)  # shortest text that reads back exactly; inf -> 'inf'
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))  # shortest text that reads back exactly; inf -> 'inf'
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     return str(value)
@@ -378,11 +381,11 @@ def _model(model):
 
 
 def _check_int(name, value, lo, hi=None):
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo or (
             hi is not None and value > hi):
         rng = f">= {lo}" if hi is None else f"from {lo} to {hi}"
         raise InputError(f"{name} = {value!r}: expected an integer {rng}")
-    return value
+    return int(value)
 
 
 def ode(model=None):
@@ -400,7 +403,7 @@ def _mc_sets(runs, seed, step=None):
     if seed is not None:
         sets.append(f"sim.seed={_check_int('seed', seed, 0, 2**64 - 1)}")
     if step is not None:
-        if not (isinstance(step, (int, float)) and 0 <= step <= 1):
+        if isinstance(step, bool) or not (isinstance(step, numbers.Real) and 0 <= step <= 1):
             raise InputError(f"step = {step!r}: expected a number in [0, 1] (0 = 1/n)")
         sets.append(f"sde.step={float(step)!r}")
     return sets

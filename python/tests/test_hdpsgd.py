@@ -122,6 +122,8 @@ class Test_model(unittest.TestCase):
         m.set("data.n", 1000)
         self.assertEqual(m["data.gamma"], 0.4)
         self.assertEqual(m.overrides, ["data.d=400", "data.n=1000"])
+        self.assertEqual(m.copy().set("data.d", np.int64(500))["data.d"], 500)
+        self.assertEqual(m.copy().set("clip.c", np.float64(0.1) + 0.2)["clip.c"], 0.1 + 0.2)
         c = m.copy().set("clip.c", 2)
         self.assertEqual(c["clip.c"], 2)
         self.assertEqual(m["clip.c"], 0.3)
@@ -300,7 +302,7 @@ class Test_mc(unittest.TestCase):
 
     def test_threads_do_not_change_the_numbers(self):
         m = hdpsgd.Model(overrides={"data.d": 100})
-        a = hdpsgd.sim(m, runs=9, threads=1, seed=2)
+        a = hdpsgd.sim(m, runs=np.int64(9), threads=1, seed=2)
         b = hdpsgd.sim(m, runs=9, threads=2, seed=2)
         for c in self.COLS:
             self.assertTrue(np.array_equal(a.columns[c], b.columns[c]), c)
