@@ -533,22 +533,24 @@ class Test_interrupt(unittest.TestCase):
         return t
 
     def test_ctrl_c_stops_the_monte_carlo(self):
-        done = []
+        done, sent = [], []
+        main = threading.main_thread().ident
 
         def progress(what, d, total, value):
-            done.append(d)
+            done.append(time.monotonic())
+            if d == 2:  # Ctrl-C while the third run is under way
+                sent.append(time.monotonic())
+                signal.pthread_kill(main, signal.SIGINT)
 
         m = hdpsgd.Model(overrides=self.SLOW)
-        timer = self.interrupt_after(1.0)
         t0 = time.monotonic()
         with self.assertRaises(KeyboardInterrupt):
             hdpsgd.sim(m, runs=400, threads=1, progress=progress)
-        elapsed = time.monotonic() - t0
-        timer.join()
-        self.assertGreater(len(done), 0)
-        self.assertLess(len(done), 400)
-        per_run = elapsed / len(done)
-        self.assertLess(elapsed, 1.0 + 5 * per_run + 2)  # stopped at the next run
+        stopped = time.monotonic()
+        per_run = (done[1] - t0) / 2
+        self.assertGreaterEqual(len(done), 2)
+        self.assertLessEqual(len(done), 3)  # the run under way ends, no other starts
+        self.assertLess(stopped - sent[0], 2 * per_run + 1.0)
         # the library and the interpreter are fine
         self.assertEqual(hdpsgd.sim(hdpsgd.Model(), runs=3, seed=1).runs, 3)
 
