@@ -9,7 +9,6 @@ an exception carrying the library's message.
 import ctypes
 import os
 import threading
-import time
 
 from . import _config
 
@@ -251,11 +250,11 @@ def run_long(fn, args, progress=None):
         worker = threading.Thread(target=work, name="hdpsgd", daemon=True)
         worker.start()
         interrupted = False
-        # poll with sleep, not Thread.join: a join interrupted by Ctrl-C can mark a running
+        # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can mark a running
         # thread as stopped (CPython before 3.13, bpo-45274's fix)
         while not finished.is_set():
             try:
-                time.sleep(0.02)
+                finished.wait(0.1)
             except KeyboardInterrupt:
                 cancel.value = 1  # the C side stops at its next run or ODE solve
                 interrupted = True
