@@ -2,10 +2,12 @@
 # Installs the build into a throw-away prefix and builds examples/ against it
 # twice — with CMake's find_package(hdpsgd) and with pkg-config — then runs the
 # examples and checks their output; also the installed program, man page and
-# bash completion.
+# bash completion; and, given a python3 with NumPy (third argument), the installed Python
+# package: it must load the installed libhdpsgd.so, not the build tree's.
 set -u
 build=$1
 src=$2
+python=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
@@ -59,5 +61,30 @@ out=$(bash -c "source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_W
 check "bash completion of model keys" test "$out" = "clip.c="
 out=$(bash -c "source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd val); COMP_CWORD=1; _hdpsgd; echo \${COMPREPLY[*]}")
 check "bash completion of commands" test "$out" = "validate"
+if [[ -n $python ]]; then
+  pydir=$prefix/lib/python3/dist-packages
+  for f in __init__.py _lib.py _config.py; do
+    check "installed Python package: hdpsgd/$f" test -e "$pydir/hdpsgd/$f"
+  done
+  check "the installed _config.py names the installed library" \
+    grep -q "^LIBRARY = \"$prefix/.*libhdpsgd\.so\.0\"\$" "$pydir/hdpsgd/_config.py"
+  "$prefix/bin/hdpsgd" ode --set clip.c=0.7 --json "$work/ode.json" -o /dev/null
+  (cd "$work" && env -u HDPSGD_LIBRARY -u LD_LIBRARY_PATH PYTHONPATH="$pydir" "$python" - "$prefix" "$work/ode.json" <<'PY'
+import json, sys, hdpsgd
+prefix, ref = sys.argv[1], sys.argv[2]
+assert hdpsgd.__file__.startswith(prefix), hdpsgd.__file__
+assert hdpsgd._lib.LIBRARY_PATH.startswith(prefix), hdpsgd._lib.LIBRARY_PATH
+r = hdpsgd.ode(hdpsgd.Model(overrides={"clip.c": 0.7}))
+with open(ref) as f:
+    want = json.load(f)["final_risk"]
+assert r.final_risk == want, (r.final_risk, want)
+print("installed hdpsgd", hdpsgd.__version__, "from", hdpsgd._lib.LIBRARY_PATH, "final risk", r.final_risk)
+PY
+  ) >"$work/py.out" 2>&1
+  rc=$?; [[ $rc -eq 0 ]] || cat "$work/py.out"
+  check "installed Python package loads the installed library, same numbers as the program" test $rc -eq 0
+else
+  echo "skip the Python package: no python3 with NumPy"
+fi
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

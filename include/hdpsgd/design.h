@@ -84,6 +84,8 @@ typedef struct {
     long table_points;     /* knots of the written table (default 201; pl: its own K knots) */
     hdp_design_progress_fn progress; /* may be NULL */
     void *progress_user;
+    const volatile int *cancel; /* NULL: none; nonzero: the search stops at its next ODE solve
+                                   and returns HDP_ECANCELLED (issue 24) */
 } hdp_design_options;
 
 /* Defaults as documented above. */

@@ -14,13 +14,15 @@ extern "C" {
 #endif
 
 /* Status codes. The command-line program maps them to exit statuses:
- * HDP_EINPUT -> 2, HDP_EIO -> 3, HDP_ENUMERIC -> 4, HDP_ENOMEM -> 4. */
+ * HDP_EINPUT -> 2, HDP_EIO -> 3, HDP_ENUMERIC -> 4, HDP_ENOMEM -> 4 (HDP_ECANCELLED -> 4: the
+ * program never cancels). */
 typedef enum {
     HDP_OK = 0,
     HDP_EINPUT = 1,   /* bad model file, bad key, out-of-range value, missing file */
     HDP_EIO = 2,      /* an output file could not be written */
     HDP_ENUMERIC = 3, /* solver failure or divergence */
-    HDP_ENOMEM = 4    /* out of memory */
+    HDP_ENOMEM = 4,   /* out of memory */
+    HDP_ECANCELLED = 5 /* stopped early through a cancel flag (hdp_mc_options, hdp_design_options) */
 } hdp_status;
 
 /* Room for a message that names a path of the longest accepted length (4000 characters for

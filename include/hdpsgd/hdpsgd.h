@@ -12,6 +12,7 @@
  *   kl.h        KL privacy of noisy training by initialisation      hdp_kl_run
  *   nc.h        NoisyGD on neural-collapse features                 hdp_nc_run
  *   si.h        two-stage private learning of a single-index model  hdp_si_stage2
+ *   handle.h    the library behind opaque pointers, for ctypes and other FFIs (the Python package)
  *   clip.h, schedule.h, spectrum.h, rng.h   the building blocks
  *
  * Conventions: every function that can fail returns an hdp_status (0 = HDP_OK)
@@ -52,5 +53,6 @@
 #include "hdpsgd/kl.h"
 #include "hdpsgd/nc.h"
 #include "hdpsgd/si.h"
+#include "hdpsgd/handle.h"
 
 #endif

@@ -41,6 +41,11 @@ typedef struct {
     hdp_mc_progress_fn progress; /* NULL: none */
     void *progress_user;
     double sde_step;         /* SDE only: Euler-Maruyama step h (0 = 1/n) */
+    /* issue 24 (the Python interface); NULL: none, as hdp_mc_options_from_model leaves them */
+    const volatile int *cancel; /* nonzero: the runs not yet started are skipped, and the call
+                                   returns HDP_ECANCELLED (set it from any thread) */
+    double *final_risks;     /* [runs]: run r's excess risk at t = 1 (theta_n), NaN when it
+                                diverged */
 } hdp_mc_options;
 
 typedef struct {

@@ -442,7 +442,8 @@ int cli_fail(const char *cmd, const hdp_error *err)
     case HDP_EINPUT: return EXIT_BAD_INPUT;
     case HDP_EIO: return EXIT_IO;
     case HDP_ENUMERIC:
-    case HDP_ENOMEM: return EXIT_NUMERIC;
+    case HDP_ENOMEM:
+    case HDP_ECANCELLED: return EXIT_NUMERIC;
     }
     return EXIT_NUMERIC;
 }

@@ -35,6 +35,7 @@ const char *hdp_status_name(hdp_status status)
     case HDP_EIO: return "output error";
     case HDP_ENUMERIC: return "numerical failure";
     case HDP_ENOMEM: return "out of memory";
+    case HDP_ECANCELLED: return "cancelled";
     }
     return "unknown status";
 }

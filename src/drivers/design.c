@@ -258,6 +258,10 @@ static void report(search *s, int periodic)
 static double objective(const gsl_vector *x, void *user)
 {
     search *s = user;
+    if (s->opt->cancel && *s->opt->cancel) { /* end the scan and every round at once */
+        s->solves = s->max_solves;
+        return PENALTY;
+    }
     double p[MAX_PARAMS];
     for (int i = 0; i < s->np; i++)
         p[i] = gsl_vector_get(x, (size_t)i);
@@ -550,6 +554,11 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     hdp_gsl_quiet();
     scan(s, hints, nhints);
     hdp_status st = HDP_OK;
+    if (opt->cancel && *opt->cancel) {
+        st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
+                      hdp_design_family_name(family));
+        goto done;
+    }
     if (!(s->best < PENALTY)) {
         st = hdp_fail(err, HDP_ENUMERIC,
                       "%s family: the ODE failed for every starting candidate (see `hdpsgd ode`)",
@@ -566,6 +575,11 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
             break;
         prev = s->best;
         step = fmax(0.05, step * 0.5);
+    }
+    if (opt->cancel && *opt->cancel) {
+        st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
+                      hdp_design_family_name(family));
+        goto done;
     }
     decode(s, s->best_p, res);
     res->search_risk = s->best;

@@ -309,11 +309,15 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         if (ok) {
 #pragma omp for schedule(dynamic, 1)
             for (long r = 0; r < runs; r++) {
+                if (opt->cancel && *opt->cancel) /* issue 24: skip the runs not started */
+                    continue;
                 *hdp_rng_state(rngs[tid]) = streams[r];
                 mc_run_out out = {risk + r * P, clip + r * P, 0.0, 0};
                 method->run(ctx, &grid, ws[tid], rngs[tid], &out);
                 jump[r] = out.jump;
                 diverged[r] = out.diverged;
+                if (opt->final_risks) /* issue 24 */
+                    opt->final_risks[r] = out.diverged ? NAN : risk[r * P + P - 1];
                 if (opt->progress) {
 #pragma omp critical(hdp_mc_progress)
                     {
@@ -330,6 +334,11 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         goto done;
     }
 
+    if (opt->cancel && *opt->cancel) { /* issue 24 */
+        st = hdp_fail(err, HDP_ECANCELLED, "%s: cancelled before the end of its %ld runs",
+                      method->name, runs);
+        goto done;
+    }
     for (long r = 0; r < runs; r++)
         res->diverged_runs += diverged[r];
     if (res->diverged_runs == runs) {

@@ -1,0 +1,129 @@
+/*
+ * hdpsgd/handle.h — the library behind opaque pointers, for foreign-function interfaces
+ * (the Python package python/hdpsgd calls it through ctypes; issue 24).
+ *
+ * A caller that cannot include the headers (ctypes, cffi in ABI mode, other languages)
+ * must not copy the layout of hdp_model or of the result structs: they change with the
+ * library. Here every struct stays behind a pointer that the library allocates and frees,
+ * and results come back as an hdp_record, a self-describing set of named columns (arrays
+ * of doubles), named numbers and named texts, with the names of the command line's CSV
+ * columns and JSON keys. Built on the public functions only.
+ *
+ * Ownership: every *_new and every record returned is released by the matching *_delete;
+ * text returned through char ** is released with hdp_text_free. Every function that
+ * returns an hdp_status refuses NULL pointer arguments with HDP_EINPUT.
+ * Long calls (Monte Carlo, validation, design) take an optional cancel flag (set it to
+ * nonzero from any thread: the call stops early with HDP_ECANCELLED) and an optional
+ * progress callback (its nonzero return value sets the flag).
+ */
+#ifndef HDPSGD_HANDLE_H
+#define HDPSGD_HANDLE_H
+
+#include "hdpsgd/error.h"
+#include "hdpsgd/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ---- */
+
+hdp_error *hdp_error_new(void); /* cleared; NULL when out of memory */
+void hdp_error_delete(hdp_error *err);
+hdp_status hdp_error_get_status(const hdp_error *err); /* HDP_EINPUT for NULL */
+const char *hdp_error_message(const hdp_error *err);   /* "" for NULL */
+
+/* ---- models ---- */
+
+/* A new model with the built-in defaults (hdp_model_init); NULL when out of memory. Fill it
+ * with hdp_model_load_file, hdp_model_set, then hdp_model_finalize (model.h). */
+hdp_model *hdp_model_new(void);
+void hdp_model_delete(hdp_model *m); /* hdp_model_free, then the handle; NULL is accepted */
+
+/* The value of "section.key" as the model's metadata lines write it (after finalize: the
+ * resolved value, e.g. data.n from data.gamma; doubles in the shortest form that reads
+ * back exactly; inf; enum names; file names). HDP_EINPUT naming an unknown key. */
+hdp_status hdp_model_get_text(const hdp_model *m, const char *key, char **value, hdp_error *err);
+
+/* The model as an INI file (hdp_model_write_ini) or as '# section.key = value' lines
+ * (hdp_model_write_meta), in memory. */
+hdp_status hdp_model_ini_text(const hdp_model *m, char **text, hdp_error *err);
+hdp_status hdp_model_meta_text(const hdp_model *m, char **text, hdp_error *err);
+
+void hdp_text_free(char *text);
+
+/* ---- records: the results ---- */
+
+typedef struct hdp_record hdp_record;
+
+typedef enum { HDP_VALUE_REAL = 0, HDP_VALUE_INT = 1, HDP_VALUE_BOOL = 2 } hdp_value_kind;
+
+void hdp_record_delete(hdp_record *r);
+int hdp_record_columns(const hdp_record *r); /* how many (0 for NULL) */
+/* Column i: its name (NULL when i is out of range), length and data (owned by r). */
+const char *hdp_record_column(const hdp_record *r, int i, long *length, const double **data);
+int hdp_record_numbers(const hdp_record *r);
+/* Number i: its name (NULL out of range), value (non-finite values kept: rho = inf) and
+ * kind (hdp_value_kind: how to show it). */
+const char *hdp_record_number(const hdp_record *r, int i, double *value, int *kind);
+int hdp_record_texts(const hdp_record *r);
+const char *hdp_record_text(const hdp_record *r, int i, const char **value);
+
+/* ---- the jobs ---- */
+
+/* Progress of a long call: what ("sim", "sde" or a design family), done of total (Monte
+ * Carlo runs; design: ODE solves so far of at most total), value (design: the best final
+ * risk so far; NaN otherwise). A nonzero return value asks the call to stop. Called from
+ * the library's threads, never two at once. */
+typedef int (*hdp_progress_fn)(const char *what, long done, long total, double value, void *user);
+
+/* hdpsgd ode: columns t, risk, risk_upper, risk_lower, mu_c, nu_c, eta, sigma2; the JSON
+ * summary's numbers (final_risk, risk_before_final_noise, final_noise, gamma, n, d, rho,
+ * stable, eta_sup, bins, rhs_evals, steps, solve_seconds, binning_seconds); texts model,
+ * version. m must be finalized. */
+hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err);
+
+/* hdpsgd sim (method "sim") or sde ("sde") with the model's [sim] runs and seed and [sde]
+ * step, on threads threads (0: one per core): columns t, mean, stderr, q10, q50, q90,
+ * clipped_fraction and, with keep_runs, final_risks (one per run, NaN when it diverged); the
+ * JSON summary's numbers (final_risk_mean, final_risk_stderr, final_jump_mean,
+ * final_jump_stderr, runs, diverged_runs, divergence_threshold, rho_accounted, rho, steps,
+ * d, n, gamma, seconds, threads); texts command, seed (decimal), model, version. */
+hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, int keep_runs,
+                         volatile int *cancel, hdp_progress_fn progress, void *user,
+                         hdp_record **out, hdp_error *err);
+
+/* hdpsgd validate (with_sde = 0: --no-sde): the JSON's numbers (sim_max_abs_dev, ...,
+ * sim_pass, sde_..., pass, ode_final_risk, rho, rho_z, delta, epsilon_cks, epsilon_bs,
+ * rel_tol, z_tol, runs, diverged_runs, d, n, gamma) plus sim_worst_point, sde_worst_point
+ * (-1: all agree) and sde_diverged_runs; columns ode_<ode column>, sim_<mc column>,
+ * sde_<mc column> and t. */
+hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, volatile int *cancel,
+                               hdp_progress_fn progress, void *user, hdp_record **out,
+                               hdp_error *err);
+
+/* hdpsgd schedule --optimize --family FAMILIES --knots K [--tune-clip]: the JSON's numbers
+ * (<family>_final_risk, ..., best_final_risk, best_c, table_final_risk, table_knots, rho,
+ * epsilon_cks, delta, gamma, n, d; the JSON's ode_solves of all families is total_ode_solves)
+ * and, for the best family without prefix,
+ * final_risk, table_final_risk, eta0, eta1, c1, a, c2, c3, c, knots, search_risk,
+ * ode_solves, seconds; columns t, eta (the best schedule as a table), knot_t, knot_eta (pl),
+ * and <family>_t, <family>_eta for every family; texts best_family, family (the same), model. */
+hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,
+                             volatile int *cancel, hdp_progress_fn progress, void *user,
+                             hdp_record **out, hdp_error *err);
+
+/* hdpsgd privacy: numbers rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted
+ * (the accountant of THEORY 6 on the model's n discrete steps; HDP_EINPUT above 1e8 steps),
+ * accountant_equals_rho, n; text schedule. */
+hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error *err);
+
+/* (epsilon, delta) of (rho^2/2)-zCDP by Canonne-Kamath-Steinke (rho of THEORY 1, > 0 or inf;
+ * delta in (0, 1)), and the inverse: the rho whose CKS epsilon at delta is epsilon. */
+hdp_status hdp_handle_epsilon(double rho, double delta, double *epsilon, hdp_error *err);
+hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

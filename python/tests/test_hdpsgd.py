@@ -1,0 +1,633 @@
+"""Tests of the Python package hdpsgd (issue 24), run by ctest -L python.
+
+Every number the package returns is compared with the ``hdpsgd`` program's output for the
+same model and seed: JSON values (written with %.17g) must be equal as doubles, CSV fields
+(%.12g, t with %.10g) equal as text. Environment: PYTHONPATH=BUILD/python,
+HDPSGD_CLI=BUILD/hdpsgd, HDPSGD_SOURCE_DIR=the source tree.
+"""
+
+import ctypes
+import json
+import math
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+import numpy as np
+
+import hdpsgd
+from hdpsgd import _lib
+
+CLI = os.environ["HDPSGD_CLI"]
+SRC = os.environ["HDPSGD_SOURCE_DIR"]
+MODELS = os.path.join(SRC, "models")
+
+
+def cli(*args, json_out=True, csv_out=True, expect=0):
+    """Run the program; returns (json dict or None, csv rows (list of dicts) or None,
+    metadata lines, stdout)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        j, c = os.path.join(tmp, "o.json"), os.path.join(tmp, "o.csv")
+        cmd = [CLI, *args]
+        if json_out:
+            cmd += ["--json", j]
+        if csv_out:
+            cmd += ["-o", c]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != expect:
+            raise AssertionError(f"{cmd}: exit {p.returncode}\n{p.stderr}")
+        data = None
+        if json_out:
+            with open(j) as f:
+                data = json.load(f)
+        rows, meta = None, []
+        if csv_out:
+            with open(c) as f:
+                lines = f.read().splitlines()
+            meta = [ln for ln in lines if ln.startswith("#")]
+            body = [ln for ln in lines if not ln.startswith("#")]
+            head = body[0].split(",")
+            rows = [dict(zip(head, ln.split(","))) for ln in body[1:]]
+        return data, rows, meta, p.stdout
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def json_equal(test, data, result, keys):
+    for k in keys:
+        want = data[k]
+        got = result[k]
+        if want is None:  # JSON null: inf (rho = inf, no private noise)
+            test.assertTrue(math.isinf(got), f"{k}: {got} (JSON null)")
+        elif isinstance(want, bool):
+            test.assertIs(got, want, k)
+        else:
+            test.assertEqual(got, want, f"{k}: Python {got!r} != CLI {want!r}")
+
+
+def csv_equal(test, rows, result, columns):
+    for col in columns:
+        arr = result.columns[col]
+        test.assertEqual(len(arr), len(rows), col)
+        fmt = "%.10g" if col == "t" else "%.12g"
+        for i, row in enumerate(rows):
+            test.assertEqual(fmt % arr[i], row[col], f"{col}[{i}]")
+
+
+def meta_values(meta):
+    out = {}
+    for ln in meta:
+        if " = " in ln and ln.startswith("# ") and "." in ln.split(" = ")[0]:
+            k, v = ln[2:].split(" = ", 1)
+            out[k] = v
+    return out
+
+
+class Test_model(unittest.TestCase):
+    def test_default_is_the_programs_default(self):
+        m = hdpsgd.Model()
+        _, _, meta, _ = cli("ode", json_out=False)
+        want = meta_values(meta)
+        self.assertEqual(len(want), len(hdpsgd.keys()))
+        for k, v in want.items():
+            self.assertEqual(str(m[k]) if not isinstance(m[k], float) else v, v, k)
+            self.assertEqual(m[k], hdpsgd._text_value(v), k)
+        self.assertEqual(m["clip.c"], 0.3)
+        self.assertEqual(m["data.n"], 2000)  # resolved from gamma = 0.1
+        self.assertEqual(m["schedule.kind"], "optimal")
+
+    def test_file_and_overrides_resolve_like_the_program(self):
+        path = os.path.join(MODELS, "powerlaw.ini")
+        m = hdpsgd.Model(path, {"clip.c": 0.5, "data.d": 300, "privacy.rho": float("inf")})
+        _, _, meta, _ = cli("ode", path, "--set", "clip.c=0.5", "--set", "data.d=300",
+                            "--set", "privacy.rho=inf", json_out=False)
+        want = meta_values(meta)
+        for k, v in want.items():
+            self.assertEqual(m[k], hdpsgd._text_value(v), k)
+        self.assertTrue(math.isinf(m["privacy.rho"]))
+        self.assertEqual(m.path, path)
+
+    def test_set_returns_the_model_and_resolves(self):
+        m = hdpsgd.Model()
+        self.assertIs(m.set("data.d", 400), m)
+        self.assertEqual(m["data.d"], 400)
+        self.assertEqual(m["data.n"], 4000)  # gamma = 0.1 kept
+        m.set("data.n", 1000)
+        self.assertEqual(m["data.gamma"], 0.4)
+        self.assertEqual(m.overrides, ["data.d=400", "data.n=1000"])
+        self.assertEqual(m.copy().set("data.d", np.int64(500))["data.d"], 500)
+        self.assertEqual(m.copy().set("clip.c", np.float64(0.1) + 0.2)["clip.c"], 0.1 + 0.2)
+        c = m.copy().set("clip.c", 2)
+        self.assertEqual(c["clip.c"], 2)
+        self.assertEqual(m["clip.c"], 0.3)
+
+    def test_bad_key_raises_value_error_naming_it(self):
+        m = hdpsgd.Model()
+        with self.assertRaises(ValueError) as cm:
+            m.set("clip.cc", 1)
+        self.assertIn("'cc'", str(cm.exception))
+        self.assertIn("did you mean [clip] c", str(cm.exception))
+        self.assertIsInstance(cm.exception, hdpsgd.InputError)
+        with self.assertRaises(ValueError) as cm:
+            hdpsgd.Model(overrides={"privacy.rh0": 1})
+        self.assertIn("rh0", str(cm.exception))
+        with self.assertRaises(ValueError):
+            m.set("clip", 1)
+        with self.assertRaises(ValueError):
+            m.set("clip.c=1", 1)
+
+    def test_bad_value_raises_and_keeps_the_model(self):
+        m = hdpsgd.Model().set("clip.c", 0.7)
+        with self.assertRaises(ValueError) as cm:
+            m.set("data.d", -4)
+        self.assertIn("[data] d = -4 is out of range", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            m.set("schedule.kind", "nonsense")
+        self.assertIn("kind", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            m.set("privacy.rho", True)
+        self.assertEqual(m["clip.c"], 0.7)
+        self.assertEqual(m["data.d"], 200)
+        self.assertEqual(hdpsgd.ode(m).final_risk, hdpsgd.ode(hdpsgd.Model().set("clip.c", 0.7)).final_risk)
+
+    def test_unknown_key_read(self):
+        m = hdpsgd.Model()
+        with self.assertRaises(KeyError) as cm:
+            m["clip.cc"]
+        self.assertIsInstance(cm.exception, ValueError)
+        self.assertIn("clip.cc", str(cm.exception))
+        self.assertIsNone(m.get("nope.nope"))
+        with self.assertRaises(KeyError):
+            m[3]
+
+    def test_missing_file(self):
+        with self.assertRaises(ValueError) as cm:
+            hdpsgd.Model("/nonexistent/model.ini")
+        self.assertIn("/nonexistent/model.ini", str(cm.exception))
+        with self.assertRaises(ValueError):
+            hdpsgd.Model(MODELS)  # a directory
+
+    def test_to_ini_reads_back(self):
+        m = hdpsgd.Model(os.path.join(MODELS, "twolevel.ini"), {"clip.c": 0.123456789012345})
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "m.ini")
+            with open(p, "w") as f:
+                f.write(m.to_ini())
+            m2 = hdpsgd.Model(p)
+            self.assertEqual(m.to_dict(), m2.to_dict())
+            self.assertEqual(hdpsgd.ode(m).final_risk, hdpsgd.ode(m2).final_risk)
+        self.assertIn("[clip]\nc = 0.123456789012345\n", m.to_ini())
+
+    def test_relative_file_names_are_made_absolute(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            old = os.getcwd()
+            try:
+                os.chdir(tmp)
+                with open("eig.txt", "w") as f:
+                    f.write("\n".join(str(1 + i % 3) for i in range(50)) + "\n")
+                m = hdpsgd.Model(overrides={"data.spectrum": "file",
+                                            "data.spectrum_file": "eig.txt", "data.d": 50})
+                os.chdir(old)
+                self.assertTrue(m["data.spectrum_file"].endswith("/eig.txt"))
+                self.assertTrue(os.path.isabs(m["data.spectrum_file"]))
+                self.assertGreater(hdpsgd.ode(m).final_risk, 0)
+            finally:
+                os.chdir(old)
+
+    def test_keys(self):
+        k = hdpsgd.keys()
+        self.assertEqual(k["clip.c"], "0.3")
+        self.assertIn("sim.seed", k)
+        self.assertEqual(sorted(k), sorted(hdpsgd.Model().keys()))
+
+
+class Test_ode(unittest.TestCase):
+    KEYS = ["final_risk", "risk_before_final_noise", "final_noise", "gamma", "n", "d", "rho",
+            "stable", "eta_sup", "bins", "rhs_evals", "steps"]
+    COLS = ["t", "risk", "risk_upper", "risk_lower", "mu_c", "nu_c", "eta", "sigma2"]
+
+    def check(self, path, sets):
+        args = ["ode"] + ([path] if path else [])
+        for k, v in sets.items():
+            args += ["--set", f"{k}={v}"]
+        data, rows, _, _ = cli(*args)
+        r = hdpsgd.ode(hdpsgd.Model(path, sets))
+        json_equal(self, data, r, self.KEYS)
+        csv_equal(self, rows, r, self.COLS)
+        self.assertEqual(r.model, data["model"] if not path else r.model)
+        return r
+
+    def test_default_bit_identical(self):
+        r = self.check(None, {})
+        self.assertEqual(r.final_risk, r.risk[-1])
+        self.assertTrue(r.stable)
+        self.assertIsInstance(r.n, int)
+        self.assertIsInstance(r.stable, bool)
+        self.assertEqual(r.t.dtype, np.float64)
+        self.assertEqual(len(r.t), 101)
+
+    def test_models_bit_identical(self):
+        for name, sets in [("powerlaw.ini", {"clip.c": 0.5}),
+                           ("isotropic-linear-noise.ini", {}),
+                           ("student-noise.ini", {"ode.points": 21}),
+                           ("isotropic-nonprivate.ini", {})]:
+            with self.subTest(model=name):
+                r = self.check(os.path.join(MODELS, name), sets)
+                if name == "isotropic-nonprivate.ini":
+                    self.assertTrue(math.isinf(r.rho))
+
+    def test_to_frame(self):
+        r = hdpsgd.ode(hdpsgd.Model(overrides={"ode.points": 11}))
+        f = r.to_frame()
+        try:
+            import pandas
+        except ImportError:
+            self.assertEqual(list(f), self.COLS)
+            return
+        self.assertIsInstance(f, pandas.DataFrame)
+        self.assertEqual(list(f.columns), self.COLS)
+        self.assertEqual(len(f), 11)
+        self.assertEqual(f["risk"].iloc[-1], r.final_risk)
+
+    def test_accepts_a_path(self):
+        path = os.path.join(MODELS, "powerlaw.ini")
+        self.assertEqual(hdpsgd.ode(path).final_risk, hdpsgd.ode(hdpsgd.Model(path)).final_risk)
+
+    def test_numerical_failure(self):
+        with self.assertRaises(ArithmeticError) as cm:
+            hdpsgd.ode(hdpsgd.Model(overrides={"ode.max_steps": 1}))
+        self.assertIsInstance(cm.exception, hdpsgd.NumericalError)
+        self.assertIn("CV_TOO_MUCH_WORK", str(cm.exception))
+
+
+class Test_mc(unittest.TestCase):
+    KEYS = ["final_risk_mean", "final_risk_stderr", "final_jump_mean", "final_jump_stderr",
+            "runs", "diverged_runs", "divergence_threshold", "rho_accounted", "rho", "steps",
+            "d", "n", "gamma"]
+    COLS = ["t", "mean", "stderr", "q10", "q50", "q90", "clipped_fraction"]
+
+    def test_sim_bit_identical(self):
+        data, rows, _, _ = cli("sim", "--runs", "30", "--seed", "11")
+        s = hdpsgd.sim(hdpsgd.Model(), runs=30, seed=11)
+        json_equal(self, data, s, self.KEYS)
+        csv_equal(self, rows, s, self.COLS)
+        self.assertEqual(s.seed, 11)
+        self.assertEqual(s.command, "sim")
+
+    def test_sde_bit_identical(self):
+        path = os.path.join(MODELS, "student-noise.ini")
+        data, rows, _, _ = cli("sde", path, "--runs", "12", "--seed", "5", "--step", "0.002",
+                               "--set", "ode.points=31")
+        s = hdpsgd.sde(hdpsgd.Model(path, {"ode.points": 31}), runs=12, seed=5, step=0.002)
+        json_equal(self, data, s, self.KEYS)
+        csv_equal(self, rows, s, self.COLS)
+        self.assertEqual(s.steps, 500)
+
+    def test_model_defaults_runs_and_seed(self):
+        m = hdpsgd.Model(overrides={"sim.runs": 7, "sim.seed": 3})
+        data, rows, _, _ = cli("sim", "--set", "sim.runs=7", "--set", "sim.seed=3")
+        s = hdpsgd.sim(m)
+        json_equal(self, data, s, self.KEYS)
+        self.assertEqual(s.runs, 7)
+        self.assertEqual(s.seed, 3)
+        big = 2**64 - 1
+        self.assertEqual(hdpsgd.sim(m, runs=2, seed=big).seed, big)
+
+    def test_threads_do_not_change_the_numbers(self):
+        m = hdpsgd.Model(overrides={"data.d": 100})
+        a = hdpsgd.sim(m, runs=np.int64(9), threads=1, seed=2)
+        b = hdpsgd.sim(m, runs=9, threads=2, seed=2)
+        for c in self.COLS:
+            self.assertTrue(np.array_equal(a.columns[c], b.columns[c]), c)
+        self.assertEqual(a.threads, 1)
+        self.assertEqual(b.threads, 2)
+        c = hdpsgd.sim(m, runs=9, threads=1, seed=3)
+        self.assertNotEqual(a.final_risk_mean, c.final_risk_mean)
+
+    def test_keep_runs(self):
+        s = hdpsgd.sim(hdpsgd.Model(), runs=25, seed=4, keep_runs=True)
+        f = s.final_risks
+        self.assertEqual(len(f), 25)
+        self.assertTrue(np.all(np.isfinite(f)))
+        self.assertAlmostEqual(float(np.mean(f)), s.final_risk_mean, delta=1e-12 * s.final_risk_mean)
+        se = float(np.std(f, ddof=1) / math.sqrt(25))
+        self.assertAlmostEqual(se, s.final_risk_stderr, delta=1e-9 * se)
+        self.assertNotIn("final_risks", hdpsgd.sim(hdpsgd.Model(), runs=2))
+
+    def test_progress(self):
+        seen = []
+        lock = threading.Lock()
+
+        def progress(what, done, total, value):
+            with lock:
+                seen.append((what, done, total))
+
+        hdpsgd.sde(hdpsgd.Model(), runs=16, threads=2, progress=progress)
+        self.assertEqual(len(seen), 16)
+        self.assertEqual(sorted(d for _, d, _ in seen), list(range(1, 17)))
+        self.assertTrue(all(w == "sde" and t == 16 for w, _, t in seen))
+
+    def test_progress_may_stop_the_runs(self):
+        calls = []
+
+        def progress(what, done, total, value):
+            calls.append(done)
+            return done >= 3
+
+        with self.assertRaises(hdpsgd.Cancelled) as cm:
+            hdpsgd.sim(hdpsgd.Model(), runs=200, threads=1, progress=progress)
+        self.assertIn("cancelled", str(cm.exception))
+        self.assertEqual(calls, [1, 2, 3])
+
+    def test_progress_exception_is_raised(self):
+        def progress(what, done, total, value):
+            raise RuntimeError("from the callback")
+
+        with self.assertRaises(RuntimeError):
+            hdpsgd.sim(hdpsgd.Model(), runs=50, threads=1, progress=progress)
+
+    def test_every_run_diverged(self):
+        m = hdpsgd.Model(overrides={"schedule.kind": "constant", "privacy.rho": "inf",
+                                    "clip.c": "inf", "schedule.eta0": 60, "data.gamma": 0.1,
+                                    "data.d": 50})
+        with self.assertRaises(ArithmeticError) as cm:
+            hdpsgd.sim(m, runs=3)
+        self.assertIn("diverged", str(cm.exception))
+        with self.assertRaises(hdpsgd.NumericalError):
+            hdpsgd.sde(m, runs=3)
+
+    def test_bad_options(self):
+        m = hdpsgd.Model()
+        for kw in [{"runs": 0}, {"runs": 2.5}, {"threads": -1}, {"seed": -1}, {"seed": 2**64},
+                   {"runs": 10**8}]:
+            with self.subTest(**kw), self.assertRaises(ValueError):
+                hdpsgd.sim(m, **kw)
+        with self.assertRaises(ValueError):
+            hdpsgd.sde(m, runs=2, step=2)
+
+
+class Test_validate(unittest.TestCase):
+    SIDE = ["max_abs_dev", "max_rel_dev", "max_z", "final_risk", "final_risk_stderr",
+            "clipped_fraction"]
+
+    def test_bit_identical(self):
+        data, _, _, out = cli("validate", "--runs", "40", "--seed", "9", csv_out=False)
+        v = hdpsgd.validate(hdpsgd.Model(), runs=40, seed=9)
+        # the program writes the Monte Carlo side without a prefix
+        for side, obj in (("", v.sim_side), ("sde_", v.sde_side)):
+            for k in self.SIDE:
+                self.assertEqual(getattr(obj, k), data[side + k], side + k)
+            self.assertIs(obj.passed, data[side + "pass"])
+        self.assertIs(v.sim_side.passed, data["sim_pass"])
+        json_equal(self, data, v, ["pass", "ode_final_risk", "rho", "rho_z", "delta",
+                                   "epsilon_cks", "epsilon_bs", "rel_tol", "z_tol", "runs",
+                                   "diverged_runs", "d", "n", "gamma"])
+        self.assertIs(v.passed, data["pass"])
+        self.assertIn("PASS" if v.passed else "FAIL", out)
+        # the curves are those of ode() and sim() on the same model and seed
+        s = hdpsgd.sim(hdpsgd.Model(), runs=40, seed=9)
+        self.assertTrue(np.array_equal(v.sim.mean, s.mean))
+        self.assertTrue(np.array_equal(v.ode.risk, hdpsgd.ode(hdpsgd.Model()).risk))
+        self.assertEqual(v.sim_side.final_risk, s.final_risk_mean)
+        self.assertGreaterEqual(v.sim_side.worst_point, -1)
+
+    def test_without_sde(self):
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        data, _, _, _ = cli("validate", path, "--runs", "20", "--no-sde", csv_out=False)
+        v = hdpsgd.validate(path, runs=20, with_sde=False)
+        self.assertIsNone(v.sde_side)
+        self.assertIsNone(v.sde)
+        self.assertEqual(v.sim_side.max_z, data["max_z"])
+        self.assertIs(v.passed, data["pass"])
+        self.assertIn("t", v.to_frame())
+
+
+class Test_privacy(unittest.TestCase):
+    def test_epsilon_and_accountant_like_the_program(self):
+        data, _, _, _ = cli("privacy", csv_out=False)
+        a = hdpsgd.accountant(hdpsgd.Model())
+        json_equal(self, data, a, ["rho", "rho_z", "delta", "epsilon_bs", "epsilon_cks",
+                                   "rho_accounted", "accountant_equals_rho", "n"])
+        self.assertEqual(hdpsgd.epsilon(0.5, 1 / 2000), data["epsilon_cks"])
+        self.assertAlmostEqual(a.epsilon_cks, 1.65, places=2)  # README: epsilon = 1.65
+
+    def test_rho_for_like_the_program(self):
+        data, _, _, _ = cli("privacy", "--epsilon", "2", "--delta", "1e-5", csv_out=False)
+        rho = hdpsgd.rho_for(2, 1e-5)
+        self.assertEqual(rho, data["rho_for_target"])
+        self.assertAlmostEqual(hdpsgd.epsilon(rho, 1e-5), 2.0, places=9)
+
+    def test_accountant_of_other_schedules(self):
+        for name in ("isotropic-linear-noise.ini", "isotropic-output.ini"):
+            path = os.path.join(MODELS, name)
+            data, _, _, _ = cli("privacy", path, csv_out=False)
+            a = hdpsgd.accountant(path)
+            self.assertEqual(a.rho_accounted, data["rho_accounted"])
+            self.assertTrue(a.accountant_equals_rho)
+            self.assertEqual(a.schedule, data["schedule"])
+        a = hdpsgd.accountant(os.path.join(MODELS, "isotropic-nonprivate.ini"))
+        self.assertTrue(math.isinf(a.rho_accounted) and math.isinf(a.epsilon_cks))
+
+    def test_limits_and_errors(self):
+        self.assertTrue(math.isinf(hdpsgd.epsilon(float("inf"), 1e-5)))
+        self.assertTrue(math.isinf(hdpsgd.rho_for(float("inf"), 1e-5)))
+        self.assertLess(hdpsgd.epsilon(0.1, 1e-5), hdpsgd.epsilon(1, 1e-5))
+        for args in [(0.5, 0), (0.5, 1), (0.5, 2), (0, 0.1), (-1, 0.1), (float("nan"), 0.1)]:
+            with self.subTest(args=args), self.assertRaises(ValueError):
+                hdpsgd.epsilon(*args)
+        for args in [(2, 0), (0, 0.1), (-1, 0.1)]:
+            with self.subTest(args=args), self.assertRaises(ValueError):
+                hdpsgd.rho_for(*args)
+        with self.assertRaises(ValueError) as cm:
+            hdpsgd.accountant(hdpsgd.Model(overrides={"data.n": 10**9}))
+        self.assertIn("1e8", str(cm.exception).replace("100000000", "1e8"))
+
+
+class Test_design(unittest.TestCase):
+    def test_pl_bit_identical_and_table(self):
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        with tempfile.TemporaryDirectory() as tmp:
+            tab = os.path.join(tmp, "cli.tab")
+            data, _, _, _ = cli("schedule", path, "--optimize", "--family", "pl", "--knots", "5",
+                                "-o", tab, csv_out=False)
+            cli_rows = [ln for ln in _read(tab).splitlines() if not ln.startswith("#")]
+            m = hdpsgd.Model(path)
+            d = hdpsgd.design(m, family="pl", knots=5)
+            self.assertEqual(d.final_risk, data["pl_final_risk"])
+            self.assertEqual(d.pl_final_risk, data["pl_final_risk"])
+            self.assertEqual(d.table_final_risk, data["table_final_risk"])
+            self.assertEqual(d.ode_solves, data["pl_ode_solves"])
+            self.assertEqual(d.knots, 5)
+            self.assertEqual(list(d.knot_eta), [data[f"pl_eta_{i}"] for i in range(5)])
+            self.assertEqual(d.family, "pl")
+            self.assertEqual(len(d.t), 5)
+            self.assertTrue(np.all(np.diff(d.eta) <= 0))  # non-increasing (THEORY 1)
+            mine = d.to_table(os.path.join(tmp, "py.tab"))
+            py_rows = [ln for ln in _read(mine).splitlines() if not ln.startswith("#")]
+            self.assertEqual(py_rows, cli_rows)
+            # the table runs: its ODE final risk is the one the design reported
+            r = hdpsgd.ode(m.copy().update(d.schedule_overrides(mine)))
+            self.assertEqual(r.final_risk, d.table_final_risk)
+            self.assertEqual(len(d.to_frame()["t"]), 5)
+
+    def test_several_families(self):
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        data, _, _, _ = cli("schedule", path, "--optimize", "--family", "output,optimal",
+                            csv_out=False)
+        d = hdpsgd.design(path, family="output,optimal")
+        self.assertEqual(d.best_family, data["best_family"])
+        self.assertEqual(d.final_risk, data["best_final_risk"])
+        self.assertEqual(d.optimal_c1, data["optimal_c1"])
+        self.assertEqual(d.optimal_a, data["optimal_a"])
+        self.assertEqual(d.output_eta0, data["output_eta0"])
+        self.assertEqual(d.total_ode_solves, data["ode_solves"])
+        self.assertEqual(len(d.t), 201)
+
+    def test_tune_clip(self):
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        data, _, _, _ = cli("schedule", path, "--optimize", "--family", "output", "--tune-clip",
+                            csv_out=False)
+        d = hdpsgd.design(path, family="output", tune_clip=True)
+        self.assertEqual(d.c, data["best_c"])
+        self.assertEqual(d.final_risk, data["output_final_risk"])
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError) as cm:
+            hdpsgd.design(hdpsgd.Model(), family="nope")
+        self.assertIn("nope", str(cm.exception))
+        for k in (1, 65):
+            with self.assertRaises(ValueError):
+                hdpsgd.design(hdpsgd.Model(), knots=k)
+
+    def test_progress_may_stop_the_search(self):
+        seen = []
+
+        def progress(what, done, total, best):
+            seen.append((what, done, best))
+            return True
+
+        with self.assertRaises(hdpsgd.Cancelled):
+            hdpsgd.design(os.path.join(MODELS, "isotropic-output.ini"), family="pl", knots=4,
+                          progress=progress)
+        self.assertEqual(seen[0][0], "pl")
+        self.assertEqual(len(seen), 1)
+
+
+class Test_interrupt(unittest.TestCase):
+    """Ctrl-C (SIGINT) stops a long call at its next run: KeyboardInterrupt, no crash, the
+    library usable afterwards; the GIL is released during the call."""
+
+    SLOW = {"data.d": 2000, "data.gamma": 0.02}  # n = 1e5 steps of d = 2000 per run
+
+    def interrupt_after(self, seconds):
+        main = threading.main_thread().ident
+        t = threading.Timer(seconds, signal.pthread_kill, (main, signal.SIGINT))
+        t.start()
+        return t
+
+    def test_ctrl_c_stops_the_monte_carlo(self):
+        done, sent = [], []
+        main = threading.main_thread().ident
+
+        def progress(what, d, total, value):
+            done.append(time.monotonic())
+            if d == 2:  # Ctrl-C while the third run is under way
+                sent.append(time.monotonic())
+                signal.pthread_kill(main, signal.SIGINT)
+
+        m = hdpsgd.Model(overrides=self.SLOW)
+        t0 = time.monotonic()
+        with self.assertRaises(KeyboardInterrupt):
+            hdpsgd.sim(m, runs=400, threads=1, progress=progress)
+        stopped = time.monotonic()
+        per_run = (done[1] - t0) / 2
+        self.assertGreaterEqual(len(done), 2)
+        self.assertLessEqual(len(done), 3)  # the run under way ends, no other starts
+        self.assertLess(stopped - sent[0], 2 * per_run + 1.0)
+        # the library and the interpreter are fine
+        self.assertEqual(hdpsgd.sim(hdpsgd.Model(), runs=3, seed=1).runs, 3)
+
+    def test_ctrl_c_stops_the_design(self):
+        timer = self.interrupt_after(0.5)
+        t0 = time.monotonic()
+        with self.assertRaises(KeyboardInterrupt):
+            hdpsgd.design(hdpsgd.Model(overrides={"ode.bins": 0}), family="all", knots=32)
+        timer.join()
+        self.assertLess(time.monotonic() - t0, 20)
+        self.assertGreater(hdpsgd.ode().final_risk, 0)
+
+    def test_the_gil_is_released(self):
+        m = hdpsgd.Model(overrides=self.SLOW)
+        out = {}
+        th = threading.Thread(target=lambda: out.setdefault("r", hdpsgd.sim(m, runs=2, threads=1)))
+        count = 0
+        th.start()
+        t0 = time.monotonic()
+        while th.is_alive():
+            count += 1
+        elapsed = time.monotonic() - t0
+        th.join()
+        self.assertEqual(out["r"].runs, 2)
+        self.assertGreater(elapsed, 0.05)
+        self.assertGreater(count / elapsed, 10000)  # the main thread kept running
+
+
+class Test_errors(unittest.TestCase):
+    """Every status becomes an exception; NULL arguments are refused, never dereferenced."""
+
+    def test_exceptions(self):
+        self.assertTrue(issubclass(hdpsgd.InputError, ValueError))
+        self.assertTrue(issubclass(hdpsgd.NumericalError, ArithmeticError))
+        self.assertTrue(issubclass(hdpsgd.OutOfMemoryError, MemoryError))
+        for cls in (hdpsgd.InputError, hdpsgd.NumericalError, hdpsgd.Cancelled):
+            self.assertTrue(issubclass(cls, hdpsgd.Error))
+        with self.assertRaises(TypeError):
+            hdpsgd.ode(42)
+        with self.assertRaises(ValueError):
+            hdpsgd.ode("/nonexistent.ini")
+
+    def test_null_arguments_are_refused(self):
+        rec = ctypes.c_void_p()
+        for fn, args in [(_lib.hdp_handle_ode, (None, ctypes.byref(rec))),
+                         (_lib.hdp_handle_ode, (hdpsgd.Model()._handle.ptr, None)),
+                         (_lib.hdp_handle_accountant, (None, ctypes.byref(rec))),
+                         (_lib.hdp_model_set, (None, b"clip.c=1")),
+                         (_lib.hdp_model_finalize, (None,)),
+                         (_lib.hdp_model_get_text, (None, b"clip.c", None)),
+                         (_lib.hdp_handle_epsilon, (0.5, 0.1, None))]:
+            with self.subTest(fn=fn.__name__), self.assertRaises(ValueError) as cm:
+                _lib.call(fn, *args)
+            self.assertIn("NULL", str(cm.exception))
+        none = _lib.PROGRESS()
+        with self.assertRaises(ValueError):
+            _lib.call(_lib.hdp_handle_mc, None, b"sim", 0, 0, None, none, None,
+                      ctypes.byref(rec))
+        with self.assertRaises(ValueError) as cm:
+            _lib.call(_lib.hdp_handle_mc, hdpsgd.Model()._handle.ptr, b"ode", 0, 0, None, none,
+                      None, ctypes.byref(rec))
+        self.assertIn("unknown method", str(cm.exception))
+        self.assertEqual(_lib.hdp_record_columns(None), 0)
+        self.assertIsNone(_lib.hdp_record_column(None, 0, None, None))
+        self.assertEqual(_lib.hdp_error_message(None), b"")
+
+    def test_unfinalized_model_is_refused(self):
+        ptr = _lib.hdp_model_new()
+        try:
+            _lib.call(_lib.hdp_model_set, ptr, b"clip.c=1")
+            rec = ctypes.c_void_p()
+            with self.assertRaises(ValueError) as cm:
+                _lib.call(_lib.hdp_handle_ode, ptr, ctypes.byref(rec))
+            self.assertIn("finalized", str(cm.exception))
+        finally:
+            _lib.hdp_model_delete(ptr)
+
+
+if __name__ == "__main__":
+    unittest.main()

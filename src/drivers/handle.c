@@ -1,0 +1,677 @@
+/*
+ * handle.c — the library behind opaque pointers (hdpsgd/handle.h), for the Python package
+ * and other foreign-function interfaces (issue 24). Only public functions are called, and
+ * results are copied into records with the command line's names, so that a change of
+ * hdp_model or of a result struct changes this file, never its callers.
+ */
+#define _GNU_SOURCE /* open_memstream */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "hdpsgd/design.h"
+#include "hdpsgd/handle.h"
+#include "hdpsgd/ode.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/schedule.h"
+#include "hdpsgd/sim.h"
+#include "hdpsgd/validate.h"
+#include "hdpsgd/version.h"
+
+/* ---- errors ---- */
+
+hdp_error *hdp_error_new(void)
+{
+    hdp_error *e = malloc(sizeof *e);
+    if (e)
+        hdp_error_clear(e);
+    return e;
+}
+
+void hdp_error_delete(hdp_error *err) { free(err); }
+
+hdp_status hdp_error_get_status(const hdp_error *err) { return err ? err->status : HDP_EINPUT; }
+
+const char *hdp_error_message(const hdp_error *err) { return err ? err->msg : ""; }
+
+/* ---- models ---- */
+
+hdp_model *hdp_model_new(void)
+{
+    hdp_model *m = malloc(sizeof *m);
+    if (m)
+        hdp_model_init(m);
+    return m;
+}
+
+void hdp_model_delete(hdp_model *m)
+{
+    if (!m)
+        return;
+    hdp_model_free(m);
+    free(m);
+}
+
+void hdp_text_free(char *text) { free(text); }
+
+typedef void (*writer_fn)(const hdp_model *, FILE *);
+
+static hdp_status to_text(const hdp_model *m, writer_fn write, char **text, hdp_error *err)
+{
+    size_t size = 0;
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the model's text");
+    write(m, f);
+    if (fclose(f) != 0 || !buf) {
+        free(buf);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the model's text");
+    }
+    *text = buf;
+    return HDP_OK;
+}
+
+hdp_status hdp_model_ini_text(const hdp_model *m, char **text, hdp_error *err)
+{
+    HDP_REQUIRE(err, text);
+    *text = NULL;
+    HDP_REQUIRE(err, m);
+    return to_text(m, hdp_model_write_ini, text, err);
+}
+
+hdp_status hdp_model_meta_text(const hdp_model *m, char **text, hdp_error *err)
+{
+    HDP_REQUIRE(err, text);
+    *text = NULL;
+    HDP_REQUIRE(err, m);
+    return to_text(m, hdp_model_write_meta, text, err);
+}
+
+hdp_status hdp_model_get_text(const hdp_model *m, const char *key, char **value, hdp_error *err)
+{
+    HDP_REQUIRE(err, value);
+    *value = NULL;
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, key);
+    /* the schema names the keys; the metadata lines '# section.key = value' hold the values */
+    const char *sec, *k, *def;
+    int known = 0;
+    size_t klen = strlen(key);
+    for (int i = 0; !known && hdp_model_schema_entry(i, &sec, &k, &def, NULL); i++) {
+        size_t sl = strlen(sec);
+        known = klen == sl + 1 + strlen(k) && !strncmp(key, sec, sl) && key[sl] == '.' &&
+                !strcmp(key + sl + 1, k);
+    }
+    if (!known)
+        return hdp_fail(err, HDP_EINPUT,
+                        "unknown model key '%.200s': expected section.key, one of the keys "
+                        "`hdpsgd keys` lists",
+                        key);
+    char *meta;
+    hdp_status st = hdp_model_meta_text(m, &meta, err);
+    if (st != HDP_OK)
+        return st;
+    char *line = meta, *found = NULL;
+    while (!found && line && *line) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = '\0';
+        if (!strncmp(line, "# ", 2) && !strncmp(line + 2, key, klen) &&
+            !strncmp(line + 2 + klen, " = ", 3))
+            found = line + 2 + klen + 3;
+        line = end ? end + 1 : NULL;
+    }
+    if (found)
+        *value = strdup(found);
+    free(meta);
+    if (!found)
+        return hdp_fail(err, HDP_EINPUT, "model key '%.200s' is not in the model's metadata", key);
+    return *value ? HDP_OK : hdp_fail(err, HDP_ENOMEM, "out of memory");
+}
+
+/* ---- records ---- */
+
+typedef struct {
+    char name[64];
+    long length;
+    double *data;
+} rec_column;
+
+typedef struct {
+    char name[64];
+    double value;
+    int kind;
+} rec_number;
+
+typedef struct {
+    char name[64];
+    char *value;
+} rec_text;
+
+struct hdp_record {
+    rec_column *cols;
+    int ncols, capcols;
+    rec_number *nums;
+    int nnums, capnums;
+    rec_text *texts;
+    int ntexts, captexts;
+    int oom; /* an allocation failed: the record is incomplete */
+};
+
+void hdp_record_delete(hdp_record *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->ncols; i++)
+        free(r->cols[i].data);
+    for (int i = 0; i < r->ntexts; i++)
+        free(r->texts[i].value);
+    free(r->cols);
+    free(r->nums);
+    free(r->texts);
+    free(r);
+}
+
+static int grow(void **p, int *cap, int n, size_t size)
+{
+    if (n < *cap)
+        return 1;
+    int c = *cap ? 2 * *cap : 16;
+    void *q = realloc(*p, (size_t)c * size);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+static void rec_col(hdp_record *r, const char *prefix, const char *name, const double *data,
+                    long length)
+{
+    if (r->oom || !grow((void **)&r->cols, &r->capcols, r->ncols, sizeof *r->cols)) {
+        r->oom = 1;
+        return;
+    }
+    rec_column *c = &r->cols[r->ncols];
+    snprintf(c->name, sizeof c->name, "%s%s", prefix, name);
+    c->length = data ? length : 0;
+    c->data = malloc(sizeof(double) * (size_t)(c->length > 0 ? c->length : 1));
+    if (!c->data) {
+        r->oom = 1;
+        return;
+    }
+    if (c->length > 0)
+        memcpy(c->data, data, sizeof(double) * (size_t)c->length);
+    r->ncols++;
+}
+
+static void rec_num(hdp_record *r, const char *prefix, const char *name, double v, int kind)
+{
+    if (r->oom || !grow((void **)&r->nums, &r->capnums, r->nnums, sizeof *r->nums)) {
+        r->oom = 1;
+        return;
+    }
+    rec_number *n = &r->nums[r->nnums++];
+    snprintf(n->name, sizeof n->name, "%s%s", prefix, name);
+    n->value = v;
+    n->kind = kind;
+}
+
+static void rec_real(hdp_record *r, const char *name, double v) { rec_num(r, "", name, v, HDP_VALUE_REAL); }
+static void rec_int(hdp_record *r, const char *name, double v) { rec_num(r, "", name, v, HDP_VALUE_INT); }
+static void rec_bool(hdp_record *r, const char *name, int v) { rec_num(r, "", name, v ? 1.0 : 0.0, HDP_VALUE_BOOL); }
+
+static void rec_text_add(hdp_record *r, const char *name, const char *value)
+{
+    if (r->oom || !grow((void **)&r->texts, &r->captexts, r->ntexts, sizeof *r->texts)) {
+        r->oom = 1;
+        return;
+    }
+    rec_text *t = &r->texts[r->ntexts];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->value = strdup(value ? value : "");
+    if (!t->value) {
+        r->oom = 1;
+        return;
+    }
+    r->ntexts++;
+}
+
+int hdp_record_columns(const hdp_record *r) { return r ? r->ncols : 0; }
+int hdp_record_numbers(const hdp_record *r) { return r ? r->nnums : 0; }
+int hdp_record_texts(const hdp_record *r) { return r ? r->ntexts : 0; }
+
+const char *hdp_record_column(const hdp_record *r, int i, long *length, const double **data)
+{
+    if (!r || i < 0 || i >= r->ncols)
+        return NULL;
+    if (length)
+        *length = r->cols[i].length;
+    if (data)
+        *data = r->cols[i].data;
+    return r->cols[i].name;
+}
+
+const char *hdp_record_number(const hdp_record *r, int i, double *value, int *kind)
+{
+    if (!r || i < 0 || i >= r->nnums)
+        return NULL;
+    if (value)
+        *value = r->nums[i].value;
+    if (kind)
+        *kind = r->nums[i].kind;
+    return r->nums[i].name;
+}
+
+const char *hdp_record_text(const hdp_record *r, int i, const char **value)
+{
+    if (!r || i < 0 || i >= r->ntexts)
+        return NULL;
+    if (value)
+        *value = r->texts[i].value;
+    return r->texts[i].name;
+}
+
+static hdp_record *rec_new(void) { return calloc(1, sizeof(hdp_record)); }
+
+/* hand a finished record out, or fail with HDP_ENOMEM */
+static hdp_status rec_finish(hdp_record *r, hdp_record **out, hdp_error *err)
+{
+    if (!r || r->oom) {
+        hdp_record_delete(r);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the results");
+    }
+    *out = r;
+    return HDP_OK;
+}
+
+/* ---- the fields of the command line's CSV and JSON ---- */
+
+static void ode_columns(hdp_record *r, const char *prefix, const hdp_ode_result *o)
+{
+    rec_col(r, prefix, "t", o->t, o->points);
+    rec_col(r, prefix, "risk", o->risk, o->points);
+    rec_col(r, prefix, "risk_upper", o->upper, o->points);
+    rec_col(r, prefix, "risk_lower", o->lower, o->points);
+    rec_col(r, prefix, "mu_c", o->mu, o->points);
+    rec_col(r, prefix, "nu_c", o->nu, o->points);
+    rec_col(r, prefix, "eta", o->eta, o->points);
+    rec_col(r, prefix, "sigma2", o->sigma2, o->points);
+}
+
+static void mc_columns(hdp_record *r, const char *prefix, const hdp_mc_result *s)
+{
+    rec_col(r, prefix, "t", s->t, s->points);
+    rec_col(r, prefix, "mean", s->mean, s->points);
+    rec_col(r, prefix, "stderr", s->stderr_, s->points);
+    rec_col(r, prefix, "q10", s->q10, s->points);
+    rec_col(r, prefix, "q50", s->q50, s->points);
+    rec_col(r, prefix, "q90", s->q90, s->points);
+    rec_col(r, prefix, "clipped_fraction", s->clipped, s->points);
+}
+
+static void model_numbers(hdp_record *r, const hdp_model *m)
+{
+    rec_real(r, "gamma", m->gamma);
+    rec_int(r, "n", (double)m->n);
+    rec_int(r, "d", (double)m->d);
+    rec_real(r, "rho", m->rho);
+}
+
+/* ---- progress and cancellation ---- */
+
+typedef struct {
+    volatile int *cancel;
+    hdp_progress_fn progress;
+    void *user;
+} relay;
+
+static void mc_progress(const char *method, long done, long total, void *user)
+{
+    relay *p = user;
+    if (p->progress(method, done, total, NAN, p->user))
+        *p->cancel = 1;
+}
+
+static void design_progress(const hdp_design_progress *pr, void *user)
+{
+    relay *p = user;
+    if (p->progress(hdp_design_family_name(pr->family), pr->ode_solves, -1, pr->best_risk, p->user))
+        *p->cancel = 1;
+}
+
+/* ---- the jobs ---- */
+
+hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    hdp_ode_result o;
+    hdp_status st = hdp_ode_solve(m, &o, err);
+    if (st != HDP_OK) {
+        hdp_ode_result_free(&o);
+        return st;
+    }
+    hdp_record *r = rec_new();
+    if (r) {
+        ode_columns(r, "", &o);
+        rec_real(r, "final_risk", o.final_risk);
+        rec_real(r, "risk_before_final_noise", o.risk_before_final_noise);
+        rec_real(r, "final_noise", o.final_noise);
+        model_numbers(r, m);
+        rec_bool(r, "stable", o.stable);
+        rec_real(r, "eta_sup", o.eta_sup);
+        rec_int(r, "bins", (double)o.bins);
+        rec_int(r, "rhs_evals", (double)o.rhs_evals);
+        rec_int(r, "steps", (double)o.steps);
+        rec_real(r, "solve_seconds", o.solve_seconds);
+        rec_real(r, "binning_seconds", o.binning_seconds);
+        rec_text_add(r, "model", m->source);
+        rec_text_add(r, "version", HDPSGD_VERSION_FULL);
+    }
+    hdp_ode_result_free(&o);
+    return rec_finish(r, out, err);
+}
+
+hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, int keep_runs,
+                         volatile int *cancel, hdp_progress_fn progress, void *user,
+                         hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, method);
+    int sde = !strcmp(method, "sde");
+    if (!sde && strcmp(method, "sim"))
+        return hdp_fail(err, HDP_EINPUT, "unknown method '%.40s': expected sim or sde", method);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    volatile int own = 0;
+    relay p = {cancel ? cancel : &own, progress, user};
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(m, &opt);
+    opt.threads = threads;
+    opt.cancel = p.cancel;
+    if (progress) {
+        opt.progress = mc_progress;
+        opt.progress_user = &p;
+    }
+    double *finals = NULL;
+    if (keep_runs) {
+        finals = malloc(sizeof(double) * (size_t)(opt.runs > 0 ? opt.runs : 1));
+        if (!finals)
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld final risks", opt.runs);
+        opt.final_risks = finals;
+    }
+    hdp_mc_result s;
+    hdp_status st = sde ? hdp_sde_run(m, &opt, &s, err) : hdp_sim_run(m, &opt, &s, err);
+    if (st != HDP_OK) {
+        hdp_mc_result_free(&s);
+        free(finals);
+        return st;
+    }
+    hdp_record *r = rec_new();
+    if (r) {
+        mc_columns(r, "", &s);
+        if (finals)
+            rec_col(r, "", "final_risks", finals, s.runs);
+        rec_real(r, "final_risk_mean", s.final_mean);
+        rec_real(r, "final_risk_stderr", s.final_stderr);
+        rec_real(r, "final_jump_mean", s.final_jump_mean);
+        rec_real(r, "final_jump_stderr", s.final_jump_stderr);
+        rec_int(r, "runs", (double)s.runs);
+        rec_int(r, "diverged_runs", (double)s.diverged_runs);
+        rec_real(r, "divergence_threshold", s.threshold);
+        rec_real(r, "rho_accounted", s.rho_accounted);
+        rec_int(r, "steps", (double)s.steps);
+        model_numbers(r, m);
+        rec_real(r, "seconds", s.seconds);
+        rec_int(r, "threads", s.threads);
+        char seed[32];
+        snprintf(seed, sizeof seed, "%llu", opt.seed);
+        rec_text_add(r, "command", sde ? "sde" : "sim");
+        rec_text_add(r, "seed", seed);
+        rec_text_add(r, "model", m->source);
+        rec_text_add(r, "version", HDPSGD_VERSION_FULL);
+    }
+    hdp_mc_result_free(&s);
+    free(finals);
+    return rec_finish(r, out, err);
+}
+
+static void side_numbers(hdp_record *r, const char *prefix, const hdp_validate_side *s)
+{
+    rec_num(r, prefix, "max_abs_dev", s->max_abs_dev, HDP_VALUE_REAL);
+    rec_num(r, prefix, "max_rel_dev", s->max_rel_dev, HDP_VALUE_REAL);
+    rec_num(r, prefix, "max_z", s->max_z, HDP_VALUE_REAL);
+    rec_num(r, prefix, "final_risk", s->final_risk, HDP_VALUE_REAL);
+    rec_num(r, prefix, "final_risk_stderr", s->final_stderr, HDP_VALUE_REAL);
+    rec_num(r, prefix, "clipped_fraction", s->clipped, HDP_VALUE_REAL);
+    rec_num(r, prefix, "pass", s->pass ? 1.0 : 0.0, HDP_VALUE_BOOL);
+    rec_num(r, prefix, "worst_point", (double)s->worst_point, HDP_VALUE_INT);
+}
+
+hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, volatile int *cancel,
+                               hdp_progress_fn progress, void *user, hdp_record **out,
+                               hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    volatile int own = 0;
+    relay p = {cancel ? cancel : &own, progress, user};
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(m, &opt);
+    opt.threads = threads;
+    opt.cancel = p.cancel;
+    if (progress) {
+        opt.progress = mc_progress;
+        opt.progress_user = &p;
+    }
+    hdp_validate_result v;
+    hdp_status st = hdp_validate_run(m, &opt, with_sde, &v, err);
+    if (st != HDP_OK) {
+        hdp_validate_free(&v);
+        return st;
+    }
+    hdp_record *r = rec_new();
+    if (r) {
+        side_numbers(r, "sim_", &v.sim_side);
+        if (v.with_sde)
+            side_numbers(r, "sde_", &v.sde_side);
+        rec_bool(r, "pass", v.pass);
+        rec_real(r, "ode_final_risk", v.ode.final_risk);
+        rec_real(r, "rho", m->rho);
+        rec_real(r, "rho_z", v.rho_z);
+        rec_real(r, "delta", v.delta);
+        rec_real(r, "epsilon_cks", v.epsilon_cks);
+        rec_real(r, "epsilon_bs", v.epsilon_bs);
+        rec_real(r, "rel_tol", m->rel_tol);
+        rec_real(r, "z_tol", m->z_tol);
+        rec_int(r, "runs", (double)opt.runs);
+        rec_int(r, "diverged_runs", (double)v.sim.diverged_runs);
+        if (v.with_sde)
+            rec_int(r, "sde_diverged_runs", (double)v.sde.diverged_runs);
+        rec_int(r, "d", (double)m->d);
+        rec_int(r, "n", (double)m->n);
+        rec_real(r, "gamma", m->gamma);
+        rec_col(r, "", "t", v.ode.t, v.ode.points);
+        ode_columns(r, "ode_", &v.ode);
+        mc_columns(r, "sim_", &v.sim);
+        if (v.with_sde)
+            mc_columns(r, "sde_", &v.sde);
+        rec_text_add(r, "model", m->source);
+    }
+    hdp_validate_free(&v);
+    return rec_finish(r, out, err);
+}
+
+static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_result *d)
+{
+    rec_num(r, prefix, "final_risk", d->final_risk, HDP_VALUE_REAL);
+    rec_num(r, prefix, "table_final_risk", d->table_final_risk, HDP_VALUE_REAL);
+    rec_num(r, prefix, "search_risk", d->search_risk, HDP_VALUE_REAL);
+    rec_num(r, prefix, "eta0", d->eta0, HDP_VALUE_REAL);
+    rec_num(r, prefix, "eta1", d->eta1, HDP_VALUE_REAL);
+    if (d->family == HDP_FAMILY_OPTIMAL) {
+        rec_num(r, prefix, "c1", d->c1, HDP_VALUE_REAL);
+        rec_num(r, prefix, "a", d->a, HDP_VALUE_REAL);
+        rec_num(r, prefix, "c2", d->c2, HDP_VALUE_REAL);
+        rec_num(r, prefix, "c3", d->c3, HDP_VALUE_REAL);
+    }
+    if (d->family == HDP_FAMILY_PL)
+        rec_num(r, prefix, "knots", d->knots, HDP_VALUE_INT);
+    rec_num(r, prefix, "c", d->c, HDP_VALUE_REAL);
+    rec_num(r, prefix, "ode_solves", (double)d->ode_solves, HDP_VALUE_INT);
+    rec_num(r, prefix, "seconds", d->seconds, HDP_VALUE_REAL);
+}
+
+hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,
+                             volatile int *cancel, hdp_progress_fn progress, void *user,
+                             hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, families);
+    int want[HDP_FAMILY_COUNT];
+    hdp_status st = hdp_design_families_parse(families, want, err);
+    if (st != HDP_OK)
+        return st;
+    if (knots < 2 || knots > HDP_DESIGN_MAX_KNOTS)
+        return hdp_fail(err, HDP_EINPUT, "knots = %d: the pl family needs 2 to %d knots", knots,
+                        HDP_DESIGN_MAX_KNOTS);
+    volatile int own = 0;
+    relay p = {cancel ? cancel : &own, progress, user};
+    hdp_design_options opt;
+    hdp_design_options_init(&opt);
+    opt.knots = knots;
+    opt.tune_clip = tune_clip != 0;
+    opt.cancel = p.cancel;
+    if (progress) {
+        opt.progress = design_progress;
+        opt.progress_user = &p;
+    }
+    hdp_design_set d;
+    st = hdp_design_set_run(m, want, &opt, &d, err);
+    if (st != HDP_OK) {
+        hdp_design_set_free(&d);
+        return st;
+    }
+    hdp_record *r = rec_new();
+    if (r) {
+        const hdp_design_result *b = &d.res[d.best];
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+            if (!d.done[f])
+                continue;
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "%s_", hdp_design_family_key(f));
+            design_numbers(r, prefix, &d.res[f]);
+            rec_col(r, prefix, "t", d.res[f].table_t, d.res[f].table_len);
+            rec_col(r, prefix, "eta", d.res[f].table_eta, d.res[f].table_len);
+        }
+        design_numbers(r, "", b);
+        rec_col(r, "", "t", b->table_t, b->table_len);
+        rec_col(r, "", "eta", b->table_eta, b->table_len);
+        if (b->family == HDP_FAMILY_PL) {
+            rec_col(r, "", "knot_t", b->knot_t, b->knots);
+            rec_col(r, "", "knot_eta", b->knot_eta, b->knots);
+        }
+        double delta = 1.0 / (double)m->n;
+        rec_real(r, "best_final_risk", b->final_risk);
+        rec_real(r, "best_c", b->c);
+        rec_int(r, "table_knots", (double)b->table_len);
+        rec_real(r, "rho", m->rho);
+        rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
+        rec_real(r, "delta", delta);
+        rec_int(r, "total_ode_solves", (double)d.solves);
+        rec_real(r, "gamma", m->gamma);
+        rec_int(r, "n", (double)m->n);
+        rec_int(r, "d", (double)m->d);
+        rec_text_add(r, "best_family", hdp_design_family_name(d.best));
+        rec_text_add(r, "family", hdp_design_family_name(d.best));
+        rec_text_add(r, "model", m->source);
+    }
+    hdp_design_set_free(&d);
+    return rec_finish(r, out, err);
+}
+
+/* the accountant walks every step: the command line's limit */
+#define ACCOUNTANT_MAX_N 100000000L
+
+hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    if (m->n > ACCOUNTANT_MAX_N)
+        return hdp_fail(err, HDP_EINPUT,
+                        "the accountant walks every step: n = %ld is above %ld (data.n)", m->n,
+                        ACCOUNTANT_MAX_N);
+    double rho = m->rho, rho_z = 0.5 * rho * rho, delta = 1.0 / (double)m->n;
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    double acc = hdp_privacy_accountant_schedule(&s, m->n);
+    int acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
+    hdp_record *r = rec_new();
+    if (r) {
+        rec_real(r, "rho", rho);
+        rec_real(r, "rho_z", rho_z);
+        rec_real(r, "delta", delta);
+        rec_real(r, "epsilon_bs", hdp_zcdp_epsilon_bs(rho_z, delta));
+        rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(rho_z, delta));
+        rec_real(r, "rho_accounted", acc);
+        rec_bool(r, "accountant_equals_rho", acc_ok);
+        rec_int(r, "n", (double)m->n);
+        rec_text_add(r, "schedule", hdp_sched_name(m->sched));
+        rec_text_add(r, "model", m->source);
+    }
+    return rec_finish(r, out, err);
+}
+
+static hdp_status check_delta(double delta, hdp_error *err)
+{
+    if (!(delta > 0 && delta < 1))
+        return hdp_fail(err, HDP_EINPUT, "delta = %g: expected a number in (0, 1)", delta);
+    return HDP_OK;
+}
+
+hdp_status hdp_handle_epsilon(double rho, double delta, double *epsilon, hdp_error *err)
+{
+    HDP_REQUIRE(err, epsilon);
+    *epsilon = NAN;
+    if (!(rho > 0))
+        return hdp_fail(err, HDP_EINPUT, "rho = %g: expected a number > 0 or inf", rho);
+    if (check_delta(delta, err) != HDP_OK)
+        return HDP_EINPUT;
+    *epsilon = hdp_zcdp_epsilon_cks(0.5 * rho * rho, delta);
+    return HDP_OK;
+}
+
+hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_error *err)
+{
+    HDP_REQUIRE(err, rho);
+    *rho = NAN;
+    if (!(epsilon > 0))
+        return hdp_fail(err, HDP_EINPUT, "epsilon = %g: expected a number > 0 or inf", epsilon);
+    if (check_delta(delta, err) != HDP_OK)
+        return HDP_EINPUT;
+    if (isinf(epsilon)) {
+        *rho = INFINITY;
+        return HDP_OK;
+    }
+    double rho_z;
+    hdp_status st = hdp_zcdp_from_epsilon(epsilon, delta, &rho_z, err);
+    if (st != HDP_OK)
+        return st;
+    *rho = sqrt(2.0 * rho_z);
+    return HDP_OK;
+}

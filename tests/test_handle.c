@@ -1,0 +1,213 @@
+/*
+ * test_handle.c — the handle API of hdpsgd/handle.h (issue 24) from C, so that the sanitizer
+ * and valgrind runs cover it: records hold the results' numbers, a key's value reads back,
+ * the cancel flag stops the Monte Carlo and the design, per-run final risks, NULL refused.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hdpsgd/hdpsgd.h"
+
+static hdp_model *new_model(const char *set)
+{
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model *m = hdp_model_new();
+    assert_non_null(m);
+    if (set)
+        assert_int_equal(hdp_model_set(m, set, &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(m, &err), HDP_OK);
+    return m;
+}
+
+static const double *column(const hdp_record *r, const char *name, long *len)
+{
+    const double *data = NULL;
+    const char *n;
+    for (int i = 0; (n = hdp_record_column(r, i, len, &data)); i++)
+        if (!strcmp(n, name))
+            return data;
+    return NULL;
+}
+
+static double number(const hdp_record *r, const char *name)
+{
+    double v;
+    const char *n;
+    for (int i = 0; (n = hdp_record_number(r, i, &v, NULL)); i++)
+        if (!strcmp(n, name))
+            return v;
+    fail_msg("no number %s", name);
+    return NAN;
+}
+
+static void ode_record_matches_the_solver(void **state)
+{
+    (void)state;
+    hdp_model *m = new_model("clip.c=0.5");
+    hdp_error *err = hdp_error_new();
+    hdp_record *r = NULL;
+    assert_int_equal(hdp_handle_ode(m, &r, err), HDP_OK);
+    hdp_ode_result o;
+    assert_int_equal(hdp_ode_solve(m, &o, err), HDP_OK);
+    long len = 0;
+    const double *risk = column(r, "risk", &len);
+    assert_non_null(risk);
+    assert_int_equal(len, o.points);
+    assert_memory_equal(risk, o.risk, sizeof(double) * (size_t)len);
+    assert_true(number(r, "final_risk") == o.final_risk);
+    assert_true(number(r, "n") == 2000);
+    assert_int_equal(hdp_record_columns(r), 8);
+    hdp_ode_result_free(&o);
+    hdp_record_delete(r);
+
+    char *v = NULL;
+    assert_int_equal(hdp_model_get_text(m, "data.n", &v, err), HDP_OK);
+    assert_string_equal(v, "2000");
+    hdp_text_free(v);
+    assert_int_equal(hdp_model_get_text(m, "clip.c", &v, err), HDP_OK);
+    assert_string_equal(v, "0.5");
+    hdp_text_free(v);
+    assert_int_equal(hdp_model_get_text(m, "clip.cc", &v, err), HDP_EINPUT);
+    assert_null(v);
+    assert_non_null(strstr(hdp_error_message(err), "clip.cc"));
+    char *ini = NULL;
+    hdp_error_clear(err);
+    assert_int_equal(hdp_model_ini_text(m, &ini, err), HDP_OK);
+    assert_non_null(strstr(ini, "[clip]\nc = 0.5\n"));
+    hdp_text_free(ini);
+    hdp_error_delete(err);
+    hdp_model_delete(m);
+}
+
+static int stop_at_3(const char *what, long done, long total, double value, void *user)
+{
+    (void)what;
+    (void)total;
+    (void)value;
+    *(long *)user = done;
+    return done >= 3;
+}
+
+static void mc_cancel_and_final_risks(void **state)
+{
+    (void)state;
+    hdp_model *m = new_model("data.d=50");
+    hdp_error *err = hdp_error_new();
+    hdp_record *r = NULL;
+    assert_int_equal(hdp_handle_mc(m, "sim", 1, 1, NULL, NULL, NULL, &r, err), HDP_OK);
+    long len = 0, runs = (long)number(r, "runs");
+    const double *f = column(r, "final_risks", &len);
+    assert_non_null(f);
+    assert_int_equal(len, runs);
+    double sum = 0;
+    for (long i = 0; i < len; i++)
+        sum += f[i];
+    assert_true(fabs(sum / (double)len - number(r, "final_risk_mean")) < 1e-12);
+    hdp_record_delete(r);
+
+    long seen = 0;
+    r = NULL;
+    assert_int_equal(hdp_handle_mc(m, "sde", 1, 0, NULL, stop_at_3, &seen, &r, err), HDP_ECANCELLED);
+    assert_null(r);
+    assert_int_equal(seen, 3);
+    assert_non_null(strstr(hdp_error_message(err), "cancelled"));
+
+    volatile int cancel = 1; /* set before the call: no run starts */
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_mc(m, "sim", 0, 0, &cancel, NULL, NULL, &r, err), HDP_ECANCELLED);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_validate(m, 0, 1, &cancel, NULL, NULL, &r, err), HDP_ECANCELLED);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_design(m, "pl", 4, 0, &cancel, NULL, NULL, &r, err), HDP_ECANCELLED);
+    assert_null(r);
+    hdp_error_delete(err);
+    hdp_model_delete(m);
+}
+
+static void design_validate_privacy(void **state)
+{
+    (void)state;
+    hdp_model *m = new_model("data.spectrum=isotropic");
+    hdp_error *err = hdp_error_new();
+    hdp_record *r = NULL;
+    assert_int_equal(hdp_handle_design(m, "output", 8, 0, NULL, NULL, NULL, &r, err), HDP_OK);
+    const char *name, *value = NULL;
+    int found = 0;
+    for (int i = 0; (name = hdp_record_text(r, i, &value)); i++)
+        found |= !strcmp(name, "best_family") && !strcmp(value, "output");
+    assert_true(found);
+    long len = 0;
+    assert_non_null(column(r, "eta", &len));
+    assert_int_equal(len, 201);
+    assert_true(number(r, "final_risk") > 0);
+    hdp_record_delete(r);
+
+    assert_int_equal(hdp_handle_validate(m, 0, 0, NULL, NULL, NULL, &r, err), HDP_OK);
+    assert_true(number(r, "sim_max_rel_dev") >= 0);
+    assert_null(column(r, "sde_mean", &len));
+    hdp_record_delete(r);
+
+    assert_int_equal(hdp_handle_accountant(m, &r, err), HDP_OK);
+    assert_true(fabs(number(r, "rho_accounted") - 0.5) < 1e-9);
+    hdp_record_delete(r);
+
+    double eps = 0, rho = 0;
+    assert_int_equal(hdp_handle_epsilon(0.5, 1e-5, &eps, err), HDP_OK);
+    assert_int_equal(hdp_handle_rho_for(eps, 1e-5, &rho, err), HDP_OK);
+    assert_true(fabs(rho - 0.5) < 1e-8);
+    assert_int_equal(hdp_handle_epsilon(0.5, 1.5, &eps, err), HDP_EINPUT);
+    assert_true(isnan(eps));
+    hdp_error_delete(err);
+    hdp_model_delete(m);
+}
+
+static void null_arguments(void **state)
+{
+    (void)state;
+    hdp_error *err = hdp_error_new();
+    hdp_record *r = NULL;
+    char *t = NULL;
+    assert_int_equal(hdp_handle_ode(NULL, &r, err), HDP_EINPUT);
+    assert_non_null(strstr(hdp_error_message(err), "NULL"));
+    assert_int_equal(hdp_handle_ode(NULL, NULL, err), HDP_EINPUT);
+    assert_int_equal(hdp_handle_mc(NULL, "sim", 0, 0, NULL, NULL, NULL, &r, err), HDP_EINPUT);
+    assert_int_equal(hdp_handle_mc(NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL), HDP_EINPUT);
+    assert_int_equal(hdp_handle_validate(NULL, 0, 1, NULL, NULL, NULL, &r, err), HDP_EINPUT);
+    assert_int_equal(hdp_handle_design(NULL, "pl", 8, 0, NULL, NULL, NULL, &r, err), HDP_EINPUT);
+    assert_int_equal(hdp_handle_accountant(NULL, &r, err), HDP_EINPUT);
+    assert_int_equal(hdp_model_get_text(NULL, "clip.c", &t, err), HDP_EINPUT);
+    assert_int_equal(hdp_model_ini_text(NULL, &t, err), HDP_EINPUT);
+    assert_int_equal(hdp_handle_epsilon(1, 0.1, NULL, err), HDP_EINPUT);
+    assert_null(r);
+    assert_int_equal(hdp_record_columns(NULL), 0);
+    assert_null(hdp_record_number(NULL, 0, NULL, NULL));
+    assert_string_equal(hdp_error_message(NULL), "");
+    hdp_record_delete(NULL);
+    hdp_model_delete(NULL);
+    hdp_error_delete(err);
+    /* a model changed after finalize is refused, not used */
+    hdp_model *m = hdp_model_new();
+    err = hdp_error_new();
+    assert_int_equal(hdp_handle_ode(m, &r, err), HDP_EINPUT);
+    assert_non_null(strstr(hdp_error_message(err), "finalized"));
+    hdp_error_delete(err);
+    hdp_model_delete(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ode_record_matches_the_solver),
+        cmocka_unit_test(mc_cancel_and_final_risks),
+        cmocka_unit_test(design_validate_privacy),
+        cmocka_unit_test(null_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
