@@ -41,6 +41,7 @@
 #include "hdpsgd/nc.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 #include "sim/stats.h"
 
 #include <gsl/gsl_cdf.h>
@@ -1067,6 +1068,18 @@ static void one_draw(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g, draw_ou
     out->error = test_error(pb, w, g);
 }
 
+static void *nc_ws_alloc(const void *pb) { return ws_alloc(pb); }
+static void nc_ws_free(void *w) { ws_free(w); }
+
+static hdp_status nc_draw(const void *pb, long d, void *w, hdp_xoshiro *g, void *out,
+                          hdp_error *err)
+{
+    (void)d;
+    (void)err;
+    one_draw(pb, w, g, out);
+    return HDP_OK;
+}
+
 hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res, hdp_error *err)
 {
     HDP_ZERO(res);
@@ -1076,36 +1089,25 @@ hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res,
     double t0 = omp_get_wtime();
     memset(res, 0, sizeof *res);
     const long draws = s->draws;
-    int nt = threads > 0 ? threads : omp_get_max_threads();
-    if (nt < 1) nt = 1;
-    if (nt > draws) nt = (int)draws;
-    hdp_xoshiro *streams = malloc(sizeof *streams * (size_t)draws);
+    const int nt = hdp_mc_loop_threads(draws, threads);
     draw_out *outs = calloc((size_t)draws, sizeof *outs);
-    nc_ws **ws = calloc((size_t)nt, sizeof *ws);
     hdp_status st = HDP_OK;
-    if (!streams || !outs || !ws) {
+    if (!outs) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory (%ld draws)", draws);
         goto done;
     }
-    for (int t = 0; t < nt; t++)
-        if (!(ws[t] = ws_alloc(pb))) {
-            st = hdp_fail(err, HDP_ENOMEM,
-                          "out of memory (workspace of a thread: n = %ld, q = %ld)", s->n, pb->q);
-            goto done;
-        }
     /* draw d: the base stream jumped d + 1 times (the unjumped one made the problem) */
-    hdp_xoshiro g;
-    hdp_xoshiro_seed(&g, (uint64_t)s->seed);
-    for (long d = 0; d < draws; d++) {
-        hdp_xoshiro_jump(&g);
-        streams[d] = g;
-    }
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, (uint64_t)s->seed, 1);
+    hdp_mc_loop loop = {.name = "nc", .runs = draws, .threads = nt, .ctx = pb,
+                        .ws_alloc = nc_ws_alloc, .ws_free = nc_ws_free, .run = nc_draw,
+                        .first = &first, .slots = outs, .slot_size = sizeof *outs};
     int old_blas = openblas_get_num_threads();
     openblas_set_num_threads(1);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-    for (long d = 0; d < draws; d++)
-        one_draw(pb, ws[omp_get_thread_num()], &streams[d], &outs[d]);
+    st = hdp_mc_loop_run(&loop, err);
     openblas_set_num_threads(old_blas > 0 ? old_blas : 1);
+    if (st != HDP_OK)
+        goto done;
     /* serial reduction in draw order: the same bits for any thread count */
     double sum = 0, mn = INFINITY, mx = -INFINITY, clipped = 0, grads = 0;
     for (long d = 0; d < draws; d++) {
@@ -1131,10 +1133,6 @@ hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res,
     res->epsilon = hdp_zcdp_epsilon_cks(res->rho_total, s->delta);
     st = hdp_nc_exact_error(pb, &res->exact_error, err);
 done:
-    for (int t = 0; ws && t < nt; t++)
-        ws_free(ws[t]);
-    free(ws);
-    free(streams);
     free(outs);
     res->seconds = omp_get_wtime() - t0;
     return st;

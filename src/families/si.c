@@ -12,11 +12,11 @@
 #include "hdpsgd/si.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 #include "sim/stats.h"
 
 #include <lapacke.h>
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -543,6 +543,39 @@ static void one_run(const hdp_si_problem *pb, hdp_xoshiro *g, double *a, double 
     *clipped = pb->spec.stage2 == HDP_SI_OU ? 0.0 : (double)nclip / ((double)n * (double)hp->T);
 }
 
+/* what the runs read, and where run r writes: row r of A, risk[r], clip[r] */
+typedef struct {
+    const hdp_si_problem *pb;
+    double *A, *risk, *clip;
+} stage2_ctx;
+
+/* a thread's workspace: [p + n] for one_run, then [p] for a_T */
+static void *stage2_ws_alloc(const void *vc)
+{
+    const hdp_si_problem *pb = ((const stage2_ctx *)vc)->pb;
+    return hdp_dalloc((size_t)(2 * pb->spec.p + pb->spec.n));
+}
+
+/* Stage-2 run r: a_T, its risk and clipped fraction, and its mode coefficients v_k^T a_T. */
+static hdp_status stage2_run(const void *vc, long r, void *ws, hdp_xoshiro *g, void *slot,
+                             hdp_error *err)
+{
+    (void)slot;
+    (void)err;
+    const stage2_ctx *out = vc;
+    const hdp_si_problem *pb = out->pb;
+    const long p = pb->spec.p, n = pb->spec.n;
+    double *work = ws, *a = work + p + n;
+    one_run(pb, g, a, work, &out->risk[r], &out->clip[r]);
+    for (long k = 0; k < p; k++) {
+        double acc = 0;
+        for (long j = 0; j < p; j++)
+            acc += pb->V[j * p + k] * a[j];
+        out->A[r * p + k] = acc;
+    }
+    return HDP_OK;
+}
+
 hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_si_result *res,
                          hdp_error *err)
 {
@@ -552,7 +585,7 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     memset(res, 0, sizeof *res);
     if (runs < 2)
         return hdp_fail(err, HDP_EINPUT, "[si] runs: expected an integer >= 2 (value %ld)", runs);
-    const long p = pb->spec.p, n = pb->spec.n;
+    const long p = pb->spec.p;
     double t0 = now_seconds();
     double *A = hdp_dalloc((size_t)(runs * p)), *risk = hdp_dalloc((size_t)runs);
     double *clip = hdp_dalloc((size_t)runs);
@@ -563,40 +596,17 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
         free(A); free(risk); free(clip);
         return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (runs = %ld)", runs);
     }
-    int nth = threads > 0 ? threads : omp_get_max_threads();
-    if (nth < 1)
-        nth = 1;
-    int failed = 0;
-#pragma omp parallel num_threads(nth)
-    {
-        double *work = hdp_dalloc((size_t)(p + n)), *a = hdp_dalloc((size_t)p);
-        if (!work || !a) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (long r = 0; r < runs; r++) {
-            if (!work || !a)
-                continue;
-            hdp_xoshiro g;
-            hdp_xoshiro_seed(&g, pb->spec.seed);
-            for (long k = 0; k <= r; k++)
-                hdp_xoshiro_jump(&g);
-            one_run(pb, &g, a, work, &risk[r], &clip[r]);
-            /* mode coefficients v_k^T a */
-            for (long k = 0; k < p; k++) {
-                double acc = 0;
-                for (long j = 0; j < p; j++)
-                    acc += pb->V[j * p + k] * a[j];
-                A[r * p + k] = acc;
-            }
-        }
-        free(work);
-        free(a);
-    }
-    if (failed) {
+    /* run r: the seed's stream jumped r + 1 times (the unjumped one made the problem) */
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, pb->spec.seed, 1);
+    stage2_ctx c = {pb, A, risk, clip};
+    hdp_mc_loop loop = {.name = "si", .runs = runs, .threads = hdp_mc_loop_threads(runs, threads),
+                        .ctx = &c, .ws_alloc = stage2_ws_alloc, .ws_free = free,
+                        .run = stage2_run, .first = &first};
+    hdp_status st = hdp_mc_loop_run(&loop, err);
+    if (st != HDP_OK) {
         free(A); free(risk); free(clip);
-        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory in a thread");
+        return st;
     }
     /* reduce in run order */
     double rs = 0, rs2 = 0, cs = 0;

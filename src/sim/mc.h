@@ -58,7 +58,8 @@ typedef struct {
     hdp_mc_run_fn run;
     /* run r's stream: *first jumped r times (NULL: no stream) */
     const hdp_xoshiro *first;
-    /* run r's slot: (char *)slots + r slot_size (NULL: no slots) */
+    /* run r's slot: (char *)slots + r slot_size (NULL: no slots; the runs may instead
+     * write into arrays the ctx points to, each run at its own index only) */
     void *slots;
     size_t slot_size;
     /* the order the runs start in: order[0..runs-1] a permutation of 0..runs-1 (the
