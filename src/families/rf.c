@@ -28,6 +28,7 @@
 #include "hdpsgd/rf.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 #include "sim/stats.h"
 
 #include <float.h>
@@ -875,17 +876,38 @@ static void mean_se(const double *v, long runs, long P, long i, double *mean, do
     hdp_mean_stderr(v + i, runs, P, mean, se);
 }
 
-hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
-                           const hdp_rf_sim_options *opt, hdp_rf_sim_result *res,
-                           hdp_error *err)
+/* the family's progress callback behind the Monte Carlo loop's */
+typedef struct {
+    hdp_rf_progress_fn fn;
+    void *user;
+} rf_progress;
+
+static void rf_progress_call(const char *method, long done, long total, void *user)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, pb);
-    HDP_REQUIRE(err, q);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
-    memset(res, 0, sizeof *res);
-    double t0 = omp_get_wtime();
+    (void)method;
+    const rf_progress *p = user;
+    p->fn(p->user, done, total);
+}
+
+static void *rf_sim_ws_alloc(const void *c) { return sim_ws_alloc(((const sim_ctx *)c)->pb); }
+static void rf_sim_ws_free(void *w) { sim_ws_free(w); }
+
+/* run i on its stream (the seed's stream jumped i + 1 times), into its slot */
+static hdp_status rf_sim_run(const void *c, long i, void *vw, hdp_xoshiro *stream, void *slot,
+                             hdp_error *err)
+{
+    (void)i;
+    (void)err;
+    sim_ws *w = vw;
+    *hdp_rng_state(w->rng) = *stream;
+    sim_one(c, w, slot);
+    return HDP_OK;
+}
+
+/* HDP_EINPUT unless the options and the DP-GD parameters can be simulated on pb */
+static hdp_status sim_check(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
+                            const hdp_rf_sim_options *opt, hdp_error *err)
+{
     if (opt->runs < 1)
         return hdp_fail(err, HDP_EINPUT, "runs = %ld: need at least one run", opt->runs);
     if (opt->records < 1)
@@ -897,18 +919,18 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
                         "HDP_RF_TEST_MODES");
     if (q->T < 1 || !(q->eta > 0))
         return hdp_fail(err, HDP_EINPUT, "DP-GD: T = %ld, eta = %g", q->T, q->eta);
-    const long runs = opt->runs, r = pb->r;
-    long records = opt->records < q->T ? opt->records : q->T;
-    int nth = threads_to_use(opt->threads);
-    if (nth > runs)
-        nth = (int)runs;
+    return HDP_OK;
+}
+
+/* the recorded steps and the result's arrays of P records */
+static hdp_status sim_result_alloc(const hdp_rf_dpgd *q, long records, hdp_rf_sim_result *res,
+                                   hdp_error *err)
+{
     long *steps = malloc(sizeof(long) * (size_t)(records + 2));
     if (!steps)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
     long P = record_steps(q->T, records, steps);
     res->points = P;
-    res->runs = runs;
-    res->threads = nth;
     res->step = steps;
     double **arrays[] = {&res->tau,     &res->dpgd_test, &res->dpgd_test_se, &res->dpgd_train,
                          &res->dpgd_train_se, &res->ou_test, &res->ou_train,
@@ -917,67 +939,37 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (!(*arrays[i] = calloc((size_t)P, sizeof(double))))
             return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld records", P);
+    return HDP_OK;
+}
 
-    hdp_status st = HDP_OK;
-    int old = blas_single();
-    sim_ctx c = {pb, q, steps, P, q->s * sqrt(q->eta), NULL, NULL, NULL};
-    c.ex_decay = hdp_dalloc((size_t)r);
-    c.ex_shift = hdp_dalloc((size_t)r);
-    c.ex_sd = hdp_dalloc((size_t)r);
-    double *slots = hdp_dalloc((size_t)(5 * runs * P));
-    sim_out *outs = calloc((size_t)runs, sizeof *outs);
-    sim_ws **ws = calloc((size_t)nth, sizeof *ws);
-    hdp_xoshiro *streams = malloc(sizeof(hdp_xoshiro) * (size_t)runs);
-    if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs || !ws || !streams) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs", runs);
-        goto done;
+/* exact OU step of length h = eta in mode k (THEORY 7):
+ *   a <- e^{-lambda h} a + (1 - e^{-lambda h}) beta
+ *        + s sqrt((1 - e^{-2 lambda h})/(2 lambda)) xi */
+static void ou_exact_step(const hdp_rf_problem *pb, double h, sim_ctx *c)
+{
+    for (long k = 0; k < pb->r; k++) {
+        double lam = pb->lambda[k];
+        c->ex_decay[k] = exp(-lam * h);
+        c->ex_shift[k] = -expm1(-lam * h) * pb->beta[k];
+        c->ex_sd[k] = lam > 0 ? sqrt(-expm1(-2.0 * lam * h) / (2.0 * lam)) : sqrt(h);
     }
-    for (int t = 0; t < nth; t++)
-        if (!(ws[t] = sim_ws_alloc(pb))) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspace of thread %d", t);
-            goto done;
-        }
-    /* exact OU step of length h = eta in mode k (THEORY 7):
-     *   a <- e^{-lambda h} a + (1 - e^{-lambda h}) beta
-     *        + s sqrt((1 - e^{-2 lambda h})/(2 lambda)) xi */
-    for (long k = 0; k < r; k++) {
-        double lam = pb->lambda[k], h = q->eta;
-        c.ex_decay[k] = exp(-lam * h);
-        c.ex_shift[k] = -expm1(-lam * h) * pb->beta[k];
-        c.ex_sd[k] = lam > 0 ? sqrt(-expm1(-2.0 * lam * h) / (2.0 * lam)) : sqrt(h);
-    }
-    for (long i = 0; i < runs; i++) {
-        double *base = slots + 5 * i * P;
-        outs[i] = (sim_out){base, base + P, base + 2 * P, base + 3 * P, base + 4 * P, 0, 0, 0, 0};
-    }
-    /* run i uses the data stream jumped i + 1 times */
-    hdp_xoshiro_stream(&streams[0], (uint64_t)pb->spec.seed, 1);
-    for (long i = 1; i < runs; i++) {
-        streams[i] = streams[i - 1];
-        hdp_xoshiro_jump(&streams[i]);
-    }
-    long done_runs = 0;
-#pragma omp parallel num_threads(nth)
-    {
-        sim_ws *w = ws[omp_get_thread_num()];
-#pragma omp for schedule(dynamic, 1)
-        for (long i = 0; i < runs; i++) {
-            *hdp_rng_state(w->rng) = streams[i];
-            sim_one(&c, w, &outs[i]);
-            if (opt->progress) {
-#pragma omp critical(hdp_rf_progress)
-                opt->progress(opt->progress_user, ++done_runs, runs);
-            }
-        }
-    }
-    /* reduce in run order */
+}
+
+/* The statistics over the runs, in run order: per record the means and standard errors of
+ * the DP-GD losses, the OU paths' test losses and the clipped fraction, with the OU
+ * process's expected losses beside them; the maxima of the strong errors, norms and clipped
+ * fractions. HDP_ENUMERIC when a mean loss is not finite (DP-GD diverged). */
+static hdp_status sim_reduce(const hdp_rf_problem *pb, const hdp_rf_dpgd *q, const sim_out *outs,
+                             long runs, hdp_rf_sim_result *res, hdp_error *err)
+{
+    const long P = res->points;
+    const long *steps = res->step;
     double *test = hdp_dalloc((size_t)(runs * P)), *train = hdp_dalloc((size_t)(runs * P));
     double *em = hdp_dalloc((size_t)(runs * P)), *ex = hdp_dalloc((size_t)(runs * P));
     double *clip = hdp_dalloc((size_t)(runs * P));
     if (!test || !train || !em || !ex || !clip) {
         free(test); free(train); free(em); free(ex); free(clip);
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-        goto done;
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
     }
     for (long i = 0; i < runs; i++) {
         memcpy(test + i * P, outs[i].test, sizeof(double) * (size_t)P);
@@ -1011,16 +1003,67 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     }
     res->strong_error_mean = sum / (double)runs;
     for (long i = 0; i < P; i++)
-        if (!isfinite(res->dpgd_test[i]) || !isfinite(res->dpgd_train[i])) {
-            st = hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged (non-finite loss at step %ld): eta "
-                          "lambda_max = %g (stable below 2)", steps[i], q->eta * pb->lambda[0]);
-            break;
-        }
+        if (!isfinite(res->dpgd_test[i]) || !isfinite(res->dpgd_train[i]))
+            return hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged (non-finite loss at step %ld): eta "
+                            "lambda_max = %g (stable below 2)", steps[i], q->eta * pb->lambda[0]);
+    return HDP_OK;
+}
+
+/*
+ * DP-GD coupled to the OU process (see rf.h): the runs on the generic Monte Carlo loop, run i
+ * on the seed's stream jumped i + 1 times (the unjumped one drew the data) with its own
+ * output slot, then the statistics in run order.
+ */
+hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
+                           const hdp_rf_sim_options *opt, hdp_rf_sim_result *res,
+                           hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, q);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    memset(res, 0, sizeof *res);
+    double t0 = omp_get_wtime();
+    hdp_status st = sim_check(pb, q, opt, err);
+    if (st != HDP_OK)
+        return st;
+    const long runs = opt->runs, r = pb->r;
+    long records = opt->records < q->T ? opt->records : q->T;
+    res->runs = runs;
+    res->threads = hdp_mc_loop_threads(runs, opt->threads);
+    if ((st = sim_result_alloc(q, records, res, err)) != HDP_OK)
+        return st;
+    const long P = res->points;
+
+    int old = blas_single();
+    sim_ctx c = {pb, q, res->step, P, q->s * sqrt(q->eta), NULL, NULL, NULL};
+    c.ex_decay = hdp_dalloc((size_t)r);
+    c.ex_shift = hdp_dalloc((size_t)r);
+    c.ex_sd = hdp_dalloc((size_t)r);
+    double *slots = hdp_dalloc((size_t)(5 * runs * P));
+    sim_out *outs = calloc((size_t)runs, sizeof *outs);
+    if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs", runs);
+        goto done;
+    }
+    ou_exact_step(pb, q->eta, &c);
+    for (long i = 0; i < runs; i++) {
+        double *base = slots + 5 * i * P;
+        outs[i] = (sim_out){base, base + P, base + 2 * P, base + 3 * P, base + 4 * P, 0, 0, 0, 0};
+    }
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, (uint64_t)pb->spec.seed, 1);
+    rf_progress prog = {opt->progress, opt->progress_user};
+    hdp_mc_loop loop = {.name = "rf", .runs = runs, .threads = res->threads, .ctx = &c,
+                        .ws_alloc = rf_sim_ws_alloc, .ws_free = rf_sim_ws_free,
+                        .run = rf_sim_run, .first = &first, .slots = outs,
+                        .slot_size = sizeof *outs,
+                        .progress = opt->progress ? rf_progress_call : NULL,
+                        .progress_user = &prog};
+    if ((st = hdp_mc_loop_run(&loop, err)) == HDP_OK)
+        st = sim_reduce(pb, q, outs, runs, res, err);
 done:
-    for (int t = 0; ws && t < nth; t++)
-        sim_ws_free(ws[t]);
-    free(ws);
-    free(streams);
     free(outs);
     free(slots);
     free(c.ex_decay);
@@ -1177,6 +1220,28 @@ static void order_by_cost(const hdp_rf_config *cfg, long ncfg, long *order)
     }
 }
 
+/* what the configurations read, and where configuration j writes: cfg[j] */
+typedef struct {
+    const hdp_rf_problem *pb;
+    hdp_rf_config *cfg;
+} cfg_loop_ctx;
+
+static void *rf_cfg_ws_alloc(const void *c) { return cfg_ws_alloc(((const cfg_loop_ctx *)c)->pb); }
+static void rf_cfg_ws_free(void *w) { cfg_ws_free(w); }
+
+/* configuration j on its own stream: the seed's stream jumped cfg[j].stream times */
+static hdp_status rf_cfg_run(const void *vc, long j, void *vw, hdp_xoshiro *stream, void *slot,
+                             hdp_error *err)
+{
+    (void)stream, (void)slot, (void)err;
+    const cfg_loop_ctx *c = vc;
+    cfg_ws *w = vw;
+    hdp_rf_config *cf = &c->cfg[j];
+    hdp_xoshiro_stream(hdp_rng_state(w->rng), (uint64_t)c->pb->spec.seed, (uint64_t)cf->stream);
+    cfg_one(c->pb, cf, w);
+    return HDP_OK;
+}
+
 hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long ncfg,
                              int threads, hdp_rf_progress_fn progress, void *progress_user,
                              hdp_error *err)
@@ -1192,41 +1257,24 @@ hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long 
                             "%g, s = %g, stream %llu", j, cfg[j].T, cfg[j].eta, cfg[j].C_clip,
                             cfg[j].s, cfg[j].stream);
     }
-    int nth = threads_to_use(threads);
-    if (nth > ncfg)
-        nth = (int)ncfg;
-    int old = blas_single();
     hdp_status st = HDP_OK;
-    cfg_ws **ws = calloc((size_t)nth, sizeof *ws);
     long *order = malloc(sizeof(long) * (size_t)ncfg);
-    if (!ws || !order) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (int t = 0; t < nth; t++)
-        if (!(ws[t] = cfg_ws_alloc(pb))) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspace of thread %d", t);
-            goto done;
-        }
+    if (!order)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
     /* the longest first, for the load balance (results do not depend on the order) */
     order_by_cost(cfg, ncfg, order);
-    long done_cfg = 0;
-#pragma omp parallel num_threads(nth)
-    {
-        cfg_ws *w = ws[omp_get_thread_num()];
-#pragma omp for schedule(dynamic, 1)
-        for (long jj = 0; jj < ncfg; jj++) {
-            hdp_rf_config *cf = &cfg[order[jj]];
-            hdp_xoshiro xs;
-            hdp_xoshiro_stream(&xs, (uint64_t)pb->spec.seed, (uint64_t)cf->stream);
-            *hdp_rng_state(w->rng) = xs;
-            cfg_one(pb, cf, w);
-            if (progress) {
-#pragma omp critical(hdp_rf_progress)
-                progress(progress_user, ++done_cfg, ncfg);
-            }
-        }
-    }
+    cfg_loop_ctx c = {pb, cfg};
+    rf_progress prog = {progress, progress_user};
+    hdp_mc_loop loop = {.name = "rf", .runs = ncfg, .threads = hdp_mc_loop_threads(ncfg, threads),
+                        .ctx = &c, .ws_alloc = rf_cfg_ws_alloc, .ws_free = rf_cfg_ws_free,
+                        .run = rf_cfg_run, .order = order,
+                        .progress = progress ? rf_progress_call : NULL, .progress_user = &prog};
+    int old = blas_single();
+    st = hdp_mc_loop_run(&loop, err);
+    blas_restore(old);
+    free(order);
+    if (st != HDP_OK)
+        return st;
     for (long j = 0; j < ncfg; j++)
         if (!isfinite(cfg[j].test_loss) || !isfinite(cfg[j].train_loss)) {
             st = hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged in configuration %ld (eta = %g, T = "
@@ -1234,11 +1282,5 @@ hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long 
                           cfg[j].eta * pb->lambda[0]);
             break;
         }
-done:
-    for (int t = 0; ws && t < nth; t++)
-        cfg_ws_free(ws[t]);
-    free(ws);
-    free(order);
-    blas_restore(old);
     return st;
 }
