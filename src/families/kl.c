@@ -21,8 +21,7 @@
  * single-threaded here and the threads of the generic Monte Carlo loop (src/sim/mc.h) take
  * whole initialisations / networks, each with its own stream and output slot, reduced in
  * order afterwards.
- * Linking: products go through OpenBLAS's Fortran interface (dgemm_, dgemv_): the cblas_*
- * names would bind to GSL's reference libgslcblas first on the link line (see rf.c).
+ * Linking: products go through OpenBLAS's CBLAS (families/blas_internal.h; see rf.c).
  */
 #include "sim/rng_internal.h"
 #include "hdpsgd/kl.h"
@@ -41,21 +40,6 @@
 
 #include "families/blas_internal.h"
 
-/* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb). */
-static void gemm(int ta, int tb, long M, long N, long K, double alpha, const double *A, long lda,
-                 const double *B, long ldb, double beta, double *C, long ldc)
-{
-    const int m = (int)N, n = (int)M, k = (int)K, la = (int)ldb, lb = (int)lda, lc = (int)ldc;
-    dgemm_(tb ? "T" : "N", ta ? "T" : "N", &m, &n, &k, &alpha, B, &la, A, &lb, &beta, C, &lc);
-}
-
-/* Row-major y = alpha op(A) x + beta y, A rows x cols. */
-static void gemv(int trans, long rows, long cols, double alpha, const double *A, const double *x,
-                 double beta, double *y)
-{
-    const int m = (int)cols, n = (int)rows, la = (int)cols, one = 1;
-    dgemv_(trans ? "N" : "T", &m, &n, &alpha, A, &la, x, &one, &beta, y, &one);
-}
 
 
 /* The stream of index j: the seed's stream jumped j times (rng.h). */
@@ -295,14 +279,14 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
     H[0] = (double *)X;
     /* forward: H_l = relu(H_{l-1} W_l^T); the mask of layer l is H_l > 0 */
     for (int l = 1; l < L; l++) {
-        gemm(0, 1, n, w[l], w[l - 1], 1.0, H[l - 1], w[l - 1], net->W[l], w[l - 1], 0.0, H[l],
+        blas_gemm(0, 1, n, w[l], w[l - 1], 1.0, H[l - 1], w[l - 1], net->W[l], w[l - 1], 0.0, H[l],
              w[l]);
         const long len = n * w[l];
         for (long i = 0; i < len; i++)
             H[l][i] = H[l][i] > 0 ? H[l][i] : 0.0;
     }
     if (f0)
-        gemm(0, 1, n, o, w[L - 1], 1.0, H[L - 1], w[L - 1], net->W[L], w[L - 1], 0.0, f0, o);
+        blas_gemm(0, 1, n, o, w[L - 1], 1.0, H[L - 1], w[L - 1], net->W[L], w[L - 1], 0.0, f0, o);
     if (K)
         memset(K, 0, sizeof(double) * (size_t)N * (size_t)N);
     /* layer L: delta_L^a = e_a */
@@ -316,7 +300,7 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
             layer_norm2[i * L + (L - 1)] = (double)o * s;
     }
     if (K) {
-        gemm(0, 1, n, n, mL1, 1.0, H[L - 1], mL1, H[L - 1], mL1, 0.0, GH, n);
+        blas_gemm(0, 1, n, n, mL1, 1.0, H[L - 1], mL1, H[L - 1], mL1, 0.0, GH, n);
         for (long i = 0; i < n; i++)
             for (long j = 0; j < n; j++)
                 for (long a = 0; a < o; a++)
@@ -345,15 +329,15 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
                 layer_norm2[i * L + (l - 1)] = s * hn2[i];
             }
         if (K) {
-            gemm(0, 1, N, N, ml, 1.0, D, ml, D, ml, 0.0, GD, N);
-            gemm(0, 1, n, n, mp, 1.0, H[l - 1], mp, H[l - 1], mp, 0.0, GH, n);
+            blas_gemm(0, 1, N, N, ml, 1.0, D, ml, D, ml, 0.0, GD, N);
+            blas_gemm(0, 1, n, n, mp, 1.0, H[l - 1], mp, H[l - 1], mp, 0.0, GH, n);
             for (long p = 0; p < N; p++)
                 for (long q = 0; q < N; q++)
                     K[p * N + q] += GD[p * N + q] * GH[(p / o) * n + (q / o)];
         }
         if (l > 1) {
             /* delta_{l-1} = mask_{l-1} .* (delta_l W_l) */
-            gemm(0, 0, N, mp, ml, 1.0, D, ml, net->W[l], mp, 0.0, Dn, mp);
+            blas_gemm(0, 0, N, mp, ml, 1.0, D, ml, net->W[l], mp, 0.0, Dn, mp);
             for (long p = 0; p < N; p++) {
                 const double *h = H[l - 1] + (p / o) * mp;
                 for (long k = 0; k < mp; k++)
@@ -659,14 +643,14 @@ static hdp_status problem_build_stream(const hdp_kl_spec *s, const double *X, co
     double *v = w; /* reuse: N entries */
     for (long p = 0; p < N; p++)
         v[p] = pb->f0[p] - pb->y[p];
-    gemv(1, N, r, 1.0, pb->M, v, 0.0, pb->Mt_res0);
+    blas_gemv(1, N, r, 1.0, pb->M, r, v, 0.0, pb->Mt_res0);
     pb->R_lazy = NAN;
     if (o == 1) {
         const double c = 2.0 * log((double)n);
         for (long p = 0; p < N; p++)
             v[p] = c * pb->y[p] - pb->f0[p];
         double *t = A; /* reuse: r entries */
-        gemv(1, N, r, 1.0, pb->M, v, 0.0, t);
+        blas_gemv(1, N, r, 1.0, pb->M, r, v, 0.0, t);
         double R = 0;
         for (long k = 0; k < r; k++)
             R += t[k] * t[k] / (pb->lambda[k] * pb->lambda[k]);
@@ -720,8 +704,8 @@ hdp_status hdp_kl_problem_exact(const hdp_kl_problem *pb, double eta, double sig
         /* m = f0 - y + M mu */
         for (long p = 0; p < N; p++)
             m[p] = pb->f0[p] - pb->y[p];
-        gemv(0, N, r, 1.0, pb->M, mu, 1.0, m);
-        gemv(0, N, N, 1.0, pb->K, m, 0.0, Km);
+        blas_gemv(0, N, r, 1.0, pb->M, r, mu, 1.0, m);
+        blas_gemv(0, N, N, 1.0, pb->K, N, m, 0.0, Km);
         double mKm = 0, trKC = 0;
         for (long p = 0; p < N; p++)
             mKm += m[p] * Km[p];
@@ -816,7 +800,7 @@ hdp_status hdp_kl_problem_final_kl(const hdp_kl_problem *pb, double eta, double 
         goto done;
     }
     /* H now holds Q (columns = eigenvectors) */
-    gemv(1, r, r, 1.0, H, b, 0.0, Qb);
+    blas_gemv(1, r, r, 1.0, H, r, b, 0.0, Qb);
     const double s2 = 2.0 * eta * sigma * sigma;
     for (long k = 1; k <= epochs; k++) {
         for (long q = 0; q < r; q++) {
@@ -827,7 +811,7 @@ hdp_status hdp_kl_problem_final_kl(const hdp_kl_problem *pb, double eta, double 
             wbar[q] = a2 * wbar[q] - eta * Qb[q];
             v[q] = a2 * a2 * v[q] + s2;
         }
-        gemv(1, r, r, 1.0, H, mu, 0.0, Qmu);
+        blas_gemv(1, r, r, 1.0, H, r, mu, 0.0, Qmu);
         double t1 = 0, lsum = 0, lc = 0, quad = 0;
         for (long t = 0; t < r; t++) {
             double s = 0;
@@ -878,12 +862,12 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
     memset(cov, 0, sizeof(double) * (size_t)dim * (size_t)dim);
     for (long k = 0; k < K; k++) {
         /* mean and covariance of z_{k+1} */
-        gemv(0, r, r, 1.0, A, z, 0.0, zn);
+        blas_gemv(0, r, r, 1.0, A, r, z, 0.0, zn);
         for (long p = 0; p < r; p++)
             z[p] = zn[p] - eta * b[p];
         memcpy(mean + k * r, z, sizeof(double) * (size_t)r);
-        gemm(0, 0, r, r, r, 1.0, A, r, C, r, 0.0, T, r);
-        gemm(0, 1, r, r, r, 1.0, T, r, A, r, 0.0, C, r);
+        blas_gemm(0, 0, r, r, r, 1.0, A, r, C, r, 0.0, T, r);
+        blas_gemm(0, 1, r, r, r, 1.0, T, r, A, r, 0.0, C, r);
         for (long p = 0; p < r; p++)
             C[p * r + p] += s2;
         /* block (k, k) = C; blocks (l, k) for l > k: A^(l-k) C */
@@ -896,7 +880,7 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
                     free(A), free(b), free(C), free(T), free(z), free(zn);
                     return hdp_fail(err, HDP_ENOMEM, "out of memory");
                 }
-                gemm(0, 0, r, r, r, 1.0, A, r, T, r, 0.0, U, r);
+                blas_gemm(0, 0, r, r, r, 1.0, A, r, T, r, 0.0, U, r);
                 memcpy(T, U, sizeof(double) * (size_t)r * (size_t)r);
                 free(U);
             }
@@ -1095,7 +1079,7 @@ static hdp_status noise_paths(const hdp_kl_spec *s, long idx, hdp_xoshiro *g, in
     const double noise = sqrt(2.0 * s->eta * s->sigma * s->sigma);
     for (long k = 0; k <= E && st == HDP_OK; k++) {
         /* U = f0 + M Z, then Q = l'(U; y) in place; the loss at iterate k */
-        gemm(0, 0, N, P, r, 1.0, pb->M, r, w.Z, P, 0.0, w.U, P);
+        blas_gemm(0, 0, N, P, r, 1.0, pb->M, r, w.Z, P, 0.0, w.U, P);
         double lsum = 0;
         for (long p = 0; p < N; p++)
             for (long q = 0; q < P; q++) {
@@ -1107,8 +1091,8 @@ static hdp_status noise_paths(const hdp_kl_spec *s, long idx, hdp_xoshiro *g, in
         if (k == E)
             break;
         /* Gz = M^T Q / n (the gradient in z), KQ = K Q = n M Gz */
-        gemm(1, 0, r, P, N, 1.0 / nn, pb->M, r, w.U, P, 0.0, w.Gz, P);
-        gemm(0, 0, N, P, r, nn, pb->M, r, w.Gz, P, 0.0, w.KQ, P);
+        blas_gemm(1, 0, r, P, N, 1.0 / nn, pb->M, r, w.U, P, 0.0, w.Gz, P);
+        blas_gemm(0, 0, N, P, r, nn, pb->M, r, w.Gz, P, 0.0, w.KQ, P);
         add_gradient_differences(s, r, &w);
         double *sum = io->sum + (k + 1) * n, *sum2 = io->sum2 + (k + 1) * n;
         for (long q = 0; q < P; q++)

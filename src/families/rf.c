@@ -21,9 +21,9 @@
  * and dsyevd differ in the last bits between 1 and 2 threads), so the library runs the
  * BLAS single-threaded, cuts the large products into fixed blocks of rows shared by
  * OpenMP threads, and gives every run its own stream and output slot.
- * Linking: the products go through OpenBLAS's Fortran interface (dgemm_, dgemv_): the
- * cblas_* names would bind to GSL's reference libgslcblas, which comes first on the
- * link line of the library (a 2000 x 4000 Gram matrix took 10x longer that way).
+ * Linking: the products go through OpenBLAS's CBLAS (families/blas_internal.h); the library
+ * links GSL without its reference libgslcblas, which served cblas_* when it came first on
+ * the link line (a 2000 x 4000 Gram matrix took 10x longer that way).
  */
 #include "hdpsgd/rf.h"
 #include "core/alloc.h"
@@ -48,22 +48,6 @@
  * whose declarations clash with OpenBLAS's <cblas.h>. */
 double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
 
-/* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb): the
- * column-major product C^T = op(B)^T op(A)^T. */
-static void gemm(int ta, int tb, long M, long N, long K, double alpha, const double *A, long lda,
-                 const double *B, long ldb, double beta, double *C, long ldc)
-{
-    const int m = (int)N, n = (int)M, k = (int)K, la = (int)ldb, lb = (int)lda, lc = (int)ldc;
-    dgemm_(tb ? "T" : "N", ta ? "T" : "N", &m, &n, &k, &alpha, B, &la, A, &lb, &beta, C, &lc);
-}
-
-/* Row-major y = alpha op(A) x + beta y, A rows x cols with leading dimension lda. */
-static void gemv(int trans, long rows, long cols, double alpha, const double *A, long lda,
-                 const double *x, double beta, double *y)
-{
-    const int m = (int)cols, n = (int)rows, la = (int)lda, one = 1;
-    dgemv_(trans ? "N" : "T", &m, &n, &alpha, A, &la, x, &one, &beta, y, &one);
-}
 
 /* rows per block of the large products (independent of the thread count) */
 #define BLOCK 128
@@ -147,7 +131,7 @@ static void features(const double *X, long rows, const double *V, long p, long d
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (long b = 0; b < nb; b++) {
         long i0 = b * BLOCK, i1 = i0 + BLOCK < rows ? i0 + BLOCK : rows;
-        gemm(0, 1, i1 - i0, p, d, 1.0, X + i0 * d, d, V, d, 0.0, F + i0 * p, p);
+        blas_gemm(0, 1, i1 - i0, p, d, 1.0, X + i0 * d, d, V, d, 0.0, F + i0 * p, p);
         for (long i = i0 * p; i < i1 * p; i++)
             F[i] = activation(act, F[i]);
     }
@@ -160,7 +144,7 @@ static void gram_rows(const double *Phi, long n, long p, double *K, int nthreads
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (long b = 0; b < nb; b++) {
         long i0 = b * BLOCK, i1 = i0 + BLOCK < n ? i0 + BLOCK : n;
-        gemm(0, 1, i1 - i0, n - i0, p, 1.0, Phi + i0 * p, p, Phi + i0 * p, p, 0.0,
+        blas_gemm(0, 1, i1 - i0, n - i0, p, 1.0, Phi + i0 * p, p, Phi + i0 * p, p, 0.0,
              K + i0 * n + i0, n);
     }
 }
@@ -173,7 +157,7 @@ static void gram_cols(const double *Phi, long n, long p, double *Gm, int nthread
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (long b = 0; b < nb; b++) {
         long j0 = b * BLOCK, j1 = j0 + BLOCK < p ? j0 + BLOCK : p;
-        gemm(1, 0, j1 - j0, p - j0, n, 1.0, Phi + j0, p, Phi + j0, p, 0.0, Gm + j0 * p + j0, p);
+        blas_gemm(1, 0, j1 - j0, p - j0, n, 1.0, Phi + j0, p, Phi + j0, p, 0.0, Gm + j0 * p + j0, p);
     }
 }
 
@@ -186,7 +170,7 @@ static void gemm_rows(long M, long N, long K, const double *A, int transB, const
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (long b = 0; b < nb; b++) {
         long i0 = b * BLOCK, i1 = i0 + BLOCK < M ? i0 + BLOCK : M;
-        gemm(0, transB, i1 - i0, N, K, 1.0, A + i0 * K, K, B, transB ? K : N, 0.0, C + i0 * N, N);
+        blas_gemm(0, transB, i1 - i0, N, K, 1.0, A + i0 * K, K, B, transB ? K : N, 0.0, C + i0 * N, N);
     }
 }
 
@@ -351,7 +335,7 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
                 pb->U[i * r + k] /= pb->s[k];
     }
     /* beta_k = u_k^T y / s_k: the min-norm interpolator is sum_k beta_k w_k */
-    gemv(1, n, r, 1.0, pb->U, r, pb->y, 0.0, pb->beta);
+    blas_gemv(1, n, r, 1.0, pb->U, r, pb->y, 0.0, pb->beta);
     for (long k = 0; k < r; k++)
         pb->beta[k] /= pb->s[k];
 
@@ -363,12 +347,12 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     }
     for (long k = 0; k < r; k++)
         c[k] = pb->beta[k] / pb->s[k];
-    gemv(0, n, r, 1.0, pb->U, r, c, 0.0, alpha);
-    gemv(1, n, p, 1.0, pb->Phi, p, alpha, 0.0, theta);
+    blas_gemv(0, n, r, 1.0, pb->U, r, c, 0.0, alpha);
+    blas_gemv(1, n, p, 1.0, pb->Phi, p, alpha, 0.0, theta);
     pb->minnorm_norm = sqrt(dot(theta, theta, p));
-    gemv(0, n, p, 1.0, pb->Phi, p, theta, 0.0, pred);
+    blas_gemv(0, n, p, 1.0, pb->Phi, p, theta, 0.0, pred);
     pb->minnorm_train = mse(pred, pb->y, n);
-    gemv(0, m, p, 1.0, pb->Phi_test, p, theta, 0.0, pred);
+    blas_gemv(0, m, p, 1.0, pb->Phi_test, p, theta, 0.0, pred);
     pb->minnorm_test = mse(pred, pb->y_test, m);
     free(c);
 
@@ -544,12 +528,12 @@ void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, 
     if (train) {
         for (long k = 0; k < r; k++)
             sc[k] = pb->s[k] * c[k];
-        gemv(0, n, r, 1.0, pb->U, r, sc, 0.0, pred);
+        blas_gemv(0, n, r, 1.0, pb->U, r, sc, 0.0, pred);
         *train = mse(pred, pb->y, n);
     }
     if (test) {
         if (pb->G) {
-            gemv(0, m, r, 1.0, pb->G, r, c, 0.0, pred);
+            blas_gemv(0, m, r, 1.0, pb->G, r, c, 0.0, pred);
             *test = mse(pred, pb->y_test, m);
         } else {
             *test = NAN;
@@ -756,7 +740,7 @@ static double clipped_fraction(const double *resid, const double *phi_norm, long
 static void to_modes(const hdp_rf_problem *pb, const double *x, double *a)
 {
     const long n = pb->spec.n, r = pb->r;
-    gemv(1, n, r, 1.0, pb->U, r, x, 0.0, a);
+    blas_gemv(1, n, r, 1.0, pb->U, r, x, 0.0, a);
     for (long k = 0; k < r; k++)
         a[k] /= pb->s[k];
 }
@@ -808,7 +792,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
             double gn = 2.0 * fabs(w->resid[i]) * pb->phi_norm[i];
             w->v[i] = gn > q->C_clip ? w->resid[i] * (q->C_clip / gn) : w->resid[i];
         }
-        gemv(1, n, p, 1.0, Phi, p, w->v, 0.0, w->g);
+        blas_gemv(1, n, p, 1.0, Phi, p, w->v, 0.0, w->g);
         /* theta <- theta - eta (1/n) sum_i clip(g_i) + sqrt(eta) (2 C_clip / n) sigma xi */
         if (cs > 0) {
             gaussians(w->rng, w->xi, p);
@@ -817,7 +801,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
                 w->Z[j] += w->xi[j];
             }
             /* the same increments on the modes: xi_k = w_k^T xi = u_k^T Phi xi / s_k */
-            gemv(0, n, p, 1.0, Phi, p, w->xi, 0.0, w->q);
+            blas_gemv(0, n, p, 1.0, Phi, p, w->xi, 0.0, w->q);
             to_modes(pb, w->q, w->xim);
         } else {
             for (long j = 0; j < p; j++)
@@ -832,7 +816,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
                           q->s * c->ex_sd[kk] * w->xim[kk];
         }
         /* residual at theta_k (the next step's, and the train loss) */
-        gemv(0, n, p, 1.0, Phi, p, w->theta, 0.0, w->resid);
+        blas_gemv(0, n, p, 1.0, Phi, p, w->theta, 0.0, w->resid);
         to_modes(pb, w->resid, w->aD); /* S^{-1} U^T Phi theta, before subtracting y */
         for (long i = 0; i < n; i++)
             w->resid[i] -= y[i];
@@ -847,14 +831,14 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
         if (row < c->P && c->steps[row] == k) {
             o->train[row] = dot(w->resid, w->resid, n) / (double)n;
             o->clip[row] = cf;
-            gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
+            blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
             o->test[row] = mse(w->pred, pb->y_test, m);
             /* null-space part of the OU paths on the test set: Phi_test P_perp Z */
             if (cs > 0) {
-                gemv(0, m, p, 1.0, pb->Phi_test, p, w->Z, 0.0, w->zt);
-                gemv(0, n, p, 1.0, Phi, p, w->Z, 0.0, w->q);
+                blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->Z, 0.0, w->zt);
+                blas_gemv(0, n, p, 1.0, Phi, p, w->Z, 0.0, w->q);
                 to_modes(pb, w->q, w->wz);
-                gemv(0, m, r, -1.0, pb->G, r, w->wz, 1.0, w->zt);
+                blas_gemv(0, m, r, -1.0, pb->G, r, w->wz, 1.0, w->zt);
             } else {
                 memset(w->zt, 0, sizeof(double) * (size_t)m);
             }
@@ -862,7 +846,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
                 const double *cc = which ? w->c_ex : w->c_em;
                 for (long j = 0; j < m; j++)
                     w->pred[j] = cs * w->zt[j];
-                gemv(0, m, r, 1.0, pb->G, r, cc, 1.0, w->pred);
+                blas_gemv(0, m, r, 1.0, pb->G, r, cc, 1.0, w->pred);
                 (which ? o->ex : o->em)[row] = mse(w->pred, pb->y_test, m);
             }
             row++;
@@ -1128,7 +1112,7 @@ static void modes_residual(const hdp_rf_problem *pb, const double *a, double *sa
     const long n = pb->spec.n, r = pb->r;
     for (long k = 0; k < r; k++)
         sa[k] = pb->s[k] * a[k];
-    gemv(0, n, r, 1.0, pb->U, r, sa, 0.0, resid);
+    blas_gemv(0, n, r, 1.0, pb->U, r, sa, 0.0, resid);
     for (long i = 0; i < n; i++)
         resid[i] -= pb->y[i];
 }
@@ -1163,13 +1147,13 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
         double cfrac = (double)nc / (double)n;
         clip_sum += cfrac;
         if (cfrac > clip_max) clip_max = cfrac;
-        gemv(1, n, r, 1.0, pb->U, r, w->v, 0.0, w->g);
+        blas_gemv(1, n, r, 1.0, pb->U, r, w->v, 0.0, w->g);
         if (cs > 0) {
             if (cf->p_space_noise) {
                 gaussians(w->rng, w->xi, p);
                 for (long j = 0; j < p; j++)
                     w->Z[j] += w->xi[j];
-                gemv(0, n, p, 1.0, pb->Phi, p, w->xi, 0.0, w->v);
+                blas_gemv(0, n, p, 1.0, pb->Phi, p, w->xi, 0.0, w->v);
                 to_modes(pb, w->v, w->xim);
             } else {
                 gaussians(w->rng, w->xim, r);
@@ -1190,7 +1174,7 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
             for (long j = 0; j < p; j++)
                 w->Z[j] *= sq;
         }
-        gemv(0, n, p, 1.0, pb->Phi, p, w->Z, 0.0, w->v);
+        blas_gemv(0, n, p, 1.0, pb->Phi, p, w->Z, 0.0, w->v);
         to_modes(pb, w->v, w->g);
         for (long k = 0; k < r; k++)
             w->sa[k] = (w->a[k] - cs * w->g[k]) / pb->s[k];
@@ -1198,12 +1182,12 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
         for (long k = 0; k < r; k++)
             w->sa[k] = w->a[k] / pb->s[k];
     }
-    gemv(0, n, r, 1.0, pb->U, r, w->sa, 0.0, w->v);
-    gemv(1, n, p, 1.0, pb->Phi, p, w->v, 0.0, w->theta);
+    blas_gemv(0, n, r, 1.0, pb->U, r, w->sa, 0.0, w->v);
+    blas_gemv(1, n, p, 1.0, pb->Phi, p, w->v, 0.0, w->theta);
     if (cs > 0)
         for (long j = 0; j < p; j++)
             w->theta[j] += cs * w->Z[j];
-    gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
+    blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
     cf->test_loss = mse(w->pred, pb->y_test, m);
 }
 
