@@ -208,14 +208,9 @@ static hdp_status eig_keep(double *A, long N, long *r_out, double *s2, double *v
     return HDP_OK;
 }
 
-hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
-                                hdp_rf_problem *pb, hdp_error *err)
+/* HDP_EINPUT for sizes below 1 or too large to hold */
+static hdp_status rf_check_sizes(const hdp_rf_spec *spec, hdp_error *err)
 {
-    HDP_ZERO(pb);
-    HDP_REQUIRE(err, spec);
-    HDP_REQUIRE(err, pb);
-    memset(pb, 0, sizeof *pb);
-    pb->spec = *spec;
     const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
     if (d < 1 || n < 1 || p < 1 || m < 1)
         return hdp_fail(err, HDP_EINPUT, "random features: d = %ld, n = %ld, p = %ld, test size "
@@ -224,15 +219,13 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
         return hdp_fail(err, HDP_EINPUT, "random features: (n + test size) x p = %.3g doubles "
                         "(%.3g GB) is too large", (double)(n + m) * (double)p,
                         8e-9 * (double)(n + m) * (double)p);
-    double t0 = omp_get_wtime();
-    int old = blas_single();
-    int nth = threads_to_use(threads);
-    hdp_status st = HDP_OK;
-    const long N = p >= n ? n : p; /* size of the Gram matrix */
-    double *u = hdp_dalloc((size_t)d), *X = hdp_dalloc((size_t)(n * d)), *Xt = hdp_dalloc((size_t)(m * d));
-    double *V = hdp_dalloc((size_t)(p * d)), *Gram = hdp_dalloc((size_t)(N * N)), *vec = NULL, *H = NULL;
-    double *alpha = hdp_dalloc((size_t)n), *theta = hdp_dalloc((size_t)p);
-    double *pred = hdp_dalloc((size_t)(n > m ? n : m));
+    return HDP_OK;
+}
+
+/* the problem's arrays, with room for N = min(n, p) modes */
+static hdp_status rf_problem_alloc(hdp_rf_problem *pb, long N, hdp_error *err)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m;
     pb->Phi = hdp_dalloc((size_t)(n * p));
     pb->Phi_test = hdp_dalloc((size_t)(m * p));
     pb->y = hdp_dalloc((size_t)n);
@@ -243,16 +236,21 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     pb->s = hdp_dalloc((size_t)N);
     pb->lambda = hdp_dalloc((size_t)N);
     pb->beta = hdp_dalloc((size_t)N);
-    gsl_rng *rng = hdp_rng_alloc((uint64_t)spec->seed);
-    if (!u || !X || !Xt || !V || !Gram || !alpha || !theta || !pred || !pb->Phi || !pb->Phi_test ||
-        !pb->y || !pb->y_test || !pb->phi_norm || !pb->test_norm2 || !pb->s2 || !pb->s ||
-        !pb->lambda || !pb->beta || !rng) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
-                      "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
-        goto done;
-    }
+    if (!pb->Phi || !pb->Phi_test || !pb->y || !pb->y_test || !pb->phi_norm || !pb->test_norm2 ||
+        !pb->s2 || !pb->s || !pb->lambda || !pb->beta)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
+                        "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
+    return HDP_OK;
+}
 
-    /* the data, in a fixed order from the base stream (THEORY 7) */
+/* The data, in a fixed order from the base stream (THEORY 7): u uniform on the unit sphere,
+ * X [n x d], X_test [m x d], the labels (u^T x or its sign) into pb->y, pb->y_test, their
+ * Gaussian noise, then V [p x d], V_ij ~ N(0, 1/d) row by row (the first rows are the same for
+ * every p). */
+static void rf_draw_data(const hdp_rf_spec *spec, gsl_rng *rng, double *u, double *X, double *Xt,
+                         double *V, hdp_rf_problem *pb)
+{
+    const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
     double un = 0;
     for (long i = 0; i < d; i++) {
         u[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
@@ -275,56 +273,75 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
         for (long i = 0; i < m; i++)
             pb->y_test[i] += sd * gsl_ran_gaussian_ziggurat(rng, 1.0);
     }
-    /* V_ij ~ N(0, 1/d), row by row: the first rows are the same for every p */
     double vs = 1.0 / sqrt((double)d);
     for (long i = 0; i < p * d; i++)
         V[i] = vs * gsl_ran_gaussian_ziggurat(rng, 1.0);
+}
 
+/* Draw the data and compute Phi = act(X V^T), Phi_test, the feature norms and the losses of
+ * theta = 0. */
+static hdp_status rf_data_and_features(hdp_rf_problem *pb, int nth, hdp_error *err)
+{
+    const hdp_rf_spec *spec = &pb->spec;
+    const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
+    hdp_status st = HDP_OK;
+    double *u = hdp_dalloc((size_t)d), *X = hdp_dalloc((size_t)(n * d));
+    double *Xt = hdp_dalloc((size_t)(m * d)), *V = hdp_dalloc((size_t)(p * d));
+    gsl_rng *rng = hdp_rng_alloc((uint64_t)spec->seed);
+    if (!u || !X || !Xt || !V || !rng) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
+                      "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
+        goto done;
+    }
+    rf_draw_data(spec, rng, u, X, Xt, V, pb);
     features(X, n, V, p, d, spec->activation, pb->Phi, nth);
     features(Xt, m, V, p, d, spec->activation, pb->Phi_test, nth);
-    free(V);
-    V = NULL;
     for (long i = 0; i < n; i++)
         pb->phi_norm[i] = sqrt(dot(pb->Phi + i * p, pb->Phi + i * p, p));
     for (long j = 0; j < m; j++)
         pb->test_norm2[j] = dot(pb->Phi_test + j * p, pb->Phi_test + j * p, p);
-    {
-        double s0 = 0, s1 = 0;
-        for (long i = 0; i < n; i++) s0 += pb->y[i] * pb->y[i];
-        for (long j = 0; j < m; j++) s1 += pb->y_test[j] * pb->y_test[j];
-        pb->zero_train = s0 / (double)n;
-        pb->zero_test = s1 / (double)m;
-    }
+    double s0 = 0, s1 = 0;
+    for (long i = 0; i < n; i++) s0 += pb->y[i] * pb->y[i];
+    for (long j = 0; j < m; j++) s1 += pb->y_test[j] * pb->y_test[j];
+    pb->zero_train = s0 / (double)n;
+    pb->zero_test = s1 / (double)m;
+done:
+    free(u);
+    free(X);
+    free(Xt);
+    free(V);
+    if (rng)
+        gsl_rng_free(rng);
+    return st;
+}
 
-    /* the modes: eigendecomposition of the smaller Gram matrix (THEORY 7) */
-    vec = hdp_dalloc((size_t)(N * N));
-    if (!vec) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld eigenvectors", N, N);
-        goto done;
-    }
+/* The modes (THEORY 7): the eigendecomposition of the smaller Gram matrix (N x N), its
+ * eigenvectors into vec [N x N]; r, s_k^2, s_k, lambda_k, U and beta_k = u_k^T y / s_k. */
+static hdp_status rf_modes(hdp_rf_problem *pb, long N, double *vec, int nth, hdp_error *err)
+{
+    const long n = pb->spec.n, p = pb->spec.p;
+    double *Gram = hdp_dalloc((size_t)(N * N));
+    if (!Gram)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld Gram matrix", N, N);
     if (p >= n)
         gram_rows(pb->Phi, n, p, Gram, nth);
     else
         gram_cols(pb->Phi, n, p, Gram, nth);
     long r = 0;
-    if ((st = eig_keep(Gram, N, &r, pb->s2, vec, err)) != HDP_OK)
-        goto done;
+    hdp_status st = eig_keep(Gram, N, &r, pb->s2, vec, err);
     free(Gram);
-    Gram = NULL;
-    if (r < 1) {
-        st = hdp_fail(err, HDP_ENUMERIC, "random features: the feature matrix is zero");
-        goto done;
-    }
+    if (st != HDP_OK)
+        return st;
+    if (r < 1)
+        return hdp_fail(err, HDP_ENUMERIC, "random features: the feature matrix is zero");
     pb->r = r;
     for (long k = 0; k < r; k++) {
         pb->s[k] = sqrt(pb->s2[k]);
         pb->lambda[k] = 2.0 * pb->s2[k] / (double)n;
     }
     pb->U = hdp_dalloc((size_t)(n * r));
-    if (!pb->U) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld modes", n, r);
-        goto done;
-    }
+    if (!pb->U)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld modes", n, r);
     if (p >= n) {
         memcpy(pb->U, vec, sizeof(double) * (size_t)(n * r)); /* u_k */
     } else {
@@ -338,68 +355,100 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     blas_gemv(1, n, r, 1.0, pb->U, r, pb->y, 0.0, pb->beta);
     for (long k = 0; k < r; k++)
         pb->beta[k] /= pb->s[k];
+    return HDP_OK;
+}
 
-    /* min-norm interpolator theta* = Phi^T U S^{-1} beta: train residual U S beta - y */
-    double *c = hdp_dalloc((size_t)r);
-    if (!c) {
+/* The min-norm interpolator theta* = Phi^T U S^{-1} beta: its norm, train and test losses. */
+static hdp_status rf_minnorm(hdp_rf_problem *pb, hdp_error *err)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    double *c = hdp_dalloc((size_t)r), *alpha = hdp_dalloc((size_t)n);
+    double *theta = hdp_dalloc((size_t)p), *pred = hdp_dalloc((size_t)(n > m ? n : m));
+    hdp_status st = HDP_OK;
+    if (!c || !alpha || !theta || !pred) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-        goto done;
+    } else {
+        for (long k = 0; k < r; k++)
+            c[k] = pb->beta[k] / pb->s[k];
+        blas_gemv(0, n, r, 1.0, pb->U, r, c, 0.0, alpha);
+        blas_gemv(1, n, p, 1.0, pb->Phi, p, alpha, 0.0, theta);
+        pb->minnorm_norm = sqrt(dot(theta, theta, p));
+        blas_gemv(0, n, p, 1.0, pb->Phi, p, theta, 0.0, pred);
+        pb->minnorm_train = mse(pred, pb->y, n);
+        blas_gemv(0, m, p, 1.0, pb->Phi_test, p, theta, 0.0, pred);
+        pb->minnorm_test = mse(pred, pb->y_test, m);
     }
-    for (long k = 0; k < r; k++)
-        c[k] = pb->beta[k] / pb->s[k];
-    blas_gemv(0, n, r, 1.0, pb->U, r, c, 0.0, alpha);
-    blas_gemv(1, n, p, 1.0, pb->Phi, p, alpha, 0.0, theta);
-    pb->minnorm_norm = sqrt(dot(theta, theta, p));
-    blas_gemv(0, n, p, 1.0, pb->Phi, p, theta, 0.0, pred);
-    pb->minnorm_train = mse(pred, pb->y, n);
-    blas_gemv(0, m, p, 1.0, pb->Phi_test, p, theta, 0.0, pred);
-    pb->minnorm_test = mse(pred, pb->y_test, m);
     free(c);
-
-    if (flags & HDP_RF_TEST_MODES) {
-        /* G = Phi_test W, W = Phi^T U S^{-1} (p >= n) or the eigenvectors (p < n) */
-        pb->G = hdp_dalloc((size_t)(m * r));
-        pb->test_perp2 = hdp_dalloc((size_t)m);
-        if (!pb->G || !pb->test_perp2) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld test projections",
-                          m, r);
-            goto done;
-        }
-        if (p >= n) {
-            H = hdp_dalloc((size_t)(m * n));
-            if (!H) {
-                st = hdp_fail(err, HDP_ENOMEM, "out of memory for Phi_test Phi^T (%ld x %ld)",
-                              m, n);
-                goto done;
-            }
-            gemm_rows(m, n, p, pb->Phi_test, 1, pb->Phi, H, nth);
-            gemm_rows(m, r, n, H, 0, pb->U, pb->G, nth);
-            for (long j = 0; j < m; j++)
-                for (long k = 0; k < r; k++)
-                    pb->G[j * r + k] /= pb->s[k];
-        } else {
-            gemm_rows(m, r, p, pb->Phi_test, 0, vec, pb->G, nth);
-        }
-        for (long j = 0; j < m; j++) {
-            double g2 = dot(pb->G + j * r, pb->G + j * r, r);
-            double perp = pb->test_norm2[j] - g2;
-            pb->test_perp2[j] = (r == p || perp < 0) ? 0.0 : perp;
-        }
-    }
-
-done:
-    free(u);
-    free(X);
-    free(Xt);
-    free(V);
-    free(Gram);
-    free(vec);
-    free(H);
     free(alpha);
     free(theta);
     free(pred);
-    if (rng)
-        gsl_rng_free(rng);
+    return st;
+}
+
+/* HDP_RF_TEST_MODES: G = Phi_test W, W = Phi^T U S^{-1} (p >= n) or the eigenvectors vec
+ * (p < n), and the null-space norms ||P_perp phi_test_j||^2. */
+static hdp_status rf_test_modes(hdp_rf_problem *pb, const double *vec, int nth, hdp_error *err)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    pb->G = hdp_dalloc((size_t)(m * r));
+    pb->test_perp2 = hdp_dalloc((size_t)m);
+    if (!pb->G || !pb->test_perp2)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld test projections", m, r);
+    if (p >= n) {
+        double *H = hdp_dalloc((size_t)(m * n));
+        if (!H)
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for Phi_test Phi^T (%ld x %ld)", m, n);
+        gemm_rows(m, n, p, pb->Phi_test, 1, pb->Phi, H, nth);
+        gemm_rows(m, r, n, H, 0, pb->U, pb->G, nth);
+        free(H);
+        for (long j = 0; j < m; j++)
+            for (long k = 0; k < r; k++)
+                pb->G[j * r + k] /= pb->s[k];
+    } else {
+        gemm_rows(m, r, p, pb->Phi_test, 0, vec, pb->G, nth);
+    }
+    for (long j = 0; j < m; j++) {
+        double g2 = dot(pb->G + j * r, pb->G + j * r, r);
+        double perp = pb->test_norm2[j] - g2;
+        pb->test_perp2[j] = (r == p || perp < 0) ? 0.0 : perp;
+    }
+    return HDP_OK;
+}
+
+/*
+ * The data set and its modes, step by step (see the opening comment): the data and the
+ * features, the modes, the min-norm interpolator, and with HDP_RF_TEST_MODES the test
+ * projections. OpenBLAS single-threaded throughout; OpenMP threads split the products.
+ */
+hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
+                                hdp_rf_problem *pb, hdp_error *err)
+{
+    HDP_ZERO(pb);
+    HDP_REQUIRE(err, spec);
+    HDP_REQUIRE(err, pb);
+    memset(pb, 0, sizeof *pb);
+    pb->spec = *spec;
+    hdp_status st = rf_check_sizes(spec, err);
+    if (st != HDP_OK)
+        return st;
+    double t0 = omp_get_wtime();
+    int old = blas_single();
+    int nth = threads_to_use(threads);
+    const long N = spec->p >= spec->n ? spec->n : spec->p; /* size of the Gram matrix */
+    double *vec = NULL;
+    if ((st = rf_problem_alloc(pb, N, err)) != HDP_OK ||
+        (st = rf_data_and_features(pb, nth, err)) != HDP_OK)
+        goto done;
+    if (!(vec = hdp_dalloc((size_t)(N * N)))) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld eigenvectors", N, N);
+        goto done;
+    }
+    if ((st = rf_modes(pb, N, vec, nth, err)) != HDP_OK || (st = rf_minnorm(pb, err)) != HDP_OK)
+        goto done;
+    if (flags & HDP_RF_TEST_MODES)
+        st = rf_test_modes(pb, vec, nth, err);
+done:
+    free(vec);
     blas_restore(old);
     pb->seconds = omp_get_wtime() - t0;
     return st;
