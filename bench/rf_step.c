@@ -15,21 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "hdpsgd/rf.h"
 #include "hdpsgd/rng.h"
 
-void dgemv_(const char *t, const int *m, const int *n, const double *alpha, const double *a,
-            const int *lda, const double *x, const int *incx, const double *beta, double *y,
-            const int *incy);
-void openblas_set_num_threads(int num_threads);
 double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
 
-/* row-major y = Phi x (trans 0) or Phi^T x (trans 1), Phi rows x cols */
+/* row-major y = Phi x (trans 0) or Phi^T x (trans 1), Phi rows x cols (OpenBLAS's CBLAS) */
 static void mv(int trans, long rows, long cols, const double *A, const double *x, double *y)
 {
-    const int m = (int)cols, n = (int)rows, one = 1;
-    const double a = 1.0, b = 0.0;
-    dgemv_(trans ? "N" : "T", &m, &n, &a, A, &m, x, &one, &b, y, &one);
+    cblas_dgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, (blasint)rows, (blasint)cols,
+                1.0, A, (blasint)cols, x, 1, 0.0, y, 1);
 }
 
 int main(int argc, char **argv)
