@@ -4,8 +4,11 @@
  * See hdpsgd/rf.h for the model and the conventions.
  *
  * Method.
- *  - Data (THEORY 7): from one xoshiro256++ stream (rng.c) in the order u, X, X_test,
- *    label noise, V; Phi = act(X V^T) by blocked dgemm.
+ *  - Data (THEORY 7): from the block Gaussian stream (rng.h) of the seed's xoshiro256++
+ *    stream, in the order u, X, X_test, label noise, V; Phi = act(X V^T) by blocked dgemm.
+ *  - Noise: run or configuration j draws its Gaussians from the block stream of its own
+ *    xoshiro256++ stream (the seed's stream jumped j + 1 times, or cfg->stream times), the
+ *    generator of every other Monte Carlo of the library (exact N(0, 1), SIMD).
  *  - Modes (THEORY 7): the eigendecomposition (LAPACKE_dsyevd) of the smaller Gram
  *    matrix, K = Phi Phi^T (n x n) when p >= n, Phi^T Phi (p x p) otherwise; eigenvalues
  *    at or below N * DBL_EPSILON * s_max^2 (N the Gram size) count as zero. Then
@@ -44,9 +47,6 @@
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
 
-/* From <gsl/gsl_randist.h>, which cannot be included here: it pulls in gsl_cblas.h,
- * whose declarations clash with OpenBLAS's <cblas.h>. */
-double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
 
 
 /* rows per block of the large products (independent of the thread count) */
@@ -72,14 +72,6 @@ static double mse(const double *pred, const double *y, long len)
         s += e * e;
     }
     return s / (double)len;
-}
-
-/* The stream of run/configuration j: the base stream jumped j times (rng.h). */
-
-static void gaussians(gsl_rng *rng, double *x, long len)
-{
-    for (long i = 0; i < len; i++)
-        x[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
 }
 
 /* ---- the data set (THEORY 7) ---- */
@@ -247,19 +239,18 @@ static hdp_status rf_problem_alloc(hdp_rf_problem *pb, long N, hdp_error *err)
  * X [n x d], X_test [m x d], the labels (u^T x or its sign) into pb->y, pb->y_test, their
  * Gaussian noise, then V [p x d], V_ij ~ N(0, 1/d) row by row (the first rows are the same for
  * every p). */
-static void rf_draw_data(const hdp_rf_spec *spec, gsl_rng *rng, double *u, double *X, double *Xt,
-                         double *V, hdp_rf_problem *pb)
+static void rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, double *X,
+                         double *Xt, double *V, hdp_rf_problem *pb)
 {
     const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
     double un = 0;
-    for (long i = 0; i < d; i++) {
-        u[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
+    hdp_normals_fill(ns, u, d);
+    for (long i = 0; i < d; i++)
         un += u[i] * u[i];
-    }
     for (long i = 0; i < d; i++)
         u[i] /= sqrt(un); /* uniform on the unit sphere */
-    gaussians(rng, X, n * d);
-    gaussians(rng, Xt, m * d);
+    hdp_normals_fill(ns, X, n * d);
+    hdp_normals_fill(ns, Xt, m * d);
     for (long i = 0; i < n + m; i++) {
         const double *x = i < n ? X + i * d : Xt + (i - n) * d;
         double z = dot(u, x, d), yv = spec->target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
@@ -267,15 +258,18 @@ static void rf_draw_data(const hdp_rf_spec *spec, gsl_rng *rng, double *u, doubl
         else pb->y_test[i - n] = yv;
     }
     if (spec->label_noise > 0) {
+        /* the noise of y then of y_test, through V's array (drawn next) */
         double sd = sqrt(spec->label_noise);
+        hdp_normals_fill(ns, V, n + m);
         for (long i = 0; i < n; i++)
-            pb->y[i] += sd * gsl_ran_gaussian_ziggurat(rng, 1.0);
+            pb->y[i] += sd * V[i];
         for (long i = 0; i < m; i++)
-            pb->y_test[i] += sd * gsl_ran_gaussian_ziggurat(rng, 1.0);
+            pb->y_test[i] += sd * V[n + i];
     }
     double vs = 1.0 / sqrt((double)d);
+    hdp_normals_fill(ns, V, p * d);
     for (long i = 0; i < p * d; i++)
-        V[i] = vs * gsl_ran_gaussian_ziggurat(rng, 1.0);
+        V[i] *= vs;
 }
 
 /* Draw the data and compute Phi = act(X V^T), Phi_test, the feature norms and the losses of
@@ -286,14 +280,18 @@ static hdp_status rf_data_and_features(hdp_rf_problem *pb, int nth, hdp_error *e
     const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
     hdp_status st = HDP_OK;
     double *u = hdp_dalloc((size_t)d), *X = hdp_dalloc((size_t)(n * d));
-    double *Xt = hdp_dalloc((size_t)(m * d)), *V = hdp_dalloc((size_t)(p * d));
-    gsl_rng *rng = hdp_rng_alloc((uint64_t)spec->seed);
-    if (!u || !X || !Xt || !V || !rng) {
+    /* V holds the label noise first: at least n + m entries */
+    double *Xt = hdp_dalloc((size_t)(m * d)), *V = hdp_dalloc((size_t)(p * d > n + m ? p * d : n + m));
+    if (!u || !X || !Xt || !V) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
                       "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
         goto done;
     }
-    rf_draw_data(spec, rng, u, X, Xt, V, pb);
+    hdp_xoshiro g;
+    hdp_normals ns;
+    hdp_xoshiro_seed(&g, (uint64_t)spec->seed);
+    hdp_normals_init(&ns, &g);
+    rf_draw_data(spec, &ns, u, X, Xt, V, pb);
     features(X, n, V, p, d, spec->activation, pb->Phi, nth);
     features(Xt, m, V, p, d, spec->activation, pb->Phi_test, nth);
     for (long i = 0; i < n; i++)
@@ -310,8 +308,6 @@ done:
     free(X);
     free(Xt);
     free(V);
-    if (rng)
-        gsl_rng_free(rng);
     return st;
 }
 
@@ -730,7 +726,7 @@ typedef struct {
     double *resid, *v, *q;            /* [n] */
     double *aD, *c_em, *c_ex, *xim, *wz; /* [r] */
     double *pred, *zt;                /* [m] */
-    gsl_rng *rng;
+    hdp_normals ns;                   /* the run's block Gaussian stream */
 } sim_ws;
 
 static void sim_ws_free(sim_ws *w)
@@ -741,8 +737,6 @@ static void sim_ws_free(sim_ws *w)
                         w->c_em,  w->c_ex, w->xim, w->wz, w->pred, w->zt};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
-    if (w->rng)
-        gsl_rng_free(w->rng);
     free(w);
 }
 
@@ -766,9 +760,8 @@ static sim_ws *sim_ws_alloc(const hdp_rf_problem *pb)
     w->wz = hdp_dalloc((size_t)r);
     w->pred = hdp_dalloc((size_t)m);
     w->zt = hdp_dalloc((size_t)m);
-    w->rng = hdp_rng_alloc(0);
     if (!w->theta || !w->xi || !w->Z || !w->g || !w->resid || !w->v || !w->q || !w->aD ||
-        !w->c_em || !w->c_ex || !w->xim || !w->wz || !w->pred || !w->zt || !w->rng) {
+        !w->c_em || !w->c_ex || !w->xim || !w->wz || !w->pred || !w->zt) {
         sim_ws_free(w);
         return NULL;
     }
@@ -844,7 +837,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
         blas_gemv(1, n, p, 1.0, Phi, p, w->v, 0.0, w->g);
         /* theta <- theta - eta (1/n) sum_i clip(g_i) + sqrt(eta) (2 C_clip / n) sigma xi */
         if (cs > 0) {
-            gaussians(w->rng, w->xi, p);
+            hdp_normals_fill(&w->ns, w->xi, p);
             for (long j = 0; j < p; j++) {
                 w->theta[j] += -step_coef * w->g[j] + cs * w->xi[j];
                 w->Z[j] += w->xi[j];
@@ -932,7 +925,7 @@ static hdp_status rf_sim_run(const void *c, long i, void *vw, hdp_xoshiro *strea
     (void)i;
     (void)err;
     sim_ws *w = vw;
-    *hdp_rng_state(w->rng) = *stream;
+    hdp_normals_init(&w->ns, stream);
     sim_one(c, w, slot);
     return HDP_OK;
 }
@@ -1114,7 +1107,7 @@ typedef struct {
     double *resid, *v;        /* [n] */
     double *Z, *xi, *theta;   /* [p] */
     double *pred;             /* [m] */
-    gsl_rng *rng;
+    hdp_normals ns;           /* the configuration's block Gaussian stream */
 } cfg_ws;
 
 static void cfg_ws_free(cfg_ws *w)
@@ -1124,8 +1117,6 @@ static void cfg_ws_free(cfg_ws *w)
     double *arrays[] = {w->a, w->sa, w->g, w->xim, w->resid, w->v, w->Z, w->xi, w->theta, w->pred};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
-    if (w->rng)
-        gsl_rng_free(w->rng);
     free(w);
 }
 
@@ -1145,9 +1136,8 @@ static cfg_ws *cfg_ws_alloc(const hdp_rf_problem *pb)
     w->xi = hdp_dalloc((size_t)p);
     w->theta = hdp_dalloc((size_t)p);
     w->pred = hdp_dalloc((size_t)(m > n ? m : n));
-    w->rng = hdp_rng_alloc(0);
     if (!w->a || !w->sa || !w->g || !w->xim || !w->resid || !w->v || !w->Z || !w->xi ||
-        !w->theta || !w->pred || !w->rng) {
+        !w->theta || !w->pred) {
         cfg_ws_free(w);
         return NULL;
     }
@@ -1199,13 +1189,13 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
         blas_gemv(1, n, r, 1.0, pb->U, r, w->v, 0.0, w->g);
         if (cs > 0) {
             if (cf->p_space_noise) {
-                gaussians(w->rng, w->xi, p);
+                hdp_normals_fill(&w->ns, w->xi, p);
                 for (long j = 0; j < p; j++)
                     w->Z[j] += w->xi[j];
                 blas_gemv(0, n, p, 1.0, pb->Phi, p, w->xi, 0.0, w->v);
                 to_modes(pb, w->v, w->xim);
             } else {
-                gaussians(w->rng, w->xim, r);
+                hdp_normals_fill(&w->ns, w->xim, r);
             }
         }
         for (long kk = 0; kk < r; kk++)
@@ -1218,7 +1208,7 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
     /* theta = W (a - cs W^T Z) + cs Z, W b = Phi^T U S^{-1} b; test predictions Phi_test theta */
     if (cs > 0) {
         if (!cf->p_space_noise) {
-            gaussians(w->rng, w->Z, p);
+            hdp_normals_fill(&w->ns, w->Z, p);
             double sq = sqrt((double)cf->T);
             for (long j = 0; j < p; j++)
                 w->Z[j] *= sq;
@@ -1270,7 +1260,9 @@ static hdp_status rf_cfg_run(const void *vc, long j, void *vw, hdp_xoshiro *stre
     const cfg_loop_ctx *c = vc;
     cfg_ws *w = vw;
     hdp_rf_config *cf = &c->cfg[j];
-    hdp_xoshiro_stream(hdp_rng_state(w->rng), (uint64_t)c->pb->spec.seed, (uint64_t)cf->stream);
+    hdp_xoshiro xs;
+    hdp_xoshiro_stream(&xs, (uint64_t)c->pb->spec.seed, (uint64_t)cf->stream);
+    hdp_normals_init(&w->ns, &xs);
     cfg_one(c->pb, cf, w);
     return HDP_OK;
 }
