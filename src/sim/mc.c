@@ -122,7 +122,8 @@ static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
             f->run = r;
             f->err = *e;
             if (f->err.status == HDP_OK) /* a run that forgot its message */
-                hdp_fail(&f->err, st, "%s: run %ld failed (%s)", L->name, r, hdp_status_name(st));
+                hdp_fail(&f->err, st, "%s: run %ld failed (%s)", L->name ? L->name : "Monte Carlo",
+                         r, hdp_status_name(st));
         }
         return;
     }
