@@ -15,21 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "hdpsgd/rf.h"
 #include "hdpsgd/rng.h"
 
-void dgemv_(const char *t, const int *m, const int *n, const double *alpha, const double *a,
-            const int *lda, const double *x, const int *incx, const double *beta, double *y,
-            const int *incy);
-void openblas_set_num_threads(int num_threads);
-double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
-
-/* row-major y = Phi x (trans 0) or Phi^T x (trans 1), Phi rows x cols */
+/* row-major y = Phi x (trans 0) or Phi^T x (trans 1), Phi rows x cols (OpenBLAS's CBLAS) */
 static void mv(int trans, long rows, long cols, const double *A, const double *x, double *y)
 {
-    const int m = (int)cols, n = (int)rows, one = 1;
-    const double a = 1.0, b = 0.0;
-    dgemv_(trans ? "N" : "T", &m, &n, &a, A, &m, x, &one, &b, y, &one);
+    cblas_dgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, (blasint)rows, (blasint)cols,
+                1.0, A, (blasint)cols, x, 1, 0.0, y, 1);
 }
 
 int main(int argc, char **argv)
@@ -51,7 +46,10 @@ int main(int argc, char **argv)
     double *theta = calloc((size_t)p, sizeof(double)), *g = malloc(sizeof(double) * (size_t)p);
     double *xi = malloc(sizeof(double) * (size_t)p), *r = malloc(sizeof(double) * (size_t)n);
     double *v = malloc(sizeof(double) * (size_t)n);
-    gsl_rng *rng = hdp_rng_alloc(3);
+    hdp_xoshiro g3;
+    hdp_normals ns; /* the block Gaussian stream, as in rf.c */
+    hdp_xoshiro_seed(&g3, 3);
+    hdp_normals_init(&ns, &g3);
     double eta = 1.0 / (double)p, C = 0.5 * sqrt((double)p), cs = 1e-3;
 
     t0 = omp_get_wtime();
@@ -71,8 +69,7 @@ int main(int argc, char **argv)
             v[i] = gn > C ? r[i] * (C / gn) : r[i];
         }
         mv(1, n, p, pb.Phi, v, g);
-        for (long j = 0; j < p; j++)
-            xi[j] = gsl_ran_gaussian_ziggurat(rng, 1.0);
+        hdp_normals_fill(&ns, xi, p);
         for (long j = 0; j < p; j++)
             theta[j] += -2.0 * eta / (double)n * g[j] + cs * xi[j];
     }
@@ -102,7 +99,6 @@ int main(int argc, char **argv)
     printf("DP-GD step    %8.3f ms per step (%.2f x the two dgemv)\n", 1e3 * step, step / two);
     printf("rf step       %8.3f ms per step (DP-GD coupled to the OU paths)\n", 1e3 * coupled);
     printf("mode step     %8.3f ms per step (experiments, r = %ld modes)\n", 1e3 * mode, pb.r);
-    gsl_rng_free(rng);
     free(theta); free(g); free(xi); free(r); free(v);
     hdp_rf_problem_free(&pb);
     return 0;

@@ -54,6 +54,8 @@ rc=$?; [[ $rc -eq 0 ]] || cat "$work/make.log"
 check "examples build with pkg-config" test $rc -eq 0
 run_examples "pkg-config" "$work/ex-pc"
 check "pkg-config --libs names the library" bash -c "PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --libs hdpsgd | grep -q -- -lhdpsgd"
+check "pkg-config --static links GSL without libgslcblas" bash -c "! PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --libs --static hdpsgd | grep -q gslcblas"
+check "find_package(hdpsgd) links GSL without libgslcblas" bash -c "! grep -rq gslcblas '$work/ex-cmake/CMakeFiles' --include=link.txt"
 check "pkg-config --static adds the private dependencies" bash -c "PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --libs --static hdpsgd | grep -q sundials_cvode"
 
 check "man page renders" bash -c "grep -q '^.SH MODEL KEYS' '$prefix/share/man/man1/hdpsgd.1' && grep -q 'clip.c' '$prefix/share/man/man1/hdpsgd.1'"

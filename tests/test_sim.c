@@ -2,7 +2,8 @@
  * Euler-Maruyama SDE (THEORY.md section 4): exact solutions within 4 standard
  * errors, the final-iterate jump of THEORY 3, the accountant of THEORY 6 on the
  * realised schedule, agreement of the SDE with the ODE, independence of the
- * thread count, divergence and option checks.
+ * thread count, divergence and option checks; the generic run loop of mc.h (streams,
+ * slots, start order, workspaces, progress, the lowest failing run).
  * Statistical tolerances are 4 measured standard errors, never hand-tuned;
  * the seeds are fixed, so every run of this program sees the same numbers. */
 #define _GNU_SOURCE /* pthread_getaffinity_np */
@@ -16,6 +17,7 @@
 #include "hdpsgd/clip.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/sim.h"
+#include "sim/mc.h"
 #include "sim/mc_internal.h"
 #include "testutil.h"
 
@@ -352,6 +354,116 @@ static void bad_options(void **state)
     hdp_model_free(&m);
 }
 
+/* ---- the generic run loop (src/sim/mc.h) ---- */
+
+typedef struct {
+    long fail_from; /* runs r >= fail_from with r odd fail (runs: none) */
+    int ws_fail;    /* ws_alloc returns NULL */
+} loop_ctx;
+
+static void *loop_ws_alloc(const void *vc)
+{
+    const loop_ctx *c = vc;
+    return c->ws_fail ? NULL : calloc(4, sizeof(double));
+}
+
+/* run r: three outputs of its stream and r itself into its slot */
+static hdp_status loop_run(const void *vc, long r, void *ws, hdp_xoshiro *g, void *slot,
+                           hdp_error *err)
+{
+    const loop_ctx *c = vc;
+    double *out = slot;
+    if (!ws) /* (no cmocka assertions in the loop's threads) */
+        return hdp_fail(err, HDP_EINPUT, "run %ld without its workspace", r);
+    if (r >= c->fail_from && r % 2 == 1)
+        return hdp_fail(err, HDP_ENUMERIC, "run %ld failed", r);
+    for (int i = 0; i < 3; i++)
+        out[i] = hdp_xoshiro_double(g);
+    out[3] = (double)r;
+    return HDP_OK;
+}
+
+/* counts the calls; a call with a wrong name or count adds 1000 (checked by the caller: no
+ * cmocka assertions in the loop's threads) */
+static void count_progress(const char *method, long done, long total, void *user)
+{
+    long *n = user;
+    *n += (strcmp(method, "test") == 0 && done >= 1 && done <= total) ? 1 : 1000;
+}
+
+static hdp_status loop_go(const loop_ctx *c, long runs, int threads, const long *order,
+                          double *slots, long *progress, hdp_error *err)
+{
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, 77, 1);
+    hdp_mc_loop loop = {.name = "test", .runs = runs, .threads = threads, .ctx = c,
+                        .ws_alloc = loop_ws_alloc, .ws_free = free, .run = loop_run,
+                        .first = &first, .slots = slots, .slot_size = 4 * sizeof(double),
+                        .order = order, .progress = count_progress, .progress_user = progress};
+    hdp_error_clear(err);
+    return hdp_mc_loop_run(&loop, err);
+}
+
+/* Run r sees the seed's stream jumped r + 1 times and writes its own slot, whatever the
+ * thread count and the start order; the progress callback counts every run. */
+static void loop_streams_and_slots(void **state)
+{
+    (void)state;
+    enum { RUNS = 13 };
+    loop_ctx c = {RUNS, 0};
+    long order[RUNS];
+    for (long j = 0; j < RUNS; j++)
+        order[j] = RUNS - 1 - j;
+    double want[RUNS * 4];
+    for (long r = 0; r < RUNS; r++) {
+        hdp_xoshiro g;
+        hdp_xoshiro_stream(&g, 77, (uint64_t)r + 1);
+        for (int i = 0; i < 3; i++)
+            want[r * 4 + i] = hdp_xoshiro_double(&g);
+        want[r * 4 + 3] = (double)r;
+    }
+    for (int threads = 1; threads <= 3; threads++)
+        for (int ordered = 0; ordered < 2; ordered++) {
+            double got[RUNS * 4];
+            long progress = 0;
+            hdp_error err;
+            assert_int_equal(loop_go(&c, RUNS, threads, ordered ? order : NULL, got, &progress,
+                                     &err), HDP_OK);
+            assert_memory_equal(got, want, sizeof want);
+            assert_int_equal(progress, RUNS);
+        }
+}
+
+/* Failures: the lowest failing run's message for every thread count (runs above it may be
+ * skipped, none below it); a workspace that cannot be allocated is HDP_ENOMEM; bad sizes are
+ * HDP_EINPUT. */
+static void loop_failures(void **state)
+{
+    (void)state;
+    enum { RUNS = 40 };
+    double slots[RUNS * 4];
+    hdp_error err;
+    long progress;
+    for (int threads = 1; threads <= 3; threads++) {
+        loop_ctx c = {5, 0}; /* runs 5, 7, 9, ... fail */
+        progress = 0;
+        memset(slots, 0, sizeof slots);
+        assert_int_equal(loop_go(&c, RUNS, threads, NULL, slots, &progress, &err), HDP_ENUMERIC);
+        assert_string_equal(err.msg, "run 5 failed");
+        for (long r = 0; r < 5; r++) /* every run below the failure ran */
+            assert_true(slots[r * 4 + 3] == (double)r);
+    }
+    loop_ctx nows = {RUNS, 1};
+    assert_int_equal(loop_go(&nows, RUNS, 2, NULL, slots, &progress, &err), HDP_ENOMEM);
+    assert_non_null(strstr(err.msg, "workspaces"));
+    loop_ctx ok = {RUNS, 0};
+    assert_int_equal(loop_go(&ok, 0, 1, NULL, slots, &progress, &err), HDP_EINPUT);
+    assert_int_equal(loop_go(&ok, RUNS, -1, NULL, slots, &progress, &err), HDP_EINPUT);
+    assert_int_equal(hdp_mc_loop_threads(3, 8), 3);
+    assert_int_equal(hdp_mc_loop_threads(10, 2), 2);
+    assert_true(hdp_mc_loop_threads(10, 0) >= 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +472,7 @@ int main(void)
         cmocka_unit_test(threads_do_not_matter), cmocka_unit_test(noise_laws),
         cmocka_unit_test(divergence),         cmocka_unit_test(clip_table),
         cmocka_unit_test(bad_options),        cmocka_unit_test(affinity_restored),
+        cmocka_unit_test(loop_streams_and_slots), cmocka_unit_test(loop_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

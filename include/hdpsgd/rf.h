@@ -19,8 +19,8 @@
  * written theta = sum_k a_k w_k + theta_perp; its "mode coefficients" are a_k = w_k^T theta.
  *
  * Randomness: the data (u, X, X_test, label noise, then V row by row) come from the
- * xoshiro256++ stream seeded by the seed; run or configuration j uses that stream
- * jumped j times (j >= 1). Results do not depend on the number of threads: the BLAS
+ * block Gaussian stream (rng.h) of the xoshiro256++ stream seeded by the seed; run or
+ * configuration j draws from the block stream of that stream jumped j times (j >= 1). Results do not depend on the number of threads: the BLAS
  * runs single-threaded inside the library, big products are cut into fixed blocks
  * that threads share, and every run is reduced in run order.
  * The library prints nothing; long loops report through an optional callback.

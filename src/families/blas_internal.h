@@ -1,27 +1,40 @@
 /*
- * blas_internal.h — the OpenBLAS interface and small helpers shared by the
- * dense-linear-algebra models (rf.c, kl.c); internal.
+ * blas_internal.h — OpenBLAS for the dense-linear-algebra families (rf.c, kl.c, nc.c);
+ * internal.
  *
- * The Fortran BLAS symbols (dgemm_, dgemv_) are called directly: GSL's reference
- * CBLAS comes first on the link line, so cblas_* calls would silently go to GSL.
- * OpenBLAS runs single-threaded inside these calls (blas_single/blas_restore:
- * results then do not depend on its thread count) and OpenMP splits the work in
- * fixed blocks instead. Note: openblas_set_num_threads is process-wide.
+ * The products go through the CBLAS interface of OpenBLAS (<cblas.h>): the library links
+ * GSL without its reference libgslcblas (cmake/hdpsgdGSL.cmake), so cblas_* are
+ * OpenBLAS's kernels, for the families and for GSL alike. blas_gemm and blas_gemv are the
+ * row-major products the families write (OpenBLAS computes a row-major product as the
+ * column-major product of the transposes: the same kernels). OpenBLAS runs single-threaded
+ * inside the families' calls (blas_single/blas_restore: results then do not depend on its
+ * thread count) and OpenMP splits the work in fixed blocks or whole runs instead. Note:
+ * openblas_set_num_threads is process-wide.
  */
 #ifndef HDPSGD_BLAS_INTERNAL_H
 #define HDPSGD_BLAS_INTERNAL_H
 
+#include <cblas.h>
 #include <omp.h>
 #include <stdlib.h>
 
-void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
-            const double *beta, double *c, const int *ldc);
-void dgemv_(const char *t, const int *m, const int *n, const double *alpha, const double *a,
-            const int *lda, const double *x, const int *incx, const double *beta, double *y,
-            const int *incy);
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
+/* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb). */
+static inline void blas_gemm(int ta, int tb, long M, long N, long K, double alpha,
+                             const double *A, long lda, const double *B, long ldb, double beta,
+                             double *C, long ldc)
+{
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (blasint)M, (blasint)N, (blasint)K, alpha, A, (blasint)lda, B, (blasint)ldb, beta,
+                C, (blasint)ldc);
+}
+
+/* Row-major y = alpha op(A) x + beta y, A rows x cols with leading dimension lda. */
+static inline void blas_gemv(int trans, long rows, long cols, double alpha, const double *A,
+                             long lda, const double *x, double beta, double *y)
+{
+    cblas_dgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, (blasint)rows, (blasint)cols,
+                alpha, A, (blasint)lda, x, 1, beta, y, 1);
+}
 
 /* Run OpenBLAS single-threaded; returns the previous setting for blas_restore. */
 static inline int blas_single(void)
@@ -39,6 +52,5 @@ static inline int threads_to_use(int threads)
     int t = threads > 0 ? threads : omp_get_max_threads();
     return t < 1 ? 1 : t;
 }
-
 
 #endif

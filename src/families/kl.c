@@ -18,15 +18,16 @@
  *    from them, and the exact KL of the law of the k-th iterate (Gaussian) on D and D\j from
  *    one eigendecomposition of the Hessian of D\j.
  * Determinism: OpenBLAS's results depend on its thread count (see rf.c), so the BLAS runs
- * single-threaded here and OpenMP threads take whole initialisations / networks, each with its
- * own stream and output slot, reduced in order afterwards.
- * Linking: products go through OpenBLAS's Fortran interface (dgemm_, dgemv_): the cblas_*
- * names would bind to GSL's reference libgslcblas first on the link line (see rf.c).
+ * single-threaded here and the threads of the generic Monte Carlo loop (src/sim/mc.h) take
+ * whole initialisations / networks, each with its own stream and output slot, reduced in
+ * order afterwards.
+ * Linking: products go through OpenBLAS's CBLAS (families/blas_internal.h; see rf.c).
  */
 #include "sim/rng_internal.h"
 #include "hdpsgd/kl.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 #include "sim/stats.h"
 
 #include <float.h>
@@ -39,21 +40,6 @@
 
 #include "families/blas_internal.h"
 
-/* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb). */
-static void gemm(int ta, int tb, long M, long N, long K, double alpha, const double *A, long lda,
-                 const double *B, long ldb, double beta, double *C, long ldc)
-{
-    const int m = (int)N, n = (int)M, k = (int)K, la = (int)ldb, lb = (int)lda, lc = (int)ldc;
-    dgemm_(tb ? "T" : "N", ta ? "T" : "N", &m, &n, &k, &alpha, B, &la, A, &lb, &beta, C, &lc);
-}
-
-/* Row-major y = alpha op(A) x + beta y, A rows x cols. */
-static void gemv(int trans, long rows, long cols, double alpha, const double *A, const double *x,
-                 double beta, double *y)
-{
-    const int m = (int)cols, n = (int)rows, la = (int)cols, one = 1;
-    dgemv_(trans ? "N" : "T", &m, &n, &alpha, A, &la, x, &one, &beta, y, &one);
-}
 
 
 /* The stream of index j: the seed's stream jumped j times (rng.h). */
@@ -293,14 +279,14 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
     H[0] = (double *)X;
     /* forward: H_l = relu(H_{l-1} W_l^T); the mask of layer l is H_l > 0 */
     for (int l = 1; l < L; l++) {
-        gemm(0, 1, n, w[l], w[l - 1], 1.0, H[l - 1], w[l - 1], net->W[l], w[l - 1], 0.0, H[l],
+        blas_gemm(0, 1, n, w[l], w[l - 1], 1.0, H[l - 1], w[l - 1], net->W[l], w[l - 1], 0.0, H[l],
              w[l]);
         const long len = n * w[l];
         for (long i = 0; i < len; i++)
             H[l][i] = H[l][i] > 0 ? H[l][i] : 0.0;
     }
     if (f0)
-        gemm(0, 1, n, o, w[L - 1], 1.0, H[L - 1], w[L - 1], net->W[L], w[L - 1], 0.0, f0, o);
+        blas_gemm(0, 1, n, o, w[L - 1], 1.0, H[L - 1], w[L - 1], net->W[L], w[L - 1], 0.0, f0, o);
     if (K)
         memset(K, 0, sizeof(double) * (size_t)N * (size_t)N);
     /* layer L: delta_L^a = e_a */
@@ -314,7 +300,7 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
             layer_norm2[i * L + (L - 1)] = (double)o * s;
     }
     if (K) {
-        gemm(0, 1, n, n, mL1, 1.0, H[L - 1], mL1, H[L - 1], mL1, 0.0, GH, n);
+        blas_gemm(0, 1, n, n, mL1, 1.0, H[L - 1], mL1, H[L - 1], mL1, 0.0, GH, n);
         for (long i = 0; i < n; i++)
             for (long j = 0; j < n; j++)
                 for (long a = 0; a < o; a++)
@@ -343,15 +329,15 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
                 layer_norm2[i * L + (l - 1)] = s * hn2[i];
             }
         if (K) {
-            gemm(0, 1, N, N, ml, 1.0, D, ml, D, ml, 0.0, GD, N);
-            gemm(0, 1, n, n, mp, 1.0, H[l - 1], mp, H[l - 1], mp, 0.0, GH, n);
+            blas_gemm(0, 1, N, N, ml, 1.0, D, ml, D, ml, 0.0, GD, N);
+            blas_gemm(0, 1, n, n, mp, 1.0, H[l - 1], mp, H[l - 1], mp, 0.0, GH, n);
             for (long p = 0; p < N; p++)
                 for (long q = 0; q < N; q++)
                     K[p * N + q] += GD[p * N + q] * GH[(p / o) * n + (q / o)];
         }
         if (l > 1) {
             /* delta_{l-1} = mask_{l-1} .* (delta_l W_l) */
-            gemm(0, 0, N, mp, ml, 1.0, D, ml, net->W[l], mp, 0.0, Dn, mp);
+            blas_gemm(0, 0, N, mp, ml, 1.0, D, ml, net->W[l], mp, 0.0, Dn, mp);
             for (long p = 0; p < N; p++) {
                 const double *h = H[l - 1] + (p / o) * mp;
                 for (long k = 0; k < mp; k++)
@@ -371,6 +357,67 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
 
 /* ---- Monte Carlo of Lemma C.3 ---- */
 
+/* what the networks of hdp_kl_init_mc read, and where network r writes: norms[r L ..] */
+typedef struct {
+    const hdp_kl_arch *a;
+    double *norms; /* [runs x L] squared Jacobian norms per layer */
+} init_mc_ctx;
+
+/* a thread's workspace: a network and an input */
+typedef struct {
+    hdp_kl_net net;
+    double *x; /* [d] */
+} init_mc_ws;
+
+static void init_mc_ws_free(void *vw)
+{
+    init_mc_ws *w = vw;
+    if (!w)
+        return;
+    hdp_kl_net_free(&w->net);
+    free(w->x);
+    free(w);
+}
+
+static void *init_mc_ws_alloc(const void *vc)
+{
+    const hdp_kl_arch *a = ((const init_mc_ctx *)vc)->a;
+    init_mc_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->x = hdp_dalloc((size_t)a->d);
+    if (!w->x || hdp_kl_net_alloc(a, &w->net, NULL) != HDP_OK) {
+        init_mc_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Network r: x uniform on the sphere, then the weights, from the run's stream. */
+static hdp_status init_mc_one(const void *vc, long r, void *vw, hdp_xoshiro *g, void *slot,
+                              hdp_error *err)
+{
+    (void)slot;
+    const init_mc_ctx *c = vc;
+    init_mc_ws *w = vw;
+    hdp_kl_sphere(g, c->a->d, w->x);
+    hdp_kl_net_draw(&w->net, g);
+    if (hdp_kl_net_jacobian(&w->net, w->x, 1, NULL, NULL, c->norms + r * c->a->L, NULL) != HDP_OK)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory in the Jacobian");
+    return HDP_OK;
+}
+
+/* value v of run r: [l = 0] the total over the layers, [l] layer l */
+static double init_mc_value(const double *norms, int L, long r, int l)
+{
+    if (l > 0)
+        return norms[r * L + (l - 1)];
+    double v = 0;
+    for (int k = 0; k < L; k++)
+        v += norms[r * L + k];
+    return v;
+}
+
 hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long seed, int threads,
                           hdp_kl_init_result *res, hdp_error *err)
 {
@@ -385,63 +432,31 @@ hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long se
         return hdp_fail(err, HDP_EINPUT, "[kl] init_runs = %ld: need at least 2 networks", runs);
     const int L = a->L;
     const double t0 = omp_get_wtime();
-    const int nt = threads_to_use(threads);
     double *norms = hdp_dalloc((size_t)runs * (size_t)L);
-    hdp_xoshiro *streams = malloc(sizeof *streams * (size_t)runs);
-    hdp_kl_net *nets = calloc((size_t)nt, sizeof *nets);
-    double *xs = hdp_dalloc((size_t)nt * (size_t)a->d);
-    if (!norms || !streams || !nets || !xs) {
-        free(norms), free(streams), free(nets), free(xs);
+    if (!norms)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld networks", runs);
-    }
-    for (int t = 0; t < nt && st == HDP_OK; t++)
-        st = hdp_kl_net_alloc(a, &nets[t], err);
-    if (st == HDP_OK) {
-        hdp_xoshiro_stream(&streams[0], (uint64_t)seed, 1);
-        for (long r = 1; r < runs; r++) {
-            streams[r] = streams[r - 1];
-            hdp_xoshiro_jump(&streams[r]);
-        }
-        const int old = blas_single();
-        int nomem = 0;
-#pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
-        for (long r = 0; r < runs; r++) {
-            const int t = omp_get_thread_num();
-            double *x = xs + (size_t)t * (size_t)a->d;
-            hdp_kl_sphere(&streams[r], a->d, x);
-            hdp_kl_net_draw(&nets[t], &streams[r]);
-            if (hdp_kl_net_jacobian(&nets[t], x, 1, NULL, NULL, norms + r * L, NULL) != HDP_OK) {
-#pragma omp atomic write
-                nomem = 1;
-            }
-        }
-        blas_restore(old);
-        if (nomem)
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory in the Jacobian");
-    }
+    /* network r: the seed's stream jumped r + 1 times */
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, (uint64_t)seed, 1);
+    init_mc_ctx c = {a, norms};
+    hdp_mc_loop loop = {.name = "kl init", .runs = runs,
+                        .threads = hdp_mc_loop_threads(runs, threads), .ctx = &c,
+                        .ws_alloc = init_mc_ws_alloc, .ws_free = init_mc_ws_free,
+                        .run = init_mc_one, .first = &first};
+    const int old = blas_single();
+    st = hdp_mc_loop_run(&loop, err);
+    blas_restore(old);
     if (st == HDP_OK) {
         res->runs = runs;
         hdp_kl_grad_norm2(a, (double)a->d, res->formula);
         for (int l = 0; l <= L; l++) {
             /* [0] the total, [l] layer l; sums in run order */
             double s = 0, ss = 0;
-            for (long r = 0; r < runs; r++) {
-                double v = 0;
-                if (l == 0)
-                    for (int k = 0; k < L; k++)
-                        v += norms[r * L + k];
-                else
-                    v = norms[r * L + (l - 1)];
-                s += v;
-            }
+            for (long r = 0; r < runs; r++)
+                s += init_mc_value(norms, L, r, l);
             const double mean = s / (double)runs;
             for (long r = 0; r < runs; r++) {
-                double v = 0;
-                if (l == 0)
-                    for (int k = 0; k < L; k++)
-                        v += norms[r * L + k];
-                else
-                    v = norms[r * L + (l - 1)];
+                const double v = init_mc_value(norms, L, r, l);
                 ss += (v - mean) * (v - mean);
             }
             res->mean[l] = mean;
@@ -450,9 +465,7 @@ hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long se
         res->z = (res->mean[0] - res->formula[0]) / res->stderr_[0];
         res->seconds = omp_get_wtime() - t0;
     }
-    for (int t = 0; t < nt; t++)
-        hdp_kl_net_free(&nets[t]);
-    free(norms), free(streams), free(nets), free(xs);
+    free(norms);
     return st;
 }
 
@@ -630,14 +643,14 @@ static hdp_status problem_build_stream(const hdp_kl_spec *s, const double *X, co
     double *v = w; /* reuse: N entries */
     for (long p = 0; p < N; p++)
         v[p] = pb->f0[p] - pb->y[p];
-    gemv(1, N, r, 1.0, pb->M, v, 0.0, pb->Mt_res0);
+    blas_gemv(1, N, r, 1.0, pb->M, r, v, 0.0, pb->Mt_res0);
     pb->R_lazy = NAN;
     if (o == 1) {
         const double c = 2.0 * log((double)n);
         for (long p = 0; p < N; p++)
             v[p] = c * pb->y[p] - pb->f0[p];
         double *t = A; /* reuse: r entries */
-        gemv(1, N, r, 1.0, pb->M, v, 0.0, t);
+        blas_gemv(1, N, r, 1.0, pb->M, r, v, 0.0, t);
         double R = 0;
         for (long k = 0; k < r; k++)
             R += t[k] * t[k] / (pb->lambda[k] * pb->lambda[k]);
@@ -691,8 +704,8 @@ hdp_status hdp_kl_problem_exact(const hdp_kl_problem *pb, double eta, double sig
         /* m = f0 - y + M mu */
         for (long p = 0; p < N; p++)
             m[p] = pb->f0[p] - pb->y[p];
-        gemv(0, N, r, 1.0, pb->M, mu, 1.0, m);
-        gemv(0, N, N, 1.0, pb->K, m, 0.0, Km);
+        blas_gemv(0, N, r, 1.0, pb->M, r, mu, 1.0, m);
+        blas_gemv(0, N, N, 1.0, pb->K, N, m, 0.0, Km);
         double mKm = 0, trKC = 0;
         for (long p = 0; p < N; p++)
             mKm += m[p] * Km[p];
@@ -787,7 +800,7 @@ hdp_status hdp_kl_problem_final_kl(const hdp_kl_problem *pb, double eta, double 
         goto done;
     }
     /* H now holds Q (columns = eigenvectors) */
-    gemv(1, r, r, 1.0, H, b, 0.0, Qb);
+    blas_gemv(1, r, r, 1.0, H, r, b, 0.0, Qb);
     const double s2 = 2.0 * eta * sigma * sigma;
     for (long k = 1; k <= epochs; k++) {
         for (long q = 0; q < r; q++) {
@@ -798,7 +811,7 @@ hdp_status hdp_kl_problem_final_kl(const hdp_kl_problem *pb, double eta, double 
             wbar[q] = a2 * wbar[q] - eta * Qb[q];
             v[q] = a2 * a2 * v[q] + s2;
         }
-        gemv(1, r, r, 1.0, H, mu, 0.0, Qmu);
+        blas_gemv(1, r, r, 1.0, H, r, mu, 0.0, Qmu);
         double t1 = 0, lsum = 0, lc = 0, quad = 0;
         for (long t = 0; t < r; t++) {
             double s = 0;
@@ -849,12 +862,12 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
     memset(cov, 0, sizeof(double) * (size_t)dim * (size_t)dim);
     for (long k = 0; k < K; k++) {
         /* mean and covariance of z_{k+1} */
-        gemv(0, r, r, 1.0, A, z, 0.0, zn);
+        blas_gemv(0, r, r, 1.0, A, r, z, 0.0, zn);
         for (long p = 0; p < r; p++)
             z[p] = zn[p] - eta * b[p];
         memcpy(mean + k * r, z, sizeof(double) * (size_t)r);
-        gemm(0, 0, r, r, r, 1.0, A, r, C, r, 0.0, T, r);
-        gemm(0, 1, r, r, r, 1.0, T, r, A, r, 0.0, C, r);
+        blas_gemm(0, 0, r, r, r, 1.0, A, r, C, r, 0.0, T, r);
+        blas_gemm(0, 1, r, r, r, 1.0, T, r, A, r, 0.0, C, r);
         for (long p = 0; p < r; p++)
             C[p * r + p] += s2;
         /* block (k, k) = C; blocks (l, k) for l > k: A^(l-k) C */
@@ -867,7 +880,7 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
                     free(A), free(b), free(C), free(T), free(z), free(zn);
                     return hdp_fail(err, HDP_ENOMEM, "out of memory");
                 }
-                gemm(0, 0, r, r, r, 1.0, A, r, T, r, 0.0, U, r);
+                blas_gemm(0, 0, r, r, r, 1.0, A, r, T, r, 0.0, U, r);
                 memcpy(T, U, sizeof(double) * (size_t)r * (size_t)r);
                 free(U);
             }
@@ -965,114 +978,166 @@ typedef struct {
     hdp_kl_problem pb;
     int unstable;
     double eta_lmax;
-    hdp_status st;
-    hdp_error err;
 } init_out;
 
-/* One initialisation: build, exact moments (squared), then all noise paths at once. */
-static void run_one(const hdp_kl_spec *s, const double *X, const double *Y, long idx,
-                    init_out *io)
+/* what the initialisations read */
+typedef struct {
+    const hdp_kl_spec *s;
+    const double *X, *Y;
+} init_ctx;
+
+/* Squared loss: the exact cumulative trajectory KL (times c sigma^2) of every sample from the
+ * OU moments, into io->exact. */
+static hdp_status exact_cumulative(const hdp_kl_spec *s, init_out *io, hdp_error *err)
 {
-    const long n = s->n, o = s->arch.o, N = n * o, E = s->epochs, P = s->runs;
-    hdp_error_clear(&io->err);
-    hdp_xoshiro g;
-    hdp_xoshiro_stream(&g, (uint64_t)s->seed, (uint64_t)idx + 1);
-    io->st = problem_build_stream(s, X, Y, &g, &io->pb, &io->err);
-    if (io->st != HDP_OK)
-        return;
-    const hdp_kl_problem *pb = &io->pb;
-    const long r = pb->r;
-    io->eta_lmax = r > 0 ? s->eta * pb->lambda[0] / (double)n : 0.0;
-    if (s->loss == HDP_KL_SQUARED && io->eta_lmax >= 2.0) {
-        io->unstable = 1; /* the OU recursion diverges: nothing to simulate */
-        return;
-    }
-    if (s->loss == HDP_KL_SQUARED) {
-        double *e = hdp_dalloc((size_t)E * (size_t)n);
-        if (!e) {
-            io->st = hdp_fail(&io->err, HDP_ENOMEM, "out of memory");
-            return;
-        }
-        io->st = hdp_kl_problem_exact(pb, s->eta, s->sigma, E, e, &io->err);
-        if (io->st != HDP_OK) {
-            free(e);
-            return;
-        }
+    const long n = s->n, E = s->epochs;
+    double *e = hdp_dalloc((size_t)E * (size_t)n);
+    if (!e)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    hdp_status st = hdp_kl_problem_exact(&io->pb, s->eta, s->sigma, E, e, err);
+    if (st == HDP_OK) {
         for (long j = 0; j < n; j++)
             io->exact[j] = 0.0;
         for (long k = 0; k < E; k++)
             for (long j = 0; j < n; j++)
                 io->exact[(k + 1) * n + j] = io->exact[k * n + j] + s->eta * e[k * n + j];
-        free(e);
     }
-    double *Z = hdp_dalloc((size_t)r * (size_t)P), *U = hdp_dalloc((size_t)N * (size_t)P),
-           *Gz = hdp_dalloc((size_t)r * (size_t)P), *KQ = hdp_dalloc((size_t)N * (size_t)P),
-           *S = hdp_dalloc((size_t)P * (size_t)n), *Kd = hdp_dalloc((size_t)n * (size_t)o * (size_t)o);
-    if (!Z || !U || !Gz || !KQ || !S || !Kd) {
-        free(Z), free(U), free(Gz), free(KQ), free(S), free(Kd);
-        io->st = hdp_fail(&io->err, HDP_ENOMEM, "out of memory for %ld noise paths", P);
-        return;
+    free(e);
+    return st;
+}
+
+/* the arrays of the noise paths of one initialisation */
+typedef struct {
+    double *Z, *U, *Gz, *KQ; /* [r x P], [N x P], [r x P], [N x P] */
+    double *S;               /* [P x n] cumulative S_j per path */
+    double *Kd;              /* [n x o x o] the diagonal blocks of K */
+} paths_ws;
+
+static void paths_free(paths_ws *w)
+{
+    free(w->Z), free(w->U), free(w->Gz), free(w->KQ), free(w->S), free(w->Kd);
+}
+
+static hdp_status paths_alloc(const hdp_kl_spec *s, const hdp_kl_problem *pb, paths_ws *w,
+                              hdp_error *err)
+{
+    const long n = s->n, o = s->arch.o, N = n * o, P = s->runs, r = pb->r;
+    w->Z = hdp_dalloc((size_t)r * (size_t)P), w->U = hdp_dalloc((size_t)N * (size_t)P);
+    w->Gz = hdp_dalloc((size_t)r * (size_t)P), w->KQ = hdp_dalloc((size_t)N * (size_t)P);
+    w->S = hdp_dalloc((size_t)P * (size_t)n), w->Kd = hdp_dalloc((size_t)n * (size_t)o * (size_t)o);
+    if (!w->Z || !w->U || !w->Gz || !w->KQ || !w->S || !w->Kd) {
+        paths_free(w);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld noise paths", P);
     }
     for (long j = 0; j < n; j++)
         for (long a = 0; a < o; a++)
             for (long b = 0; b < o; b++)
-                Kd[(j * o + a) * o + b] = pb->K[(j * o + a) * N + (j * o + b)];
+                w->Kd[(j * o + a) * o + b] = pb->K[(j * o + a) * N + (j * o + b)];
+    return HDP_OK;
+}
+
+/* S_j += eta ||Delta_j||^2 for every path q and sample j, from Q = l'(U; y) (in w->U), the
+ * gradient Gz and KQ = K Q: ||Delta_j||^2 = (q_j^T K_jj q_j - 2/n q_j^T (K q)_j
+ * + q^T K q / n^2) / (n - 1)^2 */
+static void add_gradient_differences(const hdp_kl_spec *s, long r, paths_ws *w)
+{
+    const long n = s->n, o = s->arch.o, P = s->runs;
     const double nn = (double)n, nn1 = (double)(n - 1) * (double)(n - 1);
+    const double *U = w->U, *Kd = w->Kd, *KQ = w->KQ, *Gz = w->Gz;
+    for (long q = 0; q < P; q++) {
+        double g2 = 0;
+        for (long t = 0; t < r; t++)
+            g2 += Gz[t * P + q] * Gz[t * P + q];
+        const double qKq = nn * nn * g2;
+        double *Sq = w->S + q * n;
+        for (long j = 0; j < n; j++) {
+            double a1 = 0, a2 = 0;
+            for (long a = 0; a < o; a++) {
+                const double qa = U[(j * o + a) * P + q];
+                for (long b = 0; b < o; b++)
+                    a1 += qa * Kd[(j * o + a) * o + b] * U[(j * o + b) * P + q];
+                a2 += qa * KQ[(j * o + a) * P + q];
+            }
+            const double d2 = (a1 - 2.0 / nn * a2 + qKq / (nn * nn)) / nn1;
+            Sq[j] += s->eta * d2;
+        }
+    }
+}
+
+/* All noise paths of one initialisation at once, epoch by epoch from the stream g: the loss,
+ * the sums over paths of S_j and S_j^2 (io->sum, io->sum2) and the noisy GD step in z. */
+static hdp_status noise_paths(const hdp_kl_spec *s, long idx, hdp_xoshiro *g, init_out *io,
+                              hdp_error *err)
+{
+    const hdp_kl_problem *pb = &io->pb;
+    const long n = s->n, N = n * s->arch.o, E = s->epochs, P = s->runs, r = pb->r;
+    paths_ws w;
+    hdp_status st = paths_alloc(s, pb, &w, err);
+    if (st != HDP_OK)
+        return st;
+    const double nn = (double)n;
     const double noise = sqrt(2.0 * s->eta * s->sigma * s->sigma);
-    for (long k = 0; k <= E && io->st == HDP_OK; k++) {
+    for (long k = 0; k <= E && st == HDP_OK; k++) {
         /* U = f0 + M Z, then Q = l'(U; y) in place; the loss at iterate k */
-        gemm(0, 0, N, P, r, 1.0, pb->M, r, Z, P, 0.0, U, P);
+        blas_gemm(0, 0, N, P, r, 1.0, pb->M, r, w.Z, P, 0.0, w.U, P);
         double lsum = 0;
         for (long p = 0; p < N; p++)
             for (long q = 0; q < P; q++) {
-                const double f = pb->f0[p] + U[p * P + q];
+                const double f = pb->f0[p] + w.U[p * P + q];
                 lsum += loss_value(s->loss, f, pb->y[p]);
-                U[p * P + q] = loss_deriv(s->loss, f, pb->y[p]);
+                w.U[p * P + q] = loss_deriv(s->loss, f, pb->y[p]);
             }
         io->loss[k] = lsum / (nn * (double)P);
         if (k == E)
             break;
         /* Gz = M^T Q / n (the gradient in z), KQ = K Q = n M Gz */
-        gemm(1, 0, r, P, N, 1.0 / nn, pb->M, r, U, P, 0.0, Gz, P);
-        gemm(0, 0, N, P, r, nn, pb->M, r, Gz, P, 0.0, KQ, P);
-        for (long q = 0; q < P; q++) {
-            double g2 = 0;
-            for (long t = 0; t < r; t++)
-                g2 += Gz[t * P + q] * Gz[t * P + q];
-            const double qKq = nn * nn * g2;
-            double *Sq = S + q * n;
-            for (long j = 0; j < n; j++) {
-                double a1 = 0, a2 = 0;
-                for (long a = 0; a < o; a++) {
-                    const double qa = U[(j * o + a) * P + q];
-                    for (long b = 0; b < o; b++)
-                        a1 += qa * Kd[(j * o + a) * o + b] * U[(j * o + b) * P + q];
-                    a2 += qa * KQ[(j * o + a) * P + q];
-                }
-                const double d2 = (a1 - 2.0 / nn * a2 + qKq / (nn * nn)) / nn1;
-                Sq[j] += s->eta * d2;
-            }
-        }
+        blas_gemm(1, 0, r, P, N, 1.0 / nn, pb->M, r, w.U, P, 0.0, w.Gz, P);
+        blas_gemm(0, 0, N, P, r, nn, pb->M, r, w.Gz, P, 0.0, w.KQ, P);
+        add_gradient_differences(s, r, &w);
         double *sum = io->sum + (k + 1) * n, *sum2 = io->sum2 + (k + 1) * n;
         for (long q = 0; q < P; q++)
             for (long j = 0; j < n; j++) {
-                const double v = S[q * n + j];
+                const double v = w.S[q * n + j];
                 sum[j] += v;
                 sum2[j] += v * v;
             }
         for (long j = 0; j < n; j++)
             if (!isfinite(sum[j])) {
-                io->st = hdp_fail(&io->err, HDP_ENUMERIC,
-                                  "non-finite gradient difference at epoch %ld (initialisation "
-                                  "%ld): lower [kl] eta",
-                                  k, idx);
+                st = hdp_fail(err, HDP_ENUMERIC,
+                              "non-finite gradient difference at epoch %ld (initialisation "
+                              "%ld): lower [kl] eta",
+                              k, idx);
                 break;
             }
         /* Z <- Z - eta Gz + sqrt(2 eta sigma^2) xi */
         for (long t = 0; t < r * P; t++)
-            Z[t] += -s->eta * Gz[t] + noise * hdp_rng_normal_fast(&g);
+            w.Z[t] += -s->eta * w.Gz[t] + noise * hdp_rng_normal_fast(g);
     }
-    free(Z), free(U), free(Gz), free(KQ), free(S), free(Kd);
+    paths_free(&w);
+    return st;
+}
+
+/* Initialisation idx on its stream g (the seed's stream jumped idx + 1 times): build, exact
+ * moments (squared), then all noise paths at once, into its slot io. */
+static hdp_status run_one(const void *vc, long idx, void *ws, hdp_xoshiro *g, void *slot,
+                          hdp_error *err)
+{
+    (void)ws;
+    const init_ctx *c = vc;
+    const hdp_kl_spec *s = c->s;
+    init_out *io = slot;
+    hdp_status st = problem_build_stream(s, c->X, c->Y, g, &io->pb, err);
+    if (st != HDP_OK)
+        return st;
+    const long r = io->pb.r;
+    io->eta_lmax = r > 0 ? s->eta * io->pb.lambda[0] / (double)s->n : 0.0;
+    if (s->loss == HDP_KL_SQUARED && io->eta_lmax >= 2.0) {
+        io->unstable = 1; /* the OU recursion diverges: nothing to simulate */
+        return HDP_OK;
+    }
+    if (s->loss == HDP_KL_SQUARED && (st = exact_cumulative(s, io, err)) != HDP_OK)
+        return st;
+    return noise_paths(s, idx, g, io, err);
 }
 
 void hdp_kl_run_result_free(hdp_kl_run_result *res)
@@ -1085,54 +1150,30 @@ void hdp_kl_run_result_free(hdp_kl_run_result *res)
     res->kl_mc_max = res->kl_exact = res->kl_final = res->train_loss = NULL;
 }
 
-hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res, hdp_error *err)
+/* the result's arrays and the initialisations' records; 0 when out of memory */
+static int run_alloc(const hdp_kl_spec *s, hdp_kl_run_result *res, init_out *io)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, s);
-    HDP_REQUIRE(err, res);
-    memset(res, 0, sizeof *res);
-    hdp_status st = hdp_kl_spec_check(s, err);
-    if (st != HDP_OK)
-        return st;
-    const double t0 = omp_get_wtime();
-    const long n = s->n, o = s->arch.o, E = s->epochs, NI = s->inits, P = s->runs;
+    const long n = s->n, E = s->epochs, NI = s->inits;
     const size_t rec = (size_t)(E + 1) * (size_t)n;
-    const double c4s2 = HDP_KL_C * s->sigma * s->sigma;
-    double *X = hdp_dalloc((size_t)n * (size_t)s->arch.d), *Y = hdp_dalloc((size_t)n * (size_t)o);
-    init_out *io = calloc((size_t)NI, sizeof *io);
-    res->epochs = E, res->n = n, res->inits = NI, res->runs = P;
-    res->kl_mc = hdp_dalloc((size_t)E + 1), res->kl_mc_se = hdp_dalloc((size_t)E + 1);
-    res->kl_mc_se_path = hdp_dalloc((size_t)E + 1), res->kl_init_sd = hdp_dalloc((size_t)E + 1);
-    res->kl_mc_max = hdp_dalloc((size_t)E + 1), res->kl_exact = hdp_dalloc((size_t)E + 1);
-    res->kl_final = hdp_dalloc((size_t)E + 1), res->train_loss = hdp_dalloc((size_t)E + 1);
-    double *mean_i = hdp_dalloc((size_t)NI), *grand = hdp_dalloc(rec), *exact = hdp_dalloc(rec);
-    int ok = X && Y && io && res->kl_mc && res->kl_mc_se && res->kl_mc_se_path &&
-             res->kl_init_sd && res->kl_mc_max && res->kl_exact && res->kl_final &&
-             res->train_loss && mean_i && grand && exact;
-    for (long i = 0; ok && i < NI; i++) {
+    double **arrays[] = {&res->kl_mc,     &res->kl_mc_se,  &res->kl_mc_se_path,
+                         &res->kl_init_sd, &res->kl_mc_max, &res->kl_exact,
+                         &res->kl_final,  &res->train_loss};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        if (!(*arrays[i] = hdp_dalloc((size_t)E + 1)))
+            return 0;
+    for (long i = 0; i < NI; i++) {
         io[i].sum = hdp_dalloc(rec), io[i].sum2 = hdp_dalloc(rec), io[i].exact = hdp_dalloc(rec);
         io[i].loss = hdp_dalloc((size_t)E + 1);
-        ok = io[i].sum && io[i].sum2 && io[i].exact && io[i].loss;
+        if (!io[i].sum || !io[i].sum2 || !io[i].exact || !io[i].loss)
+            return 0;
     }
-    if (!ok) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the records of %ld epochs x %ld samples",
-                      E, n);
-        goto done;
-    }
-    if ((st = hdp_kl_data(s, X, Y, err)) != HDP_OK)
-        goto done;
-    {
-        const int old = blas_single();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_to_use(threads))
-        for (long i = 0; i < NI; i++)
-            run_one(s, X, Y, i, &io[i]);
-        blas_restore(old);
-    }
-    for (long i = 0; i < NI; i++)
-        if (io[i].st != HDP_OK) {
-            st = hdp_fail(err, io[i].err.status, "%s", io[i].err.msg);
-            goto done;
-        }
+    return 1;
+}
+
+/* the means over initialisations of grad2, R_lazy, the minimum rank, the largest
+ * eta lambda_max and whether any initialisation was unstable */
+static void run_problem_summary(const init_out *io, long NI, hdp_kl_run_result *res)
+{
     res->rank = io[0].pb.r;
     double g2 = 0, R = 0;
     for (long i = 0; i < NI; i++) {
@@ -1145,14 +1186,17 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     }
     res->grad2 = g2 / (double)NI;
     res->R_lazy = R / (double)NI;
-    if (res->unstable) {
-        for (long k = 0; k <= E; k++)
-            res->kl_mc[k] = res->kl_mc_se[k] = res->kl_mc_se_path[k] = res->kl_init_sd[k] =
-                res->kl_mc_max[k] = res->kl_exact[k] = res->kl_final[k] = res->train_loss[k] = NAN;
-        res->worst = -1;
-        goto done;
-    }
-    /* grand means over initialisations (in order), the worst sample j* at the last epoch */
+}
+
+/* Grand means over initialisations (in order) of the Monte Carlo and the exact cumulative KL
+ * per epoch and sample, the worst sample j* at the last epoch, then every epoch's statistics
+ * for j*. Returns j*. */
+static long run_statistics(const hdp_kl_spec *s, const init_out *io, hdp_kl_run_result *res,
+                           double *grand, double *exact, double *mean_i)
+{
+    const long n = s->n, E = s->epochs, NI = s->inits, P = s->runs;
+    const size_t rec = (size_t)(E + 1) * (size_t)n;
+    const double c4s2 = HDP_KL_C * s->sigma * s->sigma;
     for (size_t t = 0; t < rec; t++) {
         double a = 0, b = 0;
         for (long i = 0; i < NI; i++) {
@@ -1167,7 +1211,6 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     for (long j = 1; j < n; j++)
         if (crit[E * n + j] > crit[E * n + worst])
             worst = j;
-    res->worst = worst;
     for (long k = 0; k <= E; k++) {
         const size_t t = (size_t)k * (size_t)n + (size_t)worst;
         double mx = grand[(size_t)k * (size_t)n];
@@ -1194,37 +1237,103 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
         res->train_loss[k] = lsum / (double)NI;
         res->kl_final[k] = s->loss == HDP_KL_SQUARED && k == 0 ? 0.0 : NAN;
     }
-    if (s->loss == HDP_KL_SQUARED) {
-        /* exact law of the k-th iterate for j*, each initialisation, then the mean */
-        double *fk = hdp_dalloc((size_t)NI * (size_t)E);
-        if (!fk) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-            goto done;
-        }
-        hdp_status *sts = calloc((size_t)NI, sizeof *sts);
-        hdp_error *errs = calloc((size_t)NI, sizeof *errs);
-        if (!sts || !errs) {
-            free(fk), free(sts), free(errs);
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-            goto done;
-        }
-        const int old = blas_single();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_to_use(threads))
+    return worst;
+}
+
+/* what the exact final-iterate KL of each initialisation reads, and where it writes */
+typedef struct {
+    const hdp_kl_spec *s;
+    const init_out *io;
+    long worst;
+    double *fk; /* [inits x epochs] */
+} final_ctx;
+
+static hdp_status final_one(const void *vc, long i, void *ws, hdp_xoshiro *g, void *slot,
+                            hdp_error *err)
+{
+    (void)ws, (void)g, (void)slot;
+    const final_ctx *c = vc;
+    const long E = c->s->epochs;
+    return hdp_kl_problem_final_kl(&c->io[i].pb, c->s->eta, c->s->sigma, E, c->worst,
+                                   c->fk + (size_t)i * (size_t)E, err);
+}
+
+/* Squared loss: the exact KL of the law of the k-th iterate for j*, per initialisation, then
+ * the mean over initialisations in order into res->kl_final[1..E]. */
+static hdp_status run_final_kl(const hdp_kl_spec *s, int threads, const init_out *io, long worst,
+                               hdp_kl_run_result *res, hdp_error *err)
+{
+    const long E = s->epochs, NI = s->inits;
+    double *fk = hdp_dalloc((size_t)NI * (size_t)E);
+    if (!fk)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    final_ctx c = {s, io, worst, fk};
+    hdp_mc_loop loop = {.name = "kl final", .runs = NI, .threads = hdp_mc_loop_threads(NI, threads),
+                        .ctx = &c, .run = final_one};
+    const int old = blas_single();
+    hdp_status st = hdp_mc_loop_run(&loop, err);
+    blas_restore(old);
+    for (long k = 1; k <= E && st == HDP_OK; k++) {
+        double a = 0;
         for (long i = 0; i < NI; i++)
-            sts[i] = hdp_kl_problem_final_kl(&io[i].pb, s->eta, s->sigma, E, worst,
-                                             fk + (size_t)i * (size_t)E, &errs[i]);
-        blas_restore(old);
-        for (long i = 0; i < NI && st == HDP_OK; i++)
-            if (sts[i] != HDP_OK)
-                st = hdp_fail(err, errs[i].status, "%s", errs[i].msg);
-        for (long k = 1; k <= E && st == HDP_OK; k++) {
-            double a = 0;
-            for (long i = 0; i < NI; i++)
-                a += fk[(size_t)i * (size_t)E + (size_t)(k - 1)];
-            res->kl_final[k] = a / (double)NI;
-        }
-        free(fk), free(sts), free(errs);
+            a += fk[(size_t)i * (size_t)E + (size_t)(k - 1)];
+        res->kl_final[k] = a / (double)NI;
     }
+    free(fk);
+    return st;
+}
+
+/*
+ * The driver: the data, then every initialisation on its own stream (the generic Monte Carlo
+ * loop; each initialisation runs all its noise paths at once), then the statistics over the
+ * initialisations in order, then (squared loss) the exact final-iterate KL for j*.
+ */
+hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res, hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, s);
+    HDP_REQUIRE(err, res);
+    memset(res, 0, sizeof *res);
+    hdp_status st = hdp_kl_spec_check(s, err);
+    if (st != HDP_OK)
+        return st;
+    const double t0 = omp_get_wtime();
+    const long n = s->n, o = s->arch.o, E = s->epochs, NI = s->inits, P = s->runs;
+    const size_t rec = (size_t)(E + 1) * (size_t)n;
+    double *X = hdp_dalloc((size_t)n * (size_t)s->arch.d), *Y = hdp_dalloc((size_t)n * (size_t)o);
+    init_out *io = calloc((size_t)NI, sizeof *io);
+    res->epochs = E, res->n = n, res->inits = NI, res->runs = P;
+    double *mean_i = hdp_dalloc((size_t)NI), *grand = hdp_dalloc(rec), *exact = hdp_dalloc(rec);
+    if (!X || !Y || !io || !mean_i || !grand || !exact || !run_alloc(s, res, io)) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the records of %ld epochs x %ld samples",
+                      E, n);
+        goto done;
+    }
+    if ((st = hdp_kl_data(s, X, Y, err)) != HDP_OK)
+        goto done;
+    /* initialisation i: the seed's stream jumped i + 1 times (the unjumped one drew the data) */
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, (uint64_t)s->seed, 1);
+    init_ctx c = {s, X, Y};
+    hdp_mc_loop loop = {.name = "kl", .runs = NI, .threads = hdp_mc_loop_threads(NI, threads),
+                        .ctx = &c, .run = run_one, .first = &first, .slots = io,
+                        .slot_size = sizeof *io};
+    const int old = blas_single();
+    st = hdp_mc_loop_run(&loop, err);
+    blas_restore(old);
+    if (st != HDP_OK)
+        goto done;
+    run_problem_summary(io, NI, res);
+    if (res->unstable) {
+        for (long k = 0; k <= E; k++)
+            res->kl_mc[k] = res->kl_mc_se[k] = res->kl_mc_se_path[k] = res->kl_init_sd[k] =
+                res->kl_mc_max[k] = res->kl_exact[k] = res->kl_final[k] = res->train_loss[k] = NAN;
+        res->worst = -1;
+        goto done;
+    }
+    res->worst = run_statistics(s, io, res, grand, exact, mean_i);
+    if (s->loss == HDP_KL_SQUARED)
+        st = run_final_kl(s, threads, io, res->worst, res, err);
 done:
     res->seconds = omp_get_wtime() - t0;
     for (long i = 0; io && i < NI; i++) {

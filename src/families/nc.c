@@ -41,6 +41,7 @@
 #include "hdpsgd/nc.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 #include "sim/stats.h"
 
 #include <gsl/gsl_cdf.h>
@@ -59,16 +60,8 @@
 #include "hdpsgd/rng.h"
 #include "sim/rng_internal.h"
 
-/* OpenBLAS through its Fortran interface (GSL's pkg-config links libgslcblas, whose slow
- * reference cblas_* would otherwise win the link), single-threaded in this file: the
- * rounding of every product, hence every result, does not depend on the threads. */
-void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
-            const double *beta, double *c, const int *ldc);
-void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
-            const double *a, const int *lda, const double *beta, double *c, const int *ldc);
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
+#include "families/blas_internal.h"
+
 
 /* Memory guards: stored doubles per thread (per-sample features) and for the public samples. */
 #define NC_MAX_STORED 2.0e8
@@ -444,20 +437,16 @@ static hdp_status build_pca(hdp_nc_problem *pb, hdp_xoshiro *g, hdp_error *err)
     for (long i = 0; i < m; i++)
         for (long l = 0; l < p; l++)
             X[i * p + l] -= mean[l];
-    int old = openblas_get_num_threads();
-    openblas_set_num_threads(1);
-    {
-        /* X row-major m x p is the column-major p x m matrix X^T: Gm = (X^T)^T X^T = X X^T,
-         * column-major, upper triangle */
-        const int mi = (int)m, pi = (int)p;
-        const double one = 1.0, zero = 0.0;
-        dsyrk_("U", "T", &mi, &pi, &one, X, &pi, &zero, Gm, &mi);
-    }
+    int old = blas_single();
+    /* X row-major m x p is the column-major p x m matrix X^T: Gm = (X^T)^T X^T = X X^T,
+     * column-major, upper triangle */
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, (blasint)m, (blasint)p, 1.0, X,
+                (blasint)p, 0.0, Gm, (blasint)m);
     lapack_int found = 0;
     lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', (lapack_int)m, Gm,
                                      (lapack_int)m, 0.0, 0.0, (lapack_int)(m - q + 1),
                                      (lapack_int)m, 0.0, &found, w, U, (lapack_int)m, isuppz);
-    openblas_set_num_threads(old > 0 ? old : 1);
+    blas_restore(old);
     if (info != 0 || found != q) {
         st = hdp_fail(err, HDP_ENUMERIC, "pca: LAPACKE_dsyevr failed (info %d, %d of %ld "
                                          "eigenvectors)", (int)info, (int)found, q);
@@ -803,15 +792,6 @@ static double dotv(const double *a, const double *b, long len)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* Row-major C[M x N] = op(A) op(B) (op = transpose when ta/tb): the column-major product
- * C^T = op(B)^T op(A)^T (OpenBLAS, single-threaded inside hdp_nc_run) */
-static void gemm(int ta, int tb, long M, long N, long Kd, const double *A, long lda,
-                 const double *B, long ldb, double *C, long ldc)
-{
-    const int m = (int)N, n = (int)M, k = (int)Kd, la = (int)ldb, lb = (int)lda, lc = (int)ldc;
-    const double one = 1.0, zero = 0.0;
-    dgemm_(tb ? "T" : "N", ta ? "T" : "N", &m, &n, &k, &one, B, &la, A, &lb, &zero, C, &lc);
-}
 
 /* 1 when class c wins strictly (ties are errors) */
 static int correct(const double *sc, long Kout, long c)
@@ -832,7 +812,7 @@ static void build_per_sample(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g)
     const long n = s->n, p = s->p, q = pb->q, K = s->K;
     if (pb->P) {
         fill_signs(g, s->beta, w->X, n * p);
-        gemm(0, 0, n, q, p, w->X, p, pb->P, q, w->Zs, q);
+        blas_gemm(0, 0, n, q, p, 1.0, w->X, p, pb->P, q, 0.0, w->Zs, q);
         for (long i = 0; i < n; i++)
             for (long j = 0; j < q; j++)
                 w->Zs[i * q + j] += pb->PM[pb->sample_class[i] * q + j];
@@ -919,7 +899,7 @@ static void gradient_sum(const hdp_nc_problem *pb, nc_ws *w, const double *Z, lo
     if (wzero)
         memset(w->S, 0, sizeof(double) * (size_t)(rows * Kout));
     else if (rows > K)
-        gemm(0, 1, rows, Kout, q, Z, q, w->W, q, w->S, Kout);
+        blas_gemm(0, 1, rows, Kout, q, 1.0, Z, q, w->W, q, 0.0, w->S, Kout);
     else
         for (long r = 0; r < rows; r++)
             for (long j = 0; j < Kout; j++)
@@ -938,7 +918,7 @@ static void gradient_sum(const hdp_nc_problem *pb, nc_ws *w, const double *Z, lo
             a[j] *= m;
     }
     if (rows > K) {
-        gemm(1, 0, Kout, q, rows, w->A, Kout, Z, q, w->Gs, q);
+        blas_gemm(1, 0, Kout, q, rows, 1.0, w->A, Kout, Z, q, 0.0, w->Gs, q);
     } else {
         for (long r = 0; r < rows; r++)
             for (long j = 0; j < Kout; j++) {
@@ -960,7 +940,7 @@ static double test_error(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g)
     const long K = s->K, Kout = pb->Kout, q = pb->q, p = s->p;
     double total = 0;
     if (s->perturbation == HDP_NC_PERT_ADVERSARIAL && pb->P) /* U = P W^T: A^T W_j = U[:, j] */
-        gemm(0, 1, p, Kout, q, pb->P, q, w->W, q, w->U, Kout);
+        blas_gemm(0, 1, p, Kout, q, 1.0, pb->P, q, w->W, q, 0.0, w->U, Kout);
     for (long c = 0; c < K; c++) {
         const double *z = pb->ztest + c * q;
         for (long j = 0; j < Kout; j++)
@@ -995,10 +975,10 @@ static double test_error(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g)
             const long t = s->test_samples;
             fill_signs(g, s->beta, w->V, t * p);
             if (pb->P) {
-                gemm(0, 0, t, q, p, w->V, p, pb->P, q, w->VP, q);
-                gemm(0, 1, t, Kout, q, w->VP, q, w->W, q, w->VS, Kout);
+                blas_gemm(0, 0, t, q, p, 1.0, w->V, p, pb->P, q, 0.0, w->VP, q);
+                blas_gemm(0, 1, t, Kout, q, 1.0, w->VP, q, w->W, q, 0.0, w->VS, Kout);
             } else {
-                gemm(0, 1, t, Kout, p, w->V, p, w->W, q, w->VS, Kout);
+                blas_gemm(0, 1, t, Kout, p, 1.0, w->V, p, w->W, q, 0.0, w->VS, Kout);
             }
             memcpy(w->base, w->sc, sizeof(double) * (size_t)Kout);
             long wrong = 0;
@@ -1067,6 +1047,18 @@ static void one_draw(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g, draw_ou
     out->error = test_error(pb, w, g);
 }
 
+static void *nc_ws_alloc(const void *pb) { return ws_alloc(pb); }
+static void nc_ws_free(void *w) { ws_free(w); }
+
+static hdp_status nc_draw(const void *pb, long d, void *w, hdp_xoshiro *g, void *out,
+                          hdp_error *err)
+{
+    (void)d;
+    (void)err;
+    one_draw(pb, w, g, out);
+    return HDP_OK;
+}
+
 hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res, hdp_error *err)
 {
     HDP_ZERO(res);
@@ -1076,36 +1068,24 @@ hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res,
     double t0 = omp_get_wtime();
     memset(res, 0, sizeof *res);
     const long draws = s->draws;
-    int nt = threads > 0 ? threads : omp_get_max_threads();
-    if (nt < 1) nt = 1;
-    if (nt > draws) nt = (int)draws;
-    hdp_xoshiro *streams = malloc(sizeof *streams * (size_t)draws);
+    const int nt = hdp_mc_loop_threads(draws, threads);
     draw_out *outs = calloc((size_t)draws, sizeof *outs);
-    nc_ws **ws = calloc((size_t)nt, sizeof *ws);
     hdp_status st = HDP_OK;
-    if (!streams || !outs || !ws) {
+    if (!outs) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory (%ld draws)", draws);
         goto done;
     }
-    for (int t = 0; t < nt; t++)
-        if (!(ws[t] = ws_alloc(pb))) {
-            st = hdp_fail(err, HDP_ENOMEM,
-                          "out of memory (workspace of a thread: n = %ld, q = %ld)", s->n, pb->q);
-            goto done;
-        }
     /* draw d: the base stream jumped d + 1 times (the unjumped one made the problem) */
-    hdp_xoshiro g;
-    hdp_xoshiro_seed(&g, (uint64_t)s->seed);
-    for (long d = 0; d < draws; d++) {
-        hdp_xoshiro_jump(&g);
-        streams[d] = g;
-    }
-    int old_blas = openblas_get_num_threads();
-    openblas_set_num_threads(1);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-    for (long d = 0; d < draws; d++)
-        one_draw(pb, ws[omp_get_thread_num()], &streams[d], &outs[d]);
-    openblas_set_num_threads(old_blas > 0 ? old_blas : 1);
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, (uint64_t)s->seed, 1);
+    hdp_mc_loop loop = {.name = "nc", .runs = draws, .threads = nt, .ctx = pb,
+                        .ws_alloc = nc_ws_alloc, .ws_free = nc_ws_free, .run = nc_draw,
+                        .first = &first, .slots = outs, .slot_size = sizeof *outs};
+    int old_blas = blas_single();
+    st = hdp_mc_loop_run(&loop, err);
+    blas_restore(old_blas);
+    if (st != HDP_OK)
+        goto done;
     /* serial reduction in draw order: the same bits for any thread count */
     double sum = 0, mn = INFINITY, mx = -INFINITY, clipped = 0, grads = 0;
     for (long d = 0; d < draws; d++) {
@@ -1131,10 +1111,6 @@ hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res,
     res->epsilon = hdp_zcdp_epsilon_cks(res->rho_total, s->delta);
     st = hdp_nc_exact_error(pb, &res->exact_error, err);
 done:
-    for (int t = 0; ws && t < nt; t++)
-        ws_free(ws[t]);
-    free(ws);
-    free(streams);
     free(outs);
     res->seconds = omp_get_wtime() - t0;
     return st;

@@ -4,8 +4,11 @@
  * See hdpsgd/rf.h for the model and the conventions.
  *
  * Method.
- *  - Data (THEORY 7): from one xoshiro256++ stream (rng.c) in the order u, X, X_test,
- *    label noise, V; Phi = act(X V^T) by blocked dgemm.
+ *  - Data (THEORY 7): from the block Gaussian stream (rng.h) of the seed's xoshiro256++
+ *    stream, in the order u, X, X_test, label noise, V; Phi = act(X V^T) by blocked dgemm.
+ *  - Noise: run or configuration j draws its Gaussians from the block stream of its own
+ *    xoshiro256++ stream (the seed's stream jumped j + 1 times, or cfg->stream times), the
+ *    generator of every other Monte Carlo of the library (exact N(0, 1), SIMD).
  *  - Modes (THEORY 7): the eigendecomposition (LAPACKE_dsyevd) of the smaller Gram
  *    matrix, K = Phi Phi^T (n x n) when p >= n, Phi^T Phi (p x p) otherwise; eigenvalues
  *    at or below N * DBL_EPSILON * s_max^2 (N the Gram size) count as zero. Then
@@ -21,13 +24,14 @@
  * and dsyevd differ in the last bits between 1 and 2 threads), so the library runs the
  * BLAS single-threaded, cuts the large products into fixed blocks of rows shared by
  * OpenMP threads, and gives every run its own stream and output slot.
- * Linking: the products go through OpenBLAS's Fortran interface (dgemm_, dgemv_): the
- * cblas_* names would bind to GSL's reference libgslcblas, which comes first on the
- * link line of the library (a 2000 x 4000 Gram matrix took 10x longer that way).
+ * Linking: the products go through OpenBLAS's CBLAS (families/blas_internal.h); the library
+ * links GSL without its reference libgslcblas, which served cblas_* when it came first on
+ * the link line (a 2000 x 4000 Gram matrix took 10x longer that way).
  */
 #include "hdpsgd/rf.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 #include "sim/stats.h"
 
 #include <float.h>
@@ -43,26 +47,7 @@
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
 
-/* From <gsl/gsl_randist.h>, which cannot be included here: it pulls in gsl_cblas.h,
- * whose declarations clash with OpenBLAS's <cblas.h>. */
-double gsl_ran_gaussian_ziggurat(const gsl_rng *r, const double sigma);
 
-/* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb): the
- * column-major product C^T = op(B)^T op(A)^T. */
-static void gemm(int ta, int tb, long M, long N, long K, double alpha, const double *A, long lda,
-                 const double *B, long ldb, double beta, double *C, long ldc)
-{
-    const int m = (int)N, n = (int)M, k = (int)K, la = (int)ldb, lb = (int)lda, lc = (int)ldc;
-    dgemm_(tb ? "T" : "N", ta ? "T" : "N", &m, &n, &k, &alpha, B, &la, A, &lb, &beta, C, &lc);
-}
-
-/* Row-major y = alpha op(A) x + beta y, A rows x cols with leading dimension lda. */
-static void gemv(int trans, long rows, long cols, double alpha, const double *A, long lda,
-                 const double *x, double beta, double *y)
-{
-    const int m = (int)cols, n = (int)rows, la = (int)lda, one = 1;
-    dgemv_(trans ? "N" : "T", &m, &n, &alpha, A, &la, x, &one, &beta, y, &one);
-}
 
 /* rows per block of the large products (independent of the thread count) */
 #define BLOCK 128
@@ -87,14 +72,6 @@ static double mse(const double *pred, const double *y, long len)
         s += e * e;
     }
     return s / (double)len;
-}
-
-/* The stream of run/configuration j: the base stream jumped j times (rng.h). */
-
-static void gaussians(gsl_rng *rng, double *x, long len)
-{
-    for (long i = 0; i < len; i++)
-        x[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
 }
 
 /* ---- the data set (THEORY 7) ---- */
@@ -146,7 +123,7 @@ static void features(const double *X, long rows, const double *V, long p, long d
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (long b = 0; b < nb; b++) {
         long i0 = b * BLOCK, i1 = i0 + BLOCK < rows ? i0 + BLOCK : rows;
-        gemm(0, 1, i1 - i0, p, d, 1.0, X + i0 * d, d, V, d, 0.0, F + i0 * p, p);
+        blas_gemm(0, 1, i1 - i0, p, d, 1.0, X + i0 * d, d, V, d, 0.0, F + i0 * p, p);
         for (long i = i0 * p; i < i1 * p; i++)
             F[i] = activation(act, F[i]);
     }
@@ -159,7 +136,7 @@ static void gram_rows(const double *Phi, long n, long p, double *K, int nthreads
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (long b = 0; b < nb; b++) {
         long i0 = b * BLOCK, i1 = i0 + BLOCK < n ? i0 + BLOCK : n;
-        gemm(0, 1, i1 - i0, n - i0, p, 1.0, Phi + i0 * p, p, Phi + i0 * p, p, 0.0,
+        blas_gemm(0, 1, i1 - i0, n - i0, p, 1.0, Phi + i0 * p, p, Phi + i0 * p, p, 0.0,
              K + i0 * n + i0, n);
     }
 }
@@ -172,7 +149,7 @@ static void gram_cols(const double *Phi, long n, long p, double *Gm, int nthread
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (long b = 0; b < nb; b++) {
         long j0 = b * BLOCK, j1 = j0 + BLOCK < p ? j0 + BLOCK : p;
-        gemm(1, 0, j1 - j0, p - j0, n, 1.0, Phi + j0, p, Phi + j0, p, 0.0, Gm + j0 * p + j0, p);
+        blas_gemm(1, 0, j1 - j0, p - j0, n, 1.0, Phi + j0, p, Phi + j0, p, 0.0, Gm + j0 * p + j0, p);
     }
 }
 
@@ -185,7 +162,7 @@ static void gemm_rows(long M, long N, long K, const double *A, int transB, const
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (long b = 0; b < nb; b++) {
         long i0 = b * BLOCK, i1 = i0 + BLOCK < M ? i0 + BLOCK : M;
-        gemm(0, transB, i1 - i0, N, K, 1.0, A + i0 * K, K, B, transB ? K : N, 0.0, C + i0 * N, N);
+        blas_gemm(0, transB, i1 - i0, N, K, 1.0, A + i0 * K, K, B, transB ? K : N, 0.0, C + i0 * N, N);
     }
 }
 
@@ -223,14 +200,9 @@ static hdp_status eig_keep(double *A, long N, long *r_out, double *s2, double *v
     return HDP_OK;
 }
 
-hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
-                                hdp_rf_problem *pb, hdp_error *err)
+/* HDP_EINPUT for sizes below 1 or too large to hold */
+static hdp_status rf_check_sizes(const hdp_rf_spec *spec, hdp_error *err)
 {
-    HDP_ZERO(pb);
-    HDP_REQUIRE(err, spec);
-    HDP_REQUIRE(err, pb);
-    memset(pb, 0, sizeof *pb);
-    pb->spec = *spec;
     const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
     if (d < 1 || n < 1 || p < 1 || m < 1)
         return hdp_fail(err, HDP_EINPUT, "random features: d = %ld, n = %ld, p = %ld, test size "
@@ -239,15 +211,13 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
         return hdp_fail(err, HDP_EINPUT, "random features: (n + test size) x p = %.3g doubles "
                         "(%.3g GB) is too large", (double)(n + m) * (double)p,
                         8e-9 * (double)(n + m) * (double)p);
-    double t0 = omp_get_wtime();
-    int old = blas_single();
-    int nth = threads_to_use(threads);
-    hdp_status st = HDP_OK;
-    const long N = p >= n ? n : p; /* size of the Gram matrix */
-    double *u = hdp_dalloc((size_t)d), *X = hdp_dalloc((size_t)(n * d)), *Xt = hdp_dalloc((size_t)(m * d));
-    double *V = hdp_dalloc((size_t)(p * d)), *Gram = hdp_dalloc((size_t)(N * N)), *vec = NULL, *H = NULL;
-    double *alpha = hdp_dalloc((size_t)n), *theta = hdp_dalloc((size_t)p);
-    double *pred = hdp_dalloc((size_t)(n > m ? n : m));
+    return HDP_OK;
+}
+
+/* the problem's arrays, with room for N = min(n, p) modes */
+static hdp_status rf_problem_alloc(hdp_rf_problem *pb, long N, hdp_error *err)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m;
     pb->Phi = hdp_dalloc((size_t)(n * p));
     pb->Phi_test = hdp_dalloc((size_t)(m * p));
     pb->y = hdp_dalloc((size_t)n);
@@ -258,25 +228,29 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     pb->s = hdp_dalloc((size_t)N);
     pb->lambda = hdp_dalloc((size_t)N);
     pb->beta = hdp_dalloc((size_t)N);
-    gsl_rng *rng = hdp_rng_alloc((uint64_t)spec->seed);
-    if (!u || !X || !Xt || !V || !Gram || !alpha || !theta || !pred || !pb->Phi || !pb->Phi_test ||
-        !pb->y || !pb->y_test || !pb->phi_norm || !pb->test_norm2 || !pb->s2 || !pb->s ||
-        !pb->lambda || !pb->beta || !rng) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
-                      "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
-        goto done;
-    }
+    if (!pb->Phi || !pb->Phi_test || !pb->y || !pb->y_test || !pb->phi_norm || !pb->test_norm2 ||
+        !pb->s2 || !pb->s || !pb->lambda || !pb->beta)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
+                        "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
+    return HDP_OK;
+}
 
-    /* the data, in a fixed order from the base stream (THEORY 7) */
+/* The data, in a fixed order from the base stream (THEORY 7): u uniform on the unit sphere,
+ * X [n x d], X_test [m x d], the labels (u^T x or its sign) into pb->y, pb->y_test, their
+ * Gaussian noise, then V [p x d], V_ij ~ N(0, 1/d) row by row (the first rows are the same for
+ * every p). */
+static void rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, double *X,
+                         double *Xt, double *V, hdp_rf_problem *pb)
+{
+    const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
     double un = 0;
-    for (long i = 0; i < d; i++) {
-        u[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
+    hdp_normals_fill(ns, u, d);
+    for (long i = 0; i < d; i++)
         un += u[i] * u[i];
-    }
     for (long i = 0; i < d; i++)
         u[i] /= sqrt(un); /* uniform on the unit sphere */
-    gaussians(rng, X, n * d);
-    gaussians(rng, Xt, m * d);
+    hdp_normals_fill(ns, X, n * d);
+    hdp_normals_fill(ns, Xt, m * d);
     for (long i = 0; i < n + m; i++) {
         const double *x = i < n ? X + i * d : Xt + (i - n) * d;
         double z = dot(u, x, d), yv = spec->target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
@@ -284,62 +258,86 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
         else pb->y_test[i - n] = yv;
     }
     if (spec->label_noise > 0) {
+        /* the noise of y then of y_test, through V's array (drawn next) */
         double sd = sqrt(spec->label_noise);
+        hdp_normals_fill(ns, V, n + m);
         for (long i = 0; i < n; i++)
-            pb->y[i] += sd * gsl_ran_gaussian_ziggurat(rng, 1.0);
+            pb->y[i] += sd * V[i];
         for (long i = 0; i < m; i++)
-            pb->y_test[i] += sd * gsl_ran_gaussian_ziggurat(rng, 1.0);
+            pb->y_test[i] += sd * V[n + i];
     }
-    /* V_ij ~ N(0, 1/d), row by row: the first rows are the same for every p */
     double vs = 1.0 / sqrt((double)d);
+    hdp_normals_fill(ns, V, p * d);
     for (long i = 0; i < p * d; i++)
-        V[i] = vs * gsl_ran_gaussian_ziggurat(rng, 1.0);
+        V[i] *= vs;
+}
 
+/* Draw the data and compute Phi = act(X V^T), Phi_test, the feature norms and the losses of
+ * theta = 0. */
+static hdp_status rf_data_and_features(hdp_rf_problem *pb, int nth, hdp_error *err)
+{
+    const hdp_rf_spec *spec = &pb->spec;
+    const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
+    hdp_status st = HDP_OK;
+    double *u = hdp_dalloc((size_t)d), *X = hdp_dalloc((size_t)(n * d));
+    /* V holds the label noise first: at least n + m entries */
+    double *Xt = hdp_dalloc((size_t)(m * d)), *V = hdp_dalloc((size_t)(p * d > n + m ? p * d : n + m));
+    if (!u || !X || !Xt || !V) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
+                      "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
+        goto done;
+    }
+    hdp_xoshiro g;
+    hdp_normals ns;
+    hdp_xoshiro_seed(&g, (uint64_t)spec->seed);
+    hdp_normals_init(&ns, &g);
+    rf_draw_data(spec, &ns, u, X, Xt, V, pb);
     features(X, n, V, p, d, spec->activation, pb->Phi, nth);
     features(Xt, m, V, p, d, spec->activation, pb->Phi_test, nth);
-    free(V);
-    V = NULL;
     for (long i = 0; i < n; i++)
         pb->phi_norm[i] = sqrt(dot(pb->Phi + i * p, pb->Phi + i * p, p));
     for (long j = 0; j < m; j++)
         pb->test_norm2[j] = dot(pb->Phi_test + j * p, pb->Phi_test + j * p, p);
-    {
-        double s0 = 0, s1 = 0;
-        for (long i = 0; i < n; i++) s0 += pb->y[i] * pb->y[i];
-        for (long j = 0; j < m; j++) s1 += pb->y_test[j] * pb->y_test[j];
-        pb->zero_train = s0 / (double)n;
-        pb->zero_test = s1 / (double)m;
-    }
+    double s0 = 0, s1 = 0;
+    for (long i = 0; i < n; i++) s0 += pb->y[i] * pb->y[i];
+    for (long j = 0; j < m; j++) s1 += pb->y_test[j] * pb->y_test[j];
+    pb->zero_train = s0 / (double)n;
+    pb->zero_test = s1 / (double)m;
+done:
+    free(u);
+    free(X);
+    free(Xt);
+    free(V);
+    return st;
+}
 
-    /* the modes: eigendecomposition of the smaller Gram matrix (THEORY 7) */
-    vec = hdp_dalloc((size_t)(N * N));
-    if (!vec) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld eigenvectors", N, N);
-        goto done;
-    }
+/* The modes (THEORY 7): the eigendecomposition of the smaller Gram matrix (N x N), its
+ * eigenvectors into vec [N x N]; r, s_k^2, s_k, lambda_k, U and beta_k = u_k^T y / s_k. */
+static hdp_status rf_modes(hdp_rf_problem *pb, long N, double *vec, int nth, hdp_error *err)
+{
+    const long n = pb->spec.n, p = pb->spec.p;
+    double *Gram = hdp_dalloc((size_t)(N * N));
+    if (!Gram)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld Gram matrix", N, N);
     if (p >= n)
         gram_rows(pb->Phi, n, p, Gram, nth);
     else
         gram_cols(pb->Phi, n, p, Gram, nth);
     long r = 0;
-    if ((st = eig_keep(Gram, N, &r, pb->s2, vec, err)) != HDP_OK)
-        goto done;
+    hdp_status st = eig_keep(Gram, N, &r, pb->s2, vec, err);
     free(Gram);
-    Gram = NULL;
-    if (r < 1) {
-        st = hdp_fail(err, HDP_ENUMERIC, "random features: the feature matrix is zero");
-        goto done;
-    }
+    if (st != HDP_OK)
+        return st;
+    if (r < 1)
+        return hdp_fail(err, HDP_ENUMERIC, "random features: the feature matrix is zero");
     pb->r = r;
     for (long k = 0; k < r; k++) {
         pb->s[k] = sqrt(pb->s2[k]);
         pb->lambda[k] = 2.0 * pb->s2[k] / (double)n;
     }
     pb->U = hdp_dalloc((size_t)(n * r));
-    if (!pb->U) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld modes", n, r);
-        goto done;
-    }
+    if (!pb->U)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld modes", n, r);
     if (p >= n) {
         memcpy(pb->U, vec, sizeof(double) * (size_t)(n * r)); /* u_k */
     } else {
@@ -350,71 +348,103 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
                 pb->U[i * r + k] /= pb->s[k];
     }
     /* beta_k = u_k^T y / s_k: the min-norm interpolator is sum_k beta_k w_k */
-    gemv(1, n, r, 1.0, pb->U, r, pb->y, 0.0, pb->beta);
+    blas_gemv(1, n, r, 1.0, pb->U, r, pb->y, 0.0, pb->beta);
     for (long k = 0; k < r; k++)
         pb->beta[k] /= pb->s[k];
+    return HDP_OK;
+}
 
-    /* min-norm interpolator theta* = Phi^T U S^{-1} beta: train residual U S beta - y */
-    double *c = hdp_dalloc((size_t)r);
-    if (!c) {
+/* The min-norm interpolator theta* = Phi^T U S^{-1} beta: its norm, train and test losses. */
+static hdp_status rf_minnorm(hdp_rf_problem *pb, hdp_error *err)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    double *c = hdp_dalloc((size_t)r), *alpha = hdp_dalloc((size_t)n);
+    double *theta = hdp_dalloc((size_t)p), *pred = hdp_dalloc((size_t)(n > m ? n : m));
+    hdp_status st = HDP_OK;
+    if (!c || !alpha || !theta || !pred) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-        goto done;
+    } else {
+        for (long k = 0; k < r; k++)
+            c[k] = pb->beta[k] / pb->s[k];
+        blas_gemv(0, n, r, 1.0, pb->U, r, c, 0.0, alpha);
+        blas_gemv(1, n, p, 1.0, pb->Phi, p, alpha, 0.0, theta);
+        pb->minnorm_norm = sqrt(dot(theta, theta, p));
+        blas_gemv(0, n, p, 1.0, pb->Phi, p, theta, 0.0, pred);
+        pb->minnorm_train = mse(pred, pb->y, n);
+        blas_gemv(0, m, p, 1.0, pb->Phi_test, p, theta, 0.0, pred);
+        pb->minnorm_test = mse(pred, pb->y_test, m);
     }
-    for (long k = 0; k < r; k++)
-        c[k] = pb->beta[k] / pb->s[k];
-    gemv(0, n, r, 1.0, pb->U, r, c, 0.0, alpha);
-    gemv(1, n, p, 1.0, pb->Phi, p, alpha, 0.0, theta);
-    pb->minnorm_norm = sqrt(dot(theta, theta, p));
-    gemv(0, n, p, 1.0, pb->Phi, p, theta, 0.0, pred);
-    pb->minnorm_train = mse(pred, pb->y, n);
-    gemv(0, m, p, 1.0, pb->Phi_test, p, theta, 0.0, pred);
-    pb->minnorm_test = mse(pred, pb->y_test, m);
     free(c);
-
-    if (flags & HDP_RF_TEST_MODES) {
-        /* G = Phi_test W, W = Phi^T U S^{-1} (p >= n) or the eigenvectors (p < n) */
-        pb->G = hdp_dalloc((size_t)(m * r));
-        pb->test_perp2 = hdp_dalloc((size_t)m);
-        if (!pb->G || !pb->test_perp2) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld test projections",
-                          m, r);
-            goto done;
-        }
-        if (p >= n) {
-            H = hdp_dalloc((size_t)(m * n));
-            if (!H) {
-                st = hdp_fail(err, HDP_ENOMEM, "out of memory for Phi_test Phi^T (%ld x %ld)",
-                              m, n);
-                goto done;
-            }
-            gemm_rows(m, n, p, pb->Phi_test, 1, pb->Phi, H, nth);
-            gemm_rows(m, r, n, H, 0, pb->U, pb->G, nth);
-            for (long j = 0; j < m; j++)
-                for (long k = 0; k < r; k++)
-                    pb->G[j * r + k] /= pb->s[k];
-        } else {
-            gemm_rows(m, r, p, pb->Phi_test, 0, vec, pb->G, nth);
-        }
-        for (long j = 0; j < m; j++) {
-            double g2 = dot(pb->G + j * r, pb->G + j * r, r);
-            double perp = pb->test_norm2[j] - g2;
-            pb->test_perp2[j] = (r == p || perp < 0) ? 0.0 : perp;
-        }
-    }
-
-done:
-    free(u);
-    free(X);
-    free(Xt);
-    free(V);
-    free(Gram);
-    free(vec);
-    free(H);
     free(alpha);
     free(theta);
     free(pred);
-    if (rng)
-        gsl_rng_free(rng);
+    return st;
+}
+
+/* HDP_RF_TEST_MODES: G = Phi_test W, W = Phi^T U S^{-1} (p >= n) or the eigenvectors vec
+ * (p < n), and the null-space norms ||P_perp phi_test_j||^2. */
+static hdp_status rf_test_modes(hdp_rf_problem *pb, const double *vec, int nth, hdp_error *err)
+{
+    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    pb->G = hdp_dalloc((size_t)(m * r));
+    pb->test_perp2 = hdp_dalloc((size_t)m);
+    if (!pb->G || !pb->test_perp2)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld test projections", m, r);
+    if (p >= n) {
+        double *H = hdp_dalloc((size_t)(m * n));
+        if (!H)
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for Phi_test Phi^T (%ld x %ld)", m, n);
+        gemm_rows(m, n, p, pb->Phi_test, 1, pb->Phi, H, nth);
+        gemm_rows(m, r, n, H, 0, pb->U, pb->G, nth);
+        free(H);
+        for (long j = 0; j < m; j++)
+            for (long k = 0; k < r; k++)
+                pb->G[j * r + k] /= pb->s[k];
+    } else {
+        gemm_rows(m, r, p, pb->Phi_test, 0, vec, pb->G, nth);
+    }
+    for (long j = 0; j < m; j++) {
+        double g2 = dot(pb->G + j * r, pb->G + j * r, r);
+        double perp = pb->test_norm2[j] - g2;
+        pb->test_perp2[j] = (r == p || perp < 0) ? 0.0 : perp;
+    }
+    return HDP_OK;
+}
+
+/*
+ * The data set and its modes, step by step (see the opening comment): the data and the
+ * features, the modes, the min-norm interpolator, and with HDP_RF_TEST_MODES the test
+ * projections. OpenBLAS single-threaded throughout; OpenMP threads split the products.
+ */
+hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
+                                hdp_rf_problem *pb, hdp_error *err)
+{
+    HDP_ZERO(pb);
+    HDP_REQUIRE(err, spec);
+    HDP_REQUIRE(err, pb);
+    memset(pb, 0, sizeof *pb);
+    pb->spec = *spec;
+    hdp_status st = rf_check_sizes(spec, err);
+    if (st != HDP_OK)
+        return st;
+    double t0 = omp_get_wtime();
+    int old = blas_single();
+    int nth = threads_to_use(threads);
+    const long N = spec->p >= spec->n ? spec->n : spec->p; /* size of the Gram matrix */
+    double *vec = NULL;
+    if ((st = rf_problem_alloc(pb, N, err)) != HDP_OK ||
+        (st = rf_data_and_features(pb, nth, err)) != HDP_OK)
+        goto done;
+    if (!(vec = hdp_dalloc((size_t)(N * N)))) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld eigenvectors", N, N);
+        goto done;
+    }
+    if ((st = rf_modes(pb, N, vec, nth, err)) != HDP_OK || (st = rf_minnorm(pb, err)) != HDP_OK)
+        goto done;
+    if (flags & HDP_RF_TEST_MODES)
+        st = rf_test_modes(pb, vec, nth, err);
+done:
+    free(vec);
     blas_restore(old);
     pb->seconds = omp_get_wtime() - t0;
     return st;
@@ -543,12 +573,12 @@ void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, 
     if (train) {
         for (long k = 0; k < r; k++)
             sc[k] = pb->s[k] * c[k];
-        gemv(0, n, r, 1.0, pb->U, r, sc, 0.0, pred);
+        blas_gemv(0, n, r, 1.0, pb->U, r, sc, 0.0, pred);
         *train = mse(pred, pb->y, n);
     }
     if (test) {
         if (pb->G) {
-            gemv(0, m, r, 1.0, pb->G, r, c, 0.0, pred);
+            blas_gemv(0, m, r, 1.0, pb->G, r, c, 0.0, pred);
             *test = mse(pred, pb->y_test, m);
         } else {
             *test = NAN;
@@ -696,7 +726,7 @@ typedef struct {
     double *resid, *v, *q;            /* [n] */
     double *aD, *c_em, *c_ex, *xim, *wz; /* [r] */
     double *pred, *zt;                /* [m] */
-    gsl_rng *rng;
+    hdp_normals ns;                   /* the run's block Gaussian stream */
 } sim_ws;
 
 static void sim_ws_free(sim_ws *w)
@@ -707,8 +737,6 @@ static void sim_ws_free(sim_ws *w)
                         w->c_em,  w->c_ex, w->xim, w->wz, w->pred, w->zt};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
-    if (w->rng)
-        gsl_rng_free(w->rng);
     free(w);
 }
 
@@ -732,9 +760,8 @@ static sim_ws *sim_ws_alloc(const hdp_rf_problem *pb)
     w->wz = hdp_dalloc((size_t)r);
     w->pred = hdp_dalloc((size_t)m);
     w->zt = hdp_dalloc((size_t)m);
-    w->rng = hdp_rng_alloc(0);
     if (!w->theta || !w->xi || !w->Z || !w->g || !w->resid || !w->v || !w->q || !w->aD ||
-        !w->c_em || !w->c_ex || !w->xim || !w->wz || !w->pred || !w->zt || !w->rng) {
+        !w->c_em || !w->c_ex || !w->xim || !w->wz || !w->pred || !w->zt) {
         sim_ws_free(w);
         return NULL;
     }
@@ -755,7 +782,7 @@ static double clipped_fraction(const double *resid, const double *phi_norm, long
 static void to_modes(const hdp_rf_problem *pb, const double *x, double *a)
 {
     const long n = pb->spec.n, r = pb->r;
-    gemv(1, n, r, 1.0, pb->U, r, x, 0.0, a);
+    blas_gemv(1, n, r, 1.0, pb->U, r, x, 0.0, a);
     for (long k = 0; k < r; k++)
         a[k] /= pb->s[k];
 }
@@ -807,16 +834,16 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
             double gn = 2.0 * fabs(w->resid[i]) * pb->phi_norm[i];
             w->v[i] = gn > q->C_clip ? w->resid[i] * (q->C_clip / gn) : w->resid[i];
         }
-        gemv(1, n, p, 1.0, Phi, p, w->v, 0.0, w->g);
+        blas_gemv(1, n, p, 1.0, Phi, p, w->v, 0.0, w->g);
         /* theta <- theta - eta (1/n) sum_i clip(g_i) + sqrt(eta) (2 C_clip / n) sigma xi */
         if (cs > 0) {
-            gaussians(w->rng, w->xi, p);
+            hdp_normals_fill(&w->ns, w->xi, p);
             for (long j = 0; j < p; j++) {
                 w->theta[j] += -step_coef * w->g[j] + cs * w->xi[j];
                 w->Z[j] += w->xi[j];
             }
             /* the same increments on the modes: xi_k = w_k^T xi = u_k^T Phi xi / s_k */
-            gemv(0, n, p, 1.0, Phi, p, w->xi, 0.0, w->q);
+            blas_gemv(0, n, p, 1.0, Phi, p, w->xi, 0.0, w->q);
             to_modes(pb, w->q, w->xim);
         } else {
             for (long j = 0; j < p; j++)
@@ -831,7 +858,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
                           q->s * c->ex_sd[kk] * w->xim[kk];
         }
         /* residual at theta_k (the next step's, and the train loss) */
-        gemv(0, n, p, 1.0, Phi, p, w->theta, 0.0, w->resid);
+        blas_gemv(0, n, p, 1.0, Phi, p, w->theta, 0.0, w->resid);
         to_modes(pb, w->resid, w->aD); /* S^{-1} U^T Phi theta, before subtracting y */
         for (long i = 0; i < n; i++)
             w->resid[i] -= y[i];
@@ -846,14 +873,14 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
         if (row < c->P && c->steps[row] == k) {
             o->train[row] = dot(w->resid, w->resid, n) / (double)n;
             o->clip[row] = cf;
-            gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
+            blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
             o->test[row] = mse(w->pred, pb->y_test, m);
             /* null-space part of the OU paths on the test set: Phi_test P_perp Z */
             if (cs > 0) {
-                gemv(0, m, p, 1.0, pb->Phi_test, p, w->Z, 0.0, w->zt);
-                gemv(0, n, p, 1.0, Phi, p, w->Z, 0.0, w->q);
+                blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->Z, 0.0, w->zt);
+                blas_gemv(0, n, p, 1.0, Phi, p, w->Z, 0.0, w->q);
                 to_modes(pb, w->q, w->wz);
-                gemv(0, m, r, -1.0, pb->G, r, w->wz, 1.0, w->zt);
+                blas_gemv(0, m, r, -1.0, pb->G, r, w->wz, 1.0, w->zt);
             } else {
                 memset(w->zt, 0, sizeof(double) * (size_t)m);
             }
@@ -861,7 +888,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
                 const double *cc = which ? w->c_ex : w->c_em;
                 for (long j = 0; j < m; j++)
                     w->pred[j] = cs * w->zt[j];
-                gemv(0, m, r, 1.0, pb->G, r, cc, 1.0, w->pred);
+                blas_gemv(0, m, r, 1.0, pb->G, r, cc, 1.0, w->pred);
                 (which ? o->ex : o->em)[row] = mse(w->pred, pb->y_test, m);
             }
             row++;
@@ -875,17 +902,38 @@ static void mean_se(const double *v, long runs, long P, long i, double *mean, do
     hdp_mean_stderr(v + i, runs, P, mean, se);
 }
 
-hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
-                           const hdp_rf_sim_options *opt, hdp_rf_sim_result *res,
-                           hdp_error *err)
+/* the family's progress callback behind the Monte Carlo loop's */
+typedef struct {
+    hdp_rf_progress_fn fn;
+    void *user;
+} rf_progress;
+
+static void rf_progress_call(const char *method, long done, long total, void *user)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, pb);
-    HDP_REQUIRE(err, q);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
-    memset(res, 0, sizeof *res);
-    double t0 = omp_get_wtime();
+    (void)method;
+    const rf_progress *p = user;
+    p->fn(p->user, done, total);
+}
+
+static void *rf_sim_ws_alloc(const void *c) { return sim_ws_alloc(((const sim_ctx *)c)->pb); }
+static void rf_sim_ws_free(void *w) { sim_ws_free(w); }
+
+/* run i on its stream (the seed's stream jumped i + 1 times), into its slot */
+static hdp_status rf_sim_run(const void *c, long i, void *vw, hdp_xoshiro *stream, void *slot,
+                             hdp_error *err)
+{
+    (void)i;
+    (void)err;
+    sim_ws *w = vw;
+    hdp_normals_init(&w->ns, stream);
+    sim_one(c, w, slot);
+    return HDP_OK;
+}
+
+/* HDP_EINPUT unless the options and the DP-GD parameters can be simulated on pb */
+static hdp_status sim_check(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
+                            const hdp_rf_sim_options *opt, hdp_error *err)
+{
     if (opt->runs < 1)
         return hdp_fail(err, HDP_EINPUT, "runs = %ld: need at least one run", opt->runs);
     if (opt->records < 1)
@@ -897,18 +945,18 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
                         "HDP_RF_TEST_MODES");
     if (q->T < 1 || !(q->eta > 0))
         return hdp_fail(err, HDP_EINPUT, "DP-GD: T = %ld, eta = %g", q->T, q->eta);
-    const long runs = opt->runs, r = pb->r;
-    long records = opt->records < q->T ? opt->records : q->T;
-    int nth = threads_to_use(opt->threads);
-    if (nth > runs)
-        nth = (int)runs;
+    return HDP_OK;
+}
+
+/* the recorded steps and the result's arrays of P records */
+static hdp_status sim_result_alloc(const hdp_rf_dpgd *q, long records, hdp_rf_sim_result *res,
+                                   hdp_error *err)
+{
     long *steps = malloc(sizeof(long) * (size_t)(records + 2));
     if (!steps)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
     long P = record_steps(q->T, records, steps);
     res->points = P;
-    res->runs = runs;
-    res->threads = nth;
     res->step = steps;
     double **arrays[] = {&res->tau,     &res->dpgd_test, &res->dpgd_test_se, &res->dpgd_train,
                          &res->dpgd_train_se, &res->ou_test, &res->ou_train,
@@ -917,67 +965,37 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (!(*arrays[i] = calloc((size_t)P, sizeof(double))))
             return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld records", P);
+    return HDP_OK;
+}
 
-    hdp_status st = HDP_OK;
-    int old = blas_single();
-    sim_ctx c = {pb, q, steps, P, q->s * sqrt(q->eta), NULL, NULL, NULL};
-    c.ex_decay = hdp_dalloc((size_t)r);
-    c.ex_shift = hdp_dalloc((size_t)r);
-    c.ex_sd = hdp_dalloc((size_t)r);
-    double *slots = hdp_dalloc((size_t)(5 * runs * P));
-    sim_out *outs = calloc((size_t)runs, sizeof *outs);
-    sim_ws **ws = calloc((size_t)nth, sizeof *ws);
-    hdp_xoshiro *streams = malloc(sizeof(hdp_xoshiro) * (size_t)runs);
-    if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs || !ws || !streams) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs", runs);
-        goto done;
+/* exact OU step of length h = eta in mode k (THEORY 7):
+ *   a <- e^{-lambda h} a + (1 - e^{-lambda h}) beta
+ *        + s sqrt((1 - e^{-2 lambda h})/(2 lambda)) xi */
+static void ou_exact_step(const hdp_rf_problem *pb, double h, sim_ctx *c)
+{
+    for (long k = 0; k < pb->r; k++) {
+        double lam = pb->lambda[k];
+        c->ex_decay[k] = exp(-lam * h);
+        c->ex_shift[k] = -expm1(-lam * h) * pb->beta[k];
+        c->ex_sd[k] = lam > 0 ? sqrt(-expm1(-2.0 * lam * h) / (2.0 * lam)) : sqrt(h);
     }
-    for (int t = 0; t < nth; t++)
-        if (!(ws[t] = sim_ws_alloc(pb))) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspace of thread %d", t);
-            goto done;
-        }
-    /* exact OU step of length h = eta in mode k (THEORY 7):
-     *   a <- e^{-lambda h} a + (1 - e^{-lambda h}) beta
-     *        + s sqrt((1 - e^{-2 lambda h})/(2 lambda)) xi */
-    for (long k = 0; k < r; k++) {
-        double lam = pb->lambda[k], h = q->eta;
-        c.ex_decay[k] = exp(-lam * h);
-        c.ex_shift[k] = -expm1(-lam * h) * pb->beta[k];
-        c.ex_sd[k] = lam > 0 ? sqrt(-expm1(-2.0 * lam * h) / (2.0 * lam)) : sqrt(h);
-    }
-    for (long i = 0; i < runs; i++) {
-        double *base = slots + 5 * i * P;
-        outs[i] = (sim_out){base, base + P, base + 2 * P, base + 3 * P, base + 4 * P, 0, 0, 0, 0};
-    }
-    /* run i uses the data stream jumped i + 1 times */
-    hdp_xoshiro_stream(&streams[0], (uint64_t)pb->spec.seed, 1);
-    for (long i = 1; i < runs; i++) {
-        streams[i] = streams[i - 1];
-        hdp_xoshiro_jump(&streams[i]);
-    }
-    long done_runs = 0;
-#pragma omp parallel num_threads(nth)
-    {
-        sim_ws *w = ws[omp_get_thread_num()];
-#pragma omp for schedule(dynamic, 1)
-        for (long i = 0; i < runs; i++) {
-            *hdp_rng_state(w->rng) = streams[i];
-            sim_one(&c, w, &outs[i]);
-            if (opt->progress) {
-#pragma omp critical(hdp_rf_progress)
-                opt->progress(opt->progress_user, ++done_runs, runs);
-            }
-        }
-    }
-    /* reduce in run order */
+}
+
+/* The statistics over the runs, in run order: per record the means and standard errors of
+ * the DP-GD losses, the OU paths' test losses and the clipped fraction, with the OU
+ * process's expected losses beside them; the maxima of the strong errors, norms and clipped
+ * fractions. HDP_ENUMERIC when a mean loss is not finite (DP-GD diverged). */
+static hdp_status sim_reduce(const hdp_rf_problem *pb, const hdp_rf_dpgd *q, const sim_out *outs,
+                             long runs, hdp_rf_sim_result *res, hdp_error *err)
+{
+    const long P = res->points;
+    const long *steps = res->step;
     double *test = hdp_dalloc((size_t)(runs * P)), *train = hdp_dalloc((size_t)(runs * P));
     double *em = hdp_dalloc((size_t)(runs * P)), *ex = hdp_dalloc((size_t)(runs * P));
     double *clip = hdp_dalloc((size_t)(runs * P));
     if (!test || !train || !em || !ex || !clip) {
         free(test); free(train); free(em); free(ex); free(clip);
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-        goto done;
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
     }
     for (long i = 0; i < runs; i++) {
         memcpy(test + i * P, outs[i].test, sizeof(double) * (size_t)P);
@@ -1011,16 +1029,67 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     }
     res->strong_error_mean = sum / (double)runs;
     for (long i = 0; i < P; i++)
-        if (!isfinite(res->dpgd_test[i]) || !isfinite(res->dpgd_train[i])) {
-            st = hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged (non-finite loss at step %ld): eta "
-                          "lambda_max = %g (stable below 2)", steps[i], q->eta * pb->lambda[0]);
-            break;
-        }
+        if (!isfinite(res->dpgd_test[i]) || !isfinite(res->dpgd_train[i]))
+            return hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged (non-finite loss at step %ld): eta "
+                            "lambda_max = %g (stable below 2)", steps[i], q->eta * pb->lambda[0]);
+    return HDP_OK;
+}
+
+/*
+ * DP-GD coupled to the OU process (see rf.h): the runs on the generic Monte Carlo loop, run i
+ * on the seed's stream jumped i + 1 times (the unjumped one drew the data) with its own
+ * output slot, then the statistics in run order.
+ */
+hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
+                           const hdp_rf_sim_options *opt, hdp_rf_sim_result *res,
+                           hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, q);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    memset(res, 0, sizeof *res);
+    double t0 = omp_get_wtime();
+    hdp_status st = sim_check(pb, q, opt, err);
+    if (st != HDP_OK)
+        return st;
+    const long runs = opt->runs, r = pb->r;
+    long records = opt->records < q->T ? opt->records : q->T;
+    res->runs = runs;
+    res->threads = hdp_mc_loop_threads(runs, opt->threads);
+    if ((st = sim_result_alloc(q, records, res, err)) != HDP_OK)
+        return st;
+    const long P = res->points;
+
+    int old = blas_single();
+    sim_ctx c = {pb, q, res->step, P, q->s * sqrt(q->eta), NULL, NULL, NULL};
+    c.ex_decay = hdp_dalloc((size_t)r);
+    c.ex_shift = hdp_dalloc((size_t)r);
+    c.ex_sd = hdp_dalloc((size_t)r);
+    double *slots = hdp_dalloc((size_t)(5 * runs * P));
+    sim_out *outs = calloc((size_t)runs, sizeof *outs);
+    if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs", runs);
+        goto done;
+    }
+    ou_exact_step(pb, q->eta, &c);
+    for (long i = 0; i < runs; i++) {
+        double *base = slots + 5 * i * P;
+        outs[i] = (sim_out){base, base + P, base + 2 * P, base + 3 * P, base + 4 * P, 0, 0, 0, 0};
+    }
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, (uint64_t)pb->spec.seed, 1);
+    rf_progress prog = {opt->progress, opt->progress_user};
+    hdp_mc_loop loop = {.name = "rf", .runs = runs, .threads = res->threads, .ctx = &c,
+                        .ws_alloc = rf_sim_ws_alloc, .ws_free = rf_sim_ws_free,
+                        .run = rf_sim_run, .first = &first, .slots = outs,
+                        .slot_size = sizeof *outs,
+                        .progress = opt->progress ? rf_progress_call : NULL,
+                        .progress_user = &prog};
+    if ((st = hdp_mc_loop_run(&loop, err)) == HDP_OK)
+        st = sim_reduce(pb, q, outs, runs, res, err);
 done:
-    for (int t = 0; ws && t < nth; t++)
-        sim_ws_free(ws[t]);
-    free(ws);
-    free(streams);
     free(outs);
     free(slots);
     free(c.ex_decay);
@@ -1038,7 +1107,7 @@ typedef struct {
     double *resid, *v;        /* [n] */
     double *Z, *xi, *theta;   /* [p] */
     double *pred;             /* [m] */
-    gsl_rng *rng;
+    hdp_normals ns;           /* the configuration's block Gaussian stream */
 } cfg_ws;
 
 static void cfg_ws_free(cfg_ws *w)
@@ -1048,8 +1117,6 @@ static void cfg_ws_free(cfg_ws *w)
     double *arrays[] = {w->a, w->sa, w->g, w->xim, w->resid, w->v, w->Z, w->xi, w->theta, w->pred};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
-    if (w->rng)
-        gsl_rng_free(w->rng);
     free(w);
 }
 
@@ -1069,9 +1136,8 @@ static cfg_ws *cfg_ws_alloc(const hdp_rf_problem *pb)
     w->xi = hdp_dalloc((size_t)p);
     w->theta = hdp_dalloc((size_t)p);
     w->pred = hdp_dalloc((size_t)(m > n ? m : n));
-    w->rng = hdp_rng_alloc(0);
     if (!w->a || !w->sa || !w->g || !w->xim || !w->resid || !w->v || !w->Z || !w->xi ||
-        !w->theta || !w->pred || !w->rng) {
+        !w->theta || !w->pred) {
         cfg_ws_free(w);
         return NULL;
     }
@@ -1085,7 +1151,7 @@ static void modes_residual(const hdp_rf_problem *pb, const double *a, double *sa
     const long n = pb->spec.n, r = pb->r;
     for (long k = 0; k < r; k++)
         sa[k] = pb->s[k] * a[k];
-    gemv(0, n, r, 1.0, pb->U, r, sa, 0.0, resid);
+    blas_gemv(0, n, r, 1.0, pb->U, r, sa, 0.0, resid);
     for (long i = 0; i < n; i++)
         resid[i] -= pb->y[i];
 }
@@ -1120,16 +1186,16 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
         double cfrac = (double)nc / (double)n;
         clip_sum += cfrac;
         if (cfrac > clip_max) clip_max = cfrac;
-        gemv(1, n, r, 1.0, pb->U, r, w->v, 0.0, w->g);
+        blas_gemv(1, n, r, 1.0, pb->U, r, w->v, 0.0, w->g);
         if (cs > 0) {
             if (cf->p_space_noise) {
-                gaussians(w->rng, w->xi, p);
+                hdp_normals_fill(&w->ns, w->xi, p);
                 for (long j = 0; j < p; j++)
                     w->Z[j] += w->xi[j];
-                gemv(0, n, p, 1.0, pb->Phi, p, w->xi, 0.0, w->v);
+                blas_gemv(0, n, p, 1.0, pb->Phi, p, w->xi, 0.0, w->v);
                 to_modes(pb, w->v, w->xim);
             } else {
-                gaussians(w->rng, w->xim, r);
+                hdp_normals_fill(&w->ns, w->xim, r);
             }
         }
         for (long kk = 0; kk < r; kk++)
@@ -1142,12 +1208,12 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
     /* theta = W (a - cs W^T Z) + cs Z, W b = Phi^T U S^{-1} b; test predictions Phi_test theta */
     if (cs > 0) {
         if (!cf->p_space_noise) {
-            gaussians(w->rng, w->Z, p);
+            hdp_normals_fill(&w->ns, w->Z, p);
             double sq = sqrt((double)cf->T);
             for (long j = 0; j < p; j++)
                 w->Z[j] *= sq;
         }
-        gemv(0, n, p, 1.0, pb->Phi, p, w->Z, 0.0, w->v);
+        blas_gemv(0, n, p, 1.0, pb->Phi, p, w->Z, 0.0, w->v);
         to_modes(pb, w->v, w->g);
         for (long k = 0; k < r; k++)
             w->sa[k] = (w->a[k] - cs * w->g[k]) / pb->s[k];
@@ -1155,12 +1221,12 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
         for (long k = 0; k < r; k++)
             w->sa[k] = w->a[k] / pb->s[k];
     }
-    gemv(0, n, r, 1.0, pb->U, r, w->sa, 0.0, w->v);
-    gemv(1, n, p, 1.0, pb->Phi, p, w->v, 0.0, w->theta);
+    blas_gemv(0, n, r, 1.0, pb->U, r, w->sa, 0.0, w->v);
+    blas_gemv(1, n, p, 1.0, pb->Phi, p, w->v, 0.0, w->theta);
     if (cs > 0)
         for (long j = 0; j < p; j++)
             w->theta[j] += cs * w->Z[j];
-    gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
+    blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
     cf->test_loss = mse(w->pred, pb->y_test, m);
 }
 
@@ -1175,6 +1241,30 @@ static void order_by_cost(const hdp_rf_config *cfg, long ncfg, long *order)
         }
         order[i] = j;
     }
+}
+
+/* what the configurations read, and where configuration j writes: cfg[j] */
+typedef struct {
+    const hdp_rf_problem *pb;
+    hdp_rf_config *cfg;
+} cfg_loop_ctx;
+
+static void *rf_cfg_ws_alloc(const void *c) { return cfg_ws_alloc(((const cfg_loop_ctx *)c)->pb); }
+static void rf_cfg_ws_free(void *w) { cfg_ws_free(w); }
+
+/* configuration j on its own stream: the seed's stream jumped cfg[j].stream times */
+static hdp_status rf_cfg_run(const void *vc, long j, void *vw, hdp_xoshiro *stream, void *slot,
+                             hdp_error *err)
+{
+    (void)stream, (void)slot, (void)err;
+    const cfg_loop_ctx *c = vc;
+    cfg_ws *w = vw;
+    hdp_rf_config *cf = &c->cfg[j];
+    hdp_xoshiro xs;
+    hdp_xoshiro_stream(&xs, (uint64_t)c->pb->spec.seed, (uint64_t)cf->stream);
+    hdp_normals_init(&w->ns, &xs);
+    cfg_one(c->pb, cf, w);
+    return HDP_OK;
 }
 
 hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long ncfg,
@@ -1192,41 +1282,24 @@ hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long 
                             "%g, s = %g, stream %llu", j, cfg[j].T, cfg[j].eta, cfg[j].C_clip,
                             cfg[j].s, cfg[j].stream);
     }
-    int nth = threads_to_use(threads);
-    if (nth > ncfg)
-        nth = (int)ncfg;
-    int old = blas_single();
     hdp_status st = HDP_OK;
-    cfg_ws **ws = calloc((size_t)nth, sizeof *ws);
     long *order = malloc(sizeof(long) * (size_t)ncfg);
-    if (!ws || !order) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (int t = 0; t < nth; t++)
-        if (!(ws[t] = cfg_ws_alloc(pb))) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspace of thread %d", t);
-            goto done;
-        }
+    if (!order)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
     /* the longest first, for the load balance (results do not depend on the order) */
     order_by_cost(cfg, ncfg, order);
-    long done_cfg = 0;
-#pragma omp parallel num_threads(nth)
-    {
-        cfg_ws *w = ws[omp_get_thread_num()];
-#pragma omp for schedule(dynamic, 1)
-        for (long jj = 0; jj < ncfg; jj++) {
-            hdp_rf_config *cf = &cfg[order[jj]];
-            hdp_xoshiro xs;
-            hdp_xoshiro_stream(&xs, (uint64_t)pb->spec.seed, (uint64_t)cf->stream);
-            *hdp_rng_state(w->rng) = xs;
-            cfg_one(pb, cf, w);
-            if (progress) {
-#pragma omp critical(hdp_rf_progress)
-                progress(progress_user, ++done_cfg, ncfg);
-            }
-        }
-    }
+    cfg_loop_ctx c = {pb, cfg};
+    rf_progress prog = {progress, progress_user};
+    hdp_mc_loop loop = {.name = "rf", .runs = ncfg, .threads = hdp_mc_loop_threads(ncfg, threads),
+                        .ctx = &c, .ws_alloc = rf_cfg_ws_alloc, .ws_free = rf_cfg_ws_free,
+                        .run = rf_cfg_run, .order = order,
+                        .progress = progress ? rf_progress_call : NULL, .progress_user = &prog};
+    int old = blas_single();
+    st = hdp_mc_loop_run(&loop, err);
+    blas_restore(old);
+    free(order);
+    if (st != HDP_OK)
+        return st;
     for (long j = 0; j < ncfg; j++)
         if (!isfinite(cfg[j].test_loss) || !isfinite(cfg[j].train_loss)) {
             st = hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged in configuration %ld (eta = %g, T = "
@@ -1234,11 +1307,5 @@ hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long 
                           cfg[j].eta * pb->lambda[0]);
             break;
         }
-done:
-    for (int t = 0; ws && t < nth; t++)
-        cfg_ws_free(ws[t]);
-    free(ws);
-    free(order);
-    blas_restore(old);
     return st;
 }

@@ -12,11 +12,11 @@
 #include "hdpsgd/si.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 #include "sim/stats.h"
 
 #include <lapacke.h>
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,16 +237,10 @@ static void alignment(const double *W, long d, long p, const double *mu, double 
     *mean = s / (double)p;
 }
 
-hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp_si_problem *pb,
-                                hdp_error *err)
+/* HDP_EINPUT naming the [si] key that is out of range, or for sizes too large */
+static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_error *err)
 {
-    HDP_ZERO(pb);
-    HDP_REQUIRE(err, spec);
-    HDP_REQUIRE(err, pb);
-    memset(pb, 0, sizeof *pb);
-    pb->spec = *spec;
     const long d = spec->d, p = spec->p, n = spec->n, mt = spec->m;
-    /* validate before allocating */
     if (d < 2) return bad_key(m, "d", err, "expected an integer >= 2", (double)d);
     if (p < 1) return bad_key(m, "p", err, "expected an integer >= 1", (double)p);
     if (n < 2) return bad_key(m, "n", err, "expected an integer >= 2", (double)n);
@@ -290,8 +284,14 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
         return hdp_fail(err, HDP_EINPUT, "[si] sizes d = %ld, p = %ld, n = %ld, test_size = %ld "
                         "are too large for this laboratory command", d, p, n, mt);
 
-    /* scalings (seed 002, Assumption 4) */
-    hdp_si_params *hp = &pb->hp;
+    return HDP_OK;
+}
+
+/* The scalings of seed 002 (Assumption 4) into pb->hp, but eta_a and tau (si_kernel). */
+static hdp_status si_scalings(const hdp_si_spec *spec, const hdp_model *m, hdp_si_params *hp,
+                              hdp_error *err)
+{
+    const long d = spec->d, p = spec->p, n = spec->n;
     const double L = log((double)d), de = pow((double)d, spec->eps_n);
     hp->q = spec->he[2] != 0 ? 3 : spec->he[1] != 0 ? 2 : 1;
     hp->lambda = spec->c_lambda * (double)p / (de * de);
@@ -306,7 +306,13 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
     hp->C_W = spec->c_C_W * sqrt((double)d / (double)p);
     hp->R = spec->norm_floor * hp->eta_W * (double)n * 2.0 / sqrt((double)p);
     hp->Delta1 = 2.0 * hp->eta_W * hp->C_W * sqrt((double)p) / hp->R;
+    return HDP_OK;
+}
 
+/* the problem's arrays */
+static hdp_status si_problem_alloc(hdp_si_problem *pb, hdp_error *err)
+{
+    const long d = pb->spec.d, p = pb->spec.p, n = pb->spec.n, mt = pb->spec.m;
     pb->mu = hdp_dalloc((size_t)d);
     pb->W1 = hdp_dalloc((size_t)(d * p));
     pb->b = hdp_dalloc((size_t)p);
@@ -323,32 +329,28 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
     pb->ou_var = hdp_dalloc((size_t)p);
     pb->gd_mean = hdp_dalloc((size_t)p);
     pb->gd_var = hdp_dalloc((size_t)p);
-    double *X = hdp_dalloc((size_t)(n * d)), *W0 = hdp_dalloc((size_t)(d * p));
-    double *H = hdp_dalloc((size_t)(n * p)), *yW = hdp_dalloc((size_t)n), *xn = hdp_dalloc((size_t)n);
-    double *Xt = hdp_dalloc((size_t)(mt * d));
     if (!pb->mu || !pb->W1 || !pb->b || !pb->Phi || !pb->y || !pb->Phi_test || !pb->y_test ||
         !pb->align || !pb->align0 || !pb->l || !pb->V || !pb->astar || !pb->ou_mean ||
-        !pb->ou_var || !pb->gd_mean || !pb->gd_var || !X || !W0 || !H || !yW || !xn || !Xt) {
-        free(X); free(W0); free(H); free(yW); free(xn); free(Xt);
+        !pb->ou_var || !pb->gd_mean || !pb->gd_var)
         return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)", d, p, n);
-    }
+    return HDP_OK;
+}
 
-    /* the data and stage 1, from the stream of the seed (order fixed: mu, W_0, b, X_W, X_a,
-     * X_test, stage-1 noise) */
-    hdp_xoshiro g;
-    hdp_xoshiro_seed(&g, spec->seed);
-    fill_normal(&g, pb->mu, (size_t)d, 1.0);
-    double nm = 0;
-    for (long k = 0; k < d; k++)
-        nm += pb->mu[k] * pb->mu[k];
-    for (long k = 0; k < d; k++)
-        pb->mu[k] /= sqrt(nm);
-    fill_normal(&g, W0, (size_t)(d * p), 1.0 / sqrt((double)d));
-    fill_normal(&g, pb->b, (size_t)p, 1.0);
-    alignment(W0, d, p, pb->mu, pb->align0, &pb->align0_mean);
+/* scratch arrays of the data and stage 1 */
+typedef struct {
+    double *X, *W0, *H, *yW, *xn, *Xt; /* [n x d], [d x p], [n x p], [n], [n], [m x d] */
+} si_scratch;
 
-    /* stage 1: Q_ij = 2 r_i a0_j tanh'(h_ij), clipped so that ||Q_ij x_i|| <= C_W */
-    fill_normal(&g, X, (size_t)(n * d), 1.0);
+/* Stage 1 on the stage-1 data X (drawn here from g): one clipped gradient step from W_0,
+ * Q_ij = 2 r_i a0_j tanh'(h_ij) clipped so that ||Q_ij x_i|| <= C_W, u = W_0 - eta_W X^T Q,
+ * then w1_j = u_j / max(||u_j||, R) into pb->W1 (the noise comes later, si_stage2_data). */
+static void si_stage1(hdp_si_problem *pb, hdp_xoshiro *g, si_scratch *w)
+{
+    const hdp_si_spec *spec = &pb->spec;
+    const hdp_si_params *hp = &pb->hp;
+    const long d = spec->d, p = spec->p, n = spec->n;
+    double *X = w->X, *H = w->H;
+    fill_normal(g, X, (size_t)(n * d), 1.0);
     const double a0 = 1.0 / sqrt((double)p);
     for (long i = 0; i < n; i++) {
         double z = 0, x2 = 0;
@@ -356,20 +358,20 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
             z += X[i * d + k] * pb->mu[k];
             x2 += X[i * d + k] * X[i * d + k];
         }
-        yW[i] = hdp_si_link(spec->he, z);
-        xn[i] = sqrt(x2);
+        w->yW[i] = hdp_si_link(spec->he, z);
+        w->xn[i] = sqrt(x2);
     }
-    features(X, n, d, W0, pb->b, p, H); /* H = tanh(h) */
+    features(X, n, d, w->W0, pb->b, p, H); /* H = tanh(h) */
     long clipped = 0;
     for (long i = 0; i < n; i++) {
         double f0 = 0;
         for (long j = 0; j < p; j++)
             f0 += a0 * H[i * p + j];
-        double r = f0 - yW[i];
+        double r = f0 - w->yW[i];
         for (long j = 0; j < p; j++) {
             double t = H[i * p + j];
             double q = 2.0 * r * a0 * (1.0 - t * t);
-            double gn = fabs(q) * xn[i];
+            double gn = fabs(q) * w->xn[i];
             if (gn > hp->C_W) {
                 q *= hp->C_W / gn;
                 clipped++;
@@ -378,8 +380,7 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
         }
     }
     pb->clipped1 = (double)clipped / ((double)n * (double)p);
-    /* u = W_0 - eta_W X^T Q, then w1_j = u_j / max(||u_j||, R) + sigma_W xi_j */
-    memcpy(pb->W1, W0, sizeof(double) * (size_t)(d * p));
+    memcpy(pb->W1, w->W0, sizeof(double) * (size_t)(d * p));
     for (long i = 0; i < n; i++)
         for (long k = 0; k < d; k++) {
             double xk = hp->eta_W * X[i * d + k];
@@ -400,33 +401,75 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
         for (long k = 0; k < d; k++)
             pb->W1[k * p + j] /= den;
     }
-    /* stage 2 and test data are drawn before the stage-1 noise, so that sigma_W = 0 and
-     * sigma_W > 0 see the same data */
-    fill_normal(&g, X, (size_t)(n * d), 1.0);
-    fill_normal(&g, Xt, (size_t)(mt * d), 1.0);
-    for (long k = 0; k < d; k++)
-        for (long j = 0; j < p; j++)
-            pb->W1[k * p + j] += hp->sigma_W * hdp_rng_normal_fast(&g);
-    alignment(pb->W1, d, p, pb->mu, pb->align, &pb->align_mean);
+}
 
-    /* stage-2 features and labels, test set */
-    features(X, n, d, pb->W1, pb->b, p, pb->Phi);
-    for (long i = 0; i < n; i++) {
+/* labels y_i = link(mu^T x_i) of rows x [rows x d] */
+static void si_labels(const hdp_si_problem *pb, const double *X, long rows, double *y)
+{
+    const long d = pb->spec.d;
+    for (long i = 0; i < rows; i++) {
         double z = 0;
         for (long k = 0; k < d; k++)
             z += X[i * d + k] * pb->mu[k];
-        pb->y[i] = hdp_si_link(spec->he, z);
+        y[i] = hdp_si_link(pb->spec.he, z);
     }
-    features(Xt, mt, d, pb->W1, pb->b, p, pb->Phi_test);
-    for (long i = 0; i < mt; i++) {
-        double z = 0;
-        for (long k = 0; k < d; k++)
-            z += Xt[i * d + k] * pb->mu[k];
-        pb->y_test[i] = hdp_si_link(spec->he, z);
-    }
-    free(X); free(W0); free(H); free(yW); free(xn); free(Xt);
+}
 
-    /* the stage-2 kernel A = (2/n) Phi^T Phi + 2 lambda I and its eigenbasis */
+/* The stage-2 and test data (drawn before the stage-1 noise, so that sigma_W = 0 and
+ * sigma_W > 0 see the same data), the stage-1 noise sigma_W xi, the alignment of W_1, the
+ * stage-2 and test features and labels. */
+static void si_stage2_data(hdp_si_problem *pb, hdp_xoshiro *g, si_scratch *w)
+{
+    const long d = pb->spec.d, p = pb->spec.p, n = pb->spec.n, mt = pb->spec.m;
+    fill_normal(g, w->X, (size_t)(n * d), 1.0);
+    fill_normal(g, w->Xt, (size_t)(mt * d), 1.0);
+    for (long k = 0; k < d; k++)
+        for (long j = 0; j < p; j++)
+            pb->W1[k * p + j] += pb->hp.sigma_W * hdp_rng_normal_fast(g);
+    alignment(pb->W1, d, p, pb->mu, pb->align, &pb->align_mean);
+    features(w->X, n, d, pb->W1, pb->b, p, pb->Phi);
+    si_labels(pb, w->X, n, pb->y);
+    features(w->Xt, mt, d, pb->W1, pb->b, p, pb->Phi_test);
+    si_labels(pb, w->Xt, mt, pb->y_test);
+}
+
+/* The data and stage 1, from the stream of the seed (order fixed: mu, W_0, b, X_W, X_a,
+ * X_test, stage-1 noise). */
+static hdp_status si_data(hdp_si_problem *pb, hdp_error *err)
+{
+    const long d = pb->spec.d, p = pb->spec.p, n = pb->spec.n, mt = pb->spec.m;
+    si_scratch w = {hdp_dalloc((size_t)(n * d)), hdp_dalloc((size_t)(d * p)),
+                    hdp_dalloc((size_t)(n * p)), hdp_dalloc((size_t)n),
+                    hdp_dalloc((size_t)n), hdp_dalloc((size_t)(mt * d))};
+    hdp_status st = HDP_OK;
+    if (!w.X || !w.W0 || !w.H || !w.yW || !w.xn || !w.Xt) {
+        st = hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)", d, p, n);
+    } else {
+        hdp_xoshiro g;
+        hdp_xoshiro_seed(&g, pb->spec.seed);
+        fill_normal(&g, pb->mu, (size_t)d, 1.0);
+        double nm = 0;
+        for (long k = 0; k < d; k++)
+            nm += pb->mu[k] * pb->mu[k];
+        for (long k = 0; k < d; k++)
+            pb->mu[k] /= sqrt(nm);
+        fill_normal(&g, w.W0, (size_t)(d * p), 1.0 / sqrt((double)d));
+        fill_normal(&g, pb->b, (size_t)p, 1.0);
+        alignment(w.W0, d, p, pb->mu, pb->align0, &pb->align0_mean);
+        si_stage1(pb, &g, &w);
+        si_stage2_data(pb, &g, &w);
+    }
+    free(w.X); free(w.W0); free(w.H); free(w.yW); free(w.xn); free(w.Xt);
+    return st;
+}
+
+/* The stage-2 kernel A = (2/n) Phi^T Phi + 2 lambda I and its eigenbasis (pb->V, pb->l), then
+ * the stage-2 step eta_a (1 / lambda_max when si.eta_a = 0) and tau = eta_a T. */
+static hdp_status si_kernel(hdp_si_problem *pb, const hdp_model *m, hdp_error *err)
+{
+    const hdp_si_spec *spec = &pb->spec;
+    hdp_si_params *hp = &pb->hp;
+    const long d = spec->d, p = spec->p, n = spec->n;
     for (long i = 0; i < n; i++) {
         const double *ph = pb->Phi + i * p;
         for (long j = 0; j < p; j++)
@@ -446,6 +489,7 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
         if (pb->l[k] < 0)
             pb->l[k] = 0; /* rounding of a positive semi-definite matrix */
     const double lmax = pb->l[p - 1];
+    const double L = log((double)d), de = pow((double)d, spec->eps_n);
     if (spec->c_eta_a == 0) {
         hp->eta_a = lmax > 0 ? 1.0 / lmax : 1.0;
     } else {
@@ -457,8 +501,26 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
                            spec->c_eta_a);
     }
     hp->tau = hp->eta_a * (double)hp->T;
-    hdp_status st = privacy(pb, spec->epsilon, err);
-    if (st != HDP_OK)
+    return HDP_OK;
+}
+
+/*
+ * The problem step by step: the checks (before anything is allocated), the scalings, the
+ * data and stage 1, the stage-2 kernel and its eigenbasis, the privacy calibration and the
+ * predicted laws of stage 2.
+ */
+hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp_si_problem *pb,
+                                hdp_error *err)
+{
+    HDP_ZERO(pb);
+    HDP_REQUIRE(err, spec);
+    HDP_REQUIRE(err, pb);
+    memset(pb, 0, sizeof *pb);
+    pb->spec = *spec;
+    hdp_status st;
+    if ((st = si_check(spec, m, err)) != HDP_OK || (st = si_scalings(spec, m, &pb->hp, err)) != HDP_OK ||
+        (st = si_problem_alloc(pb, err)) != HDP_OK || (st = si_data(pb, err)) != HDP_OK ||
+        (st = si_kernel(pb, m, err)) != HDP_OK || (st = privacy(pb, spec->epsilon, err)) != HDP_OK)
         return st;
     predictions(pb);
     return HDP_OK;
@@ -543,6 +605,39 @@ static void one_run(const hdp_si_problem *pb, hdp_xoshiro *g, double *a, double 
     *clipped = pb->spec.stage2 == HDP_SI_OU ? 0.0 : (double)nclip / ((double)n * (double)hp->T);
 }
 
+/* what the runs read, and where run r writes: row r of A, risk[r], clip[r] */
+typedef struct {
+    const hdp_si_problem *pb;
+    double *A, *risk, *clip;
+} stage2_ctx;
+
+/* a thread's workspace: [p + n] for one_run, then [p] for a_T */
+static void *stage2_ws_alloc(const void *vc)
+{
+    const hdp_si_problem *pb = ((const stage2_ctx *)vc)->pb;
+    return hdp_dalloc((size_t)(2 * pb->spec.p + pb->spec.n));
+}
+
+/* Stage-2 run r: a_T, its risk and clipped fraction, and its mode coefficients v_k^T a_T. */
+static hdp_status stage2_run(const void *vc, long r, void *ws, hdp_xoshiro *g, void *slot,
+                             hdp_error *err)
+{
+    (void)slot;
+    (void)err;
+    const stage2_ctx *out = vc;
+    const hdp_si_problem *pb = out->pb;
+    const long p = pb->spec.p, n = pb->spec.n;
+    double *work = ws, *a = work + p + n;
+    one_run(pb, g, a, work, &out->risk[r], &out->clip[r]);
+    for (long k = 0; k < p; k++) {
+        double acc = 0;
+        for (long j = 0; j < p; j++)
+            acc += pb->V[j * p + k] * a[j];
+        out->A[r * p + k] = acc;
+    }
+    return HDP_OK;
+}
+
 hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_si_result *res,
                          hdp_error *err)
 {
@@ -552,7 +647,7 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     memset(res, 0, sizeof *res);
     if (runs < 2)
         return hdp_fail(err, HDP_EINPUT, "[si] runs: expected an integer >= 2 (value %ld)", runs);
-    const long p = pb->spec.p, n = pb->spec.n;
+    const long p = pb->spec.p;
     double t0 = now_seconds();
     double *A = hdp_dalloc((size_t)(runs * p)), *risk = hdp_dalloc((size_t)runs);
     double *clip = hdp_dalloc((size_t)runs);
@@ -563,40 +658,17 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
         free(A); free(risk); free(clip);
         return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (runs = %ld)", runs);
     }
-    int nth = threads > 0 ? threads : omp_get_max_threads();
-    if (nth < 1)
-        nth = 1;
-    int failed = 0;
-#pragma omp parallel num_threads(nth)
-    {
-        double *work = hdp_dalloc((size_t)(p + n)), *a = hdp_dalloc((size_t)p);
-        if (!work || !a) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (long r = 0; r < runs; r++) {
-            if (!work || !a)
-                continue;
-            hdp_xoshiro g;
-            hdp_xoshiro_seed(&g, pb->spec.seed);
-            for (long k = 0; k <= r; k++)
-                hdp_xoshiro_jump(&g);
-            one_run(pb, &g, a, work, &risk[r], &clip[r]);
-            /* mode coefficients v_k^T a */
-            for (long k = 0; k < p; k++) {
-                double acc = 0;
-                for (long j = 0; j < p; j++)
-                    acc += pb->V[j * p + k] * a[j];
-                A[r * p + k] = acc;
-            }
-        }
-        free(work);
-        free(a);
-    }
-    if (failed) {
+    /* run r: the seed's stream jumped r + 1 times (the unjumped one made the problem) */
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, pb->spec.seed, 1);
+    stage2_ctx c = {pb, A, risk, clip};
+    hdp_mc_loop loop = {.name = "si", .runs = runs, .threads = hdp_mc_loop_threads(runs, threads),
+                        .ctx = &c, .ws_alloc = stage2_ws_alloc, .ws_free = free,
+                        .run = stage2_run, .first = &first};
+    hdp_status st = hdp_mc_loop_run(&loop, err);
+    if (st != HDP_OK) {
         free(A); free(risk); free(clip);
-        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory in a thread");
+        return st;
     }
     /* reduce in run order */
     double rs = 0, rs2 = 0, cs = 0;

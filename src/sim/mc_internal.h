@@ -1,13 +1,8 @@
 /*
- * mc_internal.h — the Monte Carlo driver shared by the DP-SGD simulation
- * (sim.c, THEORY.md section 1) and the Euler-Maruyama SDE (sde.c, THEORY.md
- * section 4) (internal).
- *
- * A method fills a constant table (name, per-thread workspace alloc/free, one
- * run); the driver (sim.c) validates the options, builds the output grid,
- * gives run r the r-th jump of the base stream, runs the runs on OpenMP
- * threads, stores every run's curve in its own slot and reduces them serially
- * in run order afterwards: the results do not depend on the thread count.
+ * mc_internal.h — what the methods of the risk-curve driver (mc.h) use inside a run
+ * (internal): the Chebyshev tables of the clipping factors (sde.c) and the O(d) loops of
+ * a step (mc_kernels.c), shared by the DP-SGD simulation (dpsgd.c, THEORY.md section 1)
+ * and the Euler-Maruyama SDE (sde.c, section 4).
  */
 #ifndef HDPSGD_MC_INTERNAL_H
 #define HDPSGD_MC_INTERNAL_H
@@ -19,57 +14,6 @@
 
 #include "hdpsgd/clip.h"
 #include "hdpsgd/sim.h"
-
-/* What one run sees of the grid. Iterate k (theta_k, or the SDE state after k
- * steps) is recorded at grid point i when k = kgrid[i]; kgrid[0] = 0,
- * kgrid[points-1] = steps. */
-typedef struct {
-    long steps;         /* steps per run */
-    long points;        /* grid size */
-    const long *kgrid;  /* [points] k_i = round(t_i steps), <= steps - 1 for t_i < 1 */
-    double threshold;   /* divergence: excess risk above this at a grid point */
-} mc_grid;
-
-/* One run's output (slots owned by the driver). */
-typedef struct {
-    double *risk;     /* [points] excess risk at the grid points */
-    double *clipped;  /* [points] clipped fraction in (k_{i-1}, k_i]; 0 at i = 0 */
-    double jump;      /* final-iterate jump (see hdp_mc_result) */
-    int diverged;     /* 1: stopped, excluded from the statistics */
-} mc_run_out;
-
-typedef struct {
-    const char *name; /* "sim" or "sde" (progress bar, messages) */
-    /* per-thread workspace; NULL when out of memory. Called serially. */
-    void *(*ws_alloc)(const void *ctx);
-    void (*ws_free)(void *ws);
-    /* One run on the stream in rng; fills out (all of risk/clipped unless diverged). */
-    void (*run)(const void *ctx, const mc_grid *grid, void *ws, gsl_rng *rng, mc_run_out *out);
-} mc_method;
-
-/* Run opt->runs runs of the method with steps steps each and summarise them
- * into res (allocated here; res->rho_accounted is left to the caller).
- * HDP_EINPUT for bad options, HDP_ENOMEM, HDP_ENUMERIC when every run diverged. */
-hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long steps,
-                        const mc_method *method, const void *ctx, hdp_mc_result *res,
-                        hdp_error *err);
-
-/* The divergence threshold sim.divergence_factor x max(R(0), P): R(0) = r*^2/2 the
- * expected initial excess risk (THEORY 3; tau^2/2 when r* = 0, 1 if both are 0) and
- * P = 2 c^2 gamma^2 eta~(0)^2 / rho^2 the excess risk the private noise adds over a run
- * without contraction (0 when rho = inf). */
-double hdp_mc_threshold(const hdp_model *m);
-
-/* Check runs >= 1, threads >= 0 (HDP_EINPUT naming the option). The SDE
- * checks its step itself. */
-hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err);
-
-/* theta* uniform on the sphere of the given radius (a normalised Gaussian
- * vector, THEORY 1), stored as e = theta_0 - theta* = -theta*. */
-void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e);
-
-/* Excess risk R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (THEORY 1). */
-double hdp_mc_excess_risk(const double *lambda, const double *e, long d);
 
 /* The clipping factors of THEORY 2 for Student-t label noise are quadratures
  * (about 0.6 ms each): the SDE, which needs them at every step, uses

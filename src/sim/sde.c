@@ -1,6 +1,6 @@
 /*
  * sde.c — Euler-Maruyama of the homogenized SDE of DP-SGD (THEORY.md section 4)
- * in the eigenbasis of Sigma, run through the Monte Carlo driver of sim.c.
+ * in the eigenbasis of Sigma, run through the risk-curve driver of mc.c.
  *
  *   dTheta = -eta~ mu_c(R) Sigma (Theta - theta*) dt + eta~ sqrt(2 V_c(R) Sigma / n) dB^s
  *            + 2 (sqrt(d)/n) c sigma~ dB^p,          R = R_exc(Theta)
@@ -34,6 +34,7 @@
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/sim.h"
 #include "hdpsgd/spectrum.h"
+#include "sim/mc.h"
 #include "sim/mc_internal.h"
 
 typedef struct {

@@ -1,0 +1,231 @@
+/*
+ * dpsgd.c — Monte Carlo of one-pass DP-SGD on linear regression (THEORY.md
+ * section 1): the method the risk-curve driver of mc.c runs (the grid, the run loop,
+ * divergence and the statistics are the driver's, shared with the SDE of sde.c).
+ *
+ * One run, in the eigenbasis of Sigma (THEORY 1: the algorithm is rotation-
+ * equivariant), with e = theta - theta*, theta_0 = 0, theta* uniform on the
+ * sphere of radius r*:
+ *   x = sqrt(lambda) .* g,  g ~ N(0, I_d)                    fresh sample
+ *   r = x^T e - z                                             residual x^T theta - y
+ *   e <- e - eta_k r x / max(1, |r| ||x|| / C_clip)           per-sample clipping, C_clip = c sqrt(d)
+ *   e <- e + 2 C_clip sigma_k xi,  xi ~ N(0, I_d)             private noise (skipped when sigma_k = 0)
+ * with eta_k, sigma_k from hdp_sched_step (the code the ODE side shares), k = 0..n-1.
+ * Label noise z (THEORY 1): gaussian tau N(0,1); student sqrt(tau^2 (nu-2)/nu) T_nu;
+ * rademacher +-tau; none 0. One step costs O(d); no d x d matrix.
+ * Recorded: R_exc(theta_k) = 1/2 sum_i lambda_i e_i^2 exactly (THEORY 1) at
+ * k_i = min(round(t_i n), n - 1), t_i = i/(points-1) (the ODE's grid; the row t = 1 is
+ * theta_n), and the fraction of steps k_{i-1} <= k < k_i whose gradient was clipped.
+ * Privacy: THEORY 6's accountant on the eta_k, sigma_k the runs used.
+ */
+#include "hdpsgd/sim.h"
+#include "core/check.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/rng.h"
+#include "hdpsgd/schedule.h"
+#include "hdpsgd/spectrum.h"
+#include "sim/mc.h"
+#include "sim/mc_internal.h"
+#include "sim/rng_internal.h"
+
+/* ---- the discrete algorithm (THEORY 1) ---- */
+
+typedef struct {
+    long d, n;
+    const double *lambda;  /* [d] eigenvalues of Sigma, mean 1 */
+    double *sqrt_lambda;   /* [d] */
+    hdp_schedule sched;    /* eta_k = eta~(k/n)/n and sigma_k (THEORY 1) by hdp_sched_step, per step */
+    double C;              /* C_clip = c sqrt(d), may be inf */
+    double radius;         /* r* = ||theta*|| */
+    hdp_noise_kind noise;
+    double tau;            /* sqrt(tau^2) */
+    double t_scale, df;    /* Student: z = t_scale T_df, t_scale = sqrt(tau^2 (df-2)/df) */
+} sim_ctx;
+
+typedef struct {
+    double *e, *x, *z; /* [d] each: e = theta - theta*, the sample, its Gaussians or the noise */
+    hdp_normals normals; /* the run's block stream of Gaussians (rng.h) */
+} sim_ws;
+
+static void *sim_ws_alloc(const void *vctx)
+{
+    const sim_ctx *ctx = vctx;
+    sim_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->e = hdp_mc_vec_alloc(ctx->d);
+    w->x = hdp_mc_vec_alloc(ctx->d);
+    w->z = hdp_mc_vec_alloc(ctx->d);
+    if (!w->e || !w->x || !w->z) {
+        free(w->e);
+        free(w->x);
+        free(w->z);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+static void sim_ws_free(void *vw)
+{
+    sim_ws *w = vw;
+    if (!w)
+        return;
+    free(w->e);
+    free(w->x);
+    free(w->z);
+    free(w);
+}
+
+/* The label noise z of THEORY 1. */
+static double label_noise(const sim_ctx *c, gsl_rng *rng)
+{
+    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
+    switch (c->noise) {
+    case HDP_NOISE_GAUSSIAN: return c->tau * hdp_rng_normal_fast(st);
+    case HDP_NOISE_STUDENT: return c->t_scale * gsl_ran_tdist(rng, c->df);
+    case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? c->tau : -c->tau;
+    case HDP_NOISE_NONE: return 0.0;
+    }
+    return 0.0;
+}
+
+/* Record iterate k at every grid point with k_i = k (*p is the next grid
+ * index); nclip clipped steps since the previous grid point. Returns 0 when
+ * the run diverged. */
+static int record(const mc_grid *g, long k, double R, long *nclip, long *p, mc_run_out *out)
+{
+    if (*p >= g->points || g->kgrid[*p] != k)
+        return 1;
+    if (!isfinite(R) || R > g->threshold)
+        return 0;
+    long span = k - g->kgrid[*p - 1];
+    out->risk[*p] = R;
+    out->clipped[*p] = span > 0 ? (double)*nclip / (double)span : 0.0;
+    *nclip = 0;
+    for ((*p)++; *p < g->points && g->kgrid[*p] == k; (*p)++) {
+        out->risk[*p] = R;
+        out->clipped[*p] = 0.0; /* empty interval */
+    }
+    return 1;
+}
+
+/* One run of the discrete algorithm of THEORY 1 (see the comment at the top);
+ * the jump of the last step's private noise is the final-iterate term of THEORY 3.
+ * The 2 d Gaussians of a step come from the run's block stream (w->normals, seeded
+ * from the run's stream); theta*, the label noise and the Student t draws from the
+ * run's stream itself. */
+static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng, mc_run_out *out)
+{
+    const sim_ctx *c = vctx;
+    sim_ws *w = vws;
+    const long d = c->d, n = c->n;
+    const double *sl = c->sqrt_lambda;
+    double *e = w->e, *x = w->x, *z = w->z;
+    hdp_normals *ns = &w->normals;
+
+    hdp_normals_init(ns, hdp_rng_state(rng));
+    hdp_mc_draw_target(rng, d, c->radius, e);
+    double R = hdp_mc_excess_risk(c->lambda, e, d);
+    long p = 0, nclip = 0;
+    for (; p < g->points && g->kgrid[p] == 0; p++) {
+        out->risk[p] = R;
+        out->clipped[p] = 0.0;
+    }
+    for (long k = 0; k < n; k++) {
+        /* fresh sample x = sqrt(lambda) .* z, z ~ N(0, I_d), and the residual r = x^T e
+         * minus the label noise */
+        double dot, xx, eta_k, sigma_k;
+        hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
+        hdp_normals_fill(ns, z, d);
+        hdp_mc_sample_dot(sl, z, e, x, d, &dot, &xx);
+        double r = dot - label_noise(c, rng);
+        if (!isfinite(r)) {
+            out->diverged = 1;
+            return;
+        }
+        /* clipping of the true gradient norm |r| ||x|| at C_clip (THEORY 1) */
+        double coef = eta_k * r, gnorm = fabs(r) * sqrt(xx);
+        if (gnorm > c->C) {
+            coef *= c->C / gnorm;
+            nclip++;
+        }
+        double s = sigma_k > 0 ? 2.0 * c->C * sigma_k : 0.0;
+        if (s > 0 && k < n - 1) {
+            hdp_normals_fill(ns, z, d);
+            hdp_mc_axpby(e, -coef, x, s, z, d);
+        } else {
+            for (long i = 0; i < d; i++)
+                e[i] -= coef * x[i];
+            if (s > 0) { /* the last step: measure the final-iterate jump (THEORY 3) */
+                double before = hdp_mc_excess_risk(c->lambda, e, d);
+                hdp_normals_fill(ns, z, d);
+                for (long i = 0; i < d; i++)
+                    e[i] += s * z[i];
+                out->jump = hdp_mc_excess_risk(c->lambda, e, d) - before;
+            }
+        }
+        if (p < g->points && g->kgrid[p] == k + 1) {
+            R = hdp_mc_excess_risk(c->lambda, e, d);
+            if (!record(g, k + 1, R, &nclip, &p, out)) {
+                out->diverged = 1;
+                return;
+            }
+        }
+    }
+}
+
+static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run};
+
+hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
+                       hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    memset(res, 0, sizeof *res);
+    hdp_status st = hdp_mc_check_options(opt, err);
+    if (st != HDP_OK)
+        return st;
+    hdp_spectrum spec;
+    if ((st = hdp_spectrum_build(m, &spec, err)) != HDP_OK)
+        return st;
+    long d = m->d, n = m->n;
+    sim_ctx c;
+    memset(&c, 0, sizeof c);
+    c.sqrt_lambda = hdp_mc_vec_alloc(d);
+    if (!c.sqrt_lambda) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
+        goto done;
+    }
+    hdp_sched_from_model(m, &c.sched);
+    for (long i = 0; i < d; i++)
+        c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
+    c.d = d;
+    c.n = n;
+    c.lambda = spec.lambda;
+    c.C = m->c * sqrt((double)d);
+    c.radius = m->target_radius;
+    c.noise = m->noise;
+    c.tau = sqrt(m->tau2);
+    c.df = m->noise_df;
+    c.t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
+                                              : 0.0;
+
+    st = hdp_mc_drive(m, opt, n, &sim_method, &c, res, err);
+    /* THEORY 6 on the eta_k, sigma_k the runs used (the same hdp_sched_step): equals rho */
+    res->rho_accounted = hdp_privacy_accountant_schedule(&c.sched, n);
+done:
+    free(c.sqrt_lambda);
+    hdp_spectrum_free(&spec);
+    return st;
+}

@@ -1,0 +1,521 @@
+/*
+ * mc.c — the Monte Carlo driver (see mc.h): the generic run loop of every Monte Carlo in
+ * the library, and on top of it the risk-curve driver of the DP-SGD simulation (dpsgd.c,
+ * THEORY.md section 1) and the homogenized SDE (sde.c, section 4).
+ *
+ * The loop is exact bookkeeping, no numerics: run r's stream and slot are functions of r
+ * only and the caller reduces the slots serially in run order, so every result is the same
+ * bits for any thread count and any start order. The risk-curve driver records the excess
+ * risk at the ODE's grid, excludes the runs that diverged (a non-finite value or an excess
+ * risk above hdp_mc_threshold) and reduces the others in run order: mean and standard error
+ * (two passes, sim/stats.h), the 10/50/90 % quantiles (GSL, linear interpolation of the
+ * sorted values), the mean clipped fraction and the mean final-iterate jump.
+ */
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
+#include "sim/mc.h"
+#include "core/check.h"
+#include "sim/stats.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdpsgd/schedule.h"
+#include "sim/rng_internal.h"
+
+/* ---- thread placement ----
+ * Left to itself, the kernel of the VM of bench/RESULTS.md kept the two threads of a
+ * Monte Carlo apart badly: two runs on two threads took 25 % longer than two one-thread
+ * processes, and pinning (OMP_PROC_BIND=true) removed the difference. So during the runs
+ * of a loop that asks for it (the risk-curve driver) each thread is pinned to its own CPU
+ * of the process's affinity mask (thread t to the t-th CPU in it) and put back as it was
+ * afterwards, unless the user chose a placement (OMP_PROC_BIND or OMP_PLACES set), the
+ * process runs under MPI (ranks sharing a machine would pin onto the same CPUs), there is
+ * one thread, or the mask has fewer CPUs than threads. */
+static int pin_threads(int nthreads)
+{
+    if (nthreads < 2 || getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") ||
+        getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"))
+        return 0;
+    cpu_set_t allowed;
+    if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0)
+        return 0;
+    return CPU_COUNT(&allowed) >= nthreads;
+}
+
+/* Pin the calling thread to the tid-th CPU of *allowed; the old mask in *saved.
+ * Returns 1 when pinned (the caller then restores *saved). */
+static int pin_self(int tid, const cpu_set_t *allowed, cpu_set_t *saved)
+{
+    if (pthread_getaffinity_np(pthread_self(), sizeof *saved, saved) != 0)
+        return 0;
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, allowed))
+            continue;
+        if (seen++ == tid) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- 1. the generic run loop ---- */
+
+int hdp_mc_loop_threads(long runs, int threads)
+{
+    int t = threads > 0 ? threads : omp_get_max_threads();
+    if (runs >= 1 && t > runs)
+        t = (int)runs;
+    return t < 1 ? 1 : t;
+}
+
+/* the lowest failing run a thread saw (run = runs: none) */
+typedef struct {
+    long run;
+    hdp_error err;
+} loop_failure;
+
+/* the state the threads share during a loop */
+typedef struct {
+    const hdp_mc_loop *L;
+    int nthreads;
+    hdp_xoshiro *streams; /* [runs] or NULL */
+    void **ws;            /* [nthreads] */
+    loop_failure *fail;   /* [nthreads] */
+    long stop;            /* runs above this are skipped: the lowest failing run so far */
+    long done;            /* finished runs (progress) */
+    int allocated;        /* every thread has its workspace */
+    int pin;
+    cpu_set_t allowed;
+} loop_state;
+
+/* Run r in thread tid; a failure lowers s->stop and is kept when it is the thread's lowest. */
+static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
+{
+    const hdp_mc_loop *L = s->L;
+    long stop;
+#pragma omp atomic read
+    stop = s->stop;
+    if (r > stop)
+        return; /* a run below failed: this one's result would not be used */
+    if (L->cancel && *L->cancel)
+        return; /* cancelled: the runs not yet started are skipped */
+    hdp_error_clear(e);
+    void *slot = L->slots ? (char *)L->slots + (size_t)r * L->slot_size : NULL;
+    hdp_status st = L->run(L->ctx, r, s->ws[tid], s->streams ? &s->streams[r] : NULL, slot, e);
+    if (st != HDP_OK) {
+#pragma omp critical(hdp_mc_loop_stop)
+        {
+            if (r < s->stop) {
+#pragma omp atomic write
+                s->stop = r;
+            }
+        }
+        loop_failure *f = &s->fail[tid];
+        if (r < f->run) {
+            f->run = r;
+            f->err = *e;
+            if (f->err.status == HDP_OK) /* a run that forgot its message */
+                hdp_fail(&f->err, st, "%s: run %ld failed (%s)", L->name ? L->name : "Monte Carlo",
+                         r, hdp_status_name(st));
+        }
+        return;
+    }
+    if (L->progress) {
+#pragma omp critical(hdp_mc_progress)
+        {
+            L->progress(L->name, ++s->done, L->runs, L->progress_user);
+        }
+    }
+}
+
+/* The parallel region: workspaces, then the runs (all threads run them, or none). */
+static void loop_parallel(loop_state *s)
+{
+    const hdp_mc_loop *L = s->L;
+    const long runs = L->runs;
+#pragma omp parallel num_threads(s->nthreads)
+    {
+        int tid = omp_get_thread_num();
+        cpu_set_t saved;
+        int pinned = s->pin && pin_self(tid, &s->allowed, &saved);
+        s->ws[tid] = L->ws_alloc ? L->ws_alloc(L->ctx) : NULL;
+        s->fail[tid].run = runs;
+#pragma omp barrier
+        int ok = 1; /* the same answer in every thread */
+        for (int t = 0; L->ws_alloc && t < s->nthreads; t++)
+            ok = ok && s->ws[t];
+#pragma omp single
+        s->allocated = ok;
+        if (ok) {
+            hdp_error e;
+#pragma omp for schedule(dynamic, 1)
+            for (long j = 0; j < runs; j++)
+                loop_one(s, tid, L->order ? L->order[j] : j, &e);
+        }
+        if (pinned)
+            pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+    }
+}
+
+hdp_status hdp_mc_loop_run(const hdp_mc_loop *L, hdp_error *err)
+{
+    HDP_REQUIRE(err, L);
+    HDP_REQUIRE(err, L->run);
+    const char *name = L->name ? L->name : "Monte Carlo";
+    if (L->runs < 1)
+        return hdp_fail(err, HDP_EINPUT, "%s: runs = %ld: need at least one run", name, L->runs);
+    if (L->threads < 0)
+        return hdp_fail(err, HDP_EINPUT, "%s: threads = %d must be >= 0 (0 = one per core)",
+                        name, L->threads);
+    const long runs = L->runs;
+    loop_state s;
+    memset(&s, 0, sizeof s);
+    s.L = L;
+    s.nthreads = hdp_mc_loop_threads(runs, L->threads);
+    s.stop = runs;
+    s.allocated = 1;
+    hdp_status st = HDP_OK;
+    s.ws = calloc((size_t)s.nthreads, sizeof *s.ws);
+    s.fail = calloc((size_t)s.nthreads, sizeof *s.fail);
+    if (L->first)
+        s.streams = malloc(sizeof *s.streams * (size_t)runs);
+    if (!s.ws || !s.fail || (L->first && !s.streams)) {
+        st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory for %ld runs", name, runs);
+        goto done;
+    }
+    /* run r's stream: the first stream jumped r times (2^128 outputs apart) */
+    if (s.streams) {
+        s.streams[0] = *L->first;
+        for (long r = 1; r < runs; r++) {
+            s.streams[r] = s.streams[r - 1];
+            hdp_xoshiro_jump(&s.streams[r]);
+        }
+    }
+    hdp_gsl_quiet(); /* GSL's error handler off for the workspaces and the runs */
+    s.pin = L->pin && pin_threads(s.nthreads);
+    CPU_ZERO(&s.allowed);
+    if (s.pin)
+        pthread_getaffinity_np(pthread_self(), sizeof s.allowed, &s.allowed);
+    loop_parallel(&s);
+    if (!s.allocated) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspaces of %d threads",
+                      s.nthreads);
+        goto done;
+    }
+    const loop_failure *first_fail = NULL;
+    for (int t = 0; t < s.nthreads; t++)
+        if (s.fail[t].run < runs && (!first_fail || s.fail[t].run < first_fail->run))
+            first_fail = &s.fail[t];
+    if (first_fail)
+        st = hdp_fail(err, first_fail->err.status, "%s", first_fail->err.msg);
+    else if (L->cancel && *L->cancel)
+        st = hdp_fail(err, HDP_ECANCELLED, "%s: cancelled before the end of its %ld runs", name,
+                      runs);
+done:
+    for (int t = 0; s.ws && t < s.nthreads; t++)
+        if (s.ws[t] && L->ws_free)
+            L->ws_free(s.ws[t]);
+    free(s.ws);
+    free(s.fail);
+    free(s.streams);
+    return st;
+}
+
+/* ---- 2. the risk-curve driver: options and results ---- */
+
+void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt)
+{
+    if (!m || !opt)
+        return;
+    memset(opt, 0, sizeof *opt);
+    opt->runs = m->runs;
+    opt->threads = 0;
+    opt->seed = m->seed;
+    opt->progress = NULL;
+    opt->progress_user = NULL;
+    opt->sde_step = m->sde_step;
+}
+
+void hdp_mc_result_free(hdp_mc_result *res)
+{
+    if (!res)
+        return;
+    double **arrays[] = {&res->t,   &res->mean, &res->stderr_, &res->q10,
+                         &res->q50, &res->q90,  &res->clipped};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
+    res->points = 0;
+}
+
+static hdp_status alloc_result(hdp_mc_result *res, long points, hdp_error *err)
+{
+    res->points = points;
+    double **arrays[] = {&res->t,   &res->mean, &res->stderr_, &res->q10,
+                         &res->q50, &res->q90,  &res->clipped};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        *arrays[i] = calloc((size_t)points, sizeof(double));
+        if (!*arrays[i]) {
+            hdp_mc_result_free(res);
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld output points", points);
+        }
+    }
+    return HDP_OK;
+}
+
+hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
+{
+    if (opt->runs < 1)
+        return hdp_fail(err, HDP_EINPUT,
+                        "runs = %ld: the number of Monte Carlo runs must be an integer >= 1",
+                        opt->runs);
+    if (opt->threads < 0)
+        return hdp_fail(err, HDP_EINPUT,
+                        "threads = %d: the number of threads must be >= 0 (0 = one per core)",
+                        opt->threads);
+    return HDP_OK;
+}
+
+/* ---- helpers of the methods ---- */
+
+double hdp_mc_threshold(const hdp_model *m)
+{
+    /* factor x max(R(0), P): R(0) = r*^2/2 (THEORY 3), P the private noise (below) */
+    double r0 = 0.5 * m->target_radius * m->target_radius;
+    if (!(r0 > 0))
+        r0 = 0.5 * m->tau2;
+    if (!(r0 > 0))
+        r0 = 1.0;
+    /* P = 2 c^2 gamma^2 eta~(0)^2 / rho^2: the excess risk the private noise 2 C_clip sigma_k xi
+     * adds over a run without contraction, (1/2) sum_k (2 c sqrt(d) sigma_k)^2 Tr Sigma, since
+     * sum_k sigma_k^2 = (eta~(0)/n)^2 / rho^2 for every schedule (THEORY 1: the sigma_k^2
+     * telescope). With c = 1e6 a stable run's risk is ~1e11 R(0) from this noise alone and
+     * must not be called divergent. */
+    double priv = 0;
+    if (isfinite(m->rho) && isfinite(m->c)) {
+        hdp_schedule s;
+        hdp_sched_from_model(m, &s);
+        double e0 = hdp_sched_eta_sup(&s);
+        priv = 2.0 * m->c * m->c * m->gamma * m->gamma * e0 * e0 / (m->rho * m->rho);
+    }
+    return m->divergence_factor * fmax(r0, priv);
+}
+
+/* theta* uniform on the sphere of radius r* (THEORY 1, 3), as e = -theta* */
+void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e)
+{
+    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
+    double norm2 = 0;
+    for (long i = 0; i < d; i++) {
+        e[i] = hdp_rng_normal_fast(st);
+        norm2 += e[i] * e[i];
+    }
+    /* e = -theta*, theta* = radius g / ||g|| (the uniform law on the sphere) */
+    double scale = norm2 > 0 ? -radius / sqrt(norm2) : 0.0;
+    for (long i = 0; i < d; i++)
+        e[i] *= scale;
+}
+
+/* R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (THEORY 1) */
+double hdp_mc_excess_risk(const double *lambda, const double *e, long d)
+{
+    double s = 0;
+    for (long i = 0; i < d; i++)
+        s += lambda[i] * e[i] * e[i];
+    return 0.5 * s;
+}
+
+/* ---- statistics over the runs that did not diverge ---- */
+
+/* mean, standard error, quantiles and clipped fraction at every grid point, and the
+ * final-iterate jump, over the runs with !out[r].diverged, in run order */
+static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, double *work,
+                      hdp_mc_result *res)
+{
+    long P = grid->points, nv = 0;
+    for (long r = 0; r < runs; r++)
+        nv += !out[r].diverged;
+    for (long i = 0; i < P; i++) {
+        long k = 0;
+        for (long r = 0; r < runs; r++)
+            if (!out[r].diverged)
+                work[k++] = out[r].risk[i];
+        hdp_mean_stderr(work, nv, 1, &res->mean[i], &res->stderr_[i]);
+        gsl_sort(work, 1, (size_t)nv);
+        res->q10[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.1);
+        res->q50[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.5);
+        res->q90[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.9);
+        double c = 0;
+        for (long r = 0; r < runs; r++)
+            if (!out[r].diverged)
+                c += out[r].clipped[i];
+        res->clipped[i] = c / (double)nv;
+    }
+    res->final_mean = res->mean[P - 1];
+    res->final_stderr = res->stderr_[P - 1];
+    long k = 0;
+    for (long r = 0; r < runs; r++)
+        if (!out[r].diverged)
+            work[k++] = out[r].jump;
+    hdp_mean_stderr(work, nv, 1, &res->final_jump_mean, &res->final_jump_stderr);
+}
+
+/* ---- the risk-curve driver ---- */
+
+/* The ODE's grid t_i = i/(points-1) into t, recorded at k_i = round(t_i steps), but at most
+ * steps - 1 for t_i < 1: the ODE's R(t) includes the final-iterate noise only at t = 1
+ * (THEORY 3), and with fewer steps than grid points (n <= (points-1)/2) rounding sent
+ * t = 0.98, 0.99 to theta_n, noise included: at gamma = 10 (n = 20) the validator saw a
+ * 33 % "disagreement" that was only this jump. */
+static void build_grid(long steps, long P, double *t, long *kgrid)
+{
+    for (long i = 0; i < P; i++) {
+        t[i] = (double)i / (double)(P - 1);
+        kgrid[i] = (long)round(t[i] * (double)steps);
+        if (i < P - 1 && kgrid[i] > steps - 1)
+            kgrid[i] = steps - 1;
+    }
+    kgrid[0] = 0;
+    kgrid[P - 1] = steps;
+}
+
+/* what the runs of the risk-curve driver share, and a thread's workspace */
+typedef struct {
+    const mc_method *method;
+    const void *ctx;
+    const mc_grid *grid;
+} drive_ctx;
+
+typedef struct {
+    const mc_method *method;
+    void *ws;     /* the method's */
+    gsl_rng *rng; /* the run's stream, for GSL's samplers */
+} drive_ws;
+
+static void drive_ws_free(void *vw)
+{
+    drive_ws *w = vw;
+    if (!w)
+        return;
+    if (w->ws)
+        w->method->ws_free(w->ws);
+    if (w->rng)
+        gsl_rng_free(w->rng);
+    free(w);
+}
+
+static void *drive_ws_alloc(const void *vc)
+{
+    const drive_ctx *c = vc;
+    drive_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->method = c->method;
+    w->ws = c->method->ws_alloc(c->ctx);
+    w->rng = hdp_rng_alloc(0);
+    if (!w->ws || !w->rng) {
+        drive_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* run r: the method on the run's stream, its curve into its slot (an mc_run_out) */
+static hdp_status drive_run(const void *vc, long r, void *vws, hdp_xoshiro *stream, void *slot,
+                            hdp_error *err)
+{
+    (void)r;
+    (void)err;
+    const drive_ctx *c = vc;
+    drive_ws *w = vws;
+    *hdp_rng_state(w->rng) = *stream;
+    c->method->run(c->ctx, c->grid, w->ws, w->rng, slot);
+    return HDP_OK;
+}
+
+/* HDP_ENUMERIC when every run diverged, with what to look at */
+static hdp_status all_diverged(const hdp_model *m, const mc_method *method, long runs,
+                               double threshold, hdp_error *err)
+{
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    return hdp_fail(err, HDP_ENUMERIC,
+                    "%s: all %ld runs diverged (a non-finite residual or risk, or an excess "
+                    "risk above sim.divergence_factor x max(R(0), private noise) = %g); sup "
+                    "eta~ = %g against the stability limit 2/gamma = %g (THEORY 3)",
+                    method->name, runs, threshold, hdp_sched_eta_sup(&s), 2.0 / m->gamma);
+}
+
+hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long steps,
+                        const mc_method *method, const void *ctx, hdp_mc_result *res,
+                        hdp_error *err)
+{
+    double t_start = omp_get_wtime();
+    hdp_status st = hdp_mc_check_options(opt, err);
+    if (st != HDP_OK)
+        return st;
+    const long runs = opt->runs, P = m->points;
+    if ((st = alloc_result(res, P, err)) != HDP_OK)
+        return st;
+    res->runs = runs;
+    res->steps = steps;
+    res->threads = hdp_mc_loop_threads(runs, opt->threads);
+
+    /* every run's curve in its own slot: risk and clipped fraction at the grid points */
+    long *kgrid = malloc(sizeof(long) * (size_t)P);
+    double *curves = malloc(sizeof(double) * 2 * (size_t)runs * (size_t)P);
+    mc_run_out *out = calloc((size_t)runs, sizeof *out);
+    double *work = malloc(sizeof(double) * (size_t)runs);
+    if (!kgrid || !curves || !out || !work) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs of %ld grid points", runs, P);
+        goto done;
+    }
+    build_grid(steps, P, res->t, kgrid);
+    mc_grid grid = {steps, P, kgrid, hdp_mc_threshold(m)};
+    res->threshold = grid.threshold;
+    for (long r = 0; r < runs; r++) {
+        out[r].risk = curves + (size_t)r * (size_t)P;
+        out[r].clipped = curves + ((size_t)runs + (size_t)r) * (size_t)P;
+    }
+
+    /* run r's stream: the seed's stream jumped r times */
+    hdp_xoshiro first;
+    hdp_xoshiro_seed(&first, (uint64_t)opt->seed);
+    drive_ctx dc = {method, ctx, &grid};
+    hdp_mc_loop loop = {.name = method->name, .runs = runs, .threads = opt->threads,
+                        .ctx = &dc, .ws_alloc = drive_ws_alloc, .ws_free = drive_ws_free,
+                        .run = drive_run, .first = &first, .slots = out,
+                        .slot_size = sizeof *out, .progress = opt->progress,
+                        .progress_user = opt->progress_user, .pin = 1,
+                        .cancel = opt->cancel};
+    if ((st = hdp_mc_loop_run(&loop, err)) != HDP_OK)
+        goto done;
+    if (opt->final_risks) /* run r's excess risk at t = 1, NaN when it diverged */
+        for (long r = 0; r < runs; r++)
+            opt->final_risks[r] = out[r].diverged ? NAN : out[r].risk[P - 1];
+
+    for (long r = 0; r < runs; r++)
+        res->diverged_runs += out[r].diverged;
+    if (res->diverged_runs == runs) {
+        st = all_diverged(m, method, runs, grid.threshold, err);
+        goto done;
+    }
+    summarise(&grid, runs, out, work, res);
+    res->seconds = omp_get_wtime() - t_start;
+done:
+    free(kgrid);
+    free(curves);
+    free(out);
+    free(work);
+    return st;
+}

@@ -1,0 +1,139 @@
+/*
+ * mc.h — the Monte Carlo driver of the toolkit (internal; src/sim/mc.c).
+ *
+ * Two levels:
+ *
+ * 1. The generic run loop (hdp_mc_loop_run), used by every Monte Carlo of the library: the
+ *    DP-SGD simulation and the SDE (through the risk-curve driver below) and the families'
+ *    runs over seeds, initialisations, draws or configurations (rf.c, kl.c, nc.c, si.c).
+ *    Runs 0..runs-1 go to OpenMP threads (dynamic schedule, one run at a time); each
+ *    thread allocates its own workspace inside the parallel region (glibc then serves it
+ *    from the thread's own arena: no cache line written by two threads) and frees it
+ *    afterwards. Run r gets its own random stream — the caller's first stream jumped r
+ *    times (rng.h: 2^128 outputs apart), or none when the run positions its own — and its
+ *    own output slot; the caller reduces the slots serially in run order after the loop,
+ *    so that the results do not depend on the thread count. A run that fails (out of
+ *    memory, a numerical failure) stops the loop: runs with a larger index that have not
+ *    started are skipped, every run with a smaller index still runs, so the error reported
+ *    is always that of the lowest failing run, whatever the threads. Progress goes through
+ *    a callback (never from two threads at once); the library prints nothing.
+ *
+ * 2. The risk-curve driver (hdp_mc_drive) of the DP-SGD simulation (dpsgd.c, THEORY.md
+ *    section 1) and the Euler-Maruyama SDE (sde.c, section 4), on top of the loop: a
+ *    method fills a constant table (name, per-thread workspace, one run); the driver
+ *    validates the options, builds the output grid of the ODE, gives run r the r-th jump
+ *    of the seed's stream, stores every run's curve in its own slot, then excludes the
+ *    diverged runs and computes the statistics (mean, standard error, quantiles, clipped
+ *    fraction, final-iterate jump) serially in run order.
+ */
+#ifndef HDPSGD_SIM_MC_H
+#define HDPSGD_SIM_MC_H
+
+#include <stddef.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "hdpsgd/error.h"
+#include "hdpsgd/model.h"
+#include "hdpsgd/rng.h"
+#include "hdpsgd/sim.h"
+
+/* ---- 1. the generic run loop ---- */
+
+/* One run: run r (0 <= r < runs) with the calling thread's workspace ws (NULL when the
+ * loop has no ws_alloc), its stream (NULL when the loop has no first stream; the run then
+ * positions its own) and its slot (NULL when the loop has no slots). Returns HDP_OK, or a
+ * failure described in err (which the loop reports when r is the lowest failing run). */
+typedef hdp_status (*hdp_mc_run_fn)(const void *ctx, long r, void *ws, hdp_xoshiro *stream,
+                                    void *slot, hdp_error *err);
+
+typedef struct {
+    const char *name; /* for the progress callback and the messages ("sim", "rf", ...) */
+    long runs;        /* >= 1 */
+    int threads;      /* OpenMP threads; 0 = OpenMP's default; at most runs are used */
+    const void *ctx;  /* read by every run (shared, read-only) */
+    /* per-thread workspace (both NULL: none); ws_alloc returns NULL when out of memory */
+    void *(*ws_alloc)(const void *ctx);
+    void (*ws_free)(void *ws);
+    hdp_mc_run_fn run;
+    /* run r's stream: *first jumped r times (NULL: no stream) */
+    const hdp_xoshiro *first;
+    /* run r's slot: (char *)slots + r slot_size (NULL: no slots; the runs may instead
+     * write into arrays the ctx points to, each run at its own index only) */
+    void *slots;
+    size_t slot_size;
+    /* the order the runs start in: order[0..runs-1] a permutation of 0..runs-1 (the
+     * longest first, for the load balance); NULL: 0, 1, ... Results do not depend on it. */
+    const long *order;
+    hdp_mc_progress_fn progress; /* after every finished run; NULL: none */
+    void *progress_user;
+    /* pin each thread to its own CPU during the runs (see mc.c); no effect on results */
+    int pin;
+    /* nonzero (set from any thread): the runs not yet started are skipped and the loop
+     * returns HDP_ECANCELLED; NULL: never */
+    const volatile int *cancel;
+} hdp_mc_loop;
+
+/* The number of threads the loop uses for runs runs and a request threads (0 = OpenMP's
+ * default): at least 1, at most runs. */
+int hdp_mc_loop_threads(long runs, int threads);
+
+/* Run the loop. HDP_EINPUT when runs < 1 or threads < 0, HDP_ENOMEM when a workspace or
+ * the streams cannot be allocated, the lowest failing run's status and message, else
+ * HDP_ECANCELLED when *cancel was set before every run had started. */
+hdp_status hdp_mc_loop_run(const hdp_mc_loop *loop, hdp_error *err);
+
+/* ---- 2. the risk-curve driver of the DP-SGD simulation and the SDE ---- */
+
+/* What one run sees of the grid. Iterate k (theta_k, or the SDE state after k
+ * steps) is recorded at grid point i when k = kgrid[i]; kgrid[0] = 0,
+ * kgrid[points-1] = steps. */
+typedef struct {
+    long steps;         /* steps per run */
+    long points;        /* grid size */
+    const long *kgrid;  /* [points] k_i = round(t_i steps), <= steps - 1 for t_i < 1 */
+    double threshold;   /* divergence: excess risk above this at a grid point */
+} mc_grid;
+
+/* One run's output (slots owned by the driver). */
+typedef struct {
+    double *risk;     /* [points] excess risk at the grid points */
+    double *clipped;  /* [points] clipped fraction in (k_{i-1}, k_i]; 0 at i = 0 */
+    double jump;      /* final-iterate jump (see hdp_mc_result) */
+    int diverged;     /* 1: stopped, excluded from the statistics */
+} mc_run_out;
+
+typedef struct {
+    const char *name; /* "sim" or "sde" (progress bar, messages) */
+    /* per-thread workspace; NULL when out of memory. Called in the thread that uses it. */
+    void *(*ws_alloc)(const void *ctx);
+    void (*ws_free)(void *ws);
+    /* One run on the stream in rng; fills out (all of risk/clipped unless diverged). */
+    void (*run)(const void *ctx, const mc_grid *grid, void *ws, gsl_rng *rng, mc_run_out *out);
+} mc_method;
+
+/* Run opt->runs runs of the method with steps steps each and summarise them
+ * into res (allocated here; res->rho_accounted is left to the caller).
+ * HDP_EINPUT for bad options, HDP_ENOMEM, HDP_ENUMERIC when every run diverged. */
+hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long steps,
+                        const mc_method *method, const void *ctx, hdp_mc_result *res,
+                        hdp_error *err);
+
+/* The divergence threshold sim.divergence_factor x max(R(0), P): R(0) = r*^2/2 the
+ * expected initial excess risk (THEORY 3; tau^2/2 when r* = 0, 1 if both are 0) and
+ * P = 2 c^2 gamma^2 eta~(0)^2 / rho^2 the excess risk the private noise adds over a run
+ * without contraction (0 when rho = inf). */
+double hdp_mc_threshold(const hdp_model *m);
+
+/* Check runs >= 1, threads >= 0 (HDP_EINPUT naming the option). The SDE
+ * checks its step itself. */
+hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err);
+
+/* theta* uniform on the sphere of the given radius (a normalised Gaussian
+ * vector, THEORY 1), stored as e = theta_0 - theta* = -theta*. */
+void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e);
+
+/* Excess risk R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (THEORY 1). */
+double hdp_mc_excess_risk(const double *lambda, const double *e, long d);
+
+#endif
