@@ -426,12 +426,130 @@ static void validate_compare(void **state)
     REFUSES_MSG(hdp_validate_compare(&ode, &mc, 0, 4, &side, &err), "rel_tol");
 }
 
+/* The shared problem (issue 19): the problem entries refuse NULLs and a problem of another
+ * model, and give the same bits as the entries that build their own spectrum and schedule. */
+static void problem_entries(void **state)
+{
+    (void)state;
+    hdp_model m, other;
+    make_model(&m, "data.d=20", "ode.points=5", "sim.runs=3", NULL);
+    make_model(&other, "data.d=30", NULL);
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    opt.threads = 1;
+    hdp_problem pb, pbo;
+    hdp_ode_result o1, o2;
+    hdp_mc_result r1, r2;
+    hdp_spectrum sp;
+    REFUSES(hdp_problem_build(NULL, &pb, &err), "m");
+    REFUSES(hdp_problem_build(&m, NULL, &err), "pb");
+    assert_int_equal(hdp_problem_build(&m, &pb, &err), HDP_OK);
+    assert_int_equal(hdp_problem_build(&other, &pbo, &err), HDP_OK);
+    REFUSES(hdp_problem_check(NULL, &m, "x", &err), "pb");
+    REFUSES(hdp_problem_check(&pb, NULL, "x", &err), "m");
+    REFUSES(hdp_spectrum_copy(NULL, &sp, &err), "src");
+    REFUSES(hdp_spectrum_copy(&pb.spec, NULL, &err), "dst");
+    REFUSES(hdp_ode_solve_problem(NULL, &pb, &o1, &err), "m");
+    REFUSES(hdp_ode_solve_problem(&m, NULL, &o1, &err), "pb");
+    REFUSES(hdp_ode_solve_problem(&m, &pb, NULL, &err), "res");
+    REFUSES_MSG(hdp_ode_solve_problem(&m, &pbo, &o1, &err), "not built from this model");
+    REFUSES(hdp_sim_run_problem(NULL, &pb, &opt, &r1, &err), "m");
+    REFUSES(hdp_sim_run_problem(&m, NULL, &opt, &r1, &err), "pb");
+    REFUSES(hdp_sim_run_problem(&m, &pb, NULL, &r1, &err), "opt");
+    REFUSES(hdp_sim_run_problem(&m, &pb, &opt, NULL, &err), "res");
+    REFUSES_MSG(hdp_sim_run_problem(&m, &pbo, &opt, &r1, &err), "not built from this model");
+    REFUSES(hdp_sde_run_problem(NULL, &pb, &opt, &r1, &err), "m");
+    REFUSES(hdp_sde_run_problem(&m, NULL, &opt, &r1, &err), "pb");
+    REFUSES_MSG(hdp_sde_run_problem(&m, &pbo, &opt, &r1, &err), "not built from this model");
+    /* the same bits either way */
+    assert_int_equal(hdp_ode_solve(&m, &o1, &err), HDP_OK);
+    assert_int_equal(hdp_ode_solve_problem(&m, &pb, &o2, &err), HDP_OK);
+    assert_true(o1.final_risk == o2.final_risk);
+    assert_memory_equal(o1.risk, o2.risk, sizeof(double) * (size_t)o1.points);
+    hdp_ode_result_free(&o1);
+    hdp_ode_result_free(&o2);
+    for (int sde = 0; sde < 2; sde++) {
+        assert_int_equal(sde ? hdp_sde_run(&m, &opt, &r1, &err) : hdp_sim_run(&m, &opt, &r1, &err),
+                         HDP_OK);
+        assert_int_equal(sde ? hdp_sde_run_problem(&m, &pb, &opt, &r2, &err)
+                             : hdp_sim_run_problem(&m, &pb, &opt, &r2, &err),
+                         HDP_OK);
+        assert_memory_equal(r1.mean, r2.mean, sizeof(double) * (size_t)r1.points);
+        assert_true(r1.final_mean == r2.final_mean);
+        hdp_mc_result_free(&r1);
+        hdp_mc_result_free(&r2);
+    }
+    hdp_problem_free(&pb);
+    hdp_problem_free(&pbo);
+    hdp_problem_free(NULL);
+    hdp_model_free(&m);
+    hdp_model_free(&other);
+}
+
+/* the grid runner: rows in order, progress after each point, a failing point stops the grid
+ * (or is recorded with keep_going), a failing check runs nothing */
+static hdp_status square_job(void *user, long i, void *row, hdp_error *e)
+{
+    (void)user;
+    if (i == 3)
+        return hdp_fail(e, HDP_ENUMERIC, "point 3 fails");
+    *(long *)row = i * i;
+    return HDP_OK;
+}
+static void count_progress(void *user, long i, long done, long count, const void *row,
+                           hdp_status st, const hdp_error *e)
+{
+    (void)i, (void)row, (void)st, (void)e, (void)count;
+    *(long *)user = done;
+}
+static hdp_status check_two(void *user, long i, hdp_error *e)
+{
+    (void)user;
+    return i == 2 ? hdp_fail(e, HDP_EINPUT, "point 2 is bad") : HDP_OK;
+}
+
+static void grid_runner(void **state)
+{
+    (void)state;
+    long seen = 0;
+    hdp_grid_spec g = {.count = 3, .row_size = sizeof(long), .job = square_job,
+                       .progress = count_progress, .user = &seen};
+    hdp_grid_result res;
+    REFUSES(hdp_grid_run(NULL, &res, &err), "spec");
+    REFUSES(hdp_grid_run(&g, NULL, &err), "res");
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
+    assert_int_equal(seen, 3);
+    assert_int_equal(*(long *)hdp_grid_row(&res, 2), 4);
+    assert_null(hdp_grid_row(&res, 3));
+    hdp_grid_free(&res);
+    g.count = 5;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_ENUMERIC);
+    assert_non_null(strstr(err.msg, "point 3"));
+    assert_int_equal(res.done, 4);
+    hdp_grid_free(&res);
+    g.keep_going = 1;
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
+    assert_int_equal(res.failed, 1);
+    assert_int_equal(res.status[3], HDP_ENUMERIC);
+    assert_int_equal(*(long *)hdp_grid_row(&res, 4), 16);
+    hdp_grid_free(&res);
+    g.check = check_two;
+    seen = 0;
+    REFUSES_MSG(hdp_grid_run(&g, &res, &err), "point 2 is bad");
+    assert_int_equal(res.checked_failure, 2);
+    assert_int_equal(seen, 0);
+    hdp_grid_free(&res);
+    hdp_grid_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_functions),     cmocka_unit_test(unfinalized_models),
         cmocka_unit_test(solver_functions),    cmocka_unit_test(privacy_design_rates),
         cmocka_unit_test(family_functions),    cmocka_unit_test(validate_compare),
+        cmocka_unit_test(problem_entries),     cmocka_unit_test(grid_runner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

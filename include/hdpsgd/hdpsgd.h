@@ -2,7 +2,8 @@
  * hdpsgd/hdpsgd.h — the whole public API of libhdpsgd in one include.
  *
  *   model.h     load a model: INI file (hdp_model_load_file) or key/value pairs (hdp_model_set)
- *   ode.h       the risk ODE of homogenized DP-SGD (THEORY 3)      hdp_ode_solve
+ *   problem.h   spectrum, bins and schedule of a model, built once hdp_problem_build
+ *   ode.h       the risk ODE of homogenized DP-SGD (THEORY 3)      hdp_ode_solve(_problem)
  *   sim.h       Monte Carlo of DP-SGD and the homogenized SDE        hdp_sim_run, hdp_sde_run
  *   validate.h  ODE vs simulation with a verdict                    hdp_validate_run
  *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (THEORY 6)
@@ -13,6 +14,8 @@
  *   nc.h        NoisyGD on neural-collapse features                 hdp_nc_run
  *   si.h        two-stage private learning of a single-index model  hdp_si_stage2
  *   handle.h    the library behind opaque pointers, for ctypes and other FFIs (the Python package)
+ *   grid.h      the grid runner of the drivers' experiments        hdp_grid_run
+ *   ncsweep.h   nc points and the sweeps over p (nc --sweep)       hdp_ncsweep_plan, _run
  *   clip.h, schedule.h, spectrum.h, rng.h   the building blocks
  *
  * Conventions: every function that can fail returns an hdp_status (0 = HDP_OK)
@@ -42,6 +45,7 @@
 #include "hdpsgd/clip.h"
 #include "hdpsgd/spectrum.h"
 #include "hdpsgd/schedule.h"
+#include "hdpsgd/problem.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
@@ -54,5 +58,7 @@
 #include "hdpsgd/nc.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/handle.h"
+#include "hdpsgd/grid.h"
+#include "hdpsgd/ncsweep.h"
 
 #endif

@@ -62,6 +62,30 @@ void hdp_validate_free(hdp_validate_result *v)
     hdp_mc_result_free(&v->sde);
 }
 
+/* the ODE, the Monte Carlo and (with_sde) the SDE on one problem, each compared with the ODE */
+static hdp_status run_sides(const hdp_model *m, const hdp_problem *pb, const hdp_mc_options *opt,
+                            int with_sde, hdp_validate_result *v, hdp_error *err)
+{
+    hdp_status st = hdp_ode_solve_problem(m, pb, &v->ode, err);
+    if (st != HDP_OK)
+        return st;
+    if ((st = hdp_sim_run_problem(m, pb, opt, &v->sim, err)) != HDP_OK)
+        return st;
+    if ((st = hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side, err)) !=
+        HDP_OK)
+        return st;
+    v->pass = v->sim_side.pass;
+    if (with_sde) {
+        if ((st = hdp_sde_run_problem(m, pb, opt, &v->sde, err)) != HDP_OK)
+            return st;
+        if ((st = hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side,
+                                       err)) != HDP_OK)
+            return st;
+        v->pass = v->pass && v->sde_side.pass;
+    }
+    return HDP_OK;
+}
+
 hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int with_sde,
                             hdp_validate_result *v, hdp_error *err)
 {
@@ -78,22 +102,11 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
     v->delta = 1.0 / (double)m->n;
     v->epsilon_cks = hdp_zcdp_epsilon_cks(v->rho_z, v->delta);
     v->epsilon_bs = hdp_zcdp_epsilon_bs(v->rho_z, v->delta);
-    hdp_status st = hdp_ode_solve(m, &v->ode, err);
-    if (st != HDP_OK)
-        return st;
-    if ((st = hdp_sim_run(m, opt, &v->sim, err)) != HDP_OK)
-        return st;
-    if ((st = hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side, err)) !=
-        HDP_OK)
-        return st;
-    v->pass = v->sim_side.pass;
-    if (with_sde) {
-        if ((st = hdp_sde_run(m, opt, &v->sde, err)) != HDP_OK)
-            return st;
-        if ((st = hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side,
-                                       err)) != HDP_OK)
-            return st;
-        v->pass = v->pass && v->sde_side.pass;
-    }
-    return HDP_OK;
+    /* one problem (spectrum, bins, schedule) for the three sides */
+    hdp_problem pb;
+    hdp_status st = hdp_problem_build(m, &pb, err);
+    if (st == HDP_OK)
+        st = run_sides(m, &pb, opt, with_sde, v, err);
+    hdp_problem_free(&pb);
+    return st;
 }
