@@ -13,6 +13,7 @@
 #include "hdpsgd/rates.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/sweep.h"
 
 enum { EXIT_FAIL_VALIDATION = 1, EXIT_BAD_INPUT = 2, EXIT_IO = 3, EXIT_NUMERIC = 4 };
 
@@ -62,6 +63,10 @@ typedef struct {
     /* the data files a figure brings: space-separated suffixes added to the --data prefix,
      * or to the --figure path without its extension (e.g. ".rates.csv"); NULL: none */
     const char *data_suffixes;
+    /* a command that `hdpsgd sweep` can run: its point runner (hdpsgd/sweep.h) and the
+     * writer of its files in the point's folder (all or nothing); NULL: not in sweeps */
+    const hdp_sweep_runner *sweep;
+    hdp_status (*sweep_write)(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
 } cli_command;
 
 /* Handlers of SIGINT, SIGTERM, SIGHUP and SIGPIPE that remove the temporary files of the
@@ -150,6 +155,12 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
 void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r);
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r);
+
+/* A sweep point's files pdir/name1 and pdir/name2 (NULL: none) written by w1 and w2, all or
+ * nothing (the sweep_write of the command table's entries). */
+hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const char *name1,
+                           void (*w1)(FILE *, const hdp_sweep_point *), const char *name2,
+                           void (*w2)(FILE *, const hdp_sweep_point *), hdp_error *err);
 
 /* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,

@@ -103,3 +103,13 @@ int cmd_ode(int argc, char **argv)
     hdp_model_free(&m);
     return st == HDP_OK ? 0 : cli_fail("ode", &err);
 }
+
+/* ---- in a sweep (hdpsgd/sweep.h): ode.csv and ode.json in the point's folder ---- */
+
+static void sweep_csv(FILE *f, const hdp_sweep_point *p) { cli_write_ode_csv(f, p->m, &p->ode); }
+static void sweep_json(FILE *f, const hdp_sweep_point *p) { cli_write_ode_json(f, p->m, &p->ode); }
+
+hdp_status ode_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    return cli_sweep_files(pdir, p, "ode.csv", sweep_csv, "ode.json", sweep_json, err);
+}

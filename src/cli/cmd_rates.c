@@ -335,3 +335,31 @@ int cmd_rates(int argc, char **argv)
     cli_rates_free(&r);
     return rc;
 }
+
+/* ---- in a sweep (hdpsgd/sweep.h): rates.csv and rates.json in the point's folder ---- */
+
+/* the point's models and result seen as the command's (borrowed: not freed) */
+static cli_rates sweep_view(const hdp_sweep_point *p)
+{
+    cli_rates r;
+    memset(&r, 0, sizeof r);
+    r.count = r.loaded = p->gamma_count;
+    r.models = (hdp_model *)p->gamma_models;
+    r.res = p->rates;
+    return r;
+}
+static void sweep_csv(FILE *f, const hdp_sweep_point *p)
+{
+    cli_rates r = sweep_view(p);
+    cli_write_rates_csv(f, &r);
+}
+static void sweep_json(FILE *f, const hdp_sweep_point *p)
+{
+    cli_rates r = sweep_view(p);
+    cli_write_rates_json(f, &r);
+}
+
+hdp_status rates_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    return cli_sweep_files(pdir, p, "rates.csv", sweep_csv, "rates.json", sweep_json, err);
+}

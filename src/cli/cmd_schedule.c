@@ -384,3 +384,19 @@ int cmd_schedule(int argc, char **argv)
     hdp_model_free(&m);
     return st == HDP_OK ? 0 : cli_fail("schedule", &err);
 }
+
+/* ---- in a sweep (hdpsgd/sweep.h): schedule.json and schedule.tab in the point's folder ---- */
+
+static void sweep_json(FILE *f, const hdp_sweep_point *p)
+{
+    cli_write_schedule_json(f, p->m, &p->designs, "schedule.tab");
+}
+static void sweep_table(FILE *f, const hdp_sweep_point *p)
+{
+    cli_write_schedule_table(f, p->m, &p->designs.res[p->designs.best], NULL);
+}
+
+hdp_status schedule_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    return cli_sweep_files(pdir, p, "schedule.json", sweep_json, "schedule.tab", sweep_table, err);
+}

@@ -169,3 +169,21 @@ static int run_command(const char *name, int argc, char **argv)
 int cmd_sim(int argc, char **argv) { return run_command("sim", argc, argv); }
 
 int cmd_sde(int argc, char **argv) { return run_command("sde", argc, argv); }
+
+/* ---- in a sweep (hdpsgd/sweep.h): sim.csv and sim.json (sde.*) in the point's folder ---- */
+
+static void sweep_csv(FILE *f, const hdp_sweep_point *p)
+{
+    cli_write_mc_csv(f, p->mc_name, p->m, p->opt, &p->mc);
+}
+static void sweep_json(FILE *f, const hdp_sweep_point *p)
+{
+    cli_write_mc_json(f, p->mc_name, p->m, p->opt, &p->mc);
+}
+
+hdp_status sim_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    int sde = !strcmp(p->mc_name, "sde");
+    return cli_sweep_files(pdir, p, sde ? "sde.csv" : "sim.csv", sweep_csv,
+                           sde ? "sde.json" : "sim.json", sweep_json, err);
+}

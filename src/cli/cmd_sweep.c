@@ -42,6 +42,7 @@
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/sweep.h"
 #include "hdpsgd/validate.h"
 
 #define MAX_AXES 16
@@ -62,7 +63,30 @@ const cli_opt sweep_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
-enum { C_ODE = 1, C_SIM = 2, C_SDE = 4, C_VALIDATE = 8, C_SCHEDULE = 16, C_RATES = 32 };
+/* The commands a sweep can run: the command table's entries with a point runner
+ * (hdpsgd/sweep.h), in the table's order; bit k of sweep_spec.commands is the k-th. */
+#define MAX_SWEEP_COMMANDS 16
+
+static int sweepable(const cli_command **list)
+{
+    int n = 0;
+    for (const cli_command *c = hdp_commands; c->name && n < MAX_SWEEP_COMMANDS; c++)
+        if (c->sweep)
+            list[n++] = c;
+    return n;
+}
+
+/* "ode, sim, sde, ...": the names of the commands a sweep can run */
+static const char *sweepable_names(char *buf, size_t size)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < n && len < size; k++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", k ? ", " : "", list[k]->name);
+    return buf;
+}
 
 typedef struct {
     char key[128];           /* section.key */
@@ -79,16 +103,34 @@ typedef struct {
     int nfixed;
     char *fixed[MAX_FIXED];  /* "section.key=value" */
     /* schedule and rates (THEORY 5): the families, pl knots, clipping, the gamma grid */
-    int schedule_want[HDP_FAMILY_COUNT], rates_want[HDP_FAMILY_COUNT];
-    long knots;
-    int tune_clip;
+    hdp_sweep_settings set;
     char rates_gammas[128];
-    double gamma_lo, gamma_hi;
-    long gamma_count;
     int line;                /* current line (inih reader) */
     FILE *f;
     char err[1400];
 } sweep_spec;
+
+/* 1 when the sweep runs the command `name` */
+static int has(const sweep_spec *s, const char *name)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list);
+    for (int k = 0; k < n; k++)
+        if (!strcmp(list[k]->name, name))
+            return (s->commands >> k) & 1;
+    return 0;
+}
+
+/* the runners of the sweep's commands, in order */
+static int runners_of(const sweep_spec *s, const hdp_sweep_runner **runners)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list), count = 0;
+    for (int k = 0; k < n; k++)
+        if ((s->commands >> k) & 1)
+            runners[count++] = list[k]->sweep;
+    return count;
+}
 
 static void spec_free(sweep_spec *s)
 {
@@ -133,135 +175,153 @@ static int expand_range(axis *ax, const char *text, char *why, size_t size)
     return 1;
 }
 
+/* [sweep] commands = a list of the commands a sweep can run */
+static int parse_commands(sweep_spec *s, const char *value)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *t = trim(tok);
+        int k = 0;
+        while (k < n && strcmp(t, list[k]->name))
+            k++;
+        if (k == n) {
+            char names[256];
+            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] commands: unknown command '%s'; "
+                     "accepted: %s", s->path, s->line, t, sweepable_names(names, sizeof names));
+            return 0;
+        }
+        s->commands |= 1 << k;
+    }
+    return 1;
+}
+
+/* a key of [sweep] other than model and commands: the settings of schedule and rates */
+static int on_setting(sweep_spec *s, const char *name, const char *value)
+{
+    hdp_sweep_settings *set = &s->set;
+    if (!strcmp(name, "schedule_families") || !strcmp(name, "rates_families")) {
+        hdp_error e;
+        hdp_error_clear(&e);
+        int *want = name[0] == 's' ? set->schedule_want : set->rates_want;
+        if (hdp_design_families_parse(value, want, &e) != HDP_OK)
+            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] %s: %.300s", s->path, s->line,
+                     name, e.msg);
+    } else if (!strcmp(name, "schedule_knots")) {
+        char *end;
+        set->knots = strtol(value, &end, 10);
+        if (end == value || *end || set->knots < 2 || set->knots > HDP_DESIGN_MAX_KNOTS)
+            snprintf(s->err, sizeof s->err,
+                     "%s:%d: [sweep] schedule_knots = '%s': expected an integer from 2 to %d",
+                     s->path, s->line, value, HDP_DESIGN_MAX_KNOTS);
+    } else if (!strcmp(name, "tune_clip")) {
+        if (!strcmp(value, "true") || !strcmp(value, "false"))
+            set->tune_clip = !strcmp(value, "true");
+        else
+            snprintf(s->err, sizeof s->err,
+                     "%s:%d: [sweep] tune_clip = '%s': expected true or false", s->path,
+                     s->line, value);
+    } else if (!strcmp(name, "rates_gammas")) {
+        hdp_error why;
+        hdp_error_clear(&why);
+        snprintf(s->rates_gammas, sizeof s->rates_gammas, "%s", value);
+        if (hdp_rates_grid_parse(value, &set->gamma_lo, &set->gamma_hi, &set->gamma_count, &why))
+            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] rates_gammas = %.300s",
+                     s->path, s->line, why.msg);
+    } else {
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands, "
+                 "schedule_families, schedule_knots, rates_gammas, rates_families, tune_clip",
+                 s->path, s->line, name);
+    }
+    return !s->err[0];
+}
+
+static int on_sweep(sweep_spec *s, const char *name, const char *value)
+{
+    if (!strcmp(name, "model")) {
+        if (value[0] == '/' || !strchr(s->path, '/'))
+            snprintf(s->model, sizeof s->model, "%s", value);
+        else
+            snprintf(s->model, sizeof s->model, "%.*s/%s",
+                     (int)(strrchr(s->path, '/') - s->path), s->path, value);
+        return 1;
+    }
+    if (!strcmp(name, "commands"))
+        return parse_commands(s, value);
+    return on_setting(s, name, value);
+}
+
+static int on_set(sweep_spec *s, const char *name, const char *value)
+{
+    if (s->nfixed == MAX_FIXED) {
+        snprintf(s->err, sizeof s->err, "%s:%d: too many [set] keys (at most %d)", s->path,
+                 s->line, MAX_FIXED);
+        return 0;
+    }
+    char buf[1200];
+    snprintf(buf, sizeof buf, "%s=%s", name, value);
+    s->fixed[s->nfixed++] = strdup(buf);
+    return 1;
+}
+
+/* an axis: v1, v2, ... or LO:HI:COUNT[:log] */
+static int on_axis(sweep_spec *s, const char *name, const char *value)
+{
+    if (s->naxes == MAX_AXES) {
+        snprintf(s->err, sizeof s->err, "%s:%d: too many axes (at most %d)", s->path, s->line,
+                 MAX_AXES);
+        return 0;
+    }
+    axis *ax = &s->axes[s->naxes];
+    memset(ax, 0, sizeof *ax);
+    snprintf(ax->key, sizeof ax->key, "%s", name);
+    if (!strchr(name, '.')) {
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: axis '%s': expected a model key as section.key (e.g. data.gamma)",
+                 s->path, s->line, name);
+        return 0;
+    }
+    char why[300];
+    int r = expand_range(ax, value, why, sizeof why);
+    if (r < 0) {
+        snprintf(s->err, sizeof s->err, "%s:%d: axis %s: %s", s->path, s->line, name, why);
+        return 0;
+    }
+    if (r == 0) {
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s", value);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            char *t = trim(tok);
+            if (!*t || ax->count == MAX_VALUES) {
+                snprintf(s->err, sizeof s->err, "%s:%d: axis %s: empty value or more than %d values",
+                         s->path, s->line, name, MAX_VALUES);
+                return 0;
+            }
+            ax->values[ax->count++] = strdup(t);
+        }
+    }
+    if (ax->count == 0) {
+        snprintf(s->err, sizeof s->err, "%s:%d: axis %s has no values", s->path, s->line, name);
+        return 0;
+    }
+    s->naxes++;
+    return 1;
+}
+
 static int on_sweep_key(void *user, const char *section, const char *name, const char *value)
 {
     sweep_spec *s = user;
     if (s->err[0])
         return 0;
-    if (!strcmp(section, "sweep")) {
-        if (!strcmp(name, "model")) {
-            if (value[0] == '/' || !strchr(s->path, '/'))
-                snprintf(s->model, sizeof s->model, "%s", value);
-            else
-                snprintf(s->model, sizeof s->model, "%.*s/%s",
-                         (int)(strrchr(s->path, '/') - s->path), s->path, value);
-            return 1;
-        }
-        if (!strcmp(name, "commands")) {
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", value);
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                char *t = trim(tok);
-                if (!strcmp(t, "ode")) s->commands |= C_ODE;
-                else if (!strcmp(t, "sim")) s->commands |= C_SIM;
-                else if (!strcmp(t, "sde")) s->commands |= C_SDE;
-                else if (!strcmp(t, "validate")) s->commands |= C_VALIDATE;
-                else if (!strcmp(t, "schedule")) s->commands |= C_SCHEDULE;
-                else if (!strcmp(t, "rates")) s->commands |= C_RATES;
-                else {
-                    snprintf(s->err, sizeof s->err,
-                             "%s:%d: [sweep] commands: unknown command '%s'; accepted: ode, sim, "
-                             "sde, validate, schedule, rates",
-                             s->path, s->line, t);
-                    return 0;
-                }
-            }
-            return 1;
-        }
-        if (!strcmp(name, "schedule_families") || !strcmp(name, "rates_families")) {
-            hdp_error e;
-            hdp_error_clear(&e);
-            int *want = name[0] == 's' ? s->schedule_want : s->rates_want;
-            if (hdp_design_families_parse(value, want, &e) != HDP_OK)
-                snprintf(s->err, sizeof s->err, "%s:%d: [sweep] %s: %.300s", s->path, s->line,
-                         name, e.msg);
-            return !s->err[0];
-        }
-        if (!strcmp(name, "schedule_knots")) {
-            char *end;
-            s->knots = strtol(value, &end, 10);
-            if (end == value || *end || s->knots < 2 || s->knots > HDP_DESIGN_MAX_KNOTS)
-                snprintf(s->err, sizeof s->err,
-                         "%s:%d: [sweep] schedule_knots = '%s': expected an integer from 2 to %d",
-                         s->path, s->line, value, HDP_DESIGN_MAX_KNOTS);
-            return !s->err[0];
-        }
-        if (!strcmp(name, "tune_clip")) {
-            if (!strcmp(value, "true") || !strcmp(value, "false"))
-                s->tune_clip = !strcmp(value, "true");
-            else
-                snprintf(s->err, sizeof s->err,
-                         "%s:%d: [sweep] tune_clip = '%s': expected true or false", s->path,
-                         s->line, value);
-            return !s->err[0];
-        }
-        if (!strcmp(name, "rates_gammas")) {
-            hdp_error why;
-            hdp_error_clear(&why);
-            snprintf(s->rates_gammas, sizeof s->rates_gammas, "%s", value);
-            if (hdp_rates_grid_parse(value, &s->gamma_lo, &s->gamma_hi, &s->gamma_count, &why))
-                snprintf(s->err, sizeof s->err, "%s:%d: [sweep] rates_gammas = %.300s",
-                         s->path, s->line, why.msg);
-            return !s->err[0];
-        }
-        snprintf(s->err, sizeof s->err,
-                 "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands, "
-                 "schedule_families, schedule_knots, rates_gammas, rates_families, tune_clip",
-                 s->path, s->line, name);
-        return 0;
-    }
-    if (!strcmp(section, "set")) {
-        if (s->nfixed == MAX_FIXED) {
-            snprintf(s->err, sizeof s->err, "%s:%d: too many [set] keys (at most %d)", s->path,
-                     s->line, MAX_FIXED);
-            return 0;
-        }
-        char buf[1200];
-        snprintf(buf, sizeof buf, "%s=%s", name, value);
-        s->fixed[s->nfixed++] = strdup(buf);
-        return 1;
-    }
-    if (!strcmp(section, "axes")) {
-        if (s->naxes == MAX_AXES) {
-            snprintf(s->err, sizeof s->err, "%s:%d: too many axes (at most %d)", s->path, s->line,
-                     MAX_AXES);
-            return 0;
-        }
-        axis *ax = &s->axes[s->naxes];
-        memset(ax, 0, sizeof *ax);
-        snprintf(ax->key, sizeof ax->key, "%s", name);
-        if (!strchr(name, '.')) {
-            snprintf(s->err, sizeof s->err,
-                     "%s:%d: axis '%s': expected a model key as section.key (e.g. data.gamma)",
-                     s->path, s->line, name);
-            return 0;
-        }
-        char why[300];
-        int r = expand_range(ax, value, why, sizeof why);
-        if (r < 0) {
-            snprintf(s->err, sizeof s->err, "%s:%d: axis %s: %s", s->path, s->line, name, why);
-            return 0;
-        }
-        if (r == 0) {
-            char buf[4096];
-            snprintf(buf, sizeof buf, "%s", value);
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                char *t = trim(tok);
-                if (!*t || ax->count == MAX_VALUES) {
-                    snprintf(s->err, sizeof s->err, "%s:%d: axis %s: empty value or more than %d values",
-                             s->path, s->line, name, MAX_VALUES);
-                    return 0;
-                }
-                ax->values[ax->count++] = strdup(t);
-            }
-        }
-        if (ax->count == 0) {
-            snprintf(s->err, sizeof s->err, "%s:%d: axis %s has no values", s->path, s->line, name);
-            return 0;
-        }
-        s->naxes++;
-        return 1;
-    }
+    if (!strcmp(section, "sweep"))
+        return on_sweep(s, name, value);
+    if (!strcmp(section, "set"))
+        return on_set(s, name, value);
+    if (!strcmp(section, "axes"))
+        return on_axis(s, name, value);
     snprintf(s->err, sizeof s->err, "%s:%d: unknown section [%s]; sections: sweep, axes, set",
              s->path, s->line, section);
     return 0;
@@ -280,9 +340,9 @@ static int load_spec(const char *path, sweep_spec *s)
     memset(s, 0, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s", path);
     hdp_error e;
-    hdp_design_families_parse("all", s->schedule_want, &e);
-    hdp_rates_families(NULL, s->rates_want, &e);
-    s->knots = 8;
+    hdp_design_families_parse("all", s->set.schedule_want, &e);
+    hdp_rates_families(NULL, s->set.rates_want, &e);
+    s->set.knots = 8;
     s->f = fopen(path, "r");
     if (!s->f) {
         fprintf(stderr, "hdpsgd sweep: error: %s: cannot open the sweep file: %s\n", path,
@@ -293,17 +353,17 @@ static int load_spec(const char *path, sweep_spec *s)
     fclose(s->f);
     if (!s->err[0] && rc > 0)
         snprintf(s->err, sizeof s->err, "%s:%d: syntax error", path, rc);
+    char names[256];
     if (!s->err[0] && s->commands == 0)
         snprintf(s->err, sizeof s->err,
-                 "%s: [sweep] commands is missing: name what to run at each point (ode, sim, "
-                 "sde, validate, schedule, rates)",
-                 path);
-    if (!s->err[0] && (s->commands & C_RATES) && !s->rates_gammas[0])
+                 "%s: [sweep] commands is missing: name what to run at each point (%s)", path,
+                 sweepable_names(names, sizeof names));
+    if (!s->err[0] && has(s, "rates") && !s->rates_gammas[0])
         snprintf(s->err, sizeof s->err,
                  "%s: [sweep] rates_gammas = LO:HI:COUNT is missing: the rates command needs its "
                  "gamma grid (for example 0.001:0.1:7)",
                  path);
-    for (int a = 0; !s->err[0] && (s->commands & C_RATES) && a < s->naxes; a++)
+    for (int a = 0; !s->err[0] && has(s, "rates") && a < s->naxes; a++)
         if (!strcmp(s->axes[a].key, "data.gamma") || !strcmp(s->axes[a].key, "data.n"))
             snprintf(s->err, sizeof s->err,
                      "%s: axis %s: the rates command sets data.gamma itself (rates_gammas); "
@@ -335,12 +395,13 @@ static void point_values(const sweep_spec *s, long i, int *idx)
 /* " ode sim ..." for the commands of the sweep (progress lines) */
 static const char *commands_text(const sweep_spec *s, char *buf, size_t size)
 {
-    static const char *names[] = {"ode", "sim", "sde", "validate", "schedule", "rates"};
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list);
     size_t len = 0;
     buf[0] = '\0';
-    for (int k = 0; k < 6; k++)
-        if (s->commands & (1 << k))
-            len += (size_t)snprintf(buf + len, size - len, " %s", names[k]);
+    for (int k = 0; k < n && len < size; k++)
+        if ((s->commands >> k) & 1)
+            len += (size_t)snprintf(buf + len, size - len, " %s", list[k]->name);
     return buf;
 }
 
@@ -366,9 +427,9 @@ static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][12
     cli_common c;
     point_common(s, i, &c, bufs);
     int rc = cli_load_model(&c, m);
-    if (!rc && check_rates && (s->commands & C_RATES)) {
+    if (!rc && check_rates && has(s, "rates")) {
         cli_rates r;
-        rc = cli_rates_load("sweep", &c, s->gamma_lo, s->gamma_hi, s->gamma_count, &r);
+        rc = cli_rates_load("sweep", &c, s->set.gamma_lo, s->set.gamma_hi, s->set.gamma_count, &r);
         if (rc) hdp_model_free(m);
         else cli_rates_free(&r);
     }
@@ -548,107 +609,38 @@ static int check_digest(const char *dir, const sweep_spec *s, const sweep_digest
     return rc;
 }
 
-/* Write one file of a point atomically through a writer callback. */
-static hdp_status write_file(const char *path, hdp_error *err, void (*fn)(FILE *, void *),
-                             void *ctx)
+/* Write pdir/row.csv (the point's row), atomically. */
+static hdp_status write_row(const char *pdir, const char *row, hdp_error *err)
 {
-    hdp_outfile o;
-    hdp_status st = hdp_out_open(&o, path, err);
-    if (st != HDP_OK) return st;
-    fn(o.f, ctx);
-    st = hdp_out_commit(&o, err);
-    hdp_out_abort(&o);
-    return st;
-}
-
-typedef struct {
-    const hdp_model *m;
-    const hdp_mc_options *opt;
-    const hdp_ode_result *ode;
-    const hdp_mc_result *mc;
-    const char *name;
-    const hdp_validate_result *v;
-    const hdp_design_set *designs;
-    const cli_rates *rates;
-    const char *row;
-} ctx_t;
-
-/* pdir/name1 then pdir/name2 (each atomically), the second only when the first was written */
-static hdp_status write_pair(const char *pdir, const char *name1, void (*w1)(FILE *, void *),
-                             const char *name2, void (*w2)(FILE *, void *), ctx_t *c,
-                             hdp_error *err)
-{
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s", pdir, name1);
-    hdp_status io = write_file(path, err, w1, c);
-    snprintf(path, sizeof path, "%s/%s", pdir, name2);
-    return io == HDP_OK ? write_file(path, err, w2, c) : io;
-}
-
-static void w_ode_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_csv(f, x->m, x->ode); }
-static void w_ode_json(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_json(f, x->m, x->ode); }
-static void w_mc_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_csv(f, x->name, x->m, x->opt, x->mc); }
-static void w_mc_json(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_json(f, x->name, x->m, x->opt, x->mc); }
-static void w_row(FILE *f, void *c) { ctx_t *x = c; fputs(x->row, f); }
-static void w_schedule_json(FILE *f, void *c)
-{
-    ctx_t *x = c;
-    cli_write_schedule_json(f, x->m, x->designs, "schedule.tab");
-}
-static void w_schedule_tab(FILE *f, void *c)
-{
-    ctx_t *x = c;
-    cli_write_schedule_table(f, x->m, &x->designs->res[x->designs->best], NULL);
-}
-static void w_rates_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_rates_csv(f, x->rates); }
-static void w_rates_json(FILE *f, void *c) { ctx_t *x = c; cli_write_rates_json(f, x->rates); }
-static void w_validate_json(FILE *f, void *c)
-{
-    ctx_t *x = c;
-    const hdp_validate_result *v = x->v;
-    hdp_json j;
-    hdp_json_begin(&j, f);
-    hdp_json_num(&j, "max_abs_dev", v->sim_side.max_abs_dev);
-    hdp_json_num(&j, "max_rel_dev", v->sim_side.max_rel_dev);
-    hdp_json_num(&j, "max_z", v->sim_side.max_z);
-    hdp_json_num(&j, "sde_max_abs_dev", v->sde_side.max_abs_dev);
-    hdp_json_num(&j, "sde_max_rel_dev", v->sde_side.max_rel_dev);
-    hdp_json_num(&j, "sde_max_z", v->sde_side.max_z);
-    hdp_json_bool(&j, "sim_pass", v->sim_side.pass);
-    hdp_json_bool(&j, "sde_pass", v->sde_side.pass);
-    hdp_json_bool(&j, "pass", v->pass);
-    hdp_json_num(&j, "epsilon_cks", v->epsilon_cks);
-    hdp_json_end(&j);
+    char path[1300];
+    snprintf(path, sizeof path, "%s/row.csv", pdir);
+    hdp_outset out;
+    hdp_outset_init(&out, err);
+    FILE *f = hdp_outset_add(&out, path);
+    if (f)
+        fputs(row, f);
+    return hdp_outset_commit(&out);
 }
 
 static void header(const sweep_spec *s, FILE *f)
 {
     fputs("point", f);
     for (int a = 0; a < s->naxes; a++) fprintf(f, ",%s", s->axes[a].key);
-    fputs(",d,n,gamma,rho,epsilon_cks", f);
-    if (s->commands & C_ODE) fputs(",ode_final_risk", f);
-    if (s->commands & C_SIM) fputs(",sim_final_risk,sim_final_stderr,sim_diverged", f);
-    if (s->commands & C_SDE) fputs(",sde_final_risk,sde_final_stderr,sde_diverged", f);
-    if (s->commands & C_VALIDATE) fputs(",validate_pass,validate_max_rel_dev,validate_max_z", f);
-    if (s->commands & C_SCHEDULE) {
-        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (s->schedule_want[k]) fprintf(f, ",schedule_%s_final_risk", hdp_design_family_key(k));
-        fputs(",schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_ode_solves", f);
-    }
-    if (s->commands & C_RATES) {
-        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (s->rates_want[k])
-                fprintf(f, ",rates_%s_slope,rates_%s_theory_slope", hdp_design_family_key(k),
-                        hdp_design_family_key(k));
-        fputs(",rates_ode_solves", f);
-    }
-    fputs(",status\n", f);
+    const hdp_sweep_runner *runners[MAX_SWEEP_COMMANDS];
+    int n = runners_of(s, runners);
+    char buf[8192];
+    hdp_sweep_header(runners, n, &s->set, buf, sizeof buf);
+    fputs(buf, f);
 }
 
-static void fmt_num(char *buf, size_t size, double v)
+/* the files of runner r at point p, by its command's sweep_write (user: the point's folder) */
+static hdp_status write_point_files(const hdp_sweep_runner *r, const hdp_sweep_point *p,
+                                    void *user, hdp_error *err)
 {
-    if (isfinite(v)) snprintf(buf, size, "%.10g", v);
-    else snprintf(buf, size, "%s", isnan(v) ? "" : (v > 0 ? "inf" : "-inf"));
+    for (const cli_command *c = hdp_commands; c->name; c++)
+        if (c->sweep == r && c->sweep_write)
+            return c->sweep_write(user, p, err);
+    return HDP_OK;
 }
 
 /* Run point i and write its files; the row last. Returns 0, -1 when the point
@@ -670,150 +662,49 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = threads;
-    hdp_error err;
-    hdp_error_clear(&err);
-    hdp_status st = HDP_OK, io = HDP_OK;
-    char row[8192], num[64], status[HDP_ERRMSG_MAX + 16] = "ok";
+    cli_rates gm; /* rates: the model at every gamma */
+    memset(&gm, 0, sizeof gm);
+    if (has(s, "rates")) {
+        cli_common pc;
+        point_common(s, i, &pc, bufs);
+        if (cli_rates_load("sweep", &pc, s->set.gamma_lo, s->set.gamma_hi, s->set.gamma_count,
+                           &gm)) {
+            hdp_model_free(&m);
+            return EXIT_BAD_INPUT; /* checked before the sweep started: not reached */
+        }
+    }
+    char prefix[4096];
     int idx[MAX_AXES];
     point_values(s, i, idx);
-    size_t len = (size_t)snprintf(row, sizeof row, "%ld", i);
-    for (int a = 0; a < s->naxes; a++)
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s", s->axes[a].values[idx[a]]);
-    double rz = 0.5 * m.rho * m.rho;
-    fmt_num(num, sizeof num, hdp_zcdp_epsilon_cks(rz, 1.0 / (double)m.n));
-    char rho[64];
-    fmt_num(rho, sizeof rho, m.rho);
-    len += (size_t)snprintf(row + len, sizeof row - len, ",%ld,%ld,%.10g,%s,%s", m.d, m.n, m.gamma,
-                            rho, num);
-    ctx_t c = {&m, &opt, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    if (s->commands & C_ODE) {
-        hdp_ode_result r;
-        st = hdp_ode_solve(&m, &r, &err);
-        c.ode = &r;
-        if (st == HDP_OK)
-            io = write_pair(pdir, "ode.csv", w_ode_csv, "ode.json", w_ode_json, &c, &err);
-        fmt_num(num, sizeof num, st == HDP_OK ? r.final_risk : NAN);
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s", num);
-        hdp_ode_result_free(&r);
-        c.ode = NULL;
-    }
-    for (int which = 0; which < 2; which++) {
-        int flag = which ? C_SDE : C_SIM;
-        if (!(s->commands & flag)) continue;
-        const char *name = which ? "sde" : "sim";
-        hdp_mc_result r;
-        hdp_status st2 = (st == HDP_OK)
-                             ? (which ? hdp_sde_run(&m, &opt, &r, &err) : hdp_sim_run(&m, &opt, &r, &err))
-                             : st;
-        if (st != HDP_OK) memset(&r, 0, sizeof r);
-        c.mc = &r;
-        c.name = name;
-        if (st2 == HDP_OK && io == HDP_OK)
-            io = write_pair(pdir, which ? "sde.csv" : "sim.csv", w_mc_csv,
-                            which ? "sde.json" : "sim.json", w_mc_json, &c, &err);
-        char se[64];
-        fmt_num(num, sizeof num, st2 == HDP_OK ? r.final_mean : NAN);
-        fmt_num(se, sizeof se, st2 == HDP_OK ? r.final_stderr : NAN);
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%ld", num, se,
-                                st2 == HDP_OK ? r.diverged_runs : (long)opt.runs);
-        hdp_mc_result_free(&r);
-        c.mc = NULL;
-        if (st == HDP_OK) st = st2;
-    }
-    if (s->commands & C_VALIDATE) {
-        hdp_validate_result v;
-        hdp_status st2 = st == HDP_OK ? hdp_validate_run(&m, &opt, 1, &v, &err) : st;
-        if (st != HDP_OK) memset(&v, 0, sizeof v);
-        c.v = &v;
-        if (st2 == HDP_OK && io == HDP_OK) {
-            snprintf(path, sizeof path, "%s/validate.json", pdir);
-            io = write_file(path, &err, w_validate_json, &c);
-        }
-        char rel[64], z[64];
-        fmt_num(rel, sizeof rel, st2 == HDP_OK ? v.sim_side.max_rel_dev : NAN);
-        fmt_num(z, sizeof z, st2 == HDP_OK ? v.sim_side.max_z : NAN);
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s",
-                                st2 == HDP_OK ? (v.pass ? "true" : "false") : "", rel, z);
-        hdp_validate_free(&v);
-        c.v = NULL; /* v ends with this block */
-        if (st == HDP_OK) st = st2;
-    }
-    hdp_design_options dopt;
-    hdp_design_options_init(&dopt);
-    dopt.knots = (int)s->knots;
-    dopt.tune_clip = s->tune_clip;
-    if (s->commands & C_SCHEDULE) {
-        hdp_design_set d;
-        memset(&d, 0, sizeof d);
-        hdp_status st2 = st == HDP_OK ? hdp_design_set_run(&m, s->schedule_want, &dopt, &d, &err) : st;
-        c.designs = &d;
-        if (st2 == HDP_OK && io == HDP_OK)
-            io = write_pair(pdir, "schedule.json", w_schedule_json, "schedule.tab", w_schedule_tab,
-                            &c, &err);
-        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (s->schedule_want[k]) {
-                fmt_num(num, sizeof num, st2 == HDP_OK ? d.res[k].final_risk : NAN);
-                len += (size_t)snprintf(row + len, sizeof row - len, ",%s", num);
-            }
-        char risk[64], cc[64];
-        fmt_num(risk, sizeof risk, st2 == HDP_OK ? d.res[d.best].final_risk : NAN);
-        fmt_num(cc, sizeof cc, st2 == HDP_OK ? d.res[d.best].c : NAN);
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s,%ld",
-                                st2 == HDP_OK ? hdp_design_family_name(d.best) : "", risk, cc,
-                                d.solves);
-        hdp_design_set_free(&d);
-        c.designs = NULL;
-        if (st == HDP_OK) st = st2;
-    }
-    if (s->commands & C_RATES) {
-        cli_rates r;
-        memset(&r, 0, sizeof r);
-        hdp_status st2 = st;
-        if (st == HDP_OK) {
-            cli_common pc;
-            point_common(s, i, &pc, bufs);
-            if (cli_rates_load("sweep", &pc, s->gamma_lo, s->gamma_hi, s->gamma_count, &r)) {
-                hdp_model_free(&m);
-                return EXIT_BAD_INPUT; /* checked before the sweep started: not reached */
-            }
-            st2 = cli_rates_run(&r, s->rates_want, &dopt, 0, &err);
-        }
-        c.rates = &r;
-        if (st2 == HDP_OK && io == HDP_OK)
-            io = write_pair(pdir, "rates.csv", w_rates_csv, "rates.json", w_rates_json, &c, &err);
-        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (s->rates_want[k]) {
-                char ts[64];
-                fmt_num(num, sizeof num, st2 == HDP_OK ? r.res.slope[k] : NAN);
-                fmt_num(ts, sizeof ts, st2 == HDP_OK ? r.res.theory_slope[k] : NAN);
-                len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s", num, ts);
-            }
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%ld", r.res.solves);
-        cli_rates_free(&r);
-        c.rates = NULL;
-        if (st == HDP_OK) st = st2;
-    }
-    if (st != HDP_OK) {
-        /* keep the row one CSV field: no commas or quotes in the message */
-        snprintf(status, sizeof status, "failed: %s", err.msg);
-        for (char *p = status; *p; p++)
-            if (*p == ',' || *p == '"' || *p == '\n') *p = ';';
-    }
-    snprintf(row + len, sizeof row - len, ",%s\n", status);
+    size_t len = (size_t)snprintf(prefix, sizeof prefix, "%ld", i);
+    for (int a = 0; a < s->naxes && len < sizeof prefix; a++)
+        len += (size_t)snprintf(prefix + len, sizeof prefix - len, ",%s", s->axes[a].values[idx[a]]);
+    hdp_sweep_point pt;
+    memset(&pt, 0, sizeof pt);
+    pt.m = &m;
+    pt.opt = &opt;
+    pt.set = &s->set;
+    pt.gamma_models = gm.models;
+    pt.gamma_count = gm.count;
+    const hdp_sweep_runner *runners[MAX_SWEEP_COMMANDS];
+    int n = runners_of(s, runners);
+    static hdp_sweep_outcome out; /* large; one point at a time */
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_sweep_point_run(runners, n, &pt, prefix, write_point_files, pdir, &out, &err);
+    cli_rates_free(&gm);
     hdp_model_free(&m);
-    if (io != HDP_OK) {
+    if (out.io != HDP_OK) {
+        fprintf(stderr, "hdpsgd sweep: error: %s\n", out.io_err.msg);
+        return EXIT_IO;
+    }
+    if (write_row(pdir, out.row, &err) != HDP_OK) {
         fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
         return EXIT_IO;
     }
-    c.row = row;
-    snprintf(path, sizeof path, "%s/row.csv", pdir);
-    if (write_file(path, &err, w_row, &c) != HDP_OK) {
-        fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
-        return EXIT_IO;
-    }
-    if (st != HDP_OK)
-        fprintf(stderr, "hdpsgd sweep: point %ld failed: %s\n", i, err.msg);
-    return st == HDP_OK ? 0 : EXIT_NUMERIC;
+    if (out.st != HDP_OK)
+        fprintf(stderr, "hdpsgd sweep: point %ld failed: %s\n", i, out.err.msg);
+    return out.st == HDP_OK ? 0 : EXIT_NUMERIC;
 }
 
 /* Concatenate the rows into DIR/results.csv; returns the number of failed points or -1. */

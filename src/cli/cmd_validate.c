@@ -354,3 +354,28 @@ int cmd_validate(int argc, char **argv)
     hdp_model_free(&m);
     return pass ? 0 : EXIT_FAIL_VALIDATION;
 }
+
+/* ---- in a sweep (hdpsgd/sweep.h): validate.json in the point's folder ---- */
+
+static void sweep_json(FILE *f, const hdp_sweep_point *p)
+{
+    const hdp_validate_result *v = &p->v;
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_num(&j, "max_abs_dev", v->sim_side.max_abs_dev);
+    hdp_json_num(&j, "max_rel_dev", v->sim_side.max_rel_dev);
+    hdp_json_num(&j, "max_z", v->sim_side.max_z);
+    hdp_json_num(&j, "sde_max_abs_dev", v->sde_side.max_abs_dev);
+    hdp_json_num(&j, "sde_max_rel_dev", v->sde_side.max_rel_dev);
+    hdp_json_num(&j, "sde_max_z", v->sde_side.max_z);
+    hdp_json_bool(&j, "sim_pass", v->sim_side.pass);
+    hdp_json_bool(&j, "sde_pass", v->sde_side.pass);
+    hdp_json_bool(&j, "pass", v->pass);
+    hdp_json_num(&j, "epsilon_cks", v->epsilon_cks);
+    hdp_json_end(&j);
+}
+
+hdp_status validate_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    return cli_sweep_files(pdir, p, "validate.json", sweep_json, NULL, NULL, err);
+}

@@ -612,3 +612,20 @@ void cli_mc_progress_on_tty(hdp_mc_options *opt)
         opt->progress_user = &shown;
     }
 }
+
+hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const char *name1,
+                           void (*w1)(FILE *, const hdp_sweep_point *), const char *name2,
+                           void (*w2)(FILE *, const hdp_sweep_point *), hdp_error *err)
+{
+    char path1[HDP_OUT_PATH_MAX], path2[HDP_OUT_PATH_MAX];
+    snprintf(path1, sizeof path1, "%s/%s", pdir, name1);
+    snprintf(path2, sizeof path2, "%s/%s", pdir, name2 ? name2 : "");
+    hdp_outset out;
+    hdp_outset_init(&out, err);
+    FILE *f;
+    if ((f = hdp_outset_add(&out, path1)))
+        w1(f, p);
+    if ((f = hdp_outset_add(&out, name2 ? path2 : NULL)))
+        w2(f, p);
+    return hdp_outset_commit(&out);
+}

@@ -32,6 +32,12 @@ extern const cli_opt kl_opts[];
 int cmd_si(int argc, char **argv);
 extern const cli_opt si_opts[];
 
+hdp_status ode_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
+hdp_status sim_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
+hdp_status validate_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
+hdp_status schedule_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
+hdp_status rates_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
+
 static const cli_opt no_opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
 
 const cli_command hdp_commands[] = {
@@ -46,7 +52,7 @@ const cli_command hdp_commands[] = {
      "and sigma2 are the schedule's eta~(t) and sigma~(t)^2. Lines starting with # give the\n"
      "model. The JSON summary has final_risk, risk_before_final_noise, gamma, n, d, rho\n"
      "(null = inf), stable, rhs_evals, steps, solve_seconds.",
-     ode_opts, 0, NULL},
+     ode_opts, 0, NULL, &hdp_sweep_ode, ode_sweep_write},
     {"sim", cmd_sim, "Monte Carlo of one-pass DP-SGD (the discrete algorithm)",
      "sim [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv] "
      "[--json FILE.json]",
@@ -69,7 +75,7 @@ const cli_command hdp_commands[] = {
      "summary has final_risk_mean, final_risk_stderr, final_jump_mean/stderr (the jump of the\n"
      "last step's private noise), runs, diverged_runs, rho_accounted (THEORY 6 on the realised\n"
      "schedule; null = inf), seconds, threads, seed.",
-     sim_opts, 0, NULL},
+     sim_opts, 0, NULL, &hdp_sweep_sim, sim_sweep_write},
     {"sde", cmd_sde, "Euler-Maruyama of the homogenized SDE (H-DP-SGD)",
      "sde [MODEL.ini] [--set k=v]... [--runs N] [--step h] [--threads T] [--seed S] "
      "[-o FILE.csv] [--json FILE.json]",
@@ -80,7 +86,7 @@ const cli_command hdp_commands[] = {
      "as `hdpsgd sim`; clipped_fraction is the mean of 1 - mu_c(R) over the steps of the\n"
      "interval (the probability that a DP-SGD step would be clipped), and rho_accounted is\n"
      "the accountant on the discrete schedule of the model.",
-     sde_opts, 0, NULL},
+     sde_opts, 0, NULL, &hdp_sweep_sde, sim_sweep_write},
     {"validate", cmd_validate, "ODE vs Monte Carlo vs SDE on one model: table, verdict, figure",
      "validate [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [--figure FILE] "
      "[--json FILE.json] [--no-sde] [--scaling K]",
@@ -96,13 +102,13 @@ const cli_command hdp_commands[] = {
      "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
      "max_rel_dev, max_z, final_risk, clipped_fraction, pass (and sde_* for the SDE side),\n"
      "sim_pass, ode_final_risk, rho, rho_z, delta, epsilon_cks, epsilon_bs, runs, diverged_runs.",
-     validate_opts, 0, ".ode.csv .sim.csv .sde.csv"},
+     validate_opts, 0, ".ode.csv .sim.csv .sde.csv", &hdp_sweep_validate, validate_sweep_write},
     {"plot", cmd_plot, "draw the toolkit's CSV files with gnuplot",
      "plot FILE.csv... -o FIG [--title T] [--logy] [--bounds]",
      "Draws any of the toolkit's risk CSVs in one figure: ode CSVs (header t,risk,...) as\n"
      "curves, sim/sde CSVs (header t,mean,...) as the mean with a 10-90 % band. The row t = 1\n"
      "(the output theta_n) is a marker. The format follows FIG's extension: .png, .pdf, .svg.",
-     plot_opts, 1, NULL},
+     plot_opts, 1, NULL, NULL, NULL},
     {"sweep", cmd_sweep, "run commands over a grid of model keys (serial or Open MPI)",
      "sweep SWEEP.ini [--resume] [--dry-run] [-o DIR] [--threads T]",
      "Runs the commands named in SWEEP.ini ([sweep] commands = ode, sim, sde, validate,\n"
@@ -125,7 +131,7 @@ const cli_command hdp_commands[] = {
      "progress. Under `mpirun -np N hdpsgd sweep ...` (Open MPI) the ranks take points from a\n"
      "shared counter (dynamic load balancing); the results are the same bytes as a serial run.\n"
      "Exit status 4 when some point failed.",
-     sweep_opts, 0, NULL},
+     sweep_opts, 0, NULL, NULL, NULL},
     {"privacy", cmd_privacy, "privacy level: rho, zCDP, (epsilon, delta), accountant, calibration, DP-GD",
      "privacy [MODEL.ini] [--set k=v]... [--delta D] [--epsilon E] [--json FILE.json]\n"
      "       hdpsgd privacy --dpgd --eta ETA --steps T (--sigma S | --epsilon E) [--delta D] [--json FILE.json]",
@@ -143,7 +149,7 @@ const cli_command hdp_commands[] = {
      "delta, epsilon_bs, epsilon_cks, rho_accounted, rho_for_target, rho_z_for_target; for\n"
      "--dpgd: eta, steps, sigma, rho_z, delta, epsilon_bs, epsilon_cks, epsilon_seed003 or\n"
      "sigma_seed003 and sigma_zcdp, seed003_applies. Non-finite numbers are null.",
-     privacy_opts, 0, NULL},
+     privacy_opts, 0, NULL, NULL, NULL},
     {"schedule", cmd_schedule, "optimise the learning-rate schedule on the risk ODE at fixed privacy",
      "schedule [MODEL.ini] [--set k=v]... --optimize [--family F] [--knots K] [--tune-clip] "
      "[-o FILE] [--json FILE.json] [--figure FIG]",
@@ -164,7 +170,7 @@ const cli_command hdp_commands[] = {
      "parameters (output_eta0, linear_noise_eta0, optimal_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
      "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
      "ode_solves_per_second (family keys use linear_noise for linear-noise).",
-     schedule_opts, 0, ".schedules.csv"},
+     schedule_opts, 0, ".schedules.csv", &hdp_sweep_schedule, schedule_sweep_write},
     {"rates", cmd_rates, "optimised final risk of each schedule family against gamma, vs the theorem",
      "rates [MODEL.ini] [--set k=v]... --gammas LO:HI:COUNT [--families LIST] [--tune-clip] "
      "[-o FILE.csv] [--json FILE.json] [--figure FIG]",
@@ -178,7 +184,7 @@ const cli_command hdp_commands[] = {
      "gamma (log-log) with the rates scaled to match at the smallest gamma; data in\n"
      "FIG-without-extension.rates.csv. JSON: count, gamma_<i>, <family>_final_risk_<i>,\n"
      "<family>_slope, <family>_theory_slope, decade_lo, decade_hi, ode_solves.",
-     rates_opts, 0, ".rates.csv"},
+     rates_opts, 0, ".rates.csv", &hdp_sweep_rates, rates_sweep_write},
     {"rf", cmd_rf, "DP-GD on random features vs its Ornstein-Uhlenbeck limit (seed 003)",
      "rf [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv] "
      "[--json FILE.json]",
@@ -206,7 +212,7 @@ const cli_command hdp_commands[] = {
      "exact-step coupling), strong_error_em_max, sigma, sigma_route, epsilon (null = inf),\n"
      "epsilon_cks, rho_z, delta, T, eta, tau, C_clip, s, lambda_max, p, n, d, test_size, modes,\n"
      "runs, threads, seed, build_seconds, seconds.",
-     rf_opts, 0, NULL},
+     rf_opts, 0, NULL, NULL, NULL},
     {"rf-experiment", cmd_rf_experiment, "seed 003's Fig. 2 on random features: P1, P2, P3, P4",
      "rf-experiment P1|P2|P3|P4 [MODEL.ini] [--set k=v]... [--full] [-o DIR] [--runs N] "
      "[--threads T] [--seed S]",
@@ -225,7 +231,7 @@ const cli_command hdp_commands[] = {
      "      to 10^2.5) at p = rf.p.\n"
      "Reduced grids take under a minute each on 2 cores at the models' sizes; --full takes\n"
      "minutes to tens of minutes (see models/rf-pK.ini). The CSV is the same for any --threads.",
-     rf_experiment_opts, 1, NULL},
+     rf_experiment_opts, 1, NULL, NULL, NULL},
     {"kl", cmd_kl, "KL privacy of noisy GD on ReLU networks by initialisation (seed 001)",
      "kl bound|init|run [MODEL.ini] [--set k=v]... [--vs epochs|depth|width] [--schemes LIST]\n"
      "       [--depths LIST] [--widths LIST] [--runs N] [--threads T] [--seed S] [-o FILE.csv]\n"
@@ -272,7 +278,7 @@ const cli_command hdp_commands[] = {
      "_eta_lambda_max, _R_lazy, c, epochs, T. Results do not depend on --threads. On 2 cores the\n"
      "defaults take about 20 s for each of run --vs depth and --vs width, 15 s for init, 1 s for\n"
      "run --schemes all (the seed's three figures and the check of Lemma C.3 in about a minute).",
-     kl_opts, 1, ".csv"},
+     kl_opts, 1, ".csv", NULL, NULL},
     {"nc", cmd_nc, "NoisyGD on neural-collapse features: error against the dimension p (seed 004)",
      "nc [MODEL.ini] [--set nc.KEY=V]... [--draws N] [--threads T] [--seed S] [--exact] "
      "[-o FILE.csv] [--json FILE.json]\n"
@@ -324,7 +330,7 @@ const cli_command hdp_commands[] = {
      "The sweep's JSON has per curve <name>_error_first, <name>_error_last, <name>_flat_z (max over\n"
      "p of |e_p - e_first| / combined standard error) and <name>_max_z_exact. Each default sweep\n"
      "takes well under a minute on 2 cores.",
-     nc_opts, 0, NULL},
+     nc_opts, 0, NULL, NULL, NULL},
     {"sim-index", cmd_si, "private feature learning for a single-index model, two stages (seed 002)",
      "sim-index [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv]\n"
      "       [--json FILE.json] | --experiment eps|n|align [-o FILE.csv] [--figure FIG]",
@@ -358,10 +364,10 @@ const cli_command hdp_commands[] = {
      "|<w_j, mu>|/||w_j|| at W_0, after stage 1 with sigma_W = 0 and with the model's sigma_W\n"
      "(p = 512 unless si.p is given). Each writes si-NAME.csv and si-NAME.png (gnuplot) and\n"
      "takes well under a minute at the defaults. Results do not depend on --threads.",
-     si_opts, 0, NULL},
+     si_opts, 0, NULL, NULL, NULL},
     {"keys", cmd_keys, "list the model keys with their defaults", "keys",
-     "Prints every model key as section.key = default, with what it accepts.", no_opts, 0, NULL},
-    {NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL},
+     "Prints every model key as section.key = default, with what it accepts.", no_opts, 0, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
 };
 
 const char *hdp_version_string(void) { return HDPSGD_VERSION_FULL; }
