@@ -23,7 +23,7 @@
 #include "io/output.h"
 #include "io/plot.h"
 #include "cli.h"
-#include "hdpsgd/kl.h"
+#include "hdpsgd/klsweep.h"
 
 #define MAX_LIST 64
 
@@ -391,6 +391,15 @@ static int sub_bound(const hdp_model *m)
 
 /* ---- kl init ---- */
 
+/* one line of the table after each check */
+static void init_line(const hdp_klinit *ki, int i, int k, int pass, void *user)
+{
+    (void)user;
+    const hdp_kl_init_result *r = &ki->res[i * 4 + k];
+    printf("  %-7s %5ld  %14.8g  %12.4g  %14.8g  %7.2f  %s\n", hdp_kl_init_name(k),
+           ki->depths[i], r->mean[0], r->stderr_[0], r->formula[0], r->z, pass ? "ok" : "FAIL");
+}
+
 static int sub_init(const hdp_model *m, int threads)
 {
     int want[4], nw, rc, nd;
@@ -402,44 +411,23 @@ static int sub_init(const hdp_model *m, int threads)
     if ((rc = parse_int_list("depths", depths_opt ? depths_opt : defdepth, 2, HDP_KL_MAX_DEPTH,
                              depths, &nd)))
         return rc;
-    hdp_kl_init_result *res = calloc((size_t)(4 * nd), sizeof *res);
-    if (!res) {
-        fprintf(stderr, "hdpsgd kl: error: out of memory\n");
-        return EXIT_NUMERIC;
-    }
     hdp_error err;
     hdp_error_clear(&err);
-    hdp_status st = HDP_OK;
     printf("Monte Carlo of E||df(x)/dW||_F^2 at initialisation, ||x||^2 = d = %ld, width %ld, "
            "o = %ld, %ld networks each\n", m->kl_d, m->kl_width, m->kl_o, m->kl_init_runs);
     printf("against Lemma C.3 of seed 001 (= B of eq. 7; exact at every width): pass when "
            "|z| <= %g (validate.z_tol)\n", m->z_tol);
     printf("  %-7s %5s  %14s  %12s  %14s  %7s  %s\n", "scheme", "L", "Monte Carlo", "stderr",
            "Lemma C.3", "z", "");
-    int fails = 0;
-    double seconds = 0;
-    for (int i = 0; i < nd && st == HDP_OK; i++)
-        for (int k = 0; k < 4 && st == HDP_OK; k++) {
-            if (!want[k])
-                continue;
-            hdp_kl_arch a;
-            arch_of(m, k, depths[i], m->kl_width, &a);
-            hdp_kl_init_result *r = &res[i * 4 + k];
-            /* a different stream per (depth, scheme): independent checks */
-            st = hdp_kl_init_mc(&a, m->kl_init_runs, m->seed + 1000003ULL * (unsigned)(i * 4 + k),
-                                threads, r, &err);
-            if (st != HDP_OK)
-                break;
-            int pass = fabs(r->z) <= m->z_tol;
-            fails += !pass;
-            seconds += r->seconds;
-            printf("  %-7s %5ld  %14.8g  %12.4g  %14.8g  %7.2f  %s\n", hdp_kl_init_name(k),
-                   depths[i], r->mean[0], r->stderr_[0], r->formula[0], r->z, pass ? "ok" : "FAIL");
-        }
+    hdp_klinit ki;
+    hdp_status st = hdp_klinit_run(m, depths, nd, want, threads, init_line, NULL, &ki, &err);
     if (st != HDP_OK) {
-        free(res);
+        hdp_klinit_free(&ki);
         return cli_fail("kl", &err);
     }
+    const hdp_kl_init_result *res = ki.res;
+    const int fails = ki.fails;
+    const double seconds = ki.seconds;
     printf("%s: %d of %d agree within %g standard errors (%.2f s)\n", fails ? "FAIL" : "PASS",
            nd * nw - fails, nd * nw, m->z_tol, seconds);
     hdp_outfile files[2] = {{0}};
@@ -486,21 +474,13 @@ static int sub_init(const hdp_model *m, int threads)
         hdp_json_num(&j, "seconds", seconds);
         hdp_json_end(&j);
     }
-    free(res);
+    hdp_klinit_free(&ki);
     if ((rc = commit(files, nfiles, st, &err)))
         return rc;
     return fails ? EXIT_FAIL_VALIDATION : 0;
 }
 
 /* ---- kl run ---- */
-
-static void spec_at(const hdp_model *m, hdp_kl_init_kind k, long L, long width, hdp_kl_spec *s)
-{
-    hdp_kl_spec_from_model(m, s);
-    s->arch.init = k;
-    s->arch.L = (int)L;
-    s->arch.m = width;
-}
 
 static void unstable_message(const hdp_model *m, const hdp_kl_spec *s, const hdp_kl_run_result *r,
                              const char *how)
@@ -514,32 +494,24 @@ static void unstable_message(const hdp_model *m, const hdp_kl_spec *s, const hdp
 
 static int run_epochs(const hdp_model *m, int threads, const int *want)
 {
-    hdp_kl_run_result res[4];
-    memset(res, 0, sizeof res);
-    hdp_kl_spec sp[4];
-    double B[4];
     hdp_error err;
     hdp_error_clear(&err);
-    hdp_status st = HDP_OK;
     int rc = 0;
     const long E = m->kl_epochs, n = m->kl_n;
     const double T = m->kl_eta * (double)E;
-    for (int k = 0; k < 4 && st == HDP_OK; k++) {
-        if (!want[k])
-            continue;
-        spec_at(m, k, m->kl_depth, m->kl_width, &sp[k]);
-        B[k] = hdp_kl_B(&sp[k].arch);
-        st = hdp_kl_run(&sp[k], threads, &res[k], &err);
-        if (st == HDP_OK && res[k].unstable) {
-            unstable_message(m, &sp[k], &res[k], "error");
+    hdp_kl_epochs ep;
+    hdp_status st = hdp_kl_epochs_run(m, want, threads, &ep, &err);
+    for (int k = 0; k < 4; k++)
+        if (ep.want[k] && ep.res[k].unstable) {
+            unstable_message(m, &ep.spec[k], &ep.res[k], "error");
             rc = EXIT_NUMERIC;
         }
-    }
     if (st != HDP_OK || rc) {
-        for (int k = 0; k < 4; k++)
-            hdp_kl_run_result_free(&res[k]);
+        hdp_kl_epochs_free(&ep);
         return st != HDP_OK ? cli_fail("kl", &err) : rc;
     }
+    const hdp_kl_run_result *res = ep.res;
+    const double *B = ep.B;
     const int sq = m->kl_loss == HDP_KL_SQUARED;
     printf("Noisy GD on the linearised ReLU network (seed 001 eq. 3, Appendix E): d = %ld, width %ld, "
            "depth %ld, o = %ld, n = %ld, %s loss,\nsigma = %g, eta = %g, %ld epochs (T = %g), %ld "
@@ -654,8 +626,7 @@ static int run_epochs(const hdp_model *m, int threads, const int *want)
         hdp_json_uint(&j, "seed", m->seed);
         hdp_json_end(&j);
     }
-    for (int k = 0; k < 4; k++)
-        hdp_kl_run_result_free(&res[k]);
+    hdp_kl_epochs_free(&ep);
     if ((rc = commit(files, nfiles, st, &err)))
         return rc;
     if (figure_path) {
@@ -680,6 +651,31 @@ static int run_epochs(const hdp_model *m, int threads, const int *want)
     return 0;
 }
 
+/* --vs depth or --vs width: a warning for an unstable point, the progress on a terminal and a
+ * line of the table after each point */
+typedef struct {
+    const hdp_model *m;
+    int tty;
+} sweep_out;
+
+static void sweep_line(const hdp_klsweep *sw, int i, int k, const hdp_kl_spec *s, long done,
+                       long total, void *user)
+{
+    const sweep_out *o = user;
+    const hdp_klsweep_point *p = &sw->points[i * 4 + k];
+    if (p->unstable) {
+        hdp_kl_run_result r;
+        memset(&r, 0, sizeof r);
+        r.eta_lambda_max = p->eta_lambda_max;
+        unstable_message(o->m, s, &r, "warning (point left out)");
+    }
+    if (o->tty)
+        fprintf(stderr, "\r[%ld/%ld]", done, total);
+    printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f\n", hdp_kl_init_name(k),
+           sw->xs[i], p->kle, p->see, p->kl, p->se,
+           hdp_kl_bound(p->B, sw->T, o->m->kl_n, o->m->kl_sigma, HDP_KL_C), p->B, p->seconds);
+}
+
 /* --vs depth or --vs width: the KL after round(0.4 epochs) and after `epochs` epochs */
 static int run_sweep(const hdp_model *m, int threads, const int *want, int by_depth)
 {
@@ -692,39 +688,20 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
                             100000000, xs, &nx);
     if (rc)
         return rc;
-    const long E = m->kl_epochs, Ee = (long)nearbyint(0.4 * (double)E) > 0
-                                          ? (long)nearbyint(0.4 * (double)E) : 1;
-    const long n = m->kl_n;
-    const double T = m->kl_eta * (double)E, Te = m->kl_eta * (double)Ee;
-    const int sq = m->kl_loss == HDP_KL_SQUARED;
-    /* results: [x][scheme] */
-    typedef struct {
-        double kl, se, kle, see, exact, exacte, B, grad2, seconds;
-        int unstable;
-    } point;
-    point *pts = calloc((size_t)nx * 4, sizeof *pts);
-    if (!pts) {
-        fprintf(stderr, "hdpsgd kl: error: out of memory\n");
-        return EXIT_NUMERIC;
-    }
     hdp_error err;
     hdp_error_clear(&err);
-    hdp_status st = HDP_OK;
-    int total = 0, done = 0, nw = 0;
-    for (int k = 0; k < 4; k++)
-        nw += want[k];
-    total = nx * nw;
-    const int tty = isatty(fileno(stderr));
     /* check every point's spec before anything runs */
-    for (int i = 0; i < nx && st == HDP_OK; i++) {
-        hdp_kl_spec s;
-        spec_at(m, HDP_KL_HE, by_depth ? xs[i] : m->kl_depth, by_depth ? m->kl_width : xs[i], &s);
-        st = hdp_kl_spec_check(&s, &err);
-    }
+    hdp_klsweep sw;
+    hdp_status st = hdp_klsweep_plan(m, by_depth, xs, nx, want, &sw, &err);
     if (st != HDP_OK) {
-        free(pts);
+        hdp_klsweep_free(&sw);
         return cli_fail("kl", &err);
     }
+    const long E = sw.E, Ee = sw.Ee;
+    const long n = m->kl_n;
+    const double T = sw.T, Te = sw.Te;
+    const int sq = m->kl_loss == HDP_KL_SQUARED;
+    sweep_out o = {m, isatty(fileno(stderr))};
     printf("Noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2%s): d = %ld, %s %ld, "
            "o = %ld, n = %ld,\n%s loss, sigma = %g, eta = %g, KL after %ld and %ld epochs (T = %g, "
            "%g), %ld initialisations x %ld noise paths; c = 4.\n",
@@ -734,40 +711,15 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
            m->kl_runs);
     printf("  %-7s %6s %12s %10s %12s %10s %12s %12s %7s\n", "scheme", by_depth ? "L" : "m",
            "KL early", "stderr", "KL final", "stderr", "bound c=4", "B", "secs");
-    for (int i = 0; i < nx && st == HDP_OK; i++)
-        for (int k = 0; k < 4 && st == HDP_OK; k++) {
-            if (!want[k])
-                continue;
-            hdp_kl_spec s;
-            spec_at(m, k, by_depth ? xs[i] : m->kl_depth, by_depth ? m->kl_width : xs[i], &s);
-            hdp_kl_run_result r;
-            st = hdp_kl_run(&s, threads, &r, &err);
-            if (st != HDP_OK)
-                break;
-            point *p = &pts[i * 4 + k];
-            p->B = hdp_kl_B(&s.arch);
-            p->grad2 = r.grad2;
-            p->seconds = r.seconds;
-            p->unstable = r.unstable;
-            p->kl = r.kl_mc[E], p->se = r.kl_mc_se[E];
-            p->kle = r.kl_mc[Ee], p->see = r.kl_mc_se[Ee];
-            p->exact = r.kl_exact[E], p->exacte = r.kl_exact[Ee];
-            if (r.unstable)
-                unstable_message(m, &s, &r, "warning (point left out)");
-            hdp_kl_run_result_free(&r);
-            done++;
-            if (tty)
-                fprintf(stderr, "\r[%d/%d]", done, total);
-            printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f\n",
-                   hdp_kl_init_name(k), xs[i], p->kle, p->see, p->kl, p->se,
-                   hdp_kl_bound(p->B, T, n, m->kl_sigma, HDP_KL_C), p->B, p->seconds);
-        }
-    if (tty)
+    st = hdp_klsweep_run(&sw, m, threads, sweep_line, &o, &err);
+    if (o.tty)
         fprintf(stderr, "\r%*s\r", 12, "");
     if (st != HDP_OK) {
-        free(pts);
+        hdp_klsweep_free(&sw);
         return cli_fail("kl", &err);
     }
+    typedef hdp_klsweep_point point;
+    const point *pts = sw.points;
     char data[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path)
         data_path_of(figure_path, data, sizeof data);
@@ -833,7 +785,7 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
         hdp_json_num(&j, "c", HDP_KL_C);
         hdp_json_end(&j);
     }
-    free(pts);
+    hdp_klsweep_free(&sw);
     if ((rc = commit(files, nfiles, st, &err)))
         return rc;
     if (figure_path) {
