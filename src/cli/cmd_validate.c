@@ -138,54 +138,44 @@ static void json_side(hdp_json *j, const char *prefix, const hdp_validate_side *
     hdp_json_bool(j, k, s->pass);
 }
 
+/* ---- --scaling (the driver: hdp_validate_scaling) ---- */
+
 typedef struct {
-    long n, d;
-    double max_abs_dev, max_rel_dev, max_z;
-} scaling_row;
+    const cli_common *common;
+    long K;
+    int rc; /* the exit status of a model that did not load (its message printed) */
+} scaling_load_ctx;
+
+/* the model of level l: MODEL and --set, then data.d and data.n */
+static hdp_status load_level(void *user, long l, long d, long n, hdp_model *m, hdp_error *err)
+{
+    scaling_load_ctx *x = user;
+    cli_common c = *x->common;
+    char dset[64], nset[64];
+    snprintf(dset, sizeof dset, "data.d=%ld", d);
+    snprintf(nset, sizeof nset, "data.n=%ld", n);
+    if (c.nsets + 2 > MAX_SETS) {
+        x->rc = EXIT_BAD_INPUT;
+        return hdp_fail(err, HDP_EINPUT, "too many --set options");
+    }
+    c.sets[c.nsets++] = dset;
+    c.sets[c.nsets++] = nset;
+    if ((x->rc = cli_load_model(&c, m)))
+        return hdp_fail(err, HDP_EINPUT, "level %ld: the model did not load", l);
+    fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %ld\n", l + 1, x->K,
+            m->d, m->n);
+    return HDP_OK;
+}
 
 static int run_scaling(const cli_common *common, const hdp_model *base, const hdp_mc_options *opt,
-                       long K, scaling_row *rows, double *slope)
+                       long K, hdp_validate_scaling_result *sc)
 {
-    if (base->spectrum == HDP_SPECTRUM_FILE) {
-        fprintf(stderr, "hdpsgd validate: error: --scaling needs a generated spectrum "
-                        "(data.spectrum = isotropic | powerlaw | twolevel), not a file\n");
-        return EXIT_BAD_INPUT;
-    }
-    for (long l = 0; l < K; l++) {
-        cli_common c = *common;
-        char dset[64], nset[64];
-        long f = 1L << (2 * l);
-        snprintf(dset, sizeof dset, "data.d=%ld", base->d * f);
-        snprintf(nset, sizeof nset, "data.n=%ld", base->n * f);
-        if (c.nsets + 2 > MAX_SETS) return EXIT_BAD_INPUT;
-        c.sets[c.nsets++] = dset;
-        c.sets[c.nsets++] = nset;
-        hdp_model m;
-        int rc = cli_load_model(&c, &m);
-        if (rc) return rc;
-        fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %ld\n", l + 1, K,
-                m.d, m.n);
-        hdp_validate_result v;
-        hdp_error err;
-        hdp_error_clear(&err);
-        hdp_status st = hdp_validate_run(&m, opt, 0, &v, &err);
-        if (st != HDP_OK) {
-            hdp_validate_free(&v);
-            hdp_model_free(&m);
-            return cli_fail("validate", &err);
-        }
-        rows[l] = (scaling_row){m.n, m.d, v.sim_side.max_abs_dev, v.sim_side.max_rel_dev,
-                                v.sim_side.max_z};
-        hdp_validate_free(&v);
-        hdp_model_free(&m);
-    }
-    /* least-squares slope of log(max_abs_dev) against log(n) */
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (long l = 0; l < K; l++) {
-        double x = log((double)rows[l].n), y = log(rows[l].max_abs_dev);
-        sx += x; sy += y; sxx += x * x; sxy += x * y;
-    }
-    *slope = K >= 2 ? (K * sxy - sx * sy) / (K * sxx - sx * sx) : NAN;
+    scaling_load_ctx x = {common, K, 0};
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_validate_scaling(base, opt, K, load_level, &x, sc, &err) != HDP_OK)
+        return x.rc ? x.rc : cli_fail("validate", &err);
+    const hdp_validate_level *rows = sc->level;
     printf("\nscaling with gamma fixed (Monte Carlo vs ODE; theory: O(log^2 n / sqrt n)):\n");
     printf("  %10s %8s %12s %12s %8s %18s\n", "n", "d", "max |dev|", "max rel dev", "max z",
            "log^2(n)/sqrt(n)");
@@ -195,17 +185,11 @@ static int run_scaling(const cli_common *common, const hdp_model *base, const hd
                rows[l].max_abs_dev, 100 * rows[l].max_rel_dev, rows[l].max_z,
                ln * ln / sqrt((double)rows[l].n));
     }
-    double n0 = (double)rows[0].n, n1 = (double)rows[K - 1].n;
-    double pred = (log(log(n1) * log(n1) / sqrt(n1)) - log(log(n0) * log(n0) / sqrt(n0))) /
-                  (log(n1) - log(n0));
-    double zmax = 0;
-    for (long l = 0; l < K; l++)
-        if (rows[l].max_z > zmax) zmax = rows[l].max_z;
     if (K >= 2) {
         printf("  fitted log-log slope of max |dev| against n: %.3f (log^2 n/sqrt n over this "
                "range: %.3f)\n",
-               *slope, pred);
-        if (zmax < 4)
+               sc->slope, sc->theory_slope);
+        if (sc->max_z < 4)
             printf("  every level has max z < 4: the deviations are at the Monte Carlo noise level "
                    "(which itself shrinks\n  like 1/sqrt(d runs)), so the slope bounds the ODE's "
                    "error from above rather than measuring it; add runs to resolve the bias\n");
@@ -257,9 +241,11 @@ int cmd_validate(int argc, char **argv)
     }
     print_table(&m, &v, opt.runs);
 
-    scaling_row rows[8];
-    double slope = NAN;
-    if (scaling_opt > 0 && (rc = run_scaling(&common, &m, &opt, scaling_opt, rows, &slope))) {
+    hdp_validate_scaling_result sc;
+    memset(&sc, 0, sizeof sc);
+    sc.slope = NAN;
+    const hdp_validate_level *rows = sc.level;
+    if (scaling_opt > 0 && (rc = run_scaling(&common, &m, &opt, scaling_opt, &sc))) {
         hdp_validate_free(&v);
         hdp_model_free(&m);
         return rc;
@@ -310,7 +296,7 @@ int cmd_validate(int argc, char **argv)
         hdp_json_int(&j, "n", m.n);
         hdp_json_num(&j, "gamma", m.gamma);
         if (scaling_opt > 0) {
-            hdp_json_num(&j, "scaling_slope", slope);
+            hdp_json_num(&j, "scaling_slope", sc.slope);
             for (long l = 0; l < scaling_opt; l++) {
                 char k[64];
                 snprintf(k, sizeof k, "scaling_%ld_n", l);
