@@ -543,6 +543,68 @@ static void grid_runner(void **state)
     hdp_grid_free(NULL);
 }
 
+/* the drivers of issue 19 refuse NULL arguments (and the nc, kl, rf, si experiments, the
+ * sweep's point and validate's scaling free what they were given, zeroed or not) */
+static void driver_functions(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=20", NULL);
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    long ps[1] = {10}, xs[1] = {2};
+    int want[4] = {1, 0, 0, 0};
+    hdp_ncsweep ns;
+    hdp_klsweep ks;
+    hdp_kl_epochs ke;
+    hdp_klinit ki;
+    hdp_rfexp rx;
+    hdp_siexp sx;
+    hdp_sweep_point sp;
+    hdp_sweep_outcome so;
+    hdp_validate_scaling_result vs;
+    const hdp_sweep_runner *runners[1] = {&hdp_sweep_ode};
+    REFUSES(hdp_nc_point_run(NULL, 1, 0, &err), "pt");
+    assert_true(isnan(hdp_nc_point_z(NULL)));
+    REFUSES(hdp_ncsweep_plan(NULL, "flat", ps, 1, &ns, &err), "m");
+    REFUSES(hdp_ncsweep_plan(&m, NULL, ps, 1, &ns, &err), "name");
+    REFUSES(hdp_ncsweep_plan(&m, "flat", NULL, 1, &ns, &err), "ps");
+    REFUSES(hdp_ncsweep_plan(&m, "flat", ps, 1, NULL, &err), "sw");
+    REFUSES(hdp_ncsweep_run(NULL, 1, NULL, NULL, &err), "sw");
+    assert_true(isnan(hdp_ncsweep_flat_z(NULL, 0)));
+    assert_true(isnan(hdp_ncsweep_max_z_exact(NULL, 0)));
+    assert_int_equal(hdp_ncsweep_known(NULL), 0);
+    hdp_ncsweep_free(NULL);
+    REFUSES(hdp_klsweep_plan(NULL, 1, xs, 1, want, &ks, &err), "m");
+    REFUSES(hdp_klsweep_plan(&m, 1, NULL, 1, want, &ks, &err), "xs");
+    REFUSES(hdp_klsweep_plan(&m, 1, xs, 1, NULL, &ks, &err), "want");
+    REFUSES(hdp_klsweep_plan(&m, 1, xs, 1, want, NULL, &err), "sw");
+    REFUSES(hdp_klsweep_run(NULL, &m, 1, NULL, NULL, &err), "sw");
+    REFUSES(hdp_kl_epochs_run(NULL, want, 1, &ke, &err), "m");
+    REFUSES(hdp_kl_epochs_run(&m, NULL, 1, &ke, &err), "want");
+    REFUSES(hdp_kl_epochs_run(&m, want, 1, NULL, &err), "ep");
+    REFUSES(hdp_klinit_run(NULL, xs, 1, want, 1, NULL, NULL, &ki, &err), "m");
+    REFUSES(hdp_klinit_run(&m, NULL, 1, want, 1, NULL, NULL, &ki, &err), "depths");
+    REFUSES(hdp_klinit_run(&m, xs, 1, NULL, 1, NULL, NULL, &ki, &err), "want");
+    REFUSES(hdp_klinit_run(&m, xs, 1, want, 1, NULL, NULL, NULL, &err), "ki");
+    hdp_klsweep_free(NULL);
+    hdp_kl_epochs_free(NULL);
+    hdp_klinit_free(NULL);
+    REFUSES(hdp_rfexp_run(NULL, HDP_RFEXP_P1, 0, 1, 1, NULL, NULL, NULL, NULL, &rx, &err), "m");
+    REFUSES(hdp_rfexp_run(&m, HDP_RFEXP_P1, 0, 1, 1, NULL, NULL, NULL, NULL, NULL, &err), "xp");
+    hdp_rfexp_free(NULL);
+    REFUSES(hdp_siexp_run(NULL, HDP_SIEXP_EPS, 1, &sx, &err), "m");
+    REFUSES(hdp_siexp_run(&m, HDP_SIEXP_EPS, 1, NULL, &err), "xp");
+    memset(&sp, 0, sizeof sp);
+    REFUSES(hdp_sweep_point_run(NULL, 1, &sp, "", NULL, NULL, &so, &err), "runners");
+    REFUSES(hdp_sweep_point_run(runners, 1, NULL, "", NULL, NULL, &so, &err), "p");
+    REFUSES(hdp_sweep_point_run(runners, 1, &sp, "", NULL, NULL, &so, &err), "p->m");
+    REFUSES(hdp_validate_scaling(NULL, &opt, 1, NULL, NULL, &vs, &err), "base");
+    REFUSES(hdp_validate_scaling(&m, NULL, 1, NULL, NULL, &vs, &err), "opt");
+    REFUSES(hdp_validate_scaling(&m, &opt, 1, NULL, NULL, &vs, &err), "load");
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -550,6 +612,7 @@ int main(void)
         cmocka_unit_test(solver_functions),    cmocka_unit_test(privacy_design_rates),
         cmocka_unit_test(family_functions),    cmocka_unit_test(validate_compare),
         cmocka_unit_test(problem_entries),     cmocka_unit_test(grid_runner),
+        cmocka_unit_test(driver_functions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
