@@ -52,6 +52,55 @@ const cli_opt kl_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help kl` (the command table in main.c points here) */
+const char kl_usage[] =
+    "kl bound|init|run [MODEL.ini] [--set k=v]... [--vs epochs|depth|width] [--schemes LIST]\n"
+    "       [--depths LIST] [--widths LIST] [--runs N] [--threads T] [--seed S] [-o FILE.csv]\n"
+    "       [--figure FIG] [--json FILE.json]";
+const char kl_help[] =
+    "Langevin diffusion / noisy GD W <- W - eta grad L + sqrt(2 eta sigma^2) N(0, I) on fully\n"
+    "connected ReLU networks of depth L and width m initialised by LeCun, He, NTK or Xavier\n"
+    "(seed 001 Table 1; THEORY.md 8; model keys [kl], see hdpsgd keys). The KL privacy of all\n"
+    "iterates is sum_k eta E||grad L(W_k; D) - grad L(W_k; D')||^2 / (c sigma^2) with c = 4: the\n"
+    "seed writes c = 2, but for the squared loss the joint law of the iterates is Gaussian and\n"
+    "its exact KL equals the c = 4 sum to rounding (tests/test_kl.c), the exact KL of the last\n"
+    "iterate equals it after one step. Seed 001's formula (eq. 6, 74) and bounds are thus twice\n"
+    "the true KL: still upper bounds, a factor 2 loose (its step 77 takes the variance of a\n"
+    "step to be sigma^2 instead of 2 eta sigma^2).\n"
+    "  bound  beta_l per layer, B (eq. 7, product formula and Table 1), the KL bound of\n"
+    "         Corollary 4.2 (c = 4: B T/(n^2 sigma^2); seed: 2 B T/(n^2 sigma^2)), T = eta epochs,\n"
+    "         Pinsker's (0, delta), delta = min(1, sqrt(KL/2)), Corollary 6.4's sigma^2 for the KL\n"
+    "         budget kl.budget and its T*, sigma*^2 (R of Lemma 6.3 without log factors), a\n"
+    "         target kl.delta; table of B against --depths and --widths. CSV: axis,depth,width,\n"
+    "         B_<s>,Btable_<s>,kl_<s>,klseed_<s> for s = lecun, he, ntk, xavier; --figure draws B\n"
+    "         (left axis) and the bound (right axis) against depth and width.\n"
+    "  init   Monte Carlo of E||df(x)/dW||_F^2 at initialisation (kl.init_runs networks, x on the\n"
+    "         sphere of radius sqrt(d)) against Lemma C.3 (exact at every width); exit status 1\n"
+    "         when some |z| > validate.z_tol. CSV: init,depth,width,layer,mc_mean,mc_stderr,\n"
+    "         lemma_c3,z (layer 0 = the sum).\n"
+    "  run    noisy GD on the linearised network f(W_0) + J (W - W_0) (eq. 3) for synthetic data\n"
+    "         (x uniform on the sphere of radius sqrt(d), labels sign(u^T x) of a random teacher),\n"
+    "         kl.inits initialisations x kl.runs noise paths, squared or logistic loss. The\n"
+    "         Jacobian Gram K = J J^T is formed once per initialisation; gradients live in its row\n"
+    "         space, so the simulation runs there exactly. Neighbours D' = D without one sample; the\n"
+    "         KL is the worst sample's. For the squared loss (an OU process) also the exact KL from\n"
+    "         the OU mean and covariance and the exact KL of the last iterate's Gaussian law.\n"
+    "         --vs epochs (Fig. 1; default scheme kl.init): CSV epoch,T,<s>_kl,<s>_kl_se,<s>_kl_sd\n"
+    "         (spread over initialisations),<s>_kl_max (max over samples of the MC means),\n"
+    "         <s>_kl_exact,<s>_kl_final (last iterate),<s>_loss,<s>_bound,<s>_bound_seed.\n"
+    "         --vs depth (Fig. 2a, 2b; --depths, default 2:12) or --vs width (Fig. 2c; --widths):\n"
+    "         all schemes, KL after round(0.4 epochs) and after epochs; CSV depth|width,\n"
+    "         <s>_kl_early(_se),<s>_kl(_se),<s>_exact_early,<s>_exact,<s>_bound_early,<s>_bound,\n"
+    "         <s>_B,<s>_grad2. With the squared loss, eta lambda_max(K)/n >= 2 diverges: exit 4\n"
+    "         (--vs epochs) or the point is left out with a warning (sweeps).\n"
+    "JSON keys: bound: B, B_table, kl_bound, kl_bound_seed, pinsker_delta, sigma2_for_budget,\n"
+    "T_opt, sigma2_opt, risk_opt (and *_seed), R_lemma63, beta_<l>; init: <s>_L<L>_mc, _stderr,\n"
+    "_lemma_c3, _z, pass; run --vs epochs: <s>_kl, _kl_stderr, _kl_exact, _kl_last_iterate,\n"
+    "_kl_seed_constant, _z_exact, _bound, _bound_seed, _pinsker_delta, _B, _grad2, _worst_sample,\n"
+    "_eta_lambda_max, _R_lazy, c, epochs, T. Results do not depend on --threads. On 2 cores the\n"
+    "defaults take about 20 s for each of run --vs depth and --vs width, 15 s for init, 1 s for\n"
+    "run --schemes all (the seed's three figures and the check of Lemma C.3 in about a minute).";
+
 /* ---- small helpers ---- */
 
 static int bad(const char *fmt, const char *arg)

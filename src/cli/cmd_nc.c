@@ -52,6 +52,60 @@ const cli_opt nc_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help nc` (the command table in main.c points here) */
+const char nc_usage[] =
+    "nc [MODEL.ini] [--set nc.KEY=V]... [--draws N] [--threads T] [--seed S] [--exact] "
+    "[-o FILE.csv] [--json FILE.json]\n"
+    "       hdpsgd nc --sweep flat|perturb|remedy [MODEL.ini] [--set nc.KEY=V]... [--ps LIST] "
+    "[--draws N] [-o FILE.csv] [--figure FIG] [--json FILE.json]";
+const char nc_help[] =
+    "When is the private error of last-layer fine-tuning independent of the feature dimension\n"
+    "p, and when do perturbations bring p back (seed 004; THEORY.md 6, 8; the [nc] keys of\n"
+    "`hdpsgd keys`). Features: the K-simplex ETF M_k in R^p (||M_k|| = 1, supported on the first\n"
+    "K-1 coordinates); n samples in total (nc.imbalance = alpha: class 1 gets round(alpha n)).\n"
+    "Training: nc.steps steps of NoisyGD (batch = 0: W <- W - eta (sum_i clip(g_i) + xi)) or\n"
+    "NoisySGD (batch = b: a uniform batch of b samples and step eta/b), xi ~ N(0, sigma^2 I),\n"
+    "sigma^2 = G^2/(2 rho), clip(g) = min(1, G/||g||) g (seed 004 writes max, which never clips);\n"
+    "loss ce | logistic (K = 2, one vector theta) | squared; init zero | gaussian.\n"
+    "PRIVACY: nc.rho is zCDP PER STEP as in seed 004 (the rho_z of `hdpsgd privacy`, not the rho\n"
+    "of [privacy]); T steps are (T rho)-zCDP, reported as (epsilon, nc.delta) by CKS.\n"
+    "Perturbations (nc.perturbation; l_inf size nc.beta; v = beta times fixed random signs):\n"
+    "  test-offset  test features M_c + v     adversarial   the worst ||v||_inf <= beta against W\n"
+    "  stochastic   test M_c + fresh +-beta   train-offset  training features M_k + v\n"
+    "  both         M + v in training and test per-sample   training M_k + fresh +-beta noise\n"
+    "Remedies (nc.remedy): center (training and test features each minus their mean; the mean\n"
+    "is treated as public), pca (project on the top K-1 principal directions of the centred\n"
+    "second moment of nc.public_samples public samples drawn like the training features).\n"
+    "A single run makes nc.draws draws of the noise (and of the random perturbations); the test\n"
+    "error of each draw is exact (stochastic: nc.test_samples random test points per class). It\n"
+    "also gives the exact one-step error 1 - E_Z prod_j Phi(Z + (mu_c - mu_j)/(sigma ||z_c||)) when\n"
+    "it applies (one full-batch step from W = 0, deterministic training and test features): for\n"
+    "perfect collapse and balanced classes 1 - E[Phi(Z + n/((K-1) sigma))^(K-1)], i.e.\n"
+    "Phi(-n/(sqrt2 sigma)) for K = 2 and Phi(-n/(2 sigma)) for the logistic model. --exact gives\n"
+    "only that (exit status 2 naming the key when it does not apply). JSON keys: K, p, n,\n"
+    "imbalance, loss, init, steps, eta, batch, perturbation, beta, remedy, G, rho, rho_total,\n"
+    "delta, epsilon, sigma, exact_error, draws, error_mean, error_stderr, error_min, error_max,\n"
+    "z_exact, clipped_fraction, max_clipped_norm, threads, seconds, offset_norm, pca_alignment,\n"
+    "seed (null: not applicable). -o writes the run as one CSV row (columns as below).\n"
+    "--sweep NAME runs its curves at every p of --ps (default 10,30,...,10000) with 400 draws per\n"
+    "point unless nc.draws or --draws is given, each point on its own stream, and writes the CSV\n"
+    "(-o, default nc-NAME.csv: curve,name,p,K,n,loss,init,steps,eta,batch,perturbation,beta,\n"
+    "remedy,imbalance,G,rho,rho_total,epsilon,delta,sigma,draws,error,stderr,exact,z_exact,\n"
+    "clipped_fraction,max_clipped_norm,offset_norm,pca_alignment,seconds) and the figure\n"
+    "(--figure, default nc-NAME.png; plots/nc-sweep.gp):\n"
+    "  flat     perfect collapse: ce at eta and eta/100, squared loss, imbalance 0.3, 5 steps,\n"
+    "           NoisySGD (batch n/2, 5 steps), Gaussian init: all flat in p;\n"
+    "  perturb  none, test-offset, adversarial, stochastic, train-offset, both, both with\n"
+    "           imbalance 0.3, per-sample: the error grows with p;\n"
+    "  remedy   centring against the offsets, PCA against test and per-sample noise, with two\n"
+    "           unremedied curves dashed. PCA against per-sample noise holds only while the m\n"
+    "           public samples resolve span(M): the mean squared cosine (pca_alignment) is about\n"
+    "           (1 - g/l^2)/(1 + g/l), g = p/m, l = 1/((K-1) beta^2) (spiked covariance), so the\n"
+    "           error rises again once p is comparable to m/((K-1) beta^2).\n"
+    "The sweep's JSON has per curve <name>_error_first, <name>_error_last, <name>_flat_z (max over\n"
+    "p of |e_p - e_first| / combined standard error) and <name>_max_z_exact. Each default sweep\n"
+    "takes well under a minute on 2 cores.";
+
 static void csv_header(FILE *f)
 {
     fprintf(f, "curve,name,p,K,n,loss,init,steps,eta,batch,perturbation,beta,remedy,imbalance,G,"

@@ -19,6 +19,20 @@ const cli_opt ode_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help ode` (the command table in main.c points here) */
+const char ode_usage[] =
+    "ode [MODEL.ini] [--set k=v]... [-o FILE.csv] [--json FILE.json] [--max-steps N] "
+    "[--rtol R] [--atol A]";
+const char ode_help[] =
+    "Integrates the deterministic ODE for the excess risk of one-pass DP-SGD with per-sample\n"
+    "clipping (THEORY.md sections 2, 3, 5) on [0, 1] and writes one CSV row per grid point:\n"
+    "  t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2\n"
+    "risk is the predicted excess risk R(t) (the row t = 1 is the output theta_n, final-step\n"
+    "noise included, also in the bounds); mu_c, nu_c are the clipping factors at R(t); eta\n"
+    "and sigma2 are the schedule's eta~(t) and sigma~(t)^2. Lines starting with # give the\n"
+    "model. The JSON summary has final_risk, risk_before_final_noise, gamma, n, d, rho\n"
+    "(null = inf), stable, rhs_evals, steps, solve_seconds.";
+
 void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
     fprintf(f, "# hdpsgd %s ode: predicted excess risk of one-pass DP-SGD (THEORY.md 3)\n",

@@ -36,6 +36,22 @@ const cli_opt rates_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help rates` (the command table in main.c points here) */
+const char rates_usage[] =
+    "rates [MODEL.ini] [--set k=v]... --gammas LO:HI:COUNT [--families LIST] [--tune-clip] "
+    "[-o FILE.csv] [--json FILE.json] [--figure FIG]";
+const char rates_help[] =
+    "For COUNT log-spaced gamma = d/n from LO to HI (d fixed, n = round(d/gamma)) optimises\n"
+    "each family's parameters on the ODE as `hdpsgd schedule --optimize` does and records the\n"
+    "final excess risk; fits the log-log slope of risk against gamma on the smallest-gamma\n"
+    "decade and prints it next to the local slope of the theorem's rate over the same points\n"
+    "(THEORY.md 5): output gamma log(1/gamma) + gamma^2 log^2(1/gamma)/rho^2, linear-noise\n"
+    "gamma log^(2/3)(1/gamma) + gamma^2 log^(4/3)(1/gamma)/rho^2, optimal gamma + gamma^2/rho^2.\n"
+    "CSV (-o): gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves. --figure: risk against\n"
+    "gamma (log-log) with the rates scaled to match at the smallest gamma; data in\n"
+    "FIG-without-extension.rates.csv. JSON: count, gamma_<i>, <family>_final_risk_<i>,\n"
+    "<family>_slope, <family>_theory_slope, decade_lo, decade_hi, ode_solves.";
+
 static int fail_usage(const char *msg, const char *arg)
 {
     fprintf(stderr, "hdpsgd rates: error: ");

@@ -45,6 +45,27 @@ const cli_opt rf_experiment_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help rf-experiment` (the command table in main.c points here) */
+const char rf_experiment_usage[] =
+    "rf-experiment P1|P2|P3|P4 [MODEL.ini] [--set k=v]... [--full] [-o DIR] [--runs N] "
+    "[--threads T] [--seed S]";
+const char rf_experiment_help[] =
+    "Writes DIR/rf-pK.csv and the figure DIR/rf-pK.png (gnuplot). The model (models/rf-pK.ini)\n"
+    "gives d, n, test size, activation, target, epsilon, delta, eta (0 = 1/p) and, for P2/P3,\n"
+    "C; DP-GD runs in the coordinates of the modes of Phi (exactly Algorithm 1, O(n min(n,p))\n"
+    "per step), one run per configuration unless --runs.\n"
+    "  P1  test loss against p (reduced: p = 31 ... 20000, 9 values; C in {0.5, 1} x CT in\n"
+    "      {2, 5}, the best kept; --full: 25 values up to 40000 and seed 003's 3 x 3 grid)\n"
+    "      for DP-GD and the min-norm interpolator (double descent, peak at p = n).\n"
+    "  P2  test loss against T = CT d/(eta p), C_clip = C sqrt(p), eta fixed, for p = 4000,\n"
+    "      8000, 16000 (--full adds 32000) and 9 CT from 10^-0.5 to 10^1.5 (--full 21), with\n"
+    "      the OU closed form and gradient flow at tau = eta T; eta = dpgd.eta, or 1/p_max.\n"
+    "  P3  the same against eta T p / d: the curves collapse.\n"
+    "  P4  heat map over C in 10^[-2, 1.5] and CT in 10^[-1.5, 2] (8 x 8; --full 20 x 20 up\n"
+    "      to 10^2.5) at p = rf.p.\n"
+    "Reduced grids take under a minute each on 2 cores at the models' sizes; --full takes\n"
+    "minutes to tens of minutes (see models/rf-pK.ini). The CSV is the same for any --threads.";
+
 /* ---- progress: the zCDP note, P2's stability warning, one line per p ---- */
 
 static const char *const names[] = {"P1", "P2", "P3", "P4"};

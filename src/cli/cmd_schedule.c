@@ -35,6 +35,29 @@ const cli_opt schedule_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help schedule` (the command table in main.c points here) */
+const char schedule_usage[] =
+    "schedule [MODEL.ini] [--set k=v]... --optimize [--family F] [--knots K] [--tune-clip] "
+    "[-o FILE] [--json FILE.json] [--figure FIG]";
+const char schedule_help[] =
+    "Minimises the ODE's final-iterate excess risk (THEORY.md 3, final-step noise included) at\n"
+    "the model's rho over the schedule families of THEORY.md 5: output (eta0), linear-noise\n"
+    "(eta0), optimal (c1 and a; reported also as c2 = a/gamma, c3 = a rho/gamma), and pl, a\n"
+    "non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1); with --tune-clip\n"
+    "jointly over the clipping constant c. sup eta~ < 2/gamma is built into the\n"
+    "parametrisation. Nelder-Mead (GSL nmsimplex2) with restarts after a coarse scan, on a\n"
+    "cheap ODE (2 output points, rtol 1e-7); the winners are re-solved at the model's [ode]\n"
+    "settings. Prints a table (parameters, final risk, epsilon at delta = 1/n by CKS, ODE\n"
+    "solves), writes the best schedule as a table file (-o: two columns t, eta, '#' header;\n"
+    "201 knots, geometric near t = 0 for the optimal family, the K knots for pl) for\n"
+    "--set schedule.kind=table --set schedule.file=FILE, and reports the ODE risk of that\n"
+    "table. --figure draws eta~(t) and R(t) of every family; its data go to\n"
+    "FIG-without-extension.schedules.csv (t,eta_<family>,risk_<family>,...). JSON keys:\n"
+    "<family>_final_risk, <family>_table_final_risk, <family>_c, <family>_ode_solves and the\n"
+    "parameters (output_eta0, linear_noise_eta0, optimal_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
+    "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
+    "ode_solves_per_second (family keys use linear_noise for linear-noise).";
+
 /* points of the figure's curves */
 #define FIG_POINTS 401
 

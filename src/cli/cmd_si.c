@@ -37,6 +37,42 @@ const cli_opt si_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help sim-index` (the command table in main.c points here) */
+const char si_usage[] =
+    "sim-index [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv]\n"
+    "       [--json FILE.json] | --experiment eps|n|align [-o FILE.csv] [--figure FIG]";
+const char si_help[] =
+    "Seed 002's Algorithm 1 (THEORY.md 6, 7, 8; hdpsgd/si.h) on a two-layer tanh network\n"
+    "f(x) = a^T tanh(W^T x + b) and the single-index target y = sigma_*(<x, mu>), sigma_* =\n"
+    "he1 He1 + he2 He2 + he3 He3, x ~ N(0, I_d), two disjoint training sets of n samples.\n"
+    "Stage 1: one gradient step on W from W_0 (per-sample, per-neuron clipping at C_W), the\n"
+    "neurons normalised by max(||w||, R) and noised by sigma_W N(0, I_d): a Gaussian mechanism\n"
+    "with sensitivity Delta1 = 2 eta_W C_W sqrt(p)/R, rho_z1 = Delta1^2/(2 sigma_W^2). Stage 2:\n"
+    "DP-GD on a over the fixed features with ridge lambda, clipping at C_a and noise\n"
+    "sqrt(eta_a) (2 C_a/n) sigma_a N(0, I_p) (stage2 = gd; eta_a lambda_max(K) < 2 is enforced,\n"
+    "eta_a = 0 means 1/lambda_max), or the exact OU law at tau = eta_a T (stage2 = ou).\n"
+    "Fixed slips of seed 002: the clip is g min(1, C_a/||g||) (written inverted), the noise is\n"
+    "a vector N(0, I_p) (written N(0, 1)), the gradient uses a_{t-1} (written a_{i-1}), the\n"
+    "noise scale is 2 C_a/n (replace-one sensitivity; written C_a/n), eps_B -> eps_n, and the\n"
+    "undefined first-layer clip g^C_W is defined. Privacy: stage 2 by THEORY 6 (sigma_a by\n"
+    "seed 002's formula for the target si.epsilon, else the zCDP route), stage 1 as above,\n"
+    "total by zCDP composition, (epsilon, delta) by Canonne-Kamath-Steinke. Scalings: seed\n"
+    "002's Assumption 4 with prefactors (hdpsgd keys, section [si]).\n"
+    "CSV (one row per eigenmode k of K = (2/n) Phi^T Phi + 2 lambda I): mode,lambda_k,\n"
+    "pred_mean,mc_mean,mc_mean_se,z_mean,pred_var,mc_var,mc_var_se,z_var,ou_mean,ou_var,\n"
+    "gd_mean,gd_var: the Monte Carlo of the second-layer weights over si.runs runs against\n"
+    "the law of the simulated process (gd: unclipped discrete GD; ou: OU at tau). JSON keys:\n"
+    "test_risk(_stderr) (fresh samples), ou_expected_risk, gd_expected_risk, zero_risk,\n"
+    "alignment_mean, alignment_init_mean, random_alignment, stage1_clipped_fraction,\n"
+    "stage1_floored_neurons, clipped_fraction, max_z_mean, max_z_var, lambda_max,\n"
+    "eta_lambda_max, the resolved hyperparameters, sigma_a(_route), rho_z1, rho_z2, rho_z,\n"
+    "epsilon_stage1, epsilon_stage2, epsilon_total, delta, d, p, n, runs, threads, seed.\n"
+    "--experiment eps: risk against the stage-2 epsilon (0.25 ... 32, inf) on one problem;\n"
+    "n: risk and alignment against n = 500 ... 8000; align: histograms of the alignment\n"
+    "|<w_j, mu>|/||w_j|| at W_0, after stage 1 with sigma_W = 0 and with the model's sigma_W\n"
+    "(p = 512 unless si.p is given). Each writes si-NAME.csv and si-NAME.png (gnuplot) and\n"
+    "takes well under a minute at the defaults. Results do not depend on --threads.";
+
 static void meta_of(FILE *f, const char *what, const hdp_model *m, const hdp_si_params *hp,
                     hdp_si_stage2_kind stage2)
 {

@@ -61,6 +61,31 @@ const cli_opt sweep_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help sweep` (the command table in main.c points here) */
+const char sweep_usage[] =
+    "sweep SWEEP.ini [--resume] [--dry-run] [-o DIR] [--threads T]";
+const char sweep_help[] =
+    "Runs the commands named in SWEEP.ini ([sweep] commands = ode, sim, sde, validate,\n"
+    "schedule, rates) at every point of the Cartesian product of its [axes] (section.key =\n"
+    "v1, v2, ... or LO:HI:COUNT or LO:HI:COUNT:log), on the base model [sweep] model with the\n"
+    "fixed overrides of [set]. schedule is `schedule --optimize` ([sweep] schedule_families,\n"
+    "default all; schedule_knots, default 8; tune_clip = true|false); rates is `rates`\n"
+    "([sweep] rates_gammas = LO:HI:COUNT, required; rates_families, default output,\n"
+    "linear-noise, optimal; not with a data.gamma or data.n axis).\n"
+    "Point i writes DIR/points/pNNNNN/ (the commands' CSV and JSON files, schedule.tab, then\n"
+    "row.csv, last and atomically); DIR/results.csv collects the rows in point order: point,\n"
+    "the axes, d, n, gamma, rho, epsilon_cks, then ode_final_risk, sim_final_risk,\n"
+    "sim_final_stderr, sim_diverged, sde_..., validate_pass, validate_max_rel_dev,\n"
+    "validate_max_z, schedule_<family>_final_risk..., schedule_best_family,\n"
+    "schedule_best_final_risk, schedule_best_c, schedule_ode_solves, rates_<family>_slope,\n"
+    "rates_<family>_theory_slope..., rates_ode_solves (for the commands run; family keys use\n"
+    "linear_noise) and status (ok, or failed: the message). Every point's model is checked\n"
+    "before anything runs (--dry-run: only that, and the list of points). --resume continues\n"
+    "a killed sweep, losing at most the points in\n"
+    "progress. Under `mpirun -np N hdpsgd sweep ...` (Open MPI) the ranks take points from a\n"
+    "shared counter (dynamic load balancing); the results are the same bytes as a serial run.\n"
+    "Exit status 4 when some point failed.";
+
 /* The base model and overrides of point i ([set], then the axes; bufs hold the text). */
 static void point_common(const sweep_spec *s, long i, cli_common *c, char bufs[][1200])
 {
