@@ -256,6 +256,75 @@ static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp
     }
 }
 
+/* the table of the optimised families, the ODE solves and the best */
+static void print_comparison(const hdp_model *m, const hdp_design_set *d,
+                             const hdp_design_options *opt, double eps)
+{
+    const hdp_design_result *res = d->res;
+    const int *done = d->done;
+    const int best = d->best;
+    printf("model: %s; d = %ld, n = %ld (gamma = %.4g), c = %g, rho = %g (epsilon = %.4g at "
+           "delta = 1/n, CKS)\n",
+           m->source, m->d, m->n, m->gamma, m->c, m->rho, eps);
+    printf("objective: the ODE's final-iterate excess risk R(1) + 2 c^2 gamma^2 eta~(1)^2/rho^2 "
+           "(THEORY 3) at fixed rho%s\n\n",
+           tune_clip ? ", jointly over the clipping constant c" : "");
+    printf("  %-13s %14s %9s %9s %8s  %s\n", "family", "final risk", "epsilon", "ODE solves",
+           tune_clip ? "c" : "", "optimised parameters");
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        if (!done[f])
+            continue;
+        char desc[1024], cbuf[32] = "";
+        describe(&res[f], desc, sizeof desc);
+        if (tune_clip)
+            snprintf(cbuf, sizeof cbuf, "%.4g", res[f].c);
+        printf("  %-13s %14.8g %9.4g %10ld %8s  %s%s\n", hdp_design_family_name(f),
+               res[f].final_risk, eps, res[f].ode_solves, cbuf, desc, f == best ? "   <- best" : "");
+    }
+    const hdp_design_result *b = &res[best];
+    printf("\nODE solves: %ld in %.3g s, %.0f per second (search: 2 output points, rtol %g; the "
+           "winners re-solved at the model's [ode] settings)\n",
+           d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0,
+           fmax(opt->search_rtol, m->rtol));
+    printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
+           hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
+           100.0 * (b->table_final_risk / b->final_risk - 1.0));
+    if (tune_clip)
+        printf("joint optimum of the clipping constant: c = %.6g (model: %g)\n", b->c, m->c);
+}
+
+/* eta~(t) and R(t) of every optimised family, from the data written to data_csv */
+static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
+                        const char *data_csv)
+{
+    const hdp_design_result *res = d->res;
+    const int *done = d->done;
+    char assign[4096] = "", title[512], fams[256] = "", finals[256] = "";
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+        if (done[f]) {
+            char v[40];
+            strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
+            strncat(fams, hdp_design_family_name(f), sizeof fams - strlen(fams) - 1);
+            snprintf(v, sizeof v, "%s%.4g", finals[0] ? " " : "", res[f].final_risk);
+            strncat(finals, v, sizeof finals - strlen(finals) - 1);
+        }
+    snprintf(title, sizeof title,
+             "optimised schedules at fixed privacy: d=%ld, n=%ld (γ=%.3g), ρ=%g (ε=%.3g at "
+             "δ=1/n), c=%g%s",
+             m->d, m->n, m->gamma, m->rho, eps, m->c, tune_clip ? " (c tuned per family)" : "");
+    hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
+    hdp_plot_assign(assign, sizeof assign, "families", fams);
+    hdp_plot_assign(assign, sizeof assign, "final_risks", finals);
+    hdp_plot_assign(assign, sizeof assign, "title_text", title);
+    hdp_error perr;
+    hdp_error_clear(&perr);
+    if (hdp_plot_draw("schedule", figure_path, assign, &perr) != HDP_OK)
+        fprintf(stderr, "hdpsgd schedule: warning: %s (data written to %s)\n", perr.msg,
+                data_csv);
+    else
+        printf("figure: %s (data: %s)\n", figure_path, data_csv);
+}
+
 int cmd_schedule(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("schedule");
@@ -318,34 +387,8 @@ int cmd_schedule(int argc, char **argv)
     /* the comparison */
     double delta = 1.0 / (double)m.n;
     double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, delta);
-    printf("model: %s; d = %ld, n = %ld (gamma = %.4g), c = %g, rho = %g (epsilon = %.4g at "
-           "delta = 1/n, CKS)\n",
-           m.source, m.d, m.n, m.gamma, m.c, m.rho, eps);
-    printf("objective: the ODE's final-iterate excess risk R(1) + 2 c^2 gamma^2 eta~(1)^2/rho^2 "
-           "(THEORY 3) at fixed rho%s\n\n",
-           tune_clip ? ", jointly over the clipping constant c" : "");
-    printf("  %-13s %14s %9s %9s %8s  %s\n", "family", "final risk", "epsilon", "ODE solves",
-           tune_clip ? "c" : "", "optimised parameters");
-    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-        if (!done[f])
-            continue;
-        char desc[1024], cbuf[32] = "";
-        describe(&res[f], desc, sizeof desc);
-        if (tune_clip)
-            snprintf(cbuf, sizeof cbuf, "%.4g", res[f].c);
-        printf("  %-13s %14.8g %9.4g %10ld %8s  %s%s\n", hdp_design_family_name(f),
-               res[f].final_risk, eps, res[f].ode_solves, cbuf, desc, f == best ? "   <- best" : "");
-    }
+    print_comparison(&m, &d, &opt, eps);
     const hdp_design_result *b = &res[best];
-    printf("\nODE solves: %ld in %.3g s, %.0f per second (search: 2 output points, rtol %g; the "
-           "winners re-solved at the model's [ode] settings)\n",
-           d.solves, d.seconds, d.seconds > 0 ? (double)d.solves / d.seconds : 0.0,
-           fmax(opt.search_rtol, m.rtol));
-    printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
-           hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
-           100.0 * (b->table_final_risk / b->final_risk - 1.0));
-    if (tune_clip)
-        printf("joint optimum of the clipping constant: c = %.6g (model: %g)\n", b->c, m.c);
 
     /* outputs, written only now */
     char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
@@ -375,32 +418,8 @@ int cmd_schedule(int argc, char **argv)
                "options)\n",
                out_path, line);
     }
-    if (st == HDP_OK && figure_path) {
-        char assign[4096] = "", title[512], fams[256] = "", finals[256] = "";
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-            if (done[f]) {
-                char v[40];
-                strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
-                strncat(fams, hdp_design_family_name(f), sizeof fams - strlen(fams) - 1);
-                snprintf(v, sizeof v, "%s%.4g", finals[0] ? " " : "", res[f].final_risk);
-                strncat(finals, v, sizeof finals - strlen(finals) - 1);
-            }
-        snprintf(title, sizeof title,
-                 "optimised schedules at fixed privacy: d=%ld, n=%ld (γ=%.3g), ρ=%g (ε=%.3g at "
-                 "δ=1/n), c=%g%s",
-                 m.d, m.n, m.gamma, m.rho, eps, m.c, tune_clip ? " (c tuned per family)" : "");
-        hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
-        hdp_plot_assign(assign, sizeof assign, "families", fams);
-        hdp_plot_assign(assign, sizeof assign, "final_risks", finals);
-        hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        hdp_error perr;
-        hdp_error_clear(&perr);
-        if (hdp_plot_draw("schedule", figure_path, assign, &perr) != HDP_OK)
-            fprintf(stderr, "hdpsgd schedule: warning: %s (data written to %s)\n", perr.msg,
-                    data_csv);
-        else
-            printf("figure: %s (data: %s)\n", figure_path, data_csv);
-    }
+    if (st == HDP_OK && figure_path)
+        draw_figure(&m, &d, eps, data_csv);
     hdp_design_set_free(&d);
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_ode_result_free(&curves[f]);
