@@ -215,6 +215,66 @@ static int run_scaling(const cli_common *common, const hdp_model *base, const hd
     return 0;
 }
 
+/* the JSON summary (see `hdpsgd help validate`) */
+static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
+                       const hdp_validate_result *v, const hdp_validate_scaling_result *sc)
+{
+    hdp_json jj, *j = &jj;
+    hdp_json_begin(j, f);
+    json_side(j, "", &v->sim_side);
+    if (v->with_sde) json_side(j, "sde_", &v->sde_side);
+    hdp_json_bool(j, "sim_pass", v->sim_side.pass);
+    hdp_json_bool(j, "pass", v->pass);
+    hdp_json_num(j, "ode_final_risk", v->ode.final_risk);
+    hdp_json_num(j, "rho", m->rho);
+    hdp_json_num(j, "rho_z", v->rho_z);
+    hdp_json_num(j, "delta", v->delta);
+    hdp_json_num(j, "epsilon_cks", v->epsilon_cks);
+    hdp_json_num(j, "epsilon_bs", v->epsilon_bs);
+    hdp_json_num(j, "rel_tol", m->rel_tol);
+    hdp_json_num(j, "z_tol", m->z_tol);
+    hdp_json_int(j, "runs", opt->runs);
+    hdp_json_int(j, "diverged_runs", v->sim.diverged_runs);
+    hdp_json_int(j, "d", m->d);
+    hdp_json_int(j, "n", m->n);
+    hdp_json_num(j, "gamma", m->gamma);
+    if (scaling_opt > 0) {
+        hdp_json_num(j, "scaling_slope", sc->slope);
+        for (long l = 0; l < scaling_opt; l++) {
+            char k[64];
+            snprintf(k, sizeof k, "scaling_%ld_n", l);
+            hdp_json_int(j, k, sc->level[l].n);
+            snprintf(k, sizeof k, "scaling_%ld_max_abs_dev", l);
+            hdp_json_num(j, k, sc->level[l].max_abs_dev);
+        }
+    }
+    hdp_json_str(j, "model", m->source);
+    hdp_json_end(j);
+}
+
+/* the figure from the data files (the bounds but for the isotropic spectrum) */
+static void draw_figure(const hdp_model *m, const hdp_validate_result *v, long runs,
+                        const char *prefix, const char *ode_csv, const char *sim_csv,
+                        const char *sde_csv)
+{
+    char assign[8192] = "", title[512];
+    title_of(m, v, runs, title, sizeof title);
+    hdp_plot_assign(assign, sizeof assign, "ode_file", ode_csv);
+    hdp_plot_assign(assign, sizeof assign, "sim_file", sim_csv);
+    hdp_plot_assign(assign, sizeof assign, "sde_file", sde_csv);
+    hdp_plot_assign(assign, sizeof assign, "title_text", title);
+    strncat(assign, m->spectrum == HDP_SPECTRUM_ISOTROPIC ? "show_bounds=0\n" : "show_bounds=1\n",
+            sizeof assign - strlen(assign) - 1);
+    hdp_error perr;
+    hdp_error_clear(&perr);
+    if (hdp_plot_draw("validate", figure_path, assign, &perr) != HDP_OK)
+        fprintf(stderr, "hdpsgd validate: warning: %s (data written to %s.*.csv)\n", perr.msg,
+                prefix);
+    else
+        printf("figure: %s (data: %s.{ode,sim%s}.csv)\n", figure_path, prefix,
+               v->with_sde ? ",sde" : "");
+}
+
 int cmd_validate(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("validate");
@@ -262,7 +322,6 @@ int cmd_validate(int argc, char **argv)
     hdp_validate_scaling_result sc;
     memset(&sc, 0, sizeof sc);
     sc.slope = NAN;
-    const hdp_validate_level *rows = sc.level;
     if (scaling_opt > 0 && (rc = run_scaling(&common, &m, &opt, scaling_opt, &sc))) {
         hdp_validate_free(&v);
         hdp_model_free(&m);
@@ -293,39 +352,8 @@ int cmd_validate(int argc, char **argv)
         if (v.with_sde && (f = hdp_outset_add(&out, sde_csv)))
             cli_write_mc_csv(f, "sde", &m, &opt, &v.sde);
     }
-    if ((f = hdp_outset_add(&out, json_path))) {
-        hdp_json j;
-        hdp_json_begin(&j, f);
-        json_side(&j, "", &v.sim_side);
-        if (v.with_sde) json_side(&j, "sde_", &v.sde_side);
-        hdp_json_bool(&j, "sim_pass", v.sim_side.pass);
-        hdp_json_bool(&j, "pass", v.pass);
-        hdp_json_num(&j, "ode_final_risk", v.ode.final_risk);
-        hdp_json_num(&j, "rho", m.rho);
-        hdp_json_num(&j, "rho_z", v.rho_z);
-        hdp_json_num(&j, "delta", v.delta);
-        hdp_json_num(&j, "epsilon_cks", v.epsilon_cks);
-        hdp_json_num(&j, "epsilon_bs", v.epsilon_bs);
-        hdp_json_num(&j, "rel_tol", m.rel_tol);
-        hdp_json_num(&j, "z_tol", m.z_tol);
-        hdp_json_int(&j, "runs", opt.runs);
-        hdp_json_int(&j, "diverged_runs", v.sim.diverged_runs);
-        hdp_json_int(&j, "d", m.d);
-        hdp_json_int(&j, "n", m.n);
-        hdp_json_num(&j, "gamma", m.gamma);
-        if (scaling_opt > 0) {
-            hdp_json_num(&j, "scaling_slope", sc.slope);
-            for (long l = 0; l < scaling_opt; l++) {
-                char k[64];
-                snprintf(k, sizeof k, "scaling_%ld_n", l);
-                hdp_json_int(&j, k, rows[l].n);
-                snprintf(k, sizeof k, "scaling_%ld_max_abs_dev", l);
-                hdp_json_num(&j, k, rows[l].max_abs_dev);
-            }
-        }
-        hdp_json_str(&j, "model", m.source);
-        hdp_json_end(&j);
-    }
+    if ((f = hdp_outset_add(&out, json_path)))
+        write_json(f, &m, &opt, &v, &sc);
     if (st == HDP_OK)
         st = hdp_outset_commit(&out);
     else
@@ -335,24 +363,8 @@ int cmd_validate(int argc, char **argv)
         hdp_model_free(&m);
         return cli_fail("validate", &err);
     }
-    if (figure_path) {
-        char assign[8192] = "", title[512];
-        title_of(&m, &v, opt.runs, title, sizeof title);
-        hdp_plot_assign(assign, sizeof assign, "ode_file", ode_csv);
-        hdp_plot_assign(assign, sizeof assign, "sim_file", sim_csv);
-        hdp_plot_assign(assign, sizeof assign, "sde_file", sde_csv);
-        hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        strncat(assign, m.spectrum == HDP_SPECTRUM_ISOTROPIC ? "show_bounds=0\n" : "show_bounds=1\n",
-                sizeof assign - strlen(assign) - 1);
-        hdp_error perr;
-        hdp_error_clear(&perr);
-        if (hdp_plot_draw("validate", figure_path, assign, &perr) != HDP_OK)
-            fprintf(stderr, "hdpsgd validate: warning: %s (data written to %s.*.csv)\n", perr.msg,
-                    prefix);
-        else
-            printf("figure: %s (data: %s.{ode,sim%s}.csv)\n", figure_path, prefix,
-                   v.with_sde ? ",sde" : "");
-    }
+    if (figure_path)
+        draw_figure(&m, &v, opt.runs, prefix, ode_csv, sim_csv, sde_csv);
     int pass = v.pass;
     hdp_validate_free(&v);
     hdp_model_free(&m);
