@@ -517,6 +517,7 @@ static void grid_runner(void **state)
     hdp_grid_result res;
     REFUSES(hdp_grid_run(NULL, &res, &err), "spec");
     REFUSES(hdp_grid_run(&g, NULL, &err), "res");
+    REFUSES(hdp_grid_each(NULL, &err), "spec");
     assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
     assert_int_equal(seen, 3);
     assert_int_equal(*(long *)hdp_grid_row(&res, 2), 4);

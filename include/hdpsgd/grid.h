@@ -59,6 +59,10 @@ typedef struct {
  * err; res holds the rows computed so far. Release res with hdp_grid_free in every case. */
 hdp_status hdp_grid_run(const hdp_grid_spec *spec, hdp_grid_result *res, hdp_error *err);
 
+/* hdp_grid_run for jobs that keep their results in their own struct (user): no rows are
+ * kept (row_size may be 0; the row a job gets is scratch). */
+hdp_status hdp_grid_each(const hdp_grid_spec *spec, hdp_error *err);
+
 /* Row i of a result (NULL when i is out of range or res is NULL). */
 void *hdp_grid_row(const hdp_grid_result *res, long i);
 

@@ -79,3 +79,15 @@ hdp_status hdp_grid_run(const hdp_grid_spec *spec, hdp_grid_result *res, hdp_err
     }
     return HDP_OK;
 }
+
+hdp_status hdp_grid_each(const hdp_grid_spec *spec, hdp_error *err)
+{
+    HDP_REQUIRE(err, spec);
+    hdp_grid_spec g = *spec;
+    if (g.row_size == 0)
+        g.row_size = 1;
+    hdp_grid_result res;
+    hdp_status st = hdp_grid_run(&g, &res, err);
+    hdp_grid_free(&res);
+    return st;
+}

@@ -51,10 +51,8 @@ hdp_status hdp_kl_epochs_run(const hdp_model *m, const int want[4], int threads,
     HDP_REQUIRE(err, ep);
     memcpy(ep->want, want, sizeof ep->want);
     epochs_ctx c = {m, ep, threads};
-    hdp_grid_spec g = {.count = 4, .row_size = 1, .job = epochs_job, .user = &c};
-    hdp_grid_result res;
-    hdp_status st = hdp_grid_run(&g, &res, err);
-    hdp_grid_free(&res);
+    hdp_grid_spec g = {.count = 4, .job = epochs_job, .user = &c};
+    hdp_status st = hdp_grid_each(&g, err);
     return st;
 }
 
@@ -182,11 +180,9 @@ hdp_status hdp_klsweep_run(hdp_klsweep *sw, const hdp_model *m, int threads,
     sweep_ctx c = {.sw = sw, .m = m, .threads = threads, .progress = progress, .user = user};
     for (int k = 0; k < 4; k++)
         c.total += sw->want[k] ? sw->nx : 0;
-    hdp_grid_spec g = {.count = (long)sw->nx * 4, .row_size = 1, .job = sweep_job,
+    hdp_grid_spec g = {.count = (long)sw->nx * 4, .job = sweep_job,
                        .progress = sweep_progress, .user = &c};
-    hdp_grid_result res;
-    hdp_status st = hdp_grid_run(&g, &res, err);
-    hdp_grid_free(&res);
+    hdp_status st = hdp_grid_each(&g, err);
     return st;
 }
 
@@ -245,10 +241,8 @@ hdp_status hdp_klinit_run(const hdp_model *m, const long *depths, int nd, const 
     if (!ki->res)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
     init_ctx c = {m, ki, threads, progress, user};
-    hdp_grid_spec g = {.count = 4L * nd, .row_size = 1, .job = init_job, .user = &c};
-    hdp_grid_result res;
-    hdp_status st = hdp_grid_run(&g, &res, err);
-    hdp_grid_free(&res);
+    hdp_grid_spec g = {.count = 4L * nd, .job = init_job, .user = &c};
+    hdp_status st = hdp_grid_each(&g, err);
     return st;
 }
 

@@ -228,10 +228,8 @@ hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long
         free(c.cfg);
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
     }
-    hdp_grid_spec g = {.count = xp->np, .row_size = 1, .job = point_job, .user = &c};
-    hdp_grid_result res;
-    hdp_status st = hdp_grid_run(&g, &res, err);
-    hdp_grid_free(&res);
+    hdp_grid_spec g = {.count = xp->np, .job = point_job, .user = &c};
+    hdp_status st = hdp_grid_each(&g, err);
     free(c.cfg);
     return st;
 }

@@ -121,7 +121,7 @@ hdp_status hdp_siexp_run(const hdp_model *m, hdp_siexp_kind kind, int threads, h
     if (kind == HDP_SIEXP_ALIGN)
         return align(m, xp, err);
     run_ctx c = {m, xp, threads, NULL};
-    hdp_grid_spec g = {.row_size = 1, .user = &c};
+    hdp_grid_spec g = {.user = &c};
     hdp_si_problem pb;
     memset(&pb, 0, sizeof pb);
     hdp_status st = HDP_OK;
@@ -136,9 +136,7 @@ hdp_status hdp_siexp_run(const hdp_model *m, hdp_siexp_kind kind, int threads, h
     }
     xp->nrows = (int)g.count;
     if (st == HDP_OK) {
-        hdp_grid_result res;
-        st = hdp_grid_run(&g, &res, err);
-        hdp_grid_free(&res);
+        st = hdp_grid_each(&g, err);
     }
     if (kind == HDP_SIEXP_EPS) {
         xp->last_hp = pb.hp;

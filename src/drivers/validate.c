@@ -158,10 +158,8 @@ hdp_status hdp_validate_scaling(const hdp_model *base, const hdp_mc_options *opt
         return hdp_fail(err, HDP_EINPUT, "--scaling needs a generated spectrum (data.spectrum = "
                         "isotropic | powerlaw | twolevel), not a file");
     scaling_ctx c = {base, opt, load, user, res};
-    hdp_grid_spec g = {.count = K, .row_size = 1, .job = level_job, .user = &c};
-    hdp_grid_result gr;
-    hdp_status st = hdp_grid_run(&g, &gr, err);
-    hdp_grid_free(&gr);
+    hdp_grid_spec g = {.count = K, .job = level_job, .user = &c};
+    hdp_status st = hdp_grid_each(&g, err);
     if (st != HDP_OK)
         return st;
     res->levels = K;

@@ -190,12 +190,7 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, res);
-    hdp_problem pb;
-    hdp_status st = hdp_problem_build(m, &pb, err);
-    if (st == HDP_OK)
-        st = hdp_sim_run_problem(m, &pb, opt, res, err);
-    hdp_problem_free(&pb);
-    return st;
+    return hdp_mc_with_problem(m, opt, res, hdp_sim_run_problem, err);
 }
 
 hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
@@ -206,12 +201,7 @@ hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
     HDP_REQUIRE(err, pb);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    if (hdp_problem_check(pb, m, "hdp_sim_run_problem", err) != HDP_OK)
-        return HDP_EINPUT;
-    memset(res, 0, sizeof *res);
-    hdp_status st = hdp_mc_check_options(opt, err);
+    hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
     const hdp_spectrum spec = pb->spec; /* borrowed */
