@@ -162,6 +162,12 @@ hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const cha
                            void (*w1)(FILE *, const hdp_sweep_point *), const char *name2,
                            void (*w2)(FILE *, const hdp_sweep_point *), hdp_error *err);
 
+/* Draw figure fig with plots/SCRIPT.gp and the gnuplot assignments; a failure is a warning
+ * on stderr ("hdpsgd CMD: warning: ... (data written to DATA_WARN)"), success a line
+ * "figure: FIG (data: DATA_OK)" on stdout: the data files are written either way. */
+void cli_draw(const char *cmd, const char *script, const char *fig, const char *assign,
+              const char *data_warn, const char *data_ok);
+
 /* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,
                               const char *use);

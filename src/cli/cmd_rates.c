@@ -341,12 +341,7 @@ int cmd_rates(int argc, char **argv)
         hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
         hdp_plot_assign(assign, sizeof assign, "families", fams);
         hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        hdp_error perr;
-        hdp_error_clear(&perr);
-        if (hdp_plot_draw("rates", figure_path, assign, &perr) != HDP_OK)
-            fprintf(stderr, "hdpsgd rates: warning: %s (data written to %s)\n", perr.msg, data_csv);
-        else
-            printf("figure: %s (data: %s)\n", figure_path, data_csv);
+        cli_draw("rates", "rates", figure_path, assign, data_csv, data_csv);
     }
     cli_rates_free(&r);
     return rc;

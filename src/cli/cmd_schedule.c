@@ -316,13 +316,7 @@ static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
     hdp_plot_assign(assign, sizeof assign, "families", fams);
     hdp_plot_assign(assign, sizeof assign, "final_risks", finals);
     hdp_plot_assign(assign, sizeof assign, "title_text", title);
-    hdp_error perr;
-    hdp_error_clear(&perr);
-    if (hdp_plot_draw("schedule", figure_path, assign, &perr) != HDP_OK)
-        fprintf(stderr, "hdpsgd schedule: warning: %s (data written to %s)\n", perr.msg,
-                data_csv);
-    else
-        printf("figure: %s (data: %s)\n", figure_path, data_csv);
+    cli_draw("schedule", "schedule", figure_path, assign, data_csv, data_csv);
 }
 
 int cmd_schedule(int argc, char **argv)

@@ -265,14 +265,10 @@ static void draw_figure(const hdp_model *m, const hdp_validate_result *v, long r
     hdp_plot_assign(assign, sizeof assign, "title_text", title);
     strncat(assign, m->spectrum == HDP_SPECTRUM_ISOTROPIC ? "show_bounds=0\n" : "show_bounds=1\n",
             sizeof assign - strlen(assign) - 1);
-    hdp_error perr;
-    hdp_error_clear(&perr);
-    if (hdp_plot_draw("validate", figure_path, assign, &perr) != HDP_OK)
-        fprintf(stderr, "hdpsgd validate: warning: %s (data written to %s.*.csv)\n", perr.msg,
-                prefix);
-    else
-        printf("figure: %s (data: %s.{ode,sim%s}.csv)\n", figure_path, prefix,
-               v->with_sde ? ",sde" : "");
+    char warn[HDP_OUT_PATH_MAX + 16], ok[HDP_OUT_PATH_MAX + 32];
+    snprintf(warn, sizeof warn, "%s.*.csv", prefix);
+    snprintf(ok, sizeof ok, "%s.{ode,sim%s}.csv", prefix, v->with_sde ? ",sde" : "");
+    cli_draw("validate", "validate", figure_path, assign, warn, ok);
 }
 
 int cmd_validate(int argc, char **argv)

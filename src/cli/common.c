@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
+#include "io/plot.h"
 #include "cli.h"
 #include "hdpsgd/schedule.h"
 
@@ -628,4 +629,15 @@ hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const cha
     if ((f = hdp_outset_add(&out, name2 ? path2 : NULL)))
         w2(f, p);
     return hdp_outset_commit(&out);
+}
+
+void cli_draw(const char *cmd, const char *script, const char *fig, const char *assign,
+              const char *data_warn, const char *data_ok)
+{
+    hdp_error perr;
+    hdp_error_clear(&perr);
+    if (hdp_plot_draw(script, fig, assign, &perr) != HDP_OK)
+        fprintf(stderr, "hdpsgd %s: warning: %s (data written to %s)\n", cmd, perr.msg, data_warn);
+    else
+        printf("figure: %s (data: %s)\n", fig, data_ok);
 }

@@ -156,10 +156,5 @@ void kl_draw(const char *script, const char *fig, const char *data, const char *
     hdp_plot_assign(assign, sizeof assign, "data_file", data);
     size_t len = strlen(assign);
     snprintf(assign + len, sizeof assign - len, "%s", extra);
-    hdp_error perr;
-    hdp_error_clear(&perr);
-    if (hdp_plot_draw(script, fig, assign, &perr) != HDP_OK)
-        fprintf(stderr, "hdpsgd kl: warning: %s (data written to %s)\n", perr.msg, data);
-    else
-        printf("figure: %s (data: %s)\n", fig, data);
+    cli_draw("kl", script, fig, assign, data, data);
 }
