@@ -175,7 +175,8 @@ void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_resu
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file);
 
-/* The gamma sweep of `rates` (cmd_rates.c), shared with `sweep`: the models at every gamma
+/* The gamma sweep of `rates`, shared with `sweep` (loading in common.c, the rest in
+ * cmd_rates.c): the models at every gamma
  * (loaded from the model file and --set options, then data.gamma) and the driver's result
  * (hdpsgd/rates.h). */
 typedef struct {

@@ -98,45 +98,6 @@ static void progress(const hdp_design_progress *p, void *user)
             hdp_design_family_name(p->family), p->ode_solves, p->best_risk);
 }
 
-void cli_rates_free(cli_rates *r)
-{
-    hdp_rates_result_free(&r->res);
-    for (long i = 0; i < r->loaded; i++)
-        hdp_model_free(&r->models[i]);
-    free(r->models);
-    free(r->gset);
-    memset(r, 0, sizeof *r);
-}
-
-int cli_rates_load(const char *cmd, const cli_common *common, double lo, double hi, long count,
-                   cli_rates *r)
-{
-    memset(r, 0, sizeof *r);
-    if (common->nsets + 1 > MAX_SETS) {
-        fprintf(stderr, "hdpsgd %s: error: too many --set options\n", cmd);
-        return EXIT_BAD_INPUT;
-    }
-    r->count = count;
-    r->models = calloc((size_t)count, sizeof *r->models);
-    r->gset = calloc((size_t)count, sizeof *r->gset);
-    if (!r->models || !r->gset) {
-        cli_rates_free(r);
-        fprintf(stderr, "hdpsgd %s: error: out of memory\n", cmd);
-        return EXIT_NUMERIC;
-    }
-    int rc = 0;
-    for (long i = 0; i < count && !rc; i++) {
-        cli_common c = *common;
-        snprintf(r->gset[i], sizeof r->gset[i], "data.gamma=%.17g", hdp_rates_gamma(lo, hi, count, i));
-        c.sets[c.nsets++] = r->gset[i];
-        if (!(rc = cli_load_model(&c, &r->models[i])))
-            r->loaded++;
-    }
-    if (rc)
-        cli_rates_free(r);
-    return rc;
-}
-
 /* one line per family after each gamma */
 static void report(const hdp_rates_progress *p, void *user)
 {
