@@ -7,28 +7,22 @@
  *   hdpsgd nc --exact ...                the exact one-step error only (quadrature);
  *   hdpsgd nc --sweep flat|perturb|remedy  the error against the feature dimension p for a
  *                                        set of curves (below), a CSV and a gnuplot figure
- *                                        (plots/nc-sweep.gp).
- * Every sweep point has its own random stream (sim.seed mixed with the curve and the p
+ *                                        (plots/nc-sweep.gp): cmd_nc_sweep.c.
+ * The points are the driver's (hdpsgd/ncsweep.h). Every sweep point has its own random stream (sim.seed mixed with the curve and the p
  * index through splitmix64), so points are independent and the CSV is the same for any
  * --threads. Every point's spec is checked before anything runs; outputs are written
  * after the computation (atomically).
  */
-#include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "io/output.h"
-#include "io/plot.h"
-#include "cli.h"
-#include "hdpsgd/ncsweep.h"
+#include "nc_cli.h"
 #include "hdpsgd/privacy.h"
-#include "hdpsgd/rng.h"
 
-static const char *json_path, *csv_path, *figure_path, *sweep_name, *ps_opt;
+static nc_args args;
 static int exact_only;
 static long draws_opt;
 static cli_mc_args mc;
@@ -41,14 +35,14 @@ const cli_opt nc_opts[] = {
     {"seed", 0, OPT_STRING, &mc.seed, "S", "base seed, unsigned 64-bit (overrides sim.seed)"},
     {"exact", 0, OPT_FLAG, &exact_only, NULL,
      "only the exact one-step error (quadrature, no Monte Carlo)"},
-    {"sweep", 0, OPT_STRING, &sweep_name, "NAME", "error against p: flat | perturb | remedy"},
-    {"ps", 0, OPT_STRING, &ps_opt, "LIST",
+    {"sweep", 0, OPT_STRING, &args.sweep, "NAME", "error against p: flat | perturb | remedy"},
+    {"ps", 0, OPT_STRING, &args.ps, "LIST",
      "--sweep: comma-separated p values (default 10,30,100,300,1000,3000,10000)"},
-    {"output", 'o', OPT_OUTPUT, &csv_path, "FILE.csv",
+    {"output", 'o', OPT_OUTPUT, &args.csv, "FILE.csv",
      "CSV, one row per run (--sweep: default nc-NAME.csv)"},
-    {"figure", 'f', OPT_FIGURE, &figure_path, "FIG",
+    {"figure", 'f', OPT_FIGURE, &args.figure, "FIG",
      "--sweep: the figure, PNG/PDF/SVG by extension (default nc-NAME.png)"},
-    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "JSON summary"},
+    {"json", 0, OPT_OUTPUT, &args.json, "FILE.json", "JSON summary"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -106,14 +100,14 @@ const char nc_help[] =
     "p of |e_p - e_first| / combined standard error) and <name>_max_z_exact. Each default sweep\n"
     "takes well under a minute on 2 cores.";
 
-static void csv_header(FILE *f)
+void nc_csv_header(FILE *f)
 {
     fprintf(f, "curve,name,p,K,n,loss,init,steps,eta,batch,perturbation,beta,remedy,imbalance,G,"
                "rho,rho_total,epsilon,delta,sigma,draws,error,stderr,exact,z_exact,"
                "clipped_fraction,max_clipped_norm,offset_norm,pca_alignment,seconds\n");
 }
 
-static void csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
+void nc_csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
 {
     const hdp_nc_spec *s = &pt->spec;
     const hdp_nc_result *r = &pt->res;
@@ -131,7 +125,7 @@ static void csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
             hdp_csv_field(pa, sizeof pa, "%.6g", pt->pca_alignment), r->seconds);
 }
 
-static void meta(FILE *f, const char *what, const hdp_model *m)
+void nc_meta(FILE *f, const char *what, const hdp_model *m)
 {
     fprintf(f, "# hdpsgd %s nc: %s (seed 004; THEORY.md 6, 8)\n", hdp_version_string(), what);
     fprintf(f, "# rho is zCDP per step (seed 004's rho = rho_z); rho_total = steps rho; epsilon by "
@@ -257,18 +251,18 @@ static hdp_status write_outputs(const char *what, const hdp_model *m, const char
     memset(files, 0, sizeof files);
     int nf = 0;
     hdp_status st = HDP_OK;
-    if (csv_path) {
-        st = hdp_out_open(&files[nf], csv_path, err);
+    if (args.csv) {
+        st = hdp_out_open(&files[nf], args.csv, err);
         if (st == HDP_OK) {
-            meta(files[nf].f, what, m);
-            csv_header(files[nf].f);
+            nc_meta(files[nf].f, what, m);
+            nc_csv_header(files[nf].f);
             for (long i = 0; i < count; i++)
-                csv_row(files[nf].f, names[pts[i].curve], &pts[i]);
+                nc_csv_row(files[nf].f, names[pts[i].curve], &pts[i]);
             nf++;
         }
     }
-    if (st == HDP_OK && json_path) {
-        st = hdp_out_open(&files[nf], json_path, err);
+    if (st == HDP_OK && args.json) {
+        st = hdp_out_open(&files[nf], args.json, err);
         if (st == HDP_OK) {
             fputs(json_text, files[nf].f);
             nf++;
@@ -336,211 +330,11 @@ static int single(hdp_model *m, const hdp_nc_spec *s)
     return 0;
 }
 
-/* ---- the sweeps over p (the driver: hdpsgd/ncsweep.h) ---- */
-
-/* --ps: comma-separated integers >= 2, increasing. Returns the count or -1 (message printed). */
-static int parse_ps(const char *text, long *ps)
-{
-    int n = 0;
-    const char *c = text;
-    while (*c) {
-        char *end;
-        errno = 0;
-        long v = strtol(c, &end, 10);
-        if (end == c || errno || (*end && *end != ',') || v < 2 || v > 100000000L ||
-            (n > 0 && v <= ps[n - 1]) || n == HDP_NCSWEEP_MAX_PS) {
-            fprintf(stderr,
-                    "hdpsgd nc: error: --ps '%s': expected up to %d increasing integers >= 2 "
-                    "separated by commas (for example 10,100,1000)\n",
-                    text, HDP_NCSWEEP_MAX_PS);
-            return -1;
-        }
-        ps[n++] = v;
-        c = *end ? end + 1 : end;
-    }
-    if (n == 0) {
-        fprintf(stderr, "hdpsgd nc: error: --ps is empty\n");
-        return -1;
-    }
-    return n;
-}
-
-static void sweep_progress(const hdp_ncsweep *sw, long k, long count, void *user)
-{
-    (void)user;
-    const hdp_nc_point *pt = &sw->points[k];
-    fprintf(stderr, "hdpsgd nc --sweep %s: [%ld/%ld] %-22s p = %-6ld error %.4f +- %.4f",
-            sw->name, k + 1, count, sw->curves[pt->curve].name, pt->spec.p, pt->res.error_mean,
-            pt->res.error_stderr);
-    if (!isnan(pt->exact))
-        fprintf(stderr, " (exact %.4f)", pt->exact);
-    fprintf(stderr, "  %.2f s\n", pt->res.seconds);
-}
-
-/* JSON: per curve the flatness statistic and the growth from the first to the last p */
-static void sweep_json(FILE *jf, const hdp_ncsweep *sw, const hdp_nc_spec *base)
-{
-    const int np = sw->nps;
-    hdp_json j;
-    hdp_json_begin(&j, jf);
-    hdp_json_str(&j, "sweep", sw->name);
-    hdp_json_int(&j, "curves", sw->ncurves);
-    hdp_json_int(&j, "points", np);
-    hdp_json_int(&j, "p_first", sw->ps[0]);
-    hdp_json_int(&j, "p_last", sw->ps[np - 1]);
-    hdp_json_int(&j, "draws", sw->draws);
-    hdp_json_num(&j, "rho", base->rho);
-    hdp_json_num(&j, "delta", base->delta);
-    hdp_json_num(&j, "epsilon_per_step", hdp_zcdp_epsilon_cks(base->rho, base->delta));
-    for (int c = 0; c < sw->ncurves; c++) {
-        char key[128];
-        const hdp_nc_point *row = sw->points + c * np;
-        const char *name = sw->curves[c].name;
-        snprintf(key, sizeof key, "%s_error_first", name);
-        hdp_json_num(&j, key, row[0].res.error_mean);
-        snprintf(key, sizeof key, "%s_error_last", name);
-        hdp_json_num(&j, key, row[np - 1].res.error_mean);
-        snprintf(key, sizeof key, "%s_flat_z", name);
-        hdp_json_num(&j, key, hdp_ncsweep_flat_z(sw, c));
-        snprintf(key, sizeof key, "%s_max_z_exact", name);
-        hdp_json_num(&j, key, hdp_ncsweep_max_z_exact(sw, c));
-    }
-    hdp_json_num(&j, "seconds", sw->seconds);
-    hdp_json_end(&j);
-}
-
-/* the figure (plots/nc-sweep.gp) from the CSV's temporary file data */
-static hdp_status sweep_figure(const hdp_ncsweep *sw, const hdp_nc_spec *base, const char *data,
-                               hdp_error *err)
-{
-    char assign[8192] = "", title[512], buf[64];
-    double eps = hdp_zcdp_epsilon_cks(base->rho, base->delta);
-    const char *what_sweep =
-        !strcmp(sw->name, "flat")      ? "perfect collapse: the error does not depend on p"
-        : !strcmp(sw->name, "perturb") ? "perturbed features: the dimension comes back"
-                                       : "remedies: centring and PCA";
-    snprintf(title, sizeof title,
-             "NoisyGD on neural-collapse features (seed 004): %s\n"
-             "K = %ld, n = %ld, G = %g, ρ = %g zCDP per step → (ε, δ) = (%.3g, %g) per step; "
-             "β = %g; %ld draws per point",
-             what_sweep, base->K, base->n, base->G, base->rho, eps, base->delta, base->beta,
-             sw->draws);
-    hdp_plot_assign(assign, sizeof assign, "data_file", data);
-    hdp_plot_assign(assign, sizeof assign, "title_text", title);
-    for (int c = 0; c < sw->ncurves; c++) {
-        snprintf(buf, sizeof buf, "label_%d", c);
-        hdp_plot_assign(assign, sizeof assign, buf, sw->curves[c].label);
-        size_t len = strlen(assign);
-        snprintf(assign + len, sizeof assign - len, "ref_%d=%d\n", c, sw->curves[c].reference);
-    }
-    size_t len = strlen(assign);
-    double top = 0; /* the error axis: up to the highest point, at most 1 */
-    for (long k = 0; k < (long)sw->ncurves * sw->nps; k++) {
-        const hdp_nc_point *pt = &sw->points[k];
-        top = fmax(top, fmax(pt->res.error_mean + pt->res.error_stderr,
-                             isnan(pt->exact) ? 0 : pt->exact));
-    }
-    double ymax = fmin(1.04, fmax(0.1, 1.3 * top + 0.02));
-    snprintf(assign + len, sizeof assign - len, "ncurves=%d\nchance=%.17g\nymax=%.6g\n",
-             sw->ncurves, 1.0 - 1.0 / (double)base->K, ymax);
-    return hdp_plot_draw("nc-sweep", figure_path, assign, err);
-}
-
-/* The CSV and the JSON to their temporary files, the figure from the CSV's temporary file,
- * then publish the two files: nothing is published unless all three were made. */
-static hdp_status sweep_write(const hdp_model *m, const hdp_ncsweep *sw, const hdp_nc_spec *base,
-                              hdp_error *err)
-{
-    char *json_text = NULL;
-    size_t json_len = 0;
-    FILE *jf = open_memstream(&json_text, &json_len);
-    if (jf) {
-        sweep_json(jf, sw, base);
-        fclose(jf);
-    }
-    hdp_outfile files[2];
-    memset(files, 0, sizeof files);
-    int nf = 0;
-    hdp_status st = jf ? hdp_out_open(&files[nf], csv_path, err)
-                       : hdp_fail(err, HDP_ENOMEM, "out of memory");
-    if (st == HDP_OK) {
-        char what[96];
-        snprintf(what, sizeof what, "--sweep %s: misclassification error against p", sw->name);
-        meta(files[nf].f, what, m);
-        csv_header(files[nf].f);
-        for (long k = 0; k < (long)sw->ncurves * sw->nps; k++)
-            csv_row(files[nf].f, sw->curves[sw->points[k].curve].name, &sw->points[k]);
-        nf++;
-        if (fflush(files[0].f) != 0)
-            st = hdp_fail(err, HDP_EIO, "%s: cannot write: %s", csv_path, strerror(errno));
-    }
-    if (st == HDP_OK && json_path) {
-        st = hdp_out_open(&files[nf], json_path, err);
-        if (st == HDP_OK)
-            fputs(json_text, files[nf++].f);
-    }
-    free(json_text);
-    if (st == HDP_OK)
-        st = sweep_figure(sw, base, files[0].direct ? files[0].path : files[0].tmp, err);
-    if (st == HDP_OK)
-        st = hdp_out_commit_all(files, nf, err);
-    for (int i = 0; i < 2; i++)
-        hdp_out_abort(&files[i]);
-    return st;
-}
-
-static int sweep(hdp_model *m, const hdp_nc_spec *base)
-{
-    hdp_error err;
-    hdp_error_clear(&err);
-    if (!hdp_ncsweep_known(sweep_name)) {
-        fprintf(stderr, "hdpsgd nc: error: --sweep '%s': expected flat, perturb or remedy\n",
-                sweep_name);
-        return EXIT_BAD_INPUT;
-    }
-    long ps[HDP_NCSWEEP_MAX_PS];
-    int np = parse_ps(ps_opt ? ps_opt : "10,30,100,300,1000,3000,10000", ps);
-    if (np < 0)
-        return EXIT_BAD_INPUT;
-    /* every point's spec, checked before anything runs */
-    hdp_ncsweep sw;
-    if (hdp_ncsweep_plan(m, sweep_name, ps, np, &sw, &err) != HDP_OK) {
-        if (sw.failed_curve >= 0)
-            fprintf(stderr, "hdpsgd nc: curve '%s' of --sweep %s:\n",
-                    sw.curves[sw.failed_curve].name, sweep_name);
-        hdp_ncsweep_free(&sw);
-        return cli_fail("nc", &err);
-    }
-    char default_csv[128], default_fig[128];
-    snprintf(default_csv, sizeof default_csv, "nc-%s.csv", sweep_name);
-    snprintf(default_fig, sizeof default_fig, "nc-%s.png", sweep_name);
-    if (!csv_path) csv_path = default_csv;
-    if (!figure_path) figure_path = default_fig;
-    struct stat sb;
-    if (!strcmp(csv_path, "-") || (stat(csv_path, &sb) == 0 && !S_ISREG(sb.st_mode))) {
-        fprintf(stderr, "hdpsgd nc: error: -o %s: --sweep writes its CSV to a regular file (the "
-                        "figure is drawn from it); nothing was run\n", csv_path);
-        hdp_ncsweep_free(&sw);
-        return EXIT_BAD_INPUT;
-    }
-    hdp_status st = hdp_ncsweep_run(&sw, cli_mc_threads(&mc), sweep_progress, NULL, &err);
-    if (st == HDP_OK)
-        st = sweep_write(m, &sw, base, &err);
-    double seconds = sw.seconds;
-    hdp_ncsweep_free(&sw);
-    if (st != HDP_OK)
-        return cli_fail("nc", &err);
-    fprintf(stderr, "hdpsgd nc --sweep %s: %.1f s of Monte Carlo -> %s, %s%s%s\n",
-            sweep_name, seconds, csv_path, figure_path, json_path ? ", " : "",
-            json_path ? json_path : "");
-    return 0;
-}
-
 int cmd_nc(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("nc");
     cli_common common;
-    json_path = csv_path = figure_path = sweep_name = ps_opt = NULL;
+    memset(&args, 0, sizeof args);
     exact_only = 0;
     draws_opt = CLI_NOT_GIVEN;
     cli_mc_args_reset(&mc);
@@ -555,12 +349,12 @@ int cmd_nc(int argc, char **argv)
         fprintf(stderr, "hdpsgd nc: error: --draws %ld: expected an integer >= 1\n", draws_opt);
         return EXIT_BAD_INPUT;
     }
-    if (sweep_name && exact_only) {
+    if (args.sweep && exact_only) {
         fprintf(stderr, "hdpsgd nc: error: --exact and --sweep exclude each other\n");
         return EXIT_BAD_INPUT;
     }
-    if (!sweep_name && (ps_opt || figure_path)) {
-        fprintf(stderr, "hdpsgd nc: error: --%s needs --sweep\n", ps_opt ? "ps" : "figure");
+    if (!args.sweep && (args.ps || args.figure)) {
+        fprintf(stderr, "hdpsgd nc: error: --%s needs --sweep\n", args.ps ? "ps" : "figure");
         return EXIT_BAD_INPUT;
     }
     char draws_set[64];
@@ -581,7 +375,7 @@ int cmd_nc(int argc, char **argv)
         hdp_model_free(&m);
         return cli_fail("nc", &err);
     }
-    rc = sweep_name ? sweep(&m, &s) : single(&m, &s);
+    rc = args.sweep ? nc_sweep(&m, &s, &args, cli_mc_threads(&mc)) : single(&m, &s);
     hdp_model_free(&m);
     return rc;
 }
