@@ -82,6 +82,15 @@ const cli_command *cli_find_command(const char *name);
  * Returns 0, or EXIT_BAD_INPUT after printing a message. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common);
 
+/* The checks of the files a command writes, before anything runs (output_checks.c), each 0
+ * or EXIT_BAD_INPUT after a message: an output's folder exists and is writable and the path
+ * is not a folder (cli_parse, for every output option); no two outputs, and no output and
+ * a positional input, are the same file (cli_parse); no output is a file the model reads
+ * (cli_load_model). */
+int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given);
+int cli_check_distinct(const cli_command *cmd, const cli_common *common);
+int cli_check_model_inputs(const hdp_model *m);
+
 /* Print the help of one command to f. */
 void cli_print_help(const cli_command *cmd, FILE *f);
 
