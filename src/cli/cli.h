@@ -91,6 +91,10 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
 int cli_check_distinct(const cli_command *cmd, const cli_common *common);
 int cli_check_model_inputs(const hdp_model *m);
 
+/* cli_parse, then the command's help on stdout when --help was given: returns cli_parse's
+ * status, or -1 when the help was printed (the command then returns 0). */
+int cli_start(const cli_command *cmd, int argc, char **argv, cli_common *common);
+
 /* Print the help of one command to f. */
 void cli_print_help(const cli_command *cmd, FILE *f);
 

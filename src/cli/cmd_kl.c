@@ -429,13 +429,9 @@ int cmd_kl(int argc, char **argv)
     seed_opt = NULL;
     runs_opt = threads_opt = CLI_NOT_GIVEN;
     cli_common common;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     static const char *const subs[] = {"bound", "init", "run"};
     int which = -1;
     for (int i = 0; common.npos > 0 && i < 3; i++)

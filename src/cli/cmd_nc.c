@@ -338,13 +338,9 @@ int cmd_nc(int argc, char **argv)
     exact_only = 0;
     draws_opt = CLI_NOT_GIVEN;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (draws_opt != CLI_NOT_GIVEN && draws_opt < 1) {
         fprintf(stderr, "hdpsgd nc: error: --draws %ld: expected an integer >= 1\n", draws_opt);
         return EXIT_BAD_INPUT;

@@ -77,13 +77,9 @@ int cmd_ode(int argc, char **argv)
     cli_common common;
     out_path = json_path = NULL;
     cli_ode_args_reset(&ode_args);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if ((rc = cli_ode_args_apply("ode", &ode_args, &common)))
         return rc;
     hdp_model m;

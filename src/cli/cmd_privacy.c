@@ -245,13 +245,9 @@ int cmd_privacy(int argc, char **argv)
     delta_opt = epsilon_opt = eta_opt = sigma_opt = NAN;
     steps_opt = CLI_NOT_GIVEN;
     dpgd = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if ((rc = check_options()))
         return rc;
     hdp_model m;

@@ -239,13 +239,9 @@ int cmd_rates(int argc, char **argv)
     cli_common common;
     gammas_opt = families_opt = figure_path = json_path = out_path = NULL;
     tune_clip = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     double lo, hi;
     long count;
     int want[HDP_FAMILY_COUNT];

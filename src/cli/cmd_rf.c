@@ -215,13 +215,9 @@ int cmd_rf(int argc, char **argv)
     cli_common common;
     out_path = json_path = NULL;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     char runs_buf[64];
     if ((rc = cli_rf_apply_args("rf", &mc, &common, runs_buf, sizeof runs_buf)))
         return rc;

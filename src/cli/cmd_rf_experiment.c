@@ -246,13 +246,9 @@ int cmd_rf_experiment(int argc, char **argv)
     out_dir = NULL;
     full_opt = 0;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     int which = -1;
     for (int i = 0; common.npos > 0 && i < 4; i++)
         if (!strcasecmp(common.pos[0], names[i]))

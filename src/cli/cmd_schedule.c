@@ -326,13 +326,9 @@ int cmd_schedule(int argc, char **argv)
     out_path = json_path = figure_path = family_opt = NULL;
     knots_opt = 8;
     optimize = tune_clip = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     int want[HDP_FAMILY_COUNT];
     if (!optimize) {
         fprintf(stderr, "hdpsgd schedule: error: nothing to do: add --optimize (hdpsgd help "

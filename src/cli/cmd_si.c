@@ -293,13 +293,9 @@ int cmd_si(int argc, char **argv)
     json_path = csv_path = figure_path = experiment = NULL;
     runs_opt = CLI_NOT_GIVEN;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (experiment && strcmp(experiment, "eps") && strcmp(experiment, "n") &&
         strcmp(experiment, "align")) {
         fprintf(stderr, "hdpsgd sim-index: error: --experiment %s: expected eps, n or align\n",

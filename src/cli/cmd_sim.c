@@ -146,13 +146,9 @@ static int run_command(const char *name, int argc, char **argv)
     cli_common common;
     out_path = json_path = NULL;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (!is_sde && !isnan(mc.step)) {
         fprintf(stderr, "hdpsgd sim: error: --step applies to sde only\n");
         return EXIT_BAD_INPUT;

@@ -384,12 +384,9 @@ int cmd_sweep(int argc, char **argv)
     out_dir = NULL;
     resume = 0;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
-    if (rc) return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+    int rc = cli_start(cmd, argc, argv, &common);
+    if (rc)
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (common.npos != 1 || common.nsets) {
         fprintf(stderr, "hdpsgd sweep: error: give exactly one SWEEP.ini (put overrides in its [set] "
                         "section)\nUsage: hdpsgd %s\n", cmd->usage);

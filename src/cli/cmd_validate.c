@@ -280,13 +280,9 @@ int cmd_validate(int argc, char **argv)
     cli_ode_args_reset(&ode_args);
     scaling_opt = 0;
     no_sde = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if ((rc = cli_mc_args_apply("validate", &mc, &common)) ||
         (rc = cli_ode_args_apply("validate", &ode_args, &common)))
         return rc;

@@ -196,6 +196,18 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
     return common->help ? 0 : cli_check_distinct(cmd, common);
 }
 
+int cli_start(const cli_command *cmd, int argc, char **argv, cli_common *common)
+{
+    int rc = cli_parse(cmd, argc, argv, common);
+    if (rc)
+        return rc;
+    if (common->help) {
+        cli_print_help(cmd, stdout);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_fail(const char *cmd, const hdp_error *err)
 {
     fprintf(stderr, "hdpsgd %s: error: %s\n", cmd, err->msg);
