@@ -606,6 +606,73 @@ static void driver_functions(void **state)
     hdp_model_free(&m);
 }
 
+/* hdp_sweep_point_run: the runners in order, the row's fields, a failing runner's message in
+ * the status (commas and quotes made ';') and the runners after it left empty, the writer
+ * called only after a successful run */
+static int t_runs, t_writes;
+static void t_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    (void)set;
+    strncat(buf, ",x", size - strlen(buf) - 1);
+}
+static hdp_status t_ok(hdp_sweep_point *p, hdp_error *e)
+{
+    (void)p, (void)e;
+    t_runs++;
+    return HDP_OK;
+}
+static hdp_status t_fail(hdp_sweep_point *p, hdp_error *e)
+{
+    (void)p;
+    t_runs++;
+    return hdp_fail(e, HDP_ENUMERIC, "broke, \"badly\"");
+}
+static void t_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
+{
+    (void)p;
+    strncat(buf, st == HDP_OK ? ",1" : ",", size - strlen(buf) - 1);
+}
+static void t_release(hdp_sweep_point *p) { (void)p; }
+static hdp_status t_write(const hdp_sweep_runner *r, const hdp_sweep_point *p, void *user,
+                          hdp_error *e)
+{
+    (void)r, (void)p, (void)user, (void)e;
+    t_writes++;
+    return HDP_OK;
+}
+
+static void sweep_point(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=20", "data.n=200", NULL);
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    hdp_sweep_settings set;
+    memset(&set, 0, sizeof set);
+    const hdp_sweep_runner ok = {"ok", t_columns, t_ok, t_fields, t_release};
+    const hdp_sweep_runner bad = {"bad", t_columns, t_fail, t_fields, t_release};
+    const hdp_sweep_runner *runners[3] = {&ok, &bad, &ok};
+    hdp_sweep_point p;
+    memset(&p, 0, sizeof p);
+    p.m = &m;
+    p.opt = &opt;
+    p.set = &set;
+    static hdp_sweep_outcome out;
+    t_runs = t_writes = 0;
+    assert_int_equal(hdp_sweep_point_run(runners, 3, &p, "7,a", t_write, NULL, &out, &err),
+                     HDP_OK);
+    assert_int_equal(out.st, HDP_ENUMERIC);
+    assert_int_equal(out.io, HDP_OK);
+    assert_int_equal(t_runs, 2);   /* the third runner does not run */
+    assert_int_equal(t_writes, 1); /* only after the first, successful run */
+    assert_string_equal(out.row, "7,a,20,200,0.1,0.5,1.267031659,1,,,failed: broke; ;badly;\n");
+    char head[256];
+    hdp_sweep_header(runners, 3, &set, head, sizeof head);
+    assert_string_equal(head, ",d,n,gamma,rho,epsilon_cks,x,x,x,status\n");
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -613,7 +680,7 @@ int main(void)
         cmocka_unit_test(solver_functions),    cmocka_unit_test(privacy_design_rates),
         cmocka_unit_test(family_functions),    cmocka_unit_test(validate_compare),
         cmocka_unit_test(problem_entries),     cmocka_unit_test(grid_runner),
-        cmocka_unit_test(driver_functions),
+        cmocka_unit_test(driver_functions),    cmocka_unit_test(sweep_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
