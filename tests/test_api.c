@@ -426,12 +426,261 @@ static void validate_compare(void **state)
     REFUSES_MSG(hdp_validate_compare(&ode, &mc, 0, 4, &side, &err), "rel_tol");
 }
 
+/* The shared problem (issue 19): the problem entries refuse NULLs and a problem of another
+ * model, and give the same bits as the entries that build their own spectrum and schedule. */
+static void problem_entries(void **state)
+{
+    (void)state;
+    hdp_model m, other;
+    make_model(&m, "data.d=20", "ode.points=5", "sim.runs=3", NULL);
+    make_model(&other, "data.d=30", NULL);
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    opt.threads = 1;
+    hdp_problem pb, pbo;
+    hdp_ode_result o1, o2;
+    hdp_mc_result r1, r2;
+    hdp_spectrum sp;
+    REFUSES(hdp_problem_build(NULL, &pb, &err), "m");
+    REFUSES(hdp_problem_build(&m, NULL, &err), "pb");
+    assert_int_equal(hdp_problem_build(&m, &pb, &err), HDP_OK);
+    assert_int_equal(hdp_problem_build(&other, &pbo, &err), HDP_OK);
+    REFUSES(hdp_problem_check(NULL, &m, "x", &err), "pb");
+    REFUSES(hdp_problem_check(&pb, NULL, "x", &err), "m");
+    REFUSES(hdp_spectrum_copy(NULL, &sp, &err), "src");
+    REFUSES(hdp_spectrum_copy(&pb.spec, NULL, &err), "dst");
+    REFUSES(hdp_ode_solve_problem(NULL, &pb, &o1, &err), "m");
+    REFUSES(hdp_ode_solve_problem(&m, NULL, &o1, &err), "pb");
+    REFUSES(hdp_ode_solve_problem(&m, &pb, NULL, &err), "res");
+    REFUSES_MSG(hdp_ode_solve_problem(&m, &pbo, &o1, &err), "not built from this model");
+    REFUSES(hdp_sim_run_problem(NULL, &pb, &opt, &r1, &err), "m");
+    REFUSES(hdp_sim_run_problem(&m, NULL, &opt, &r1, &err), "pb");
+    REFUSES(hdp_sim_run_problem(&m, &pb, NULL, &r1, &err), "opt");
+    REFUSES(hdp_sim_run_problem(&m, &pb, &opt, NULL, &err), "res");
+    REFUSES_MSG(hdp_sim_run_problem(&m, &pbo, &opt, &r1, &err), "not built from this model");
+    REFUSES(hdp_sde_run_problem(NULL, &pb, &opt, &r1, &err), "m");
+    REFUSES(hdp_sde_run_problem(&m, NULL, &opt, &r1, &err), "pb");
+    REFUSES_MSG(hdp_sde_run_problem(&m, &pbo, &opt, &r1, &err), "not built from this model");
+    /* the same bits either way */
+    assert_int_equal(hdp_ode_solve(&m, &o1, &err), HDP_OK);
+    assert_int_equal(hdp_ode_solve_problem(&m, &pb, &o2, &err), HDP_OK);
+    assert_true(o1.final_risk == o2.final_risk);
+    assert_memory_equal(o1.risk, o2.risk, sizeof(double) * (size_t)o1.points);
+    hdp_ode_result_free(&o1);
+    hdp_ode_result_free(&o2);
+    for (int sde = 0; sde < 2; sde++) {
+        assert_int_equal(sde ? hdp_sde_run(&m, &opt, &r1, &err) : hdp_sim_run(&m, &opt, &r1, &err),
+                         HDP_OK);
+        assert_int_equal(sde ? hdp_sde_run_problem(&m, &pb, &opt, &r2, &err)
+                             : hdp_sim_run_problem(&m, &pb, &opt, &r2, &err),
+                         HDP_OK);
+        assert_memory_equal(r1.mean, r2.mean, sizeof(double) * (size_t)r1.points);
+        assert_true(r1.final_mean == r2.final_mean);
+        hdp_mc_result_free(&r1);
+        hdp_mc_result_free(&r2);
+    }
+    hdp_problem_free(&pb);
+    hdp_problem_free(&pbo);
+    hdp_problem_free(NULL);
+    hdp_model_free(&m);
+    hdp_model_free(&other);
+}
+
+/* the grid runner: rows in order, progress after each point, a failing point stops the grid
+ * (or is recorded with keep_going), a failing check runs nothing */
+static hdp_status square_job(void *user, long i, void *row, hdp_error *e)
+{
+    (void)user;
+    if (i == 3)
+        return hdp_fail(e, HDP_ENUMERIC, "point 3 fails");
+    *(long *)row = i * i;
+    return HDP_OK;
+}
+static void count_progress(void *user, long i, long done, long count, const void *row,
+                           hdp_status st, const hdp_error *e)
+{
+    (void)i, (void)row, (void)st, (void)e, (void)count;
+    *(long *)user = done;
+}
+static hdp_status check_two(void *user, long i, hdp_error *e)
+{
+    (void)user;
+    return i == 2 ? hdp_fail(e, HDP_EINPUT, "point 2 is bad") : HDP_OK;
+}
+
+static void grid_runner(void **state)
+{
+    (void)state;
+    long seen = 0;
+    hdp_grid_spec g = {.count = 3, .row_size = sizeof(long), .job = square_job,
+                       .progress = count_progress, .user = &seen};
+    hdp_grid_result res;
+    REFUSES(hdp_grid_run(NULL, &res, &err), "spec");
+    REFUSES(hdp_grid_run(&g, NULL, &err), "res");
+    REFUSES(hdp_grid_each(NULL, &err), "spec");
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
+    assert_int_equal(seen, 3);
+    assert_int_equal(*(long *)hdp_grid_row(&res, 2), 4);
+    assert_null(hdp_grid_row(&res, 3));
+    hdp_grid_free(&res);
+    g.count = 5;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_ENUMERIC);
+    assert_non_null(strstr(err.msg, "point 3"));
+    assert_int_equal(res.done, 4);
+    hdp_grid_free(&res);
+    g.keep_going = 1;
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
+    assert_int_equal(res.failed, 1);
+    assert_int_equal(res.status[3], HDP_ENUMERIC);
+    assert_int_equal(*(long *)hdp_grid_row(&res, 4), 16);
+    hdp_grid_free(&res);
+    g.check = check_two;
+    seen = 0;
+    REFUSES_MSG(hdp_grid_run(&g, &res, &err), "point 2 is bad");
+    assert_int_equal(res.checked_failure, 2);
+    assert_int_equal(seen, 0);
+    hdp_grid_free(&res);
+    hdp_grid_free(NULL);
+}
+
+/* the drivers of issue 19 refuse NULL arguments (and the nc, kl, rf, si experiments, the
+ * sweep's point and validate's scaling free what they were given, zeroed or not) */
+static void driver_functions(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=20", NULL);
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    long ps[1] = {10}, xs[1] = {2};
+    int want[4] = {1, 0, 0, 0};
+    hdp_ncsweep ns;
+    hdp_klsweep ks;
+    hdp_kl_epochs ke;
+    hdp_klinit ki;
+    hdp_rfexp rx;
+    hdp_siexp sx;
+    hdp_sweep_point sp;
+    hdp_sweep_outcome so;
+    hdp_validate_scaling_result vs;
+    const hdp_sweep_runner *runners[1] = {&hdp_sweep_ode};
+    REFUSES(hdp_nc_point_run(NULL, 1, 0, &err), "pt");
+    assert_true(isnan(hdp_nc_point_z(NULL)));
+    REFUSES(hdp_ncsweep_plan(NULL, "flat", ps, 1, &ns, &err), "m");
+    REFUSES(hdp_ncsweep_plan(&m, NULL, ps, 1, &ns, &err), "name");
+    REFUSES(hdp_ncsweep_plan(&m, "flat", NULL, 1, &ns, &err), "ps");
+    REFUSES(hdp_ncsweep_plan(&m, "flat", ps, 1, NULL, &err), "sw");
+    REFUSES(hdp_ncsweep_run(NULL, 1, NULL, NULL, &err), "sw");
+    assert_true(isnan(hdp_ncsweep_flat_z(NULL, 0)));
+    assert_true(isnan(hdp_ncsweep_max_z_exact(NULL, 0)));
+    assert_int_equal(hdp_ncsweep_known(NULL), 0);
+    hdp_ncsweep_free(NULL);
+    REFUSES(hdp_klsweep_plan(NULL, 1, xs, 1, want, &ks, &err), "m");
+    REFUSES(hdp_klsweep_plan(&m, 1, NULL, 1, want, &ks, &err), "xs");
+    REFUSES(hdp_klsweep_plan(&m, 1, xs, 1, NULL, &ks, &err), "want");
+    REFUSES(hdp_klsweep_plan(&m, 1, xs, 1, want, NULL, &err), "sw");
+    REFUSES(hdp_klsweep_run(NULL, &m, 1, NULL, NULL, &err), "sw");
+    REFUSES(hdp_kl_epochs_run(NULL, want, 1, &ke, &err), "m");
+    REFUSES(hdp_kl_epochs_run(&m, NULL, 1, &ke, &err), "want");
+    REFUSES(hdp_kl_epochs_run(&m, want, 1, NULL, &err), "ep");
+    REFUSES(hdp_klinit_run(NULL, xs, 1, want, 1, NULL, NULL, &ki, &err), "m");
+    REFUSES(hdp_klinit_run(&m, NULL, 1, want, 1, NULL, NULL, &ki, &err), "depths");
+    REFUSES(hdp_klinit_run(&m, xs, 1, NULL, 1, NULL, NULL, &ki, &err), "want");
+    REFUSES(hdp_klinit_run(&m, xs, 1, want, 1, NULL, NULL, NULL, &err), "ki");
+    hdp_klsweep_free(NULL);
+    hdp_kl_epochs_free(NULL);
+    hdp_klinit_free(NULL);
+    REFUSES(hdp_rfexp_run(NULL, HDP_RFEXP_P1, 0, 1, 1, NULL, NULL, NULL, NULL, &rx, &err), "m");
+    REFUSES(hdp_rfexp_run(&m, HDP_RFEXP_P1, 0, 1, 1, NULL, NULL, NULL, NULL, NULL, &err), "xp");
+    hdp_rfexp_free(NULL);
+    REFUSES(hdp_siexp_run(NULL, HDP_SIEXP_EPS, 1, &sx, &err), "m");
+    REFUSES(hdp_siexp_run(&m, HDP_SIEXP_EPS, 1, NULL, &err), "xp");
+    memset(&sp, 0, sizeof sp);
+    REFUSES(hdp_sweep_point_run(NULL, 1, &sp, "", NULL, NULL, &so, &err), "runners");
+    REFUSES(hdp_sweep_point_run(runners, 1, NULL, "", NULL, NULL, &so, &err), "p");
+    REFUSES(hdp_sweep_point_run(runners, 1, &sp, "", NULL, NULL, &so, &err), "p->m");
+    REFUSES(hdp_validate_scaling(NULL, &opt, 1, NULL, NULL, &vs, &err), "base");
+    REFUSES(hdp_validate_scaling(&m, NULL, 1, NULL, NULL, &vs, &err), "opt");
+    REFUSES(hdp_validate_scaling(&m, &opt, 1, NULL, NULL, &vs, &err), "load");
+    hdp_model_free(&m);
+}
+
+/* hdp_sweep_point_run: the runners in order, the row's fields, a failing runner's message in
+ * the status (commas and quotes made ';') and the runners after it left empty, the writer
+ * called only after a successful run */
+static int t_runs, t_writes;
+static void t_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    (void)set;
+    strncat(buf, ",x", size - strlen(buf) - 1);
+}
+static hdp_status t_ok(hdp_sweep_point *p, hdp_error *e)
+{
+    (void)p, (void)e;
+    t_runs++;
+    return HDP_OK;
+}
+static hdp_status t_fail(hdp_sweep_point *p, hdp_error *e)
+{
+    (void)p;
+    t_runs++;
+    return hdp_fail(e, HDP_ENUMERIC, "broke, \"badly\"");
+}
+static void t_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
+{
+    (void)p;
+    strncat(buf, st == HDP_OK ? ",1" : ",", size - strlen(buf) - 1);
+}
+static void t_release(hdp_sweep_point *p) { (void)p; }
+static hdp_status t_write(const hdp_sweep_runner *r, const hdp_sweep_point *p, void *user,
+                          hdp_error *e)
+{
+    (void)r, (void)p, (void)user, (void)e;
+    t_writes++;
+    return HDP_OK;
+}
+
+static void sweep_point(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=20", "data.n=200", NULL);
+    hdp_mc_options opt;
+    hdp_mc_options_from_model(&m, &opt);
+    hdp_sweep_settings set;
+    memset(&set, 0, sizeof set);
+    const hdp_sweep_runner ok = {"ok", t_columns, t_ok, t_fields, t_release};
+    const hdp_sweep_runner bad = {"bad", t_columns, t_fail, t_fields, t_release};
+    const hdp_sweep_runner *runners[3] = {&ok, &bad, &ok};
+    hdp_sweep_point p;
+    memset(&p, 0, sizeof p);
+    p.m = &m;
+    p.opt = &opt;
+    p.set = &set;
+    static hdp_sweep_outcome out;
+    t_runs = t_writes = 0;
+    assert_int_equal(hdp_sweep_point_run(runners, 3, &p, "7,a", t_write, NULL, &out, &err),
+                     HDP_OK);
+    assert_int_equal(out.st, HDP_ENUMERIC);
+    assert_int_equal(out.io, HDP_OK);
+    assert_int_equal(t_runs, 2);   /* the third runner does not run */
+    assert_int_equal(t_writes, 1); /* only after the first, successful run */
+    assert_string_equal(out.row, "7,a,20,200,0.1,0.5,1.267031659,1,,,failed: broke; ;badly;\n");
+    char head[256];
+    hdp_sweep_header(runners, 3, &set, head, sizeof head);
+    assert_string_equal(head, ",d,n,gamma,rho,epsilon_cks,x,x,x,status\n");
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_functions),     cmocka_unit_test(unfinalized_models),
         cmocka_unit_test(solver_functions),    cmocka_unit_test(privacy_design_rates),
         cmocka_unit_test(family_functions),    cmocka_unit_test(validate_compare),
+        cmocka_unit_test(problem_entries),     cmocka_unit_test(grid_runner),
+        cmocka_unit_test(driver_functions),    cmocka_unit_test(sweep_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

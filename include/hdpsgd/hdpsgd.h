@@ -2,9 +2,10 @@
  * hdpsgd/hdpsgd.h — the whole public API of libhdpsgd in one include.
  *
  *   model.h     load a model: INI file (hdp_model_load_file) or key/value pairs (hdp_model_set)
- *   ode.h       the risk ODE of homogenized DP-SGD (THEORY 3)      hdp_ode_solve
+ *   problem.h   spectrum, bins and schedule of a model, built once hdp_problem_build
+ *   ode.h       the risk ODE of homogenized DP-SGD (THEORY 3)      hdp_ode_solve(_problem)
  *   sim.h       Monte Carlo of DP-SGD and the homogenized SDE        hdp_sim_run, hdp_sde_run
- *   validate.h  ODE vs simulation with a verdict                    hdp_validate_run
+ *   validate.h  ODE vs simulation with a verdict; scaling in n      hdp_validate_run, _scaling
  *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (THEORY 6)
  *   design.h    schedule design on the ODE                          hdp_design_optimize, hdp_design_set_run
  *   rates.h     optimised risk of each schedule family against gamma hdp_rates_run
@@ -13,6 +14,12 @@
  *   nc.h        NoisyGD on neural-collapse features                 hdp_nc_run
  *   si.h        two-stage private learning of a single-index model  hdp_si_stage2
  *   handle.h    the library behind opaque pointers, for ctypes and other FFIs (the Python package)
+ *   grid.h      the grid runner of the drivers' experiments        hdp_grid_run
+ *   ncsweep.h   nc points and the sweeps over p (nc --sweep)       hdp_ncsweep_plan, _run
+ *   klsweep.h   kl run --vs epochs|depth|width, kl init            hdp_klsweep_run, hdp_klinit_run
+ *   rfexp.h     seed 003's Fig. 2 on random features (P1..P4)      hdp_rfexp_run
+ *   siexp.h     sim-index experiments eps, n, align                hdp_siexp_run
+ *   sweep.h     the point runners of `hdpsgd sweep`                hdp_sweep_point_run
  *   clip.h, schedule.h, spectrum.h, rng.h   the building blocks
  *
  * Conventions: every function that can fail returns an hdp_status (0 = HDP_OK)
@@ -42,6 +49,7 @@
 #include "hdpsgd/clip.h"
 #include "hdpsgd/spectrum.h"
 #include "hdpsgd/schedule.h"
+#include "hdpsgd/problem.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
@@ -54,5 +62,11 @@
 #include "hdpsgd/nc.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/handle.h"
+#include "hdpsgd/grid.h"
+#include "hdpsgd/ncsweep.h"
+#include "hdpsgd/klsweep.h"
+#include "hdpsgd/rfexp.h"
+#include "hdpsgd/siexp.h"
+#include "hdpsgd/sweep.h"
 
 #endif

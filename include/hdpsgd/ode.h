@@ -15,6 +15,7 @@
 #define HDPSGD_ODE_H
 
 #include "hdpsgd/model.h"
+#include "hdpsgd/problem.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,12 @@ typedef struct {
  * CVODE flag name and the time reached. res is owned by the caller: release
  * it with hdp_ode_result_free (also after a failure). */
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err);
+
+/* The same on a problem built from m (hdpsgd/problem.h): its spectrum and bins are used
+ * as they are (bins = auto: refined on a copy) instead of being built again. HDP_EINPUT
+ * when pb was not built from a model of m's d and n. */
+hdp_status hdp_ode_solve_problem(const hdp_model *m, const hdp_problem *pb, hdp_ode_result *res,
+                                 hdp_error *err);
 
 void hdp_ode_result_free(hdp_ode_result *res);
 

@@ -38,6 +38,9 @@ hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error 
  * Zero eigenvalues form one bin of their own. At most 2m (+1) bins result. */
 hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err);
 
+/* A deep copy of src into dst (dst zeroed first; free it with hdp_spectrum_free). */
+hdp_status hdp_spectrum_copy(const hdp_spectrum *src, hdp_spectrum *dst, hdp_error *err);
+
 /* Number of distinct eigenvalues. */
 long hdp_spectrum_distinct(const hdp_spectrum *spec);
 

@@ -53,6 +53,35 @@ hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *
 
 void hdp_validate_free(hdp_validate_result *v);
 
+/* ---- scaling in n with gamma fixed (validate --scaling) ---- */
+
+#define HDP_VALIDATE_MAX_LEVELS 8
+
+typedef struct {
+    long n, d;
+    double max_abs_dev, max_rel_dev, max_z; /* the Monte Carlo side against the ODE */
+} hdp_validate_level;
+
+typedef struct {
+    long levels;
+    hdp_validate_level level[HDP_VALIDATE_MAX_LEVELS];
+    double slope;        /* least-squares log-log slope of max_abs_dev against n (NaN: 1 level) */
+    double theory_slope; /* the slope of log^2 n / sqrt n between the first and last n */
+    double max_z;        /* the largest max_z of the levels */
+} hdp_validate_scaling_result;
+
+/* Build the finalized model of level l: the caller's model with data.d = d, data.n = n. */
+typedef hdp_status (*hdp_validate_load_fn)(void *user, long l, long d, long n, hdp_model *m,
+                                           hdp_error *err);
+
+/* The Monte Carlo against the ODE (hdp_validate_run without the SDE) at levels l = 0 .. K-1:
+ * d = 4^l base->d, n = 4^l base->n (gamma fixed), each model made by load, run on the grid
+ * runner; then the slopes. HDP_EINPUT for K outside 1 .. HDP_VALIDATE_MAX_LEVELS or a
+ * spectrum read from a file (it cannot grow with d). */
+hdp_status hdp_validate_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
+                                hdp_validate_load_fn load, void *user,
+                                hdp_validate_scaling_result *res, hdp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include "hdpsgd/rates.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/sweep.h"
 
 enum { EXIT_FAIL_VALIDATION = 1, EXIT_BAD_INPUT = 2, EXIT_IO = 3, EXIT_NUMERIC = 4 };
 
@@ -62,6 +63,10 @@ typedef struct {
     /* the data files a figure brings: space-separated suffixes added to the --data prefix,
      * or to the --figure path without its extension (e.g. ".rates.csv"); NULL: none */
     const char *data_suffixes;
+    /* a command that `hdpsgd sweep` can run: its point runner (hdpsgd/sweep.h) and the
+     * writer of its files in the point's folder (all or nothing); NULL: not in sweeps */
+    const hdp_sweep_runner *sweep;
+    hdp_status (*sweep_write)(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
 } cli_command;
 
 /* Handlers of SIGINT, SIGTERM, SIGHUP and SIGPIPE that remove the temporary files of the
@@ -76,6 +81,19 @@ const cli_command *cli_find_command(const char *name);
 /* Parse argv (argv[0] is the command name) against the command's table.
  * Returns 0, or EXIT_BAD_INPUT after printing a message. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common);
+
+/* The checks of the files a command writes, before anything runs (output_checks.c), each 0
+ * or EXIT_BAD_INPUT after a message: an output's folder exists and is writable and the path
+ * is not a folder (cli_parse, for every output option); no two outputs, and no output and
+ * a positional input, are the same file (cli_parse); no output is a file the model reads
+ * (cli_load_model). */
+int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given);
+int cli_check_distinct(const cli_command *cmd, const cli_common *common);
+int cli_check_model_inputs(const hdp_model *m);
+
+/* cli_parse, then the command's help on stdout when --help was given: returns cli_parse's
+ * status, or -1 when the help was printed (the command then returns 0). */
+int cli_start(const cli_command *cmd, int argc, char **argv, cli_common *common);
 
 /* Print the help of one command to f. */
 void cli_print_help(const cli_command *cmd, FILE *f);
@@ -151,6 +169,18 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r);
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r);
 
+/* A sweep point's files pdir/name1 and pdir/name2 (NULL: none) written by w1 and w2, all or
+ * nothing (the sweep_write of the command table's entries). */
+hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const char *name1,
+                           void (*w1)(FILE *, const hdp_sweep_point *), const char *name2,
+                           void (*w2)(FILE *, const hdp_sweep_point *), hdp_error *err);
+
+/* Draw figure fig with plots/SCRIPT.gp and the gnuplot assignments; a failure is a warning
+ * on stderr ("hdpsgd CMD: warning: ... (data written to DATA_WARN)"), success a line
+ * "figure: FIG (data: DATA_OK)" on stdout: the data files are written either way. */
+void cli_draw(const char *cmd, const char *script, const char *fig, const char *assign,
+              const char *data_warn, const char *data_ok);
+
 /* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,
                               const char *use);
@@ -158,7 +188,8 @@ void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_resu
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file);
 
-/* The gamma sweep of `rates` (cmd_rates.c), shared with `sweep`: the models at every gamma
+/* The gamma sweep of `rates`, shared with `sweep` (loading in common.c, the rest in
+ * cmd_rates.c): the models at every gamma
  * (loaded from the model file and --set options, then data.gamma) and the driver's result
  * (hdpsgd/rates.h). */
 typedef struct {

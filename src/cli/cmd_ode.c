@@ -19,6 +19,20 @@ const cli_opt ode_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help ode` (the command table in main.c points here) */
+const char ode_usage[] =
+    "ode [MODEL.ini] [--set k=v]... [-o FILE.csv] [--json FILE.json] [--max-steps N] "
+    "[--rtol R] [--atol A]";
+const char ode_help[] =
+    "Integrates the deterministic ODE for the excess risk of one-pass DP-SGD with per-sample\n"
+    "clipping (THEORY.md sections 2, 3, 5) on [0, 1] and writes one CSV row per grid point:\n"
+    "  t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2\n"
+    "risk is the predicted excess risk R(t) (the row t = 1 is the output theta_n, final-step\n"
+    "noise included, also in the bounds); mu_c, nu_c are the clipping factors at R(t); eta\n"
+    "and sigma2 are the schedule's eta~(t) and sigma~(t)^2. Lines starting with # give the\n"
+    "model. The JSON summary has final_risk, risk_before_final_noise, gamma, n, d, rho\n"
+    "(null = inf), stable, rhs_evals, steps, solve_seconds.";
+
 void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
     fprintf(f, "# hdpsgd %s ode: predicted excess risk of one-pass DP-SGD (THEORY.md 3)\n",
@@ -63,13 +77,9 @@ int cmd_ode(int argc, char **argv)
     cli_common common;
     out_path = json_path = NULL;
     cli_ode_args_reset(&ode_args);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if ((rc = cli_ode_args_apply("ode", &ode_args, &common)))
         return rc;
     hdp_model m;
@@ -102,4 +112,14 @@ int cmd_ode(int argc, char **argv)
     hdp_ode_result_free(&res);
     hdp_model_free(&m);
     return st == HDP_OK ? 0 : cli_fail("ode", &err);
+}
+
+/* ---- in a sweep (hdpsgd/sweep.h): ode.csv and ode.json in the point's folder ---- */
+
+static void sweep_csv(FILE *f, const hdp_sweep_point *p) { cli_write_ode_csv(f, p->m, &p->ode); }
+static void sweep_json(FILE *f, const hdp_sweep_point *p) { cli_write_ode_json(f, p->m, &p->ode); }
+
+hdp_status ode_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    return cli_sweep_files(pdir, p, "ode.csv", sweep_csv, "ode.json", sweep_json, err);
 }

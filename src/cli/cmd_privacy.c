@@ -33,6 +33,26 @@ const cli_opt privacy_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help privacy` (the command table in main.c points here) */
+const char privacy_usage[] =
+    "privacy [MODEL.ini] [--set k=v]... [--delta D] [--epsilon E] [--json FILE.json]\n"
+    "       hdpsgd privacy --dpgd --eta ETA --steps T (--sigma S | --epsilon E) [--delta D] [--json FILE.json]";
+const char privacy_help[] =
+    "Privacy accounting of THEORY.md section 6. For the model: rho (the output is\n"
+    "(rho^2/2)-zCDP), rho_z = rho^2/2, and epsilon at delta (default 1/n) by\n"
+    "Canonne-Kamath-Steinke (the one to use) and Bun-Steinke (looser); the\n"
+    "amplification-by-iteration accountant on the model's discrete schedule (any kind,\n"
+    "table included), which must give rho back (exit status 1 if not). With --epsilon E:\n"
+    "the rho that meets (E, delta) exactly, printed as --set privacy.rho=... (17 digits).\n"
+    "--dpgd: full-batch DP-GD of seeds 000/003 with step size --eta and --steps T; with\n"
+    "--sigma S: rho_z = eta T/(2 S^2), epsilon by both conversions and by seed 003's\n"
+    "formula sqrt(eta T) sqrt(8 ln(1/delta))/S (valid for epsilon in (0, 8 ln(1/delta)));\n"
+    "with --epsilon E: seed 003's sigma and the smaller sigma of the zCDP route,\n"
+    "sqrt(eta T/(2 rho_z)) with rho_z from the CKS calibration. JSON keys: rho, rho_z,\n"
+    "delta, epsilon_bs, epsilon_cks, rho_accounted, rho_for_target, rho_z_for_target; for\n"
+    "--dpgd: eta, steps, sigma, rho_z, delta, epsilon_bs, epsilon_cks, epsilon_seed003 or\n"
+    "sigma_seed003 and sigma_zcdp, seed003_applies. Non-finite numbers are null.";
+
 static int bad(const char *fmt, double v)
 {
     fprintf(stderr, "hdpsgd privacy: error: ");
@@ -225,13 +245,9 @@ int cmd_privacy(int argc, char **argv)
     delta_opt = epsilon_opt = eta_opt = sigma_opt = NAN;
     steps_opt = CLI_NOT_GIVEN;
     dpgd = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if ((rc = check_options()))
         return rc;
     hdp_model m;

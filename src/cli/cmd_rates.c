@@ -36,6 +36,22 @@ const cli_opt rates_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help rates` (the command table in main.c points here) */
+const char rates_usage[] =
+    "rates [MODEL.ini] [--set k=v]... --gammas LO:HI:COUNT [--families LIST] [--tune-clip] "
+    "[-o FILE.csv] [--json FILE.json] [--figure FIG]";
+const char rates_help[] =
+    "For COUNT log-spaced gamma = d/n from LO to HI (d fixed, n = round(d/gamma)) optimises\n"
+    "each family's parameters on the ODE as `hdpsgd schedule --optimize` does and records the\n"
+    "final excess risk; fits the log-log slope of risk against gamma on the smallest-gamma\n"
+    "decade and prints it next to the local slope of the theorem's rate over the same points\n"
+    "(THEORY.md 5): output gamma log(1/gamma) + gamma^2 log^2(1/gamma)/rho^2, linear-noise\n"
+    "gamma log^(2/3)(1/gamma) + gamma^2 log^(4/3)(1/gamma)/rho^2, optimal gamma + gamma^2/rho^2.\n"
+    "CSV (-o): gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves. --figure: risk against\n"
+    "gamma (log-log) with the rates scaled to match at the smallest gamma; data in\n"
+    "FIG-without-extension.rates.csv. JSON: count, gamma_<i>, <family>_final_risk_<i>,\n"
+    "<family>_slope, <family>_theory_slope, decade_lo, decade_hi, ode_solves.";
+
 static int fail_usage(const char *msg, const char *arg)
 {
     fprintf(stderr, "hdpsgd rates: error: ");
@@ -80,45 +96,6 @@ static void progress(const hdp_design_progress *p, void *user)
     (void)user;
     fprintf(stderr, "\rhdpsgd rates:   %-12s %5ld ODE solves, best final risk %.8g   ",
             hdp_design_family_name(p->family), p->ode_solves, p->best_risk);
-}
-
-void cli_rates_free(cli_rates *r)
-{
-    hdp_rates_result_free(&r->res);
-    for (long i = 0; i < r->loaded; i++)
-        hdp_model_free(&r->models[i]);
-    free(r->models);
-    free(r->gset);
-    memset(r, 0, sizeof *r);
-}
-
-int cli_rates_load(const char *cmd, const cli_common *common, double lo, double hi, long count,
-                   cli_rates *r)
-{
-    memset(r, 0, sizeof *r);
-    if (common->nsets + 1 > MAX_SETS) {
-        fprintf(stderr, "hdpsgd %s: error: too many --set options\n", cmd);
-        return EXIT_BAD_INPUT;
-    }
-    r->count = count;
-    r->models = calloc((size_t)count, sizeof *r->models);
-    r->gset = calloc((size_t)count, sizeof *r->gset);
-    if (!r->models || !r->gset) {
-        cli_rates_free(r);
-        fprintf(stderr, "hdpsgd %s: error: out of memory\n", cmd);
-        return EXIT_NUMERIC;
-    }
-    int rc = 0;
-    for (long i = 0; i < count && !rc; i++) {
-        cli_common c = *common;
-        snprintf(r->gset[i], sizeof r->gset[i], "data.gamma=%.17g", hdp_rates_gamma(lo, hi, count, i));
-        c.sets[c.nsets++] = r->gset[i];
-        if (!(rc = cli_load_model(&c, &r->models[i])))
-            r->loaded++;
-    }
-    if (rc)
-        cli_rates_free(r);
-    return rc;
 }
 
 /* one line per family after each gamma */
@@ -262,13 +239,9 @@ int cmd_rates(int argc, char **argv)
     cli_common common;
     gammas_opt = families_opt = figure_path = json_path = out_path = NULL;
     tune_clip = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     double lo, hi;
     long count;
     int want[HDP_FAMILY_COUNT];
@@ -325,13 +298,36 @@ int cmd_rates(int argc, char **argv)
         hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
         hdp_plot_assign(assign, sizeof assign, "families", fams);
         hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        hdp_error perr;
-        hdp_error_clear(&perr);
-        if (hdp_plot_draw("rates", figure_path, assign, &perr) != HDP_OK)
-            fprintf(stderr, "hdpsgd rates: warning: %s (data written to %s)\n", perr.msg, data_csv);
-        else
-            printf("figure: %s (data: %s)\n", figure_path, data_csv);
+        cli_draw("rates", "rates", figure_path, assign, data_csv, data_csv);
     }
     cli_rates_free(&r);
     return rc;
+}
+
+/* ---- in a sweep (hdpsgd/sweep.h): rates.csv and rates.json in the point's folder ---- */
+
+/* the point's models and result seen as the command's (borrowed: not freed) */
+static cli_rates sweep_view(const hdp_sweep_point *p)
+{
+    cli_rates r;
+    memset(&r, 0, sizeof r);
+    r.count = r.loaded = p->gamma_count;
+    r.models = (hdp_model *)p->gamma_models;
+    r.res = p->rates;
+    return r;
+}
+static void sweep_csv(FILE *f, const hdp_sweep_point *p)
+{
+    cli_rates r = sweep_view(p);
+    cli_write_rates_csv(f, &r);
+}
+static void sweep_json(FILE *f, const hdp_sweep_point *p)
+{
+    cli_rates r = sweep_view(p);
+    cli_write_rates_json(f, &r);
+}
+
+hdp_status rates_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    return cli_sweep_files(pdir, p, "rates.csv", sweep_csv, "rates.json", sweep_json, err);
 }

@@ -33,6 +33,36 @@ const cli_opt rf_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help rf` (the command table in main.c points here) */
+const char rf_usage[] =
+    "rf [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv] "
+    "[--json FILE.json]";
+const char rf_help[] =
+    "Algorithm 1 of seed 003 (THEORY.md 6, 7) on the random-features model of [rf]: features\n"
+    "act(V x), V_ij ~ N(0, 1/d) frozen, x ~ N(0, I_d), labels sign(u^T x) or u^T x, square loss;\n"
+    "per-sample gradients clipped at C_clip, noise sqrt(eta) (2 C_clip/n) sigma N(0, I_p), sigma\n"
+    "from (epsilon, delta) by seed 003's bound (by the zCDP route, with a note, outside its\n"
+    "range). rf.runs runs of DP-GD in R^p (two matrix-vector products per step), each coupled\n"
+    "to the OU process dTheta = -(2/n) Phi^T (Phi Theta - y) dt + s dB, s = 2 C_clip sigma/n,\n"
+    "through the same Gaussian increments: its Euler-Maruyama path (identical to DP-GD while\n"
+    "nothing is clipped) and its exact step in the eigenbasis of Phi Phi^T. One CSV row per\n"
+    "recorded step (0 and rf.records steps up to T):\n"
+    "  step,tau,dpgd_test,dpgd_test_se,dpgd_train,dpgd_train_se,ou_test,ou_train,em_test,\n"
+    "  em_test_se,em_expected_test,ex_test,ex_test_se,clipped_fraction,minnorm_test,gf_test\n"
+    "tau = eta step; *_test, *_train: mean square losses on the test and training sets, *_se\n"
+    "their standard errors over the runs; ou_*: the exact OU expected losses (closed form);\n"
+    "em_*: Euler-Maruyama OU path; em_expected_test: the closed form of that recursion; ex_*:\n"
+    "exact OU step; clipped_fraction: mean over runs of the fraction of samples whose gradient\n"
+    "at theta_step exceeds C_clip; minnorm_test: the min-norm interpolator Phi^+ y (least\n"
+    "squares for p < n); gf_test: gradient flow (the OU mean) at tau. The data come from the\n"
+    "stream of sim.seed, run r from its (r+1)-th jump: the CSV is the same for any --threads.\n"
+    "JSON keys: dpgd_test(_stderr), dpgd_train, ou_exact_test/train, ou_em_test(_stderr),\n"
+    "ou_em_expected_test, ou_exact_step_test(_stderr), minnorm_test/train, gradient_flow_test,\n"
+    "max_clipped_fraction, strong_error_mean/max (sup over steps of ||theta_DPGD - theta_OU||,\n"
+    "exact-step coupling), strong_error_em_max, sigma, sigma_route, epsilon (null = inf),\n"
+    "epsilon_cks, rho_z, delta, T, eta, tau, C_clip, s, lambda_max, p, n, d, test_size, modes,\n"
+    "runs, threads, seed, build_seconds, seconds.";
+
 const char *cli_rf_route_name(hdp_rf_sigma_route r)
 {
     switch (r) {
@@ -185,13 +215,9 @@ int cmd_rf(int argc, char **argv)
     cli_common common;
     out_path = json_path = NULL;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     char runs_buf[64];
     if ((rc = cli_rf_apply_args("rf", &mc, &common, runs_buf, sizeof runs_buf)))
         return rc;

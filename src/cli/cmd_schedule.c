@@ -35,6 +35,29 @@ const cli_opt schedule_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help schedule` (the command table in main.c points here) */
+const char schedule_usage[] =
+    "schedule [MODEL.ini] [--set k=v]... --optimize [--family F] [--knots K] [--tune-clip] "
+    "[-o FILE] [--json FILE.json] [--figure FIG]";
+const char schedule_help[] =
+    "Minimises the ODE's final-iterate excess risk (THEORY.md 3, final-step noise included) at\n"
+    "the model's rho over the schedule families of THEORY.md 5: output (eta0), linear-noise\n"
+    "(eta0), optimal (c1 and a; reported also as c2 = a/gamma, c3 = a rho/gamma), and pl, a\n"
+    "non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1); with --tune-clip\n"
+    "jointly over the clipping constant c. sup eta~ < 2/gamma is built into the\n"
+    "parametrisation. Nelder-Mead (GSL nmsimplex2) with restarts after a coarse scan, on a\n"
+    "cheap ODE (2 output points, rtol 1e-7); the winners are re-solved at the model's [ode]\n"
+    "settings. Prints a table (parameters, final risk, epsilon at delta = 1/n by CKS, ODE\n"
+    "solves), writes the best schedule as a table file (-o: two columns t, eta, '#' header;\n"
+    "201 knots, geometric near t = 0 for the optimal family, the K knots for pl) for\n"
+    "--set schedule.kind=table --set schedule.file=FILE, and reports the ODE risk of that\n"
+    "table. --figure draws eta~(t) and R(t) of every family; its data go to\n"
+    "FIG-without-extension.schedules.csv (t,eta_<family>,risk_<family>,...). JSON keys:\n"
+    "<family>_final_risk, <family>_table_final_risk, <family>_c, <family>_ode_solves and the\n"
+    "parameters (output_eta0, linear_noise_eta0, optimal_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
+    "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
+    "ode_solves_per_second (family keys use linear_noise for linear-noise).";
+
 /* points of the figure's curves */
 #define FIG_POINTS 401
 
@@ -233,6 +256,69 @@ static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp
     }
 }
 
+/* the table of the optimised families, the ODE solves and the best */
+static void print_comparison(const hdp_model *m, const hdp_design_set *d,
+                             const hdp_design_options *opt, double eps)
+{
+    const hdp_design_result *res = d->res;
+    const int *done = d->done;
+    const int best = d->best;
+    printf("model: %s; d = %ld, n = %ld (gamma = %.4g), c = %g, rho = %g (epsilon = %.4g at "
+           "delta = 1/n, CKS)\n",
+           m->source, m->d, m->n, m->gamma, m->c, m->rho, eps);
+    printf("objective: the ODE's final-iterate excess risk R(1) + 2 c^2 gamma^2 eta~(1)^2/rho^2 "
+           "(THEORY 3) at fixed rho%s\n\n",
+           tune_clip ? ", jointly over the clipping constant c" : "");
+    printf("  %-13s %14s %9s %9s %8s  %s\n", "family", "final risk", "epsilon", "ODE solves",
+           tune_clip ? "c" : "", "optimised parameters");
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        if (!done[f])
+            continue;
+        char desc[1024], cbuf[32] = "";
+        describe(&res[f], desc, sizeof desc);
+        if (tune_clip)
+            snprintf(cbuf, sizeof cbuf, "%.4g", res[f].c);
+        printf("  %-13s %14.8g %9.4g %10ld %8s  %s%s\n", hdp_design_family_name(f),
+               res[f].final_risk, eps, res[f].ode_solves, cbuf, desc, f == best ? "   <- best" : "");
+    }
+    const hdp_design_result *b = &res[best];
+    printf("\nODE solves: %ld in %.3g s, %.0f per second (search: 2 output points, rtol %g; the "
+           "winners re-solved at the model's [ode] settings)\n",
+           d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0,
+           fmax(opt->search_rtol, m->rtol));
+    printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
+           hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
+           100.0 * (b->table_final_risk / b->final_risk - 1.0));
+    if (tune_clip)
+        printf("joint optimum of the clipping constant: c = %.6g (model: %g)\n", b->c, m->c);
+}
+
+/* eta~(t) and R(t) of every optimised family, from the data written to data_csv */
+static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
+                        const char *data_csv)
+{
+    const hdp_design_result *res = d->res;
+    const int *done = d->done;
+    char assign[4096] = "", title[512], fams[256] = "", finals[256] = "";
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+        if (done[f]) {
+            char v[40];
+            strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
+            strncat(fams, hdp_design_family_name(f), sizeof fams - strlen(fams) - 1);
+            snprintf(v, sizeof v, "%s%.4g", finals[0] ? " " : "", res[f].final_risk);
+            strncat(finals, v, sizeof finals - strlen(finals) - 1);
+        }
+    snprintf(title, sizeof title,
+             "optimised schedules at fixed privacy: d=%ld, n=%ld (γ=%.3g), ρ=%g (ε=%.3g at "
+             "δ=1/n), c=%g%s",
+             m->d, m->n, m->gamma, m->rho, eps, m->c, tune_clip ? " (c tuned per family)" : "");
+    hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
+    hdp_plot_assign(assign, sizeof assign, "families", fams);
+    hdp_plot_assign(assign, sizeof assign, "final_risks", finals);
+    hdp_plot_assign(assign, sizeof assign, "title_text", title);
+    cli_draw("schedule", "schedule", figure_path, assign, data_csv, data_csv);
+}
+
 int cmd_schedule(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("schedule");
@@ -240,13 +326,9 @@ int cmd_schedule(int argc, char **argv)
     out_path = json_path = figure_path = family_opt = NULL;
     knots_opt = 8;
     optimize = tune_clip = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     int want[HDP_FAMILY_COUNT];
     if (!optimize) {
         fprintf(stderr, "hdpsgd schedule: error: nothing to do: add --optimize (hdpsgd help "
@@ -295,34 +377,8 @@ int cmd_schedule(int argc, char **argv)
     /* the comparison */
     double delta = 1.0 / (double)m.n;
     double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, delta);
-    printf("model: %s; d = %ld, n = %ld (gamma = %.4g), c = %g, rho = %g (epsilon = %.4g at "
-           "delta = 1/n, CKS)\n",
-           m.source, m.d, m.n, m.gamma, m.c, m.rho, eps);
-    printf("objective: the ODE's final-iterate excess risk R(1) + 2 c^2 gamma^2 eta~(1)^2/rho^2 "
-           "(THEORY 3) at fixed rho%s\n\n",
-           tune_clip ? ", jointly over the clipping constant c" : "");
-    printf("  %-13s %14s %9s %9s %8s  %s\n", "family", "final risk", "epsilon", "ODE solves",
-           tune_clip ? "c" : "", "optimised parameters");
-    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-        if (!done[f])
-            continue;
-        char desc[1024], cbuf[32] = "";
-        describe(&res[f], desc, sizeof desc);
-        if (tune_clip)
-            snprintf(cbuf, sizeof cbuf, "%.4g", res[f].c);
-        printf("  %-13s %14.8g %9.4g %10ld %8s  %s%s\n", hdp_design_family_name(f),
-               res[f].final_risk, eps, res[f].ode_solves, cbuf, desc, f == best ? "   <- best" : "");
-    }
+    print_comparison(&m, &d, &opt, eps);
     const hdp_design_result *b = &res[best];
-    printf("\nODE solves: %ld in %.3g s, %.0f per second (search: 2 output points, rtol %g; the "
-           "winners re-solved at the model's [ode] settings)\n",
-           d.solves, d.seconds, d.seconds > 0 ? (double)d.solves / d.seconds : 0.0,
-           fmax(opt.search_rtol, m.rtol));
-    printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
-           hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
-           100.0 * (b->table_final_risk / b->final_risk - 1.0));
-    if (tune_clip)
-        printf("joint optimum of the clipping constant: c = %.6g (model: %g)\n", b->c, m.c);
 
     /* outputs, written only now */
     char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
@@ -352,35 +408,27 @@ int cmd_schedule(int argc, char **argv)
                "options)\n",
                out_path, line);
     }
-    if (st == HDP_OK && figure_path) {
-        char assign[4096] = "", title[512], fams[256] = "", finals[256] = "";
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-            if (done[f]) {
-                char v[40];
-                strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
-                strncat(fams, hdp_design_family_name(f), sizeof fams - strlen(fams) - 1);
-                snprintf(v, sizeof v, "%s%.4g", finals[0] ? " " : "", res[f].final_risk);
-                strncat(finals, v, sizeof finals - strlen(finals) - 1);
-            }
-        snprintf(title, sizeof title,
-                 "optimised schedules at fixed privacy: d=%ld, n=%ld (γ=%.3g), ρ=%g (ε=%.3g at "
-                 "δ=1/n), c=%g%s",
-                 m.d, m.n, m.gamma, m.rho, eps, m.c, tune_clip ? " (c tuned per family)" : "");
-        hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
-        hdp_plot_assign(assign, sizeof assign, "families", fams);
-        hdp_plot_assign(assign, sizeof assign, "final_risks", finals);
-        hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        hdp_error perr;
-        hdp_error_clear(&perr);
-        if (hdp_plot_draw("schedule", figure_path, assign, &perr) != HDP_OK)
-            fprintf(stderr, "hdpsgd schedule: warning: %s (data written to %s)\n", perr.msg,
-                    data_csv);
-        else
-            printf("figure: %s (data: %s)\n", figure_path, data_csv);
-    }
+    if (st == HDP_OK && figure_path)
+        draw_figure(&m, &d, eps, data_csv);
     hdp_design_set_free(&d);
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_ode_result_free(&curves[f]);
     hdp_model_free(&m);
     return st == HDP_OK ? 0 : cli_fail("schedule", &err);
+}
+
+/* ---- in a sweep (hdpsgd/sweep.h): schedule.json and schedule.tab in the point's folder ---- */
+
+static void sweep_json(FILE *f, const hdp_sweep_point *p)
+{
+    cli_write_schedule_json(f, p->m, &p->designs, "schedule.tab");
+}
+static void sweep_table(FILE *f, const hdp_sweep_point *p)
+{
+    cli_write_schedule_table(f, p->m, &p->designs.res[p->designs.best], NULL);
+}
+
+hdp_status schedule_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    return cli_sweep_files(pdir, p, "schedule.json", sweep_json, "schedule.tab", sweep_table, err);
 }

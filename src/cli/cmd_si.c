@@ -17,7 +17,7 @@
 #include "io/output.h"
 #include "io/plot.h"
 #include "cli.h"
-#include "hdpsgd/si.h"
+#include "hdpsgd/siexp.h"
 
 static const char *json_path, *csv_path, *figure_path, *experiment;
 static long runs_opt;
@@ -37,13 +37,49 @@ const cli_opt si_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
-static void meta(FILE *f, const char *what, const hdp_model *m, const hdp_si_problem *pb)
+/* `hdpsgd help sim-index` (the command table in main.c points here) */
+const char si_usage[] =
+    "sim-index [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv]\n"
+    "       [--json FILE.json] | --experiment eps|n|align [-o FILE.csv] [--figure FIG]";
+const char si_help[] =
+    "Seed 002's Algorithm 1 (THEORY.md 6, 7, 8; hdpsgd/si.h) on a two-layer tanh network\n"
+    "f(x) = a^T tanh(W^T x + b) and the single-index target y = sigma_*(<x, mu>), sigma_* =\n"
+    "he1 He1 + he2 He2 + he3 He3, x ~ N(0, I_d), two disjoint training sets of n samples.\n"
+    "Stage 1: one gradient step on W from W_0 (per-sample, per-neuron clipping at C_W), the\n"
+    "neurons normalised by max(||w||, R) and noised by sigma_W N(0, I_d): a Gaussian mechanism\n"
+    "with sensitivity Delta1 = 2 eta_W C_W sqrt(p)/R, rho_z1 = Delta1^2/(2 sigma_W^2). Stage 2:\n"
+    "DP-GD on a over the fixed features with ridge lambda, clipping at C_a and noise\n"
+    "sqrt(eta_a) (2 C_a/n) sigma_a N(0, I_p) (stage2 = gd; eta_a lambda_max(K) < 2 is enforced,\n"
+    "eta_a = 0 means 1/lambda_max), or the exact OU law at tau = eta_a T (stage2 = ou).\n"
+    "Fixed slips of seed 002: the clip is g min(1, C_a/||g||) (written inverted), the noise is\n"
+    "a vector N(0, I_p) (written N(0, 1)), the gradient uses a_{t-1} (written a_{i-1}), the\n"
+    "noise scale is 2 C_a/n (replace-one sensitivity; written C_a/n), eps_B -> eps_n, and the\n"
+    "undefined first-layer clip g^C_W is defined. Privacy: stage 2 by THEORY 6 (sigma_a by\n"
+    "seed 002's formula for the target si.epsilon, else the zCDP route), stage 1 as above,\n"
+    "total by zCDP composition, (epsilon, delta) by Canonne-Kamath-Steinke. Scalings: seed\n"
+    "002's Assumption 4 with prefactors (hdpsgd keys, section [si]).\n"
+    "CSV (one row per eigenmode k of K = (2/n) Phi^T Phi + 2 lambda I): mode,lambda_k,\n"
+    "pred_mean,mc_mean,mc_mean_se,z_mean,pred_var,mc_var,mc_var_se,z_var,ou_mean,ou_var,\n"
+    "gd_mean,gd_var: the Monte Carlo of the second-layer weights over si.runs runs against\n"
+    "the law of the simulated process (gd: unclipped discrete GD; ou: OU at tau). JSON keys:\n"
+    "test_risk(_stderr) (fresh samples), ou_expected_risk, gd_expected_risk, zero_risk,\n"
+    "alignment_mean, alignment_init_mean, random_alignment, stage1_clipped_fraction,\n"
+    "stage1_floored_neurons, clipped_fraction, max_z_mean, max_z_var, lambda_max,\n"
+    "eta_lambda_max, the resolved hyperparameters, sigma_a(_route), rho_z1, rho_z2, rho_z,\n"
+    "epsilon_stage1, epsilon_stage2, epsilon_total, delta, d, p, n, runs, threads, seed.\n"
+    "--experiment eps: risk against the stage-2 epsilon (0.25 ... 32, inf) on one problem;\n"
+    "n: risk and alignment against n = 500 ... 8000; align: histograms of the alignment\n"
+    "|<w_j, mu>|/||w_j|| at W_0, after stage 1 with sigma_W = 0 and with the model's sigma_W\n"
+    "(p = 512 unless si.p is given). Each writes si-NAME.csv and si-NAME.png (gnuplot) and\n"
+    "takes well under a minute at the defaults. Results do not depend on --threads.";
+
+static void meta_of(FILE *f, const char *what, const hdp_model *m, const hdp_si_params *hp,
+                    hdp_si_stage2_kind stage2)
 {
-    const hdp_si_params *hp = &pb->hp;
     fprintf(f, "# hdpsgd %s sim-index: %s (seed 002 Algorithm 1; THEORY.md 6, 7, 8)\n",
             hdp_version_string(), what);
-    fprintf(f, "# stage2 = %s: %s\n", hdp_si_stage2_name(pb->spec.stage2),
-            pb->spec.stage2 == HDP_SI_GD
+    fprintf(f, "# stage2 = %s: %s\n", hdp_si_stage2_name(stage2),
+            stage2 == HDP_SI_GD
                 ? "DP-GD with clipping (prediction: the unclipped discrete-GD Gaussian law)"
                 : "the continuous OU process, sampled exactly at tau = eta_a T (no clipping)");
     fprintf(f, "# resolved: lambda = %.6g, eta_W = %.6g, eta_a = %.6g, C_a = %.6g, T = %ld, "
@@ -57,6 +93,11 @@ static void meta(FILE *f, const char *what, const hdp_model *m, const hdp_si_pro
             hp->sigma_route_zcdp ? "zCDP route" : "seed 002 formula", hp->rho_z2, hp->eps2,
             hp->rho_z, hp->eps_total, hp->delta);
     hdp_model_write_meta(m, f);
+}
+
+static void meta(FILE *f, const char *what, const hdp_model *m, const hdp_si_problem *pb)
+{
+    meta_of(f, what, m, &pb->hp, pb->spec.stage2);
 }
 
 static void write_json(FILE *f, const hdp_si_problem *pb, const hdp_si_result *r, int threads)
@@ -134,150 +175,106 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
     }
 }
 
-/* ---- experiments ---- */
+/* ---- experiments (the driver: hdpsgd/siexp.h) ---- */
 
-#define MAXPTS 16
+static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title, size_t size)
+{
+    const hdp_si_spec *spec = &xp->spec;
+    meta_of(f, "test risk against the stage-2 epsilon", m, &xp->meta_hp, spec->stage2);
+    fprintf(f, "epsilon_target,epsilon_stage2,epsilon_total,rho_z1,rho_z2,sigma_a,"
+               "risk,risk_se,ou_risk,gd_risk,zero_risk,clipped_fraction,"
+               "alignment_mean\n");
+    for (int i = 0; i < xp->nrows; i++) {
+        const hdp_siexp_row *r = &xp->rows[i];
+        const hdp_si_params *hp = &r->hp;
+        fprintf(f, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g\n",
+                r->epsilon, hp->eps2, hp->eps_total, hp->rho_z1, hp->rho_z2, hp->sigma_a,
+                r->risk, r->risk_se, r->ou_risk, r->gd_risk, r->zero_risk, r->clipped,
+                r->align_mean);
+    }
+    snprintf(title, size,
+             "sim-index: test risk against stage-2 ε (d = %ld, p = %ld, n = %ld, stage2 = %s, "
+             "%ld runs)\nstage 1: ε₁ = %.3g at δ = %.2g (σ_W = %.3g); mean alignment %.3f",
+             spec->d, spec->p, spec->n, hdp_si_stage2_name(spec->stage2), m->si_runs,
+             xp->last_hp.eps1, xp->last_hp.delta, xp->last_hp.sigma_W, xp->last_align_mean);
+}
+
+static void n_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title, size_t size)
+{
+    const hdp_si_spec *spec = &xp->spec;
+    meta_of(f, "test risk and alignment against n (si.n ignored)", m, &xp->meta_hp, spec->stage2);
+    fprintf(f, "n,risk,risk_se,ou_risk,gd_risk,zero_risk,alignment_mean,"
+               "alignment_init_mean,epsilon_stage1,epsilon_stage2,epsilon_total,"
+               "clipped_fraction,stage1_clipped_fraction\n");
+    for (int i = 0; i < xp->nrows; i++) {
+        const hdp_siexp_row *r = &xp->rows[i];
+        const hdp_si_params *hp = &r->hp;
+        fprintf(f, "%ld,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->n,
+                r->risk, r->risk_se, r->ou_risk, r->gd_risk, r->zero_risk, r->align_mean,
+                r->align0_mean, hp->eps1, hp->eps2, hp->eps_total, r->clipped, r->clipped1);
+    }
+    snprintf(title, size,
+             "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "
+             "%g, stage2 = %s, %ld runs)",
+             spec->d, spec->p, spec->epsilon, hdp_si_stage2_name(spec->stage2), m->si_runs);
+}
+
+static void align_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title, size_t size)
+{
+    const hdp_si_spec *spec = &xp->spec;
+    const double *means = xp->means;
+    enum { NB = HDP_SIEXP_BINS };
+    meta_of(f, "histogram of the neuron alignments |<w_j, mu>|/||w_j||", m, &xp->meta_hp,
+            spec->stage2);
+    fprintf(f, "# means: init %.6g, stage 1 with sigma_W = 0 %.6g, stage 1 with "
+               "sigma_W = %.6g %.6g; random directions sqrt(2/(pi d)) = %.6g\n",
+            means[0], means[1], xp->meta_hp.sigma_W, means[2],
+            sqrt(2.0 / (M_PI * (double)spec->d)));
+    fprintf(f, "bin_lo,bin_hi,bin_mid,init,stage1_noiseless,stage1_private\n");
+    for (int k = 0; k < NB; k++)
+        fprintf(f, "%.4g,%.4g,%.4g,%ld,%ld,%ld\n", (double)k / NB, (double)(k + 1) / NB,
+                (k + 0.5) / NB, xp->hist[0][k], xp->hist[1][k], xp->hist[2][k]);
+    snprintf(title, size,
+             "sim-index: alignment |⟨w_j, μ⟩|/‖w_j‖ of the p = %ld neurons (d = %ld, n = %ld)\n"
+             "means: init %.3f, stage 1 σ_W = 0 %.3f, stage 1 σ_W = %.3g (ε₁ = %.3g) %.3f",
+             spec->p, spec->d, spec->n, means[0], means[1], xp->meta_hp.sigma_W,
+             xp->meta_hp.eps1, means[2]);
+}
 
 static int run_experiment(const char *name, const hdp_model *m, int threads)
 {
     hdp_error err;
     hdp_error_clear(&err);
-    hdp_si_spec spec;
-    hdp_si_spec_from_model(m, &spec);
     char csv_default[64], fig_default[64];
     snprintf(csv_default, sizeof csv_default, "si-%s.csv", name);
     snprintf(fig_default, sizeof fig_default, "si-%s.png", name);
     const char *csvp = csv_path ? csv_path : csv_default;
     const char *figp = figure_path ? figure_path : fig_default;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem) {
-        fprintf(stderr, "hdpsgd sim-index: error: out of memory\n");
-        return EXIT_NUMERIC;
-    }
-    hdp_status st = HDP_OK;
-    char assign[2048] = "", title[512];
-    double nonpriv = NAN;
-    if (!strcmp(name, "eps")) {
-        static const double eps[] = {0.25, 0.5, 1, 2, 4, 8, 16, 32, INFINITY};
-        hdp_si_problem pb;
-        st = hdp_si_problem_build(&spec, m, &pb, &err);
-        for (size_t i = 0; st == HDP_OK && i < sizeof eps / sizeof eps[0]; i++) {
-            hdp_si_result r;
-            st = hdp_si_set_epsilon(&pb, eps[i], &err);
-            if (st == HDP_OK)
-                st = hdp_si_stage2(&pb, m->si_runs, threads, &r, &err);
-            if (st != HDP_OK)
-                break;
-            if (i == 0) {
-                meta(mem, "test risk against the stage-2 epsilon", m, &pb);
-                fprintf(mem, "epsilon_target,epsilon_stage2,epsilon_total,rho_z1,rho_z2,sigma_a,"
-                             "risk,risk_se,ou_risk,gd_risk,zero_risk,clipped_fraction,"
-                             "alignment_mean\n");
-            }
-            const hdp_si_params *hp = &pb.hp;
-            fprintf(mem, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g\n",
-                    eps[i], hp->eps2, hp->eps_total, hp->rho_z1, hp->rho_z2, hp->sigma_a,
-                    r.risk_mean, r.risk_se, pb.ou_risk, pb.gd_risk, pb.zero_risk, r.clipped,
-                    pb.align_mean);
-            if (isinf(eps[i]))
-                nonpriv = r.risk_mean;
-            hdp_si_result_free(&r);
-        }
-        snprintf(title, sizeof title,
-                 "sim-index: test risk against stage-2 ε (d = %ld, p = %ld, n = %ld, stage2 = %s, "
-                 "%ld runs)\nstage 1: ε₁ = %.3g at δ = %.2g (σ_W = %.3g); mean alignment %.3f",
-                 spec.d, spec.p, spec.n, hdp_si_stage2_name(spec.stage2), m->si_runs,
-                 pb.hp.eps1, pb.hp.delta, pb.hp.sigma_W, pb.align_mean);
-        hdp_si_problem_free(&pb);
-    } else if (!strcmp(name, "n")) {
-        static const long ns[] = {500, 1000, 2000, 4000, 8000};
-        for (size_t i = 0; st == HDP_OK && i < sizeof ns / sizeof ns[0]; i++) {
-            hdp_si_spec s = spec;
-            s.n = ns[i];
-            hdp_si_problem pb;
-            hdp_si_result r;
-            st = hdp_si_problem_build(&s, m, &pb, &err);
-            if (st == HDP_OK)
-                st = hdp_si_stage2(&pb, m->si_runs, threads, &r, &err);
-            if (st != HDP_OK) {
-                hdp_si_problem_free(&pb);
-                break;
-            }
-            if (i == 0) {
-                meta(mem, "test risk and alignment against n (si.n ignored)", m, &pb);
-                fprintf(mem, "n,risk,risk_se,ou_risk,gd_risk,zero_risk,alignment_mean,"
-                             "alignment_init_mean,epsilon_stage1,epsilon_stage2,epsilon_total,"
-                             "clipped_fraction,stage1_clipped_fraction\n");
-            }
-            const hdp_si_params *hp = &pb.hp;
-            fprintf(mem, "%ld,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", ns[i],
-                    r.risk_mean, r.risk_se, pb.ou_risk, pb.gd_risk, pb.zero_risk, pb.align_mean,
-                    pb.align0_mean, hp->eps1, hp->eps2, hp->eps_total, r.clipped, pb.clipped1);
-            hdp_si_result_free(&r);
-            hdp_si_problem_free(&pb);
-        }
-        snprintf(title, sizeof title,
-                 "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "
-                 "%g, stage2 = %s, %ld runs)",
-                 spec.d, spec.p, spec.epsilon, hdp_si_stage2_name(spec.stage2), m->si_runs);
-    } else { /* align: histograms of |<w_j, mu>|/||w_j|| at W_0, at sigma_W = 0, at the model */
-        if (!hdp_model_key_given(m, "si", "p"))
-            spec.p = 512;
-        enum { NB = 25 };
-        long cnt[3][NB] = {{0}};
-        double means[3] = {0};
-        hdp_si_spec s0 = spec;
-        s0.c_sigma_W = 0;
-        hdp_si_problem a, b;
-        memset(&b, 0, sizeof b);
-        st = hdp_si_problem_build(&s0, m, &a, &err);
-        if (st == HDP_OK)
-            st = hdp_si_problem_build(&spec, m, &b, &err);
-        if (st == HDP_OK) {
-            const double *al[3] = {a.align0, a.align, b.align};
-            for (int c = 0; c < 3; c++)
-                for (long j = 0; j < spec.p; j++) {
-                    int k = (int)(al[c][j] * NB);
-                    cnt[c][k >= NB ? NB - 1 : k]++;
-                    means[c] += al[c][j] / (double)spec.p;
-                }
-            meta(mem, "histogram of the neuron alignments |<w_j, mu>|/||w_j||", m, &b);
-            fprintf(mem, "# means: init %.6g, stage 1 with sigma_W = 0 %.6g, stage 1 with "
-                         "sigma_W = %.6g %.6g; random directions sqrt(2/(pi d)) = %.6g\n",
-                    means[0], means[1], b.hp.sigma_W, means[2],
-                    sqrt(2.0 / (M_PI * (double)spec.d)));
-            fprintf(mem, "bin_lo,bin_hi,bin_mid,init,stage1_noiseless,stage1_private\n");
-            for (int k = 0; k < NB; k++)
-                fprintf(mem, "%.4g,%.4g,%.4g,%ld,%ld,%ld\n", (double)k / NB, (double)(k + 1) / NB,
-                        (k + 0.5) / NB, cnt[0][k], cnt[1][k], cnt[2][k]);
-            snprintf(title, sizeof title,
-                     "sim-index: alignment |⟨w_j, μ⟩|/‖w_j‖ of the p = %ld neurons (d = %ld, n = %ld)\n"
-                     "means: init %.3f, stage 1 σ_W = 0 %.3f, stage 1 σ_W = %.3g (ε₁ = %.3g) %.3f",
-                     spec.p, spec.d, spec.n, means[0], means[1], b.hp.sigma_W, b.hp.eps1,
-                     means[2]);
-        }
-        hdp_si_problem_free(&a);
-        hdp_si_problem_free(&b);
-    }
-    fclose(mem);
-    if (st != HDP_OK) {
-        free(buf);
+    hdp_siexp_kind kind = !strcmp(name, "eps") ? HDP_SIEXP_EPS
+                          : !strcmp(name, "n") ? HDP_SIEXP_N
+                                               : HDP_SIEXP_ALIGN;
+    static hdp_siexp xp;
+    hdp_status st = hdp_siexp_run(m, kind, threads, &xp, &err);
+    if (st != HDP_OK)
         return cli_fail("sim-index", &err);
-    }
-    hdp_outfile of;
-    st = hdp_out_open(&of, csvp, &err);
-    if (st == HDP_OK) {
-        fwrite(buf, 1, len, of.f);
+    char assign[2048] = "", title[512] = "";
+    hdp_outset out;
+    hdp_outset_init(&out, &err);
+    FILE *f = hdp_outset_add(&out, csvp);
+    if (f) {
+        if (kind == HDP_SIEXP_EPS)
+            eps_csv(f, m, &xp, title, sizeof title);
+        else if (kind == HDP_SIEXP_N)
+            n_csv(f, m, &xp, title, sizeof title);
+        else
+            align_csv(f, m, &xp, title, sizeof title);
         hdp_plot_assign(assign, sizeof assign, "data_file", csvp);
         hdp_plot_assign(assign, sizeof assign, "title_text", title);
         size_t used = strlen(assign);
         snprintf(assign + used, sizeof assign - used, "nonpriv=%.10g; ",
-                 isfinite(nonpriv) ? nonpriv : -1.0);
-        st = hdp_out_commit(&of, &err);
+                 isfinite(xp.nonpriv) ? xp.nonpriv : -1.0);
     }
-    free(buf);
+    st = hdp_outset_commit(&out);
     if (st == HDP_OK) {
         char script[32];
         snprintf(script, sizeof script, "si-%s", name);
@@ -296,13 +293,9 @@ int cmd_si(int argc, char **argv)
     json_path = csv_path = figure_path = experiment = NULL;
     runs_opt = CLI_NOT_GIVEN;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (experiment && strcmp(experiment, "eps") && strcmp(experiment, "n") &&
         strcmp(experiment, "align")) {
         fprintf(stderr, "hdpsgd sim-index: error: --experiment %s: expected eps, n or align\n",

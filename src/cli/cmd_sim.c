@@ -34,12 +34,50 @@ const cli_opt sim_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help sim` (the command table in main.c points here) */
+const char sim_usage[] =
+    "sim [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv] "
+    "[--json FILE.json]";
+const char sim_help[] =
+    "Runs the discrete algorithm of THEORY.md section 1 exactly (fresh Gaussian samples in\n"
+    "the eigenbasis of Sigma, label noise of the model's law, per-sample clipping of the true\n"
+    "gradient norm at c*sqrt(d), private noise 2*c*sqrt(d)*sigma_k*xi) for sim.runs\n"
+    "independent runs and records the exact excess risk on the grid of `hdpsgd ode`. One CSV\n"
+    "row per grid point:\n"
+    "  t,mean,stderr,q10,q50,q90,clipped_fraction\n"
+    "over the runs that did not diverge (the row t = 1 is the output theta_n);\n"
+    "clipped_fraction is the fraction of clipped steps since the previous row. Run r uses\n"
+    "the r-th jump of a xoshiro256++ stream seeded by sim.seed (its steps' Gaussians come\n"
+    "eight at a time from the run's block stream, see hdpsgd/rng.h; HDPSGD_SIMD=generic|avx2|\n"
+    "avx512 picks the kernel; another value, or a kernel the CPU lacks, is ignored with a\n"
+    "warning): the CSV is the same for any --threads and any kernel. With\n"
+    "several threads each is pinned to its own CPU during the runs unless OMP_PROC_BIND or\n"
+    "OMP_PLACES is set. A run diverges when its excess risk becomes non-finite or exceeds\n"
+    "sim.divergence_factor x max(R(0), P), P = 2 c^2 gamma^2 eta~(0)^2/rho^2 the risk the\n"
+    "private noise adds; when every run diverges the exit status is 4. The JSON\n"
+    "summary has final_risk_mean, final_risk_stderr, final_jump_mean/stderr (the jump of the\n"
+    "last step's private noise), runs, diverged_runs, rho_accounted (THEORY 6 on the realised\n"
+    "schedule; null = inf), seconds, threads, seed.";
+
 const cli_opt sde_opts[] = {
     {"step", 0, OPT_DOUBLE, &mc.step, "h",
      "Euler-Maruyama step in [0, 1] (overrides sde.step; 0 = 1/n)"},
     COMMON_OPTS,
     {NULL, 0, 0, NULL, NULL, NULL},
 };
+
+/* `hdpsgd help sde` (the command table in main.c points here) */
+const char sde_usage[] =
+    "sde [MODEL.ini] [--set k=v]... [--runs N] [--step h] [--threads T] [--seed S] "
+    "[-o FILE.csv] [--json FILE.json]";
+const char sde_help[] =
+    "Integrates the homogenized SDE of THEORY.md section 4 in the eigenbasis of Sigma with\n"
+    "Euler-Maruyama, step h (sde.step or --step; 0 = 1/n), N = round(1/h) steps, the risk\n"
+    "recomputed every step for the clipping factors mu_c, V_c (THEORY 2), then adds the\n"
+    "final-iterate noise of THEORY 3 at t = 1. Same runs, seeds, CSV columns and JSON keys\n"
+    "as `hdpsgd sim`; clipped_fraction is the mean of 1 - mu_c(R) over the steps of the\n"
+    "interval (the probability that a DP-SGD step would be clipped), and rho_accounted is\n"
+    "the accountant on the discrete schedule of the model.";
 
 void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                       const hdp_mc_result *r)
@@ -108,13 +146,9 @@ static int run_command(const char *name, int argc, char **argv)
     cli_common common;
     out_path = json_path = NULL;
     cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (!is_sde && !isnan(mc.step)) {
         fprintf(stderr, "hdpsgd sim: error: --step applies to sde only\n");
         return EXIT_BAD_INPUT;
@@ -169,3 +203,21 @@ static int run_command(const char *name, int argc, char **argv)
 int cmd_sim(int argc, char **argv) { return run_command("sim", argc, argv); }
 
 int cmd_sde(int argc, char **argv) { return run_command("sde", argc, argv); }
+
+/* ---- in a sweep (hdpsgd/sweep.h): sim.csv and sim.json (sde.*) in the point's folder ---- */
+
+static void sweep_csv(FILE *f, const hdp_sweep_point *p)
+{
+    cli_write_mc_csv(f, p->mc_name, p->m, p->opt, &p->mc);
+}
+static void sweep_json(FILE *f, const hdp_sweep_point *p)
+{
+    cli_write_mc_json(f, p->mc_name, p->m, p->opt, &p->mc);
+}
+
+hdp_status sim_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    int sde = !strcmp(p->mc_name, "sde");
+    return cli_sweep_files(pdir, p, sde ? "sde.csv" : "sim.csv", sweep_csv,
+                           sde ? "sde.json" : "sim.json", sweep_json, err);
+}

@@ -42,11 +42,10 @@
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/sweep.h"
 #include "hdpsgd/validate.h"
+#include "sweep_spec.h"
 
-#define MAX_AXES 16
-#define MAX_VALUES 1024
-#define MAX_FIXED 128
 
 static const char *out_dir;
 static int resume, dry_run;
@@ -62,287 +61,30 @@ const cli_opt sweep_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
-enum { C_ODE = 1, C_SIM = 2, C_SDE = 4, C_VALIDATE = 8, C_SCHEDULE = 16, C_RATES = 32 };
-
-typedef struct {
-    char key[128];           /* section.key */
-    int count;
-    char *values[MAX_VALUES];
-} axis;
-
-typedef struct {
-    char path[1024];
-    char model[1024];        /* resolved base model path, "" = built-in */
-    int commands;
-    int naxes;
-    axis axes[MAX_AXES];
-    int nfixed;
-    char *fixed[MAX_FIXED];  /* "section.key=value" */
-    /* schedule and rates (THEORY 5): the families, pl knots, clipping, the gamma grid */
-    int schedule_want[HDP_FAMILY_COUNT], rates_want[HDP_FAMILY_COUNT];
-    long knots;
-    int tune_clip;
-    char rates_gammas[128];
-    double gamma_lo, gamma_hi;
-    long gamma_count;
-    int line;                /* current line (inih reader) */
-    FILE *f;
-    char err[1400];
-} sweep_spec;
-
-static void spec_free(sweep_spec *s)
-{
-    for (int a = 0; a < s->naxes; a++)
-        for (int i = 0; i < s->axes[a].count; i++) free(s->axes[a].values[i]);
-    for (int i = 0; i < s->nfixed; i++) free(s->fixed[i]);
-}
-
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t') s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
-    return s;
-}
-
-/* LO:HI:COUNT[:log] -> values; returns 0 if the text is not a range, -1 on error. */
-static int expand_range(axis *ax, const char *text, char *why, size_t size)
-{
-    double lo, hi;
-    int count;
-    char scale[8] = "";
-    int got = sscanf(text, "%lf:%lf:%d:%7s", &lo, &hi, &count, scale);
-    if (got < 3 || !strchr(text, ':'))
-        return 0;
-    int is_log = got == 4 && !strcmp(scale, "log");
-    if ((got == 4 && !is_log) || count < 1 || count > MAX_VALUES || !isfinite(lo) ||
-        !isfinite(hi) || (is_log && (lo <= 0 || hi <= 0))) {
-        snprintf(why, size,
-                 "'%s': expected LO:HI:COUNT or LO:HI:COUNT:log with 1 <= COUNT <= %d (log: LO, "
-                 "HI > 0)",
-                 text, MAX_VALUES);
-        return -1;
-    }
-    for (int i = 0; i < count; i++) {
-        double u = count == 1 ? 0.0 : (double)i / (count - 1);
-        double v = is_log ? exp(log(lo) + u * (log(hi) - log(lo))) : lo + u * (hi - lo);
-        char buf[64];
-        snprintf(buf, sizeof buf, "%.15g", v);
-        ax->values[ax->count++] = strdup(buf);
-    }
-    return 1;
-}
-
-static int on_sweep_key(void *user, const char *section, const char *name, const char *value)
-{
-    sweep_spec *s = user;
-    if (s->err[0])
-        return 0;
-    if (!strcmp(section, "sweep")) {
-        if (!strcmp(name, "model")) {
-            if (value[0] == '/' || !strchr(s->path, '/'))
-                snprintf(s->model, sizeof s->model, "%s", value);
-            else
-                snprintf(s->model, sizeof s->model, "%.*s/%s",
-                         (int)(strrchr(s->path, '/') - s->path), s->path, value);
-            return 1;
-        }
-        if (!strcmp(name, "commands")) {
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", value);
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                char *t = trim(tok);
-                if (!strcmp(t, "ode")) s->commands |= C_ODE;
-                else if (!strcmp(t, "sim")) s->commands |= C_SIM;
-                else if (!strcmp(t, "sde")) s->commands |= C_SDE;
-                else if (!strcmp(t, "validate")) s->commands |= C_VALIDATE;
-                else if (!strcmp(t, "schedule")) s->commands |= C_SCHEDULE;
-                else if (!strcmp(t, "rates")) s->commands |= C_RATES;
-                else {
-                    snprintf(s->err, sizeof s->err,
-                             "%s:%d: [sweep] commands: unknown command '%s'; accepted: ode, sim, "
-                             "sde, validate, schedule, rates",
-                             s->path, s->line, t);
-                    return 0;
-                }
-            }
-            return 1;
-        }
-        if (!strcmp(name, "schedule_families") || !strcmp(name, "rates_families")) {
-            hdp_error e;
-            hdp_error_clear(&e);
-            int *want = name[0] == 's' ? s->schedule_want : s->rates_want;
-            if (hdp_design_families_parse(value, want, &e) != HDP_OK)
-                snprintf(s->err, sizeof s->err, "%s:%d: [sweep] %s: %.300s", s->path, s->line,
-                         name, e.msg);
-            return !s->err[0];
-        }
-        if (!strcmp(name, "schedule_knots")) {
-            char *end;
-            s->knots = strtol(value, &end, 10);
-            if (end == value || *end || s->knots < 2 || s->knots > HDP_DESIGN_MAX_KNOTS)
-                snprintf(s->err, sizeof s->err,
-                         "%s:%d: [sweep] schedule_knots = '%s': expected an integer from 2 to %d",
-                         s->path, s->line, value, HDP_DESIGN_MAX_KNOTS);
-            return !s->err[0];
-        }
-        if (!strcmp(name, "tune_clip")) {
-            if (!strcmp(value, "true") || !strcmp(value, "false"))
-                s->tune_clip = !strcmp(value, "true");
-            else
-                snprintf(s->err, sizeof s->err,
-                         "%s:%d: [sweep] tune_clip = '%s': expected true or false", s->path,
-                         s->line, value);
-            return !s->err[0];
-        }
-        if (!strcmp(name, "rates_gammas")) {
-            hdp_error why;
-            hdp_error_clear(&why);
-            snprintf(s->rates_gammas, sizeof s->rates_gammas, "%s", value);
-            if (hdp_rates_grid_parse(value, &s->gamma_lo, &s->gamma_hi, &s->gamma_count, &why))
-                snprintf(s->err, sizeof s->err, "%s:%d: [sweep] rates_gammas = %.300s",
-                         s->path, s->line, why.msg);
-            return !s->err[0];
-        }
-        snprintf(s->err, sizeof s->err,
-                 "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands, "
-                 "schedule_families, schedule_knots, rates_gammas, rates_families, tune_clip",
-                 s->path, s->line, name);
-        return 0;
-    }
-    if (!strcmp(section, "set")) {
-        if (s->nfixed == MAX_FIXED) {
-            snprintf(s->err, sizeof s->err, "%s:%d: too many [set] keys (at most %d)", s->path,
-                     s->line, MAX_FIXED);
-            return 0;
-        }
-        char buf[1200];
-        snprintf(buf, sizeof buf, "%s=%s", name, value);
-        s->fixed[s->nfixed++] = strdup(buf);
-        return 1;
-    }
-    if (!strcmp(section, "axes")) {
-        if (s->naxes == MAX_AXES) {
-            snprintf(s->err, sizeof s->err, "%s:%d: too many axes (at most %d)", s->path, s->line,
-                     MAX_AXES);
-            return 0;
-        }
-        axis *ax = &s->axes[s->naxes];
-        memset(ax, 0, sizeof *ax);
-        snprintf(ax->key, sizeof ax->key, "%s", name);
-        if (!strchr(name, '.')) {
-            snprintf(s->err, sizeof s->err,
-                     "%s:%d: axis '%s': expected a model key as section.key (e.g. data.gamma)",
-                     s->path, s->line, name);
-            return 0;
-        }
-        char why[300];
-        int r = expand_range(ax, value, why, sizeof why);
-        if (r < 0) {
-            snprintf(s->err, sizeof s->err, "%s:%d: axis %s: %s", s->path, s->line, name, why);
-            return 0;
-        }
-        if (r == 0) {
-            char buf[4096];
-            snprintf(buf, sizeof buf, "%s", value);
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                char *t = trim(tok);
-                if (!*t || ax->count == MAX_VALUES) {
-                    snprintf(s->err, sizeof s->err, "%s:%d: axis %s: empty value or more than %d values",
-                             s->path, s->line, name, MAX_VALUES);
-                    return 0;
-                }
-                ax->values[ax->count++] = strdup(t);
-            }
-        }
-        if (ax->count == 0) {
-            snprintf(s->err, sizeof s->err, "%s:%d: axis %s has no values", s->path, s->line, name);
-            return 0;
-        }
-        s->naxes++;
-        return 1;
-    }
-    snprintf(s->err, sizeof s->err, "%s:%d: unknown section [%s]; sections: sweep, axes, set",
-             s->path, s->line, section);
-    return 0;
-}
-
-static char *read_line(char *str, int num, void *stream)
-{
-    sweep_spec *s = stream;
-    char *r = fgets(str, num, s->f);
-    if (r) s->line++;
-    return r;
-}
-
-static int load_spec(const char *path, sweep_spec *s)
-{
-    memset(s, 0, sizeof *s);
-    snprintf(s->path, sizeof s->path, "%s", path);
-    hdp_error e;
-    hdp_design_families_parse("all", s->schedule_want, &e);
-    hdp_rates_families(NULL, s->rates_want, &e);
-    s->knots = 8;
-    s->f = fopen(path, "r");
-    if (!s->f) {
-        fprintf(stderr, "hdpsgd sweep: error: %s: cannot open the sweep file: %s\n", path,
-                strerror(errno));
-        return EXIT_BAD_INPUT;
-    }
-    int rc = ini_parse_stream(read_line, s, on_sweep_key, s);
-    fclose(s->f);
-    if (!s->err[0] && rc > 0)
-        snprintf(s->err, sizeof s->err, "%s:%d: syntax error", path, rc);
-    if (!s->err[0] && s->commands == 0)
-        snprintf(s->err, sizeof s->err,
-                 "%s: [sweep] commands is missing: name what to run at each point (ode, sim, "
-                 "sde, validate, schedule, rates)",
-                 path);
-    if (!s->err[0] && (s->commands & C_RATES) && !s->rates_gammas[0])
-        snprintf(s->err, sizeof s->err,
-                 "%s: [sweep] rates_gammas = LO:HI:COUNT is missing: the rates command needs its "
-                 "gamma grid (for example 0.001:0.1:7)",
-                 path);
-    for (int a = 0; !s->err[0] && (s->commands & C_RATES) && a < s->naxes; a++)
-        if (!strcmp(s->axes[a].key, "data.gamma") || !strcmp(s->axes[a].key, "data.n"))
-            snprintf(s->err, sizeof s->err,
-                     "%s: axis %s: the rates command sets data.gamma itself (rates_gammas); "
-                     "sweep other keys with rates, or run ode/schedule over %s",
-                     path, s->axes[a].key, s->axes[a].key);
-    if (s->err[0]) {
-        fprintf(stderr, "hdpsgd sweep: error: %s\n", s->err);
-        return EXIT_BAD_INPUT;
-    }
-    return 0;
-}
-
-static long count_points(const sweep_spec *s)
-{
-    long p = 1;
-    for (int a = 0; a < s->naxes; a++) p *= s->axes[a].count;
-    return p;
-}
-
-/* The axis values of point i (row-major, last axis fastest). */
-static void point_values(const sweep_spec *s, long i, int *idx)
-{
-    for (int a = s->naxes - 1; a >= 0; a--) {
-        idx[a] = (int)(i % s->axes[a].count);
-        i /= s->axes[a].count;
-    }
-}
-
-/* " ode sim ..." for the commands of the sweep (progress lines) */
-static const char *commands_text(const sweep_spec *s, char *buf, size_t size)
-{
-    static const char *names[] = {"ode", "sim", "sde", "validate", "schedule", "rates"};
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int k = 0; k < 6; k++)
-        if (s->commands & (1 << k))
-            len += (size_t)snprintf(buf + len, size - len, " %s", names[k]);
-    return buf;
-}
+/* `hdpsgd help sweep` (the command table in main.c points here) */
+const char sweep_usage[] =
+    "sweep SWEEP.ini [--resume] [--dry-run] [-o DIR] [--threads T]";
+const char sweep_help[] =
+    "Runs the commands named in SWEEP.ini ([sweep] commands = ode, sim, sde, validate,\n"
+    "schedule, rates) at every point of the Cartesian product of its [axes] (section.key =\n"
+    "v1, v2, ... or LO:HI:COUNT or LO:HI:COUNT:log), on the base model [sweep] model with the\n"
+    "fixed overrides of [set]. schedule is `schedule --optimize` ([sweep] schedule_families,\n"
+    "default all; schedule_knots, default 8; tune_clip = true|false); rates is `rates`\n"
+    "([sweep] rates_gammas = LO:HI:COUNT, required; rates_families, default output,\n"
+    "linear-noise, optimal; not with a data.gamma or data.n axis).\n"
+    "Point i writes DIR/points/pNNNNN/ (the commands' CSV and JSON files, schedule.tab, then\n"
+    "row.csv, last and atomically); DIR/results.csv collects the rows in point order: point,\n"
+    "the axes, d, n, gamma, rho, epsilon_cks, then ode_final_risk, sim_final_risk,\n"
+    "sim_final_stderr, sim_diverged, sde_..., validate_pass, validate_max_rel_dev,\n"
+    "validate_max_z, schedule_<family>_final_risk..., schedule_best_family,\n"
+    "schedule_best_final_risk, schedule_best_c, schedule_ode_solves, rates_<family>_slope,\n"
+    "rates_<family>_theory_slope..., rates_ode_solves (for the commands run; family keys use\n"
+    "linear_noise) and status (ok, or failed: the message). Every point's model is checked\n"
+    "before anything runs (--dry-run: only that, and the list of points). --resume continues\n"
+    "a killed sweep, losing at most the points in\n"
+    "progress. Under `mpirun -np N hdpsgd sweep ...` (Open MPI) the ranks take points from a\n"
+    "shared counter (dynamic load balancing); the results are the same bytes as a serial run.\n"
+    "Exit status 4 when some point failed.";
 
 /* The base model and overrides of point i ([set], then the axes; bufs hold the text). */
 static void point_common(const sweep_spec *s, long i, cli_common *c, char bufs[][1200])
@@ -351,7 +93,7 @@ static void point_common(const sweep_spec *s, long i, cli_common *c, char bufs[]
     c->model_path = s->model[0] ? s->model : NULL;
     for (int k = 0; k < s->nfixed; k++) c->sets[c->nsets++] = s->fixed[k];
     int idx[MAX_AXES];
-    point_values(s, i, idx);
+    sweep_point_values(s, i, idx);
     for (int a = 0; a < s->naxes; a++) {
         snprintf(bufs[a], 1200, "%s=%s", s->axes[a].key, s->axes[a].values[idx[a]]);
         c->sets[c->nsets++] = bufs[a];
@@ -366,9 +108,9 @@ static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][12
     cli_common c;
     point_common(s, i, &c, bufs);
     int rc = cli_load_model(&c, m);
-    if (!rc && check_rates && (s->commands & C_RATES)) {
+    if (!rc && check_rates && sweep_has(s, "rates")) {
         cli_rates r;
-        rc = cli_rates_load("sweep", &c, s->gamma_lo, s->gamma_hi, s->gamma_count, &r);
+        rc = cli_rates_load("sweep", &c, s->set.gamma_lo, s->set.gamma_hi, s->set.gamma_count, &r);
         if (rc) hdp_model_free(m);
         else cli_rates_free(&r);
     }
@@ -381,274 +123,38 @@ static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][12
     return rc;
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[1200];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return (mkdir(buf, 0777) != 0 && errno != EEXIST) ? -1 : 0;
-}
-
-static int file_exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
-
-/* ---- what defines the points, for --resume: FNV-1a 64 digests in DIR/sweep.digest ---- */
-
-#define DIGEST_FILES 64
-typedef struct {
-    unsigned long long sweep, base, points;  /* the sweep file, the base model, the models */
-    int nfiles;                              /* data files the models name */
-    char file[DIGEST_FILES][1024];
-    unsigned long long file_digest[DIGEST_FILES];
-} sweep_digest;
-
-static unsigned long long fnv1a(unsigned long long h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-#define FNV_START 14695981039346656037ULL
-
-/* digest of a file's bytes (0 when it cannot be read) */
-static unsigned long long digest_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    unsigned long long h = FNV_START;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        h = fnv1a(h, buf, n);
-    fclose(f);
-    return h;
-}
-
-/* add point i's resolved model (as a model file, every key) and the files it names */
-static void digest_point(sweep_digest *d, const hdp_model *m)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem) {
-        hdp_model_write_ini(m, mem);
-        fclose(mem);
-        d->points = fnv1a(d->points, text, len);
-        free(text);
-    }
-    const char *named[2] = {m->spectrum == HDP_SPECTRUM_FILE ? m->spectrum_file : NULL,
-                            m->sched == HDP_SCHED_TABLE ? m->sched_file : NULL};
-    for (int k = 0; k < 2; k++) {
-        if (!named[k] || !named[k][0])
-            continue;
-        int seen = 0;
-        for (int j = 0; j < d->nfiles && !seen; j++)
-            seen = !strcmp(d->file[j], named[k]);
-        if (!seen && d->nfiles < DIGEST_FILES) {
-            snprintf(d->file[d->nfiles], sizeof d->file[0], "%s", named[k]);
-            d->file_digest[d->nfiles++] = digest_file(named[k]);
-        }
-    }
-}
-
-static int write_digest(const char *dir, const sweep_spec *s, const sweep_digest *d)
+/* Write pdir/row.csv (the point's row), atomically. */
+static hdp_status write_row(const char *pdir, const char *row, hdp_error *err)
 {
     char path[1300];
-    snprintf(path, sizeof path, "%s/sweep.digest", dir);
-    hdp_outfile o;
-    hdp_error err;
-    hdp_error_clear(&err);
-    if (hdp_out_open(&o, path, &err) != HDP_OK)
-        return cli_fail("sweep", &err);
-    fprintf(o.f, "# hdpsgd sweep: FNV-1a 64 digests of what defines the points; --resume "
-                 "refuses to continue when one differs\n");
-    fprintf(o.f, "sweep_file %016llx %s\n", d->sweep, s->path);
-    fprintf(o.f, "base_model %016llx %s\n", d->base, s->model[0] ? s->model : "(built-in)");
-    fprintf(o.f, "points %016llx\n", d->points);
-    for (int j = 0; j < d->nfiles; j++)
-        fprintf(o.f, "file %016llx %s\n", d->file_digest[j], d->file[j]);
-    return hdp_out_commit(&o, &err) == HDP_OK ? 0 : cli_fail("sweep", &err);
-}
-
-/* 0 when DIR/sweep.digest matches d (or is missing: a warning), else exit 2 saying what
- * changed */
-static int check_digest(const char *dir, const sweep_spec *s, const sweep_digest *d)
-{
-    char path[1300], line[1400];
-    snprintf(path, sizeof path, "%s/sweep.digest", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "hdpsgd sweep: warning: %s has no sweep.digest (an older hdpsgd made "
-                        "it): cannot check that the sweep is unchanged\n", dir);
-        return 0;
-    }
-    char now[1400 * (DIGEST_FILES + 4)] = "";
-    size_t used = 0;
-    used += (size_t)snprintf(now + used, sizeof now - used, "sweep_file %016llx %s\n", d->sweep,
-                             s->path);
-    used += (size_t)snprintf(now + used, sizeof now - used, "base_model %016llx %s\n", d->base,
-                             s->model[0] ? s->model : "(built-in)");
-    used += (size_t)snprintf(now + used, sizeof now - used, "points %016llx\n", d->points);
-    for (int j = 0; j < d->nfiles; j++)
-        used += (size_t)snprintf(now + used, sizeof now - used, "file %016llx %s\n",
-                                 d->file_digest[j], d->file[j]);
-    /* the most specific change first: a named file, the sweep file, the base model, the
-     * models (which every other change also changes) */
-    static const char *const order[] = {"file", "sweep_file", "base_model", "points"};
-    char changed[4][1300] = {"", "", "", ""};
-    int any[4] = {0, 0, 0, 0};
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || strstr(now, line))
-            continue;
-        char what[32] = "", name[1300] = "";
-        sscanf(line, "%31s %*s %1299[^\n]", what, name);
-        for (int k = 0; k < 4; k++)
-            if (!strcmp(what, order[k]) && !any[k]) {
-                any[k] = 1;
-                snprintf(changed[k], sizeof changed[k], "%s", name);
-            }
-    }
-    int rc = 0;
-    static const char *const which[] = {"a file the models name", "the sweep file",
-                                        "the base model",
-                                        "the points' models (an axis, a [set] key or a default)"};
-    for (int k = 0; k < 4 && !rc; k++)
-        if (any[k]) {
-            fprintf(stderr,
-                    "hdpsgd sweep: error: --resume: %s changed since %s was started%s%s: its "
-                    "results would mix old and new settings; rerun into a new -o DIR\n",
-                    which[k], dir, changed[k][0] ? " — " : "", changed[k]);
-            rc = EXIT_BAD_INPUT;
-        }
-    fclose(f);
-    if (!rc) { /* a file named now but not then, or points that differ in number */
-        int lines = 0;
-        f = fopen(path, "r");
-        while (f && fgets(line, sizeof line, f))
-            lines += line[0] != '#';
-        if (f) fclose(f);
-        if (lines != 3 + d->nfiles) {
-            fprintf(stderr, "hdpsgd sweep: error: --resume: the files the models name changed "
-                            "since %s was started; rerun into a new -o DIR\n", dir);
-            rc = EXIT_BAD_INPUT;
-        }
-    }
-    return rc;
-}
-
-/* Write one file of a point atomically through a writer callback. */
-static hdp_status write_file(const char *path, hdp_error *err, void (*fn)(FILE *, void *),
-                             void *ctx)
-{
-    hdp_outfile o;
-    hdp_status st = hdp_out_open(&o, path, err);
-    if (st != HDP_OK) return st;
-    fn(o.f, ctx);
-    st = hdp_out_commit(&o, err);
-    hdp_out_abort(&o);
-    return st;
-}
-
-typedef struct {
-    const hdp_model *m;
-    const hdp_mc_options *opt;
-    const hdp_ode_result *ode;
-    const hdp_mc_result *mc;
-    const char *name;
-    const hdp_validate_result *v;
-    const hdp_design_set *designs;
-    const cli_rates *rates;
-    const char *row;
-} ctx_t;
-
-/* pdir/name1 then pdir/name2 (each atomically), the second only when the first was written */
-static hdp_status write_pair(const char *pdir, const char *name1, void (*w1)(FILE *, void *),
-                             const char *name2, void (*w2)(FILE *, void *), ctx_t *c,
-                             hdp_error *err)
-{
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s", pdir, name1);
-    hdp_status io = write_file(path, err, w1, c);
-    snprintf(path, sizeof path, "%s/%s", pdir, name2);
-    return io == HDP_OK ? write_file(path, err, w2, c) : io;
-}
-
-static void w_ode_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_csv(f, x->m, x->ode); }
-static void w_ode_json(FILE *f, void *c) { ctx_t *x = c; cli_write_ode_json(f, x->m, x->ode); }
-static void w_mc_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_csv(f, x->name, x->m, x->opt, x->mc); }
-static void w_mc_json(FILE *f, void *c) { ctx_t *x = c; cli_write_mc_json(f, x->name, x->m, x->opt, x->mc); }
-static void w_row(FILE *f, void *c) { ctx_t *x = c; fputs(x->row, f); }
-static void w_schedule_json(FILE *f, void *c)
-{
-    ctx_t *x = c;
-    cli_write_schedule_json(f, x->m, x->designs, "schedule.tab");
-}
-static void w_schedule_tab(FILE *f, void *c)
-{
-    ctx_t *x = c;
-    cli_write_schedule_table(f, x->m, &x->designs->res[x->designs->best], NULL);
-}
-static void w_rates_csv(FILE *f, void *c) { ctx_t *x = c; cli_write_rates_csv(f, x->rates); }
-static void w_rates_json(FILE *f, void *c) { ctx_t *x = c; cli_write_rates_json(f, x->rates); }
-static void w_validate_json(FILE *f, void *c)
-{
-    ctx_t *x = c;
-    const hdp_validate_result *v = x->v;
-    hdp_json j;
-    hdp_json_begin(&j, f);
-    hdp_json_num(&j, "max_abs_dev", v->sim_side.max_abs_dev);
-    hdp_json_num(&j, "max_rel_dev", v->sim_side.max_rel_dev);
-    hdp_json_num(&j, "max_z", v->sim_side.max_z);
-    hdp_json_num(&j, "sde_max_abs_dev", v->sde_side.max_abs_dev);
-    hdp_json_num(&j, "sde_max_rel_dev", v->sde_side.max_rel_dev);
-    hdp_json_num(&j, "sde_max_z", v->sde_side.max_z);
-    hdp_json_bool(&j, "sim_pass", v->sim_side.pass);
-    hdp_json_bool(&j, "sde_pass", v->sde_side.pass);
-    hdp_json_bool(&j, "pass", v->pass);
-    hdp_json_num(&j, "epsilon_cks", v->epsilon_cks);
-    hdp_json_end(&j);
+    snprintf(path, sizeof path, "%s/row.csv", pdir);
+    hdp_outset out;
+    hdp_outset_init(&out, err);
+    FILE *f = hdp_outset_add(&out, path);
+    if (f)
+        fputs(row, f);
+    return hdp_outset_commit(&out);
 }
 
 static void header(const sweep_spec *s, FILE *f)
 {
     fputs("point", f);
     for (int a = 0; a < s->naxes; a++) fprintf(f, ",%s", s->axes[a].key);
-    fputs(",d,n,gamma,rho,epsilon_cks", f);
-    if (s->commands & C_ODE) fputs(",ode_final_risk", f);
-    if (s->commands & C_SIM) fputs(",sim_final_risk,sim_final_stderr,sim_diverged", f);
-    if (s->commands & C_SDE) fputs(",sde_final_risk,sde_final_stderr,sde_diverged", f);
-    if (s->commands & C_VALIDATE) fputs(",validate_pass,validate_max_rel_dev,validate_max_z", f);
-    if (s->commands & C_SCHEDULE) {
-        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (s->schedule_want[k]) fprintf(f, ",schedule_%s_final_risk", hdp_design_family_key(k));
-        fputs(",schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_ode_solves", f);
-    }
-    if (s->commands & C_RATES) {
-        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (s->rates_want[k])
-                fprintf(f, ",rates_%s_slope,rates_%s_theory_slope", hdp_design_family_key(k),
-                        hdp_design_family_key(k));
-        fputs(",rates_ode_solves", f);
-    }
-    fputs(",status\n", f);
+    const hdp_sweep_runner *runners[MAX_SWEEP_COMMANDS];
+    int n = sweep_runners_of(s, runners);
+    char buf[8192];
+    hdp_sweep_header(runners, n, &s->set, buf, sizeof buf);
+    fputs(buf, f);
 }
 
-static void fmt_num(char *buf, size_t size, double v)
+/* the files of runner r at point p, by its command's sweep_write (user: the point's folder) */
+static hdp_status write_point_files(const hdp_sweep_runner *r, const hdp_sweep_point *p,
+                                    void *user, hdp_error *err)
 {
-    if (isfinite(v)) snprintf(buf, size, "%.10g", v);
-    else snprintf(buf, size, "%s", isnan(v) ? "" : (v > 0 ? "inf" : "-inf"));
+    for (const cli_command *c = hdp_commands; c->name; c++)
+        if (c->sweep == r && c->sweep_write)
+            return c->sweep_write(user, p, err);
+    return HDP_OK;
 }
 
 /* Run point i and write its files; the row last. Returns 0, -1 when the point
@@ -659,8 +165,8 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     char pdir[1200], path[1300];
     snprintf(pdir, sizeof pdir, "%s/points/p%05ld", dir, i);
     snprintf(path, sizeof path, "%s/row.csv", pdir);
-    if (resume && file_exists(path)) return -1; /* done in an earlier run */
-    if (mkdir_p(pdir) != 0) {
+    if (resume && sweep_file_exists(path)) return -1; /* done in an earlier run */
+    if (sweep_mkdir_p(pdir) != 0) {
         fprintf(stderr, "hdpsgd sweep: error: %s: cannot create: %s\n", pdir, strerror(errno));
         return EXIT_IO;
     }
@@ -670,150 +176,49 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = threads;
+    cli_rates gm; /* rates: the model at every gamma */
+    memset(&gm, 0, sizeof gm);
+    if (sweep_has(s, "rates")) {
+        cli_common pc;
+        point_common(s, i, &pc, bufs);
+        if (cli_rates_load("sweep", &pc, s->set.gamma_lo, s->set.gamma_hi, s->set.gamma_count,
+                           &gm)) {
+            hdp_model_free(&m);
+            return EXIT_BAD_INPUT; /* checked before the sweep started: not reached */
+        }
+    }
+    char prefix[4096];
+    int idx[MAX_AXES];
+    sweep_point_values(s, i, idx);
+    size_t len = (size_t)snprintf(prefix, sizeof prefix, "%ld", i);
+    for (int a = 0; a < s->naxes && len < sizeof prefix; a++)
+        len += (size_t)snprintf(prefix + len, sizeof prefix - len, ",%s", s->axes[a].values[idx[a]]);
+    hdp_sweep_point pt;
+    memset(&pt, 0, sizeof pt);
+    pt.m = &m;
+    pt.opt = &opt;
+    pt.set = &s->set;
+    pt.gamma_models = gm.models;
+    pt.gamma_count = gm.count;
+    const hdp_sweep_runner *runners[MAX_SWEEP_COMMANDS];
+    int n = sweep_runners_of(s, runners);
+    static hdp_sweep_outcome out; /* large; one point at a time */
     hdp_error err;
     hdp_error_clear(&err);
-    hdp_status st = HDP_OK, io = HDP_OK;
-    char row[8192], num[64], status[HDP_ERRMSG_MAX + 16] = "ok";
-    int idx[MAX_AXES];
-    point_values(s, i, idx);
-    size_t len = (size_t)snprintf(row, sizeof row, "%ld", i);
-    for (int a = 0; a < s->naxes; a++)
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s", s->axes[a].values[idx[a]]);
-    double rz = 0.5 * m.rho * m.rho;
-    fmt_num(num, sizeof num, hdp_zcdp_epsilon_cks(rz, 1.0 / (double)m.n));
-    char rho[64];
-    fmt_num(rho, sizeof rho, m.rho);
-    len += (size_t)snprintf(row + len, sizeof row - len, ",%ld,%ld,%.10g,%s,%s", m.d, m.n, m.gamma,
-                            rho, num);
-    ctx_t c = {&m, &opt, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    if (s->commands & C_ODE) {
-        hdp_ode_result r;
-        st = hdp_ode_solve(&m, &r, &err);
-        c.ode = &r;
-        if (st == HDP_OK)
-            io = write_pair(pdir, "ode.csv", w_ode_csv, "ode.json", w_ode_json, &c, &err);
-        fmt_num(num, sizeof num, st == HDP_OK ? r.final_risk : NAN);
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s", num);
-        hdp_ode_result_free(&r);
-        c.ode = NULL;
-    }
-    for (int which = 0; which < 2; which++) {
-        int flag = which ? C_SDE : C_SIM;
-        if (!(s->commands & flag)) continue;
-        const char *name = which ? "sde" : "sim";
-        hdp_mc_result r;
-        hdp_status st2 = (st == HDP_OK)
-                             ? (which ? hdp_sde_run(&m, &opt, &r, &err) : hdp_sim_run(&m, &opt, &r, &err))
-                             : st;
-        if (st != HDP_OK) memset(&r, 0, sizeof r);
-        c.mc = &r;
-        c.name = name;
-        if (st2 == HDP_OK && io == HDP_OK)
-            io = write_pair(pdir, which ? "sde.csv" : "sim.csv", w_mc_csv,
-                            which ? "sde.json" : "sim.json", w_mc_json, &c, &err);
-        char se[64];
-        fmt_num(num, sizeof num, st2 == HDP_OK ? r.final_mean : NAN);
-        fmt_num(se, sizeof se, st2 == HDP_OK ? r.final_stderr : NAN);
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%ld", num, se,
-                                st2 == HDP_OK ? r.diverged_runs : (long)opt.runs);
-        hdp_mc_result_free(&r);
-        c.mc = NULL;
-        if (st == HDP_OK) st = st2;
-    }
-    if (s->commands & C_VALIDATE) {
-        hdp_validate_result v;
-        hdp_status st2 = st == HDP_OK ? hdp_validate_run(&m, &opt, 1, &v, &err) : st;
-        if (st != HDP_OK) memset(&v, 0, sizeof v);
-        c.v = &v;
-        if (st2 == HDP_OK && io == HDP_OK) {
-            snprintf(path, sizeof path, "%s/validate.json", pdir);
-            io = write_file(path, &err, w_validate_json, &c);
-        }
-        char rel[64], z[64];
-        fmt_num(rel, sizeof rel, st2 == HDP_OK ? v.sim_side.max_rel_dev : NAN);
-        fmt_num(z, sizeof z, st2 == HDP_OK ? v.sim_side.max_z : NAN);
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s",
-                                st2 == HDP_OK ? (v.pass ? "true" : "false") : "", rel, z);
-        hdp_validate_free(&v);
-        c.v = NULL; /* v ends with this block */
-        if (st == HDP_OK) st = st2;
-    }
-    hdp_design_options dopt;
-    hdp_design_options_init(&dopt);
-    dopt.knots = (int)s->knots;
-    dopt.tune_clip = s->tune_clip;
-    if (s->commands & C_SCHEDULE) {
-        hdp_design_set d;
-        memset(&d, 0, sizeof d);
-        hdp_status st2 = st == HDP_OK ? hdp_design_set_run(&m, s->schedule_want, &dopt, &d, &err) : st;
-        c.designs = &d;
-        if (st2 == HDP_OK && io == HDP_OK)
-            io = write_pair(pdir, "schedule.json", w_schedule_json, "schedule.tab", w_schedule_tab,
-                            &c, &err);
-        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (s->schedule_want[k]) {
-                fmt_num(num, sizeof num, st2 == HDP_OK ? d.res[k].final_risk : NAN);
-                len += (size_t)snprintf(row + len, sizeof row - len, ",%s", num);
-            }
-        char risk[64], cc[64];
-        fmt_num(risk, sizeof risk, st2 == HDP_OK ? d.res[d.best].final_risk : NAN);
-        fmt_num(cc, sizeof cc, st2 == HDP_OK ? d.res[d.best].c : NAN);
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s,%s,%ld",
-                                st2 == HDP_OK ? hdp_design_family_name(d.best) : "", risk, cc,
-                                d.solves);
-        hdp_design_set_free(&d);
-        c.designs = NULL;
-        if (st == HDP_OK) st = st2;
-    }
-    if (s->commands & C_RATES) {
-        cli_rates r;
-        memset(&r, 0, sizeof r);
-        hdp_status st2 = st;
-        if (st == HDP_OK) {
-            cli_common pc;
-            point_common(s, i, &pc, bufs);
-            if (cli_rates_load("sweep", &pc, s->gamma_lo, s->gamma_hi, s->gamma_count, &r)) {
-                hdp_model_free(&m);
-                return EXIT_BAD_INPUT; /* checked before the sweep started: not reached */
-            }
-            st2 = cli_rates_run(&r, s->rates_want, &dopt, 0, &err);
-        }
-        c.rates = &r;
-        if (st2 == HDP_OK && io == HDP_OK)
-            io = write_pair(pdir, "rates.csv", w_rates_csv, "rates.json", w_rates_json, &c, &err);
-        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (s->rates_want[k]) {
-                char ts[64];
-                fmt_num(num, sizeof num, st2 == HDP_OK ? r.res.slope[k] : NAN);
-                fmt_num(ts, sizeof ts, st2 == HDP_OK ? r.res.theory_slope[k] : NAN);
-                len += (size_t)snprintf(row + len, sizeof row - len, ",%s,%s", num, ts);
-            }
-        len += (size_t)snprintf(row + len, sizeof row - len, ",%ld", r.res.solves);
-        cli_rates_free(&r);
-        c.rates = NULL;
-        if (st == HDP_OK) st = st2;
-    }
-    if (st != HDP_OK) {
-        /* keep the row one CSV field: no commas or quotes in the message */
-        snprintf(status, sizeof status, "failed: %s", err.msg);
-        for (char *p = status; *p; p++)
-            if (*p == ',' || *p == '"' || *p == '\n') *p = ';';
-    }
-    snprintf(row + len, sizeof row - len, ",%s\n", status);
+    hdp_sweep_point_run(runners, n, &pt, prefix, write_point_files, pdir, &out, &err);
+    cli_rates_free(&gm);
     hdp_model_free(&m);
-    if (io != HDP_OK) {
+    if (out.io != HDP_OK) {
+        fprintf(stderr, "hdpsgd sweep: error: %s\n", out.io_err.msg);
+        return EXIT_IO;
+    }
+    if (write_row(pdir, out.row, &err) != HDP_OK) {
         fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
         return EXIT_IO;
     }
-    c.row = row;
-    snprintf(path, sizeof path, "%s/row.csv", pdir);
-    if (write_file(path, &err, w_row, &c) != HDP_OK) {
-        fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
-        return EXIT_IO;
-    }
-    if (st != HDP_OK)
-        fprintf(stderr, "hdpsgd sweep: point %ld failed: %s\n", i, err.msg);
-    return st == HDP_OK ? 0 : EXIT_NUMERIC;
+    if (out.st != HDP_OK)
+        fprintf(stderr, "hdpsgd sweep: point %ld failed: %s\n", i, out.err.msg);
+    return out.st == HDP_OK ? 0 : EXIT_NUMERIC;
 }
 
 /* Concatenate the rows into DIR/results.csv; returns the number of failed points or -1. */
@@ -852,122 +257,71 @@ static int assemble(const sweep_spec *s, const char *dir, long npoints)
     return failed;
 }
 
-static int under_mpi(void)
+/* On rank 0, before any point runs: every point's model checked (and digested), the dry
+ * run's list, the output folder made or --resume's digest checked. Returns 0, -1 when the
+ * dry run ended, or the exit status after a message. */
+static int prepare(const sweep_spec *sp, const char *dir, long npoints, int mpi)
 {
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
-}
-
-int cmd_sweep(int argc, char **argv)
-{
-    const cli_command *cmd = cli_find_command("sweep");
-    cli_common common;
-    out_dir = NULL;
-    resume = 0;
-    cli_mc_args_reset(&mc);
-    int rc = cli_parse(cmd, argc, argv, &common);
-    if (rc) return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
-    if (common.npos != 1 || common.nsets) {
-        fprintf(stderr, "hdpsgd sweep: error: give exactly one SWEEP.ini (put overrides in its [set] "
-                        "section)\nUsage: hdpsgd %s\n", cmd->usage);
-        return EXIT_BAD_INPUT;
-    }
-    if ((rc = cli_mc_args_apply("sweep", &mc, &common))) return rc;
-    int threads = cli_mc_threads(&mc);
-    static sweep_spec spec;
-    if ((rc = load_spec(common.pos[0], &spec))) return rc;
-    char dir[1024];
-    if (out_dir) {
-        snprintf(dir, sizeof dir, "%s", out_dir);
-    } else {
-        snprintf(dir, sizeof dir, "%s", common.pos[0]);
-        char *dot = strrchr(dir, '.'), *slash = strrchr(dir, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
-        strncat(dir, "-out", sizeof dir - strlen(dir) - 1);
-    }
-    long npoints = count_points(&spec);
-
-    int rank = 0, size = 1, mpi = 0;
-#ifdef HDPSGD_HAVE_MPI
-    if (under_mpi()) {
-        MPI_Init(NULL, NULL);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
-        mpi = 1;
-    }
-#else
-    if (under_mpi())
-        fprintf(stderr, "hdpsgd sweep: warning: started under mpirun, but this build has no MPI "
-                        "support (install libopenmpi-dev and rebuild): every rank runs the whole "
-                        "sweep\n");
-#endif
-    /* check every point before computing anything (bad input: exit 2, no files) */
-    rc = 0;
+    int rc = 0;
     char points_dir[1100];
     snprintf(points_dir, sizeof points_dir, "%s/points", dir);
     char cmds[96];
     sweep_digest digest;
     memset(&digest, 0, sizeof digest);
-    digest.points = FNV_START;
-    if (rank == 0) {
-        digest.sweep = digest_file(spec.path);
-        digest.base = spec.model[0] ? digest_file(spec.model) : 0;
-        for (long i = 0; i < npoints && !rc; i++) {
-            char bufs[MAX_AXES][1200];
-            hdp_model m;
-            rc = point_model(&spec, i, &m, bufs, 1);
-            if (!rc) {
-                digest_point(&digest, &m);
-                hdp_model_free(&m);
-            }
+    digest.points = SWEEP_FNV_START;
+    digest.sweep = sweep_digest_file(sp->path);
+    digest.base = sp->model[0] ? sweep_digest_file(sp->model) : 0;
+    for (long i = 0; i < npoints && !rc; i++) {
+        char bufs[MAX_AXES][1200];
+        hdp_model m;
+        rc = point_model(sp, i, &m, bufs, 1);
+        if (!rc) {
+            sweep_digest_point(&digest, &m);
+            hdp_model_free(&m);
         }
-        if (!rc && dry_run) {
-            /* the grid as it would run: one line per point, then stop (exit 0, no files) */
-            for (long i = 0; i < npoints; i++) {
-                int idx[MAX_AXES];
-                point_values(&spec, i, idx);
-                printf("%ld", i);
-                for (int a = 0; a < spec.naxes; a++)
-                    printf(" %s=%s", spec.axes[a].key, spec.axes[a].values[idx[a]]);
-                putchar('\n');
-            }
-            fprintf(stderr, "hdpsgd sweep: dry run: %ld points x {%s} checked; nothing written "
-                            "(would write %s)\n", npoints, commands_text(&spec, cmds, sizeof cmds),
-                    dir);
-            rc = -1;
-        }
-        if (!rc && !resume && file_exists(points_dir)) {
-            fprintf(stderr, "hdpsgd sweep: error: %s already holds a sweep: use --resume to "
-                            "continue it, or another -o DIR\n", dir);
-            rc = EXIT_BAD_INPUT;
-        }
-        int fresh = !file_exists(points_dir);
-        if (!rc && resume && !fresh)
-            rc = check_digest(dir, &spec, &digest);
-        if (!rc && mkdir_p(points_dir) != 0) {
-            fprintf(stderr, "hdpsgd sweep: error: %s: cannot create: %s\n", points_dir,
-                    strerror(errno));
-            rc = EXIT_BAD_INPUT;
-        }
-        if (!rc && fresh)
-            rc = write_digest(dir, &spec, &digest);
-        if (!rc)
-            fprintf(stderr, "hdpsgd sweep: %ld points x {%s} -> %s%s\n", npoints,
-                    commands_text(&spec, cmds, sizeof cmds), dir, mpi ? " (MPI)" : "");
     }
-#ifdef HDPSGD_HAVE_MPI
-    if (mpi) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-#endif
-    if (rc) {
-#ifdef HDPSGD_HAVE_MPI
-        if (mpi) MPI_Finalize();
-#endif
-        spec_free(&spec);
-        return rc < 0 ? 0 : rc; /* -1: the dry run ended */
+    if (!rc && dry_run) {
+        /* the grid as it would run: one line per point, then stop (exit 0, no files) */
+        for (long i = 0; i < npoints; i++) {
+            int idx[MAX_AXES];
+            sweep_point_values(sp, i, idx);
+            printf("%ld", i);
+            for (int a = 0; a < sp->naxes; a++)
+                printf(" %s=%s", sp->axes[a].key, sp->axes[a].values[idx[a]]);
+            putchar('\n');
+        }
+        fprintf(stderr, "hdpsgd sweep: dry run: %ld points x {%s} checked; nothing written "
+                        "(would write %s)\n", npoints, sweep_commands_text(sp, cmds, sizeof cmds),
+                dir);
+        rc = -1;
     }
+    if (!rc && !resume && sweep_file_exists(points_dir)) {
+        fprintf(stderr, "hdpsgd sweep: error: %s already holds a sweep: use --resume to "
+                        "continue it, or another -o DIR\n", dir);
+        rc = EXIT_BAD_INPUT;
+    }
+    int fresh = !sweep_file_exists(points_dir);
+    if (!rc && resume && !fresh)
+        rc = sweep_check_digest(dir, sp, &digest);
+    if (!rc && sweep_mkdir_p(points_dir) != 0) {
+        fprintf(stderr, "hdpsgd sweep: error: %s: cannot create: %s\n", points_dir,
+                strerror(errno));
+        rc = EXIT_BAD_INPUT;
+    }
+    if (!rc && fresh)
+        rc = sweep_write_digest(dir, sp, &digest);
+    if (!rc)
+        fprintf(stderr, "hdpsgd sweep: %ld points x {%s} -> %s%s\n", npoints,
+                sweep_commands_text(sp, cmds, sizeof cmds), dir, mpi ? " (MPI)" : "");
+    return rc;
+}
+
+/* Run the points (under MPI: the next point from rank 0's shared counter) and return the
+ * worst exit status. */
+static int run_points(const sweep_spec *sp, const char *dir, long npoints, int threads, int mpi,
+                      int rank)
+{
+    (void)mpi;
     int worst = 0;
     long done = 0;
 #ifdef HDPSGD_HAVE_MPI
@@ -994,7 +348,7 @@ int cmd_sweep(int argc, char **argv)
         if (i >= npoints) break;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        int prc = run_point(&spec, i, dir, threads);
+        int prc = run_point(sp, i, dir, threads);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         done++;
         if (prc < 0)
@@ -1015,6 +369,71 @@ int cmd_sweep(int argc, char **argv)
         MPI_Win_free(&win);
     }
 #endif
+    return worst;
+}
+
+static int under_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("sweep");
+    cli_common common;
+    out_dir = NULL;
+    resume = 0;
+    cli_mc_args_reset(&mc);
+    int rc = cli_start(cmd, argc, argv, &common);
+    if (rc)
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
+    if (common.npos != 1 || common.nsets) {
+        fprintf(stderr, "hdpsgd sweep: error: give exactly one SWEEP.ini (put overrides in its [set] "
+                        "section)\nUsage: hdpsgd %s\n", cmd->usage);
+        return EXIT_BAD_INPUT;
+    }
+    if ((rc = cli_mc_args_apply("sweep", &mc, &common))) return rc;
+    int threads = cli_mc_threads(&mc);
+    static sweep_spec spec;
+    if ((rc = sweep_load_spec(common.pos[0], &spec))) return rc;
+    char dir[1024];
+    if (out_dir) {
+        snprintf(dir, sizeof dir, "%s", out_dir);
+    } else {
+        snprintf(dir, sizeof dir, "%s", common.pos[0]);
+        char *dot = strrchr(dir, '.'), *slash = strrchr(dir, '/');
+        if (dot && (!slash || dot > slash)) *dot = '\0';
+        strncat(dir, "-out", sizeof dir - strlen(dir) - 1);
+    }
+    long npoints = sweep_count_points(&spec);
+
+    int rank = 0, size = 1, mpi = 0;
+#ifdef HDPSGD_HAVE_MPI
+    if (under_mpi()) {
+        MPI_Init(NULL, NULL);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        mpi = 1;
+    }
+#else
+    if (under_mpi())
+        fprintf(stderr, "hdpsgd sweep: warning: started under mpirun, but this build sweep_has no MPI "
+                        "support (install libopenmpi-dev and rebuild): every rank runs the whole "
+                        "sweep\n");
+#endif
+    /* check every point before computing anything (bad input: exit 2, no files) */
+    rc = rank == 0 ? prepare(&spec, dir, npoints, mpi) : 0;
+#ifdef HDPSGD_HAVE_MPI
+    if (mpi) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+    if (rc) {
+#ifdef HDPSGD_HAVE_MPI
+        if (mpi) MPI_Finalize();
+#endif
+        sweep_spec_free(&spec);
+        return rc < 0 ? 0 : rc; /* -1: the dry run ended */
+    }
+    int worst = run_points(&spec, dir, npoints, threads, mpi, rank);
     int failed = 0;
     if (rank == 0 && worst != EXIT_IO && worst != EXIT_BAD_INPUT) {
         failed = assemble(&spec, dir, npoints);
@@ -1025,6 +444,6 @@ int cmd_sweep(int argc, char **argv)
 #ifdef HDPSGD_HAVE_MPI
     if (mpi) MPI_Finalize();
 #endif
-    spec_free(&spec);
+    sweep_spec_free(&spec);
     return worst;
 }

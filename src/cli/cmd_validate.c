@@ -35,6 +35,24 @@ const cli_opt validate_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
+/* `hdpsgd help validate` (the command table in main.c points here) */
+const char validate_usage[] =
+    "validate [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [--figure FILE] "
+    "[--json FILE.json] [--no-sde] [--scaling K]";
+const char validate_help[] =
+    "The toolkit's main job: runs `ode`, `sim` and `sde` on the same model and grid and prints,\n"
+    "for each simulated side, the maximum absolute and relative deviation from the ODE, the\n"
+    "maximum z-score |mean - ODE|/stderr, the final-iterate risk, the clipped fraction, and the\n"
+    "privacy level (rho, and epsilon at delta = 1/n by Canonne-Kamath-Steinke). A grid point\n"
+    "agrees when its relative deviation is <= validate.rel_tol (0.05) or its deviation is within\n"
+    "validate.z_tol (4) standard errors; the model passes when every point of both sides\n"
+    "agrees. Exit status 0 on pass, 1 on fail, 2 on bad input. --figure draws the curves with\n"
+    "gnuplot (PNG, PDF or SVG by extension) and writes the data beside it; --scaling K repeats\n"
+    "the Monte Carlo comparison at n, 4n, ..., 4^(K-1) n with gamma fixed and fits the\n"
+    "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
+    "max_rel_dev, max_z, final_risk, clipped_fraction, pass (and sde_* for the SDE side),\n"
+    "sim_pass, ode_final_risk, rho, rho_z, delta, epsilon_cks, epsilon_bs, runs, diverged_runs.";
+
 static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
 {
     switch (m->spectrum) {
@@ -138,54 +156,44 @@ static void json_side(hdp_json *j, const char *prefix, const hdp_validate_side *
     hdp_json_bool(j, k, s->pass);
 }
 
+/* ---- --scaling (the driver: hdp_validate_scaling) ---- */
+
 typedef struct {
-    long n, d;
-    double max_abs_dev, max_rel_dev, max_z;
-} scaling_row;
+    const cli_common *common;
+    long K;
+    int rc; /* the exit status of a model that did not load (its message printed) */
+} scaling_load_ctx;
+
+/* the model of level l: MODEL and --set, then data.d and data.n */
+static hdp_status load_level(void *user, long l, long d, long n, hdp_model *m, hdp_error *err)
+{
+    scaling_load_ctx *x = user;
+    cli_common c = *x->common;
+    char dset[64], nset[64];
+    snprintf(dset, sizeof dset, "data.d=%ld", d);
+    snprintf(nset, sizeof nset, "data.n=%ld", n);
+    if (c.nsets + 2 > MAX_SETS) {
+        x->rc = EXIT_BAD_INPUT;
+        return hdp_fail(err, HDP_EINPUT, "too many --set options");
+    }
+    c.sets[c.nsets++] = dset;
+    c.sets[c.nsets++] = nset;
+    if ((x->rc = cli_load_model(&c, m)))
+        return hdp_fail(err, HDP_EINPUT, "level %ld: the model did not load", l);
+    fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %ld\n", l + 1, x->K,
+            m->d, m->n);
+    return HDP_OK;
+}
 
 static int run_scaling(const cli_common *common, const hdp_model *base, const hdp_mc_options *opt,
-                       long K, scaling_row *rows, double *slope)
+                       long K, hdp_validate_scaling_result *sc)
 {
-    if (base->spectrum == HDP_SPECTRUM_FILE) {
-        fprintf(stderr, "hdpsgd validate: error: --scaling needs a generated spectrum "
-                        "(data.spectrum = isotropic | powerlaw | twolevel), not a file\n");
-        return EXIT_BAD_INPUT;
-    }
-    for (long l = 0; l < K; l++) {
-        cli_common c = *common;
-        char dset[64], nset[64];
-        long f = 1L << (2 * l);
-        snprintf(dset, sizeof dset, "data.d=%ld", base->d * f);
-        snprintf(nset, sizeof nset, "data.n=%ld", base->n * f);
-        if (c.nsets + 2 > MAX_SETS) return EXIT_BAD_INPUT;
-        c.sets[c.nsets++] = dset;
-        c.sets[c.nsets++] = nset;
-        hdp_model m;
-        int rc = cli_load_model(&c, &m);
-        if (rc) return rc;
-        fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %ld\n", l + 1, K,
-                m.d, m.n);
-        hdp_validate_result v;
-        hdp_error err;
-        hdp_error_clear(&err);
-        hdp_status st = hdp_validate_run(&m, opt, 0, &v, &err);
-        if (st != HDP_OK) {
-            hdp_validate_free(&v);
-            hdp_model_free(&m);
-            return cli_fail("validate", &err);
-        }
-        rows[l] = (scaling_row){m.n, m.d, v.sim_side.max_abs_dev, v.sim_side.max_rel_dev,
-                                v.sim_side.max_z};
-        hdp_validate_free(&v);
-        hdp_model_free(&m);
-    }
-    /* least-squares slope of log(max_abs_dev) against log(n) */
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (long l = 0; l < K; l++) {
-        double x = log((double)rows[l].n), y = log(rows[l].max_abs_dev);
-        sx += x; sy += y; sxx += x * x; sxy += x * y;
-    }
-    *slope = K >= 2 ? (K * sxy - sx * sy) / (K * sxx - sx * sx) : NAN;
+    scaling_load_ctx x = {common, K, 0};
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_validate_scaling(base, opt, K, load_level, &x, sc, &err) != HDP_OK)
+        return x.rc ? x.rc : cli_fail("validate", &err);
+    const hdp_validate_level *rows = sc->level;
     printf("\nscaling with gamma fixed (Monte Carlo vs ODE; theory: O(log^2 n / sqrt n)):\n");
     printf("  %10s %8s %12s %12s %8s %18s\n", "n", "d", "max |dev|", "max rel dev", "max z",
            "log^2(n)/sqrt(n)");
@@ -195,22 +203,72 @@ static int run_scaling(const cli_common *common, const hdp_model *base, const hd
                rows[l].max_abs_dev, 100 * rows[l].max_rel_dev, rows[l].max_z,
                ln * ln / sqrt((double)rows[l].n));
     }
-    double n0 = (double)rows[0].n, n1 = (double)rows[K - 1].n;
-    double pred = (log(log(n1) * log(n1) / sqrt(n1)) - log(log(n0) * log(n0) / sqrt(n0))) /
-                  (log(n1) - log(n0));
-    double zmax = 0;
-    for (long l = 0; l < K; l++)
-        if (rows[l].max_z > zmax) zmax = rows[l].max_z;
     if (K >= 2) {
         printf("  fitted log-log slope of max |dev| against n: %.3f (log^2 n/sqrt n over this "
                "range: %.3f)\n",
-               *slope, pred);
-        if (zmax < 4)
+               sc->slope, sc->theory_slope);
+        if (sc->max_z < 4)
             printf("  every level has max z < 4: the deviations are at the Monte Carlo noise level "
                    "(which itself shrinks\n  like 1/sqrt(d runs)), so the slope bounds the ODE's "
                    "error from above rather than measuring it; add runs to resolve the bias\n");
     }
     return 0;
+}
+
+/* the JSON summary (see `hdpsgd help validate`) */
+static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
+                       const hdp_validate_result *v, const hdp_validate_scaling_result *sc)
+{
+    hdp_json jj, *j = &jj;
+    hdp_json_begin(j, f);
+    json_side(j, "", &v->sim_side);
+    if (v->with_sde) json_side(j, "sde_", &v->sde_side);
+    hdp_json_bool(j, "sim_pass", v->sim_side.pass);
+    hdp_json_bool(j, "pass", v->pass);
+    hdp_json_num(j, "ode_final_risk", v->ode.final_risk);
+    hdp_json_num(j, "rho", m->rho);
+    hdp_json_num(j, "rho_z", v->rho_z);
+    hdp_json_num(j, "delta", v->delta);
+    hdp_json_num(j, "epsilon_cks", v->epsilon_cks);
+    hdp_json_num(j, "epsilon_bs", v->epsilon_bs);
+    hdp_json_num(j, "rel_tol", m->rel_tol);
+    hdp_json_num(j, "z_tol", m->z_tol);
+    hdp_json_int(j, "runs", opt->runs);
+    hdp_json_int(j, "diverged_runs", v->sim.diverged_runs);
+    hdp_json_int(j, "d", m->d);
+    hdp_json_int(j, "n", m->n);
+    hdp_json_num(j, "gamma", m->gamma);
+    if (scaling_opt > 0) {
+        hdp_json_num(j, "scaling_slope", sc->slope);
+        for (long l = 0; l < scaling_opt; l++) {
+            char k[64];
+            snprintf(k, sizeof k, "scaling_%ld_n", l);
+            hdp_json_int(j, k, sc->level[l].n);
+            snprintf(k, sizeof k, "scaling_%ld_max_abs_dev", l);
+            hdp_json_num(j, k, sc->level[l].max_abs_dev);
+        }
+    }
+    hdp_json_str(j, "model", m->source);
+    hdp_json_end(j);
+}
+
+/* the figure from the data files (the bounds but for the isotropic spectrum) */
+static void draw_figure(const hdp_model *m, const hdp_validate_result *v, long runs,
+                        const char *prefix, const char *ode_csv, const char *sim_csv,
+                        const char *sde_csv)
+{
+    char assign[8192] = "", title[512];
+    title_of(m, v, runs, title, sizeof title);
+    hdp_plot_assign(assign, sizeof assign, "ode_file", ode_csv);
+    hdp_plot_assign(assign, sizeof assign, "sim_file", sim_csv);
+    hdp_plot_assign(assign, sizeof assign, "sde_file", sde_csv);
+    hdp_plot_assign(assign, sizeof assign, "title_text", title);
+    strncat(assign, m->spectrum == HDP_SPECTRUM_ISOTROPIC ? "show_bounds=0\n" : "show_bounds=1\n",
+            sizeof assign - strlen(assign) - 1);
+    char warn[HDP_OUT_PATH_MAX + 16], ok[HDP_OUT_PATH_MAX + 32];
+    snprintf(warn, sizeof warn, "%s.*.csv", prefix);
+    snprintf(ok, sizeof ok, "%s.{ode,sim%s}.csv", prefix, v->with_sde ? ",sde" : "");
+    cli_draw("validate", "validate", figure_path, assign, warn, ok);
 }
 
 int cmd_validate(int argc, char **argv)
@@ -222,13 +280,9 @@ int cmd_validate(int argc, char **argv)
     cli_ode_args_reset(&ode_args);
     scaling_opt = 0;
     no_sde = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if ((rc = cli_mc_args_apply("validate", &mc, &common)) ||
         (rc = cli_ode_args_apply("validate", &ode_args, &common)))
         return rc;
@@ -257,9 +311,10 @@ int cmd_validate(int argc, char **argv)
     }
     print_table(&m, &v, opt.runs);
 
-    scaling_row rows[8];
-    double slope = NAN;
-    if (scaling_opt > 0 && (rc = run_scaling(&common, &m, &opt, scaling_opt, rows, &slope))) {
+    hdp_validate_scaling_result sc;
+    memset(&sc, 0, sizeof sc);
+    sc.slope = NAN;
+    if (scaling_opt > 0 && (rc = run_scaling(&common, &m, &opt, scaling_opt, &sc))) {
         hdp_validate_free(&v);
         hdp_model_free(&m);
         return rc;
@@ -289,39 +344,8 @@ int cmd_validate(int argc, char **argv)
         if (v.with_sde && (f = hdp_outset_add(&out, sde_csv)))
             cli_write_mc_csv(f, "sde", &m, &opt, &v.sde);
     }
-    if ((f = hdp_outset_add(&out, json_path))) {
-        hdp_json j;
-        hdp_json_begin(&j, f);
-        json_side(&j, "", &v.sim_side);
-        if (v.with_sde) json_side(&j, "sde_", &v.sde_side);
-        hdp_json_bool(&j, "sim_pass", v.sim_side.pass);
-        hdp_json_bool(&j, "pass", v.pass);
-        hdp_json_num(&j, "ode_final_risk", v.ode.final_risk);
-        hdp_json_num(&j, "rho", m.rho);
-        hdp_json_num(&j, "rho_z", v.rho_z);
-        hdp_json_num(&j, "delta", v.delta);
-        hdp_json_num(&j, "epsilon_cks", v.epsilon_cks);
-        hdp_json_num(&j, "epsilon_bs", v.epsilon_bs);
-        hdp_json_num(&j, "rel_tol", m.rel_tol);
-        hdp_json_num(&j, "z_tol", m.z_tol);
-        hdp_json_int(&j, "runs", opt.runs);
-        hdp_json_int(&j, "diverged_runs", v.sim.diverged_runs);
-        hdp_json_int(&j, "d", m.d);
-        hdp_json_int(&j, "n", m.n);
-        hdp_json_num(&j, "gamma", m.gamma);
-        if (scaling_opt > 0) {
-            hdp_json_num(&j, "scaling_slope", slope);
-            for (long l = 0; l < scaling_opt; l++) {
-                char k[64];
-                snprintf(k, sizeof k, "scaling_%ld_n", l);
-                hdp_json_int(&j, k, rows[l].n);
-                snprintf(k, sizeof k, "scaling_%ld_max_abs_dev", l);
-                hdp_json_num(&j, k, rows[l].max_abs_dev);
-            }
-        }
-        hdp_json_str(&j, "model", m.source);
-        hdp_json_end(&j);
-    }
+    if ((f = hdp_outset_add(&out, json_path)))
+        write_json(f, &m, &opt, &v, &sc);
     if (st == HDP_OK)
         st = hdp_outset_commit(&out);
     else
@@ -331,26 +355,35 @@ int cmd_validate(int argc, char **argv)
         hdp_model_free(&m);
         return cli_fail("validate", &err);
     }
-    if (figure_path) {
-        char assign[8192] = "", title[512];
-        title_of(&m, &v, opt.runs, title, sizeof title);
-        hdp_plot_assign(assign, sizeof assign, "ode_file", ode_csv);
-        hdp_plot_assign(assign, sizeof assign, "sim_file", sim_csv);
-        hdp_plot_assign(assign, sizeof assign, "sde_file", sde_csv);
-        hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        strncat(assign, m.spectrum == HDP_SPECTRUM_ISOTROPIC ? "show_bounds=0\n" : "show_bounds=1\n",
-                sizeof assign - strlen(assign) - 1);
-        hdp_error perr;
-        hdp_error_clear(&perr);
-        if (hdp_plot_draw("validate", figure_path, assign, &perr) != HDP_OK)
-            fprintf(stderr, "hdpsgd validate: warning: %s (data written to %s.*.csv)\n", perr.msg,
-                    prefix);
-        else
-            printf("figure: %s (data: %s.{ode,sim%s}.csv)\n", figure_path, prefix,
-                   v.with_sde ? ",sde" : "");
-    }
+    if (figure_path)
+        draw_figure(&m, &v, opt.runs, prefix, ode_csv, sim_csv, sde_csv);
     int pass = v.pass;
     hdp_validate_free(&v);
     hdp_model_free(&m);
     return pass ? 0 : EXIT_FAIL_VALIDATION;
+}
+
+/* ---- in a sweep (hdpsgd/sweep.h): validate.json in the point's folder ---- */
+
+static void sweep_json(FILE *f, const hdp_sweep_point *p)
+{
+    const hdp_validate_result *v = &p->v;
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_num(&j, "max_abs_dev", v->sim_side.max_abs_dev);
+    hdp_json_num(&j, "max_rel_dev", v->sim_side.max_rel_dev);
+    hdp_json_num(&j, "max_z", v->sim_side.max_z);
+    hdp_json_num(&j, "sde_max_abs_dev", v->sde_side.max_abs_dev);
+    hdp_json_num(&j, "sde_max_rel_dev", v->sde_side.max_rel_dev);
+    hdp_json_num(&j, "sde_max_z", v->sde_side.max_z);
+    hdp_json_bool(&j, "sim_pass", v->sim_side.pass);
+    hdp_json_bool(&j, "sde_pass", v->sde_side.pass);
+    hdp_json_bool(&j, "pass", v->pass);
+    hdp_json_num(&j, "epsilon_cks", v->epsilon_cks);
+    hdp_json_end(&j);
+}
+
+hdp_status validate_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
+{
+    return cli_sweep_files(pdir, p, "validate.json", sweep_json, NULL, NULL, err);
 }

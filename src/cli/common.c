@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
+#include "io/plot.h"
 #include "cli.h"
 #include "hdpsgd/schedule.h"
 
@@ -131,245 +132,6 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
     return 0;
 }
 
-/* An output path given to OPT_OUTPUT or OPT_OUTPUT_PREFIX: its folder must exist and take new
- * files (the temporary file of output.c, then the rename), and the path must not be a
- * folder; an existing device or pipe (/dev/null, /dev/stdout) is written directly and must
- * be writable. Checked before anything runs: a mistyped folder is bad input (status 2),
- * not an output error after an hour of computation, and no partial file is ever made. */
-static int check_output(const cli_command *cmd, const cli_opt *o, const char *given)
-{
-    char dir[HDP_OUT_PATH_MAX + 1], path[HDP_OUT_PATH_MAX + 1];
-    struct stat sb;
-    if (o->kind == OPT_FIGURE && given) {
-        const char *dot = strrchr(given, '.'), *sl = strrchr(given, '/');
-        if (!dot || (sl && dot < sl) ||
-            (strcasecmp(dot, ".png") && strcasecmp(dot, ".pdf") && strcasecmp(dot, ".svg"))) {
-            fprintf(stderr,
-                    "hdpsgd %s: error: --%s %.300s: a figure is drawn by its extension: .png, "
-                    ".pdf or .svg (nothing was run)\n",
-                    cmd->name, o->name, given);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (!given || !strcmp(given, "-"))
-        return 0;
-    if (!given[0]) {
-        fprintf(stderr, "hdpsgd %s: error: --%s: empty file name\n", cmd->name, o->name);
-        return EXIT_BAD_INPUT;
-    }
-    /* where it leads (symbolic links are written through), and names that fit */
-    hdp_error e;
-    hdp_error_clear(&e);
-    int fd;
-    if (hdp_out_resolve(given, path, sizeof path, &fd, &e) != HDP_OK) {
-        fprintf(stderr, "hdpsgd %s: error: --%s %.200s%s: %s (nothing was run)\n", cmd->name,
-                o->name, given, strlen(given) > 200 ? "..." : "", e.msg);
-        return EXIT_BAD_INPUT;
-    }
-    if (fd >= 0)
-        return 0; /* an open descriptor: written like a redirection */
-    const char *last = strrchr(path, '/');
-    last = last ? last + 1 : path;
-    size_t room = NAME_MAX - (o->kind == OPT_OUTPUT_PREFIX ? 16 : 0) - HDP_OUT_TMP_EXTRA;
-    if (strlen(last) > room) {
-        fprintf(stderr,
-                "hdpsgd %s: error: --%s %.60s...: the file name '%.40s...' has %zu characters: "
-                "at most %zu are accepted (the system's limit is %d, less the temporary "
-                "file's suffix) (nothing was run)\n",
-                cmd->name, o->name, given, last, strlen(last), room, NAME_MAX);
-        return EXIT_BAD_INPUT;
-    }
-    if (o->kind != OPT_OUTPUT_PREFIX && stat(path, &sb) == 0) {
-        if (S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "hdpsgd %s: error: --%s %s: is a directory, expected a file name\n",
-                    cmd->name, o->name, path);
-            return EXIT_BAD_INPUT;
-        }
-        if (!S_ISREG(sb.st_mode)) {
-            if (access(path, W_OK) == 0)
-                return 0;
-            fprintf(stderr, "hdpsgd %s: error: --%s %s: cannot write to it: %s\n", cmd->name,
-                    o->name, path, strerror(errno));
-            return EXIT_BAD_INPUT;
-        }
-    }
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    const char *why = NULL;
-    if (stat(dir, &sb) != 0)
-        why = errno == ENOENT ? "the directory '%.300s' does not exist" : "cannot use '%.300s': %s";
-    else if (!S_ISDIR(sb.st_mode))
-        why = "'%.300s' is not a directory";
-    else if (access(dir, W_OK | X_OK) != 0)
-        why = "cannot create files in the directory '%.300s': %s";
-    if (!why)
-        return 0;
-    char what[4200];
-    snprintf(what, sizeof what, why, dir, strerror(errno));
-    fprintf(stderr, "hdpsgd %s: error: --%s %.300s%s: %s (nothing was run)\n", cmd->name, o->name,
-            given, strlen(given) > 300 ? "..." : "", what);
-    return EXIT_BAD_INPUT;
-}
-
-/* ---- no two outputs of one command, and no output and input, are the same file ---- */
-
-typedef struct {
-    char label[96];                  /* "--json x.json" or "data of --figure f.png" */
-    char abs[PATH_MAX + HDP_OUT_PATH_MAX + 2]; /* the resolved absolute name ("" if unknown) */
-    int exists, special;             /* special: a descriptor, device or pipe */
-    dev_t dev;
-    ino_t ino;
-} file_id;
-
-#define MAX_OUTS 32
-static file_id outs[MAX_OUTS];
-static int nouts;
-
-static void identify(const char *path, const char *label, file_id *id)
-{
-    memset(id, 0, sizeof *id);
-    snprintf(id->label, sizeof id->label, "%s", label);
-    char target[HDP_OUT_PATH_MAX + 1];
-    int fd;
-    hdp_error e;
-    hdp_error_clear(&e);
-    if (!strcmp(path, "-") || hdp_out_resolve(path, target, sizeof target, &fd, &e) != HDP_OK ||
-        fd >= 0) {
-        id->special = 1;
-        return;
-    }
-    struct stat sb;
-    if (stat(target, &sb) == 0) {
-        id->exists = 1;
-        id->special = !S_ISREG(sb.st_mode);
-        id->dev = sb.st_dev;
-        id->ino = sb.st_ino;
-        if (!realpath(target, id->abs))
-            id->abs[0] = '\0';
-        return;
-    }
-    /* a new file: the real folder and the name */
-    char dir[HDP_OUT_PATH_MAX + 1], real[PATH_MAX];
-    const char *slash = strrchr(target, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - target) : 1, slash ? target : ".");
-    if (slash == target)
-        snprintf(dir, sizeof dir, "/");
-    if (realpath(dir, real))
-        snprintf(id->abs, sizeof id->abs, "%s/%s", strcmp(real, "/") ? real : "",
-                 slash ? slash + 1 : target);
-}
-
-static int same_file(const file_id *a, const file_id *b)
-{
-    if (a->special || b->special)
-        return 0; /* /dev/null twice, standard output twice: allowed */
-    if (a->exists && b->exists)
-        return a->dev == b->dev && a->ino == b->ino;
-    return a->abs[0] && !strcmp(a->abs, b->abs);
-}
-
-/* the prefix of the figure's data files: --data PREFIX, else the figure without extension */
-static void data_prefix(const cli_command *cmd, char *out, size_t size)
-{
-    out[0] = '\0';
-    const char *figure = NULL, *data = NULL;
-    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
-        const char *v = CLI_IS_OUTPUT(o->kind) ? *(const char **)o->dst : NULL;
-        if (v && o->kind == OPT_OUTPUT_PREFIX) data = v;
-        if (v && o->kind == OPT_FIGURE) figure = v;
-    }
-    if (data) {
-        snprintf(out, size, "%s", data);
-    } else if (figure) {
-        snprintf(out, size, "%s", figure);
-        char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
-    }
-}
-
-static int refuse_same(const cli_command *cmd, const file_id *a, const file_id *b, int input)
-{
-    fprintf(stderr,
-            "hdpsgd %s: error: %s and %s are the same file%s: choose another name (nothing "
-            "was run)\n",
-            cmd->name, a->label, b->label, input ? " (an input would be overwritten)" : "");
-    return EXIT_BAD_INPUT;
-}
-
-static int check_distinct(const cli_command *cmd, const cli_common *common)
-{
-    nouts = 0;
-    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
-        if ((o->kind != OPT_OUTPUT && o->kind != OPT_FIGURE) || nouts == MAX_OUTS)
-            continue;
-        const char *v = *(const char **)o->dst; /* only output options hold a string */
-        if (!v)
-            continue;
-        char label[96];
-        snprintf(label, sizeof label, "--%s %.60s", o->name, v);
-        identify(v, label, &outs[nouts++]);
-    }
-    char prefix[HDP_OUT_PATH_MAX + 1];
-    data_prefix(cmd, prefix, sizeof prefix);
-    if (cmd->data_suffixes && prefix[0]) {
-        char list[256];
-        snprintf(list, sizeof list, "%s", cmd->data_suffixes);
-        for (char *sv = NULL, *suf = strtok_r(list, " ", &sv); suf && nouts < MAX_OUTS;
-             suf = strtok_r(NULL, " ", &sv)) {
-            char path[HDP_OUT_PATH_MAX + 64], label[96];
-            snprintf(path, sizeof path, "%s%s", prefix, suf);
-            snprintf(label, sizeof label, "the figure's data file %.60s", path);
-            identify(path, label, &outs[nouts++]);
-        }
-    }
-    for (int i = 0; i < nouts; i++)
-        for (int j = i + 1; j < nouts; j++)
-            if (same_file(&outs[i], &outs[j]))
-                return refuse_same(cmd, &outs[i], &outs[j], 0);
-    for (int k = 0; k < common->npos; k++) {
-        file_id in;
-        char label[96];
-        snprintf(label, sizeof label, "the input %.60s", common->pos[k]);
-        identify(common->pos[k], label, &in);
-        if (!in.exists)
-            continue;
-        for (int i = 0; i < nouts; i++)
-            if (same_file(&outs[i], &in))
-                return refuse_same(cmd, &outs[i], &in, 1);
-    }
-    return 0;
-}
-
-/* The files a model reads (spectrum, schedule table) against the command's outputs. */
-static int check_model_inputs(const hdp_model *m)
-{
-    const char *files[2] = {m->spectrum == HDP_SPECTRUM_FILE ? m->spectrum_file : NULL,
-                            m->sched == HDP_SCHED_TABLE ? m->sched_file : NULL};
-    const char *keys[2] = {"data.spectrum_file", "schedule.file"};
-    for (int k = 0; k < 2; k++) {
-        if (!files[k] || !files[k][0])
-            continue;
-        file_id in;
-        char label[96];
-        snprintf(label, sizeof label, "%s %.60s", keys[k], files[k]);
-        identify(files[k], label, &in);
-        for (int i = 0; i < nouts; i++)
-            if (same_file(&outs[i], &in)) {
-                fprintf(stderr,
-                        "hdpsgd: error: %s and %s are the same file (an input would be "
-                        "overwritten): choose another name (nothing was run)\n",
-                        outs[i].label, in.label);
-                return EXIT_BAD_INPUT;
-            }
-    }
-    return 0;
-}
-
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
 {
     memset(common, 0, sizeof *common);
@@ -427,11 +189,23 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
     for (const cli_opt *o = cmd->opts; o && o->name && !common->help; o++) {
         if (!CLI_IS_OUTPUT(o->kind))
             continue;
-        int rc = check_output(cmd, o, *(const char **)o->dst);
+        int rc = cli_check_output(cmd, o, *(const char **)o->dst);
         if (rc)
             return rc;
     }
-    return common->help ? 0 : check_distinct(cmd, common);
+    return common->help ? 0 : cli_check_distinct(cmd, common);
+}
+
+int cli_start(const cli_command *cmd, int argc, char **argv, cli_common *common)
+{
+    int rc = cli_parse(cmd, argc, argv, common);
+    if (rc)
+        return rc;
+    if (common->help) {
+        cli_print_help(cmd, stdout);
+        return -1;
+    }
+    return 0;
 }
 
 int cli_fail(const char *cmd, const hdp_error *err)
@@ -465,7 +239,7 @@ int cli_load_model(const cli_common *common, hdp_model *m)
         hdp_model_free(m);
         return st == HDP_EINPUT ? EXIT_BAD_INPUT : EXIT_NUMERIC;
     }
-    if (check_model_inputs(m)) {
+    if (cli_check_model_inputs(m)) {
         hdp_model_free(m);
         return EXIT_BAD_INPUT;
     }
@@ -611,4 +385,73 @@ void cli_mc_progress_on_tty(hdp_mc_options *opt)
         opt->progress = progress_bar;
         opt->progress_user = &shown;
     }
+}
+
+hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const char *name1,
+                           void (*w1)(FILE *, const hdp_sweep_point *), const char *name2,
+                           void (*w2)(FILE *, const hdp_sweep_point *), hdp_error *err)
+{
+    char path1[HDP_OUT_PATH_MAX], path2[HDP_OUT_PATH_MAX];
+    snprintf(path1, sizeof path1, "%s/%s", pdir, name1);
+    snprintf(path2, sizeof path2, "%s/%s", pdir, name2 ? name2 : "");
+    hdp_outset out;
+    hdp_outset_init(&out, err);
+    FILE *f;
+    if ((f = hdp_outset_add(&out, path1)))
+        w1(f, p);
+    if ((f = hdp_outset_add(&out, name2 ? path2 : NULL)))
+        w2(f, p);
+    return hdp_outset_commit(&out);
+}
+
+void cli_draw(const char *cmd, const char *script, const char *fig, const char *assign,
+              const char *data_warn, const char *data_ok)
+{
+    hdp_error perr;
+    hdp_error_clear(&perr);
+    if (hdp_plot_draw(script, fig, assign, &perr) != HDP_OK)
+        fprintf(stderr, "hdpsgd %s: warning: %s (data written to %s)\n", cmd, perr.msg, data_warn);
+    else
+        printf("figure: %s (data: %s)\n", fig, data_ok);
+}
+
+/* ---- the models of a gamma grid (rates, and the rates points of sweep) ---- */
+
+void cli_rates_free(cli_rates *r)
+{
+    hdp_rates_result_free(&r->res);
+    for (long i = 0; i < r->loaded; i++)
+        hdp_model_free(&r->models[i]);
+    free(r->models);
+    free(r->gset);
+    memset(r, 0, sizeof *r);
+}
+
+int cli_rates_load(const char *cmd, const cli_common *common, double lo, double hi, long count,
+                   cli_rates *r)
+{
+    memset(r, 0, sizeof *r);
+    if (common->nsets + 1 > MAX_SETS) {
+        fprintf(stderr, "hdpsgd %s: error: too many --set options\n", cmd);
+        return EXIT_BAD_INPUT;
+    }
+    r->count = count;
+    r->models = calloc((size_t)count, sizeof *r->models);
+    r->gset = calloc((size_t)count, sizeof *r->gset);
+    if (!r->models || !r->gset) {
+        cli_rates_free(r);
+        fprintf(stderr, "hdpsgd %s: error: out of memory\n", cmd);
+        return EXIT_NUMERIC;
+    }
+    int rc = 0;
+    for (long i = 0; i < count && !rc; i++) {
+        cli_common c = *common;
+        snprintf(r->gset[i], sizeof r->gset[i], "data.gamma=%.17g", hdp_rates_gamma(lo, hi, count, i));
+        c.sets[c.nsets++] = r->gset[i];
+        if (!(rc = cli_load_model(&c, &r->models[i])))
+            r->loaded++;
+    }
+    if (rc)
+        cli_rates_free(r);
+    return rc;
 }

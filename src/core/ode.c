@@ -469,6 +469,20 @@ static hdp_status choose_bins(const hdp_model *m, hdp_spectrum *spec, hdp_ode_re
     return st;
 }
 
+/* bins = auto refines spec in place (choose_bins); then the solve on its bins */
+static hdp_status solve_spectrum(const hdp_model *m, hdp_spectrum *spec, hdp_ode_result *res,
+                                 hdp_error *err)
+{
+    hdp_status st = HDP_OK;
+    if (m->bins == HDP_BINS_AUTO)
+        st = choose_bins(m, spec, res, err);
+    double binning = res->binning_seconds;
+    if (st == HDP_OK)
+        st = solve_binned(m, spec, m->points, res, err);
+    res->binning_seconds = binning;
+    return st;
+}
+
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
 {
     HDP_ZERO(res);
@@ -479,12 +493,29 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
     memset(res, 0, sizeof *res);
     hdp_spectrum spec;
     hdp_status st = hdp_spectrum_build(m, &spec, err);
-    if (st == HDP_OK && m->bins == HDP_BINS_AUTO)
-        st = choose_bins(m, &spec, res, err);
-    double binning = res->binning_seconds;
     if (st == HDP_OK)
-        st = solve_binned(m, &spec, m->points, res, err);
-    res->binning_seconds = binning;
+        st = solve_spectrum(m, &spec, res, err);
+    hdp_spectrum_free(&spec);
+    return st;
+}
+
+hdp_status hdp_ode_solve_problem(const hdp_model *m, const hdp_problem *pb, hdp_ode_result *res,
+                                 hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, res);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    if (hdp_problem_check(pb, m, "hdp_ode_solve_problem", err) != HDP_OK)
+        return HDP_EINPUT;
+    if (m->bins != HDP_BINS_AUTO)
+        return solve_binned(m, &pb->spec, m->points, res, err);
+    hdp_spectrum spec; /* bins = auto refines the bins: on a copy */
+    hdp_status st = hdp_spectrum_copy(&pb->spec, &spec, err);
+    if (st == HDP_OK)
+        st = solve_spectrum(m, &spec, res, err);
     hdp_spectrum_free(&spec);
     return st;
 }

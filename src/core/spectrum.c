@@ -27,6 +27,28 @@ void hdp_spectrum_free(hdp_spectrum *spec)
     memset(spec, 0, sizeof *spec);
 }
 
+hdp_status hdp_spectrum_copy(const hdp_spectrum *src, hdp_spectrum *dst, hdp_error *err)
+{
+    HDP_ZERO(dst);
+    HDP_REQUIRE(err, src);
+    HDP_REQUIRE(err, dst);
+    *dst = *src;
+    dst->lambda = malloc(sizeof(double) * (size_t)(src->d > 0 ? src->d : 1));
+    dst->bin_lambda = malloc(sizeof(double) * (size_t)(src->m > 0 ? src->m : 1));
+    dst->bin_weight = malloc(sizeof(double) * (size_t)(src->m > 0 ? src->m : 1));
+    if (!dst->lambda || !dst->bin_lambda || !dst->bin_weight) {
+        hdp_spectrum_free(dst);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for a spectrum of d = %ld", src->d);
+    }
+    if (src->d > 0 && src->lambda)
+        memcpy(dst->lambda, src->lambda, sizeof(double) * (size_t)src->d);
+    if (src->m > 0 && src->bin_lambda && src->bin_weight) {
+        memcpy(dst->bin_lambda, src->bin_lambda, sizeof(double) * (size_t)src->m);
+        memcpy(dst->bin_weight, src->bin_weight, sizeof(double) * (size_t)src->m);
+    }
+    return HDP_OK;
+}
+
 hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error *err)
 {
     HDP_ZERO(spec);

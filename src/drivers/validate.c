@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "hdpsgd/grid.h"
 #include "hdpsgd/privacy.h"
 
 hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *mc,
@@ -62,6 +63,30 @@ void hdp_validate_free(hdp_validate_result *v)
     hdp_mc_result_free(&v->sde);
 }
 
+/* the ODE, the Monte Carlo and (with_sde) the SDE on one problem, each compared with the ODE */
+static hdp_status run_sides(const hdp_model *m, const hdp_problem *pb, const hdp_mc_options *opt,
+                            int with_sde, hdp_validate_result *v, hdp_error *err)
+{
+    hdp_status st = hdp_ode_solve_problem(m, pb, &v->ode, err);
+    if (st != HDP_OK)
+        return st;
+    if ((st = hdp_sim_run_problem(m, pb, opt, &v->sim, err)) != HDP_OK)
+        return st;
+    if ((st = hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side, err)) !=
+        HDP_OK)
+        return st;
+    v->pass = v->sim_side.pass;
+    if (with_sde) {
+        if ((st = hdp_sde_run_problem(m, pb, opt, &v->sde, err)) != HDP_OK)
+            return st;
+        if ((st = hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side,
+                                       err)) != HDP_OK)
+            return st;
+        v->pass = v->pass && v->sde_side.pass;
+    }
+    return HDP_OK;
+}
+
 hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int with_sde,
                             hdp_validate_result *v, hdp_error *err)
 {
@@ -78,22 +103,77 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
     v->delta = 1.0 / (double)m->n;
     v->epsilon_cks = hdp_zcdp_epsilon_cks(v->rho_z, v->delta);
     v->epsilon_bs = hdp_zcdp_epsilon_bs(v->rho_z, v->delta);
-    hdp_status st = hdp_ode_solve(m, &v->ode, err);
+    /* one problem (spectrum, bins, schedule) for the three sides */
+    hdp_problem pb;
+    hdp_status st = hdp_problem_build(m, &pb, err);
+    if (st == HDP_OK)
+        st = run_sides(m, &pb, opt, with_sde, v, err);
+    hdp_problem_free(&pb);
+    return st;
+}
+
+/* ---- scaling in n ---- */
+
+typedef struct {
+    const hdp_model *base;
+    const hdp_mc_options *opt;
+    hdp_validate_load_fn load;
+    void *user;
+    hdp_validate_scaling_result *res;
+} scaling_ctx;
+
+static hdp_status level_job(void *user, long l, void *row, hdp_error *err)
+{
+    (void)row;
+    scaling_ctx *c = user;
+    long f = 1L << (2 * l);
+    hdp_model m;
+    memset(&m, 0, sizeof m);
+    hdp_status st = c->load(c->user, l, c->base->d * f, c->base->n * f, &m, err);
     if (st != HDP_OK)
         return st;
-    if ((st = hdp_sim_run(m, opt, &v->sim, err)) != HDP_OK)
+    hdp_validate_result v;
+    st = hdp_validate_run(&m, c->opt, 0, &v, err);
+    if (st == HDP_OK)
+        c->res->level[l] = (hdp_validate_level){m.n, m.d, v.sim_side.max_abs_dev,
+                                                v.sim_side.max_rel_dev, v.sim_side.max_z};
+    hdp_validate_free(&v);
+    hdp_model_free(&m);
+    return st;
+}
+
+hdp_status hdp_validate_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
+                                hdp_validate_load_fn load, void *user,
+                                hdp_validate_scaling_result *res, hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, base);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, load);
+    HDP_REQUIRE(err, res);
+    if (K < 1 || K > HDP_VALIDATE_MAX_LEVELS)
+        return hdp_fail(err, HDP_EINPUT, "hdp_validate_scaling: %ld levels: expected 1 to %d", K,
+                        HDP_VALIDATE_MAX_LEVELS);
+    if (base->spectrum == HDP_SPECTRUM_FILE)
+        return hdp_fail(err, HDP_EINPUT, "--scaling needs a generated spectrum (data.spectrum = "
+                        "isotropic | powerlaw | twolevel), not a file");
+    scaling_ctx c = {base, opt, load, user, res};
+    hdp_grid_spec g = {.count = K, .job = level_job, .user = &c};
+    hdp_status st = hdp_grid_each(&g, err);
+    if (st != HDP_OK)
         return st;
-    if ((st = hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side, err)) !=
-        HDP_OK)
-        return st;
-    v->pass = v->sim_side.pass;
-    if (with_sde) {
-        if ((st = hdp_sde_run(m, opt, &v->sde, err)) != HDP_OK)
-            return st;
-        if ((st = hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side,
-                                       err)) != HDP_OK)
-            return st;
-        v->pass = v->pass && v->sde_side.pass;
+    res->levels = K;
+    /* least-squares slope of log(max_abs_dev) against log(n) */
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (long l = 0; l < K; l++) {
+        double x = log((double)res->level[l].n), y = log(res->level[l].max_abs_dev);
+        sx += x; sy += y; sxx += x * x; sxy += x * y;
     }
+    res->slope = K >= 2 ? (K * sxy - sx * sy) / (K * sxx - sx * sx) : NAN;
+    double n0 = (double)res->level[0].n, n1 = (double)res->level[K - 1].n;
+    res->theory_slope = (log(log(n1) * log(n1) / sqrt(n1)) - log(log(n0) * log(n0) / sqrt(n0))) /
+                        (log(n1) - log(n0));
+    for (long l = 0; l < K; l++)
+        if (res->level[l].max_z > res->max_z) res->max_z = res->level[l].max_z;
     return HDP_OK;
 }

@@ -190,15 +190,21 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    memset(res, 0, sizeof *res);
-    hdp_status st = hdp_mc_check_options(opt, err);
+    return hdp_mc_with_problem(m, opt, res, hdp_sim_run_problem, err);
+}
+
+hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
+                               const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
-    hdp_spectrum spec;
-    if ((st = hdp_spectrum_build(m, &spec, err)) != HDP_OK)
-        return st;
+    const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;
     sim_ctx c;
     memset(&c, 0, sizeof c);
@@ -207,7 +213,7 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
         goto done;
     }
-    hdp_sched_from_model(m, &c.sched);
+    c.sched = pb->sched;
     for (long i = 0; i < d; i++)
         c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
     c.d = d;
@@ -226,6 +232,5 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     res->rho_accounted = hdp_privacy_accountant_schedule(&c.sched, n);
 done:
     free(c.sqrt_lambda);
-    hdp_spectrum_free(&spec);
     return st;
 }

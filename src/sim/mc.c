@@ -286,6 +286,29 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
     return HDP_OK;
 }
 
+hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
+                                const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
+                                hdp_error *err)
+{
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    if (hdp_problem_check(pb, m, who, err) != HDP_OK)
+        return HDP_EINPUT;
+    memset(res, 0, sizeof *res);
+    return hdp_mc_check_options(opt, err);
+}
+
+hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
+                               hdp_mc_problem_fn run, hdp_error *err)
+{
+    hdp_problem pb;
+    hdp_status st = hdp_problem_build(m, &pb, err);
+    if (st == HDP_OK)
+        st = run(m, &pb, opt, res, err);
+    hdp_problem_free(&pb);
+    return st;
+}
+
 /* ---- helpers of the methods ---- */
 
 double hdp_mc_threshold(const hdp_model *m)

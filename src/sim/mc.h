@@ -129,6 +129,21 @@ double hdp_mc_threshold(const hdp_model *m);
  * checks its step itself. */
 hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err);
 
+/* The checks that a method's entry on a shared problem (hdp_sim_run_problem,
+ * hdp_sde_run_problem; `who`) makes after its NULL checks: the model finalized, the problem
+ * built from it, the options valid; res zeroed. */
+hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
+                                const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
+                                hdp_error *err);
+
+/* A method's entry on a model: build the problem of m, run the method on it (run: its
+ * entry on a shared problem), free the problem. */
+typedef hdp_status (*hdp_mc_problem_fn)(const hdp_model *m, const hdp_problem *pb,
+                                        const hdp_mc_options *opt, hdp_mc_result *res,
+                                        hdp_error *err);
+hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
+                               hdp_mc_problem_fn run, hdp_error *err);
+
 /* theta* uniform on the sphere of the given radius (a normalised Gaussian
  * vector, THEORY 1), stored as e = theta_0 - theta* = -theta*. */
 void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e);

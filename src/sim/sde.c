@@ -306,10 +306,18 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    memset(res, 0, sizeof *res);
-    hdp_status st = hdp_mc_check_options(opt, err);
+    return hdp_mc_with_problem(m, opt, res, hdp_sde_run_problem, err);
+}
+
+hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
+                               const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sde_run_problem", err);
     if (st != HDP_OK)
         return st;
     if (!(opt->sde_step >= 0 && opt->sde_step <= 1))
@@ -322,9 +330,7 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
         return hdp_fail(err, HDP_EINPUT, "SDE step h = %g gives N = round(1/h) = %g steps",
                         h, Nd);
     long N = (long)Nd;
-    hdp_spectrum spec;
-    if ((st = hdp_spectrum_build(m, &spec, err)) != HDP_OK)
-        return st;
+    const hdp_spectrum spec = pb->spec; /* borrowed */
     sde_ctx c;
     memset(&c, 0, sizeof c);
     c.sqrt_lambda = hdp_mc_vec_alloc(d);
@@ -332,8 +338,7 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
         goto done;
     }
-    hdp_schedule s;
-    hdp_sched_from_model(m, &s);
+    hdp_schedule s = pb->sched;
     c.sched = s;
     c.q_scale = 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(h);
     for (long i = 0; i < d; i++)
@@ -372,6 +377,5 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
 done:
     hdp_mc_clip_table_free(&c.table);
     free(c.sqrt_lambda);
-    hdp_spectrum_free(&spec);
     return st;
 }

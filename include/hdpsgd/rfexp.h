@@ -1,0 +1,82 @@
+/*
+ * hdpsgd/rfexp.h — the rf experiments driver: seed 003's Fig. 2 on random features
+ * (THEORY.md 6, 7; hdpsgd/rf.h), the computations of `hdpsgd rf-experiment P1|P2|P3|P4`.
+ * It prints nothing: progress goes through callbacks; the command line writes the CSV
+ * and the figure.
+ *
+ * An experiment is a grid of feature counts p (P1: 9 values from 31 to 20000, --full 25 up
+ * to 40000 and n; P2, P3: 4000, 8000, 16000, --full 32000; P4: rf.p alone), run on the grid
+ * runner; at each p the problem is built once and DP-GD runs (hdp_rf_dpgd_final) for a grid
+ * of configurations (C, CT): C_clip = C sqrt(p), T = round(CT d/(eta p)) >= 1, sigma
+ * calibrated at the model's epsilon and delta (dpgd.delta, or 1/n). P1: C in {0.5, 1} x CT
+ * in {2, 5} (--full {0.2, 0.5, 1} x {2, 5, 10}), eta = dpgd.eta or 1/p, the best kept;
+ * P2, P3: C = dpgd.C, 9 CT from 10^-0.5 to 10^1.5 (--full 21), eta = dpgd.eta or 1/p_max,
+ * with the OU closed form and gradient flow at tau = eta T; P4: 8 x 8 (--full 20 x 20) C in
+ * 10^[-2, 1.5], CT in 10^[-1.5, 2] (--full 2.5), eta = dpgd.eta or 1/p. Each configuration
+ * runs `runs` times on consecutive streams (1, 2, ... over the whole experiment), so the
+ * results are the same for any number of threads.
+ */
+#ifndef HDPSGD_RFEXP_H
+#define HDPSGD_RFEXP_H
+
+#include "hdpsgd/rf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { HDP_RFEXP_P1, HDP_RFEXP_P2, HDP_RFEXP_P3, HDP_RFEXP_P4 } hdp_rfexp_kind;
+
+#define HDP_RFEXP_MAX_PS 40
+#define HDP_RFEXP_MAX_C 20
+#define HDP_RFEXP_MAX_CT 21
+
+/* One configuration (C, CT) at one p: its calibrated DP-GD and the mean over its runs. */
+typedef struct {
+    hdp_rf_dpgd q;
+    double test, test_se, train, clipped;
+    double ou_test, gf_test;    /* P2, P3: the OU closed form and gradient flow at tau */
+} hdp_rfexp_config;
+
+/* One p. */
+typedef struct {
+    long p;
+    double eta;
+    double minnorm_test, minnorm_train, zero_test;
+    long modes;                 /* rank kept */
+    double lambda_max;          /* the largest OU rate 2 s_1^2 / n */
+    hdp_rfexp_config *cfg;      /* [nC x nCT], C-major */
+    long best;                  /* P1: the configuration of lowest test loss */
+    int zcdp;                   /* 1: the first configuration calibrated by the zCDP route
+                                   in the experiment is at this p (see zcdp_q) */
+    hdp_rf_dpgd zcdp_q;
+    double build_seconds, dpgd_seconds;
+} hdp_rfexp_point;
+
+typedef struct {
+    hdp_rfexp_kind kind;
+    int full;
+    long runs;                  /* per configuration */
+    int np;
+    long ps[HDP_RFEXP_MAX_PS];
+    int nC, nCT;
+    double Cs[HDP_RFEXP_MAX_C], CTs[HDP_RFEXP_MAX_CT];
+    hdp_rfexp_point *points;    /* [np] */
+} hdp_rfexp;
+
+/* Called after each p with its point (index i of np). */
+typedef void (*hdp_rfexp_progress_fn)(const hdp_rfexp *xp, int i, void *user);
+
+/* Run experiment `kind` on the finalized model (rf and dpgd keys). bar (may be NULL) gets
+ * the DP-GD runs of each p as they finish; progress (may be NULL) each p. Release xp with
+ * hdp_rfexp_free in every case. */
+hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
+                         int threads, hdp_rf_progress_fn bar, void *bar_user,
+                         hdp_rfexp_progress_fn progress, void *user, hdp_rfexp *xp,
+                         hdp_error *err);
+void hdp_rfexp_free(hdp_rfexp *xp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

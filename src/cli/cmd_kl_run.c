@@ -1,0 +1,381 @@
+/*
+ * cmd_kl_run.c — `hdpsgd kl run`: noisy GD on the linearised ReLU network against epochs
+ * (seed 001 Fig. 1), depth (Fig. 2a, 2b) or width (Fig. 2c). The runs are the driver's
+ * (hdpsgd/klsweep.h); this file prints the tables and writes the CSV, the JSON and the
+ * figures.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "io/plot.h"
+#include "kl_cli.h"
+
+static void unstable_message(const hdp_model *m, const hdp_kl_spec *s, double eta_lambda_max,
+                             const char *how)
+{
+    fprintf(stderr,
+            "hdpsgd kl: %s: [kl] eta = %g: %s, depth %d, width %ld: eta lambda_max(K)/n = %.4g >= 2, "
+            "noisy GD on the squared loss diverges; use eta < %.3g (or loss = logistic)\n",
+            how, m->kl_eta, hdp_kl_init_name(s->arch.init), s->arch.L, s->arch.m,
+            eta_lambda_max, 2.0 * m->kl_eta / eta_lambda_max);
+}
+
+/* ---- --vs epochs ---- */
+
+typedef struct {
+    const hdp_model *m;
+    const hdp_kl_epochs *ep;
+} epochs_ctx;
+
+static void epochs_print(const hdp_model *m, const hdp_kl_epochs *ep)
+{
+    const long E = m->kl_epochs, n = m->kl_n;
+    const double T = m->kl_eta * (double)E;
+    const int sq = m->kl_loss == HDP_KL_SQUARED;
+    printf("Noisy GD on the linearised ReLU network (seed 001 eq. 3, Appendix E): d = %ld, width %ld, "
+           "depth %ld, o = %ld, n = %ld, %s loss,\nsigma = %g, eta = %g, %ld epochs (T = %g), %ld "
+           "initialisations x %ld noise paths. KL of all iterates for the worst remove-one\n"
+           "neighbour, constant c = 4 (seed 001's c = 2 doubles every KL).\n",
+           m->kl_d, m->kl_width, m->kl_depth, m->kl_o, n, hdp_kl_loss_name(m->kl_loss), m->kl_sigma,
+           m->kl_eta, E, T, m->kl_inits, m->kl_runs);
+    printf("  %-7s %11s %10s %10s", "scheme", "KL (MC)", "stderr", "sd(init)");
+    if (sq)
+        printf(" %11s %7s %11s", "KL exact", "z", "last iter.");
+    printf(" %11s %11s %11s %9s %10s %10s %7s\n", "seed c=2", "bound c=4", "bound c=2",
+           "delta", "B", "E||J||^2", "secs");
+    for (int k = 0; k < 4; k++) {
+        if (!ep->want[k])
+            continue;
+        const hdp_kl_run_result *r = &ep->res[k];
+        printf("  %-7s %11.5g %10.3g %10.3g", hdp_kl_init_name(k), r->kl_mc[E], r->kl_mc_se[E],
+               r->kl_init_sd[E]);
+        if (sq)
+            printf(" %11.5g %7.2f %11.5g", r->kl_exact[E],
+                   (r->kl_mc[E] - r->kl_exact[E]) / r->kl_mc_se_path[E], r->kl_final[E]);
+        printf(" %11.5g %11.5g %11.5g %9.4g %10.5g %10.5g %7.2f\n", HDP_KL_C / HDP_KL_C_SEED * r->kl_mc[E],
+               hdp_kl_bound(ep->B[k], T, n, m->kl_sigma, HDP_KL_C),
+               hdp_kl_bound(ep->B[k], T, n, m->kl_sigma, HDP_KL_C_SEED),
+               hdp_kl_pinsker_delta(r->kl_mc[E]), ep->B[k], r->grad2, r->seconds);
+    }
+    if (sq)
+        printf("  z = (MC - exact)/(path stderr); 'last iter.' = exact KL of the law of the last "
+               "iterate (<= the KL of all iterates)\n");
+    printf("  bound = Corollary 4.2 (|l'| <= 1, e.g. logistic); delta = Pinsker sqrt(KL/2) of the "
+           "MC value (c = 4)\n");
+}
+
+static void epochs_table(FILE *f, const void *ctx)
+{
+    const epochs_ctx *c = ctx;
+    const hdp_model *m = c->m;
+    const hdp_kl_epochs *ep = c->ep;
+    kl_meta(f, "run --vs epochs: KL of noisy GD against epochs (seed 001 Fig. 1)", m);
+    fprintf(f, "epoch,T");
+    for (int k = 0; k < 4; k++)
+        if (ep->want[k]) {
+            const char *s = hdp_kl_init_name(k);
+            fprintf(f, ",%s_kl,%s_kl_se,%s_kl_sd,%s_kl_max,%s_kl_exact,%s_kl_final,%s_loss,"
+                       "%s_bound,%s_bound_seed", s, s, s, s, s, s, s, s, s);
+        }
+    fprintf(f, "\n");
+    for (long e = 0; e <= m->kl_epochs; e++) {
+        fprintf(f, "%ld,%.10g", e, m->kl_eta * (double)e);
+        for (int k = 0; k < 4; k++)
+            if (ep->want[k]) {
+                const hdp_kl_run_result *r = &ep->res[k];
+                const double Te = m->kl_eta * (double)e;
+                char ex[40], fi[40]; /* exact values: squared loss only */
+                fprintf(f, ",%.10g,%.6g,%.6g,%.10g,%s,%s,%.10g,%.10g,%.10g", r->kl_mc[e],
+                        r->kl_mc_se[e], r->kl_init_sd[e], r->kl_mc_max[e],
+                        hdp_csv_field(ex, sizeof ex, "%.10g", r->kl_exact[e]),
+                        hdp_csv_field(fi, sizeof fi, "%.10g", r->kl_final[e]), r->train_loss[e],
+                        hdp_kl_bound(ep->B[k], Te, m->kl_n, m->kl_sigma, HDP_KL_C),
+                        hdp_kl_bound(ep->B[k], Te, m->kl_n, m->kl_sigma, HDP_KL_C_SEED));
+            }
+        fprintf(f, "\n");
+    }
+}
+
+/* one scheme's keys, <scheme>_<name> */
+static void epochs_json_scheme(hdp_json *j, const hdp_model *m, const hdp_kl_run_result *r,
+                               double B, const char *s)
+{
+    const long E = m->kl_epochs, n = m->kl_n;
+    const double T = m->kl_eta * (double)E;
+    const int sq = m->kl_loss == HDP_KL_SQUARED;
+    char key[64];
+#define KEY(name) (snprintf(key, sizeof key, "%s_%s", s, name), key)
+    hdp_json_num(j, KEY("kl"), r->kl_mc[E]);
+    hdp_json_num(j, KEY("kl_stderr"), r->kl_mc_se[E]);
+    hdp_json_num(j, KEY("kl_stderr_path"), r->kl_mc_se_path[E]);
+    hdp_json_num(j, KEY("kl_init_sd"), r->kl_init_sd[E]);
+    hdp_json_num(j, KEY("kl_max"), r->kl_mc_max[E]);
+    hdp_json_num(j, KEY("kl_exact"), r->kl_exact[E]);
+    hdp_json_num(j, KEY("kl_last_iterate"), r->kl_final[E]);
+    hdp_json_num(j, KEY("kl_seed_constant"), HDP_KL_C / HDP_KL_C_SEED * r->kl_mc[E]);
+    hdp_json_num(j, KEY("z_exact"), sq ? (r->kl_mc[E] - r->kl_exact[E]) / r->kl_mc_se_path[E]
+                                       : NAN);
+    hdp_json_num(j, KEY("bound"), hdp_kl_bound(B, T, n, m->kl_sigma, HDP_KL_C));
+    hdp_json_num(j, KEY("bound_seed"), hdp_kl_bound(B, T, n, m->kl_sigma, HDP_KL_C_SEED));
+    hdp_json_num(j, KEY("pinsker_delta"), hdp_kl_pinsker_delta(r->kl_mc[E]));
+    hdp_json_num(j, KEY("B"), B);
+    hdp_json_num(j, KEY("grad2"), r->grad2);
+    hdp_json_int(j, KEY("worst_sample"), r->worst);
+    hdp_json_num(j, KEY("eta_lambda_max"), r->eta_lambda_max);
+    hdp_json_num(j, KEY("R_lazy"), r->R_lazy);
+    hdp_json_int(j, KEY("rank"), r->rank);
+    hdp_json_num(j, KEY("train_loss"), r->train_loss[E]);
+    hdp_json_num(j, KEY("seconds"), r->seconds);
+#undef KEY
+}
+
+static void epochs_json(hdp_json *j, const void *ctx)
+{
+    const epochs_ctx *c = ctx;
+    const hdp_model *m = c->m;
+    for (int k = 0; k < 4; k++)
+        if (c->ep->want[k])
+            epochs_json_scheme(j, m, &c->ep->res[k], c->ep->B[k], hdp_kl_init_name(k));
+    hdp_json_num(j, "c", HDP_KL_C);
+    hdp_json_int(j, "epochs", m->kl_epochs);
+    hdp_json_num(j, "T", m->kl_eta * (double)m->kl_epochs);
+    hdp_json_int(j, "n", m->kl_n);
+    hdp_json_num(j, "sigma", m->kl_sigma);
+    hdp_json_num(j, "eta", m->kl_eta);
+    hdp_json_str(j, "loss", hdp_kl_loss_name(m->kl_loss));
+    hdp_json_int(j, "inits", m->kl_inits);
+    hdp_json_int(j, "runs", m->kl_runs);
+    hdp_json_uint(j, "seed", m->seed);
+}
+
+static void epochs_figure(const hdp_model *m, const int *want, const char *fig, const char *data)
+{
+    char extra[2048] = "", title[512], schemes[64];
+    kl_schemes_text(want, schemes, sizeof schemes);
+    snprintf(title, sizeof title,
+             "KL privacy of noisy GD on the linearised ReLU network (seed 001 Fig. 1)\nwidth %ld, "
+             "depth %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
+             m->kl_width, m->kl_depth, m->kl_d, m->kl_n, hdp_kl_loss_name(m->kl_loss), m->kl_sigma,
+             m->kl_eta);
+    hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
+    hdp_plot_assign(extra, sizeof extra, "title_text", title);
+    size_t len = strlen(extra);
+    snprintf(extra + len, sizeof extra - len, "squared=%d\n", m->kl_loss == HDP_KL_SQUARED);
+    kl_draw("kl-epochs", fig, data, extra);
+}
+
+static int run_epochs(const hdp_model *m, int threads, const int *want, const kl_args *a)
+{
+    hdp_error err;
+    hdp_error_clear(&err);
+    int rc = 0;
+    hdp_kl_epochs ep;
+    hdp_status st = hdp_kl_epochs_run(m, want, threads, &ep, &err);
+    for (int k = 0; k < 4; k++)
+        if (ep.want[k] && ep.res[k].unstable) {
+            unstable_message(m, &ep.spec[k], ep.res[k].eta_lambda_max, "error");
+            rc = EXIT_NUMERIC;
+        }
+    if (st != HDP_OK || rc) {
+        hdp_kl_epochs_free(&ep);
+        return st != HDP_OK ? cli_fail("kl", &err) : rc;
+    }
+    epochs_print(m, &ep);
+    char data[HDP_OUT_PATH_MAX + 32];
+    epochs_ctx c = {m, &ep};
+    rc = kl_write(a, epochs_table, epochs_json, &c, data, sizeof data);
+    hdp_kl_epochs_free(&ep);
+    if (rc)
+        return rc;
+    if (a->figure)
+        epochs_figure(m, want, a->figure, data);
+    return 0;
+}
+
+/* ---- --vs depth or --vs width: the KL after round(0.4 epochs) and after `epochs` epochs ---- */
+
+/* a warning for an unstable point, the progress on a terminal and a line of the table after
+ * each point */
+typedef struct {
+    const hdp_model *m;
+    int tty;
+} sweep_out;
+
+static void sweep_line(const hdp_klsweep *sw, int i, int k, const hdp_kl_spec *s, long done,
+                       long total, void *user)
+{
+    const sweep_out *o = user;
+    const hdp_klsweep_point *p = &sw->points[i * 4 + k];
+    if (p->unstable)
+        unstable_message(o->m, s, p->eta_lambda_max, "warning (point left out)");
+    if (o->tty)
+        fprintf(stderr, "\r[%ld/%ld]", done, total);
+    printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f\n", hdp_kl_init_name(k),
+           sw->xs[i], p->kle, p->see, p->kl, p->se,
+           hdp_kl_bound(p->B, sw->T, o->m->kl_n, o->m->kl_sigma, HDP_KL_C), p->B, p->seconds);
+}
+
+static void sweep_header(const hdp_model *m, const hdp_klsweep *sw)
+{
+    const int by_depth = sw->by_depth;
+    printf("Noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2%s): d = %ld, %s %ld, "
+           "o = %ld, n = %ld,\n%s loss, sigma = %g, eta = %g, KL after %ld and %ld epochs (T = %g, "
+           "%g), %ld initialisations x %ld noise paths; c = 4.\n",
+           by_depth ? "depth" : "width", by_depth ? "a, 2b" : "c", m->kl_d,
+           by_depth ? "width" : "depth", by_depth ? m->kl_width : m->kl_depth, m->kl_o, m->kl_n,
+           hdp_kl_loss_name(m->kl_loss), m->kl_sigma, m->kl_eta, sw->Ee, sw->E, sw->Te, sw->T,
+           m->kl_inits, m->kl_runs);
+    printf("  %-7s %6s %12s %10s %12s %10s %12s %12s %7s\n", "scheme", by_depth ? "L" : "m",
+           "KL early", "stderr", "KL final", "stderr", "bound c=4", "B", "secs");
+}
+
+typedef struct {
+    const hdp_model *m;
+    const hdp_klsweep *sw;
+} sweep_ctx;
+
+static void sweep_table(FILE *f, const void *ctx)
+{
+    const sweep_ctx *c = ctx;
+    const hdp_model *m = c->m;
+    const hdp_klsweep *sw = c->sw;
+    kl_meta(f, sw->by_depth ? "run --vs depth: KL of noisy GD against depth (seed 001 Fig. 2a, 2b)"
+                            : "run --vs width: KL of noisy GD against width (seed 001 Fig. 2c)", m);
+    fprintf(f, "# early = after %ld epochs (T = %g), final = after %ld epochs (T = %g)\n", sw->Ee,
+            sw->Te, sw->E, sw->T);
+    fprintf(f, "%s", sw->by_depth ? "depth" : "width");
+    for (int k = 0; k < 4; k++)
+        if (sw->want[k]) {
+            const char *s = hdp_kl_init_name(k);
+            fprintf(f, ",%s_kl_early,%s_kl_early_se,%s_kl,%s_kl_se,%s_exact_early,%s_exact,"
+                       "%s_bound_early,%s_bound,%s_B,%s_grad2", s, s, s, s, s, s, s, s, s, s);
+        }
+    fprintf(f, "\n");
+    for (int i = 0; i < sw->nx; i++) {
+        fprintf(f, "%ld", sw->xs[i]);
+        for (int k = 0; k < 4; k++)
+            if (sw->want[k]) {
+                const hdp_klsweep_point *p = &sw->points[i * 4 + k];
+                char ee[40], ex[40]; /* exact values: squared loss only */
+                fprintf(f, ",%.10g,%.6g,%.10g,%.6g,%s,%s,%.10g,%.10g,%.10g,%.10g", p->kle,
+                        p->see, p->kl, p->se, hdp_csv_field(ee, sizeof ee, "%.10g", p->exacte),
+                        hdp_csv_field(ex, sizeof ex, "%.10g", p->exact),
+                        hdp_kl_bound(p->B, sw->Te, m->kl_n, m->kl_sigma, HDP_KL_C),
+                        hdp_kl_bound(p->B, sw->T, m->kl_n, m->kl_sigma, HDP_KL_C), p->B, p->grad2);
+            }
+        fprintf(f, "\n");
+    }
+}
+
+static void sweep_json(hdp_json *j, const void *ctx)
+{
+    const hdp_klsweep *sw = ((const sweep_ctx *)ctx)->sw;
+    hdp_json_int(j, "count", sw->nx);
+    for (int i = 0; i < sw->nx; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "%s_%d", sw->by_depth ? "depth" : "width", i);
+        hdp_json_int(j, key, sw->xs[i]);
+        for (int k = 0; k < 4; k++)
+            if (sw->want[k]) {
+                const hdp_klsweep_point *p = &sw->points[i * 4 + k];
+                snprintf(key, sizeof key, "%s_kl_%d", hdp_kl_init_name(k), i);
+                hdp_json_num(j, key, p->kl);
+                snprintf(key, sizeof key, "%s_kl_stderr_%d", hdp_kl_init_name(k), i);
+                hdp_json_num(j, key, p->se);
+                snprintf(key, sizeof key, "%s_kl_early_%d", hdp_kl_init_name(k), i);
+                hdp_json_num(j, key, p->kle);
+                snprintf(key, sizeof key, "%s_B_%d", hdp_kl_init_name(k), i);
+                hdp_json_num(j, key, p->B);
+            }
+    }
+    hdp_json_int(j, "epochs", sw->E);
+    hdp_json_int(j, "epochs_early", sw->Ee);
+    hdp_json_num(j, "c", HDP_KL_C);
+}
+
+static void sweep_figure(const hdp_model *m, const hdp_klsweep *sw, const char *fig,
+                         const char *data)
+{
+    const int by_depth = sw->by_depth;
+    char extra[2048] = "", title[512], schemes[64];
+    kl_schemes_text(sw->want, schemes, sizeof schemes);
+    snprintf(title, sizeof title,
+             "KL privacy of noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2)\n"
+             "%s %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
+             by_depth ? "depth" : "width", by_depth ? "width" : "depth",
+             by_depth ? m->kl_width : m->kl_depth, m->kl_d, m->kl_n, hdp_kl_loss_name(m->kl_loss),
+             m->kl_sigma, m->kl_eta);
+    hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
+    hdp_plot_assign(extra, sizeof extra, "title_text", title);
+    hdp_plot_assign(extra, sizeof extra, "xname", by_depth ? "depth" : "width");
+    size_t len = strlen(extra);
+    snprintf(extra + len, sizeof extra - len, "epochs_early=%ld\nepochs_final=%ld\nsquared=%d\n",
+             sw->Ee, sw->E, m->kl_loss == HDP_KL_SQUARED);
+    kl_draw("kl-sweep", fig, data, extra);
+}
+
+static int run_sweep(const hdp_model *m, int threads, const int *want, int by_depth,
+                     const kl_args *a)
+{
+    long xs[KL_MAX_LIST];
+    int nx, rc;
+    if (by_depth)
+        rc = kl_parse_int_list("depths", a->depths ? a->depths : "2:12", 2, HDP_KL_MAX_DEPTH, xs,
+                               &nx);
+    else
+        rc = kl_parse_int_list("widths", a->widths ? a->widths : "16,32,64,128,256,512,1024", 1,
+                               100000000, xs, &nx);
+    if (rc)
+        return rc;
+    hdp_error err;
+    hdp_error_clear(&err);
+    /* check every point's spec before anything runs */
+    hdp_klsweep sw;
+    hdp_status st = hdp_klsweep_plan(m, by_depth, xs, nx, want, &sw, &err);
+    if (st == HDP_OK) {
+        sweep_out o = {m, isatty(fileno(stderr))};
+        sweep_header(m, &sw);
+        st = hdp_klsweep_run(&sw, m, threads, sweep_line, &o, &err);
+        if (o.tty)
+            fprintf(stderr, "\r%*s\r", 12, "");
+    }
+    if (st != HDP_OK) {
+        hdp_klsweep_free(&sw);
+        return cli_fail("kl", &err);
+    }
+    char data[HDP_OUT_PATH_MAX + 32];
+    sweep_ctx c = {m, &sw};
+    rc = kl_write(a, sweep_table, sweep_json, &c, data, sizeof data);
+    if (!rc && a->figure)
+        sweep_figure(m, &sw, a->figure, data);
+    hdp_klsweep_free(&sw);
+    return rc;
+}
+
+int kl_run(const hdp_model *m, int threads, const kl_args *a)
+{
+    int by = 0; /* 0 epochs, 1 depth, 2 width */
+    if (a->vs) {
+        if (!strcasecmp(a->vs, "epochs")) by = 0;
+        else if (!strcasecmp(a->vs, "depth")) by = 1;
+        else if (!strcasecmp(a->vs, "width")) by = 2;
+        else
+            return kl_bad("--vs '%s': expected epochs, depth or width", a->vs);
+    }
+    int want[4], nw, rc;
+    if (a->schemes) {
+        if ((rc = kl_parse_schemes(a->schemes, want, &nw)))
+            return rc;
+    } else if (by == 0) {
+        for (int k = 0; k < 4; k++)
+            want[k] = k == (int)m->kl_init;
+    } else {
+        for (int k = 0; k < 4; k++)
+            want[k] = 1;
+    }
+    return by == 0 ? run_epochs(m, threads, want, a) : run_sweep(m, threads, want, by == 1, a);
+}

@@ -1,0 +1,216 @@
+/*
+ * cmd_nc_sweep.c — `hdpsgd nc --sweep flat|perturb|remedy`: the error against the feature
+ * dimension p for a set of curves. The points are the driver's (hdpsgd/ncsweep.h); this
+ * file parses --ps, prints the progress lines and writes the CSV, the JSON and the figure
+ * (plots/nc-sweep.gp), all or nothing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/plot.h"
+#include "hdpsgd/privacy.h"
+#include "nc_cli.h"
+
+
+/* --ps: comma-separated integers >= 2, increasing. Returns the count or -1 (message printed). */
+static int parse_ps(const char *text, long *ps)
+{
+    int n = 0;
+    const char *c = text;
+    while (*c) {
+        char *end;
+        errno = 0;
+        long v = strtol(c, &end, 10);
+        if (end == c || errno || (*end && *end != ',') || v < 2 || v > 100000000L ||
+            (n > 0 && v <= ps[n - 1]) || n == HDP_NCSWEEP_MAX_PS) {
+            fprintf(stderr,
+                    "hdpsgd nc: error: --ps '%s': expected up to %d increasing integers >= 2 "
+                    "separated by commas (for example 10,100,1000)\n",
+                    text, HDP_NCSWEEP_MAX_PS);
+            return -1;
+        }
+        ps[n++] = v;
+        c = *end ? end + 1 : end;
+    }
+    if (n == 0) {
+        fprintf(stderr, "hdpsgd nc: error: --ps is empty\n");
+        return -1;
+    }
+    return n;
+}
+
+static void sweep_progress(const hdp_ncsweep *sw, long k, long count, void *user)
+{
+    (void)user;
+    const hdp_nc_point *pt = &sw->points[k];
+    fprintf(stderr, "hdpsgd nc --sweep %s: [%ld/%ld] %-22s p = %-6ld error %.4f +- %.4f",
+            sw->name, k + 1, count, sw->curves[pt->curve].name, pt->spec.p, pt->res.error_mean,
+            pt->res.error_stderr);
+    if (!isnan(pt->exact))
+        fprintf(stderr, " (exact %.4f)", pt->exact);
+    fprintf(stderr, "  %.2f s\n", pt->res.seconds);
+}
+
+/* JSON: per curve the flatness statistic and the growth from the first to the last p */
+static void sweep_json(FILE *jf, const hdp_ncsweep *sw, const hdp_nc_spec *base)
+{
+    const int np = sw->nps;
+    hdp_json j;
+    hdp_json_begin(&j, jf);
+    hdp_json_str(&j, "sweep", sw->name);
+    hdp_json_int(&j, "curves", sw->ncurves);
+    hdp_json_int(&j, "points", np);
+    hdp_json_int(&j, "p_first", sw->ps[0]);
+    hdp_json_int(&j, "p_last", sw->ps[np - 1]);
+    hdp_json_int(&j, "draws", sw->draws);
+    hdp_json_num(&j, "rho", base->rho);
+    hdp_json_num(&j, "delta", base->delta);
+    hdp_json_num(&j, "epsilon_per_step", hdp_zcdp_epsilon_cks(base->rho, base->delta));
+    for (int c = 0; c < sw->ncurves; c++) {
+        char key[128];
+        const hdp_nc_point *row = sw->points + c * np;
+        const char *name = sw->curves[c].name;
+        snprintf(key, sizeof key, "%s_error_first", name);
+        hdp_json_num(&j, key, row[0].res.error_mean);
+        snprintf(key, sizeof key, "%s_error_last", name);
+        hdp_json_num(&j, key, row[np - 1].res.error_mean);
+        snprintf(key, sizeof key, "%s_flat_z", name);
+        hdp_json_num(&j, key, hdp_ncsweep_flat_z(sw, c));
+        snprintf(key, sizeof key, "%s_max_z_exact", name);
+        hdp_json_num(&j, key, hdp_ncsweep_max_z_exact(sw, c));
+    }
+    hdp_json_num(&j, "seconds", sw->seconds);
+    hdp_json_end(&j);
+}
+
+/* the figure (plots/nc-sweep.gp) from the CSV's temporary file data */
+static hdp_status sweep_figure(const hdp_ncsweep *sw, const hdp_nc_spec *base, const char *data,
+                               const nc_args *a, hdp_error *err)
+{
+    char assign[8192] = "", title[512], buf[64];
+    double eps = hdp_zcdp_epsilon_cks(base->rho, base->delta);
+    const char *what_sweep =
+        !strcmp(sw->name, "flat")      ? "perfect collapse: the error does not depend on p"
+        : !strcmp(sw->name, "perturb") ? "perturbed features: the dimension comes back"
+                                       : "remedies: centring and PCA";
+    snprintf(title, sizeof title,
+             "NoisyGD on neural-collapse features (seed 004): %s\n"
+             "K = %ld, n = %ld, G = %g, ρ = %g zCDP per step → (ε, δ) = (%.3g, %g) per step; "
+             "β = %g; %ld draws per point",
+             what_sweep, base->K, base->n, base->G, base->rho, eps, base->delta, base->beta,
+             sw->draws);
+    hdp_plot_assign(assign, sizeof assign, "data_file", data);
+    hdp_plot_assign(assign, sizeof assign, "title_text", title);
+    for (int c = 0; c < sw->ncurves; c++) {
+        snprintf(buf, sizeof buf, "label_%d", c);
+        hdp_plot_assign(assign, sizeof assign, buf, sw->curves[c].label);
+        size_t len = strlen(assign);
+        snprintf(assign + len, sizeof assign - len, "ref_%d=%d\n", c, sw->curves[c].reference);
+    }
+    size_t len = strlen(assign);
+    double top = 0; /* the error axis: up to the highest point, at most 1 */
+    for (long k = 0; k < (long)sw->ncurves * sw->nps; k++) {
+        const hdp_nc_point *pt = &sw->points[k];
+        top = fmax(top, fmax(pt->res.error_mean + pt->res.error_stderr,
+                             isnan(pt->exact) ? 0 : pt->exact));
+    }
+    double ymax = fmin(1.04, fmax(0.1, 1.3 * top + 0.02));
+    snprintf(assign + len, sizeof assign - len, "ncurves=%d\nchance=%.17g\nymax=%.6g\n",
+             sw->ncurves, 1.0 - 1.0 / (double)base->K, ymax);
+    return hdp_plot_draw("nc-sweep", a->figure, assign, err);
+}
+
+/* The CSV and the JSON to their temporary files, the figure from the CSV's temporary file,
+ * then publish the two files: nothing is published unless all three were made. */
+static hdp_status sweep_write(const hdp_model *m, const hdp_ncsweep *sw, const hdp_nc_spec *base,
+                              const nc_args *a, hdp_error *err)
+{
+    char *json_text = NULL;
+    size_t json_len = 0;
+    FILE *jf = open_memstream(&json_text, &json_len);
+    if (jf) {
+        sweep_json(jf, sw, base);
+        fclose(jf);
+    }
+    hdp_outfile files[2];
+    memset(files, 0, sizeof files);
+    int nf = 0;
+    hdp_status st = jf ? hdp_out_open(&files[nf], a->csv, err)
+                       : hdp_fail(err, HDP_ENOMEM, "out of memory");
+    if (st == HDP_OK) {
+        char what[96];
+        snprintf(what, sizeof what, "--sweep %s: misclassification error against p", sw->name);
+        nc_meta(files[nf].f, what, m);
+        nc_csv_header(files[nf].f);
+        for (long k = 0; k < (long)sw->ncurves * sw->nps; k++)
+            nc_csv_row(files[nf].f, sw->curves[sw->points[k].curve].name, &sw->points[k]);
+        nf++;
+        if (fflush(files[0].f) != 0)
+            st = hdp_fail(err, HDP_EIO, "%s: cannot write: %s", a->csv, strerror(errno));
+    }
+    if (st == HDP_OK && a->json) {
+        st = hdp_out_open(&files[nf], a->json, err);
+        if (st == HDP_OK)
+            fputs(json_text, files[nf++].f);
+    }
+    free(json_text);
+    if (st == HDP_OK)
+        st = sweep_figure(sw, base, files[0].direct ? files[0].path : files[0].tmp, a, err);
+    if (st == HDP_OK)
+        st = hdp_out_commit_all(files, nf, err);
+    for (int i = 0; i < 2; i++)
+        hdp_out_abort(&files[i]);
+    return st;
+}
+
+int nc_sweep(hdp_model *m, const hdp_nc_spec *base, nc_args *a, int threads)
+{
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (!hdp_ncsweep_known(a->sweep)) {
+        fprintf(stderr, "hdpsgd nc: error: --sweep '%s': expected flat, perturb or remedy\n",
+                a->sweep);
+        return EXIT_BAD_INPUT;
+    }
+    long ps[HDP_NCSWEEP_MAX_PS];
+    int np = parse_ps(a->ps ? a->ps : "10,30,100,300,1000,3000,10000", ps);
+    if (np < 0)
+        return EXIT_BAD_INPUT;
+    /* every point's spec, checked before anything runs */
+    hdp_ncsweep sw;
+    if (hdp_ncsweep_plan(m, a->sweep, ps, np, &sw, &err) != HDP_OK) {
+        if (sw.failed_curve >= 0)
+            fprintf(stderr, "hdpsgd nc: curve '%s' of --sweep %s:\n",
+                    sw.curves[sw.failed_curve].name, a->sweep);
+        hdp_ncsweep_free(&sw);
+        return cli_fail("nc", &err);
+    }
+    char default_csv[128], default_fig[128];
+    snprintf(default_csv, sizeof default_csv, "nc-%s.csv", a->sweep);
+    snprintf(default_fig, sizeof default_fig, "nc-%s.png", a->sweep);
+    if (!a->csv) a->csv = default_csv;
+    if (!a->figure) a->figure = default_fig;
+    struct stat sb;
+    if (!strcmp(a->csv, "-") || (stat(a->csv, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+        fprintf(stderr, "hdpsgd nc: error: -o %s: --sweep writes its CSV to a regular file (the "
+                        "figure is drawn from it); nothing was run\n", a->csv);
+        hdp_ncsweep_free(&sw);
+        return EXIT_BAD_INPUT;
+    }
+    hdp_status st = hdp_ncsweep_run(&sw, threads, sweep_progress, NULL, &err);
+    if (st == HDP_OK)
+        st = sweep_write(m, &sw, base, a, &err);
+    double seconds = sw.seconds;
+    hdp_ncsweep_free(&sw);
+    if (st != HDP_OK)
+        return cli_fail("nc", &err);
+    fprintf(stderr, "hdpsgd nc --sweep %s: %.1f s of Monte Carlo -> %s, %s%s%s\n",
+            a->sweep, seconds, a->csv, a->figure, a->json ? ", " : "",
+            a->json ? a->json : "");
+    return 0;
+}
+

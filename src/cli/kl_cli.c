@@ -1,0 +1,160 @@
+/*
+ * kl_cli.c — the helpers of `hdpsgd kl` shared by cmd_kl.c and cmd_kl_run.c (kl_cli.h):
+ * the lists of depths, widths and schemes, the CSV header, the all-or-nothing writer of a
+ * table, its figure data and the JSON, and the figure.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "io/plot.h"
+#include "kl_cli.h"
+
+int kl_bad(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "hdpsgd kl: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    return EXIT_BAD_INPUT;
+}
+
+int kl_parse_int_list(const char *opt, const char *text, long lo_ok, long hi_ok, long *out,
+                      int *count)
+{
+    *count = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    long a, b, step = 1;
+    char tail;
+    if (strchr(buf, ':')) {
+        int k = sscanf(buf, "%ld:%ld:%ld%c", &a, &b, &step, &tail);
+        if (k == 2 || k == 3) {
+            if (k == 2)
+                step = 1;
+            if (step < 1 || b < a || (b - a) / step + 1 > KL_MAX_LIST)
+                goto fail;
+            for (long v = a; v <= b; v += step)
+                out[(*count)++] = v;
+        } else {
+            goto fail;
+        }
+    } else {
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            char *end;
+            errno = 0;
+            long v = strtol(tok, &end, 10);
+            if (end == tok || *end || errno || *count == KL_MAX_LIST)
+                goto fail;
+            out[(*count)++] = v;
+        }
+    }
+    if (*count == 0)
+        goto fail;
+    for (int i = 0; i < *count; i++)
+        if (out[i] < lo_ok || out[i] > hi_ok) {
+            fprintf(stderr, "hdpsgd kl: error: --%s %s: %ld is out of range: expected integers "
+                            "from %ld to %ld\n", opt, text, out[i], lo_ok, hi_ok);
+            return EXIT_BAD_INPUT;
+        }
+    return 0;
+fail:
+    fprintf(stderr, "hdpsgd kl: error: --%s '%s': expected a list like 2,4,8 or a range 2:12 or "
+                    "2:12:2 (at most %d values)\n", opt, text, KL_MAX_LIST);
+    return EXIT_BAD_INPUT;
+}
+
+int kl_parse_schemes(const char *text, int *want, int *count)
+{
+    *count = 0;
+    for (int k = 0; k < 4; k++)
+        want[k] = 0;
+    if (!strcasecmp(text, "all")) {
+        for (int k = 0; k < 4; k++)
+            want[k] = 1;
+        *count = 4;
+        return 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int found = -1;
+        for (int k = 0; k < 4; k++)
+            if (!strcasecmp(tok, hdp_kl_init_name(k)))
+                found = k;
+        if (found < 0) {
+            fprintf(stderr, "hdpsgd kl: error: --schemes: '%s' is not a scheme: expected lecun, he, "
+                            "ntk, xavier or all\n", tok);
+            return EXIT_BAD_INPUT;
+        }
+        if (!want[found])
+            (*count)++;
+        want[found] = 1;
+    }
+    return *count ? 0 : kl_bad("--schemes '%s': no scheme named", text);
+}
+
+void kl_schemes_text(const int *want, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < 4 && len < size; k++)
+        if (want[k])
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "",
+                                    hdp_kl_init_name(k));
+}
+
+/* FIG without its extension, then ".csv" */
+static void data_path_of(const char *fig, char *out, size_t size)
+{
+    char prefix[HDP_OUT_PATH_MAX + 1];
+    snprintf(prefix, sizeof prefix, "%s", fig);
+    char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
+    if (dot && (!slash || dot > slash))
+        *dot = '\0';
+    snprintf(out, size, "%s.csv", prefix);
+}
+
+void kl_meta(FILE *f, const char *what, const hdp_model *m)
+{
+    fprintf(f, "# hdpsgd %s kl %s (seed 001; THEORY.md 8; KL constant c = 4, the seed's c = 2 "
+               "gives twice these KLs)\n", hdp_version_string(), what);
+    hdp_model_write_meta(m, f);
+}
+
+int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
+             void (*json)(hdp_json *, const void *), const void *ctx, char *data, size_t size)
+{
+    data[0] = '\0';
+    if (a->figure)
+        data_path_of(a->figure, data, size);
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_outset out;
+    hdp_outset_init(&out, &err);
+    const char *tables[2] = {a->out, a->figure ? data : NULL};
+    FILE *f;
+    for (int t = 0; t < 2; t++) {
+        if (!tables[t] || (t == 1 && a->out && !strcmp(a->out, data)))
+            continue;
+        if ((f = hdp_outset_add(&out, tables[t])))
+            table(f, ctx);
+    }
+    if (json && (f = hdp_outset_add(&out, a->json))) {
+        hdp_json j;
+        hdp_json_begin(&j, f);
+        json(&j, ctx);
+        hdp_json_end(&j);
+    }
+    return hdp_outset_commit(&out) == HDP_OK ? 0 : cli_fail("kl", &err);
+}
+
+void kl_draw(const char *script, const char *fig, const char *data, const char *extra)
+{
+    char assign[4096] = "";
+    hdp_plot_assign(assign, sizeof assign, "data_file", data);
+    size_t len = strlen(assign);
+    snprintf(assign + len, sizeof assign - len, "%s", extra);
+    cli_draw("kl", script, fig, assign, data, data);
+}

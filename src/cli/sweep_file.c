@@ -1,0 +1,336 @@
+/*
+ * sweep_file.c — the sweep file of `hdpsgd sweep` (inih): [sweep] model, commands and the
+ * settings of schedule and rates, [axes] (lists or LO:HI:COUNT[:log] ranges), [set]; and
+ * the points of the Cartesian product of the axes (row-major, last axis fastest). The
+ * commands are the command table's entries that have a point runner (hdpsgd/sweep.h).
+ */
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep_spec.h"
+
+/* The commands a sweep can run: the command table's entries with a point runner
+ * (hdpsgd/sweep.h), in the table's order; bit k of sweep_spec.commands is the k-th. */
+#define MAX_SWEEP_COMMANDS 16
+
+static int sweepable(const cli_command **list)
+{
+    int n = 0;
+    for (const cli_command *c = hdp_commands; c->name && n < MAX_SWEEP_COMMANDS; c++)
+        if (c->sweep)
+            list[n++] = c;
+    return n;
+}
+
+/* "ode, sim, sde, ...": the names of the commands a sweep can run */
+static const char *sweepable_names(char *buf, size_t size)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < n && len < size; k++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", k ? ", " : "", list[k]->name);
+    return buf;
+}
+
+
+/* 1 when the sweep runs the command `name` */
+int sweep_has(const sweep_spec *s, const char *name)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list);
+    for (int k = 0; k < n; k++)
+        if (!strcmp(list[k]->name, name))
+            return (s->commands >> k) & 1;
+    return 0;
+}
+
+/* the runners of the sweep's commands, in order */
+int sweep_runners_of(const sweep_spec *s, const hdp_sweep_runner **runners)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list), count = 0;
+    for (int k = 0; k < n; k++)
+        if ((s->commands >> k) & 1)
+            runners[count++] = list[k]->sweep;
+    return count;
+}
+
+void sweep_spec_free(sweep_spec *s)
+{
+    for (int a = 0; a < s->naxes; a++)
+        for (int i = 0; i < s->axes[a].count; i++) free(s->axes[a].values[i]);
+    for (int i = 0; i < s->nfixed; i++) free(s->fixed[i]);
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    char *e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
+    return s;
+}
+
+/* LO:HI:COUNT[:log] -> values; returns 0 if the text is not a range, -1 on error. */
+static int expand_range(axis *ax, const char *text, char *why, size_t size)
+{
+    double lo, hi;
+    int count;
+    char scale[8] = "";
+    int got = sscanf(text, "%lf:%lf:%d:%7s", &lo, &hi, &count, scale);
+    if (got < 3 || !strchr(text, ':'))
+        return 0;
+    int is_log = got == 4 && !strcmp(scale, "log");
+    if ((got == 4 && !is_log) || count < 1 || count > MAX_VALUES || !isfinite(lo) ||
+        !isfinite(hi) || (is_log && (lo <= 0 || hi <= 0))) {
+        snprintf(why, size,
+                 "'%s': expected LO:HI:COUNT or LO:HI:COUNT:log with 1 <= COUNT <= %d (log: LO, "
+                 "HI > 0)",
+                 text, MAX_VALUES);
+        return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        double u = count == 1 ? 0.0 : (double)i / (count - 1);
+        double v = is_log ? exp(log(lo) + u * (log(hi) - log(lo))) : lo + u * (hi - lo);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.15g", v);
+        ax->values[ax->count++] = strdup(buf);
+    }
+    return 1;
+}
+
+/* [sweep] commands = a list of the commands a sweep can run */
+static int parse_commands(sweep_spec *s, const char *value)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *t = trim(tok);
+        int k = 0;
+        while (k < n && strcmp(t, list[k]->name))
+            k++;
+        if (k == n) {
+            char names[256];
+            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] commands: unknown command '%s'; "
+                     "accepted: %s", s->path, s->line, t, sweepable_names(names, sizeof names));
+            return 0;
+        }
+        s->commands |= 1 << k;
+    }
+    return 1;
+}
+
+/* a key of [sweep] other than model and commands: the settings of schedule and rates */
+static int on_setting(sweep_spec *s, const char *name, const char *value)
+{
+    hdp_sweep_settings *set = &s->set;
+    if (!strcmp(name, "schedule_families") || !strcmp(name, "rates_families")) {
+        hdp_error e;
+        hdp_error_clear(&e);
+        int *want = name[0] == 's' ? set->schedule_want : set->rates_want;
+        if (hdp_design_families_parse(value, want, &e) != HDP_OK)
+            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] %s: %.300s", s->path, s->line,
+                     name, e.msg);
+    } else if (!strcmp(name, "schedule_knots")) {
+        char *end;
+        set->knots = strtol(value, &end, 10);
+        if (end == value || *end || set->knots < 2 || set->knots > HDP_DESIGN_MAX_KNOTS)
+            snprintf(s->err, sizeof s->err,
+                     "%s:%d: [sweep] schedule_knots = '%s': expected an integer from 2 to %d",
+                     s->path, s->line, value, HDP_DESIGN_MAX_KNOTS);
+    } else if (!strcmp(name, "tune_clip")) {
+        if (!strcmp(value, "true") || !strcmp(value, "false"))
+            set->tune_clip = !strcmp(value, "true");
+        else
+            snprintf(s->err, sizeof s->err,
+                     "%s:%d: [sweep] tune_clip = '%s': expected true or false", s->path,
+                     s->line, value);
+    } else if (!strcmp(name, "rates_gammas")) {
+        hdp_error why;
+        hdp_error_clear(&why);
+        snprintf(s->rates_gammas, sizeof s->rates_gammas, "%s", value);
+        if (hdp_rates_grid_parse(value, &set->gamma_lo, &set->gamma_hi, &set->gamma_count, &why))
+            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] rates_gammas = %.300s",
+                     s->path, s->line, why.msg);
+    } else {
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands, "
+                 "schedule_families, schedule_knots, rates_gammas, rates_families, tune_clip",
+                 s->path, s->line, name);
+    }
+    return !s->err[0];
+}
+
+static int on_sweep(sweep_spec *s, const char *name, const char *value)
+{
+    if (!strcmp(name, "model")) {
+        if (value[0] == '/' || !strchr(s->path, '/'))
+            snprintf(s->model, sizeof s->model, "%s", value);
+        else
+            snprintf(s->model, sizeof s->model, "%.*s/%s",
+                     (int)(strrchr(s->path, '/') - s->path), s->path, value);
+        return 1;
+    }
+    if (!strcmp(name, "commands"))
+        return parse_commands(s, value);
+    return on_setting(s, name, value);
+}
+
+static int on_set(sweep_spec *s, const char *name, const char *value)
+{
+    if (s->nfixed == MAX_FIXED) {
+        snprintf(s->err, sizeof s->err, "%s:%d: too many [set] keys (at most %d)", s->path,
+                 s->line, MAX_FIXED);
+        return 0;
+    }
+    char buf[1200];
+    snprintf(buf, sizeof buf, "%s=%s", name, value);
+    s->fixed[s->nfixed++] = strdup(buf);
+    return 1;
+}
+
+/* an axis: v1, v2, ... or LO:HI:COUNT[:log] */
+static int on_axis(sweep_spec *s, const char *name, const char *value)
+{
+    if (s->naxes == MAX_AXES) {
+        snprintf(s->err, sizeof s->err, "%s:%d: too many axes (at most %d)", s->path, s->line,
+                 MAX_AXES);
+        return 0;
+    }
+    axis *ax = &s->axes[s->naxes];
+    memset(ax, 0, sizeof *ax);
+    snprintf(ax->key, sizeof ax->key, "%s", name);
+    if (!strchr(name, '.')) {
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: axis '%s': expected a model key as section.key (e.g. data.gamma)",
+                 s->path, s->line, name);
+        return 0;
+    }
+    char why[300];
+    int r = expand_range(ax, value, why, sizeof why);
+    if (r < 0) {
+        snprintf(s->err, sizeof s->err, "%s:%d: axis %s: %s", s->path, s->line, name, why);
+        return 0;
+    }
+    if (r == 0) {
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s", value);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            char *t = trim(tok);
+            if (!*t || ax->count == MAX_VALUES) {
+                snprintf(s->err, sizeof s->err, "%s:%d: axis %s: empty value or more than %d values",
+                         s->path, s->line, name, MAX_VALUES);
+                return 0;
+            }
+            ax->values[ax->count++] = strdup(t);
+        }
+    }
+    if (ax->count == 0) {
+        snprintf(s->err, sizeof s->err, "%s:%d: axis %s sweep_has no values", s->path, s->line, name);
+        return 0;
+    }
+    s->naxes++;
+    return 1;
+}
+
+static int on_sweep_key(void *user, const char *section, const char *name, const char *value)
+{
+    sweep_spec *s = user;
+    if (s->err[0])
+        return 0;
+    if (!strcmp(section, "sweep"))
+        return on_sweep(s, name, value);
+    if (!strcmp(section, "set"))
+        return on_set(s, name, value);
+    if (!strcmp(section, "axes"))
+        return on_axis(s, name, value);
+    snprintf(s->err, sizeof s->err, "%s:%d: unknown section [%s]; sections: sweep, axes, set",
+             s->path, s->line, section);
+    return 0;
+}
+
+static char *read_line(char *str, int num, void *stream)
+{
+    sweep_spec *s = stream;
+    char *r = fgets(str, num, s->f);
+    if (r) s->line++;
+    return r;
+}
+
+int sweep_load_spec(const char *path, sweep_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    hdp_error e;
+    hdp_design_families_parse("all", s->set.schedule_want, &e);
+    hdp_rates_families(NULL, s->set.rates_want, &e);
+    s->set.knots = 8;
+    s->f = fopen(path, "r");
+    if (!s->f) {
+        fprintf(stderr, "hdpsgd sweep: error: %s: cannot open the sweep file: %s\n", path,
+                strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    int rc = ini_parse_stream(read_line, s, on_sweep_key, s);
+    fclose(s->f);
+    if (!s->err[0] && rc > 0)
+        snprintf(s->err, sizeof s->err, "%s:%d: syntax error", path, rc);
+    char names[256];
+    if (!s->err[0] && s->commands == 0)
+        snprintf(s->err, sizeof s->err,
+                 "%s: [sweep] commands is missing: name what to run at each point (%s)", path,
+                 sweepable_names(names, sizeof names));
+    if (!s->err[0] && sweep_has(s, "rates") && !s->rates_gammas[0])
+        snprintf(s->err, sizeof s->err,
+                 "%s: [sweep] rates_gammas = LO:HI:COUNT is missing: the rates command needs its "
+                 "gamma grid (for example 0.001:0.1:7)",
+                 path);
+    for (int a = 0; !s->err[0] && sweep_has(s, "rates") && a < s->naxes; a++)
+        if (!strcmp(s->axes[a].key, "data.gamma") || !strcmp(s->axes[a].key, "data.n"))
+            snprintf(s->err, sizeof s->err,
+                     "%s: axis %s: the rates command sets data.gamma itself (rates_gammas); "
+                     "sweep other keys with rates, or run ode/schedule over %s",
+                     path, s->axes[a].key, s->axes[a].key);
+    if (s->err[0]) {
+        fprintf(stderr, "hdpsgd sweep: error: %s\n", s->err);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
+}
+
+long sweep_count_points(const sweep_spec *s)
+{
+    long p = 1;
+    for (int a = 0; a < s->naxes; a++) p *= s->axes[a].count;
+    return p;
+}
+
+/* The axis values of point i (row-major, last axis fastest). */
+void sweep_point_values(const sweep_spec *s, long i, int *idx)
+{
+    for (int a = s->naxes - 1; a >= 0; a--) {
+        idx[a] = (int)(i % s->axes[a].count);
+        i /= s->axes[a].count;
+    }
+}
+
+/* " ode sim ..." for the commands of the sweep (progress lines) */
+const char *sweep_commands_text(const sweep_spec *s, char *buf, size_t size)
+{
+    const cli_command *list[MAX_SWEEP_COMMANDS];
+    int n = sweepable(list);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < n && len < size; k++)
+        if ((s->commands >> k) & 1)
+            len += (size_t)snprintf(buf + len, size - len, " %s", list[k]->name);
+    return buf;
+}
+

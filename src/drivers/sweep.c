@@ -1,0 +1,257 @@
+/*
+ * sweep.c — the sweep driver (hdpsgd/sweep.h): the point runners of the commands a sweep
+ * can run, their results.csv columns and row fields, and the run of one point. The
+ * command line (src/cli/cmd_sweep.c) keeps the sweep file, the points' folders and files,
+ * --resume and Open MPI.
+ */
+#include "hdpsgd/sweep.h"
+#include "core/check.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hdpsgd/privacy.h"
+
+const char *hdp_sweep_num(char *buf, size_t size, double v)
+{
+    if (!buf || size == 0)
+        return "";
+    if (isfinite(v)) snprintf(buf, size, "%.10g", v);
+    else snprintf(buf, size, "%s", isnan(v) ? "" : (v > 0 ? "inf" : "-inf"));
+    return buf;
+}
+
+/* append to buf (always terminated; silently cut at size) */
+static void add(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strnlen(buf, size);
+    if (len + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+static void design_options(const hdp_sweep_settings *set, hdp_design_options *o)
+{
+    hdp_design_options_init(o);
+    o->knots = (int)set->knots;
+    o->tune_clip = set->tune_clip;
+}
+
+/* ---- ode ---- */
+
+static void ode_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    (void)set;
+    add(buf, size, ",ode_final_risk");
+}
+static hdp_status ode_run(hdp_sweep_point *p, hdp_error *err)
+{
+    return hdp_ode_solve(p->m, &p->ode, err);
+}
+static void ode_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
+{
+    char num[64];
+    add(buf, size, ",%s", hdp_sweep_num(num, sizeof num, st == HDP_OK ? p->ode.final_risk : NAN));
+}
+static void ode_release(hdp_sweep_point *p) { hdp_ode_result_free(&p->ode); }
+
+const hdp_sweep_runner hdp_sweep_ode = {"ode", ode_columns, ode_run, ode_fields, ode_release};
+
+/* ---- sim and sde ---- */
+
+static void sim_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    (void)set;
+    add(buf, size, ",sim_final_risk,sim_final_stderr,sim_diverged");
+}
+static void sde_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    (void)set;
+    add(buf, size, ",sde_final_risk,sde_final_stderr,sde_diverged");
+}
+static hdp_status sim_run(hdp_sweep_point *p, hdp_error *err)
+{
+    p->mc_name = "sim";
+    return hdp_sim_run(p->m, p->opt, &p->mc, err);
+}
+static hdp_status sde_run(hdp_sweep_point *p, hdp_error *err)
+{
+    p->mc_name = "sde";
+    return hdp_sde_run(p->m, p->opt, &p->mc, err);
+}
+static void mc_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
+{
+    char num[64], se[64];
+    hdp_sweep_num(num, sizeof num, st == HDP_OK ? p->mc.final_mean : NAN);
+    hdp_sweep_num(se, sizeof se, st == HDP_OK ? p->mc.final_stderr : NAN);
+    add(buf, size, ",%s,%s,%ld", num, se, st == HDP_OK ? p->mc.diverged_runs : (long)p->opt->runs);
+}
+static void mc_release(hdp_sweep_point *p) { hdp_mc_result_free(&p->mc); }
+
+const hdp_sweep_runner hdp_sweep_sim = {"sim", sim_columns, sim_run, mc_fields, mc_release};
+const hdp_sweep_runner hdp_sweep_sde = {"sde", sde_columns, sde_run, mc_fields, mc_release};
+
+/* ---- validate ---- */
+
+static void validate_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    (void)set;
+    add(buf, size, ",validate_pass,validate_max_rel_dev,validate_max_z");
+}
+static hdp_status validate_run(hdp_sweep_point *p, hdp_error *err)
+{
+    return hdp_validate_run(p->m, p->opt, 1, &p->v, err);
+}
+static void validate_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
+{
+    char rel[64], z[64];
+    hdp_sweep_num(rel, sizeof rel, st == HDP_OK ? p->v.sim_side.max_rel_dev : NAN);
+    hdp_sweep_num(z, sizeof z, st == HDP_OK ? p->v.sim_side.max_z : NAN);
+    add(buf, size, ",%s,%s,%s", st == HDP_OK ? (p->v.pass ? "true" : "false") : "", rel, z);
+}
+static void validate_release(hdp_sweep_point *p) { hdp_validate_free(&p->v); }
+
+const hdp_sweep_runner hdp_sweep_validate = {"validate", validate_columns, validate_run,
+                                             validate_fields, validate_release};
+
+/* ---- schedule --optimize ---- */
+
+static void schedule_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+        if (set->schedule_want[k])
+            add(buf, size, ",schedule_%s_final_risk", hdp_design_family_key(k));
+    add(buf, size, ",schedule_best_family,schedule_best_final_risk,schedule_best_c,"
+                   "schedule_ode_solves");
+}
+static hdp_status schedule_run(hdp_sweep_point *p, hdp_error *err)
+{
+    hdp_design_options o;
+    design_options(p->set, &o);
+    return hdp_design_set_run(p->m, p->set->schedule_want, &o, &p->designs, err);
+}
+static void schedule_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
+{
+    const hdp_design_set *d = &p->designs;
+    char num[64], cc[64];
+    for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+        if (p->set->schedule_want[k])
+            add(buf, size, ",%s", hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[k].final_risk : NAN));
+    hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[d->best].final_risk : NAN);
+    hdp_sweep_num(cc, sizeof cc, st == HDP_OK ? d->res[d->best].c : NAN);
+    add(buf, size, ",%s,%s,%s,%ld", st == HDP_OK ? hdp_design_family_name(d->best) : "", num, cc,
+        d->solves);
+}
+static void schedule_release(hdp_sweep_point *p) { hdp_design_set_free(&p->designs); }
+
+const hdp_sweep_runner hdp_sweep_schedule = {"schedule", schedule_columns, schedule_run,
+                                             schedule_fields, schedule_release};
+
+/* ---- rates ---- */
+
+static void rates_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+        if (set->rates_want[k])
+            add(buf, size, ",rates_%s_slope,rates_%s_theory_slope", hdp_design_family_key(k),
+                hdp_design_family_key(k));
+    add(buf, size, ",rates_ode_solves");
+}
+static hdp_status rates_run(hdp_sweep_point *p, hdp_error *err)
+{
+    if (!p->gamma_models || p->gamma_count < 2)
+        return hdp_fail(err, HDP_EINPUT, "sweep rates: the models at the gammas are missing");
+    hdp_design_options o;
+    design_options(p->set, &o);
+    return hdp_rates_run(p->gamma_models, p->gamma_count, p->set->rates_want, &o, NULL, NULL,
+                         &p->rates, err);
+}
+static void rates_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
+{
+    char num[64], ts[64];
+    for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+        if (p->set->rates_want[k]) {
+            hdp_sweep_num(num, sizeof num, st == HDP_OK ? p->rates.slope[k] : NAN);
+            hdp_sweep_num(ts, sizeof ts, st == HDP_OK ? p->rates.theory_slope[k] : NAN);
+            add(buf, size, ",%s,%s", num, ts);
+        }
+    add(buf, size, ",%ld", p->rates.solves);
+}
+static void rates_release(hdp_sweep_point *p) { hdp_rates_result_free(&p->rates); }
+
+const hdp_sweep_runner hdp_sweep_rates = {"rates", rates_columns, rates_run, rates_fields,
+                                          rates_release};
+
+/* ---- a point ---- */
+
+void hdp_sweep_header(const hdp_sweep_runner *const *runners, int count,
+                      const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    if (!buf || size == 0)
+        return;
+    buf[0] = '\0';
+    add(buf, size, ",d,n,gamma,rho,epsilon_cks");
+    for (int k = 0; runners && set && k < count; k++)
+        runners[k]->columns(set, buf, size);
+    add(buf, size, ",status\n");
+}
+
+/* zero the results of p (its inputs kept) */
+static void clear_results(hdp_sweep_point *p)
+{
+    memset(&p->ode, 0, sizeof p->ode);
+    memset(&p->mc, 0, sizeof p->mc);
+    memset(&p->v, 0, sizeof p->v);
+    memset(&p->designs, 0, sizeof p->designs);
+    memset(&p->rates, 0, sizeof p->rates);
+}
+
+hdp_status hdp_sweep_point_run(const hdp_sweep_runner *const *runners, int count,
+                               hdp_sweep_point *p, const char *prefix, hdp_sweep_write_fn write,
+                               void *user, hdp_sweep_outcome *out, hdp_error *err)
+{
+    HDP_ZERO(out);
+    HDP_REQUIRE(err, runners);
+    HDP_REQUIRE(err, p);
+    HDP_REQUIRE(err, p->m);
+    HDP_REQUIRE(err, p->opt);
+    HDP_REQUIRE(err, p->set);
+    HDP_REQUIRE(err, out);
+    const hdp_model *m = p->m;
+    char rho[64], eps[64];
+    hdp_sweep_num(rho, sizeof rho, m->rho);
+    hdp_sweep_num(eps, sizeof eps, hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, 1.0 / (double)m->n));
+    add(out->row, sizeof out->row, "%s,%ld,%ld,%.10g,%s,%s", prefix ? prefix : "", m->d, m->n,
+        m->gamma, rho, eps);
+    for (int k = 0; k < count; k++) {
+        const hdp_sweep_runner *r = runners[k];
+        hdp_error e;
+        hdp_error_clear(&e);
+        clear_results(p);
+        hdp_status st = out->st == HDP_OK ? r->run(p, &e) : out->st;
+        if (st == HDP_OK && out->io == HDP_OK && write)
+            out->io = write(r, p, user, &out->io_err);
+        r->fields(p, st, out->row, sizeof out->row);
+        r->release(p);
+        clear_results(p);
+        if (out->st == HDP_OK && st != HDP_OK) {
+            out->st = st;
+            out->err = e;
+        }
+    }
+    char status[HDP_ERRMSG_MAX + 16] = "ok";
+    if (out->st != HDP_OK) {
+        /* keep the row one CSV field: no commas or quotes in the message */
+        snprintf(status, sizeof status, "failed: %s", out->err.msg);
+        for (char *c = status; *c; c++)
+            if (*c == ',' || *c == '"' || *c == '\n') *c = ';';
+    }
+    add(out->row, sizeof out->row, ",%s\n", status);
+    return HDP_OK;
+}
