@@ -263,6 +263,73 @@ static void other_noise_laws(void **state)
     hdp_model_free(&b);
 }
 
+/* Issue 20: the final risk and bounds at t = 1 of several models at rtol 1e-10, atol 1e-14,
+ * against the values the CVODE solver of main gave before the solver was made faster
+ * (4fb84e1, recorded with those tolerances): relative differences <= 1e-7, whatever the
+ * method. File models are relative to the source tree; "" is the built-in default. */
+static void reference_final_risks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *keys[4];
+        double risk, upper, lower;
+    } ref[] = {
+        {"", {NULL}, 0.2921600309687053, 0.57879838282683171, 0.007657449942531167},
+        {"powerlaw.ini", {NULL}, 0.34593388063287034, 19.598734891922646, 0.017016336529313208},
+        {"isotropic-optimal.ini", {NULL}, 0.44277335396988443, 0.4427733539698846,
+         0.4427733539698846},
+        {"isotropic-linear-noise.ini", {NULL}, 0.11372525888655821, 0.11372525888655821,
+         0.11372525888655821},
+        {"isotropic-output.ini", {NULL}, 0.11758398050475607, 0.11758398050475606,
+         0.11758398050475606},
+        {"isotropic-nonprivate.ini", {NULL}, 0.027171254017296094, 0.027171254017296097,
+         0.027171254017296097},
+        {"student-noise.ini", {NULL}, 0.13404692815422151, 0.13404692815422151,
+         0.13404692815422151},
+        {"rademacher-noise.ini", {NULL}, 0.18257364778412499, 0.18257364778412496,
+         0.18257364778412496},
+        {"twolevel.ini", {NULL}, 0.11944247938537178, 0.62332179512147823, 0.023480528041069558},
+        {"designed-schedule.ini", {NULL}, 0.10136545461856505, 0.10136545461856505,
+         0.10136545461856505},
+        {"aggressive-clip.ini", {NULL}, 0.33937198029166316, 0.33937198029166316,
+         0.33937198029166316},
+        {"loose-clip.ini", {NULL}, 0.44624440478136607, 0.44624440478136601,
+         0.44624440478136601},
+        {"near-stability.ini", {NULL}, 0.71867674241130075, 0.71867674241130075,
+         0.71867674241130075},
+        /* the benchmark model of issue 20 at 1000 and 10^4 bins, and isotropic */
+        {"", {"data.d=1000", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1"},
+         0.042564853731096405, 1.1439309786866898, 8.4180263016187779e-05},
+        {"", {"data.d=10000", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1"},
+         0.043495094992514194, 3.9489823817029364, 5.9908064611170502e-05},
+        {"", {"data.spectrum=isotropic", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1"},
+         0.024844434490215922, 0.024844434490215957, 0.024844434490215957},
+    };
+    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
+        hdp_model m;
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_model_init(&m);
+        char path[512];
+        snprintf(path, sizeof path, "%s/models/%s", HDP_SOURCE_DIR, ref[i].file);
+        if (ref[i].file[0])
+            assert_int_equal(hdp_model_load_file(&m, path, &err), HDP_OK);
+        for (int k = 0; k < 4 && ref[i].keys[k]; k++)
+            assert_int_equal(hdp_model_set(&m, ref[i].keys[k], &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "ode.rtol=1e-10", &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "ode.atol=1e-14", &err), HDP_OK);
+        assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+        hdp_ode_result r;
+        solve(&m, &r);
+        long last = r.points - 1;
+        assert_rel(r.final_risk, ref[i].risk, 1e-7, 0);
+        assert_rel(r.upper[last], ref[i].upper, 1e-7, 0);
+        assert_rel(r.lower[last], ref[i].lower, 1e-7, 0);
+        hdp_ode_result_free(&r);
+        hdp_model_free(&m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +341,7 @@ int main(void)
         cmocka_unit_test(binning),
         cmocka_unit_test(auto_bins),
         cmocka_unit_test(other_noise_laws),
+        cmocka_unit_test(reference_final_risks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
