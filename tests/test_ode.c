@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hdpsgd/clip.h"
 #include "hdpsgd/ode.h"
@@ -330,6 +331,96 @@ static void reference_final_risks(void **state)
     }
 }
 
+/* Issue 20: DOP853 (ode_erk.c) against CVODE on the same models at rtol 1e-10: every grid
+ * point of the risk and of both bounds within 1e-7 (CVODE's own error there is up to
+ * ~2e-8); the result names its solver. */
+static void dop853_matches_cvode(void **state)
+{
+    (void)state;
+    static const char *const models[][5] = {
+        {"data.spectrum=isotropic", NULL},
+        {"data.d=1000", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1", NULL},
+        {"data.spectrum=twolevel", "data.noise=student", NULL},
+        {"schedule.kind=linear-noise", "data.noise=rademacher", NULL},
+        {"schedule.kind=output", "clip.c=inf", "privacy.rho=inf", NULL},
+        {"schedule.kind=constant", "privacy.rho=inf", "schedule.eta0=2", NULL},
+    };
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        hdp_ode_result r[2];
+        for (int k = 0; k < 2; k++) {
+            hdp_model m;
+            hdp_error err;
+            hdp_error_clear(&err);
+            hdp_model_init(&m);
+            for (int j = 0; models[i][j]; j++)
+                assert_int_equal(hdp_model_set(&m, models[i][j], &err), HDP_OK);
+            assert_int_equal(hdp_model_set(&m, k ? "ode.solver=dop853" : "ode.solver=cvode", &err),
+                             HDP_OK);
+            assert_int_equal(hdp_model_set(&m, "ode.rtol=1e-10", &err), HDP_OK);
+            assert_int_equal(hdp_model_set(&m, "ode.atol=1e-14", &err), HDP_OK);
+            assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+            solve(&m, &r[k]);
+            assert_string_equal(r[k].solver, k ? "dop853" : "cvode");
+            hdp_model_free(&m);
+        }
+        assert_int_equal(r[0].points, r[1].points);
+        for (long j = 0; j < r[0].points; j++) {
+            assert_true(r[0].t[j] == r[1].t[j]);
+            assert_rel(r[1].risk[j], r[0].risk[j], 1e-7, 1e-12);
+            assert_rel(r[1].upper[j], r[0].upper[j], 1e-7, 1e-12);
+            assert_rel(r[1].lower[j], r[0].lower[j], 1e-7, 1e-12);
+        }
+        assert_true(r[1].steps > 0 && r[1].rhs_evals >= 12 * r[1].steps);
+        hdp_ode_result_free(&r[0]);
+        hdp_ode_result_free(&r[1]);
+    }
+}
+
+/* auto: DOP853 unless the stiffness estimate 2 lambda_max int eta~ dt is above 4000 (here
+ * 6000: constant eta~ = 3000, gamma = 1e-4); DOP853 asked for by name and failing (more
+ * steps than max_steps) is an error, under auto CVODE takes over. */
+static void solver_choice(void **state)
+{
+    (void)state;
+    struct {
+        const char *keys[4];
+        const char *solver;
+        hdp_status st;
+    } cases[] = {
+        {{"ode.solver=auto", NULL}, "dop853", HDP_OK},
+        {{"ode.solver=auto", "schedule.kind=constant", "schedule.eta0=3000", NULL}, "cvode", HDP_OK},
+        {{"ode.solver=auto", "ode.max_steps=5", NULL}, NULL, HDP_ENUMERIC},
+        {{"ode.solver=dop853", "ode.max_steps=5", NULL}, NULL, HDP_ENUMERIC},
+        /* DOP853 needs 277 steps in all, CVODE fewer than 250 between two outputs */
+        {{"ode.solver=auto", "schedule.kind=constant", "schedule.eta0=1900", "ode.max_steps=250"},
+         "cvode", HDP_OK},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hdp_model m;
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_model_init(&m);
+        assert_int_equal(hdp_model_set(&m, "data.spectrum=isotropic", &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "data.gamma=1e-4", &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "privacy.rho=inf", &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "ode.points=11", &err), HDP_OK);
+        for (int k = 0; k < 4 && cases[i].keys[k]; k++)
+            assert_int_equal(hdp_model_set(&m, cases[i].keys[k], &err), HDP_OK);
+        assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+        hdp_ode_result r;
+        hdp_status st = hdp_ode_solve(&m, &r, &err);
+        assert_int_equal(st, cases[i].st);
+        if (st == HDP_OK)
+            assert_string_equal(r.solver, cases[i].solver);
+        else if (strstr(cases[i].keys[0], "dop853"))
+            assert_non_null(strstr(err.msg, "DOP853 failed"));
+        else
+            assert_non_null(strstr(err.msg, "CV_TOO_MUCH_WORK"));
+        hdp_ode_result_free(&r);
+        hdp_model_free(&m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +433,8 @@ int main(void)
         cmocka_unit_test(auto_bins),
         cmocka_unit_test(other_noise_laws),
         cmocka_unit_test(reference_final_risks),
+        cmocka_unit_test(dop853_matches_cvode),
+        cmocka_unit_test(solver_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

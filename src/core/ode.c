@@ -20,6 +20,7 @@
  */
 #include "hdpsgd/ode.h"
 #include "core/check.h"
+#include "core/ode_erk.h"
 
 #include <cvode/cvode.h>
 #include <math.h>
@@ -265,19 +266,56 @@ static hdp_status alloc_result(hdp_ode_result *res, long points, hdp_error *err)
     return HDP_OK;
 }
 
-static void record(hdp_ode_result *res, long i, double t, const double *y, ode_data *od)
+static void record_values(hdp_ode_result *res, long i, double t, double R, double Ru, double Rl,
+                          ode_data *od)
 {
     hdp_clip_values cv;
-    double R = risk_of(od, y);
     hdp_clip_eval(od->clip, R, &cv);
     res->t[i] = t;
     res->risk[i] = R;
-    res->upper[i] = y[od->m];
-    res->lower[i] = y[od->m + 1];
+    res->upper[i] = Ru;
+    res->lower[i] = Rl;
     res->mu[i] = cv.mu;
     res->nu[i] = cv.nu;
     res->eta[i] = hdp_sched_eta(&od->sched, t);
     res->sigma2[i] = hdp_sched_sigma2(&od->sched, t);
+}
+
+static void record(hdp_ode_result *res, long i, double t, const double *y, ode_data *od)
+{
+    record_values(res, i, t, risk_of(od, y), y[od->m], y[od->m + 1], od);
+}
+
+/* Stiffness estimate 2 lambda_max int eta~ dt above which auto uses CVODE: DOP853 needs
+ * about a sixth of it in steps for stability alone (its interval on the negative real
+ * axis), and beyond about 700 steps of 12 stages CVODE's ~400 BDF steps cost less. */
+#define ERK_MAX_STIFFNESS 4000.0
+
+/* DOP853 on the bins (ode_erk.c); 0 and res filled (risk before the final noise), or -1
+ * with why set (the caller falls back to CVODE or fails). */
+static int solve_erk(const hdp_model *m, ode_data *od, double R0, long points,
+                     hdp_ode_result *res, const char **why, double *t_reached)
+{
+    hdp_erk_problem p = {od->m, od->lambda, od->w, od->lmin, od->lmax, m->gamma, m->c,
+                         m->rho, od->clip, &od->sched, m->rtol, m->atol, m->max_steps,
+                         od->lmin == od->lmax};
+    /* the outputs go to risk, upper, lower; mu, nu, eta, sigma2 follow from them */
+    hdp_erk_out out = {res->risk, res->upper, res->lower, 0, 0, 0, 0, NULL};
+    if (hdp_erk_solve(&p, R0, points, &out) != 0) {
+        *why = out.why;
+        *t_reached = out.t_reached;
+        res->rhs_evals = out.rhs_evals;
+        res->steps = out.steps;
+        return -1;
+    }
+    for (long i = 0; i < points; i++) {
+        double t = (double)i / (double)(points - 1);
+        record_values(res, i, t, res->risk[i], res->upper[i], res->lower[i], od);
+    }
+    res->steps = out.steps;
+    res->rhs_evals = out.rhs_evals;
+    snprintf(res->solver, sizeof res->solver, "dop853");
+    return 0;
 }
 
 static double now_seconds(void)
@@ -329,6 +367,26 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
         goto done;
     }
 
+    double R0 = 0.5 * m->target_radius * m->target_radius;
+    double t0 = now_seconds();
+    int erk_failed = 0;
+    snprintf(res->solver, sizeof res->solver, "cvode");
+    if (m->ode_solver == HDP_ODE_DOP853 ||
+        (m->ode_solver == HDP_ODE_AUTO &&
+         hdp_erk_stiffness(&od.sched, od.lmax) <= ERK_MAX_STIFFNESS)) {
+        const char *why = "";
+        double t_reached = 0;
+        if (solve_erk(m, &od, R0, points, res, &why, &t_reached) == 0)
+            goto finish;
+        if (m->ode_solver == HDP_ODE_DOP853) {
+            st = hdp_fail(err, HDP_ENUMERIC, "DOP853 failed at t = %.6g: %s; try [ode] solver = cvode",
+                          t_reached, why);
+            goto done;
+        }
+        erk_failed = 1; /* CVODE solves it: its counters, the time of both */
+        res->steps = res->rhs_evals = 0;
+    }
+
     long len = spec.m + 2;
     int flag;
     char fname[128];
@@ -353,7 +411,6 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
         goto done;
     }
     double *yd = N_VGetArrayPointer(y);
-    double R0 = 0.5 * m->target_radius * m->target_radius;
     for (long j = 0; j < spec.m; j++)
         yd[j] = R0; /* D_j(0) = r*^2/2 for theta* uniform on the sphere */
     yd[spec.m] = yd[spec.m + 1] = R0;
@@ -371,7 +428,8 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     }
     CHECK(CVodeSetLinearSolver(mem, LS, NULL), "CVodeSetLinearSolver");
 
-    double t0 = now_seconds();
+    if (!erk_failed)
+        t0 = now_seconds(); /* the setup of CVODE is not timed */
     record(res, 0, 0.0, yd, &od);
     knot_walk kw = {1, 0.0, 0, 0};
     sunrealtype tret = 0;
@@ -401,6 +459,12 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
             goto done;
         }
     }
+    long nfe = 0, nst = 0;
+    CVodeGetNumRhsEvals(mem, &nfe);
+    CVodeGetNumSteps(mem, &nst);
+    res->rhs_evals = nfe + kw.nfe;
+    res->steps = nst + kw.nst;
+finish:
     res->solve_seconds = now_seconds() - t0;
 
     /* final-iterate noise (THEORY 3): the last step adds 2 C_clip sigma_{n-1} xi */
@@ -413,12 +477,6 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     res->upper[last] += res->final_noise;
     res->lower[last] += res->final_noise;
     res->final_risk = res->risk[last];
-
-    long nfe = 0, nst = 0;
-    CVodeGetNumRhsEvals(mem, &nfe);
-    CVodeGetNumSteps(mem, &nst);
-    res->rhs_evals = nfe + kw.nfe;
-    res->steps = nst + kw.nst;
 #undef CHECK
 done:
     if (mem)
