@@ -121,7 +121,7 @@ static const key_spec schema[] = {
     {"ode", "max_steps", T_LONG, OFF(max_steps), "100000", R_LO_CLOSED | R_HI_CLOSED, 1, 1e9, NULL,
      "CVODE's maximum number of internal steps between output points (DOP853: steps in all); "
      "at most 1e9"},
-    {"ode", "solver", T_ENUM, OFF(ode_solver), "cvode", 0, 0, 0, ode_solver_names,
+    {"ode", "solver", T_ENUM, OFF(ode_solver), "auto", 0, 0, 0, ode_solver_names,
      "auto = dop853 (explicit Runge-Kutta) unless the stiffness estimate 2 lambda_max "
      "int eta~ dt is above 4000, cvode (BDF) then or when dop853 fails; cvode; dop853"},
     {"sim", "runs", T_LONG, OFF(runs), "100", R_LO_CLOSED | R_HI_CLOSED, 1, 1e7, NULL,
