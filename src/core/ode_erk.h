@@ -3,8 +3,9 @@
  * method, DOP853 (Hairer, Norsett, Wanner: order 8, embedded 5 and 3 error
  * estimators), for ode.c: the problem is non-stiff or mildly stiff for most
  * models (stiffness sup_t 2 lambda_max eta~(t) mu, integrated over [0, 1], of a few
- * hundred), and a step then costs O(m) in a dozen fused passes over the bins
- * instead of CVODE's 50-70 vector operations. ode.c chooses it from that
+ * hundred), and a step then costs one O(m) pass over the bins (the stages are
+ * polynomials in the eigenvalue: see ode_erk.c) instead of CVODE's 50-70 vector
+ * operations. ode.c chooses it from that
  * estimate and falls back to CVODE when it fails.
  */
 #ifndef HDPSGD_ODE_ERK_H
