@@ -376,14 +376,15 @@ static void dop853_matches_cvode(void **state)
     }
 }
 
-/* auto: DOP853 unless the stiffness estimate 2 lambda_max int eta~ dt is above 4000 (here
- * 6000: constant eta~ = 3000, gamma = 1e-4); DOP853 asked for by name and failing (more
- * steps than max_steps) is an error, under auto CVODE takes over. */
+/* auto: DOP853 unless the stiffness estimate 2 lambda_max int eta~ dt is above
+ * min(30000, 2000 + 200 bins) (here one bin, constant eta~ = 3000, gamma = 1e-4: 6000); DOP853
+ * asked for by name and failing (more steps than max_steps) is an error, under auto CVODE
+ * takes over. */
 static void solver_choice(void **state)
 {
     (void)state;
     struct {
-        const char *keys[4];
+        const char *keys[5];
         const char *solver;
         hdp_status st;
     } cases[] = {
@@ -391,8 +392,10 @@ static void solver_choice(void **state)
         {{"ode.solver=auto", "schedule.kind=constant", "schedule.eta0=3000", NULL}, "cvode", HDP_OK},
         {{"ode.solver=auto", "ode.max_steps=5", NULL}, NULL, HDP_ENUMERIC},
         {{"ode.solver=dop853", "ode.max_steps=5", NULL}, NULL, HDP_ENUMERIC},
-        /* DOP853 needs 277 steps in all, CVODE fewer than 250 between two outputs */
-        {{"ode.solver=auto", "schedule.kind=constant", "schedule.eta0=1900", "ode.max_steps=250"},
+        /* S = 2000: DOP853, which needs 197 steps in all, CVODE fewer than 150 between two of
+         * 101 outputs */
+        {{"ode.solver=auto", "schedule.kind=constant", "schedule.eta0=1000", "ode.max_steps=150",
+          "ode.points=101"},
          "cvode", HDP_OK},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -404,7 +407,7 @@ static void solver_choice(void **state)
         assert_int_equal(hdp_model_set(&m, "data.gamma=1e-4", &err), HDP_OK);
         assert_int_equal(hdp_model_set(&m, "privacy.rho=inf", &err), HDP_OK);
         assert_int_equal(hdp_model_set(&m, "ode.points=11", &err), HDP_OK);
-        for (int k = 0; k < 4 && cases[i].keys[k]; k++)
+        for (int k = 0; k < 5 && cases[i].keys[k]; k++)
             assert_int_equal(hdp_model_set(&m, cases[i].keys[k], &err), HDP_OK);
         assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
         hdp_ode_result r;

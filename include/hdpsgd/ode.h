@@ -12,8 +12,8 @@
  * diagonal-plus-rank-one structure of the Jacobian (Sherman-Morrison): O(m) per
  * Newton solve for m bins; or DOP853, an explicit Runge-Kutta method of order 8
  * (src/core/ode_erk.c), a dozen fused O(m) passes per step, for the models whose
- * stiffness estimate 2 lambda_max int_0^1 eta~ dt is moderate (auto chooses, and
- * falls back to CVODE when DOP853 fails).
+ * stiffness estimate 2 lambda_max int_0^1 eta~ dt is moderate (auto chooses from it
+ * and the number of bins, and falls back to CVODE when DOP853 fails).
  */
 #ifndef HDPSGD_ODE_H
 #define HDPSGD_ODE_H

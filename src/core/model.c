@@ -123,7 +123,8 @@ static const key_spec schema[] = {
      "at most 1e9"},
     {"ode", "solver", T_ENUM, OFF(ode_solver), "auto", 0, 0, 0, ode_solver_names,
      "auto = dop853 (explicit Runge-Kutta) unless the stiffness estimate 2 lambda_max "
-     "int eta~ dt is above 4000, cvode (BDF) then or when dop853 fails; cvode; dop853"},
+     "int eta~ dt is above min(30000, 2000 + 200 bins) (2000 for Student-t noise), cvode "
+     "(BDF) then or when dop853 fails; cvode; dop853"},
     {"sim", "runs", T_LONG, OFF(runs), "100", R_LO_CLOSED | R_HI_CLOSED, 1, 1e7, NULL,
      "Monte Carlo runs (integer in [1, 1e7])"},
     {"sim", "seed", T_SEED, OFF(seed), "1", 0, 0, 0, NULL,

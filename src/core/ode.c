@@ -286,10 +286,19 @@ static void record(hdp_ode_result *res, long i, double t, const double *y, ode_d
     record_values(res, i, t, risk_of(od, y), y[od->m], y[od->m + 1], od);
 }
 
-/* Stiffness estimate 2 lambda_max int eta~ dt above which auto uses CVODE: DOP853 needs
- * about a sixth of it in steps for stability alone (its interval on the negative real
- * axis), and beyond about 700 steps of 12 stages CVODE's ~400 BDF steps cost less. */
-#define ERK_MAX_STIFFNESS 4000.0
+/* auto: DOP853 when the stiffness estimate S = 2 lambda_max int eta~ dt is at most this.
+ * DOP853 needs about S/10 steps for stability alone; a step costs it ~2 us of scalar work
+ * (twelve stages' clipping factors) plus ~10 ns per bin, a CVODE step ~1 us plus ~80 ns per
+ * bin, and CVODE takes 250-600 steps whatever S. Measured break-even (Release build, 101
+ * points): S ~ 2500 for one bin, ~16000 for 64 bins; DOP853 still 2x faster at S = 76000
+ * and 10^5 bins. Student-t noise makes each clipping factor a quadrature, which DOP853
+ * evaluates about three times as often per step: there the one-bin threshold. */
+static double erk_max_stiffness(const hdp_model *m, long bins)
+{
+    if (m->noise == HDP_NOISE_STUDENT)
+        return 2000.0;
+    return fmin(30000.0, 2000.0 + 200.0 * (double)bins);
+}
 
 /* DOP853 on the bins (ode_erk.c); 0 and res filled (risk before the final noise), or -1
  * with why set (the caller falls back to CVODE or fails). */
@@ -373,7 +382,7 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     snprintf(res->solver, sizeof res->solver, "cvode");
     if (m->ode_solver == HDP_ODE_DOP853 ||
         (m->ode_solver == HDP_ODE_AUTO &&
-         hdp_erk_stiffness(&od.sched, od.lmax) <= ERK_MAX_STIFFNESS)) {
+         hdp_erk_stiffness(&od.sched, od.lmax) <= erk_max_stiffness(m, spec.m))) {
         const char *why = "";
         double t_reached = 0;
         if (solve_erk(m, &od, R0, points, res, &why, &t_reached) == 0)
