@@ -300,29 +300,37 @@ static double erk_max_stiffness(const hdp_model *m, long bins)
     return fmin(30000.0, 2000.0 + 200.0 * (double)bins);
 }
 
-/* DOP853 on the bins (ode_erk.c); 0 and res filled (risk before the final noise), or -1
- * with why set (the caller falls back to CVODE or fails). */
+/* DOP853 (ode_erk.c) on the bins, then on the two bounds apart (with lambda_min = lambda_max
+ * they are R itself); 0 and res filled (risk before the final noise; steps: the bins', the
+ * steps of R; rhs_evals: both integrations'), or -1 with why set (the caller falls back to
+ * CVODE or fails). */
 static int solve_erk(const hdp_model *m, ode_data *od, double R0, long points,
                      hdp_ode_result *res, const char **why, double *t_reached)
 {
     hdp_erk_problem p = {od->m, od->lambda, od->w, od->lmin, od->lmax, m->gamma, m->c,
-                         m->rho, od->clip, &od->sched, m->rtol, m->atol, m->max_steps,
-                         od->lmin == od->lmax};
+                         m->rho, od->clip, &od->sched, m->rtol, m->atol, m->max_steps, 0};
     /* the outputs go to risk, upper, lower; mu, nu, eta, sigma2 follow from them */
     hdp_erk_out out = {res->risk, res->upper, res->lower, 0, 0, 0, 0, NULL};
-    if (hdp_erk_solve(&p, R0, points, &out) != 0) {
+    int rc = hdp_erk_solve(&p, R0, points, &out);
+    res->steps = out.steps;
+    res->rhs_evals = out.rhs_evals;
+    if (rc == 0 && od->lmin == od->lmax) {
+        memcpy(res->upper, res->risk, sizeof(double) * (size_t)points);
+        memcpy(res->lower, res->risk, sizeof(double) * (size_t)points);
+    } else if (rc == 0) {
+        p.bounds = 1;
+        rc = hdp_erk_solve(&p, R0, points, &out);
+        res->rhs_evals += out.rhs_evals;
+    }
+    if (rc != 0) {
         *why = out.why;
         *t_reached = out.t_reached;
-        res->rhs_evals = out.rhs_evals;
-        res->steps = out.steps;
         return -1;
     }
     for (long i = 0; i < points; i++) {
         double t = (double)i / (double)(points - 1);
         record_values(res, i, t, res->risk[i], res->upper[i], res->lower[i], od);
     }
-    res->steps = out.steps;
-    res->rhs_evals = out.rhs_evals;
     snprintf(res->solver, sizeof res->solver, "dop853");
     return 0;
 }

@@ -23,17 +23,20 @@ typedef struct {
     const hdp_schedule *sched;
     double rtol, atol;
     long max_steps;              /* in all: more fails (the caller falls back) */
-    int bounds_equal;            /* lmin == lmax: the bounds are R itself */
+    int bounds;                  /* 0: the bins (risk); 1: the two bounds alone (they do not
+                                    feed back into R, and the lower bound, the stiffest
+                                    component, would set the bins' steps) */
 } hdp_erk_problem;
 
 typedef struct {
-    double *risk, *upper, *lower; /* [points]: R, R_upper, R_lower at t_i = i/(points-1) */
+    double *risk, *upper, *lower; /* [points]: R (bins), or R_upper, R_lower (bounds), at
+                                     t_i = i/(points-1) */
     long steps, rhs_evals, rejected;
     double t_reached;             /* on failure */
     const char *why;              /* on failure: what stopped it */
 } hdp_erk_out;
 
-/* Integrate from D_j(0) = R_upper(0) = R_lower(0) = R0 on the grid of `points` output
+/* Integrate the bins or the bounds from D_j(0) = R_upper(0) = R_lower(0) = R0 on the grid of `points` output
  * points, stopping on every interior knot of a table schedule (the right-hand side jumps
  * there). Returns 0, or -1 on failure (too many steps, a non-finite value, a step below
  * rounding, out of memory): the caller then solves with CVODE. */
