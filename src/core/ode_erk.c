@@ -114,7 +114,8 @@ typedef double v4 __attribute__((vector_size(32), aligned(8), may_alias));
 typedef long long v4i __attribute__((vector_size(32), aligned(8), may_alias));
 
 /* |a| (the sign bit cleared) and max(a, b) for numbers (as fmax when neither is NaN) */
-#define VABS(a) ((v4)((v4i)(a) & (v4i){~(1LL << 63), ~(1LL << 63), ~(1LL << 63), ~(1LL << 63)}))
+#define SIGN_OFF 0x7fffffffffffffffLL
+#define VABS(a) ((v4)((v4i)(a) & (v4i){SIGN_OFF, SIGN_OFF, SIGN_OFF, SIGN_OFF}))
 #define VMAX(a, b, gt) ((gt) = (a) > (b), (v4)(((v4i)(a) & (gt)) | ((v4i)(b) & ~(gt))))
 
 static inline __attribute__((always_inline)) void bin_step4(const double *xp, const double *wlp,
@@ -357,7 +358,7 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
             FAIL("step size below rounding");
 
         /* the stages as polynomials in lambda: Y_i = P_i y + Q_i, K_i = A_i y + B_i */
-        double A[12][NP], B[12][NP], Ku[12], Kv[12];
+        double A[12][NP], B[12][NP], Ku[12] = {0}, Kv[12] = {0};
         for (int i = 0; i < 12; i++) {
             double P[NP] = {0}, Q[NP] = {0}, Yu = yu, Yl = yl;
             P[0] = 1.0;
