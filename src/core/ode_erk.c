@@ -366,7 +366,7 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
                 double cf = hh * dp_a[i][k];
                 if (cf == 0.0)
                     continue;
-                for (int d = 0; d <= k + 1; d++) {
+                for (int d = 0; d <= k + 1 && !bounds; d++) {
                     P[d] += cf * A[k][d];
                     Q[d] += cf * B[k][d];
                 }
@@ -374,7 +374,7 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
                 Yl += cf * Kv[k];
             }
             double Ri = 0; /* sum_j w_j lambda_j Y_ij from the moments */
-            for (int d = 0; d <= i; d++)
+            for (int d = 0; d <= i && !bounds; d++)
                 Ri += P[d] * mom[d + 1] + Q[d] * ones_mom[d + 1];
             double al, be, q;
             stage_scalars(&cx, t + dp_c[i] * hh, Ri, Yu, Yl, &al, &be, &q, &Ku[i], &Kv[i]);
@@ -392,7 +392,7 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
         double yun = yu, yln = yl, eu5 = 0, eu3 = 0, el5 = 0, el3 = 0;
         for (int k = 0; k < 12; k++) {
             double hb = hh * dp_b[k];
-            for (int d = 0; d < NP; d++) {
+            for (int d = 0; d < NP && !bounds; d++) {
                 c[C_YP][d] += hb * A[k][d];
                 c[C_YQ][d] += hb * B[k][d];
                 c[C_5A][d] += dp_e5[k] * A[k][d];
@@ -407,8 +407,9 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
             eu3 += dp_e3[k] * Ku[k];
             el3 += dp_e3[k] * Kv[k];
         }
-        double sums[14];
-        step_pass(n, p->lambda, wl, y, yn, (const double(*)[NP])c, p->rtol, p->atol, sums);
+        double sums[14] = {0};
+        if (!bounds) /* the bounds alone: the polynomials above are not formed either */
+            step_pass(n, p->lambda, wl, y, yn, (const double(*)[NP])c, p->rtol, p->atol, sums);
         if (bounds) {
             double su = p->atol + p->rtol * fmax(fabs(yu), fabs(yun));
             double sl = p->atol + p->rtol * fmax(fabs(yl), fabs(yln));
