@@ -34,8 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* HDP_ODE_ERK_BASELINE: one baseline build (tests/test_kernels.c compares it with the
+ * library's clones) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_ADDRESS__)
+    !defined(__SANITIZE_ADDRESS__) && !defined(HDP_ODE_ERK_BASELINE)
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CLONES
