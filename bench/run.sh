@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Benchmarks of issue 7, side by side with what users would otherwise write.
-# Usage: bench/run.sh BUILD_DIR [--full]   (BUILD_DIR: a Release build of hdpsgd)
+# Usage: bench/run.sh BUILD_DIR [--full | --ode]   (BUILD_DIR: a Release build of hdpsgd;
+#   --ode: the ODE measurements only)
 # Needs python3-numpy and python3-scipy for the baselines (skipped without them) and
 # GNU time (package time) for peak memory. Prints one line per measurement; the
 # numbers in bench/RESULTS.md come from this script.
 set -u
 build=$(cd "$1" && pwd); shift
 full=0; [[ ${1-} == --full ]] && full=1
+ode_only=0; [[ ${1-} == --ode ]] && ode_only=1
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$build/hdpsgd
 py=/usr/bin/python3
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-json() { $py -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[sys.argv[2]])" "$@"; }
+json() { $py -c "import json,sys; d=json.load(open(sys.argv[1])); print(d.get(sys.argv[2], '-'))" "$@"; }
 have_np=0; $py -c 'import numpy, scipy' 2>/dev/null && have_np=1
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%F)"
 
-echo "## ODE: solve time against bins (power law alpha = 0.5, gamma = 0.01, rtol 1e-8)"
-sizes="1 64 1000 10000 100000"; ((full)) && sizes="$sizes 1000000"
+echo "## ODE: solve time against bins (power law alpha = 0.5, gamma = 0.01, rtol 1e-8; default model otherwise)"
+sizes="1 64 100 1000 10000 100000"; ((full)) && sizes="$sizes 1000000"
 for m in $sizes; do
   if [[ $m == 1 ]]; then set_spec=(--set data.spectrum=isotropic --set data.d=1000); else set_spec=(--set data.d=$m); fi
   best=1e9
@@ -24,21 +26,25 @@ for m in $sizes; do
     "$bin" ode "${set_spec[@]}" --set data.gamma=0.01 -o /dev/null --json "$work/o.json" 2>/dev/null
     s=$(json "$work/o.json" solve_seconds); best=$($py -c "print(min($best,$s))")
   done
-  echo "ode bins=$m solve_seconds=$best steps=$(json "$work/o.json" steps) ns_per_bin_step=$($py -c "print(round(1e9*$best/($m+2)/$(json "$work/o.json" steps),1))")"
+  echo "ode bins=$m solver=$(json "$work/o.json" solver) solve_seconds=$best steps=$(json "$work/o.json" steps) rhs_evals=$(json "$work/o.json" rhs_evals) ns_per_bin_step=$($py -c "print(round(1e9*$best/($m+2)/$(json "$work/o.json" steps),1))")"
 done
 
 if ((have_np)); then
-  echo "## ODE: hdpsgd vs SciPy LSODA per solve (same model, rtol 1e-8, atol 1e-12)"
-  for m in 1 64; do
+  # Issue 20's comparison: c = 0.5, rho = 1 (a = gamma), 11 output points. The two sides
+  # alternate, one solve each, five times (the VM's speed drifts over seconds), and the best
+  # of each is compared.
+  echo "## ODE: hdpsgd vs SciPy LSODA per solve (power law alpha 0.5, optimal schedule, gamma 0.01, c 0.5, rho 1, rtol 1e-8, atol 1e-12, 11 points; interleaved, best of 5)"
+  for m in 1 64 1000 10000; do
     if [[ $m == 1 ]]; then set_spec=(--set data.spectrum=isotropic --set data.d=1000); else set_spec=(--set data.d=$m); fi
-    best=1e9
+    best=1e9 lbest=1e9
     for rep in 1 2 3 4 5; do
-      "$bin" ode "${set_spec[@]}" --set data.gamma=0.01 -o /dev/null --json "$work/o.json" 2>/dev/null
+      "$bin" ode "${set_spec[@]}" --set data.gamma=0.01 --set clip.c=0.5 --set privacy.rho=1 \
+        --set ode.points=11 -o /dev/null --json "$work/o.json" 2>/dev/null
       s=$(json "$work/o.json" solve_seconds); best=$($py -c "print(min($best,$s))")
+      $py "$here/ode_scipy.py" $m 0.01 1e-8 1e-12 1 0.5 1 11 > "$work/s.json"
+      lbest=$($py -c "print(min($lbest,$(json "$work/s.json" seconds)))")
     done
-    $py "$here/ode_scipy.py" $m 0.01 1e-8 1e-12 5 > "$work/s.json"
-    sp=$(json "$work/s.json" seconds)
-    echo "ode-vs-lsoda bins=$m hdpsgd=$best lsoda=$sp speedup=$($py -c "print(round($sp/$best,1))") risk_hdpsgd=$(json "$work/o.json" risk_before_final_noise) risk_lsoda=$(json "$work/s.json" final_risk_before_noise)"
+    echo "ode-vs-lsoda bins=$m hdpsgd=$best lsoda=$lbest speedup=$($py -c "print(round($lbest/$best,1))") solver=$(json "$work/o.json" solver) steps=$(json "$work/o.json" steps) lsoda_nfev=$(json "$work/s.json" nfev) risk_hdpsgd=$(json "$work/o.json" risk_before_final_noise) risk_lsoda=$(json "$work/s.json" final_risk_before_noise)"
   done
 fi
 
@@ -56,6 +62,8 @@ for m in 10000 100000 1000000; do
   fi
   echo "$line"
 done
+
+((ode_only)) && exit 0
 
 echo "## schedule design: schedule --optimize, all four families, 64-bin model (gamma = 0.01)"
 "$bin" schedule --optimize --set data.d=64 --set data.gamma=0.01 -o "$work/s.tab" --json "$work/s.json" >/dev/null 2>&1

@@ -2,7 +2,8 @@
  * in every build: the library's functions (on x86-64 the AVX-512 or AVX2 clone the CPU
  * selects at load time) against a baseline build of the same source compiled into this
  * test (no clones, -ffp-contract=off, as the library), on lengths that exercise the
- * 8-wide body and every tail length, over inputs of mixed signs and scales. */
+ * 8-wide body and every tail length, over inputs of mixed signs and scales. Likewise the
+ * risk ODE's DOP853 (src/core/ode_erk.c, issue 20). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "hdpsgd/rng.h"
 #include "sim/rng_internal.h"
 #include "sim/mc_internal.h"
+#include "core/ode_erk.h"
 #include "testutil.h"
 
 /* the same source under other names, built for the baseline only */
@@ -23,6 +25,15 @@
 #undef hdp_mc_axpby
 #undef hdp_mc_sde_step
 #undef hdp_mc_vec_alloc
+
+/* the ODE's DOP853 pass (issue 20), likewise */
+#define HDP_ODE_ERK_BASELINE
+#define hdp_erk_solve base_erk_solve
+#define hdp_erk_stiffness base_erk_stiffness
+#include "core/ode_erk.c"
+#undef hdp_erk_solve
+#undef hdp_erk_stiffness
+#include "hdpsgd/spectrum.h"
 
 static void fill(hdp_xoshiro *g, double *v, long d, double scale)
 {
@@ -88,8 +99,43 @@ static void same_bits(void **state)
     }
 }
 
+/* DOP853 on the bins and on the bounds (src/core/ode_erk.c): the library's clone for this CPU
+ * and the baseline build give the same bits (1003 bins: a tail of three after the blocks of
+ * eight). */
+static void ode_erk_same_bits(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=1003", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1", NULL);
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_spectrum sp;
+    assert_int_equal(hdp_spectrum_build(&m, &sp, &err), HDP_OK);
+    hdp_schedule sc;
+    hdp_sched_from_model(&m, &sc);
+    hdp_clip *clip = hdp_clip_alloc(m.noise, m.tau2, m.noise_df, m.c);
+    assert_non_null(clip);
+    enum { PTS = 11 };
+    for (int bounds = 0; bounds < 2; bounds++) {
+        hdp_erk_problem p = {sp.m, sp.bin_lambda, sp.bin_weight, sp.lambda_min, sp.lambda_max,
+                             m.gamma, m.c, m.rho, clip, &sc, m.rtol, m.atol, m.max_steps, bounds};
+        double r[2][3][PTS];
+        memset(r, 0, sizeof r);
+        hdp_erk_out a = {r[0][0], r[0][1], r[0][2], 0, 0, 0, 0, NULL};
+        hdp_erk_out b = {r[1][0], r[1][1], r[1][2], 0, 0, 0, 0, NULL};
+        assert_int_equal(hdp_erk_solve(&p, 0.5, PTS, &a), 0);
+        assert_int_equal(base_erk_solve(&p, 0.5, PTS, &b), 0);
+        assert_true(a.steps > 10 && a.steps == b.steps && a.rhs_evals == b.rhs_evals);
+        assert_memory_equal(r[0], r[1], sizeof r[0]);
+    }
+    hdp_clip_free(clip);
+    hdp_spectrum_free(&sp);
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(same_bits)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(same_bits),
+                                       cmocka_unit_test(ode_erk_same_bits)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,11 @@
-/* test_ode.c — the risk ODE of THEORY.md section 3 on CVODE: exact solution,
+/* test_ode.c — the risk ODE of THEORY.md section 3 (CVODE and DOP853): exact solution,
  * bounds, tolerance refinement, final-step noise, an independent RK4 check of
- * the Sherman-Morrison Newton solver, binning of a large spectrum. */
+ * the Sherman-Morrison Newton solver, binning of a large spectrum, DOP853 against
+ * CVODE and main's recorded values. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hdpsgd/clip.h"
 #include "hdpsgd/ode.h"
@@ -117,16 +119,23 @@ static void final_noise(void **state)
 }
 
 /* Independent check: fixed-step RK4 on the same right-hand side (written out here
- * from THEORY 3) for a 50-bin power-law spectrum with clipping and private noise. */
+ * from THEORY 3) for a 50-bin power-law spectrum with clipping and private noise; both
+ * solvers (CVODE with the Sherman-Morrison Newton solver, DOP853). */
 static void matches_rk4(void **state)
 {
     (void)state;
-    hdp_model m;
+    hdp_model m, m2;
     make_model(&m, "data.d=50", "data.gamma=0.5", "data.spectrum_alpha=1",
                "schedule.kind=linear-noise", "schedule.eta0=1.2", "clip.c=0.4", "privacy.rho=0.8",
-               "ode.rtol=1e-10", "ode.atol=1e-14", NULL);
-    hdp_ode_result r;
+               "ode.rtol=1e-10", "ode.atol=1e-14", "ode.solver=cvode", NULL);
+    make_model(&m2, "data.d=50", "data.gamma=0.5", "data.spectrum_alpha=1",
+               "schedule.kind=linear-noise", "schedule.eta0=1.2", "clip.c=0.4", "privacy.rho=0.8",
+               "ode.rtol=1e-10", "ode.atol=1e-14", "ode.solver=dop853", NULL);
+    hdp_ode_result r, r2;
     solve(&m, &r);
+    solve(&m2, &r2);
+    assert_string_equal(r.solver, "cvode");
+    assert_string_equal(r2.solver, "dop853");
     hdp_spectrum sp;
     hdp_error err;
     hdp_error_clear(&err);
@@ -167,6 +176,7 @@ static void matches_rk4(void **state)
             double R = 0;
             for (long j = 0; j < nb; j++) R += sp.bin_weight[j] * sp.bin_lambda[j] * D[j];
             assert_rel(r.risk[out], R, 1e-7, 0);
+            assert_rel(r2.risk[out], R, 1e-7, 0);
             out++;
         }
     }
@@ -178,7 +188,9 @@ static void matches_rk4(void **state)
     hdp_clip_free(clip);
     hdp_spectrum_free(&sp);
     hdp_ode_result_free(&r);
+    hdp_ode_result_free(&r2);
     hdp_model_free(&m);
+    hdp_model_free(&m2);
 }
 
 /* A 20000-eigenvalue power law in 400 quantile bins reproduces the full
@@ -263,6 +275,166 @@ static void other_noise_laws(void **state)
     hdp_model_free(&b);
 }
 
+/* Issue 20: the final risk and bounds at t = 1 of several models at rtol 1e-10, atol 1e-14,
+ * against the values the CVODE solver of main gave before the solver was made faster
+ * (4fb84e1, recorded with those tolerances): relative differences <= 1e-7, whatever the
+ * method. File models are relative to the source tree; "" is the built-in default. */
+static void reference_final_risks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *keys[4];
+        double risk, upper, lower;
+    } ref[] = {
+        {"", {NULL}, 0.2921600309687053, 0.57879838282683171, 0.007657449942531167},
+        {"powerlaw.ini", {NULL}, 0.34593388063287034, 19.598734891922646, 0.017016336529313208},
+        {"isotropic-optimal.ini", {NULL}, 0.44277335396988443, 0.4427733539698846,
+         0.4427733539698846},
+        {"isotropic-linear-noise.ini", {NULL}, 0.11372525888655821, 0.11372525888655821,
+         0.11372525888655821},
+        {"isotropic-output.ini", {NULL}, 0.11758398050475607, 0.11758398050475606,
+         0.11758398050475606},
+        {"isotropic-nonprivate.ini", {NULL}, 0.027171254017296094, 0.027171254017296097,
+         0.027171254017296097},
+        {"student-noise.ini", {NULL}, 0.13404692815422151, 0.13404692815422151,
+         0.13404692815422151},
+        {"rademacher-noise.ini", {NULL}, 0.18257364778412499, 0.18257364778412496,
+         0.18257364778412496},
+        {"twolevel.ini", {NULL}, 0.11944247938537178, 0.62332179512147823, 0.023480528041069558},
+        {"designed-schedule.ini", {NULL}, 0.10136545461856505, 0.10136545461856505,
+         0.10136545461856505},
+        {"aggressive-clip.ini", {NULL}, 0.33937198029166316, 0.33937198029166316,
+         0.33937198029166316},
+        {"loose-clip.ini", {NULL}, 0.44624440478136607, 0.44624440478136601,
+         0.44624440478136601},
+        {"near-stability.ini", {NULL}, 0.71867674241130075, 0.71867674241130075,
+         0.71867674241130075},
+        /* the benchmark model of issue 20 at 1000 and 10^4 bins, and isotropic */
+        {"", {"data.d=1000", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1"},
+         0.042564853731096405, 1.1439309786866898, 8.4180263016187779e-05},
+        {"", {"data.d=10000", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1"},
+         0.043495094992514194, 3.9489823817029364, 5.9908064611170502e-05},
+        {"", {"data.spectrum=isotropic", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1"},
+         0.024844434490215922, 0.024844434490215957, 0.024844434490215957},
+    };
+    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
+        hdp_model m;
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_model_init(&m);
+        char path[512];
+        snprintf(path, sizeof path, "%s/models/%s", HDP_SOURCE_DIR, ref[i].file);
+        if (ref[i].file[0])
+            assert_int_equal(hdp_model_load_file(&m, path, &err), HDP_OK);
+        for (int k = 0; k < 4 && ref[i].keys[k]; k++)
+            assert_int_equal(hdp_model_set(&m, ref[i].keys[k], &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "ode.rtol=1e-10", &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "ode.atol=1e-14", &err), HDP_OK);
+        assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+        hdp_ode_result r;
+        solve(&m, &r);
+        long last = r.points - 1;
+        assert_rel(r.final_risk, ref[i].risk, 1e-7, 0);
+        assert_rel(r.upper[last], ref[i].upper, 1e-7, 0);
+        assert_rel(r.lower[last], ref[i].lower, 1e-7, 0);
+        hdp_ode_result_free(&r);
+        hdp_model_free(&m);
+    }
+}
+
+/* Issue 20: DOP853 (ode_erk.c) against CVODE on the same models at rtol 1e-10: every grid
+ * point of the risk and of both bounds within 1e-7 (CVODE's own error there is up to
+ * ~2e-8); the result names its solver. */
+static void dop853_matches_cvode(void **state)
+{
+    (void)state;
+    static const char *const models[][5] = {
+        {"data.spectrum=isotropic", NULL},
+        {"data.d=1000", "data.gamma=0.01", "clip.c=0.5", "privacy.rho=1", NULL},
+        {"data.spectrum=twolevel", "data.noise=student", NULL},
+        {"schedule.kind=linear-noise", "data.noise=rademacher", NULL},
+        {"schedule.kind=output", "clip.c=inf", "privacy.rho=inf", NULL},
+        {"schedule.kind=constant", "privacy.rho=inf", "schedule.eta0=2", NULL},
+    };
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        hdp_ode_result r[2];
+        for (int k = 0; k < 2; k++) {
+            hdp_model m;
+            hdp_error err;
+            hdp_error_clear(&err);
+            hdp_model_init(&m);
+            for (int j = 0; models[i][j]; j++)
+                assert_int_equal(hdp_model_set(&m, models[i][j], &err), HDP_OK);
+            assert_int_equal(hdp_model_set(&m, k ? "ode.solver=dop853" : "ode.solver=cvode", &err),
+                             HDP_OK);
+            assert_int_equal(hdp_model_set(&m, "ode.rtol=1e-10", &err), HDP_OK);
+            assert_int_equal(hdp_model_set(&m, "ode.atol=1e-14", &err), HDP_OK);
+            assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+            solve(&m, &r[k]);
+            assert_string_equal(r[k].solver, k ? "dop853" : "cvode");
+            hdp_model_free(&m);
+        }
+        assert_int_equal(r[0].points, r[1].points);
+        for (long j = 0; j < r[0].points; j++) {
+            assert_true(r[0].t[j] == r[1].t[j]);
+            assert_rel(r[1].risk[j], r[0].risk[j], 1e-7, 1e-12);
+            assert_rel(r[1].upper[j], r[0].upper[j], 1e-7, 1e-12);
+            assert_rel(r[1].lower[j], r[0].lower[j], 1e-7, 1e-12);
+        }
+        assert_true(r[1].steps > 0 && r[1].rhs_evals >= 12 * r[1].steps);
+        hdp_ode_result_free(&r[0]);
+        hdp_ode_result_free(&r[1]);
+    }
+}
+
+/* auto: DOP853 unless the stiffness estimate 2 lambda_max int eta~ dt is above
+ * min(30000, 2000 + 200 bins) (here one bin, constant eta~ = 3000, gamma = 1e-4: 6000); DOP853
+ * asked for by name and failing (more steps than max_steps) is an error, under auto CVODE
+ * takes over. */
+static void solver_choice(void **state)
+{
+    (void)state;
+    struct {
+        const char *keys[5];
+        const char *solver;
+        hdp_status st;
+    } cases[] = {
+        {{"ode.solver=auto", NULL}, "dop853", HDP_OK},
+        {{"ode.solver=auto", "schedule.kind=constant", "schedule.eta0=3000", NULL}, "cvode", HDP_OK},
+        {{"ode.solver=auto", "ode.max_steps=5", NULL}, NULL, HDP_ENUMERIC},
+        {{"ode.solver=dop853", "ode.max_steps=5", NULL}, NULL, HDP_ENUMERIC},
+        /* S = 2000: DOP853, which needs 197 steps in all, CVODE fewer than 150 between two of
+         * 101 outputs */
+        {{"ode.solver=auto", "schedule.kind=constant", "schedule.eta0=1000", "ode.max_steps=150",
+          "ode.points=101"},
+         "cvode", HDP_OK},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hdp_model m;
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_model_init(&m);
+        assert_int_equal(hdp_model_set(&m, "data.spectrum=isotropic", &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "data.gamma=1e-4", &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "privacy.rho=inf", &err), HDP_OK);
+        assert_int_equal(hdp_model_set(&m, "ode.points=11", &err), HDP_OK);
+        for (int k = 0; k < 5 && cases[i].keys[k]; k++)
+            assert_int_equal(hdp_model_set(&m, cases[i].keys[k], &err), HDP_OK);
+        assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+        hdp_ode_result r;
+        hdp_status st = hdp_ode_solve(&m, &r, &err);
+        assert_int_equal(st, cases[i].st);
+        if (st == HDP_OK)
+            assert_string_equal(r.solver, cases[i].solver);
+        else if (strstr(cases[i].keys[0], "dop853"))
+            assert_non_null(strstr(err.msg, "DOP853 failed"));
+        else
+            assert_non_null(strstr(err.msg, "CV_TOO_MUCH_WORK"));
+        hdp_ode_result_free(&r);
+        hdp_model_free(&m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +446,9 @@ int main(void)
         cmocka_unit_test(binning),
         cmocka_unit_test(auto_bins),
         cmocka_unit_test(other_noise_laws),
+        cmocka_unit_test(reference_final_risks),
+        cmocka_unit_test(dop853_matches_cvode),
+        cmocka_unit_test(solver_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

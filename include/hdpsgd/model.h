@@ -48,6 +48,10 @@ typedef enum {
     HDP_SCHED_TABLE
 } hdp_sched_kind;
 
+/* [ode] solver: auto = DOP853 when the stiffness estimate allows it, CVODE otherwise
+ * (and when DOP853 fails); the names in this order */
+typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_kind;
+
 /* [rf] random features (THEORY.md 7): the activation phi and the target y(x). */
 typedef enum { HDP_RF_TANH = 0, HDP_RF_RELU, HDP_RF_LINEAR_ACT } hdp_rf_activation_kind;
 typedef enum { HDP_RF_SIGN = 0, HDP_RF_LINEAR_TARGET } hdp_rf_target_kind;
@@ -115,7 +119,8 @@ typedef struct {
     double spectrum_tol;      /* bins = auto: relative tolerance on the final risk */
     double rtol, atol;
     long points;              /* output grid size on [0, 1], >= 2 */
-    long max_steps;           /* CVODE's mxstep */
+    long max_steps;           /* CVODE's mxstep; DOP853's steps in all */
+    hdp_ode_solver_kind ode_solver; /* [ode] solver */
     /* [sim] */
     long runs;                /* Monte Carlo runs */
     unsigned long long seed;  /* base seed of the random streams */

@@ -7,9 +7,13 @@
  * and the scalar bound ODEs R_upper, R_lower of seed 000 (THEORY 3). The row
  * t = 1 is the output theta_n: the final-step noise 2 c^2 gamma^2 eta~(1)^2 / rho^2
  * is added to the risk and to both bounds.
- * Method: BDF (the optimal schedule is stiff near t = 0 for small gamma) with a
- * matrix-embedded linear solver that uses the diagonal-plus-rank-one structure
- * of the Jacobian (Sherman-Morrison): O(m) per Newton solve for m bins.
+ * Methods ([ode] solver): CVODE's BDF (the optimal schedule is stiff near t = 0 for
+ * small gamma) with a matrix-embedded linear solver that uses the
+ * diagonal-plus-rank-one structure of the Jacobian (Sherman-Morrison): O(m) per
+ * Newton solve for m bins; or DOP853, an explicit Runge-Kutta method of order 8
+ * (src/core/ode_erk.c), a dozen fused O(m) passes per step, for the models whose
+ * stiffness estimate 2 lambda_max int_0^1 eta~ dt is moderate (auto chooses from it
+ * and the number of bins, and falls back to CVODE when DOP853 fails).
  */
 #ifndef HDPSGD_ODE_H
 #define HDPSGD_ODE_H
@@ -37,14 +41,16 @@ typedef struct {
     double eta_sup;                 /* sup eta~ */
     int stable;                     /* eta_sup < 2/gamma (THEORY 3) */
     long bins;                      /* m */
-    long rhs_evals, steps;          /* CVODE counters */
+    long rhs_evals, steps;          /* counters of the solver that gave the result */
+    char solver[16];                /* "dop853" or "cvode" ([ode] solver; auto falls back
+                                       to cvode when dop853 fails) */
     double solve_seconds;           /* wall time of the integration alone */
     double binning_seconds;         /* bins = auto: wall time of the trial solves */
 } hdp_ode_result;
 
 /* Integrate the ODE of a finalized model on its output grid ([ode] points).
- * On failure (CVODE error, non-finite risk) returns HDP_ENUMERIC with the
- * CVODE flag name and the time reached. res is owned by the caller: release
+ * On failure (CVODE error, non-finite risk; DOP853's failure when it is asked for
+ * by name) returns HDP_ENUMERIC with the CVODE flag name and the time reached. res is owned by the caller: release
  * it with hdp_ode_result_free (also after a failure). */
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err);
 

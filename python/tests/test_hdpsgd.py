@@ -222,6 +222,7 @@ class Test_ode(unittest.TestCase):
         json_equal(self, data, r, self.KEYS)
         csv_equal(self, rows, r, self.COLS)
         self.assertEqual(r.model, data["model"] if not path else r.model)
+        self.assertEqual(r.solver, data["solver"])
         return r
 
     def test_default_bit_identical(self):

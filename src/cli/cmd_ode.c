@@ -31,7 +31,8 @@ const char ode_help[] =
     "noise included, also in the bounds); mu_c, nu_c are the clipping factors at R(t); eta\n"
     "and sigma2 are the schedule's eta~(t) and sigma~(t)^2. Lines starting with # give the\n"
     "model. The JSON summary has final_risk, risk_before_final_noise, gamma, n, d, rho\n"
-    "(null = inf), stable, rhs_evals, steps, solve_seconds.";
+    "(null = inf), stable, rhs_evals, steps, solver (dop853 or cvode: [ode] solver),\n"
+    "solve_seconds.";
 
 void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
@@ -64,6 +65,7 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     hdp_json_int(&j, "bins", r->bins);
     hdp_json_int(&j, "rhs_evals", r->rhs_evals);
     hdp_json_int(&j, "steps", r->steps);
+    hdp_json_str(&j, "solver", r->solver);
     hdp_json_num(&j, "solve_seconds", r->solve_seconds);
     hdp_json_num(&j, "binning_seconds", r->binning_seconds); /* bins = auto: trial solves */
     hdp_json_str(&j, "model", m->source);

@@ -56,7 +56,7 @@ extern const char si_usage[], si_help[];
 static const cli_opt no_opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
 
 const cli_command hdp_commands[] = {
-    {"ode", cmd_ode, "integrate the risk ODE of homogenized DP-SGD (CVODE)",
+    {"ode", cmd_ode, "integrate the risk ODE of homogenized DP-SGD (DOP853 or CVODE)",
      ode_usage,
      ode_help,
      ode_opts, 0, NULL, &hdp_sweep_ode, ode_sweep_write},

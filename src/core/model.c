@@ -46,6 +46,7 @@ typedef struct {
 
 static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel", "file", NULL};
 static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
+static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
 static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
 static const char *const rf_activation_names[] = {"tanh", "relu", "linear", NULL};
 static const char *const rf_target_names[] = {"sign", "linear", NULL};
@@ -118,7 +119,12 @@ static const key_spec schema[] = {
     {"ode", "points", T_LONG, OFF(points), "101", R_LO_CLOSED | R_HI_CLOSED, 2, 1e6, NULL,
      "output grid size on [0, 1] (integer in [2, 1e6])"},
     {"ode", "max_steps", T_LONG, OFF(max_steps), "100000", R_LO_CLOSED | R_HI_CLOSED, 1, 1e9, NULL,
-     "CVODE's maximum number of internal steps between output points; at most 1e9"},
+     "CVODE's maximum number of internal steps between output points (DOP853: steps in all); "
+     "at most 1e9"},
+    {"ode", "solver", T_ENUM, OFF(ode_solver), "auto", 0, 0, 0, ode_solver_names,
+     "auto = dop853 (explicit Runge-Kutta) unless the stiffness estimate 2 lambda_max "
+     "int eta~ dt is above min(30000, 2000 + 200 bins) (2000 for Student-t noise), cvode "
+     "(BDF) then or when dop853 fails; cvode; dop853"},
     {"sim", "runs", T_LONG, OFF(runs), "100", R_LO_CLOSED | R_HI_CLOSED, 1, 1e7, NULL,
      "Monte Carlo runs (integer in [1, 1e7])"},
     {"sim", "seed", T_SEED, OFF(seed), "1", 0, 0, 0, NULL,
