@@ -88,8 +88,11 @@ typedef struct {
     int line;
 } hdp_origin;
 
-/* Upper bound on the number of keys of the schema (see model.c). */
+/* Upper bound on the number of keys of the schema, all sections (see model.c). */
 #define HDP_MODEL_MAX_KEYS 128
+
+/* Bytes of the model families' sections in hdp_model.family (see core/schema.h). */
+#define HDP_MODEL_FAMILY_BYTES 1024
 
 typedef struct {
     /* [data] */
@@ -184,6 +187,17 @@ typedef struct {
     double si_norm_floor;     /* stage-1 normalisation floor (units in si.h) */
     double si_epsilon, si_delta; /* stage-2 target (epsilon, delta); delta 0 = 1/n */
     hdp_si_stage2_kind si_stage2;
+
+    /* The values of the model families' sections ([rf], [dpgd], [nc], [kl], [si]): each
+     * registered section owns a slice of this area, read through the family's accessor
+     * (hdp_kl_params_of in hdpsgd/kl.h, ...). Inside the struct, so that a model copied by
+     * assignment carries them. */
+    union {
+        unsigned char bytes[HDP_MODEL_FAMILY_BYTES];
+        long double align_ld;
+        long long align_ll;
+        void *align_p;
+    } family;
 
     /* bookkeeping */
     int finalized;             /* 1 after hdp_model_finalize; cleared by every change through
