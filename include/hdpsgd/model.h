@@ -70,9 +70,6 @@ typedef enum {
 } hdp_nc_perturbation_kind;
 typedef enum { HDP_NC_REMEDY_NONE = 0, HDP_NC_REMEDY_CENTER, HDP_NC_REMEDY_PCA } hdp_nc_remedy_kind;
 
-/* [si] private feature learning for single-index models (seed 002, THEORY.md 8; hdpsgd/si.h). */
-typedef enum { HDP_SI_GD = 0, HDP_SI_OU } hdp_si_stage2_kind;
-
 /* [kl] KL privacy of noisy GD on ReLU networks (seed 001, THEORY.md 8; see hdpsgd/kl.h). */
 typedef enum { HDP_KL_LECUN = 0, HDP_KL_HE, HDP_KL_NTK, HDP_KL_XAVIER } hdp_kl_init_kind;
 typedef enum { HDP_KL_SQUARED = 0, HDP_KL_LOGISTIC } hdp_kl_loss_kind;
@@ -179,14 +176,6 @@ typedef struct {
     double kl_delta;          /* target delta of (0, delta)-DP by Pinsker; 0 = none */
     long kl_runs, kl_inits;   /* noise paths per initialisation; initialisations */
     long kl_init_runs;        /* networks of `hdpsgd kl init` */
-    /* [si] two-stage private training on a single-index target (seed 002; hdpsgd/si.h) */
-    long si_d, si_p, si_n, si_test_size, si_runs;
-    double si_he1, si_he2, si_he3;  /* Hermite coefficients of the link sigma_* */
-    double si_eps_n;          /* the exponent epsilon_n of seed 002's Assumption 4 */
-    double si_lambda, si_eta_a, si_C_a, si_T, si_sigma_W, si_eta_W, si_C_W; /* prefactors */
-    double si_norm_floor;     /* stage-1 normalisation floor (units in si.h) */
-    double si_epsilon, si_delta; /* stage-2 target (epsilon, delta); delta 0 = 1/n */
-    hdp_si_stage2_kind si_stage2;
 
     /* The values of the model families' sections ([rf], [dpgd], [nc], [kl], [si]): each
      * registered section owns a slice of this area, read through the family's accessor
@@ -264,7 +253,6 @@ const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k);
 const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
 const char *hdp_kl_init_name(hdp_kl_init_kind k);
 const char *hdp_kl_loss_name(hdp_kl_loss_kind k);
-const char *hdp_si_stage2_name(hdp_si_stage2_kind k);
 
 /* 1 when section.key was set by a file or --set (not left at its default). */
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key);

@@ -39,7 +39,6 @@ static const char *const nc_perturbation_names[] = {"none", "test-offset", "adve
 static const char *const nc_remedy_names[] = {"none", "center", "pca", NULL};
 static const char *const kl_init_names[] = {"lecun", "he", "ntk", "xavier", NULL};
 static const char *const kl_loss_names[] = {"squared", "logistic", NULL};
-static const char *const si_stage2_names[] = {"gd", "ou", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
 #define NKEYS(keys) ((int)(sizeof keys / sizeof keys[0]))
@@ -277,53 +276,10 @@ static const hdp_schema_key kl_keys[] = {
 };
 static const hdp_schema_section kl_section = {"kl", kl_keys, NKEYS(kl_keys), 0, NULL};
 
-    /* [si]: private feature learning for single-index models (seed 002; THEORY 8; hdpsgd/si.h).
-     * Prefactors multiply seed 002's scalings (Assumption 4), exponent eps_n. */
-static const hdp_schema_key si_keys[] = {
-    {"d", HDP_KEY_LONG, OFF(si_d), "64", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e5, NULL, "input dimension d (integer in [2, 1e5])"},
-    {"p", HDP_KEY_LONG, OFF(si_p), "64", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, "neurons p (integer in [1, 1e5])"},
-    {"n", HDP_KEY_LONG, OFF(si_n), "4000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL,
-     "samples n of each of the two training sets (integer in [2, 1e7])"},
-    {"test_size", HDP_KEY_LONG, OFF(si_test_size), "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL,
-     "fresh test samples (integer in [1, 1e7])"},
-    {"runs", HDP_KEY_LONG, OFF(si_runs), "30", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL,
-     "stage-2 noise runs on the same data and first layer (integer in [2, 1e6])"},
-    {"he1", HDP_KEY_DOUBLE, OFF(si_he1), "1", 0, 0, 0, NULL,
-     "coefficient of He1 in the link sigma_*; must be nonzero (information exponent 1)"},
-    {"he2", HDP_KEY_DOUBLE, OFF(si_he2), "1", 0, 0, 0, NULL, "coefficient of He2 in the link"},
-    {"he3", HDP_KEY_DOUBLE, OFF(si_he3), "0", 0, 0, 0, NULL, "coefficient of He3 in the link"},
-    {"eps_n", HDP_KEY_DOUBLE, OFF(si_eps_n), "0.25", HDP_R_LO_OPEN | HDP_R_HI_CLOSED, 0, 1, NULL,
-     "exponent epsilon_n in (0, 1] of seed 002's scalings; at most 1"},
-    {"lambda", HDP_KEY_DOUBLE, OFF(si_lambda), "0.01", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "prefactor >= 0: lambda = c p / d^(2 eps_n)"},
-    {"eta_a", HDP_KEY_DOUBLE, OFF(si_eta_a), "0", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "prefactor >= 0: eta_a = c d^eps_n ln^2 d / p; 0 = 1/lambda_max(K) (stage2 = gd needs "
-     "eta_a lambda_max(K) < 2)"},
-    {"C_a", HDP_KEY_DOUBLE, OFF(si_C_a), "0.05", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "prefactor > 0 or inf: C_a = c d^eps_n sqrt(p) ln^(q+1) d (q the link's degree)"},
-    {"T", HDP_KEY_DOUBLE, OFF(si_T), "30", HDP_R_LO_OPEN, 0, 0, NULL,
-     "prefactor > 0: T = max(1, round(c d^eps_n)) stage-2 steps"},
-    {"sigma_W", HDP_KEY_DOUBLE, OFF(si_sigma_W), "5e-4", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "prefactor >= 0: sigma_W = c sqrt(d^(1+eps_n)/n) ln^(q+3) d (0 = no stage-1 noise)"},
-    {"eta_W", HDP_KEY_DOUBLE, OFF(si_eta_W), "1", HDP_R_LO_OPEN, 0, 0, NULL,
-     "prefactor > 0: eta_W = c d^(3 eps_n/2) sqrt(p)"},
-    {"C_W", HDP_KEY_DOUBLE, OFF(si_C_W), "4", HDP_R_LO_OPEN, 0, 0, NULL,
-     "stage-1 per-sample, per-neuron clipping C_W = c sqrt(d/p) (not in seed 002)"},
-    {"norm_floor", HDP_KEY_DOUBLE, OFF(si_norm_floor), "0.25", HDP_R_LO_OPEN, 0, 0, NULL,
-     "stage-1 normalisation w/max(||w||, R), R = c eta_W n 2/sqrt(p) (bounds the sensitivity)"},
-    {"epsilon", HDP_KEY_DOUBLE, OFF(si_epsilon), "4", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "stage-2 target epsilon > 0 or inf (no stage-2 noise)"},
-    {"delta", HDP_KEY_DOUBLE, OFF(si_delta), "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL,
-     "delta in [0, 1); 0 = 1/n"},
-    {"stage2", HDP_KEY_ENUM, OFF(si_stage2), "gd", 0, 0, 0, si_stage2_names,
-     "stage 2: gd (DP-GD, clipped) | ou (the exact OU process, unclipped)"},
-};
-static const hdp_schema_section si_section = {"si", si_keys, NKEYS(si_keys), 0, NULL};
-
 const hdp_schema_section *const hdp_core_sections[] = {
     &data_section, &clip_section, &privacy_section, &schedule_section, &ode_section,
     &sim_section,  &sde_section,  &validate_section, &rf_section,      &dpgd_section,
-    &nc_section,   &kl_section,   &si_section,       NULL};
+    &nc_section,   &kl_section,   NULL};
 
 
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
@@ -337,7 +293,6 @@ const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k) { return nc_per
 const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k) { return nc_remedy_names[k]; }
 const char *hdp_kl_init_name(hdp_kl_init_kind k) { return kl_init_names[k]; }
 const char *hdp_kl_loss_name(hdp_kl_loss_kind k) { return kl_loss_names[k]; }
-const char *hdp_si_stage2_name(hdp_si_stage2_kind k) { return si_stage2_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)
@@ -964,17 +919,6 @@ static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
     if ((cells = fmin(rn, rp) * fmin(rn, rp)) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "rf", "n", rn, "rf.p", rp, cells, "the Gram matrix of the smaller one",
                        err);
-    double sn = (double)m->si_n, sd = (double)m->si_d, sp = (double)m->si_p;
-    double st = (double)m->si_test_size;
-    if ((cells = sn * fmax(sd, sp)) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "si", "n", sn, sd > sp ? "si.d" : "si.p", fmax(sd, sp), cells,
-                       "the data or feature matrix", err);
-    if ((cells = st * fmax(sd, sp)) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "si", "test_size", st, sd > sp ? "si.d" : "si.p", fmax(sd, sp), cells,
-                       "the test data or features", err);
-    if ((cells = sp * fmax(sp, sd)) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "si", "p", sp, "si.d", sd, cells, "the first layer and the feature Gram",
-                       err);
     double np = (double)m->nc_p;
     if ((cells = (double)m->nc_K * np) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "nc", "p", np, "nc.K", (double)m->nc_K, cells, "the class means", err);
@@ -1043,6 +987,11 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
         m->bins = 0; /* more bins than eigenvalues: one per eigenvalue */
     if ((st = check_sizes(m, err)) != HDP_OK)
         return st;
+    /* each section's own combinations and sizes (the families'), in the table's order */
+    const hdp_schema_section *s;
+    for (int i = 0; (s = hdp_schema_section_at(i)); i++)
+        if (s->finalize && (st = s->finalize(m, err)) != HDP_OK)
+            return st;
     m->finalized = 1;
     return HDP_OK;
 }

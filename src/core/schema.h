@@ -10,11 +10,11 @@
  * through the declaration below. Adding a family's section is one entry in that table.
  *
  * Storage. A core section's keys are named fields of hdp_model (offsets from the model).
- * A family section's keys are fields of the family's own struct (hdp_kl_params, ...),
+ * A family section's keys are fields of the family's own struct (hdp_kl_keys, ...),
  * stored in the section's slice of the model's byte area m->family: the slices follow
  * each other in the table's order, each rounded up to HDP_SCHEMA_ALIGN bytes. The area is
  * inside hdp_model, so that a model copied by assignment copies every section's values.
- * The family reads them through its typed accessor (hdp_kl_params_of), built on
+ * The family reads them through its typed accessor (hdp_kl_keys_of), built on
  * hdp_model_section.
  */
 #ifndef HDPSGD_CORE_SCHEMA_H

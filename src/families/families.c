@@ -1,8 +1,14 @@
 /*
  * families.c — the model families' sections of the model files, in the order of the files
  * and of `hdpsgd keys`. Core parses, checks and documents them through this table
- * (core/schema.h) without knowing any family: a family adds its section here.
+ * (core/schema.h) without knowing any family: a family adds its section here, and its
+ * struct to the sum below (each section's values live in its slice of hdp_model.family).
  */
-#include "core/schema.h"
+#include "families/sections.h"
+#include "hdpsgd/si.h"
 
-const hdp_schema_section *const hdp_family_sections[] = {NULL};
+const hdp_schema_section *const hdp_family_sections[] = {&hdp_si_section, NULL};
+
+_Static_assert(HDP_SCHEMA_SLICE(sizeof(hdp_si_keys)) <= HDP_MODEL_FAMILY_BYTES,
+               "the families' sections do not fit in hdp_model.family: raise "
+               "HDP_MODEL_FAMILY_BYTES");
