@@ -70,10 +70,6 @@ typedef enum {
 } hdp_nc_perturbation_kind;
 typedef enum { HDP_NC_REMEDY_NONE = 0, HDP_NC_REMEDY_CENTER, HDP_NC_REMEDY_PCA } hdp_nc_remedy_kind;
 
-/* [kl] KL privacy of noisy GD on ReLU networks (seed 001, THEORY.md 8; see hdpsgd/kl.h). */
-typedef enum { HDP_KL_LECUN = 0, HDP_KL_HE, HDP_KL_NTK, HDP_KL_XAVIER } hdp_kl_init_kind;
-typedef enum { HDP_KL_SQUARED = 0, HDP_KL_LOGISTIC } hdp_kl_loss_kind;
-
 #define HDP_PATH_MAX 1024
 
 /* [ode] bins = auto (see hdpsgd/ode.h) */
@@ -165,21 +161,10 @@ typedef struct {
     long nc_draws;            /* Monte Carlo draws (noise, and random perturbations) */
     long nc_test_samples;     /* perturbation = stochastic: test points per class and draw */
     double nc_delta;          /* delta of the reported (epsilon, delta) */
-    /* [kl] KL privacy of noisy GD on ReLU networks (seed 001, THEORY.md 8; see hdpsgd/kl.h) */
-    hdp_kl_init_kind kl_init;
-    long kl_depth, kl_width;  /* L >= 2; hidden width m */
-    long kl_d, kl_o, kl_n;    /* input dimension, outputs, training samples */
-    double kl_sigma, kl_eta;  /* noise sqrt(2 eta sigma^2) per step; step size */
-    long kl_epochs;           /* full-batch steps; T = eta epochs */
-    hdp_kl_loss_kind kl_loss;
-    double kl_budget;         /* target KL (Corollary 6.4) */
-    double kl_delta;          /* target delta of (0, delta)-DP by Pinsker; 0 = none */
-    long kl_runs, kl_inits;   /* noise paths per initialisation; initialisations */
-    long kl_init_runs;        /* networks of `hdpsgd kl init` */
 
     /* The values of the model families' sections ([rf], [dpgd], [nc], [kl], [si]): each
      * registered section owns a slice of this area, read through the family's accessor
-     * (hdp_kl_params_of in hdpsgd/kl.h, ...). Inside the struct, so that a model copied by
+     * (hdp_kl_keys_of in hdpsgd/kl.h, ...). Inside the struct, so that a model copied by
      * assignment carries them. */
     union {
         unsigned char bytes[HDP_MODEL_FAMILY_BYTES];
@@ -251,8 +236,6 @@ const char *hdp_nc_loss_name(hdp_nc_loss_kind k);
 const char *hdp_nc_init_name(hdp_nc_init_kind k);
 const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k);
 const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
-const char *hdp_kl_init_name(hdp_kl_init_kind k);
-const char *hdp_kl_loss_name(hdp_kl_loss_kind k);
 
 /* 1 when section.key was set by a file or --set (not left at its default). */
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key);

@@ -78,8 +78,8 @@ typedef struct {
     hdp_si_stage2_kind stage2;
 } hdp_si_keys;
 
-/* The [si] values of a model (stored in the model: valid while m is; never NULL for a
- * model m). */
+/* The [si] values of a model (stored in the model: valid while m is; NULL only for a NULL
+ * m). */
 const hdp_si_keys *hdp_si_keys_of(const hdp_model *m);
 
 typedef struct {

@@ -37,8 +37,6 @@ static const char *const nc_perturbation_names[] = {"none", "test-offset", "adve
                                                     "stochastic", "train-offset", "both",
                                                     "per-sample", NULL};
 static const char *const nc_remedy_names[] = {"none", "center", "pca", NULL};
-static const char *const kl_init_names[] = {"lecun", "he", "ntk", "xavier", NULL};
-static const char *const kl_loss_names[] = {"squared", "logistic", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
 #define NKEYS(keys) ((int)(sizeof keys / sizeof keys[0]))
@@ -242,44 +240,11 @@ static const hdp_schema_key nc_keys[] = {
 };
 static const hdp_schema_section nc_section = {"nc", nc_keys, NKEYS(nc_keys), 0, NULL};
 
-    /* [kl]: KL privacy of noisy GD on ReLU networks (seed 001; THEORY 8; hdpsgd/kl.h) */
-static const hdp_schema_key kl_keys[] = {
-    {"init", HDP_KEY_ENUM, OFF(kl_init), "he", 0, 0, 0, kl_init_names,
-     "initialisation (seed 001 Table 1): lecun | he | ntk | xavier"},
-    {"depth", HDP_KEY_LONG, OFF(kl_depth), "6", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 64, NULL,
-     "depth L (integer in [2, 64]): L - 1 hidden ReLU layers and a linear output layer"},
-    {"width", HDP_KEY_LONG, OFF(kl_width), "256", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL,
-     "hidden width m (integer in [1, 1e5])"},
-    {"d", HDP_KEY_LONG, OFF(kl_d), "32", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL,
-     "input dimension d (integer in [1, 1e5]); x uniform on the sphere of radius sqrt(d)"},
-    {"o", HDP_KEY_LONG, OFF(kl_o), "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 4000, NULL,
-     "outputs o (integer in [1, 4000]); labels sign(u_a^T x) of a random linear teacher"},
-    {"n", HDP_KEY_LONG, OFF(kl_n), "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 4000, NULL,
-     "training samples n (integer in [2, 4000]; n o <= 4000)"},
-    {"sigma", HDP_KEY_DOUBLE, OFF(kl_sigma), "0.03", HDP_R_LO_OPEN, 0, 0, NULL,
-     "noise scale sigma > 0: noisy GD adds sqrt(2 eta sigma^2) N(0, I) per step (eq. 4)"},
-    {"eta", HDP_KEY_DOUBLE, OFF(kl_eta), "0.001", HDP_R_LO_OPEN, 0, 0, NULL, "step size eta > 0"},
-    {"epochs", HDP_KEY_LONG, OFF(kl_epochs), "50", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1000000, NULL,
-     "full-batch noisy GD steps (integer >= 1); Langevin time T = eta epochs"},
-    {"loss", HDP_KEY_ENUM, OFF(kl_loss), "logistic", 0, 0, 0, kl_loss_names,
-     "squared (|f - y|^2/2: an OU process, exact KL) | logistic (the seed's, per output)"},
-    {"budget", HDP_KEY_DOUBLE, OFF(kl_budget), "1", HDP_R_LO_OPEN, 0, 0, NULL,
-     "target KL privacy budget eps > 0 for Corollary 6.4 (kl bound)"},
-    {"delta", HDP_KEY_DOUBLE, OFF(kl_delta), "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL,
-     "target delta in [0, 1) of (0, delta)-DP by Pinsker, KL budget 2 delta^2; 0 = none"},
-    {"runs", HDP_KEY_LONG, OFF(kl_runs), "32", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL,
-     "noise paths per initialisation of `kl run` (integer in [2, 1e6]; --runs overrides it)"},
-    {"inits", HDP_KEY_LONG, OFF(kl_inits), "8", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL,
-     "random initialisations of `kl run` (integer in [1, 1e5])"},
-    {"init_runs", HDP_KEY_LONG, OFF(kl_init_runs), "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e8, NULL,
-     "networks drawn by `kl init` per scheme and depth (integer in [2, 1e8]; --runs overrides it)"},
-};
-static const hdp_schema_section kl_section = {"kl", kl_keys, NKEYS(kl_keys), 0, NULL};
 
 const hdp_schema_section *const hdp_core_sections[] = {
     &data_section, &clip_section, &privacy_section, &schedule_section, &ode_section,
     &sim_section,  &sde_section,  &validate_section, &rf_section,      &dpgd_section,
-    &nc_section,   &kl_section,   NULL};
+    &nc_section,     NULL};
 
 
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
@@ -291,8 +256,6 @@ const char *hdp_nc_loss_name(hdp_nc_loss_kind k) { return nc_loss_names[k]; }
 const char *hdp_nc_init_name(hdp_nc_init_kind k) { return nc_init_names[k]; }
 const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k) { return nc_perturbation_names[k]; }
 const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k) { return nc_remedy_names[k]; }
-const char *hdp_kl_init_name(hdp_kl_init_kind k) { return kl_init_names[k]; }
-const char *hdp_kl_loss_name(hdp_kl_loss_kind k) { return kl_loss_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)
@@ -926,7 +889,6 @@ static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
         (cells = (double)m->nc_public_samples * np) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "nc", "public_samples", (double)m->nc_public_samples, "nc.p", np, cells,
                        "the public samples", err);
-    /* [kl]: hdp_kl_model_check bounds the network and the Gram matrix */
     return HDP_OK;
 }
 

@@ -5,10 +5,12 @@
  * struct to the sum below (each section's values live in its slice of hdp_model.family).
  */
 #include "families/sections.h"
+#include "hdpsgd/kl.h"
 #include "hdpsgd/si.h"
 
-const hdp_schema_section *const hdp_family_sections[] = {&hdp_si_section, NULL};
+const hdp_schema_section *const hdp_family_sections[] = {&hdp_kl_section, &hdp_si_section, NULL};
 
-_Static_assert(HDP_SCHEMA_SLICE(sizeof(hdp_si_keys)) <= HDP_MODEL_FAMILY_BYTES,
+_Static_assert(HDP_SCHEMA_SLICE(sizeof(hdp_kl_keys)) + HDP_SCHEMA_SLICE(sizeof(hdp_si_keys)) <=
+                   HDP_MODEL_FAMILY_BYTES,
                "the families' sections do not fit in hdp_model.family: raise "
                "HDP_MODEL_FAMILY_BYTES");
