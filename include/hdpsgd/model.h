@@ -56,20 +56,6 @@ typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_
 typedef enum { HDP_RF_TANH = 0, HDP_RF_RELU, HDP_RF_LINEAR_ACT } hdp_rf_activation_kind;
 typedef enum { HDP_RF_SIGN = 0, HDP_RF_LINEAR_TARGET } hdp_rf_target_kind;
 
-/* [nc] NoisyGD on neural-collapse features (seed 004, THEORY.md 8; see hdpsgd/nc.h). */
-typedef enum { HDP_NC_CE = 0, HDP_NC_LOGISTIC, HDP_NC_SQUARED } hdp_nc_loss_kind;
-typedef enum { HDP_NC_INIT_ZERO = 0, HDP_NC_INIT_GAUSSIAN } hdp_nc_init_kind;
-typedef enum {
-    HDP_NC_PERT_NONE = 0,
-    HDP_NC_PERT_TEST_OFFSET,
-    HDP_NC_PERT_ADVERSARIAL,
-    HDP_NC_PERT_STOCHASTIC,
-    HDP_NC_PERT_TRAIN_OFFSET,
-    HDP_NC_PERT_BOTH,
-    HDP_NC_PERT_PER_SAMPLE
-} hdp_nc_perturbation_kind;
-typedef enum { HDP_NC_REMEDY_NONE = 0, HDP_NC_REMEDY_CENTER, HDP_NC_REMEDY_PCA } hdp_nc_remedy_kind;
-
 #define HDP_PATH_MAX 1024
 
 /* [ode] bins = auto (see hdpsgd/ode.h) */
@@ -143,24 +129,6 @@ typedef struct {
     double dpgd_epsilon;      /* target epsilon (inf = no noise) */
     double dpgd_delta;        /* 0 = 1/n */
     double dpgd_sigma;        /* noise multiplier; 0 = calibrate from (epsilon, delta) */
-    /* [nc] NoisyGD on neural-collapse features (seed 004, THEORY.md 8; see hdpsgd/nc.h) */
-    long nc_K, nc_p, nc_n;    /* classes, feature dimension, training samples (total) */
-    double nc_imbalance;      /* 0 = balanced; else the fraction of the samples in class 1 */
-    double nc_G;              /* clipping threshold on per-sample gradient norms */
-    double nc_rho;            /* zCDP parameter per step (seed 004's rho = rho_z of privacy.h) */
-    long nc_steps;            /* steps T of NoisyGD / NoisySGD */
-    double nc_eta;            /* learning rate */
-    hdp_nc_loss_kind nc_loss;
-    hdp_nc_init_kind nc_init;
-    double nc_init_std;       /* gaussian init: standard deviation of every weight */
-    hdp_nc_perturbation_kind nc_perturbation;
-    double nc_beta;           /* l_inf size of the perturbations */
-    hdp_nc_remedy_kind nc_remedy;
-    long nc_public_samples;   /* remedy = pca: public samples */
-    long nc_batch;            /* 0 = full batch (NoisyGD); b = NoisySGD with batches of b */
-    long nc_draws;            /* Monte Carlo draws (noise, and random perturbations) */
-    long nc_test_samples;     /* perturbation = stochastic: test points per class and draw */
-    double nc_delta;          /* delta of the reported (epsilon, delta) */
 
     /* The values of the model families' sections ([rf], [dpgd], [nc], [kl], [si]): each
      * registered section owns a slice of this area, read through the family's accessor
@@ -232,10 +200,6 @@ const char *hdp_noise_name(hdp_noise_kind k);
 const char *hdp_sched_name(hdp_sched_kind k);
 const char *hdp_rf_activation_name(hdp_rf_activation_kind k);
 const char *hdp_rf_target_name(hdp_rf_target_kind k);
-const char *hdp_nc_loss_name(hdp_nc_loss_kind k);
-const char *hdp_nc_init_name(hdp_nc_init_kind k);
-const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k);
-const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
 
 /* 1 when section.key was set by a file or --set (not left at its default). */
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key);

@@ -31,12 +31,6 @@ static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
 static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
 static const char *const rf_activation_names[] = {"tanh", "relu", "linear", NULL};
 static const char *const rf_target_names[] = {"sign", "linear", NULL};
-static const char *const nc_loss_names[] = {"ce", "logistic", "squared", NULL};
-static const char *const nc_init_names[] = {"zero", "gaussian", NULL};
-static const char *const nc_perturbation_names[] = {"none", "test-offset", "adversarial",
-                                                    "stochastic", "train-offset", "both",
-                                                    "per-sample", NULL};
-static const char *const nc_remedy_names[] = {"none", "center", "pca", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
 #define NKEYS(keys) ((int)(sizeof keys / sizeof keys[0]))
@@ -193,58 +187,12 @@ static const hdp_schema_key dpgd_keys[] = {
 };
 static const hdp_schema_section dpgd_section = {"dpgd", dpgd_keys, NKEYS(dpgd_keys), 0, NULL};
 
-    /* [nc]: NoisyGD on neural-collapse features (seed 004; THEORY 8; hdpsgd/nc.h) */
-static const hdp_schema_key nc_keys[] = {
-    {"K", HDP_KEY_LONG, OFF(nc_K), "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1000, NULL,
-     "classes K (integer in [2, 1000]); features are the K-simplex ETF in R^p"},
-    {"p", HDP_KEY_LONG, OFF(nc_p), "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL,
-     "feature dimension p (integer in [K, 1e7])"},
-    {"n", HDP_KEY_LONG, OFF(nc_n), "250", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL,
-     "training samples in total, over all classes (integer in [K, 1e7])"},
-    {"imbalance", HDP_KEY_DOUBLE, OFF(nc_imbalance), "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL,
-     "0 = balanced classes; alpha in (0, 1): class 1 has round(alpha n) samples, the other "
-     "classes share the rest evenly (K = 2: seed 004's alpha)"},
-    {"G", HDP_KEY_DOUBLE, OFF(nc_G), "1", HDP_R_LO_OPEN, 0, 0, NULL,
-     "clipping threshold G > 0: per-sample gradients g are scaled by min(1, G/||g||)"},
-    {"rho", HDP_KEY_DOUBLE, OFF(nc_rho), "0.005", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "zCDP parameter PER STEP (seed 004's rho; rho_z in privacy.h terms), > 0 or inf (no "
-     "noise): noise N(0, G^2/(2 rho) I); T steps are (T rho)-zCDP"},
-    {"steps", HDP_KEY_LONG, OFF(nc_steps), "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL,
-     "steps T of NoisyGD / NoisySGD (integer in [1, 1e7])"},
-    {"eta", HDP_KEY_DOUBLE, OFF(nc_eta), "1", HDP_R_LO_OPEN, 0, 0, NULL, "learning rate eta > 0"},
-    {"loss", HDP_KEY_ENUM, OFF(nc_loss), "ce", 0, 0, 0, nc_loss_names,
-     "loss: ce (softmax cross-entropy) | logistic (K = 2, one vector theta) | squared "
-     "(one-hot targets)"},
-    {"init", HDP_KEY_ENUM, OFF(nc_init), "zero", 0, 0, 0, nc_init_names,
-     "initial weights: zero | gaussian (N(0, init_std^2) entries)"},
-    {"init_std", HDP_KEY_DOUBLE, OFF(nc_init_std), "1", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "init = gaussian: standard deviation >= 0 of every initial weight (seed 004 E: 1)"},
-    {"perturbation", HDP_KEY_ENUM, OFF(nc_perturbation), "none", 0, 0, 0, nc_perturbation_names,
-     "none | test-offset | adversarial | stochastic (test) | train-offset | both (train and "
-     "test offset) | per-sample (training); all of l_inf size beta (hdpsgd help nc)"},
-    {"beta", HDP_KEY_DOUBLE, OFF(nc_beta), "0.1", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "l_inf size beta >= 0 of the perturbation"},
-    {"remedy", HDP_KEY_ENUM, OFF(nc_remedy), "none", 0, 0, 0, nc_remedy_names,
-     "none | center (subtract the feature mean) | pca (project on the top K-1 principal "
-     "directions of public samples)"},
-    {"public_samples", HDP_KEY_LONG, OFF(nc_public_samples), "500", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL,
-     "remedy = pca: public samples (integer in [2, 1e7]), drawn like the training features"},
-    {"batch", HDP_KEY_LONG, OFF(nc_batch), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e7, NULL,
-     "0 = full batch (NoisyGD); b in [1, n] = NoisySGD with uniform batches of b samples; at most 1e7"},
-    {"draws", HDP_KEY_LONG, OFF(nc_draws), "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e8, NULL,
-     "Monte Carlo draws (integer in [1, 1e8]; --draws overrides it)"},
-    {"test_samples", HDP_KEY_LONG, OFF(nc_test_samples), "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL,
-     "perturbation = stochastic: random test points per class and draw (integer in [1, 1e6])"},
-    {"delta", HDP_KEY_DOUBLE, OFF(nc_delta), "1e-5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL,
-     "delta in (0, 1) of the reported (epsilon, delta)-DP (Canonne-Kamath-Steinke)"},
-};
-static const hdp_schema_section nc_section = {"nc", nc_keys, NKEYS(nc_keys), 0, NULL};
 
 
 const hdp_schema_section *const hdp_core_sections[] = {
     &data_section, &clip_section, &privacy_section, &schedule_section, &ode_section,
     &sim_section,  &sde_section,  &validate_section, &rf_section,      &dpgd_section,
-    &nc_section,     NULL};
+        NULL};
 
 
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
@@ -252,10 +200,6 @@ const char *hdp_noise_name(hdp_noise_kind k) { return noise_names[k]; }
 const char *hdp_sched_name(hdp_sched_kind k) { return sched_names[k]; }
 const char *hdp_rf_activation_name(hdp_rf_activation_kind k) { return rf_activation_names[k]; }
 const char *hdp_rf_target_name(hdp_rf_target_kind k) { return rf_target_names[k]; }
-const char *hdp_nc_loss_name(hdp_nc_loss_kind k) { return nc_loss_names[k]; }
-const char *hdp_nc_init_name(hdp_nc_init_kind k) { return nc_init_names[k]; }
-const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k) { return nc_perturbation_names[k]; }
-const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k) { return nc_remedy_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)
@@ -882,13 +826,6 @@ static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
     if ((cells = fmin(rn, rp) * fmin(rn, rp)) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "rf", "n", rn, "rf.p", rp, cells, "the Gram matrix of the smaller one",
                        err);
-    double np = (double)m->nc_p;
-    if ((cells = (double)m->nc_K * np) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "nc", "p", np, "nc.K", (double)m->nc_K, cells, "the class means", err);
-    if (m->nc_remedy == HDP_NC_REMEDY_PCA &&
-        (cells = (double)m->nc_public_samples * np) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "nc", "public_samples", (double)m->nc_public_samples, "nc.p", np, cells,
-                       "the public samples", err);
     return HDP_OK;
 }
 

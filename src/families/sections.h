@@ -9,6 +9,7 @@
 
 #include "core/schema.h"
 
+extern const hdp_schema_section hdp_nc_section;
 extern const hdp_schema_section hdp_kl_section;
 extern const hdp_schema_section hdp_si_section;
 
