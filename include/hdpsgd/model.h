@@ -52,10 +52,6 @@ typedef enum {
  * (and when DOP853 fails); the names in this order */
 typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_kind;
 
-/* [rf] random features (THEORY.md 7): the activation phi and the target y(x). */
-typedef enum { HDP_RF_TANH = 0, HDP_RF_RELU, HDP_RF_LINEAR_ACT } hdp_rf_activation_kind;
-typedef enum { HDP_RF_SIGN = 0, HDP_RF_LINEAR_TARGET } hdp_rf_target_kind;
-
 #define HDP_PATH_MAX 1024
 
 /* [ode] bins = auto (see hdpsgd/ode.h) */
@@ -112,23 +108,6 @@ typedef struct {
     /* [validate] */
     double rel_tol;           /* pass when max relative deviation <= rel_tol ... */
     double z_tol;             /* ... or every deviation within z_tol standard errors */
-    /* [rf] DP-GD on random features (THEORY.md 7; see hdpsgd/rf.h) */
-    long rf_d, rf_n, rf_p;    /* input dimension, training samples, features */
-    hdp_rf_activation_kind rf_activation;
-    hdp_rf_target_kind rf_target;
-    double rf_label_noise;    /* variance of the Gaussian label noise */
-    long rf_test_size;        /* test samples */
-    long rf_runs;             /* runs of `hdpsgd rf` */
-    long rf_records;          /* recorded steps of `hdpsgd rf` (plus step 0) */
-    /* [dpgd] Algorithm 1 of seed 003 (THEORY.md 6, 7); 0 means "derived" as in the help */
-    double dpgd_eta;          /* step size; 0 = 1/p */
-    long dpgd_T;              /* steps; 0 = round(CT d / (eta p)) */
-    double dpgd_CT;           /* eta T p / d */
-    double dpgd_C;            /* C_clip = C sqrt(p) */
-    double dpgd_clip;         /* absolute C_clip; 0 = from C */
-    double dpgd_epsilon;      /* target epsilon (inf = no noise) */
-    double dpgd_delta;        /* 0 = 1/n */
-    double dpgd_sigma;        /* noise multiplier; 0 = calibrate from (epsilon, delta) */
 
     /* The values of the model families' sections ([rf], [dpgd], [nc], [kl], [si]): each
      * registered section owns a slice of this area, read through the family's accessor
@@ -198,8 +177,6 @@ void hdp_model_write_ini(const hdp_model *m, FILE *out);
 const char *hdp_spectrum_name(hdp_spectrum_kind k);
 const char *hdp_noise_name(hdp_noise_kind k);
 const char *hdp_sched_name(hdp_sched_kind k);
-const char *hdp_rf_activation_name(hdp_rf_activation_kind k);
-const char *hdp_rf_target_name(hdp_rf_target_kind k);
 
 /* 1 when section.key was set by a file or --set (not left at its default). */
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key);

@@ -29,8 +29,6 @@ static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel"
 static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
 static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
-static const char *const rf_activation_names[] = {"tanh", "relu", "linear", NULL};
-static const char *const rf_target_names[] = {"sign", "linear", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
 #define NKEYS(keys) ((int)(sizeof keys / sizeof keys[0]))
@@ -144,62 +142,15 @@ static const hdp_schema_key validate_keys[] = {
 static const hdp_schema_section validate_section = {"validate", validate_keys, NKEYS(validate_keys),
                                                     0, NULL};
 
-    /* [rf], [dpgd]: DP-GD on random features and its OU limit (THEORY 6, 7; seed 003 Fig. 2) */
-static const hdp_schema_key rf_keys[] = {
-    {"d", HDP_KEY_LONG, OFF(rf_d), "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL,
-     "input dimension d (integer in [1, 1e5]); x ~ N(0, I_d)"},
-    {"n", HDP_KEY_LONG, OFF(rf_n), "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL,
-     "training samples n (integer in [1, 1e6])"},
-    {"p", HDP_KEY_LONG, OFF(rf_p), "4000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL,
-     "random features p (integer in [1, 1e6]): phi(x) = act(V x), V_ij ~ N(0, 1/d) frozen"},
-    {"activation", HDP_KEY_ENUM, OFF(rf_activation), "tanh", 0, 0, 0, rf_activation_names,
-     "activation: tanh | relu | linear"},
-    {"target", HDP_KEY_ENUM, OFF(rf_target), "sign", 0, 0, 0, rf_target_names,
-     "labels: sign (y = sign(u^T x)) | linear (y = u^T x), u uniform on the unit sphere"},
-    {"label_noise", HDP_KEY_DOUBLE, OFF(rf_label_noise), "0", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "variance >= 0 of Gaussian noise added to every label (train and test)"},
-    {"test_size", HDP_KEY_LONG, OFF(rf_test_size), "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL,
-     "test samples (integer in [1, 1e6])"},
-    {"runs", HDP_KEY_LONG, OFF(rf_runs), "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL,
-     "runs of `hdpsgd rf` (integer in [1, 1e5]; --runs overrides it)"},
-    {"records", HDP_KEY_LONG, OFF(rf_records), "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL,
-     "`hdpsgd rf` records the losses at step 0 and at round(i T / records), i = 1..records; at most 1e6"},
-};
-static const hdp_schema_section rf_section = {"rf", rf_keys, NKEYS(rf_keys), 0, NULL};
-
-static const hdp_schema_key dpgd_keys[] = {
-    {"eta", HDP_KEY_DOUBLE, OFF(dpgd_eta), "0", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "DP-GD step size eta >= 0; 0 = 1/p"},
-    {"T", HDP_KEY_LONG, OFF(dpgd_T), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e9, NULL,
-     "steps T (integer in [0, 1e9]); 0 = round(CT d / (eta p)); give T or CT, not both"},
-    {"CT", HDP_KEY_DOUBLE, OFF(dpgd_CT), "1", HDP_R_LO_OPEN, 0, 0, NULL,
-     "CT = eta T p / d > 0 (the x-axis of seed 003's collapse); used when T = 0"},
-    {"C", HDP_KEY_DOUBLE, OFF(dpgd_C), "0.5", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "clipping constant C > 0 or inf: C_clip = C sqrt(p); give C or clip, not both"},
-    {"clip", HDP_KEY_DOUBLE, OFF(dpgd_clip), "0", HDP_R_LO_CLOSED | HDP_R_INF, 0, 0, NULL,
-     "absolute clipping threshold C_clip >= 0 or inf; 0 = C sqrt(p)"},
-    {"epsilon", HDP_KEY_DOUBLE, OFF(dpgd_epsilon), "4", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "target epsilon > 0 of (epsilon, delta)-DP, or inf (no private noise)"},
-    {"delta", HDP_KEY_DOUBLE, OFF(dpgd_delta), "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL,
-     "delta in [0, 1); 0 = 1/n"},
-    {"sigma", HDP_KEY_DOUBLE, OFF(dpgd_sigma), "0", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "noise multiplier sigma >= 0; 0 = calibrate from (epsilon, delta) (THEORY 6)"},
-};
-static const hdp_schema_section dpgd_section = {"dpgd", dpgd_keys, NKEYS(dpgd_keys), 0, NULL};
-
-
-
+/* The core's sections, in the order of the model files (the families' follow them:
+ * hdp_family_sections). */
 const hdp_schema_section *const hdp_core_sections[] = {
-    &data_section, &clip_section, &privacy_section, &schedule_section, &ode_section,
-    &sim_section,  &sde_section,  &validate_section, &rf_section,      &dpgd_section,
-        NULL};
-
+    &data_section, &clip_section, &privacy_section, &schedule_section,
+    &ode_section,  &sim_section,  &sde_section,     &validate_section, NULL};
 
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
 const char *hdp_noise_name(hdp_noise_kind k) { return noise_names[k]; }
 const char *hdp_sched_name(hdp_sched_kind k) { return sched_names[k]; }
-const char *hdp_rf_activation_name(hdp_rf_activation_kind k) { return rf_activation_names[k]; }
-const char *hdp_rf_target_name(hdp_rf_target_kind k) { return rf_target_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)
@@ -816,16 +767,9 @@ static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
 {
     double cells;
     if ((cells = 2.0 * (double)m->runs * (double)m->points) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "sim", "runs", (double)m->runs, "ode.points", (double)m->points, cells,
-                       "the runs' curves (kept for the quantiles)", err);
-    double rn = (double)m->rf_n, rp = (double)m->rf_p, rt = (double)m->rf_test_size;
-    if ((cells = rn * rp) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "rf", "n", rn, "rf.p", rp, cells, "the feature matrix", err);
-    if ((cells = rt * rp) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "rf", "test_size", rt, "rf.p", rp, cells, "the test features", err);
-    if ((cells = fmin(rn, rp) * fmin(rn, rp)) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "rf", "n", rn, "rf.p", rp, cells, "the Gram matrix of the smaller one",
-                       err);
+        return hdp_model_too_big(m, "sim", "runs", (double)m->runs, "ode.points",
+                                 (double)m->points, cells,
+                                 "the runs' curves (kept for the quantiles)", err);
     return HDP_OK;
 }
 

@@ -9,6 +9,8 @@
 
 #include "core/schema.h"
 
+extern const hdp_schema_section hdp_rf_section;
+extern const hdp_schema_section hdp_dpgd_section;
 extern const hdp_schema_section hdp_nc_section;
 extern const hdp_schema_section hdp_kl_section;
 extern const hdp_schema_section hdp_si_section;
