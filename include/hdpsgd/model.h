@@ -8,7 +8,17 @@
  *   hdp_model_set(&m, "clip.c=0.3", &err);    command-line overrides
  *   hdp_model_finalize(&m, &err);             range checks, n from gamma, files read
  * Every key remembers where it was set (file and line, or --set), so that
- * range errors name the place. Conventions (THEORY.md section 0):
+ * range errors name the place.
+ *
+ * Sections. The core's sections ([data], [clip], [privacy], [schedule], [ode], [sim],
+ * [sde], [validate]) are the named fields of hdp_model below. The model families' sections
+ * ([rf] and [dpgd], [nc], [kl], [si]) belong to their families: each family declares its
+ * keys, enums and checks (src/families/<name>_keys.c, registered in families.c) and its
+ * values are read through its accessor, hdp_rf_keys_of, hdp_dpgd_keys_of (hdpsgd/rf.h),
+ * hdp_nc_keys_of (nc.h), hdp_kl_keys_of (kl.h), hdp_si_keys_of (si.h). Parsing, defaults,
+ * messages, hdp_model_write_ini/_meta and the documentation treat every section alike.
+ *
+ * Conventions (THEORY.md section 0):
  *   - gamma = d/n; n = round(d/gamma) when gamma is given;
  *   - rho is the privacy parameter of THEORY 1/6: the output is (rho^2/2)-zCDP;
  *     rho = inf means no private noise;
@@ -125,7 +135,8 @@ typedef struct {
                                   hdp_model_set*, hdp_model_load_file (see hdp_model_check) */
     char source[HDP_PATH_MAX]; /* model file name, or "(built-in default)" */
     int n_given_last;          /* 1 when data.n was set after data.gamma */
-    hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key; where[0]==0: default */
+    hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key, all sections in order;
+                                              where[0]==0: default */
     /* table schedule knots (read by finalize) */
     int table_len;
     double *table_t, *table_eta;
@@ -173,7 +184,8 @@ void hdp_model_write_meta(const hdp_model *m, FILE *out);
  * value at " ;", so a file name that long or with " ;" in it does not come back). */
 void hdp_model_write_ini(const hdp_model *m, FILE *out);
 
-/* Names of the enums as they appear in model files. */
+/* Names of the core's enums as they appear in model files (the families' are in their
+ * headers: hdp_kl_init_name, ...). */
 const char *hdp_spectrum_name(hdp_spectrum_kind k);
 const char *hdp_noise_name(hdp_noise_kind k);
 const char *hdp_sched_name(hdp_sched_kind k);
@@ -187,8 +199,8 @@ hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const cha
                               hdp_error *err, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* Iterate over the schema for documentation and completion: returns 0 past
- * the end. help may be NULL. */
+/* Iterate over the schema, every section (the core's, then the families'), for
+ * documentation and completion: returns 0 past the end. help may be NULL. */
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help);
 

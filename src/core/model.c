@@ -96,10 +96,12 @@ static const hdp_schema_section schedule_section = {"schedule", schedule_keys, N
                                                     0, NULL};
 
 static const hdp_schema_key ode_keys[] = {
-    {"bins", HDP_KEY_LONG, OFF(bins), "0", HDP_R_LO_CLOSED | HDP_R_AUTO | HDP_R_HI_CLOSED, 0, 1e7, NULL,
+    {"bins", HDP_KEY_LONG, OFF(bins), "0", HDP_R_LO_CLOSED | HDP_R_AUTO | HDP_R_HI_CLOSED,
+     0, 1e7, NULL,
      "eigenvalue bins: 0 = one per distinct eigenvalue; m = m quantile bins; auto = log bins "
      "with Gauss nodes, refined until the final risk moves by < spectrum_tol; at most 1e7"},
-    {"spectrum_tol", HDP_KEY_DOUBLE, OFF(spectrum_tol), "1e-5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 0.1,
+    {"spectrum_tol", HDP_KEY_DOUBLE, OFF(spectrum_tol), "1e-5", HDP_R_LO_OPEN | HDP_R_HI_OPEN,
+     0, 0.1,
      NULL, "bins = auto: relative tolerance on the final risk"},
     {"rtol", HDP_KEY_DOUBLE, OFF(rtol), "1e-8", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL,
      "CVODE relative tolerance in (0, 1)"},
@@ -107,7 +109,8 @@ static const hdp_schema_key ode_keys[] = {
      "CVODE absolute tolerance > 0"},
     {"points", HDP_KEY_LONG, OFF(points), "101", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL,
      "output grid size on [0, 1] (integer in [2, 1e6])"},
-    {"max_steps", HDP_KEY_LONG, OFF(max_steps), "100000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e9, NULL,
+    {"max_steps", HDP_KEY_LONG, OFF(max_steps), "100000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED,
+     1, 1e9, NULL,
      "CVODE's maximum number of internal steps between output points (DOP853: steps in all); "
      "at most 1e9"},
     {"solver", HDP_KEY_ENUM, OFF(ode_solver), "auto", 0, 0, 0, ode_solver_names,
@@ -186,15 +189,17 @@ static void list_keys_of(const char *section, char *buf, size_t size)
     }
 }
 
-/* The registered sections as a list for messages: "data, clip, ..., si" (plain) or
- * "[data], [clip], ... or [si]" (brackets). */
+/* The registered sections, the core's and the families', as a list for messages:
+ * "data, clip, ..." (plain) or "[data], [clip], ... or [last]" (brackets). */
 static void list_sections(char *buf, size_t size, int brackets)
 {
     size_t used = 0;
     buf[0] = '\0';
     const hdp_schema_section *s;
     for (int i = 0; (s = hdp_schema_section_at(i)) && used < size; i++) {
-        const char *sep = i == 0 ? "" : !brackets ? ", " : hdp_schema_section_at(i + 1) ? ", " : " or ";
+        const char *sep = i == 0                            ? ""
+                          : !brackets || hdp_schema_section_at(i + 1) ? ", "
+                                                                      : " or ";
         used += (size_t)snprintf(buf + used, size - used, brackets ? "%s[%s]" : "%s%s", sep,
                                  s->name);
     }

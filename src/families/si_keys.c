@@ -17,11 +17,14 @@ const char *hdp_si_stage2_name(hdp_si_stage2_kind k) { return si_stage2_names[k]
 #define P(f) offsetof(hdp_si_keys, f)
 
 static const hdp_schema_key keys[] = {
-    {"d", HDP_KEY_LONG, P(d), "64", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e5, NULL, "input dimension d (integer in [2, 1e5])"},
-    {"p", HDP_KEY_LONG, P(p), "64", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, "neurons p (integer in [1, 1e5])"},
+    {"d", HDP_KEY_LONG, P(d), "64", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED,
+     2, 1e5, NULL, "input dimension d (integer in [2, 1e5])"},
+    {"p", HDP_KEY_LONG, P(p), "64", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED,
+     1, 1e5, NULL, "neurons p (integer in [1, 1e5])"},
     {"n", HDP_KEY_LONG, P(n), "4000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL,
      "samples n of each of the two training sets (integer in [2, 1e7])"},
-    {"test_size", HDP_KEY_LONG, P(test_size), "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL,
+    {"test_size", HDP_KEY_LONG, P(test_size), "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED,
+     1, 1e7, NULL,
      "fresh test samples (integer in [1, 1e7])"},
     {"runs", HDP_KEY_LONG, P(runs), "30", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL,
      "stage-2 noise runs on the same data and first layer (integer in [2, 1e6])"},
