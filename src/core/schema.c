@@ -49,12 +49,16 @@ int hdp_schema_key_at(int i, hdp_schema_ref *ref)
 
 int hdp_schema_find(const char *section, const char *key, hdp_schema_ref *ref)
 {
-    hdp_schema_ref r;
-    for (int i = 0; hdp_schema_key_at(i, &r); i++)
-        if (!strcmp(r.section->name, section) && !strcmp(r.key->key, key)) {
-            *ref = r;
-            return 1;
-        }
+    int first = 0;
+    const hdp_schema_section *s;
+    for (int j = 0; (s = hdp_schema_section_at(j)); first += s->nkeys, j++) {
+        if (strcmp(s->name, section))
+            continue;
+        for (int k = 0; k < s->nkeys; k++)
+            if (!strcmp(s->keys[k].key, key))
+                return hdp_schema_key_at(first + k, ref);
+        return 0;
+    }
     return 0;
 }
 
