@@ -31,7 +31,11 @@ static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
 static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
-#define NKEYS(keys) ((int)(sizeof keys / sizeof keys[0]))
+/* a core section: its keys are fields of hdp_model; no checks of its own at finalize (the
+ * core's combinations are in hdp_model_finalize) */
+#define CORE_SECTION(name)                                                                  \
+    static const hdp_schema_section name##_section = {#name, name##_keys,                    \
+                                                      HDP_SCHEMA_NKEYS(name##_keys), 0, NULL}
 
 /* The core's sections. Defaults here (and in the families' sections) are the built-in
  * default model: keep models/default.ini identical (a test checks it). */
@@ -62,21 +66,20 @@ static const hdp_schema_key data_keys[] = {
     {"noise_df", HDP_KEY_DOUBLE, OFF(noise_df), "5", HDP_R_LO_OPEN, 2, 0, NULL,
      "Student-t degrees of freedom nu > 2"},
 };
-static const hdp_schema_section data_section = {"data", data_keys, NKEYS(data_keys), 0, NULL};
+CORE_SECTION(data);
 
 static const hdp_schema_key clip_keys[] = {
     {"c", HDP_KEY_DOUBLE, OFF(c), "0.3", HDP_R_LO_OPEN | HDP_R_INF | HDP_R_HI_CLOSED, 0, 1e50, NULL,
      "clipping constant c in (0, 1e50] or inf: per-sample gradients are clipped at c*sqrt(d)"},
 };
-static const hdp_schema_section clip_section = {"clip", clip_keys, NKEYS(clip_keys), 0, NULL};
+CORE_SECTION(clip);
 
 static const hdp_schema_key privacy_keys[] = {
     {"rho", HDP_KEY_DOUBLE, OFF(rho), "0.5", HDP_R_LO_CLOSED | HDP_R_INF, 1e-50, 0, NULL,
      "privacy parameter rho in [1e-50, inf) or inf: the output is (rho^2/2)-zCDP (smaller rho "
      "makes noise variances 1/rho^2 overflow)"},
 };
-static const hdp_schema_section privacy_section = {"privacy", privacy_keys, NKEYS(privacy_keys),
-                                                   0, NULL};
+CORE_SECTION(privacy);
 
 static const hdp_schema_key schedule_keys[] = {
     {"kind", HDP_KEY_ENUM, OFF(sched), "optimal", 0, 0, 0, sched_names,
@@ -92,8 +95,7 @@ static const hdp_schema_key schedule_keys[] = {
     {"file", HDP_KEY_PATH, OFF(sched_file), "", 0, 0, 0, NULL,
      "table: two columns t, eta; t from 0 to 1 increasing, eta non-increasing"},
 };
-static const hdp_schema_section schedule_section = {"schedule", schedule_keys, NKEYS(schedule_keys),
-                                                    0, NULL};
+CORE_SECTION(schedule);
 
 static const hdp_schema_key ode_keys[] = {
     {"bins", HDP_KEY_LONG, OFF(bins), "0", HDP_R_LO_CLOSED | HDP_R_AUTO | HDP_R_HI_CLOSED,
@@ -118,7 +120,7 @@ static const hdp_schema_key ode_keys[] = {
      "int eta~ dt is above min(30000, 2000 + 200 bins) (2000 for Student-t noise), cvode "
      "(BDF) then or when dop853 fails; cvode; dop853"},
 };
-static const hdp_schema_section ode_section = {"ode", ode_keys, NKEYS(ode_keys), 0, NULL};
+CORE_SECTION(ode);
 
 static const hdp_schema_key sim_keys[] = {
     {"runs", HDP_KEY_LONG, OFF(runs), "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL,
@@ -128,13 +130,13 @@ static const hdp_schema_key sim_keys[] = {
     {"divergence_factor", HDP_KEY_DOUBLE, OFF(divergence_factor), "1e6", HDP_R_LO_OPEN, 1, 0, NULL,
      "a run diverged when its excess risk exceeds this multiple of max(R(0), private noise) (> 1)"},
 };
-static const hdp_schema_section sim_section = {"sim", sim_keys, NKEYS(sim_keys), 0, NULL};
+CORE_SECTION(sim);
 
 static const hdp_schema_key sde_keys[] = {
     {"step", HDP_KEY_DOUBLE, OFF(sde_step), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1, NULL,
      "Euler-Maruyama step h in [0, 1]; 0 = 1/n"},
 };
-static const hdp_schema_section sde_section = {"sde", sde_keys, NKEYS(sde_keys), 0, NULL};
+CORE_SECTION(sde);
 
 static const hdp_schema_key validate_keys[] = {
     {"rel_tol", HDP_KEY_DOUBLE, OFF(rel_tol), "0.05", HDP_R_LO_OPEN, 0, 0, NULL,
@@ -142,8 +144,7 @@ static const hdp_schema_key validate_keys[] = {
     {"z_tol", HDP_KEY_DOUBLE, OFF(z_tol), "4", HDP_R_LO_OPEN, 0, 0, NULL,
      "... or the deviation is within z_tol standard errors"},
 };
-static const hdp_schema_section validate_section = {"validate", validate_keys, NKEYS(validate_keys),
-                                                    0, NULL};
+CORE_SECTION(validate);
 
 /* The core's sections, in the order of the model files (the families' follow them:
  * hdp_family_sections). */

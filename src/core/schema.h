@@ -64,6 +64,9 @@ typedef struct hdp_schema_section {
     hdp_status (*finalize)(hdp_model *m, hdp_error *err);
 } hdp_schema_section;
 
+/* The number of keys of a static table of keys. */
+#define HDP_SCHEMA_NKEYS(keys) ((int)(sizeof(keys) / sizeof((keys)[0])))
+
 /* The families' sections, NULL-terminated, in the order of the model files and of
  * `hdpsgd keys`: defined by the families layer (src/families/families.c). */
 extern const hdp_schema_section *const hdp_family_sections[];

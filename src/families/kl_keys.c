@@ -51,7 +51,7 @@ static const hdp_schema_key keys[] = {
      "networks drawn by `kl init` per scheme and depth (integer in [2, 1e8]; --runs overrides it)"},
 };
 
-const hdp_schema_section hdp_kl_section = {"kl", keys, (int)(sizeof keys / sizeof keys[0]),
+const hdp_schema_section hdp_kl_section = {"kl", keys, HDP_SCHEMA_NKEYS(keys),
                                            sizeof(hdp_kl_keys), NULL};
 
 const hdp_kl_keys *hdp_kl_keys_of(const hdp_model *m)

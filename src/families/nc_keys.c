@@ -89,7 +89,7 @@ static hdp_status nc_finalize(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
-const hdp_schema_section hdp_nc_section = {"nc", keys, (int)(sizeof keys / sizeof keys[0]),
+const hdp_schema_section hdp_nc_section = {"nc", keys, HDP_SCHEMA_NKEYS(keys),
                                            sizeof(hdp_nc_keys), nc_finalize};
 
 const hdp_nc_keys *hdp_nc_keys_of(const hdp_model *m)

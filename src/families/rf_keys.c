@@ -81,10 +81,10 @@ static hdp_status rf_finalize(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
-const hdp_schema_section hdp_rf_section = {"rf", rf_keys, (int)(sizeof rf_keys / sizeof rf_keys[0]),
+const hdp_schema_section hdp_rf_section = {"rf", rf_keys, HDP_SCHEMA_NKEYS(rf_keys),
                                            sizeof(hdp_rf_keys), rf_finalize};
 const hdp_schema_section hdp_dpgd_section = {"dpgd", dpgd_keys,
-                                             (int)(sizeof dpgd_keys / sizeof dpgd_keys[0]),
+                                             HDP_SCHEMA_NKEYS(dpgd_keys),
                                              sizeof(hdp_dpgd_keys), NULL};
 
 const hdp_rf_keys *hdp_rf_keys_of(const hdp_model *m)

@@ -78,7 +78,7 @@ static hdp_status si_finalize(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
-const hdp_schema_section hdp_si_section = {"si", keys, (int)(sizeof keys / sizeof keys[0]),
+const hdp_schema_section hdp_si_section = {"si", keys, HDP_SCHEMA_NKEYS(keys),
                                            sizeof(hdp_si_keys), si_finalize};
 
 const hdp_si_keys *hdp_si_keys_of(const hdp_model *m)
