@@ -1,6 +1,7 @@
 /*
- * fuzz_model.c — libFuzzer harness for the model parser (src/model.c): INI model files
- * (inih and the schema), --set assignments, finalize (ranges, combinations, spectrum and
+ * fuzz_model.c — libFuzzer harness for the model parser (src/core/model.c and schema.c,
+ * with the families' sections, src/families/<name>_keys.c): INI model files (inih and the
+ * schema), --set assignments, finalize (ranges, combinations, spectrum and
  * schedule files), and the INI writer.
  *
  * Each input is used three ways:

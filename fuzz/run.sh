@@ -22,16 +22,19 @@ fi
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 
-# the harness, the parser and nothing else (no OpenMP, no solvers)
+# the harness, the parser and nothing else (no OpenMP, no solvers): the core's model and
+# schema, and the families' sections of the model files (their tables, not their numerics)
+schema_src=("$src/src/core/schema.c" "$src/src/families/families.c" "$src/src/families/rf_keys.c"
+            "$src/src/families/nc_keys.c" "$src/src/families/kl_keys.c" "$src/src/families/si_keys.c")
 # shellcheck disable=SC2046
 "$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
-  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_model.c" "$src/src/core/model.c" "$src/src/core/error.c" \
+  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_model.c" "$src/src/core/model.c" "${schema_src[@]}" "$src/src/core/error.c" \
   $(pkg-config --libs inih gsl) -lm -o "$build/fuzz_model"
 # shellcheck disable=SC2046
 "$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
-  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_spectrum.c" "$src/src/core/model.c" \
+  $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_spectrum.c" "$src/src/core/model.c" "${schema_src[@]}" \
   "$src/src/core/spectrum.c" "$src/src/core/error.c" $(pkg-config --libs inih gsl) -lm \
   -o "$build/fuzz_spectrum"
 

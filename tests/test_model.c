@@ -1,10 +1,16 @@
-/* test_model.c — model files (schema v1): defaults, parsing, error messages. */
+/* test_model.c — model files (schema v1): defaults, parsing, error messages; the registry
+ * of sections (core/schema.h) and the families' values in the model. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/schema.h"
+#include "hdpsgd/kl.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/nc.h"
+#include "hdpsgd/rf.h"
+#include "hdpsgd/si.h"
 #include "hdpsgd/spectrum.h"
 #include "testutil.h"
 
@@ -227,6 +233,112 @@ static void written_ini_reads_back(void **state)
     hdp_model_free(&b);
 }
 
+/* The registry: every key of every section has a slot in hdp_model.origin, section names
+ * are unique, every family section has storage that fits in hdp_model.family, and each
+ * key's value lies inside its storage. */
+static void registry_fits_the_model(void **state)
+{
+    (void)state;
+    int keys = 0, families = 0;
+    size_t used = 0;
+    const hdp_schema_section *s;
+    hdp_model m;
+    hdp_model_init(&m);
+    for (int i = 0; (s = hdp_schema_section_at(i)); i++) {
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(hdp_schema_section_at(j)->name, s->name);
+        assert_true(s->nkeys >= 1);
+        keys += s->nkeys;
+        if (s->size) {
+            families++;
+            const unsigned char *base = hdp_model_section(&m, s);
+            assert_non_null(base);
+            assert_true(base >= m.family.bytes &&
+                        base + s->size <= m.family.bytes + HDP_MODEL_FAMILY_BYTES);
+            assert_int_equal((size_t)(base - m.family.bytes), used); /* in the table's order */
+            used += HDP_SCHEMA_SLICE(s->size);
+            for (int k = 0; k < s->nkeys; k++)
+                assert_true(s->keys[k].offset + sizeof(double) <= s->size ||
+                            (s->keys[k].type == HDP_KEY_ENUM &&
+                             s->keys[k].offset + sizeof(int) <= s->size));
+        } else {
+            assert_null(hdp_model_section(&m, s)); /* a core section: fields of hdp_model */
+        }
+    }
+    assert_true(keys <= HDP_MODEL_MAX_KEYS);
+    assert_int_equal(families, 5); /* [rf], [dpgd], [nc], [kl], [si] */
+    int entries = 0;
+    while (hdp_model_schema_entry(entries, NULL, NULL, NULL, NULL))
+        entries++;
+    assert_int_equal(entries, keys); /* none dropped */
+    hdp_model_free(&m);
+}
+
+/* The families' values: set by name, read through each family's accessor, carried by a
+ * copy of the model; origins name the place for family keys as for the core's. */
+static void family_keys_through_accessors(void **state)
+{
+    (void)state;
+    hdp_model m;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model_init(&m);
+    /* defaults (models/default.ini) */
+    assert_int_equal(hdp_rf_keys_of(&m)->p, 4000);
+    assert_int_equal(hdp_rf_keys_of(&m)->activation, HDP_RF_TANH);
+    assert_true(hdp_dpgd_keys_of(&m)->epsilon == 4);
+    assert_int_equal(hdp_nc_keys_of(&m)->K, 10);
+    assert_int_equal(hdp_kl_keys_of(&m)->init, HDP_KL_HE);
+    assert_int_equal(hdp_kl_keys_of(&m)->loss, HDP_KL_LOGISTIC);
+    assert_true(hdp_si_keys_of(&m)->sigma_W == 5e-4);
+    const char *sets[] = {"rf.activation=relu", "dpgd.C=inf", "nc.remedy=pca", "nc.p=321",
+                          "kl.width=100", "kl.init=ntk", "si.stage2=ou", "si.he3=0.5",
+                          "data.d=50", NULL};
+    for (int i = 0; sets[i]; i++)
+        assert_int_equal(hdp_model_set(&m, sets[i], &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+    hdp_model c = m; /* by assignment, as the sweep copies models */
+    hdp_nc_keys_edit(&m)->p = 500;
+    assert_int_equal(hdp_nc_keys_of(&m)->p, 500);
+    assert_int_equal(hdp_nc_keys_of(&c)->p, 321);
+    assert_int_equal(hdp_rf_keys_of(&c)->activation, HDP_RF_RELU);
+    assert_true(isinf(hdp_dpgd_keys_of(&c)->C));
+    assert_int_equal(hdp_nc_keys_of(&c)->remedy, HDP_NC_REMEDY_PCA);
+    assert_int_equal(hdp_kl_keys_of(&c)->width, 100);
+    assert_int_equal(hdp_kl_keys_of(&c)->init, HDP_KL_NTK);
+    assert_int_equal(hdp_si_keys_of(&c)->stage2, HDP_SI_OU);
+    assert_true(hdp_si_keys_of(&c)->he3 == 0.5);
+    assert_int_equal(c.d, 50);
+    /* neighbours untouched: the slices do not overlap */
+    assert_int_equal(hdp_rf_keys_of(&c)->records, 100);
+    assert_int_equal(hdp_kl_keys_of(&c)->init_runs, 1000);
+    assert_true(hdp_si_keys_of(&c)->C_W == 4);
+    assert_string_equal(hdp_kl_init_name(hdp_kl_keys_of(&c)->init), "ntk");
+    assert_string_equal(hdp_nc_remedy_name(HDP_NC_REMEDY_PCA), "pca");
+    assert_string_equal(hdp_rf_activation_name(HDP_RF_RELU), "relu");
+    assert_string_equal(hdp_si_stage2_name(HDP_SI_OU), "ou");
+    assert_true(hdp_model_key_given(&c, "kl", "width"));
+    assert_false(hdp_model_key_given(&c, "kl", "depth"));
+    assert_int_equal(hdp_model_fail_key(&c, "nc", "p", &err, "bad"), HDP_EINPUT);
+    assert_string_equal(err.msg, "--set: [nc] p: bad");
+    assert_null(hdp_kl_keys_of(NULL));
+    hdp_model_free(&m);
+}
+
+/* A family's finalize-time check names its key like the core's checks. */
+static void family_checks_at_finalize(void **state)
+{
+    (void)state;
+    expect_error("[rf]\nn = 1000000\np = 1000000\n",
+                 "test_model_tmp.ini:2: [rf] n: n = 1000000 with rf.p = 1000000 needs the feature "
+                 "matrix");
+    expect_error("[nc]\nK = 100\np = 10000000\n", "test_model_tmp.ini:3: [nc] p: p = 10000000");
+    expect_error("[si]\nn = 10000000\nd = 100\n", "test_model_tmp.ini:2: [si] n: n = 10000000");
+    expect_error("[kl]\nwidht = 3\n", "unknown key 'widht' in [kl] (did you mean [kl] width?)");
+    expect_error("[si]\nstage2 = sde\n", "[si] stage2 = 'sde' is not accepted: expected one of "
+                                           "gd | ou");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +349,9 @@ int main(void)
         cmocka_unit_test(spectra_and_bins),
         cmocka_unit_test(written_ini_reads_back),
         cmocka_unit_test(log_bins_edges_and_duplicates),
+        cmocka_unit_test(registry_fits_the_model),
+        cmocka_unit_test(family_keys_through_accessors),
+        cmocka_unit_test(family_checks_at_finalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -307,8 +307,9 @@ static void calibration_and_keys(void **state)
     hdp_error err;
     hdp_error_clear(&err);
     make_model(&m, "rf.p=400", "rf.n=200", "rf.d=20", NULL);
+    const hdp_rf_keys *rk = hdp_rf_keys_of(&m);
     hdp_rf_dpgd q;
-    assert_int_equal(hdp_rf_dpgd_from_model(&m, m.rf_p, m.rf_n, m.rf_d, &q, &err), HDP_OK);
+    assert_int_equal(hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q, &err), HDP_OK);
     /* defaults: eta = 1/p, T = CT d/(eta p) = d, C_clip = 0.5 sqrt(p), delta = 1/n, seed 003 */
     assert_rel(q.eta, 1.0 / 400, 1e-15, 0);
     assert_int_equal(q.T, 20);
@@ -321,13 +322,13 @@ static void calibration_and_keys(void **state)
     hdp_model_free(&m);
     /* epsilon beyond 8 ln(1/delta): the zCDP route meets epsilon exactly (CKS) */
     make_model(&m, "rf.n=200", "dpgd.epsilon=60", NULL);
-    assert_int_equal(hdp_rf_dpgd_from_model(&m, m.rf_p, m.rf_n, m.rf_d, &q, &err), HDP_OK);
+    assert_int_equal(hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q, &err), HDP_OK);
     assert_int_equal(q.route, HDP_RF_SIGMA_ZCDP);
     assert_rel(hdp_zcdp_epsilon_cks(q.eta * (double)q.T / (2 * q.sigma * q.sigma), q.delta), 60,
                1e-6, 0);
     hdp_model_free(&m);
     make_model(&m, "dpgd.epsilon=inf", "dpgd.C=inf", NULL);
-    assert_int_equal(hdp_rf_dpgd_from_model(&m, m.rf_p, m.rf_n, m.rf_d, &q, &err), HDP_OK);
+    assert_int_equal(hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q, &err), HDP_OK);
     assert_int_equal(q.route, HDP_RF_SIGMA_NONE);
     assert_true(q.s == 0 && isinf(q.C_clip));
     hdp_model_free(&m);
@@ -342,7 +343,7 @@ static void calibration_and_keys(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         make_model(&m, bad[i][0], bad[i][1], NULL);
         hdp_error_clear(&err);
-        assert_int_equal(hdp_rf_dpgd_from_model(&m, m.rf_p, m.rf_n, m.rf_d, &q, &err), HDP_EINPUT);
+        assert_int_equal(hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q, &err), HDP_EINPUT);
         if (!strstr(err.msg, bad[i][2])) {
             print_error("expected '%s' in '%s'\n", bad[i][2], err.msg);
             fail();

@@ -78,8 +78,31 @@ extern "C" {
 /* Largest depth L accepted. */
 #define HDP_KL_MAX_DEPTH 64
 
-/* The enums hdp_kl_init_kind, hdp_kl_loss_kind and their names (hdp_kl_init_name,
- * hdp_kl_loss_name) live in hdpsgd/model.h with the [kl] keys. */
+/* ---- the [kl] section of the model files (src/families/kl_keys.c) ---- */
+
+/* Initialisation schemes (Table 1) and losses, with their names in model files. */
+typedef enum { HDP_KL_LECUN = 0, HDP_KL_HE, HDP_KL_NTK, HDP_KL_XAVIER } hdp_kl_init_kind;
+typedef enum { HDP_KL_SQUARED = 0, HDP_KL_LOGISTIC } hdp_kl_loss_kind;
+const char *hdp_kl_init_name(hdp_kl_init_kind k);
+const char *hdp_kl_loss_name(hdp_kl_loss_kind k);
+
+/* The values of the [kl] keys (`hdpsgd keys` gives their meaning and ranges). */
+typedef struct {
+    hdp_kl_init_kind init;
+    long depth, width;        /* L >= 2; hidden width m */
+    long d, o, n;             /* input dimension, outputs, training samples */
+    double sigma, eta;        /* noise sqrt(2 eta sigma^2) per step; step size */
+    long epochs;              /* full-batch steps; T = eta epochs */
+    hdp_kl_loss_kind loss;
+    double budget;            /* target KL (Corollary 6.4) */
+    double delta;             /* target delta of (0, delta)-DP by Pinsker; 0 = none */
+    long runs, inits;         /* noise paths per initialisation; initialisations */
+    long init_runs;           /* networks of `hdpsgd kl init` */
+} hdp_kl_keys;
+
+/* The [kl] values of a model (stored in the model: valid while m is; NULL only for a NULL
+ * m). */
+const hdp_kl_keys *hdp_kl_keys_of(const hdp_model *m);
 
 /* ---- the architecture and the closed forms (seed 001 Table 1, eq. 7, Lemma C.3) ---- */
 

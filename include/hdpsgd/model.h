@@ -8,7 +8,17 @@
  *   hdp_model_set(&m, "clip.c=0.3", &err);    command-line overrides
  *   hdp_model_finalize(&m, &err);             range checks, n from gamma, files read
  * Every key remembers where it was set (file and line, or --set), so that
- * range errors name the place. Conventions (THEORY.md section 0):
+ * range errors name the place.
+ *
+ * Sections. The core's sections ([data], [clip], [privacy], [schedule], [ode], [sim],
+ * [sde], [validate]) are the named fields of hdp_model below. The model families' sections
+ * ([rf] and [dpgd], [nc], [kl], [si]) belong to their families: each family declares its
+ * keys, enums and checks (src/families/<name>_keys.c, registered in families.c) and its
+ * values are read through its accessor, hdp_rf_keys_of, hdp_dpgd_keys_of (hdpsgd/rf.h),
+ * hdp_nc_keys_of (nc.h), hdp_kl_keys_of (kl.h), hdp_si_keys_of (si.h). Parsing, defaults,
+ * messages, hdp_model_write_ini/_meta and the documentation treat every section alike.
+ *
+ * Conventions (THEORY.md section 0):
  *   - gamma = d/n; n = round(d/gamma) when gamma is given;
  *   - rho is the privacy parameter of THEORY 1/6: the output is (rho^2/2)-zCDP;
  *     rho = inf means no private noise;
@@ -52,31 +62,6 @@ typedef enum {
  * (and when DOP853 fails); the names in this order */
 typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_kind;
 
-/* [rf] random features (THEORY.md 7): the activation phi and the target y(x). */
-typedef enum { HDP_RF_TANH = 0, HDP_RF_RELU, HDP_RF_LINEAR_ACT } hdp_rf_activation_kind;
-typedef enum { HDP_RF_SIGN = 0, HDP_RF_LINEAR_TARGET } hdp_rf_target_kind;
-
-/* [nc] NoisyGD on neural-collapse features (seed 004, THEORY.md 8; see hdpsgd/nc.h). */
-typedef enum { HDP_NC_CE = 0, HDP_NC_LOGISTIC, HDP_NC_SQUARED } hdp_nc_loss_kind;
-typedef enum { HDP_NC_INIT_ZERO = 0, HDP_NC_INIT_GAUSSIAN } hdp_nc_init_kind;
-typedef enum {
-    HDP_NC_PERT_NONE = 0,
-    HDP_NC_PERT_TEST_OFFSET,
-    HDP_NC_PERT_ADVERSARIAL,
-    HDP_NC_PERT_STOCHASTIC,
-    HDP_NC_PERT_TRAIN_OFFSET,
-    HDP_NC_PERT_BOTH,
-    HDP_NC_PERT_PER_SAMPLE
-} hdp_nc_perturbation_kind;
-typedef enum { HDP_NC_REMEDY_NONE = 0, HDP_NC_REMEDY_CENTER, HDP_NC_REMEDY_PCA } hdp_nc_remedy_kind;
-
-/* [si] private feature learning for single-index models (seed 002, THEORY.md 8; hdpsgd/si.h). */
-typedef enum { HDP_SI_GD = 0, HDP_SI_OU } hdp_si_stage2_kind;
-
-/* [kl] KL privacy of noisy GD on ReLU networks (seed 001, THEORY.md 8; see hdpsgd/kl.h). */
-typedef enum { HDP_KL_LECUN = 0, HDP_KL_HE, HDP_KL_NTK, HDP_KL_XAVIER } hdp_kl_init_kind;
-typedef enum { HDP_KL_SQUARED = 0, HDP_KL_LOGISTIC } hdp_kl_loss_kind;
-
 #define HDP_PATH_MAX 1024
 
 /* [ode] bins = auto (see hdpsgd/ode.h) */
@@ -88,8 +73,11 @@ typedef struct {
     int line;
 } hdp_origin;
 
-/* Upper bound on the number of keys of the schema (see model.c). */
+/* Upper bound on the number of keys of the schema, all sections (see model.c). */
 #define HDP_MODEL_MAX_KEYS 128
+
+/* Bytes of the model families' sections in hdp_model.family (see core/schema.h). */
+#define HDP_MODEL_FAMILY_BYTES 1024
 
 typedef struct {
     /* [data] */
@@ -130,67 +118,25 @@ typedef struct {
     /* [validate] */
     double rel_tol;           /* pass when max relative deviation <= rel_tol ... */
     double z_tol;             /* ... or every deviation within z_tol standard errors */
-    /* [rf] DP-GD on random features (THEORY.md 7; see hdpsgd/rf.h) */
-    long rf_d, rf_n, rf_p;    /* input dimension, training samples, features */
-    hdp_rf_activation_kind rf_activation;
-    hdp_rf_target_kind rf_target;
-    double rf_label_noise;    /* variance of the Gaussian label noise */
-    long rf_test_size;        /* test samples */
-    long rf_runs;             /* runs of `hdpsgd rf` */
-    long rf_records;          /* recorded steps of `hdpsgd rf` (plus step 0) */
-    /* [dpgd] Algorithm 1 of seed 003 (THEORY.md 6, 7); 0 means "derived" as in the help */
-    double dpgd_eta;          /* step size; 0 = 1/p */
-    long dpgd_T;              /* steps; 0 = round(CT d / (eta p)) */
-    double dpgd_CT;           /* eta T p / d */
-    double dpgd_C;            /* C_clip = C sqrt(p) */
-    double dpgd_clip;         /* absolute C_clip; 0 = from C */
-    double dpgd_epsilon;      /* target epsilon (inf = no noise) */
-    double dpgd_delta;        /* 0 = 1/n */
-    double dpgd_sigma;        /* noise multiplier; 0 = calibrate from (epsilon, delta) */
-    /* [nc] NoisyGD on neural-collapse features (seed 004, THEORY.md 8; see hdpsgd/nc.h) */
-    long nc_K, nc_p, nc_n;    /* classes, feature dimension, training samples (total) */
-    double nc_imbalance;      /* 0 = balanced; else the fraction of the samples in class 1 */
-    double nc_G;              /* clipping threshold on per-sample gradient norms */
-    double nc_rho;            /* zCDP parameter per step (seed 004's rho = rho_z of privacy.h) */
-    long nc_steps;            /* steps T of NoisyGD / NoisySGD */
-    double nc_eta;            /* learning rate */
-    hdp_nc_loss_kind nc_loss;
-    hdp_nc_init_kind nc_init;
-    double nc_init_std;       /* gaussian init: standard deviation of every weight */
-    hdp_nc_perturbation_kind nc_perturbation;
-    double nc_beta;           /* l_inf size of the perturbations */
-    hdp_nc_remedy_kind nc_remedy;
-    long nc_public_samples;   /* remedy = pca: public samples */
-    long nc_batch;            /* 0 = full batch (NoisyGD); b = NoisySGD with batches of b */
-    long nc_draws;            /* Monte Carlo draws (noise, and random perturbations) */
-    long nc_test_samples;     /* perturbation = stochastic: test points per class and draw */
-    double nc_delta;          /* delta of the reported (epsilon, delta) */
-    /* [kl] KL privacy of noisy GD on ReLU networks (seed 001, THEORY.md 8; see hdpsgd/kl.h) */
-    hdp_kl_init_kind kl_init;
-    long kl_depth, kl_width;  /* L >= 2; hidden width m */
-    long kl_d, kl_o, kl_n;    /* input dimension, outputs, training samples */
-    double kl_sigma, kl_eta;  /* noise sqrt(2 eta sigma^2) per step; step size */
-    long kl_epochs;           /* full-batch steps; T = eta epochs */
-    hdp_kl_loss_kind kl_loss;
-    double kl_budget;         /* target KL (Corollary 6.4) */
-    double kl_delta;          /* target delta of (0, delta)-DP by Pinsker; 0 = none */
-    long kl_runs, kl_inits;   /* noise paths per initialisation; initialisations */
-    long kl_init_runs;        /* networks of `hdpsgd kl init` */
-    /* [si] two-stage private training on a single-index target (seed 002; hdpsgd/si.h) */
-    long si_d, si_p, si_n, si_test_size, si_runs;
-    double si_he1, si_he2, si_he3;  /* Hermite coefficients of the link sigma_* */
-    double si_eps_n;          /* the exponent epsilon_n of seed 002's Assumption 4 */
-    double si_lambda, si_eta_a, si_C_a, si_T, si_sigma_W, si_eta_W, si_C_W; /* prefactors */
-    double si_norm_floor;     /* stage-1 normalisation floor (units in si.h) */
-    double si_epsilon, si_delta; /* stage-2 target (epsilon, delta); delta 0 = 1/n */
-    hdp_si_stage2_kind si_stage2;
+
+    /* The values of the model families' sections ([rf], [dpgd], [nc], [kl], [si]): each
+     * registered section owns a slice of this area, read through the family's accessor
+     * (hdp_kl_keys_of in hdpsgd/kl.h, ...). Inside the struct, so that a model copied by
+     * assignment carries them. */
+    union {
+        unsigned char bytes[HDP_MODEL_FAMILY_BYTES];
+        long double align_ld;
+        long long align_ll;
+        void *align_p;
+    } family;
 
     /* bookkeeping */
     int finalized;             /* 1 after hdp_model_finalize; cleared by every change through
                                   hdp_model_set*, hdp_model_load_file (see hdp_model_check) */
     char source[HDP_PATH_MAX]; /* model file name, or "(built-in default)" */
     int n_given_last;          /* 1 when data.n was set after data.gamma */
-    hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key; where[0]==0: default */
+    hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key, all sections in order;
+                                              where[0]==0: default */
     /* table schedule knots (read by finalize) */
     int table_len;
     double *table_t, *table_eta;
@@ -238,19 +184,11 @@ void hdp_model_write_meta(const hdp_model *m, FILE *out);
  * value at " ;", so a file name that long or with " ;" in it does not come back). */
 void hdp_model_write_ini(const hdp_model *m, FILE *out);
 
-/* Names of the enums as they appear in model files. */
+/* Names of the core's enums as they appear in model files (the families' are in their
+ * headers: hdp_kl_init_name, ...). */
 const char *hdp_spectrum_name(hdp_spectrum_kind k);
 const char *hdp_noise_name(hdp_noise_kind k);
 const char *hdp_sched_name(hdp_sched_kind k);
-const char *hdp_rf_activation_name(hdp_rf_activation_kind k);
-const char *hdp_rf_target_name(hdp_rf_target_kind k);
-const char *hdp_nc_loss_name(hdp_nc_loss_kind k);
-const char *hdp_nc_init_name(hdp_nc_init_kind k);
-const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k);
-const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
-const char *hdp_kl_init_name(hdp_kl_init_kind k);
-const char *hdp_kl_loss_name(hdp_kl_loss_kind k);
-const char *hdp_si_stage2_name(hdp_si_stage2_kind k);
 
 /* 1 when section.key was set by a file or --set (not left at its default). */
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key);
@@ -261,8 +199,8 @@ hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const cha
                               hdp_error *err, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* Iterate over the schema for documentation and completion: returns 0 past
- * the end. help may be NULL. */
+/* Iterate over the schema, every section (the core's, then the families'), for
+ * documentation and completion: returns 0 past the end. help may be NULL. */
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help);
 

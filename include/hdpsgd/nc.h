@@ -91,6 +91,53 @@
 extern "C" {
 #endif
 
+/* ---- the [nc] section of the model files (src/families/nc_keys.c) ---- */
+
+/* Losses, initialisations, perturbations and remedies, with their names in model files. */
+typedef enum { HDP_NC_CE = 0, HDP_NC_LOGISTIC, HDP_NC_SQUARED } hdp_nc_loss_kind;
+typedef enum { HDP_NC_INIT_ZERO = 0, HDP_NC_INIT_GAUSSIAN } hdp_nc_init_kind;
+typedef enum {
+    HDP_NC_PERT_NONE = 0,
+    HDP_NC_PERT_TEST_OFFSET,
+    HDP_NC_PERT_ADVERSARIAL,
+    HDP_NC_PERT_STOCHASTIC,
+    HDP_NC_PERT_TRAIN_OFFSET,
+    HDP_NC_PERT_BOTH,
+    HDP_NC_PERT_PER_SAMPLE
+} hdp_nc_perturbation_kind;
+typedef enum { HDP_NC_REMEDY_NONE = 0, HDP_NC_REMEDY_CENTER, HDP_NC_REMEDY_PCA } hdp_nc_remedy_kind;
+const char *hdp_nc_loss_name(hdp_nc_loss_kind k);
+const char *hdp_nc_init_name(hdp_nc_init_kind k);
+const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k);
+const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
+
+/* The values of the [nc] keys (`hdpsgd keys` gives their meaning and ranges). */
+typedef struct {
+    long K, p, n;             /* classes, feature dimension, training samples (total) */
+    double imbalance;         /* 0 = balanced; else the fraction of the samples in class 1 */
+    double G;                 /* clipping threshold on per-sample gradient norms */
+    double rho;               /* zCDP parameter per step (seed 004's rho = rho_z of privacy.h) */
+    long steps;               /* steps T of NoisyGD / NoisySGD */
+    double eta;               /* learning rate */
+    hdp_nc_loss_kind loss;
+    hdp_nc_init_kind init;
+    double init_std;          /* gaussian init: standard deviation of every weight */
+    hdp_nc_perturbation_kind perturbation;
+    double beta;              /* l_inf size of the perturbations */
+    hdp_nc_remedy_kind remedy;
+    long public_samples;      /* remedy = pca: public samples */
+    long batch;               /* 0 = full batch (NoisyGD); b = NoisySGD with batches of b */
+    long draws;               /* Monte Carlo draws (noise, and random perturbations) */
+    long test_samples;        /* perturbation = stochastic: test points per class and draw */
+    double delta;             /* delta of the reported (epsilon, delta) */
+} hdp_nc_keys;
+
+/* The [nc] values of a model (stored in the model: valid while m is; NULL only for a NULL
+ * m). hdp_nc_keys_edit gives them to change in code, past the range checks of the
+ * schema: hdp_nc_spec_from_model checks the combinations again. */
+const hdp_nc_keys *hdp_nc_keys_of(const hdp_model *m);
+hdp_nc_keys *hdp_nc_keys_edit(hdp_model *m);
+
 /* The [nc] keys and the seed, as the library uses them. */
 typedef struct {
     long K, p, n;

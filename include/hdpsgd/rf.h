@@ -34,6 +34,44 @@
 extern "C" {
 #endif
 
+/* ---- the [rf] and [dpgd] sections of the model files (src/families/rf_keys.c) ---- */
+
+/* The activation phi and the target y(x) (THEORY.md 7), with their names in model files. */
+typedef enum { HDP_RF_TANH = 0, HDP_RF_RELU, HDP_RF_LINEAR_ACT } hdp_rf_activation_kind;
+typedef enum { HDP_RF_SIGN = 0, HDP_RF_LINEAR_TARGET } hdp_rf_target_kind;
+const char *hdp_rf_activation_name(hdp_rf_activation_kind k);
+const char *hdp_rf_target_name(hdp_rf_target_kind k);
+
+/* The values of the [rf] keys: DP-GD on random features (`hdpsgd keys` gives their
+ * meaning and ranges). */
+typedef struct {
+    long d, n, p;             /* input dimension, training samples, features */
+    hdp_rf_activation_kind activation;
+    hdp_rf_target_kind target;
+    double label_noise;       /* variance of the Gaussian label noise */
+    long test_size;           /* test samples */
+    long runs;                /* runs of `hdpsgd rf` */
+    long records;             /* recorded steps of `hdpsgd rf` (plus step 0) */
+} hdp_rf_keys;
+
+/* The values of the [dpgd] keys: Algorithm 1 of seed 003 (THEORY.md 6, 7); 0 means
+ * "derived" as in the help. */
+typedef struct {
+    double eta;               /* step size; 0 = 1/p */
+    long T;                   /* steps; 0 = round(CT d / (eta p)) */
+    double CT;                /* eta T p / d */
+    double C;                 /* C_clip = C sqrt(p) */
+    double clip;              /* absolute C_clip; 0 = from C */
+    double epsilon;           /* target epsilon (inf = no noise) */
+    double delta;             /* 0 = 1/n */
+    double sigma;             /* noise multiplier; 0 = calibrate from (epsilon, delta) */
+} hdp_dpgd_keys;
+
+/* The [rf] and [dpgd] values of a model (stored in the model: valid while m is; NULL only
+ * for a NULL m). */
+const hdp_rf_keys *hdp_rf_keys_of(const hdp_model *m);
+const hdp_dpgd_keys *hdp_dpgd_keys_of(const hdp_model *m);
+
 /* ---- the data set ---- */
 
 typedef struct {

@@ -60,6 +60,28 @@
 extern "C" {
 #endif
 
+/* The [si] section of the model files (src/families/si_keys.c): stage 2 of the training. */
+typedef enum { HDP_SI_GD = 0, HDP_SI_OU } hdp_si_stage2_kind;
+
+/* Its name in model files ("gd", "ou"). */
+const char *hdp_si_stage2_name(hdp_si_stage2_kind k);
+
+/* The values of the [si] keys (two-stage private training on a single-index target; the
+ * help of `hdpsgd keys` gives their meaning and ranges). */
+typedef struct {
+    long d, p, n, test_size, runs;
+    double he1, he2, he3;     /* Hermite coefficients of the link sigma_* */
+    double eps_n;             /* the exponent epsilon_n of seed 002's Assumption 4 */
+    double lambda, eta_a, C_a, T, sigma_W, eta_W, C_W; /* prefactors */
+    double norm_floor;        /* stage-1 normalisation floor (units above) */
+    double epsilon, delta;    /* stage-2 target (epsilon, delta); delta 0 = 1/n */
+    hdp_si_stage2_kind stage2;
+} hdp_si_keys;
+
+/* The [si] values of a model (stored in the model: valid while m is; NULL only for a NULL
+ * m). */
+const hdp_si_keys *hdp_si_keys_of(const hdp_model *m);
+
 typedef struct {
     long d, p, n, m;          /* dimension, neurons, samples per stage, test samples */
     double he[3];             /* He1, He2, He3 coefficients of sigma_* */

@@ -100,11 +100,12 @@ const char kl_help[] =
 
 static void arch_of(const hdp_model *m, hdp_kl_init_kind k, long L, long width, hdp_kl_arch *a)
 {
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     a->init = k;
     a->L = (int)L;
-    a->d = m->kl_d;
+    a->d = kp->d;
     a->m = width;
-    a->o = m->kl_o;
+    a->o = kp->o;
 }
 
 static const char *const scheme_label[] = {"LeCun", "He", "NTK", "Xavier"};
@@ -125,24 +126,25 @@ typedef struct {
 
 static void bound_compute(const hdp_model *m, bound_ctx *b)
 {
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     hdp_kl_arch *a = &b->a;
     b->m = m;
-    arch_of(m, m->kl_init, m->kl_depth, m->kl_width, a);
+    arch_of(m, kp->init, kp->depth, kp->width, a);
     hdp_kl_widths(a, b->w);
     hdp_kl_betas(a, b->beta);
     hdp_kl_grad_norm2(a, (double)a->d, b->layer);
     b->B = hdp_kl_B(a);
     b->Bt = hdp_kl_B_table(a);
-    b->T = m->kl_eta * (double)m->kl_epochs;
-    const long n = m->kl_n;
-    b->kl4 = hdp_kl_bound(b->B, b->T, n, m->kl_sigma, HDP_KL_C);
-    b->kl2 = hdp_kl_bound(b->B, b->T, n, m->kl_sigma, HDP_KL_C_SEED);
+    b->T = kp->eta * (double)kp->epochs;
+    const long n = kp->n;
+    b->kl4 = hdp_kl_bound(b->B, b->T, n, kp->sigma, HDP_KL_C);
+    b->kl2 = hdp_kl_bound(b->B, b->T, n, kp->sigma, HDP_KL_C_SEED);
     b->R = hdp_kl_R_lemma63(a, n);
-    hdp_kl_budget_solve(b->B, b->R, n, m->kl_budget, b->T, HDP_KL_C, &b->b4);
-    hdp_kl_budget_solve(b->B, b->R, n, m->kl_budget, b->T, HDP_KL_C_SEED, &b->b2);
+    hdp_kl_budget_solve(b->B, b->R, n, kp->budget, b->T, HDP_KL_C, &b->b4);
+    hdp_kl_budget_solve(b->B, b->R, n, kp->budget, b->T, HDP_KL_C_SEED, &b->b2);
     b->budget_delta = b->sigma_delta = NAN;
-    if (m->kl_delta > 0) {
-        b->budget_delta = 2.0 * m->kl_delta * m->kl_delta;
+    if (kp->delta > 0) {
+        b->budget_delta = 2.0 * kp->delta * kp->delta;
         hdp_kl_budget bd;
         hdp_kl_budget_solve(b->B, b->R, n, b->budget_delta, b->T, HDP_KL_C, &bd);
         b->sigma_delta = sqrt(bd.sigma2_at_T);
@@ -152,6 +154,7 @@ static void bound_compute(const hdp_model *m, bound_ctx *b)
 static void bound_print(const bound_ctx *b)
 {
     const hdp_model *m = b->m;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const hdp_kl_arch *a = &b->a;
     const hdp_kl_budget *b4 = &b->b4, *b2 = &b->b2;
     printf("%s initialisation: d = %ld, width m = %ld, depth L = %d, o = %ld (seed 001 eq. 2, 5; "
@@ -162,15 +165,15 @@ static void bound_print(const bound_ctx *b)
                b->layer[l]);
     printf("  B (eq. 7, product formula)            = %.10g\n", b->B);
     printf("  B (Table 1, closed form)              = %.10g\n", b->Bt);
-    printf("Noisy GD: n = %ld, sigma = %g, eta = %g, epochs = %ld, T = eta epochs = %g\n", m->kl_n,
-           m->kl_sigma, m->kl_eta, m->kl_epochs, b->T);
+    printf("Noisy GD: n = %ld, sigma = %g, eta = %g, epochs = %ld, T = eta epochs = %g\n", kp->n,
+           kp->sigma, kp->eta, kp->epochs, b->T);
     printf("  KL bound, settled constant c = 4:  B T/(n^2 sigma^2)  = %.6g   (0, delta)-DP by "
            "Pinsker: delta = %.4g\n", b->kl4, hdp_kl_pinsker_delta(b->kl4));
     printf("  KL bound as in seed 001 (c = 2):  2B T/(n^2 sigma^2) = %.6g   delta = %.4g\n", b->kl2,
            hdp_kl_pinsker_delta(b->kl2));
     printf("  (Corollary 4.2 bounds E||grad L(D) - grad L(D')||^2 by 4B/n^2, Theorem 4.1: a loss "
            "with |l'| <= 1, e.g. logistic)\n");
-    printf("Corollary 6.4, KL budget eps = %g (kl.budget):\n", m->kl_budget);
+    printf("Corollary 6.4, KL budget eps = %g (kl.budget):\n", kp->budget);
     printf("  sigma^2 meeting eps at T = %g:       c = 4: %.6g (sigma = %.4g)   seed c = 2: %.6g "
            "(sigma = %.4g)\n", b->T, b4->sigma2_at_T, sqrt(b4->sigma2_at_T), b2->sigma2_at_T,
            sqrt(b2->sigma2_at_T));
@@ -179,9 +182,9 @@ static void bound_print(const bound_ctx *b)
            b4->T_opt, b4->sigma2_opt, b4->risk_opt);
     printf("    c = 2: T* = sqrt(eps n R/(2B)) = %.6g, sigma*^2 = %.6g, excess-risk bound = %.6g\n",
            b2->T_opt, b2->sigma2_opt, b2->risk_opt);
-    if (m->kl_delta > 0)
+    if (kp->delta > 0)
         printf("Target (0, %g)-DP (kl.delta) by Pinsker: KL budget 2 delta^2 = %.6g, met at T = %g "
-               "by sigma = %.6g (c = 4)\n", m->kl_delta, b->budget_delta, b->T, b->sigma_delta);
+               "by sigma = %.6g (c = 4)\n", kp->delta, b->budget_delta, b->T, b->sigma_delta);
     printf("\nB (eq. 7) against depth at width %ld:\n  %5s", a->m, "L");
     for (int k = 0; k < 4; k++)
         if (b->want[k])
@@ -203,6 +206,7 @@ static void bound_print(const bound_ctx *b)
 static void bound_row(FILE *f, const bound_ctx *b, const char *axis, long Lx, long mx)
 {
     const hdp_model *m = b->m;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     fprintf(f, "%s,%ld,%ld", axis, Lx, mx);
     double Bs[4];
     for (int k = 0; k < 4; k++) {
@@ -217,9 +221,9 @@ static void bound_row(FILE *f, const bound_ctx *b, const char *axis, long Lx, lo
         fprintf(f, ",%.12g", hdp_kl_B_table(&x));
     }
     for (int k = 0; k < 4; k++)
-        fprintf(f, ",%.12g", hdp_kl_bound(Bs[k], b->T, m->kl_n, m->kl_sigma, HDP_KL_C));
+        fprintf(f, ",%.12g", hdp_kl_bound(Bs[k], b->T, kp->n, kp->sigma, HDP_KL_C));
     for (int k = 0; k < 4; k++)
-        fprintf(f, ",%.12g", hdp_kl_bound(Bs[k], b->T, m->kl_n, m->kl_sigma, HDP_KL_C_SEED));
+        fprintf(f, ",%.12g", hdp_kl_bound(Bs[k], b->T, kp->n, kp->sigma, HDP_KL_C_SEED));
     fprintf(f, "\n");
 }
 
@@ -244,6 +248,7 @@ static void bound_json(hdp_json *j, const void *ctx)
 {
     const bound_ctx *b = ctx;
     const hdp_model *m = b->m;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     hdp_json_str(j, "init", hdp_kl_init_name(b->a.init));
     hdp_json_int(j, "depth", b->a.L);
     hdp_json_int(j, "width", b->a.m);
@@ -257,14 +262,14 @@ static void bound_json(hdp_json *j, const void *ctx)
     hdp_json_num(j, "B", b->B);
     hdp_json_num(j, "B_table", b->Bt);
     hdp_json_num(j, "T", b->T);
-    hdp_json_int(j, "n", m->kl_n);
-    hdp_json_num(j, "sigma", m->kl_sigma);
+    hdp_json_int(j, "n", kp->n);
+    hdp_json_num(j, "sigma", kp->sigma);
     hdp_json_num(j, "c", HDP_KL_C);
     hdp_json_num(j, "kl_bound", b->kl4);
     hdp_json_num(j, "kl_bound_seed", b->kl2);
     hdp_json_num(j, "pinsker_delta", hdp_kl_pinsker_delta(b->kl4));
     hdp_json_num(j, "pinsker_delta_seed", hdp_kl_pinsker_delta(b->kl2));
-    hdp_json_num(j, "budget", m->kl_budget);
+    hdp_json_num(j, "budget", kp->budget);
     hdp_json_num(j, "sigma2_for_budget", b->b4.sigma2_at_T);
     hdp_json_num(j, "sigma2_for_budget_seed", b->b2.sigma2_at_T);
     hdp_json_num(j, "R_lemma63", b->R);
@@ -274,7 +279,7 @@ static void bound_json(hdp_json *j, const void *ctx)
     hdp_json_num(j, "T_opt_seed", b->b2.T_opt);
     hdp_json_num(j, "sigma2_opt_seed", b->b2.sigma2_opt);
     hdp_json_num(j, "risk_opt_seed", b->b2.risk_opt);
-    hdp_json_num(j, "delta_target", m->kl_delta > 0 ? m->kl_delta : NAN);
+    hdp_json_num(j, "delta_target", kp->delta > 0 ? kp->delta : NAN);
     hdp_json_num(j, "budget_for_delta", b->budget_delta);
     hdp_json_num(j, "sigma_for_delta", b->sigma_delta);
     hdp_json_str(j, "model", m->source);
@@ -283,17 +288,18 @@ static void bound_json(hdp_json *j, const void *ctx)
 static void bound_figure(const bound_ctx *b, const char *fig, const char *data)
 {
     const hdp_model *m = b->m;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     char extra[1024] = "", title[512], schemes[64];
     kl_schemes_text(b->want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
              "seed 001 eq. 7: B = E‖∂f/∂W‖² at ‖x‖² = d (d = %ld, o = %ld)\nright axes: the KL "
              "bound B T/(n²σ²) of Corollary 4.2 (c = 4) at T = %g, n = %ld, σ = %g",
-             b->a.d, b->a.o, b->T, m->kl_n, m->kl_sigma);
+             b->a.d, b->a.o, b->T, kp->n, kp->sigma);
     hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
     hdp_plot_assign(extra, sizeof extra, "title_text", title);
     size_t len = strlen(extra);
     snprintf(extra + len, sizeof extra - len, "kl_per_B=%.17g\nfixed_width=%ld\nfixed_depth=%d\n",
-             hdp_kl_bound(1.0, b->T, m->kl_n, m->kl_sigma, HDP_KL_C), b->a.m, b->a.L);
+             hdp_kl_bound(1.0, b->T, kp->n, kp->sigma, HDP_KL_C), b->a.m, b->a.L);
     kl_draw("kl-bound", fig, data, extra);
 }
 
@@ -349,7 +355,8 @@ static void init_table(FILE *f, const void *ctx)
             const hdp_kl_init_result *r = &ki->res[i * 4 + k];
             for (long l = 0; l <= ki->depths[i]; l++)
                 fprintf(f, "%s,%ld,%ld,%ld,%.12g,%.6g,%.12g,%.4f\n", hdp_kl_init_name(k),
-                        ki->depths[i], c->m->kl_width, l, r->mean[l], r->stderr_[l], r->formula[l],
+                        ki->depths[i], hdp_kl_keys_of(c->m)->width, l, r->mean[l], r->stderr_[l],
+                        r->formula[l],
                         (r->mean[l] - r->formula[l]) / r->stderr_[l]);
         }
 }
@@ -359,6 +366,7 @@ static void init_json(hdp_json *j, const void *ctx)
     const init_ctx *c = ctx;
     const hdp_klinit *ki = c->ki;
     const hdp_model *m = c->m;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     for (int i = 0; i < ki->nd; i++)
         for (int k = 0; k < 4; k++) {
             if (!ki->want[k])
@@ -374,10 +382,10 @@ static void init_json(hdp_json *j, const void *ctx)
             snprintf(key, sizeof key, "%s_L%ld_z", hdp_kl_init_name(k), ki->depths[i]);
             hdp_json_num(j, key, r->z);
         }
-    hdp_json_int(j, "width", m->kl_width);
-    hdp_json_int(j, "d", m->kl_d);
-    hdp_json_int(j, "o", m->kl_o);
-    hdp_json_int(j, "runs", m->kl_init_runs);
+    hdp_json_int(j, "width", kp->width);
+    hdp_json_int(j, "d", kp->d);
+    hdp_json_int(j, "o", kp->o);
+    hdp_json_int(j, "runs", kp->init_runs);
     hdp_json_num(j, "z_tol", m->z_tol);
     hdp_json_bool(j, "pass", ki->fails == 0);
     hdp_json_num(j, "seconds", ki->seconds);
@@ -385,19 +393,20 @@ static void init_json(hdp_json *j, const void *ctx)
 
 static int sub_init(const hdp_model *m, int threads)
 {
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     int want[4], nw, rc, nd;
     long depths[KL_MAX_LIST];
     if ((rc = kl_parse_schemes(args.schemes ? args.schemes : "all", want, &nw)))
         return rc;
     char defdepth[32];
-    snprintf(defdepth, sizeof defdepth, "%ld", m->kl_depth);
+    snprintf(defdepth, sizeof defdepth, "%ld", kp->depth);
     if ((rc = kl_parse_int_list("depths", args.depths ? args.depths : defdepth, 2,
                                 HDP_KL_MAX_DEPTH, depths, &nd)))
         return rc;
     hdp_error err;
     hdp_error_clear(&err);
     printf("Monte Carlo of E||df(x)/dW||_F^2 at initialisation, ||x||^2 = d = %ld, width %ld, "
-           "o = %ld, %ld networks each\n", m->kl_d, m->kl_width, m->kl_o, m->kl_init_runs);
+           "o = %ld, %ld networks each\n", kp->d, kp->width, kp->o, kp->init_runs);
     printf("against Lemma C.3 of seed 001 (= B of eq. 7; exact at every width): pass when "
            "|z| <= %g (validate.z_tol)\n", m->z_tol);
     printf("  %-7s %5s  %14s  %12s  %14s  %7s  %s\n", "scheme", "L", "Monte Carlo", "stderr",

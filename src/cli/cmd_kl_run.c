@@ -17,11 +17,12 @@
 static void unstable_message(const hdp_model *m, const hdp_kl_spec *s, double eta_lambda_max,
                              const char *how)
 {
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     fprintf(stderr,
             "hdpsgd kl: %s: [kl] eta = %g: %s, depth %d, width %ld: eta lambda_max(K)/n = %.4g >= 2, "
             "noisy GD on the squared loss diverges; use eta < %.3g (or loss = logistic)\n",
-            how, m->kl_eta, hdp_kl_init_name(s->arch.init), s->arch.L, s->arch.m,
-            eta_lambda_max, 2.0 * m->kl_eta / eta_lambda_max);
+            how, kp->eta, hdp_kl_init_name(s->arch.init), s->arch.L, s->arch.m,
+            eta_lambda_max, 2.0 * kp->eta / eta_lambda_max);
 }
 
 /* ---- --vs epochs ---- */
@@ -33,15 +34,16 @@ typedef struct {
 
 static void epochs_print(const hdp_model *m, const hdp_kl_epochs *ep)
 {
-    const long E = m->kl_epochs, n = m->kl_n;
-    const double T = m->kl_eta * (double)E;
-    const int sq = m->kl_loss == HDP_KL_SQUARED;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
+    const long E = kp->epochs, n = kp->n;
+    const double T = kp->eta * (double)E;
+    const int sq = kp->loss == HDP_KL_SQUARED;
     printf("Noisy GD on the linearised ReLU network (seed 001 eq. 3, Appendix E): d = %ld, width %ld, "
            "depth %ld, o = %ld, n = %ld, %s loss,\nsigma = %g, eta = %g, %ld epochs (T = %g), %ld "
            "initialisations x %ld noise paths. KL of all iterates for the worst remove-one\n"
            "neighbour, constant c = 4 (seed 001's c = 2 doubles every KL).\n",
-           m->kl_d, m->kl_width, m->kl_depth, m->kl_o, n, hdp_kl_loss_name(m->kl_loss), m->kl_sigma,
-           m->kl_eta, E, T, m->kl_inits, m->kl_runs);
+           kp->d, kp->width, kp->depth, kp->o, n, hdp_kl_loss_name(kp->loss), kp->sigma,
+           kp->eta, E, T, kp->inits, kp->runs);
     printf("  %-7s %11s %10s %10s", "scheme", "KL (MC)", "stderr", "sd(init)");
     if (sq)
         printf(" %11s %7s %11s", "KL exact", "z", "last iter.");
@@ -57,8 +59,8 @@ static void epochs_print(const hdp_model *m, const hdp_kl_epochs *ep)
             printf(" %11.5g %7.2f %11.5g", r->kl_exact[E],
                    (r->kl_mc[E] - r->kl_exact[E]) / r->kl_mc_se_path[E], r->kl_final[E]);
         printf(" %11.5g %11.5g %11.5g %9.4g %10.5g %10.5g %7.2f\n", HDP_KL_C / HDP_KL_C_SEED * r->kl_mc[E],
-               hdp_kl_bound(ep->B[k], T, n, m->kl_sigma, HDP_KL_C),
-               hdp_kl_bound(ep->B[k], T, n, m->kl_sigma, HDP_KL_C_SEED),
+               hdp_kl_bound(ep->B[k], T, n, kp->sigma, HDP_KL_C),
+               hdp_kl_bound(ep->B[k], T, n, kp->sigma, HDP_KL_C_SEED),
                hdp_kl_pinsker_delta(r->kl_mc[E]), ep->B[k], r->grad2, r->seconds);
     }
     if (sq)
@@ -72,6 +74,7 @@ static void epochs_table(FILE *f, const void *ctx)
 {
     const epochs_ctx *c = ctx;
     const hdp_model *m = c->m;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const hdp_kl_epochs *ep = c->ep;
     kl_meta(f, "run --vs epochs: KL of noisy GD against epochs (seed 001 Fig. 1)", m);
     fprintf(f, "epoch,T");
@@ -82,19 +85,19 @@ static void epochs_table(FILE *f, const void *ctx)
                        "%s_bound,%s_bound_seed", s, s, s, s, s, s, s, s, s);
         }
     fprintf(f, "\n");
-    for (long e = 0; e <= m->kl_epochs; e++) {
-        fprintf(f, "%ld,%.10g", e, m->kl_eta * (double)e);
+    for (long e = 0; e <= kp->epochs; e++) {
+        fprintf(f, "%ld,%.10g", e, kp->eta * (double)e);
         for (int k = 0; k < 4; k++)
             if (ep->want[k]) {
                 const hdp_kl_run_result *r = &ep->res[k];
-                const double Te = m->kl_eta * (double)e;
+                const double Te = kp->eta * (double)e;
                 char ex[40], fi[40]; /* exact values: squared loss only */
                 fprintf(f, ",%.10g,%.6g,%.6g,%.10g,%s,%s,%.10g,%.10g,%.10g", r->kl_mc[e],
                         r->kl_mc_se[e], r->kl_init_sd[e], r->kl_mc_max[e],
                         hdp_csv_field(ex, sizeof ex, "%.10g", r->kl_exact[e]),
                         hdp_csv_field(fi, sizeof fi, "%.10g", r->kl_final[e]), r->train_loss[e],
-                        hdp_kl_bound(ep->B[k], Te, m->kl_n, m->kl_sigma, HDP_KL_C),
-                        hdp_kl_bound(ep->B[k], Te, m->kl_n, m->kl_sigma, HDP_KL_C_SEED));
+                        hdp_kl_bound(ep->B[k], Te, kp->n, kp->sigma, HDP_KL_C),
+                        hdp_kl_bound(ep->B[k], Te, kp->n, kp->sigma, HDP_KL_C_SEED));
             }
         fprintf(f, "\n");
     }
@@ -104,9 +107,10 @@ static void epochs_table(FILE *f, const void *ctx)
 static void epochs_json_scheme(hdp_json *j, const hdp_model *m, const hdp_kl_run_result *r,
                                double B, const char *s)
 {
-    const long E = m->kl_epochs, n = m->kl_n;
-    const double T = m->kl_eta * (double)E;
-    const int sq = m->kl_loss == HDP_KL_SQUARED;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
+    const long E = kp->epochs, n = kp->n;
+    const double T = kp->eta * (double)E;
+    const int sq = kp->loss == HDP_KL_SQUARED;
     char key[64];
 #define KEY(name) (snprintf(key, sizeof key, "%s_%s", s, name), key)
     hdp_json_num(j, KEY("kl"), r->kl_mc[E]);
@@ -119,8 +123,8 @@ static void epochs_json_scheme(hdp_json *j, const hdp_model *m, const hdp_kl_run
     hdp_json_num(j, KEY("kl_seed_constant"), HDP_KL_C / HDP_KL_C_SEED * r->kl_mc[E]);
     hdp_json_num(j, KEY("z_exact"), sq ? (r->kl_mc[E] - r->kl_exact[E]) / r->kl_mc_se_path[E]
                                        : NAN);
-    hdp_json_num(j, KEY("bound"), hdp_kl_bound(B, T, n, m->kl_sigma, HDP_KL_C));
-    hdp_json_num(j, KEY("bound_seed"), hdp_kl_bound(B, T, n, m->kl_sigma, HDP_KL_C_SEED));
+    hdp_json_num(j, KEY("bound"), hdp_kl_bound(B, T, n, kp->sigma, HDP_KL_C));
+    hdp_json_num(j, KEY("bound_seed"), hdp_kl_bound(B, T, n, kp->sigma, HDP_KL_C_SEED));
     hdp_json_num(j, KEY("pinsker_delta"), hdp_kl_pinsker_delta(r->kl_mc[E]));
     hdp_json_num(j, KEY("B"), B);
     hdp_json_num(j, KEY("grad2"), r->grad2);
@@ -137,34 +141,36 @@ static void epochs_json(hdp_json *j, const void *ctx)
 {
     const epochs_ctx *c = ctx;
     const hdp_model *m = c->m;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     for (int k = 0; k < 4; k++)
         if (c->ep->want[k])
             epochs_json_scheme(j, m, &c->ep->res[k], c->ep->B[k], hdp_kl_init_name(k));
     hdp_json_num(j, "c", HDP_KL_C);
-    hdp_json_int(j, "epochs", m->kl_epochs);
-    hdp_json_num(j, "T", m->kl_eta * (double)m->kl_epochs);
-    hdp_json_int(j, "n", m->kl_n);
-    hdp_json_num(j, "sigma", m->kl_sigma);
-    hdp_json_num(j, "eta", m->kl_eta);
-    hdp_json_str(j, "loss", hdp_kl_loss_name(m->kl_loss));
-    hdp_json_int(j, "inits", m->kl_inits);
-    hdp_json_int(j, "runs", m->kl_runs);
+    hdp_json_int(j, "epochs", kp->epochs);
+    hdp_json_num(j, "T", kp->eta * (double)kp->epochs);
+    hdp_json_int(j, "n", kp->n);
+    hdp_json_num(j, "sigma", kp->sigma);
+    hdp_json_num(j, "eta", kp->eta);
+    hdp_json_str(j, "loss", hdp_kl_loss_name(kp->loss));
+    hdp_json_int(j, "inits", kp->inits);
+    hdp_json_int(j, "runs", kp->runs);
     hdp_json_uint(j, "seed", m->seed);
 }
 
 static void epochs_figure(const hdp_model *m, const int *want, const char *fig, const char *data)
 {
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     char extra[2048] = "", title[512], schemes[64];
     kl_schemes_text(want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
              "KL privacy of noisy GD on the linearised ReLU network (seed 001 Fig. 1)\nwidth %ld, "
              "depth %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
-             m->kl_width, m->kl_depth, m->kl_d, m->kl_n, hdp_kl_loss_name(m->kl_loss), m->kl_sigma,
-             m->kl_eta);
+             kp->width, kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss), kp->sigma,
+             kp->eta);
     hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
     hdp_plot_assign(extra, sizeof extra, "title_text", title);
     size_t len = strlen(extra);
-    snprintf(extra + len, sizeof extra - len, "squared=%d\n", m->kl_loss == HDP_KL_SQUARED);
+    snprintf(extra + len, sizeof extra - len, "squared=%d\n", kp->loss == HDP_KL_SQUARED);
     kl_draw("kl-epochs", fig, data, extra);
 }
 
@@ -216,19 +222,21 @@ static void sweep_line(const hdp_klsweep *sw, int i, int k, const hdp_kl_spec *s
         fprintf(stderr, "\r[%ld/%ld]", done, total);
     printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f\n", hdp_kl_init_name(k),
            sw->xs[i], p->kle, p->see, p->kl, p->se,
-           hdp_kl_bound(p->B, sw->T, o->m->kl_n, o->m->kl_sigma, HDP_KL_C), p->B, p->seconds);
+           hdp_kl_bound(p->B, sw->T, hdp_kl_keys_of(o->m)->n, hdp_kl_keys_of(o->m)->sigma, HDP_KL_C),
+           p->B, p->seconds);
 }
 
 static void sweep_header(const hdp_model *m, const hdp_klsweep *sw)
 {
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const int by_depth = sw->by_depth;
     printf("Noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2%s): d = %ld, %s %ld, "
            "o = %ld, n = %ld,\n%s loss, sigma = %g, eta = %g, KL after %ld and %ld epochs (T = %g, "
            "%g), %ld initialisations x %ld noise paths; c = 4.\n",
-           by_depth ? "depth" : "width", by_depth ? "a, 2b" : "c", m->kl_d,
-           by_depth ? "width" : "depth", by_depth ? m->kl_width : m->kl_depth, m->kl_o, m->kl_n,
-           hdp_kl_loss_name(m->kl_loss), m->kl_sigma, m->kl_eta, sw->Ee, sw->E, sw->Te, sw->T,
-           m->kl_inits, m->kl_runs);
+           by_depth ? "depth" : "width", by_depth ? "a, 2b" : "c", kp->d,
+           by_depth ? "width" : "depth", by_depth ? kp->width : kp->depth, kp->o, kp->n,
+           hdp_kl_loss_name(kp->loss), kp->sigma, kp->eta, sw->Ee, sw->E, sw->Te, sw->T,
+           kp->inits, kp->runs);
     printf("  %-7s %6s %12s %10s %12s %10s %12s %12s %7s\n", "scheme", by_depth ? "L" : "m",
            "KL early", "stderr", "KL final", "stderr", "bound c=4", "B", "secs");
 }
@@ -242,6 +250,7 @@ static void sweep_table(FILE *f, const void *ctx)
 {
     const sweep_ctx *c = ctx;
     const hdp_model *m = c->m;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const hdp_klsweep *sw = c->sw;
     kl_meta(f, sw->by_depth ? "run --vs depth: KL of noisy GD against depth (seed 001 Fig. 2a, 2b)"
                             : "run --vs width: KL of noisy GD against width (seed 001 Fig. 2c)", m);
@@ -264,8 +273,8 @@ static void sweep_table(FILE *f, const void *ctx)
                 fprintf(f, ",%.10g,%.6g,%.10g,%.6g,%s,%s,%.10g,%.10g,%.10g,%.10g", p->kle,
                         p->see, p->kl, p->se, hdp_csv_field(ee, sizeof ee, "%.10g", p->exacte),
                         hdp_csv_field(ex, sizeof ex, "%.10g", p->exact),
-                        hdp_kl_bound(p->B, sw->Te, m->kl_n, m->kl_sigma, HDP_KL_C),
-                        hdp_kl_bound(p->B, sw->T, m->kl_n, m->kl_sigma, HDP_KL_C), p->B, p->grad2);
+                        hdp_kl_bound(p->B, sw->Te, kp->n, kp->sigma, HDP_KL_C),
+                        hdp_kl_bound(p->B, sw->T, kp->n, kp->sigma, HDP_KL_C), p->B, p->grad2);
             }
         fprintf(f, "\n");
     }
@@ -300,6 +309,7 @@ static void sweep_json(hdp_json *j, const void *ctx)
 static void sweep_figure(const hdp_model *m, const hdp_klsweep *sw, const char *fig,
                          const char *data)
 {
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const int by_depth = sw->by_depth;
     char extra[2048] = "", title[512], schemes[64];
     kl_schemes_text(sw->want, schemes, sizeof schemes);
@@ -307,14 +317,14 @@ static void sweep_figure(const hdp_model *m, const hdp_klsweep *sw, const char *
              "KL privacy of noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2)\n"
              "%s %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
              by_depth ? "depth" : "width", by_depth ? "width" : "depth",
-             by_depth ? m->kl_width : m->kl_depth, m->kl_d, m->kl_n, hdp_kl_loss_name(m->kl_loss),
-             m->kl_sigma, m->kl_eta);
+             by_depth ? kp->width : kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss),
+             kp->sigma, kp->eta);
     hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
     hdp_plot_assign(extra, sizeof extra, "title_text", title);
     hdp_plot_assign(extra, sizeof extra, "xname", by_depth ? "depth" : "width");
     size_t len = strlen(extra);
     snprintf(extra + len, sizeof extra - len, "epochs_early=%ld\nepochs_final=%ld\nsquared=%d\n",
-             sw->Ee, sw->E, m->kl_loss == HDP_KL_SQUARED);
+             sw->Ee, sw->E, kp->loss == HDP_KL_SQUARED);
     kl_draw("kl-sweep", fig, data, extra);
 }
 
@@ -358,6 +368,7 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
 
 int kl_run(const hdp_model *m, int threads, const kl_args *a)
 {
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     int by = 0; /* 0 epochs, 1 depth, 2 width */
     if (a->vs) {
         if (!strcasecmp(a->vs, "epochs")) by = 0;
@@ -372,7 +383,7 @@ int kl_run(const hdp_model *m, int threads, const kl_args *a)
             return rc;
     } else if (by == 0) {
         for (int k = 0; k < 4; k++)
-            want[k] = k == (int)m->kl_init;
+            want[k] = k == (int)kp->init;
     } else {
         for (int k = 0; k < 4; k++)
             want[k] = 1;

@@ -224,6 +224,7 @@ int cmd_rf(int argc, char **argv)
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
+    const hdp_rf_keys *rk = hdp_rf_keys_of(&m);
 
     hdp_error err;
     hdp_error_clear(&err);
@@ -247,7 +248,7 @@ int cmd_rf(int argc, char **argv)
                         "features is unstable (THEORY 7: lambda_max = 2 s_max^2 / n)\n",
                 q.eta * pb.lambda[0]);
     cli_rf_bar bar = {"rf", -1};
-    hdp_rf_sim_options opt = {m.rf_runs, threads, m.rf_records,
+    hdp_rf_sim_options opt = {rk->runs, threads, rk->records,
                               isatty(fileno(stderr)) ? cli_rf_progress : NULL, &bar};
     if (st == HDP_OK)
         st = hdp_rf_simulate(&pb, &q, &opt, &res, &err);

@@ -111,13 +111,16 @@ static void meta(FILE *f, const char *name, const char *what, const hdp_model *m
 
 static const char *delta_text(const hdp_model *m)
 {
-    return m->dpgd_delta > 0 ? "dpgd.delta" : "1/n";
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
+    return dk->delta > 0 ? "dpgd.delta" : "1/n";
 }
 
 /* ---- P1: test loss against p ---- */
 
 static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, size_t tsize)
 {
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
+    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
     const int nC = xp->nC, nCT = xp->nCT;
     meta(f, "P1", "test loss against the number of features p", m, xp);
     fprintf(f, "# DP-GD: the best (lowest test loss) of C in {");
@@ -125,7 +128,7 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     fprintf(f, "} x CT in {");
     for (int i = 0; i < nCT; i++) fprintf(f, "%s%g", i ? ", " : "", xp->CTs[i]);
     fprintf(f, "}; C_clip = C sqrt(p), T = CT d/(eta p), eta = %s\n",
-            m->dpgd_eta > 0 ? "dpgd.eta" : "1/p");
+            dk->eta > 0 ? "dpgd.eta" : "1/p");
     fprintf(f, "p,minnorm_test,minnorm_train,zero_test,dpgd_test,dpgd_test_se,dpgd_train,dpgd_C,"
                "dpgd_CT,dpgd_T,dpgd_sigma,dpgd_clipped,modes,eta_lambda_max");
     for (int a = 0; a < nC; a++)
@@ -145,8 +148,8 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
         fprintf(f, "\n");
     }
     snprintf(title, tsize, "P1 (seed 003 Fig. 2): test loss vs p — d = %ld, n = %ld, %s "
-             "target, ε = %g, δ = %s", m->rf_d, m->rf_n, hdp_rf_target_name(m->rf_target),
-             m->dpgd_epsilon, delta_text(m));
+             "target, ε = %g, δ = %s", rk->d, rk->n, hdp_rf_target_name(rk->target),
+             dk->epsilon, delta_text(m));
 }
 
 /* ---- P2, P3: test loss against T and against eta T p / d ---- */
@@ -154,8 +157,10 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
 static void p23(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, size_t tsize,
                 char *plist, size_t psize)
 {
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
+    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
     const char *name = names[xp->kind];
-    const long d = m->rf_d;
+    const long d = rk->d;
     const double eta = xp->points[0].eta, C = xp->Cs[0];
     meta(f, name, "test loss against T and against eta T p / d", m, xp);
     fprintf(f, "# C_clip = C sqrt(p) with C = %g; eta = %.17g for every p; "
@@ -180,13 +185,15 @@ static void p23(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, s
         }
     }
     snprintf(title, tsize, "%s (seed 003 Fig. 2): C_clip = %g √p, η = %g, d = %ld, n = %ld, "
-             "ε = %g, δ = %s", name, C, eta, d, m->rf_n, m->dpgd_epsilon, delta_text(m));
+             "ε = %g, δ = %s", name, C, eta, d, rk->n, dk->epsilon, delta_text(m));
 }
 
 /* ---- P4: heat map over (C, CT) ---- */
 
 static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, size_t tsize)
 {
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
+    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
     const hdp_rfexp_point *pt = &xp->points[0];
     const int nCT = xp->nCT;
     meta(f, "P4", "test loss over (C, CT) at one p", m, xp);
@@ -200,8 +207,8 @@ static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
                 x->train, x->clipped);
     }
     snprintf(title, tsize, "P4 (seed 003 Fig. 2): test loss over (C_clip, T) — p = %ld, η = %g, "
-             "d = %ld, n = %ld, ε = %g, δ = %s", pt->p, pt->eta, m->rf_d, m->rf_n,
-             m->dpgd_epsilon, delta_text(m));
+             "d = %ld, n = %ld, ε = %g, δ = %s", pt->p, pt->eta, rk->d, rk->n,
+             dk->epsilon, delta_text(m));
 }
 
 /* Run the experiment and write its CSV (all or nothing); title and plist for the figure. */
@@ -280,11 +287,12 @@ int cmd_rf_experiment(int argc, char **argv)
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
+    const hdp_rf_keys *rk = hdp_rf_keys_of(&m);
     /* the model's own [dpgd] keys must be consistent too (the grids override T, C) */
     hdp_error err;
     hdp_error_clear(&err);
     hdp_rf_dpgd q0;
-    hdp_status st = hdp_rf_dpgd_from_model(&m, m.rf_p, m.rf_n, m.rf_d, &q0, &err);
+    hdp_status st = hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q0, &err);
     if (st != HDP_OK) {
         hdp_model_free(&m);
         return cli_fail("rf-experiment", &err);
@@ -306,8 +314,8 @@ int cmd_rf_experiment(int argc, char **argv)
     hdp_plot_assign(assign, sizeof assign, "title_text", title);
     hdp_plot_assign(assign, sizeof assign, "p_list", plist);
     size_t len = strlen(assign);
-    snprintf(assign + len, sizeof assign - len, "n_train=%ld\nd_input=%ld\np_fixed=%ld\n", m.rf_n,
-             m.rf_d, m.rf_p);
+    snprintf(assign + len, sizeof assign - len, "n_train=%ld\nd_input=%ld\np_fixed=%ld\n", rk->n,
+             rk->d, rk->p);
     st = hdp_plot_draw(script, fig_path, assign, &err);
     hdp_model_free(&m);
     if (st != HDP_OK)

@@ -195,7 +195,7 @@ static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *titl
     snprintf(title, size,
              "sim-index: test risk against stage-2 ε (d = %ld, p = %ld, n = %ld, stage2 = %s, "
              "%ld runs)\nstage 1: ε₁ = %.3g at δ = %.2g (σ_W = %.3g); mean alignment %.3f",
-             spec->d, spec->p, spec->n, hdp_si_stage2_name(spec->stage2), m->si_runs,
+             spec->d, spec->p, spec->n, hdp_si_stage2_name(spec->stage2), hdp_si_keys_of(m)->runs,
              xp->last_hp.eps1, xp->last_hp.delta, xp->last_hp.sigma_W, xp->last_align_mean);
 }
 
@@ -216,7 +216,7 @@ static void n_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title,
     snprintf(title, size,
              "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "
              "%g, stage2 = %s, %ld runs)",
-             spec->d, spec->p, spec->epsilon, hdp_si_stage2_name(spec->stage2), m->si_runs);
+             spec->d, spec->p, spec->epsilon, hdp_si_stage2_name(spec->stage2), hdp_si_keys_of(m)->runs);
 }
 
 static void align_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title, size_t size)
@@ -341,7 +341,7 @@ int cmd_si(int argc, char **argv)
     memset(&r, 0, sizeof r);
     hdp_status st = hdp_si_problem_build(&spec, &m, &pb, &err);
     if (st == HDP_OK)
-        st = hdp_si_stage2(&pb, m.si_runs, threads, &r, &err);
+        st = hdp_si_stage2(&pb, hdp_si_keys_of(&m)->runs, threads, &r, &err);
     if (st == HDP_OK) {
         hdp_outfile files[2];
         int nf = 0;

@@ -37,7 +37,8 @@ static hdp_status epochs_job(void *user, long k, void *row, hdp_error *err)
     hdp_kl_epochs *ep = c->ep;
     if (!ep->want[k])
         return HDP_OK;
-    hdp_kl_spec_at(c->m, (hdp_kl_init_kind)k, c->m->kl_depth, c->m->kl_width, &ep->spec[k]);
+    hdp_kl_spec_at(c->m, (hdp_kl_init_kind)k, hdp_kl_keys_of(c->m)->depth,
+                   hdp_kl_keys_of(c->m)->width, &ep->spec[k]);
     ep->B[k] = hdp_kl_B(&ep->spec[k].arch);
     return hdp_kl_run(&ep->spec[k], c->threads, &ep->res[k], err);
 }
@@ -86,8 +87,8 @@ typedef struct {
 
 static void spec_of(const hdp_klsweep *sw, const hdp_model *m, long i, int k, hdp_kl_spec *s)
 {
-    hdp_kl_spec_at(m, (hdp_kl_init_kind)k, sw->by_depth ? sw->xs[i] : m->kl_depth,
-                   sw->by_depth ? m->kl_width : sw->xs[i], s);
+    hdp_kl_spec_at(m, (hdp_kl_init_kind)k, sw->by_depth ? sw->xs[i] : hdp_kl_keys_of(m)->depth,
+                   sw->by_depth ? hdp_kl_keys_of(m)->width : sw->xs[i], s);
 }
 
 static hdp_status sweep_check(void *user, long i, hdp_error *err)
@@ -155,10 +156,10 @@ hdp_status hdp_klsweep_plan(const hdp_model *m, int by_depth, const long *xs, in
     sw->nx = nx;
     memcpy(sw->xs, xs, sizeof(long) * (size_t)nx);
     memcpy(sw->want, want, sizeof sw->want);
-    sw->E = m->kl_epochs;
+    sw->E = hdp_kl_keys_of(m)->epochs;
     sw->Ee = (long)nearbyint(0.4 * (double)sw->E) > 0 ? (long)nearbyint(0.4 * (double)sw->E) : 1;
-    sw->T = m->kl_eta * (double)sw->E;
-    sw->Te = m->kl_eta * (double)sw->Ee;
+    sw->T = hdp_kl_keys_of(m)->eta * (double)sw->E;
+    sw->Te = hdp_kl_keys_of(m)->eta * (double)sw->Ee;
     sw->points = calloc((size_t)nx * 4, sizeof *sw->points);
     if (!sw->points)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
@@ -206,10 +207,10 @@ static hdp_status init_job(void *user, long idx, void *row, hdp_error *err)
     if (!ki->want[k])
         return HDP_OK;
     hdp_kl_spec s;
-    hdp_kl_spec_at(m, (hdp_kl_init_kind)k, ki->depths[i], m->kl_width, &s);
+    hdp_kl_spec_at(m, (hdp_kl_init_kind)k, ki->depths[i], hdp_kl_keys_of(m)->width, &s);
     hdp_kl_init_result *r = &ki->res[idx];
     /* a different stream per (depth, scheme): independent checks */
-    hdp_status st = hdp_kl_init_mc(&s.arch, m->kl_init_runs,
+    hdp_status st = hdp_kl_init_mc(&s.arch, hdp_kl_keys_of(m)->init_runs,
                                    m->seed + 1000003ULL * (unsigned)(i * 4 + k), c->threads, r,
                                    err);
     if (st != HDP_OK)

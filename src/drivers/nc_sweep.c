@@ -110,7 +110,7 @@ static int from_rows(const curve_row *rows, int count, const hdp_model *m, hdp_n
         if (!strcmp(rows[i].name, "per-sample+pca")) { /* its limit is the public sample size */
             size_t len = strlen(cv[i].label);
             snprintf(cv[i].label + len, sizeof cv[i].label - len, " (%ld public samples)",
-                     m->nc_public_samples);
+                     hdp_nc_keys_of(m)->public_samples);
         }
     }
     return count;
@@ -119,11 +119,12 @@ static int from_rows(const curve_row *rows, int count, const hdp_model *m, hdp_n
 /* flat: perfect collapse under the changes that seed 004 says do not matter */
 static int flat_curves(const hdp_model *m, hdp_ncsweep_curve *cv)
 {
-    const double eta = m->nc_eta;
+    const double eta = hdp_nc_keys_of(m)->eta;
     char eta100[80], eta5[80], batch[80], label[160];
     snprintf(eta100, sizeof eta100, "eta=%.17g", eta / 100);
     snprintf(eta5, sizeof eta5, "eta=%.17g", eta / 5);
-    snprintf(batch, sizeof batch, "batch=%ld", m->nc_n / 2 > 0 ? m->nc_n / 2 : 1);
+    const long n_train = hdp_nc_keys_of(m)->n;
+    snprintf(batch, sizeof batch, "batch=%ld", n_train / 2 > 0 ? n_train / 2 : 1);
     int n = 0;
     snprintf(label, sizeof label, "NoisyGD, cross-entropy, η = %g", eta);
     curve(&cv[n++], "ce", 0, label, SETS("loss=ce", "perturbation=none", "remedy=none"));
@@ -176,7 +177,7 @@ static hdp_status plan_point(hdp_ncsweep *sw, hdp_model *mc_model, uint64_t seed
                              hdp_error *err)
 {
     hdp_nc_spec s;
-    mc_model->nc_p = sw->ps[i];
+    hdp_nc_keys_edit(mc_model)->p = sw->ps[i];
     hdp_status st = hdp_nc_spec_from_model(mc_model, &s, err);
     if (st != HDP_OK && strstr(err->msg, "[nc] p:")) {
         hdp_error_clear(err);
@@ -219,7 +220,7 @@ hdp_status hdp_ncsweep_plan(const hdp_model *m, const char *name, const long *ps
     sw->ncurves = sweep_curves(name, m, sw->curves);
     sw->nps = nps;
     memcpy(sw->ps, ps, sizeof(long) * (size_t)nps);
-    sw->draws = hdp_model_key_given(m, "nc", "draws") ? m->nc_draws : 400;
+    sw->draws = hdp_model_key_given(m, "nc", "draws") ? hdp_nc_keys_of(m)->draws : 400;
     sw->points = calloc((size_t)(sw->ncurves * nps), sizeof *sw->points);
     hdp_model *mc_model = malloc(sizeof *mc_model);
     if (!sw->points || !mc_model) {

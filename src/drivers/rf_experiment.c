@@ -59,11 +59,13 @@ static void p1_grid(hdp_rfexp *xp, long n)
 
 static void grids(hdp_rfexp *xp, const hdp_model *m)
 {
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
+    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
     if (xp->kind == HDP_RFEXP_P1) {
-        p1_grid(xp, m->rf_n);
+        p1_grid(xp, rk->n);
     } else if (xp->kind == HDP_RFEXP_P4) {
         xp->np = 1;
-        xp->ps[0] = m->rf_p;
+        xp->ps[0] = rk->p;
         xp->nC = xp->nCT = xp->full ? 20 : 8;
         logspace(-2, 1.5, xp->nC, xp->Cs);
         logspace(-1.5, xp->full ? 2.5 : 2.0, xp->nCT, xp->CTs);
@@ -72,7 +74,7 @@ static void grids(hdp_rfexp *xp, const hdp_model *m)
         xp->np = xp->full ? 4 : 3;
         memcpy(xp->ps, ps, sizeof(long) * (size_t)xp->np);
         xp->nC = 1;
-        xp->Cs[0] = m->dpgd_C;
+        xp->Cs[0] = dk->C;
         xp->nCT = xp->full ? 21 : 9;
         logspace(-0.5, 1.5, xp->nCT, xp->CTs);
     }
@@ -96,14 +98,16 @@ static hdp_status calibrate(run_ctx *c, hdp_rfexp_point *pt, double eta, long T,
                             hdp_rf_dpgd *q, hdp_error *err)
 {
     const hdp_model *m = c->m;
-    const long n = m->rf_n;
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
+    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
+    const long n = rk->n;
     memset(q, 0, sizeof *q);
     q->eta = eta;
     q->T = T;
     q->C_clip = C_clip;
-    q->delta = m->dpgd_delta > 0 ? m->dpgd_delta : 1.0 / (double)n;
-    q->epsilon = m->dpgd_epsilon;
-    q->sigma = m->dpgd_sigma;
+    q->delta = dk->delta > 0 ? dk->delta : 1.0 / (double)n;
+    q->epsilon = dk->epsilon;
+    q->sigma = dk->sigma;
     hdp_status st = hdp_rf_dpgd_calibrate(q, n, err);
     if (st == HDP_OK && q->route == HDP_RF_SIGMA_ZCDP && !c->zcdp_noted) {
         pt->zcdp = 1;
@@ -136,7 +140,7 @@ static void config_stats(long runs, const hdp_rf_config *cfg, long j, hdp_rfexp_
 static hdp_status configs(run_ctx *c, hdp_rfexp_point *pt, long *k, hdp_error *err)
 {
     hdp_rfexp *xp = c->xp;
-    const long d = c->m->rf_d, p = pt->p;
+    const long d = hdp_rf_keys_of(c->m)->d, p = pt->p;
     hdp_status st = HDP_OK;
     for (int a = 0; a < xp->nC && st == HDP_OK; a++)
         for (int b = 0; b < xp->nCT && st == HDP_OK; b++) {
@@ -157,10 +161,11 @@ static hdp_status point_job(void *user, long i, void *row, hdp_error *err)
     run_ctx *c = user;
     hdp_rfexp *xp = c->xp;
     const hdp_model *m = c->m;
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
     hdp_rfexp_point *pt = &xp->points[i];
     const long ncfg = (long)xp->nC * xp->nCT;
     pt->p = xp->ps[i];
-    pt->eta = m->dpgd_eta > 0 ? m->dpgd_eta
+    pt->eta = dk->eta > 0 ? dk->eta
               : (xp->kind == HDP_RFEXP_P2 || xp->kind == HDP_RFEXP_P3)
                   ? 1.0 / (double)xp->ps[xp->np - 1]
                   : 1.0 / (double)pt->p;

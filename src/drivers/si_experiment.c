@@ -44,7 +44,7 @@ static hdp_status eps_job(void *user, long i, void *unused, hdp_error *err)
     hdp_si_result r;
     hdp_status st = hdp_si_set_epsilon(c->pb, eps_targets[i], err);
     if (st == HDP_OK)
-        st = hdp_si_stage2(c->pb, c->m->si_runs, c->threads, &r, err);
+        st = hdp_si_stage2(c->pb, hdp_si_keys_of(c->m)->runs, c->threads, &r, err);
     if (st != HDP_OK)
         return st;
     row_of(row, c->pb, &r);
@@ -67,7 +67,7 @@ static hdp_status n_job(void *user, long i, void *unused, hdp_error *err)
     hdp_si_result r;
     hdp_status st = hdp_si_problem_build(&s, c->m, &pb, err);
     if (st == HDP_OK)
-        st = hdp_si_stage2(&pb, c->m->si_runs, c->threads, &r, err);
+        st = hdp_si_stage2(&pb, hdp_si_keys_of(c->m)->runs, c->threads, &r, err);
     if (st == HDP_OK) {
         row_of(row, &pb, &r);
         if (i == 0)
@@ -115,7 +115,7 @@ hdp_status hdp_siexp_run(const hdp_model *m, hdp_siexp_kind kind, int threads, h
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     xp->kind = kind;
-    xp->runs = m->si_runs;
+    xp->runs = hdp_si_keys_of(m)->runs;
     xp->nonpriv = NAN;
     hdp_si_spec_from_model(m, &xp->spec);
     if (kind == HDP_SIEXP_ALIGN)

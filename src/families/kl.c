@@ -476,44 +476,46 @@ void hdp_kl_spec_from_model(const hdp_model *m, hdp_kl_spec *s)
     if (!m || !s)
         return;
     memset(s, 0, sizeof *s);
-    s->arch.init = m->kl_init;
-    s->arch.L = (int)m->kl_depth;
-    s->arch.d = m->kl_d;
-    s->arch.m = m->kl_width;
-    s->arch.o = m->kl_o;
-    s->n = m->kl_n;
-    s->loss = m->kl_loss;
-    s->sigma = m->kl_sigma;
-    s->eta = m->kl_eta;
-    s->epochs = m->kl_epochs;
-    s->runs = m->kl_runs;
-    s->inits = m->kl_inits;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
+    s->arch.init = kp->init;
+    s->arch.L = (int)kp->depth;
+    s->arch.d = kp->d;
+    s->arch.m = kp->width;
+    s->arch.o = kp->o;
+    s->n = kp->n;
+    s->loss = kp->loss;
+    s->sigma = kp->sigma;
+    s->eta = kp->eta;
+    s->epochs = kp->epochs;
+    s->runs = kp->runs;
+    s->inits = kp->inits;
     s->seed = m->seed;
 }
 
 hdp_status hdp_kl_model_check(const hdp_model *m, hdp_error *err)
 {
     HDP_REQUIRE(err, m);
-    const double params = (double)m->kl_width * (double)m->kl_d +
-                          (double)(m->kl_depth - 2) * (double)m->kl_width * (double)m->kl_width +
-                          (double)m->kl_o * (double)m->kl_width;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
+    const double params = (double)kp->width * (double)kp->d +
+                          (double)(kp->depth - 2) * (double)kp->width * (double)kp->width +
+                          (double)kp->o * (double)kp->width;
     if (params > 4.0e8)
         return hdp_model_fail_key(m, "kl", "width", err,
                                   "width %ld at depth %ld, d = %ld, o = %ld gives %.3g weights "
                                   "(3.2 GB per network): at most 4e8",
-                                  m->kl_width, m->kl_depth, m->kl_d, m->kl_o, params);
-    if ((double)m->kl_n * (double)m->kl_o > 4000)
+                                  kp->width, kp->depth, kp->d, kp->o, params);
+    if ((double)kp->n * (double)kp->o > 4000)
         return hdp_model_fail_key(m, "kl", "n", err,
                                   "n o = %ld x %ld: the NTK Gram would be %.0f x %.0f; at most "
                                   "n o = 4000",
-                                  m->kl_n, m->kl_o, (double)m->kl_n * (double)m->kl_o,
-                                  (double)m->kl_n * (double)m->kl_o);
-    if ((double)(m->kl_epochs + 1) * (double)m->kl_n * (double)m->kl_inits > 2.0e7)
+                                  kp->n, kp->o, (double)kp->n * (double)kp->o,
+                                  (double)kp->n * (double)kp->o);
+    if ((double)(kp->epochs + 1) * (double)kp->n * (double)kp->inits > 2.0e7)
         return hdp_model_fail_key(m, "kl", "epochs", err,
                                   "(epochs + 1) n inits = %.3g: too large for the per-epoch "
                                   "records (at most 2e7)",
-                                  (double)(m->kl_epochs + 1) * (double)m->kl_n *
-                                      (double)m->kl_inits);
+                                  (double)(kp->epochs + 1) * (double)kp->n *
+                                      (double)kp->inits);
     return HDP_OK;
 }
 

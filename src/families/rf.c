@@ -81,13 +81,14 @@ void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec)
     if (!m || !spec)
         return;
     memset(spec, 0, sizeof *spec);
-    spec->d = m->rf_d;
-    spec->n = m->rf_n;
-    spec->p = m->rf_p;
-    spec->m = m->rf_test_size;
-    spec->activation = m->rf_activation;
-    spec->target = m->rf_target;
-    spec->label_noise = m->rf_label_noise;
+    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
+    spec->d = rk->d;
+    spec->n = rk->n;
+    spec->p = rk->p;
+    spec->m = rk->test_size;
+    spec->activation = rk->activation;
+    spec->target = rk->target;
+    spec->label_noise = rk->label_noise;
     spec->seed = m->seed;
 }
 
@@ -511,45 +512,46 @@ hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hd
     HDP_ZERO(q);
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, q);
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
     memset(q, 0, sizeof *q);
-    q->eta = m->dpgd_eta > 0 ? m->dpgd_eta : 1.0 / (double)p;
+    q->eta = dk->eta > 0 ? dk->eta : 1.0 / (double)p;
     if (hdp_model_key_given(m, "dpgd", "T") && hdp_model_key_given(m, "dpgd", "CT"))
         return hdp_model_fail_key(m, "dpgd", "T", err,
                                   "give T or CT, not both (T = %ld, CT = %g; T = CT d/(eta p))",
-                                  m->dpgd_T, m->dpgd_CT);
-    if (m->dpgd_T > 0) {
-        q->T = m->dpgd_T;
+                                  dk->T, dk->CT);
+    if (dk->T > 0) {
+        q->T = dk->T;
     } else {
-        double T = nearbyint(m->dpgd_CT * (double)d / (q->eta * (double)p));
+        double T = nearbyint(dk->CT * (double)d / (q->eta * (double)p));
         if (!(T >= 1))
             return hdp_model_fail_key(m, "dpgd", "CT", err,
                                       "CT = %g gives T = round(CT d / (eta p)) = round(%g) = 0 "
                                       "steps (d = %ld, p = %ld, eta = %g): raise CT or give T",
-                                      m->dpgd_CT, m->dpgd_CT * (double)d / (q->eta * (double)p), d,
+                                      dk->CT, dk->CT * (double)d / (q->eta * (double)p), d,
                                       p, q->eta);
         if (T > 1e9)
             return hdp_model_fail_key(m, "dpgd", "CT", err,
                                       "CT = %g gives T = %.3g steps (d = %ld, p = %ld, eta = %g): "
-                                      "too many", m->dpgd_CT, T, d, p, q->eta);
+                                      "too many", dk->CT, T, d, p, q->eta);
         q->T = (long)T;
     }
     if (hdp_model_key_given(m, "dpgd", "C") && hdp_model_key_given(m, "dpgd", "clip"))
         return hdp_model_fail_key(m, "dpgd", "clip", err,
                                   "give C (C_clip = C sqrt(p)) or clip (absolute), not both");
-    q->C_clip = m->dpgd_clip > 0 ? m->dpgd_clip : m->dpgd_C * sqrt((double)p);
-    q->delta = m->dpgd_delta > 0 ? m->dpgd_delta : 1.0 / (double)n;
-    if (m->dpgd_sigma > 0 && hdp_model_key_given(m, "dpgd", "epsilon"))
+    q->C_clip = dk->clip > 0 ? dk->clip : dk->C * sqrt((double)p);
+    q->delta = dk->delta > 0 ? dk->delta : 1.0 / (double)n;
+    if (dk->sigma > 0 && hdp_model_key_given(m, "dpgd", "epsilon"))
         return hdp_model_fail_key(m, "dpgd", "sigma", err,
                                   "sigma = %g > 0 is used as is: leave epsilon out, or set sigma "
-                                  "= 0 to calibrate sigma from epsilon", m->dpgd_sigma);
-    if (isinf(q->C_clip) && (m->dpgd_sigma > 0 || !isinf(m->dpgd_epsilon))) {
-        const char *key = m->dpgd_clip > 0 ? "clip" : "C";
+                                  "= 0 to calibrate sigma from epsilon", dk->sigma);
+    if (isinf(q->C_clip) && (dk->sigma > 0 || !isinf(dk->epsilon))) {
+        const char *key = dk->clip > 0 ? "clip" : "C";
         return hdp_model_fail_key(m, "dpgd", key, err,
                                   "C_clip = inf (no clipping) needs epsilon = inf and sigma = 0: "
                                   "the private noise 2 C_clip sigma / n would be infinite");
     }
-    q->epsilon = m->dpgd_epsilon;
-    q->sigma = m->dpgd_sigma;
+    q->epsilon = dk->epsilon;
+    q->sigma = dk->sigma;
     return hdp_rf_dpgd_calibrate(q, n, err);
 }
 

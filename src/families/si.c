@@ -45,25 +45,26 @@ void hdp_si_spec_from_model(const hdp_model *m, hdp_si_spec *s)
     if (!m || !s)
         return;
     memset(s, 0, sizeof *s);
-    s->d = m->si_d;
-    s->p = m->si_p;
-    s->n = m->si_n;
-    s->m = m->si_test_size;
-    s->he[0] = m->si_he1;
-    s->he[1] = m->si_he2;
-    s->he[2] = m->si_he3;
-    s->eps_n = m->si_eps_n;
-    s->c_lambda = m->si_lambda;
-    s->c_eta_a = m->si_eta_a;
-    s->c_C_a = m->si_C_a;
-    s->c_T = m->si_T;
-    s->c_sigma_W = m->si_sigma_W;
-    s->c_eta_W = m->si_eta_W;
-    s->c_C_W = m->si_C_W;
-    s->norm_floor = m->si_norm_floor;
-    s->epsilon = m->si_epsilon;
-    s->delta = m->si_delta;
-    s->stage2 = m->si_stage2;
+    const hdp_si_keys *q = hdp_si_keys_of(m);
+    s->d = q->d;
+    s->p = q->p;
+    s->n = q->n;
+    s->m = q->test_size;
+    s->he[0] = q->he1;
+    s->he[1] = q->he2;
+    s->he[2] = q->he3;
+    s->eps_n = q->eps_n;
+    s->c_lambda = q->lambda;
+    s->c_eta_a = q->eta_a;
+    s->c_C_a = q->C_a;
+    s->c_T = q->T;
+    s->c_sigma_W = q->sigma_W;
+    s->c_eta_W = q->eta_W;
+    s->c_C_W = q->C_W;
+    s->norm_floor = q->norm_floor;
+    s->epsilon = q->epsilon;
+    s->delta = q->delta;
+    s->stage2 = q->stage2;
     s->seed = m->seed;
 }
 
