@@ -14,9 +14,6 @@
 #   gnuplot -e "set terminal pngcairo size 1500,820; set output 'b.png'" \
 #           -e "data_file='b.csv'; schemes='lecun he ntk xavier'; kl_per_B=0.005" \
 #           -e "fixed_width=256; fixed_depth=6; title_text='x'" plots/kl-bound.gp
-if (GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1500,820
-if (GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 10in,5.6in
-if (GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1500,820 background '#ffffff'
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
@@ -31,8 +28,8 @@ set y2tics
 set ylabel 'B = d·o·Π_{i<L}(β_i m_i/2)·Σ_l β_L/β_l   (eq. 7)'
 set y2label 'KL bound  B T/(n²σ²)  (Corollary 4.2, c = 4)'
 ns = words(schemes)
-sch_color(s) = s eq 'lecun' ? '#1f77b4' : s eq 'he' ? '#d62728' : s eq 'ntk' ? '#9467bd' : \
-               s eq 'xavier' ? '#2ca02c' : '#7f7f7f'
+sch_color(s) = s eq 'lecun' ? oi_blue : s eq 'he' ? oi_vermillion : s eq 'ntk' ? oi_purple : \
+               s eq 'xavier' ? oi_green : oi_grey
 sch_label(s) = s eq 'lecun' ? 'LeCun  β_l = 1/m_{l−1}' : s eq 'he' ? 'He  β_l = 2/m_{l−1}' : \
                s eq 'ntk' ? 'NTK  β_l = 2/m_l, β_L = 1/o' : \
                s eq 'xavier' ? 'Xavier  β_l = 2/(m_{l−1}+m_l)' : s
@@ -52,16 +49,16 @@ do for [a=1:2] {
   ylo[a] = ylo[a] / 2
   yhi[a] = yhi[a] * 2
 }
-set multiplot layout 1,2 title title_text noenhanced font ',12'
+set multiplot layout 1,2 title title_text noenhanced font fs_title
 set key outside below center horizontal maxcols 2 box samplen 3 spacing 1.1
 set bmargin 8
-set title sprintf('(a) against depth L at width m = %d', fixed_width) font ',11'
+set title sprintf('(a) against depth L at width m = %d', fixed_width) font fs_title
 set xlabel 'depth L'
 set yrange [ylo[1]:yhi[1]]
 set y2range [ylo[1] * kl_per_B:yhi[1] * kl_per_B]
 plot for [i=1:ns] data_file using (on_axis('depth', column('depth'))):(column('B_'.word(schemes,i))) \
        with linespoints pt 7 ps 1.1 lw 2.2 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i))
-set title sprintf('(b) against width m at depth L = %d', fixed_depth) font ',11'
+set title sprintf('(b) against width m at depth L = %d', fixed_depth) font fs_title
 set xlabel 'hidden width m (log scale)'
 set logscale x 2
 set format x '%g'

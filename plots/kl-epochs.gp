@@ -13,13 +13,10 @@
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'k.png'" \
 #           -e "data_file='k.csv'; schemes='lecun he'; squared=0; title_text='x'" plots/kl-epochs.gp
 # with the squared loss the legend has three rows per scheme: a taller canvas
-if (squared && GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1000,900
-if (squared && GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 7in,6.3in
-if (squared && GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1000,900 background '#ffffff'
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',11'
+set title title_text noenhanced font fs_title
 set grid lc rgb '#dddddd'
 set grid mytics lc rgb '#f0f0f0'
 set border lw 1.2
@@ -31,8 +28,8 @@ set key outside below center horizontal maxcols 2 box samplen 3 spacing 1.15 wid
 set bmargin (squared ? 14 : 10)
 set xrange [0:*]
 ns = words(schemes)
-sch_color(s) = s eq 'lecun' ? '#1f77b4' : s eq 'he' ? '#d62728' : s eq 'ntk' ? '#9467bd' : \
-               s eq 'xavier' ? '#2ca02c' : '#7f7f7f'
+sch_color(s) = s eq 'lecun' ? oi_blue : s eq 'he' ? oi_vermillion : s eq 'ntk' ? oi_purple : \
+               s eq 'xavier' ? oi_green : oi_grey
 sch_label(s) = s eq 'lecun' ? 'LeCun' : s eq 'he' ? 'He' : s eq 'ntk' ? 'NTK' : \
                s eq 'xavier' ? 'Xavier' : s
 pos(v) = v > 0 ? v : NaN

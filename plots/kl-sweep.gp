@@ -15,9 +15,6 @@
 #   gnuplot -e "set terminal pngcairo size 1400,760; set output 'k.png'" \
 #           -e "data_file='k.csv'; schemes='lecun he'; xname='depth'" \
 #           -e "epochs_early=20; epochs_final=50; squared=0; title_text='x'" plots/kl-sweep.gp
-if (GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1500,820
-if (GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 10in,5.6in
-if (GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1500,820 background '#ffffff'
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
@@ -29,18 +26,18 @@ if (xname eq 'width') set logscale x 2; set format x '%g'
 set xlabel (xname eq 'width' ? 'hidden width m  (log scale)' : 'depth L  (L − 1 hidden ReLU layers)')
 set ylabel 'KL privacy loss (worst remove-one neighbour, c = 4)'
 ns = words(schemes)
-sch_color(s) = s eq 'lecun' ? '#1f77b4' : s eq 'he' ? '#d62728' : s eq 'ntk' ? '#9467bd' : \
-               s eq 'xavier' ? '#2ca02c' : '#7f7f7f'
+sch_color(s) = s eq 'lecun' ? oi_blue : s eq 'he' ? oi_vermillion : s eq 'ntk' ? oi_purple : \
+               s eq 'xavier' ? oi_green : oi_grey
 sch_label(s) = s eq 'lecun' ? 'LeCun' : s eq 'he' ? 'He' : s eq 'ntk' ? 'NTK' : \
                s eq 'xavier' ? 'Xavier' : s
 pos(v) = v > 0 ? v : NaN
-set multiplot layout 1,2 title title_text noenhanced font ',12'
-set key outside below center horizontal maxcols 2 box samplen 3 spacing 1.1 font ',10'
+set multiplot layout 1,2 title title_text noenhanced font fs_title
+set key outside below center horizontal maxcols 2 box samplen 3 spacing 1.1 font fs_small
 set bmargin 9
 do for [panel=1:2] {
   suf = panel == 1 ? '_early' : ''
   set title sprintf('%s: after %d epochs', panel == 1 ? '(a)' : '(b)', \
-                    panel == 1 ? epochs_early : epochs_final) font ',11'
+                    panel == 1 ? epochs_early : epochs_final) font fs_title
   exact_part = squared ? \
     sprintf("for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_exact%s'))) with points pt 6 ps 1.6 lw 1.5 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i)).': exact (OU)',", suf) : ""
   plot for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'.suf))):(column(word(schemes,i).'_kl'.suf.'_se')) \

@@ -18,7 +18,7 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',11'
+set title title_text noenhanced font fs_title
 set grid lc rgb '#dddddd'
 set grid mxtics lc rgb '#eeeeee'
 set border lw 1.2
@@ -31,7 +31,7 @@ ystep = ymax > 0.6 ? 0.1 : 0.05   # a variable: "set ytics (x)" reads as a tic l
 set ytics ystep
 # the legend under the plot, clear of the curves and of the axis label
 set key at screen 0.5, 0.01 center bottom Left reverse box noenhanced samplen 2.5 spacing 1.1 \
-    font ',10' maxrows 6 width 2
+    font fs_small maxrows 6 width 2
 set bmargin at screen 0.23
 colors = '#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #17becf #bcbd22 #7f7f7f #000000 #aaaaaa'
 sel(i, v) = column('curve') == i ? v : NaN
@@ -43,5 +43,5 @@ plot for [i=0:ncurves-1] data_file using 'p':(sel(i, column('error'))):(sel(i, c
          with yerrorlines ls (i + 1) title value(sprintf('label_%d', i)), \
      for [i=0:ncurves-1] data_file using 'p':(sel(i, column('exact'))) \
          with lines lw 1.6 dt 3 lc rgb word(colors, i + 1) notitle, \
-     chance with lines lw 1.2 dt 4 lc rgb '#888888' title 'chance level 1 − 1/K', \
+     chance with lines lw 1.2 dt 4 lc rgb oi_grey title 'chance level 1 − 1/K', \
      NaN with lines lw 1.6 dt 3 lc rgb '#000000' title 'dotted: exact one-step error (THEORY 8)'

@@ -12,7 +12,7 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
+set title title_text noenhanced font fs_title
 set grid lc rgb '#dddddd'
 set grid mxtics mytics lc rgb '#eeeeee'
 set border lw 1.2
@@ -23,8 +23,8 @@ set xlabel 'aspect ratio  γ = d/n'
 set ylabel 'final excess risk  R_{exc}(θ_n)  (ODE, optimised schedule)'
 set key bottom right box opaque samplen 3 spacing 1.2
 nf = words(families)
-fam_color(name) = name eq 'output' ? '#1f77b4' : name eq 'linear-noise' ? '#ff7f0e' : \
-                  name eq 'optimal' ? '#2ca02c' : name eq 'pl' ? '#d62728' : '#7f7f7f'
+fam_color(name) = name eq 'output' ? oi_blue : name eq 'linear-noise' ? oi_orange : \
+                  name eq 'optimal' ? oi_green : name eq 'pl' ? oi_vermillion : oi_grey
 fam_rate(name) = name eq 'output' ? 'γ log(1/γ) + γ² log²(1/γ)/ρ²' : \
                  name eq 'linear-noise' ? 'γ log^{2/3}(1/γ) + γ² log^{4/3}(1/γ)/ρ²' : \
                  'γ + γ²/ρ²'

@@ -6,7 +6,7 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
+set title title_text noenhanced font fs_title
 set xlabel 'DP-GD steps T  (σ calibrated to (ε, δ) for each T)'
 set ylabel 'test loss  (1/m) Σ_j (φ(x_j)^T θ_T − y_j)^2'
 set logscale x

@@ -5,7 +5,7 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
+set title title_text noenhanced font fs_title
 set xlabel 'η T p / d'
 set ylabel 'test loss  (1/m) Σ_j (φ(x_j)^T θ_T − y_j)^2'
 set logscale x

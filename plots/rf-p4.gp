@@ -6,7 +6,7 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
+set title title_text noenhanced font fs_title
 set xlabel 'C = C_{clip} / √p   (log scale)'
 set ylabel 'CT = η T p / d   (log scale)'
 set cblabel 'test loss (capped at 1.6)'

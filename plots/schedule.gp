@@ -13,9 +13,6 @@
 #   gnuplot -e "set terminal pngcairo size 1000,900; set output 's.png'" \
 #           -e "data_file='s.schedules.csv'; families='output optimal'; final_risks='0.005 0.0025'; title_text='x'" plots/schedule.gp
 # two panels: a taller canvas than the default of hdp_plot_draw (same terminal, same font)
-if (GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1000,1050
-if (GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 7in,7.4in
-if (GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1000,1050 background '#ffffff'
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
@@ -25,8 +22,8 @@ set xrange [0:1.03]
 set logscale y
 nf = words(families)
 # one colour per family, the same in both panels
-fam_color(name) = name eq 'output' ? '#1f77b4' : name eq 'linear-noise' ? '#ff7f0e' : \
-                  name eq 'optimal' ? '#2ca02c' : name eq 'pl' ? '#d62728' : '#7f7f7f'
+fam_color(name) = name eq 'output' ? oi_blue : name eq 'linear-noise' ? oi_orange : \
+                  name eq 'optimal' ? oi_green : name eq 'pl' ? oi_vermillion : oi_grey
 fam_label(name) = name eq 'output' ? 'output perturbation  η̃ = η̃_0' : \
                   name eq 'linear-noise' ? 'linear noise  η̃ = η̃_0 √(1−t)' : \
                   name eq 'optimal' ? 'optimal  η̃ = c_1/(t+a)' : \
@@ -34,7 +31,7 @@ fam_label(name) = name eq 'output' ? 'output perturbation  η̃ = η̃_0' : \
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN
 
-set multiplot layout 2,1 title title_text noenhanced font ',12'
+set multiplot layout 2,1 title title_text noenhanced font fs_title
 set key below maxrows 2 box samplen 2.5 spacing 1.15 width 1
 set ylabel 'learning rate  η̃(t)  (step size η_k = η̃(k/n)/n)'
 unset xlabel

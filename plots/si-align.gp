@@ -4,7 +4,7 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',11'
+set title title_text noenhanced font fs_title
 set grid ytics lc rgb '#dddddd'
 set border lw 1.2
 set xlabel 'alignment  |⟨w_j, μ⟩| / ‖w_j‖'
@@ -13,7 +13,7 @@ set xrange [0:1]
 set yrange [0:*]
 set style fill transparent solid 0.45 border
 set boxwidth 0.04 absolute
-set key top center box opaque noenhanced font ',10'
-plot data_file using 'bin_mid':'init' with boxes lc rgb '#7f7f7f' title 'W_0 (random directions)', \
-     data_file using 'bin_mid':'stage1_noiseless' with boxes lc rgb '#1f77b4' title 'stage 1, σ_W = 0', \
-     data_file using 'bin_mid':'stage1_private' with boxes lc rgb '#ff7f0e' title 'stage 1, private σ_W'
+set key top center box opaque noenhanced font fs_small
+plot data_file using 'bin_mid':'init' with boxes lc rgb oi_grey title 'W_0 (random directions)', \
+     data_file using 'bin_mid':'stage1_noiseless' with boxes lc rgb oi_blue title 'stage 1, σ_W = 0', \
+     data_file using 'bin_mid':'stage1_private' with boxes lc rgb oi_orange title 'stage 1, private σ_W'

@@ -6,16 +6,16 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',11'
+set title title_text noenhanced font fs_title
 set grid lc rgb '#dddddd'
 set border lw 1.2
 set logscale xy
 set xlabel 'stage-2 ε  (CKS at δ, zCDP accounting)'
 set ylabel 'test risk  E(f(x) − f_*(x))²'
-set key top right box opaque noenhanced font ',10' spacing 1.2
+set key top right box opaque noenhanced font fs_small spacing 1.2
 fin(x) = (x > 0 && x < 1e300) ? x : NaN
-plot data_file using (fin(column('epsilon_stage2'))):'risk':'risk_se' with yerrorlines lw 2 pt 7 ps 1 lc rgb '#1f77b4' title 'Monte Carlo (stage 2 as run)', \
-     data_file using (fin(column('epsilon_stage2'))):'gd_risk' with linespoints lw 1.6 dt 2 pt 6 lc rgb '#d62728' title 'unclipped discrete GD (Gaussian law)', \
-     data_file using (fin(column('epsilon_stage2'))):'ou_risk' with lines lw 1.6 dt 3 lc rgb '#2ca02c' title 'OU process at τ = η_a T', \
+plot data_file using (fin(column('epsilon_stage2'))):'risk':'risk_se' with yerrorlines lw 2 pt 7 ps 1 lc rgb oi_blue title 'Monte Carlo (stage 2 as run)', \
+     data_file using (fin(column('epsilon_stage2'))):'gd_risk' with linespoints lw 1.6 dt 2 pt 6 lc rgb oi_vermillion title 'unclipped discrete GD (Gaussian law)', \
+     data_file using (fin(column('epsilon_stage2'))):'ou_risk' with lines lw 1.6 dt 3 lc rgb oi_green title 'OU process at τ = η_a T', \
      (nonpriv > 0 ? nonpriv : NaN) with lines lw 1.2 dt 4 lc rgb '#000000' title 'non-private (ε = ∞)', \
-     data_file using (fin(column('epsilon_stage2'))):'zero_risk' with lines lw 1.2 dt 5 lc rgb '#888888' title 'zero predictor E y²'
+     data_file using (fin(column('epsilon_stage2'))):'zero_risk' with lines lw 1.2 dt 5 lc rgb oi_grey title 'zero predictor E y²'
