@@ -7,6 +7,7 @@
 #   nx, ny      the number of values of each axis
 #   xtics_list, ytics_list  gnuplot tic lists '"value" index, ...'
 #   xname, yname, zname     the axes and the column drawn
+#   zmid        the middle of the colour range (cell labels dark above it, white below)
 #   title_text  the title
 set datafile separator ','
 set datafile columnheaders
@@ -24,5 +25,7 @@ eval('set xtics ('.xtics_list.')')
 eval('set ytics ('.ytics_list.')')
 set tics out nomirror
 set key off
+# each cell's value, dark on the light (high) end of the palette, white on the dark end
 plot data_file using 'ix':'iy':'z' with image notitle, \
-     data_file using 'ix':'iy':(sprintf('%.3g', column('z'))) with labels font fs_small tc rgb '#ffffff' notitle
+     data_file using 'ix':'iy':(sprintf('%.3g', column('z'))):(column('z') > zmid ? 0 : 0xffffff) \
+     with labels font fs_small tc rgb variable notitle

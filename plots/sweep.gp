@@ -15,7 +15,7 @@ set ylabel zname noenhanced
 set grid lc rgb '#e5e5e5'
 set key top left opaque noenhanced samplen 2.5 spacing 1.1
 set autoscale xfix
-set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
+set offsets graph 0.03, graph 0.03, 0, 0
 sel(i, v) = column('group') == i ? v : NaN
 plot for [i=0:ncurves-1] data_file using 'x':(sel(i, column('y'))) with linespoints lt (i + 1) ps 0.6 \
      title value(sprintf('label_%d', i))

@@ -225,6 +225,19 @@ static int need_column(const plot_csv *t, const char *opt, const char *name, int
     return c;
 }
 
+/* an axis value as a tic label: numbers to 3 significant digits, words as they are */
+static void tic_text(const char *cell, char *out, size_t size)
+{
+    char *end;
+    double v = strtod(cell, &end);
+    if (cell[0] && !*end && isfinite(v))
+        snprintf(out, size, "%.3g", v);
+    else
+        snprintf(out, size, "%.60s", cell);
+    for (char *c = out; *c; c++)
+        if (*c == '"' || *c == '\\') *c = '\'';
+}
+
 static int sweep_data(const plot_csv *t, char *assign, char *path, size_t size, const char **script)
 {
     int first_axis = 1, naxes = 0;
@@ -327,6 +340,15 @@ static int sweep_data(const plot_csv *t, char *assign, char *path, size_t size, 
     } else {
         /* the map on the index grid of the two axes, tics labelled with their values */
         fprintf(f, "ix,iy,z\n");
+        double zlo = INFINITY, zhi = -INFINITY;
+        for (long r = 0; r < t->nrows; r++) {
+            double z = plot_csv_num(t, r, cy);
+            if (isfinite(z)) {
+                zlo = fmin(zlo, z);
+                zhi = fmax(zhi, z);
+            }
+        }
+        assign_num(assign, "zmid", isfinite(zlo) ? (zlo + zhi) / 2 : 0);
         long *xi = calloc((size_t)t->nrows, sizeof *xi), nx = 0;
         long *xrep = calloc((size_t)t->nrows, sizeof *xrep);
         for (long r = 0; xi && xrep && r < t->nrows; r++) {
@@ -345,15 +367,17 @@ static int sweep_data(const plot_csv *t, char *assign, char *path, size_t size, 
         char tics[8192] = "";
         for (long k = 0; xrep && k < nx; k++) {
             size_t len = strlen(tics);
-            snprintf(tics + len, sizeof tics - len, "%s\"%s\" %ld", k ? ", " : "",
-                     plot_csv_cell(t, xrep[k], cx), k);
+            char v[64];
+            tic_text(plot_csv_cell(t, xrep[k], cx), v, sizeof v);
+            snprintf(tics + len, sizeof tics - len, "%s\"%s\" %ld", k ? ", " : "", v, k);
         }
         hdp_plot_assign(assign, ASSIGN_MAX, "xtics_list", tics);
         tics[0] = '\0';
         for (long k = 0; k < ngroups; k++) {
             size_t len = strlen(tics);
-            snprintf(tics + len, sizeof tics - len, "%s\"%s\" %ld", k ? ", " : "",
-                     plot_csv_cell(t, rep[k], cby), k);
+            char v[64];
+            tic_text(plot_csv_cell(t, rep[k], cby), v, sizeof v);
+            snprintf(tics + len, sizeof tics - len, "%s\"%s\" %ld", k ? ", " : "", v, k);
         }
         hdp_plot_assign(assign, ASSIGN_MAX, "ytics_list", tics);
         assign_num(assign, "nx", (double)nx);
@@ -581,9 +605,23 @@ int cmd_plot(int argc, char **argv)
                 snprintf(title + len, sizeof title - len, "%s%s", len ? ", " : "",
                          base_name(tabs[i].path));
             }
-        } else
-            snprintf(title, sizeof title, "%s%s%s", tabs[0].command,
-                     tabs[0].description[0] ? ": " : "", tabs[0].description);
+        } else {
+            /* the command and what it wrote, without the parenthesised references */
+            char desc[512];
+            size_t k = 0;
+            int depth = 0;
+            for (const char *c = tabs[0].description; *c && k + 1 < sizeof desc; c++) {
+                if (!depth && *c == ' ' && c[1] == '(') /* " (...)" left out */
+                    continue;
+                if (depth || (*c == '(' && k && desc[k - 1] != ' ' && c[-1] == ' ')) {
+                    depth += (*c == '(') - (*c == ')');
+                    continue;
+                }
+                desc[k++] = *c;
+            }
+            desc[k] = '\0';
+            snprintf(title, sizeof title, "%s%s%s", tabs[0].command, desc[0] ? ": " : "", desc);
+        }
         hdp_plot_assign(assign, ASSIGN_MAX, "title_text", title);
         if (curves) {
             drawn = draw_curves(tabs, n, assign, &err);
@@ -600,6 +638,8 @@ int cmd_plot(int argc, char **argv)
                 }
             } else if (tabs[0].kind == PK_SWEEP) {
                 rc = sweep_data(&tabs[0], assign, tmp, sizeof tmp, &script);
+                if (!title_opt) /* results.csv has no comment lines */
+                    hdp_plot_assign(assign, ASSIGN_MAX, "title_text", "");
                 data = tmp;
             } else {
                 rc = family_vars(&tabs[0], assign, &script);

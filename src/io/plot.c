@@ -149,28 +149,28 @@ static void terminal_for(const char *path, const char *script, char *buf, size_t
     if (!strcmp(ext, ".pdf"))
         snprintf(buf, size,
                  "set terminal pdfcairo enhanced color size %gin,%gin font 'Sans,%g' fontscale 0.75 "
-                 "linewidth 1",
+                 "linewidth 1 dashlength 1.6",
                  w, h, fs);
     else if (!strcmp(ext, ".eps"))
         snprintf(buf, size,
                  "set terminal epscairo enhanced color size %gin,%gin font 'Sans,%g' fontscale 0.75 "
-                 "linewidth 1",
+                 "linewidth 1 dashlength 1.6",
                  w, h, fs);
     else if (!strcmp(ext, ".tex"))
         snprintf(buf, size,
                  "set terminal cairolatex pdf color size %gin,%gin font ',%g' fontscale 0.75 "
-                 "linewidth 1",
+                 "linewidth 1 dashlength 1.6",
                  w, h, fs);
     else if (!strcmp(ext, ".svg"))
         snprintf(buf, size,
-                 "set terminal svg enhanced size %d,%d font 'Sans,%g' linewidth 0.75 "
+                 "set terminal svg enhanced size %d,%d font 'Sans,%g' linewidth 0.75 dashlength 1.6 "
                  "background '#ffffff'",
                  (int)lround(w * 72), (int)lround(h * 72), fs);
     else {
         double dpi = HDP_PLOT_PNG_DPI;
         snprintf(buf, size,
                  "set terminal pngcairo enhanced color size %d,%d font 'Sans,%g' fontscale %g "
-                 "linewidth %g",
+                 "linewidth %g dashlength 1.6",
                  (int)lround(w * dpi), (int)lround(h * dpi), fs, dpi / 96.0, dpi / 96.0 * 0.75);
     }
 }
@@ -201,7 +201,13 @@ static void write_house_style(FILE *f, double fs)
             "set mxtics\nset mytics\n"
             "set tics scale 0.8, 0.45\n"
             "set border lw 1\n"
-            "set key noautotitle\n",
+            "set key noautotitle\n"
+            "# labelled tics at 1, 2, 5 x 10^k within [lo, hi] (a logarithmic axis over few decades)\n"
+            "fig_lt1(v, lo, hi) = (v >= lo * 0.999 && v <= hi * 1.001) ? sprintf('\"%%g\" %%.10g, ', v, v) : ''\n"
+            "fig_ltd(e, lo, hi) = fig_lt1(10.0**e, lo, hi).fig_lt1(2 * 10.0**e, lo, hi).fig_lt1(5 * 10.0**e, lo, hi)\n"
+            "fig_ltr(e, e1, lo, hi) = e > e1 ? '' : fig_ltd(e, lo, hi).fig_ltr(e + 1, e1, lo, hi)\n"
+            "fig_lts(s) = strlen(s) > 2 ? s[1:strlen(s) - 2] : ''\n"
+            "fig_logtics(lo, hi) = fig_lts(fig_ltr(floor(log10(lo)), floor(log10(hi)), lo, hi))\n",
             fs);
 }
 
@@ -450,6 +456,20 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
     }
     fputs("\n", f);
     write_user_style(f, cap_tmp);
+    if (!strstr(script, "multiplot")) {
+        /* a dry run to learn the axes' ranges: a logarithmic axis over less than three
+         * decades gets labels at 1, 2 and 5 times the powers of ten, not only at the decades */
+        fputs("set terminal push\nset terminal unknown\n", f);
+        write_script(f, script);
+        fputs("\nfig_logtics_x = (GPVAL_X_LOG > 1 && GPVAL_X_MIN > 0 && GPVAL_X_MAX / GPVAL_X_MIN < 1000) ? "
+              "fig_logtics(GPVAL_X_MIN, GPVAL_X_MAX) : ''\n"
+              "fig_logtics_y = (GPVAL_Y_LOG > 1 && GPVAL_Y_MIN > 0 && GPVAL_Y_MAX / GPVAL_Y_MIN < 1000) ? "
+              "fig_logtics(GPVAL_Y_MIN, GPVAL_Y_MAX) : ''\n"
+              "if (strlen(fig_logtics_x) > 0) { fig_user = fig_user.\"; set format x '%g'; set xtics add (\".fig_logtics_x.\")\" }\n"
+              "if (strlen(fig_logtics_y) > 0) { fig_user = fig_user.\"; set format y '%g'; set ytics add (\".fig_logtics_y.\")\" }\n"
+              "set terminal pop\n", f);
+        fprintf(f, "set output '%s'\n", fig_tmp);
+    }
     write_script(f, script);
     fputs("\nset output\n", f);
     if (fclose(f) != 0) {
