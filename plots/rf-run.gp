@@ -10,7 +10,7 @@ set title title_text noenhanced font fs_title
 set xlabel 'training time τ = η · step'
 set ylabel 'test loss'
 set grid lc rgb '#e5e5e5'
-set key top right opaque samplen 2.5 spacing 1.1
+set key outside below center vertical Left reverse maxrows 5 noenhanced samplen 2.2 spacing 1.0 height 0.5
 set autoscale xfix
 set offsets 0, 0, graph 0.05, graph 0.05
 plot data_file using 'tau':'dpgd_test':'dpgd_test_se' with yerrorlines lt 1 ps 0.5 title 'DP-GD (± s.e.)', \

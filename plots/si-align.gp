@@ -11,9 +11,9 @@ set xlabel 'alignment  |⟨w_j, μ⟩| / ‖w_j‖'
 set ylabel 'neurons'
 set xrange [0:1]
 set yrange [0:*]
-set style fill transparent solid 0.45 border
+set style fill transparent solid 0.4 border
 set boxwidth 0.04 absolute
-set key top center box opaque noenhanced font fs_small
-plot data_file using 'bin_mid':'init' with boxes lc rgb oi_grey title 'W_0 (random directions)', \
-     data_file using 'bin_mid':'stage1_noiseless' with boxes lc rgb oi_blue title 'stage 1, σ_W = 0', \
-     data_file using 'bin_mid':'stage1_private' with boxes lc rgb oi_orange title 'stage 1, private σ_W'
+set key outside below center vertical Left reverse maxrows 5 noenhanced samplen 2.2 spacing 1.0 height 0.5
+plot data_file using 'bin_mid':'init' with boxes dt 1 lc rgb oi_grey title 'W_0 (random directions)', \
+     data_file using 'bin_mid':'stage1_noiseless' with boxes dt 1 lc rgb oi_blue title 'stage 1, σ_W = 0', \
+     data_file using 'bin_mid':'stage1_private' with boxes dt 1 lc rgb oi_orange title 'stage 1, private σ_W'

@@ -122,7 +122,7 @@ static void default_size(const char *script, double *w, double *h)
         {"kl-sweep", HDP_PLOT_WIDE_W, 3.4},     {"kl-epochs", HDP_PLOT_COLUMN_W, 3.8},
         {"nc-sweep", HDP_PLOT_COLUMN_W, 3.9},   {"rf-p2", HDP_PLOT_COLUMN_W, 3.2},
         {"rf-p3", HDP_PLOT_COLUMN_W, 3.2},      {"rf-p4", HDP_PLOT_COLUMN_W, 3.2},
-        {"rf-run", HDP_PLOT_COLUMN_W, 3.0},     {"si-n", HDP_PLOT_COLUMN_W, 2.9},
+        {"rf-run", HDP_PLOT_COLUMN_W, 3.4},     {"si-n", HDP_PLOT_COLUMN_W, 3.4},   {"si-eps", HDP_PLOT_COLUMN_W, 3.4},   {"si-align", HDP_PLOT_COLUMN_W, 3.0},
         {"sweep-heat", HDP_PLOT_COLUMN_W, 2.9},
     };
     *w = HDP_PLOT_COLUMN_W;
@@ -225,7 +225,7 @@ static void write_user_style(FILE *f, const char *caption_path)
     if (s->logy && used < sizeof user)
         snprintf(user + used, sizeof user - used, "set logscale y; set mytics; ");
     char buf[1200] = "";
-    hdp_plot_assign(buf, sizeof buf, "fig_user", user[0] ? user : "#");
+    hdp_plot_assign(buf, sizeof buf, "fig_user", user[0] ? user : "fig_noop = 0");
     fputs(buf, f);
     fprintf(f, "user_nlabels = %d\n", s->nlabels);
     for (int i = 0; i < s->nlabels; i++) {
