@@ -445,7 +445,11 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
     }
     char term[512];
     terminal_for(out_path, name, term, sizeof term);
-    fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
+    int dry = !strstr(script, "multiplot");
+    if (dry) /* the real terminal after the dry run (below) */
+        fputs("set terminal unknown\n", f);
+    else
+        fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
     write_house_style(f, style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
     {
         double w = style_now.width, h = style_now.height;
@@ -456,19 +460,22 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
     }
     fputs("\n", f);
     write_user_style(f, cap_tmp);
-    if (!strstr(script, "multiplot")) {
+    if (dry) {
         /* a dry run to learn the axes' ranges: a logarithmic axis over less than three
          * decades gets labels at 1, 2 and 5 times the powers of ten, not only at the decades */
-        fputs("set terminal push\nset terminal unknown\n", f);
+        fprintf(f, "fig_islogx = %d\nfig_islogy = %d\n",
+                style_now.logx || strstr(script, "set logscale x") || strstr(script, "logscale xy"),
+                style_now.logy || strstr(script, "set logscale y") || strstr(script, "logscale xy"));
         write_script(f, script);
-        fputs("\nfig_logtics_x = (GPVAL_X_LOG > 1 && GPVAL_X_MIN > 0 && GPVAL_X_MAX / GPVAL_X_MIN < 1000) ? "
+        fputs("\nfig_logtics_x = (fig_islogx && GPVAL_X_MIN > 0 && GPVAL_X_MAX / GPVAL_X_MIN < 1000) ? "
               "fig_logtics(GPVAL_X_MIN, GPVAL_X_MAX) : ''\n"
-              "fig_logtics_y = (GPVAL_Y_LOG > 1 && GPVAL_Y_MIN > 0 && GPVAL_Y_MAX / GPVAL_Y_MIN < 1000) ? "
+              "fig_logtics_y = (fig_islogy && GPVAL_Y_MIN > 0 && GPVAL_Y_MAX / GPVAL_Y_MIN < 1000) ? "
               "fig_logtics(GPVAL_Y_MIN, GPVAL_Y_MAX) : ''\n"
               "if (strlen(fig_logtics_x) > 0) { fig_user = fig_user.\"; set format x '%g'; set xtics add (\".fig_logtics_x.\")\" }\n"
               "if (strlen(fig_logtics_y) > 0) { fig_user = fig_user.\"; set format y '%g'; set ytics add (\".fig_logtics_y.\")\" }\n"
-              "set terminal pop\n", f);
-        fprintf(f, "set output '%s'\n", fig_tmp);
+              , f);
+        /* the terminal again (push and pop would round its fontscale to one decimal) */
+        fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
     }
     write_script(f, script);
     fputs("\nset output\n", f);
