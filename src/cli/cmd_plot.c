@@ -19,6 +19,21 @@
 static const char *out_path, *title_opt, *x_opt, *y_opt, *by_opt;
 static int bounds_opt, heat_opt;
 
+const char plot_usage[] =
+    "plot FILE.csv... -o FIG [--title T] [--bounds] [--x KEY --y COLUMN [--by KEY] [--heat]] "
+    "[--size W,H] [--font-size PT] [--label TEXT]... [--no-title] [--key POS] [--logx] [--logy]";
+const char plot_help[] =
+    "Draws any CSV the toolkit writes, recognised by its header (the kind is named on stderr),\n"
+    "with the script its own command uses: risk CSVs of ode (t,risk,...) and sim/sde\n"
+    "(t,mean,...), any number in one figure (ODE curves; Monte Carlo means with a light 10-90 %\n"
+    "band; the row t = 1, the output theta_n, as markers right of t = 1); rates (rates -o, or\n"
+    "its figure data); schedules (schedule --figure data) and table schedules (schedule -o);\n"
+    "a sweep's results.csv (--x KEY --y COLUMN [--by KEY]: one curve per value of the other\n"
+    "axes; --heat: a map over two axes);\n"
+    "rf, rf-experiment P1-P4, kl bound, kl run (--vs), nc --sweep, sim-index --experiment.\n"
+    "The format follows FIG's extension: .png, .pdf, .svg, .eps, .tex (cairolatex, with its\n"
+    "graphics file FIG-without-extension.pdf). The figure options are those of every --figure.";
+
 const cli_opt plot_opts[] = {
     {"output", 'o', OPT_FIGURE, &out_path, "FIG",
      "the figure (.png, .pdf, .svg, .eps or .tex); required"},
@@ -653,6 +668,7 @@ int cmd_plot(int argc, char **argv)
     if (tmp[0])
         unlink(tmp);
     free(assign);
+    plot_kind kind0 = n > 0 ? tabs[0].kind : PK_NONE;
     for (int i = 0; i < n && i < common.npos; i++)
         if (tabs[i].ncols) plot_csv_free(&tabs[i]);
     if (rc)
@@ -661,6 +677,7 @@ int cmd_plot(int argc, char **argv)
         return cli_fail("plot", &err);
     if (drawn == EXIT_BAD_INPUT)
         return EXIT_BAD_INPUT;
-    fprintf(stderr, "hdpsgd plot: wrote %s\n", out_path);
+    fprintf(stderr, "hdpsgd plot: wrote %s (%s)\n", out_path,
+            curves ? "risk curves" : plot_kind_name(kind0));
     return 0;
 }
