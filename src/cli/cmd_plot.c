@@ -119,8 +119,6 @@ static int draw_curves(plot_csv *tabs, int n, char *assign, hdp_error *err)
     int no = 0, nm = 0, counts[2] = {0, 0};
     for (int i = 0; i < n; i++) counts[tabs[i].kind == PK_MC]++;
     const hdp_plot_style *st = hdp_plot_get_style();
-    if (st->nlabels > n)
-        return bad_input("%s labels for %s input files", "more", "fewer");
     for (int i = 0; i < n; i++) {
         const char *p = tabs[i].path;
         if (strchr(p, ' ') || strchr(p, '\'') || strchr(p, '"'))
@@ -599,8 +597,11 @@ int cmd_plot(int argc, char **argv)
     if (!rc && bounds_opt && !curves)
         rc = bad_input("--bounds applies to ode CSVs, not to %s (%s)", tabs[0].path,
                        plot_kind_name(tabs[0].kind));
-    if (!rc && curves && hdp_plot_get_style()->nlabels > n)
-        rc = bad_input("%s --label options for %s input files", "more", "fewer");
+    if (!rc && curves && hdp_plot_get_style()->nlabels > n) {
+        fprintf(stderr, "hdpsgd plot: error: %d --label options for %d input files: one label "
+                        "per file, in order\n", hdp_plot_get_style()->nlabels, n);
+        rc = EXIT_BAD_INPUT;
+    }
     char *assign = rc ? NULL : calloc(ASSIGN_MAX, 1);
     char tmp[64] = "";
     if (!rc && !assign)

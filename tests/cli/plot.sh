@@ -6,7 +6,7 @@
 # column that does not exist, a bad --size, a bad extension): exit 2, naming it, nothing
 # written. Small models keep it to a few seconds. Skipped (77) without gnuplot.
 set -u
-bin=$1
+bin=$(readlink -f "$1")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
@@ -121,10 +121,12 @@ fi
 check "--label: the legend texts in the SVG" bash -c "grep -q 'theory here' l.svg && grep -q 'runs here' l.svg"
 check "Okabe-Ito palette: blue #0072B2 in the SVG" grep -qi 'rgb(  0, 114, 178)\|#0072b2' l.svg
 "$bin" plot ode.csv sim.csv -o nk.svg --key off 2>/dev/null
-check "--key off: no legend text" bash -c "! grep -q 'ODE R(t)' nk.svg"
+"$bin" plot ode.csv sim.csv -o l0.svg 2>/dev/null
+check "--key on: the legend text drawn" grep -q '<text>ODE R(t)</text>' l0.svg
+check "--key off: no legend text drawn" bash -c "! grep -q '<text>ODE R(t)</text>' nk.svg"
 "$bin" plot ode.csv -o nt.png --no-title --title 'the parameters' 2>/dev/null
 check "--no-title: the caption file holds the title" grep -q 'the parameters' nt.caption.txt
-"$bin" kl bound -o kb.csv --figure kb.png --no-title --size wide >/dev/null 2>&1
+"$bin" kl bound --figure kb.png --no-title --size wide >/dev/null 2>&1
 check "--no-title on a --figure command: figure and caption" bash -c "test -s kb.png && test -s kb.caption.txt"
 check "--no-title: the caption is the command's title" grep -q 'Corollary 4.2' kb.caption.txt
 "$bin" plot sw/results.csv -o lg.png --x clip.c --logx 2>/dev/null
@@ -160,7 +162,7 @@ refused "--heat without --by" "--heat" x.png "$bin" plot sw/results.csv --heat -
 refused "--x on a CSV that is not a sweep" "--x, --y, --by and --heat apply" x.png \
   "$bin" plot ode.csv --x clip.c -o x.png
 refused "a rates CSV with an ode CSV" "it is drawn alone" x.png "$bin" plot rates.csv ode.csv -o x.png
-refused "more labels than inputs" "labels" x.png "$bin" plot ode.csv --label a --label b -o x.png
+refused "more labels than inputs" "2 --label options for 1 input files" x.png "$bin" plot ode.csv --label a --label b -o x.png
 "$bin" ode "${small[@]}" -o t.csv 2>/dev/null
 cp t.csv t.pdf
 refused ".tex whose graphics file is an input (t.pdf)" "an input would be overwritten" t.tex \
