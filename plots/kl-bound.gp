@@ -52,7 +52,7 @@ do for [a=1:2] {
   ylo[a] = ylo[a] / 2
   yhi[a] = yhi[a] * 2
 }
-top = strlen(title_text) > 0 ? 0.8 : 0.93
+top = strlen(title_text) > 0 ? 0.76 : 0.9
 set multiplot layout 1,2 title title_text noenhanced font fs_title margins 0.08, 0.92, 0.24, top spacing 0.19, 0
 set key at screen 0.5, 0.005 center bottom vertical maxrows 1 samplen 2.5 spacing 1.0 width 1
 set title sprintf('(a) against depth L, width m = %d', fixed_width) font fs_title
@@ -61,7 +61,7 @@ set xtics 2
 set yrange [ylo[1]:yhi[1]]
 set y2range [ylo[1] * kl_per_B:yhi[1] * kl_per_B]
 plot for [i=1:ns] data_file using (on_axis('depth', column('depth'))):(column('B_'.word(schemes,i))) \
-       with linespoints pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt i lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i))
+       with linespoints pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt i lc rgb sch_color(word(schemes,i)) title ulabel(i, sch_label(word(schemes,i)))
 set key off
 set title sprintf('(b) against width m, depth L = %d', fixed_depth) font fs_title
 set xlabel 'hidden width m'
@@ -71,5 +71,5 @@ set format x '%g'
 set yrange [ylo[2]:yhi[2]]
 set y2range [ylo[2] * kl_per_B:yhi[2] * kl_per_B]
 plot for [i=1:ns] data_file using (on_axis('width', column('width'))):(column('B_'.word(schemes,i))) \
-       with linespoints pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt i lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i))
+       with linespoints pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt i lc rgb sch_color(word(schemes,i)) title ulabel(i, sch_label(word(schemes,i)))
 unset multiplot

@@ -22,7 +22,7 @@ set logscale y
 set format y '10^{%L}'
 set xlabel 'epochs k  (Langevin time T = η k)'
 set ylabel 'KL privacy loss (all iterates)'
-set key outside below center horizontal maxcols 2 samplen 2.5 spacing 1.0 width 1 height 0.5
+set key outside below center vertical Left reverse maxrows 8 samplen 2.5 spacing 1.0 height 0.5
 set xrange [0:*]
 ns = words(schemes)
 # one colour and point per initialisation (Okabe-Ito); the kind of curve by its dash
@@ -38,7 +38,7 @@ exact_key = squared ? "NaN with points pt 6 ps 0.7 lc rgb '#444444' title 'exact
 plot for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'))):(column(word(schemes,i).'_kl_se')) \
        with yerrorbars pt 7 ps 0.3 lw 0.8 lc rgb sch_color(word(schemes,i)) notitle, \
      for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'))) with lines lw 1.6 dt 1 \
-       lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i)), \
+       lc rgb sch_color(word(schemes,i)) title ulabel(i, sch_label(word(schemes,i))), \
      @exact_part \
      for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_bound'))) with lines lw 1.2 dt (8,4) \
        lc rgb sch_color(word(schemes,i)) notitle, \

@@ -32,8 +32,8 @@ sch_point(s) = s eq 'lecun' ? 7 : s eq 'he' ? 5 : s eq 'ntk' ? 9 : s eq 'xavier'
 sch_label(s) = s eq 'lecun' ? 'LeCun' : s eq 'he' ? 'He' : s eq 'ntk' ? 'NTK' : \
                s eq 'xavier' ? 'Xavier' : s
 pos(v) = v > 0 ? v : NaN
-top = strlen(title_text) > 0 ? 0.86 : 0.97
-set multiplot layout 1,2 title title_text noenhanced font fs_title margins 0.08, 0.98, 0.3, top spacing 0.08, 0
+top = strlen(title_text) > 0 ? 0.8 : 0.9
+set multiplot layout 1,2 title title_text noenhanced font fs_title margins 0.08, 0.98, 0.26, top spacing 0.08, 0
 set key at screen 0.5, 0.005 center bottom vertical maxrows 2 samplen 2.5 spacing 1.0 width 1
 do for [panel=1:2] {
   suf = panel == 1 ? '_early' : ''
@@ -45,7 +45,7 @@ do for [panel=1:2] {
   exact_key = squared ? "NaN with points pt 6 ps 0.9 lc rgb '#444444' title 'exact (OU)'," : ""
   plot for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'.suf))):(column(word(schemes,i).'_kl'.suf.'_se')) \
          with yerrorlines pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt 1 lc rgb sch_color(word(schemes,i)) \
-         title sch_label(word(schemes,i)), \
+         title ulabel(i, sch_label(word(schemes,i))), \
        @exact_part \
        for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_bound'.suf))) with lines lw 1.2 dt (8,4) \
          lc rgb sch_color(word(schemes,i)) notitle, \

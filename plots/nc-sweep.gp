@@ -40,7 +40,7 @@ do for [i=0:ncurves-1] {
     set style line (i + 1) lc rgb word(colors, i % 8 + 1) lw 1.5 pt (i < 8 ? 7 : 5) ps 0.5 dt dash
 }
 plot for [i=0:ncurves-1] data_file using 'p':(sel(i, column('error'))):(sel(i, column('stderr'))) \
-         with yerrorlines ls (i + 1) title value(sprintf('label_%d', i)), \
+         with yerrorlines ls (i + 1) title ulabel(i + 1, value(sprintf('label_%d', i))), \
      for [i=0:ncurves-1] data_file using 'p':(sel(i, column('exact'))) \
          with lines lw 1.2 dt (1,2) lc rgb word(colors, i % 8 + 1) notitle, \
      chance with lines lw 1 dt (6,3) lc rgb '#666666' title 'chance 1 − 1/K', \

@@ -32,7 +32,7 @@ fam_point(name) = name eq 'output' ? 7 : name eq 'linear-noise' ? 5 : name eq 'o
 # scaled to match at the smallest gamma: output γ log(1/γ) + γ² log²(1/γ)/ρ², linear-noise
 # γ log^{2/3}(1/γ) + γ² log^{4/3}(1/γ)/ρ², optimal γ + γ²/ρ²
 plot for [i=1:nf] data_file using 1:(column('risk_'.word(families,i))) with linespoints lw 1.6 dt 1 \
-     pt fam_point(word(families,i)) ps 0.7 lc rgb fam_color(word(families,i)) title word(families,i), \
+     pt fam_point(word(families,i)) ps 0.7 lc rgb fam_color(word(families,i)) title ulabel(i, word(families,i)), \
      for [i=1:nf] data_file using 1:(column('theory_'.word(families,i))) with lines dt (6,4) lw 1.3 \
      lc rgb fam_color(word(families,i)) notitle, \
      NaN with lines dt (6,4) lw 1.3 lc rgb '#444444' title "theorem's rate"

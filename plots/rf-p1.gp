@@ -18,6 +18,6 @@ set arrow 1 from n_train, graph 0 to n_train, graph 1 nohead dt (3,3) lc rgb oi_
 set label 1 sprintf('p = n = %d', n_train) at first n_train, graph 0.06 offset 0.5, 0 tc rgb '#666666' font fs_small
 set autoscale xfix
 set offsets graph 0.04, graph 0.04, 0, 0
-plot data_file using 1:2 with linespoints lt 2 dt 1 ps 0.6 title 'min-norm interpolator Φ^+y (non-private)', \
-     data_file using 1:5:6 with yerrorlines lt 1 ps 0.6 title 'DP-GD, best (C, CT) of the grid', \
+plot data_file using 1:2 with linespoints lt 2 dt 1 ps 0.6 title ulabel(1, 'min-norm interpolator Φ^+y (non-private)'), \
+     data_file using 1:5:6 with yerrorlines lt 1 ps 0.6 title ulabel(2, 'DP-GD, best (C, CT) of the grid'), \
      data_file using 1:4 with lines lt 8 lw 1.2 title 'θ = 0 (mean y^2)'

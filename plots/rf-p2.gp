@@ -18,6 +18,6 @@ set offsets graph 0.04, graph 0.04, 0, 0
 sel(p, v) = ($1 == p) ? v : NaN
 np = words(p_list)
 # solid with error bars: DP-GD; dashed in the same colour: the OU closed form
-plot for [i=1:np] data_file using 3:(sel(word(p_list,i)+0, $8)):(sel(word(p_list,i)+0, $9)) with yerrorlines lt i dt 1 ps 0.5 title sprintf('p = %s', word(p_list,i)), \
+plot for [i=1:np] data_file using 3:(sel(word(p_list,i)+0, $8)):(sel(word(p_list,i)+0, $9)) with yerrorlines lt i dt 1 ps 0.5 title ulabel(i, sprintf('p = %s', word(p_list,i))), \
      for [i=1:np] data_file using 3:(sel(word(p_list,i)+0, $12)) with lines lt i dt (8,4) lw 1.2 notitle, \
      NaN with lines dt (8,4) lw 1.2 lc rgb '#444444' title 'OU closed form'

@@ -13,8 +13,8 @@ set grid lc rgb '#e5e5e5'
 set key outside below center vertical Left reverse maxrows 5 noenhanced samplen 2.2 spacing 1.0 height 0.5
 set autoscale xfix
 set offsets 0, 0, graph 0.05, graph 0.05
-plot data_file using 'tau':'dpgd_test':'dpgd_test_se' with yerrorlines lt 1 ps 0.5 title 'DP-GD (± s.e.)', \
-     data_file using 'tau':'ou_test' with lines lt 2 title 'OU process, closed form', \
-     data_file using 'tau':'em_test' with lines lt 3 title 'OU, Euler–Maruyama (coupled)', \
+plot data_file using 'tau':'dpgd_test':'dpgd_test_se' with yerrorlines lt 1 ps 0.5 title ulabel(1, 'DP-GD (± s.e.)'), \
+     data_file using 'tau':'ou_test' with lines lt 2 title ulabel(2, 'OU process, closed form'), \
+     data_file using 'tau':'em_test' with lines lt 3 title ulabel(3, 'OU, Euler–Maruyama (coupled)'), \
      data_file using 'tau':'gf_test' with lines lt 7 lw 1 title 'gradient flow (non-private)', \
      data_file using 'tau':'minnorm_test' with lines lt 8 lw 1 title 'min-norm interpolator'

@@ -44,7 +44,7 @@ set ylabel 'predicted risk R(t)'
 set xlabel 'training time t = k/n  (dot: output θ_n)'
 set key at screen 0.1, 0.005 left bottom Left reverse maxcols 1 samplen 2.5 spacing 1.0 noenhanced
 plot for [i=1:nf] data_file using 1:(traj($1, column('risk_'.word(families,i)))) with lines \
-     lt fam_lt(word(families,i)) title fam_label(word(families,i)).' — final risk '.word(final_risks,i) enhanced, \
+     lt fam_lt(word(families,i)) title ulabel(i, fam_label(word(families,i))).' — final risk '.word(final_risks,i) enhanced, \
      for [i=1:nf] data_file using (1.02):(fin($1, column('risk_'.word(families,i)))) with points pt 7 ps 0.6 \
      lc rgb word('#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 #999999', fam_lt(word(families,i))) notitle
 unset multiplot

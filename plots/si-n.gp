@@ -20,7 +20,7 @@ set key outside below center vertical Left reverse maxrows 5 noenhanced samplen 
 set autoscale xfix
 set offsets graph 0.04, graph 0.04, 0, 0
 set format x '%g'
-plot data_file using 'n':'risk':'risk_se' with yerrorlines lw 1.6 dt 1 pt 7 ps 0.6 lc rgb oi_blue title 'test risk (Monte Carlo)', \
+plot data_file using 'n':'risk':'risk_se' with yerrorlines lw 1.6 dt 1 pt 7 ps 0.6 lc rgb oi_blue title ulabel(1, 'test risk (Monte Carlo)'), \
      data_file using 'n':'gd_risk' with linespoints lw 1.3 dt (8,4) pt 6 ps 0.6 lc rgb oi_vermillion title 'test risk, unclipped GD law', \
      data_file using 'n':'zero_risk' with lines lw 1 dt (10,3) lc rgb oi_grey title 'zero predictor', \
      data_file using 'n':'alignment_mean' axes x1y2 with linespoints lw 1.6 dt 1 pt 5 ps 0.6 lc rgb oi_green title 'alignment after stage 1 (right)', \

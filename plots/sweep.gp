@@ -18,4 +18,4 @@ set autoscale xfix
 set offsets graph 0.03, graph 0.03, 0, 0
 sel(i, v) = column('group') == i ? v : NaN
 plot for [i=0:ncurves-1] data_file using 'x':(sel(i, column('y'))) with linespoints lt (i + 1) ps 0.6 \
-     title value(sprintf('label_%d', i))
+     title ulabel(i + 1, value(sprintf('label_%d', i)))

@@ -23,7 +23,8 @@ const cli_opt cli_figure_opts[] = {
     {"font-size", 0, OPT_DOUBLE, &font_opt, "PT",
      "font size in points in the final document (default 8; 4 to 30)"},
     {"label", 0, OPT_STRINGS, &labels_opt, "TEXT",
-     "legend text of the next curve or input file, in order (repeatable)"},
+     "legend text of the next curve, in order (repeatable): plot's input files, a sweep's "
+     "curves, validate's ODE, Monte Carlo, SDE, a family's curves"},
     {"no-title", 0, OPT_FLAG, &no_title_opt, NULL,
      "no title; its text (the parameters) goes to FIG-without-extension.caption.txt"},
     {"key", 0, OPT_STRING, &key_opt, "POS",

@@ -120,7 +120,7 @@ static void default_size(const char *script, double *w, double *h)
         {"validate", HDP_PLOT_COLUMN_W, 3.6},   {"curves", HDP_PLOT_COLUMN_W, 3.2},   {"schedule", HDP_PLOT_COLUMN_W, 4.6},
         {"rates", HDP_PLOT_COLUMN_W, 3.0},      {"kl-bound", HDP_PLOT_WIDE_W, 3.4},
         {"kl-sweep", HDP_PLOT_WIDE_W, 3.4},     {"kl-epochs", HDP_PLOT_COLUMN_W, 3.8},
-        {"nc-sweep", HDP_PLOT_COLUMN_W, 3.9},   {"rf-p2", HDP_PLOT_COLUMN_W, 3.2},
+        {"nc-sweep", HDP_PLOT_COLUMN_W, 3.9},   {"rf-p2", HDP_PLOT_COLUMN_W, 3.2},     {"rf-p1", HDP_PLOT_COLUMN_W, 3.0},
         {"rf-p3", HDP_PLOT_COLUMN_W, 3.2},      {"rf-p4", HDP_PLOT_COLUMN_W, 3.2},
         {"rf-run", HDP_PLOT_COLUMN_W, 3.4},     {"si-n", HDP_PLOT_COLUMN_W, 3.4},   {"si-eps", HDP_PLOT_COLUMN_W, 3.4},   {"si-align", HDP_PLOT_COLUMN_W, 3.0},
         {"sweep-heat", HDP_PLOT_COLUMN_W, 2.9},
@@ -175,40 +175,13 @@ static void terminal_for(const char *path, const char *script, char *buf, size_t
     }
 }
 
-/* The house style, before the caller's variables: a colour-blind-safe palette (Okabe and
- * Ito) with a distinct dash type and point per line type, minor tics (the values between
- * the decades of a logarithmic axis), font sizes relative to the figure's. */
+/* The house style (plots/house.gp), before the caller's variables. */
 static void write_house_style(FILE *f, double fs)
 {
-    fprintf(f,
-            "set encoding utf8\n"
-            "fig_font = %g\n"
-            "fs_title = sprintf(',%%g', fig_font + 1)\n"
-            "fs_small = sprintf(',%%g', fig_font - 1)\n"
-            "set linetype 1 lc rgb '#0072B2' lw 1.6 dt 1 pt 7\n"
-            "set linetype 2 lc rgb '#D55E00' lw 1.6 dt 2 pt 5\n"
-            "set linetype 3 lc rgb '#009E73' lw 1.6 dt 4 pt 9\n"
-            "set linetype 4 lc rgb '#CC79A7' lw 1.6 dt 5 pt 13\n"
-            "set linetype 5 lc rgb '#E69F00' lw 1.6 dt (8,3,2,3,2,3) pt 11\n"
-            "set linetype 6 lc rgb '#56B4E9' lw 1.6 dt 3 pt 6\n"
-            "set linetype 7 lc rgb '#000000' lw 1.6 dt (12,4) pt 4\n"
-            "set linetype 8 lc rgb '#999999' lw 1.6 dt (2,2) pt 8\n"
-            "set linetype cycle 8\n"
-            "# the same colours by name, for the scripts that colour by meaning\n"
-            "oi_blue = '#0072B2'; oi_vermillion = '#D55E00'; oi_green = '#009E73'\n"
-            "oi_purple = '#CC79A7'; oi_orange = '#E69F00'; oi_sky = '#56B4E9'\n"
-            "oi_black = '#000000'; oi_grey = '#999999'; oi_yellow = '#F0E442'\n"
-            "set mxtics\nset mytics\n"
-            "set tics scale 0.8, 0.45\n"
-            "set border lw 1\n"
-            "set key noautotitle\n"
-            "# labelled tics at 1, 2, 5 x 10^k within [lo, hi] (a logarithmic axis over few decades)\n"
-            "fig_lt1(v, lo, hi) = (v >= lo * 0.999 && v <= hi * 1.001) ? sprintf('\"%%g\" %%.10g, ', v, v) : ''\n"
-            "fig_ltd(e, lo, hi) = fig_lt1(10.0**e, lo, hi).fig_lt1(2 * 10.0**e, lo, hi).fig_lt1(5 * 10.0**e, lo, hi)\n"
-            "fig_ltr(e, e1, lo, hi) = e > e1 ? '' : fig_ltd(e, lo, hi).fig_ltr(e + 1, e1, lo, hi)\n"
-            "fig_lts(s) = strlen(s) > 2 ? s[1:strlen(s) - 2] : ''\n"
-            "fig_logtics(lo, hi) = fig_lts(fig_ltr(floor(log10(lo)), floor(log10(hi)), lo, hi))\n",
-            fs);
+    fprintf(f, "fig_font = %g\n", fs);
+    const char *house = hdp_plot_script("house");
+    fputs(house ? house : "", f);
+    fputs("\n", f);
 }
 
 /* Strings of the user's style: the key and log axes, re-applied before every plot command of
@@ -407,8 +380,8 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
                          hdp_error *err)
 {
     const char *script = hdp_plot_script(name);
-    if (!script)
-        return hdp_fail(err, HDP_EINPUT, "no plot script named '%s'", name);
+    if (!script || !hdp_plot_script("house"))
+        return hdp_fail(err, HDP_EINPUT, "no plot script named '%s'", script ? "house" : name);
     const char *ext = extension_of(out_path);
     if (!ext)
         return hdp_fail(err, HDP_EINPUT,

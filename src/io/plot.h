@@ -4,8 +4,8 @@
  * The scripts plots/NAME.gp are embedded in the library at build time. A
  * figure is drawn by writing the terminal (chosen from the output's
  * extension: .png -> pngcairo, .pdf -> pdfcairo, .svg -> svg, .eps -> epscairo,
- * .tex -> cairolatex with its graphics file NAME.pdf), the house style (an
- * Okabe-Ito palette with distinct dash types, minor tics), the caller's
+ * .tex -> cairolatex with its graphics file NAME.pdf), the house style
+ * (plots/house.gp: an Okabe-Ito palette with distinct dash types, minor tics), the caller's
  * variable assignments, the user's style (hdp_plot_style: size, font size,
  * title, key, log axes, labels) and the script to a temporary folder, running
  * gnuplot on it without a shell, and publishing the files through the output
