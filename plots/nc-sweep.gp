@@ -31,7 +31,7 @@ set yrange [0:ymax]
 ystep = ymax > 0.6 ? 0.2 : 0.1   # a variable: "set ytics (x)" reads as a tic list
 set ytics ystep
 # the legend under the plot, two columns
-set key outside below center vertical Left reverse noenhanced samplen 2.2 spacing 1.0 maxrows 6 width -1 height 0.5
+set key outside below center vertical Left reverse noenhanced samplen 2.2 spacing 1.0 maxrows 20 height 0.5
 # Okabe-Ito colours, then the same colours with a dash: 16 curves stay apart
 colors = '#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 #999999'
 sel(i, v) = column('curve') == i ? v : NaN

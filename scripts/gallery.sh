@@ -53,8 +53,10 @@ fig() {
   local name=$1 title=$2 figure=$3; shift 3
   local shown="hdpsgd"
   for a in "$@"; do
+    a=${a#"$src/"} # paths of the repository as from its top
     if [[ $a == *' '* || $a == *'|'* ]]; then shown+=" '$a'"; else shown+=" $a"; fi
   done
+  [[ -n ${pre:-} ]] && shown="$pre"$'\n'"$shown"
   local t0=$SECONDS
   "$bin" "$@" >"$name.out" 2>"$name.err"
   local rc=$?
@@ -96,18 +98,25 @@ privacy.rho = 0.25, 0.5, 1
 data.d = $(q 30 200)
 EOF
 "$bin" sweep sweep.ini -o sweep >/dev/null 2>&1
+pre="# sweep.ini: [sweep] commands = ode; [axes] clip.c = $(sed -n 's/^clip.c = //p' sweep.ini); privacy.rho = 0.25, 0.5, 1; [set] data.d = $(sed -n 's/^data.d = //p' sweep.ini)
+hdpsgd sweep sweep.ini -o sweep"
 fig sweep "plot: a sweep's results, one curve per value of another axis" \
   sweep.png plot sweep/results.csv --x clip.c --by privacy.rho --y ode_final_risk --logx \
   --key 'top left' -o sweep.png
 fig sweep-heat "plot --heat: a sweep's results over two axes" \
   sweep-heat.png plot sweep/results.csv --heat --x clip.c --by privacy.rho --y ode_final_risk \
   -o sweep-heat.png
+pre=""
 
 # ---- the model families of the papers ----
 rfq=($(q "--set rf.d=4 --set rf.n=40 --set rf.p=80 --set rf.test_size=30" ""))
-"$bin" rf $(q "--set rf.d=4 --set rf.n=40 --set rf.p=60 --set rf.test_size=30 --runs 2" "") -o rf.csv >/dev/null 2>&1
+rfrun=($(q "--set rf.d=4 --set rf.n=40 --set rf.p=60 --set rf.test_size=30 --runs 2" ""))
+"$bin" rf "${rfrun[@]}" -o rf.csv >/dev/null 2>&1
+pre="hdpsgd rf ${rfrun[*]} -o rf.csv"
+pre=${pre/rf  -o/rf -o}
 fig rf "plot: a run of DP-GD on random features against its OU limit (rf)" \
   rf.png plot rf.csv -o rf.png
+pre=""
 mkdir -p rfx
 fig rf-p1 "rf-experiment P1: test loss against the number of random features" \
   rfx/rf-p1.png rf-experiment P1 "$src/models/rf-p1.ini" "${rfq[@]}" -o rfx

@@ -120,7 +120,7 @@ static void default_size(const char *script, double *w, double *h)
         {"validate", HDP_PLOT_COLUMN_W, 3.6},   {"curves", HDP_PLOT_COLUMN_W, 3.2},   {"schedule", HDP_PLOT_COLUMN_W, 4.6},
         {"rates", HDP_PLOT_COLUMN_W, 3.0},      {"kl-bound", HDP_PLOT_WIDE_W, 3.4},
         {"kl-sweep", HDP_PLOT_WIDE_W, 3.4},     {"kl-epochs", HDP_PLOT_COLUMN_W, 3.8},
-        {"nc-sweep", HDP_PLOT_COLUMN_W, 3.9},   {"rf-p2", HDP_PLOT_COLUMN_W, 3.2},     {"rf-p1", HDP_PLOT_COLUMN_W, 3.0},
+        {"nc-sweep", HDP_PLOT_COLUMN_W, 4.8},   {"rf-p2", HDP_PLOT_COLUMN_W, 3.2},     {"rf-p1", HDP_PLOT_COLUMN_W, 3.0},
         {"rf-p3", HDP_PLOT_COLUMN_W, 3.2},      {"rf-p4", HDP_PLOT_COLUMN_W, 3.2},
         {"rf-run", HDP_PLOT_COLUMN_W, 3.4},     {"si-n", HDP_PLOT_COLUMN_W, 3.4},   {"si-eps", HDP_PLOT_COLUMN_W, 3.4},   {"si-align", HDP_PLOT_COLUMN_W, 3.0},
         {"sweep-heat", HDP_PLOT_COLUMN_W, 2.9},
