@@ -84,7 +84,9 @@ fig curves "plot: risk CSVs of ode, sim, sde in one figure, with the ODE's bound
   curves.png plot validate.ode.csv validate.sim.csv validate.sde.csv --bounds -o curves.png
 small=($(q "--set data.spectrum=isotropic --set data.d=50 --set privacy.rho=1" "--set data.spectrum=isotropic --set privacy.rho=1"))
 fig schedule "schedule --optimize: the optimised schedules and their predicted risk" \
-  schedule.png schedule "${small[@]}" --set data.gamma=0.01 --optimize --figure schedule.png
+  schedule.png schedule "${small[@]}" --set data.gamma=0.01 --optimize -o best.tab --figure schedule.png
+fig schedule-table "plot: the schedule table that schedule --optimize -o writes" \
+  schedule-table.png plot best.tab -o schedule-table.png
 fig rates "rates: the optimised final risk against γ, with the theorem's rates" \
   rates.png rates "${small[@]}" --gammas "$(q 0.005:0.05:3 0.001:0.1:6)" --families output,linear-noise,optimal \
   --figure rates.png

@@ -438,6 +438,7 @@ static int family_vars(const plot_csv *t, char *assign, const char **script)
         *script = "schedule";
         return 0;
     }
+    case PK_SCHED_TABLE: *script = "schedule-table"; return 0;
     case PK_RF_RUN: *script = "rf-run"; return 0;
     case PK_RF_P1:
         assign_num(assign, "n_train",

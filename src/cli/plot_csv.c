@@ -15,13 +15,15 @@
 const char plot_csv_accepted[] =
     "t,risk,... (ode), t,mean,... (sim, sde), gamma,risk_<family>,... (rates --figure data), "
     "gamma,n,family,final_risk,... (rates -o), t,eta_<family>,... (schedule --figure data), "
+    "two columns t eta under '# hdpsgd ... schedule' (schedule --optimize -o), "
     "point,... (sweep results.csv), step,tau,dpgd_test,... (rf), p,minnorm_test,... p,CT,T,... "
     "C,CT,T,... (rf-experiment P1-P4), axis,depth,width,... (kl bound), epoch,T,... (kl run), "
     "depth|width,<scheme>_kl_early,... (kl run --vs), curve,name,p,... (nc --sweep), "
     "epsilon_target,..., n,risk,..., bin_lo,... (sim-index --experiment)";
 
 static const char *kind_names[PK_COUNT] = {
-    "unknown", "ode", "sim/sde", "rates (figure data)", "rates", "schedules", "sweep results",
+    "unknown", "ode", "sim/sde", "rates (figure data)", "rates", "schedules", "schedule table",
+    "sweep results",
     "rf", "rf-experiment P1", "rf-experiment P2", "rf-experiment P3", "rf-experiment P4",
     "kl bound", "kl run --vs epochs", "kl run --vs depth|width", "nc --sweep",
     "sim-index --experiment eps", "sim-index --experiment n", "sim-index --experiment align"};
@@ -203,6 +205,32 @@ int plot_csv_read(const char *path, plot_csv *t)
             }
             continue;
         }
+        int table = t->kind == PK_SCHED_TABLE;
+        if (!t->ncols && starts(t->command, "schedule")) {
+            double a, b;
+            char tail;
+            if (sscanf(line, "%lf %lf %c", &a, &b, &tail) == 2) { /* a table schedule: t eta */
+                t->cols = calloc(2, sizeof *t->cols);
+                if (!t->cols) FAIL("%s: out of memory\n", path);
+                t->cols[0] = strdup("t");
+                t->cols[1] = strdup("eta");
+                t->ncols = 2;
+                t->kind = PK_SCHED_TABLE;
+                table = 1;
+            }
+        }
+        if (table) { /* whitespace-separated: as commas */
+            char *w = line;
+            for (char *r = line; *r;) {
+                if (*r == ' ' || *r == '\t') {
+                    while (*r == ' ' || *r == '\t') r++;
+                    if (w != line && *r) *w++ = ',';
+                } else {
+                    *w++ = *r++;
+                }
+            }
+            *w = '\0';
+        }
         if (!t->ncols) {
             snprintf(header, sizeof header, "%s", line);
             int n = split(line, fields, 4096);
@@ -222,7 +250,7 @@ int plot_csv_read(const char *path, plot_csv *t)
         int n = split(line, fields, t->ncols);
         if (n != t->ncols)
             FAIL("%s:%ld: %d fields, the header has %d\n", path, lineno, n, t->ncols);
-        if (t->kind == PK_ODE || t->kind == PK_MC) /* every field a number */
+        if (t->kind == PK_ODE || t->kind == PK_MC || table) /* every field a number */
             for (int i = 0; i < n; i++) {
                 char *end;
                 double v = strtod(fields[i], &end);

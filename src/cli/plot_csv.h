@@ -15,6 +15,7 @@ typedef enum {
     PK_RATES_FIG,  /* gamma,risk_<f>,theory_<f>  rates --figure's .rates.csv */
     PK_RATES,      /* gamma,n,family,final_risk,...  rates -o */
     PK_SCHEDULES,  /* t,eta_<f>,risk_<f>    schedule --optimize --figure's .schedules.csv */
+    PK_SCHED_TABLE, /* two columns t eta, no header  schedule --optimize -o (a table schedule) */
     PK_SWEEP,      /* point,<axes>,d,...    sweep's results.csv */
     PK_RF_RUN,     /* step,tau,dpgd_test,...  rf */
     PK_RF_P1, PK_RF_P2, PK_RF_P3, PK_RF_P4, /* rf-experiment */

@@ -38,7 +38,8 @@ small=(--set data.d=40 --set data.gamma=0.2 --set ode.points=11)
 iso=(--set data.spectrum=isotropic --set data.d=50 --set privacy.rho=1)
 "$bin" rates "${iso[@]}" --gammas 0.005:0.05:3 --families output,optimal -o rates.csv \
   --figure r.png >/dev/null 2>&1
-"$bin" schedule "${iso[@]}" --set data.gamma=0.05 --optimize --family optimal --figure s.png >/dev/null 2>&1
+"$bin" schedule "${iso[@]}" --set data.gamma=0.05 --optimize --family optimal -o best.tab \
+  --figure s.png >/dev/null 2>&1
 cat > sw.ini <<'EOF'
 [sweep]
 commands = ode
@@ -70,6 +71,7 @@ drawn sim.csv "risk curves"
 drawn rates.csv "rates"
 drawn r.rates.csv "rates (figure data)"
 drawn s.schedules.csv "schedules"
+drawn best.tab "schedule table"
 drawn sw/results.csv "sweep results" --x clip.c --by privacy.rho
 drawn sw/results.csv "sweep results" --heat --x clip.c --by privacy.rho --y ode_final_risk
 drawn rf.csv "rf"
