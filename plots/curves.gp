@@ -9,7 +9,7 @@
 # `hdpsgd plot` sets them, the terminal and the house style (line types 1-8: the Okabe-Ito
 # colours with distinct dash types); by hand:
 #   gnuplot -e "set terminal pngcairo; set output 'c.png'; ode_files='a.csv'; mc_files='b.csv'" \
-#           -e "ode_label_1='ODE'; mc_label_1='MC'; title_text=''; bounds=0" plots/curves.gp
+#           -e "ode_label_1='ODE'; mc_label_1='MC'; title_text=''; bounds=0" plots/house.gp plots/curves.gp
 # File names must not contain spaces. The row t = 1 (the output theta_n, final
 # noise included) is drawn as a marker, the markers of the files side by side at t = 1.
 set datafile separator ','

@@ -13,7 +13,7 @@
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1500,820; set output 'b.png'" \
 #           -e "data_file='b.csv'; schemes='lecun he ntk xavier'; kl_per_B=0.005" \
-#           -e "fixed_width=256; fixed_depth=6; title_text='x'" plots/kl-bound.gp
+#           -e "fixed_width=256; fixed_depth=6; title_text='x'" plots/house.gp plots/kl-bound.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8

@@ -11,7 +11,7 @@
 #   title_text  the title
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'k.png'" \
-#           -e "data_file='k.csv'; schemes='lecun he'; squared=0; title_text='x'" plots/kl-epochs.gp
+#           -e "data_file='k.csv'; schemes='lecun he'; squared=0; title_text='x'" plots/house.gp plots/kl-epochs.gp
 # with the squared loss the legend has three rows per scheme: a taller canvas
 set datafile separator ','
 set datafile columnheaders

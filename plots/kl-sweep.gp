@@ -14,7 +14,7 @@
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1400,760; set output 'k.png'" \
 #           -e "data_file='k.csv'; schemes='lecun he'; xname='depth'" \
-#           -e "epochs_early=20; epochs_final=50; squared=0; title_text='x'" plots/kl-sweep.gp
+#           -e "epochs_early=20; epochs_final=50; squared=0; title_text='x'" plots/house.gp plots/kl-sweep.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8

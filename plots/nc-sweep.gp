@@ -14,7 +14,7 @@
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'x.png'" \
 #           -e "data_file='nc-flat.csv'; title_text='x'; ncurves=1; label_0='a'; ref_0=0; chance=0.9; ymax=1" \
-#           plots/nc-sweep.gp
+#           plots/house.gp plots/nc-sweep.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8

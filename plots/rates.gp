@@ -8,7 +8,7 @@
 #   title_text  the title
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'r.png'" \
-#           -e "data_file='r.rates.csv'; families='output optimal'; title_text='x'" plots/rates.gp
+#           -e "data_file='r.rates.csv'; families='output optimal'; title_text='x'" plots/house.gp plots/rates.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8

@@ -11,7 +11,7 @@
 #   title_text  the title
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,900; set output 's.png'" \
-#           -e "data_file='s.schedules.csv'; families='output optimal'; final_risks='0.005 0.0025'; title_text='x'" plots/schedule.gp
+#           -e "data_file='s.schedules.csv'; families='output optimal'; final_risks='0.005 0.0025'; title_text='x'" plots/house.gp plots/schedule.gp
 # two panels: a taller canvas than the default of hdp_plot_draw (same terminal, same font)
 set datafile separator ','
 set datafile columnheaders

@@ -12,7 +12,7 @@
 #   gnuplot -e "set terminal pngcairo size 680,660; set output 'v.png'; fs_title=',9'" \
 #           -e "oi_blue='#0072B2'; oi_sky='#56B4E9'; oi_vermillion='#D55E00'; oi_green='#009E73'; oi_grey='#999999'" \
 #           -e "ode_file='v.ode.csv'; sim_file='v.sim.csv'; sde_file='v.sde.csv'" \
-#           -e "title_text='my model'; show_bounds=1" plots/validate.gp
+#           -e "title_text='my model'; show_bounds=1" plots/house.gp plots/validate.gp
 # Rows with t < 1 are the trajectory; the row t = 1 is the output theta_n, final-step noise
 # included, drawn as markers side by side (ODE, Monte Carlo, SDE) so that none hides another.
 set datafile separator ','
