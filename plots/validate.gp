@@ -7,10 +7,9 @@
 #   sde_file     CSV of `hdpsgd sde`, or '' for none
 #   title_text   the title (the model's key parameters)
 #   show_bounds  1 to draw the bounds R_upper, R_lower (spectra with Sigma != I)
-# `hdpsgd validate --figure F` sets them, the terminal and the house style (the Okabe-Ito
-# colours oi_*, fs_title); by hand:
-#   gnuplot -e "set terminal pngcairo size 680,660; set output 'v.png'; fs_title=',9'" \
-#           -e "oi_blue='#0072B2'; oi_sky='#56B4E9'; oi_vermillion='#D55E00'; oi_green='#009E73'; oi_grey='#999999'" \
+# `hdpsgd validate --figure F` sets them, the terminal and the house style (plots/house.gp:
+# the Okabe-Ito colours oi_*, fs_title); by hand:
+#   gnuplot -e "set terminal pngcairo size 680,720; set output 'v.png'" \
 #           -e "ode_file='v.ode.csv'; sim_file='v.sim.csv'; sde_file='v.sde.csv'" \
 #           -e "title_text='my model'; show_bounds=1" plots/house.gp plots/validate.gp
 # Rows with t < 1 are the trajectory; the row t = 1 is the output theta_n, final-step noise
