@@ -279,19 +279,72 @@ static void write_script(FILE *f, const char *script)
     }
 }
 
+/* Unicode characters of the scripts' texts, as LaTeX that compiles with plain pdflatex. */
+static const struct { const char *utf8, *tex; } tex_chars[] = {
+    {"\xce\xb1", "\\ensuremath{\\alpha}"},   {"\xce\xb2", "\\ensuremath{\\beta}"},
+    {"\xce\xb3", "\\ensuremath{\\gamma}"},   {"\xce\xb4", "\\ensuremath{\\delta}"},
+    {"\xce\xb5", "\\ensuremath{\\varepsilon}"}, {"\xce\xb7", "\\ensuremath{\\eta}"},
+    {"\xce\xb8", "\\ensuremath{\\theta}"},   {"\xce\xbb", "\\ensuremath{\\lambda}"},
+    {"\xce\xbc", "\\ensuremath{\\mu}"},      {"\xcf\x81", "\\ensuremath{\\rho}"},
+    {"\xcf\x83", "\\ensuremath{\\sigma}"},   {"\xcf\x84", "\\ensuremath{\\tau}"},
+    {"\xcf\x86", "\\ensuremath{\\phi}"},     {"\xce\xa6", "\\ensuremath{\\Phi}"},
+    {"\xce\xa3", "\\ensuremath{\\Sigma}"},   {"\xce\xa0", "\\ensuremath{\\Pi}"},
+    {"\xe2\x80\x94", "---"},                 {"\xe2\x80\x93", "--"},
+    {"\xe2\x88\x92", "\\ensuremath{-}"},     {"\xc2\xb1", "\\ensuremath{\\pm}"},
+    {"\xc2\xb2", "\\textsuperscript{2}"},    {"\xc2\xb3", "\\textsuperscript{3}"},
+    {"\xc2\xbd", "\\ensuremath{\\frac{1}{2}}"}, {"\xc2\xb7", "\\ensuremath{\\cdot}"},
+    {"\xc3\x97", "\\ensuremath{\\times}"},   {"\xe2\x80\x96", "\\ensuremath{\\|}"},
+    {"\xe2\x88\x9a", "\\ensuremath{\\surd}"}, {"\xe2\x88\x9e", "\\ensuremath{\\infty}"},
+    {"\xe2\x88\x82", "\\ensuremath{\\partial}"}, {"\xe2\x88\x96", "\\ensuremath{\\setminus}"},
+    {"\xe2\x89\xa4", "\\ensuremath{\\le}"},  {"\xe2\x89\xa5", "\\ensuremath{\\ge}"},
+    {"\xe2\x89\x88", "\\ensuremath{\\approx}"}, {"\xe2\x86\x92", "\\ensuremath{\\to}"},
+    {"\xe2\x9f\xa8", "\\ensuremath{\\langle}"}, {"\xe2\x9f\xa9", "\\ensuremath{\\rangle}"},
+    {"\xe2\x80\xb2", "\\ensuremath{'}"},     {"\xe2\x82\x80", "\\textsubscript{0}"},
+    {"\xe2\x82\x81", "\\textsubscript{1}"},  {"\xe2\x82\x82", "\\textsubscript{2}"},
+    {"\xe2\x81\xba", "\\textsuperscript{+}"}, {"\xe2\x88\x97", "*"},
+    {"<", "\\textless{}"},                   {">", "\\textgreater{}"},
+    {"|", "\\textbar{}"},                    {"~", "\\textasciitilde{}"},
+};
+
+/* One character at c (UTF-8) as LaTeX; a following combining tilde (U+0303) puts \tilde on a
+ * mapped letter. Returns the bytes consumed. */
+static size_t tex_char(FILE *out, const char *c, const char *end)
+{
+    for (size_t i = 0; i < sizeof tex_chars / sizeof tex_chars[0]; i++) {
+        size_t len = strlen(tex_chars[i].utf8);
+        if ((size_t)(end - c) >= len && !strncmp(c, tex_chars[i].utf8, len)) {
+            const char *t = tex_chars[i].tex;
+            if (end - (c + len) >= 2 && (unsigned char)c[len] == 0xCC &&
+                (unsigned char)c[len + 1] == 0x83 && !strncmp(t, "\\ensuremath{", 12)) {
+                fprintf(out, "\\ensuremath{\\tilde{%.*s}}", (int)(strlen(t) - 13), t + 12);
+                return len + 2;
+            }
+            fputs(t, out);
+            return len;
+        }
+    }
+    if ((unsigned char)c[0] == 0xCC && end - c >= 2 && (unsigned char)c[1] == 0x83) {
+        fputs("\\~{}", out); /* a combining tilde on an unmapped character */
+        return 2;
+    }
+    fputc(*c, out);
+    return 1;
+}
+
 /* A LaTeX text of a cairolatex figure from gnuplot's enhanced-text markup: _{x} and ^{x} as
- * \textsubscript{x}, \textsuperscript{x}, and %, &, # escaped; $...$ left alone. */
+ * \textsubscript{x}, \textsuperscript{x}; %, &, # escaped; Greek letters and symbols as
+ * math (tex_chars), so that the figure compiles with plain pdflatex; $...$ left alone. */
 static void tex_text(FILE *out, const char *s, const char *end)
 {
     int math = 0;
-    for (const char *c = s; c < end; c++) {
+    for (const char *c = s; c < end;) {
         if (*c == '$') {
             math = !math;
-            fputc(*c, out);
+            fputc(*c++, out);
             continue;
         }
         if (math) {
-            fputc(*c, out);
+            fputc(*c++, out);
             continue;
         }
         if ((*c == '_' || *c == '^') && c + 1 < end) {
@@ -299,22 +352,35 @@ static void tex_text(FILE *out, const char *s, const char *end)
             c++;
             if (*c == '{') {
                 int depth = 1;
-                for (c++; c < end && depth; c++) {
+                for (c++; c < end;) {
                     if (*c == '{') depth++;
-                    if (*c == '}' && --depth == 0) break;
-                    fputc(*c, out);
+                    if (*c == '}' && --depth == 0) {
+                        c++;
+                        break;
+                    }
+                    c += tex_char(out, c, end);
                 }
             } else {
-                fputc(*c, out);
+                c += tex_char(out, c, end);
             }
             fputc('}', out);
             continue;
         }
-        if (*c == '%' || *c == '&' || *c == '#')
+        if (*c == '%' || *c == '&' || *c == '#') {
             fputc('\\', out);
-        if (*c == '{' || *c == '}')
-            continue; /* enhanced-text grouping */
-        fputc(*c, out);
+            fputc(*c++, out);
+            continue;
+        }
+        if (*c == '-' && c + 1 < end && c[1] == '-') { /* "--option", not an en dash */
+            fputs("-{}", out);
+            c++;
+            continue;
+        }
+        if (*c == '{' || *c == '}') { /* enhanced-text grouping */
+            c++;
+            continue;
+        }
+        c += tex_char(out, c, end);
     }
 }
 
@@ -338,8 +404,9 @@ static int copy_tex(const char *from, FILE *out, const char *tmpdir, const char 
             fprintf(out, "%s}%s", base, g + strlen(gfx));
         } else if (strut) {
             char *text = strut + 8;
-            char *close = strstr(text, "}}%");
-            if (!close) close = text + strlen(text);
+            char *close = text; /* the text ends at the brace that closes its box */
+            for (int depth = 0; *close && !(*close == '}' && depth == 0); close++)
+                depth += (*close == '{') - (*close == '}');
             fwrite(line, 1, (size_t)(text - line), out);
             tex_text(out, text, close);
             fputs(close, out);

@@ -94,6 +94,17 @@ done
 check ".tex: its graphics file f.pdf beside it" test -s f.pdf
 check ".tex: includes f (not the temporary folder)" grep -q '\\includegraphics\[[^]]*\]{f}' f.tex
 check ".eps: an EPS file" bash -c "head -c 20 f.eps | grep -q '%!PS-Adobe'"
+if command -v pdflatex >/dev/null 2>&1; then
+  "$bin" plot s.schedules.csv -o ts.tex 2>/dev/null # Greek, tildes, subscripts, --options
+  "$bin" plot ode.csv sim.csv sde.csv --bounds -o tc.tex 2>/dev/null
+  printf '%s\n' '\documentclass{article}' '\usepackage{graphicx,color}' '\begin{document}' \
+    '\input{f.tex}' '\input{ts.tex}' '\input{tc.tex}' '\end{document}' > doc.tex
+  pdflatex -interaction=nonstopmode -halt-on-error doc.tex >/dev/null 2>&1
+  check ".tex figures compile with plain pdflatex" test -s doc.pdf
+  check "... without a missing character" bash -c "! grep -qi 'missing character' doc.log"
+else
+  echo "skip the LaTeX check: pdflatex not installed"
+fi
 "$bin" plot ode.csv sim.csv -o g.pdf 2>/dev/null
 if command -v pdftotext >/dev/null 2>&1; then
   # DejaVu Sans: a word's box is 1.163 em high, 9.30 pt for the default 8 pt
