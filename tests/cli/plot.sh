@@ -62,8 +62,13 @@ klsmall=(--set kl.width=16 --set kl.depth=2 --set kl.d=4 --set kl.n=10 --set kl.
 si=(--set si.d=8 --set si.p=8 --set si.n=200 --set si.test_size=100 --set si.runs=4)
 "$bin" sim-index --experiment align "${si[@]}" -o si-align.csv --figure si-align.png >/dev/null 2>&1
 mkdir -p rfx
-"$bin" rf-experiment P1 --set rf.d=4 --set rf.n=40 --set rf.p=80 --set rf.test_size=30 -o rfx \
-  >/dev/null 2>&1
+for x in P1 P2 P3 P4; do
+  "$bin" rf-experiment $x --set rf.d=4 --set rf.n=40 --set rf.p=80 --set rf.test_size=30 -o rfx \
+    >/dev/null 2>&1
+done
+for e in eps n; do
+  "$bin" sim-index --experiment $e "${si[@]}" -o si-$e.csv --figure si-$e.png >/dev/null 2>&1
+done
 
 # ---- recognition of each kind ----
 drawn ode.csv "risk curves"
@@ -76,11 +81,17 @@ drawn sw/results.csv "sweep results" --x clip.c --by privacy.rho
 drawn sw/results.csv "sweep results" --heat --x clip.c --by privacy.rho --y ode_final_risk
 drawn rf.csv "rf"
 drawn rfx/rf-p1.csv "rf-experiment P1"
+drawn rfx/rf-p2.csv "rf-experiment P2"
+drawn rfx/rf-p3.csv "rf-experiment P3"
+drawn rfx/rf-p4.csv "rf-experiment P4"
+drawn si-eps.csv "sim-index --experiment eps"
+drawn si-n.csv "sim-index --experiment n"
 drawn klb.csv "kl bound"
 drawn kle.csv "kl run --vs epochs"
 drawn kld.csv "kl run --vs depth|width"
 drawn nc.csv "nc --sweep"
 drawn si-align.csv "sim-index --experiment align"
+drawn sde.csv "risk curves"
 "$bin" plot ode.csv sim.csv sde.csv --bounds -o c.png 2>err
 check "ode + sim + sde in one figure" png c.png
 check "... named risk curves" grep -qF "(risk curves)" err
