@@ -25,16 +25,16 @@ if (!exists('mc_label_1')) mc_label_1 = 'Monte Carlo'
 nm = words(mc_files)
 no = words(ode_files)
 nall = nm + no
-set xrange [0:1 + 0.02 * (nall + 1)]
+set xrange [0:1 + 0.03 * (nall + 1)]
 set style fill transparent solid 0.12 noborder
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN
-dodge(i) = 1 + 0.02 * i
+dodge(i) = 1 + 0.03 * i - 0.015
 mclab(i) = exists(sprintf('mc_label_%d', i)) ? value(sprintf('mc_label_%d', i)) : word(mc_files, i)
 odelab(i) = exists(sprintf('ode_label_%d', i)) ? value(sprintf('ode_label_%d', i)) : word(ode_files, i)
 # a band: light fill and thin edges in its colour, so that two bands stay apart; its mean on top
-mc_part = nm > 0 ? "for [i=1:nm] word(mc_files,i) using 1:(traj($1,$4)):(traj($1,$6)) with filledcurves lt i notitle, for [i=1:nm] word(mc_files,i) using 1:(traj($1,$4)) with lines lt i lw 0.7 notitle, for [i=1:nm] word(mc_files,i) using 1:(traj($1,$6)) with lines lt i lw 0.7 notitle, for [i=1:nm] word(mc_files,i) using 1:(traj($1,$2)) with lines lt i title mclab(i), for [i=1:nm] word(mc_files,i) using (dodge(i)):(fin($1,$2)):(fin($1,$3)) with yerrorbars lt i dt 1 ps 0.7 notitle" : ""
+mc_part = nm > 0 ? "for [i=1:nm] word(mc_files,i) using 1:(traj($1,$4)):(traj($1,$6)) with filledcurves lt i notitle, for [i=1:nm] word(mc_files,i) using 1:(traj($1,$4)) with lines lt i lw 0.7 notitle, for [i=1:nm] word(mc_files,i) using 1:(traj($1,$6)) with lines lt i lw 0.7 notitle, for [i=1:nm] word(mc_files,i) using 1:(traj($1,$2)) with lines lt i title mclab(i), for [i=1:nm] word(mc_files,i) using (dodge(i)):(fin($1,$2)):(fin($1,$3)) with yerrorbars lt i dt 1 ps 0.5 notitle" : ""
 sep = (nm > 0 && no > 0) ? "," : ""
-ode_part = no > 0 ? "for [i=1:no] word(ode_files,i) using 1:(traj($1,$2)) with lines lt nm+i title odelab(i), for [i=1:no] word(ode_files,i) using (dodge(nm+i)):(fin($1,$2)) with points lt nm+i ps 0.7 notitle" : ""
+ode_part = no > 0 ? "for [i=1:no] word(ode_files,i) using 1:(traj($1,$2)) with lines lt nm+i title odelab(i), for [i=1:no] word(ode_files,i) using (dodge(nm+i)):(fin($1,$2)) with points lt nm+i ps 0.5 notitle" : ""
 bnd_part = (no > 0 && bounds) ? ", for [i=1:no] word(ode_files,i) using 1:(traj($1,$3)) with lines lt nm+i lw 0.8 dt (3,3) title (i == 1 ? 'ODE bounds (upper, lower)' : ''), for [i=1:no] word(ode_files,i) using 1:(traj($1,$4)) with lines lt nm+i lw 0.8 dt (3,3) notitle" : ""
 plot @mc_part @sep @ode_part @bnd_part

@@ -22,7 +22,7 @@ set xlabel 'training time t = k/n'
 set ylabel 'excess risk R(t)'
 set grid lc rgb '#e5e5e5'
 set key outside below center Left reverse maxcols 1 samplen 2.2 spacing 1.0 height 1
-set xrange [0:1.08]
+set xrange [0:1.1]
 set xtics 0.2
 set style fill transparent solid 0.22 noborder
 if (!exists('ulabel')) ulabel(i, def) = def
@@ -31,11 +31,11 @@ fin(t, v) = t >= 0.9999999 ? v : NaN
 bounds_part = show_bounds ? \
   sprintf(", '%s' using 1:(traj($1,$3)) with lines dt (3,3) lw 1 lc rgb oi_grey title 'ODE bounds R_{upper}, R_{lower}', '%s' using 1:(traj($1,$4)) with lines dt (3,3) lw 1 lc rgb oi_grey notitle", ode_file, ode_file) : ""
 sde_part = strlen(sde_file) > 0 ? \
-  sprintf(", '%s' using 1:(traj($1,$2)) with lines lw 1.8 dt (1,1.5) lc rgb oi_green title ulabel(3, 'homogenized SDE mean'), '%s' using (1.05):(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 9 ps 0.9 lw 1.2 lc rgb oi_green notitle", sde_file, sde_file) : ""
+  sprintf(", '%s' using 1:(traj($1,$2)) with lines lw 1.8 dt (1,1.5) lc rgb oi_green title ulabel(3, 'homogenized SDE mean'), '%s' using (1.075):(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 9 ps 0.6 lw 1.2 lc rgb oi_green notitle", sde_file, sde_file) : ""
 plot sim_file using 1:(traj($1,$4)):(traj($1,$6)) with filledcurves dt 1 lc rgb oi_sky title 'Monte Carlo 10–90 % of runs', \
      sim_file using 1:(traj($1,$2)) with lines lw 1.8 dt 1 lc rgb oi_blue title ulabel(2, 'Monte Carlo mean (DP-SGD)'), \
      ode_file using 1:(traj($1,$2)) with lines lw 1.5 dt (6,3) lc rgb oi_vermillion title ulabel(1, 'ODE prediction R(t)') \
      @bounds_part @sde_part, \
-     sim_file using (1.03):(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 7 ps 0.8 lw 1.2 lc rgb oi_blue notitle, \
-     ode_file using (1.01):(fin($1,$2)) with points pt 5 ps 0.8 lc rgb oi_vermillion notitle, \
-     NaN with points pt 5 ps 0.7 lc rgb '#444444' title 'markers right of t = 1: output θ_n'
+     sim_file using (1.045):(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 7 ps 0.55 lw 1.2 lc rgb oi_blue notitle, \
+     ode_file using (1.015):(fin($1,$2)) with points pt 5 ps 0.5 lc rgb oi_vermillion notitle, \
+     NaN with points pt 5 ps 0.5 lc rgb '#444444' title 'markers right of t = 1: output θ_n'

@@ -136,7 +136,8 @@ static void default_size(const char *script, double *w, double *h)
 
 /* The terminal. Cairo sets a font of size F at F * 4/3 points in a PDF (it assumes 96 dpi),
  * pdfcairo and epscairo then scale fonts by 0.5 by default: fontscale 0.75 makes a font
- * given as F points F points in the document. PNG: the same figure at HDP_PLOT_PNG_DPI. */
+ * given as F points F points in the document. PNG: the same figure at HDP_PLOT_PNG_DPI (fonts,
+ * lines and points scaled alike). */
 static void terminal_for(const char *path, const char *script, char *buf, size_t size)
 {
     double w = style_now.width, h = style_now.height;
@@ -170,8 +171,9 @@ static void terminal_for(const char *path, const char *script, char *buf, size_t
         double dpi = HDP_PLOT_PNG_DPI;
         snprintf(buf, size,
                  "set terminal pngcairo enhanced color size %d,%d font 'Sans,%g' fontscale %g "
-                 "linewidth %g dashlength 1.6",
-                 (int)lround(w * dpi), (int)lround(h * dpi), fs, dpi / 96.0, dpi / 96.0 * 0.75);
+                 "linewidth %g pointscale %g dashlength 1.6",
+                 (int)lround(w * dpi), (int)lround(h * dpi), fs, dpi / 96.0, dpi / 96.0 * 0.75,
+                 dpi / 96.0);
     }
 }
 
