@@ -113,11 +113,17 @@ static int column_has_numbers(const plot_csv *t, const char *name)
 
 /* ---- risk curves: ode, sim, sde ---- */
 
+static const char *default_label(const plot_csv *t)
+{
+    if (t->kind != PK_MC)
+        return "ODE R(t)";
+    return !strcmp(t->command, "sde") ? "SDE mean, 10–90 %" : "Monte Carlo mean, 10–90 %";
+}
+
 static int draw_curves(plot_csv *tabs, int n, char *assign, hdp_error *err)
 {
     char ode_files[8192] = "", mc_files[8192] = "";
-    int no = 0, nm = 0, counts[2] = {0, 0};
-    for (int i = 0; i < n; i++) counts[tabs[i].kind == PK_MC]++;
+    int no = 0, nm = 0;
     const hdp_plot_style *st = hdp_plot_get_style();
     for (int i = 0; i < n; i++) {
         const char *p = tabs[i].path;
@@ -132,10 +138,10 @@ static int draw_curves(plot_csv *tabs, int n, char *assign, hdp_error *err)
         if (i < st->nlabels)
             snprintf(label, sizeof label, "%s", st->labels[i]);
         else {
-            const char *what = !mc ? "ODE R(t)"
-                               : !strcmp(tabs[i].command, "sde") ? "SDE mean, 10–90 %"
-                                                                 : "Monte Carlo mean, 10–90 %";
-            if (counts[mc] > 1)
+            const char *what = default_label(&tabs[i]);
+            int same = 0; /* another input with this label: the file names tell them apart */
+            for (int j = 0; j < n; j++) same += !strcmp(default_label(&tabs[j]), what);
+            if (same > 1)
                 snprintf(label, sizeof label, "%s (%s)", what, base_name(p));
             else
                 snprintf(label, sizeof label, "%s", what);
