@@ -568,13 +568,9 @@ int cmd_plot(int argc, char **argv)
     cli_common common;
     out_path = title_opt = x_opt = y_opt = by_opt = NULL;
     bounds_opt = heat_opt = 0;
-    int rc = cli_parse(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
-        return rc;
-    if (common.help) {
-        cli_print_help(cmd, stdout);
-        return 0;
-    }
+        return rc < 0 ? 0 : rc;
     if (common.npos == 0 || !out_path) {
         fprintf(stderr, "hdpsgd plot: error: give one or more CSV files and -o FIG\nUsage: hdpsgd %s\n",
                 cmd->usage);
