@@ -13,10 +13,7 @@
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1500,820; set output 'b.png'" \
 #           -e "data_file='b.csv'; schemes='lecun he ntk xavier'; kl_per_B=0.005" \
-#           -e "fixed_width=256; fixed_depth=6; title_text='x'" plots/kl-bound.gp
-if (GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1500,820
-if (GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 10in,5.6in
-if (GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1500,820 background '#ffffff'
+#           -e "fixed_width=256; fixed_depth=6; title_text='x'" plots/house.gp plots/kl-bound.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
@@ -28,14 +25,17 @@ set logscale y2
 set format y2 '10^{%L}'
 set ytics nomirror
 set y2tics
-set ylabel 'B = d·o·Π_{i<L}(β_i m_i/2)·Σ_l β_L/β_l   (eq. 7)'
-set y2label 'KL bound  B T/(n²σ²)  (Corollary 4.2, c = 4)'
+set my2tics
+set ylabel 'B  (eq. 7)'
+set y2label 'KL bound B T/(n²σ²)'
 ns = words(schemes)
-sch_color(s) = s eq 'lecun' ? '#1f77b4' : s eq 'he' ? '#d62728' : s eq 'ntk' ? '#9467bd' : \
-               s eq 'xavier' ? '#2ca02c' : '#7f7f7f'
-sch_label(s) = s eq 'lecun' ? 'LeCun  β_l = 1/m_{l−1}' : s eq 'he' ? 'He  β_l = 2/m_{l−1}' : \
-               s eq 'ntk' ? 'NTK  β_l = 2/m_l, β_L = 1/o' : \
-               s eq 'xavier' ? 'Xavier  β_l = 2/(m_{l−1}+m_l)' : s
+# one colour and point per initialisation (Okabe-Ito); the kind of curve by its dash
+sch_color(s) = s eq 'lecun' ? oi_blue : s eq 'he' ? oi_vermillion : s eq 'ntk' ? oi_purple : \
+               s eq 'xavier' ? oi_green : oi_grey
+sch_point(s) = s eq 'lecun' ? 7 : s eq 'he' ? 5 : s eq 'ntk' ? 9 : s eq 'xavier' ? 13 : 1
+sch_label(s) = s eq 'lecun' ? 'LeCun' : s eq 'he' ? 'He' : s eq 'ntk' ? 'NTK' : \
+               s eq 'xavier' ? 'Xavier' : s
+pos(v) = v > 0 ? v : NaN
 on_axis(name, v) = strcol(1) eq name ? v : NaN
 # the right axis is the left one times kl_per_B: the same range on both, from the data
 # (gnuplot's 'set link' does not take a logarithmic axis)
@@ -52,21 +52,24 @@ do for [a=1:2] {
   ylo[a] = ylo[a] / 2
   yhi[a] = yhi[a] * 2
 }
-set multiplot layout 1,2 title title_text noenhanced font ',12'
-set key outside below center horizontal maxcols 2 box samplen 3 spacing 1.1
-set bmargin 8
-set title sprintf('(a) against depth L at width m = %d', fixed_width) font ',11'
+top = strlen(title_text) > 0 ? 0.76 : 0.9
+set multiplot layout 1,2 title title_text noenhanced font fs_title margins 0.08, 0.92, 0.24, top spacing 0.19, 0
+set key at screen 0.5, 0.005 center bottom vertical maxrows 1 samplen 2.5 spacing 1.0 width 1
+set title sprintf('(a) against depth L, width m = %d', fixed_width) font fs_title
 set xlabel 'depth L'
+set xtics 2
 set yrange [ylo[1]:yhi[1]]
 set y2range [ylo[1] * kl_per_B:yhi[1] * kl_per_B]
 plot for [i=1:ns] data_file using (on_axis('depth', column('depth'))):(column('B_'.word(schemes,i))) \
-       with linespoints pt 7 ps 1.1 lw 2.2 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i))
-set title sprintf('(b) against width m at depth L = %d', fixed_depth) font ',11'
-set xlabel 'hidden width m (log scale)'
+       with linespoints pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt i lc rgb sch_color(word(schemes,i)) title ulabel(i, sch_label(word(schemes,i)))
+set key off
+set title sprintf('(b) against width m, depth L = %d', fixed_depth) font fs_title
+set xlabel 'hidden width m'
 set logscale x 2
+set xtics auto
 set format x '%g'
 set yrange [ylo[2]:yhi[2]]
 set y2range [ylo[2] * kl_per_B:yhi[2] * kl_per_B]
 plot for [i=1:ns] data_file using (on_axis('width', column('width'))):(column('B_'.word(schemes,i))) \
-       with linespoints pt 7 ps 1.1 lw 2.2 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i))
+       with linespoints pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt i lc rgb sch_color(word(schemes,i)) title ulabel(i, sch_label(word(schemes,i)))
 unset multiplot

@@ -11,37 +11,37 @@
 #   title_text  the title
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'k.png'" \
-#           -e "data_file='k.csv'; schemes='lecun he'; squared=0; title_text='x'" plots/kl-epochs.gp
+#           -e "data_file='k.csv'; schemes='lecun he'; squared=0; title_text='x'" plots/house.gp plots/kl-epochs.gp
 # with the squared loss the legend has three rows per scheme: a taller canvas
-if (squared && GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1000,900
-if (squared && GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 7in,6.3in
-if (squared && GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1000,900 background '#ffffff'
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',11'
-set grid lc rgb '#dddddd'
-set grid mytics lc rgb '#f0f0f0'
-set border lw 1.2
+set title title_text noenhanced font fs_title
+set grid lc rgb '#e5e5e5'
 set logscale y
 set format y '10^{%L}'
-set xlabel 'epochs k  (full-batch noisy GD steps; Langevin time T = η k)'
-set ylabel 'KL privacy loss  Σ_{k} η E‖∇L(W_k;D) − ∇L(W_k;D′)‖² / (4σ²)  (worst D′ = D∖{j})'
-set key outside below center horizontal maxcols 2 box samplen 3 spacing 1.15 width 1
-set bmargin (squared ? 14 : 10)
+set xlabel 'epochs k  (Langevin time T = η k)'
+set ylabel 'KL privacy loss (all iterates)'
+set key outside below center vertical Left reverse maxrows 8 samplen 2.5 spacing 1.0 height 0.5
 set xrange [0:*]
 ns = words(schemes)
-sch_color(s) = s eq 'lecun' ? '#1f77b4' : s eq 'he' ? '#d62728' : s eq 'ntk' ? '#9467bd' : \
-               s eq 'xavier' ? '#2ca02c' : '#7f7f7f'
+# one colour and point per initialisation (Okabe-Ito); the kind of curve by its dash
+sch_color(s) = s eq 'lecun' ? oi_blue : s eq 'he' ? oi_vermillion : s eq 'ntk' ? oi_purple : \
+               s eq 'xavier' ? oi_green : oi_grey
+sch_point(s) = s eq 'lecun' ? 7 : s eq 'he' ? 5 : s eq 'ntk' ? 9 : s eq 'xavier' ? 13 : 1
 sch_label(s) = s eq 'lecun' ? 'LeCun' : s eq 'he' ? 'He' : s eq 'ntk' ? 'NTK' : \
                s eq 'xavier' ? 'Xavier' : s
 pos(v) = v > 0 ? v : NaN
 exact_part = squared ? \
-  "for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl_exact'))) every 2 with points pt 6 ps 1.3 lw 1.3 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i)).': exact (OU moments), all iterates', for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl_final'))) with lines lw 1.5 dt 3 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i)).': exact KL of the last iterate only'," : ""
+  "for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl_exact'))) every 2 with points pt 6 ps 0.7 lw 1 lc rgb sch_color(word(schemes,i)) notitle, for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl_final'))) with lines lw 1.2 dt (1,2) lc rgb sch_color(word(schemes,i)) notitle," : ""
+exact_key = squared ? "NaN with points pt 6 ps 0.7 lc rgb '#444444' title 'exact (OU moments)', NaN with lines lw 1.2 dt (1,2) lc rgb '#444444' title 'exact, last iterate only'," : ""
 plot for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'))):(column(word(schemes,i).'_kl_se')) \
-       with yerrorbars pt 7 ps 0.5 lw 1 lc rgb sch_color(word(schemes,i)) notitle, \
-     for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'))) with lines lw 2.5 \
-       lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i)).': Monte Carlo ± stderr (all iterates)', \
+       with yerrorbars pt 7 ps 0.3 lw 0.8 lc rgb sch_color(word(schemes,i)) notitle, \
+     for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'))) with lines lw 1.6 dt 1 \
+       lc rgb sch_color(word(schemes,i)) title ulabel(i, sch_label(word(schemes,i))), \
      @exact_part \
-     for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_bound'))) with lines lw 1.6 dt 2 \
-       lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i)).': bound B T/(n²σ²) (Cor. 4.2, c = 4)'
+     for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_bound'))) with lines lw 1.2 dt (8,4) \
+       lc rgb sch_color(word(schemes,i)) notitle, \
+     @exact_key \
+     NaN with lines lw 1.6 dt 1 lc rgb '#444444' title 'Monte Carlo ± s.e.', \
+     NaN with lines lw 1.2 dt (8,4) lc rgb '#444444' title 'bound B T/(n²σ²) (c = 4)'

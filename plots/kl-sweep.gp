@@ -14,40 +14,43 @@
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1400,760; set output 'k.png'" \
 #           -e "data_file='k.csv'; schemes='lecun he'; xname='depth'" \
-#           -e "epochs_early=20; epochs_final=50; squared=0; title_text='x'" plots/kl-sweep.gp
-if (GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1500,820
-if (GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 10in,5.6in
-if (GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1500,820 background '#ffffff'
+#           -e "epochs_early=20; epochs_final=50; squared=0; title_text='x'" plots/house.gp plots/kl-sweep.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set grid lc rgb '#dddddd'
-set border lw 1.2
+set grid lc rgb '#e5e5e5'
 set logscale y
 set format y '10^{%L}'
-if (xname eq 'width') set logscale x 2; set format x '%g'
-set xlabel (xname eq 'width' ? 'hidden width m  (log scale)' : 'depth L  (L − 1 hidden ReLU layers)')
-set ylabel 'KL privacy loss (worst remove-one neighbour, c = 4)'
+if (xname eq 'width') { set logscale x 2; set format x '%g' } else { set xtics 1; unset mxtics }
+set xlabel (xname eq 'width' ? 'hidden width m' : 'depth L')
+set ylabel 'KL privacy loss'
 ns = words(schemes)
-sch_color(s) = s eq 'lecun' ? '#1f77b4' : s eq 'he' ? '#d62728' : s eq 'ntk' ? '#9467bd' : \
-               s eq 'xavier' ? '#2ca02c' : '#7f7f7f'
+# one colour and point per initialisation (Okabe-Ito); the kind of curve by its dash
+sch_color(s) = s eq 'lecun' ? oi_blue : s eq 'he' ? oi_vermillion : s eq 'ntk' ? oi_purple : \
+               s eq 'xavier' ? oi_green : oi_grey
+sch_point(s) = s eq 'lecun' ? 7 : s eq 'he' ? 5 : s eq 'ntk' ? 9 : s eq 'xavier' ? 13 : 1
 sch_label(s) = s eq 'lecun' ? 'LeCun' : s eq 'he' ? 'He' : s eq 'ntk' ? 'NTK' : \
                s eq 'xavier' ? 'Xavier' : s
 pos(v) = v > 0 ? v : NaN
-set multiplot layout 1,2 title title_text noenhanced font ',12'
-set key outside below center horizontal maxcols 2 box samplen 3 spacing 1.1 font ',10'
-set bmargin 9
+top = strlen(title_text) > 0 ? 0.8 : 0.9
+set multiplot layout 1,2 title title_text noenhanced font fs_title margins 0.08, 0.98, 0.26, top spacing 0.08, 0
+set key at screen 0.5, 0.005 center bottom vertical maxrows 2 samplen 2.5 spacing 1.0 width 1
 do for [panel=1:2] {
   suf = panel == 1 ? '_early' : ''
-  set title sprintf('%s: after %d epochs', panel == 1 ? '(a)' : '(b)', \
-                    panel == 1 ? epochs_early : epochs_final) font ',11'
+  set title sprintf('%s after %d epochs', panel == 1 ? '(a)' : '(b)', \
+                    panel == 1 ? epochs_early : epochs_final) font fs_title
+  if (panel == 2) { set key off }
   exact_part = squared ? \
-    sprintf("for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_exact%s'))) with points pt 6 ps 1.6 lw 1.5 lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i)).': exact (OU)',", suf) : ""
+    sprintf("for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_exact%s'))) with points pt 6 ps 0.9 lw 1 lc rgb sch_color(word(schemes,i)) notitle,", suf) : ""
+  exact_key = squared ? "NaN with points pt 6 ps 0.9 lc rgb '#444444' title 'exact (OU)'," : ""
   plot for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'.suf))):(column(word(schemes,i).'_kl'.suf.'_se')) \
-         with yerrorlines pt 7 ps 1.1 lw 2.2 lc rgb sch_color(word(schemes,i)) \
-         title sch_label(word(schemes,i)).': Monte Carlo ± stderr', \
+         with yerrorlines pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt 1 lc rgb sch_color(word(schemes,i)) \
+         title ulabel(i, sch_label(word(schemes,i))), \
        @exact_part \
-       for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_bound'.suf))) with lines lw 1.3 dt (8,4,2,4) \
-         lc rgb sch_color(word(schemes,i)) title sch_label(word(schemes,i)).': bound B T/(n²σ²)'
+       for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_bound'.suf))) with lines lw 1.2 dt (8,4) \
+         lc rgb sch_color(word(schemes,i)) notitle, \
+       @exact_key \
+       NaN with lines lw 1.6 dt 1 lc rgb '#444444' title 'Monte Carlo ± s.e.', \
+       NaN with lines lw 1.2 dt (8,4) lc rgb '#444444' title 'bound B T/(n²σ²)'
 }
 unset multiplot

@@ -14,34 +14,34 @@
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'x.png'" \
 #           -e "data_file='nc-flat.csv'; title_text='x'; ncurves=1; label_0='a'; ref_0=0; chance=0.9; ymax=1" \
-#           plots/nc-sweep.gp
+#           plots/house.gp plots/nc-sweep.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',11'
-set grid lc rgb '#dddddd'
-set grid mxtics lc rgb '#eeeeee'
-set border lw 1.2
+set title title_text noenhanced font fs_title
+set grid lc rgb '#e5e5e5'
+set grid mxtics lc rgb '#f2f2f2'
 set logscale x
 set format x '10^{%L}'
-set xlabel 'feature dimension  p'
-set ylabel 'misclassification error  (mean over noise draws ± 1 s.e.)'
+set autoscale xfix
+set offsets graph 0.03, graph 0.03, 0, 0
+set xlabel 'feature dimension p'
+set ylabel 'misclassification error'
 set yrange [0:ymax]
-ystep = ymax > 0.6 ? 0.1 : 0.05   # a variable: "set ytics (x)" reads as a tic list
+ystep = ymax > 0.6 ? 0.2 : 0.1   # a variable: "set ytics (x)" reads as a tic list
 set ytics ystep
-# the legend under the plot, clear of the curves and of the axis label
-set key at screen 0.5, 0.01 center bottom Left reverse box noenhanced samplen 2.5 spacing 1.1 \
-    font ',10' maxrows 6 width 2
-set bmargin at screen 0.23
-colors = '#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #17becf #bcbd22 #7f7f7f #000000 #aaaaaa'
+# the legend under the plot, two columns
+set key outside below center vertical Left reverse noenhanced samplen 2.2 spacing 1.0 maxrows 20 height 0.5
+# Okabe-Ito colours, then the same colours with a dash: 16 curves stay apart
+colors = '#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 #999999'
 sel(i, v) = column('curve') == i ? v : NaN
 do for [i=0:ncurves-1] {
-    dash = value(sprintf('ref_%d', i)) ? 2 : 1   # a variable: "dt (expr)" reads as a dash list
-    set style line (i + 1) lc rgb word(colors, i + 1) lw 2 pt 7 ps 0.9 dt dash
+    dash = value(sprintf('ref_%d', i)) ? 2 : (i < 8 ? 1 : 4)   # a variable: "dt (expr)" reads as a dash list
+    set style line (i + 1) lc rgb word(colors, i % 8 + 1) lw 1.5 pt (i < 8 ? 7 : 5) ps 0.5 dt dash
 }
 plot for [i=0:ncurves-1] data_file using 'p':(sel(i, column('error'))):(sel(i, column('stderr'))) \
-         with yerrorlines ls (i + 1) title value(sprintf('label_%d', i)), \
+         with yerrorlines ls (i + 1) title ulabel(i + 1, value(sprintf('label_%d', i))), \
      for [i=0:ncurves-1] data_file using 'p':(sel(i, column('exact'))) \
-         with lines lw 1.6 dt 3 lc rgb word(colors, i + 1) notitle, \
-     chance with lines lw 1.2 dt 4 lc rgb '#888888' title 'chance level 1 − 1/K', \
-     NaN with lines lw 1.6 dt 3 lc rgb '#000000' title 'dotted: exact one-step error (THEORY 8)'
+         with lines lw 1.2 dt (1,2) lc rgb word(colors, i % 8 + 1) notitle, \
+     chance with lines lw 1 dt (6,3) lc rgb '#666666' title 'chance 1 − 1/K', \
+     NaN with lines lw 1.2 dt (1,2) lc rgb '#000000' title 'exact one-step error'

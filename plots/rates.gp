@@ -8,27 +8,31 @@
 #   title_text  the title
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'r.png'" \
-#           -e "data_file='r.rates.csv'; families='output optimal'; title_text='x'" plots/rates.gp
+#           -e "data_file='r.rates.csv'; families='output optimal'; title_text='x'" plots/house.gp plots/rates.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
-set grid lc rgb '#dddddd'
-set grid mxtics mytics lc rgb '#eeeeee'
-set border lw 1.2
+set title title_text noenhanced font fs_title
+set grid lc rgb '#e5e5e5'
+set grid mxtics mytics lc rgb '#f2f2f2'
 set logscale xy
 set format x '10^{%L}'
 set format y '10^{%L}'
-set xlabel 'aspect ratio  γ = d/n'
-set ylabel 'final excess risk  R_{exc}(θ_n)  (ODE, optimised schedule)'
-set key bottom right box opaque samplen 3 spacing 1.2
+set xlabel 'γ = d/n'
+set ylabel 'final excess risk R(1)'
+# the axes end at the data (a decade beyond them was empty), the legend under the plot
+set autoscale xfix
+set offsets graph 0.04, graph 0.04, 0, 0
+set key outside below center Left reverse maxcols 2 samplen 2.5 spacing 1.0 height 0.5
 nf = words(families)
-fam_color(name) = name eq 'output' ? '#1f77b4' : name eq 'linear-noise' ? '#ff7f0e' : \
-                  name eq 'optimal' ? '#2ca02c' : name eq 'pl' ? '#d62728' : '#7f7f7f'
-fam_rate(name) = name eq 'output' ? 'γ log(1/γ) + γ² log²(1/γ)/ρ²' : \
-                 name eq 'linear-noise' ? 'γ log^{2/3}(1/γ) + γ² log^{4/3}(1/γ)/ρ²' : \
-                 'γ + γ²/ρ²'
-plot for [i=1:nf] data_file using 1:(column('risk_'.word(families,i))) with linespoints lw 2.5 pt 7 ps 1.2 \
-     lc rgb fam_color(word(families,i)) title word(families,i).' (optimised on the ODE)', \
-     for [i=1:nf] data_file using 1:(column('theory_'.word(families,i))) with lines dt 2 lw 2 \
-     lc rgb fam_color(word(families,i)) title 'theorem, matched at the smallest γ: '.fam_rate(word(families,i))
+fam_color(name) = name eq 'output' ? oi_blue : name eq 'linear-noise' ? oi_orange : \
+                  name eq 'optimal' ? oi_green : name eq 'pl' ? oi_vermillion : oi_grey
+fam_point(name) = name eq 'output' ? 7 : name eq 'linear-noise' ? 5 : name eq 'optimal' ? 9 : 13
+# solid with points: optimised on the ODE; dashed, same colour: the theorem's rate (THEORY 5)
+# scaled to match at the smallest gamma: output γ log(1/γ) + γ² log²(1/γ)/ρ², linear-noise
+# γ log^{2/3}(1/γ) + γ² log^{4/3}(1/γ)/ρ², optimal γ + γ²/ρ²
+plot for [i=1:nf] data_file using 1:(column('risk_'.word(families,i))) with linespoints lw 1.6 dt 1 \
+     pt fam_point(word(families,i)) ps 0.7 lc rgb fam_color(word(families,i)) title ulabel(i, word(families,i)), \
+     for [i=1:nf] data_file using 1:(column('theory_'.word(families,i))) with lines dt (6,4) lw 1.3 \
+     lc rgb fam_color(word(families,i)) notitle, \
+     NaN with lines dt (6,4) lw 1.3 lc rgb '#444444' title "theorem's rate"

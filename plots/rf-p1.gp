@@ -6,17 +6,18 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
-set xlabel 'number of random features p'
-set ylabel 'test loss  (1/m) Σ_j (φ(x_j)^T θ − y_j)^2'
+set title title_text noenhanced font fs_title
+set xlabel 'random features p'
+set ylabel 'test loss'
 set logscale x
 set logscale y
-set grid lc rgb '#dddddd'
-set key top right box opaque samplen 2.5 spacing 1.2
-set arrow 1 from n_train, graph 0 to n_train, graph 1 nohead dt 2 lc rgb '#7f7f7f'
-set label 1 sprintf('p = n = %d', n_train) at first n_train, graph 0.05 offset 0.8, 0 tc rgb '#7f7f7f'
+set format x '10^{%L}'
+set grid lc rgb '#e5e5e5'
+set key outside below center Left reverse maxcols 1 samplen 2.5 spacing 1.0 height 0.5
+set arrow 1 from n_train, graph 0 to n_train, graph 1 nohead dt (3,3) lc rgb oi_grey
+set label 1 sprintf('p = n = %d', n_train) at first n_train, graph 0.06 offset 0.5, 0 tc rgb '#666666' font fs_small
 set autoscale xfix
 set offsets graph 0.04, graph 0.04, 0, 0
-plot data_file using 1:2 with linespoints lw 2 pt 7 ps 1.2 lc rgb '#d62728' title 'min-norm interpolator Φ^+y (non-private GD, t → ∞)', \
-     data_file using 1:5:6 with yerrorlines lw 2.5 pt 5 ps 1.2 lc rgb '#08519c' title 'DP-GD, (ε, δ)-DP: best (C, CT) of the grid', \
-     data_file using 1:4 with lines dt 3 lw 1.5 lc rgb '#555555' title 'θ = 0 (mean y^2)'
+plot data_file using 1:2 with linespoints lt 2 dt 1 ps 0.6 title ulabel(1, 'min-norm interpolator Φ^+y (non-private)'), \
+     data_file using 1:5:6 with yerrorlines lt 1 ps 0.6 title ulabel(2, 'DP-GD, best (C, CT) of the grid'), \
+     data_file using 1:4 with lines lt 8 lw 1.2 title 'θ = 0 (mean y^2)'

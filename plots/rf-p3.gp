@@ -5,14 +5,18 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
+set title title_text noenhanced font fs_title
 set xlabel 'η T p / d'
-set ylabel 'test loss  (1/m) Σ_j (φ(x_j)^T θ_T − y_j)^2'
+set ylabel 'test loss'
 set logscale x
-set grid lc rgb '#dddddd'
-set key outside below center horizontal maxrows 2 box samplen 2.5 spacing 1.1 width 1
-set bmargin 8
+set format x '10^{%L}'
+set grid lc rgb '#e5e5e5'
+set key outside below center Left reverse maxcols 2 samplen 2.5 spacing 1.0 height 0.5
+set autoscale xfix
+set offsets graph 0.04, graph 0.04, 0, 0
 sel(p, v) = ($1 == p) ? v : NaN
 np = words(p_list)
-plot for [i=1:np] data_file using 5:(sel(word(p_list,i)+0, $8)):(sel(word(p_list,i)+0, $9)) with yerrorlines lw 2.5 pt 7 ps 1.1 lc i title sprintf('DP-GD, p = %s', word(p_list,i)), \
-     for [i=1:np] data_file using 5:(sel(word(p_list,i)+0, $12)) with lines dt 2 lw 1.5 lc i title sprintf('OU closed form, p = %s', word(p_list,i))
+# solid with error bars: DP-GD; dashed in the same colour: the OU closed form
+plot for [i=1:np] data_file using 5:(sel(word(p_list,i)+0, $8)):(sel(word(p_list,i)+0, $9)) with yerrorlines lt i dt 1 ps 0.5 title ulabel(i, sprintf('p = %s', word(p_list,i))), \
+     for [i=1:np] data_file using 5:(sel(word(p_list,i)+0, $12)) with lines lt i dt (8,4) lw 1.2 notitle, \
+     NaN with lines dt (8,4) lw 1.2 lc rgb '#444444' title 'OU closed form'

@@ -6,18 +6,22 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
-set xlabel 'C = C_{clip} / √p   (log scale)'
-set ylabel 'CT = η T p / d   (log scale)'
-set cblabel 'test loss (capped at 1.6)'
+set title title_text noenhanced font fs_title
+set xlabel 'C = C_{clip} / √p'
+set ylabel 'CT = η T p / d'
+set cblabel 'test loss (≤ 1.6)'
 set cbrange [0.3:1.6]
-set palette defined (0.3 '#ffffd9', 0.5 '#c7e9b4', 0.7 '#7fcdbb', 0.9 '#41b6c4', 1.1 '#1d91c0', 1.35 '#225ea8', 1.6 '#081d58')
+set palette defined (0.3 '#fde725', 0.6 '#5ec962', 0.9 '#21918c', 1.25 '#3b528b', 1.6 '#440154')
 set format x '10^{%g}'
 set format y '10^{%g}'
-set size ratio 1
 set tics out
+set xtics 1
+set ytics 1
+set rmargin 9
 set autoscale fix
 set key outside below center samplen 1
+unset mxtics
+unset mytics
 cap(v) = v > 1.6 ? 1.6 : v
 plot data_file using (log10($1)):(log10($2)):(cap($7)) with image notitle, \
-     '+' using (0):(0) every ::0::0 with points pt 2 ps 3 lw 3 lc rgb '#000000' title 'C_{clip} = √p, ηT = d/p'
+     '+' using (0):(0) every ::0::0 with points pt 2 ps 1.5 lw 2 lc rgb '#ffffff' title 'C_{clip} = √p, ηT = d/p'

@@ -11,40 +11,40 @@
 #   title_text  the title
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,900; set output 's.png'" \
-#           -e "data_file='s.schedules.csv'; families='output optimal'; final_risks='0.005 0.0025'; title_text='x'" plots/schedule.gp
+#           -e "data_file='s.schedules.csv'; families='output optimal'; final_risks='0.005 0.0025'; title_text='x'" plots/house.gp plots/schedule.gp
 # two panels: a taller canvas than the default of hdp_plot_draw (same terminal, same font)
-if (GPVAL_TERM eq 'pngcairo') set terminal pngcairo enhanced font 'Sans,11' size 1000,1050
-if (GPVAL_TERM eq 'pdfcairo') set terminal pdfcairo enhanced color font 'Sans,9' size 7in,7.4in
-if (GPVAL_TERM eq 'svg') set terminal svg enhanced font 'Sans,12' size 1000,1050 background '#ffffff'
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set grid lc rgb '#dddddd'
-set border lw 1.2
-set xrange [0:1.03]
+set grid lc rgb '#e5e5e5'
+set xrange [0:1.04]
+set xtics 0.2
 set logscale y
+set format y '10^{%L}'
 nf = words(families)
-# one colour per family, the same in both panels
-fam_color(name) = name eq 'output' ? '#1f77b4' : name eq 'linear-noise' ? '#ff7f0e' : \
-                  name eq 'optimal' ? '#2ca02c' : name eq 'pl' ? '#d62728' : '#7f7f7f'
-fam_label(name) = name eq 'output' ? 'output perturbation  η̃ = η̃_0' : \
-                  name eq 'linear-noise' ? 'linear noise  η̃ = η̃_0 √(1−t)' : \
-                  name eq 'optimal' ? 'optimal  η̃ = c_1/(t+a)' : \
-                  name eq 'pl' ? 'piecewise linear (non-increasing knots)' : name
+# one colour, dash type and point per family, the same in both panels (Okabe-Ito)
+fam_lt(name) = name eq 'output' ? 1 : name eq 'linear-noise' ? 5 : name eq 'optimal' ? 3 : \
+               name eq 'pl' ? 2 : 8
+fam_label(name) = name eq 'output' ? 'output  η̃_0' : \
+                  name eq 'linear-noise' ? 'linear noise  η̃_0 √(1−t)' : \
+                  name eq 'optimal' ? 'optimal  c_1/(t+a)' : \
+                  name eq 'pl' ? 'piecewise linear' : name
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN
-
-set multiplot layout 2,1 title title_text noenhanced font ',12'
-set key below maxrows 2 box samplen 2.5 spacing 1.15 width 1
-set ylabel 'learning rate  η̃(t)  (step size η_k = η̃(k/n)/n)'
-unset xlabel
-plot for [i=1:nf] data_file using 1:(column('eta_'.word(families,i))) with lines lw 2.5 \
-     lc rgb fam_color(word(families,i)) title fam_label(word(families,i))
-
-set ylabel 'predicted excess risk  R(t)  (ODE)'
-set xlabel 'training time t = k/n   (marker at t = 1: the output θ_n, final-step noise included)'
-plot for [i=1:nf] data_file using 1:(traj($1, column('risk_'.word(families,i)))) with lines lw 2.5 \
-     lc rgb fam_color(word(families,i)) title word(families,i).'  (final risk '.word(final_risks,i).')', \
-     for [i=1:nf] data_file using 1:(fin($1, column('risk_'.word(families,i)))) with points pt 7 ps 1.5 \
-     lc rgb fam_color(word(families,i)) notitle
+# two panels sharing t, the legend under both (each entry with the family's final risk)
+top = strlen(title_text) > 0 ? 0.84 : 0.97
+set multiplot layout 2,1 title title_text noenhanced font fs_title \
+    margins 0.2, 0.96, 0.26, top spacing 0, 0.035
+set key off
+set ylabel 'learning rate η̃(t)'
+set format x ''
+plot for [i=1:nf] data_file using 1:(column('eta_'.word(families,i))) with lines lt fam_lt(word(families,i))
+set format x '%g'
+set ylabel 'predicted risk R(t)'
+set xlabel 'training time t = k/n  (dot: output θ_n)'
+set key at screen 0.1, 0.005 left bottom Left reverse maxcols 1 samplen 2.5 spacing 1.0 noenhanced
+plot for [i=1:nf] data_file using 1:(traj($1, column('risk_'.word(families,i)))) with lines \
+     lt fam_lt(word(families,i)) title ulabel(i, fam_label(word(families,i))).' — final risk '.word(final_risks,i) enhanced, \
+     for [i=1:nf] data_file using (1.02):(fin($1, column('risk_'.word(families,i)))) with points pt 7 ps 0.6 \
+     lc rgb word('#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 #999999', fam_lt(word(families,i))) notitle
 unset multiplot

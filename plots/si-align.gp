@@ -4,16 +4,16 @@
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',11'
+set title title_text noenhanced font fs_title
 set grid ytics lc rgb '#dddddd'
 set border lw 1.2
 set xlabel 'alignment  |⟨w_j, μ⟩| / ‖w_j‖'
 set ylabel 'neurons'
 set xrange [0:1]
 set yrange [0:*]
-set style fill transparent solid 0.45 border
+set style fill transparent solid 0.4 border
 set boxwidth 0.04 absolute
-set key top center box opaque noenhanced font ',10'
-plot data_file using 'bin_mid':'init' with boxes lc rgb '#7f7f7f' title 'W_0 (random directions)', \
-     data_file using 'bin_mid':'stage1_noiseless' with boxes lc rgb '#1f77b4' title 'stage 1, σ_W = 0', \
-     data_file using 'bin_mid':'stage1_private' with boxes lc rgb '#ff7f0e' title 'stage 1, private σ_W'
+set key outside below center vertical Left reverse maxrows 5 noenhanced samplen 2.2 spacing 1.0 height 0.5
+plot data_file using 'bin_mid':'init' with boxes dt 1 lc rgb oi_grey title ulabel(1, 'W_0 (random directions)'), \
+     data_file using 'bin_mid':'stage1_noiseless' with boxes dt 1 lc rgb oi_blue title ulabel(2, 'stage 1, σ_W = 0'), \
+     data_file using 'bin_mid':'stage1_private' with boxes dt 1 lc rgb oi_orange title ulabel(3, 'stage 1, private σ_W')

@@ -7,33 +7,35 @@
 #   sde_file     CSV of `hdpsgd sde`, or '' for none
 #   title_text   the title (the model's key parameters)
 #   show_bounds  1 to draw the bounds R_upper, R_lower (spectra with Sigma != I)
-# `hdpsgd validate --figure F` sets them and the terminal; by hand:
-#   gnuplot -e "set terminal pngcairo size 1000,680; set output 'v.png'" \
+# `hdpsgd validate --figure F` sets them, the terminal and the house style (plots/house.gp:
+# the Okabe-Ito colours oi_*, fs_title); by hand:
+#   gnuplot -e "set terminal pngcairo size 680,720; set output 'v.png'" \
 #           -e "ode_file='v.ode.csv'; sim_file='v.sim.csv'; sde_file='v.sde.csv'" \
-#           -e "title_text='my model'; show_bounds=1" plots/validate.gp
-# Rows with t < 1 are the trajectory; the row t = 1 is the output theta_n,
-# final-step noise included, drawn as a separate marker.
+#           -e "title_text='my model'; show_bounds=1" plots/house.gp plots/validate.gp
+# Rows with t < 1 are the trajectory; the row t = 1 is the output theta_n, final-step noise
+# included, drawn as markers side by side (ODE, Monte Carlo, SDE) so that none hides another.
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
-set title title_text noenhanced font ',12'
-set xlabel 'training time t = k/n  (fraction of the single pass over the n samples)'
-set ylabel 'excess risk  R_{exc}(θ_k) = ½ ‖Σ^{1/2}(θ_k − θ^*)‖²'
-set grid lc rgb '#dddddd'
-set key outside below center horizontal maxcols 2 box samplen 2.5 spacing 1.1 width 2
-set bmargin 9
-set xrange [0:1.03]
-set border lw 1.2
-set style fill transparent solid 0.35 noborder
+set title title_text noenhanced font fs_title
+set xlabel 'training time t = k/n'
+set ylabel 'excess risk R(t)'
+set grid lc rgb '#e5e5e5'
+set key outside below center Left reverse maxcols 1 samplen 2.2 spacing 1.0 height 1
+set xrange [0:1.1]
+set xtics 0.2
+set style fill transparent solid 0.22 noborder
+if (!exists('ulabel')) ulabel(i, def) = def
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN
 bounds_part = show_bounds ? \
-  sprintf(", '%s' using 1:(traj($1,$3)) with lines dt 2 lw 1.5 lc rgb '#7f7f7f' title 'ODE bounds R_{upper}, R_{lower}', '%s' using 1:(traj($1,$4)) with lines dt 2 lw 1.5 lc rgb '#7f7f7f' notitle", ode_file, ode_file) : ""
+  sprintf(", '%s' using 1:(traj($1,$3)) with lines dt (3,3) lw 1 lc rgb oi_grey title 'ODE bounds R_{upper}, R_{lower}', '%s' using 1:(traj($1,$4)) with lines dt (3,3) lw 1 lc rgb oi_grey notitle", ode_file, ode_file) : ""
 sde_part = strlen(sde_file) > 0 ? \
-  sprintf(", '%s' using 1:(traj($1,$2)) with lines lw 2 dt 4 lc rgb '#2ca02c' title 'homogenized SDE mean (Euler–Maruyama)', '%s' using 1:(fin($1,$2)) with points pt 9 ps 1.8 lc rgb '#2ca02c' notitle", sde_file, sde_file) : ""
-plot sim_file using 1:(traj($1,$4)):(traj($1,$6)) with filledcurves lc rgb '#6baed6' title 'Monte Carlo 10–90 % of runs', \
-     sim_file using 1:(traj($1,$2)) with lines lw 2.5 lc rgb '#08519c' title 'Monte Carlo mean (DP-SGD)', \
-     ode_file using 1:(traj($1,$2)) with lines lw 2 lc rgb '#d62728' title 'ODE prediction R(t)' \
+  sprintf(", '%s' using 1:(traj($1,$2)) with lines lw 1.8 dt (1,1.5) lc rgb oi_green title ulabel(3, 'homogenized SDE mean'), '%s' using (1.075):(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 9 ps 0.6 lw 1.2 lc rgb oi_green notitle", sde_file, sde_file) : ""
+plot sim_file using 1:(traj($1,$4)):(traj($1,$6)) with filledcurves dt 1 lc rgb oi_sky title 'Monte Carlo 10–90 % of runs', \
+     sim_file using 1:(traj($1,$2)) with lines lw 1.8 dt 1 lc rgb oi_blue title ulabel(2, 'Monte Carlo mean (DP-SGD)'), \
+     ode_file using 1:(traj($1,$2)) with lines lw 1.5 dt (6,3) lc rgb oi_vermillion title ulabel(1, 'ODE prediction R(t)') \
      @bounds_part @sde_part, \
-     sim_file using 1:(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 7 ps 1.4 lw 1.5 lc rgb '#08519c' title 'final iterate θ_n (Monte Carlo ± stderr)', \
-     ode_file using 1:(fin($1,$2)) with points pt 5 ps 1.5 lc rgb '#d62728' title 'final iterate θ_n (ODE + final noise)'
+     sim_file using (1.045):(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 7 ps 0.55 lw 1.2 lc rgb oi_blue notitle, \
+     ode_file using (1.015):(fin($1,$2)) with points pt 5 ps 0.5 lc rgb oi_vermillion notitle, \
+     NaN with points pt 5 ps 0.5 lc rgb '#444444' title 'markers right of t = 1: output θ_n'

@@ -23,8 +23,15 @@ enum { EXIT_FAIL_VALIDATION = 1, EXIT_BAD_INPUT = 2, EXIT_IO = 3, EXIT_NUMERIC =
  * exit status 2 at once, not status 3 after the computation. "-" is standard output. */
 typedef enum {
     OPT_FLAG, OPT_STRING, OPT_LONG, OPT_DOUBLE, OPT_OUTPUT, OPT_OUTPUT_PREFIX,
-    OPT_FIGURE /* an OPT_OUTPUT that is a figure: .png, .pdf or .svg, not standard output */
+    OPT_FIGURE, /* an OPT_OUTPUT that is a figure: .png, .pdf, .svg, .eps or .tex, not stdout */
+    OPT_STRINGS /* repeatable: every value appended to a cli_strings */
 } cli_opt_kind;
+
+#define CLI_MAX_STRINGS 64
+typedef struct {
+    const char *v[CLI_MAX_STRINGS];
+    int n;
+} cli_strings;
 
 /* an option that names a file the command writes */
 #define CLI_IS_OUTPUT(k) ((k) == OPT_OUTPUT || (k) == OPT_OUTPUT_PREFIX || (k) == OPT_FIGURE)
@@ -94,6 +101,16 @@ int cli_check_model_inputs(const hdp_model *m);
 /* cli_parse, then the command's help on stdout when --help was given: returns cli_parse's
  * status, or -1 when the help was printed (the command then returns 0). */
 int cli_start(const cli_command *cmd, int argc, char **argv, cli_common *common);
+
+/* The figure options (figure_opts.c): one group, --size, --font-size, --label, --no-title,
+ * --key, --logx, --logy, that every command drawing a figure takes besides its own table
+ * (cli_parse, the help, the man page and the completion add it). cli_parse resets them
+ * before parsing and applies them (checked: exit 2 on a bad value) to the figures' style. */
+extern const cli_opt cli_figure_opts[];
+int cli_draws_figures(const cli_command *cmd);
+const cli_opt *cli_figure_opts_for(const cli_command *cmd); /* NULL when it draws none */
+void cli_figure_opts_reset(void);
+int cli_figure_opts_apply(const char *cmd);
 
 /* Print the help of one command to f. */
 void cli_print_help(const cli_command *cmd, FILE *f);

@@ -47,7 +47,7 @@ const char validate_help[] =
     "agrees when its relative deviation is <= validate.rel_tol (0.05) or its deviation is within\n"
     "validate.z_tol (4) standard errors; the model passes when every point of both sides\n"
     "agrees. Exit status 0 on pass, 1 on fail, 2 on bad input. --figure draws the curves with\n"
-    "gnuplot (PNG, PDF or SVG by extension) and writes the data beside it; --scaling K repeats\n"
+    "gnuplot (PNG, PDF, SVG, EPS or LaTeX by extension) and writes the data beside it; --scaling K repeats\n"
     "the Monte Carlo comparison at n, 4n, ..., 4^(K-1) n with gamma fixed and fits the\n"
     "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
     "max_rel_dev, max_z, final_risk, clipped_fraction, pass (and sde_* for the SDE side),\n"

@@ -77,6 +77,15 @@ void cli_print_help(const cli_command *cmd, FILE *f)
                      o->metavar ? o->metavar : "");
         fprintf(f, "  %-28s %s\n", left, o->help);
     }
+    const cli_opt *fig = cli_figure_opts_for(cmd);
+    if (fig)
+        fprintf(f, "Figure options:\n");
+    for (const cli_opt *o = fig; o && o->name; o++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->metavar ? " " : "",
+                 o->metavar ? o->metavar : "");
+        fprintf(f, "  %-28s %s\n", left, o->help);
+    }
     fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
     int outputs = 0, figures = 0;
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
@@ -90,7 +99,8 @@ void cli_print_help(const cli_command *cmd, FILE *f)
                 "written whole or not at all. Two outputs that are one file, or an output that "
                 "is an input, are refused before anything runs.%s\n",
                 outputs ? "" : " (figures)", figures ? " (not for figures)" : "",
-                figures ? " Figures: .png, .pdf or .svg." : "");
+                figures ? " Figures: .png, .pdf, .svg, .eps or .tex (LaTeX, with its graphics "
+                          "file FIG-without-extension.pdf)." : "");
     fprintf(f, "\nExit status: 0 success, 1 validation failed, 2 bad input, 3 output not "
                "written, 4 numerical failure.\n");
 }
@@ -112,6 +122,13 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
     case OPT_OUTPUT:
     case OPT_FIGURE:
     case OPT_OUTPUT_PREFIX: *(const char **)o->dst = value; return 0;
+    case OPT_STRINGS: {
+        cli_strings *l = o->dst;
+        if (l->n == CLI_MAX_STRINGS)
+            return usage_error(cmd, "too many --%s options (at most 64)", o->name);
+        l->v[l->n++] = value;
+        return 0;
+    }
     case OPT_LONG: {
         errno = 0;
         long v = strtol(value, &end, 10);
@@ -135,6 +152,8 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
 {
     memset(common, 0, sizeof *common);
+    cli_figure_opts_reset();
+    const cli_opt *figure_opts = cli_figure_opts_for(cmd);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -166,6 +185,14 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
                     break;
                 }
             }
+            for (const cli_opt *o = figure_opts; !found && o && o->name; o++) {
+                size_t len = strlen(o->name);
+                if (a[1] == '-' && !strncmp(a + 2, o->name, len) &&
+                    (a[2 + len] == '\0' || a[2 + len] == '=')) {
+                    found = o;
+                    if (a[2 + len] == '=') inline_val = a + 3 + len;
+                }
+            }
             if (!found)
                 return usage_error(cmd, "unknown option '%s'", a);
             const char *v = inline_val;
@@ -185,6 +212,11 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
             return usage_error(cmd, "too many files (at most 64): '%s'", a);
         common->pos[common->npos++] = a;
         common->model_path = common->pos[0];
+    }
+    if (!common->help && figure_opts) {
+        int rc = cli_figure_opts_apply(cmd->name);
+        if (rc)
+            return rc;
     }
     for (const cli_opt *o = cmd->opts; o && o->name && !common->help; o++) {
         if (!CLI_IS_OUTPUT(o->kind))

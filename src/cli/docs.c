@@ -61,6 +61,8 @@ void cli_print_man(FILE *f)
         fputc('\n', f);
         for (const cli_opt *o = c->opts; o && o->name; o++)
             option_line(f, o);
+        for (const cli_opt *o = cli_figure_opts_for(c); o && o->name; o++)
+            option_line(f, o);
     }
     fputs(".SH MODEL KEYS\n", f);
     const char *section, *key, *def, *help;
@@ -114,11 +116,13 @@ void cli_print_completion_bash(FILE *f)
     for (const cli_command *c = hdp_commands; c->name; c++) {
         fprintf(f, "    %s) opts=\"$opts", c->name);
         for (const cli_opt *o = c->opts; o && o->name; o++) fprintf(f, " --%s", o->name);
+        for (const cli_opt *o = cli_figure_opts_for(c); o && o->name; o++)
+            fprintf(f, " --%s", o->name);
         fputs("\" ;;\n", f);
     }
     fputs("  esac\n"
           "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")); return; fi\n"
-          "  COMPREPLY=($(compgen -f -X '!*.@(ini|csv|txt|tab)' -- \"$cur\") $(compgen -d -- \"$cur\"))\n"
+          "  COMPREPLY=($(compgen -f -X '!*.@(ini|csv|txt|tab|png|pdf|svg|eps|tex)' -- \"$cur\") $(compgen -d -- \"$cur\"))\n"
           "}\n"
           "complete -F _hdpsgd hdpsgd\n",
           f);

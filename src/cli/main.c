@@ -43,6 +43,7 @@ extern const char ode_usage[], ode_help[];
 extern const char sim_usage[], sim_help[];
 extern const char sde_usage[], sde_help[];
 extern const char validate_usage[], validate_help[];
+extern const char plot_usage[], plot_help[];
 extern const char sweep_usage[], sweep_help[];
 extern const char privacy_usage[], privacy_help[];
 extern const char schedule_usage[], schedule_help[];
@@ -72,11 +73,9 @@ const cli_command hdp_commands[] = {
      validate_usage,
      validate_help,
      validate_opts, 0, ".ode.csv .sim.csv .sde.csv", &hdp_sweep_validate, validate_sweep_write},
-    {"plot", cmd_plot, "draw the toolkit's CSV files with gnuplot",
-     "plot FILE.csv... -o FIG [--title T] [--logy] [--bounds]",
-     "Draws any of the toolkit's risk CSVs in one figure: ode CSVs (header t,risk,...) as\n"
-     "curves, sim/sde CSVs (header t,mean,...) as the mean with a 10-90 % band. The row t = 1\n"
-     "(the output theta_n) is a marker. The format follows FIG's extension: .png, .pdf, .svg.",
+    {"plot", cmd_plot, "draw any CSV of the toolkit with gnuplot",
+     plot_usage,
+     plot_help,
      plot_opts, 1, NULL, NULL, NULL},
     {"sweep", cmd_sweep, "run commands over a grid of model keys (serial or Open MPI)",
      sweep_usage,

@@ -29,12 +29,10 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
     char dir[HDP_OUT_PATH_MAX + 1], path[HDP_OUT_PATH_MAX + 1];
     struct stat sb;
     if (o->kind == OPT_FIGURE && given) {
-        const char *dot = strrchr(given, '.'), *sl = strrchr(given, '/');
-        if (!dot || (sl && dot < sl) ||
-            (strcasecmp(dot, ".png") && strcasecmp(dot, ".pdf") && strcasecmp(dot, ".svg"))) {
+        if (!hdp_plot_extension_ok(given)) {
             fprintf(stderr,
                     "hdpsgd %s: error: --%s %.300s: a figure is drawn by its extension: .png, "
-                    ".pdf or .svg (nothing was run)\n",
+                    ".pdf, .svg, .eps or .tex (nothing was run)\n",
                     cmd->name, o->name, given);
             return EXIT_BAD_INPUT;
         }
@@ -201,6 +199,15 @@ int cli_check_distinct(const cli_command *cmd, const cli_common *common)
         char label[96];
         snprintf(label, sizeof label, "--%s %.60s", o->name, v);
         identify(v, label, &outs[nouts++]);
+        if (o->kind != OPT_FIGURE)
+            continue;
+        /* the graphics file of a .tex figure, the caption of --no-title */
+        char comp[2][4200];
+        int nc = hdp_plot_companions(v, comp, 2);
+        for (int c = 0; c < nc && nouts < MAX_OUTS; c++) {
+            snprintf(label, sizeof label, "the figure's file %.60s", comp[c]);
+            identify(comp[c], label, &outs[nouts++]);
+        }
     }
     char prefix[HDP_OUT_PATH_MAX + 1];
     data_prefix(cmd, prefix, sizeof prefix);

@@ -5,10 +5,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,64 +59,467 @@ void hdp_plot_assign(char *buf, size_t size, const char *var, const char *value)
     }
 }
 
-static const char *terminal_for(const char *path)
+/* ---- the user's style and the house style ---- */
+
+static hdp_plot_style style_now;
+
+void hdp_plot_set_style(const hdp_plot_style *s)
 {
-    const char *dot = strrchr(path, '.');
-    if (dot && !strcasecmp(dot, ".pdf"))
-        return "set terminal pdfcairo enhanced color font 'Sans,9' size 7in,5.3in";
-    if (dot && !strcasecmp(dot, ".svg"))
-        return "set terminal svg enhanced font 'Sans,12' size 1000,760 background '#ffffff'";
-    return "set terminal pngcairo enhanced font 'Sans,11' size 1000,760";
+    if (s)
+        style_now = *s;
+    else
+        memset(&style_now, 0, sizeof style_now);
+}
+
+const hdp_plot_style *hdp_plot_get_style(void) { return &style_now; }
+
+const char *const hdp_plot_extensions[] = {".png", ".pdf", ".svg", ".eps", ".tex", NULL};
+
+static const char *extension_of(const char *path)
+{
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash))
+        return NULL;
+    for (int i = 0; hdp_plot_extensions[i]; i++)
+        if (!strcasecmp(dot, hdp_plot_extensions[i]))
+            return hdp_plot_extensions[i];
+    return NULL;
+}
+
+int hdp_plot_extension_ok(const char *path) { return path && extension_of(path) != NULL; }
+
+/* path without its extension */
+static void stem_of(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s", path);
+    char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+    if (dot && (!slash || dot > slash))
+        *dot = '\0';
+}
+
+int hdp_plot_companions(const char *fig, char names[][4200], int max)
+{
+    int n = 0;
+    char stem[4200];
+    if (!fig)
+        return 0;
+    stem_of(fig, stem, sizeof stem);
+    const char *ext = extension_of(fig);
+    if (ext && !strcmp(ext, ".tex") && n < max)
+        snprintf(names[n++], 4200, "%.4100s.pdf", stem);
+    if (style_now.no_title && n < max)
+        snprintf(names[n++], 4200, "%.4100s.caption.txt", stem);
+    return n;
+}
+
+/* The size of a figure when the user gives none: one column for a single panel, taller for
+ * stacked panels and legends below the plot, both columns for panels side by side. */
+static void default_size(const char *script, double *w, double *h)
+{
+    static const struct { const char *name; double w, h; } sizes[] = {
+        {"validate", HDP_PLOT_COLUMN_W, 3.6},   {"curves", HDP_PLOT_COLUMN_W, 3.2},   {"schedule", HDP_PLOT_COLUMN_W, 4.6},
+        {"rates", HDP_PLOT_COLUMN_W, 3.0},      {"kl-bound", HDP_PLOT_WIDE_W, 3.4},
+        {"kl-sweep", HDP_PLOT_WIDE_W, 3.4},     {"kl-epochs", HDP_PLOT_COLUMN_W, 3.8},
+        {"nc-sweep", HDP_PLOT_COLUMN_W, 4.8},   {"rf-p2", HDP_PLOT_COLUMN_W, 3.2},     {"rf-p1", HDP_PLOT_COLUMN_W, 3.0},
+        {"rf-p3", HDP_PLOT_COLUMN_W, 3.2},      {"rf-p4", HDP_PLOT_COLUMN_W, 3.2},
+        {"rf-run", HDP_PLOT_COLUMN_W, 3.4},     {"si-n", HDP_PLOT_COLUMN_W, 3.4},   {"si-eps", HDP_PLOT_COLUMN_W, 3.4},   {"si-align", HDP_PLOT_COLUMN_W, 3.0},
+        {"sweep-heat", HDP_PLOT_COLUMN_W, 2.9},
+    };
+    *w = HDP_PLOT_COLUMN_W;
+    *h = HDP_PLOT_COLUMN_H;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (!strcmp(sizes[i].name, script)) {
+            *w = sizes[i].w;
+            *h = sizes[i].h;
+        }
+}
+
+/* The terminal. Cairo sets a font of size F at F * 4/3 points in a PDF (it assumes 96 dpi),
+ * pdfcairo and epscairo then scale fonts by 0.5 by default: fontscale 0.75 makes a font
+ * given as F points F points in the document. PNG: the same figure at HDP_PLOT_PNG_DPI (fonts,
+ * lines and points scaled alike). */
+static void terminal_for(const char *path, const char *script, char *buf, size_t size)
+{
+    double w = style_now.width, h = style_now.height;
+    if (!(w > 0 && h > 0))
+        default_size(script, &w, &h);
+    double fs = style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE;
+    const char *ext = extension_of(path);
+    if (!ext)
+        ext = ".png";
+    if (!strcmp(ext, ".pdf"))
+        snprintf(buf, size,
+                 "set terminal pdfcairo enhanced color size %gin,%gin font 'Sans,%g' fontscale 0.75 "
+                 "linewidth 1 dashlength 1.6",
+                 w, h, fs);
+    else if (!strcmp(ext, ".eps"))
+        snprintf(buf, size,
+                 "set terminal epscairo enhanced color size %gin,%gin font 'Sans,%g' fontscale 0.75 "
+                 "linewidth 1 dashlength 1.6",
+                 w, h, fs);
+    else if (!strcmp(ext, ".tex"))
+        snprintf(buf, size,
+                 "set terminal cairolatex pdf color size %gin,%gin font ',%g' fontscale 0.75 "
+                 "linewidth 1 dashlength 1.6",
+                 w, h, fs);
+    else if (!strcmp(ext, ".svg"))
+        snprintf(buf, size,
+                 "set terminal svg enhanced size %d,%d font 'Sans,%g' linewidth 0.75 dashlength 1.6 "
+                 "background '#ffffff'",
+                 (int)lround(w * 72), (int)lround(h * 72), fs);
+    else {
+        double dpi = HDP_PLOT_PNG_DPI;
+        snprintf(buf, size,
+                 "set terminal pngcairo enhanced color size %d,%d font 'Sans,%g' fontscale %g "
+                 "linewidth %g pointscale %g dashlength 1.6",
+                 (int)lround(w * dpi), (int)lround(h * dpi), fs, dpi / 96.0, dpi / 96.0 * 0.75,
+                 dpi / 96.0);
+    }
+}
+
+/* The house style (plots/house.gp), before the caller's variables. */
+static void write_house_style(FILE *f, double fs)
+{
+    fprintf(f, "fig_font = %g\n", fs);
+    const char *house = hdp_plot_script("house");
+    fputs(house ? house : "", f);
+    fputs("\n", f);
+}
+
+/* Strings of the user's style: the key and log axes, re-applied before every plot command of
+ * the script (the script sets its own first), and the labels. */
+static void write_user_style(FILE *f, const char *caption_path)
+{
+    const hdp_plot_style *s = &style_now;
+    char user[512] = "";
+    size_t used = 0;
+    if (s->key)
+        used += (size_t)snprintf(user + used, sizeof user - used, "set key %s; ", s->key);
+    if (s->logx && used < sizeof user)
+        used += (size_t)snprintf(user + used, sizeof user - used, "set logscale x; set mxtics; ");
+    if (s->logy && used < sizeof user)
+        snprintf(user + used, sizeof user - used, "set logscale y; set mytics; ");
+    char buf[1200] = "";
+    hdp_plot_assign(buf, sizeof buf, "fig_user", user[0] ? user : "fig_noop = 0");
+    fputs(buf, f);
+    fprintf(f, "user_nlabels = %d\n", s->nlabels);
+    for (int i = 0; i < s->nlabels; i++) {
+        char var[32], lb[1200] = "";
+        snprintf(var, sizeof var, "user_label_%d", i + 1);
+        hdp_plot_assign(lb, sizeof lb, var, s->labels[i]);
+        fputs(lb, f);
+    }
+    fputs("ulabel(i, def) = i <= user_nlabels ? value(sprintf('user_label_%d', i)) : def\n", f);
+    if (s->no_title) {
+        fputs("if (!exists('title_text')) { title_text = '' }\nset print '", f);
+        for (const char *c = caption_path; *c; c++) {
+            if (*c == '\'') fputc('\'', f);
+            fputc(*c, f);
+        }
+        fputs("'\nprint title_text\nunset print\ntitle_text = ''\n", f);
+    }
+}
+
+/* The caller's assignments, with the title broken into lines that fit the figure's width
+ * (at spaces; a line holds about width / (0.62 font size) characters). */
+static void write_assignments(FILE *f, const char *a, double width_in, double fs)
+{
+    const char *t = strstr(a, "title_text=\"");
+    if (!t || (t != a && t[-1] != '\n' && t[-1] != ' ' && t[-1] != ';')) {
+        fputs(a, f);
+        return;
+    }
+    int maxc = (int)(width_in * 72.0 / ((fs + 1) * 0.62));
+    if (maxc < 20) maxc = 20;
+    t += strlen("title_text=\"");
+    fwrite(a, 1, (size_t)(t - a), f);
+    int col = 0;
+    const char *c = t;
+    for (; *c && *c != '"'; c++) {
+        if (*c == '\\' && c[1] == 'n') {
+            fputs("\\n", f);
+            c++;
+            col = 0;
+            continue;
+        }
+        if (*c == '\\' && c[1]) {
+            fputc(*c++, f);
+            fputc(*c, f);
+            col++;
+            continue;
+        }
+        if (*c == ' ') {
+            /* break here when the next word does not fit */
+            int next = 0;
+            for (const char *w = c + 1; *w && *w != ' ' && *w != '"' && *w != '\\'; w++)
+                next += ((unsigned char)*w & 0xC0) != 0x80;
+            if (col + 1 + next > maxc) {
+                fputs("\\n", f);
+                col = 0;
+                continue;
+            }
+        }
+        fputc(*c, f);
+        col += ((unsigned char)*c & 0xC0) != 0x80;
+    }
+    fputs(c, f);
+}
+
+/* The script, with @fig_user before every plot command. */
+static void write_script(FILE *f, const char *script)
+{
+    const char *p = script;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+        const char *q = p;
+        while (q < p + len && (*q == ' ' || *q == '\t')) q++;
+        if (!strncmp(q, "plot ", 5) || !strncmp(q, "splot ", 6))
+            fputs("@fig_user\n", f);
+        fwrite(p, 1, len, f);
+        p += len;
+    }
+}
+
+/* Unicode characters of the scripts' texts, as LaTeX that compiles with plain pdflatex. */
+static const struct { const char *utf8, *tex; } tex_chars[] = {
+    {"\xce\xb1", "\\ensuremath{\\alpha}"},   {"\xce\xb2", "\\ensuremath{\\beta}"},
+    {"\xce\xb3", "\\ensuremath{\\gamma}"},   {"\xce\xb4", "\\ensuremath{\\delta}"},
+    {"\xce\xb5", "\\ensuremath{\\varepsilon}"}, {"\xce\xb7", "\\ensuremath{\\eta}"},
+    {"\xce\xb8", "\\ensuremath{\\theta}"},   {"\xce\xbb", "\\ensuremath{\\lambda}"},
+    {"\xce\xbc", "\\ensuremath{\\mu}"},      {"\xcf\x81", "\\ensuremath{\\rho}"},
+    {"\xcf\x83", "\\ensuremath{\\sigma}"},   {"\xcf\x84", "\\ensuremath{\\tau}"},
+    {"\xcf\x86", "\\ensuremath{\\phi}"},     {"\xce\xa6", "\\ensuremath{\\Phi}"},
+    {"\xce\xa3", "\\ensuremath{\\Sigma}"},   {"\xce\xa0", "\\ensuremath{\\Pi}"},
+    {"\xe2\x80\x94", "---"},                 {"\xe2\x80\x93", "--"},
+    {"\xe2\x88\x92", "\\ensuremath{-}"},     {"\xc2\xb1", "\\ensuremath{\\pm}"},
+    {"\xc2\xb2", "\\textsuperscript{2}"},    {"\xc2\xb3", "\\textsuperscript{3}"},
+    {"\xc2\xbd", "\\ensuremath{\\frac{1}{2}}"}, {"\xc2\xb7", "\\ensuremath{\\cdot}"},
+    {"\xc3\x97", "\\ensuremath{\\times}"},   {"\xe2\x80\x96", "\\ensuremath{\\|}"},
+    {"\xe2\x88\x9a", "\\ensuremath{\\surd}"}, {"\xe2\x88\x9e", "\\ensuremath{\\infty}"},
+    {"\xe2\x88\x82", "\\ensuremath{\\partial}"}, {"\xe2\x88\x96", "\\ensuremath{\\setminus}"},
+    {"\xe2\x89\xa4", "\\ensuremath{\\le}"},  {"\xe2\x89\xa5", "\\ensuremath{\\ge}"},
+    {"\xe2\x89\x88", "\\ensuremath{\\approx}"}, {"\xe2\x86\x92", "\\ensuremath{\\to}"},
+    {"\xe2\x9f\xa8", "\\ensuremath{\\langle}"}, {"\xe2\x9f\xa9", "\\ensuremath{\\rangle}"},
+    {"\xe2\x80\xb2", "\\ensuremath{'}"},     {"\xe2\x82\x80", "\\textsubscript{0}"},
+    {"\xe2\x82\x81", "\\textsubscript{1}"},  {"\xe2\x82\x82", "\\textsubscript{2}"},
+    {"\xe2\x81\xba", "\\textsuperscript{+}"}, {"\xe2\x88\x97", "*"},
+    {"<", "\\textless{}"},                   {">", "\\textgreater{}"},
+    {"|", "\\textbar{}"},                    {"~", "\\textasciitilde{}"},
+};
+
+/* One character at c (UTF-8) as LaTeX; a following combining tilde (U+0303) puts \tilde on a
+ * mapped letter. Returns the bytes consumed. */
+static size_t tex_char(FILE *out, const char *c, const char *end)
+{
+    for (size_t i = 0; i < sizeof tex_chars / sizeof tex_chars[0]; i++) {
+        size_t len = strlen(tex_chars[i].utf8);
+        if ((size_t)(end - c) >= len && !strncmp(c, tex_chars[i].utf8, len)) {
+            const char *t = tex_chars[i].tex;
+            if (end - (c + len) >= 2 && (unsigned char)c[len] == 0xCC &&
+                (unsigned char)c[len + 1] == 0x83 && !strncmp(t, "\\ensuremath{", 12)) {
+                fprintf(out, "\\ensuremath{\\tilde{%.*s}}", (int)(strlen(t) - 13), t + 12);
+                return len + 2;
+            }
+            fputs(t, out);
+            return len;
+        }
+    }
+    if ((unsigned char)c[0] == 0xCC && end - c >= 2 && (unsigned char)c[1] == 0x83) {
+        fputs("\\~{}", out); /* a combining tilde on an unmapped character */
+        return 2;
+    }
+    fputc(*c, out);
+    return 1;
+}
+
+/* A LaTeX text of a cairolatex figure from gnuplot's enhanced-text markup: _{x} and ^{x} as
+ * \textsubscript{x}, \textsuperscript{x}; %, &, # escaped; Greek letters and symbols as
+ * math (tex_chars), so that the figure compiles with plain pdflatex; $...$ left alone. */
+static void tex_text(FILE *out, const char *s, const char *end)
+{
+    int math = 0;
+    for (const char *c = s; c < end;) {
+        if (*c == '$') {
+            math = !math;
+            fputc(*c++, out);
+            continue;
+        }
+        if (math) {
+            fputc(*c++, out);
+            continue;
+        }
+        if ((*c == '_' || *c == '^') && c + 1 < end) {
+            fputs(*c == '_' ? "\\textsubscript{" : "\\textsuperscript{", out);
+            c++;
+            if (*c == '{') {
+                int depth = 1;
+                for (c++; c < end;) {
+                    if (*c == '{') depth++;
+                    if (*c == '}' && --depth == 0) {
+                        c++;
+                        break;
+                    }
+                    c += tex_char(out, c, end);
+                }
+            } else {
+                c += tex_char(out, c, end);
+            }
+            fputc('}', out);
+            continue;
+        }
+        if (*c == '%' || *c == '&' || *c == '#') {
+            fputc('\\', out);
+            fputc(*c++, out);
+            continue;
+        }
+        if (*c == '-' && c + 1 < end && c[1] == '-') { /* "--option", not an en dash */
+            fputs("-{}", out);
+            c++;
+            continue;
+        }
+        if (*c == '{' || *c == '}') { /* enhanced-text grouping */
+            c++;
+            continue;
+        }
+        c += tex_char(out, c, end);
+    }
+}
+
+/* Copy the .tex of cairolatex to out: texts converted, the graphics file named by its
+ * final name (gnuplot wrote the temporary folder's path). */
+static int copy_tex(const char *from, FILE *out, const char *tmpdir, const char *final_stem)
+{
+    FILE *in = fopen(from, "r");
+    if (!in)
+        return -1;
+    char line[8192];
+    char gfx[4200];
+    snprintf(gfx, sizeof gfx, "%s/figure}", tmpdir);
+    const char *base = strrchr(final_stem, '/');
+    base = base ? base + 1 : final_stem;
+    while (fgets(line, sizeof line, in)) {
+        char *strut = strstr(line, "\\strut{}");
+        char *g = strstr(line, gfx);
+        if (g) {
+            fwrite(line, 1, (size_t)(g - line), out);
+            fprintf(out, "%s}%s", base, g + strlen(gfx));
+        } else if (strut) {
+            char *text = strut + 8;
+            char *close = text; /* the text ends at the brace that closes its box */
+            for (int depth = 0; *close && !(*close == '}' && depth == 0); close++)
+                depth += (*close == '{') - (*close == '}');
+            fwrite(line, 1, (size_t)(text - line), out);
+            tex_text(out, text, close);
+            fputs(close, out);
+        } else {
+            fputs(line, out);
+        }
+    }
+    fclose(in);
+    return 0;
+}
+
+static int copy_file(const char *from, FILE *out)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return -1;
+    char buf[65536];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, got, out);
+    fclose(in);
+    return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+    static const char *names[] = {"script.gp", "err.txt", "figure.png", "figure.pdf",
+                                  "figure.svg", "figure.eps", "figure.tex", "caption.txt"};
+    char path[4300];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
 }
 
 hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *assignments,
                          hdp_error *err)
 {
     const char *script = hdp_plot_script(name);
-    if (!script)
-        return hdp_fail(err, HDP_EINPUT, "no plot script named '%s'", name);
+    if (!script || !hdp_plot_script("house"))
+        return hdp_fail(err, HDP_EINPUT, "no plot script named '%s'", script ? "house" : name);
+    const char *ext = extension_of(out_path);
+    if (!ext)
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: a figure is drawn by its extension: .png, .pdf, .svg, .eps or .tex",
+                        out_path);
     const char *gp = hdp_plot_gnuplot();
     if (!gp)
         return hdp_fail(err, HDP_EIO,
                         "gnuplot not found (install it: apt-get install gnuplot-nox, or set "
                         "HDPSGD_GNUPLOT); the figure %s was not drawn",
                         out_path);
-    /* the figure goes where the output layer puts files (symbolic links written through,
-     * the replaced file's mode kept, the temporary file removed on a signal): gnuplot
-     * writes the temporary file (or a device directly), hdp_out_commit renames it */
-    hdp_outfile out;
-    hdp_status ost = hdp_out_open(&out, out_path, err);
-    if (ost != HDP_OK)
-        return ost;
-    if (out.is_stdout) {
-        hdp_out_abort(&out);
-        return hdp_fail(err, HDP_EINPUT, "a figure cannot be written to standard output");
-    }
-    const char *tmp_out = out.direct ? out.target : out.tmp;
-    char tmp_script[64], tmp_err[64];
-    snprintf(tmp_script, sizeof tmp_script, "/tmp/hdpsgd-plot-XXXXXX");
-    int fd = mkstemp(tmp_script);
-    snprintf(tmp_err, sizeof tmp_err, "/tmp/hdpsgd-plot-err-XXXXXX");
-    int efd = mkstemp(tmp_err);
+    /* gnuplot writes into a private temporary folder; the files are then published where the
+     * output layer puts files (symbolic links written through, the replaced file's mode
+     * kept, all of the figure's files or none) */
+    char dir[64] = "/tmp/hdpsgd-plot-XXXXXX";
+    if (!mkdtemp(dir))
+        return hdp_fail(err, HDP_EIO, "cannot create a temporary folder for gnuplot: %s",
+                        strerror(errno));
+    char script_path[128], err_path[128], fig_tmp[128], gfx_tmp[128], cap_tmp[128];
+    snprintf(script_path, sizeof script_path, "%s/script.gp", dir);
+    snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
+    snprintf(fig_tmp, sizeof fig_tmp, "%s/figure%s", dir, ext);
+    snprintf(gfx_tmp, sizeof gfx_tmp, "%s/figure.pdf", dir);
+    snprintf(cap_tmp, sizeof cap_tmp, "%s/caption.txt", dir);
+    int is_tex = !strcmp(ext, ".tex");
     hdp_status st = HDP_OK;
-    struct stat sb;
-    if (fd < 0 || efd < 0) {
+    FILE *f = fopen(script_path, "w");
+    int efd = open(err_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (!f || efd < 0) {
         st = hdp_fail(err, HDP_EIO, "cannot create a temporary file for gnuplot: %s",
                       strerror(errno));
+        if (f) fclose(f);
         goto done;
     }
-    FILE *f = fdopen(fd, "w");
-    fd = -1;
-    fprintf(f, "%s\n", terminal_for(out_path));
-    fputs("set output '", f);
-    for (const char *c = tmp_out; *c; c++) {
-        if (*c == '\'') fputc('\'', f);
-        fputc(*c, f);
+    char term[512];
+    terminal_for(out_path, name, term, sizeof term);
+    int dry = !strstr(script, "multiplot");
+    if (dry) /* the real terminal after the dry run (below) */
+        fputs("set terminal unknown\n", f);
+    else
+        fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
+    write_house_style(f, style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
+    {
+        double w = style_now.width, h = style_now.height;
+        if (!(w > 0 && h > 0))
+            default_size(name, &w, &h);
+        write_assignments(f, assignments ? assignments : "", w,
+                          style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
     }
-    fputs("'\n", f);
-    fputs(assignments ? assignments : "", f);
     fputs("\n", f);
-    fputs(script, f);
+    write_user_style(f, cap_tmp);
+    if (dry) {
+        /* a dry run to learn the axes' ranges: a logarithmic axis over less than three
+         * decades gets labels at 1, 2 and 5 times the powers of ten, not only at the decades */
+        fprintf(f, "fig_islogx = %d\nfig_islogy = %d\n",
+                style_now.logx || strstr(script, "set logscale x") || strstr(script, "logscale xy"),
+                style_now.logy || strstr(script, "set logscale y") || strstr(script, "logscale xy"));
+        write_script(f, script);
+        fputs("\nfig_logtics_x = (fig_islogx && GPVAL_X_MIN > 0 && GPVAL_X_MAX / GPVAL_X_MIN < 1000) ? "
+              "fig_logtics(GPVAL_X_MIN, GPVAL_X_MAX) : ''\n"
+              "fig_logtics_y = (fig_islogy && GPVAL_Y_MIN > 0 && GPVAL_Y_MAX / GPVAL_Y_MIN < 1000) ? "
+              "fig_logtics(GPVAL_Y_MIN, GPVAL_Y_MAX) : ''\n"
+              "if (strlen(fig_logtics_x) > 0) { fig_user = fig_user.\"; set format x '%g'; set xtics add (\".fig_logtics_x.\")\" }\n"
+              "if (strlen(fig_logtics_y) > 0) { fig_user = fig_user.\"; set format y '%g'; set ytics add (\".fig_logtics_y.\")\" }\n"
+              , f);
+        /* the terminal again (push and pop would round its fontscale to one decimal) */
+        fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
+    }
+    write_script(f, script);
     fputs("\nset output\n", f);
     if (fclose(f) != 0) {
         st = hdp_fail(err, HDP_EIO, "cannot write the gnuplot script: %s", strerror(errno));
@@ -125,15 +530,17 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
     posix_spawn_file_actions_adddup2(&fa, efd, STDERR_FILENO);
     posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {(char *)"gnuplot", tmp_script, NULL};
+    char *argv[] = {(char *)"gnuplot", script_path, NULL};
     pid_t pid;
     int rc = posix_spawn(&pid, gp, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     int status = 0;
     if (rc == 0)
         waitpid(pid, &status, 0);
-    if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(tmp_out, &sb) != 0 ||
-        (!out.direct && sb.st_size == 0)) {
+    struct stat sb;
+    if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(fig_tmp, &sb) != 0 ||
+        sb.st_size == 0 || (is_tex && stat(gfx_tmp, &sb) != 0) ||
+        (style_now.no_title && stat(cap_tmp, &sb) != 0)) {
         char msg[600] = "";
         lseek(efd, 0, SEEK_SET);
         ssize_t got = read(efd, msg, sizeof msg - 1);
@@ -142,12 +549,26 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
                       msg[0] ? msg : (rc ? strerror(rc) : "no output"));
         goto done;
     }
-    st = hdp_out_commit(&out, err);
+    {
+        char companions[2][4200], stem[4200];
+        int nc = hdp_plot_companions(out_path, companions, 2);
+        stem_of(out_path, stem, sizeof stem);
+        hdp_outset set;
+        hdp_outset_init(&set, err);
+        FILE *o = hdp_outset_add(&set, out_path);
+        if (o && (is_tex ? copy_tex(fig_tmp, o, dir, stem) : copy_file(fig_tmp, o)) != 0)
+            set.status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s", strerror(errno));
+        for (int i = 0; i < nc; i++) {
+            o = hdp_outset_add(&set, companions[i]);
+            const char *from = (is_tex && i == 0) ? gfx_tmp : cap_tmp;
+            if (o && copy_file(from, o) != 0)
+                set.status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s",
+                                      strerror(errno));
+        }
+        st = hdp_outset_commit(&set);
+    }
 done:
-    if (fd >= 0) close(fd);
     if (efd >= 0) close(efd);
-    unlink(tmp_script);
-    unlink(tmp_err);
-    hdp_out_abort(&out); /* nothing left to do after a commit */
+    remove_tree(dir);
     return st;
 }

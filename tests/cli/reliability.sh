@@ -188,12 +188,12 @@ check "plot on a FIFO: refused at once (it hung)" refused "not a regular file (a
 { grep -v '^#' good.csv; echo '0.5,abc,1,1,1,1,1,1'; } > badrow.csv
 check "plot on a CSV with a bad row: exit 2 naming the line (was 3)" refused "badrow.csv:5: field 2 is not a number" \
   "$bin" plot badrow.csv -o o/p.png
-for ext in eps jpg tex none; do
+for ext in jpg gif none; do
   f=o/v.$ext; [[ $ext == none ]] && f=o/v
-  check "validate --figure with .$ext: refused before running" refused ".png, .pdf or .svg" \
+  check "validate --figure with .$ext: refused before running" refused ".png, .pdf, .svg, .eps or .tex" \
     "$bin" validate --runs 2 --figure "$f"
 done
-check "plot -o v.jpg: refused" refused ".png, .pdf or .svg" "$bin" plot good.csv -o o/v.jpg
+check "plot -o v.jpg: refused" refused ".png, .pdf, .svg, .eps or .tex" "$bin" plot good.csv -o o/v.jpg
 echo old > fig.png; chmod 640 fig.png; ln -s fig.png figlink.png
 "$bin" plot good.csv -o figlink.png 2>/dev/null
 check "plot -o LINK: the figure written through the link, mode kept" \

@@ -1,0 +1,138 @@
+/*
+ * figure_opts.c — the figure options shared by `plot` and every command that draws a figure
+ * (--figure, rf-experiment): one option group, defined here once; cli_parse, the help, the
+ * man page and the bash completion add it to those commands' own tables (cli_figure_opts_for).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/plot.h"
+#include "cli.h"
+
+static const char *size_opt, *key_opt;
+static double font_opt;
+static int no_title_opt, logx_opt, logy_opt;
+static cli_strings labels_opt;
+
+const cli_opt cli_figure_opts[] = {
+    {"size", 0, OPT_STRING, &size_opt, "W,H",
+     "figure size in inches (default one column, 3.4,2.6, taller for stacked panels), or "
+     "'column' or 'wide' (two columns, 7,3)"},
+    {"font-size", 0, OPT_DOUBLE, &font_opt, "PT",
+     "font size in points in the final document (default 8; 4 to 30)"},
+    {"label", 0, OPT_STRINGS, &labels_opt, "TEXT",
+     "legend text of the next curve, in order (repeatable): plot's input files, a sweep's "
+     "curves, validate's ODE, Monte Carlo, SDE, a family's curves"},
+    {"no-title", 0, OPT_FLAG, &no_title_opt, NULL,
+     "no title; its text (the parameters) goes to FIG-without-extension.caption.txt"},
+    {"key", 0, OPT_STRING, &key_opt, "POS",
+     "legend position: top|bottom|center left|right|center, outside, below, or off"},
+    {"logx", 0, OPT_FLAG, &logx_opt, NULL, "logarithmic x axis"},
+    {"logy", 0, OPT_FLAG, &logy_opt, NULL, "logarithmic y axis"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+
+int cli_draws_figures(const cli_command *cmd)
+{
+    if (!strcmp(cmd->name, "rf-experiment"))
+        return 1; /* draws its figure beside its CSV, without a --figure option */
+    for (const cli_opt *o = cmd->opts; o && o->name; o++)
+        if (o->kind == OPT_FIGURE)
+            return 1;
+    return 0;
+}
+
+const cli_opt *cli_figure_opts_for(const cli_command *cmd)
+{
+    return cli_draws_figures(cmd) ? cli_figure_opts : NULL;
+}
+
+void cli_figure_opts_reset(void)
+{
+    size_opt = key_opt = NULL;
+    font_opt = NAN;
+    no_title_opt = logx_opt = logy_opt = 0;
+    labels_opt.n = 0;
+    hdp_plot_set_style(NULL);
+}
+
+static int bad(const char *cmd, const char *what, const char *value, const char *expected)
+{
+    fprintf(stderr, "hdpsgd %s: error: %s %s: %s (nothing was run)\n", cmd, what, value, expected);
+    return EXIT_BAD_INPUT;
+}
+
+/* the words gnuplot's 'set key' takes for a position */
+static int key_ok(const char *k)
+{
+    static const char *words[] = {"top", "bottom", "center", "left", "right", "outside",
+                                  "inside", "below", "above", "horizontal", "vertical",
+                                  "box", "nobox", "opaque", NULL};
+    if (!strcmp(k, "off"))
+        return 1;
+    char copy[256];
+    if (strlen(k) >= sizeof copy || !k[0])
+        return 0;
+    snprintf(copy, sizeof copy, "%s", k);
+    int n = 0;
+    for (char *sv = NULL, *w = strtok_r(copy, " ,", &sv); w; w = strtok_r(NULL, " ,", &sv), n++) {
+        int found = 0;
+        for (int i = 0; words[i]; i++) found |= !strcmp(w, words[i]);
+        if (!found)
+            return 0;
+    }
+    return n > 0;
+}
+
+int cli_figure_opts_apply(const char *cmd)
+{
+    hdp_plot_style s;
+    memset(&s, 0, sizeof s);
+    if (size_opt) {
+        double w = 0, h = 0;
+        char tail;
+        if (!strcmp(size_opt, "column")) {
+            w = HDP_PLOT_COLUMN_W;
+            h = HDP_PLOT_COLUMN_H;
+        } else if (!strcmp(size_opt, "wide")) {
+            w = HDP_PLOT_WIDE_W;
+            h = HDP_PLOT_WIDE_H;
+        } else if (sscanf(size_opt, "%lf,%lf%c", &w, &h, &tail) != 2 || !isfinite(w) ||
+                   !isfinite(h) || !(w > 0) || !(h > 0)) {
+            return bad(cmd, "--size", size_opt,
+                       "expected two positive numbers W,H (inches), 'column' or 'wide'");
+        }
+        if (w < 1 || h < 1 || w > 40 || h > 40)
+            return bad(cmd, "--size", size_opt, "each side must be from 1 to 40 inches");
+        s.width = w;
+        s.height = h;
+    }
+    if (!isnan(font_opt)) {
+        if (!(font_opt >= 4 && font_opt <= 30)) {
+            char v[32];
+            snprintf(v, sizeof v, "%g", font_opt);
+            return bad(cmd, "--font-size", v, "expected a size in points from 4 to 30");
+        }
+        s.font_size = font_opt;
+    }
+    if (key_opt) {
+        if (!key_ok(key_opt))
+            return bad(cmd, "--key", key_opt,
+                       "expected words of top, bottom, center, left, right, outside, below, "
+                       "above, horizontal, vertical, box, opaque, or 'off'");
+        s.key = !strcmp(key_opt, "off") ? "off" : key_opt;
+    }
+    for (int i = 0; i < labels_opt.n; i++) {
+        if (strchr(labels_opt.v[i], '\n'))
+            return bad(cmd, "--label", labels_opt.v[i], "a label is one line");
+        s.labels[i] = labels_opt.v[i];
+    }
+    s.nlabels = labels_opt.n;
+    s.no_title = no_title_opt;
+    s.logx = logx_opt;
+    s.logy = logy_opt;
+    hdp_plot_set_style(&s);
+    return 0;
+}
