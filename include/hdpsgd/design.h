@@ -24,10 +24,16 @@
  *   optimal: a = e^{p_1}, c1 = a eta~(0);
  *   pl: eta~(t_i) = eta~(t_{i-1}) sigmoid(p_i) (non-increasing, THEORY 1);
  *   c = e^{p_c}.
- * A coarse scan picks the start; GSL's Nelder-Mead simplex (nmsimplex2) then
- * minimises, restarted from the best point until a restart no longer improves.
- * During the search the ODE runs cheaply (2 output points, rtol = search_rtol); the
- * winner is re-solved at the model's own [ode] settings.
+ * Default method (bfgs): the final risk and its exact gradient in p from the
+ * reverse-mode differentiated Runge-Kutta discretisation of src/core/ode_grad.h
+ * (privacy noise sigma~^2 = -(eta~^2)'/rho^2 and the final-iterate jump included); a
+ * coarse scan of the same objective picks the starts, and GSL's vector_bfgs2 minimises
+ * from the three best, each restarted until a restart no longer improves. With refine
+ * (pl) the optimum at K knots, interpolated, starts the search at 2K - 1 knots.
+ * Method simplex (the former method, for comparison): a coarse scan, then GSL's
+ * Nelder-Mead simplex (nmsimplex2) restarted from the best point until a restart no
+ * longer improves, on CVODE (2 output points, rtol = search_rtol).
+ * Either way the winner is re-solved with CVODE at the model's own [ode] settings.
  *
  * Ownership: results own their arrays (release with hdp_design_result_free, also
  * after a failure). Models made by hdp_design_model are deep copies (release with
@@ -75,8 +81,20 @@ typedef struct {
 
 typedef void (*hdp_design_progress_fn)(const hdp_design_progress *p, void *user);
 
+/* The search method: quasi-Newton on the exact gradient (default), or Nelder-Mead. */
+typedef enum { HDP_DESIGN_BFGS = 0, HDP_DESIGN_SIMPLEX } hdp_design_method;
+
+/* "bfgs", "simplex"; and the reverse (-1 when unknown). */
+const char *hdp_design_method_name(hdp_design_method m);
+int hdp_design_method_parse(const char *name);
+
 typedef struct {
     int knots;             /* pl: K >= 2 knots (default 8) */
+    hdp_design_method method; /* default HDP_DESIGN_BFGS */
+    int refine;            /* pl, bfgs: optimise at K, then at 2K - 1 knots (the segments halved,
+                            * started from the coarser optimum) ... until the final risk moves by
+                            * less than refine_tol (relative) or K would pass HDP_DESIGN_MAX_KNOTS */
+    double refine_tol;     /* default 1e-5 */
     int tune_clip;         /* 1: also optimise the clipping constant c */
     int max_restarts;      /* Nelder-Mead rounds (default 6) */
     long max_solves;       /* ODE solves per family (default 6000) */
@@ -91,7 +109,8 @@ typedef struct {
 /* Defaults as documented above. */
 void hdp_design_options_init(hdp_design_options *o);
 
-#define HDP_DESIGN_MAX_KNOTS 64
+#define HDP_DESIGN_MAX_KNOTS 512
+#define HDP_DESIGN_MAX_LEVELS 12
 
 typedef struct {
     hdp_design_family family;
@@ -110,8 +129,12 @@ typedef struct {
     long table_len;
     double *table_t, *table_eta;
     double table_final_risk; /* ODE final risk of the table at the model's settings */
+    /* refine: the levels, coarse to fine (levels = 0 without refine) */
+    int levels;
+    int level_knots[HDP_DESIGN_MAX_LEVELS];
+    double level_risk[HDP_DESIGN_MAX_LEVELS];  /* search risk at each level */
     /* cost */
-    long ode_solves;      /* during the search, this family */
+    long ode_solves;      /* during the search, this family (a solve with its gradient counts one) */
     double seconds;       /* wall time of the search */
 } hdp_design_result;
 
