@@ -165,6 +165,16 @@ hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUN
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
 void hdp_design_set_free(hdp_design_set *d);
 
+/* The privacy a family needs to match a target risk (the epsilon-equivalent of THEORY 5):
+ * the rho at which the family, optimised (opt; refine ignored), reaches final risk
+ * `target`, by Brent's method on log rho (1e-4 relative) after bracketing by factors of 4
+ * from the model's rho. *rho = inf when 10^4 times the model's rho does not reach the
+ * target (the family's non-private floor is above it). solves (may be NULL): the design
+ * solves spent. HDP_EINPUT for rho = inf or target <= 0. */
+hdp_status hdp_design_rho_equivalent(const hdp_model *m, hdp_design_family family,
+                                     const hdp_design_options *opt, double target, double *rho,
+                                     long *solves, hdp_error *err);
+
 /* eta~(t) of the optimised schedule (the analytic family, not the table). */
 double hdp_design_eta(const hdp_design_result *r, double t);
 

@@ -17,15 +17,23 @@
 #include "hdpsgd/design.h"
 #include "hdpsgd/privacy.h"
 
-static const char *out_path, *json_path, *figure_path, *family_opt;
+static const char *out_path, *json_path, *figure_path, *family_opt, *method_opt;
 static long knots_opt;
-static int optimize, tune_clip;
+static int optimize, tune_clip, refine;
+static double refine_tol;
 
 const cli_opt schedule_opts[] = {
     {"optimize", 0, OPT_FLAG, &optimize, NULL, "optimise the schedule families on the risk ODE"},
     {"family", 0, OPT_STRING, &family_opt, "F",
      "all (default) | output | linear-noise | optimal | pl, or a comma-separated list"},
-    {"knots", 0, OPT_LONG, &knots_opt, "K", "pl family: knots t_i = i/(K-1), 2 <= K <= 64 (default 8)"},
+    {"knots", 0, OPT_LONG, &knots_opt, "K", "pl family: knots t_i = i/(K-1), 2 <= K <= 512 (default 8)"},
+    {"method", 0, OPT_STRING, &method_opt, "M",
+     "bfgs (default: quasi-Newton on the exact gradient) | simplex (Nelder-Mead, the former method)"},
+    {"refine", 0, OPT_FLAG, &refine, NULL,
+     "pl only: optimise at K knots, then at 2K-1 (segments halved, started from the coarser "
+     "optimum), ... until the final risk moves by less than --refine-tol; also optimises the "
+     "closed-form families and reports the privacy each would need to match"},
+    {"refine-tol", 0, OPT_DOUBLE, &refine_tol, "TOL", "relative change that ends --refine (default 1e-5)"},
     {"tune-clip", 0, OPT_FLAG, &tune_clip, NULL, "also optimise the clipping constant c"},
     {"output", 'o', OPT_OUTPUT, &out_path, "FILE",
      "write the best schedule here as a table (two columns t, eta)"},
@@ -282,10 +290,16 @@ static void print_comparison(const hdp_model *m, const hdp_design_set *d,
                res[f].final_risk, eps, res[f].ode_solves, cbuf, desc, f == best ? "   <- best" : "");
     }
     const hdp_design_result *b = &res[best];
-    printf("\nODE solves: %ld in %.3g s, %.0f per second (search: 2 output points, rtol %g; the "
-           "winners re-solved at the model's [ode] settings)\n",
-           d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0,
-           fmax(opt->search_rtol, m->rtol));
+    if (opt->method == HDP_DESIGN_SIMPLEX)
+        printf("\nODE solves: %ld in %.3g s, %.0f per second (search: Nelder-Mead on CVODE, 2 output "
+               "points, rtol %g; the winners re-solved at the model's [ode] settings)\n",
+               d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0,
+               fmax(opt->search_rtol, m->rtol));
+    else
+        printf("\nODE solves: %ld in %.3g s, %.0f per second (search: BFGS on the exact gradient of "
+               "the Runge-Kutta discretisation, a solve with its gradient counted once; the winners "
+               "re-solved with CVODE at the model's [ode] settings)\n",
+               d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0);
     printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
            hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
            100.0 * (b->table_final_risk / b->final_risk - 1.0));
@@ -325,7 +339,9 @@ int cmd_schedule(int argc, char **argv)
     cli_common common;
     out_path = json_path = figure_path = family_opt = NULL;
     knots_opt = 8;
-    optimize = tune_clip = 0;
+    method_opt = NULL;
+    refine_tol = 1e-5;
+    optimize = tune_clip = refine = 0;
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
@@ -342,6 +358,32 @@ int cmd_schedule(int argc, char **argv)
                 knots_opt, HDP_DESIGN_MAX_KNOTS);
         return EXIT_BAD_INPUT;
     }
+    int method = hdp_design_method_parse(method_opt ? method_opt : "bfgs");
+    if (method < 0) {
+        fprintf(stderr, "hdpsgd schedule: error: --method '%s': expected bfgs or simplex\n", method_opt);
+        return EXIT_BAD_INPUT;
+    }
+    if (!(refine_tol > 0) || !isfinite(refine_tol)) {
+        fprintf(stderr, "hdpsgd schedule: error: --refine-tol %g: expected a positive number\n",
+                refine_tol);
+        return EXIT_BAD_INPUT;
+    }
+    if (refine) {
+        int only_pl = want[HDP_FAMILY_PL];
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+            if (f != HDP_FAMILY_PL && want[f]) only_pl = 0;
+        if (!only_pl) {
+            fprintf(stderr, "hdpsgd schedule: error: --refine: refines the pl family only (add "
+                            "--family pl; the closed-form families are then compared with it)\n");
+            return EXIT_BAD_INPUT;
+        }
+        if (method != HDP_DESIGN_BFGS) {
+            fprintf(stderr, "hdpsgd schedule: error: --refine needs --method bfgs\n");
+            return EXIT_BAD_INPUT;
+        }
+        /* the closed-form families, for the comparison */
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
+    }
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
@@ -352,6 +394,9 @@ int cmd_schedule(int argc, char **argv)
     hdp_design_options_init(&opt);
     opt.knots = (int)knots_opt;
     opt.tune_clip = tune_clip;
+    opt.method = (hdp_design_method)method;
+    opt.refine = refine;
+    opt.refine_tol = refine_tol;
     opt.progress = progress;
     opt.progress_user = &ps;
 
@@ -379,6 +424,39 @@ int cmd_schedule(int argc, char **argv)
     double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, delta);
     print_comparison(&m, &d, &opt, eps);
     const hdp_design_result *b = &res[best];
+    if (refine && done[HDP_FAMILY_PL]) {
+        const hdp_design_result *pl = &res[HDP_FAMILY_PL];
+        printf("\nrefine (pl, tolerance %g): search risk", refine_tol);
+        for (int l = 0; l < pl->levels; l++)
+            printf("%s K = %d: %.10g", l ? ";" : "", pl->level_knots[l], pl->level_risk[l]);
+        int lv = pl->levels - 1;
+        int conv = lv > 0 && fabs(pl->level_risk[lv - 1] - pl->level_risk[lv]) <=
+                                 refine_tol * fabs(pl->level_risk[lv]);
+        printf("\n%s at K = %d knots: final risk %.10g\n",
+               conv ? "converged" : "NOT converged (the knot limit came first)", pl->knots,
+               pl->final_risk);
+        printf("\nthe closed-form families against it (each optimised at the model's rho; "
+               "epsilon-equivalent: the privacy it needs to reach the optimal risk, CKS at delta = 1/n)\n");
+        printf("  %-13s %14s %10s %12s %12s\n", "family", "final risk", "excess", "rho needed",
+               "epsilon");
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+            if (f == HDP_FAMILY_PL || !done[f])
+                continue;
+            double rho_eq = NAN;
+            long sv = 0;
+            hdp_error e2;
+            hdp_error_clear(&e2);
+            if (hdp_design_rho_equivalent(&m, f, &opt, pl->final_risk, &rho_eq, &sv, &e2) != HDP_OK)
+                fprintf(stderr, "hdpsgd schedule: warning: %s: %s\n", hdp_design_family_name(f), e2.msg);
+            double eps_eq = isfinite(rho_eq) ? hdp_zcdp_epsilon_cks(0.5 * rho_eq * rho_eq, delta)
+                                             : rho_eq;
+            printf("  %-13s %14.8g %9.3f%% %12.6g %12.6g\n", hdp_design_family_name(f),
+                   res[f].final_risk, 100.0 * (res[f].final_risk / pl->final_risk - 1.0), rho_eq,
+                   eps_eq);
+        }
+        printf("  %-13s %14.8g %9.3f%% %12.6g %12.6g\n", "pl (optimum)", pl->final_risk, 0.0, m.rho,
+               eps);
+    }
 
     /* outputs, written only now */
     char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
