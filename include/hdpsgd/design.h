@@ -13,7 +13,7 @@
  * the step size of the algorithm is eta_k = eta~(k/n) / n):
  *   output        eta~ = eta0                       1 parameter
  *   linear-noise  eta~ = eta0 sqrt(1 - t)           1 parameter
- *   optimal       eta~ = c1 / (t + a)               2 parameters (c1, a); the model keys
+ *   inverse-time  eta~ = c1 / (t + a)               2 parameters (c1, a); the model keys
  *                 c2 = a/gamma and c3 = a rho/gamma both reproduce a = gamma max(c2, c3/rho)
  *   pl            non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1),
  *                 K parameters (the knot values)
@@ -21,7 +21,7 @@
  *
  * Method: unconstrained parameters p mapped so that every candidate is admissible:
  *   eta~(0) = (2/gamma) sigmoid(p_0)   (stability, THEORY 3: sup eta~ = eta~(0) < 2/gamma);
- *   optimal: a = e^{p_1}, c1 = a eta~(0);
+ *   inverse-time: a = e^{p_1}, c1 = a eta~(0);
  *   pl: eta~(t_i) = eta~(t_{i-1}) sigmoid(p_i) (non-increasing, THEORY 1);
  *   c = e^{p_c}.
  * Default method (bfgs): the final risk and its exact gradient in p from the
@@ -57,10 +57,17 @@ typedef enum {
     HDP_FAMILY_PL,
     HDP_FAMILY_COUNT
 } hdp_design_family;
+/* the family c1/(t + a) by its name since issue 21 (not the optimum at finite gamma) */
+#define HDP_FAMILY_INVERSE_TIME HDP_FAMILY_OPTIMAL
 
-/* "output", "linear-noise", "optimal", "pl"; and the reverse (-1 when unknown). */
+/* "output", "linear-noise", "inverse-time", "pl"; and the reverse (-1 when unknown),
+ * which also accepts "optimal", the name of inverse-time before issue 21. */
 const char *hdp_design_family_name(hdp_design_family f);
 int hdp_design_family_parse(const char *name);
+
+/* The family as machine-read outputs spell it (CSV columns and cells, JSON values, the
+ * gnuplot scripts): "output", "linear-noise", "optimal", "pl" — unchanged by the rename. */
+const char *hdp_design_family_column(hdp_design_family f);
 
 /* Parse "all" or a comma-separated list of family names into want[f] = 0/1 (blanks
  * around a name are ignored); HDP_EINPUT naming the unknown name, or when the list

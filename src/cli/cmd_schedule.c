@@ -25,7 +25,7 @@ static double refine_tol;
 const cli_opt schedule_opts[] = {
     {"optimize", 0, OPT_FLAG, &optimize, NULL, "optimise the schedule families on the risk ODE"},
     {"family", 0, OPT_STRING, &family_opt, "F",
-     "all (default) | output | linear-noise | optimal | pl, or a comma-separated list"},
+     "all (default) | output | linear-noise | inverse-time (alias optimal) | pl, or a comma-separated list"},
     {"knots", 0, OPT_LONG, &knots_opt, "K", "pl family: knots t_i = i/(K-1), 2 <= K <= 512 (default 8)"},
     {"method", 0, OPT_STRING, &method_opt, "M",
      "bfgs (default: quasi-Newton on the exact gradient) | simplex (Nelder-Mead, the former method)"},
@@ -46,25 +46,34 @@ const cli_opt schedule_opts[] = {
 /* `hdpsgd help schedule` (the command table in main.c points here) */
 const char schedule_usage[] =
     "schedule [MODEL.ini] [--set k=v]... --optimize [--family F] [--knots K] [--tune-clip] "
-    "[-o FILE] [--json FILE.json] [--figure FIG]";
+    "[--method bfgs|simplex] [--refine [--refine-tol TOL]] [-o FILE] [--json FILE.json] [--figure FIG]";
 const char schedule_help[] =
     "Minimises the ODE's final-iterate excess risk (THEORY.md 3, final-step noise included) at\n"
     "the model's rho over the schedule families of THEORY.md 5: output (eta0), linear-noise\n"
-    "(eta0), optimal (c1 and a; reported also as c2 = a/gamma, c3 = a rho/gamma), and pl, a\n"
-    "non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1); with --tune-clip\n"
-    "jointly over the clipping constant c. sup eta~ < 2/gamma is built into the\n"
-    "parametrisation. Nelder-Mead (GSL nmsimplex2) with restarts after a coarse scan, on a\n"
-    "cheap ODE (2 output points, rtol 1e-7); the winners are re-solved at the model's [ode]\n"
-    "settings. Prints a table (parameters, final risk, epsilon at delta = 1/n by CKS, ODE\n"
+    "(eta0), inverse-time (c1/(t + a), formerly `optimal`, still accepted; not the optimum at\n"
+    "finite gamma; reported also as c2 = a/gamma, c3 = a rho/gamma), and pl, a\n"
+    "non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1), 2 <= K <= 512; with\n"
+    "--tune-clip jointly over the clipping constant c. sup eta~ < 2/gamma is built into the\n"
+    "parametrisation. Method bfgs (default): GSL's BFGS on the exact gradient of the final\n"
+    "risk (reverse mode through a Runge-Kutta discretisation of the ODE, privacy noise and\n"
+    "final-step noise included) from the three best points of a coarse scan; simplex:\n"
+    "Nelder-Mead (GSL nmsimplex2) with restarts on CVODE (2 output points, rtol 1e-7). The\n"
+    "winners are re-solved at the model's [ode] settings. --refine (--family pl only):\n"
+    "optimise at K knots, then at 2K-1 (the segments halved, from the coarser optimum) until\n"
+    "the final risk moves by less than --refine-tol (default 1e-5, relative), printing the\n"
+    "risk at each K; it also optimises the closed-form families and prints how far each is\n"
+    "from the converged optimum, in risk and as the rho and epsilon it would need to match it.\n"
+    "Prints a table (parameters, final risk, epsilon at delta = 1/n by CKS, ODE\n"
     "solves), writes the best schedule as a table file (-o: two columns t, eta, '#' header;\n"
-    "201 knots, geometric near t = 0 for the optimal family, the K knots for pl) for\n"
+    "201 knots, geometric near t = 0 for inverse-time, the K knots for pl) for\n"
     "--set schedule.kind=table --set schedule.file=FILE, and reports the ODE risk of that\n"
     "table. --figure draws eta~(t) and R(t) of every family; its data go to\n"
     "FIG-without-extension.schedules.csv (t,eta_<family>,risk_<family>,...). JSON keys:\n"
     "<family>_final_risk, <family>_table_final_risk, <family>_c, <family>_ode_solves and the\n"
     "parameters (output_eta0, linear_noise_eta0, optimal_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
     "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
-    "ode_solves_per_second (family keys use linear_noise for linear-noise).";
+    "ode_solves_per_second (family keys use linear_noise for linear-noise; CSV columns, JSON\n"
+    "keys and best_family keep the spelling optimal for inverse-time).";
 
 /* points of the figure's curves */
 #define FIG_POINTS 401
@@ -206,7 +215,7 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
 #undef KEY
     }
-    hdp_json_str(&j, "best_family", hdp_design_family_name(d->best));
+    hdp_json_str(&j, "best_family", hdp_design_family_column(d->best));
     hdp_json_num(&j, "best_final_risk", b->final_risk);
     hdp_json_num(&j, "best_c", b->c);
     hdp_json_num(&j, "table_final_risk", b->table_final_risk);
@@ -253,7 +262,7 @@ static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp
     fprintf(f, "t");
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (done[k])
-            fprintf(f, ",eta_%s,risk_%s", hdp_design_family_name(k), hdp_design_family_name(k));
+            fprintf(f, ",eta_%s,risk_%s", hdp_design_family_column(k), hdp_design_family_column(k));
     fprintf(f, "\n");
     for (long i = 0; i < FIG_POINTS; i++) {
         fprintf(f, "%.10g", (double)i / (FIG_POINTS - 1));
@@ -318,7 +327,7 @@ static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
         if (done[f]) {
             char v[40];
             strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
-            strncat(fams, hdp_design_family_name(f), sizeof fams - strlen(fams) - 1);
+            strncat(fams, hdp_design_family_column(f), sizeof fams - strlen(fams) - 1);
             snprintf(v, sizeof v, "%s%.4g", finals[0] ? " " : "", res[f].final_risk);
             strncat(finals, v, sizeof finals - strlen(finals) - 1);
         }

@@ -31,11 +31,20 @@
 #define PENALTY 1e30
 #define MAX_PARAMS (HDP_DESIGN_MAX_KNOTS + 1)
 
-static const char *const family_names[] = {"output", "linear-noise", "optimal", "pl"};
+/* The family c1/(t + a) was called `optimal` until issue 21 found it is not the optimum at
+ * finite gamma: it is `inverse-time` now, `optimal` stays accepted and is the spelling of
+ * machine-read outputs (hdp_design_family_column). */
+static const char *const family_names[] = {"output", "linear-noise", "inverse-time", "pl"};
+static const char *const family_columns[] = {"output", "linear-noise", "optimal", "pl"};
 
 const char *hdp_design_family_name(hdp_design_family f)
 {
     return (f >= 0 && f < HDP_FAMILY_COUNT) ? family_names[f] : "?";
+}
+
+const char *hdp_design_family_column(hdp_design_family f)
+{
+    return (f >= 0 && f < HDP_FAMILY_COUNT) ? family_columns[f] : "?";
 }
 
 int hdp_design_family_parse(const char *name)
@@ -43,7 +52,7 @@ int hdp_design_family_parse(const char *name)
     if (!name)
         return -1;
     for (int i = 0; i < HDP_FAMILY_COUNT; i++)
-        if (!strcmp(name, family_names[i]))
+        if (!strcmp(name, family_names[i]) || !strcmp(name, family_columns[i]))
             return i;
     return -1;
 }
@@ -75,7 +84,7 @@ hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT
         int f = hdp_design_family_parse(tok);
         if (f < 0)
             return hdp_fail(err, HDP_EINPUT,
-                            "unknown family '%s' (expected all, output, linear-noise, optimal or pl)",
+                            "unknown family '%s' (expected all, output, linear-noise, inverse-time (or optimal) or pl)",
                             tok);
         want[f] = any = 1;
     }
