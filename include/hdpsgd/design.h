@@ -22,7 +22,9 @@
  * Method: unconstrained parameters p mapped so that every candidate is admissible:
  *   eta~(0) = (2/gamma) sigmoid(p_0)   (stability, THEORY 3: sup eta~ = eta~(0) < 2/gamma);
  *   inverse-time: a = e^{p_1}, c1 = a eta~(0);
- *   pl: eta~(t_i) = eta~(t_{i-1}) sigmoid(p_i) (non-increasing, THEORY 1);
+ *   pl: eta~(t_i) = eta~(t_{i-1}) r(p_i) (non-increasing, THEORY 1), the ratio
+ *       r(p) = 1/(1 + p^2) for bfgs (equal knots, the usual active constraint, at p = 0 with
+ *       non-zero curvature) and sigmoid(p) for simplex;
  *   c = e^{p_c}.
  * Default method (bfgs): the final risk and its exact gradient in p from the
  * reverse-mode differentiated Runge-Kutta discretisation of src/core/ode_grad.h

@@ -6,12 +6,18 @@
  * (THEORY 3, final-iterate jump included), at the model's fixed rho (THEORY 6: every
  * schedule discretised as in THEORY 1 is exactly (rho^2/2)-zCDP).
  * Admissibility through the parametrisation: eta~(0) = (2/gamma) sigmoid(p_0) keeps
- * sup eta~ < 2/gamma (THEORY 3, stability); the pl knots are products of sigmoids, so
- * eta~ is non-increasing and sigma~^2 = -(eta~^2)'/rho^2 >= 0 (THEORY 1, 5).
- * Search: a coarse scan, then Nelder-Mead (gsl_multimin_fminimizer_nmsimplex2) restarted
+ * sup eta~ < 2/gamma (THEORY 3, stability); the pl knots are products of ratios in (0, 1]
+ * (knot_ratio), so eta~ is non-increasing and sigma~^2 = -(eta~^2)'/rho^2 >= 0 (THEORY 1, 5).
+ * Search, method bfgs (default): the objective and its exact gradient from the
+ * differentiated Runge-Kutta discretisation of core/ode_grad.h (privacy noise and
+ * final-step noise included, THEORY 5.3); a coarse scan of it, then GSL's vector_bfgs2
+ * from the three best distinct scan points, each restarted while a round gains more than
+ * 1e-10 relative; refine (pl): K -> 2K - 1 knots from the coarser optimum. Method simplex:
+ * a coarse scan, then Nelder-Mead (gsl_multimin_fminimizer_nmsimplex2) on CVODE restarted
  * from the best point with a shrinking initial simplex until a round gains less than
- * 1e-6 relative (the search ODE is accurate to ~1e-6 at rtol 1e-7), at most max_restarts
- * rounds and max_solves ODE solves. A candidate whose ODE fails scores PENALTY.
+ * 1e-6 relative (the search ODE is accurate to ~1e-6 at rtol 1e-7). Both: at most
+ * max_restarts rounds and max_solves ODE solves (per refine level). A candidate whose ODE
+ * fails scores PENALTY.
  */
 #include "hdpsgd/design.h"
 #include "core/check.h"
