@@ -124,6 +124,13 @@ d = json.load(open(sys.argv[1]))
 assert d['best_family'] == 'optimal' and 'optimal_c1' in d, d
 PY
 
+# the designed pl schedule of the default model passes `validate` (ODE against the Monte
+# Carlo and the SDE; 0.2 s)
+"$bin" schedule --optimize --family pl --knots 8 -o "$work/def.tab" >/dev/null 2>&1
+check "default model: pl design exits 0" test $? -eq 0
+"$bin" validate --set schedule.kind=table --set schedule.file="$work/def.tab" --json "$work/val.json" >"$work/val.out" 2>&1
+check "default model: the designed schedule passes validate" grep -q "^verdict: PASS" "$work/val.out"
+
 # ---- bad input: exit 2, a message, no output file ----
 bad() { # bad NAME COMMAND ARGS...
   local name=$1 sub=$2; shift 2
