@@ -374,6 +374,14 @@ static void gradient_on_model(const hdp_model *m, int all_kinds)
     tb.t = t;
     tb.eta = e;
     check_gradient(&g, m, &tb, with_c);
+    /* the checkpointed reverse pass (states recomputed from every sqrt(N)-th) gives the same
+     * numbers as the one that keeps every state: the same operations in the same order */
+    double d_all[7], d_ck[7], c_all = 0, c_ck = 0;
+    double F_all = hdp_ode_grad_eval(&g, &tb, m->c, d_all, with_c ? &c_all : NULL);
+    g.store = 100;
+    double F_ck = hdp_ode_grad_eval(&g, &tb, m->c, d_ck, with_c ? &c_ck : NULL);
+    assert_true(F_all == F_ck && c_all == c_ck);
+    for (int i = 0; i < 7; i++) assert_true(d_all[i] == d_ck[i]);
     hdp_ode_grad_free(&g);
 }
 

@@ -233,9 +233,6 @@ static int push_node(hdp_ode_grad *g, long *n, double t, int seg)
         int *sg = realloc(g->seg, sizeof(int) * (size_t)cap);
         if (!sg) return -1;
         g->seg = sg;
-        double *ys = realloc(g->ys, sizeof(double) * (size_t)(cap + 1) * (size_t)g->spec.m);
-        if (!ys) return -1;
-        g->ys = ys;
         g->cap = cap;
     }
     g->seg[*n] = seg;
@@ -287,6 +284,33 @@ static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
     return n;
 }
 
+/* ---- one Runge-Kutta step ---- */
+
+/* y -> yn over step n; work: 5 m (k1..k4 and the stage state). Non-zero when not finite. */
+static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long n, double qf,
+                    int privacy, const double *y, double *yn, double *work)
+{
+    long m = g->spec.m;
+    double *k1 = work, *k2 = k1 + m, *k3 = k2 + m, *k4 = k3 + m, *Y = k4 + m;
+    double t = g->grid[n], h = g->grid[n + 1] - t;
+    sched_pt p1, p2, p4;
+    sched_at(s, g->seg[n], t, qf, privacy, &p1);
+    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
+    sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
+    if (rhs(g, cs, &p1, y, k1)) return -1;
+    for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k1[j];
+    if (rhs(g, cs, &p2, Y, k2)) return -1;
+    for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k2[j];
+    if (rhs(g, cs, &p2, Y, k3)) return -1;
+    for (long j = 0; j < m; j++) Y[j] = y[j] + h * k3[j];
+    if (rhs(g, cs, &p4, Y, k4)) return -1;
+    for (long j = 0; j < m; j++) {
+        yn[j] = y[j] + h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+        if (!isfinite(yn[j])) return -1;
+    }
+    return 0;
+}
+
 /* ---- evaluation ---- */
 
 double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, double *dsched,
@@ -306,7 +330,6 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
     g->steps = N;
     if (!g->w && !(g->w = malloc(sizeof(double) * 11 * (size_t)m)))
         return NAN;
-    double *k1 = g->w, *k2 = k1 + m, *k3 = k2 + m, *k4 = k3 + m, *Y = k4 + m;
     clip_set cs = {0};
     cs.c = c;
     cs.tau2 = g->noise == HDP_NOISE_NONE ? 0.0 : g->tau2;
@@ -322,34 +345,34 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
     if (!cs.clip || (want_c && (!cs.lo || !cs.hi)))
         goto out;
 
-    /* forward */
-    double *y0 = g->ys;
+    /* states: checkpoints every C steps, one block of C states recomputed from its
+     * checkpoint in the reverse pass, the current and next state (C = 1: every state kept,
+     * nothing recomputed, while that fits in g->store doubles) */
+    long C = (dsched || dc) && (double)(N + 1) * (double)m > g->store
+                 ? (long)ceil(sqrt((double)N)) : 1;
+    long nck = (dsched || dc) ? N / C + 1 : 1;
+    size_t need = (size_t)(nck + C + 2) * (size_t)m;
+    if (need > g->ys_len) {
+        double *ys = realloc(g->ys, sizeof(double) * need);
+        if (!ys) goto out;
+        g->ys = ys;
+        g->ys_len = need;
+    }
+    double *ck = g->ys, *blk = ck + nck * m, *cur = blk + C * m, *nxt = cur + m;
     for (long j = 0; j < m; j++)
-        y0[j] = g->R0;
+        cur[j] = ck[j] = g->R0;
     for (long n = 0; n < N; n++) {
-        double t = g->grid[n], h = g->grid[n + 1] - t;
-        const double *y = g->ys + n * m;
-        double *yn = g->ys + (n + 1) * m;
-        sched_pt p1, p2, p4;
-        sched_at(s, g->seg[n], t, qf, privacy, &p1);
-        sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
-        sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
-        if (rhs(g, &cs, &p1, y, k1)) goto out;
-        for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k1[j];
-        if (rhs(g, &cs, &p2, Y, k2)) goto out;
-        for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k2[j];
-        if (rhs(g, &cs, &p2, Y, k3)) goto out;
-        for (long j = 0; j < m; j++) Y[j] = y[j] + h * k3[j];
-        if (rhs(g, &cs, &p4, Y, k4)) goto out;
-        for (long j = 0; j < m; j++) {
-            yn[j] = y[j] + h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
-            if (!isfinite(yn[j])) goto out;
-        }
+        if (rk4_step(g, &cs, s, n, qf, privacy, cur, nxt, g->w)) goto out;
+        double *tmp = cur;
+        cur = nxt;
+        nxt = tmp;
+        if ((dsched || dc) && (n + 1) % C == 0)
+            memcpy(ck + (n + 1) / C * m, cur, sizeof(double) * (size_t)m);
     }
     /* objective: R(1) + the final-iterate jump */
     double eta1 = hdp_sched_eta(s, 1.0);
     double r2 = s->rho * s->rho;
-    double Fv = risk_of(g, g->ys + N * m) + (privacy ? qf * eta1 * eta1 / r2 : 0.0);
+    double Fv = risk_of(g, cur) + (privacy ? qf * eta1 * eta1 / r2 : 0.0);
     if (!isfinite(Fv)) goto out;
     if (!dsched && !dc) {
         F = Fv;
@@ -379,45 +402,48 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
         if (dcp && c > 0)
             dcv += 2.0 * qf * eta1 * eta1 / r2 / c;
     }
-    double *ybar = Y + m, *kb = ybar + m, *Yb = kb + m; /* Y: stage state */
+    double *k1 = g->w, *k2 = k1 + m, *k3 = k2 + m;
+    double *ybar = g->w + 5 * m, *kb = ybar + m, *Yb = kb + m;
+    double *S2 = g->w + 8 * m, *S3 = g->w + 9 * m, *S4 = g->w + 10 * m;
     for (long j = 0; j < m; j++)
         ybar[j] = g->spec.bin_weight[j] * g->spec.bin_lambda[j];
-    double *kb1 = k1, *kb2 = k2, *kb3 = k3; /* reuse: stage cotangents */
-    for (long n = N - 1; n >= 0; n--) {
-        double t = g->grid[n], h = g->grid[n + 1] - t;
-        const double *y = g->ys + n * m;
-        sched_pt p1, p2, p4;
-        sched_at(s, g->seg[n], t, qf, privacy, &p1);
-        sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
-        sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
-        /* recompute the stage states Y2, Y3, Y4 (needed in reverse order) */
-        double *S2 = g->w + 8 * m, *S3 = g->w + 9 * m, *S4 = g->w + 10 * m;
-        double *f = Yb; /* temporary derivative */
-        if (rhs(g, &cs, &p1, y, f)) goto out;
-        for (long j = 0; j < m; j++) S2[j] = y[j] + 0.5 * h * f[j];
-        if (rhs(g, &cs, &p2, S2, f)) goto out;
-        for (long j = 0; j < m; j++) S3[j] = y[j] + 0.5 * h * f[j];
-        if (rhs(g, &cs, &p2, S3, f)) goto out;
-        for (long j = 0; j < m; j++) S4[j] = y[j] + h * f[j];
-        /* stage cotangents */
-        for (long j = 0; j < m; j++) {
-            kb[j] = h / 6.0 * ybar[j];        /* kbar_4 */
-            kb3[j] = h / 3.0 * ybar[j];
-            kb2[j] = h / 3.0 * ybar[j];
-            kb1[j] = h / 6.0 * ybar[j];
+    double *kb1 = k1, *kb2 = k2, *kb3 = k3; /* stage cotangents */
+    for (long b = (N - 1) / C; b >= 0; b--) {
+        long n0 = b * C, n1 = n0 + C < N ? n0 + C : N;
+        memcpy(blk, ck + b * m, sizeof(double) * (size_t)m);
+        for (long n = n0; n + 1 < n1; n++)
+            if (rk4_step(g, &cs, s, n, qf, privacy, blk + (n - n0) * m, blk + (n - n0 + 1) * m, g->w))
+                goto out;
+        for (long n = n1 - 1; n >= n0; n--) {
+            double t = g->grid[n], h = g->grid[n + 1] - t;
+            const double *y = blk + (n - n0) * m;
+            sched_pt p1, p2, p4;
+            sched_at(s, g->seg[n], t, qf, privacy, &p1);
+            sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
+            sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
+            /* the stage states Y2, Y3, Y4 of this step (needed in reverse order) */
+            double *f = Yb; /* temporary derivative */
+            if (rhs(g, &cs, &p1, y, f)) goto out;
+            for (long j = 0; j < m; j++) S2[j] = y[j] + 0.5 * h * f[j];
+            if (rhs(g, &cs, &p2, S2, f)) goto out;
+            for (long j = 0; j < m; j++) S3[j] = y[j] + 0.5 * h * f[j];
+            if (rhs(g, &cs, &p2, S3, f)) goto out;
+            for (long j = 0; j < m; j++) S4[j] = y[j] + h * f[j];
+            for (long j = 0; j < m; j++) {
+                kb[j] = h / 6.0 * ybar[j]; /* kbar_4 */
+                kb3[j] = h / 3.0 * ybar[j];
+                kb2[j] = h / 3.0 * ybar[j];
+                kb1[j] = h / 6.0 * ybar[j];
+            }
+            rhs_adjoint(g, &cs, &p4, S4, kb, Yb, ds, dcp, qf);
+            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb3[j] += h * Yb[j]; }
+            rhs_adjoint(g, &cs, &p2, S3, kb3, Yb, ds, dcp, qf);
+            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb2[j] += 0.5 * h * Yb[j]; }
+            rhs_adjoint(g, &cs, &p2, S2, kb2, Yb, ds, dcp, qf);
+            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb1[j] += 0.5 * h * Yb[j]; }
+            rhs_adjoint(g, &cs, &p1, y, kb1, Yb, ds, dcp, qf);
+            for (long j = 0; j < m; j++) ybar[j] += Yb[j];
         }
-        /* stage 4 */
-        rhs_adjoint(g, &cs, &p4, S4, kb, Yb, ds, dcp, qf);
-        for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb3[j] += h * Yb[j]; }
-        /* stage 3 */
-        rhs_adjoint(g, &cs, &p2, S3, kb3, Yb, ds, dcp, qf);
-        for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb2[j] += 0.5 * h * Yb[j]; }
-        /* stage 2 */
-        rhs_adjoint(g, &cs, &p2, S2, kb2, Yb, ds, dcp, qf);
-        for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb1[j] += 0.5 * h * Yb[j]; }
-        /* stage 1 */
-        rhs_adjoint(g, &cs, &p1, y, kb1, Yb, ds, dcp, qf);
-        for (long j = 0; j < m; j++) ybar[j] += Yb[j];
     }
     if (dc) *dc = dcv;
     F = Fv;
@@ -444,6 +470,7 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     g->tau2 = m->tau2;
     g->df = m->noise_df;
     g->base_steps = 256;
+    g->store = (double)HDP_GRAD_STORE;
     g->rel_step = 1.0 / 32.0;
     hdp_status st = hdp_spectrum_build(m, &g->spec, err);
     if (st != HDP_OK || m->bins != HDP_BINS_AUTO)
@@ -463,6 +490,7 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
         g->ys = g->grid = NULL;
         g->seg = NULL;
         g->cap = 0;
+        g->ys_len = 0;
         if ((st = hdp_spectrum_bin_log(&g->spec, k, err)) != HDP_OK)
             return st;
         double r = hdp_ode_grad_eval(g, &s, m->c, NULL, NULL);
@@ -481,6 +509,7 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     g->ys = g->grid = NULL;
     g->seg = NULL;
     g->cap = 0;
+    g->ys_len = 0;
     hdp_spectrum_free(&g->spec);
     return hdp_spectrum_build(m, &g->spec, err);
 }

@@ -34,18 +34,25 @@
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 
+/* The reverse pass keeps every state while (steps + 1) * bins doubles fit in this (32 MiB);
+ * beyond, checkpoints every sqrt(steps) steps and one recomputed block: memory
+ * O(sqrt(steps) bins) for one more forward pass. */
+#define HDP_GRAD_STORE (4L << 20)
+
 typedef struct {
     hdp_spectrum spec;      /* the bins (owned) */
     double gamma, rho, R0;  /* R0 = D_j(0) = r*^2 / 2 */
     hdp_noise_kind noise;
     double tau2, df;
     long base_steps;        /* accuracy: at most 1/base_steps per step (default 256) */
+    double store;           /* doubles of states kept whole (default HDP_GRAD_STORE) */
     double rel_step;        /* accuracy: at most rel_step * eta~/|eta~'| per step (default 1/32) */
     /* work (grown as needed) */
     long cap;               /* steps the arrays hold */
     double *grid;           /* [cap + 1] step nodes */
     int *seg;               /* [cap] table segment of each step (-1 for analytic kinds) */
-    double *ys;             /* [(cap + 1) * m] states at the nodes */
+    double *ys;             /* states: checkpoints, one block, current and next */
+    size_t ys_len;          /* doubles allocated in ys */
     double *w;              /* 11 m scratch */
     long steps;             /* of the last evaluation */
 } hdp_ode_grad;
