@@ -5,14 +5,15 @@
  * Grid. Steps never straddle a table knot (sigma~^2 jumps there; each step uses the
  * formulas of its own segment). A step is at most
  *   h_stab = 1 / (eta_cap (2 lambda_max + gamma eta_cap sum_j w_j lambda_j^2)),
- *   eta_cap = 2/gamma,
- * the largest rate of the Jacobian (diagonal plus rank one, THEORY 3) for any admissible
- * schedule (sup eta~ < 2/gamma, mu <= 1, V' <= 1), so that h times the rate stays below
- * 1, well inside the real stability interval of RK4 (2.78); at most 1/base_steps; and at
- * most rel_step eta~/|eta~'| where the schedule bends (optimal: t + a; linear-noise:
+ *   eta_cap = min(2/gamma, sup eta~ rounded up to a power of 2),
+ * the largest rate of the Jacobian (diagonal plus rank one, THEORY 3) for the schedule
+ * (mu <= 1, V' <= 1), so that h times the rate stays below 1, well inside the real
+ * stability interval of RK4 (2.78); at most 1/base_steps; and at most
+ * rel_step eta~/|eta~'| where the schedule bends (optimal: t + a; linear-noise:
  * 2 (1 - t), graded towards t = 1 where sqrt(1 - t) is singular). The grid therefore
- * depends on the schedule's kind, its knots and (optimal) a only: for a table it is
- * fixed, and the objective is a smooth function of the knot values.
+ * depends on the schedule's kind, its knots, the power of two above eta~(0) and
+ * (optimal) a only: between powers of two the objective is a smooth function of the knot
+ * values; at one it jumps by the discretisation's error (~1e-9 relative).
  *
  * Reverse mode through RK4: with k_1 = f(t, y), k_2 = f(t + h/2, y + h/2 k_1),
  * k_3 = f(t + h/2, y + h/2 k_2), k_4 = f(t + h, y + h k_3), y' = y + h/6 (k_1 + 2 k_2 +
@@ -240,9 +241,13 @@ static int push_node(hdp_ode_grad *g, long *n, double t, int seg)
     return 0;
 }
 
-static double h_stab(const hdp_ode_grad *g)
+/* The stability bound for schedules with sup eta~ <= eta_sup: eta_sup rounded up to a power of
+ * two (at most 2/gamma), so that the grid changes only when eta~(0) crosses one. */
+static double h_stab(const hdp_ode_grad *g, double eta_sup)
 {
     double cap = 2.0 / g->gamma, s2 = 0;
+    if (eta_sup > 0 && isfinite(eta_sup))
+        cap = fmin(cap, exp2(ceil(log2(eta_sup))));
     for (long j = 0; j < g->spec.m; j++)
         s2 += g->spec.bin_weight[j] * g->spec.bin_lambda[j] * g->spec.bin_lambda[j];
     return 1.0 / (cap * (2.0 * g->spec.lambda_max + g->gamma * cap * s2));
@@ -251,7 +256,7 @@ static double h_stab(const hdp_ode_grad *g)
 /* Build the grid of schedule s; returns the number of steps (-1: out of memory). */
 static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
 {
-    double hmax = fmin(h_stab(g), 1.0 / (double)g->base_steps);
+    double hmax = fmin(h_stab(g, hdp_sched_eta_sup(s)), 1.0 / (double)g->base_steps);
     long n = 0;
     if (!g->grid && push_node(g, &n, 0.0, -1) < 0) /* allocate */
         return -1;
