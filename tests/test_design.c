@@ -280,7 +280,7 @@ static void rates_order_as_theorem(void **state)
 
 /* ---- the gradient (src/core/ode_grad.c, issue 21) ---- */
 
-/* F and its gradient at the schedule s: the discretisation's value against CVODE at
+/* F and its gradient at the schedule s: the discretisation's value against hdp_ode_solve at
  * rtol 1e-11 (relative 2e-7: the Runge-Kutta grid's own error), every component of the
  * gradient against central differences of the same discretisation (relative step 1e-5,
  * truncation error ~1e-10 relative). The derivative in a (inverse-time) is compared at 1e-5:
@@ -291,7 +291,7 @@ static void check_gradient(hdp_ode_grad *g, const hdp_model *m, hdp_schedule *s,
     double ds[16], dc = 0;
     double F = hdp_ode_grad_eval(g, s, m->c, ds, with_c ? &dc : NULL);
     assert_true(isfinite(F));
-    /* value: against CVODE on the same schedule */
+    /* value: against hdp_ode_solve on the same schedule */
     hdp_model mm = *m;
     mm.sched = s->kind;
     mm.rtol = 1e-11;
@@ -406,7 +406,7 @@ static void gradient_matches_differences(void **state)
 /* ---- the optimum (issue 21) ---- */
 
 /* The reference: an independent minimiser of the same parametrisation, written here —
- * eta~(0) = (2/gamma) sigmoid(p_0), eta~(t_i) = eta~(t_{i-1}) sigmoid(p_i) — on CVODE at
+ * eta~(0) = (2/gamma) sigmoid(p_0), eta~(t_i) = eta~(t_{i-1}) sigmoid(p_i) — on hdp_ode_solve at
  * rtol 1e-10 (not the discretisation of ode_grad.c), by Nelder-Mead from a grid of starts,
  * each restarted until it no longer improves. */
 typedef struct {

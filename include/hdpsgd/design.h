@@ -34,8 +34,8 @@
  * (pl) the optimum at K knots, interpolated, starts the search at 2K - 1 knots.
  * Method simplex (the former method, for comparison): a coarse scan, then GSL's
  * Nelder-Mead simplex (nmsimplex2) restarted from the best point until a restart no
- * longer improves, on CVODE (2 output points, rtol = search_rtol).
- * Either way the winner is re-solved with CVODE at the model's own [ode] settings.
+ * longer improves, on hdp_ode_solve (2 output points, rtol = search_rtol).
+ * Either way the winner is re-solved by hdp_ode_solve at the model's own [ode] settings.
  *
  * Ownership: results own their arrays (release with hdp_design_result_free, also
  * after a failure). Models made by hdp_design_model are deep copies (release with
@@ -107,7 +107,7 @@ typedef struct {
     int tune_clip;         /* 1: also optimise the clipping constant c */
     int max_restarts;      /* Nelder-Mead rounds (default 6) */
     long max_solves;       /* ODE solves per family (default 6000) */
-    double search_rtol;    /* CVODE rtol during the search (default 1e-7) */
+    double search_rtol;    /* simplex: ODE rtol during the search (default 1e-7) */
     long table_points;     /* knots of the written table (default 201; pl: its own K knots) */
     hdp_design_progress_fn progress; /* may be NULL */
     void *progress_user;

@@ -57,7 +57,7 @@ const char schedule_help[] =
     "parametrisation. Method bfgs (default): GSL's BFGS on the exact gradient of the final\n"
     "risk (reverse mode through a Runge-Kutta discretisation of the ODE, privacy noise and\n"
     "final-step noise included) from the three best points of a coarse scan; simplex:\n"
-    "Nelder-Mead (GSL nmsimplex2) with restarts on CVODE (2 output points, rtol 1e-7). The\n"
+    "Nelder-Mead (GSL nmsimplex2) with restarts on the ODE solver (2 output points, rtol 1e-7). The\n"
     "winners are re-solved at the model's [ode] settings. --refine (--family pl only):\n"
     "optimise at K knots, then at 2K-1 (the segments halved, from the coarser optimum) until\n"
     "the final risk moves by less than --refine-tol (default 1e-5, relative), printing the\n"
@@ -300,14 +300,14 @@ static void print_comparison(const hdp_model *m, const hdp_design_set *d,
     }
     const hdp_design_result *b = &res[best];
     if (opt->method == HDP_DESIGN_SIMPLEX)
-        printf("\nODE solves: %ld in %.3g s, %.0f per second (search: Nelder-Mead on CVODE, 2 output "
+        printf("\nODE solves: %ld in %.3g s, %.0f per second (search: Nelder-Mead on the ODE solver, 2 output "
                "points, rtol %g; the winners re-solved at the model's [ode] settings)\n",
                d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0,
                fmax(opt->search_rtol, m->rtol));
     else
         printf("\nODE solves: %ld in %.3g s, %.0f per second (search: BFGS on the exact gradient of "
                "the Runge-Kutta discretisation, a solve with its gradient counted once; the winners "
-               "re-solved with CVODE at the model's [ode] settings)\n",
+               "re-solved at the model's [ode] settings)\n",
                d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0);
     printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
            hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,

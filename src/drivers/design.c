@@ -13,7 +13,7 @@
  * final-step noise included, THEORY 5.3); a coarse scan of it, then GSL's vector_bfgs2
  * from the three best distinct scan points, each restarted while a round gains more than
  * 1e-10 relative; refine (pl): K -> 2K - 1 knots from the coarser optimum. Method simplex:
- * a coarse scan, then Nelder-Mead (gsl_multimin_fminimizer_nmsimplex2) on CVODE restarted
+ * a coarse scan, then Nelder-Mead (gsl_multimin_fminimizer_nmsimplex2) on hdp_ode_solve restarted
  * from the best point with a shrinking initial simplex until a round gains less than
  * 1e-6 relative (the search ODE is accurate to ~1e-6 at rtol 1e-7). Both: at most
  * max_restarts rounds and max_solves ODE solves (per refine level). A candidate whose ODE
@@ -383,7 +383,7 @@ out:
 }
 
 /* The objective: final-iterate excess risk of the ODE (THEORY 3) at the search settings
- * (simplex: CVODE; bfgs: the discretisation of ode_grad.h). */
+ * (simplex: hdp_ode_solve; bfgs: the discretisation of ode_grad.h). */
 static double objective_grad(search *s, const double *p, double *grad)
 {
     if (s->opt->cancel && *s->opt->cancel) { /* end the scan and every round at once */
