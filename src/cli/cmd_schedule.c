@@ -21,6 +21,9 @@ static const char *out_path, *json_path, *figure_path, *family_opt, *method_opt;
 static long knots_opt;
 static int optimize, tune_clip, refine;
 static double refine_tol;
+/* --refine: the privacy each closed-form family needs to match the optimum (for the JSON) */
+static int have_equiv;
+static double rho_equiv[HDP_FAMILY_COUNT], eps_equiv[HDP_FAMILY_COUNT];
 
 const cli_opt schedule_opts[] = {
     {"optimize", 0, OPT_FLAG, &optimize, NULL, "optimise the schedule families on the risk ODE"},
@@ -73,7 +76,9 @@ const char schedule_help[] =
     "parameters (output_eta0, linear_noise_eta0, optimal_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
     "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
     "ode_solves_per_second (family keys use linear_noise for linear-noise; CSV columns, JSON\n"
-    "keys and best_family keep the spelling optimal for inverse-time).";
+    "keys and best_family keep the spelling optimal for inverse-time). With --refine also\n"
+    "refine_levels, refine_knots_<l>, refine_risk_<l> and <family>_rho_equivalent,\n"
+    "<family>_epsilon_equivalent (null: not reachable).";
 
 /* points of the figure's curves */
 #define FIG_POINTS 401
@@ -215,6 +220,26 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
 #undef KEY
     }
+    if (have_equiv && d->done[HDP_FAMILY_PL]) {
+        /* --refine: the levels, and the privacy each closed-form family needs to match pl */
+        const hdp_design_result *pl = &res[HDP_FAMILY_PL];
+        char k[96];
+        hdp_json_int(&j, "refine_levels", pl->levels);
+        for (int l = 0; l < pl->levels; l++) {
+            snprintf(k, sizeof k, "refine_knots_%d", l);
+            hdp_json_int(&j, k, pl->level_knots[l]);
+            snprintf(k, sizeof k, "refine_risk_%d", l);
+            hdp_json_num(&j, k, pl->level_risk[l]);
+        }
+        for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
+            if (fam == HDP_FAMILY_PL || !d->done[fam])
+                continue;
+            snprintf(k, sizeof k, "%s_rho_equivalent", hdp_design_family_key(fam));
+            hdp_json_num(&j, k, rho_equiv[fam]);
+            snprintf(k, sizeof k, "%s_epsilon_equivalent", hdp_design_family_key(fam));
+            hdp_json_num(&j, k, eps_equiv[fam]);
+        }
+    }
     hdp_json_str(&j, "best_family", hdp_design_family_column(d->best));
     hdp_json_num(&j, "best_final_risk", b->final_risk);
     hdp_json_num(&j, "best_c", b->c);
@@ -350,6 +375,7 @@ int cmd_schedule(int argc, char **argv)
     knots_opt = 8;
     method_opt = NULL;
     refine_tol = 1e-5;
+    have_equiv = 0;
     optimize = tune_clip = refine = 0;
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
@@ -459,6 +485,9 @@ int cmd_schedule(int argc, char **argv)
                 fprintf(stderr, "hdpsgd schedule: warning: %s: %s\n", hdp_design_family_name(f), e2.msg);
             double eps_eq = isfinite(rho_eq) ? hdp_zcdp_epsilon_cks(0.5 * rho_eq * rho_eq, delta)
                                              : rho_eq;
+            rho_equiv[f] = rho_eq;
+            eps_equiv[f] = eps_eq;
+            have_equiv = 1;
             printf("  %-13s %14.8g %9.3f%% %12.6g %12.6g\n", hdp_design_family_name(f),
                    res[f].final_risk, 100.0 * (res[f].final_risk / pl->final_risk - 1.0), rho_eq,
                    eps_eq);

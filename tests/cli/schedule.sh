@@ -116,6 +116,18 @@ levels = [float(v) for v in re.findall(r"K = \d+: ([0-9.e+-]+)", text.split("ref
 assert len(levels) >= 2 and all(b <= a for a, b in zip(levels, levels[1:])), levels
 assert "converged at K" in text
 PY
+check "--refine JSON: levels and the privacy each family needs" py "$work/ref.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+L = d['refine_levels']
+assert L >= 2 and d['refine_knots_0'] == 4 and d['refine_knots_1'] == 7, d
+assert all(d['refine_risk_%d' % (l + 1)] <= d['refine_risk_%d' % l] for l in range(L - 1))
+assert d['pl_knots'] == d['refine_knots_%d' % (L - 1)]
+for f in ('output', 'linear_noise', 'optimal'):
+    r = d[f + '_rho_equivalent']
+    assert r is None or r > d['rho'], (f, r)
+    assert d[f + '_final_risk'] >= d['pl_final_risk']
+PY
 check "--refine table accepted by ode" bash -c "'$bin' ode ${model[*]} --set schedule.kind=table --set schedule.file='$work/ref.tab' >/dev/null"
 "$bin" schedule "${model[@]}" --optimize --family inverse-time --method simplex --json "$work/nm.json" >/dev/null 2>&1
 check "--method simplex and the family inverse-time (JSON keeps optimal_*)" py "$work/nm.json" <<'PY'
