@@ -143,6 +143,12 @@ check "default model: pl design exits 0" test $? -eq 0
 "$bin" validate --set schedule.kind=table --set schedule.file="$work/def.tab" --json "$work/val.json" >"$work/val.out" 2>&1
 check "default model: the designed schedule passes validate" grep -q "^verdict: PASS" "$work/val.out"
 
+# schedule.kind = inverse-time is the same schedule as optimal (the alias of issue 21)
+"$bin" ode --set schedule.kind=inverse-time -o "$work/it.csv" >/dev/null 2>&1
+"$bin" ode --set schedule.kind=optimal -o "$work/op.csv" >/dev/null 2>&1
+check "schedule.kind = inverse-time: the same ODE as optimal" \
+  cmp -s <(grep -v '^#' "$work/it.csv") <(grep -v '^#' "$work/op.csv")
+
 # ---- bad input: exit 2, a message, no output file ----
 bad() { # bad NAME COMMAND ARGS...
   local name=$1 sub=$2; shift 2
