@@ -27,7 +27,7 @@ fam_lt(name) = name eq 'output' ? 1 : name eq 'linear-noise' ? 5 : name eq 'opti
                name eq 'pl' ? 2 : 8
 fam_label(name) = name eq 'output' ? 'output  η̃_0' : \
                   name eq 'linear-noise' ? 'linear noise  η̃_0 √(1−t)' : \
-                  name eq 'optimal' ? 'optimal  c_1/(t+a)' : \
+                  name eq 'optimal' ? 'inverse-time  c_1/(t+a)' : \
                   name eq 'pl' ? 'piecewise linear' : name
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN

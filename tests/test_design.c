@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_multimin.h>
+
+#include "core/ode_grad.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"
@@ -159,6 +162,24 @@ static void bad_options(void **state)
     assert_non_null(strstr(err.msg, "knots"));
     hdp_design_result_free(&r);
     assert_int_equal(hdp_design_family_parse("optimal"), HDP_FAMILY_OPTIMAL);
+    assert_int_equal(hdp_design_family_parse("inverse-time"), HDP_FAMILY_INVERSE_TIME);
+    assert_string_equal(hdp_design_family_name(HDP_FAMILY_INVERSE_TIME), "inverse-time");
+    assert_string_equal(hdp_design_family_column(HDP_FAMILY_INVERSE_TIME), "optimal");
+    o.knots = HDP_DESIGN_MAX_KNOTS + 1;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_design_optimize(&m, HDP_FAMILY_PL, &o, NULL, 0, &r, &err), HDP_EINPUT);
+    hdp_design_result_free(&r);
+    o.knots = 8;
+    o.refine = 1;
+    o.refine_tol = 0;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_design_optimize(&m, HDP_FAMILY_PL, &o, NULL, 0, &r, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "tolerance"));
+    hdp_design_result_free(&r);
+    o.refine = 0;
+    assert_int_equal(hdp_design_method_parse("simplex"), HDP_DESIGN_SIMPLEX);
+    assert_int_equal(hdp_design_method_parse("bfgs"), HDP_DESIGN_BFGS);
+    assert_int_equal(hdp_design_method_parse("newton"), -1);
     assert_int_equal(hdp_design_family_parse("linear-noise"), HDP_FAMILY_LINEAR_NOISE);
     assert_int_equal(hdp_design_family_parse("bogus"), -1);
     int want[HDP_FAMILY_COUNT];
@@ -257,6 +278,293 @@ static void rates_order_as_theorem(void **state)
     assert_true(s[HDP_FAMILY_LINEAR_NOISE] < s[HDP_FAMILY_OPTIMAL]);
 }
 
+/* ---- the gradient (src/core/ode_grad.c, issue 21) ---- */
+
+/* F and its gradient at the schedule s: the discretisation's value against hdp_ode_solve at
+ * rtol 1e-11 (relative 2e-7: the Runge-Kutta grid's own error), every component of the
+ * gradient against central differences of the same discretisation (relative step 1e-5,
+ * truncation error ~1e-10 relative). The derivative in a (inverse-time) is compared at 1e-5:
+ * the grid follows a (steps proportional to t + a), so the differences also move the grid,
+ * which the exact derivative of the discretisation at a fixed grid does not see. */
+static void check_gradient(hdp_ode_grad *g, const hdp_model *m, hdp_schedule *s, int with_c)
+{
+    double ds[16], dc = 0;
+    double F = hdp_ode_grad_eval(g, s, m->c, ds, with_c ? &dc : NULL);
+    assert_true(isfinite(F));
+    /* value: against hdp_ode_solve on the same schedule */
+    hdp_model mm = *m;
+    mm.sched = s->kind;
+    mm.rtol = 1e-11;
+    mm.atol = 1e-14;
+    if (s->kind == HDP_SCHED_OUTPUT || s->kind == HDP_SCHED_LINEAR_NOISE) mm.eta0 = s->eta0;
+    if (s->kind == HDP_SCHED_OPTIMAL) {
+        mm.c1 = s->c1;
+        mm.c2 = s->a / m->gamma;
+        mm.c3 = 0;
+    }
+    if (s->kind == HDP_SCHED_TABLE) {
+        mm.table_len = s->len;
+        mm.table_t = (double *)s->t;
+        mm.table_eta = (double *)s->eta;
+    }
+    assert_rel(F, ode_risk(&mm), 2e-7, 0);
+    int np = s->kind == HDP_SCHED_TABLE ? s->len : s->kind == HDP_SCHED_OPTIMAL ? 2 : 1;
+    double scale = 0;
+    for (int i = 0; i < np; i++) scale = fmax(scale, fabs(ds[i]));
+    for (int i = 0; i < np; i++) {
+        double *x = s->kind == HDP_SCHED_TABLE ? (double *)&s->eta[i]
+                    : s->kind == HDP_SCHED_OPTIMAL ? (i == 0 ? &s->c1 : &s->a)
+                                                   : &s->eta0;
+        double x0 = *x, h = 1e-5 * x0;
+        *x = x0 + h;
+        double Fp = hdp_ode_grad_eval(g, s, m->c, NULL, NULL);
+        *x = x0 - h;
+        double Fm = hdp_ode_grad_eval(g, s, m->c, NULL, NULL);
+        *x = x0;
+        double fd = (Fp - Fm) / (2 * h);
+        double tol = (s->kind == HDP_SCHED_OPTIMAL && i == 1) ? 1e-5 : 1e-7;
+        if (!(fabs(ds[i] - fd) <= tol * fmax(fabs(fd), scale)))
+            print_error("kind %d parameter %d: gradient %.12g, differences %.12g\n", (int)s->kind,
+                        i, ds[i], fd);
+        assert_true(fabs(ds[i] - fd) <= tol * fmax(fabs(fd), scale));
+    }
+    if (with_c) {
+        double h = 1e-5 * m->c;
+        double fd = (hdp_ode_grad_eval(g, s, m->c + h, NULL, NULL) -
+                     hdp_ode_grad_eval(g, s, m->c - h, NULL, NULL)) / (2 * h);
+        /* Gaussian labels: the c-derivative is exact (1e-7); other laws difference the
+         * clipping factors in c themselves (relative step 1e-5: 1e-5) */
+        double tol = m->noise == HDP_NOISE_GAUSSIAN ? 1e-7 : 1e-5;
+        if (!(fabs(dc - fd) <= tol * fabs(fd)))
+            print_error("kind %d: dF/dc %.12g, differences %.12g\n", (int)s->kind, dc, fd);
+        assert_true(fabs(dc - fd) <= tol * fabs(fd));
+    }
+}
+
+static void gradient_on_model(const hdp_model *m, int all_kinds)
+{
+    hdp_ode_grad g;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_ode_grad_init(&g, m, &err), HDP_OK);
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s); /* the model's inverse-time schedule */
+    int with_c = isfinite(m->c);
+    if (all_kinds)
+        check_gradient(&g, m, &s, with_c);
+    hdp_schedule o = s;
+    o.kind = HDP_SCHED_OUTPUT;
+    o.eta0 = 0.4 / m->gamma;
+    if (all_kinds)
+        check_gradient(&g, m, &o, with_c);
+    o.kind = HDP_SCHED_LINEAR_NOISE;
+    o.eta0 = 0.9 / m->gamma;
+    if (all_kinds)
+        check_gradient(&g, m, &o, with_c);
+    /* a table of 7 knots with a flat stretch and a kink */
+    double t[7], e[7];
+    for (int i = 0; i < 7; i++) {
+        t[i] = i / 6.0;
+        e[i] = i < 2 ? 0.8 / m->gamma : hdp_sched_eta(&s, t[i]);
+        if (i > 0 && e[i] > e[i - 1]) e[i] = e[i - 1];
+    }
+    hdp_schedule tb = s;
+    tb.kind = HDP_SCHED_TABLE;
+    tb.len = 7;
+    tb.t = t;
+    tb.eta = e;
+    check_gradient(&g, m, &tb, with_c);
+    /* the checkpointed reverse pass (states recomputed from every sqrt(N)-th) gives the same
+     * numbers as the one that keeps every state: the same operations in the same order */
+    double d_all[7], d_ck[7], c_all = 0, c_ck = 0;
+    double F_all = hdp_ode_grad_eval(&g, &tb, m->c, d_all, with_c ? &c_all : NULL);
+    g.store = 100;
+    double F_ck = hdp_ode_grad_eval(&g, &tb, m->c, d_ck, with_c ? &c_ck : NULL);
+    assert_true(F_all == F_ck && c_all == c_ck);
+    for (int i = 0; i < 7; i++) assert_true(d_all[i] == d_ck[i]);
+    hdp_ode_grad_free(&g);
+}
+
+static void gradient_matches_differences(void **state)
+{
+    (void)state;
+    hdp_model m;
+    /* the default model's kind: power-law spectrum, heavy clipping, rho = 0.5 (fewer dims) */
+    make_model(&m, "data.d=40", NULL);
+    gradient_on_model(&m, 1);
+    hdp_model_free(&m);
+    make_model(&m, "data.spectrum=isotropic", "data.d=200", "data.gamma=0.01", "privacy.rho=1", NULL);
+    gradient_on_model(&m, 1);
+    hdp_model_free(&m);
+    /* Student-t labels (the clipping factors by quadrature: slow, so a few bins and the
+     * table only) */
+    make_model(&m, "data.d=8", "data.noise=student", "clip.c=0.8", NULL);
+    gradient_on_model(&m, 0);
+    hdp_model_free(&m);
+}
+
+/* ---- the optimum (issue 21) ---- */
+
+/* The reference: an independent minimiser of the same parametrisation, written here —
+ * eta~(0) = (2/gamma) sigmoid(p_0), eta~(t_i) = eta~(t_{i-1}) sigmoid(p_i) — on hdp_ode_solve at
+ * rtol 1e-10 (not the discretisation of ode_grad.c), by Nelder-Mead from a grid of starts,
+ * each restarted until it no longer improves. */
+typedef struct {
+    hdp_model m;
+    int K;
+    double t[8], e[8];
+} ref_problem;
+
+static double ref_f(const gsl_vector *x, void *user)
+{
+    ref_problem *q = user;
+    for (int i = 0; i < q->K; i++) {
+        double p = gsl_vector_get(x, (size_t)i);
+        double sg = p > 35 ? 1.0 : 1.0 / (1.0 + exp(-p));
+        q->e[i] = i == 0 ? 2.0 / q->m.gamma * sg : q->e[i - 1] * sg;
+    }
+    hdp_ode_result r;
+    hdp_error err;
+    hdp_error_clear(&err);
+    double v = hdp_ode_solve(&q->m, &r, &err) == HDP_OK ? r.final_risk : 1e30;
+    hdp_ode_result_free(&r);
+    return v;
+}
+
+static double reference_pl_optimum(const hdp_model *base, int K)
+{
+    ref_problem q;
+    q.m = *base;
+    q.K = K;
+    q.m.rtol = 1e-10;
+    q.m.atol = 1e-14;
+    q.m.points = 2;
+    q.m.sched = HDP_SCHED_TABLE;
+    q.m.table_len = K;
+    q.m.table_t = q.t;
+    q.m.table_eta = q.e;
+    for (int i = 0; i < K; i++) q.t[i] = i == K - 1 ? 1.0 : (double)i / (K - 1);
+    gsl_multimin_function F = {ref_f, (size_t)K, &q};
+    gsl_vector *x = gsl_vector_alloc((size_t)K), *ss = gsl_vector_alloc((size_t)K);
+    gsl_multimin_fminimizer *mm = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, (size_t)K);
+    double best = INFINITY;
+    for (int a = 0; a < 2; a++)          /* eta~(0) gamma/2 = 0.1, 0.5 */
+        for (int b = 0; b < 2; b++) {    /* ratios 0.6, 0.95 */
+            const double u0[] = {0.1, 0.5}, rr[] = {0.6, 0.95};
+            gsl_vector_set(x, 0, log(u0[a] / (1 - u0[a])));
+            for (int i = 1; i < K; i++) gsl_vector_set(x, (size_t)i, log(rr[b] / (1 - rr[b])));
+            double prev = INFINITY, step = 1.0;
+            for (int round = 0; round < 12; round++) {
+                gsl_vector_set_all(ss, step);
+                gsl_multimin_fminimizer_set(mm, &F, x, ss);
+                for (int it = 0; it < 5000; it++) {
+                    if (gsl_multimin_fminimizer_iterate(mm)) break;
+                    if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(mm), 1e-8) == GSL_SUCCESS) break;
+                }
+                gsl_vector_memcpy(x, gsl_multimin_fminimizer_x(mm));
+                double f = gsl_multimin_fminimizer_minimum(mm);
+                if (!(prev - f > 1e-13 * f)) { prev = fmin(prev, f); break; }
+                prev = f;
+                step = fmax(0.05, step * 0.5);
+            }
+            best = fmin(best, prev);
+        }
+    gsl_multimin_fminimizer_free(mm);
+    gsl_vector_free(x);
+    gsl_vector_free(ss);
+    return best;
+}
+
+/* On a one-bin isotropic model the designer's pl optimum agrees with the reference to
+ * 1e-5 relative, at K = 3 and 5. */
+static void pl_optimum_matches_reference(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.spectrum=isotropic", "data.d=100", "data.gamma=0.02", "privacy.rho=1",
+               "clip.c=0.5", "ode.rtol=1e-10", "ode.atol=1e-14", NULL);
+    for (int K = 3; K <= 5; K += 2) {
+        hdp_design_options o;
+        hdp_design_options_init(&o);
+        o.knots = K;
+        hdp_design_result r;
+        optimize(&m, HDP_FAMILY_PL, &o, NULL, 0, &r);
+        double ref = reference_pl_optimum(&m, K);
+        print_message("K = %d: bfgs %.12g, reference Nelder-Mead %.12g\n", K, r.final_risk, ref);
+        assert_rel(r.final_risk, ref, 1e-5, 0);
+        hdp_design_result_free(&r);
+    }
+    hdp_model_free(&m);
+}
+
+/* refine: the levels double the segments (K -> 2K - 1, nested knots), each started from
+ * the coarser optimum, so their risks never increase; the last two agree to refine_tol
+ * (or the knot limit ended it); the result has the last level's knots. */
+static void refine_is_monotone(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.d=40", NULL);
+    hdp_design_options o;
+    hdp_design_options_init(&o);
+    o.knots = 4;
+    o.refine = 1;
+    o.refine_tol = 1e-6;
+    hdp_design_result r;
+    optimize(&m, HDP_FAMILY_PL, &o, NULL, 0, &r);
+    assert_true(r.levels >= 2);
+    for (int l = 1; l < r.levels; l++) {
+        assert_int_equal(r.level_knots[l], 2 * r.level_knots[l - 1] - 1);
+        assert_true(r.level_risk[l] <= r.level_risk[l - 1]);
+    }
+    int L = r.levels - 1;
+    assert_true(fabs(r.level_risk[L] - r.level_risk[L - 1]) <= 1e-6 * r.level_risk[L] ||
+                2 * r.level_knots[L] - 1 > HDP_DESIGN_MAX_KNOTS);
+    assert_int_equal(r.knots, r.level_knots[L]);
+    for (int i = 1; i < r.knots; i++) assert_true(r.knot_eta[i] <= r.knot_eta[i - 1]);
+    assert_rel(r.final_risk, r.search_risk, 1e-6, 0);
+    /* the direct optimum at the same K, never better than the refined one by more than the
+     * search's convergence */
+    hdp_design_result d;
+    o.refine = 0;
+    o.knots = 4;
+    optimize(&m, HDP_FAMILY_PL, &o, NULL, 0, &d);
+    assert_true(r.final_risk <= d.final_risk);
+    hdp_design_result_free(&d);
+    hdp_design_result_free(&r);
+    hdp_model_free(&m);
+}
+
+/* The privacy a closed-form family needs to match a target: re-optimised at that rho it
+ * reaches the target (Brent to 1e-4 in rho: the risk to ~1e-5); more than the model's rho
+ * for a target below its own optimum; inf for a target under its non-private floor. */
+static void rho_equivalent(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.spectrum=isotropic", "data.d=100", "data.gamma=0.02", "privacy.rho=1",
+               "clip.c=0.5", NULL);
+    hdp_design_options o;
+    hdp_design_options_init(&o);
+    hdp_design_result r;
+    optimize(&m, HDP_FAMILY_OUTPUT, &o, NULL, 0, &r);
+    double target = 0.97 * r.final_risk, rho = NAN;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_design_rho_equivalent(&m, HDP_FAMILY_OUTPUT, &o, target, &rho, NULL, &err), HDP_OK);
+    assert_true(rho > m.rho && isfinite(rho));
+    hdp_model mm = m;
+    mm.rho = rho;
+    hdp_design_result r2;
+    optimize(&mm, HDP_FAMILY_OUTPUT, &o, NULL, 0, &r2);
+    assert_rel(r2.final_risk, target, 1e-4, 0);
+    assert_int_equal(hdp_design_rho_equivalent(&m, HDP_FAMILY_OUTPUT, &o, 1e-9, &rho, NULL, &err), HDP_OK);
+    assert_true(isinf(rho));
+    hdp_design_result_free(&r);
+    hdp_design_result_free(&r2);
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +574,10 @@ int main(void)
         cmocka_unit_test(bad_options),
         cmocka_unit_test(rate_formulas),
         cmocka_unit_test(rates_order_as_theorem),
+        cmocka_unit_test(gradient_matches_differences),
+        cmocka_unit_test(pl_optimum_matches_reference),
+        cmocka_unit_test(refine_is_monotone),
+        cmocka_unit_test(rho_equivalent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@
  * the step size of the algorithm is eta_k = eta~(k/n) / n):
  *   output        eta~ = eta0                       1 parameter
  *   linear-noise  eta~ = eta0 sqrt(1 - t)           1 parameter
- *   optimal       eta~ = c1 / (t + a)               2 parameters (c1, a); the model keys
+ *   inverse-time  eta~ = c1 / (t + a)               2 parameters (c1, a); the model keys
  *                 c2 = a/gamma and c3 = a rho/gamma both reproduce a = gamma max(c2, c3/rho)
  *   pl            non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1),
  *                 K parameters (the knot values)
@@ -21,13 +21,21 @@
  *
  * Method: unconstrained parameters p mapped so that every candidate is admissible:
  *   eta~(0) = (2/gamma) sigmoid(p_0)   (stability, THEORY 3: sup eta~ = eta~(0) < 2/gamma);
- *   optimal: a = e^{p_1}, c1 = a eta~(0);
- *   pl: eta~(t_i) = eta~(t_{i-1}) sigmoid(p_i) (non-increasing, THEORY 1);
+ *   inverse-time: a = e^{p_1}, c1 = a eta~(0);
+ *   pl: eta~(t_i) = eta~(t_{i-1}) r(p_i) (non-increasing, THEORY 1), the ratio
+ *       r(p) = 1/(1 + p^2) for bfgs (equal knots, the usual active constraint, at p = 0 with
+ *       non-zero curvature) and sigmoid(p) for simplex;
  *   c = e^{p_c}.
- * A coarse scan picks the start; GSL's Nelder-Mead simplex (nmsimplex2) then
- * minimises, restarted from the best point until a restart no longer improves.
- * During the search the ODE runs cheaply (2 output points, rtol = search_rtol); the
- * winner is re-solved at the model's own [ode] settings.
+ * Default method (bfgs): the final risk and its exact gradient in p from the
+ * reverse-mode differentiated Runge-Kutta discretisation of src/core/ode_grad.h
+ * (privacy noise sigma~^2 = -(eta~^2)'/rho^2 and the final-iterate jump included); a
+ * coarse scan of the same objective picks the starts, and GSL's vector_bfgs2 minimises
+ * from the three best, each restarted until a restart no longer improves. With refine
+ * (pl) the optimum at K knots, interpolated, starts the search at 2K - 1 knots.
+ * Method simplex (the former method, for comparison): a coarse scan, then GSL's
+ * Nelder-Mead simplex (nmsimplex2) restarted from the best point until a restart no
+ * longer improves, on hdp_ode_solve (2 output points, rtol = search_rtol).
+ * Either way the winner is re-solved by hdp_ode_solve at the model's own [ode] settings.
  *
  * Ownership: results own their arrays (release with hdp_design_result_free, also
  * after a failure). Models made by hdp_design_model are deep copies (release with
@@ -51,10 +59,17 @@ typedef enum {
     HDP_FAMILY_PL,
     HDP_FAMILY_COUNT
 } hdp_design_family;
+/* the family c1/(t + a) by its name since issue 21 (not the optimum at finite gamma) */
+#define HDP_FAMILY_INVERSE_TIME HDP_FAMILY_OPTIMAL
 
-/* "output", "linear-noise", "optimal", "pl"; and the reverse (-1 when unknown). */
+/* "output", "linear-noise", "inverse-time", "pl"; and the reverse (-1 when unknown),
+ * which also accepts "optimal", the name of inverse-time before issue 21. */
 const char *hdp_design_family_name(hdp_design_family f);
 int hdp_design_family_parse(const char *name);
+
+/* The family as machine-read outputs spell it (CSV columns and cells, JSON values, the
+ * gnuplot scripts): "output", "linear-noise", "optimal", "pl" — unchanged by the rename. */
+const char *hdp_design_family_column(hdp_design_family f);
 
 /* Parse "all" or a comma-separated list of family names into want[f] = 0/1 (blanks
  * around a name are ignored); HDP_EINPUT naming the unknown name, or when the list
@@ -75,12 +90,24 @@ typedef struct {
 
 typedef void (*hdp_design_progress_fn)(const hdp_design_progress *p, void *user);
 
+/* The search method: quasi-Newton on the exact gradient (default), or Nelder-Mead. */
+typedef enum { HDP_DESIGN_BFGS = 0, HDP_DESIGN_SIMPLEX } hdp_design_method;
+
+/* "bfgs", "simplex"; and the reverse (-1 when unknown). */
+const char *hdp_design_method_name(hdp_design_method m);
+int hdp_design_method_parse(const char *name);
+
 typedef struct {
     int knots;             /* pl: K >= 2 knots (default 8) */
+    hdp_design_method method; /* default HDP_DESIGN_BFGS */
+    int refine;            /* pl, bfgs: optimise at K, then at 2K - 1 knots (the segments halved,
+                            * started from the coarser optimum) ... until the final risk moves by
+                            * less than refine_tol (relative) or K would pass HDP_DESIGN_MAX_KNOTS */
+    double refine_tol;     /* default 1e-5 */
     int tune_clip;         /* 1: also optimise the clipping constant c */
     int max_restarts;      /* Nelder-Mead rounds (default 6) */
     long max_solves;       /* ODE solves per family (default 6000) */
-    double search_rtol;    /* CVODE rtol during the search (default 1e-7) */
+    double search_rtol;    /* simplex: ODE rtol during the search (default 1e-7) */
     long table_points;     /* knots of the written table (default 201; pl: its own K knots) */
     hdp_design_progress_fn progress; /* may be NULL */
     void *progress_user;
@@ -91,7 +118,8 @@ typedef struct {
 /* Defaults as documented above. */
 void hdp_design_options_init(hdp_design_options *o);
 
-#define HDP_DESIGN_MAX_KNOTS 64
+#define HDP_DESIGN_MAX_KNOTS 512
+#define HDP_DESIGN_MAX_LEVELS 12
 
 typedef struct {
     hdp_design_family family;
@@ -110,8 +138,12 @@ typedef struct {
     long table_len;
     double *table_t, *table_eta;
     double table_final_risk; /* ODE final risk of the table at the model's settings */
+    /* refine: the levels, coarse to fine (levels = 0 without refine) */
+    int levels;
+    int level_knots[HDP_DESIGN_MAX_LEVELS];
+    double level_risk[HDP_DESIGN_MAX_LEVELS];  /* search risk at each level */
     /* cost */
-    long ode_solves;      /* during the search, this family */
+    long ode_solves;      /* during the search, this family (a solve with its gradient counts one) */
     double seconds;       /* wall time of the search */
 } hdp_design_result;
 
@@ -141,6 +173,16 @@ typedef struct {
 hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
 void hdp_design_set_free(hdp_design_set *d);
+
+/* The privacy a family needs to match a target risk (the epsilon-equivalent of THEORY 5):
+ * the rho at which the family, optimised (opt; refine ignored), reaches final risk
+ * `target`, by Brent's method on log rho (1e-4 relative) after bracketing by factors of 4
+ * from the model's rho. *rho = inf when 10^4 times the model's rho does not reach the
+ * target (the family's non-private floor is above it). solves (may be NULL): the design
+ * solves spent. HDP_EINPUT for rho = inf or target <= 0. */
+hdp_status hdp_design_rho_equivalent(const hdp_model *m, hdp_design_family family,
+                                     const hdp_design_options *opt, double target, double *rho,
+                                     long *solves, hdp_error *err);
 
 /* eta~(t) of the optimised schedule (the analytic family, not the table). */
 double hdp_design_eta(const hdp_design_result *r, double t);

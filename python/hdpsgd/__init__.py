@@ -471,7 +471,9 @@ def accountant(model=None):
 def design(model=None, family="pl", knots=16, tune_clip=False, progress=None):
     """The schedule of lowest predicted final risk at the model's rho (``hdpsgd schedule
     --optimize --family F --knots K [--tune-clip]``): a :class:`DesignResult`. family is
-    output, linear-noise, optimal, pl, a comma-separated list or all (the best is returned)."""
+    output, linear-noise, inverse-time (also spelt optimal), pl, a comma-separated list or all
+    (the best is returned); 2 <= knots <= 512. The search is BFGS on the exact gradient of the
+    final risk (issue 21)."""
     m = _model(model)
     if not isinstance(family, str):
         family = ",".join(family)

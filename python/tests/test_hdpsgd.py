@@ -503,7 +503,7 @@ class Test_design(unittest.TestCase):
         with self.assertRaises(ValueError) as cm:
             hdpsgd.design(hdpsgd.Model(), family="nope")
         self.assertIn("nope", str(cm.exception))
-        for k in (1, 65):
+        for k in (1, 513):  # 2 <= K <= 512 (issue 21)
             with self.assertRaises(ValueError):
                 hdpsgd.design(hdpsgd.Model(), knots=k)
 

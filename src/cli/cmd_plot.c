@@ -168,12 +168,12 @@ static int pivot_rates(const plot_csv *t, char *path, size_t size, char *familie
     int want[HDP_FAMILY_COUNT] = {0};
     for (long r = 0; r < t->nrows; r++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (!strcmp(plot_csv_cell(t, r, cf), hdp_design_family_name(k))) want[k] = 1;
+            if (!strcmp(plot_csv_cell(t, r, cf), hdp_design_family_column(k))) want[k] = 1;
     families[0] = '\0';
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (want[k]) {
             size_t len = strlen(families);
-            snprintf(families + len, fsize - len, "%s%s", len ? " " : "", hdp_design_family_name(k));
+            snprintf(families + len, fsize - len, "%s%s", len ? " " : "", hdp_design_family_column(k));
         }
     if (!families[0])
         return bad_input("%s: no family of the toolkit in its column 'family'%s", t->path, "");
@@ -182,7 +182,7 @@ static int pivot_rates(const plot_csv *t, char *path, size_t size, char *familie
         return bad_input("cannot create a temporary file: %s%s", strerror(errno), "");
     fprintf(f, "gamma");
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-        if (want[k]) fprintf(f, ",risk_%s,theory_%s", hdp_design_family_name(k), hdp_design_family_name(k));
+        if (want[k]) fprintf(f, ",risk_%s,theory_%s", hdp_design_family_column(k), hdp_design_family_column(k));
     fputc('\n', f);
     /* gammas in the order of the file; the rates scaled to match at the first (smallest) */
     double first[HDP_FAMILY_COUNT], g0 = NAN;
@@ -197,7 +197,7 @@ static int pivot_rates(const plot_csv *t, char *path, size_t size, char *familie
             if (!want[k]) continue;
             double risk = NAN;
             for (long q = r; q < t->nrows && plot_csv_num(t, q, cg) == g; q++)
-                if (!strcmp(plot_csv_cell(t, q, cf), hdp_design_family_name(k)))
+                if (!strcmp(plot_csv_cell(t, q, cf), hdp_design_family_column(k)))
                     risk = plot_csv_num(t, q, cr);
             if (isnan(first[k]) && g == g0) first[k] = risk;
             double theory = first[k] / hdp_design_rate_theory(k, g0, rho) *

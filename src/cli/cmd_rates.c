@@ -46,7 +46,7 @@ const char rates_help[] =
     "final excess risk; fits the log-log slope of risk against gamma on the smallest-gamma\n"
     "decade and prints it next to the local slope of the theorem's rate over the same points\n"
     "(THEORY.md 5): output gamma log(1/gamma) + gamma^2 log^2(1/gamma)/rho^2, linear-noise\n"
-    "gamma log^(2/3)(1/gamma) + gamma^2 log^(4/3)(1/gamma)/rho^2, optimal gamma + gamma^2/rho^2.\n"
+    "gamma log^(2/3)(1/gamma) + gamma^2 log^(4/3)(1/gamma)/rho^2, inverse-time gamma + gamma^2/rho^2.\n"
     "CSV (-o): gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves. --figure: risk against\n"
     "gamma (log-log) with the rates scaled to match at the smallest gamma; data in\n"
     "FIG-without-extension.rates.csv. JSON: count, gamma_<i>, <family>_final_risk_<i>,\n"
@@ -131,7 +131,7 @@ void cli_write_rates_csv(FILE *f, const cli_rates *r)
             if (!r->res.want[k]) continue;
             const hdp_design_result *d = &RES(r, i, k);
             fprintf(f, "%.17g,%ld,%s,%.12g,%.12g,%.12g,", r->models[i].gamma, r->models[i].n,
-                    hdp_design_family_name(k), d->final_risk, d->eta0, d->eta1);
+                    hdp_design_family_column(k), d->final_risk, d->eta0, d->eta1);
             if (k == HDP_FAMILY_OPTIMAL) fprintf(f, "%.12g,%.12g,", d->c1, d->a);
             else fprintf(f, ",,");
             fprintf(f, "%.12g,%ld\n", d->c, d->ode_solves);
@@ -218,7 +218,7 @@ static void write_figure_data(FILE *f, const cli_rates *r)
             hdp_version_string());
     fprintf(f, "gamma");
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-        if (r->res.want[k]) fprintf(f, ",risk_%s,theory_%s", hdp_design_family_name(k), hdp_design_family_name(k));
+        if (r->res.want[k]) fprintf(f, ",risk_%s,theory_%s", hdp_design_family_column(k), hdp_design_family_column(k));
     fprintf(f, "\n");
     const hdp_model *m0 = &r->models[0];
     for (long i = 0; i < r->count; i++) {
@@ -290,7 +290,7 @@ int cmd_rates(int argc, char **argv)
         for (int f = 0; f < HDP_FAMILY_COUNT; f++)
             if (want[f]) {
                 strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
-                strncat(fams, hdp_design_family_name(f), sizeof fams - strlen(fams) - 1);
+                strncat(fams, hdp_design_family_column(f), sizeof fams - strlen(fams) - 1);
             }
         snprintf(title, sizeof title,
                  "final excess risk of the optimised schedules vs γ = d/n (d=%ld fixed), ρ=%g, c=%g",

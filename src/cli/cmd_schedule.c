@@ -17,15 +17,26 @@
 #include "hdpsgd/design.h"
 #include "hdpsgd/privacy.h"
 
-static const char *out_path, *json_path, *figure_path, *family_opt;
+static const char *out_path, *json_path, *figure_path, *family_opt, *method_opt;
 static long knots_opt;
-static int optimize, tune_clip;
+static int optimize, tune_clip, refine;
+static double refine_tol;
+/* --refine: the privacy each closed-form family needs to match the optimum (for the JSON) */
+static int have_equiv;
+static double rho_equiv[HDP_FAMILY_COUNT], eps_equiv[HDP_FAMILY_COUNT];
 
 const cli_opt schedule_opts[] = {
     {"optimize", 0, OPT_FLAG, &optimize, NULL, "optimise the schedule families on the risk ODE"},
     {"family", 0, OPT_STRING, &family_opt, "F",
-     "all (default) | output | linear-noise | optimal | pl, or a comma-separated list"},
-    {"knots", 0, OPT_LONG, &knots_opt, "K", "pl family: knots t_i = i/(K-1), 2 <= K <= 64 (default 8)"},
+     "all (default) | output | linear-noise | inverse-time (alias optimal) | pl, or a comma-separated list"},
+    {"knots", 0, OPT_LONG, &knots_opt, "K", "pl family: knots t_i = i/(K-1), 2 <= K <= 512 (default 8)"},
+    {"method", 0, OPT_STRING, &method_opt, "M",
+     "bfgs (default: quasi-Newton on the exact gradient) | simplex (Nelder-Mead, the former method)"},
+    {"refine", 0, OPT_FLAG, &refine, NULL,
+     "pl only: optimise at K knots, then at 2K-1 (segments halved, started from the coarser "
+     "optimum), ... until the final risk moves by less than --refine-tol; also optimises the "
+     "closed-form families and reports the privacy each would need to match"},
+    {"refine-tol", 0, OPT_DOUBLE, &refine_tol, "TOL", "relative change that ends --refine (default 1e-5)"},
     {"tune-clip", 0, OPT_FLAG, &tune_clip, NULL, "also optimise the clipping constant c"},
     {"output", 'o', OPT_OUTPUT, &out_path, "FILE",
      "write the best schedule here as a table (two columns t, eta)"},
@@ -38,25 +49,36 @@ const cli_opt schedule_opts[] = {
 /* `hdpsgd help schedule` (the command table in main.c points here) */
 const char schedule_usage[] =
     "schedule [MODEL.ini] [--set k=v]... --optimize [--family F] [--knots K] [--tune-clip] "
-    "[-o FILE] [--json FILE.json] [--figure FIG]";
+    "[--method bfgs|simplex] [--refine [--refine-tol TOL]] [-o FILE] [--json FILE.json] [--figure FIG]";
 const char schedule_help[] =
     "Minimises the ODE's final-iterate excess risk (THEORY.md 3, final-step noise included) at\n"
     "the model's rho over the schedule families of THEORY.md 5: output (eta0), linear-noise\n"
-    "(eta0), optimal (c1 and a; reported also as c2 = a/gamma, c3 = a rho/gamma), and pl, a\n"
-    "non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1); with --tune-clip\n"
-    "jointly over the clipping constant c. sup eta~ < 2/gamma is built into the\n"
-    "parametrisation. Nelder-Mead (GSL nmsimplex2) with restarts after a coarse scan, on a\n"
-    "cheap ODE (2 output points, rtol 1e-7); the winners are re-solved at the model's [ode]\n"
-    "settings. Prints a table (parameters, final risk, epsilon at delta = 1/n by CKS, ODE\n"
+    "(eta0), inverse-time (c1/(t + a), formerly `optimal`, still accepted; not the optimum at\n"
+    "finite gamma; reported also as c2 = a/gamma, c3 = a rho/gamma), and pl, a\n"
+    "non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1), 2 <= K <= 512; with\n"
+    "--tune-clip jointly over the clipping constant c. sup eta~ < 2/gamma is built into the\n"
+    "parametrisation. Method bfgs (default): GSL's BFGS on the exact gradient of the final\n"
+    "risk (reverse mode through a Runge-Kutta discretisation of the ODE, privacy noise and\n"
+    "final-step noise included) from the three best points of a coarse scan; simplex:\n"
+    "Nelder-Mead (GSL nmsimplex2) with restarts on the ODE solver (2 output points, rtol 1e-7). The\n"
+    "winners are re-solved at the model's [ode] settings. --refine (--family pl only):\n"
+    "optimise at K knots, then at 2K-1 (the segments halved, from the coarser optimum) until\n"
+    "the final risk moves by less than --refine-tol (default 1e-5, relative), printing the\n"
+    "risk at each K; it also optimises the closed-form families and prints how far each is\n"
+    "from the converged optimum, in risk and as the rho and epsilon it would need to match it.\n"
+    "Prints a table (parameters, final risk, epsilon at delta = 1/n by CKS, ODE\n"
     "solves), writes the best schedule as a table file (-o: two columns t, eta, '#' header;\n"
-    "201 knots, geometric near t = 0 for the optimal family, the K knots for pl) for\n"
+    "201 knots, geometric near t = 0 for inverse-time, the K knots for pl) for\n"
     "--set schedule.kind=table --set schedule.file=FILE, and reports the ODE risk of that\n"
     "table. --figure draws eta~(t) and R(t) of every family; its data go to\n"
     "FIG-without-extension.schedules.csv (t,eta_<family>,risk_<family>,...). JSON keys:\n"
     "<family>_final_risk, <family>_table_final_risk, <family>_c, <family>_ode_solves and the\n"
     "parameters (output_eta0, linear_noise_eta0, optimal_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
     "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
-    "ode_solves_per_second (family keys use linear_noise for linear-noise).";
+    "ode_solves_per_second (family keys use linear_noise for linear-noise; CSV columns, JSON\n"
+    "keys and best_family keep the spelling optimal for inverse-time). With --refine also\n"
+    "refine_levels, refine_knots_<l>, refine_risk_<l> and <family>_rho_equivalent,\n"
+    "<family>_epsilon_equivalent (null: not reachable).";
 
 /* points of the figure's curves */
 #define FIG_POINTS 401
@@ -198,7 +220,27 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
 #undef KEY
     }
-    hdp_json_str(&j, "best_family", hdp_design_family_name(d->best));
+    if (have_equiv && d->done[HDP_FAMILY_PL]) {
+        /* --refine: the levels, and the privacy each closed-form family needs to match pl */
+        const hdp_design_result *pl = &res[HDP_FAMILY_PL];
+        char k[96];
+        hdp_json_int(&j, "refine_levels", pl->levels);
+        for (int l = 0; l < pl->levels; l++) {
+            snprintf(k, sizeof k, "refine_knots_%d", l);
+            hdp_json_int(&j, k, pl->level_knots[l]);
+            snprintf(k, sizeof k, "refine_risk_%d", l);
+            hdp_json_num(&j, k, pl->level_risk[l]);
+        }
+        for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
+            if (fam == HDP_FAMILY_PL || !d->done[fam])
+                continue;
+            snprintf(k, sizeof k, "%s_rho_equivalent", hdp_design_family_key(fam));
+            hdp_json_num(&j, k, rho_equiv[fam]);
+            snprintf(k, sizeof k, "%s_epsilon_equivalent", hdp_design_family_key(fam));
+            hdp_json_num(&j, k, eps_equiv[fam]);
+        }
+    }
+    hdp_json_str(&j, "best_family", hdp_design_family_column(d->best));
     hdp_json_num(&j, "best_final_risk", b->final_risk);
     hdp_json_num(&j, "best_c", b->c);
     hdp_json_num(&j, "table_final_risk", b->table_final_risk);
@@ -245,7 +287,7 @@ static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp
     fprintf(f, "t");
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (done[k])
-            fprintf(f, ",eta_%s,risk_%s", hdp_design_family_name(k), hdp_design_family_name(k));
+            fprintf(f, ",eta_%s,risk_%s", hdp_design_family_column(k), hdp_design_family_column(k));
     fprintf(f, "\n");
     for (long i = 0; i < FIG_POINTS; i++) {
         fprintf(f, "%.10g", (double)i / (FIG_POINTS - 1));
@@ -282,10 +324,16 @@ static void print_comparison(const hdp_model *m, const hdp_design_set *d,
                res[f].final_risk, eps, res[f].ode_solves, cbuf, desc, f == best ? "   <- best" : "");
     }
     const hdp_design_result *b = &res[best];
-    printf("\nODE solves: %ld in %.3g s, %.0f per second (search: 2 output points, rtol %g; the "
-           "winners re-solved at the model's [ode] settings)\n",
-           d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0,
-           fmax(opt->search_rtol, m->rtol));
+    if (opt->method == HDP_DESIGN_SIMPLEX)
+        printf("\nODE solves: %ld in %.3g s, %.0f per second (search: Nelder-Mead on the ODE solver, 2 output "
+               "points, rtol %g; the winners re-solved at the model's [ode] settings)\n",
+               d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0,
+               fmax(opt->search_rtol, m->rtol));
+    else
+        printf("\nODE solves: %ld in %.3g s, %.0f per second (search: BFGS on the exact gradient of "
+               "the Runge-Kutta discretisation, a solve with its gradient counted once; the winners "
+               "re-solved at the model's [ode] settings)\n",
+               d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0);
     printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
            hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
            100.0 * (b->table_final_risk / b->final_risk - 1.0));
@@ -304,7 +352,7 @@ static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
         if (done[f]) {
             char v[40];
             strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
-            strncat(fams, hdp_design_family_name(f), sizeof fams - strlen(fams) - 1);
+            strncat(fams, hdp_design_family_column(f), sizeof fams - strlen(fams) - 1);
             snprintf(v, sizeof v, "%s%.4g", finals[0] ? " " : "", res[f].final_risk);
             strncat(finals, v, sizeof finals - strlen(finals) - 1);
         }
@@ -325,7 +373,10 @@ int cmd_schedule(int argc, char **argv)
     cli_common common;
     out_path = json_path = figure_path = family_opt = NULL;
     knots_opt = 8;
-    optimize = tune_clip = 0;
+    method_opt = NULL;
+    refine_tol = 1e-5;
+    have_equiv = 0;
+    optimize = tune_clip = refine = 0;
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
@@ -342,6 +393,32 @@ int cmd_schedule(int argc, char **argv)
                 knots_opt, HDP_DESIGN_MAX_KNOTS);
         return EXIT_BAD_INPUT;
     }
+    int method = hdp_design_method_parse(method_opt ? method_opt : "bfgs");
+    if (method < 0) {
+        fprintf(stderr, "hdpsgd schedule: error: --method '%s': expected bfgs or simplex\n", method_opt);
+        return EXIT_BAD_INPUT;
+    }
+    if (!(refine_tol > 0) || !isfinite(refine_tol)) {
+        fprintf(stderr, "hdpsgd schedule: error: --refine-tol %g: expected a positive number\n",
+                refine_tol);
+        return EXIT_BAD_INPUT;
+    }
+    if (refine) {
+        int only_pl = want[HDP_FAMILY_PL];
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+            if (f != HDP_FAMILY_PL && want[f]) only_pl = 0;
+        if (!only_pl) {
+            fprintf(stderr, "hdpsgd schedule: error: --refine: refines the pl family only (add "
+                            "--family pl; the closed-form families are then compared with it)\n");
+            return EXIT_BAD_INPUT;
+        }
+        if (method != HDP_DESIGN_BFGS) {
+            fprintf(stderr, "hdpsgd schedule: error: --refine needs --method bfgs\n");
+            return EXIT_BAD_INPUT;
+        }
+        /* the closed-form families, for the comparison */
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
+    }
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
@@ -352,6 +429,9 @@ int cmd_schedule(int argc, char **argv)
     hdp_design_options_init(&opt);
     opt.knots = (int)knots_opt;
     opt.tune_clip = tune_clip;
+    opt.method = (hdp_design_method)method;
+    opt.refine = refine;
+    opt.refine_tol = refine_tol;
     opt.progress = progress;
     opt.progress_user = &ps;
 
@@ -379,6 +459,42 @@ int cmd_schedule(int argc, char **argv)
     double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, delta);
     print_comparison(&m, &d, &opt, eps);
     const hdp_design_result *b = &res[best];
+    if (refine && done[HDP_FAMILY_PL]) {
+        const hdp_design_result *pl = &res[HDP_FAMILY_PL];
+        printf("\nrefine (pl, tolerance %g): search risk", refine_tol);
+        for (int l = 0; l < pl->levels; l++)
+            printf("%s K = %d: %.10g", l ? ";" : "", pl->level_knots[l], pl->level_risk[l]);
+        int lv = pl->levels - 1;
+        int conv = lv > 0 && fabs(pl->level_risk[lv - 1] - pl->level_risk[lv]) <=
+                                 refine_tol * fabs(pl->level_risk[lv]);
+        printf("\n%s at K = %d knots: final risk %.10g\n",
+               conv ? "converged" : "NOT converged (the knot limit came first)", pl->knots,
+               pl->final_risk);
+        printf("\nthe closed-form families against it (each optimised at the model's rho; "
+               "epsilon-equivalent: the privacy it needs to reach the optimal risk, CKS at delta = 1/n)\n");
+        printf("  %-13s %14s %10s %12s %12s\n", "family", "final risk", "excess", "rho needed",
+               "epsilon");
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+            if (f == HDP_FAMILY_PL || !done[f])
+                continue;
+            double rho_eq = NAN;
+            long sv = 0;
+            hdp_error e2;
+            hdp_error_clear(&e2);
+            if (hdp_design_rho_equivalent(&m, f, &opt, pl->final_risk, &rho_eq, &sv, &e2) != HDP_OK)
+                fprintf(stderr, "hdpsgd schedule: warning: %s: %s\n", hdp_design_family_name(f), e2.msg);
+            double eps_eq = isfinite(rho_eq) ? hdp_zcdp_epsilon_cks(0.5 * rho_eq * rho_eq, delta)
+                                             : rho_eq;
+            rho_equiv[f] = rho_eq;
+            eps_equiv[f] = eps_eq;
+            have_equiv = 1;
+            printf("  %-13s %14.8g %9.3f%% %12.6g %12.6g\n", hdp_design_family_name(f),
+                   res[f].final_risk, 100.0 * (res[f].final_risk / pl->final_risk - 1.0), rho_eq,
+                   eps_eq);
+        }
+        printf("  %-13s %14.8g %9.3f%% %12.6g %12.6g\n", "pl (optimum)", pl->final_risk, 0.0, m.rho,
+               eps);
+    }
 
     /* outputs, written only now */
     char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";

@@ -71,7 +71,7 @@ const char sweep_help[] =
     "fixed overrides of [set]. schedule is `schedule --optimize` ([sweep] schedule_families,\n"
     "default all; schedule_knots, default 8; tune_clip = true|false); rates is `rates`\n"
     "([sweep] rates_gammas = LO:HI:COUNT, required; rates_families, default output,\n"
-    "linear-noise, optimal; not with a data.gamma or data.n axis).\n"
+    "linear-noise, inverse-time; not with a data.gamma or data.n axis).\n"
     "Point i writes DIR/points/pNNNNN/ (the commands' CSV and JSON files, schedule.tab, then\n"
     "row.csv, last and atomically); DIR/results.csv collects the rows in point order: point,\n"
     "the axes, d, n, gamma, rho, epsilon_cks, then ode_final_risk, sim_final_risk,\n"

@@ -322,6 +322,14 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
                 return HDP_OK;
             }
         }
+        /* schedule.kind = inverse-time: the name of eta~ = c1/(t + a) since issue 21, which
+         * showed it is not the optimal schedule at finite gamma; `optimal` stays the written
+         * name, so that files keep reading in older versions */
+        if (!strcmp(section, "schedule") && !strcmp(k->key, "kind") &&
+            !strcasecmp(trimmed, "inverse-time")) {
+            *(int *)val = HDP_SCHED_OPTIMAL;
+            return HDP_OK;
+        }
         return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s = '%s' is not accepted: expected %s", loc,
                         section, k->key, value, range);
     }

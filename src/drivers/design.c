@@ -6,19 +6,27 @@
  * (THEORY 3, final-iterate jump included), at the model's fixed rho (THEORY 6: every
  * schedule discretised as in THEORY 1 is exactly (rho^2/2)-zCDP).
  * Admissibility through the parametrisation: eta~(0) = (2/gamma) sigmoid(p_0) keeps
- * sup eta~ < 2/gamma (THEORY 3, stability); the pl knots are products of sigmoids, so
- * eta~ is non-increasing and sigma~^2 = -(eta~^2)'/rho^2 >= 0 (THEORY 1, 5).
- * Search: a coarse scan, then Nelder-Mead (gsl_multimin_fminimizer_nmsimplex2) restarted
+ * sup eta~ < 2/gamma (THEORY 3, stability); the pl knots are products of ratios in (0, 1]
+ * (knot_ratio), so eta~ is non-increasing and sigma~^2 = -(eta~^2)'/rho^2 >= 0 (THEORY 1, 5).
+ * Search, method bfgs (default): the objective and its exact gradient from the
+ * differentiated Runge-Kutta discretisation of core/ode_grad.h (privacy noise and
+ * final-step noise included, THEORY 5.3); a coarse scan of it, then GSL's vector_bfgs2
+ * from the three best distinct scan points, each restarted while a round gains more than
+ * 1e-10 relative; refine (pl): K -> 2K - 1 knots from the coarser optimum. Method simplex:
+ * a coarse scan, then Nelder-Mead (gsl_multimin_fminimizer_nmsimplex2) on hdp_ode_solve restarted
  * from the best point with a shrinking initial simplex until a round gains less than
- * 1e-6 relative (the search ODE is accurate to ~1e-6 at rtol 1e-7), at most max_restarts
- * rounds and max_solves ODE solves. A candidate whose ODE fails scores PENALTY.
+ * 1e-6 relative (the search ODE is accurate to ~1e-6 at rtol 1e-7). Both: at most
+ * max_restarts rounds and max_solves ODE solves (per refine level). A candidate whose ODE
+ * fails scores PENALTY.
  */
 #include "hdpsgd/design.h"
 #include "core/check.h"
+#include "core/ode_grad.h"
 #include "hdpsgd/error.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multimin.h>
+#include <gsl/gsl_roots.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +37,20 @@
 #define PENALTY 1e30
 #define MAX_PARAMS (HDP_DESIGN_MAX_KNOTS + 1)
 
-static const char *const family_names[] = {"output", "linear-noise", "optimal", "pl"};
+/* The family c1/(t + a) was called `optimal` until issue 21 found it is not the optimum at
+ * finite gamma: it is `inverse-time` now, `optimal` stays accepted and is the spelling of
+ * machine-read outputs (hdp_design_family_column). */
+static const char *const family_names[] = {"output", "linear-noise", "inverse-time", "pl"};
+static const char *const family_columns[] = {"output", "linear-noise", "optimal", "pl"};
 
 const char *hdp_design_family_name(hdp_design_family f)
 {
     return (f >= 0 && f < HDP_FAMILY_COUNT) ? family_names[f] : "?";
+}
+
+const char *hdp_design_family_column(hdp_design_family f)
+{
+    return (f >= 0 && f < HDP_FAMILY_COUNT) ? family_columns[f] : "?";
 }
 
 int hdp_design_family_parse(const char *name)
@@ -41,7 +58,7 @@ int hdp_design_family_parse(const char *name)
     if (!name)
         return -1;
     for (int i = 0; i < HDP_FAMILY_COUNT; i++)
-        if (!strcmp(name, family_names[i]))
+        if (!strcmp(name, family_names[i]) || !strcmp(name, family_columns[i]))
             return i;
     return -1;
 }
@@ -73,7 +90,7 @@ hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT
         int f = hdp_design_family_parse(tok);
         if (f < 0)
             return hdp_fail(err, HDP_EINPUT,
-                            "unknown family '%s' (expected all, output, linear-noise, optimal or pl)",
+                            "unknown family '%s' (expected all, output, linear-noise, inverse-time (or optimal) or pl)",
                             tok);
         want[f] = any = 1;
     }
@@ -82,12 +99,31 @@ hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT
     return HDP_OK;
 }
 
+const char *hdp_design_method_name(hdp_design_method m)
+{
+    return m == HDP_DESIGN_BFGS ? "bfgs" : m == HDP_DESIGN_SIMPLEX ? "simplex" : "?";
+}
+
+int hdp_design_method_parse(const char *name)
+{
+    if (!name)
+        return -1;
+    if (!strcmp(name, "bfgs"))
+        return HDP_DESIGN_BFGS;
+    if (!strcmp(name, "simplex"))
+        return HDP_DESIGN_SIMPLEX;
+    return -1;
+}
+
 void hdp_design_options_init(hdp_design_options *o)
 {
     if (!o)
         return;
     memset(o, 0, sizeof *o);
     o->knots = 8;
+    o->method = HDP_DESIGN_BFGS;
+    o->refine = 0;
+    o->refine_tol = 1e-5;
     o->tune_clip = 0;
     o->max_restarts = 6;
     o->max_solves = 6000;
@@ -179,7 +215,28 @@ typedef struct {
     double best, best_p[MAX_PARAMS];
     int restart;
     const hdp_design_options *opt;
+    hdp_ode_grad *g;             /* bfgs: the differentiated discretisation (ode_grad.h) */
+    int nstart;                  /* bfgs: the best distinct points of the scan */
+    double start_f[3], start_p[3][MAX_PARAMS];
 } search;
+
+/* The ratio eta~(t_i) / eta~(t_{i-1}) of the pl knots: sigmoid(p) for simplex;
+ * 1 / (1 + p^2) for bfgs, which reaches equal knots (an active monotonicity constraint:
+ * the optimum of the default model is flat on its first half) at p = 0 with a non-zero
+ * curvature, where the sigmoid needs p -> inf and its gradient vanishes. Both give every
+ * non-increasing schedule (the square form includes its closure, equal knots). */
+static double knot_ratio(const search *s, double p)
+{
+    return s->g ? 1.0 / (1.0 + p * p) : sigmoid(p);
+}
+
+static double ratio_param(const search *s, double ratio)
+{
+    if (!s->g)
+        return logit(ratio);
+    ratio = clampd(ratio, 1e-300, 1.0);
+    return sqrt(1.0 / ratio - 1.0);
+}
 
 static int nparams(hdp_design_family f, int K, int tune_clip)
 {
@@ -212,7 +269,7 @@ static void decode(const search *s, const double *p, hdp_design_result *r)
         r->knots = s->K;
         for (int i = 0; i < s->K; i++) {
             r->knot_t[i] = i == s->K - 1 ? 1.0 : (double)i / (double)(s->K - 1);
-            r->knot_eta[i] = i == 0 ? e0 : r->knot_eta[i - 1] * sigmoid(p[i]);
+            r->knot_eta[i] = i == 0 ? e0 : r->knot_eta[i - 1] * knot_ratio(s, p[i]);
         }
         r->eta1 = r->knot_eta[s->K - 1];
         break;
@@ -254,28 +311,100 @@ static void report(search *s, int periodic)
     s->opt->progress(&pr, s->opt->progress_user);
 }
 
-/* The objective: final-iterate excess risk of the ODE (THEORY 3) at the search settings. */
-static double objective(const gsl_vector *x, void *user)
+/* sigmoid'(p) / sigmoid(p) = 1 - sigmoid(p) inside the clamp of sigmoid, 0 outside */
+static double dlog_sigmoid(double p)
 {
-    search *s = user;
+    return (p > -60.0 && p < 30.0) ? 1.0 - sigmoid(p) : 0.0;
+}
+
+/* The objective of the bfgs method on the differentiated discretisation (ode_grad.h): the
+ * final risk at p and, with grad, its gradient in p (chain rule through decode). */
+static double fast_objective(search *s, const double *p, double *grad)
+{
+    const hdp_model *m = s->base;
+    hdp_design_result *r = calloc(1, sizeof *r);
+    double *ds = calloc(MAX_PARAMS, sizeof(double));
+    double f = PENALTY, dc = 0;
+    if (!r || !ds)
+        goto out;
+    decode(s, p, r);
+    hdp_schedule sc;
+    memset(&sc, 0, sizeof sc);
+    sc.rho = m->rho;
+    switch (s->family) {
+    case HDP_FAMILY_OUTPUT: sc.kind = HDP_SCHED_OUTPUT; sc.eta0 = r->eta0; break;
+    case HDP_FAMILY_LINEAR_NOISE: sc.kind = HDP_SCHED_LINEAR_NOISE; sc.eta0 = r->eta0; break;
+    case HDP_FAMILY_OPTIMAL: sc.kind = HDP_SCHED_OPTIMAL; sc.c1 = r->c1; sc.a = r->a; break;
+    default:
+        sc.kind = HDP_SCHED_TABLE;
+        sc.len = r->knots;
+        sc.t = r->knot_t;
+        sc.eta = r->knot_eta;
+        break;
+    }
+    double F = hdp_ode_grad_eval(s->g, &sc, r->c, grad ? ds : NULL,
+                                 grad && s->tune_clip ? &dc : NULL);
+    if (isfinite(F))
+        f = F;
+    if (grad) {
+        memset(grad, 0, sizeof(double) * (size_t)s->np);
+        if (isfinite(F)) {
+            switch (s->family) {
+            case HDP_FAMILY_OUTPUT:
+            case HDP_FAMILY_LINEAR_NOISE: grad[0] = ds[0] * r->eta0 * dlog_sigmoid(p[0]); break;
+            case HDP_FAMILY_OPTIMAL:
+                /* c1 = a eta~(0), a = e^{p_1} */
+                grad[0] = ds[0] * r->c1 * dlog_sigmoid(p[0]);
+                if (p[1] > -40.0 && p[1] < 25.0)
+                    grad[1] = ds[0] * r->c1 + ds[1] * r->a;
+                break;
+            default: {
+                /* eta_i = (2/gamma) sigmoid(p_0) prod_{0 < k <= i} ratio(p_k):
+                 * d eta_i / d p_j = eta_i d log ratio(p_j) / d p_j for j <= i */
+                double suffix = 0;
+                for (int j = s->K - 1; j >= 0; j--) {
+                    suffix += ds[j] * r->knot_eta[j];
+                    /* d log ratio / dp: 1 - sigmoid(p_0) for eta~(0), -2p/(1 + p^2) for the ratios */
+                    grad[j] = suffix * (j == 0 ? dlog_sigmoid(p[0]) : -2.0 * p[j] / (1.0 + p[j] * p[j]));
+                }
+                break;
+            }
+            }
+            if (s->tune_clip) {
+                double pc = p[s->np - 1];
+                grad[s->np - 1] = (pc > -25.0 && pc < 12.0) ? dc * r->c : 0.0;
+            }
+        }
+    }
+out:
+    free(r);
+    free(ds);
+    return f;
+}
+
+/* The objective: final-iterate excess risk of the ODE (THEORY 3) at the search settings
+ * (simplex: hdp_ode_solve; bfgs: the discretisation of ode_grad.h). */
+static double objective_grad(search *s, const double *p, double *grad)
+{
     if (s->opt->cancel && *s->opt->cancel) { /* end the scan and every round at once */
         s->solves = s->max_solves;
         return PENALTY;
     }
-    double p[MAX_PARAMS];
-    for (int i = 0; i < s->np; i++)
-        p[i] = gsl_vector_get(x, (size_t)i);
-    hdp_design_result r;
-    memset(&r, 0, sizeof r);
-    decode(s, p, &r);
-    apply(&s->work, &r, s->kt, s->ke);
-    hdp_ode_result o;
-    hdp_error err;
-    hdp_error_clear(&err);
     double f = PENALTY;
-    if (hdp_ode_solve(&s->work, &o, &err) == HDP_OK && isfinite(o.final_risk))
-        f = o.final_risk;
-    hdp_ode_result_free(&o);
+    if (s->g) {
+        f = fast_objective(s, p, grad);
+    } else {
+        hdp_design_result r;
+        memset(&r, 0, sizeof r);
+        decode(s, p, &r);
+        apply(&s->work, &r, s->kt, s->ke);
+        hdp_ode_result o;
+        hdp_error err;
+        hdp_error_clear(&err);
+        if (hdp_ode_solve(&s->work, &o, &err) == HDP_OK && isfinite(o.final_risk))
+            f = o.final_risk;
+        hdp_ode_result_free(&o);
+    }
     s->solves++;
     if (f < s->best) {
         s->best = f;
@@ -286,10 +415,44 @@ static double objective(const gsl_vector *x, void *user)
     return f;
 }
 
+static double objective(const gsl_vector *x, void *user)
+{
+    search *s = user;
+    double p[MAX_PARAMS];
+    for (int i = 0; i < s->np; i++)
+        p[i] = gsl_vector_get(x, (size_t)i);
+    return objective_grad(s, p, NULL);
+}
+
+/* Evaluate a starting candidate; bfgs keeps the three best distinct ones as starts. */
 static double eval_p(search *s, const double *p)
 {
-    gsl_vector_const_view v = gsl_vector_const_view_array(p, (size_t)s->np);
-    return objective(&v.vector, s);
+    double f = objective_grad(s, p, NULL);
+    if (!s->g || !(f < PENALTY))
+        return f;
+    for (int i = 0; i < s->nstart; i++)
+        if (s->start_f[i] == f)
+            return f; /* the same point again */
+    int at;
+    if (s->nstart < 3) {
+        at = s->nstart++;
+    } else {
+        if (!(f < s->start_f[2]))
+            return f;
+        at = 2;
+    }
+    s->start_f[at] = f;
+    memcpy(s->start_p[at], p, sizeof(double) * (size_t)s->np);
+    for (int i = at; i > 0 && s->start_f[i] < s->start_f[i - 1]; i--) {
+        double tf = s->start_f[i];
+        s->start_f[i] = s->start_f[i - 1];
+        s->start_f[i - 1] = tf;
+        double tp[MAX_PARAMS];
+        memcpy(tp, s->start_p[i], sizeof(double) * (size_t)s->np);
+        memcpy(s->start_p[i], s->start_p[i - 1], sizeof(double) * (size_t)s->np);
+        memcpy(s->start_p[i - 1], tp, sizeof(double) * (size_t)s->np);
+    }
+    return f;
 }
 
 /* ---- starting points ---- */
@@ -337,7 +500,7 @@ static void scan(search *s, const hdp_design_result *hints, int nhints)
                     for (int i = 1; i < s->K; i++) {
                         double ti = (double)i / (s->K - 1), tp = (double)(i - 1) / (s->K - 1);
                         double ratio = isinf(shapes[k]) ? 1.0 : (tp + shapes[k]) / (ti + shapes[k]);
-                        p[i] = logit(ratio);
+                        p[i] = ratio_param(s, ratio);
                     }
                     eval_p(s, p);
                 }
@@ -355,7 +518,7 @@ static void scan(search *s, const hdp_design_result *hints, int nhints)
             if (i == 0) {
                 p[0] = logit(e * m->gamma / 2.0);
             } else {
-                p[i] = logit(prev > 0 ? e / prev : 1e-12);
+                p[i] = ratio_param(s, prev > 0 ? e / prev : 1e-12);
             }
             prev = e > 0 ? e : 1e-300;
         }
@@ -392,6 +555,99 @@ out:
     if (mm) gsl_multimin_fminimizer_free(mm);
     if (x) gsl_vector_free(x);
     if (ss) gsl_vector_free(ss);
+}
+
+/* ---- the gradient method ---- */
+
+static void fdf_df(const gsl_vector *x, void *user, gsl_vector *gv);
+
+static void fdf_fdf(const gsl_vector *x, void *user, double *f, gsl_vector *gv)
+{
+    search *s = user;
+    double p[MAX_PARAMS], gr[MAX_PARAMS];
+    for (int i = 0; i < s->np; i++)
+        p[i] = gsl_vector_get(x, (size_t)i);
+    *f = objective_grad(s, p, gr);
+    for (int i = 0; i < s->np; i++)
+        gsl_vector_set(gv, (size_t)i, gr[i]);
+}
+
+static void fdf_df(const gsl_vector *x, void *user, gsl_vector *gv)
+{
+    double f;
+    fdf_fdf(x, user, &f, gv);
+}
+
+/* One BFGS run (gsl vector_bfgs2) from p; p and *f become its end point and value. It ends
+ * when the line search makes no progress, the gradient is below 1e-10 |f|, or the solve
+ * budget is spent. */
+static void bfgs_round(search *s, double *p, double *f)
+{
+    size_t n = (size_t)s->np;
+    gsl_vector *x = gsl_vector_alloc(n);
+    gsl_multimin_fdfminimizer *mm = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, n);
+    if (!x || !mm)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        gsl_vector_set(x, i, p[i]);
+    gsl_multimin_function_fdf F = {objective, fdf_df, fdf_fdf, n, s};
+    if (gsl_multimin_fdfminimizer_set(mm, &F, x, 0.5, 0.1) != GSL_SUCCESS)
+        goto out;
+    long max_iter = 200L * (long)n + 1000;
+    for (long it = 0; it < max_iter && s->solves < s->max_solves; it++) {
+        if (gsl_multimin_fdfminimizer_iterate(mm) != GSL_SUCCESS)
+            break;
+        double fv = gsl_multimin_fdfminimizer_minimum(mm);
+        if (gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(mm), 1e-10 * fabs(fv)) ==
+            GSL_SUCCESS)
+            break;
+    }
+    double fv = gsl_multimin_fdfminimizer_minimum(mm);
+    if (fv <= *f) {
+        const gsl_vector *xm = gsl_multimin_fdfminimizer_x(mm);
+        for (size_t i = 0; i < n; i++)
+            p[i] = gsl_vector_get(xm, i);
+        *f = fv;
+    }
+out:
+    if (mm) gsl_multimin_fdfminimizer_free(mm);
+    if (x) gsl_vector_free(x);
+}
+
+/* BFGS from each start, restarted (a fresh Hessian estimate) while a round gains more than
+ * 1e-10 relative, at most max_restarts rounds per start. */
+static void bfgs_search(search *s, double (*starts)[MAX_PARAMS], const double *start_f, int nstarts)
+{
+    for (int k = 0; k < nstarts && s->solves < s->max_solves; k++) {
+        double p[MAX_PARAMS], f = start_f[k];
+        memcpy(p, starts[k], sizeof(double) * (size_t)s->np);
+        for (int r = 1; r <= (s->opt->max_restarts > 0 ? s->opt->max_restarts : 1) &&
+                        s->solves < s->max_solves; r++) {
+            double before = f;
+            s->restart++;
+            bfgs_round(s, p, &f);
+            report(s, 0);
+            if (!(before - f > 1e-10 * fabs(f)))
+                break;
+        }
+    }
+}
+
+/* The pl start at K knots from an earlier pl result (its schedule at the new knots). */
+static void pl_start_from(const search *s, const hdp_design_result *prev, double *p)
+{
+    double e_prev = 0;
+    for (int i = 0; i < s->K; i++) {
+        double t = i == s->K - 1 ? 1.0 : (double)i / (double)(s->K - 1);
+        double e = hdp_design_eta(prev, t);
+        if (i == 0)
+            p[0] = logit(e * s->base->gamma / 2.0);
+        else
+            p[i] = ratio_param(s, e_prev > 0 ? e / e_prev : 1e-12);
+        e_prev = e > 0 ? e : 1e-300;
+    }
+    if (s->tune_clip)
+        p[s->np - 1] = log(prev->c);
 }
 
 /* ---- tables (THEORY 5, kind = table) ---- */
@@ -531,6 +787,11 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     res->family = family;
     if (family < 0 || family >= HDP_FAMILY_COUNT)
         return hdp_fail(err, HDP_EINPUT, "unknown schedule family %d", (int)family);
+    if (opt->method != HDP_DESIGN_BFGS && opt->method != HDP_DESIGN_SIMPLEX)
+        return hdp_fail(err, HDP_EINPUT, "unknown design method %d", (int)opt->method);
+    if (opt->refine && !(opt->refine_tol > 0))
+        return hdp_fail(err, HDP_EINPUT, "refine: tolerance %g; expected a positive number",
+                        opt->refine_tol);
     if (family == HDP_FAMILY_PL && (opt->knots < 2 || opt->knots > HDP_DESIGN_MAX_KNOTS))
         return hdp_fail(err, HDP_EINPUT, "pl family: K = %d knots; expected 2 to %d", opt->knots,
                         HDP_DESIGN_MAX_KNOTS);
@@ -550,33 +811,78 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     s->best = INFINITY;
     s->opt = opt;
     double t0 = now_seconds();
+    hdp_status st = HDP_OK;
+    hdp_design_result *level = NULL;
 
     hdp_gsl_quiet();
-    scan(s, hints, nhints);
-    hdp_status st = HDP_OK;
+    if (opt->method == HDP_DESIGN_SIMPLEX) {
+        scan(s, hints, nhints);
+        if (opt->cancel && *opt->cancel)
+            goto cancelled;
+        if (!(s->best < PENALTY)) {
+            st = hdp_fail(err, HDP_ENUMERIC,
+                          "%s family: the ODE failed for every starting candidate (see `hdpsgd ode`)",
+                          hdp_design_family_name(family));
+            goto done;
+        }
+        /* Nelder-Mead rounds restarted from the best point with a shrinking simplex */
+        double prev = s->best, step = 1.0;
+        for (int r = 1; r <= opt->max_restarts && s->solves < s->max_solves; r++) {
+            s->restart = r;
+            nelder_mead(s, step);
+            report(s, 0);
+            if (r >= 2 && prev - s->best <= 1e-6 * fabs(s->best))
+                break;
+            prev = s->best;
+            step = fmax(0.05, step * 0.5);
+        }
+    } else {
+        s->g = calloc(1, sizeof *s->g);
+        level = calloc(1, sizeof *level);
+        if (!s->g || !level) {
+            st = hdp_fail(err, HDP_ENOMEM, "out of memory");
+            goto done;
+        }
+        if ((st = hdp_ode_grad_init(s->g, m, err)) != HDP_OK)
+            goto done;
+        long budget = s->max_solves;
+        int refine = opt->refine && family == HDP_FAMILY_PL;
+        for (int lv = 0;; lv++) {
+            s->best = INFINITY;
+            s->nstart = 0;
+            s->max_solves = s->solves + budget;
+            if (lv == 0) {
+                scan(s, hints, nhints);
+            } else {
+                double p[MAX_PARAMS];
+                pl_start_from(s, level, p);
+                eval_p(s, p);
+            }
+            if (opt->cancel && *opt->cancel)
+            goto cancelled;
+        if (!(s->best < PENALTY)) {
+                st = hdp_fail(err, HDP_ENUMERIC,
+                              "%s family: the ODE failed for every starting candidate (see `hdpsgd ode`)",
+                              hdp_design_family_name(family));
+                goto done;
+            }
+            bfgs_search(s, s->start_p, s->start_f, s->nstart);
+            decode(s, s->best_p, level);
+            if (!refine)
+                break;
+            res->level_knots[lv] = s->K;
+            res->level_risk[lv] = s->best;
+            res->levels = lv + 1;
+            if (lv > 0 && fabs(res->level_risk[lv - 1] - s->best) <= opt->refine_tol * fabs(s->best))
+                break;
+            if (2 * s->K - 1 > HDP_DESIGN_MAX_KNOTS || lv + 1 >= HDP_DESIGN_MAX_LEVELS)
+                break;
+            s->K = 2 * s->K - 1;
+            s->np = nparams(family, s->K, opt->tune_clip);
+        }
+    }
     if (opt->cancel && *opt->cancel) {
-        st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
-                      hdp_design_family_name(family));
-        goto done;
-    }
-    if (!(s->best < PENALTY)) {
-        st = hdp_fail(err, HDP_ENUMERIC,
-                      "%s family: the ODE failed for every starting candidate (see `hdpsgd ode`)",
-                      hdp_design_family_name(family));
-        goto done;
-    }
-    /* Nelder-Mead rounds restarted from the best point with a shrinking simplex */
-    double prev = s->best, step = 1.0;
-    for (int r = 1; r <= opt->max_restarts && s->solves < s->max_solves; r++) {
-        s->restart = r;
-        nelder_mead(s, step);
-        report(s, 0);
-        if (r >= 2 && prev - s->best <= 1e-6 * fabs(s->best))
-            break;
-        prev = s->best;
-        step = fmax(0.05, step * 0.5);
-    }
-    if (opt->cancel && *opt->cancel) {
+cancelled:
         st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
                       hdp_design_family_name(family));
         goto done;
@@ -593,8 +899,109 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
         goto done;
     st = solve_at_model(m, res, 1, &res->table_final_risk, err);
 done:
+    if (s->g) {
+        hdp_ode_grad_free(s->g);
+        free(s->g);
+    }
+    free(level);
     free(s);
     return st;
+}
+
+/* ---- the privacy budget a family needs (THEORY 5, 6) ---- */
+
+typedef struct {
+    const hdp_model *m;
+    hdp_design_family family;
+    hdp_design_options opt;
+    double target;
+    long solves;
+    hdp_status st;
+    hdp_error *err;
+} rho_eq;
+
+/* optimised final risk of the family at privacy rho = e^x, minus the target */
+static double rho_eq_gap(double x, void *user)
+{
+    rho_eq *q = user;
+    hdp_model mm = *q->m;
+    mm.rho = exp(x);
+    hdp_design_result r;
+    hdp_status st = hdp_design_optimize(&mm, q->family, &q->opt, NULL, 0, &r, q->err);
+    double v = st == HDP_OK ? r.final_risk - q->target : NAN;
+    q->solves += r.ode_solves;
+    if (st != HDP_OK && q->st == HDP_OK)
+        q->st = st;
+    hdp_design_result_free(&r);
+    return v;
+}
+
+hdp_status hdp_design_rho_equivalent(const hdp_model *m, hdp_design_family family,
+                                     const hdp_design_options *opt, double target, double *rho,
+                                     long *solves, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, rho);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    if (!(target > 0) || isinf(m->rho))
+        return hdp_fail(err, HDP_EINPUT, "rho equivalent: needs a positive target risk and a finite rho");
+    rho_eq q = {m, family, *opt, target, 0, HDP_OK, err};
+    q.opt.progress = NULL;
+    q.opt.refine = 0;
+    double lo = log(m->rho), flo = rho_eq_gap(lo, &q);
+    double hi = lo, fhi = flo;
+    *rho = NAN;
+    if (q.st != HDP_OK)
+        goto out;
+    if (!(flo > 0)) {
+        /* already as good at the model's rho: walk down */
+        while (!(flo > 0) && lo > log(m->rho) - 30.0) {
+            hi = lo, fhi = flo;
+            lo -= log(4.0);
+            flo = rho_eq_gap(lo, &q);
+            if (q.st != HDP_OK) goto out;
+        }
+    } else {
+        while (fhi > 0 && hi < log(m->rho) + log(1e4)) {
+            lo = hi, flo = fhi;
+            hi += log(4.0);
+            fhi = rho_eq_gap(hi, &q);
+            if (q.st != HDP_OK) goto out;
+        }
+        if (fhi > 0) {
+            *rho = INFINITY; /* not even 10^4 rho reaches the target */
+            goto out;
+        }
+    }
+    if (!(flo > 0) || fhi > 0) {
+        *rho = flo > 0 ? INFINITY : 0.0;
+        goto out;
+    }
+    /* Brent on log rho, to 1e-4 relative in rho */
+    gsl_function F = {rho_eq_gap, &q};
+    gsl_root_fsolver *b = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+    if (!b) {
+        q.st = hdp_fail(err, HDP_ENOMEM, "out of memory");
+        goto out;
+    }
+    gsl_root_fsolver_set(b, &F, lo, hi);
+    double x = 0.5 * (lo + hi);
+    for (int it = 0; it < 60 && q.st == HDP_OK; it++) {
+        if (gsl_root_fsolver_iterate(b) != GSL_SUCCESS)
+            break;
+        x = gsl_root_fsolver_root(b);
+        double a = gsl_root_fsolver_x_lower(b), c = gsl_root_fsolver_x_upper(b);
+        if (gsl_root_test_interval(a, c, 1e-4, 0) == GSL_SUCCESS)
+            break;
+    }
+    gsl_root_fsolver_free(b);
+    *rho = exp(x);
+out:
+    if (solves)
+        *solves = q.solves;
+    return q.st;
 }
 
 /* ---- rates (THEORY 5) ---- */

@@ -595,8 +595,8 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
         rec_real(r, "gamma", m->gamma);
         rec_int(r, "n", (double)m->n);
         rec_int(r, "d", (double)m->d);
-        rec_text_add(r, "best_family", hdp_design_family_name(d.best));
-        rec_text_add(r, "family", hdp_design_family_name(d.best));
+        rec_text_add(r, "best_family", hdp_design_family_column(d.best));
+        rec_text_add(r, "family", hdp_design_family_column(d.best));
         rec_text_add(r, "model", m->source);
     }
     hdp_design_set_free(&d);

@@ -145,7 +145,7 @@ static void schedule_fields(const hdp_sweep_point *p, hdp_status st, char *buf, 
             add(buf, size, ",%s", hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[k].final_risk : NAN));
     hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[d->best].final_risk : NAN);
     hdp_sweep_num(cc, sizeof cc, st == HDP_OK ? d->res[d->best].c : NAN);
-    add(buf, size, ",%s,%s,%s,%ld", st == HDP_OK ? hdp_design_family_name(d->best) : "", num, cc,
+    add(buf, size, ",%s,%s,%s,%ld", st == HDP_OK ? hdp_design_family_column(d->best) : "", num, cc,
         d->solves);
 }
 static void schedule_release(hdp_sweep_point *p) { hdp_design_set_free(&p->designs); }

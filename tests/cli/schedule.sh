@@ -102,6 +102,53 @@ if [[ $have_gnuplot -eq 1 ]]; then
 fi
 check "rates figure data" bash -c "grep -v '^#' '$work/r.rates.csv' | head -n1 | grep -qx 'gamma,risk_output,theory_output,risk_linear-noise,theory_linear-noise,risk_optimal,theory_optimal'"
 
+# ---- the gradient method: --refine (issue 21) ----
+"$bin" schedule "${model[@]}" --optimize --family pl --knots 4 --refine --refine-tol 1e-4 \
+  -o "$work/ref.tab" --json "$work/ref.json" >"$work/ref.out" 2>/dev/null
+check "--refine exits 0" test $? -eq 0
+check "--refine prints the risk at each K" grep -q "K = 4: .*; K = 7: " "$work/ref.out"
+check "--refine compares the closed-form families (rho and epsilon needed)" \
+  bash -c "grep -q '^  inverse-time ' '$work/ref.out' && grep -q 'rho needed' '$work/ref.out'"
+check "--refine: levels non-increasing, converged or at the knot limit" py "$work/ref.out" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+levels = [float(v) for v in re.findall(r"K = \d+: ([0-9.e+-]+)", text.split("refine (pl")[1].split("\n")[0])]
+assert len(levels) >= 2 and all(b <= a for a, b in zip(levels, levels[1:])), levels
+assert "converged at K" in text
+PY
+check "--refine JSON: levels and the privacy each family needs" py "$work/ref.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+L = d['refine_levels']
+assert L >= 2 and d['refine_knots_0'] == 4 and d['refine_knots_1'] == 7, d
+assert all(d['refine_risk_%d' % (l + 1)] <= d['refine_risk_%d' % l] for l in range(L - 1))
+assert d['pl_knots'] == d['refine_knots_%d' % (L - 1)]
+for f in ('output', 'linear_noise', 'optimal'):
+    r = d[f + '_rho_equivalent']
+    assert r is None or r > d['rho'], (f, r)
+    assert d[f + '_final_risk'] >= d['pl_final_risk']
+PY
+check "--refine table accepted by ode" bash -c "'$bin' ode ${model[*]} --set schedule.kind=table --set schedule.file='$work/ref.tab' >/dev/null"
+"$bin" schedule "${model[@]}" --optimize --family inverse-time --method simplex --json "$work/nm.json" >/dev/null 2>&1
+check "--method simplex and the family inverse-time (JSON keeps optimal_*)" py "$work/nm.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['best_family'] == 'optimal' and 'optimal_c1' in d, d
+PY
+
+# the designed pl schedule of the default model passes `validate` (ODE against the Monte
+# Carlo and the SDE; 0.2 s)
+"$bin" schedule --optimize --family pl --knots 8 -o "$work/def.tab" >/dev/null 2>&1
+check "default model: pl design exits 0" test $? -eq 0
+"$bin" validate --set schedule.kind=table --set schedule.file="$work/def.tab" --json "$work/val.json" >"$work/val.out" 2>&1
+check "default model: the designed schedule passes validate" grep -q "^verdict: PASS" "$work/val.out"
+
+# schedule.kind = inverse-time is the same schedule as optimal (the alias of issue 21)
+"$bin" ode --set schedule.kind=inverse-time -o "$work/it.csv" >/dev/null 2>&1
+"$bin" ode --set schedule.kind=optimal -o "$work/op.csv" >/dev/null 2>&1
+check "schedule.kind = inverse-time: the same ODE as optimal" \
+  cmp -s <(grep -v '^#' "$work/it.csv") <(grep -v '^#' "$work/op.csv")
+
 # ---- bad input: exit 2, a message, no output file ----
 bad() { # bad NAME COMMAND ARGS...
   local name=$1 sub=$2; shift 2
@@ -117,6 +164,25 @@ bad "schedule: one bad family in a list" schedule --optimize --family output,bog
 bad "schedule: K < 2" schedule --optimize --knots 1
 bad "schedule: K too large" schedule --optimize --knots 1000
 bad "schedule: K not a number" schedule --optimize --knots x
+bad "schedule: K = 0" schedule --optimize --family pl --knots 0
+bad "schedule: K = 513 (above 512)" schedule --optimize --family pl --knots 513
+bad "schedule: unknown method" schedule --optimize --method newton
+bad "schedule: --refine with every family" schedule --optimize --refine
+bad "schedule: --refine with another family" schedule --optimize --family output --refine
+bad "schedule: --refine with pl and another family" schedule --optimize --family pl,output --refine
+bad "schedule: --refine with simplex" schedule --optimize --family pl --refine --method simplex
+bad "schedule: --refine-tol 0" schedule --optimize --family pl --refine --refine-tol 0
+bad "schedule: --refine-tol < 0" schedule --optimize --family pl --refine --refine-tol -1e-5
+# ... each message names the option
+names() { # names PATTERN ARGS...: the message of a bad input names the option
+  local pat=$1; shift
+  "$bin" schedule "$@" >/dev/null 2>"$work/err"
+  check "message names $pat" grep -q -- "$pat" "$work/err"
+}
+names --knots --optimize --family pl --knots 513
+names --method --optimize --method newton
+names --refine --optimize --family output --refine
+names --refine-tol --optimize --family pl --refine --refine-tol 0
 bad "schedule: without --optimize" schedule
 bad "schedule: bad model key" schedule --optimize --set clip.c=-1
 bad "rates: no --gammas" rates

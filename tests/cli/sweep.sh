@@ -134,7 +134,7 @@ bad "bad value at one point" "at point 1 (clip.c=-1)" $'[sweep]\ncommands = ode\
 bad "rates without its gamma grid" "rates_gammas = LO:HI:COUNT is missing" $'[sweep]\ncommands = rates'
 bad "rates over a gamma axis" "axis data.gamma: the rates command sets data.gamma itself" $'[sweep]\ncommands = rates\nrates_gammas = 0.01:0.1:3\n[axes]\ndata.gamma = 0.1, 0.2'
 bad "bad rates grid" "rates_gammas = " $'[sweep]\ncommands = rates\nrates_gammas = 0.1:0.01:3'
-bad "bad knots" "schedule_knots = '1': expected an integer from 2 to 64" $'[sweep]\ncommands = schedule\nschedule_knots = 1'
+bad "bad knots" "schedule_knots = '1': expected an integer from 2 to 512" $'[sweep]\ncommands = schedule\nschedule_knots = 1'
 bad "unknown family" "schedule_families: unknown family 'best'" $'[sweep]\ncommands = schedule\nschedule_families = output, best'
 bad "bad tune_clip" "tune_clip = 'yes': expected true or false" $'[sweep]\ncommands = schedule\ntune_clip = yes'
 bad "rates grid bad at one point" "at point 1 (data.d=-5)" $'[sweep]\ncommands = rates\nrates_gammas = 0.01:0.1:3\n[axes]\ndata.d = 50, -5'

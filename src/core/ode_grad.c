@@ -1,0 +1,520 @@
+/*
+ * ode_grad.c — final risk of the risk ODE and its exact gradient with respect to the
+ * schedule and the clipping constant (THEORY.md sections 3, 5, 6); see ode_grad.h.
+ *
+ * Grid. Steps never straddle a table knot (sigma~^2 jumps there; each step uses the
+ * formulas of its own segment). A step is at most
+ *   h_stab = 1 / (eta_cap (2 lambda_max + gamma eta_cap sum_j w_j lambda_j^2)),
+ *   eta_cap = min(2/gamma, sup eta~ rounded up to a power of 2),
+ * the largest rate of the Jacobian (diagonal plus rank one, THEORY 3) for the schedule
+ * (mu <= 1, V' <= 1), so that h times the rate stays below 1, well inside the real
+ * stability interval of RK4 (2.78); at most 1/base_steps; and at most
+ * rel_step eta~/|eta~'| where the schedule bends (optimal: t + a; linear-noise:
+ * 2 (1 - t), graded towards t = 1 where sqrt(1 - t) is singular). The grid therefore
+ * depends on the schedule's kind, its knots, the power of two above eta~(0) and
+ * (optimal) a only: between powers of two the objective is a smooth function of the knot
+ * values; at one it jumps by the discretisation's error (~1e-9 relative).
+ *
+ * Reverse mode through RK4: with k_1 = f(t, y), k_2 = f(t + h/2, y + h/2 k_1),
+ * k_3 = f(t + h/2, y + h/2 k_2), k_4 = f(t + h, y + h k_3), y' = y + h/6 (k_1 + 2 k_2 +
+ * 2 k_3 + k_4), the adjoint ybar of y' gives kbar_4 = h/6 ybar, then for s = 4, 3, 2, 1:
+ * Ybar_s = J_s^T kbar_s (J^T = diag(a) + v u^T, O(m)), ybar += Ybar_s, kbar_{s-1} +=
+ * (h or h/2) Ybar_s, and the parameters collect kbar_s^T df/dparam at stage s.
+ */
+#include "core/ode_grad.h"
+#include "core/check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hdpsgd/clip.h"
+
+void hdp_ode_grad_free(hdp_ode_grad *g)
+{
+    if (!g)
+        return;
+    hdp_spectrum_free(&g->spec);
+    free(g->grid);
+    free(g->seg);
+    free(g->ys);
+    free(g->w);
+    memset(g, 0, sizeof *g);
+}
+
+/* ---- the schedule and its parameter derivatives at one stage ---- */
+
+typedef struct {
+    double eta, q;   /* eta~ and q = 2 c^2 gamma^2 sigma~^2 */
+    int n, idx[2];   /* parameters it depends on */
+    double de[2], dq[2];
+} sched_pt;
+
+static void sched_at(const hdp_schedule *s, int seg, double t, double qf, int privacy,
+                     sched_pt *p)
+{
+    double r2 = s->rho * s->rho;
+    memset(p, 0, sizeof *p);
+    switch (s->kind) {
+    case HDP_SCHED_CONSTANT:
+    case HDP_SCHED_OUTPUT:
+        p->eta = s->eta0;
+        p->n = 1;
+        p->de[0] = 1.0;
+        break;
+    case HDP_SCHED_LINEAR_NOISE: {
+        double r = sqrt(fmax(1.0 - t, 0.0));
+        p->eta = s->eta0 * r;
+        p->n = 1;
+        p->de[0] = r;
+        if (privacy) {
+            p->q = qf * s->eta0 * s->eta0 / r2;
+            p->dq[0] = qf * 2.0 * s->eta0 / r2;
+        }
+        break;
+    }
+    case HDP_SCHED_OPTIMAL: {
+        double u = t + s->a;
+        p->eta = s->c1 / u;
+        p->n = 2;
+        p->de[0] = 1.0 / u;
+        p->de[1] = -s->c1 / (u * u);
+        if (privacy) {
+            double u3 = u * u * u;
+            p->q = qf * 2.0 * s->c1 * s->c1 / (r2 * u3);
+            p->dq[0] = qf * 4.0 * s->c1 / (r2 * u3);
+            p->dq[1] = -qf * 6.0 * s->c1 * s->c1 / (r2 * u3 * u);
+        }
+        break;
+    }
+    case HDP_SCHED_TABLE: {
+        double h = s->t[seg + 1] - s->t[seg];
+        double u = (t - s->t[seg]) / h;
+        double e0 = s->eta[seg], e1 = s->eta[seg + 1];
+        double slope = (e1 - e0) / h;
+        p->eta = e0 + u * (e1 - e0);
+        p->n = 2;
+        p->idx[0] = seg;
+        p->idx[1] = seg + 1;
+        p->de[0] = 1.0 - u;
+        p->de[1] = u;
+        if (privacy) {
+            /* sigma~^2 = -2 eta~ eta~' / rho^2 */
+            p->q = -qf * 2.0 * p->eta * slope / r2;
+            p->dq[0] = -qf * 2.0 * ((1.0 - u) * slope - p->eta / h) / r2;
+            p->dq[1] = -qf * 2.0 * (u * slope + p->eta / h) / r2;
+        }
+        break;
+    }
+    }
+    if (s->kind != HDP_SCHED_TABLE)
+        p->idx[0] = 0, p->idx[1] = 1;
+}
+
+/* ---- the clipping factors and their c-derivatives ---- */
+
+typedef struct {
+    hdp_clip *clip, *lo, *hi; /* lo, hi: at c (1 -/+ dc_rel), other laws with dF/dc */
+    double c, dc_rel;
+    int scale;                /* Gaussian label noise: mu, V functions of c / sqrt(R + tau^2/2) */
+    double tau2;
+} clip_set;
+
+typedef struct {
+    double R, mu, V, dmu, dV, mu_c, V_c;
+} clip_pt;
+
+static void clip_at(clip_set *cs, double R, int derivs, int want_c, clip_pt *o)
+{
+    hdp_clip_values v;
+    if (derivs)
+        hdp_clip_eval(cs->clip, R, &v);
+    else
+        hdp_clip_eval_values(cs->clip, R, &v);
+    o->R = R;
+    o->mu = v.mu;
+    o->V = v.V;
+    o->dmu = v.dmu;
+    o->dV = v.dV;
+    o->mu_c = o->V_c = 0.0;
+    if (!want_c || isinf(cs->c))
+        return;
+    if (cs->scale) {
+        /* mu = M(a), V = s N(a), a = c / (2 sqrt(s)), s = R + tau^2/2 (clip.c): with
+         * da/dR = -a/(2s), da/dc = a/c, dmu/dc = -(2s/c) dmu/dR and
+         * dV/dc = s N'(a) a / c = (2s/c) (nu - dV/dR), nu = V/s */
+        double s = fmax(R, 0.0) + 0.5 * cs->tau2;
+        o->mu_c = -2.0 * s / cs->c * v.dmu;
+        o->V_c = s > 0 ? 2.0 * s / cs->c * (v.V / s - v.dV) : 0.0;
+    } else {
+        hdp_clip_values a, b;
+        hdp_clip_eval_values(cs->lo, R, &a);
+        hdp_clip_eval_values(cs->hi, R, &b);
+        double h = 2.0 * cs->dc_rel * cs->c;
+        o->mu_c = (b.mu - a.mu) / h;
+        o->V_c = (b.V - a.V) / h;
+    }
+}
+
+/* ---- the right-hand side ---- */
+
+static double risk_of(const hdp_ode_grad *g, const double *D)
+{
+    double R = 0;
+    for (long j = 0; j < g->spec.m; j++)
+        R += g->spec.bin_weight[j] * g->spec.bin_lambda[j] * D[j];
+    return R;
+}
+
+static int rhs(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *y, double *f)
+{
+    clip_pt cv;
+    clip_at(cs, risk_of(g, y), 0, 0, &cv);
+    double eta = p->eta, gm = g->gamma;
+    for (long j = 0; j < g->spec.m; j++) {
+        double l = g->spec.bin_lambda[j];
+        f[j] = l * (-2.0 * eta * cv.mu * y[j] + gm * eta * eta * cv.V) + p->q;
+        if (!isfinite(f[j]))
+            return -1;
+    }
+    return 0;
+}
+
+/* Adjoint of one stage k = f(t, Y): ybar_out = J^T kbar; parameters += kbar^T df/dparam. */
+static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *Y,
+                        const double *kbar, double *Ybar, double *dsched, double *dc, double qf)
+{
+    long m = g->spec.m;
+    clip_pt cv;
+    clip_at(cs, risk_of(g, Y), 1, dc != NULL, &cv);
+    double eta = p->eta, gm = g->gamma;
+    double ukb = 0, sum_kb = 0, e_bar = 0, c_bar = 0;
+    for (long j = 0; j < m; j++) {
+        double l = g->spec.bin_lambda[j], kb = kbar[j];
+        double u = l * (-2.0 * eta * cv.dmu * Y[j] + gm * eta * eta * cv.dV);
+        ukb += u * kb;
+        sum_kb += kb;
+        e_bar += kb * l * (-2.0 * cv.mu * Y[j] + 2.0 * gm * eta * cv.V);
+        if (dc)
+            c_bar += kb * l * (-2.0 * eta * cv.mu_c * Y[j] + gm * eta * eta * cv.V_c);
+    }
+    for (long j = 0; j < m; j++) {
+        double l = g->spec.bin_lambda[j];
+        Ybar[j] = -2.0 * l * eta * cv.mu * kbar[j] + g->spec.bin_weight[j] * l * ukb;
+    }
+    if (dsched)
+        for (int i = 0; i < p->n; i++)
+            dsched[p->idx[i]] += e_bar * p->de[i] + sum_kb * p->dq[i];
+    if (dc) {
+        /* q = 2 c^2 gamma^2 sigma~^2: dq/dc = 2 q / c */
+        (void)qf;
+        c_bar += sum_kb * (cs->c > 0 && isfinite(cs->c) ? 2.0 * p->q / cs->c : 0.0);
+        *dc += c_bar;
+    }
+}
+
+/* ---- the grid ---- */
+
+static double bend_scale(const hdp_schedule *s, double t)
+{
+    switch (s->kind) {
+    case HDP_SCHED_LINEAR_NOISE: return 2.0 * (1.0 - t);
+    case HDP_SCHED_OPTIMAL: return t + s->a;
+    default: return INFINITY;
+    }
+}
+
+static int push_node(hdp_ode_grad *g, long *n, double t, int seg)
+{
+    if (*n + 1 > g->cap) {
+        long cap = g->cap ? 2 * g->cap : 1024;
+        double *grid = realloc(g->grid, sizeof(double) * (size_t)(cap + 1));
+        if (!grid) return -1;
+        g->grid = grid;
+        int *sg = realloc(g->seg, sizeof(int) * (size_t)cap);
+        if (!sg) return -1;
+        g->seg = sg;
+        g->cap = cap;
+    }
+    g->seg[*n] = seg;
+    g->grid[++*n] = t;
+    return 0;
+}
+
+/* The stability bound for schedules with sup eta~ <= eta_sup: eta_sup rounded up to a power of
+ * two (at most 2/gamma), so that the grid changes only when eta~(0) crosses one. */
+static double h_stab(const hdp_ode_grad *g, double eta_sup)
+{
+    double cap = 2.0 / g->gamma, s2 = 0;
+    if (eta_sup > 0 && isfinite(eta_sup))
+        cap = fmin(cap, exp2(ceil(log2(eta_sup))));
+    for (long j = 0; j < g->spec.m; j++)
+        s2 += g->spec.bin_weight[j] * g->spec.bin_lambda[j] * g->spec.bin_lambda[j];
+    return 1.0 / (cap * (2.0 * g->spec.lambda_max + g->gamma * cap * s2));
+}
+
+/* Build the grid of schedule s; returns the number of steps (-1: out of memory). */
+static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
+{
+    double hmax = fmin(h_stab(g, hdp_sched_eta_sup(s)), 1.0 / (double)g->base_steps);
+    long n = 0;
+    if (!g->grid && push_node(g, &n, 0.0, -1) < 0) /* allocate */
+        return -1;
+    n = 0;
+    g->grid[0] = 0.0;
+    if (s->kind == HDP_SCHED_TABLE) {
+        for (int i = 0; i + 1 < s->len; i++) {
+            double a = s->t[i], b = s->t[i + 1];
+            if (!(b > a))
+                continue;
+            long k = (long)ceil((b - a) / hmax - 1e-9);
+            if (k < 1) k = 1;
+            for (long j = 1; j <= k; j++)
+                if (push_node(g, &n, j == k ? b : a + (b - a) * (double)j / (double)k, i) < 0)
+                    return -1;
+        }
+        g->grid[n] = 1.0;
+        return n;
+    }
+    double t = 0.0;
+    while (t < 1.0) {
+        double h = fmin(hmax, g->rel_step * bend_scale(s, t));
+        double tn = t + h;
+        if (tn > 1.0 || 1.0 - tn < 1e-12 || !(h > 0))
+            tn = 1.0;
+        if (push_node(g, &n, tn, -1) < 0)
+            return -1;
+        t = tn;
+    }
+    return n;
+}
+
+/* ---- one Runge-Kutta step ---- */
+
+/* y -> yn over step n; work: 5 m (k1..k4 and the stage state). Non-zero when not finite. */
+static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long n, double qf,
+                    int privacy, const double *y, double *yn, double *work)
+{
+    long m = g->spec.m;
+    double *k1 = work, *k2 = k1 + m, *k3 = k2 + m, *k4 = k3 + m, *Y = k4 + m;
+    double t = g->grid[n], h = g->grid[n + 1] - t;
+    sched_pt p1, p2, p4;
+    sched_at(s, g->seg[n], t, qf, privacy, &p1);
+    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
+    sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
+    if (rhs(g, cs, &p1, y, k1)) return -1;
+    for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k1[j];
+    if (rhs(g, cs, &p2, Y, k2)) return -1;
+    for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k2[j];
+    if (rhs(g, cs, &p2, Y, k3)) return -1;
+    for (long j = 0; j < m; j++) Y[j] = y[j] + h * k3[j];
+    if (rhs(g, cs, &p4, Y, k4)) return -1;
+    for (long j = 0; j < m; j++) {
+        yn[j] = y[j] + h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+        if (!isfinite(yn[j])) return -1;
+    }
+    return 0;
+}
+
+/* ---- evaluation ---- */
+
+double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, double *dsched,
+                         double *dc)
+{
+    if (!g || !s)
+        return NAN;
+    long m = g->spec.m, np = s->kind == HDP_SCHED_TABLE ? s->len
+                           : s->kind == HDP_SCHED_OPTIMAL ? 2 : 1;
+    int privacy = !isinf(g->rho) && !isinf(s->rho);
+    double qf = 2.0 * c * c * g->gamma * g->gamma;
+    if (!privacy)
+        qf = 0.0;
+    long N = build_grid(g, s);
+    if (N < 0)
+        return NAN;
+    g->steps = N;
+    if (!g->w && !(g->w = malloc(sizeof(double) * 11 * (size_t)m)))
+        return NAN;
+    clip_set cs = {0};
+    cs.c = c;
+    cs.tau2 = g->noise == HDP_NOISE_NONE ? 0.0 : g->tau2;
+    cs.scale = g->noise == HDP_NOISE_GAUSSIAN || g->noise == HDP_NOISE_NONE || g->tau2 == 0;
+    cs.dc_rel = 1e-5;
+    cs.clip = hdp_clip_alloc(g->noise, g->tau2, g->df, c);
+    int want_c = dc != NULL && !cs.scale && isfinite(c);
+    if (want_c) {
+        cs.lo = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 - cs.dc_rel));
+        cs.hi = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 + cs.dc_rel));
+    }
+    double F = NAN;
+    if (!cs.clip || (want_c && (!cs.lo || !cs.hi)))
+        goto out;
+
+    /* states: checkpoints every C steps, one block of C states recomputed from its
+     * checkpoint in the reverse pass, the current and next state (C = 1: every state kept,
+     * nothing recomputed, while that fits in g->store doubles) */
+    long C = (dsched || dc) && (double)(N + 1) * (double)m > g->store
+                 ? (long)ceil(sqrt((double)N)) : 1;
+    long nck = (dsched || dc) ? N / C + 1 : 1;
+    size_t need = (size_t)(nck + C + 2) * (size_t)m;
+    if (need > g->ys_len) {
+        double *ys = realloc(g->ys, sizeof(double) * need);
+        if (!ys) goto out;
+        g->ys = ys;
+        g->ys_len = need;
+    }
+    double *ck = g->ys, *blk = ck + nck * m, *cur = blk + C * m, *nxt = cur + m;
+    for (long j = 0; j < m; j++)
+        cur[j] = ck[j] = g->R0;
+    for (long n = 0; n < N; n++) {
+        if (rk4_step(g, &cs, s, n, qf, privacy, cur, nxt, g->w)) goto out;
+        double *tmp = cur;
+        cur = nxt;
+        nxt = tmp;
+        if ((dsched || dc) && (n + 1) % C == 0)
+            memcpy(ck + (n + 1) / C * m, cur, sizeof(double) * (size_t)m);
+    }
+    /* objective: R(1) + the final-iterate jump */
+    double eta1 = hdp_sched_eta(s, 1.0);
+    double r2 = s->rho * s->rho;
+    double Fv = risk_of(g, cur) + (privacy ? qf * eta1 * eta1 / r2 : 0.0);
+    if (!isfinite(Fv)) goto out;
+    if (!dsched && !dc) {
+        F = Fv;
+        goto out;
+    }
+
+    /* reverse */
+    double *ds = dsched;
+    if (ds) memset(ds, 0, sizeof(double) * (size_t)np);
+    double dcv = 0;
+    double *dcp = dc ? &dcv : NULL;
+    /* d final noise: qf eta~(1)^2 / rho^2 */
+    if (privacy) {
+        double de1 = 2.0 * qf * eta1 / r2;
+        if (ds) {
+            switch (s->kind) {
+            case HDP_SCHED_CONSTANT:
+            case HDP_SCHED_OUTPUT: ds[0] += de1; break;
+            case HDP_SCHED_LINEAR_NOISE: break; /* eta~(1) = 0 */
+            case HDP_SCHED_OPTIMAL:
+                ds[0] += de1 / (1.0 + s->a);
+                ds[1] += -de1 * s->c1 / ((1.0 + s->a) * (1.0 + s->a));
+                break;
+            case HDP_SCHED_TABLE: ds[s->len - 1] += de1; break;
+            }
+        }
+        if (dcp && c > 0)
+            dcv += 2.0 * qf * eta1 * eta1 / r2 / c;
+    }
+    double *k1 = g->w, *k2 = k1 + m, *k3 = k2 + m;
+    double *ybar = g->w + 5 * m, *kb = ybar + m, *Yb = kb + m;
+    double *S2 = g->w + 8 * m, *S3 = g->w + 9 * m, *S4 = g->w + 10 * m;
+    for (long j = 0; j < m; j++)
+        ybar[j] = g->spec.bin_weight[j] * g->spec.bin_lambda[j];
+    double *kb1 = k1, *kb2 = k2, *kb3 = k3; /* stage cotangents */
+    for (long b = (N - 1) / C; b >= 0; b--) {
+        long n0 = b * C, n1 = n0 + C < N ? n0 + C : N;
+        memcpy(blk, ck + b * m, sizeof(double) * (size_t)m);
+        for (long n = n0; n + 1 < n1; n++)
+            if (rk4_step(g, &cs, s, n, qf, privacy, blk + (n - n0) * m, blk + (n - n0 + 1) * m, g->w))
+                goto out;
+        for (long n = n1 - 1; n >= n0; n--) {
+            double t = g->grid[n], h = g->grid[n + 1] - t;
+            const double *y = blk + (n - n0) * m;
+            sched_pt p1, p2, p4;
+            sched_at(s, g->seg[n], t, qf, privacy, &p1);
+            sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
+            sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
+            /* the stage states Y2, Y3, Y4 of this step (needed in reverse order) */
+            double *f = Yb; /* temporary derivative */
+            if (rhs(g, &cs, &p1, y, f)) goto out;
+            for (long j = 0; j < m; j++) S2[j] = y[j] + 0.5 * h * f[j];
+            if (rhs(g, &cs, &p2, S2, f)) goto out;
+            for (long j = 0; j < m; j++) S3[j] = y[j] + 0.5 * h * f[j];
+            if (rhs(g, &cs, &p2, S3, f)) goto out;
+            for (long j = 0; j < m; j++) S4[j] = y[j] + h * f[j];
+            for (long j = 0; j < m; j++) {
+                kb[j] = h / 6.0 * ybar[j]; /* kbar_4 */
+                kb3[j] = h / 3.0 * ybar[j];
+                kb2[j] = h / 3.0 * ybar[j];
+                kb1[j] = h / 6.0 * ybar[j];
+            }
+            rhs_adjoint(g, &cs, &p4, S4, kb, Yb, ds, dcp, qf);
+            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb3[j] += h * Yb[j]; }
+            rhs_adjoint(g, &cs, &p2, S3, kb3, Yb, ds, dcp, qf);
+            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb2[j] += 0.5 * h * Yb[j]; }
+            rhs_adjoint(g, &cs, &p2, S2, kb2, Yb, ds, dcp, qf);
+            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb1[j] += 0.5 * h * Yb[j]; }
+            rhs_adjoint(g, &cs, &p1, y, kb1, Yb, ds, dcp, qf);
+            for (long j = 0; j < m; j++) ybar[j] += Yb[j];
+        }
+    }
+    if (dc) *dc = dcv;
+    F = Fv;
+out:
+    hdp_clip_free(cs.clip);
+    hdp_clip_free(cs.lo);
+    hdp_clip_free(cs.hi);
+    return F;
+}
+
+/* ---- bins ---- */
+
+hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
+{
+    HDP_ZERO(g);
+    HDP_REQUIRE(err, g);
+    HDP_REQUIRE(err, m);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    g->gamma = m->gamma;
+    g->rho = m->rho;
+    g->R0 = 0.5 * m->target_radius * m->target_radius;
+    g->noise = m->noise;
+    g->tau2 = m->tau2;
+    g->df = m->noise_df;
+    g->base_steps = 256;
+    g->store = (double)HDP_GRAD_STORE;
+    g->rel_step = 1.0 / 32.0;
+    hdp_status st = hdp_spectrum_build(m, &g->spec, err);
+    if (st != HDP_OK || m->bins != HDP_BINS_AUTO)
+        return st;
+    /* bins = auto, as in ode.c: log bins doubled from 8 while the spectrum has more
+     * distinct eigenvalues, until two binnings agree to spectrum_tol */
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    long distinct = hdp_spectrum_distinct(&g->spec);
+    double prev = NAN;
+    for (long k = 8; 2 * k < distinct && distinct > 64; k *= 2) {
+        free(g->w);
+        g->w = NULL; /* m changes: scratch and states reallocated */
+        free(g->ys);
+        free(g->grid);
+        free(g->seg);
+        g->ys = g->grid = NULL;
+        g->seg = NULL;
+        g->cap = 0;
+        g->ys_len = 0;
+        if ((st = hdp_spectrum_bin_log(&g->spec, k, err)) != HDP_OK)
+            return st;
+        double r = hdp_ode_grad_eval(g, &s, m->c, NULL, NULL);
+        if (!isfinite(r))
+            return hdp_fail(err, HDP_ENUMERIC,
+                            "the risk ODE of the model's own schedule is not finite (%ld bins)", k);
+        if (isfinite(prev) && fabs(r - prev) <= m->spectrum_tol * fabs(r))
+            return HDP_OK;
+        prev = r;
+    }
+    free(g->w);
+    g->w = NULL;
+    free(g->ys);
+    free(g->grid);
+    free(g->seg);
+    g->ys = g->grid = NULL;
+    g->seg = NULL;
+    g->cap = 0;
+    g->ys_len = 0;
+    hdp_spectrum_free(&g->spec);
+    return hdp_spectrum_build(m, &g->spec, err);
+}

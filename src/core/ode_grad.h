@@ -1,0 +1,73 @@
+/*
+ * ode_grad.h — the final risk of the risk ODE (THEORY.md section 3) and its exact
+ * gradient with respect to the schedule and the clipping constant (internal; the
+ * schedule designer of src/drivers/design.c is its user).
+ *
+ * Method: "exact differentiation of a discretisation". The bin ODE
+ *   dD_j/dt = -2 lambda_j eta~ mu_c(R) D_j + gamma lambda_j eta~^2 V_c(R) + 2 c^2 gamma^2 sigma~^2
+ * (the bound ODEs are not needed) is integrated by the classical Runge-Kutta method on a
+ * grid that depends on the schedule's shape only (see hdp_ode_grad_eval), and the
+ * objective
+ *   F = sum_j w_j lambda_j D_j(1) + 2 c^2 gamma^2 eta~(1)^2 / rho^2
+ * (R(1) plus the final-iterate jump, as hdp_ode_solve's final_risk) is differentiated in
+ * reverse mode through every Runge-Kutta stage: the gradient is the exact gradient of the
+ * discrete objective, whatever the step, so a quasi-Newton search sees a consistent
+ * function and gradient. The privacy constraint enters through sigma~^2 = -(eta~^2)'/rho^2
+ * (THEORY 5, 6): a schedule fixes its own private noise at the model's rho, and the
+ * gradient includes that dependence and the final-iterate noise.
+ *
+ * Schedules: hdp_schedule (hdpsgd/schedule.h) of kind output, linear-noise, optimal
+ * (c1/(t + a), with `a` given directly) or table (piecewise linear; the knots are the
+ * parameters). Gradient layout (dsched):
+ *   output, linear-noise   [d/d eta0]
+ *   optimal                [d/d c1, d/d a]
+ *   table                  [d/d eta_0 .. d/d eta_{len-1}]
+ * and dc = dF/dc (clipping constant; Gaussian label noise: exact from the scale
+ * invariance of mu_c, V_c in c/sqrt(R + tau^2/2); other laws: central differences of
+ * the factors in c, like their R-derivatives in clip.c).
+ */
+#ifndef HDPSGD_CORE_ODE_GRAD_H
+#define HDPSGD_CORE_ODE_GRAD_H
+
+#include "hdpsgd/error.h"
+#include "hdpsgd/model.h"
+#include "hdpsgd/schedule.h"
+#include "hdpsgd/spectrum.h"
+
+/* The reverse pass keeps every state while (steps + 1) * bins doubles fit in this (32 MiB);
+ * beyond, checkpoints every sqrt(steps) steps and one recomputed block: memory
+ * O(sqrt(steps) bins) for one more forward pass. */
+#define HDP_GRAD_STORE (4L << 20)
+
+typedef struct {
+    hdp_spectrum spec;      /* the bins (owned) */
+    double gamma, rho, R0;  /* R0 = D_j(0) = r*^2 / 2 */
+    hdp_noise_kind noise;
+    double tau2, df;
+    long base_steps;        /* accuracy: at most 1/base_steps per step (default 256) */
+    double store;           /* doubles of states kept whole (default HDP_GRAD_STORE) */
+    double rel_step;        /* accuracy: at most rel_step * eta~/|eta~'| per step (default 1/32) */
+    /* work (grown as needed) */
+    long cap;               /* steps the arrays hold */
+    double *grid;           /* [cap + 1] step nodes */
+    int *seg;               /* [cap] table segment of each step (-1 for analytic kinds) */
+    double *ys;             /* states: checkpoints, one block, current and next */
+    size_t ys_len;          /* doubles allocated in ys */
+    double *w;              /* 11 m scratch */
+    long steps;             /* of the last evaluation */
+} hdp_ode_grad;
+
+/* Bins of a finalized model as hdp_ode_solve chooses them for the model's own schedule
+ * ([ode] bins; bins = auto: log bins doubled from 8 until the final risk of this
+ * discretisation moves by at most spectrum_tol, relative). HDP_ENUMERIC when the model's
+ * schedule cannot be integrated; free with hdp_ode_grad_free in every case. */
+hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err);
+void hdp_ode_grad_free(hdp_ode_grad *g);
+
+/* Final risk F of schedule s (rho: g's) with clipping constant c; NAN when the
+ * integration fails (a non-finite state, out of memory). With dsched (and/or dc) non-NULL
+ * also the gradient (layout above). */
+double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, double *dsched,
+                         double *dc);
+
+#endif
