@@ -186,21 +186,12 @@ static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run};
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
-    return hdp_mc_with_problem(m, opt, res, hdp_sim_run_problem, err);
+    return hdp_mc_with_problem(m, opt, res, hdp_sim_run_problem, "hdp_sim_run", err);
 }
 
 hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
                                const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, pb);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
     hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
@@ -208,14 +199,12 @@ hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
     long d = m->d, n = m->n;
     sim_ctx c;
     memset(&c, 0, sizeof c);
-    c.sqrt_lambda = hdp_mc_vec_alloc(d);
+    c.sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err);
     if (!c.sqrt_lambda) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
+        st = HDP_ENOMEM;
         goto done;
     }
     c.sched = pb->sched;
-    for (long i = 0; i < d; i++)
-        c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
     c.d = d;
     c.n = n;
     c.lambda = spec.lambda;

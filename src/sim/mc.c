@@ -14,6 +14,7 @@
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include "sim/mc.h"
 #include "core/check.h"
+#include "sim/mc_internal.h"
 #include "sim/stats.h"
 
 #include <gsl/gsl_sort.h>
@@ -286,27 +287,54 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
     return HDP_OK;
 }
 
+/* HDP_REQUIRE for the method's entry named who */
+#define REQUIRE_IN(who, err, p)                                                              \
+    do {                                                                                     \
+        if (!(p))                                                                            \
+            return hdp_fail((err), HDP_EINPUT, "%s: the argument '%s' is NULL", who, #p);     \
+    } while (0)
+
 hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
                                 const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
                                 hdp_error *err)
 {
+    HDP_ZERO(res);
+    REQUIRE_IN(who, err, m);
+    REQUIRE_IN(who, err, pb);
+    REQUIRE_IN(who, err, opt);
+    REQUIRE_IN(who, err, res);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     if (hdp_problem_check(pb, m, who, err) != HDP_OK)
         return HDP_EINPUT;
-    memset(res, 0, sizeof *res);
     return hdp_mc_check_options(opt, err);
 }
 
 hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
-                               hdp_mc_problem_fn run, hdp_error *err)
+                               hdp_mc_problem_fn run, const char *who, hdp_error *err)
 {
+    HDP_ZERO(res);
+    REQUIRE_IN(who, err, m);
+    REQUIRE_IN(who, err, opt);
+    REQUIRE_IN(who, err, res);
     hdp_problem pb;
     hdp_status st = hdp_problem_build(m, &pb, err);
     if (st == HDP_OK)
         st = run(m, &pb, opt, res, err);
     hdp_problem_free(&pb);
     return st;
+}
+
+double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err)
+{
+    double *sl = hdp_mc_vec_alloc(d);
+    if (!sl) {
+        hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
+        return NULL;
+    }
+    for (long i = 0; i < d; i++)
+        sl[i] = sqrt(pb->spec.lambda[i]);
+    return sl;
 }
 
 /* ---- helpers of the methods ---- */

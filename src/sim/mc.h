@@ -129,20 +129,25 @@ double hdp_mc_threshold(const hdp_model *m);
  * checks its step itself. */
 hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err);
 
-/* The checks that a method's entry on a shared problem (hdp_sim_run_problem,
- * hdp_sde_run_problem; `who`) makes after its NULL checks: the model finalized, the problem
- * built from it, the options valid; res zeroed. */
+/* The checks of a method's entry on a shared problem (hdp_sim_run_problem,
+ * hdp_sde_run_problem; `who` names it in the messages): res zeroed when given, no argument
+ * NULL, the model finalized, the problem built from it, the options valid. */
 hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
                                 const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
                                 hdp_error *err);
 
-/* A method's entry on a model: build the problem of m, run the method on it (run: its
- * entry on a shared problem), free the problem. */
+/* A method's entry on a model (hdp_sim_run, hdp_sde_run; `who`): res zeroed when given, no
+ * argument NULL; then build the problem of m, run the method on it (run: its entry on a
+ * shared problem), free the problem. */
 typedef hdp_status (*hdp_mc_problem_fn)(const hdp_model *m, const hdp_problem *pb,
                                         const hdp_mc_options *opt, hdp_mc_result *res,
                                         hdp_error *err);
 hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
-                               hdp_mc_problem_fn run, hdp_error *err);
+                               hdp_mc_problem_fn run, const char *who, hdp_error *err);
+
+/* sqrt(lambda_i), i < d, of the problem's spectrum (the caller frees it), or NULL after
+ * HDP_ENOMEM in err */
+double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err);
 
 /* theta* uniform on the sphere of the given radius (a normalised Gaussian
  * vector, THEORY 1), stored as e = theta_0 - theta* = -theta*. */

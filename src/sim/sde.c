@@ -302,21 +302,12 @@ static const mc_method sde_method = {"sde", sde_ws_alloc, sde_ws_free, sde_run};
 hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
-    return hdp_mc_with_problem(m, opt, res, hdp_sde_run_problem, err);
+    return hdp_mc_with_problem(m, opt, res, hdp_sde_run_problem, "hdp_sde_run", err);
 }
 
 hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
                                const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, pb);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
     hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sde_run_problem", err);
     if (st != HDP_OK)
         return st;
@@ -333,16 +324,14 @@ hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
     const hdp_spectrum spec = pb->spec; /* borrowed */
     sde_ctx c;
     memset(&c, 0, sizeof c);
-    c.sqrt_lambda = hdp_mc_vec_alloc(d);
+    c.sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err);
     if (!c.sqrt_lambda) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
+        st = HDP_ENOMEM;
         goto done;
     }
     hdp_schedule s = pb->sched;
     c.sched = s;
     c.q_scale = 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(h);
-    for (long i = 0; i < d; i++)
-        c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
     double eta1 = hdp_sched_eta(&s, 1.0);
     c.final_noise = (isinf(m->rho) || !(eta1 > 0))
                         ? 0.0
