@@ -362,6 +362,34 @@ double hdp_mc_threshold(const hdp_model *m)
     return m->divergence_factor * fmax(r0, priv);
 }
 
+long hdp_mc_record_start(const mc_grid *g, double R, mc_run_out *out)
+{
+    long p = 0;
+    for (; p < g->points && g->kgrid[p] == 0; p++) {
+        out->risk[p] = R;
+        out->clipped[p] = 0.0;
+    }
+    return p;
+}
+
+int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
+                  mc_run_out *out)
+{
+    if (*p >= g->points || g->kgrid[*p] != k)
+        return 1;
+    if (!isfinite(R) || R > g->threshold)
+        return 0;
+    long span = k - g->kgrid[*p - 1];
+    out->risk[*p] = R;
+    out->clipped[*p] = span > 0 ? *clip_sum / (double)span : 0.0;
+    *clip_sum = 0;
+    for ((*p)++; *p < g->points && g->kgrid[*p] == k; (*p)++) {
+        out->risk[*p] = R;
+        out->clipped[*p] = 0.0; /* empty interval */
+    }
+    return 1;
+}
+
 /* theta* uniform on the sphere of radius r* (THEORY 1, 3), as e = -theta* */
 void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e)
 {

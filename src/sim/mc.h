@@ -103,6 +103,16 @@ typedef struct {
     int diverged;     /* 1: stopped, excluded from the statistics */
 } mc_run_out;
 
+/* A run's recording on the grid, the same for every method: the start (iterate 0 at the
+ * grid points with k_i = 0, clipped 0; returns the next grid index), then iterate k with
+ * excess risk R at every grid point with k_i = k (*p: the next grid index, advanced), the
+ * clipped fraction *clip_sum (the clipped steps, or the SDE's 1 - mu_c, summed since the
+ * previous grid point) over the steps since then, *clip_sum reset. 0 when the run diverged
+ * (R not finite or above the threshold); 1 also when k is no grid point. */
+long hdp_mc_record_start(const mc_grid *g, double R, mc_run_out *out);
+int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
+                  mc_run_out *out);
+
 typedef struct {
     const char *name; /* "sim" or "sde" (progress bar, messages) */
     /* per-thread workspace; NULL when out of memory. Called in the thread that uses it. */

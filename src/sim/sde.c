@@ -243,11 +243,7 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     hdp_normals_init(ns, hdp_rng_state(rng));
     hdp_mc_draw_target(rng, d, c->radius, e);
     double R = hdp_mc_excess_risk(lambda, e, d);
-    long p = 0;
-    for (; p < g->points && g->kgrid[p] == 0; p++) {
-        out->risk[p] = R;
-        out->clipped[p] = 0.0;
-    }
+    long p = hdp_mc_record_start(g, R, out);
     double clip_sum = 0; /* sum of 1 - mu_c over the steps since the last grid point */
     for (long j = 0; j < N; j++) {
         if (!isfinite(R)) {
@@ -280,19 +276,10 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             out->jump = after - R;
             R = after;
         }
-        if (p < g->points && g->kgrid[p] == j + 1) {
-            if (!isfinite(R) || R > g->threshold) {
-                out->diverged = 1;
-                return;
-            }
-            long span = j + 1 - g->kgrid[p - 1];
-            out->risk[p] = R;
-            out->clipped[p] = span > 0 ? clip_sum / (double)span : 0.0;
-            clip_sum = 0;
-            for (p++; p < g->points && g->kgrid[p] == j + 1; p++) {
-                out->risk[p] = R;
-                out->clipped[p] = 0.0; /* empty interval */
-            }
+        if (p < g->points && g->kgrid[p] == j + 1 && /* a grid point: no call on other steps */
+            !hdp_mc_record(g, j + 1, R, &clip_sum, &p, out)) {
+            out->diverged = 1;
+            return;
         }
     }
 }
