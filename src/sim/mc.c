@@ -287,22 +287,15 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
     return HDP_OK;
 }
 
-/* HDP_REQUIRE for the method's entry named who */
-#define REQUIRE_IN(who, err, p)                                                              \
-    do {                                                                                     \
-        if (!(p))                                                                            \
-            return hdp_fail((err), HDP_EINPUT, "%s: the argument '%s' is NULL", who, #p);     \
-    } while (0)
-
 hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
                                 const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
                                 hdp_error *err)
 {
     HDP_ZERO(res);
-    REQUIRE_IN(who, err, m);
-    REQUIRE_IN(who, err, pb);
-    REQUIRE_IN(who, err, opt);
-    REQUIRE_IN(who, err, res);
+    HDP_REQUIRE_FOR(who, err, m);
+    HDP_REQUIRE_FOR(who, err, pb);
+    HDP_REQUIRE_FOR(who, err, opt);
+    HDP_REQUIRE_FOR(who, err, res);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     if (hdp_problem_check(pb, m, who, err) != HDP_OK)
@@ -314,9 +307,9 @@ hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hd
                                hdp_mc_problem_fn run, const char *who, hdp_error *err)
 {
     HDP_ZERO(res);
-    REQUIRE_IN(who, err, m);
-    REQUIRE_IN(who, err, opt);
-    REQUIRE_IN(who, err, res);
+    HDP_REQUIRE_FOR(who, err, m);
+    HDP_REQUIRE_FOR(who, err, opt);
+    HDP_REQUIRE_FOR(who, err, res);
     hdp_problem pb;
     hdp_status st = hdp_problem_build(m, &pb, err);
     if (st == HDP_OK)
