@@ -147,35 +147,134 @@ void plot_csv_free(plot_csv *t)
         goto bad;                                                                                \
     } while (0)
 
-int plot_csv_read(const char *path, plot_csv *t)
+/* path opened for reading if it is a regular file, else NULL after the message */
+static FILE *open_regular(const char *path)
 {
-    memset(t, 0, sizeof *t);
-    t->path = path;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat sb;
-    FILE *f = NULL;
-    char line[16384];
-    char *fields[4096];
-    char header[128] = "";
-    size_t comments_len = 0;
-    long lineno = 0, cap = 0;
     if (fd < 0 || fstat(fd, &sb) != 0) {
         fprintf(stderr, "hdpsgd plot: error: %s: cannot open: %s\n", path, strerror(errno));
         if (fd >= 0) close(fd);
-        return EXIT_BAD_INPUT;
+        return NULL;
     }
     if (!S_ISREG(sb.st_mode)) {
         fprintf(stderr, "hdpsgd plot: error: %s: not a regular file (a %s): give the CSV file "
                         "itself\n", path, S_ISFIFO(sb.st_mode) ? "pipe" : S_ISDIR(sb.st_mode) ?
                         "directory" : "device or socket");
         close(fd);
-        return EXIT_BAD_INPUT;
+        return NULL;
     }
-    f = fdopen(fd, "r");
-    if (!f) {
+    FILE *f = fdopen(fd, "r");
+    if (!f)
         close(fd);
+    return f;
+}
+
+/* a '#' line: kept in t->comments; the first "# hdpsgd V (git X) CMD: DESCRIPTION" names the
+ * command and what it wrote. 0, or -1 when out of memory */
+static int add_comment(plot_csv *t, const char *line, size_t *comments_len)
+{
+    size_t l = strlen(line);
+    char *nc = realloc(t->comments, *comments_len + l + 2);
+    if (!nc)
+        return -1;
+    t->comments = nc;
+    memcpy(t->comments + *comments_len, line, l);
+    *comments_len += l;
+    t->comments[(*comments_len)++] = '\n';
+    t->comments[*comments_len] = '\0';
+    if (!t->command[0] && starts(line, "# hdpsgd ")) {
+        const char *p = line + 9;
+        p += strcspn(p, " ");                   /* the version */
+        while (*p == ' ') p++;
+        if (*p == '(') p += strcspn(p, ")") + (p[strcspn(p, ")")] ? 1 : 0);
+        while (*p == ' ') p++;
+        size_t cl = strcspn(p, ":");
+        snprintf(t->command, sizeof t->command, "%.*s", (int)(cl < 127 ? cl : 127), p);
+        const char *d = p + cl + (p[cl] ? 1 : 0);
+        while (*d == ' ') d++;
+        snprintf(t->description, sizeof t->description, "%s", d);
+    }
+    return 0;
+}
+
+/* schedule --optimize -o: a first data line of two numbers under the schedule's comment
+ * makes a table schedule, columns t eta; its lines are whitespace-separated, rewritten in
+ * place with commas. 1 for a line of a table schedule, 0 for any other, -1 out of memory */
+static int table_schedule_line(plot_csv *t, char *line)
+{
+    if (!t->ncols && starts(t->command, "schedule")) {
+        double a, b;
+        char tail;
+        if (sscanf(line, "%lf %lf %c", &a, &b, &tail) == 2) {
+            t->cols = calloc(2, sizeof *t->cols);
+            if (!t->cols)
+                return -1;
+            t->cols[0] = strdup("t");
+            t->cols[1] = strdup("eta");
+            t->ncols = 2;
+            t->kind = PK_SCHED_TABLE;
+        }
+    }
+    if (t->kind != PK_SCHED_TABLE)
+        return 0;
+    char *w = line;
+    for (char *r = line; *r;) {
+        if (*r == ' ' || *r == '\t') {
+            while (*r == ' ' || *r == '\t') r++;
+            if (w != line && *r) *w++ = ',';
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+    return 1;
+}
+
+/* a data row of n fields (numbers where the kind needs them) appended to the table: 0, or
+ * EXIT_BAD_INPUT after the message */
+static int add_row(plot_csv *t, char **fields, int n, int numbers, long *cap, long lineno)
+{
+    if (n != t->ncols) {
+        fprintf(stderr, "hdpsgd plot: error: %s:%ld: %d fields, the header has %d\n", t->path,
+                lineno, n, t->ncols);
         return EXIT_BAD_INPUT;
     }
+    for (int i = 0; numbers && i < n; i++) {
+        char *end;
+        double v = strtod(fields[i], &end);
+        if (end == fields[i] || *end || !isfinite(v)) {
+            fprintf(stderr, "hdpsgd plot: error: %s:%ld: field %d is not a number\n", t->path,
+                    lineno, i + 1);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (t->nrows == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        char **nc = realloc(t->cells, (size_t)*cap * (size_t)t->ncols * sizeof *nc);
+        if (!nc) {
+            fprintf(stderr, "hdpsgd plot: error: %s: out of memory\n", t->path);
+            return EXIT_BAD_INPUT;
+        }
+        t->cells = nc;
+    }
+    for (int i = 0; i < n; i++) t->cells[t->nrows * t->ncols + i] = strdup(fields[i]);
+    t->nrows++;
+    return 0;
+}
+
+int plot_csv_read(const char *path, plot_csv *t)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    char line[16384];
+    char *fields[4096];
+    char header[128] = "";
+    size_t comments_len = 0;
+    long lineno = 0, cap = 0;
+    FILE *f = open_regular(path);
+    if (!f)
+        return EXIT_BAD_INPUT;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         size_t len = strlen(line);
@@ -183,54 +282,11 @@ int plot_csv_read(const char *path, plot_csv *t)
             FAIL("%s:%ld: line too long for a CSV of the toolkit\n", path, lineno);
         line[strcspn(line, "\r\n")] = '\0';
         if (line[0] == '#') {
-            size_t l = strlen(line);
-            char *nc = realloc(t->comments, comments_len + l + 2);
-            if (!nc) FAIL("%s: out of memory\n", path);
-            t->comments = nc;
-            memcpy(t->comments + comments_len, line, l);
-            comments_len += l;
-            t->comments[comments_len++] = '\n';
-            t->comments[comments_len] = '\0';
-            if (!t->command[0] && starts(line, "# hdpsgd ")) {
-                const char *p = line + 9;
-                p += strcspn(p, " ");                   /* the version */
-                while (*p == ' ') p++;
-                if (*p == '(') p += strcspn(p, ")") + (p[strcspn(p, ")")] ? 1 : 0);
-                while (*p == ' ') p++;
-                size_t cl = strcspn(p, ":");
-                snprintf(t->command, sizeof t->command, "%.*s", (int)(cl < 127 ? cl : 127), p);
-                const char *d = p + cl + (p[cl] ? 1 : 0);
-                while (*d == ' ') d++;
-                snprintf(t->description, sizeof t->description, "%s", d);
-            }
+            if (add_comment(t, line, &comments_len) != 0) FAIL("%s: out of memory\n", path);
             continue;
         }
-        int table = t->kind == PK_SCHED_TABLE;
-        if (!t->ncols && starts(t->command, "schedule")) {
-            double a, b;
-            char tail;
-            if (sscanf(line, "%lf %lf %c", &a, &b, &tail) == 2) { /* a table schedule: t eta */
-                t->cols = calloc(2, sizeof *t->cols);
-                if (!t->cols) FAIL("%s: out of memory\n", path);
-                t->cols[0] = strdup("t");
-                t->cols[1] = strdup("eta");
-                t->ncols = 2;
-                t->kind = PK_SCHED_TABLE;
-                table = 1;
-            }
-        }
-        if (table) { /* whitespace-separated: as commas */
-            char *w = line;
-            for (char *r = line; *r;) {
-                if (*r == ' ' || *r == '\t') {
-                    while (*r == ' ' || *r == '\t') r++;
-                    if (w != line && *r) *w++ = ',';
-                } else {
-                    *w++ = *r++;
-                }
-            }
-            *w = '\0';
-        }
+        int table = table_schedule_line(t, line);
+        if (table < 0) FAIL("%s: out of memory\n", path);
         if (!t->ncols) {
             snprintf(header, sizeof header, "%s", line);
             int n = split(line, fields, 4096);
@@ -248,23 +304,8 @@ int plot_csv_read(const char *path, plot_csv *t)
         if (!line[0])
             continue;
         int n = split(line, fields, t->ncols);
-        if (n != t->ncols)
-            FAIL("%s:%ld: %d fields, the header has %d\n", path, lineno, n, t->ncols);
-        if (t->kind == PK_ODE || t->kind == PK_MC || table) /* every field a number */
-            for (int i = 0; i < n; i++) {
-                char *end;
-                double v = strtod(fields[i], &end);
-                if (end == fields[i] || *end || !isfinite(v))
-                    FAIL("%s:%ld: field %d is not a number\n", path, lineno, i + 1);
-            }
-        if (t->nrows == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **nc = realloc(t->cells, (size_t)cap * (size_t)t->ncols * sizeof *nc);
-            if (!nc) FAIL("%s: out of memory\n", path);
-            t->cells = nc;
-        }
-        for (int i = 0; i < n; i++) t->cells[t->nrows * t->ncols + i] = strdup(fields[i]);
-        t->nrows++;
+        if (add_row(t, fields, n, t->kind == PK_ODE || t->kind == PK_MC || table, &cap, lineno))
+            goto bad;
     }
     fclose(f);
     f = NULL;

@@ -16,10 +16,13 @@
 #include "hdpsgd/error.h"
 
 /* return HDP_EINPUT from the calling function when p is NULL */
-#define HDP_REQUIRE(err, p)                                                                  \
+#define HDP_REQUIRE(err, p) HDP_REQUIRE_FOR(__func__, err, p)
+
+/* the same, the message naming the public function who (a helper checking for it) */
+#define HDP_REQUIRE_FOR(who, err, p)                                                         \
     do {                                                                                     \
         if (!(p))                                                                            \
-            return hdp_fail((err), HDP_EINPUT, "%s: the argument '%s' is NULL", __func__, #p); \
+            return hdp_fail((err), HDP_EINPUT, "%s: the argument '%s' is NULL", (who), #p);  \
     } while (0)
 
 /* zero an output struct when it is given */

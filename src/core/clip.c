@@ -276,18 +276,25 @@ void hdp_clip_eval_quadrature(hdp_clip *clip, double R, hdp_clip_values *out)
     law_factors(clip, R, 1, out);
 }
 
+/* the factors at R (clamped to 0): in closed form for Gaussian or no label noise (with their
+ * derivatives; returns 0), else by the law's quadratures (derivatives 0; returns 1) */
+static int values_at(hdp_clip *clip, double *R, hdp_clip_values *out)
+{
+    if (*R < 0)
+        *R = 0;
+    if (clip->noise == HDP_NOISE_GAUSSIAN || clip->noise == HDP_NOISE_NONE || clip->tau2 == 0) {
+        gaussian_factors(clip->c, *R, clip->tau2, out);
+        return 0;
+    }
+    law_factors(clip, *R, 0, out);
+    return 1;
+}
+
 void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out)
         return;
-    if (R < 0)
-        R = 0;
-    if (clip->noise == HDP_NOISE_GAUSSIAN || clip->noise == HDP_NOISE_NONE || clip->tau2 == 0) {
-        gaussian_factors(clip->c, R, clip->tau2, out);
-        return;
-    }
-    law_factors(clip, R, 0, out);
-    if (isinf(clip->c))
+    if (!values_at(clip, &R, out) || isinf(clip->c))
         return;
     /* central differences for the Jacobian (only the Newton matrix uses them) */
     double h = 1e-6 * (R + 0.5 * clip->tau2) + 1e-300;
@@ -303,11 +310,5 @@ void hdp_clip_eval_values(hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out)
         return;
-    if (R < 0)
-        R = 0;
-    if (clip->noise == HDP_NOISE_GAUSSIAN || clip->noise == HDP_NOISE_NONE || clip->tau2 == 0) {
-        gaussian_factors(clip->c, R, clip->tau2, out);
-        return;
-    }
-    law_factors(clip, R, 0, out);
+    values_at(clip, &R, out);
 }

@@ -350,61 +350,18 @@ static void flag_name(int flag, char *buf, size_t size)
     free(name);
 }
 
-/* Integrate on the bins of spec with `points` output points (THEORY 3). */
-static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long points,
-                               hdp_ode_result *res, hdp_error *err)
+/* CVODE (BDF with the Sherman-Morrison linear solver) on the bins and the two bounds;
+ * *t0: the start of the timing, moved past the setup unless DOP853 was tried first
+ * (erk_failed: the time of both is counted). */
+static hdp_status solve_cvode(const hdp_model *m, ode_data *od, double R0, long points,
+                              int erk_failed, double *t0, hdp_ode_result *res, hdp_error *err)
 {
-    hdp_status st = alloc_result(res, points, err);
-    if (st != HDP_OK)
-        return st;
-    const hdp_spectrum spec = *sp; /* borrowed */
-
+    hdp_status st = HDP_OK;
     SUNContext ctx = NULL;
     N_Vector y = NULL;
     void *mem = NULL;
     SUNLinearSolver LS = NULL;
-    ode_data od;
-    memset(&od, 0, sizeof od);
-    od.m = spec.m;
-    od.lambda = spec.bin_lambda;
-    od.w = spec.bin_weight;
-    od.lmin = spec.lambda_min;
-    od.lmax = spec.lambda_max;
-    od.gamma = m->gamma;
-    od.c = m->c;
-    od.rho = m->rho;
-    hdp_sched_from_model(m, &od.sched);
-    od.clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c);
-    od.work = malloc(sizeof(double) * (size_t)spec.m);
-    res->bins = spec.m;
-    res->eta_sup = hdp_sched_eta_sup(&od.sched);
-    res->stable = res->eta_sup < 2.0 / m->gamma;
-    if (!od.clip || !od.work) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins", spec.m);
-        goto done;
-    }
-
-    double R0 = 0.5 * m->target_radius * m->target_radius;
-    double t0 = now_seconds();
-    int erk_failed = 0;
-    snprintf(res->solver, sizeof res->solver, "cvode");
-    if (m->ode_solver == HDP_ODE_DOP853 ||
-        (m->ode_solver == HDP_ODE_AUTO &&
-         hdp_erk_stiffness(&od.sched, od.lmax) <= erk_max_stiffness(m, spec.m))) {
-        const char *why = "";
-        double t_reached = 0;
-        if (solve_erk(m, &od, R0, points, res, &why, &t_reached) == 0)
-            goto finish;
-        if (m->ode_solver == HDP_ODE_DOP853) {
-            st = hdp_fail(err, HDP_ENUMERIC, "DOP853 failed at t = %.6g: %s; try [ode] solver = cvode",
-                          t_reached, why);
-            goto done;
-        }
-        erk_failed = 1; /* CVODE solves it: its counters, the time of both */
-        res->steps = res->rhs_evals = 0;
-    }
-
-    long len = spec.m + 2;
+    long len = od->m + 2;
     int flag;
     char fname[128];
 #define CHECK(call, what)                                                                     \
@@ -428,31 +385,32 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
         goto done;
     }
     double *yd = N_VGetArrayPointer(y);
-    for (long j = 0; j < spec.m; j++)
+    for (long j = 0; j < od->m; j++)
         yd[j] = R0; /* D_j(0) = r*^2/2 for theta* uniform on the sphere */
-    yd[spec.m] = yd[spec.m + 1] = R0;
-    od.cvode_mem = mem;
+    yd[od->m] = yd[od->m + 1] = R0;
+    od->cvode_mem = mem;
     CHECK(CVodeInit(mem, rhs, 0.0, y), "CVodeInit");
-    CHECK(CVodeSetErrHandlerFn(mem, on_cvode_error, &od), "CVodeSetErrHandlerFn");
+    CHECK(CVodeSetErrHandlerFn(mem, on_cvode_error, od), "CVodeSetErrHandlerFn");
     CHECK(CVodeSStolerances(mem, m->rtol, m->atol), "CVodeSStolerances");
-    CHECK(CVodeSetUserData(mem, &od), "CVodeSetUserData");
+    CHECK(CVodeSetUserData(mem, od), "CVodeSetUserData");
     CHECK(CVodeSetMaxNumSteps(mem, m->max_steps), "CVodeSetMaxNumSteps");
     CHECK(CVodeSetStopTime(mem, 1.0), "CVodeSetStopTime");
-    LS = sherman_morrison_new(ctx, &od);
+    LS = sherman_morrison_new(ctx, od);
     if (!LS) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory creating the linear solver");
         goto done;
     }
     CHECK(CVodeSetLinearSolver(mem, LS, NULL), "CVodeSetLinearSolver");
+#undef CHECK
 
     if (!erk_failed)
-        t0 = now_seconds(); /* the setup of CVODE is not timed */
-    record(res, 0, 0.0, yd, &od);
+        *t0 = now_seconds(); /* the setup of CVODE is not timed */
+    record(res, 0, 0.0, yd, od);
     knot_walk kw = {1, 0.0, 0, 0};
     sunrealtype tret = 0;
     for (long i = 1; i < points; i++) {
         double tout = (double)i / (double)(points - 1);
-        flag = advance(mem, &od, tout, y, &tret, &kw);
+        flag = advance(mem, od, tout, y, &tret, &kw);
         if (flag < 0) {
             flag_name(flag, fname, sizeof fname);
             const char *hint =
@@ -463,11 +421,11 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
                     : "try other [ode] rtol and atol";
             st = hdp_fail(err, HDP_ENUMERIC,
                           "CVODE failed with %s at t = %.6g (next output t = %.6g): %s; %s",
-                          fname, (double)tret, tout, od.errmsg[0] ? od.errmsg : "no message",
+                          fname, (double)tret, tout, od->errmsg[0] ? od->errmsg : "no message",
                           hint);
             goto done;
         }
-        record(res, i, tout, yd, &od);
+        record(res, i, tout, yd, od);
         if (!isfinite(res->risk[i]) || !isfinite(res->upper[i]) || !isfinite(res->lower[i])) {
             st = hdp_fail(err, HDP_ENUMERIC,
                           "the risk is no longer finite at t = %.6g (learning rate past the "
@@ -481,20 +439,6 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     CVodeGetNumSteps(mem, &nst);
     res->rhs_evals = nfe + kw.nfe;
     res->steps = nst + kw.nst;
-finish:
-    res->solve_seconds = now_seconds() - t0;
-
-    /* final-iterate noise (THEORY 3): the last step adds 2 C_clip sigma_{n-1} xi */
-    long last = points - 1;
-    double eta1 = hdp_sched_eta(&od.sched, 1.0);
-    res->final_noise =
-        isinf(m->rho) ? 0.0 : 2.0 * m->c * m->c * m->gamma * m->gamma * eta1 * eta1 / (m->rho * m->rho);
-    res->risk_before_final_noise = res->risk[last];
-    res->risk[last] += res->final_noise;
-    res->upper[last] += res->final_noise;
-    res->lower[last] += res->final_noise;
-    res->final_risk = res->risk[last];
-#undef CHECK
 done:
     if (mem)
         CVodeFree(&mem);
@@ -504,6 +448,79 @@ done:
         N_VDestroy(y);
     if (ctx)
         SUNContext_Free(&ctx);
+    return st;
+}
+
+/* final-iterate noise (THEORY 3): the last step adds 2 C_clip sigma_{n-1} xi */
+static void add_final_noise(const hdp_model *m, const ode_data *od, long points,
+                            hdp_ode_result *res)
+{
+    long last = points - 1;
+    double eta1 = hdp_sched_eta(&od->sched, 1.0);
+    res->final_noise =
+        isinf(m->rho) ? 0.0 : 2.0 * m->c * m->c * m->gamma * m->gamma * eta1 * eta1 / (m->rho * m->rho);
+    res->risk_before_final_noise = res->risk[last];
+    res->risk[last] += res->final_noise;
+    res->upper[last] += res->final_noise;
+    res->lower[last] += res->final_noise;
+    res->final_risk = res->risk[last];
+}
+
+/* Integrate on the bins of spec with `points` output points (THEORY 3): DOP853 when the
+ * problem is not too stiff for it (or asked for), else or when it fails CVODE. */
+static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long points,
+                               hdp_ode_result *res, hdp_error *err)
+{
+    hdp_status st = alloc_result(res, points, err);
+    if (st != HDP_OK)
+        return st;
+    const hdp_spectrum spec = *sp; /* borrowed */
+    ode_data od;
+    memset(&od, 0, sizeof od);
+    od.m = spec.m;
+    od.lambda = spec.bin_lambda;
+    od.w = spec.bin_weight;
+    od.lmin = spec.lambda_min;
+    od.lmax = spec.lambda_max;
+    od.gamma = m->gamma;
+    od.c = m->c;
+    od.rho = m->rho;
+    hdp_sched_from_model(m, &od.sched);
+    od.clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c);
+    od.work = malloc(sizeof(double) * (size_t)spec.m);
+    res->bins = spec.m;
+    res->eta_sup = hdp_sched_eta_sup(&od.sched);
+    res->stable = res->eta_sup < 2.0 / m->gamma;
+    if (!od.clip || !od.work) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins", spec.m);
+        goto done;
+    }
+
+    double R0 = 0.5 * m->target_radius * m->target_radius;
+    double t0 = now_seconds();
+    int erk_failed = 0, erk_done = 0;
+    snprintf(res->solver, sizeof res->solver, "cvode");
+    if (m->ode_solver == HDP_ODE_DOP853 ||
+        (m->ode_solver == HDP_ODE_AUTO &&
+         hdp_erk_stiffness(&od.sched, od.lmax) <= erk_max_stiffness(m, spec.m))) {
+        const char *why = "";
+        double t_reached = 0;
+        erk_done = solve_erk(m, &od, R0, points, res, &why, &t_reached) == 0;
+        if (!erk_done && m->ode_solver == HDP_ODE_DOP853) {
+            st = hdp_fail(err, HDP_ENUMERIC, "DOP853 failed at t = %.6g: %s; try [ode] solver = cvode",
+                          t_reached, why);
+            goto done;
+        }
+        if (!erk_done) {
+            erk_failed = 1; /* CVODE solves it: its counters, the time of both */
+            res->steps = res->rhs_evals = 0;
+        }
+    }
+    if (!erk_done && (st = solve_cvode(m, &od, R0, points, erk_failed, &t0, res, err)) != HDP_OK)
+        goto done;
+    res->solve_seconds = now_seconds() - t0;
+    add_final_noise(m, &od, points, res);
+done:
     hdp_clip_free(od.clip);
     free(od.work);
     return st;

@@ -257,10 +257,180 @@ static void moments(long n, const double *lam, const double *wl, const double *v
         m[d] = tree8(acc[d]);
 }
 
+/* The solver's state at time t: the bins' values y (n of them; none when the bounds are
+ * integrated) with their moments M_d and those of the ones N_d, the risk R = M_1, the bounds
+ * yu, yl; yn, f0, tmp: the bins' scratch. */
+typedef struct {
+    long n;
+    int bounds;
+    double N; /* the error norm's count: n, or 2 for the bounds */
+    double *y, *yn, *wl, *f0, *tmp;
+    double mom[NP], ones_mom[NP];
+    double R, yu, yl;
+} erk_state;
+
+/* the DOP853 stages of a step, as polynomials in lambda (see the top) */
+typedef struct {
+    double A[12][NP], B[12][NP], Ku[12], Kv[12];
+} erk_stages;
+
+/* The initial step (Hairer, Norsett, Wanner II.4): from f(0) and f(h0). */
+static double initial_step(erk_ctx *cx, erk_state *st)
+{
+    const hdp_erk_problem *p = cx->p;
+    long n = st->n;
+    double *y = st->y, *f0 = st->f0, *tmp = st->tmp, yu = st->yu, yl = st->yl;
+    double al, be, q, fu, fl;
+    stage_scalars(cx, 0.0, st->R, yu, yl, &al, &be, &q, &fu, &fl);
+    double d0 = 0, d1 = 0;
+    for (long j = 0; j < n; j++) {
+        double sc = p->atol + p->rtol * fabs(y[j]);
+        f0[j] = p->lambda[j] * (al * y[j] + be) + q;
+        d0 += (y[j] / sc) * (y[j] / sc);
+        d1 += (f0[j] / sc) * (f0[j] / sc);
+    }
+    if (st->bounds) {
+        double su = p->atol + p->rtol * fabs(yu), sl = p->atol + p->rtol * fabs(yl);
+        d0 += (yu / su) * (yu / su) + (yl / sl) * (yl / sl);
+        d1 += (fu / su) * (fu / su) + (fl / sl) * (fl / sl);
+    }
+    d0 = sqrt(d0 / st->N);
+    d1 = sqrt(d1 / st->N);
+    double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    if (h0 > 1.0)
+        h0 = 1.0;
+    for (long j = 0; j < n; j++)
+        tmp[j] = y[j] + h0 * f0[j];
+    double al1, be1, q1, fu1, fl1;
+    stage_scalars(cx, h0, risk_sum(n, st->wl, tmp), yu + h0 * fu, yl + h0 * fl, &al1, &be1, &q1,
+                  &fu1, &fl1);
+    double d2 = 0;
+    for (long j = 0; j < n; j++) {
+        double sc = p->atol + p->rtol * fabs(y[j]);
+        double df = (p->lambda[j] * (al1 * tmp[j] + be1) + q1 - f0[j]) / sc;
+        d2 += df * df;
+    }
+    if (st->bounds) {
+        double su = p->atol + p->rtol * fabs(yu), sl = p->atol + p->rtol * fabs(yl);
+        d2 += ((fu1 - fu) / su) * ((fu1 - fu) / su) + ((fl1 - fl) / sl) * ((fl1 - fl) / sl);
+    }
+    d2 = sqrt(d2 / st->N) / h0;
+    double dm = fmax(d1, d2);
+    double h1 = dm <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dm, 1.0 / 8.0);
+    return fmin(fmin(100.0 * h0, h1), 1.0);
+}
+
+/* The twelve stages of a step of size hh from t: scalar work on the moments (the stage's
+ * risk) and the bounds, the stages kept as polynomials in lambda: Y_i = P_i y + Q_i,
+ * K_i = A_i y + B_i. */
+static void stages(erk_ctx *cx, const erk_state *st, double t, double hh, erk_stages *k)
+{
+    int bounds = st->bounds;
+    for (int i = 0; i < 12; i++) {
+        double P[NP] = {0}, Q[NP] = {0}, Yu = st->yu, Yl = st->yl;
+        P[0] = 1.0;
+        for (int j = 0; j < i; j++) {
+            double cf = hh * dp_a[i][j];
+            if (cf == 0.0)
+                continue;
+            for (int d = 0; d <= j + 1 && !bounds; d++) {
+                P[d] += cf * k->A[j][d];
+                Q[d] += cf * k->B[j][d];
+            }
+            Yu += cf * k->Ku[j];
+            Yl += cf * k->Kv[j];
+        }
+        double Ri = 0; /* sum_j w_j lambda_j Y_ij from the moments */
+        for (int d = 0; d <= i && !bounds; d++)
+            Ri += P[d] * st->mom[d + 1] + Q[d] * st->ones_mom[d + 1];
+        double al, be, q;
+        stage_scalars(cx, t + dp_c[i] * hh, Ri, Yu, Yl, &al, &be, &q, &k->Ku[i], &k->Kv[i]);
+        k->A[i][0] = 0.0;
+        k->B[i][0] = q;
+        for (int d = 0; d < NP - 1; d++) {
+            k->A[i][d + 1] = al * P[d];
+            k->B[i][d + 1] = al * Q[d];
+        }
+        k->B[i][1] += be;
+    }
+}
+
+/* The step's end: the new state (the bins' into st->yn, their error and moment sums into
+ * sums; the bounds into *yun, *yln) and the error norm of the step. */
+static double step_end(const hdp_erk_problem *p, const erk_state *st, double hh,
+                       const erk_stages *k, double *yun, double *yln, double sums[14])
+{
+    int bounds = st->bounds;
+    /* the new state and the two error estimates, as polynomials */
+    double c[NPOLY][NP] = {{0}};
+    c[C_YP][0] = 1.0;
+    double eu5 = 0, eu3 = 0, el5 = 0, el3 = 0;
+    *yun = st->yu;
+    *yln = st->yl;
+    for (int j = 0; j < 12; j++) {
+        double hb = hh * dp_b[j];
+        for (int d = 0; d < NP && !bounds; d++) {
+            c[C_YP][d] += hb * k->A[j][d];
+            c[C_YQ][d] += hb * k->B[j][d];
+            c[C_5A][d] += dp_e5[j] * k->A[j][d];
+            c[C_5B][d] += dp_e5[j] * k->B[j][d];
+            c[C_3A][d] += dp_e3[j] * k->A[j][d];
+            c[C_3B][d] += dp_e3[j] * k->B[j][d];
+        }
+        *yun += hb * k->Ku[j];
+        *yln += hb * k->Kv[j];
+        eu5 += dp_e5[j] * k->Ku[j];
+        el5 += dp_e5[j] * k->Kv[j];
+        eu3 += dp_e3[j] * k->Ku[j];
+        el3 += dp_e3[j] * k->Kv[j];
+    }
+    if (!bounds) /* the bounds alone: the polynomials above are not formed either */
+        step_pass(st->n, p->lambda, st->wl, st->y, st->yn, (const double(*)[NP])c, p->rtol,
+                  p->atol, sums);
+    if (bounds) {
+        double su = p->atol + p->rtol * fmax(fabs(st->yu), fabs(*yun));
+        double sl = p->atol + p->rtol * fmax(fabs(st->yl), fabs(*yln));
+        sums[0] += (eu5 / su) * (eu5 / su) + (el5 / sl) * (el5 / sl);
+        sums[1] += (eu3 / su) * (eu3 / su) + (el3 / sl) * (el3 / sl);
+    }
+    double err = 0;
+    if (sums[0] > 0 || sums[1] > 0)
+        err = hh * sums[0] / sqrt((sums[0] + 0.01 * sums[1]) * st->N);
+    return err;
+}
+
+/* the output point i: the risk, or the bounds */
+static void put_point(const erk_state *st, long i, hdp_erk_out *out)
+{
+    if (st->bounds) {
+        out->upper[i] = st->yu;
+        out->lower[i] = st->yl;
+    } else {
+        out->risk[i] = st->R;
+    }
+}
+
+/* Where the step from t must stop: the output time t_out, or the next interior knot of a
+ * table schedule before it (*at_knot; *knot: the next knot, advanced past t). */
+static double next_stop(const hdp_schedule *s, double t, double t_out, int *knot, int *at_knot)
+{
+    double stop = t_out;
+    *at_knot = 0;
+    if (s->kind == HDP_SCHED_TABLE) {
+        while (*knot < s->len - 1 && s->t[*knot] <= t + 1e-12)
+            (*knot)++;
+        if (*knot < s->len - 1 && s->t[*knot] < stop - 1e-12) {
+            stop = s->t[*knot];
+            *at_knot = 1;
+        }
+    }
+    return stop;
+}
+
 int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out *out)
 {
-    long n = p->bounds ? 0 : p->m;
-    int bounds = p->bounds;
+    erk_state st = {.n = p->bounds ? 0 : p->m, .bounds = p->bounds};
+    long n = st.n;
     int status = -1;
     double t = 0;
     erk_ctx cx = {p, 0};
@@ -270,86 +440,30 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
     double *mem = calloc((size_t)(n > 0 ? n : 1) * 5, sizeof(double));
     if (!mem)
         FAIL("out of memory");
-    double *y = mem, *yn = mem + n, *wl = mem + 2 * n, *f0 = mem + 3 * n, *tmp = mem + 4 * n;
-    double ones_mom[NP], mom[NP];
+    st.y = mem, st.yn = mem + n, st.wl = mem + 2 * n, st.f0 = mem + 3 * n, st.tmp = mem + 4 * n;
     for (long j = 0; j < n; j++) {
-        y[j] = R0;
-        wl[j] = p->w[j] * p->lambda[j];
-        tmp[j] = 1.0;
+        st.y[j] = R0;
+        st.wl[j] = p->w[j] * p->lambda[j];
+        st.tmp[j] = 1.0;
     }
-    moments(n, p->lambda, wl, tmp, ones_mom); /* N_d = sum w lambda^d */
-    moments(n, p->lambda, wl, y, mom);
+    moments(n, p->lambda, st.wl, st.tmp, st.ones_mom); /* N_d = sum w lambda^d */
+    moments(n, p->lambda, st.wl, st.y, st.mom);
+    st.R = st.mom[1];
+    st.yu = st.yl = R0;
+    st.N = st.bounds ? 2.0 : (double)n;
+    put_point(&st, 0, out);
 
-    const hdp_schedule *s = p->sched;
-    double R = mom[1], yu = R0, yl = R0;
-    if (bounds) {
-        out->upper[0] = yu;
-        out->lower[0] = yl;
-    } else {
-        out->risk[0] = R;
-    }
-    double N = bounds ? 2.0 : (double)n;
-
-    /* initial step (Hairer, Norsett, Wanner II.4): from f(0) and f(h0) */
-    double h;
-    {
-        double al, be, q, fu, fl;
-        stage_scalars(&cx, 0.0, R, yu, yl, &al, &be, &q, &fu, &fl);
-        double d0 = 0, d1 = 0;
-        for (long j = 0; j < n; j++) {
-            double sc = p->atol + p->rtol * fabs(y[j]);
-            f0[j] = p->lambda[j] * (al * y[j] + be) + q;
-            d0 += (y[j] / sc) * (y[j] / sc);
-            d1 += (f0[j] / sc) * (f0[j] / sc);
-        }
-        if (bounds) {
-            double su = p->atol + p->rtol * fabs(yu), sl = p->atol + p->rtol * fabs(yl);
-            d0 += (yu / su) * (yu / su) + (yl / sl) * (yl / sl);
-            d1 += (fu / su) * (fu / su) + (fl / sl) * (fl / sl);
-        }
-        d0 = sqrt(d0 / N);
-        d1 = sqrt(d1 / N);
-        double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-        if (h0 > 1.0)
-            h0 = 1.0;
-        for (long j = 0; j < n; j++)
-            tmp[j] = y[j] + h0 * f0[j];
-        double al1, be1, q1, fu1, fl1;
-        stage_scalars(&cx, h0, risk_sum(n, wl, tmp), yu + h0 * fu, yl + h0 * fl, &al1, &be1, &q1,
-                      &fu1, &fl1);
-        double d2 = 0;
-        for (long j = 0; j < n; j++) {
-            double sc = p->atol + p->rtol * fabs(y[j]);
-            double df = (p->lambda[j] * (al1 * tmp[j] + be1) + q1 - f0[j]) / sc;
-            d2 += df * df;
-        }
-        if (bounds) {
-            double su = p->atol + p->rtol * fabs(yu), sl = p->atol + p->rtol * fabs(yl);
-            d2 += ((fu1 - fu) / su) * ((fu1 - fu) / su) + ((fl1 - fl) / sl) * ((fl1 - fl) / sl);
-        }
-        d2 = sqrt(d2 / N) / h0;
-        double dm = fmax(d1, d2);
-        double h1 = dm <= 1e-15 ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dm, 1.0 / 8.0);
-        h = fmin(fmin(100.0 * h0, h1), 1.0);
-        if (!(h > 0) || !isfinite(h))
-            FAIL("no initial step");
-    }
-
+    double h = initial_step(&cx, &st);
+    if (!(h > 0) || !isfinite(h))
+        FAIL("no initial step");
     int knot = 1; /* next interior knot of a table schedule */
     int rejected_last = 0;
     long next_out = 1;
+    erk_stages k;
     while (next_out < points) {
-        double t_out = (double)next_out / (double)(points - 1);
-        double stop = t_out;
-        int at_knot = 0;
-        if (s->kind == HDP_SCHED_TABLE) {
-            while (knot < s->len - 1 && s->t[knot] <= t + 1e-12)
-                knot++;
-            if (knot < s->len - 1 && s->t[knot] < stop - 1e-12) {
-                stop = s->t[knot];
-                at_knot = 1;
-            }
-        }
+        int at_knot;
+        double stop = next_stop(p->sched, t, (double)next_out / (double)(points - 1), &knot,
+                                &at_knot);
         double hh = h;
         int clipped = 0;
         if (t + 1.05 * hh >= stop) {
@@ -358,69 +472,9 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
         }
         if (!(hh > 1e-14 * fmax(1.0, t)))
             FAIL("step size below rounding");
-
-        /* the stages as polynomials in lambda: Y_i = P_i y + Q_i, K_i = A_i y + B_i */
-        double A[12][NP], B[12][NP], Ku[12] = {0}, Kv[12] = {0};
-        for (int i = 0; i < 12; i++) {
-            double P[NP] = {0}, Q[NP] = {0}, Yu = yu, Yl = yl;
-            P[0] = 1.0;
-            for (int k = 0; k < i; k++) {
-                double cf = hh * dp_a[i][k];
-                if (cf == 0.0)
-                    continue;
-                for (int d = 0; d <= k + 1 && !bounds; d++) {
-                    P[d] += cf * A[k][d];
-                    Q[d] += cf * B[k][d];
-                }
-                Yu += cf * Ku[k];
-                Yl += cf * Kv[k];
-            }
-            double Ri = 0; /* sum_j w_j lambda_j Y_ij from the moments */
-            for (int d = 0; d <= i && !bounds; d++)
-                Ri += P[d] * mom[d + 1] + Q[d] * ones_mom[d + 1];
-            double al, be, q;
-            stage_scalars(&cx, t + dp_c[i] * hh, Ri, Yu, Yl, &al, &be, &q, &Ku[i], &Kv[i]);
-            A[i][0] = 0.0;
-            B[i][0] = q;
-            for (int d = 0; d < NP - 1; d++) {
-                A[i][d + 1] = al * P[d];
-                B[i][d + 1] = al * Q[d];
-            }
-            B[i][1] += be;
-        }
-        /* the new state and the two error estimates, as polynomials */
-        double c[NPOLY][NP] = {{0}};
-        c[C_YP][0] = 1.0;
-        double yun = yu, yln = yl, eu5 = 0, eu3 = 0, el5 = 0, el3 = 0;
-        for (int k = 0; k < 12; k++) {
-            double hb = hh * dp_b[k];
-            for (int d = 0; d < NP && !bounds; d++) {
-                c[C_YP][d] += hb * A[k][d];
-                c[C_YQ][d] += hb * B[k][d];
-                c[C_5A][d] += dp_e5[k] * A[k][d];
-                c[C_5B][d] += dp_e5[k] * B[k][d];
-                c[C_3A][d] += dp_e3[k] * A[k][d];
-                c[C_3B][d] += dp_e3[k] * B[k][d];
-            }
-            yun += hb * Ku[k];
-            yln += hb * Kv[k];
-            eu5 += dp_e5[k] * Ku[k];
-            el5 += dp_e5[k] * Kv[k];
-            eu3 += dp_e3[k] * Ku[k];
-            el3 += dp_e3[k] * Kv[k];
-        }
-        double sums[14] = {0};
-        if (!bounds) /* the bounds alone: the polynomials above are not formed either */
-            step_pass(n, p->lambda, wl, y, yn, (const double(*)[NP])c, p->rtol, p->atol, sums);
-        if (bounds) {
-            double su = p->atol + p->rtol * fmax(fabs(yu), fabs(yun));
-            double sl = p->atol + p->rtol * fmax(fabs(yl), fabs(yln));
-            sums[0] += (eu5 / su) * (eu5 / su) + (el5 / sl) * (el5 / sl);
-            sums[1] += (eu3 / su) * (eu3 / su) + (el3 / sl) * (el3 / sl);
-        }
-        double err = 0;
-        if (sums[0] > 0 || sums[1] > 0)
-            err = hh * sums[0] / sqrt((sums[0] + 0.01 * sums[1]) * N);
+        stages(&cx, &st, t, hh, &k);
+        double yun, yln, sums[14] = {0};
+        double err = step_end(p, &st, hh, &k, &yun, &yln, sums);
         int finite = isfinite(err) && isfinite(sums[2]) && isfinite(yun) && isfinite(yln);
         if (finite && err <= 1.0) {
             double factor = err == 0 ? 10.0 : fmin(10.0, 0.9 * pow(err, -1.0 / 8.0));
@@ -429,26 +483,19 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
             double hnew = hh * factor;
             h = clipped ? fmax(hnew, h) : hnew; /* a step cut short to a stop keeps its size */
             t = clipped ? stop : t + hh;
-            double *sw = y;
-            y = yn;
-            yn = sw;
+            double *sw = st.y;
+            st.y = st.yn;
+            st.yn = sw;
             for (int d = 1; d < NP; d++)
-                mom[d] = sums[1 + d];
-            R = mom[1];
-            yu = yun;
-            yl = yln;
+                st.mom[d] = sums[1 + d];
+            st.R = st.mom[1];
+            st.yu = yun;
+            st.yl = yln;
             rejected_last = 0;
             if (++out->steps > p->max_steps)
                 FAIL("more steps than ode.max_steps");
-            if (clipped && !at_knot) {
-                if (bounds) {
-                    out->upper[next_out] = yu;
-                    out->lower[next_out] = yl;
-                } else {
-                    out->risk[next_out] = R;
-                }
-                next_out++;
-            }
+            if (clipped && !at_knot)
+                put_point(&st, next_out++, out);
         } else {
             /* a non-finite estimate (a step far too long) is a rejection too; a solution that
              * overflows ends in steps below rounding or too many rejections */

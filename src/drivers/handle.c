@@ -336,6 +336,19 @@ static void mc_progress(const char *method, long done, long total, void *user)
         *p->cancel = 1;
 }
 
+/* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
+ * progress callback through p */
+static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options *opt)
+{
+    hdp_mc_options_from_model(m, opt);
+    opt->threads = threads;
+    opt->cancel = p->cancel;
+    if (p->progress) {
+        opt->progress = mc_progress;
+        opt->progress_user = p;
+    }
+}
+
 static void design_progress(const hdp_design_progress *pr, void *user)
 {
     relay *p = user;
@@ -394,13 +407,7 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     volatile int own = 0;
     relay p = {cancel ? cancel : &own, progress, user};
     hdp_mc_options opt;
-    hdp_mc_options_from_model(m, &opt);
-    opt.threads = threads;
-    opt.cancel = p.cancel;
-    if (progress) {
-        opt.progress = mc_progress;
-        opt.progress_user = &p;
-    }
+    mc_options(m, threads, &p, &opt);
     double *finals = NULL;
     if (keep_runs) {
         finals = malloc(sizeof(double) * (size_t)(opt.runs > 0 ? opt.runs : 1));
@@ -468,13 +475,7 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
     volatile int own = 0;
     relay p = {cancel ? cancel : &own, progress, user};
     hdp_mc_options opt;
-    hdp_mc_options_from_model(m, &opt);
-    opt.threads = threads;
-    opt.cancel = p.cancel;
-    if (progress) {
-        opt.progress = mc_progress;
-        opt.progress_user = &p;
-    }
+    mc_options(m, threads, &p, &opt);
     hdp_validate_result v;
     hdp_status st = hdp_validate_run(m, &opt, with_sde, &v, err);
     if (st != HDP_OK) {

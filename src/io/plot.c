@@ -445,6 +445,74 @@ static void remove_tree(const char *dir)
     rmdir(dir);
 }
 
+/* The script gnuplot runs: the terminal, the house style, the figure's assignments and
+ * size, the user's style, the figure's script (plots/NAME.gp); a script without multiplot
+ * runs twice, a dry run on the terminal unknown first to learn its axes' ranges. */
+static void write_gnuplot_script(FILE *f, const char *name, const char *script,
+                                 const char *out_path, const char *assignments,
+                                 const char *fig_tmp, const char *cap_tmp)
+{
+    char term[512];
+    terminal_for(out_path, name, term, sizeof term);
+    int dry = !strstr(script, "multiplot");
+    if (dry) /* the real terminal after the dry run (below) */
+        fputs("set terminal unknown\n", f);
+    else
+        fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
+    write_house_style(f, style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
+    {
+        double w = style_now.width, h = style_now.height;
+        if (!(w > 0 && h > 0))
+            default_size(name, &w, &h);
+        write_assignments(f, assignments ? assignments : "", w,
+                          style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
+    }
+    fputs("\n", f);
+    write_user_style(f, cap_tmp);
+    if (dry) {
+        /* a dry run to learn the axes' ranges: a logarithmic axis over less than three
+         * decades gets labels at 1, 2 and 5 times the powers of ten, not only at the decades */
+        fprintf(f, "fig_islogx = %d\nfig_islogy = %d\n",
+                style_now.logx || strstr(script, "set logscale x") || strstr(script, "logscale xy"),
+                style_now.logy || strstr(script, "set logscale y") || strstr(script, "logscale xy"));
+        write_script(f, script);
+        fputs("\nfig_logtics_x = (fig_islogx && GPVAL_X_MIN > 0 && GPVAL_X_MAX / GPVAL_X_MIN < 1000) ? "
+              "fig_logtics(GPVAL_X_MIN, GPVAL_X_MAX) : ''\n"
+              "fig_logtics_y = (fig_islogy && GPVAL_Y_MIN > 0 && GPVAL_Y_MAX / GPVAL_Y_MIN < 1000) ? "
+              "fig_logtics(GPVAL_Y_MIN, GPVAL_Y_MAX) : ''\n"
+              "if (strlen(fig_logtics_x) > 0) { fig_user = fig_user.\"; set format x '%g'; set xtics add (\".fig_logtics_x.\")\" }\n"
+              "if (strlen(fig_logtics_y) > 0) { fig_user = fig_user.\"; set format y '%g'; set ytics add (\".fig_logtics_y.\")\" }\n"
+              , f);
+        /* the terminal again (push and pop would round its fontscale to one decimal) */
+        fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
+    }
+    write_script(f, script);
+    fputs("\nset output\n", f);
+}
+
+/* gnuplot's figure, and its companions (the .tex's graphics, the caption), published
+ * through the output layer: all or none */
+static hdp_status publish(const char *out_path, const char *dir, const char *fig_tmp,
+                          const char *gfx_tmp, const char *cap_tmp, int is_tex, hdp_error *err)
+{
+    char companions[2][4200], stem[4200];
+    int nc = hdp_plot_companions(out_path, companions, 2);
+    stem_of(out_path, stem, sizeof stem);
+    hdp_outset set;
+    hdp_outset_init(&set, err);
+    FILE *o = hdp_outset_add(&set, out_path);
+    if (o && (is_tex ? copy_tex(fig_tmp, o, dir, stem) : copy_file(fig_tmp, o)) != 0)
+        set.status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s", strerror(errno));
+    for (int i = 0; i < nc; i++) {
+        o = hdp_outset_add(&set, companions[i]);
+        const char *from = (is_tex && i == 0) ? gfx_tmp : cap_tmp;
+        if (o && copy_file(from, o) != 0)
+            set.status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s",
+                                  strerror(errno));
+    }
+    return hdp_outset_commit(&set);
+}
+
 hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *assignments,
                          hdp_error *err)
 {
@@ -485,42 +553,7 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
         if (f) fclose(f);
         goto done;
     }
-    char term[512];
-    terminal_for(out_path, name, term, sizeof term);
-    int dry = !strstr(script, "multiplot");
-    if (dry) /* the real terminal after the dry run (below) */
-        fputs("set terminal unknown\n", f);
-    else
-        fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
-    write_house_style(f, style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
-    {
-        double w = style_now.width, h = style_now.height;
-        if (!(w > 0 && h > 0))
-            default_size(name, &w, &h);
-        write_assignments(f, assignments ? assignments : "", w,
-                          style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
-    }
-    fputs("\n", f);
-    write_user_style(f, cap_tmp);
-    if (dry) {
-        /* a dry run to learn the axes' ranges: a logarithmic axis over less than three
-         * decades gets labels at 1, 2 and 5 times the powers of ten, not only at the decades */
-        fprintf(f, "fig_islogx = %d\nfig_islogy = %d\n",
-                style_now.logx || strstr(script, "set logscale x") || strstr(script, "logscale xy"),
-                style_now.logy || strstr(script, "set logscale y") || strstr(script, "logscale xy"));
-        write_script(f, script);
-        fputs("\nfig_logtics_x = (fig_islogx && GPVAL_X_MIN > 0 && GPVAL_X_MAX / GPVAL_X_MIN < 1000) ? "
-              "fig_logtics(GPVAL_X_MIN, GPVAL_X_MAX) : ''\n"
-              "fig_logtics_y = (fig_islogy && GPVAL_Y_MIN > 0 && GPVAL_Y_MAX / GPVAL_Y_MIN < 1000) ? "
-              "fig_logtics(GPVAL_Y_MIN, GPVAL_Y_MAX) : ''\n"
-              "if (strlen(fig_logtics_x) > 0) { fig_user = fig_user.\"; set format x '%g'; set xtics add (\".fig_logtics_x.\")\" }\n"
-              "if (strlen(fig_logtics_y) > 0) { fig_user = fig_user.\"; set format y '%g'; set ytics add (\".fig_logtics_y.\")\" }\n"
-              , f);
-        /* the terminal again (push and pop would round its fontscale to one decimal) */
-        fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
-    }
-    write_script(f, script);
-    fputs("\nset output\n", f);
+    write_gnuplot_script(f, name, script, out_path, assignments, fig_tmp, cap_tmp);
     if (fclose(f) != 0) {
         st = hdp_fail(err, HDP_EIO, "cannot write the gnuplot script: %s", strerror(errno));
         goto done;
@@ -549,24 +582,7 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
                       msg[0] ? msg : (rc ? strerror(rc) : "no output"));
         goto done;
     }
-    {
-        char companions[2][4200], stem[4200];
-        int nc = hdp_plot_companions(out_path, companions, 2);
-        stem_of(out_path, stem, sizeof stem);
-        hdp_outset set;
-        hdp_outset_init(&set, err);
-        FILE *o = hdp_outset_add(&set, out_path);
-        if (o && (is_tex ? copy_tex(fig_tmp, o, dir, stem) : copy_file(fig_tmp, o)) != 0)
-            set.status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s", strerror(errno));
-        for (int i = 0; i < nc; i++) {
-            o = hdp_outset_add(&set, companions[i]);
-            const char *from = (is_tex && i == 0) ? gfx_tmp : cap_tmp;
-            if (o && copy_file(from, o) != 0)
-                set.status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s",
-                                      strerror(errno));
-        }
-        st = hdp_outset_commit(&set);
-    }
+    st = publish(out_path, dir, fig_tmp, gfx_tmp, cap_tmp, is_tex, err);
 done:
     if (efd >= 0) close(efd);
     remove_tree(dir);

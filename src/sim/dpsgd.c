@@ -96,26 +96,6 @@ static double label_noise(const sim_ctx *c, gsl_rng *rng)
     return 0.0;
 }
 
-/* Record iterate k at every grid point with k_i = k (*p is the next grid
- * index); nclip clipped steps since the previous grid point. Returns 0 when
- * the run diverged. */
-static int record(const mc_grid *g, long k, double R, long *nclip, long *p, mc_run_out *out)
-{
-    if (*p >= g->points || g->kgrid[*p] != k)
-        return 1;
-    if (!isfinite(R) || R > g->threshold)
-        return 0;
-    long span = k - g->kgrid[*p - 1];
-    out->risk[*p] = R;
-    out->clipped[*p] = span > 0 ? (double)*nclip / (double)span : 0.0;
-    *nclip = 0;
-    for ((*p)++; *p < g->points && g->kgrid[*p] == k; (*p)++) {
-        out->risk[*p] = R;
-        out->clipped[*p] = 0.0; /* empty interval */
-    }
-    return 1;
-}
-
 /* One run of the discrete algorithm of THEORY 1 (see the comment at the top);
  * the jump of the last step's private noise is the final-iterate term of THEORY 3.
  * The 2 d Gaussians of a step come from the run's block stream (w->normals, seeded
@@ -133,11 +113,8 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     hdp_normals_init(ns, hdp_rng_state(rng));
     hdp_mc_draw_target(rng, d, c->radius, e);
     double R = hdp_mc_excess_risk(c->lambda, e, d);
-    long p = 0, nclip = 0;
-    for (; p < g->points && g->kgrid[p] == 0; p++) {
-        out->risk[p] = R;
-        out->clipped[p] = 0.0;
-    }
+    long p = hdp_mc_record_start(g, R, out);
+    double nclip = 0; /* clipped steps since the last grid point */
     for (long k = 0; k < n; k++) {
         /* fresh sample x = sqrt(lambda) .* z, z ~ N(0, I_d), and the residual r = x^T e
          * minus the label noise */
@@ -154,7 +131,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         double coef = eta_k * r, gnorm = fabs(r) * sqrt(xx);
         if (gnorm > c->C) {
             coef *= c->C / gnorm;
-            nclip++;
+            nclip += 1.0;
         }
         double s = sigma_k > 0 ? 2.0 * c->C * sigma_k : 0.0;
         if (s > 0 && k < n - 1) {
@@ -173,7 +150,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         }
         if (p < g->points && g->kgrid[p] == k + 1) {
             R = hdp_mc_excess_risk(c->lambda, e, d);
-            if (!record(g, k + 1, R, &nclip, &p, out)) {
+            if (!hdp_mc_record(g, k + 1, R, &nclip, &p, out)) {
                 out->diverged = 1;
                 return;
             }
@@ -186,21 +163,12 @@ static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run};
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
-    return hdp_mc_with_problem(m, opt, res, hdp_sim_run_problem, err);
+    return hdp_mc_with_problem(m, opt, res, hdp_sim_run_problem, "hdp_sim_run", err);
 }
 
 hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
                                const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, pb);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
     hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
@@ -208,14 +176,12 @@ hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
     long d = m->d, n = m->n;
     sim_ctx c;
     memset(&c, 0, sizeof c);
-    c.sqrt_lambda = hdp_mc_vec_alloc(d);
+    c.sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err);
     if (!c.sqrt_lambda) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
+        st = HDP_ENOMEM;
         goto done;
     }
     c.sched = pb->sched;
-    for (long i = 0; i < d; i++)
-        c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
     c.d = d;
     c.n = n;
     c.lambda = spec.lambda;

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include "sim/mc.h"
 #include "core/check.h"
+#include "sim/mc_internal.h"
 #include "sim/stats.h"
 
 #include <gsl/gsl_sort.h>
@@ -290,23 +291,43 @@ hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
                                 const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
                                 hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE_FOR(who, err, m);
+    HDP_REQUIRE_FOR(who, err, pb);
+    HDP_REQUIRE_FOR(who, err, opt);
+    HDP_REQUIRE_FOR(who, err, res);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     if (hdp_problem_check(pb, m, who, err) != HDP_OK)
         return HDP_EINPUT;
-    memset(res, 0, sizeof *res);
     return hdp_mc_check_options(opt, err);
 }
 
 hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
-                               hdp_mc_problem_fn run, hdp_error *err)
+                               hdp_mc_problem_fn run, const char *who, hdp_error *err)
 {
+    HDP_ZERO(res);
+    HDP_REQUIRE_FOR(who, err, m);
+    HDP_REQUIRE_FOR(who, err, opt);
+    HDP_REQUIRE_FOR(who, err, res);
     hdp_problem pb;
     hdp_status st = hdp_problem_build(m, &pb, err);
     if (st == HDP_OK)
         st = run(m, &pb, opt, res, err);
     hdp_problem_free(&pb);
     return st;
+}
+
+double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err)
+{
+    double *sl = hdp_mc_vec_alloc(d);
+    if (!sl) {
+        hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
+        return NULL;
+    }
+    for (long i = 0; i < d; i++)
+        sl[i] = sqrt(pb->spec.lambda[i]);
+    return sl;
 }
 
 /* ---- helpers of the methods ---- */
@@ -332,6 +353,34 @@ double hdp_mc_threshold(const hdp_model *m)
         priv = 2.0 * m->c * m->c * m->gamma * m->gamma * e0 * e0 / (m->rho * m->rho);
     }
     return m->divergence_factor * fmax(r0, priv);
+}
+
+long hdp_mc_record_start(const mc_grid *g, double R, mc_run_out *out)
+{
+    long p = 0;
+    for (; p < g->points && g->kgrid[p] == 0; p++) {
+        out->risk[p] = R;
+        out->clipped[p] = 0.0;
+    }
+    return p;
+}
+
+int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
+                  mc_run_out *out)
+{
+    if (*p >= g->points || g->kgrid[*p] != k)
+        return 1;
+    if (!isfinite(R) || R > g->threshold)
+        return 0;
+    long span = k - g->kgrid[*p - 1];
+    out->risk[*p] = R;
+    out->clipped[*p] = span > 0 ? *clip_sum / (double)span : 0.0;
+    *clip_sum = 0;
+    for ((*p)++; *p < g->points && g->kgrid[*p] == k; (*p)++) {
+        out->risk[*p] = R;
+        out->clipped[*p] = 0.0; /* empty interval */
+    }
+    return 1;
 }
 
 /* theta* uniform on the sphere of radius r* (THEORY 1, 3), as e = -theta* */

@@ -103,6 +103,16 @@ typedef struct {
     int diverged;     /* 1: stopped, excluded from the statistics */
 } mc_run_out;
 
+/* A run's recording on the grid, the same for every method: the start (iterate 0 at the
+ * grid points with k_i = 0, clipped 0; returns the next grid index), then iterate k with
+ * excess risk R at every grid point with k_i = k (*p: the next grid index, advanced), the
+ * clipped fraction *clip_sum (the clipped steps, or the SDE's 1 - mu_c, summed since the
+ * previous grid point) over the steps since then, *clip_sum reset. 0 when the run diverged
+ * (R not finite or above the threshold); 1 also when k is no grid point. */
+long hdp_mc_record_start(const mc_grid *g, double R, mc_run_out *out);
+int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
+                  mc_run_out *out);
+
 typedef struct {
     const char *name; /* "sim" or "sde" (progress bar, messages) */
     /* per-thread workspace; NULL when out of memory. Called in the thread that uses it. */
@@ -129,20 +139,25 @@ double hdp_mc_threshold(const hdp_model *m);
  * checks its step itself. */
 hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err);
 
-/* The checks that a method's entry on a shared problem (hdp_sim_run_problem,
- * hdp_sde_run_problem; `who`) makes after its NULL checks: the model finalized, the problem
- * built from it, the options valid; res zeroed. */
+/* The checks of a method's entry on a shared problem (hdp_sim_run_problem,
+ * hdp_sde_run_problem; `who` names it in the messages): res zeroed when given, no argument
+ * NULL, the model finalized, the problem built from it, the options valid. */
 hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
                                 const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
                                 hdp_error *err);
 
-/* A method's entry on a model: build the problem of m, run the method on it (run: its
- * entry on a shared problem), free the problem. */
+/* A method's entry on a model (hdp_sim_run, hdp_sde_run; `who`): res zeroed when given, no
+ * argument NULL; then build the problem of m, run the method on it (run: its entry on a
+ * shared problem), free the problem. */
 typedef hdp_status (*hdp_mc_problem_fn)(const hdp_model *m, const hdp_problem *pb,
                                         const hdp_mc_options *opt, hdp_mc_result *res,
                                         hdp_error *err);
 hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
-                               hdp_mc_problem_fn run, hdp_error *err);
+                               hdp_mc_problem_fn run, const char *who, hdp_error *err);
+
+/* sqrt(lambda_i), i < d, of the problem's spectrum (the caller frees it), or NULL after
+ * HDP_ENOMEM in err */
+double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err);
 
 /* theta* uniform on the sphere of the given radius (a normalised Gaussian
  * vector, THEORY 1), stored as e = theta_0 - theta* = -theta*. */

@@ -243,11 +243,7 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     hdp_normals_init(ns, hdp_rng_state(rng));
     hdp_mc_draw_target(rng, d, c->radius, e);
     double R = hdp_mc_excess_risk(lambda, e, d);
-    long p = 0;
-    for (; p < g->points && g->kgrid[p] == 0; p++) {
-        out->risk[p] = R;
-        out->clipped[p] = 0.0;
-    }
+    long p = hdp_mc_record_start(g, R, out);
     double clip_sum = 0; /* sum of 1 - mu_c over the steps since the last grid point */
     for (long j = 0; j < N; j++) {
         if (!isfinite(R)) {
@@ -280,19 +276,10 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             out->jump = after - R;
             R = after;
         }
-        if (p < g->points && g->kgrid[p] == j + 1) {
-            if (!isfinite(R) || R > g->threshold) {
-                out->diverged = 1;
-                return;
-            }
-            long span = j + 1 - g->kgrid[p - 1];
-            out->risk[p] = R;
-            out->clipped[p] = span > 0 ? clip_sum / (double)span : 0.0;
-            clip_sum = 0;
-            for (p++; p < g->points && g->kgrid[p] == j + 1; p++) {
-                out->risk[p] = R;
-                out->clipped[p] = 0.0; /* empty interval */
-            }
+        if (p < g->points && g->kgrid[p] == j + 1 && /* a grid point: no call on other steps */
+            !hdp_mc_record(g, j + 1, R, &clip_sum, &p, out)) {
+            out->diverged = 1;
+            return;
         }
     }
 }
@@ -302,21 +289,12 @@ static const mc_method sde_method = {"sde", sde_ws_alloc, sde_ws_free, sde_run};
 hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
-    return hdp_mc_with_problem(m, opt, res, hdp_sde_run_problem, err);
+    return hdp_mc_with_problem(m, opt, res, hdp_sde_run_problem, "hdp_sde_run", err);
 }
 
 hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
                                const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err)
 {
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, pb);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
     hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sde_run_problem", err);
     if (st != HDP_OK)
         return st;
@@ -333,16 +311,14 @@ hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
     const hdp_spectrum spec = pb->spec; /* borrowed */
     sde_ctx c;
     memset(&c, 0, sizeof c);
-    c.sqrt_lambda = hdp_mc_vec_alloc(d);
+    c.sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err);
     if (!c.sqrt_lambda) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for d = %ld", d);
+        st = HDP_ENOMEM;
         goto done;
     }
     hdp_schedule s = pb->sched;
     c.sched = s;
     c.q_scale = 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(h);
-    for (long i = 0; i < d; i++)
-        c.sqrt_lambda[i] = sqrt(spec.lambda[i]);
     double eta1 = hdp_sched_eta(&s, 1.0);
     c.final_noise = (isinf(m->rho) || !(eta1 > 0))
                         ? 0.0
