@@ -36,7 +36,7 @@ static cli_mc_args mc;
 const cli_opt rf_experiment_opts[] = {
     {"full", 0, OPT_FLAG, &full_opt, NULL, "the denser grids of seed 003 (much longer; see above)"},
     {"output", 'o', OPT_STRING, &out_dir, "DIR",
-     "write DIR/rf-pK.csv and DIR/rf-pK.png (default .)"},
+     "write DIR/rf-pK.csv and DIR/rf-pK.png (a folder, not '-'; default .)"},
     {"runs", 0, OPT_LONG, &mc.runs, "N",
      "DP-GD runs per configuration, averaged (default 1, as in seed 003)"},
     {"threads", 0, OPT_LONG, &mc.threads, "T",

@@ -52,7 +52,7 @@ static int resume, dry_run;
 static cli_mc_args mc;
 
 const cli_opt sweep_opts[] = {
-    {"output", 'o', OPT_STRING, &out_dir, "DIR", "output folder (default: NAME-out in the current directory for SWEEP NAME.ini)"},
+    {"output", 'o', OPT_STRING, &out_dir, "DIR", "output folder, not '-' (default: NAME-out in the current directory for SWEEP NAME.ini)"},
     {"resume", 0, OPT_FLAG, &resume, NULL, "skip the points already done in DIR"},
     {"dry-run", 0, OPT_FLAG, &dry_run, NULL,
      "check every point's model, list the points and the commands, and stop (writes nothing)"},

@@ -79,7 +79,7 @@ static void opt_left(const cli_opt *o, char *buf, size_t size)
 void cli_opt_help(const cli_opt *o, char *buf, size_t size)
 {
     const char *h = o->help ? o->help : "";
-    if (o->kind == OPT_OUTPUT && !strstr(h, "stdout") && !strstr(h, "standard output"))
+    if (o->kind == OPT_OUTPUT && !strstr(h, "'-'"))
         snprintf(buf, size, "%s ('-': standard output)", h);
     else if (o->kind == OPT_OUTPUT_PREFIX)
         snprintf(buf, size, "%s (several files: not '-')", h);

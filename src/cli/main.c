@@ -152,9 +152,9 @@ const char *hdp_version_string(void) { return HDPSGD_VERSION_FULL; }
 int cmd_keys(int argc, char **argv)
 {
     cli_common common;
-    int rc = cli_parse(cli_find_command("keys"), argc, argv, &common);
+    int rc = cli_start(cli_find_command("keys"), argc, argv, &common);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc; /* -1: the help was printed */
     const char *section, *key, *def, *help, *prev = "";
     for (int i = 0; hdp_model_schema_entry(i, &section, &key, &def, &help); i++) {
         if (strcmp(prev, section))
