@@ -85,6 +85,8 @@ rc=$?; [[ $rc -eq 0 ]] || cat "$work/rpath.log"
 check "pkg-config build with -Wl,-rpath,\$(pkg-config --variable=libdir hdpsgd)" test $rc -eq 0
 env -u LD_LIBRARY_PATH "$work/ode_rpath" >"$work/ode_rpath.out" 2>&1
 check "it runs without LD_LIBRARY_PATH" grep -q '^final excess risk 0\.' "$work/ode_rpath.out"
+env -u LD_LIBRARY_PATH "$work/ex-cmake/ode_in_code" >"$work/ode_cmake.out" 2>&1
+check "find_package's build runs without LD_LIBRARY_PATH (RPATH)" grep -q '^final excess risk 0\.' "$work/ode_cmake.out"
 
 check "man page renders" bash -c "grep -q '^.SH MODEL KEYS' '$prefix/share/man/man1/hdpsgd.1' && grep -q 'clip.c' '$prefix/share/man/man1/hdpsgd.1'"
 out=$(bash --norc -c "shopt -u extglob; source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd ode --set clip.); COMP_CWORD=3; _hdpsgd; echo \${COMPREPLY[*]}")
