@@ -246,7 +246,11 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
         }
         if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6)) {
             if (!cmd->sets)
-                return usage_error(cmd, "--set does not apply to %s", cmd->name);
+                return usage_error(cmd, strcmp(cmd->name, "sweep")
+                                            ? "--set does not apply to %s"
+                                            : "--set does not apply to %s: put overrides in "
+                                              "the sweep file's [set] section",
+                                   cmd->name);
             const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v)
                 return usage_error(cmd, "%s needs SECTION.KEY=VALUE", "--set");
