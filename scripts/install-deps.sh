@@ -19,6 +19,7 @@ packages=(
   cppcheck                    # CI: static analysis of src/ (ctest -L lint)
   clang libclang-rt-14-dev    # CI: libFuzzer + sanitizer runtimes (ctest -L fuzz), clang warnings
   libomp-dev                  # CI: clang's OpenMP header (omp.h) for the clang warning check
+  groff-base                  # CI: the man page formats without warnings (ctest -R cli_man)
 )
 
 missing=()

@@ -58,10 +58,40 @@ check "pkg-config --static links GSL without libgslcblas" bash -c "! PKG_CONFIG_
 check "find_package(hdpsgd) links GSL without libgslcblas" bash -c "! grep -rq gslcblas '$work/ex-cmake/CMakeFiles' --include=link.txt"
 check "pkg-config --static adds the private dependencies" bash -c "PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --libs --static hdpsgd | grep -q sundials_cvode"
 
+# the installed sweep examples run from the prefix: their base models are installed where
+# they point (../../models from share/hdpsgd/examples/sweeps); run from another folder
+mkdir -p "$work/cwd"
+for ex in grid design; do
+  (cd "$work/cwd" && "$prefix/bin/hdpsgd" sweep "$prefix/share/hdpsgd/examples/sweeps/$ex.ini" --dry-run) \
+    >"$work/dry-$ex.out" 2>"$work/dry-$ex.err"
+  rc=$?; [[ $rc -eq 0 ]] || cat "$work/dry-$ex.err"
+  check "installed examples/sweeps/$ex.ini checks from the prefix" test $rc -eq 0
+done
+check "the installed grid.ini lists its 30 points" test "$(wc -l <"$work/dry-grid.out")" -eq 30
+# a sweep's default output folder is NAME-out in the current directory, not beside the file
+printf '[sweep]\nmodel = ../../models/isotropic-output.ini\ncommands = ode\n[axes]\nclip.c = 1, 2\n[set]\ndata.d = 20\n' \
+  >"$work/tiny.ini"
+cp "$work/tiny.ini" "$prefix/share/hdpsgd/examples/sweeps/tiny.ini"
+(cd "$work/cwd" && "$prefix/bin/hdpsgd" sweep "$prefix/share/hdpsgd/examples/sweeps/tiny.ini") >"$work/tiny.out" 2>&1
+rc=$?; [[ $rc -eq 0 ]] || cat "$work/tiny.out"
+check "a sweep of an installed model runs from another folder" test $rc -eq 0
+check "the sweep's default folder is in the current directory" test -s "$work/cwd/tiny-out/results.csv"
+check "nothing is written beside the sweep file" test ! -e "$prefix/share/hdpsgd/examples/sweeps/tiny-out"
+# the pkg-config route without LD_LIBRARY_PATH: an rpath to pkg-config's libdir (README)
+pclib=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=libdir hdpsgd)
+cc -o "$work/ode_rpath" "$src/examples/ode_in_code.c" $(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs hdpsgd) \
+  -Wl,-rpath,"$pclib" -lm >"$work/rpath.log" 2>&1
+rc=$?; [[ $rc -eq 0 ]] || cat "$work/rpath.log"
+check "pkg-config build with -Wl,-rpath,\$(pkg-config --variable=libdir hdpsgd)" test $rc -eq 0
+env -u LD_LIBRARY_PATH "$work/ode_rpath" >"$work/ode_rpath.out" 2>&1
+check "it runs without LD_LIBRARY_PATH" grep -q '^final excess risk 0\.' "$work/ode_rpath.out"
+env -u LD_LIBRARY_PATH "$work/ex-cmake/ode_in_code" >"$work/ode_cmake.out" 2>&1
+check "find_package's build runs without LD_LIBRARY_PATH (RPATH)" grep -q '^final excess risk 0\.' "$work/ode_cmake.out"
+
 check "man page renders" bash -c "grep -q '^.SH MODEL KEYS' '$prefix/share/man/man1/hdpsgd.1' && grep -q 'clip.c' '$prefix/share/man/man1/hdpsgd.1'"
-out=$(bash -c "source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd ode --set clip.); COMP_CWORD=3; _hdpsgd; echo \${COMPREPLY[*]}")
+out=$(bash --norc -c "shopt -u extglob; source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd ode --set clip.); COMP_CWORD=3; _hdpsgd; echo \${COMPREPLY[*]}")
 check "bash completion of model keys" test "$out" = "clip.c="
-out=$(bash -c "source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd val); COMP_CWORD=1; _hdpsgd; echo \${COMPREPLY[*]}")
+out=$(bash --norc -c "shopt -u extglob; source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd val); COMP_CWORD=1; _hdpsgd; echo \${COMPREPLY[*]}")
 check "bash completion of commands" test "$out" = "validate"
 if [[ -n $python ]]; then
   pydir=$prefix/lib/python3/dist-packages

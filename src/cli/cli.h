@@ -59,11 +59,20 @@ typedef struct {
     int help;
 } cli_common;
 
+/* A positional argument of a command, as its help lists it. */
+typedef struct {
+    const char *name; /* e.g. "MODEL.ini", "FILE.csv...", "P1|P2|P3|P4" */
+    const char *help;
+} cli_arg;
+
 typedef struct {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
-    const char *usage;       /* one line after "hdpsgd " */
+    /* the part of the usage line that the option table cannot give: the positional arguments
+     * and required options in their order (e.g. "FILE.csv... -o FIG"); cli_usage adds
+     * [--set ...]... and every other option of the table */
+    const char *usage;
     const char *description; /* paragraphs */
     const cli_opt *opts;     /* NULL-terminated table */
     int many_files;          /* 1: any number of positional arguments (else at most one model) */
@@ -74,7 +83,12 @@ typedef struct {
      * writer of its files in the point's folder (all or nothing); NULL: not in sweeps */
     const hdp_sweep_runner *sweep;
     hdp_status (*sweep_write)(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
+    const cli_arg *args; /* the positional arguments ({NULL} terminated; NULL: none accepted) */
+    int sets;            /* 1: takes --set SECTION.KEY=VALUE (model overrides) */
 } cli_command;
+
+/* The positional argument of the commands that take a model file. */
+extern const cli_arg cli_model_args[];
 
 /* Handlers of SIGINT, SIGTERM, SIGHUP and SIGPIPE that remove the temporary files of the
  * outputs being written (output.c) and then die of the signal: an interrupted command
@@ -112,8 +126,16 @@ const cli_opt *cli_figure_opts_for(const cli_command *cmd); /* NULL when it draw
 void cli_figure_opts_reset(void);
 int cli_figure_opts_apply(const char *cmd);
 
-/* Print the help of one command to f. */
+/* Print the help of one command to f: generated from its option table, its positional
+ * arguments and whether it takes --set, so that it lists exactly what cli_parse accepts. */
 void cli_print_help(const cli_command *cmd, FILE *f);
+/* The usage line after "hdpsgd ": cmd->usage, then [--set ...]... when the command takes it,
+ * then every option of the table not already in cmd->usage, then [figure options]. */
+void cli_usage(const cli_command *cmd, char *buf, size_t size);
+const char *cli_usage_str(const cli_command *cmd); /* the same in a static buffer */
+/* The help text of an option as listed (its table help, plus "'-': standard output" for an
+ * output file option that does not say it). */
+void cli_opt_help(const cli_opt *o, char *buf, size_t size);
 
 /* Build and finalize the model from MODEL and the --set overrides. Prints the
  * error and returns the exit status on failure, 0 on success. */

@@ -32,7 +32,7 @@ const cli_opt kl_opts[] = {
     {"output", 'o', OPT_OUTPUT, &args.out, "FILE.csv", "write the table / curves as CSV"},
     {"json", 0, OPT_OUTPUT, &args.json, "FILE.json", "write the JSON summary here"},
     {"figure", 'f', OPT_FIGURE, &args.figure, "FIG",
-     "bound, run: draw the figure (.png/.pdf/.svg); its data go to FIG-without-extension.csv"},
+     "bound, run: draw the figure (.png, .pdf, .svg, .eps or .tex); its data go to FIG-without-extension.csv"},
     {"vs", 0, OPT_STRING, &args.vs, "AXIS", "run: epochs (default, Fig. 1) | depth (Fig. 2a/b) | width (Fig. 2c)"},
     {"schemes", 0, OPT_STRING, &args.schemes, "LIST",
      "initialisations, e.g. he,lecun or all (default: bound/init all, run kl.init; "
@@ -50,10 +50,7 @@ const cli_opt kl_opts[] = {
 };
 
 /* `hdpsgd help kl` (the command table in main.c points here) */
-const char kl_usage[] =
-    "kl bound|init|run [MODEL.ini] [--set k=v]... [--vs epochs|depth|width] [--schemes LIST]\n"
-    "       [--depths LIST] [--widths LIST] [--runs N] [--threads T] [--seed S] [-o FILE.csv]\n"
-    "       [--figure FIG] [--json FILE.json]";
+const char kl_usage[] = "bound|init|run [MODEL.ini]";
 const char kl_help[] =
     "Langevin diffusion / noisy GD W <- W - eta grad L + sqrt(2 eta sigma^2) N(0, I) on fully\n"
     "connected ReLU networks of depth L and width m initialised by LeCun, He, NTK or Xavier\n"
@@ -451,7 +448,7 @@ int cmd_kl(int argc, char **argv)
                 common.npos == 0 ? "name the subcommand: bound, init or run"
                 : which < 0      ? "the first argument must be bound, init or run"
                                  : "at most one model file after the subcommand",
-                cmd->usage);
+                cli_usage_str(cmd));
         return EXIT_BAD_INPUT;
     }
     common.model_path = common.npos > 1 ? common.pos[1] : NULL;

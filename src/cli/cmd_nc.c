@@ -41,17 +41,13 @@ const cli_opt nc_opts[] = {
     {"output", 'o', OPT_OUTPUT, &args.csv, "FILE.csv",
      "CSV, one row per run (--sweep: default nc-NAME.csv)"},
     {"figure", 'f', OPT_FIGURE, &args.figure, "FIG",
-     "--sweep: the figure, PNG/PDF/SVG by extension (default nc-NAME.png)"},
+     "--sweep: the figure, .png, .pdf, .svg, .eps or .tex (default nc-NAME.png)"},
     {"json", 0, OPT_OUTPUT, &args.json, "FILE.json", "JSON summary"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
 /* `hdpsgd help nc` (the command table in main.c points here) */
-const char nc_usage[] =
-    "nc [MODEL.ini] [--set nc.KEY=V]... [--draws N] [--threads T] [--seed S] [--exact] "
-    "[-o FILE.csv] [--json FILE.json]\n"
-    "       hdpsgd nc --sweep flat|perturb|remedy [MODEL.ini] [--set nc.KEY=V]... [--ps LIST] "
-    "[--draws N] [-o FILE.csv] [--figure FIG] [--json FILE.json]";
+const char nc_usage[] = "[MODEL.ini]";
 const char nc_help[] =
     "When is the private error of last-layer fine-tuning independent of the feature dimension\n"
     "p, and when do perturbations bring p back (seed 004; THEORY.md 6, 8; the [nc] keys of\n"

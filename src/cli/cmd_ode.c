@@ -20,9 +20,7 @@ const cli_opt ode_opts[] = {
 };
 
 /* `hdpsgd help ode` (the command table in main.c points here) */
-const char ode_usage[] =
-    "ode [MODEL.ini] [--set k=v]... [-o FILE.csv] [--json FILE.json] [--max-steps N] "
-    "[--rtol R] [--atol A]";
+const char ode_usage[] = "[MODEL.ini]";
 const char ode_help[] =
     "Integrates the deterministic ODE for the excess risk of one-pass DP-SGD with per-sample\n"
     "clipping (THEORY.md sections 2, 3, 5) on [0, 1] and writes one CSV row per grid point:\n"

@@ -16,9 +16,7 @@
 static const char *out_path, *title_opt, *x_opt, *y_opt, *by_opt;
 static int bounds_opt, heat_opt;
 
-const char plot_usage[] =
-    "plot FILE.csv... -o FIG [--title T] [--bounds] [--x KEY --y COLUMN [--by KEY] [--heat]] "
-    "[--size W,H] [--font-size PT] [--label TEXT]... [--no-title] [--key POS] [--logx] [--logy]";
+const char plot_usage[] = "FILE.csv... -o FIG";
 const char plot_help[] =
     "Draws any CSV the toolkit writes, recognised by its header (the kind is named on stderr),\n"
     "with the script its own command uses: risk CSVs of ode (t,risk,...) and sim/sde\n"
@@ -194,7 +192,7 @@ int cmd_plot(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (common.npos == 0 || !out_path) {
         fprintf(stderr, "hdpsgd plot: error: give one or more CSV files and -o FIG\nUsage: hdpsgd %s\n",
-                cmd->usage);
+                cli_usage_str(cmd));
         return EXIT_BAD_INPUT;
     }
     if (common.nsets) {

@@ -34,9 +34,7 @@ const cli_opt privacy_opts[] = {
 };
 
 /* `hdpsgd help privacy` (the command table in main.c points here) */
-const char privacy_usage[] =
-    "privacy [MODEL.ini] [--set k=v]... [--delta D] [--epsilon E] [--json FILE.json]\n"
-    "       hdpsgd privacy --dpgd --eta ETA --steps T (--sigma S | --epsilon E) [--delta D] [--json FILE.json]";
+const char privacy_usage[] = "[MODEL.ini]";
 const char privacy_help[] =
     "Privacy accounting of THEORY.md section 6. For the model: rho (the output is\n"
     "(rho^2/2)-zCDP), rho_z = rho^2/2, and epsilon at delta (default 1/n) by\n"

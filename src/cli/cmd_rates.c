@@ -37,9 +37,7 @@ const cli_opt rates_opts[] = {
 };
 
 /* `hdpsgd help rates` (the command table in main.c points here) */
-const char rates_usage[] =
-    "rates [MODEL.ini] [--set k=v]... --gammas LO:HI:COUNT [--families LIST] [--tune-clip] "
-    "[-o FILE.csv] [--json FILE.json] [--figure FIG]";
+const char rates_usage[] = "[MODEL.ini] --gammas LO:HI:COUNT";
 const char rates_help[] =
     "For COUNT log-spaced gamma = d/n from LO to HI (d fixed, n = round(d/gamma)) optimises\n"
     "each family's parameters on the ODE as `hdpsgd schedule --optimize` does and records the\n"

@@ -34,9 +34,7 @@ const cli_opt rf_opts[] = {
 };
 
 /* `hdpsgd help rf` (the command table in main.c points here) */
-const char rf_usage[] =
-    "rf [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv] "
-    "[--json FILE.json]";
+const char rf_usage[] = "[MODEL.ini]";
 const char rf_help[] =
     "Algorithm 1 of seed 003 (THEORY.md 6, 7) on the random-features model of [rf]: features\n"
     "act(V x), V_ij ~ N(0, 1/d) frozen, x ~ N(0, I_d), labels sign(u^T x) or u^T x, square loss;\n"

@@ -36,7 +36,7 @@ static cli_mc_args mc;
 const cli_opt rf_experiment_opts[] = {
     {"full", 0, OPT_FLAG, &full_opt, NULL, "the denser grids of seed 003 (much longer; see above)"},
     {"output", 'o', OPT_STRING, &out_dir, "DIR",
-     "write DIR/rf-pK.csv and DIR/rf-pK.png (default .)"},
+     "write DIR/rf-pK.csv and DIR/rf-pK.png (a folder, not '-'; default .)"},
     {"runs", 0, OPT_LONG, &mc.runs, "N",
      "DP-GD runs per configuration, averaged (default 1, as in seed 003)"},
     {"threads", 0, OPT_LONG, &mc.threads, "T",
@@ -46,9 +46,7 @@ const cli_opt rf_experiment_opts[] = {
 };
 
 /* `hdpsgd help rf-experiment` (the command table in main.c points here) */
-const char rf_experiment_usage[] =
-    "rf-experiment P1|P2|P3|P4 [MODEL.ini] [--set k=v]... [--full] [-o DIR] [--runs N] "
-    "[--threads T] [--seed S]";
+const char rf_experiment_usage[] = "P1|P2|P3|P4 [MODEL.ini]";
 const char rf_experiment_help[] =
     "Writes DIR/rf-pK.csv and the figure DIR/rf-pK.png (gnuplot). The model (models/rf-pK.ini)\n"
     "gives d, n, test size, activation, target, epsilon, delta, eta (0 = 1/p) and, for P2/P3,\n"
@@ -265,7 +263,7 @@ int cmd_rf_experiment(int argc, char **argv)
                 common.npos == 0 ? "name the experiment: P1, P2, P3 or P4"
                 : which < 0      ? "the first argument must be P1, P2, P3 or P4"
                                  : "at most one model file after the experiment's name",
-                cmd->usage);
+                cli_usage_str(cmd));
         return EXIT_BAD_INPUT;
     }
     common.model_path = common.npos > 1 ? common.pos[1] : NULL;

@@ -42,14 +42,12 @@ const cli_opt schedule_opts[] = {
      "write the best schedule here as a table (two columns t, eta)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
     {"figure", 'f', OPT_FIGURE, &figure_path, "FIG",
-     "draw eta~(t) and R(t) of every family (.png, .pdf, .svg); data in FIG-base.schedules.csv"},
+     "draw eta~(t) and R(t) of every family (.png, .pdf, .svg, .eps or .tex); data in FIG-base.schedules.csv"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
 /* `hdpsgd help schedule` (the command table in main.c points here) */
-const char schedule_usage[] =
-    "schedule [MODEL.ini] [--set k=v]... --optimize [--family F] [--knots K] [--tune-clip] "
-    "[--method bfgs|simplex] [--refine [--refine-tol TOL]] [-o FILE] [--json FILE.json] [--figure FIG]";
+const char schedule_usage[] = "[MODEL.ini] --optimize";
 const char schedule_help[] =
     "Minimises the ODE's final-iterate excess risk (THEORY.md 3, final-step noise included) at\n"
     "the model's rho over the schedule families of THEORY.md 5: output (eta0), linear-noise\n"

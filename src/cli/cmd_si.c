@@ -32,15 +32,13 @@ const cli_opt si_opts[] = {
     {"output", 'o', OPT_OUTPUT, &csv_path, "FILE.csv",
      "CSV (default: standard output; --experiment: si-NAME.csv)"},
     {"figure", 'f', OPT_FIGURE, &figure_path, "FIG",
-     "--experiment: the figure, PNG/PDF/SVG by extension (default si-NAME.png)"},
+     "--experiment: the figure, .png, .pdf, .svg, .eps or .tex (default si-NAME.png)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "JSON summary"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
 /* `hdpsgd help sim-index` (the command table in main.c points here) */
-const char si_usage[] =
-    "sim-index [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv]\n"
-    "       [--json FILE.json] | --experiment eps|n|align [-o FILE.csv] [--figure FIG]";
+const char si_usage[] = "[MODEL.ini]";
 const char si_help[] =
     "Seed 002's Algorithm 1 (THEORY.md 6, 7, 8; hdpsgd/si.h) on a two-layer tanh network\n"
     "f(x) = a^T tanh(W^T x + b) and the single-index target y = sigma_*(<x, mu>), sigma_* =\n"

@@ -35,9 +35,7 @@ const cli_opt sim_opts[] = {
 };
 
 /* `hdpsgd help sim` (the command table in main.c points here) */
-const char sim_usage[] =
-    "sim [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [-o FILE.csv] "
-    "[--json FILE.json]";
+const char sim_usage[] = "[MODEL.ini]";
 const char sim_help[] =
     "Runs the discrete algorithm of THEORY.md section 1 exactly (fresh Gaussian samples in\n"
     "the eigenbasis of Sigma, label noise of the model's law, per-sample clipping of the true\n"
@@ -67,9 +65,7 @@ const cli_opt sde_opts[] = {
 };
 
 /* `hdpsgd help sde` (the command table in main.c points here) */
-const char sde_usage[] =
-    "sde [MODEL.ini] [--set k=v]... [--runs N] [--step h] [--threads T] [--seed S] "
-    "[-o FILE.csv] [--json FILE.json]";
+const char sde_usage[] = "[MODEL.ini]";
 const char sde_help[] =
     "Integrates the homogenized SDE of THEORY.md section 4 in the eigenbasis of Sigma with\n"
     "Euler-Maruyama, step h (sde.step or --step; 0 = 1/n), N = round(1/h) steps, the risk\n"

@@ -52,7 +52,7 @@ static int resume, dry_run;
 static cli_mc_args mc;
 
 const cli_opt sweep_opts[] = {
-    {"output", 'o', OPT_STRING, &out_dir, "DIR", "output folder (default: SWEEP without .ini, plus -out)"},
+    {"output", 'o', OPT_STRING, &out_dir, "DIR", "output folder, not '-' (default: NAME-out in the current directory for SWEEP NAME.ini)"},
     {"resume", 0, OPT_FLAG, &resume, NULL, "skip the points already done in DIR"},
     {"dry-run", 0, OPT_FLAG, &dry_run, NULL,
      "check every point's model, list the points and the commands, and stop (writes nothing)"},
@@ -62,8 +62,7 @@ const cli_opt sweep_opts[] = {
 };
 
 /* `hdpsgd help sweep` (the command table in main.c points here) */
-const char sweep_usage[] =
-    "sweep SWEEP.ini [--resume] [--dry-run] [-o DIR] [--threads T]";
+const char sweep_usage[] = "SWEEP.ini";
 const char sweep_help[] =
     "Runs the commands named in SWEEP.ini ([sweep] commands = ode, sim, sde, validate,\n"
     "schedule, rates) at every point of the Cartesian product of its [axes] (section.key =\n"
@@ -389,7 +388,7 @@ int cmd_sweep(int argc, char **argv)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (common.npos != 1 || common.nsets) {
         fprintf(stderr, "hdpsgd sweep: error: give exactly one SWEEP.ini (put overrides in its [set] "
-                        "section)\nUsage: hdpsgd %s\n", cmd->usage);
+                        "section)\nUsage: hdpsgd %s\n", cli_usage_str(cmd));
         return EXIT_BAD_INPUT;
     }
     if ((rc = cli_mc_args_apply("sweep", &mc, &common))) return rc;
@@ -400,9 +399,11 @@ int cmd_sweep(int argc, char **argv)
     if (out_dir) {
         snprintf(dir, sizeof dir, "%s", out_dir);
     } else {
-        snprintf(dir, sizeof dir, "%s", common.pos[0]);
-        char *dot = strrchr(dir, '.'), *slash = strrchr(dir, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
+        /* in the current directory (the sweep file's may be read-only, e.g. installed) */
+        const char *base = strrchr(common.pos[0], '/');
+        snprintf(dir, sizeof dir, "%s", base ? base + 1 : common.pos[0]);
+        char *dot = strrchr(dir, '.');
+        if (dot && dot != dir) *dot = '\0';
         strncat(dir, "-out", sizeof dir - strlen(dir) - 1);
     }
     long npoints = sweep_count_points(&spec);

@@ -24,7 +24,7 @@ static int no_sde;
 const cli_opt validate_opts[] = {
     CLI_MC_OPTS(mc),
     {"figure", 'f', OPT_FIGURE, &figure_path, "FILE",
-     "draw the figure (.png, .pdf or .svg) and write its data beside it"},
+     "draw the figure (.png, .pdf, .svg, .eps or .tex) and write its data beside it"},
     {"data", 'd', OPT_OUTPUT_PREFIX, &data_prefix, "PREFIX",
      "write PREFIX.ode.csv, PREFIX.sim.csv, PREFIX.sde.csv (default: the figure's name)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
@@ -36,9 +36,7 @@ const cli_opt validate_opts[] = {
 };
 
 /* `hdpsgd help validate` (the command table in main.c points here) */
-const char validate_usage[] =
-    "validate [MODEL.ini] [--set k=v]... [--runs N] [--threads T] [--seed S] [--figure FILE] "
-    "[--json FILE.json] [--no-sde] [--scaling K]";
+const char validate_usage[] = "[MODEL.ini]";
 const char validate_help[] =
     "The toolkit's main job: runs `ode`, `sim` and `sde` on the same model and grid and prints,\n"
     "for each simulated side, the maximum absolute and relative deviation from the ODE, the\n"

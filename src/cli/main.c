@@ -56,66 +56,95 @@ extern const char si_usage[], si_help[];
 
 static const cli_opt no_opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
 
+int cmd_help(int argc, char **argv);
+static const cli_arg plot_args[] = {
+    {"FILE.csv...", "CSV files written by the toolkit (several: risk curves of ode, sim, sde)"},
+    {NULL, NULL},
+};
+static const cli_arg sweep_args[] = {
+    {"SWEEP.ini", "the sweep file: base model, commands, axes, fixed overrides"},
+    {NULL, NULL},
+};
+static const cli_arg rf_experiment_args[] = {
+    {"P1|P2|P3|P4", "the experiment of seed 003's Fig. 2"},
+    {"MODEL.ini", "model file, e.g. models/rf-p1.ini (default: the built-in default model)"},
+    {NULL, NULL},
+};
+static const cli_arg kl_args[] = {
+    {"bound|init|run", "the subcommand"},
+    {"MODEL.ini", "model file (default: the built-in default model)"},
+    {NULL, NULL},
+};
+static const cli_arg help_args[] = {
+    {"COMMAND", "one of the commands listed by 'hdpsgd --help'"},
+    {NULL, NULL},
+};
+
 const cli_command hdp_commands[] = {
     {"ode", cmd_ode, "integrate the risk ODE of homogenized DP-SGD (DOP853 or CVODE)",
      ode_usage,
      ode_help,
-     ode_opts, 0, NULL, &hdp_sweep_ode, ode_sweep_write},
+     ode_opts, 0, NULL, &hdp_sweep_ode, ode_sweep_write, cli_model_args, 1},
     {"sim", cmd_sim, "Monte Carlo of one-pass DP-SGD (the discrete algorithm)",
      sim_usage,
      sim_help,
-     sim_opts, 0, NULL, &hdp_sweep_sim, sim_sweep_write},
+     sim_opts, 0, NULL, &hdp_sweep_sim, sim_sweep_write, cli_model_args, 1},
     {"sde", cmd_sde, "Euler-Maruyama of the homogenized SDE (H-DP-SGD)",
      sde_usage,
      sde_help,
-     sde_opts, 0, NULL, &hdp_sweep_sde, sim_sweep_write},
+     sde_opts, 0, NULL, &hdp_sweep_sde, sim_sweep_write, cli_model_args, 1},
     {"validate", cmd_validate, "ODE vs Monte Carlo vs SDE on one model: table, verdict, figure",
      validate_usage,
      validate_help,
-     validate_opts, 0, ".ode.csv .sim.csv .sde.csv", &hdp_sweep_validate, validate_sweep_write},
+     validate_opts, 0, ".ode.csv .sim.csv .sde.csv", &hdp_sweep_validate, validate_sweep_write, cli_model_args, 1},
     {"plot", cmd_plot, "draw any CSV of the toolkit with gnuplot",
      plot_usage,
      plot_help,
-     plot_opts, 1, NULL, NULL, NULL},
+     plot_opts, 1, NULL, NULL, NULL, plot_args, 0},
     {"sweep", cmd_sweep, "run commands over a grid of model keys (serial or Open MPI)",
      sweep_usage,
      sweep_help,
-     sweep_opts, 0, NULL, NULL, NULL},
+     sweep_opts, 0, NULL, NULL, NULL, sweep_args, 0},
     {"privacy", cmd_privacy, "privacy level: rho, zCDP, (epsilon, delta), accountant, calibration, DP-GD",
      privacy_usage,
      privacy_help,
-     privacy_opts, 0, NULL, NULL, NULL},
+     privacy_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
     {"schedule", cmd_schedule, "optimise the learning-rate schedule on the risk ODE at fixed privacy",
      schedule_usage,
      schedule_help,
-     schedule_opts, 0, ".schedules.csv", &hdp_sweep_schedule, schedule_sweep_write},
+     schedule_opts, 0, ".schedules.csv", &hdp_sweep_schedule, schedule_sweep_write, cli_model_args, 1},
     {"rates", cmd_rates, "optimised final risk of each schedule family against gamma, vs the theorem",
      rates_usage,
      rates_help,
-     rates_opts, 0, ".rates.csv", &hdp_sweep_rates, rates_sweep_write},
+     rates_opts, 0, ".rates.csv", &hdp_sweep_rates, rates_sweep_write, cli_model_args, 1},
     {"rf", cmd_rf, "DP-GD on random features vs its Ornstein-Uhlenbeck limit (seed 003)",
      rf_usage,
      rf_help,
-     rf_opts, 0, NULL, NULL, NULL},
+     rf_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
     {"rf-experiment", cmd_rf_experiment, "seed 003's Fig. 2 on random features: P1, P2, P3, P4",
      rf_experiment_usage,
      rf_experiment_help,
-     rf_experiment_opts, 1, NULL, NULL, NULL},
+     rf_experiment_opts, 1, NULL, NULL, NULL, rf_experiment_args, 1},
     {"kl", cmd_kl, "KL privacy of noisy GD on ReLU networks by initialisation (seed 001)",
      kl_usage,
      kl_help,
-     kl_opts, 1, ".csv", NULL, NULL},
+     kl_opts, 1, ".csv", NULL, NULL, kl_args, 1},
     {"nc", cmd_nc, "NoisyGD on neural-collapse features: error against the dimension p (seed 004)",
      nc_usage,
      nc_help,
-     nc_opts, 0, NULL, NULL, NULL},
+     nc_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
     {"sim-index", cmd_si, "private feature learning for a single-index model, two stages (seed 002)",
      si_usage,
      si_help,
-     si_opts, 0, NULL, NULL, NULL},
-    {"keys", cmd_keys, "list the model keys with their defaults", "keys",
-     "Prints every model key as section.key = default, with what it accepts.", no_opts, 0, NULL, NULL, NULL},
-    {NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
+     si_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
+    {"keys", cmd_keys, "list the model keys with their defaults", "",
+     "Prints every model key as section.key = default, with what it accepts.", no_opts, 0, NULL, NULL, NULL,
+     NULL, 0},
+    {"help", cmd_help, "the help of one command (no COMMAND: this list)", "[COMMAND]",
+     "Prints the usage, arguments and options of COMMAND; without COMMAND, the list of commands.\n"
+     "'hdpsgd COMMAND --help' prints the same.",
+     no_opts, 0, NULL, NULL, NULL, help_args, 0},
+    {NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0},
 };
 
 const char *hdp_version_string(void) { return HDPSGD_VERSION_FULL; }
@@ -123,9 +152,9 @@ const char *hdp_version_string(void) { return HDPSGD_VERSION_FULL; }
 int cmd_keys(int argc, char **argv)
 {
     cli_common common;
-    int rc = cli_parse(cli_find_command("keys"), argc, argv, &common);
+    int rc = cli_start(cli_find_command("keys"), argc, argv, &common);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc; /* -1: the help was printed */
     const char *section, *key, *def, *help, *prev = "";
     for (int i = 0; hdp_model_schema_entry(i, &section, &key, &def, &help); i++) {
         if (strcmp(prev, section))
@@ -136,6 +165,28 @@ int cmd_keys(int argc, char **argv)
     return 0;
 }
 
+static void print_commands(FILE *f);
+
+int cmd_help(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("help");
+    cli_common common;
+    int rc = cli_start(cmd, argc, argv, &common);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (common.npos == 0) {
+        print_commands(stdout);
+        return 0;
+    }
+    const cli_command *c = cli_find_command(common.pos[0]);
+    if (!c) {
+        fprintf(stderr, "hdpsgd: unknown command '%s'\n", common.pos[0]);
+        return EXIT_BAD_INPUT;
+    }
+    cli_print_help(c, stdout);
+    return 0;
+}
+
 static void print_commands(FILE *f)
 {
     fprintf(f, "Usage: hdpsgd <command> [MODEL.ini] [--set section.key=value]... [options]\n\n"
@@ -143,9 +194,8 @@ static void print_commands(FILE *f)
                "high dimensions (see README.md and THEORY.md).\n\nCommands:\n");
     for (const cli_command *c = hdp_commands; c->name; c++)
         fprintf(f, "  %-14s %s\n", c->name, c->summary);
-    fprintf(f, "  %-14s %s\n", "help", "help COMMAND: the options of one command");
     fprintf(f, "\nWith no MODEL.ini the built-in default model is used (models/default.ini).\n"
-               "Options: --version, --help, --man (the man page), --completion bash.\n");
+               "Options: -V, --version; -h, --help; --man (the man page); --completion bash.\n");
 }
 
 int main(int argc, char **argv)
@@ -159,7 +209,7 @@ int main(int argc, char **argv)
         print_commands(stdout);
         return 0;
     }
-    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+    if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
         printf("hdpsgd %s\n", hdp_version_string());
         return 0;
     }
@@ -173,19 +223,6 @@ int main(int argc, char **argv)
             return 2;
         }
         cli_print_completion_bash(stdout);
-        return 0;
-    }
-    if (!strcmp(name, "help")) {
-        if (argc < 3) {
-            print_commands(stdout);
-            return 0;
-        }
-        const cli_command *c = cli_find_command(argv[2]);
-        if (!c) {
-            fprintf(stderr, "hdpsgd: unknown command '%s'\n", argv[2]);
-            return 2;
-        }
-        cli_print_help(c, stdout);
         return 0;
     }
     const cli_command *c = cli_find_command(name);

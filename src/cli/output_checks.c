@@ -37,6 +37,11 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
             return EXIT_BAD_INPUT;
         }
     }
+    if (given && o->kind == OPT_OUTPUT_PREFIX && !strcmp(given, "-")) {
+        fprintf(stderr, "hdpsgd %s: error: --%s -: a prefix names several files, it cannot be "
+                        "standard output (nothing was run)\n", cmd->name, o->name);
+        return EXIT_BAD_INPUT;
+    }
     if (!given || !strcmp(given, "-"))
         return 0;
     if (!given[0]) {

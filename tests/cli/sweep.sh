@@ -107,7 +107,7 @@ fi
 # --dry-run: every point checked and listed, nothing written; the example sweep files load
 cp "$src/examples/sweeps/grid.ini" "$src/examples/sweeps/design.ini" "$work/"
 sed -i "s|^model = ../../models/|model = $src/models/|" "$work/grid.ini" "$work/design.ini"
-"$bin" sweep "$work/grid.ini" --dry-run >"$work/dry.out" 2>"$work/err"
+(cd "$work" && "$bin" sweep "$work/grid.ini" --dry-run >"$work/dry.out" 2>"$work/err")
 check "dry run exits 0" test $? -eq 0
 check "dry run lists the 30 points of examples/sweeps/grid.ini" test "$(wc -l < "$work/dry.out")" -eq 30
 check "dry run point line" grep -qx '29 data.gamma=0.05 clip.c=3 schedule.kind=optimal' "$work/dry.out"
