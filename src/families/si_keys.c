@@ -52,7 +52,15 @@ static const hdp_schema_key keys[] = {
     {"norm_floor", HDP_KEY_DOUBLE, P(norm_floor), "0.25", HDP_R_LO_OPEN, 0, 0, NULL,
      "stage-1 normalisation w/max(||w||, R), R = c eta_W n 2/sqrt(p) (bounds the sensitivity)"},
     {"epsilon", HDP_KEY_DOUBLE, P(epsilon), "4", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "stage-2 target epsilon > 0 or inf (no stage-2 noise)"},
+     "stage-2 target epsilon > 0 or inf (no stage-2 noise); stage 1 spends what sigma_W gives "
+     "on top (give epsilon or epsilon_total, not both)"},
+    {"epsilon_total", HDP_KEY_DOUBLE, P(epsilon_total), "0", HDP_R_LO_CLOSED | HDP_R_INF, 0, 0,
+     NULL,
+     "total target epsilon > 0 or inf of both stages at si.delta: one zCDP budget split by "
+     "stage1_share, which sets sigma_W and sigma_a; 0 = not used (si.epsilon: stage 2 only)"},
+    {"stage1_share", HDP_KEY_DOUBLE, P(stage1_share), "0.5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1,
+     NULL,
+     "share in (0, 1) of the total zCDP budget rho_z spent on stage 1 (with epsilon_total)"},
     {"delta", HDP_KEY_DOUBLE, P(delta), "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL,
      "delta in [0, 1); 0 = 1/n"},
     {"stage2", HDP_KEY_ENUM, P(stage2), "gd", 0, 0, 0, si_stage2_names,
@@ -75,6 +83,19 @@ static hdp_status si_finalize(hdp_model *m, hdp_error *err)
     if ((cells = sp * fmax(sp, sd)) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "si", "p", sp, "si.d", sd, cells,
                                  "the first layer and the feature Gram", err);
+    /* the two forms of the budget (THEORY 8.2) */
+    if (hdp_model_key_given(m, "si", "epsilon") && hdp_model_key_given(m, "si", "epsilon_total"))
+        return hdp_model_fail_key(m, "si", "epsilon_total", err,
+                                  "give si.epsilon (stage 2 alone) or si.epsilon_total (both "
+                                  "stages), not both");
+    if (q->epsilon_total > 0 && hdp_model_key_given(m, "si", "sigma_W"))
+        return hdp_model_fail_key(m, "si", "sigma_W", err,
+                                  "si.sigma_W is set by si.epsilon_total and si.stage1_share: "
+                                  "leave it out, or use si.epsilon");
+    if (!(q->epsilon_total > 0) && hdp_model_key_given(m, "si", "stage1_share"))
+        return hdp_model_fail_key(m, "si", "stage1_share", err,
+                                  "si.stage1_share splits si.epsilon_total: give "
+                                  "si.epsilon_total too");
     return HDP_OK;
 }
 
