@@ -221,9 +221,13 @@ static void test_total_budget(void **state)
     hdp_error_clear(&err);
     assert_int_equal(hdp_model_set(&m, "si.epsilon=4", &err), HDP_OK);
     assert_int_equal(hdp_model_set(&m, "si.epsilon_total=4", &err), HDP_OK);
-    assert_int_equal(hdp_model_finalize(&m, &err), HDP_EINPUT);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+    hdp_si_spec_from_model(&m, &s);
+    s.d = 16, s.p = 10, s.n = 600, s.m = 300;
+    assert_int_equal(hdp_si_problem_build(&s, &m, &pb, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "si.epsilon "));
     assert_non_null(strstr(err.msg, "si.epsilon_total"));
+    hdp_si_problem_free(&pb);
     hdp_model_free(&m);
 }
 

@@ -294,6 +294,17 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
         return bad_key(m, "norm_floor", err, "expected a finite number > 0", spec->norm_floor);
     if (!(spec->epsilon > 0))
         return bad_key(m, "epsilon", err, "expected a number > 0 or inf", spec->epsilon);
+    /* the two forms of the budget (THEORY 8.2): here, not at finalize,
+     * because a written model file holds every key */
+    if (m && spec->epsilon_total > 0 && hdp_model_key_given(m, "si", "epsilon") &&
+        hdp_model_key_given(m, "si", "epsilon_total"))
+        return hdp_model_fail_key(m, "si", "epsilon_total", err,
+                                  "give si.epsilon (stage 2 alone) or si.epsilon_total (both "
+                                  "stages), not both");
+    if (m && spec->epsilon_total > 0 && hdp_model_key_given(m, "si", "sigma_W"))
+        return hdp_model_fail_key(m, "si", "sigma_W", err,
+                                  "si.sigma_W is set by si.epsilon_total and si.stage1_share: "
+                                  "leave it out, or use si.epsilon");
     if (!(spec->epsilon_total >= 0))
         return bad_key(m, "epsilon_total", err, "expected a number > 0, inf, or 0 (not used)",
                        spec->epsilon_total);

@@ -83,19 +83,6 @@ static hdp_status si_finalize(hdp_model *m, hdp_error *err)
     if ((cells = sp * fmax(sp, sd)) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "si", "p", sp, "si.d", sd, cells,
                                  "the first layer and the feature Gram", err);
-    /* the two forms of the budget (THEORY 8.2) */
-    if (hdp_model_key_given(m, "si", "epsilon") && hdp_model_key_given(m, "si", "epsilon_total"))
-        return hdp_model_fail_key(m, "si", "epsilon_total", err,
-                                  "give si.epsilon (stage 2 alone) or si.epsilon_total (both "
-                                  "stages), not both");
-    if (q->epsilon_total > 0 && hdp_model_key_given(m, "si", "sigma_W"))
-        return hdp_model_fail_key(m, "si", "sigma_W", err,
-                                  "si.sigma_W is set by si.epsilon_total and si.stage1_share: "
-                                  "leave it out, or use si.epsilon");
-    if (!(q->epsilon_total > 0) && hdp_model_key_given(m, "si", "stage1_share"))
-        return hdp_model_fail_key(m, "si", "stage1_share", err,
-                                  "si.stage1_share splits si.epsilon_total: give "
-                                  "si.epsilon_total too");
     return HDP_OK;
 }
 

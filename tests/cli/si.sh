@@ -47,7 +47,6 @@ bad "runs" "runs" --runs 1
 bad "experiment" "experiment" --experiment nope
 bad "epsilon and epsilon_total" "si.epsilon (stage 2 alone) or si.epsilon_total" --set si.epsilon=4 --set si.epsilon_total=4
 bad "sigma_W with epsilon_total" "sigma_W" --set si.epsilon_total=4 --set si.sigma_W=1e-3
-bad "stage1_share alone" "stage1_share" --set si.stage1_share=0.3
 bad "stage1_share = 1" "stage1_share" --set si.epsilon_total=4 --set si.stage1_share=1
 
 # the total budget: the reported total epsilon is the target (1e-6), the split is reported
