@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 2000, p = argc > 2 ? atol(argv[2]) : 4000;
     long steps = argc > 3 ? atol(argv[3]) : 50;
     openblas_set_num_threads(1);
-    hdp_rf_spec spec = {100, n, p, 1000, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 1};
+    hdp_rf_spec spec = {100, n, p, 1000, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 1, 0};
     hdp_rf_problem pb;
     hdp_error err;
     hdp_error_clear(&err);
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
     double coupled = (omp_get_wtime() - t0) / (double)steps;
     hdp_rf_sim_result_free(&res);
 
-    hdp_rf_config cf = {q.eta, 10 * steps, q.C_clip, q.s, 1, 0, 0, 0, 0, 0};
+    hdp_rf_config cf = {q.eta, 10 * steps, q.C_clip, q.s, 1, 0, 0, 0, 0, 0, 0};
     t0 = omp_get_wtime();
     hdp_rf_dpgd_final(&pb, &cf, 1, 1, NULL, NULL, &err);
     double mode = (omp_get_wtime() - t0) / (double)(10 * steps);

@@ -1,8 +1,11 @@
 # rf-p1.gp — `hdpsgd rf-experiment P1` (seed 003 Fig. 2, first panel; THEORY.md 7):
-# test loss against the number of random features p, for DP-GD (best of its small
-# hyperparameter grid at every p) and for the min-norm interpolator Phi^+ y, the limit of
-# non-private gradient descent from 0 (double descent: the peak at p = n).
-# Variables: data_file (CSV of rf-experiment P1), title_text, n_train.
+# test loss against the number of random features p, for DP-GD (the configuration of its
+# small hyperparameter grid chosen on the validation set at every p, its test loss) and for
+# the min-norm interpolator Phi^+ y, the limit of non-private gradient descent from 0
+# (double descent: the peak at p = n).
+# Variables: data_file (CSV of rf-experiment P1), title_text, n_train, select_text
+# ('validation' by default, 'test' for --select-on test).
+if (!exists("select_text")) select_text = 'validation'
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
@@ -19,5 +22,5 @@ set label 1 sprintf('p = n = %d', n_train) at first n_train, graph 0.06 offset 0
 set autoscale xfix
 set offsets graph 0.04, graph 0.04, 0, 0
 plot data_file using 1:2 with linespoints lt 2 dt 1 ps 0.6 title ulabel(1, 'min-norm interpolator Φ^+y (non-private)'), \
-     data_file using 1:5:6 with yerrorlines lt 1 ps 0.6 title ulabel(2, 'DP-GD, best (C, CT) of the grid'), \
+     data_file using 1:5:6 with yerrorlines lt 1 ps 0.6 title ulabel(2, sprintf('DP-GD, (C, CT) chosen on %s', select_text)), \
      data_file using 1:4 with lines lt 8 lw 1.2 title 'θ = 0 (mean y^2)'

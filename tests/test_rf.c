@@ -8,6 +8,9 @@
  * min-norm interpolator interpolates (p > n) or solves least squares (p < n). Then
  * statistical checks with tolerances from the standard error: the exact-OU-step process
  * against the closed form, and DP-GD against the closed form of its own recursion.
+ * The validation set of rf-experiment: disjoint from the training and test data (its own
+ * streams: adding it changes no training or test number, and no row of it is a row of
+ * either), the same samples at every p; rf-experiment selects on it.
  */
 #include <float.h>
 #include <lapacke.h>
@@ -18,12 +21,13 @@
 
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rf.h"
+#include "hdpsgd/rfexp.h"
 #include "testutil.h"
 
 /* a small over-parameterised problem: p = 2.5 n */
 static hdp_rf_spec small_spec(long p)
 {
-    hdp_rf_spec s = {10, 60, p, 50, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 7};
+    hdp_rf_spec s = {10, 60, p, 50, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 7, 0};
     return s;
 }
 
@@ -186,7 +190,7 @@ static void mode_space_dpgd_retraces_dpgd(void **state)
         hdp_rf_dpgd q = params(&pb, eta, 120, 0.5 * sqrt((double)s.p), 0.02);
         hdp_rf_sim_result res;
         simulate(&pb, &q, 1, 1, 1, &res);
-        hdp_rf_config cf = {q.eta, q.T, q.C_clip, q.s, 1, 1, 0, 0, 0, 0};
+        hdp_rf_config cf = {q.eta, q.T, q.C_clip, q.s, 1, 1, 0, 0, 0, 0, 0};
         hdp_error err;
         hdp_error_clear(&err);
         assert_int_equal(hdp_rf_dpgd_final(&pb, &cf, 1, 1, NULL, NULL, &err), HDP_OK);
@@ -211,7 +215,7 @@ static void clipped_fraction_monotone(void **state)
     double Cs[] = {1e6, 1.0, 0.5, 0.2, 0.05}, eta = 0.2 / pb.lambda[0], sp = sqrt((double)s.p);
     hdp_rf_config cf[5];
     for (int i = 0; i < 5; i++)
-        cf[i] = (hdp_rf_config){eta, 100, Cs[i] * sp, 0.01, 3, 0, 0, 0, 0, 0};
+        cf[i] = (hdp_rf_config){eta, 100, Cs[i] * sp, 0.01, 3, 0, 0, 0, 0, 0, 0};
     hdp_error err;
     hdp_error_clear(&err);
     assert_int_equal(hdp_rf_dpgd_final(&pb, cf, 5, 2, NULL, NULL, &err), HDP_OK);
@@ -268,7 +272,7 @@ static void minnorm_interpolates(void **state)
 static void threads_do_not_change_results(void **state)
 {
     (void)state;
-    hdp_rf_spec s = {12, 300, 700, 200, HDP_RF_TANH, HDP_RF_SIGN, 0.1, 3};
+    hdp_rf_spec s = {12, 300, 700, 200, HDP_RF_TANH, HDP_RF_SIGN, 0.1, 3, 0};
     hdp_rf_problem a, b;
     build(&s, 1, &a);
     build(&s, 2, &b);
@@ -288,7 +292,7 @@ static void threads_do_not_change_results(void **state)
     hdp_rf_sim_result_free(&r2);
     hdp_rf_config c1[3], c2[3];
     for (int i = 0; i < 3; i++)
-        c1[i] = c2[i] = (hdp_rf_config){q.eta, 10 + 7 * i, q.C_clip, q.s, 5 + i, 0, 0, 0, 0, 0};
+        c1[i] = c2[i] = (hdp_rf_config){q.eta, 10 + 7 * i, q.C_clip, q.s, 5 + i, 0, 0, 0, 0, 0, 0};
     hdp_error err;
     hdp_error_clear(&err);
     assert_int_equal(hdp_rf_dpgd_final(&a, c1, 3, 1, NULL, NULL, &err), HDP_OK);
@@ -353,6 +357,106 @@ static void calibration_and_keys(void **state)
     }
 }
 
+/* rows of A [ra x p] and B [rb x p] that are equal (exactly) */
+static long equal_rows(const double *A, long ra, const double *B, long rb, long p)
+{
+    long eq = 0;
+    for (long i = 0; i < ra; i++)
+        for (long j = 0; j < rb; j++)
+            if (!memcmp(A + i * p, B + j * p, sizeof(double) * (size_t)p))
+                eq++;
+    return eq;
+}
+
+static void validation_set_is_disjoint(void **state)
+{
+    (void)state;
+    hdp_rf_spec s = small_spec(150);
+    s.label_noise = 0.1;
+    s.v = s.m; /* as large as the test set */
+    hdp_rf_problem a, b, c;
+    hdp_error err;
+    assert_int_equal(hdp_rf_problem_build(&s, HDP_RF_TEST_MODES, 1, &a, &err), HDP_OK);
+    assert_int_equal(hdp_rf_problem_build(&s, HDP_RF_TEST_MODES | HDP_RF_VALIDATION, 1, &b, &err),
+                     HDP_OK);
+    assert_null(a.Phi_val);
+    assert_non_null(b.Phi_val);
+    const long n = s.n, m = s.m, p = s.p, v = s.v;
+    /* drawing it consumes nothing of the data's streams: training and test unchanged */
+    assert_memory_equal(a.Phi, b.Phi, sizeof(double) * (size_t)(n * p));
+    assert_memory_equal(a.Phi_test, b.Phi_test, sizeof(double) * (size_t)(m * p));
+    assert_memory_equal(a.y, b.y, sizeof(double) * (size_t)n);
+    assert_memory_equal(a.y_test, b.y_test, sizeof(double) * (size_t)m);
+    assert_true(a.minnorm_test == b.minnorm_test);
+    /* disjoint: no validation sample is a test or a training sample */
+    assert_int_equal(equal_rows(b.Phi_val, v, b.Phi_test, m, p), 0);
+    assert_int_equal(equal_rows(b.Phi_val, v, b.Phi, n, p), 0);
+    assert_int_equal(equal_rows(b.Phi_val, v, b.Phi_val, v, p), v); /* only itself */
+    long same_y = 0;
+    for (long i = 0; i < v; i++)
+        for (long j = 0; j < m; j++)
+            same_y += b.y_val[i] == b.y_test[j];
+    assert_int_equal(same_y, 0); /* labels with continuous noise: never equal */
+    /* the same samples at every p: V's first rows are shared, so are the features' columns */
+    hdp_rf_spec s2 = s;
+    s2.p = 90;
+    assert_int_equal(hdp_rf_problem_build(&s2, HDP_RF_VALIDATION, 1, &c, &err), HDP_OK);
+    for (long i = 0; i < v; i++) {
+        assert_true(c.y_val[i] == b.y_val[i]);
+        assert_memory_equal(c.Phi_val + i * 90, b.Phi_val + i * p, sizeof(double) * 90);
+    }
+    /* a loss on it: the configurations report it */
+    hdp_rf_dpgd q = params(&b, 1.0 / (double)p, 50, 1.0, 0.01);
+    hdp_rf_config cf = {q.eta, q.T, q.C_clip, q.s, 1, 0, 0, 0, 0, 0, 0};
+    assert_int_equal(hdp_rf_dpgd_final(&b, &cf, 1, 1, NULL, NULL, &err), HDP_OK);
+    assert_true(isfinite(cf.val_loss) && cf.val_loss > 0 && cf.val_loss != cf.test_loss);
+    hdp_rf_config cf2 = {q.eta, q.T, q.C_clip, q.s, 1, 0, 0, 0, 0, 0, 0};
+    assert_int_equal(hdp_rf_dpgd_final(&a, &cf2, 1, 1, NULL, NULL, &err), HDP_OK);
+    assert_true(isnan(cf2.val_loss) && cf2.test_loss == cf.test_loss);
+    hdp_rf_problem_free(&a);
+    hdp_rf_problem_free(&b);
+    hdp_rf_problem_free(&c);
+}
+
+/* rf-experiment selects the configuration of lowest validation loss (hdpsgd/rfexp.h) */
+static void experiment_selects_on_validation(void **state)
+{
+    (void)state;
+    hdp_model m;
+    hdp_error err;
+    hdp_model_init(&m);
+    const char *keys[] = {"rf.d=10", "rf.n=50", "rf.test_size=50", "rf.val_size=30", "sim.seed=3"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        assert_int_equal(hdp_model_set(&m, keys[i], &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+    hdp_rfexp v, t;
+    assert_int_equal(hdp_rfexp_run_select(&m, HDP_RFEXP_P1, 0, 1, HDP_RFEXP_SELECT_VALIDATION, 1,
+                                          NULL, NULL, NULL, NULL, &v, &err), HDP_OK);
+    assert_int_equal(hdp_rfexp_run_select(&m, HDP_RFEXP_P1, 0, 1, HDP_RFEXP_SELECT_TEST, 1, NULL,
+                                          NULL, NULL, NULL, &t, &err), HDP_OK);
+    assert_int_equal(v.val_size, 30);
+    long differ = 0;
+    for (int i = 0; i < v.np; i++) {
+        const hdp_rfexp_point *pv = &v.points[i], *pt = &t.points[i];
+        const long ncfg = (long)v.nC * v.nCT;
+        for (long j = 0; j < ncfg; j++) {
+            assert_true(pv->cfg[pv->best].val <= pv->cfg[j].val);
+            assert_true(pt->cfg[pt->best].test <= pt->cfg[j].test);
+            /* the same runs either way: only the choice differs */
+            assert_true(pv->cfg[j].test == pt->cfg[j].test && pv->cfg[j].val == pt->cfg[j].val);
+        }
+        assert_int_equal(pt->best, pt->best_test);
+        assert_int_equal(pv->best_test, pt->best_test);
+        differ += pv->best != pt->best;
+    }
+    fprintf(stderr, "    %ld of %d p choose differently on validation than on test\n", differ,
+            v.np);
+    assert_true(differ > 0); /* at these sizes the two sets disagree somewhere */
+    hdp_rfexp_free(&v);
+    hdp_rfexp_free(&t);
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +468,8 @@ int main(void)
         cmocka_unit_test(minnorm_interpolates),
         cmocka_unit_test(threads_do_not_change_results),
         cmocka_unit_test(calibration_and_keys),
+        cmocka_unit_test(validation_set_is_disjoint),
+        cmocka_unit_test(experiment_selects_on_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,10 @@
  *     with mu: mean |<w_j, mu>|/||w_j|| > 0.5, against sqrt(2/(pi d)) ~ 0.1 for the random
  *     directions of W_0 (checked too).
  *   - Privacy: rho_z1 = Delta1^2/(2 sigma_W^2), rho_z2 = eta T/(2 sigma_a^2), composition.
+ *   - The total budget (si.epsilon_total, THEORY 8.2): the reported total epsilon equals
+ *     the target to 1e-6 for several targets, shares, delta and both stage-2 kinds; the zCDP
+ *     budget is split by stage1_share; inf means no noise in either stage; the stage-2-only
+ *     setter refuses such a problem.
  *   - Bad input names the key; an unstable eta_a is refused naming si.eta_a.
  */
 #include <math.h>
@@ -170,6 +174,63 @@ static void test_privacy_accounting(void **state)
     hdp_si_problem_free(&pb);
 }
 
+static void test_total_budget(void **state)
+{
+    (void)state;
+    const double targets[] = {0.5, 2, 4, 9.16, 40};
+    const double shares[] = {0.1, 0.5, 0.9};
+    for (int t = 0; t < 5; t++)
+        for (int k = 0; k < 3; k++) {
+            hdp_model m;
+            hdp_si_spec s;
+            small_spec(&m, &s);
+            s.epsilon_total = targets[t];
+            s.stage1_share = shares[k];
+            s.stage2 = (t + k) % 2 ? HDP_SI_OU : HDP_SI_GD;
+            if (t == 2)
+                s.delta = 1e-6;
+            hdp_si_problem pb;
+            hdp_error err;
+            assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
+            const hdp_si_params *hp = &pb.hp;
+            assert_true(hp->budget_total);
+            /* what is reported is recomputed from sigma_W and sigma_a (privacy() in si.c) */
+            assert_true(fabs(hp->eps_total - targets[t]) <= 1e-6);
+            assert_true(fabs(hdp_zcdp_epsilon_cks(hp->rho_z1 + hp->rho_z2, hp->delta) -
+                             targets[t]) <= 1e-6);
+            assert_true(fabs(hp->rho_z1 / hp->rho_z - shares[k]) < 1e-9);
+            assert_true(fabs(hp->rho_z1 - hp->Delta1 * hp->Delta1 /
+                                              (2 * hp->sigma_W * hp->sigma_W)) < 1e-12 * hp->rho_z1);
+            assert_true(fabs(hp->rho_z2 - hp->eta_a * hp->T / (2 * hp->sigma_a * hp->sigma_a)) <
+                        1e-12 * hp->rho_z2);
+            assert_true(hp->eps1 < targets[t] && hp->eps2 < targets[t]);
+            assert_int_equal(hdp_si_set_epsilon(&pb, 3.0, &err), HDP_EINPUT);
+            hdp_si_problem_free(&pb);
+        }
+    hdp_model m;
+    hdp_si_spec s;
+    small_spec(&m, &s);
+    s.epsilon_total = INFINITY;
+    hdp_si_problem pb;
+    hdp_error err;
+    assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
+    assert_true(pb.hp.sigma_W == 0 && pb.hp.sigma_a == 0 && isinf(pb.hp.eps_total));
+    hdp_si_problem_free(&pb);
+    /* the model level: both forms given is refused naming both keys */
+    hdp_model_init(&m);
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_set(&m, "si.epsilon=4", &err), HDP_OK);
+    assert_int_equal(hdp_model_set(&m, "si.epsilon_total=4", &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+    hdp_si_spec_from_model(&m, &s);
+    s.d = 16, s.p = 10, s.n = 600, s.m = 300;
+    assert_int_equal(hdp_si_problem_build(&s, &m, &pb, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "si.epsilon "));
+    assert_non_null(strstr(err.msg, "si.epsilon_total"));
+    hdp_si_problem_free(&pb);
+    hdp_model_free(&m);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -208,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_gd_law_tends_to_ou),
         cmocka_unit_test(test_stage1_aligns),
         cmocka_unit_test(test_privacy_accounting),
+        cmocka_unit_test(test_total_budget),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,6 +61,45 @@ hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP
                          void *progress_user, hdp_rates_result *r, hdp_error *err);
 void hdp_rates_result_free(hdp_rates_result *r);
 
+/* ---- the theorem's rate model with its constants (THEORY.md 5.2; src/drivers/rates_fit.c) ----
+ * Each family's rate is a sum of two terms, r1 (statistical) + r2 (privacy):
+ *   output        r1 = gamma L,           r2 = gamma^2 L^2 / rho^2
+ *   linear-noise  r1 = gamma L^(2/3),     r2 = gamma^2 L^(4/3) / rho^2
+ *   optimal, pl   r1 = gamma,             r2 = gamma^2 / rho^2          (L = log(1/gamma))
+ * The theorem fixes them up to constants; hdp_rates_fit_model fits risk ~ A r1 + B r2. */
+
+/* The two terms at gamma (0 < gamma < 1; rho = inf gives r2 = 0): 0, or -1 (NaN) for a
+ * gamma outside (0, 1) or a family without a rate. */
+int hdp_rates_terms(hdp_design_family f, double gamma, double rho, double *r1, double *r2);
+
+/* A grid is called pre-asymptotic when, at its smallest gamma, the second term is more
+ * than this share of the fitted risk ... */
+#define HDP_RATES_TERM2_NEGLIGIBLE 0.05
+/* ... or the local log-log slope of the risk (its two smallest gammas) differs from the
+ * leading term's local slope (1 - b1/L) by more than this. */
+#define HDP_RATES_SLOPE_DRIFT 0.05
+
+typedef struct {
+    double A, B;               /* the fitted constants, both >= 0 */
+    double rel_err;            /* max over the grid of |A r1 + B r2 - risk| / risk */
+    double rms_rel_err;        /* the root mean square of the same */
+    int nonneg_active;         /* 1: the unconstrained fit had a negative constant, so one
+                                  term alone was fitted (the non-negative solution) */
+    double term2_share;        /* B r2 / (A r1 + B r2) at the smallest gamma */
+    double local_slope;        /* d log risk / d log gamma between the two smallest gammas */
+    double lead_slope;         /* the leading term's local slope at the smallest gamma */
+    double fit_slope;          /* the fitted model's local slope there */
+    int pre_asymptotic;        /* term2_share > HDP_RATES_TERM2_NEGLIGIBLE or |local_slope -
+                                  lead_slope| > HDP_RATES_SLOPE_DRIFT */
+} hdp_rates_fit;
+
+/* Fit risk ~ A r1(gamma) + B r2(gamma) over the count points (increasing gamma in (0, 1),
+ * risk > 0) by relative least squares, min sum ((A r1 + B r2 - risk)/risk)^2 with A, B >= 0
+ * (GSL's gsl_multifit_wlinear, weights 1/risk^2; rho = inf: A alone). HDP_EINPUT for bad
+ * points, HDP_ENUMERIC when the fit fails. */
+hdp_status hdp_rates_fit_model(hdp_design_family f, const double *gamma, const double *risk,
+                               long count, double rho, hdp_rates_fit *fit, hdp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

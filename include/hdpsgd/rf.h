@@ -52,6 +52,7 @@ typedef struct {
     long test_size;           /* test samples */
     long runs;                /* runs of `hdpsgd rf` */
     long records;             /* recorded steps of `hdpsgd rf` (plus step 0) */
+    long val_size;            /* validation samples of rf-experiment; 0 = 20 % of test_size */
 } hdp_rf_keys;
 
 /* The values of the [dpgd] keys: Algorithm 1 of seed 003 (THEORY.md 6, 7); 0 means
@@ -80,16 +81,20 @@ typedef struct {
     hdp_rf_target_kind target;
     double label_noise;                /* variance of the Gaussian label noise */
     unsigned long long seed;           /* sim.seed */
+    long v;                            /* validation samples (HDP_RF_VALIDATION; >= 1 then) */
 } hdp_rf_spec;
 
-/* The [rf] section and sim.seed. */
+/* The [rf] section and sim.seed; v = rf.val_size, or round(test_size / 5) (at least 1) when
+ * it is 0. */
 void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec);
 
 /* Flags of hdp_rf_problem_build: what it computes besides the data, the modes and the
  * min-norm interpolator. */
 enum {
-    HDP_RF_TEST_MODES = 1 /* G = Phi_test W and the null-space norms of the test features
+    HDP_RF_TEST_MODES = 1, /* G = Phi_test W and the null-space norms of the test features
                              (2 m n p flops): needed by the closed forms and hdp_rf_simulate */
+    HDP_RF_VALIDATION = 2  /* a validation set of spec.v samples (Phi_val, y_val) for choosing
+                              hyperparameters, drawn from its own streams (see below) */
 };
 
 typedef struct {
@@ -106,6 +111,12 @@ typedef struct {
     double *beta;         /* [r] u_k^T y / s_k: the min-norm interpolator is sum_k beta_k w_k */
     double *U;            /* [n x r] row-major: column k is u_k */
     double *G;            /* [m x r] phi_test_j^T w_k (HDP_RF_TEST_MODES), else NULL */
+    /* HDP_RF_VALIDATION, else NULL: v fresh samples of the same law (the same u, V and label
+     * noise), x from the block stream of the seed's stream long-jumped 10 times (its lanes
+     * are long-jumps 11..19; the training and test data use the lanes 1..9, configuration j
+     * jump j then 1..9): disjoint from the training and test data and the same for every p */
+    double *Phi_val;      /* [v x p] validation features */
+    double *y_val;        /* [v] validation labels */
     double *test_perp2;   /* [m] ||P_perp phi_test_j||^2 (HDP_RF_TEST_MODES), else NULL */
     /* baselines */
     double minnorm_test, minnorm_train; /* losses of Phi^+ y (least squares when p < n) */
@@ -236,6 +247,7 @@ typedef struct {
                                   for tests: the same stream gives the same path) */
     /* outputs */
     double test_loss, train_loss;
+    double val_loss;           /* on the validation set (NaN without HDP_RF_VALIDATION) */
     double clipped_mean;       /* fraction of clipped gradients over the T steps */
     double clipped_max;        /* max over the steps */
 } hdp_rf_config;

@@ -15,6 +15,12 @@
  * 10^[-2, 1.5], CT in 10^[-1.5, 2] (--full 2.5), eta = dpgd.eta or 1/p. Each configuration
  * runs `runs` times on consecutive streams (1, 2, ... over the whole experiment), so the
  * results are the same for any number of threads.
+ *
+ * Selection (seed 003 tunes its hyperparameters on validation data): at every p the
+ * configuration of lowest mean *validation* loss is selected (rf.val_size samples, 20 % of
+ * rf.test_size by default, drawn from their own streams: hdpsgd/rf.h, HDP_RF_VALIDATION),
+ * and its *test* loss is what P1 reports; HDP_RFEXP_SELECT_TEST selects on the test loss
+ * instead (optimistic: the test set then chooses and scores; for comparison only).
  */
 #ifndef HDPSGD_RFEXP_H
 #define HDPSGD_RFEXP_H
@@ -27,6 +33,12 @@ extern "C" {
 
 typedef enum { HDP_RFEXP_P1, HDP_RFEXP_P2, HDP_RFEXP_P3, HDP_RFEXP_P4 } hdp_rfexp_kind;
 
+/* What selects a configuration: the validation loss (the default), or the test loss. */
+typedef enum { HDP_RFEXP_SELECT_VALIDATION = 0, HDP_RFEXP_SELECT_TEST } hdp_rfexp_select;
+
+/* "validation" or "test" */
+const char *hdp_rfexp_select_name(hdp_rfexp_select s);
+
 #define HDP_RFEXP_MAX_PS 40
 #define HDP_RFEXP_MAX_C 20
 #define HDP_RFEXP_MAX_CT 21
@@ -35,6 +47,7 @@ typedef enum { HDP_RFEXP_P1, HDP_RFEXP_P2, HDP_RFEXP_P3, HDP_RFEXP_P4 } hdp_rfex
 typedef struct {
     hdp_rf_dpgd q;
     double test, test_se, train, clipped;
+    double val, val_se;         /* mean validation loss over the runs and its standard error */
     double ou_test, gf_test;    /* P2, P3: the OU closed form and gradient flow at tau */
 } hdp_rfexp_config;
 
@@ -46,7 +59,9 @@ typedef struct {
     long modes;                 /* rank kept */
     double lambda_max;          /* the largest OU rate 2 s_1^2 / n */
     hdp_rfexp_config *cfg;      /* [nC x nCT], C-major */
-    long best;                  /* P1: the configuration of lowest test loss */
+    long best;                  /* the selected configuration: lowest mean validation loss
+                                   (or test loss with HDP_RFEXP_SELECT_TEST) */
+    long best_test;             /* the configuration of lowest test loss (the oracle) */
     int zcdp;                   /* 1: the first configuration calibrated by the zCDP route
                                    in the experiment is at this p (see zcdp_q) */
     hdp_rf_dpgd zcdp_q;
@@ -57,6 +72,8 @@ typedef struct {
     hdp_rfexp_kind kind;
     int full;
     long runs;                  /* per configuration */
+    hdp_rfexp_select select;
+    long val_size;              /* validation samples */
     int np;
     long ps[HDP_RFEXP_MAX_PS];
     int nC, nCT;
@@ -67,13 +84,19 @@ typedef struct {
 /* Called after each p with its point (index i of np). */
 typedef void (*hdp_rfexp_progress_fn)(const hdp_rfexp *xp, int i, void *user);
 
-/* Run experiment `kind` on the finalized model (rf and dpgd keys). bar (may be NULL) gets
- * the DP-GD runs of each p as they finish; progress (may be NULL) each p. Release xp with
- * hdp_rfexp_free in every case. */
+/* Run experiment `kind` on the finalized model (rf and dpgd keys), selecting on the
+ * validation set. bar (may be NULL) gets the DP-GD runs of each p as they finish; progress
+ * (may be NULL) each p. Release xp with hdp_rfexp_free in every case. */
 hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
                          int threads, hdp_rf_progress_fn bar, void *bar_user,
                          hdp_rfexp_progress_fn progress, void *user, hdp_rfexp *xp,
                          hdp_error *err);
+
+/* The same with the selection chosen. */
+hdp_status hdp_rfexp_run_select(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
+                                hdp_rfexp_select select, int threads, hdp_rf_progress_fn bar,
+                                void *bar_user, hdp_rfexp_progress_fn progress, void *user,
+                                hdp_rfexp *xp, hdp_error *err);
 void hdp_rfexp_free(hdp_rfexp *xp);
 
 #ifdef __cplusplus

@@ -76,6 +76,8 @@ typedef struct {
     double norm_floor;        /* stage-1 normalisation floor (units above) */
     double epsilon, delta;    /* stage-2 target (epsilon, delta); delta 0 = 1/n */
     hdp_si_stage2_kind stage2;
+    double epsilon_total;     /* total target of both stages (0 = not used: si.epsilon) */
+    double stage1_share;      /* share of the total zCDP budget spent on stage 1 */
 } hdp_si_keys;
 
 /* The [si] values of a model (stored in the model: valid while m is; NULL only for a NULL
@@ -90,6 +92,13 @@ typedef struct {
     double epsilon, delta;    /* stage-2 target; delta 0 = 1/n */
     hdp_si_stage2_kind stage2;
     unsigned long long seed;
+    /* The total-budget form (THEORY 8.2): epsilon_total > 0 (or inf) replaces epsilon and the
+     * sigma_W prefactor: rho_z = CKS^-1(epsilon_total, delta) is split into rho_z1 =
+     * stage1_share rho_z (sigma_W = Delta1 / sqrt(2 rho_z1)) and rho_z2 = the rest (sigma_a =
+     * sqrt(eta_a T / (2 rho_z2))), so that the reported total epsilon is epsilon_total.
+     * epsilon_total = 0: the stage-2-only form (epsilon, c_sigma_W). */
+    double epsilon_total;
+    double stage1_share;      /* in (0, 1) */
 } hdp_si_spec;
 
 /* The [si] section and sim.seed. */
@@ -106,6 +115,9 @@ typedef struct {
     double s;                 /* OU diffusion 2 C_a sigma_a / n */
     double tau;               /* eta_a T */
     double Delta1, rho_z1, rho_z2, rho_z, eps1, eps2, eps_total; /* CKS at delta */
+    int budget_total;         /* 1: the total-budget form (spec.epsilon_total > 0) */
+    double epsilon_target;    /* the target: epsilon_total (budget form) or stage 2's epsilon */
+    double rho_z_target;      /* budget form: CKS^-1(epsilon_total, delta) (inf for inf) */
 } hdp_si_params;
 
 typedef struct {
@@ -139,7 +151,8 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
 void hdp_si_problem_free(hdp_si_problem *pb);
 
 /* Change the stage-2 target epsilon of a built problem (recomputes sigma_a, s, privacy and
- * the OU variances). */
+ * the OU variances). Stage-2-only form only: in the total-budget form stage 1 changes
+ * too, so change spec.epsilon_total and build again (HDP_EINPUT here). */
 hdp_status hdp_si_set_epsilon(hdp_si_problem *pb, double epsilon, hdp_error *err);
 
 typedef struct {

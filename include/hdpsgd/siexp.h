@@ -4,7 +4,9 @@
  * nothing; the command line writes the CSV and the figure.
  *
  *   eps    one problem (data and stage 1), stage 2 at the stage-2 epsilon targets 0.25,
- *          0.5, 1, ..., 32 and inf (hdp_si_set_epsilon), si.runs runs each;
+ *          0.5, 1, ..., 32 and inf (hdp_si_set_epsilon), si.runs runs each; with
+ *          si.epsilon_total > 0 the same values are total targets of both stages, one
+ *          problem per target (stage 1's noise changes; the data are the same);
  *   n      a problem and its stage 2 at n = 500, 1000, 2000, 4000, 8000 (si.n ignored);
  *   align  histograms (25 bins on [0, 1]) of the neuron alignments |<w_j, mu>|/||w_j|| at
  *          W_0, after stage 1 with sigma_W = 0 and with the model's sigma_W (p = 512 unless
@@ -27,7 +29,7 @@ typedef enum { HDP_SIEXP_EPS, HDP_SIEXP_N, HDP_SIEXP_ALIGN } hdp_siexp_kind;
 
 /* One point of eps or n. */
 typedef struct {
-    double epsilon;            /* eps: the stage-2 target */
+    double epsilon;            /* eps: the stage-2 target (the total one with epsilon_total) */
     long n;                    /* n: the sample count */
     hdp_si_params hp;          /* the resolved hyperparameters and privacy */
     double risk, risk_se, ou_risk, gd_risk, zero_risk, clipped;

@@ -48,7 +48,14 @@ const char rates_help[] =
     "CSV (-o): gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves. --figure: risk against\n"
     "gamma (log-log) with the rates scaled to match at the smallest gamma; data in\n"
     "FIG-without-extension.rates.csv. JSON: count, gamma_<i>, <family>_final_risk_<i>,\n"
-    "<family>_slope, <family>_theory_slope, decade_lo, decade_hi, ode_solves.";
+    "<family>_slope, <family>_theory_slope, decade_lo, decade_hi, ode_solves.\n"
+    "The fit: the theorem's rate with its constants, risk ~ A r1 + B r2 over the whole grid\n"
+    "(r1, r2 the rate's two terms; relative least squares, A, B >= 0): A, B, the largest\n"
+    "relative error, the share of B r2 at the smallest gamma and the local slopes there; the\n"
+    "grid is called pre-asymptotic when that share exceeds 5 % or the risk's local slope is\n"
+    "more than 0.05 from r1's. JSON: <family>_fit_A, _fit_B, _fit_rel_err, _fit_rms_rel_err,\n"
+    "_fit_term2_share, _local_slope, _lead_slope, _pre_asymptotic. The figure draws the\n"
+    "fitted curves (column fit_<family> of the data).";
 
 static int fail_usage(const char *msg, const char *arg)
 {
@@ -89,6 +96,15 @@ static const char *rate_text(int f)
     }
 }
 
+static const char *term_text(int f)
+{
+    switch (f) {
+    case HDP_FAMILY_OUTPUT: return "gamma L | gamma^2 L^2/rho^2";
+    case HDP_FAMILY_LINEAR_NOISE: return "gamma L^(2/3) | gamma^2 L^(4/3)/rho^2";
+    default: return "gamma | gamma^2/rho^2";
+    }
+}
+
 static void progress(const hdp_design_progress *p, void *user)
 {
     (void)user;
@@ -107,6 +123,35 @@ static void report(const hdp_rates_progress *p, void *user)
                     "solves)\n",
                     tty ? "\r" : "", p->model->gamma, p->model->n, hdp_design_family_name(f),
                     p->set->res[f].final_risk, p->set->res[f].ode_solves);
+}
+
+/* the theorem's rate model A r1 + B r2 fitted over the whole grid, per wanted family
+ * (hdp_rates_fit_model, THEORY 5.2); a family whose fit fails gets NaNs */
+static void rates_fits(const cli_rates *r, hdp_rates_fit fits[HDP_FAMILY_COUNT])
+{
+    double g[HDP_RATES_MAX_GAMMAS], y[HDP_RATES_MAX_GAMMAS];
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        memset(&fits[f], 0, sizeof fits[f]);
+        fits[f].A = fits[f].B = fits[f].rel_err = fits[f].term2_share = NAN;
+        fits[f].local_slope = fits[f].lead_slope = fits[f].fit_slope = fits[f].rms_rel_err = NAN;
+        if (!r->res.want[f]) continue;
+        for (long i = 0; i < r->count; i++) {
+            g[i] = r->models[i].gamma;
+            y[i] = RES(r, i, f).final_risk;
+        }
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_rates_fit_model((hdp_design_family)f, g, y, r->count, r->models[0].rho, &fits[f], &err);
+    }
+}
+
+/* the fitted model A r1 + B r2 of family f at gamma */
+static double fitted(const hdp_rates_fit *fit, int f, double gamma, double rho)
+{
+    double r1, r2;
+    if (hdp_rates_terms((hdp_design_family)f, gamma, rho, &r1, &r2) != 0)
+        return NAN;
+    return fit->A * r1 + fit->B * r2;
 }
 
 hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
@@ -159,6 +204,30 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
             snprintf(k, sizeof k, "%s_theory_slope", hdp_design_family_key(fam));
             hdp_json_num(&j, k, r->res.theory_slope[fam]);
         }
+    hdp_rates_fit fits[HDP_FAMILY_COUNT];
+    rates_fits(r, fits);
+    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
+        if (r->res.want[fam]) {
+            const char *key = hdp_design_family_key(fam);
+            const hdp_rates_fit *q = &fits[fam];
+            char k[96];
+            snprintf(k, sizeof k, "%s_fit_A", key);
+            hdp_json_num(&j, k, q->A);
+            snprintf(k, sizeof k, "%s_fit_B", key);
+            hdp_json_num(&j, k, q->B);
+            snprintf(k, sizeof k, "%s_fit_rel_err", key);
+            hdp_json_num(&j, k, q->rel_err);
+            snprintf(k, sizeof k, "%s_fit_rms_rel_err", key);
+            hdp_json_num(&j, k, q->rms_rel_err);
+            snprintf(k, sizeof k, "%s_fit_term2_share", key);
+            hdp_json_num(&j, k, q->term2_share);
+            snprintf(k, sizeof k, "%s_local_slope", key);
+            hdp_json_num(&j, k, q->local_slope);
+            snprintf(k, sizeof k, "%s_lead_slope", key);
+            hdp_json_num(&j, k, q->lead_slope);
+            snprintf(k, sizeof k, "%s_pre_asymptotic", key);
+            hdp_json_bool(&j, k, q->pre_asymptotic);
+        }
     hdp_json_num(&j, "decade_lo", r->models[0].gamma);
     hdp_json_num(&j, "decade_hi", r->models[r->res.dec - 1].gamma);
     hdp_json_int(&j, "decade_points", r->res.dec);
@@ -196,6 +265,43 @@ static void print_table(const cli_rates *r)
         if (r->res.want[f])
             printf("  %-13s %8.3f %14.3f   %s\n", hdp_design_family_name(f), r->res.slope[f],
                    r->res.theory_slope[f], rate_text(f));
+    hdp_rates_fit fits[HDP_FAMILY_COUNT];
+    rates_fits(r, fits);
+    printf("\nthe theorem's rate with its constants fitted over all %ld gammas, risk ~ A r1 + B r2 "
+           "(relative least squares, A, B >= 0):\n", count);
+    printf("  %-13s %11s %11s %9s %10s   %-8s %-8s %-8s  %s\n", "family", "A", "B", "max rel",
+           "B r2 share", "slope", "lead", "fit", "r1 | r2");
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+        if (r->res.want[f]) {
+            const hdp_rates_fit *q = &fits[f];
+            printf("  %-13s %11.4g %11.4g %8.2f%% %9.1f%%   %-8.3f %-8.3f %-8.3f  %s\n",
+                   hdp_design_family_name(f), q->A, q->B, 100 * q->rel_err, 100 * q->term2_share,
+                   q->local_slope, q->lead_slope, q->fit_slope, term_text(f));
+        }
+    printf("  (B r2 share, slope: at the smallest gamma; slope = the risk's local log-log slope "
+           "between the two smallest gammas, lead = r1's, fit = the fitted model's)\n");
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        if (!r->res.want[f] || !isfinite(fits[f].A)) continue;
+        const hdp_rates_fit *q = &fits[f];
+        if (q->pre_asymptotic) {
+            printf("  %s: the grid is pre-asymptotic:", hdp_design_family_name(f));
+            if (q->term2_share > HDP_RATES_TERM2_NEGLIGIBLE)
+                printf(" the privacy term B r2 is still %.0f%% of the risk at gamma = %.3g (the "
+                       "rate's gamma^2 term is not negligible, so fitted slopes exceed r1's);",
+                       100 * q->term2_share, m->gamma);
+            if (fabs(q->local_slope - q->lead_slope) > HDP_RATES_SLOPE_DRIFT)
+                printf(" the local slope %.3f is %.3f from the leading term's %.3f (still drifting);",
+                       q->local_slope, q->local_slope - q->lead_slope, q->lead_slope);
+            printf(" the log-log slopes above are not the asymptotic ones.\n");
+        } else {
+            printf("  %s: asymptotic at the smallest gamma (B r2 %.1f%% of the risk, local slope "
+                   "within %.2f of r1's)\n", hdp_design_family_name(f), 100 * q->term2_share,
+                   HDP_RATES_SLOPE_DRIFT);
+        }
+        if (q->nonneg_active)
+            printf("  %s: the unconstrained fit had a negative constant: one term fitted alone\n",
+                   hdp_design_family_name(f));
+    }
     printf("\nfinal risk / gamma at the smallest gamma:");
     const char *sep = " ";
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
@@ -214,9 +320,14 @@ static void write_figure_data(FILE *f, const cli_rates *r)
     fprintf(f, "# hdpsgd %s rates --figure: final risk per family and the rate of THEORY.md 5 "
                "scaled to match at the smallest gamma\n",
             hdp_version_string());
+    fprintf(f, "# fit_<family>: the rate with its constants fitted, A r1 + B r2 (THEORY.md 5.2)\n");
+    hdp_rates_fit fits[HDP_FAMILY_COUNT];
+    rates_fits(r, fits);
     fprintf(f, "gamma");
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (r->res.want[k]) fprintf(f, ",risk_%s,theory_%s", hdp_design_family_column(k), hdp_design_family_column(k));
+    for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+        if (r->res.want[k]) fprintf(f, ",fit_%s", hdp_design_family_column(k));
     fprintf(f, "\n");
     const hdp_model *m0 = &r->models[0];
     for (long i = 0; i < r->count; i++) {
@@ -226,6 +337,11 @@ static void write_figure_data(FILE *f, const cli_rates *r)
             double scale = RES(r, 0, k).final_risk / hdp_design_rate_theory(k, m0->gamma, m0->rho);
             fprintf(f, ",%.12g,%.12g", RES(r, i, k).final_risk,
                     scale * hdp_design_rate_theory(k, r->models[i].gamma, r->models[i].rho));
+        }
+        for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
+            if (!r->res.want[k]) continue;
+            double v = fitted(&fits[k], k, r->models[i].gamma, r->models[i].rho);
+            fprintf(f, isfinite(v) ? ",%.12g" : ",", v);
         }
         fprintf(f, "\n");
     }
@@ -296,6 +412,8 @@ int cmd_rates(int argc, char **argv)
         hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
         hdp_plot_assign(assign, sizeof assign, "families", fams);
         hdp_plot_assign(assign, sizeof assign, "title_text", title);
+        size_t alen = strlen(assign);
+        snprintf(assign + alen, sizeof assign - alen, "has_fit=1\n");
         cli_draw("rates", "rates", figure_path, assign, data_csv, data_csv);
     }
     cli_rates_free(&r);

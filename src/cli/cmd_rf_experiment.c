@@ -29,7 +29,7 @@
 #include "hdpsgd/rfexp.h"
 #include "rf_cli.h"
 
-static const char *out_dir;
+static const char *out_dir, *json_path, *select_opt;
 static int full_opt;
 static cli_mc_args mc;
 
@@ -42,6 +42,12 @@ const cli_opt rf_experiment_opts[] = {
     {"threads", 0, OPT_LONG, &mc.threads, "T",
      "OpenMP threads (default 0 = one per core); results do not depend on it"},
     {"seed", 0, OPT_STRING, &mc.seed, "S", "seed (overrides sim.seed)"},
+    {"select-on", 0, OPT_STRING, &select_opt, "validation|test",
+     "what chooses (C, CT) at each p: the validation set (default, as seed 003) or the test set "
+     "(optimistic; for comparison)"},
+    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json",
+     "write the selected configuration at every p (selected_on, its C, CT, validation and test "
+     "losses)"},
     {NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -53,7 +59,8 @@ const char rf_experiment_help[] =
     "C; DP-GD runs in the coordinates of the modes of Phi (exactly Algorithm 1, O(n min(n,p))\n"
     "per step), one run per configuration unless --runs.\n"
     "  P1  test loss against p (reduced: p = 31 ... 20000, 9 values; C in {0.5, 1} x CT in\n"
-    "      {2, 5}, the best kept; --full: 25 values up to 40000 and seed 003's 3 x 3 grid)\n"
+    "      {2, 5}, the one chosen on the validation set kept; --full: 25 values up to 40000\n"
+    "      and seed 003's 3 x 3 grid)\n"
     "      for DP-GD and the min-norm interpolator (double descent, peak at p = n).\n"
     "  P2  test loss against T = CT d/(eta p), C_clip = C sqrt(p), eta fixed, for p = 4000,\n"
     "      8000, 16000 (--full adds 32000) and 9 CT from 10^-0.5 to 10^1.5 (--full 21), with\n"
@@ -61,6 +68,16 @@ const char rf_experiment_help[] =
     "  P3  the same against eta T p / d: the curves collapse.\n"
     "  P4  heat map over C in 10^[-2, 1.5] and CT in 10^[-1.5, 2] (8 x 8; --full 20 x 20 up\n"
     "      to 10^2.5) at p = rf.p.\n"
+    "Selection: seed 003 tunes (C, T) on validation data. At every p the configuration of\n"
+    "lowest validation loss is selected (rf.val_size fresh samples, default 20 % of\n"
+    "rf.test_size, from their own random streams: disjoint from the training and test data,\n"
+    "the same at every p) and its test loss is reported (P1's dpgd_test). --select-on test\n"
+    "chooses on the test loss instead, for comparison (optimistic: the test set both chooses\n"
+    "and scores). Every CSV has dpgd_val (and P1 oracle_test, the lowest test loss of the\n"
+    "grid, and val_C.._CT.. per configuration). --json: experiment, selected_on, val_size,\n"
+    "test_size, runs, count, and per p (index i): p_i, selected_C_i, selected_CT_i,\n"
+    "selected_T_i, selected_val_i, selected_test_i, selected_test_se_i, oracle_test_i,\n"
+    "minnorm_test_i.\n"
     "Reduced grids take under a minute each on 2 cores at the models' sizes; --full takes\n"
     "minutes to tens of minutes (see models/rf-pK.ini). The CSV is the same for any --threads.";
 
@@ -78,9 +95,12 @@ static void progress(const hdp_rfexp *xp, int i, void *user)
     if (xp->kind == HDP_RFEXP_P1) {
         const hdp_rfexp_config *b = &pt->cfg[pt->best];
         fprintf(stderr, "hdpsgd rf-experiment P1: p = %ld (%d/%d): min-norm %.4g, DP-GD %.4g "
-                        "(C = %g, CT = %g); build %.1f s, DP-GD %.1f s\n",
+                        "(C = %g, CT = %g, chosen on %s: %.4g; best test of the grid %.4g); "
+                        "build %.1f s, DP-GD %.1f s\n",
                 pt->p, i + 1, xp->np, pt->minnorm_test, b->test, xp->Cs[pt->best / xp->nCT],
-                xp->CTs[pt->best % xp->nCT], pt->build_seconds, pt->dpgd_seconds);
+                xp->CTs[pt->best % xp->nCT], hdp_rfexp_select_name(xp->select),
+                xp->select == HDP_RFEXP_SELECT_TEST ? b->test : b->val,
+                pt->cfg[pt->best_test].test, pt->build_seconds, pt->dpgd_seconds);
     } else if (xp->kind == HDP_RFEXP_P4) {
         fprintf(stderr, "hdpsgd rf-experiment P4: p = %ld, %ld configurations, eta lambda_max = "
                         "%.3g; build %.1f s, DP-GD %.1f s\n",
@@ -105,6 +125,9 @@ static void meta(FILE *f, const char *name, const char *what, const hdp_model *m
     hdp_model_write_meta(m, f);
     fprintf(f, "# runs per configuration = %ld\n# grid = %s\n", xp->runs,
             xp->full ? "full" : "reduced");
+    fprintf(f, "# selected_on = %s: at every p the configuration of lowest %s loss (validation: "
+               "%ld fresh samples, rf.val_size; dpgd_val is its loss)\n",
+            hdp_rfexp_select_name(xp->select), hdp_rfexp_select_name(xp->select), xp->val_size);
 }
 
 static const char *delta_text(const hdp_model *m)
@@ -121,7 +144,8 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     const hdp_rf_keys *rk = hdp_rf_keys_of(m);
     const int nC = xp->nC, nCT = xp->nCT;
     meta(f, "P1", "test loss against the number of features p", m, xp);
-    fprintf(f, "# DP-GD: the best (lowest test loss) of C in {");
+    fprintf(f, "# DP-GD: the configuration of lowest %s loss of C in {",
+            hdp_rfexp_select_name(xp->select));
     for (int i = 0; i < nC; i++) fprintf(f, "%s%g", i ? ", " : "", xp->Cs[i]);
     fprintf(f, "} x CT in {");
     for (int i = 0; i < nCT; i++) fprintf(f, "%s%g", i ? ", " : "", xp->CTs[i]);
@@ -132,6 +156,10 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     for (int a = 0; a < nC; a++)
         for (int b = 0; b < nCT; b++)
             fprintf(f, ",test_C%g_CT%g", xp->Cs[a], xp->CTs[b]);
+    fprintf(f, ",dpgd_val,dpgd_val_se,oracle_test");
+    for (int a = 0; a < nC; a++)
+        for (int b = 0; b < nCT; b++)
+            fprintf(f, ",val_C%g_CT%g", xp->Cs[a], xp->CTs[b]);
     fprintf(f, "\n");
     for (int i = 0; i < xp->np; i++) {
         const hdp_rfexp_point *pt = &xp->points[i];
@@ -143,6 +171,9 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
                 b->clipped, pt->modes, pt->eta * pt->lambda_max);
         for (long j = 0; j < (long)nC * nCT; j++)
             fprintf(f, ",%.10g", pt->cfg[j].test);
+        fprintf(f, ",%.10g,%.4g,%.10g", b->val, b->val_se, pt->cfg[pt->best_test].test);
+        for (long j = 0; j < (long)nC * nCT; j++)
+            fprintf(f, ",%.10g", pt->cfg[j].val);
         fprintf(f, "\n");
     }
     snprintf(title, tsize, "P1 (seed 003 Fig. 2): test loss vs p — d = %ld, n = %ld, %s "
@@ -166,7 +197,7 @@ static void p23(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, s
     fprintf(f, "# ou_test: expected test loss of the unclipped OU process at tau = eta T (closed "
                "form); gf_test: gradient flow at tau\n");
     fprintf(f, "p,CT,T,tau,etaTp_over_d,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped,"
-               "ou_test,gf_test,minnorm_test\n");
+               "ou_test,gf_test,minnorm_test,dpgd_val,dpgd_val_se,selected\n");
     plist[0] = '\0';
     for (int i = 0; i < xp->np; i++) {
         const hdp_rfexp_point *pt = &xp->points[i];
@@ -176,10 +207,10 @@ static void p23(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, s
             const hdp_rfexp_config *x = &pt->cfg[b];
             const hdp_rf_dpgd *q = &x->q;
             fprintf(f, "%ld,%.8g,%ld,%.10g,%.10g,%.10g,%.8g,%.10g,%.4g,%.10g,%.6g,%.10g,%.10g,"
-                       "%.10g\n",
+                       "%.10g,%.10g,%.4g,%d\n",
                     pt->p, xp->CTs[b], q->T, q->tau, q->tau * (double)pt->p / (double)d,
                     q->C_clip, q->sigma, x->test, x->test_se, x->train, x->clipped, x->ou_test,
-                    x->gf_test, pt->minnorm_test);
+                    x->gf_test, pt->minnorm_test, x->val, x->val_se, pt->best == b);
         }
     }
     snprintf(title, tsize, "%s (seed 003 Fig. 2): C_clip = %g √p, η = %g, d = %ld, n = %ld, "
@@ -197,16 +228,50 @@ static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     meta(f, "P4", "test loss over (C, CT) at one p", m, xp);
     fprintf(f, "# p = %ld, eta = %.17g; C_clip = C sqrt(p), T = round(CT d/(eta p))\n", pt->p,
             pt->eta);
-    fprintf(f, "C,CT,T,tau,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped\n");
+    fprintf(f, "C,CT,T,tau,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped,dpgd_val,"
+               "dpgd_val_se,selected\n");
     for (long j = 0; j < (long)xp->nC * nCT; j++) {
         const hdp_rfexp_config *x = &pt->cfg[j];
-        fprintf(f, "%.8g,%.8g,%ld,%.10g,%.10g,%.8g,%.10g,%.4g,%.10g,%.6g\n", xp->Cs[j / nCT],
-                xp->CTs[j % nCT], x->q.T, x->q.tau, x->q.C_clip, x->q.sigma, x->test, x->test_se,
-                x->train, x->clipped);
+        fprintf(f, "%.8g,%.8g,%ld,%.10g,%.10g,%.8g,%.10g,%.4g,%.10g,%.6g,%.10g,%.4g,%d\n",
+                xp->Cs[j / nCT], xp->CTs[j % nCT], x->q.T, x->q.tau, x->q.C_clip, x->q.sigma,
+                x->test, x->test_se, x->train, x->clipped, x->val, x->val_se, pt->best == j);
     }
     snprintf(title, tsize, "P4 (seed 003 Fig. 2): test loss over (C_clip, T) — p = %ld, η = %g, "
              "d = %ld, n = %ld, ε = %g, δ = %s", pt->p, pt->eta, rk->d, rk->n,
              dk->epsilon, delta_text(m));
+}
+
+/* the selected configuration at every p (--json) */
+static void write_json(FILE *f, const hdp_model *m, const hdp_rfexp *xp)
+{
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_str(&j, "experiment", names[xp->kind]);
+    hdp_json_str(&j, "selected_on", hdp_rfexp_select_name(xp->select));
+    hdp_json_int(&j, "val_size", xp->val_size);
+    hdp_json_int(&j, "test_size", hdp_rf_keys_of(m)->test_size);
+    hdp_json_int(&j, "n", hdp_rf_keys_of(m)->n);
+    hdp_json_int(&j, "runs", xp->runs);
+    hdp_json_str(&j, "grid", xp->full ? "full" : "reduced");
+    hdp_json_int(&j, "count", xp->np);
+    for (int i = 0; i < xp->np; i++) {
+        const hdp_rfexp_point *pt = &xp->points[i];
+        const hdp_rfexp_config *b = &pt->cfg[pt->best];
+        char k[64];
+#define KEY(name) (snprintf(k, sizeof k, "%s_%d", name, i), k)
+        hdp_json_int(&j, KEY("p"), pt->p);
+        hdp_json_num(&j, KEY("selected_C"), xp->Cs[pt->best / xp->nCT]);
+        hdp_json_num(&j, KEY("selected_CT"), xp->CTs[pt->best % xp->nCT]);
+        hdp_json_int(&j, KEY("selected_T"), b->q.T);
+        hdp_json_num(&j, KEY("selected_val"), b->val);
+        hdp_json_num(&j, KEY("selected_test"), b->test);
+        hdp_json_num(&j, KEY("selected_test_se"), b->test_se);
+        hdp_json_num(&j, KEY("oracle_test"), pt->cfg[pt->best_test].test);
+        hdp_json_num(&j, KEY("minnorm_test"), pt->minnorm_test);
+#undef KEY
+    }
+    hdp_json_str(&j, "model", m->source);
+    hdp_json_end(&j);
 }
 
 /* Run the experiment and write its CSV (all or nothing); title and plist for the figure. */
@@ -226,8 +291,13 @@ static hdp_status run_and_write(const hdp_model *m, int which, long runs, const 
     FILE *f = hdp_outset_add(&out, csv_path);
     if (!f)
         return hdp_outset_commit(&out);
-    hdp_status st = hdp_rfexp_run(m, (hdp_rfexp_kind)which, full_opt, runs, cli_mc_threads(&mc),
-                                  fn, &bar, progress, NULL, &xp, err);
+    FILE *fj = NULL;
+    if (json_path && !(fj = hdp_outset_add(&out, json_path)))
+        return hdp_outset_commit(&out);
+    hdp_rfexp_select sel = select_opt && !strcmp(select_opt, "test") ? HDP_RFEXP_SELECT_TEST
+                                                                      : HDP_RFEXP_SELECT_VALIDATION;
+    hdp_status st = hdp_rfexp_run_select(m, (hdp_rfexp_kind)which, full_opt, runs, sel,
+                                         cli_mc_threads(&mc), fn, &bar, progress, NULL, &xp, err);
     if (st == HDP_OK) {
         if (which == HDP_RFEXP_P1)
             p1(m, &xp, f, title, tsize);
@@ -235,6 +305,8 @@ static hdp_status run_and_write(const hdp_model *m, int which, long runs, const 
             p4(m, &xp, f, title, tsize);
         else
             p23(m, &xp, f, title, tsize, plist, psize);
+        if (fj)
+            write_json(fj, m, &xp);
     }
     hdp_rfexp_free(&xp);
     if (st != HDP_OK) {
@@ -248,7 +320,7 @@ int cmd_rf_experiment(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("rf-experiment");
     cli_common common;
-    out_dir = NULL;
+    out_dir = json_path = select_opt = NULL;
     full_opt = 0;
     cli_mc_args_reset(&mc);
     int rc = cli_start(cmd, argc, argv, &common);
@@ -267,6 +339,11 @@ int cmd_rf_experiment(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     common.model_path = common.npos > 1 ? common.pos[1] : NULL;
+    if (select_opt && strcmp(select_opt, "validation") && strcmp(select_opt, "test")) {
+        fprintf(stderr, "hdpsgd rf-experiment: error: --select-on %s: expected validation or test\n",
+                select_opt);
+        return EXIT_BAD_INPUT;
+    }
     long runs = mc.runs == CLI_NOT_GIVEN ? 1 : mc.runs;
     mc.runs = CLI_NOT_GIVEN;
     if (runs < 1) {
@@ -311,6 +388,8 @@ int cmd_rf_experiment(int argc, char **argv)
     hdp_plot_assign(assign, sizeof assign, "data_file", csv_path);
     hdp_plot_assign(assign, sizeof assign, "title_text", title);
     hdp_plot_assign(assign, sizeof assign, "p_list", plist);
+    hdp_plot_assign(assign, sizeof assign, "select_text",
+                    select_opt && !strcmp(select_opt, "test") ? "test" : "validation");
     size_t len = strlen(assign);
     snprintf(assign + len, sizeof assign - len, "n_train=%ld\nd_input=%ld\np_fixed=%ld\n", rk->n,
              rk->d, rk->p);

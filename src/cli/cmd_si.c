@@ -64,8 +64,14 @@ const char si_help[] =
     "alignment_mean, alignment_init_mean, random_alignment, stage1_clipped_fraction,\n"
     "stage1_floored_neurons, clipped_fraction, max_z_mean, max_z_var, lambda_max,\n"
     "eta_lambda_max, the resolved hyperparameters, sigma_a(_route), rho_z1, rho_z2, rho_z,\n"
-    "epsilon_stage1, epsilon_stage2, epsilon_total, delta, d, p, n, runs, threads, seed.\n"
-    "--experiment eps: risk against the stage-2 epsilon (0.25 ... 32, inf) on one problem;\n"
+    "epsilon_stage1, epsilon_stage2, epsilon_total, epsilon_target, epsilon_form (stage2 or\n"
+    "total), stage1_share, rho_z_target, delta, d, p, n, runs, threads, seed.\n"
+    "Budget: si.epsilon sets stage 2 alone (stage 1 spends what si.sigma_W gives on top);\n"
+    "si.epsilon_total (with si.delta) is one zCDP budget rho_z for both stages, stage 1 taking\n"
+    "si.stage1_share of it (sigma_W = Delta1/sqrt(2 share rho_z)) and stage 2 the rest: the\n"
+    "reported total epsilon is the target. Give one of the two.\n"
+    "--experiment eps: risk against the stage-2 epsilon (0.25 ... 32, inf) on one problem, or\n"
+    "against the total epsilon with si.epsilon_total (one problem per target, same data);\n"
     "n: risk and alignment against n = 500 ... 8000; align: histograms of the alignment\n"
     "|<w_j, mu>|/||w_j|| at W_0, after stage 1 with sigma_W = 0 and with the model's sigma_W\n"
     "(p = 512 unless si.p is given). Each writes si-NAME.csv and si-NAME.png (gnuplot) and\n"
@@ -90,6 +96,11 @@ static void meta_of(FILE *f, const char *what, const hdp_model *m, const hdp_si_
             hp->Delta1, hp->rho_z1, hp->eps1, hp->sigma_a,
             hp->sigma_route_zcdp ? "zCDP route" : "seed 002 formula", hp->rho_z2, hp->eps2,
             hp->rho_z, hp->eps_total, hp->delta);
+    if (hp->budget_total)
+        fprintf(f, "# budget: si.epsilon_total = %.10g at delta = %.6g, rho_z = %.10g shared "
+                   "stage 1 : stage 2 = %.6g : %.6g (sigma_W and sigma_a from it)\n",
+                hp->epsilon_target, hp->delta, hp->rho_z_target,
+                hp->rho_z1 / hp->rho_z, hp->rho_z2 / hp->rho_z);
     hdp_model_write_meta(m, f);
 }
 
@@ -137,7 +148,10 @@ static void write_json(FILE *f, const hdp_si_problem *pb, const hdp_si_result *r
     hdp_json_num(&j, "epsilon_stage1", hp->eps1);
     hdp_json_num(&j, "epsilon_stage2", hp->eps2);
     hdp_json_num(&j, "epsilon_total", hp->eps_total);
-    hdp_json_num(&j, "epsilon_target", pb->spec.epsilon);
+    hdp_json_num(&j, "epsilon_target", hp->epsilon_target);
+    hdp_json_str(&j, "epsilon_form", hp->budget_total ? "total" : "stage2");
+    hdp_json_num(&j, "stage1_share", hp->budget_total ? pb->spec.stage1_share : NAN);
+    hdp_json_num(&j, "rho_z_target", hp->budget_total ? hp->rho_z_target : NAN);
     hdp_json_num(&j, "delta", hp->delta);
     hdp_json_int(&j, "d", pb->spec.d);
     hdp_json_int(&j, "p", pb->spec.p);
@@ -178,17 +192,27 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
 static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title, size_t size)
 {
     const hdp_si_spec *spec = &xp->spec;
-    meta_of(f, "test risk against the stage-2 epsilon", m, &xp->meta_hp, spec->stage2);
+    const int total = spec->epsilon_total > 0;
+    meta_of(f, total ? "test risk against the total epsilon of both stages (si.epsilon_total)"
+                     : "test risk against the stage-2 epsilon", m, &xp->meta_hp, spec->stage2);
     fprintf(f, "epsilon_target,epsilon_stage2,epsilon_total,rho_z1,rho_z2,sigma_a,"
                "risk,risk_se,ou_risk,gd_risk,zero_risk,clipped_fraction,"
-               "alignment_mean\n");
+               "alignment_mean,epsilon_stage1,sigma_W\n");
     for (int i = 0; i < xp->nrows; i++) {
         const hdp_siexp_row *r = &xp->rows[i];
         const hdp_si_params *hp = &r->hp;
-        fprintf(f, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g\n",
+        fprintf(f, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g,%.8g,%.8g\n",
                 r->epsilon, hp->eps2, hp->eps_total, hp->rho_z1, hp->rho_z2, hp->sigma_a,
                 r->risk, r->risk_se, r->ou_risk, r->gd_risk, r->zero_risk, r->clipped,
-                r->align_mean);
+                r->align_mean, hp->eps1, hp->sigma_W);
+    }
+    if (total) {
+        snprintf(title, size,
+                 "sim-index: test risk against the total ε of both stages (d = %ld, p = %ld, "
+                 "n = %ld, stage2 = %s, %ld runs)\nstage 1 gets %.2g of the zCDP budget; δ = "
+                 "%.2g", spec->d, spec->p, spec->n, hdp_si_stage2_name(spec->stage2),
+                 hdp_si_keys_of(m)->runs, spec->stage1_share, xp->last_hp.delta);
+        return;
     }
     snprintf(title, size,
              "sim-index: test risk against stage-2 ε (d = %ld, p = %ld, n = %ld, stage2 = %s, "
@@ -370,6 +394,13 @@ int cmd_si(int argc, char **argv)
                 hdp_si_stage2_name(spec.stage2), r.risk_mean, r.risk_se, pb.ou_risk, pb.gd_risk,
                 pb.zero_risk, pb.align_mean, pb.align0_mean, r.clipped, hp->eps_total, hp->eps1,
                 hp->eps2, hp->delta, r.max_z_mean, r.max_z_var);
+        if (hp->budget_total)
+            fprintf(stderr,
+                    "hdpsgd sim-index: budget si.epsilon_total = %.10g: rho_z = %.6g split stage 1 "
+                    "%.6g (%.3g of it, sigma_W = %.4g), stage 2 %.6g (sigma_a = %.4g); reported "
+                    "total epsilon %.10g\n",
+                    hp->epsilon_target, hp->rho_z_target, hp->rho_z1, hp->rho_z1 / hp->rho_z,
+                    hp->sigma_W, hp->rho_z2, hp->sigma_a, hp->eps_total);
     }
     hdp_si_result_free(&r);
     hdp_si_problem_free(&pb);

@@ -264,6 +264,13 @@ int plot_family_vars(const plot_csv *t, char *assign, const char **script)
     case PK_RATES_FIG:
         names_between(t, "risk_", "", buf, sizeof buf);
         hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "families", buf);
+        {   /* rates --figure's data since issue 25: the fitted rates, fit_<family> */
+            char col[160];
+            size_t w = strcspn(buf, " ");
+            snprintf(col, sizeof col, "fit_%.*s", (int)(w < 120 ? w : 120), buf);
+            size_t len = strlen(assign);
+            snprintf(assign + len, PLOT_ASSIGN_MAX - len, "has_fit=%d\n", plot_csv_col(t, col) >= 0);
+        }
         *script = "rates";
         return 0;
     case PK_SCHEDULES: schedules_vars(t, assign); *script = "schedule"; return 0;

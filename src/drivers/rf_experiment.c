@@ -117,21 +117,31 @@ static hdp_status calibrate(run_ctx *c, hdp_rfexp_point *pt, double eta, long T,
     return st;
 }
 
-/* mean and standard error of the test loss over the runs of configuration j */
+const char *hdp_rfexp_select_name(hdp_rfexp_select s)
+{
+    return s == HDP_RFEXP_SELECT_TEST ? "test" : "validation";
+}
+
+/* mean and standard error of the test and validation losses over the runs of configuration j */
 static void config_stats(long runs, const hdp_rf_config *cfg, long j, hdp_rfexp_config *out)
 {
     const hdp_rf_config *c = cfg + j * runs;
-    double s = 0, ss = 0, tr = 0, cl = 0;
+    double s = 0, ss = 0, tr = 0, cl = 0, v = 0, vv = 0;
     for (long r = 0; r < runs; r++) {
         s += c[r].test_loss;
+        v += c[r].val_loss;
         tr += c[r].train_loss;
         cl += c[r].clipped_mean;
     }
-    double mu = s / (double)runs;
-    for (long r = 0; r < runs; r++)
+    double mu = s / (double)runs, mv = v / (double)runs;
+    for (long r = 0; r < runs; r++) {
         ss += (c[r].test_loss - mu) * (c[r].test_loss - mu);
+        vv += (c[r].val_loss - mv) * (c[r].val_loss - mv);
+    }
     out->test = mu;
     out->test_se = runs > 1 ? sqrt(ss / (double)(runs - 1) / (double)runs) : 0.0;
+    out->val = mv;
+    out->val_se = runs > 1 ? sqrt(vv / (double)(runs - 1) / (double)runs) : 0.0;
     out->train = tr / (double)runs;
     out->clipped = cl / (double)runs;
 }
@@ -148,7 +158,7 @@ static hdp_status configs(run_ctx *c, hdp_rfexp_point *pt, long *k, hdp_error *e
             st = calibrate(c, pt, pt->eta, steps_of(xp->CTs[b], d, pt->eta, p),
                            xp->Cs[a] * sqrt((double)p), q, err);
             for (long r = 0; st == HDP_OK && r < xp->runs; r++) {
-                hdp_rf_config one = {q->eta, q->T, q->C_clip, q->s, c->next_stream++, 0, 0, 0, 0, 0};
+                hdp_rf_config one = {q->eta, q->T, q->C_clip, q->s, c->next_stream++, 0, 0, 0, 0, 0, 0};
                 c->cfg[(*k)++] = one;
             }
         }
@@ -178,7 +188,8 @@ static hdp_status point_job(void *user, long i, void *row, hdp_error *err)
     spec.p = pt->p;
     const int ou = xp->kind == HDP_RFEXP_P2 || xp->kind == HDP_RFEXP_P3;
     hdp_rf_problem pb;
-    hdp_status st = hdp_rf_problem_build(&spec, ou ? HDP_RF_TEST_MODES : 0, c->threads, &pb, err);
+    hdp_status st = hdp_rf_problem_build(&spec, (ou ? HDP_RF_TEST_MODES : 0) | HDP_RF_VALIDATION,
+                                         c->threads, &pb, err);
     pt->build_seconds = omp_get_wtime() - t0;
     if (st == HDP_OK) {
         pt->minnorm_test = pb.minnorm_test;
@@ -195,8 +206,20 @@ static hdp_status point_job(void *user, long i, void *row, hdp_error *err)
     for (long j = 0; j < ncfg && st == HDP_OK; j++) {
         hdp_rfexp_config *x = &pt->cfg[j];
         config_stats(xp->runs, c->cfg, j, x);
-        if (x->test < pt->cfg[pt->best].test)
+    }
+    /* the selection (hdpsgd/rfexp.h): validation loss, or the test loss when asked */
+    for (long j = 1; j < ncfg && st == HDP_OK; j++) {
+        const hdp_rfexp_config *x = &pt->cfg[j];
+        double sel = xp->select == HDP_RFEXP_SELECT_TEST ? x->test : x->val;
+        double cur = xp->select == HDP_RFEXP_SELECT_TEST ? pt->cfg[pt->best].test
+                                                          : pt->cfg[pt->best].val;
+        if (sel < cur)
             pt->best = j;
+        if (x->test < pt->cfg[pt->best_test].test)
+            pt->best_test = j;
+    }
+    for (long j = 0; j < ncfg && st == HDP_OK; j++) {
+        hdp_rfexp_config *x = &pt->cfg[j];
         if (ou) {
             hdp_rf_expected_loss(&pb, pt->eta, x->q.s, x->q.tau, 0, &x->ou_test, NULL);
             hdp_rf_expected_loss(&pb, pt->eta, 0.0, x->q.tau, 0, &x->gf_test, NULL);
@@ -214,15 +237,32 @@ hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long
                          hdp_rfexp_progress_fn progress, void *user, hdp_rfexp *xp,
                          hdp_error *err)
 {
+    return hdp_rfexp_run_select(m, kind, full, runs, HDP_RFEXP_SELECT_VALIDATION, threads, bar,
+                                bar_user, progress, user, xp, err);
+}
+
+hdp_status hdp_rfexp_run_select(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
+                                hdp_rfexp_select select, int threads, hdp_rf_progress_fn bar,
+                                void *bar_user, hdp_rfexp_progress_fn progress, void *user,
+                                hdp_rfexp *xp, hdp_error *err)
+{
     HDP_ZERO(xp);
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, xp);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
-    if (runs < 1 || kind < HDP_RFEXP_P1 || kind > HDP_RFEXP_P4)
-        return hdp_fail(err, HDP_EINPUT, "hdp_rfexp_run: experiment %d with %ld runs: expected "
-                        "P1 to P4 and runs >= 1", (int)kind, runs);
+    if (runs < 1 || kind < HDP_RFEXP_P1 || kind > HDP_RFEXP_P4 ||
+        (select != HDP_RFEXP_SELECT_VALIDATION && select != HDP_RFEXP_SELECT_TEST))
+        return hdp_fail(err, HDP_EINPUT, "hdp_rfexp_run: experiment %d with %ld runs, selection "
+                        "%d: expected P1 to P4, runs >= 1 and a selection", (int)kind, runs,
+                        (int)select);
     xp->kind = kind;
+    xp->select = select;
+    {
+        hdp_rf_spec spec;
+        hdp_rf_spec_from_model(m, &spec);
+        xp->val_size = spec.v;
+    }
     xp->full = full;
     xp->runs = runs;
     grids(xp, m);

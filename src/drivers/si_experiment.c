@@ -42,7 +42,16 @@ static hdp_status eps_job(void *user, long i, void *unused, hdp_error *err)
     hdp_siexp_row *row = &c->xp->rows[i];
     row->epsilon = eps_targets[i];
     hdp_si_result r;
-    hdp_status st = hdp_si_set_epsilon(c->pb, eps_targets[i], err);
+    hdp_status st;
+    if (c->xp->spec.epsilon_total > 0) {
+        /* the total budget: stage 1's noise changes with it, so a new problem (same data) */
+        hdp_si_spec s = c->xp->spec;
+        s.epsilon_total = eps_targets[i];
+        hdp_si_problem_free(c->pb);
+        st = hdp_si_problem_build(&s, c->m, c->pb, err);
+    } else {
+        st = hdp_si_set_epsilon(c->pb, eps_targets[i], err);
+    }
     if (st == HDP_OK)
         st = hdp_si_stage2(c->pb, hdp_si_keys_of(c->m)->runs, c->threads, &r, err);
     if (st != HDP_OK)

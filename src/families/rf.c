@@ -90,6 +90,7 @@ void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec)
     spec->target = rk->target;
     spec->label_noise = rk->label_noise;
     spec->seed = m->seed;
+    spec->v = rk->val_size > 0 ? rk->val_size : (long)fmax(1.0, nearbyint((double)rk->test_size / 5.0));
 }
 
 void hdp_rf_problem_free(hdp_rf_problem *pb)
@@ -98,7 +99,8 @@ void hdp_rf_problem_free(hdp_rf_problem *pb)
         return;
     double **arrays[] = {&pb->Phi,  &pb->Phi_test, &pb->y,      &pb->y_test,
                          &pb->phi_norm, &pb->test_norm2, &pb->s2, &pb->s,
-                         &pb->lambda, &pb->beta, &pb->U, &pb->G, &pb->test_perp2};
+                         &pb->lambda, &pb->beta, &pb->U, &pb->G, &pb->test_perp2,
+                         &pb->Phi_val, &pb->y_val};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -273,9 +275,50 @@ static void rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, do
         V[i] *= vs;
 }
 
+/* The validation set (HDP_RF_VALIDATION, rf.h): X_val [v x d] then its label noise from the
+ * block stream of the seed's stream long-jumped 10 times; labels by the same u, features by
+ * the same V. */
+static hdp_status rf_validation(hdp_rf_problem *pb, const double *u, const double *V, int nth,
+                                hdp_error *err)
+{
+    const hdp_rf_spec *spec = &pb->spec;
+    const long d = spec->d, p = spec->p, v = spec->v;
+    double *Xv = hdp_dalloc((size_t)(v * d)), *noise = hdp_dalloc((size_t)v);
+    pb->Phi_val = hdp_dalloc((size_t)(v * p));
+    pb->y_val = hdp_dalloc((size_t)v);
+    if (!Xv || !noise || !pb->Phi_val || !pb->y_val) {
+        free(Xv);
+        free(noise);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld validation samples with p = %ld", v,
+                        p);
+    }
+    hdp_xoshiro g;
+    hdp_normals ns;
+    hdp_xoshiro_seed(&g, (uint64_t)spec->seed);
+    for (int k = 0; k < 10; k++)
+        hdp_xoshiro_long_jump(&g);
+    hdp_normals_init(&ns, &g);
+    hdp_normals_fill(&ns, Xv, v * d);
+    for (long i = 0; i < v; i++) {
+        double z = dot(u, Xv + i * d, d);
+        pb->y_val[i] = spec->target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
+    }
+    if (spec->label_noise > 0) {
+        double sd = sqrt(spec->label_noise);
+        hdp_normals_fill(&ns, noise, v);
+        for (long i = 0; i < v; i++)
+            pb->y_val[i] += sd * noise[i];
+    }
+    features(Xv, v, V, p, d, spec->activation, pb->Phi_val, nth);
+    free(Xv);
+    free(noise);
+    return HDP_OK;
+}
+
 /* Draw the data and compute Phi = act(X V^T), Phi_test, the feature norms and the losses of
- * theta = 0. */
-static hdp_status rf_data_and_features(hdp_rf_problem *pb, int nth, hdp_error *err)
+ * theta = 0; with validation, the validation set (rf_validation). */
+static hdp_status rf_data_and_features(hdp_rf_problem *pb, int validation, int nth,
+                                       hdp_error *err)
 {
     const hdp_rf_spec *spec = &pb->spec;
     const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
@@ -304,6 +347,8 @@ static hdp_status rf_data_and_features(hdp_rf_problem *pb, int nth, hdp_error *e
     for (long j = 0; j < m; j++) s1 += pb->y_test[j] * pb->y_test[j];
     pb->zero_train = s0 / (double)n;
     pb->zero_test = s1 / (double)m;
+    if (validation)
+        st = rf_validation(pb, u, V, nth, err);
 done:
     free(u);
     free(X);
@@ -428,13 +473,16 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     hdp_status st = rf_check_sizes(spec, err);
     if (st != HDP_OK)
         return st;
+    if ((flags & HDP_RF_VALIDATION) && (spec->v < 1 || (double)spec->v * (double)spec->p > 4.0e9))
+        return hdp_fail(err, HDP_EINPUT, "random features: validation size %ld with p = %ld: "
+                        "expected >= 1 and v x p <= 4e9", spec->v, spec->p);
     double t0 = omp_get_wtime();
     int old = blas_single();
     int nth = threads_to_use(threads);
     const long N = spec->p >= spec->n ? spec->n : spec->p; /* size of the Gram matrix */
     double *vec = NULL;
     if ((st = rf_problem_alloc(pb, N, err)) != HDP_OK ||
-        (st = rf_data_and_features(pb, nth, err)) != HDP_OK)
+        (st = rf_data_and_features(pb, (flags & HDP_RF_VALIDATION) != 0, nth, err)) != HDP_OK)
         goto done;
     if (!(vec = hdp_dalloc((size_t)(N * N)))) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld eigenvectors", N, N);
@@ -1137,7 +1185,10 @@ static cfg_ws *cfg_ws_alloc(const hdp_rf_problem *pb)
     w->Z = hdp_dalloc((size_t)p);
     w->xi = hdp_dalloc((size_t)p);
     w->theta = hdp_dalloc((size_t)p);
-    w->pred = hdp_dalloc((size_t)(m > n ? m : n));
+    long big = m > n ? m : n;
+    if (pb->Phi_val && pb->spec.v > big)
+        big = pb->spec.v;
+    w->pred = hdp_dalloc((size_t)big);
     if (!w->a || !w->sa || !w->g || !w->xim || !w->resid || !w->v || !w->Z || !w->xi ||
         !w->theta || !w->pred) {
         cfg_ws_free(w);
@@ -1230,6 +1281,11 @@ static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
             w->theta[j] += cs * w->Z[j];
     blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
     cf->test_loss = mse(w->pred, pb->y_test, m);
+    cf->val_loss = NAN;
+    if (pb->Phi_val) {
+        blas_gemv(0, pb->spec.v, p, 1.0, pb->Phi_val, p, w->theta, 0.0, w->pred);
+        cf->val_loss = mse(w->pred, pb->y_val, pb->spec.v);
+    }
 }
 
 /* order[] = 0..ncfg-1 sorted by decreasing T (stable insertion sort) */

@@ -39,6 +39,9 @@ static const hdp_schema_key rf_keys[] = {
      "runs of `hdpsgd rf` (integer in [1, 1e5]; --runs overrides it)"},
     {"records", HDP_KEY_LONG, P(records), "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL,
      "`hdpsgd rf` records the losses at step 0 and at round(i T / records), i = 1..records; at most 1e6"},
+    {"val_size", HDP_KEY_LONG, P(val_size), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e6, NULL,
+     "validation samples of rf-experiment, which chooses (C, T) on them (integer in [0, 1e6]); "
+     "0 = 20 % of test_size"},
 };
 #undef P
 
@@ -75,6 +78,10 @@ static hdp_status rf_finalize(hdp_model *m, hdp_error *err)
     if ((cells = rt * rp) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "rf", "test_size", rt, "rf.p", rp, cells,
                                  "the test features", err);
+    double rv = q->val_size > 0 ? (double)q->val_size : fmax(1.0, nearbyint(rt / 5.0));
+    if ((cells = rv * rp) > HDP_MODEL_MAX_CELLS)
+        return hdp_model_too_big(m, "rf", "val_size", rv, "rf.p", rp, cells,
+                                 "the validation features", err);
     if ((cells = fmin(rn, rp) * fmin(rn, rp)) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "rf", "n", rn, "rf.p", rp, cells,
                                  "the Gram matrix of the smaller one", err);

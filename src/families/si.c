@@ -65,6 +65,8 @@ void hdp_si_spec_from_model(const hdp_model *m, hdp_si_spec *s)
     s->epsilon = q->epsilon;
     s->delta = q->delta;
     s->stage2 = q->stage2;
+    s->epsilon_total = q->epsilon_total;
+    s->stage1_share = q->stage1_share;
     s->seed = m->seed;
 }
 
@@ -153,14 +155,26 @@ static void predictions(hdp_si_problem *pb)
     free(a0k);
 }
 
-/* sigma_a, s and the privacy accounting of both stages (THEORY 6). */
+/* sigma_a, s and the privacy accounting of both stages (THEORY 6, 8.2). Stage-2-only form:
+ * sigma_a for the stage-2 target epsilon, stage 1 whatever sigma_W gives. Total-budget form
+ * (spec.epsilon_total > 0; sigma_W was set by si_scalings): sigma_a spends the rest of the
+ * budget, rho_z2 = rho_z_target - rho_z1. */
 static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
 {
     hdp_si_params *hp = &pb->hp;
     const long n = pb->spec.n;
     hp->delta = pb->spec.delta > 0 ? pb->spec.delta : 1.0 / (double)n;
     hp->sigma_route_zcdp = 0;
-    if (isinf(epsilon)) {
+    if (hp->budget_total) {
+        hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
+                                     : INFINITY;
+        double rz2 = isinf(hp->rho_z_target) ? INFINITY : hp->rho_z_target - hp->rho_z1;
+        if (!(rz2 > 0))
+            return hdp_fail(err, HDP_ENUMERIC, "[si] epsilon_total: no budget left for stage 2 "
+                            "(rho_z %g, stage 1 %g)", hp->rho_z_target, hp->rho_z1);
+        hp->sigma_a = isinf(rz2) ? 0.0 : sqrt(hp->eta_a * (double)hp->T / (2.0 * rz2));
+        hp->sigma_route_zcdp = 1;
+    } else if (isinf(epsilon)) {
         hp->sigma_a = 0;
     } else if (hdp_dpgd_simple_applies(epsilon, hp->delta)) {
         hp->sigma_a = hdp_dpgd_sigma_simple(hp->eta_a, hp->T, epsilon, hp->delta);
@@ -171,7 +185,10 @@ static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
             return st;
         hp->sigma_route_zcdp = 1;
     }
-    pb->spec.epsilon = epsilon;
+    if (!hp->budget_total) {
+        pb->spec.epsilon = epsilon;
+        hp->epsilon_target = epsilon;
+    }
     hp->s = hp->sigma_a > 0 ? 2.0 * hp->C_a * hp->sigma_a / (double)n : 0.0;
     hp->rho_z2 = hdp_dpgd_rho_z(hp->eta_a, hp->T, hp->sigma_a);
     hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
@@ -188,6 +205,10 @@ hdp_status hdp_si_set_epsilon(hdp_si_problem *pb, double epsilon, hdp_error *err
     HDP_REQUIRE(err, pb);
     if (!(epsilon > 0))
         return hdp_fail(err, HDP_EINPUT, "[si] epsilon: expected > 0 or inf (value %g)", epsilon);
+    if (pb->hp.budget_total)
+        return hdp_fail(err, HDP_EINPUT, "[si] epsilon: the problem was built for "
+                        "si.epsilon_total = %g (both stages): change spec.epsilon_total and build "
+                        "again", pb->spec.epsilon_total);
     if (!isinf(epsilon) && isinf(pb->hp.C_a))
         return hdp_fail(err, HDP_EINPUT,
                         "[si] C_a: inf with private noise (epsilon %g) gives infinite noise",
@@ -273,9 +294,25 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
         return bad_key(m, "norm_floor", err, "expected a finite number > 0", spec->norm_floor);
     if (!(spec->epsilon > 0))
         return bad_key(m, "epsilon", err, "expected a number > 0 or inf", spec->epsilon);
+    /* the two forms of the budget (THEORY 8.2): here, not at finalize,
+     * because a written model file holds every key */
+    if (m && spec->epsilon_total > 0 && hdp_model_key_given(m, "si", "epsilon") &&
+        hdp_model_key_given(m, "si", "epsilon_total"))
+        return hdp_model_fail_key(m, "si", "epsilon_total", err,
+                                  "give si.epsilon (stage 2 alone) or si.epsilon_total (both "
+                                  "stages), not both");
+    if (m && spec->epsilon_total > 0 && hdp_model_key_given(m, "si", "sigma_W"))
+        return hdp_model_fail_key(m, "si", "sigma_W", err,
+                                  "si.sigma_W is set by si.epsilon_total and si.stage1_share: "
+                                  "leave it out, or use si.epsilon");
+    if (!(spec->epsilon_total >= 0))
+        return bad_key(m, "epsilon_total", err, "expected a number > 0, inf, or 0 (not used)",
+                       spec->epsilon_total);
+    if (spec->epsilon_total > 0 && !(spec->stage1_share > 0 && spec->stage1_share < 1))
+        return bad_key(m, "stage1_share", err, "expected a number in (0, 1)", spec->stage1_share);
     if (!(spec->delta >= 0 && spec->delta < 1))
         return bad_key(m, "delta", err, "expected a number in [0, 1)", spec->delta);
-    if (isinf(spec->c_C_a) && !isinf(spec->epsilon))
+    if (isinf(spec->c_C_a) && !isinf(spec->epsilon_total > 0 ? spec->epsilon_total : spec->epsilon))
         return bad_key(m, "C_a", err,
                        "inf with private noise (finite si.epsilon): the noise 2 C_a sigma_a/n is "
                        "infinite",
@@ -307,6 +344,23 @@ static hdp_status si_scalings(const hdp_si_spec *spec, const hdp_model *m, hdp_s
     hp->C_W = spec->c_C_W * sqrt((double)d / (double)p);
     hp->R = spec->norm_floor * hp->eta_W * (double)n * 2.0 / sqrt((double)p);
     hp->Delta1 = 2.0 * hp->eta_W * hp->C_W * sqrt((double)p) / hp->R;
+    hp->budget_total = spec->epsilon_total > 0;
+    hp->rho_z_target = NAN;
+    hp->epsilon_target = hp->budget_total ? spec->epsilon_total : spec->epsilon;
+    if (hp->budget_total) {
+        /* THEORY 8.2: one zCDP budget for both stages; stage 1 gets stage1_share of it */
+        const double delta = spec->delta > 0 ? spec->delta : 1.0 / (double)n;
+        if (isinf(spec->epsilon_total)) {
+            hp->rho_z_target = INFINITY;
+            hp->sigma_W = 0;
+        } else {
+            hdp_status st = hdp_zcdp_from_epsilon(spec->epsilon_total, delta, &hp->rho_z_target,
+                                                  err);
+            if (st != HDP_OK)
+                return st;
+            hp->sigma_W = hp->Delta1 / sqrt(2.0 * spec->stage1_share * hp->rho_z_target);
+        }
+    }
     return HDP_OK;
 }
 

@@ -52,7 +52,15 @@ static const hdp_schema_key keys[] = {
     {"norm_floor", HDP_KEY_DOUBLE, P(norm_floor), "0.25", HDP_R_LO_OPEN, 0, 0, NULL,
      "stage-1 normalisation w/max(||w||, R), R = c eta_W n 2/sqrt(p) (bounds the sensitivity)"},
     {"epsilon", HDP_KEY_DOUBLE, P(epsilon), "4", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "stage-2 target epsilon > 0 or inf (no stage-2 noise)"},
+     "stage-2 target epsilon > 0 or inf (no stage-2 noise); stage 1 spends what sigma_W gives "
+     "on top (give epsilon or epsilon_total, not both)"},
+    {"epsilon_total", HDP_KEY_DOUBLE, P(epsilon_total), "0", HDP_R_LO_CLOSED | HDP_R_INF, 0, 0,
+     NULL,
+     "total target epsilon > 0 or inf of both stages at si.delta: one zCDP budget split by "
+     "stage1_share, which sets sigma_W and sigma_a; 0 = not used (si.epsilon: stage 2 only)"},
+    {"stage1_share", HDP_KEY_DOUBLE, P(stage1_share), "0.5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1,
+     NULL,
+     "share in (0, 1) of the total zCDP budget rho_z spent on stage 1 (with epsilon_total)"},
     {"delta", HDP_KEY_DOUBLE, P(delta), "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL,
      "delta in [0, 1); 0 = 1/n"},
     {"stage2", HDP_KEY_ENUM, P(stage2), "gd", 0, 0, 0, si_stage2_names,

@@ -119,6 +119,31 @@ if command -v gnuplot >/dev/null || [[ -n ${HDPSGD_GNUPLOT:-} ]]; then
   check "P1 rows: one per p" test "$(grep -cv '^#' "$work/P1-1/rf-p1.csv")" -eq 10
   check "P4 rows: 8 x 8" test "$(grep -cv '^#' "$work/P4-1/rf-p4.csv")" -eq 65
   check "P2 and P3 hold the same runs" cmp -s <(grep -v '^#' "$work/P2-1/rf-p2.csv") <(grep -v '^#' "$work/P3-1/rf-p3.csv")
+  # selection on the validation set (default) and, for comparison, on the test set
+  mkdir -p "$work/sv" "$work/st"
+  "$bin" rf-experiment P1 "$src/models/rf-p1.ini" "${tiny[@]}" -o "$work/sv" --json "$work/sv/p1.json" 2>/dev/null
+  check "rf-experiment P1 --json exits 0" test $? -eq 0
+  "$bin" rf-experiment P1 "$src/models/rf-p1.ini" "${tiny[@]}" --select-on test -o "$work/st" --json "$work/st/p1.json" 2>/dev/null
+  check "rf-experiment P1 --select-on test exits 0" test $? -eq 0
+  check "rf-experiment P1: selected on validation, its test loss reported; --select-on test the oracle" python3 -c "
+import csv, json, sys
+v, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert v['selected_on'] == 'validation' and t['selected_on'] == 'test', (v['selected_on'], t['selected_on'])
+assert v['val_size'] == 6 and v['test_size'] == 30     # 20 % of the test size by default
+rows = list(csv.DictReader(l for l in open(sys.argv[3]) if not l.startswith('#')))
+assert len(rows) == v['count']
+close = lambda a, b: abs(a - b) <= 1e-9 * abs(b)          # the CSV prints 10 digits
+for i, r in enumerate(rows):
+    vals = {k[4:]: float(x) for k, x in r.items() if k.startswith('val_C')}
+    tests = {k[5:]: float(x) for k, x in r.items() if k.startswith('test_C')}
+    best = min(vals, key=vals.get)                       # the lowest validation loss ...
+    assert float(r['dpgd_test']) == tests[best] and close(tests[best], v['selected_test_%d' % i])
+    assert float(r['dpgd_val']) == vals[best] and close(vals[best], v['selected_val_%d' % i])
+    assert t['selected_test_%d' % i] == v['oracle_test_%d' % i]
+    assert close(min(tests.values()), t['selected_test_%d' % i])
+    assert v['selected_test_%d' % i] >= t['selected_test_%d' % i]
+" "$work/sv/p1.json" "$work/st/p1.json" "$work/sv/rf-p1.csv"
+  check "rf-experiment: the CSV header says what selected" grep -q '^# selected_on = validation' "$work/sv/rf-p1.csv"
 else
   echo "skip the experiments: gnuplot not installed"
 fi
@@ -129,5 +154,10 @@ check "rf-experiment into a missing directory exits 2" test $? -eq 2
 "$bin" rf-experiment P4 "${tiny[@]}" --set dpgd.T=5 --set dpgd.CT=2 -o "$work" 2>"$work/err"
 check "rf-experiment with inconsistent keys exits 2" test $? -eq 2
 check "rf-experiment: no CSV after bad input" test ! -e "$work/rf-p4.csv"
+"$bin" rf-experiment P1 "${tiny[@]}" --select-on train -o "$work" 2>"$work/err"
+check "rf-experiment --select-on train exits 2" test $? -eq 2
+check "rf-experiment --select-on train: the message names the option" grep -q -- '--select-on' "$work/err"
+"$bin" rf-experiment P1 "${tiny[@]}" --set rf.val_size=-1 -o "$work" 2>"$work/err"
+check "rf-experiment rf.val_size = -1 exits 2 naming the key" grep -q 'val_size' "$work/err"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

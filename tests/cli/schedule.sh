@@ -100,7 +100,23 @@ check "rates prints the theorem's slopes" grep -q "theorem's rate" "$work/r.out"
 if [[ $have_gnuplot -eq 1 ]]; then
   check "rates figure written" test -s "$work/r.png"
 fi
-check "rates figure data" bash -c "grep -v '^#' '$work/r.rates.csv' | head -n1 | grep -qx 'gamma,risk_output,theory_output,risk_linear-noise,theory_linear-noise,risk_optimal,theory_optimal'"
+check "rates figure data" bash -c "grep -v '^#' '$work/r.rates.csv' | head -n1 | grep -qx 'gamma,risk_output,theory_output,risk_linear-noise,theory_linear-noise,risk_optimal,theory_optimal,fit_output,fit_linear-noise,fit_optimal'"
+check "rates JSON: the fitted rate A r1 + B r2 (THEORY 5.2) within its reported error" py "$work/r.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1])); rho = d['rho']
+terms = {'output': (1, 2), 'linear_noise': (2 / 3, 4 / 3), 'optimal': (0, 0)}
+for f, (b1, b2) in terms.items():
+    A, B, e = d[f + '_fit_A'], d[f + '_fit_B'], d[f + '_fit_rel_err']
+    assert A >= 0 and B >= 0 and 0 <= e < 1, (f, A, B, e)
+    assert isinstance(d[f + '_pre_asymptotic'], bool) and 0 <= d[f + '_fit_term2_share'] <= 1
+    worst = 0
+    for i in range(d['count']):
+        g = d['gamma_%d' % i]; L = math.log(1 / g)
+        fit = A * g * L ** b1 + B * g * g * L ** b2 / rho ** 2
+        worst = max(worst, abs(fit - d['%s_final_risk_%d' % (f, i)]) / d['%s_final_risk_%d' % (f, i)])
+    assert abs(worst - e) < 1e-9, (f, worst, e)
+PY
+check "rates prints the fit and says whether the grid is pre-asymptotic" bash -c "grep -q 'risk ~ A r1 + B r2' '$work/r.out' && grep -Eq 'pre-asymptotic|asymptotic at the smallest gamma' '$work/r.out'"
 
 # ---- the gradient method: --refine (issue 21) ----
 "$bin" schedule "${model[@]}" --optimize --family pl --knots 4 --refine --refine-tol 1e-4 \

@@ -45,6 +45,32 @@ bad "stage2 value" "stage2" --set si.stage2=sde
 bad "unknown key" "si" --set si.nope=1
 bad "runs" "runs" --runs 1
 bad "experiment" "experiment" --experiment nope
+bad "epsilon and epsilon_total" "si.epsilon (stage 2 alone) or si.epsilon_total" --set si.epsilon=4 --set si.epsilon_total=4
+bad "sigma_W with epsilon_total" "sigma_W" --set si.epsilon_total=4 --set si.sigma_W=1e-3
+bad "stage1_share = 1" "stage1_share" --set si.epsilon_total=4 --set si.stage1_share=1
+
+# the total budget: the reported total epsilon is the target (1e-6), the split is reported
+"$bin" sim-index "${small[@]}" --set si.epsilon_total=3 --set si.stage1_share=0.3 --runs 4 \
+  -o "$work/tot.csv" --json "$work/tot.json" 2>"$work/tot.err"
+check "epsilon_total exits 0" test $? -eq 0
+check "epsilon_total: total epsilon = 3 to 1e-6, split 0.3" python3 -c "
+import json, sys; d = json.load(open(sys.argv[1]))
+assert abs(d['epsilon_total'] - 3) <= 1e-6, d['epsilon_total']
+assert d['epsilon_form'] == 'total' and d['stage1_share'] == 0.3
+assert abs(d['rho_z1'] / d['rho_z'] - 0.3) < 1e-9 and abs(d['rho_z'] - d['rho_z_target']) < 1e-12
+assert d['epsilon_stage1'] < 3 and d['epsilon_stage2'] < 3" "$work/tot.json"
+check "epsilon_total: the split is printed" grep -q "split stage 1" "$work/tot.err"
+check "epsilon_total: the budget in the CSV header" grep -q "^# budget: si.epsilon_total = 3" "$work/tot.csv"
+"$bin" sim-index "${small[@]}" --set si.epsilon_total=3 --runs 3 --experiment eps \
+  -o "$work/toteps.csv" --figure "$work/toteps.png" 2>/dev/null
+check "epsilon_total --experiment eps exits 0" test $? -eq 0
+check "epsilon_total --experiment eps sweeps the total" python3 -c "
+import csv, math, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith('#')))
+for r in rows:
+    t, e = float(r['epsilon_target']), float(r['epsilon_total'])
+    assert (math.isinf(t) and math.isinf(e)) or abs(t - e) <= 1e-6 * max(1, t), (t, e)
+assert len(rows) == 9" "$work/toteps.csv"
 
 echo "$pass passed, $fail failed"
 test $fail -eq 0
