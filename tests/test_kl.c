@@ -152,6 +152,113 @@ static void lemma_c3_monte_carlo(void **state)
         }
 }
 
+/* The real network's backward pass (hdp_kl_net_gradient) against central finite differences of
+ * its loss, for both losses and two outputs; and its remove-one gradient differences against
+ * the gradient on D\j computed directly (the same function on n - 1 samples). */
+static void relu_gradient_finite_differences(void **state)
+{
+    (void)state;
+    hdp_error err;
+    hdp_error_clear(&err);
+    const long n = 5, d = 4, o = 2;
+    for (int lk = 0; lk < 2; lk++) {
+        hdp_kl_arch a = {HDP_KL_HE, 4, d, 6, o};
+        hdp_kl_net net, grad, gj;
+        check_ok(hdp_kl_net_alloc(&a, &net, &err), &err);
+        check_ok(hdp_kl_net_alloc(&a, &grad, &err), &err);
+        check_ok(hdp_kl_net_alloc(&a, &gj, &err), &err);
+        hdp_xoshiro g;
+        hdp_xoshiro_stream(&g, 77 + (unsigned)lk, 0);
+        hdp_kl_net_draw(&net, &g);
+        double X[5 * 4], Y[5 * 2], Xj[4 * 4], Yj[4 * 2], diff2[5], loss, lp, lm, lj;
+        for (long i = 0; i < n; i++)
+            hdp_kl_sphere(&g, d, X + i * d);
+        for (long t = 0; t < n * o; t++)
+            Y[t] = lk == 0 ? hdp_rng_normal(&g) : (hdp_xoshiro_double(&g) < 0.5 ? -1.0 : 1.0);
+        const hdp_kl_loss_kind lossk = lk == 0 ? HDP_KL_SQUARED : HDP_KL_LOGISTIC;
+        check_ok(hdp_kl_net_gradient(&net, X, Y, n, lossk, &loss, &grad, diff2, &err), &err);
+        const double h = 1e-6;
+        double maxrel = 0;
+        for (int l = 1; l <= a.L; l++)
+            for (long t = 0; t < net.w[l] * net.w[l - 1]; t++) {
+                const double w0 = net.W[l][t];
+                net.W[l][t] = w0 + h;
+                check_ok(hdp_kl_net_gradient(&net, X, Y, n, lossk, &lp, &gj, NULL, &err), &err);
+                net.W[l][t] = w0 - h;
+                check_ok(hdp_kl_net_gradient(&net, X, Y, n, lossk, &lm, &gj, NULL, &err), &err);
+                net.W[l][t] = w0;
+                const double fd = (lp - lm) / (2 * h);
+                const double rel = fabs(fd - grad.W[l][t]) / (fabs(grad.W[l][t]) + 1e-6);
+                maxrel = rel > maxrel ? rel : maxrel;
+            }
+        if (maxrel > 1e-5) {
+            print_error("backward pass vs finite differences: max rel error %.3g\n", maxrel);
+            fail();
+        }
+        /* ||grad L(D) - grad L(D\j)||^2 directly */
+        for (long j = 0; j < n; j++) {
+            for (long i = 0, r = 0; i < n; i++) {
+                if (i == j)
+                    continue;
+                memcpy(Xj + r * d, X + i * d, sizeof(double) * (size_t)d);
+                memcpy(Yj + r * o, Y + i * o, sizeof(double) * (size_t)o);
+                r++;
+            }
+            check_ok(hdp_kl_net_gradient(&net, Xj, Yj, n - 1, lossk, &lj, &gj, NULL, &err), &err);
+            double dd = 0;
+            for (int l = 1; l <= a.L; l++)
+                for (long t = 0; t < net.w[l] * net.w[l - 1]; t++)
+                    dd += (grad.W[l][t] - gj.W[l][t]) * (grad.W[l][t] - gj.W[l][t]);
+            assert_rel(diff2[j], dd, 1e-10, 1e-14);
+        }
+        hdp_kl_net_free(&net);
+        hdp_kl_net_free(&grad);
+        hdp_kl_net_free(&gj);
+    }
+}
+
+/* A spec for the comparisons of the real and the linearised network. */
+static void relu_spec(hdp_kl_spec *s, hdp_kl_init_kind init, long width, long epochs)
+{
+    memset(s, 0, sizeof *s);
+    hdp_kl_arch a = {init, 3, 8, width, 1};
+    s->arch = a;
+    s->n = 12;
+    s->loss = HDP_KL_SQUARED;
+    s->sigma = 0.01;
+    s->eta = 0.05;
+    s->epochs = epochs;
+    s->runs = 8;
+    s->inits = 4;
+    s->seed = 5;
+}
+
+static void relu_explore(void **state)
+{
+    (void)state;
+    hdp_error err;
+    hdp_error_clear(&err);
+    const char *e = getenv("KLX");
+    if (!e) return;
+    long widths[] = {8, 32, 128, 512, 2048};
+    for (int i = 0; i < 5; i++) {
+        hdp_kl_spec s;
+        relu_spec(&s, HDP_KL_NTK, widths[i], atol(e));
+        hdp_kl_run_result a, b;
+        check_ok(hdp_kl_run(&s, 0, &a, &err), &err);
+        s.network = HDP_KL_RELU;
+        check_ok(hdp_kl_run(&s, 0, &b, &err), &err);
+        const long E = s.epochs;
+        printf("m %5ld lin %.6g (se %.3g path %.3g, exact %.6g) relu %.6g (se %.3g path %.3g) rel %.3g z %.2f  etalmax %.3g %.1fs\n",
+               widths[i], a.kl_mc[E], a.kl_mc_se[E], a.kl_mc_se_path[E], a.kl_exact[E], b.kl_mc[E],
+               b.kl_mc_se[E], b.kl_mc_se_path[E], (b.kl_mc[E] - a.kl_mc[E]) / a.kl_mc[E],
+               (b.kl_mc[E] - a.kl_mc[E]) / sqrt(a.kl_mc_se_path[E] * a.kl_mc_se_path[E] + b.kl_mc_se_path[E] * b.kl_mc_se_path[E]),
+               a.eta_lambda_max, b.seconds);
+        hdp_kl_run_result_free(&a);
+        hdp_kl_run_result_free(&b);
+    }
+}
+
 /* A small problem for the noisy-GD tests. */
 static void small_spec(hdp_kl_spec *s, long n, long o, long epochs)
 {
@@ -391,6 +498,8 @@ int main(void)
         cmocka_unit_test(table1_equals_product),
         cmocka_unit_test(bound_budget_pinsker),
         cmocka_unit_test(jacobian_gram_finite_differences),
+        cmocka_unit_test(relu_gradient_finite_differences),
+        cmocka_unit_test(relu_explore),
         cmocka_unit_test(lemma_c3_monte_carlo),
         cmocka_unit_test(removal_formula_at_init),
         cmocka_unit_test(constant_c_is_four),
