@@ -407,12 +407,18 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
 {
     long xs[KL_MAX_LIST];
     int nx, rc;
+    /* the real network (kl.network = relu) costs p weights per sample: shorter default lists
+     * unless --full */
+    const int short_lists = hdp_kl_keys_of(m)->network == HDP_KL_RELU && !a->full;
     if (by_depth)
-        rc = kl_parse_int_list("depths", a->depths ? a->depths : "2:12", 2, HDP_KL_MAX_DEPTH, xs,
-                               &nx);
+        rc = kl_parse_int_list("depths", a->depths ? a->depths : short_lists ? "2:10:2" : "2:12", 2,
+                               HDP_KL_MAX_DEPTH, xs, &nx);
     else
-        rc = kl_parse_int_list("widths", a->widths ? a->widths : "16,32,64,128,256,512,1024", 1,
-                               100000000, xs, &nx);
+        rc = kl_parse_int_list("widths",
+                               a->widths        ? a->widths
+                               : short_lists    ? "16,32,64,128,256"
+                                                : "16,32,64,128,256,512,1024",
+                               1, 100000000, xs, &nx);
     if (rc)
         return rc;
     hdp_error err;
