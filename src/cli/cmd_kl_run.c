@@ -282,9 +282,10 @@ static void sweep_header(const hdp_model *m, const hdp_klsweep *sw)
 {
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const int by_depth = sw->by_depth;
-    printf("Noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2%s): d = %ld, %s %ld, "
+    printf("Noisy GD on the %s ReLU network against %s (seed 001 Fig. 2%s): d = %ld, %s %ld, "
            "o = %ld, n = %ld,\n%s loss, sigma = %g, eta = %g, KL after %ld and %ld epochs (T = %g, "
            "%g), %ld initialisations x %ld noise paths; c = 4.\n",
+           sw->relu ? "linearised and the real" : "linearised",
            by_depth ? "depth" : "width", by_depth ? "a, 2b" : "c", kp->d,
            by_depth ? "width" : "depth", by_depth ? kp->width : kp->depth, kp->o, kp->n,
            hdp_kl_loss_name(kp->loss), kp->sigma, kp->eta, sw->Ee, sw->E, sw->Te, sw->T,
@@ -387,10 +388,10 @@ static void sweep_figure(const hdp_model *m, const hdp_klsweep *sw, const char *
     char extra[2048] = "", title[512], schemes[64];
     kl_schemes_text(sw->want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
-             "KL privacy of noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2)\n"
+             "KL privacy of noisy GD on the %s ReLU network against %s (seed 001 Fig. 2)\n"
              "%s %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
-             by_depth ? "depth" : "width", by_depth ? "width" : "depth",
-             by_depth ? kp->width : kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss),
+             sw->relu ? "real and the linearised" : "linearised", by_depth ? "depth" : "width",
+             by_depth ? "width" : "depth", by_depth ? kp->width : kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss),
              kp->sigma, kp->eta);
     hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
     hdp_plot_assign(extra, sizeof extra, "title_text", title);
