@@ -36,8 +36,12 @@ top = strlen(title_text) > 0 ? 0.8 : 0.9
 set multiplot layout 1,2 title title_text noenhanced font fs_title margins 0.08, 0.98, 0.26, top spacing 0.08, 0
 set key at screen 0.5, 0.005 center bottom vertical maxrows 2 samplen 2.5 spacing 1.0 width 1
 if (!exists("relu")) relu = 0
-# kl.network = relu: the real network's Monte Carlo, dash-dot (defined outside the loop: the
-# loop body's macros are expanded once; suf is read when the plot runs)
+# the exact values (squared loss) and, with kl.network = relu, the real network's Monte Carlo
+# (dash-dot), defined outside the loop: gnuplot expands a loop body's macros once, before the
+# loop runs; suf is read when the plot runs
+exact_part = squared ? \
+  "for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_exact'.suf))) with points pt 6 ps 0.9 lw 1 lc rgb sch_color(word(schemes,i)) notitle," : ""
+exact_key = squared ? "NaN with points pt 6 ps 0.9 lc rgb '#444444' title 'exact (OU)'," : ""
 relu_part = relu ? \
   "for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_relu_kl'.suf))):(column(word(schemes,i).'_relu_kl'.suf.'_se')) with yerrorlines pt sch_point(word(schemes,i)) ps 0.6 lw 2.2 dt (6,2,1,2) lc rgb sch_color(word(schemes,i)) notitle," : ""
 relu_key = relu ? "NaN with linespoints pt 6 ps 0.6 lw 2.2 dt (6,2,1,2) lc rgb '#444444' title 'real ReLU network'," : ""
@@ -46,9 +50,6 @@ do for [panel=1:2] {
   set title sprintf('%s after %d epochs', panel == 1 ? '(a)' : '(b)', \
                     panel == 1 ? epochs_early : epochs_final) font fs_title
   if (panel == 2) { set key off }
-  exact_part = squared ? \
-    sprintf("for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_exact%s'))) with points pt 6 ps 0.9 lw 1 lc rgb sch_color(word(schemes,i)) notitle,", suf) : ""
-  exact_key = squared ? "NaN with points pt 6 ps 0.9 lc rgb '#444444' title 'exact (OU)'," : ""
   plot for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'.suf))):(column(word(schemes,i).'_kl'.suf.'_se')) \
          with yerrorlines pt sch_point(word(schemes,i)) ps 0.6 lw 1.6 dt 1 lc rgb sch_color(word(schemes,i)) \
          title ulabel(i, sch_label(word(schemes,i))), \
