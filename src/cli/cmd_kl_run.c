@@ -412,7 +412,7 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
      * unless --full */
     const int short_lists = hdp_kl_keys_of(m)->network == HDP_KL_RELU && !a->full;
     if (by_depth)
-        rc = kl_parse_int_list("depths", a->depths ? a->depths : short_lists ? "2:10:2" : "2:12", 2,
+        rc = kl_parse_int_list("depths", a->depths ? a->depths : short_lists ? "2:8:2" : "2:12", 2,
                                HDP_KL_MAX_DEPTH, xs, &nx);
     else
         rc = kl_parse_int_list("widths",
