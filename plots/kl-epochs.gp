@@ -8,6 +8,7 @@
 #   data_file   CSV written by the command: epoch,T,<s>_kl,<s>_kl_se,...,<s>_bound,...
 #   schemes     space-separated scheme names, e.g. "lecun he ntk xavier"
 #   squared     1 when the loss is squared (the exact columns are numbers), else 0
+#   relu        1 when the CSV has the real network's columns <s>_relu_kl, _relu_kl_se (optional)
 #   title_text  the title
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'k.png'" \
@@ -35,13 +36,20 @@ pos(v) = v > 0 ? v : NaN
 exact_part = squared ? \
   "for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl_exact'))) every 2 with points pt 6 ps 0.7 lw 1 lc rgb sch_color(word(schemes,i)) notitle, for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl_final'))) with lines lw 1.2 dt (1,2) lc rgb sch_color(word(schemes,i)) notitle," : ""
 exact_key = squared ? "NaN with points pt 6 ps 0.7 lc rgb '#444444' title 'exact (OU moments)', NaN with lines lw 1.2 dt (1,2) lc rgb '#444444' title 'exact, last iterate only'," : ""
+if (!exists("relu")) relu = 0
+# kl.network = relu: the real network's Monte Carlo (same data and initialisations), dash-dot
+relu_part = relu ? \
+  "for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_relu_kl'))):(column(word(schemes,i).'_relu_kl_se')) with yerrorlines pt sch_point(word(schemes,i)) ps 0.45 lw 2.2 dt (6,2,1,2) lc rgb sch_color(word(schemes,i)) notitle," : ""
+relu_key = relu ? "NaN with linespoints pt 6 ps 0.45 lw 2.2 dt (6,2,1,2) lc rgb '#444444' title 'real ReLU network ± s.e.'," : ""
 plot for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'))):(column(word(schemes,i).'_kl_se')) \
        with yerrorbars pt 7 ps 0.3 lw 0.8 lc rgb sch_color(word(schemes,i)) notitle, \
      for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_kl'))) with lines lw 1.6 dt 1 \
        lc rgb sch_color(word(schemes,i)) title ulabel(i, sch_label(word(schemes,i))), \
      @exact_part \
+     @relu_part \
      for [i=1:ns] data_file using 1:(pos(column(word(schemes,i).'_bound'))) with lines lw 1.2 dt (8,4) \
        lc rgb sch_color(word(schemes,i)) notitle, \
      @exact_key \
-     NaN with lines lw 1.6 dt 1 lc rgb '#444444' title 'Monte Carlo ± s.e.', \
+     @relu_key \
+     NaN with lines lw 1.6 dt 1 lc rgb '#444444' title (relu ? 'linearised network ± s.e.' : 'Monte Carlo ± s.e.'), \
      NaN with lines lw 1.2 dt (8,4) lc rgb '#444444' title 'bound B T/(n²σ²) (c = 4)'

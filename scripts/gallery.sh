@@ -129,6 +129,9 @@ fig kl-bound "kl bound: B and the KL bound against depth and width (two columns)
   kl-bound.png kl bound --figure kl-bound.png
 fig kl-epochs "kl run: the KL privacy of noisy GD against epochs" \
   kl-epochs.png kl run "${klq[@]}" --set kl.loss=squared --set kl.eta=$(q 0.01 0.003) --figure kl-epochs.png
+fig kl-epochs-relu "kl run, kl.network = relu: the real and the linearised network against epochs" \
+  kl-epochs-relu.png kl run "${klq[@]}" --set kl.network=relu --set kl.eta=0.01 \
+  --set kl.depth=$(q 3 10) --schemes he,lecun,xavier --figure kl-epochs-relu.png
 fig kl-depth "kl run --vs depth: the KL privacy against depth (two columns)" \
   kl-depth.png kl run "${klq[@]}" --vs depth --depths "$(q 2,3 2:8)" --figure kl-depth.png
 fig nc-perturb "nc --sweep perturb: misclassification error against the feature dimension" \

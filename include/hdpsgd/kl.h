@@ -83,8 +83,12 @@ extern "C" {
 /* Initialisation schemes (Table 1) and losses, with their names in model files. */
 typedef enum { HDP_KL_LECUN = 0, HDP_KL_HE, HDP_KL_NTK, HDP_KL_XAVIER } hdp_kl_init_kind;
 typedef enum { HDP_KL_SQUARED = 0, HDP_KL_LOGISTIC } hdp_kl_loss_kind;
+/* The network noisy GD trains: the linearised one of eq. 3, or the real ReLU network of eq. 2
+ * (kl.network = relu; `kl run` then runs both, on the same data and initialisations). */
+typedef enum { HDP_KL_LINEARISED = 0, HDP_KL_RELU } hdp_kl_network_kind;
 const char *hdp_kl_init_name(hdp_kl_init_kind k);
 const char *hdp_kl_loss_name(hdp_kl_loss_kind k);
+const char *hdp_kl_network_name(hdp_kl_network_kind k);
 
 /* The values of the [kl] keys (`hdpsgd keys` gives their meaning and ranges). */
 typedef struct {
@@ -98,6 +102,9 @@ typedef struct {
     double delta;             /* target delta of (0, delta)-DP by Pinsker; 0 = none */
     long runs, inits;         /* noise paths per initialisation; initialisations */
     long init_runs;           /* networks of `hdpsgd kl init` */
+    hdp_kl_network_kind network; /* linearised (default) | relu: `kl run` also trains the
+                                    real network */
+    long relu_runs;           /* noise paths per initialisation of the real network */
 } hdp_kl_keys;
 
 /* The [kl] values of a model (stored in the model: valid while m is; NULL only for a NULL
@@ -183,6 +190,19 @@ void hdp_kl_sphere(hdp_xoshiro *g, long d, double *x);
 hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, double *f0,
                                double *K, double *layer_norm2, hdp_error *err);
 
+/* The real network's loss L(W; D) = (1/n) sum_i l(f(x_i; W); y_i) (into *loss), its gradient
+ * (grad: a net of the same architecture, grad->W[l] = dL/dW_l) and, when diff2 is not NULL,
+ * the squared gradient difference of every remove-one neighbour,
+ *   diff2[j] = ||grad L(W; D) - grad L(W; D\j)||^2 = ||G_j - grad L(W; D)||^2 / (n - 1)^2,
+ * G_j the gradient of sample j's loss: per layer G_{j,l} = e_{j,l} h_{j,l-1}^T with
+ * e_{j,L} = l'(f(x_j); y_j) and e_{j,l} = 1[W_l h_{j,l-1} > 0] .* W_{l+1}^T e_{j,l+1}, so
+ * ||G_j||^2 = sum_l ||e_{j,l}||^2 ||h_{j,l-1}||^2 and <G_j, grad L> = sum_l e_{j,l}^T
+ * (grad L)_l h_{j,l-1}: forward and backward passes by dgemm, four per layer, never a per-sample
+ * gradient. Y is n x o (index i*o + a). HDP_ENOMEM. */
+hdp_status hdp_kl_net_gradient(const hdp_kl_net *net, const double *X, const double *Y, long n,
+                               hdp_kl_loss_kind loss, double *loss_value, hdp_kl_net *grad,
+                               double *diff2, hdp_error *err);
+
 /* ---- Monte Carlo of Lemma C.3 at initialisation ---- */
 
 typedef struct {
@@ -210,9 +230,11 @@ typedef struct {
     long runs;               /* noise paths per initialisation */
     long inits;              /* random initialisations */
     unsigned long long seed;
+    hdp_kl_network_kind network; /* what hdp_kl_run trains (0 = linearised) */
 } hdp_kl_spec;
 
-/* The [kl] section and sim.seed. */
+/* The [kl] section and sim.seed (network included: hdp_kl_run then trains that network;
+ * runs = kl.relu_runs for the real network, kl.runs for the linearised one). */
 void hdp_kl_spec_from_model(const hdp_model *m, hdp_kl_spec *spec);
 
 /* Combinations and sizes of the [kl] keys that the schema's ranges cannot express (n o,
@@ -291,6 +313,15 @@ typedef struct {
 
 /* Noisy GD on the linearised network: s->inits initialisations in parallel (threads; 0 = one
  * per core), each with s->runs noise paths simulated together (dgemm per step).
+ * With s->network = HDP_KL_RELU, noisy GD on the real ReLU network instead:
+ *   W_{k+1} = W_k - eta grad L(W_k; D) + sqrt(2 eta sigma^2) xi_k  in all p weights,
+ * initialisation i the same W_0 as the linearised run's (its stream, jumped i + 1 times, draws
+ * the weights first), then its noise paths one after the other from the block Gaussian stream
+ * (hdp_normals) started at that stream's state. The KL is the same Monte Carlo of
+ * sum_k eta E||grad L(W_k; D) - grad L(W_k; D\j)||^2 / (c sigma^2) along the D-trajectories
+ * (hdp_kl_net_gradient), the worst j by its Monte Carlo mean after `epochs` steps. kl_exact and
+ * kl_final are NaN, rank 0, eta_lambda_max and R_lazy NaN; grad2 is the mean ||J(x_i)||^2 at
+ * W_0 as for the linearised network. Cost per step and path: about 8 n p flops (p weights).
  * HDP_EINPUT (spec), HDP_ENOMEM, HDP_ENUMERIC (non-finite values). */
 hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res, hdp_error *err);
 void hdp_kl_run_result_free(hdp_kl_run_result *res);

@@ -5,7 +5,8 @@
  * the command line prints the tables and writes the CSV, the JSON and the figures.
  *
  *   epochs   noisy GD for each wanted initialisation scheme at the model's depth and width
- *            (hdp_kl_run), with B (eq. 7) of each;
+ *            (hdp_kl_run), with B (eq. 7) of each; with kl.network = relu also on the real
+ *            ReLU network (same data and initialisations, kl.relu_runs paths), for every x too;
  *   depth,   the same for every (depth or width, scheme) of a list, keeping the KL after
  *   width    round(0.4 epochs) (>= 1) and after kl.epochs epochs; every point's spec is
  *            checked before anything runs;
@@ -34,6 +35,10 @@ typedef struct {
     hdp_kl_spec spec[4];
     double B[4];
     hdp_kl_run_result res[4];   /* the wanted schemes' runs (zeroed for the others) */
+    int relu;                   /* kl.network = relu: the real network too, on the same data
+                                   and initialisations (kl.relu_runs noise paths) */
+    hdp_kl_spec spec_relu[4];
+    hdp_kl_run_result res_relu[4];
 } hdp_kl_epochs;
 
 /* Run every wanted scheme at the model's depth and width; a run that is unstable (the
@@ -50,6 +55,8 @@ typedef struct {
     double exact, exacte;       /* the exact KL (squared loss; NaN otherwise) */
     double B, grad2, seconds, eta_lambda_max;
     int unstable;
+    /* kl.network = relu: the real network's KL and stderr, final and early, and its time */
+    double rkl, rse, rkle, rsee, rseconds;
 } hdp_klsweep_point;
 
 typedef struct {
@@ -59,6 +66,7 @@ typedef struct {
     int want[4];
     long E, Ee;                 /* epochs, early epochs round(0.4 E) >= 1 */
     double T, Te;               /* eta E, eta Ee */
+    int relu;                   /* kl.network = relu: every point also on the real network */
     hdp_klsweep_point *points;  /* [nx * 4]: point (i, k) at i * 4 + k */
 } hdp_klsweep;
 

@@ -41,6 +41,9 @@ const cli_opt kl_opts[] = {
      "depths L, e.g. 2,4,8 or 2:12 or 2:12:2 (bound: 2:16; init: kl.depth; run --vs depth: 2:12)"},
     {"widths", 0, OPT_STRING, &args.widths, "LIST",
      "widths m (bound, run --vs width: 16,32,64,128,256,512,1024)"},
+    {"full", 0, OPT_FLAG, &args.full, NULL,
+     "run --vs depth|width with kl.network = relu: the long default lists 2:12 and 16..1024 "
+     "(minutes) instead of 2:8:2 and 16..256"},
     {"runs", 0, OPT_LONG, &runs_opt, "N", "init: networks (kl.init_runs); run: noise paths per "
                                          "initialisation (kl.runs)"},
     {"threads", 0, OPT_LONG, &threads_opt, "T",
@@ -87,6 +90,9 @@ const char kl_help[] =
     "         <s>_kl_early(_se),<s>_kl(_se),<s>_exact_early,<s>_exact,<s>_bound_early,<s>_bound,\n"
     "         <s>_B,<s>_grad2. With the squared loss, eta lambda_max(K)/n >= 2 diverges: exit 4\n"
     "         (--vs epochs) or the point is left out with a warning (sweeps).\n"
+    "         kl.network = relu: the real ReLU network too (dgemm passes, all weights noised,\n"
+    "         same data and W_0, kl.relu_runs paths); CSV and JSON <s>_relu_*; sweeps' default\n"
+    "         lists 2:8:2 and 16..256 (--full: the long ones).\n"
     "JSON keys: bound: B, B_table, kl_bound, kl_bound_seed, pinsker_delta, sigma2_for_budget,\n"
     "T_opt, sigma2_opt, risk_opt (and *_seed), R_lemma63, beta_<l>; init: <s>_L<L>_mc, _stderr,\n"
     "_lemma_c3, _z, pass; run --vs epochs: <s>_kl, _kl_stderr, _kl_exact, _kl_last_iterate,\n"

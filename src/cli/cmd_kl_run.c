@@ -68,6 +68,20 @@ static void epochs_print(const hdp_model *m, const hdp_kl_epochs *ep)
                "iterate (<= the KL of all iterates)\n");
     printf("  bound = Corollary 4.2 (|l'| <= 1, e.g. logistic); delta = Pinsker sqrt(KL/2) of the "
            "MC value (c = 4)\n");
+    if (ep->relu) {
+        printf("The real ReLU network (kl.network = relu; the same data and initialisations, %ld "
+               "noise paths each):\n", kp->relu_runs);
+        printf("  %-7s %11s %10s %10s %11s %11s %11s %7s\n", "scheme", "KL (MC)", "stderr",
+               "sd(init)", "/linearised", "loss", "lin. loss", "secs");
+        for (int k = 0; k < 4; k++) {
+            if (!ep->want[k])
+                continue;
+            const hdp_kl_run_result *r = &ep->res_relu[k], *l = &ep->res[k];
+            printf("  %-7s %11.5g %10.3g %10.3g %11.4g %11.5g %11.5g %7.2f\n", hdp_kl_init_name(k),
+                   r->kl_mc[E], r->kl_mc_se[E], r->kl_init_sd[E], r->kl_mc[E] / l->kl_mc[E],
+                   r->train_loss[E], l->train_loss[E], r->seconds);
+        }
+    }
 }
 
 static void epochs_table(FILE *f, const void *ctx)
@@ -83,6 +97,9 @@ static void epochs_table(FILE *f, const void *ctx)
             const char *s = hdp_kl_init_name(k);
             fprintf(f, ",%s_kl,%s_kl_se,%s_kl_sd,%s_kl_max,%s_kl_exact,%s_kl_final,%s_loss,"
                        "%s_bound,%s_bound_seed", s, s, s, s, s, s, s, s, s);
+            if (ep->relu)
+                fprintf(f, ",%s_relu_kl,%s_relu_kl_se,%s_relu_kl_sd,%s_relu_kl_max,%s_relu_loss",
+                        s, s, s, s, s);
         }
     fprintf(f, "\n");
     for (long e = 0; e <= kp->epochs; e++) {
@@ -98,6 +115,11 @@ static void epochs_table(FILE *f, const void *ctx)
                         hdp_csv_field(fi, sizeof fi, "%.10g", r->kl_final[e]), r->train_loss[e],
                         hdp_kl_bound(ep->B[k], Te, kp->n, kp->sigma, HDP_KL_C),
                         hdp_kl_bound(ep->B[k], Te, kp->n, kp->sigma, HDP_KL_C_SEED));
+                if (ep->relu) {
+                    const hdp_kl_run_result *q = &ep->res_relu[k];
+                    fprintf(f, ",%.10g,%.6g,%.6g,%.10g,%.10g", q->kl_mc[e], q->kl_mc_se[e],
+                            q->kl_init_sd[e], q->kl_mc_max[e], q->train_loss[e]);
+                }
             }
         fprintf(f, "\n");
     }
@@ -137,14 +159,40 @@ static void epochs_json_scheme(hdp_json *j, const hdp_model *m, const hdp_kl_run
 #undef KEY
 }
 
+/* the real network's keys, <scheme>_relu_<name> (kl.network = relu) */
+static void epochs_json_relu(hdp_json *j, const hdp_model *m, const hdp_kl_run_result *r,
+                             const hdp_kl_run_result *lin, const char *s)
+{
+    const long E = hdp_kl_keys_of(m)->epochs;
+    char key[64];
+#define KEY(name) (snprintf(key, sizeof key, "%s_relu_%s", s, name), key)
+    hdp_json_num(j, KEY("kl"), r->kl_mc[E]);
+    hdp_json_num(j, KEY("kl_stderr"), r->kl_mc_se[E]);
+    hdp_json_num(j, KEY("kl_stderr_path"), r->kl_mc_se_path[E]);
+    hdp_json_num(j, KEY("kl_init_sd"), r->kl_init_sd[E]);
+    hdp_json_num(j, KEY("kl_max"), r->kl_mc_max[E]);
+    hdp_json_num(j, KEY("kl_ratio_linearised"), r->kl_mc[E] / lin->kl_mc[E]);
+    hdp_json_int(j, KEY("worst_sample"), r->worst);
+    hdp_json_num(j, KEY("train_loss"), r->train_loss[E]);
+    hdp_json_num(j, KEY("seconds"), r->seconds);
+#undef KEY
+}
+
 static void epochs_json(hdp_json *j, const void *ctx)
 {
     const epochs_ctx *c = ctx;
     const hdp_model *m = c->m;
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     for (int k = 0; k < 4; k++)
-        if (c->ep->want[k])
+        if (c->ep->want[k]) {
             epochs_json_scheme(j, m, &c->ep->res[k], c->ep->B[k], hdp_kl_init_name(k));
+            if (c->ep->relu)
+                epochs_json_relu(j, m, &c->ep->res_relu[k], &c->ep->res[k], hdp_kl_init_name(k));
+        }
+    if (c->ep->relu) {
+        hdp_json_str(j, "network", "relu");
+        hdp_json_int(j, "relu_runs", kp->relu_runs);
+    }
     hdp_json_num(j, "c", HDP_KL_C);
     hdp_json_int(j, "epochs", kp->epochs);
     hdp_json_num(j, "T", kp->eta * (double)kp->epochs);
@@ -163,14 +211,15 @@ static void epochs_figure(const hdp_model *m, const int *want, const char *fig, 
     char extra[2048] = "", title[512], schemes[64];
     kl_schemes_text(want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
-             "KL privacy of noisy GD on the linearised ReLU network (seed 001 Fig. 1)\nwidth %ld, "
+             "KL privacy of noisy GD on the %s ReLU network (seed 001 Fig. 1)\nwidth %ld, "
              "depth %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
-             kp->width, kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss), kp->sigma,
+             kp->network == HDP_KL_RELU ? "real and the linearised" : "linearised", kp->width, kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss), kp->sigma,
              kp->eta);
     hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
     hdp_plot_assign(extra, sizeof extra, "title_text", title);
     size_t len = strlen(extra);
-    snprintf(extra + len, sizeof extra - len, "squared=%d\n", kp->loss == HDP_KL_SQUARED);
+    snprintf(extra + len, sizeof extra - len, "squared=%d\nrelu=%d\n", kp->loss == HDP_KL_SQUARED,
+             kp->network == HDP_KL_RELU);
     kl_draw("kl-epochs", fig, data, extra);
 }
 
@@ -220,25 +269,32 @@ static void sweep_line(const hdp_klsweep *sw, int i, int k, const hdp_kl_spec *s
         unstable_message(o->m, s, p->eta_lambda_max, "warning (point left out)");
     if (o->tty)
         fprintf(stderr, "\r[%ld/%ld]", done, total);
-    printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f\n", hdp_kl_init_name(k),
+    printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f", hdp_kl_init_name(k),
            sw->xs[i], p->kle, p->see, p->kl, p->se,
            hdp_kl_bound(p->B, sw->T, hdp_kl_keys_of(o->m)->n, hdp_kl_keys_of(o->m)->sigma, HDP_KL_C),
            p->B, p->seconds);
+    if (sw->relu)
+        printf(" %12.5g %10.3g %12.5g %10.3g %7.2f", p->rkle, p->rsee, p->rkl, p->rse, p->rseconds);
+    printf("\n");
 }
 
 static void sweep_header(const hdp_model *m, const hdp_klsweep *sw)
 {
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const int by_depth = sw->by_depth;
-    printf("Noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2%s): d = %ld, %s %ld, "
+    printf("Noisy GD on the %s ReLU network against %s (seed 001 Fig. 2%s): d = %ld, %s %ld, "
            "o = %ld, n = %ld,\n%s loss, sigma = %g, eta = %g, KL after %ld and %ld epochs (T = %g, "
            "%g), %ld initialisations x %ld noise paths; c = 4.\n",
+           sw->relu ? "linearised and the real" : "linearised",
            by_depth ? "depth" : "width", by_depth ? "a, 2b" : "c", kp->d,
            by_depth ? "width" : "depth", by_depth ? kp->width : kp->depth, kp->o, kp->n,
            hdp_kl_loss_name(kp->loss), kp->sigma, kp->eta, sw->Ee, sw->E, sw->Te, sw->T,
            kp->inits, kp->runs);
-    printf("  %-7s %6s %12s %10s %12s %10s %12s %12s %7s\n", "scheme", by_depth ? "L" : "m",
+    printf("  %-7s %6s %12s %10s %12s %10s %12s %12s %7s", "scheme", by_depth ? "L" : "m",
            "KL early", "stderr", "KL final", "stderr", "bound c=4", "B", "secs");
+    if (sw->relu)
+        printf(" %12s %10s %12s %10s %7s", "ReLU early", "stderr", "ReLU final", "stderr", "secs");
+    printf("\n");
 }
 
 typedef struct {
@@ -262,6 +318,9 @@ static void sweep_table(FILE *f, const void *ctx)
             const char *s = hdp_kl_init_name(k);
             fprintf(f, ",%s_kl_early,%s_kl_early_se,%s_kl,%s_kl_se,%s_exact_early,%s_exact,"
                        "%s_bound_early,%s_bound,%s_B,%s_grad2", s, s, s, s, s, s, s, s, s, s);
+            if (sw->relu)
+                fprintf(f, ",%s_relu_kl_early,%s_relu_kl_early_se,%s_relu_kl,%s_relu_kl_se", s, s,
+                        s, s);
         }
     fprintf(f, "\n");
     for (int i = 0; i < sw->nx; i++) {
@@ -275,6 +334,13 @@ static void sweep_table(FILE *f, const void *ctx)
                         hdp_csv_field(ex, sizeof ex, "%.10g", p->exact),
                         hdp_kl_bound(p->B, sw->Te, kp->n, kp->sigma, HDP_KL_C),
                         hdp_kl_bound(p->B, sw->T, kp->n, kp->sigma, HDP_KL_C), p->B, p->grad2);
+                if (sw->relu) {
+                    char r1[40], r2[40], r3[40], r4[40]; /* NaN: left out (unstable) */
+                    fprintf(f, ",%s,%s,%s,%s", hdp_csv_field(r1, sizeof r1, "%.10g", p->rkle),
+                            hdp_csv_field(r2, sizeof r2, "%.6g", p->rsee),
+                            hdp_csv_field(r3, sizeof r3, "%.10g", p->rkl),
+                            hdp_csv_field(r4, sizeof r4, "%.6g", p->rse));
+                }
             }
         fprintf(f, "\n");
     }
@@ -299,6 +365,14 @@ static void sweep_json(hdp_json *j, const void *ctx)
                 hdp_json_num(j, key, p->kle);
                 snprintf(key, sizeof key, "%s_B_%d", hdp_kl_init_name(k), i);
                 hdp_json_num(j, key, p->B);
+                if (sw->relu) {
+                    snprintf(key, sizeof key, "%s_relu_kl_%d", hdp_kl_init_name(k), i);
+                    hdp_json_num(j, key, p->rkl);
+                    snprintf(key, sizeof key, "%s_relu_kl_stderr_%d", hdp_kl_init_name(k), i);
+                    hdp_json_num(j, key, p->rse);
+                    snprintf(key, sizeof key, "%s_relu_kl_early_%d", hdp_kl_init_name(k), i);
+                    hdp_json_num(j, key, p->rkle);
+                }
             }
     }
     hdp_json_int(j, "epochs", sw->E);
@@ -314,17 +388,18 @@ static void sweep_figure(const hdp_model *m, const hdp_klsweep *sw, const char *
     char extra[2048] = "", title[512], schemes[64];
     kl_schemes_text(sw->want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
-             "KL privacy of noisy GD on the linearised ReLU network against %s (seed 001 Fig. 2)\n"
+             "KL privacy of noisy GD on the %s ReLU network against %s (seed 001 Fig. 2)\n"
              "%s %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
-             by_depth ? "depth" : "width", by_depth ? "width" : "depth",
-             by_depth ? kp->width : kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss),
+             sw->relu ? "real and the linearised" : "linearised", by_depth ? "depth" : "width",
+             by_depth ? "width" : "depth", by_depth ? kp->width : kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss),
              kp->sigma, kp->eta);
     hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
     hdp_plot_assign(extra, sizeof extra, "title_text", title);
     hdp_plot_assign(extra, sizeof extra, "xname", by_depth ? "depth" : "width");
     size_t len = strlen(extra);
-    snprintf(extra + len, sizeof extra - len, "epochs_early=%ld\nepochs_final=%ld\nsquared=%d\n",
-             sw->Ee, sw->E, kp->loss == HDP_KL_SQUARED);
+    snprintf(extra + len, sizeof extra - len,
+             "epochs_early=%ld\nepochs_final=%ld\nsquared=%d\nrelu=%d\n", sw->Ee, sw->E,
+             kp->loss == HDP_KL_SQUARED, sw->relu);
     kl_draw("kl-sweep", fig, data, extra);
 }
 
@@ -333,12 +408,18 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
 {
     long xs[KL_MAX_LIST];
     int nx, rc;
+    /* the real network (kl.network = relu) costs p weights per sample: shorter default lists
+     * unless --full */
+    const int short_lists = hdp_kl_keys_of(m)->network == HDP_KL_RELU && !a->full;
     if (by_depth)
-        rc = kl_parse_int_list("depths", a->depths ? a->depths : "2:12", 2, HDP_KL_MAX_DEPTH, xs,
-                               &nx);
+        rc = kl_parse_int_list("depths", a->depths ? a->depths : short_lists ? "2:8:2" : "2:12", 2,
+                               HDP_KL_MAX_DEPTH, xs, &nx);
     else
-        rc = kl_parse_int_list("widths", a->widths ? a->widths : "16,32,64,128,256,512,1024", 1,
-                               100000000, xs, &nx);
+        rc = kl_parse_int_list("widths",
+                               a->widths        ? a->widths
+                               : short_lists    ? "16,32,64,128,256"
+                                                : "16,32,64,128,256,512,1024",
+                               1, 100000000, xs, &nx);
     if (rc)
         return rc;
     hdp_error err;

@@ -18,6 +18,7 @@
 typedef struct {
     const char *out, *json, *figure;
     const char *vs, *schemes, *depths, *widths;
+    int full; /* --full: the long lists of run --vs depth|width with kl.network = relu */
 } kl_args;
 
 /* "hdpsgd kl: error: " fmt (with arg), exit status 2 */

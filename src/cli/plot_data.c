@@ -192,11 +192,21 @@ static const char *kl_run_vars(const plot_csv *t, char *assign)
     char buf[4096], meta[256];
     int sweep = t->kind == PK_KL_SWEEP;
     names_between(t, "", sweep ? "_kl_early_se" : "_kl_se", buf, sizeof buf);
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "schemes", buf);
+    /* the real network's columns <s>_relu_kl... (kl.network = relu) are not schemes */
+    char schemes[256] = "", *save = NULL;
+    for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        size_t wl = strlen(w), len = strlen(schemes);
+        if (wl > 5 && !strcmp(w + wl - 5, "_relu"))
+            continue;
+        snprintf(schemes + len, sizeof schemes - len, "%s%s", len ? " " : "", w);
+    }
+    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "schemes", schemes);
     char first[64], col[96];
-    sscanf(buf, "%63s", first);
+    sscanf(schemes, "%63s", first);
     snprintf(col, sizeof col, "%s_%s", first, sweep ? "exact" : "kl_exact");
     plot_assign_num(assign, "squared", plot_column_has_numbers(t, col));
+    snprintf(col, sizeof col, "%s_relu_kl", first);
+    plot_assign_num(assign, "relu", plot_csv_col(t, col) >= 0);
     if (sweep) {
         hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "xname", t->cols[0]);
         double E = plot_csv_meta(t, "kl.epochs", meta, sizeof meta) ? strtod(meta, NULL) : NAN;

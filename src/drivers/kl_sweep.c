@@ -22,6 +22,16 @@ void hdp_kl_spec_at(const hdp_model *m, hdp_kl_init_kind k, long L, long width, 
     s->arch.m = width;
 }
 
+/* The linearised spec of a point (kl.runs paths) and its real-network twin (kl.relu_runs). */
+static void split_networks(const hdp_model *m, hdp_kl_spec *lin, hdp_kl_spec *relu)
+{
+    lin->network = HDP_KL_LINEARISED;
+    lin->runs = hdp_kl_keys_of(m)->runs;
+    *relu = *lin;
+    relu->network = HDP_KL_RELU;
+    relu->runs = hdp_kl_keys_of(m)->relu_runs;
+}
+
 /* ---- against epochs ---- */
 
 typedef struct {
@@ -40,7 +50,11 @@ static hdp_status epochs_job(void *user, long k, void *row, hdp_error *err)
     hdp_kl_spec_at(c->m, (hdp_kl_init_kind)k, hdp_kl_keys_of(c->m)->depth,
                    hdp_kl_keys_of(c->m)->width, &ep->spec[k]);
     ep->B[k] = hdp_kl_B(&ep->spec[k].arch);
-    return hdp_kl_run(&ep->spec[k], c->threads, &ep->res[k], err);
+    split_networks(c->m, &ep->spec[k], &ep->spec_relu[k]);
+    hdp_status st = hdp_kl_run(&ep->spec[k], c->threads, &ep->res[k], err);
+    if (st != HDP_OK || !ep->relu)
+        return st;
+    return hdp_kl_run(&ep->spec_relu[k], c->threads, &ep->res_relu[k], err);
 }
 
 hdp_status hdp_kl_epochs_run(const hdp_model *m, const int want[4], int threads,
@@ -51,6 +65,7 @@ hdp_status hdp_kl_epochs_run(const hdp_model *m, const int want[4], int threads,
     HDP_REQUIRE(err, want);
     HDP_REQUIRE(err, ep);
     memcpy(ep->want, want, sizeof ep->want);
+    ep->relu = hdp_kl_keys_of(m)->network == HDP_KL_RELU;
     epochs_ctx c = {m, ep, threads};
     hdp_grid_spec g = {.count = 4, .job = epochs_job, .user = &c};
     hdp_status st = hdp_grid_each(&g, err);
@@ -61,8 +76,10 @@ void hdp_kl_epochs_free(hdp_kl_epochs *ep)
 {
     if (!ep)
         return;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         hdp_kl_run_result_free(&ep->res[k]);
+        hdp_kl_run_result_free(&ep->res_relu[k]);
+    }
 }
 
 /* ---- against depth or width ---- */
@@ -85,17 +102,21 @@ typedef struct {
     hdp_kl_spec spec; /* of the point that ran last */
 } sweep_ctx;
 
-static void spec_of(const hdp_klsweep *sw, const hdp_model *m, long i, int k, hdp_kl_spec *s)
+/* the linearised spec of point (i, k); relu (when not NULL) its real-network twin */
+static void spec_of(const hdp_klsweep *sw, const hdp_model *m, long i, int k, hdp_kl_spec *s,
+                    hdp_kl_spec *relu)
 {
     hdp_kl_spec_at(m, (hdp_kl_init_kind)k, sw->by_depth ? sw->xs[i] : hdp_kl_keys_of(m)->depth,
                    sw->by_depth ? hdp_kl_keys_of(m)->width : sw->xs[i], s);
+    hdp_kl_spec r;
+    split_networks(m, s, relu ? relu : &r);
 }
 
 static hdp_status sweep_check(void *user, long i, hdp_error *err)
 {
     sweep_ctx *c = user;
     hdp_kl_spec s;
-    spec_of(c->sw, c->m, i, HDP_KL_HE, &s);
+    spec_of(c->sw, c->m, i, HDP_KL_HE, &s, NULL);
     return hdp_kl_spec_check(&s, err);
 }
 
@@ -108,7 +129,8 @@ static hdp_status sweep_job(void *user, long idx, void *row, hdp_error *err)
     const int k = (int)(idx % 4);
     if (!sw->want[k])
         return HDP_OK;
-    spec_of(sw, c->m, i, k, &c->spec);
+    hdp_kl_spec relu;
+    spec_of(sw, c->m, i, k, &c->spec, &relu);
     hdp_kl_run_result r;
     hdp_status st = hdp_kl_run(&c->spec, c->threads, &r, err);
     if (st != HDP_OK) {
@@ -125,7 +147,17 @@ static hdp_status sweep_job(void *user, long idx, void *row, hdp_error *err)
     p->kle = r.kl_mc[sw->Ee], p->see = r.kl_mc_se[sw->Ee];
     p->exact = r.kl_exact[sw->E], p->exacte = r.kl_exact[sw->Ee];
     hdp_kl_run_result_free(&r);
-    return HDP_OK;
+    p->rkl = p->rse = p->rkle = p->rsee = p->rseconds = NAN;
+    if (!sw->relu || p->unstable)
+        return HDP_OK;
+    st = hdp_kl_run(&relu, c->threads, &r, err);
+    if (st == HDP_OK) {
+        p->rkl = r.kl_mc[sw->E], p->rse = r.kl_mc_se[sw->E];
+        p->rkle = r.kl_mc[sw->Ee], p->rsee = r.kl_mc_se[sw->Ee];
+        p->rseconds = r.seconds;
+    }
+    hdp_kl_run_result_free(&r);
+    return st;
 }
 
 static void sweep_progress(void *user, long idx, long done, long count, const void *row,
@@ -160,6 +192,7 @@ hdp_status hdp_klsweep_plan(const hdp_model *m, int by_depth, const long *xs, in
     sw->Ee = (long)nearbyint(0.4 * (double)sw->E) > 0 ? (long)nearbyint(0.4 * (double)sw->E) : 1;
     sw->T = hdp_kl_keys_of(m)->eta * (double)sw->E;
     sw->Te = hdp_kl_keys_of(m)->eta * (double)sw->Ee;
+    sw->relu = hdp_kl_keys_of(m)->network == HDP_KL_RELU;
     sw->points = calloc((size_t)nx * 4, sizeof *sw->points);
     if (!sw->points)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");

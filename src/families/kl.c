@@ -487,9 +487,10 @@ void hdp_kl_spec_from_model(const hdp_model *m, hdp_kl_spec *s)
     s->sigma = kp->sigma;
     s->eta = kp->eta;
     s->epochs = kp->epochs;
-    s->runs = kp->runs;
+    s->runs = kp->network == HDP_KL_RELU ? kp->relu_runs : kp->runs;
     s->inits = kp->inits;
     s->seed = m->seed;
+    s->network = kp->network;
 }
 
 hdp_status hdp_kl_model_check(const hdp_model *m, hdp_error *err)
@@ -1208,7 +1209,9 @@ static long run_statistics(const hdp_kl_spec *s, const init_out *io, hdp_kl_run_
         grand[t] = a / (double)NI / c4s2;
         exact[t] = b / (double)NI / c4s2;
     }
-    const double *crit = s->loss == HDP_KL_SQUARED ? exact : grand;
+    /* the exact OU values exist for the squared loss on the linearised network only */
+    const int ou = s->loss == HDP_KL_SQUARED && s->network == HDP_KL_LINEARISED;
+    const double *crit = ou ? exact : grand;
     long worst = 0;
     for (long j = 1; j < n; j++)
         if (crit[E * n + j] > crit[E * n + worst])
@@ -1235,9 +1238,9 @@ static long run_statistics(const hdp_kl_spec *s, const init_out *io, hdp_kl_run_
         res->kl_init_sd[k] = sd;
         res->kl_mc_se_path[k] = sqrt(vpath) / (double)NI / c4s2;
         res->kl_mc_se[k] = NI > 1 ? sd / sqrt((double)NI) : res->kl_mc_se_path[k];
-        res->kl_exact[k] = s->loss == HDP_KL_SQUARED ? exact[t] : NAN;
+        res->kl_exact[k] = ou ? exact[t] : NAN;
         res->train_loss[k] = lsum / (double)NI;
-        res->kl_final[k] = s->loss == HDP_KL_SQUARED && k == 0 ? 0.0 : NAN;
+        res->kl_final[k] = ou && k == 0 ? 0.0 : NAN;
     }
     return worst;
 }
@@ -1285,6 +1288,241 @@ static hdp_status run_final_kl(const hdp_kl_spec *s, int threads, const init_out
     return st;
 }
 
+/* ---- noisy GD on the real ReLU network (kl.network = relu) ---- */
+
+/* the buffers of one gradient pass over n samples */
+typedef struct {
+    long n;
+    double *H[HDP_KL_MAX_DEPTH + 1]; /* H[l] (n x m_l) post-activations, l = 1..L-1; H[0] = X */
+    double *E, *En, *T;              /* n x max width: errors of the layer, next, E grad_l */
+    double *g2, *gG;                 /* [n]: ||G_j||^2, <G_j, grad L> */
+} net_pass;
+
+static void net_pass_free(net_pass *p)
+{
+    for (int l = 1; l <= HDP_KL_MAX_DEPTH; l++) {
+        free(p->H[l]);
+        p->H[l] = NULL;
+    }
+    free(p->E), free(p->En), free(p->T), free(p->g2), free(p->gG);
+    p->E = p->En = p->T = p->g2 = p->gG = NULL;
+}
+
+static int net_pass_alloc(const hdp_kl_net *net, long n, net_pass *p)
+{
+    memset(p, 0, sizeof *p);
+    const int L = net->arch.L;
+    long wmax = 0;
+    for (int l = 0; l <= L; l++)
+        wmax = net->w[l] > wmax ? net->w[l] : wmax;
+    p->n = n;
+    int ok = (p->E = hdp_dalloc((size_t)n * (size_t)wmax)) && (p->En = hdp_dalloc((size_t)n * (size_t)wmax)) &&
+             (p->T = hdp_dalloc((size_t)n * (size_t)wmax)) && (p->g2 = hdp_dalloc((size_t)n)) &&
+             (p->gG = hdp_dalloc((size_t)n));
+    for (int l = 1; l < L && ok; l++)
+        ok = (p->H[l] = hdp_dalloc((size_t)n * (size_t)net->w[l])) != NULL;
+    if (!ok)
+        net_pass_free(p);
+    return ok;
+}
+
+/* hdp_kl_net_gradient with the caller's buffers (kl.h): returns the loss */
+static double net_gradient(const hdp_kl_net *net, const double *X, const double *Y,
+                           hdp_kl_loss_kind loss, net_pass *p, hdp_kl_net *grad, double *diff2)
+{
+    const int L = net->arch.L;
+    const long n = p->n, o = net->arch.o, *w = net->w;
+    const double nn = (double)n;
+    p->H[0] = (double *)X;
+    /* forward: H_l = relu(H_{l-1} W_l^T); outputs H_{L-1} W_L^T into E (n x o) */
+    for (int l = 1; l < L; l++) {
+        blas_gemm(0, 1, n, w[l], w[l - 1], 1.0, p->H[l - 1], w[l - 1], net->W[l], w[l - 1], 0.0,
+                  p->H[l], w[l]);
+        const long len = n * w[l];
+        double *h = p->H[l];
+        for (long i = 0; i < len; i++)
+            h[i] = h[i] > 0 ? h[i] : 0.0;
+    }
+    blas_gemm(0, 1, n, o, w[L - 1], 1.0, p->H[L - 1], w[L - 1], net->W[L], w[L - 1], 0.0, p->E, o);
+    /* the loss and e_{i,L} = l'(f(x_i); y_i) in place */
+    double lsum = 0;
+    for (long t = 0; t < n * o; t++) {
+        lsum += loss_value(loss, p->E[t], Y[t]);
+        p->E[t] = loss_deriv(loss, p->E[t], Y[t]);
+    }
+    memset(p->g2, 0, sizeof(double) * (size_t)n);
+    memset(p->gG, 0, sizeof(double) * (size_t)n);
+    double gbar2 = 0;
+    for (int l = L; l >= 1; l--) {
+        const long ml = w[l], mp = w[l - 1];
+        const double *Hp = p->H[l - 1];
+        double *G = grad->W[l];
+        /* grad_l = E_l^T H_{l-1} / n */
+        blas_gemm(1, 0, ml, mp, n, 1.0 / nn, p->E, ml, Hp, mp, 0.0, G, mp);
+        for (long t = 0; t < ml * mp; t++)
+            gbar2 += G[t] * G[t];
+        if (diff2) {
+            /* ||G_{j,l}||^2 = ||e_{j,l}||^2 ||h_{j,l-1}||^2; <G_{j,l}, grad_l> = (E_l grad_l)_j . h_j */
+            blas_gemm(0, 0, n, mp, ml, 1.0, p->E, ml, G, mp, 0.0, p->T, mp);
+            for (long i = 0; i < n; i++) {
+                double e2 = 0, h2 = 0, eg = 0;
+                for (long k = 0; k < ml; k++)
+                    e2 += p->E[i * ml + k] * p->E[i * ml + k];
+                for (long k = 0; k < mp; k++) {
+                    h2 += Hp[i * mp + k] * Hp[i * mp + k];
+                    eg += p->T[i * mp + k] * Hp[i * mp + k];
+                }
+                p->g2[i] += e2 * h2;
+                p->gG[i] += eg;
+            }
+        }
+        if (l > 1) {
+            /* e_{l-1} = 1[h_{l-1} > 0] .* (E_l W_l) */
+            blas_gemm(0, 0, n, mp, ml, 1.0, p->E, ml, net->W[l], mp, 0.0, p->En, mp);
+            for (long t = 0; t < n * mp; t++)
+                if (!(Hp[t] > 0))
+                    p->En[t] = 0.0;
+            double *s = p->E;
+            p->E = p->En;
+            p->En = s;
+        }
+    }
+    if (diff2) {
+        const double nn1 = (nn - 1.0) * (nn - 1.0);
+        for (long j = 0; j < n; j++)
+            diff2[j] = (p->g2[j] - 2.0 * p->gG[j] + gbar2) / nn1;
+    }
+    return lsum / nn;
+}
+
+hdp_status hdp_kl_net_gradient(const hdp_kl_net *net, const double *X, const double *Y, long n,
+                               hdp_kl_loss_kind loss, double *loss_value_out, hdp_kl_net *grad,
+                               double *diff2, hdp_error *err)
+{
+    HDP_REQUIRE(err, net);
+    HDP_REQUIRE(err, X);
+    HDP_REQUIRE(err, Y);
+    HDP_REQUIRE(err, loss_value_out);
+    HDP_REQUIRE(err, grad);
+    if (n < 2)
+        return hdp_fail(err, HDP_EINPUT, "hdp_kl_net_gradient: n = %ld: need at least 2 samples", n);
+    for (int l = 1; l <= net->arch.L; l++)
+        if (!grad->W[l] || grad->w[l] != net->w[l] || grad->w[l - 1] != net->w[l - 1])
+            return hdp_fail(err, HDP_EINPUT,
+                            "hdp_kl_net_gradient: grad is not a net of the same architecture");
+    net_pass p;
+    if (!net_pass_alloc(net, n, &p))
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for a gradient pass over %ld samples", n);
+    const int old = blas_single();
+    *loss_value_out = net_gradient(net, X, Y, loss, &p, grad, diff2);
+    blas_restore(old);
+    net_pass_free(&p);
+    return HDP_OK;
+}
+
+/* a thread's workspace for the real network: the weights, W_0, the gradient, a pass */
+typedef struct {
+    hdp_kl_net net, net0, grad;
+    net_pass pass;
+    double *diff2, *S, *xi; /* [n], [n], [max layer size] */
+    double *ln2;            /* [n x L] ||J_l(x_i)||^2 at W_0 */
+} relu_ws;
+
+static void relu_ws_free(void *vw)
+{
+    relu_ws *w = vw;
+    if (!w)
+        return;
+    hdp_kl_net_free(&w->net), hdp_kl_net_free(&w->net0), hdp_kl_net_free(&w->grad);
+    net_pass_free(&w->pass);
+    free(w->diff2), free(w->S), free(w->xi), free(w->ln2);
+    free(w);
+}
+
+static void *relu_ws_alloc(const void *vc)
+{
+    const hdp_kl_spec *s = ((const init_ctx *)vc)->s;
+    relu_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    if (hdp_kl_net_alloc(&s->arch, &w->net, NULL) != HDP_OK ||
+        hdp_kl_net_alloc(&s->arch, &w->net0, NULL) != HDP_OK ||
+        hdp_kl_net_alloc(&s->arch, &w->grad, NULL) != HDP_OK ||
+        !net_pass_alloc(&w->net, s->n, &w->pass)) {
+        relu_ws_free(w);
+        return NULL;
+    }
+    long big = 0;
+    for (int l = 1; l <= s->arch.L; l++)
+        big = w->net.w[l] * w->net.w[l - 1] > big ? w->net.w[l] * w->net.w[l - 1] : big;
+    w->diff2 = hdp_dalloc((size_t)s->n), w->S = hdp_dalloc((size_t)s->n);
+    w->xi = hdp_dalloc((size_t)big), w->ln2 = hdp_dalloc((size_t)s->n * (size_t)s->arch.L);
+    if (!w->diff2 || !w->S || !w->xi || !w->ln2) {
+        relu_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Initialisation idx of the real network on its stream g: W_0 (the same draws as the
+ * linearised run's), its ||J(x_i)||^2, then the noise paths one after the other from the block
+ * Gaussian stream started at g; the sums over paths of S_j and S_j^2 and the mean loss into io. */
+static hdp_status relu_run_one(const void *vc, long idx, void *vw, hdp_xoshiro *g, void *slot,
+                               hdp_error *err)
+{
+    const init_ctx *c = vc;
+    const hdp_kl_spec *s = c->s;
+    relu_ws *w = vw;
+    init_out *io = slot;
+    const int L = s->arch.L;
+    const long n = s->n, E = s->epochs, P = s->runs;
+    hdp_kl_net_draw(&w->net0, g);
+    if (hdp_kl_net_jacobian(&w->net0, c->X, n, NULL, NULL, w->ln2, err) != HDP_OK)
+        return HDP_ENOMEM;
+    double g2 = 0;
+    for (long i = 0; i < n * L; i++)
+        g2 += w->ln2[i];
+    io->pb.grad2 = g2 / (double)n;
+    io->pb.R_lazy = NAN;
+    io->eta_lmax = NAN;
+    hdp_normals nrm;
+    hdp_normals_init(&nrm, g);
+    const double noise = sqrt(2.0 * s->eta * s->sigma * s->sigma);
+    for (long q = 0; q < P; q++) {
+        for (int l = 1; l <= L; l++)
+            memcpy(w->net.W[l], w->net0.W[l], sizeof(double) * (size_t)(w->net.w[l] * w->net.w[l - 1]));
+        memset(w->S, 0, sizeof(double) * (size_t)n);
+        for (long k = 0; k <= E; k++) {
+            const double lv = net_gradient(&w->net, c->X, c->Y, s->loss, &w->pass, &w->grad,
+                                           k < E ? w->diff2 : NULL);
+            io->loss[k] += lv / (double)P;
+            if (k == E)
+                break;
+            double *sum = io->sum + (k + 1) * n, *sum2 = io->sum2 + (k + 1) * n;
+            for (long j = 0; j < n; j++) {
+                w->S[j] += s->eta * w->diff2[j];
+                sum[j] += w->S[j];
+                sum2[j] += w->S[j] * w->S[j];
+            }
+            if (!isfinite(lv) || !isfinite(sum[0]))
+                return hdp_fail(err, HDP_ENUMERIC,
+                                "non-finite loss or gradient of the ReLU network at epoch %ld "
+                                "(initialisation %ld, path %ld): lower [kl] eta",
+                                k, idx, q);
+            /* W <- W - eta grad L + sqrt(2 eta sigma^2) xi */
+            for (int l = 1; l <= L; l++) {
+                const long len = w->net.w[l] * w->net.w[l - 1];
+                double *Wl = w->net.W[l];
+                const double *G = w->grad.W[l];
+                hdp_normals_fill(&nrm, w->xi, len);
+                for (long t = 0; t < len; t++)
+                    Wl[t] += -s->eta * G[t] + noise * w->xi[t];
+            }
+        }
+    }
+    return HDP_OK;
+}
+
 /*
  * The driver: the data, then every initialisation on its own stream (the generic Monte Carlo
  * loop; each initialisation runs all its noise paths at once), then the statistics over the
@@ -1317,15 +1555,20 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     hdp_xoshiro first;
     hdp_xoshiro_stream(&first, (uint64_t)s->seed, 1);
     init_ctx c = {s, X, Y};
-    hdp_mc_loop loop = {.name = "kl", .runs = NI, .threads = hdp_mc_loop_threads(NI, threads),
-                        .ctx = &c, .run = run_one, .first = &first, .slots = io,
-                        .slot_size = sizeof *io};
+    const int relu = s->network == HDP_KL_RELU;
+    hdp_mc_loop loop = {.name = relu ? "kl relu" : "kl", .runs = NI,
+                        .threads = hdp_mc_loop_threads(NI, threads), .ctx = &c,
+                        .ws_alloc = relu ? relu_ws_alloc : NULL,
+                        .ws_free = relu ? relu_ws_free : NULL, .run = relu ? relu_run_one : run_one,
+                        .first = &first, .slots = io, .slot_size = sizeof *io};
     const int old = blas_single();
     st = hdp_mc_loop_run(&loop, err);
     blas_restore(old);
     if (st != HDP_OK)
         goto done;
     run_problem_summary(io, NI, res);
+    if (relu)
+        res->eta_lambda_max = NAN; /* no Gram, no rank (0) */
     if (res->unstable) {
         for (long k = 0; k <= E; k++)
             res->kl_mc[k] = res->kl_mc_se[k] = res->kl_mc_se_path[k] = res->kl_init_sd[k] =
@@ -1334,7 +1577,7 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
         goto done;
     }
     res->worst = run_statistics(s, io, res, grand, exact, mean_i);
-    if (s->loss == HDP_KL_SQUARED)
+    if (s->loss == HDP_KL_SQUARED && !relu)
         st = run_final_kl(s, threads, io, res->worst, res, err);
 done:
     res->seconds = omp_get_wtime() - t0;

@@ -12,9 +12,11 @@
 
 static const char *const kl_init_names[] = {"lecun", "he", "ntk", "xavier", NULL};
 static const char *const kl_loss_names[] = {"squared", "logistic", NULL};
+static const char *const kl_network_names[] = {"linearised", "relu", NULL};
 
 const char *hdp_kl_init_name(hdp_kl_init_kind k) { return kl_init_names[k]; }
 const char *hdp_kl_loss_name(hdp_kl_loss_kind k) { return kl_loss_names[k]; }
+const char *hdp_kl_network_name(hdp_kl_network_kind k) { return kl_network_names[k]; }
 
 #define P(f) offsetof(hdp_kl_keys, f)
 
@@ -49,6 +51,12 @@ static const hdp_schema_key keys[] = {
     {"init_runs", HDP_KEY_LONG, P(init_runs), "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED,
      2, 1e8, NULL,
      "networks drawn by `kl init` per scheme and depth (integer in [2, 1e8]; --runs overrides it)"},
+    {"network", HDP_KEY_ENUM, P(network), "linearised", 0, 0, 0, kl_network_names,
+     "what `kl run` trains: linearised (f(W_0) + J (W - W_0), eq. 3) | relu (also the real "
+     "ReLU network by back-propagation, on the same data and initialisations)"},
+    {"relu_runs", HDP_KEY_LONG, P(relu_runs), "4", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL,
+     "noise paths per initialisation of the real network (kl.network = relu; integer in [2, 1e6]):"
+     " each costs a forward and backward pass per epoch"},
 };
 
 const hdp_schema_section hdp_kl_section = {"kl", keys, HDP_SCHEMA_NKEYS(keys),

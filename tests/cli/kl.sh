@@ -93,6 +93,39 @@ for s in ('lecun', 'he'):
 PY
 check "run CSV columns" bash -c "grep -v '^#' '$work/r2.csv' | head -1 | grep -q '^epoch,T,lecun_kl,lecun_kl_se,lecun_kl_sd,lecun_kl_max,lecun_kl_exact,lecun_kl_final,lecun_loss,lecun_bound,lecun_bound_seed,he_kl'"
 check "run CSV has epochs 0..30" test "$(grep -v '^#' "$work/r2.csv" | wc -l)" -eq 32
+# the real network (kl.network = relu): its columns beside the linearised ones, which stay
+# the same bytes; the same CSV for any --threads
+"$bin" kl run $small --set kl.network=relu --set kl.relu_runs=3 --schemes lecun,he --threads 2 \
+  -o "$work/rr2.csv" --json "$work/rr.json" >"$work/rr.out" 2>&1
+check "kl run kl.network=relu exits 0" test $? -eq 0
+"$bin" kl run $small --set kl.network=relu --set kl.relu_runs=3 --schemes lecun,he --threads 1 \
+  -o "$work/rr1.csv" >/dev/null 2>&1
+check "relu: the same CSV for --threads 1 and 2" cmp -s "$work/rr1.csv" "$work/rr2.csv"
+"$bin" kl run $small --schemes lecun,he -o "$work/rl.csv" >/dev/null 2>&1
+check "relu: columns <s>_relu_*, the linearised columns unchanged, the same loss at epoch 0" py "$work/rr2.csv" "$work/rl.csv" "$work/rr.json" <<'PY'
+import csv, json, sys
+rd = lambda p: list(csv.DictReader(l for l in open(p) if not l.startswith('#')))
+r, l, d = rd(sys.argv[1]), rd(sys.argv[2]), json.load(open(sys.argv[3]))
+assert len(r) == len(l) == 31
+for s in ('lecun', 'he'):
+    for c in ('relu_kl', 'relu_kl_se', 'relu_kl_sd', 'relu_kl_max', 'relu_loss'):
+        assert s + '_' + c in r[0], c
+    for a, b in zip(r, l):
+        for c in b:
+            assert a[c] == b[c], (c, a[c], b[c])
+    assert r[0][s + '_relu_loss'] == r[0][s + '_loss'] and float(r[0][s + '_relu_kl']) == 0
+    k = [float(x[s + '_relu_kl']) for x in r]
+    assert all(b > a for a, b in zip(k, k[1:])), k
+    assert abs(d[s + '_relu_kl'] - k[-1]) <= 1e-9 * k[-1] and d['network'] == 'relu' and d['relu_runs'] == 3
+PY
+check "relu: the table of the real network is printed" grep -q "The real ReLU network" "$work/rr.out"
+if [ $have_gnuplot = 1 ]; then
+  "$bin" kl run $small --set kl.network=relu --vs width --widths 8,16 --set kl.epochs=10 --schemes he \
+    --figure "$work/rw.png" >/dev/null 2>&1
+  check "relu --vs width --figure writes the PNG and relu columns" bash -c "test -s '$work/rw.png' && grep -q 'he_relu_kl_early,he_relu_kl_early_se,he_relu_kl,he_relu_kl_se' '$work/rw.csv'"
+  "$bin" plot "$work/rr2.csv" -o "$work/rplot.png" >/dev/null 2>&1
+  check "hdpsgd plot draws the relu CSV (schemes without _relu)" test -s "$work/rplot.png"
+fi
 if [ $have_gnuplot = 1 ]; then
   "$bin" kl run $small --vs depth --depths 2,3 --set kl.epochs=10 --figure "$work/depth.png" >/dev/null 2>&1
   check "run --vs depth --figure writes the PNG and its data" test -s "$work/depth.png" -a -s "$work/depth.csv"
@@ -119,6 +152,7 @@ expect_bad "negative sigma" "[kl] sigma = -1 is out of range" run --set kl.sigma
 expect_bad "n o too large" "[kl] n: n o = 3000 x 2" run --set kl.n=3000 --set kl.o=2
 expect_bad "width too large" "[kl] width: width 100000" init --set kl.width=100000
 expect_bad "unknown key" "unknown key 'widht' in [kl]" run --set kl.widht=3
+expect_bad "unknown network" "[kl] network = 'deep' is not accepted" run --set kl.network=deep
 expect_bad "no subcommand" "name the subcommand" 
 expect_bad "bad subcommand" "must be bound, init or run" train
 expect_bad "bad scheme" "'glorot' is not a scheme" run --schemes he,glorot
