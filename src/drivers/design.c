@@ -773,6 +773,57 @@ static hdp_status solve_at_model(const hdp_model *m, const hdp_design_result *r,
     return st;
 }
 
+/* the steps of hdp_design_optimize, after it */
+static hdp_status check_request(hdp_design_family family, const hdp_design_options *opt,
+                                hdp_error *err);
+static search *search_new(const hdp_model *m, hdp_design_family family,
+                          const hdp_design_options *opt);
+static int cancel_asked(const hdp_design_options *opt);
+static hdp_status search_simplex(search *s, const hdp_design_result *hints, int nhints,
+                                 hdp_error *err);
+static hdp_status search_bfgs(search *s, const hdp_model *m, const hdp_design_result *hints,
+                              int nhints, hdp_design_result *res, hdp_error *err);
+static hdp_status finish(const search *s, const hdp_model *m, double t0, hdp_design_result *res,
+                         hdp_error *err);
+
+/* check, search (simplex or bfgs, hdp_design_options), finish */
+hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
+                               const hdp_design_options *opt, const hdp_design_result *hints,
+                               int nhints, hdp_design_result *res, hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    memset(res, 0, sizeof *res);
+    res->family = family;
+    hdp_status st = check_request(family, opt, err);
+    if (st != HDP_OK)
+        return st;
+    search *s = search_new(m, family, opt);
+    if (!s)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    double t0 = now_seconds();
+    hdp_gsl_quiet();
+    if (opt->method == HDP_DESIGN_SIMPLEX)
+        st = search_simplex(s, hints, nhints, err);
+    else
+        st = search_bfgs(s, m, hints, nhints, res, err);
+    if (st == HDP_OK && cancel_asked(opt))
+        st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
+                      hdp_design_family_name(family));
+    if (st == HDP_OK)
+        st = finish(s, m, t0, res, err);
+    if (s->g) {
+        hdp_ode_grad_free(s->g);
+        free(s->g);
+    }
+    free(s);
+    return st;
+}
+
 /* hdp_design_optimize's argument checks (after its NULL checks and the model's) */
 static hdp_status check_request(hdp_design_family family, const hdp_design_options *opt,
                                 hdp_error *err)
@@ -913,44 +964,6 @@ static hdp_status finish(const search *s, const hdp_model *m, double t0, hdp_des
         st = make_table(res, s->opt->table_points, err);
     if (st == HDP_OK)
         st = solve_at_model(m, res, 1, &res->table_final_risk, err);
-    return st;
-}
-
-/* check, search (simplex or bfgs, hdp_design_options), finish */
-hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
-                               const hdp_design_options *opt, const hdp_design_result *hints,
-                               int nhints, hdp_design_result *res, hdp_error *err)
-{
-    HDP_ZERO(res);
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    memset(res, 0, sizeof *res);
-    res->family = family;
-    hdp_status st = check_request(family, opt, err);
-    if (st != HDP_OK)
-        return st;
-    search *s = search_new(m, family, opt);
-    if (!s)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    double t0 = now_seconds();
-    hdp_gsl_quiet();
-    if (opt->method == HDP_DESIGN_SIMPLEX)
-        st = search_simplex(s, hints, nhints, err);
-    else
-        st = search_bfgs(s, m, hints, nhints, res, err);
-    if (st == HDP_OK && cancel_asked(opt))
-        st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
-                      hdp_design_family_name(family));
-    if (st == HDP_OK)
-        st = finish(s, m, t0, res, err);
-    if (s->g) {
-        hdp_ode_grad_free(s->g);
-        free(s->g);
-    }
-    free(s);
     return st;
 }
 
