@@ -291,23 +291,43 @@ static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
 
 /* ---- one Runge-Kutta step ---- */
 
+/* The schedule at the stages of step n (t, t + h/2, t + h); returns the step h. */
+static inline double stage_scheds(const hdp_ode_grad *g, const hdp_schedule *s, long n,
+                                   double qf, int privacy, sched_pt *p1, sched_pt *p2, sched_pt *p4)
+{
+    double t = g->grid[n], h = g->grid[n + 1] - t;
+    sched_at(s, g->seg[n], t, qf, privacy, p1);
+    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, p2);
+    sched_at(s, g->seg[n], t + h, qf, privacy, p4);
+    return h;
+}
+
+/* The first three stages of an RK4 step of size h from y: k1 = f(y) (schedule p1), Y2 = y +
+ * h/2 k1, k2 = f(Y2) (p2), Y3 = y + h/2 k2, k3 = f(Y3) (p2), Y4 = y + h k3. The k's may be one
+ * array, and so may the Y's. Non-zero when not finite. */
+static inline int stage_states(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p1,
+                               const sched_pt *p2, double h, const double *y, double *k1,
+                               double *k2, double *k3, double *Y2, double *Y3, double *Y4)
+{
+    long m = g->spec.m;
+    if (rhs(g, cs, p1, y, k1)) return -1;
+    for (long j = 0; j < m; j++) Y2[j] = y[j] + 0.5 * h * k1[j];
+    if (rhs(g, cs, p2, Y2, k2)) return -1;
+    for (long j = 0; j < m; j++) Y3[j] = y[j] + 0.5 * h * k2[j];
+    if (rhs(g, cs, p2, Y3, k3)) return -1;
+    for (long j = 0; j < m; j++) Y4[j] = y[j] + h * k3[j];
+    return 0;
+}
+
 /* y -> yn over step n; work: 5 m (k1..k4 and the stage state). Non-zero when not finite. */
 static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long n, double qf,
                     int privacy, const double *y, double *yn, double *work)
 {
     long m = g->spec.m;
     double *k1 = work, *k2 = k1 + m, *k3 = k2 + m, *k4 = k3 + m, *Y = k4 + m;
-    double t = g->grid[n], h = g->grid[n + 1] - t;
     sched_pt p1, p2, p4;
-    sched_at(s, g->seg[n], t, qf, privacy, &p1);
-    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
-    sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
-    if (rhs(g, cs, &p1, y, k1)) return -1;
-    for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k1[j];
-    if (rhs(g, cs, &p2, Y, k2)) return -1;
-    for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k2[j];
-    if (rhs(g, cs, &p2, Y, k3)) return -1;
-    for (long j = 0; j < m; j++) Y[j] = y[j] + h * k3[j];
+    double h = stage_scheds(g, s, n, qf, privacy, &p1, &p2, &p4);
+    if (stage_states(g, cs, &p1, &p2, h, y, k1, k2, k3, Y, Y, Y)) return -1;
     if (rhs(g, cs, &p4, Y, k4)) return -1;
     for (long j = 0; j < m; j++) {
         yn[j] = y[j] + h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
@@ -400,30 +420,29 @@ static void final_jump_grad(const hdp_schedule *s, double qf, double c, double e
         *dcv += 2.0 * qf * eta1 * eta1 / r2 / c;
 }
 
-/* The adjoint of step n from state y: ybar (the adjoint of the state after the step, in
- * w + 5 m; w = g->w and m = g->spec.m, passed in so that they are not reloaded at every step)
- * becomes that of y; ds, dcp collect the parameters' (may be NULL). Scratch: w's first 3 m and
- * 7 m..11 m. Non-zero when not finite. */
+/* The reverse pass's arrays in g->w, laid out once: the stage cotangents kb1..kb3 (over
+ * k1..k3 of rk4_step), the state's adjoint ybar, kbar_4, a stage's Ybar, the stage states
+ * S2..S4. */
+typedef struct {
+    long m;
+    double *kb1, *kb2, *kb3, *ybar, *kb, *Yb, *S2, *S3, *S4;
+} adjoint_work;
+
+/* The adjoint of step n from state y: a->ybar (the adjoint of the state after the step)
+ * becomes that of y; ds, dcp collect the parameters' (may be NULL). Non-zero when not
+ * finite. */
 static int reverse_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long n,
-                        double qf, int privacy, const double *y, double *w, long m, double *ds,
-                        double *dcp)
+                        double qf, int privacy, const double *y, const adjoint_work *a,
+                        double *ds, double *dcp)
 {
-    double *kb1 = w, *kb2 = kb1 + m, *kb3 = kb2 + m; /* stage cotangents */
-    double *ybar = w + 5 * m, *kb = ybar + m, *Yb = kb + m;
-    double *S2 = w + 8 * m, *S3 = w + 9 * m, *S4 = w + 10 * m;
-    double t = g->grid[n], h = g->grid[n + 1] - t;
+    long m = a->m;
+    double *kb1 = a->kb1, *kb2 = a->kb2, *kb3 = a->kb3, *ybar = a->ybar, *kb = a->kb;
+    double *Yb = a->Yb, *S2 = a->S2, *S3 = a->S3, *S4 = a->S4;
     sched_pt p1, p2, p4;
-    sched_at(s, g->seg[n], t, qf, privacy, &p1);
-    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
-    sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
-    /* the stage states Y2, Y3, Y4 of this step (needed in reverse order) */
-    double *f = Yb; /* temporary derivative */
-    if (rhs(g, cs, &p1, y, f)) return -1;
-    for (long j = 0; j < m; j++) S2[j] = y[j] + 0.5 * h * f[j];
-    if (rhs(g, cs, &p2, S2, f)) return -1;
-    for (long j = 0; j < m; j++) S3[j] = y[j] + 0.5 * h * f[j];
-    if (rhs(g, cs, &p2, S3, f)) return -1;
-    for (long j = 0; j < m; j++) S4[j] = y[j] + h * f[j];
+    double h = stage_scheds(g, s, n, qf, privacy, &p1, &p2, &p4);
+    /* the stage states Y2, Y3, Y4 of this step (needed in reverse order; Yb: the stages'
+     * derivatives, not kept) */
+    if (stage_states(g, cs, &p1, &p2, h, y, Yb, Yb, Yb, S2, S3, S4)) return -1;
     for (long j = 0; j < m; j++) {
         kb[j] = h / 6.0 * ybar[j]; /* kbar_4 */
         kb3[j] = h / 3.0 * ybar[j];
@@ -448,6 +467,9 @@ static int reverse(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long N,
 {
     long m = g->spec.m;
     double *w = g->w, *ck = g->ys, *blk = ck + nck * m, *ybar = w + 5 * m;
+    const adjoint_work a = {.m = m, .kb1 = w, .kb2 = w + m, .kb3 = w + 2 * m, .ybar = ybar,
+                            .kb = ybar + m, .Yb = ybar + 2 * m, .S2 = w + 8 * m,
+                            .S3 = w + 9 * m, .S4 = w + 10 * m};
     for (long j = 0; j < m; j++)
         ybar[j] = g->spec.bin_weight[j] * g->spec.bin_lambda[j];
     for (long b = (N - 1) / C; b >= 0; b--) {
@@ -457,7 +479,7 @@ static int reverse(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long N,
             if (rk4_step(g, cs, s, n, qf, privacy, blk + (n - n0) * m, blk + (n - n0 + 1) * m, w))
                 return -1;
         for (long n = n1 - 1; n >= n0; n--)
-            if (reverse_step(g, cs, s, n, qf, privacy, blk + (n - n0) * m, w, m, ds, dcp))
+            if (reverse_step(g, cs, s, n, qf, privacy, blk + (n - n0) * m, &a, ds, dcp))
                 return -1;
     }
     return 0;
