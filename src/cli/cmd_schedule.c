@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/privacy.h"
+#include "schedule_print.h"
 
 static const char *out_path, *json_path, *figure_path, *family_opt, *method_opt;
 static long knots_opt;
@@ -123,24 +124,6 @@ static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
 }
 
 
-static void describe(const hdp_design_result *r, char *buf, size_t size)
-{
-    switch (r->family) {
-    case HDP_FAMILY_OUTPUT: snprintf(buf, size, "eta0 = %.6g", r->eta0); break;
-    case HDP_FAMILY_LINEAR_NOISE: snprintf(buf, size, "eta0 = %.6g", r->eta0); break;
-    case HDP_FAMILY_OPTIMAL:
-        snprintf(buf, size, "c1 = %.6g, a = %.6g (c2 = %.6g, c3 = %.6g)", r->c1, r->a, r->c2, r->c3);
-        break;
-    case HDP_FAMILY_PL: {
-        size_t used = (size_t)snprintf(buf, size, "eta at knots:");
-        for (int i = 0; i < r->knots && used < size; i++)
-            used += (size_t)snprintf(buf + used, size - used, " %.4g", r->knot_eta[i]);
-        break;
-    }
-    default: buf[0] = '\0';
-    }
-}
-
 /* the command line that runs the simulation on the written table */
 static void rerun_command(const cli_common *common, const char *sub, const hdp_design_result *b,
                           char *buf, size_t size)
@@ -161,7 +144,7 @@ void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_resu
                               const char *use)
 {
     char desc[1024];
-    describe(b, desc, sizeof desc);
+    schedule_describe(b, desc, sizeof desc);
     double delta = 1.0 / (double)m->n;
     double eps = hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta);
     fprintf(f, "# hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
@@ -296,49 +279,6 @@ static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp
     }
 }
 
-/* the table of the optimised families, the ODE solves and the best */
-static void print_comparison(const hdp_model *m, const hdp_design_set *d,
-                             const hdp_design_options *opt, double eps)
-{
-    const hdp_design_result *res = d->res;
-    const int *done = d->done;
-    const int best = d->best;
-    printf("model: %s; d = %ld, n = %ld (gamma = %.4g), c = %g, rho = %g (epsilon = %.4g at "
-           "delta = 1/n, CKS)\n",
-           m->source, m->d, m->n, m->gamma, m->c, m->rho, eps);
-    printf("objective: the ODE's final-iterate excess risk R(1) + 2 c^2 gamma^2 eta~(1)^2/rho^2 "
-           "(THEORY 3) at fixed rho%s\n\n",
-           tune_clip ? ", jointly over the clipping constant c" : "");
-    printf("  %-13s %14s %9s %9s %8s  %s\n", "family", "final risk", "epsilon", "ODE solves",
-           tune_clip ? "c" : "", "optimised parameters");
-    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-        if (!done[f])
-            continue;
-        char desc[1024], cbuf[32] = "";
-        describe(&res[f], desc, sizeof desc);
-        if (tune_clip)
-            snprintf(cbuf, sizeof cbuf, "%.4g", res[f].c);
-        printf("  %-13s %14.8g %9.4g %10ld %8s  %s%s\n", hdp_design_family_name(f),
-               res[f].final_risk, eps, res[f].ode_solves, cbuf, desc, f == best ? "   <- best" : "");
-    }
-    const hdp_design_result *b = &res[best];
-    if (opt->method == HDP_DESIGN_SIMPLEX)
-        printf("\nODE solves: %ld in %.3g s, %.0f per second (search: Nelder-Mead on the ODE solver, 2 output "
-               "points, rtol %g; the winners re-solved at the model's [ode] settings)\n",
-               d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0,
-               fmax(opt->search_rtol, m->rtol));
-    else
-        printf("\nODE solves: %ld in %.3g s, %.0f per second (search: BFGS on the exact gradient of "
-               "the Runge-Kutta discretisation, a solve with its gradient counted once; the winners "
-               "re-solved at the model's [ode] settings)\n",
-               d->solves, d->seconds, d->seconds > 0 ? (double)d->solves / d->seconds : 0.0);
-    printf("best: %s, final risk %.8g; as a table of %ld knots (piecewise linear): %.8g (%+.2g %%)\n",
-           hdp_design_family_name(best), b->final_risk, b->table_len, b->table_final_risk,
-           100.0 * (b->table_final_risk / b->final_risk - 1.0));
-    if (tune_clip)
-        printf("joint optimum of the clipping constant: c = %.6g (model: %g)\n", b->c, m->c);
-}
-
 /* eta~(t) and R(t) of every optimised family, from the data written to data_csv */
 static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
                         const char *data_csv)
@@ -365,20 +305,22 @@ static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
     cli_draw("schedule", "schedule", figure_path, assign, data_csv, data_csv);
 }
 
-int cmd_schedule(int argc, char **argv)
+/* cmd_schedule's first step: the options and their checks; want[] the families to optimise
+ * (--refine: all, pl refined and the others compared with it), *method the search.
+ * Returns 0, an exit status, or -1 when the help was asked for and printed. */
+static int parse_request(int argc, char **argv, cli_common *common, int want[HDP_FAMILY_COUNT],
+                         int *method)
 {
     const cli_command *cmd = cli_find_command("schedule");
-    cli_common common;
     out_path = json_path = figure_path = family_opt = NULL;
     knots_opt = 8;
     method_opt = NULL;
     refine_tol = 1e-5;
     have_equiv = 0;
     optimize = tune_clip = refine = 0;
-    int rc = cli_start(cmd, argc, argv, &common);
+    int rc = cli_start(cmd, argc, argv, common);
     if (rc)
-        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    int want[HDP_FAMILY_COUNT];
+        return rc;
     if (!optimize) {
         fprintf(stderr, "hdpsgd schedule: error: nothing to do: add --optimize (hdpsgd help "
                         "schedule)\n");
@@ -391,8 +333,8 @@ int cmd_schedule(int argc, char **argv)
                 knots_opt, HDP_DESIGN_MAX_KNOTS);
         return EXIT_BAD_INPUT;
     }
-    int method = hdp_design_method_parse(method_opt ? method_opt : "bfgs");
-    if (method < 0) {
+    *method = hdp_design_method_parse(method_opt ? method_opt : "bfgs");
+    if (*method < 0) {
         fprintf(stderr, "hdpsgd schedule: error: --method '%s': expected bfgs or simplex\n", method_opt);
         return EXIT_BAD_INPUT;
     }
@@ -410,91 +352,35 @@ int cmd_schedule(int argc, char **argv)
                             "--family pl; the closed-form families are then compared with it)\n");
             return EXIT_BAD_INPUT;
         }
-        if (method != HDP_DESIGN_BFGS) {
+        if (*method != HDP_DESIGN_BFGS) {
             fprintf(stderr, "hdpsgd schedule: error: --refine needs --method bfgs\n");
             return EXIT_BAD_INPUT;
         }
         /* the closed-form families, for the comparison */
         for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
     }
-    hdp_model m;
-    if ((rc = cli_load_model(&common, &m)))
-        return rc;
-    cli_warn_stability("schedule", &m);
+    return 0;
+}
 
-    progress_state ps = {isatty(STDERR_FILENO)};
-    hdp_design_options opt;
-    hdp_design_options_init(&opt);
-    opt.knots = (int)knots_opt;
-    opt.tune_clip = tune_clip;
-    opt.method = (hdp_design_method)method;
-    opt.refine = refine;
-    opt.refine_tol = refine_tol;
-    opt.progress = progress;
-    opt.progress_user = &ps;
+/* The search options of the command line (progress through ps). */
+static void design_options(int method, progress_state *ps, hdp_design_options *opt)
+{
+    hdp_design_options_init(opt);
+    opt->knots = (int)knots_opt;
+    opt->tune_clip = tune_clip;
+    opt->method = (hdp_design_method)method;
+    opt->refine = refine;
+    opt->refine_tol = refine_tol;
+    opt->progress = progress;
+    opt->progress_user = ps;
+}
 
-    hdp_error err;
-    hdp_error_clear(&err);
-    hdp_design_set d;
-    hdp_ode_result curves[HDP_FAMILY_COUNT];
-    memset(curves, 0, sizeof curves);
-    hdp_status st = hdp_design_set_run(&m, want, &opt, &d, &err);
-    const hdp_design_result *res = d.res;
-    const int *done = d.done;
-    int best = d.best;
-    if (st == HDP_OK && figure_path)
-        st = figure_curves(&m, res, done, curves, &err);
-    if (st != HDP_OK) {
-        hdp_design_set_free(&d);
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-            hdp_ode_result_free(&curves[f]);
-        hdp_model_free(&m);
-        return cli_fail("schedule", &err);
-    }
-
-    /* the comparison */
-    double delta = 1.0 / (double)m.n;
-    double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, delta);
-    print_comparison(&m, &d, &opt, eps);
-    const hdp_design_result *b = &res[best];
-    if (refine && done[HDP_FAMILY_PL]) {
-        const hdp_design_result *pl = &res[HDP_FAMILY_PL];
-        printf("\nrefine (pl, tolerance %g): search risk", refine_tol);
-        for (int l = 0; l < pl->levels; l++)
-            printf("%s K = %d: %.10g", l ? ";" : "", pl->level_knots[l], pl->level_risk[l]);
-        int lv = pl->levels - 1;
-        int conv = lv > 0 && fabs(pl->level_risk[lv - 1] - pl->level_risk[lv]) <=
-                                 refine_tol * fabs(pl->level_risk[lv]);
-        printf("\n%s at K = %d knots: final risk %.10g\n",
-               conv ? "converged" : "NOT converged (the knot limit came first)", pl->knots,
-               pl->final_risk);
-        printf("\nthe closed-form families against it (each optimised at the model's rho; "
-               "epsilon-equivalent: the privacy it needs to reach the optimal risk, CKS at delta = 1/n)\n");
-        printf("  %-13s %14s %10s %12s %12s\n", "family", "final risk", "excess", "rho needed",
-               "epsilon");
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-            if (f == HDP_FAMILY_PL || !done[f])
-                continue;
-            double rho_eq = NAN;
-            long sv = 0;
-            hdp_error e2;
-            hdp_error_clear(&e2);
-            if (hdp_design_rho_equivalent(&m, f, &opt, pl->final_risk, &rho_eq, &sv, &e2) != HDP_OK)
-                fprintf(stderr, "hdpsgd schedule: warning: %s: %s\n", hdp_design_family_name(f), e2.msg);
-            double eps_eq = isfinite(rho_eq) ? hdp_zcdp_epsilon_cks(0.5 * rho_eq * rho_eq, delta)
-                                             : rho_eq;
-            rho_equiv[f] = rho_eq;
-            eps_equiv[f] = eps_eq;
-            have_equiv = 1;
-            printf("  %-13s %14.8g %9.3f%% %12.6g %12.6g\n", hdp_design_family_name(f),
-                   res[f].final_risk, 100.0 * (res[f].final_risk / pl->final_risk - 1.0), rho_eq,
-                   eps_eq);
-        }
-        printf("  %-13s %14.8g %9.3f%% %12.6g %12.6g\n", "pl (optimum)", pl->final_risk, 0.0, m.rho,
-               eps);
-    }
-
-    /* outputs, written only now */
+/* The files, all or nothing: the table (-o), the figure's data and the JSON; then the line
+ * that simulates the table and the figure. */
+static hdp_status write_outputs(const cli_common *common, const hdp_model *m, const hdp_design_set *d,
+                                const hdp_ode_result *curves, double eps, hdp_error *err)
+{
+    const hdp_design_result *b = &d->res[d->best];
     char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path) {
         snprintf(prefix, sizeof prefix, "%s", figure_path);
@@ -503,27 +389,66 @@ int cmd_schedule(int argc, char **argv)
         snprintf(data_csv, sizeof data_csv, "%s.schedules.csv", prefix);
     }
     hdp_outset out; /* all or nothing */
-    hdp_outset_init(&out, &err);
+    hdp_outset_init(&out, err);
     FILE *f;
     if ((f = hdp_outset_add(&out, out_path))) {
         char use[4096];
-        rerun_command(&common, "sim", b, use, sizeof use);
-        cli_write_schedule_table(f, &m, b, use);
+        rerun_command(common, "sim", b, use, sizeof use);
+        cli_write_schedule_table(f, m, b, use);
     }
     if ((f = hdp_outset_add(&out, figure_path ? data_csv : NULL)))
-        write_curves(f, &m, done, curves);
+        write_curves(f, m, d->done, curves);
     if ((f = hdp_outset_add(&out, json_path)))
-        cli_write_schedule_json(f, &m, &d, out_path);
-    st = hdp_outset_commit(&out);
+        cli_write_schedule_json(f, m, d, out_path);
+    hdp_status st = hdp_outset_commit(&out);
     if (st == HDP_OK && out_path) {
         char line[4096];
-        rerun_command(&common, "sim", b, line, sizeof line);
+        rerun_command(common, "sim", b, line, sizeof line);
         printf("table: %s\nsimulate it with:\n  %s\n(or `hdpsgd validate` with the same --set "
                "options)\n",
                out_path, line);
     }
     if (st == HDP_OK && figure_path)
-        draw_figure(&m, &d, eps, data_csv);
+        draw_figure(m, d, eps, data_csv);
+    return st;
+}
+
+/* parse and check, run (the designs and the figure's curves), print, write */
+int cmd_schedule(int argc, char **argv)
+{
+    cli_common common;
+    int want[HDP_FAMILY_COUNT], method = HDP_DESIGN_BFGS;
+    int rc = parse_request(argc, argv, &common, want, &method);
+    if (rc)
+        return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
+    hdp_model m;
+    if ((rc = cli_load_model(&common, &m)))
+        return rc;
+    cli_warn_stability("schedule", &m);
+
+    progress_state ps = {isatty(STDERR_FILENO)};
+    hdp_design_options opt;
+    design_options(method, &ps, &opt);
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_design_set d;
+    hdp_ode_result curves[HDP_FAMILY_COUNT];
+    memset(curves, 0, sizeof curves);
+    hdp_status st = hdp_design_set_run(&m, want, &opt, &d, &err);
+    if (st == HDP_OK && figure_path)
+        st = figure_curves(&m, d.res, d.done, curves, &err);
+
+    if (st == HDP_OK) {
+        double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, 1.0 / (double)m.n);
+        schedule_print_comparison(&m, &d, &opt, eps, tune_clip);
+        if (refine && d.done[HDP_FAMILY_PL]) {
+            schedule_print_refine(&m, &d, &opt, refine_tol, eps, rho_equiv, eps_equiv);
+            for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+                if (f != HDP_FAMILY_PL && d.done[f])
+                    have_equiv = 1;
+        }
+        st = write_outputs(&common, &m, &d, curves, eps, &err);
+    }
     hdp_design_set_free(&d);
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_ode_result_free(&curves[f]);

@@ -291,23 +291,43 @@ static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
 
 /* ---- one Runge-Kutta step ---- */
 
+/* The schedule at the stages of step n (t, t + h/2, t + h); returns the step h. */
+static inline double stage_scheds(const hdp_ode_grad *g, const hdp_schedule *s, long n,
+                                   double qf, int privacy, sched_pt *p1, sched_pt *p2, sched_pt *p4)
+{
+    double t = g->grid[n], h = g->grid[n + 1] - t;
+    sched_at(s, g->seg[n], t, qf, privacy, p1);
+    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, p2);
+    sched_at(s, g->seg[n], t + h, qf, privacy, p4);
+    return h;
+}
+
+/* The first three stages of an RK4 step of size h from y: k1 = f(y) (schedule p1), Y2 = y +
+ * h/2 k1, k2 = f(Y2) (p2), Y3 = y + h/2 k2, k3 = f(Y3) (p2), Y4 = y + h k3. The k's may be one
+ * array, and so may the Y's. Non-zero when not finite. */
+static inline int stage_states(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p1,
+                               const sched_pt *p2, double h, const double *y, double *k1,
+                               double *k2, double *k3, double *Y2, double *Y3, double *Y4)
+{
+    long m = g->spec.m;
+    if (rhs(g, cs, p1, y, k1)) return -1;
+    for (long j = 0; j < m; j++) Y2[j] = y[j] + 0.5 * h * k1[j];
+    if (rhs(g, cs, p2, Y2, k2)) return -1;
+    for (long j = 0; j < m; j++) Y3[j] = y[j] + 0.5 * h * k2[j];
+    if (rhs(g, cs, p2, Y3, k3)) return -1;
+    for (long j = 0; j < m; j++) Y4[j] = y[j] + h * k3[j];
+    return 0;
+}
+
 /* y -> yn over step n; work: 5 m (k1..k4 and the stage state). Non-zero when not finite. */
 static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long n, double qf,
                     int privacy, const double *y, double *yn, double *work)
 {
     long m = g->spec.m;
     double *k1 = work, *k2 = k1 + m, *k3 = k2 + m, *k4 = k3 + m, *Y = k4 + m;
-    double t = g->grid[n], h = g->grid[n + 1] - t;
     sched_pt p1, p2, p4;
-    sched_at(s, g->seg[n], t, qf, privacy, &p1);
-    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
-    sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
-    if (rhs(g, cs, &p1, y, k1)) return -1;
-    for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k1[j];
-    if (rhs(g, cs, &p2, Y, k2)) return -1;
-    for (long j = 0; j < m; j++) Y[j] = y[j] + 0.5 * h * k2[j];
-    if (rhs(g, cs, &p2, Y, k3)) return -1;
-    for (long j = 0; j < m; j++) Y[j] = y[j] + h * k3[j];
+    double h = stage_scheds(g, s, n, qf, privacy, &p1, &p2, &p4);
+    if (stage_states(g, cs, &p1, &p2, h, y, k1, k2, k3, Y, Y, Y)) return -1;
     if (rhs(g, cs, &p4, Y, k4)) return -1;
     for (long j = 0; j < m; j++) {
         yn[j] = y[j] + h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
@@ -318,6 +338,154 @@ static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, 
 
 /* ---- evaluation ---- */
 
+/* The clipping laws at c, and at c (1 -/+ dc_rel) when the c-derivative of a law other than
+ * the scaled ones is wanted (want_dc). Non-zero when out of memory; clip_set_close frees. */
+static int clip_set_open(const hdp_ode_grad *g, double c, int want_dc, clip_set *cs)
+{
+    memset(cs, 0, sizeof *cs);
+    cs->c = c;
+    cs->tau2 = g->noise == HDP_NOISE_NONE ? 0.0 : g->tau2;
+    cs->scale = g->noise == HDP_NOISE_GAUSSIAN || g->noise == HDP_NOISE_NONE || g->tau2 == 0;
+    cs->dc_rel = 1e-5;
+    cs->clip = hdp_clip_alloc(g->noise, g->tau2, g->df, c);
+    int want_c = want_dc && !cs->scale && isfinite(c);
+    if (want_c) {
+        cs->lo = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 - cs->dc_rel));
+        cs->hi = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 + cs->dc_rel));
+    }
+    return !cs->clip || (want_c && (!cs->lo || !cs->hi));
+}
+
+static void clip_set_close(clip_set *cs)
+{
+    hdp_clip_free(cs->clip);
+    hdp_clip_free(cs->lo);
+    hdp_clip_free(cs->hi);
+}
+
+/* The states of the passes in g->ys: nck checkpoints, one block of C states, the current and
+ * next state. Non-zero when out of memory. */
+static int reserve_states(hdp_ode_grad *g, long nck, long C)
+{
+    size_t need = (size_t)(nck + C + 2) * (size_t)g->spec.m;
+    if (need <= g->ys_len)
+        return 0;
+    double *ys = realloc(g->ys, sizeof(double) * need);
+    if (!ys)
+        return -1;
+    g->ys = ys;
+    g->ys_len = need;
+    return 0;
+}
+
+/* The forward pass from R0 over the N steps, the state after step n stored at checkpoint
+ * n / C when n is a multiple of C (keep). Returns the final state (NULL: not finite). */
+static const double *forward(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long N,
+                             long C, long nck, int keep, double qf, int privacy)
+{
+    long m = g->spec.m;
+    double *ck = g->ys, *cur = ck + (nck + C) * m, *nxt = cur + m;
+    for (long j = 0; j < m; j++)
+        cur[j] = ck[j] = g->R0;
+    for (long n = 0; n < N; n++) {
+        if (rk4_step(g, cs, s, n, qf, privacy, cur, nxt, g->w)) return NULL;
+        double *tmp = cur;
+        cur = nxt;
+        nxt = tmp;
+        if (keep && (n + 1) % C == 0)
+            memcpy(ck + (n + 1) / C * m, cur, sizeof(double) * (size_t)m);
+    }
+    return cur;
+}
+
+/* The derivatives of the final-iterate jump qf eta~(1)^2 / rho^2 (privacy only): into ds
+ * (may be NULL) and, when dcv is not NULL, *dcv. */
+static void final_jump_grad(const hdp_schedule *s, double qf, double c, double eta1, double r2,
+                            double *ds, double *dcv)
+{
+    double de1 = 2.0 * qf * eta1 / r2;
+    if (ds) {
+        switch (s->kind) {
+        case HDP_SCHED_CONSTANT:
+        case HDP_SCHED_OUTPUT: ds[0] += de1; break;
+        case HDP_SCHED_LINEAR_NOISE: break; /* eta~(1) = 0 */
+        case HDP_SCHED_OPTIMAL:
+            ds[0] += de1 / (1.0 + s->a);
+            ds[1] += -de1 * s->c1 / ((1.0 + s->a) * (1.0 + s->a));
+            break;
+        case HDP_SCHED_TABLE: ds[s->len - 1] += de1; break;
+        }
+    }
+    if (dcv && c > 0)
+        *dcv += 2.0 * qf * eta1 * eta1 / r2 / c;
+}
+
+/* The reverse pass's arrays in g->w, laid out once: the stage cotangents kb1..kb3 (over
+ * k1..k3 of rk4_step), the state's adjoint ybar, kbar_4, a stage's Ybar, the stage states
+ * S2..S4. */
+typedef struct {
+    long m;
+    double *kb1, *kb2, *kb3, *ybar, *kb, *Yb, *S2, *S3, *S4;
+} adjoint_work;
+
+/* The adjoint of step n from state y: a->ybar (the adjoint of the state after the step)
+ * becomes that of y; ds, dcp collect the parameters' (may be NULL). Non-zero when not
+ * finite. */
+static int reverse_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long n,
+                        double qf, int privacy, const double *y, const adjoint_work *a,
+                        double *ds, double *dcp)
+{
+    long m = a->m;
+    double *kb1 = a->kb1, *kb2 = a->kb2, *kb3 = a->kb3, *ybar = a->ybar, *kb = a->kb;
+    double *Yb = a->Yb, *S2 = a->S2, *S3 = a->S3, *S4 = a->S4;
+    sched_pt p1, p2, p4;
+    double h = stage_scheds(g, s, n, qf, privacy, &p1, &p2, &p4);
+    /* the stage states Y2, Y3, Y4 of this step (needed in reverse order; Yb: the stages'
+     * derivatives, not kept) */
+    if (stage_states(g, cs, &p1, &p2, h, y, Yb, Yb, Yb, S2, S3, S4)) return -1;
+    for (long j = 0; j < m; j++) {
+        kb[j] = h / 6.0 * ybar[j]; /* kbar_4 */
+        kb3[j] = h / 3.0 * ybar[j];
+        kb2[j] = h / 3.0 * ybar[j];
+        kb1[j] = h / 6.0 * ybar[j];
+    }
+    rhs_adjoint(g, cs, &p4, S4, kb, Yb, ds, dcp, qf);
+    for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb3[j] += h * Yb[j]; }
+    rhs_adjoint(g, cs, &p2, S3, kb3, Yb, ds, dcp, qf);
+    for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb2[j] += 0.5 * h * Yb[j]; }
+    rhs_adjoint(g, cs, &p2, S2, kb2, Yb, ds, dcp, qf);
+    for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb1[j] += 0.5 * h * Yb[j]; }
+    rhs_adjoint(g, cs, &p1, y, kb1, Yb, ds, dcp, qf);
+    for (long j = 0; j < m; j++) ybar[j] += Yb[j];
+    return 0;
+}
+
+/* The reverse pass: the blocks of C steps from the last, each recomputed from its checkpoint,
+ * then its steps' adjoints from the last (ybar starts at dR(1)/dy). Non-zero when not finite. */
+static int reverse(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long N, long C,
+                   long nck, double qf, int privacy, double *ds, double *dcp)
+{
+    long m = g->spec.m;
+    double *w = g->w, *ck = g->ys, *blk = ck + nck * m, *ybar = w + 5 * m;
+    const adjoint_work a = {.m = m, .kb1 = w, .kb2 = w + m, .kb3 = w + 2 * m, .ybar = ybar,
+                            .kb = ybar + m, .Yb = ybar + 2 * m, .S2 = w + 8 * m,
+                            .S3 = w + 9 * m, .S4 = w + 10 * m};
+    for (long j = 0; j < m; j++)
+        ybar[j] = g->spec.bin_weight[j] * g->spec.bin_lambda[j];
+    for (long b = (N - 1) / C; b >= 0; b--) {
+        long n0 = b * C, n1 = n0 + C < N ? n0 + C : N;
+        memcpy(blk, ck + b * m, sizeof(double) * (size_t)m);
+        for (long n = n0; n + 1 < n1; n++)
+            if (rk4_step(g, cs, s, n, qf, privacy, blk + (n - n0) * m, blk + (n - n0 + 1) * m, w))
+                return -1;
+        for (long n = n1 - 1; n >= n0; n--)
+            if (reverse_step(g, cs, s, n, qf, privacy, blk + (n - n0) * m, &a, ds, dcp))
+                return -1;
+    }
+    return 0;
+}
+
+/* the grid, the forward pass, the objective, the reverse pass (when a derivative is asked) */
 double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, double *dsched,
                          double *dc)
 {
@@ -335,127 +503,45 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
     g->steps = N;
     if (!g->w && !(g->w = malloc(sizeof(double) * 11 * (size_t)m)))
         return NAN;
-    clip_set cs = {0};
-    cs.c = c;
-    cs.tau2 = g->noise == HDP_NOISE_NONE ? 0.0 : g->tau2;
-    cs.scale = g->noise == HDP_NOISE_GAUSSIAN || g->noise == HDP_NOISE_NONE || g->tau2 == 0;
-    cs.dc_rel = 1e-5;
-    cs.clip = hdp_clip_alloc(g->noise, g->tau2, g->df, c);
-    int want_c = dc != NULL && !cs.scale && isfinite(c);
-    if (want_c) {
-        cs.lo = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 - cs.dc_rel));
-        cs.hi = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 + cs.dc_rel));
-    }
+    clip_set cs;
     double F = NAN;
-    if (!cs.clip || (want_c && (!cs.lo || !cs.hi)))
+    if (clip_set_open(g, c, dc != NULL, &cs))
         goto out;
 
     /* states: checkpoints every C steps, one block of C states recomputed from its
      * checkpoint in the reverse pass, the current and next state (C = 1: every state kept,
      * nothing recomputed, while that fits in g->store doubles) */
-    long C = (dsched || dc) && (double)(N + 1) * (double)m > g->store
-                 ? (long)ceil(sqrt((double)N)) : 1;
-    long nck = (dsched || dc) ? N / C + 1 : 1;
-    size_t need = (size_t)(nck + C + 2) * (size_t)m;
-    if (need > g->ys_len) {
-        double *ys = realloc(g->ys, sizeof(double) * need);
-        if (!ys) goto out;
-        g->ys = ys;
-        g->ys_len = need;
-    }
-    double *ck = g->ys, *blk = ck + nck * m, *cur = blk + C * m, *nxt = cur + m;
-    for (long j = 0; j < m; j++)
-        cur[j] = ck[j] = g->R0;
-    for (long n = 0; n < N; n++) {
-        if (rk4_step(g, &cs, s, n, qf, privacy, cur, nxt, g->w)) goto out;
-        double *tmp = cur;
-        cur = nxt;
-        nxt = tmp;
-        if ((dsched || dc) && (n + 1) % C == 0)
-            memcpy(ck + (n + 1) / C * m, cur, sizeof(double) * (size_t)m);
-    }
+    int grad = dsched || dc;
+    long C = grad && (double)(N + 1) * (double)m > g->store ? (long)ceil(sqrt((double)N)) : 1;
+    long nck = grad ? N / C + 1 : 1;
+    if (reserve_states(g, nck, C))
+        goto out;
+    const double *y1 = forward(g, &cs, s, N, C, nck, grad, qf, privacy);
+    if (!y1)
+        goto out;
     /* objective: R(1) + the final-iterate jump */
     double eta1 = hdp_sched_eta(s, 1.0);
     double r2 = s->rho * s->rho;
-    double Fv = risk_of(g, cur) + (privacy ? qf * eta1 * eta1 / r2 : 0.0);
-    if (!isfinite(Fv)) goto out;
-    if (!dsched && !dc) {
+    double Fv = risk_of(g, y1) + (privacy ? qf * eta1 * eta1 / r2 : 0.0);
+    if (!isfinite(Fv))
+        goto out;
+    if (!grad) {
         F = Fv;
         goto out;
     }
 
     /* reverse */
-    double *ds = dsched;
-    if (ds) memset(ds, 0, sizeof(double) * (size_t)np);
+    if (dsched) memset(dsched, 0, sizeof(double) * (size_t)np);
     double dcv = 0;
     double *dcp = dc ? &dcv : NULL;
-    /* d final noise: qf eta~(1)^2 / rho^2 */
-    if (privacy) {
-        double de1 = 2.0 * qf * eta1 / r2;
-        if (ds) {
-            switch (s->kind) {
-            case HDP_SCHED_CONSTANT:
-            case HDP_SCHED_OUTPUT: ds[0] += de1; break;
-            case HDP_SCHED_LINEAR_NOISE: break; /* eta~(1) = 0 */
-            case HDP_SCHED_OPTIMAL:
-                ds[0] += de1 / (1.0 + s->a);
-                ds[1] += -de1 * s->c1 / ((1.0 + s->a) * (1.0 + s->a));
-                break;
-            case HDP_SCHED_TABLE: ds[s->len - 1] += de1; break;
-            }
-        }
-        if (dcp && c > 0)
-            dcv += 2.0 * qf * eta1 * eta1 / r2 / c;
-    }
-    double *k1 = g->w, *k2 = k1 + m, *k3 = k2 + m;
-    double *ybar = g->w + 5 * m, *kb = ybar + m, *Yb = kb + m;
-    double *S2 = g->w + 8 * m, *S3 = g->w + 9 * m, *S4 = g->w + 10 * m;
-    for (long j = 0; j < m; j++)
-        ybar[j] = g->spec.bin_weight[j] * g->spec.bin_lambda[j];
-    double *kb1 = k1, *kb2 = k2, *kb3 = k3; /* stage cotangents */
-    for (long b = (N - 1) / C; b >= 0; b--) {
-        long n0 = b * C, n1 = n0 + C < N ? n0 + C : N;
-        memcpy(blk, ck + b * m, sizeof(double) * (size_t)m);
-        for (long n = n0; n + 1 < n1; n++)
-            if (rk4_step(g, &cs, s, n, qf, privacy, blk + (n - n0) * m, blk + (n - n0 + 1) * m, g->w))
-                goto out;
-        for (long n = n1 - 1; n >= n0; n--) {
-            double t = g->grid[n], h = g->grid[n + 1] - t;
-            const double *y = blk + (n - n0) * m;
-            sched_pt p1, p2, p4;
-            sched_at(s, g->seg[n], t, qf, privacy, &p1);
-            sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, &p2);
-            sched_at(s, g->seg[n], t + h, qf, privacy, &p4);
-            /* the stage states Y2, Y3, Y4 of this step (needed in reverse order) */
-            double *f = Yb; /* temporary derivative */
-            if (rhs(g, &cs, &p1, y, f)) goto out;
-            for (long j = 0; j < m; j++) S2[j] = y[j] + 0.5 * h * f[j];
-            if (rhs(g, &cs, &p2, S2, f)) goto out;
-            for (long j = 0; j < m; j++) S3[j] = y[j] + 0.5 * h * f[j];
-            if (rhs(g, &cs, &p2, S3, f)) goto out;
-            for (long j = 0; j < m; j++) S4[j] = y[j] + h * f[j];
-            for (long j = 0; j < m; j++) {
-                kb[j] = h / 6.0 * ybar[j]; /* kbar_4 */
-                kb3[j] = h / 3.0 * ybar[j];
-                kb2[j] = h / 3.0 * ybar[j];
-                kb1[j] = h / 6.0 * ybar[j];
-            }
-            rhs_adjoint(g, &cs, &p4, S4, kb, Yb, ds, dcp, qf);
-            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb3[j] += h * Yb[j]; }
-            rhs_adjoint(g, &cs, &p2, S3, kb3, Yb, ds, dcp, qf);
-            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb2[j] += 0.5 * h * Yb[j]; }
-            rhs_adjoint(g, &cs, &p2, S2, kb2, Yb, ds, dcp, qf);
-            for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb1[j] += 0.5 * h * Yb[j]; }
-            rhs_adjoint(g, &cs, &p1, y, kb1, Yb, ds, dcp, qf);
-            for (long j = 0; j < m; j++) ybar[j] += Yb[j];
-        }
-    }
+    if (privacy)
+        final_jump_grad(s, qf, c, eta1, r2, dsched, dcp);
+    if (reverse(g, &cs, s, N, C, nck, qf, privacy, dsched, dcp))
+        goto out;
     if (dc) *dc = dcv;
     F = Fv;
 out:
-    hdp_clip_free(cs.clip);
-    hdp_clip_free(cs.lo);
-    hdp_clip_free(cs.hi);
+    clip_set_close(&cs);
     return F;
 }
 

@@ -773,6 +773,20 @@ static hdp_status solve_at_model(const hdp_model *m, const hdp_design_result *r,
     return st;
 }
 
+/* the steps of hdp_design_optimize, after it */
+static hdp_status check_request(hdp_design_family family, const hdp_design_options *opt,
+                                hdp_error *err);
+static search *search_new(const hdp_model *m, hdp_design_family family,
+                          const hdp_design_options *opt);
+static int cancel_asked(const hdp_design_options *opt);
+static hdp_status search_simplex(search *s, const hdp_design_result *hints, int nhints,
+                                 hdp_error *err);
+static hdp_status search_bfgs(search *s, const hdp_model *m, const hdp_design_result *hints,
+                              int nhints, hdp_design_result *res, hdp_error *err);
+static hdp_status finish(const search *s, const hdp_model *m, double t0, hdp_design_result *res,
+                         hdp_error *err);
+
+/* check, search (simplex or bfgs, hdp_design_options), finish */
 hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
                                const hdp_design_options *opt, const hdp_design_result *hints,
                                int nhints, hdp_design_result *res, hdp_error *err)
@@ -785,6 +799,35 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
         return HDP_EINPUT;
     memset(res, 0, sizeof *res);
     res->family = family;
+    hdp_status st = check_request(family, opt, err);
+    if (st != HDP_OK)
+        return st;
+    search *s = search_new(m, family, opt);
+    if (!s)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    double t0 = now_seconds();
+    hdp_gsl_quiet();
+    if (opt->method == HDP_DESIGN_SIMPLEX)
+        st = search_simplex(s, hints, nhints, err);
+    else
+        st = search_bfgs(s, m, hints, nhints, res, err);
+    if (st == HDP_OK && cancel_asked(opt))
+        st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
+                      hdp_design_family_name(family));
+    if (st == HDP_OK)
+        st = finish(s, m, t0, res, err);
+    if (s->g) {
+        hdp_ode_grad_free(s->g);
+        free(s->g);
+    }
+    free(s);
+    return st;
+}
+
+/* hdp_design_optimize's argument checks (after its NULL checks and the model's) */
+static hdp_status check_request(hdp_design_family family, const hdp_design_options *opt,
+                                hdp_error *err)
+{
     if (family < 0 || family >= HDP_FAMILY_COUNT)
         return hdp_fail(err, HDP_EINPUT, "unknown schedule family %d", (int)family);
     if (opt->method != HDP_DESIGN_BFGS && opt->method != HDP_DESIGN_SIMPLEX)
@@ -795,10 +838,16 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     if (family == HDP_FAMILY_PL && (opt->knots < 2 || opt->knots > HDP_DESIGN_MAX_KNOTS))
         return hdp_fail(err, HDP_EINPUT, "pl family: K = %d knots; expected 2 to %d", opt->knots,
                         HDP_DESIGN_MAX_KNOTS);
+    return HDP_OK;
+}
 
+/* The search's state for family at the search settings (NULL: out of memory). */
+static search *search_new(const hdp_model *m, hdp_design_family family,
+                          const hdp_design_options *opt)
+{
     search *s = calloc(1, sizeof *s);
     if (!s)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+        return NULL;
     s->base = m;
     s->work = *m;
     s->work.points = 2;
@@ -810,101 +859,111 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     s->max_solves = opt->max_solves > 0 ? opt->max_solves : 6000;
     s->best = INFINITY;
     s->opt = opt;
-    double t0 = now_seconds();
-    hdp_status st = HDP_OK;
-    hdp_design_result *level = NULL;
+    return s;
+}
 
-    hdp_gsl_quiet();
-    if (opt->method == HDP_DESIGN_SIMPLEX) {
-        scan(s, hints, nhints);
-        if (opt->cancel && *opt->cancel)
-            goto cancelled;
-        if (!(s->best < PENALTY)) {
-            st = hdp_fail(err, HDP_ENUMERIC,
-                          "%s family: the ODE failed for every starting candidate (see `hdpsgd ode`)",
-                          hdp_design_family_name(family));
-            goto done;
-        }
-        /* Nelder-Mead rounds restarted from the best point with a shrinking simplex */
-        double prev = s->best, step = 1.0;
-        for (int r = 1; r <= opt->max_restarts && s->solves < s->max_solves; r++) {
-            s->restart = r;
-            nelder_mead(s, step);
-            report(s, 0);
-            if (r >= 2 && prev - s->best <= 1e-6 * fabs(s->best))
-                break;
-            prev = s->best;
-            step = fmax(0.05, step * 0.5);
-        }
-    } else {
-        s->g = calloc(1, sizeof *s->g);
-        level = calloc(1, sizeof *level);
-        if (!s->g || !level) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory");
-            goto done;
-        }
-        if ((st = hdp_ode_grad_init(s->g, m, err)) != HDP_OK)
-            goto done;
-        long budget = s->max_solves;
-        int refine = opt->refine && family == HDP_FAMILY_PL;
-        for (int lv = 0;; lv++) {
-            s->best = INFINITY;
-            s->nstart = 0;
-            s->max_solves = s->solves + budget;
-            if (lv == 0) {
-                scan(s, hints, nhints);
-            } else {
-                double p[MAX_PARAMS];
-                pl_start_from(s, level, p);
-                eval_p(s, p);
-            }
-            if (opt->cancel && *opt->cancel)
-            goto cancelled;
-        if (!(s->best < PENALTY)) {
-                st = hdp_fail(err, HDP_ENUMERIC,
-                              "%s family: the ODE failed for every starting candidate (see `hdpsgd ode`)",
-                              hdp_design_family_name(family));
-                goto done;
-            }
-            bfgs_search(s, s->start_p, s->start_f, s->nstart);
-            decode(s, s->best_p, level);
-            if (!refine)
-                break;
-            res->level_knots[lv] = s->K;
-            res->level_risk[lv] = s->best;
-            res->levels = lv + 1;
-            if (lv > 0 && fabs(res->level_risk[lv - 1] - s->best) <= opt->refine_tol * fabs(s->best))
-                break;
-            if (2 * s->K - 1 > HDP_DESIGN_MAX_KNOTS || lv + 1 >= HDP_DESIGN_MAX_LEVELS)
-                break;
-            s->K = 2 * s->K - 1;
-            s->np = nparams(family, s->K, opt->tune_clip);
-        }
+static int cancel_asked(const hdp_design_options *opt) { return opt->cancel && *opt->cancel; }
+
+/* after the scan: an error when the ODE failed at every candidate */
+static hdp_status check_scan(const search *s, hdp_error *err)
+{
+    if (s->best < PENALTY)
+        return HDP_OK;
+    return hdp_fail(err, HDP_ENUMERIC,
+                    "%s family: the ODE failed for every starting candidate (see `hdpsgd ode`)",
+                    hdp_design_family_name(s->family));
+}
+
+/* method simplex: the scan, then Nelder-Mead rounds restarted from the best point with a
+ * shrinking simplex. A cancellation ends it early (HDP_OK; the caller reports it). */
+static hdp_status search_simplex(search *s, const hdp_design_result *hints, int nhints,
+                                 hdp_error *err)
+{
+    const hdp_design_options *opt = s->opt;
+    scan(s, hints, nhints);
+    if (cancel_asked(opt))
+        return HDP_OK;
+    hdp_status st = check_scan(s, err);
+    if (st != HDP_OK)
+        return st;
+    double prev = s->best, step = 1.0;
+    for (int r = 1; r <= opt->max_restarts && s->solves < s->max_solves; r++) {
+        s->restart = r;
+        nelder_mead(s, step);
+        report(s, 0);
+        if (r >= 2 && prev - s->best <= 1e-6 * fabs(s->best))
+            break;
+        prev = s->best;
+        step = fmax(0.05, step * 0.5);
     }
-    if (opt->cancel && *opt->cancel) {
-cancelled:
-        st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
-                      hdp_design_family_name(family));
+    return HDP_OK;
+}
+
+/* method bfgs: at each level (one without --refine) a scan (level 0) or the start from the
+ * coarser level's optimum, then BFGS from the best starts; --refine (pl) doubles the knots'
+ * segments until the search risk moves by less than refine_tol, recording each level in res.
+ * A cancellation ends it early (HDP_OK; the caller reports it). */
+static hdp_status search_bfgs(search *s, const hdp_model *m, const hdp_design_result *hints,
+                              int nhints, hdp_design_result *res, hdp_error *err)
+{
+    const hdp_design_options *opt = s->opt;
+    s->g = calloc(1, sizeof *s->g);
+    hdp_design_result *level = calloc(1, sizeof *level);
+    hdp_status st = HDP_OK;
+    if (!s->g || !level) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory");
         goto done;
     }
+    if ((st = hdp_ode_grad_init(s->g, m, err)) != HDP_OK)
+        goto done;
+    long budget = s->max_solves;
+    int refine = opt->refine && s->family == HDP_FAMILY_PL;
+    for (int lv = 0;; lv++) {
+        s->best = INFINITY;
+        s->nstart = 0;
+        s->max_solves = s->solves + budget;
+        if (lv == 0) {
+            scan(s, hints, nhints);
+        } else {
+            double p[MAX_PARAMS];
+            pl_start_from(s, level, p);
+            eval_p(s, p);
+        }
+        if (cancel_asked(opt) || (st = check_scan(s, err)) != HDP_OK)
+            goto done;
+        bfgs_search(s, s->start_p, s->start_f, s->nstart);
+        decode(s, s->best_p, level);
+        if (!refine)
+            break;
+        res->level_knots[lv] = s->K;
+        res->level_risk[lv] = s->best;
+        res->levels = lv + 1;
+        if (lv > 0 && fabs(res->level_risk[lv - 1] - s->best) <= opt->refine_tol * fabs(s->best))
+            break;
+        if (2 * s->K - 1 > HDP_DESIGN_MAX_KNOTS || lv + 1 >= HDP_DESIGN_MAX_LEVELS)
+            break;
+        s->K = 2 * s->K - 1;
+        s->np = nparams(s->family, s->K, opt->tune_clip);
+    }
+done:
+    free(level);
+    return st;
+}
+
+/* The winner of the search into res, then its final risk and its table's at the model's own
+ * settings. */
+static hdp_status finish(const search *s, const hdp_model *m, double t0, hdp_design_result *res,
+                         hdp_error *err)
+{
     decode(s, s->best_p, res);
     res->search_risk = s->best;
     res->ode_solves = s->solves;
     res->seconds = now_seconds() - t0;
-
-    /* the winner and its table at the model's own settings */
-    if ((st = solve_at_model(m, res, 0, &res->final_risk, err)) != HDP_OK)
-        goto done;
-    if ((st = make_table(res, opt->table_points, err)) != HDP_OK)
-        goto done;
-    st = solve_at_model(m, res, 1, &res->table_final_risk, err);
-done:
-    if (s->g) {
-        hdp_ode_grad_free(s->g);
-        free(s->g);
-    }
-    free(level);
-    free(s);
+    hdp_status st = solve_at_model(m, res, 0, &res->final_risk, err);
+    if (st == HDP_OK)
+        st = make_table(res, s->opt->table_points, err);
+    if (st == HDP_OK)
+        st = solve_at_model(m, res, 1, &res->table_final_risk, err);
     return st;
 }
 
