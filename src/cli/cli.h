@@ -258,4 +258,9 @@ void cli_print_completion_bash(FILE *f);
 /* The version string, with the git revision when built from a checkout. */
 const char *hdp_version_string(void);
 
+/* The model families' sections a command uses besides the core's (NULL-terminated; for
+ * hdp_model_write_meta_sections and `hdpsgd config --command`): [rf] and [dpgd] for rf and
+ * rf-experiment, [kl] for kl, [nc] for nc, [si] for sim-index, none for the others. */
+const char *const *cli_model_sections(const char *command);
+
 #endif

@@ -310,7 +310,7 @@ static void sweep_table(FILE *f, const void *ctx)
     const hdp_klsweep *sw = c->sw;
     kl_meta(f, sw->by_depth ? "run --vs depth: KL of noisy GD against depth (seed 001 Fig. 2a, 2b)"
                             : "run --vs width: KL of noisy GD against width (seed 001 Fig. 2c)", m);
-    fprintf(f, "# early = after %ld epochs (T = %g), final = after %ld epochs (T = %g)\n", sw->Ee,
+    fprintf(f, "# ; early = after %ld epochs (T = %g), final = after %ld epochs (T = %g)\n", sw->Ee,
             sw->Te, sw->E, sw->T);
     fprintf(f, "%s", sw->by_depth ? "depth" : "width");
     for (int k = 0; k < 4; k++)

@@ -123,13 +123,13 @@ void nc_csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
 
 void nc_meta(FILE *f, const char *what, const hdp_model *m)
 {
-    fprintf(f, "# hdpsgd %s nc: %s (seed 004; THEORY.md 6, 8)\n", hdp_version_string(), what);
-    fprintf(f, "# rho is zCDP per step (seed 004's rho = rho_z); rho_total = steps rho; epsilon by "
+    fprintf(f, "# ; hdpsgd %s nc: %s (seed 004; THEORY.md 6, 8)\n", hdp_version_string(), what);
+    fprintf(f, "# ; rho is zCDP per step (seed 004's rho = rho_z); rho_total = steps rho; epsilon by "
                "Canonne-Kamath-Steinke at delta\n");
-    fprintf(f, "# error = mean over draws of the exact test error of the trained model; exact = "
+    fprintf(f, "# ; error = mean over draws of the exact test error of the trained model; exact = "
                "the one-step closed form (an empty field where it does not apply); z_exact = "
                "|error - exact| / stderr\n");
-    hdp_model_write_meta(m, f);
+    hdp_model_write_meta_sections(m, f, cli_model_sections("nc"));
 }
 
 /* ---- the single run ---- */

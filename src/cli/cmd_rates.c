@@ -164,10 +164,10 @@ hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
 
 void cli_write_rates_csv(FILE *f, const cli_rates *r)
 {
-    fprintf(f, "# hdpsgd %s rates: final excess risk (ODE, THEORY.md 3) of each schedule family "
+    fprintf(f, "# ; hdpsgd %s rates: final excess risk (ODE, THEORY.md 3) of each schedule family "
                "optimised at each gamma (THEORY.md 5); d fixed, n = round(d/gamma)\n",
             hdp_version_string());
-    hdp_model_write_meta(&r->models[0], f);
+    hdp_model_write_meta_sections(&r->models[0], f, cli_model_sections("rates"));
     fprintf(f, "gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves\n");
     for (long i = 0; i < r->count; i++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
@@ -317,10 +317,10 @@ static void print_table(const cli_rates *r)
 
 static void write_figure_data(FILE *f, const cli_rates *r)
 {
-    fprintf(f, "# hdpsgd %s rates --figure: final risk per family and the rate of THEORY.md 5 "
+    fprintf(f, "# ; hdpsgd %s rates --figure: final risk per family and the rate of THEORY.md 5 "
                "scaled to match at the smallest gamma\n",
             hdp_version_string());
-    fprintf(f, "# fit_<family>: the rate with its constants fitted, A r1 + B r2 (THEORY.md 5.2)\n");
+    fprintf(f, "# ; fit_<family>: the rate with its constants fitted, A r1 + B r2 (THEORY.md 5.2)\n");
     hdp_rates_fit fits[HDP_FAMILY_COUNT];
     rates_fits(r, fits);
     fprintf(f, "gamma");

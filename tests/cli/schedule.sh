@@ -35,7 +35,7 @@ assert abs(d['table_final_risk'] / d['best_final_risk'] - 1) < 0.01
 assert d['ode_solves'] > 0 and d['delta'] == 1 / 20000
 PY
 check "progress on stderr" grep -q 'ODE solves, best final risk' "$work/s.err"
-check "table file has a # header" bash -c "head -n1 '$work/best.tab' | grep -q '^# hdpsgd'"
+check "table file has a # header" bash -c "head -n1 '$work/best.tab' | grep -q '^# ; hdpsgd'"
 check "prints the command line" grep -q -- "--set schedule.kind=table --set schedule.file=$work/best.tab" "$work/s.out"
 tab=(--set schedule.kind=table --set "schedule.file=$work/best.tab")
 "$bin" ode "${model[@]}" "${tab[@]}" --json "$work/o.json" >/dev/null 2>&1

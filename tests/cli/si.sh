@@ -19,7 +19,7 @@ check "sim-index --threads 2 exits 0" test $? -eq 0
 check "sim-index: --threads 1 and 2 give identical CSV bytes" cmp -s "$work/a1.csv" "$work/a2.csv"
 check "sim-index CSV header" grep -qx 'mode,lambda_k,pred_mean,mc_mean,mc_mean_se,z_mean,pred_var,mc_var,mc_var_se,z_var,ou_mean,ou_var,gd_mean,gd_var' "$work/a1.csv"
 check "sim-index: 12 mode rows" test "$(grep -cv '^#' "$work/a1.csv")" -eq 13
-check "sim-index metadata" grep -q '^# si.p = 12$' "$work/a1.csv"
+check "sim-index metadata" grep -qx '# p = 12' "$work/a1.csv"
 for key in test_risk test_risk_stderr ou_expected_risk alignment_mean clipped_fraction \
            epsilon_stage1 epsilon_stage2 epsilon_total rho_z delta stage2 eta_lambda_max; do
   check "sim-index JSON has $key" grep -q "\"$key\":" "$work/a1.json"
