@@ -963,13 +963,15 @@ static int section_wanted(const hdp_schema_section *s, const char *const *famili
 }
 
 /* Whether the key is written: data.n is carried by gamma, an empty file name is the
- * default, and of the forms of the privacy budget only the one given (rho when none is). */
+ * default, a key flagged HDP_K_IF_GIVEN only when given, and of the forms of the privacy budget only the one given (rho when none is). */
 static int key_written(const hdp_model *m, const hdp_schema_ref *r, const char *value)
 {
     const char *sec = r->section->name, *k = r->key->key;
     if (!strcmp(sec, "data") && !strcmp(k, "n"))
         return 0;
     if (r->key->type == HDP_KEY_PATH && !value[0])
+        return 0;
+    if ((r->key->flags & HDP_K_IF_GIVEN) && !key_given(m, sec, k))
         return 0;
     if (!strcmp(sec, "privacy")) {
         int z = key_given(m, sec, "rho_zcdp"), e = key_given(m, sec, "epsilon");
