@@ -231,7 +231,7 @@ class Test_ode(unittest.TestCase):
         r = hdpsgd.ode(hdpsgd.Model(path, sets))
         json_equal(self, data, r, self.KEYS)
         csv_equal(self, rows, r, self.COLS)
-        self.assertEqual(r.model, data["model"] if not path else r.model)
+        self.assertEqual(r.model, data["model_file"] if not path else r.model)
         self.assertEqual(r.solver, data["solver"])
         return r
 
@@ -476,7 +476,7 @@ class Test_design(unittest.TestCase):
             self.assertEqual(d.table_final_risk, data["table_final_risk"])
             self.assertEqual(d.ode_solves, data["pl_ode_solves"])
             self.assertEqual(d.knots, 5)
-            self.assertEqual(list(d.knot_eta), [data[f"pl_eta_{i}"] for i in range(5)])
+            self.assertEqual(list(d.knot_eta), data["pl_eta"])
             self.assertEqual(d.family, "pl")
             self.assertEqual(len(d.t), 5)
             self.assertTrue(np.all(np.diff(d.eta) <= 0))  # non-increasing (THEORY 1)

@@ -8,6 +8,7 @@
 #ifndef HDPSGD_CLI_H
 #define HDPSGD_CLI_H
 
+#include "io/output.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/rates.h"
@@ -262,5 +263,9 @@ const char *hdp_version_string(void);
  * hdp_model_write_meta_sections and `hdpsgd config --command`): [rf] and [dpgd] for rf and
  * rf-experiment, [kl] for kl, [nc] for nc, [si] for sim-index, none for the others. */
 const char *const *cli_model_sections(const char *command);
+
+/* The model in a JSON summary: "model_file" (the file name, or "(built-in default)") and
+ * "model", the resolved model as a nested object of the sections command uses. */
+void cli_json_model(hdp_json *j, const hdp_model *m, const char *command);
 
 #endif

@@ -66,7 +66,7 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     hdp_json_str(&j, "solver", r->solver);
     hdp_json_num(&j, "solve_seconds", r->solve_seconds);
     hdp_json_num(&j, "binning_seconds", r->binning_seconds); /* bins = auto: trial solves */
-    hdp_json_str(&j, "model", m->source);
+    cli_json_model(&j, m, "ode");
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);
 }

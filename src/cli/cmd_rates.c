@@ -186,16 +186,19 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_int(&j, "count", r->count);
-    for (long i = 0; i < r->count; i++) {
-        char k[96];
-        snprintf(k, sizeof k, "gamma_%ld", i);
-        hdp_json_num(&j, k, r->models[i].gamma);
-        for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-            if (r->res.want[fam]) {
-                snprintf(k, sizeof k, "%s_final_risk_%ld", hdp_design_family_key(fam), i);
-                hdp_json_num(&j, k, RES(r, i, fam).final_risk);
-            }
-    }
+    hdp_json_array(&j, "gamma");
+    for (long i = 0; i < r->count; i++)
+        hdp_json_num(&j, NULL, r->models[i].gamma);
+    hdp_json_close(&j);
+    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
+        if (r->res.want[fam]) {
+            char k[96];
+            snprintf(k, sizeof k, "%s_final_risk", hdp_design_family_key(fam));
+            hdp_json_array(&j, k);
+            for (long i = 0; i < r->count; i++)
+                hdp_json_num(&j, NULL, RES(r, i, fam).final_risk);
+            hdp_json_close(&j);
+        }
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
         if (r->res.want[fam]) {
             char k[96];
@@ -235,7 +238,7 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
     hdp_json_int(&j, "d", r->models[0].d);
     hdp_json_int(&j, "ode_solves", r->res.solves);
     hdp_json_num(&j, "ode_solves_per_second", r->res.seconds > 0 ? (double)r->res.solves / r->res.seconds : NAN);
-    hdp_json_str(&j, "model", r->models[0].source);
+    cli_json_model(&j, &r->models[0], "rates");
     hdp_json_end(&j);
 }
 

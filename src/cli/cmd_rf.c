@@ -176,7 +176,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
     hdp_json_uint(&j, "seed", m->seed);
     hdp_json_num(&j, "build_seconds", pb->seconds);
     hdp_json_num(&j, "seconds", r->seconds);
-    hdp_json_str(&j, "model", m->source);
+    cli_json_model(&j, m, "rf");
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);
 }

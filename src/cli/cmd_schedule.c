@@ -191,11 +191,10 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         }
         if (fam == HDP_FAMILY_PL) {
             hdp_json_int(&j, KEY("knots"), res[fam].knots);
-            for (int i = 0; i < res[fam].knots; i++) {
-                char kk[32];
-                snprintf(kk, sizeof kk, "eta_%d", i);
-                hdp_json_num(&j, KEY(kk), res[fam].knot_eta[i]);
-            }
+            hdp_json_array(&j, KEY("eta"));
+            for (int i = 0; i < res[fam].knots; i++)
+                hdp_json_num(&j, NULL, res[fam].knot_eta[i]);
+            hdp_json_close(&j);
         }
         hdp_json_num(&j, KEY("c"), res[fam].c);
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
@@ -235,7 +234,7 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
     hdp_json_int(&j, "n", m->n);
     hdp_json_int(&j, "d", m->d);
     hdp_json_str(&j, "table_file", table_file ? table_file : "");
-    hdp_json_str(&j, "model", m->source);
+    cli_json_model(&j, m, "schedule");
     hdp_json_end(&j);
 }
 

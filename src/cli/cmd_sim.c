@@ -130,7 +130,7 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json_num(&j, "seconds", r->seconds);
     hdp_json_int(&j, "threads", r->threads);
     hdp_json_uint(&j, "seed", opt->seed);
-    hdp_json_str(&j, "model", m->source);
+    cli_json_model(&j, m, "sim");
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);
 }

@@ -597,3 +597,9 @@ const char *const *cli_model_sections(const char *command)
         return si;
     return none;
 }
+
+void cli_json_model(hdp_json *j, const hdp_model *m, const char *command)
+{
+    hdp_json_str(j, "model_file", m->source);
+    hdp_json_model(j, "model", m, cli_model_sections(command));
+}

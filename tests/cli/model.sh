@@ -90,5 +90,30 @@ check "rho in the file, epsilon by --set: refused" refused "--set: [privacy] eps
 check "epsilon without delta: refused" refused "--set: [privacy] epsilon: epsilon needs privacy.delta" "$bin" ode --set privacy.epsilon=1
 check "rho_zcdp out of range: refused" refused "[privacy] rho_zcdp = -1 is out of range" "$bin" ode --set privacy.rho_zcdp=-1
 
+# ---- JSON summaries: the resolved model as an object, the file name beside it ----
+check "JSON: model_file and the model as an object, every form of the budget" python3 - e2.json o2.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["model_file"] == "(built-in default)", d["model_file"]
+m = d["model"]
+assert set(m) == {"data", "clip", "privacy", "schedule", "ode", "sim", "sde", "validate"}, set(m)
+assert m["data"]["d"] == 200 and m["data"]["n"] == 2000 and m["data"]["gamma"] == 0.1
+assert m["data"]["spectrum"] == "powerlaw" and m["schedule"]["kind"] == "optimal"
+p = m["privacy"]
+assert p["epsilon"] == 1 and p["delta"] == 1e-6
+assert abs(p["rho_zcdp"] - p["rho"] ** 2 / 2) <= 1e-15 * p["rho_zcdp"]
+assert p["rho"] == d["rho"]
+assert m["sim"]["seed"] == 1 and m["ode"]["bins"] == 0
+e = json.load(open(sys.argv[2]))
+assert e["model_file"].endswith("a.ini") and e["model"]["clip"]["c"] == 0.7
+PY
+check "JSON: numbers in their shortest exact form (0.3, not 0.29999999999999999)" \
+  bash -c "'$bin' ode --json - -o /dev/null 2>/dev/null | grep -qx '      \"c\": 0.3'"
+"$bin" rf --set rf.d=10 --set rf.n=80 --set rf.p=200 --set rf.test_size=60 --set rf.records=10 \
+  --set dpgd.CT=3 --set rf.runs=2 --threads 1 -o /dev/null --json rf.json 2>/dev/null
+check "JSON of rf: the core's sections and [rf], [dpgd]" python3 -c "
+import json; m = json.load(open('rf.json'))['model']
+assert 'rf' in m and 'dpgd' in m and 'kl' not in m and m['rf']['p'] == 200, sorted(m)"
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

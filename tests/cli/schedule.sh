@@ -22,7 +22,7 @@ command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
   --figure "$work/s.png" >"$work/s.out" 2>"$work/s.err"
 check "schedule --optimize exits 0" test $? -eq 0
 for key in output_final_risk linear_noise_final_risk optimal_final_risk pl_final_risk output_eta0 \
-           linear_noise_eta0 optimal_c1 optimal_a optimal_c2 optimal_c3 pl_eta_0 pl_knots \
+           linear_noise_eta0 optimal_c1 optimal_a optimal_c2 optimal_c3 pl_eta pl_knots \
            best_family best_final_risk table_final_risk epsilon_cks delta ode_solves; do
   check "JSON has $key" grep -q "\"$key\":" "$work/s.json"
 done
@@ -94,7 +94,8 @@ for f in ('output', 'linear_noise', 'optimal'):
     assert f + '_slope' in d and f + '_theory_slope' in d
 assert d['output_slope'] < d['linear_noise_slope'] < d['optimal_slope']
 assert d['output_theory_slope'] < d['linear_noise_theory_slope'] < d['optimal_theory_slope']
-assert d['optimal_final_risk_0'] < d['linear_noise_final_risk_0'] < d['output_final_risk_0']
+assert d['optimal_final_risk'][0] < d['linear_noise_final_risk'][0] < d['output_final_risk'][0]
+assert len(d['gamma']) == d['count'] == len(d['optimal_final_risk'])
 PY
 check "rates prints the theorem's slopes" grep -q "theorem's rate" "$work/r.out"
 if [[ $have_gnuplot -eq 1 ]]; then
