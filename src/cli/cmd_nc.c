@@ -195,7 +195,7 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
                pt->exact, r->error_mean - pt->exact, hdp_nc_point_z(pt));
 }
 
-static void write_json(FILE *f, const hdp_nc_point *pt, int exact_alone)
+static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int exact_alone)
 {
     const hdp_nc_spec *s = &pt->spec;
     const hdp_nc_result *r = &pt->res;
@@ -235,6 +235,7 @@ static void write_json(FILE *f, const hdp_nc_point *pt, int exact_alone)
     hdp_json_num(&j, "offset_norm", pt->offset_norm);
     hdp_json_num(&j, "pca_alignment", pt->pca_alignment);
     hdp_json_uint(&j, "seed", s->seed);
+    cli_json_model(&j, m, "nc");
     hdp_json_end(&j);
 }
 
@@ -314,7 +315,7 @@ static int single(hdp_model *m, const hdp_nc_spec *s)
         hdp_fail(&err, HDP_ENOMEM, "out of memory");
         return cli_fail("nc", &err);
     }
-    write_json(jf, &pt, exact_only);
+    write_json(jf, m, &pt, exact_only);
     fclose(jf);
     const char *names[] = {"single"};
     st = write_outputs(exact_only ? "the exact one-step error" : "one Monte Carlo run", m, names,

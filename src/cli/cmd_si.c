@@ -109,7 +109,8 @@ static void meta(FILE *f, const char *what, const hdp_model *m, const hdp_si_pro
     meta_of(f, what, m, &pb->hp, pb->spec.stage2);
 }
 
-static void write_json(FILE *f, const hdp_si_problem *pb, const hdp_si_result *r, int threads)
+static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, const hdp_si_result *r,
+                       int threads)
 {
     const hdp_si_params *hp = &pb->hp;
     hdp_json j;
@@ -160,6 +161,7 @@ static void write_json(FILE *f, const hdp_si_problem *pb, const hdp_si_result *r
     hdp_json_int(&j, "threads", threads);
     hdp_json_uint(&j, "seed", pb->spec.seed);
     hdp_json_num(&j, "seconds", r->seconds);
+    cli_json_model(&j, m, "sim-index");
     hdp_json_end(&j);
 }
 
@@ -375,7 +377,7 @@ int cmd_si(int argc, char **argv)
         if (st == HDP_OK && json_path) {
             st = hdp_out_open(&files[nf], json_path, &err);
             if (st == HDP_OK) {
-                write_json(files[nf].f, &pb, &r, threads);
+                write_json(files[nf].f, &m, &pb, &r, threads);
                 nf++;
             }
         }
