@@ -61,6 +61,11 @@ header_round_trip "sim" sim "$m" --set sim.runs=4 --set data.d=40 --set sim.seed
 header_round_trip "rf" rf "$m" --set rf.d=10 --set rf.n=80 --set rf.p=200 --set rf.test_size=60 \
   --set rf.records=10 --set dpgd.CT=3 --set rf.runs=2 --set sim.seed=9 --threads 1
 header_round_trip "sim-index" sim-index "$m" --set si.d=8 --set si.p=12 --set si.n=200 --set si.test_size=50 --set si.runs=2 --threads 1
+header_round_trip "rates" rates "$m" --set data.d=30 --gammas 0.1:0.2:2
+"$bin" kl bound "$m" --set kl.width=64 --set kl.depth=3 -o kl1.csv >/dev/null 2>&1
+sed -n 's/^# //p' kl1.csv > kl.ini
+"$bin" kl bound kl.ini -o kl2.csv >/dev/null 2>&1
+check "header round trip: kl bound ([kl] in the header)" bash -c "grep -qx '# \[kl\]' kl1.csv && [[ -s kl2.csv ]] && cmp -s <(grep -v '^#' kl1.csv) <(grep -v '^#' kl2.csv)"
 check "the header names only the sections the command uses" bash -c "'$bin' ode -o x.csv 2>/dev/null; grep -qx '# \[validate\]' x.csv && ! grep -q '^# \[rf\]' x.csv"
 check "the header's other lines are INI comments" bash -c "! sed -n 's/^# //p' x.csv | grep -v '^\[\|^; \|^[a-z_0-9A-Z]* = '"
 
