@@ -999,32 +999,36 @@ static void format_budget(char *buf, size_t size, double v)
 }
 
 /* The model as INI lines, each after prefix ("" for a model file, "# " for a CSV header). */
+/* After the [privacy] keys of a CSV header: every form of the finalized model's budget. */
+static void write_budget(const hdp_model *m, FILE *out, const char *prefix)
+{
+    char a[64], b[64], c[64], d[64];
+    format_budget(a, sizeof a, m->rho);
+    format_budget(b, sizeof b, m->rho_zcdp);
+    format_budget(c, sizeof c, m->epsilon);
+    format_budget(d, sizeof d, m->delta);
+    fprintf(out, "%s; the same budget: rho = %s, rho_zcdp = %s, epsilon = %s at delta = %s (CKS)\n",
+            prefix, a, b, c, d);
+}
+
 static void write_model(const hdp_model *m, FILE *out, const char *prefix,
                         const char *const *families, int derived)
 {
     const hdp_schema_section *section = NULL;
     char buf[HDP_PATH_MAX], cwd[HDP_PATH_MAX];
     hdp_schema_ref r;
-    int first = 1;
+    int budget = derived && m->finalized;
     for (int i = 0; hdp_schema_key_at(i, &r); i++) {
         const hdp_schema_key *k = r.key;
         if (!section_wanted(r.section, families))
             continue;
         if (section != r.section) {
-            if (derived && section && !strcmp(section->name, "privacy") && m->finalized) {
-                char a[64], b[64], c[64], d[64];
-                format_budget(a, sizeof a, m->rho);
-                format_budget(b, sizeof b, m->rho_zcdp);
-                format_budget(c, sizeof c, m->epsilon);
-                format_budget(d, sizeof d, m->delta);
-                fprintf(out, "%s; the same budget: rho = %s, rho_zcdp = %s, epsilon = %s at "
-                             "delta = %s (CKS)\n", prefix, a, b, c, d);
-            }
-            section = r.section;
-            if (!first && !prefix[0])
+            if (budget && section && !strcmp(section->name, "privacy"))
+                write_budget(m, out, prefix);
+            if (section && !prefix[0])
                 fputc('\n', out); /* a blank line between sections (model files only) */
+            section = r.section;
             fprintf(out, "%s[%s]\n", prefix, section->name);
-            first = 0;
         }
         hdp_schema_format_value(m, &r, buf, sizeof buf);
         if (!key_written(m, &r, buf))
@@ -1038,7 +1042,10 @@ static void write_model(const hdp_model *m, FILE *out, const char *prefix,
         }
         fprintf(out, "%s%s = %s\n", prefix, k->key, buf);
     }
+    if (budget && section && !strcmp(section->name, "privacy"))
+        write_budget(m, out, prefix); /* [privacy] was the last section */
 }
+
 void hdp_model_write_meta_sections(const hdp_model *m, FILE *out, const char *const *families)
 {
     if (!m || !out)
