@@ -143,7 +143,7 @@ for i, r in enumerate(rows):
     assert close(min(tests.values()), t['selected_test_%d' % i])
     assert v['selected_test_%d' % i] >= t['selected_test_%d' % i]
 " "$work/sv/p1.json" "$work/st/p1.json" "$work/sv/rf-p1.csv"
-  check "rf-experiment: the CSV header says what selected" grep -q '^# selected_on = validation' "$work/sv/rf-p1.csv"
+  check "rf-experiment: the CSV header says what selected" grep -q '^# ; selected_on = validation' "$work/sv/rf-p1.csv"
 else
   echo "skip the experiments: gnuplot not installed"
 fi

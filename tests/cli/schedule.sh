@@ -112,9 +112,9 @@ for f, (b1, b2) in terms.items():
     assert isinstance(d[f + '_pre_asymptotic'], bool) and 0 <= d[f + '_fit_term2_share'] <= 1
     worst = 0
     for i in range(d['count']):
-        g = d['gamma_%d' % i]; L = math.log(1 / g)
+        g = d['gamma'][i]; L = math.log(1 / g)
         fit = A * g * L ** b1 + B * g * g * L ** b2 / rho ** 2
-        worst = max(worst, abs(fit - d['%s_final_risk_%d' % (f, i)]) / d['%s_final_risk_%d' % (f, i)])
+        worst = max(worst, abs(fit - d[f + '_final_risk'][i]) / d[f + '_final_risk'][i])
     assert abs(worst - e) < 1e-9, (f, worst, e)
 PY
 check "rates prints the fit and says whether the grid is pre-asymptotic" bash -c "grep -q 'risk ~ A r1 + B r2' '$work/r.out' && grep -Eq 'pre-asymptotic|asymptotic at the smallest gamma' '$work/r.out'"

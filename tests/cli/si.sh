@@ -60,7 +60,7 @@ assert d['epsilon_form'] == 'total' and d['stage1_share'] == 0.3
 assert abs(d['rho_z1'] / d['rho_z'] - 0.3) < 1e-9 and abs(d['rho_z'] - d['rho_z_target']) < 1e-12
 assert d['epsilon_stage1'] < 3 and d['epsilon_stage2'] < 3" "$work/tot.json"
 check "epsilon_total: the split is printed" grep -q "split stage 1" "$work/tot.err"
-check "epsilon_total: the budget in the CSV header" grep -q "^# budget: si.epsilon_total = 3" "$work/tot.csv"
+check "epsilon_total: the budget in the CSV header" grep -q "^# ; budget: si.epsilon_total = 3" "$work/tot.csv"
 "$bin" sim-index "${small[@]}" --set si.epsilon_total=3 --runs 3 --experiment eps \
   -o "$work/toteps.csv" --figure "$work/toteps.png" 2>/dev/null
 check "epsilon_total --experiment eps exits 0" test $? -eq 0
