@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/schema.h"
 #include "hdpsgd/kl.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/nc.h"
+#include "hdpsgd/privacy.h"
 #include "hdpsgd/rf.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/spectrum.h"
@@ -339,6 +341,103 @@ static void family_checks_at_finalize(void **state)
                                            "gd | ou");
 }
 
+/* The privacy budget as rho, rho_zcdp or (epsilon, delta): the same rho, every form filled
+ * in; two forms refused naming both; epsilon needs delta. */
+static hdp_status model_with(hdp_model *m, const char *a, const char *b, hdp_error *err)
+{
+    hdp_error_clear(err);
+    hdp_model_init(m);
+    hdp_status st = hdp_model_set(m, a, err);
+    if (st == HDP_OK && b)
+        st = hdp_model_set(m, b, err);
+    return st == HDP_OK ? hdp_model_finalize(m, err) : st;
+}
+
+static void privacy_budget_forms(void **state)
+{
+    (void)state;
+    hdp_model m;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(model_with(&m, "privacy.rho_zcdp=0.125", NULL, &err), HDP_OK);
+    assert_true(m.rho == 0.5);
+    assert_true(m.rho_zcdp == 0.125);
+    assert_true(m.epsilon == hdp_zcdp_epsilon_cks(0.125, 1e-5));
+    double rz;
+    assert_int_equal(hdp_zcdp_from_epsilon(1.0, 1e-6, &rz, &err), HDP_OK);
+    assert_int_equal(model_with(&m, "privacy.epsilon=1", "privacy.delta=1e-6", &err), HDP_OK);
+    assert_true(m.rho == sqrt(2.0 * rz));
+    assert_true(m.epsilon == 1.0 && m.delta == 1e-6);
+    assert_true(fabs(hdp_zcdp_epsilon_cks(m.rho_zcdp, 1e-6) - 1.0) < 1e-9);
+    assert_int_equal(model_with(&m, "privacy.epsilon=inf", "privacy.delta=0.01", &err), HDP_OK);
+    assert_true(isinf(m.rho) && isinf(m.rho_zcdp));
+    /* none given: the default rho; epsilon reported at delta */
+    assert_int_equal(model_with(&m, "privacy.delta=0.001", NULL, &err), HDP_OK);
+    assert_true(m.rho == 0.5);
+    assert_true(m.epsilon == hdp_zcdp_epsilon_cks(0.125, 0.001));
+    assert_int_equal(model_with(&m, "privacy.rho=0.5", "privacy.rho_zcdp=0.125", &err),
+                     HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "[privacy] rho_zcdp"));
+    assert_non_null(strstr(err.msg, "as [privacy] rho (--set)"));
+    assert_int_equal(model_with(&m, "privacy.epsilon=1", NULL, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "needs privacy.delta"));
+    /* a file: both places named with file:line */
+    expect_error("[privacy]\nepsilon = 1\ndelta = 1e-3\nrho = 2\n",
+                 "test_model_tmp.ini:2: [privacy] epsilon: the privacy budget is given twice, as "
+                 "[privacy] rho (test_model_tmp.ini:4)");
+}
+
+/* The CSV metadata, its '# ' removed, is a model file that reads back to the same model;
+ * a model written with one form of the budget reads back with that form. */
+static void meta_reads_back(void **state)
+{
+    (void)state;
+    const char *forms[][2] = {{"clip.c=0.7", "data.n=1234"},
+                              {"privacy.epsilon=2", "privacy.delta=1e-7"},
+                              {"privacy.rho_zcdp=0.02", "dpgd.T=17"}};
+    for (int f = 0; f < 3; f++) {
+        hdp_model a, b;
+        hdp_error err;
+        hdp_error_clear(&err);
+        assert_int_equal(model_with(&a, forms[f][0], forms[f][1], &err), HDP_OK);
+        char *meta = NULL, *ini = NULL, *again = NULL;
+        size_t lm, li, lg;
+        FILE *fm = open_memstream(&meta, &lm);
+        hdp_model_write_meta(&a, fm);
+        fclose(fm);
+        char path[] = "/tmp/hdp_meta_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        FILE *out = fdopen(fd, "w");
+        for (char *line = strtok(meta, "\n"); line; line = strtok(NULL, "\n")) {
+            assert_true(!strncmp(line, "# ", 2)); /* every line of the header */
+            fprintf(out, "%s\n", line + 2);
+        }
+        fclose(out);
+        hdp_model_init(&b);
+        assert_int_equal(hdp_model_load_file(&b, path, &err), HDP_OK);
+        assert_int_equal(hdp_model_finalize(&b, &err), HDP_OK);
+        unlink(path);
+        FILE *fi = open_memstream(&ini, &li), *fg = open_memstream(&again, &lg);
+        hdp_model_write_ini(&a, fi);
+        hdp_model_write_ini(&b, fg);
+        fclose(fi);
+        fclose(fg);
+        assert_string_equal(ini, again);
+        assert_true(a.rho == b.rho && a.n == b.n && a.gamma == b.gamma && a.c == b.c);
+        assert_true(hdp_dpgd_keys_of(&a)->T == hdp_dpgd_keys_of(&b)->T);
+        char v[64];
+        assert_true(hdp_model_value_text(&b, "privacy", "rho", v, sizeof v));
+        assert_true(strtod(v, NULL) == a.rho);
+        assert_false(hdp_model_value_text(&b, "privacy", "nosuch", v, sizeof v));
+        free(meta);
+        free(ini);
+        free(again);
+        hdp_model_free(&a);
+        hdp_model_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +451,8 @@ int main(void)
         cmocka_unit_test(registry_fits_the_model),
         cmocka_unit_test(family_keys_through_accessors),
         cmocka_unit_test(family_checks_at_finalize),
+        cmocka_unit_test(privacy_budget_forms),
+        cmocka_unit_test(meta_reads_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,8 +167,8 @@ static void links_and_descriptors(void **state)
     assert_true(file_equals(p, "head\ntail\n"));
 }
 
-/* JSON: shortest exact numbers are not promised yet (%.17g), but they read back exactly;
- * non-finite numbers are null; strings are escaped */
+/* JSON: numbers in the shortest form that reads back exactly; non-finite numbers are
+ * null; strings are escaped; nested objects and arrays */
 static void json_writer(void **state)
 {
     (void)state;
@@ -185,14 +185,45 @@ static void json_writer(void **state)
     hdp_json_uint(&j, "seed", 18446744073709551615ULL);
     hdp_json_bool(&j, "ok", 1);
     hdp_json_str(&j, "s", "a\"b\\c\nd");
+    hdp_json_object(&j, "o");
+    hdp_json_num(&j, "third", 1.0 / 3.0);
+    hdp_json_array(&j, "a");
+    hdp_json_num(&j, NULL, 0.3);
+    hdp_json_int(&j, NULL, 2);
+    hdp_json_num(&j, NULL, NAN);
+    hdp_json_close(&j);
+    hdp_json_object(&j, "empty");
+    hdp_json_close(&j);
+    hdp_json_close(&j);
+    hdp_json_array(&j, "none");
+    hdp_json_close(&j);
     hdp_json_end(&j);
     fclose(f);
-    const char *want = "{\n  \"x\": 0.10000000000000001,\n  \"nan\": null,\n  \"inf\": null,\n"
+    const char *want = "{\n  \"x\": 0.1,\n  \"nan\": null,\n  \"inf\": null,\n"
                        "  \"n\": -3,\n  \"seed\": 18446744073709551615,\n  \"ok\": true,\n"
-                       "  \"s\": \"a\\\"b\\\\c\\u000ad\"\n}\n";
+                       "  \"s\": \"a\\\"b\\\\c\\u000ad\",\n"
+                       "  \"o\": {\n    \"third\": 0.3333333333333333,\n"
+                       "    \"a\": [0.3, 2, null],\n    \"empty\": {}\n  },\n"
+                       "  \"none\": []\n}\n";
     assert_string_equal(text, want);
-    assert_true(strtod("0.10000000000000001", NULL) == 0.1);
     free(text);
+    /* the shortest of %.15g, %.16g, %.17g that reads back */
+    char num[64];
+    double xs[] = {0.1, 0.3, 1.0 / 3.0, 0.1 + 0.2, 1e-300, 5e-324, 1.7976931348623157e308,
+                   123456789012345678.0, -2.5};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+        hdp_json_format_num(num, sizeof num, xs[i]);
+        assert_true(strtod(num, NULL) == xs[i]);
+        char p15[400], p16[400];
+        snprintf(p15, sizeof p15, "%.15g", xs[i]);
+        snprintf(p16, sizeof p16, "%.16g", xs[i]);
+        if (strtod(p15, NULL) == xs[i]) /* the shortest form that reads back is taken */
+            assert_string_equal(num, p15);
+        else if (strtod(p16, NULL) == xs[i])
+            assert_string_equal(num, p16);
+    }
+    assert_string_equal(hdp_json_format_num(num, sizeof num, 0.1 + 0.2), "0.30000000000000004");
+    assert_string_equal(hdp_json_format_num(num, sizeof num, 0.3), "0.3");
     char buf[32];
     assert_string_equal(hdp_csv_field(buf, sizeof buf, "%.3g", NAN), "");
     assert_string_equal(hdp_csv_field(buf, sizeof buf, "%.3g", 0.25), "0.25");

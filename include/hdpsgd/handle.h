@@ -45,8 +45,8 @@ void hdp_model_delete(hdp_model *m); /* hdp_model_free, then the handle; NULL is
  * back exactly; inf; enum names; file names). HDP_EINPUT naming an unknown key. */
 hdp_status hdp_model_get_text(const hdp_model *m, const char *key, char **value, hdp_error *err);
 
-/* The model as an INI file (hdp_model_write_ini) or as '# section.key = value' lines
- * (hdp_model_write_meta), in memory. */
+/* The model as an INI file (hdp_model_write_ini) or as a CSV header (hdp_model_write_meta:
+ * '# [section]', '# key = value' lines, the INI file behind '# '), in memory. */
 hdp_status hdp_model_ini_text(const hdp_model *m, char **text, hdp_error *err);
 hdp_status hdp_model_meta_text(const hdp_model *m, char **text, hdp_error *err);
 

@@ -20,8 +20,11 @@
  *
  * Conventions (THEORY.md section 0):
  *   - gamma = d/n; n = round(d/gamma) when gamma is given;
- *   - rho is the privacy parameter of THEORY 1/6: the output is (rho^2/2)-zCDP;
- *     rho = inf means no private noise;
+ *   - rho is the privacy parameter of THEORY 1/6 (the mu of Gaussian DP): the output is
+ *     (rho^2/2)-zCDP; rho = inf means no private noise. The budget is given as exactly one
+ *     of privacy.rho, privacy.rho_zcdp (= rho^2/2) or privacy.epsilon with privacy.delta
+ *     (calibrated as hdp_zcdp_from_epsilon does: Canonne-Kamath-Steinke); finalize fills
+ *     all of them;
  *   - clip.c is the clipping constant: gradients are clipped at c*sqrt(d);
  *   - the spectrum is normalised to mean 1 (Tr Sigma = d).
  */
@@ -96,7 +99,10 @@ typedef struct {
     /* [clip] */
     double c;                 /* clipping constant, > 0 or inf */
     /* [privacy] */
-    double rho;               /* > 0 or inf */
+    double rho;               /* > 0 or inf; after finalize, from whichever form was given */
+    double rho_zcdp;          /* rho^2/2: the zCDP parameter proper (a form of the budget) */
+    double epsilon, delta;    /* (epsilon, delta)-DP: a form of the budget (CKS calibration);
+                                 after finalize epsilon is the CKS epsilon of rho at delta */
     /* [schedule] */
     hdp_sched_kind sched;
     double eta0;
@@ -176,13 +182,28 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err);
  * here, not by a crash. */
 hdp_status hdp_model_check(const hdp_model *m, hdp_error *err);
 
-/* Write the model as '# section.key = value' lines (CSV metadata). */
+/* Write the model as CSV metadata: a line '# ; model: FILE', then the lines of
+ * hdp_model_write_ini each after '# ' ('# [section]', '# key = value'), and after the
+ * [privacy] keys a comment '# ; the same budget: rho = ..., rho_zcdp = ..., epsilon = ... at
+ * delta = ...'. Removing the leading '# ' of the header's lines gives a model file that
+ * hdp_model_load_file reads back to the same model. Every section; _sections: the
+ * core's sections and the families' sections named in families (NULL-terminated; NULL:
+ * every section). */
 void hdp_model_write_meta(const hdp_model *m, FILE *out);
+void hdp_model_write_meta_sections(const hdp_model *m, FILE *out, const char *const *families);
 
 /* Write the model as an INI file that hdp_model_load_file accepts, with the same values
  * (file names written absolute; inih reads lines of at most 199 characters and ends a
  * value at " ;", so a file name that long or with " ;" in it does not come back). */
 void hdp_model_write_ini(const hdp_model *m, FILE *out);
+/* The same, with the core's sections and the families' sections named in families
+ * (NULL-terminated list of section names; NULL: every section). Of the forms of the privacy
+ * budget only the one given is written (rho when none was), with delta when given. */
+void hdp_model_write_ini_sections(const hdp_model *m, FILE *out, const char *const *families);
+
+/* The value of section.key in m as a model file writes it; 0 when there is no such key. */
+int hdp_model_value_text(const hdp_model *m, const char *section, const char *key, char *buf,
+                         size_t size);
 
 /* Names of the core's enums as they appear in model files (the families' are in their
  * headers: hdp_kl_init_name, ...). */

@@ -8,6 +8,7 @@
 #ifndef HDPSGD_CLI_H
 #define HDPSGD_CLI_H
 
+#include "io/output.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/rates.h"
@@ -257,5 +258,14 @@ void cli_print_completion_bash(FILE *f);
 
 /* The version string, with the git revision when built from a checkout. */
 const char *hdp_version_string(void);
+
+/* The model families' sections a command uses besides the core's (NULL-terminated; for
+ * hdp_model_write_meta_sections and `hdpsgd config --command`): [rf] and [dpgd] for rf and
+ * rf-experiment, [kl] for kl, [nc] for nc, [si] for sim-index, none for the others. */
+const char *const *cli_model_sections(const char *command);
+
+/* The model in a JSON summary: "model_file" (the file name, or "(built-in default)") and
+ * "model", the resolved model as a nested object of the sections command uses. */
+void cli_json_model(hdp_json *j, const hdp_model *m, const char *command);
 
 #endif

@@ -285,7 +285,7 @@ static void bound_json(hdp_json *j, const void *ctx)
     hdp_json_num(j, "delta_target", kp->delta > 0 ? kp->delta : NAN);
     hdp_json_num(j, "budget_for_delta", b->budget_delta);
     hdp_json_num(j, "sigma_for_delta", b->sigma_delta);
-    hdp_json_str(j, "model", m->source);
+    cli_json_model(j, m, "kl");
 }
 
 static void bound_figure(const bound_ctx *b, const char *fig, const char *data)

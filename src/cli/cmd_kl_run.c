@@ -310,7 +310,7 @@ static void sweep_table(FILE *f, const void *ctx)
     const hdp_klsweep *sw = c->sw;
     kl_meta(f, sw->by_depth ? "run --vs depth: KL of noisy GD against depth (seed 001 Fig. 2a, 2b)"
                             : "run --vs width: KL of noisy GD against width (seed 001 Fig. 2c)", m);
-    fprintf(f, "# early = after %ld epochs (T = %g), final = after %ld epochs (T = %g)\n", sw->Ee,
+    fprintf(f, "# ; early = after %ld epochs (T = %g), final = after %ld epochs (T = %g)\n", sw->Ee,
             sw->Te, sw->E, sw->T);
     fprintf(f, "%s", sw->by_depth ? "depth" : "width");
     for (int k = 0; k < 4; k++)
@@ -350,31 +350,26 @@ static void sweep_json(hdp_json *j, const void *ctx)
 {
     const hdp_klsweep *sw = ((const sweep_ctx *)ctx)->sw;
     hdp_json_int(j, "count", sw->nx);
-    for (int i = 0; i < sw->nx; i++) {
-        char key[64];
-        snprintf(key, sizeof key, "%s_%d", sw->by_depth ? "depth" : "width", i);
-        hdp_json_int(j, key, sw->xs[i]);
-        for (int k = 0; k < 4; k++)
-            if (sw->want[k]) {
+    hdp_json_array(j, sw->by_depth ? "depth" : "width");
+    for (int i = 0; i < sw->nx; i++)
+        hdp_json_int(j, NULL, sw->xs[i]);
+    hdp_json_close(j);
+    /* per scheme, arrays over the depths or widths: the linearised network's KL, its
+     * standard error, early KL and bound; with kl.network = relu the real network's too */
+    static const char *const what[] = {"kl", "kl_stderr", "kl_early", "B",
+                                       "relu_kl", "relu_kl_stderr", "relu_kl_early"};
+    for (int k = 0; k < 4; k++)
+        for (int w = 0; sw->want[k] && w < (sw->relu ? 7 : 4); w++) {
+            char key[64];
+            snprintf(key, sizeof key, "%s_%s", hdp_kl_init_name(k), what[w]);
+            hdp_json_array(j, key);
+            for (int i = 0; i < sw->nx; i++) {
                 const hdp_klsweep_point *p = &sw->points[i * 4 + k];
-                snprintf(key, sizeof key, "%s_kl_%d", hdp_kl_init_name(k), i);
-                hdp_json_num(j, key, p->kl);
-                snprintf(key, sizeof key, "%s_kl_stderr_%d", hdp_kl_init_name(k), i);
-                hdp_json_num(j, key, p->se);
-                snprintf(key, sizeof key, "%s_kl_early_%d", hdp_kl_init_name(k), i);
-                hdp_json_num(j, key, p->kle);
-                snprintf(key, sizeof key, "%s_B_%d", hdp_kl_init_name(k), i);
-                hdp_json_num(j, key, p->B);
-                if (sw->relu) {
-                    snprintf(key, sizeof key, "%s_relu_kl_%d", hdp_kl_init_name(k), i);
-                    hdp_json_num(j, key, p->rkl);
-                    snprintf(key, sizeof key, "%s_relu_kl_stderr_%d", hdp_kl_init_name(k), i);
-                    hdp_json_num(j, key, p->rse);
-                    snprintf(key, sizeof key, "%s_relu_kl_early_%d", hdp_kl_init_name(k), i);
-                    hdp_json_num(j, key, p->rkle);
-                }
+                const double v[] = {p->kl, p->se, p->kle, p->B, p->rkl, p->rse, p->rkle};
+                hdp_json_num(j, NULL, v[w]);
             }
-    }
+            hdp_json_close(j);
+        }
     hdp_json_int(j, "epochs", sw->E);
     hdp_json_int(j, "epochs_early", sw->Ee);
     hdp_json_num(j, "c", HDP_KL_C);

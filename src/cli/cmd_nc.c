@@ -123,13 +123,13 @@ void nc_csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
 
 void nc_meta(FILE *f, const char *what, const hdp_model *m)
 {
-    fprintf(f, "# hdpsgd %s nc: %s (seed 004; THEORY.md 6, 8)\n", hdp_version_string(), what);
-    fprintf(f, "# rho is zCDP per step (seed 004's rho = rho_z); rho_total = steps rho; epsilon by "
+    fprintf(f, "# ; hdpsgd %s nc: %s (seed 004; THEORY.md 6, 8)\n", hdp_version_string(), what);
+    fprintf(f, "# ; rho is zCDP per step (seed 004's rho = rho_z); rho_total = steps rho; epsilon by "
                "Canonne-Kamath-Steinke at delta\n");
-    fprintf(f, "# error = mean over draws of the exact test error of the trained model; exact = "
+    fprintf(f, "# ; error = mean over draws of the exact test error of the trained model; exact = "
                "the one-step closed form (an empty field where it does not apply); z_exact = "
                "|error - exact| / stderr\n");
-    hdp_model_write_meta(m, f);
+    hdp_model_write_meta_sections(m, f, cli_model_sections("nc"));
 }
 
 /* ---- the single run ---- */
@@ -195,7 +195,7 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
                pt->exact, r->error_mean - pt->exact, hdp_nc_point_z(pt));
 }
 
-static void write_json(FILE *f, const hdp_nc_point *pt, int exact_alone)
+static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int exact_alone)
 {
     const hdp_nc_spec *s = &pt->spec;
     const hdp_nc_result *r = &pt->res;
@@ -235,6 +235,7 @@ static void write_json(FILE *f, const hdp_nc_point *pt, int exact_alone)
     hdp_json_num(&j, "offset_norm", pt->offset_norm);
     hdp_json_num(&j, "pca_alignment", pt->pca_alignment);
     hdp_json_uint(&j, "seed", s->seed);
+    cli_json_model(&j, m, "nc");
     hdp_json_end(&j);
 }
 
@@ -314,7 +315,7 @@ static int single(hdp_model *m, const hdp_nc_spec *s)
         hdp_fail(&err, HDP_ENOMEM, "out of memory");
         return cli_fail("nc", &err);
     }
-    write_json(jf, &pt, exact_only);
+    write_json(jf, m, &pt, exact_only);
     fclose(jf);
     const char *names[] = {"single"};
     st = write_outputs(exact_only ? "the exact one-step error" : "one Monte Carlo run", m, names,

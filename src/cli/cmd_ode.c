@@ -34,12 +34,12 @@ const char ode_help[] =
 
 void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
-    fprintf(f, "# hdpsgd %s ode: predicted excess risk of one-pass DP-SGD (THEORY.md 3)\n",
+    fprintf(f, "# ; hdpsgd %s ode: predicted excess risk of one-pass DP-SGD (THEORY.md 3)\n",
             hdp_version_string());
-    hdp_model_write_meta(m, f);
-    fprintf(f, "# effective: d = %ld, n = %ld, gamma = %.17g, bins = %ld\n", m->d, m->n, m->gamma,
+    hdp_model_write_meta_sections(m, f, cli_model_sections("ode"));
+    fprintf(f, "# ; effective: d = %ld, n = %ld, gamma = %.17g, bins = %ld\n", m->d, m->n, m->gamma,
             r->bins);
-    fprintf(f, "# final_risk = %.17g (R(1) = %.17g plus final-step noise %.17g)\n", r->final_risk,
+    fprintf(f, "# ; final_risk = %.17g (R(1) = %.17g plus final-step noise %.17g)\n", r->final_risk,
             r->risk_before_final_noise, r->final_noise);
     fprintf(f, "t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2\n");
     for (long i = 0; i < r->points; i++)
@@ -66,7 +66,7 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     hdp_json_str(&j, "solver", r->solver);
     hdp_json_num(&j, "solve_seconds", r->solve_seconds);
     hdp_json_num(&j, "binning_seconds", r->binning_seconds); /* bins = auto: trial solves */
-    hdp_json_str(&j, "model", m->source);
+    cli_json_model(&j, m, "ode");
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);
 }

@@ -229,7 +229,7 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         }
         hdp_json_int(&j, "n", m->n);
         hdp_json_str(&j, "schedule", hdp_sched_name(m->sched));
-        hdp_json_str(&j, "model", m->source);
+        cli_json_model(&j, m, "privacy");
         hdp_json_end(&j);
     }
     return acc_ok ? 0 : EXIT_FAIL_VALIDATION;

@@ -164,10 +164,10 @@ hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
 
 void cli_write_rates_csv(FILE *f, const cli_rates *r)
 {
-    fprintf(f, "# hdpsgd %s rates: final excess risk (ODE, THEORY.md 3) of each schedule family "
+    fprintf(f, "# ; hdpsgd %s rates: final excess risk (ODE, THEORY.md 3) of each schedule family "
                "optimised at each gamma (THEORY.md 5); d fixed, n = round(d/gamma)\n",
             hdp_version_string());
-    hdp_model_write_meta(&r->models[0], f);
+    hdp_model_write_meta_sections(&r->models[0], f, cli_model_sections("rates"));
     fprintf(f, "gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves\n");
     for (long i = 0; i < r->count; i++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
@@ -186,16 +186,19 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_int(&j, "count", r->count);
-    for (long i = 0; i < r->count; i++) {
-        char k[96];
-        snprintf(k, sizeof k, "gamma_%ld", i);
-        hdp_json_num(&j, k, r->models[i].gamma);
-        for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-            if (r->res.want[fam]) {
-                snprintf(k, sizeof k, "%s_final_risk_%ld", hdp_design_family_key(fam), i);
-                hdp_json_num(&j, k, RES(r, i, fam).final_risk);
-            }
-    }
+    hdp_json_array(&j, "gamma");
+    for (long i = 0; i < r->count; i++)
+        hdp_json_num(&j, NULL, r->models[i].gamma);
+    hdp_json_close(&j);
+    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
+        if (r->res.want[fam]) {
+            char k[96];
+            snprintf(k, sizeof k, "%s_final_risk", hdp_design_family_key(fam));
+            hdp_json_array(&j, k);
+            for (long i = 0; i < r->count; i++)
+                hdp_json_num(&j, NULL, RES(r, i, fam).final_risk);
+            hdp_json_close(&j);
+        }
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
         if (r->res.want[fam]) {
             char k[96];
@@ -235,7 +238,7 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
     hdp_json_int(&j, "d", r->models[0].d);
     hdp_json_int(&j, "ode_solves", r->res.solves);
     hdp_json_num(&j, "ode_solves_per_second", r->res.seconds > 0 ? (double)r->res.solves / r->res.seconds : NAN);
-    hdp_json_str(&j, "model", r->models[0].source);
+    cli_json_model(&j, &r->models[0], "rates");
     hdp_json_end(&j);
 }
 
@@ -317,10 +320,10 @@ static void print_table(const cli_rates *r)
 
 static void write_figure_data(FILE *f, const cli_rates *r)
 {
-    fprintf(f, "# hdpsgd %s rates --figure: final risk per family and the rate of THEORY.md 5 "
+    fprintf(f, "# ; hdpsgd %s rates --figure: final risk per family and the rate of THEORY.md 5 "
                "scaled to match at the smallest gamma\n",
             hdp_version_string());
-    fprintf(f, "# fit_<family>: the rate with its constants fitted, A r1 + B r2 (THEORY.md 5.2)\n");
+    fprintf(f, "# ; fit_<family>: the rate with its constants fitted, A r1 + B r2 (THEORY.md 5.2)\n");
     hdp_rates_fit fits[HDP_FAMILY_COUNT];
     rates_fits(r, fits);
     fprintf(f, "gamma");

@@ -101,22 +101,22 @@ void cli_rf_progress(void *user, long done, long total)
 static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
                       const hdp_rf_dpgd *q, const hdp_rf_sim_result *r)
 {
-    fprintf(f, "# hdpsgd %s rf: DP-GD on random features and its OU limit (THEORY.md 6, 7; "
+    fprintf(f, "# ; hdpsgd %s rf: DP-GD on random features and its OU limit (THEORY.md 6, 7; "
                "seed 003)\n", hdp_version_string());
-    hdp_model_write_meta(m, f);
-    fprintf(f, "# effective: d = %ld, n = %ld, p = %ld, test_size = %ld, modes = %ld\n",
+    hdp_model_write_meta_sections(m, f, cli_model_sections("rf"));
+    fprintf(f, "# ; effective: d = %ld, n = %ld, p = %ld, test_size = %ld, modes = %ld\n",
             pb->spec.d, pb->spec.n, pb->spec.p, pb->spec.m, pb->r);
-    fprintf(f, "# dpgd: eta = %.17g, T = %ld, tau = eta T = %.17g, C_clip = %.17g\n", q->eta,
+    fprintf(f, "# ; dpgd: eta = %.17g, T = %ld, tau = eta T = %.17g, C_clip = %.17g\n", q->eta,
             q->T, q->tau, q->C_clip);
-    fprintf(f, "# privacy: epsilon = %.17g, delta = %.17g, sigma = %.17g (%s), rho_z = %.17g, "
+    fprintf(f, "# ; privacy: epsilon = %.17g, delta = %.17g, sigma = %.17g (%s), rho_z = %.17g, "
                "epsilon_cks = %.17g\n", q->epsilon, q->delta, q->sigma, cli_rf_route_name(q->route),
             q->rho_z, q->epsilon_cks);
-    fprintf(f, "# OU: s = 2 C_clip sigma / n = %.17g, lambda_max = %.17g, eta lambda_max = %.6g\n",
+    fprintf(f, "# ; OU: s = 2 C_clip sigma / n = %.17g, lambda_max = %.17g, eta lambda_max = %.6g\n",
             q->s, pb->lambda[0], q->eta * pb->lambda[0]);
-    fprintf(f, "# min-norm interpolator: test = %.17g, train = %.17g, norm = %.17g\n",
+    fprintf(f, "# ; min-norm interpolator: test = %.17g, train = %.17g, norm = %.17g\n",
             pb->minnorm_test, pb->minnorm_train, pb->minnorm_norm);
-    fprintf(f, "# runs = %ld\n# seed = %llu\n", r->runs, (unsigned long long)m->seed);
-    fprintf(f, "# strong_error_mean = %.17g\n# strong_error_max = %.17g\n# max_clipped_fraction "
+    fprintf(f, "# ; runs = %ld\n# ; seed = %llu\n", r->runs, (unsigned long long)m->seed);
+    fprintf(f, "# ; strong_error_mean = %.17g\n# ; strong_error_max = %.17g\n# ; max_clipped_fraction "
                "= %.17g\n", r->strong_error_mean, r->strong_error_max, r->max_clipped_fraction);
     fprintf(f, "step,tau,dpgd_test,dpgd_test_se,dpgd_train,dpgd_train_se,ou_test,ou_train,"
                "em_test,em_test_se,em_expected_test,ex_test,ex_test_se,clipped_fraction,"
@@ -176,7 +176,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
     hdp_json_uint(&j, "seed", m->seed);
     hdp_json_num(&j, "build_seconds", pb->seconds);
     hdp_json_num(&j, "seconds", r->seconds);
-    hdp_json_str(&j, "model", m->source);
+    cli_json_model(&j, m, "rf");
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);
 }

@@ -120,12 +120,12 @@ static void progress(const hdp_rfexp *xp, int i, void *user)
 static void meta(FILE *f, const char *name, const char *what, const hdp_model *m,
                  const hdp_rfexp *xp)
 {
-    fprintf(f, "# hdpsgd %s rf-experiment %s: %s (seed 003 Fig. 2; THEORY.md 6, 7)\n",
+    fprintf(f, "# ; hdpsgd %s rf-experiment %s: %s (seed 003 Fig. 2; THEORY.md 6, 7)\n",
             hdp_version_string(), name, what);
-    hdp_model_write_meta(m, f);
-    fprintf(f, "# runs per configuration = %ld\n# grid = %s\n", xp->runs,
+    hdp_model_write_meta_sections(m, f, cli_model_sections("rf-experiment"));
+    fprintf(f, "# ; runs per configuration = %ld\n# ; grid = %s\n", xp->runs,
             xp->full ? "full" : "reduced");
-    fprintf(f, "# selected_on = %s: at every p the configuration of lowest %s loss (validation: "
+    fprintf(f, "# ; selected_on = %s: at every p the configuration of lowest %s loss (validation: "
                "%ld fresh samples, rf.val_size; dpgd_val is its loss)\n",
             hdp_rfexp_select_name(xp->select), hdp_rfexp_select_name(xp->select), xp->val_size);
 }
@@ -144,7 +144,7 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     const hdp_rf_keys *rk = hdp_rf_keys_of(m);
     const int nC = xp->nC, nCT = xp->nCT;
     meta(f, "P1", "test loss against the number of features p", m, xp);
-    fprintf(f, "# DP-GD: the configuration of lowest %s loss of C in {",
+    fprintf(f, "# ; DP-GD: the configuration of lowest %s loss of C in {",
             hdp_rfexp_select_name(xp->select));
     for (int i = 0; i < nC; i++) fprintf(f, "%s%g", i ? ", " : "", xp->Cs[i]);
     fprintf(f, "} x CT in {");
@@ -192,9 +192,9 @@ static void p23(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, s
     const long d = rk->d;
     const double eta = xp->points[0].eta, C = xp->Cs[0];
     meta(f, name, "test loss against T and against eta T p / d", m, xp);
-    fprintf(f, "# C_clip = C sqrt(p) with C = %g; eta = %.17g for every p; "
+    fprintf(f, "# ; C_clip = C sqrt(p) with C = %g; eta = %.17g for every p; "
                "T = round(CT d/(eta p))\n", C, eta);
-    fprintf(f, "# ou_test: expected test loss of the unclipped OU process at tau = eta T (closed "
+    fprintf(f, "# ; ou_test: expected test loss of the unclipped OU process at tau = eta T (closed "
                "form); gf_test: gradient flow at tau\n");
     fprintf(f, "p,CT,T,tau,etaTp_over_d,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped,"
                "ou_test,gf_test,minnorm_test,dpgd_val,dpgd_val_se,selected\n");
@@ -226,7 +226,7 @@ static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     const hdp_rfexp_point *pt = &xp->points[0];
     const int nCT = xp->nCT;
     meta(f, "P4", "test loss over (C, CT) at one p", m, xp);
-    fprintf(f, "# p = %ld, eta = %.17g; C_clip = C sqrt(p), T = round(CT d/(eta p))\n", pt->p,
+    fprintf(f, "# ; p = %ld, eta = %.17g; C_clip = C sqrt(p), T = round(CT d/(eta p))\n", pt->p,
             pt->eta);
     fprintf(f, "C,CT,T,tau,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped,dpgd_val,"
                "dpgd_val_se,selected\n");

@@ -147,21 +147,21 @@ void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_resu
     schedule_describe(b, desc, sizeof desc);
     double delta = 1.0 / (double)m->n;
     double eps = hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta);
-    fprintf(f, "# hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
+    fprintf(f, "# ; hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
                "(THEORY.md 3, 5)\n",
             hdp_version_string());
     char cb[40], rb[40];
-    fprintf(f, "# model: %s; family %s: %s; clip.c = %s\n", m->source,
+    fprintf(f, "# ; model: %s; family %s: %s; clip.c = %s\n", m->source,
             hdp_design_family_name(b->family), desc, num(b->c, cb, sizeof cb));
-    fprintf(f, "# privacy.rho = %s (unchanged: epsilon = %.6g at delta = %.3g, CKS)\n",
+    fprintf(f, "# ; privacy.rho = %s (unchanged: epsilon = %.6g at delta = %.3g, CKS)\n",
             num(m->rho, rb, sizeof rb), eps, delta);
-    fprintf(f, "# ODE final risk: family %.10g, this table (piecewise linear, %ld knots) %.10g\n",
+    fprintf(f, "# ; ODE final risk: family %.10g, this table (piecewise linear, %ld knots) %.10g\n",
             b->final_risk, b->table_len, b->table_final_risk);
     if (use)
-        fprintf(f, "# use: %s\n", use);
-    fprintf(f, "# the model it was optimised for:\n");
-    hdp_model_write_meta(m, f);
-    fprintf(f, "# t eta\n");
+        fprintf(f, "# ; use: %s\n", use);
+    fprintf(f, "# ; the model it was optimised for:\n");
+    hdp_model_write_meta_sections(m, f, cli_model_sections("schedule"));
+    fprintf(f, "# ; t eta\n");
     for (long i = 0; i < b->table_len; i++)
         fprintf(f, "%.17g %.17g\n", b->table_t[i], b->table_eta[i]);
 }
@@ -191,11 +191,10 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         }
         if (fam == HDP_FAMILY_PL) {
             hdp_json_int(&j, KEY("knots"), res[fam].knots);
-            for (int i = 0; i < res[fam].knots; i++) {
-                char kk[32];
-                snprintf(kk, sizeof kk, "eta_%d", i);
-                hdp_json_num(&j, KEY(kk), res[fam].knot_eta[i]);
-            }
+            hdp_json_array(&j, KEY("eta"));
+            for (int i = 0; i < res[fam].knots; i++)
+                hdp_json_num(&j, NULL, res[fam].knot_eta[i]);
+            hdp_json_close(&j);
         }
         hdp_json_num(&j, KEY("c"), res[fam].c);
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
@@ -235,7 +234,7 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
     hdp_json_int(&j, "n", m->n);
     hdp_json_int(&j, "d", m->d);
     hdp_json_str(&j, "table_file", table_file ? table_file : "");
-    hdp_json_str(&j, "model", m->source);
+    cli_json_model(&j, m, "schedule");
     hdp_json_end(&j);
 }
 
@@ -261,10 +260,10 @@ static hdp_status figure_curves(const hdp_model *m, const hdp_design_result *res
 
 static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp_ode_result *c)
 {
-    fprintf(f, "# hdpsgd %s schedule --optimize --figure: eta~(t) and the ODE's R(t) of each "
+    fprintf(f, "# ; hdpsgd %s schedule --optimize --figure: eta~(t) and the ODE's R(t) of each "
                "optimised family (THEORY.md 3, 5); the row t = 1 includes the final-step noise\n",
             hdp_version_string());
-    hdp_model_write_meta(m, f);
+    hdp_model_write_meta_sections(m, f, cli_model_sections("schedule"));
     fprintf(f, "t");
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (done[k])

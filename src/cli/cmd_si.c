@@ -80,28 +80,28 @@ const char si_help[] =
 static void meta_of(FILE *f, const char *what, const hdp_model *m, const hdp_si_params *hp,
                     hdp_si_stage2_kind stage2)
 {
-    fprintf(f, "# hdpsgd %s sim-index: %s (seed 002 Algorithm 1; THEORY.md 6, 7, 8)\n",
+    fprintf(f, "# ; hdpsgd %s sim-index: %s (seed 002 Algorithm 1; THEORY.md 6, 7, 8)\n",
             hdp_version_string(), what);
-    fprintf(f, "# stage2 = %s: %s\n", hdp_si_stage2_name(stage2),
+    fprintf(f, "# ; stage2 = %s: %s\n", hdp_si_stage2_name(stage2),
             stage2 == HDP_SI_GD
                 ? "DP-GD with clipping (prediction: the unclipped discrete-GD Gaussian law)"
                 : "the continuous OU process, sampled exactly at tau = eta_a T (no clipping)");
-    fprintf(f, "# resolved: lambda = %.6g, eta_W = %.6g, eta_a = %.6g, C_a = %.6g, T = %ld, "
+    fprintf(f, "# ; resolved: lambda = %.6g, eta_W = %.6g, eta_a = %.6g, C_a = %.6g, T = %ld, "
                "tau = %.6g, sigma_W = %.6g, C_W = %.6g, R = %.6g, q = %d\n",
             hp->lambda, hp->eta_W, hp->eta_a, hp->C_a, hp->T, hp->tau, hp->sigma_W, hp->C_W,
             hp->R, hp->q);
-    fprintf(f, "# privacy: stage 1 Gaussian mechanism Delta1 = %.6g, rho_z1 = %.6g, eps1 = %.6g; "
+    fprintf(f, "# ; privacy: stage 1 Gaussian mechanism Delta1 = %.6g, rho_z1 = %.6g, eps1 = %.6g; "
                "stage 2 sigma_a = %.6g (%s), rho_z2 = %.6g, eps2 = %.6g; total rho_z = %.6g, "
                "epsilon = %.6g at delta = %.6g (CKS)\n",
             hp->Delta1, hp->rho_z1, hp->eps1, hp->sigma_a,
             hp->sigma_route_zcdp ? "zCDP route" : "seed 002 formula", hp->rho_z2, hp->eps2,
             hp->rho_z, hp->eps_total, hp->delta);
     if (hp->budget_total)
-        fprintf(f, "# budget: si.epsilon_total = %.10g at delta = %.6g, rho_z = %.10g shared "
+        fprintf(f, "# ; budget: si.epsilon_total = %.10g at delta = %.6g, rho_z = %.10g shared "
                    "stage 1 : stage 2 = %.6g : %.6g (sigma_W and sigma_a from it)\n",
                 hp->epsilon_target, hp->delta, hp->rho_z_target,
                 hp->rho_z1 / hp->rho_z, hp->rho_z2 / hp->rho_z);
-    hdp_model_write_meta(m, f);
+    hdp_model_write_meta_sections(m, f, cli_model_sections("sim-index"));
 }
 
 static void meta(FILE *f, const char *what, const hdp_model *m, const hdp_si_problem *pb)
@@ -109,7 +109,8 @@ static void meta(FILE *f, const char *what, const hdp_model *m, const hdp_si_pro
     meta_of(f, what, m, &pb->hp, pb->spec.stage2);
 }
 
-static void write_json(FILE *f, const hdp_si_problem *pb, const hdp_si_result *r, int threads)
+static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, const hdp_si_result *r,
+                       int threads)
 {
     const hdp_si_params *hp = &pb->hp;
     hdp_json j;
@@ -160,6 +161,7 @@ static void write_json(FILE *f, const hdp_si_problem *pb, const hdp_si_result *r
     hdp_json_int(&j, "threads", threads);
     hdp_json_uint(&j, "seed", pb->spec.seed);
     hdp_json_num(&j, "seconds", r->seconds);
+    cli_json_model(&j, m, "sim-index");
     hdp_json_end(&j);
 }
 
@@ -167,9 +169,9 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
                             const hdp_si_result *r)
 {
     meta(f, "stage-2 weights in the eigenbasis of K: Monte Carlo vs prediction", m, pb);
-    fprintf(f, "# pred_* = law of the simulated process (gd: unclipped discrete GD, ou: OU at tau); "
+    fprintf(f, "# ; pred_* = law of the simulated process (gd: unclipped discrete GD, ou: OU at tau); "
                "z = |mc - pred| / stderr\n");
-    fprintf(f, "# test risk %.8g +- %.3g (OU %.8g, GD %.8g, zero predictor %.8g); mean alignment "
+    fprintf(f, "# ; test risk %.8g +- %.3g (OU %.8g, GD %.8g, zero predictor %.8g); mean alignment "
                "%.6g (init %.6g)\n",
             r->risk_mean, r->risk_se, pb->ou_risk, pb->gd_risk, pb->zero_risk, pb->align_mean,
             pb->align0_mean);
@@ -248,7 +250,7 @@ static void align_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *ti
     enum { NB = HDP_SIEXP_BINS };
     meta_of(f, "histogram of the neuron alignments |<w_j, mu>|/||w_j||", m, &xp->meta_hp,
             spec->stage2);
-    fprintf(f, "# means: init %.6g, stage 1 with sigma_W = 0 %.6g, stage 1 with "
+    fprintf(f, "# ; means: init %.6g, stage 1 with sigma_W = 0 %.6g, stage 1 with "
                "sigma_W = %.6g %.6g; random directions sqrt(2/(pi d)) = %.6g\n",
             means[0], means[1], xp->meta_hp.sigma_W, means[2],
             sqrt(2.0 / (M_PI * (double)spec->d)));
@@ -375,7 +377,7 @@ int cmd_si(int argc, char **argv)
         if (st == HDP_OK && json_path) {
             st = hdp_out_open(&files[nf], json_path, &err);
             if (st == HDP_OK) {
-                write_json(files[nf].f, &pb, &r, threads);
+                write_json(files[nf].f, &m, &pb, &r, threads);
                 nf++;
             }
         }

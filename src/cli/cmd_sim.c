@@ -79,28 +79,28 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
                       const hdp_mc_result *r)
 {
     if (!strcmp(name, "sim"))
-        fprintf(f, "# hdpsgd %s sim: Monte Carlo of one-pass DP-SGD, excess risk R_exc(theta_k) "
+        fprintf(f, "# ; hdpsgd %s sim: Monte Carlo of one-pass DP-SGD, excess risk R_exc(theta_k) "
                    "(THEORY.md 1)\n",
                 hdp_version_string());
     else
-        fprintf(f, "# hdpsgd %s sde: Euler-Maruyama of the homogenized SDE, excess risk "
+        fprintf(f, "# ; hdpsgd %s sde: Euler-Maruyama of the homogenized SDE, excess risk "
                    "(THEORY.md 4)\n",
                 hdp_version_string());
-    hdp_model_write_meta(m, f);
-    fprintf(f, "# effective: d = %ld, n = %ld, gamma = %.17g, steps = %ld", m->d, m->n, m->gamma,
+    hdp_model_write_meta_sections(m, f, cli_model_sections("sim"));
+    fprintf(f, "# ; effective: d = %ld, n = %ld, gamma = %.17g, steps = %ld", m->d, m->n, m->gamma,
             r->steps);
     if (strcmp(name, "sim"))
         fprintf(f, ", h = %.17g", opt->sde_step > 0 ? opt->sde_step : 1.0 / (double)m->n);
-    fprintf(f, "\n# runs = %ld\n# seed = %llu\n# diverged = %ld (excess risk non-finite or above "
+    fprintf(f, "\n# ; runs = %ld\n# ; seed = %llu\n# ; diverged = %ld (excess risk non-finite or above "
                "%.6g; excluded)\n",
             r->runs, opt->seed, r->diverged_runs, r->threshold);
     if (isfinite(r->rho_accounted))
-        fprintf(f, "# rho_accounted = %.17g\n", r->rho_accounted);
+        fprintf(f, "# ; rho_accounted = %.17g\n", r->rho_accounted);
     else
-        fprintf(f, "# rho_accounted = inf\n");
-    fprintf(f, "# final_risk_mean = %.17g\n# final_risk_stderr = %.17g\n", r->final_mean,
+        fprintf(f, "# ; rho_accounted = inf\n");
+    fprintf(f, "# ; final_risk_mean = %.17g\n# ; final_risk_stderr = %.17g\n", r->final_mean,
             r->final_stderr);
-    fprintf(f, "# final_jump_mean = %.17g\n# final_jump_stderr = %.17g\n", r->final_jump_mean,
+    fprintf(f, "# ; final_jump_mean = %.17g\n# ; final_jump_stderr = %.17g\n", r->final_jump_mean,
             r->final_jump_stderr);
     fprintf(f, "t,mean,stderr,q10,q50,q90,clipped_fraction\n");
     for (long i = 0; i < r->points; i++)
@@ -130,7 +130,7 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json_num(&j, "seconds", r->seconds);
     hdp_json_int(&j, "threads", r->threads);
     hdp_json_uint(&j, "seed", opt->seed);
-    hdp_json_str(&j, "model", m->source);
+    cli_json_model(&j, m, "sim");
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);
 }

@@ -246,7 +246,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
             hdp_json_num(j, k, sc->level[l].max_abs_dev);
         }
     }
-    hdp_json_str(j, "model", m->source);
+    cli_json_model(j, m, "validate");
     hdp_json_end(j);
 }
 

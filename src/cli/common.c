@@ -579,3 +579,27 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
         cli_rates_free(r);
     return rc;
 }
+
+const char *const *cli_model_sections(const char *command)
+{
+    static const char *const none[] = {NULL}, *const rf[] = {"rf", "dpgd", NULL},
+                             *const kl[] = {"kl", NULL}, *const nc[] = {"nc", NULL},
+                             *const si[] = {"si", NULL};
+    if (!command)
+        return none;
+    if (!strcmp(command, "rf") || !strcmp(command, "rf-experiment"))
+        return rf;
+    if (!strcmp(command, "kl"))
+        return kl;
+    if (!strcmp(command, "nc"))
+        return nc;
+    if (!strcmp(command, "sim-index"))
+        return si;
+    return none;
+}
+
+void cli_json_model(hdp_json *j, const hdp_model *m, const char *command)
+{
+    hdp_json_str(j, "model_file", m->source);
+    hdp_json_model(j, "model", m, cli_model_sections(command));
+}

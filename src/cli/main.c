@@ -17,6 +17,9 @@ int cmd_validate(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+extern const cli_opt keys_opts[], config_opts[];
+extern const char keys_usage[], keys_help[], config_usage[], config_help[];
 int cmd_privacy(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_rates(int argc, char **argv);
@@ -54,8 +57,8 @@ extern const char kl_usage[], kl_help[];
 extern const char nc_usage[], nc_help[];
 extern const char si_usage[], si_help[];
 
-static const cli_opt no_opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
 
+static const cli_opt no_opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
 int cmd_help(int argc, char **argv);
 static const cli_arg plot_args[] = {
     {"FILE.csv...", "CSV files written by the toolkit (several: risk curves of ode, sim, sde)"},
@@ -137,9 +140,14 @@ const cli_command hdp_commands[] = {
      si_usage,
      si_help,
      si_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
-    {"keys", cmd_keys, "list the model keys with their defaults", "",
-     "Prints every model key as section.key = default, with what it accepts.", no_opts, 0, NULL, NULL, NULL,
-     NULL, 0},
+    {"keys", cmd_keys, "list the model keys with their defaults, or a model's values",
+     keys_usage,
+     keys_help,
+     keys_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
+    {"config", cmd_config, "print the resolved model as a model file that reads back to it",
+     config_usage,
+     config_help,
+     config_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
     {"help", cmd_help, "the help of one command (no COMMAND: this list)", "[COMMAND]",
      "Prints the usage, arguments and options of COMMAND; without COMMAND, the list of commands.\n"
      "'hdpsgd COMMAND --help' prints the same.",
@@ -148,22 +156,6 @@ const cli_command hdp_commands[] = {
 };
 
 const char *hdp_version_string(void) { return HDPSGD_VERSION_FULL; }
-
-int cmd_keys(int argc, char **argv)
-{
-    cli_common common;
-    int rc = cli_start(cli_find_command("keys"), argc, argv, &common);
-    if (rc)
-        return rc < 0 ? 0 : rc; /* -1: the help was printed */
-    const char *section, *key, *def, *help, *prev = "";
-    for (int i = 0; hdp_model_schema_entry(i, &section, &key, &def, &help); i++) {
-        if (strcmp(prev, section))
-            printf("%s[%s]\n", i ? "\n" : "", section);
-        prev = section;
-        printf("  %-18s = %-10s %s\n", key, def[0] ? def : "(none)", help);
-    }
-    return 0;
-}
 
 static void print_commands(FILE *f);
 

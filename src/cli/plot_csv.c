@@ -57,19 +57,57 @@ double plot_csv_num(const plot_csv *t, long row, int col)
     return *end ? NAN : v;
 }
 
+/* The value after "pat" on a line of text (up to the line's end), or NULL. */
+static const char *line_value(const char *text, const char *pat, char *buf, size_t size)
+{
+    size_t pl = strlen(pat);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, pat, pl))
+            continue;
+        p += pl;
+        size_t len = strcspn(p, "\n");
+        snprintf(buf, size, "%.*s", (int)len, p);
+        return buf;
+    }
+    return NULL;
+}
+
 const char *plot_csv_meta(const plot_csv *t, const char *key, char *buf, size_t size)
 {
     if (!t->comments)
         return NULL;
     char pat[160];
+    /* the model as '# [section]' / '# key = value' lines */
+    const char *dot = strchr(key, '.');
+    if (dot) {
+        snprintf(pat, sizeof pat, "# [%.*s]\n", (int)(dot - key), key);
+        const char *sec = strstr(t->comments, pat);
+        if (sec) {
+            sec += strlen(pat);
+            const char *end = strstr(sec, "\n# [");
+            size_t len = end ? (size_t)(end - sec) + 1 : strlen(sec);
+            char *part = malloc(len + 1);
+            if (part) {
+                memcpy(part, sec, len);
+                part[len] = '\0';
+                snprintf(pat, sizeof pat, "# %s = ", dot + 1);
+                const char *v = line_value(part, pat, buf, size);
+                free(part);
+                if (v)
+                    return v;
+            }
+        }
+        if (!strcmp(key, "privacy.rho")) { /* the budget given in another form */
+            char line[256];
+            if (line_value(t->comments, "# ; the same budget: rho = ", line, sizeof line)) {
+                snprintf(buf, size, "%.*s", (int)strcspn(line, ","), line);
+                return buf;
+            }
+        }
+    }
+    /* CSVs of earlier versions: '# section.key = value' */
     snprintf(pat, sizeof pat, "# %s = ", key);
-    const char *p = strstr(t->comments, pat);
-    if (!p)
-        return NULL;
-    p += strlen(pat);
-    size_t len = strcspn(p, "\n");
-    snprintf(buf, size, "%.*s", (int)len, p);
-    return buf;
+    return line_value(t->comments, pat, buf, size);
 }
 
 static plot_kind recognise(const plot_csv *t)
@@ -183,8 +221,9 @@ static int add_comment(plot_csv *t, const char *line, size_t *comments_len)
     *comments_len += l;
     t->comments[(*comments_len)++] = '\n';
     t->comments[*comments_len] = '\0';
-    if (!t->command[0] && starts(line, "# hdpsgd ")) {
-        const char *p = line + 9;
+    int semi = starts(line, "# ; hdpsgd "); /* since issue 22; "# hdpsgd " before */
+    if (!t->command[0] && (semi || starts(line, "# hdpsgd "))) {
+        const char *p = line + (semi ? 11 : 9);
         p += strcspn(p, " ");                   /* the version */
         while (*p == ' ') p++;
         if (*p == '(') p += strcspn(p, ")") + (p[strcspn(p, ")")] ? 1 : 0);

@@ -49,7 +49,8 @@ const char *plot_kind_name(plot_kind k);
 int plot_csv_col(const plot_csv *t, const char *name);
 const char *plot_csv_cell(const plot_csv *t, long row, int col);
 double plot_csv_num(const plot_csv *t, long row, int col); /* NAN when not a number */
-/* The value of a "# key = value" comment line (the model keys), or NULL. */
+/* The value of the model key section.key in the CSV's header ("# [section]" ... "# key =
+ * value", or "# section.key = value" of earlier versions), or NULL. */
 const char *plot_csv_meta(const plot_csv *t, const char *key, char *buf, size_t size);
 
 /* The accepted headers, for messages. */

@@ -9,6 +9,7 @@
 #include "hdpsgd/model.h"
 #include "core/check.h"
 #include "core/schema.h"
+#include "hdpsgd/privacy.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -78,6 +79,14 @@ static const hdp_schema_key privacy_keys[] = {
     {"rho", HDP_KEY_DOUBLE, OFF(rho), "0.5", HDP_R_LO_CLOSED | HDP_R_INF, 1e-50, 0, NULL,
      "privacy parameter rho in [1e-50, inf) or inf: the output is (rho^2/2)-zCDP (smaller rho "
      "makes noise variances 1/rho^2 overflow)"},
+    {"rho_zcdp", HDP_KEY_DOUBLE, OFF(rho_zcdp), "0.125", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
+     "the budget as zCDP, rho_zcdp = rho^2/2 > 0 or inf (instead of rho)"},
+    {"epsilon", HDP_KEY_DOUBLE, OFF(epsilon), "inf", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
+     "the budget as (epsilon, delta)-DP with delta (instead of rho): rho_zcdp is the "
+     "largest whose Canonne-Kamath-Steinke epsilon at delta is epsilon (> 0 or inf)"},
+    {"delta", HDP_KEY_DOUBLE, OFF(delta), "1e-5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL,
+     "delta in (0, 1) of (epsilon, delta)-DP: with epsilon, part of the budget; else the "
+     "delta at which summaries report epsilon"},
 };
 CORE_SECTION(privacy);
 
@@ -415,6 +424,7 @@ static hdp_status read_text(const char *path, const char *what, long max_line, c
     /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place */
     size_t o = 0;
     long line = 1, col = 0;
+    int blank = 1, comment = 0; /* the line so far is blank; it is a comment ('#', ';') */
     for (size_t i = 0; i < len; i++) {
         char c = buf[i];
         if (c == '\0') {
@@ -429,10 +439,16 @@ static hdp_status read_text(const char *path, const char *what, long max_line, c
                 i++;
             c = '\n';
         }
+        if (blank && (c == '#' || c == ';'))
+            comment = model; /* a model file's comment may be long: read_line cuts it */
+        if (c != ' ' && c != '\t')
+            blank = 0;
         if (c == '\n') {
             line++;
             col = 0;
-        } else if (++col > max_line) {
+            blank = 1;
+            comment = 0;
+        } else if (++col > max_line && !comment) {
             free(buf);
             return hdp_fail(err, HDP_EINPUT,
                             "%s:%ld: line longer than %ld characters: the %s accepts lines of at "
@@ -460,10 +476,13 @@ static char *read_line(char *str, int num, void *stream)
         return NULL;
     const char *end = strchr(r->next, '\n');
     size_t n = end ? (size_t)(end - r->next) + 1 : strlen(r->next);
-    if (n > (size_t)num - 1) /* not reached: read_text checked the lengths */
-        n = (size_t)num - 1;
-    memcpy(str, r->next, n);
-    str[n] = '\0';
+    size_t take = n;
+    if (take > (size_t)num - 2) /* a long comment (read_text checked the other lines): cut */
+        take = (size_t)num - 2;
+    memcpy(str, r->next, take);
+    if (take < n)
+        str[take++] = '\n';
+    str[take] = '\0';
     r->next += n;
     r->line++;
     return str;
@@ -769,6 +788,60 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
+/* The privacy budget: exactly one of rho, rho_zcdp, epsilon (with delta) given (none: the
+ * default rho); the others are derived from it. */
+static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
+{
+    static const char *const forms[] = {"rho", "rho_zcdp", "epsilon"};
+    int given[3], count = 0, first = -1;
+    for (int i = 0; i < 3; i++) {
+        given[i] = key_given(m, "privacy", forms[i]);
+        count += given[i];
+        if (given[i] && first < 0)
+            first = i;
+    }
+    if (count > 1) {
+        int second = first + 1;
+        while (!given[second])
+            second++;
+        hdp_schema_ref ref;
+        char loc[HDP_PATH_MAX + 32] = "";
+        if (hdp_schema_find("privacy", forms[first], &ref))
+            format_where(loc, sizeof loc, m->origin[ref.index].where,
+                         m->origin[ref.index].line);
+        return range_fail(m, "privacy", forms[second], err,
+                          "the privacy budget is given twice, as [privacy] %s (%s) and as "
+                          "[privacy] %s: give exactly one of rho, rho_zcdp, or epsilon with "
+                          "delta",
+                          forms[first], loc, forms[second]);
+    }
+    if (given[2] && !key_given(m, "privacy", "delta"))
+        return range_fail(m, "privacy", "epsilon", err,
+                          "epsilon needs privacy.delta (the delta of (epsilon, delta)-DP)");
+    if (given[1]) {
+        m->rho = sqrt(2.0 * m->rho_zcdp);
+        if (!(m->rho >= 1e-50))
+            return range_fail(m, "privacy", "rho_zcdp", err,
+                              "rho_zcdp = %g gives rho = sqrt(2 rho_zcdp) below 1e-50",
+                              m->rho_zcdp);
+    } else if (given[2]) {
+        if (isinf(m->epsilon)) {
+            m->rho = INFINITY;
+        } else {
+            double rz;
+            hdp_error e;
+            hdp_error_clear(&e);
+            if (hdp_zcdp_from_epsilon(m->epsilon, m->delta, &rz, &e) != HDP_OK)
+                return range_fail(m, "privacy", "epsilon", err, "%s", e.msg);
+            m->rho = sqrt(2.0 * rz);
+        }
+    }
+    m->rho_zcdp = isinf(m->rho) ? INFINITY : 0.5 * m->rho * m->rho;
+    if (!given[2])
+        m->epsilon = hdp_zcdp_epsilon_cks(m->rho_zcdp, m->delta);
+    return HDP_OK;
+}
+
 static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
 {
     double cells;
@@ -807,6 +880,8 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
     }
     if (m->noise == HDP_NOISE_NONE)
         m->tau2 = 0;
+    if ((st = finalize_privacy(m, err)) != HDP_OK)
+        return st;
     if (isinf(m->c) && !isinf(m->rho))
         return range_fail(m, "clip", "c", err,
                           "c = inf (no clipping) needs privacy.rho = inf: the private noise "
@@ -875,45 +950,132 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
-void hdp_model_write_meta(const hdp_model *m, FILE *out)
+/* Whether a section is written: every section (families NULL), or the core's and the
+ * families named. */
+static int section_wanted(const hdp_schema_section *s, const char *const *families)
 {
-    if (!m || !out)
-        return;
-    fprintf(out, "# model: %s\n", m->source);
-    char buf[HDP_PATH_MAX];
-    hdp_schema_ref r;
-    for (int i = 0; hdp_schema_key_at(i, &r); i++) {
-        hdp_schema_format_value(m, &r, buf, sizeof buf);
-        fprintf(out, "# %s.%s = %s\n", r.section->name, r.key->key, buf);
+    if (!families || !s->size)
+        return 1;
+    for (const char *const *f = families; *f; f++)
+        if (!strcmp(*f, s->name))
+            return 1;
+    return 0;
+}
+
+/* Whether the key is written: data.n is carried by gamma, an empty file name is the
+ * default, a key flagged HDP_K_IF_GIVEN only when given, and of the forms of the privacy budget only the one given (rho when none is). */
+static int key_written(const hdp_model *m, const hdp_schema_ref *r, const char *value)
+{
+    const char *sec = r->section->name, *k = r->key->key;
+    if (!strcmp(sec, "data") && !strcmp(k, "n"))
+        return 0;
+    if (r->key->type == HDP_KEY_PATH && !value[0])
+        return 0;
+    if ((r->key->flags & HDP_K_IF_GIVEN) && !key_given(m, sec, k))
+        return 0;
+    if (!strcmp(sec, "privacy")) {
+        int z = key_given(m, sec, "rho_zcdp"), e = key_given(m, sec, "epsilon");
+        if (!strcmp(k, "rho"))
+            return !z && !e;
+        if (!strcmp(k, "rho_zcdp"))
+            return z;
+        if (!strcmp(k, "epsilon"))
+            return e;
+        if (!strcmp(k, "delta"))
+            return e || key_given(m, sec, "delta");
+    }
+    return 1;
+}
+
+static void format_budget(char *buf, size_t size, double v)
+{
+    if (isinf(v))
+        snprintf(buf, size, "inf");
+    else {
+        snprintf(buf, size, "%.15g", v);
+        if (strtod(buf, NULL) != v)
+            snprintf(buf, size, "%.17g", v);
     }
 }
 
-void hdp_model_write_ini(const hdp_model *m, FILE *out)
+/* The model as INI lines, each after prefix ("" for a model file, "# " for a CSV header). */
+/* After the [privacy] keys of a CSV header: every form of the finalized model's budget. */
+static void write_budget(const hdp_model *m, FILE *out, const char *prefix)
 {
-    if (!m || !out)
-        return;
-    const char *section = "";
-    char buf[HDP_PATH_MAX];
+    char a[64], b[64], c[64], d[64];
+    format_budget(a, sizeof a, m->rho);
+    format_budget(b, sizeof b, m->rho_zcdp);
+    format_budget(c, sizeof c, m->epsilon);
+    format_budget(d, sizeof d, m->delta);
+    fprintf(out, "%s; the same budget: rho = %s, rho_zcdp = %s, epsilon = %s at delta = %s (CKS)\n",
+            prefix, a, b, c, d);
+}
+
+static void write_model(const hdp_model *m, FILE *out, const char *prefix,
+                        const char *const *families, int derived)
+{
+    const hdp_schema_section *section = NULL;
+    char buf[HDP_PATH_MAX], cwd[HDP_PATH_MAX];
     hdp_schema_ref r;
+    int budget = derived && m->finalized;
     for (int i = 0; hdp_schema_key_at(i, &r); i++) {
         const hdp_schema_key *k = r.key;
-        if (strcmp(section, r.section->name)) {
-            section = r.section->name;
-            fprintf(out, "%s[%s]\n", i ? "\n" : "", section);
+        if (!section_wanted(r.section, families))
+            continue;
+        if (section != r.section) {
+            if (budget && section && !strcmp(section->name, "privacy"))
+                write_budget(m, out, prefix);
+            if (section && !prefix[0])
+                fputc('\n', out); /* a blank line between sections (model files only) */
+            section = r.section;
+            fprintf(out, "%s[%s]\n", prefix, section->name);
         }
         hdp_schema_format_value(m, &r, buf, sizeof buf);
-        if (!strcmp(k->key, "n") && !strcmp(section, "data"))
-            continue; /* gamma carries it */
-        if (k->type == HDP_KEY_PATH && !buf[0])
+        if (!key_written(m, &r, buf))
             continue;
-        char cwd[HDP_PATH_MAX];
         if (k->type == HDP_KEY_PATH && buf[0] != '/' && getcwd(cwd, sizeof cwd)) {
             /* a relative name is relative to the working directory (set_path resolved it
              * against the model file's folder): written absolute, the file names the same
              * data wherever it is read from (a --set name once moved with the INI file) */
-            fprintf(out, "%s = %s/%s\n", k->key, cwd, buf);
+            fprintf(out, "%s%s = %s/%s\n", prefix, k->key, cwd, buf);
             continue;
         }
-        fprintf(out, "%s = %s\n", k->key, buf);
+        fprintf(out, "%s%s = %s\n", prefix, k->key, buf);
     }
+    if (budget && section && !strcmp(section->name, "privacy"))
+        write_budget(m, out, prefix); /* [privacy] was the last section */
+}
+
+void hdp_model_write_meta_sections(const hdp_model *m, FILE *out, const char *const *families)
+{
+    if (!m || !out)
+        return;
+    fprintf(out, "# ; model: %s\n", m->source);
+    write_model(m, out, "# ", families, 1);
+}
+
+void hdp_model_write_meta(const hdp_model *m, FILE *out)
+{
+    hdp_model_write_meta_sections(m, out, NULL);
+}
+
+void hdp_model_write_ini_sections(const hdp_model *m, FILE *out, const char *const *families)
+{
+    if (m && out)
+        write_model(m, out, "", families, 0);
+}
+
+void hdp_model_write_ini(const hdp_model *m, FILE *out)
+{
+    hdp_model_write_ini_sections(m, out, NULL);
+}
+
+int hdp_model_value_text(const hdp_model *m, const char *section, const char *key, char *buf,
+                         size_t size)
+{
+    hdp_schema_ref r;
+    if (!m || !section || !key || !buf || !size || !hdp_schema_find(section, key, &r))
+        return 0;
+    hdp_schema_format_value(m, &r, buf, size);
+    return 1;
 }

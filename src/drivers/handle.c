@@ -110,25 +110,12 @@ hdp_status hdp_model_get_text(const hdp_model *m, const char *key, char **value,
                         "unknown model key '%.200s': expected section.key, one of the keys "
                         "`hdpsgd keys` lists",
                         key);
-    char *meta;
-    hdp_status st = hdp_model_meta_text(m, &meta, err);
-    if (st != HDP_OK)
-        return st;
-    char *line = meta, *found = NULL;
-    while (!found && line && *line) {
-        char *end = strchr(line, '\n');
-        if (end)
-            *end = '\0';
-        if (!strncmp(line, "# ", 2) && !strncmp(line + 2, key, klen) &&
-            !strncmp(line + 2 + klen, " = ", 3))
-            found = line + 2 + klen + 3;
-        line = end ? end + 1 : NULL;
-    }
-    if (found)
-        *value = strdup(found);
-    free(meta);
-    if (!found)
-        return hdp_fail(err, HDP_EINPUT, "model key '%.200s' is not in the model's metadata", key);
+    char buf[HDP_PATH_MAX], sec_name[64];
+    size_t sl = strcspn(key, ".");
+    snprintf(sec_name, sizeof sec_name, "%.*s", (int)(sl < 63 ? sl : 63), key);
+    if (!hdp_model_value_text(m, sec_name, key + sl + 1, buf, sizeof buf))
+        return hdp_fail(err, HDP_EINPUT, "model key '%.200s' is not in the model", key);
+    *value = strdup(buf);
     return *value ? HDP_OK : hdp_fail(err, HDP_ENOMEM, "out of memory");
 }
 

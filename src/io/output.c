@@ -1,5 +1,6 @@
 /* output.c — atomic output files and a small JSON writer (see output.h). */
 #include "io/output.h"
+#include "core/schema.h"
 
 #include <errno.h>
 #include <math.h>
@@ -289,23 +290,80 @@ void hdp_out_abort(hdp_outfile *o)
 
 void hdp_json_begin(hdp_json *j, FILE *f)
 {
+    memset(j, 0, sizeof *j);
     j->f = f;
-    j->count = 0;
     fputs("{", f);
+}
+
+static void indent(hdp_json *j, int depth)
+{
+    fputc('\n', j->f);
+    for (int i = 0; i <= depth; i++)
+        fputs("  ", j->f);
 }
 
 static void key(hdp_json *j, const char *k)
 {
-    fprintf(j->f, "%s\n  \"%s\": ", j->count++ ? "," : "", k);
+    if (j->array[j->depth]) {
+        fputs(j->count++ ? ", " : "", j->f);
+        return;
+    }
+    if (j->count++)
+        fputc(',', j->f);
+    indent(j, j->depth);
+    fputc('"', j->f);
+    for (const char *p = k; *p; p++) {
+        if (*p == '"' || *p == '\\') fputc('\\', j->f);
+        fputc(*p, j->f);
+    }
+    fputs("\": ", j->f);
+}
+
+static void open_level(hdp_json *j, const char *k, int array)
+{
+    key(j, k);
+    fputc(array ? '[' : '{', j->f);
+    if (j->depth + 1 >= HDP_JSON_DEPTH)
+        return; /* not reached: the summaries nest two levels */
+    j->saved[j->depth++] = j->count;
+    j->array[j->depth] = array;
+    j->count = 0;
+}
+
+void hdp_json_object(hdp_json *j, const char *k) { open_level(j, k, 0); }
+void hdp_json_array(hdp_json *j, const char *k) { open_level(j, k, 1); }
+
+void hdp_json_close(hdp_json *j)
+{
+    if (j->depth == 0)
+        return;
+    int array = j->array[j->depth];
+    if (!array && j->count)
+        indent(j, j->depth - 1);
+    fputc(array ? ']' : '}', j->f);
+    j->array[j->depth] = 0;
+    j->count = j->saved[--j->depth];
+}
+
+const char *hdp_json_format_num(char *buf, size_t size, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, size, "null");
+        return buf;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
 }
 
 void hdp_json_num(hdp_json *j, const char *k, double v)
 {
+    char buf[64];
     key(j, k);
-    if (isfinite(v))
-        fprintf(j->f, "%.17g", v);
-    else
-        fputs("null", j->f);
+    fputs(hdp_json_format_num(buf, sizeof buf, v), j->f);
 }
 
 void hdp_json_int(hdp_json *j, const char *k, long long v)
@@ -338,7 +396,51 @@ void hdp_json_str(hdp_json *j, const char *k, const char *v)
     fputc('"', j->f);
 }
 
-void hdp_json_end(hdp_json *j) { fputs("\n}\n", j->f); }
+void hdp_json_end(hdp_json *j)
+{
+    while (j->depth > 0)
+        hdp_json_close(j);
+    fputs("\n}\n", j->f);
+}
+
+void hdp_json_model(hdp_json *j, const char *k, const hdp_model *m,
+                    const char *const *families)
+{
+    hdp_json_object(j, k);
+    const hdp_schema_section *s;
+    int first = 0;
+    for (int i = 0; (s = hdp_schema_section_at(i)); first += s->nkeys, i++) {
+        int wanted = !families || !s->size;
+        for (const char *const *f = families; !wanted && f && *f; f++)
+            wanted = !strcmp(*f, s->name);
+        if (!wanted)
+            continue;
+        hdp_json_object(j, s->name);
+        for (int n = 0; n < s->nkeys; n++) {
+            hdp_schema_ref r;
+            if (!hdp_schema_key_at(first + n, &r))
+                break;
+            const hdp_schema_key *key_ = r.key;
+            const void *v = hdp_schema_value_const(m, &r);
+            switch (key_->type) {
+            case HDP_KEY_LONG:
+                if ((key_->flags & HDP_R_AUTO) && *(const long *)v == HDP_BINS_AUTO)
+                    hdp_json_str(j, key_->key, "auto");
+                else
+                    hdp_json_int(j, key_->key, *(const long *)v);
+                break;
+            case HDP_KEY_DOUBLE:
+                hdp_json_num(j, key_->key, *(const double *)v); /* cppcheck-suppress invalidPointerCast */
+                break;
+            case HDP_KEY_SEED: hdp_json_uint(j, key_->key, *(const unsigned long long *)v); break;
+            case HDP_KEY_ENUM: hdp_json_str(j, key_->key, key_->names[*(const int *)v]); break;
+            case HDP_KEY_PATH: hdp_json_str(j, key_->key, (const char *)v); break;
+            }
+        }
+        hdp_json_close(j);
+    }
+    hdp_json_close(j);
+}
 
 const char *hdp_csv_field(char *buf, size_t size, const char *fmt, double v)
 {

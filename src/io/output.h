@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "hdpsgd/error.h"
+#include "hdpsgd/model.h"
 
 /* Longest output path accepted (the temporary file's name adds HDP_OUT_TMP_EXTRA characters
  * to the last component). */
@@ -83,10 +84,18 @@ void hdp_out_default_mode(int fd);
  * four signals blocked in the calling thread. */
 void hdp_out_abort_all_signal(void);
 
-/* JSON object: {"key": value, ...} on one line per key. */
+/* JSON object: {"key": value, ...} on one line per key, with nested objects (one line per
+ * key, indented) and arrays (on one line). Inside an array the key of every value function
+ * is ignored (pass NULL). Numbers are written in the shortest of %.15g, %.16g, %.17g that
+ * reads back to the same double (0.3, not 0.29999999999999999); a non-finite number is
+ * null. */
+#define HDP_JSON_DEPTH 8
 typedef struct {
     FILE *f;
-    int count;
+    int count;                     /* values written at the current level */
+    int depth;                     /* 0: the top object */
+    int saved[HDP_JSON_DEPTH];     /* the count of each enclosing level */
+    int array[HDP_JSON_DEPTH + 1]; /* 1 when the level is an array */
 } hdp_json;
 
 /* A number for a CSV field with printf format fmt, or "" (an empty field) when v is not
@@ -101,5 +110,18 @@ void hdp_json_uint(hdp_json *j, const char *key, unsigned long long v); /* e.g. 
 void hdp_json_bool(hdp_json *j, const char *key, int v);
 void hdp_json_str(hdp_json *j, const char *key, const char *v);
 void hdp_json_end(hdp_json *j);
+/* A nested object or array under key (NULL inside an array), closed by hdp_json_close. */
+void hdp_json_object(hdp_json *j, const char *key);
+void hdp_json_array(hdp_json *j, const char *key);
+void hdp_json_close(hdp_json *j);
+/* A number as JSON writes it (shortest round trip; "null" when not finite). Returns buf. */
+const char *hdp_json_format_num(char *buf, size_t size, double v);
+
+/* The resolved model as a nested object under key: {"data": {"d": 200, ...}, ...}, the
+ * core's sections and the families' named in families (NULL-terminated; NULL: every
+ * section); numbers as numbers (inf as null, bins = auto as "auto"), names and files as
+ * strings; every key, data.n and every form of the privacy budget included. */
+void hdp_json_model(hdp_json *j, const char *key, const hdp_model *m,
+                    const char *const *families);
 
 #endif

@@ -58,7 +58,8 @@ expect "an option's value that is not a file: nothing" "" 3 hdpsgd sim --runs ""
 expect "kl: the subcommand" "bound init run" 2 hdpsgd kl ""
 expect "kl run MODEL.ini" "a.ini sub" 3 hdpsgd kl run ""
 expect "rf-experiment: the experiment" "P1 P2 P3 P4" 2 hdpsgd rf-experiment ""
-expect "keys: nothing" "" 2 hdpsgd keys ""
+expect "keys: MODEL.ini" "a.ini sub" 2 hdpsgd keys ""
+expect "config: MODEL.ini" "a.ini sub" 2 hdpsgd config ""
 expect "validate --fi<Tab>" "--figure" 2 hdpsgd validate --fi
 expect "plot does not offer --set" "" 2 hdpsgd plot --se
 expect "ode offers --set" "--set" 2 hdpsgd ode --se

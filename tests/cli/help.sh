@@ -73,11 +73,11 @@ for c in $commands; do
   fi
 done
 
-# the model commands list MODEL.ini and --set; plot, sweep, keys and help do not list --set
-for c in ode sim validate schedule; do
+# the model commands (keys and config too) list MODEL.ini and --set; plot, sweep and help do not
+for c in ode sim validate schedule keys config; do
   check "help $c lists MODEL.ini" bash -c "'$bin' help $c | grep -q '^  MODEL.ini '"
 done
-for c in plot sweep keys help; do
+for c in plot sweep help; do
   check "help $c does not list MODEL.ini or --set" bash -c "! '$bin' help $c | grep -q -e '^  MODEL.ini ' -e '^  --set '"
 done
 # every output option's help says what '-' does

@@ -16,7 +16,7 @@ check() { # check NAME COMMAND...
 check "ode exits 0 on the default model" test $? -eq 0
 check "CSV header" grep -qx 't,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2' "$work/d.csv"
 check "101 data rows" test "$(grep -cv '^#' "$work/d.csv")" -eq 102
-check "metadata names the model" grep -q '^# schedule.kind = optimal' "$work/d.csv"
+check "metadata names the model" grep -qx '# kind = optimal' "$work/d.csv"
 check "last row is t = 1" bash -c "tail -n1 '$work/d.csv' | grep -q '^1,'"
 for key in final_risk risk_before_final_noise gamma n d rho stable rhs_evals steps solve_seconds; do
   check "JSON has $key" grep -q "\"$key\":" "$work/d.json"
@@ -31,7 +31,7 @@ d = json.load(open(sys.argv[2]))
 assert abs(last - d['final_risk']) <= 1e-9 * abs(d['final_risk']), (last, d['final_risk'])
 assert abs(d['final_risk'] - d['risk_before_final_noise'] - 2*0.09*0.01*float(rows[-1].split(',')[6])**2/0.25) < 1e-9
 PY
-check "same as models/default.ini" bash -c "'$bin' ode '$src/models/default.ini' | grep -v '^# model:' > '$work/a'; grep -v '^# model:' '$work/d.csv' > '$work/b'; cmp -s '$work/a' '$work/b'"
+check "same as models/default.ini" bash -c "'$bin' ode '$src/models/default.ini' | grep -v '^# ; model:' > '$work/a'; grep -v '^# ; model:' '$work/d.csv' > '$work/b'; cmp -s '$work/a' '$work/b'"
 "$bin" ode --set schedule.kind=output --set schedule.eta0=25 --set data.gamma=0.1 >/dev/null 2>"$work/err"
 check "stability warning" grep -q 'past the stability limit' "$work/err"
 echo old > "$work/keep.csv"

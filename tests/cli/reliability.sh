@@ -36,7 +36,10 @@ check "bins=auto, eigenvalues on bin edges: a finite final risk" \
 
 # ---- 3. lines longer than inih's buffer were split (a comment's tail read as a key) ----
 { printf '[data]\n; %0199d' 0; printf ' n = 50\n'; } > long.ini
-check "a 200+ character line: refused with its line number" \
+check "a 200+ character comment: read as one comment (its tail is not a key)" \
+  bash -c "mkdir -p o && '$bin' ode long.ini -o o/x.csv 2>/dev/null && grep -qx '# gamma = 0.1' o/x.csv"
+{ printf '[data]\nd = 50 ; %0199d\n' 0; } > long.ini
+check "a 200+ character key line: refused with its line number" \
   refused "long.ini:2: line longer than 198 characters" "$bin" ode long.ini -o o/x.csv
 # ---- 4. a NUL byte truncated a value silently (d = 2\0 0 ran with d = 2) ----
 printf '[data]\nd = 2\0 0\n' > nul.ini

@@ -22,7 +22,7 @@ check "rf --threads 2 exits 0" test $? -eq 0
 check "rf: --threads 1 and 2 give identical CSV bytes" cmp -s "$work/a1.csv" "$work/a2.csv"
 check "rf CSV header" grep -qx 'step,tau,dpgd_test,dpgd_test_se,dpgd_train,dpgd_train_se,ou_test,ou_train,em_test,em_test_se,em_expected_test,ex_test,ex_test_se,clipped_fraction,minnorm_test,gf_test' "$work/a1.csv"
 check "rf: 11 data rows (step 0 and 10 records)" test "$(grep -cv '^#' "$work/a1.csv")" -eq 12
-check "rf metadata: model keys, privacy, runs, seed" bash -c "grep -q '^# rf.p = 200$' '$work/a1.csv' && grep -q '^# privacy: epsilon = 4,' '$work/a1.csv' && grep -q '^# runs = 4$' '$work/a1.csv' && grep -q '^# seed = 5$' '$work/a1.csv'"
+check "rf metadata: model keys, privacy, runs, seed" bash -c "grep -qx '# p = 200' '$work/a1.csv' && grep -q '^# ; privacy: epsilon = 4,' '$work/a1.csv' && grep -q '^# ; runs = 4$' '$work/a1.csv' && grep -q '^# ; seed = 5$' '$work/a1.csv'"
 for key in dpgd_test ou_exact_test ou_em_test ou_exact_step_test minnorm_test gradient_flow_test \
            max_clipped_fraction strong_error_mean strong_error_max sigma epsilon delta T eta C_clip p n d; do
   check "rf JSON has $key" grep -q "\"$key\":" "$work/a1.json"
@@ -55,7 +55,7 @@ check "rf: no NaN anywhere" bash -c "! grep -qi nan '$work/a1.csv' '$work/a1.jso
 "$bin" rf "${small[@]}" --runs 4 --seed 6 > "$work/s6.csv" 2>/dev/null
 check "another seed gives other numbers" bash -c "! cmp -s <(grep -v '^#' '$work/s6.csv') <(grep -v '^#' '$work/a1.csv')"
 "$bin" rf "${small[@]}" --set rf.runs=4 --set sim.seed=5 --threads 1 > "$work/set.csv" 2>/dev/null
-check "--set rf.runs/sim.seed equal --runs/--seed" bash -c "diff <(grep -v '^# rf.runs\|^# sim.seed' '$work/set.csv') <(grep -v '^# rf.runs\|^# sim.seed' '$work/a1.csv') >/dev/null"
+check "--set rf.runs/sim.seed equal --runs/--seed" bash -c "diff <(grep -v '^# runs = \|^# seed = ' '$work/set.csv') <(grep -v '^# runs = \|^# seed = ' '$work/a1.csv') >/dev/null"
 
 # no clipping, no noise: DP-GD, the EM path, the exact step all reduce to gradient descent/flow
 "$bin" rf "${small[@]}" --set dpgd.C=inf --set dpgd.epsilon=inf --runs 2 --json "$work/gd.json" >/dev/null 2>&1
@@ -143,7 +143,7 @@ for i, r in enumerate(rows):
     assert close(min(tests.values()), t['selected_test_%d' % i])
     assert v['selected_test_%d' % i] >= t['selected_test_%d' % i]
 " "$work/sv/p1.json" "$work/st/p1.json" "$work/sv/rf-p1.csv"
-  check "rf-experiment: the CSV header says what selected" grep -q '^# selected_on = validation' "$work/sv/rf-p1.csv"
+  check "rf-experiment: the CSV header says what selected" grep -q '^# ; selected_on = validation' "$work/sv/rf-p1.csv"
 else
   echo "skip the experiments: gnuplot not installed"
 fi

@@ -22,7 +22,7 @@ command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
   --figure "$work/s.png" >"$work/s.out" 2>"$work/s.err"
 check "schedule --optimize exits 0" test $? -eq 0
 for key in output_final_risk linear_noise_final_risk optimal_final_risk pl_final_risk output_eta0 \
-           linear_noise_eta0 optimal_c1 optimal_a optimal_c2 optimal_c3 pl_eta_0 pl_knots \
+           linear_noise_eta0 optimal_c1 optimal_a optimal_c2 optimal_c3 pl_eta pl_knots \
            best_family best_final_risk table_final_risk epsilon_cks delta ode_solves; do
   check "JSON has $key" grep -q "\"$key\":" "$work/s.json"
 done
@@ -35,7 +35,7 @@ assert abs(d['table_final_risk'] / d['best_final_risk'] - 1) < 0.01
 assert d['ode_solves'] > 0 and d['delta'] == 1 / 20000
 PY
 check "progress on stderr" grep -q 'ODE solves, best final risk' "$work/s.err"
-check "table file has a # header" bash -c "head -n1 '$work/best.tab' | grep -q '^# hdpsgd'"
+check "table file has a # header" bash -c "head -n1 '$work/best.tab' | grep -q '^# ; hdpsgd'"
 check "prints the command line" grep -q -- "--set schedule.kind=table --set schedule.file=$work/best.tab" "$work/s.out"
 tab=(--set schedule.kind=table --set "schedule.file=$work/best.tab")
 "$bin" ode "${model[@]}" "${tab[@]}" --json "$work/o.json" >/dev/null 2>&1
@@ -94,7 +94,8 @@ for f in ('output', 'linear_noise', 'optimal'):
     assert f + '_slope' in d and f + '_theory_slope' in d
 assert d['output_slope'] < d['linear_noise_slope'] < d['optimal_slope']
 assert d['output_theory_slope'] < d['linear_noise_theory_slope'] < d['optimal_theory_slope']
-assert d['optimal_final_risk_0'] < d['linear_noise_final_risk_0'] < d['output_final_risk_0']
+assert d['optimal_final_risk'][0] < d['linear_noise_final_risk'][0] < d['output_final_risk'][0]
+assert len(d['gamma']) == d['count'] == len(d['optimal_final_risk'])
 PY
 check "rates prints the theorem's slopes" grep -q "theorem's rate" "$work/r.out"
 if [[ $have_gnuplot -eq 1 ]]; then
@@ -111,9 +112,9 @@ for f, (b1, b2) in terms.items():
     assert isinstance(d[f + '_pre_asymptotic'], bool) and 0 <= d[f + '_fit_term2_share'] <= 1
     worst = 0
     for i in range(d['count']):
-        g = d['gamma_%d' % i]; L = math.log(1 / g)
+        g = d['gamma'][i]; L = math.log(1 / g)
         fit = A * g * L ** b1 + B * g * g * L ** b2 / rho ** 2
-        worst = max(worst, abs(fit - d['%s_final_risk_%d' % (f, i)]) / d['%s_final_risk_%d' % (f, i)])
+        worst = max(worst, abs(fit - d[f + '_final_risk'][i]) / d[f + '_final_risk'][i])
     assert abs(worst - e) < 1e-9, (f, worst, e)
 PY
 check "rates prints the fit and says whether the grid is pre-asymptotic" bash -c "grep -q 'risk ~ A r1 + B r2' '$work/r.out' && grep -Eq 'pre-asymptotic|asymptotic at the smallest gamma' '$work/r.out'"

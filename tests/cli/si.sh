@@ -19,7 +19,7 @@ check "sim-index --threads 2 exits 0" test $? -eq 0
 check "sim-index: --threads 1 and 2 give identical CSV bytes" cmp -s "$work/a1.csv" "$work/a2.csv"
 check "sim-index CSV header" grep -qx 'mode,lambda_k,pred_mean,mc_mean,mc_mean_se,z_mean,pred_var,mc_var,mc_var_se,z_var,ou_mean,ou_var,gd_mean,gd_var' "$work/a1.csv"
 check "sim-index: 12 mode rows" test "$(grep -cv '^#' "$work/a1.csv")" -eq 13
-check "sim-index metadata" grep -q '^# si.p = 12$' "$work/a1.csv"
+check "sim-index metadata" grep -qx '# p = 12' "$work/a1.csv"
 for key in test_risk test_risk_stderr ou_expected_risk alignment_mean clipped_fraction \
            epsilon_stage1 epsilon_stage2 epsilon_total rho_z delta stage2 eta_lambda_max; do
   check "sim-index JSON has $key" grep -q "\"$key\":" "$work/a1.json"
@@ -60,7 +60,7 @@ assert d['epsilon_form'] == 'total' and d['stage1_share'] == 0.3
 assert abs(d['rho_z1'] / d['rho_z'] - 0.3) < 1e-9 and abs(d['rho_z'] - d['rho_z_target']) < 1e-12
 assert d['epsilon_stage1'] < 3 and d['epsilon_stage2'] < 3" "$work/tot.json"
 check "epsilon_total: the split is printed" grep -q "split stage 1" "$work/tot.err"
-check "epsilon_total: the budget in the CSV header" grep -q "^# budget: si.epsilon_total = 3" "$work/tot.csv"
+check "epsilon_total: the budget in the CSV header" grep -q "^# ; budget: si.epsilon_total = 3" "$work/tot.csv"
 "$bin" sim-index "${small[@]}" --set si.epsilon_total=3 --runs 3 --experiment eps \
   -o "$work/toteps.csv" --figure "$work/toteps.png" 2>/dev/null
 check "epsilon_total --experiment eps exits 0" test $? -eq 0

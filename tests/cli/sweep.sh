@@ -74,7 +74,7 @@ check "sweep rates.csv = hdpsgd rates -o" cmp -s "$work/r.csv" "$work/d/points/p
 "$bin" schedule "$src/models/isotropic-output.ini" --set clip.c=2 --set privacy.rho=0.5 --set data.d=60 \
   --optimize --family output,optimal -o "$work/t.tab" --json "$work/t.json" >/dev/null 2>&1
 check "sweep schedule.tab = hdpsgd schedule -o (but the use line)" \
-  cmp -s <(grep -v '^# use:' "$work/t.tab") "$work/d/points/p00002/schedule.tab"
+  cmp -s <(grep -v '^# ; use:' "$work/t.tab") "$work/d/points/p00002/schedule.tab"
 same_json() { python3 - "$@" <<'EOP'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
