@@ -788,14 +788,34 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
+/* 1 when section.key was last set by an override (hdp_model_set: --set, a sweep's point) */
+static int key_overridden(const hdp_model *m, const char *section, const char *key)
+{
+    hdp_schema_ref ref;
+    return hdp_schema_find(section, key, &ref) && strcmp(m->origin[ref.index].where, "--set") == 0;
+}
+
 /* The privacy budget: exactly one of rho, rho_zcdp, epsilon (with delta) given (none: the
- * default rho); the others are derived from it. */
+ * default rho); the others are derived from it. A form given by an override replaces the
+ * forms a model file gave (--set privacy.epsilon=1 on a file that sets rho): those are
+ * returned to their defaults, so that the model written back holds only the form in force.
+ * Two forms from the same level (one file, or the overrides) are refused. */
 static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
 {
     static const char *const forms[] = {"rho", "rho_zcdp", "epsilon"};
-    int given[3], count = 0, first = -1;
+    int given[3], over[3], count = 0, first = -1, overrides = 0;
     for (int i = 0; i < 3; i++) {
         given[i] = key_given(m, "privacy", forms[i]);
+        over[i] = given[i] && key_overridden(m, "privacy", forms[i]);
+        overrides += over[i];
+    }
+    for (int i = 0; i < 3; i++) {
+        hdp_schema_ref ref;
+        if (overrides && given[i] && !over[i] && hdp_schema_find("privacy", forms[i], &ref)) {
+            m->origin[ref.index].where[0] = '\0'; /* replaced by the override */
+            m->origin[ref.index].line = 0;
+            given[i] = 0;
+        }
         count += given[i];
         if (given[i] && first < 0)
             first = i;

@@ -90,10 +90,24 @@ check "the header states every form" grep -q "^# ; the same budget: rho = $rho, 
 printf '[privacy]\nrho = 0.5\n\n[clip]\nc = 1\n\n[privacy]\nrho_zcdp = 0.1\n' > two.ini
 check "two forms: exit 2 naming both keys with file:line" \
   refused "two.ini:8: [privacy] rho_zcdp: the privacy budget is given twice, as [privacy] rho (two.ini:2)" "$bin" ode two.ini
-check "rho in the file, epsilon by --set: refused" refused "--set: [privacy] epsilon: the privacy budget is given twice, as [privacy] rho (one.ini:2)" \
-  bash -c "head -2 two.ini > one.ini; '$bin' ode one.ini --set privacy.epsilon=1 --set privacy.delta=0.001"
+head -2 two.ini > one.ini
+"$bin" ode one.ini --set privacy.epsilon=1 --set privacy.delta=1e-6 -o ov.csv 2>/dev/null
+check "rho in the file, epsilon by --set: the override replaces the file's form" \
+  bash -c "[[ -n '$rho' ]] && cmp -s <(grep -v '^#' e1.csv) <(grep -v '^#' ov.csv) && grep -qx '# epsilon = 1' ov.csv && ! grep -qx '# rho = 0.5' ov.csv"
+sed -n 's/^# //p' ov.csv > ov.ini
+"$bin" ode ov.ini -o ov2.csv 2>/dev/null
+check "the overridden budget's header reloads to the same run" cmp -s <(grep -v '^#' ov.csv) <(grep -v '^#' ov2.csv)
+check "two forms by --set: refused" refused "--set: [privacy] epsilon: the privacy budget is given twice, as [privacy] rho (--set)" \
+  "$bin" ode one.ini --set privacy.rho=1 --set privacy.epsilon=1 --set privacy.delta=0.001
 check "epsilon without delta: refused" refused "--set: [privacy] epsilon: epsilon needs privacy.delta" "$bin" ode --set privacy.epsilon=1
 check "rho_zcdp out of range: refused" refused "[privacy] rho_zcdp = -1 is out of range" "$bin" ode --set privacy.rho_zcdp=-1
+
+# ---- sim-index: the budget forms of [si] are written only when given, so config reloads ----
+"$bin" config --command sim-index --set si.epsilon_total=4 > si1.ini
+"$bin" config si1.ini --command sim-index > si2.ini
+check "config of si.epsilon_total: only that form written, reads back identical" \
+  bash -c "cmp -s si1.ini si2.ini && grep -qx 'epsilon_total = 4' si1.ini && ! grep -qx 'epsilon = 4' si1.ini && ! grep -q '^sigma_W' si1.ini"
+check "the written si.epsilon_total model loads for sim-index" bash -c "'$bin' sim-index si1.ini --set si.n=300 --set si.test_size=100 --set si.runs=2 -o si.csv 2>/dev/null && grep -q '^# ; budget\\|^# budget\\|epsilon_total' si.csv"
 
 # ---- JSON summaries: the resolved model as an object, the file name beside it ----
 check "JSON: model_file and the model as an object, every form of the budget" python3 - e2.json o2.json <<'PY'
