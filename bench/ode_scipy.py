@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Baseline for issue 7: the risk ODE of THEORY.md 3 with SciPy's LSODA, the way a
+"""Baseline for issue 7: the risk ODE of docs/theory.md §3 with SciPy's LSODA, the way a
 user would write it (vectorised right-hand side, no Jacobian structure), on the same
 model and tolerances as `hdpsgd ode`. Prints JSON: seconds per solve and the final risk.
 Usage: ode_scipy.py BINS GAMMA RTOL ATOL [REPEATS [C RHO POINTS]]

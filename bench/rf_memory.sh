@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Peak memory (and time) of DP-GD on random features at the sizes of seed 003's Fig. 2
-# (THEORY.md 7): `hdpsgd rf` with p = 20000, n = 2000, d = 100, test size 1000 must stay
+# Peak memory (and time) of DP-GD on random features at the sizes of Bombari-Mondelli's Fig. 2
+# (docs/theory.md §7): `hdpsgd rf` with p = 20000, n = 2000, d = 100, test size 1000 must stay
 # within 2 GiB; also the cost of one step (bench_rf). Not a ctest: it takes ~30 s.
 # Usage: bench/rf_memory.sh BUILD_DIR [P]   (BUILD_DIR: a Release build; P default 20000)
 # Peak RSS from GNU time (-v), else from the kernel's VmHWM through /proc.

@@ -1,5 +1,5 @@
 /*
- * rf_step.c — cost of one DP-GD step on random features (THEORY.md 7; bench/rf_memory.sh
+ * rf_step.c — cost of one DP-GD step on random features (docs/theory.md §7; bench/rf_memory.sh
  * runs it). Usage: bench_rf [n p steps]   (default 2000 4000 50; one thread)
  * Prints milliseconds per step of:
  *   two dgemv      r = Phi theta (n x p) and Phi^T v: the floor of Algorithm 1;

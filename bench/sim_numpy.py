@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Baseline for issue 7: a straightforward NumPy loop of one-pass DP-SGD (THEORY.md 1),
+"""Baseline for issue 7: a straightforward NumPy loop of one-pass DP-SGD (docs/theory.md §1),
 one run, per-step vectorised over d, the way a user would write it.
 Usage: sim_numpy.py D GAMMA [STEPS_TO_TIME]; prints JSON with the time per step and the
 extrapolated time per run (n = D/GAMMA steps)."""

@@ -1,6 +1,6 @@
 /* design_for_budget.c — the best learning-rate schedule for a target (epsilon,
- * delta): calibrate rho with the Canonne-Kamath-Steinke conversion (THEORY 6),
- * then optimise the schedule families on the risk ODE (THEORY 3, 5).
+ * delta): calibrate rho with the Canonne-Kamath-Steinke conversion (docs/theory.md §6),
+ * then optimise the schedule families on the risk ODE (docs/theory.md §3, §5).
  * Usage: design_for_budget [EPSILON] [DELTA] */
 #include <hdpsgd/hdpsgd.h>
 #include <math.h>

@@ -17,12 +17,12 @@ print(model, "d =", model["data.d"], "n =", model["data.n"], "rho =", model["pri
 priv = hdpsgd.accountant(model)
 print(f"privacy: ({priv.rho_z:.4g})-zCDP, epsilon = {priv.epsilon_cks:.4g} at delta = 1/n")
 
-# %% theory: the risk ODE of homogenized DP-SGD (THEORY 3)
+# %% theory: the risk ODE of homogenized DP-SGD (docs/theory.md §3)
 theory = hdpsgd.ode(model)
 print(f"ODE: final excess risk {theory.final_risk:.5f} "
       f"(R(1) = {theory.risk_before_final_noise:.5f} + final noise {theory.final_noise:.2g})")
 
-# %% simulation: 200 runs of the real algorithm (THEORY 1), and the ODE's verdict on them
+# %% simulation: 200 runs of the real algorithm (docs/theory.md §1), and the ODE's verdict on them
 mc = hdpsgd.sim(model, runs=200, seed=1)
 print(f"Monte Carlo: {mc.final_risk_mean:.5f} +- {mc.final_risk_stderr:.5f} "
       f"({mc.runs} runs, {mc.diverged_runs} diverged, {mc.threads} threads)")

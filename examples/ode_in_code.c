@@ -1,4 +1,4 @@
-/* ode_in_code.c — integrate the risk ODE of homogenized DP-SGD (THEORY 3) for a
+/* ode_in_code.c — integrate the risk ODE of homogenized DP-SGD (docs/theory.md §3) for a
  * model built in code, and print the predicted excess risk along the pass. */
 #include <hdpsgd/hdpsgd.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
-# kl-bound.gp — `hdpsgd kl bound --figure FIG`: the gradient-norm constant B of seed 001
+# kl-bound.gp — `hdpsgd kl bound --figure FIG`: the gradient-norm constant B of Ye et al.
 # (eq. 7, = E||df/dW||^2 at ||x||^2 = d, Lemma C.3) against depth (left, width fixed) and
 # width (right, depth fixed) for the four initialisations of Table 1; the right axis of each
 # panel reads the same curves as the KL bound of Corollary 4.2 with the settled constant
-# c = 4, B T / (n^2 sigma^2) (the seed's c = 2 doubles it).
+# c = 4, B T / (n^2 sigma^2) (the paper's c = 2 doubles it).
 #
 # Variables (set before this script):
 #   data_file     CSV written by the command: axis,depth,width,B_<s>,...,kl_<s>,...

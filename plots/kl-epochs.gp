@@ -1,6 +1,6 @@
 # kl-epochs.gp — `hdpsgd kl run --vs epochs --figure FIG`: the KL privacy of noisy GD on the
-# linearised ReLU network against epochs, one colour per initialisation (seed 001 Fig. 1;
-# THEORY.md 8). Monte Carlo of the KL of all iterates (constant c = 4) with its standard
+# linearised ReLU network against epochs, one colour per initialisation (Ye et al., Fig. 1;
+# docs/theory.md §8). Monte Carlo of the KL of all iterates (constant c = 4) with its standard
 # error, the exact value for the squared loss (OU moments), the exact KL of the last
 # iterate's law (dotted), and the bound (dashed) of Corollary 4.2 with c = 4, B T / (n^2 sigma^2).
 #

@@ -1,5 +1,5 @@
 # kl-sweep.gp — `hdpsgd kl run --vs depth|width --figure FIG`: the KL privacy of noisy GD
-# against depth (seed 001 Fig. 2a, 2b) or width (Fig. 2c), a colour per initialisation, after
+# against depth (Ye et al., Fig. 2a, 2b) or width (Fig. 2c), a colour per initialisation, after
 # the early (left) and all epochs (right): Monte Carlo (c = 4) ± s.e., the exact value
 # (squared loss), the real network (relu), the bound B T / (n^2 sigma^2).
 #

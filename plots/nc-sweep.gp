@@ -1,5 +1,6 @@
 # nc-sweep.gp — `hdpsgd nc --sweep flat|perturb|remedy`: the misclassification error of
-# NoisyGD on neural-collapse features against the feature dimension p (seed 004; THEORY.md 8).
+# NoisyGD on neural-collapse features against the feature dimension p (the NC paper;
+# docs/theory.md §8).
 # Each curve is the Monte Carlo mean over the noise draws with ±1 standard error; where the
 # exact one-step error applies it is drawn dotted in the curve's colour.
 #

@@ -1,5 +1,5 @@
 # rates.gp — `hdpsgd rates --figure FIG`: final excess risk of each optimised schedule
-# family against gamma = d/n (log-log), with the rates of the theorem of THEORY.md
+# family against gamma = d/n (log-log), with the rates of the theorem of docs/theory.md
 # section 5 scaled to match at the smallest gamma.
 #
 # Variables (set before this script):
@@ -7,7 +7,7 @@
 #   families    space-separated family names, e.g. "output linear-noise optimal"
 #   title_text  the title
 #   has_fit     1: draw the columns fit_<family> (the rate with its constants fitted,
-#               A r1 + B r2, THEORY.md 5.2) instead of theory_<family> (default 0)
+#               A r1 + B r2, docs/theory.md §5.2) instead of theory_<family> (default 0)
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'r.png'" \
 #           -e "data_file='r.rates.csv'; families='output optimal'; title_text='x'" plots/house.gp plots/rates.gp
@@ -34,9 +34,10 @@ fam_color(name) = name eq 'output' ? oi_blue : name eq 'linear-noise' ? oi_orang
 # the family c1/(t+a) is called inverse-time; its data columns keep the spelling optimal
 fam_name(name) = name eq 'optimal' ? 'inverse-time' : name
 fam_point(name) = name eq 'output' ? 7 : name eq 'linear-noise' ? 5 : name eq 'optimal' ? 9 : 13
-# solid with points: optimised on the ODE; dashed, same colour: the theorem's rate (THEORY 5)
-# with its two constants fitted (has_fit), else scaled to match at the smallest gamma: output
-# γ log(1/γ) + γ² log²(1/γ)/ρ², linear-noise γ log^{2/3}(1/γ) + γ² log^{4/3}(1/γ)/ρ², inverse-time γ + γ²/ρ²
+# solid with points: optimised on the ODE; dashed, same colour: the theorem's rate
+# (docs/theory.md §5) with its two constants fitted (has_fit), else scaled to match at the smallest
+# gamma: output γ log(1/γ) + γ² log²(1/γ)/ρ², linear-noise γ log^{2/3}(1/γ) + γ² log^{4/3}(1/γ)/ρ²,
+# inverse-time γ + γ²/ρ²
 plot for [i=1:nf] data_file using 1:(column('risk_'.word(families,i))) with linespoints lw 1.6 dt 1 \
      pt fam_point(word(families,i)) ps 0.7 lc rgb fam_color(word(families,i)) title ulabel(i, fam_name(word(families,i))), \
      for [i=1:nf] data_file using 1:(column(curve(word(families,i)))) with lines dt (6,4) lw 1.3 \

@@ -1,4 +1,4 @@
-# rf-p1.gp — `hdpsgd rf-experiment P1` (seed 003 Fig. 2, first panel; THEORY.md 7):
+# rf-p1.gp — `hdpsgd rf-experiment P1` (Bombari-Mondelli, Fig. 2, first panel; docs/theory.md §7):
 # test loss against the number of random features p, for DP-GD (the configuration of its
 # small hyperparameter grid chosen on the validation set at every p, its test loss) and for
 # the min-norm interpolator Phi^+ y, the limit of non-private gradient descent from 0

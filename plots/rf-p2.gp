@@ -1,4 +1,4 @@
-# rf-p2.gp — `hdpsgd rf-experiment P2` (seed 003 Fig. 2, second panel; THEORY.md 7):
+# rf-p2.gp — `hdpsgd rf-experiment P2` (Bombari-Mondelli, Fig. 2, second panel; docs/theory.md §7):
 # test loss of DP-GD against the number of steps T at C_clip = C sqrt(p) and a fixed
 # eta, one curve per p (solid); dashed: the unclipped OU process's expected test loss
 # at tau = eta T with the same sigma (closed form). The optimal T falls as p grows.

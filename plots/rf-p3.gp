@@ -1,5 +1,5 @@
-# rf-p3.gp — `hdpsgd rf-experiment P3` (seed 003 Fig. 2, third panel; THEORY.md 7):
-# the runs of P2 against eta T p / d (= CT): with the scalings of seed 003
+# rf-p3.gp — `hdpsgd rf-experiment P3` (Bombari-Mondelli, Fig. 2, third panel; docs/theory.md §7):
+# the runs of P2 against eta T p / d (= CT): with the scalings of Bombari-Mondelli
 # (C_clip ~ sqrt(p), eta T ~ d/p) the curves for different p collapse.
 # Variables: data_file (CSV of rf-experiment P3), title_text, p_list (the p values).
 set datafile separator ','

@@ -1,7 +1,7 @@
-# rf-p4.gp — `hdpsgd rf-experiment P4` (seed 003 Fig. 2, fourth panel; THEORY.md 7):
+# rf-p4.gp — `hdpsgd rf-experiment P4` (Bombari-Mondelli, Fig. 2, fourth panel; docs/theory.md §7):
 # test loss of DP-GD over the clipping constant C (C_clip = C sqrt(p)) and the training
-# time CT = eta T p / d at one p; values above 1.6 get the top colour, as in the seed.
-# The cross marks seed 003's scaling C_clip ~ sqrt(p), eta T ~ d/p.
+# time CT = eta T p / d at one p; values above 1.6 get the top colour, as in the paper.
+# The cross marks Bombari-Mondelli's scaling C_clip ~ sqrt(p), eta T ~ d/p.
 # Variables: data_file (CSV of rf-experiment P4), title_text.
 set datafile separator ','
 set datafile columnheaders

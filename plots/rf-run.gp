@@ -1,7 +1,7 @@
 # rf-run.gp — `hdpsgd plot rf.csv`: the test loss of DP-GD on random features against the
 # training time tau = eta * step (mean ± 1 s.e. over the runs), the exact OU expected test loss
 # (closed form), the Euler–Maruyama OU path coupled to DP-GD, and the non-private baselines
-# (min-norm interpolator, gradient flow) (seed 003; THEORY.md 7).
+# (min-norm interpolator, gradient flow) (Bombari-Mondelli; docs/theory.md §7).
 # Variables: data_file (CSV of `hdpsgd rf`), title_text.
 set datafile separator ','
 set datafile columnheaders

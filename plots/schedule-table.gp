@@ -1,6 +1,6 @@
 # schedule-table.gp — `hdpsgd plot best.tab`: a table schedule, the file `schedule --optimize -o`
 # writes (two columns t, eta~ separated by blanks, '#' comment lines), as eta~(t) through its
-# knots (THEORY.md 5).
+# knots (docs/theory.md §5).
 # Variables: data_file, title_text.
 set datafile separator whitespace
 set encoding utf8

@@ -1,5 +1,5 @@
 # schedule.gp — `hdpsgd schedule --optimize --figure FIG`: the optimised schedules of
-# THEORY.md section 5 at the model's fixed rho, and the risk the ODE of section 3
+# docs/theory.md §5 at the model's fixed rho, and the risk the ODE of section 3
 # predicts for each.
 #
 # Variables (set before this script):

@@ -1,6 +1,6 @@
 # si-align.gp — `hdpsgd sim-index --experiment align`: histograms of the neuron alignments
 # |<w_j, mu>|/||w_j|| at initialisation, after stage 1 without noise and with the model's
-# sigma_W (seed 002). Variables: data_file, title_text.
+# sigma_W (the single-index notes). Variables: data_file, title_text.
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8

@@ -1,7 +1,7 @@
 # si-eps.gp — `hdpsgd sim-index --experiment eps`: test risk of the two-stage private network
-# against the stage-2 epsilon (seed 002; THEORY.md 6-8). Monte Carlo mean ± 1 s.e. over the
-# stage-2 runs, the expected risk of the OU law and of unclipped discrete GD, the non-private
-# risk (epsilon = inf) and the zero predictor.
+# against the stage-2 epsilon (the single-index notes; docs/theory.md §6 to §8). Monte Carlo mean ±
+# 1 s.e. over the stage-2 runs, the expected risk of the OU law and of unclipped discrete GD, the
+# non-private risk (epsilon = inf) and the zero predictor.
 # Variables: data_file, title_text, nonpriv (risk at epsilon = inf; < 0 when absent).
 set datafile separator ','
 set datafile columnheaders

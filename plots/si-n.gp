@@ -1,5 +1,6 @@
 # si-n.gp — `hdpsgd sim-index --experiment n`: test risk (left axis, log) and mean neuron
-# alignment |<w_j, mu>|/||w_j|| (right axis) against the samples per stage n (seed 002).
+# alignment |<w_j, mu>|/||w_j|| (right axis) against the samples per stage n (the single-index
+# notes).
 # Variables: data_file, title_text.
 set datafile separator ','
 set datafile columnheaders

@@ -1,5 +1,5 @@
-# validate.gp — the validator's figure: the ODE prediction (THEORY 3) against the
-# Monte Carlo of DP-SGD (THEORY 1) and the homogenized SDE (THEORY 4).
+# validate.gp — the validator's figure: the ODE prediction (docs/theory.md §3) against the
+# Monte Carlo of DP-SGD (docs/theory.md §1) and the homogenized SDE (docs/theory.md §4).
 #
 # Variables (set before this script):
 #   ode_file     CSV of `hdpsgd ode`   (t,risk,risk_upper,risk_lower,...)

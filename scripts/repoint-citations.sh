@@ -18,7 +18,7 @@
 #   - comment lines ( * , /* , ; , # , // ) at 100 characters: the words that do not fit move to
 #     the next line of the same comment when that line continues the sentence, else to a new
 #     comment line with the same prefix;
-#   - help-text lines of src/cli/main.c ("...\n" string literals) at the width of the help
+#   - help-text lines of src/cli/*.c ("...\n" string literals) at the width of the help
 #     paragraphs (92 characters as printed), the same way, as new string literals;
 #   - the one-line summaries of `hdpsgd --help`, by the whole-line rewrites below.
 # Other lines (printf formats, Markdown, data files such as models/*.tab) may grow.
@@ -115,7 +115,7 @@ sub cut {
   return (substr($t, 0, $i), substr($t, $i + 1));
 }
 
-my $help = ($ARGV[0] // '') =~ m{(^|/)src/cli/main\.c$};
+my $help = ($ARGV[0] // '') =~ m{(^|/)src/cli/[^/]+\.c$};
 my $markdown = ($ARGV[0] // '') !~ m{(\.[ch]|\.sh|\.gp|\.ini|\.py|CMakeLists\.txt)$};   # no wrapping there
 my @in = split /^/m, do { local $/; <STDIN> };
 # a citation split across two lines ("... seed" / "003's ..."): move the word to the next line

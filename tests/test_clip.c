@@ -1,4 +1,4 @@
-/* test_clip.c — clipping factors of THEORY.md section 2: closed forms against
+/* test_clip.c — clipping factors of docs/theory.md §2: closed forms against
  * quadrature, limits, monotonicity, derivatives. */
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@ static void gaussian_closed_form_matches_quadrature(void **state)
         }
 }
 
-/* c -> inf: no clipping; c -> 0: mu ~ 2a/sqrt(pi), nu ~ 2a^2 (THEORY 2). */
+/* c -> inf: no clipping; c -> 0: mu ~ 2a/sqrt(pi), nu ~ 2a^2 (docs/theory.md §2). */
 static void limits(void **state)
 {
     (void)state;

@@ -1,9 +1,9 @@
-/* test_design.c — schedule design on the risk ODE (THEORY.md sections 3, 5, 6):
+/* test_design.c — schedule design on the risk ODE (docs/theory.md §3, §5, §6):
  * the optimised optimal / piecewise-linear schedules beat output perturbation and
  * linear noise at small gamma; the written tables are valid schedules that spend
- * exactly rho and reproduce the winner's risk; the rates of THEORY 5 and the order of
+ * exactly rho and reproduce the winner's risk; the rates of docs/theory.md §5 and the order of
  * the families as gamma -> 0. Models are isotropic (Sigma = I, the setting of the
- * theorem in seed 000) so that an ODE solve costs well under a millisecond. */
+ * theorem in Mondelli's notes) so that an ODE solve costs well under a millisecond. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static double ode_risk(const hdp_model *m)
 }
 
 /* gamma = 0.01, d = 200, rho = 1: every family optimised; both optimal and pl beat the
- * optimised output and linear-noise schedules (THEORY 5: the optimal schedule attains
+ * optimised output and linear-noise schedules (docs/theory.md §5: the optimal schedule attains
  * the minimax rate gamma + gamma^2/rho^2, the others lose log factors). Also checks the
  * admissibility built into the parametrisation and the written tables. */
 static hdp_design_result small_gamma[HDP_FAMILY_COUNT];
@@ -65,8 +65,8 @@ static void optimal_beats_output_and_linear_noise(void **state)
     /* by a clear margin, far above the ODE's tolerance: 0.0025 vs 0.0034 when written */
     assert_true(worst_good < 0.9 * best_bad);
     for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-        /* THEORY 3: sup eta~ = eta~(0) < 2/gamma; the winner re-solved at the model's settings
-         * agrees with the search's value (rtol 1e-7 vs 1e-8) */
+        /* docs/theory.md §3: sup eta~ = eta~(0) < 2/gamma; the winner re-solved at the model's
+         * settings agrees with the search's value (rtol 1e-7 vs 1e-8) */
         assert_true(r[f].eta0 > 0 && r[f].eta0 < 2.0 / m.gamma);
         assert_true(hdp_design_eta(&r[f], 1.0) <= r[f].eta0);
         assert_rel(r[f].final_risk, r[f].search_risk, 1e-4, 0);
@@ -80,8 +80,8 @@ static void optimal_beats_output_and_linear_noise(void **state)
     hdp_model_free(&m);
 }
 
-/* The tables written for `hdpsgd sim/validate` (THEORY 5, kind = table): read back by the
- * model loader unchanged, the accountant of THEORY 6 gives rho (relative 1e-12), and
+/* The tables written for `hdpsgd sim/validate` (docs/theory.md §5, kind = table): read back by the
+ * model loader unchanged, the accountant of docs/theory.md §6 gives rho (relative 1e-12), and
  * their ODE risk is within 1 % of the winner's. */
 static void tables_are_valid_schedules(void **state)
 {
@@ -125,7 +125,7 @@ static void tables_are_valid_schedules(void **state)
     hdp_model_free(&base);
 }
 
-/* Joint optimisation over c (THEORY 5: the privacy term grows with max(1, c^2)): never
+/* Joint optimisation over c (docs/theory.md §5: the privacy term grows with max(1, c^2)): never
  * worse than at the model's c, and c stays finite and positive. */
 static void tune_clip(void **state)
 {
@@ -201,7 +201,7 @@ static void bad_options(void **state)
     hdp_model_free(&m);
 }
 
-/* THEORY 5's rates and the slope fit: exact values, and the local log-log slopes of the
+/* docs/theory.md §5's rates and the slope fit: exact values, and the local log-log slopes of the
  * rates order output < linear-noise < optimal at small gamma (1 - 1/L, 1 - (2/3)/L, 1 with
  * L = log(1/gamma), when the privacy term is negligible). */
 static void rate_formulas(void **state)
@@ -231,7 +231,7 @@ static void rate_formulas(void **state)
     assert_rel(s[HDP_FAMILY_OPTIMAL], 1.0, 1e-12, 0);
 }
 
-/* The theorem of THEORY 5 on the ODE, gamma = 1e-3 .. 1e-2 (one decade), rho = 1, c = 0.3:
+/* The theorem of docs/theory.md §5 on the ODE, gamma = 1e-3 .. 1e-2 (one decade), rho = 1, c = 0.3:
  *  (a) at the smallest gamma the optimised risks are ordered optimal < linear-noise < output;
  *  (b) the gaps grow as gamma -> 0: risk_output/risk_optimal and
  *      risk_linear-noise/risk_optimal increase as gamma decreases, i.e. the fitted log-log

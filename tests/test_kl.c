@@ -1,4 +1,4 @@
-/* test_kl.c — KL privacy of noisy GD on ReLU networks (seed 001; THEORY.md 8; hdpsgd/kl.h):
+/* test_kl.c — KL privacy of noisy GD on ReLU networks (Ye et al.; docs/theory.md §8; hdpsgd/kl.h):
  * Table 1 against the product formula, the Jacobian Gram against finite differences, Lemma C.3
  * against Monte Carlo, the exact OU moments against Monte Carlo, and the constant c = 4 of the
  * KL against the exact KL of the joint Gaussian law of the iterates. */
@@ -386,7 +386,7 @@ static void constant_c_is_four(void **state)
             double joint;
             check_ok(hdp_kl_gauss(dim, m0, c0, m1, c1, &joint, &err), &err);
             assert_rel(joint, traj, 1e-9, 0);
-            /* with the seed's constant the formula would be twice the exact KL */
+            /* with the paper's constant the formula would be twice the exact KL */
             assert_true(fabs(traj * HDP_KL_C / HDP_KL_C_SEED / joint - 2.0) < 1e-8);
             check_ok(hdp_kl_problem_final_kl(&pb, s.eta, s.sigma, K, j, fin, &err), &err);
             for (long p = 0; p < r; p++)

@@ -1,4 +1,4 @@
-/* test_nc.c — NoisyGD on neural-collapse features (seed 004; THEORY.md 8): the ETF, the
+/* test_nc.c — NoisyGD on neural-collapse features (the NC paper; docs/theory.md §8): the ETF, the
  * exact one-step error against its closed forms and against the Monte Carlo, flatness in p
  * and eta under perfect collapse, the clipping bound, thread independence, bad specs. */
 #include <math.h>
@@ -64,7 +64,7 @@ static void assert_within_4se(double a, double se_a, double b, double se_b, cons
 }
 
 /* The ETF: ||M_k|| = 1, M_k^T M_j = -1/(K-1), sum_k M_k = 0, support in the first K-1
- * coordinates, and M = [-e_1, e_1] for K = 2 (seed 004's binary re-parameterisation). */
+ * coordinates, and M = [-e_1, e_1] for K = 2 (the NC paper's binary re-parameterisation). */
 static void etf_properties(void **state)
 {
     (void)state;
@@ -103,7 +103,7 @@ static void etf_properties(void **state)
     assert_int_equal(nk[1], 70);
 }
 
-/* The quadrature against the closed forms of THEORY 8: K = 2 gives Phi(-n/(sqrt2 sigma))
+/* The quadrature against the closed forms of docs/theory.md §8: K = 2 gives Phi(-n/(sqrt2 sigma))
  * (down to errors of 1e-40, relative accuracy), the logistic model Phi(-n/(2 sigma)), and the
  * problem-level exact error (clipping, class sizes, test centres) the balanced formula. */
 static void exact_closed_forms(void **state)

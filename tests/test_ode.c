@@ -1,4 +1,4 @@
-/* test_ode.c — the risk ODE of THEORY.md section 3 (CVODE and DOP853): exact solution,
+/* test_ode.c — the risk ODE of docs/theory.md §3 (CVODE and DOP853): exact solution,
  * bounds, tolerance refinement, final-step noise, an independent RK4 check of
  * the Sherman-Morrison Newton solver, binning of a large spectrum, DOP853 against
  * CVODE and main's recorded values. */
@@ -119,7 +119,7 @@ static void final_noise(void **state)
 }
 
 /* Independent check: fixed-step RK4 on the same right-hand side (written out here
- * from THEORY 3) for a 50-bin power-law spectrum with clipping and private noise; both
+ * from docs/theory.md §3) for a 50-bin power-law spectrum with clipping and private noise; both
  * solvers (CVODE with the Sherman-Morrison Newton solver, DOP853). */
 static void matches_rk4(void **state)
 {
@@ -194,7 +194,7 @@ static void matches_rk4(void **state)
 }
 
 /* A 20000-eigenvalue power law in 400 quantile bins reproduces the full
- * resolution (one bin per eigenvalue) closely (THEORY 3, implementation note). */
+ * resolution (one bin per eigenvalue) closely (docs/theory.md §3, implementation note). */
 static void binning(void **state)
 {
     (void)state;

@@ -1,4 +1,4 @@
-/* test_privacy.c — accounting of THEORY.md section 6. */
+/* test_privacy.c — accounting of docs/theory.md §6. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -35,7 +35,7 @@ static void calibration_inverts(void **state)
     assert_int_equal(hdp_zcdp_from_epsilon(-1, 0.1, &rz, &err), HDP_EINPUT);
 }
 
-/* The accountant returns rho for every schedule kind (THEORY 6). */
+/* The accountant returns rho for every schedule kind (docs/theory.md §6). */
 static void accountant_returns_rho(void **state)
 {
     (void)state;
@@ -64,9 +64,10 @@ static void accountant_returns_rho(void **state)
     hdp_model_free(&m);
 }
 
-/* Full-batch DP-GD (THEORY 6, seeds 000/003): rho_z = eta T/(2 sigma^2); seed 003's
- * sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon and its inverse; the zCDP route
- * (CKS calibration, sigma = sqrt(eta T/(2 rho_z))) gives back epsilon and a smaller sigma. */
+/* Full-batch DP-GD (docs/theory.md §6, Mondelli's notes and Bombari-Mondelli): rho_z = eta T/(2
+ * sigma^2); Bombari-Mondelli's sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon and its inverse; the
+ * zCDP route (CKS calibration, sigma = sqrt(eta T/(2 rho_z))) gives back epsilon and a smaller
+ * sigma. */
 static void dpgd(void **state)
 {
     (void)state;
@@ -88,9 +89,9 @@ static void dpgd(void **state)
         assert_rel(hdp_dpgd_rho_z(eta, T, sz), rz, 1e-14, 0);
         assert_true(fabs(hdp_zcdp_epsilon_cks(hdp_dpgd_rho_z(eta, T, sz), delta) - eps[i]) <
                     1e-9 * eps[i]);
-        assert_true(sz < s3); /* the zCDP route is tighter than seed 003's bound */
+        assert_true(sz < s3); /* the zCDP route is tighter than Bombari-Mondelli's bound */
     }
-    /* seed 003's range: epsilon in (0, 8 ln(1/delta)) */
+    /* Bombari-Mondelli's range: epsilon in (0, 8 ln(1/delta)) */
     assert_false(hdp_dpgd_simple_applies(8 * log(1 / delta) * 1.0001, delta));
     assert_false(hdp_dpgd_simple_applies(0.0, delta));
     double sz;

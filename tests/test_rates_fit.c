@@ -1,5 +1,5 @@
 /* test_rates_fit.c — the theorem's rate model with its constants (hdpsgd/rates.h,
- * THEORY.md 5.2): on synthetic risks A r1 + B r2 of every family with known A, B the fit
+ * docs/theory.md §5.2): on synthetic risks A r1 + B r2 of every family with known A, B the fit
  * gives A and B back (exactly without noise, within the noise with 1 % multiplicative
  * noise); a negative constant is never returned (the non-negative solution); without
  * privacy B = 0; the pre-asymptotic signs: a big privacy term at the smallest gamma is

@@ -1,5 +1,5 @@
 /*
- * test_rf.c — DP-GD on random features and its OU limit (THEORY.md 6, 7; rf.c).
+ * test_rf.c — DP-GD on random features and its OU limit (docs/theory.md §6, §7; rf.c).
  *
  * Exact checks first: without noise and clipping DP-GD is gradient descent, whose
  * mode coefficients are (1 - (1 - eta lambda_k)^k) beta_k; without clipping DP-GD and
@@ -120,7 +120,7 @@ static void gd_equals_discretised_closed_form(void **state)
 }
 
 /* No clipping: DP-GD and Euler-Maruyama of the OU process with the same increments are
- * one recursion (THEORY 7), identical to rounding. */
+ * one recursion (docs/theory.md §7), identical to rounding. */
 static void unclipped_dpgd_is_euler_maruyama(void **state)
 {
     (void)state;
@@ -303,7 +303,7 @@ static void threads_do_not_change_results(void **state)
     hdp_rf_problem_free(&b);
 }
 
-/* Privacy calibration (THEORY 6) and the [dpgd] keys. */
+/* Privacy calibration (docs/theory.md §6) and the [dpgd] keys. */
 static void calibration_and_keys(void **state)
 {
     (void)state;
@@ -314,7 +314,8 @@ static void calibration_and_keys(void **state)
     const hdp_rf_keys *rk = hdp_rf_keys_of(&m);
     hdp_rf_dpgd q;
     assert_int_equal(hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q, &err), HDP_OK);
-    /* defaults: eta = 1/p, T = CT d/(eta p) = d, C_clip = 0.5 sqrt(p), delta = 1/n, seed 003 */
+    /* defaults: eta = 1/p, T = CT d/(eta p) = d, C_clip = 0.5 sqrt(p), delta = 1/n,
+     * Bombari-Mondelli */
     assert_rel(q.eta, 1.0 / 400, 1e-15, 0);
     assert_int_equal(q.T, 20);
     assert_rel(q.C_clip, 10.0, 1e-15, 0);
@@ -322,7 +323,7 @@ static void calibration_and_keys(void **state)
     assert_int_equal(q.route, HDP_RF_SIGMA_SIMPLE);
     assert_rel(q.sigma, sqrt(q.eta * 20) * sqrt(8 * log(200.0)) / 4, 1e-14, 0);
     assert_rel(q.s, 2 * q.C_clip * q.sigma / 200, 1e-14, 0);
-    assert_true(q.epsilon_cks < 4); /* seed 003's bound is looser than CKS */
+    assert_true(q.epsilon_cks < 4); /* Bombari-Mondelli's bound is looser than CKS */
     hdp_model_free(&m);
     /* epsilon beyond 8 ln(1/delta): the zCDP route meets epsilon exactly (CKS) */
     make_model(&m, "rf.n=200", "dpgd.epsilon=60", NULL);

@@ -1,4 +1,4 @@
-/* test_schedule.c — schedules of THEORY.md section 5 and their discretisation (section 1). */
+/* test_schedule.c — schedules of docs/theory.md §5 and their discretisation (section 1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +42,7 @@ static void sigma2_is_derivative_of_eta2(void **state)
     remove("test_schedule_table.txt");
 }
 
-/* The discrete sigma_k telescope: sum_{j>=k} sigma_j^2 = eta_k^2/rho^2 (THEORY 1, 6). */
+/* The discrete sigma_k telescope: sum_{j>=k} sigma_j^2 = eta_k^2/rho^2 (docs/theory.md §1, §6). */
 static void discrete_noise_telescopes(void **state)
 {
     (void)state;

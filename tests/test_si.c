@@ -1,6 +1,6 @@
 /*
- * test_si.c — private feature learning for single-index models (hdpsgd/si.h; seed 002,
- * THEORY.md 6, 7, 8).
+ * test_si.c — private feature learning for single-index models (hdpsgd/si.h; the single-index
+ * notes, docs/theory.md §6, §7, §8).
  *   - Stage 2 with clipping inactive (C_a = inf): the Monte Carlo mean and variance of every
  *     eigenmode of the second-layer weights, and the off-diagonal covariances, match the
  *     Gaussian law of unclipped discrete GD within 4 standard errors; the exact-OU sampler
@@ -9,7 +9,7 @@
  *     with mu: mean |<w_j, mu>|/||w_j|| > 0.5, against sqrt(2/(pi d)) ~ 0.1 for the random
  *     directions of W_0 (checked too).
  *   - Privacy: rho_z1 = Delta1^2/(2 sigma_W^2), rho_z2 = eta T/(2 sigma_a^2), composition.
- *   - The total budget (si.epsilon_total, THEORY 8.2): the reported total epsilon equals
+ *   - The total budget (si.epsilon_total, docs/theory.md §8.2): the reported total epsilon equals
  *     the target to 1e-6 for several targets, shares, delta and both stage-2 kinds; the zCDP
  *     budget is split by stage1_share; inf means no noise in either stage; the stage-2-only
  *     setter refuses such a problem.
@@ -163,7 +163,7 @@ static void test_privacy_accounting(void **state)
     assert_true(fabs(hp->rho_z1 - d1 * d1 / (2 * hp->sigma_W * hp->sigma_W)) < 1e-12 * hp->rho_z1);
     assert_true(fabs(hp->rho_z2 - hp->eta_a * hp->T / (2 * hp->sigma_a * hp->sigma_a)) <
                 1e-12 * hp->rho_z2);
-    /* seed 002's sigma_a for epsilon in (0, 8 ln(1/delta)) */
+    /* the single-index notes' sigma_a for epsilon in (0, 8 ln(1/delta)) */
     double sig = sqrt(hp->eta_a * hp->T) * sqrt(8 * log(1 / hp->delta)) / 3.0;
     assert_true(fabs(hp->sigma_a - sig) < 1e-12 * sig);
     assert_true(hp->eps2 < 3.0); /* the CKS conversion is tighter than the seed's bound */

@@ -1,6 +1,6 @@
-/* test_sim.c — the Monte Carlo of DP-SGD (THEORY.md section 1) and the
- * Euler-Maruyama SDE (THEORY.md section 4): exact solutions within 4 standard
- * errors, the final-iterate jump of THEORY 3, the accountant of THEORY 6 on the
+/* test_sim.c — the Monte Carlo of DP-SGD (docs/theory.md §1) and the
+ * Euler-Maruyama SDE (docs/theory.md §4): exact solutions within 4 standard
+ * errors, the final-iterate jump of docs/theory.md §3, the accountant of docs/theory.md §6 on the
  * realised schedule, agreement of the SDE with the ODE, independence of the
  * thread count, divergence and option checks; the generic run loop of mc.h (streams,
  * slots, start order, workspaces, progress, the lowest failing run).
@@ -50,7 +50,7 @@ static void assert_within_4se(double mean, double se, double exact, const char *
     }
 }
 
-/* Sigma = I, c = inf, rho = inf, constant eta~ (THEORY 3, exact special case):
+/* Sigma = I, c = inf, rho = inf, constant eta~ (docs/theory.md §3, exact special case):
  * R(t) = R_inf + (R(0) - R_inf) e^{-(2 eta - gamma eta^2) t},
  * R_inf = gamma eta tau^2 / (2 (2 - gamma eta)).
  * The discrete algorithm also has an exact mean: with eta_k = eta/n and
@@ -58,7 +58,7 @@ static void assert_within_4se(double mean, double se, double exact, const char *
  *   E R_{k+1} = q E R_k + gamma eta^2 tau^2 / (2n),  q = 1 - (2 eta - gamma eta^2)/n + 2 eta^2/n^2,
  * which differs from the ODE by O(1/n) (here about 0.5 % at t = 1, about half
  * a standard error of 400 runs; measured with 4000 runs it shows as a
- * z-score near 3 against THEORY 3 and near 1 against the discrete mean);
+ * z-score near 3 against docs/theory.md §3 and near 1 against the discrete mean);
  * both are checked. */
 static void exact_special_case(void **state)
 {
@@ -80,7 +80,7 @@ static void exact_special_case(void **state)
         double exact = Rinf + (R0 - Rinf) * exp(-(2 * e - g * e * e) * t);
         double k = round(t * n);
         double exact_d = Rinf_d + (R0 - Rinf_d) * pow(q, k);
-        assert_within_4se(r.mean[i], r.stderr_[i], exact, "THEORY 3 exact formula", t);
+        assert_within_4se(r.mean[i], r.stderr_[i], exact, "docs/theory.md §3 exact formula", t);
         assert_within_4se(r.mean[i], r.stderr_[i], exact_d, "exact discrete mean", t);
         assert_true(r.q10[i] <= r.q50[i] && r.q50[i] <= r.q90[i]);
         assert_true(r.clipped[i] == 0.0); /* c = inf: never clipped */
@@ -93,7 +93,7 @@ static void exact_special_case(void **state)
     run_mc(hdp_sde_run, &m, 400, 0, &r);
     for (long i = 0; i < r.points; i++) {
         double exact = Rinf + (R0 - Rinf) * exp(-(2 * e - g * e * e) * r.t[i]);
-        assert_within_4se(r.mean[i], r.stderr_[i], exact, "SDE vs THEORY 3 exact formula", r.t[i]);
+        assert_within_4se(r.mean[i], r.stderr_[i], exact, "SDE vs docs/theory.md §3 exact formula", r.t[i]);
         assert_true(r.clipped[i] == 0.0);
     }
     hdp_mc_result_free(&r);
@@ -101,7 +101,7 @@ static void exact_special_case(void **state)
 }
 
 /* The output schedule: the final-iterate noise adds 2 c^2 gamma^2 eta~(1)^2 / rho^2
- * to the excess risk (THEORY 3). Measured per run as the risk of theta_n minus
+ * to the excess risk (docs/theory.md §3). Measured per run as the risk of theta_n minus
  * the risk of the same iterate without the last step's noise; for the output
  * schedule sigma_{n-1} = eta~(1)/(n rho) exactly, and Tr Sigma = d makes the
  * expectation exact on any spectrum (here the default power law). */
@@ -130,7 +130,7 @@ static void final_jump(void **state)
     hdp_model_free(&m);
 }
 
-/* THEORY 6: the accountant on the eta_k, sigma_k the runs used equals rho. */
+/* docs/theory.md §6: the accountant on the eta_k, sigma_k the runs used equals rho. */
 static void rho_accounted(void **state)
 {
     (void)state;
@@ -156,10 +156,10 @@ static void rho_accounted(void **state)
     remove("test_sim_table.txt");
 }
 
-/* The SDE at h = 1/n against the ODE (THEORY 3, 4) with clipping and private
+/* The SDE at h = 1/n against the ODE (docs/theory.md §3, §4) with clipping and private
  * noise. Tolerance: 4 standard errors, or 3 % of the ODE where that is larger,
  * because the ODE is the d -> infinity limit of the SDE's mean (error
- * O(log^2 n / sqrt(n)), THEORY 3): at d = 200 a deterministic bias of that
+ * O(log^2 n / sqrt(n)), docs/theory.md §3): at d = 200 a deterministic bias of that
  * order is expected on top of the Monte Carlo error. */
 static void sde_matches_ode(void **state)
 {
@@ -293,7 +293,7 @@ static void divergence(void **state)
 }
 
 /* The Chebyshev tables of mu_c, V_c the SDE uses for Student-t noise agree
- * with direct evaluation (THEORY 2 quadratures) away from their check points. */
+ * with direct evaluation (docs/theory.md §2 quadratures) away from their check points. */
 static void clip_table(void **state)
 {
     (void)state;

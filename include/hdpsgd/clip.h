@@ -1,5 +1,5 @@
 /*
- * hdpsgd/clip.h — the clipping factors mu_c, nu_c and V_c of THEORY.md section 2.
+ * hdpsgd/clip.h — the clipping factors mu_c, nu_c and V_c of docs/theory.md §2.
  *
  * The residual r = x^T(theta - theta*) - z is a Gaussian of variance 2R plus the
  * label noise -z. Per-sample clipping at c*sqrt(d) is, to leading order in d,
@@ -33,12 +33,12 @@ typedef struct {
  * One per thread. */
 typedef struct hdp_clip hdp_clip;
 
-/* noise, tau2, df: the label-noise law (THEORY 1); c: clipping constant or inf.
+/* noise, tau2, df: the label-noise law (docs/theory.md §1); c: clipping constant or inf.
  * Returns NULL when out of memory. Free with hdp_clip_free. */
 hdp_clip *hdp_clip_alloc(hdp_noise_kind noise, double tau2, double df, double c);
 void hdp_clip_free(hdp_clip *clip);
 
-/* mu, nu, V and their R-derivatives at excess risk R >= 0 (THEORY 2).
+/* mu, nu, V and their R-derivatives at excess risk R >= 0 (docs/theory.md §2).
  * Derivatives are analytic for Gaussian noise and central differences
  * otherwise. */
 void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out);
@@ -50,7 +50,7 @@ void hdp_clip_eval_quadrature(hdp_clip *clip, double R, hdp_clip_values *out);
 
 /* mu, nu and V at R >= 0 like hdp_clip_eval, without the derivatives (dmu, dV
  * are 0 except for the Gaussian closed forms): for the non-Gaussian laws one
- * evaluation instead of three (the SDE of THEORY 4 needs no Jacobian). */
+ * evaluation instead of three (the SDE of docs/theory.md §4 needs no Jacobian). */
 void hdp_clip_eval_values(hdp_clip *clip, double R, hdp_clip_values *out);
 
 #ifdef __cplusplus

@@ -1,15 +1,15 @@
 /*
  * hdpsgd/design.h — schedule design: learning-rate schedules that minimise the
  * predicted final-iterate excess risk at a fixed privacy level
- * (THEORY.md sections 3, 5 and 6).
+ * (docs/theory.md §3, §5 and §6).
  *
  * What is minimised: hdp_ode_solve's final_risk, i.e. R(1) of the risk ODE of
- * THEORY 3 plus the final-iterate jump 2 c^2 gamma^2 eta~(1)^2 / rho^2. Every
- * candidate keeps the model's rho: the discrete schedule of THEORY 1 spends
- * exactly rho whatever eta~ is (THEORY 6: the accountant gives rho_acc = rho),
+ * docs/theory.md §3 plus the final-iterate jump 2 c^2 gamma^2 eta~(1)^2 / rho^2. Every
+ * candidate keeps the model's rho: the discrete schedule of docs/theory.md §1 spends
+ * exactly rho whatever eta~ is (docs/theory.md §6: the accountant gives rho_acc = rho),
  * so all families are compared at the same (rho^2/2)-zCDP guarantee.
  *
- * Families (eta~ is the continuous learning rate of THEORY 5, dimensionless;
+ * Families (eta~ is the continuous learning rate of docs/theory.md §5, dimensionless;
  * the step size of the algorithm is eta_k = eta~(k/n) / n):
  *   output        eta~ = eta0                       1 parameter
  *   linear-noise  eta~ = eta0 sqrt(1 - t)           1 parameter
@@ -17,12 +17,12 @@
  *                 c2 = a/gamma and c3 = a rho/gamma both reproduce a = gamma max(c2, c3/rho)
  *   pl            non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1),
  *                 K parameters (the knot values)
- * and, with tune_clip, the clipping constant c (THEORY 0) as one more parameter.
+ * and, with tune_clip, the clipping constant c (docs/theory.md §0) as one more parameter.
  *
  * Method: unconstrained parameters p mapped so that every candidate is admissible:
- *   eta~(0) = (2/gamma) sigmoid(p_0)   (stability, THEORY 3: sup eta~ = eta~(0) < 2/gamma);
- *   inverse-time: a = e^{p_1}, c1 = a eta~(0);
- *   pl: eta~(t_i) = eta~(t_{i-1}) r(p_i) (non-increasing, THEORY 1), the ratio
+ *   eta~(0) = (2/gamma) sigmoid(p_0)   (stability, docs/theory.md §3: sup eta~ = eta~(0) <
+ *   2/gamma); inverse-time: a = e^{p_1}, c1 = a eta~(0);
+ *   pl: eta~(t_i) = eta~(t_{i-1}) r(p_i) (non-increasing, docs/theory.md §1), the ratio
  *       r(p) = 1/(1 + p^2) for bfgs (equal knots, the usual active constraint, at p = 0 with
  *       non-zero curvature) and sigmoid(p) for simplex;
  *   c = e^{p_c}.
@@ -131,10 +131,10 @@ typedef struct {
     int knots;            /* pl: K */
     double knot_t[HDP_DESIGN_MAX_KNOTS], knot_eta[HDP_DESIGN_MAX_KNOTS];
     double c;             /* clipping constant (the model's unless tune_clip) */
-    /* risks (final-iterate excess risk, THEORY 3) */
+    /* risks (final-iterate excess risk, docs/theory.md §3) */
     double search_risk;   /* best value at the search settings */
     double final_risk;    /* the winner re-solved at the model's [ode] settings */
-    /* the schedule as a table (THEORY 5, kind = table) */
+    /* the schedule as a table (docs/theory.md §5, kind = table) */
     long table_len;
     double *table_t, *table_eta;
     double table_final_risk; /* ODE final risk of the table at the model's settings */
@@ -174,7 +174,7 @@ hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUN
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
 void hdp_design_set_free(hdp_design_set *d);
 
-/* The privacy a family needs to match a target risk (the epsilon-equivalent of THEORY 5):
+/* The privacy a family needs to match a target risk (the epsilon-equivalent of docs/theory.md §5):
  * the rho at which the family, optimised (opt; refine ignored), reaches final risk
  * `target`, by Brent's method on log rho (1e-4 relative) after bracketing by factors of 4
  * from the model's rho. *rho = inf when 10^4 times the model's rho does not reach the
@@ -193,7 +193,7 @@ double hdp_design_eta(const hdp_design_result *r, double t);
 hdp_status hdp_design_model(const hdp_model *base, const hdp_design_result *r, int use_table,
                             hdp_model *out, hdp_error *err);
 
-/* The theorem's rate of THEORY 5 as gamma -> 0 (constants set to 1):
+/* The theorem's rate of docs/theory.md §5 as gamma -> 0 (constants set to 1):
  *   output        gamma log(1/gamma) + gamma^2 log^2(1/gamma) / rho^2
  *   linear-noise  gamma log^{2/3}(1/gamma) + gamma^2 log^{4/3}(1/gamma) / rho^2
  *   optimal, pl   gamma + gamma^2 / rho^2   (the minimax rate)

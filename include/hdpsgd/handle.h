@@ -114,12 +114,12 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
                              hdp_record **out, hdp_error *err);
 
 /* hdpsgd privacy: numbers rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted
- * (the accountant of THEORY 6 on the model's n discrete steps; HDP_EINPUT above 1e8 steps),
- * accountant_equals_rho, n; text schedule. */
+ * (the accountant of docs/theory.md §6 on the model's n discrete steps; HDP_EINPUT above 1e8
+ * steps), accountant_equals_rho, n; text schedule. */
 hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error *err);
 
-/* (epsilon, delta) of (rho^2/2)-zCDP by Canonne-Kamath-Steinke (rho of THEORY 1, > 0 or inf;
- * delta in (0, 1)), and the inverse: the rho whose CKS epsilon at delta is epsilon. */
+/* (epsilon, delta) of (rho^2/2)-zCDP by Canonne-Kamath-Steinke (rho of docs/theory.md §1, > 0 or
+ * inf; delta in (0, 1)), and the inverse: the rho whose CKS epsilon at delta is epsilon. */
 hdp_status hdp_handle_epsilon(double rho, double delta, double *epsilon, hdp_error *err);
 hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_error *err);
 

@@ -3,10 +3,10 @@
  *
  *   model.h     load a model: INI file (hdp_model_load_file) or key/value pairs (hdp_model_set)
  *   problem.h   spectrum, bins and schedule of a model, built once hdp_problem_build
- *   ode.h       the risk ODE of homogenized DP-SGD (THEORY 3)      hdp_ode_solve(_problem)
+ *   ode.h       the risk ODE of homogenized DP-SGD (docs/theory.md §3)      hdp_ode_solve(_problem)
  *   sim.h       Monte Carlo of DP-SGD and the homogenized SDE        hdp_sim_run, hdp_sde_run
  *   validate.h  ODE vs simulation with a verdict; scaling in n      hdp_validate_run, _scaling
- *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (THEORY 6)
+ *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (docs/theory.md §6)
  *   design.h    schedule design on the ODE                          hdp_design_optimize, hdp_design_set_run
  *   rates.h     optimised risk of each schedule family against gamma hdp_rates_run
  *   rf.h        DP-GD on random features and its OU limit           hdp_rf_simulate
@@ -17,7 +17,7 @@
  *   grid.h      the grid runner of the drivers' experiments        hdp_grid_run
  *   ncsweep.h   nc points and the sweeps over p (nc --sweep)       hdp_ncsweep_plan, _run
  *   klsweep.h   kl run --vs epochs|depth|width, kl init            hdp_klsweep_run, hdp_klinit_run
- *   rfexp.h     seed 003's Fig. 2 on random features (P1..P4)      hdp_rfexp_run
+ *   rfexp.h     Bombari-Mondelli's Fig. 2 on random features (P1..P4)      hdp_rfexp_run
  *   siexp.h     sim-index experiments eps, n, align                hdp_siexp_run
  *   sweep.h     the point runners of `hdpsgd sweep`                hdp_sweep_point_run
  *   clip.h, schedule.h, spectrum.h, rng.h   the building blocks

@@ -1,14 +1,14 @@
 /*
  * hdpsgd/kl.h — Langevin diffusion / noisy GD and the KL privacy of overparameterised
- * ReLU networks (seed 001, "Initialization matters: privacy-utility analysis of
- * overparameterized networks"; THEORY.md section 8, with section 6 for the DP notions).
+ * ReLU networks (Ye et al., "Initialization matters: privacy-utility analysis of
+ * overparameterized networks"; docs/theory.md §8, with section 6 for the DP notions).
  *
- * Network (seed 001 eq. 2): widths m_0 = d, m_1 = ... = m_{L-1} = m, m_L = o;
+ * Network (Ye et al., eq. 2): widths m_0 = d, m_1 = ... = m_{L-1} = m, m_L = o;
  *   h_0 = x,  h_l = relu(W_l h_{l-1}) (l < L),  f(x) = W_L h_{L-1},  W_l in R^{m_l x m_{l-1}},
  * initialised with [W_l]_ij ~ N(0, beta_l) (eq. 5). The schemes (Table 1):
  *   LeCun  beta_l = 1/m_{l-1}      He      beta_l = 2/m_{l-1}
- *   NTK    beta_l = 2/m_l (l < L), beta_L = 1/o   (THEORY 8 says 2/m_l for every l; Table 1's
- *          closed form of B needs beta_L = 1/o, so this toolkit follows Table 1)
+ *   NTK    beta_l = 2/m_l (l < L), beta_L = 1/o   (as in Table 1, whose closed form
+ *          of B needs beta_L = 1/o; docs/theory.md §8.1)
  *   Xavier beta_l = 2/(m_{l-1} + m_l)
  * Linearised network (eq. 3): f_lin(x; W) = f(x; W_0) + J(x) (W - W_0), J = df/dW at W_0.
  *
@@ -17,21 +17,22 @@
  *   summed over l = 1..L: ||x||^2 o (prod_{i<L} beta_i m_i / 2) sum_l beta_L / beta_l;
  * with ||x||^2 = d this is the constant B of eq. 7 / Theorem 4.1.
  *
- * Noisy GD (seed 001 Appendix E; Langevin diffusion eq. 4 as eta -> 0):
+ * Noisy GD (Ye et al., Appendix E; Langevin diffusion eq. 4 as eta -> 0):
  *   W_{k+1} = W_k - eta grad L(W_k; D) + sqrt(2 eta sigma^2) xi_k,  xi_k ~ N(0, I),
  *   L(W; D) = (1/n) sum_i l(f_lin(x_i; W); y_i),  T = eta * epochs (full batch: a step = an epoch).
  * KL of all iterates between neighbouring data sets D and D' (Theorem E.1 / 3.1 by the chain
  * rule: each step is a Gaussian with covariance 2 eta sigma^2 I):
  *   KL(W_{1:K} | W'_{1:K}) = sum_{k<K} eta E||grad L(W_k; D) - grad L(W_k; D')||^2 / (c sigma^2)
- * with c = 4 (HDP_KL_C). Seed 001 writes c = 2 (eq. 6, 74): its step (77) takes the
+ * with c = 4 (HDP_KL_C). Ye et al. write c = 2 (eq. 6, 74): its step (77) takes the
  * per-coordinate variance of a step to be sigma^2 instead of 2 eta sigma^2 — equivalently its
  * Girsanov step uses sigma dB instead of the sqrt(2 sigma^2) dB of eq. 4. Settled by
  * simulation (tests/test_kl.c, `hdpsgd kl run`): for squared loss the joint law of all
  * iterates is Gaussian and its exact KL equals the c = 4 sum to rounding; the final iterate's
  * exact Gaussian KL equals it after one step and stays below it (data processing). With
- * c = 4 the bound of Corollary 4.2 becomes KL <= B T / (n^2 sigma^2) (seed: 2 B T / (n^2 sigma^2)).
+ * c = 4 the bound of Corollary 4.2 becomes KL <= B T / (n^2 sigma^2) (paper: 2 B T / (n^2
+ * sigma^2)).
  *
- * Neighbours: D' = D without sample j (the remove-one notion of seed 001's experiments); then
+ * Neighbours: D' = D without sample j (the remove-one notion of Ye et al.'s experiments); then
  *   grad L(D) - grad L(D\j) = (G_j - grad L(D)) / (n - 1),  G_j = J_j^T l'_j,
  * so all n neighbours cost O(n o^2) per step given K q (K the NTK Gram, q the stacked l').
  * The KL privacy is the worst case over j of the expectation (over noise and initialisation).
@@ -71,7 +72,7 @@ extern "C" {
 #endif
 
 /* The settled constant c of KL = sum eta E||Delta grad||^2 / (c sigma^2) (see above), and the
- * seed's. */
+ * paper's. */
 #define HDP_KL_C 4.0
 #define HDP_KL_C_SEED 2.0
 
@@ -111,7 +112,7 @@ typedef struct {
  * m). */
 const hdp_kl_keys *hdp_kl_keys_of(const hdp_model *m);
 
-/* ---- the architecture and the closed forms (seed 001 Table 1, eq. 7, Lemma C.3) ---- */
+/* ---- the architecture and the closed forms (Ye et al., Table 1, eq. 7, Lemma C.3) ---- */
 
 typedef struct {
     hdp_kl_init_kind init;
@@ -125,7 +126,7 @@ void hdp_kl_widths(const hdp_kl_arch *a, long *widths);
 /* per-layer variances beta_1..beta_L of the scheme (beta[0] is set to 0) */
 void hdp_kl_betas(const hdp_kl_arch *a, double *beta);
 
-/* Lemma C.3 (seed 001 eq. 33): E ||df(x)/dW||_F^2 for ||x||^2 = x2, and per layer
+/* Lemma C.3 (Ye et al., eq. 33): E ||df(x)/dW||_F^2 for ||x||^2 = x2, and per layer
  * (per_layer[l], l = 1..L; per_layer[0] = total) when per_layer is not NULL. */
 double hdp_kl_grad_norm2(const hdp_kl_arch *a, double x2, double *per_layer);
 
@@ -144,7 +145,7 @@ double hdp_kl_B_table(const hdp_kl_arch *a);
 double hdp_kl_R_lemma63(const hdp_kl_arch *a, long n);
 
 /* Corollary 4.2 with constant c: KL <= 4 B T / (c n^2 sigma^2), i.e. the integral of
- * Theorem 4.1's 4 B / n^2 over [0, T] divided by c sigma^2 (c = 2: the seed's 2BT/(n^2 sigma^2);
+ * Theorem 4.1's 4 B / n^2 over [0, T] divided by c sigma^2 (c = 2: the paper's 2BT/(n^2 sigma^2);
  * c = HDP_KL_C = 4: B T / (n^2 sigma^2)). */
 double hdp_kl_bound(double B, double T, long n, double sigma, double c);
 
@@ -152,7 +153,7 @@ double hdp_kl_bound(double B, double T, long n, double sigma, double c);
  *   sigma^2(T) = 4 B T / (c eps n^2)                   (the noise that meets eps at time T)
  *   T* = sqrt(c eps n R / (4 B)), sigma*^2 = sigma^2(T*)   (minimise R/(2T) + sigma^2 n / 2,
  *   the bound 1/n^2 + R/(2T) + sigma^2 n/2 of eq. 72 without its 1/n^2; c = 2 gives the
- *   seed's T* = sqrt(eps n R / (2B)))
+ *   paper's T* = sqrt(eps n R / (2B)))
  *   risk* = R/(2 T*) + sigma*^2 n / 2 = 2 sqrt(R B / (c eps n)). */
 typedef struct {
     double sigma2_at_T, T_opt, sigma2_opt, risk_opt;
@@ -160,7 +161,7 @@ typedef struct {
 void hdp_kl_budget_solve(double B, double R, long n, double eps, double T, double c,
                          hdp_kl_budget *out);
 
-/* Pinsker (seed 001 A.2): eps-KL privacy gives (0, delta)-DP with delta = sqrt(eps / 2),
+/* Pinsker (Ye et al., A.2): eps-KL privacy gives (0, delta)-DP with delta = sqrt(eps / 2),
  * capped at 1 (vacuous from eps = 2 on); the KL budget of a target delta is 2 delta^2. */
 double hdp_kl_pinsker_delta(double kl);
 
@@ -258,7 +259,7 @@ typedef struct {
     double *Mt_res0;  /* [r] M^T (f0 - y) */
     double grad2;     /* mean over samples of ||J(x_i)||_F^2 (a Monte Carlo of B) */
     double R_lazy;    /* o = 1: ||W* - W_0||^2 of the min-norm solution of f_lin = 2 ln(n) y
-                         (seed 001 eq. 62), (2 ln n y - f0)^T K^+ (2 ln n y - f0); else NaN */
+                         (Ye et al., eq. 62), (2 ln n y - f0)^T K^+ (2 ln n y - f0); else NaN */
 } hdp_kl_problem;
 
 /* Draw initialisation init_index (stream seed jumped init_index + 1 times) and build the
@@ -290,7 +291,7 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
 hdp_status hdp_kl_gauss(long dim, const double *mu1, const double *S1, const double *mu2,
                         const double *S2, double *kl, hdp_error *err);
 
-/* The result of hdp_kl_run. KL values use c = HDP_KL_C (multiply by 2 for the seed's). */
+/* The result of hdp_kl_run. KL values use c = HDP_KL_C (multiply by 2 for the paper's). */
 typedef struct {
     long epochs, n, inits, runs;
     long worst;          /* j*: the removed sample with the largest KL after `epochs` steps */

@@ -1,5 +1,5 @@
 /*
- * hdpsgd/klsweep.h — the kl experiments driver (seed 001; THEORY.md 8; hdpsgd/kl.h): the
+ * hdpsgd/klsweep.h — the kl experiments driver (Ye et al.; docs/theory.md §8; hdpsgd/kl.h): the
  * runs of `hdpsgd kl run --vs epochs|depth|width` and the checks of `hdpsgd kl init`, each
  * on the grid runner (hdpsgd/grid.h). It prints nothing: progress goes through callbacks;
  * the command line prints the tables and writes the CSV, the JSON and the figures.

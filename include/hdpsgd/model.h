@@ -18,9 +18,9 @@
  * hdp_nc_keys_of (nc.h), hdp_kl_keys_of (kl.h), hdp_si_keys_of (si.h). Parsing, defaults,
  * messages, hdp_model_write_ini/_meta and the documentation treat every section alike.
  *
- * Conventions (THEORY.md section 0):
+ * Conventions (docs/theory.md §0):
  *   - gamma = d/n; n = round(d/gamma) when gamma is given;
- *   - rho is the privacy parameter of THEORY 1/6 (the mu of Gaussian DP): the output is
+ *   - rho is the privacy parameter of docs/theory.md §1, §6 (the mu of Gaussian DP): the output is
  *     (rho^2/2)-zCDP; rho = inf means no private noise. The budget is given as exactly one
  *     of privacy.rho, privacy.rho_zcdp (= rho^2/2) or privacy.epsilon with privacy.delta
  *     (calibrated as hdp_zcdp_from_epsilon does: Canonne-Kamath-Steinke); finalize fills

@@ -1,21 +1,21 @@
 /*
  * hdpsgd/nc.h — NoisyGD / NoisySGD on neural-collapse features: when is the private
  * error independent of the feature dimension p, and when do perturbations of the
- * features bring p back (seed 004, "Neural collapse meets differential privacy";
- * THEORY.md sections 6 and 8).
+ * features bring p back (the NC paper, "Neural collapse meets differential privacy";
+ * docs/theory.md §6 and §8).
  *
- * Features (seed 004 Definition 1). The K-simplex equiangular tight frame
+ * Features (the NC paper, Definition 1). The K-simplex equiangular tight frame
  *     M = sqrt(K/(K-1)) P (I_K - 1 1^T / K),   P^T P = I_K,   ||M_k|| = 1,
  *     M_k^T M_j = -1/(K-1) (j != k),   sum_k M_k = 0.
  * The toolkit takes P = [Q; 0] with Q the K x K Householder reflection that maps
  * 1/sqrt(K) to e_K: then every M_k lives in the first K-1 coordinates of R^p, and for
- * K = 2 M = [-e_1, e_1], seed 004's re-parameterised binary problem. A sample of class k
+ * K = 2 M = [-e_1, e_1], the NC paper's re-parameterised binary problem. A sample of class k
  * has the feature M_k (perfect collapse) plus the perturbation below; labels are one-hot
  * (ce, squared) or y = -1 for class 1 and y = +1 for class 2 (logistic, K = 2).
  * Class sizes (n = nc.n in total): balanced (differing by at most one), or with
  * imbalance alpha class 1 gets round(alpha n) and classes 2..K share the rest.
  *
- * Perturbations of l_inf size beta (seed 004 sections 3.2, 3.3; v = beta s, s a fixed
+ * Perturbations of l_inf size beta (the NC paper, sections 3.2, 3.3; v = beta s, s a fixed
  * vector of random signs drawn once from the base stream, so ||v||_2 = beta sqrt(p)):
  *   test-offset   test features M_c + v (fixed);
  *   adversarial   test features M_c + v(W) with v chosen against the trained W,
@@ -25,12 +25,12 @@
  *   train-offset  training features M_k + v;
  *   both          training and test features offset by the same v;
  *   per-sample    training features M_k + beta s_i, fresh signs for every sample and draw.
- * Remedies (seed 004 section 4):
+ * Remedies (the NC paper, section 4):
  *   center  training features minus their mean, test features minus the mean of the test
  *           class centres (a fixed test offset cancels; zero-mean noise is untouched);
  *   pca     z = P^T x with P (p x (K-1)) the top K-1 principal directions of nc.public_samples
  *           public samples drawn like the training features (class i mod K), from their
- *           CENTRED second moment (seed 004 section 4.3 uses the uncentred one, whose top
+ *           CENTRED second moment (the NC paper, section 4.3 uses the uncentred one, whose top
  *           eigenvector is the offset v as soon as ||v||^2 > 1/(K-1)); training and
  *           testing then happen in R^(K-1) (A = P^T above; A = I otherwise). With per-sample
  *           noise the public second moment is a spiked covariance (spike 1/(K-1) on span(M),
@@ -39,7 +39,7 @@
  *           (Baik-Ben Arous-Peche; Paul 2007), so pca restores flatness only while
  *           p << m/((K-1) beta^2), and not at all beyond p = m/((K-1)^2 beta^4).
  *
- * The algorithm (seed 004 eq. (1) and NoisySGD, with the clipping fixed: the seed writes
+ * The algorithm (the NC paper, eq. (1) and NoisySGD, with the clipping fixed: the paper writes
  * max{1, G/||g||}, which never clips and scales small gradients UP; the sensitivity
  * argument needs min{1, G/||g||}):
  *   NoisyGD  (batch = 0): W <- W - eta   ( sum_i       clip_G(g_i) + N(0, sigma^2 I) )
@@ -51,13 +51,13 @@
  * (Wx - e_k) x^T) and logistic (K = 2, one vector theta: log(1 + exp(-y theta^T x)),
  * gradient -y x / (1 + exp(y theta^T x))).
  *
- * Privacy convention. nc.rho is the zCDP parameter PER STEP of seed 004, i.e. rho_z in
- * the terms of hdpsgd/privacy.h (NOT the rho of THEORY 1, whose output is
+ * Privacy convention. nc.rho is the zCDP parameter PER STEP of the NC paper, i.e. rho_z in
+ * the terms of hdpsgd/privacy.h (NOT the rho of docs/theory.md §1, whose output is
  * (rho^2/2)-zCDP): adding or removing one sample moves the clipped sum by at most G, so
  * the Gaussian mechanism with variance G^2/(2 rho) is rho-zCDP; T steps compose to
- * (T rho)-zCDP, reported as (epsilon, delta) by hdp_zcdp_epsilon_cks (THEORY 6). NoisySGD
- * is accounted the same way (no amplification by subsampling claimed, as in the seed).
- * remedy = center treats the feature mean as public (seed 004 section 4.1 bounds the
+ * (T rho)-zCDP, reported as (epsilon, delta) by hdp_zcdp_epsilon_cks (docs/theory.md §6). NoisySGD
+ * is accounted the same way (no amplification by subsampling claimed, as in the paper).
+ * remedy = center treats the feature mean as public (the NC paper, section 4.1 bounds the
  * extra sensitivity by n/(n-1) for K = 2 balanced classes); pca uses public data only.
  *
  * Error. The misclassification error of a trained W is the mean over the K classes
@@ -69,14 +69,14 @@
  * (hdpsgd/rng.h); the fixed offset and the public samples come from the unjumped
  * stream: results do not depend on the number of threads.
  *
- * Exact one-step error (THEORY 8, derived in nc.c): after one NoisyGD step from W = 0
+ * Exact one-step error (docs/theory.md §8, derived in nc.c): after one NoisyGD step from W = 0
  * on a deterministic training set, the scores of a test point z are Gaussian,
  *     W_1 z = -eta (S z + Xi z),  S = sum_k n_k c_k r_k z_k^T,  Xi z ~ N(0, sigma^2 ||z||^2 I),
  * so with mu = -S z_c the error of class c is
  *     1 - E_Z prod_{j != c} Phi(Z + (mu_c - mu_j) / (sigma ||z_c||)),   Z ~ N(0, 1),
  * and for perfect collapse with balanced classes and no clipping (G >= sqrt(1 - 1/K)
  * for ce, G >= 1 for squared) it is 1 - E_Z[Phi(Z + n/((K-1) sigma))^(K-1)]: Phi(-n/(sqrt2
- * sigma)) for K = 2, and Phi(-n/(2 sigma)) for the logistic model (seed 004 Theorem 3).
+ * sigma)) for K = 2, and Phi(-n/(2 sigma)) for the logistic model (the NC paper, Theorem 3).
  * It does not depend on p, on eta, or (for K = 2) on the class balance.
  *
  * The library prints nothing and never exits; errors come back as hdp_status.
@@ -116,7 +116,7 @@ typedef struct {
     long K, p, n;             /* classes, feature dimension, training samples (total) */
     double imbalance;         /* 0 = balanced; else the fraction of the samples in class 1 */
     double G;                 /* clipping threshold on per-sample gradient norms */
-    double rho;               /* zCDP parameter per step (seed 004's rho = rho_z of privacy.h) */
+    double rho;               /* zCDP parameter per step (the NC paper's rho = rho_z of privacy.h) */
     long steps;               /* steps T of NoisyGD / NoisySGD */
     double eta;               /* learning rate */
     hdp_nc_loss_kind loss;
@@ -175,14 +175,14 @@ void hdp_nc_class_sizes(long K, long n, double imbalance, long *nk);
 void hdp_nc_etf(long K, long p, double *M);
 
 /* sigma = G / sqrt(2 rho), the standard deviation of the private noise per coordinate
- * (seed 004 eq. (1)); 0 for rho = inf. */
+ * (the NC paper, eq. (1)); 0 for rho = inf. */
 double hdp_nc_sigma(double G, double rho);
 
 /* The norm of a per-sample gradient at W = 0 under perfect collapse (||M_k|| = 1):
- * sqrt(1 - 1/K) for ce, 1 for squared, 1/2 for logistic (THEORY 8). */
+ * sqrt(1 - 1/K) for ce, 1 for squared, 1/2 for logistic (docs/theory.md §8). */
 double hdp_nc_grad_norm_at_zero(long K, hdp_nc_loss_kind loss);
 
-/* Clipping (seed 004 eq. (1), corrected): the factor min(1, G/gnorm) (1 for gnorm = 0). */
+/* Clipping (the NC paper, eq. (1), corrected): the factor min(1, G/gnorm) (1 for gnorm = 0). */
 double hdp_nc_clip_factor(double gnorm, double G);
 
 /* The clipped per-sample gradient of a linear model, the rank-one matrix
@@ -194,15 +194,15 @@ double hdp_nc_clip_gradient(const double *r, long rows, const double *z, long co
 /* E_Z[1 - prod_j Phi(Z + a[j])], Z ~ N(0, 1), j = 0..m-1, by adaptive quadrature on the
  * real line (GSL qagi, relative tolerance 1e-10), the integrand written as
  * -expm1(sum_j log Phi(Z + a_j)) so that tiny errors keep their relative accuracy.
- * HDP_ENUMERIC if the quadrature fails. (THEORY 8.) */
+ * HDP_ENUMERIC if the quadrature fails. (docs/theory.md §8.) */
 hdp_status hdp_nc_gauss_max_error(const double *a, long m, double *out, hdp_error *err);
 
-/* The closed forms of THEORY 8 for perfect collapse, balanced classes, one NoisyGD step
+/* The closed forms of docs/theory.md §8 for perfect collapse, balanced classes, one NoisyGD step
  * from W = 0, no clipping: 1 - E_Z[Phi(Z + n/((K-1) sigma))^(K-1)] (K-class softmax or
  * squared loss; Phi(-n/(sqrt2 sigma)) for K = 2) ... */
 hdp_status hdp_nc_exact_error_balanced(long K, double n, double sigma, double *out,
                                        hdp_error *err);
-/* ... and Phi(-n/(2 sigma)) for the binary logistic model (seed 004 Theorem 3). */
+/* ... and Phi(-n/(2 sigma)) for the binary logistic model (the NC paper, Theorem 3). */
 double hdp_nc_exact_error_logistic(double n, double sigma);
 
 /* A problem: the spec with everything fixed across the draws (features, offset,

@@ -1,7 +1,7 @@
 /*
  * hdpsgd/ncsweep.h — the nc experiments driver: one NoisyGD point (the Monte Carlo of
  * hdp_nc_run, or the exact one-step error alone) and the sweeps over the feature
- * dimension p of `hdpsgd nc --sweep flat|perturb|remedy` (seed 004; THEORY.md 6, 8).
+ * dimension p of `hdpsgd nc --sweep flat|perturb|remedy` (the NC paper; docs/theory.md §6, §8).
  * It prints nothing: progress goes through a callback; the command line writes the CSV,
  * the JSON and the figure.
  *

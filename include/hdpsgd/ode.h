@@ -1,10 +1,10 @@
 /*
  * hdpsgd/ode.h — the deterministic risk ODE of homogenized DP-SGD
- * (THEORY.md section 3), integrated with SUNDIALS CVODE.
+ * (docs/theory.md §3), integrated with SUNDIALS CVODE.
  *
  *   dD_j/dt = -2 lambda_j eta~(t) mu_c(R) D_j + gamma lambda_j eta~(t)^2 V_c(R) + 2 c^2 gamma^2 sigma~(t)^2
  *   R(t)    = sum_j w_j lambda_j D_j(t),   D_j(0) = r*^2 / 2
- * and the scalar bound ODEs R_upper, R_lower of seed 000 (THEORY 3). The row
+ * and the scalar bound ODEs R_upper, R_lower of Mondelli's notes (docs/theory.md §3). The row
  * t = 1 is the output theta_n: the final-step noise 2 c^2 gamma^2 eta~(1)^2 / rho^2
  * is added to the risk and to both bounds.
  * Methods ([ode] solver): CVODE's BDF (the optimal schedule is stiff near t = 0 for
@@ -29,7 +29,7 @@ typedef struct {
     long points;     /* grid size: t_i = i / (points - 1) */
     double *t;       /* [points] */
     double *risk;    /* predicted excess risk R(t); last entry includes the final noise */
-    double *upper;   /* upper bound R_upper(t) (THEORY 3), same convention */
+    double *upper;   /* upper bound R_upper(t) (docs/theory.md §3), same convention */
     double *lower;   /* lower bound R_lower(t) */
     double *mu;      /* mu_c(R(t)) (before the final noise at t = 1) */
     double *nu;      /* nu_c(R(t)) */
@@ -39,7 +39,7 @@ typedef struct {
     double final_noise;             /* 2 c^2 gamma^2 eta~(1)^2 / rho^2 */
     double final_risk;              /* R(1) + final_noise */
     double eta_sup;                 /* sup eta~ */
-    int stable;                     /* eta_sup < 2/gamma (THEORY 3) */
+    int stable;                     /* eta_sup < 2/gamma (docs/theory.md §3) */
     long bins;                      /* m */
     long rhs_evals, steps;          /* counters of the solver that gave the result */
     char solver[16];                /* "dop853" or "cvode" ([ode] solver; auto falls back

@@ -1,7 +1,7 @@
 /*
- * hdpsgd/privacy.h — privacy accounting (THEORY.md section 6).
+ * hdpsgd/privacy.h — privacy accounting (docs/theory.md §6).
  *
- * Conventions: rho is the parameter of THEORY 1 (the output is
+ * Conventions: rho is the parameter of docs/theory.md §1 (the output is
  * (rho^2/2)-zCDP); rho_z = rho^2/2 is the zCDP parameter proper.
  */
 #ifndef HDPSGD_PRIVACY_H
@@ -13,13 +13,13 @@
 extern "C" {
 #endif
 
-/* Privacy amplification by iteration (Feldman-Koren-Talwar), THEORY 6:
+/* Privacy amplification by iteration (Feldman-Koren-Talwar), docs/theory.md §6:
  * rho_acc = max_k eta_k / sqrt(sum_{j >= k} sigma_j^2) over k = 0..n-1, for
  * arrays eta[n], sigma[n] (sigma_j not squared). Suffix sums in long double.
  * Returns +inf when some eta_k > 0 has no noise after it. */
 double hdp_privacy_accountant(const double *eta, const double *sigma, long n);
 
-/* The accountant applied to the discrete schedule of THEORY 1 with n steps.
+/* The accountant applied to the discrete schedule of docs/theory.md §1 with n steps.
  * For every schedule kind this equals the schedule's rho (a unit test). */
 double hdp_privacy_accountant_schedule(const hdp_schedule *s, long n);
 
@@ -35,36 +35,37 @@ double hdp_zcdp_epsilon_cks(double rho_z, double delta);
  * Returns HDP_EINPUT for epsilon <= 0 or delta outside (0, 1). */
 hdp_status hdp_zcdp_from_epsilon(double epsilon, double delta, double *rho_z, hdp_error *err);
 
-/* ---- Full-batch DP-GD (THEORY.md section 6; seeds 000 and 003) ----
+/* ---- Full-batch DP-GD (docs/theory.md §6; Mondelli's notes and Bombari-Mondelli) ----
  * T steps of  theta <- theta - eta (1/n) sum_i clip(g_i) + sqrt(eta) (2 C_clip / n) sigma N(0, I_p).
  * Replacing one sample moves the clipped gradient sum by at most 2 C_clip, so a step
  * has sensitivity 2 eta C_clip / n against Gaussian noise of standard deviation
  * sqrt(eta) 2 C_clip sigma / n: it is (eta / (2 sigma^2))-zCDP, and T steps compose to
  *     rho_z = eta T / (2 sigma^2)                         (zCDP parameter proper).
  * Bombari and Mondelli ("Privacy for free in the overparameterized regime", PNAS 2025;
- * seed 003) state the (epsilon, delta) guarantee directly, the "simple bound" below:
+ * Bombari-Mondelli) state the (epsilon, delta) guarantee directly, the "simple bound" below:
  *     sigma >= sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon,  valid for epsilon in (0, 8 ln(1/delta)).
  * That bound is looser than the zCDP route (it is Bun-Steinke's leading term with a
  * factor 2 to spare), so the zCDP route gives the smaller sigma for the same (epsilon, delta).
- * eta > 0 is the step size, steps = T >= 1, sigma > 0 the noise multiplier of the seed.
+ * eta > 0 is the step size, steps = T >= 1, sigma > 0 the noise multiplier of the paper.
  */
 
-/* rho_z = eta T / (2 sigma^2) (THEORY 6); sigma = 0 gives inf. */
+/* rho_z = eta T / (2 sigma^2) (docs/theory.md §6); sigma = 0 gives inf. */
 double hdp_dpgd_rho_z(double eta, long steps, double sigma);
 
-/* The simple bound's epsilon for a given sigma: sqrt(eta T) sqrt(8 ln(1/delta)) / sigma (THEORY 6).
+/* The simple bound's epsilon for a given sigma: sqrt(eta T) sqrt(8 ln(1/delta)) / sigma
+ * (docs/theory.md §6).
  * The formula is only a guarantee when the result lies in (0, 8 ln(1/delta)); check with
  * hdp_dpgd_simple_applies. */
 double hdp_dpgd_epsilon_simple(double eta, long steps, double sigma, double delta);
 
-/* The simple bound's sigma for a target epsilon: sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon (THEORY 6);
- * a guarantee only when hdp_dpgd_simple_applies(epsilon, delta). */
+/* The simple bound's sigma for a target epsilon: sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon
+ * (docs/theory.md §6); a guarantee only when hdp_dpgd_simple_applies(epsilon, delta). */
 double hdp_dpgd_sigma_simple(double eta, long steps, double epsilon, double delta);
 
-/* 1 when epsilon lies in (0, 8 ln(1/delta)), the range of the simple bound (THEORY 6). */
+/* 1 when epsilon lies in (0, 8 ln(1/delta)), the range of the simple bound (docs/theory.md §6). */
 int hdp_dpgd_simple_applies(double epsilon, double delta);
 
-/* The zCDP route (THEORY 6): rho_z from the CKS calibration of (epsilon, delta)
+/* The zCDP route (docs/theory.md §6): rho_z from the CKS calibration of (epsilon, delta)
  * (hdp_zcdp_from_epsilon), then sigma = sqrt(eta T / (2 rho_z)). Writes sigma and,
  * when rho_z_out is not NULL, rho_z. HDP_EINPUT for eta <= 0, steps < 1, epsilon <= 0
  * or delta outside (0, 1). */

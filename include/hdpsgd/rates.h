@@ -1,7 +1,7 @@
 /*
  * hdpsgd/rates.h — the rates driver: the final excess risk of each optimised schedule
  * family against gamma = d/n, and its log-log slope next to the theorem's rates
- * (THEORY.md section 5). The driver of `hdpsgd rates` and of the `rates` points of
+ * (docs/theory.md §5). The driver of `hdpsgd rates` and of the `rates` points of
  * `hdpsgd sweep`; it prints nothing (progress through a callback).
  *
  * The caller builds one finalized model per gamma (d fixed, n = round(d/gamma); the
@@ -28,7 +28,7 @@ hdp_status hdp_rates_grid_parse(const char *text, double *lo, double *hi, long *
 /* The i-th of count log-spaced gammas from lo to hi. */
 double hdp_rates_gamma(double lo, double hi, long count, long i);
 
-/* The families of THEORY 5's three rates (output, linear-noise, optimal) when list is
+/* The families of docs/theory.md §5's three rates (output, linear-noise, optimal) when list is
  * NULL, else hdp_design_families_parse(list). */
 hdp_status hdp_rates_families(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err);
 
@@ -61,8 +61,8 @@ hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP
                          void *progress_user, hdp_rates_result *r, hdp_error *err);
 void hdp_rates_result_free(hdp_rates_result *r);
 
-/* ---- the theorem's rate model with its constants (THEORY.md 5.2; src/drivers/rates_fit.c) ----
- * Each family's rate is a sum of two terms, r1 (statistical) + r2 (privacy):
+/* ---- the theorem's rate model with its constants (docs/theory.md §5.2; src/drivers/rates_fit.c)
+ * ---- Each family's rate is a sum of two terms, r1 (statistical) + r2 (privacy):
  *   output        r1 = gamma L,           r2 = gamma^2 L^2 / rho^2
  *   linear-noise  r1 = gamma L^(2/3),     r2 = gamma^2 L^(4/3) / rho^2
  *   optimal, pl   r1 = gamma,             r2 = gamma^2 / rho^2          (L = log(1/gamma))

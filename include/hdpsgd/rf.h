@@ -1,18 +1,19 @@
 /*
  * hdpsgd/rf.h — DP-GD on random features and its Ornstein-Uhlenbeck limit
- * ("privacy for free", seed 003; THEORY.md sections 6 and 7).
+ * ("privacy for free", Bombari-Mondelli; docs/theory.md §6 and §7).
  *
- * Model (THEORY 7): x ~ N(0, I_d); V in R^{p x d}, V_ij ~ N(0, 1/d), frozen;
+ * Model (docs/theory.md §7): x ~ N(0, I_d); V in R^{p x d}, V_ij ~ N(0, 1/d), frozen;
  * features phi(x) = act(V x); f(x; theta) = phi(x)^T theta; loss (f - y)^2;
  * labels y = sign(u^T x) or u^T x (u uniform on the unit sphere), plus optional
  * Gaussian label noise. Phi (n x p) holds the training features by rows.
  *
- * DP-GD (Algorithm 1 of seed 003, THEORY 7): theta_0 = 0 and for t = 1..T
+ * DP-GD (Algorithm 1 of Bombari-Mondelli, docs/theory.md §7): theta_0 = 0 and for t = 1..T
  *   r = Phi theta - y,  w_i = min(1, C_clip / (2 |r_i| ||phi_i||))   clipping weights
  *   theta <- theta - eta (2/n) Phi^T (w .* r) + sqrt(eta) (2 C_clip / n) sigma xi,  xi ~ N(0, I_p)
- * with sigma from THEORY 6 (seed 003's bound, or the zCDP route outside its range).
+ * with sigma from docs/theory.md §6 (Bombari-Mondelli's bound, or the zCDP route outside its
+ * range).
  *
- * The OU limit (THEORY 7), tau = eta T: dTheta = -(2/n) Phi^T (Phi Theta - y) dt + s dB,
+ * The OU limit (docs/theory.md §7), tau = eta T: dTheta = -(2/n) Phi^T (Phi Theta - y) dt + s dB,
  * s = 2 C_clip sigma / n, solved in the eigenbasis of K = Phi Phi^T = U diag(s_k^2) U^T:
  * rates lambda_k = 2 s_k^2 / n, orthonormal directions w_k = Phi^T u_k / s_k, and a
  * Brownian motion in the directions orthogonal to the rows of Phi. A parameter is
@@ -36,7 +37,7 @@ extern "C" {
 
 /* ---- the [rf] and [dpgd] sections of the model files (src/families/rf_keys.c) ---- */
 
-/* The activation phi and the target y(x) (THEORY.md 7), with their names in model files. */
+/* The activation phi and the target y(x) (docs/theory.md §7), with their names in model files. */
 typedef enum { HDP_RF_TANH = 0, HDP_RF_RELU, HDP_RF_LINEAR_ACT } hdp_rf_activation_kind;
 typedef enum { HDP_RF_SIGN = 0, HDP_RF_LINEAR_TARGET } hdp_rf_target_kind;
 const char *hdp_rf_activation_name(hdp_rf_activation_kind k);
@@ -55,7 +56,7 @@ typedef struct {
     long val_size;            /* validation samples of rf-experiment; 0 = 20 % of test_size */
 } hdp_rf_keys;
 
-/* The values of the [dpgd] keys: Algorithm 1 of seed 003 (THEORY.md 6, 7); 0 means
+/* The values of the [dpgd] keys: Algorithm 1 of Bombari-Mondelli (docs/theory.md §6, §7); 0 means
  * "derived" as in the help. */
 typedef struct {
     double eta;               /* step size; 0 = 1/p */
@@ -104,7 +105,7 @@ typedef struct {
     double *y, *y_test;   /* [n], [m] labels */
     double *phi_norm;     /* [n] ||phi_i|| */
     double *test_norm2;   /* [m] ||phi_test_j||^2 */
-    /* the modes (THEORY 7), s_k^2 > 0 in decreasing order; r = rank kept */
+    /* the modes (docs/theory.md §7), s_k^2 > 0 in decreasing order; r = rank kept */
     long r;
     double *s2, *s;       /* [r] eigenvalues s_k^2 of K and singular values s_k */
     double *lambda;       /* [r] OU rates 2 s_k^2 / n */
@@ -135,7 +136,7 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
                                 hdp_rf_problem *pb, hdp_error *err);
 void hdp_rf_problem_free(hdp_rf_problem *pb);
 
-/* ---- DP-GD hyperparameters and the privacy calibration (THEORY 6) ---- */
+/* ---- DP-GD hyperparameters and the privacy calibration (docs/theory.md §6) ---- */
 
 typedef enum {
     HDP_RF_SIGMA_GIVEN = 0, /* dpgd.sigma > 0 used as is */
@@ -168,18 +169,18 @@ hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hd
                                   hdp_error *err);
 
 /* Given q->eta, T, C_clip, delta and either q->sigma > 0 (route GIVEN) or q->epsilon
- * (sigma = 0 on entry): set sigma, route, rho_z, epsilon_cks, s and tau (THEORY 6).
- * The seed-003 formula is used for epsilon in (0, 8 ln(1/delta)), the zCDP route
+ * (sigma = 0 on entry): set sigma, route, rho_z, epsilon_cks, s and tau (docs/theory.md §6).
+ * The Bombari-Mondelli formula is used for epsilon in (0, 8 ln(1/delta)), the zCDP route
  * otherwise (route ZCDP; callers may print a note). */
 hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err);
 
-/* ---- closed forms (THEORY 7) ---- */
+/* ---- closed forms (docs/theory.md §7) ---- */
 
 /* Test and train loss of theta = sum_k c_k w_k (no null-space part): (1/m) ||G c - y_test||^2
  * and (1/n) ||U S c - y||^2. test needs HDP_RF_TEST_MODES (else it is set to NaN). */
 void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, double *train);
 
-/* Expected test and train loss of the OU process at time t (THEORY 7):
+/* Expected test and train loss of the OU process at time t (docs/theory.md §7):
  * mean sum_k (1 - e^{-lambda_k t}) beta_k w_k, covariance
  * s^2 [sum_k (1 - e^{-2 lambda_k t})/(2 lambda_k) w_k w_k^T + t (I - P_row)];
  * E loss at a point = (phi^T mean - y)^2 + phi^T Cov phi, averaged over the set.

@@ -1,6 +1,6 @@
 /*
- * hdpsgd/rfexp.h — the rf experiments driver: seed 003's Fig. 2 on random features
- * (THEORY.md 6, 7; hdpsgd/rf.h), the computations of `hdpsgd rf-experiment P1|P2|P3|P4`.
+ * hdpsgd/rfexp.h — the rf experiments driver: Bombari-Mondelli's Fig. 2 on random features
+ * (docs/theory.md §6, §7; hdpsgd/rf.h), the computations of `hdpsgd rf-experiment P1|P2|P3|P4`.
  * It prints nothing: progress goes through callbacks; the command line writes the CSV
  * and the figure.
  *
@@ -16,7 +16,7 @@
  * runs `runs` times on consecutive streams (1, 2, ... over the whole experiment), so the
  * results are the same for any number of threads.
  *
- * Selection (seed 003 tunes its hyperparameters on validation data): at every p the
+ * Selection (Bombari-Mondelli tunes its hyperparameters on validation data): at every p the
  * configuration of lowest mean *validation* loss is selected (rf.val_size samples, 20 % of
  * rf.test_size by default, drawn from their own streams: hdpsgd/rf.h, HDP_RF_VALIDATION),
  * and its *test* loss is what P1 reports; HDP_RFEXP_SELECT_TEST selects on the test loss

@@ -1,5 +1,5 @@
 /*
- * hdpsgd/rng.h — random streams for the Monte Carlo (THEORY.md sections 1 and 4).
+ * hdpsgd/rng.h — random streams for the Monte Carlo (docs/theory.md §1 and §4).
  *
  * xoshiro256++ 1.0 (Blackman and Vigna, "Scrambled linear pseudorandom number
  * generators", ACM TOMS 2021; reference code prng.di.unimi.it/xoshiro256plusplus.c):

@@ -1,11 +1,11 @@
 /*
  * hdpsgd/schedule.h — learning-rate schedules and the private noise they imply
- * (THEORY.md sections 1 and 5).
+ * (docs/theory.md §1 and §5).
  *
  * Continuous schedules on t in [0, 1]:
  *   eta~(t)         the learning rate (non-increasing);
  *   sigma~(t)^2 = -(d/dt eta~(t)^2) / rho^2   (0 when rho = inf).
- * Discrete schedule of the algorithm (THEORY 1), k = 0..n-1:
+ * Discrete schedule of the algorithm (docs/theory.md §1), k = 0..n-1:
  *   eta_k = eta~(k/n) / n,
  *   sigma_k^2 = (eta_k^2 - eta_{k+1}^2) / rho^2 for k < n-1,  sigma_{n-1}^2 = eta_{n-1}^2 / rho^2.
  * The same code serves the ODE (continuous) and the simulation (discrete).
@@ -41,7 +41,7 @@ double hdp_sched_sigma2(const hdp_schedule *s, double t);
 /* sup over [0,1] of eta~ (= eta~(0): schedules are non-increasing). */
 double hdp_sched_eta_sup(const hdp_schedule *s);
 
-/* The discrete step k of n (THEORY 1): eta_k and sigma_k (not squared). */
+/* The discrete step k of n (docs/theory.md §1): eta_k and sigma_k (not squared). */
 void hdp_sched_step(const hdp_schedule *s, long n, long k, double *eta_k, double *sigma_k);
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 /*
  * hdpsgd/si.h — private feature learning for single-index models: two-stage private
- * training of a two-layer tanh network (seed 002, Algorithm 1; THEORY.md 6, 7 and 8).
+ * training of a two-layer tanh network (the single-index notes, Algorithm 1; docs/theory.md §6, §7
+ * and §8).
  *
  * Model: f(x) = a^T tanh(W^T x + b), W in R^{d x p} (columns w_j), b ~ N(0, I_p), a in R^p.
  * Data: x ~ N(0, I_d), y = sigma_*(<x, mu>), mu uniform on the unit sphere,
@@ -11,29 +12,29 @@
  *   g_ij = 2 (f_0(x_i) - y_i) a_0j tanh'(w_j^T x_i + b_j) x_i       per sample i, neuron j
  *   u_j  = w0_j - eta_W sum_i g_ij min(1, C_W / ||g_ij||)
  *   w1_j = u_j / max(||u_j||, R) + sigma_W N(0, I_d),    R = norm_floor eta_W n 2/sqrt(p).
- * Seed 002 updates with a "clipped" g^C_W it never defines, and normalises by ||u_j||;
+ * The single-index notes update with a "clipped" g^C_W it never defines, and normalises by ||u_j||;
  * normalisation alone has no data-independent sensitivity. u -> u/max(||u||, R) is
  * (1/R)-Lipschitz (it is 1/R times the projection onto the ball of radius R), and
  * replacing one sample moves u_j by at most 2 eta_W C_W, so the release of W_1 is a
  * Gaussian mechanism with l2 sensitivity Delta_1 = 2 eta_W C_W sqrt(p) / R and
- *   rho_z1 = Delta_1^2 / (2 sigma_W^2)                      (zCDP, THEORY 6).
- * When ||u_j|| >= R (the "floored" count says how often not) this is the seed's step.
+ *   rho_z1 = Delta_1^2 / (2 sigma_W^2)                      (zCDP, docs/theory.md §6).
+ * When ||u_j|| >= R (the "floored" count says how often not) this is the paper's step.
  *
  * Stage 2 (DP-GD on the second layer over the fixed features phi(x) = tanh(W_1^T x + b)),
  * a_0 = 1/sqrt(p) 1, for t = 1..T:
  *   g_i = 2 (phi_i^T a_{t-1} - y_i) phi_i + 2 lambda a_{t-1}
  *   a_t = a_{t-1} - eta_a (1/n) sum_i g_i min(1, C_a/||g_i||) + sqrt(eta_a) (2 C_a/n) sigma_a xi,
  *   xi ~ N(0, I_p).
- * Slips of seed 002 fixed here: its clipping is written inverted (g max(1, ||g^C||/C_a),
- * self-referential; the clip is g min(1, C_a/||g||)); its noise N(0, 1) must be a vector
- * N(0, I_p); its gradient uses a_{i-1} (sample index) for a_{t-1}; its noise scale C_a/n
- * is 2 C_a/n for replace-one neighbours (THEORY 6: sensitivity 2 eta C/n); its sigma_W
+ * Slips of the single-index notes fixed here: its clipping is written inverted (g max(1,
+ * ||g^C||/C_a), self-referential; the clip is g min(1, C_a/||g||)); its noise N(0, 1) must be a
+ * vector N(0, I_p); its gradient uses a_{i-1} (sample index) for a_{t-1}; its noise scale C_a/n
+ * is 2 C_a/n for replace-one neighbours (docs/theory.md §6: sensitivity 2 eta C/n); its sigma_W
  * uses an undefined eps_B (eps_n here); Assumption 1's N(0, 1) inputs are N(0, I_d).
- * sigma_a: seed 002's sqrt(eta_a T) sqrt(8 ln(1/delta))/epsilon for epsilon in
- * (0, 8 ln(1/delta)), else the zCDP route (THEORY 6); rho_z2 = eta_a T/(2 sigma_a^2),
+ * sigma_a: the single-index notes' sqrt(eta_a T) sqrt(8 ln(1/delta))/epsilon for epsilon in
+ * (0, 8 ln(1/delta)), else the zCDP route (docs/theory.md §6); rho_z2 = eta_a T/(2 sigma_a^2),
  * total rho_z = rho_z1 + rho_z2 (zCDP composition), epsilon by Canonne-Kamath-Steinke.
  *
- * The OU limit (THEORY 7, with the ridge term): unclipped, the mean gradient is
+ * The OU limit (docs/theory.md §7, with the ridge term): unclipped, the mean gradient is
  * A a - c with A = (2/n) Phi^T Phi + 2 lambda I (the stage-2 kernel K = A), c = (2/n) Phi^T y;
  * in continuous time tau = eta_a T, da = -(A a - c) dt + s dB, s = 2 C_a sigma_a / n.
  * With A = V diag(l_k) V^T and a* = A^{-1} c, mode k of a - a* decays as e^{-l_k t} with
@@ -41,7 +42,8 @@
  * factor (1 - eta l_k)^T and variance s^2 eta sum_{j<T} (1 - eta l_k)^{2j}. Explicit GD
  * is stable only for eta_a l_max < 2, checked (si.eta_a named) before stage 2.
  *
- * Scalings (seed 002, Assumption 4, prefactors c_* from the model, L = ln d, q = degree):
+ * Scalings (the single-index notes, Assumption 4, prefactors c_* from the model, L = ln d, q =
+ * degree):
  *   lambda = c p/d^{2 eps_n}, eta_W = c d^{3 eps_n/2} sqrt(p), eta_a = c d^{eps_n} L^2/p
  *   (c = 0: 1/l_max), C_a = c d^{eps_n} sqrt(p) L^{q+1}, T = max(1, round(c d^{eps_n})),
  *   sigma_W = c sqrt(d^{1+eps_n}/n) L^{q+3}; and C_W = c sqrt(d/p) (ours).
@@ -71,7 +73,7 @@ const char *hdp_si_stage2_name(hdp_si_stage2_kind k);
 typedef struct {
     long d, p, n, test_size, runs;
     double he1, he2, he3;     /* Hermite coefficients of the link sigma_* */
-    double eps_n;             /* the exponent epsilon_n of seed 002's Assumption 4 */
+    double eps_n;             /* the exponent epsilon_n of the single-index notes' Assumption 4 */
     double lambda, eta_a, C_a, T, sigma_W, eta_W, C_W; /* prefactors */
     double norm_floor;        /* stage-1 normalisation floor (units above) */
     double epsilon, delta;    /* stage-2 target (epsilon, delta); delta 0 = 1/n */
@@ -92,8 +94,8 @@ typedef struct {
     double epsilon, delta;    /* stage-2 target; delta 0 = 1/n */
     hdp_si_stage2_kind stage2;
     unsigned long long seed;
-    /* The total-budget form (THEORY 8.2): epsilon_total > 0 (or inf) replaces epsilon and the
-     * sigma_W prefactor: rho_z = CKS^-1(epsilon_total, delta) is split into rho_z1 =
+    /* The total-budget form (docs/theory.md §8.2): epsilon_total > 0 (or inf) replaces epsilon and
+     * the sigma_W prefactor: rho_z = CKS^-1(epsilon_total, delta) is split into rho_z1 =
      * stage1_share rho_z (sigma_W = Delta1 / sqrt(2 rho_z1)) and rho_z2 = the rest (sigma_a =
      * sqrt(eta_a T / (2 rho_z2))), so that the reported total epsilon is epsilon_total.
      * epsilon_total = 0: the stage-2-only form (epsilon, c_sigma_W). */
@@ -111,7 +113,7 @@ typedef struct {
     long T;
     double delta;
     double sigma_a;           /* stage-2 noise multiplier (0 without noise) */
-    int sigma_route_zcdp;     /* 1: sigma_a from the zCDP route, 0: seed 002's formula */
+    int sigma_route_zcdp;     /* 1: sigma_a from the zCDP route, 0: the single-index notes' formula */
     double s;                 /* OU diffusion 2 C_a sigma_a / n */
     double tau;               /* eta_a T */
     double Delta1, rho_z1, rho_z2, rho_z, eps1, eps2, eps_total; /* CKS at delta */

@@ -1,7 +1,7 @@
 /*
- * hdpsgd/siexp.h — the sim-index experiments driver (seed 002; THEORY.md 6, 7, 8;
- * hdpsgd/si.h): the computations of `hdpsgd sim-index --experiment eps|n|align`. It prints
- * nothing; the command line writes the CSV and the figure.
+ * hdpsgd/siexp.h — the sim-index experiments driver (the single-index notes;
+ * docs/theory.md §6, §7, §8; hdpsgd/si.h): the computations of `hdpsgd sim-index --experiment
+ * eps|n|align`. It prints nothing; the command line writes the CSV and the figure.
  *
  *   eps    one problem (data and stage 1), stage 2 at the stage-2 epsilon targets 0.25,
  *          0.5, 1, ..., 32 and inf (hdp_si_set_epsilon), si.runs runs each; with

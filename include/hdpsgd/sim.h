@@ -1,6 +1,6 @@
 /*
  * hdpsgd/sim.h — the simulation side: Monte Carlo of one-pass DP-SGD
- * (THEORY.md section 1) and Euler-Maruyama of the homogenized SDE (section 4).
+ * (docs/theory.md §1) and Euler-Maruyama of the homogenized SDE (section 4).
  *
  * Both record, at the ODE's output grid t_i = i/(points-1), the excess risk
  * R_exc(theta_k) at k = round(t_i n), at most n - 1 for t_i < 1 (the row t = 1 is
@@ -14,7 +14,7 @@
  * Divergence: a run stops and is excluded when a residual (sim) or the risk
  * (sde) becomes non-finite at any step, or when the excess risk at a grid
  * point exceeds sim.divergence_factor * max(R(0), P), with R(0) = r*^2/2 the expected
- * initial excess risk (THEORY 3; when r* = 0: tau^2/2, and 1 if that is 0 too) and
+ * initial excess risk (docs/theory.md §3; when r* = 0: tau^2/2, and 1 if that is 0 too) and
  * P = 2 c^2 gamma^2 eta~(0)^2 / rho^2 the excess risk the private noise adds over a run
  * without contraction (0 when rho = inf): a huge c makes the risk huge, not divergent.
  * Standard errors are 0 when fewer than two runs are left.
@@ -59,13 +59,13 @@ typedef struct {
     long runs;            /* runs requested */
     long diverged_runs;   /* runs stopped as diverged (excluded from the statistics) */
     double final_mean, final_stderr; /* at t = 1 */
-    double rho_accounted; /* THEORY 6 accountant on the realised eta_k, sigma_k (inf: no noise) */
+    double rho_accounted; /* docs/theory.md §6 accountant on the realised eta_k, sigma_k (inf: no noise) */
     double seconds;       /* wall time */
     /* added with the implementation (issue 3) */
     int threads;          /* OpenMP threads actually used */
     long steps;           /* steps per run: n (sim) or N = round(1/h) (sde) */
     double threshold;     /* a run diverged when its excess risk exceeded this */
-    /* the final-iterate jump of THEORY 3, measured per run as R_exc(theta_n) minus
+    /* the final-iterate jump of docs/theory.md §3, measured per run as R_exc(theta_n) minus
      * the excess risk of the same iterate without the last step's private noise
      * (sde: without the final-iterate noise); expectation 2 c^2 gamma^2 eta~(1)^2 / rho^2 */
     double final_jump_mean, final_jump_stderr;
@@ -75,12 +75,12 @@ typedef struct {
  * one thread per core (threads = 0), no progress callback. */
 void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt);
 
-/* Monte Carlo of the discrete algorithm (THEORY 1). HDP_ENUMERIC when every
+/* Monte Carlo of the discrete algorithm (docs/theory.md §1). HDP_ENUMERIC when every
  * run diverged. res must be freed with hdp_mc_result_free (also on failure). */
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err);
 
-/* Euler-Maruyama of the homogenized SDE (THEORY 4) with step opt->sde_step. */
+/* Euler-Maruyama of the homogenized SDE (docs/theory.md §4) with step opt->sde_step. */
 hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err);
 

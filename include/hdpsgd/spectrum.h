@@ -1,5 +1,5 @@
 /*
- * hdpsgd/spectrum.h — the covariance spectrum and its bins (THEORY.md sections 1 and 3).
+ * hdpsgd/spectrum.h — the covariance spectrum and its bins (docs/theory.md §1 and §3).
  *
  * The d eigenvalues lambda_1..lambda_d of Sigma, normalised to mean 1
  * (Tr Sigma = d), sorted in decreasing order; and the m bins the ODE uses:
@@ -30,7 +30,7 @@ typedef struct {
 /* Build the spectrum of a finalized model. Free with hdp_spectrum_free. */
 hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error *err);
 
-/* Replace the bins by m log-spaced bins in lambda (THEORY 3, "a large spectrum
+/* Replace the bins by m log-spaced bins in lambda (docs/theory.md §3, "a large spectrum
  * is a question of binning"), each represented by the two-node Gauss
  * quadrature of the eigenvalues it holds: nodes and weights match the bin's
  * weight and its first three moments, so sum_j w_j lambda_j^k is exact for

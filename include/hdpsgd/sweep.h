@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-/* The [sweep] settings of the schedule and rates commands (THEORY 5). */
+/* The [sweep] settings of the schedule and rates commands (docs/theory.md §5). */
 typedef struct {
     int schedule_want[HDP_FAMILY_COUNT], rates_want[HDP_FAMILY_COUNT];
     long knots;                    /* pl family knots */

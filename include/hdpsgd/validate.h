@@ -1,14 +1,14 @@
 /*
  * hdpsgd/validate.h — does the homogenized theory predict the simulation?
  *
- * Runs the ODE (THEORY 3), the Monte Carlo of DP-SGD (THEORY 1) and the
- * homogenized SDE (THEORY 4) on one model and one time grid, and compares
+ * Runs the ODE (docs/theory.md §3), the Monte Carlo of DP-SGD (docs/theory.md §1) and the
+ * homogenized SDE (docs/theory.md §4) on one model and one time grid, and compares
  * each simulated side with the ODE at every grid point t_i:
  *   abs_i = |mean_i - R(t_i)|,  rel_i = abs_i / R(t_i),  z_i = abs_i / stderr_i.
  * A grid point agrees when rel_i <= rel_tol or z_i <= z_tol ([validate]
  * rel_tol, z_tol); a side passes when every grid point agrees; the model
  * passes when both sides pass. The ODE is a d -> infinity limit with error
- * O(log^2 n / sqrt(n)) (THEORY 3), so at small d a fail is information, not a bug.
+ * O(log^2 n / sqrt(n)) (docs/theory.md §3), so at small d a fail is information, not a bug.
  */
 #ifndef HDPSGD_VALIDATE_H
 #define HDPSGD_VALIDATE_H

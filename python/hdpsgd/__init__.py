@@ -6,8 +6,8 @@ model and seed.
 
     import hdpsgd
     m = hdpsgd.Model(overrides={"clip.c": 0.5})     # the built-in default model, changed
-    r = hdpsgd.ode(m)                                # the risk ODE (THEORY 3)
-    s = hdpsgd.sim(m, runs=100, seed=7)              # Monte Carlo of DP-SGD (THEORY 1)
+    r = hdpsgd.ode(m)                                # the risk ODE (docs/theory.md §3)
+    s = hdpsgd.sim(m, runs=100, seed=7)              # Monte Carlo of DP-SGD (docs/theory.md §1)
     print(r.final_risk, s.final_risk_mean, "+-", s.final_risk_stderr)
 
 Errors of the library become exceptions with its message: bad keys and values raise
@@ -351,7 +351,7 @@ class DesignResult(Result):
         """Write the schedule as a table file (two columns t, eta; ``schedule.kind = table``,
         ``schedule.file = path``), as ``hdpsgd schedule --optimize -o path`` does."""
         lines = [f"# hdpsgd {VERSION} (Python) schedule design: the best schedule found on the "
-                 "risk ODE (THEORY.md 3, 5)",
+                 "risk ODE (docs/theory.md §3, §5)",
                  f"# family {self.texts['family']}; clip.c = {_num(self.numbers['c'])}",
                  f"# ODE final risk: family {self.numbers['final_risk']:.10g}, this table "
                  f"(piecewise linear, {len(self.columns['t'])} knots) "
@@ -444,7 +444,7 @@ def validate(model=None, runs=None, threads=0, seed=None, with_sde=True, progres
 
 def epsilon(rho, delta):
     """epsilon of the (rho^2/2)-zCDP guarantee at delta, Canonne-Kamath-Steinke (rho as in
-    THEORY 1, inf: no privacy)."""
+    docs/theory.md §1, inf: no privacy)."""
     out = ctypes.c_double()
     _lib.call(_lib.hdp_handle_epsilon, float(rho), float(delta), ctypes.byref(out))
     return out.value
@@ -460,7 +460,7 @@ def rho_for(epsilon, delta):
 
 def accountant(model=None):
     """The privacy of the model (``hdpsgd privacy``): a :class:`PrivacyResult` with rho,
-    rho_z, delta = 1/n, epsilon_cks, epsilon_bs and rho_accounted, the accountant of THEORY 6
+    rho_z, delta = 1/n, epsilon_cks, epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
     on the model's n discrete steps."""
     m = _model(model)
     rec = ctypes.c_void_p()

@@ -479,7 +479,7 @@ class Test_design(unittest.TestCase):
             self.assertEqual(list(d.knot_eta), data["pl_eta"])
             self.assertEqual(d.family, "pl")
             self.assertEqual(len(d.t), 5)
-            self.assertTrue(np.all(np.diff(d.eta) <= 0))  # non-increasing (THEORY 1)
+            self.assertTrue(np.all(np.diff(d.eta) <= 0))  # non-increasing (docs/theory.md §1)
             mine = d.to_table(os.path.join(tmp, "py.tab"))
             py_rows = [ln for ln in _read(mine).splitlines() if not ln.startswith("#")]
             self.assertEqual(py_rows, cli_rows)

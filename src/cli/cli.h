@@ -145,7 +145,7 @@ int cli_load_model(const cli_common *common, hdp_model *m);
 /* Print "hdpsgd CMD: error: ..." and map a status to an exit status. */
 int cli_fail(const char *cmd, const hdp_error *err);
 
-/* Warn on stderr when sup eta~ >= 2/gamma (THEORY 3). Returns 1 if it warned. */
+/* Warn on stderr when sup eta~ >= 2/gamma (docs/theory.md §3). Returns 1 if it warned. */
 int cli_warn_stability(const char *cmd, const hdp_model *m);
 
 /* Options shared by the Monte Carlo commands (sim, sde, validate). */

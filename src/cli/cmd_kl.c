@@ -1,15 +1,15 @@
 /*
  * cmd_kl.c — `hdpsgd kl bound|init|run`: KL privacy of Langevin diffusion / noisy GD on
- * overparameterised ReLU networks (seed 001; THEORY.md section 8; hdpsgd/kl.h).
+ * overparameterised ReLU networks (Ye et al.; docs/theory.md §8; hdpsgd/kl.h).
  *
  *   bound  closed forms: beta_l, B (eq. 7 and Table 1), the KL bound of Corollary 4.2 with the
- *          seed's constant c = 2 and the settled c = 4, Pinsker's delta, Corollary 6.4's sigma^2
+ *          paper's constant c = 2 and the settled c = 4, Pinsker's delta, Corollary 6.4's sigma^2
  *          and T for a KL budget; a table and figure of B and the bound against depth and width.
  *   init   Monte Carlo of E||df/dW||^2 at initialisation against Lemma C.3 (exact for every
  *          width), for the four schemes; exit status 1 when some |z| > validate.z_tol.
  *   run    noisy GD on the linearised network: the KL of all iterates (worst remove-one
  *          neighbour) by Monte Carlo, and for the squared loss exactly (OU moments) together
- *          with the exact KL of the last iterate's law; against epochs (seed 001 Fig. 1),
+ *          with the exact KL of the last iterate's law; against epochs (Ye et al., Fig. 1),
  *          depth (Fig. 2a, 2b) or width (Fig. 2c): cmd_kl_run.c.
  * The Monte Carlo runs are the driver's (hdpsgd/klsweep.h).
  */
@@ -57,12 +57,12 @@ const char kl_usage[] = "bound|init|run [MODEL.ini]";
 const char kl_help[] =
     "Langevin diffusion / noisy GD W <- W - eta grad L + sqrt(2 eta sigma^2) N(0, I) on fully\n"
     "connected ReLU networks of depth L and width m initialised by LeCun, He, NTK or Xavier\n"
-    "(seed 001 Table 1; THEORY.md 8; model keys [kl], see hdpsgd keys). The KL privacy of all\n"
-    "iterates is sum_k eta E||grad L(W_k; D) - grad L(W_k; D')||^2 / (c sigma^2) with c = 4: the\n"
-    "seed writes c = 2, but for the squared loss the joint law of the iterates is Gaussian and\n"
-    "its exact KL equals the c = 4 sum to rounding (tests/test_kl.c), the exact KL of the last\n"
-    "iterate equals it after one step. Seed 001's formula (eq. 6, 74) and bounds are thus twice\n"
-    "the true KL: still upper bounds, a factor 2 loose (its step 77 takes the variance of a\n"
+    "(Ye et al., Table 1; docs/theory.md §8; model keys [kl], see hdpsgd keys). The KL privacy of\n"
+    "all iterates is sum_k eta E||grad L(W_k; D) - grad L(W_k; D')||^2 / (c sigma^2) with c = 4:\n"
+    "the seed writes c = 2, but for the squared loss the joint law of the iterates is Gaussian\n"
+    "and its exact KL equals the c = 4 sum to rounding (tests/test_kl.c), the exact KL of the\n"
+    "last iterate equals it after one step. Ye et al.'s formula (eq. 6, 74) and bounds are thus\n"
+    "twice the true KL: still upper bounds, a factor 2 loose (its step 77 takes the variance of a\n"
     "step to be sigma^2 instead of 2 eta sigma^2).\n"
     "  bound  beta_l per layer, B (eq. 7, product formula and Table 1), the KL bound of\n"
     "         Corollary 4.2 (c = 4: B T/(n^2 sigma^2); seed: 2 B T/(n^2 sigma^2)), T = eta epochs,\n"
@@ -99,7 +99,7 @@ const char kl_help[] =
     "_kl_seed_constant, _z_exact, _bound, _bound_seed, _pinsker_delta, _B, _grad2, _worst_sample,\n"
     "_eta_lambda_max, _R_lazy, c, epochs, T. Results do not depend on --threads. On 2 cores the\n"
     "defaults take about 20 s for each of run --vs depth and --vs width, 15 s for init, 1 s for\n"
-    "run --schemes all (the seed's three figures and the check of Lemma C.3 in about a minute).";
+    "run --schemes all (the paper's three figures and the check of Lemma C.3 in about a minute).";
 
 static void arch_of(const hdp_model *m, hdp_kl_init_kind k, long L, long width, hdp_kl_arch *a)
 {
@@ -160,7 +160,7 @@ static void bound_print(const bound_ctx *b)
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const hdp_kl_arch *a = &b->a;
     const hdp_kl_budget *b4 = &b->b4, *b2 = &b->b2;
-    printf("%s initialisation: d = %ld, width m = %ld, depth L = %d, o = %ld (seed 001 eq. 2, 5; "
+    printf("%s initialisation: d = %ld, width m = %ld, depth L = %d, o = %ld (Ye et al., eq. 2, 5; "
            "Table 1)\n", scheme_label[a->init], a->d, a->m, a->L, a->o);
     printf("  layer  m_{l-1} x m_l     beta_l        E||df/dW_l||^2 (Lemma C.3, ||x||^2 = d)\n");
     for (int l = 1; l <= a->L; l++)
@@ -172,7 +172,7 @@ static void bound_print(const bound_ctx *b)
            kp->sigma, kp->eta, kp->epochs, b->T);
     printf("  KL bound, settled constant c = 4:  B T/(n^2 sigma^2)  = %.6g   (0, delta)-DP by "
            "Pinsker: delta = %.4g\n", b->kl4, hdp_kl_pinsker_delta(b->kl4));
-    printf("  KL bound as in seed 001 (c = 2):  2B T/(n^2 sigma^2) = %.6g   delta = %.4g\n", b->kl2,
+    printf("  KL bound as in Ye et al. (c = 2):  2B T/(n^2 sigma^2) = %.6g   delta = %.4g\n", b->kl2,
            hdp_kl_pinsker_delta(b->kl2));
     printf("  (Corollary 4.2 bounds E||grad L(D) - grad L(D')||^2 by 4B/n^2, Theorem 4.1: a loss "
            "with |l'| <= 1, e.g. logistic)\n");
@@ -295,7 +295,7 @@ static void bound_figure(const bound_ctx *b, const char *fig, const char *data)
     char extra[1024] = "", title[512], schemes[64];
     kl_schemes_text(b->want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
-             "seed 001 eq. 7: B = E‖∂f/∂W‖² at ‖x‖² = d (d = %ld, o = %ld)\nright axes: the KL "
+             "Ye et al., eq. 7: B = E‖∂f/∂W‖² at ‖x‖² = d (d = %ld, o = %ld)\nright axes: the KL "
              "bound B T/(n²σ²) of Corollary 4.2 (c = 4) at T = %g, n = %ld, σ = %g",
              b->a.d, b->a.o, b->T, kp->n, kp->sigma);
     hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
@@ -410,7 +410,7 @@ static int sub_init(const hdp_model *m, int threads)
     hdp_error_clear(&err);
     printf("Monte Carlo of E||df(x)/dW||_F^2 at initialisation, ||x||^2 = d = %ld, width %ld, "
            "o = %ld, %ld networks each\n", kp->d, kp->width, kp->o, kp->init_runs);
-    printf("against Lemma C.3 of seed 001 (= B of eq. 7; exact at every width): pass when "
+    printf("against Lemma C.3 of Ye et al. (= B of eq. 7; exact at every width): pass when "
            "|z| <= %g (validate.z_tol)\n", m->z_tol);
     printf("  %-7s %5s  %14s  %12s  %14s  %7s  %s\n", "scheme", "L", "Monte Carlo", "stderr",
            "Lemma C.3", "z", "");

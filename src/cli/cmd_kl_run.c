@@ -1,6 +1,6 @@
 /*
  * cmd_kl_run.c — `hdpsgd kl run`: noisy GD on the linearised ReLU network against epochs
- * (seed 001 Fig. 1), depth (Fig. 2a, 2b) or width (Fig. 2c). The runs are the driver's
+ * (Ye et al., Fig. 1), depth (Fig. 2a, 2b) or width (Fig. 2c). The runs are the driver's
  * (hdpsgd/klsweep.h); this file prints the tables and writes the CSV, the JSON and the
  * figures.
  */
@@ -38,10 +38,10 @@ static void epochs_print(const hdp_model *m, const hdp_kl_epochs *ep)
     const long E = kp->epochs, n = kp->n;
     const double T = kp->eta * (double)E;
     const int sq = kp->loss == HDP_KL_SQUARED;
-    printf("Noisy GD on the linearised ReLU network (seed 001 eq. 3, Appendix E): d = %ld, width %ld, "
+    printf("Noisy GD on the linearised ReLU network (Ye et al., eq. 3, Appendix E): d = %ld, width %ld, "
            "depth %ld, o = %ld, n = %ld, %s loss,\nsigma = %g, eta = %g, %ld epochs (T = %g), %ld "
            "initialisations x %ld noise paths. KL of all iterates for the worst remove-one\n"
-           "neighbour, constant c = 4 (seed 001's c = 2 doubles every KL).\n",
+           "neighbour, constant c = 4 (Ye et al.'s c = 2 doubles every KL).\n",
            kp->d, kp->width, kp->depth, kp->o, n, hdp_kl_loss_name(kp->loss), kp->sigma,
            kp->eta, E, T, kp->inits, kp->runs);
     printf("  %-7s %11s %10s %10s", "scheme", "KL (MC)", "stderr", "sd(init)");
@@ -90,7 +90,7 @@ static void epochs_table(FILE *f, const void *ctx)
     const hdp_model *m = c->m;
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const hdp_kl_epochs *ep = c->ep;
-    kl_meta(f, "run --vs epochs: KL of noisy GD against epochs (seed 001 Fig. 1)", m);
+    kl_meta(f, "run --vs epochs: KL of noisy GD against epochs (Ye et al., Fig. 1)", m);
     fprintf(f, "epoch,T");
     for (int k = 0; k < 4; k++)
         if (ep->want[k]) {
@@ -211,7 +211,7 @@ static void epochs_figure(const hdp_model *m, const int *want, const char *fig, 
     char extra[2048] = "", title[512], schemes[64];
     kl_schemes_text(want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
-             "KL privacy of noisy GD on the %s ReLU network (seed 001 Fig. 1)\nwidth %ld, "
+             "KL privacy of noisy GD on the %s ReLU network (Ye et al., Fig. 1)\nwidth %ld, "
              "depth %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
              kp->network == HDP_KL_RELU ? "real and the linearised" : "linearised", kp->width, kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss), kp->sigma,
              kp->eta);
@@ -282,7 +282,7 @@ static void sweep_header(const hdp_model *m, const hdp_klsweep *sw)
 {
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const int by_depth = sw->by_depth;
-    printf("Noisy GD on the %s ReLU network against %s (seed 001 Fig. 2%s): d = %ld, %s %ld, "
+    printf("Noisy GD on the %s ReLU network against %s (Ye et al., Fig. 2%s): d = %ld, %s %ld, "
            "o = %ld, n = %ld,\n%s loss, sigma = %g, eta = %g, KL after %ld and %ld epochs (T = %g, "
            "%g), %ld initialisations x %ld noise paths; c = 4.\n",
            sw->relu ? "linearised and the real" : "linearised",
@@ -308,8 +308,8 @@ static void sweep_table(FILE *f, const void *ctx)
     const hdp_model *m = c->m;
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const hdp_klsweep *sw = c->sw;
-    kl_meta(f, sw->by_depth ? "run --vs depth: KL of noisy GD against depth (seed 001 Fig. 2a, 2b)"
-                            : "run --vs width: KL of noisy GD against width (seed 001 Fig. 2c)", m);
+    kl_meta(f, sw->by_depth ? "run --vs depth: KL of noisy GD against depth (Ye et al., Fig. 2a, 2b)"
+                            : "run --vs width: KL of noisy GD against width (Ye et al., Fig. 2c)", m);
     fprintf(f, "# ; early = after %ld epochs (T = %g), final = after %ld epochs (T = %g)\n", sw->Ee,
             sw->Te, sw->E, sw->T);
     fprintf(f, "%s", sw->by_depth ? "depth" : "width");
@@ -383,7 +383,7 @@ static void sweep_figure(const hdp_model *m, const hdp_klsweep *sw, const char *
     char extra[2048] = "", title[512], schemes[64];
     kl_schemes_text(sw->want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
-             "KL privacy of noisy GD on the %s ReLU network against %s (seed 001 Fig. 2)\n"
+             "KL privacy of noisy GD on the %s ReLU network against %s (Ye et al., Fig. 2)\n"
              "%s %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
              sw->relu ? "real and the linearised" : "linearised", by_depth ? "depth" : "width",
              by_depth ? "width" : "depth", by_depth ? kp->width : kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss),

@@ -1,6 +1,6 @@
 /*
- * cmd_nc.c — `hdpsgd nc`: NoisyGD / NoisySGD on neural-collapse features (seed 004;
- * THEORY.md 6 and 8; the library is hdpsgd/nc.h).
+ * cmd_nc.c — `hdpsgd nc`: NoisyGD / NoisySGD on neural-collapse features (the NC paper;
+ * docs/theory.md §6 and §8; the library is hdpsgd/nc.h).
  *
  *   hdpsgd nc [MODEL.ini] ...            one Monte Carlo run of the [nc] model, with the exact
  *                                        one-step error where it applies;
@@ -50,15 +50,16 @@ const cli_opt nc_opts[] = {
 const char nc_usage[] = "[MODEL.ini]";
 const char nc_help[] =
     "When is the private error of last-layer fine-tuning independent of the feature dimension\n"
-    "p, and when do perturbations bring p back (seed 004; THEORY.md 6, 8; the [nc] keys of\n"
-    "`hdpsgd keys`). Features: the K-simplex ETF M_k in R^p (||M_k|| = 1, supported on the first\n"
-    "K-1 coordinates); n samples in total (nc.imbalance = alpha: class 1 gets round(alpha n)).\n"
+    "p, and when do perturbations bring p back (the NC paper; docs/theory.md §6, §8; the [nc]\n"
+    "keys of `hdpsgd keys`). Features: the K-simplex ETF M_k in R^p (||M_k|| = 1, supported on\n"
+    "the first K-1 coordinates); n samples in total (nc.imbalance = alpha: class 1 gets\n"
+    "round(alpha n)).\n"
     "Training: nc.steps steps of NoisyGD (batch = 0: W <- W - eta (sum_i clip(g_i) + xi)) or\n"
     "NoisySGD (batch = b: a uniform batch of b samples and step eta/b), xi ~ N(0, sigma^2 I),\n"
-    "sigma^2 = G^2/(2 rho), clip(g) = min(1, G/||g||) g (seed 004 writes max, which never clips);\n"
-    "loss ce | logistic (K = 2, one vector theta) | squared; init zero | gaussian.\n"
-    "PRIVACY: nc.rho is zCDP PER STEP as in seed 004 (the rho_z of `hdpsgd privacy`, not the rho\n"
-    "of [privacy]); T steps are (T rho)-zCDP, reported as (epsilon, nc.delta) by CKS.\n"
+    "sigma^2 = G^2/(2 rho), clip(g) = min(1, G/||g||) g (the NC paper writes max, which never\n"
+    "clips); loss ce | logistic (K = 2, one vector theta) | squared; init zero | gaussian.\n"
+    "PRIVACY: nc.rho is zCDP PER STEP as in the NC paper (the rho_z of `hdpsgd privacy`, not the\n"
+    "rho of [privacy]); T steps are (T rho)-zCDP, reported as (epsilon, nc.delta) by CKS.\n"
     "Perturbations (nc.perturbation; l_inf size nc.beta; v = beta times fixed random signs):\n"
     "  test-offset  test features M_c + v     adversarial   the worst ||v||_inf <= beta against W\n"
     "  stochastic   test M_c + fresh +-beta   train-offset  training features M_k + v\n"
@@ -123,8 +124,8 @@ void nc_csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
 
 void nc_meta(FILE *f, const char *what, const hdp_model *m)
 {
-    fprintf(f, "# ; hdpsgd %s nc: %s (seed 004; THEORY.md 6, 8)\n", hdp_version_string(), what);
-    fprintf(f, "# ; rho is zCDP per step (seed 004's rho = rho_z); rho_total = steps rho; epsilon by "
+    fprintf(f, "# ; hdpsgd %s nc: %s (the NC paper; docs/theory.md §6, §8)\n", hdp_version_string(), what);
+    fprintf(f, "# ; rho is zCDP per step (the NC paper's rho = rho_z); rho_total = steps rho; epsilon by "
                "Canonne-Kamath-Steinke at delta\n");
     fprintf(f, "# ; error = mean over draws of the exact test error of the trained model; exact = "
                "the one-step closed form (an empty field where it does not apply); z_exact = "
@@ -154,7 +155,7 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
     const hdp_nc_result *r = &pt->res;
     long nk[1000];
     hdp_nc_class_sizes(s->K, s->n, s->imbalance, nk);
-    printf("NoisyGD on neural-collapse features (seed 004; THEORY.md 8)\n");
+    printf("NoisyGD on neural-collapse features (the NC paper; docs/theory.md §8)\n");
     printf("  features   K = %ld classes, ETF in R^p, p = %ld; n = %ld samples (%s: class 1 "
            "has %ld, class %ld has %ld)\n",
            s->K, s->p, s->n, s->imbalance > 0 ? "imbalanced" : "balanced", nk[0], s->K,
@@ -172,7 +173,7 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
     if (s->remedy == HDP_NC_REMEDY_PCA)
         printf(" (%ld public samples; alignment with span(M): %.4f)", s->public_samples,
                pt->pca_alignment);
-    printf("\n  privacy    rho = %g zCDP per step (seed 004's rho; rho_z in privacy.h terms) x %ld "
+    printf("\n  privacy    rho = %g zCDP per step (the NC paper's rho; rho_z in privacy.h terms) x %ld "
            "= %g-zCDP: (epsilon, delta) = (%.4g, %g) by CKS; noise sigma = G/sqrt(2 rho) = %.6g\n",
            s->rho, s->steps, r->rho_total, r->epsilon, s->delta, r->sigma);
     if (!exact_alone) {

@@ -98,7 +98,7 @@ static hdp_status sweep_figure(const hdp_ncsweep *sw, const hdp_nc_spec *base, c
         : !strcmp(sw->name, "perturb") ? "perturbed features: the dimension comes back"
                                        : "remedies: centring and PCA";
     snprintf(title, sizeof title,
-             "NoisyGD on neural-collapse features (seed 004): %s\n"
+             "NoisyGD on neural-collapse features (the NC paper): %s\n"
              "K = %ld, n = %ld, G = %g, ρ = %g zCDP per step → (ε, δ) = (%.3g, %g) per step; "
              "β = %g; %ld draws per point",
              what_sweep, base->K, base->n, base->G, base->rho, eps, base->delta, base->beta,

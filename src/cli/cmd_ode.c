@@ -1,6 +1,6 @@
 /*
  * cmd_ode.c — `hdpsgd ode`: integrate the risk ODE of homogenized DP-SGD
- * (THEORY.md sections 2, 3, 5) and write the curve as CSV and a JSON summary.
+ * (docs/theory.md §2, §3, §5) and write the curve as CSV and a JSON summary.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +23,7 @@ const cli_opt ode_opts[] = {
 const char ode_usage[] = "[MODEL.ini]";
 const char ode_help[] =
     "Integrates the deterministic ODE for the excess risk of one-pass DP-SGD with per-sample\n"
-    "clipping (THEORY.md sections 2, 3, 5) on [0, 1] and writes one CSV row per grid point:\n"
+    "clipping (docs/theory.md §2, §3, §5) on [0, 1] and writes one CSV row per grid point:\n"
     "  t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2\n"
     "risk is the predicted excess risk R(t) (the row t = 1 is the output theta_n, final-step\n"
     "noise included, also in the bounds); mu_c, nu_c are the clipping factors at R(t); eta\n"
@@ -34,7 +34,7 @@ const char ode_help[] =
 
 void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
-    fprintf(f, "# ; hdpsgd %s ode: predicted excess risk of one-pass DP-SGD (THEORY.md 3)\n",
+    fprintf(f, "# ; hdpsgd %s ode: predicted excess risk of one-pass DP-SGD (docs/theory.md §3)\n",
             hdp_version_string());
     hdp_model_write_meta_sections(m, f, cli_model_sections("ode"));
     fprintf(f, "# ; effective: d = %ld, n = %ld, gamma = %.17g, bins = %ld\n", m->d, m->n, m->gamma,

@@ -1,8 +1,9 @@
 /*
- * cmd_privacy.c — `hdpsgd privacy`: the privacy level of a model (THEORY.md section 6):
+ * cmd_privacy.c — `hdpsgd privacy`: the privacy level of a model (docs/theory.md §6):
  * rho, rho_z = rho^2/2, epsilon at delta by Bun-Steinke and Canonne-Kamath-Steinke, the
  * amplification-by-iteration accountant on the model's discrete schedule, calibration of
- * rho for a target (epsilon, delta), and full-batch DP-GD (--dpgd, seeds 000 and 003).
+ * rho for a target (epsilon, delta), and full-batch DP-GD (--dpgd, Mondelli's notes and
+ * Bombari-Mondelli).
  * All formulas live in the library (hdpsgd/privacy.h); this file parses and prints.
  */
 #include <math.h>
@@ -36,17 +37,17 @@ const cli_opt privacy_opts[] = {
 /* `hdpsgd help privacy` (the command table in main.c points here) */
 const char privacy_usage[] = "[MODEL.ini]";
 const char privacy_help[] =
-    "Privacy accounting of THEORY.md section 6. For the model: rho (the output is\n"
+    "Privacy accounting of docs/theory.md §6. For the model: rho (the output is\n"
     "(rho^2/2)-zCDP), rho_z = rho^2/2, and epsilon at delta (default 1/n) by\n"
     "Canonne-Kamath-Steinke (the one to use) and Bun-Steinke (looser); the\n"
     "amplification-by-iteration accountant on the model's discrete schedule (any kind,\n"
     "table included), which must give rho back (exit status 1 if not). With --epsilon E:\n"
     "the rho that meets (E, delta) exactly, printed as --set privacy.rho=... (17 digits).\n"
-    "--dpgd: full-batch DP-GD of seeds 000/003 with step size --eta and --steps T; with\n"
-    "--sigma S: rho_z = eta T/(2 S^2), epsilon by both conversions and by seed 003's\n"
-    "formula sqrt(eta T) sqrt(8 ln(1/delta))/S (valid for epsilon in (0, 8 ln(1/delta)));\n"
-    "with --epsilon E: seed 003's sigma and the smaller sigma of the zCDP route,\n"
-    "sqrt(eta T/(2 rho_z)) with rho_z from the CKS calibration. JSON keys: rho, rho_z,\n"
+    "--dpgd: full-batch DP-GD of Mondelli's notes and Bombari-Mondelli with step size --eta and\n"
+    "--steps T; with --sigma S: rho_z = eta T/(2 S^2), epsilon by both conversions and by\n"
+    "Bombari-Mondelli's formula sqrt(eta T) sqrt(8 ln(1/delta))/S (valid for epsilon in (0, 8\n"
+    "ln(1/delta))); with --epsilon E: Bombari-Mondelli's sigma and the smaller sigma of the zCDP\n"
+    "route, sqrt(eta T/(2 rho_z)) with rho_z from the CKS calibration. JSON keys: rho, rho_z,\n"
     "delta, epsilon_bs, epsilon_cks, rho_accounted, rho_for_target, rho_z_for_target; for\n"
     "--dpgd: eta, steps, sigma, rho_z, delta, epsilon_bs, epsilon_cks, epsilon_seed003 or\n"
     "sigma_seed003 and sigma_zcdp, seed003_applies. Non-finite numbers are null.";
@@ -93,7 +94,7 @@ static int check_options(void)
     return 0;
 }
 
-/* ---- full-batch DP-GD (THEORY 6) ---- */
+/* ---- full-batch DP-GD (docs/theory.md §6) ---- */
 
 static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error *err)
 {
@@ -101,7 +102,7 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
     long T = steps_opt;
     double sigma, rho_z, eps_bs, eps_cks, eps003 = NAN, sigma003 = NAN, sigma_z = NAN;
     int applies;
-    printf("full-batch DP-GD (THEORY 6; seeds 000, 003): eta = %g, T = %ld steps, eta T = %g\n",
+    printf("full-batch DP-GD (docs/theory.md §6; Mondelli's notes and Bombari-Mondelli): eta = %g, T = %ld steps, eta T = %g\n",
            eta, T, eta * (double)T);
     printf("  each step theta <- theta - eta (1/n) sum clip(g_i) + sqrt(eta) (2 C_clip/n) sigma N(0, I)"
            " is (eta/(2 sigma^2))-zCDP\n");
@@ -116,11 +117,11 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
         printf("  sigma = %g: rho_z = eta T / (2 sigma^2) = %.6g\n", sigma, rho_z);
         printf("  epsilon = %.6g (Canonne-Kamath-Steinke: use this one)\n", eps_cks);
         printf("  epsilon = %.6g (Bun-Steinke, looser)\n", eps_bs);
-        printf("  epsilon = %.6g (seed 003: sqrt(eta T) sqrt(8 ln(1/delta)) / sigma)", eps003);
+        printf("  epsilon = %.6g (Bombari-Mondelli: sqrt(eta T) sqrt(8 ln(1/delta)) / sigma)", eps003);
         if (applies)
             printf("\n");
         else
-            printf(" -- outside (0, 8 ln(1/delta)) = (0, %.4g): seed 003's bound does not apply\n",
+            printf(" -- outside (0, 8 ln(1/delta)) = (0, %.4g): Bombari-Mondelli's bound does not apply\n",
                    bound);
     } else {
         double eps = epsilon_opt;
@@ -133,15 +134,15 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
         sigma003 = hdp_dpgd_sigma_simple(eta, T, eps, delta);
         applies = hdp_dpgd_simple_applies(eps, delta);
         printf("  target epsilon = %g\n", eps);
-        printf("  seed 003: sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon = %.6g", sigma003);
+        printf("  Bombari-Mondelli: sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon = %.6g", sigma003);
         if (applies)
             printf("\n");
         else
-            printf(" -- epsilon outside (0, 8 ln(1/delta)) = (0, %.4g): seed 003's bound does not "
+            printf(" -- epsilon outside (0, 8 ln(1/delta)) = (0, %.4g): Bombari-Mondelli's bound does not "
                    "apply\n",
                    bound);
         printf("  zCDP route: rho_z = %.6g meets (epsilon, delta) by Canonne-Kamath-Steinke, so\n"
-               "    sigma = sqrt(eta T / (2 rho_z)) = %.6g (%.3g x seed 003's; Bun-Steinke at this "
+               "    sigma = sqrt(eta T / (2 rho_z)) = %.6g (%.3g x Bombari-Mondelli's; Bun-Steinke at this "
                "rho_z: epsilon = %.4g)\n",
                rho_z, sigma_z, sigma_z / sigma003, eps_bs);
     }
@@ -170,7 +171,7 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
     return 0;
 }
 
-/* ---- the model (THEORY 6) ---- */
+/* ---- the model (docs/theory.md §6) ---- */
 
 static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_error *err)
 {
@@ -196,7 +197,7 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
                "%.17g -- %s\n",
                m->n, acc,
                acc_ok ? "equals rho"
-                      : "DIFFERS from rho (the discrete schedule of THEORY 1 should give rho exactly)");
+                      : "DIFFERS from rho (the discrete schedule of docs/theory.md §1 should give rho exactly)");
     } else {
         printf("  accountant skipped: n = %ld steps is above %ld\n", m->n, ACCOUNTANT_MAX_N);
         acc_ok = 1;

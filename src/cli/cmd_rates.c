@@ -1,7 +1,7 @@
 /*
  * cmd_rates.c — `hdpsgd rates`: the final excess risk of each optimised schedule family
  * against gamma = d/n on a log grid (d fixed, n = round(d/gamma)), its log-log slope on
- * the smallest-gamma decade, and the theorem's rates of THEORY.md section 5 next to it.
+ * the smallest-gamma decade, and the theorem's rates of docs/theory.md §5 next to it.
  * Optimisation, rates and the slope fit are in the library (hdpsgd/design.h).
  */
 #include <errno.h>
@@ -43,7 +43,7 @@ const char rates_help[] =
     "each family's parameters on the ODE as `hdpsgd schedule --optimize` does and records the\n"
     "final excess risk; fits the log-log slope of risk against gamma on the smallest-gamma\n"
     "decade and prints it next to the local slope of the theorem's rate over the same points\n"
-    "(THEORY.md 5): output gamma log(1/gamma) + gamma^2 log^2(1/gamma)/rho^2, linear-noise\n"
+    "(docs/theory.md §5): output gamma log(1/gamma) + gamma^2 log^2(1/gamma)/rho^2, linear-noise\n"
     "gamma log^(2/3)(1/gamma) + gamma^2 log^(4/3)(1/gamma)/rho^2, inverse-time gamma + gamma^2/rho^2.\n"
     "CSV (-o): gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves. --figure: risk against\n"
     "gamma (log-log) with the rates scaled to match at the smallest gamma; data in\n"
@@ -76,7 +76,7 @@ static int parse_gammas(const char *text, double *lo, double *hi, long *count)
     return 0;
 }
 
-/* --families: default output, linear-noise, optimal (THEORY 5's three rates). */
+/* --families: default output, linear-noise, optimal (docs/theory.md §5's three rates). */
 static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
 {
     hdp_error err;
@@ -126,7 +126,7 @@ static void report(const hdp_rates_progress *p, void *user)
 }
 
 /* the theorem's rate model A r1 + B r2 fitted over the whole grid, per wanted family
- * (hdp_rates_fit_model, THEORY 5.2); a family whose fit fails gets NaNs */
+ * (hdp_rates_fit_model, docs/theory.md §5.2); a family whose fit fails gets NaNs */
 static void rates_fits(const cli_rates *r, hdp_rates_fit fits[HDP_FAMILY_COUNT])
 {
     double g[HDP_RATES_MAX_GAMMAS], y[HDP_RATES_MAX_GAMMAS];
@@ -164,8 +164,8 @@ hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
 
 void cli_write_rates_csv(FILE *f, const cli_rates *r)
 {
-    fprintf(f, "# ; hdpsgd %s rates: final excess risk (ODE, THEORY.md 3) of each schedule family "
-               "optimised at each gamma (THEORY.md 5); d fixed, n = round(d/gamma)\n",
+    fprintf(f, "# ; hdpsgd %s rates: final excess risk (ODE, docs/theory.md §3) of each schedule family "
+               "optimised at each gamma (docs/theory.md §5); d fixed, n = round(d/gamma)\n",
             hdp_version_string());
     hdp_model_write_meta_sections(&r->models[0], f, cli_model_sections("rates"));
     fprintf(f, "gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves\n");
@@ -249,7 +249,7 @@ static void print_table(const cli_rates *r)
     printf("model: %s; d = %ld fixed, n = round(d/gamma); c = %g, rho = %g; %ld gammas from %.4g to "
            "%.4g\n",
            m->source, m->d, m->c, m->rho, count, r->models[0].gamma, r->models[count - 1].gamma);
-    printf("final-iterate excess risk (ODE, THEORY 3) of each family optimised at each gamma:\n\n");
+    printf("final-iterate excess risk (ODE, docs/theory.md §3) of each family optimised at each gamma:\n\n");
     printf("  %10s %9s", "gamma", "n");
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         if (r->res.want[f]) printf(" %14s", hdp_design_family_name(f));
@@ -263,7 +263,7 @@ static void print_table(const cli_rates *r)
     printf("\nlog-log slope of the final risk against gamma on the smallest-gamma decade "
            "[%.4g, %.4g] (%ld points):\n",
            r->models[0].gamma, r->models[r->res.dec - 1].gamma, r->res.dec);
-    printf("  %-13s %8s %14s   %s\n", "family", "fitted", "theorem's rate", "rate (THEORY 5, constants 1)");
+    printf("  %-13s %8s %14s   %s\n", "family", "fitted", "theorem's rate", "rate (docs/theory.md §5, constants 1)");
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         if (r->res.want[f])
             printf("  %-13s %8.3f %14.3f   %s\n", hdp_design_family_name(f), r->res.slope[f],
@@ -320,10 +320,10 @@ static void print_table(const cli_rates *r)
 
 static void write_figure_data(FILE *f, const cli_rates *r)
 {
-    fprintf(f, "# ; hdpsgd %s rates --figure: final risk per family and the rate of THEORY.md 5 "
+    fprintf(f, "# ; hdpsgd %s rates --figure: final risk per family and the rate of docs/theory.md §5 "
                "scaled to match at the smallest gamma\n",
             hdp_version_string());
-    fprintf(f, "# ; fit_<family>: the rate with its constants fitted, A r1 + B r2 (THEORY.md 5.2)\n");
+    fprintf(f, "# ; fit_<family>: the rate with its constants fitted, A r1 + B r2 (docs/theory.md §5.2)\n");
     hdp_rates_fit fits[HDP_FAMILY_COUNT];
     rates_fits(r, fits);
     fprintf(f, "gamma");

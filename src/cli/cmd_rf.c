@@ -1,7 +1,7 @@
 /*
- * cmd_rf.c — `hdpsgd rf`: DP-GD on random features (Algorithm 1 of seed 003) coupled to
+ * cmd_rf.c — `hdpsgd rf`: DP-GD on random features (Algorithm 1 of Bombari-Mondelli) coupled to
  * its Ornstein-Uhlenbeck limit, with the closed forms and the non-private baselines
- * (THEORY.md sections 6 and 7).
+ * (docs/theory.md §6 and §7).
  *
  * The CSV has the model and the effective hyperparameters as '#' lines, then one row per
  * recorded step. It holds nothing that depends on the number of threads or the wall time
@@ -36,15 +36,15 @@ const cli_opt rf_opts[] = {
 /* `hdpsgd help rf` (the command table in main.c points here) */
 const char rf_usage[] = "[MODEL.ini]";
 const char rf_help[] =
-    "Algorithm 1 of seed 003 (THEORY.md 6, 7) on the random-features model of [rf]: features\n"
-    "act(V x), V_ij ~ N(0, 1/d) frozen, x ~ N(0, I_d), labels sign(u^T x) or u^T x, square loss;\n"
-    "per-sample gradients clipped at C_clip, noise sqrt(eta) (2 C_clip/n) sigma N(0, I_p), sigma\n"
-    "from (epsilon, delta) by seed 003's bound (by the zCDP route, with a note, outside its\n"
-    "range). rf.runs runs of DP-GD in R^p (two matrix-vector products per step), each coupled\n"
-    "to the OU process dTheta = -(2/n) Phi^T (Phi Theta - y) dt + s dB, s = 2 C_clip sigma/n,\n"
-    "through the same Gaussian increments: its Euler-Maruyama path (identical to DP-GD while\n"
-    "nothing is clipped) and its exact step in the eigenbasis of Phi Phi^T. One CSV row per\n"
-    "recorded step (0 and rf.records steps up to T):\n"
+    "Algorithm 1 of Bombari-Mondelli (docs/theory.md §6, §7) on the random-features model of\n"
+    "[rf]: features act(V x), V_ij ~ N(0, 1/d) frozen, x ~ N(0, I_d), labels sign(u^T x) or u^T\n"
+    "x, square loss; per-sample gradients clipped at C_clip, noise sqrt(eta) (2 C_clip/n) sigma\n"
+    "N(0, I_p), sigma from (epsilon, delta) by Bombari-Mondelli's bound (by the zCDP route, with\n"
+    "a note, outside its range). rf.runs runs of DP-GD in R^p (two matrix-vector products per\n"
+    "step), each coupled to the OU process dTheta = -(2/n) Phi^T (Phi Theta - y) dt + s dB, s = 2\n"
+    "C_clip sigma/n, through the same Gaussian increments: its Euler-Maruyama path (identical to\n"
+    "DP-GD while nothing is clipped) and its exact step in the eigenbasis of Phi Phi^T. One CSV\n"
+    "row per recorded step (0 and rf.records steps up to T):\n"
     "  step,tau,dpgd_test,dpgd_test_se,dpgd_train,dpgd_train_se,ou_test,ou_train,em_test,\n"
     "  em_test_se,em_expected_test,ex_test,ex_test_se,clipped_fraction,minnorm_test,gf_test\n"
     "tau = eta step; *_test, *_train: mean square losses on the test and training sets, *_se\n"
@@ -72,16 +72,16 @@ const char *cli_rf_route_name(hdp_rf_sigma_route r)
     return "?";
 }
 
-/* The note of THEORY 6 when seed 003's bound does not apply. */
+/* The note of docs/theory.md §6 when Bombari-Mondelli's bound does not apply. */
 void cli_rf_sigma_note(const char *cmd, const hdp_rf_dpgd *q)
 {
     if (q->route != HDP_RF_SIGMA_ZCDP)
         return;
     fprintf(stderr,
             "hdpsgd %s: note: epsilon = %g lies outside (0, 8 ln(1/delta)) = (0, %.4g), where "
-            "seed 003's sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon holds; sigma = %.6g "
+            "Bombari-Mondelli's sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon holds; sigma = %.6g "
             "comes from the zCDP route instead (rho_z = eta T/(2 sigma^2) = %.6g by "
-            "Canonne-Kamath-Steinke, THEORY 6)\n",
+            "Canonne-Kamath-Steinke, docs/theory.md §6)\n",
             cmd, q->epsilon, 8.0 * log(1.0 / q->delta), q->sigma, q->rho_z);
 }
 
@@ -101,8 +101,8 @@ void cli_rf_progress(void *user, long done, long total)
 static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
                       const hdp_rf_dpgd *q, const hdp_rf_sim_result *r)
 {
-    fprintf(f, "# ; hdpsgd %s rf: DP-GD on random features and its OU limit (THEORY.md 6, 7; "
-               "seed 003)\n", hdp_version_string());
+    fprintf(f, "# ; hdpsgd %s rf: DP-GD on random features and its OU limit (docs/theory.md §6, §7; "
+               "Bombari-Mondelli)\n", hdp_version_string());
     hdp_model_write_meta_sections(m, f, cli_model_sections("rf"));
     fprintf(f, "# ; effective: d = %ld, n = %ld, p = %ld, test_size = %ld, modes = %ld\n",
             pb->spec.d, pb->spec.n, pb->spec.p, pb->spec.m, pb->r);
@@ -243,7 +243,7 @@ int cmd_rf(int argc, char **argv)
     st = hdp_rf_problem_build(&spec, HDP_RF_TEST_MODES, threads, &pb, &err);
     if (st == HDP_OK && q.eta * pb.lambda[0] >= 2.0)
         fprintf(stderr, "hdpsgd rf: warning: eta lambda_max = %g >= 2: gradient descent on these "
-                        "features is unstable (THEORY 7: lambda_max = 2 s_max^2 / n)\n",
+                        "features is unstable (docs/theory.md §7: lambda_max = 2 s_max^2 / n)\n",
                 q.eta * pb.lambda[0]);
     cli_rf_bar bar = {"rf", -1};
     hdp_rf_sim_options opt = {rk->runs, threads, rk->records,

@@ -1,6 +1,6 @@
 /*
  * cmd_rf_experiment.c — `hdpsgd rf-experiment P1|P2|P3|P4`: the random-features
- * experiments of seed 003's Fig. 2 (THEORY.md section 7), each a CSV and a gnuplot
+ * experiments of Bombari-Mondelli's Fig. 2 (docs/theory.md §7), each a CSV and a gnuplot
  * figure (plots/rf-p1.gp ... rf-p4.gp).
  *
  *   P1  test loss against p: DP-GD (best of a small (C, CT) grid at every p) and the
@@ -34,16 +34,16 @@ static int full_opt;
 static cli_mc_args mc;
 
 const cli_opt rf_experiment_opts[] = {
-    {"full", 0, OPT_FLAG, &full_opt, NULL, "the denser grids of seed 003 (much longer; see above)"},
+    {"full", 0, OPT_FLAG, &full_opt, NULL, "the denser grids of Bombari-Mondelli (much longer; see above)"},
     {"output", 'o', OPT_STRING, &out_dir, "DIR",
      "write DIR/rf-pK.csv and DIR/rf-pK.png (a folder, not '-'; default .)"},
     {"runs", 0, OPT_LONG, &mc.runs, "N",
-     "DP-GD runs per configuration, averaged (default 1, as in seed 003)"},
+     "DP-GD runs per configuration, averaged (default 1, as in Bombari-Mondelli)"},
     {"threads", 0, OPT_LONG, &mc.threads, "T",
      "OpenMP threads (default 0 = one per core); results do not depend on it"},
     {"seed", 0, OPT_STRING, &mc.seed, "S", "seed (overrides sim.seed)"},
     {"select-on", 0, OPT_STRING, &select_opt, "validation|test",
-     "what chooses (C, CT) at each p: the validation set (default, as seed 003) or the test set "
+     "what chooses (C, CT) at each p: the validation set (default, as Bombari-Mondelli) or the test set "
      "(optimistic; for comparison)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json",
      "write the selected configuration at every p (selected_on, its C, CT, validation and test "
@@ -60,7 +60,7 @@ const char rf_experiment_help[] =
     "per step), one run per configuration unless --runs.\n"
     "  P1  test loss against p (reduced: p = 31 ... 20000, 9 values; C in {0.5, 1} x CT in\n"
     "      {2, 5}, the one chosen on the validation set kept; --full: 25 values up to 40000\n"
-    "      and seed 003's 3 x 3 grid)\n"
+    "      and Bombari-Mondelli's 3 x 3 grid)\n"
     "      for DP-GD and the min-norm interpolator (double descent, peak at p = n).\n"
     "  P2  test loss against T = CT d/(eta p), C_clip = C sqrt(p), eta fixed, for p = 4000,\n"
     "      8000, 16000 (--full adds 32000) and 9 CT from 10^-0.5 to 10^1.5 (--full 21), with\n"
@@ -68,7 +68,7 @@ const char rf_experiment_help[] =
     "  P3  the same against eta T p / d: the curves collapse.\n"
     "  P4  heat map over C in 10^[-2, 1.5] and CT in 10^[-1.5, 2] (8 x 8; --full 20 x 20 up\n"
     "      to 10^2.5) at p = rf.p.\n"
-    "Selection: seed 003 tunes (C, T) on validation data. At every p the configuration of\n"
+    "Selection: Bombari-Mondelli tunes (C, T) on validation data. At every p the configuration of\n"
     "lowest validation loss is selected (rf.val_size fresh samples, default 20 % of\n"
     "rf.test_size, from their own random streams: disjoint from the training and test data,\n"
     "the same at every p) and its test loss is reported (P1's dpgd_test). --select-on test\n"
@@ -120,7 +120,7 @@ static void progress(const hdp_rfexp *xp, int i, void *user)
 static void meta(FILE *f, const char *name, const char *what, const hdp_model *m,
                  const hdp_rfexp *xp)
 {
-    fprintf(f, "# ; hdpsgd %s rf-experiment %s: %s (seed 003 Fig. 2; THEORY.md 6, 7)\n",
+    fprintf(f, "# ; hdpsgd %s rf-experiment %s: %s (Bombari-Mondelli, Fig. 2; docs/theory.md §6, §7)\n",
             hdp_version_string(), name, what);
     hdp_model_write_meta_sections(m, f, cli_model_sections("rf-experiment"));
     fprintf(f, "# ; runs per configuration = %ld\n# ; grid = %s\n", xp->runs,
@@ -176,7 +176,7 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
             fprintf(f, ",%.10g", pt->cfg[j].val);
         fprintf(f, "\n");
     }
-    snprintf(title, tsize, "P1 (seed 003 Fig. 2): test loss vs p — d = %ld, n = %ld, %s "
+    snprintf(title, tsize, "P1 (Bombari-Mondelli, Fig. 2): test loss vs p — d = %ld, n = %ld, %s "
              "target, ε = %g, δ = %s", rk->d, rk->n, hdp_rf_target_name(rk->target),
              dk->epsilon, delta_text(m));
 }
@@ -213,7 +213,7 @@ static void p23(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, s
                     x->gf_test, pt->minnorm_test, x->val, x->val_se, pt->best == b);
         }
     }
-    snprintf(title, tsize, "%s (seed 003 Fig. 2): C_clip = %g √p, η = %g, d = %ld, n = %ld, "
+    snprintf(title, tsize, "%s (Bombari-Mondelli, Fig. 2): C_clip = %g √p, η = %g, d = %ld, n = %ld, "
              "ε = %g, δ = %s", name, C, eta, d, rk->n, dk->epsilon, delta_text(m));
 }
 
@@ -236,7 +236,7 @@ static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
                 xp->Cs[j / nCT], xp->CTs[j % nCT], x->q.T, x->q.tau, x->q.C_clip, x->q.sigma,
                 x->test, x->test_se, x->train, x->clipped, x->val, x->val_se, pt->best == j);
     }
-    snprintf(title, tsize, "P4 (seed 003 Fig. 2): test loss over (C_clip, T) — p = %ld, η = %g, "
+    snprintf(title, tsize, "P4 (Bombari-Mondelli, Fig. 2): test loss over (C_clip, T) — p = %ld, η = %g, "
              "d = %ld, n = %ld, ε = %g, δ = %s", pt->p, pt->eta, rk->d, rk->n,
              dk->epsilon, delta_text(m));
 }

@@ -1,8 +1,8 @@
 /*
  * cmd_schedule.c — `hdpsgd schedule --optimize`: find the learning-rate schedules of
- * the families of THEORY.md section 5 that minimise the ODE's final-iterate excess
- * risk (THEORY 3) at the model's fixed rho (THEORY 6), compare them, write the best as
- * a `table` schedule file, and draw them. The numerics are in the library
+ * the families of docs/theory.md §5 that minimise the ODE's final-iterate excess
+ * risk (docs/theory.md §3) at the model's fixed rho (docs/theory.md §6), compare them, write the
+ * best as a `table` schedule file, and draw them. The numerics are in the library
  * (hdpsgd/design.h); this file parses, prints and writes.
  */
 #include <math.h>
@@ -50,10 +50,10 @@ const cli_opt schedule_opts[] = {
 /* `hdpsgd help schedule` (the command table in main.c points here) */
 const char schedule_usage[] = "[MODEL.ini] --optimize";
 const char schedule_help[] =
-    "Minimises the ODE's final-iterate excess risk (THEORY.md 3, final-step noise included) at\n"
-    "the model's rho over the schedule families of THEORY.md 5: output (eta0), linear-noise\n"
-    "(eta0), inverse-time (c1/(t + a), formerly `optimal`, still accepted; not the optimum at\n"
-    "finite gamma; reported also as c2 = a/gamma, c3 = a rho/gamma), and pl, a\n"
+    "Minimises the ODE's final-iterate excess risk (docs/theory.md §3, final-step noise included)\n"
+    "at the model's rho over the schedule families of docs/theory.md §5: output (eta0),\n"
+    "linear-noise (eta0), inverse-time (c1/(t + a), formerly `optimal`, still accepted; not the\n"
+    "optimum at finite gamma; reported also as c2 = a/gamma, c3 = a rho/gamma), and pl, a\n"
     "non-increasing piecewise-linear eta~ through K knots t_i = i/(K-1), 2 <= K <= 512; with\n"
     "--tune-clip jointly over the clipping constant c. sup eta~ < 2/gamma is built into the\n"
     "parametrisation. Method bfgs (default): GSL's BFGS on the exact gradient of the final\n"
@@ -148,7 +148,7 @@ void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_resu
     double delta = 1.0 / (double)m->n;
     double eps = hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta);
     fprintf(f, "# ; hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
-               "(THEORY.md 3, 5)\n",
+               "(docs/theory.md §3, §5)\n",
             hdp_version_string());
     char cb[40], rb[40];
     fprintf(f, "# ; model: %s; family %s: %s; clip.c = %s\n", m->source,
@@ -261,7 +261,7 @@ static hdp_status figure_curves(const hdp_model *m, const hdp_design_result *res
 static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp_ode_result *c)
 {
     fprintf(f, "# ; hdpsgd %s schedule --optimize --figure: eta~(t) and the ODE's R(t) of each "
-               "optimised family (THEORY.md 3, 5); the row t = 1 includes the final-step noise\n",
+               "optimised family (docs/theory.md §3, §5); the row t = 1 includes the final-step noise\n",
             hdp_version_string());
     hdp_model_write_meta_sections(m, f, cli_model_sections("schedule"));
     fprintf(f, "t");

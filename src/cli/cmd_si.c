@@ -1,6 +1,6 @@
 /*
- * cmd_si.c — `hdpsgd sim-index`: private feature learning for single-index models (seed 002,
- * Algorithm 1 with its slips fixed; THEORY.md 6, 7, 8; the library is hdpsgd/si.h).
+ * cmd_si.c — `hdpsgd sim-index`: private feature learning for single-index models (the single-index
+ * notes, Algorithm 1 with its slips fixed; docs/theory.md §6, §7, §8; the library is hdpsgd/si.h).
  *
  *   hdpsgd sim-index [MODEL.ini] ...               one problem (data + stage 1) and si.runs
  *                                                  stage-2 runs: per-mode Monte Carlo vs the
@@ -40,22 +40,24 @@ const cli_opt si_opts[] = {
 /* `hdpsgd help sim-index` (the command table in main.c points here) */
 const char si_usage[] = "[MODEL.ini]";
 const char si_help[] =
-    "Seed 002's Algorithm 1 (THEORY.md 6, 7, 8; hdpsgd/si.h) on a two-layer tanh network\n"
-    "f(x) = a^T tanh(W^T x + b) and the single-index target y = sigma_*(<x, mu>), sigma_* =\n"
-    "he1 He1 + he2 He2 + he3 He3, x ~ N(0, I_d), two disjoint training sets of n samples.\n"
+    "The single-index notes' Algorithm 1 (docs/theory.md §6, §7, §8; hdpsgd/si.h) on a two-layer\n"
+    "tanh network f(x) = a^T tanh(W^T x + b) and the single-index target y = sigma_*(<x, mu>),\n"
+    "sigma_* = he1 He1 + he2 He2 + he3 He3, x ~ N(0, I_d), two disjoint training sets of n\n"
+    "samples.\n"
     "Stage 1: one gradient step on W from W_0 (per-sample, per-neuron clipping at C_W), the\n"
     "neurons normalised by max(||w||, R) and noised by sigma_W N(0, I_d): a Gaussian mechanism\n"
     "with sensitivity Delta1 = 2 eta_W C_W sqrt(p)/R, rho_z1 = Delta1^2/(2 sigma_W^2). Stage 2:\n"
     "DP-GD on a over the fixed features with ridge lambda, clipping at C_a and noise\n"
     "sqrt(eta_a) (2 C_a/n) sigma_a N(0, I_p) (stage2 = gd; eta_a lambda_max(K) < 2 is enforced,\n"
     "eta_a = 0 means 1/lambda_max), or the exact OU law at tau = eta_a T (stage2 = ou).\n"
-    "Fixed slips of seed 002: the clip is g min(1, C_a/||g||) (written inverted), the noise is\n"
-    "a vector N(0, I_p) (written N(0, 1)), the gradient uses a_{t-1} (written a_{i-1}), the\n"
-    "noise scale is 2 C_a/n (replace-one sensitivity; written C_a/n), eps_B -> eps_n, and the\n"
-    "undefined first-layer clip g^C_W is defined. Privacy: stage 2 by THEORY 6 (sigma_a by\n"
-    "seed 002's formula for the target si.epsilon, else the zCDP route), stage 1 as above,\n"
-    "total by zCDP composition, (epsilon, delta) by Canonne-Kamath-Steinke. Scalings: seed\n"
-    "002's Assumption 4 with prefactors (hdpsgd keys, section [si]).\n"
+    "Fixed slips of the single-index notes: the clip is g min(1, C_a/||g||) (written inverted),\n"
+    "the noise is a vector N(0, I_p) (written N(0, 1)), the gradient uses a_{t-1} (written\n"
+    "a_{i-1}), the noise scale is 2 C_a/n (replace-one sensitivity; written C_a/n), eps_B ->\n"
+    "eps_n, and the undefined first-layer clip g^C_W is defined. Privacy: stage 2 by\n"
+    "docs/theory.md §6 (sigma_a by the single-index notes' formula for the target si.epsilon,\n"
+    "else the zCDP route), stage 1 as above, total by zCDP composition, (epsilon, delta) by\n"
+    "Canonne-Kamath-Steinke. Scalings: the single-index notes' Assumption 4 with prefactors\n"
+    "(hdpsgd keys, section [si]).\n"
     "CSV (one row per eigenmode k of K = (2/n) Phi^T Phi + 2 lambda I): mode,lambda_k,\n"
     "pred_mean,mc_mean,mc_mean_se,z_mean,pred_var,mc_var,mc_var_se,z_var,ou_mean,ou_var,\n"
     "gd_mean,gd_var: the Monte Carlo of the second-layer weights over si.runs runs against\n"
@@ -80,7 +82,7 @@ const char si_help[] =
 static void meta_of(FILE *f, const char *what, const hdp_model *m, const hdp_si_params *hp,
                     hdp_si_stage2_kind stage2)
 {
-    fprintf(f, "# ; hdpsgd %s sim-index: %s (seed 002 Algorithm 1; THEORY.md 6, 7, 8)\n",
+    fprintf(f, "# ; hdpsgd %s sim-index: %s (the single-index notes, Algorithm 1; docs/theory.md §6, §7, §8)\n",
             hdp_version_string(), what);
     fprintf(f, "# ; stage2 = %s: %s\n", hdp_si_stage2_name(stage2),
             stage2 == HDP_SI_GD
@@ -94,7 +96,7 @@ static void meta_of(FILE *f, const char *what, const hdp_model *m, const hdp_si_
                "stage 2 sigma_a = %.6g (%s), rho_z2 = %.6g, eps2 = %.6g; total rho_z = %.6g, "
                "epsilon = %.6g at delta = %.6g (CKS)\n",
             hp->Delta1, hp->rho_z1, hp->eps1, hp->sigma_a,
-            hp->sigma_route_zcdp ? "zCDP route" : "seed 002 formula", hp->rho_z2, hp->eps2,
+            hp->sigma_route_zcdp ? "zCDP route" : "the single-index notes' formula", hp->rho_z2, hp->eps2,
             hp->rho_z, hp->eps_total, hp->delta);
     if (hp->budget_total)
         fprintf(f, "# ; budget: si.epsilon_total = %.10g at delta = %.6g, rho_z = %.10g shared "

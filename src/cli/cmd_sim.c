@@ -1,6 +1,6 @@
 /*
- * cmd_sim.c — `hdpsgd sim` (Monte Carlo of one-pass DP-SGD, THEORY.md section 1)
- * and `hdpsgd sde` (Euler-Maruyama of the homogenized SDE, THEORY.md section 4):
+ * cmd_sim.c — `hdpsgd sim` (Monte Carlo of one-pass DP-SGD, docs/theory.md §1)
+ * and `hdpsgd sde` (Euler-Maruyama of the homogenized SDE, docs/theory.md §4):
  * one front end and one CSV/JSON writer for both.
  *
  * The CSV has the model as '#' lines, then t,mean,stderr,q10,q50,q90,clipped_fraction
@@ -37,7 +37,7 @@ const cli_opt sim_opts[] = {
 /* `hdpsgd help sim` (the command table in main.c points here) */
 const char sim_usage[] = "[MODEL.ini]";
 const char sim_help[] =
-    "Runs the discrete algorithm of THEORY.md section 1 exactly (fresh Gaussian samples in\n"
+    "Runs the discrete algorithm of docs/theory.md §1 exactly (fresh Gaussian samples in\n"
     "the eigenbasis of Sigma, label noise of the model's law, per-sample clipping of the true\n"
     "gradient norm at c*sqrt(d), private noise 2*c*sqrt(d)*sigma_k*xi) for sim.runs\n"
     "independent runs and records the exact excess risk on the grid of `hdpsgd ode`. One CSV\n"
@@ -54,7 +54,8 @@ const char sim_help[] =
     "sim.divergence_factor x max(R(0), P), P = 2 c^2 gamma^2 eta~(0)^2/rho^2 the risk the\n"
     "private noise adds; when every run diverges the exit status is 4. The JSON\n"
     "summary has final_risk_mean, final_risk_stderr, final_jump_mean/stderr (the jump of the\n"
-    "last step's private noise), runs, diverged_runs, rho_accounted (THEORY 6 on the realised\n"
+    "last step's private noise), runs, diverged_runs, rho_accounted (docs/theory.md §6 on the\n"
+    "realised\n"
     "schedule; null = inf), seconds, threads, seed.";
 
 const cli_opt sde_opts[] = {
@@ -67,11 +68,11 @@ const cli_opt sde_opts[] = {
 /* `hdpsgd help sde` (the command table in main.c points here) */
 const char sde_usage[] = "[MODEL.ini]";
 const char sde_help[] =
-    "Integrates the homogenized SDE of THEORY.md section 4 in the eigenbasis of Sigma with\n"
+    "Integrates the homogenized SDE of docs/theory.md §4 in the eigenbasis of Sigma with\n"
     "Euler-Maruyama, step h (sde.step or --step; 0 = 1/n), N = round(1/h) steps, the risk\n"
-    "recomputed every step for the clipping factors mu_c, V_c (THEORY 2), then adds the\n"
-    "final-iterate noise of THEORY 3 at t = 1. Same runs, seeds, CSV columns and JSON keys\n"
-    "as `hdpsgd sim`; clipped_fraction is the mean of 1 - mu_c(R) over the steps of the\n"
+    "recomputed every step for the clipping factors mu_c, V_c (docs/theory.md §2), then adds the\n"
+    "final-iterate noise of docs/theory.md §3 at t = 1. Same runs, seeds, CSV columns and JSON\n"
+    "keys as `hdpsgd sim`; clipped_fraction is the mean of 1 - mu_c(R) over the steps of the\n"
     "interval (the probability that a DP-SGD step would be clipped), and rho_accounted is\n"
     "the accountant on the discrete schedule of the model.";
 
@@ -80,11 +81,11 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
 {
     if (!strcmp(name, "sim"))
         fprintf(f, "# ; hdpsgd %s sim: Monte Carlo of one-pass DP-SGD, excess risk R_exc(theta_k) "
-                   "(THEORY.md 1)\n",
+                   "(docs/theory.md §1)\n",
                 hdp_version_string());
     else
         fprintf(f, "# ; hdpsgd %s sde: Euler-Maruyama of the homogenized SDE, excess risk "
-                   "(THEORY.md 4)\n",
+                   "(docs/theory.md §4)\n",
                 hdp_version_string());
     hdp_model_write_meta_sections(m, f, cli_model_sections("sim"));
     fprintf(f, "# ; effective: d = %ld, n = %ld, gamma = %.17g, steps = %ld", m->d, m->n, m->gamma,

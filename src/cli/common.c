@@ -379,7 +379,7 @@ int cli_warn_stability(const char *cmd, const hdp_model *m)
         return 0;
     fprintf(stderr,
             "hdpsgd %s: warning: sup eta~ = %g >= 2/gamma = %g: past the stability limit of "
-            "THEORY 3; the risk may blow up\n",
+            "docs/theory.md §3; the risk may blow up\n",
             cmd, sup, 2.0 / m->gamma);
     return 1;
 }

@@ -156,7 +156,7 @@ void cli_print_man(FILE *f)
           "\\-\\-y sim_final_risk \\-o grid.pdf\n.fi\n.RE\n",
           f);
     fputs(".SH SEE ALSO\n\\fBgnuplot\\fR(1), \\fBmpirun\\fR(1); the README.md, docs/ and "
-          "THEORY.md of the hdpsgd sources.\n", f);
+          "docs/theory.md of the hdpsgd sources.\n", f);
 }
 
 /* The choices of a model key whose help lists them as "a | b | c", or whose default is a word:

@@ -118,7 +118,7 @@ static void data_path_of(const char *fig, char *out, size_t size)
 
 void kl_meta(FILE *f, const char *what, const hdp_model *m)
 {
-    fprintf(f, "# ; hdpsgd %s kl %s (seed 001; THEORY.md 8; KL constant c = 4, the seed's c = 2 "
+    fprintf(f, "# ; hdpsgd %s kl %s (Ye et al.; docs/theory.md §8; KL constant c = 4, the paper's c = 2 "
                "gives twice these KLs)\n", hdp_version_string(), what);
     hdp_model_write_meta_sections(m, f, cli_model_sections("kl"));
 }

@@ -69,7 +69,7 @@ static const cli_arg sweep_args[] = {
     {NULL, NULL},
 };
 static const cli_arg rf_experiment_args[] = {
-    {"P1|P2|P3|P4", "the experiment of seed 003's Fig. 2"},
+    {"P1|P2|P3|P4", "the experiment of Bombari-Mondelli's Fig. 2"},
     {"MODEL.ini", "model file, e.g. models/rf-p1.ini (default: the built-in default model)"},
     {NULL, NULL},
 };
@@ -120,23 +120,23 @@ const cli_command hdp_commands[] = {
      rates_usage,
      rates_help,
      rates_opts, 0, ".rates.csv", &hdp_sweep_rates, rates_sweep_write, cli_model_args, 1},
-    {"rf", cmd_rf, "DP-GD on random features vs its Ornstein-Uhlenbeck limit (seed 003)",
+    {"rf", cmd_rf, "DP-GD on random features vs its Ornstein-Uhlenbeck limit (Bombari-Mondelli)",
      rf_usage,
      rf_help,
      rf_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
-    {"rf-experiment", cmd_rf_experiment, "seed 003's Fig. 2 on random features: P1, P2, P3, P4",
+    {"rf-experiment", cmd_rf_experiment, "Bombari-Mondelli's Fig. 2 on random features: P1, P2, P3, P4",
      rf_experiment_usage,
      rf_experiment_help,
      rf_experiment_opts, 1, NULL, NULL, NULL, rf_experiment_args, 1},
-    {"kl", cmd_kl, "KL privacy of noisy GD on ReLU networks by initialisation (seed 001)",
+    {"kl", cmd_kl, "KL privacy of noisy GD on ReLU networks by initialisation (Ye et al.)",
      kl_usage,
      kl_help,
      kl_opts, 1, ".csv", NULL, NULL, kl_args, 1},
-    {"nc", cmd_nc, "NoisyGD on neural-collapse features: error against the dimension p (seed 004)",
+    {"nc", cmd_nc, "NoisyGD on neural-collapse features: error vs the dimension p (the NC paper)",
      nc_usage,
      nc_help,
      nc_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
-    {"sim-index", cmd_si, "private feature learning for a single-index model, two stages (seed 002)",
+    {"sim-index", cmd_si, "two-stage private learning of a single-index model (the single-index notes)",
      si_usage,
      si_help,
      si_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
@@ -183,7 +183,7 @@ static void print_commands(FILE *f)
 {
     fprintf(f, "Usage: hdpsgd <command> [MODEL.ini] [--set section.key=value]... [options]\n\n"
                "Predicts and simulates the training dynamics of differentially private SGD in\n"
-               "high dimensions (see README.md and THEORY.md).\n\nCommands:\n");
+               "high dimensions (see README.md and docs/theory.md).\n\nCommands:\n");
     for (const cli_command *c = hdp_commands; c->name; c++)
         fprintf(f, "  %-14s %s\n", c->name, c->summary);
     fprintf(f, "\nWith no MODEL.ini the built-in default model is used (models/default.ini).\n"

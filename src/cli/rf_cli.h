@@ -13,7 +13,7 @@
 /* "given", "seed003", "zcdp" or "none". */
 const char *cli_rf_route_name(hdp_rf_sigma_route r);
 
-/* The note of THEORY 6 on stderr when sigma comes from the zCDP route. */
+/* The note of docs/theory.md §6 on stderr when sigma comes from the zCDP route. */
 void cli_rf_sigma_note(const char *cmd, const hdp_rf_dpgd *q);
 
 /* A progress callback for the library: user points to a cli_rf_bar. */

@@ -37,7 +37,7 @@ void schedule_print_comparison(const hdp_model *m, const hdp_design_set *d,
            "delta = 1/n, CKS)\n",
            m->source, m->d, m->n, m->gamma, m->c, m->rho, eps);
     printf("objective: the ODE's final-iterate excess risk R(1) + 2 c^2 gamma^2 eta~(1)^2/rho^2 "
-           "(THEORY 3) at fixed rho%s\n\n",
+           "(docs/theory.md §3) at fixed rho%s\n\n",
            tune_clip ? ", jointly over the clipping constant c" : "");
     printf("  %-13s %14s %9s %9s %8s  %s\n", "family", "final risk", "epsilon", "ODE solves",
            tune_clip ? "c" : "", "optimised parameters");

@@ -28,7 +28,7 @@ typedef struct {
     axis axes[MAX_AXES];
     int nfixed;
     char *fixed[MAX_FIXED];  /* "section.key=value" */
-    /* schedule and rates (THEORY 5): the families, pl knots, clipping, the gamma grid */
+    /* schedule and rates (docs/theory.md §5): the families, pl knots, clipping, the gamma grid */
     hdp_sweep_settings set;
     char rates_gammas[128];
     int line;                /* current line (inih reader) */

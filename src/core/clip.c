@@ -1,5 +1,5 @@
 /*
- * clip.c — clipping factors mu_c, nu_c, V_c (THEORY.md section 2).
+ * clip.c — clipping factors mu_c, nu_c, V_c (docs/theory.md §2).
  *
  * Gaussian label noise (and none): r ~ N(0, 2s), s = R + tau^2/2,
  *   a  = c / (2 sqrt(s))
@@ -88,7 +88,7 @@ static void no_clipping(double R, double tau2, hdp_clip_values *out)
     out->dV = 1.0;
 }
 
-/* Gaussian closed forms (THEORY 2). */
+/* Gaussian closed forms (docs/theory.md §2). */
 static void gaussian_factors(double c, double R, double tau2, hdp_clip_values *out)
 {
     double s = R + 0.5 * tau2;

@@ -759,7 +759,7 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
         else if (i > 0 && !(t > v[2 * (i - 1)])) why = "t must be strictly increasing";
         else if (i > 0 && e > v[2 * (i - 1) + 1])
             why = "eta must be non-increasing (an increasing learning rate would need negative "
-                  "noise variance, THEORY 1)";
+                  "noise variance, docs/theory.md §1)";
         if (why) bad = i;
     }
     if (!why && len < 2) { why = "at least two knots are needed (t = 0 and t = 1)"; bad = 0; }

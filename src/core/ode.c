@@ -1,5 +1,5 @@
 /*
- * ode.c — the risk ODE of homogenized DP-SGD on CVODE (THEORY.md section 3).
+ * ode.c — the risk ODE of homogenized DP-SGD on CVODE (docs/theory.md §3).
  *
  * State y = (D_0 .. D_{m-1}, R_upper, R_lower), length m + 2.
  *   f_j     = -2 lambda_j eta mu(R) D_j + gamma lambda_j eta^2 V(R) + q,   R = sum_j w_j lambda_j D_j
@@ -7,14 +7,14 @@
  *   f_lower = -2 lambda_max eta mu(Rl) Rl +            gamma eta^2 V(Rl) + q
  * with q = 2 c^2 gamma^2 sigma~^2 (0 when rho = inf).
  *
- * Jacobian (THEORY 3, "structure worth exploiting"): for the bins
+ * Jacobian (docs/theory.md §3, "structure worth exploiting"): for the bins
  *   J = diag(a) + u v^T,  a_j = -2 lambda_j eta mu,
  *   u_j = lambda_j (-2 eta mu'(R) D_j + gamma eta^2 V'(R)),  v_k = w_k lambda_k,
  * and the two bound components are scalar (u, v are zero there). The Newton
  * matrix M = I - g J is solved by Sherman-Morrison in O(m):
  *   M^{-1} b = y + g z (v.y) / (1 - g v.z),  y = b / (1 - g a),  z = u / (1 - g a).
  * The linear solver is of type MATRIX_EMBEDDED. SUNDIALS 6.4 never calls setup
- * for that type (THEORY 3, implementation note), so solve reads t, the
+ * for that type (docs/theory.md §3, implementation note), so solve reads t, the
  * predicted state and gamma_BDF from CVodeGetNonlinearSystemData and builds
  * the factors itself.
  */
@@ -190,7 +190,7 @@ static void on_cvode_error(int code, const char *module, const char *function, c
 
 /* ---- driver ---- */
 
-/* Table schedules (THEORY 5) have a kink at every knot, where
+/* Table schedules (docs/theory.md §5) have a kink at every knot, where
  * sigma~^2 = -(eta~^2)'/rho^2 jumps: the right-hand side is discontinuous there. The
  * integration never steps past the next interior knot (CVODE's stop time), stops exactly
  * on it and restarts CVODE there (CVodeReInit), so that no BDF step or history straddles
@@ -417,7 +417,7 @@ static hdp_status solve_cvode(const hdp_model *m, ode_data *od, double R0, long 
                 flag == CV_TOO_MUCH_WORK ? "raise [ode] max_steps"
                 : flag == CV_REPTD_RHSFUNC_ERR || flag == CV_RHSFUNC_FAIL
                     ? "the risk overflowed: is the learning rate past the stability limit "
-                      "2/gamma (THEORY 3)?"
+                      "2/gamma (docs/theory.md §3)?"
                     : "try other [ode] rtol and atol";
             st = hdp_fail(err, HDP_ENUMERIC,
                           "CVODE failed with %s at t = %.6g (next output t = %.6g): %s; %s",
@@ -451,7 +451,7 @@ done:
     return st;
 }
 
-/* final-iterate noise (THEORY 3): the last step adds 2 C_clip sigma_{n-1} xi */
+/* final-iterate noise (docs/theory.md §3): the last step adds 2 C_clip sigma_{n-1} xi */
 static void add_final_noise(const hdp_model *m, const ode_data *od, long points,
                             hdp_ode_result *res)
 {
@@ -466,7 +466,7 @@ static void add_final_noise(const hdp_model *m, const ode_data *od, long points,
     res->final_risk = res->risk[last];
 }
 
-/* Integrate on the bins of spec with `points` output points (THEORY 3): DOP853 when the
+/* Integrate on the bins of spec with `points` output points (docs/theory.md §3): DOP853 when the
  * problem is not too stiff for it (or asked for), else or when it fails CVODE. */
 static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long points,
                                hdp_ode_result *res, hdp_error *err)

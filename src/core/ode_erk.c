@@ -1,9 +1,9 @@
 /*
- * ode_erk.c — the risk ODE of THEORY.md section 3 with DOP853 (see ode_erk.h).
+ * ode_erk.c — the risk ODE of docs/theory.md §3 with DOP853 (see ode_erk.h).
  *
  * Two integrations with their own steps: the bins D_0..D_{m-1} (the risk), then the two
- * scalar bounds (THEORY 3), which do not feed back into R. Together, the lower bound (decay
- * 2 lambda_max eta mu(R_lower), the stiffest component) set the bins' steps through the
+ * scalar bounds (docs/theory.md §3), which do not feed back into R. Together, the lower bound
+ * (decay 2 lambda_max eta mu(R_lower), the stiffest component) set the bins' steps through the
  * error norm: 74 steps instead of 51 at 1000 bins, 143 instead of 98 at 10^4 (issue 20's
  * benchmark model). The bins' right-hand side is
  * affine in each D_j once the scalars of a stage are known:
@@ -185,7 +185,7 @@ typedef struct {
 } erk_ctx;
 
 /* At time t with risk R and bounds Ru, Rl: the bins' alpha, beta, q and the bounds'
- * derivatives fu, fl (THEORY 3). */
+ * derivatives fu, fl (docs/theory.md §3). */
 static void stage_scalars(erk_ctx *cx, double t, double R, double Ru, double Rl, double *al,
                           double *be, double *q, double *fu, double *fl)
 {

@@ -1,5 +1,5 @@
 /*
- * ode_erk.h — the risk ODE of THEORY.md section 3 with an explicit Runge-Kutta
+ * ode_erk.h — the risk ODE of docs/theory.md §3 with an explicit Runge-Kutta
  * method, DOP853 (Hairer, Norsett, Wanner: order 8, embedded 5 and 3 error
  * estimators), for ode.c: the problem is non-stiff or mildly stiff for most
  * models (stiffness sup_t 2 lambda_max eta~(t) mu, integrated over [0, 1], of a few
@@ -17,7 +17,7 @@
 typedef struct {
     long m;                      /* bins */
     const double *lambda, *w;    /* [m] */
-    double lmin, lmax;           /* extreme eigenvalues (the bounds of THEORY 3) */
+    double lmin, lmax;           /* extreme eigenvalues (the bounds of docs/theory.md §3) */
     double gamma, c, rho;
     hdp_clip *clip;
     const hdp_schedule *sched;

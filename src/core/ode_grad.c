@@ -1,12 +1,12 @@
 /*
  * ode_grad.c — final risk of the risk ODE and its exact gradient with respect to the
- * schedule and the clipping constant (THEORY.md sections 3, 5, 6); see ode_grad.h.
+ * schedule and the clipping constant (docs/theory.md §3, §5, §6); see ode_grad.h.
  *
  * Grid. Steps never straddle a table knot (sigma~^2 jumps there; each step uses the
  * formulas of its own segment). A step is at most
  *   h_stab = 1 / (eta_cap (2 lambda_max + gamma eta_cap sum_j w_j lambda_j^2)),
  *   eta_cap = min(2/gamma, sup eta~ rounded up to a power of 2),
- * the largest rate of the Jacobian (diagonal plus rank one, THEORY 3) for the schedule
+ * the largest rate of the Jacobian (diagonal plus rank one, docs/theory.md §3) for the schedule
  * (mu <= 1, V' <= 1), so that h times the rate stays below 1, well inside the real
  * stability interval of RK4 (2.78); at most 1/base_steps; and at most
  * rel_step eta~/|eta~'| where the schedule bends (optimal: t + a; linear-noise:

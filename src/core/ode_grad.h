@@ -1,5 +1,5 @@
 /*
- * ode_grad.h — the final risk of the risk ODE (THEORY.md section 3) and its exact
+ * ode_grad.h — the final risk of the risk ODE (docs/theory.md §3) and its exact
  * gradient with respect to the schedule and the clipping constant (internal; the
  * schedule designer of src/drivers/design.c is its user).
  *
@@ -13,7 +13,7 @@
  * reverse mode through every Runge-Kutta stage: the gradient is the exact gradient of the
  * discrete objective, whatever the step, so a quasi-Newton search sees a consistent
  * function and gradient. The privacy constraint enters through sigma~^2 = -(eta~^2)'/rho^2
- * (THEORY 5, 6): a schedule fixes its own private noise at the model's rho, and the
+ * (docs/theory.md §5, §6): a schedule fixes its own private noise at the model's rho, and the
  * gradient includes that dependence and the final-iterate noise.
  *
  * Schedules: hdp_schedule (hdpsgd/schedule.h) of kind output, linear-noise, optimal

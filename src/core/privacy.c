@@ -1,5 +1,5 @@
 /*
- * privacy.c — privacy accounting (THEORY.md section 6).
+ * privacy.c — privacy accounting (docs/theory.md §6).
  *
  * Amplification by iteration: rho_acc = max_k eta_k / sqrt(sum_{j>=k} sigma_j^2).
  * zCDP -> (epsilon, delta):
@@ -7,10 +7,11 @@
  *   Canonne-Kamath-Steinke     epsilon = min_{alpha>1} alpha rho_z + ln(1 - 1/alpha)
  *                                                     - (ln delta + ln alpha)/(alpha - 1)
  * The CKS minimum is found over u = ln(alpha - 1): a coarse scan brackets it,
- * GSL's Brent minimiser refines it. Reference (THEORY 6): rho_z = 0.03125,
+ * GSL's Brent minimiser refines it. Reference (docs/theory.md §6): rho_z = 0.03125,
  * delta = 1e-3 gives 0.96048... (BS) and 0.6880024554878086 (CKS).
- * Full-batch DP-GD (THEORY 6, seeds 000 and 003): rho_z = eta T / (2 sigma^2), and seed
- * 003's sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon for epsilon in (0, 8 ln(1/delta)).
+ * Full-batch DP-GD (docs/theory.md §6, Mondelli's notes and Bombari-Mondelli): rho_z = eta T / (2
+ * sigma^2), and Bombari-Mondelli's sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon for epsilon in
+ * (0, 8 ln(1/delta)).
  */
 #include "hdpsgd/privacy.h"
 #include "core/check.h"
@@ -172,7 +173,7 @@ hdp_status hdp_zcdp_from_epsilon(double epsilon, double delta, double *rho_z, hd
     return st;
 }
 
-/* ---- full-batch DP-GD (THEORY 6) ---- */
+/* ---- full-batch DP-GD (docs/theory.md §6) ---- */
 
 double hdp_dpgd_rho_z(double eta, long steps, double sigma)
 {

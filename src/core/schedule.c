@@ -1,6 +1,6 @@
 /*
- * schedule.c — learning-rate schedules (THEORY.md section 5) and their
- * discretisation (THEORY.md section 1).
+ * schedule.c — learning-rate schedules (docs/theory.md §5) and their
+ * discretisation (docs/theory.md §1).
  *
  *   constant      eta0                      sigma~^2 = 0 (rho = inf)
  *   output        eta0                      sigma~^2 = 0 on [0,1); final-step noise

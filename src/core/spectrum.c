@@ -1,5 +1,5 @@
 /*
- * spectrum.c — eigenvalues of Sigma and their bins (THEORY.md sections 1 and 3).
+ * spectrum.c — eigenvalues of Sigma and their bins (docs/theory.md §1 and §3).
  * Spectra: isotropic lambda_j = 1; power law lambda_j ~ j^(-alpha); two-level:
  * round(f d) eigenvalues equal r times the others; from a file. Always
  * normalised to mean 1 afterwards.

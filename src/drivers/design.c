@@ -1,16 +1,17 @@
 /*
- * design.c — schedule design on the risk ODE (THEORY.md sections 3, 5, 6); see
+ * design.c — schedule design on the risk ODE (docs/theory.md §3, §5, §6); see
  * hdpsgd/design.h for the families, the parametrisation and the ownership rules.
  *
  * Objective: hdp_ode_solve(...).final_risk = R(1) + 2 c^2 gamma^2 eta~(1)^2 / rho^2
- * (THEORY 3, final-iterate jump included), at the model's fixed rho (THEORY 6: every
- * schedule discretised as in THEORY 1 is exactly (rho^2/2)-zCDP).
+ * (docs/theory.md §3, final-iterate jump included), at the model's fixed rho (docs/theory.md §6:
+ * every schedule discretised as in docs/theory.md §1 is exactly (rho^2/2)-zCDP).
  * Admissibility through the parametrisation: eta~(0) = (2/gamma) sigmoid(p_0) keeps
- * sup eta~ < 2/gamma (THEORY 3, stability); the pl knots are products of ratios in (0, 1]
- * (knot_ratio), so eta~ is non-increasing and sigma~^2 = -(eta~^2)'/rho^2 >= 0 (THEORY 1, 5).
+ * sup eta~ < 2/gamma (docs/theory.md §3, stability); the pl knots are products of ratios in (0, 1]
+ * (knot_ratio), so eta~ is non-increasing and sigma~^2 = -(eta~^2)'/rho^2 >= 0
+ * (docs/theory.md §1, §5).
  * Search, method bfgs (default): the objective and its exact gradient from the
  * differentiated Runge-Kutta discretisation of core/ode_grad.h (privacy noise and
- * final-step noise included, THEORY 5.3); a coarse scan of it, then GSL's vector_bfgs2
+ * final-step noise included, docs/theory.md §5.3); a coarse scan of it, then GSL's vector_bfgs2
  * from the three best distinct scan points, each restarted while a round gains more than
  * 1e-10 relative; refine (pl): K -> 2K - 1 knots from the coarser optimum. Method simplex:
  * a coarse scan, then Nelder-Mead (gsl_multimin_fminimizer_nmsimplex2) on hdp_ode_solve restarted
@@ -248,7 +249,7 @@ static int nparams(hdp_design_family f, int K, int tune_clip)
 static void decode(const search *s, const double *p, hdp_design_result *r)
 {
     const hdp_model *m = s->base;
-    double top = 2.0 / m->gamma; /* THEORY 3: sup eta~ < 2/gamma */
+    double top = 2.0 / m->gamma; /* docs/theory.md §3: sup eta~ < 2/gamma */
     r->family = s->family;
     r->c = s->tune_clip ? exp(clampd(p[s->np - 1], -25.0, 12.0)) : m->c;
     double e0 = top * sigmoid(p[0]);
@@ -277,7 +278,7 @@ static void decode(const search *s, const double *p, hdp_design_result *r)
     }
 }
 
-/* Point a shallow model copy at the schedule of r (THEORY 5). t, eta: table storage
+/* Point a shallow model copy at the schedule of r (docs/theory.md §5). t, eta: table storage
  * for pl (K knots). */
 static void apply(hdp_model *w, const hdp_design_result *r, double *t, double *eta)
 {
@@ -382,7 +383,7 @@ out:
     return f;
 }
 
-/* The objective: final-iterate excess risk of the ODE (THEORY 3) at the search settings
+/* The objective: final-iterate excess risk of the ODE (docs/theory.md §3) at the search settings
  * (simplex: hdp_ode_solve; bfgs: the discretisation of ode_grad.h). */
 static double objective_grad(search *s, const double *p, double *grad)
 {
@@ -650,7 +651,7 @@ static void pl_start_from(const search *s, const hdp_design_result *prev, double
         p[s->np - 1] = log(prev->c);
 }
 
-/* ---- tables (THEORY 5, kind = table) ---- */
+/* ---- tables (docs/theory.md §5, kind = table) ---- */
 
 /* Knots of the written table: uniform (output), dense near t = 1 (linear-noise, where
  * sqrt(1 - t) bends), geometric in t + a (optimal, where c1/(t + a) bends on the scale a),
@@ -756,7 +757,7 @@ hdp_status hdp_design_model(const hdp_model *base, const hdp_design_result *r, i
     return HDP_OK;
 }
 
-/* final_risk of the ODE of a design result at the model's own [ode] settings (THEORY 3) */
+/* final_risk of the ODE of a design result at the model's own [ode] settings (docs/theory.md §3) */
 static hdp_status solve_at_model(const hdp_model *m, const hdp_design_result *r, int use_table,
                                  double *risk, hdp_error *err)
 {
@@ -967,7 +968,7 @@ static hdp_status finish(const search *s, const hdp_model *m, double t0, hdp_des
     return st;
 }
 
-/* ---- the privacy budget a family needs (THEORY 5, 6) ---- */
+/* ---- the privacy budget a family needs (docs/theory.md §5, §6) ---- */
 
 typedef struct {
     const hdp_model *m;
@@ -1063,7 +1064,7 @@ out:
     return q.st;
 }
 
-/* ---- rates (THEORY 5) ---- */
+/* ---- rates (docs/theory.md §5) ---- */
 
 double hdp_design_rate_theory(hdp_design_family f, double gamma, double rho)
 {

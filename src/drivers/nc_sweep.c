@@ -116,7 +116,7 @@ static int from_rows(const curve_row *rows, int count, const hdp_model *m, hdp_n
     return count;
 }
 
-/* flat: perfect collapse under the changes that seed 004 says do not matter */
+/* flat: perfect collapse under the changes that the NC paper says do not matter */
 static int flat_curves(const hdp_model *m, hdp_ncsweep_curve *cv)
 {
     const double eta = hdp_nc_keys_of(m)->eta;

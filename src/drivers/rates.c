@@ -1,7 +1,7 @@
 /*
  * rates.c — the rates driver (hdpsgd/rates.h): every wanted schedule family optimised
  * at every gamma (design.c), and least-squares log-log slopes of the final risk and of
- * the theorem's rate (THEORY.md section 5) on the smallest-gamma decade.
+ * the theorem's rate (docs/theory.md §5) on the smallest-gamma decade.
  */
 #include "hdpsgd/rates.h"
 #include "core/check.h"
@@ -35,7 +35,7 @@ hdp_status hdp_rates_grid_parse(const char *text, double *lo, double *hi, long *
         return hdp_fail(err, HDP_EINPUT, "'%s': LO must be smaller than HI", text);
     if (!(*hi < 1))
         return hdp_fail(err, HDP_EINPUT,
-                        "'%s': HI must be < 1 (the rates of THEORY 5 are for gamma -> 0)", text);
+                        "'%s': HI must be < 1 (the rates of docs/theory.md §5 are for gamma -> 0)", text);
     if (*count < 2 || *count > HDP_RATES_MAX_GAMMAS)
         return hdp_fail(err, HDP_EINPUT, "'%s': COUNT must be between 2 and %d", text,
                         HDP_RATES_MAX_GAMMAS);

@@ -1,5 +1,5 @@
 /*
- * rates_fit.c — the theorem's rate model with its constants (hdpsgd/rates.h; THEORY.md
+ * rates_fit.c — the theorem's rate model with its constants (hdpsgd/rates.h; docs/theory.md
  * section 5.2): risk(gamma) ~ A r1(gamma) + B r2(gamma), the two terms of each family's
  * rate, fitted by non-negative relative least squares, and the signs that a gamma grid is
  * still pre-asymptotic. Prints nothing.

@@ -1,5 +1,5 @@
 /*
- * rf_experiment.c — the rf experiments driver (hdpsgd/rfexp.h): the grids of seed 003's
+ * rf_experiment.c — the rf experiments driver (hdpsgd/rfexp.h): the grids of Bombari-Mondelli's
  * Fig. 2, one point per p on the grid runner, the configurations (C, CT) of each run by
  * hdp_rf_dpgd_final and summarised over their runs. Prints nothing.
  */
@@ -93,7 +93,7 @@ typedef struct {
     void *user;
 } run_ctx;
 
-/* Calibrate sigma for (eta, T, C_clip) at the model's epsilon, delta (THEORY 6). */
+/* Calibrate sigma for (eta, T, C_clip) at the model's epsilon, delta (docs/theory.md §6). */
 static hdp_status calibrate(run_ctx *c, hdp_rfexp_point *pt, double eta, long T, double C_clip,
                             hdp_rf_dpgd *q, hdp_error *err)
 {

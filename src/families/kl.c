@@ -1,5 +1,5 @@
 /*
- * kl.c — KL privacy of noisy GD on overparameterised ReLU networks (seed 001; THEORY.md
+ * kl.c — KL privacy of noisy GD on overparameterised ReLU networks (Ye et al.; docs/theory.md
  * section 8). See hdpsgd/kl.h for the model, the conventions and the constant c = 4.
  *
  * Method.
@@ -44,7 +44,7 @@
 
 /* The stream of index j: the seed's stream jumped j times (rng.h). */
 
-/* ---- closed forms (seed 001 Table 1, eq. 7, Lemma C.3, Corollaries 4.2 and 6.4) ---- */
+/* ---- closed forms (Ye et al., Table 1, eq. 7, Lemma C.3, Corollaries 4.2 and 6.4) ---- */
 
 void hdp_kl_widths(const hdp_kl_arch *a, long *w)
 {
@@ -156,7 +156,7 @@ void hdp_kl_budget_solve(double B, double R, long n, double eps, double T, doubl
     out->risk_opt = R / (2.0 * out->T_opt) + out->sigma2_opt * nn / 2.0;
 }
 
-/* Pinsker's inequality: TV <= sqrt(KL/2) (seed 001 A.2, item 3); TV <= 1 always */
+/* Pinsker's inequality: TV <= sqrt(KL/2) (Ye et al., A.2, item 3); TV <= 1 always */
 double hdp_kl_pinsker_delta(double kl)
 {
     const double d = sqrt(kl / 2.0);
@@ -246,7 +246,7 @@ void hdp_kl_sphere(hdp_xoshiro *g, long d, double *x)
 }
 
 /* Forward pass, back-propagated signals and the Gram of the Jacobian (kl.h). For layer l the
- * Jacobian of output a at x_i is delta_l^a(x_i) h_{l-1}(x_i)^T (seed 001 eqs. 35-36), so
+ * Jacobian of output a at x_i is delta_l^a(x_i) h_{l-1}(x_i)^T (Ye et al., eqs. 35-36), so
  * <J_l(x_i, a), J_l(x_j, b)> = <delta_l^a(x_i), delta_l^b(x_j)> <h_{l-1}(x_i), h_{l-1}(x_j)>,
  * with delta_L^a = e_a, delta_{L-1}^a = 1[g_{L-1} > 0] .* W_L[a, :]^T and
  * delta_l^a = 1[g_l > 0] .* W_{l+1}^T delta_{l+1}^a. */
@@ -642,7 +642,7 @@ static hdp_status problem_build_stream(const hdp_kl_spec *s, const double *X, co
     for (long p = 0; p < N; p++)
         for (long k = 0; k < r; k++)
             pb->M[p * r + k] = A[p * N + (N - 1 - k)] * sqrt(pb->lambda[k]);
-    /* M^T (f0 - y) and, for o = 1, the lazy distance of seed 001 eq. 62 */
+    /* M^T (f0 - y) and, for o = 1, the lazy distance of Ye et al., eq. 62 */
     double *v = w; /* reuse: N entries */
     for (long p = 0; p < N; p++)
         v[p] = pb->f0[p] - pb->y[p];

@@ -1,6 +1,6 @@
 /*
  * kl_keys.c — the [kl] section of the model files: KL privacy of noisy GD on ReLU networks
- * (seed 001; THEORY 8; hdpsgd/kl.h). Its keys, the names of its enums and the accessor
+ * (Ye et al.; docs/theory.md §8; hdpsgd/kl.h). Its keys, the names of its enums and the accessor
  * hdp_kl_keys_of. The combinations and sizes that the ranges cannot express are checked by
  * hdp_kl_model_check (kl.c) where a command runs the network, not at finalize. Registered
  * in families.c.
@@ -22,7 +22,7 @@ const char *hdp_kl_network_name(hdp_kl_network_kind k) { return kl_network_names
 
 static const hdp_schema_key keys[] = {
     {"init", HDP_KEY_ENUM, P(init), "he", 0, 0, 0, kl_init_names,
-     "initialisation (seed 001 Table 1): lecun | he | ntk | xavier"},
+     "initialisation (Ye et al., Table 1): lecun | he | ntk | xavier"},
     {"depth", HDP_KEY_LONG, P(depth), "6", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 64, NULL,
      "depth L (integer in [2, 64]): L - 1 hidden ReLU layers and a linear output layer"},
     {"width", HDP_KEY_LONG, P(width), "256", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL,

@@ -1,8 +1,8 @@
 /*
- * nc.c — NoisyGD / NoisySGD on neural-collapse features (seed 004; THEORY.md 6 and 8).
+ * nc.c — NoisyGD / NoisySGD on neural-collapse features (the NC paper; docs/theory.md §6 and §8).
  * See hdpsgd/nc.h for the model, the perturbations, the remedies and the conventions.
  *
- * ---- The exact one-step error (THEORY 8), derived here because seed 004's Theorem 2
+ * ---- The exact one-step error (docs/theory.md §8), derived here because the NC paper's Theorem 2
  * ---- has algebra slips.
  * One NoisyGD step from W_0 = 0 with learning rate eta on the sum loss, training features
  * z_k (class k, n_k samples), clipping factors c_k = min(1, G/||g_k||):
@@ -22,9 +22,9 @@
  * The per-sample gradient norm at W = 0 is ||r_k|| ||M_k|| = sqrt(1 - 1/K) (ce), 1 (squared):
  * no clipping (c = 1) when G is at least that. K = 2: 1 - E[Phi(Z + a)] = P(Z' - Z > a) =
  * Phi(-a/sqrt2) = Phi(-n/(sqrt2 sigma)), for any class balance (n_c + n_j = n). The binary
- * logistic model (one theta, x = y e_1, seed 004 Theorem 3): S = -sum_i y_i x_i/2 = -n e_1/2,
+ * logistic model (one theta, x = y e_1, the NC paper, Theorem 3): S = -sum_i y_i x_i/2 = -n e_1/2,
  * margin y theta^T x = eta (n/2 + sigma Z): error Phi(-n/(2 sigma)).
- * Where seed 004 (Theorem 2 and Appendix A.1) slips:
+ * Where the NC paper (Theorem 2 and Appendix A.1) slips:
  *   - (mu)_j for j != k is -n/(K(K-1)), not -n(K-2)/(K^2(K-1)) (mu_k = n/K is right), so the
  *     gap is n/(K-1), not (n/K)(1 + (K-2)/(K(K-1)));
  *   - the difference of two independent N(., sigma^2) scores has variance 2 sigma^2: the
@@ -153,7 +153,7 @@ static hdp_status check(const hdp_nc_spec *s, const reporter *r)
                        "gets round(alpha n), the others share the rest",
                        s->imbalance, s->n, s->K, k + 1);
     if (s->loss == HDP_NC_LOGISTIC && s->K != 2)
-        return bad(r, "loss", "logistic is the binary model of seed 004 Theorem 3 (one vector "
+        return bad(r, "loss", "logistic is the binary model of the NC paper, Theorem 3 (one vector "
                               "theta) and needs K = 2 (K = %ld); use ce for K classes", s->K);
     if (s->batch > s->n)
         return bad(r, "batch", "batch = %ld is larger than n = %ld (0 = full batch, NoisyGD)",
@@ -218,8 +218,8 @@ hdp_status hdp_nc_spec_check(const hdp_nc_spec *s, hdp_error *err)
 
 /* ---- features, noise level, clipping ---- */
 
-/* The ETF (seed 004 Definition 1) with P = [Q; 0], Q = I - 2 w w^T/(w^T w), w = 1/sqrt(K) - e_K
- * (a Householder reflection with Q 1/sqrt(K) = e_K). For u = e_k - 1/K (sum 0) w^T u = -u_K,
+/* The ETF (the NC paper, Definition 1) with P = [Q; 0], Q = I - 2 w w^T/(w^T w), w = 1/sqrt(K) -
+ * e_K (a Householder reflection with Q 1/sqrt(K) = e_K). For u = e_k - 1/K (sum 0) w^T u = -u_K,
  * so Q u = u + 2 u_K w/(w^T w) and (Q u)_K = 0: M_k lies in the first K-1 coordinates. */
 void hdp_nc_etf(long K, long p, double *M)
 {
@@ -258,7 +258,7 @@ double hdp_nc_grad_norm_at_zero(long K, hdp_nc_loss_kind loss)
 
 double hdp_nc_clip_factor(double gnorm, double G)
 {
-    /* min(1, G/||g||): seed 004 eq. (1) with its max corrected (nc.h) */
+    /* min(1, G/||g||): the NC paper, eq. (1) with its max corrected (nc.h) */
     return gnorm > G ? G / gnorm : 1.0;
 }
 
@@ -277,7 +277,7 @@ double hdp_nc_clip_gradient(const double *r, long rows, const double *z, long co
     return c;
 }
 
-/* ---- the Gaussian quadrature (THEORY 8) ---- */
+/* ---- the Gaussian quadrature (docs/theory.md §8) ---- */
 
 /* the standard normal density (not gsl_ran_ugaussian_pdf: <gsl/gsl_randist.h> pulls in
  * gsl_cblas.h, whose declarations clash with OpenBLAS's <cblas.h>) */
@@ -408,7 +408,7 @@ static void transform(const hdp_nc_problem *pb, const double *x, double *z)
     }
 }
 
-/* The top K-1 principal directions of the public samples (seed 004 section 4.3, centred;
+/* The top K-1 principal directions of the public samples (the NC paper, section 4.3, centred;
  * nc.h): X (m x p) the centred samples, the eigenpairs (lambda, u) of the m x m Gram matrix
  * X X^T give the directions X^T u / sqrt(lambda) of X^T X (the same non-zero spectrum). */
 static hdp_status build_pca(hdp_nc_problem *pb, hdp_xoshiro *g, hdp_error *err)

@@ -1,6 +1,6 @@
 /*
  * nc_keys.c — the [nc] section of the model files: NoisyGD on neural-collapse features
- * (seed 004; THEORY 8; hdpsgd/nc.h). Its keys, the names of its enums, the sizes that
+ * (the NC paper; docs/theory.md §8; hdpsgd/nc.h). Its keys, the names of its enums, the sizes that
  * finalize checks (the other combinations are checked by hdp_nc_spec_from_model, nc.c) and
  * the accessors hdp_nc_keys_of, hdp_nc_keys_edit. Registered in families.c.
  */
@@ -35,11 +35,11 @@ static const hdp_schema_key keys[] = {
      "training samples in total, over all classes (integer in [K, 1e7])"},
     {"imbalance", HDP_KEY_DOUBLE, P(imbalance), "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL,
      "0 = balanced classes; alpha in (0, 1): class 1 has round(alpha n) samples, the other "
-     "classes share the rest evenly (K = 2: seed 004's alpha)"},
+     "classes share the rest evenly (K = 2: the NC paper's alpha)"},
     {"G", HDP_KEY_DOUBLE, P(G), "1", HDP_R_LO_OPEN, 0, 0, NULL,
      "clipping threshold G > 0: per-sample gradients g are scaled by min(1, G/||g||)"},
     {"rho", HDP_KEY_DOUBLE, P(rho), "0.005", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "zCDP parameter PER STEP (seed 004's rho; rho_z in privacy.h terms), > 0 or inf (no "
+     "zCDP parameter PER STEP (the NC paper's rho; rho_z in privacy.h terms), > 0 or inf (no "
      "noise): noise N(0, G^2/(2 rho) I); T steps are (T rho)-zCDP"},
     {"steps", HDP_KEY_LONG, P(steps), "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL,
      "steps T of NoisyGD / NoisySGD (integer in [1, 1e7])"},
@@ -50,7 +50,7 @@ static const hdp_schema_key keys[] = {
     {"init", HDP_KEY_ENUM, P(init), "zero", 0, 0, 0, nc_init_names,
      "initial weights: zero | gaussian (N(0, init_std^2) entries)"},
     {"init_std", HDP_KEY_DOUBLE, P(init_std), "1", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "init = gaussian: standard deviation >= 0 of every initial weight (seed 004 E: 1)"},
+     "init = gaussian: standard deviation >= 0 of every initial weight (the NC paper, E: 1)"},
     {"perturbation", HDP_KEY_ENUM, P(perturbation), "none", 0, 0, 0, nc_perturbation_names,
      "none | test-offset | adversarial | stochastic (test) | train-offset | both (train and "
      "test offset) | per-sample (training); all of l_inf size beta (hdpsgd help nc)"},

@@ -1,22 +1,23 @@
 /*
- * rf.c — DP-GD on random features and its Ornstein-Uhlenbeck limit (THEORY.md
- * sections 6 and 7; seed 003, "Privacy for free in the overparameterized regime").
+ * rf.c — DP-GD on random features and its Ornstein-Uhlenbeck limit (docs/theory.md
+ * sections 6 and 7; Bombari-Mondelli, "Privacy for free in the overparameterized regime").
  * See hdpsgd/rf.h for the model and the conventions.
  *
  * Method.
- *  - Data (THEORY 7): from the block Gaussian stream (rng.h) of the seed's xoshiro256++
+ *  - Data (docs/theory.md §7): from the block Gaussian stream (rng.h) of the seed's xoshiro256++
  *    stream, in the order u, X, X_test, label noise, V; Phi = act(X V^T) by blocked dgemm.
  *  - Noise: run or configuration j draws its Gaussians from the block stream of its own
  *    xoshiro256++ stream (the seed's stream jumped j + 1 times, or cfg->stream times), the
  *    generator of every other Monte Carlo of the library (exact N(0, 1), SIMD).
- *  - Modes (THEORY 7): the eigendecomposition (LAPACKE_dsyevd) of the smaller Gram
+ *  - Modes (docs/theory.md §7): the eigendecomposition (LAPACKE_dsyevd) of the smaller Gram
  *    matrix, K = Phi Phi^T (n x n) when p >= n, Phi^T Phi (p x p) otherwise; eigenvalues
  *    at or below N * DBL_EPSILON * s_max^2 (N the Gram size) count as zero. Then
  *    s_k^2, u_k, w_k = Phi^T u_k / s_k, lambda_k = 2 s_k^2 / n, beta_k = u_k^T y / s_k.
  *  - The min-norm interpolator Phi^+ y = sum_k beta_k w_k = Phi^T U S^{-1} beta (the
  *    least-squares solution when p < n), the limit t -> inf of gradient flow.
- *  - Closed forms of the OU process and of its Euler-Maruyama recursion (THEORY 7).
- *  - DP-GD (Algorithm 1 of seed 003, THEORY 7) literally in R^p: per step one dgemv for
+ *  - Closed forms of the OU process and of its Euler-Maruyama recursion (docs/theory.md §7).
+ *  - DP-GD (Algorithm 1 of Bombari-Mondelli, docs/theory.md §7) literally in R^p: per step one
+ *  dgemv for
  *    r = Phi theta - y, the weights min(1, C_clip / (2 |r_i| ||phi_i||)), one dgemv for
  *    Phi^T (w .* r): never an n x p gradient matrix.
  *  - The same algorithm in mode coordinates for the experiments (hdp_rf_dpgd_final).
@@ -74,7 +75,7 @@ static double mse(const double *pred, const double *y, long len)
     return s / (double)len;
 }
 
-/* ---- the data set (THEORY 7) ---- */
+/* ---- the data set (docs/theory.md §7) ---- */
 
 void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec)
 {
@@ -118,7 +119,7 @@ static double activation(hdp_rf_activation_kind a, double z)
     return z;
 }
 
-/* F[rows x p] = act(X V^T) in fixed row blocks (THEORY 7: phi(x) = act(V x)). */
+/* F[rows x p] = act(X V^T) in fixed row blocks (docs/theory.md §7: phi(x) = act(V x)). */
 static void features(const double *X, long rows, const double *V, long p, long d,
                      hdp_rf_activation_kind act, double *F, int nthreads)
 {
@@ -132,7 +133,8 @@ static void features(const double *X, long rows, const double *V, long p, long d
     }
 }
 
-/* Upper triangle of the kernel K = Phi Phi^T of THEORY 7 (n x n, row-major), in row blocks. */
+/* Upper triangle of the kernel K = Phi Phi^T of docs/theory.md §7 (n x n, row-major), in row
+ * blocks. */
 static void gram_rows(const double *Phi, long n, long p, double *K, int nthreads)
 {
     long nb = (n + BLOCK - 1) / BLOCK;
@@ -145,7 +147,7 @@ static void gram_rows(const double *Phi, long n, long p, double *K, int nthreads
 }
 
 /* Upper triangle of Phi^T Phi (p x p, row-major), in row blocks: the Gram matrix with the
- * same nonzero eigenvalues s_k^2 as K (THEORY 7), smaller when p < n. */
+ * same nonzero eigenvalues s_k^2 as K (docs/theory.md §7), smaller when p < n. */
 static void gram_cols(const double *Phi, long n, long p, double *Gm, int nthreads)
 {
     long nb = (p + BLOCK - 1) / BLOCK;
@@ -157,7 +159,7 @@ static void gram_cols(const double *Phi, long n, long p, double *Gm, int nthread
 }
 
 /* C[M x N] = A[M x K] B[K x N] (transB = 0) or A B^T (transB = 1, B is N x K), row blocks:
- * the products Phi V_r, Phi_test Phi^T, H U of the modes (THEORY 7). */
+ * the products Phi V_r, Phi_test Phi^T, H U of the modes (docs/theory.md §7). */
 static void gemm_rows(long M, long N, long K, const double *A, int transB, const double *B,
                       double *C, int nthreads)
 {
@@ -170,7 +172,7 @@ static void gemm_rows(long M, long N, long K, const double *A, int transB, const
 }
 
 /*
- * The modes of THEORY 7: eigendecomposition of a symmetric N x N Gram matrix whose upper
+ * The modes of docs/theory.md §7: eigendecomposition of a symmetric N x N Gram matrix whose upper
  * triangle (row-major) is
  * in A: the same array read column-major holds the lower triangle, so LAPACK gets it
  * without a transposed copy, and eigenvector k comes back contiguous at A + k N.
@@ -238,8 +240,8 @@ static hdp_status rf_problem_alloc(hdp_rf_problem *pb, long N, hdp_error *err)
     return HDP_OK;
 }
 
-/* The data, in a fixed order from the base stream (THEORY 7): u uniform on the unit sphere,
- * X [n x d], X_test [m x d], the labels (u^T x or its sign) into pb->y, pb->y_test, their
+/* The data, in a fixed order from the base stream (docs/theory.md §7): u uniform on the unit
+ * sphere, X [n x d], X_test [m x d], the labels (u^T x or its sign) into pb->y, pb->y_test, their
  * Gaussian noise, then V [p x d], V_ij ~ N(0, 1/d) row by row (the first rows are the same for
  * every p). */
 static void rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, double *X,
@@ -357,7 +359,7 @@ done:
     return st;
 }
 
-/* The modes (THEORY 7): the eigendecomposition of the smaller Gram matrix (N x N), its
+/* The modes (docs/theory.md §7): the eigendecomposition of the smaller Gram matrix (N x N), its
  * eigenvectors into vec [N x N]; r, s_k^2, s_k, lambda_k, U and beta_k = u_k^T y / s_k. */
 static hdp_status rf_modes(hdp_rf_problem *pb, long N, double *vec, int nth, hdp_error *err)
 {
@@ -499,7 +501,7 @@ done:
     return st;
 }
 
-/* ---- hyperparameters and privacy (THEORY 6) ---- */
+/* ---- hyperparameters and privacy (docs/theory.md §6) ---- */
 
 hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
 {
@@ -514,7 +516,7 @@ hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
         return hdp_fail(err, HDP_EINPUT, "DP-GD: delta = %g must lie in (0, 1)", q->delta);
     q->tau = q->eta * (double)q->T;
     if (q->sigma > 0) {
-        /* given: report the CKS epsilon of rho_z = eta T / (2 sigma^2) (THEORY 6) */
+        /* given: report the CKS epsilon of rho_z = eta T / (2 sigma^2) (docs/theory.md §6) */
         if (isinf(q->C_clip))
             return hdp_fail(err, HDP_EINPUT, "DP-GD: sigma > 0 with C_clip = inf gives infinite "
                             "noise 2 C_clip sigma / n");
@@ -534,7 +536,8 @@ hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
             return hdp_fail(err, HDP_EINPUT, "DP-GD: C_clip = inf (no clipping) needs epsilon = "
                             "inf: the private noise 2 C_clip sigma / n would be infinite");
         if (hdp_dpgd_simple_applies(q->epsilon, q->delta)) {
-            /* seed 003, Proposition 2.2: sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon */
+            /* Bombari-Mondelli, Proposition 2.2: sigma = sqrt(eta T) sqrt(8 ln(1/delta)) /
+             * epsilon */
             q->route = HDP_RF_SIGMA_SIMPLE;
             q->sigma = hdp_dpgd_sigma_simple(q->eta, q->T, q->epsilon, q->delta);
             q->rho_z = hdp_dpgd_rho_z(q->eta, q->T, q->sigma);
@@ -548,12 +551,12 @@ hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
         }
         q->epsilon_cks = hdp_zcdp_epsilon_cks(q->rho_z, q->delta);
     }
-    q->s = q->sigma > 0 ? 2.0 * q->C_clip * q->sigma / (double)n : 0.0; /* THEORY 7 */
+    q->s = q->sigma > 0 ? 2.0 * q->C_clip * q->sigma / (double)n : 0.0; /* docs/theory.md §7 */
     return HDP_OK;
 }
 
-/* The [dpgd] keys with seed 003's experimental scalings (THEORY 7): eta = 1/p, T = CT d/(eta p),
- * C_clip = C sqrt(p), delta = 1/n; sigma by THEORY 6. */
+/* The [dpgd] keys with Bombari-Mondelli's experimental scalings (docs/theory.md §7): eta = 1/p, T =
+ * CT d/(eta p), C_clip = C sqrt(p), delta = 1/n; sigma by docs/theory.md §6. */
 hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hdp_rf_dpgd *q,
                                   hdp_error *err)
 {
@@ -603,9 +606,9 @@ hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hd
     return hdp_rf_dpgd_calibrate(q, n, err);
 }
 
-/* ---- closed forms (THEORY 7) ---- */
+/* ---- closed forms (docs/theory.md §7) ---- */
 
-/* Losses of theta = sum_k c_k w_k (THEORY 7): Phi_test theta = G c, Phi theta = U S c. */
+/* Losses of theta = sum_k c_k w_k (docs/theory.md §7): Phi_test theta = G c, Phi theta = U S c. */
 void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, double *train)
 {
     if (!pb || !c)
@@ -639,7 +642,7 @@ void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, 
     free(pred);
 }
 
-/* Mean factor and variance per unit s^2 of mode k at time t (THEORY 7); discrete: the
+/* Mean factor and variance per unit s^2 of mode k at time t (docs/theory.md §7); discrete: the
  * Euler-Maruyama recursion with step eta after k = round(t/eta) steps. */
 static void mode_moments(double lambda, double eta, double t, int discrete, double *mean_factor,
                          double *var)
@@ -669,8 +672,8 @@ static void mode_moments(double lambda, double eta, double t, int discrete, doub
     *var = one_minus_a2 != 0 ? eta * (1.0 - ak * ak) / one_minus_a2 : eta * k;
 }
 
-/* The closed form of THEORY 7 at time t: E loss at a point = (phi^T mean - y)^2 + phi^T Cov phi,
- * phi^T Cov phi = sum_k (phi^T w_k)^2 var_k + s^2 t ||P_perp phi||^2. */
+/* The closed form of docs/theory.md §7 at time t: E loss at a point = (phi^T mean - y)^2 + phi^T
+ * Cov phi, phi^T Cov phi = sum_k (phi^T w_k)^2 var_k + s^2 t ||P_perp phi||^2. */
 void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
                           double *test, double *train)
 {
@@ -727,7 +730,7 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
     free(var);
 }
 
-/* ---- `hdpsgd rf`: DP-GD in R^p coupled to the OU process (THEORY 7) ---- */
+/* ---- `hdpsgd rf`: DP-GD in R^p coupled to the OU process (docs/theory.md §7) ---- */
 
 void hdp_rf_sim_result_free(hdp_rf_sim_result *res)
 {
@@ -768,7 +771,7 @@ typedef struct {
     const long *steps; /* recorded steps */
     long P;
     double cs;                        /* s sqrt(eta): the DP-GD noise scale (Algorithm 1) */
-    double *ex_decay, *ex_shift, *ex_sd; /* exact OU step of length eta per mode (THEORY 7) */
+    double *ex_decay, *ex_shift, *ex_sd; /* exact OU step of length eta per mode (docs/theory.md §7) */
 } sim_ctx;
 
 typedef struct {
@@ -818,7 +821,7 @@ static sim_ws *sim_ws_alloc(const hdp_rf_problem *pb)
     return w;
 }
 
-/* Fraction of samples whose gradient 2 |r_i| ||phi_i|| exceeds C_clip (THEORY 7). */
+/* Fraction of samples whose gradient 2 |r_i| ||phi_i|| exceeds C_clip (docs/theory.md §7). */
 static double clipped_fraction(const double *resid, const double *phi_norm, long n, double C)
 {
     long c = 0;
@@ -827,7 +830,7 @@ static double clipped_fraction(const double *resid, const double *phi_norm, long
     return (double)c / (double)n;
 }
 
-/* a = S^{-1} U^T x: the mode coefficients w_k^T v of a vector v given x = Phi v (THEORY 7:
+/* a = S^{-1} U^T x: the mode coefficients w_k^T v of a vector v given x = Phi v (docs/theory.md §7:
  * w_k = Phi^T u_k / s_k) */
 static void to_modes(const hdp_rf_problem *pb, const double *x, double *a)
 {
@@ -852,10 +855,10 @@ typedef struct {
 } sim_out;
 
 /*
- * One run (see hdp_rf_simulate): DP-GD theta in R^p (Algorithm 1 of seed 003), the
+ * One run (see hdp_rf_simulate): DP-GD theta in R^p (Algorithm 1 of Bombari-Mondelli), the
  * Euler-Maruyama OU path c_em and the exact OU step c_ex in mode coordinates, driven by
  * the same xi: xi_k = w_k^T xi on the modes, and the common null-space part
- * s sqrt(eta) P_perp Z, Z = sum of the xi (THEORY 7).
+ * s sqrt(eta) P_perp Z, Z = sum of the xi (docs/theory.md §7).
  */
 static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
 {
@@ -900,7 +903,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
                 w->theta[j] -= step_coef * w->g[j];
             memset(w->xim, 0, sizeof(double) * (size_t)r);
         }
-        /* Euler-Maruyama and the exact step of the OU process, mode by mode (THEORY 7) */
+        /* Euler-Maruyama and the exact step of the OU process, mode by mode (docs/theory.md §7) */
         for (long kk = 0; kk < r; kk++) {
             double lam = pb->lambda[kk], b = pb->beta[kk];
             w->c_em[kk] += -q->eta * lam * (w->c_em[kk] - b) + cs * w->xim[kk];
@@ -1018,7 +1021,7 @@ static hdp_status sim_result_alloc(const hdp_rf_dpgd *q, long records, hdp_rf_si
     return HDP_OK;
 }
 
-/* exact OU step of length h = eta in mode k (THEORY 7):
+/* exact OU step of length h = eta in mode k (docs/theory.md §7):
  *   a <- e^{-lambda h} a + (1 - e^{-lambda h}) beta
  *        + s sqrt((1 - e^{-2 lambda h})/(2 lambda)) xi */
 static void ou_exact_step(const hdp_rf_problem *pb, double h, sim_ctx *c)
@@ -1150,7 +1153,7 @@ done:
     return st;
 }
 
-/* ---- experiments: DP-GD in mode coordinates (THEORY 7) ---- */
+/* ---- experiments: DP-GD in mode coordinates (docs/theory.md §7) ---- */
 
 typedef struct {
     double *a, *sa, *g, *xim; /* [r] */
@@ -1198,7 +1201,7 @@ static cfg_ws *cfg_ws_alloc(const hdp_rf_problem *pb)
 }
 
 /* resid = U S a - y = Phi theta - y for theta = sum_k a_k w_k (plus any part orthogonal to
- * the rows of Phi): Phi w_k = s_k u_k (THEORY 7) */
+ * the rows of Phi): Phi w_k = s_k u_k (docs/theory.md §7) */
 static void modes_residual(const hdp_rf_problem *pb, const double *a, double *sa, double *resid)
 {
     const long n = pb->spec.n, r = pb->r;
@@ -1210,7 +1213,7 @@ static void modes_residual(const hdp_rf_problem *pb, const double *a, double *sa
 }
 
 /*
- * One configuration of DP-GD in mode coordinates a_k = w_k^T theta (THEORY 7): the
+ * One configuration of DP-GD in mode coordinates a_k = w_k^T theta (docs/theory.md §7): the
  * clipped gradient (2/n) Phi^T (w .* r) has coefficients (2/n) s_k u_k^T (w .* r), and
  * Phi theta = U S a, so a step costs two n x r products. The noise splits into
  * xi_k ~ N(0, 1) on the modes and a Brownian motion orthogonal to the rows of Phi, whose

@@ -1,7 +1,7 @@
 /*
  * rf_keys.c — the [rf] and [dpgd] sections of the model files: DP-GD on random features and
- * its OU limit (THEORY 6, 7; seed 003 Fig. 2; hdpsgd/rf.h). Their keys, the names of the
- * [rf] enums, the sizes that finalize checks (the [dpgd] combinations are checked by
+ * its OU limit (docs/theory.md §6, §7; Bombari-Mondelli, Fig. 2; hdpsgd/rf.h). Their keys, the
+ * names of the [rf] enums, the sizes that finalize checks (the [dpgd] combinations are checked by
  * hdp_rf_dpgd_from_model, rf.c, once p, n and d are known) and the accessors
  * hdp_rf_keys_of, hdp_dpgd_keys_of. Registered in families.c.
  */
@@ -53,7 +53,7 @@ static const hdp_schema_key dpgd_keys[] = {
     {"T", HDP_KEY_LONG, P(T), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED | HDP_K_IF_GIVEN, 0, 1e9, NULL,
      "steps T (integer in [0, 1e9]); 0 = round(CT d / (eta p)); give T or CT, not both"},
     {"CT", HDP_KEY_DOUBLE, P(CT), "1", HDP_R_LO_OPEN | HDP_K_IF_GIVEN, 0, 0, NULL,
-     "CT = eta T p / d > 0 (the x-axis of seed 003's collapse); used when T = 0"},
+     "CT = eta T p / d > 0 (the x-axis of Bombari-Mondelli's collapse); used when T = 0"},
     {"C", HDP_KEY_DOUBLE, P(C), "0.5", HDP_R_LO_OPEN | HDP_R_INF | HDP_K_IF_GIVEN, 0, 0, NULL,
      "clipping constant C > 0 or inf: C_clip = C sqrt(p); give C or clip, not both"},
     {"clip", HDP_KEY_DOUBLE, P(clip), "0", HDP_R_LO_CLOSED | HDP_R_INF | HDP_K_IF_GIVEN, 0, 0, NULL,
@@ -63,7 +63,7 @@ static const hdp_schema_key dpgd_keys[] = {
     {"delta", HDP_KEY_DOUBLE, P(delta), "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL,
      "delta in [0, 1); 0 = 1/n"},
     {"sigma", HDP_KEY_DOUBLE, P(sigma), "0", HDP_R_LO_CLOSED | HDP_K_IF_GIVEN, 0, 0, NULL,
-     "noise multiplier sigma >= 0; 0 = calibrate from (epsilon, delta) (THEORY 6)"},
+     "noise multiplier sigma >= 0; 0 = calibrate from (epsilon, delta) (docs/theory.md §6)"},
 };
 #undef P
 

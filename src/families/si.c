@@ -1,6 +1,6 @@
 /*
- * si.c — private feature learning for single-index models (seed 002, Algorithm 1 with its
- * slips fixed; THEORY.md 6, 7, 8). See hdpsgd/si.h for the equations.
+ * si.c — private feature learning for single-index models (the single-index notes, Algorithm 1 with
+ * its slips fixed; docs/theory.md §6, §7, §8). See hdpsgd/si.h for the equations.
  *
  * Method: stage 1 forms the per-sample, per-neuron gradient coefficients
  * Q_ij = 2 r_i a0_j tanh'(h_ij) (the gradient is Q_ij x_i), clips them, and sums
@@ -93,7 +93,7 @@ void hdp_si_problem_free(hdp_si_problem *pb)
 }
 
 /* Mode predictions of the continuous OU process and of unclipped discrete GD, and the
- * expected test risks of those Gaussian laws (THEORY 7 with the ridge term; si.h). */
+ * expected test risks of those Gaussian laws (docs/theory.md §7 with the ridge term; si.h). */
 static void predictions(hdp_si_problem *pb)
 {
     const long p = pb->spec.p, n = pb->spec.n, m = pb->spec.m;
@@ -155,8 +155,8 @@ static void predictions(hdp_si_problem *pb)
     free(a0k);
 }
 
-/* sigma_a, s and the privacy accounting of both stages (THEORY 6, 8.2). Stage-2-only form:
- * sigma_a for the stage-2 target epsilon, stage 1 whatever sigma_W gives. Total-budget form
+/* sigma_a, s and the privacy accounting of both stages (docs/theory.md §6, §8.2). Stage-2-only
+ * form: sigma_a for the stage-2 target epsilon, stage 1 whatever sigma_W gives. Total-budget form
  * (spec.epsilon_total > 0; sigma_W was set by si_scalings): sigma_a spends the rest of the
  * budget, rho_z2 = rho_z_target - rho_z1. */
 static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
@@ -294,7 +294,7 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
         return bad_key(m, "norm_floor", err, "expected a finite number > 0", spec->norm_floor);
     if (!(spec->epsilon > 0))
         return bad_key(m, "epsilon", err, "expected a number > 0 or inf", spec->epsilon);
-    /* the two forms of the budget (THEORY 8.2): here, not at finalize,
+    /* the two forms of the budget (docs/theory.md §8.2): here, not at finalize,
      * because a written model file holds every key */
     if (m && spec->epsilon_total > 0 && hdp_model_key_given(m, "si", "epsilon") &&
         hdp_model_key_given(m, "si", "epsilon_total"))
@@ -325,7 +325,8 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
     return HDP_OK;
 }
 
-/* The scalings of seed 002 (Assumption 4) into pb->hp, but eta_a and tau (si_kernel). */
+/* The scalings of the single-index notes (Assumption 4) into pb->hp, but eta_a and tau
+ * (si_kernel). */
 static hdp_status si_scalings(const hdp_si_spec *spec, const hdp_model *m, hdp_si_params *hp,
                               hdp_error *err)
 {
@@ -348,7 +349,7 @@ static hdp_status si_scalings(const hdp_si_spec *spec, const hdp_model *m, hdp_s
     hp->rho_z_target = NAN;
     hp->epsilon_target = hp->budget_total ? spec->epsilon_total : spec->epsilon;
     if (hp->budget_total) {
-        /* THEORY 8.2: one zCDP budget for both stages; stage 1 gets stage1_share of it */
+        /* docs/theory.md §8.2: one zCDP budget for both stages; stage 1 gets stage1_share of it */
         const double delta = spec->delta > 0 ? spec->delta : 1.0 / (double)n;
         if (isinf(spec->epsilon_total)) {
             hp->rho_z_target = INFINITY;

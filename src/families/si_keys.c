@@ -1,8 +1,8 @@
 /*
  * si_keys.c — the [si] section of the model files: two-stage private training on a
- * single-index target (seed 002; THEORY 8; hdpsgd/si.h). Its keys, the names of its enum,
- * the sizes that finalize checks, and the accessor hdp_si_keys_of. Prefactors multiply
- * seed 002's scalings (Assumption 4), exponent eps_n. Registered in families.c.
+ * single-index target (the single-index notes; docs/theory.md §8; hdpsgd/si.h). Its keys, the names
+ * of its enum, the sizes that finalize checks, and the accessor hdp_si_keys_of. Prefactors multiply
+ * the single-index notes' scalings (Assumption 4), exponent eps_n. Registered in families.c.
  */
 #include "families/sections.h"
 #include "hdpsgd/si.h"
@@ -33,7 +33,7 @@ static const hdp_schema_key keys[] = {
     {"he2", HDP_KEY_DOUBLE, P(he2), "1", 0, 0, 0, NULL, "coefficient of He2 in the link"},
     {"he3", HDP_KEY_DOUBLE, P(he3), "0", 0, 0, 0, NULL, "coefficient of He3 in the link"},
     {"eps_n", HDP_KEY_DOUBLE, P(eps_n), "0.25", HDP_R_LO_OPEN | HDP_R_HI_CLOSED, 0, 1, NULL,
-     "exponent epsilon_n in (0, 1] of seed 002's scalings; at most 1"},
+     "exponent epsilon_n in (0, 1] of the single-index notes' scalings; at most 1"},
     {"lambda", HDP_KEY_DOUBLE, P(lambda), "0.01", HDP_R_LO_CLOSED, 0, 0, NULL,
      "prefactor >= 0: lambda = c p / d^(2 eps_n)"},
     {"eta_a", HDP_KEY_DOUBLE, P(eta_a), "0", HDP_R_LO_CLOSED, 0, 0, NULL,
@@ -49,7 +49,7 @@ static const hdp_schema_key keys[] = {
     {"eta_W", HDP_KEY_DOUBLE, P(eta_W), "1", HDP_R_LO_OPEN, 0, 0, NULL,
      "prefactor > 0: eta_W = c d^(3 eps_n/2) sqrt(p)"},
     {"C_W", HDP_KEY_DOUBLE, P(C_W), "4", HDP_R_LO_OPEN, 0, 0, NULL,
-     "stage-1 per-sample, per-neuron clipping C_W = c sqrt(d/p) (not in seed 002)"},
+     "stage-1 per-sample, per-neuron clipping C_W = c sqrt(d/p) (not in the single-index notes)"},
     {"norm_floor", HDP_KEY_DOUBLE, P(norm_floor), "0.25", HDP_R_LO_OPEN, 0, 0, NULL,
      "stage-1 normalisation w/max(||w||, R), R = c eta_W n 2/sqrt(p) (bounds the sensitivity)"},
     {"epsilon", HDP_KEY_DOUBLE, P(epsilon), "4", HDP_R_LO_OPEN | HDP_R_INF | HDP_K_IF_GIVEN, 0, 0,

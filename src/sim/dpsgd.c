@@ -1,9 +1,9 @@
 /*
- * dpsgd.c — Monte Carlo of one-pass DP-SGD on linear regression (THEORY.md
+ * dpsgd.c — Monte Carlo of one-pass DP-SGD on linear regression (docs/theory.md
  * section 1): the method the risk-curve driver of mc.c runs (the grid, the run loop,
  * divergence and the statistics are the driver's, shared with the SDE of sde.c).
  *
- * One run, in the eigenbasis of Sigma (THEORY 1: the algorithm is rotation-
+ * One run, in the eigenbasis of Sigma (docs/theory.md §1: the algorithm is rotation-
  * equivariant), with e = theta - theta*, theta_0 = 0, theta* uniform on the
  * sphere of radius r*:
  *   x = sqrt(lambda) .* g,  g ~ N(0, I_d)                    fresh sample
@@ -11,12 +11,12 @@
  *   e <- e - eta_k r x / max(1, |r| ||x|| / C_clip)           per-sample clipping, C_clip = c sqrt(d)
  *   e <- e + 2 C_clip sigma_k xi,  xi ~ N(0, I_d)             private noise (skipped when sigma_k = 0)
  * with eta_k, sigma_k from hdp_sched_step (the code the ODE side shares), k = 0..n-1.
- * Label noise z (THEORY 1): gaussian tau N(0,1); student sqrt(tau^2 (nu-2)/nu) T_nu;
+ * Label noise z (docs/theory.md §1): gaussian tau N(0,1); student sqrt(tau^2 (nu-2)/nu) T_nu;
  * rademacher +-tau; none 0. One step costs O(d); no d x d matrix.
- * Recorded: R_exc(theta_k) = 1/2 sum_i lambda_i e_i^2 exactly (THEORY 1) at
+ * Recorded: R_exc(theta_k) = 1/2 sum_i lambda_i e_i^2 exactly (docs/theory.md §1) at
  * k_i = min(round(t_i n), n - 1), t_i = i/(points-1) (the ODE's grid; the row t = 1 is
  * theta_n), and the fraction of steps k_{i-1} <= k < k_i whose gradient was clipped.
- * Privacy: THEORY 6's accountant on the eta_k, sigma_k the runs used.
+ * Privacy: docs/theory.md §6's accountant on the eta_k, sigma_k the runs used.
  */
 #include "hdpsgd/sim.h"
 #include "core/check.h"
@@ -34,13 +34,13 @@
 #include "sim/mc_internal.h"
 #include "sim/rng_internal.h"
 
-/* ---- the discrete algorithm (THEORY 1) ---- */
+/* ---- the discrete algorithm (docs/theory.md §1) ---- */
 
 typedef struct {
     long d, n;
     const double *lambda;  /* [d] eigenvalues of Sigma, mean 1 */
     double *sqrt_lambda;   /* [d] */
-    hdp_schedule sched;    /* eta_k = eta~(k/n)/n and sigma_k (THEORY 1) by hdp_sched_step, per step */
+    hdp_schedule sched;    /* eta_k = eta~(k/n)/n and sigma_k (docs/theory.md §1) by hdp_sched_step, per step */
     double C;              /* C_clip = c sqrt(d), may be inf */
     double radius;         /* r* = ||theta*|| */
     hdp_noise_kind noise;
@@ -83,7 +83,7 @@ static void sim_ws_free(void *vw)
     free(w);
 }
 
-/* The label noise z of THEORY 1. */
+/* The label noise z of docs/theory.md §1. */
 static double label_noise(const sim_ctx *c, gsl_rng *rng)
 {
     hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
@@ -96,8 +96,8 @@ static double label_noise(const sim_ctx *c, gsl_rng *rng)
     return 0.0;
 }
 
-/* One run of the discrete algorithm of THEORY 1 (see the comment at the top);
- * the jump of the last step's private noise is the final-iterate term of THEORY 3.
+/* One run of the discrete algorithm of docs/theory.md §1 (see the comment at the top);
+ * the jump of the last step's private noise is the final-iterate term of docs/theory.md §3.
  * The 2 d Gaussians of a step come from the run's block stream (w->normals, seeded
  * from the run's stream); theta*, the label noise and the Student t draws from the
  * run's stream itself. */
@@ -127,7 +127,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             out->diverged = 1;
             return;
         }
-        /* clipping of the true gradient norm |r| ||x|| at C_clip (THEORY 1) */
+        /* clipping of the true gradient norm |r| ||x|| at C_clip (docs/theory.md §1) */
         double coef = eta_k * r, gnorm = fabs(r) * sqrt(xx);
         if (gnorm > c->C) {
             coef *= c->C / gnorm;
@@ -140,7 +140,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         } else {
             for (long i = 0; i < d; i++)
                 e[i] -= coef * x[i];
-            if (s > 0) { /* the last step: measure the final-iterate jump (THEORY 3) */
+            if (s > 0) { /* the last step: measure the final-iterate jump (docs/theory.md §3) */
                 double before = hdp_mc_excess_risk(c->lambda, e, d);
                 hdp_normals_fill(ns, z, d);
                 for (long i = 0; i < d; i++)
@@ -194,7 +194,8 @@ hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
                                               : 0.0;
 
     st = hdp_mc_drive(m, opt, n, &sim_method, &c, res, err);
-    /* THEORY 6 on the eta_k, sigma_k the runs used (the same hdp_sched_step): equals rho */
+    /* docs/theory.md §6 on the eta_k, sigma_k the runs used (the same hdp_sched_step): equals
+     * rho */
     res->rho_accounted = hdp_privacy_accountant_schedule(&c.sched, n);
 done:
     free(c.sqrt_lambda);

@@ -1,7 +1,7 @@
 /*
  * mc.c — the Monte Carlo driver (see mc.h): the generic run loop of every Monte Carlo in
  * the library, and on top of it the risk-curve driver of the DP-SGD simulation (dpsgd.c,
- * THEORY.md section 1) and the homogenized SDE (sde.c, section 4).
+ * docs/theory.md §1) and the homogenized SDE (sde.c, section 4).
  *
  * The loop is exact bookkeeping, no numerics: run r's stream and slot are functions of r
  * only and the caller reduces the slots serially in run order, so every result is the same
@@ -334,7 +334,7 @@ double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err)
 
 double hdp_mc_threshold(const hdp_model *m)
 {
-    /* factor x max(R(0), P): R(0) = r*^2/2 (THEORY 3), P the private noise (below) */
+    /* factor x max(R(0), P): R(0) = r*^2/2 (docs/theory.md §3), P the private noise (below) */
     double r0 = 0.5 * m->target_radius * m->target_radius;
     if (!(r0 > 0))
         r0 = 0.5 * m->tau2;
@@ -342,7 +342,7 @@ double hdp_mc_threshold(const hdp_model *m)
         r0 = 1.0;
     /* P = 2 c^2 gamma^2 eta~(0)^2 / rho^2: the excess risk the private noise 2 C_clip sigma_k xi
      * adds over a run without contraction, (1/2) sum_k (2 c sqrt(d) sigma_k)^2 Tr Sigma, since
-     * sum_k sigma_k^2 = (eta~(0)/n)^2 / rho^2 for every schedule (THEORY 1: the sigma_k^2
+     * sum_k sigma_k^2 = (eta~(0)/n)^2 / rho^2 for every schedule (docs/theory.md §1: the sigma_k^2
      * telescope). With c = 1e6 a stable run's risk is ~1e11 R(0) from this noise alone and
      * must not be called divergent. */
     double priv = 0;
@@ -383,7 +383,7 @@ int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
     return 1;
 }
 
-/* theta* uniform on the sphere of radius r* (THEORY 1, 3), as e = -theta* */
+/* theta* uniform on the sphere of radius r* (docs/theory.md §1, §3), as e = -theta* */
 void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e)
 {
     hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
@@ -398,7 +398,7 @@ void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e)
         e[i] *= scale;
 }
 
-/* R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (THEORY 1) */
+/* R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (docs/theory.md §1) */
 double hdp_mc_excess_risk(const double *lambda, const double *e, long d)
 {
     double s = 0;
@@ -446,7 +446,7 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
 
 /* The ODE's grid t_i = i/(points-1) into t, recorded at k_i = round(t_i steps), but at most
  * steps - 1 for t_i < 1: the ODE's R(t) includes the final-iterate noise only at t = 1
- * (THEORY 3), and with fewer steps than grid points (n <= (points-1)/2) rounding sent
+ * (docs/theory.md §3), and with fewer steps than grid points (n <= (points-1)/2) rounding sent
  * t = 0.98, 0.99 to theta_n, noise included: at gamma = 10 (n = 20) the validator saw a
  * 33 % "disagreement" that was only this jump. */
 static void build_grid(long steps, long P, double *t, long *kgrid)
@@ -524,7 +524,7 @@ static hdp_status all_diverged(const hdp_model *m, const mc_method *method, long
     return hdp_fail(err, HDP_ENUMERIC,
                     "%s: all %ld runs diverged (a non-finite residual or risk, or an excess "
                     "risk above sim.divergence_factor x max(R(0), private noise) = %g); sup "
-                    "eta~ = %g against the stability limit 2/gamma = %g (THEORY 3)",
+                    "eta~ = %g against the stability limit 2/gamma = %g (docs/theory.md §3)",
                     method->name, runs, threshold, hdp_sched_eta_sup(&s), 2.0 / m->gamma);
 }
 

@@ -18,7 +18,7 @@
  *    is always that of the lowest failing run, whatever the threads. Progress goes through
  *    a callback (never from two threads at once); the library prints nothing.
  *
- * 2. The risk-curve driver (hdp_mc_drive) of the DP-SGD simulation (dpsgd.c, THEORY.md
+ * 2. The risk-curve driver (hdp_mc_drive) of the DP-SGD simulation (dpsgd.c, docs/theory.md
  *    section 1) and the Euler-Maruyama SDE (sde.c, section 4), on top of the loop: a
  *    method fills a constant table (name, per-thread workspace, one run); the driver
  *    validates the options, builds the output grid of the ODE, gives run r the r-th jump
@@ -130,7 +130,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
                         hdp_error *err);
 
 /* The divergence threshold sim.divergence_factor x max(R(0), P): R(0) = r*^2/2 the
- * expected initial excess risk (THEORY 3; tau^2/2 when r* = 0, 1 if both are 0) and
+ * expected initial excess risk (docs/theory.md §3; tau^2/2 when r* = 0, 1 if both are 0) and
  * P = 2 c^2 gamma^2 eta~(0)^2 / rho^2 the excess risk the private noise adds over a run
  * without contraction (0 when rho = inf). */
 double hdp_mc_threshold(const hdp_model *m);
@@ -160,10 +160,10 @@ hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hd
 double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err);
 
 /* theta* uniform on the sphere of the given radius (a normalised Gaussian
- * vector, THEORY 1), stored as e = theta_0 - theta* = -theta*. */
+ * vector, docs/theory.md §1), stored as e = theta_0 - theta* = -theta*. */
 void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e);
 
-/* Excess risk R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (THEORY 1). */
+/* Excess risk R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (docs/theory.md §1). */
 double hdp_mc_excess_risk(const double *lambda, const double *e, long d);
 
 #endif

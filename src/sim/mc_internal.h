@@ -1,7 +1,7 @@
 /*
  * mc_internal.h — what the methods of the risk-curve driver (mc.h) use inside a run
  * (internal): the Chebyshev tables of the clipping factors (sde.c) and the O(d) loops of
- * a step (mc_kernels.c), shared by the DP-SGD simulation (dpsgd.c, THEORY.md section 1)
+ * a step (mc_kernels.c), shared by the DP-SGD simulation (dpsgd.c, docs/theory.md §1)
  * and the Euler-Maruyama SDE (sde.c, section 4).
  */
 #ifndef HDPSGD_MC_INTERNAL_H
@@ -15,7 +15,7 @@
 #include "hdpsgd/clip.h"
 #include "hdpsgd/sim.h"
 
-/* The clipping factors of THEORY 2 for Student-t label noise are quadratures
+/* The clipping factors of docs/theory.md §2 for Student-t label noise are quadratures
  * (about 0.6 ms each): the SDE, which needs them at every step, uses
  * Chebyshev series (GSL) of mu_c and V_c in u = log(R + tau^2/2) on
  * [0, R_max], built once per model from hdp_clip_eval_values. The order is
@@ -55,7 +55,7 @@ void hdp_mc_sample_dot(const double *sl, const double *z, const double *e, doubl
 /* e += a x + s z */
 void hdp_mc_axpby(double *e, double a, const double *x, double s, const double *z, long d);
 
-/* One Euler-Maruyama step of THEORY 4 in the eigenbasis:
+/* One Euler-Maruyama step of docs/theory.md §4 in the eigenbasis:
  * e += -a lambda .* e + b sl .* z1 (+ q z2 unless z2 is NULL); returns sum lambda e^2. */
 double hdp_mc_sde_step(double *e, const double *lambda, const double *sl, double a, double b,
                        const double *z1, double q, const double *z2, long d);

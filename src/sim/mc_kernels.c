@@ -1,6 +1,6 @@
 /*
- * mc_kernels.c — the O(d) loops of one Monte Carlo step (sim.c: THEORY.md 1;
- * sde.c: THEORY.md 4), written once over vectors of four doubles.
+ * mc_kernels.c — the O(d) loops of one Monte Carlo step (sim.c: docs/theory.md §1;
+ * sde.c: docs/theory.md §4), written once over vectors of four doubles.
  *
  * Each reduction keeps eight partial sums (element i goes to sum i mod 8) added
  * in a fixed tree at the end, and every element-wise formula is evaluated in

@@ -5,7 +5,7 @@
  * bits, Doornik 2005; tables and rejection code in rng.c), eight at a time.
  *
  * Why: one run of `hdpsgd sim` at d = 1000, n = 10^5 needs 2 n d = 2*10^8
- * Gaussians (THEORY.md 1: a fresh sample and the private noise per step), and
+ * Gaussians (docs/theory.md §1: a fresh sample and the private noise per step), and
  * they are most of its cost. One scalar stream is a serial chain (about 6 ns per
  * draw on the 2 GHz machine of bench/RESULTS.md); eight independent lanes let the
  * SIMD unit do the xoshiro step, the 52-bit uniform, the two table lookups

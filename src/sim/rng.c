@@ -15,7 +15,7 @@
  *           z = (z ^ z>>27) * 0x94d049bb133111eb; return z ^ z>>31
  *           (constants from prng.di.unimi.it/splitmix64.c).
  * Tests: tests/test_rng.c checks the published outputs of both generators.
- * The random streams serve the Monte Carlo of THEORY.md sections 1 and 4.
+ * The random streams serve the Monte Carlo of docs/theory.md §1 and §4.
  */
 #include "hdpsgd/rng.h"
 #include "sim/rng_internal.h"

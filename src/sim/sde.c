@@ -1,5 +1,5 @@
 /*
- * sde.c — Euler-Maruyama of the homogenized SDE of DP-SGD (THEORY.md section 4)
+ * sde.c — Euler-Maruyama of the homogenized SDE of DP-SGD (docs/theory.md §4)
  * in the eigenbasis of Sigma, run through the risk-curve driver of mc.c.
  *
  *   dTheta = -eta~ mu_c(R) Sigma (Theta - theta*) dt + eta~ sqrt(2 V_c(R) Sigma / n) dB^s
@@ -7,10 +7,10 @@
  * With e = Theta - theta*, step h, N = round(1/h) steps, t_j = j h, j = 0..N-1:
  *   e <- e - eta~(t_j) mu_c(R) lambda .* e h
  *          + eta~(t_j) sqrt(2 V_c(R) lambda / n) sqrt(h) xi1 + 2 (sqrt(d)/n) c sigma~(t_j) sqrt(h) xi2
- * R = 1/2 sum_i lambda_i e_i^2 recomputed every step (THEORY 1), mu_c and V_c
- * from hdp_clip_eval (THEORY 2; V_c under the square root, not mu_c: see the
- * note in THEORY 4). h = 1/n reproduces the discrete noise level. At t = 1 the
- * final-iterate noise of THEORY 3 is added: 2 C_clip sigma_f xi with
+ * R = 1/2 sum_i lambda_i e_i^2 recomputed every step (docs/theory.md §1), mu_c and V_c
+ * from hdp_clip_eval (docs/theory.md §2; V_c under the square root, not mu_c: see the
+ * note in docs/theory.md §4). h = 1/n reproduces the discrete noise level. At t = 1 the
+ * final-iterate noise of docs/theory.md §3 is added: 2 C_clip sigma_f xi with
  * sigma_f = (eta~(1)/n)/rho (none when rho = inf), C_clip = c sqrt(d).
  * Recorded at k_i = round(t_i N) (the nearest step; N - 1 at most for t_i < 1, before the
  * final-iterate noise, as in the ODE); the "clipped fraction"
@@ -51,7 +51,7 @@ typedef struct {
     hdp_mc_clip_table table; /* Student-t: mu_c, V_c by Chebyshev series */
 } sde_ctx;
 
-/* ---- Chebyshev tables of mu_c and V_c (THEORY 2) for Student-t noise ---- */
+/* ---- Chebyshev tables of mu_c and V_c (docs/theory.md §2) for Student-t noise ---- */
 
 /* Function values at the nodes, shared by the mu and V series (GSL evaluates
  * both at the same nodes: one quadrature pair per node). */
@@ -109,7 +109,7 @@ void hdp_mc_clip_table_free(hdp_mc_clip_table *t)
     t->mu = t->V = NULL;
 }
 
-/* Chebyshev series of the factors of THEORY 2 (see mc_internal.h). */
+/* Chebyshev series of the factors of docs/theory.md §2 (see mc_internal.h). */
 hdp_status hdp_mc_clip_table_init(hdp_mc_clip_table *t, hdp_clip *clip, double tau2, double R_max,
                                   hdp_error *err)
 {
@@ -226,8 +226,8 @@ static void *sde_ws_alloc(const void *vctx)
     return w;
 }
 
-/* One Euler-Maruyama path of the SDE of THEORY 4 (see the comment at the top),
- * final-iterate noise of THEORY 3 at t = 1. */
+/* One Euler-Maruyama path of the SDE of docs/theory.md §4 (see the comment at the top),
+ * final-iterate noise of docs/theory.md §3 at t = 1. */
 static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng, mc_run_out *out)
 {
     const sde_ctx *c = vctx;
@@ -268,7 +268,7 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             hdp_normals_fill(ns, z2, d);
         double s = hdp_mc_sde_step(e, lambda, sl, a, b, z1, q, q > 0 ? z2 : NULL, d);
         R = 0.5 * s;
-        if (j == N - 1 && c->final_noise > 0) { /* final-iterate noise (THEORY 3) */
+        if (j == N - 1 && c->final_noise > 0) { /* final-iterate noise (docs/theory.md §3) */
             hdp_normals_fill(ns, z1, d);
             for (long i = 0; i < d; i++)
                 e[i] += c->final_noise * z1[i];
@@ -347,7 +347,7 @@ hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
     }
 
     st = hdp_mc_drive(m, opt, N, &sde_method, &c, res, err);
-    /* THEORY 6 on the discrete schedule of the model (the SDE's continuum
+    /* docs/theory.md §6 on the discrete schedule of the model (the SDE's continuum
      * noise is its limit; the accountant is defined on the steps) */
     res->rho_accounted = hdp_privacy_accountant_schedule(&s, n);
 done:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Command-line checks of `hdpsgd kl bound|init|run` (seed 001, THEORY.md 8): JSON keys and
+# Command-line checks of `hdpsgd kl bound|init|run` (Ye et al., docs/theory.md §8): JSON keys and
 # values, Table 1 = eq. 7, the settled constant (seed's values are twice ours), Lemma C.3 by
 # Monte Carlo, Monte Carlo KL = exact OU KL for the squared loss, the same bytes for any
 # --threads, figures, and exit status 2 with a message naming the key and no output on bad input.

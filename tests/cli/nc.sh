@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Command-line checks of `hdpsgd nc` (seed 004, THEORY.md 8): the single run (JSON keys,
+# Command-line checks of `hdpsgd nc` (the NC paper, docs/theory.md §8): the single run (JSON keys,
 # Monte Carlo against the exact one-step error, the privacy report), --exact against the
 # closed forms, identical numbers for any --threads, a small --sweep (CSV columns, figure,
 # JSON), and exit status 2 naming the key, with no output, on bad input.
@@ -36,7 +36,7 @@ assert len(rows) == 1
 for k in ['curve', 'name', 'p', 'error', 'stderr', 'exact', 'z_exact', 'epsilon', 'rho_total']:
     assert k in rows[0], k
 PY
-check "the report states the privacy convention" grep -q "zCDP per step (seed 004's rho" "$work/out"
+check "the report states the privacy convention" grep -q "zCDP per step (the NC paper's rho" "$work/out"
 
 "$bin" nc --exact --set nc.K=2 --set nc.n=30 --json "$work/k2.json" >/dev/null 2>&1
 "$bin" nc --exact --set nc.K=2 --set nc.n=30 --set nc.loss=logistic --json "$work/lg.json" >/dev/null 2>&1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Command-line checks of `hdpsgd privacy` (THEORY.md 6): JSON keys and values, the
+# Command-line checks of `hdpsgd privacy` (docs/theory.md §6): JSON keys and values, the
 # reference conversion, calibration, the accountant on every schedule kind, full-batch
 # DP-GD, and exit status 2 with no output on bad input.
 set -u
@@ -76,7 +76,7 @@ PY
 
 "$bin" privacy --dpgd --eta 0.01 --steps 1000 --sigma 5 --json "$work/s.json" >/dev/null 2>&1
 check "--dpgd --sigma exits 0" test $? -eq 0
-check "--dpgd --sigma: rho_z = eta T/(2 sigma^2), seed 003's epsilon" py "$work/s.json" <<'PY'
+check "--dpgd --sigma: rho_z = eta T/(2 sigma^2), Bombari-Mondelli's epsilon" py "$work/s.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 for k in ['eta', 'steps', 'sigma', 'rho_z', 'epsilon_bs', 'epsilon_cks', 'epsilon_seed003']:
@@ -86,7 +86,7 @@ e3 = math.sqrt(10) * math.sqrt(8 * math.log(2000)) / 5
 assert abs(d['epsilon_seed003'] - e3) < 1e-12 and d['epsilon_cks'] < d['epsilon_bs']
 PY
 "$bin" privacy --dpgd --eta 0.01 --steps 1000 --epsilon 4 --json "$work/e.json" >/dev/null 2>&1
-check "--dpgd --epsilon: seed 003's sigma and the smaller zCDP sigma" py "$work/e.json" <<'PY'
+check "--dpgd --epsilon: Bombari-Mondelli's sigma and the smaller zCDP sigma" py "$work/e.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 s3 = math.sqrt(10) * math.sqrt(8 * math.log(2000)) / 4
@@ -96,7 +96,7 @@ assert abs(d['rho_z'] - 10 / (2 * d['sigma_zcdp'] ** 2)) < 1e-12
 assert abs(d['epsilon_cks'] - 4) < 1e-9
 PY
 "$bin" privacy --dpgd --eta 1 --steps 100 --epsilon 50 --delta 0.01 >"$work/o.out" 2>&1
-check "--dpgd: epsilon outside seed 003's range is reported" grep -q "seed 003's bound does not apply" "$work/o.out"
+check "--dpgd: epsilon outside Bombari-Mondelli's range is reported" grep -q "Bombari-Mondelli's bound does not apply" "$work/o.out"
 
 bad() { # bad NAME ARGS...: exit 2, a message, no JSON file
   local name=$1; shift

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Command-line checks of `hdpsgd rf` and `hdpsgd rf-experiment` (THEORY.md 6, 7): CSV
+# Command-line checks of `hdpsgd rf` and `hdpsgd rf-experiment` (docs/theory.md §6, §7): CSV
 # columns and rows, JSON keys and values, identical bytes for any --threads, the zCDP
 # note, bad input (exit 2, the key named, no output file), unwritable output (exit 3),
 # and every experiment on a tiny model (CSV, figure, identical bytes for any --threads).
@@ -38,7 +38,7 @@ assert d['n'] == 80 and d['d'] == 10 and d['sigma_route'] == 'seed003'
 # T = CT d / (eta p) with eta = 1/p: 3 d = 30; C_clip = 0.5 sqrt(p); delta = 1/n
 assert d['T'] == 30 and abs(d['eta'] - 1 / 200) < 1e-15
 assert abs(d['C_clip'] - 0.5 * math.sqrt(200)) < 1e-12 and abs(d['delta'] - 1 / 80) < 1e-15
-# seed 003's sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon
+# Bombari-Mondelli's sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon
 assert abs(d['sigma'] - math.sqrt(30 / 200) * math.sqrt(8 * math.log(80)) / 4) < 1e-12
 last = rows[-1]
 assert last[col['step']] == 30 and abs(last[col['tau']] - 0.15) < 1e-12
@@ -70,7 +70,7 @@ assert abs(d['dpgd_test'] - d['ou_em_test']) < 1e-10 * d['dpgd_test']
 assert abs(d['ou_exact_test'] - d['gradient_flow_test']) < 1e-12
 PY
 
-# epsilon outside seed 003's range: a note and the zCDP route
+# epsilon outside Bombari-Mondelli's range: a note and the zCDP route
 "$bin" rf "${small[@]}" --set dpgd.epsilon=100 --runs 2 --json "$work/z.json" -o "$work/z.csv" 2>"$work/err"
 check "large epsilon exits 0" test $? -eq 0
 check "large epsilon: the note names the zCDP route" grep -q 'note: epsilon = 100 lies outside (0, 8 ln(1/delta))' "$work/err"

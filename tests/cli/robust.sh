@@ -78,7 +78,7 @@ done
 check "ode past the stability limit: exit 4" test $? -eq 4
 check "ode past the stability limit: CV_REPTD_RHSFUNC_ERR at t =" grep -Eq 'CV_REPTD_RHSFUNC_ERR at t = [0-9.e+-]+ ' "$work/err"
 check "ode past the stability limit: warned and explained" bash -c \
-  "grep -q 'past the stability limit of THEORY 3' '$work/err' && grep -q 'the risk overflowed' '$work/err'"
+  "grep -q 'past the stability limit of docs/theory.md §3' '$work/err' && grep -q 'the risk overflowed' '$work/err'"
 check "ode past the stability limit: no output file" only_old
 "$bin" validate "${small[@]}" --runs 4 --max-steps 5 --json "$work/o/v.json" >/dev/null 2>"$work/err"
 rc=$?

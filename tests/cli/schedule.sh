@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Command-line checks of `hdpsgd schedule --optimize` and `hdpsgd rates` (THEORY.md 3, 5, 6):
-# JSON keys, the written table accepted unchanged by `ode`, `sim` and `privacy` (rho_acc = rho,
-# risk within 1 % of the winner), the figures and their data, and exit status 2 with no
-# output file on every bad input. Small isotropic models keep it to a few seconds.
+# Command-line checks of `hdpsgd schedule --optimize` and `hdpsgd rates`
+# (docs/theory.md §3, §5, §6): JSON keys, the written table accepted unchanged by `ode`, `sim` and
+# `privacy` (rho_acc = rho, risk within 1 % of the winner), the figures and their data, and exit
+# status 2 with no output file on every bad input. Small isotropic models keep it to a few seconds.
 set -u
 bin=$1
 work=$(mktemp -d)
@@ -102,7 +102,7 @@ if [[ $have_gnuplot -eq 1 ]]; then
   check "rates figure written" test -s "$work/r.png"
 fi
 check "rates figure data" bash -c "grep -v '^#' '$work/r.rates.csv' | head -n1 | grep -qx 'gamma,risk_output,theory_output,risk_linear-noise,theory_linear-noise,risk_optimal,theory_optimal,fit_output,fit_linear-noise,fit_optimal'"
-check "rates JSON: the fitted rate A r1 + B r2 (THEORY 5.2) within its reported error" py "$work/r.json" <<'PY'
+check "rates JSON: the fitted rate A r1 + B r2 (docs/theory.md §5.2) within its reported error" py "$work/r.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1])); rho = d['rho']
 terms = {'output': (1, 2), 'linear_noise': (2 / 3, 4 / 3), 'optimal': (0, 0)}

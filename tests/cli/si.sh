@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Command-line checks of `hdpsgd sim-index` (seed 002; THEORY.md 6-8): CSV columns and rows,
-# JSON keys, identical bytes for any --threads, bad input (exit 2 naming the key, no output).
+# Command-line checks of `hdpsgd sim-index` (the single-index notes; docs/theory.md §6 to §8): CSV
+# columns and rows, JSON keys, identical bytes for any --threads, bad input (exit 2 naming the key,
+# no output).
 set -u
 bin=$1
 work=$(mktemp -d)
