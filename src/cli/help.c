@@ -1,0 +1,142 @@
+/* help.c — a command's help from its table entry: the usage line, the arguments and the
+ * options generated from the option table (so help, parser, man page and completion agree),
+ * and the lookup of a command by name. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+const cli_command *cli_find_command(const char *name)
+{
+    for (const cli_command *c = hdp_commands; c->name; c++)
+        if (!strcmp(c->name, name))
+            return c;
+    return NULL;
+}
+
+const cli_arg cli_model_args[] = {
+    {"MODEL.ini", "model file (default: the built-in default model, models/default.ini)"},
+    {NULL, NULL},
+};
+
+/* "--name META" or "-s, --name META" */
+static void opt_left(const cli_opt *o, char *buf, size_t size)
+{
+    if (o->short_name)
+        snprintf(buf, size, "-%c, --%s%s%s", o->short_name, o->name, o->metavar ? " " : "",
+                 o->metavar ? o->metavar : "");
+    else
+        snprintf(buf, size, "--%s%s%s", o->name, o->metavar ? " " : "",
+                 o->metavar ? o->metavar : "");
+}
+
+void cli_opt_help(const cli_opt *o, char *buf, size_t size)
+{
+    const char *h = o->help ? o->help : "";
+    if (o->kind == OPT_OUTPUT && !strstr(h, "'-'"))
+        snprintf(buf, size, "%s ('-': standard output)", h);
+    else if (o->kind == OPT_OUTPUT_PREFIX)
+        snprintf(buf, size, "%s (several files: not '-')", h);
+    else if (o->kind == OPT_FIGURE)
+        snprintf(buf, size, "%s (not '-': a figure is a file)", h);
+    else
+        snprintf(buf, size, "%s", h);
+}
+
+/* does the hand-written part of the usage already show option o? */
+static int usage_shows(const char *usage, const cli_opt *o)
+{
+    char want[64];
+    snprintf(want, sizeof want, "--%s", o->name);
+    size_t n = strlen(want);
+    for (const char *p = strstr(usage, want); p; p = strstr(p + 1, want))
+        if (!((p[n] >= 'a' && p[n] <= 'z') || p[n] == '-'))
+            return 1;
+    if (o->short_name) {
+        snprintf(want, sizeof want, "-%c ", o->short_name);
+        for (const char *p = strstr(usage, want); p; p = strstr(p + 1, want))
+            if (p == usage || p[-1] == ' ' || p[-1] == '[' || p[-1] == '(')
+                return 1;
+    }
+    return 0;
+}
+
+void cli_usage(const cli_command *cmd, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "%s%s%s", cmd->name, cmd->usage[0] ? " " : "",
+                                   cmd->usage);
+#define APPEND(...)                                                                              \
+    do {                                                                                         \
+        if (used < size) used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__);        \
+    } while (0)
+    if (cmd->sets)
+        APPEND(" [--set SECTION.KEY=VALUE]...");
+    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
+        if (usage_shows(cmd->usage, o))
+            continue;
+        if (o->short_name)
+            APPEND(" [-%c%s%s]", o->short_name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        else
+            APPEND(" [--%s%s%s]", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        if (o->kind == OPT_STRINGS)
+            APPEND("...");
+    }
+    if (cli_figure_opts_for(cmd))
+        APPEND(" [figure options]");
+#undef APPEND
+}
+
+const char *cli_usage_str(const cli_command *cmd)
+{
+    static char buf[2048];
+    cli_usage(cmd, buf, sizeof buf);
+    return buf;
+}
+
+void cli_print_help(const cli_command *cmd, FILE *f)
+{
+    char usage[2048], left[96], help[1024];
+    cli_usage(cmd, usage, sizeof usage);
+    fprintf(f, "Usage: hdpsgd %s\n\n%s\n\n", usage, cmd->description);
+    if (cmd->args && cmd->args[0].name) {
+        fprintf(f, "Arguments:\n");
+        for (const cli_arg *a = cmd->args; a->name; a++)
+            fprintf(f, "  %-28s %s\n", a->name, a->help);
+    }
+    fprintf(f, "Options:\n");
+    if (cmd->sets)
+        fprintf(f, "  %-28s %s\n", "--set SECTION.KEY=VALUE",
+                "override one model key (repeatable); see 'hdpsgd keys'");
+    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
+        opt_left(o, left, sizeof left);
+        cli_opt_help(o, help, sizeof help);
+        fprintf(f, "  %-28s %s\n", left, help);
+    }
+    fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
+    const cli_opt *fig = cli_figure_opts_for(cmd);
+    if (fig)
+        fprintf(f, "Figure options:\n");
+    for (const cli_opt *o = fig; o && o->name; o++) {
+        opt_left(o, left, sizeof left);
+        cli_opt_help(o, help, sizeof help);
+        fprintf(f, "  %-28s %s\n", left, help);
+    }
+    int outputs = 0, figures = 0;
+    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
+        outputs += o->kind == OPT_OUTPUT || o->kind == OPT_OUTPUT_PREFIX;
+        figures += o->kind == OPT_FIGURE;
+    }
+    if (outputs || figures)
+        fprintf(f,
+                "\nOutput files: %s; a symbolic link is written through to its target, a "
+                "replaced file keeps its permissions, and every file is written whole or not at "
+                "all. Two outputs that are one file, or an output that is an input, are refused "
+                "before anything runs.%s\n",
+                !outputs ? "a figure is a file, not '-'"
+                : figures ? "'-' is standard output (not for a figure or a PREFIX)"
+                          : "'-' is standard output (not for a PREFIX)",
+                figures ? " Figures: .png, .pdf, .svg, .eps or .tex (LaTeX, with its graphics "
+                          "file FIG-without-extension.pdf)." : "");
+    fprintf(f, "\nExit status: 0 success, 1 validation failed, 2 bad input, 3 output not "
+               "written, 4 numerical failure.\n");
+}
