@@ -135,25 +135,15 @@ static void print_table(const hdp_model *m, const hdp_validate_result *v, long r
                                         "homogenization is a high-dimensional limit)");
 }
 
-/* the number NAME of one side, under the key PREFIX NAME */
-static void json_side_num(hdp_json *j, const char *prefix, const char *name, double v)
-{
-    char k[64];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_num(j, k, v);
-}
-
 static void json_side(hdp_json *j, const char *prefix, const hdp_validate_side *s)
 {
-    json_side_num(j, prefix, "max_abs_dev", s->max_abs_dev);
-    json_side_num(j, prefix, "max_rel_dev", s->max_rel_dev);
-    json_side_num(j, prefix, "max_z", s->max_z);
-    json_side_num(j, prefix, "final_risk", s->final_risk);
-    json_side_num(j, prefix, "final_risk_stderr", s->final_stderr);
-    json_side_num(j, prefix, "clipped_fraction", s->clipped);
-    char k[64];
-    snprintf(k, sizeof k, "%spass", prefix);
-    hdp_json_bool(j, k, s->pass);
+    cli_json_num_at(j, prefix, "max_abs_dev", s->max_abs_dev);
+    cli_json_num_at(j, prefix, "max_rel_dev", s->max_rel_dev);
+    cli_json_num_at(j, prefix, "max_z", s->max_z);
+    cli_json_num_at(j, prefix, "final_risk", s->final_risk);
+    cli_json_num_at(j, prefix, "final_risk_stderr", s->final_stderr);
+    cli_json_num_at(j, prefix, "clipped_fraction", s->clipped);
+    cli_json_bool_at(j, prefix, "pass", s->pass);
 }
 
 /* ---- --scaling (the driver: hdp_validate_scaling) ---- */
