@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -482,21 +481,4 @@ void cli_json_bool_at(hdp_json *j, const char *prefix, const char *name, int v)
     char k[128];
     snprintf(k, sizeof k, "%s%s", prefix, name);
     hdp_json_bool(j, k, v);
-}
-
-int cli_subcommand(const cli_command *cmd, cli_common *common, const char *const *names,
-                   int count, int fold, const char *missing, const char *wrong,
-                   const char *extra)
-{
-    int which = -1;
-    for (int i = 0; common->npos > 0 && i < count; i++)
-        if (!(fold ? strcasecmp : strcmp)(common->pos[0], names[i]))
-            which = i;
-    if (which < 0 || common->npos > 2) {
-        fprintf(stderr, "hdpsgd %s: error: %s\nUsage: hdpsgd %s\n", cmd->name,
-                common->npos == 0 ? missing : which < 0 ? wrong : extra, cli_usage_str(cmd));
-        return -1;
-    }
-    common->model_path = common->npos > 1 ? common->pos[1] : NULL;
-    return which;
 }
