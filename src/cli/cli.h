@@ -134,6 +134,13 @@ void cli_print_help(const cli_command *cmd, FILE *f);
  * then every option of the table not already in cmd->usage, then [figure options]. */
 void cli_usage(const cli_command *cmd, char *buf, size_t size);
 const char *cli_usage_str(const cli_command *cmd); /* the same in a static buffer */
+/* The first positional argument as one of names[0..count) (compared ignoring case when
+ * fold), the optional second as the model file (common->model_path). Returns its index, or
+ * prints the error with the usage line and returns -1: missing when there is no positional
+ * argument, wrong when the first is none of the names, extra when there are more than two. */
+int cli_subcommand(const cli_command *cmd, cli_common *common, const char *const *names,
+                   int count, int fold, const char *missing, const char *wrong,
+                   const char *extra);
 /* The help text of an option as listed (its table help, plus "'-': standard output" for an
  * output file option that does not say it). */
 void cli_opt_help(const cli_opt *o, char *buf, size_t size);
@@ -267,5 +274,10 @@ const char *const *cli_model_sections(const char *command);
 /* The model in a JSON summary: "model_file" (the file name, or "(built-in default)") and
  * "model", the resolved model as a nested object of the sections command uses. */
 void cli_json_model(hdp_json *j, const hdp_model *m, const char *command);
+
+/* A number or a flag under the key PREFIX NAME (the keys of one of several sides or
+ * families, e.g. ode_final_risk, output_fit_A). */
+void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v);
+void cli_json_bool_at(hdp_json *j, const char *prefix, const char *name, int v);
 
 #endif

@@ -445,19 +445,11 @@ int cmd_kl(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     static const char *const subs[] = {"bound", "init", "run"};
-    int which = -1;
-    for (int i = 0; common.npos > 0 && i < 3; i++)
-        if (!strcmp(common.pos[0], subs[i]))
-            which = i;
-    if (which < 0 || common.npos > 2) {
-        fprintf(stderr, "hdpsgd kl: error: %s\nUsage: hdpsgd %s\n",
-                common.npos == 0 ? "name the subcommand: bound, init or run"
-                : which < 0      ? "the first argument must be bound, init or run"
-                                 : "at most one model file after the subcommand",
-                cli_usage_str(cmd));
+    int which = cli_subcommand(cmd, &common, subs, 3, 0, "name the subcommand: bound, init or run",
+                               "the first argument must be bound, init or run",
+                               "at most one model file after the subcommand");
+    if (which < 0)
         return EXIT_BAD_INPUT;
-    }
-    common.model_path = common.npos > 1 ? common.pos[1] : NULL;
     if (which == 1 && args.figure)
         return kl_bad("%s", "--figure: kl init draws no figure (kl bound and kl run do)");
     if (which != 2 && args.vs)

@@ -125,6 +125,16 @@ static void epochs_table(FILE *f, const void *ctx)
     }
 }
 
+/* the KL estimate at the last epoch and its spreads, under the keys PREFIX<name> */
+static void kl_json_stats(hdp_json *j, const hdp_kl_run_result *r, long E, const char *prefix)
+{
+    cli_json_num_at(j, prefix, "kl", r->kl_mc[E]);
+    cli_json_num_at(j, prefix, "kl_stderr", r->kl_mc_se[E]);
+    cli_json_num_at(j, prefix, "kl_stderr_path", r->kl_mc_se_path[E]);
+    cli_json_num_at(j, prefix, "kl_init_sd", r->kl_init_sd[E]);
+    cli_json_num_at(j, prefix, "kl_max", r->kl_mc_max[E]);
+}
+
 /* one scheme's keys, <scheme>_<name> */
 static void epochs_json_scheme(hdp_json *j, const hdp_model *m, const hdp_kl_run_result *r,
                                double B, const char *s)
@@ -134,12 +144,9 @@ static void epochs_json_scheme(hdp_json *j, const hdp_model *m, const hdp_kl_run
     const double T = kp->eta * (double)E;
     const int sq = kp->loss == HDP_KL_SQUARED;
     char key[64];
+    snprintf(key, sizeof key, "%s_", s);
+    kl_json_stats(j, r, E, key);
 #define KEY(name) (snprintf(key, sizeof key, "%s_%s", s, name), key)
-    hdp_json_num(j, KEY("kl"), r->kl_mc[E]);
-    hdp_json_num(j, KEY("kl_stderr"), r->kl_mc_se[E]);
-    hdp_json_num(j, KEY("kl_stderr_path"), r->kl_mc_se_path[E]);
-    hdp_json_num(j, KEY("kl_init_sd"), r->kl_init_sd[E]);
-    hdp_json_num(j, KEY("kl_max"), r->kl_mc_max[E]);
     hdp_json_num(j, KEY("kl_exact"), r->kl_exact[E]);
     hdp_json_num(j, KEY("kl_last_iterate"), r->kl_final[E]);
     hdp_json_num(j, KEY("kl_seed_constant"), HDP_KL_C / HDP_KL_C_SEED * r->kl_mc[E]);
@@ -165,12 +172,9 @@ static void epochs_json_relu(hdp_json *j, const hdp_model *m, const hdp_kl_run_r
 {
     const long E = hdp_kl_keys_of(m)->epochs;
     char key[64];
+    snprintf(key, sizeof key, "%s_relu_", s);
+    kl_json_stats(j, r, E, key);
 #define KEY(name) (snprintf(key, sizeof key, "%s_relu_%s", s, name), key)
-    hdp_json_num(j, KEY("kl"), r->kl_mc[E]);
-    hdp_json_num(j, KEY("kl_stderr"), r->kl_mc_se[E]);
-    hdp_json_num(j, KEY("kl_stderr_path"), r->kl_mc_se_path[E]);
-    hdp_json_num(j, KEY("kl_init_sd"), r->kl_init_sd[E]);
-    hdp_json_num(j, KEY("kl_max"), r->kl_mc_max[E]);
     hdp_json_num(j, KEY("kl_ratio_linearised"), r->kl_mc[E] / lin->kl_mc[E]);
     hdp_json_int(j, KEY("worst_sample"), r->worst);
     hdp_json_num(j, KEY("train_loss"), r->train_loss[E]);

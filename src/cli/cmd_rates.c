@@ -213,23 +213,16 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
         if (r->res.want[fam]) {
             const char *key = hdp_design_family_key(fam);
             const hdp_rates_fit *q = &fits[fam];
-            char k[96];
-            snprintf(k, sizeof k, "%s_fit_A", key);
-            hdp_json_num(&j, k, q->A);
-            snprintf(k, sizeof k, "%s_fit_B", key);
-            hdp_json_num(&j, k, q->B);
-            snprintf(k, sizeof k, "%s_fit_rel_err", key);
-            hdp_json_num(&j, k, q->rel_err);
-            snprintf(k, sizeof k, "%s_fit_rms_rel_err", key);
-            hdp_json_num(&j, k, q->rms_rel_err);
-            snprintf(k, sizeof k, "%s_fit_term2_share", key);
-            hdp_json_num(&j, k, q->term2_share);
-            snprintf(k, sizeof k, "%s_local_slope", key);
-            hdp_json_num(&j, k, q->local_slope);
-            snprintf(k, sizeof k, "%s_lead_slope", key);
-            hdp_json_num(&j, k, q->lead_slope);
-            snprintf(k, sizeof k, "%s_pre_asymptotic", key);
-            hdp_json_bool(&j, k, q->pre_asymptotic);
+            char pre[64];
+            snprintf(pre, sizeof pre, "%s_", key);
+            cli_json_num_at(&j, pre, "fit_A", q->A);
+            cli_json_num_at(&j, pre, "fit_B", q->B);
+            cli_json_num_at(&j, pre, "fit_rel_err", q->rel_err);
+            cli_json_num_at(&j, pre, "fit_rms_rel_err", q->rms_rel_err);
+            cli_json_num_at(&j, pre, "fit_term2_share", q->term2_share);
+            cli_json_num_at(&j, pre, "local_slope", q->local_slope);
+            cli_json_num_at(&j, pre, "lead_slope", q->lead_slope);
+            cli_json_bool_at(&j, pre, "pre_asymptotic", q->pre_asymptotic);
         }
     hdp_json_num(&j, "decade_lo", r->models[0].gamma);
     hdp_json_num(&j, "decade_hi", r->models[r->res.dec - 1].gamma);

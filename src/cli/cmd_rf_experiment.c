@@ -326,19 +326,11 @@ int cmd_rf_experiment(int argc, char **argv)
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    int which = -1;
-    for (int i = 0; common.npos > 0 && i < 4; i++)
-        if (!strcasecmp(common.pos[0], names[i]))
-            which = i;
-    if (which < 0 || common.npos > 2) {
-        fprintf(stderr, "hdpsgd rf-experiment: error: %s\nUsage: hdpsgd %s\n",
-                common.npos == 0 ? "name the experiment: P1, P2, P3 or P4"
-                : which < 0      ? "the first argument must be P1, P2, P3 or P4"
-                                 : "at most one model file after the experiment's name",
-                cli_usage_str(cmd));
+    int which = cli_subcommand(cmd, &common, names, 4, 1, "name the experiment: P1, P2, P3 or P4",
+                               "the first argument must be P1, P2, P3 or P4",
+                               "at most one model file after the experiment's name");
+    if (which < 0)
         return EXIT_BAD_INPUT;
-    }
-    common.model_path = common.npos > 1 ? common.pos[1] : NULL;
     if (select_opt && strcmp(select_opt, "validation") && strcmp(select_opt, "test")) {
         fprintf(stderr, "hdpsgd rf-experiment: error: --select-on %s: expected validation or test\n",
                 select_opt);

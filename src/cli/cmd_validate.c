@@ -137,21 +137,13 @@ static void print_table(const hdp_model *m, const hdp_validate_result *v, long r
 
 static void json_side(hdp_json *j, const char *prefix, const hdp_validate_side *s)
 {
-    char k[64];
-    snprintf(k, sizeof k, "%smax_abs_dev", prefix);
-    hdp_json_num(j, k, s->max_abs_dev);
-    snprintf(k, sizeof k, "%smax_rel_dev", prefix);
-    hdp_json_num(j, k, s->max_rel_dev);
-    snprintf(k, sizeof k, "%smax_z", prefix);
-    hdp_json_num(j, k, s->max_z);
-    snprintf(k, sizeof k, "%sfinal_risk", prefix);
-    hdp_json_num(j, k, s->final_risk);
-    snprintf(k, sizeof k, "%sfinal_risk_stderr", prefix);
-    hdp_json_num(j, k, s->final_stderr);
-    snprintf(k, sizeof k, "%sclipped_fraction", prefix);
-    hdp_json_num(j, k, s->clipped);
-    snprintf(k, sizeof k, "%spass", prefix);
-    hdp_json_bool(j, k, s->pass);
+    cli_json_num_at(j, prefix, "max_abs_dev", s->max_abs_dev);
+    cli_json_num_at(j, prefix, "max_rel_dev", s->max_rel_dev);
+    cli_json_num_at(j, prefix, "max_z", s->max_z);
+    cli_json_num_at(j, prefix, "final_risk", s->final_risk);
+    cli_json_num_at(j, prefix, "final_risk_stderr", s->final_stderr);
+    cli_json_num_at(j, prefix, "clipped_fraction", s->clipped);
+    cli_json_bool_at(j, prefix, "pass", s->pass);
 }
 
 /* ---- --scaling (the driver: hdp_validate_scaling) ---- */

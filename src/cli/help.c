@@ -3,6 +3,7 @@
  * and the lookup of a command by name. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
@@ -139,4 +140,21 @@ void cli_print_help(const cli_command *cmd, FILE *f)
                           "file FIG-without-extension.pdf)." : "");
     fprintf(f, "\nExit status: 0 success, 1 validation failed, 2 bad input, 3 output not "
                "written, 4 numerical failure.\n");
+}
+
+int cli_subcommand(const cli_command *cmd, cli_common *common, const char *const *names,
+                   int count, int fold, const char *missing, const char *wrong,
+                   const char *extra)
+{
+    int which = -1;
+    for (int i = 0; common->npos > 0 && i < count; i++)
+        if (!(fold ? strcasecmp : strcmp)(common->pos[0], names[i]))
+            which = i;
+    if (which < 0 || common->npos > 2) {
+        fprintf(stderr, "hdpsgd %s: error: %s\nUsage: hdpsgd %s\n", cmd->name,
+                common->npos == 0 ? missing : which < 0 ? wrong : extra, cli_usage_str(cmd));
+        return -1;
+    }
+    common->model_path = common->npos > 1 ? common->pos[1] : NULL;
+    return which;
 }

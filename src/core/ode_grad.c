@@ -547,6 +547,21 @@ out:
 
 /* ---- bins ---- */
 
+/* frees the scratch, the grid and the stored states (reallocated for the next number of
+ * bins); the spectrum stays */
+static void drop_scratch(hdp_ode_grad *g)
+{
+    free(g->w);
+    g->w = NULL;
+    free(g->ys);
+    free(g->grid);
+    free(g->seg);
+    g->ys = g->grid = NULL;
+    g->seg = NULL;
+    g->cap = 0;
+    g->ys_len = 0;
+}
+
 hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
 {
     HDP_ZERO(g);
@@ -573,15 +588,7 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     long distinct = hdp_spectrum_distinct(&g->spec);
     double prev = NAN;
     for (long k = 8; 2 * k < distinct && distinct > 64; k *= 2) {
-        free(g->w);
-        g->w = NULL; /* m changes: scratch and states reallocated */
-        free(g->ys);
-        free(g->grid);
-        free(g->seg);
-        g->ys = g->grid = NULL;
-        g->seg = NULL;
-        g->cap = 0;
-        g->ys_len = 0;
+        drop_scratch(g); /* m changes: scratch and states reallocated */
         if ((st = hdp_spectrum_bin_log(&g->spec, k, err)) != HDP_OK)
             return st;
         double r = hdp_ode_grad_eval(g, &s, m->c, NULL, NULL);
@@ -592,15 +599,7 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
             return HDP_OK;
         prev = r;
     }
-    free(g->w);
-    g->w = NULL;
-    free(g->ys);
-    free(g->grid);
-    free(g->seg);
-    g->ys = g->grid = NULL;
-    g->seg = NULL;
-    g->cap = 0;
-    g->ys_len = 0;
+    drop_scratch(g);
     hdp_spectrum_free(&g->spec);
     return hdp_spectrum_build(m, &g->spec, err);
 }

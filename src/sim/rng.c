@@ -25,8 +25,6 @@
 #include <math.h>
 #include <pthread.h>
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
 uint64_t hdp_splitmix64_next(uint64_t *x)
 {
     uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
@@ -149,19 +147,9 @@ void hdp_xoshiro_seed(hdp_xoshiro *g, uint64_t seed)
         g->s[i] = hdp_splitmix64_next(&x);
 }
 
-uint64_t hdp_xoshiro_next(hdp_xoshiro *g)
-{
-    uint64_t *s = g->s;
-    const uint64_t result = rotl(s[0] + s[3], 23) + s[0];
-    const uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
+/* the step itself is hdp_xoshiro_next_inline (rng_internal.h), the one definition the
+ * hot loops inline */
+uint64_t hdp_xoshiro_next(hdp_xoshiro *g) { return hdp_xoshiro_next_inline(g); }
 
 /* the state after as many steps as the polynomial JUMP encodes */
 static void jump_by(hdp_xoshiro *g, const uint64_t JUMP[4])

@@ -43,6 +43,8 @@ static inline double hdp_rng_u52(uint64_t r)
 }
 double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u);
 
+/* One xoshiro256++ step (see rng.c's head comment); the only definition: the exported
+ * hdp_xoshiro_next calls it too. */
 static inline uint64_t hdp_xoshiro_next_inline(hdp_xoshiro *g)
 {
     uint64_t *s = g->s;
