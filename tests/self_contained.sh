@@ -2,12 +2,10 @@
 # The repository stands on its own (issue 22): no tracked file points outside it. The
 # mathematics is cited as docs/theory.md sections and the papers by their names (docs/theory.md,
 # Appendix A); a citation of an out-of-tree document, or of a paper by a file name, fails here.
-# JSON names that scripts rely on (epsilon_seed003, sigma_route = "seed003", ...) are names, kept
-# stable, not citations: the pattern matches the citation form "seed 003" only.
 # Usage: self_contained.sh SRC_DIR
 set -u
 cd "$1" || exit 2
-pattern='\.\./shared|THEORY|shared/seeds|seed 00[0-9]'
+pattern='\.\./shared|THEORY|shared/seeds|seed ?00[0-9]'
 fail=0 n=0
 while IFS= read -r -d '' f; do
   n=$((n + 1))

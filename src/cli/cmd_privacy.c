@@ -49,8 +49,8 @@ const char privacy_help[] =
     "ln(1/delta))); with --epsilon E: Bombari-Mondelli's sigma and the smaller sigma of the zCDP\n"
     "route, sqrt(eta T/(2 rho_z)) with rho_z from the CKS calibration. JSON keys: rho, rho_z,\n"
     "delta, epsilon_bs, epsilon_cks, rho_accounted, rho_for_target, rho_z_for_target; for\n"
-    "--dpgd: eta, steps, sigma, rho_z, delta, epsilon_bs, epsilon_cks, epsilon_seed003 or\n"
-    "sigma_seed003 and sigma_zcdp, seed003_applies. Non-finite numbers are null.";
+    "--dpgd: eta, steps, sigma, rho_z, delta, epsilon_bs, epsilon_cks, epsilon_simple or\n"
+    "sigma_simple and sigma_zcdp, simple_applies, simple_epsilon_max. Non-finite numbers are null.";
 
 static int bad(const char *fmt, double v)
 {
@@ -157,14 +157,14 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
         hdp_json_num(&j, "epsilon_bs", eps_bs);
         hdp_json_num(&j, "epsilon_cks", eps_cks);
         if (!isnan(sigma_opt)) {
-            hdp_json_num(&j, "epsilon_seed003", eps003);
+            hdp_json_num(&j, "epsilon_simple", eps003);
         } else {
             hdp_json_num(&j, "epsilon", epsilon_opt);
-            hdp_json_num(&j, "sigma_seed003", sigma003);
+            hdp_json_num(&j, "sigma_simple", sigma003);
             hdp_json_num(&j, "sigma_zcdp", sigma_z);
         }
-        hdp_json_bool(&j, "seed003_applies", applies);
-        hdp_json_num(&j, "seed003_epsilon_max", bound);
+        hdp_json_bool(&j, "simple_applies", applies);
+        hdp_json_num(&j, "simple_epsilon_max", bound);
         hdp_json_end(&j);
     }
     (void)m;

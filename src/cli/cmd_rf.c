@@ -65,7 +65,7 @@ const char *cli_rf_route_name(hdp_rf_sigma_route r)
 {
     switch (r) {
     case HDP_RF_SIGMA_GIVEN: return "given";
-    case HDP_RF_SIGMA_SIMPLE: return "seed003";
+    case HDP_RF_SIGMA_SIMPLE: return "simple";
     case HDP_RF_SIGMA_ZCDP: return "zcdp";
     case HDP_RF_SIGMA_NONE: return "none";
     }

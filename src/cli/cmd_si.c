@@ -142,7 +142,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, co
     hdp_json_num(&j, "sigma_W", hp->sigma_W);
     hdp_json_num(&j, "C_W", hp->C_W);
     hdp_json_num(&j, "sigma_a", hp->sigma_a);
-    hdp_json_str(&j, "sigma_a_route", hp->sigma_route_zcdp ? "zcdp" : "seed002");
+    hdp_json_str(&j, "sigma_a_route", hp->sigma_route_zcdp ? "zcdp" : "notes_formula");
     hdp_json_num(&j, "s", hp->s);
     hdp_json_num(&j, "Delta1", hp->Delta1);
     hdp_json_num(&j, "rho_z1", hp->rho_z1);

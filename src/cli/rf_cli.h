@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "hdpsgd/rf.h"
 
-/* "given", "seed003", "zcdp" or "none". */
+/* "given", "simple", "zcdp" or "none". */
 const char *cli_rf_route_name(hdp_rf_sigma_route r);
 
 /* The note of docs/theory.md §6 on stderr when sigma comes from the zCDP route. */

@@ -79,18 +79,18 @@ check "--dpgd --sigma exits 0" test $? -eq 0
 check "--dpgd --sigma: rho_z = eta T/(2 sigma^2), Bombari-Mondelli's epsilon" py "$work/s.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
-for k in ['eta', 'steps', 'sigma', 'rho_z', 'epsilon_bs', 'epsilon_cks', 'epsilon_seed003']:
+for k in ['eta', 'steps', 'sigma', 'rho_z', 'epsilon_bs', 'epsilon_cks', 'epsilon_simple']:
     assert k in d, k
 assert abs(d['rho_z'] - 0.01 * 1000 / 50) < 1e-15
 e3 = math.sqrt(10) * math.sqrt(8 * math.log(2000)) / 5
-assert abs(d['epsilon_seed003'] - e3) < 1e-12 and d['epsilon_cks'] < d['epsilon_bs']
+assert abs(d['epsilon_simple'] - e3) < 1e-12 and d['epsilon_cks'] < d['epsilon_bs']
 PY
 "$bin" privacy --dpgd --eta 0.01 --steps 1000 --epsilon 4 --json "$work/e.json" >/dev/null 2>&1
 check "--dpgd --epsilon: Bombari-Mondelli's sigma and the smaller zCDP sigma" py "$work/e.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 s3 = math.sqrt(10) * math.sqrt(8 * math.log(2000)) / 4
-assert abs(d['sigma_seed003'] - s3) < 1e-12
+assert abs(d['sigma_simple'] - s3) < 1e-12
 assert d['sigma_zcdp'] < s3 and abs(d['sigma'] - d['sigma_zcdp']) < 1e-15
 assert abs(d['rho_z'] - 10 / (2 * d['sigma_zcdp'] ** 2)) < 1e-12
 assert abs(d['epsilon_cks'] - 4) < 1e-9

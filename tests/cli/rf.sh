@@ -34,7 +34,7 @@ head, rows = rows[0], [[float(x) for x in r] for r in rows[1:]]
 col = {h: i for i, h in enumerate(head)}
 d = json.load(open(sys.argv[2]))
 assert d['runs'] == 4 and d['threads'] == 2 and d['seed'] == 5 and d['p'] == 200, d
-assert d['n'] == 80 and d['d'] == 10 and d['sigma_route'] == 'seed003'
+assert d['n'] == 80 and d['d'] == 10 and d['sigma_route'] == 'simple'
 # T = CT d / (eta p) with eta = 1/p: 3 d = 30; C_clip = 0.5 sqrt(p); delta = 1/n
 assert d['T'] == 30 and abs(d['eta'] - 1 / 200) < 1e-15
 assert abs(d['C_clip'] - 0.5 * math.sqrt(200)) < 1e-12 and abs(d['delta'] - 1 / 80) < 1e-15
