@@ -3,7 +3,7 @@
  * runs it). Usage: bench_rf [n p steps]   (default 2000 4000 50; one thread)
  * Prints milliseconds per step of:
  *   two dgemv      r = Phi theta (n x p) and Phi^T v: the floor of Algorithm 1;
- *   DP-GD step     the step of rf.c written out (both products, the clipping weights,
+ *   DP-GD step     the step of rf_sim.c written out (both products, the clipping weights,
  *                  p Gaussians, the update) on the same features;
  *   rf step        one step of hdp_rf_simulate (DP-GD coupled to the OU paths: a third
  *                  product Phi xi and two n x r ones to project the noise on the modes);
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     double *xi = malloc(sizeof(double) * (size_t)p), *r = malloc(sizeof(double) * (size_t)n);
     double *v = malloc(sizeof(double) * (size_t)n);
     hdp_xoshiro g3;
-    hdp_normals ns; /* the block Gaussian stream, as in rf.c */
+    hdp_normals ns; /* the block Gaussian stream, as in rf_sim.c */
     hdp_xoshiro_seed(&g3, 3);
     hdp_normals_init(&ns, &g3);
     double eta = 1.0 / (double)p, C = 0.5 * sqrt((double)p), cs = 1e-3;

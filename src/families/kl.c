@@ -17,11 +17,11 @@
  *  - Squared loss: exact moments of the OU recursion (diagonal in z), the exact trajectory KL
  *    from them, and the exact KL of the law of the k-th iterate (Gaussian) on D and D\j from
  *    one eigendecomposition of the Hessian of D\j.
- * Determinism: OpenBLAS's results depend on its thread count (see rf.c), so the BLAS runs
- * single-threaded here and the threads of the generic Monte Carlo loop (src/sim/mc.h) take
+ * Determinism: OpenBLAS's results depend on its thread count (see rf_internal.h), so the BLAS
+ * runs single-threaded here and the threads of the generic Monte Carlo loop (src/sim/mc.h) take
  * whole initialisations / networks, each with its own stream and output slot, reduced in
  * order afterwards.
- * Linking: products go through OpenBLAS's CBLAS (families/blas_internal.h; see rf.c).
+ * Linking: products go through OpenBLAS's CBLAS (families/blas_internal.h; see rf_internal.h).
  */
 #include "sim/rng_internal.h"
 #include "hdpsgd/kl.h"
@@ -625,7 +625,7 @@ static hdp_status problem_build_stream(const hdp_kl_spec *s, const double *X, co
     for (long i = 0; i < n * L; i++)
         g2 += ln2[i];
     pb->grad2 = g2 / (double)n;
-    /* K = U diag(w) U^T; keep eigenvalues above N eps lambda_max (as rf.c) */
+    /* K = U diag(w) U^T; keep eigenvalues above N eps lambda_max (as rf_problem.c) */
     memcpy(A, pb->K, sizeof(double) * (size_t)N * (size_t)N);
     lapack_int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)N, A, (lapack_int)N, w);
     if (info != 0) {

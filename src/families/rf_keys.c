@@ -2,7 +2,7 @@
  * rf_keys.c — the [rf] and [dpgd] sections of the model files: DP-GD on random features and
  * its OU limit (docs/theory.md §6, §7; Bombari-Mondelli, Fig. 2; hdpsgd/rf.h). Their keys, the
  * names of the [rf] enums, the sizes that finalize checks (the [dpgd] combinations are checked by
- * hdp_rf_dpgd_from_model, rf.c, once p, n and d are known) and the accessors
+ * hdp_rf_dpgd_from_model, rf_privacy.c, once p, n and d are known) and the accessors
  * hdp_rf_keys_of, hdp_dpgd_keys_of. Registered in families.c.
  */
 #include "families/sections.h"
