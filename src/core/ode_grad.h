@@ -1,7 +1,7 @@
 /*
  * ode_grad.h — the final risk of the risk ODE (docs/theory.md §3) and its exact
  * gradient with respect to the schedule and the clipping constant (internal; the
- * schedule designer of src/drivers/design.c is its user).
+ * schedule designer, src/drivers/design_search.c and design_refine.c, is its user).
  *
  * Method: "exact differentiation of a discretisation". The bin ODE
  *   dD_j/dt = -2 lambda_j eta~ mu_c(R) D_j + gamma lambda_j eta~^2 V_c(R) + 2 c^2 gamma^2 sigma~^2
