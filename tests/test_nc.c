@@ -166,7 +166,7 @@ static void exact_closed_forms(void **state)
 }
 
 /* The exact one-step error against the Monte Carlo (4 standard errors, fixed seeds): K = 2
- * and K = 10 at several n, the logistic model, and the general formula (*) of nc.c on the
+ * and K = 10 at several n, the logistic model, and the general formula (*) of nc_exact.c on the
  * deterministic perturbations (offsets, with clipping) and the remedies. */
 static void exact_vs_monte_carlo(void **state)
 {

@@ -69,8 +69,8 @@
  * (hdpsgd/rng.h); the fixed offset and the public samples come from the unjumped
  * stream: results do not depend on the number of threads.
  *
- * Exact one-step error (docs/theory.md §8, derived in nc.c): after one NoisyGD step from W = 0
- * on a deterministic training set, the scores of a test point z are Gaussian,
+ * Exact one-step error (docs/theory.md §8, derived in nc_exact.c): after one NoisyGD step from
+ * W = 0 on a deterministic training set, the scores of a test point z are Gaussian,
  *     W_1 z = -eta (S z + Xi z),  S = sum_k n_k c_k r_k z_k^T,  Xi z ~ N(0, sigma^2 ||z||^2 I),
  * so with mu = -S z_c the error of class c is
  *     1 - E_Z prod_{j != c} Phi(Z + (mu_c - mu_j) / (sigma ||z_c||)),   Z ~ N(0, 1),

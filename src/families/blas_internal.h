@@ -1,5 +1,5 @@
 /*
- * blas_internal.h — OpenBLAS for the dense-linear-algebra families (rf_*.c, kl.c, nc.c);
+ * blas_internal.h — OpenBLAS for the dense-linear-algebra families (rf_*.c, kl*.c, nc_*.c);
  * internal.
  *
  * The products go through the CBLAS interface of OpenBLAS (<cblas.h>): the library links

@@ -1,7 +1,7 @@
 /*
  * nc_keys.c — the [nc] section of the model files: NoisyGD on neural-collapse features
  * (the NC paper; docs/theory.md §8; hdpsgd/nc.h). Its keys, the names of its enums, the sizes that
- * finalize checks (the other combinations are checked by hdp_nc_spec_from_model, nc.c) and
+ * finalize checks (the other combinations are checked by hdp_nc_spec_from_model, nc_spec.c) and
  * the accessors hdp_nc_keys_of, hdp_nc_keys_edit. Registered in families.c.
  */
 #include "families/sections.h"

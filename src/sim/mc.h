@@ -5,8 +5,8 @@
  *
  * 1. The generic run loop (hdp_mc_loop_run), used by every Monte Carlo of the library: the
  *    DP-SGD simulation and the SDE (through the risk-curve driver below) and the families'
- *    runs over seeds, initialisations, draws or configurations (rf_sim.c, rf_configs.c, kl.c,
- *    nc.c, si.c).
+ *    runs over seeds, initialisations, draws or configurations (rf_sim.c, rf_configs.c, kl*.c,
+ *    nc_train.c, si.c).
  *    Runs 0..runs-1 go to OpenMP threads (dynamic schedule, one run at a time); each
  *    thread allocates its own workspace inside the parallel region (glibc then serves it
  *    from the thread's own arena: no cache line written by two threads) and frees it
