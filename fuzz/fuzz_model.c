@@ -1,5 +1,5 @@
 /*
- * fuzz_model.c — libFuzzer harness for the model parser (src/core/model.c and schema.c,
+ * fuzz_model.c — libFuzzer harness for the model parser (src/core/model*.c and schema.c,
  * with the families' sections, src/families/<name>_keys.c): INI model files (inih and the
  * schema), --set assignments, finalize (ranges, combinations, spectrum and
  * schedule files), and the INI writer.

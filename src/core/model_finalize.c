@@ -1,0 +1,422 @@
+/*
+ * model_finalize.c — hdp_model_finalize and hdp_model_check: the core's ranges and
+ * combinations, the forms of the privacy budget (rho, rho_zcdp, (epsilon, delta)), n from
+ * gamma, the spectrum file and the schedule table loaded (read through
+ * hdp_model_read_text), each section's own checks; failures named by file:line and key
+ * (hdp_model_range_fail, hdp_model_fail_key), and whether a key was given.
+ */
+#include "hdpsgd/model.h"
+#include "core/check.h"
+#include "core/model_internal.h"
+#include "core/schema.h"
+#include "hdpsgd/privacy.h"
+
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- finalize: derived values, combinations, files ---- */
+
+hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const char *key,
+                                hdp_error *err, const char *fmt, ...)
+{
+    hdp_schema_ref ref;
+    char loc[HDP_PATH_MAX + 32];
+    const hdp_origin *o = hdp_schema_find(section, key, &ref) ? &m->origin[ref.index] : NULL;
+    if (o && o->where[0])
+        hdp_model_format_where(loc, sizeof loc, o->where, o->line);
+    else
+        snprintf(loc, sizeof loc, "%s (default value)", m->source);
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: %s", loc, section, key, what);
+}
+
+int hdp_model_given(const hdp_model *m, const char *section, const char *key)
+{
+    hdp_schema_ref ref;
+    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].where[0] != '\0';
+}
+
+int hdp_model_key_given(const hdp_model *m, const char *section, const char *key)
+{
+    if (!m || !section || !key)
+        return 0;
+    return hdp_model_given(m, section, key);
+}
+
+hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const char *key,
+                              hdp_error *err, const char *fmt, ...)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, section);
+    HDP_REQUIRE(err, key);
+    HDP_REQUIRE(err, fmt);
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return hdp_model_range_fail(m, section, key, err, "%s", what);
+}
+
+/* Read a whitespace-separated numeric table with 'cols' columns (decimal numbers, see
+ * parse_decimal; '#' and ';' start comments). */
+static hdp_status read_table(const char *path, int cols, const char *section, const char *key,
+                             const hdp_model *m, double **out, long *rows, hdp_error *err)
+{
+    char *text;
+    hdp_error e;
+    hdp_error_clear(&e);
+    hdp_status st = hdp_model_read_text(path, cols > 1 ? "schedule table" : "spectrum file",
+                                        TABLE_MAX_LINE, &text, &e);
+    if (st != HDP_OK)
+        return hdp_model_range_fail(m, section, key, err, "%s", e.msg);
+    long cap = 256, len = 0;
+    double *v = malloc(sizeof(double) * (size_t)(cap * cols));
+    int lineno = 0;
+    for (char *line = text, *next; v && line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        lineno++;
+        char *p = line;
+        while (isspace((unsigned char)*p)) p++;
+        if (*p == '#' || *p == ';' || *p == '\0')
+            continue;
+        if (len == cap) {
+            cap *= 2;
+            double *nv = realloc(v, sizeof(double) * (size_t)(cap * cols));
+            if (!nv) {
+                free(v);
+                v = NULL;
+                break;
+            }
+            v = nv;
+        }
+        for (int c = 0; c < cols; c++) {
+            char *end;
+            double x;
+            int ok = hdp_schema_parse_decimal_prefix(p, &end, &x);
+            if (ok == 0) {
+                st = hdp_fail(err, HDP_EINPUT,
+                              "%s:%d: expected %d number%s per line (%s of [%s] %s; decimal "
+                              "notation), got '%.40s'",
+                              path, lineno, cols, cols > 1 ? "s" : "",
+                              cols > 1 ? "t and eta" : "one eigenvalue", section, key, line);
+                goto done;
+            }
+            if (ok < 0) {
+                st = hdp_fail(err, HDP_EINPUT,
+                              "%s:%d: '%.*s' is out of range ([%s] %s): numbers must be finite "
+                              "(below 1.8e308 in size) and either 0 or at least 2.2e-308 in size "
+                              "(no subnormal numbers)",
+                              path, lineno, (int)(end - p > 40 ? 40 : end - p), p, section, key);
+                goto done;
+            }
+            v[len * cols + c] = x;
+            p = end;
+            while (isspace((unsigned char)*p) || *p == ',') p++;
+        }
+        if (*p && *p != '#' && *p != ';') {
+            st = hdp_fail(err, HDP_EINPUT, "%s:%d: expected %d number%s per line, got '%.40s'",
+                          path, lineno, cols, cols > 1 ? "s" : "", line);
+            goto done;
+        }
+        len++;
+    }
+    if (!v) {
+        st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    if (len == 0)
+        st = hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: the file has no numbers", path, section, key);
+done:
+    free(text);
+    if (st != HDP_OK) {
+        free(v);
+        return st;
+    }
+    *out = v;
+    *rows = len;
+    return HDP_OK;
+}
+
+static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
+{
+    if (!m->spectrum_file[0])
+        return hdp_model_range_fail(m, "data", "spectrum_file", err,
+                                    "spectrum = file needs data.spectrum_file (one eigenvalue per line)");
+    double *v = NULL;
+    long len = 0;
+    hdp_status st = read_table(m->spectrum_file, 1, "data", "spectrum_file", m, &v, &len, err);
+    if (st != HDP_OK)
+        return st;
+    double sum = 0;
+    for (long i = 0; i < len; i++) {
+        if (v[i] < 0) {
+            double bad = v[i]; /* read before the free */
+            free(v);
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: eigenvalue %ld is negative (%g): a covariance spectrum needs "
+                            "eigenvalues >= 0",
+                            m->spectrum_file, i + 1, bad);
+        }
+        sum += v[i];
+    }
+    if (!(sum > 0)) {
+        free(v);
+        return hdp_fail(err, HDP_EINPUT, "%s: all eigenvalues are zero", m->spectrum_file);
+    }
+    if (hdp_model_given(m, "data", "d") && m->d != len) {
+        free(v);
+        return hdp_model_range_fail(m, "data", "d", err,
+                                    "d = %ld but %s has %ld eigenvalues (leave d out to take it from the "
+                                    "file)",
+                                    m->d, m->spectrum_file, len);
+    }
+    m->d = len;
+    free(m->file_lambda);
+    m->file_lambda = v;
+    m->file_len = len;
+    return HDP_OK;
+}
+
+static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
+{
+    if (!m->sched_file[0])
+        return hdp_model_range_fail(m, "schedule", "file", err,
+                                    "kind = table needs schedule.file (two columns: t, eta)");
+    double *v = NULL;
+    long len = 0;
+    hdp_status st = read_table(m->sched_file, 2, "schedule", "file", m, &v, &len, err);
+    if (st != HDP_OK)
+        return st;
+    const char *why = NULL;
+    long bad = -1;
+    for (long i = 0; i < len && !why; i++) {
+        double t = v[2 * i], e = v[2 * i + 1];
+        if (t < 0 || t > 1) why = "t must lie in [0, 1]";
+        else if (e < 0) why = "eta must be >= 0";
+        else if (i > 0 && !(t > v[2 * (i - 1)])) why = "t must be strictly increasing";
+        else if (i > 0 && e > v[2 * (i - 1) + 1])
+            why = "eta must be non-increasing (an increasing learning rate would need negative "
+                  "noise variance, docs/theory.md §1)";
+        if (why) bad = i;
+    }
+    if (!why && len < 2) { why = "at least two knots are needed (t = 0 and t = 1)"; bad = 0; }
+    if (!why && v[0] != 0) { why = "the first knot must be at t = 0"; bad = 0; }
+    if (!why && v[2 * (len - 1)] != 1) { why = "the last knot must be at t = 1"; bad = len - 1; }
+    if (!why && !(v[1] > 0)) { why = "eta(0) must be > 0"; bad = 0; }
+    if (why) {
+        free(v);
+        return hdp_fail(err, HDP_EINPUT, "%s: knot %ld: %s ([schedule] file)", m->sched_file,
+                        bad + 1, why);
+    }
+    free(m->table_t);
+    free(m->table_eta);
+    m->table_t = malloc(sizeof(double) * (size_t)len);
+    m->table_eta = malloc(sizeof(double) * (size_t)len);
+    if (!m->table_t || !m->table_eta) {
+        free(v);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory reading %s", m->sched_file);
+    }
+    for (long i = 0; i < len; i++) {
+        m->table_t[i] = v[2 * i];
+        m->table_eta[i] = v[2 * i + 1];
+    }
+    m->table_len = (int)len;
+    free(v);
+    return HDP_OK;
+}
+
+/* 1 when section.key was last set by an override (hdp_model_set: --set, a sweep's point) */
+static int key_overridden(const hdp_model *m, const char *section, const char *key)
+{
+    hdp_schema_ref ref;
+    return hdp_schema_find(section, key, &ref) && strcmp(m->origin[ref.index].where, "--set") == 0;
+}
+
+/* The privacy budget: exactly one of rho, rho_zcdp, epsilon (with delta) given (none: the
+ * default rho); the others are derived from it. A form given by an override replaces the
+ * forms a model file gave (--set privacy.epsilon=1 on a file that sets rho): those are
+ * returned to their defaults, so that the model written back holds only the form in force.
+ * Two forms from the same level (one file, or the overrides) are refused. */
+static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
+{
+    static const char *const forms[] = {"rho", "rho_zcdp", "epsilon"};
+    int given[3], over[3], count = 0, first = -1, overrides = 0;
+    for (int i = 0; i < 3; i++) {
+        given[i] = hdp_model_given(m, "privacy", forms[i]);
+        over[i] = given[i] && key_overridden(m, "privacy", forms[i]);
+        overrides += over[i];
+    }
+    for (int i = 0; i < 3; i++) {
+        hdp_schema_ref ref;
+        if (overrides && given[i] && !over[i] && hdp_schema_find("privacy", forms[i], &ref)) {
+            m->origin[ref.index].where[0] = '\0'; /* replaced by the override */
+            m->origin[ref.index].line = 0;
+            given[i] = 0;
+        }
+        count += given[i];
+        if (given[i] && first < 0)
+            first = i;
+    }
+    if (count > 1) {
+        int second = first + 1;
+        while (!given[second])
+            second++;
+        hdp_schema_ref ref;
+        char loc[HDP_PATH_MAX + 32] = "";
+        if (hdp_schema_find("privacy", forms[first], &ref))
+            hdp_model_format_where(loc, sizeof loc, m->origin[ref.index].where,
+                                   m->origin[ref.index].line);
+        return hdp_model_range_fail(m, "privacy", forms[second], err,
+                                    "the privacy budget is given twice, as [privacy] %s (%s) and as "
+                                    "[privacy] %s: give exactly one of rho, rho_zcdp, or epsilon with "
+                                    "delta",
+                                    forms[first], loc, forms[second]);
+    }
+    if (given[2] && !hdp_model_given(m, "privacy", "delta"))
+        return hdp_model_range_fail(m, "privacy", "epsilon", err,
+                                    "epsilon needs privacy.delta (the delta of (epsilon, delta)-DP)");
+    if (given[1]) {
+        m->rho = sqrt(2.0 * m->rho_zcdp);
+        if (!(m->rho >= 1e-50))
+            return hdp_model_range_fail(m, "privacy", "rho_zcdp", err,
+                                        "rho_zcdp = %g gives rho = sqrt(2 rho_zcdp) below 1e-50",
+                                        m->rho_zcdp);
+    } else if (given[2]) {
+        if (isinf(m->epsilon)) {
+            m->rho = INFINITY;
+        } else {
+            double rz;
+            hdp_error e;
+            hdp_error_clear(&e);
+            if (hdp_zcdp_from_epsilon(m->epsilon, m->delta, &rz, &e) != HDP_OK)
+                return hdp_model_range_fail(m, "privacy", "epsilon", err, "%s", e.msg);
+            m->rho = sqrt(2.0 * rz);
+        }
+    }
+    m->rho_zcdp = isinf(m->rho) ? INFINITY : 0.5 * m->rho * m->rho;
+    if (!given[2])
+        m->epsilon = hdp_zcdp_epsilon_cks(m->rho_zcdp, m->delta);
+    return HDP_OK;
+}
+
+static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
+{
+    double cells;
+    if ((cells = 2.0 * (double)m->runs * (double)m->points) > HDP_MODEL_MAX_CELLS)
+        return hdp_model_too_big(m, "sim", "runs", (double)m->runs, "ode.points",
+                                 (double)m->points, cells,
+                                 "the runs' curves (kept for the quantiles)", err);
+    return HDP_OK;
+}
+
+hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    hdp_status st;
+    if (m->spectrum == HDP_SPECTRUM_FILE && (st = load_spectrum_file(m, err)) != HDP_OK)
+        return st;
+    /* n and gamma: the later of the two wins; n = round(d / gamma) */
+    if (m->n_given_last && m->n >= 1) {
+        m->gamma = (double)m->d / (double)m->n;
+    } else {
+        if (m->n_given_last && m->n < 1)
+            return hdp_model_range_fail(m, "data", "n", err, "n must be >= 1");
+        double n = nearbyint((double)m->d / m->gamma);
+        if (n < 1)
+            return hdp_model_range_fail(m, "data", "gamma", err,
+                                        "gamma = %g gives n = round(d/gamma) = 0 samples for d = %ld: "
+                                        "need gamma <= 2d",
+                                        m->gamma, m->d);
+        if (n > 1.0e12)
+            return hdp_model_range_fail(m, "data", "gamma", err,
+                                        "gamma = %g gives n = round(d/gamma) = %g steps: at most 1e12 (the "
+                                        "bound of data.n)",
+                                        m->gamma, n);
+        m->n = (long)n;
+        m->gamma = (double)m->d / (double)m->n;
+    }
+    if (m->noise == HDP_NOISE_NONE)
+        m->tau2 = 0;
+    if ((st = finalize_privacy(m, err)) != HDP_OK)
+        return st;
+    if (isinf(m->c) && !isinf(m->rho))
+        return hdp_model_range_fail(m, "clip", "c", err,
+                                    "c = inf (no clipping) needs privacy.rho = inf: the private noise "
+                                    "2*c*sqrt(d)*sigma_k would be infinite");
+    if (m->sched == HDP_SCHED_CONSTANT && !isinf(m->rho))
+        return hdp_model_range_fail(m, "schedule", "kind", err,
+                                    "constant is the non-private baseline and needs privacy.rho = inf; "
+                                    "use kind = output for a private constant learning rate");
+    if (m->sched == HDP_SCHED_OPTIMAL) {
+        double a = m->gamma * fmax(m->c2, isinf(m->rho) ? 0 : m->c3 / m->rho);
+        if (!(a > 0))
+            return hdp_model_range_fail(m, "schedule", "c2", err,
+                                        "the optimal schedule needs a = gamma*max(c2, c3/rho) > 0 "
+                                        "(with rho = inf, c2 > 0)");
+    }
+    if (m->sched == HDP_SCHED_TABLE && (st = load_schedule_table(m, err)) != HDP_OK)
+        return st;
+    if (m->spectrum == HDP_SPECTRUM_TWOLEVEL) {
+        long k = (long)nearbyint(m->twolevel_fraction * (double)m->d);
+        if (m->d >= 2 && (k < 1 || k >= m->d))
+            return hdp_model_range_fail(m, "data", "twolevel_fraction", err,
+                                        "fraction %g of d = %ld gives %ld large eigenvalues: need between 1 "
+                                        "and d-1",
+                                        m->twolevel_fraction, m->d, k);
+    }
+    if (m->bins > m->d)
+        m->bins = 0; /* more bins than eigenvalues: one per eigenvalue */
+    if ((st = check_sizes(m, err)) != HDP_OK)
+        return st;
+    /* each section's own combinations and sizes (the families'), in the table's order */
+    const hdp_schema_section *s;
+    for (int i = 0; (s = hdp_schema_section_at(i)); i++)
+        if (s->finalize && (st = s->finalize(m, err)) != HDP_OK)
+            return st;
+    m->finalized = 1;
+    return HDP_OK;
+}
+
+hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    const char *why = NULL;
+    if (!m->finalized)
+        why = "it was not finalized after its last change: call hdp_model_finalize";
+    else if (m->d < 1 || m->d > 100000000L || m->n < 1 || m->n > 1000000000000L)
+        why = "d or n is out of range (d in [1, 1e8], n in [1, 1e12])";
+    else if (!(isfinite(m->gamma) && m->gamma > 0) ||
+             fabs(m->gamma - (double)m->d / (double)m->n) > 1e-12 * m->gamma)
+        why = "gamma is not d/n";
+    else if (m->points < 2 || m->points > 1000000L)
+        why = "ode.points is out of range [2, 1e6]";
+    else if (!(m->rtol > 0 && m->rtol < 1) || !(m->atol > 0 && isfinite(m->atol)) ||
+             m->max_steps < 1 || m->bins < HDP_BINS_AUTO)
+        why = "an [ode] setting is out of range (0 < rtol < 1, atol > 0, max_steps >= 1, bins >= 0 or auto)";
+    else if (m->runs < 1)
+        why = "sim.runs is below 1";
+    else if (!(m->c > 0) || !(m->rho > 0) || isnan(m->c) || isnan(m->rho))
+        why = "clip.c and privacy.rho must be > 0";
+    else if (m->spectrum == HDP_SPECTRUM_FILE && (!m->file_lambda || m->file_len != m->d))
+        why = "its spectrum file is not loaded (finalize loads it)";
+    else if (m->sched == HDP_SCHED_TABLE && (!m->table_t || !m->table_eta || m->table_len < 2))
+        why = "its schedule table is not loaded (finalize loads it)";
+    if (why)
+        return hdp_fail(err, HDP_EINPUT, "model %s: %s", m->source[0] ? m->source : "(zeroed)",
+                        why);
+    return HDP_OK;
+}

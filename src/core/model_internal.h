@@ -1,0 +1,34 @@
+/*
+ * model_internal.h — what the files of the model share and nothing else includes:
+ * model.c (the core's sections, defaults), model_read.c (model files and --set),
+ * model_finalize.c (finalize and its checks) and model_write.c (models written back).
+ */
+#ifndef HDPSGD_CORE_MODEL_INTERNAL_H
+#define HDPSGD_CORE_MODEL_INTERNAL_H
+
+#include <stddef.h>
+
+#include "hdpsgd/model.h"
+
+/* Spectrum and schedule tables. */
+#define TABLE_MAX_LINE 4000
+
+/* "where:line", or "where" alone when line <= 0 (model.c). */
+void hdp_model_format_where(char *buf, size_t size, const char *where, int line);
+
+/* Read the file path whole into *text, checked (model_read.c: the rules are at its
+ * definition). */
+hdp_status hdp_model_read_text(const char *path, const char *what, long max_line, char **text,
+                               hdp_error *err);
+
+/* Fail with HDP_EINPUT naming where [section] key was set (or the model's defaults) and
+ * the message (model_finalize.c). */
+hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const char *key,
+                                hdp_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Whether [section] key was set by a file or --set (model_finalize.c; hdp_model_key_given
+ * without the argument checks). */
+int hdp_model_given(const hdp_model *m, const char *section, const char *key);
+
+#endif

@@ -1,0 +1,373 @@
+/*
+ * model_read.c — reading model files and --set: hdp_model_set_key (one key's value, with
+ * "did you mean" suggestions for unknown sections and keys, and duplicate keys), input
+ * files read whole and checked before anything parses them (regular files, FIFOs for a
+ * model on standard input, no directories or devices, NUL bytes, long lines, a size
+ * limit: hdp_model_read_text, which finalize's spectrum and schedule tables use too), and
+ * the model file's INI parsing with line numbers (inih), hdp_model_load_file and
+ * hdp_model_set.
+ */
+#include "hdpsgd/model.h"
+#include "core/check.h"
+#include "core/model_internal.h"
+#include "core/schema.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int section_known(const char *section)
+{
+    const hdp_schema_section *s;
+    for (int i = 0; (s = hdp_schema_section_at(i)); i++)
+        if (!strcmp(s->name, section))
+            return 1;
+    return 0;
+}
+
+static void list_keys_of(const char *section, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    hdp_schema_ref r;
+    for (int i = 0; hdp_schema_key_at(i, &r) && used < size; i++) {
+        if (strcmp(r.section->name, section))
+            continue;
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", r.key->key);
+    }
+}
+
+/* The registered sections, the core's and the families', as a list for messages:
+ * "data, clip, ..." (plain) or "[data], [clip], ... or [last]" (brackets). */
+static void list_sections(char *buf, size_t size, int brackets)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    const hdp_schema_section *s;
+    for (int i = 0; (s = hdp_schema_section_at(i)) && used < size; i++) {
+        const char *sep = i == 0                            ? ""
+                          : !brackets || hdp_schema_section_at(i + 1) ? ", "
+                                                                      : " or ";
+        used += (size_t)snprintf(buf + used, size - used, brackets ? "%s[%s]" : "%s%s", sep,
+                                 s->name);
+    }
+}
+
+hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
+                             const char *value, const char *where, int line, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, section);
+    HDP_REQUIRE(err, key);
+    HDP_REQUIRE(err, value);
+    char loc[HDP_PATH_MAX + 32];
+    hdp_model_format_where(loc, sizeof loc, where, line);
+    hdp_schema_ref ref, s;
+    if (!hdp_schema_find(section, key, &ref)) {
+        int close = hdp_schema_suggest(section, key, &s);
+        char hint[160] = "";
+        if (close)
+            snprintf(hint, sizeof hint, " (did you mean [%s] %s?)", s.section->name, s.key->key);
+        const char *sec = section_known(section) ? NULL : hdp_schema_suggest_section(section);
+        hdp_schema_ref unused;
+        if (sec && hdp_schema_find(sec, key, &unused))
+            snprintf(hint, sizeof hint, " (did you mean [%s] %s?)", sec, key);
+        else if (sec && !close)
+            snprintf(hint, sizeof hint, " (did you mean [%s]?)", sec);
+        if (!section_known(section)) {
+            char sections[512];
+            list_sections(sections, sizeof sections, 0);
+            return hdp_fail(err, HDP_EINPUT, "%s: unknown section [%s]%s; sections: %s", loc,
+                            section, hint, sections);
+        }
+        char keys[512];
+        list_keys_of(section, keys, sizeof keys);
+        return hdp_fail(err, HDP_EINPUT, "%s: unknown key '%s' in [%s]%s; accepted keys: %s", loc,
+                        key, section, hint, keys);
+    }
+    hdp_origin *o = &m->origin[ref.index];
+    if (line > 0 && o->line > 0 && !strcmp(o->where, where))
+        return hdp_fail(err, HDP_EINPUT, "%s: duplicate key [%s] %s (first set on line %d)", loc,
+                        section, key, o->line);
+    m->finalized = 0; /* changed: finalize again before solving */
+    hdp_status st = hdp_schema_parse_value(m, &ref, value, loc, where, line, err);
+    if (st != HDP_OK)
+        return st;
+    snprintf(o->where, sizeof o->where, "%s", where);
+    o->line = line;
+    if (!strcmp(section, "data") && !strcmp(key, "n"))
+        m->n_given_last = 1;
+    if (!strcmp(section, "data") && !strcmp(key, "gamma"))
+        m->n_given_last = 0;
+    return HDP_OK;
+}
+
+/* ---- reading input files: whole, checked, then parsed line by line ---- */
+
+/* Model files: inih reads a line into a 200-byte buffer (INI_MAX_LINE of Debian's
+ * libinih), so a longer line would be split in two and its tail read as a line of its
+ * own. Lines are checked against this length before inih sees them. */
+#define MODEL_MAX_LINE 198
+/* Any input file (a 10^7-eigenvalue spectrum is about 250 MB). */
+#define INPUT_MAX_BYTES (1L << 30)
+
+/* Open a file to read that is a regular file, or also a pipe when allow_pipe (a model on
+ * standard input: `... | hdpsgd ode /dev/stdin`). A directory reads as empty and a device
+ * such as /dev/zero or /dev/urandom as endless: both are refused, with *why saying which,
+ * as is a pipe where none is allowed. The file is opened with O_NONBLOCK (so that a FIFO
+ * cannot block the open) and checked with fstat on the open descriptor (no race with a
+ * rename). *is_pipe says whether it is a pipe: hdp_model_read_text then waits for its data with
+ * poll, as cat would, because a named FIFO that no writer has opened yet reads as empty
+ * at once (poll only reports a hang-up once a writer has come and gone). */
+static int open_input(const char *path, int allow_pipe, const char **why, off_t *size,
+                      int *is_pipe)
+{
+    *why = NULL;
+    *is_pipe = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode) && !(allow_pipe && S_ISFIFO(sb.st_mode))) {
+        *why = S_ISDIR(sb.st_mode)    ? "is a directory, not a file"
+               : S_ISFIFO(sb.st_mode) ? "is a pipe, not a regular file"
+                                      : "is a device or socket, not a regular file";
+        close(fd);
+        return -1;
+    }
+    *size = S_ISREG(sb.st_mode) ? sb.st_size : 0;
+    if (S_ISFIFO(sb.st_mode))
+        *is_pipe = 1; /* read with poll (hdp_model_read_text): O_NONBLOCK stays */
+    return fd;
+}
+
+/* Read the regular file path whole into *text (NUL-terminated; free it), with line ends
+ * made uniform: CRLF and a lone CR (old Mac files) both end a line, as LF does. Refused
+ * with HDP_EINPUT, naming the file and the line: a file that is not regular (the model file
+ * may be a pipe, read to its end; an empty pipe is refused), a NUL byte
+ * (C strings would end there and the rest of the line be ignored), a line longer than
+ * max_line characters (a reader with a fixed buffer would split it), a file over
+ * INPUT_MAX_BYTES. what names the file's role in messages ("model file", ...). */
+hdp_status hdp_model_read_text(const char *path, const char *what, long max_line, char **text,
+                               hdp_error *err)
+{
+    *text = NULL;
+    const char *why;
+    off_t size = 0;
+    int model = !strcmp(what, "model file"), is_pipe;
+    int fd = open_input(path, model, &why, &size, &is_pipe);
+    /* messages without the path for the model file (the caller puts it first) and with
+     * it for tables (the caller puts the key that names them first) */
+    if (fd < 0 && why)
+        return model ? hdp_fail(err, HDP_EINPUT, "cannot read the model file: it %s", why)
+                     : hdp_fail(err, HDP_EINPUT, "cannot read '%s': it %s", path, why);
+    if (fd < 0)
+        return model ? hdp_fail(err, HDP_EINPUT, "cannot open model file: %s", strerror(errno))
+                     : hdp_fail(err, HDP_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+    if (size > INPUT_MAX_BYTES) {
+        close(fd);
+        return hdp_fail(err, HDP_EINPUT, "%s: the %s is larger than %ld MiB", path, what,
+                        INPUT_MAX_BYTES >> 20);
+    }
+    size_t cap = (size_t)size + 1, len = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        if (len == cap) { /* the file grew while we read it */
+            if (cap > (size_t)INPUT_MAX_BYTES) {
+                free(buf);
+                close(fd);
+                return hdp_fail(err, HDP_EINPUT, "%s: the %s is larger than %ld MiB", path, what,
+                                INPUT_MAX_BYTES >> 20);
+            }
+            char *nb = realloc(buf, 2 * cap + 1);
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
+        if (is_pipe) {
+            struct pollfd pfd = {fd, POLLIN, 0};
+            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+                break;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return hdp_fail(err, HDP_EINPUT, "%s: cannot read the %s: %s", path, what,
+                            strerror(e));
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fd);
+    if (!buf)
+        return hdp_fail(err, HDP_ENOMEM, "%s: out of memory reading the %s", path, what);
+    if (is_pipe && len == 0) {
+        free(buf);
+        return hdp_fail(err, HDP_EINPUT,
+                        "cannot read the %s: it is a pipe that gave nothing (an empty model "
+                        "would silently be the built-in default)",
+                        what);
+    }
+    buf[len] = '\0';
+    /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place */
+    size_t o = 0;
+    long line = 1, col = 0;
+    int blank = 1, comment = 0; /* the line so far is blank; it is a comment ('#', ';') */
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (c == '\0') {
+            free(buf);
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s:%ld: the %s contains a NUL byte (a binary file, or a text file "
+                            "in UTF-16?): expected plain text",
+                            path, line, what);
+        }
+        if (c == '\r') {
+            if (i + 1 < len && buf[i + 1] == '\n')
+                i++;
+            c = '\n';
+        }
+        if (blank && (c == '#' || c == ';'))
+            comment = model; /* a model file's comment may be long: read_line cuts it */
+        if (c != ' ' && c != '\t')
+            blank = 0;
+        if (c == '\n') {
+            line++;
+            col = 0;
+            blank = 1;
+            comment = 0;
+        } else if (++col > max_line && !comment) {
+            free(buf);
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s:%ld: line longer than %ld characters: the %s accepts lines of at "
+                            "most %ld characters",
+                            path, line, max_line, what, max_line);
+        }
+        buf[o++] = c;
+    }
+    buf[o] = '\0';
+    *text = buf;
+    return HDP_OK;
+}
+
+/* ---- INI parsing with line numbers: inih's reader hook hands it one line at a time ---- */
+
+typedef struct {
+    const char *next; /* the rest of the text */
+    int line;
+} line_reader;
+
+static char *read_line(char *str, int num, void *stream)
+{
+    line_reader *r = stream;
+    if (!*r->next)
+        return NULL;
+    const char *end = strchr(r->next, '\n');
+    size_t n = end ? (size_t)(end - r->next) + 1 : strlen(r->next);
+    size_t take = n;
+    if (take > (size_t)num - 2) /* a long comment (hdp_model_read_text checked the other lines): cut */
+        take = (size_t)num - 2;
+    memcpy(str, r->next, take);
+    if (take < n)
+        str[take++] = '\n';
+    str[take] = '\0';
+    r->next += n;
+    r->line++;
+    return str;
+}
+
+typedef struct {
+    hdp_model *m;
+    const char *path;
+    line_reader *reader;
+    hdp_error *err;
+    int failed;
+} parse_ctx;
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+    parse_ctx *ctx = user;
+    if (ctx->failed)
+        return 1;
+    if (section[0] == '\0') {
+        char sections[512];
+        list_sections(sections, sizeof sections, 1);
+        hdp_fail(ctx->err, HDP_EINPUT, "%s:%d: key '%s' outside a section: put it under %s",
+                 ctx->path, ctx->reader->line, name, sections);
+        ctx->failed = 1;
+        return 0;
+    }
+    if (hdp_model_set_key(ctx->m, section, name, value, ctx->path, ctx->reader->line, ctx->err) !=
+        HDP_OK) {
+        ctx->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
+{
+    if (m)
+        m->finalized = 0;
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, path);
+    char *text;
+    hdp_error e;
+    hdp_error_clear(&e);
+    hdp_status st = hdp_model_read_text(path, "model file", MODEL_MAX_LINE, &text, &e);
+    if (st != HDP_OK)
+        return strncmp(e.msg, "cannot ", 7) ? hdp_fail(err, st, "%s", e.msg)
+                                            : hdp_fail(err, st, "%s: %s", path, e.msg);
+    line_reader reader = {text, 0};
+    parse_ctx ctx = {m, path, &reader, err, 0};
+    int rc = ini_parse_stream(read_line, &reader, on_key, &ctx);
+    free(text);
+    if (ctx.failed)
+        return HDP_EINPUT;
+    if (rc != 0)
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s:%d: syntax error: expected '[section]', 'key = value' or a comment",
+                        path, rc);
+    snprintf(m->source, sizeof m->source, "%s", path);
+    return HDP_OK;
+}
+
+hdp_status hdp_model_set(hdp_model *m, const char *assignment, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, assignment);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", assignment);
+    char *eq = strchr(buf, '=');
+    char *dot = strchr(buf, '.');
+    if (!eq || !dot || dot > eq)
+        return hdp_fail(err, HDP_EINPUT,
+                        "--set %s: expected section.key=value (for example --set clip.c=0.3)",
+                        assignment);
+    *eq = '\0';
+    *dot = '\0';
+    char *section = buf, *key = dot + 1, *value = eq + 1;
+    /* trim spaces around names */
+    while (*key == ' ') key++;
+    for (char *e = key + strlen(key); e > key && e[-1] == ' ';) *--e = '\0';
+    while (*section == ' ') section++;
+    return hdp_model_set_key(m, section, key, value, "--set", 0, err);
+}
