@@ -334,6 +334,14 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
                         section, k->key, value, range);
     }
     case HDP_KEY_PATH:
+        /* a control character (a lone CR, a tab, ...) would end or split the line when the
+         * model is written back (write_ini, CSV headers): refused, not silently mangled */
+        for (const unsigned char *c = (const unsigned char *)value; *c; c++)
+            if (*c < 0x20 || *c == 0x7f)
+                return hdp_fail(err, HDP_EINPUT,
+                                "%s: [%s] %s: the file name has a control character (byte 0x%02x "
+                                "at position %ld): expected printable characters",
+                                loc, section, k->key, *c, (long)(c - (const unsigned char *)value));
         return set_path(val, value, where, line);
     case HDP_KEY_SEED: {
         char *end;
