@@ -123,6 +123,16 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
 hdp_status hdp_handle_epsilon(double rho, double delta, double *epsilon, hdp_error *err);
 hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_error *err);
 
+/* DP-SGD with Poisson sampling (hdpsgd/accountant.h): epsilon at delta by PLD, RDP and classic RDP
+ * of noise_multiplier > 0 over `steps` steps at sample_rate; or, with noise_multiplier = 0 and
+ * target_epsilon > 0, the smallest noise multiplier whose epsilon by `accountant` ("pld" or "rdp")
+ * meets the target, and its epsilons. The record's numbers: epsilon (the accountant's),
+ * epsilon_pld, epsilon_pld_error, epsilon_rdp, epsilon_rdp_classic, rdp_order, rdp_order_classic,
+ * noise_multiplier, sample_rate, steps, delta[, target_epsilon]; text: accountant. */
+hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multiplier, double target_epsilon,
+                                         long long steps, double delta, const char *accountant,
+                                         hdp_record **out, hdp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

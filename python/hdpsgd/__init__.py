@@ -18,6 +18,7 @@ cleanly on Ctrl-C (KeyboardInterrupt) at their next Monte Carlo run or ODE solve
 """
 
 import ctypes
+import math
 import numbers
 import os
 
@@ -28,7 +29,7 @@ from ._config import VERSION
 
 __version__ = VERSION
 __all__ = ["Model", "ode", "sim", "sde", "validate", "epsilon", "rho_for", "accountant",
-           "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
+           "dpsgd_privacy", "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
            "OutOfMemoryError", "Cancelled", "Result"]
 
 # file-name keys: a relative name given from Python is made absolute when it is set, so that
@@ -365,6 +366,13 @@ class DesignResult(Result):
         return path
 
 
+class DpsgdPrivacyResult(Result):
+    """``hdpsgd accountant``: DP-SGD with Poisson sampling. epsilon (by the chosen accountant),
+    epsilon_pld (an upper bound) and epsilon_pld_error, epsilon_rdp (Balle et al. 2020
+    conversion), epsilon_rdp_classic, rdp_order, rdp_order_classic, noise_multiplier,
+    sample_rate, steps, delta, target_epsilon (when calibrated), accountant."""
+
+
 class PrivacyResult(Result):
     """``hdpsgd privacy``: rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted (the
     amplification-by-iteration accountant on the model's discrete schedule), n."""
@@ -466,6 +474,35 @@ def accountant(model=None):
     rec = ctypes.c_void_p()
     _lib.call(_lib.hdp_handle_accountant, m._handle.ptr, ctypes.byref(rec))
     return PrivacyResult(*_lib.record_dict(rec))
+
+
+def dpsgd_privacy(sample_rate, *, noise_multiplier=None, epsilon=None, steps=None, epochs=None,
+                  delta=1e-5, accountant="pld"):
+    """Privacy of DP-SGD with Poisson sampling at ``sample_rate`` q = B/N (``hdpsgd accountant``,
+    docs/theory.md §6.5): give ``noise_multiplier`` for its epsilon at ``delta`` by PLD, RDP and
+    classic RDP, or ``epsilon`` for the smallest noise multiplier that meets it by
+    ``accountant`` ("pld" or "rdp"); and ``steps`` or ``epochs`` (steps = ceil(epochs/q)).
+    Returns a :class:`DpsgdPrivacyResult`."""
+    if (noise_multiplier is None) == (epsilon is None):
+        raise InputError("give exactly one of noise_multiplier and epsilon")
+    if (steps is None) == (epochs is None):
+        raise InputError("give exactly one of steps and epochs")
+    q = float(sample_rate)
+    if steps is None:
+        e = float(epochs)
+        if not (e > 0 and math.isfinite(e)) or not (0 < q <= 1):
+            raise InputError("epochs = %r, sample_rate = %r: expected epochs > 0 and q in (0, 1]" % (epochs, sample_rate))
+        t = e / q
+        steps = math.ceil(round(t) if abs(t - round(t)) <= 1e-9 * round(t) else t)
+    _check_int("steps", steps, 1, 100000000)
+    if not isinstance(accountant, str) or "\0" in accountant:
+        raise InputError("accountant: expected 'pld' or 'rdp'")
+    rec = ctypes.c_void_p()
+    _lib.call(_lib.hdp_handle_poisson_accountant, q,
+              float(noise_multiplier) if noise_multiplier is not None else 0.0,
+              float(epsilon) if epsilon is not None else 0.0, int(steps), float(delta),
+              accountant.encode(), ctypes.byref(rec))
+    return DpsgdPrivacyResult(*_lib.record_dict(rec))
 
 
 def design(model=None, family="pl", knots=16, tune_clip=False, progress=None):

@@ -143,6 +143,9 @@ hdp_handle_epsilon = _proto("hdp_handle_epsilon", _S, ctypes.c_double, ctypes.c_
                             ctypes.POINTER(ctypes.c_double), _P)
 hdp_handle_rho_for = _proto("hdp_handle_rho_for", _S, ctypes.c_double, ctypes.c_double,
                             ctypes.POINTER(ctypes.c_double), _P)
+hdp_handle_poisson_accountant = _proto("hdp_handle_poisson_accountant", _S, ctypes.c_double,
+                                       ctypes.c_double, ctypes.c_double, ctypes.c_longlong,
+                                       ctypes.c_double, _str, ctypes.POINTER(_P), _P)
 
 
 class ErrorBox:

@@ -460,6 +460,25 @@ class Test_privacy(unittest.TestCase):
             hdpsgd.accountant(hdpsgd.Model(overrides={"data.n": 10**9}))
         self.assertIn("1e8", str(cm.exception).replace("100000000", "1e8"))
 
+    def test_dpsgd_privacy_like_the_program(self):
+        q = 256 / 60000
+        data, _, _, _ = cli("accountant", "--sample-rate", repr(q), "--noise-multiplier", "1.12",
+                            "--epochs", "60", csv_out=False)
+        r = hdpsgd.dpsgd_privacy(q, noise_multiplier=1.12, epochs=60)
+        json_equal(self, data, r, ["epsilon", "epsilon_pld", "epsilon_rdp", "epsilon_rdp_classic",
+                                   "noise_multiplier", "sample_rate", "steps", "delta"])
+        self.assertEqual(r.steps, 14063)
+        self.assertAlmostEqual(r.epsilon_rdp_classic, 2.92, delta=0.02)  # TF Privacy's table
+        c = hdpsgd.dpsgd_privacy(0.01, epsilon=2.0, steps=1000, accountant="rdp")
+        self.assertLessEqual(c.epsilon_rdp, 2.0)
+        self.assertGreater(c.epsilon_rdp, 2.0 - 1e-3)
+        for kw in [dict(noise_multiplier=1, epsilon=1, steps=10), dict(noise_multiplier=1),
+                   dict(noise_multiplier=-1, steps=10), dict(noise_multiplier=1, steps=0),
+                   dict(noise_multiplier=1, steps=10, accountant="prv"),
+                   dict(noise_multiplier=1, steps=10, delta=1.0)]:
+            with self.subTest(kw=kw), self.assertRaises(ValueError):
+                hdpsgd.dpsgd_privacy(0.1, **kw)
+
 
 class Test_design(unittest.TestCase):
     def test_pl_bit_identical_and_table(self):

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "hdpsgd/accountant.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/handle.h"
 #include "hdpsgd/ode.h"
@@ -663,4 +664,49 @@ hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_err
         return st;
     *rho = sqrt(2.0 * rho_z);
     return HDP_OK;
+}
+
+/* ---- DP-SGD with Poisson sampling (hdpsgd/accountant.h) ---- */
+
+hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multiplier, double target_epsilon,
+                                         long long steps, double delta, const char *accountant,
+                                         hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, accountant);
+    hdp_accountant_kind kind;
+    if (!strcmp(accountant, "pld"))
+        kind = HDP_ACCOUNTANT_PLD;
+    else if (!strcmp(accountant, "rdp"))
+        kind = HDP_ACCOUNTANT_RDP;
+    else
+        return hdp_fail(err, HDP_EINPUT, "accountant '%s': expected pld or rdp", accountant);
+    if ((noise_multiplier > 0) == (target_epsilon > 0))
+        return hdp_fail(err, HDP_EINPUT, "give exactly one of a noise multiplier > 0 and a target epsilon > 0");
+    hdp_accountant_query x = {sample_rate, noise_multiplier, steps, delta, 0};
+    hdp_status st;
+    if (target_epsilon > 0 && (st = hdp_accountant_calibrate(&x, kind, target_epsilon, &x.noise_multiplier, err)) != HDP_OK)
+        return st;
+    hdp_accountant_result res;
+    if ((st = hdp_accountant_epsilon(&x, &res, err)) != HDP_OK)
+        return st;
+    hdp_record *r = rec_new();
+    if (r) {
+        rec_real(r, "epsilon", kind == HDP_ACCOUNTANT_RDP ? res.epsilon_rdp : res.epsilon_pld);
+        rec_real(r, "epsilon_pld", res.epsilon_pld);
+        rec_real(r, "epsilon_pld_error", res.epsilon_pld_error);
+        rec_real(r, "epsilon_rdp", res.epsilon_rdp);
+        rec_real(r, "epsilon_rdp_classic", res.epsilon_rdp_classic);
+        rec_real(r, "rdp_order", res.rdp_order);
+        rec_real(r, "rdp_order_classic", res.rdp_order_classic);
+        rec_real(r, "noise_multiplier", x.noise_multiplier);
+        rec_real(r, "sample_rate", x.sample_rate);
+        rec_int(r, "steps", (double)x.steps);
+        rec_real(r, "delta", x.delta);
+        if (target_epsilon > 0)
+            rec_real(r, "target_epsilon", target_epsilon);
+        rec_text_add(r, "accountant", hdp_accountant_name(kind));
+    }
+    return rec_finish(r, out, err);
 }
