@@ -277,6 +277,8 @@ static double log_mgf(const pld_pmf *f, double h, double lambda)
     double r = exp(-fabs(lambda) * h), w = 1.0, s = 0.0;
     for (long i = top; i >= first && i <= last; i += step, w *= r)
         s += f->mass[i] * w;
+    if (!(s > 0))
+        return -INFINITY; /* no finite mass */
     return lambda * (double)(f->k_lo + top) * h + log(s * (1.0 + 1e-9));
 }
 
@@ -328,6 +330,13 @@ static double complex cpow_int(double complex z, long long T)
 static hdp_status composed_epsilon(const pld_pmf *f, double h, long long T, double delta, double *eps,
                                    double *tail_out, hdp_error *err)
 {
+    /* delta(eps) = extra + sum_{l_J > eps} c_J (1 - e^(eps - l_J)), extra: the tails and the
+     * infinite losses */
+    double extra = -expm1((double)T * log1p(-f->inf)) + PLD_TAIL;
+    *tail_out = extra;
+    *eps = INFINITY;
+    if (extra >= delta)
+        return HDP_OK;
     double wlo = chernoff_bound(f, h, T, PLD_TAIL, -1), whi = chernoff_bound(f, h, T, PLD_TAIL, 1);
     long long Jmin = (long long)T * f->k_lo, Jmax = (long long)T * (f->k_lo + f->m - 1);
     long long Jlo = (long long)floor(wlo / h), Jhi = (long long)ceil(whi / h);
@@ -335,6 +344,10 @@ static hdp_status composed_epsilon(const pld_pmf *f, double h, long long T, doub
         Jlo = Jmin;
     if (Jhi > Jmax)
         Jhi = Jmax;
+    if (Jhi < Jlo) { /* no finite loss worth counting */
+        *eps = 0.0;
+        return HDP_OK;
+    }
     long long span = Jhi - Jlo + 1;
     size_t N = next_pow2((size_t)(span > f->m ? span : f->m));
     if (N > (size_t)PLD_MAX_FFT)
@@ -357,15 +370,8 @@ static hdp_status composed_epsilon(const pld_pmf *f, double h, long long T, doub
         a[N - k] = cimag(z);
     }
     gsl_fft_halfcomplex_radix2_inverse(a, 1, N);
-    /* delta(eps) = extra + sum_{l_J > eps} c_J (1 - e^(eps - l_J)), scanned from the top */
-    double extra = -expm1((double)T * log1p(-f->inf)) + PLD_TAIL;
-    *tail_out = extra;
+    /* scanned from the top */
     double A = 0.0, B = 0.0;
-    *eps = INFINITY;
-    if (extra >= delta) {
-        free(a);
-        return HDP_OK;
-    }
     long long Tklo = (long long)T * f->k_lo, Nn = (long long)N;
     for (long long J = Jhi; J >= Jlo; J--) {
         double lJ = (double)J * h, c = a[(((J - Tklo) % Nn) + Nn) % Nn];
