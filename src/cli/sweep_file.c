@@ -288,8 +288,8 @@ static int on_continuation(sweep_spec *s, const char *section, const char *name,
     /* an inline comment (';' after a space), which inih strips from a key's line only */
     char buf[HDP_INPUT_INI_MAX_LINE + 2];
     snprintf(buf, sizeof buf, "%s", value);
-    for (char *c = buf + 1; *c; c++)
-        if (*c == ';' && (c[-1] == ' ' || c[-1] == '\t')) {
+    for (char *c = buf; *c; c++)
+        if (*c == ';' && c > buf && (c[-1] == ' ' || c[-1] == '\t')) {
             *c = '\0';
             break;
         }

@@ -21,7 +21,7 @@
 #define MAX_SWEEP_COMMANDS 16
 
 typedef struct {
-    char key[128];           /* section.key */
+    char key[HDP_INPUT_INI_MAX_LINE + 2]; /* section.key (from one line: never cut) */
     int line;                /* where it is given */
     int is_range;            /* LO:HI:COUNT[:log], not a list */
     int count;
