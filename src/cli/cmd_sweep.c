@@ -79,7 +79,9 @@ const char sweep_help[] =
     "schedule_best_final_risk, schedule_best_c, schedule_ode_solves, rates_<family>_slope,\n"
     "rates_<family>_theory_slope..., rates_ode_solves (for the commands run; family keys use\n"
     "linear_noise) and status (ok, or failed: the message). Every point's model is checked\n"
-    "before anything runs (--dry-run: only that, and the list of points). --resume continues\n"
+    "before anything runs (--dry-run: only that, and the list of points); at most 1000000\n"
+    "points. The sweep file is read as a model file is (lines of at most 198 characters, an\n"
+    "axis's list of values may continue on indented lines; each key once). --resume continues\n"
     "a killed sweep, losing at most the points in\n"
     "progress. Under `mpirun -np N hdpsgd sweep ...` (Open MPI) the ranks take points from a\n"
     "shared counter (dynamic load balancing); the results are the same bytes as a serial run.\n"
@@ -275,7 +277,10 @@ static int prepare(const sweep_spec *sp, const char *dir, long npoints, int mpi)
         hdp_model m;
         rc = point_model(sp, i, &m, bufs, 1);
         if (!rc) {
-            sweep_digest_point(&digest, &m);
+            if (sweep_digest_point(&digest, &m)) {
+                fprintf(stderr, "hdpsgd sweep: error: out of memory digesting point %ld\n", i);
+                rc = EXIT_NUMERIC;
+            }
             hdp_model_free(&m);
         }
     }
@@ -309,6 +314,7 @@ static int prepare(const sweep_spec *sp, const char *dir, long npoints, int mpi)
     }
     if (!rc && fresh)
         rc = sweep_write_digest(dir, sp, &digest);
+    sweep_digest_free(&digest);
     if (!rc)
         fprintf(stderr, "hdpsgd sweep: %ld points x {%s} -> %s%s\n", npoints,
                 sweep_commands_text(sp, cmds, sizeof cmds), dir, mpi ? " (MPI)" : "");
@@ -418,7 +424,7 @@ int cmd_sweep(int argc, char **argv)
     }
 #else
     if (under_mpi())
-        fprintf(stderr, "hdpsgd sweep: warning: started under mpirun, but this build sweep_has no MPI "
+        fprintf(stderr, "hdpsgd sweep: warning: started under mpirun, but this build has no MPI "
                         "support (install libopenmpi-dev and rebuild): every rank runs the whole "
                         "sweep\n");
 #endif

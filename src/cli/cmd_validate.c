@@ -319,7 +319,7 @@ int cmd_validate(int argc, char **argv)
     } else if (figure_path) {
         snprintf(prefix, sizeof prefix, "%s", figure_path);
         char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
+        if (dot && dot > (slash ? slash + 1 : prefix)) *dot = '\0'; /* not a name's first dot */
     }
     char ode_csv[HDP_OUT_PATH_MAX + 32] = "", sim_csv[HDP_OUT_PATH_MAX + 32] = "", sde_csv[HDP_OUT_PATH_MAX + 32] = "";
     hdp_outset out; /* the data files and the JSON, all or nothing */

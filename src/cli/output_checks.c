@@ -48,6 +48,19 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
         fprintf(stderr, "hdpsgd %s: error: --%s: empty file name\n", cmd->name, o->name);
         return EXIT_BAD_INPUT;
     }
+    if (o->kind == OPT_OUTPUT_PREFIX) { /* PREFIX.ode.csv, ...: PREFIX must end in a name */
+        const char *name = strrchr(given, '/');
+        name = name ? name + 1 : given;
+        if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) {
+            fprintf(stderr,
+                    "hdpsgd %s: error: --%s %.300s%s: a prefix is the start of the files' names "
+                    "(PREFIX.ode.csv, ...): it must end in a name, not in a folder ('/', '.' or "
+                    "'..'), which would make hidden files; for example --%s DIR/run (nothing was "
+                    "run)\n",
+                    cmd->name, o->name, given, strlen(given) > 300 ? "..." : "", o->name);
+            return EXIT_BAD_INPUT;
+        }
+    }
     /* where it leads (symbolic links are written through), and names that fit */
     hdp_error e;
     hdp_error_clear(&e);
