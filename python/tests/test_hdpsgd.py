@@ -395,8 +395,9 @@ class Test_validate(unittest.TestCase):
         for side, obj in (("", v.sim_side), ("sde_", v.sde_side)):
             for k in self.SIDE:
                 self.assertEqual(getattr(obj, k), data[side + k], side + k)
-            self.assertIs(obj.passed, data[side + "pass"])
+            self.assertIs(obj.passed, data[(side or "sim_") + "pass"])
         self.assertIs(v.sim_side.passed, data["sim_pass"])
+        self.assertIs(v.sde_side.passed, data["sde_pass"])
         json_equal(self, data, v, ["pass", "ode_final_risk", "rho", "rho_z", "delta",
                                    "epsilon_cks", "epsilon_bs", "rel_tol", "z_tol", "runs",
                                    "diverged_runs", "d", "n", "gamma"])
