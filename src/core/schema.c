@@ -420,8 +420,11 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
     case HDP_KEY_DOUBLE: {
         double v;
         if (k->flags & HDP_R_AUTO) {
-            char word[16];
-            if (sscanf(value, " %15s", word) == 1 && !strcasecmp(word, "auto")) {
+            const char *w = value; /* the word auto, blanks around it allowed, nothing else */
+            while (isspace((unsigned char)*w)) w++;
+            const char *e = w + (strncasecmp(w, "auto", 4) ? 0 : 4);
+            while (e > w && isspace((unsigned char)*e)) e++;
+            if (e > w && *e == '\0') {
                 *(long *)val = HDP_BINS_AUTO;
                 return HDP_OK;
             }

@@ -78,6 +78,17 @@ check "sweep -o DIR of ${#toolong} characters: refused, nothing created" \
 check "an over-long message: start and reason kept, the cut said" \
   bash -c "'$bin' ode --set 'data.$(xs 20000)=1' -o out.csv >out 2>err; [[ \$? -eq 2 ]] && grep -qF 'bytes of this message left out' err && grep -qF 'accepted keys:' err && grep -qF 'unknown key' err"
 
+# option values read whole: a --seed with 120 leading zeros is seed 7 (it was cut at 100
+# characters), a --depths list of 600 characters is two depths (it was cut at 511)
+zeros=$(head -c 120 /dev/zero | tr '\0' 0)
+check "--seed 000...0007 (127 characters): seed 7" \
+  bash -c "'$bin' sim --set data.d=40 --runs 2 --seed ${zeros}7 -o /dev/null --json - 2>/dev/null | grep -q '^  \"seed\": 7,'"
+zeros=$(head -c 600 /dev/zero | tr '\0' 0)
+check "kl --depths 2,000...0003 (604 characters): depths 2 and 3" \
+  bash -c "'$bin' kl run --vs depth --depths 2,${zeros}3 --set kl.width=8 --set kl.epochs=2 --set kl.runs=2 --set kl.inits=1 -o k.csv >/dev/null 2>&1 && grep -v '^#' k.csv | cut -d, -f1 | tr '\n' ' ' | grep -qx 'depth 2 3 '"
+check "ode.bins = 'auto x': refused (only the word auto)" \
+  refused "[ode] bins = 'auto x' is not a number" "$bin" ode --set 'ode.bins=auto x' -o out.csv
+
 # ---- item 4: names that read back ----
 check "' ;' in a file name: refused (an inline comment when read back)" \
   refused "has ';' after a blank" "$bin" ode --set data.spectrum=file --set 'data.spectrum_file=a ;b.txt' -o out.csv
