@@ -121,7 +121,7 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
 /* Model files: inih reads a line into a 200-byte buffer (INI_MAX_LINE of Debian's
  * libinih), so a longer line would be split in two and its tail read as a line of its
  * own. Lines are checked against this length before inih sees them. */
-#define MODEL_MAX_LINE 198
+#define MODEL_MAX_LINE HDP_MODEL_MAX_LINE
 /* Any input file (a 10^7-eigenvalue spectrum is about 250 MB). */
 #define INPUT_MAX_BYTES (1L << 30)
 

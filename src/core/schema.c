@@ -342,8 +342,8 @@ static hdp_status set_path(char *dst, const char *value, const char *where, int 
         memcpy(name, value, need + 1);
     const char *why = "";
     size_t at = path_unreadable(name, &why);
-    char cwd[HDP_PATH_MAX];
-    if (!at && name[0] && name[0] != '/' && getcwd(cwd, sizeof cwd)) {
+    char *cwd = NULL; /* of any length: getcwd allocates */
+    if (!at && name[0] && name[0] != '/' && (cwd = getcwd(NULL, 0))) {
         /* written back absolute (model_write.c): the working directory must read back too */
         const char *cwhy = "";
         if (path_unreadable(cwd, &cwhy)) {
@@ -352,10 +352,12 @@ static hdp_status set_path(char *dst, const char *value, const char *where, int 
                 "%s: [%s] %s: the relative file name '%s' would be written back after the "
                 "working directory '%s', which has %s: run it from another folder",
                 loc, section, key, name, cwd, cwhy);
+            free(cwd);
             free(name);
             return st;
         }
     }
+    free(cwd);
     if (at) {
         hdp_status st = hdp_fail(
             err, HDP_EINPUT,

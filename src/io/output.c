@@ -90,6 +90,9 @@ hdp_status hdp_out_resolve(const char *path, char *target, size_t size, int *fd,
         ssize_t n = readlink(cur, link, sizeof link - 1);
         if (n < 0)
             break;
+        if ((size_t)n >= sizeof link - 1) /* the target may have been cut: refused */
+            return hdp_fail(err, HDP_EINPUT, "%s: a symbolic link leads to a path longer than %d "
+                            "characters", path, HDP_OUT_PATH_MAX - 1);
         link[n] = '\0';
         if (link[0] == '/') {
             snprintf(cur, sizeof cur, "%s", link);

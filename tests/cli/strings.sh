@@ -86,6 +86,8 @@ check "--seed 000...0007 (127 characters): seed 7" \
 zeros=$(head -c 600 /dev/zero | tr '\0' 0)
 check "kl --depths 2,000...0003 (604 characters): depths 2 and 3" \
   bash -c "'$bin' kl run --vs depth --depths 2,${zeros}3 --set kl.width=8 --set kl.epochs=2 --set kl.runs=2 --set kl.inits=1 -o k.csv >/dev/null 2>&1 && grep -v '^#' k.csv | cut -d, -f1 | tr '\n' ' ' | grep -qx 'depth 2 3 '"
+check "schedule --family with 282 characters: its last family (pl) is used, not cut off" \
+  bash -c "'$bin' schedule --set data.d=40 --optimize --family $(printf 'output,%.0s' $(seq 40))pl --knots 3 -o fam.csv --json fam.json >/dev/null 2>&1 && grep -q '\"pl_final_risk\"' fam.json"
 check "ode.bins = 'auto x': refused (only the word auto)" \
   refused "[ode] bins = 'auto x' is not a number" "$bin" ode --set 'ode.bins=auto x' -o out.csv
 
@@ -117,6 +119,14 @@ sed -n 's/^# //p' h1.csv > h.ini
 "$bin" ode h.ini -o h2.csv >/dev/null 2>&1
 check "odd but legal name: the CSV header is a model that reads the same file" \
   bash -c "[[ -s h2.csv ]] && cmp -s <(grep -v '^#' h1.csv) <(grep -v '^#' h2.csv) && grep -qF '$odd' h2.csv"
+
+# a file name too long for a model file's line (198): config refuses rather than write a
+# model that does not read back; under a working directory over 1023 bytes a relative name is
+# still written absolute (getcwd of any length)
+check "config with a 1023-byte file name: refused, nothing written" \
+  bash -c "'$bin' config --set data.spectrum=file --set 'data.spectrum_file=$short' -o c.ini >out 2>err; [[ \$? -eq 2 ]] && grep -qF 'would not read back' err && [[ ! -e c.ini ]]"
+check "a relative name under a 1200-byte working directory: written absolute" \
+  bash -c "cd '$deep' && '$bin' ode --set data.spectrum=file --set data.spectrum_file=s.txt -o '$work/abs.csv' >/dev/null 2>&1 && grep -qxF '# spectrum_file = $work/$deep/s.txt' '$work/abs.csv'"
 
 # ---- item 4: user text in messages: control characters made visible ----
 esc=$'\033'
