@@ -81,10 +81,10 @@ check "an over-long message: start and reason kept, the cut said" \
 # option values read whole: a --seed with 120 leading zeros is seed 7 (it was cut at 100
 # characters), a --depths list of 600 characters is two depths (it was cut at 511)
 zeros=$(head -c 120 /dev/zero | tr '\0' 0)
-check "--seed 000...0007 (127 characters): seed 7" \
+check "--seed of 120 zeros then 7 (127 characters): seed 7" \
   bash -c "'$bin' sim --set data.d=40 --runs 2 --seed ${zeros}7 -o /dev/null --json - 2>/dev/null | grep -q '^  \"seed\": 7,'"
 zeros=$(head -c 600 /dev/zero | tr '\0' 0)
-check "kl --depths 2,000...0003 (604 characters): depths 2 and 3" \
+check "kl --depths 2,(600 zeros)3 (604 characters): depths 2 and 3" \
   bash -c "'$bin' kl run --vs depth --depths 2,${zeros}3 --set kl.width=8 --set kl.epochs=2 --set kl.runs=2 --set kl.inits=1 -o k.csv >/dev/null 2>&1 && grep -v '^#' k.csv | cut -d, -f1 | tr '\n' ' ' | grep -qx 'depth 2 3 '"
 check "schedule --family with 282 characters: its last family (pl) is used, not cut off" \
   bash -c "'$bin' schedule --set data.d=40 --optimize --family $(printf 'output,%.0s' $(seq 40))pl --knots 3 -o fam.csv --json fam.json >/dev/null 2>&1 && grep -q '\"pl_final_risk\"' fam.json"
