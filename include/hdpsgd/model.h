@@ -65,7 +65,11 @@ typedef enum {
  * (and when DOP853 fails); the names in this order */
 typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_kind;
 
+/* The longest file name a model takes (with the NUL): a longer one is refused, never cut. */
 #define HDP_PATH_MAX 1024
+/* The longest line of a model file (inih's 200-byte line buffer): a longer line is refused
+ * (a file name near HDP_PATH_MAX reads from --set, but cannot be written into a model file). */
+#define HDP_MODEL_MAX_LINE 198
 
 /* [ode] bins = auto (see hdpsgd/ode.h) */
 #define HDP_BINS_AUTO (-1L)

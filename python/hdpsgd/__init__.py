@@ -94,9 +94,9 @@ def _build(path, sets):
         raise OutOfMemoryError("hdpsgd: out of memory for a model")
     h = _Handle(ptr)
     if path is not None:
-        _lib.call(_lib.hdp_model_load_file, ptr, os.fsencode(path))
+        _lib.call(_lib.hdp_model_load_file, ptr, _lib.cstr(path, "model file", path=True))
     for s in sets:
-        _lib.call(_lib.hdp_model_set, ptr, s.encode())
+        _lib.call(_lib.hdp_model_set, ptr, _lib.cstr(s, "model setting"))
     _lib.call(_lib.hdp_model_finalize, ptr)
     return h
 
@@ -155,7 +155,8 @@ class Model:
             raise KeyError(key)
         out = ctypes.c_void_p()
         box = _lib.ErrorBox()
-        st = _lib.hdp_model_get_text(self._handle.ptr, key.encode(), ctypes.byref(out), box.ptr)
+        st = _lib.hdp_model_get_text(self._handle.ptr, _lib.cstr(key, "model key"),
+                                      ctypes.byref(out), box.ptr)
         if st != _lib.OK:
             try:
                 box.raise_for(st)
@@ -421,7 +422,8 @@ def _mc(method, model, runs, threads, seed, step, keep_runs, progress):
     m = _model(model)
     _check_int("threads", threads, 0, 4096)
     h = m._with(_mc_sets(runs, seed, step))
-    rec = _lib.run_long(_lib.hdp_handle_mc, (h.ptr, method.encode(), threads, int(bool(keep_runs))),
+    rec = _lib.run_long(_lib.hdp_handle_mc,
+                        (h.ptr, _lib.cstr(method, "method"), threads, int(bool(keep_runs))),
                         progress)
     return McResult(*_lib.record_dict(rec))
 
@@ -514,7 +516,8 @@ def design(model=None, family="pl", knots=16, tune_clip=False, progress=None):
     m = _model(model)
     if not isinstance(family, str):
         family = ",".join(family)
-    _check_int("knots", knots, 2)
+    knots = _check_int("knots", knots, 2, _lib.INT_MAX)  # the library says the upper limit
     rec = _lib.run_long(_lib.hdp_handle_design,
-                        (m._handle.ptr, family.encode(), knots, int(bool(tune_clip))), progress)
+                        (m._handle.ptr, _lib.cstr(family, "family"), knots,
+                         int(bool(tune_clip))), progress)
     return DesignResult(*_lib.record_dict(rec), model=m)

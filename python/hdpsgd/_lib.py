@@ -57,6 +57,22 @@ class Cancelled(Error):
     status = ECANCELLED
 
 
+def cstr(text, what, path=False):
+    """text (str, or bytes) as the bytes of a C string: a NUL byte would end the string early
+    in C (the rest silently dropped), so it is refused; a path is encoded as the file system
+    does (os.fsencode), other text as UTF-8."""
+    data = text if isinstance(text, bytes) else (os.fsencode(text) if path else text.encode())
+    at = data.find(b"\0")
+    if at >= 0:
+        raise InputError(f"{what} {text!r}: holds a NUL character (byte 0) at position {at}, "
+                         "which C would read as the end of the text")
+    return data
+
+
+# The C int limits: a Python int beyond them would be cut by ctypes to its low 32 bits.
+INT_MAX = 2**31 - 1
+
+
 _ERRORS = {EINPUT: InputError, EIO: OutputError, ENUMERIC: NumericalError,
            ENOMEM: OutOfMemoryError, ECANCELLED: Cancelled}
 

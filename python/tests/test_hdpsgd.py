@@ -395,8 +395,9 @@ class Test_validate(unittest.TestCase):
         for side, obj in (("", v.sim_side), ("sde_", v.sde_side)):
             for k in self.SIDE:
                 self.assertEqual(getattr(obj, k), data[side + k], side + k)
-            self.assertIs(obj.passed, data[side + "pass"])
+            self.assertIs(obj.passed, data[(side or "sim_") + "pass"])
         self.assertIs(v.sim_side.passed, data["sim_pass"])
+        self.assertIs(v.sde_side.passed, data["sde_pass"])
         json_equal(self, data, v, ["pass", "ode_final_risk", "rho", "rho_z", "delta",
                                    "epsilon_cks", "epsilon_bs", "rel_tol", "z_tol", "runs",
                                    "diverged_runs", "d", "n", "gamma"])
@@ -646,6 +647,28 @@ class Test_errors(unittest.TestCase):
         self.assertEqual(_lib.hdp_record_columns(None), 0)
         self.assertIsNone(_lib.hdp_record_column(None, 0, None, None))
         self.assertEqual(_lib.hdp_error_message(None), b"")
+
+    def test_nothing_is_cut(self):
+        """A Python int beyond C's int and a NUL character in a string are refused, never
+        passed on cut (issue 29: knots=2**32+3 ran with 3 knots; a NUL ended a value)."""
+        for knots in (2**32 + 3, 2**31, -2**32 + 3):
+            with self.subTest(knots=knots), self.assertRaises(ValueError) as cm:
+                hdpsgd.design(knots=knots)
+            self.assertIn("knots", str(cm.exception))
+        m = hdpsgd.Model()
+        for call in (lambda: hdpsgd.Model(overrides={"data.spectrum_file": "a.txt\0b"}),
+                     lambda: m.set("data.spectrum", "file\0powerlaw"),
+                     lambda: m["data.d\0x"],
+                     lambda: hdpsgd.Model("/tmp/x\0.ini"),
+                     lambda: hdpsgd.design(family="output\0pl", knots=4)):
+            with self.assertRaises(ValueError) as cm:
+                call()
+            self.assertIn("NUL", str(cm.exception))
+        # a long file name is refused with its length, not cut to another file
+        long_name = "/tmp/" + "x" * 3000
+        with self.assertRaises(ValueError) as cm:
+            hdpsgd.Model(overrides={"data.spectrum_file": long_name})
+        self.assertIn("3005 bytes long", str(cm.exception))
 
     def test_unfinalized_model_is_refused(self):
         ptr = _lib.hdp_model_new()

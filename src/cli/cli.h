@@ -95,6 +95,9 @@ extern const cli_arg cli_model_args[];
  * outputs being written (output.c) and then die of the signal: an interrupted command
  * leaves no partial file and the previous file untouched. main() installs them first. */
 void cli_install_signal_handlers(void);
+/* From here on, standard error shows control characters and bytes that are not UTF-8 as
+ * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal. */
+void cli_stderr_visible(void);
 
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];

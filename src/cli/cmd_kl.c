@@ -469,12 +469,12 @@ int cmd_kl(int argc, char **argv)
     if (seed_opt) {
         char *end;
         errno = 0;
-        (void)strtoull(seed_opt, &end, 0);
+        unsigned long long seed = strtoull(seed_opt, &end, 10); /* decimal, as sim.seed */
         if (!seed_opt[0] || seed_opt[0] == '-' || *end || errno)
             return kl_bad("--seed '%s': expected an unsigned 64-bit integer", seed_opt);
         if (common.nsets == MAX_SETS)
             return kl_bad("%s", "too many --set options");
-        snprintf(sets[1], sizeof sets[1], "sim.seed=%.100s", seed_opt);
+        snprintf(sets[1], sizeof sets[1], "sim.seed=%llu", seed);
         common.sets[common.nsets++] = sets[1];
     }
     if (threads_opt != CLI_NOT_GIVEN && (threads_opt < 0 || threads_opt > 4096)) {

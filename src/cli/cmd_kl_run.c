@@ -427,7 +427,7 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
     hdp_klsweep sw;
     hdp_status st = hdp_klsweep_plan(m, by_depth, xs, nx, want, &sw, &err);
     if (st == HDP_OK) {
-        sweep_out o = {m, isatty(fileno(stderr))};
+        sweep_out o = {m, isatty(STDERR_FILENO)};
         sweep_header(m, &sw);
         st = hdp_klsweep_run(&sw, m, threads, sweep_line, &o, &err);
         if (o.tty)

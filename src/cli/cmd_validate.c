@@ -48,8 +48,9 @@ const char validate_help[] =
     "gnuplot (PNG, PDF, SVG, EPS or LaTeX by extension) and writes the data beside it; --scaling K repeats\n"
     "the Monte Carlo comparison at n, 4n, ..., 4^(K-1) n with gamma fixed and fits the\n"
     "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
-    "max_rel_dev, max_z, final_risk, clipped_fraction, pass (and sde_* for the SDE side),\n"
-    "sim_pass, ode_final_risk, rho, rho_z, delta, epsilon_cks, epsilon_bs, runs, diverged_runs.";
+    "max_rel_dev, max_z, final_risk, clipped_fraction, sim_pass (and sde_* for the SDE side,\n"
+    "sde_pass), pass (the overall verdict), ode_final_risk, rho, rho_z, delta, epsilon_cks,\n"
+    "epsilon_bs, runs, diverged_runs.";
 
 static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
 {
@@ -145,7 +146,8 @@ static void json_side(hdp_json *j, const char *prefix, const hdp_validate_side *
     cli_json_num_at(j, prefix, "final_risk", s->final_risk);
     cli_json_num_at(j, prefix, "final_risk_stderr", s->final_stderr);
     cli_json_num_at(j, prefix, "clipped_fraction", s->clipped);
-    cli_json_bool_at(j, prefix, "pass", s->pass);
+    /* the side's verdict: sim_pass or sde_pass; "pass" is the overall verdict alone */
+    cli_json_bool_at(j, prefix[0] ? prefix : "sim_", "pass", s->pass);
 }
 
 /* ---- --scaling (the driver: hdp_validate_scaling) ---- */
@@ -215,7 +217,6 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
     hdp_json_begin(j, f);
     json_side(j, "", &v->sim_side);
     if (v->with_sde) json_side(j, "sde_", &v->sde_side);
-    hdp_json_bool(j, "sim_pass", v->sim_side.pass);
     hdp_json_bool(j, "pass", v->pass);
     hdp_json_num(j, "ode_final_risk", v->ode.final_risk);
     hdp_json_num(j, "rho", m->rho);

@@ -264,8 +264,13 @@ int cli_add_set(const char *cmd, cli_common *common, char *buf, size_t size, con
     }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
+    int n = vsnprintf(buf, size, fmt, ap);
     va_end(ap);
+    if (n < 0 || (size_t)n >= size) { /* never cut: the values put here are short */
+        fprintf(stderr, "hdpsgd %s: error: the override '%s...' is too long (%d bytes, at most "
+                        "%zu)\n", cmd, buf, n, size - 1);
+        return EXIT_BAD_INPUT;
+    }
     common->sets[common->nsets++] = buf;
     return 0;
 }
@@ -284,10 +289,11 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
                 cmd, a->threads);
         return EXIT_BAD_INPUT;
     }
+    unsigned long long seed = 0;
     if (a->seed) {
         char *end;
         errno = 0;
-        (void)strtoull(a->seed, &end, 0);
+        seed = strtoull(a->seed, &end, 10); /* decimal, as sim.seed: "010" is ten */
         if (!a->seed[0] || a->seed[0] == '-' || *end || errno) {
             fprintf(stderr, "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n",
                     cmd, a->seed);
@@ -303,7 +309,7 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
     if (a->runs != CLI_NOT_GIVEN)
         rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "sim.runs=%ld", a->runs);
     if (!rc && a->seed)
-        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%.100s", a->seed);
+        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%llu", seed);
     if (!rc && !isnan(a->step))
         rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "sde.step=%.17g", a->step);
     return rc;

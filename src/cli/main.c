@@ -199,6 +199,7 @@ static void print_commands(FILE *f)
 
 int main(int argc, char **argv)
 {
+    cli_stderr_visible();
     if (argc < 2) {
         print_commands(stderr);
         return 2;

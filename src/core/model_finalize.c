@@ -110,7 +110,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
             if (ok == 0) {
                 st = hdp_fail(err, HDP_EINPUT,
                               "%s:%d: expected %d number%s per line (%s of [%s] %s; decimal "
-                              "notation), got '%.40s'",
+                              "notation), got '%s'",
                               path, lineno, cols, cols > 1 ? "s" : "",
                               cols > 1 ? "t and eta" : "one eigenvalue", section, key, line);
                 goto done;
@@ -120,7 +120,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
                               "%s:%d: '%.*s' is out of range ([%s] %s): numbers must be finite "
                               "(below 1.8e308 in size) and either 0 or at least 2.2e-308 in size "
                               "(no subnormal numbers)",
-                              path, lineno, (int)(end - p > 40 ? 40 : end - p), p, section, key);
+                              path, lineno, (int)(end - p), p, section, key); /* <= 4000 */
                 goto done;
             }
             v[len * cols + c] = x;
@@ -128,7 +128,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
             while (isspace((unsigned char)*p) || *p == ',') p++;
         }
         if (*p && *p != '#' && *p != ';') {
-            st = hdp_fail(err, HDP_EINPUT, "%s:%d: expected %d number%s per line, got '%.40s'",
+            st = hdp_fail(err, HDP_EINPUT, "%s:%d: expected %d number%s per line, got '%s'",
                           path, lineno, cols, cols > 1 ? "s" : "", line);
             goto done;
         }

@@ -69,6 +69,13 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
     HDP_REQUIRE(err, section);
     HDP_REQUIRE(err, key);
     HDP_REQUIRE(err, value);
+    if (!where)
+        where = "";
+    if (strlen(where) >= sizeof m->origin[0].where)
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: the name of where [%s] %s was given is %zu bytes long: at most %zu "
+                        "are accepted", where, section, key, strlen(where),
+                        sizeof m->origin[0].where - 1);
     char loc[HDP_PATH_MAX + 32];
     hdp_model_format_where(loc, sizeof loc, where, line);
     hdp_schema_ref ref, s;
@@ -362,6 +369,17 @@ hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
         m->finalized = 0;
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, path);
+    if (strlen(path) >= sizeof m->source) /* named in messages and in CSV headers: whole */
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: the model file's name is %zu bytes long: at most %zu are accepted "
+                        "(use a shorter path, e.g. relative to the working directory)",
+                        path, strlen(path), sizeof m->source - 1);
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        if (*c < 0x20 || *c == 0x7f) /* the name is written in CSV headers' comment lines */
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: the model file's name has a control character (byte 0x%02x at "
+                            "position %zu), which would split the CSV headers that name it: "
+                            "rename the file", path, *c, (size_t)(c - (const unsigned char *)path));
     char *text;
     hdp_error e;
     hdp_error_clear(&e);
@@ -387,14 +405,19 @@ hdp_status hdp_model_set(hdp_model *m, const char *assignment, hdp_error *err)
 {
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, assignment);
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", assignment);
+    /* a copy of any length (a long file name is checked by its key, never cut here) */
+    char *buf = strdup(assignment);
+    if (!buf)
+        return hdp_fail(err, HDP_ENOMEM, "--set: out of memory for a copy of %zu bytes",
+                        strlen(assignment) + 1);
     char *eq = strchr(buf, '=');
     char *dot = strchr(buf, '.');
-    if (!eq || !dot || dot > eq)
+    if (!eq || !dot || dot > eq) {
+        free(buf);
         return hdp_fail(err, HDP_EINPUT,
                         "--set %s: expected section.key=value (for example --set clip.c=0.3)",
                         assignment);
+    }
     *eq = '\0';
     *dot = '\0';
     char *section = buf, *key = dot + 1, *value = eq + 1;
@@ -402,5 +425,7 @@ hdp_status hdp_model_set(hdp_model *m, const char *assignment, hdp_error *err)
     while (*key == ' ') key++;
     for (char *e = key + strlen(key); e > key && e[-1] == ' ';) *--e = '\0';
     while (*section == ' ') section++;
-    return hdp_model_set_key(m, section, key, value, "--set", 0, err);
+    hdp_status st = hdp_model_set_key(m, section, key, value, "--set", 0, err);
+    free(buf);
+    return st;
 }

@@ -108,14 +108,14 @@ hdp_status hdp_model_get_text(const hdp_model *m, const char *key, char **value,
     }
     if (!known)
         return hdp_fail(err, HDP_EINPUT,
-                        "unknown model key '%.200s': expected section.key, one of the keys "
+                        "unknown model key '%s': expected section.key, one of the keys "
                         "`hdpsgd keys` lists",
                         key);
     char buf[HDP_PATH_MAX], sec_name[64];
     size_t sl = strcspn(key, ".");
     snprintf(sec_name, sizeof sec_name, "%.*s", (int)(sl < 63 ? sl : 63), key);
     if (!hdp_model_value_text(m, sec_name, key + sl + 1, buf, sizeof buf))
-        return hdp_fail(err, HDP_EINPUT, "model key '%.200s' is not in the model", key);
+        return hdp_fail(err, HDP_EINPUT, "model key '%s' is not in the model", key);
     *value = strdup(buf);
     return *value ? HDP_OK : hdp_fail(err, HDP_ENOMEM, "out of memory");
 }
@@ -389,7 +389,7 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     HDP_REQUIRE(err, method);
     int sde = !strcmp(method, "sde");
     if (!sde && strcmp(method, "sim"))
-        return hdp_fail(err, HDP_EINPUT, "unknown method '%.40s': expected sim or sde", method);
+        return hdp_fail(err, HDP_EINPUT, "unknown method '%s': expected sim or sde", method);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     volatile int own = 0;

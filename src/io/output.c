@@ -1,5 +1,6 @@
 /* output.c — atomic output files and a small JSON writer (see output.h). */
 #include "io/output.h"
+#include "core/text.h"
 #include "core/schema.h"
 
 #include <errno.h>
@@ -89,6 +90,9 @@ hdp_status hdp_out_resolve(const char *path, char *target, size_t size, int *fd,
         ssize_t n = readlink(cur, link, sizeof link - 1);
         if (n < 0)
             break;
+        if ((size_t)n >= sizeof link - 1) /* the target may have been cut: refused */
+            return hdp_fail(err, HDP_EINPUT, "%s: a symbolic link leads to a path longer than %d "
+                            "characters", path, HDP_OUT_PATH_MAX - 1);
         link[n] = '\0';
         if (link[0] == '/') {
             snprintf(cur, sizeof cur, "%s", link);
@@ -388,10 +392,23 @@ void hdp_json_str(hdp_json *j, const char *k, const char *v)
 {
     key(j, k);
     fputc('"', j->f);
-    for (const char *p = v; *p; p++) {
-        if (*p == '"' || *p == '\\') fputc('\\', j->f);
-        if ((unsigned char)*p < 0x20) fprintf(j->f, "\\u%04x", *p);
-        else fputc(*p, j->f);
+    /* always valid UTF-8 JSON: a byte that is not part of a valid UTF-8 sequence (a file
+     * name in Latin-1, say) is written as \u00XX, the character of its Latin-1 reading
+     * (docs/reliability.md): nothing is dropped, and the byte is that code point */
+    const unsigned char *p = (const unsigned char *)v;
+    size_t left = strlen(v);
+    while (left > 0) {
+        size_t n = hdp_utf8_seq(p, left);
+        if (n == 0 || *p < 0x20) {
+            fprintf(j->f, "\\u%04x", (unsigned)*p);
+            n = 1;
+        } else {
+            if (*p == '"' || *p == '\\')
+                fputc('\\', j->f);
+            fwrite(p, 1, n, j->f);
+        }
+        p += n;
+        left -= n;
     }
     fputc('"', j->f);
 }
