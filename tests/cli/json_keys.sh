@@ -57,6 +57,8 @@ run validate-scaling "pass sim_pass sde_pass" validate $small --runs 4 --seed 1 
 covered[validate]=1
 run privacy "" privacy; run privacy-dpgd "" privacy --dpgd --eta 0.1 --steps 100 --epsilon 2 --delta 1e-5
 covered[privacy]=1
+run accountant "" accountant --sample-rate 0.01 --noise-multiplier 1 --steps 100
+covered[accountant]=1
 run schedule "" schedule $small --optimize --family output --knots 4; covered[schedule]=1
 run rates "" rates $small --gammas 0.05:0.1:2 --families output; covered[rates]=1
 rfs="--set rf.p=60 --set rf.n=40 --set rf.d=8 --set rf.test_size=20 --set rf.records=4 --seed 3"
