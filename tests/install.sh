@@ -94,7 +94,9 @@ check "bash completion of model keys" test "$out" = "clip.c="
 out=$(bash --norc -c "shopt -u extglob; source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd val); COMP_CWORD=1; _hdpsgd; echo \${COMPREPLY[*]}")
 check "bash completion of commands" test "$out" = "validate"
 if [[ -n $python ]]; then
-  pydir=$prefix/lib/python3/dist-packages
+  pydir=$(ls -d "$prefix"/lib/python3*/*-packages 2>/dev/null | head -1)
+  check "the Python package is installed where the interpreter of a plain prefix looks" \
+    bash -c "[[ '$pydir' == '$prefix'/lib/python3.*/site-packages ]]"
   for f in __init__.py _lib.py _config.py; do
     check "installed Python package: hdpsgd/$f" test -e "$pydir/hdpsgd/$f"
   done

@@ -17,6 +17,12 @@ Errors of the library become exceptions with its message: bad keys and values ra
 cleanly on Ctrl-C (KeyboardInterrupt) at their next Monte Carlo run or ODE solve.
 """
 
+try:
+    import numpy as _numpy  # noqa: F401  (every result holds NumPy arrays)
+except ImportError as _e:  # pragma: no cover - depends on the environment
+    raise ImportError("hdpsgd needs NumPy, which is not installed for this Python: "
+                      "apt-get install python3-numpy, or pip install numpy") from _e
+
 import ctypes
 import math
 import numbers
