@@ -102,6 +102,10 @@ void cli_stderr_visible(void);
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];
 const cli_command *cli_find_command(const char *name);
+/* "did you mean": the command closest to an unknown name, the option of cmd closest to an
+ * unknown "--option" (NULL when none is close; help.c) */
+const char *cli_nearest_command(const char *name);
+const char *cli_nearest_option(const cli_command *cmd, const char *arg);
 
 /* Parse argv (argv[0] is the command name) against the command's table.
  * Returns 0, or EXIT_BAD_INPUT after printing a message. */

@@ -148,8 +148,15 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
                     if (a[2 + len] == '=') inline_val = a + 3 + len;
                 }
             }
-            if (!found)
+            if (!found) {
+                const char *near = cli_nearest_option(cmd, a);
+                if (near) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "unknown option '%%s' (did you mean --%s?)", near);
+                    return usage_error(cmd, msg, a);
+                }
                 return usage_error(cmd, "unknown option '%s'", a);
+            }
             const char *v = inline_val;
             if (found->kind != OPT_FLAG && !v) {
                 if (i + 1 >= argc)
