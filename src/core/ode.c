@@ -21,6 +21,7 @@
 #include "hdpsgd/ode.h"
 #include "core/check.h"
 #include "core/ode_erk.h"
+#include "core/schedule_kinds.h"
 
 #include <cvode/cvode.h>
 #include <math.h>
@@ -204,7 +205,9 @@ typedef struct {
 
 static double next_stop(const hdp_schedule *s, const knot_walk *kw)
 {
-    return (s->kind == HDP_SCHED_TABLE && kw->next < s->len - 1) ? s->t[kw->next] : 1.0;
+    const double *kt;
+    int len = hdp_sched_knots(s, &kt);
+    return kw->next < len - 1 ? kt[kw->next] : 1.0;
 }
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1.0, fabs(b)); }
@@ -214,9 +217,10 @@ static int advance(void *mem, const ode_data *od, double tout, N_Vector y, sunre
                    knot_walk *kw)
 {
     const hdp_schedule *s = &od->sched;
-    int flag;
-    while (s->kind == HDP_SCHED_TABLE && kw->next < s->len - 1 && s->t[kw->next] <= tout) {
-        double tk = s->t[kw->next++];
+    const double *kt;
+    int len = hdp_sched_knots(s, &kt), flag;
+    while (kw->next < len - 1 && kt[kw->next] <= tout) {
+        double tk = kt[kw->next++];
         if (near(kw->t_start, tk))
             continue;
         if ((flag = CVodeSetStopTime(mem, tk)) < 0 || (flag = CVode(mem, tk, y, tret, CV_NORMAL)) < 0)

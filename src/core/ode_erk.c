@@ -29,6 +29,7 @@
  * AVX2, baseline) gives the same bits.
  */
 #include "core/ode_erk.h"
+#include "core/schedule_kinds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -219,18 +220,7 @@ static double risk_sum(long n, const double *wl, const double *y)
 
 double hdp_erk_stiffness(const hdp_schedule *s, double lmax)
 {
-    double integral = 0; /* int_0^1 eta~ */
-    switch (s->kind) {
-    case HDP_SCHED_CONSTANT:
-    case HDP_SCHED_OUTPUT: integral = s->eta0; break;
-    case HDP_SCHED_LINEAR_NOISE: integral = 2.0 * s->eta0 / 3.0; break;
-    case HDP_SCHED_OPTIMAL: integral = s->c1 * log1p(1.0 / s->a); break;
-    case HDP_SCHED_TABLE:
-        for (int i = 0; i + 1 < s->len; i++)
-            integral += 0.5 * (s->eta[i] + s->eta[i + 1]) * (s->t[i + 1] - s->t[i]);
-        break;
-    }
-    return 2.0 * lmax * integral;
+    return 2.0 * lmax * hdp_sched_integral(s);
 }
 
 #define FAIL(msg)                                                                              \
@@ -415,12 +405,14 @@ static void put_point(const erk_state *st, long i, hdp_erk_out *out)
 static double next_stop(const hdp_schedule *s, double t, double t_out, int *knot, int *at_knot)
 {
     double stop = t_out;
+    const double *kt;
+    int len = hdp_sched_knots(s, &kt);
     *at_knot = 0;
-    if (s->kind == HDP_SCHED_TABLE) {
-        while (*knot < s->len - 1 && s->t[*knot] <= t + 1e-12)
+    if (len > 0) {
+        while (*knot < len - 1 && kt[*knot] <= t + 1e-12)
             (*knot)++;
-        if (*knot < s->len - 1 && s->t[*knot] < stop - 1e-12) {
-            stop = s->t[*knot];
+        if (*knot < len - 1 && kt[*knot] < stop - 1e-12) {
+            stop = kt[*knot];
             *at_knot = 1;
         }
     }

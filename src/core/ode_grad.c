@@ -23,6 +23,7 @@
  */
 #include "core/ode_grad.h"
 #include "core/check.h"
+#include "core/schedule_kinds.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -42,74 +43,8 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
     memset(g, 0, sizeof *g);
 }
 
-/* ---- the schedule and its parameter derivatives at one stage ---- */
-
-typedef struct {
-    double eta, q;   /* eta~ and q = 2 c^2 gamma^2 sigma~^2 */
-    int n, idx[2];   /* parameters it depends on */
-    double de[2], dq[2];
-} sched_pt;
-
-static void sched_at(const hdp_schedule *s, int seg, double t, double qf, int privacy,
-                     sched_pt *p)
-{
-    double r2 = s->rho * s->rho;
-    memset(p, 0, sizeof *p);
-    switch (s->kind) {
-    case HDP_SCHED_CONSTANT:
-    case HDP_SCHED_OUTPUT:
-        p->eta = s->eta0;
-        p->n = 1;
-        p->de[0] = 1.0;
-        break;
-    case HDP_SCHED_LINEAR_NOISE: {
-        double r = sqrt(fmax(1.0 - t, 0.0));
-        p->eta = s->eta0 * r;
-        p->n = 1;
-        p->de[0] = r;
-        if (privacy) {
-            p->q = qf * s->eta0 * s->eta0 / r2;
-            p->dq[0] = qf * 2.0 * s->eta0 / r2;
-        }
-        break;
-    }
-    case HDP_SCHED_OPTIMAL: {
-        double u = t + s->a;
-        p->eta = s->c1 / u;
-        p->n = 2;
-        p->de[0] = 1.0 / u;
-        p->de[1] = -s->c1 / (u * u);
-        if (privacy) {
-            double u3 = u * u * u;
-            p->q = qf * 2.0 * s->c1 * s->c1 / (r2 * u3);
-            p->dq[0] = qf * 4.0 * s->c1 / (r2 * u3);
-            p->dq[1] = -qf * 6.0 * s->c1 * s->c1 / (r2 * u3 * u);
-        }
-        break;
-    }
-    case HDP_SCHED_TABLE: {
-        double h = s->t[seg + 1] - s->t[seg];
-        double u = (t - s->t[seg]) / h;
-        double e0 = s->eta[seg], e1 = s->eta[seg + 1];
-        double slope = (e1 - e0) / h;
-        p->eta = e0 + u * (e1 - e0);
-        p->n = 2;
-        p->idx[0] = seg;
-        p->idx[1] = seg + 1;
-        p->de[0] = 1.0 - u;
-        p->de[1] = u;
-        if (privacy) {
-            /* sigma~^2 = -2 eta~ eta~' / rho^2 */
-            p->q = -qf * 2.0 * p->eta * slope / r2;
-            p->dq[0] = -qf * 2.0 * ((1.0 - u) * slope - p->eta / h) / r2;
-            p->dq[1] = -qf * 2.0 * (u * slope + p->eta / h) / r2;
-        }
-        break;
-    }
-    }
-    if (s->kind != HDP_SCHED_TABLE)
-        p->idx[0] = 0, p->idx[1] = 1;
-}
+/* the schedule and its parameter derivatives at one stage: hdp_sched_point (schedule.c) */
+typedef hdp_sched_point sched_pt;
 
 /* ---- the clipping factors and their c-derivatives ---- */
 
@@ -215,15 +150,6 @@ static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, 
 
 /* ---- the grid ---- */
 
-static double bend_scale(const hdp_schedule *s, double t)
-{
-    switch (s->kind) {
-    case HDP_SCHED_LINEAR_NOISE: return 2.0 * (1.0 - t);
-    case HDP_SCHED_OPTIMAL: return t + s->a;
-    default: return INFINITY;
-    }
-}
-
 static int push_node(hdp_ode_grad *g, long *n, double t, int seg)
 {
     if (*n + 1 > g->cap) {
@@ -262,9 +188,11 @@ static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
         return -1;
     n = 0;
     g->grid[0] = 0.0;
-    if (s->kind == HDP_SCHED_TABLE) {
-        for (int i = 0; i + 1 < s->len; i++) {
-            double a = s->t[i], b = s->t[i + 1];
+    const double *kt;
+    int len = hdp_sched_knots(s, &kt);
+    if (len > 0) {
+        for (int i = 0; i + 1 < len; i++) {
+            double a = kt[i], b = kt[i + 1];
             if (!(b > a))
                 continue;
             long k = (long)ceil((b - a) / hmax - 1e-9);
@@ -278,7 +206,7 @@ static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
     }
     double t = 0.0;
     while (t < 1.0) {
-        double h = fmin(hmax, g->rel_step * bend_scale(s, t));
+        double h = fmin(hmax, g->rel_step * hdp_sched_bend(s, t));
         double tn = t + h;
         if (tn > 1.0 || 1.0 - tn < 1e-12 || !(h > 0))
             tn = 1.0;
@@ -296,9 +224,9 @@ static inline double stage_scheds(const hdp_ode_grad *g, const hdp_schedule *s, 
                                    double qf, int privacy, sched_pt *p1, sched_pt *p2, sched_pt *p4)
 {
     double t = g->grid[n], h = g->grid[n + 1] - t;
-    sched_at(s, g->seg[n], t, qf, privacy, p1);
-    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, p2);
-    sched_at(s, g->seg[n], t + h, qf, privacy, p4);
+    hdp_sched_point_at(s, g->seg[n], t, qf, privacy, p1);
+    hdp_sched_point_at(s, g->seg[n], t + 0.5 * h, qf, privacy, p2);
+    hdp_sched_point_at(s, g->seg[n], t + h, qf, privacy, p4);
     return h;
 }
 
@@ -404,18 +332,8 @@ static void final_jump_grad(const hdp_schedule *s, double qf, double c, double e
                             double *ds, double *dcv)
 {
     double de1 = 2.0 * qf * eta1 / r2;
-    if (ds) {
-        switch (s->kind) {
-        case HDP_SCHED_CONSTANT:
-        case HDP_SCHED_OUTPUT: ds[0] += de1; break;
-        case HDP_SCHED_LINEAR_NOISE: break; /* eta~(1) = 0 */
-        case HDP_SCHED_OPTIMAL:
-            ds[0] += de1 / (1.0 + s->a);
-            ds[1] += -de1 * s->c1 / ((1.0 + s->a) * (1.0 + s->a));
-            break;
-        case HDP_SCHED_TABLE: ds[s->len - 1] += de1; break;
-        }
-    }
+    if (ds)
+        hdp_sched_final_grad(s, de1, ds);
     if (dcv && c > 0)
         *dcv += 2.0 * qf * eta1 * eta1 / r2 / c;
 }
@@ -491,8 +409,7 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
 {
     if (!g || !s)
         return NAN;
-    long m = g->spec.m, np = s->kind == HDP_SCHED_TABLE ? s->len
-                           : s->kind == HDP_SCHED_OPTIMAL ? 2 : 1;
+    long m = g->spec.m, np = hdp_sched_params(s);
     int privacy = !isinf(g->rho) && !isinf(s->rho);
     double qf = 2.0 * c * c * g->gamma * g->gamma;
     if (!privacy)
