@@ -21,6 +21,7 @@
 #include "hdpsgd/ode.h"
 #include "core/check.h"
 #include "core/ode_erk.h"
+#include "core/risk_ode.h"
 #include "core/schedule_kinds.h"
 
 #include <cvode/cvode.h>
@@ -37,12 +38,7 @@
 #include "hdpsgd/spectrum.h"
 
 typedef struct {
-    long m;
-    const double *lambda, *w;
-    double lmin, lmax;
-    double gamma, c, rho;
-    hdp_clip *clip;
-    hdp_schedule sched;
+    hdp_risk_ode o;    /* the problem (risk_ode.h) */
     void *cvode_mem;   /* for the linear solver */
     double *work;      /* m: z = u / diag */
     char errmsg[512];  /* last CVODE error message */
@@ -50,16 +46,16 @@ typedef struct {
 
 static double noise_term(const ode_data *od, double t)
 {
-    if (isinf(od->rho))
+    if (isinf(od->o.rho))
         return 0.0;
-    return 2.0 * od->c * od->c * od->gamma * od->gamma * hdp_sched_sigma2(&od->sched, t);
+    return 2.0 * od->o.c * od->o.c * od->o.gamma * od->o.gamma * hdp_sched_sigma2(&od->o.sched, t);
 }
 
 static double risk_of(const ode_data *od, const double *D)
 {
     double R = 0;
-    for (long j = 0; j < od->m; j++)
-        R += od->w[j] * od->lambda[j] * D[j];
+    for (long j = 0; j < od->o.m; j++)
+        R += od->o.w[j] * od->o.lambda[j] * D[j];
     return R;
 }
 
@@ -68,25 +64,25 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *user)
     ode_data *od = user;
     const double *y = N_VGetArrayPointer(yv);
     double *f = N_VGetArrayPointer(ydot);
-    long m = od->m;
-    double eta = hdp_sched_eta(&od->sched, t);
+    long m = od->o.m;
+    double eta = hdp_sched_eta(&od->o.sched, t);
     double q = noise_term(od, t);
-    double g = od->gamma;
+    double g = od->o.gamma;
     hdp_clip_values cv;
 
     /* values only: the derivatives (three quadratures instead of one for non-Gaussian
      * noise) are for the Newton matrix, in ls_solve */
     double R = risk_of(od, y);
-    hdp_clip_eval_values(od->clip, R, &cv);
+    hdp_clip_eval_values(od->o.clip, R, &cv);
     for (long j = 0; j < m; j++) {
-        double l = od->lambda[j];
+        double l = od->o.lambda[j];
         f[j] = -2.0 * l * eta * cv.mu * y[j] + g * l * eta * eta * cv.V + q;
     }
     double Ru = y[m], Rl = y[m + 1];
-    hdp_clip_eval_values(od->clip, Ru, &cv);
-    f[m] = -2.0 * od->lmin * eta * cv.mu * Ru + od->lmax * g * eta * eta * cv.V + q;
-    hdp_clip_eval_values(od->clip, Rl, &cv);
-    f[m + 1] = -2.0 * od->lmax * eta * cv.mu * Rl + g * eta * eta * cv.V + q;
+    hdp_clip_eval_values(od->o.clip, Ru, &cv);
+    f[m] = -2.0 * od->o.lmin * eta * cv.mu * Ru + od->o.lmax * g * eta * eta * cv.V + q;
+    hdp_clip_eval_values(od->o.clip, Rl, &cv);
+    f[m + 1] = -2.0 * od->o.lmax * eta * cv.mu * Rl + g * eta * eta * cv.V + q;
     for (long j = 0; j < m + 2; j++)
         if (!isfinite(f[j]))
             return 1; /* recoverable: CVODE retries with a smaller step */
@@ -119,21 +115,21 @@ static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector xv, N_Vector bv, su
     const double *b = N_VGetArrayPointer(bv);
     double *x = N_VGetArrayPointer(xv);
     double *z = od->work;
-    long m = od->m;
-    double eta = hdp_sched_eta(&od->sched, tcur);
-    double g = od->gamma;
+    long m = od->o.m;
+    double eta = hdp_sched_eta(&od->o.sched, tcur);
+    double g = od->o.gamma;
     hdp_clip_values cv;
 
     double R = risk_of(od, y);
-    hdp_clip_eval(od->clip, R, &cv);
+    hdp_clip_eval(od->o.clip, R, &cv);
     double vy = 0, vz = 0;
     for (long j = 0; j < m; j++) {
-        double l = od->lambda[j];
+        double l = od->o.lambda[j];
         double diag = 1.0 + gam * 2.0 * l * eta * cv.mu;
         double u = l * (-2.0 * eta * cv.dmu * y[j] + g * eta * eta * cv.dV);
         x[j] = b[j] / diag;
         z[j] = u / diag;
-        double v = od->w[j] * l;
+        double v = od->o.w[j] * l;
         vy += v * x[j];
         vz += v * z[j];
     }
@@ -146,10 +142,10 @@ static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector xv, N_Vector bv, su
 
     /* the two scalar bound components */
     double Ru = y[m], Rl = y[m + 1];
-    hdp_clip_eval(od->clip, Ru, &cv);
-    double Ju = -2.0 * od->lmin * eta * (cv.dmu * Ru + cv.mu) + od->lmax * g * eta * eta * cv.dV;
-    hdp_clip_eval(od->clip, Rl, &cv);
-    double Jl = -2.0 * od->lmax * eta * (cv.dmu * Rl + cv.mu) + g * eta * eta * cv.dV;
+    hdp_clip_eval(od->o.clip, Ru, &cv);
+    double Ju = -2.0 * od->o.lmin * eta * (cv.dmu * Ru + cv.mu) + od->o.lmax * g * eta * eta * cv.dV;
+    hdp_clip_eval(od->o.clip, Rl, &cv);
+    double Jl = -2.0 * od->o.lmax * eta * (cv.dmu * Rl + cv.mu) + g * eta * eta * cv.dV;
     x[m] = b[m] / (1.0 - gam * Ju);
     x[m + 1] = b[m + 1] / (1.0 - gam * Jl);
     for (long j = 0; j < m + 2; j++)
@@ -216,7 +212,7 @@ static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1.0, fa
 static int advance(void *mem, const ode_data *od, double tout, N_Vector y, sunrealtype *tret,
                    knot_walk *kw)
 {
-    const hdp_schedule *s = &od->sched;
+    const hdp_schedule *s = &od->o.sched;
     const double *kt;
     int len = hdp_sched_knots(s, &kt), flag;
     while (kw->next < len - 1 && kt[kw->next] <= tout) {
@@ -274,20 +270,20 @@ static void record_values(hdp_ode_result *res, long i, double t, double R, doubl
                           ode_data *od)
 {
     hdp_clip_values cv;
-    hdp_clip_eval(od->clip, R, &cv);
+    hdp_clip_eval(od->o.clip, R, &cv);
     res->t[i] = t;
     res->risk[i] = R;
     res->upper[i] = Ru;
     res->lower[i] = Rl;
     res->mu[i] = cv.mu;
     res->nu[i] = cv.nu;
-    res->eta[i] = hdp_sched_eta(&od->sched, t);
-    res->sigma2[i] = hdp_sched_sigma2(&od->sched, t);
+    res->eta[i] = hdp_sched_eta(&od->o.sched, t);
+    res->sigma2[i] = hdp_sched_sigma2(&od->o.sched, t);
 }
 
 static void record(hdp_ode_result *res, long i, double t, const double *y, ode_data *od)
 {
-    record_values(res, i, t, risk_of(od, y), y[od->m], y[od->m + 1], od);
+    record_values(res, i, t, risk_of(od, y), y[od->o.m], y[od->o.m + 1], od);
 }
 
 /* auto: DOP853 when the stiffness estimate S = 2 lambda_max int eta~ dt is at most this.
@@ -308,22 +304,21 @@ static double erk_max_stiffness(const hdp_model *m, long bins)
  * they are R itself); 0 and res filled (risk before the final noise; steps: the bins', the
  * steps of R; rhs_evals: both integrations'), or -1 with why set (the caller falls back to
  * CVODE or fails). */
-static int solve_erk(const hdp_model *m, ode_data *od, double R0, long points,
+static int solve_erk(const hdp_model *m, ode_data *od, long points,
                      hdp_ode_result *res, const char **why, double *t_reached)
 {
-    hdp_erk_problem p = {od->m, od->lambda, od->w, od->lmin, od->lmax, m->gamma, m->c,
-                         m->rho, od->clip, &od->sched, m->rtol, m->atol, m->max_steps, 0};
+    hdp_erk_problem p = {&od->o, m->rtol, m->atol, m->max_steps, 0};
     /* the outputs go to risk, upper, lower; mu, nu, eta, sigma2 follow from them */
     hdp_erk_out out = {res->risk, res->upper, res->lower, 0, 0, 0, 0, NULL};
-    int rc = hdp_erk_solve(&p, R0, points, &out);
+    int rc = hdp_erk_solve(&p, points, &out);
     res->steps = out.steps;
     res->rhs_evals = out.rhs_evals;
-    if (rc == 0 && od->lmin == od->lmax) {
+    if (rc == 0 && od->o.lmin == od->o.lmax) {
         memcpy(res->upper, res->risk, sizeof(double) * (size_t)points);
         memcpy(res->lower, res->risk, sizeof(double) * (size_t)points);
     } else if (rc == 0) {
         p.bounds = 1;
-        rc = hdp_erk_solve(&p, R0, points, &out);
+        rc = hdp_erk_solve(&p, points, &out);
         res->rhs_evals += out.rhs_evals;
     }
     if (rc != 0) {
@@ -365,7 +360,7 @@ static hdp_status solve_cvode(const hdp_model *m, ode_data *od, double R0, long 
     N_Vector y = NULL;
     void *mem = NULL;
     SUNLinearSolver LS = NULL;
-    long len = od->m + 2;
+    long len = od->o.m + 2;
     int flag;
     char fname[128];
 #define CHECK(call, what)                                                                     \
@@ -389,9 +384,9 @@ static hdp_status solve_cvode(const hdp_model *m, ode_data *od, double R0, long 
         goto done;
     }
     double *yd = N_VGetArrayPointer(y);
-    for (long j = 0; j < od->m; j++)
+    for (long j = 0; j < od->o.m; j++)
         yd[j] = R0; /* D_j(0) = r*^2/2 for theta* uniform on the sphere */
-    yd[od->m] = yd[od->m + 1] = R0;
+    yd[od->o.m] = yd[od->o.m + 1] = R0;
     od->cvode_mem = mem;
     CHECK(CVodeInit(mem, rhs, 0.0, y), "CVodeInit");
     CHECK(CVodeSetErrHandlerFn(mem, on_cvode_error, od), "CVodeSetErrHandlerFn");
@@ -460,7 +455,7 @@ static void add_final_noise(const hdp_model *m, const ode_data *od, long points,
                             hdp_ode_result *res)
 {
     long last = points - 1;
-    double eta1 = hdp_sched_eta(&od->sched, 1.0);
+    double eta1 = hdp_sched_eta(&od->o.sched, 1.0);
     res->final_noise =
         isinf(m->rho) ? 0.0 : 2.0 * m->c * m->c * m->gamma * m->gamma * eta1 * eta1 / (m->rho * m->rho);
     res->risk_before_final_noise = res->risk[last];
@@ -481,21 +476,14 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     const hdp_spectrum spec = *sp; /* borrowed */
     ode_data od;
     memset(&od, 0, sizeof od);
-    od.m = spec.m;
-    od.lambda = spec.bin_lambda;
-    od.w = spec.bin_weight;
-    od.lmin = spec.lambda_min;
-    od.lmax = spec.lambda_max;
-    od.gamma = m->gamma;
-    od.c = m->c;
-    od.rho = m->rho;
-    hdp_sched_from_model(m, &od.sched);
-    od.clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c);
+    st = hdp_rode_init(&od.o, m, &spec, err);
     od.work = malloc(sizeof(double) * (size_t)spec.m);
     res->bins = spec.m;
-    res->eta_sup = hdp_sched_eta_sup(&od.sched);
+    res->eta_sup = hdp_sched_eta_sup(&od.o.sched);
     res->stable = res->eta_sup < 2.0 / m->gamma;
-    if (!od.clip || !od.work) {
+    if (st != HDP_OK)
+        goto done;
+    if (!od.work) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins", spec.m);
         goto done;
     }
@@ -506,10 +494,10 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     snprintf(res->solver, sizeof res->solver, "cvode");
     if (m->ode_solver == HDP_ODE_DOP853 ||
         (m->ode_solver == HDP_ODE_AUTO &&
-         hdp_erk_stiffness(&od.sched, od.lmax) <= erk_max_stiffness(m, spec.m))) {
+         hdp_rode_stiffness(&od.o) <= erk_max_stiffness(m, spec.m))) {
         const char *why = "";
         double t_reached = 0;
-        erk_done = solve_erk(m, &od, R0, points, res, &why, &t_reached) == 0;
+        erk_done = solve_erk(m, &od, points, res, &why, &t_reached) == 0;
         if (!erk_done && m->ode_solver == HDP_ODE_DOP853) {
             st = hdp_fail(err, HDP_ENUMERIC, "DOP853 failed at t = %.6g: %s; try [ode] solver = cvode",
                           t_reached, why);
@@ -525,7 +513,7 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     res->solve_seconds = now_seconds() - t0;
     add_final_noise(m, &od, points, res);
 done:
-    hdp_clip_free(od.clip);
+    hdp_rode_free(&od.o);
     free(od.work);
     return st;
 }

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/risk_ode.h"
 #include "hdpsgd/clip.h"
 
 void hdp_ode_grad_free(hdp_ode_grad *g)
@@ -49,100 +50,82 @@ typedef hdp_sched_point sched_pt;
 /* ---- the clipping factors and their c-derivatives ---- */
 
 typedef struct {
+    hdp_risk_ode ode;         /* the ODE of this evaluation's schedule and c (risk_ode.h) */
     hdp_clip *clip, *lo, *hi; /* lo, hi: at c (1 -/+ dc_rel), other laws with dF/dc */
     double c, dc_rel;
     int scale;                /* Gaussian label noise: mu, V functions of c / sqrt(R + tau^2/2) */
     double tau2;
 } clip_set;
 
-typedef struct {
-    double R, mu, V, dmu, dV, mu_c, V_c;
-} clip_pt;
-
-static void clip_at(clip_set *cs, double R, int derivs, int want_c, clip_pt *o)
+/* dmu/dc, dV/dc at R, whose factors and R-derivatives cf holds */
+static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, double *mu_c,
+                    double *V_c)
 {
-    hdp_clip_values v;
-    if (derivs)
-        hdp_clip_eval(cs->clip, R, &v);
-    else
-        hdp_clip_eval_values(cs->clip, R, &v);
-    o->R = R;
-    o->mu = v.mu;
-    o->V = v.V;
-    o->dmu = v.dmu;
-    o->dV = v.dV;
-    o->mu_c = o->V_c = 0.0;
-    if (!want_c || isinf(cs->c))
+    *mu_c = *V_c = 0.0;
+    if (isinf(cs->c))
         return;
     if (cs->scale) {
         /* mu = M(a), V = s N(a), a = c / (2 sqrt(s)), s = R + tau^2/2 (clip.c): with
          * da/dR = -a/(2s), da/dc = a/c, dmu/dc = -(2s/c) dmu/dR and
          * dV/dc = s N'(a) a / c = (2s/c) (nu - dV/dR), nu = V/s */
         double s = fmax(R, 0.0) + 0.5 * cs->tau2;
-        o->mu_c = -2.0 * s / cs->c * v.dmu;
-        o->V_c = s > 0 ? 2.0 * s / cs->c * (v.V / s - v.dV) : 0.0;
+        *mu_c = -2.0 * s / cs->c * cf->dmu;
+        *V_c = s > 0 ? 2.0 * s / cs->c * (cf->V / s - cf->dV) : 0.0;
     } else {
         hdp_clip_values a, b;
         hdp_clip_eval_values(cs->lo, R, &a);
         hdp_clip_eval_values(cs->hi, R, &b);
         double h = 2.0 * cs->dc_rel * cs->c;
-        o->mu_c = (b.mu - a.mu) / h;
-        o->V_c = (b.V - a.V) / h;
+        *mu_c = (b.mu - a.mu) / h;
+        *V_c = (b.V - a.V) / h;
     }
 }
 
-/* ---- the right-hand side ---- */
-
-static double risk_of(const hdp_ode_grad *g, const double *D)
-{
-    double R = 0;
-    for (long j = 0; j < g->spec.m; j++)
-        R += g->spec.bin_weight[j] * g->spec.bin_lambda[j] * D[j];
-    return R;
-}
+/* ---- the right-hand side (risk_ode.h) and its adjoint ---- */
 
 static int rhs(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *y, double *f)
 {
-    clip_pt cv;
-    clip_at(cs, risk_of(g, y), 0, 0, &cv);
-    double eta = p->eta, gm = g->gamma;
-    for (long j = 0; j < g->spec.m; j++) {
-        double l = g->spec.bin_lambda[j];
-        f[j] = l * (-2.0 * eta * cv.mu * y[j] + gm * eta * eta * cv.V) + p->q;
+    const hdp_risk_ode *o = &cs->ode;
+    hdp_rode_coef cf;
+    hdp_rode_coefs(o, p->eta, p->q, hdp_rode_risk(o, y), 0, &cf);
+    hdp_rode_rhs(o, &cf, y, f);
+    for (long j = 0; j < g->spec.m; j++)
         if (!isfinite(f[j]))
             return -1;
-    }
     return 0;
 }
 
-/* Adjoint of one stage k = f(t, Y): ybar_out = J^T kbar; parameters += kbar^T df/dparam. */
+/* Adjoint of one stage k = f(t, Y): ybar_out = J^T kbar (J^T = diag(a) + v u^T);
+ * parameters += kbar^T df/dparam. */
 static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *Y,
-                        const double *kbar, double *Ybar, double *dsched, double *dc, double qf)
+                        const double *kbar, double *Ybar, double *dsched, double *dc)
 {
+    const hdp_risk_ode *o = &cs->ode;
     long m = g->spec.m;
-    clip_pt cv;
-    clip_at(cs, risk_of(g, Y), 1, dc != NULL, &cv);
+    double R = hdp_rode_risk(o, Y), mu_c = 0, V_c = 0;
+    hdp_rode_coef cf;
+    hdp_rode_coefs(o, p->eta, p->q, R, 1, &cf);
+    if (dc)
+        clip_dc(cs, R, &cf, &mu_c, &V_c);
     double eta = p->eta, gm = g->gamma;
     double ukb = 0, sum_kb = 0, e_bar = 0, c_bar = 0;
     for (long j = 0; j < m; j++) {
-        double l = g->spec.bin_lambda[j], kb = kbar[j];
-        double u = l * (-2.0 * eta * cv.dmu * Y[j] + gm * eta * eta * cv.dV);
-        ukb += u * kb;
+        double l = o->lambda[j], kb = kbar[j];
+        ukb += hdp_rode_u(l, Y[j], &cf) * kb;
         sum_kb += kb;
-        e_bar += kb * l * (-2.0 * cv.mu * Y[j] + 2.0 * gm * eta * cv.V);
+        e_bar += kb * l * (-2.0 * cf.mu * Y[j] + 2.0 * gm * eta * cf.V);
         if (dc)
-            c_bar += kb * l * (-2.0 * eta * cv.mu_c * Y[j] + gm * eta * eta * cv.V_c);
+            c_bar += kb * l * (-2.0 * eta * mu_c * Y[j] + gm * eta * eta * V_c);
     }
     for (long j = 0; j < m; j++) {
-        double l = g->spec.bin_lambda[j];
-        Ybar[j] = -2.0 * l * eta * cv.mu * kbar[j] + g->spec.bin_weight[j] * l * ukb;
+        double l = o->lambda[j];
+        Ybar[j] = hdp_rode_a(l, &cf) * kbar[j] + o->w[j] * l * ukb;
     }
     if (dsched)
         for (int i = 0; i < p->n; i++)
             dsched[p->idx[i]] += e_bar * p->de[i] + sum_kb * p->dq[i];
     if (dc) {
         /* q = 2 c^2 gamma^2 sigma~^2: dq/dc = 2 q / c */
-        (void)qf;
         c_bar += sum_kb * (cs->c > 0 && isfinite(cs->c) ? 2.0 * p->q / cs->c : 0.0);
         *dc += c_bar;
     }
@@ -268,7 +251,8 @@ static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, 
 
 /* The clipping laws at c, and at c (1 -/+ dc_rel) when the c-derivative of a law other than
  * the scaled ones is wanted (want_dc). Non-zero when out of memory; clip_set_close frees. */
-static int clip_set_open(const hdp_ode_grad *g, double c, int want_dc, clip_set *cs)
+static int clip_set_open(const hdp_ode_grad *g, const hdp_schedule *s, int privacy, double c,
+                         int want_dc, clip_set *cs)
 {
     memset(cs, 0, sizeof *cs);
     cs->c = c;
@@ -281,6 +265,8 @@ static int clip_set_open(const hdp_ode_grad *g, double c, int want_dc, clip_set 
         cs->lo = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 - cs->dc_rel));
         cs->hi = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 + cs->dc_rel));
     }
+    hdp_rode_init_parts(&cs->ode, &g->spec, g->gamma, privacy ? s->rho : INFINITY, g->R0, s, c,
+                        cs->clip);
     return !cs->clip || (want_c && (!cs->lo || !cs->hi));
 }
 
@@ -367,13 +353,13 @@ static int reverse_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule 
         kb2[j] = h / 3.0 * ybar[j];
         kb1[j] = h / 6.0 * ybar[j];
     }
-    rhs_adjoint(g, cs, &p4, S4, kb, Yb, ds, dcp, qf);
+    rhs_adjoint(g, cs, &p4, S4, kb, Yb, ds, dcp);
     for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb3[j] += h * Yb[j]; }
-    rhs_adjoint(g, cs, &p2, S3, kb3, Yb, ds, dcp, qf);
+    rhs_adjoint(g, cs, &p2, S3, kb3, Yb, ds, dcp);
     for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb2[j] += 0.5 * h * Yb[j]; }
-    rhs_adjoint(g, cs, &p2, S2, kb2, Yb, ds, dcp, qf);
+    rhs_adjoint(g, cs, &p2, S2, kb2, Yb, ds, dcp);
     for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb1[j] += 0.5 * h * Yb[j]; }
-    rhs_adjoint(g, cs, &p1, y, kb1, Yb, ds, dcp, qf);
+    rhs_adjoint(g, cs, &p1, y, kb1, Yb, ds, dcp);
     for (long j = 0; j < m; j++) ybar[j] += Yb[j];
     return 0;
 }
@@ -411,9 +397,6 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
         return NAN;
     long m = g->spec.m, np = hdp_sched_params(s);
     int privacy = !isinf(g->rho) && !isinf(s->rho);
-    double qf = 2.0 * c * c * g->gamma * g->gamma;
-    if (!privacy)
-        qf = 0.0;
     long N = build_grid(g, s);
     if (N < 0)
         return NAN;
@@ -422,8 +405,9 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
         return NAN;
     clip_set cs;
     double F = NAN;
-    if (clip_set_open(g, c, dc != NULL, &cs))
+    if (clip_set_open(g, s, privacy, c, dc != NULL, &cs))
         goto out;
+    double qf = cs.ode.qf; /* 2 c^2 gamma^2, 0 without privacy */
 
     /* states: checkpoints every C steps, one block of C states recomputed from its
      * checkpoint in the reverse pass, the current and next state (C = 1: every state kept,
@@ -439,7 +423,7 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
     /* objective: R(1) + the final-iterate jump */
     double eta1 = hdp_sched_eta(s, 1.0);
     double r2 = s->rho * s->rho;
-    double Fv = risk_of(g, y1) + (privacy ? qf * eta1 * eta1 / r2 : 0.0);
+    double Fv = hdp_rode_risk(&cs.ode, y1) + hdp_rode_final_noise(&cs.ode, eta1);
     if (!isfinite(Fv))
         goto out;
     if (!grad) {

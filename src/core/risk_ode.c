@@ -1,0 +1,135 @@
+/*
+ * risk_ode.c — the risk ODE's right-hand side, Jacobian, bounds, final-iterate noise and
+ * knot stops, written once for its methods (see risk_ode.h; docs/theory.md §3).
+ *
+ * Compiled without floating-point contraction (as ode_erk.c): the bits of every method
+ * are the same on every CPU.
+ */
+#include "core/risk_ode.h"
+#include "core/schedule_kinds.h"
+
+#include <math.h>
+#include <string.h>
+
+void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, double rho,
+                         double R0, const hdp_schedule *s, double c, hdp_clip *clip)
+{
+    memset(o, 0, sizeof *o);
+    o->m = sp->m;
+    o->lambda = sp->bin_lambda;
+    o->w = sp->bin_weight;
+    o->lmin = sp->lambda_min;
+    o->lmax = sp->lambda_max;
+    o->gamma = gamma;
+    o->c = c;
+    o->rho = rho;
+    o->R0 = R0;
+    o->qf = isinf(rho) ? 0.0 : 2.0 * c * c * gamma * gamma;
+    o->sched = *s;
+    o->clip = clip;
+}
+
+hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
+                         hdp_error *err)
+{
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius, &s,
+                        m->c, hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c));
+    o->owns_clip = 1;
+    if (!o->clip)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins", sp->m);
+    return HDP_OK;
+}
+
+void hdp_rode_free(hdp_risk_ode *o)
+{
+    if (!o)
+        return;
+    if (o->owns_clip)
+        hdp_clip_free(o->clip);
+    memset(o, 0, sizeof *o);
+}
+
+void hdp_rode_step_at(const hdp_risk_ode *o, double t, hdp_rode_step *st)
+{
+    st->eta = hdp_sched_eta(&o->sched, t);
+    st->q = isinf(o->rho) ? 0.0 : o->qf * hdp_sched_sigma2(&o->sched, t);
+}
+
+void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, double R, int derivs,
+                    hdp_rode_coef *cf)
+{
+    hdp_clip_values cv;
+    if (derivs)
+        hdp_clip_eval(o->clip, R, &cv);
+    else
+        hdp_clip_eval_values(o->clip, R, &cv);
+    cf->eta = eta;
+    cf->q = q;
+    cf->mu = cv.mu;
+    cf->V = cv.V;
+    cf->dmu = cv.dmu;
+    cf->dV = cv.dV;
+    cf->alpha = -2.0 * eta * cv.mu;
+    cf->beta = o->gamma * eta * eta * cv.V;
+    cf->ua = -2.0 * eta * cv.dmu;
+    cf->ub = o->gamma * eta * eta * cv.dV;
+}
+
+double hdp_rode_risk(const hdp_risk_ode *o, const double *D)
+{
+    double R = 0;
+    for (long j = 0; j < o->m; j++)
+        R += o->w[j] * o->lambda[j] * D[j];
+    return R;
+}
+
+void hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f)
+{
+    for (long j = 0; j < o->m; j++)
+        f[j] = hdp_rode_f(o->lambda[j], y[j], cf);
+}
+
+void hdp_rode_bounds_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, double Ru, double Rl,
+                         double f[2])
+{
+    double eta = st->eta, g = o->gamma;
+    hdp_clip_values cv;
+    hdp_clip_eval_values(o->clip, Ru, &cv);
+    f[0] = -2.0 * o->lmin * eta * cv.mu * Ru + o->lmax * g * eta * eta * cv.V + st->q;
+    hdp_clip_eval_values(o->clip, Rl, &cv);
+    f[1] = -2.0 * o->lmax * eta * cv.mu * Rl + g * eta * eta * cv.V + st->q;
+}
+
+void hdp_rode_bounds_jac(const hdp_risk_ode *o, const hdp_rode_step *st, double Ru, double Rl,
+                         double J[2])
+{
+    double eta = st->eta, g = o->gamma;
+    hdp_clip_values cv;
+    hdp_clip_eval(o->clip, Ru, &cv);
+    J[0] = -2.0 * o->lmin * eta * (cv.dmu * Ru + cv.mu) + o->lmax * g * eta * eta * cv.dV;
+    hdp_clip_eval(o->clip, Rl, &cv);
+    J[1] = -2.0 * o->lmax * eta * (cv.dmu * Rl + cv.mu) + g * eta * eta * cv.dV;
+}
+
+double hdp_rode_final_noise(const hdp_risk_ode *o, double eta1)
+{
+    return isinf(o->rho) ? 0.0 : o->qf * eta1 * eta1 / (o->rho * o->rho);
+}
+
+double hdp_rode_stiffness(const hdp_risk_ode *o)
+{
+    return 2.0 * o->lmax * hdp_sched_integral(&o->sched);
+}
+
+double hdp_rode_next_knot(const hdp_risk_ode *o, int *next, double t)
+{
+    const double *kt;
+    int len = hdp_sched_knots(&o->sched, &kt);
+    if (*next < 1)
+        *next = 1;
+    while (*next < len - 1 && kt[*next] <= t + 1e-12)
+        (*next)++;
+    return *next < len - 1 ? kt[*next] : INFINITY;
+}
