@@ -198,7 +198,8 @@ static void stage_scalars(erk_ctx *cx, double t, double R, double Ru, double Rl,
     } else {
         cf->alpha = cf->beta = 0.0; /* no bins */
         cf->q = st.q;
-        hdp_rode_bounds_rhs(p->ode, &st, Ru, Rl, fb);
+        fb[0] = hdp_rode_bound_rhs(p->ode, &st, 0, Ru);
+        fb[1] = hdp_rode_bound_rhs(p->ode, &st, 1, Rl);
     }
     cx->evals++;
 }

@@ -91,26 +91,24 @@ void hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *
         f[j] = hdp_rode_f(o->lambda[j], y[j], cf);
 }
 
-void hdp_rode_bounds_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, double Ru, double Rl,
-                         double f[2])
+double hdp_rode_bound_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)
 {
     double eta = st->eta, g = o->gamma;
     hdp_clip_values cv;
-    hdp_clip_eval_values(o->clip, Ru, &cv);
-    f[0] = -2.0 * o->lmin * eta * cv.mu * Ru + o->lmax * g * eta * eta * cv.V + st->q;
-    hdp_clip_eval_values(o->clip, Rl, &cv);
-    f[1] = -2.0 * o->lmax * eta * cv.mu * Rl + g * eta * eta * cv.V + st->q;
+    hdp_clip_eval_values(o->clip, Rb, &cv);
+    if (!lower)
+        return -2.0 * o->lmin * eta * cv.mu * Rb + o->lmax * g * eta * eta * cv.V + st->q;
+    return -2.0 * o->lmax * eta * cv.mu * Rb + g * eta * eta * cv.V + st->q;
 }
 
-void hdp_rode_bounds_jac(const hdp_risk_ode *o, const hdp_rode_step *st, double Ru, double Rl,
-                         double J[2])
+double hdp_rode_bound_jac(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)
 {
     double eta = st->eta, g = o->gamma;
     hdp_clip_values cv;
-    hdp_clip_eval(o->clip, Ru, &cv);
-    J[0] = -2.0 * o->lmin * eta * (cv.dmu * Ru + cv.mu) + o->lmax * g * eta * eta * cv.dV;
-    hdp_clip_eval(o->clip, Rl, &cv);
-    J[1] = -2.0 * o->lmax * eta * (cv.dmu * Rl + cv.mu) + g * eta * eta * cv.dV;
+    hdp_clip_eval(o->clip, Rb, &cv);
+    if (!lower)
+        return -2.0 * o->lmin * eta * (cv.dmu * Rb + cv.mu) + o->lmax * g * eta * eta * cv.dV;
+    return -2.0 * o->lmax * eta * (cv.dmu * Rb + cv.mu) + g * eta * eta * cv.dV;
 }
 
 double hdp_rode_final_noise(const hdp_risk_ode *o, double eta1)

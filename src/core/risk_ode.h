@@ -88,12 +88,10 @@ static inline double hdp_rode_u(double l, double y, const hdp_rode_coef *cf)
 /* f = the bins' right-hand side at y (all m). */
 void hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f);
 
-/* The two bounds' derivatives f[0] (upper), f[1] (lower) at Ru, Rl; and their Jacobians
- * (scalar: they do not couple). */
-void hdp_rode_bounds_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, double Ru, double Rl,
-                         double f[2]);
-void hdp_rode_bounds_jac(const hdp_risk_ode *o, const hdp_rode_step *st, double Ru, double Rl,
-                         double J[2]);
+/* A bound's derivative at its value Rb (lower = 0: R_upper, 1: R_lower), and its Jacobian
+ * (scalar: the bounds couple neither with each other nor with the bins). */
+double hdp_rode_bound_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb);
+double hdp_rode_bound_jac(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb);
 
 /* The final-iterate noise 2 c^2 gamma^2 eta~(1)^2 / rho^2 (0 when rho = inf) at eta~(1) = eta1. */
 double hdp_rode_final_noise(const hdp_risk_ode *o, double eta1);
