@@ -45,11 +45,7 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *user)
          * noise) are for the Newton matrix, in ls_solve */
         hdp_rode_coef cf;
         hdp_rode_coefs(o, st.eta, st.q, hdp_rode_risk(o, y), 0, &cf);
-        double eta = st.eta, g = o->gamma; /* the order of evaluation of ode.c before the ODE object */
-        for (long j = 0; j < cd->nb; j++) {
-            double l = o->lambda[j];
-            f[j] = -2.0 * l * eta * cf.mu * y[j] + g * l * eta * eta * cf.V + st.q;
-        }
+        hdp_rode_rhs(o, &cf, y, f);
     }
     if (cd->iu >= 0)
         f[cd->iu] = hdp_rode_bound_rhs(o, &st, 0, y[cd->iu]);
@@ -83,7 +79,7 @@ static int bins_solve(const cv_data *cd, const hdp_rode_step *st, double gam, co
     double vy = 0, vz = 0;
     for (long j = 0; j < cd->nb; j++) {
         double l = o->lambda[j];
-        double diag = 1.0 + gam * 2.0 * l * st->eta * cf.mu;
+        double diag = 1.0 - gam * hdp_rode_a(l, &cf);
         x[j] = b[j] / diag;
         z[j] = hdp_rode_u(l, y[j], &cf) / diag;
         double v = o->w[j] * l;
