@@ -188,49 +188,29 @@ done:
     return st;
 }
 
-/* bins = auto (issue 7): log-spaced bins with two-node Gauss quadrature per bin
- * (hdp_spectrum_bin_log), refined by doubling from 8 bins until the final risk
- * of two successive binnings differs by at most spectrum_tol (relative); the
- * finer of the two is kept. A spectrum with few distinct eigenvalues (<= 64, or
- * fewer than the next doubling) keeps one bin per distinct eigenvalue, which is
- * exact. The trial solves use two output points; their wall time is reported
- * apart from the final solve (binning_seconds). */
-static hdp_status choose_bins(const hdp_model *m, hdp_spectrum *spec, hdp_ode_result *res,
+/* a trial of bins = auto: two output points */
+static hdp_status trial_solve(void *ctx, const hdp_spectrum *spec, long k, double *risk,
                               hdp_error *err)
 {
-    long distinct = hdp_spectrum_distinct(spec);
-    double t0 = now_seconds(), prev = NAN;
-    for (long k = 8; 2 * k < distinct && distinct > 64; k *= 2) {
-        hdp_status st = hdp_spectrum_bin_log(spec, k, err);
-        if (st != HDP_OK)
-            return st;
-        hdp_ode_result trial;
-        st = solve_binned(m, spec, 2, &trial, err);
-        double r = trial.final_risk;
-        hdp_ode_result_free(&trial);
-        if (st != HDP_OK)
-            return st;
-        if (isfinite(prev) && fabs(r - prev) <= m->spectrum_tol * fabs(r)) {
-            res->binning_seconds = now_seconds() - t0;
-            return HDP_OK;
-        }
-        prev = r;
-    }
-    /* not converged before reaching the distinct eigenvalues: use them all */
-    hdp_spectrum_free(spec);
-    hdp_status st = hdp_spectrum_build(m, spec, err);
-    res->binning_seconds = now_seconds() - t0;
+    (void)k;
+    hdp_ode_result trial;
+    hdp_status st = solve_binned(ctx, spec, 2, &trial, err);
+    *risk = trial.final_risk;
+    hdp_ode_result_free(&trial);
     return st;
 }
 
-/* bins = auto refines spec in place (choose_bins); then the solve on its bins */
+/* bins = auto refines spec in place (hdp_rode_auto_bins); then the solve on its bins */
 static hdp_status solve_spectrum(const hdp_model *m, hdp_spectrum *spec, hdp_ode_result *res,
                                  hdp_error *err)
 {
     hdp_status st = HDP_OK;
-    if (m->bins == HDP_BINS_AUTO)
-        st = choose_bins(m, spec, res, err);
-    double binning = res->binning_seconds;
+    double binning = 0;
+    if (m->bins == HDP_BINS_AUTO) {
+        double t0 = now_seconds(); /* the trials' wall time, apart from the final solve */
+        st = hdp_rode_auto_bins(m, spec, trial_solve, (void *)m, err);
+        binning = now_seconds() - t0;
+    }
     if (st == HDP_OK)
         st = solve_binned(m, spec, m->points, res, err);
     res->binning_seconds = binning;

@@ -463,6 +463,26 @@ static void drop_scratch(hdp_ode_grad *g)
     g->ys_len = 0;
 }
 
+/* a trial of bins = auto (risk_ode.h): the model's own schedule */
+typedef struct {
+    hdp_ode_grad *g;
+    hdp_schedule s;
+    double c;
+} auto_trial;
+
+static hdp_status trial_eval(void *ctx, const hdp_spectrum *spec, long k, double *risk,
+                             hdp_error *err)
+{
+    auto_trial *a = ctx;
+    (void)spec; /* a->g->spec */
+    drop_scratch(a->g); /* m changes: scratch and states reallocated */
+    *risk = hdp_ode_grad_eval(a->g, &a->s, a->c, NULL, NULL);
+    if (!isfinite(*risk))
+        return hdp_fail(err, HDP_ENUMERIC,
+                        "the risk ODE of the model's own schedule is not finite (%ld bins)", k);
+    return HDP_OK;
+}
+
 hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
 {
     HDP_ZERO(g);
@@ -482,25 +502,9 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     hdp_status st = hdp_spectrum_build(m, &g->spec, err);
     if (st != HDP_OK || m->bins != HDP_BINS_AUTO)
         return st;
-    /* bins = auto, as in ode.c: log bins doubled from 8 while the spectrum has more
-     * distinct eigenvalues, until two binnings agree to spectrum_tol */
-    hdp_schedule s;
-    hdp_sched_from_model(m, &s);
-    long distinct = hdp_spectrum_distinct(&g->spec);
-    double prev = NAN;
-    for (long k = 8; 2 * k < distinct && distinct > 64; k *= 2) {
-        drop_scratch(g); /* m changes: scratch and states reallocated */
-        if ((st = hdp_spectrum_bin_log(&g->spec, k, err)) != HDP_OK)
-            return st;
-        double r = hdp_ode_grad_eval(g, &s, m->c, NULL, NULL);
-        if (!isfinite(r))
-            return hdp_fail(err, HDP_ENUMERIC,
-                            "the risk ODE of the model's own schedule is not finite (%ld bins)", k);
-        if (isfinite(prev) && fabs(r - prev) <= m->spectrum_tol * fabs(r))
-            return HDP_OK;
-        prev = r;
-    }
-    drop_scratch(g);
-    hdp_spectrum_free(&g->spec);
-    return hdp_spectrum_build(m, &g->spec, err);
+    auto_trial a = {g, {0}, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
+    hdp_sched_from_model(m, &a.s);
+    st = hdp_rode_auto_bins(m, &g->spec, trial_eval, &a, err);
+    drop_scratch(g); /* sized for the last trial's bins */
+    return st;
 }

@@ -131,3 +131,24 @@ double hdp_rode_next_knot(const hdp_risk_ode *o, int *next, double t)
         (*next)++;
     return *next < len - 1 ? kt[*next] : INFINITY;
 }
+
+hdp_status hdp_rode_auto_bins(const hdp_model *m, hdp_spectrum *spec, hdp_rode_trial trial,
+                              void *ctx, hdp_error *err)
+{
+    long distinct = hdp_spectrum_distinct(spec);
+    double prev = NAN;
+    for (long k = 8; 2 * k < distinct && distinct > 64; k *= 2) {
+        hdp_status st = hdp_spectrum_bin_log(spec, k, err);
+        double r = NAN;
+        if (st == HDP_OK)
+            st = trial(ctx, spec, k, &r, err);
+        if (st != HDP_OK)
+            return st;
+        if (isfinite(prev) && fabs(r - prev) <= m->spectrum_tol * fabs(r))
+            return HDP_OK;
+        prev = r;
+    }
+    /* not converged before reaching the distinct eigenvalues: use them all */
+    hdp_spectrum_free(spec);
+    return hdp_spectrum_build(m, spec, err);
+}

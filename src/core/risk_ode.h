@@ -105,4 +105,17 @@ double hdp_rode_stiffness(const hdp_risk_ode *o);
  * them. */
 double hdp_rode_next_knot(const hdp_risk_ode *o, int *next, double t);
 
+/* A trial solve of bins = auto: the final risk of the method on the k bins of spec. */
+typedef hdp_status (*hdp_rode_trial)(void *ctx, const hdp_spectrum *spec, long k, double *risk,
+                                     hdp_error *err);
+
+/* bins = auto (issue 7), for every method: log-spaced bins with two-node Gauss quadrature per
+ * bin (hdp_spectrum_bin_log), refined by doubling from 8 bins until the final risk of two
+ * successive binnings (trial) differs by at most spectrum_tol (relative); the finer of the two
+ * is kept in spec. A spectrum with few distinct eigenvalues (<= 64, or fewer than the next
+ * doubling) keeps one bin per distinct eigenvalue, which is exact; so does one that has not
+ * converged before. A trial's error ends it. */
+hdp_status hdp_rode_auto_bins(const hdp_model *m, hdp_spectrum *spec, hdp_rode_trial trial,
+                              void *ctx, hdp_error *err);
+
 #endif
