@@ -84,7 +84,7 @@ static double erk_max_stiffness(const hdp_model *m, long bins)
  * bins', the steps of R; rhs_evals: both integrations'), or -1 with why set (the caller falls
  * back to CVODE or fails). */
 static int solve_erk(const hdp_model *m, const hdp_risk_ode *o, long points, hdp_ode_result *res,
-                     const char **why, double *t_reached)
+                     int *bins_done, const char **why, double *t_reached)
 {
     hdp_erk_problem p = {o, m->rtol, m->atol, m->max_steps, 0};
     /* the outputs go to risk, upper, lower; mu, nu, eta, sigma2 follow from them */
@@ -92,6 +92,7 @@ static int solve_erk(const hdp_model *m, const hdp_risk_ode *o, long points, hdp
     int rc = hdp_erk_solve(&p, points, &out);
     res->steps = out.steps;
     res->rhs_evals = out.rhs_evals;
+    *bins_done = rc == 0;
     if (rc == 0 && o->lmin == o->lmax) {
         memcpy(res->upper, res->risk, sizeof(double) * (size_t)points);
         memcpy(res->lower, res->risk, sizeof(double) * (size_t)points);
@@ -143,8 +144,89 @@ static void add_final_noise(const hdp_risk_ode *o, long points, hdp_ode_result *
     res->final_risk = res->risk[last];
 }
 
-/* Integrate on the bins of sp with `points` output points (docs/theory.md §3): DOP853 when the
- * problem is not too stiff for it (or asked for), else or when it fails CVODE. */
+/* Each bound apart from the risk (issue 29), with CVODE, kept at the output points up to
+ * where it stays finite (NAN past them): the upper bound grows at the rate
+ * lambda_max gamma eta~^2, which overflows on wide spectra where the risk is stable. */
+static hdp_status bounds_apart(const hdp_model *m, const hdp_risk_ode *o, long points,
+                               hdp_ode_result *res, hdp_error *err)
+{
+    double *col[2] = {res->upper, res->lower}, *until[2] = {&res->upper_until, &res->lower_until};
+    for (int b = 0; b < 2; b++) {
+        hdp_cvode_spec spec = {m->rtol, m->atol, m->max_steps, b ? HDP_CV_LOWER : HDP_CV_UPPER, 1};
+        hdp_cvode_out out = {NULL, res->upper, res->lower, 0, 0, 0, 0};
+        hdp_status st = hdp_cvode_solve(o, &spec, points, &out, err);
+        if (st != HDP_OK)
+            return st; /* its setup: out of memory */
+        for (long i = out.points_done; i < points; i++)
+            col[b][i] = NAN;
+        *until[b] = out.points_done > 0 ? (double)(out.points_done - 1) / (double)(points - 1) : NAN;
+        res->rhs_evals += out.rhs_evals;
+    }
+    return HDP_OK;
+}
+
+/* The risk alone after the joint solve failed (its error in err): DOP853's risk when it had
+ * succeeded (held, with its counters), else CVODE on the bins alone; then the bounds apart.
+ * HDP_OK, or the joint solve's error when the risk itself fails. */
+static hdp_status solve_apart(const hdp_model *m, const hdp_risk_ode *o, long points,
+                              const double *held, const long held_counts[2],
+                              hdp_ode_result *res, hdp_error *err)
+{
+    hdp_error mine;
+    hdp_error_clear(&mine);
+    if (held) {
+        memcpy(res->risk, held, sizeof(double) * (size_t)points);
+        res->steps = held_counts[0];
+        res->rhs_evals = held_counts[1];
+        snprintf(res->solver, sizeof res->solver, "dop853");
+    } else {
+        hdp_cvode_spec spec = {m->rtol, m->atol, m->max_steps, HDP_CV_BINS, 0};
+        hdp_cvode_out out = {res->risk, NULL, NULL, 0, 0, 0, 0};
+        if (hdp_cvode_solve(o, &spec, points, &out, &mine) != HDP_OK)
+            return HDP_ENUMERIC; /* the risk itself: the joint solve's message stands */
+        res->steps = out.steps;
+        res->rhs_evals = out.rhs_evals;
+        snprintf(res->solver, sizeof res->solver, "cvode");
+    }
+    hdp_status st = bounds_apart(m, o, points, res, &mine);
+    if (st != HDP_OK)
+        *err = mine;
+    return st;
+}
+
+/* DOP853 when the problem is not too stiff for it (or asked for), else or when it fails
+ * CVODE, on the risk and its bounds; when DOP853 integrated the risk but not the bounds,
+ * *held keeps its risk and counters (for solve_apart). */
+static hdp_status solve_joint(const hdp_model *m, const hdp_risk_ode *o, long points,
+                              hdp_ode_result *res, double **held, long held_counts[2],
+                              double *t0, hdp_error *err)
+{
+    int erk_failed = 0;
+    snprintf(res->solver, sizeof res->solver, "cvode");
+    if (m->ode_solver == HDP_ODE_DOP853 ||
+        (m->ode_solver == HDP_ODE_AUTO && hdp_rode_stiffness(o) <= erk_max_stiffness(m, o->m))) {
+        const char *why = "";
+        double t_reached = 0;
+        int bins_done = 0;
+        if (solve_erk(m, o, points, res, &bins_done, &why, &t_reached) == 0)
+            return HDP_OK;
+        if (bins_done && (*held = malloc(sizeof(double) * (size_t)points))) {
+            memcpy(*held, res->risk, sizeof(double) * (size_t)points);
+            held_counts[0] = res->steps;
+            held_counts[1] = res->rhs_evals;
+        }
+        if (m->ode_solver == HDP_ODE_DOP853)
+            return hdp_fail(err, HDP_ENUMERIC,
+                            "DOP853 failed at t = %.6g: %s; try [ode] solver = cvode", t_reached,
+                            why);
+        erk_failed = 1; /* CVODE solves it: its counters, the time of both */
+        res->steps = res->rhs_evals = 0;
+    }
+    return solve_cvode(m, o, points, erk_failed, t0, res, err);
+}
+
+/* Integrate on the bins of sp with `points` output points (docs/theory.md §3): the risk and
+ * its bounds together (solve_joint), or apart when that fails (solve_apart). */
 static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long points,
                                hdp_ode_result *res, hdp_error *err)
 {
@@ -152,38 +234,26 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     if (st != HDP_OK)
         return st;
     hdp_risk_ode o;
+    double *held = NULL;
+    long held_counts[2] = {0, 0};
     st = hdp_rode_init(&o, m, sp, err);
     res->bins = sp->m;
     res->eta_sup = hdp_sched_eta_sup(&o.sched);
     res->stable = res->eta_sup < 2.0 / m->gamma;
+    res->upper_until = res->lower_until = 1.0;
     if (st != HDP_OK)
         goto done;
-
     double t0 = now_seconds();
-    int erk_failed = 0, erk_done = 0;
-    snprintf(res->solver, sizeof res->solver, "cvode");
-    if (m->ode_solver == HDP_ODE_DOP853 ||
-        (m->ode_solver == HDP_ODE_AUTO &&
-         hdp_rode_stiffness(&o) <= erk_max_stiffness(m, sp->m))) {
-        const char *why = "";
-        double t_reached = 0;
-        erk_done = solve_erk(m, &o, points, res, &why, &t_reached) == 0;
-        if (!erk_done && m->ode_solver == HDP_ODE_DOP853) {
-            st = hdp_fail(err, HDP_ENUMERIC, "DOP853 failed at t = %.6g: %s; try [ode] solver = cvode",
-                          t_reached, why);
-            goto done;
-        }
-        if (!erk_done) {
-            erk_failed = 1; /* CVODE solves it: its counters, the time of both */
-            res->steps = res->rhs_evals = 0;
-        }
-    }
-    if (!erk_done && (st = solve_cvode(m, &o, points, erk_failed, &t0, res, err)) != HDP_OK)
+    st = solve_joint(m, &o, points, res, &held, held_counts, &t0, err);
+    if (st == HDP_ENUMERIC && (held || m->ode_solver != HDP_ODE_DOP853))
+        st = solve_apart(m, &o, points, held, held_counts, res, err);
+    if (st != HDP_OK)
         goto done;
     res->solve_seconds = now_seconds() - t0;
     record(res, &o, points);
     add_final_noise(&o, points, res);
 done:
+    free(held);
     hdp_rode_free(&o);
     return st;
 }
