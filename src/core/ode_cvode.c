@@ -45,15 +45,13 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *user)
          * noise) are for the Newton matrix, in ls_solve */
         hdp_rode_coef cf;
         hdp_rode_coefs(o, st.eta, st.q, hdp_rode_risk(o, y), 0, &cf);
-        hdp_rode_rhs(o, &cf, y, f);
+        if (hdp_rode_rhs(o, &cf, y, f))
+            return 1; /* not finite; recoverable: CVODE retries with a smaller step */
     }
-    if (cd->iu >= 0)
-        f[cd->iu] = hdp_rode_bound_rhs(o, &st, 0, y[cd->iu]);
-    if (cd->il >= 0)
-        f[cd->il] = hdp_rode_bound_rhs(o, &st, 1, y[cd->il]);
-    for (long j = 0; j < cd->len; j++)
-        if (!isfinite(f[j]))
-            return 1; /* recoverable: CVODE retries with a smaller step */
+    if (cd->iu >= 0 && !isfinite(f[cd->iu] = hdp_rode_bound_rhs(o, &st, 0, y[cd->iu])))
+        return 1;
+    if (cd->il >= 0 && !isfinite(f[cd->il] = hdp_rode_bound_rhs(o, &st, 1, y[cd->il])))
+        return 1;
     return 0;
 }
 
@@ -74,8 +72,9 @@ static int bins_solve(const cv_data *cd, const hdp_rode_step *st, double gam, co
 {
     const hdp_risk_ode *o = cd->o;
     double *z = cd->work;
-    hdp_rode_coef cf;
-    hdp_rode_coefs(o, st->eta, st->q, hdp_rode_risk(o, y), 1, &cf);
+    hdp_rode_coef c1;
+    hdp_rode_coefs(o, st->eta, st->q, hdp_rode_risk(o, y), 1, &c1);
+    const hdp_rode_coef cf = c1; /* a copy the stores cannot alias: kept in registers */
     double vy = 0, vz = 0;
     for (long j = 0; j < cd->nb; j++) {
         double l = o->lambda[j];

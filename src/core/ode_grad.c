@@ -83,16 +83,12 @@ static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, doubl
 
 /* ---- the right-hand side (risk_ode.h) and its adjoint ---- */
 
-static int rhs(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *y, double *f)
+static int rhs(clip_set *cs, const sched_pt *p, const double *y, double *f)
 {
     const hdp_risk_ode *o = &cs->ode;
     hdp_rode_coef cf;
     hdp_rode_coefs(o, p->eta, p->q, hdp_rode_risk(o, y), 0, &cf);
-    hdp_rode_rhs(o, &cf, y, f);
-    for (long j = 0; j < g->spec.m; j++)
-        if (!isfinite(f[j]))
-            return -1;
-    return 0;
+    return hdp_rode_rhs(o, &cf, y, f);
 }
 
 /* Adjoint of one stage k = f(t, Y): ybar_out = J^T kbar (J^T = diag(a) + v u^T);
@@ -103,10 +99,11 @@ static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, 
     const hdp_risk_ode *o = &cs->ode;
     long m = g->spec.m;
     double R = hdp_rode_risk(o, Y), mu_c = 0, V_c = 0;
-    hdp_rode_coef cf;
-    hdp_rode_coefs(o, p->eta, p->q, R, 1, &cf);
+    hdp_rode_coef c1;
+    hdp_rode_coefs(o, p->eta, p->q, R, 1, &c1);
     if (dc)
-        clip_dc(cs, R, &cf, &mu_c, &V_c);
+        clip_dc(cs, R, &c1, &mu_c, &V_c);
+    const hdp_rode_coef cf = c1; /* a copy the stores cannot alias: kept in registers */
     double eta = p->eta, gm = g->gamma;
     double ukb = 0, sum_kb = 0, e_bar = 0, c_bar = 0;
     for (long j = 0; j < m; j++) {
@@ -221,11 +218,11 @@ static inline int stage_states(const hdp_ode_grad *g, clip_set *cs, const sched_
                                double *k2, double *k3, double *Y2, double *Y3, double *Y4)
 {
     long m = g->spec.m;
-    if (rhs(g, cs, p1, y, k1)) return -1;
+    if (rhs(cs, p1, y, k1)) return -1;
     for (long j = 0; j < m; j++) Y2[j] = y[j] + 0.5 * h * k1[j];
-    if (rhs(g, cs, p2, Y2, k2)) return -1;
+    if (rhs(cs, p2, Y2, k2)) return -1;
     for (long j = 0; j < m; j++) Y3[j] = y[j] + 0.5 * h * k2[j];
-    if (rhs(g, cs, p2, Y3, k3)) return -1;
+    if (rhs(cs, p2, Y3, k3)) return -1;
     for (long j = 0; j < m; j++) Y4[j] = y[j] + h * k3[j];
     return 0;
 }
@@ -239,7 +236,7 @@ static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, 
     sched_pt p1, p2, p4;
     double h = stage_scheds(g, s, n, qf, privacy, &p1, &p2, &p4);
     if (stage_states(g, cs, &p1, &p2, h, y, k1, k2, k3, Y, Y, Y)) return -1;
-    if (rhs(g, cs, &p4, Y, k4)) return -1;
+    if (rhs(cs, &p4, Y, k4)) return -1;
     for (long j = 0; j < m; j++) {
         yn[j] = y[j] + h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
         if (!isfinite(yn[j])) return -1;

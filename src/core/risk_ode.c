@@ -51,44 +51,16 @@ void hdp_rode_free(hdp_risk_ode *o)
     memset(o, 0, sizeof *o);
 }
 
-void hdp_rode_step_at(const hdp_risk_ode *o, double t, hdp_rode_step *st)
+int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f)
 {
-    st->eta = hdp_sched_eta(&o->sched, t);
-    st->q = isinf(o->rho) ? 0.0 : o->qf * hdp_sched_sigma2(&o->sched, t);
-}
-
-void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, double R, int derivs,
-                    hdp_rode_coef *cf)
-{
-    hdp_clip_values cv;
-    if (derivs)
-        hdp_clip_eval(o->clip, R, &cv);
-    else
-        hdp_clip_eval_values(o->clip, R, &cv);
-    cf->eta = eta;
-    cf->q = q;
-    cf->mu = cv.mu;
-    cf->V = cv.V;
-    cf->dmu = cv.dmu;
-    cf->dV = cv.dV;
-    cf->alpha = -2.0 * eta * cv.mu;
-    cf->beta = o->gamma * eta * eta * cv.V;
-    cf->ua = -2.0 * eta * cv.dmu;
-    cf->ub = o->gamma * eta * eta * cv.dV;
-}
-
-double hdp_rode_risk(const hdp_risk_ode *o, const double *D)
-{
-    double R = 0;
-    for (long j = 0; j < o->m; j++)
-        R += o->w[j] * o->lambda[j] * D[j];
-    return R;
-}
-
-void hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f)
-{
-    for (long j = 0; j < o->m; j++)
-        f[j] = hdp_rode_f(o->lambda[j], y[j], cf);
+    const hdp_rode_coef c = *cf; /* a copy f cannot alias: kept in registers */
+    const double *lambda = o->lambda;
+    for (long j = 0; j < o->m; j++) {
+        f[j] = hdp_rode_f(lambda[j], y[j], &c);
+        if (!isfinite(f[j]))
+            return -1;
+    }
+    return 0;
 }
 
 double hdp_rode_bound_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)

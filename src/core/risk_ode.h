@@ -19,6 +19,8 @@
 #ifndef HDPSGD_CORE_RISK_ODE_H
 #define HDPSGD_CORE_RISK_ODE_H
 
+#include <math.h>
+
 #include "hdpsgd/clip.h"
 #include "hdpsgd/error.h"
 #include "hdpsgd/model.h"
@@ -60,15 +62,48 @@ void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, 
 
 void hdp_rode_free(hdp_risk_ode *o);
 
-/* eta~(t) and q(t). */
-void hdp_rode_step_at(const hdp_risk_ode *o, double t, hdp_rode_step *st);
+/* eta~(t) and q(t) (inline, as the next two: called at every stage of every step). */
+static inline void hdp_rode_step_at(const hdp_risk_ode *o, double t, hdp_rode_step *st)
+{
+    st->eta = hdp_sched_eta(&o->sched, t);
+    st->q = isinf(o->rho) ? 0.0 : o->qf * hdp_sched_sigma2(&o->sched, t);
+}
 
-/* The coefficients at risk R for the scalars eta, q (derivs: also mu', V' and ua, ub). */
-void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, double R, int derivs,
-                    hdp_rode_coef *cf);
+/* The coefficients at risk R for the scalars eta, q (derivs: also mu', V' and ua, ub;
+ * without, those are 0). */
+static inline void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, double R,
+                                  int derivs, hdp_rode_coef *cf)
+{
+    hdp_clip_values cv;
+    if (derivs)
+        hdp_clip_eval(o->clip, R, &cv);
+    else
+        hdp_clip_eval_values(o->clip, R, &cv);
+    cf->eta = eta;
+    cf->q = q;
+    cf->mu = cv.mu;
+    cf->V = cv.V;
+    cf->alpha = -2.0 * eta * cv.mu;
+    cf->beta = o->gamma * eta * eta * cv.V;
+    if (!derivs) {
+        cf->dmu = cf->dV = cf->ua = cf->ub = 0.0;
+        return;
+    }
+    cf->dmu = cv.dmu;
+    cf->dV = cv.dV;
+    cf->ua = -2.0 * eta * cv.dmu;
+    cf->ub = o->gamma * eta * eta * cv.dV;
+}
 
 /* R = sum_j w_j lambda_j D_j, in bin order. */
-double hdp_rode_risk(const hdp_risk_ode *o, const double *D);
+static inline double hdp_rode_risk(const hdp_risk_ode *o, const double *D)
+{
+    const double *w = o->w, *lambda = o->lambda;
+    double R = 0;
+    for (long j = 0; j < o->m; j++)
+        R += w[j] * lambda[j] * D[j];
+    return R;
+}
 
 /* The bins' right-hand side f_j and the Jacobian's diagonal a_j and u_j (v_j = w_j lambda_j):
  * one bin of eigenvalue l at D_j = y. */
@@ -85,8 +120,8 @@ static inline double hdp_rode_u(double l, double y, const hdp_rode_coef *cf)
     return l * (cf->ua * y + cf->ub);
 }
 
-/* f = the bins' right-hand side at y (all m). */
-void hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f);
+/* f = the bins' right-hand side at y (all m); -1 when one is not finite, else 0. */
+int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f);
 
 /* A bound's derivative at its value Rb (lower = 0: R_upper, 1: R_lower), and its Jacobian
  * (scalar: the bounds couple neither with each other nor with the bins). */
