@@ -54,8 +54,11 @@ void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     for (long i = 0; i < r->points; i++) {
         char bound[2][32];
         double v[2] = {r->upper[i], r->lower[i]};
-        for (int b = 0; b < 2; b++) /* a bound that is not finite: an empty cell */
-            snprintf(bound[b], sizeof bound[b], isfinite(v[b]) ? "%.12g" : "", v[b]);
+        for (int b = 0; b < 2; b++) { /* a bound that is not finite: an empty cell */
+            bound[b][0] = '\0';
+            if (isfinite(v[b]))
+                snprintf(bound[b], sizeof bound[b], "%.12g", v[b]);
+        }
         fprintf(f, "%.10g,%.12g,%s,%s,%.12g,%.12g,%.12g,%.12g\n", r->t[i], r->risk[i], bound[0],
                 bound[1], r->mu[i], r->nu[i], r->eta[i], r->sigma2[i]);
     }
