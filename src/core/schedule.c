@@ -240,28 +240,47 @@ double hdp_sched_sigma2(const hdp_schedule *s, double t)
     return k ? k->sigma2(s, clamp01(t), s->rho * s->rho) : 0;
 }
 
-int hdp_sched_params(const hdp_schedule *s) { return kind_of(s)->params(s); }
+/* the internal entries below: a kind outside the table (a struct filled by hand) has no
+ * parameters, a zero point, no bend and no integral */
+int hdp_sched_params(const hdp_schedule *s)
+{
+    const sched_kind *k = kind_of(s);
+    return k ? k->params(s) : 0;
+}
 
 void hdp_sched_point_at(const hdp_schedule *s, int seg, double t, double qf, int privacy,
                         hdp_sched_point *p)
 {
+    const sched_kind *k = kind_of(s);
     memset(p, 0, sizeof *p);
     p->idx[1] = 1;
-    kind_of(s)->point(s, seg, t, qf, privacy, p);
+    if (k)
+        k->point(s, seg, t, qf, privacy, p);
 }
 
 void hdp_sched_final_grad(const hdp_schedule *s, double de1, double *ds)
 {
-    kind_of(s)->final_grad(s, de1, ds);
+    const sched_kind *k = kind_of(s);
+    if (k)
+        k->final_grad(s, de1, ds);
 }
 
-double hdp_sched_bend(const hdp_schedule *s, double t) { return kind_of(s)->bend(s, t); }
+double hdp_sched_bend(const hdp_schedule *s, double t)
+{
+    const sched_kind *k = kind_of(s);
+    return k ? k->bend(s, t) : INFINITY;
+}
 
-double hdp_sched_integral(const hdp_schedule *s) { return kind_of(s)->integral(s); }
+double hdp_sched_integral(const hdp_schedule *s)
+{
+    const sched_kind *k = kind_of(s);
+    return k ? k->integral(s) : 0.0;
+}
 
 int hdp_sched_knots(const hdp_schedule *s, const double **t)
 {
-    int n = kind_of(s)->knots ? s->len : 0;
+    const sched_kind *k = kind_of(s);
+    int n = k && k->knots ? s->len : 0;
     *t = n ? s->t : NULL;
     return n;
 }
