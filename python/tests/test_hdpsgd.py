@@ -220,7 +220,8 @@ class Test_model(unittest.TestCase):
 
 class Test_ode(unittest.TestCase):
     KEYS = ["final_risk", "risk_before_final_noise", "final_noise", "gamma", "n", "d", "rho",
-            "stable", "eta_sup", "bins", "rhs_evals", "steps"]
+            "stable", "upper_finite_until", "lower_finite_until", "eta_sup", "bins", "rhs_evals",
+            "steps"]
     COLS = ["t", "risk", "risk_upper", "risk_lower", "mu_c", "nu_c", "eta", "sigma2"]
 
     def check(self, path, sets):

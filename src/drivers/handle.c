@@ -364,6 +364,8 @@ hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err)
         rec_real(r, "final_noise", o.final_noise);
         model_numbers(r, m);
         rec_bool(r, "stable", o.stable);
+        rec_real(r, "upper_finite_until", o.upper_until);
+        rec_real(r, "lower_finite_until", o.lower_until);
         rec_real(r, "eta_sup", o.eta_sup);
         rec_int(r, "bins", (double)o.bins);
         rec_int(r, "rhs_evals", (double)o.rhs_evals);
