@@ -15,12 +15,6 @@
 #include "cli.h"
 #include "plot_data.h"
 
-void plot_assign_num(char *buf, const char *var, double v)
-{
-    size_t len = strlen(buf);
-    snprintf(buf + len, PLOT_ASSIGN_MAX - len, "%s=%.17g\n", var, v);
-}
-
 int plot_bad_input(const char *fmt, const char *a, const char *b)
 {
     fprintf(stderr, "hdpsgd plot: error: ");
@@ -29,18 +23,22 @@ int plot_bad_input(const char *fmt, const char *a, const char *b)
     return EXIT_BAD_INPUT;
 }
 
-FILE *plot_tmp_data(char *path, size_t size)
+int plot_data_begin(plot_data_buf *b)
 {
-    snprintf(path, size, "/tmp/hdpsgd-plotdata-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return NULL;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(path);
-    }
-    return f;
+    b->text = NULL;
+    b->len = 0;
+    b->f = open_memstream(&b->text, &b->len);
+    return b->f ? 0 : plot_bad_input("out of memory for the figure's data%s%s", "", "");
+}
+
+int plot_data_end(plot_data_buf *b, hdp_plot_vars *v, const char *var)
+{
+    int bad = fclose(b->f) != 0;
+    if (!bad)
+        hdp_plot_var_data(v, var, b->text, b->len);
+    free(b->text);
+    b->text = NULL;
+    return bad ? plot_bad_input("out of memory for the figure's data%s%s", "", "") : 0;
 }
 
 int plot_column_has_numbers(const plot_csv *t, const char *name)
@@ -70,7 +68,7 @@ static void names_between(const plot_csv *t, const char *prefix, const char *suf
 
 /* ---- rates -o: one row per (gamma, family) -> the figure data of `rates --figure` ---- */
 
-int plot_rates_data(const plot_csv *t, char *path, size_t size, char *families, size_t fsize)
+int plot_rates_data(const plot_csv *t, hdp_plot_vars *v, char *families, size_t fsize)
 {
     int cg = plot_csv_col(t, "gamma"), cf = plot_csv_col(t, "family"), cr = plot_csv_col(t, "final_risk");
     char rho_s[64];
@@ -89,9 +87,10 @@ int plot_rates_data(const plot_csv *t, char *path, size_t size, char *families, 
         }
     if (!families[0])
         return plot_bad_input("%s: no family of the toolkit in its column 'family'%s", t->path, "");
-    FILE *f = plot_tmp_data(path, size);
-    if (!f)
-        return plot_bad_input("cannot create a temporary file: %s%s", strerror(errno), "");
+    plot_data_buf db;
+    if (plot_data_begin(&db))
+        return EXIT_BAD_INPUT;
+    FILE *f = db.f;
     fprintf(f, "gamma");
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (want[k]) fprintf(f, ",risk_%s,theory_%s", hdp_design_family_column(k), hdp_design_family_column(k));
@@ -119,21 +118,17 @@ int plot_rates_data(const plot_csv *t, char *path, size_t size, char *families, 
         }
         fputc('\n', f);
     }
-    if (fclose(f) != 0) {
-        unlink(path);
-        return plot_bad_input("cannot write a temporary file: %s%s", strerror(errno), "");
-    }
-    return 0;
+    return plot_data_end(&db, v, "data_file");
 }
 
 /* ---- the families' CSVs: the variables their own --figure gives the script ---- */
 
 /* schedule --figure data: the families and their final risks */
-static void schedules_vars(const plot_csv *t, char *assign)
+static void schedules_vars(const plot_csv *t, hdp_plot_vars *v)
 {
     char buf[4096];
     names_between(t, "eta_", "", buf, sizeof buf);
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "families", buf);
+    hdp_plot_var_str(v, "families", buf);
     char finals[1024] = "", copy[4096];
     snprintf(copy, sizeof copy, "%s", buf);
     for (char *sv = NULL, *w = strtok_r(copy, " ", &sv); w; w = strtok_r(NULL, " ", &sv)) {
@@ -143,11 +138,11 @@ static void schedules_vars(const plot_csv *t, char *assign)
         snprintf(finals + len, sizeof finals - len, "%s%.4g", len ? " " : "",
                  plot_csv_num(t, t->nrows - 1, plot_csv_col(t, col)));
     }
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "final_risks", finals);
+    hdp_plot_var_str(v, "final_risks", finals);
 }
 
 /* rf-experiment P2, P3: the values of p in the first column, each once */
-static void rf_p_list(const plot_csv *t, char *assign)
+static void rf_p_list(const plot_csv *t, hdp_plot_vars *v)
 {
     char list[2048] = "";
     for (long r = 0; r < t->nrows; r++) {
@@ -160,15 +155,15 @@ static void rf_p_list(const plot_csv *t, char *assign)
         size_t len = strlen(list);
         snprintf(list + len, sizeof list - len, "%s%s", len ? " " : "", p);
     }
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "p_list", list);
+    hdp_plot_var_str(v, "p_list", list);
 }
 
 /* kl bound: the schemes, the KL per unit of B, the fixed width and depth of the two panels */
-static void kl_bound_vars(const plot_csv *t, char *assign)
+static void kl_bound_vars(const plot_csv *t, hdp_plot_vars *v)
 {
     char buf[4096];
     names_between(t, "B_", "", buf, sizeof buf);
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "schemes", buf);
+    hdp_plot_var_str(v, "schemes", buf);
     double per = NAN, fw = NAN, fd = NAN;
     char first[64];
     sscanf(buf, "%63s", first);
@@ -181,13 +176,13 @@ static void kl_bound_vars(const plot_csv *t, char *assign)
         if (!strcmp(plot_csv_cell(t, r, 0), "depth")) fw = plot_csv_num(t, r, 2);
         if (!strcmp(plot_csv_cell(t, r, 0), "width")) fd = plot_csv_num(t, r, 1);
     }
-    plot_assign_num(assign, "kl_per_B", per);
-    plot_assign_num(assign, "fixed_width", fw);
-    plot_assign_num(assign, "fixed_depth", fd);
+    hdp_plot_var_num(v, "kl_per_B", per);
+    hdp_plot_var_num(v, "fixed_width", fw);
+    hdp_plot_var_num(v, "fixed_depth", fd);
 }
 
 /* kl run (--vs epochs, depth or width): the schemes, squared loss or not, the epochs drawn */
-static const char *kl_run_vars(const plot_csv *t, char *assign)
+static const char *kl_run_vars(const plot_csv *t, hdp_plot_vars *v)
 {
     char buf[4096], meta[256];
     int sweep = t->kind == PK_KL_SWEEP;
@@ -200,24 +195,24 @@ static const char *kl_run_vars(const plot_csv *t, char *assign)
             continue;
         snprintf(schemes + len, sizeof schemes - len, "%s%s", len ? " " : "", w);
     }
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "schemes", schemes);
+    hdp_plot_var_str(v, "schemes", schemes);
     char first[64], col[96];
     sscanf(schemes, "%63s", first);
     snprintf(col, sizeof col, "%s_%s", first, sweep ? "exact" : "kl_exact");
-    plot_assign_num(assign, "squared", plot_column_has_numbers(t, col));
+    hdp_plot_var_num(v, "squared", plot_column_has_numbers(t, col));
     snprintf(col, sizeof col, "%s_relu_kl", first);
-    plot_assign_num(assign, "relu", plot_csv_col(t, col) >= 0);
+    hdp_plot_var_num(v, "relu", plot_csv_col(t, col) >= 0);
     if (sweep) {
-        hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "xname", t->cols[0]);
+        hdp_plot_var_str(v, "xname", t->cols[0]);
         double E = plot_csv_meta(t, "kl.epochs", meta, sizeof meta) ? strtod(meta, NULL) : NAN;
-        plot_assign_num(assign, "epochs_final", E);
-        plot_assign_num(assign, "epochs_early", round(0.4 * E));
+        hdp_plot_var_num(v, "epochs_final", E);
+        hdp_plot_var_num(v, "epochs_early", round(0.4 * E));
     }
     return sweep ? "kl-sweep" : "kl-epochs";
 }
 
 /* nc --sweep: a label per curve, which curves are references, chance level, the y range */
-static int nc_sweep_vars(const plot_csv *t, char *assign)
+static int nc_sweep_vars(const plot_csv *t, hdp_plot_vars *v)
 {
     int cc = plot_csv_col(t, "curve"), cn = plot_csv_col(t, "name"), crem = plot_csv_col(t, "remedy");
     int ce = plot_csv_col(t, "error"), cs = plot_csv_col(t, "stderr"), cx = plot_csv_col(t, "exact");
@@ -245,63 +240,62 @@ static int nc_sweep_vars(const plot_csv *t, char *assign)
                 break;
             }
         snprintf(var, sizeof var, "label_%ld", c);
-        hdp_plot_assign(assign, PLOT_ASSIGN_MAX, var, c < st->nlabels ? st->labels[c] : name);
-        size_t len = strlen(assign);
-        snprintf(assign + len, PLOT_ASSIGN_MAX - len, "ref_%ld=%d\n", c, ref);
+        hdp_plot_var_str(v, var, c < st->nlabels ? st->labels[c] : name);
+        snprintf(var, sizeof var, "ref_%ld", c);
+        hdp_plot_var_num(v, var, ref);
     }
     double K = plot_csv_num(t, 0, plot_csv_col(t, "K"));
-    plot_assign_num(assign, "ncurves", (double)ncurves);
-    plot_assign_num(assign, "chance", 1.0 - 1.0 / K);
-    plot_assign_num(assign, "ymax", fmin(1.04, fmax(0.1, 1.3 * top + 0.02)));
+    hdp_plot_var_num(v, "ncurves", (double)ncurves);
+    hdp_plot_var_num(v, "chance", 1.0 - 1.0 / K);
+    hdp_plot_var_num(v, "ymax", fmin(1.04, fmax(0.1, 1.3 * top + 0.02)));
     return 0;
 }
 
 /* sim-index --experiment eps: the risk without privacy (epsilon inf), or -1 */
-static void si_eps_vars(const plot_csv *t, char *assign)
+static void si_eps_vars(const plot_csv *t, hdp_plot_vars *v)
 {
     double nonpriv = -1;
     int ce = plot_csv_col(t, "epsilon_stage2"), cr = plot_csv_col(t, "risk");
     for (long r = 0; r < t->nrows; r++)
         if (isinf(plot_csv_num(t, r, ce)) || !strcmp(plot_csv_cell(t, r, ce), "inf"))
             nonpriv = plot_csv_num(t, r, cr);
-    plot_assign_num(assign, "nonpriv", nonpriv);
+    hdp_plot_var_num(v, "nonpriv", nonpriv);
 }
 
-int plot_family_vars(const plot_csv *t, char *assign, const char **script)
+int plot_family_vars(const plot_csv *t, hdp_plot_vars *v, const char **script)
 {
     char buf[4096], meta[256];
     switch (t->kind) {
     case PK_RATES_FIG:
         names_between(t, "risk_", "", buf, sizeof buf);
-        hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "families", buf);
+        hdp_plot_var_str(v, "families", buf);
         {   /* rates --figure's data since issue 25: the fitted rates, fit_<family> */
             char col[160];
             size_t w = strcspn(buf, " ");
             snprintf(col, sizeof col, "fit_%.*s", (int)(w < 120 ? w : 120), buf);
-            size_t len = strlen(assign);
-            snprintf(assign + len, PLOT_ASSIGN_MAX - len, "has_fit=%d\n", plot_csv_col(t, col) >= 0);
+            hdp_plot_var_num(v, "has_fit", plot_csv_col(t, col) >= 0);
         }
         *script = "rates";
         return 0;
-    case PK_SCHEDULES: schedules_vars(t, assign); *script = "schedule"; return 0;
+    case PK_SCHEDULES: schedules_vars(t, v); *script = "schedule"; return 0;
     case PK_SCHED_TABLE: *script = "schedule-table"; return 0;
     case PK_RF_RUN: *script = "rf-run"; return 0;
     case PK_RF_P1:
-        plot_assign_num(assign, "n_train",
+        hdp_plot_var_num(v, "n_train",
                         plot_csv_meta(t, "rf.n", meta, sizeof meta) ? strtod(meta, NULL) : NAN);
         *script = "rf-p1";
         return 0;
     case PK_RF_P2:
     case PK_RF_P3:
-        rf_p_list(t, assign);
+        rf_p_list(t, v);
         *script = t->kind == PK_RF_P2 ? "rf-p2" : "rf-p3";
         return 0;
     case PK_RF_P4: *script = "rf-p4"; return 0;
-    case PK_KL_BOUND: kl_bound_vars(t, assign); *script = "kl-bound"; return 0;
+    case PK_KL_BOUND: kl_bound_vars(t, v); *script = "kl-bound"; return 0;
     case PK_KL_EPOCHS:
-    case PK_KL_SWEEP: *script = kl_run_vars(t, assign); return 0;
-    case PK_NC_SWEEP: *script = "nc-sweep"; return nc_sweep_vars(t, assign);
-    case PK_SI_EPS: si_eps_vars(t, assign); *script = "si-eps"; return 0;
+    case PK_KL_SWEEP: *script = kl_run_vars(t, v); return 0;
+    case PK_NC_SWEEP: *script = "nc-sweep"; return nc_sweep_vars(t, v);
+    case PK_SI_EPS: si_eps_vars(t, v); *script = "si-eps"; return 0;
     case PK_SI_N: *script = "si-n"; return 0;
     case PK_SI_ALIGN: *script = "si-align"; return 0;
     default: return plot_bad_input("%s: no figure for this kind of CSV%s", t->path, "");

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "hdpsgd/error.h"
+#include "io/output.h"
 
 /* The embedded text of plots/NAME.gp, or NULL. */
 const char *hdp_plot_script(const char *name);
@@ -26,10 +27,48 @@ const char *hdp_plot_script(const char *name);
 /* Path of the gnuplot executable ($HDPSGD_GNUPLOT or gnuplot on PATH), or NULL. */
 const char *hdp_plot_gnuplot(void);
 
-/* Draw script NAME into out_path. assignments: gnuplot statements setting the
- * script's variables (for example "ode_file='a.csv'; title_text='x'"). */
-hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *assignments,
-                         hdp_error *err);
+/* The variables a figure's script is given. No text reaches gnuplot's parser as code: a
+ * string becomes a gnuplot single-quoted string (no backquote substitution, no macro
+ * expansion, no escapes but '' for a quote), a newline or tab a "\n" or "\t" joined to it,
+ * any other control character or byte that is not UTF-8 the replacement character U+FFFD; a
+ * data file is copied into the figure's private folder and named there (data1.csv, ...), so
+ * that its name never reaches the script; numbers are written by printf. The text grows as
+ * needed (nothing is cut); an allocation failure or a variable name that is not an
+ * identifier is reported by hdp_plot_draw. */
+typedef struct {
+    char *text;          /* the assignments, one per line */
+    size_t len, cap;
+    char *title;         /* title_text: broken into lines at drawing time */
+    int has_title;
+    char **files;        /* a data file to copy: a path, or (data != NULL) generated text */
+    char **data;
+    size_t *data_len;
+    int nfiles, files_cap;
+    int failed;          /* 1: out of memory, 2: a bad variable name */
+} hdp_plot_vars;
+
+void hdp_plot_vars_init(hdp_plot_vars *v);
+void hdp_plot_vars_free(hdp_plot_vars *v);
+/* var = 'value' (title_text: kept apart, broken into lines to fit the figure) */
+void hdp_plot_var_str(hdp_plot_vars *v, const char *var, const char *value);
+/* var = value (%.17g; NaN when not finite) */
+void hdp_plot_var_num(hdp_plot_vars *v, const char *var, double value);
+/* var = the private copy of the file at path */
+void hdp_plot_var_file(hdp_plot_vars *v, const char *var, const char *path);
+/* var = the private copies of n files, space-separated (for the scripts' word(var, i)) */
+void hdp_plot_var_files(hdp_plot_vars *v, const char *var, const char *const *paths, int n);
+/* var = a private file holding len bytes of text (data the caller made) */
+void hdp_plot_var_data(hdp_plot_vars *v, const char *var, const char *text, size_t len);
+/* gnuplot's text of a string: 'value' as above, appended to the variables' text (tests) */
+void hdp_plot_quote(hdp_plot_vars *v, const char *value);
+
+/* Draw script NAME into out_path with the variables vars. set: the command's output set, to
+ * which the figure and its companions are added (committed by the caller with the other
+ * outputs, all or none); NULL: the figure is published on its own. gnuplot must exit 0 and
+ * every file it writes must be whole (a PNG's IEND chunk, a PDF's or EPS's %%EOF, an SVG's
+ * </svg>, a .tex's \endgroup), else HDP_EIO with gnuplot's message. */
+hdp_status hdp_plot_draw(hdp_outset *set, const char *name, const char *out_path,
+                         const hdp_plot_vars *vars, hdp_error *err);
 
 /* The user's style of every figure drawn afterwards (the command line's figure options). */
 #define HDP_PLOT_MAX_LABELS 64
@@ -61,8 +100,5 @@ int hdp_plot_extension_ok(const char *path);
  * .tex figure (FIG-without-extension.pdf) and, with no_title, the caption file
  * (FIG-without-extension.caption.txt). Fills up to 2 names of size bytes; returns the count. */
 int hdp_plot_companions(const char *fig, char names[][4200], int max);
-
-/* Append  var="value"  (a gnuplot double-quoted string; newlines allowed) to buf. */
-void hdp_plot_assign(char *buf, size_t size, const char *var, const char *value);
 
 #endif
