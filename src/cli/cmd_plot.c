@@ -139,7 +139,7 @@ static char *make_title(const plot_csv *tabs, int n, int curves)
         for (int i = 0; i < n; i++)
             fprintf(f, "%s%s", i ? ", " : "", base_name(tabs[i].path));
     } else {
-        const char *d = tabs[0].description;
+        const char *d = tabs[0].description ? tabs[0].description : "";
         fprintf(f, "%s%s", tabs[0].command, d[0] ? ": " : "");
         int depth = 0;
         char last = ' ';
