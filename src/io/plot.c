@@ -374,9 +374,22 @@ static const char *const tmp_names[] = {"script.gp",  "err.txt",    "figure.png"
                                         "figure.svg", "figure.eps", "figure.tex", "caption.txt",
                                         NULL};
 
+/* The private folder's template: $TMPDIR/hdpsgd-plot-XXXXXX when TMPDIR is an absolute path
+ * of at most 150 bytes of letters, digits and / . _ - (the folder's name is written into the
+ * script between single quotes), else /tmp/hdpsgd-plot-XXXXXX. */
+static void private_folder_template(char *dir, size_t size)
+{
+    const char *t = getenv("TMPDIR");
+    int ok = t && t[0] == '/' && strlen(t) <= 150;
+    for (const char *c = t; ok && *c; c++)
+        ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+             strchr("/._-", *c);
+    snprintf(dir, size, "%s/hdpsgd-plot-XXXXXX", ok ? t : "/tmp");
+}
+
 static void remove_tree(const char *dir, int ndata)
 {
-    char path[128];
+    char path[256];
     for (int i = 0; tmp_names[i]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, tmp_names[i]);
         unlink(path);
@@ -393,7 +406,7 @@ static void remove_tree(const char *dir, int ndata)
 static hdp_status private_data(const hdp_plot_vars *v, const char *dir, hdp_error *err)
 {
     for (int i = 0; i < v->nfiles; i++) {
-        char path[128];
+        char path[256];
         snprintf(path, sizeof path, "%s/data%d.csv", dir, i + 1);
         FILE *out = fopen(path, "wb");
         if (!out)
@@ -610,7 +623,8 @@ static hdp_status hdp_plot_draw_inner(const char *name, const char *out_path,
     /* gnuplot reads and writes only in a private temporary folder, under fixed names; the
      * files are then published where the output layer puts files (symbolic links written
      * through, the replaced file's mode kept, with the command's other outputs or none) */
-    char dir[64] = "/tmp/hdpsgd-plot-XXXXXX";
+    char dir[200];
+    private_folder_template(dir, sizeof dir);
     hdp_out_block_signals(1);
     int made = mkdtemp(dir) != NULL;
     int saved = errno;
@@ -620,7 +634,7 @@ static hdp_status hdp_plot_draw_inner(const char *name, const char *out_path,
     if (!made)
         return hdp_fail(err, HDP_EIO, "cannot create a temporary folder for gnuplot: %s",
                         strerror(saved));
-    char script_path[128], err_path[128], fig_tmp[128], gfx_tmp[128], cap_tmp[128];
+    char script_path[256], err_path[256], fig_tmp[256], gfx_tmp[256], cap_tmp[256];
     snprintf(script_path, sizeof script_path, "%s/script.gp", dir);
     snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
     snprintf(fig_tmp, sizeof fig_tmp, "%s/figure%s", dir, ext);

@@ -68,28 +68,40 @@ static size_t text_char(const unsigned char *p)
     return n;
 }
 
+/* The string as gnuplot pieces joined by '.': runs of text in single quotes, and a single
+ * quote, newline or tab as "'", "\n", "\t" (gnuplot misreads its '' escape at the start of a
+ * single-quoted string: '''x' reads as two strings). */
 void hdp_plot_quote(hdp_plot_vars *v, const char *value)
 {
-    append_str(v, "'");
+    int open = 0, pieces = 0;
     for (const unsigned char *p = (const unsigned char *)value; *p;) {
-        if (*p == '\'') {
-            append_str(v, "''");
+        const char *special = *p == '\'' ? "\"'\"" : *p == '\n' ? "\"\\n\"" : *p == '\t' ? "\"\\t\"" : NULL;
+        if (special) {
+            append_str(v, open ? "'." : pieces ? "." : "");
+            append_str(v, special);
+            open = 0;
+            pieces++;
             p++;
-        } else if (*p == '\n' || *p == '\t') { /* a double-quoted escape, joined to the rest */
-            append_str(v, *p == '\n' ? "'.\"\\n\".'" : "'.\"\\t\".'");
-            p++;
+            continue;
+        }
+        if (!open) {
+            append_str(v, pieces ? ".'" : "'");
+            open = 1;
+            pieces++;
+        }
+        size_t n = text_char(p);
+        if (n) {
+            append(v, (const char *)p, n);
+            p += n;
         } else {
-            size_t n = text_char(p);
-            if (n) {
-                append(v, (const char *)p, n);
-                p += n;
-            } else {
-                append_str(v, "\xef\xbf\xbd"); /* U+FFFD, the replacement character */
-                p++;
-            }
+            append_str(v, "\xef\xbf\xbd"); /* U+FFFD, the replacement character */
+            p++;
         }
     }
-    append_str(v, "'");
+    if (open)
+        append_str(v, "'");
+    if (!pieces)
+        append_str(v, "''");
 }
 
 int hdp_plot_fquote(FILE *f, const char *value)
