@@ -58,7 +58,7 @@ fake cut 'printf "\211PNG\r\n\032\n\0\0\0\rIHDR" > "$OUT"; exit 0'
 fake nothing 'exit 0'
 fake fails 'echo "line 12: all went wrong" >&2; exit 1'
 fake xfsz 'printf "\211PNG" > "$OUT"; kill -XFSZ $$'
-fake signal 'printf "\211PNG" > "$OUT"; kill -TERM $PPID; exec sleep 30'
+fake signal 'echo $$ > "'"$work"'/fake.pid"; printf "\211PNG" > "$OUT"; kill -TERM $PPID; exec sleep 30'
 for g in cut nothing fails xfsz; do
   HDPSGD_GNUPLOT=$work/$g "$bin" validate "${small[@]}" --set sim.seed=3 --figure v.png \
     --json v.json >/dev/null 2>"$work/err"
@@ -74,7 +74,9 @@ HDPSGD_GNUPLOT=$work/signal "$bin" validate "${small[@]}" --set sim.seed=4 --fig
 unchanged "validate, SIGTERM while drawing" $? 143
 HDPSGD_GNUPLOT=$work/signal "$bin" plot v.ode.csv -o p.png >/dev/null 2>"$work/err"
 unchanged "plot, SIGTERM while drawing" $? 143
-check "gnuplot was ended with hdpsgd" bash -c "! pgrep -f '^sleep 30\$' -P 1 >/dev/null"
+# the fake (now sleep 30) gets SIGTERM from hdpsgd's handler: gone within seconds, not 30
+gone() { for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done; return 1; }
+check "gnuplot was ended with hdpsgd" gone "$(cat "$work/fake.pid")"
 
 # ---- and when everything works, all are replaced together ----
 "$bin" validate "${small[@]}" --set sim.seed=5 --figure v.png --json v.json >/dev/null 2>"$work/err"
