@@ -238,7 +238,7 @@ int plot_sweep_data(const plot_csv *t, const plot_sweep_opts *o, hdp_plot_vars *
     int rc = plan_columns(t, o, &p);
     if (!rc)
         rc = plan_groups(&p);
-    plot_data_buf db;
+    plot_data_buf db = {NULL, NULL, 0};
     if (!rc)
         rc = plot_data_begin(&db);
     if (!rc) {
