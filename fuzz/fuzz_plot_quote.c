@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/plot.h"
+#include "cli/plot.h"
 
 /* the length of the well-formed UTF-8 character at p (no control characters), or 0; written
  * apart from plot_vars.c's on purpose */

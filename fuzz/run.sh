@@ -37,10 +37,10 @@ schema_src=("$src/src/core/model_read.c" "$src/src/core/model_finalize.c" "$src/
   -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
   $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_model.c" "$src/src/core/model.c" "${schema_src[@]}" "$src/src/core/error.c" \
   $(pkg-config --libs inih gsl) -lm -o "$build/fuzz_model"
-# the strings handed to gnuplot (fuzz/fuzz_plot_quote.c: only src/io/plot_vars.c)
+# the strings handed to gnuplot (fuzz/fuzz_plot_quote.c: only src/cli/plot_vars.c)
 "$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
-  "$src/fuzz/fuzz_plot_quote.c" "$src/src/io/plot_vars.c" -lm -o "$build/fuzz_plot_quote"
+  "$src/fuzz/fuzz_plot_quote.c" "$src/src/cli/plot_vars.c" -lm -o "$build/fuzz_plot_quote"
 # shellcheck disable=SC2046
 "$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \

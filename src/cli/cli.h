@@ -9,7 +9,7 @@
 #define HDPSGD_CLI_H
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/rates.h"

@@ -21,7 +21,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "kl_cli.h"
 
 static kl_args args;

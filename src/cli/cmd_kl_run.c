@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "kl_cli.h"
 
 static void unstable_message(const hdp_model *m, const hdp_kl_spec *s, double eta_lambda_max,

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "hdpsgd/privacy.h"
 #include "nc_cli.h"
 

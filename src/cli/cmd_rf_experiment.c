@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/rfexp.h"
 #include "rf_cli.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/siexp.h"
 

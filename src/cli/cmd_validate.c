@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/validate.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 
 static const char *size_opt, *key_opt;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "kl_cli.h"
 
 int kl_bad(const char *fmt, const char *arg)

@@ -1,8 +1,8 @@
 /* plot.c — figures through gnuplot; see plot.h. */
-#include "io/plot.h"
+#include "plot.h"
 
 #include "io/output.h"
-#include "io/plot_internal.h"
+#include "plot_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

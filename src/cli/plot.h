@@ -1,7 +1,7 @@
 /*
- * plot.h — figures through gnuplot (a run-time dependency; internal).
+ * plot.h — figures through gnuplot (a run-time dependency; the program's, not the library's).
  *
- * The scripts plots/NAME.gp are embedded in the library at build time. A
+ * The scripts plots/NAME.gp are embedded in the program at build time. A
  * figure is drawn by writing the terminal (chosen from the output's
  * extension: .png -> pngcairo, .pdf -> pdfcairo, .svg -> svg, .eps -> epscairo,
  * .tex -> cairolatex with its graphics file NAME.pdf), the house style

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "hdpsgd/design.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "plot_data.h"
 

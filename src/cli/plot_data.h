@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "plot_csv.h"
 
 /* fmt with two %s: prints the error and returns EXIT_BAD_INPUT */

@@ -1,4 +1,4 @@
-/* plot_internal.h — shared between plot.c and plot_vars.c (internal to the library). */
+/* plot_internal.h — shared between plot.c and plot_vars.c (internal to the program). */
 #ifndef HDPSGD_PLOT_INTERNAL_H
 #define HDPSGD_PLOT_INTERNAL_H
 

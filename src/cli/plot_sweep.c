@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "plot_data.h"
 

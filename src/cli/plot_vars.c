@@ -1,7 +1,7 @@
 /* plot_vars.c — the variables of a figure's script, written so that no text reaches
  * gnuplot's parser as code (see plot.h). */
-#include "io/plot.h"
-#include "io/plot_internal.h"
+#include "plot.h"
+#include "plot_internal.h"
 
 #include <math.h>
 #include <stdio.h>
