@@ -231,6 +231,10 @@ hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const cha
 void cli_plot_source(hdp_outset *set, hdp_plot_vars *v, const char *var, const char *path);
 void cli_draw(hdp_outset *set, const char *script, const char *fig, hdp_plot_vars *v);
 void cli_drawn(const char *fig, const char *data);
+/* For a command that draws a figure without being given one (rf-experiment, nc --sweep,
+ * sim-index --experiment): 0 when gnuplot is there, else EXIT_IO after a message, before
+ * anything runs. */
+int cli_need_gnuplot(const char *cmd, const char *fig);
 
 /* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,

@@ -179,6 +179,11 @@ int nc_sweep(hdp_model *m, const hdp_nc_spec *base, nc_args *a, int threads)
     snprintf(default_fig, sizeof default_fig, "nc-%s.png", a->sweep);
     if (!a->csv) a->csv = default_csv;
     if (!a->figure) a->figure = default_fig;
+    int rc0 = cli_need_gnuplot("nc", a->figure);
+    if (rc0) {
+        hdp_ncsweep_free(&sw);
+        return rc0;
+    }
     struct stat sb;
     if (!strcmp(a->csv, "-") || (stat(a->csv, &sb) == 0 && !S_ISREG(sb.st_mode))) {
         fprintf(stderr, "hdpsgd nc: error: -o %s: --sweep writes its CSV to a regular file (the "

@@ -391,6 +391,10 @@ int cmd_rf_experiment(int argc, char **argv)
     char csv_path[HDP_OUT_PATH_MAX + 64], fig_path[HDP_OUT_PATH_MAX + 64];
     snprintf(csv_path, sizeof csv_path, "%s/rf-%s.csv", dir, lower);
     snprintf(fig_path, sizeof fig_path, "%s/rf-%s.png", dir, lower);
+    if ((rc = cli_need_gnuplot("rf-experiment", fig_path))) {
+        hdp_model_free(&m);
+        return rc;
+    }
     double t0 = omp_get_wtime();
     st = run_and_write(&m, which, runs, csv_path, fig_path, &err);
     hdp_model_free(&m);

@@ -279,6 +279,9 @@ static int run_experiment(const char *name, const hdp_model *m, int threads)
     hdp_siexp_kind kind = !strcmp(name, "eps") ? HDP_SIEXP_EPS
                           : !strcmp(name, "n") ? HDP_SIEXP_N
                                                : HDP_SIEXP_ALIGN;
+    int rc0 = cli_need_gnuplot("sim-index", figp);
+    if (rc0)
+        return rc0;
     static hdp_siexp xp;
     hdp_status st = hdp_siexp_run(m, kind, threads, &xp, &err);
     if (st != HDP_OK)

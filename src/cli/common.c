@@ -415,6 +415,15 @@ void cli_draw(hdp_outset *set, const char *script, const char *fig, hdp_plot_var
     hdp_plot_vars_free(v);
 }
 
+int cli_need_gnuplot(const char *cmd, const char *fig)
+{
+    if (hdp_plot_gnuplot())
+        return 0;
+    fprintf(stderr, "hdpsgd %s: error: the figure %s needs gnuplot, which was not found (install "
+            "it: apt-get install gnuplot-nox, or set HDPSGD_GNUPLOT); nothing was run\n", cmd, fig);
+    return EXIT_IO;
+}
+
 void cli_drawn(const char *fig, const char *data) { printf("figure: %s (data: %s)\n", fig, data); }
 
 /* ---- the models of a gamma grid (rates, and the rates points of sweep) ---- */

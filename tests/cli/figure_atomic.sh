@@ -78,6 +78,20 @@ unchanged "plot, SIGTERM while drawing" $? 143
 gone() { for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done; return 1; }
 check "gnuplot was ended with hdpsgd" gone "$(cat "$work/fake.pid")"
 
+# ---- no gnuplot: exit 3 before anything runs, also for commands that draw unasked ----
+mkdir "$work/none" && cd "$work/none" || exit 1
+for c in "validate ${small[*]} --figure g.png" "nc --sweep flat --ps 10,100 --draws 20" \
+         "sim-index --experiment align --set si.d=8 --set si.p=8 --set si.n=200 --set si.runs=4" \
+         "rf-experiment P1 --set rf.d=4 --set rf.n=40 --set rf.p=80 --set rf.test_size=30 -o ."; do
+  # shellcheck disable=SC2086
+  HDPSGD_GNUPLOT=/nonexistent/gnuplot "$bin" $c >/dev/null 2>"$work/err"
+  rc=$?
+  check "no gnuplot, ${c%% *}: exit 3 (got $rc)" test $rc -eq 3
+  check "no gnuplot, ${c%% *}: says so" grep -q 'gnuplot' "$work/err"
+  check "no gnuplot, ${c%% *}: nothing written" test -z "$(ls -A)"
+done
+cd "$work/out" || exit 1
+
 # ---- and when everything works, all are replaced together ----
 "$bin" validate "${small[@]}" --set sim.seed=5 --figure v.png --json v.json >/dev/null 2>"$work/err"
 check "validate: exit 0" test $? -eq 0
