@@ -9,6 +9,7 @@
 #define HDPSGD_CLI_H
 
 #include "io/output.h"
+#include "plot.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/rates.h"
@@ -225,11 +226,18 @@ hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const cha
                            void (*w1)(FILE *, const hdp_sweep_point *), const char *name2,
                            void (*w2)(FILE *, const hdp_sweep_point *), hdp_error *err);
 
-/* Draw figure fig with plots/SCRIPT.gp and the gnuplot assignments; a failure is a warning
- * on stderr ("hdpsgd CMD: warning: ... (data written to DATA_WARN)"), success a line
- * "figure: FIG (data: DATA_OK)" on stdout: the data files are written either way. */
-void cli_draw(const char *cmd, const char *script, const char *fig, const char *assign,
-              const char *data_warn, const char *data_ok);
+/* A command's figure is one of its outputs: drawn before the set is committed, from the
+ * data files of the set (read from their temporary files), and published with them or not
+ * at all (a failure fails the set: exit 3, nothing changed). cli_plot_source names the data
+ * file path of set as the script's variable var; cli_draw draws fig with plots/SCRIPT.gp
+ * into set and frees v; after the commit, cli_drawn prints "figure: FIG (data: DATA)". */
+void cli_plot_source(hdp_outset *set, hdp_plot_vars *v, const char *var, const char *path);
+void cli_draw(hdp_outset *set, const char *script, const char *fig, hdp_plot_vars *v);
+void cli_drawn(const char *fig, const char *data);
+/* For a command that draws a figure without being given one (rf-experiment, nc --sweep,
+ * sim-index --experiment): 0 when gnuplot is there, else EXIT_IO after a message, before
+ * anything runs. */
+int cli_need_gnuplot(const char *cmd, const char *fig);
 
 /* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,

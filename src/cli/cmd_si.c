@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/siexp.h"
 
@@ -279,11 +279,14 @@ static int run_experiment(const char *name, const hdp_model *m, int threads)
     hdp_siexp_kind kind = !strcmp(name, "eps") ? HDP_SIEXP_EPS
                           : !strcmp(name, "n") ? HDP_SIEXP_N
                                                : HDP_SIEXP_ALIGN;
+    int rc0 = cli_need_gnuplot("sim-index", figp);
+    if (rc0)
+        return rc0;
     static hdp_siexp xp;
     hdp_status st = hdp_siexp_run(m, kind, threads, &xp, &err);
     if (st != HDP_OK)
         return cli_fail("sim-index", &err);
-    char assign[2048] = "", title[512] = "";
+    char title[512] = "";
     hdp_outset out;
     hdp_outset_init(&out, &err);
     FILE *f = hdp_outset_add(&out, csvp);
@@ -294,18 +297,16 @@ static int run_experiment(const char *name, const hdp_model *m, int threads)
             n_csv(f, m, &xp, title, sizeof title);
         else
             align_csv(f, m, &xp, title, sizeof title);
-        hdp_plot_assign(assign, sizeof assign, "data_file", csvp);
-        hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        size_t used = strlen(assign);
-        snprintf(assign + used, sizeof assign - used, "nonpriv=%.10g; ",
-                 isfinite(xp.nonpriv) ? xp.nonpriv : -1.0);
-    }
-    st = hdp_outset_commit(&out);
-    if (st == HDP_OK) {
         char script[32];
         snprintf(script, sizeof script, "si-%s", name);
-        st = hdp_plot_draw(script, figp, assign, &err);
+        hdp_plot_vars v;
+        hdp_plot_vars_init(&v);
+        cli_plot_source(&out, &v, "data_file", csvp);
+        hdp_plot_var_str(&v, "title_text", title);
+        hdp_plot_var_num(&v, "nonpriv", isfinite(xp.nonpriv) ? xp.nonpriv : -1.0);
+        cli_draw(&out, script, figp, &v);
     }
+    st = hdp_outset_commit(&out);
     if (st != HDP_OK)
         return cli_fail("sim-index", &err);
     fprintf(stderr, "hdpsgd sim-index: wrote %s and %s\n", csvp, figp);

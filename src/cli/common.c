@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/schedule.h"
 
@@ -181,6 +181,14 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
         int rc = cli_check_output(cmd, o, *(const char **)o->dst);
         if (rc)
             return rc;
+        if (o->kind == OPT_FIGURE && *(const char **)o->dst && !hdp_plot_gnuplot()) {
+            /* the figure is one of the outputs: none is written without it (exit 3) */
+            fprintf(stderr, "hdpsgd %s: error: --%s %s: gnuplot not found (install it: apt-get "
+                    "install gnuplot-nox, or set HDPSGD_GNUPLOT; without --%s the other "
+                    "outputs are written alone); nothing was run\n", cmd->name, o->name,
+                    *(const char **)o->dst, o->name);
+            return EXIT_IO;
+        }
     }
     return common->help ? 0 : cli_check_distinct(cmd, common);
 }
@@ -399,16 +407,30 @@ hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const cha
     return hdp_outset_commit(&out);
 }
 
-void cli_draw(const char *cmd, const char *script, const char *fig, const char *assign,
-              const char *data_warn, const char *data_ok)
+void cli_plot_source(hdp_outset *set, hdp_plot_vars *v, const char *var, const char *path)
 {
-    hdp_error perr;
-    hdp_error_clear(&perr);
-    if (hdp_plot_draw(script, fig, assign, &perr) != HDP_OK)
-        fprintf(stderr, "hdpsgd %s: warning: %s (data written to %s)\n", cmd, perr.msg, data_warn);
-    else
-        printf("figure: %s (data: %s)\n", fig, data_ok);
+    const char *src;
+    if (hdp_outset_source(set, path, &src) == HDP_OK)
+        hdp_plot_var_file(v, var, src);
 }
+
+void cli_draw(hdp_outset *set, const char *script, const char *fig, hdp_plot_vars *v)
+{
+    if (set->status == HDP_OK)
+        hdp_plot_draw(set, script, fig, v, set->err);
+    hdp_plot_vars_free(v);
+}
+
+int cli_need_gnuplot(const char *cmd, const char *fig)
+{
+    if (hdp_plot_gnuplot())
+        return 0;
+    fprintf(stderr, "hdpsgd %s: error: the figure %s needs gnuplot, which was not found (install "
+            "it: apt-get install gnuplot-nox, or set HDPSGD_GNUPLOT); nothing was run\n", cmd, fig);
+    return EXIT_IO;
+}
+
+void cli_drawn(const char *fig, const char *data) { printf("figure: %s (data: %s)\n", fig, data); }
 
 /* ---- the models of a gamma grid (rates, and the rates points of sweep) ---- */
 

@@ -36,6 +36,83 @@ static void track(const char *tmp, int on)
     }
 }
 
+/* The figure's private folder (hdp_out_tmpdir_track) and gnuplot's process. */
+static char tmpdir_path[256];
+static const char *const *volatile tmpdir_names;
+static volatile int tmpdir_ndata;
+static volatile sig_atomic_t tmpdir_on;
+static volatile pid_t tmpdir_pid;
+
+void hdp_out_tmpdir_track(const char *dir, const char *const *names, int ndata)
+{
+    tmpdir_on = 0;
+    tmpdir_pid = 0;
+    if (!dir || strlen(dir) >= sizeof tmpdir_path - 32)
+        return;
+    memcpy(tmpdir_path, dir, strlen(dir) + 1);
+    tmpdir_names = names;
+    tmpdir_ndata = ndata;
+    tmpdir_on = 1;
+}
+
+void hdp_out_tmpdir_child(pid_t pid) { tmpdir_pid = pid; }
+
+void hdp_out_block_signals(int on)
+{
+    static __thread sigset_t saved;
+    if (on) {
+        sigset_t block;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGHUP);
+        sigaddset(&block, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &block, &saved);
+        atomic_store(&creating, 1);
+    } else {
+        atomic_store(&creating, 0);
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    }
+}
+
+/* dir/name into buf (async-signal-safe) */
+static void join_name(char *buf, size_t size, const char *dir, const char *name)
+{
+    size_t n = strlen(dir), m = strlen(name);
+    if (n + 1 + m + 1 > size)
+        m = 0;
+    memcpy(buf, dir, n);
+    buf[n] = '/';
+    memcpy(buf + n + 1, name, m);
+    buf[n + 1 + m] = '\0';
+}
+
+static void tmpdir_remove_signal(void)
+{
+    if (!tmpdir_on)
+        return;
+    if (tmpdir_pid > 0)
+        kill(tmpdir_pid, SIGTERM);
+    char path[sizeof tmpdir_path + 64];
+    for (const char *const *n = tmpdir_names; n && *n; n++) {
+        join_name(path, sizeof path, tmpdir_path, *n);
+        unlink(path);
+    }
+    for (int i = 1; i <= tmpdir_ndata; i++) {
+        char name[32] = "data", digits[16];
+        int nd = 0;
+        for (int v = i; v > 0; v /= 10)
+            digits[nd++] = (char)('0' + v % 10);
+        int k = 4;
+        while (nd > 0)
+            name[k++] = digits[--nd];
+        memcpy(name + k, ".csv", 5);
+        join_name(path, sizeof path, tmpdir_path, name);
+        unlink(path);
+    }
+    rmdir(tmpdir_path);
+}
+
 void hdp_out_abort_all_signal(void)
 {
     while (atomic_load(&creating))
@@ -43,6 +120,7 @@ void hdp_out_abort_all_signal(void)
     for (int i = 0; i < MAX_OPEN; i++)
         if (open_tmp[i])
             unlink(open_tmp[i]);
+    tmpdir_remove_signal();
 }
 
 void hdp_out_default_mode(int fd)
@@ -497,6 +575,29 @@ hdp_status hdp_outset_commit(hdp_outset *set)
         set->status = hdp_out_commit_all(set->files, set->count, set->err);
     hdp_outset_abort(set);
     return set->status;
+}
+
+hdp_status hdp_outset_source(hdp_outset *set, const char *path, const char **src)
+{
+    *src = NULL;
+    if (set->status != HDP_OK)
+        return set->status;
+    for (int i = 0; i < set->count; i++) {
+        hdp_outfile *o = &set->files[i];
+        if (strcmp(o->path, path) != 0)
+            continue;
+        if (o->is_stdout || o->direct)
+            return set->status = hdp_fail(set->err, HDP_EIO,
+                                          "%s is not a regular file (standard output, a device "
+                                          "or a pipe): the figure cannot be drawn from it", path);
+        if (fflush(o->f) != 0 || ferror(o->f))
+            return set->status = hdp_fail(set->err, HDP_EIO, "%s: write failed: %s (the "
+                                          "previous file is untouched)", path,
+                                          strerror(errno ? errno : EIO));
+        *src = o->tmp;
+        return HDP_OK;
+    }
+    return set->status = hdp_fail(set->err, HDP_EIO, "%s: not an output of this command", path);
 }
 
 void hdp_outset_abort(hdp_outset *set)
