@@ -21,6 +21,11 @@
 extern "C" {
 #endif
 
+/* Student-t label noise with at least this many degrees of freedom: the factors are the
+ * Gaussian closed forms plus their first-order correction in 1/df (docs/theory.md §2),
+ * within 1e-12 relative of the quadrature; below it, quadrature over the t density. */
+#define HDP_CLIP_STUDENT_ASYMPTOTIC_DF 1e7
+
 typedef struct {
     double mu;  /* mu_c(R) */
     double nu;  /* nu_c(R) */
