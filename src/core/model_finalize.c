@@ -119,7 +119,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
                 st = hdp_fail(err, HDP_EINPUT,
                               "%s:%d: '%.*s' is out of range ([%s] %s): numbers must be finite "
                               "(below 1.8e308 in size) and either 0 or at least 2.2e-308 in size "
-                              "(no subnormal numbers)",
+                              "(no subnormal numbers, nor ones that round to 0)",
                               path, lineno, (int)(end - p > 40 ? 40 : end - p), p, section, key);
                 goto done;
             }
