@@ -183,11 +183,13 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
     for (long k = 0; k < pb->spec.p; k++) {
         double pm = gd ? pb->gd_mean[k] : pb->ou_mean[k], pv = gd ? pb->gd_var[k] : pb->ou_var[k];
         double sem = sqrt(pv / (double)r->runs), sev = pv * sqrt(2.0 / (double)(r->runs - 1));
-        fprintf(f, "%ld,%.10g,%.10g,%.10g,%.6g,%.4g,%.10g,%.10g,%.6g,%.4g,%.10g,%.10g,%.10g,%.10g\n",
-                k, pb->l[k], pm, r->mc_mean[k], sem,
-                sem > 0 ? fabs(r->mc_mean[k] - pm) / sem : NAN, pv, r->mc_var[k], sev,
-                sev > 0 ? fabs(r->mc_var[k] - pv) / sev : NAN, pb->ou_mean[k], pb->ou_var[k],
-                pb->gd_mean[k], pb->gd_var[k]);
+        /* z without noise (standard error 0) does not apply: an empty field */
+        char zm[32], zv[32];
+        hdp_csv_field(zm, sizeof zm, "%.4g", sem > 0 ? fabs(r->mc_mean[k] - pm) / sem : NAN);
+        hdp_csv_field(zv, sizeof zv, "%.4g", sev > 0 ? fabs(r->mc_var[k] - pv) / sev : NAN);
+        fprintf(f, "%ld,%.10g,%.10g,%.10g,%.6g,%s,%.10g,%.10g,%.6g,%s,%.10g,%.10g,%.10g,%.10g\n",
+                k, pb->l[k], pm, r->mc_mean[k], sem, zm, pv, r->mc_var[k], sev, zv,
+                pb->ou_mean[k], pb->ou_var[k], pb->gd_mean[k], pb->gd_var[k]);
     }
 }
 

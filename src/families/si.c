@@ -560,6 +560,33 @@ static hdp_status si_kernel(hdp_si_problem *pb, const hdp_model *m, hdp_error *e
     return HDP_OK;
 }
 
+static int all_finite(const double *v, long n)
+{
+    for (long i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+/* Prefactors that pass their ranges can still overflow the problem's numbers (si.C_a = 1e300:
+ * the noise scale s; huge link coefficients: the labels): HDP_ENUMERIC, never NaN/inf written. */
+static hdp_status si_finite(const hdp_si_problem *pb, hdp_error *err)
+{
+    const hdp_si_params *hp = &pb->hp;
+    const long p = pb->spec.p;
+    double risks[] = {hp->eta_a, hp->tau, hp->s, hp->lambda, pb->ou_risk, pb->gd_risk,
+                      pb->zero_risk};
+    if (all_finite(risks, 7) && all_finite(pb->l, p) && all_finite(pb->ou_mean, p) &&
+        all_finite(pb->ou_var, p) && all_finite(pb->gd_mean, p) && all_finite(pb->gd_var, p))
+        return HDP_OK;
+    return hdp_fail(err, HDP_ENUMERIC,
+                    "[si] the stage-2 problem overflowed (noise scale s = %g, ridge lambda = %g, "
+                    "lambda_max = %g, C_a = %g, risks OU %g, GD %g, zero %g): make si.C_a, "
+                    "si.lambda or the link's si.he1..he3 smaller",
+                    hp->s, hp->lambda, pb->l[p - 1], hp->C_a, pb->ou_risk, pb->gd_risk,
+                    pb->zero_risk);
+}
+
 /*
  * The problem step by step: the checks (before anything is allocated), the scalings, the
  * data and stage 1, the stage-2 kernel and its eigenbasis, the privacy calibration and the
@@ -579,7 +606,7 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
         (st = si_kernel(pb, m, err)) != HDP_OK || (st = privacy(pb, spec->epsilon, err)) != HDP_OK)
         return st;
     predictions(pb);
-    return HDP_OK;
+    return si_finite(pb, err);
 }
 
 void hdp_si_result_free(hdp_si_result *res)
@@ -770,5 +797,12 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     res->clipped = cs / (double)runs;
     res->seconds = now_seconds() - t0;
     free(A); free(risk); free(clip);
+    double stats[] = {res->risk_mean, res->risk_se, res->max_z_mean, res->max_z_var};
+    if (!all_finite(stats, 4) || !all_finite(res->mc_mean, p) || !all_finite(res->mc_var, p)) {
+        hdp_si_result_free(res);
+        return hdp_fail(err, HDP_ENUMERIC,
+                        "[si] the stage-2 runs overflowed (test risk %g +- %g): make si.C_a, "
+                        "si.lambda or the link's si.he1..he3 smaller", rm, hdp_stderr_from_ss(rs2, runs));
+    }
     return HDP_OK;
 }

@@ -34,8 +34,8 @@ static const hdp_schema_key keys[] = {
     {"he3", HDP_KEY_DOUBLE, P(he3), "0", 0, 0, 0, NULL, "coefficient of He3 in the link"},
     {"eps_n", HDP_KEY_DOUBLE, P(eps_n), "0.25", HDP_R_LO_OPEN | HDP_R_HI_CLOSED, 0, 1, NULL,
      "exponent epsilon_n in (0, 1] of the single-index notes' scalings; at most 1"},
-    {"lambda", HDP_KEY_DOUBLE, P(lambda), "0.01", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "prefactor >= 0: lambda = c p / d^(2 eps_n)"},
+    {"lambda", HDP_KEY_DOUBLE, P(lambda), "0.01", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e100,
+     NULL, "prefactor in [0, 1e100]: lambda = c p / d^(2 eps_n) (squared in the gradient norms)"},
     {"eta_a", HDP_KEY_DOUBLE, P(eta_a), "0", HDP_R_LO_CLOSED, 0, 0, NULL,
      "prefactor >= 0: eta_a = c d^eps_n ln^2 d / p; 0 = 1/lambda_max(K) (stage2 = gd needs "
      "eta_a lambda_max(K) < 2)"},
