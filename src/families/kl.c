@@ -62,8 +62,9 @@ hdp_status hdp_kl_model_check(const hdp_model *m, hdp_error *err)
     if (params > 4.0e8)
         return hdp_model_fail_key(m, "kl", "width", err,
                                   "width %ld at depth %ld, d = %ld, o = %ld gives %.3g weights "
-                                  "(3.2 GB per network): at most 4e8",
-                                  kp->width, kp->depth, kp->d, kp->o, params);
+                                  "(%.3g GB per network), more than the 4e8 accepted (3.2 GB): "
+                                  "make width or depth smaller",
+                                  kp->width, kp->depth, kp->d, kp->o, params, params * 8 / 1e9);
     if ((double)kp->n * (double)kp->o > 4000)
         return hdp_model_fail_key(m, "kl", "n", err,
                                   "n o = %ld x %ld: the NTK Gram would be %.0f x %.0f; at most "

@@ -550,11 +550,15 @@ static hdp_status si_kernel(hdp_si_problem *pb, const hdp_model *m, hdp_error *e
         hp->eta_a = lmax > 0 ? 1.0 / lmax : 1.0;
     } else {
         hp->eta_a = spec->c_eta_a * de * L * L / (double)p;
-        if (spec->stage2 == HDP_SI_GD && hp->eta_a * lmax >= 2)
-            return bad_key(m, "eta_a", err,
-                           "explicit stage-2 GD is unstable: eta_a lambda_max(K) >= 2; use a "
-                           "prefactor below the bound in the message, 0 (auto), or stage2 = ou",
-                           spec->c_eta_a);
+        if (spec->stage2 == HDP_SI_GD && hp->eta_a * lmax >= 2) {
+            /* the message states the bound it promises: eta_a = c d^eps_n ln^2 d / p */
+            char why[256];
+            snprintf(why, sizeof why,
+                     "explicit stage-2 GD is unstable: eta_a lambda_max(K) = %.4g >= 2 "
+                     "(lambda_max = %.4g); use a prefactor below %.4g, 0 (auto), or stage2 = ou",
+                     hp->eta_a * lmax, lmax, 2.0 * (double)p / (de * L * L * lmax));
+            return bad_key(m, "eta_a", err, why, spec->c_eta_a);
+        }
     }
     hp->tau = hp->eta_a * (double)hp->T;
     return HDP_OK;
@@ -574,10 +578,12 @@ static hdp_status si_finite(const hdp_si_problem *pb, hdp_error *err)
 {
     const hdp_si_params *hp = &pb->hp;
     const long p = pb->spec.p;
-    double risks[] = {hp->eta_a, hp->tau, hp->s, hp->lambda, pb->ou_risk, pb->gd_risk,
-                      pb->zero_risk};
+    const int gd = !isnan(pb->gd_risk); /* NaN: the GD law does not apply (see the caller) */
+    double risks[] = {hp->eta_a, hp->tau, hp->s, hp->lambda, pb->ou_risk, pb->zero_risk,
+                      gd ? pb->gd_risk : 0.0};
     if (all_finite(risks, 7) && all_finite(pb->l, p) && all_finite(pb->ou_mean, p) &&
-        all_finite(pb->ou_var, p) && all_finite(pb->gd_mean, p) && all_finite(pb->gd_var, p))
+        all_finite(pb->ou_var, p) && (!gd || (all_finite(pb->gd_mean, p) &&
+                                              all_finite(pb->gd_var, p))))
         return HDP_OK;
     return hdp_fail(err, HDP_ENUMERIC,
                     "[si] the stage-2 problem overflowed (noise scale s = %g, ridge lambda = %g, "
@@ -606,6 +612,12 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
         (st = si_kernel(pb, m, err)) != HDP_OK || (st = privacy(pb, spec->epsilon, err)) != HDP_OK)
         return st;
     predictions(pb);
+    if (spec->stage2 == HDP_SI_OU && pb->hp.eta_a * pb->l[spec->p - 1] >= 2) {
+        /* discrete GD at this step diverges: its law does not apply (NaN: empty, null) */
+        pb->gd_risk = NAN;
+        for (long k = 0; k < spec->p; k++)
+            pb->gd_mean[k] = pb->gd_var[k] = NAN;
+    }
     return si_finite(pb, err);
 }
 
