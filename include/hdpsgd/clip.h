@@ -9,7 +9,9 @@
  *   V_c(R)  = E[r_c^2] / 2 = nu_c(R) (R + tau^2/2)
  * Gaussian label noise: closed forms in a = c / (2 sqrt(R + tau^2/2)).
  * Student-t: one-dimensional GSL quadrature (qagi) over z of the closed-form
- * Gaussian inner expectations. Rademacher: the exact two-point average.
+ * Gaussian inner expectations, and from HDP_CLIP_STUDENT_ASYMPTOTIC_DF degrees of freedom on
+ * the Gaussian closed forms plus their first-order correction in 1/df. Rademacher: the exact
+ * two-point average.
  * R is the excess risk (>= 0); c may be +inf (no clipping).
  */
 #ifndef HDPSGD_CLIP_H

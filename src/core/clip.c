@@ -20,6 +20,11 @@
  *   E[min(r^2, c^2)]   = the above + c^2 (1 - P(|r| < c)).
  * These are integrated against the density of z (GSL qagi) or summed over
  * the two Rademacher atoms.
+ * Student-t with df = nu >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF (clip.h): the standardised t density
+ * is phi(u) (1 + He4(u)/(4 nu)) + O(nu^-2), and E[g(tau u) He4(u)] = tau^4 E[g''''(tau u)]; a
+ * fourth derivative in z is a second one in s = R + tau^2/2 (the variance of r is 2 s), so
+ * H_t = H + tau^4/(4 nu) H''(s) for H = mu, V (docs/theory.md §2.3; measured against the
+ * quadrature: relative error 1.3/nu^2 at worst).
  * Narrow windows: when 2c/s is small (c << s: heavy clipping, or a large R),
  * P(|r| < c) ~ 2c phi/s is the difference of two nearly equal values of Phi and
  * the moment formula cancels s^2 P against terms of the same size: at c = 1e-6,
