@@ -93,7 +93,8 @@ static const hdp_schema_key schedule_keys[] = {
     {"c3", HDP_KEY_DOUBLE, OFF(c3), "1", HDP_R_LO_CLOSED, 0, 0, NULL,
      "optimal: c3 >= 0"},
     {"file", HDP_KEY_PATH, OFF(sched_file), "", 0, 0, 0, NULL,
-     "table: two columns t, eta; t from 0 to 1 increasing, eta non-increasing"},
+     "table: two columns t, eta; t from 0 to 1 increasing, knots at least 1e-9 apart, eta "
+     "non-increasing"},
 };
 CORE_SECTION(schedule);
 

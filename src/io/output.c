@@ -7,6 +7,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <strings.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,9 +327,13 @@ static hdp_status publish(hdp_outfile *o, hdp_error *err)
     return HDP_OK;
 }
 
+static hdp_status check_no_nan(const hdp_outfile *o, hdp_error *err);
+
 hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err)
 {
     hdp_status st = finish(o, err);
+    if (st == HDP_OK && (st = check_no_nan(o, err)) != HDP_OK)
+        hdp_out_abort(o);
     return st == HDP_OK ? publish(o, err) : st;
 }
 
@@ -337,6 +342,8 @@ hdp_status hdp_out_commit_all(hdp_outfile *files, int count, hdp_error *err)
     hdp_status st = HDP_OK;
     for (int i = 0; i < count && st == HDP_OK; i++)
         st = finish(&files[i], err);
+    for (int i = 0; i < count && st == HDP_OK; i++)
+        st = check_no_nan(&files[i], err);
     if (st != HDP_OK) {
         for (int i = 0; i < count; i++)
             hdp_out_abort(&files[i]);
@@ -605,4 +612,78 @@ void hdp_outset_abort(hdp_outset *set)
     for (int i = 0; i < set->count; i++)
         hdp_out_abort(&set->files[i]);
     set->count = 0;
+}
+
+/* The central guard of "no NaN is written": a CSV written to a temporary file (its name
+ * ends in .csv) is read back before it is renamed into place, and a data field that is NaN
+ * as printf writes it ("nan", "-nan", any case) is a numerical failure naming the file, the
+ * line and the column: HDP_ENUMERIC, and no file of the command is published. (A quantity
+ * that does not apply is an empty field, hdp_csv_field.) Standard output and devices are
+ * written as they go and are not read back. */
+static int is_nan_text(const char *f, size_t n)
+{
+    while (n && (*f == ' ' || *f == '\t')) { f++; n--; }
+    while (n && (f[n - 1] == ' ' || f[n - 1] == '\t' || f[n - 1] == '\r')) n--;
+    if (n && (*f == '-' || *f == '+')) { f++; n--; }
+    return n >= 3 && !strncasecmp(f, "nan", 3) && (n == 3 || f[3] == '(');
+}
+
+/* the name of column col (0-based) in the header line, into buf */
+static void column_name(const char *header, long col, char *buf, size_t size)
+{
+    const char *p = header;
+    for (long c = 0; c < col && p; c++)
+        if ((p = strchr(p, ',')))
+            p++;
+    size_t n = p ? strcspn(p, ",\r\n") : 0;
+    if (!p || n == 0)
+        snprintf(buf, size, "%ld", col + 1);
+    else
+        snprintf(buf, size, "'%.*s'", (int)(n > 64 ? 64 : n), p);
+}
+
+static hdp_status check_no_nan(const hdp_outfile *o, hdp_error *err)
+{
+    size_t len = strlen(o->target);
+    if (!o->written || len < 4 || strcasecmp(o->target + len - 4, ".csv"))
+        return HDP_OK;
+    FILE *f = fopen(o->tmp, "r");
+    if (!f)
+        return hdp_fail(err, HDP_EIO, "%s: cannot read the written file back: %s", o->path,
+                        strerror(errno));
+    char *line = NULL, *header = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long lineno = 0;
+    hdp_status st = HDP_OK;
+    while (st == HDP_OK && (n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (line[0] == '#')
+            continue;
+        if (!header) {
+            if (!(header = strdup(line)))
+                st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory checking the file", o->path);
+            continue;
+        }
+        long col = 0;
+        for (const char *p = line;; col++) {
+            size_t w = strcspn(p, ",\n");
+            if (is_nan_text(p, w)) {
+                char name[80];
+                column_name(header, col, name, sizeof name);
+                st = hdp_fail(err, HDP_ENUMERIC,
+                              "%s: line %ld, column %s: not a number (NaN): a numerical "
+                              "failure; no output file was written",
+                              o->path, lineno, name);
+                break;
+            }
+            if (p[w] != ',')
+                break;
+            p += w + 1;
+        }
+    }
+    free(line);
+    free(header);
+    fclose(f);
+    return st;
 }
