@@ -286,6 +286,7 @@ static void json_utf8(void **state)
     assert_string_equal(text, "{\n  \"s\": \"mod\\u00e9l \xc3\xa9 \\u00ff\\u00fe "
                               "\\u00e2\\u0082 \\u001b\"\n}\n");
     free(text);
+}
 
 /* commit a set of one file holding text; returns the status, err filled */
 static hdp_status commit_one(const char *path, const char *text, hdp_error *err)
