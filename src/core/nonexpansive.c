@@ -1,0 +1,279 @@
+/*
+ * nonexpansive.c — the precondition of the privacy accountant (docs/theory.md §6.1).
+ *
+ * Amplification by iteration needs every update map theta -> theta - eta_k clip(g(theta)) to
+ * be non-expansive, which for the clipped square loss is eta_k ||x_k||^2 <= 2. With rows
+ * x ~ N(0, Sigma), ||x||^2 = sum_i lambda_i g_i^2 is a weighted sum of chi-square(1)
+ * variables; this file gives its upper tail, the probability that a step violates the
+ * condition, the expected number of violating steps over a run, and what the model key
+ * clip.feature_norm (x <- x min(1, B/||x||)) changes.
+ *
+ * The tail: exact (GSL's chi-square) when all positive weights are equal; otherwise the
+ * Lugannani-Rice formula with its second-order term (Daniels, "Tail probability
+ * approximations", 1987) at the saddlepoint s of the cumulant generating function
+ * K(s) = -1/2 sum_i log(1 - 2 s lambda_i), K'(s) = t, found by Newton's method from the right
+ * of the root (K' is increasing and convex on s < 1/(2 lambda_max), so the iterates decrease
+ * monotonically to it).
+ */
+#include "hdpsgd/privacy.h"
+#include "core/check.h"
+
+#include <float.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_integration.h>
+#include <gsl/gsl_sf_erf.h>
+#include <math.h>
+
+/* The derivatives K^(j)(s), j = 0..4, of the cumulant generating function of
+ * sum lambda_i g_i^2, neighbours with equal lambda grouped (a sorted spectrum has few groups
+ * when it has few distinct values). */
+static void cgf(const double *lambda, long d, double s, double k[5])
+{
+    k[0] = k[1] = k[2] = k[3] = k[4] = 0;
+    for (long i = 0; i < d;) {
+        double l = lambda[i];
+        long m = 1;
+        while (i + m < d && lambda[i + m] == l)
+            m++;
+        i += m;
+        if (!(l > 0))
+            continue;
+        double a = l / (1.0 - 2.0 * s * l), a2 = a * a, w = (double)m;
+        k[0] += -0.5 * w * log1p(-2.0 * s * l);
+        k[1] += w * a;
+        k[2] += w * 2.0 * a2;
+        k[3] += w * 8.0 * a2 * a;
+        k[4] += w * 48.0 * a2 * a2;
+    }
+}
+
+/* the root of K'(s) = t: Newton from s0 (K'(s0) >= t), monotone */
+static double saddlepoint(const double *lambda, long d, double t, double s0)
+{
+    double s = s0, k[5];
+    for (int it = 0; it < 500; it++) {
+        cgf(lambda, d, s, k);
+        double step = (k[1] - t) / k[2];
+        if (!(step > 0) || !isfinite(step))
+            break; /* at the root to rounding */
+        s -= step;
+        if (step <= 4 * DBL_EPSILON * fmax(fabs(s), DBL_MIN))
+            break;
+    }
+    return s;
+}
+
+double hdp_norm2_log_tail(const double *lambda, long d, double t)
+{
+    if (!lambda || d < 1 || isnan(t))
+        return NAN;
+    hdp_gsl_quiet();
+    double S = 0, lmax = 0, first = 0;
+    long groups = 0;
+    for (long i = 0; i < d; i++) {
+        double l = lambda[i];
+        if (!(l >= 0) || isinf(l))
+            return NAN;
+        if (l > 0) {
+            if (groups == 0 || (groups == 1 && l != first))
+                groups++;
+            if (groups == 1)
+                first = l;
+        }
+        S += l;
+        lmax = fmax(lmax, l);
+    }
+    if (t <= 0)
+        return 0.0;
+    if (!(lmax > 0))
+        return -INFINITY;
+    if (groups == 1) { /* lambda chi-square(m): exact */
+        long m = 0;
+        for (long i = 0; i < d; i++)
+            m += lambda[i] > 0;
+        double q = gsl_cdf_chisq_Q(t / first, (double)m);
+        if (q > 1e-300)
+            return log(q);
+    }
+    /* saddlepoint: s in [(1 - S/t)/(2 lmax), hi], hi = (1 - lmax/t)/(2 lmax) when t > S
+     * (one term of K' alone reaches t there), 0 otherwise */
+    double s0 = t > S ? (1.0 - lmax / t) / (2.0 * lmax) : 0.0;
+    double s = saddlepoint(lambda, d, t, s0), k[5];
+    cgf(lambda, d, s, k);
+    double w2 = 2.0 * (s * t - k[0]);
+    double w = copysign(sqrt(fmax(w2, 0.0)), s), u = s * sqrt(k[2]);
+    double k3 = k[3] / pow(k[2], 1.5), k4 = k[4] / (k[2] * k[2]);
+    if (fabs(w) < 1e-4 || fabs(u) < 1e-4) {
+        /* at the mean: P = 1/2 - k3/(6 sqrt(2 pi)) + O(w) (the formula's limit) */
+        cgf(lambda, d, 0.0, k);
+        return log(0.5 - k[3] / pow(k[2], 1.5) / (6.0 * sqrt(2.0 * M_PI)));
+    }
+    double corr = 1.0 / u - 1.0 / w + (k4 / 8.0 - 5.0 * k3 * k3 / 24.0) / u -
+                  k3 / (2.0 * u * u) - 1.0 / (u * u * u) + 1.0 / (w * w * w);
+    double logphi = -0.5 * w * w - 0.5 * log(2.0 * M_PI);
+    if (w < 0) { /* below the mean: no underflow to fear */
+        double p = gsl_cdf_ugaussian_Q(w) + exp(logphi) * corr;
+        return log(fmin(fmax(p, DBL_MIN), 1.0));
+    }
+    /* P = phi(w) (Q(w)/phi(w) + corr), Q/phi = 1/hazard(w) (GSL: stable in the tail) */
+    double inner = 1.0 / gsl_sf_hazard(w) + corr;
+    if (!(inner > 0))
+        inner = 1.0 / gsl_sf_hazard(w); /* first order only (never seen: corr is O(1/w^3)) */
+    return logphi + log(inner);
+}
+
+double hdp_feature_norm_bound(const hdp_model *m)
+{
+    if (!m)
+        return NAN;
+    if (m->feature_norm != HDP_AUTO_DOUBLE)
+        return m->feature_norm;
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    double eta_max = hdp_sched_eta_sup(&s) / (double)m->n; /* = hdp_sched_step's eta_0 */
+    double B = sqrt(2.0 / eta_max);
+    while (eta_max * (B * B) > 2.0) /* rounding: the largest B with eta_max B^2 <= 2 */
+        B = nextafter(B, 0.0);
+    return B;
+}
+
+/* the precondition's tail for a step of size eta: P(eta ||x'||^2 > 2), x' the clipped row */
+static double step_prob(const double *lambda, long d, double eta, double B2)
+{
+    if (!(eta * B2 > 2.0))
+        return 0.0;
+    return exp(hdp_norm2_log_tail(lambda, d, 2.0 / eta));
+}
+
+/* sum over k of P_k, every step (exact) or bounded over blocks (P_k is non-increasing) */
+static void expected_violations(const hdp_model *m, const double *lambda, long d, double B2,
+                                long groups, hdp_nonexpansive *out)
+{
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    const long n = m->n;
+    double eta, sigma;
+    if ((double)n * (double)groups <= 5e7) {
+        double sum = 0, last_eta = NAN, last_p = 0;
+        for (long k = 0; k < n; k++) {
+            hdp_sched_step(&s, n, k, &eta, &sigma);
+            if (eta != last_eta) { /* constant stretches: one evaluation */
+                last_p = step_prob(lambda, d, eta, B2);
+                last_eta = eta;
+            }
+            sum += last_p;
+        }
+        out->expected = out->expected_lower = sum;
+        out->exact = 1;
+        return;
+    }
+    const long blocks = 4096;
+    double hi = 0, lo = 0, p_prev;
+    hdp_sched_step(&s, n, 0, &eta, &sigma);
+    p_prev = step_prob(lambda, d, eta, B2);
+    for (long b = 0; b < blocks; b++) {
+        long k0 = (long)((double)n * (double)b / (double)blocks);
+        long k1 = (long)((double)n * (double)(b + 1) / (double)blocks); /* block [k0, k1) */
+        if (k1 <= k0)
+            continue;
+        hdp_sched_step(&s, n, k1 - 1, &eta, &sigma);
+        double p_last = step_prob(lambda, d, eta, B2);
+        hi += (double)(k1 - k0) * p_prev;
+        lo += (double)(k1 - k0) * p_last;
+        if (k1 < n) {
+            hdp_sched_step(&s, n, k1, &eta, &sigma);
+            p_prev = step_prob(lambda, d, eta, B2);
+        }
+    }
+    out->expected = hi;
+    out->expected_lower = lo;
+    out->exact = 0;
+}
+
+typedef struct {
+    const double *lambda;
+    long d;
+    double b;
+} tail_args;
+
+static double tail_above(double x, void *p)
+{
+    const tail_args *a = p;
+    return exp(hdp_norm2_log_tail(a->lambda, a->d, a->b + x));
+}
+
+/* E[(||x||^2 - b)_+] = int_0^inf P(||x||^2 > b + x) dx (GSL's QAGIU) */
+static double excess_moment(const double *lambda, long d, double b, hdp_error *err, int *ok)
+{
+    tail_args a = {lambda, d, b};
+    gsl_function F = {tail_above, &a};
+    double r = 0, abserr = 0;
+    hdp_gsl_quiet();
+    gsl_integration_workspace *w = gsl_integration_workspace_alloc(200);
+    if (!w) {
+        *ok = 0;
+        hdp_fail(err, HDP_ENOMEM, "hdp_nonexpansive_eval: out of memory");
+        return NAN;
+    }
+    int st = gsl_integration_qagiu(&F, 0.0, 0.0, 1e-7, 200, w, &r, &abserr);
+    gsl_integration_workspace_free(w);
+    if (st != GSL_SUCCESS && !(abserr <= 1e-4 * fabs(r))) {
+        *ok = 0;
+        hdp_fail(err, HDP_ENUMERIC,
+                 "hdp_nonexpansive_eval: the moment above clip.feature_norm did not converge "
+                 "(GSL: %s)", gsl_strerror(st));
+        return NAN;
+    }
+    *ok = 1;
+    return r;
+}
+
+hdp_status hdp_nonexpansive_eval(const hdp_model *m, const double *lambda, long d,
+                                 hdp_nonexpansive *out, hdp_error *err)
+{
+    HDP_ZERO(out);
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, lambda);
+    HDP_REQUIRE(err, out);
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    if (d != m->d)
+        return hdp_fail(err, HDP_EINPUT,
+                        "hdp_nonexpansive_eval: %ld eigenvalues for a model of d = %ld", d, m->d);
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    double trace = 0;
+    long groups = 0;
+    for (long i = 0; i < d; i++) {
+        if (!(lambda[i] >= 0) || isinf(lambda[i]))
+            return hdp_fail(err, HDP_EINPUT, "hdp_nonexpansive_eval: eigenvalue %ld is %g", i,
+                            lambda[i]);
+        trace += lambda[i];
+        groups += i == 0 || lambda[i] != lambda[i - 1];
+    }
+    double eta, sigma;
+    hdp_sched_step(&s, m->n, 0, &eta, &sigma);
+    out->eta_max = eta;
+    out->threshold = 2.0 / eta;
+    out->feature_norm = hdp_feature_norm_bound(m);
+    double B = out->feature_norm, B2 = B > 0 ? B * B : INFINITY;
+    if (eta * B2 > 2.0) {
+        double lp = hdp_norm2_log_tail(lambda, d, out->threshold);
+        out->p_step = exp(lp);
+        out->log10_p_step = lp / M_LN10;
+    } else {
+        out->p_step = 0;
+        out->log10_p_step = -INFINITY;
+    }
+    expected_violations(m, lambda, d, B2, groups, out);
+    if (B > 0) {
+        out->clip_fraction = exp(hdp_norm2_log_tail(lambda, d, B2));
+        int ok = 1;
+        double em = out->clip_fraction > 0 ? excess_moment(lambda, d, B2, err, &ok) : 0.0;
+        if (!ok)
+            return err ? err->status : HDP_ENUMERIC;
+        out->clip_moment = trace > 0 ? em / trace : 0.0;
+    }
+    return HDP_OK;
+}
