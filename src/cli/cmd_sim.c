@@ -19,6 +19,7 @@
 
 #include "io/output.h"
 #include "cli.h"
+#include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
 
 static const char *out_path, *json_path;
@@ -55,8 +56,11 @@ const char sim_help[] =
     "private noise adds; when every run diverges the exit status is 4. The JSON\n"
     "summary has final_risk_mean, final_risk_stderr, final_jump_mean/stderr (the jump of the\n"
     "last step's private noise), runs, diverged_runs, rho_accounted (docs/theory.md §6 on the\n"
-    "realised\n"
-    "schedule; null = inf), seconds, threads, seed.";
+    "realised schedule; null = inf), nonexpansive_violations (steps with eta_k ||x_k||^2 > 2,\n"
+    "which break the privacy accountant's precondition, docs/theory.md §6.1, summed over the\n"
+    "runs that did not diverge), nonexpansive_violations_per_run, nonexpansive_violation_fraction\n"
+    "(of those runs' steps), feature_norm (clip.feature_norm's B, 0 = off) and feature_clipped\n"
+    "(rows it shortened), seconds, threads, seed.";
 
 const cli_opt sde_opts[] = {
     {"step", 0, OPT_DOUBLE, &mc.step, "h",
@@ -109,6 +113,32 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
                 r->stderr_[i], r->q10[i], r->q50[i], r->q90[i], r->clipped[i]);
 }
 
+void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r)
+{
+    double runs_ok = (double)(r->runs - r->diverged_runs);
+    hdp_json_num(j, "nonexpansive_violations", r->nonexpansive_violations);
+    hdp_json_num(j, "nonexpansive_violations_per_run",
+                 runs_ok > 0 ? r->nonexpansive_violations / runs_ok : NAN);
+    hdp_json_num(j, "nonexpansive_violation_fraction",
+                 runs_ok > 0 ? r->nonexpansive_violations / (runs_ok * (double)r->steps) : NAN);
+    hdp_json_num(j, "feature_norm", hdp_feature_norm_bound(m));
+    hdp_json_num(j, "feature_clipped", r->feature_clipped);
+}
+
+void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_result *r)
+{
+    if (!(r->nonexpansive_violations > 0))
+        return;
+    fprintf(stderr,
+            "hdpsgd %s: warning: %.0f of the runs' steps (%.3g per run of %ld) had eta_k "
+            "||x_k||^2 > 2: those updates are not non-expansive, which the privacy accountant "
+            "needs (docs/theory.md §6.1)%s\n",
+            name, r->nonexpansive_violations,
+            r->nonexpansive_violations / (double)(r->runs - r->diverged_runs), r->steps,
+            isinf(m->rho) ? " (rho = inf: no privacy claimed)"
+                          : "; clip.feature_norm = auto enforces it");
+}
+
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r)
 {
@@ -123,6 +153,8 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json_int(&j, "diverged_runs", r->diverged_runs);
     hdp_json_num(&j, "divergence_threshold", r->threshold);
     hdp_json_num(&j, "rho_accounted", r->rho_accounted); /* null means inf */
+    if (!strcmp(name, "sim")) /* docs/theory.md §6.1: the SDE draws no rows */
+        cli_json_nonexpansive(&j, m, r);
     hdp_json_num(&j, "rho", m->rho);
     hdp_json_int(&j, "steps", r->steps);
     hdp_json_int(&j, "d", m->d);
@@ -177,6 +209,9 @@ static int run_command(const char *name, int argc, char **argv)
                 "hdpsgd %s: warning: %ld of %ld runs diverged (excess risk non-finite or above "
                 "%g) and are excluded from the statistics\n",
                 name, res.diverged_runs, res.runs, res.threshold);
+
+    if (!is_sde)
+        cli_warn_nonexpansive(name, &m, &res);
 
     hdp_outset out; /* CSV (standard output by default) and JSON, all or nothing */
     hdp_outset_init(&out, &err);

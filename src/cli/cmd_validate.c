@@ -49,7 +49,10 @@ const char validate_help[] =
     "the Monte Carlo comparison at n, 4n, ..., 4^(K-1) n with gamma fixed and fits the\n"
     "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
     "max_rel_dev, max_z, final_risk, clipped_fraction, pass (and sde_* for the SDE side),\n"
-    "sim_pass, ode_final_risk, rho, rho_z, delta, epsilon_cks, epsilon_bs, runs, diverged_runs.";
+    "sim_pass, ode_final_risk, rho, rho_z, delta, epsilon_cks, epsilon_bs, runs, diverged_runs,\n"
+    "nonexpansive_violations (Monte Carlo steps with eta_k ||x_k||^2 > 2, docs/theory.md §6.1),\n"
+    "nonexpansive_violations_per_run, nonexpansive_violation_fraction, feature_norm,\n"
+    "feature_clipped (see `hdpsgd help sim`).";
 
 static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
 {
@@ -227,6 +230,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
     hdp_json_num(j, "z_tol", m->z_tol);
     hdp_json_int(j, "runs", opt->runs);
     hdp_json_int(j, "diverged_runs", v->sim.diverged_runs);
+    cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
     hdp_json_int(j, "d", m->d);
     hdp_json_int(j, "n", m->n);
     hdp_json_num(j, "gamma", m->gamma);
@@ -302,6 +306,7 @@ int cmd_validate(int argc, char **argv)
         return cli_fail("validate", &err);
     }
     print_table(&m, &v, opt.runs);
+    cli_warn_nonexpansive("validate", &m, &v.sim);
 
     hdp_validate_scaling_result sc;
     memset(&sc, 0, sizeof sc);
