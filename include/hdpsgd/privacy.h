@@ -56,9 +56,11 @@ typedef struct {
     double expected;       /* expected violating steps in one run of n steps, sum_k P_k
                               (exact, or an upper bound when !exact) */
     double expected_lower; /* = expected when exact, else a lower bound */
-    int exact;             /* 1: summed over every step; 0: bounded over 4096 blocks of steps
+    int exact;             /* 1: summed over every step; 0: bounded over blocks of steps
                               (P_k is non-increasing in k) because n x distinct eigenvalues is
                               above 5e7 */
+    long blocks;           /* !exact: the number of blocks, 4096 (fewer, at least 64, when
+                              4096 x distinct eigenvalues is above 2e7) */
     double clip_fraction;  /* P(||x|| > B): the fraction of rows feature clipping changes
                               (0 when off), what the risk ODE leaves out */
     double clip_moment;    /* E[(||x||^2 - B^2)_+] / Tr Sigma: the fraction of the second moment

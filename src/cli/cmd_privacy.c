@@ -202,14 +202,22 @@ static int precondition(const hdp_model *m, double delta, hdp_nonexpansive *ne, 
         printf("    clip.feature_norm = %.6g%s: rows are clipped to ||x|| <= B, B^2 = %.6g\n",
                ne->feature_norm, m->feature_norm == HDP_AUTO_DOUBLE ? " (auto)" : "",
                ne->feature_norm * ne->feature_norm);
-    if (ne->p_step > 0 || isfinite(ne->log10_p_step))
+    if (ne->p_step > 0)
         printf("    P(a step violates it) = %.3g at eta_max (10^%.1f; Gaussian rows of the model's "
                "spectrum)\n",
                ne->p_step, ne->log10_p_step);
+    else if (isfinite(ne->log10_p_step))
+        printf("    P(a step violates it) = 10^%.1f at eta_max (below the smallest double; Gaussian "
+               "rows of the model's spectrum)\n",
+               ne->log10_p_step);
     else
         printf("    P(a step violates it) = 0: clip.feature_norm enforces it\n");
-    printf("    expected violating steps per run of n = %ld: %s%.3g\n", m->n,
-           ne->exact ? "" : "at most ", ne->expected);
+    if (ne->exact || ne->expected == 0)
+        printf("    expected violating steps per run of n = %ld: %.3g\n", m->n, ne->expected);
+    else
+        printf("    expected violating steps per run of n = %ld: between %.3g and %.3g (bounded over "
+               "%ld blocks of steps)\n",
+               m->n, ne->expected_lower, ne->expected, ne->blocks);
     if (ne->feature_norm > 0)
         printf("    feature clipping changes a fraction %.3g of the rows and removes %.3g of the\n"
                "    second moment Tr E[x x^T]; the risk ODE does not model it (its deviation is of "

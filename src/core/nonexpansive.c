@@ -138,29 +138,46 @@ double hdp_feature_norm_bound(const hdp_model *m)
     return B;
 }
 
-/* the precondition's tail for a step of size eta: P(eta ||x'||^2 > 2), x' the clipped row */
-static double step_prob(const double *lambda, long d, double eta, double B2)
+/* the precondition's tail for a step of size eta: P(eta ||x'||^2 > 2), x' the clipped row;
+ * lmax and S the largest eigenvalue and the trace. 0 without the saddlepoint when the
+ * Chernoff bound P <= exp(K(s) - s t), at the s where Newton's method would start, is below
+ * the smallest double (one pass over the eigenvalues instead of a dozen). */
+static double step_prob(const double *lambda, long d, double eta, double B2, double lmax, double S)
 {
     if (!(eta * B2 > 2.0))
         return 0.0;
-    return exp(hdp_norm2_log_tail(lambda, d, 2.0 / eta));
+    double t = 2.0 / eta;
+    if (t > S && lmax > 0) {
+        double s0 = (1.0 - lmax / t) / (2.0 * lmax), k[5];
+        cgf(lambda, d, s0, k);
+        if (k[0] - s0 * t < -760.0)
+            return 0.0;
+    }
+    return exp(hdp_norm2_log_tail(lambda, d, t));
 }
 
-/* sum over k of P_k, every step (exact) or bounded over blocks (P_k is non-increasing) */
+/* sum over k of P_k, every step (exact) or bounded over blocks: P_k is non-increasing in k
+ * (so is eta_k), and once it is 0 (below the smallest double) the rest is 0 too */
 static void expected_violations(const hdp_model *m, const double *lambda, long d, double B2,
                                 long groups, hdp_nonexpansive *out)
 {
     hdp_schedule s;
     hdp_sched_from_model(m, &s);
     const long n = m->n;
-    double eta, sigma;
+    double eta, sigma, lmax = 0, S = 0;
+    for (long i = 0; i < d; i++) {
+        lmax = fmax(lmax, lambda[i]);
+        S += lambda[i];
+    }
     if ((double)n * (double)groups <= 5e7) {
         double sum = 0, last_eta = NAN, last_p = 0;
         for (long k = 0; k < n; k++) {
             hdp_sched_step(&s, n, k, &eta, &sigma);
             if (eta != last_eta) { /* constant stretches: one evaluation */
-                last_p = step_prob(lambda, d, eta, B2);
+                last_p = step_prob(lambda, d, eta, B2, lmax, S);
                 last_eta = eta;
+                if (last_p == 0)
+                    break;
             }
             sum += last_p;
         }
@@ -168,22 +185,24 @@ static void expected_violations(const hdp_model *m, const double *lambda, long d
         out->exact = 1;
         return;
     }
-    const long blocks = 4096;
+    /* 4096 blocks, fewer (at least 64) for many distinct eigenvalues: about 2e7 terms */
+    const long blocks = (long)fmax(64.0, fmin(4096.0, 2e7 / (double)groups));
+    out->blocks = blocks;
     double hi = 0, lo = 0, p_prev;
     hdp_sched_step(&s, n, 0, &eta, &sigma);
-    p_prev = step_prob(lambda, d, eta, B2);
-    for (long b = 0; b < blocks; b++) {
+    p_prev = step_prob(lambda, d, eta, B2, lmax, S);
+    for (long b = 0; b < blocks && p_prev > 0; b++) {
         long k0 = (long)((double)n * (double)b / (double)blocks);
         long k1 = (long)((double)n * (double)(b + 1) / (double)blocks); /* block [k0, k1) */
         if (k1 <= k0)
             continue;
         hdp_sched_step(&s, n, k1 - 1, &eta, &sigma);
-        double p_last = step_prob(lambda, d, eta, B2);
+        double p_last = step_prob(lambda, d, eta, B2, lmax, S);
         hi += (double)(k1 - k0) * p_prev;
         lo += (double)(k1 - k0) * p_last;
         if (k1 < n) {
             hdp_sched_step(&s, n, k1, &eta, &sigma);
-            p_prev = step_prob(lambda, d, eta, B2);
+            p_prev = step_prob(lambda, d, eta, B2, lmax, S);
         }
     }
     out->expected = hi;
