@@ -220,6 +220,9 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
  * feature_clipped (sim and validate), and a warning on standard error when a step violated it. */
 void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r);
 void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_result *r);
+/* A note on standard error when clip.feature_norm clips a fraction >= 1e-6 of the model's rows,
+ * which the risk ODE and the SDE do not model (docs/theory.md §6.1); nothing when it is off. */
+void cli_note_feature_norm(const char *name, const hdp_model *m);
 
 /* A sweep point's files pdir/name1 and pdir/name2 (NULL: none) written by w1 and w2, all or
  * nothing (the sweep_write of the command table's entries). */

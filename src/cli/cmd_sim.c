@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/spectrum.h"
 
 static const char *out_path, *json_path;
 static cli_mc_args mc;
@@ -139,6 +140,31 @@ void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_re
                           : "; clip.feature_norm = auto enforces it");
 }
 
+void cli_note_feature_norm(const char *name, const hdp_model *m)
+{
+    if (m->feature_norm == 0)
+        return;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_spectrum spec;
+    hdp_nonexpansive ne;
+    hdp_status st = hdp_spectrum_build(m, &spec, &err);
+    if (st == HDP_OK)
+        st = hdp_nonexpansive_eval(m, spec.lambda, spec.d, &ne, &err);
+    hdp_spectrum_free(&spec);
+    if (st != HDP_OK) {
+        fprintf(stderr, "hdpsgd %s: warning: the rows clip.feature_norm clips could not be "
+                        "estimated: %s\n", name, err.msg);
+        return;
+    }
+    if (ne.clip_fraction >= 1e-6)
+        fprintf(stderr,
+                "hdpsgd %s: note: clip.feature_norm = %.6g clips a fraction %.3g of the rows "
+                "(%.3g of the second moment), which the risk ODE and the SDE do not model "
+                "(docs/theory.md §6.1)\n",
+                name, ne.feature_norm, ne.clip_fraction, ne.clip_moment);
+}
+
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r)
 {
@@ -189,6 +215,7 @@ static int run_command(const char *name, int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_stability(name, &m);
+    cli_note_feature_norm(name, &m);
 
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);

@@ -295,6 +295,7 @@ int cmd_validate(int argc, char **argv)
     }
     cli_mc_progress_on_tty(&opt);
     cli_warn_stability("validate", &m);
+    cli_note_feature_norm("validate", &m);
 
     hdp_validate_result v;
     hdp_error err;

@@ -156,6 +156,12 @@ a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert b['nonexpansive_violations'] == 0 and b['feature_clipped'] == a['nonexpansive_violations'] > 0
 PY
 check "sim with feature_norm = auto: no warning" bash -c "! grep -q 'non-expansive' '$work/s2.err'"
+"$bin" ode "${near[@]}" --set clip.feature_norm=auto -o /dev/null 2>"$work/o.err"
+check "ode with feature_norm = auto near stability: a note that the ODE leaves 0.3 % of rows out" \
+  grep -q 'clips a fraction 0.003 of the rows' "$work/o.err"
+"$bin" ode --set clip.feature_norm=auto -o /dev/null 2>"$work/o2.err"
+check "ode with feature_norm = auto on the default model: no note (1e-18 of the rows)" \
+  bash -c "! grep -q 'clips a fraction' '$work/o2.err'"
 bad "feature_norm < 0" --set clip.feature_norm=-2
 bad "feature_norm a word" --set clip.feature_norm=big
 
