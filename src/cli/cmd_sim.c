@@ -40,7 +40,8 @@ const cli_opt sim_opts[] = {
 const char sim_usage[] = "[MODEL.ini]";
 const char sim_help[] =
     "Runs the discrete algorithm of docs/theory.md §1 exactly (fresh Gaussian samples in\n"
-    "the eigenbasis of Sigma, label noise of the model's law, per-sample clipping of the true\n"
+    "the eigenbasis of Sigma, shortened to norm clip.feature_norm when it is set, label noise\n"
+    "of the model's law, per-sample clipping of the true\n"
     "gradient norm at c*sqrt(d), private noise 2*c*sqrt(d)*sigma_k*xi) for sim.runs\n"
     "independent runs and records the exact excess risk on the grid of `hdpsgd ode`. One CSV\n"
     "row per grid point:\n"

@@ -162,6 +162,13 @@ check "ode with feature_norm = auto near stability: a note that the ODE leaves 0
 "$bin" ode --set clip.feature_norm=auto -o /dev/null 2>"$work/o2.err"
 check "ode with feature_norm = auto on the default model: no note (1e-18 of the rows)" \
   bash -c "! grep -q 'clips a fraction' '$work/o2.err'"
+"$bin" validate --set clip.feature_norm=auto --runs 20 --seed 3 --json "$work/v.json" >/dev/null 2>&1
+check "validate passes on the default model with feature_norm = auto, no row clipped" py "$work/v.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['pass'] is True and d['feature_clipped'] == 0 and d['nonexpansive_violations'] == 0
+assert abs(d['feature_norm'] - 800 ** 0.5) < 1e-12
+PY
 bad "feature_norm < 0" --set clip.feature_norm=-2
 bad "feature_norm a word" --set clip.feature_norm=big
 
