@@ -78,7 +78,8 @@ const char sde_help[] =
     "Euler-Maruyama, step h (sde.step or --step; 0 = 1/n), N = round(1/h) steps, the risk\n"
     "recomputed every step for the clipping factors mu_c, V_c (docs/theory.md §2), then adds the\n"
     "final-iterate noise of docs/theory.md §3 at t = 1. Same runs, seeds, CSV columns and JSON\n"
-    "keys as `hdpsgd sim`; clipped_fraction is the mean of 1 - mu_c(R) over the steps of the\n"
+    "keys as `hdpsgd sim` (but nonexpansive_* and feature_*: the SDE draws no rows);\n"
+    "clipped_fraction is the mean of 1 - mu_c(R) over the steps of the\n"
     "interval (the probability that a DP-SGD step would be clipped), and rho_accounted is\n"
     "the accountant on the discrete schedule of the model.";
 
