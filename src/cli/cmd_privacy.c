@@ -223,7 +223,11 @@ static int precondition(const hdp_model *m, double delta, hdp_nonexpansive *ne, 
                "    second moment Tr E[x x^T]; the risk ODE does not model it (its deviation is of "
                "that order)\n",
                ne->clip_fraction, ne->clip_moment);
-    if (ne->expected > delta)
+    if (ne->expected > delta && isinf(m->rho))
+        printf("  note: %.3g violating steps are expected per run (above delta = %.3g), but rho = inf "
+               "claims no privacy anyway\n",
+               ne->expected, delta);
+    else if (ne->expected > delta)
         printf("  WARNING: the expected number of violating steps, %.3g per run, is not negligible "
                "(above delta = %.3g):\n"
                "    the zCDP guarantee above is proven only for data whose rows satisfy the "

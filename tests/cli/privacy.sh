@@ -129,7 +129,14 @@ assert abs(d['nonexpansive_p_step'] - 0.0029990) < 1e-6, d['nonexpansive_p_step'
 assert abs(d['nonexpansive_expected_violations'] - 1600 * d['nonexpansive_p_step']) < 1e-9
 assert d['nonexpansive_negligible'] is False and d['nonexpansive_expected_exact'] is True
 PY
-check "near-stability: WARNING printed" grep -q 'WARNING: the expected number of violating steps' "$work/near.out"
+check "near-stability at rho = inf: a note, no warning" grep -q 'claims no privacy anyway' "$work/near.out"
+priv=(--set data.d=800 --set data.gamma=0.5 --set data.spectrum=isotropic --set clip.c=1
+      --set privacy.rho=1 --set schedule.kind=output --set schedule.eta0=3.5)
+"$bin" privacy "${priv[@]}" --json "$work/priv.json" >"$work/priv.out" 2>&1
+check "near-stability, private (rho = 1, output schedule): the same 0.2999 %, a WARNING" \
+  grep -q 'WARNING: the expected number of violating steps, 4.8 per run' "$work/priv.out"
+"$bin" privacy "${priv[@]}" --set clip.feature_norm=auto >"$work/priv2.out" 2>&1
+check "near-stability, private, feature_norm = auto: no warning" bash -c "! grep -q WARNING '$work/priv2.out'"
 "$bin" privacy "${near[@]}" --set clip.feature_norm=auto --json "$work/auto.json" >"$work/auto.out" 2>&1
 check "feature_norm = auto: no violation left, 0.3 % of rows clipped, no warning" py "$work/auto.json" <<'PY'
 import json, sys
