@@ -58,9 +58,10 @@ typedef struct {
     double expected_lower; /* = expected when exact, else a lower bound */
     int exact;             /* 1: summed over every step; 0: bounded over blocks of steps
                               (P_k is non-increasing in k) because n x distinct eigenvalues is
-                              above 5e7 */
-    long blocks;           /* !exact: the number of blocks, 4096 (fewer, at least 64, when
-                              4096 x distinct eigenvalues is above 2e7) */
+                              above 5e7: the block where the bounds differ most is split until
+                              they agree to 1e-9 or 2e7 / distinct eigenvalues evaluations (at
+                              least 128, at most 8192) are spent */
+    long blocks;           /* !exact: the number of blocks */
     double clip_fraction;  /* P(||x|| > B): the fraction of rows feature clipping changes
                               (0 when off), what the risk ODE leaves out */
     double clip_moment;    /* E[(||x||^2 - B^2)_+] / Tr Sigma: the fraction of the second moment

@@ -24,6 +24,7 @@
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_sf_erf.h>
 #include <math.h>
+#include <stdlib.h>
 
 /* The derivatives K^(j)(s), j = 0..4, of the cumulant generating function of
  * sum lambda_i g_i^2, neighbours with equal lambda grouped (a sorted spectrum has few groups
@@ -156,58 +157,103 @@ static double step_prob(const double *lambda, long d, double eta, double B2, dou
     return exp(hdp_norm2_log_tail(lambda, d, t));
 }
 
-/* sum over k of P_k, every step (exact) or bounded over blocks: P_k is non-increasing in k
- * (so is eta_k), and once it is 0 (below the smallest double) the rest is 0 too */
-static void expected_violations(const hdp_model *m, const double *lambda, long d, double B2,
-                                long groups, hdp_nonexpansive *out)
+/* what the sum over the steps needs */
+typedef struct {
+    const double *lambda;
+    long d, n;
+    double B2, lmax, S;
+    hdp_schedule sched;
+} steps_ctx;
+
+static double prob_at(const steps_ctx *c, long k)
 {
-    hdp_schedule s;
-    hdp_sched_from_model(m, &s);
-    const long n = m->n;
-    double eta, sigma, lmax = 0, S = 0;
-    for (long i = 0; i < d; i++) {
-        lmax = fmax(lmax, lambda[i]);
-        S += lambda[i];
+    double eta, sigma;
+    hdp_sched_step(&c->sched, c->n, k, &eta, &sigma);
+    return step_prob(c->lambda, c->d, eta, c->B2, c->lmax, c->S);
+}
+
+/* sum_k P_k bounded over blocks [a, b) of steps: P_k is non-increasing in k (so is eta_k), so
+ * the block holds between (b - a) P_{b-1} and (b - a) P_a; the block where the two differ most
+ * is split in two until `budget` evaluations are spent or the bounds agree to 1e-9 */
+static hdp_status block_bounds(const steps_ctx *c, long budget, hdp_nonexpansive *out,
+                               hdp_error *err)
+{
+    long cap = budget / 2 + 2, m = 1, evals = 2;
+    long *a = malloc(sizeof(long) * (size_t)cap), *b = malloc(sizeof(long) * (size_t)cap);
+    double *pf = malloc(sizeof(double) * (size_t)cap), *pl = malloc(sizeof(double) * (size_t)cap);
+    if (!a || !b || !pf || !pl) {
+        free(a), free(b), free(pf), free(pl);
+        return hdp_fail(err, HDP_ENOMEM, "hdp_nonexpansive_eval: out of memory");
     }
-    if ((double)n * (double)groups <= 5e7) {
-        double sum = 0, last_eta = NAN, last_p = 0;
-        for (long k = 0; k < n; k++) {
-            hdp_sched_step(&s, n, k, &eta, &sigma);
-            if (eta != last_eta) { /* constant stretches: one evaluation */
-                last_p = step_prob(lambda, d, eta, B2, lmax, S);
-                last_eta = eta;
-                if (last_p == 0)
-                    break;
+    a[0] = 0;
+    b[0] = c->n;
+    pf[0] = prob_at(c, 0);
+    pl[0] = pf[0] > 0 ? prob_at(c, c->n - 1) : 0.0;
+    while (m < cap && evals + 2 <= budget && pf[0] > 0) {
+        long w = -1;
+        double gap = 0, hi = 0;
+        for (long j = 0; j < m; j++) {
+            double g = (double)(b[j] - a[j]) * (pf[j] - pl[j]);
+            hi += (double)(b[j] - a[j]) * pf[j];
+            if (b[j] - a[j] > 1 && g > gap) {
+                gap = g;
+                w = j;
             }
-            sum += last_p;
         }
-        out->expected = out->expected_lower = sum;
-        out->exact = 1;
-        return;
+        if (w < 0 || gap <= 1e-9 * hi)
+            break;
+        long mid = a[w] + (b[w] - a[w]) / 2; /* [a, mid) and [mid, b) */
+        a[m] = mid;
+        b[m] = b[w];
+        pl[m] = pl[w];
+        pf[m] = prob_at(c, mid);
+        b[w] = mid;
+        pl[w] = prob_at(c, mid - 1);
+        m++;
+        evals += 2;
     }
-    /* 4096 blocks, fewer (at least 64) for many distinct eigenvalues: about 2e7 terms */
-    const long blocks = (long)fmax(64.0, fmin(4096.0, 2e7 / (double)groups));
-    out->blocks = blocks;
-    double hi = 0, lo = 0, p_prev;
-    hdp_sched_step(&s, n, 0, &eta, &sigma);
-    p_prev = step_prob(lambda, d, eta, B2, lmax, S);
-    for (long b = 0; b < blocks && p_prev > 0; b++) {
-        long k0 = (long)((double)n * (double)b / (double)blocks);
-        long k1 = (long)((double)n * (double)(b + 1) / (double)blocks); /* block [k0, k1) */
-        if (k1 <= k0)
-            continue;
-        hdp_sched_step(&s, n, k1 - 1, &eta, &sigma);
-        double p_last = step_prob(lambda, d, eta, B2, lmax, S);
-        hi += (double)(k1 - k0) * p_prev;
-        lo += (double)(k1 - k0) * p_last;
-        if (k1 < n) {
-            hdp_sched_step(&s, n, k1, &eta, &sigma);
-            p_prev = step_prob(lambda, d, eta, B2, lmax, S);
-        }
+    double hi = 0, lo = 0;
+    for (long j = 0; j < m; j++) {
+        hi += (double)(b[j] - a[j]) * pf[j];
+        lo += (double)(b[j] - a[j]) * pl[j];
     }
     out->expected = hi;
     out->expected_lower = lo;
     out->exact = 0;
+    out->blocks = m;
+    free(a), free(b), free(pf), free(pl);
+    return HDP_OK;
+}
+
+/* sum over k of P_k: every step when n x distinct eigenvalues is at most 5e7 (once P_k is 0,
+ * below the smallest double, the rest is 0 too), else bounded over blocks (block_bounds) with
+ * at most about 2e7 / distinct eigenvalues evaluations, between 128 and 8192 */
+static hdp_status expected_violations(const hdp_model *m, const double *lambda, long d,
+                                      double B2, long groups, hdp_nonexpansive *out,
+                                      hdp_error *err)
+{
+    steps_ctx c = {lambda, d, m->n, B2, 0, 0, {0}};
+    hdp_sched_from_model(m, &c.sched);
+    for (long i = 0; i < d; i++) {
+        c.lmax = fmax(c.lmax, lambda[i]);
+        c.S += lambda[i];
+    }
+    if ((double)c.n * (double)groups > 5e7)
+        return block_bounds(&c, (long)fmax(128.0, fmin(8192.0, 2e7 / (double)groups)), out, err);
+    double sum = 0, last_eta = NAN, last_p = 0, eta, sigma;
+    for (long k = 0; k < c.n; k++) {
+        hdp_sched_step(&c.sched, c.n, k, &eta, &sigma);
+        if (eta != last_eta) { /* constant stretches: one evaluation */
+            last_p = step_prob(lambda, d, eta, B2, c.lmax, c.S);
+            last_eta = eta;
+            if (last_p == 0)
+                break;
+        }
+        sum += last_p;
+    }
+    out->expected = out->expected_lower = sum;
+    out->exact = 1;
+    return HDP_OK;
 }
 
 typedef struct {
@@ -285,7 +331,9 @@ hdp_status hdp_nonexpansive_eval(const hdp_model *m, const double *lambda, long 
         out->p_step = 0;
         out->log10_p_step = -INFINITY;
     }
-    expected_violations(m, lambda, d, B2, groups, out);
+    hdp_status st = expected_violations(m, lambda, d, B2, groups, out, err);
+    if (st != HDP_OK)
+        return st;
     if (B > 0) {
         out->clip_fraction = exp(hdp_norm2_log_tail(lambda, d, B2));
         int ok = 1;
