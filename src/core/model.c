@@ -67,7 +67,7 @@ static const hdp_schema_key clip_keys[] = {
      HDP_R_LO_CLOSED | HDP_R_HI_CLOSED | HDP_R_AUTO, 0, 1e50, NULL,
      "B in [0, 1e50] or auto: each row x is clipped to norm B, x <- x min(1, B/||x||), before "
      "its gradient; 0 = off; auto = the largest B with eta_max B^2 <= 2, which makes every "
-     "step non-expansive as the privacy accountant needs (docs/theory.md 6.1); the risk ODE "
+     "step non-expansive as the privacy accountant needs (docs/theory.md §6.1); the risk ODE "
      "does not model it (hdpsgd privacy reports the fraction of rows it changes)"},
 };
 CORE_SECTION(clip);
