@@ -69,6 +69,11 @@ typedef struct {
      * the excess risk of the same iterate without the last step's private noise
      * (sde: without the final-iterate noise); expectation 2 c^2 gamma^2 eta~(1)^2 / rho^2 */
     double final_jump_mean, final_jump_stderr;
+    /* the privacy accountant's precondition (docs/theory.md §6.1), over the runs that did not
+     * diverge: the steps whose update was not non-expansive, eta_k ||x_k||^2 > 2 (x_k after
+     * clip.feature_norm), and the rows clip.feature_norm clipped; counts (as doubles: runs x n
+     * may pass 2^63), 0 for the SDE, which draws no rows */
+    double nonexpansive_violations, feature_clipped;
 } hdp_mc_result;
 
 /* Fill options from the model's [sim] and [sde] sections (runs, seed, step),

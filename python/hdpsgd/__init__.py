@@ -382,7 +382,10 @@ class DpsgdPrivacyResult(Result):
 
 class PrivacyResult(Result):
     """``hdpsgd privacy``: rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted (the
-    amplification-by-iteration accountant on the model's discrete schedule), n."""
+    amplification-by-iteration accountant on the model's discrete schedule), n, and its
+    precondition (docs/theory.md §6.1: every step non-expansive, eta_k ||x_k||^2 <= 2):
+    nonexpansive_p_step, nonexpansive_log10_p_step, nonexpansive_expected_violations (per run),
+    nonexpansive_negligible (expected <= delta), feature_norm, feature_clip_fraction."""
 
 
 def _model(model):
@@ -477,7 +480,7 @@ def rho_for(epsilon, delta):
 def accountant(model=None):
     """The privacy of the model (``hdpsgd privacy``): a :class:`PrivacyResult` with rho,
     rho_z, delta = 1/n, epsilon_cks, epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
-    on the model's n discrete steps."""
+    on the model's n discrete steps, and its precondition's numbers (see PrivacyResult)."""
     m = _model(model)
     rec = ctypes.c_void_p()
     _lib.call(_lib.hdp_handle_accountant, m._handle.ptr, ctypes.byref(rec))

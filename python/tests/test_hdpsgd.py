@@ -288,6 +288,7 @@ class Test_mc(unittest.TestCase):
         data, rows, _, _ = cli("sim", "--runs", "30", "--seed", "11")
         s = hdpsgd.sim(hdpsgd.Model(), runs=30, seed=11)
         json_equal(self, data, s, self.KEYS)
+        json_equal(self, data, s, ["nonexpansive_violations", "feature_norm", "feature_clipped"])
         csv_equal(self, rows, s, self.COLS)
         self.assertEqual(s.seed, 11)
         self.assertEqual(s.command, "sim")
@@ -426,7 +427,10 @@ class Test_privacy(unittest.TestCase):
         data, _, _, _ = cli("privacy", csv_out=False)
         a = hdpsgd.accountant(hdpsgd.Model())
         json_equal(self, data, a, ["rho", "rho_z", "delta", "epsilon_bs", "epsilon_cks",
-                                   "rho_accounted", "accountant_equals_rho", "n"])
+                                   "rho_accounted", "accountant_equals_rho", "n",
+                                   "nonexpansive_p_step", "nonexpansive_log10_p_step",
+                                   "nonexpansive_expected_violations", "nonexpansive_negligible",
+                                   "feature_norm", "feature_clip_fraction"])
         self.assertEqual(hdpsgd.epsilon(0.5, 1 / 2000), data["epsilon_cks"])
         self.assertAlmostEqual(a.epsilon_cks, 1.65, places=2)  # README: epsilon = 1.65
 

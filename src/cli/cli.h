@@ -219,6 +219,14 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
 void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r);
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r);
+/* The privacy accountant's precondition as a Monte Carlo saw it (docs/theory.md §6.1): the
+ * JSON keys nonexpansive_violations, _per_run, nonexpansive_violation_fraction, feature_norm,
+ * feature_clipped (sim and validate), and a warning on standard error when a step violated it. */
+void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r);
+void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_result *r);
+/* A note on standard error when clip.feature_norm clips a fraction >= 1e-6 of the model's rows,
+ * which the risk ODE and the SDE do not model (docs/theory.md §6.1); nothing when it is off. */
+void cli_note_feature_norm(const char *name, const hdp_model *m);
 
 /* A sweep point's files pdir/name1 and pdir/name2 (NULL: none) written by w1 and w2, all or
  * nothing (the sweep_write of the command table's entries). */

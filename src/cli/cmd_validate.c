@@ -50,7 +50,9 @@ const char validate_help[] =
     "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
     "max_rel_dev, max_z, final_risk, clipped_fraction, sim_pass (and sde_* for the SDE side,\n"
     "sde_pass), pass (the overall verdict), ode_final_risk, rho, rho_z, delta, epsilon_cks,\n"
-    "epsilon_bs, runs, diverged_runs.";
+    "epsilon_bs, runs, diverged_runs, nonexpansive_violations (Monte Carlo steps with\n"
+    "eta_k ||x_k||^2 > 2, docs/theory.md §6.1), nonexpansive_violations_per_run,\n"
+    "nonexpansive_violation_fraction, feature_norm, feature_clipped (see `hdpsgd help sim`).";
 
 static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
 {
@@ -228,6 +230,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
     hdp_json_num(j, "z_tol", m->z_tol);
     hdp_json_int(j, "runs", opt->runs);
     hdp_json_int(j, "diverged_runs", v->sim.diverged_runs);
+    cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
     hdp_json_int(j, "d", m->d);
     hdp_json_int(j, "n", m->n);
     hdp_json_num(j, "gamma", m->gamma);
@@ -292,6 +295,7 @@ int cmd_validate(int argc, char **argv)
     }
     cli_mc_progress_on_tty(&opt);
     cli_warn_stability("validate", &m);
+    cli_note_feature_norm("validate", &m);
 
     hdp_validate_result v;
     hdp_error err;
@@ -303,6 +307,7 @@ int cmd_validate(int argc, char **argv)
         return cli_fail("validate", &err);
     }
     print_table(&m, &v, opt.runs);
+    cli_warn_nonexpansive("validate", &m, &v.sim);
 
     hdp_validate_scaling_result sc;
     memset(&sc, 0, sizeof sc);

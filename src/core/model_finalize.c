@@ -439,6 +439,9 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
         why = "sim.runs is below 1";
     else if (!(m->c > 0) || !(m->rho > 0) || isnan(m->c) || isnan(m->rho))
         why = "clip.c and privacy.rho must be > 0";
+    else if (!(m->feature_norm >= 0 && m->feature_norm <= 1e50) &&
+             m->feature_norm != HDP_AUTO_DOUBLE)
+        why = "clip.feature_norm is out of range (0 = off, B in (0, 1e50], or auto)";
     else if (m->spectrum == HDP_SPECTRUM_FILE && (!m->file_lambda || m->file_len != m->d))
         why = "its spectrum file is not loaded (finalize loads it)";
     else if (m->sched == HDP_SCHED_TABLE && (!m->table_t || !m->table_eta || m->table_len < 2))

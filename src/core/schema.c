@@ -431,7 +431,10 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
             const char *e = w + (strncasecmp(w, "auto", 4) ? 0 : 4);
             while (e > w && isspace((unsigned char)*e)) e++;
             if (e > w && *e == '\0') {
-                *(long *)val = HDP_BINS_AUTO;
+                if (k->type == HDP_KEY_LONG)
+                    *(long *)val = HDP_BINS_AUTO;
+                else /* the double member named by the schema (offsetof) */
+                    *(double *)val = HDP_AUTO_DOUBLE; /* cppcheck-suppress invalidPointerCast */
                 return HDP_OK;
             }
         }
@@ -477,7 +480,9 @@ void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char
     case HDP_KEY_DOUBLE: {
         /* cppcheck-suppress invalidPointerCast ; the double member at offsetof (schema) */
         double v = *(const double *)val;
-        if (isinf(v)) {
+        if ((k->flags & HDP_R_AUTO) && v == HDP_AUTO_DOUBLE) {
+            snprintf(buf, size, "auto");
+        } else if (isinf(v)) {
             snprintf(buf, size, "inf");
         } else {
             /* shortest of %.15g/%.17g that reads back exactly */

@@ -18,6 +18,7 @@
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/spectrum.h"
 #include "hdpsgd/validate.h"
 #include "hdpsgd/version.h"
 
@@ -423,6 +424,11 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         rec_int(r, "diverged_runs", (double)s.diverged_runs);
         rec_real(r, "divergence_threshold", s.threshold);
         rec_real(r, "rho_accounted", s.rho_accounted);
+        if (!sde) { /* docs/theory.md §6.1: the SDE draws no rows */
+            rec_real(r, "nonexpansive_violations", s.nonexpansive_violations);
+            rec_real(r, "feature_norm", hdp_feature_norm_bound(m));
+            rec_real(r, "feature_clipped", s.feature_clipped);
+        }
         rec_int(r, "steps", (double)s.steps);
         model_numbers(r, m);
         rec_real(r, "seconds", s.seconds);
@@ -611,6 +617,14 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
     hdp_sched_from_model(m, &s);
     double acc = hdp_privacy_accountant_schedule(&s, m->n);
     int acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
+    hdp_spectrum spec; /* the accountant's precondition, docs/theory.md §6.1 */
+    hdp_nonexpansive ne;
+    hdp_status st = hdp_spectrum_build(m, &spec, err);
+    if (st == HDP_OK)
+        st = hdp_nonexpansive_eval(m, spec.lambda, spec.d, &ne, err);
+    hdp_spectrum_free(&spec);
+    if (st != HDP_OK)
+        return st;
     hdp_record *r = rec_new();
     if (r) {
         rec_real(r, "rho", rho);
@@ -620,6 +634,12 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(rho_z, delta));
         rec_real(r, "rho_accounted", acc);
         rec_bool(r, "accountant_equals_rho", acc_ok);
+        rec_real(r, "nonexpansive_p_step", ne.p_step);
+        rec_real(r, "nonexpansive_log10_p_step", ne.log10_p_step);
+        rec_real(r, "nonexpansive_expected_violations", ne.expected);
+        rec_bool(r, "nonexpansive_negligible", !(ne.expected > delta));
+        rec_real(r, "feature_norm", ne.feature_norm);
+        rec_real(r, "feature_clip_fraction", ne.clip_fraction);
         rec_int(r, "n", (double)m->n);
         rec_text_add(r, "schedule", hdp_sched_name(m->sched));
         rec_text_add(r, "model", m->source);

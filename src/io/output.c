@@ -532,7 +532,11 @@ void hdp_json_model(hdp_json *j, const char *k, const hdp_model *m,
                     hdp_json_int(j, key_->key, *(const long *)v);
                 break;
             case HDP_KEY_DOUBLE:
-                hdp_json_num(j, key_->key, *(const double *)v); /* cppcheck-suppress invalidPointerCast */
+                /* cppcheck-suppress invalidPointerCast */
+                if ((key_->flags & HDP_R_AUTO) && *(const double *)v == HDP_AUTO_DOUBLE)
+                    hdp_json_str(j, key_->key, "auto");
+                else
+                    hdp_json_num(j, key_->key, *(const double *)v); /* cppcheck-suppress invalidPointerCast */
                 break;
             case HDP_KEY_SEED: hdp_json_uint(j, key_->key, *(const unsigned long long *)v); break;
             case HDP_KEY_ENUM: hdp_json_str(j, key_->key, key_->names[*(const int *)v]); break;

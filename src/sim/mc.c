@@ -440,6 +440,11 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
         if (!out[r].diverged)
             work[k++] = out[r].jump;
     hdp_mean_stderr(work, nv, 1, &res->final_jump_mean, &res->final_jump_stderr);
+    for (long r = 0; r < runs; r++)
+        if (!out[r].diverged) {
+            res->nonexpansive_violations += out[r].violations;
+            res->feature_clipped += out[r].feature_clipped;
+        }
 }
 
 /* ---- the risk-curve driver ---- */

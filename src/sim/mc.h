@@ -102,6 +102,9 @@ typedef struct {
     double *clipped;  /* [points] clipped fraction in (k_{i-1}, k_i]; 0 at i = 0 */
     double jump;      /* final-iterate jump (see hdp_mc_result) */
     int diverged;     /* 1: stopped, excluded from the statistics */
+    /* steps whose update was not non-expansive, eta_k ||x_k||^2 > 2, and rows that
+     * clip.feature_norm clipped (docs/theory.md §6.1; sim only, 0 for the SDE) */
+    double violations, feature_clipped;
 } mc_run_out;
 
 /* A run's recording on the grid, the same for every method: the start (iterate 0 at the
