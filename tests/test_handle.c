@@ -127,6 +127,14 @@ static void mc_cancel_and_final_risks(void **state)
     hdp_error_clear(err);
     assert_int_equal(hdp_handle_design(m, "pl", 4, 0, &cancel, NULL, NULL, &r, err), HDP_ECANCELLED);
     assert_null(r);
+
+    /* one cap on the threads, 4096, as the command line's (issue 29) */
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_mc(m, "sim", 4097, 0, NULL, NULL, NULL, &r, err), HDP_EINPUT);
+    assert_non_null(strstr(hdp_error_message(err), "4096"));
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_validate(m, 100000, 0, NULL, NULL, NULL, &r, err), HDP_EINPUT);
+    assert_null(r);
     hdp_error_delete(err);
     hdp_model_delete(m);
 }

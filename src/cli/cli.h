@@ -185,6 +185,9 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
 
 /* Threads to use: --threads, or 0 (one per core). */
 int cli_mc_threads(const cli_mc_args *a);
+/* --threads (CLI_NOT_GIVEN: not given) from 0 to 4096, and OMP_NUM_THREADS at most 4096 when
+ * it decides (sim/threads.h): 0, or EXIT_BAD_INPUT after the message */
+int cli_threads_check(const char *cmd, long threads);
 /* A progress bar of the Monte Carlo runs on stderr, when stderr is a terminal. */
 void cli_mc_progress_on_tty(hdp_mc_options *opt);
 

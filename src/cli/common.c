@@ -12,6 +12,7 @@
 
 #include "io/output.h"
 #include "io/plot.h"
+#include "sim/threads.h"
 #include "cli.h"
 #include "hdpsgd/schedule.h"
 
@@ -277,13 +278,9 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
                 cmd, a->runs);
         return EXIT_BAD_INPUT;
     }
-    if (a->threads != CLI_NOT_GIVEN && (a->threads < 0 || a->threads > 4096)) {
-        fprintf(stderr,
-                "hdpsgd %s: error: --threads %ld: expected an integer from 0 (one per core) to "
-                "4096\n",
-                cmd, a->threads);
-        return EXIT_BAD_INPUT;
-    }
+    int rc = cli_threads_check(cmd, a->threads);
+    if (rc)
+        return rc;
     if (a->seed) {
         char *end;
         errno = 0;
@@ -299,7 +296,6 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
                 a->step);
         return EXIT_BAD_INPUT;
     }
-    int rc = 0;
     if (a->runs != CLI_NOT_GIVEN)
         rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "sim.runs=%ld", a->runs);
     if (!rc && a->seed)
@@ -338,6 +334,25 @@ int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
     if (!rc && !isnan(a->atol))
         rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "ode.atol=%.17g", a->atol);
     return rc;
+}
+
+int cli_threads_check(const char *cmd, long threads)
+{
+    if (threads != CLI_NOT_GIVEN && (threads < 0 || threads > HDP_THREADS_MAX)) {
+        fprintf(stderr,
+                "hdpsgd %s: error: --threads %ld: expected an integer from 0 (one per core) to "
+                "%d\n",
+                cmd, threads, HDP_THREADS_MAX);
+        return EXIT_BAD_INPUT;
+    }
+    hdp_error err;
+    hdp_error_clear(&err);
+    if (hdp_threads_check(threads == CLI_NOT_GIVEN ? 0 : (int)threads, "threads", &err) != HDP_OK) {
+        fprintf(stderr, "hdpsgd %s: error: %s (set OMP_NUM_THREADS lower or give --threads)\n",
+                cmd, err.msg);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
 }
 
 int cli_mc_threads(const cli_mc_args *a)
