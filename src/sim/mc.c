@@ -463,6 +463,45 @@ static void build_grid(long steps, long P, double *t, long *kgrid)
     kgrid[P - 1] = steps;
 }
 
+/* the progress within the runs and the cancel flag (hdp_mc_tick) */
+struct mc_watch {
+    const char *name;
+    const volatile int *cancel;
+    hdp_mc_steps_fn report;
+    void *user;
+    double done, total; /* steps */
+    double next;        /* omp_get_wtime() of the next report (the first: a second in) */
+};
+
+int hdp_mc_tick(const mc_grid *g, long steps)
+{
+    mc_watch *w = g->watch;
+    if (!w)
+        return 1;
+    if (w->cancel && *w->cancel)
+        return 0;
+    if (!w->report)
+        return 1;
+    double next, now = omp_get_wtime();
+#pragma omp atomic update
+    w->done += (double)steps;
+#pragma omp atomic read
+    next = w->next;
+    if (now >= next) {
+#pragma omp critical(hdp_mc_progress)
+        {
+            if (now >= w->next) {
+                w->next = now + 1.0;
+                double done;
+#pragma omp atomic read
+                done = w->done;
+                w->report(w->name, done, w->total, w->user);
+            }
+        }
+    }
+    return 1;
+}
+
 /* what the runs of the risk-curve driver share, and a thread's workspace */
 typedef struct {
     const mc_method *method;
@@ -508,12 +547,13 @@ static void *drive_ws_alloc(const void *vc)
 static hdp_status drive_run(const void *vc, long r, void *vws, hdp_xoshiro *stream, void *slot,
                             hdp_error *err)
 {
-    (void)r;
-    (void)err;
     const drive_ctx *c = vc;
     drive_ws *w = vws;
     *hdp_rng_state(w->rng) = *stream;
     c->method->run(c->ctx, c->grid, w->ws, w->rng, slot);
+    const mc_watch *watch = c->grid->watch;
+    if (watch->cancel && *watch->cancel) /* the run may have stopped early: not done */
+        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", watch->name, r);
     return HDP_OK;
 }
 
@@ -555,7 +595,10 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         goto done;
     }
     build_grid(steps, P, res->t, kgrid);
-    mc_grid grid = {steps, P, kgrid, hdp_mc_threshold(m)};
+    mc_watch watch = {method->name, opt->cancel, opt->step_progress, opt->progress_user, 0,
+                      (double)runs * (double)steps, omp_get_wtime() + 1.0};
+    long every = (4L << 20) / (m->d > 0 ? m->d : 1);
+    mc_grid grid = {steps, P, kgrid, hdp_mc_threshold(m), every > 0 ? every : 1, &watch};
     res->threshold = grid.threshold;
     for (long r = 0; r < runs; r++) {
         out[r].risk = curves + (size_t)r * (size_t)P;

@@ -96,12 +96,24 @@ hdp_status hdp_mc_loop_run(const hdp_mc_loop *loop, hdp_error *err);
 /* What one run sees of the grid. Iterate k (theta_k, or the SDE state after k
  * steps) is recorded at grid point i when k = kgrid[i]; kgrid[0] = 0,
  * kgrid[points-1] = steps. */
+typedef struct mc_watch mc_watch; /* the progress and cancel flag the runs share (mc.c) */
+
 typedef struct {
     long steps;         /* steps per run */
     long points;        /* grid size */
     const long *kgrid;  /* [points] k_i = round(t_i steps), <= steps - 1 for t_i < 1 */
     double threshold;   /* divergence: excess risk above this at a grid point */
+    long every;         /* a run calls hdp_mc_tick after every `every` steps (about 4 million
+                           coordinate updates) */
+    mc_watch *watch;
 } mc_grid;
+
+/* Within a run (issue 29): after every g->every steps, steps steps done. Adds them to the
+ * progress within the runs (hdp_mc_options.step_progress, about once a second from the
+ * first second on) and returns
+ * 0 when the loop's cancel flag is set: the run then stops at once (its curve is not used,
+ * the loop returns HDP_ECANCELLED). */
+int hdp_mc_tick(const mc_grid *g, long steps);
 
 /* One run's output (slots owned by the driver). */
 typedef struct {
