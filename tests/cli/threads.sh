@@ -4,7 +4,8 @@
 # memory", exit 4); one cap of 4096 threads for --threads and OMP_NUM_THREADS (exit 2);
 # threads that cannot be created (an address-space limit too small for 4000 stacks) give a
 # smaller team instead of libgomp's exit 1; an ODE too big for the memory is exit 4 with what
-# it needs, not a segfault inside SUNDIALS. Deterministic and a few seconds.
+# it needs, not a segfault inside SUNDIALS; long jobs are announced and report progress from
+# within their runs (item 8). Deterministic and a few seconds.
 #   threads.sh BIN
 set -u
 bin=$1
@@ -78,6 +79,33 @@ if (ulimit -v 1000000; "$bin" --version) >/dev/null 2>&1; then
   done
 else
   echo "skip: this hdpsgd cannot run under ulimit -v (AddressSanitizer?): the limit checks"
+fi
+
+# long jobs (item 8): announced before they start, with a progress line from within the
+# runs; each job here would take minutes to centuries, and is stopped once its line is seen
+wait_for() { # wait_for PID FILE PATTERN: until FILE holds PATTERN (at most 60 s) or PID ended
+  local i
+  for ((i = 0; i < 1200; i++)); do
+    grep -q "$3" "$2" 2>/dev/null && return 0
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.05
+  done
+  grep -q "$3" "$2" 2>/dev/null
+}
+"$bin" sim --set data.n=1e12 -o "$work/long.csv" 2>"$work/long.err" & pid=$!
+wait_for $pid "$work/long.err" "coordinate updates"; found=$?
+kill $pid 2>/dev/null; wait $pid 2>/dev/null
+check "sim with n = 1e12 (not a terminal): announced with its size and a duration in days" \
+  bash -c "[[ $found == 0 ]] && grep -q '2e+16 coordinate updates (100 runs x 1000000000000 steps x d = 200): roughly .* days' '$work/long.err'"
+"$bin" sim --set data.d=50 --runs 2 -o "$work/short.csv" 2>"$work/short.err"
+check "a short sim announces nothing" bash -c "! grep -q 'coordinate updates' '$work/short.err'"
+if command -v script >/dev/null; then
+  script -qfc "exec '$bin' sim --set data.d=1000 --set data.n=1e8 --runs 1 --threads 1 -o '$work/tty.csv'" \
+    /dev/null >"$work/tty.out" 2>&1 & pid=$!
+  wait_for $pid "$work/tty.out" "steps/s, about"; found=$?
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null
+  check "on a terminal: announced, then a progress line from within the one run" \
+    bash -c "[[ $found == 0 ]] && grep -q 'progress below; Ctrl-C stops it' '$work/tty.out' && grep -q '% of 1e+08 steps' '$work/tty.out'"
 fi
 
 echo "$pass passed, $fail failed"
