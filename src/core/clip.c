@@ -62,6 +62,7 @@ hdp_clip *hdp_clip_alloc(hdp_noise_kind noise, double tau2, double df, double c)
     if (noise == HDP_NOISE_STUDENT && clip->t_scale > 0)
         clip->t_norm = exp(lgamma(0.5 * (df + 1.0)) - lgamma(0.5 * df)) / (sqrt(df * M_PI) *
                                                                             clip->t_scale);
+    hdp_gsl_quiet(); /* a failed allocation returns NULL, never aborts (issue 29) */
     clip->ws = gsl_integration_workspace_alloc(QUAD_LIMIT);
     if (!clip->ws) {
         free(clip);

@@ -214,8 +214,13 @@ hdp_status hdp_mc_loop_run(const hdp_mc_loop *L, hdp_error *err)
     if (L->team)
         *L->team = s.working;
     if (!s.working) {
-        st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory for the workspace of a thread",
-                      name);
+        if (L->ws_bytes > 0)
+            st = hdp_fail(err, HDP_ENOMEM,
+                          "%s: out of memory for the workspace of a thread (about %.3g MB)",
+                          name, L->ws_bytes / 1e6);
+        else
+            st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory for the workspace of a thread",
+                          name);
         goto done;
     }
     const loop_failure *first_fail = NULL;
@@ -614,7 +619,8 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
                         .run = drive_run, .first = &first, .slots = out,
                         .slot_size = sizeof *out, .progress = opt->progress,
                         .progress_user = opt->progress_user, .pin = 1,
-                        .cancel = opt->cancel, .team = &res->threads};
+                        .cancel = opt->cancel, .team = &res->threads,
+                        .ws_bytes = 3.0 * sizeof(double) * (double)m->d};
     if ((st = hdp_mc_loop_run(&loop, err)) != HDP_OK)
         goto done;
     if (opt->final_risks) /* run r's excess risk at t = 1, NaN when it diverged */

@@ -75,6 +75,9 @@ typedef struct {
     /* nonzero (set from any thread): the runs not yet started are skipped and the loop
      * returns HDP_ECANCELLED; NULL: never */
     const volatile int *cancel;
+    /* about how many bytes a workspace takes, for the message when none can be allocated
+     * (0: unknown) */
+    double ws_bytes;
     /* NULL, or receives the threads OpenMP gave the loop (at most hdp_mc_loop_threads: fewer
      * under OMP_DYNAMIC, inside the caller's parallel region, or when the process cannot
      * create more threads, see sim/threads.h) */
@@ -135,7 +138,8 @@ int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
 
 typedef struct {
     const char *name; /* "sim" or "sde" (progress bar, messages) */
-    /* per-thread workspace; NULL when out of memory. Called in the thread that uses it. */
+    /* per-thread workspace (about three vectors of d doubles: the driver's message says so);
+     * NULL when out of memory. Called in the thread that uses it. */
     void *(*ws_alloc)(const void *ctx);
     void (*ws_free)(void *ws);
     /* One run on the stream in rng; fills out (all of risk/clipped unless diverged). */
