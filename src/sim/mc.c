@@ -496,6 +496,7 @@ int hdp_mc_tick(const mc_grid *g, long steps)
 #pragma omp critical(hdp_mc_progress)
         {
             if (now >= w->next) {
+#pragma omp atomic write
                 w->next = now + 1.0;
                 double done;
 #pragma omp atomic read
