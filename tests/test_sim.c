@@ -481,7 +481,7 @@ static void loop_failures(void **state)
     }
     loop_ctx nows = {RUNS, 1};
     assert_int_equal(loop_go(&nows, RUNS, 2, NULL, slots, &progress, &err), HDP_ENOMEM);
-    assert_non_null(strstr(err.msg, "workspaces"));
+    assert_non_null(strstr(err.msg, "workspace"));
     loop_ctx ok = {RUNS, 0};
     assert_int_equal(loop_go(&ok, 0, 1, NULL, slots, &progress, &err), HDP_EINPUT);
     assert_int_equal(loop_go(&ok, RUNS, -1, NULL, slots, &progress, &err), HDP_EINPUT);

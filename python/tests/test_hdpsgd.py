@@ -572,6 +572,8 @@ class Test_interrupt(unittest.TestCase):
         main = threading.main_thread().ident
 
         def progress(what, d, total, value):
+            if what.endswith(" steps"):  # reports from within a run (issue 29): not runs
+                return
             done.append(time.monotonic())
             if d == 2:  # Ctrl-C while the third run is under way
                 sent.append(time.monotonic())
@@ -612,6 +614,48 @@ class Test_interrupt(unittest.TestCase):
         self.assertEqual(out["r"].runs, 2)
         self.assertGreater(elapsed, 0.05)
         self.assertGreater(count / elapsed, 10000)  # the main thread kept running
+
+
+class Test_long_calls(unittest.TestCase):
+    """Issue 29: a Ctrl-C stops a call inside one long Monte Carlo run and inside an ODE solve,
+    promptly; the signal is sent from the call's own progress callback, so it always comes
+    while the library is at work (no timers)."""
+
+    def sigint_from(self, kind):
+        main = threading.main_thread().ident
+        sent = []
+
+        def progress(what, done, total, value):
+            if what == kind and not sent:
+                sent.append((done, total, value))
+                signal.pthread_kill(main, signal.SIGINT)
+
+        return progress, sent
+
+    def test_ctrl_c_inside_one_run(self):
+        # one run of 10^10 coordinate updates (about a minute); reports from within it come
+        # a second in, and the run stops at its next check (every ~4 million updates)
+        m = hdpsgd.Model(overrides={"data.d": 1000, "data.n": 10**7})
+        progress, sent = self.sigint_from("sim steps")
+        t0 = time.monotonic()
+        with self.assertRaises(KeyboardInterrupt):
+            hdpsgd.sim(m, runs=1, threads=1, progress=progress)
+        self.assertLess(time.monotonic() - t0, 20)
+        done, total, value = sent[0]
+        self.assertEqual(total, 10**7)
+        self.assertTrue(0 < done < total and 0 < value < 1)
+        self.assertEqual(hdpsgd.sim(hdpsgd.Model(), runs=2, seed=1).runs, 2)
+
+    def test_ctrl_c_inside_the_ode(self):
+        # CVODE on 10^6 bins takes tens of seconds; the solve checks the flag at every step
+        m = hdpsgd.Model(overrides={"data.d": 10**6, "ode.solver": "cvode"})
+        main = threading.main_thread().ident
+        t0 = time.monotonic()
+        with self.assertRaises(KeyboardInterrupt):
+            hdpsgd._lib.run_long(hdpsgd._lib.hdp_handle_ode_run, (m._handle.ptr,),
+                                 lambda what, d, t, v: signal.pthread_kill(main, signal.SIGINT))
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertGreater(hdpsgd.ode().final_risk, 0)
 
 
 class Test_errors(unittest.TestCase):

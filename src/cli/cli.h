@@ -189,8 +189,16 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
 
 /* Threads to use: --threads, or 0 (one per core). */
 int cli_mc_threads(const cli_mc_args *a);
+/* --threads (CLI_NOT_GIVEN: not given) from 0 to 4096, and OMP_NUM_THREADS at most 4096 when
+ * it decides (sim/threads.h): 0, or EXIT_BAD_INPUT after the message */
+int cli_threads_check(const char *cmd, long threads);
 /* A progress bar of the Monte Carlo runs on stderr, when stderr is a terminal. */
 void cli_mc_progress_on_tty(hdp_mc_options *opt);
+/* Issue 29: a Monte Carlo of cmd (sim, sde, validate: sides 2 with the SDE) estimated at
+ * about 5 ns per coordinate update per thread: announced on stderr when it takes over 10 s
+ * on a terminal, or over an hour anywhere; then a progress line from within the runs (on a
+ * terminal about once a second, rewritten in place; elsewhere every 10 minutes). */
+void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, int sides);
 
 /* Options of the ODE solver (ode, validate): --max-steps, --rtol, --atol, the [ode] keys. */
 typedef struct {

@@ -474,11 +474,8 @@ int cmd_kl(int argc, char **argv)
         snprintf(sets[1], sizeof sets[1], "sim.seed=%llu", seed);
         common.sets[common.nsets++] = sets[1];
     }
-    if (threads_opt != CLI_NOT_GIVEN && (threads_opt < 0 || threads_opt > 4096)) {
-        fprintf(stderr, "hdpsgd kl: error: --threads %ld: expected an integer from 0 (one per core) "
-                        "to 4096\n", threads_opt);
-        return EXIT_BAD_INPUT;
-    }
+    if ((rc = cli_threads_check("kl", threads_opt)))
+        return rc;
     const int threads = threads_opt == CLI_NOT_GIVEN ? 0 : (int)threads_opt;
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))

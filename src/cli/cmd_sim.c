@@ -223,6 +223,7 @@ static int run_command(const char *name, int argc, char **argv)
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
     cli_mc_progress_on_tty(&opt);
+    cli_mc_estimate(name, &m, &opt, 1);
 
     hdp_error err;
     hdp_error_clear(&err);

@@ -294,6 +294,7 @@ int cmd_validate(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     cli_mc_progress_on_tty(&opt);
+    cli_mc_estimate("validate", &m, &opt, no_sde ? 1 : 2);
     cli_warn_stability("validate", &m);
     cli_note_feature_norm("validate", &m);
 

@@ -89,6 +89,7 @@ hdp_clip *hdp_clip_alloc(hdp_noise_kind noise, double tau2, double df, double c)
         clip->t_lognorm = log_t_normaliser(df) - 0.5 * log(df * M_PI) - log(clip->t_scale);
         clip->asymptotic = df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF;
     }
+    hdp_gsl_quiet(); /* a failed allocation returns NULL, never aborts (issue 29) */
     clip->ws = gsl_integration_workspace_alloc(QUAD_LIMIT);
     if (!clip->ws) {
         free(clip);

@@ -65,6 +65,8 @@ static double risk_of(const ode_data *od, const double *D)
 static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *user)
 {
     ode_data *od = user;
+    if (hdp_cancel_requested()) /* issue 29: the thread's cancel flag stops CVODE */
+        return -1;
     const double *y = N_VGetArrayPointer(yv);
     double *f = N_VGetArrayPointer(ydot);
     long m = od->m;
@@ -350,6 +352,23 @@ static void flag_name(int flag, char *buf, size_t size)
     free(name);
 }
 
+/* CVODE's N_VClone (SUNDIALS 6) writes through the NULL that a failed clone returns, so its
+ * vectors must be there before it asks: CVodeInit clones 13 (BDF of order 5), the Newton
+ * solver and the linear solver's interface about 5 more, and y; allocated once here (as
+ * separate blocks, as CVODE will) and freed, with 2 to spare. */
+#define CVODE_VECTORS 20
+
+static int cvode_memory_available(long len)
+{
+    void *v[CVODE_VECTORS];
+    int k = 0;
+    while (k < CVODE_VECTORS && (v[k] = malloc(sizeof(double) * (size_t)len)))
+        k++;
+    for (int i = 0; i < k; i++)
+        free(v[i]);
+    return k == CVODE_VECTORS;
+}
+
 /* CVODE (BDF with the Sherman-Morrison linear solver) on the bins and the two bounds;
  * *t0: the start of the timing, moved past the setup unless DOP853 was tried first
  * (erk_failed: the time of both is counted). */
@@ -369,13 +388,21 @@ static hdp_status solve_cvode(const hdp_model *m, ode_data *od, double R0, long 
         flag = (call);                                                                        \
         if (flag < 0) {                                                                       \
             flag_name(flag, fname, sizeof fname);                                             \
-            st = hdp_fail(err, HDP_ENUMERIC, "CVODE setup failed in %s: %s", what, fname);    \
+            st = hdp_fail(err, flag == CV_MEM_FAIL ? HDP_ENOMEM : HDP_ENUMERIC,               \
+                          "CVODE setup failed in %s: %s", what, fname);                       \
             goto done;                                                                        \
         }                                                                                     \
     } while (0)
 
     if (SUNContext_Create(NULL, &ctx) != 0) {
         st = hdp_fail(err, HDP_ENOMEM, "SUNContext_Create failed");
+        goto done;
+    }
+    if (!cvode_memory_available(len)) { /* issue 29: SUNDIALS 6 crashes when a clone fails */
+        st = hdp_fail(err, HDP_ENOMEM,
+                      "out of memory for CVODE on %ld bins: it needs about %.3g GB (%d vectors "
+                      "of %ld numbers); use fewer bins ([ode] bins = auto or a number)",
+                      od->m, CVODE_VECTORS * 8.0 * (double)len / 1e9, CVODE_VECTORS, len);
         goto done;
     }
     y = N_VNew_Serial(len, ctx);
@@ -411,6 +438,10 @@ static hdp_status solve_cvode(const hdp_model *m, ode_data *od, double R0, long 
     for (long i = 1; i < points; i++) {
         double tout = (double)i / (double)(points - 1);
         flag = advance(mem, od, tout, y, &tret, &kw);
+        if (flag < 0 && hdp_cancel_requested()) {
+            st = hdp_fail(err, HDP_ECANCELLED, "ODE: cancelled at t = %.6g", (double)tret);
+            goto done;
+        }
         if (flag < 0) {
             flag_name(flag, fname, sizeof fname);
             const char *hint =
@@ -492,7 +523,8 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     res->eta_sup = hdp_sched_eta_sup(&od.sched);
     res->stable = res->eta_sup < 2.0 / m->gamma;
     if (!od.clip || !od.work) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins", spec.m);
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins (%.3g GB)", spec.m,
+                      8.0 * (double)spec.m / 1e9);
         goto done;
     }
 
@@ -506,6 +538,13 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
         const char *why = "";
         double t_reached = 0;
         erk_done = solve_erk(m, &od, R0, points, res, &why, &t_reached) == 0;
+        if (!erk_done && (!strcmp(why, HDP_ERK_CANCELLED) || !strcmp(why, HDP_ERK_NOMEM))) {
+            st = !strcmp(why, HDP_ERK_CANCELLED)
+                     ? hdp_fail(err, HDP_ECANCELLED, "ODE: cancelled at t = %.6g", t_reached)
+                     : hdp_fail(err, HDP_ENOMEM, "out of memory for DOP853 on %ld bins (about "
+                                "%.3g GB)", spec.m, 5 * 8.0 * (double)spec.m / 1e9);
+            goto done;
+        }
         if (!erk_done && m->ode_solver == HDP_ODE_DOP853) {
             st = hdp_fail(err, HDP_ENUMERIC, "DOP853 failed at t = %.6g: %s; try [ode] solver = cvode",
                           t_reached, why);

@@ -5,6 +5,7 @@
  * hdp_model or of a result struct changes this file, never its callers.
  */
 #define _GNU_SOURCE /* open_memstream */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,6 +326,17 @@ static void mc_progress(const char *method, long done, long total, void *user)
         *p->cancel = 1;
 }
 
+/* progress within the runs: "sim steps" or "sde steps", done of total steps, the fraction */
+static void mc_steps(const char *method, double done, double total, void *user)
+{
+    relay *p = user;
+    double cap = (double)LONG_MAX / 2; /* exactly representable, below LONG_MAX */
+    const char *what = method && !strcmp(method, "sde") ? "sde steps" : "sim steps";
+    if (p->progress(what, (long)fmin(done, cap), (long)fmin(total, cap),
+                    total > 0 ? done / total : NAN, p->user))
+        *p->cancel = 1;
+}
+
 /* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
  * progress callback through p */
 static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options *opt)
@@ -335,6 +347,7 @@ static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options
     if (p->progress) {
         opt->progress = mc_progress;
         opt->progress_user = p;
+        opt->step_progress = mc_steps;
     }
 }
 
@@ -349,11 +362,26 @@ static void design_progress(const hdp_design_progress *pr, void *user)
 
 hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err)
 {
+    return hdp_handle_ode_run(m, NULL, NULL, NULL, out, err);
+}
+
+hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_progress_fn progress,
+                              void *user, hdp_record **out, hdp_error *err)
+{
     HDP_REQUIRE(err, out);
     *out = NULL;
     HDP_REQUIRE(err, m);
+    volatile int own = 0;
+    if (!cancel)
+        cancel = &own;
+    if (progress && progress("ode", 0, 1, NAN, user))
+        *cancel = 1;
     hdp_ode_result o;
+    const volatile int *old = hdp_cancel_flag_set(cancel); /* the solve's steps check it */
     hdp_status st = hdp_ode_solve(m, &o, err);
+    hdp_cancel_flag_set(old);
+    if (st == HDP_OK && progress)
+        progress("ode", 1, 1, o.final_risk, user);
     if (st != HDP_OK) {
         hdp_ode_result_free(&o);
         return st;

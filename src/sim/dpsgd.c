@@ -182,6 +182,10 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
                 out->jump = hdp_mc_excess_risk(c->lambda, e, d) - before;
             }
         }
+        if ((k + 1) % g->every == 0 && !hdp_mc_tick(g, g->every)) {
+            out->diverged = 1; /* cancelled (issue 29): the loop reports it */
+            return;
+        }
         if (p < g->points && g->kgrid[p] == k + 1) {
             R = hdp_mc_excess_risk(c->lambda, e, d);
             if (!hdp_mc_record(g, k + 1, R, &nclip, &p, out)) {
