@@ -2,7 +2,7 @@
  * test_output.c — the output layer (src/io/output.c): a set of files committed all or
  * nothing, the replaced file's mode kept, symbolic links written through and resolved,
  * descriptors named by /dev/fd/N, and the JSON writer (numbers that read back exactly, null
- * for what is not finite, escaped strings).
+ * for what is not finite, escaped strings); a CSV holding NaN is never published.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
+#include "core/text.h"
 #include "testutil.h"
 
 static char dir[64];
@@ -229,6 +230,109 @@ static void json_writer(void **state)
     assert_string_equal(hdp_csv_field(buf, sizeof buf, "%.3g", 0.25), "0.25");
 }
 
+/* user text made visible (core/text.h): C0, DEL, C1 controls and bytes that are not UTF-8 as
+ * \xNN, valid UTF-8 kept; the length returned is the whole result (as snprintf) */
+static void visible_text(void **state)
+{
+    (void)state;
+    char out[256];
+    struct { const char *in, *want; unsigned flags; } cases[] = {
+        {"plain/é ρ.txt", "plain/é ρ.txt", 0},
+        {"a\033[31mb", "a\\x1b[31mb", 0},
+        {"tab\there\nnl\r", "tab\\x09here\\x0anl\\x0d", 0},
+        {"tab\there\nnl\r", "tab\there\nnl\r", HDP_VISIBLE_KEEP_LINES},
+        {"del\177", "del\\x7f", 0},
+        {"c1\xc2\x9b[2J", "c1\\xc2\\x9b[2J", 0},          /* U+009B CSI */
+        {"nbsp\xc2\xa0", "nbsp\xc2\xa0", 0},                /* U+00A0: printable */
+        {"latin\xe9.ini", "latin\\xe9.ini", 0},
+        {"\xed\xa0\x80", "\\xed\\xa0\\x80", 0},           /* a UTF-16 surrogate */
+        {"\xc0\xaf", "\\xc0\\xaf", 0},                       /* overlong '/' */
+        {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80", 0},   /* above U+10FFFF */
+        {"\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!", 0},     /* U+1F600 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = hdp_visible(out, sizeof out, cases[i].in, strlen(cases[i].in), cases[i].flags);
+        assert_string_equal(out, cases[i].want);
+        assert_int_equal(n, strlen(cases[i].want));
+        assert_int_equal(hdp_visible(NULL, 0, cases[i].in, strlen(cases[i].in), cases[i].flags), n);
+    }
+    /* too small a buffer: NUL-terminated, the full length returned */
+    char small[4];
+    assert_int_equal(hdp_visible(small, sizeof small, "\033abc", 4, 0), 7);
+    assert_string_equal(small, "\\x1");
+    /* a stream split anywhere holds back an incomplete sequence, never a complete one */
+    assert_int_equal(hdp_utf8_incomplete_tail("ab\xe2\x82", 4), 2);  /* of U+20AC */
+    assert_int_equal(hdp_utf8_incomplete_tail("ab\xe2\x82\xac", 5), 0);
+    assert_int_equal(hdp_utf8_incomplete_tail("ab\xf0", 3), 1);
+    assert_int_equal(hdp_utf8_incomplete_tail("ab\xe0\x80", 4), 0);  /* overlong: invalid */
+    assert_int_equal(hdp_utf8_incomplete_tail("ab\xff", 3), 0);
+    assert_int_equal(hdp_utf8_incomplete_tail("", 0), 0);
+}
+
+/* JSON strings are valid UTF-8: invalid bytes as \u00XX (their Latin-1 reading), valid UTF-8
+ * kept, control characters escaped */
+static void json_utf8(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_str(&j, "s", "mod\xe9l \xc3\xa9 \xff\xfe \xe2\x82 \x1b");
+    hdp_json_end(&j);
+    fclose(f);
+    assert_string_equal(text, "{\n  \"s\": \"mod\\u00e9l \xc3\xa9 \\u00ff\\u00fe "
+                              "\\u00e2\\u0082 \\u001b\"\n}\n");
+    free(text);
+}
+
+/* commit a set of one file holding text; returns the status, err filled */
+static hdp_status commit_one(const char *path, const char *text, hdp_error *err)
+{
+    hdp_error_clear(err);
+    hdp_outset set;
+    hdp_outset_init(&set, err);
+    FILE *f = hdp_outset_add(&set, path);
+    assert_non_null(f);
+    fputs(text, f);
+    return hdp_outset_commit(&set);
+}
+
+/* The central guard: a CSV data field that is NaN as printf writes it fails the commit with
+ * HDP_ENUMERIC naming the file, line and column, and nothing is published; inf (a quantity
+ * that is infinite, epsilon = inf), words containing "nan", comments and other files pass. */
+static void csv_nan_refused(void **state)
+{
+    (void)state;
+    char a[128], j[128];
+    path_in(a, sizeof a, "nan.csv");
+    path_in(j, sizeof j, "nan.json");
+    hdp_error err;
+    const char *bad[] = {"x,y\n1,nan\n", "x,y\n1,2\n-nan,3\n", "x,y\n1, NaN \n",
+                         "x,y\n1,-nan(0x8000)\n"};
+    const char *col[] = {"line 2, column 'y'", "line 3, column 'x'", "line 2, column 'y'",
+                         "line 2, column 'y'"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(commit_one(a, bad[i], &err), HDP_ENUMERIC);
+        assert_non_null(strstr(err.msg, col[i]));
+        assert_int_equal(access(a, F_OK), -1);
+    }
+    /* the whole set is withheld: a JSON beside the CSV is not published either */
+    hdp_error_clear(&err);
+    hdp_outset set;
+    hdp_outset_init(&set, &err);
+    fputs("{}\n", hdp_outset_add(&set, j));
+    fputs("# nan in a comment\nx,y\n1,nan\n", hdp_outset_add(&set, a));
+    assert_int_equal(hdp_outset_commit(&set), HDP_ENUMERIC);
+    assert_int_equal(access(j, F_OK), -1);
+    const char *ok = "# a comment: nan\nname,v,w\nbanana,inf,\nnanny,-inf,1e-3\n";
+    assert_int_equal(commit_one(a, ok, &err), HDP_OK);
+    assert_true(file_equals(a, ok));
+    assert_int_equal(commit_one(j, "nan\n", &err), HDP_OK); /* not a CSV */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +340,10 @@ int main(void)
         cmocka_unit_test(mode_kept),
         cmocka_unit_test(links_and_descriptors),
         cmocka_unit_test(json_writer),
+        cmocka_unit_test(visible_text),
+        cmocka_unit_test(json_utf8),
+
+        cmocka_unit_test(csv_nan_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

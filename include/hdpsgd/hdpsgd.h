@@ -7,6 +7,7 @@
  *   sim.h       Monte Carlo of DP-SGD and the homogenized SDE        hdp_sim_run, hdp_sde_run
  *   validate.h  ODE vs simulation with a verdict; scaling in n      hdp_validate_run, _scaling
  *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (docs/theory.md §6)
+ *   accountant.h  DP-SGD with Poisson sampling: PLD and RDP accountants, calibration (§6.5)
  *   design.h    schedule design on the ODE                          hdp_design_optimize, hdp_design_set_run
  *   rates.h     optimised risk of each schedule family against gamma hdp_rates_run
  *   rf.h        DP-GD on random features and its OU limit           hdp_rf_simulate
@@ -52,6 +53,7 @@
 #include "hdpsgd/problem.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
+#include "hdpsgd/accountant.h"
 #include "hdpsgd/rng.h"
 #include "hdpsgd/sim.h"
 #include "hdpsgd/validate.h"

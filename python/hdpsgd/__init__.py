@@ -12,12 +12,22 @@ model and seed.
 
 Errors of the library become exceptions with its message: bad keys and values raise
 ``ValueError`` (:class:`InputError`), numerical failures ``ArithmeticError``
-(:class:`NumericalError`). Long calls (sim, sde, validate, design) release the GIL, accept
-``progress(what, done, total, value)`` (return True to stop: :class:`Cancelled`), and stop
-cleanly on Ctrl-C (KeyboardInterrupt) at their next Monte Carlo run or ODE solve.
+(:class:`NumericalError`). Long calls (ode, sim, sde, validate, design) release the GIL and
+stop cleanly on Ctrl-C (KeyboardInterrupt) within a Monte Carlo run (about every 4 million
+coordinate updates) or at the next step of an ODE solve; sim, sde, validate and design accept
+``progress(what, done, total, value)`` (return True to stop: :class:`Cancelled`): after every
+run, and for runs longer than a second also from within, about once a second, with what
+"sim steps" or "sde steps", done of total steps of all runs and value the fraction done.
 """
 
+try:
+    import numpy as _numpy  # noqa: F401  (every result holds NumPy arrays)
+except ImportError as _e:  # pragma: no cover - depends on the environment
+    raise ImportError("hdpsgd needs NumPy, which is not installed for this Python: "
+                      "apt-get install python3-numpy, or pip install numpy") from _e
+
 import ctypes
+import math
 import numbers
 import os
 
@@ -28,7 +38,7 @@ from ._config import VERSION
 
 __version__ = VERSION
 __all__ = ["Model", "ode", "sim", "sde", "validate", "epsilon", "rho_for", "accountant",
-           "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
+           "dpsgd_privacy", "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
            "OutOfMemoryError", "Cancelled", "Result"]
 
 # file-name keys: a relative name given from Python is made absolute when it is set, so that
@@ -93,9 +103,9 @@ def _build(path, sets):
         raise OutOfMemoryError("hdpsgd: out of memory for a model")
     h = _Handle(ptr)
     if path is not None:
-        _lib.call(_lib.hdp_model_load_file, ptr, os.fsencode(path))
+        _lib.call(_lib.hdp_model_load_file, ptr, _lib.cstr(path, "model file", path=True))
     for s in sets:
-        _lib.call(_lib.hdp_model_set, ptr, s.encode())
+        _lib.call(_lib.hdp_model_set, ptr, _lib.cstr(s, "model setting"))
     _lib.call(_lib.hdp_model_finalize, ptr)
     return h
 
@@ -154,7 +164,8 @@ class Model:
             raise KeyError(key)
         out = ctypes.c_void_p()
         box = _lib.ErrorBox()
-        st = _lib.hdp_model_get_text(self._handle.ptr, key.encode(), ctypes.byref(out), box.ptr)
+        st = _lib.hdp_model_get_text(self._handle.ptr, _lib.cstr(key, "model key"),
+                                      ctypes.byref(out), box.ptr)
         if st != _lib.OK:
             try:
                 box.raise_for(st)
@@ -365,9 +376,19 @@ class DesignResult(Result):
         return path
 
 
+class DpsgdPrivacyResult(Result):
+    """``hdpsgd accountant``: DP-SGD with Poisson sampling. epsilon (by the chosen accountant),
+    epsilon_pld (an upper bound) and epsilon_pld_error, epsilon_rdp (Balle et al. 2020
+    conversion), epsilon_rdp_classic, rdp_order, rdp_order_classic, noise_multiplier,
+    sample_rate, steps, delta, target_epsilon (when calibrated), accountant."""
+
+
 class PrivacyResult(Result):
     """``hdpsgd privacy``: rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted (the
-    amplification-by-iteration accountant on the model's discrete schedule), n."""
+    amplification-by-iteration accountant on the model's discrete schedule), n, and its
+    precondition (docs/theory.md §6.1: every step non-expansive, eta_k ||x_k||^2 <= 2):
+    nonexpansive_p_step, nonexpansive_log10_p_step, nonexpansive_expected_violations (per run),
+    nonexpansive_negligible (expected <= delta), feature_norm, feature_clip_fraction."""
 
 
 def _model(model):
@@ -391,8 +412,7 @@ def _check_int(name, value, lo, hi=None):
 def ode(model=None):
     """Integrate the risk ODE (``hdpsgd ode``): an :class:`OdeResult`."""
     m = _model(model)
-    rec = ctypes.c_void_p()
-    _lib.call(_lib.hdp_handle_ode, m._handle.ptr, ctypes.byref(rec))
+    rec = _lib.run_long(_lib.hdp_handle_ode_run, (m._handle.ptr,))  # Ctrl-C stops it (issue 29)
     return OdeResult(*_lib.record_dict(rec))
 
 
@@ -413,7 +433,8 @@ def _mc(method, model, runs, threads, seed, step, keep_runs, progress):
     m = _model(model)
     _check_int("threads", threads, 0, 4096)
     h = m._with(_mc_sets(runs, seed, step))
-    rec = _lib.run_long(_lib.hdp_handle_mc, (h.ptr, method.encode(), threads, int(bool(keep_runs))),
+    rec = _lib.run_long(_lib.hdp_handle_mc,
+                        (h.ptr, _lib.cstr(method, "method"), threads, int(bool(keep_runs))),
                         progress)
     return McResult(*_lib.record_dict(rec))
 
@@ -461,11 +482,40 @@ def rho_for(epsilon, delta):
 def accountant(model=None):
     """The privacy of the model (``hdpsgd privacy``): a :class:`PrivacyResult` with rho,
     rho_z, delta = 1/n, epsilon_cks, epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
-    on the model's n discrete steps."""
+    on the model's n discrete steps, and its precondition's numbers (see PrivacyResult)."""
     m = _model(model)
     rec = ctypes.c_void_p()
     _lib.call(_lib.hdp_handle_accountant, m._handle.ptr, ctypes.byref(rec))
     return PrivacyResult(*_lib.record_dict(rec))
+
+
+def dpsgd_privacy(sample_rate, *, noise_multiplier=None, epsilon=None, steps=None, epochs=None,
+                  delta=1e-5, accountant="pld"):
+    """Privacy of DP-SGD with Poisson sampling at ``sample_rate`` q = B/N (``hdpsgd accountant``,
+    docs/theory.md §6.5): give ``noise_multiplier`` for its epsilon at ``delta`` by PLD, RDP and
+    classic RDP, or ``epsilon`` for the smallest noise multiplier that meets it by
+    ``accountant`` ("pld" or "rdp"); and ``steps`` or ``epochs`` (steps = ceil(epochs/q)).
+    Returns a :class:`DpsgdPrivacyResult`."""
+    if (noise_multiplier is None) == (epsilon is None):
+        raise InputError("give exactly one of noise_multiplier and epsilon")
+    if (steps is None) == (epochs is None):
+        raise InputError("give exactly one of steps and epochs")
+    q = float(sample_rate)
+    if steps is None:
+        e = float(epochs)
+        if not (e > 0 and math.isfinite(e)) or not (0 < q <= 1):
+            raise InputError("epochs = %r, sample_rate = %r: expected epochs > 0 and q in (0, 1]" % (epochs, sample_rate))
+        t = e / q
+        steps = math.ceil(round(t) if abs(t - round(t)) <= 1e-9 * round(t) else t)
+    _check_int("steps", steps, 1, 100000000)
+    if not isinstance(accountant, str) or "\0" in accountant:
+        raise InputError("accountant: expected 'pld' or 'rdp'")
+    rec = ctypes.c_void_p()
+    _lib.call(_lib.hdp_handle_poisson_accountant, q,
+              float(noise_multiplier) if noise_multiplier is not None else 0.0,
+              float(epsilon) if epsilon is not None else 0.0, int(steps), float(delta),
+              accountant.encode(), ctypes.byref(rec))
+    return DpsgdPrivacyResult(*_lib.record_dict(rec))
 
 
 def design(model=None, family="pl", knots=16, tune_clip=False, progress=None):
@@ -477,7 +527,8 @@ def design(model=None, family="pl", knots=16, tune_clip=False, progress=None):
     m = _model(model)
     if not isinstance(family, str):
         family = ",".join(family)
-    _check_int("knots", knots, 2)
+    knots = _check_int("knots", knots, 2, _lib.INT_MAX)  # the library says the upper limit
     rec = _lib.run_long(_lib.hdp_handle_design,
-                        (m._handle.ptr, family.encode(), knots, int(bool(tune_clip))), progress)
+                        (m._handle.ptr, _lib.cstr(family, "family"), knots,
+                         int(bool(tune_clip))), progress)
     return DesignResult(*_lib.record_dict(rec), model=m)

@@ -8,6 +8,7 @@ an exception carrying the library's message.
 
 import ctypes
 import os
+import signal
 import threading
 
 from . import _config
@@ -55,6 +56,22 @@ class Cancelled(Error):
     """A long call stopped early because a progress callback asked it to (HDP_ECANCELLED)."""
 
     status = ECANCELLED
+
+
+def cstr(text, what, path=False):
+    """text (str, or bytes) as the bytes of a C string: a NUL byte would end the string early
+    in C (the rest silently dropped), so it is refused; a path is encoded as the file system
+    does (os.fsencode), other text as UTF-8."""
+    data = text if isinstance(text, bytes) else (os.fsencode(text) if path else text.encode())
+    at = data.find(b"\0")
+    if at >= 0:
+        raise InputError(f"{what} {text!r}: holds a NUL character (byte 0) at position {at}, "
+                         "which C would read as the end of the text")
+    return data
+
+
+# The C int limits: a Python int beyond them would be cut by ctypes to its low 32 bits.
+INT_MAX = 2**31 - 1
 
 
 _ERRORS = {EINPUT: InputError, EIO: OutputError, ENUMERIC: NumericalError,
@@ -132,6 +149,8 @@ hdp_record_text = _proto("hdp_record_text", _str, _P, ctypes.c_int, ctypes.POINT
 
 _CANCEL = ctypes.POINTER(ctypes.c_int)
 hdp_handle_ode = _proto("hdp_handle_ode", _S, _P, ctypes.POINTER(_P), _P)
+hdp_handle_ode_run = _proto("hdp_handle_ode_run", _S, _P, _CANCEL, PROGRESS, _P,
+                            ctypes.POINTER(_P), _P)
 hdp_handle_mc = _proto("hdp_handle_mc", _S, _P, _str, ctypes.c_int, ctypes.c_int, _CANCEL,
                        PROGRESS, _P, ctypes.POINTER(_P), _P)
 hdp_handle_validate = _proto("hdp_handle_validate", _S, _P, ctypes.c_int, ctypes.c_int, _CANCEL,
@@ -143,6 +162,9 @@ hdp_handle_epsilon = _proto("hdp_handle_epsilon", _S, ctypes.c_double, ctypes.c_
                             ctypes.POINTER(ctypes.c_double), _P)
 hdp_handle_rho_for = _proto("hdp_handle_rho_for", _S, ctypes.c_double, ctypes.c_double,
                             ctypes.POINTER(ctypes.c_double), _P)
+hdp_handle_poisson_accountant = _proto("hdp_handle_poisson_accountant", _S, ctypes.c_double,
+                                       ctypes.c_double, ctypes.c_double, ctypes.c_longlong,
+                                       ctypes.c_double, _str, ctypes.POINTER(_P), _P)
 
 
 class ErrorBox:
@@ -209,13 +231,24 @@ def record_dict(rec):
         hdp_record_delete(rec)
 
 
+def _hold_sigint():
+    """Block SIGINT in the calling thread; the previous mask (None where not possible)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (OSError, ValueError):
+        return None
+
+
 def run_long(fn, args, progress=None):
     """Run fn(*args, cancel, progress_fn, user, &record, err) in a worker thread.
 
-    The library releases the GIL (ctypes.CDLL) and checks ``cancel`` between Monte Carlo runs
-    and ODE solves: Ctrl-C in the calling thread sets it, waits for the call to stop, and
-    raises KeyboardInterrupt. ``progress(what, done, total, value)`` is called from the
-    library's threads; a true return value (or an exception, re-raised here) stops the call.
+    The library releases the GIL (ctypes.CDLL) and checks ``cancel`` within the Monte Carlo
+    runs (about every 4 million coordinate updates) and at every step of an ODE solve: Ctrl-C
+    in the calling thread sets it, waits for the call to stop, and raises KeyboardInterrupt.
+    ``progress(what, done, total, value)`` is called from the library's threads; a true
+    return value (or an exception, re-raised here) stops the call.
     Returns the record (a c_void_p)."""
     cancel = ctypes.c_int(0)
     state = {"exc": None}
@@ -248,15 +281,28 @@ def run_long(fn, args, progress=None):
         work()  # signals reach the main thread only: nothing to watch for here
     else:
         worker = threading.Thread(target=work, name="hdpsgd", daemon=True)
-        worker.start()
+        # SIGINT held back while the worker starts (it inherits the mask, so it never takes
+        # the signal itself), let through inside the try below: a Ctrl-C that comes before
+        # the wait cannot leave the call running behind a KeyboardInterrupt
+        held = _hold_sigint()
+        try:
+            worker.start()
+        except BaseException:
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            raise
         interrupted = False
         # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can mark a running
         # thread as stopped (CPython before 3.13, bpo-45274's fix)
-        while not finished.is_set():
+        while True:
             try:
-                finished.wait(0.1)
+                if held is not None:  # always put back, here inside the try
+                    mask, held = held, None
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                if finished.wait(0.1):
+                    break
             except KeyboardInterrupt:
-                cancel.value = 1  # the C side stops at its next run or ODE solve
+                cancel.value = 1  # the C side stops at its next check (within a run, a step)
                 interrupted = True
         worker.join()
         if interrupted:

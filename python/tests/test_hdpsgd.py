@@ -289,6 +289,7 @@ class Test_mc(unittest.TestCase):
         data, rows, _, _ = cli("sim", "--runs", "30", "--seed", "11")
         s = hdpsgd.sim(hdpsgd.Model(), runs=30, seed=11)
         json_equal(self, data, s, self.KEYS)
+        json_equal(self, data, s, ["nonexpansive_violations", "feature_norm", "feature_clipped"])
         csv_equal(self, rows, s, self.COLS)
         self.assertEqual(s.seed, 11)
         self.assertEqual(s.command, "sim")
@@ -396,8 +397,9 @@ class Test_validate(unittest.TestCase):
         for side, obj in (("", v.sim_side), ("sde_", v.sde_side)):
             for k in self.SIDE:
                 self.assertEqual(getattr(obj, k), data[side + k], side + k)
-            self.assertIs(obj.passed, data[side + "pass"])
+            self.assertIs(obj.passed, data[(side or "sim_") + "pass"])
         self.assertIs(v.sim_side.passed, data["sim_pass"])
+        self.assertIs(v.sde_side.passed, data["sde_pass"])
         json_equal(self, data, v, ["pass", "ode_final_risk", "rho", "rho_z", "delta",
                                    "epsilon_cks", "epsilon_bs", "rel_tol", "z_tol", "runs",
                                    "diverged_runs", "d", "n", "gamma"])
@@ -426,7 +428,10 @@ class Test_privacy(unittest.TestCase):
         data, _, _, _ = cli("privacy", csv_out=False)
         a = hdpsgd.accountant(hdpsgd.Model())
         json_equal(self, data, a, ["rho", "rho_z", "delta", "epsilon_bs", "epsilon_cks",
-                                   "rho_accounted", "accountant_equals_rho", "n"])
+                                   "rho_accounted", "accountant_equals_rho", "n",
+                                   "nonexpansive_p_step", "nonexpansive_log10_p_step",
+                                   "nonexpansive_expected_violations", "nonexpansive_negligible",
+                                   "feature_norm", "feature_clip_fraction"])
         self.assertEqual(hdpsgd.epsilon(0.5, 1 / 2000), data["epsilon_cks"])
         self.assertAlmostEqual(a.epsilon_cks, 1.65, places=2)  # README: epsilon = 1.65
 
@@ -460,6 +465,25 @@ class Test_privacy(unittest.TestCase):
         with self.assertRaises(ValueError) as cm:
             hdpsgd.accountant(hdpsgd.Model(overrides={"data.n": 10**9}))
         self.assertIn("1e8", str(cm.exception).replace("100000000", "1e8"))
+
+    def test_dpsgd_privacy_like_the_program(self):
+        q = 256 / 60000
+        data, _, _, _ = cli("accountant", "--sample-rate", repr(q), "--noise-multiplier", "1.12",
+                            "--epochs", "60", csv_out=False)
+        r = hdpsgd.dpsgd_privacy(q, noise_multiplier=1.12, epochs=60)
+        json_equal(self, data, r, ["epsilon", "epsilon_pld", "epsilon_rdp", "epsilon_rdp_classic",
+                                   "noise_multiplier", "sample_rate", "steps", "delta"])
+        self.assertEqual(r.steps, 14063)
+        self.assertAlmostEqual(r.epsilon_rdp_classic, 2.92, delta=0.02)  # TF Privacy's table
+        c = hdpsgd.dpsgd_privacy(0.01, epsilon=2.0, steps=1000, accountant="rdp")
+        self.assertLessEqual(c.epsilon_rdp, 2.0)
+        self.assertGreater(c.epsilon_rdp, 2.0 - 1e-3)
+        for kw in [dict(noise_multiplier=1, epsilon=1, steps=10), dict(noise_multiplier=1),
+                   dict(noise_multiplier=-1, steps=10), dict(noise_multiplier=1, steps=0),
+                   dict(noise_multiplier=1, steps=10, accountant="prv"),
+                   dict(noise_multiplier=1, steps=10, delta=1.0)]:
+            with self.subTest(kw=kw), self.assertRaises(ValueError):
+                hdpsgd.dpsgd_privacy(0.1, **kw)
 
 
 class Test_design(unittest.TestCase):
@@ -549,6 +573,8 @@ class Test_interrupt(unittest.TestCase):
         main = threading.main_thread().ident
 
         def progress(what, d, total, value):
+            if what.endswith(" steps"):  # reports from within a run (issue 29): not runs
+                return
             done.append(time.monotonic())
             if d == 2:  # Ctrl-C while the third run is under way
                 sent.append(time.monotonic())
@@ -591,6 +617,48 @@ class Test_interrupt(unittest.TestCase):
         self.assertGreater(count / elapsed, 10000)  # the main thread kept running
 
 
+class Test_long_calls(unittest.TestCase):
+    """Issue 29: a Ctrl-C stops a call inside one long Monte Carlo run and inside an ODE solve,
+    promptly; the signal is sent from the call's own progress callback, so it always comes
+    while the library is at work (no timers)."""
+
+    def sigint_from(self, kind):
+        main = threading.main_thread().ident
+        sent = []
+
+        def progress(what, done, total, value):
+            if what == kind and not sent:
+                sent.append((done, total, value))
+                signal.pthread_kill(main, signal.SIGINT)
+
+        return progress, sent
+
+    def test_ctrl_c_inside_one_run(self):
+        # one run of 10^10 coordinate updates (about a minute); reports from within it come
+        # a second in, and the run stops at its next check (every ~4 million updates)
+        m = hdpsgd.Model(overrides={"data.d": 1000, "data.n": 10**7})
+        progress, sent = self.sigint_from("sim steps")
+        t0 = time.monotonic()
+        with self.assertRaises(KeyboardInterrupt):
+            hdpsgd.sim(m, runs=1, threads=1, progress=progress)
+        self.assertLess(time.monotonic() - t0, 20)
+        done, total, value = sent[0]
+        self.assertEqual(total, 10**7)
+        self.assertTrue(0 < done < total and 0 < value < 1)
+        self.assertEqual(hdpsgd.sim(hdpsgd.Model(), runs=2, seed=1).runs, 2)
+
+    def test_ctrl_c_inside_the_ode(self):
+        # CVODE on 10^6 bins takes tens of seconds; the solve checks the flag at every step
+        m = hdpsgd.Model(overrides={"data.d": 10**6, "ode.solver": "cvode"})
+        main = threading.main_thread().ident
+        t0 = time.monotonic()
+        with self.assertRaises(KeyboardInterrupt):
+            hdpsgd._lib.run_long(hdpsgd._lib.hdp_handle_ode_run, (m._handle.ptr,),
+                                 lambda what, d, t, v: signal.pthread_kill(main, signal.SIGINT))
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertGreater(hdpsgd.ode().final_risk, 0)
+
+
 class Test_errors(unittest.TestCase):
     """Every status becomes an exception; NULL arguments are refused, never dereferenced."""
 
@@ -628,6 +696,28 @@ class Test_errors(unittest.TestCase):
         self.assertEqual(_lib.hdp_record_columns(None), 0)
         self.assertIsNone(_lib.hdp_record_column(None, 0, None, None))
         self.assertEqual(_lib.hdp_error_message(None), b"")
+
+    def test_nothing_is_cut(self):
+        """A Python int beyond C's int and a NUL character in a string are refused, never
+        passed on cut (issue 29: knots=2**32+3 ran with 3 knots; a NUL ended a value)."""
+        for knots in (2**32 + 3, 2**31, -2**32 + 3):
+            with self.subTest(knots=knots), self.assertRaises(ValueError) as cm:
+                hdpsgd.design(knots=knots)
+            self.assertIn("knots", str(cm.exception))
+        m = hdpsgd.Model()
+        for call in (lambda: hdpsgd.Model(overrides={"data.spectrum_file": "a.txt\0b"}),
+                     lambda: m.set("data.spectrum", "file\0powerlaw"),
+                     lambda: m["data.d\0x"],
+                     lambda: hdpsgd.Model("/tmp/x\0.ini"),
+                     lambda: hdpsgd.design(family="output\0pl", knots=4)):
+            with self.assertRaises(ValueError) as cm:
+                call()
+            self.assertIn("NUL", str(cm.exception))
+        # a long file name is refused with its length, not cut to another file
+        long_name = "/tmp/" + "x" * 3000
+        with self.assertRaises(ValueError) as cm:
+            hdpsgd.Model(overrides={"data.spectrum_file": long_name})
+        self.assertIn("3005 bytes long", str(cm.exception))
 
     def test_unfinalized_model_is_refused(self):
         ptr = _lib.hdp_model_new()

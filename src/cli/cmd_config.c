@@ -4,6 +4,7 @@
  * of a model.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/output.h"
@@ -55,13 +56,42 @@ int cmd_config(int argc, char **argv)
     hdp_error_clear(&err);
     hdp_outset out;
     hdp_outset_init(&out, &err);
-    FILE *f;
-    if ((f = hdp_outset_add(&out, config_out ? config_out : "-"))) {
-        fprintf(f, "; hdpsgd config: a resolved model (hdpsgd %s)\n", hdp_version_string());
-        hdp_model_write_ini_sections(&m, f, config_all ? NULL : cli_model_sections(config_command));
+    /* the text first: a line too long for the model reader (a long file name) would not read
+     * back, so it is refused (exit 2) rather than written */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&text, &size);
+    if (!mem) {
+        hdp_model_free(&m);
+        fprintf(stderr, "hdpsgd config: error: out of memory\n");
+        return EXIT_NUMERIC;
     }
-    hdp_status st = hdp_outset_commit(&out);
+    fprintf(mem, "; hdpsgd config: a resolved model (hdpsgd %s)\n", hdp_version_string());
+    hdp_model_write_ini_sections(&m, mem, config_all ? NULL : cli_model_sections(config_command));
     hdp_model_free(&m);
+    if (fclose(mem) != 0 || !text) {
+        free(text);
+        fprintf(stderr, "hdpsgd config: error: out of memory\n");
+        return EXIT_NUMERIC;
+    }
+    for (const char *line = text, *end; *line; line = end + 1) {
+        end = strchr(line, '\n');
+        if (!end)
+            break;
+        if (end - line > HDP_MODEL_MAX_LINE) {
+            fprintf(stderr, "hdpsgd config: error: the line '%.*s' would have %ld characters, more "
+                            "than a model file's line can (%d): it would not read back; use a "
+                            "shorter file name (a symbolic link, say)\n",
+                    (int)(end - line), line, (long)(end - line), HDP_MODEL_MAX_LINE);
+            free(text);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    FILE *f;
+    if ((f = hdp_outset_add(&out, config_out ? config_out : "-")))
+        fputs(text, f);
+    free(text);
+    hdp_status st = hdp_outset_commit(&out);
     return st == HDP_OK ? 0 : cli_fail("config", &err);
 }
 

@@ -105,6 +105,7 @@ int cmd_ode(int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_stability("ode", &m);
+    cli_note_feature_norm("ode", &m);
 
     hdp_error err;
     hdp_error_clear(&err);

@@ -247,7 +247,7 @@ int cmd_rf(int argc, char **argv)
                 q.eta * pb.lambda[0]);
     cli_rf_bar bar = {"rf", -1};
     hdp_rf_sim_options opt = {rk->runs, threads, rk->records,
-                              isatty(fileno(stderr)) ? cli_rf_progress : NULL, &bar};
+                              isatty(STDERR_FILENO) ? cli_rf_progress : NULL, &bar};
     if (st == HDP_OK)
         st = hdp_rf_simulate(&pb, &q, &opt, &res, &err);
     if (st != HDP_OK) {

@@ -46,6 +46,12 @@
 #include "hdpsgd/validate.h"
 #include "sweep_spec.h"
 
+/* The longest accepted output folder (-o DIR, or NAME-out): the points' folders and files
+ * (DIR/points/pNNNNN/..., DIR/sweep.digest) are built in buffers sized from it here and of
+ * 1200 bytes in sweep_resume.c; a longer name is refused (exit 2), never cut. */
+#define SWEEP_DIR_MAX 1100
+#define SWEEP_PATH_MAX (SWEEP_DIR_MAX + 200)
+
 
 static const char *out_dir;
 static int resume, dry_run;
@@ -79,7 +85,9 @@ const char sweep_help[] =
     "schedule_best_final_risk, schedule_best_c, schedule_ode_solves, rates_<family>_slope,\n"
     "rates_<family>_theory_slope..., rates_ode_solves (for the commands run; family keys use\n"
     "linear_noise) and status (ok, or failed: the message). Every point's model is checked\n"
-    "before anything runs (--dry-run: only that, and the list of points). --resume continues\n"
+    "before anything runs (--dry-run: only that, and the list of points); at most 1000000\n"
+    "points. The sweep file is read as a model file is (lines of at most 198 characters, an\n"
+    "axis's list of values may continue on indented lines; each key once). --resume continues\n"
     "a killed sweep, losing at most the points in\n"
     "progress. Under `mpirun -np N hdpsgd sweep ...` (Open MPI) the ranks take points from a\n"
     "shared counter (dynamic load balancing); the results are the same bytes as a serial run.\n"
@@ -125,7 +133,7 @@ static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][12
 /* Write pdir/row.csv (the point's row), atomically. */
 static hdp_status write_row(const char *pdir, const char *row, hdp_error *err)
 {
-    char path[1300];
+    char path[SWEEP_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/row.csv", pdir);
     hdp_outset out;
     hdp_outset_init(&out, err);
@@ -161,7 +169,7 @@ static hdp_status write_point_files(const hdp_sweep_runner *r, const hdp_sweep_p
  * so), or 3 on an output error. */
 static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
 {
-    char pdir[1200], path[1300];
+    char pdir[SWEEP_PATH_MAX], path[SWEEP_PATH_MAX + 16];
     snprintf(pdir, sizeof pdir, "%s/points/p%05ld", dir, i);
     snprintf(path, sizeof path, "%s/row.csv", pdir);
     if (resume && sweep_file_exists(path)) return -1; /* done in an earlier run */
@@ -223,7 +231,7 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
 /* Concatenate the rows into DIR/results.csv; returns the number of failed points or -1. */
 static int assemble(const sweep_spec *s, const char *dir, long npoints)
 {
-    char path[1300];
+    char path[SWEEP_PATH_MAX];
     snprintf(path, sizeof path, "%s/results.csv", dir);
     hdp_outfile o;
     hdp_error err;
@@ -234,13 +242,16 @@ static int assemble(const sweep_spec *s, const char *dir, long npoints)
     }
     header(s, o.f);
     int failed = 0;
+    char *line = NULL; /* a row of any length (a failed point's message is long) */
+    size_t cap = 0;
     for (long i = 0; i < npoints; i++) {
-        char rp[1300], line[8192];
+        char rp[SWEEP_PATH_MAX];
         snprintf(rp, sizeof rp, "%s/points/p%05ld/row.csv", dir, i);
         FILE *f = fopen(rp, "r");
-        if (!f || !fgets(line, sizeof line, f)) {
+        if (!f || getline(&line, &cap, f) < 0) {
             fprintf(stderr, "hdpsgd sweep: error: %s is missing: point %ld did not finish\n", rp, i);
             if (f) fclose(f);
+            free(line);
             hdp_out_abort(&o);
             return -1;
         }
@@ -248,6 +259,7 @@ static int assemble(const sweep_spec *s, const char *dir, long npoints)
         if (strstr(line, ",failed: ")) failed++;
         fputs(line, o.f);
     }
+    free(line);
     if (hdp_out_commit(&o, &err) != HDP_OK) {
         fprintf(stderr, "hdpsgd sweep: error: %s\n", err.msg);
         hdp_out_abort(&o);
@@ -262,7 +274,7 @@ static int assemble(const sweep_spec *s, const char *dir, long npoints)
 static int prepare(const sweep_spec *sp, const char *dir, long npoints, int mpi)
 {
     int rc = 0;
-    char points_dir[1100];
+    char points_dir[SWEEP_PATH_MAX];
     snprintf(points_dir, sizeof points_dir, "%s/points", dir);
     char cmds[96];
     sweep_digest digest;
@@ -275,7 +287,10 @@ static int prepare(const sweep_spec *sp, const char *dir, long npoints, int mpi)
         hdp_model m;
         rc = point_model(sp, i, &m, bufs, 1);
         if (!rc) {
-            sweep_digest_point(&digest, &m);
+            if (sweep_digest_point(&digest, &m)) {
+                fprintf(stderr, "hdpsgd sweep: error: out of memory digesting point %ld\n", i);
+                rc = EXIT_NUMERIC;
+            }
             hdp_model_free(&m);
         }
     }
@@ -309,6 +324,7 @@ static int prepare(const sweep_spec *sp, const char *dir, long npoints, int mpi)
     }
     if (!rc && fresh)
         rc = sweep_write_digest(dir, sp, &digest);
+    sweep_digest_free(&digest);
     if (!rc)
         fprintf(stderr, "hdpsgd sweep: %ld points x {%s} -> %s%s\n", npoints,
                 sweep_commands_text(sp, cmds, sizeof cmds), dir, mpi ? " (MPI)" : "");
@@ -395,7 +411,15 @@ int cmd_sweep(int argc, char **argv)
     int threads = cli_mc_threads(&mc);
     static sweep_spec spec;
     if ((rc = sweep_load_spec(common.pos[0], &spec))) return rc;
-    char dir[1024];
+    const char *dir_name = out_dir ? out_dir : common.pos[0];
+    if (strlen(dir_name) > SWEEP_DIR_MAX) {
+        fprintf(stderr, "hdpsgd sweep: error: %s %s: the name is %zu characters long: at most %d "
+                        "are accepted for the output folder\n", out_dir ? "-o" : "SWEEP.ini",
+                dir_name, strlen(dir_name), SWEEP_DIR_MAX);
+        sweep_spec_free(&spec);
+        return EXIT_BAD_INPUT;
+    }
+    char dir[SWEEP_DIR_MAX + 8];
     if (out_dir) {
         snprintf(dir, sizeof dir, "%s", out_dir);
     } else {
@@ -418,7 +442,7 @@ int cmd_sweep(int argc, char **argv)
     }
 #else
     if (under_mpi())
-        fprintf(stderr, "hdpsgd sweep: warning: started under mpirun, but this build sweep_has no MPI "
+        fprintf(stderr, "hdpsgd sweep: warning: started under mpirun, but this build has no MPI "
                         "support (install libopenmpi-dev and rebuild): every rank runs the whole "
                         "sweep\n");
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "kl_cli.h"
 
 int kl_bad(const char *fmt, const char *arg)
@@ -20,34 +20,43 @@ int kl_bad(const char *fmt, const char *arg)
     return EXIT_BAD_INPUT;
 }
 
+/* One integer of a list at *p (strtol, decimal), ending at one of the characters of stops or
+ * at the end; 0 when there is none or it overflows. */
+static int list_int(const char **p, const char *stops, long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtol(*p, &end, 10);
+    if (end == *p || errno || (*end && !strchr(stops, *end)))
+        return 0;
+    *p = end;
+    return 1;
+}
+
 int kl_parse_int_list(const char *opt, const char *text, long lo_ok, long hi_ok, long *out,
                       int *count)
 {
     *count = 0;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
+    const char *p = text; /* read in place: a list of any length, never cut */
     long a, b, step = 1;
-    char tail;
-    if (strchr(buf, ':')) {
-        int k = sscanf(buf, "%ld:%ld:%ld%c", &a, &b, &step, &tail);
-        if (k == 2 || k == 3) {
-            if (k == 2)
-                step = 1;
-            if (step < 1 || b < a || (b - a) / step + 1 > KL_MAX_LIST)
-                goto fail;
-            for (long v = a; v <= b; v += step)
-                out[(*count)++] = v;
-        } else {
+    if (strchr(text, ':')) {
+        if (!list_int(&p, ":", &a) || *p++ != ':' || !list_int(&p, ":", &b))
             goto fail;
-        }
+        if (*p == ':' && (++p, !list_int(&p, "", &step)))
+            goto fail;
+        if (*p || step < 1 || b < a || a < lo_ok || b > hi_ok ||
+            (b - a) / step + 1 > KL_MAX_LIST) /* a, b within the range: b - a cannot overflow */
+            goto range;
+        for (long v = a; v <= b; v += step)
+            out[(*count)++] = v;
     } else {
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            char *end;
-            errno = 0;
-            long v = strtol(tok, &end, 10);
-            if (end == tok || *end || errno || *count == KL_MAX_LIST)
+        while (*p) {
+            long v;
+            if (*count == KL_MAX_LIST || !list_int(&p, ",", &v))
                 goto fail;
             out[(*count)++] = v;
+            if (*p == ',' && !*++p)
+                goto fail; /* a trailing comma */
         }
     }
     if (*count == 0)
@@ -59,6 +68,12 @@ int kl_parse_int_list(const char *opt, const char *text, long lo_ok, long hi_ok,
             return EXIT_BAD_INPUT;
         }
     return 0;
+range:
+    if (step >= 1 && b >= a && (a < lo_ok || b > hi_ok)) {
+        fprintf(stderr, "hdpsgd kl: error: --%s %s: %ld is out of range: expected integers "
+                        "from %ld to %ld\n", opt, text, a < lo_ok ? a : b, lo_ok, hi_ok);
+        return EXIT_BAD_INPUT;
+    }
 fail:
     fprintf(stderr, "hdpsgd kl: error: --%s '%s': expected a list like 2,4,8 or a range 2:12 or "
                     "2:12:2 (at most %d values)\n", opt, text, KL_MAX_LIST);
@@ -124,7 +139,8 @@ void kl_meta(FILE *f, const char *what, const hdp_model *m)
 }
 
 int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
-             void (*json)(hdp_json *, const void *), const void *ctx, char *data, size_t size)
+             void (*json)(hdp_json *, const void *), const void *ctx, const kl_figure *fig,
+             char *data, size_t size)
 {
     data[0] = '\0';
     if (a->figure)
@@ -147,14 +163,17 @@ int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
         json(&j, ctx);
         hdp_json_end(&j);
     }
-    return hdp_outset_commit(&out) == HDP_OK ? 0 : cli_fail("kl", &err);
+    if (a->figure && fig) {
+        hdp_plot_vars v;
+        hdp_plot_vars_init(&v);
+        cli_plot_source(&out, &v, "data_file", data);
+        fig->vars(&v, ctx);
+        cli_draw(&out, fig->script, a->figure, &v);
+    }
+    if (hdp_outset_commit(&out) != HDP_OK)
+        return cli_fail("kl", &err);
+    if (a->figure && fig)
+        cli_drawn(a->figure, data);
+    return 0;
 }
 
-void kl_draw(const char *script, const char *fig, const char *data, const char *extra)
-{
-    char assign[4096] = "";
-    hdp_plot_assign(assign, sizeof assign, "data_file", data);
-    size_t len = strlen(assign);
-    snprintf(assign + len, sizeof assign - len, "%s", extra);
-    cli_draw("kl", script, fig, assign, data, data);
-}

@@ -21,6 +21,7 @@ int cmd_config(int argc, char **argv);
 extern const cli_opt keys_opts[], config_opts[];
 extern const char keys_usage[], keys_help[], config_usage[], config_help[];
 int cmd_privacy(int argc, char **argv);
+int cmd_accountant(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_rates(int argc, char **argv);
 extern const cli_opt privacy_opts[], schedule_opts[], rates_opts[];
@@ -49,6 +50,8 @@ extern const char validate_usage[], validate_help[];
 extern const char plot_usage[], plot_help[];
 extern const char sweep_usage[], sweep_help[];
 extern const char privacy_usage[], privacy_help[];
+extern const cli_opt accountant_opts[];
+extern const char accountant_usage[], accountant_help[];
 extern const char schedule_usage[], schedule_help[];
 extern const char rates_usage[], rates_help[];
 extern const char rf_usage[], rf_help[];
@@ -112,6 +115,10 @@ const cli_command hdp_commands[] = {
      privacy_usage,
      privacy_help,
      privacy_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
+    {"accountant", cmd_accountant, "epsilon of DP-SGD with Poisson sampling by PLD and RDP, or sigma for a target",
+     accountant_usage,
+     accountant_help,
+     accountant_opts, 0, NULL, NULL, NULL, NULL, 0},
     {"schedule", cmd_schedule, "optimise the learning-rate schedule on the risk ODE at fixed privacy",
      schedule_usage,
      schedule_help,
@@ -192,6 +199,7 @@ static void print_commands(FILE *f)
 
 int main(int argc, char **argv)
 {
+    cli_stderr_visible();
     if (argc < 2) {
         print_commands(stderr);
         return 2;

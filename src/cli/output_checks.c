@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/schedule.h"
 
@@ -31,7 +31,7 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
     if (o->kind == OPT_FIGURE && given) {
         if (!hdp_plot_extension_ok(given)) {
             fprintf(stderr,
-                    "hdpsgd %s: error: --%s %.300s: a figure is drawn by its extension: .png, "
+                    "hdpsgd %s: error: --%s %s: a figure is drawn by its extension: .png, "
                     ".pdf, .svg, .eps or .tex (nothing was run)\n",
                     cmd->name, o->name, given);
             return EXIT_BAD_INPUT;
@@ -48,13 +48,26 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
         fprintf(stderr, "hdpsgd %s: error: --%s: empty file name\n", cmd->name, o->name);
         return EXIT_BAD_INPUT;
     }
+    if (o->kind == OPT_OUTPUT_PREFIX) { /* PREFIX.ode.csv, ...: PREFIX must end in a name */
+        const char *name = strrchr(given, '/');
+        name = name ? name + 1 : given;
+        if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) {
+            fprintf(stderr,
+                    "hdpsgd %s: error: --%s %.300s%s: a prefix is the start of the files' names "
+                    "(PREFIX.ode.csv, ...): it must end in a name, not in a folder ('/', '.' or "
+                    "'..'), which would make hidden files; for example --%s DIR/run (nothing was "
+                    "run)\n",
+                    cmd->name, o->name, given, strlen(given) > 300 ? "..." : "", o->name);
+            return EXIT_BAD_INPUT;
+        }
+    }
     /* where it leads (symbolic links are written through), and names that fit */
     hdp_error e;
     hdp_error_clear(&e);
     int fd;
     if (hdp_out_resolve(given, path, sizeof path, &fd, &e) != HDP_OK) {
-        fprintf(stderr, "hdpsgd %s: error: --%s %.200s%s: %s (nothing was run)\n", cmd->name,
-                o->name, given, strlen(given) > 200 ? "..." : "", e.msg);
+        fprintf(stderr, "hdpsgd %s: error: --%s %s: %s (nothing was run)\n", cmd->name,
+                o->name, given, e.msg);
         return EXIT_BAD_INPUT;
     }
     if (fd >= 0)
@@ -93,24 +106,24 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     const char *why = NULL;
     if (stat(dir, &sb) != 0)
-        why = errno == ENOENT ? "the directory '%.300s' does not exist" : "cannot use '%.300s': %s";
+        why = errno == ENOENT ? "the directory '%s' does not exist" : "cannot use '%s': %s";
     else if (!S_ISDIR(sb.st_mode))
-        why = "'%.300s' is not a directory";
+        why = "'%s' is not a directory";
     else if (access(dir, W_OK | X_OK) != 0)
-        why = "cannot create files in the directory '%.300s': %s";
+        why = "cannot create files in the directory '%s': %s";
     if (!why)
         return 0;
     char what[4200];
     snprintf(what, sizeof what, why, dir, strerror(errno));
-    fprintf(stderr, "hdpsgd %s: error: --%s %.300s%s: %s (nothing was run)\n", cmd->name, o->name,
-            given, strlen(given) > 300 ? "..." : "", what);
+    fprintf(stderr, "hdpsgd %s: error: --%s %s: %s (nothing was run)\n", cmd->name, o->name,
+            given, what);
     return EXIT_BAD_INPUT;
 }
 
 /* ---- no two outputs of one command, and no output and input, are the same file ---- */
 
 typedef struct {
-    char label[96];                  /* "--json x.json" or "data of --figure f.png" */
+    char label[128];                  /* "--json x.json" or "data of --figure f.png" */
     char abs[PATH_MAX + HDP_OUT_PATH_MAX + 2]; /* the resolved absolute name ("" if unknown) */
     int exists, special;             /* special: a descriptor, device or pipe */
     dev_t dev;
@@ -153,6 +166,16 @@ static void identify(const char *path, const char *label, file_id *id)
     if (realpath(dir, real))
         snprintf(id->abs, sizeof id->abs, "%s/%s", strcmp(real, "/") ? real : "",
                  slash ? slash + 1 : target);
+}
+
+/* "WHAT NAME" for messages, a long name shortened visibly (its start, "...", its end) */
+static void make_label(char *label, size_t size, const char *what, const char *name)
+{
+    size_t n = strlen(name);
+    if (n <= 60)
+        snprintf(label, size, "%s %s", what, name);
+    else
+        snprintf(label, size, "%s %.28s...%s", what, name, name + n - 28);
 }
 
 static int same_file(const file_id *a, const file_id *b)
@@ -201,8 +224,9 @@ int cli_check_distinct(const cli_command *cmd, const cli_common *common)
         const char *v = *(const char **)o->dst; /* only output options hold a string */
         if (!v)
             continue;
-        char label[96];
-        snprintf(label, sizeof label, "--%s %.60s", o->name, v);
+        char label[128], opt[40];
+        snprintf(opt, sizeof opt, "--%s", o->name);
+        make_label(label, sizeof label, opt, v);
         identify(v, label, &outs[nouts++]);
         if (o->kind != OPT_FIGURE)
             continue;
@@ -210,7 +234,7 @@ int cli_check_distinct(const cli_command *cmd, const cli_common *common)
         char comp[2][4200];
         int nc = hdp_plot_companions(v, comp, 2);
         for (int c = 0; c < nc && nouts < MAX_OUTS; c++) {
-            snprintf(label, sizeof label, "the figure's file %.60s", comp[c]);
+            make_label(label, sizeof label, "the figure's file", comp[c]);
             identify(comp[c], label, &outs[nouts++]);
         }
     }
@@ -221,9 +245,9 @@ int cli_check_distinct(const cli_command *cmd, const cli_common *common)
         snprintf(list, sizeof list, "%s", cmd->data_suffixes);
         for (char *sv = NULL, *suf = strtok_r(list, " ", &sv); suf && nouts < MAX_OUTS;
              suf = strtok_r(NULL, " ", &sv)) {
-            char path[HDP_OUT_PATH_MAX + 64], label[96];
+            char path[HDP_OUT_PATH_MAX + 64], label[128];
             snprintf(path, sizeof path, "%s%s", prefix, suf);
-            snprintf(label, sizeof label, "the figure's data file %.60s", path);
+            make_label(label, sizeof label, "the figure's data file", path);
             identify(path, label, &outs[nouts++]);
         }
     }
@@ -233,8 +257,8 @@ int cli_check_distinct(const cli_command *cmd, const cli_common *common)
                 return refuse_same(cmd, &outs[i], &outs[j], 0);
     for (int k = 0; k < common->npos; k++) {
         file_id in;
-        char label[96];
-        snprintf(label, sizeof label, "the input %.60s", common->pos[k]);
+        char label[128];
+        make_label(label, sizeof label, "the input", common->pos[k]);
         identify(common->pos[k], label, &in);
         if (!in.exists)
             continue;
@@ -255,8 +279,8 @@ int cli_check_model_inputs(const hdp_model *m)
         if (!files[k] || !files[k][0])
             continue;
         file_id in;
-        char label[96];
-        snprintf(label, sizeof label, "%s %.60s", keys[k], files[k]);
+        char label[128];
+        make_label(label, sizeof label, keys[k], files[k]);
         identify(files[k], label, &in);
         for (int i = 0; i < nouts; i++)
             if (same_file(&outs[i], &in)) {

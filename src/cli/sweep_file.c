@@ -66,6 +66,7 @@ void sweep_spec_free(sweep_spec *s)
     for (int a = 0; a < s->naxes; a++)
         for (int i = 0; i < s->axes[a].count; i++) free(s->axes[a].values[i]);
     for (int i = 0; i < s->nfixed; i++) free(s->fixed[i]);
+    s->naxes = s->nfixed = 0;
 }
 
 static char *trim(char *s)
@@ -171,12 +172,17 @@ static int on_setting(sweep_spec *s, const char *name, const char *value)
 static int on_sweep(sweep_spec *s, const char *name, const char *value)
 {
     if (!strcmp(name, "model")) {
-        if (value[0] == '/' || !strchr(s->path, '/'))
-            snprintf(s->model, sizeof s->model, "%s", value);
-        else
-            snprintf(s->model, sizeof s->model, "%.*s/%s",
-                     (int)(strrchr(s->path, '/') - s->path), s->path, value);
-        return 1;
+        s->model_line = s->line;
+        int n = value[0] == '/' || !strchr(s->path, '/')
+                    ? snprintf(s->model, sizeof s->model, "%s", value)
+                    : snprintf(s->model, sizeof s->model, "%.*s/%s",
+                               (int)(strrchr(s->path, '/') - s->path), s->path, value);
+        if (n < 0 || (size_t)n >= sizeof s->model)
+            snprintf(s->err, sizeof s->err,
+                     "%s:%d: [sweep] model: the path relative to the sweep file's folder has %d "
+                     "characters, more than the %zu accepted",
+                     s->path, s->line, n, sizeof s->model - 1);
+        return !s->err[0];
     }
     if (!strcmp(name, "commands"))
         return parse_commands(s, value);
@@ -196,6 +202,29 @@ static int on_set(sweep_spec *s, const char *name, const char *value)
     return 1;
 }
 
+/* the values of a list v1, v2, ... appended to the axis (an axis's line, or a line that
+ * continues it) */
+static int add_values(sweep_spec *s, axis *ax, const char *value)
+{
+    char buf[HDP_INPUT_INI_MAX_LINE + 2];
+    snprintf(buf, sizeof buf, "%s", value); /* lines are at most HDP_INPUT_INI_MAX_LINE long */
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *t = trim(tok);
+        if (!*t || ax->count == MAX_VALUES) {
+            snprintf(s->err, sizeof s->err, "%s:%d: axis %s: empty value or more than %d values",
+                     s->path, s->line, ax->key, MAX_VALUES);
+            return 0;
+        }
+        if (!(ax->values[ax->count] = strdup(t))) {
+            snprintf(s->err, sizeof s->err, "%s:%d: axis %s: out of memory", s->path, s->line,
+                     ax->key);
+            return 0;
+        }
+        ax->count++;
+    }
+    return 1;
+}
+
 /* an axis: v1, v2, ... or LO:HI:COUNT[:log] */
 static int on_axis(sweep_spec *s, const char *name, const char *value)
 {
@@ -207,6 +236,7 @@ static int on_axis(sweep_spec *s, const char *name, const char *value)
     axis *ax = &s->axes[s->naxes];
     memset(ax, 0, sizeof *ax);
     snprintf(ax->key, sizeof ax->key, "%s", name);
+    ax->line = s->line;
     if (!strchr(name, '.')) {
         snprintf(s->err, sizeof s->err,
                  "%s:%d: axis '%s': expected a model key as section.key (e.g. data.gamma)",
@@ -219,24 +249,77 @@ static int on_axis(sweep_spec *s, const char *name, const char *value)
         snprintf(s->err, sizeof s->err, "%s:%d: axis %s: %s", s->path, s->line, name, why);
         return 0;
     }
-    if (r == 0) {
-        char buf[4096];
-        snprintf(buf, sizeof buf, "%s", value);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            char *t = trim(tok);
-            if (!*t || ax->count == MAX_VALUES) {
-                snprintf(s->err, sizeof s->err, "%s:%d: axis %s: empty value or more than %d values",
-                         s->path, s->line, name, MAX_VALUES);
-                return 0;
-            }
-            ax->values[ax->count++] = strdup(t);
-        }
-    }
+    ax->is_range = r;
+    s->naxes++; /* freed with the spec from here on */
+    if (r == 0 && !add_values(s, ax, value))
+        return 0;
     if (ax->count == 0) {
-        snprintf(s->err, sizeof s->err, "%s:%d: axis %s sweep_has no values", s->path, s->line, name);
+        snprintf(s->err, sizeof s->err, "%s:%d: axis %s has no values", s->path, s->line, name);
         return 0;
     }
-    s->naxes++;
+    return 1;
+}
+
+/* An indented line after a key: inih hands it over as more of that key's value (as
+ * Python's configparser does). Only an axis's list of values continues so; nothing else
+ * may (the line would be lost or misread). */
+static int on_continuation(sweep_spec *s, const char *section, const char *name,
+                           const char *value)
+{
+    axis *ax = s->naxes ? &s->axes[s->naxes - 1] : NULL;
+    if (strcmp(section, "axes") || !ax || strcmp(ax->key, name))
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: the line is indented, so it would continue the value of [%s] %s on the "
+                 "line above: only an axis's list of values continues on indented lines; start "
+                 "a new key at the beginning of its line",
+                 s->path, s->line, section, name);
+    else if (ax->is_range)
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: the line is indented, so it would add values to axis %s, a range "
+                 "LO:HI:COUNT: start a new key at the beginning of its line",
+                 s->path, s->line, name);
+    else if (s->separator)
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: the line is indented, so it continues the list of values of axis %s, "
+                 "but it holds '=' or ':': start a new key at the beginning of its line",
+                 s->path, s->line, name);
+    if (s->err[0])
+        return 0;
+    /* an inline comment (';' after a space), which inih strips from a key's line only */
+    char buf[HDP_INPUT_INI_MAX_LINE + 2];
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *c = buf; *c; c++)
+        if (*c == ';' && c > buf && (c[-1] == ' ' || c[-1] == '\t')) {
+            *c = '\0';
+            break;
+        }
+    return add_values(s, ax, buf);
+}
+
+/* Each key once: [sweep]'s, and the model keys of [axes] and [set] together (an axis given
+ * twice, or also in [set], would be overridden at every point while results.csv labels the
+ * point with its values). */
+static int remember_key(sweep_spec *s, const char *section, const char *name)
+{
+    const char *group = strcmp(section, "sweep") ? "model" : "sweep";
+    for (int k = 0; k < s->nkeys; k++) {
+        if (strcmp(s->keys[k].key, name) ||
+            strcmp(strcmp(s->keys[k].section, "sweep") ? "model" : "sweep", group))
+            continue;
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: [%s] %s: the key is given twice (first on line %d, in [%s]): give it "
+                 "once (an axis's long list of values may continue on indented lines)",
+                 s->path, s->line, section, name, s->keys[k].line, s->keys[k].section);
+        return 0;
+    }
+    if (s->nkeys == MAX_KEYS) { /* not reached: the sections' own limits come first */
+        snprintf(s->err, sizeof s->err, "%s:%d: too many keys (at most %d)", s->path, s->line,
+                 MAX_KEYS);
+        return 0;
+    }
+    snprintf(s->keys[s->nkeys].section, sizeof s->keys[0].section, "%s", section);
+    snprintf(s->keys[s->nkeys].key, sizeof s->keys[0].key, "%s", name);
+    s->keys[s->nkeys++].line = s->line;
     return 1;
 }
 
@@ -245,41 +328,91 @@ static int on_sweep_key(void *user, const char *section, const char *name, const
     sweep_spec *s = user;
     if (s->err[0])
         return 0;
+    if (strcmp(section, "sweep") && strcmp(section, "set") && strcmp(section, "axes")) {
+        snprintf(s->err, sizeof s->err, "%s:%d: unknown section [%s]; sections: sweep, axes, set",
+                 s->path, s->line, section);
+        return 0;
+    }
+    /* inih's continuation: an indented line right after a key of the same section */
+    if (s->indented && s->nkeys && !strcmp(s->keys[s->nkeys - 1].section, section) &&
+        !strcmp(s->keys[s->nkeys - 1].key, name))
+        return on_continuation(s, section, name, value);
+    if (!remember_key(s, section, name))
+        return 0;
     if (!strcmp(section, "sweep"))
         return on_sweep(s, name, value);
     if (!strcmp(section, "set"))
         return on_set(s, name, value);
-    if (!strcmp(section, "axes"))
-        return on_axis(s, name, value);
-    snprintf(s->err, sizeof s->err, "%s:%d: unknown section [%s]; sections: sweep, axes, set",
-             s->path, s->line, section);
-    return 0;
+    return on_axis(s, name, value);
 }
 
+/* inih's reader over the text of hdp_input_read, noting the line's number and form */
 static char *read_line(char *str, int num, void *stream)
 {
     sweep_spec *s = stream;
-    char *r = fgets(str, num, s->f);
-    if (r) s->line++;
+    char *r = hdp_input_read_line(str, num, &s->lines);
+    s->line = s->lines.line;
+    s->indented = r && (r[0] == ' ' || r[0] == '\t');
+    s->separator = 0; /* '=' or ':' before an inline comment (';' after a space) */
+    for (const char *c = r; c && *c && !(*c == ';' && c > r && (c[-1] == ' ' || c[-1] == '\t'));
+         c++)
+        s->separator |= *c == '=' || *c == ':';
     return r;
 }
 
+/* the number of points, refused above MAX_POINTS (the product is checked as it grows) */
+static void check_points(sweep_spec *s)
+{
+    long p = 1;
+    for (int a = 0; a < s->naxes; a++) {
+        if (s->axes[a].count > MAX_POINTS / p) {
+            char sizes[16 * MAX_AXES] = "";
+            size_t len = 0;
+            for (int b = 0; b < s->naxes; b++)
+                len += (size_t)snprintf(sizes + len, sizeof sizes - len, "%s%d", b ? " x " : "",
+                                        s->axes[b].count);
+            snprintf(s->err, sizeof s->err,
+                     "%s: the axes make %s points, more than the %ld a sweep accepts: split it "
+                     "into several sweeps",
+                     s->path, sizes, MAX_POINTS);
+            return;
+        }
+        p *= s->axes[a].count;
+    }
+}
+
+/* The sweep file and the base model are regular files (a sweep reads its base model at
+ * every point and both again for --resume's digest: a pipe would be empty the second time,
+ * a device endless), read whole and checked as model files are (core/input.h). */
 int sweep_load_spec(const char *path, sweep_spec *s)
 {
     memset(s, 0, sizeof *s);
+    if (strlen(path) >= sizeof s->path) {
+        fprintf(stderr, "hdpsgd sweep: error: %.60s...: the sweep file's path has %zu "
+                        "characters, more than the %zu accepted\n",
+                path, strlen(path), sizeof s->path - 1);
+        return EXIT_BAD_INPUT;
+    }
     snprintf(s->path, sizeof s->path, "%s", path);
     hdp_error e;
     hdp_design_families_parse("all", s->set.schedule_want, &e);
     hdp_rates_families(NULL, s->set.rates_want, &e);
     s->set.knots = 8;
-    s->f = fopen(path, "r");
-    if (!s->f) {
-        fprintf(stderr, "hdpsgd sweep: error: %s: cannot open the sweep file: %s\n", path,
-                strerror(errno));
-        return EXIT_BAD_INPUT;
+    hdp_input_rules rules = {"sweep file", 0, 1, HDP_INPUT_INI_MAX_LINE,
+                             HDP_INPUT_INI_MAX_BYTES};
+    char *text;
+    hdp_error_clear(&e);
+    if (hdp_input_read(path, &rules, &text, &e) != HDP_OK) {
+        fprintf(stderr, "hdpsgd sweep: error: %s%s%s%s\n", strncmp(e.msg, "cannot ", 7) ? "" : path,
+                strncmp(e.msg, "cannot ", 7) ? "" : ": ", e.msg,
+                strstr(e.msg, "line longer than")
+                    ? " (an axis's long list of values may continue on indented lines)"
+                    : "");
+        return e.status == HDP_ENOMEM ? EXIT_NUMERIC : EXIT_BAD_INPUT;
     }
+    s->lines.next = text;
     int rc = ini_parse_stream(read_line, s, on_sweep_key, s);
-    fclose(s->f);
+    free(text);
     if (!s->err[0] && rc > 0)
         snprintf(s->err, sizeof s->err, "%s:%d: syntax error", path, rc);
     char names[256];
@@ -298,16 +431,35 @@ int sweep_load_spec(const char *path, sweep_spec *s)
                      "%s: axis %s: the rates command sets data.gamma itself (rates_gammas); "
                      "sweep other keys with rates, or run ode/schedule over %s",
                      path, s->axes[a].key, s->axes[a].key);
+    if (!s->err[0])
+        check_points(s);
     if (s->err[0]) {
         fprintf(stderr, "hdpsgd sweep: error: %s\n", s->err);
+        sweep_spec_free(s);
         return EXIT_BAD_INPUT;
+    }
+    if (s->model[0]) {
+        hdp_input_rules base = {"model file", 0, 1, HDP_INPUT_INI_MAX_LINE,
+                                HDP_INPUT_INI_MAX_BYTES};
+        hdp_error_clear(&e);
+        if (hdp_input_read(s->model, &base, &text, &e) != HDP_OK) {
+            fprintf(stderr, "hdpsgd sweep: error: %s:%d: [sweep] model = %s: %s%s\n", path,
+                    s->model_line, s->model, e.msg,
+                    strstr(e.msg, "not a regular file")
+                        ? " (a sweep reads its base model at every point and again for "
+                          "--resume: it must be a regular file)"
+                        : "");
+            sweep_spec_free(s);
+            return e.status == HDP_ENOMEM ? EXIT_NUMERIC : EXIT_BAD_INPUT;
+        }
+        free(text);
     }
     return 0;
 }
 
 long sweep_count_points(const sweep_spec *s)
 {
-    long p = 1;
+    long p = 1; /* at most MAX_POINTS: check_points */
     for (int a = 0; a < s->naxes; a++) p *= s->axes[a].count;
     return p;
 }

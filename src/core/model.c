@@ -63,6 +63,12 @@ CORE_SECTION(data);
 static const hdp_schema_key clip_keys[] = {
     {"c", HDP_KEY_DOUBLE, OFF(c), "0.3", HDP_R_LO_OPEN | HDP_R_INF | HDP_R_HI_CLOSED, 0, 1e50, NULL,
      "clipping constant c in (0, 1e50] or inf: per-sample gradients are clipped at c*sqrt(d)"},
+    {"feature_norm", HDP_KEY_DOUBLE, OFF(feature_norm), "0",
+     HDP_R_LO_CLOSED | HDP_R_HI_CLOSED | HDP_R_AUTO, 0, 1e50, NULL,
+     "B in [0, 1e50] or auto: each row x is clipped to norm B, x <- x min(1, B/||x||), before "
+     "its gradient; 0 = off; auto = the largest B with eta_max B^2 <= 2, which makes every "
+     "step non-expansive as the privacy accountant needs (docs/theory.md §6.1); the risk ODE "
+     "does not model it (hdpsgd privacy reports the fraction of rows it changes)"},
 };
 CORE_SECTION(clip);
 
@@ -93,7 +99,8 @@ static const hdp_schema_key schedule_keys[] = {
     {"c3", HDP_KEY_DOUBLE, OFF(c3), "1", HDP_R_LO_CLOSED, 0, 0, NULL,
      "optimal: c3 >= 0"},
     {"file", HDP_KEY_PATH, OFF(sched_file), "", 0, 0, 0, NULL,
-     "table: two columns t, eta; t from 0 to 1 increasing, eta non-increasing"},
+     "table: two columns t, eta; t from 0 to 1 increasing, knots at least 1e-9 apart, eta "
+     "non-increasing"},
 };
 CORE_SECTION(schedule);
 

@@ -3,12 +3,14 @@
  * "did you mean" suggestions for unknown sections and keys, and duplicate keys), input
  * files read whole and checked before anything parses them (regular files, FIFOs for a
  * model on standard input, no directories or devices, NUL bytes, long lines, a size
- * limit: hdp_model_read_text, which finalize's spectrum and schedule tables use too), and
+ * limit: hdp_input_read of core/input.h, which finalize's spectrum and schedule tables and
+ * the command line's sweep file use too), and
  * the model file's INI parsing with line numbers (inih), hdp_model_load_file and
  * hdp_model_set.
  */
 #include "hdpsgd/model.h"
 #include "core/check.h"
+#include "core/input.h"
 #include "core/model_internal.h"
 #include "core/schema.h"
 
@@ -67,6 +69,13 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
     HDP_REQUIRE(err, section);
     HDP_REQUIRE(err, key);
     HDP_REQUIRE(err, value);
+    if (!where)
+        where = "";
+    if (strlen(where) >= sizeof m->origin[0].where)
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: the name of where [%s] %s was given is %zu bytes long: at most %zu "
+                        "are accepted", where, section, key, strlen(where),
+                        sizeof m->origin[0].where - 1);
     char loc[HDP_PATH_MAX + 32];
     hdp_model_format_where(loc, sizeof loc, where, line);
     hdp_schema_ref ref, s;
@@ -109,21 +118,14 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
     return HDP_OK;
 }
 
-/* ---- reading input files: whole, checked, then parsed line by line ---- */
-
-/* Model files: inih reads a line into a 200-byte buffer (INI_MAX_LINE of Debian's
- * libinih), so a longer line would be split in two and its tail read as a line of its
- * own. Lines are checked against this length before inih sees them. */
-#define MODEL_MAX_LINE 198
-/* Any input file (a 10^7-eigenvalue spectrum is about 250 MB). */
-#define INPUT_MAX_BYTES (1L << 30)
+/* ---- reading input files: whole, checked, then parsed line by line (core/input.h) ---- */
 
 /* Open a file to read that is a regular file, or also a pipe when allow_pipe (a model on
  * standard input: `... | hdpsgd ode /dev/stdin`). A directory reads as empty and a device
  * such as /dev/zero or /dev/urandom as endless: both are refused, with *why saying which,
  * as is a pipe where none is allowed. The file is opened with O_NONBLOCK (so that a FIFO
  * cannot block the open) and checked with fstat on the open descriptor (no race with a
- * rename). *is_pipe says whether it is a pipe: hdp_model_read_text then waits for its data with
+ * rename). *is_pipe says whether it is a pipe: hdp_input_read then waits for its data with
  * poll, as cat would, because a named FIFO that no writer has opened yet reads as empty
  * at once (poll only reports a hang-up once a writer has come and gone). */
 static int open_input(const char *path, int allow_pipe, const char **why, off_t *size,
@@ -150,86 +152,116 @@ static int open_input(const char *path, int allow_pipe, const char **why, off_t 
     }
     *size = S_ISREG(sb.st_mode) ? sb.st_size : 0;
     if (S_ISFIFO(sb.st_mode))
-        *is_pipe = 1; /* read with poll (hdp_model_read_text): O_NONBLOCK stays */
+        *is_pipe = 1; /* read with poll (hdp_input_read): O_NONBLOCK stays */
     return fd;
 }
 
-/* Read the regular file path whole into *text (NUL-terminated; free it), with line ends
- * made uniform: CRLF and a lone CR (old Mac files) both end a line, as LF does. Refused
- * with HDP_EINPUT, naming the file and the line: a file that is not regular (the model file
- * may be a pipe, read to its end; an empty pipe is refused), a NUL byte
- * (C strings would end there and the rest of the line be ignored), a line longer than
- * max_line characters (a reader with a fixed buffer would split it), a file over
- * INPUT_MAX_BYTES. what names the file's role in messages ("model file", ...). */
-hdp_status hdp_model_read_text(const char *path, const char *what, long max_line, char **text,
-                               hdp_error *err)
+static hdp_status too_big(const char *path, const hdp_input_rules *r, hdp_error *err)
 {
-    *text = NULL;
-    const char *why;
-    off_t size = 0;
-    int model = !strcmp(what, "model file"), is_pipe;
-    int fd = open_input(path, model, &why, &size, &is_pipe);
-    /* messages without the path for the model file (the caller puts it first) and with
-     * it for tables (the caller puts the key that names them first) */
-    if (fd < 0 && why)
-        return model ? hdp_fail(err, HDP_EINPUT, "cannot read the model file: it %s", why)
-                     : hdp_fail(err, HDP_EINPUT, "cannot read '%s': it %s", path, why);
-    if (fd < 0)
-        return model ? hdp_fail(err, HDP_EINPUT, "cannot open model file: %s", strerror(errno))
-                     : hdp_fail(err, HDP_EINPUT, "cannot open '%s': %s", path, strerror(errno));
-    if (size > INPUT_MAX_BYTES) {
-        close(fd);
-        return hdp_fail(err, HDP_EINPUT, "%s: the %s is larger than %ld MiB", path, what,
-                        INPUT_MAX_BYTES >> 20);
-    }
-    size_t cap = (size_t)size + 1, len = 0;
+    return hdp_fail(err, HDP_EINPUT, "%s: the %s is larger than %ld MiB, the most accepted",
+                    path, r->what, r->max_bytes >> 20);
+}
+
+/* Read fd (opened by open_input) to its end, or until a NUL byte (the text is refused
+ * then, so a pipe from /dev/zero is not read on) or more than r->max_bytes. Returns the
+ * buffer (NULL: *st says why) with *len bytes and a spare byte for the final NUL. */
+static char *read_all(int fd, const char *path, const hdp_input_rules *r, off_t size, int is_pipe,
+                      size_t *len, hdp_status *st, hdp_error *err)
+{
+    size_t cap = (size_t)size + 1, max = (size_t)r->max_bytes;
     char *buf = malloc(cap + 1);
-    while (buf) {
-        if (len == cap) { /* the file grew while we read it */
-            if (cap > (size_t)INPUT_MAX_BYTES) {
+    *len = 0;
+    if (!buf) {
+        *st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory reading the %s", path, r->what);
+        return NULL;
+    }
+    for (;;) {
+        if (*len == cap) { /* a pipe, or the file grew while we read it */
+            if (*len > max) {
                 free(buf);
-                close(fd);
-                return hdp_fail(err, HDP_EINPUT, "%s: the %s is larger than %ld MiB", path, what,
-                                INPUT_MAX_BYTES >> 20);
+                *st = too_big(path, r, err);
+                return NULL;
             }
-            char *nb = realloc(buf, 2 * cap + 1);
-            if (!nb) { free(buf); buf = NULL; break; }
+            size_t ncap = cap < 65536 ? 65536 : 2 * cap;
+            if (ncap > max + 1)
+                ncap = max + 1;
+            char *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                free(buf);
+                *st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory reading the %s", path,
+                               r->what);
+                return NULL;
+            }
             buf = nb;
-            cap *= 2;
+            cap = ncap;
         }
         if (is_pipe) {
             struct pollfd pfd = {fd, POLLIN, 0};
             if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
                 break;
         }
-        ssize_t got = read(fd, buf + len, cap - len);
+        ssize_t got = read(fd, buf + *len, cap - *len);
         if (got < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (got < 0) {
             int e = errno;
             free(buf);
-            close(fd);
-            return hdp_fail(err, HDP_EINPUT, "%s: cannot read the %s: %s", path, what,
-                            strerror(e));
+            *st = hdp_fail(err, HDP_EINPUT, "%s: cannot read the %s: %s", path, r->what,
+                           strerror(e));
+            return NULL;
         }
         if (got == 0)
             break;
-        len += (size_t)got;
+        *len += (size_t)got;
+        if (memchr(buf + *len - (size_t)got, '\0', (size_t)got))
+            break; /* refused by the caller, with the line */
     }
+    return buf;
+}
+
+/* The rules: at core/input.h. A file that is not regular is refused (a pipe, when allowed,
+ * is read to its end; an empty pipe is refused: an empty model would silently be the
+ * built-in default), and so are a NUL byte (C strings would end there and the rest of the
+ * line be ignored), a line longer than max_line characters (a reader with a fixed buffer
+ * would split it) and a file over max_bytes. */
+hdp_status hdp_input_read(const char *path, const hdp_input_rules *r, char **text,
+                          hdp_error *err)
+{
+    *text = NULL;
+    const char *why;
+    off_t size = 0;
+    int is_pipe;
+    int fd = open_input(path, r->allow_pipe, &why, &size, &is_pipe);
+    /* messages without the path for INI files (the caller puts it first) and with it for
+     * tables (the caller puts the key that names them first) */
+    if (fd < 0 && why)
+        return r->ini ? hdp_fail(err, HDP_EINPUT, "cannot read the %s: it %s", r->what, why)
+                      : hdp_fail(err, HDP_EINPUT, "cannot read '%s': it %s", path, why);
+    if (fd < 0)
+        return r->ini ? hdp_fail(err, HDP_EINPUT, "cannot open %s: %s", r->what,
+                                 strerror(errno))
+                      : hdp_fail(err, HDP_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+    if (size > r->max_bytes) {
+        close(fd);
+        return too_big(path, r, err);
+    }
+    size_t len;
+    hdp_status st = HDP_OK;
+    char *buf = read_all(fd, path, r, size, is_pipe, &len, &st, err);
     close(fd);
     if (!buf)
-        return hdp_fail(err, HDP_ENOMEM, "%s: out of memory reading the %s", path, what);
+        return st;
     if (is_pipe && len == 0) {
         free(buf);
         return hdp_fail(err, HDP_EINPUT,
                         "cannot read the %s: it is a pipe that gave nothing (an empty model "
                         "would silently be the built-in default)",
-                        what);
+                        r->what);
     }
     buf[len] = '\0';
     /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place */
     size_t o = 0;
-    long line = 1, col = 0;
+    long line = 1, col = 0, max_line = r->max_line;
     int blank = 1, comment = 0; /* the line so far is blank; it is a comment ('#', ';') */
     for (size_t i = 0; i < len; i++) {
         char c = buf[i];
@@ -238,7 +270,7 @@ hdp_status hdp_model_read_text(const char *path, const char *what, long max_line
             return hdp_fail(err, HDP_EINPUT,
                             "%s:%ld: the %s contains a NUL byte (a binary file, or a text file "
                             "in UTF-16?): expected plain text",
-                            path, line, what);
+                            path, line, r->what);
         }
         if (c == '\r') {
             if (i + 1 < len && buf[i + 1] == '\n')
@@ -246,7 +278,7 @@ hdp_status hdp_model_read_text(const char *path, const char *what, long max_line
             c = '\n';
         }
         if (blank && (c == '#' || c == ';'))
-            comment = model; /* a model file's comment may be long: read_line cuts it */
+            comment = r->ini; /* an INI file's comment may be long: hdp_input_read_line cuts it */
         if (c != ' ' && c != '\t')
             blank = 0;
         if (c == '\n') {
@@ -259,7 +291,7 @@ hdp_status hdp_model_read_text(const char *path, const char *what, long max_line
             return hdp_fail(err, HDP_EINPUT,
                             "%s:%ld: line longer than %ld characters: the %s accepts lines of at "
                             "most %ld characters",
-                            path, line, max_line, what, max_line);
+                            path, line, max_line, r->what, max_line);
         }
         buf[o++] = c;
     }
@@ -268,14 +300,22 @@ hdp_status hdp_model_read_text(const char *path, const char *what, long max_line
     return HDP_OK;
 }
 
+/* Model files, spectrum files and schedule tables (model_internal.h): only a model file
+ * may be a pipe; tables may be large. */
+hdp_status hdp_model_read_text(const char *path, const char *what, long max_line, char **text,
+                               hdp_error *err)
+{
+    int model = !strcmp(what, "model file");
+    hdp_input_rules r = {what, model, model, max_line,
+                         model ? HDP_INPUT_INI_MAX_BYTES : HDP_INPUT_TABLE_MAX_BYTES};
+    return hdp_input_read(path, &r, text, err);
+}
+
 /* ---- INI parsing with line numbers: inih's reader hook hands it one line at a time ---- */
 
-typedef struct {
-    const char *next; /* the rest of the text */
-    int line;
-} line_reader;
+typedef hdp_input_lines line_reader;
 
-static char *read_line(char *str, int num, void *stream)
+char *hdp_input_read_line(char *str, int num, void *stream)
 {
     line_reader *r = stream;
     if (!*r->next)
@@ -283,7 +323,7 @@ static char *read_line(char *str, int num, void *stream)
     const char *end = strchr(r->next, '\n');
     size_t n = end ? (size_t)(end - r->next) + 1 : strlen(r->next);
     size_t take = n;
-    if (take > (size_t)num - 2) /* a long comment (hdp_model_read_text checked the other lines): cut */
+    if (take > (size_t)num - 2) /* a long comment (hdp_input_read checked the other lines): cut */
         take = (size_t)num - 2;
     memcpy(str, r->next, take);
     if (take < n)
@@ -329,16 +369,27 @@ hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
         m->finalized = 0;
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, path);
+    if (strlen(path) >= sizeof m->source) /* named in messages and in CSV headers: whole */
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: the model file's name is %zu bytes long: at most %zu are accepted "
+                        "(use a shorter path, e.g. relative to the working directory)",
+                        path, strlen(path), sizeof m->source - 1);
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        if (*c < 0x20 || *c == 0x7f) /* the name is written in CSV headers' comment lines */
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: the model file's name has a control character (byte 0x%02x at "
+                            "position %zu), which would split the CSV headers that name it: "
+                            "rename the file", path, *c, (size_t)(c - (const unsigned char *)path));
     char *text;
     hdp_error e;
     hdp_error_clear(&e);
-    hdp_status st = hdp_model_read_text(path, "model file", MODEL_MAX_LINE, &text, &e);
+    hdp_status st = hdp_model_read_text(path, "model file", HDP_INPUT_INI_MAX_LINE, &text, &e);
     if (st != HDP_OK)
         return strncmp(e.msg, "cannot ", 7) ? hdp_fail(err, st, "%s", e.msg)
                                             : hdp_fail(err, st, "%s: %s", path, e.msg);
     line_reader reader = {text, 0};
     parse_ctx ctx = {m, path, &reader, err, 0};
-    int rc = ini_parse_stream(read_line, &reader, on_key, &ctx);
+    int rc = ini_parse_stream(hdp_input_read_line, &reader, on_key, &ctx);
     free(text);
     if (ctx.failed)
         return HDP_EINPUT;
@@ -354,14 +405,19 @@ hdp_status hdp_model_set(hdp_model *m, const char *assignment, hdp_error *err)
 {
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, assignment);
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", assignment);
+    /* a copy of any length (a long file name is checked by its key, never cut here) */
+    char *buf = strdup(assignment);
+    if (!buf)
+        return hdp_fail(err, HDP_ENOMEM, "--set: out of memory for a copy of %zu bytes",
+                        strlen(assignment) + 1);
     char *eq = strchr(buf, '=');
     char *dot = strchr(buf, '.');
-    if (!eq || !dot || dot > eq)
+    if (!eq || !dot || dot > eq) {
+        free(buf);
         return hdp_fail(err, HDP_EINPUT,
                         "--set %s: expected section.key=value (for example --set clip.c=0.3)",
                         assignment);
+    }
     *eq = '\0';
     *dot = '\0';
     char *section = buf, *key = dot + 1, *value = eq + 1;
@@ -369,5 +425,7 @@ hdp_status hdp_model_set(hdp_model *m, const char *assignment, hdp_error *err)
     while (*key == ' ') key++;
     for (char *e = key + strlen(key); e > key && e[-1] == ' ';) *--e = '\0';
     while (*section == ' ') section++;
-    return hdp_model_set_key(m, section, key, value, "--set", 0, err);
+    hdp_status st = hdp_model_set_key(m, section, key, value, "--set", 0, err);
+    free(buf);
+    return st;
 }

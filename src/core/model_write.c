@@ -80,7 +80,8 @@ static void write_model(const hdp_model *m, FILE *out, const char *prefix,
                         const char *const *families, int derived)
 {
     const hdp_schema_section *section = NULL;
-    char buf[HDP_PATH_MAX], cwd[HDP_PATH_MAX];
+    char buf[HDP_PATH_MAX]; /* a value's text: a file name fits (set_path, schema.c) */
+    char *cwd = NULL;       /* the working directory, of any length (getcwd allocates) */
     hdp_schema_ref r;
     int budget = derived && m->finalized;
     for (int i = 0; hdp_schema_key_at(i, &r); i++) {
@@ -98,7 +99,7 @@ static void write_model(const hdp_model *m, FILE *out, const char *prefix,
         hdp_schema_format_value(m, &r, buf, sizeof buf);
         if (!key_written(m, &r, buf))
             continue;
-        if (k->type == HDP_KEY_PATH && buf[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        if (k->type == HDP_KEY_PATH && buf[0] != '/' && (cwd || (cwd = getcwd(NULL, 0)))) {
             /* a relative name is relative to the working directory (set_path resolved it
              * against the model file's folder): written absolute, the file names the same
              * data wherever it is read from (a --set name once moved with the INI file) */
@@ -109,6 +110,7 @@ static void write_model(const hdp_model *m, FILE *out, const char *prefix,
     }
     if (budget && section && !strcmp(section->name, "privacy"))
         write_budget(m, out, prefix); /* [privacy] was the last section */
+    free(cwd);
 }
 
 void hdp_model_write_meta_sections(const hdp_model *m, FILE *out, const char *const *families)

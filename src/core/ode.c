@@ -210,6 +210,11 @@ static hdp_status solve_joint(const hdp_model *m, const hdp_risk_ode *o, long po
         int bins_done = 0;
         if (solve_erk(m, o, points, res, &bins_done, &why, &t_reached) == 0)
             return HDP_OK;
+        if (!strcmp(why, HDP_ERK_CANCELLED))
+            return hdp_fail(err, HDP_ECANCELLED, "ODE: cancelled at t = %.6g", t_reached);
+        if (!strcmp(why, HDP_ERK_NOMEM))
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for DOP853 on %ld bins (about %.3g GB)",
+                            o->m, 5 * 8.0 * (double)o->m / 1e9);
         if (bins_done && (*held = malloc(sizeof(double) * (size_t)points))) {
             memcpy(*held, res->risk, sizeof(double) * (size_t)points);
             held_counts[0] = res->steps;

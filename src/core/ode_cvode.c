@@ -12,6 +12,7 @@
  * the factors itself.
  */
 #include "core/ode_cvode.h"
+#include "hdpsgd/error.h"
 
 #include <cvode/cvode.h>
 #include <math.h>
@@ -35,6 +36,8 @@ typedef struct {
 static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *user)
 {
     cv_data *cd = user;
+    if (hdp_cancel_requested()) /* the thread's cancel flag stops CVODE */
+        return -1;
     const hdp_risk_ode *o = cd->o;
     const double *y = N_VGetArrayPointer(yv);
     double *f = N_VGetArrayPointer(ydot);
@@ -233,6 +236,8 @@ static hdp_status integrate(cv_data *cd, void *mem, N_Vector y, const hdp_cvode_
     for (long i = 1; i < points; i++, out->points_done = i) {
         double tout = (double)i / (double)(points - 1);
         int flag = advance(mem, cd->o, tout, y, &tret, &kw);
+        if (flag < 0 && hdp_cancel_requested())
+            return hdp_fail(err, HDP_ECANCELLED, "ODE: cancelled at t = %.6g", (double)tret);
         if (flag < 0 && spec->tolerant)
             break;
         if (flag < 0) {
@@ -265,6 +270,23 @@ static hdp_status integrate(cv_data *cd, void *mem, N_Vector y, const hdp_cvode_
     return HDP_OK;
 }
 
+/* CVODE's N_VClone (SUNDIALS 6) writes through the NULL that a failed clone returns, so its
+ * vectors must be there before it asks: CVodeInit clones 13 (BDF of order 5), the Newton
+ * solver and the linear solver's interface about 5 more, and y; allocated once here (as
+ * separate blocks, as CVODE will) and freed, with 2 to spare. */
+#define CVODE_VECTORS 20
+
+static int cvode_memory_available(long len)
+{
+    void *v[CVODE_VECTORS];
+    int k = 0;
+    while (k < CVODE_VECTORS && (v[k] = malloc(sizeof(double) * (size_t)len)))
+        k++;
+    for (int i = 0; i < k; i++)
+        free(v[i]);
+    return k == CVODE_VECTORS;
+}
+
 hdp_status hdp_cvode_solve(const hdp_risk_ode *o, const hdp_cvode_spec *spec, long points,
                            hdp_cvode_out *out, hdp_error *err)
 {
@@ -287,13 +309,21 @@ hdp_status hdp_cvode_solve(const hdp_risk_ode *o, const hdp_cvode_spec *spec, lo
         flag = (call);                                                                        \
         if (flag < 0) {                                                                       \
             flag_name(flag, fname, sizeof fname);                                             \
-            st = hdp_fail(err, HDP_ENUMERIC, "CVODE setup failed in %s: %s", what, fname);    \
+            st = hdp_fail(err, flag == CV_MEM_FAIL ? HDP_ENOMEM : HDP_ENUMERIC,               \
+                          "CVODE setup failed in %s: %s", what, fname);                       \
             goto done;                                                                        \
         }                                                                                     \
     } while (0)
 
     if (SUNContext_Create(NULL, &ctx) != 0) {
         st = hdp_fail(err, HDP_ENOMEM, "SUNContext_Create failed");
+        goto done;
+    }
+    if (!cvode_memory_available(cd.len)) { /* SUNDIALS 6 crashes when a clone fails */
+        st = hdp_fail(err, HDP_ENOMEM,
+                      "out of memory for CVODE on %ld bins: it needs about %.3g GB (%d vectors "
+                      "of %ld numbers); use fewer bins ([ode] bins = auto or a number)",
+                      o->m, CVODE_VECTORS * 8.0 * (double)cd.len / 1e9, CVODE_VECTORS, cd.len);
         goto done;
     }
     y = N_VNew_Serial(cd.len, ctx);

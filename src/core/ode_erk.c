@@ -29,6 +29,7 @@
  * AVX2, baseline) gives the same bits.
  */
 #include "core/ode_erk.h"
+#include "hdpsgd/error.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -421,7 +422,7 @@ int hdp_erk_solve(const hdp_erk_problem *p, long points, hdp_erk_out *out)
     out->t_reached = 0;
     double *mem = calloc((size_t)(n > 0 ? n : 1) * 5, sizeof(double));
     if (!mem)
-        FAIL("out of memory");
+        FAIL(HDP_ERK_NOMEM);
     st.y = mem, st.yn = mem + n, st.wl = mem + 2 * n, st.f0 = mem + 3 * n, st.tmp = mem + 4 * n;
     for (long j = 0; j < n; j++) {
         st.y[j] = R0;
@@ -454,6 +455,8 @@ int hdp_erk_solve(const hdp_erk_problem *p, long points, hdp_erk_out *out)
         }
         if (!(hh > 1e-14 * fmax(1.0, t)))
             FAIL("step size below rounding");
+        if (hdp_cancel_requested()) /* issue 29: the thread's cancel flag, at every step */
+            FAIL(HDP_ERK_CANCELLED);
         stages(&cx, &st, t, hh, &k);
         double yun, yln, sums[14] = {0};
         double err = step_end(p, &st, hh, &k, &yun, &yln, sums);

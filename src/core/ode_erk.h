@@ -34,6 +34,11 @@ typedef struct {
  * points, stopping on every interior knot of a table schedule (the right-hand side jumps
  * there). Returns 0, or -1 on failure (too many steps, a non-finite value, a step below
  * rounding, out of memory): the caller then solves with CVODE. */
+/* out->why when the calling thread's cancel flag stopped it (hdp_cancel_requested), and
+ * when its workspace could not be allocated */
+#define HDP_ERK_CANCELLED "cancelled"
+#define HDP_ERK_NOMEM "out of memory"
+
 int hdp_erk_solve(const hdp_erk_problem *p, long points, hdp_erk_out *out);
 
 #endif

@@ -299,6 +299,8 @@ static const double *forward(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *
     for (long j = 0; j < m; j++)
         cur[j] = ck[j] = g->R0;
     for (long n = 0; n < N; n++) {
+        if (hdp_cancel_requested()) /* issue 29: the thread's cancel flag, at every step */
+            return NULL;
         if (rk4_step(g, cs, s, n, qf, privacy, cur, nxt, g->w)) return NULL;
         double *tmp = cur;
         cur = nxt;
@@ -374,6 +376,8 @@ static int reverse(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long N,
     for (long j = 0; j < m; j++)
         ybar[j] = g->spec.bin_weight[j] * g->spec.bin_lambda[j];
     for (long b = (N - 1) / C; b >= 0; b--) {
+        if (hdp_cancel_requested()) /* issue 29: the thread's cancel flag, at every block */
+            return -1;
         long n0 = b * C, n1 = n0 + C < N ? n0 + C : N;
         memcpy(blk, ck + b * m, sizeof(double) * (size_t)m);
         for (long n = n0; n + 1 < n1; n++)

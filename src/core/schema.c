@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the registry ---- */
 
@@ -213,8 +214,8 @@ static int in_range(const hdp_schema_key *k, double v)
  * are not decimal numbers (the caller handles the words inf/infinity where they are
  * allowed). Returns 1 with the value in *x, 0 when s does not start with a decimal
  * number, -1 when it does but the value is out of range: above DBL_MAX in size (strtod
- * would give inf) or a subnormal number (nonzero and below DBL_MIN in size, where digits
- * are lost). *end is set past the number (1, -1) or to s (0). */
+ * would give inf) or nonzero and below DBL_MIN in size (a subnormal number, where digits
+ * are lost, or one that strtod rounds to 0: 1e-400). *end is set past the number (1, -1) or to s (0). */
 int hdp_schema_parse_decimal_prefix(const char *s, char **end, double *x)
 {
     const char *p = s;
@@ -224,11 +225,13 @@ int hdp_schema_parse_decimal_prefix(const char *s, char **end, double *x)
     const char *start = p;
     if (*p == '+' || *p == '-')
         p++;
-    int digits = 0;
-    while (isdigit((unsigned char)*p)) { p++; digits++; }
+    int digits = 0, nonzero = 0;
+    for (; isdigit((unsigned char)*p); p++, digits++)
+        nonzero |= *p != '0';
     if (*p == '.') {
         p++;
-        while (isdigit((unsigned char)*p)) { p++; digits++; }
+        for (; isdigit((unsigned char)*p); p++, digits++)
+            nonzero |= *p != '0';
     }
     if (!digits)
         return 0;
@@ -252,7 +255,9 @@ int hdp_schema_parse_decimal_prefix(const char *s, char **end, double *x)
     errno = 0;
     double v = strtod(buf, NULL);
     *end = (char *)p;
-    if (isinf(v) || (v != 0 && fabs(v) < DBL_MIN))
+    /* a nonzero number below DBL_MIN in size is refused whether strtod makes it a subnormal
+     * (1e-310) or 0 (1e-400: underflow); a zero written as 0e-999 is 0 */
+    if (isinf(v) || (nonzero && fabs(v) < DBL_MIN))
         return -1;
     *x = v;
     return 1;
@@ -287,19 +292,88 @@ static int parse_double(const char *s, double *out)
     return 1;
 }
 
-static hdp_status set_path(char *dst, const char *value, const char *where, int line)
+/* Whether a file name written back as the value of "key = NAME" (a model file, `config`, a
+ * CSV header's "# key = NAME") reads back as NAME through inih: no blank at either end
+ * (stripped), no ';' first or after a blank (an inline comment), no control character (it
+ * would end or split the line). Returns 0, or the offending byte's position + 1 with *why. */
+static size_t path_unreadable(const char *name, const char **why)
 {
-    /* relative to the model file's directory when set from a file */
-    if (value[0] == '\0' || value[0] == '/' || line <= 0) {
-        snprintf(dst, HDP_PATH_MAX, "%s", value);
-        return HDP_OK;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c < 0x20 || c == 0x7f) {
+            *why = "a control character";
+            return i + 1;
+        }
+        if (c == ';' && (i == 0 || isspace((unsigned char)name[i - 1]))) {
+            *why = i ? "';' after a blank (read back as the start of a comment)"
+                     : "';' first (read back as the start of a comment)";
+            return i + 1;
+        }
     }
-    const char *slash = strrchr(where, '/');
-    if (!slash) {
-        snprintf(dst, HDP_PATH_MAX, "%s", value);
-        return HDP_OK;
+    if (n && isspace((unsigned char)name[0])) {
+        *why = "a blank first (removed when read back)";
+        return 1;
     }
-    snprintf(dst, HDP_PATH_MAX, "%.*s/%s", (int)(slash - where), where, value);
+    if (n && isspace((unsigned char)name[n - 1])) {
+        *why = "a blank last (removed when read back)";
+        return n;
+    }
+    return 0;
+}
+
+/* The file name value as given (line <= 0: --set) or relative to the model file's folder
+ * (where); refused, never cut, when it is too long for the model or would not read back. */
+static hdp_status set_path(char *dst, const char *value, const char *where, int line,
+                           const char *loc, const char *section, const char *key,
+                           hdp_error *err)
+{
+    const char *slash = value[0] && value[0] != '/' && line > 0 ? strrchr(where, '/') : NULL;
+    int dirlen = slash ? (int)(slash - where) : 0;
+    size_t need = slash ? (size_t)dirlen + 1 + strlen(value) : strlen(value);
+    if (need >= HDP_PATH_MAX)
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: [%s] %s: the file name is %zu bytes long%s: at most %d are accepted",
+                        loc, section, key, need,
+                        slash ? " (with the model file's folder before it)" : "",
+                        HDP_PATH_MAX - 1);
+    char *name = malloc(need + 1);
+    if (!name)
+        return hdp_fail(err, HDP_ENOMEM, "%s: [%s] %s: out of memory", loc, section, key);
+    if (slash)
+        snprintf(name, need + 1, "%.*s/%s", dirlen, where, value);
+    else
+        memcpy(name, value, need + 1);
+    const char *why = "";
+    size_t at = path_unreadable(name, &why);
+    char *cwd = NULL; /* of any length: getcwd allocates */
+    if (!at && name[0] && name[0] != '/' && (cwd = getcwd(NULL, 0))) {
+        /* written back absolute (model_write.c): the working directory must read back too */
+        const char *cwhy = "";
+        if (path_unreadable(cwd, &cwhy)) {
+            hdp_status st = hdp_fail(
+                err, HDP_EINPUT,
+                "%s: [%s] %s: the relative file name '%s' would be written back after the "
+                "working directory '%s', which has %s: run it from another folder",
+                loc, section, key, name, cwd, cwhy);
+            free(cwd);
+            free(name);
+            return st;
+        }
+    }
+    free(cwd);
+    if (at) {
+        hdp_status st = hdp_fail(
+            err, HDP_EINPUT,
+            "%s: [%s] %s: the file name '%s' has %s (byte 0x%02x at position %zu%s), so it would "
+            "not read back from a model file or a CSV header: rename the file", loc, section, key,
+            name, why, (unsigned char)name[at - 1], at - 1,
+            slash && at <= (size_t)dirlen + 1 ? ", in the model file's folder" : "");
+        free(name);
+        return st;
+    }
+    memcpy(dst, name, need + 1);
+    free(name);
     return HDP_OK;
 }
 
@@ -314,8 +388,7 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
     hdp_schema_describe_range(k, range, sizeof range);
     switch (k->type) {
     case HDP_KEY_ENUM: {
-        char trimmed[128];
-        snprintf(trimmed, sizeof trimmed, "%s", value);
+        const char *trimmed = value; /* compared whole: never cut */
         for (int i = 0; k->names[i]; i++) {
             if (!strcasecmp(trimmed, k->names[i])) {
                 *(int *)val = i;
@@ -334,15 +407,7 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
                         section, k->key, value, range);
     }
     case HDP_KEY_PATH:
-        /* a control character (a lone CR, a tab, ...) would end or split the line when the
-         * model is written back (write_ini, CSV headers): refused, not silently mangled */
-        for (const unsigned char *c = (const unsigned char *)value; *c; c++)
-            if (*c < 0x20 || *c == 0x7f)
-                return hdp_fail(err, HDP_EINPUT,
-                                "%s: [%s] %s: the file name has a control character (byte 0x%02x "
-                                "at position %ld): expected printable characters",
-                                loc, section, k->key, *c, (long)(c - (const unsigned char *)value));
-        return set_path(val, value, where, line);
+        return set_path(val, value, where, line, loc, section, k->key, err);
     case HDP_KEY_SEED: {
         char *end;
         errno = 0;
@@ -361,17 +426,24 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
     case HDP_KEY_DOUBLE: {
         double v;
         if (k->flags & HDP_R_AUTO) {
-            char word[16];
-            if (sscanf(value, " %15s", word) == 1 && !strcasecmp(word, "auto")) {
-                *(long *)val = HDP_BINS_AUTO;
+            const char *w = value; /* the word auto, blanks around it allowed, nothing else */
+            while (isspace((unsigned char)*w)) w++;
+            const char *e = w + (strncasecmp(w, "auto", 4) ? 0 : 4);
+            while (e > w && isspace((unsigned char)*e)) e++;
+            if (e > w && *e == '\0') {
+                if (k->type == HDP_KEY_LONG)
+                    *(long *)val = HDP_BINS_AUTO;
+                else /* the double member named by the schema (offsetof) */
+                    *(double *)val = HDP_AUTO_DOUBLE; /* cppcheck-suppress invalidPointerCast */
                 return HDP_OK;
             }
         }
         int ok = parse_double(value, &v);
         if (ok < 0)
             return hdp_fail(err, HDP_EINPUT,
-                            "%s: [%s] %s = %s is out of range (numbers must be finite and not "
-                            "subnormal): expected %s",
+                            "%s: [%s] %s = %s is out of range (numbers must be finite, below "
+                            "1.8e308 in size, and either 0 or at least 2.2e-308 in size): "
+                            "expected %s",
                             loc, section, k->key, value, range);
         if (ok == 0)
             return hdp_fail(err, HDP_EINPUT,
@@ -408,7 +480,9 @@ void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char
     case HDP_KEY_DOUBLE: {
         /* cppcheck-suppress invalidPointerCast ; the double member at offsetof (schema) */
         double v = *(const double *)val;
-        if (isinf(v)) {
+        if ((k->flags & HDP_R_AUTO) && v == HDP_AUTO_DOUBLE) {
+            snprintf(buf, size, "auto");
+        } else if (isinf(v)) {
             snprintf(buf, size, "inf");
         } else {
             /* shortest of %.15g/%.17g that reads back exactly */

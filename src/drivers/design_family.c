@@ -52,8 +52,9 @@ hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT
     HDP_REQUIRE(err, list);
     HDP_REQUIRE(err, want);
     memset(want, 0, sizeof(int) * HDP_FAMILY_COUNT);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
+    char *buf = strdup(list); /* a list of any length: never cut */
+    if (!buf)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the family list");
     int any = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         /* "output, optimal" as written in a sweep file: blanks around a name are not part of it */
@@ -66,12 +67,16 @@ hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT
             continue;
         }
         int f = hdp_design_family_parse(tok);
-        if (f < 0)
-            return hdp_fail(err, HDP_EINPUT,
-                            "unknown family '%s' (expected all, output, linear-noise, inverse-time (or optimal) or pl)",
-                            tok);
+        if (f < 0) {
+            hdp_status st = hdp_fail(err, HDP_EINPUT,
+                                     "unknown family '%s' (expected all, output, linear-noise, "
+                                     "inverse-time (or optimal) or pl)", tok);
+            free(buf);
+            return st;
+        }
         want[f] = any = 1;
     }
+    free(buf);
     if (!any)
         return hdp_fail(err, HDP_EINPUT, "'%s': no family given", list);
     return HDP_OK;

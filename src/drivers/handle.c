@@ -5,18 +5,21 @@
  * hdp_model or of a result struct changes this file, never its callers.
  */
 #define _GNU_SOURCE /* open_memstream */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
+#include "hdpsgd/accountant.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/handle.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/spectrum.h"
 #include "hdpsgd/validate.h"
 #include "hdpsgd/version.h"
 
@@ -107,14 +110,14 @@ hdp_status hdp_model_get_text(const hdp_model *m, const char *key, char **value,
     }
     if (!known)
         return hdp_fail(err, HDP_EINPUT,
-                        "unknown model key '%.200s': expected section.key, one of the keys "
+                        "unknown model key '%s': expected section.key, one of the keys "
                         "`hdpsgd keys` lists",
                         key);
     char buf[HDP_PATH_MAX], sec_name[64];
     size_t sl = strcspn(key, ".");
     snprintf(sec_name, sizeof sec_name, "%.*s", (int)(sl < 63 ? sl : 63), key);
     if (!hdp_model_value_text(m, sec_name, key + sl + 1, buf, sizeof buf))
-        return hdp_fail(err, HDP_EINPUT, "model key '%.200s' is not in the model", key);
+        return hdp_fail(err, HDP_EINPUT, "model key '%s' is not in the model", key);
     *value = strdup(buf);
     return *value ? HDP_OK : hdp_fail(err, HDP_ENOMEM, "out of memory");
 }
@@ -323,6 +326,17 @@ static void mc_progress(const char *method, long done, long total, void *user)
         *p->cancel = 1;
 }
 
+/* progress within the runs: "sim steps" or "sde steps", done of total steps, the fraction */
+static void mc_steps(const char *method, double done, double total, void *user)
+{
+    relay *p = user;
+    double cap = (double)LONG_MAX / 2; /* exactly representable, below LONG_MAX */
+    const char *what = method && !strcmp(method, "sde") ? "sde steps" : "sim steps";
+    if (p->progress(what, (long)fmin(done, cap), (long)fmin(total, cap),
+                    total > 0 ? done / total : NAN, p->user))
+        *p->cancel = 1;
+}
+
 /* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
  * progress callback through p */
 static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options *opt)
@@ -333,6 +347,7 @@ static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options
     if (p->progress) {
         opt->progress = mc_progress;
         opt->progress_user = p;
+        opt->step_progress = mc_steps;
     }
 }
 
@@ -347,11 +362,26 @@ static void design_progress(const hdp_design_progress *pr, void *user)
 
 hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err)
 {
+    return hdp_handle_ode_run(m, NULL, NULL, NULL, out, err);
+}
+
+hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_progress_fn progress,
+                              void *user, hdp_record **out, hdp_error *err)
+{
     HDP_REQUIRE(err, out);
     *out = NULL;
     HDP_REQUIRE(err, m);
+    volatile int own = 0;
+    if (!cancel)
+        cancel = &own;
+    if (progress && progress("ode", 0, 1, NAN, user))
+        *cancel = 1;
     hdp_ode_result o;
+    const volatile int *old = hdp_cancel_flag_set(cancel); /* the solve's steps check it */
     hdp_status st = hdp_ode_solve(m, &o, err);
+    hdp_cancel_flag_set(old);
+    if (st == HDP_OK && progress)
+        progress("ode", 1, 1, o.final_risk, user);
     if (st != HDP_OK) {
         hdp_ode_result_free(&o);
         return st;
@@ -390,7 +420,7 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     HDP_REQUIRE(err, method);
     int sde = !strcmp(method, "sde");
     if (!sde && strcmp(method, "sim"))
-        return hdp_fail(err, HDP_EINPUT, "unknown method '%.40s': expected sim or sde", method);
+        return hdp_fail(err, HDP_EINPUT, "unknown method '%s': expected sim or sde", method);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     volatile int own = 0;
@@ -424,6 +454,11 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         rec_int(r, "diverged_runs", (double)s.diverged_runs);
         rec_real(r, "divergence_threshold", s.threshold);
         rec_real(r, "rho_accounted", s.rho_accounted);
+        if (!sde) { /* docs/theory.md §6.1: the SDE draws no rows */
+            rec_real(r, "nonexpansive_violations", s.nonexpansive_violations);
+            rec_real(r, "feature_norm", hdp_feature_norm_bound(m));
+            rec_real(r, "feature_clipped", s.feature_clipped);
+        }
         rec_int(r, "steps", (double)s.steps);
         model_numbers(r, m);
         rec_real(r, "seconds", s.seconds);
@@ -612,6 +647,14 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
     hdp_sched_from_model(m, &s);
     double acc = hdp_privacy_accountant_schedule(&s, m->n);
     int acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
+    hdp_spectrum spec; /* the accountant's precondition, docs/theory.md §6.1 */
+    hdp_nonexpansive ne;
+    hdp_status st = hdp_spectrum_build(m, &spec, err);
+    if (st == HDP_OK)
+        st = hdp_nonexpansive_eval(m, spec.lambda, spec.d, &ne, err);
+    hdp_spectrum_free(&spec);
+    if (st != HDP_OK)
+        return st;
     hdp_record *r = rec_new();
     if (r) {
         rec_real(r, "rho", rho);
@@ -621,6 +664,12 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(rho_z, delta));
         rec_real(r, "rho_accounted", acc);
         rec_bool(r, "accountant_equals_rho", acc_ok);
+        rec_real(r, "nonexpansive_p_step", ne.p_step);
+        rec_real(r, "nonexpansive_log10_p_step", ne.log10_p_step);
+        rec_real(r, "nonexpansive_expected_violations", ne.expected);
+        rec_bool(r, "nonexpansive_negligible", !(ne.expected > delta));
+        rec_real(r, "feature_norm", ne.feature_norm);
+        rec_real(r, "feature_clip_fraction", ne.clip_fraction);
         rec_int(r, "n", (double)m->n);
         rec_text_add(r, "schedule", hdp_sched_name(m->sched));
         rec_text_add(r, "model", m->source);
@@ -665,4 +714,49 @@ hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_err
         return st;
     *rho = sqrt(2.0 * rho_z);
     return HDP_OK;
+}
+
+/* ---- DP-SGD with Poisson sampling (hdpsgd/accountant.h) ---- */
+
+hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multiplier, double target_epsilon,
+                                         long long steps, double delta, const char *accountant,
+                                         hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, accountant);
+    hdp_accountant_kind kind;
+    if (!strcmp(accountant, "pld"))
+        kind = HDP_ACCOUNTANT_PLD;
+    else if (!strcmp(accountant, "rdp"))
+        kind = HDP_ACCOUNTANT_RDP;
+    else
+        return hdp_fail(err, HDP_EINPUT, "accountant '%s': expected pld or rdp", accountant);
+    if ((noise_multiplier > 0) == (target_epsilon > 0))
+        return hdp_fail(err, HDP_EINPUT, "give exactly one of a noise multiplier > 0 and a target epsilon > 0");
+    hdp_accountant_query x = {sample_rate, noise_multiplier, steps, delta, 0};
+    hdp_status st;
+    if (target_epsilon > 0 && (st = hdp_accountant_calibrate(&x, kind, target_epsilon, &x.noise_multiplier, err)) != HDP_OK)
+        return st;
+    hdp_accountant_result res;
+    if ((st = hdp_accountant_epsilon(&x, &res, err)) != HDP_OK)
+        return st;
+    hdp_record *r = rec_new();
+    if (r) {
+        rec_real(r, "epsilon", kind == HDP_ACCOUNTANT_RDP ? res.epsilon_rdp : res.epsilon_pld);
+        rec_real(r, "epsilon_pld", res.epsilon_pld);
+        rec_real(r, "epsilon_pld_error", res.epsilon_pld_error);
+        rec_real(r, "epsilon_rdp", res.epsilon_rdp);
+        rec_real(r, "epsilon_rdp_classic", res.epsilon_rdp_classic);
+        rec_real(r, "rdp_order", res.rdp_order);
+        rec_real(r, "rdp_order_classic", res.rdp_order_classic);
+        rec_real(r, "noise_multiplier", x.noise_multiplier);
+        rec_real(r, "sample_rate", x.sample_rate);
+        rec_int(r, "steps", (double)x.steps);
+        rec_real(r, "delta", x.delta);
+        if (target_epsilon > 0)
+            rec_real(r, "target_epsilon", target_epsilon);
+        rec_text_add(r, "accountant", hdp_accountant_name(kind));
+    }
+    return rec_finish(r, out, err);
 }

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Every --json of every command (the commands whose help lists --json, from the command
+# table) on a small model, and the JSON files of a sweep's points: each must parse with
+# Python's json module as strict UTF-8, with a duplicate key in any object refused
+# (object_pairs_hook), and hold the keys named below. A command that gains --json without a
+# case here fails the test (issue 30: validate wrote "pass" twice). Also: a model file whose
+# name is not UTF-8 gives valid JSON (the byte as \u00XX, its Latin-1 reading; issue 29).
+set -u
+bin=$(realpath "$1")
+src=$(realpath "$2")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0 count=0
+
+check_json() { # check_json FILE WHAT [KEY...]: strict UTF-8, no duplicate key, KEYs present
+  python3 - "$@" <<'EOF'
+import json, sys
+path, what, want = sys.argv[1], sys.argv[2], sys.argv[3:]
+def no_dup(pairs):
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise ValueError(f"duplicate key {k!r}")
+        seen.add(k)
+    return dict(pairs)
+try:
+    with open(path, "rb") as f:
+        data = json.loads(f.read().decode("utf-8"), object_pairs_hook=no_dup)
+except (ValueError, UnicodeDecodeError) as e:
+    sys.exit(f"FAIL {what}: {path}: {e}")
+missing = [k for k in want if k not in data]
+if missing:
+    sys.exit(f"FAIL {what}: keys missing: {missing}")
+EOF
+}
+
+run() { # run NAME 'KEYS' ARGS... (the JSON goes to $work/NAME.json)
+  local name=$1 keys=$2
+  shift 2
+  count=$((count + 1))
+  (cd "$work" && "$bin" "$@" --json "$work/$name.json") >"$work/out" 2>"$work/err"
+  local rc=$?
+  if [[ $rc -ne 0 ]]; then
+    echo "FAIL $name: exit status $rc ($(tail -n 3 "$work/err"))"; fail=$((fail + 1)); return
+  fi
+  # shellcheck disable=SC2086
+  if check_json "$work/$name.json" "$name" $keys; then echo "ok   $name"; else fail=$((fail + 1)); fi
+}
+
+small="--set data.d=40"
+declare -A covered
+run ode "final_risk model_file" ode $small; covered[ode]=1
+run sim "final_risk_mean runs" sim $small --runs 4 --seed 1; covered[sim]=1
+run sde "final_risk_mean runs" sde $small --runs 4 --seed 1; covered[sde]=1
+run validate "pass sim_pass sde_pass max_abs_dev sde_max_abs_dev" validate $small --runs 4 --seed 1
+run validate-scaling "pass sim_pass sde_pass" validate $small --runs 4 --seed 1 --scaling 2
+covered[validate]=1
+run privacy "" privacy; run privacy-dpgd "" privacy --dpgd --eta 0.1 --steps 100 --epsilon 2 --delta 1e-5
+covered[privacy]=1
+run accountant "" accountant --sample-rate 0.01 --noise-multiplier 1 --steps 100
+covered[accountant]=1
+run schedule "" schedule $small --optimize --family output --knots 4; covered[schedule]=1
+run rates "" rates $small --gammas 0.05:0.1:2 --families output; covered[rates]=1
+rfs="--set rf.p=60 --set rf.n=40 --set rf.d=8 --set rf.test_size=20 --set rf.records=4 --seed 3"
+run rf "" rf $rfs --runs 2; covered[rf]=1
+mkdir -p "$work/p1"
+run rf-experiment "" rf-experiment P1 --set rf.d=8 --set rf.n=30 --set rf.test_size=20 --seed 3 -o "$work/p1"
+covered[rf-experiment]=1
+run kl-bound "" kl bound
+run kl-init "pass" kl init --set kl.init_runs=10 --set kl.width=16 --seed 4
+run kl-run "" kl run --set kl.width=16 --set kl.epochs=4 --set kl.runs=2 --set kl.inits=2 --seed 4
+covered[kl]=1
+run nc "" nc --set nc.draws=4 --set nc.steps=10 --seed 2; covered[nc]=1
+run sim-index "" sim-index --set si.d=8 --set si.p=8 --set si.n=100 --set si.test_size=50 --set si.runs=2 --seed 6
+covered[sim-index]=1
+
+# every command whose help lists --json has a case above
+for c in $("$bin" --help | sed -n 's/^  \([a-z-]*\)  .*/\1/p'); do
+  if "$bin" help "$c" 2>/dev/null | grep -q -- '--json'; then
+    count=$((count + 1))
+    if [[ -z ${covered[$c]:-} ]]; then echo "FAIL $c has --json but no case in json_keys.sh"; fail=$((fail + 1)); fi
+  fi
+done
+
+# the JSON files a sweep writes in its points' folders
+cat >"$work/sw.ini" <<EOF
+[sweep]
+model = $src/models/default.ini
+commands = ode, sim, validate, schedule
+schedule_families = output
+[axes]
+clip.c = 0.3, 1
+[set]
+data.d = 40
+sim.runs = 4
+EOF
+count=$((count + 1))
+if (cd "$work" && "$bin" sweep sw.ini -o "$work/sw") >"$work/out" 2>"$work/err"; then
+  n=0
+  for f in "$work"/sw/points/*/*.json; do
+    n=$((n + 1))
+    check_json "$f" "sweep $(basename "$(dirname "$f")")/$(basename "$f")" || fail=$((fail + 1))
+  done
+  [[ $n -ge 8 ]] && echo "ok   sweep: $n point JSON files" || { echo "FAIL sweep: only $n JSON files"; fail=$((fail + 1)); }
+  check_json "$work/sw/points/p00000/validate.json" "sweep validate.json" pass sim_pass sde_pass || fail=$((fail + 1))
+else
+  echo "FAIL sweep: $(tail -n 3 "$work/err")"; fail=$((fail + 1))
+fi
+
+# a model file whose name is Latin-1 (not UTF-8): valid JSON, the byte read as U+00E9
+count=$((count + 1))
+latin=$(printf 'mod\xe9l.ini')
+cp "$src/models/default.ini" "$work/$latin"
+if (cd "$work" && "$bin" ode "$latin" $small --json "$work/latin.json") >/dev/null 2>"$work/err" &&
+   check_json "$work/latin.json" "latin-1 name" model_file &&
+   python3 -c 'import json,sys; v=json.load(open(sys.argv[1],encoding="utf-8"))["model_file"]; sys.exit(0 if v.endswith("mod\u00e9l.ini") else "model_file = %r" % v)' "$work/latin.json" &&
+   grep -q 'mod\\u00e9l.ini' "$work/latin.json"; then
+  echo "ok   latin-1 model name: valid JSON, the byte as \\u00e9"
+else
+  echo "FAIL latin-1 model name ($(cat "$work/err"))"; fail=$((fail + 1))
+fi
+
+echo "$((count - fail)) passed, $fail failed"
+[[ $fail -eq 0 && $count -gt 0 ]]
