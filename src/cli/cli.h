@@ -95,6 +95,11 @@ extern const cli_arg cli_model_args[];
  * outputs being written (output.c) and then die of the signal: an interrupted command
  * leaves no partial file and the previous file untouched. main() installs them first. */
 void cli_install_signal_handlers(void);
+/* For the tests only (tests/cli/robust.sh): when the environment variable HDPSGD_TEST_STOP
+ * equals `point` ("compute": sim/sde before the Monte Carlo starts; "commit": ode with its
+ * temporary output files written, before they are renamed into place), the process stops
+ * itself (SIGSTOP), so that a test can send a signal at that exact point without a race. */
+void cli_test_stop(const char *point);
 
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];

@@ -103,6 +103,7 @@ int cmd_ode(int argc, char **argv)
         cli_write_ode_csv(f, &m, &res);
     if ((f = hdp_outset_add(&out, json_path)))
         cli_write_ode_json(f, &m, &res);
+    cli_test_stop("commit");
     st = hdp_outset_commit(&out);
     if (st == HDP_OK && out_path)
         fprintf(stderr, "hdpsgd ode: final excess risk %.6g (R(1) = %.6g + final noise %.3g); "
