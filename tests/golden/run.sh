@@ -20,6 +20,14 @@
 # bit (their computation is fixed: our own loops, CVODE, the seeded generators). The test
 # golden_coretypes (coretypes.sh) runs the `blas` cases under two OpenBLAS core types and
 # checks that they agree with each other and with the record within these rules.
+# glibc's libm also dispatches at run time: on a CPU with FMA and AVX2 it runs FMA variants of
+# exp, log, pow, sin, cos, tan, atan, expm1, log1p..., whose last bits differ from the
+# baseline (SSE2) variants a CPU without FMA runs (e.g. ode with ode.bins = auto, sde,
+# validate, the schedule search then differ in the last digit). The cases run with those
+# variants masked (GLIBC_TUNABLES glibc.cpu.hwcaps, in the spellings of glibc before and after
+# 2.33; unknown names are ignored), so that libm computes the same bits on every x86-64 CPU
+# and the comparisons above stay bit for bit. OpenBLAS and our own SIMD kernels (HDPSGD_SIMD)
+# detect the CPU themselves (cpuid): the mask does not change their choice.
 # Usage: run.sh HDPSGD SRC_DIR [--record] [--blas-only] [--keep DIR]
 #   --blas-only: only the `blas` cases; --keep DIR: keep each case's normalised output as
 #   DIR/NAME.golden (for coretypes.sh).
@@ -35,6 +43,8 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
+hwcaps=-FMA,-FMA4,-AVX2,-AVX,-FMA_Usable,-FMA4_Usable,-AVX2_Usable,-AVX_Usable
+export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.cpu.hwcaps=$hwcaps"
 exp="$src/tests/golden/expected"
 cmp_py="$src/tests/golden/compare.py"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
