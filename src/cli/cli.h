@@ -100,6 +100,12 @@ void cli_install_signal_handlers(void);
  * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal. */
 void cli_stderr_visible(void);
 
+/* For the tests only (tests/cli/robust.sh): when the environment variable HDPSGD_TEST_STOP
+ * equals `point` ("compute": sim/sde before the Monte Carlo starts; "commit": ode with its
+ * temporary output files written, before they are renamed into place), the process stops
+ * itself (SIGSTOP), so that a test can send a signal at that exact point without a race. */
+void cli_test_stop(const char *point);
+
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];
 const cli_command *cli_find_command(const char *name);

@@ -123,6 +123,7 @@ int cmd_ode(int argc, char **argv)
         cli_write_ode_csv(f, &m, &res);
     if ((f = hdp_outset_add(&out, json_path)))
         cli_write_ode_json(f, &m, &res);
+    cli_test_stop("commit");
     st = hdp_outset_commit(&out);
     if (st == HDP_OK && !(res.upper_until >= 1.0 && res.lower_until >= 1.0))
         fprintf(stderr, "hdpsgd ode: note: a bound's equation overflows (upper finite until t = "

@@ -31,6 +31,13 @@ static void on_termination_signal(int sig)
                    action, so that the parent sees death by the signal (status 128 + sig) */
 }
 
+void cli_test_stop(const char *point)
+{
+    const char *at = getenv("HDPSGD_TEST_STOP");
+    if (at && strcmp(at, point) == 0)
+        raise(SIGSTOP);
+}
+
 void cli_install_signal_handlers(void)
 {
     /* SIGXFSZ (a file-size limit, ulimit -f): ignored, so that the write fails with EFBIG,

@@ -136,6 +136,14 @@ void cli_print_man(FILE *f)
           ".TP\n.BR OMPI_COMM_WORLD_SIZE \", \" PMIX_RANK \", \" PMI_SIZE\n"
           "set by \\fBmpirun\\fR: \\fBhdpsgd sweep\\fR then spreads its points over the ranks "
           "(and the Monte Carlo does not pin threads).\n"
+          ".TP\n.B OPENBLAS_CORETYPE\n"
+          "OpenBLAS picks its kernels from the CPU at run time; what goes through it (rf, kl, "
+          "nc, sim\\-index, the schedule search of schedule, rates and sweep) can differ in "
+          "its last digits between CPUs. Setting the core type (e.g. Haswell) gives the same "
+          "digits on every CPU that can run it.\n"
+          ".TP\n.B HDPSGD_TEST_STOP\n"
+          "for the test suite only: compute or commit makes the command stop itself (SIGSTOP) "
+          "at that point, so that a test can send a signal there.\n"
           ".TP\n.B HDPSGD_LIBRARY\n"
           "(the Python package only) the path of libhdpsgd.so to load.\n",
           f);
