@@ -647,44 +647,54 @@ class Test_interrupt(unittest.TestCase):
 
 
 class Test_long_calls(unittest.TestCase):
-    """Issue 29: a Ctrl-C stops a call inside one long Monte Carlo run and inside an ODE solve,
-    promptly; the signal is sent from the call's own progress callback, so it always comes
-    while the library is at work (no timers)."""
+    """A Ctrl-C stops a call inside one long Monte Carlo run and inside an ODE solve; the
+    signal is sent from the call's own progress callback, so it always comes while the
+    library is at work (no timers), and "promptly" is counted in the call's own reports: a
+    call that ignored the flag would go on reporting (once a second) to its end."""
 
     def sigint_from(self, kind):
         main = threading.main_thread().ident
-        sent = []
+        sent, after = [], []
 
         def progress(what, done, total, value):
-            if what == kind and not sent:
-                sent.append((done, total, value))
-                signal.pthread_kill(main, signal.SIGINT)
+            if what != kind:
+                return
+            if sent:
+                after.append(done)
+                return
+            sent.append((done, total, value))
+            signal.pthread_kill(main, signal.SIGINT)
 
-        return progress, sent
+        return progress, sent, after
 
     def test_ctrl_c_inside_one_run(self):
         # one run of 10^10 coordinate updates (about a minute); reports from within it come
         # a second in, and the run stops at its next check (every ~4 million updates)
         m = hdpsgd.Model(overrides={"data.d": 1000, "data.n": 10**7})
-        progress, sent = self.sigint_from("sim steps")
-        t0 = time.monotonic()
+        progress, sent, after = self.sigint_from("sim steps")
         with self.assertRaises(KeyboardInterrupt):
             hdpsgd.sim(m, runs=1, threads=1, progress=progress)
-        self.assertLess(time.monotonic() - t0, 20)
         done, total, value = sent[0]
         self.assertEqual(total, 10**7)
         self.assertTrue(0 < done < total and 0 < value < 1)
+        self.assertLessEqual(len(after), 1, f"the run went on reporting: {after}")
         self.assertEqual(hdpsgd.sim(hdpsgd.Model(), runs=2, seed=1).runs, 2)
 
     def test_ctrl_c_inside_the_ode(self):
         # CVODE on 10^6 bins takes tens of seconds; the solve checks the flag at every step
         m = hdpsgd.Model(overrides={"data.d": 10**6, "ode.solver": "cvode"})
         main = threading.main_thread().ident
-        t0 = time.monotonic()
+        reports = []
+
+        def progress(what, d, t, v):
+            reports.append(d)
+            if len(reports) == 1:
+                signal.pthread_kill(main, signal.SIGINT)
+
         with self.assertRaises(KeyboardInterrupt):
-            hdpsgd._lib.run_long(hdpsgd._lib.hdp_handle_ode_run, (m._handle.ptr,),
-                                 lambda what, d, t, v: signal.pthread_kill(main, signal.SIGINT))
-        self.assertLess(time.monotonic() - t0, 10)
+            hdpsgd._lib.run_long(hdpsgd._lib.hdp_handle_ode_run, (m._handle.ptr,), progress)
+        # the solve reports at its start and, when it completes, at its end: one report only
+        self.assertEqual(reports, [0], "the solve ran to its end")
         self.assertGreater(hdpsgd.ode().final_risk, 0)
 
 
