@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses with clang and -fsanitize=fuzzer,address,undefined in
-# BUILD — the model parser (fuzz/fuzz_model.c) and spectrum files with the eigenvalue
-# binning (fuzz/fuzz_spectrum.c) — and fuzzes them for SECONDS in all (default 60: two
-# thirds to the model parser, one third to the spectra).
+# BUILD — the model parser (fuzz/fuzz_model.c), spectrum files with the eigenvalue
+# binning (fuzz/fuzz_spectrum.c) and the strings handed to gnuplot (fuzz/fuzz_plot_quote.c)
+# — and fuzzes them for SECONDS in all (default 60: a half to the model parser, a third to
+# the spectra, a sixth to the figure strings).
 #   fuzz/run.sh BUILD [SECONDS] [HDPSGD]      HDPSGD: a built hdpsgd, for the key dictionary
 # Seeds: models/*.ini, tests/bad-input/ (models, and the --set lines of *.set) and
 # fuzz/corpus/ (inputs that once crashed: keep every one there as a regression test).
@@ -36,6 +37,10 @@ schema_src=("$src/src/core/model_read.c" "$src/src/core/model_finalize.c" "$src/
   -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
   $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_model.c" "$src/src/core/model.c" "${schema_src[@]}" "$src/src/core/error.c" \
   $(pkg-config --libs inih gsl) -lm -o "$build/fuzz_model"
+# the strings handed to gnuplot (fuzz/fuzz_plot_quote.c: only src/cli/plot_vars.c)
+"$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
+  "$src/fuzz/fuzz_plot_quote.c" "$src/src/cli/plot_vars.c" -lm -o "$build/fuzz_plot_quote"
 # shellcheck disable=SC2046
 "$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
@@ -91,8 +96,8 @@ fuzz() {
   fi
   echo "fuzz: $name: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') inputs)"
 }
-fuzz "model parser" "$build/fuzz_model" "$((secs - secs / 3))" "" "$build/corpus" "$build/seeds" \
-  "${dict[@]}"
+fuzz "model parser" "$build/fuzz_model" "$((secs - secs / 3 - secs / 6))" "" "$build/corpus" \
+  "$build/seeds" "${dict[@]}"
 
 # spectra: seeds are the spectrum files of the repository (text mode: a leading even byte)
 rm -rf "$build/spectrum-corpus" "$build/spectrum-seeds"
@@ -103,3 +108,9 @@ done
 printf '\1\x20\x05\x00\x31\x05\x31\x0a\x31\x0f\x02' > "$build/spectrum-seeds/edges-recipe"
 fuzz "spectra" "$build/fuzz_spectrum" "$((secs / 3 > 1 ? secs / 3 : 1))" spectrum- \
   "$build/spectrum-corpus" "$build/spectrum-seeds"
+
+# the strings of figures: seeds are the payloads of tests/cli/plot_hostile.sh
+rm -rf "$build/plot-corpus"
+mkdir -p "$build/plot-corpus"
+fuzz "figure strings" "$build/fuzz_plot_quote" "$((secs / 6 > 1 ? secs / 6 : 1))" plot- \
+  "$build/plot-corpus" "$src/fuzz/plot-corpus"

@@ -10,7 +10,8 @@
 # colours with distinct dash types); by hand:
 #   gnuplot -e "set terminal pngcairo; set output 'c.png'; ode_files='a.csv'; mc_files='b.csv'" \
 #           -e "ode_label_1='ODE'; mc_label_1='MC'; title_text=''; bounds=0" plots/house.gp plots/curves.gp
-# File names must not contain spaces. The row t = 1 (the output theta_n, final
+# File names must not contain spaces (hdpsgd gives the script private copies named
+# data1.csv, ...). The row t = 1 (the output theta_n, final
 # noise included) is drawn as a marker, the markers of the files side by side at t = 1.
 set datafile separator ','
 set datafile columnheaders

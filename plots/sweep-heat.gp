@@ -5,7 +5,7 @@
 # Variables (set by `hdpsgd plot`):
 #   data_file   CSV ix,iy,z (the indices of the two axis values and the result)
 #   nx, ny      the number of values of each axis
-#   xtics_list, ytics_list  gnuplot tic lists '"value" index, ...'
+#   xtic_<k>, ytic_<k>      the tic labels of index k (from 0), strings
 #   xname, yname, zname     the axes and the column drawn
 #   zmid        the middle of the colour range (cell labels dark above it, white below)
 #   title_text  the title
@@ -21,8 +21,10 @@ set xrange [-0.5:nx - 0.5]
 set yrange [-0.5:ny - 0.5]
 unset mxtics
 unset mytics
-eval('set xtics ('.xtics_list.')')
-eval('set ytics ('.ytics_list.')')
+set xtics ()
+set ytics ()
+do for [k=0:nx-1] { set xtics add (value(sprintf('xtic_%d', k)) k) }
+do for [k=0:ny-1] { set ytics add (value(sprintf('ytic_%d', k)) k) }
 set tics out nomirror
 set key off
 # each cell's value, dark on the light (high) end of the palette, white on the dark end

@@ -28,10 +28,11 @@ set style fill transparent solid 0.22 noborder
 if (!exists('ulabel')) ulabel(i, def) = def
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN
+# the optional parts, as macros that name the variables (never their values)
 bounds_part = show_bounds ? \
-  sprintf(", '%s' using 1:(traj($1,$3)) with lines dt (3,3) lw 1 lc rgb oi_grey title 'ODE bounds R_{upper}, R_{lower}', '%s' using 1:(traj($1,$4)) with lines dt (3,3) lw 1 lc rgb oi_grey notitle", ode_file, ode_file) : ""
+  ", ode_file using 1:(traj($1,$3)) with lines dt (3,3) lw 1 lc rgb oi_grey title 'ODE bounds R_{upper}, R_{lower}', ode_file using 1:(traj($1,$4)) with lines dt (3,3) lw 1 lc rgb oi_grey notitle" : ""
 sde_part = strlen(sde_file) > 0 ? \
-  sprintf(", '%s' using 1:(traj($1,$2)) with lines lw 1.8 dt (1,1.5) lc rgb oi_green title ulabel(3, 'homogenized SDE mean'), '%s' using (1.075):(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 9 ps 0.6 lw 1.2 lc rgb oi_green notitle", sde_file, sde_file) : ""
+  ", sde_file using 1:(traj($1,$2)) with lines lw 1.8 dt (1,1.5) lc rgb oi_green title ulabel(3, 'homogenized SDE mean'), sde_file using (1.075):(fin($1,$2)):(fin($1,$3)) with yerrorbars pt 9 ps 0.6 lw 1.2 lc rgb oi_green notitle" : ""
 plot sim_file using 1:(traj($1,$4)):(traj($1,$6)) with filledcurves dt 1 lc rgb oi_sky title 'Monte Carlo 10–90 % of runs', \
      sim_file using 1:(traj($1,$2)) with lines lw 1.8 dt 1 lc rgb oi_blue title ulabel(2, 'Monte Carlo mean (DP-SGD)'), \
      ode_file using 1:(traj($1,$2)) with lines lw 1.5 dt (6,3) lc rgb oi_vermillion title ulabel(1, 'ODE prediction R(t)') \

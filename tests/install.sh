@@ -89,8 +89,8 @@ env -u LD_LIBRARY_PATH "$work/ex-cmake/ode_in_code" >"$work/ode_cmake.out" 2>&1
 check "find_package's build runs without LD_LIBRARY_PATH (RPATH)" grep -q '^final excess risk 0\.' "$work/ode_cmake.out"
 
 check "man page renders" bash -c "grep -q '^.SH MODEL KEYS' '$prefix/share/man/man1/hdpsgd.1' && grep -q 'clip.c' '$prefix/share/man/man1/hdpsgd.1'"
-out=$(bash --norc -c "shopt -u extglob; source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd ode --set clip.); COMP_CWORD=3; _hdpsgd; echo \${COMPREPLY[*]}")
-check "bash completion of model keys" test "$out" = "clip.c="
+out=$(bash --norc -c "shopt -u extglob; source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd ode --set clip.f); COMP_CWORD=3; _hdpsgd; echo \${COMPREPLY[*]}")
+check "bash completion of model keys" test "$out" = "clip.feature_norm="
 out=$(bash --norc -c "shopt -u extglob; source '$prefix/share/bash-completion/completions/hdpsgd'; COMP_WORDS=(hdpsgd val); COMP_CWORD=1; _hdpsgd; echo \${COMPREPLY[*]}")
 check "bash completion of commands" test "$out" = "validate"
 if [[ -n $python ]]; then

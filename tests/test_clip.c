@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "hdpsgd/clip.h"
+#include "hdpsgd/ode.h"
 #include "testutil.h"
 
 static const double Rs[] = {0.0, 1e-8, 1e-3, 0.05, 0.3, 1.0, 4.0, 100.0};
@@ -172,6 +173,104 @@ static void extreme_c_and_R(void **state)
     }
 }
 
+/* The Gaussian factor H (mu or V) at s = R + tau2/2 depends on s alone: evaluated with
+ * the label-noise variance 2 (s - R) so that s may go below R + tau2/2. */
+static double gauss_at_s(double c, double R, double s, int which_V)
+{
+    hdp_clip *g = hdp_clip_alloc(HDP_NOISE_GAUSSIAN, 2.0 * (s - R), 5, c);
+    hdp_clip_values v;
+    hdp_clip_eval_values(g, R, &v);
+    hdp_clip_free(g);
+    return which_V ? v.V : v.mu;
+}
+
+/* Student-t noise of nu = 1e3 .. 1e300 degrees of freedom: the factors are the Gaussian ones
+ * plus tau^4/(4 nu) H''(s) (docs/theory.md §2), H'' taken here by central differences of the
+ * Gaussian closed forms, not the formulas of clip.c. The remainder is O(nu^-2): allowed
+ * 2/nu^2 relative (1.3/nu^2 measured at worst), plus the difference quotient's error. Before
+ * the normaliser and the density were computed stably, nu = 1e16 gave mu and V off by 40 %. */
+static void student_large_df(void **state)
+{
+    (void)state;
+    const double nus[] = {1e3, 1e8, 1e16, 1e300};
+    const double c3[] = {0.05, 0.5, 3.0};
+    const double R3[] = {0.0, 0.3, 20.0};
+    const double t3[] = {0.01, 0.25, 4.0};
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 27; j++) {
+            double nu = nus[i], c = c3[j % 3], R = R3[j / 3 % 3], tau2 = t3[j / 9];
+            hdp_clip *st = hdp_clip_alloc(HDP_NOISE_STUDENT, tau2, nu, c);
+            hdp_clip_values t;
+            hdp_clip_eval(st, R, &t);
+            hdp_clip_free(st);
+            double s = R + 0.5 * tau2, h = 1e-3 * s, k = tau2 * tau2 / (4.0 * nu);
+            for (int w = 0; w < 2; w++) {
+                double H = gauss_at_s(c, R, s, w);
+                double H2 = (gauss_at_s(c, R, s + h, w) - 2.0 * H + gauss_at_s(c, R, s - h, w)) /
+                            (h * h);
+                double got = w ? t.V : t.mu, want = H + k * H2;
+                double tol = 2.0 / (nu * nu) * H + 1e-5 * k * fabs(H2) + 1e-13 * H;
+                if (!(fabs(got - want) <= tol)) {
+                    print_error("nu=%g c=%g R=%g tau2=%g %s: %.17g, Gaussian %.17g + %.3g\n", nu,
+                                c, R, tau2, w ? "V" : "mu", got, H, k * H2);
+                    fail();
+                }
+            }
+            assert_rel(t.nu, t.V / s, 1e-14, 0);
+        }
+}
+
+/* The switch from quadrature to the expansion (HDP_CLIP_STUDENT_ASYMPTOTIC_DF) is continuous
+ * to 1e-12, derivatives (central differences below, analytic above) to their precision. */
+static void student_switch_continuous(void **state)
+{
+    (void)state;
+    double nu = HDP_CLIP_STUDENT_ASYMPTOTIC_DF;
+    for (size_t j = 0; j < sizeof cs / sizeof *cs; j++)
+        for (size_t r = 0; r < sizeof Rs / sizeof *Rs; r++) {
+            hdp_clip *lo = hdp_clip_alloc(HDP_NOISE_STUDENT, 0.25, nu * (1 - 1e-9), cs[j]);
+            hdp_clip *hi = hdp_clip_alloc(HDP_NOISE_STUDENT, 0.25, nu, cs[j]);
+            hdp_clip_values a, b;
+            hdp_clip_eval(lo, Rs[r], &a);
+            hdp_clip_eval(hi, Rs[r], &b);
+            assert_rel(a.mu, b.mu, 1e-12, 0);
+            assert_rel(a.V, b.V, 1e-12, 0);
+            assert_rel(a.nu, b.nu, 1e-12, 0);
+            /* central differences of step 1e-6 s on a quadrature of relative tolerance
+             * 1e-12: an error ~ 1e-6 mu / s, 1e-6 V / s */
+            double s = Rs[r] + 0.125;
+            assert_rel(a.dmu, b.dmu, 1e-5, b.mu / s);
+            assert_rel(a.dV, b.dV, 1e-5, b.V / s);
+            hdp_clip_free(lo);
+            hdp_clip_free(hi);
+        }
+}
+
+/* End to end: ode's final risk with Student-t noise tends to the Gaussian model's as 1/nu
+ * (|difference| = 0.22 R / nu measured on this model; allowed R / nu plus 1e-12 relative). */
+static void student_large_df_ode(void **state)
+{
+    (void)state;
+    hdp_model m;
+    hdp_ode_result r;
+    hdp_error err;
+    make_model(&m, "data.noise=gaussian", "data.tau2=0.5", "clip.c=0.5", NULL);
+    assert_int_equal(hdp_ode_solve(&m, &r, &err), HDP_OK);
+    double gauss = r.final_risk;
+    hdp_ode_result_free(&r);
+    const char *dfs[] = {"data.noise_df=1e3", "data.noise_df=1e8", "data.noise_df=1e16",
+                         "data.noise_df=1e300"};
+    const double nus[] = {1e3, 1e8, 1e16, 1e300};
+    for (int i = 0; i < 4; i++) {
+        make_model(&m, "data.noise=student", "data.tau2=0.5", "clip.c=0.5", dfs[i], NULL);
+        assert_int_equal(hdp_ode_solve(&m, &r, &err), HDP_OK);
+        assert_rel(r.final_risk, gauss, 1.0 / nus[i] + 1e-12, 0);
+        if (i == 0) /* and at nu = 1e3 the difference is there: not the Gaussian path */
+            assert_true(fabs(r.final_risk - gauss) > 0.01 * gauss / nus[i]);
+        hdp_ode_result_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +280,9 @@ int main(void)
         cmocka_unit_test(derivatives),
         cmocka_unit_test(rademacher_and_student),
         cmocka_unit_test(extreme_c_and_R),
+        cmocka_unit_test(student_large_df),
+        cmocka_unit_test(student_switch_continuous),
+        cmocka_unit_test(student_large_df_ode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

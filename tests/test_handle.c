@@ -127,6 +127,100 @@ static void mc_cancel_and_final_risks(void **state)
     hdp_error_clear(err);
     assert_int_equal(hdp_handle_design(m, "pl", 4, 0, &cancel, NULL, NULL, &r, err), HDP_ECANCELLED);
     assert_null(r);
+
+    /* one cap on the threads, 4096, as the command line's (issue 29) */
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_mc(m, "sim", 4097, 0, NULL, NULL, NULL, &r, err), HDP_EINPUT);
+    assert_non_null(strstr(hdp_error_message(err), "4096"));
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_validate(m, 100000, 0, NULL, NULL, NULL, &r, err), HDP_EINPUT);
+    assert_null(r);
+    hdp_error_delete(err);
+    hdp_model_delete(m);
+}
+
+/* stops at the first report from within the runs; counts the reports by kind */
+typedef struct {
+    int steps, runs, other;
+} seen_kinds;
+
+static int stop_within(const char *what, long done, long total, double value, void *user)
+{
+    seen_kinds *k = user;
+    if (!strcmp(what, "sim steps") && done > 0 && done < total && value > 0 && value < 1) {
+        k->steps++;
+        return 1;
+    }
+    if (!strcmp(what, "sim"))
+        k->runs++;
+    else
+        k->other++;
+    return 0;
+}
+
+/* Issue 29: one run of 10^10 coordinate updates (about a minute) stops at the first report
+ * from within it (a second in): the cancel flag is checked inside the run, not only
+ * between runs. An ODE stops at its first step under a set flag, for both solvers, and the
+ * progress of hdp_handle_ode_run may cancel it. */
+static void cancel_within(void **state)
+{
+    (void)state;
+    hdp_model *m = new_model("data.d=1000");
+    hdp_error *err = hdp_error_new();
+    hdp_record *r = NULL;
+    assert_int_equal(hdp_model_set(m, "data.n=10000000", err), HDP_OK);
+    assert_int_equal(hdp_model_set(m, "sim.runs=1", err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(m, err), HDP_OK);
+    seen_kinds k = {0, 0, 0};
+    assert_int_equal(hdp_handle_mc(m, "sim", 1, 0, NULL, stop_within, &k, &r, err),
+                     HDP_ECANCELLED);
+    assert_null(r);
+    assert_int_equal(k.steps, 1);
+    assert_int_equal(k.runs + k.other, 0);
+    hdp_model_delete(m);
+
+    const char *solvers[] = {"ode.solver=cvode", "ode.solver=dop853"};
+    for (int i = 0; i < 2; i++) {
+        m = new_model(solvers[i]);
+        volatile int cancel = 1;
+        hdp_error_clear(err);
+        assert_int_equal(hdp_handle_ode_run(m, &cancel, NULL, NULL, &r, err), HDP_ECANCELLED);
+        assert_non_null(strstr(hdp_error_message(err), "cancelled"));
+        assert_null(r);
+        cancel = 0; /* and runs to the end when not */
+        hdp_error_clear(err);
+        assert_int_equal(hdp_handle_ode_run(m, &cancel, NULL, NULL, &r, err), HDP_OK);
+        hdp_record_delete(r);
+        r = NULL;
+        hdp_model_delete(m);
+    }
+    m = new_model(NULL);
+    long seen = 0;
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_ode_run(m, NULL, stop_at_3, &seen, &r, err), HDP_OK);
+    assert_int_equal(seen, 1); /* 0 of 1, then 1 of 1 */
+    hdp_record_delete(r);
+    hdp_error_delete(err);
+    hdp_model_delete(m);
+}
+
+static int stop_at_start(const char *what, long done, long total, double value, void *user)
+{
+    (void)what;
+    (void)total;
+    (void)value;
+    (void)user;
+    return done == 0;
+}
+
+static void ode_progress_cancels(void **state)
+{
+    (void)state;
+    hdp_model *m = new_model(NULL);
+    hdp_error *err = hdp_error_new();
+    hdp_record *r = NULL;
+    assert_int_equal(hdp_handle_ode_run(m, NULL, stop_at_start, NULL, &r, err), HDP_ECANCELLED);
+    assert_null(r);
     hdp_error_delete(err);
     hdp_model_delete(m);
 }
@@ -207,6 +301,8 @@ int main(void)
         cmocka_unit_test(ode_record_matches_the_solver),
         cmocka_unit_test(mc_cancel_and_final_risks),
         cmocka_unit_test(design_validate_privacy),
+        cmocka_unit_test(cancel_within),
+        cmocka_unit_test(ode_progress_cancels),
         cmocka_unit_test(null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -527,6 +527,30 @@ static void model_keys(void **state)
     expect_model_error("kl.epochs=1000000", "kl.inits=100", "[kl] epochs:");
 }
 
+/* A sigma so small that the KL (eta / sigma^2) and its standard error overflow: HDP_ENUMERIC
+ * naming kl.sigma, not inf and NaN in the result (the schema keeps kl.sigma >= 1e-50; a spec
+ * built in code is not bound by it). Logistic and squared loss. */
+static void overflow_is_numeric_failure(void **state)
+{
+    (void)state;
+    for (int loss = 0; loss < 2; loss++) {
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_kl_spec s;
+        small_spec(&s, 12, 1, 3);
+        s.loss = loss ? HDP_KL_SQUARED : HDP_KL_LOGISTIC;
+        s.sigma = 1e-300;
+        hdp_kl_run_result r;
+        assert_int_equal(hdp_kl_run(&s, 1, &r, &err), HDP_ENUMERIC);
+        assert_non_null(strstr(err.msg, "raise [kl] sigma"));
+        hdp_kl_run_result_free(&r);
+        s.sigma = 1e-30; /* large but finite */
+        check_ok(hdp_kl_run(&s, 1, &r, &err), &err);
+        assert_true(isfinite(r.kl_mc[s.epochs]) && r.kl_mc[s.epochs] > 1e40);
+        hdp_kl_run_result_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +566,7 @@ int main(void)
         cmocka_unit_test(monte_carlo_matches_exact_ou),
         cmocka_unit_test(unstable_is_flagged),
         cmocka_unit_test(model_keys),
+        cmocka_unit_test(overflow_is_numeric_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * test_output.c — the output layer (src/io/output.c): a set of files committed all or
  * nothing, the replaced file's mode kept, symbolic links written through and resolved,
  * descriptors named by /dev/fd/N, and the JSON writer (numbers that read back exactly, null
- * for what is not finite, escaped strings).
+ * for what is not finite, escaped strings); a CSV holding NaN is never published.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -288,6 +288,51 @@ static void json_utf8(void **state)
     free(text);
 }
 
+/* commit a set of one file holding text; returns the status, err filled */
+static hdp_status commit_one(const char *path, const char *text, hdp_error *err)
+{
+    hdp_error_clear(err);
+    hdp_outset set;
+    hdp_outset_init(&set, err);
+    FILE *f = hdp_outset_add(&set, path);
+    assert_non_null(f);
+    fputs(text, f);
+    return hdp_outset_commit(&set);
+}
+
+/* The central guard: a CSV data field that is NaN as printf writes it fails the commit with
+ * HDP_ENUMERIC naming the file, line and column, and nothing is published; inf (a quantity
+ * that is infinite, epsilon = inf), words containing "nan", comments and other files pass. */
+static void csv_nan_refused(void **state)
+{
+    (void)state;
+    char a[128], j[128];
+    path_in(a, sizeof a, "nan.csv");
+    path_in(j, sizeof j, "nan.json");
+    hdp_error err;
+    const char *bad[] = {"x,y\n1,nan\n", "x,y\n1,2\n-nan,3\n", "x,y\n1, NaN \n",
+                         "x,y\n1,-nan(0x8000)\n"};
+    const char *col[] = {"line 2, column 'y'", "line 3, column 'x'", "line 2, column 'y'",
+                         "line 2, column 'y'"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(commit_one(a, bad[i], &err), HDP_ENUMERIC);
+        assert_non_null(strstr(err.msg, col[i]));
+        assert_int_equal(access(a, F_OK), -1);
+    }
+    /* the whole set is withheld: a JSON beside the CSV is not published either */
+    hdp_error_clear(&err);
+    hdp_outset set;
+    hdp_outset_init(&set, &err);
+    fputs("{}\n", hdp_outset_add(&set, j));
+    fputs("# nan in a comment\nx,y\n1,nan\n", hdp_outset_add(&set, a));
+    assert_int_equal(hdp_outset_commit(&set), HDP_ENUMERIC);
+    assert_int_equal(access(j, F_OK), -1);
+    const char *ok = "# a comment: nan\nname,v,w\nbanana,inf,\nnanny,-inf,1e-3\n";
+    assert_int_equal(commit_one(a, ok, &err), HDP_OK);
+    assert_true(file_equals(a, ok));
+    assert_int_equal(commit_one(j, "nan\n", &err), HDP_OK); /* not a CSV */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +342,8 @@ int main(void)
         cmocka_unit_test(json_writer),
         cmocka_unit_test(visible_text),
         cmocka_unit_test(json_utf8),
+
+        cmocka_unit_test(csv_nan_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -9,7 +9,9 @@
  *   V_c(R)  = E[r_c^2] / 2 = nu_c(R) (R + tau^2/2)
  * Gaussian label noise: closed forms in a = c / (2 sqrt(R + tau^2/2)).
  * Student-t: one-dimensional GSL quadrature (qagi) over z of the closed-form
- * Gaussian inner expectations. Rademacher: the exact two-point average.
+ * Gaussian inner expectations, and from HDP_CLIP_STUDENT_ASYMPTOTIC_DF degrees of freedom on
+ * the Gaussian closed forms plus their first-order correction in 1/df. Rademacher: the exact
+ * two-point average.
  * R is the excess risk (>= 0); c may be +inf (no clipping).
  */
 #ifndef HDPSGD_CLIP_H
@@ -20,6 +22,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Student-t label noise with at least this many degrees of freedom: the factors are the
+ * Gaussian closed forms plus their first-order correction in 1/df (docs/theory.md §2),
+ * within 1e-12 relative of the quadrature; below it, quadrature over the t density. */
+#define HDP_CLIP_STUDENT_ASYMPTOTIC_DF 1e7
 
 typedef struct {
     double mu;  /* mu_c(R) */

@@ -51,6 +51,17 @@ hdp_status hdp_fail(hdp_error *err, hdp_status status, const char *fmt, ...)
  * hdpsgd call. Every library function that calls GSL calls this first. */
 void hdp_gsl_quiet(void);
 
+/* The calling thread's cancel flag (issue 29), for the long computations that take no flag
+ * of their own: the ODE solves (hdp_ode_solve, hdp_ode_solve_problem, the designer's) stop at
+ * their next step with HDP_ECANCELLED while *flag is nonzero (set it from any thread).
+ * Returns the thread's previous flag, to be put back after the call; NULL: none. The
+ * validator, the designer and the handle API (hdpsgd/handle.h) set it from their own cancel
+ * flags for the duration of a call. */
+const volatile int *hdp_cancel_flag_set(const volatile int *flag);
+
+/* Nonzero when the calling thread's cancel flag is set. */
+int hdp_cancel_requested(void);
+
 /* Name of a status code ("ok", "bad input", ...). */
 const char *hdp_status_name(hdp_status status);
 

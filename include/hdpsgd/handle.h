@@ -73,8 +73,10 @@ const char *hdp_record_text(const hdp_record *r, int i, const char **value);
 
 /* Progress of a long call: what ("sim", "sde" or a design family), done of total (Monte
  * Carlo runs; design: ODE solves so far of at most total), value (design: the best final
- * risk so far; NaN otherwise). A nonzero return value asks the call to stop. Called from
- * the library's threads, never two at once. */
+ * risk so far; NaN otherwise). Runs that take longer than a second also report from within
+ * (issue 29), about once a second: what "sim steps" or "sde steps", done of total steps of
+ * all runs (at most LONG_MAX), value the fraction done. A nonzero return value asks the
+ * call to stop. Called from the library's threads, never two at once. */
 typedef int (*hdp_progress_fn)(const char *what, long done, long total, double value, void *user);
 
 /* hdpsgd ode: columns t, risk, risk_upper, risk_lower, mu_c, nu_c, eta, sigma2; the JSON
@@ -82,6 +84,13 @@ typedef int (*hdp_progress_fn)(const char *what, long done, long total, double v
  * stable, eta_sup, bins, rhs_evals, steps, solve_seconds, binning_seconds); texts solver
  * (dop853 or cvode), model, version. m must be finalized. */
 hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err);
+
+/* hdp_handle_ode with a cancel flag (issue 29): the solve stops at its next step with
+ * HDP_ECANCELLED once *cancel is nonzero (set it from any thread; NULL: none). progress
+ * (NULL: none) is called as the solve starts ("ode", 0 of 1, NaN; a nonzero return cancels
+ * it) and after it succeeded ("ode", 1 of 1, the final risk). */
+hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_progress_fn progress,
+                              void *user, hdp_record **out, hdp_error *err);
 
 /* hdpsgd sim (method "sim") or sde ("sde") with the model's [sim] runs and seed and [sde]
  * step, on threads threads (0: one per core): columns t, mean, stderr, q10, q50, q90,

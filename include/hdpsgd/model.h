@@ -20,12 +20,14 @@
  *
  * Conventions (docs/theory.md §0):
  *   - gamma = d/n; n = round(d/gamma) when gamma is given;
- *   - rho is the privacy parameter of docs/theory.md §1, §6 (the mu of Gaussian DP): the output is
- *     (rho^2/2)-zCDP; rho = inf means no private noise. The budget is given as exactly one
+ *   - rho is the privacy parameter of docs/theory.md §1, §6 (the ratio of sensitivity to noise
+ *     of the accountant): the output is (rho^2/2)-zCDP; rho = inf means no private noise. The budget is given as exactly one
  *     of privacy.rho, privacy.rho_zcdp (= rho^2/2) or privacy.epsilon with privacy.delta
  *     (calibrated as hdp_zcdp_from_epsilon does: Canonne-Kamath-Steinke); finalize fills
  *     all of them;
  *   - clip.c is the clipping constant: gradients are clipped at c*sqrt(d);
+ *   - clip.feature_norm = B clips every row x to norm B before its gradient (0: off; auto:
+ *     the largest B with eta_max B^2 <= 2, the privacy accountant's precondition, §6.1);
  *   - the spectrum is normalised to mean 1 (Tr Sigma = d).
  */
 #ifndef HDPSGD_MODEL_H
@@ -74,6 +76,9 @@ typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_
 /* [ode] bins = auto (see hdpsgd/ode.h) */
 #define HDP_BINS_AUTO (-1L)
 
+/* a number key's value auto (clip.feature_norm = auto) */
+#define HDP_AUTO_DOUBLE (-1.0)
+
 /* Where a key's value came from: file name and line, or "--set" and 0. */
 typedef struct {
     char where[HDP_PATH_MAX];
@@ -102,6 +107,8 @@ typedef struct {
     double noise_df;          /* Student-t degrees of freedom, > 2 */
     /* [clip] */
     double c;                 /* clipping constant, > 0 or inf */
+    double feature_norm;      /* B: rows clipped to ||x|| <= B before the gradient (docs/theory.md
+                                 §6.1); 0 = off, HDP_AUTO_DOUBLE = auto (hdp_feature_norm_bound) */
     /* [privacy] */
     double rho;               /* > 0 or inf; after finalize, from whichever form was given */
     double rho_zcdp;          /* rho^2/2: the zCDP parameter proper (a form of the budget) */

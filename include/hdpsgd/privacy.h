@@ -23,6 +23,56 @@ double hdp_privacy_accountant(const double *eta, const double *sigma, long n);
  * For every schedule kind this equals the schedule's rho (a unit test). */
 double hdp_privacy_accountant_schedule(const hdp_schedule *s, long n);
 
+/* ---- The accountant's precondition (docs/theory.md §6.1) ----
+ * Amplification by iteration needs every update map to be non-expansive. The clipped
+ * square-loss step theta -> theta - eta_k clip(x (x^T theta - y)) is 1-Lipschitz exactly when
+ * eta_k ||x||^2 <= 2 (clipped or not, whatever y and C_clip). Gaussian rows are unbounded, so
+ * the guarantee of hdp_privacy_accountant holds for data whose rows satisfy it; the model key
+ * clip.feature_norm = B clips every row to ||x|| <= B (x <- x min(1, B/||x||)) before the
+ * gradient, which enforces it when eta_max B^2 <= 2 (B = auto: the largest such B). */
+
+/* ln P(sum_i lambda_i g_i^2 > t) for g ~ N(0, I_d), lambda_i >= 0 (d of them, any order;
+ * equal neighbours are grouped): the law of ||x||^2 for x ~ N(0, diag(lambda)). Exact
+ * (GSL's chi-square) when the positive lambda_i are all equal, else the second-order
+ * Lugannani-Rice saddlepoint approximation (relative error O(1/d^2) for d comparable
+ * weights), computed in logarithms so that tails far below 1e-308 keep their exponent.
+ * 0 for t <= 0 (certain), -inf when the sum cannot exceed t; NaN for a negative or NaN
+ * lambda_i, d < 1 or a NULL pointer. */
+double hdp_norm2_log_tail(const double *lambda, long d, double t);
+
+/* The B of clip.feature_norm that a finalized model uses: 0 when off, the value given, or for
+ * auto the largest double B with eta_max B^2 <= 2 (eta_max = eta~(0)/n, the largest step:
+ * schedules are non-increasing). NaN for a NULL model. */
+double hdp_feature_norm_bound(const hdp_model *m);
+
+/* The precondition on one model and its spectrum (docs/theory.md §6.1). */
+typedef struct {
+    double eta_max;        /* the largest step eta_k = eta~(0)/n */
+    double threshold;      /* 2/eta_max: every step is non-expansive when ||x||^2 <= this */
+    double feature_norm;   /* B (0: off), hdp_feature_norm_bound */
+    double p_step;         /* P(eta_max ||x||^2 > 2) for a row after clip.feature_norm: the
+                              largest per-step probability of a violation */
+    double log10_p_step;   /* its log10 (-inf: impossible), also below double's range */
+    double expected;       /* expected violating steps in one run of n steps, sum_k P_k
+                              (exact, or an upper bound when !exact) */
+    double expected_lower; /* = expected when exact, else a lower bound */
+    int exact;             /* 1: summed over every step; 0: bounded over blocks of steps
+                              (P_k is non-increasing in k) because n x distinct eigenvalues is
+                              above 5e7: the block where the bounds differ most is split until
+                              they agree to 1e-9 or 2e7 / distinct eigenvalues evaluations (at
+                              least 128, at most 8192) are spent */
+    long blocks;           /* !exact: the number of blocks */
+    double clip_fraction;  /* P(||x|| > B): the fraction of rows feature clipping changes
+                              (0 when off), what the risk ODE leaves out */
+    double clip_moment;    /* E[(||x||^2 - B^2)_+] / Tr Sigma: the fraction of the second moment
+                              Tr E[x x^T] that it removes (0 when off) */
+} hdp_nonexpansive;
+
+/* Evaluate the precondition for a finalized model m and its spectrum (hdp_spectrum_build).
+ * HDP_EINPUT for NULL arguments or a model that fails hdp_model_check; out zeroed first. */
+hdp_status hdp_nonexpansive_eval(const hdp_model *m, const double *lambda, long d,
+                                 hdp_nonexpansive *out, hdp_error *err);
+
 /* zCDP (rho_z) to (epsilon, delta)-DP, Bun-Steinke: rho_z + 2 sqrt(rho_z ln(1/delta)). */
 double hdp_zcdp_epsilon_bs(double rho_z, double delta);
 

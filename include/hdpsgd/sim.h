@@ -35,6 +35,9 @@ extern "C" {
  * The library prints nothing itself: the program draws its bar through this callback. */
 typedef void (*hdp_mc_progress_fn)(const char *method, long done, long total, void *user);
 
+/* Progress within the runs: done steps of total (doubles: runs x steps may pass 2^63). */
+typedef void (*hdp_mc_steps_fn)(const char *method, double done, double total, void *user);
+
 typedef struct {
     long runs;               /* number of independent runs (>= 1) */
     int threads;             /* OpenMP threads (0 = OpenMP's default) */
@@ -47,6 +50,11 @@ typedef struct {
                                    returns HDP_ECANCELLED (set it from any thread) */
     double *final_risks;     /* [runs]: run r's excess risk at t = 1 (theta_n), NaN when it
                                 diverged */
+    /* issue 29: progress within the runs, for runs that take long: the steps done so far of
+     * total = runs x steps per run, counted about every 4 million coordinate updates and
+     * reported about once a second from the first second on, never from two threads at once
+     * (nor at once with progress); progress_user is its user. NULL: none. */
+    hdp_mc_steps_fn step_progress;
 } hdp_mc_options;
 
 typedef struct {
@@ -69,6 +77,11 @@ typedef struct {
      * the excess risk of the same iterate without the last step's private noise
      * (sde: without the final-iterate noise); expectation 2 c^2 gamma^2 eta~(1)^2 / rho^2 */
     double final_jump_mean, final_jump_stderr;
+    /* the privacy accountant's precondition (docs/theory.md §6.1), over the runs that did not
+     * diverge: the steps whose update was not non-expansive, eta_k ||x_k||^2 > 2 (x_k after
+     * clip.feature_norm), and the rows clip.feature_norm clipped; counts (as doubles: runs x n
+     * may pass 2^63), 0 for the SDE, which draws no rows */
+    double nonexpansive_violations, feature_clipped;
 } hdp_mc_result;
 
 /* Fill options from the model's [sim] and [sde] sections (runs, seed, step),

@@ -12,9 +12,12 @@ model and seed.
 
 Errors of the library become exceptions with its message: bad keys and values raise
 ``ValueError`` (:class:`InputError`), numerical failures ``ArithmeticError``
-(:class:`NumericalError`). Long calls (sim, sde, validate, design) release the GIL, accept
-``progress(what, done, total, value)`` (return True to stop: :class:`Cancelled`), and stop
-cleanly on Ctrl-C (KeyboardInterrupt) at their next Monte Carlo run or ODE solve.
+(:class:`NumericalError`). Long calls (ode, sim, sde, validate, design) release the GIL and
+stop cleanly on Ctrl-C (KeyboardInterrupt) within a Monte Carlo run (about every 4 million
+coordinate updates) or at the next step of an ODE solve; sim, sde, validate and design accept
+``progress(what, done, total, value)`` (return True to stop: :class:`Cancelled`): after every
+run, and for runs longer than a second also from within, about once a second, with what
+"sim steps" or "sde steps", done of total steps of all runs and value the fraction done.
 """
 
 try:
@@ -382,7 +385,10 @@ class DpsgdPrivacyResult(Result):
 
 class PrivacyResult(Result):
     """``hdpsgd privacy``: rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted (the
-    amplification-by-iteration accountant on the model's discrete schedule), n."""
+    amplification-by-iteration accountant on the model's discrete schedule), n, and its
+    precondition (docs/theory.md §6.1: every step non-expansive, eta_k ||x_k||^2 <= 2):
+    nonexpansive_p_step, nonexpansive_log10_p_step, nonexpansive_expected_violations (per run),
+    nonexpansive_negligible (expected <= delta), feature_norm, feature_clip_fraction."""
 
 
 def _model(model):
@@ -406,8 +412,7 @@ def _check_int(name, value, lo, hi=None):
 def ode(model=None):
     """Integrate the risk ODE (``hdpsgd ode``): an :class:`OdeResult`."""
     m = _model(model)
-    rec = ctypes.c_void_p()
-    _lib.call(_lib.hdp_handle_ode, m._handle.ptr, ctypes.byref(rec))
+    rec = _lib.run_long(_lib.hdp_handle_ode_run, (m._handle.ptr,))  # Ctrl-C stops it (issue 29)
     return OdeResult(*_lib.record_dict(rec))
 
 
@@ -477,7 +482,7 @@ def rho_for(epsilon, delta):
 def accountant(model=None):
     """The privacy of the model (``hdpsgd privacy``): a :class:`PrivacyResult` with rho,
     rho_z, delta = 1/n, epsilon_cks, epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
-    on the model's n discrete steps."""
+    on the model's n discrete steps, and its precondition's numbers (see PrivacyResult)."""
     m = _model(model)
     rec = ctypes.c_void_p()
     _lib.call(_lib.hdp_handle_accountant, m._handle.ptr, ctypes.byref(rec))

@@ -8,6 +8,7 @@ an exception carrying the library's message.
 
 import ctypes
 import os
+import signal
 import threading
 
 from . import _config
@@ -148,6 +149,8 @@ hdp_record_text = _proto("hdp_record_text", _str, _P, ctypes.c_int, ctypes.POINT
 
 _CANCEL = ctypes.POINTER(ctypes.c_int)
 hdp_handle_ode = _proto("hdp_handle_ode", _S, _P, ctypes.POINTER(_P), _P)
+hdp_handle_ode_run = _proto("hdp_handle_ode_run", _S, _P, _CANCEL, PROGRESS, _P,
+                            ctypes.POINTER(_P), _P)
 hdp_handle_mc = _proto("hdp_handle_mc", _S, _P, _str, ctypes.c_int, ctypes.c_int, _CANCEL,
                        PROGRESS, _P, ctypes.POINTER(_P), _P)
 hdp_handle_validate = _proto("hdp_handle_validate", _S, _P, ctypes.c_int, ctypes.c_int, _CANCEL,
@@ -228,13 +231,24 @@ def record_dict(rec):
         hdp_record_delete(rec)
 
 
+def _hold_sigint():
+    """Block SIGINT in the calling thread; the previous mask (None where not possible)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (OSError, ValueError):
+        return None
+
+
 def run_long(fn, args, progress=None):
     """Run fn(*args, cancel, progress_fn, user, &record, err) in a worker thread.
 
-    The library releases the GIL (ctypes.CDLL) and checks ``cancel`` between Monte Carlo runs
-    and ODE solves: Ctrl-C in the calling thread sets it, waits for the call to stop, and
-    raises KeyboardInterrupt. ``progress(what, done, total, value)`` is called from the
-    library's threads; a true return value (or an exception, re-raised here) stops the call.
+    The library releases the GIL (ctypes.CDLL) and checks ``cancel`` within the Monte Carlo
+    runs (about every 4 million coordinate updates) and at every step of an ODE solve: Ctrl-C
+    in the calling thread sets it, waits for the call to stop, and raises KeyboardInterrupt.
+    ``progress(what, done, total, value)`` is called from the library's threads; a true
+    return value (or an exception, re-raised here) stops the call.
     Returns the record (a c_void_p)."""
     cancel = ctypes.c_int(0)
     state = {"exc": None}
@@ -267,15 +281,28 @@ def run_long(fn, args, progress=None):
         work()  # signals reach the main thread only: nothing to watch for here
     else:
         worker = threading.Thread(target=work, name="hdpsgd", daemon=True)
-        worker.start()
+        # SIGINT held back while the worker starts (it inherits the mask, so it never takes
+        # the signal itself), let through inside the try below: a Ctrl-C that comes before
+        # the wait cannot leave the call running behind a KeyboardInterrupt
+        held = _hold_sigint()
+        try:
+            worker.start()
+        except BaseException:
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            raise
         interrupted = False
         # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can mark a running
         # thread as stopped (CPython before 3.13, bpo-45274's fix)
-        while not finished.is_set():
+        while True:
             try:
-                finished.wait(0.1)
+                if held is not None:  # always put back, here inside the try
+                    mask, held = held, None
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                if finished.wait(0.1):
+                    break
             except KeyboardInterrupt:
-                cancel.value = 1  # the C side stops at its next run or ODE solve
+                cancel.value = 1  # the C side stops at its next check (within a run, a step)
                 interrupted = True
         worker.join()
         if interrupted:

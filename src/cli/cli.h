@@ -9,6 +9,7 @@
 #define HDPSGD_CLI_H
 
 #include "io/output.h"
+#include "plot.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/rates.h"
@@ -98,6 +99,12 @@ void cli_install_signal_handlers(void);
 /* From here on, standard error shows control characters and bytes that are not UTF-8 as
  * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal. */
 void cli_stderr_visible(void);
+
+/* For the tests only (tests/cli/robust.sh): when the environment variable HDPSGD_TEST_STOP
+ * equals `point` ("compute": sim/sde before the Monte Carlo starts; "commit": ode with its
+ * temporary output files written, before they are renamed into place), the process stops
+ * itself (SIGSTOP), so that a test can send a signal at that exact point without a race. */
+void cli_test_stop(const char *point);
 
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];
@@ -192,8 +199,16 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
 
 /* Threads to use: --threads, or 0 (one per core). */
 int cli_mc_threads(const cli_mc_args *a);
+/* --threads (CLI_NOT_GIVEN: not given) from 0 to 4096, and OMP_NUM_THREADS at most 4096 when
+ * it decides (sim/threads.h): 0, or EXIT_BAD_INPUT after the message */
+int cli_threads_check(const char *cmd, long threads);
 /* A progress bar of the Monte Carlo runs on stderr, when stderr is a terminal. */
 void cli_mc_progress_on_tty(hdp_mc_options *opt);
+/* Issue 29: a Monte Carlo of cmd (sim, sde, validate: sides 2 with the SDE) estimated at
+ * about 5 ns per coordinate update per thread: announced on stderr when it takes over 10 s
+ * on a terminal, or over an hour anywhere; then a progress line from within the runs (on a
+ * terminal about once a second, rewritten in place; elsewhere every 10 minutes). */
+void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, int sides);
 
 /* Options of the ODE solver (ode, validate): --max-steps, --rtol, --atol, the [ode] keys. */
 typedef struct {
@@ -222,6 +237,14 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
 void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r);
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r);
+/* The privacy accountant's precondition as a Monte Carlo saw it (docs/theory.md §6.1): the
+ * JSON keys nonexpansive_violations, _per_run, nonexpansive_violation_fraction, feature_norm,
+ * feature_clipped (sim and validate), and a warning on standard error when a step violated it. */
+void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r);
+void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_result *r);
+/* A note on standard error when clip.feature_norm clips a fraction >= 1e-6 of the model's rows,
+ * which the risk ODE and the SDE do not model (docs/theory.md §6.1); nothing when it is off. */
+void cli_note_feature_norm(const char *name, const hdp_model *m);
 
 /* A sweep point's files pdir/name1 and pdir/name2 (NULL: none) written by w1 and w2, all or
  * nothing (the sweep_write of the command table's entries). */
@@ -229,11 +252,18 @@ hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const cha
                            void (*w1)(FILE *, const hdp_sweep_point *), const char *name2,
                            void (*w2)(FILE *, const hdp_sweep_point *), hdp_error *err);
 
-/* Draw figure fig with plots/SCRIPT.gp and the gnuplot assignments; a failure is a warning
- * on stderr ("hdpsgd CMD: warning: ... (data written to DATA_WARN)"), success a line
- * "figure: FIG (data: DATA_OK)" on stdout: the data files are written either way. */
-void cli_draw(const char *cmd, const char *script, const char *fig, const char *assign,
-              const char *data_warn, const char *data_ok);
+/* A command's figure is one of its outputs: drawn before the set is committed, from the
+ * data files of the set (read from their temporary files), and published with them or not
+ * at all (a failure fails the set: exit 3, nothing changed). cli_plot_source names the data
+ * file path of set as the script's variable var; cli_draw draws fig with plots/SCRIPT.gp
+ * into set and frees v; after the commit, cli_drawn prints "figure: FIG (data: DATA)". */
+void cli_plot_source(hdp_outset *set, hdp_plot_vars *v, const char *var, const char *path);
+void cli_draw(hdp_outset *set, const char *script, const char *fig, hdp_plot_vars *v);
+void cli_drawn(const char *fig, const char *data);
+/* For a command that draws a figure without being given one (rf-experiment, nc --sweep,
+ * sim-index --experiment): 0 when gnuplot is there, else EXIT_IO after a message, before
+ * anything runs. */
+int cli_need_gnuplot(const char *cmd, const char *fig);
 
 /* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,

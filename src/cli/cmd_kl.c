@@ -21,7 +21,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "kl_cli.h"
 
 static kl_args args;
@@ -288,22 +288,22 @@ static void bound_json(hdp_json *j, const void *ctx)
     cli_json_model(j, m, "kl");
 }
 
-static void bound_figure(const bound_ctx *b, const char *fig, const char *data)
+static void bound_figure(hdp_plot_vars *v, const void *ctx)
 {
+    const bound_ctx *b = ctx;
     const hdp_model *m = b->m;
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    char extra[1024] = "", title[512], schemes[64];
+    char title[512], schemes[64];
     kl_schemes_text(b->want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
              "Ye et al., eq. 7: B = E‖∂f/∂W‖² at ‖x‖² = d (d = %ld, o = %ld)\nright axes: the KL "
              "bound B T/(n²σ²) of Corollary 4.2 (c = 4) at T = %g, n = %ld, σ = %g",
              b->a.d, b->a.o, b->T, kp->n, kp->sigma);
-    hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
-    hdp_plot_assign(extra, sizeof extra, "title_text", title);
-    size_t len = strlen(extra);
-    snprintf(extra + len, sizeof extra - len, "kl_per_B=%.17g\nfixed_width=%ld\nfixed_depth=%d\n",
-             hdp_kl_bound(1.0, b->T, kp->n, kp->sigma, HDP_KL_C), b->a.m, b->a.L);
-    kl_draw("kl-bound", fig, data, extra);
+    hdp_plot_var_str(v, "schemes", schemes);
+    hdp_plot_var_str(v, "title_text", title);
+    hdp_plot_var_num(v, "kl_per_B", hdp_kl_bound(1.0, b->T, kp->n, kp->sigma, HDP_KL_C));
+    hdp_plot_var_num(v, "fixed_width", (double)b->a.m);
+    hdp_plot_var_num(v, "fixed_depth", (double)b->a.L);
 }
 
 static int sub_bound(const hdp_model *m)
@@ -322,11 +322,8 @@ static int sub_bound(const hdp_model *m)
         return rc;
     bound_print(&b);
     char data[HDP_OUT_PATH_MAX + 32];
-    if ((rc = kl_write(&args, bound_table, bound_json, &b, data, sizeof data)))
-        return rc;
-    if (args.figure)
-        bound_figure(&b, args.figure, data);
-    return 0;
+    static const kl_figure fig = {"kl-bound", bound_figure};
+    return kl_write(&args, bound_table, bound_json, &b, &fig, data, sizeof data);
 }
 
 /* ---- kl init ---- */
@@ -425,7 +422,7 @@ static int sub_init(const hdp_model *m, int threads)
            nd * nw - fails, nd * nw, m->z_tol, ki.seconds);
     char data[HDP_OUT_PATH_MAX + 32];
     init_ctx c = {m, &ki};
-    rc = kl_write(&args, init_table, init_json, &c, data, sizeof data);
+    rc = kl_write(&args, init_table, init_json, &c, NULL, data, sizeof data);
     hdp_klinit_free(&ki);
     if (rc)
         return rc;
@@ -477,11 +474,8 @@ int cmd_kl(int argc, char **argv)
         snprintf(sets[1], sizeof sets[1], "sim.seed=%llu", seed);
         common.sets[common.nsets++] = sets[1];
     }
-    if (threads_opt != CLI_NOT_GIVEN && (threads_opt < 0 || threads_opt > 4096)) {
-        fprintf(stderr, "hdpsgd kl: error: --threads %ld: expected an integer from 0 (one per core) "
-                        "to 4096\n", threads_opt);
-        return EXIT_BAD_INPUT;
-    }
+    if ((rc = cli_threads_check("kl", threads_opt)))
+        return rc;
     const int threads = threads_opt == CLI_NOT_GIVEN ? 0 : (int)threads_opt;
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))

@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "kl_cli.h"
 
 static void unstable_message(const hdp_model *m, const hdp_kl_spec *s, double eta_lambda_max,
@@ -209,22 +209,23 @@ static void epochs_json(hdp_json *j, const void *ctx)
     hdp_json_uint(j, "seed", m->seed);
 }
 
-static void epochs_figure(const hdp_model *m, const int *want, const char *fig, const char *data)
+static void epochs_figure(hdp_plot_vars *v, const void *ctx)
 {
+    const epochs_ctx *c = ctx;
+    const hdp_model *m = c->m;
+    const int *want = c->ep->want;
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    char extra[2048] = "", title[512], schemes[64];
+    char title[512], schemes[64];
     kl_schemes_text(want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
              "KL privacy of noisy GD on the %s ReLU network (Ye et al., Fig. 1)\nwidth %ld, "
              "depth %ld, d = %ld, n = %ld, %s loss, σ = %g, η = %g",
              kp->network == HDP_KL_RELU ? "real and the linearised" : "linearised", kp->width, kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss), kp->sigma,
              kp->eta);
-    hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
-    hdp_plot_assign(extra, sizeof extra, "title_text", title);
-    size_t len = strlen(extra);
-    snprintf(extra + len, sizeof extra - len, "squared=%d\nrelu=%d\n", kp->loss == HDP_KL_SQUARED,
-             kp->network == HDP_KL_RELU);
-    kl_draw("kl-epochs", fig, data, extra);
+    hdp_plot_var_str(v, "schemes", schemes);
+    hdp_plot_var_str(v, "title_text", title);
+    hdp_plot_var_num(v, "squared", kp->loss == HDP_KL_SQUARED);
+    hdp_plot_var_num(v, "relu", kp->network == HDP_KL_RELU);
 }
 
 static int run_epochs(const hdp_model *m, int threads, const int *want, const kl_args *a)
@@ -246,13 +247,10 @@ static int run_epochs(const hdp_model *m, int threads, const int *want, const kl
     epochs_print(m, &ep);
     char data[HDP_OUT_PATH_MAX + 32];
     epochs_ctx c = {m, &ep};
-    rc = kl_write(a, epochs_table, epochs_json, &c, data, sizeof data);
+    static const kl_figure fig = {"kl-epochs", epochs_figure};
+    rc = kl_write(a, epochs_table, epochs_json, &c, &fig, data, sizeof data);
     hdp_kl_epochs_free(&ep);
-    if (rc)
-        return rc;
-    if (a->figure)
-        epochs_figure(m, want, a->figure, data);
-    return 0;
+    return rc;
 }
 
 /* ---- --vs depth or --vs width: the KL after round(0.4 epochs) and after `epochs` epochs ---- */
@@ -379,12 +377,14 @@ static void sweep_json(hdp_json *j, const void *ctx)
     hdp_json_num(j, "c", HDP_KL_C);
 }
 
-static void sweep_figure(const hdp_model *m, const hdp_klsweep *sw, const char *fig,
-                         const char *data)
+static void sweep_figure(hdp_plot_vars *v, const void *ctx)
 {
+    const sweep_ctx *c = ctx;
+    const hdp_model *m = c->m;
+    const hdp_klsweep *sw = c->sw;
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const int by_depth = sw->by_depth;
-    char extra[2048] = "", title[512], schemes[64];
+    char title[512], schemes[64];
     kl_schemes_text(sw->want, schemes, sizeof schemes);
     snprintf(title, sizeof title,
              "KL privacy of noisy GD on the %s ReLU network against %s (Ye et al., Fig. 2)\n"
@@ -392,14 +392,13 @@ static void sweep_figure(const hdp_model *m, const hdp_klsweep *sw, const char *
              sw->relu ? "real and the linearised" : "linearised", by_depth ? "depth" : "width",
              by_depth ? "width" : "depth", by_depth ? kp->width : kp->depth, kp->d, kp->n, hdp_kl_loss_name(kp->loss),
              kp->sigma, kp->eta);
-    hdp_plot_assign(extra, sizeof extra, "schemes", schemes);
-    hdp_plot_assign(extra, sizeof extra, "title_text", title);
-    hdp_plot_assign(extra, sizeof extra, "xname", by_depth ? "depth" : "width");
-    size_t len = strlen(extra);
-    snprintf(extra + len, sizeof extra - len,
-             "epochs_early=%ld\nepochs_final=%ld\nsquared=%d\nrelu=%d\n", sw->Ee, sw->E,
-             kp->loss == HDP_KL_SQUARED, sw->relu);
-    kl_draw("kl-sweep", fig, data, extra);
+    hdp_plot_var_str(v, "schemes", schemes);
+    hdp_plot_var_str(v, "title_text", title);
+    hdp_plot_var_str(v, "xname", by_depth ? "depth" : "width");
+    hdp_plot_var_num(v, "epochs_early", (double)sw->Ee);
+    hdp_plot_var_num(v, "epochs_final", (double)sw->E);
+    hdp_plot_var_num(v, "squared", kp->loss == HDP_KL_SQUARED);
+    hdp_plot_var_num(v, "relu", sw->relu);
 }
 
 static int run_sweep(const hdp_model *m, int threads, const int *want, int by_depth,
@@ -439,9 +438,8 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
     }
     char data[HDP_OUT_PATH_MAX + 32];
     sweep_ctx c = {m, &sw};
-    rc = kl_write(a, sweep_table, sweep_json, &c, data, sizeof data);
-    if (!rc && a->figure)
-        sweep_figure(m, &sw, a->figure, data);
+    static const kl_figure fig = {"kl-sweep", sweep_figure};
+    rc = kl_write(a, sweep_table, sweep_json, &c, &fig, data, sizeof data);
     hdp_klsweep_free(&sw);
     return rc;
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "hdpsgd/privacy.h"
 #include "nc_cli.h"
 
@@ -88,10 +88,10 @@ static void sweep_json(FILE *jf, const hdp_ncsweep *sw, const hdp_nc_spec *base)
 }
 
 /* the figure (plots/nc-sweep.gp) from the CSV's temporary file data */
-static hdp_status sweep_figure(const hdp_ncsweep *sw, const hdp_nc_spec *base, const char *data,
-                               const nc_args *a, hdp_error *err)
+static hdp_status sweep_figure(hdp_outset *out, const hdp_ncsweep *sw, const hdp_nc_spec *base,
+                               const nc_args *a)
 {
-    char assign[8192] = "", title[512], buf[64];
+    char title[512], buf[64];
     double eps = hdp_zcdp_epsilon_cks(base->rho, base->delta);
     const char *what_sweep =
         !strcmp(sw->name, "flat")      ? "perfect collapse: the error does not depend on p"
@@ -103,15 +103,16 @@ static hdp_status sweep_figure(const hdp_ncsweep *sw, const hdp_nc_spec *base, c
              "β = %g; %ld draws per point",
              what_sweep, base->K, base->n, base->G, base->rho, eps, base->delta, base->beta,
              sw->draws);
-    hdp_plot_assign(assign, sizeof assign, "data_file", data);
-    hdp_plot_assign(assign, sizeof assign, "title_text", title);
+    hdp_plot_vars v;
+    hdp_plot_vars_init(&v);
+    cli_plot_source(out, &v, "data_file", a->csv);
+    hdp_plot_var_str(&v, "title_text", title);
     for (int c = 0; c < sw->ncurves; c++) {
         snprintf(buf, sizeof buf, "label_%d", c);
-        hdp_plot_assign(assign, sizeof assign, buf, sw->curves[c].label);
-        size_t len = strlen(assign);
-        snprintf(assign + len, sizeof assign - len, "ref_%d=%d\n", c, sw->curves[c].reference);
+        hdp_plot_var_str(&v, buf, sw->curves[c].label);
+        snprintf(buf, sizeof buf, "ref_%d", c);
+        hdp_plot_var_num(&v, buf, sw->curves[c].reference);
     }
-    size_t len = strlen(assign);
     double top = 0; /* the error axis: up to the highest point, at most 1 */
     for (long k = 0; k < (long)sw->ncurves * sw->nps; k++) {
         const hdp_nc_point *pt = &sw->points[k];
@@ -119,52 +120,36 @@ static hdp_status sweep_figure(const hdp_ncsweep *sw, const hdp_nc_spec *base, c
                              isnan(pt->exact) ? 0 : pt->exact));
     }
     double ymax = fmin(1.04, fmax(0.1, 1.3 * top + 0.02));
-    snprintf(assign + len, sizeof assign - len, "ncurves=%d\nchance=%.17g\nymax=%.6g\n",
-             sw->ncurves, 1.0 - 1.0 / (double)base->K, ymax);
-    return hdp_plot_draw("nc-sweep", a->figure, assign, err);
+    hdp_plot_var_num(&v, "ncurves", sw->ncurves);
+    hdp_plot_var_num(&v, "chance", 1.0 - 1.0 / (double)base->K);
+    char ym[32];
+    snprintf(ym, sizeof ym, "%.6g", ymax);
+    hdp_plot_var_num(&v, "ymax", strtod(ym, NULL));
+    cli_draw(out, "nc-sweep", a->figure, &v);
+    return out->status;
 }
 
-/* The CSV and the JSON to their temporary files, the figure from the CSV's temporary file,
- * then publish the two files: nothing is published unless all three were made. */
+/* The CSV, the JSON and the figure (drawn from the CSV's temporary file), one set: nothing is
+ * published unless all three were made. */
 static hdp_status sweep_write(const hdp_model *m, const hdp_ncsweep *sw, const hdp_nc_spec *base,
                               const nc_args *a, hdp_error *err)
 {
-    char *json_text = NULL;
-    size_t json_len = 0;
-    FILE *jf = open_memstream(&json_text, &json_len);
-    if (jf) {
-        sweep_json(jf, sw, base);
-        fclose(jf);
-    }
-    hdp_outfile files[2];
-    memset(files, 0, sizeof files);
-    int nf = 0;
-    hdp_status st = jf ? hdp_out_open(&files[nf], a->csv, err)
-                       : hdp_fail(err, HDP_ENOMEM, "out of memory");
-    if (st == HDP_OK) {
+    hdp_outset out;
+    hdp_outset_init(&out, err);
+    FILE *f;
+    if ((f = hdp_outset_add(&out, a->csv))) {
         char what[96];
         snprintf(what, sizeof what, "--sweep %s: misclassification error against p", sw->name);
-        nc_meta(files[nf].f, what, m);
-        nc_csv_header(files[nf].f);
+        nc_meta(f, what, m);
+        nc_csv_header(f);
         for (long k = 0; k < (long)sw->ncurves * sw->nps; k++)
-            nc_csv_row(files[nf].f, sw->curves[sw->points[k].curve].name, &sw->points[k]);
-        nf++;
-        if (fflush(files[0].f) != 0)
-            st = hdp_fail(err, HDP_EIO, "%s: cannot write: %s", a->csv, strerror(errno));
+            nc_csv_row(f, sw->curves[sw->points[k].curve].name, &sw->points[k]);
     }
-    if (st == HDP_OK && a->json) {
-        st = hdp_out_open(&files[nf], a->json, err);
-        if (st == HDP_OK)
-            fputs(json_text, files[nf++].f);
-    }
-    free(json_text);
-    if (st == HDP_OK)
-        st = sweep_figure(sw, base, files[0].direct ? files[0].path : files[0].tmp, a, err);
-    if (st == HDP_OK)
-        st = hdp_out_commit_all(files, nf, err);
-    for (int i = 0; i < 2; i++)
-        hdp_out_abort(&files[i]);
-    return st;
+    if ((f = hdp_outset_add(&out, a->json)))
+        sweep_json(f, sw, base);
+    if (out.status == HDP_OK)
+        sweep_figure(&out, sw, base, a);
+    return hdp_outset_commit(&out);
 }
 
 int nc_sweep(hdp_model *m, const hdp_nc_spec *base, nc_args *a, int threads)
@@ -194,6 +179,11 @@ int nc_sweep(hdp_model *m, const hdp_nc_spec *base, nc_args *a, int threads)
     snprintf(default_fig, sizeof default_fig, "nc-%s.png", a->sweep);
     if (!a->csv) a->csv = default_csv;
     if (!a->figure) a->figure = default_fig;
+    int rc0 = cli_need_gnuplot("nc", a->figure);
+    if (rc0) {
+        hdp_ncsweep_free(&sw);
+        return rc0;
+    }
     struct stat sb;
     if (!strcmp(a->csv, "-") || (stat(a->csv, &sb) == 0 && !S_ISREG(sb.st_mode))) {
         fprintf(stderr, "hdpsgd nc: error: -o %s: --sweep writes its CSV to a regular file (the "

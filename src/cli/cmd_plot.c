@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "plot_data.h"
 
@@ -59,40 +59,44 @@ static const char *default_label(const plot_csv *t)
     return !strcmp(t->command, "sde") ? "SDE mean, 10–90 %" : "Monte Carlo mean, 10–90 %";
 }
 
-static int draw_curves(plot_csv *tabs, int n, char *assign, hdp_error *err)
+static int draw_curves(plot_csv *tabs, int n, hdp_plot_vars *v, hdp_error *err)
 {
-    char ode_files[8192] = "", mc_files[8192] = "";
+    const char *ode_files[MAX_POSITIONAL], *mc_files[MAX_POSITIONAL];
     int no = 0, nm = 0;
     const hdp_plot_style *st = hdp_plot_get_style();
     for (int i = 0; i < n; i++) {
         const char *p = tabs[i].path;
-        if (strchr(p, ' ') || strchr(p, '\'') || strchr(p, '"'))
-            return plot_bad_input("%s: file names with spaces or quotes are not supported by the "
-                             "plot script%s", p, "");
         int mc = tabs[i].kind == PK_MC;
-        char *list = mc ? mc_files : ode_files;
-        size_t len = strlen(list);
-        snprintf(list + len, 8192 - len, "%s%s", len ? " " : "", p);
-        char label[512], var[32];
-        if (i < st->nlabels)
-            snprintf(label, sizeof label, "%s", st->labels[i]);
-        else {
-            const char *what = default_label(&tabs[i]);
-            int same = 0; /* another input with this label: the file names tell them apart */
-            for (int j = 0; j < n; j++) same += !strcmp(default_label(&tabs[j]), what);
-            if (same > 1)
-                snprintf(label, sizeof label, "%s (%s)", what, base_name(p));
-            else
-                snprintf(label, sizeof label, "%s", what);
+        char var[32];
+        if (mc)
+            mc_files[nm++] = p;
+        else
+            ode_files[no++] = p;
+        snprintf(var, sizeof var, "%s_label_%d", mc ? "mc" : "ode", mc ? nm : no);
+        if (i < st->nlabels) {
+            hdp_plot_var_str(v, var, st->labels[i]);
+            continue;
         }
-        snprintf(var, sizeof var, "%s_label_%d", mc ? "mc" : "ode", mc ? ++nm : ++no);
-        hdp_plot_assign(assign, PLOT_ASSIGN_MAX, var, label);
+        const char *what = default_label(&tabs[i]);
+        int same = 0; /* another input with this label: the file names tell them apart */
+        for (int j = 0; j < n; j++) same += !strcmp(default_label(&tabs[j]), what);
+        char *label = NULL;
+        size_t len = 0;
+        FILE *lf = open_memstream(&label, &len);
+        if (lf) {
+            fprintf(lf, same > 1 ? "%s (%s)" : "%s", what, base_name(p));
+            fclose(lf);
+        }
+        if (label)
+            hdp_plot_var_str(v, var, label);
+        else
+            v->failed = 1;
+        free(label);
     }
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "ode_files", ode_files);
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "mc_files", mc_files);
-    size_t len = strlen(assign);
-    snprintf(assign + len, PLOT_ASSIGN_MAX - len, "bounds=%d\n", bounds_opt);
-    return hdp_plot_draw("curves", out_path, assign, err) == HDP_OK ? 0 : -1;
+    hdp_plot_var_files(v, "ode_files", ode_files, no);
+    hdp_plot_var_files(v, "mc_files", mc_files, nm);
+    hdp_plot_var_num(v, "bounds", bounds_opt);
+    return hdp_plot_draw(NULL, "curves", out_path, v, err) == HDP_OK ? 0 : -1;
 }
 
 /* the inputs and the options together: 0, or EXIT_BAD_INPUT after the message */
@@ -120,65 +124,69 @@ static int check_inputs(const plot_csv *tabs, int n, int curves)
 }
 
 /* the title: --title, else what the files hold (risk curves: their names; any other CSV: the
- * command and what it wrote, from its first comment line, without parenthesised references) */
-static void make_title(const plot_csv *tabs, int n, int curves, char *title, size_t size)
+ * command and what it wrote, from its first comment line, without parenthesised references);
+ * NULL when out of memory */
+static char *make_title(const plot_csv *tabs, int n, int curves)
 {
+    char *title = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&title, &size);
+    if (!f)
+        return NULL;
     if (title_opt) {
-        snprintf(title, size, "%s", title_opt);
-        return;
-    }
-    if (curves) {
-        title[0] = '\0';
-        for (int i = 0; i < n; i++) {
-            size_t len = strlen(title);
-            snprintf(title + len, size - len, "%s%s", len ? ", " : "", base_name(tabs[i].path));
+        fputs(title_opt, f);
+    } else if (curves) {
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s%s", i ? ", " : "", base_name(tabs[i].path));
+    } else {
+        const char *d = tabs[0].description ? tabs[0].description : "";
+        fprintf(f, "%s%s", tabs[0].command, d[0] ? ": " : "");
+        int depth = 0;
+        char last = ' ';
+        for (const char *c = d; *c; c++) {
+            if (!depth && *c == ' ' && c[1] == '(') /* " (...)" left out */
+                continue;
+            if (depth || (*c == '(' && last != ' ' && c > d && c[-1] == ' ')) {
+                depth += (*c == '(') - (*c == ')');
+                continue;
+            }
+            fputc(*c, f);
+            last = *c;
         }
-        return;
     }
-    char desc[512];
-    size_t k = 0;
-    int depth = 0;
-    for (const char *c = tabs[0].description; *c && k + 1 < sizeof desc; c++) {
-        if (!depth && *c == ' ' && c[1] == '(') /* " (...)" left out */
-            continue;
-        if (depth || (*c == '(' && k && desc[k - 1] != ' ' && c[-1] == ' ')) {
-            depth += (*c == '(') - (*c == ')');
-            continue;
-        }
-        desc[k++] = *c;
+    if (fclose(f) != 0) {
+        free(title);
+        return NULL;
     }
-    desc[k] = '\0';
-    snprintf(title, size, "%s%s%s", tabs[0].command, desc[0] ? ": " : "", desc);
+    return title;
 }
 
-/* one CSV other than risk curves: its data (tmp: a temporary file made from it, removed by
- * the caller), variables and script; 0, -1 when drawing failed (err), or EXIT_BAD_INPUT */
-static int draw_one(const plot_csv *t, char *assign, char *tmp, size_t tmp_size, hdp_error *err)
+/* one CSV other than risk curves: its data (the CSV, or data made from it), variables and
+ * script; 0, -1 when drawing failed (err), or EXIT_BAD_INPUT */
+static int draw_one(const plot_csv *t, hdp_plot_vars *v, hdp_error *err)
 {
     const char *script = NULL;
-    const char *data = t->path;
     char fams[1024];
     int rc;
     if (t->kind == PK_RATES) {
-        rc = plot_rates_data(t, tmp, tmp_size, fams, sizeof fams);
+        rc = plot_rates_data(t, v, fams, sizeof fams);
         if (!rc) {
-            hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "families", fams);
+            hdp_plot_var_str(v, "families", fams);
             script = "rates";
-            data = tmp;
         }
     } else if (t->kind == PK_SWEEP) {
         plot_sweep_opts so = {.x = x_opt, .y = y_opt, .by = by_opt, .heat = heat_opt};
-        rc = plot_sweep_data(t, &so, assign, tmp, tmp_size, &script);
+        rc = plot_sweep_data(t, &so, v, &script);
         if (!title_opt) /* results.csv has no comment lines */
-            hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "title_text", "");
-        data = tmp;
+            hdp_plot_var_str(v, "title_text", "");
     } else {
-        rc = plot_family_vars(t, assign, &script);
+        rc = plot_family_vars(t, v, &script);
+        if (!rc)
+            hdp_plot_var_file(v, "data_file", t->path);
     }
     if (rc)
         return rc;
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "data_file", data);
-    return hdp_plot_draw(script, out_path, assign, err) == HDP_OK ? 0 : -1;
+    return hdp_plot_draw(NULL, script, out_path, v, err) == HDP_OK ? 0 : -1;
 }
 
 int cmd_plot(int argc, char **argv)
@@ -209,25 +217,22 @@ int cmd_plot(int argc, char **argv)
         curves &= tabs[i].kind == PK_ODE || tabs[i].kind == PK_MC;
     if (!rc)
         rc = check_inputs(tabs, n, curves);
-    char *assign = rc ? NULL : calloc(PLOT_ASSIGN_MAX, 1);
-    char tmp[64] = "";
-    if (!rc && !assign)
+    hdp_plot_vars v;
+    hdp_plot_vars_init(&v);
+    char *title = rc ? NULL : make_title(tabs, n, curves);
+    if (!rc && !title)
         rc = plot_bad_input("out of memory%s%s", "", "");
     hdp_error err;
     hdp_error_clear(&err);
     int drawn = -2;
     if (!rc) {
-        char title[1024];
-        make_title(tabs, n, curves, title, sizeof title);
-        hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "title_text", title);
-        drawn = curves ? draw_curves(tabs, n, assign, &err)
-                       : draw_one(&tabs[0], assign, tmp, sizeof tmp, &err);
+        hdp_plot_var_str(&v, "title_text", title);
+        drawn = curves ? draw_curves(tabs, n, &v, &err) : draw_one(&tabs[0], &v, &err);
         if (drawn == EXIT_BAD_INPUT) /* before drawing */
             rc = drawn;
     }
-    if (tmp[0])
-        unlink(tmp);
-    free(assign);
+    free(title);
+    hdp_plot_vars_free(&v);
     plot_kind kind0 = n > 0 ? tabs[0].kind : PK_NONE;
     for (int i = 0; i < n && i < common.npos; i++)
         if (tabs[i].ncols) plot_csv_free(&tabs[i]);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"
+#include "hdpsgd/spectrum.h"
 
 static const char *json_path;
 static double delta_opt, epsilon_opt, eta_opt, sigma_opt;
@@ -50,7 +51,16 @@ const char privacy_help[] =
     "route, sqrt(eta T/(2 rho_z)) with rho_z from the CKS calibration. JSON keys: rho, rho_z,\n"
     "delta, epsilon_bs, epsilon_cks, rho_accounted, rho_for_target, rho_z_for_target; for\n"
     "--dpgd: eta, steps, sigma, rho_z, delta, epsilon_bs, epsilon_cks, epsilon_simple or\n"
-    "sigma_simple and sigma_zcdp, simple_applies, simple_epsilon_max. Non-finite numbers are null.";
+    "sigma_simple and sigma_zcdp, simple_applies, simple_epsilon_max. Non-finite numbers are null.\n"
+    "The accountant's precondition (docs/theory.md §6.1): every step must be non-expansive,\n"
+    "eta_k ||x_k||^2 <= 2, which Gaussian rows break with a small probability; printed with a\n"
+    "warning when the expected number of violating steps per run is above delta, and in the\n"
+    "JSON: nonexpansive_eta_max, nonexpansive_threshold (2/eta_max), nonexpansive_p_step (at\n"
+    "eta_max, exact chi-square for equal eigenvalues, else a saddlepoint approximation) and its\n"
+    "nonexpansive_log10_p_step, nonexpansive_expected_violations (per run; an upper bound, with\n"
+    "_lower, when nonexpansive_expected_exact is false), nonexpansive_negligible (expected <=\n"
+    "delta), feature_norm (clip.feature_norm's B, 0 = off), feature_clip_fraction (P(||x|| > B))\n"
+    "and feature_clip_moment (E[(||x||^2 - B^2)_+]/Tr Sigma).";
 
 static int bad(const char *fmt, double v)
 {
@@ -173,6 +183,75 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
 
 /* ---- the model (docs/theory.md §6) ---- */
 
+/* The accountant's precondition (docs/theory.md §6.1): every step non-expansive,
+ * eta_k ||x_k||^2 <= 2, for the model's Gaussian rows (after clip.feature_norm). */
+static int precondition(const hdp_model *m, double delta, hdp_nonexpansive *ne, hdp_error *err)
+{
+    hdp_spectrum spec;
+    hdp_status st = hdp_spectrum_build(m, &spec, err);
+    if (st == HDP_OK)
+        st = hdp_nonexpansive_eval(m, spec.lambda, spec.d, ne, err);
+    hdp_spectrum_free(&spec);
+    if (st != HDP_OK)
+        return cli_fail("privacy", err);
+    printf("  precondition (docs/theory.md §6.1): amplification by iteration needs every step to be\n"
+           "    non-expansive, eta_k ||x_k||^2 <= 2; at the largest step eta_max = %.6g that is\n"
+           "    ||x||^2 <= %.6g (E ||x||^2 = Tr Sigma = d = %ld)\n",
+           ne->eta_max, ne->threshold, m->d);
+    if (ne->feature_norm > 0)
+        printf("    clip.feature_norm = %.6g%s: rows are clipped to ||x|| <= B, B^2 = %.6g\n",
+               ne->feature_norm, m->feature_norm == HDP_AUTO_DOUBLE ? " (auto)" : "",
+               ne->feature_norm * ne->feature_norm);
+    if (ne->p_step > 0)
+        printf("    P(a step violates it) = %.3g at eta_max (10^%.1f; Gaussian rows of the model's "
+               "spectrum)\n",
+               ne->p_step, ne->log10_p_step);
+    else if (isfinite(ne->log10_p_step))
+        printf("    P(a step violates it) = 10^%.1f at eta_max (below the smallest double; Gaussian "
+               "rows of the model's spectrum)\n",
+               ne->log10_p_step);
+    else
+        printf("    P(a step violates it) = 0: clip.feature_norm enforces it\n");
+    if (ne->exact || ne->expected == 0)
+        printf("    expected violating steps per run of n = %ld: %.3g\n", m->n, ne->expected);
+    else
+        printf("    expected violating steps per run of n = %ld: between %.3g and %.3g (bounded over "
+               "%ld blocks of steps)\n",
+               m->n, ne->expected_lower, ne->expected, ne->blocks);
+    if (ne->feature_norm > 0)
+        printf("    feature clipping changes a fraction %.3g of the rows and removes %.3g of the\n"
+               "    second moment Tr E[x x^T]; the risk ODE does not model it (its deviation is of "
+               "that order)\n",
+               ne->clip_fraction, ne->clip_moment);
+    if (ne->expected > delta && isinf(m->rho))
+        printf("  note: %.3g violating steps are expected per run (above delta = %.3g), but rho = inf "
+               "claims no privacy anyway\n",
+               ne->expected, delta);
+    else if (ne->expected > delta)
+        printf("  WARNING: the expected number of violating steps, %.3g per run, is not negligible "
+               "(above delta = %.3g):\n"
+               "    the zCDP guarantee above is proven only for data whose rows satisfy the "
+               "precondition;\n"
+               "    set clip.feature_norm = auto to enforce it (docs/theory.md §6.1)\n",
+               ne->expected, delta);
+    return 0;
+}
+
+static void json_precondition(hdp_json *j, const hdp_nonexpansive *ne, double delta)
+{
+    hdp_json_num(j, "nonexpansive_eta_max", ne->eta_max);
+    hdp_json_num(j, "nonexpansive_threshold", ne->threshold);
+    hdp_json_num(j, "nonexpansive_p_step", ne->p_step);
+    hdp_json_num(j, "nonexpansive_log10_p_step", ne->log10_p_step);
+    hdp_json_num(j, "nonexpansive_expected_violations", ne->expected);
+    hdp_json_num(j, "nonexpansive_expected_violations_lower", ne->expected_lower);
+    hdp_json_bool(j, "nonexpansive_expected_exact", ne->exact);
+    hdp_json_bool(j, "nonexpansive_negligible", !(ne->expected > delta));
+    hdp_json_num(j, "feature_norm", ne->feature_norm);
+    hdp_json_num(j, "feature_clip_fraction", ne->clip_fraction);
+    hdp_json_num(j, "feature_clip_moment", ne->clip_moment);
+}
+
 static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_error *err)
 {
     double rho = m->rho, rho_z = 0.5 * rho * rho;
@@ -202,6 +281,10 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         printf("  accountant skipped: n = %ld steps is above %ld\n", m->n, ACCOUNTANT_MAX_N);
         acc_ok = 1;
     }
+    hdp_nonexpansive ne;
+    int rc = precondition(m, delta, &ne, err);
+    if (rc)
+        return rc;
     double rz_t = NAN, rho_t = NAN;
     if (!isnan(epsilon_opt)) {
         hdp_status st = hdp_zcdp_from_epsilon(epsilon_opt, delta, &rz_t, err);
@@ -223,6 +306,7 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         hdp_json_num(&j, "epsilon_cks", eps_cks);
         hdp_json_num(&j, "rho_accounted", acc);
         hdp_json_bool(&j, "accountant_equals_rho", acc_ok);
+        json_precondition(&j, &ne, delta);
         if (!isnan(epsilon_opt)) {
             hdp_json_num(&j, "epsilon", epsilon_opt);
             hdp_json_num(&j, "rho_for_target", rho_t);

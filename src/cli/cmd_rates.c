@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/design.h"
 
@@ -392,26 +392,29 @@ int cmd_rates(int argc, char **argv)
         write_figure_data(f, &r);
     if ((f = hdp_outset_add(&out, json_path)))
         cli_write_rates_json(f, &r);
-    st = hdp_outset_commit(&out);
-    if (st != HDP_OK)
-        rc = cli_fail("rates", &err);
-    if (!rc && figure_path) {
-        char assign[4096] = "", title[512], fams[256] = "";
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-            if (want[f]) {
+    if (figure_path) {
+        char title[512], fams[256] = "";
+        for (int k = 0; k < HDP_FAMILY_COUNT; k++)
+            if (want[k]) {
                 strncat(fams, fams[0] ? " " : "", sizeof fams - strlen(fams) - 1);
-                strncat(fams, hdp_design_family_column(f), sizeof fams - strlen(fams) - 1);
+                strncat(fams, hdp_design_family_column(k), sizeof fams - strlen(fams) - 1);
             }
         snprintf(title, sizeof title,
                  "final excess risk of the optimised schedules vs γ = d/n (d=%ld fixed), ρ=%g, c=%g",
                  r.models[0].d, r.models[0].rho, r.models[0].c);
-        hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
-        hdp_plot_assign(assign, sizeof assign, "families", fams);
-        hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        size_t alen = strlen(assign);
-        snprintf(assign + alen, sizeof assign - alen, "has_fit=1\n");
-        cli_draw("rates", "rates", figure_path, assign, data_csv, data_csv);
+        hdp_plot_vars v;
+        hdp_plot_vars_init(&v);
+        cli_plot_source(&out, &v, "data_file", data_csv);
+        hdp_plot_var_str(&v, "families", fams);
+        hdp_plot_var_str(&v, "title_text", title);
+        hdp_plot_var_num(&v, "has_fit", 1);
+        cli_draw(&out, "rates", figure_path, &v);
     }
+    st = hdp_outset_commit(&out);
+    if (st != HDP_OK)
+        rc = cli_fail("rates", &err);
+    if (!rc && figure_path)
+        cli_drawn(figure_path, data_csv);
     cli_rates_free(&r);
     return rc;
 }

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/rfexp.h"
 #include "rf_cli.h"
@@ -274,11 +274,32 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rfexp *xp)
     hdp_json_end(&j);
 }
 
-/* Run the experiment and write its CSV (all or nothing); title and plist for the figure. */
-static hdp_status run_and_write(const hdp_model *m, int which, long runs, const char *csv_path,
-                                char *title, size_t tsize, char *plist, size_t psize,
-                                hdp_error *err)
+/* the figure from the CSV's temporary file, into the set */
+static void draw_figure(hdp_outset *out, const hdp_model *m, int which, const char *csv_path,
+                        const char *fig_path, const char *title, const char *plist)
 {
+    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
+    char script[16];
+    snprintf(script, sizeof script, "rf-p%c", names[which][1]);
+    hdp_plot_vars v;
+    hdp_plot_vars_init(&v);
+    cli_plot_source(out, &v, "data_file", csv_path);
+    hdp_plot_var_str(&v, "title_text", title);
+    hdp_plot_var_str(&v, "p_list", plist);
+    hdp_plot_var_str(&v, "select_text",
+                     select_opt && !strcmp(select_opt, "test") ? "test" : "validation");
+    hdp_plot_var_num(&v, "n_train", (double)rk->n);
+    hdp_plot_var_num(&v, "d_input", (double)rk->d);
+    hdp_plot_var_num(&v, "p_fixed", (double)rk->p);
+    cli_draw(out, script, fig_path, &v);
+}
+
+/* Run the experiment and write its CSV, JSON and figure (all or nothing). */
+static hdp_status run_and_write(const hdp_model *m, int which, long runs, const char *csv_path,
+                                const char *fig_path, hdp_error *err)
+{
+    char title[512] = "", plist[256] = "";
+    size_t tsize = sizeof title, psize = sizeof plist;
     hdp_rfexp xp;
     cli_rf_bar bar = {names[which], -1};
     char what[32];
@@ -307,6 +328,7 @@ static hdp_status run_and_write(const hdp_model *m, int which, long runs, const 
             p23(m, &xp, f, title, tsize, plist, psize);
         if (fj)
             write_json(fj, m, &xp);
+        draw_figure(&out, m, which, csv_path, fig_path, title, plist);
     }
     hdp_rfexp_free(&xp);
     if (st != HDP_OK) {
@@ -366,26 +388,15 @@ int cmd_rf_experiment(int argc, char **argv)
     }
 
     char lower[3] = {'p', names[which][1], '\0'};
-    char csv_path[HDP_OUT_PATH_MAX + 64], fig_path[HDP_OUT_PATH_MAX + 64], title[512] = "", plist[256] = "";
+    char csv_path[HDP_OUT_PATH_MAX + 64], fig_path[HDP_OUT_PATH_MAX + 64];
     snprintf(csv_path, sizeof csv_path, "%s/rf-%s.csv", dir, lower);
     snprintf(fig_path, sizeof fig_path, "%s/rf-%s.png", dir, lower);
-    double t0 = omp_get_wtime();
-    st = run_and_write(&m, which, runs, csv_path, title, sizeof title, plist, sizeof plist, &err);
-    if (st != HDP_OK) {
+    if ((rc = cli_need_gnuplot("rf-experiment", fig_path))) {
         hdp_model_free(&m);
-        return cli_fail("rf-experiment", &err);
+        return rc;
     }
-    char script[16], assign[4096] = "";
-    snprintf(script, sizeof script, "rf-%s", lower);
-    hdp_plot_assign(assign, sizeof assign, "data_file", csv_path);
-    hdp_plot_assign(assign, sizeof assign, "title_text", title);
-    hdp_plot_assign(assign, sizeof assign, "p_list", plist);
-    hdp_plot_assign(assign, sizeof assign, "select_text",
-                    select_opt && !strcmp(select_opt, "test") ? "test" : "validation");
-    size_t len = strlen(assign);
-    snprintf(assign + len, sizeof assign - len, "n_train=%ld\nd_input=%ld\np_fixed=%ld\n", rk->n,
-             rk->d, rk->p);
-    st = hdp_plot_draw(script, fig_path, assign, &err);
+    double t0 = omp_get_wtime();
+    st = run_and_write(&m, which, runs, csv_path, fig_path, &err);
     hdp_model_free(&m);
     if (st != HDP_OK)
         return cli_fail("rf-experiment", &err);

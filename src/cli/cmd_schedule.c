@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/privacy.h"
@@ -279,12 +279,12 @@ static void write_curves(FILE *f, const hdp_model *m, const int *done, const hdp
 }
 
 /* eta~(t) and R(t) of every optimised family, from the data written to data_csv */
-static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
-                        const char *data_csv)
+static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_design_set *d,
+                        double eps, const char *data_csv)
 {
     const hdp_design_result *res = d->res;
     const int *done = d->done;
-    char assign[4096] = "", title[512], fams[256] = "", finals[256] = "";
+    char title[512], fams[256] = "", finals[256] = "";
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         if (done[f]) {
             char v[40];
@@ -297,11 +297,13 @@ static void draw_figure(const hdp_model *m, const hdp_design_set *d, double eps,
              "optimised schedules at fixed privacy: d=%ld, n=%ld (γ=%.3g), ρ=%g (ε=%.3g at "
              "δ=1/n), c=%g%s",
              m->d, m->n, m->gamma, m->rho, eps, m->c, tune_clip ? " (c tuned per family)" : "");
-    hdp_plot_assign(assign, sizeof assign, "data_file", data_csv);
-    hdp_plot_assign(assign, sizeof assign, "families", fams);
-    hdp_plot_assign(assign, sizeof assign, "final_risks", finals);
-    hdp_plot_assign(assign, sizeof assign, "title_text", title);
-    cli_draw("schedule", "schedule", figure_path, assign, data_csv, data_csv);
+    hdp_plot_vars v;
+    hdp_plot_vars_init(&v);
+    cli_plot_source(out, &v, "data_file", data_csv);
+    hdp_plot_var_str(&v, "families", fams);
+    hdp_plot_var_str(&v, "final_risks", finals);
+    hdp_plot_var_str(&v, "title_text", title);
+    cli_draw(out, "schedule", figure_path, &v);
 }
 
 /* cmd_schedule's first step: the options and their checks; want[] the families to optimise
@@ -399,6 +401,8 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
         write_curves(f, m, d->done, curves);
     if ((f = hdp_outset_add(&out, json_path)))
         cli_write_schedule_json(f, m, d, out_path);
+    if (figure_path)
+        draw_figure(&out, m, d, eps, data_csv);
     hdp_status st = hdp_outset_commit(&out);
     if (st == HDP_OK && out_path) {
         char line[4096];
@@ -408,7 +412,7 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
                out_path, line);
     }
     if (st == HDP_OK && figure_path)
-        draw_figure(m, d, eps, data_csv);
+        cli_drawn(figure_path, data_csv);
     return st;
 }
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/siexp.h"
 
@@ -183,11 +183,15 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
     for (long k = 0; k < pb->spec.p; k++) {
         double pm = gd ? pb->gd_mean[k] : pb->ou_mean[k], pv = gd ? pb->gd_var[k] : pb->ou_var[k];
         double sem = sqrt(pv / (double)r->runs), sev = pv * sqrt(2.0 / (double)(r->runs - 1));
-        fprintf(f, "%ld,%.10g,%.10g,%.10g,%.6g,%.4g,%.10g,%.10g,%.6g,%.4g,%.10g,%.10g,%.10g,%.10g\n",
-                k, pb->l[k], pm, r->mc_mean[k], sem,
-                sem > 0 ? fabs(r->mc_mean[k] - pm) / sem : NAN, pv, r->mc_var[k], sev,
-                sev > 0 ? fabs(r->mc_var[k] - pv) / sev : NAN, pb->ou_mean[k], pb->ou_var[k],
-                pb->gd_mean[k], pb->gd_var[k]);
+        /* z without noise (standard error 0) does not apply: an empty field */
+        char zm[32], zv[32], gm[32], gv[32]; /* (gd_*: empty where discrete GD diverges) */
+        hdp_csv_field(zm, sizeof zm, "%.4g", sem > 0 ? fabs(r->mc_mean[k] - pm) / sem : NAN);
+        hdp_csv_field(zv, sizeof zv, "%.4g", sev > 0 ? fabs(r->mc_var[k] - pv) / sev : NAN);
+        hdp_csv_field(gm, sizeof gm, "%.10g", pb->gd_mean[k]);
+        hdp_csv_field(gv, sizeof gv, "%.10g", pb->gd_var[k]);
+        fprintf(f, "%ld,%.10g,%.10g,%.10g,%.6g,%s,%.10g,%.10g,%.6g,%s,%.10g,%.10g,%s,%s\n",
+                k, pb->l[k], pm, r->mc_mean[k], sem, zm, pv, r->mc_var[k], sev, zv,
+                pb->ou_mean[k], pb->ou_var[k], gm, gv);
     }
 }
 
@@ -205,10 +209,11 @@ static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *titl
     for (int i = 0; i < xp->nrows; i++) {
         const hdp_siexp_row *r = &xp->rows[i];
         const hdp_si_params *hp = &r->hp;
-        fprintf(f, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g,%.8g,%.8g\n",
+        char gd[32]; /* empty where discrete GD diverges (stage2 = ou) */
+        fprintf(f, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%s,%.8g,%.6g,%.6g,%.8g,%.8g\n",
                 r->epsilon, hp->eps2, hp->eps_total, hp->rho_z1, hp->rho_z2, hp->sigma_a,
-                r->risk, r->risk_se, r->ou_risk, r->gd_risk, r->zero_risk, r->clipped,
-                r->align_mean, hp->eps1, hp->sigma_W);
+                r->risk, r->risk_se, r->ou_risk, hdp_csv_field(gd, sizeof gd, "%.8g", r->gd_risk),
+                r->zero_risk, r->clipped, r->align_mean, hp->eps1, hp->sigma_W);
     }
     if (total) {
         snprintf(title, size,
@@ -235,9 +240,11 @@ static void n_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title,
     for (int i = 0; i < xp->nrows; i++) {
         const hdp_siexp_row *r = &xp->rows[i];
         const hdp_si_params *hp = &r->hp;
-        fprintf(f, "%ld,%.8g,%.4g,%.8g,%.8g,%.8g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->n,
-                r->risk, r->risk_se, r->ou_risk, r->gd_risk, r->zero_risk, r->align_mean,
-                r->align0_mean, hp->eps1, hp->eps2, hp->eps_total, r->clipped, r->clipped1);
+        char gd[32]; /* empty where discrete GD diverges (stage2 = ou) */
+        fprintf(f, "%ld,%.8g,%.4g,%.8g,%s,%.8g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->n,
+                r->risk, r->risk_se, r->ou_risk, hdp_csv_field(gd, sizeof gd, "%.8g", r->gd_risk),
+                r->zero_risk, r->align_mean, r->align0_mean, hp->eps1, hp->eps2, hp->eps_total,
+                r->clipped, r->clipped1);
     }
     snprintf(title, size,
              "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "
@@ -279,11 +286,14 @@ static int run_experiment(const char *name, const hdp_model *m, int threads)
     hdp_siexp_kind kind = !strcmp(name, "eps") ? HDP_SIEXP_EPS
                           : !strcmp(name, "n") ? HDP_SIEXP_N
                                                : HDP_SIEXP_ALIGN;
+    int rc0 = cli_need_gnuplot("sim-index", figp);
+    if (rc0)
+        return rc0;
     static hdp_siexp xp;
     hdp_status st = hdp_siexp_run(m, kind, threads, &xp, &err);
     if (st != HDP_OK)
         return cli_fail("sim-index", &err);
-    char assign[2048] = "", title[512] = "";
+    char title[512] = "";
     hdp_outset out;
     hdp_outset_init(&out, &err);
     FILE *f = hdp_outset_add(&out, csvp);
@@ -294,18 +304,16 @@ static int run_experiment(const char *name, const hdp_model *m, int threads)
             n_csv(f, m, &xp, title, sizeof title);
         else
             align_csv(f, m, &xp, title, sizeof title);
-        hdp_plot_assign(assign, sizeof assign, "data_file", csvp);
-        hdp_plot_assign(assign, sizeof assign, "title_text", title);
-        size_t used = strlen(assign);
-        snprintf(assign + used, sizeof assign - used, "nonpriv=%.10g; ",
-                 isfinite(xp.nonpriv) ? xp.nonpriv : -1.0);
-    }
-    st = hdp_outset_commit(&out);
-    if (st == HDP_OK) {
         char script[32];
         snprintf(script, sizeof script, "si-%s", name);
-        st = hdp_plot_draw(script, figp, assign, &err);
+        hdp_plot_vars v;
+        hdp_plot_vars_init(&v);
+        cli_plot_source(&out, &v, "data_file", csvp);
+        hdp_plot_var_str(&v, "title_text", title);
+        hdp_plot_var_num(&v, "nonpriv", isfinite(xp.nonpriv) ? xp.nonpriv : -1.0);
+        cli_draw(&out, script, figp, &v);
     }
+    st = hdp_outset_commit(&out);
     if (st != HDP_OK)
         return cli_fail("sim-index", &err);
     fprintf(stderr, "hdpsgd sim-index: wrote %s and %s\n", csvp, figp);

@@ -19,7 +19,9 @@
 
 #include "io/output.h"
 #include "cli.h"
+#include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/spectrum.h"
 
 static const char *out_path, *json_path;
 static cli_mc_args mc;
@@ -38,7 +40,8 @@ const cli_opt sim_opts[] = {
 const char sim_usage[] = "[MODEL.ini]";
 const char sim_help[] =
     "Runs the discrete algorithm of docs/theory.md §1 exactly (fresh Gaussian samples in\n"
-    "the eigenbasis of Sigma, label noise of the model's law, per-sample clipping of the true\n"
+    "the eigenbasis of Sigma, shortened to norm clip.feature_norm when it is set, label noise\n"
+    "of the model's law, per-sample clipping of the true\n"
     "gradient norm at c*sqrt(d), private noise 2*c*sqrt(d)*sigma_k*xi) for sim.runs\n"
     "independent runs and records the exact excess risk on the grid of `hdpsgd ode`. One CSV\n"
     "row per grid point:\n"
@@ -55,8 +58,11 @@ const char sim_help[] =
     "private noise adds; when every run diverges the exit status is 4. The JSON\n"
     "summary has final_risk_mean, final_risk_stderr, final_jump_mean/stderr (the jump of the\n"
     "last step's private noise), runs, diverged_runs, rho_accounted (docs/theory.md §6 on the\n"
-    "realised\n"
-    "schedule; null = inf), seconds, threads, seed.";
+    "realised schedule; null = inf), nonexpansive_violations (steps with eta_k ||x_k||^2 > 2,\n"
+    "which break the privacy accountant's precondition, docs/theory.md §6.1, summed over the\n"
+    "runs that did not diverge), nonexpansive_violations_per_run, nonexpansive_violation_fraction\n"
+    "(of those runs' steps), feature_norm (clip.feature_norm's B, 0 = off) and feature_clipped\n"
+    "(rows it shortened), seconds, threads, seed.";
 
 const cli_opt sde_opts[] = {
     {"step", 0, OPT_DOUBLE, &mc.step, "h",
@@ -72,7 +78,8 @@ const char sde_help[] =
     "Euler-Maruyama, step h (sde.step or --step; 0 = 1/n), N = round(1/h) steps, the risk\n"
     "recomputed every step for the clipping factors mu_c, V_c (docs/theory.md §2), then adds the\n"
     "final-iterate noise of docs/theory.md §3 at t = 1. Same runs, seeds, CSV columns and JSON\n"
-    "keys as `hdpsgd sim`; clipped_fraction is the mean of 1 - mu_c(R) over the steps of the\n"
+    "keys as `hdpsgd sim` (but nonexpansive_* and feature_*: the SDE draws no rows);\n"
+    "clipped_fraction is the mean of 1 - mu_c(R) over the steps of the\n"
     "interval (the probability that a DP-SGD step would be clipped), and rho_accounted is\n"
     "the accountant on the discrete schedule of the model.";
 
@@ -109,6 +116,57 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
                 r->stderr_[i], r->q10[i], r->q50[i], r->q90[i], r->clipped[i]);
 }
 
+void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r)
+{
+    double runs_ok = (double)(r->runs - r->diverged_runs);
+    hdp_json_num(j, "nonexpansive_violations", r->nonexpansive_violations);
+    hdp_json_num(j, "nonexpansive_violations_per_run",
+                 runs_ok > 0 ? r->nonexpansive_violations / runs_ok : NAN);
+    hdp_json_num(j, "nonexpansive_violation_fraction",
+                 runs_ok > 0 ? r->nonexpansive_violations / (runs_ok * (double)r->steps) : NAN);
+    hdp_json_num(j, "feature_norm", hdp_feature_norm_bound(m));
+    hdp_json_num(j, "feature_clipped", r->feature_clipped);
+}
+
+void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_result *r)
+{
+    if (!(r->nonexpansive_violations > 0))
+        return;
+    fprintf(stderr,
+            "hdpsgd %s: warning: %.0f of the runs' steps (%.3g per run of %ld) had eta_k "
+            "||x_k||^2 > 2: those updates are not non-expansive, which the privacy accountant "
+            "needs (docs/theory.md §6.1)%s\n",
+            name, r->nonexpansive_violations,
+            r->nonexpansive_violations / (double)(r->runs - r->diverged_runs), r->steps,
+            isinf(m->rho) ? " (rho = inf: no privacy claimed)"
+                          : "; clip.feature_norm = auto enforces it");
+}
+
+void cli_note_feature_norm(const char *name, const hdp_model *m)
+{
+    if (m->feature_norm == 0)
+        return;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_spectrum spec;
+    hdp_nonexpansive ne;
+    hdp_status st = hdp_spectrum_build(m, &spec, &err);
+    if (st == HDP_OK)
+        st = hdp_nonexpansive_eval(m, spec.lambda, spec.d, &ne, &err);
+    hdp_spectrum_free(&spec);
+    if (st != HDP_OK) {
+        fprintf(stderr, "hdpsgd %s: warning: the rows clip.feature_norm clips could not be "
+                        "estimated: %s\n", name, err.msg);
+        return;
+    }
+    if (ne.clip_fraction >= 1e-6)
+        fprintf(stderr,
+                "hdpsgd %s: note: clip.feature_norm = %.6g clips a fraction %.3g of the rows "
+                "(%.3g of the second moment), which the risk ODE and the SDE do not model "
+                "(docs/theory.md §6.1)\n",
+                name, ne.feature_norm, ne.clip_fraction, ne.clip_moment);
+}
+
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r)
 {
@@ -123,6 +181,8 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json_int(&j, "diverged_runs", r->diverged_runs);
     hdp_json_num(&j, "divergence_threshold", r->threshold);
     hdp_json_num(&j, "rho_accounted", r->rho_accounted); /* null means inf */
+    if (!strcmp(name, "sim")) /* docs/theory.md §6.1: the SDE draws no rows */
+        cli_json_nonexpansive(&j, m, r);
     hdp_json_num(&j, "rho", m->rho);
     hdp_json_int(&j, "steps", r->steps);
     hdp_json_int(&j, "d", m->d);
@@ -157,15 +217,18 @@ static int run_command(const char *name, int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_stability(name, &m);
+    cli_note_feature_norm(name, &m);
 
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
     cli_mc_progress_on_tty(&opt);
+    cli_mc_estimate(name, &m, &opt, 1);
 
     hdp_error err;
     hdp_error_clear(&err);
     hdp_mc_result res;
+    cli_test_stop("compute");
     hdp_status st = is_sde ? hdp_sde_run(&m, &opt, &res, &err) : hdp_sim_run(&m, &opt, &res, &err);
     if (st != HDP_OK) {
         hdp_mc_result_free(&res);
@@ -177,6 +240,9 @@ static int run_command(const char *name, int argc, char **argv)
                 "hdpsgd %s: warning: %ld of %ld runs diverged (excess risk non-finite or above "
                 "%g) and are excluded from the statistics\n",
                 name, res.diverged_runs, res.runs, res.threshold);
+
+    if (!is_sde)
+        cli_warn_nonexpansive(name, &m, &res);
 
     hdp_outset out; /* CSV (standard output by default) and JSON, all or nothing */
     hdp_outset_init(&out, &err);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "io/output.h"
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/validate.h"
@@ -50,7 +50,9 @@ const char validate_help[] =
     "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
     "max_rel_dev, max_z, final_risk, clipped_fraction, sim_pass (and sde_* for the SDE side,\n"
     "sde_pass), pass (the overall verdict), ode_final_risk, rho, rho_z, delta, epsilon_cks,\n"
-    "epsilon_bs, runs, diverged_runs.";
+    "epsilon_bs, runs, diverged_runs, nonexpansive_violations (Monte Carlo steps with\n"
+    "eta_k ||x_k||^2 > 2, docs/theory.md §6.1), nonexpansive_violations_per_run,\n"
+    "nonexpansive_violation_fraction, feature_norm, feature_clipped (see `hdpsgd help sim`).";
 
 static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
 {
@@ -228,6 +230,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
     hdp_json_num(j, "z_tol", m->z_tol);
     hdp_json_int(j, "runs", opt->runs);
     hdp_json_int(j, "diverged_runs", v->sim.diverged_runs);
+    cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
     hdp_json_int(j, "d", m->d);
     hdp_json_int(j, "n", m->n);
     hdp_json_num(j, "gamma", m->gamma);
@@ -245,23 +248,23 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
     hdp_json_end(j);
 }
 
-/* the figure from the data files (the bounds but for the isotropic spectrum) */
-static void draw_figure(const hdp_model *m, const hdp_validate_result *v, long runs,
-                        const char *prefix, const char *ode_csv, const char *sim_csv,
-                        const char *sde_csv)
+/* the figure from the data files of the set (the bounds but for the isotropic spectrum) */
+static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_validate_result *v,
+                        long runs, const char *ode_csv, const char *sim_csv, const char *sde_csv)
 {
-    char assign[8192] = "", title[512];
+    char title[512];
     title_of(m, v, runs, title, sizeof title);
-    hdp_plot_assign(assign, sizeof assign, "ode_file", ode_csv);
-    hdp_plot_assign(assign, sizeof assign, "sim_file", sim_csv);
-    hdp_plot_assign(assign, sizeof assign, "sde_file", sde_csv);
-    hdp_plot_assign(assign, sizeof assign, "title_text", title);
-    strncat(assign, m->spectrum == HDP_SPECTRUM_ISOTROPIC ? "show_bounds=0\n" : "show_bounds=1\n",
-            sizeof assign - strlen(assign) - 1);
-    char warn[HDP_OUT_PATH_MAX + 16], ok[HDP_OUT_PATH_MAX + 32];
-    snprintf(warn, sizeof warn, "%s.*.csv", prefix);
-    snprintf(ok, sizeof ok, "%s.{ode,sim%s}.csv", prefix, v->with_sde ? ",sde" : "");
-    cli_draw("validate", "validate", figure_path, assign, warn, ok);
+    hdp_plot_vars pv;
+    hdp_plot_vars_init(&pv);
+    cli_plot_source(out, &pv, "ode_file", ode_csv);
+    cli_plot_source(out, &pv, "sim_file", sim_csv);
+    if (v->with_sde)
+        cli_plot_source(out, &pv, "sde_file", sde_csv);
+    else
+        hdp_plot_var_str(&pv, "sde_file", "");
+    hdp_plot_var_str(&pv, "title_text", title);
+    hdp_plot_var_num(&pv, "show_bounds", m->spectrum != HDP_SPECTRUM_ISOTROPIC);
+    cli_draw(out, "validate", figure_path, &pv);
 }
 
 int cmd_validate(int argc, char **argv)
@@ -291,7 +294,9 @@ int cmd_validate(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     cli_mc_progress_on_tty(&opt);
+    cli_mc_estimate("validate", &m, &opt, no_sde ? 1 : 2);
     cli_warn_stability("validate", &m);
+    cli_note_feature_norm("validate", &m);
 
     hdp_validate_result v;
     hdp_error err;
@@ -303,6 +308,7 @@ int cmd_validate(int argc, char **argv)
         return cli_fail("validate", &err);
     }
     print_table(&m, &v, opt.runs);
+    cli_warn_nonexpansive("validate", &m, &v.sim);
 
     hdp_validate_scaling_result sc;
     memset(&sc, 0, sizeof sc);
@@ -339,6 +345,8 @@ int cmd_validate(int argc, char **argv)
     }
     if ((f = hdp_outset_add(&out, json_path)))
         write_json(f, &m, &opt, &v, &sc);
+    if (st == HDP_OK && figure_path)
+        draw_figure(&out, &m, &v, opt.runs, ode_csv, sim_csv, sde_csv);
     if (st == HDP_OK)
         st = hdp_outset_commit(&out);
     else
@@ -348,8 +356,11 @@ int cmd_validate(int argc, char **argv)
         hdp_model_free(&m);
         return cli_fail("validate", &err);
     }
-    if (figure_path)
-        draw_figure(&m, &v, opt.runs, prefix, ode_csv, sim_csv, sde_csv);
+    if (figure_path) {
+        char ok[HDP_OUT_PATH_MAX + 32];
+        snprintf(ok, sizeof ok, "%s.{ode,sim%s}.csv", prefix, v.with_sde ? ",sde" : "");
+        cli_drawn(figure_path, ok);
+    }
     int pass = v.pass;
     hdp_validate_free(&v);
     hdp_model_free(&m);

@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 
 static const char *size_opt, *key_opt;
 static double font_opt;
 static int no_title_opt, logx_opt, logy_opt;
 static cli_strings labels_opt;
+static char key_words[256];
 
 const cli_opt cli_figure_opts[] = {
     {"size", 0, OPT_STRING, &size_opt, "W,H",
@@ -64,24 +65,36 @@ static int bad(const char *cmd, const char *what, const char *value, const char 
     return EXIT_BAD_INPUT;
 }
 
-/* the words gnuplot's 'set key' takes for a position */
-static int key_ok(const char *k)
+/* the words gnuplot's 'set key' takes for a position, separated by spaces or single commas;
+ * out gets them separated by single spaces (what gnuplot reads) */
+static int key_ok(const char *k, char *out, size_t size)
 {
     static const char *words[] = {"top", "bottom", "center", "left", "right", "outside",
                                   "inside", "below", "above", "horizontal", "vertical",
                                   "box", "nobox", "opaque", NULL};
-    if (!strcmp(k, "off"))
+    if (!strcmp(k, "off")) {
+        snprintf(out, size, "off");
         return 1;
-    char copy[256];
-    if (strlen(k) >= sizeof copy || !k[0])
-        return 0;
-    snprintf(copy, sizeof copy, "%s", k);
+    }
+    size_t used = 0;
     int n = 0;
-    for (char *sv = NULL, *w = strtok_r(copy, " ,", &sv); w; w = strtok_r(NULL, " ,", &sv), n++) {
-        int found = 0;
-        for (int i = 0; words[i]; i++) found |= !strcmp(w, words[i]);
-        if (!found)
+    for (const char *c = k; *c;) {
+        size_t len = strcspn(c, " ,");
+        if (len == 0) /* an empty word: two separators, or one at an end */
             return 0;
+        int found = 0;
+        for (int i = 0; words[i]; i++)
+            found |= strlen(words[i]) == len && !strncmp(c, words[i], len);
+        if (!found || used + len + 2 > size)
+            return 0;
+        used += (size_t)snprintf(out + used, size - used, "%s%.*s", n ? " " : "", (int)len, c);
+        n++;
+        c += len;
+        int commas = 0; /* the separator: spaces and at most one comma */
+        while (*c == ' ' || *c == ',')
+            commas += *c++ == ',';
+        if (commas > 1 || (!*c && (c[-1] == ' ' || c[-1] == ',')))
+            return 0; /* ",," (an empty word) or a trailing separator */
     }
     return n > 0;
 }
@@ -118,11 +131,12 @@ int cli_figure_opts_apply(const char *cmd)
         s.font_size = font_opt;
     }
     if (key_opt) {
-        if (!key_ok(key_opt))
+        if (!key_ok(key_opt, key_words, sizeof key_words))
             return bad(cmd, "--key", key_opt,
                        "expected words of top, bottom, center, left, right, outside, below, "
-                       "above, horizontal, vertical, box, opaque, or 'off'");
-        s.key = !strcmp(key_opt, "off") ? "off" : key_opt;
+                       "above, horizontal, vertical, box, opaque, separated by a space or a "
+                       "comma, or 'off'");
+        s.key = key_words;
     }
     for (int i = 0; i < labels_opt.n; i++) {
         if (strchr(labels_opt.v[i], '\n'))

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "kl_cli.h"
 
 int kl_bad(const char *fmt, const char *arg)
@@ -139,7 +139,8 @@ void kl_meta(FILE *f, const char *what, const hdp_model *m)
 }
 
 int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
-             void (*json)(hdp_json *, const void *), const void *ctx, char *data, size_t size)
+             void (*json)(hdp_json *, const void *), const void *ctx, const kl_figure *fig,
+             char *data, size_t size)
 {
     data[0] = '\0';
     if (a->figure)
@@ -162,14 +163,17 @@ int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
         json(&j, ctx);
         hdp_json_end(&j);
     }
-    return hdp_outset_commit(&out) == HDP_OK ? 0 : cli_fail("kl", &err);
+    if (a->figure && fig) {
+        hdp_plot_vars v;
+        hdp_plot_vars_init(&v);
+        cli_plot_source(&out, &v, "data_file", data);
+        fig->vars(&v, ctx);
+        cli_draw(&out, fig->script, a->figure, &v);
+    }
+    if (hdp_outset_commit(&out) != HDP_OK)
+        return cli_fail("kl", &err);
+    if (a->figure && fig)
+        cli_drawn(a->figure, data);
+    return 0;
 }
 
-void kl_draw(const char *script, const char *fig, const char *data, const char *extra)
-{
-    char assign[4096] = "";
-    hdp_plot_assign(assign, sizeof assign, "data_file", data);
-    size_t len = strlen(assign);
-    snprintf(assign + len, sizeof assign - len, "%s", extra);
-    cli_draw("kl", script, fig, assign, data, data);
-}

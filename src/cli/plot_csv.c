@@ -176,6 +176,7 @@ void plot_csv_free(plot_csv *t)
     for (long i = 0; i < t->nrows * t->ncols; i++) free(t->cells[i]);
     free(t->cells);
     free(t->comments);
+    free(t->description);
     memset(t, 0, sizeof *t);
 }
 
@@ -229,10 +230,14 @@ static int add_comment(plot_csv *t, const char *line, size_t *comments_len)
         if (*p == '(') p += strcspn(p, ")") + (p[strcspn(p, ")")] ? 1 : 0);
         while (*p == ' ') p++;
         size_t cl = strcspn(p, ":");
-        snprintf(t->command, sizeof t->command, "%.*s", (int)(cl < 127 ? cl : 127), p);
+        if (cl >= sizeof t->command)
+            return 0; /* not a command of the toolkit: no title from it */
+        snprintf(t->command, sizeof t->command, "%.*s", (int)cl, p);
         const char *d = p + cl + (p[cl] ? 1 : 0);
         while (*d == ' ') d++;
-        snprintf(t->description, sizeof t->description, "%s", d);
+        free(t->description);
+        if (!(t->description = strdup(d)))
+            return -1;
     }
     return 0;
 }

@@ -30,7 +30,7 @@ typedef enum {
 typedef struct {
     const char *path;
     char command[128];   /* "ode", "sim", "rf-experiment P3", ... from "# hdpsgd V (git X) CMD: ..." */
-    char description[512]; /* the rest of that line */
+    char *description;   /* the rest of that line (allocated; "" when none) */
     char *comments;      /* every '#' line, joined */
     int ncols;
     char **cols;

@@ -10,35 +10,38 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "plot.h"
 #include "plot_csv.h"
-
-/* the size of the buffer of assignments (hdp_plot_assign) */
-#define PLOT_ASSIGN_MAX 65536
 
 /* fmt with two %s: prints the error and returns EXIT_BAD_INPUT */
 int plot_bad_input(const char *fmt, const char *a, const char *b);
-/* appends var=v (all digits) to the assignments */
-void plot_assign_num(char *assign, const char *var, double v);
-/* a temporary data file /tmp/hdpsgd-plotdata-XXXXXX opened for writing (the caller removes
- * it after drawing), or NULL */
-FILE *plot_tmp_data(char *path, size_t size);
+/* figure data made here: text written to f (open_memstream) becomes the variable var, a
+ * file in the figure's private folder; plot_data_end closes f and hands the text over.
+ * Returns 0 or EXIT_BAD_INPUT (out of memory: a message) */
+typedef struct {
+    FILE *f;
+    char *text;
+    size_t len;
+} plot_data_buf;
+int plot_data_begin(plot_data_buf *b);
+int plot_data_end(plot_data_buf *b, hdp_plot_vars *v, const char *var);
 /* whether the column exists and holds a number */
 int plot_column_has_numbers(const plot_csv *t, const char *name);
 
-/* rates -o (a row per gamma and family) pivoted into the figure data of rates --figure, at
- * path; families: the families it holds, space-separated */
-int plot_rates_data(const plot_csv *t, char *path, size_t size, char *families, size_t fsize);
+/* rates -o (a row per gamma and family) pivoted into the figure data of rates --figure, as
+ * data_file; families: the families it holds, space-separated */
+int plot_rates_data(const plot_csv *t, hdp_plot_vars *v, char *families, size_t fsize);
 
 /* a sweep's results.csv: --x, --y, --by, --heat */
 typedef struct {
     const char *x, *y, *by;
     int heat;
 } plot_sweep_opts;
-/* the data of the curves (or of the map) at path, their variables, the script's name */
-int plot_sweep_data(const plot_csv *t, const plot_sweep_opts *o, char *assign, char *path,
-                    size_t size, const char **script);
+/* the data of the curves (or of the map) as data_file, their variables, the script's name */
+int plot_sweep_data(const plot_csv *t, const plot_sweep_opts *o, hdp_plot_vars *v,
+                    const char **script);
 
 /* any other kind drawn from the CSV itself: its variables and the script's name */
-int plot_family_vars(const plot_csv *t, char *assign, const char **script);
+int plot_family_vars(const plot_csv *t, hdp_plot_vars *v, const char **script);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/plot.h"
+#include "plot.h"
 #include "cli.h"
 #include "plot_data.h"
 
@@ -62,10 +62,14 @@ static void tic_text(const char *cell, char *out, size_t size)
     double v = strtod(cell, &end);
     if (cell[0] && !*end && isfinite(v))
         snprintf(out, size, "%.3g", v);
-    else
-        snprintf(out, size, "%.60s", cell);
-    for (char *c = out; *c; c++)
-        if (*c == '"' || *c == '\\') *c = '\'';
+    else { /* a long word: its first 60 bytes (whole characters) and an ellipsis */
+        size_t n = strlen(cell);
+        if (n > 60) {
+            n = 60;
+            while (n > 0 && ((unsigned char)cell[n] & 0xC0) == 0x80) n--;
+        }
+        snprintf(out, size, "%.*s%s", (int)n, cell, cell[n] ? "…" : "");
+    }
 }
 
 /* --x, --y and --by as columns, and the columns that tell the curves apart */
@@ -134,7 +138,7 @@ static int plan_groups(sweep_plan *p)
 }
 
 /* group,x,y rows, each group sorted by x; a label per curve */
-static void write_curves(const sweep_plan *p, FILE *f, char *assign)
+static void write_curves(const sweep_plan *p, FILE *f, hdp_plot_vars *v)
 {
     const plot_csv *t = p->t;
     const hdp_plot_style *st = hdp_plot_get_style();
@@ -159,23 +163,30 @@ static void write_curves(const sweep_plan *p, FILE *f, char *assign)
             fprintf(f, isfinite(y) ? "%.17g\n" : "\n", y);
         }
         free(idx);
-        char var[32], label[512] = "";
-        if (k < st->nlabels)
-            snprintf(label, sizeof label, "%s", st->labels[k]);
-        for (int j = 0; !label[0] && j < p->ncols; j++) {
-            size_t len = strlen(label);
-            snprintf(label + len, sizeof label - len, "%s%s = %s", j ? ", " : "",
-                     t->cols[p->cols[j]], plot_csv_cell(t, p->rep[k], p->cols[j]));
+        /* the label: the user's, else "axis = value, ..." of the curve, else the column */
+        char var[32], *label = NULL;
+        size_t llen = 0;
+        FILE *lf = open_memstream(&label, &llen);
+        if (lf) {
+            if (k < st->nlabels)
+                fputs(st->labels[k], lf);
+            for (int j = 0; k >= st->nlabels && j < p->ncols; j++)
+                fprintf(lf, "%s%s = %s", j ? ", " : "", t->cols[p->cols[j]],
+                        plot_csv_cell(t, p->rep[k], p->cols[j]));
+            fclose(lf);
         }
-        if (!label[0]) snprintf(label, sizeof label, "%s", p->yname);
         snprintf(var, sizeof var, "label_%ld", k);
-        hdp_plot_assign(assign, PLOT_ASSIGN_MAX, var, label);
+        if (label)
+            hdp_plot_var_str(v, var, label[0] ? label : p->yname);
+        else
+            v->failed = 1; /* out of memory: hdp_plot_draw reports it */
+        free(label);
     }
-    plot_assign_num(assign, "ncurves", (double)p->ngroups);
+    hdp_plot_var_num(v, "ncurves", (double)p->ngroups);
 }
 
 /* ix,iy,z rows: the map on the index grid of the two axes, tics labelled with their values */
-static void write_heat(const sweep_plan *p, FILE *f, char *assign)
+static void write_heat(const sweep_plan *p, FILE *f, hdp_plot_vars *v)
 {
     const plot_csv *t = p->t;
     fprintf(f, "ix,iy,z\n");
@@ -187,7 +198,7 @@ static void write_heat(const sweep_plan *p, FILE *f, char *assign)
             zhi = fmax(zhi, z);
         }
     }
-    plot_assign_num(assign, "zmid", isfinite(zlo) ? (zlo + zhi) / 2 : 0);
+    hdp_plot_var_num(v, "zmid", isfinite(zlo) ? (zlo + zhi) / 2 : 0);
     long *xrep = calloc((size_t)t->nrows, sizeof *xrep), nx = 0; /* a row of each x */
     for (long r = 0; xrep && r < t->nrows; r++) {
         long found = -1;
@@ -201,50 +212,45 @@ static void write_heat(const sweep_plan *p, FILE *f, char *assign)
         fprintf(f, "%ld,%ld,", found, p->group[r]);
         fprintf(f, isfinite(z) ? "%.17g\n" : "\n", z);
     }
-    char tics[8192] = "";
+    /* the tic labels as strings (xtic_K, ytic_K from 0), never as gnuplot code */
     for (long k = 0; xrep && k < nx; k++) {
-        size_t len = strlen(tics);
-        char v[64];
-        tic_text(plot_csv_cell(t, xrep[k], p->cx), v, sizeof v);
-        snprintf(tics + len, sizeof tics - len, "%s\"%s\" %ld", k ? ", " : "", v, k);
+        char var[32], val[80];
+        tic_text(plot_csv_cell(t, xrep[k], p->cx), val, sizeof val);
+        snprintf(var, sizeof var, "xtic_%ld", k);
+        hdp_plot_var_str(v, var, val);
     }
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "xtics_list", tics);
-    tics[0] = '\0';
     for (long k = 0; k < p->ngroups; k++) {
-        size_t len = strlen(tics);
-        char v[64];
-        tic_text(plot_csv_cell(t, p->rep[k], p->cby), v, sizeof v);
-        snprintf(tics + len, sizeof tics - len, "%s\"%s\" %ld", k ? ", " : "", v, k);
+        char var[32], val[80];
+        tic_text(plot_csv_cell(t, p->rep[k], p->cby), val, sizeof val);
+        snprintf(var, sizeof var, "ytic_%ld", k);
+        hdp_plot_var_str(v, var, val);
     }
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "ytics_list", tics);
-    plot_assign_num(assign, "nx", (double)nx);
-    plot_assign_num(assign, "ny", (double)p->ngroups);
-    hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "yname", t->cols[p->cby]);
+    hdp_plot_var_num(v, "nx", (double)nx);
+    hdp_plot_var_num(v, "ny", (double)p->ngroups);
+    hdp_plot_var_str(v, "yname", t->cols[p->cby]);
     free(xrep);
 }
 
-int plot_sweep_data(const plot_csv *t, const plot_sweep_opts *o, char *assign, char *path,
-                    size_t size, const char **script)
+int plot_sweep_data(const plot_csv *t, const plot_sweep_opts *o, hdp_plot_vars *v,
+                    const char **script)
 {
     sweep_plan p = {.t = t};
     int rc = plan_columns(t, o, &p);
     if (!rc)
         rc = plan_groups(&p);
-    FILE *f = NULL;
-    if (!rc && !(f = plot_tmp_data(path, size)))
-        rc = plot_bad_input("cannot create a temporary file: %s%s", strerror(errno), "");
+    plot_data_buf db = {NULL, NULL, 0};
+    if (!rc)
+        rc = plot_data_begin(&db);
     if (!rc) {
+        FILE *f = db.f;
         if (!o->heat)
-            write_curves(&p, f, assign);
+            write_curves(&p, f, v);
         else
-            write_heat(&p, f, assign);
+            write_heat(&p, f, v);
         *script = o->heat ? "sweep-heat" : "sweep";
-        hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "xname", p.xname);
-        hdp_plot_assign(assign, PLOT_ASSIGN_MAX, "zname", p.yname);
-        if (fclose(f) != 0) {
-            unlink(path);
-            rc = plot_bad_input("cannot write a temporary file: %s%s", strerror(errno), "");
-        }
+        hdp_plot_var_str(v, "xname", p.xname);
+        hdp_plot_var_str(v, "zname", p.yname);
+        rc = plot_data_end(&db, v, "data_file");
     }
     free(p.group);
     free(p.rep);

@@ -94,6 +94,17 @@ size_t hdp_visible(char *dst, size_t size, const char *src, size_t len, unsigned
     return out;
 }
 
+static _Thread_local const volatile int *thread_cancel;
+
+const volatile int *hdp_cancel_flag_set(const volatile int *flag)
+{
+    const volatile int *old = thread_cancel;
+    thread_cancel = flag;
+    return old;
+}
+
+int hdp_cancel_requested(void) { return thread_cancel && *thread_cancel; }
+
 void hdp_error_clear(hdp_error *err)
 {
     if (!err)

@@ -10,6 +10,7 @@
 #include "hdpsgd/model.h"
 #include "core/check.h"
 #include "core/model_internal.h"
+#include "core/schedule_kinds.h"
 #include "core/schema.h"
 
 #include <stddef.h>
@@ -20,7 +21,6 @@
 static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel", "file", NULL};
 static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
-static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
 /* a core section: its keys are fields of hdp_model; no checks of its own at finalize (the
@@ -63,6 +63,12 @@ CORE_SECTION(data);
 static const hdp_schema_key clip_keys[] = {
     {"c", HDP_KEY_DOUBLE, OFF(c), "0.3", HDP_R_LO_OPEN | HDP_R_INF | HDP_R_HI_CLOSED, 0, 1e50, NULL,
      "clipping constant c in (0, 1e50] or inf: per-sample gradients are clipped at c*sqrt(d)"},
+    {"feature_norm", HDP_KEY_DOUBLE, OFF(feature_norm), "0",
+     HDP_R_LO_CLOSED | HDP_R_HI_CLOSED | HDP_R_AUTO, 0, 1e50, NULL,
+     "B in [0, 1e50] or auto: each row x is clipped to norm B, x <- x min(1, B/||x||), before "
+     "its gradient; 0 = off; auto = the largest B with eta_max B^2 <= 2, which makes every "
+     "step non-expansive as the privacy accountant needs (docs/theory.md §6.1); the risk ODE "
+     "does not model it (hdpsgd privacy reports the fraction of rows it changes)"},
 };
 CORE_SECTION(clip);
 
@@ -82,7 +88,7 @@ static const hdp_schema_key privacy_keys[] = {
 CORE_SECTION(privacy);
 
 static const hdp_schema_key schedule_keys[] = {
-    {"kind", HDP_KEY_ENUM, OFF(sched), "optimal", 0, 0, 0, sched_names,
+    {"kind", HDP_KEY_ENUM, OFF(sched), "optimal", 0, 0, 0, hdp_sched_kind_names, /* schedule.c */
      "learning-rate schedule: constant | output | linear-noise | optimal | table"},
     {"eta0", HDP_KEY_DOUBLE, OFF(eta0), "1", HDP_R_LO_OPEN, 0, 0, NULL,
      "constant/output/linear-noise: initial learning rate eta0 > 0"},
@@ -93,7 +99,8 @@ static const hdp_schema_key schedule_keys[] = {
     {"c3", HDP_KEY_DOUBLE, OFF(c3), "1", HDP_R_LO_CLOSED, 0, 0, NULL,
      "optimal: c3 >= 0"},
     {"file", HDP_KEY_PATH, OFF(sched_file), "", 0, 0, 0, NULL,
-     "table: two columns t, eta; t from 0 to 1 increasing, eta non-increasing"},
+     "table: two columns t, eta; t from 0 to 1 increasing, knots at least 1e-9 apart, eta "
+     "non-increasing"},
 };
 CORE_SECTION(schedule);
 
@@ -154,7 +161,6 @@ const hdp_schema_section *const hdp_core_sections[] = {
 
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
 const char *hdp_noise_name(hdp_noise_kind k) { return noise_names[k]; }
-const char *hdp_sched_name(hdp_sched_kind k) { return sched_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)

@@ -72,7 +72,8 @@ hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const cha
 /* Read a whitespace-separated numeric table with 'cols' columns (decimal numbers, see
  * parse_decimal; '#' and ';' start comments). */
 static hdp_status read_table(const char *path, int cols, const char *section, const char *key,
-                             const hdp_model *m, double **out, long *rows, hdp_error *err)
+                             const hdp_model *m, double **out, long *rows, int **lines,
+                             hdp_error *err)
 {
     char *text;
     hdp_error e;
@@ -83,6 +84,11 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
         return hdp_model_range_fail(m, section, key, err, "%s", e.msg);
     long cap = 256, len = 0;
     double *v = malloc(sizeof(double) * (size_t)(cap * cols));
+    int *ln = lines ? malloc(sizeof(int) * (size_t)cap) : NULL; /* the file line of each row */
+    if (lines && !ln) {
+        free(v);
+        v = NULL;
+    }
     int lineno = 0;
     for (char *line = text, *next; v && line && *line; line = next) {
         next = strchr(line, '\n');
@@ -96,13 +102,18 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
         if (len == cap) {
             cap *= 2;
             double *nv = realloc(v, sizeof(double) * (size_t)(cap * cols));
-            if (!nv) {
-                free(v);
+            int *nl = lines && nv ? realloc(ln, sizeof(int) * (size_t)cap) : NULL;
+            if (nv && lines && nl)
+                ln = nl;
+            if (!nv || (lines && !nl)) {
+                free(nv ? nv : v);
                 v = NULL;
                 break;
             }
             v = nv;
         }
+        if (ln)
+            ln[len] = lineno;
         for (int c = 0; c < cols; c++) {
             char *end;
             double x;
@@ -119,7 +130,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
                 st = hdp_fail(err, HDP_EINPUT,
                               "%s:%d: '%.*s' is out of range ([%s] %s): numbers must be finite "
                               "(below 1.8e308 in size) and either 0 or at least 2.2e-308 in size "
-                              "(no subnormal numbers)",
+                              "(no subnormal numbers, nor ones that round to 0)",
                               path, lineno, (int)(end - p), p, section, key); /* <= 4000 */
                 goto done;
             }
@@ -144,10 +155,13 @@ done:
     free(text);
     if (st != HDP_OK) {
         free(v);
+        free(ln);
         return st;
     }
     *out = v;
     *rows = len;
+    if (lines)
+        *lines = ln;
     return HDP_OK;
 }
 
@@ -158,7 +172,8 @@ static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
                                     "spectrum = file needs data.spectrum_file (one eigenvalue per line)");
     double *v = NULL;
     long len = 0;
-    hdp_status st = read_table(m->spectrum_file, 1, "data", "spectrum_file", m, &v, &len, err);
+    hdp_status st = read_table(m->spectrum_file, 1, "data", "spectrum_file", m, &v, &len, NULL,
+                               err);
     if (st != HDP_OK)
         return st;
     double sum = 0;
@@ -198,7 +213,8 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
                                     "kind = table needs schedule.file (two columns: t, eta)");
     double *v = NULL;
     long len = 0;
-    hdp_status st = read_table(m->sched_file, 2, "schedule", "file", m, &v, &len, err);
+    int *lines = NULL;
+    hdp_status st = read_table(m->sched_file, 2, "schedule", "file", m, &v, &len, &lines, err);
     if (st != HDP_OK)
         return st;
     const char *why = NULL;
@@ -208,6 +224,15 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
         if (t < 0 || t > 1) why = "t must lie in [0, 1]";
         else if (e < 0) why = "eta must be >= 0";
         else if (i > 0 && !(t > v[2 * (i - 1)])) why = "t must be strictly increasing";
+        else if (i > 0 && t - v[2 * (i - 1)] < HDP_TABLE_MIN_SPACING * (1 - 1e-6)) /* (1e-9
+                 * written in decimal is a little less in binary) */
+            /* the solvers take knots within 1e-12 for one (a segment that short, where
+             * sigma~^2 = -2 eta~ eta~'/rho^2 is a spike, was stepped across and failed) and
+             * DOP853 cannot step below 1e-14: the two knots 1 ulp apart failed both, and
+             * raising ode.max_steps ran for minutes */
+            why = "t is less than 1e-9 after the previous knot: knots closer than that are "
+                  "refused (the solvers cannot resolve the segment between them); merge the "
+                  "two knots or move one";
         else if (i > 0 && e > v[2 * (i - 1) + 1])
             why = "eta must be non-increasing (an increasing learning rate would need negative "
                   "noise variance, docs/theory.md §1)";
@@ -218,10 +243,13 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
     if (!why && v[2 * (len - 1)] != 1) { why = "the last knot must be at t = 1"; bad = len - 1; }
     if (!why && !(v[1] > 0)) { why = "eta(0) must be > 0"; bad = 0; }
     if (why) {
+        int line = lines[bad];
         free(v);
-        return hdp_fail(err, HDP_EINPUT, "%s: knot %ld: %s ([schedule] file)", m->sched_file,
-                        bad + 1, why);
+        free(lines);
+        return hdp_fail(err, HDP_EINPUT, "%s:%d: knot %ld: %s ([schedule] file)", m->sched_file,
+                        line, bad + 1, why);
     }
+    free(lines);
     free(m->table_t);
     free(m->table_eta);
     m->table_t = malloc(sizeof(double) * (size_t)len);
@@ -411,6 +439,9 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
         why = "sim.runs is below 1";
     else if (!(m->c > 0) || !(m->rho > 0) || isnan(m->c) || isnan(m->rho))
         why = "clip.c and privacy.rho must be > 0";
+    else if (!(m->feature_norm >= 0 && m->feature_norm <= 1e50) &&
+             m->feature_norm != HDP_AUTO_DOUBLE)
+        why = "clip.feature_norm is out of range (0 = off, B in (0, 1e50], or auto)";
     else if (m->spectrum == HDP_SPECTRUM_FILE && (!m->file_lambda || m->file_len != m->d))
         why = "its spectrum file is not loaded (finalize loads it)";
     else if (m->sched == HDP_SCHED_TABLE && (!m->table_t || !m->table_eta || m->table_len < 2))

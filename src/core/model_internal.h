@@ -12,6 +12,8 @@
 
 /* Spectrum and schedule tables. */
 #define TABLE_MAX_LINE 4000
+/* Smallest step in t between two knots of a schedule table (model_finalize.c) */
+#define HDP_TABLE_MIN_SPACING 1e-9
 
 /* "where:line", or "where" alone when line <= 0 (model.c). */
 void hdp_model_format_where(char *buf, size_t size, const char *where, int line);

@@ -157,7 +157,9 @@ hdp_status hdp_zcdp_from_epsilon(double epsilon, double delta, double *rho_z, hd
     hdp_gsl_quiet();
     gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
     hdp_status st = HDP_OK;
-    if (!s || gsl_root_fsolver_set(s, &F, lo, hi) != GSL_SUCCESS) {
+    if (!s) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the root finder");
+    } else if (gsl_root_fsolver_set(s, &F, lo, hi) != GSL_SUCCESS) {
         st = hdp_fail(err, HDP_ENUMERIC, "root finder could not start for epsilon = %g", epsilon);
     } else {
         for (int it = 0; it < 300; it++) {

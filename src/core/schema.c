@@ -214,8 +214,8 @@ static int in_range(const hdp_schema_key *k, double v)
  * are not decimal numbers (the caller handles the words inf/infinity where they are
  * allowed). Returns 1 with the value in *x, 0 when s does not start with a decimal
  * number, -1 when it does but the value is out of range: above DBL_MAX in size (strtod
- * would give inf) or a subnormal number (nonzero and below DBL_MIN in size, where digits
- * are lost). *end is set past the number (1, -1) or to s (0). */
+ * would give inf) or nonzero and below DBL_MIN in size (a subnormal number, where digits
+ * are lost, or one that strtod rounds to 0: 1e-400). *end is set past the number (1, -1) or to s (0). */
 int hdp_schema_parse_decimal_prefix(const char *s, char **end, double *x)
 {
     const char *p = s;
@@ -225,11 +225,13 @@ int hdp_schema_parse_decimal_prefix(const char *s, char **end, double *x)
     const char *start = p;
     if (*p == '+' || *p == '-')
         p++;
-    int digits = 0;
-    while (isdigit((unsigned char)*p)) { p++; digits++; }
+    int digits = 0, nonzero = 0;
+    for (; isdigit((unsigned char)*p); p++, digits++)
+        nonzero |= *p != '0';
     if (*p == '.') {
         p++;
-        while (isdigit((unsigned char)*p)) { p++; digits++; }
+        for (; isdigit((unsigned char)*p); p++, digits++)
+            nonzero |= *p != '0';
     }
     if (!digits)
         return 0;
@@ -253,7 +255,9 @@ int hdp_schema_parse_decimal_prefix(const char *s, char **end, double *x)
     errno = 0;
     double v = strtod(buf, NULL);
     *end = (char *)p;
-    if (isinf(v) || (v != 0 && fabs(v) < DBL_MIN))
+    /* a nonzero number below DBL_MIN in size is refused whether strtod makes it a subnormal
+     * (1e-310) or 0 (1e-400: underflow); a zero written as 0e-999 is 0 */
+    if (isinf(v) || (nonzero && fabs(v) < DBL_MIN))
         return -1;
     *x = v;
     return 1;
@@ -427,15 +431,19 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
             const char *e = w + (strncasecmp(w, "auto", 4) ? 0 : 4);
             while (e > w && isspace((unsigned char)*e)) e++;
             if (e > w && *e == '\0') {
-                *(long *)val = HDP_BINS_AUTO;
+                if (k->type == HDP_KEY_LONG)
+                    *(long *)val = HDP_BINS_AUTO;
+                else /* the double member named by the schema (offsetof) */
+                    *(double *)val = HDP_AUTO_DOUBLE; /* cppcheck-suppress invalidPointerCast */
                 return HDP_OK;
             }
         }
         int ok = parse_double(value, &v);
         if (ok < 0)
             return hdp_fail(err, HDP_EINPUT,
-                            "%s: [%s] %s = %s is out of range (numbers must be finite and not "
-                            "subnormal): expected %s",
+                            "%s: [%s] %s = %s is out of range (numbers must be finite, below "
+                            "1.8e308 in size, and either 0 or at least 2.2e-308 in size): "
+                            "expected %s",
                             loc, section, k->key, value, range);
         if (ok == 0)
             return hdp_fail(err, HDP_EINPUT,
@@ -472,7 +480,9 @@ void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char
     case HDP_KEY_DOUBLE: {
         /* cppcheck-suppress invalidPointerCast ; the double member at offsetof (schema) */
         double v = *(const double *)val;
-        if (isinf(v)) {
+        if ((k->flags & HDP_R_AUTO) && v == HDP_AUTO_DOUBLE) {
+            snprintf(buf, size, "auto");
+        } else if (isinf(v)) {
             snprintf(buf, size, "inf");
         } else {
             /* shortest of %.15g/%.17g that reads back exactly */

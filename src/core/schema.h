@@ -33,7 +33,8 @@ enum {
     HDP_R_HI_OPEN = 4,   /* value < hi */
     HDP_R_HI_CLOSED = 8, /* value <= hi */
     HDP_R_INF = 16,      /* "inf" accepted */
-    HDP_R_AUTO = 32,     /* HDP_KEY_LONG: "auto" accepted, stored as HDP_BINS_AUTO (-1) */
+    HDP_R_AUTO = 32,     /* "auto" accepted, stored as HDP_BINS_AUTO (-1, HDP_KEY_LONG) or
+                            HDP_AUTO_DOUBLE (-1.0, HDP_KEY_DOUBLE) */
     HDP_K_IF_GIVEN = 64  /* written to model files (write_ini, write_meta) only when a file or
                             --set gave it: one of keys that exclude each other, where
                             whether it was given matters (T or CT of [dpgd], ...) */

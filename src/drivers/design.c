@@ -79,15 +79,20 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
     double t0 = design_now_seconds();
     hdp_gsl_quiet();
+    /* the ODE solves stop at their next step when cancelled (issue 29) */
+    const volatile int *old_cancel = hdp_cancel_flag_set(opt->cancel);
     if (opt->method == HDP_DESIGN_SIMPLEX)
         st = design_search_simplex(s, hints, nhints, err);
     else
         st = design_search_bfgs(s, m, hints, nhints, res, err);
-    if (st == HDP_OK && design_cancel_asked(opt))
+    if (st == HDP_OK && !design_cancel_asked(opt))
+        st = finish(s, m, t0, res, err);
+    hdp_cancel_flag_set(old_cancel);
+    if (st != HDP_ECANCELLED && design_cancel_asked(opt)) { /* whatever the solve then said */
+        hdp_error_clear(err);
         st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
                       hdp_design_family_name(family));
-    if (st == HDP_OK)
-        st = finish(s, m, t0, res, err);
+    }
     if (s->g) {
         hdp_ode_grad_free(s->g);
         free(s->g);

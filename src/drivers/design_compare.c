@@ -82,6 +82,7 @@ hdp_status hdp_design_rho_equivalent(const hdp_model *m, hdp_design_family famil
     }
     /* Brent on log rho, to 1e-4 relative in rho */
     gsl_function F = {rho_eq_gap, &q};
+    hdp_gsl_quiet(); /* a failed allocation returns NULL, never aborts (issue 29) */
     gsl_root_fsolver *b = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
     if (!b) {
         q.st = hdp_fail(err, HDP_ENOMEM, "out of memory");

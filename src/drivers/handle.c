@@ -5,6 +5,7 @@
  * hdp_model or of a result struct changes this file, never its callers.
  */
 #define _GNU_SOURCE /* open_memstream */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/sim.h"
+#include "hdpsgd/spectrum.h"
 #include "hdpsgd/validate.h"
 #include "hdpsgd/version.h"
 
@@ -324,6 +326,17 @@ static void mc_progress(const char *method, long done, long total, void *user)
         *p->cancel = 1;
 }
 
+/* progress within the runs: "sim steps" or "sde steps", done of total steps, the fraction */
+static void mc_steps(const char *method, double done, double total, void *user)
+{
+    relay *p = user;
+    double cap = (double)LONG_MAX / 2; /* exactly representable, below LONG_MAX */
+    const char *what = method && !strcmp(method, "sde") ? "sde steps" : "sim steps";
+    if (p->progress(what, (long)fmin(done, cap), (long)fmin(total, cap),
+                    total > 0 ? done / total : NAN, p->user))
+        *p->cancel = 1;
+}
+
 /* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
  * progress callback through p */
 static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options *opt)
@@ -334,6 +347,7 @@ static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options
     if (p->progress) {
         opt->progress = mc_progress;
         opt->progress_user = p;
+        opt->step_progress = mc_steps;
     }
 }
 
@@ -348,11 +362,26 @@ static void design_progress(const hdp_design_progress *pr, void *user)
 
 hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err)
 {
+    return hdp_handle_ode_run(m, NULL, NULL, NULL, out, err);
+}
+
+hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_progress_fn progress,
+                              void *user, hdp_record **out, hdp_error *err)
+{
     HDP_REQUIRE(err, out);
     *out = NULL;
     HDP_REQUIRE(err, m);
+    volatile int own = 0;
+    if (!cancel)
+        cancel = &own;
+    if (progress && progress("ode", 0, 1, NAN, user))
+        *cancel = 1;
     hdp_ode_result o;
+    const volatile int *old = hdp_cancel_flag_set(cancel); /* the solve's steps check it */
     hdp_status st = hdp_ode_solve(m, &o, err);
+    hdp_cancel_flag_set(old);
+    if (st == HDP_OK && progress)
+        progress("ode", 1, 1, o.final_risk, user);
     if (st != HDP_OK) {
         hdp_ode_result_free(&o);
         return st;
@@ -365,6 +394,8 @@ hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err)
         rec_real(r, "final_noise", o.final_noise);
         model_numbers(r, m);
         rec_bool(r, "stable", o.stable);
+        rec_real(r, "upper_finite_until", o.upper_until);
+        rec_real(r, "lower_finite_until", o.lower_until);
         rec_real(r, "eta_sup", o.eta_sup);
         rec_int(r, "bins", (double)o.bins);
         rec_int(r, "rhs_evals", (double)o.rhs_evals);
@@ -423,6 +454,11 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         rec_int(r, "diverged_runs", (double)s.diverged_runs);
         rec_real(r, "divergence_threshold", s.threshold);
         rec_real(r, "rho_accounted", s.rho_accounted);
+        if (!sde) { /* docs/theory.md §6.1: the SDE draws no rows */
+            rec_real(r, "nonexpansive_violations", s.nonexpansive_violations);
+            rec_real(r, "feature_norm", hdp_feature_norm_bound(m));
+            rec_real(r, "feature_clipped", s.feature_clipped);
+        }
         rec_int(r, "steps", (double)s.steps);
         model_numbers(r, m);
         rec_real(r, "seconds", s.seconds);
@@ -611,6 +647,14 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
     hdp_sched_from_model(m, &s);
     double acc = hdp_privacy_accountant_schedule(&s, m->n);
     int acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
+    hdp_spectrum spec; /* the accountant's precondition, docs/theory.md §6.1 */
+    hdp_nonexpansive ne;
+    hdp_status st = hdp_spectrum_build(m, &spec, err);
+    if (st == HDP_OK)
+        st = hdp_nonexpansive_eval(m, spec.lambda, spec.d, &ne, err);
+    hdp_spectrum_free(&spec);
+    if (st != HDP_OK)
+        return st;
     hdp_record *r = rec_new();
     if (r) {
         rec_real(r, "rho", rho);
@@ -620,6 +664,12 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(rho_z, delta));
         rec_real(r, "rho_accounted", acc);
         rec_bool(r, "accountant_equals_rho", acc_ok);
+        rec_real(r, "nonexpansive_p_step", ne.p_step);
+        rec_real(r, "nonexpansive_log10_p_step", ne.log10_p_step);
+        rec_real(r, "nonexpansive_expected_violations", ne.expected);
+        rec_bool(r, "nonexpansive_negligible", !(ne.expected > delta));
+        rec_real(r, "feature_norm", ne.feature_norm);
+        rec_real(r, "feature_clip_fraction", ne.clip_fraction);
         rec_int(r, "n", (double)m->n);
         rec_text_add(r, "schedule", hdp_sched_name(m->sched));
         rec_text_add(r, "model", m->source);

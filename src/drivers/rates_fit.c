@@ -57,6 +57,7 @@ static int wls(const double *x1, const double *x2, const double *y, long n, int 
                double *chi2)
 {
     const int k = use == 3 ? 2 : 1;
+    hdp_gsl_quiet(); /* a failed allocation returns NULL, never aborts (issue 29) */
     gsl_matrix *X = gsl_matrix_alloc((size_t)n, (size_t)k);
     gsl_vector *Y = gsl_vector_alloc((size_t)n), *W = gsl_vector_alloc((size_t)n);
     gsl_vector *C = gsl_vector_alloc((size_t)k);

@@ -67,7 +67,10 @@ void hdp_validate_free(hdp_validate_result *v)
 static hdp_status run_sides(const hdp_model *m, const hdp_problem *pb, const hdp_mc_options *opt,
                             int with_sde, hdp_validate_result *v, hdp_error *err)
 {
+    /* the ODE honours the Monte Carlo's cancel flag too (issue 29) */
+    const volatile int *old_cancel = hdp_cancel_flag_set(opt->cancel);
     hdp_status st = hdp_ode_solve_problem(m, pb, &v->ode, err);
+    hdp_cancel_flag_set(old_cancel);
     if (st != HDP_OK)
         return st;
     if ((st = hdp_sim_run_problem(m, pb, opt, &v->sim, err)) != HDP_OK)

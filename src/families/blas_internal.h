@@ -18,6 +18,8 @@
 #include <omp.h>
 #include <stdlib.h>
 
+#include "sim/threads.h"
+
 /* Row-major C[M x N] = alpha op(A) op(B) + beta C (op = transpose when ta/tb). */
 static inline void blas_gemm(int ta, int tb, long M, long N, long K, double alpha,
                              const double *A, long lda, const double *B, long ldb, double beta,
@@ -46,11 +48,9 @@ static inline int blas_single(void)
 
 static inline void blas_restore(int old) { openblas_set_num_threads(old > 0 ? old : 1); }
 
-/* OpenMP threads for a requested count (0 = OpenMP's default), at least 1. */
-static inline int threads_to_use(int threads)
-{
-    int t = threads > 0 ? threads : omp_get_max_threads();
-    return t < 1 ? 1 : t;
-}
+/* OpenMP threads for a requested count (0 = OpenMP's default), at least 1, capped as every
+ * parallel region of the library is (sim/threads.h: 4096, OMP_THREAD_LIMIT, nesting, the
+ * threads that can be created). */
+static inline int threads_to_use(int threads) { return hdp_threads_team(0, threads); }
 
 #endif

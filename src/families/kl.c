@@ -62,8 +62,9 @@ hdp_status hdp_kl_model_check(const hdp_model *m, hdp_error *err)
     if (params > 4.0e8)
         return hdp_model_fail_key(m, "kl", "width", err,
                                   "width %ld at depth %ld, d = %ld, o = %ld gives %.3g weights "
-                                  "(3.2 GB per network): at most 4e8",
-                                  kp->width, kp->depth, kp->d, kp->o, params);
+                                  "(%.3g GB per network), more than the 4e8 accepted (3.2 GB): "
+                                  "make width or depth smaller",
+                                  kp->width, kp->depth, kp->d, kp->o, params, params * 8 / 1e9);
     if ((double)kp->n * (double)kp->o > 4000)
         return hdp_model_fail_key(m, "kl", "n", err,
                                   "n o = %ld x %ld: the NTK Gram would be %.0f x %.0f; at most "
@@ -295,6 +296,28 @@ static hdp_status run_final_kl(const hdp_kl_spec *s, int threads, const init_out
  * loop; each initialisation runs all its noise paths at once), then the statistics over the
  * initialisations in order, then (squared loss) the exact final-iterate KL for j*.
  */
+/* The KL grows as eta / sigma^2 and its standard error squares it: a sigma small enough
+ * overflows them (kl.sigma = 1e-300: inf, and NaN at epoch 0). HDP_ENUMERIC naming the first
+ * epoch where an estimate is not finite (kl_exact and kl_final are NaN where they do not
+ * apply, only infinities count there). */
+static hdp_status run_finite(const hdp_kl_spec *s, const hdp_kl_run_result *res, hdp_error *err)
+{
+    for (long k = 0; k <= s->epochs; k++) {
+        double v[] = {res->kl_mc[k], res->kl_mc_se[k], res->kl_mc_se_path[k], res->kl_init_sd[k],
+                      res->kl_mc_max[k], res->train_loss[k]};
+        int bad = isinf(res->kl_exact[k]) || isinf(res->kl_final[k]);
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+            bad |= !isfinite(v[i]);
+        if (bad)
+            return hdp_fail(err, HDP_ENUMERIC,
+                            "[kl] the KL estimates overflowed at epoch %ld (KL %g +- %g; it grows "
+                            "as eta / sigma^2 with sigma = %g, eta = %g): raise [kl] sigma or "
+                            "lower [kl] eta",
+                            k, res->kl_mc[k], res->kl_mc_se[k], s->sigma, s->eta);
+    }
+    return HDP_OK;
+}
+
 hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res, hdp_error *err)
 {
     HDP_ZERO(res);
@@ -347,6 +370,8 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     res->worst = run_statistics(s, io, res, grand, exact, mean_i);
     if (s->loss == HDP_KL_SQUARED && !relu)
         st = run_final_kl(s, threads, io, res->worst, res, err);
+    if (st == HDP_OK)
+        st = run_finite(s, res, err);
 done:
     res->seconds = omp_get_wtime() - t0;
     for (long i = 0; io && i < NI; i++) {

@@ -87,6 +87,7 @@ hdp_status hdp_nc_gauss_max_error(const double *a, long m, double *out, hdp_erro
         *out = 0.0;
         return HDP_OK;
     }
+    hdp_gsl_quiet(); /* a failed allocation returns NULL, never aborts (issue 29) */
     gsl_integration_workspace *w = gsl_integration_workspace_alloc(2000);
     if (!w)
         return hdp_fail(err, HDP_ENOMEM, "out of memory (quadrature workspace)");

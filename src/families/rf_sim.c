@@ -354,10 +354,22 @@ static hdp_status sim_reduce(const hdp_rf_problem *pb, const hdp_rf_dpgd *q, con
             res->max_clipped_fraction = outs[i].clip_max;
     }
     res->strong_error_mean = sum / (double)runs;
-    for (long i = 0; i < P; i++)
+    for (long i = 0; i < P; i++) {
         if (!isfinite(res->dpgd_test[i]) || !isfinite(res->dpgd_train[i]))
             return hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged (non-finite loss at step %ld): eta "
                             "lambda_max = %g (stable below 2)", steps[i], q->eta * pb->lambda[0]);
+        /* finite means whose standard errors or OU values overflow: the noise is too large */
+        double v[] = {res->dpgd_test_se[i], res->dpgd_train_se[i], res->em_test[i],
+                      res->em_test_se[i], res->ex_test[i], res->ex_test_se[i], res->ou_test[i],
+                      res->ou_train[i], res->em_expected_test[i], res->gf_test[i]};
+        for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+            if (!isfinite(v[k]))
+                return hdp_fail(err, HDP_ENUMERIC,
+                                "the losses at step %ld overflowed (DP-GD test loss %g, the OU "
+                                "process's %g; noise scale s = %g): lower [dpgd] C, clip or "
+                                "sigma, or raise [dpgd] epsilon",
+                                steps[i], res->dpgd_test[i], res->ou_test[i], q->s);
+    }
     return HDP_OK;
 }
 

@@ -550,14 +550,47 @@ static hdp_status si_kernel(hdp_si_problem *pb, const hdp_model *m, hdp_error *e
         hp->eta_a = lmax > 0 ? 1.0 / lmax : 1.0;
     } else {
         hp->eta_a = spec->c_eta_a * de * L * L / (double)p;
-        if (spec->stage2 == HDP_SI_GD && hp->eta_a * lmax >= 2)
-            return bad_key(m, "eta_a", err,
-                           "explicit stage-2 GD is unstable: eta_a lambda_max(K) >= 2; use a "
-                           "prefactor below the bound in the message, 0 (auto), or stage2 = ou",
-                           spec->c_eta_a);
+        if (spec->stage2 == HDP_SI_GD && hp->eta_a * lmax >= 2) {
+            /* the message states the bound it promises: eta_a = c d^eps_n ln^2 d / p */
+            char why[256];
+            snprintf(why, sizeof why,
+                     "explicit stage-2 GD is unstable: eta_a lambda_max(K) = %.4g >= 2 "
+                     "(lambda_max = %.4g); use a prefactor below %.4g, 0 (auto), or stage2 = ou",
+                     hp->eta_a * lmax, lmax, 2.0 * (double)p / (de * L * L * lmax));
+            return bad_key(m, "eta_a", err, why, spec->c_eta_a);
+        }
     }
     hp->tau = hp->eta_a * (double)hp->T;
     return HDP_OK;
+}
+
+static int all_finite(const double *v, long n)
+{
+    for (long i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+/* Prefactors that pass their ranges can still overflow the problem's numbers (si.C_a = 1e300:
+ * the noise scale s; huge link coefficients: the labels): HDP_ENUMERIC, never NaN/inf written. */
+static hdp_status si_finite(const hdp_si_problem *pb, hdp_error *err)
+{
+    const hdp_si_params *hp = &pb->hp;
+    const long p = pb->spec.p;
+    const int gd = !isnan(pb->gd_risk); /* NaN: the GD law does not apply (see the caller) */
+    double risks[] = {hp->eta_a, hp->tau, hp->s, hp->lambda, pb->ou_risk, pb->zero_risk,
+                      gd ? pb->gd_risk : 0.0};
+    if (all_finite(risks, 7) && all_finite(pb->l, p) && all_finite(pb->ou_mean, p) &&
+        all_finite(pb->ou_var, p) && (!gd || (all_finite(pb->gd_mean, p) &&
+                                              all_finite(pb->gd_var, p))))
+        return HDP_OK;
+    return hdp_fail(err, HDP_ENUMERIC,
+                    "[si] the stage-2 problem overflowed (noise scale s = %g, ridge lambda = %g, "
+                    "lambda_max = %g, C_a = %g, risks OU %g, GD %g, zero %g): make si.C_a, "
+                    "si.lambda or the link's si.he1..he3 smaller",
+                    hp->s, hp->lambda, pb->l[p - 1], hp->C_a, pb->ou_risk, pb->gd_risk,
+                    pb->zero_risk);
 }
 
 /*
@@ -579,7 +612,13 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
         (st = si_kernel(pb, m, err)) != HDP_OK || (st = privacy(pb, spec->epsilon, err)) != HDP_OK)
         return st;
     predictions(pb);
-    return HDP_OK;
+    if (spec->stage2 == HDP_SI_OU && pb->hp.eta_a * pb->l[spec->p - 1] >= 2) {
+        /* discrete GD at this step diverges: its law does not apply (NaN: empty, null) */
+        pb->gd_risk = NAN;
+        for (long k = 0; k < spec->p; k++)
+            pb->gd_mean[k] = pb->gd_var[k] = NAN;
+    }
+    return si_finite(pb, err);
 }
 
 void hdp_si_result_free(hdp_si_result *res)
@@ -770,5 +809,12 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     res->clipped = cs / (double)runs;
     res->seconds = now_seconds() - t0;
     free(A); free(risk); free(clip);
+    double stats[] = {res->risk_mean, res->risk_se, res->max_z_mean, res->max_z_var};
+    if (!all_finite(stats, 4) || !all_finite(res->mc_mean, p) || !all_finite(res->mc_var, p)) {
+        hdp_si_result_free(res);
+        return hdp_fail(err, HDP_ENUMERIC,
+                        "[si] the stage-2 runs overflowed (test risk %g +- %g): make si.C_a, "
+                        "si.lambda or the link's si.he1..he3 smaller", rm, hdp_stderr_from_ss(rs2, runs));
+    }
     return HDP_OK;
 }

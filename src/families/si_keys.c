@@ -34,15 +34,15 @@ static const hdp_schema_key keys[] = {
     {"he3", HDP_KEY_DOUBLE, P(he3), "0", 0, 0, 0, NULL, "coefficient of He3 in the link"},
     {"eps_n", HDP_KEY_DOUBLE, P(eps_n), "0.25", HDP_R_LO_OPEN | HDP_R_HI_CLOSED, 0, 1, NULL,
      "exponent epsilon_n in (0, 1] of the single-index notes' scalings; at most 1"},
-    {"lambda", HDP_KEY_DOUBLE, P(lambda), "0.01", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "prefactor >= 0: lambda = c p / d^(2 eps_n)"},
+    {"lambda", HDP_KEY_DOUBLE, P(lambda), "0.01", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e100,
+     NULL, "prefactor in [0, 1e100]: lambda = c p / d^(2 eps_n) (squared in the gradient norms)"},
     {"eta_a", HDP_KEY_DOUBLE, P(eta_a), "0", HDP_R_LO_CLOSED, 0, 0, NULL,
      "prefactor >= 0: eta_a = c d^eps_n ln^2 d / p; 0 = 1/lambda_max(K) (stage2 = gd needs "
      "eta_a lambda_max(K) < 2)"},
     {"C_a", HDP_KEY_DOUBLE, P(C_a), "0.05", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
      "prefactor > 0 or inf: C_a = c d^eps_n sqrt(p) ln^(q+1) d (q the link's degree)"},
     {"T", HDP_KEY_DOUBLE, P(T), "30", HDP_R_LO_OPEN, 0, 0, NULL,
-     "prefactor > 0: T = max(1, round(c d^eps_n)) stage-2 steps"},
+     "prefactor > 0: T = max(1, round(c d^eps_n)) stage-2 steps, at most 1e8"},
     {"sigma_W", HDP_KEY_DOUBLE, P(sigma_W), "5e-4", HDP_R_LO_CLOSED | HDP_K_IF_GIVEN, 0, 0,
      NULL,
      "prefactor >= 0: sigma_W = c sqrt(d^(1+eps_n)/n) ln^(q+3) d (0 = no stage-1 noise)"},
@@ -76,15 +76,25 @@ static hdp_status si_finalize(hdp_model *m, hdp_error *err)
     double cells;
     double sn = (double)q->n, sd = (double)q->d, sp = (double)q->p;
     double st = (double)q->test_size;
+    /* each message names the larger of d and p and the matrix it sizes */
     if ((cells = sn * fmax(sd, sp)) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "si", "n", sn, sd > sp ? "si.d" : "si.p", fmax(sd, sp), cells,
-                                 "the data or feature matrix", err);
+                                 sd > sp ? "the data matrix (n x d)" : "the feature matrix (n x p)",
+                                 err);
     if ((cells = st * fmax(sd, sp)) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "si", "test_size", st, sd > sp ? "si.d" : "si.p",
-                                 fmax(sd, sp), cells, "the test data or features", err);
-    if ((cells = sp * fmax(sp, sd)) > HDP_MODEL_MAX_CELLS)
-        return hdp_model_too_big(m, "si", "p", sp, "si.d", sd, cells,
-                                 "the first layer and the feature Gram", err);
+                                 fmax(sd, sp), cells,
+                                 sd > sp ? "the test data (test_size x d)"
+                                         : "the test features (test_size x p)",
+                                 err);
+    if ((cells = sp * sd) > HDP_MODEL_MAX_CELLS)
+        return hdp_model_too_big(m, "si", "p", sp, "si.d", sd, cells, "the first layer (d x p)",
+                                 err);
+    if ((cells = sp * sp) > HDP_MODEL_MAX_CELLS)
+        return hdp_model_fail_key(m, "si", "p", err,
+                                  "p = %.0f needs the feature Gram matrix (p x p) of %.3g numbers, "
+                                  "more than the %.0e accepted (%.1f GB): make p smaller",
+                                  sp, cells, HDP_MODEL_MAX_CELLS, HDP_MODEL_MAX_CELLS * 8 / 1e9);
     return HDP_OK;
 }
 

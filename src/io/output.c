@@ -7,6 +7,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <strings.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,83 @@ static void track(const char *tmp, int on)
     }
 }
 
+/* The figure's private folder (hdp_out_tmpdir_track) and gnuplot's process. */
+static char tmpdir_path[256];
+static const char *const *volatile tmpdir_names;
+static volatile int tmpdir_ndata;
+static volatile sig_atomic_t tmpdir_on;
+static volatile pid_t tmpdir_pid;
+
+void hdp_out_tmpdir_track(const char *dir, const char *const *names, int ndata)
+{
+    tmpdir_on = 0;
+    tmpdir_pid = 0;
+    if (!dir || strlen(dir) >= sizeof tmpdir_path - 32)
+        return;
+    memcpy(tmpdir_path, dir, strlen(dir) + 1);
+    tmpdir_names = names;
+    tmpdir_ndata = ndata;
+    tmpdir_on = 1;
+}
+
+void hdp_out_tmpdir_child(pid_t pid) { tmpdir_pid = pid; }
+
+void hdp_out_block_signals(int on)
+{
+    static __thread sigset_t saved;
+    if (on) {
+        sigset_t block;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGHUP);
+        sigaddset(&block, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &block, &saved);
+        atomic_store(&creating, 1);
+    } else {
+        atomic_store(&creating, 0);
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    }
+}
+
+/* dir/name into buf (async-signal-safe) */
+static void join_name(char *buf, size_t size, const char *dir, const char *name)
+{
+    size_t n = strlen(dir), m = strlen(name);
+    if (n + 1 + m + 1 > size)
+        m = 0;
+    memcpy(buf, dir, n);
+    buf[n] = '/';
+    memcpy(buf + n + 1, name, m);
+    buf[n + 1 + m] = '\0';
+}
+
+static void tmpdir_remove_signal(void)
+{
+    if (!tmpdir_on)
+        return;
+    if (tmpdir_pid > 0)
+        kill(tmpdir_pid, SIGTERM);
+    char path[sizeof tmpdir_path + 64];
+    for (const char *const *n = tmpdir_names; n && *n; n++) {
+        join_name(path, sizeof path, tmpdir_path, *n);
+        unlink(path);
+    }
+    for (int i = 1; i <= tmpdir_ndata; i++) {
+        char name[32] = "data", digits[16];
+        int nd = 0;
+        for (int v = i; v > 0; v /= 10)
+            digits[nd++] = (char)('0' + v % 10);
+        int k = 4;
+        while (nd > 0)
+            name[k++] = digits[--nd];
+        memcpy(name + k, ".csv", 5);
+        join_name(path, sizeof path, tmpdir_path, name);
+        unlink(path);
+    }
+    rmdir(tmpdir_path);
+}
+
 void hdp_out_abort_all_signal(void)
 {
     while (atomic_load(&creating))
@@ -43,6 +121,7 @@ void hdp_out_abort_all_signal(void)
     for (int i = 0; i < MAX_OPEN; i++)
         if (open_tmp[i])
             unlink(open_tmp[i]);
+    tmpdir_remove_signal();
 }
 
 void hdp_out_default_mode(int fd)
@@ -248,9 +327,13 @@ static hdp_status publish(hdp_outfile *o, hdp_error *err)
     return HDP_OK;
 }
 
+static hdp_status check_no_nan(const hdp_outfile *o, hdp_error *err);
+
 hdp_status hdp_out_commit(hdp_outfile *o, hdp_error *err)
 {
     hdp_status st = finish(o, err);
+    if (st == HDP_OK && (st = check_no_nan(o, err)) != HDP_OK)
+        hdp_out_abort(o);
     return st == HDP_OK ? publish(o, err) : st;
 }
 
@@ -259,6 +342,8 @@ hdp_status hdp_out_commit_all(hdp_outfile *files, int count, hdp_error *err)
     hdp_status st = HDP_OK;
     for (int i = 0; i < count && st == HDP_OK; i++)
         st = finish(&files[i], err);
+    for (int i = 0; i < count && st == HDP_OK; i++)
+        st = check_no_nan(&files[i], err);
     if (st != HDP_OK) {
         for (int i = 0; i < count; i++)
             hdp_out_abort(&files[i]);
@@ -447,7 +532,11 @@ void hdp_json_model(hdp_json *j, const char *k, const hdp_model *m,
                     hdp_json_int(j, key_->key, *(const long *)v);
                 break;
             case HDP_KEY_DOUBLE:
-                hdp_json_num(j, key_->key, *(const double *)v); /* cppcheck-suppress invalidPointerCast */
+                /* cppcheck-suppress invalidPointerCast */
+                if ((key_->flags & HDP_R_AUTO) && *(const double *)v == HDP_AUTO_DOUBLE)
+                    hdp_json_str(j, key_->key, "auto");
+                else
+                    hdp_json_num(j, key_->key, *(const double *)v); /* cppcheck-suppress invalidPointerCast */
                 break;
             case HDP_KEY_SEED: hdp_json_uint(j, key_->key, *(const unsigned long long *)v); break;
             case HDP_KEY_ENUM: hdp_json_str(j, key_->key, key_->names[*(const int *)v]); break;
@@ -499,9 +588,106 @@ hdp_status hdp_outset_commit(hdp_outset *set)
     return set->status;
 }
 
+hdp_status hdp_outset_source(hdp_outset *set, const char *path, const char **src)
+{
+    *src = NULL;
+    if (set->status != HDP_OK)
+        return set->status;
+    for (int i = 0; i < set->count; i++) {
+        hdp_outfile *o = &set->files[i];
+        if (strcmp(o->path, path) != 0)
+            continue;
+        if (o->is_stdout || o->direct)
+            return set->status = hdp_fail(set->err, HDP_EIO,
+                                          "%s is not a regular file (standard output, a device "
+                                          "or a pipe): the figure cannot be drawn from it", path);
+        if (fflush(o->f) != 0 || ferror(o->f))
+            return set->status = hdp_fail(set->err, HDP_EIO, "%s: write failed: %s (the "
+                                          "previous file is untouched)", path,
+                                          strerror(errno ? errno : EIO));
+        *src = o->tmp;
+        return HDP_OK;
+    }
+    return set->status = hdp_fail(set->err, HDP_EIO, "%s: not an output of this command", path);
+}
+
 void hdp_outset_abort(hdp_outset *set)
 {
     for (int i = 0; i < set->count; i++)
         hdp_out_abort(&set->files[i]);
     set->count = 0;
+}
+
+/* The central guard of "no NaN is written": a CSV written to a temporary file (its name
+ * ends in .csv) is read back before it is renamed into place, and a data field that is NaN
+ * as printf writes it ("nan", "-nan", any case) is a numerical failure naming the file, the
+ * line and the column: HDP_ENUMERIC, and no file of the command is published. (A quantity
+ * that does not apply is an empty field, hdp_csv_field.) Standard output and devices are
+ * written as they go and are not read back. */
+static int is_nan_text(const char *f, size_t n)
+{
+    while (n && (*f == ' ' || *f == '\t')) { f++; n--; }
+    while (n && (f[n - 1] == ' ' || f[n - 1] == '\t' || f[n - 1] == '\r')) n--;
+    if (n && (*f == '-' || *f == '+')) { f++; n--; }
+    return n >= 3 && !strncasecmp(f, "nan", 3) && (n == 3 || f[3] == '(');
+}
+
+/* the name of column col (0-based) in the header line, into buf */
+static void column_name(const char *header, long col, char *buf, size_t size)
+{
+    const char *p = header;
+    for (long c = 0; c < col && p; c++)
+        if ((p = strchr(p, ',')))
+            p++;
+    size_t n = p ? strcspn(p, ",\r\n") : 0;
+    if (!p || n == 0)
+        snprintf(buf, size, "%ld", col + 1);
+    else
+        snprintf(buf, size, "'%.*s'", (int)(n > 64 ? 64 : n), p);
+}
+
+static hdp_status check_no_nan(const hdp_outfile *o, hdp_error *err)
+{
+    size_t len = strlen(o->target);
+    if (!o->written || len < 4 || strcasecmp(o->target + len - 4, ".csv"))
+        return HDP_OK;
+    FILE *f = fopen(o->tmp, "r");
+    if (!f)
+        return hdp_fail(err, HDP_EIO, "%s: cannot read the written file back: %s", o->path,
+                        strerror(errno));
+    char *line = NULL, *header = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long lineno = 0;
+    hdp_status st = HDP_OK;
+    while (st == HDP_OK && (n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (line[0] == '#')
+            continue;
+        if (!header) {
+            if (!(header = strdup(line)))
+                st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory checking the file", o->path);
+            continue;
+        }
+        long col = 0;
+        for (const char *p = line;; col++) {
+            size_t w = strcspn(p, ",\n");
+            if (is_nan_text(p, w)) {
+                char name[80];
+                column_name(header, col, name, sizeof name);
+                st = hdp_fail(err, HDP_ENUMERIC,
+                              "%s: line %ld, column %s: not a number (NaN): a numerical "
+                              "failure; no output file was written",
+                              o->path, lineno, name);
+                break;
+            }
+            if (p[w] != ',')
+                break;
+            p += w + 1;
+        }
+    }
+    free(line);
+    free(header);
+    fclose(f);
+    return st;
 }

@@ -11,6 +11,7 @@
 #define HDPSGD_OUTPUT_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "hdpsgd/error.h"
 #include "hdpsgd/model.h"
@@ -75,6 +76,22 @@ FILE *hdp_outset_add(hdp_outset *set, const char *path);
 hdp_status hdp_outset_commit(hdp_outset *set);
 /* Remove every file of the set (nothing was committed). */
 void hdp_outset_abort(hdp_outset *set);
+
+/* Where the figure drawn from a file of the set can read it before the set is committed:
+ * the file at path (as given to hdp_outset_add) is flushed and *src set to its temporary
+ * file. HDP_EIO when it was not added, cannot be flushed, or is written directly (standard
+ * output, a device or a pipe: nothing can be read back from it). */
+hdp_status hdp_outset_source(hdp_outset *set, const char *path, const char **src);
+
+/* A private temporary folder (the figure's, made by mkdtemp) that a termination signal must
+ * not leave behind: hdp_out_abort_all_signal sends SIGTERM to the child process (if any),
+ * removes the files named in names (NULL-terminated, static) and data1.csv ... dataN.csv
+ * (N = ndata) from it, then the folder. dir NULL: forget it. Register it with the signals
+ * blocked (hdp_out_block_signals) between mkdtemp and this call. */
+void hdp_out_tmpdir_track(const char *dir, const char *const *names, int ndata);
+void hdp_out_tmpdir_child(pid_t pid);
+/* Block (on = 1) or restore (on = 0) the termination signals in the calling thread. */
+void hdp_out_block_signals(int on);
 
 /* Give a file made by mkstemp the mode of a newly created file (0666 & ~umask). */
 void hdp_out_default_mode(int fd);

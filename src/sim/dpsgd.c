@@ -7,8 +7,9 @@
  * equivariant), with e = theta - theta*, theta_0 = 0, theta* uniform on the
  * sphere of radius r*:
  *   x = sqrt(lambda) .* g,  g ~ N(0, I_d)                    fresh sample
- *   r = x^T e - z                                             residual x^T theta - y
- *   e <- e - eta_k r x / max(1, |r| ||x|| / C_clip)           per-sample clipping, C_clip = c sqrt(d)
+ *   x' = x min(1, B/||x||)                                    clip.feature_norm = B (off: x' = x)
+ *   r = x'^T theta - y = x^T e - z, or s x^T e + (s - 1) x^T theta* - z when x' = s x, s < 1
+ *   e <- e - eta_k r x' / max(1, |r| ||x'|| / C_clip)         per-sample clipping, C_clip = c sqrt(d)
  *   e <- e + 2 C_clip sigma_k xi,  xi ~ N(0, I_d)             private noise (skipped when sigma_k = 0)
  * with eta_k, sigma_k from hdp_sched_step (the code the ODE side shares), k = 0..n-1.
  * Label noise z (docs/theory.md §1): gaussian tau N(0,1); student sqrt(tau^2 (nu-2)/nu) T_nu;
@@ -16,7 +17,9 @@
  * Recorded: R_exc(theta_k) = 1/2 sum_i lambda_i e_i^2 exactly (docs/theory.md §1) at
  * k_i = min(round(t_i n), n - 1), t_i = i/(points-1) (the ODE's grid; the row t = 1 is
  * theta_n), and the fraction of steps k_{i-1} <= k < k_i whose gradient was clipped.
- * Privacy: docs/theory.md §6's accountant on the eta_k, sigma_k the runs used.
+ * Privacy: docs/theory.md §6's accountant on the eta_k, sigma_k the runs used, and the count of
+ * steps that break its precondition eta_k ||x'||^2 <= 2 (docs/theory.md §6.1). Feature clipping
+ * changes nothing (not a bit) in a run where no row is longer than B.
  */
 #include "hdpsgd/sim.h"
 #include "core/check.h"
@@ -42,6 +45,7 @@ typedef struct {
     double *sqrt_lambda;   /* [d] */
     hdp_schedule sched;    /* eta_k = eta~(k/n)/n and sigma_k (docs/theory.md §1) by hdp_sched_step, per step */
     double C;              /* C_clip = c sqrt(d), may be inf */
+    double B, B2;          /* clip.feature_norm B and B^2 (off: 0 and inf) */
     double radius;         /* r* = ||theta*|| */
     hdp_noise_kind noise;
     double tau;            /* sqrt(tau^2) */
@@ -50,6 +54,7 @@ typedef struct {
 
 typedef struct {
     double *e, *x, *z; /* [d] each: e = theta - theta*, the sample, its Gaussians or the noise */
+    double *target;    /* [d] theta* (for the residual of a row clip.feature_norm shortened) */
     hdp_normals normals; /* the run's block stream of Gaussians (rng.h) */
 } sim_ws;
 
@@ -62,10 +67,12 @@ static void *sim_ws_alloc(const void *vctx)
     w->e = hdp_mc_vec_alloc(ctx->d);
     w->x = hdp_mc_vec_alloc(ctx->d);
     w->z = hdp_mc_vec_alloc(ctx->d);
-    if (!w->e || !w->x || !w->z) {
+    w->target = ctx->B > 0 ? hdp_mc_vec_alloc(ctx->d) : NULL;
+    if (!w->e || !w->x || !w->z || (ctx->B > 0 && !w->target)) {
         free(w->e);
         free(w->x);
         free(w->z);
+        free(w->target);
         free(w);
         return NULL;
     }
@@ -80,6 +87,7 @@ static void sim_ws_free(void *vw)
     free(w->e);
     free(w->x);
     free(w->z);
+    free(w->target);
     free(w);
 }
 
@@ -94,6 +102,18 @@ static double label_noise(const sim_ctx *c, gsl_rng *rng)
     case HDP_NOISE_NONE: return 0.0;
     }
     return 0.0;
+}
+
+/* The residual x'^T theta - y of a row shortened to x' = xs x by clip.feature_norm, the label
+ * y = x^T theta* + z kept: xs x^T e + (xs - 1) x^T theta* - z, from dot = x^T e and the
+ * label noise z. */
+static double feature_clipped_residual(const sim_ctx *c, const sim_ws *w, double xs, double dot,
+                                       double z)
+{
+    double xt = 0;
+    for (long i = 0; i < c->d; i++)
+        xt += w->x[i] * w->target[i];
+    return xs * dot + (xs - 1.0) * xt - z;
 }
 
 /* One run of the discrete algorithm of docs/theory.md §1 (see the comment at the top);
@@ -112,6 +132,9 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
 
     hdp_normals_init(ns, hdp_rng_state(rng));
     hdp_mc_draw_target(rng, d, c->radius, e);
+    if (w->target)
+        for (long i = 0; i < d; i++)
+            w->target[i] = -e[i];
     double R = hdp_mc_excess_risk(c->lambda, e, d);
     long p = hdp_mc_record_start(g, R, out);
     double nclip = 0; /* clipped steps since the last grid point */
@@ -122,13 +145,24 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
         hdp_normals_fill(ns, z, d);
         hdp_mc_sample_dot(sl, z, e, x, d, &dot, &xx);
-        double r = dot - label_noise(c, rng);
+        double zl = label_noise(c, rng), r = dot - zl;
+        double xs = 1.0; /* clip.feature_norm: the row is x' = xs x */
+        if (xx > c->B2) {
+            xs = c->B / sqrt(xx);
+            r = feature_clipped_residual(c, w, xs, dot, zl);
+            xx = c->B2;
+            out->feature_clipped += 1.0;
+        }
+        if (eta_k * xx > 2.0) /* not non-expansive (docs/theory.md §6.1) */
+            out->violations += 1.0;
         if (!isfinite(r)) {
             out->diverged = 1;
             return;
         }
-        /* clipping of the true gradient norm |r| ||x|| at C_clip (docs/theory.md §1) */
+        /* clipping of the true gradient norm |r| ||x'|| at C_clip (docs/theory.md §1) */
         double coef = eta_k * r, gnorm = fabs(r) * sqrt(xx);
+        if (xs < 1.0)
+            coef *= xs; /* the step along x' = xs x, applied to x */
         if (gnorm > c->C) {
             coef *= c->C / gnorm;
             nclip += 1.0;
@@ -147,6 +181,10 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
                     e[i] += s * z[i];
                 out->jump = hdp_mc_excess_risk(c->lambda, e, d) - before;
             }
+        }
+        if ((k + 1) % g->every == 0 && !hdp_mc_tick(g, g->every)) {
+            out->diverged = 1; /* cancelled (issue 29): the loop reports it */
+            return;
         }
         if (p < g->points && g->kgrid[p] == k + 1) {
             R = hdp_mc_excess_risk(c->lambda, e, d);
@@ -186,6 +224,8 @@ hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
     c.n = n;
     c.lambda = spec.lambda;
     c.C = m->c * sqrt((double)d);
+    c.B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
+    c.B2 = c.B > 0 ? c.B * c.B : INFINITY;
     c.radius = m->target_radius;
     c.noise = m->noise;
     c.tau = sqrt(m->tau2);

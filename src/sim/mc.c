@@ -28,6 +28,7 @@
 
 #include "hdpsgd/schedule.h"
 #include "sim/rng_internal.h"
+#include "sim/threads.h"
 
 /* ---- thread placement ----
  * Left to itself, the kernel of the VM of bench/RESULTS.md kept the two threads of a
@@ -37,10 +38,11 @@
  * of the process's affinity mask (thread t to the t-th CPU in it) and put back as it was
  * afterwards, unless the user chose a placement (OMP_PROC_BIND or OMP_PLACES set), the
  * process runs under MPI (ranks sharing a machine would pin onto the same CPUs), there is
- * one thread, or the mask has fewer CPUs than threads. */
+ * one thread, the loop runs inside the caller's parallel region (its threads are the
+ * caller's), or the mask has fewer CPUs than threads. */
 static int pin_threads(int nthreads)
 {
-    if (nthreads < 2 || getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") ||
+    if (nthreads < 2 || omp_in_parallel() || getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") ||
         getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"))
         return 0;
     cpu_set_t allowed;
@@ -70,13 +72,7 @@ static int pin_self(int tid, const cpu_set_t *allowed, cpu_set_t *saved)
 
 /* ---- 1. the generic run loop ---- */
 
-int hdp_mc_loop_threads(long runs, int threads)
-{
-    int t = threads > 0 ? threads : omp_get_max_threads();
-    if (runs >= 1 && t > runs)
-        t = (int)runs;
-    return t < 1 ? 1 : t;
-}
+int hdp_mc_loop_threads(long runs, int threads) { return hdp_threads_request(runs, threads); }
 
 /* the lowest failing run a thread saw (run = runs: none) */
 typedef struct {
@@ -87,13 +83,15 @@ typedef struct {
 /* the state the threads share during a loop */
 typedef struct {
     const hdp_mc_loop *L;
-    int nthreads;
+    int nthreads;         /* the team asked for */
+    int team;             /* the team OpenMP gave (<= nthreads: OMP_DYNAMIC, nesting) */
     hdp_xoshiro *streams; /* [runs] or NULL */
-    void **ws;            /* [nthreads] */
-    loop_failure *fail;   /* [nthreads] */
+    void **ws;            /* [nthreads], the first team used */
+    loop_failure *fail;   /* [nthreads], the first team used */
     long stop;            /* runs above this are skipped: the lowest failing run so far */
     long done;            /* finished runs (progress) */
-    int allocated;        /* every thread has its workspace */
+    int working;          /* threads that have their workspace and take runs */
+    long next;            /* the next run index to start */
     int pin;
     cpu_set_t allowed;
 } loop_state;
@@ -138,29 +136,35 @@ static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
     }
 }
 
-/* The parallel region: workspaces, then the runs (all threads run them, or none). */
+/* The parallel region: each thread allocates its workspace, then takes runs in order of
+ * the run index (a shared counter: dynamic scheduling, one run at a time). OpenMP may give
+ * fewer threads than asked for (OMP_DYNAMIC, OMP_THREAD_LIMIT, a call from inside the
+ * caller's parallel region), and a thread whose workspace cannot be allocated (glibc gives
+ * each thread an arena of 64 MB of address space: many threads under `ulimit -v`) takes no
+ * run: the threads that have one run them all. None: HDP_ENOMEM (s->working = 0). */
 static void loop_parallel(loop_state *s)
 {
     const hdp_mc_loop *L = s->L;
-    const long runs = L->runs;
 #pragma omp parallel num_threads(s->nthreads)
     {
         int tid = omp_get_thread_num();
+#pragma omp master
+        s->team = omp_get_num_threads();
         cpu_set_t saved;
         int pinned = s->pin && pin_self(tid, &s->allowed, &saved);
         s->ws[tid] = L->ws_alloc ? L->ws_alloc(L->ctx) : NULL;
-        s->fail[tid].run = runs;
-#pragma omp barrier
-        int ok = 1; /* the same answer in every thread */
-        for (int t = 0; L->ws_alloc && t < s->nthreads; t++)
-            ok = ok && s->ws[t];
-#pragma omp single
-        s->allocated = ok;
-        if (ok) {
+        if (!L->ws_alloc || s->ws[tid]) {
+#pragma omp atomic update
+            s->working++;
             hdp_error e;
-#pragma omp for schedule(dynamic, 1)
-            for (long j = 0; j < runs; j++)
+            for (;;) {
+                long j;
+#pragma omp atomic capture
+                j = s->next++;
+                if (j >= L->runs)
+                    break;
                 loop_one(s, tid, L->order ? L->order[j] : j, &e);
+            }
         }
         if (pinned)
             pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
@@ -174,16 +178,14 @@ hdp_status hdp_mc_loop_run(const hdp_mc_loop *L, hdp_error *err)
     const char *name = L->name ? L->name : "Monte Carlo";
     if (L->runs < 1)
         return hdp_fail(err, HDP_EINPUT, "%s: runs = %ld: need at least one run", name, L->runs);
-    if (L->threads < 0)
-        return hdp_fail(err, HDP_EINPUT, "%s: threads = %d must be >= 0 (0 = one per core)",
-                        name, L->threads);
     const long runs = L->runs;
     loop_state s;
     memset(&s, 0, sizeof s);
     s.L = L;
-    s.nthreads = hdp_mc_loop_threads(runs, L->threads);
+    if (hdp_threads_check(L->threads, name, err) != HDP_OK)
+        return HDP_EINPUT;
+    s.nthreads = hdp_threads_team(runs, L->threads);
     s.stop = runs;
-    s.allocated = 1;
     hdp_status st = HDP_OK;
     s.ws = calloc((size_t)s.nthreads, sizeof *s.ws);
     s.fail = calloc((size_t)s.nthreads, sizeof *s.fail);
@@ -193,6 +195,8 @@ hdp_status hdp_mc_loop_run(const hdp_mc_loop *L, hdp_error *err)
         st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory for %ld runs", name, runs);
         goto done;
     }
+    for (int t = 0; t < s.nthreads; t++)
+        s.fail[t].run = runs; /* none failed */
     /* run r's stream: the first stream jumped r times (2^128 outputs apart) */
     if (s.streams) {
         s.streams[0] = *L->first;
@@ -207,13 +211,20 @@ hdp_status hdp_mc_loop_run(const hdp_mc_loop *L, hdp_error *err)
     if (s.pin)
         pthread_getaffinity_np(pthread_self(), sizeof s.allowed, &s.allowed);
     loop_parallel(&s);
-    if (!s.allocated) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the workspaces of %d threads",
-                      s.nthreads);
+    if (L->team)
+        *L->team = s.working;
+    if (!s.working) {
+        if (L->ws_bytes > 0)
+            st = hdp_fail(err, HDP_ENOMEM,
+                          "%s: out of memory for the workspace of a thread (about %.3g MB)",
+                          name, L->ws_bytes / 1e6);
+        else
+            st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory for the workspace of a thread",
+                          name);
         goto done;
     }
     const loop_failure *first_fail = NULL;
-    for (int t = 0; t < s.nthreads; t++)
+    for (int t = 0; t < s.team; t++)
         if (s.fail[t].run < runs && (!first_fail || s.fail[t].run < first_fail->run))
             first_fail = &s.fail[t];
     if (first_fail)
@@ -280,11 +291,7 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
         return hdp_fail(err, HDP_EINPUT,
                         "runs = %ld: the number of Monte Carlo runs must be an integer >= 1",
                         opt->runs);
-    if (opt->threads < 0)
-        return hdp_fail(err, HDP_EINPUT,
-                        "threads = %d: the number of threads must be >= 0 (0 = one per core)",
-                        opt->threads);
-    return HDP_OK;
+    return hdp_threads_check(opt->threads, "Monte Carlo", err);
 }
 
 hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
@@ -440,6 +447,11 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
         if (!out[r].diverged)
             work[k++] = out[r].jump;
     hdp_mean_stderr(work, nv, 1, &res->final_jump_mean, &res->final_jump_stderr);
+    for (long r = 0; r < runs; r++)
+        if (!out[r].diverged) {
+            res->nonexpansive_violations += out[r].violations;
+            res->feature_clipped += out[r].feature_clipped;
+        }
 }
 
 /* ---- the risk-curve driver ---- */
@@ -459,6 +471,46 @@ static void build_grid(long steps, long P, double *t, long *kgrid)
     }
     kgrid[0] = 0;
     kgrid[P - 1] = steps;
+}
+
+/* the progress within the runs and the cancel flag (hdp_mc_tick) */
+struct mc_watch {
+    const char *name;
+    const volatile int *cancel;
+    hdp_mc_steps_fn report;
+    void *user;
+    double done, total; /* steps */
+    double next;        /* omp_get_wtime() of the next report (the first: a second in) */
+};
+
+int hdp_mc_tick(const mc_grid *g, long steps)
+{
+    mc_watch *w = g->watch;
+    if (!w)
+        return 1;
+    if (w->cancel && *w->cancel)
+        return 0;
+    if (!w->report)
+        return 1;
+    double next, now = omp_get_wtime();
+#pragma omp atomic update
+    w->done += (double)steps;
+#pragma omp atomic read
+    next = w->next;
+    if (now >= next) {
+#pragma omp critical(hdp_mc_progress)
+        {
+            if (now >= w->next) {
+#pragma omp atomic write
+                w->next = now + 1.0;
+                double done;
+#pragma omp atomic read
+                done = w->done;
+                w->report(w->name, done, w->total, w->user);
+            }
+        }
+    }
+    return 1;
 }
 
 /* what the runs of the risk-curve driver share, and a thread's workspace */
@@ -506,12 +558,13 @@ static void *drive_ws_alloc(const void *vc)
 static hdp_status drive_run(const void *vc, long r, void *vws, hdp_xoshiro *stream, void *slot,
                             hdp_error *err)
 {
-    (void)r;
-    (void)err;
     const drive_ctx *c = vc;
     drive_ws *w = vws;
     *hdp_rng_state(w->rng) = *stream;
     c->method->run(c->ctx, c->grid, w->ws, w->rng, slot);
+    const mc_watch *watch = c->grid->watch;
+    if (watch->cancel && *watch->cancel) /* the run may have stopped early: not done */
+        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", watch->name, r);
     return HDP_OK;
 }
 
@@ -553,7 +606,10 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         goto done;
     }
     build_grid(steps, P, res->t, kgrid);
-    mc_grid grid = {steps, P, kgrid, hdp_mc_threshold(m)};
+    mc_watch watch = {method->name, opt->cancel, opt->step_progress, opt->progress_user, 0,
+                      (double)runs * (double)steps, omp_get_wtime() + 1.0};
+    long every = (4L << 20) / (m->d > 0 ? m->d : 1);
+    mc_grid grid = {steps, P, kgrid, hdp_mc_threshold(m), every > 0 ? every : 1, &watch};
     res->threshold = grid.threshold;
     for (long r = 0; r < runs; r++) {
         out[r].risk = curves + (size_t)r * (size_t)P;
@@ -569,7 +625,8 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
                         .run = drive_run, .first = &first, .slots = out,
                         .slot_size = sizeof *out, .progress = opt->progress,
                         .progress_user = opt->progress_user, .pin = 1,
-                        .cancel = opt->cancel};
+                        .cancel = opt->cancel, .team = &res->threads,
+                        .ws_bytes = 3.0 * sizeof(double) * (double)m->d};
     if ((st = hdp_mc_loop_run(&loop, err)) != HDP_OK)
         goto done;
     if (opt->final_risks) /* run r's excess risk at t = 1, NaN when it diverged */

@@ -8,9 +8,10 @@
  *    runs over seeds, initialisations, draws or configurations (rf_sim.c, rf_configs.c, kl*.c,
  *    nc_train.c, si.c).
  *    Runs 0..runs-1 go to OpenMP threads (dynamic schedule, one run at a time); each
- *    thread allocates its own workspace inside the parallel region (glibc then serves it
- *    from the thread's own arena: no cache line written by two threads) and frees it
- *    afterwards. Run r gets its own random stream — the caller's first stream jumped r
+ *    thread of the team OpenMP actually gives (any size from 1 to the request: OMP_DYNAMIC,
+ *    OMP_THREAD_LIMIT, a call from inside the caller's parallel region) allocates its own
+ *    workspace inside the parallel region (glibc then serves it from the thread's own
+ *    arena: no cache line written by two threads) and frees it afterwards. Run r gets its own random stream — the caller's first stream jumped r
  *    times (rng.h: 2^128 outputs apart), or none when the run positions its own — and its
  *    own output slot; the caller reduces the slots serially in run order after the loop,
  *    so that the results do not depend on the thread count. A run that fails (out of
@@ -53,7 +54,8 @@ typedef struct {
     long runs;        /* >= 1 */
     int threads;      /* OpenMP threads; 0 = OpenMP's default; at most runs are used */
     const void *ctx;  /* read by every run (shared, read-only) */
-    /* per-thread workspace (both NULL: none); ws_alloc returns NULL when out of memory */
+    /* per-thread workspace (both NULL: none); ws_alloc returns NULL when out of memory (that
+     * thread then takes no run) */
     void *(*ws_alloc)(const void *ctx);
     void (*ws_free)(void *ws);
     hdp_mc_run_fn run;
@@ -73,14 +75,22 @@ typedef struct {
     /* nonzero (set from any thread): the runs not yet started are skipped and the loop
      * returns HDP_ECANCELLED; NULL: never */
     const volatile int *cancel;
+    /* about how many bytes a workspace takes, for the message when none can be allocated
+     * (0: unknown) */
+    double ws_bytes;
+    /* NULL, or receives the threads OpenMP gave the loop (at most hdp_mc_loop_threads: fewer
+     * under OMP_DYNAMIC, inside the caller's parallel region, or when the process cannot
+     * create more threads, see sim/threads.h) */
+    int *team;
 } hdp_mc_loop;
 
-/* The number of threads the loop uses for runs runs and a request threads (0 = OpenMP's
- * default): at least 1, at most runs. */
+/* The number of threads the loop asks for with runs runs and a request threads (0 =
+ * OpenMP's default): at least 1, at most runs, 4096 and OMP_THREAD_LIMIT (sim/threads.h). */
 int hdp_mc_loop_threads(long runs, int threads);
 
-/* Run the loop. HDP_EINPUT when runs < 1 or threads < 0, HDP_ENOMEM when a workspace or
- * the streams cannot be allocated, the lowest failing run's status and message, else
+/* Run the loop. HDP_EINPUT when runs < 1 or threads < 0 or > 4096 (sim/threads.h),
+ * HDP_ENOMEM when the streams or not one thread's workspace can be allocated (a thread
+ * without one takes no run; the others run them all), the lowest failing run's status and message, else
  * HDP_ECANCELLED when *cancel was set before every run had started. */
 hdp_status hdp_mc_loop_run(const hdp_mc_loop *loop, hdp_error *err);
 
@@ -89,12 +99,24 @@ hdp_status hdp_mc_loop_run(const hdp_mc_loop *loop, hdp_error *err);
 /* What one run sees of the grid. Iterate k (theta_k, or the SDE state after k
  * steps) is recorded at grid point i when k = kgrid[i]; kgrid[0] = 0,
  * kgrid[points-1] = steps. */
+typedef struct mc_watch mc_watch; /* the progress and cancel flag the runs share (mc.c) */
+
 typedef struct {
     long steps;         /* steps per run */
     long points;        /* grid size */
     const long *kgrid;  /* [points] k_i = round(t_i steps), <= steps - 1 for t_i < 1 */
     double threshold;   /* divergence: excess risk above this at a grid point */
+    long every;         /* a run calls hdp_mc_tick after every `every` steps (about 4 million
+                           coordinate updates) */
+    mc_watch *watch;
 } mc_grid;
+
+/* Within a run (issue 29): after every g->every steps, steps steps done. Adds them to the
+ * progress within the runs (hdp_mc_options.step_progress, about once a second from the
+ * first second on) and returns
+ * 0 when the loop's cancel flag is set: the run then stops at once (its curve is not used,
+ * the loop returns HDP_ECANCELLED). */
+int hdp_mc_tick(const mc_grid *g, long steps);
 
 /* One run's output (slots owned by the driver). */
 typedef struct {
@@ -102,6 +124,9 @@ typedef struct {
     double *clipped;  /* [points] clipped fraction in (k_{i-1}, k_i]; 0 at i = 0 */
     double jump;      /* final-iterate jump (see hdp_mc_result) */
     int diverged;     /* 1: stopped, excluded from the statistics */
+    /* steps whose update was not non-expansive, eta_k ||x_k||^2 > 2, and rows that
+     * clip.feature_norm clipped (docs/theory.md §6.1; sim only, 0 for the SDE) */
+    double violations, feature_clipped;
 } mc_run_out;
 
 /* A run's recording on the grid, the same for every method: the start (iterate 0 at the
@@ -116,7 +141,8 @@ int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
 
 typedef struct {
     const char *name; /* "sim" or "sde" (progress bar, messages) */
-    /* per-thread workspace; NULL when out of memory. Called in the thread that uses it. */
+    /* per-thread workspace (about three vectors of d doubles: the driver's message says so);
+     * NULL when out of memory. Called in the thread that uses it. */
     void *(*ws_alloc)(const void *ctx);
     void (*ws_free)(void *ws);
     /* One run on the stream in rng; fills out (all of risk/clipped unless diverged). */

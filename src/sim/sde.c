@@ -276,6 +276,10 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             out->jump = after - R;
             R = after;
         }
+        if ((j + 1) % g->every == 0 && !hdp_mc_tick(g, g->every)) {
+            out->diverged = 1; /* cancelled (issue 29): the loop reports it */
+            return;
+        }
         if (p < g->points && g->kgrid[p] == j + 1 && /* a grid point: no call on other steps */
             !hdp_mc_record(g, j + 1, R, &clip_sum, &p, out)) {
             out->diverged = 1;

@@ -35,7 +35,7 @@ expect "command" "validate" 1 hdpsgd val
 expect "commands starting with s" "schedule sde sim sim-index sweep" 1 hdpsgd s
 expect "help COMMAND" "rates rf rf-experiment" 2 hdpsgd help r
 expect "-V and --version" "--version" 1 hdpsgd --vers
-expect "--set clip.<Tab>" "clip.c=" 3 hdpsgd ode --set clip.
+expect "--set clip.<Tab>" "clip.c= clip.feature_norm=" 3 hdpsgd ode --set clip.
 expect "--set data.spec<Tab>" "data.spectrum= data.spectrum_alpha= data.spectrum_file=" 3 hdpsgd sim --set data.spec
 expect "--set data.spectrum=<Tab> (split at =)" "file isotropic powerlaw twolevel" 4 hdpsgd ode --set data.spectrum =
 expect "--set data.spectrum=iso<Tab> (split at =)" "isotropic" 5 hdpsgd ode --set data.spectrum = iso

@@ -106,6 +106,79 @@ bad() { # bad NAME ARGS...: exit 2, a message, no JSON file
   check "$name: exit 2 ($(head -n1 "$work/err" | cut -c1-90))" test $rc -eq 2
   check "$name: no output" bash -c "! ls '$work' | grep -q 'bad.json'"
 }
+# The accountant's precondition (docs/theory.md §6.1): every step non-expansive, eta_k ||x||^2 <= 2.
+for key in nonexpansive_p_step nonexpansive_expected_violations nonexpansive_negligible feature_norm \
+           feature_clip_fraction; do
+  check "JSON has $key" grep -q "\"$key\":" "$work/d.json"
+done
+check "default model: ~1e-18 per step, negligible, no warning" py "$work/d.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 1e-19 < d['nonexpansive_p_step'] < 1e-17 and d['nonexpansive_negligible'] is True
+assert d['nonexpansive_threshold'] == 800 and d['feature_norm'] == 0
+PY
+check "default model: the precondition is stated" grep -q 'eta_k ||x_k||^2 <= 2' "$work/out"
+check "default model: no warning" bash -c "! grep -q WARNING '$work/out'"
+near=(--set data.d=800 --set data.gamma=0.5 --set data.spectrum=isotropic --set clip.c=inf
+      --set privacy.rho=inf --set schedule.kind=constant --set schedule.eta0=3.5)
+"$bin" privacy "${near[@]}" --json "$work/near.json" >"$work/near.out" 2>&1
+check "near-stability: 0.2999 % per step (chi2_800 > 914.29), 4.80 per run, a warning" py "$work/near.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d['nonexpansive_p_step'] - 0.0029990) < 1e-6, d['nonexpansive_p_step']
+assert abs(d['nonexpansive_expected_violations'] - 1600 * d['nonexpansive_p_step']) < 1e-9
+assert d['nonexpansive_negligible'] is False and d['nonexpansive_expected_exact'] is True
+PY
+check "near-stability at rho = inf: a note, no warning" grep -q 'claims no privacy anyway' "$work/near.out"
+priv=(--set data.d=800 --set data.gamma=0.5 --set data.spectrum=isotropic --set clip.c=1
+      --set privacy.rho=1 --set schedule.kind=output --set schedule.eta0=3.5)
+"$bin" privacy "${priv[@]}" --json "$work/priv.json" >"$work/priv.out" 2>&1
+check "near-stability, private (rho = 1, output schedule): the same 0.2999 %, a WARNING" \
+  grep -q 'WARNING: the expected number of violating steps, 4.8 per run' "$work/priv.out"
+"$bin" privacy "${priv[@]}" --set clip.feature_norm=auto >"$work/priv2.out" 2>&1
+check "near-stability, private, feature_norm = auto: no warning" bash -c "! grep -q WARNING '$work/priv2.out'"
+"$bin" privacy "${near[@]}" --set clip.feature_norm=auto --json "$work/auto.json" >"$work/auto.out" 2>&1
+check "feature_norm = auto: no violation left, 0.3 % of rows clipped, no warning" py "$work/auto.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['nonexpansive_p_step'] == 0 and d['nonexpansive_expected_violations'] == 0
+assert d['nonexpansive_log10_p_step'] is None and d['nonexpansive_negligible'] is True
+assert abs(d['feature_norm'] ** 2 - 3200 / 3.5) < 1e-9 and abs(d['feature_clip_fraction'] - 0.002999) < 1e-6
+assert 0 < d['feature_clip_moment'] < 1e-4 and d['model']['clip']['feature_norm'] == 'auto'
+PY
+check "feature_norm = auto: no warning" bash -c "! grep -q WARNING '$work/auto.out'"
+"$bin" sim "${near[@]}" --runs 20 --seed 2 -o "$work/s.csv" --json "$work/s.json" 2>"$work/s.err"
+check "sim counts violating steps within 4 standard errors of 0.2999 %, with a warning" py "$work/s.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+p, steps = 0.0029990, 20 * 1600
+assert d['nonexpansive_violations'] == d['nonexpansive_violations_per_run'] * 20
+assert abs(d['nonexpansive_violation_fraction'] - p) < 4 * math.sqrt(p * (1 - p) / steps), d
+PY
+check "sim: the warning names the precondition" grep -q 'not non-expansive' "$work/s.err"
+"$bin" sim "${near[@]}" --set clip.feature_norm=auto --runs 20 --seed 2 -o "$work/s2.csv" --json "$work/s2.json" 2>"$work/s2.err"
+check "sim with feature_norm = auto: no violation, the same rows clipped" py "$work/s.json" "$work/s2.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert b['nonexpansive_violations'] == 0 and b['feature_clipped'] == a['nonexpansive_violations'] > 0
+PY
+check "sim with feature_norm = auto: no warning" bash -c "! grep -q 'non-expansive' '$work/s2.err'"
+"$bin" ode "${near[@]}" --set clip.feature_norm=auto -o /dev/null 2>"$work/o.err"
+check "ode with feature_norm = auto near stability: a note that the ODE leaves 0.3 % of rows out" \
+  grep -q 'clips a fraction 0.003 of the rows' "$work/o.err"
+"$bin" ode --set clip.feature_norm=auto -o /dev/null 2>"$work/o2.err"
+check "ode with feature_norm = auto on the default model: no note (1e-18 of the rows)" \
+  bash -c "! grep -q 'clips a fraction' '$work/o2.err'"
+"$bin" validate --set clip.feature_norm=auto --runs 20 --seed 3 --json "$work/v.json" >/dev/null 2>&1
+check "validate passes on the default model with feature_norm = auto, no row clipped" py "$work/v.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['pass'] is True and d['feature_clipped'] == 0 and d['nonexpansive_violations'] == 0
+assert abs(d['feature_norm'] - 800 ** 0.5) < 1e-12
+PY
+bad "feature_norm < 0" --set clip.feature_norm=-2
+bad "feature_norm a word" --set clip.feature_norm=big
+
 bad "epsilon 0" --epsilon 0
 bad "epsilon < 0" --epsilon -1
 bad "delta 0" --delta 0

@@ -33,10 +33,11 @@ check "d = 2 is detected: exit 1" test $? -eq 1
 check "d = 2: verdict FAIL" grep -q '^verdict: FAIL' "$work/out"
 check "d = 2: JSON pass false" python3 -c "import json; d=json.load(open('$work/s.json')); assert d['pass'] is False and 'sde_pass' not in d"
 
+# the figure is one of the outputs (issue 29): without gnuplot, exit 3 before anything runs
 HDPSGD_GNUPLOT=/nonexistent/gnuplot "$bin" validate "${quick[@]}" --figure "$work/g.png" >"$work/out" 2>"$work/err"
-check "gnuplot missing: still exit 0" test $? -eq 0
+check "gnuplot missing: exit 3" test $? -eq 3
 check "gnuplot missing: clear message" grep -q 'gnuplot not found' "$work/err"
-check "gnuplot missing: data written" test -s "$work/g.sim.csv"
+check "gnuplot missing: no data written" test ! -e "$work/g.sim.csv"
 check "gnuplot missing: no figure" test ! -e "$work/g.png"
 
 for ext in pdf svg; do

@@ -1,11 +1,13 @@
 /* plot.c — figures through gnuplot; see plot.h. */
-#include "io/plot.h"
+#include "plot.h"
 
 #include "io/output.h"
+#include "plot_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,27 +38,6 @@ const char *hdp_plot_gnuplot(void)
         p += len + (colon ? 1 : 0);
     }
     return NULL;
-}
-
-void hdp_plot_assign(char *buf, size_t size, const char *var, const char *value)
-{
-    /* a gnuplot double-quoted string: escape \\ and \", newline as \\n */
-    size_t used = strlen(buf);
-    used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s=\"", var);
-    for (const char *c = value; *c && used + 4 < size; c++) {
-        if (*c == '\n') {
-            buf[used++] = '\\';
-            buf[used++] = 'n';
-            continue;
-        }
-        if (*c == '"' || *c == '\\') buf[used++] = '\\';
-        buf[used++] = *c;
-    }
-    if (used + 3 < size) {
-        buf[used++] = '"';
-        buf[used++] = '\n';
-        buf[used] = '\0';
-    }
 }
 
 /* ---- the user's style and the house style ---- */
@@ -187,82 +168,33 @@ static void write_house_style(FILE *f, double fs)
 }
 
 /* Strings of the user's style: the key and log axes, re-applied before every plot command of
- * the script (the script sets its own first), and the labels. */
+ * the script (the script sets its own first), and the labels. The key is words of a fixed
+ * vocabulary (checked by the command line), the labels single-quoted strings. */
 static void write_user_style(FILE *f, const char *caption_path)
 {
     const hdp_plot_style *s = &style_now;
-    char user[512] = "";
-    size_t used = 0;
-    if (s->key)
-        used += (size_t)snprintf(user + used, sizeof user - used, "set key %s; ", s->key);
-    if (s->logx && used < sizeof user)
-        used += (size_t)snprintf(user + used, sizeof user - used, "set logscale x; set mxtics; ");
-    if (s->logy && used < sizeof user)
-        snprintf(user + used, sizeof user - used, "set logscale y; set mytics; ");
-    char buf[1200] = "";
-    hdp_plot_assign(buf, sizeof buf, "fig_user", user[0] ? user : "fig_noop = 0");
-    fputs(buf, f);
+    fputs("fig_user = 'fig_noop = 0", f);
+    if (s->key) {
+        fputs("; set key ", f);
+        for (const char *c = s->key; *c; c++) /* the vocabulary: letters and spaces */
+            if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == ' ')
+                fputc(*c, f);
+    }
+    if (s->logx)
+        fputs("; set logscale x; set mxtics", f);
+    if (s->logy)
+        fputs("; set logscale y; set mytics", f);
+    fputs("'\n", f);
     fprintf(f, "user_nlabels = %d\n", s->nlabels);
     for (int i = 0; i < s->nlabels; i++) {
-        char var[32], lb[1200] = "";
-        snprintf(var, sizeof var, "user_label_%d", i + 1);
-        hdp_plot_assign(lb, sizeof lb, var, s->labels[i]);
-        fputs(lb, f);
+        fprintf(f, "user_label_%d = ", i + 1);
+        hdp_plot_fquote(f, s->labels[i]);
+        fputs("\n", f);
     }
     fputs("ulabel(i, def) = i <= user_nlabels ? value(sprintf('user_label_%d', i)) : def\n", f);
-    if (s->no_title) {
-        fputs("if (!exists('title_text')) { title_text = '' }\nset print '", f);
-        for (const char *c = caption_path; *c; c++) {
-            if (*c == '\'') fputc('\'', f);
-            fputc(*c, f);
-        }
-        fputs("'\nprint title_text\nunset print\ntitle_text = ''\n", f);
-    }
-}
-
-/* The caller's assignments, with the title broken into lines that fit the figure's width
- * (at spaces; a line holds about width / (0.62 font size) characters). */
-static void write_assignments(FILE *f, const char *a, double width_in, double fs)
-{
-    const char *t = strstr(a, "title_text=\"");
-    if (!t || (t != a && t[-1] != '\n' && t[-1] != ' ' && t[-1] != ';')) {
-        fputs(a, f);
-        return;
-    }
-    int maxc = (int)(width_in * 72.0 / ((fs + 1) * 0.62));
-    if (maxc < 20) maxc = 20;
-    t += strlen("title_text=\"");
-    fwrite(a, 1, (size_t)(t - a), f);
-    int col = 0;
-    const char *c = t;
-    for (; *c && *c != '"'; c++) {
-        if (*c == '\\' && c[1] == 'n') {
-            fputs("\\n", f);
-            c++;
-            col = 0;
-            continue;
-        }
-        if (*c == '\\' && c[1]) {
-            fputc(*c++, f);
-            fputc(*c, f);
-            col++;
-            continue;
-        }
-        if (*c == ' ') {
-            /* break here when the next word does not fit */
-            int next = 0;
-            for (const char *w = c + 1; *w && *w != ' ' && *w != '"' && *w != '\\'; w++)
-                next += ((unsigned char)*w & 0xC0) != 0x80;
-            if (col + 1 + next > maxc) {
-                fputs("\\n", f);
-                col = 0;
-                continue;
-            }
-        }
-        fputc(*c, f);
-        col += ((unsigned char)*c & 0xC0) != 0x80;
-    }
-    fputs(c, f);
+    if (s->no_title) /* caption_path: in the private folder, no quote */
+        fprintf(f, "if (!exists('title_text')) { title_text = '' }\nset print '%s'\n"
+                   "print title_text\nunset print\ntitle_text = ''\n", caption_path);
 }
 
 /* The script, with @fig_user before every plot command. */
@@ -393,12 +325,13 @@ static int copy_tex(const char *from, FILE *out, const char *tmpdir, const char 
     FILE *in = fopen(from, "r");
     if (!in)
         return -1;
-    char line[8192];
+    char *line = NULL;
+    size_t cap = 0;
     char gfx[4200];
     snprintf(gfx, sizeof gfx, "%s/figure}", tmpdir);
     const char *base = strrchr(final_stem, '/');
     base = base ? base + 1 : final_stem;
-    while (fgets(line, sizeof line, in)) {
+    while (getline(&line, &cap, in) > 0) {
         char *strut = strstr(line, "\\strut{}");
         char *g = strstr(line, gfx);
         if (g) {
@@ -416,8 +349,10 @@ static int copy_tex(const char *from, FILE *out, const char *tmpdir, const char 
             fputs(line, out);
         }
     }
+    int bad = ferror(in);
+    free(line);
     fclose(in);
-    return 0;
+    return bad ? -1 : 0;
 }
 
 static int copy_file(const char *from, FILE *out)
@@ -429,28 +364,105 @@ static int copy_file(const char *from, FILE *out)
     size_t got;
     while ((got = fread(buf, 1, sizeof buf, in)) > 0)
         fwrite(buf, 1, got, out);
+    int bad = ferror(in);
     fclose(in);
-    return 0;
+    return bad ? -1 : 0;
 }
 
-static void remove_tree(const char *dir)
+/* the files of the private folder, besides data1.csv ... (hdp_out_tmpdir_track) */
+static const char *const tmp_names[] = {"script.gp",  "err.txt",    "figure.png",  "figure.pdf",
+                                        "figure.svg", "figure.eps", "figure.tex", "caption.txt",
+                                        NULL};
+
+/* The private folder's template: $TMPDIR/hdpsgd-plot-XXXXXX when TMPDIR is an absolute path
+ * of at most 150 bytes of letters, digits and / . _ - (the folder's name is written into the
+ * script between single quotes), else /tmp/hdpsgd-plot-XXXXXX. */
+static void private_folder_template(char *dir, size_t size)
 {
-    static const char *names[] = {"script.gp", "err.txt", "figure.png", "figure.pdf",
-                                  "figure.svg", "figure.eps", "figure.tex", "caption.txt"};
-    char path[4300];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    const char *t = getenv("TMPDIR");
+    int ok = t && t[0] == '/' && strlen(t) <= 150;
+    for (const char *c = t; ok && *c; c++)
+        ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+             strchr("/._-", *c);
+    snprintf(dir, size, "%s/hdpsgd-plot-XXXXXX", ok ? t : "/tmp");
+}
+
+static void remove_tree(const char *dir, int ndata)
+{
+    char path[256];
+    for (int i = 0; tmp_names[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, tmp_names[i]);
+        unlink(path);
+    }
+    for (int i = 1; i <= ndata; i++) {
+        snprintf(path, sizeof path, "%s/data%d.csv", dir, i);
         unlink(path);
     }
     rmdir(dir);
 }
 
-/* The script gnuplot runs: the terminal, the house style, the figure's assignments and
- * size, the user's style, the figure's script (plots/NAME.gp); a script without multiplot
- * runs twice, a dry run on the terminal unknown first to learn its axes' ranges. */
+/* The data files into the private folder, as data1.csv, ...: the script never sees a name
+ * that came from outside. */
+static hdp_status private_data(const hdp_plot_vars *v, const char *dir, hdp_error *err)
+{
+    for (int i = 0; i < v->nfiles; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/data%d.csv", dir, i + 1);
+        FILE *out = fopen(path, "wb");
+        if (!out)
+            return hdp_fail(err, HDP_EIO, "cannot create a temporary file for gnuplot: %s",
+                            strerror(errno));
+        int bad_in = 0;
+        if (v->data[i])
+            fwrite(v->data[i], 1, v->data_len[i], out);
+        else
+            bad_in = copy_file(v->files[i], out) != 0;
+        int saved = errno;
+        int bad_out = ferror(out) != 0;
+        bad_out |= fclose(out) != 0;
+        if (bad_in)
+            return hdp_fail(err, HDP_EIO, "%s: cannot read the figure's data: %s", v->files[i],
+                            strerror(saved));
+        if (bad_out)
+            return hdp_fail(err, HDP_EIO, "cannot write a temporary file for gnuplot: %s",
+                            strerror(errno ? errno : EIO));
+    }
+    return HDP_OK;
+}
+
+/* Whether a file gnuplot wrote is whole: a PNG ends with its IEND chunk, a PDF or EPS with
+ * %%EOF, an SVG with </svg>, a cairolatex .tex with \endgroup (trailing white space
+ * allowed). gnuplot can exit 0 after its terminal failed to write. */
+static int whole(const char *path, const char *ext)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    unsigned char tail[64];
+    size_t n = 0;
+    if (fseek(f, -(long)sizeof tail, SEEK_END) != 0)
+        rewind(f);
+    n = fread(tail, 1, sizeof tail, f);
+    fclose(f);
+    if (!strcmp(ext, ".png")) {
+        static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D',
+                                               0xae, 0x42, 0x60, 0x82};
+        return n >= 12 && !memcmp(tail + n - 12, iend, 12);
+    }
+    while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == '\r' || tail[n - 1] == ' '))
+        n--;
+    const char *end = !strcmp(ext, ".svg") ? "</svg>" : !strcmp(ext, ".tex") ? "\\endgroup" : "%%EOF";
+    size_t m = strlen(end);
+    return n >= m && !memcmp(tail + n - m, end, m);
+}
+
+/* The script gnuplot runs: the terminal, the house style, the private folder, the figure's
+ * variables and title, the user's style, the figure's script (plots/NAME.gp); a script
+ * without multiplot runs twice, a dry run on the terminal unknown first to learn its axes'
+ * ranges. Every name in it is the private folder's. */
 static void write_gnuplot_script(FILE *f, const char *name, const char *script,
-                                 const char *out_path, const char *assignments,
-                                 const char *fig_tmp, const char *cap_tmp)
+                                 const char *out_path, const hdp_plot_vars *vars,
+                                 const char *dir, const char *fig_tmp, const char *cap_tmp)
 {
     char term[512];
     terminal_for(out_path, name, term, sizeof term);
@@ -459,13 +471,16 @@ static void write_gnuplot_script(FILE *f, const char *name, const char *script,
         fputs("set terminal unknown\n", f);
     else
         fprintf(f, "%s\nset output '%s'\n", term, fig_tmp);
-    write_house_style(f, style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
-    {
+    double fs = style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE;
+    write_house_style(f, fs);
+    fprintf(f, "fig_dir = '%s'\n", dir);
+    if (vars->text)
+        fputs(vars->text, f);
+    if (vars->has_title) {
         double w = style_now.width, h = style_now.height;
         if (!(w > 0 && h > 0))
             default_size(name, &w, &h);
-        write_assignments(f, assignments ? assignments : "", w,
-                          style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE);
+        hdp_plot_write_title(f, vars->title, w, fs);
     }
     fputs("\n", f);
     write_user_style(f, cap_tmp);
@@ -490,35 +505,110 @@ static void write_gnuplot_script(FILE *f, const char *name, const char *script,
     fputs("\nset output\n", f);
 }
 
-/* gnuplot's figure, and its companions (the .tex's graphics, the caption), published
- * through the output layer: all or none */
-static hdp_status publish(const char *out_path, const char *dir, const char *fig_tmp,
-                          const char *gfx_tmp, const char *cap_tmp, int is_tex, hdp_error *err)
+/* gnuplot's figure, and its companions (the .tex's graphics, the caption), added to the
+ * command's output set (or to a set of their own, committed here) */
+static hdp_status publish(hdp_outset *set, const char *out_path, const char *dir,
+                          const char *fig_tmp, const char *gfx_tmp, const char *cap_tmp,
+                          int is_tex, hdp_error *err)
 {
     char companions[2][4200], stem[4200];
     int nc = hdp_plot_companions(out_path, companions, 2);
     stem_of(out_path, stem, sizeof stem);
-    hdp_outset set;
-    hdp_outset_init(&set, err);
-    FILE *o = hdp_outset_add(&set, out_path);
+    hdp_outset own;
+    if (!set) {
+        hdp_outset_init(&own, err);
+        set = &own;
+    }
+    FILE *o = hdp_outset_add(set, out_path);
     if (o && (is_tex ? copy_tex(fig_tmp, o, dir, stem) : copy_file(fig_tmp, o)) != 0)
-        set.status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s", strerror(errno));
+        set->status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s", strerror(errno));
     for (int i = 0; i < nc; i++) {
-        o = hdp_outset_add(&set, companions[i]);
+        o = hdp_outset_add(set, companions[i]);
         const char *from = (is_tex && i == 0) ? gfx_tmp : cap_tmp;
         if (o && copy_file(from, o) != 0)
-            set.status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s",
-                                  strerror(errno));
+            set->status = hdp_fail(err, HDP_EIO, "cannot read gnuplot's output: %s",
+                                   strerror(errno));
     }
-    return hdp_outset_commit(&set);
+    return set == &own ? hdp_outset_commit(&own) : set->status;
 }
 
-hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *assignments,
-                         hdp_error *err)
+/* gnuplot on the script, without a shell: standard input and output /dev/null, errors to
+ * efd; the termination signals and SIGXFSZ at their default in gnuplot (a file-size limit
+ * kills it rather than leaving a cut file), its process known to the signal handler. */
+static int run_gnuplot(const char *gp, const char *script_path, int efd, int *status)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, efd, STDERR_FILENO);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t def, none;
+    sigemptyset(&def);
+    sigemptyset(&none);
+    int sigs[] = {SIGXFSZ, SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(&def, sigs[i]);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    char *argv[] = {(char *)"gnuplot", (char *)script_path, NULL};
+    pid_t pid;
+    hdp_out_block_signals(1);
+    int rc = posix_spawn(&pid, gp, &fa, &at, argv, environ);
+    if (rc == 0)
+        hdp_out_tmpdir_child(pid);
+    hdp_out_block_signals(0);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    *status = 0;
+    if (rc == 0) {
+        while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+            ;
+        hdp_out_tmpdir_child(0);
+    }
+    return rc;
+}
+
+/* why gnuplot failed: its status and the end of its messages */
+static hdp_status gnuplot_failed(int rc, int status, int efd, const char *out_path,
+                                 hdp_error *err)
+{
+    char msg[1200] = "";
+    off_t size = lseek(efd, 0, SEEK_END);
+    off_t from = size > (off_t)sizeof msg - 1 ? size - (off_t)(sizeof msg - 1) : 0;
+    lseek(efd, from, SEEK_SET);
+    ssize_t got = read(efd, msg, sizeof msg - 1);
+    msg[got > 0 ? got : 0] = '\0';
+    for (char *c = msg; *c; c++) /* gnuplot echoes the script's line: keep it one line */
+        if (*c == '\n' || *c == '\r' || *c == '\t' || (unsigned char)*c < 0x20) *c = ' ';
+    const char *more = from > 0 ? "..." : "";
+    if (rc != 0)
+        return hdp_fail(err, HDP_EIO, "gnuplot failed drawing %s: %s", out_path, strerror(rc));
+    if (WIFSIGNALED(status))
+        return hdp_fail(err, HDP_EIO, "gnuplot failed drawing %s: killed by signal %d%s %s%s",
+                        out_path, WTERMSIG(status),
+                        WTERMSIG(status) == SIGXFSZ ? " (a file-size limit)" : "", more, msg);
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        return hdp_fail(err, HDP_EIO, "gnuplot failed drawing %s (exit %d): %s%s", out_path,
+                        WEXITSTATUS(status), more, msg[0] ? msg : "no message");
+    return hdp_fail(err, HDP_EIO, "gnuplot failed drawing %s: its output is missing or cut "
+                    "short (a full disk or a file-size limit?)%s%s%s", out_path,
+                    msg[0] ? ": " : "", more, msg);
+}
+
+static hdp_status hdp_plot_draw_inner(const char *name, const char *out_path,
+                                      const hdp_plot_vars *vars, hdp_outset *set,
+                                      hdp_error *err)
 {
     const char *script = hdp_plot_script(name);
     if (!script || !hdp_plot_script("house"))
         return hdp_fail(err, HDP_EINPUT, "no plot script named '%s'", script ? "house" : name);
+    if (vars->failed)
+        return hdp_fail(err, vars->failed == 1 ? HDP_ENOMEM : HDP_EINPUT,
+                        vars->failed == 1 ? "out of memory for the figure's variables"
+                                          : "a figure variable's name is not an identifier");
     const char *ext = extension_of(out_path);
     if (!ext)
         return hdp_fail(err, HDP_EINPUT,
@@ -530,61 +620,66 @@ hdp_status hdp_plot_draw(const char *name, const char *out_path, const char *ass
                         "gnuplot not found (install it: apt-get install gnuplot-nox, or set "
                         "HDPSGD_GNUPLOT); the figure %s was not drawn",
                         out_path);
-    /* gnuplot writes into a private temporary folder; the files are then published where the
-     * output layer puts files (symbolic links written through, the replaced file's mode
-     * kept, all of the figure's files or none) */
-    char dir[64] = "/tmp/hdpsgd-plot-XXXXXX";
-    if (!mkdtemp(dir))
+    /* gnuplot reads and writes only in a private temporary folder, under fixed names; the
+     * files are then published where the output layer puts files (symbolic links written
+     * through, the replaced file's mode kept, with the command's other outputs or none) */
+    char dir[200];
+    private_folder_template(dir, sizeof dir);
+    hdp_out_block_signals(1);
+    int made = mkdtemp(dir) != NULL;
+    int saved = errno;
+    if (made)
+        hdp_out_tmpdir_track(dir, tmp_names, vars->nfiles);
+    hdp_out_block_signals(0);
+    if (!made)
         return hdp_fail(err, HDP_EIO, "cannot create a temporary folder for gnuplot: %s",
-                        strerror(errno));
-    char script_path[128], err_path[128], fig_tmp[128], gfx_tmp[128], cap_tmp[128];
+                        strerror(saved));
+    char script_path[256], err_path[256], fig_tmp[256], gfx_tmp[256], cap_tmp[256];
     snprintf(script_path, sizeof script_path, "%s/script.gp", dir);
     snprintf(err_path, sizeof err_path, "%s/err.txt", dir);
     snprintf(fig_tmp, sizeof fig_tmp, "%s/figure%s", dir, ext);
     snprintf(gfx_tmp, sizeof gfx_tmp, "%s/figure.pdf", dir);
     snprintf(cap_tmp, sizeof cap_tmp, "%s/caption.txt", dir);
     int is_tex = !strcmp(ext, ".tex");
-    hdp_status st = HDP_OK;
+    int efd = -1;
+    hdp_status st = private_data(vars, dir, err);
+    if (st != HDP_OK)
+        goto done;
     FILE *f = fopen(script_path, "w");
-    int efd = open(err_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    efd = open(err_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (!f || efd < 0) {
         st = hdp_fail(err, HDP_EIO, "cannot create a temporary file for gnuplot: %s",
                       strerror(errno));
         if (f) fclose(f);
         goto done;
     }
-    write_gnuplot_script(f, name, script, out_path, assignments, fig_tmp, cap_tmp);
-    if (fclose(f) != 0) {
+    write_gnuplot_script(f, name, script, out_path, vars, dir, fig_tmp, cap_tmp);
+    int bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
         st = hdp_fail(err, HDP_EIO, "cannot write the gnuplot script: %s", strerror(errno));
         goto done;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, efd, STDERR_FILENO);
-    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {(char *)"gnuplot", script_path, NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, gp, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
     int status = 0;
-    if (rc == 0)
-        waitpid(pid, &status, 0);
+    int rc = run_gnuplot(gp, script_path, efd, &status);
     struct stat sb;
-    if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(fig_tmp, &sb) != 0 ||
-        sb.st_size == 0 || (is_tex && stat(gfx_tmp, &sb) != 0) ||
-        (style_now.no_title && stat(cap_tmp, &sb) != 0)) {
-        char msg[600] = "";
-        lseek(efd, 0, SEEK_SET);
-        ssize_t got = read(efd, msg, sizeof msg - 1);
-        msg[got > 0 ? got : 0] = '\0';
-        st = hdp_fail(err, HDP_EIO, "gnuplot failed drawing %s: %s", out_path,
-                      msg[0] ? msg : (rc ? strerror(rc) : "no output"));
+    if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !whole(fig_tmp, ext) ||
+        (is_tex && !whole(gfx_tmp, ".pdf")) || (style_now.no_title && stat(cap_tmp, &sb) != 0)) {
+        st = gnuplot_failed(rc, status, efd, out_path, err);
         goto done;
     }
-    st = publish(out_path, dir, fig_tmp, gfx_tmp, cap_tmp, is_tex, err);
+    st = publish(set, out_path, dir, fig_tmp, gfx_tmp, cap_tmp, is_tex, err);
 done:
     if (efd >= 0) close(efd);
-    remove_tree(dir);
+    remove_tree(dir, vars->nfiles);
+    hdp_out_tmpdir_track(NULL, NULL, 0);
+    return st;
+}
+
+hdp_status hdp_plot_draw(hdp_outset *set, const char *name, const char *out_path,
+                         const hdp_plot_vars *vars, hdp_error *err)
+{
+    hdp_status st = hdp_plot_draw_inner(name, out_path, vars, set, err);
+    if (st != HDP_OK && set && set->status == HDP_OK)
+        set->status = st; /* the command's outputs are one set: none is published */
     return st;
 }
