@@ -174,8 +174,14 @@ void cli_print_man(FILE *f)
           "hdpsgd plot grid\\-out/results.csv \\-\\-x clip.c \\-\\-by data.gamma "
           "\\-\\-y sim_final_risk \\-o grid.pdf\n.fi\n.RE\n",
           f);
-    fputs(".SH SEE ALSO\n\\fBgnuplot\\fR(1), \\fBmpirun\\fR(1); the README.md, docs/ and "
-          "docs/theory.md of the hdpsgd sources.\n", f);
+#ifndef HDPSGD_DOCDIR
+#define HDPSGD_DOCDIR "/usr/local/share/doc/hdpsgd"
+#endif
+    fputs(".SH SEE ALSO\n\\fBgnuplot\\fR(1), \\fBmpirun\\fR(1). The documentation is installed in "
+          HDPSGD_DOCDIR " (for the prefix the build was configured with): README.md, docs/theory.md "
+          "(the mathematics every help text cites by section), docs/reliability.md, "
+          "docs/architecture.md and docs/gallery.md with its figures; the same files are in the "
+          "hdpsgd sources.\n", f);
 }
 
 /* The choices of a model key whose help lists them as "a | b | c", or whose default is a word:
