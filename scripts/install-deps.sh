@@ -10,6 +10,7 @@ packages=(
   libgsl-dev                  # quadrature, minimisers, root finders, statistics, RNG
   libopenblas-dev liblapacke-dev  # BLAS/LAPACK kernels (random features, linear algebra)
   libinih-dev                 # INI parser for model files
+  zlib1g-dev                  # gzipped data files (.npy.gz, IDX .gz, .csv.gz)
   libcmocka-dev               # unit tests
   gnuplot-nox                 # figures (used at run time)
   libopenmpi-dev openmpi-bin  # hdpsgd sweep across ranks and machines (optional at build time)

@@ -34,6 +34,9 @@ extern const cli_opt nc_opts[];
 int cmd_kl(int argc, char **argv);
 extern const cli_opt kl_opts[];
 int cmd_si(int argc, char **argv);
+int cmd_dataset(int argc, char **argv);
+extern const cli_opt dataset_opts[];
+extern const char dataset_usage[], dataset_help[];
 extern const cli_opt si_opts[];
 
 hdp_status ode_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
@@ -79,6 +82,10 @@ static const cli_arg rf_experiment_args[] = {
 static const cli_arg kl_args[] = {
     {"bound|init|run", "the subcommand"},
     {"MODEL.ini", "model file (default: the built-in default model)"},
+    {NULL, NULL},
+};
+static const cli_arg dataset_args[] = {
+    {"FEATURES", "an N x d matrix: .npy, .csv or IDX, gzipped or not"},
     {NULL, NULL},
 };
 static const cli_arg help_args[] = {
@@ -147,6 +154,10 @@ const cli_command hdp_commands[] = {
      si_usage,
      si_help,
      si_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
+    {"dataset", cmd_dataset, "read a data set (.npy, .csv, IDX) and prepare it: spectrum, least-squares target",
+     dataset_usage,
+     dataset_help,
+     dataset_opts, 0, NULL, NULL, NULL, dataset_args, 0},
     {"keys", cmd_keys, "list the model keys with their defaults, or a model's values",
      keys_usage,
      keys_help,

@@ -1,0 +1,115 @@
+/*
+ * hdpsgd/dataset.h — a user's data: N x d feature matrices and N labels read from .npy, .csv
+ * and IDX files (gzipped or not), and their preparation for the risk ODE and the real-row
+ * Monte Carlo (docs/theory.md §9): centring, `scale = trace`, the empirical covariance
+ * Σ = XᵀX/N with its eigendecomposition, the rows rotated into the eigenbasis, labels mapped
+ * to ±1, and the ridge least-squares target θ* with its energy per eigendirection.
+ *
+ * Formats (detected by content — the npy magic "\x93NUMPY", the IDX magic 00 00 08..0e nd,
+ * the gzip magic 1f 8b — with the file's extension as a hint for text):
+ *   .npy   versions 1-3, dtypes <f4 <f8 |u1 |i1 <i4 <i8 (also <u2 <i2 <u4 <u8), C or Fortran
+ *          order, 1-D (N values: labels, or N x 1) or 2-D shapes;
+ *   IDX    the MNIST family's format: big-endian, type codes 08 (u8) 09 (i8) 0b (i16) 0c (i32)
+ *          0d (f32) 0e (f64); 1-D is N values, k-D is N rows of the product of the other
+ *          dimensions (images flattened row by row);
+ *   .csv   numbers separated by commas, one row per line, an optional header line (a first
+ *          line with a cell that is not a number), blank lines at the end ignored.
+ * Bad input is HDP_EINPUT with a message naming the file (and the row and column, or the
+ * byte offset, where that applies): a payload of another size than the header announces, a
+ * truncated gzip stream, an unknown dtype or IDX type code, NaN or inf entries, N < 2, ragged
+ * or non-numeric CSV rows, empty files, more than HDP_DATASET_MAX_BYTES of values (the message
+ * gives the memory needed). Nothing is cut: a file is read to its end or refused.
+ *
+ * Storage: rows stay float32 when every value of the file is exactly a float32 (float32,
+ * 8- and 16-bit integer files: one copy of the rows at 4 bytes per entry), else double.
+ * Preparation (hdp_dataset_prepare) keeps the storage: it overwrites the matrix with the
+ * centred, scaled and rotated rows, rounded to float32 when the storage is float32 (a
+ * relative rounding of 2^-24 per entry); every reduction (mean, Σ, Xᵀy, residuals) is
+ * computed in double.
+ */
+#ifndef HDPSGD_DATASET_H
+#define HDPSGD_DATASET_H
+
+#include "hdpsgd/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most bytes of values one file may hold once loaded (N d times 4 or 8): 8 GiB. */
+#define HDP_DATASET_MAX_BYTES (8LL << 30)
+/* The largest dimension the preparation takes (Σ is d x d in double: 800 MB at 10^4). */
+#define HDP_DATASET_MAX_D 10000L
+
+/* An N x d matrix, row-major; exactly one of f32 and f64 is set. */
+typedef struct {
+    long n, d;
+    float *f32;
+    double *f64;
+} hdp_matrix;
+
+/* Read an N x d matrix (features) from path. A 1-D file gives N x 1. Fills *out (zeroed
+ * first; hdp_matrix_free is always safe). */
+hdp_status hdp_matrix_read(const char *path, hdp_matrix *out, hdp_error *err);
+
+/* Read N labels from path: a 1-D file, or N x 1. *y is malloc'ed (free it), *n its length. */
+hdp_status hdp_labels_read(const char *path, double **y, long *n, hdp_error *err);
+
+/* Entry (i, j) as a double (NaN for a NULL matrix or an index out of range). */
+double hdp_matrix_get(const hdp_matrix *m, long i, long j);
+
+void hdp_matrix_free(hdp_matrix *m);
+
+/* Map labels to ±1: +1 when y[i] equals one of positive[0..npositive), else -1. The
+ * classes must be integers (a label that is not an integer, or a positive class not found
+ * among the labels, is HDP_EINPUT naming `what`, e.g. the labels' file). */
+hdp_status hdp_labels_map_pm1(double *y, long n, const double *positive, long npositive,
+                              const char *what, hdp_error *err);
+
+typedef struct {
+    int no_center;     /* 1: keep the rows as they are (default 0: subtract the mean row) */
+    int no_scale;      /* 1: scale = none (default 0: scale = trace, mean eigenvalue 1) */
+    double ridge;      /* ridge >= 0 of the least-squares target (default 0) */
+    int no_rotate;     /* 1: leave the rows in the original basis (default 0: rotate them) */
+} hdp_dataset_options;
+
+typedef struct {
+    long n, d;
+    hdp_matrix rows;   /* the prepared rows: centred, scaled, in the eigenbasis (x ↦ Uᵀx) */
+    int rotated;       /* 1 when rows are in the eigenbasis */
+    double scale;      /* the factor s the rows were multiplied by (1 for scale = none) */
+    double *mean;      /* the mean row of the file, in its own units (d; zeros: no centring) */
+    double *lambda;    /* eigenvalues of Σ = XᵀX/N of the prepared rows, decreasing (d) */
+    double *u;         /* eigenvectors, row-major d x d: column j is u_j (u[i d + j]) */
+    double trace;      /* tr Σ (d for scale = trace, up to rounding) */
+    double trace_raw;  /* tr Σ before scaling */
+    /* with labels (has_labels): the labels as used (centred when the rows are), the target */
+    int has_labels;
+    double *y;         /* n labels, centred when the rows are (y_mean subtracted) */
+    double y_mean;     /* the label mean subtracted (0 without centring) */
+    double ridge;
+    double *theta;     /* θ* = (Σ + ridge I)⁻¹ Xᵀy/N, in the original basis of the prepared rows */
+    double *theta_eig; /* its coordinates u_jᵀθ* (d) */
+    double *energy;    /* D_j(0) = (d/2)(u_jᵀθ*)² (d), §3.1's convention */
+    double *residual;  /* z_i = y_i - x_iᵀθ* (n) */
+    double theta_norm; /* ‖θ*‖ */
+    double risk0;      /* R^exc(0) = ½ θ*ᵀΣθ* = (1/d) Σ_j λ_j D_j(0) */
+    double tau2;       /* the residuals' variance (1/N) Σ z_i² (their mean is 0 when centred) */
+    double label_var;  /* (1/N) Σ y_i² of the labels as used */
+} hdp_dataset;
+
+/* Prepare rows (taken over: *rows is left empty, its storage becomes out->rows) with labels
+ * y (n values, copied; NULL: none) into *out (zeroed first; hdp_dataset_free is always
+ * safe). opts NULL: the defaults. HDP_EINPUT for n < 2, d > HDP_DATASET_MAX_D, a label
+ * count other than n, a negative ridge, all rows equal (tr Σ = 0 with scale = trace);
+ * HDP_ENUMERIC when LAPACK fails or Σ + ridge I is singular. */
+hdp_status hdp_dataset_prepare(hdp_matrix *rows, const double *y, long ny,
+                               const hdp_dataset_options *opts, hdp_dataset *out,
+                               hdp_error *err);
+
+void hdp_dataset_free(hdp_dataset *ds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

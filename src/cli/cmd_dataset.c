@@ -1,0 +1,213 @@
+/*
+ * cmd_dataset.c — `hdpsgd dataset FEATURES [--labels FILE] [--positive LIST] [--no-center]
+ * [--no-scale] [--ridge R] [--top K] [--json FILE]`: read a user's data (hdpsgd/dataset.h),
+ * prepare it as the empirical model of docs/theory.md §9 and print what the theory sees: N,
+ * d, the scale factor, the top eigenvalues, the trace and, with labels, the least-squares
+ * target's norm, R at θ = 0 and the residual variance.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "hdpsgd/dataset.h"
+#include "io/output.h"
+
+static const char *labels_path, *positive_opt, *json_path;
+static int no_center, no_scale;
+static double ridge_opt;
+static long top_opt;
+
+const cli_opt dataset_opts[] = {
+    {"labels", 0, OPT_STRING, &labels_path, "FILE",
+     "N labels in the same formats (a 1-D or N x 1 .npy, IDX or one-column .csv)"},
+    {"positive", 0, OPT_STRING, &positive_opt, "LIST",
+     "classes mapped to +1, comma-separated (e.g. 0,2,6); the others to -1 (default: labels "
+     "used as numbers)"},
+    {"no-center", 0, OPT_FLAG, &no_center, NULL,
+     "keep the rows as they are (default: subtract the mean row, and the labels' mean)"},
+    {"no-scale", 0, OPT_FLAG, &no_scale, NULL,
+     "scale = none (default: scale = trace, rows rescaled so that the covariance has mean "
+     "eigenvalue 1)"},
+    {"ridge", 0, OPT_DOUBLE, &ridge_opt, "R",
+     "ridge >= 0 of the least-squares target (default 0: minimum-norm least squares)"},
+    {"top", 0, OPT_LONG, &top_opt, "K", "eigenvalues printed, 1..1000 (default 10)"},
+    {"json", 0, OPT_OUTPUT, &json_path, "FILE.json",
+     "write the summary here, with every eigenvalue and D_j(0)"},
+    {NULL, 0, 0, NULL, NULL, NULL},
+};
+const char dataset_usage[] = "FEATURES";
+const char dataset_help[] =
+    "Read an N x d feature matrix (.npy float32/float64/integers in C or Fortran order, .csv "
+    "with an optional header line, or IDX as the MNIST family's files; gzipped or not) and "
+    "prepare it as the toolkit's empirical model: centring, scale = trace, the covariance "
+    "Sigma = X'X/N and its eigendecomposition, and with --labels the ridge least-squares target "
+    "theta* = (Sigma + ridge I)^-1 X'y/N with its energy per eigendirection "
+    "D_j(0) = (d/2)(u_j'theta*)^2 (docs/theory.md section 9). Prints N, d, the scale factor, "
+    "the top eigenvalues, the trace and, with labels, |theta*|, R at theta = 0 and the "
+    "residual variance. Bad files are refused with exit status 2 naming the file (and the row "
+    "and column).";
+
+/* "0,2,6" into classes (at most 256) */
+static int parse_positive(const char *s, double *v, long *n)
+{
+    *n = 0;
+    const char *p = s;
+    for (;;) {
+        char *end;
+        errno = 0;
+        double x = strtod(p, &end);
+        if (end == p || errno || !isfinite(x) || x != floor(x) || *n == 256 ||
+            (*end != ',' && *end != 0)) {
+            fprintf(stderr, "hdpsgd dataset: --positive '%s': expected integer classes separated "
+                    "by commas (at most 256), e.g. 0,2,6\n", s);
+            return EXIT_BAD_INPUT;
+        }
+        v[(*n)++] = x;
+        if (!*end)
+            return 0;
+        p = end + 1;
+    }
+}
+
+static void print_summary(const char *path, const hdp_dataset *ds, long npos)
+{
+    printf("features: %s: N = %ld rows, d = %ld (%s storage)\n", path, ds->n, ds->d,
+           ds->rows.f32 ? "float32" : "float64");
+    printf("centred: %s; scale = %s: factor %.9g (tr Sigma %.9g before, %.9g after)\n",
+           no_center ? "no" : "yes", no_scale ? "none" : "trace", ds->scale, ds->trace_raw,
+           ds->trace);
+    long k = top_opt < ds->d ? top_opt : ds->d;
+    printf("eigenvalues (top %ld of %ld):", k, ds->d);
+    for (long j = 0; j < k; j++)
+        printf(" %.6g", ds->lambda[j]);
+    printf("\n");
+    if (!ds->has_labels)
+        return;
+    if (npos > 0)
+        printf("labels: %s: +1 for classes %s: %ld of %ld\n", labels_path, positive_opt, npos, ds->n);
+    else
+        printf("labels: %s (used as numbers)\n", labels_path);
+    printf("least squares (ridge %.6g): |theta*| = %.9g, R(0) = %.9g, residual variance "
+           "tau^2 = %.9g (label mean %.9g, label variance %.9g)\n",
+           ds->ridge, ds->theta_norm, ds->risk0, ds->tau2, ds->y_mean, ds->label_var);
+}
+
+static void write_json(FILE *f, const char *path, const hdp_dataset *ds, long npos)
+{
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_str(&j, "features", path);
+    hdp_json_int(&j, "n", ds->n);
+    hdp_json_int(&j, "d", ds->d);
+    hdp_json_str(&j, "storage", ds->rows.f32 ? "float32" : "float64");
+    hdp_json_bool(&j, "center", !no_center);
+    hdp_json_str(&j, "scale", no_scale ? "none" : "trace");
+    hdp_json_num(&j, "scale_factor", ds->scale);
+    hdp_json_num(&j, "trace_raw", ds->trace_raw);
+    hdp_json_num(&j, "trace", ds->trace);
+    hdp_json_array(&j, "eigenvalues");
+    for (long i = 0; i < ds->d; i++)
+        hdp_json_num(&j, NULL, ds->lambda[i]);
+    hdp_json_close(&j);
+    if (ds->has_labels) {
+        hdp_json_str(&j, "labels", labels_path);
+        if (npos > 0) {
+            hdp_json_str(&j, "positive", positive_opt);
+            hdp_json_int(&j, "positive_count", npos);
+        }
+        hdp_json_num(&j, "ridge", ds->ridge);
+        hdp_json_num(&j, "label_mean", ds->y_mean);
+        hdp_json_num(&j, "label_variance", ds->label_var);
+        hdp_json_num(&j, "theta_norm", ds->theta_norm);
+        hdp_json_num(&j, "risk0", ds->risk0);
+        hdp_json_num(&j, "residual_variance", ds->tau2);
+        hdp_json_array(&j, "energy");
+        for (long i = 0; i < ds->d; i++)
+            hdp_json_num(&j, NULL, ds->energy[i]);
+        hdp_json_close(&j);
+    }
+    hdp_json_end(&j);
+}
+
+/* read the files and prepare; 0 or an exit status */
+static int load(const char *path, hdp_dataset *ds, long *npos)
+{
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_matrix x;
+    double *y = NULL, classes[256];
+    long ny = 0, nclasses = 0;
+    *npos = 0;
+    if (positive_opt && !labels_path) {
+        fprintf(stderr, "hdpsgd dataset: --positive needs --labels FILE\n");
+        return EXIT_BAD_INPUT;
+    }
+    if (positive_opt && parse_positive(positive_opt, classes, &nclasses))
+        return EXIT_BAD_INPUT;
+    if (hdp_matrix_read(path, &x, &err) != HDP_OK)
+        return cli_fail("dataset", &err);
+    hdp_status st = HDP_OK;
+    if (labels_path) {
+        st = hdp_labels_read(labels_path, &y, &ny, &err);
+        if (st == HDP_OK && ny != x.n)
+            st = hdp_fail(&err, HDP_EINPUT, "%s: %ld labels for the %ld rows of %s: one label "
+                          "per row is needed", labels_path, ny, x.n, path);
+        if (st == HDP_OK && nclasses > 0)
+            st = hdp_labels_map_pm1(y, ny, classes, nclasses, labels_path, &err);
+        for (long i = 0; st == HDP_OK && nclasses > 0 && i < ny; i++)
+            *npos += y[i] > 0;
+    }
+    hdp_dataset_options o = {no_center, no_scale, ridge_opt, 0};
+    if (st == HDP_OK)
+        st = hdp_dataset_prepare(&x, y, ny, &o, ds, &err);
+    hdp_matrix_free(&x);
+    free(y);
+    return st == HDP_OK ? 0 : cli_fail("dataset", &err);
+}
+
+int cmd_dataset(int argc, char **argv)
+{
+    const cli_command *cmd = cli_find_command("dataset");
+    cli_common common;
+    labels_path = positive_opt = json_path = NULL;
+    no_center = no_scale = 0;
+    ridge_opt = 0;
+    top_opt = 10;
+    int rc = cli_start(cmd, argc, argv, &common);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!common.model_path) {
+        fprintf(stderr, "hdpsgd dataset: give the features' file (usage: hdpsgd dataset %s)\n",
+                dataset_usage);
+        return EXIT_BAD_INPUT;
+    }
+    if (top_opt < 1 || top_opt > 1000 || !(ridge_opt >= 0) || !isfinite(ridge_opt)) {
+        fprintf(stderr, "hdpsgd dataset: %s\n", top_opt < 1 || top_opt > 1000
+                ? "--top K: expected 1 to 1000" : "--ridge R: expected a finite number >= 0");
+        return EXIT_BAD_INPUT;
+    }
+    hdp_dataset ds;
+    long npos = 0;
+    if ((rc = load(common.model_path, &ds, &npos)))
+        return rc;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_outfile js = {0};
+    if (json_path) {
+        if (hdp_out_open(&js, json_path, &err) != HDP_OK) {
+            hdp_dataset_free(&ds);
+            return cli_fail("dataset", &err);
+        }
+        write_json(js.f, common.model_path, &ds, npos);
+        if (hdp_out_commit(&js, &err) != HDP_OK)
+            rc = cli_fail("dataset", &err);
+        hdp_out_abort(&js);
+    }
+    if (!rc && !(json_path && strcmp(json_path, "-") == 0))
+        print_summary(common.model_path, &ds, npos);
+    hdp_dataset_free(&ds);
+    return rc;
+}
