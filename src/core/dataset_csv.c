@@ -166,6 +166,14 @@ hdp_status hdp_csv_read(const char *path, hdp_matrix *m, hdp_error *err)
             b--;
         if (b > a && *a == '#')
             continue;
+        const char *c = a;
+        while (c < b && (*c == ' ' || *c == '\t'))
+            c++;
+        if (c == b) {
+            st = hdp_fail(err, HDP_EINPUT, "%s: line %ld is blank: blank lines are accepted only "
+                          "at the end", path, line);
+            break;
+        }
         long cols = 0;
         int header;
         st = parse_line(path, line, a, b, rows == 0 && d < 0, &vs, &cols, &header, err);
