@@ -2,8 +2,9 @@
 # Builds the libFuzzer harnesses with clang and -fsanitize=fuzzer,address,undefined in
 # BUILD — the model parser (fuzz/fuzz_model.c), spectrum files with the eigenvalue
 # binning (fuzz/fuzz_spectrum.c) and the strings handed to gnuplot (fuzz/fuzz_plot_quote.c)
-# — and fuzzes them for SECONDS in all (default 60: a half to the model parser, a third to
-# the spectra, a sixth to the figure strings).
+# and the data readers, .npy, IDX and CSV gzipped or not, with the preparation behind them
+# (fuzz/fuzz_dataset.c) — and fuzzes them for SECONDS in all (default 60: a third to the model
+# parser, a third to the spectra, a sixth to the figure strings, a sixth to the data readers).
 #   fuzz/run.sh BUILD [SECONDS] [HDPSGD]      HDPSGD: a built hdpsgd, for the key dictionary
 # Seeds: models/*.ini, tests/bad-input/ (models, and the --set lines of *.set) and
 # fuzz/corpus/ (inputs that once crashed: keep every one there as a regression test).
@@ -47,6 +48,14 @@ schema_src=("$src/src/core/model_read.c" "$src/src/core/model_finalize.c" "$src/
   $(pkg-config --cflags inih gsl) "$src/fuzz/fuzz_spectrum.c" "$src/src/core/model.c" "${schema_src[@]}" \
   "$src/src/core/spectrum.c" "$src/src/core/error.c" $(pkg-config --libs inih gsl) -lm \
   -o "$build/fuzz_spectrum"
+
+# the data readers and the preparation (fuzz/fuzz_dataset.c: src/core/dataset*.c, LAPACKE)
+# shellcheck disable=SC2046
+"$clang" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I"$src/include" -I"$src/src" \
+  $(pkg-config --cflags zlib lapacke openblas gsl) "$src/fuzz/fuzz_dataset.c" "$src/src/core/dataset_read.c" \
+  "$src/src/core/dataset_csv.c" "$src/src/core/dataset.c" "$src/src/core/error.c" \
+  $(pkg-config --libs zlib lapacke openblas gsl) -lm -o "$build/fuzz_dataset"
 
 # a fresh working corpus, the seeds, and a directory with valid and invalid data files
 rm -rf "$build/corpus" "$build/seeds" "$build/data"
@@ -96,7 +105,7 @@ fuzz() {
   fi
   echo "fuzz: $name: no crash, leak or sanitizer report ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') inputs)"
 }
-fuzz "model parser" "$build/fuzz_model" "$((secs - secs / 3 - secs / 6))" "" "$build/corpus" \
+fuzz "model parser" "$build/fuzz_model" "$((secs - secs / 3 - 2 * (secs / 6)))" "" "$build/corpus" \
   "$build/seeds" "${dict[@]}"
 
 # spectra: seeds are the spectrum files of the repository (text mode: a leading even byte)
@@ -114,3 +123,9 @@ rm -rf "$build/plot-corpus"
 mkdir -p "$build/plot-corpus"
 fuzz "figure strings" "$build/fuzz_plot_quote" "$((secs / 6 > 1 ? secs / 6 : 1))" plot- \
   "$build/plot-corpus" "$src/fuzz/plot-corpus"
+
+# the data readers: seeds are small .npy, IDX and CSV files (first byte: the name and gzip)
+rm -rf "$build/dataset-corpus"
+mkdir -p "$build/dataset-corpus"
+fuzz "data readers" "$build/fuzz_dataset" "$((secs / 6 > 1 ? secs / 6 : 1))" dataset- \
+  "$build/dataset-corpus" "$src/fuzz/dataset-corpus"

@@ -30,6 +30,7 @@ typedef struct {
     gzFile g;
     long long offset; /* bytes of (decompressed) content consumed */
     int gz;           /* 1 when the file is gzip-compressed */
+    long long size;   /* the file's size on disk */
 } stream;
 
 /* read exactly len bytes, or fail naming what was being read */
@@ -93,6 +94,7 @@ static hdp_status s_open(stream *s, const char *path, hdp_error *err)
                         "cannot read '%s': not a regular file (data files are .npy, .csv or IDX "
                         "files, gzipped or not)",
                         path);
+    s->size = (long long)st.st_size;
     if (st.st_size == 0)
         return hdp_fail(err, HDP_EINPUT, "%s: the file is empty", path);
     s->g = gzopen(path, "rb");
@@ -139,10 +141,28 @@ static double load_elem(const unsigned char *p, elem_type t, int big)
     return NAN;
 }
 
+/* the payload a header announces must fit in the file before anything is allocated: a plain
+ * file holds it after the header, a gzip stream at most 1032 times its size (deflate's
+ * largest ratio) */
+static hdp_status check_room(const stream *s, long long n, long long d, elem_type t,
+                             hdp_error *err)
+{
+    double need = (double)n * (double)d * (double)elem_size[t];
+    double room = s->gz ? 1032.0 * (double)s->size + 4096.0 : (double)(s->size - s->offset);
+    if (need <= room)
+        return HDP_OK;
+    return hdp_fail(err, HDP_EINPUT,
+                    "%s: the file ends after %lld bytes%s: its header announces %lld x %lld %s "
+                    "values (%.0f bytes) after byte %lld",
+                    s->path, s->size, s->gz ? " of gzip (at most 1032 times as many decompressed)" : "",
+                    n, d, elem_name[t], need, s->offset);
+}
+
 /* n x d with the element count and size checked; float32 storage for types exact in it */
-static hdp_status matrix_alloc(const char *path, long long n, long long d, elem_type t,
+static hdp_status matrix_alloc(const stream *s, long long n, long long d, elem_type t,
                                hdp_matrix *m, hdp_error *err)
 {
+    const char *path = s->path;
     if (n < 2)
         return hdp_fail(err, HDP_EINPUT, "%s: %lld row%s: a data set needs N >= 2 rows", path, n,
                         n == 1 ? "" : "s");
@@ -156,6 +176,9 @@ static hdp_status matrix_alloc(const char *path, long long n, long long d, elem_
                         "(HDP_DATASET_MAX_BYTES)",
                         path, n, d, (double)n * (double)d * (double)es / 1e9,
                         (double)HDP_DATASET_MAX_BYTES / 1e9);
+    hdp_status st = check_room(s, n, d, t, err);
+    if (st != HDP_OK)
+        return st;
     m->n = (long)n;
     m->d = (long)d;
     size_t count = (size_t)n * (size_t)d;
@@ -238,7 +261,7 @@ static hdp_status read_idx(stream *s, const unsigned char magic[4], hdp_matrix *
         else
             d *= v;
     }
-    st = matrix_alloc(s->path, n, d, types[ti].t, m, err);
+    st = matrix_alloc(s, n, d, types[ti].t, m, err);
     if (st == HDP_OK)
         st = read_payload(s, types[ti].t, 1, 0, m, "IDX", err);
     if (st == HDP_OK)
@@ -382,7 +405,7 @@ static hdp_status read_npy(stream *s, hdp_matrix *m, hdp_error *err)
         st = npy_shape(s->path, h, fortran, &n, &d, err);
     free(h);
     if (st == HDP_OK)
-        st = matrix_alloc(s->path, n, d, t, m, err);
+        st = matrix_alloc(s, n, d, t, m, err);
     if (st == HDP_OK)
         st = read_payload(s, t, big, fortran, m, "npy", err);
     if (st == HDP_OK)
