@@ -207,6 +207,15 @@ static hdp_status read_payload(stream *s, elem_type t, int big, int fortran, hdp
     for (size_t k0 = 0; k0 < count && st == HDP_OK; k0 += per) {
         size_t c = count - k0 < per ? count - k0 : per;
         st = s_read(s, buf, c * es, what, err);
+        if (st == HDP_OK && t == T_U8 && m->f32) { /* images: every byte is a finite float */
+            for (size_t q = 0; q < c; q++) {
+                size_t k = k0 + q;
+                size_t i = fortran ? k % (size_t)m->n : k / (size_t)m->d;
+                size_t j = fortran ? k / (size_t)m->n : k % (size_t)m->d;
+                m->f32[i * (size_t)m->d + j] = (float)buf[q];
+            }
+            continue;
+        }
         for (size_t q = 0; q < c && st == HDP_OK; q++) {
             size_t k = k0 + q;
             size_t i = fortran ? k % (size_t)m->n : k / (size_t)m->d;
