@@ -2,7 +2,19 @@
 # Installs what hdpsgd needs from Debian's packages, and nothing else.
 # Idempotent: packages already installed are skipped, and apt-get is not run at
 # all when nothing is missing. Works as root (no sudo needed) or via sudo.
+#   scripts/install-deps.sh [--with-datasets]
+# --with-datasets (opt-in) adds the real data sets that only the examples and tests on real data
+# need (the test dataset_real, skipped without them): Fashion-MNIST (dataset-fashion-mnist,
+# 30 MB in /usr/share/datasets/fashion-mnist) and scikit-learn with its bundled digits
+# (python3-sklearn, digits.csv.gz).
 set -euo pipefail
+with_datasets=0
+for a in "$@"; do
+  case $a in
+    --with-datasets) with_datasets=1 ;;
+    *) echo "install-deps: unknown option '$a' (accepted: --with-datasets)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   gcc make cmake pkg-config   # compiler and build system
@@ -24,6 +36,9 @@ packages=(
   libomp-dev                  # CI: clang's OpenMP header (omp.h) for the clang warning check
   groff-base                  # CI: the man page formats without warnings (ctest -R cli_man)
 )
+if ((with_datasets)); then
+  packages+=(dataset-fashion-mnist python3-sklearn)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -99,10 +99,12 @@ typedef struct {
 } hdp_dataset;
 
 /* Prepare rows (taken over: *rows is left empty, its storage becomes out->rows) with labels
- * y (n values, copied; NULL: none) into *out (zeroed first; hdp_dataset_free is always
- * safe). opts NULL: the defaults. HDP_EINPUT for n < 2, d > HDP_DATASET_MAX_D, a label
- * count other than n, a negative ridge, all rows equal (tr Σ = 0 with scale = trace);
- * HDP_ENUMERIC when LAPACK fails or Σ + ridge I is singular. */
+ * y (ny values, copied; NULL: none) into *out (zeroed first; hdp_dataset_free is always
+ * safe). opts NULL: the defaults. With ridge = 0 the target is the minimum-norm least
+ * squares (eigenvalues at most 1e-12 λ_1 count as 0). HDP_EINPUT for n < 2,
+ * d > HDP_DATASET_MAX_D, ny != n, a non-finite label, a negative ridge, all rows equal
+ * (tr Σ = 0 with scale = trace); HDP_ENUMERIC when LAPACK fails or the target overflows;
+ * HDP_ENOMEM. */
 hdp_status hdp_dataset_prepare(hdp_matrix *rows, const double *y, long ny,
                                const hdp_dataset_options *opts, hdp_dataset *out,
                                hdp_error *err);
