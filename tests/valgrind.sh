@@ -51,6 +51,11 @@ run "bad input: output directory missing" 2 sim --runs 2 -o /nonexistent-dir/x.c
 run "CVODE failure (CV_TOO_MUCH_WORK)" 4 ode "${small[@]}" --max-steps 5 -o fail.csv --json fail.json
 run "every run diverged" 4 sim --set data.d=20 --set schedule.kind=constant --set privacy.rho=inf --set clip.c=inf --set schedule.eta0=60 --runs 2 --threads 1 -o div.csv
 run "output error (/dev/full)" 3 ode "${small[@]}" -o /dev/full
+printf 'a,b,c\n1,2,0\n3,5,1\n4,4,2\n0,1,7\n2,2,2\n' > "$work/x.csv"; printf '1\n0\n2\n1\n1\n' > "$work/y.csv"
+gzip -c "$work/x.csv" > "$work/x.csv.gz"; head -c 30 "$work/x.csv.gz" > "$work/cut.csv.gz"
+run "dataset: CSV.gz, labels, least squares" 0 dataset x.csv.gz --labels y.csv --positive 1 --json ds.json
+run "bad input: dataset, truncated gzip" 2 dataset cut.csv.gz
+run "bad input: dataset, labels of another count" 2 dataset x.csv --labels x.csv
 if "$bin" help rf >/dev/null 2>&1; then
   run "rf" 0 rf --set rf.d=8 --set rf.n=40 --set rf.p=50 --set rf.test_size=20 --set rf.records=5 --runs 2 --threads 1 -o rf.csv --json rf.json
 else

@@ -45,7 +45,7 @@ static hdp_status read_text(const char *path, char **text, size_t *len, hdp_erro
         if (r < 0 || zerr != Z_OK)
             st = hdp_fail(err, HDP_EINPUT, "%s: %s after %zu bytes of text: %s", path,
                           zerr == Z_BUF_ERROR ? "truncated gzip stream" : "unreadable gzip stream",
-                          n + (r > 0 ? (size_t)r : 0), m ? m : "");
+                          n + (r > 0 ? (size_t)r : 0), hdp_zlib_msg(m, path));
         else if (r == 0)
             break;
         else

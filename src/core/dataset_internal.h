@@ -14,4 +14,7 @@
  * file, its line and column. */
 hdp_status hdp_csv_read(const char *path, hdp_matrix *m, hdp_error *err);
 
+/* zlib's message (gzerror) without the file name it may start with */
+const char *hdp_zlib_msg(const char *msg, const char *path);
+
 #endif

@@ -33,6 +33,17 @@ typedef struct {
     long long size;   /* the file's size on disk */
 } stream;
 
+/* zlib's message without the file name it starts with */
+const char *hdp_zlib_msg(const char *msg, const char *path)
+{
+    size_t n = strlen(path);
+    if (!msg)
+        return "unknown error";
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+        return msg + n + 2;
+    return msg;
+}
+
 /* read exactly len bytes, or fail naming what was being read */
 static hdp_status s_read(stream *s, void *buf, size_t len, const char *what, hdp_error *err)
 {
@@ -51,7 +62,7 @@ static hdp_status s_read(stream *s, void *buf, size_t len, const char *what, hdp
             if (r < 0 || zerr != Z_OK)
                 return hdp_fail(err, HDP_EINPUT, "%s: %s at byte %lld of the %scontent: %s",
                                 s->path, s->gz ? "corrupt gzip stream" : "read error", at,
-                                s->gz ? "decompressed " : "", m ? m : "unknown error");
+                                s->gz ? "decompressed " : "", hdp_zlib_msg(m, s->path));
             return hdp_fail(err, HDP_EINPUT,
                             "%s: the file ends after %lld bytes of %scontent, inside %s "
                             "(%zu more bytes expected)",
@@ -78,7 +89,7 @@ static hdp_status s_expect_end(stream *s, const char *format, hdp_error *err)
     if (r < 0 || zerr == Z_BUF_ERROR)
         return hdp_fail(err, HDP_EINPUT, "%s: %s after the payload (byte %lld): %s", s->path,
                         zerr == Z_BUF_ERROR ? "truncated gzip stream" : "corrupt gzip stream",
-                        s->offset, m ? m : "");
+                        s->offset, hdp_zlib_msg(m, s->path));
     return HDP_OK;
 }
 
@@ -503,9 +514,10 @@ hdp_status hdp_labels_read(const char *path, double **y, long *n, hdp_error *err
     if (st != HDP_OK)
         return st;
     if (m.d != 1) {
+        long rows = m.n, cols = m.d;
         hdp_matrix_free(&m);
         return hdp_fail(err, HDP_EINPUT, "%s: labels must be N values (one column), not %ld x %ld",
-                        path, m.n, m.d);
+                        path, rows, cols);
     }
     double *v = malloc((size_t)m.n * sizeof(double));
     if (!v) {
