@@ -571,6 +571,39 @@ static void test_labels_map(void **state)
     assert_non_null(strstr(err.msg, "label 2 is 1.5"));
 }
 
+static void test_apply(void **state)
+{
+    (void)state;
+    for (int rot = 0; rot < 2; rot++) {
+        hdp_matrix x, t;
+        make_rows(&x, 200, 5, 0);
+        make_rows(&t, 200, 5, 0);
+        double *y = malloc(200 * sizeof(double));
+        for (long i = 0; i < 200; i++)
+            y[i] = hdp_matrix_get(&x, i, 0) - 2 * hdp_matrix_get(&x, i, 3) + sin((double)i);
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_dataset ds;
+        hdp_dataset_options o = {0, 0, 0, !rot};
+        assert_int_equal(hdp_dataset_prepare(&x, y, 200, &o, &ds, &err), HDP_OK);
+        /* the training rows again, as a test set: the same prepared rows, the same error */
+        assert_int_equal(hdp_dataset_apply(&ds, &t, "t.npy", &err), HDP_OK);
+        for (long i = 0; i < 200; i++)
+            for (long j = 0; j < 5; j++)
+                assert_true(fabs(hdp_matrix_get(&t, i, j) - hdp_matrix_get(&ds.rows, i, j)) <= 1e-12);
+        double mse = hdp_dataset_mse(&ds, &t, y, 200);
+        assert_true(ds.tau2 > 0.1 && fabs(mse - ds.tau2) <= 1e-12 * ds.tau2);
+        assert_true(isnan(hdp_dataset_mse(&ds, &t, y, 199)));
+        hdp_matrix_free(&t);
+        make_rows(&t, 10, 4, 1);
+        assert_int_equal(hdp_dataset_apply(&ds, &t, "t.npy", &err), HDP_EINPUT);
+        assert_non_null(strstr(err.msg, "t.npy: rows of 4 values, the training rows have d = 5"));
+        hdp_matrix_free(&t);
+        hdp_dataset_free(&ds);
+        free(y);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -594,7 +627,7 @@ int main(void)
         cmocka_unit_test(test_idx_formats),   cmocka_unit_test(test_csv_formats),
         cmocka_unit_test(test_bad_binary),    cmocka_unit_test(test_bad_csv),
         cmocka_unit_test(test_prepare),       cmocka_unit_test(test_prepare_refuses),
-        cmocka_unit_test(test_labels_map),
+        cmocka_unit_test(test_labels_map),    cmocka_unit_test(test_apply),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

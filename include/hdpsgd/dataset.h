@@ -109,6 +109,17 @@ hdp_status hdp_dataset_prepare(hdp_matrix *rows, const double *y, long ny,
                                const hdp_dataset_options *opts, hdp_dataset *out,
                                hdp_error *err);
 
+/* Held-out rows prepared as the training rows of ds were: minus ds->mean, times ds->scale,
+ * rotated into ds's eigenbasis when ds->rotated (in place, in their own storage).
+ * HDP_EINPUT naming `what` (e.g. the test file) when their d differs from ds->d. */
+hdp_status hdp_dataset_apply(const hdp_dataset *ds, hdp_matrix *rows, const char *what,
+                             hdp_error *err);
+
+/* The mean squared error (1/n) Σ (y_i - ȳ - x_iᵀθ*)² of the target on rows prepared by
+ * hdp_dataset_apply (or ds->rows), y the labels as given (mapped to ±1 when classes), ȳ the
+ * training labels' mean ds->y_mean. NaN without labels or for sizes that do not match. */
+double hdp_dataset_mse(const hdp_dataset *ds, const hdp_matrix *rows, const double *y, long n);
+
 void hdp_dataset_free(hdp_dataset *ds);
 
 #ifdef __cplusplus

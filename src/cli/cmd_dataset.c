@@ -15,7 +15,7 @@
 #include "hdpsgd/dataset.h"
 #include "io/output.h"
 
-static const char *labels_path, *positive_opt, *json_path;
+static const char *labels_path, *positive_opt, *json_path, *test_path, *test_labels_path;
 static int no_center, no_scale;
 static double ridge_opt;
 static long top_opt;
@@ -26,6 +26,10 @@ const cli_opt dataset_opts[] = {
     {"positive", 0, OPT_STRING, &positive_opt, "LIST",
      "classes mapped to +1, comma-separated (e.g. 0,2,6); the others to -1 (default: labels "
      "used as numbers)"},
+    {"test-features", 0, OPT_STRING, &test_path, "FILE",
+     "held-out rows (same formats and d), prepared with the training rows' mean, scale and basis"},
+    {"test-labels", 0, OPT_STRING, &test_labels_path, "FILE",
+     "their labels (mapped by --positive too): prints the test MSE of theta*"},
     {"no-center", 0, OPT_FLAG, &no_center, NULL,
      "keep the rows as they are (default: subtract the mean row, and the labels' mean)"},
     {"no-scale", 0, OPT_FLAG, &no_scale, NULL,
@@ -72,7 +76,13 @@ static int parse_positive(const char *s, double *v, long *n)
     }
 }
 
-static void print_summary(const char *path, const hdp_dataset *ds, long npos)
+typedef struct {
+    long n;     /* test rows (0: none) */
+    double mse; /* (1/n) Σ (y - ȳ - xᵀθ*)², NaN without test labels */
+} test_result;
+
+static void print_summary(const char *path, const hdp_dataset *ds, long npos,
+                          const test_result *tr)
 {
     printf("features: %s: N = %ld rows, d = %ld (%s storage)\n", path, ds->n, ds->d,
            ds->rows.f32 ? "float32" : "float64");
@@ -93,9 +103,13 @@ static void print_summary(const char *path, const hdp_dataset *ds, long npos)
     printf("least squares (ridge %.6g): |theta*| = %.9g, R(0) = %.9g, residual variance "
            "tau^2 = %.9g (label mean %.9g, label variance %.9g)\n",
            ds->ridge, ds->theta_norm, ds->risk0, ds->tau2, ds->y_mean, ds->label_var);
+    if (tr->n > 0)
+        printf("test: %s: %ld rows, mean squared error of theta* %.9g (training: %.9g)\n",
+               test_path, tr->n, tr->mse, ds->tau2);
 }
 
-static void write_json(FILE *f, const char *path, const hdp_dataset *ds, long npos)
+static void write_json(FILE *f, const char *path, const hdp_dataset *ds, long npos,
+                       const test_result *tr)
 {
     hdp_json j;
     hdp_json_begin(&j, f);
@@ -128,6 +142,14 @@ static void write_json(FILE *f, const char *path, const hdp_dataset *ds, long np
         for (long i = 0; i < ds->d; i++)
             hdp_json_num(&j, NULL, ds->energy[i]);
         hdp_json_close(&j);
+    }
+    if (tr->n > 0) {
+        hdp_json_str(&j, "test_features", test_path);
+        hdp_json_int(&j, "test_n", tr->n);
+        if (test_labels_path) {
+            hdp_json_str(&j, "test_labels", test_labels_path);
+            hdp_json_num(&j, "test_mse", tr->mse);
+        }
     }
     hdp_json_end(&j);
 }
@@ -168,11 +190,43 @@ static int load(const char *path, hdp_dataset *ds, long *npos)
     return st == HDP_OK ? 0 : cli_fail("dataset", &err);
 }
 
+/* the held-out set prepared as the training rows; 0 or an exit status */
+static int load_test(const hdp_dataset *ds, const double *classes, long nclasses,
+                     test_result *tr)
+{
+    hdp_error err;
+    hdp_error_clear(&err);
+    tr->n = 0;
+    tr->mse = NAN;
+    if (!test_path)
+        return 0;
+    hdp_matrix t;
+    double *y = NULL;
+    long ny = 0;
+    if (hdp_matrix_read(test_path, &t, &err) != HDP_OK)
+        return cli_fail("dataset", &err);
+    hdp_status st = hdp_dataset_apply(ds, &t, test_path, &err);
+    if (st == HDP_OK && test_labels_path) {
+        st = hdp_labels_read(test_labels_path, &y, &ny, &err);
+        if (st == HDP_OK && ny != t.n)
+            st = hdp_fail(&err, HDP_EINPUT, "%s: %ld labels for the %ld rows of %s: one label "
+                          "per row is needed", test_labels_path, ny, t.n, test_path);
+        if (st == HDP_OK && nclasses > 0)
+            st = hdp_labels_map_pm1(y, ny, classes, nclasses, test_labels_path, &err);
+        if (st == HDP_OK)
+            tr->mse = hdp_dataset_mse(ds, &t, y, ny);
+    }
+    tr->n = t.n;
+    hdp_matrix_free(&t);
+    free(y);
+    return st == HDP_OK ? 0 : cli_fail("dataset", &err);
+}
+
 int cmd_dataset(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("dataset");
     cli_common common;
-    labels_path = positive_opt = json_path = NULL;
+    labels_path = positive_opt = json_path = test_path = test_labels_path = NULL;
     no_center = no_scale = 0;
     ridge_opt = 0;
     top_opt = 10;
@@ -189,10 +243,23 @@ int cmd_dataset(int argc, char **argv)
                 ? "--top K: expected 1 to 1000" : "--ridge R: expected a finite number >= 0");
         return EXIT_BAD_INPUT;
     }
+    if ((test_labels_path && (!test_path || !labels_path))) {
+        fprintf(stderr, "hdpsgd dataset: --test-labels needs --test-features and --labels\n");
+        return EXIT_BAD_INPUT;
+    }
     hdp_dataset ds;
     long npos = 0;
     if ((rc = load(common.model_path, &ds, &npos)))
         return rc;
+    double classes[256];
+    long nclasses = 0;
+    test_result tr;
+    if (positive_opt)
+        parse_positive(positive_opt, classes, &nclasses); /* checked by load */
+    if ((rc = load_test(&ds, classes, nclasses, &tr))) {
+        hdp_dataset_free(&ds);
+        return rc;
+    }
     hdp_error err;
     hdp_error_clear(&err);
     hdp_outfile js = {0};
@@ -201,13 +268,13 @@ int cmd_dataset(int argc, char **argv)
             hdp_dataset_free(&ds);
             return cli_fail("dataset", &err);
         }
-        write_json(js.f, common.model_path, &ds, npos);
+        write_json(js.f, common.model_path, &ds, npos, &tr);
         if (hdp_out_commit(&js, &err) != HDP_OK)
             rc = cli_fail("dataset", &err);
         hdp_out_abort(&js);
     }
     if (!rc && !(json_path && strcmp(json_path, "-") == 0))
-        print_summary(common.model_path, &ds, npos);
+        print_summary(common.model_path, &ds, npos, &tr);
     hdp_dataset_free(&ds);
     return rc;
 }

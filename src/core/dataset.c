@@ -331,6 +331,57 @@ hdp_status hdp_labels_map_pm1(double *y, long n, const double *positive, long np
     return HDP_OK;
 }
 
+hdp_status hdp_dataset_apply(const hdp_dataset *ds, hdp_matrix *rows, const char *what,
+                             hdp_error *err)
+{
+    HDP_REQUIRE(err, ds);
+    HDP_REQUIRE(err, rows);
+    const char *w = what ? what : "test rows";
+    if (!ds->u || (!rows->f32) == (!rows->f64))
+        return hdp_fail(err, HDP_EINPUT, "hdp_dataset_apply: an empty data set or matrix");
+    if (rows->d != ds->d)
+        return hdp_fail(err, HDP_EINPUT, "%s: rows of %ld values, the training rows have d = %ld",
+                        w, rows->d, ds->d);
+    long d = ds->d, br = block_rows(d);
+    size_t blk = (size_t)br * (size_t)d;
+    double *buf = malloc(blk * sizeof(double)), *tmp = malloc(blk * sizeof(double));
+    if (!buf || !tmp) {
+        free(buf);
+        free(tmp);
+        return hdp_fail(err, HDP_ENOMEM, "%s: out of memory", w);
+    }
+    for (long i0 = 0; i0 < rows->n; i0 += br) {
+        long k = rows->n - i0 < br ? rows->n - i0 : br;
+        get_block(rows, i0, k, ds->mean, ds->scale, buf);
+        if (ds->rotated) {
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)k, (blasint)d,
+                        (blasint)d, 1.0, buf, (blasint)d, ds->u, (blasint)d, 0.0, tmp, (blasint)d);
+            put_block(rows, i0, k, tmp);
+        } else {
+            put_block(rows, i0, k, buf);
+        }
+    }
+    free(buf);
+    free(tmp);
+    return HDP_OK;
+}
+
+double hdp_dataset_mse(const hdp_dataset *ds, const hdp_matrix *rows, const double *y, long n)
+{
+    if (!ds || !rows || !y || !ds->has_labels || rows->d != ds->d || n != rows->n || n < 1)
+        return NAN;
+    const double *t = ds->rotated ? ds->theta_eig : ds->theta;
+    double sum = 0;
+    for (long i = 0; i < n; i++) {
+        double p = 0;
+        for (long j = 0; j < ds->d; j++)
+            p += hdp_matrix_get(rows, i, j) * t[j];
+        double z = y[i] - ds->y_mean - p;
+        sum += z * z;
+    }
+    return sum / (double)n;
+}
+
 void hdp_dataset_free(hdp_dataset *ds)
 {
     if (!ds)

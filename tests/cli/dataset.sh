@@ -89,6 +89,9 @@ np.save(f"{w}/y_short.npy", y[:-1])
 bad = X.copy(); bad[3, 7] = np.nan
 np.save(f"{w}/nan.npy", bad)
 np.save(f"{w}/X32.npy", X.astype(np.float32))
+Xt = rng.standard_normal((120, d)) @ np.diag(np.linspace(0.2, 3, d)) + 5
+np.save(f"{w}/xt.npy", Xt); np.save(f"{w}/yt.npy", rng.integers(0, 5, 120).astype(np.uint8))
+np.save(f"{w}/xt19.npy", Xt[:, :19])
 PY
   for f in x64.npy x32f.npy.gz x.csv; do
     "$bin" dataset "$work/$f" --labels "$work/y.npy" --positive 1,3 --json "$work/$f.json" >"$work/$f.out" 2>"$work/$f.err"
@@ -119,6 +122,21 @@ w = sys.argv[1]
 X = np.loadtxt(f"{w}/x.csv", delimiter=",", skiprows=1)
 compare(f"{w}/r.json", reference(X, np.load(f"{w}/y.npy"), None, ridge=0.5), 1e-9)
 PY
+  "$bin" dataset "$work/x64.npy" --labels "$work/y.npy" --positive 1,3 --test-features "$work/xt.npy" \
+    --test-labels "$work/yt.npy" --json "$work/t.json" >"$work/t.out" 2>&1
+  check "held-out set: exit 0, its MSE printed" grep -q 'test: .*xt.npy: 120 rows, mean squared error' "$work/t.out"
+  check "held-out set: test_mse = NumPy's (training mean, scale and theta*)" "$py" - "$work" <<'PY'
+import json, sys
+import numpy as np
+w = sys.argv[1]
+X, y = np.load(f"{w}/x64.npy"), np.where(np.isin(np.load(f"{w}/y.npy"), [1, 3]), 1.0, -1.0)
+Xt, yt = np.load(f"{w}/xt.npy"), np.where(np.isin(np.load(f"{w}/yt.npy"), [1, 3]), 1.0, -1.0)
+mu, ym = X.mean(0), y.mean()
+th = np.linalg.lstsq(X - mu, y - ym, rcond=None)[0]
+mse = np.mean((yt - ym - (Xt - mu) @ th) ** 2)
+j = json.load(open(f"{w}/t.json"))
+assert j["test_n"] == 120 and abs(j["test_mse"] - mse) <= 1e-9 * mse, (j["test_mse"], mse)
+PY
 
   # bad input: exit 2, the file named, no JSON written
   bad() { # bad NAME FRAGMENT ARGS...
@@ -133,6 +151,9 @@ PY
   bad "NaN entry" "nan.npy: row 4, column 8 is NaN" "$work/nan.npy"
   bad "labels of another length" "y_short.npy: 499 labels for the 500 rows" "$work/x64.npy" --labels "$work/y_short.npy"
   bad "missing file" "nothere.npy" "$work/nothere.npy"
+  bad "test set of another d" "xt19.npy: rows of 19 values, the training rows have d = 20" "$work/x64.npy" --test-features "$work/xt19.npy"
+  bad "test labels of another length" "y.npy: 500 labels for the 120 rows" "$work/x64.npy" --labels "$work/y.npy" --test-features "$work/xt.npy" --test-labels "$work/y.npy"
+  bad "test labels without test rows" "needs --test-features" "$work/x64.npy" --labels "$work/y.npy" --test-labels "$work/yt.npy"
   printf '1,2,3\n4,5\n' > "$work/ragged.csv"
   bad "ragged CSV" "ragged.csv: line 2 has 2 columns" "$work/ragged.csv"
   printf '1,2\n3,four\n' > "$work/word.csv"
@@ -155,7 +176,8 @@ else
     have=1
     start=$(date +%s.%N)
     "$bin" dataset "$fm/train-images-idx3-ubyte.gz" --labels "$fm/train-labels-idx1-ubyte.gz" \
-      --positive 0 --json "$work/fm.json" >"$work/fm.out" 2>&1
+      --positive 0 --test-features "$fm/t10k-images-idx3-ubyte.gz" \
+      --test-labels "$fm/t10k-labels-idx1-ubyte.gz" --json "$work/fm.json" >"$work/fm.out" 2>&1
     check "Fashion-MNIST: exit 0" test $? -eq 0
     echo "Fashion-MNIST read and prepared (rotation and target included) in $("$py" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$start" "$(date +%s.%N)") s wall"
     check "Fashion-MNIST: 60000 x 784, float32" grep -q 'N = 60000 rows, d = 784 (float32' "$work/fm.out"
@@ -171,6 +193,14 @@ y = np.frombuffer(gzip.open(f"{fm}/train-labels-idx1-ubyte.gz").read()[8:], np.u
 ref = reference(X, y, [0])
 ref["eigenvalues"] = ref["eigenvalues"][:50]  # the bulk's small eigenvalues are rounding
 compare(f"{w}/fm.json", ref, 1e-8, top=50)
+# the held-out set (t10k) with the training mean, scale and target
+Xt = np.frombuffer(gzip.open(f"{fm}/t10k-images-idx3-ubyte.gz").read()[16:], np.uint8).reshape(10000, 784)
+yt = np.where(np.frombuffer(gzip.open(f"{fm}/t10k-labels-idx1-ubyte.gz").read()[8:], np.uint8) == 0, 1.0, -1.0)
+Xf = X.astype(np.float64); mu = Xf.mean(0); yp = np.where(y == 0, 1.0, -1.0); ym = yp.mean()
+S = (Xf - mu).T @ (Xf - mu) / 60000
+th = np.linalg.pinv(S, rcond=1e-12, hermitian=True) @ ((Xf - mu).T @ (yp - ym) / 60000)
+mse = np.mean((yt - ym - (Xt - mu) @ th) ** 2)
+compare(f"{w}/fm.json", {"test_mse": mse}, 1e-7)
 PY
   fi
   if [[ -n $digits && -r $digits ]]; then
