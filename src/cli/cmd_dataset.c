@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/text.h"
 #include "hdpsgd/dataset.h"
 #include "io/output.h"
 
@@ -81,10 +82,21 @@ typedef struct {
     double mse; /* (1/n) Σ (y - ȳ - xᵀθ*)², NaN without test labels */
 } test_result;
 
+/* a file name shown on the terminal: control characters and bytes that are not UTF-8 as \xNN
+ * (a name that opened is shorter than PATH_MAX, 4 characters per byte at most) */
+static const char *vis(const char *s)
+{
+    static char buf[3][4 * 4096 + 1];
+    static int k;
+    k = (k + 1) % 3;
+    hdp_visible(buf[k], sizeof buf[k], s, strlen(s), 0);
+    return buf[k];
+}
+
 static void print_summary(const char *path, const hdp_dataset *ds, long npos,
                           const test_result *tr)
 {
-    printf("features: %s: N = %ld rows, d = %ld (%s storage)\n", path, ds->n, ds->d,
+    printf("features: %s: N = %ld rows, d = %ld (%s storage)\n", vis(path), ds->n, ds->d,
            ds->rows.f32 ? "float32" : "float64");
     printf("centred: %s; scale = %s: factor %.9g (tr Sigma %.9g before, %.9g after)\n",
            no_center ? "no" : "yes", no_scale ? "none" : "trace", ds->scale, ds->trace_raw,
@@ -97,15 +109,16 @@ static void print_summary(const char *path, const hdp_dataset *ds, long npos,
     if (!ds->has_labels)
         return;
     if (npos > 0)
-        printf("labels: %s: +1 for classes %s: %ld of %ld\n", labels_path, positive_opt, npos, ds->n);
+        printf("labels: %s: +1 for classes %s: %ld of %ld\n", vis(labels_path), positive_opt,
+               npos, ds->n);
     else
-        printf("labels: %s (used as numbers)\n", labels_path);
+        printf("labels: %s (used as numbers)\n", vis(labels_path));
     printf("least squares (ridge %.6g): |theta*| = %.9g, R(0) = %.9g, residual variance "
            "tau^2 = %.9g (label mean %.9g, label variance %.9g)\n",
            ds->ridge, ds->theta_norm, ds->risk0, ds->tau2, ds->y_mean, ds->label_var);
     if (tr->n > 0)
         printf("test: %s: %ld rows, mean squared error of theta* %.9g (training: %.9g)\n",
-               test_path, tr->n, tr->mse, ds->tau2);
+               vis(test_path), tr->n, tr->mse, ds->tau2);
 }
 
 static void write_json(FILE *f, const char *path, const hdp_dataset *ds, long npos,

@@ -132,7 +132,8 @@ static void target(hdp_dataset *ds, const double *b)
     double norm2 = 0, r0 = 0;
     for (long j = 0; j < d; j++) {
         double den = ds->lambda[j] + ds->ridge;
-        double t = (ds->ridge > 0 || ds->lambda[j] > tiny) && den > 0 ? ds->theta_eig[j] / den : 0.0;
+        int kept = (ds->ridge > 0 || ds->lambda[j] > tiny) && den > 0;
+        double t = kept ? ds->theta_eig[j] / den : 0.0;
         ds->theta_eig[j] = t;
         ds->energy[j] = 0.5 * (double)d * t * t;
         norm2 += t * t;
@@ -241,7 +242,8 @@ static hdp_status prepare(hdp_dataset *ds, const double *y, const hdp_dataset_op
             ds->trace_raw += sigma[j * d + j];
         if (!(ds->trace_raw > 0) && !o->no_scale)
             st = hdp_fail(err, HDP_EINPUT, "dataset: all %ld rows are equal%s (tr Σ = 0): "
-                          "scale = trace needs variation", n, o->no_center ? "" : " after centring");
+                          "scale = trace needs variation", n,
+                          o->no_center ? "" : " after centring");
         else if (!isfinite(ds->trace_raw))
             st = hdp_fail(err, HDP_ENUMERIC, "dataset: tr Σ overflows (entries too large)");
     }

@@ -165,7 +165,8 @@ static hdp_status check_room(const stream *s, long long n, long long d, elem_typ
     return hdp_fail(err, HDP_EINPUT,
                     "%s: the file ends after %lld bytes%s: its header announces %lld x %lld %s "
                     "values (%.0f bytes) after byte %lld",
-                    s->path, s->size, s->gz ? " of gzip (at most 1032 times as many decompressed)" : "",
+                    s->path, s->size,
+                    s->gz ? " of gzip (at most 1032 times as many decompressed)" : "",
                     n, d, elem_name[t], need, s->offset);
 }
 
@@ -264,7 +265,8 @@ static hdp_status read_idx(stream *s, const unsigned char magic[4], hdp_matrix *
                         s->path, magic[2]);
     int nd = magic[3];
     if (nd < 1)
-        return hdp_fail(err, HDP_EINPUT, "%s: an IDX file with 0 dimensions holds no data", s->path);
+        return hdp_fail(err, HDP_EINPUT, "%s: an IDX file with 0 dimensions holds no data",
+                        s->path);
     unsigned char dims[255 * 4];
     hdp_status st = s_read(s, dims, (size_t)nd * 4, "the IDX header's dimensions", err);
     if (st != HDP_OK)
