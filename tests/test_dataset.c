@@ -270,8 +270,9 @@ static void test_csv_formats(void **state)
         "0.5,1.5,2.5,3.5\n10.5,11.5,12.5,13.5\n20.5,21.5,22.5,23.5\n",
         "a,b,c,d\r\n0.5, 1.5 ,2.5,3.5\r\n10.5,11.5,12.5,13.5\r\n20.5,21.5,22.5,23.5\r\n\r\n\n",
         "# comment\n0.5,1.5,2.5,3.5\n10.5,11.5,12.5,13.5\n# more\n20.5,21.5,22.5,2.35e1",
+        "\xef\xbb\xbf" "0.5,1.5,2.5,3.5\n10.5,11.5,12.5,13.5\n20.5,21.5,22.5,23.5\n",
     };
-    for (int t = 0; t < 3; t++)
+    for (int t = 0; t < 4; t++)
         for (int gz = 0; gz < 2; gz++) {
             char name[32];
             snprintf(name, sizeof name, "t%d.csv%s", t, gz ? ".gz" : "");

@@ -2,8 +2,10 @@
  * dataset_csv.c — numbers separated by commas (hdpsgd/dataset.h), gzipped or not: one row per
  * line (LF or CRLF), cells trimmed of spaces and tabs, read with strtod and refused unless the
  * whole cell is a finite number. The first line is a header when one of its cells is not a
- * number; lines beginning with '#' are comments; blank lines at the end are ignored, a blank
- * line before a row is a ragged row. Every row must have the first row's number of cells.
+ * number (a header of numbers only, as pandas writes 0,1,2,... for unnamed columns, is read as
+ * data: the message of the refused row or the count of rows shows it); lines beginning with '#'
+ * are comments; a UTF-8 byte-order mark is skipped; blank lines at the end are ignored, a
+ * blank line before a row is refused. Every row must have the first row's number of cells.
  */
 #include <errno.h>
 #include <math.h>
@@ -157,7 +159,8 @@ hdp_status hdp_csv_read(const char *path, hdp_matrix *m, hdp_error *err)
         end--;
     values vs = {NULL, 0, 0};
     long d = -1, rows = 0, line = 0;
-    for (size_t pos = 0; pos < end && st == HDP_OK;) {
+    size_t first = end >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0; /* a UTF-8 BOM */
+    for (size_t pos = first; pos < end && st == HDP_OK;) {
         const char *a = text + pos, *nl = memchr(a, '\n', end - pos);
         const char *b = nl ? nl : text + end;
         pos = (size_t)(b - text) + 1;
