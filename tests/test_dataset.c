@@ -473,7 +473,7 @@ static void test_prepare(void **state)
             for (long b = 0; b < d; b++) {
                 double r = 0;
                 for (long j = 0; j < d; j++)
-                    r += ds.u[a * d + j] * ds.lambda[j] * ds.u[b * d + j];
+                    r += ds.u[j * d + a] * ds.lambda[j] * ds.u[j * d + b];
                 assert_true(fabs(r - s2 * sig[a * d + b]) <= 1e-9);
             }
         /* the rotated rows have mean 0 and covariance diag(λ) */

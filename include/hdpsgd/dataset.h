@@ -38,7 +38,8 @@ extern "C" {
 
 /* The most bytes of values one file may hold once loaded (N d times 4 or 8): 8 GiB. */
 #define HDP_DATASET_MAX_BYTES (8LL << 30)
-/* The largest dimension the preparation takes (Σ is d x d in double: 800 MB at 10^4). */
+/* The largest dimension the preparation takes (Σ and the eigenvectors are d x d in double:
+ * 1.6 GB at 10^4). */
 #define HDP_DATASET_MAX_D 10000L
 
 /* An N x d matrix, row-major; exactly one of f32 and f64 is set. */
@@ -80,7 +81,7 @@ typedef struct {
     double scale;      /* the factor s the rows were multiplied by (1 for scale = none) */
     double *mean;      /* the mean row of the file, in its own units (d; zeros: no centring) */
     double *lambda;    /* eigenvalues of Σ = XᵀX/N of the prepared rows, decreasing (d) */
-    double *u;         /* eigenvectors, row-major d x d: column j is u_j (u[i d + j]) */
+    double *u;         /* eigenvectors, d x d, one per row: u_j = u[j d .. j d + d) (Uᵀ) */
     double trace;      /* tr Σ (d for scale = trace, up to rounding) */
     double trace_raw;  /* tr Σ before scaling */
     /* with labels (has_labels): the labels as used (centred when the rows are), the target */

@@ -3,7 +3,7 @@
  * §9): three passes over the rows in blocks converted to double — the mean; Σ = XᵀX/N (dsyrk)
  * and Xᵀy/N of the centred rows; the rows centred, scaled, rotated into the eigenbasis (dgemm)
  * and written back in their own storage, with the residuals of θ* — and between the second
- * and the third the eigendecomposition of Σ (LAPACKE_dsyevd) and θ*. The rows are never
+ * and the third the eigendecomposition of Σ (LAPACKE_dsyevr) and θ*. The rows are never
  * copied whole: the blocks hold at most about 32 MB.
  */
 #include <cblas.h>
@@ -96,26 +96,41 @@ static void covariance(const hdp_matrix *m, const double *mean, const double *y,
     }
 }
 
-/* eigenvalues decreasing into ds->lambda (clamped at 0), eigenvectors into ds->u */
+/* eigenvalues decreasing into ds->lambda (clamped at 0), eigenvectors as the rows of ds->u.
+ * LAPACK's dsyevr in column-major order on the symmetric Σ (no transposed copies, an O(d)
+ * workspace): its eigenvector j is the contiguous column Z[j d ..], i.e. row j of ds->u, and
+ * the rows are then reversed for a decreasing order. Σ is destroyed. */
 static hdp_status eigen(double *sigma, hdp_dataset *ds, hdp_error *err)
 {
     long d = ds->d;
     double *w = hdp_dalloc((size_t)d);
-    if (!w)
+    lapack_int *isuppz = malloc(2 * (size_t)d * sizeof *isuppz), found = 0;
+    if (!w || !isuppz) {
+        free(w);
+        free(isuppz);
         return hdp_fail(err, HDP_ENOMEM, "dataset: out of memory for %ld eigenvalues", d);
-    lapack_int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)d, sigma,
-                                     (lapack_int)d, w);
-    if (info != 0) {
+    }
+    lapack_int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'A', 'U', (lapack_int)d, sigma,
+                                     (lapack_int)d, 0.0, 0.0, 0, 0, 0.0, &found, w, ds->u,
+                                     (lapack_int)d, isuppz);
+    free(isuppz);
+    if (info != 0 || found != d) {
         free(w);
         return hdp_fail(err, info < 0 ? HDP_ENOMEM : HDP_ENUMERIC,
-                        "dataset: LAPACKE_dsyevd failed on the %ld x %ld covariance (info = %d)",
-                        d, d, (int)info);
+                        "dataset: LAPACKE_dsyevr failed on the %ld x %ld covariance (info = %d, "
+                        "%d eigenvalues found)", d, d, (int)info, (int)found);
     }
     for (long j = 0; j < d; j++) {
         double l = w[d - 1 - j];
         ds->lambda[j] = l > 0 ? l : 0.0;
-        for (long i = 0; i < d; i++)
-            ds->u[i * d + j] = sigma[i * d + (d - 1 - j)];
+    }
+    for (long j = 0; j < d / 2; j++) { /* rows j and d-1-j swapped */
+        double *a = ds->u + (size_t)j * (size_t)d, *b = ds->u + (size_t)(d - 1 - j) * (size_t)d;
+        for (long i = 0; i < d; i++) {
+            double t = a[i];
+            a[i] = b[i];
+            b[i] = t;
+        }
     }
     free(w);
     return HDP_OK;
@@ -127,8 +142,8 @@ static void target(hdp_dataset *ds, const double *b)
 {
     long d = ds->d;
     double tiny = 1e-12 * ds->lambda[0];
-    cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)d, (blasint)d, 1.0, ds->u, (blasint)d, b, 1,
-                0.0, ds->theta_eig, 1);
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (blasint)d, (blasint)d, 1.0, ds->u, (blasint)d, b,
+                1, 0.0, ds->theta_eig, 1);
     double norm2 = 0, r0 = 0;
     for (long j = 0; j < d; j++) {
         double den = ds->lambda[j] + ds->ridge;
@@ -139,7 +154,7 @@ static void target(hdp_dataset *ds, const double *b)
         norm2 += t * t;
         r0 += ds->lambda[j] * t * t;
     }
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (blasint)d, (blasint)d, 1.0, ds->u, (blasint)d,
+    cblas_dgemv(CblasRowMajor, CblasTrans, (blasint)d, (blasint)d, 1.0, ds->u, (blasint)d,
                 ds->theta_eig, 1, 0.0, ds->theta, 1);
     ds->theta_norm = sqrt(norm2);
     ds->risk0 = 0.5 * r0;
@@ -162,7 +177,7 @@ static void transform(hdp_dataset *ds, double *buf, double *tmp)
                 tau2 += z * z;
             }
         if (ds->rotated) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)k, (blasint)d,
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)k, (blasint)d,
                         (blasint)d, 1.0, buf, (blasint)d, ds->u, (blasint)d, 0.0, tmp, (blasint)d);
             put_block(m, i0, k, tmp);
         } else {
@@ -356,7 +371,7 @@ hdp_status hdp_dataset_apply(const hdp_dataset *ds, hdp_matrix *rows, const char
         long k = rows->n - i0 < br ? rows->n - i0 : br;
         get_block(rows, i0, k, ds->mean, ds->scale, buf);
         if (ds->rotated) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)k, (blasint)d,
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)k, (blasint)d,
                         (blasint)d, 1.0, buf, (blasint)d, ds->u, (blasint)d, 0.0, tmp, (blasint)d);
             put_block(rows, i0, k, tmp);
         } else {
