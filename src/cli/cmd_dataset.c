@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "core/text.h"
@@ -235,6 +236,23 @@ static int load_test(const hdp_dataset *ds, const double *classes, long nclasses
     return st == HDP_OK ? 0 : cli_fail("dataset", &err);
 }
 
+/* --json must not be one of the input files (cli_parse compares it with FEATURES already) */
+static int json_is_input(void)
+{
+    struct stat out, in;
+    const char *inputs[3] = {labels_path, test_path, test_labels_path};
+    if (!json_path || strcmp(json_path, "-") == 0 || stat(json_path, &out) != 0)
+        return 0;
+    for (int k = 0; k < 3; k++)
+        if (inputs[k] && stat(inputs[k], &in) == 0 && in.st_dev == out.st_dev &&
+            in.st_ino == out.st_ino) {
+            fprintf(stderr, "hdpsgd dataset: error: --json '%s' is the input '%s' (it would be "
+                    "overwritten): choose another name (nothing was run)\n", json_path, inputs[k]);
+            return 1;
+        }
+    return 0;
+}
+
 int cmd_dataset(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("dataset");
@@ -256,6 +274,8 @@ int cmd_dataset(int argc, char **argv)
                 ? "--top K: expected 1 to 1000" : "--ridge R: expected a finite number >= 0");
         return EXIT_BAD_INPUT;
     }
+    if (json_is_input())
+        return EXIT_BAD_INPUT;
     if ((test_labels_path && (!test_path || !labels_path))) {
         fprintf(stderr, "hdpsgd dataset: --test-labels needs --test-features and --labels\n");
         return EXIT_BAD_INPUT;

@@ -153,6 +153,13 @@ PY
   bad "missing file" "nothere.npy" "$work/nothere.npy"
   bad "test set of another d" "xt19.npy: rows of 19 values, the training rows have d = 20" "$work/x64.npy" --test-features "$work/xt19.npy"
   bad "test labels of another length" "y.npy: 500 labels for the 120 rows" "$work/x64.npy" --labels "$work/y.npy" --test-features "$work/xt.npy" --test-labels "$work/y.npy"
+  cp "$work/y.npy" "$work/y2.npy"
+  "$bin" dataset "$work/x64.npy" --labels "$work/y2.npy" --json "$work/y2.npy" >/dev/null 2>"$work/same.err"
+  check "--json naming the labels' file: exit 2, the file kept" \
+    bash -c "test $? -eq 2 && cmp -s '$work/y.npy' '$work/y2.npy' && grep -q 'would be overwritten' '$work/same.err'"
+  "$bin" dataset "$work/x64.npy" --json "$work/x64.npy" >/dev/null 2>"$work/same.err"
+  check "--json naming the features' file: exit 2" test $? -eq 2
+  check "the features' file kept" "$py" -c "import numpy, sys; numpy.load(sys.argv[1])" "$work/x64.npy"
   bad "test labels without test rows" "needs --test-features" "$work/x64.npy" --labels "$work/y.npy" --test-labels "$work/yt.npy"
   printf '1,2,3\n4,5\n' > "$work/ragged.csv"
   bad "ragged CSV" "ragged.csv: line 2 has 2 columns" "$work/ragged.csv"
