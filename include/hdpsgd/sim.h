@@ -23,6 +23,8 @@
 #ifndef HDPSGD_SIM_H
 #define HDPSGD_SIM_H
 
+#include <stddef.h>
+
 #include "hdpsgd/model.h"
 #include "hdpsgd/problem.h"
 
@@ -106,6 +108,26 @@ hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
                                const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err);
 
 void hdp_mc_result_free(hdp_mc_result *res);
+
+/* ---- process-wide settings: the library reads no environment variable; the program sets
+ * these from its environment before its long calls (hdpsgd: src/cli/main.c; the Python
+ * package: hdpsgd/_lib.py) and not while one runs. No effect on any result. ---- */
+
+/* Whether a Monte Carlo on several threads may pin each thread to its own CPU during its runs
+ * (src/sim/mc.c; default 1). hdpsgd passes 0 when the user chose a placement (OMP_PROC_BIND
+ * or OMP_PLACES set) or the process runs under MPI (OMPI_COMM_WORLD_SIZE, PMIX_RANK or
+ * PMI_SIZE set), where ranks sharing a machine would pin onto the same CPUs. */
+void hdp_set_thread_pinning(int allow);
+
+/* OpenMP's stack size per thread in bytes, as the OpenMP runtime read it from OMP_STACKSIZE
+ * (or GOMP_STACKSIZE); 0, the default: the default stack. The library creates its extra
+ * threads once with this stack before a parallel region, so as to ask OpenMP only for as many
+ * as can be created (src/sim/threads.h). */
+void hdp_set_thread_stack_size(size_t bytes);
+
+/* OMP_STACKSIZE's syntax: a size with an optional B, K, M or G suffix (K when none); 0 when
+ * text is NULL or unreadable. */
+size_t hdp_stack_size_parse(const char *text);
 
 #ifdef __cplusplus
 }

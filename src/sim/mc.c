@@ -36,14 +36,14 @@
  * processes, and pinning (OMP_PROC_BIND=true) removed the difference. So during the runs
  * of a loop that asks for it (the risk-curve driver) each thread is pinned to its own CPU
  * of the process's affinity mask (thread t to the t-th CPU in it) and put back as it was
- * afterwards, unless the user chose a placement (OMP_PROC_BIND or OMP_PLACES set), the
- * process runs under MPI (ranks sharing a machine would pin onto the same CPUs), there is
+ * afterwards, unless the program forbade it (hdp_set_thread_pinning, hdpsgd/sim.h: hdpsgd
+ * does when the user chose a placement, OMP_PROC_BIND or OMP_PLACES set, or the process runs
+ * under MPI, where ranks sharing a machine would pin onto the same CPUs), there is
  * one thread, the loop runs inside the caller's parallel region (its threads are the
  * caller's), or the mask has fewer CPUs than threads. */
 static int pin_threads(int nthreads)
 {
-    if (nthreads < 2 || omp_in_parallel() || getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") ||
-        getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"))
+    if (nthreads < 2 || omp_in_parallel() || !hdp_threads_pin_allowed())
         return 0;
     cpu_set_t allowed;
     if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0)
