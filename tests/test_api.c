@@ -602,7 +602,7 @@ static void driver_functions(void **state)
     REFUSES(hdp_sweep_point_run(runners, 1, &sp, "", NULL, NULL, &so, &err), "p->m");
     REFUSES(hdp_validate_scaling(NULL, &opt, 1, NULL, NULL, &vs, &err), "base");
     REFUSES(hdp_validate_scaling(&m, NULL, 1, NULL, NULL, &vs, &err), "opt");
-    REFUSES(hdp_validate_scaling(&m, &opt, 1, NULL, NULL, &vs, &err), "load");
+    REFUSES(hdp_validate_scaling(&m, &opt, 1, NULL, NULL, NULL, &err), "res");
     hdp_model_free(&m);
 }
 

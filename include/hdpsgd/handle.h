@@ -21,6 +21,7 @@
 
 #include "hdpsgd/error.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,13 +72,13 @@ const char *hdp_record_text(const hdp_record *r, int i, const char **value);
 
 /* ---- the jobs ---- */
 
-/* Progress of a long call: what ("sim", "sde" or a design family), done of total (Monte
- * Carlo runs; design: ODE solves so far of at most total), value (design: the best final
- * risk so far; NaN otherwise). Runs that take longer than a second also report from within
- * (issue 29), about once a second: what "sim steps" or "sde steps", done of total steps of
- * all runs (at most LONG_MAX), value the fraction done. A nonzero return value asks the
- * call to stop. Called from the library's threads, never two at once. */
-typedef int (*hdp_progress_fn)(const char *what, long done, long total, double value, void *user);
+/* Progress of a long call (hdp_progress_fn, hdpsgd/progress.h): what ("sim", "sde" or a
+ * design family), done of total (Monte Carlo runs; design: ODE solves so far of at most
+ * total), value (design: the best final risk so far; NaN otherwise). Runs that take longer
+ * than a second also report from within (issue 29), about once a second: what "sim steps" or
+ * "sde steps", done of total steps of all runs (at most LONG_MAX), value the fraction done.
+ * A nonzero return value asks the call to stop. Called from the library's threads, never two
+ * at once. */
 
 /* hdpsgd ode: columns t, risk, risk_upper, risk_lower, mu_c, nu_c, eta, sigma2; the JSON
  * summary's numbers (final_risk, risk_before_final_noise, final_noise, gamma, n, d, rho,

@@ -46,6 +46,7 @@
 
 #include "hdpsgd/version.h"
 #include "hdpsgd/error.h"
+#include "hdpsgd/progress.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/clip.h"
 #include "hdpsgd/spectrum.h"

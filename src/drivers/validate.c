@@ -4,8 +4,10 @@
  */
 #include "hdpsgd/validate.h"
 #include "core/check.h"
+#include "drivers/model_with.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hdpsgd/grid.h"
@@ -120,9 +122,10 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
 typedef struct {
     const hdp_model *base;
     const hdp_mc_options *opt;
-    hdp_validate_load_fn load;
+    hdp_progress_fn progress;
     void *user;
     hdp_validate_scaling_result *res;
+    long K;
 } scaling_ctx;
 
 static hdp_status level_job(void *user, long l, void *row, hdp_error *err)
@@ -130,11 +133,22 @@ static hdp_status level_job(void *user, long l, void *row, hdp_error *err)
     (void)row;
     scaling_ctx *c = user;
     long f = 1L << (2 * l);
+    if (c->progress && c->progress("validate level", l, c->K, (double)(c->base->n * f),
+                                   c->user))
+        return hdp_fail(err, HDP_ECANCELLED, "validate --scaling: stopped before level %ld",
+                        l + 1);
+    /* the level's model: the base with data.d and data.n scaled, made in the library (no
+     * call back into the program) */
+    char dset[64], nset[64];
+    snprintf(dset, sizeof dset, "data.d=%ld", c->base->d * f);
+    snprintf(nset, sizeof nset, "data.n=%ld", c->base->n * f);
+    const char *sets[] = {dset, nset};
     hdp_model m;
-    memset(&m, 0, sizeof m);
-    hdp_status st = c->load(c->user, l, c->base->d * f, c->base->n * f, &m, err);
-    if (st != HDP_OK)
+    hdp_status st = hdp_drv_model_with(c->base, sets, 2, &m, err);
+    if (st != HDP_OK) {
+        hdp_model_free(&m);
         return st;
+    }
     hdp_validate_result v;
     st = hdp_validate_run(&m, c->opt, 0, &v, err);
     if (st == HDP_OK)
@@ -146,13 +160,12 @@ static hdp_status level_job(void *user, long l, void *row, hdp_error *err)
 }
 
 hdp_status hdp_validate_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
-                                hdp_validate_load_fn load, void *user,
+                                hdp_progress_fn progress, void *user,
                                 hdp_validate_scaling_result *res, hdp_error *err)
 {
     HDP_ZERO(res);
     HDP_REQUIRE(err, base);
     HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, load);
     HDP_REQUIRE(err, res);
     if (K < 1 || K > HDP_VALIDATE_MAX_LEVELS)
         return hdp_fail(err, HDP_EINPUT, "hdp_validate_scaling: %ld levels: expected 1 to %d", K,
@@ -160,12 +173,16 @@ hdp_status hdp_validate_scaling(const hdp_model *base, const hdp_mc_options *opt
     if (base->spectrum == HDP_SPECTRUM_FILE)
         return hdp_fail(err, HDP_EINPUT, "--scaling needs a generated spectrum (data.spectrum = "
                         "isotropic | powerlaw | twolevel), not a file");
-    scaling_ctx c = {base, opt, load, user, res};
+    if (hdp_model_check(base, err) != HDP_OK)
+        return HDP_EINPUT;
+    scaling_ctx c = {base, opt, progress, user, res, K};
     hdp_grid_spec g = {.count = K, .job = level_job, .user = &c};
     hdp_status st = hdp_grid_each(&g, err);
     if (st != HDP_OK)
         return st;
     res->levels = K;
+    if (progress)
+        progress("validate level", K, K, NAN, user);
     /* least-squares slope of log(max_abs_dev) against log(n) */
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (long l = 0; l < K; l++) {
