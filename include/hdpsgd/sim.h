@@ -99,13 +99,14 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
 hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err);
 
-/* hdp_sim_run and hdp_sde_run on a problem built from m (hdpsgd/problem.h): its spectrum
- * and schedule are used instead of being built again (the validator builds one problem for
- * its three sides). HDP_EINPUT when pb was not built from a model of m's d and n. */
-hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
-                               const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err);
-hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
-                               const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err);
+/* hdp_sim_run and hdp_sde_run on a problem (hdpsgd/problem.h) built from the model: its
+ * spectrum, schedule, divergence threshold and accountant's rho are used instead of being
+ * built again, and the model (pb->model) is not checked again (the validator builds one
+ * problem for its three sides). HDP_EINPUT when pb was not built. */
+hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
+                               hdp_mc_result *res, hdp_error *err);
+hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
+                               hdp_mc_result *res, hdp_error *err);
 
 void hdp_mc_result_free(hdp_mc_result *res);
 

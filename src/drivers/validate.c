@@ -66,23 +66,24 @@ void hdp_validate_free(hdp_validate_result *v)
 }
 
 /* the ODE, the Monte Carlo and (with_sde) the SDE on one problem, each compared with the ODE */
-static hdp_status run_sides(const hdp_model *m, const hdp_problem *pb, const hdp_mc_options *opt,
-                            int with_sde, hdp_validate_result *v, hdp_error *err)
+static hdp_status run_sides(const hdp_problem *pb, const hdp_mc_options *opt, int with_sde,
+                            hdp_validate_result *v, hdp_error *err)
 {
+    const hdp_model *m = pb->model;
     /* the ODE honours the Monte Carlo's cancel flag too (issue 29) */
     const volatile int *old_cancel = hdp_cancel_flag_set(opt->cancel);
     hdp_status st = hdp_ode_solve_problem(m, pb, &v->ode, err);
     hdp_cancel_flag_set(old_cancel);
     if (st != HDP_OK)
         return st;
-    if ((st = hdp_sim_run_problem(m, pb, opt, &v->sim, err)) != HDP_OK)
+    if ((st = hdp_sim_run_problem(pb, opt, &v->sim, err)) != HDP_OK)
         return st;
     if ((st = hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side, err)) !=
         HDP_OK)
         return st;
     v->pass = v->sim_side.pass;
     if (with_sde) {
-        if ((st = hdp_sde_run_problem(m, pb, opt, &v->sde, err)) != HDP_OK)
+        if ((st = hdp_sde_run_problem(pb, opt, &v->sde, err)) != HDP_OK)
             return st;
         if ((st = hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side,
                                        err)) != HDP_OK)
@@ -99,20 +100,21 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, v);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    memset(v, 0, sizeof *v);
+    /* one problem (spectrum, bins, schedule, threshold, accountant) for the three sides; the
+     * model is checked once, there */
+    hdp_problem pb;
+    hdp_status st = hdp_problem_build(m, &pb, err);
+    if (st != HDP_OK) {
+        hdp_problem_free(&pb);
+        return st;
+    }
     v->with_sde = with_sde;
     v->rho = m->rho;
     v->rho_z = 0.5 * m->rho * m->rho;
     v->delta = 1.0 / (double)m->n;
     v->epsilon_cks = hdp_zcdp_epsilon_cks(v->rho_z, v->delta);
     v->epsilon_bs = hdp_zcdp_epsilon_bs(v->rho_z, v->delta);
-    /* one problem (spectrum, bins, schedule) for the three sides */
-    hdp_problem pb;
-    hdp_status st = hdp_problem_build(m, &pb, err);
-    if (st == HDP_OK)
-        st = run_sides(m, &pb, opt, with_sde, v, err);
+    st = run_sides(&pb, opt, with_sde, v, err);
     hdp_problem_free(&pb);
     return st;
 }

@@ -7,7 +7,7 @@
  * only and the caller reduces the slots serially in run order, so every result is the same
  * bits for any thread count and any start order. The risk-curve driver records the excess
  * risk at the ODE's grid, excludes the runs that diverged (a non-finite value or an excess
- * risk above hdp_mc_threshold) and reduces the others in run order: mean and standard error
+ * risk above the problem's threshold, hdpsgd/problem.h) and reduces the others in run order: mean and standard error
  * (two passes, sim/stats.h), the 10/50/90 % quantiles (GSL, linear interpolation of the
  * sorted values), the mean clipped fraction and the mean final-iterate jump.
  */
@@ -294,18 +294,15 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
     return hdp_threads_check(opt->threads, "Monte Carlo", err);
 }
 
-hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
-                                const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
-                                hdp_error *err)
+hdp_status hdp_mc_problem_entry(const hdp_problem *pb, const hdp_mc_options *opt,
+                                hdp_mc_result *res, const char *who, hdp_error *err)
 {
     HDP_ZERO(res);
-    HDP_REQUIRE_FOR(who, err, m);
     HDP_REQUIRE_FOR(who, err, pb);
     HDP_REQUIRE_FOR(who, err, opt);
     HDP_REQUIRE_FOR(who, err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    if (hdp_problem_check(pb, m, who, err) != HDP_OK)
+    /* the model was checked when the problem was built (hdp_problem_build) */
+    if (hdp_problem_check(pb, NULL, who, err) != HDP_OK)
         return HDP_EINPUT;
     return hdp_mc_check_options(opt, err);
 }
@@ -320,7 +317,7 @@ hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hd
     hdp_problem pb;
     hdp_status st = hdp_problem_build(m, &pb, err);
     if (st == HDP_OK)
-        st = run(m, &pb, opt, res, err);
+        st = run(&pb, opt, res, err);
     hdp_problem_free(&pb);
     return st;
 }
@@ -338,29 +335,6 @@ double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err)
 }
 
 /* ---- helpers of the methods ---- */
-
-double hdp_mc_threshold(const hdp_model *m)
-{
-    /* factor x max(R(0), P): R(0) = r*^2/2 (docs/theory.md §3), P the private noise (below) */
-    double r0 = 0.5 * m->target_radius * m->target_radius;
-    if (!(r0 > 0))
-        r0 = 0.5 * m->tau2;
-    if (!(r0 > 0))
-        r0 = 1.0;
-    /* P = 2 c^2 gamma^2 eta~(0)^2 / rho^2: the excess risk the private noise 2 C_clip sigma_k xi
-     * adds over a run without contraction, (1/2) sum_k (2 c sqrt(d) sigma_k)^2 Tr Sigma, since
-     * sum_k sigma_k^2 = (eta~(0)/n)^2 / rho^2 for every schedule (docs/theory.md §1: the sigma_k^2
-     * telescope). With c = 1e6 a stable run's risk is ~1e11 R(0) from this noise alone and
-     * must not be called divergent. */
-    double priv = 0;
-    if (isfinite(m->rho) && isfinite(m->c)) {
-        hdp_schedule s;
-        hdp_sched_from_model(m, &s);
-        double e0 = hdp_sched_eta_sup(&s);
-        priv = 2.0 * m->c * m->c * m->gamma * m->gamma * e0 * e0 / (m->rho * m->rho);
-    }
-    return m->divergence_factor * fmax(r0, priv);
-}
 
 long hdp_mc_record_start(const mc_grid *g, double R, mc_run_out *out)
 {
@@ -569,19 +543,17 @@ static hdp_status drive_run(const void *vc, long r, void *vws, hdp_xoshiro *stre
 }
 
 /* HDP_ENUMERIC when every run diverged, with what to look at */
-static hdp_status all_diverged(const hdp_model *m, const mc_method *method, long runs,
+static hdp_status all_diverged(const hdp_problem *pb, const mc_method *method, long runs,
                                double threshold, hdp_error *err)
 {
-    hdp_schedule s;
-    hdp_sched_from_model(m, &s);
     return hdp_fail(err, HDP_ENUMERIC,
                     "%s: all %ld runs diverged (a non-finite residual or risk, or an excess "
                     "risk above sim.divergence_factor x max(R(0), private noise) = %g); sup "
                     "eta~ = %g against the stability limit 2/gamma = %g (docs/theory.md §3)",
-                    method->name, runs, threshold, hdp_sched_eta_sup(&s), 2.0 / m->gamma);
+                    method->name, runs, threshold, pb->eta_sup, 2.0 / pb->model->gamma);
 }
 
-hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long steps,
+hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                         const mc_method *method, const void *ctx, hdp_mc_result *res,
                         hdp_error *err)
 {
@@ -589,7 +561,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
     hdp_status st = hdp_mc_check_options(opt, err);
     if (st != HDP_OK)
         return st;
-    const long runs = opt->runs, P = m->points;
+    const long runs = opt->runs, P = pb->model->points;
     if ((st = alloc_result(res, P, err)) != HDP_OK)
         return st;
     res->runs = runs;
@@ -608,8 +580,8 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
     build_grid(steps, P, res->t, kgrid);
     mc_watch watch = {method->name, opt->cancel, opt->step_progress, opt->progress_user, 0,
                       (double)runs * (double)steps, omp_get_wtime() + 1.0};
-    long every = (4L << 20) / (m->d > 0 ? m->d : 1);
-    mc_grid grid = {steps, P, kgrid, hdp_mc_threshold(m), every > 0 ? every : 1, &watch};
+    long every = (4L << 20) / (pb->d > 0 ? pb->d : 1);
+    mc_grid grid = {steps, P, kgrid, pb->threshold, every > 0 ? every : 1, &watch};
     res->threshold = grid.threshold;
     for (long r = 0; r < runs; r++) {
         out[r].risk = curves + (size_t)r * (size_t)P;
@@ -626,7 +598,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
                         .slot_size = sizeof *out, .progress = opt->progress,
                         .progress_user = opt->progress_user, .pin = 1,
                         .cancel = opt->cancel, .team = &res->threads,
-                        .ws_bytes = 3.0 * sizeof(double) * (double)m->d};
+                        .ws_bytes = 3.0 * sizeof(double) * (double)pb->d};
     if ((st = hdp_mc_loop_run(&loop, err)) != HDP_OK)
         goto done;
     if (opt->final_risks) /* run r's excess risk at t = 1, NaN when it diverged */
@@ -636,7 +608,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
     for (long r = 0; r < runs; r++)
         res->diverged_runs += out[r].diverged;
     if (res->diverged_runs == runs) {
-        st = all_diverged(m, method, runs, grid.threshold, err);
+        st = all_diverged(pb, method, runs, grid.threshold, err);
         goto done;
     }
     summarise(&grid, runs, out, work, res);
