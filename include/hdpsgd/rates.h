@@ -4,10 +4,9 @@
  * (docs/theory.md §5). The driver of `hdpsgd rates` and of the `rates` points of
  * `hdpsgd sweep`; it prints nothing (progress through a callback).
  *
- * The caller builds one finalized model per gamma (d fixed, n = round(d/gamma); the
- * command line does it from the model file and its --set options, see
- * hdp_rates_gamma); hdp_rates_run optimises every wanted family at every gamma with
- * hdp_design_set_run and fits the slopes on the smallest-gamma decade.
+ * hdp_rates_models builds one finalized model per gamma from the caller's model (d fixed,
+ * n = round(d/gamma), see hdp_rates_gamma); hdp_rates_run optimises every wanted family at
+ * every gamma with hdp_design_set_run and fits the slopes on the smallest-gamma decade.
  */
 #ifndef HDPSGD_RATES_H
 #define HDPSGD_RATES_H
@@ -27,6 +26,13 @@ hdp_status hdp_rates_grid_parse(const char *text, double *lo, double *hi, long *
 
 /* The i-th of count log-spaced gammas from lo to hi. */
 double hdp_rates_gamma(double lo, double hi, long count, long i);
+
+/* models[0 .. count-1]: the finalized model base with data.gamma = hdp_rates_gamma(lo, hi,
+ * count, i) (so n = round(d/gamma)), re-finalized (its files read again). HDP_EINPUT for a
+ * grid hdp_rates_grid_parse refuses, or the message of the first model that does not finalize
+ * (then none is left to free). Release each model with hdp_model_free. */
+hdp_status hdp_rates_models(const hdp_model *base, double lo, double hi, long count,
+                            hdp_model *models, hdp_error *err);
 
 /* The families of docs/theory.md §5's three rates (output, linear-noise, optimal) when list is
  * NULL, else hdp_design_families_parse(list). */

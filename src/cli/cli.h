@@ -263,18 +263,16 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
                              const char *table_file);
 
 /* The gamma sweep of `rates`, shared with `sweep` (loading in common.c, the rest in
- * cmd_rates.c): the models at every gamma
- * (loaded from the model file and --set options, then data.gamma) and the driver's result
- * (hdpsgd/rates.h). */
+ * cmd_rates.c): the models at every gamma (the model of the file and --set options, then
+ * data.gamma: hdp_rates_models) and the driver's result (hdpsgd/rates.h). */
 typedef struct {
     long count, loaded;        /* gammas, models loaded */
     hdp_model *models;         /* one per gamma, log-spaced, d fixed */
-    char (*gset)[64];          /* the data.gamma=... overrides */
     hdp_rates_result res;
 } cli_rates;
 
-/* Load the model at every gamma (common's model and sets, then data.gamma): 0 or the exit
- * status after a message. */
+/* Load the model (common's model and sets), then make it at every gamma (hdp_rates_models):
+ * 0 or the exit status after a message. */
 int cli_rates_load(const char *cmd, const cli_common *common, double lo, double hi, long count,
                    cli_rates *r);
 /* Optimise every wanted family at every gamma and fit the slopes; verbose: one line per

@@ -536,7 +536,6 @@ void cli_rates_free(cli_rates *r)
     for (long i = 0; i < r->loaded; i++)
         hdp_model_free(&r->models[i]);
     free(r->models);
-    free(r->gset);
     memset(r, 0, sizeof *r);
 }
 
@@ -544,29 +543,30 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
                    cli_rates *r)
 {
     memset(r, 0, sizeof *r);
-    if (common->nsets + 1 > MAX_SETS) {
-        fprintf(stderr, "hdpsgd %s: error: too many --set options\n", cmd);
-        return EXIT_BAD_INPUT;
-    }
+    /* the model of the file and --set, then the library makes one per gamma (data.gamma) */
+    hdp_model base;
+    int rc = cli_load_model(common, &base);
+    if (rc)
+        return rc;
     r->count = count;
     r->models = calloc((size_t)count, sizeof *r->models);
-    r->gset = calloc((size_t)count, sizeof *r->gset);
-    if (!r->models || !r->gset) {
+    if (!r->models) {
+        hdp_model_free(&base);
         cli_rates_free(r);
         fprintf(stderr, "hdpsgd %s: error: out of memory\n", cmd);
         return EXIT_NUMERIC;
     }
-    int rc = 0;
-    for (long i = 0; i < count && !rc; i++) {
-        cli_common c = *common;
-        snprintf(r->gset[i], sizeof r->gset[i], "data.gamma=%.17g", hdp_rates_gamma(lo, hi, count, i));
-        c.sets[c.nsets++] = r->gset[i];
-        if (!(rc = cli_load_model(&c, &r->models[i])))
-            r->loaded++;
-    }
-    if (rc)
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_status st = hdp_rates_models(&base, lo, hi, count, r->models, &err);
+    hdp_model_free(&base);
+    if (st != HDP_OK) {
+        fprintf(stderr, "hdpsgd: error: %s\n", err.msg);
         cli_rates_free(r);
-    return rc;
+        return st == HDP_EINPUT ? EXIT_BAD_INPUT : EXIT_NUMERIC;
+    }
+    r->loaded = count;
+    return 0;
 }
 
 const char *const *cli_model_sections(const char *command)

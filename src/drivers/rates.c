@@ -5,9 +5,11 @@
  */
 #include "hdpsgd/rates.h"
 #include "core/check.h"
+#include "drivers/model_with.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,30 @@ hdp_status hdp_rates_grid_parse(const char *text, double *lo, double *hi, long *
 double hdp_rates_gamma(double lo, double hi, long count, long i)
 {
     return lo * pow(hi / lo, (double)i / (double)(count - 1));
+}
+
+hdp_status hdp_rates_models(const hdp_model *base, double lo, double hi, long count,
+                            hdp_model *models, hdp_error *err)
+{
+    HDP_REQUIRE(err, base);
+    HDP_REQUIRE(err, models);
+    memset(models, 0, sizeof *models * (size_t)(count > 0 ? count : 0));
+    if (count < 2 || count > HDP_RATES_MAX_GAMMAS || !(lo > 0) || !(lo < hi) || !(hi < 1))
+        return hdp_fail(err, HDP_EINPUT, "hdp_rates_models: %ld gammas from %g to %g: expected "
+                        "0 < lo < hi < 1 and 2 to %d gammas", count, lo, hi,
+                        HDP_RATES_MAX_GAMMAS);
+    hdp_status st = HDP_OK;
+    long i;
+    for (i = 0; i < count && st == HDP_OK; i++) {
+        char gset[64];
+        snprintf(gset, sizeof gset, "data.gamma=%.17g", hdp_rates_gamma(lo, hi, count, i));
+        const char *sets[] = {gset};
+        st = hdp_drv_model_with(base, sets, 1, &models[i], err);
+    }
+    if (st != HDP_OK)
+        for (long k = 0; k < i; k++)
+            hdp_model_free(&models[k]);
+    return st;
 }
 
 hdp_status hdp_rates_families(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err)
