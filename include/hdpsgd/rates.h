@@ -12,6 +12,7 @@
 #define HDPSGD_RATES_H
 
 #include "hdpsgd/design.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,15 +39,6 @@ hdp_status hdp_rates_models(const hdp_model *base, double lo, double hi, long co
  * NULL, else hdp_design_families_parse(list). */
 hdp_status hdp_rates_families(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err);
 
-/* Reported after every gamma. */
-typedef struct {
-    long index, count;           /* this gamma's index, of count */
-    const hdp_model *model;      /* the model at this gamma */
-    const hdp_design_set *set;   /* its optimised families */
-} hdp_rates_progress;
-
-typedef void (*hdp_rates_progress_fn)(const hdp_rates_progress *p, void *user);
-
 typedef struct {
     long count;                  /* gammas */
     long dec;                    /* points of the smallest-gamma decade used by the fit (>= 2) */
@@ -60,10 +52,12 @@ typedef struct {
 } hdp_rates_result;
 
 /* Optimise the wanted families at each of the count finalized models (increasing
- * gamma) and fit the slopes. progress may be NULL. Release r with hdp_rates_result_free
- * in every case. */
+ * gamma) and fit the slopes. progress (NULL: none) is called after every gamma: "rates
+ * gamma", done of count gammas, value that gamma; r->des[done - 1] then holds its optimised
+ * families (r->models[done - 1] its model), and a nonzero return stops the run
+ * (HDP_ECANCELLED). Release r with hdp_rates_result_free in every case. */
 hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP_FAMILY_COUNT],
-                         const hdp_design_options *opt, hdp_rates_progress_fn progress,
+                         const hdp_design_options *opt, hdp_progress_fn progress,
                          void *progress_user, hdp_rates_result *r, hdp_error *err);
 void hdp_rates_result_free(hdp_rates_result *r);
 

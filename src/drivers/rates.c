@@ -118,7 +118,7 @@ static void fit_slopes(hdp_rates_result *r)
 }
 
 hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP_FAMILY_COUNT],
-                         const hdp_design_options *opt, hdp_rates_progress_fn progress,
+                         const hdp_design_options *opt, hdp_progress_fn progress,
                          void *progress_user, hdp_rates_result *r, hdp_error *err)
 {
     HDP_ZERO(r);
@@ -143,10 +143,9 @@ hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP
             return st;
         r->solves += r->des[i].solves;
         r->seconds += r->des[i].seconds;
-        if (progress) {
-            hdp_rates_progress p = {i, count, &models[i], &r->des[i]};
-            progress(&p, progress_user);
-        }
+        if (progress && progress("rates gamma", i + 1, count, models[i].gamma, progress_user))
+            return hdp_fail(err, HDP_ECANCELLED, "rates: stopped after gamma %ld of %ld", i + 1,
+                            count);
     }
     fit_slopes(r);
     return HDP_OK;
