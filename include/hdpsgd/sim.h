@@ -27,24 +27,24 @@
 
 #include "hdpsgd/model.h"
 #include "hdpsgd/problem.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Progress of a Monte Carlo: called after every finished run, from the thread that finished
- * it but never by two threads at once; done runs of total so far, method "sim" or "sde".
- * The library prints nothing itself: the program draws its bar through this callback. */
-typedef void (*hdp_mc_progress_fn)(const char *method, long done, long total, void *user);
-
-/* Progress within the runs: done steps of total (doubles: runs x steps may pass 2^63). */
-typedef void (*hdp_mc_steps_fn)(const char *method, double done, double total, void *user);
-
 typedef struct {
     long runs;               /* number of independent runs (>= 1) */
     int threads;             /* OpenMP threads (0 = OpenMP's default) */
     unsigned long long seed; /* base seed */
-    hdp_mc_progress_fn progress; /* NULL: none */
+    /* progress (hdpsgd/progress.h; NULL: none): after every finished run, what "sim" or
+     * "sde", done runs of total, value NaN; and, for runs that take long (issue 29), from
+     * within the runs: what "sim steps" or "sde steps", the steps done so far of total = runs
+     * x steps per run (both at most LONG_MAX / 2), value the fraction done, counted about
+     * every 4 million coordinate updates and reported about once a second from the first
+     * second on. Never two reports at once (they come from the threads that ran the runs). A
+     * nonzero return stops the runs as the cancel flag does (HDP_ECANCELLED). */
+    hdp_progress_fn progress;
     void *progress_user;
     double sde_step;         /* SDE only: Euler-Maruyama step h (0 = 1/n) */
     /* issue 24 (the Python interface); NULL: none, as hdp_mc_options_from_model leaves them */
@@ -52,11 +52,6 @@ typedef struct {
                                    returns HDP_ECANCELLED (set it from any thread) */
     double *final_risks;     /* [runs]: run r's excess risk at t = 1 (theta_n), NaN when it
                                 diverged */
-    /* issue 29: progress within the runs, for runs that take long: the steps done so far of
-     * total = runs x steps per run, counted about every 4 million coordinate updates and
-     * reported about once a second from the first second on, never from two threads at once
-     * (nor at once with progress); progress_user is its user. NULL: none. */
-    hdp_mc_steps_fn step_progress;
 } hdp_mc_options;
 
 typedef struct {

@@ -379,9 +379,8 @@ int cli_mc_threads(const cli_mc_args *a)
 
 #define BAR_WIDTH 40
 
-static void progress_bar(const char *method, long done, long total, void *user)
+static void progress_bar(const char *method, long done, long total, int *shown)
 {
-    int *shown = user;
     int pct = (int)((100.0 * (double)done) / (double)total);
     if (pct != *shown) {
         *shown = pct;
@@ -397,12 +396,38 @@ static void progress_bar(const char *method, long done, long total, void *user)
     fflush(stderr);
 }
 
+static struct {
+    int bar;   /* a bar of the runs (stderr is a terminal) */
+    int steps; /* lines of the steps within the runs (a long job, announced) */
+    int shown; /* the bar's percentage shown, -1: none */
+} mc_shown = {0, 0, -1};
+
+static void steps_line(const char *method, double done, double total);
+
+/* the Monte Carlo's one progress callback: its runs ("sim", "sde") on the bar, the steps
+ * within them ("sim steps", "sde steps") on the steps line, each when the program wants it */
+static int mc_report(const char *what, long done, long total, double value, void *user)
+{
+    (void)value, (void)user;
+    size_t len = strlen(what);
+    if (len > 6 && !strcmp(what + len - 6, " steps")) {
+        if (mc_shown.steps) {
+            char method[32];
+            snprintf(method, sizeof method, "%.*s", (int)(len - 6), what);
+            steps_line(method, (double)done, (double)total);
+        }
+    } else if (mc_shown.bar) {
+        progress_bar(what, done, total, &mc_shown.shown);
+    }
+    return 0;
+}
+
 void cli_mc_progress_on_tty(hdp_mc_options *opt)
 {
-    static int shown = -1;
     if (isatty(STDERR_FILENO)) {
-        opt->progress = progress_bar;
-        opt->progress_user = &shown;
+        mc_shown.bar = 1;
+        opt->progress = mc_report;
+        opt->progress_user = NULL;
     }
 }
 
@@ -441,9 +466,8 @@ static double wall_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void steps_line(const char *method, double done, double total, void *user)
+static void steps_line(const char *method, double done, double total)
 {
-    (void)user;
     double now = wall_seconds(), elapsed = now - steps_state.t0;
     if (!steps_state.tty && now - steps_state.last < 600)
         return;
@@ -483,7 +507,9 @@ void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, i
             cmd, work, opt->runs, steps, m->d, sides > 1 ? ", sim and sde" : "", t, threads,
             threads > 1 ? "s" : "", NS_PER_UPDATE,
             steps_state.tty ? "below" : "every 10 minutes");
-    opt->step_progress = steps_line;
+    mc_shown.steps = 1;
+    opt->progress = mc_report;
+    opt->progress_user = NULL;
 }
 
 hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const char *name1,

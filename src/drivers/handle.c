@@ -319,22 +319,14 @@ typedef struct {
     void *user;
 } relay;
 
-static void mc_progress(const char *method, long done, long total, void *user)
+/* the Monte Carlo's reports (runs, and "sim steps"/"sde steps" from within them) as they
+ * come; a nonzero return also raises the caller's cancel flag */
+static int mc_progress(const char *what, long done, long total, double value, void *user)
 {
     relay *p = user;
-    if (p->progress(method, done, total, NAN, p->user))
+    if (p->progress(what, done, total, value, p->user))
         *p->cancel = 1;
-}
-
-/* progress within the runs: "sim steps" or "sde steps", done of total steps, the fraction */
-static void mc_steps(const char *method, double done, double total, void *user)
-{
-    relay *p = user;
-    double cap = (double)LONG_MAX / 2; /* exactly representable, below LONG_MAX */
-    const char *what = method && !strcmp(method, "sde") ? "sde steps" : "sim steps";
-    if (p->progress(what, (long)fmin(done, cap), (long)fmin(total, cap),
-                    total > 0 ? done / total : NAN, p->user))
-        *p->cancel = 1;
+    return 0;
 }
 
 /* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
@@ -347,7 +339,6 @@ static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options
     if (p->progress) {
         opt->progress = mc_progress;
         opt->progress_user = p;
-        opt->step_progress = mc_steps;
     }
 }
 

@@ -56,11 +56,13 @@ typedef struct {
     void *user;
 } rf_progress;
 
-static inline void rf_progress_call(const char *method, long done, long total, void *user)
+static inline int rf_progress_call(const char *method, long done, long total, double value,
+                                   void *user)
 {
-    (void)method;
+    (void)method, (void)value;
     const rf_progress *p = user;
     p->fn(p->user, done, total);
+    return 0;
 }
 
 #endif

@@ -19,10 +19,12 @@
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +92,7 @@ typedef struct {
     loop_failure *fail;   /* [nthreads], the first team used */
     long stop;            /* runs above this are skipped: the lowest failing run so far */
     long done;            /* finished runs (progress) */
+    int stopped;          /* the progress callback asked to stop */
     int working;          /* threads that have their workspace and take runs */
     long next;            /* the next run index to start */
     int pin;
@@ -105,7 +108,10 @@ static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
     stop = s->stop;
     if (r > stop)
         return; /* a run below failed: this one's result would not be used */
-    if (L->cancel && *L->cancel)
+    int stopped;
+#pragma omp atomic read
+    stopped = s->stopped;
+    if ((L->cancel && *L->cancel) || stopped)
         return; /* cancelled: the runs not yet started are skipped */
     hdp_error_clear(e);
     void *slot = L->slots ? (char *)L->slots + (size_t)r * L->slot_size : NULL;
@@ -131,7 +137,10 @@ static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
     if (L->progress) {
 #pragma omp critical(hdp_mc_progress)
         {
-            L->progress(L->name, ++s->done, L->runs, L->progress_user);
+            if (L->progress(L->name, ++s->done, L->runs, NAN, L->progress_user)) {
+#pragma omp atomic write
+                s->stopped = 1;
+            }
         }
     }
 }
@@ -229,7 +238,7 @@ hdp_status hdp_mc_loop_run(const hdp_mc_loop *L, hdp_error *err)
             first_fail = &s.fail[t];
     if (first_fail)
         st = hdp_fail(err, first_fail->err.status, "%s", first_fail->err.msg);
-    else if (L->cancel && *L->cancel)
+    else if ((L->cancel && *L->cancel) || s.stopped)
         st = hdp_fail(err, HDP_ECANCELLED, "%s: cancelled before the end of its %ld runs", name,
                       runs);
 done:
@@ -449,12 +458,13 @@ static void build_grid(long steps, long P, double *t, long *kgrid)
 
 /* the progress within the runs and the cancel flag (hdp_mc_tick) */
 struct mc_watch {
-    const char *name;
+    const char *what;   /* "sim steps", "sde steps" */
     const volatile int *cancel;
-    hdp_mc_steps_fn report;
+    hdp_progress_fn report;
     void *user;
     double done, total; /* steps */
     double next;        /* omp_get_wtime() of the next report (the first: a second in) */
+    int stopped;        /* the report asked to stop */
 };
 
 int hdp_mc_tick(const mc_grid *g, long steps)
@@ -462,7 +472,10 @@ int hdp_mc_tick(const mc_grid *g, long steps)
     mc_watch *w = g->watch;
     if (!w)
         return 1;
-    if (w->cancel && *w->cancel)
+    int stopped;
+#pragma omp atomic read
+    stopped = w->stopped;
+    if ((w->cancel && *w->cancel) || stopped)
         return 0;
     if (!w->report)
         return 1;
@@ -480,7 +493,12 @@ int hdp_mc_tick(const mc_grid *g, long steps)
                 double done;
 #pragma omp atomic read
                 done = w->done;
-                w->report(w->name, done, w->total, w->user);
+                double cap = (double)LONG_MAX / 2; /* exactly representable, below LONG_MAX */
+                if (w->report(w->what, (long)fmin(done, cap), (long)fmin(w->total, cap),
+                              w->total > 0 ? done / w->total : NAN, w->user)) {
+#pragma omp atomic write
+                    w->stopped = 1;
+                }
             }
         }
     }
@@ -537,8 +555,11 @@ static hdp_status drive_run(const void *vc, long r, void *vws, hdp_xoshiro *stre
     *hdp_rng_state(w->rng) = *stream;
     c->method->run(c->ctx, c->grid, w->ws, w->rng, slot);
     const mc_watch *watch = c->grid->watch;
-    if (watch->cancel && *watch->cancel) /* the run may have stopped early: not done */
-        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", watch->name, r);
+    int stopped;
+#pragma omp atomic read
+    stopped = watch->stopped;
+    if ((watch->cancel && *watch->cancel) || stopped) /* the run may have stopped early: not done */
+        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", c->method->name, r);
     return HDP_OK;
 }
 
@@ -578,8 +599,10 @@ hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long s
         goto done;
     }
     build_grid(steps, P, res->t, kgrid);
-    mc_watch watch = {method->name, opt->cancel, opt->step_progress, opt->progress_user, 0,
-                      (double)runs * (double)steps, omp_get_wtime() + 1.0};
+    char what[64];
+    snprintf(what, sizeof what, "%s steps", method->name);
+    mc_watch watch = {what, opt->cancel, opt->progress, opt->progress_user, 0,
+                      (double)runs * (double)steps, omp_get_wtime() + 1.0, 0};
     long every = (4L << 20) / (pb->d > 0 ? pb->d : 1);
     mc_grid grid = {steps, P, kgrid, pb->threshold, every > 0 ? every : 1, &watch};
     res->threshold = grid.threshold;

@@ -68,7 +68,9 @@ typedef struct {
     /* the order the runs start in: order[0..runs-1] a permutation of 0..runs-1 (the
      * longest first, for the load balance); NULL: 0, 1, ... Results do not depend on it. */
     const long *order;
-    hdp_mc_progress_fn progress; /* after every finished run; NULL: none */
+    /* after every finished run: (name, done runs, runs, NaN, progress_user); a nonzero return
+     * skips the runs not yet started, and the loop returns HDP_ECANCELLED. NULL: none */
+    hdp_progress_fn progress;
     void *progress_user;
     /* pin each thread to its own CPU during the runs (see mc.c); no effect on results */
     int pin;
