@@ -88,13 +88,13 @@ typedef void (*hdp_rfexp_progress_fn)(const hdp_rfexp *xp, int i, void *user);
  * validation set. bar (may be NULL) gets the DP-GD runs of each p as they finish; progress
  * (may be NULL) each p. Release xp with hdp_rfexp_free in every case. */
 hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
-                         int threads, hdp_rf_progress_fn bar, void *bar_user,
+                         int threads, hdp_progress_fn bar, void *bar_user,
                          hdp_rfexp_progress_fn progress, void *user, hdp_rfexp *xp,
                          hdp_error *err);
 
 /* The same with the selection chosen. */
 hdp_status hdp_rfexp_run_select(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
-                                hdp_rfexp_select select, int threads, hdp_rf_progress_fn bar,
+                                hdp_rfexp_select select, int threads, hdp_progress_fn bar,
                                 void *bar_user, hdp_rfexp_progress_fn progress, void *user,
                                 hdp_rfexp *xp, hdp_error *err);
 void hdp_rfexp_free(hdp_rfexp *xp);

@@ -86,16 +86,18 @@ void cli_rf_sigma_note(const char *cmd, const hdp_rf_dpgd *q)
 }
 
 /* A progress bar on stderr (the library calls back after every run). */
-void cli_rf_progress(void *user, long done, long total)
+int cli_rf_progress(const char *what, long done, long total, double value, void *user)
 {
+    (void)what, (void)value;
     cli_rf_bar *b = user;
     int pct = (int)(100.0 * (double)done / (double)total);
     if (pct == b->shown)
-        return;
+        return 0;
     b->shown = pct;
     fprintf(stderr, "\rhdpsgd %s: %3d%% (%ld/%ld)%s", b->what, pct, done, total,
             done == total ? "\r                                              \r" : "");
     fflush(stderr);
+    return 0;
 }
 
 static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,

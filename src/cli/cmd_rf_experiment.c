@@ -306,7 +306,7 @@ static hdp_status run_and_write(const hdp_model *m, int which, long runs, const 
     snprintf(what, sizeof what, "%s%s", which == HDP_RFEXP_P2 || which == HDP_RFEXP_P3 ? "" :
              "rf-experiment ", names[which]);
     bar.what = what;
-    hdp_rf_progress_fn fn = isatty(STDERR_FILENO) ? cli_rf_progress : NULL;
+    hdp_progress_fn fn = isatty(STDERR_FILENO) ? cli_rf_progress : NULL;
     hdp_outset out; /* opened first: an unwritable CSV stops before the computation */
     hdp_outset_init(&out, err);
     FILE *f = hdp_outset_add(&out, csv_path);

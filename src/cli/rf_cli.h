@@ -21,7 +21,7 @@ typedef struct {
     const char *what;
     int shown;
 } cli_rf_bar;
-void cli_rf_progress(void *user, long done, long total);
+int cli_rf_progress(const char *what, long done, long total, double value, void *user);
 
 /* --runs sets rf.runs (not sim.runs); --threads and --seed as for sim. runs_buf holds the
  * added --set text. Returns 0 or EXIT_BAD_INPUT after a message. */

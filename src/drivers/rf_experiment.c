@@ -87,7 +87,7 @@ typedef struct {
     unsigned long long next_stream;
     int zcdp_noted;
     hdp_rf_config *cfg;      /* [nC nCT runs] */
-    hdp_rf_progress_fn bar;
+    hdp_progress_fn bar;
     void *bar_user;
     hdp_rfexp_progress_fn progress;
     void *user;
@@ -233,7 +233,7 @@ static hdp_status point_job(void *user, long i, void *row, hdp_error *err)
 }
 
 hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
-                         int threads, hdp_rf_progress_fn bar, void *bar_user,
+                         int threads, hdp_progress_fn bar, void *bar_user,
                          hdp_rfexp_progress_fn progress, void *user, hdp_rfexp *xp,
                          hdp_error *err)
 {
@@ -242,7 +242,7 @@ hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long
 }
 
 hdp_status hdp_rfexp_run_select(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
-                                hdp_rfexp_select select, int threads, hdp_rf_progress_fn bar,
+                                hdp_rfexp_select select, int threads, hdp_progress_fn bar,
                                 void *bar_user, hdp_rfexp_progress_fn progress, void *user,
                                 hdp_rfexp *xp, hdp_error *err)
 {

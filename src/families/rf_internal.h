@@ -50,19 +50,4 @@ static inline void to_modes(const hdp_rf_problem *pb, const double *x, double *a
         a[k] /= pb->s[k];
 }
 
-/* the family's progress callback behind the Monte Carlo loop's */
-typedef struct {
-    hdp_rf_progress_fn fn;
-    void *user;
-} rf_progress;
-
-static inline int rf_progress_call(const char *method, long done, long total, double value,
-                                   void *user)
-{
-    (void)method, (void)value;
-    const rf_progress *p = user;
-    p->fn(p->user, done, total);
-    return 0;
-}
-
 #endif
