@@ -243,13 +243,16 @@ hdp_status hdp_ncsweep_plan(const hdp_model *m, const char *name, const long *ps
 typedef struct {
     hdp_ncsweep *sw;
     int threads;
-    hdp_ncsweep_progress_fn progress;
+    hdp_progress_fn progress;
     void *user;
+    int stopped; /* the progress callback asked to stop */
 } run_ctx;
 
 static hdp_status run_job(void *user, long k, void *row, hdp_error *err)
 {
     run_ctx *c = user;
+    if (c->stopped)
+        return hdp_fail(err, HDP_ECANCELLED, "nc --sweep: stopped before point %ld", k + 1);
     hdp_nc_point *pt = row;
     *pt = c->sw->points[k];
     hdp_status st = hdp_nc_point_run(pt, c->threads, 0, err);
@@ -267,16 +270,17 @@ static void run_progress(void *user, long k, long done, long count, const void *
     if (st != HDP_OK)
         return;
     c->sw->seconds += c->sw->points[k].res.seconds;
-    if (c->progress)
-        c->progress(c->sw, k, count, c->user);
+    if (c->progress &&
+        c->progress("nc point", k + 1, count, c->sw->points[k].res.error_mean, c->user))
+        c->stopped = 1;
 }
 
-hdp_status hdp_ncsweep_run(hdp_ncsweep *sw, int threads, hdp_ncsweep_progress_fn progress,
+hdp_status hdp_ncsweep_run(hdp_ncsweep *sw, int threads, hdp_progress_fn progress,
                            void *user, hdp_error *err)
 {
     HDP_REQUIRE(err, sw);
     HDP_REQUIRE(err, sw->points);
-    run_ctx c = {sw, threads, progress, user};
+    run_ctx c = {sw, threads, progress, user, 0};
     hdp_grid_spec g = {.count = (long)sw->ncurves * sw->nps,
                        .row_size = sizeof(hdp_nc_point),
                        .job = run_job,
