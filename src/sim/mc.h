@@ -114,10 +114,10 @@ typedef struct {
 } mc_grid;
 
 /* Within a run (issue 29): after every g->every steps, steps steps done. Adds them to the
- * progress within the runs (hdp_mc_options.step_progress, about once a second from the
- * first second on) and returns
- * 0 when the loop's cancel flag is set: the run then stops at once (its curve is not used,
- * the loop returns HDP_ECANCELLED). */
+ * progress within the runs (hdp_mc_options.progress, "sim steps" or "sde steps", about once
+ * a second from the first second on) and returns 0 when the loop's cancel flag is set or that
+ * report asked to stop: the run then stops at once (its curve is not used, the loop returns
+ * HDP_ECANCELLED). */
 int hdp_mc_tick(const mc_grid *g, long steps);
 
 /* One run's output (slots owned by the driver). */
@@ -164,7 +164,7 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err);
 
 /* The checks of a method's entry on a shared problem (hdp_sim_run_problem,
  * hdp_sde_run_problem; `who` names it in the messages): res zeroed when given, no argument
- * NULL, the model finalized, the problem built from it, the options valid. */
+ * NULL, the problem built (its model was checked then), the options valid. */
 hdp_status hdp_mc_problem_entry(const hdp_problem *pb, const hdp_mc_options *opt,
                                 hdp_mc_result *res, const char *who, hdp_error *err);
 
