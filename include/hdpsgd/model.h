@@ -185,6 +185,21 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
  * schedule files. Must be called once after the last load/set. */
 hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err);
 
+/* A deep copy of src (its spectrum file and schedule table too) into *dst, which is
+ * overwritten without being freed (pass a model that holds no tables: new, initialised or
+ * freed). Free the copy with hdp_model_free. HDP_ENOMEM leaves *dst empty (free is safe). */
+hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err);
+
+/* *out = m with one key changed and finalized again: key is "section.key", value its text as
+ * in a model file (e.g. hdp_model_with(m, "sim.runs", "1000", &out, &err)). m must be
+ * finalized and is not changed; the key is checked by the schema's one range check and the
+ * model by finalize, and the new value counts as an override (origin "--set"): a form of the
+ * privacy budget replaces the form m had. *out is overwritten as by hdp_model_copy; on
+ * failure it is left empty (hdp_model_free is safe). The way to change a finalized model:
+ * never write its fields. */
+hdp_status hdp_model_with(const hdp_model *m, const char *key, const char *value, hdp_model *out,
+                          hdp_error *err);
+
 /* What every solver and simulator checks at its entry (HDP_EINPUT with the reason): m is
  * not NULL, was finalized after its last change (hdp_model_set, _set_key, _load_file), the
  * fields they rely on hold valid values (d, n >= 1, gamma = d/n, 2 <= points <= 1e6,

@@ -353,9 +353,29 @@ static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
 
 hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
 {
+    return hdp_model_finalize_keep(m, 0, err);
+}
+
+void hdp_model_budget_replaced(hdp_model *m, const char *key)
+{
+    static const char *const forms[] = {"rho", "rho_zcdp", "epsilon"};
+    int is_form = 0;
+    for (int i = 0; i < 3; i++)
+        is_form |= !strcmp(key, forms[i]);
+    hdp_schema_ref ref;
+    for (int i = 0; is_form && i < 3; i++)
+        if (strcmp(key, forms[i]) && hdp_schema_find("privacy", forms[i], &ref)) {
+            m->origin[ref.index].where[0] = '\0';
+            m->origin[ref.index].line = 0;
+        }
+}
+
+hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err)
+{
     HDP_REQUIRE(err, m);
     hdp_status st;
-    if (m->spectrum == HDP_SPECTRUM_FILE && (st = load_spectrum_file(m, err)) != HDP_OK)
+    if (m->spectrum == HDP_SPECTRUM_FILE && !(keep_tables && m->file_lambda) &&
+        (st = load_spectrum_file(m, err)) != HDP_OK)
         return st;
     /* n and gamma: the later of the two wins; n = round(d / gamma) */
     if (m->n_given_last && m->n >= 1) {
@@ -396,7 +416,8 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
                                         "the optimal schedule needs a = gamma*max(c2, c3/rho) > 0 "
                                         "(with rho = inf, c2 > 0)");
     }
-    if (m->sched == HDP_SCHED_TABLE && (st = load_schedule_table(m, err)) != HDP_OK)
+    if (m->sched == HDP_SCHED_TABLE && !(keep_tables && m->table_t) &&
+        (st = load_schedule_table(m, err)) != HDP_OK)
         return st;
     if (m->spectrum == HDP_SPECTRUM_TWOLEVEL) {
         long k = (long)nearbyint(m->twolevel_fraction * (double)m->d);
