@@ -499,6 +499,34 @@ static void model_with_and_copy(void **state)
     hdp_model_free(&m);
 }
 
+/* The origins are a small table (issue 30: the model was 136 KB with a file name per key):
+ * a key names its file and line; a third file is refused, not cut. */
+static void origins_small_table(void **state)
+{
+    (void)state;
+    assert_true(sizeof(hdp_model) <= 8192);
+    hdp_model m;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model_init(&m);
+    assert_int_equal(hdp_model_set_key(&m, "clip", "c", "-1", "a.ini", 3, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "a.ini:3: [clip] c = -1"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_set_key(&m, "clip", "c", "1", "a.ini", 3, &err), HDP_OK);
+    assert_int_equal(hdp_model_set_key(&m, "sim", "runs", "5", "b.ini", 4, &err), HDP_OK);
+    assert_int_equal(hdp_model_set_key(&m, "clip", "c", "2", "a.ini", 5, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "a.ini:5: duplicate key [clip] c (first set on line 3)"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_set_key(&m, "sim", "runs", "6", "c.ini", 1, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "c.ini: a model takes its keys from at most 2 files"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_set_key(&m, "clip", "c", "inf", "b.ini", 9, &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "b.ini:9: [clip] c: c = inf"));
+    assert_true(hdp_model_key_given(&m, "sim", "runs") && !hdp_model_key_given(&m, "ode", "rtol"));
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +543,7 @@ int main(void)
         cmocka_unit_test(privacy_budget_forms),
         cmocka_unit_test(meta_reads_back),
         cmocka_unit_test(model_with_and_copy),
+        cmocka_unit_test(origins_small_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

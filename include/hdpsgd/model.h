@@ -79,11 +79,15 @@ typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_
 /* a number key's value auto (clip.feature_norm = auto) */
 #define HDP_AUTO_DOUBLE (-1.0)
 
-/* Where a key's value came from: file name and line, or "--set" and 0. */
+/* Where a key's value came from: file 0 = the default, 1 = "--set" (line 0), k >= 2 the
+ * file named hdp_model.origin_files[k - 2], at line. */
 typedef struct {
-    char where[HDP_PATH_MAX];
+    int file;
     int line;
 } hdp_origin;
+
+/* The number of files a model's keys can come from (a model file; --set is not one). */
+#define HDP_MODEL_MAX_FILES 2
 
 /* Upper bound on the number of keys of the schema, all sections (see model.c). */
 #define HDP_MODEL_MAX_KEYS 128
@@ -153,7 +157,8 @@ typedef struct {
     char source[HDP_PATH_MAX]; /* model file name, or "(built-in default)" */
     int n_given_last;          /* 1 when data.n was set after data.gamma */
     hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key, all sections in order;
-                                              where[0]==0: default */
+                                              file 0: default */
+    char origin_files[HDP_MODEL_MAX_FILES][HDP_PATH_MAX]; /* the files origin names */
     /* table schedule knots (read by finalize) */
     int table_len;
     double *table_t, *table_eta;

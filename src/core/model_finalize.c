@@ -29,8 +29,8 @@ hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const c
     hdp_schema_ref ref;
     char loc[HDP_PATH_MAX + 32];
     const hdp_origin *o = hdp_schema_find(section, key, &ref) ? &m->origin[ref.index] : NULL;
-    if (o && o->where[0])
-        hdp_model_format_where(loc, sizeof loc, o->where, o->line);
+    if (o && o->file)
+        hdp_model_format_where(loc, sizeof loc, hdp_model_origin_where(m, ref.index), o->line);
     else
         snprintf(loc, sizeof loc, "%s (default value)", m->source);
     char what[512];
@@ -44,7 +44,7 @@ hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const c
 int hdp_model_given(const hdp_model *m, const char *section, const char *key)
 {
     hdp_schema_ref ref;
-    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].where[0] != '\0';
+    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].file != 0;
 }
 
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key)
@@ -271,7 +271,7 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
 static int key_overridden(const hdp_model *m, const char *section, const char *key)
 {
     hdp_schema_ref ref;
-    return hdp_schema_find(section, key, &ref) && strcmp(m->origin[ref.index].where, "--set") == 0;
+    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].file == 1;
 }
 
 /* The privacy budget: exactly one of rho, rho_zcdp, epsilon (with delta) given (none: the
@@ -291,7 +291,7 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
     for (int i = 0; i < 3; i++) {
         hdp_schema_ref ref;
         if (overrides && given[i] && !over[i] && hdp_schema_find("privacy", forms[i], &ref)) {
-            m->origin[ref.index].where[0] = '\0'; /* replaced by the override */
+            m->origin[ref.index].file = 0; /* replaced by the override */
             m->origin[ref.index].line = 0;
             given[i] = 0;
         }
@@ -306,7 +306,7 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
         hdp_schema_ref ref;
         char loc[HDP_PATH_MAX + 32] = "";
         if (hdp_schema_find("privacy", forms[first], &ref))
-            hdp_model_format_where(loc, sizeof loc, m->origin[ref.index].where,
+            hdp_model_format_where(loc, sizeof loc, hdp_model_origin_where(m, ref.index),
                                    m->origin[ref.index].line);
         return hdp_model_range_fail(m, "privacy", forms[second], err,
                                     "the privacy budget is given twice, as [privacy] %s (%s) and as "
@@ -365,7 +365,7 @@ void hdp_model_budget_replaced(hdp_model *m, const char *key)
     hdp_schema_ref ref;
     for (int i = 0; is_form && i < 3; i++)
         if (strcmp(key, forms[i]) && hdp_schema_find("privacy", forms[i], &ref)) {
-            m->origin[ref.index].where[0] = '\0';
+            m->origin[ref.index].file = 0;
             m->origin[ref.index].line = 0;
         }
 }
