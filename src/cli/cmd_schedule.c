@@ -245,12 +245,16 @@ static hdp_status figure_curves(const hdp_model *m, const hdp_design_result *res
     for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
         if (!done[f])
             continue;
-        hdp_model mm;
-        hdp_status st = hdp_design_model(m, &res[f], 0, &mm, err);
+        hdp_model dm, mm;
+        hdp_status st = hdp_design_model(m, &res[f], 0, &dm, err);
         if (st != HDP_OK)
             return st;
-        mm.points = FIG_POINTS;
-        st = hdp_ode_solve(&mm, &curves[f], err);
+        char points[32];
+        snprintf(points, sizeof points, "%d", FIG_POINTS);
+        st = hdp_model_with(&dm, "ode.points", points, &mm, err);
+        hdp_model_free(&dm);
+        if (st == HDP_OK)
+            st = hdp_ode_solve(&mm, &curves[f], err);
         hdp_model_free(&mm);
         if (st != HDP_OK)
             return st;
