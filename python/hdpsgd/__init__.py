@@ -154,9 +154,25 @@ class Model:
         m._path, m._sets, m._handle = self._path, list(self._sets), self._handle
         return m
 
-    def _with(self, sets):
-        """The C model with extra assignments (runs, seed), as the command line's options."""
-        return _build(self._path, self._sets + sets) if sets else self._handle
+    def _with(self, keys):
+        """The C model with keys changed (runs=, seed=, step=: (argument, key, text)), each
+        through hdp_model_with as the command line's options, the schema checking their
+        ranges: "runs = 0: [sim] runs = 0 is out of range: ..."."""
+        h = self._handle
+        for arg, key, value in keys:
+            ptr = _lib.hdp_model_new()
+            if not ptr:
+                raise OutOfMemoryError("hdpsgd: out of memory for a model")
+            nh = _Handle(ptr)
+            try:
+                _lib.call(_lib.hdp_model_with, h.ptr, _lib.cstr(key, "model key"),
+                          _lib.cstr(value, "model value"), ptr)
+            except InputError as e:
+                msg = str(e)
+                msg = msg[len("--set: "):] if msg.startswith("--set: ") else msg
+                raise InputError(f"{arg} = {value}: {msg}") from None
+            h = nh
+        return h
 
     # -- reading it --
     def __getitem__(self, key):
@@ -416,16 +432,24 @@ def ode(model=None):
     return OdeResult(*_lib.record_dict(rec))
 
 
+def _integer(name, value):
+    """An integer's text (its range is the model key's, checked by the library)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(f"{name} = {value!r}: expected an integer")
+    return str(int(value))
+
+
 def _mc_sets(runs, seed, step=None):
+    """The keys runs=, seed= and step= change, as (argument, key, text) for Model._with."""
     sets = []
     if runs is not None:
-        sets.append(f"sim.runs={_check_int('runs', runs, 1)}")
+        sets.append(("runs", "sim.runs", _integer("runs", runs)))
     if seed is not None:
-        sets.append(f"sim.seed={_check_int('seed', seed, 0, 2**64 - 1)}")
+        sets.append(("seed", "sim.seed", _integer("seed", seed)))
     if step is not None:
-        if isinstance(step, bool) or not (isinstance(step, numbers.Real) and 0 <= step <= 1):
+        if isinstance(step, bool) or not isinstance(step, numbers.Real):
             raise InputError(f"step = {step!r}: expected a number in [0, 1] (0 = 1/n)")
-        sets.append(f"sde.step={float(step)!r}")
+        sets.append(("step", "sde.step", repr(float(step))))
     return sets
 
 

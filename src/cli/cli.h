@@ -52,12 +52,23 @@ typedef struct {
 /* What every command takes: [MODEL.ini] [--set section.key=value]... */
 #define MAX_POSITIONAL 64
 
+/* A key an option changes (--runs N: sim.runs), applied by cli_load_model with
+ * hdp_model_with after the file and the --set overrides: the schema checks its range. */
+#define MAX_WITHS 8
+typedef struct {
+    char opt[64];   /* the option as given, for messages: "--runs 0" */
+    char key[32];   /* section.key */
+    char value[64]; /* its text */
+} cli_with;
+
 typedef struct {
     const char *model_path; /* the first positional argument */
     const char *pos[MAX_POSITIONAL];
     int npos;
     const char *sets[MAX_SETS];
     int nsets;
+    cli_with withs[MAX_WITHS]; /* copied with the struct (validate --scaling, rates) */
+    int nwiths;
     int help;
 } cli_common;
 
@@ -165,7 +176,6 @@ typedef struct {
     long runs, threads;
     const char *seed;
     double step; /* NAN when not given */
-    char buf[3][128];
 } cli_mc_args;
 
 #define CLI_MC_OPTS(a)                                                                          \
@@ -177,14 +187,15 @@ typedef struct {
 
 void cli_mc_args_reset(cli_mc_args *a);
 
-/* Append the override fmt... (formatted into buf, which must outlive common) to
- * the --set list, after the user's. Returns 0, or EXIT_BAD_INPUT after a message. */
-int cli_add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+/* Record that option opt (e.g. "--runs 0") sets key to the value fmt...: cli_load_model
+ * applies it with hdp_model_with after the user's --set (so it wins and the metadata shows
+ * it), where the schema checks it. Returns 0, or EXIT_BAD_INPUT after a message. */
+int cli_add_with(const char *cmd, cli_common *common, const char *opt, const char *key,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* Check --runs/--threads/--seed/--step and append them as --set overrides
- * after the user's (so they win and the metadata shows them). Returns 0 or
- * EXIT_BAD_INPUT after printing a message. */
+/* Check --threads and --seed's form, and record --runs/--seed/--step as keys the model
+ * takes (cli_add_with: sim.runs, sim.seed, sde.step, their ranges the schema's). Returns 0
+ * or EXIT_BAD_INPUT after printing a message. */
 int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
 
 /* Threads to use: --threads, or 0 (one per core). */
@@ -204,7 +215,6 @@ void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, i
 typedef struct {
     long max_steps;    /* CLI_NOT_GIVEN when not given */
     double rtol, atol; /* NAN when not given */
-    char buf[3][64];
 } cli_ode_args;
 
 #define CLI_ODE_OPTS(a)                                                                         \
@@ -215,8 +225,8 @@ typedef struct {
 
 void cli_ode_args_reset(cli_ode_args *a);
 
-/* Check --max-steps/--rtol/--atol and append them as --set overrides after the user's.
- * Returns 0 or EXIT_BAD_INPUT after printing a message. */
+/* Record --max-steps/--rtol/--atol as the keys ode.max_steps, ode.rtol, ode.atol
+ * (cli_add_with: the schema checks them). Returns 0 or EXIT_BAD_INPUT after a message. */
 int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common);
 
 /* The CSV writers of `ode` and of `sim`/`sde` (name "sim" or "sde"), shared with validate. */

@@ -13,7 +13,6 @@
  *          depth (Fig. 2a, 2b) or width (Fig. 2c): cmd_kl_run.c.
  * The Monte Carlo runs are the driver's (hdpsgd/klsweep.h).
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -451,28 +450,21 @@ int cmd_kl(int argc, char **argv)
         return kl_bad("%s", "--figure: kl init draws no figure (kl bound and kl run do)");
     if (which != 2 && args.vs)
         return kl_bad("%s", "--vs belongs to kl run");
-    /* --runs, --seed as overrides after the user's --set (they win; the metadata shows them) */
-    static char sets[2][128];
+    /* --runs, --seed: keys set after the user's --set (they win; the metadata shows them),
+     * checked by the schema */
+    char opt[64];
     if (runs_opt != CLI_NOT_GIVEN) {
-        if (runs_opt < 2) {
-            fprintf(stderr, "hdpsgd kl: error: --runs %ld: expected an integer >= 2\n", runs_opt);
-            return EXIT_BAD_INPUT;
-        }
-        if (common.nsets == MAX_SETS)
-            return kl_bad("%s", "too many --set options");
-        snprintf(sets[0], sizeof sets[0], "kl.%s=%ld", which == 1 ? "init_runs" : "runs", runs_opt);
-        common.sets[common.nsets++] = sets[0];
+        snprintf(opt, sizeof opt, "--runs %ld", runs_opt);
+        if ((rc = cli_add_with("kl", &common, opt, which == 1 ? "kl.init_runs" : "kl.runs", "%ld",
+                               runs_opt)))
+            return rc;
     }
     if (seed_opt) {
-        char *end;
-        errno = 0;
-        unsigned long long seed = strtoull(seed_opt, &end, 10); /* decimal, as sim.seed */
-        if (!seed_opt[0] || seed_opt[0] == '-' || *end || errno)
+        if (strlen(seed_opt) > 40) /* no 64-bit integer is that long (and not cut) */
             return kl_bad("--seed '%s': expected an unsigned 64-bit integer", seed_opt);
-        if (common.nsets == MAX_SETS)
-            return kl_bad("%s", "too many --set options");
-        snprintf(sets[1], sizeof sets[1], "sim.seed=%llu", seed);
-        common.sets[common.nsets++] = sets[1];
+        snprintf(opt, sizeof opt, "--seed %s", seed_opt);
+        if ((rc = cli_add_with("kl", &common, opt, "sim.seed", "%s", seed_opt)))
+            return rc;
     }
     if ((rc = cli_threads_check("kl", threads_opt)))
         return rc;

@@ -339,10 +339,6 @@ int cmd_nc(int argc, char **argv)
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    if (draws_opt != CLI_NOT_GIVEN && draws_opt < 1) {
-        fprintf(stderr, "hdpsgd nc: error: --draws %ld: expected an integer >= 1\n", draws_opt);
-        return EXIT_BAD_INPUT;
-    }
     if (args.sweep && exact_only) {
         fprintf(stderr, "hdpsgd nc: error: --exact and --sweep exclude each other\n");
         return EXIT_BAD_INPUT;
@@ -351,10 +347,10 @@ int cmd_nc(int argc, char **argv)
         fprintf(stderr, "hdpsgd nc: error: --%s needs --sweep\n", args.ps ? "ps" : "figure");
         return EXIT_BAD_INPUT;
     }
-    char draws_set[64];
     if (draws_opt != CLI_NOT_GIVEN) {
-        if ((rc = cli_add_set("nc", &common, draws_set, sizeof draws_set, "nc.draws=%ld",
-                              draws_opt)))
+        char opt[64];
+        snprintf(opt, sizeof opt, "--draws %ld", draws_opt);
+        if ((rc = cli_add_with("nc", &common, opt, "nc.draws", "%ld", draws_opt)))
             return rc;
     }
     if ((rc = cli_mc_args_apply("nc", &mc, &common)))

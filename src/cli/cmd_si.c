@@ -344,15 +344,10 @@ int cmd_si(int argc, char **argv)
         fprintf(stderr, "hdpsgd sim-index: error: --json is for the single run, not --experiment\n");
         return EXIT_BAD_INPUT;
     }
-    char runs_set[64];
     if (runs_opt != CLI_NOT_GIVEN) {
-        if (runs_opt < 2) {
-            fprintf(stderr, "hdpsgd sim-index: error: --runs %ld: expected an integer >= 2\n",
-                    runs_opt);
-            return EXIT_BAD_INPUT;
-        }
-        if ((rc = cli_add_set("sim-index", &common, runs_set, sizeof runs_set, "si.runs=%ld",
-                              runs_opt)))
+        char opt[64];
+        snprintf(opt, sizeof opt, "--runs %ld", runs_opt);
+        if ((rc = cli_add_with("sim-index", &common, opt, "si.runs", "%ld", runs_opt)))
             return rc;
     }
     if ((rc = cli_mc_args_apply("sim-index", &mc, &common)))

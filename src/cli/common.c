@@ -233,8 +233,20 @@ int cli_load_model(const cli_common *common, hdp_model *m)
         st = hdp_model_set(m, common->sets[i], &err);
     if (st == HDP_OK)
         st = hdp_model_finalize(m, &err);
+    const char *opt = NULL;
+    for (int i = 0; st == HDP_OK && i < common->nwiths; i++) {
+        hdp_model next;
+        opt = common->withs[i].opt;
+        st = hdp_model_with(m, common->withs[i].key, common->withs[i].value, &next, &err);
+        hdp_model_free(m);
+        *m = next; /* moved (empty on failure) */
+    }
     if (st != HDP_OK) {
-        fprintf(stderr, "hdpsgd: error: %s\n", err.msg);
+        /* an option's key: "--runs 0: [sim] runs = 0 is out of range ..." */
+        const char *msg = err.msg;
+        if (opt && !strncmp(msg, "--set: ", 7))
+            msg += 7;
+        fprintf(stderr, "hdpsgd: error: %s%s%s\n", opt ? opt : "", opt ? ": " : "", msg);
         hdp_model_free(m);
         return st == HDP_EINPUT ? EXIT_BAD_INPUT : EXIT_NUMERIC;
     }
@@ -266,57 +278,52 @@ void cli_mc_args_reset(cli_mc_args *a)
     a->step = NAN;
 }
 
-int cli_add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt, ...)
+int cli_add_with(const char *cmd, cli_common *common, const char *opt, const char *key,
+                 const char *fmt, ...)
 {
-    if (common->nsets == MAX_SETS) {
-        fprintf(stderr, "hdpsgd %s: too many --set options (at most %d)\n", cmd, MAX_SETS - 3);
+    if (common->nwiths == MAX_WITHS) {
+        fprintf(stderr, "hdpsgd %s: error: %s: too many options that set model keys\n", cmd, opt);
         return EXIT_BAD_INPUT;
     }
+    cli_with *w = &common->withs[common->nwiths];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, size, fmt, ap);
+    int n = vsnprintf(w->value, sizeof w->value, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= size) { /* never cut: the values put here are short */
-        fprintf(stderr, "hdpsgd %s: error: the override '%s...' is too long (%d bytes, at most "
-                        "%zu)\n", cmd, buf, n, size - 1);
+    if (n < 0 || (size_t)n >= sizeof w->value || strlen(opt) >= sizeof w->opt ||
+        strlen(key) >= sizeof w->key) { /* never cut: the values put here are short */
+        fprintf(stderr, "hdpsgd %s: error: %s: the value is too long\n", cmd, opt);
         return EXIT_BAD_INPUT;
     }
-    common->sets[common->nsets++] = buf;
+    snprintf(w->opt, sizeof w->opt, "%s", opt);
+    snprintf(w->key, sizeof w->key, "%s", key);
+    common->nwiths++;
     return 0;
 }
 
 int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
 {
-    if (a->runs != CLI_NOT_GIVEN && a->runs < 1) {
-        fprintf(stderr, "hdpsgd %s: error: --runs %ld: the number of runs must be an integer >= 1\n",
-                cmd, a->runs);
-        return EXIT_BAD_INPUT;
-    }
     int rc = cli_threads_check(cmd, a->threads);
     if (rc)
         return rc;
-    unsigned long long seed = 0;
-    if (a->seed) {
-        char *end;
-        errno = 0;
-        seed = strtoull(a->seed, &end, 10); /* decimal, as sim.seed: "010" is ten */
-        if (!a->seed[0] || a->seed[0] == '-' || *end || errno) {
-            fprintf(stderr, "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n",
-                    cmd, a->seed);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (!isnan(a->step) && !(a->step >= 0 && a->step <= 1)) {
-        fprintf(stderr, "hdpsgd %s: error: --step %g: expected a number in [0, 1] (0 = 1/n)\n", cmd,
-                a->step);
+    if (a->seed && strlen(a->seed) > 40) { /* no 64-bit integer is that long (and not cut) */
+        fprintf(stderr, "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n",
+                cmd, a->seed);
         return EXIT_BAD_INPUT;
     }
-    if (a->runs != CLI_NOT_GIVEN)
-        rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "sim.runs=%ld", a->runs);
-    if (!rc && a->seed)
-        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%llu", seed);
-    if (!rc && !isnan(a->step))
-        rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "sde.step=%.17g", a->step);
+    char opt[64];
+    if (a->runs != CLI_NOT_GIVEN) {
+        snprintf(opt, sizeof opt, "--runs %ld", a->runs);
+        rc = cli_add_with(cmd, common, opt, "sim.runs", "%ld", a->runs);
+    }
+    if (!rc && a->seed) {
+        snprintf(opt, sizeof opt, "--seed %s", a->seed);
+        rc = cli_add_with(cmd, common, opt, "sim.seed", "%s", a->seed);
+    }
+    if (!rc && !isnan(a->step)) {
+        snprintf(opt, sizeof opt, "--step %g", a->step);
+        rc = cli_add_with(cmd, common, opt, "sde.step", "%.17g", a->step);
+    }
     return rc;
 }
 
@@ -328,26 +335,20 @@ void cli_ode_args_reset(cli_ode_args *a)
 
 int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
 {
-    if (a->max_steps != CLI_NOT_GIVEN && a->max_steps < 1) {
-        fprintf(stderr, "hdpsgd %s: error: --max-steps %ld: expected an integer >= 1\n", cmd,
-                a->max_steps);
-        return EXIT_BAD_INPUT;
-    }
-    if (!isnan(a->rtol) && !(a->rtol > 0 && a->rtol < 1)) {
-        fprintf(stderr, "hdpsgd %s: error: --rtol %g: expected a number in (0, 1)\n", cmd, a->rtol);
-        return EXIT_BAD_INPUT;
-    }
-    if (!isnan(a->atol) && !(a->atol > 0)) {
-        fprintf(stderr, "hdpsgd %s: error: --atol %g: expected a number > 0\n", cmd, a->atol);
-        return EXIT_BAD_INPUT;
-    }
     int rc = 0;
-    if (a->max_steps != CLI_NOT_GIVEN)
-        rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "ode.max_steps=%ld", a->max_steps);
-    if (!rc && !isnan(a->rtol))
-        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "ode.rtol=%.17g", a->rtol);
-    if (!rc && !isnan(a->atol))
-        rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "ode.atol=%.17g", a->atol);
+    char opt[64];
+    if (a->max_steps != CLI_NOT_GIVEN) {
+        snprintf(opt, sizeof opt, "--max-steps %ld", a->max_steps);
+        rc = cli_add_with(cmd, common, opt, "ode.max_steps", "%ld", a->max_steps);
+    }
+    if (!rc && !isnan(a->rtol)) {
+        snprintf(opt, sizeof opt, "--rtol %g", a->rtol);
+        rc = cli_add_with(cmd, common, opt, "ode.rtol", "%.17g", a->rtol);
+    }
+    if (!rc && !isnan(a->atol)) {
+        snprintf(opt, sizeof opt, "--atol %g", a->atol);
+        rc = cli_add_with(cmd, common, opt, "ode.atol", "%.17g", a->atol);
+    }
     return rc;
 }
 
