@@ -288,8 +288,9 @@ int cmd_validate(int argc, char **argv)
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
-    if (scaling_opt < 0 || scaling_opt > 6) {
-        fprintf(stderr, "hdpsgd validate: error: --scaling %ld: expected 1 to 6 levels\n", scaling_opt);
+    if (scaling_opt < 0 || scaling_opt > HDP_VALIDATE_MAX_LEVELS) { /* before the runs */
+        fprintf(stderr, "hdpsgd validate: error: --scaling %ld: expected 1 to %d levels\n",
+                scaling_opt, HDP_VALIDATE_MAX_LEVELS);
         hdp_model_free(&m);
         return EXIT_BAD_INPUT;
     }
