@@ -209,6 +209,24 @@ static int in_range(const hdp_schema_key *k, double v)
     return 1;
 }
 
+int hdp_schema_out_of_range(const char *section, const char *key, double v, char *why,
+                            size_t size)
+{
+    hdp_schema_ref ref;
+    if (!hdp_schema_find(section, key, &ref) ||
+        (ref.key->type != HDP_KEY_LONG && ref.key->type != HDP_KEY_DOUBLE)) {
+        snprintf(why, size, "[%s] %s is not a number key of the schema", section, key);
+        return 1;
+    }
+    const hdp_schema_key *k = ref.key;
+    if (in_range(k, v) && (k->type == HDP_KEY_DOUBLE || v == floor(v)))
+        return 0;
+    char range[160];
+    hdp_schema_describe_range(k, range, sizeof range);
+    snprintf(why, size, "%s = %.17g is out of range: expected %s", key, v, range);
+    return 1;
+}
+
 /* A decimal number at the start of s (after blanks): [+-] digits [. digits] [e [+-] digits],
  * at least one digit before the exponent. Hexadecimal floats ("0x14"), "nan" and "inf"
  * are not decimal numbers (the caller handles the words inf/infinity where they are
