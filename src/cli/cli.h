@@ -56,9 +56,11 @@ typedef struct {
  * hdp_model_with after the file and the --set overrides: the schema checks its range. */
 #define MAX_WITHS 8
 typedef struct {
-    char opt[64];   /* the option as given, for messages: "--runs 0" */
-    char key[32];   /* section.key */
-    char value[64]; /* its text */
+    const char *opt;  /* the option's name, for messages: "--runs" */
+    const char *key;  /* section.key */
+    const char *text; /* the value as given (command-line text), or NULL: */
+    char num[40];     /* the value of a number option (%ld, %.17g: reads back exactly) */
+    char shown[40];   /* ... and as messages show it (%g) */
 } cli_with;
 
 typedef struct {
@@ -187,11 +189,16 @@ typedef struct {
 
 void cli_mc_args_reset(cli_mc_args *a);
 
-/* Record that option opt (e.g. "--runs 0") sets key to the value fmt...: cli_load_model
+/* Record that option opt ("--runs") sets key (a string constant) to a value: cli_load_model
  * applies it with hdp_model_with after the user's --set (so it wins and the metadata shows
- * it), where the schema checks it. Returns 0, or EXIT_BAD_INPUT after a message. */
-int cli_add_with(const char *cmd, cli_common *common, const char *opt, const char *key,
-                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+ * it), where the schema checks it. _text: the option's text as given (it must outlive common:
+ * argv); _long, _double: a number. Returns 0, or EXIT_BAD_INPUT after a message. */
+int cli_add_with_text(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      const char *text);
+int cli_add_with_long(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      long v);
+int cli_add_with_double(const char *cmd, cli_common *common, const char *opt, const char *key,
+                        double v);
 
 /* Check --threads and --seed's form, and record --runs/--seed/--step as keys the model
  * takes (cli_add_with: sim.runs, sim.seed, sde.step, their ranges the schema's). Returns 0

@@ -452,20 +452,12 @@ int cmd_kl(int argc, char **argv)
         return kl_bad("%s", "--vs belongs to kl run");
     /* --runs, --seed: keys set after the user's --set (they win; the metadata shows them),
      * checked by the schema */
-    char opt[64];
-    if (runs_opt != CLI_NOT_GIVEN) {
-        snprintf(opt, sizeof opt, "--runs %ld", runs_opt);
-        if ((rc = cli_add_with("kl", &common, opt, which == 1 ? "kl.init_runs" : "kl.runs", "%ld",
-                               runs_opt)))
-            return rc;
-    }
-    if (seed_opt) {
-        if (strlen(seed_opt) > 40) /* no 64-bit integer is that long (and not cut) */
-            return kl_bad("--seed '%s': expected an unsigned 64-bit integer", seed_opt);
-        snprintf(opt, sizeof opt, "--seed %s", seed_opt);
-        if ((rc = cli_add_with("kl", &common, opt, "sim.seed", "%s", seed_opt)))
-            return rc;
-    }
+    if (runs_opt != CLI_NOT_GIVEN &&
+        (rc = cli_add_with_long("kl", &common, "--runs", which == 1 ? "kl.init_runs" : "kl.runs",
+                                runs_opt)))
+        return rc;
+    if (seed_opt && (rc = cli_add_with_text("kl", &common, "--seed", "sim.seed", seed_opt)))
+        return rc;
     if ((rc = cli_threads_check("kl", threads_opt)))
         return rc;
     const int threads = threads_opt == CLI_NOT_GIVEN ? 0 : (int)threads_opt;

@@ -347,12 +347,9 @@ int cmd_nc(int argc, char **argv)
         fprintf(stderr, "hdpsgd nc: error: --%s needs --sweep\n", args.ps ? "ps" : "figure");
         return EXIT_BAD_INPUT;
     }
-    if (draws_opt != CLI_NOT_GIVEN) {
-        char opt[64];
-        snprintf(opt, sizeof opt, "--draws %ld", draws_opt);
-        if ((rc = cli_add_with("nc", &common, opt, "nc.draws", "%ld", draws_opt)))
-            return rc;
-    }
+    if (draws_opt != CLI_NOT_GIVEN &&
+        (rc = cli_add_with_long("nc", &common, "--draws", "nc.draws", draws_opt)))
+        return rc;
     if ((rc = cli_mc_args_apply("nc", &mc, &common)))
         return rc;
     hdp_model m;

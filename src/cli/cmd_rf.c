@@ -187,11 +187,8 @@ int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common)
     long runs = a->runs;
     a->runs = CLI_NOT_GIVEN;
     int rc = cli_mc_args_apply(cmd, a, common);
-    if (!rc && runs != CLI_NOT_GIVEN) {
-        char opt[64];
-        snprintf(opt, sizeof opt, "--runs %ld", runs);
-        rc = cli_add_with(cmd, common, opt, "rf.runs", "%ld", runs);
-    }
+    if (!rc && runs != CLI_NOT_GIVEN)
+        rc = cli_add_with_long(cmd, common, "--runs", "rf.runs", runs);
     a->runs = runs;
     return rc;
 }

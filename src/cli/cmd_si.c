@@ -344,12 +344,9 @@ int cmd_si(int argc, char **argv)
         fprintf(stderr, "hdpsgd sim-index: error: --json is for the single run, not --experiment\n");
         return EXIT_BAD_INPUT;
     }
-    if (runs_opt != CLI_NOT_GIVEN) {
-        char opt[64];
-        snprintf(opt, sizeof opt, "--runs %ld", runs_opt);
-        if ((rc = cli_add_with("sim-index", &common, opt, "si.runs", "%ld", runs_opt)))
-            return rc;
-    }
+    if (runs_opt != CLI_NOT_GIVEN &&
+        (rc = cli_add_with_long("sim-index", &common, "--runs", "si.runs", runs_opt)))
+        return rc;
     if ((rc = cli_mc_args_apply("sim-index", &mc, &common)))
         return rc;
     hdp_model m;

@@ -233,20 +233,24 @@ int cli_load_model(const cli_common *common, hdp_model *m)
         st = hdp_model_set(m, common->sets[i], &err);
     if (st == HDP_OK)
         st = hdp_model_finalize(m, &err);
-    const char *opt = NULL;
+    const cli_with *w = NULL;
     for (int i = 0; st == HDP_OK && i < common->nwiths; i++) {
         hdp_model next;
-        opt = common->withs[i].opt;
-        st = hdp_model_with(m, common->withs[i].key, common->withs[i].value, &next, &err);
+        w = &common->withs[i];
+        st = hdp_model_with(m, w->key, w->text ? w->text : w->num, &next, &err);
         hdp_model_free(m);
         *m = next; /* moved (empty on failure) */
     }
     if (st != HDP_OK) {
         /* an option's key: "--runs 0: [sim] runs = 0 is out of range ..." */
         const char *msg = err.msg;
-        if (opt && !strncmp(msg, "--set: ", 7))
+        if (w && !strncmp(msg, "--set: ", 7))
             msg += 7;
-        fprintf(stderr, "hdpsgd: error: %s%s%s\n", opt ? opt : "", opt ? ": " : "", msg);
+        if (w)
+            fprintf(stderr, "hdpsgd: error: %s %s: %s\n", w->opt, w->text ? w->text : w->shown,
+                    msg);
+        else
+            fprintf(stderr, "hdpsgd: error: %s\n", msg);
         hdp_model_free(m);
         return st == HDP_EINPUT ? EXIT_BAD_INPUT : EXIT_NUMERIC;
     }
@@ -278,26 +282,49 @@ void cli_mc_args_reset(cli_mc_args *a)
     a->step = NAN;
 }
 
-int cli_add_with(const char *cmd, cli_common *common, const char *opt, const char *key,
-                 const char *fmt, ...)
+/* The next free cli_with of common, its option and key set; NULL after the message. */
+static cli_with *add_with(const char *cmd, cli_common *common, const char *opt, const char *key)
 {
     if (common->nwiths == MAX_WITHS) {
         fprintf(stderr, "hdpsgd %s: error: %s: too many options that set model keys\n", cmd, opt);
-        return EXIT_BAD_INPUT;
+        return NULL;
     }
-    cli_with *w = &common->withs[common->nwiths];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(w->value, sizeof w->value, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof w->value || strlen(opt) >= sizeof w->opt ||
-        strlen(key) >= sizeof w->key) { /* never cut: the values put here are short */
-        fprintf(stderr, "hdpsgd %s: error: %s: the value is too long\n", cmd, opt);
+    cli_with *w = &common->withs[common->nwiths++];
+    memset(w, 0, sizeof *w);
+    w->opt = opt;
+    w->key = key;
+    return w;
+}
+
+int cli_add_with_text(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      const char *text)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
         return EXIT_BAD_INPUT;
-    }
-    snprintf(w->opt, sizeof w->opt, "%s", opt);
-    snprintf(w->key, sizeof w->key, "%s", key);
-    common->nwiths++;
+    w->text = text;
+    return 0;
+}
+
+int cli_add_with_long(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      long v)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
+        return EXIT_BAD_INPUT;
+    snprintf(w->num, sizeof w->num, "%ld", v);
+    snprintf(w->shown, sizeof w->shown, "%ld", v);
+    return 0;
+}
+
+int cli_add_with_double(const char *cmd, cli_common *common, const char *opt, const char *key,
+                        double v)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
+        return EXIT_BAD_INPUT;
+    snprintf(w->num, sizeof w->num, "%.17g", v); /* at most 24 characters */
+    snprintf(w->shown, sizeof w->shown, "%g", v);
     return 0;
 }
 
@@ -306,24 +333,12 @@ int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
     int rc = cli_threads_check(cmd, a->threads);
     if (rc)
         return rc;
-    if (a->seed && strlen(a->seed) > 40) { /* no 64-bit integer is that long (and not cut) */
-        fprintf(stderr, "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n",
-                cmd, a->seed);
-        return EXIT_BAD_INPUT;
-    }
-    char opt[64];
-    if (a->runs != CLI_NOT_GIVEN) {
-        snprintf(opt, sizeof opt, "--runs %ld", a->runs);
-        rc = cli_add_with(cmd, common, opt, "sim.runs", "%ld", a->runs);
-    }
-    if (!rc && a->seed) {
-        snprintf(opt, sizeof opt, "--seed %s", a->seed);
-        rc = cli_add_with(cmd, common, opt, "sim.seed", "%s", a->seed);
-    }
-    if (!rc && !isnan(a->step)) {
-        snprintf(opt, sizeof opt, "--step %g", a->step);
-        rc = cli_add_with(cmd, common, opt, "sde.step", "%.17g", a->step);
-    }
+    if (a->runs != CLI_NOT_GIVEN)
+        rc = cli_add_with_long(cmd, common, "--runs", "sim.runs", a->runs);
+    if (!rc && a->seed)
+        rc = cli_add_with_text(cmd, common, "--seed", "sim.seed", a->seed);
+    if (!rc && !isnan(a->step))
+        rc = cli_add_with_double(cmd, common, "--step", "sde.step", a->step);
     return rc;
 }
 
@@ -336,19 +351,12 @@ void cli_ode_args_reset(cli_ode_args *a)
 int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
 {
     int rc = 0;
-    char opt[64];
-    if (a->max_steps != CLI_NOT_GIVEN) {
-        snprintf(opt, sizeof opt, "--max-steps %ld", a->max_steps);
-        rc = cli_add_with(cmd, common, opt, "ode.max_steps", "%ld", a->max_steps);
-    }
-    if (!rc && !isnan(a->rtol)) {
-        snprintf(opt, sizeof opt, "--rtol %g", a->rtol);
-        rc = cli_add_with(cmd, common, opt, "ode.rtol", "%.17g", a->rtol);
-    }
-    if (!rc && !isnan(a->atol)) {
-        snprintf(opt, sizeof opt, "--atol %g", a->atol);
-        rc = cli_add_with(cmd, common, opt, "ode.atol", "%.17g", a->atol);
-    }
+    if (a->max_steps != CLI_NOT_GIVEN)
+        rc = cli_add_with_long(cmd, common, "--max-steps", "ode.max_steps", a->max_steps);
+    if (!rc && !isnan(a->rtol))
+        rc = cli_add_with_double(cmd, common, "--rtol", "ode.rtol", a->rtol);
+    if (!rc && !isnan(a->atol))
+        rc = cli_add_with_double(cmd, common, "--atol", "ode.atol", a->atol);
     return rc;
 }
 
