@@ -206,11 +206,11 @@ hdp_status hdp_model_with(const hdp_model *m, const char *key, const char *value
                           hdp_error *err);
 
 /* What every solver and simulator checks at its entry (HDP_EINPUT with the reason): m is
- * not NULL, was finalized after its last change (hdp_model_set, _set_key, _load_file), the
- * fields they rely on hold valid values (d, n >= 1, gamma = d/n, 2 <= points <= 1e6,
- * 0 < rtol < 1, atol > 0, max_steps >= 1, runs >= 1, c > 0, rho > 0, the spectrum file and
- * schedule table loaded when used): a field written directly after finalize is caught
- * here, not by a crash. */
+ * not NULL, was finalized after its last change (hdp_model_set, _set_key, _load_file), every
+ * number key of every section holds a value in its schema range (the one range of the key,
+ * `hdpsgd keys`), n >= 1 and gamma = d/n, the spectrum file and schedule table loaded when
+ * used: a field written directly after finalize is caught here, not by a crash (change a
+ * finalized model with hdp_model_with instead). */
 hdp_status hdp_model_check(const hdp_model *m, hdp_error *err);
 
 /* Write the model as CSV metadata: a line '# ; model: FILE', then the lines of

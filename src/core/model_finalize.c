@@ -444,29 +444,27 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
 {
     HDP_REQUIRE(err, m);
     const char *why = NULL;
+    char range[300];
     if (!m->finalized)
         why = "it was not finalized after its last change: call hdp_model_finalize";
-    else if (m->d < 1 || m->d > 100000000L || m->n < 1 || m->n > 1000000000000L)
-        why = "d or n is out of range (d in [1, 1e8], n in [1, 1e12])";
+    else if (m->n < 1)
+        why = "data.n is below 1";
     else if (!(isfinite(m->gamma) && m->gamma > 0) ||
              fabs(m->gamma - (double)m->d / (double)m->n) > 1e-12 * m->gamma)
         why = "gamma is not d/n";
-    else if (m->points < 2 || m->points > 1000000L)
-        why = "ode.points is out of range [2, 1e6]";
-    else if (!(m->rtol > 0 && m->rtol < 1) || !(m->atol > 0 && isfinite(m->atol)) ||
-             m->max_steps < 1 || m->bins < HDP_BINS_AUTO)
-        why = "an [ode] setting is out of range (0 < rtol < 1, atol > 0, max_steps >= 1, bins >= 0 or auto)";
-    else if (m->runs < 1)
-        why = "sim.runs is below 1";
-    else if (!(m->c > 0) || !(m->rho > 0) || isnan(m->c) || isnan(m->rho))
-        why = "clip.c and privacy.rho must be > 0";
-    else if (!(m->feature_norm >= 0 && m->feature_norm <= 1e50) &&
-             m->feature_norm != HDP_AUTO_DOUBLE)
-        why = "clip.feature_norm is out of range (0 = off, B in (0, 1e50], or auto)";
     else if (m->spectrum == HDP_SPECTRUM_FILE && (!m->file_lambda || m->file_len != m->d))
         why = "its spectrum file is not loaded (finalize loads it)";
     else if (m->sched == HDP_SCHED_TABLE && (!m->table_t || !m->table_eta || m->table_len < 2))
         why = "its schedule table is not loaded (finalize loads it)";
+    /* every number key in its schema range (a field written after finalize) */
+    hdp_schema_ref r;
+    for (int i = 0; !why && hdp_schema_key_at(i, &r); i++) {
+        char what[256];
+        if (hdp_schema_value_out_of_range(m, &r, what, sizeof what)) {
+            snprintf(range, sizeof range, "%s.%s", r.section->name, what);
+            why = range;
+        }
+    }
     if (why)
         return hdp_fail(err, HDP_EINPUT, "model %s: %s", m->source[0] ? m->source : "(zeroed)",
                         why);

@@ -125,6 +125,12 @@ void hdp_schema_describe_range(const hdp_schema_key *k, char *buf, size_t size);
 int hdp_schema_out_of_range(const char *section, const char *key, double v, char *why,
                             size_t size);
 
+/* The same for the value key ref holds in m (auto accepted where the key takes it): what
+ * hdp_model_check asks of every number key, so that a field written after finalize is caught
+ * by the key's one range. */
+int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref, char *why,
+                                  size_t size);
+
 /* Parse text into the key's storage in m (HDP_EINPUT naming loc, the section and the key,
  * with the accepted range); where/line resolve relative file names. */
 hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const char *value,
