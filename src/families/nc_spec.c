@@ -56,18 +56,18 @@ void hdp_nc_class_sizes(long K, long n, double imbalance, long *nk)
 static hdp_status check(const hdp_nc_spec *s, const reporter *r)
 {
     /* the schema's ranges, for specs built in code (a model has passed them already) */
+#define NUM_LONG(f) {#f, (double)s->f},
+#define NUM_DOUBLE(f) {#f, (double)s->f},
+#define NUM_ENUM(f)
+#define NUM(f, ctype, type, ...) NUM_##type(f)
     const struct {
         const char *key;
         double v;
-    } nums[] = {{"K", (double)s->K},         {"p", (double)s->p},
-                {"n", (double)s->n},         {"imbalance", s->imbalance},
-                {"G", s->G},                 {"rho", s->rho},
-                {"steps", (double)s->steps}, {"eta", s->eta},
-                {"init_std", s->init_std},   {"beta", s->beta},
-                {"public_samples", (double)s->public_samples},
-                {"batch", (double)s->batch}, {"draws", (double)s->draws},
-                {"test_samples", (double)s->test_samples},
-                {"delta", s->delta}};
+    } nums[] = {HDP_NC_KEYS(NUM)}; /* the number keys of the list in hdpsgd/nc.h */
+#undef NUM
+#undef NUM_ENUM
+#undef NUM_DOUBLE
+#undef NUM_LONG
     char why[256];
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         if (hdp_schema_out_of_range("nc", nums[i].key, nums[i].v, why, sizeof why))
@@ -124,25 +124,9 @@ hdp_status hdp_nc_spec_from_model(const hdp_model *m, hdp_nc_spec *s, hdp_error 
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, s);
     const hdp_nc_keys *q = hdp_nc_keys_of(m);
-    s->K = q->K;
-    s->p = q->p;
-    s->n = q->n;
-    s->imbalance = q->imbalance;
-    s->G = q->G;
-    s->rho = q->rho;
-    s->steps = q->steps;
-    s->eta = q->eta;
-    s->loss = q->loss;
-    s->init = q->init;
-    s->init_std = q->init_std;
-    s->perturbation = q->perturbation;
-    s->beta = q->beta;
-    s->remedy = q->remedy;
-    s->public_samples = q->public_samples;
-    s->batch = q->batch;
-    s->draws = q->draws;
-    s->test_samples = q->test_samples;
-    s->delta = q->delta;
+#define COPY(f, ...) s->f = q->f;
+    HDP_NC_KEYS(COPY)
+#undef COPY
     s->seed = m->seed;
     reporter r = {m, err};
     return check(s, &r);
