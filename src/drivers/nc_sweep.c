@@ -196,13 +196,18 @@ static hdp_status curve_model(const hdp_model *m, const hdp_ncsweep_curve *c, hd
     return st;
 }
 
-static hdp_status plan_point(hdp_ncsweep *sw, hdp_model *mc_model, uint64_t seed, int c, int i,
-                             hdp_error *err)
+static hdp_status plan_point(hdp_ncsweep *sw, const hdp_model *mc_model, uint64_t seed, int c,
+                             int i, hdp_error *err)
 {
     hdp_nc_spec s;
-    hdp_nc_keys_edit(mc_model)->p = sw->ps[i];
-    hdp_status st = hdp_nc_spec_from_model(mc_model, &s, err);
-    if (st != HDP_OK && strstr(err->msg, "[nc] p:")) {
+    char p[32];
+    snprintf(p, sizeof p, "%ld", sw->ps[i]);
+    hdp_model at_p; /* the curve's model at this p, checked as a --set nc.p would be */
+    hdp_status st = hdp_model_with(mc_model, "nc.p", p, &at_p, err);
+    if (st == HDP_OK)
+        st = hdp_nc_spec_from_model(&at_p, &s, err);
+    hdp_model_free(&at_p);
+    if (st != HDP_OK && (strstr(err->msg, "[nc] p:") || strstr(err->msg, "[nc] p = "))) {
         hdp_error_clear(err);
         return hdp_fail(err, HDP_EINPUT, "--ps: p = %ld: %s", sw->ps[i],
                         "every p of the sweep must be >= nc.K (the ETF needs p >= K) and keep "
