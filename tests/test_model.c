@@ -495,6 +495,19 @@ static void model_with_and_copy(void **state)
     assert_int_equal(hdp_model_with(&c, "sim.runs", "3", &w, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "not finalized"));
     hdp_model_free(&c);
+    /* a field written after finalize, a family's too, is caught by the key's schema range */
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_copy(&c, &m, &err), HDP_OK);
+    assert_int_equal(hdp_model_check(&c, &err), HDP_OK);
+    hdp_nc_keys_edit(&c)->K = 1;
+    assert_int_equal(hdp_model_check(&c, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "nc.K = 1 is out of range: expected an integer >= 2"));
+    hdp_error_clear(&err);
+    hdp_nc_keys_edit(&c)->K = 10;
+    c.rtol = 2;
+    assert_int_equal(hdp_model_check(&c, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "ode.rtol = 2 is out of range"));
+    hdp_model_free(&c);
     hdp_model_free(&m);
     hdp_model_free(&m);
 }
