@@ -7,7 +7,8 @@
  * library. Here every struct stays behind a pointer that the library allocates and frees,
  * and results come back as an hdp_record, a self-describing set of named columns (arrays
  * of doubles), named numbers and named texts, with the names of the command line's CSV
- * columns and JSON keys. Built on the public functions only.
+ * columns and JSON keys: both are written from the result tables of hdpsgd/fields.h, whose
+ * help texts hdp_result_field describes. Built on the public functions only.
  *
  * Ownership: every *_new and every record returned is released by the matching *_delete;
  * text returned through char ** is released with hdp_text_free. Every function that
@@ -102,11 +103,12 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
                          volatile int *cancel, hdp_progress_fn progress, void *user,
                          hdp_record **out, hdp_error *err);
 
-/* hdpsgd validate (with_sde = 0: --no-sde): the JSON's numbers (sim_max_abs_dev, ...,
- * sim_pass, sde_..., pass, ode_final_risk, rho, rho_z, delta, epsilon_cks, epsilon_bs,
- * rel_tol, z_tol, runs, diverged_runs, d, n, gamma) plus sim_worst_point, sde_worst_point
- * (-1: all agree) and sde_diverged_runs; columns ode_<ode column>, sim_<mc column>,
- * sde_<mc column> and t. */
+/* hdpsgd validate (with_sde = 0: --no-sde): the JSON's numbers under the JSON's names (the
+ * tables of hdpsgd/fields.h: the Monte Carlo side without prefix, max_abs_dev, ..., but its
+ * verdict sim_pass; the SDE side with sde_; pass the overall verdict; ode_final_risk, rho_z,
+ * delta, epsilon_cks, epsilon_bs, rel_tol, z_tol, runs, diverged_runs, nonexpansive_*,
+ * feature_*, gamma, n, d, rho) plus worst_point, sde_worst_point (-1: all agree) and
+ * sde_diverged_runs; columns t, ode_<ode column>, sim_<mc column>, sde_<mc column>. */
 hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, volatile int *cancel,
                                hdp_progress_fn progress, void *user, hdp_record **out,
                                hdp_error *err);

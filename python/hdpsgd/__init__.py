@@ -291,7 +291,7 @@ class ValidateSide:
     def __init__(self, prefix, nums):
         for f in self._fields:
             setattr(self, f, nums[prefix + f])
-        self.passed = nums[prefix + "pass"]
+        self.passed = nums[(prefix or "sim_") + "pass"]
 
     def __repr__(self):
         return (f"<side max_rel_dev={self.max_rel_dev:.4g} max_z={self.max_z:.4g} "
@@ -305,7 +305,7 @@ class ValidateResult(Result):
     def __init__(self, cols, nums, texts):
         super().__init__(cols, nums, texts)
         self.passed = nums["pass"]
-        self.sim_side = ValidateSide("sim_", nums)
+        self.sim_side = ValidateSide("", nums)
         self.sde_side = ValidateSide("sde_", nums) if "sde_pass" in nums else None
 
         def part(prefix, cls):

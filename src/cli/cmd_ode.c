@@ -41,31 +41,15 @@ void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
             r->bins);
     fprintf(f, "# ; final_risk = %.17g (R(1) = %.17g plus final-step noise %.17g)\n", r->final_risk,
             r->risk_before_final_noise, r->final_noise);
-    fprintf(f, "t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2\n");
-    for (long i = 0; i < r->points; i++)
-        fprintf(f, "%.10g,%.12g,%.12g,%.12g,%.12g,%.12g,%.12g,%.12g\n", r->t[i], r->risk[i],
-                r->upper[i], r->lower[i], r->mu[i], r->nu[i], r->eta[i], r->sigma2[i]);
+    hdp_csv_columns(f, &hdp_ode_fields, r);
 }
 
 void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_num(&j, "final_risk", r->final_risk);
-    hdp_json_num(&j, "risk_before_final_noise", r->risk_before_final_noise);
-    hdp_json_num(&j, "final_noise", r->final_noise);
-    hdp_json_num(&j, "gamma", m->gamma);
-    hdp_json_int(&j, "n", m->n);
-    hdp_json_int(&j, "d", m->d);
-    hdp_json_num(&j, "rho", m->rho); /* null means inf: no private noise */
-    hdp_json_bool(&j, "stable", r->stable);
-    hdp_json_num(&j, "eta_sup", r->eta_sup);
-    hdp_json_int(&j, "bins", r->bins);
-    hdp_json_int(&j, "rhs_evals", r->rhs_evals);
-    hdp_json_int(&j, "steps", r->steps);
-    hdp_json_str(&j, "solver", r->solver);
-    hdp_json_num(&j, "solve_seconds", r->solve_seconds);
-    hdp_json_num(&j, "binning_seconds", r->binning_seconds); /* bins = auto: trial solves */
+    hdp_json_fields(&j, &hdp_ode_fields, "", r, m);
+    hdp_json_fields(&j, &hdp_model_fields, "", m, NULL);
     cli_json_model(&j, m, "ode");
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);

@@ -1,0 +1,272 @@
+/*
+ * fields.c — the result tables of hdpsgd/fields.h: every name the JSON summaries, the CSV
+ * columns, the handle's records and the Python result classes give a result's fields.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hdpsgd/fields.h"
+#include "hdpsgd/ode.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/sim.h"
+#include "hdpsgd/validate.h"
+
+#define REAL(s, m, help) {#m, HDP_FIELD_REAL, offsetof(s, m), 0, NULL, NULL, 0, help}
+#define REAL_AS(s, name, m, help) {name, HDP_FIELD_REAL, offsetof(s, m), 0, NULL, NULL, 0, help}
+#define INT(s, m, help) {#m, HDP_FIELD_INT, offsetof(s, m), 0, NULL, NULL, 0, help}
+#define INT_AS(s, name, m, flags, help) {name, HDP_FIELD_INT, offsetof(s, m), 0, NULL, NULL, flags, help}
+#define BOOL_AS(s, name, m, flags, help) {name, HDP_FIELD_BOOL, offsetof(s, m), 0, NULL, NULL, flags, help}
+#define COL(s, name, m, fmt, help) {name, HDP_FIELD_COLUMN, offsetof(s, m), offsetof(s, points), fmt, NULL, 0, help}
+#define GET(name, kind, fn, help) {name, kind, 0, 0, NULL, fn, 0, help}
+#define END {NULL, 0, 0, 0, NULL, NULL, 0, NULL}
+
+/* ---- the risk ODE ---- */
+
+static const hdp_field ode_fields[] = {
+    COL(hdp_ode_result, "t", t, "%.10g", "time t = k/n in [0, 1], the output grid ([ode] points)"),
+    COL(hdp_ode_result, "risk", risk, "%.12g",
+        "predicted excess risk R(t); the row t = 1 includes the final-step noise"),
+    COL(hdp_ode_result, "risk_upper", upper, "%.12g", "upper bound of R(t) (docs/theory.md §3)"),
+    COL(hdp_ode_result, "risk_lower", lower, "%.12g", "lower bound of R(t) (docs/theory.md §3)"),
+    COL(hdp_ode_result, "mu_c", mu, "%.12g", "clipping factor mu_c(R(t))"),
+    COL(hdp_ode_result, "nu_c", nu, "%.12g", "clipping factor nu_c(R(t))"),
+    COL(hdp_ode_result, "eta", eta, "%.12g", "the schedule's learning rate eta~(t)"),
+    COL(hdp_ode_result, "sigma2", sigma2, "%.12g", "the schedule's noise variance sigma~(t)^2"),
+    REAL(hdp_ode_result, final_risk, "predicted excess risk of the output theta_n: R(1) plus final_noise"),
+    REAL(hdp_ode_result, risk_before_final_noise, "R(1), the risk ODE at t = 1"),
+    REAL(hdp_ode_result, final_noise, "the last step's private noise, 2 c^2 gamma^2 eta~(1)^2 / rho^2"),
+    {"stable", HDP_FIELD_BOOL, offsetof(hdp_ode_result, stable), 0, NULL, NULL, 0,
+     "sup eta~ < 2/gamma: the schedule is stable (docs/theory.md §3)"},
+    REAL(hdp_ode_result, eta_sup, "sup of eta~ over [0, 1]"),
+    INT(hdp_ode_result, bins, "eigenvalue bins m of the spectrum"),
+    INT(hdp_ode_result, rhs_evals, "right-hand side evaluations of the solver"),
+    INT(hdp_ode_result, steps, "steps of the solver"),
+    {"solver", HDP_FIELD_TEXT, offsetof(hdp_ode_result, solver), 0, NULL, NULL, 0,
+     "the solver that gave the result: dop853 or cvode ([ode] solver)"},
+    REAL(hdp_ode_result, solve_seconds, "wall time of the integration, seconds"),
+    REAL(hdp_ode_result, binning_seconds, "bins = auto: wall time of the trial solves, seconds"),
+    END,
+};
+const hdp_field_table hdp_ode_fields = {"ode", "the risk ODE of homogenized DP-SGD (hdpsgd ode)",
+                                        ode_fields, NULL};
+
+/* ---- the Monte Carlo ---- */
+
+static const hdp_field mc_fields[] = {
+    COL(hdp_mc_result, "t", t, "%.10g", "time t = k/n in [0, 1], the ODE's grid"),
+    COL(hdp_mc_result, "mean", mean, "%.12g", "mean excess risk over the runs that did not diverge"),
+    COL(hdp_mc_result, "stderr", stderr_, "%.12g", "standard error of the mean"),
+    COL(hdp_mc_result, "q10", q10, "%.12g", "10% quantile of the excess risk over the runs"),
+    COL(hdp_mc_result, "q50", q50, "%.12g", "median of the excess risk over the runs"),
+    COL(hdp_mc_result, "q90", q90, "%.12g", "90% quantile of the excess risk over the runs"),
+    COL(hdp_mc_result, "clipped_fraction", clipped, "%.12g",
+        "fraction of clipped steps in (t_{i-1}, t_i]; 0 at t = 0"),
+    REAL_AS(hdp_mc_result, "final_risk_mean", final_mean, "mean excess risk at t = 1 (theta_n)"),
+    REAL_AS(hdp_mc_result, "final_risk_stderr", final_stderr, "its standard error"),
+    REAL(hdp_mc_result, final_jump_mean,
+         "mean jump of the excess risk at the last step's private noise (docs/theory.md §3)"),
+    REAL(hdp_mc_result, final_jump_stderr, "its standard error"),
+    INT(hdp_mc_result, runs, "runs requested"),
+    INT(hdp_mc_result, diverged_runs, "runs stopped as diverged (excluded from the statistics)"),
+    REAL_AS(hdp_mc_result, "divergence_threshold", threshold,
+            "a run diverged when its excess risk exceeded this"),
+    REAL(hdp_mc_result, rho_accounted,
+         "the accountant of docs/theory.md §6 on the realised schedule (null/inf: no noise)"),
+    END,
+};
+const hdp_field_table hdp_mc_fields = {
+    "mc", "the Monte Carlo of DP-SGD (hdpsgd sim) or of the homogenized SDE (hdpsgd sde)",
+    mc_fields, NULL};
+
+/* the run's time fields, after the model's in the JSON */
+static const hdp_field mc_run_fields[] = {
+    INT(hdp_mc_result, steps, "steps per run: n (sim) or round(1/h) (sde)"),
+    REAL(hdp_mc_result, seconds, "wall time, seconds"),
+    {"threads", HDP_FIELD_INT, offsetof(hdp_mc_result, threads), 0, NULL, NULL, 0,
+     "OpenMP threads used (the numbers do not depend on it)"},
+    END,
+};
+const hdp_field_table hdp_mc_run_fields = {"mc_run", "the Monte Carlo's steps, time and threads",
+                                           mc_run_fields, NULL};
+
+static double ok_runs(const hdp_mc_result *r) { return (double)(r->runs - r->diverged_runs); }
+
+static double get_per_run(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_mc_result *r = obj;
+    return ok_runs(r) > 0 ? r->nonexpansive_violations / ok_runs(r) : NAN;
+}
+
+static double get_fraction(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_mc_result *r = obj;
+    return ok_runs(r) > 0 ? r->nonexpansive_violations / (ok_runs(r) * (double)r->steps) : NAN;
+}
+
+static double get_feature_norm(const void *obj, const void *ctx)
+{
+    (void)obj;
+    return hdp_feature_norm_bound(ctx);
+}
+
+static const hdp_field mc_rows_fields[] = {
+    REAL(hdp_mc_result, nonexpansive_violations,
+         "steps with eta_k ||x_k||^2 > 2, not non-expansive (docs/theory.md §6.1), over the runs"),
+    GET("nonexpansive_violations_per_run", HDP_FIELD_REAL, get_per_run,
+        "nonexpansive_violations per run that did not diverge"),
+    GET("nonexpansive_violation_fraction", HDP_FIELD_REAL, get_fraction,
+        "nonexpansive_violations per step of the runs that did not diverge"),
+    GET("feature_norm", HDP_FIELD_REAL, get_feature_norm,
+        "the rows' norm bound B of clip.feature_norm (0: off)"),
+    REAL(hdp_mc_result, feature_clipped, "rows clip.feature_norm clipped, over the runs"),
+    END,
+};
+const hdp_field_table hdp_mc_rows_fields = {
+    "mc_rows", "the privacy accountant's precondition in DP-SGD's runs (hdpsgd sim only: the "
+               "SDE draws no rows; context: the model)",
+    mc_rows_fields, NULL};
+
+/* ---- the validator ---- */
+
+static const hdp_field side_fields[] = {
+    REAL(hdp_validate_side, max_abs_dev, "max over the grid of |mean - ODE|"),
+    REAL(hdp_validate_side, max_rel_dev, "max over the grid of |mean - ODE| / ODE"),
+    REAL(hdp_validate_side, max_z, "max over the grid of |mean - ODE| / stderr"),
+    REAL(hdp_validate_side, final_risk, "mean excess risk at t = 1"),
+    REAL_AS(hdp_validate_side, "final_risk_stderr", final_stderr, "its standard error"),
+    REAL_AS(hdp_validate_side, "clipped_fraction", clipped, "mean clipped fraction over the run"),
+    BOOL_AS(hdp_validate_side, "pass", pass, HDP_FIELD_OWN_PREFIX,
+            "this side agrees with the ODE (rel_tol or z_tol at every point)"),
+    INT_AS(hdp_validate_side, "worst_point", worst_point, HDP_FIELD_NO_JSON,
+           "index of the grid point that agrees least (-1: all agree)"),
+    END,
+};
+const hdp_field_table hdp_validate_side_fields = {
+    "validate_side", "one side of the validator, Monte Carlo or SDE against the ODE", side_fields,
+    "sim_"};
+
+static double get_rel_tol(const void *obj, const void *ctx) { (void)obj; return ((const hdp_model *)ctx)->rel_tol; }
+static double get_z_tol(const void *obj, const void *ctx) { (void)obj; return ((const hdp_model *)ctx)->z_tol; }
+
+static const hdp_field validate_fields[] = {
+    BOOL_AS(hdp_validate_result, "pass", pass, 0, "the overall verdict: every side passed"),
+    REAL_AS(hdp_validate_result, "ode_final_risk", ode.final_risk, "the ODE's final risk"),
+    REAL(hdp_validate_result, rho_z, "zCDP parameter rho^2/2"),
+    REAL(hdp_validate_result, delta, "delta = 1/n"),
+    REAL(hdp_validate_result, epsilon_cks, "epsilon at delta, Canonne-Kamath-Steinke"),
+    REAL(hdp_validate_result, epsilon_bs, "epsilon at delta, Bun-Steinke"),
+    GET("rel_tol", HDP_FIELD_REAL, get_rel_tol, "relative tolerance of a point ([validate] rel_tol)"),
+    GET("z_tol", HDP_FIELD_REAL, get_z_tol, "z-score tolerance of a point ([validate] z_tol)"),
+    INT_AS(hdp_validate_result, "runs", sim.runs, 0, "Monte Carlo runs of each side"),
+    INT_AS(hdp_validate_result, "diverged_runs", sim.diverged_runs, 0, "DP-SGD runs that diverged"),
+    END,
+};
+const hdp_field_table hdp_validate_fields = {
+    "validate", "the validator's verdict and privacy level (context: the model)", validate_fields,
+    NULL};
+
+static const hdp_field validate_sde_fields[] = {
+    INT_AS(hdp_validate_result, "sde_diverged_runs", sde.diverged_runs, HDP_FIELD_NO_JSON,
+           "SDE runs that diverged"),
+    END,
+};
+const hdp_field_table hdp_validate_sde_fields = {"validate_sde", "the validator's SDE side",
+                                                 validate_sde_fields, NULL};
+
+/* ---- the model's effective numbers ---- */
+
+static double get_gamma(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_model *)obj)->gamma; }
+static double get_n(const void *obj, const void *ctx) { (void)ctx; return (double)((const hdp_model *)obj)->n; }
+static double get_d(const void *obj, const void *ctx) { (void)ctx; return (double)((const hdp_model *)obj)->d; }
+static double get_rho(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_model *)obj)->rho; }
+
+static const hdp_field model_fields[] = {
+    GET("gamma", HDP_FIELD_REAL, get_gamma, "gamma = d/n"),
+    GET("n", HDP_FIELD_INT, get_n, "samples n = steps of one pass"),
+    GET("d", HDP_FIELD_INT, get_d, "dimension d"),
+    GET("rho", HDP_FIELD_REAL, get_rho, "the privacy level rho (null/inf: no noise)"),
+    END,
+};
+const hdp_field_table hdp_model_fields = {"model", "the model's effective sizes and privacy level",
+                                          model_fields, NULL};
+
+/* ---- lookup ---- */
+
+static const hdp_field_table *const tables[] = {
+    &hdp_ode_fields,           &hdp_mc_fields,       &hdp_mc_run_fields, &hdp_mc_rows_fields,
+    &hdp_validate_side_fields, &hdp_validate_fields, &hdp_validate_sde_fields, &hdp_model_fields,
+};
+
+const hdp_field_table *hdp_field_table_at(int i)
+{
+    return i >= 0 && i < (int)(sizeof tables / sizeof *tables) ? tables[i] : NULL;
+}
+
+const hdp_field_table *hdp_field_table_find(const char *name)
+{
+    for (int i = 0; name && hdp_field_table_at(i); i++)
+        if (!strcmp(tables[i]->name, name))
+            return tables[i];
+    return NULL;
+}
+
+int hdp_field_count(const hdp_field_table *t)
+{
+    int n = 0;
+    while (t && t->fields[n].name)
+        n++;
+    return n;
+}
+
+const hdp_field *hdp_field_at(const hdp_field_table *t, int i)
+{
+    return i >= 0 && i < hdp_field_count(t) ? &t->fields[i] : NULL;
+}
+
+double hdp_field_number(const hdp_field *f, const void *obj, const void *ctx)
+{
+    if (f->get)
+        return f->get(obj, ctx);
+    const char *p = (const char *)obj + f->offset;
+    switch (f->kind) {
+    case HDP_FIELD_REAL: return *(const double *)p;
+    case HDP_FIELD_INT: return (double)*(const long *)p;
+    case HDP_FIELD_BOOL: return *(const int *)p ? 1.0 : 0.0;
+    default: return NAN;
+    }
+}
+
+long hdp_field_long(const hdp_field *f, const void *obj, const void *ctx)
+{
+    if (f->get)
+        return (long)f->get(obj, ctx);
+    return f->kind == HDP_FIELD_INT ? *(const long *)((const char *)obj + f->offset) : 0;
+}
+
+const char *hdp_field_text(const hdp_field *f, const void *obj)
+{
+    return f->kind == HDP_FIELD_TEXT ? (const char *)obj + f->offset : NULL;
+}
+
+const double *hdp_field_column(const hdp_field *f, const void *obj, long *length)
+{
+    if (f->kind != HDP_FIELD_COLUMN) {
+        *length = 0;
+        return NULL;
+    }
+    const double *data = *(double *const *)((const char *)obj + f->offset);
+    *length = data ? *(const long *)((const char *)obj + f->length) : 0;
+    return data;
+}
+
+const char *hdp_field_name(const hdp_field_table *t, const hdp_field *f, const char *prefix,
+                           char *buf, size_t size)
+{
+    if ((!prefix || !*prefix) && (f->flags & HDP_FIELD_OWN_PREFIX) && t->default_prefix)
+        prefix = t->default_prefix;
+    snprintf(buf, size, "%s%s", prefix ? prefix : "", f->name);
+    return buf;
+}
