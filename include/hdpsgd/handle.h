@@ -70,6 +70,16 @@ const char *hdp_record_number(const hdp_record *r, int i, double *value, int *ki
 int hdp_record_texts(const hdp_record *r);
 const char *hdp_record_text(const hdp_record *r, int i, const char **value);
 
+/* ---- the result tables (hdpsgd/fields.h) ---- */
+
+/* Result table i: its name ("ode", "mc", "mc_run", "mc_rows", "validate_side", "validate",
+ * "validate_sde", "model", ...; NULL past the end) and its help (through help, may be NULL). */
+const char *hdp_result_table(int i, const char **help);
+/* Field i of the table named table: its name (NULL past the end or for an unknown table),
+ * kind (hdp_field_kind: 0 real, 1 int, 2 bool, 3 text, 4 column; -1 past the end) and help.
+ * The records name every field as its table does, under the prefix the job's comment gives. */
+const char *hdp_result_field(const char *table, int i, int *kind, const char **help);
+
 /* ---- the jobs ---- */
 
 /* Progress of a long call: what ("sim", "sde" or a design family), done of total (Monte

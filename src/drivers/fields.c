@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hdpsgd/accountant.h"
 #include "hdpsgd/fields.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
@@ -193,11 +194,104 @@ static const hdp_field model_fields[] = {
 const hdp_field_table hdp_model_fields = {"model", "the model's effective sizes and privacy level",
                                           model_fields, NULL};
 
+/* ---- privacy ---- */
+
+static const hdp_field privacy_fields[] = {
+    REAL(hdp_privacy_summary, rho, "the privacy level rho (null/inf: no noise, no privacy)"),
+    REAL(hdp_privacy_summary, rho_z, "the output is rho_z-zCDP, rho_z = rho^2/2"),
+    REAL(hdp_privacy_summary, delta, "delta (default 1/n)"),
+    REAL(hdp_privacy_summary, epsilon_bs, "epsilon at delta, Bun-Steinke"),
+    REAL(hdp_privacy_summary, epsilon_cks, "epsilon at delta, Canonne-Kamath-Steinke (the tighter)"),
+    REAL(hdp_privacy_summary, rho_accounted,
+         "the accountant of docs/theory.md §6 on the model's n discrete steps"),
+    BOOL_AS(hdp_privacy_summary, "accountant_equals_rho", accountant_equals_rho, 0,
+            "rho_accounted equals rho (to 1e-9)"),
+    INT(hdp_privacy_summary, n, "steps n"),
+    {"schedule", HDP_FIELD_TEXT, offsetof(hdp_privacy_summary, schedule), 0, NULL, NULL, 0,
+     "the schedule's kind"},
+    END,
+};
+const hdp_field_table hdp_privacy_fields = {"privacy", "the privacy of a model (hdpsgd privacy)",
+                                            privacy_fields, NULL};
+
+static double get_negligible(const void *obj, const void *ctx)
+{
+    return !(((const hdp_nonexpansive *)obj)->expected > *(const double *)ctx);
+}
+
+static const hdp_field nonexpansive_fields[] = {
+    REAL_AS(hdp_nonexpansive, "nonexpansive_eta_max", eta_max, "the largest step eta~(0)/n"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_threshold", threshold,
+            "2/eta_max: every step is non-expansive when ||x||^2 <= this"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_p_step", p_step,
+            "largest per-step probability of a violation, P(eta_max ||x||^2 > 2)"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_log10_p_step", log10_p_step, "its log10"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_expected_violations", expected,
+            "expected violating steps per run of n steps (an upper bound when not exact)"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_expected_violations_lower", expected_lower,
+            "a lower bound of it (equal when exact)"),
+    BOOL_AS(hdp_nonexpansive, "nonexpansive_expected_exact", exact, 0,
+            "the expectation was summed over every step"),
+    GET("nonexpansive_negligible", HDP_FIELD_BOOL, get_negligible,
+        "expected violations <= delta: the precondition holds but for a negligible event"),
+    REAL(hdp_nonexpansive, feature_norm, "the rows' norm bound B of clip.feature_norm (0: off)"),
+    REAL_AS(hdp_nonexpansive, "feature_clip_fraction", clip_fraction,
+            "fraction of the rows feature clipping changes"),
+    REAL_AS(hdp_nonexpansive, "feature_clip_moment", clip_moment,
+            "fraction of the second moment feature clipping removes"),
+    END,
+};
+const hdp_field_table hdp_nonexpansive_fields = {
+    "nonexpansive", "the accountant's precondition, every step non-expansive (docs/theory.md "
+                    "§6.1; context: delta)",
+    nonexpansive_fields, NULL};
+
+/* ---- DP-SGD with Poisson sampling ---- */
+
+static const hdp_field accountant_fields[] = {
+    REAL(hdp_accountant_result, epsilon_pld, "epsilon by the PLD accountant (an upper bound)"),
+    REAL(hdp_accountant_result, epsilon_pld_error, "its estimated excess over the exact value"),
+    REAL(hdp_accountant_result, epsilon_rdp, "epsilon by RDP, Balle et al. 2020 conversion"),
+    REAL(hdp_accountant_result, epsilon_rdp_classic, "epsilon by RDP, classic conversion"),
+    REAL(hdp_accountant_result, rdp_order, "the optimal order of the improved conversion"),
+    REAL(hdp_accountant_result, rdp_order_classic, "the optimal order of the classic conversion"),
+    END,
+};
+const hdp_field_table hdp_accountant_fields = {
+    "accountant", "DP-SGD with Poisson sampling: epsilon by three accountants (hdpsgd accountant)",
+    accountant_fields, NULL};
+
+static double get_steps(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return (double)((const hdp_accountant_query *)obj)->steps;
+}
+
+static double get_interval(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    double h = ((const hdp_accountant_query *)obj)->pld_interval;
+    return h > 0 ? h : 1e-4;
+}
+
+static const hdp_field query_fields[] = {
+    REAL(hdp_accountant_query, noise_multiplier, "noise standard deviation over the clipping norm"),
+    REAL(hdp_accountant_query, sample_rate, "Poisson sampling rate q = B/N"),
+    GET("steps", HDP_FIELD_INT, get_steps, "steps T"),
+    REAL(hdp_accountant_query, delta, "delta"),
+    GET("pld_interval", HDP_FIELD_REAL, get_interval, "the PLD's grid width"),
+    END,
+};
+const hdp_field_table hdp_accountant_query_fields = {
+    "accountant_query", "the query of the accountant: sampling rate, noise, steps, delta",
+    query_fields, NULL};
+
 /* ---- lookup ---- */
 
 static const hdp_field_table *const tables[] = {
     &hdp_ode_fields,           &hdp_mc_fields,       &hdp_mc_run_fields, &hdp_mc_rows_fields,
     &hdp_validate_side_fields, &hdp_validate_fields, &hdp_validate_sde_fields, &hdp_model_fields,
+    &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

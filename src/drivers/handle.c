@@ -213,7 +213,6 @@ static void rec_num(hdp_record *r, const char *prefix, const char *name, double 
 
 static void rec_real(hdp_record *r, const char *name, double v) { rec_num(r, "", name, v, HDP_VALUE_REAL); }
 static void rec_int(hdp_record *r, const char *name, double v) { rec_num(r, "", name, v, HDP_VALUE_INT); }
-static void rec_bool(hdp_record *r, const char *name, int v) { rec_num(r, "", name, v ? 1.0 : 0.0, HDP_VALUE_BOOL); }
 
 static void rec_text_add(hdp_record *r, const char *name, const char *value)
 {
@@ -316,6 +315,24 @@ static void rec_columns(hdp_record *r, const hdp_field_table *t, const char *pre
         const double *data = hdp_field_column(f, obj, &len);
         rec_col(r, "", hdp_field_name(t, f, prefix, name, sizeof name), data, len);
     }
+}
+
+const char *hdp_result_table(int i, const char **help)
+{
+    const hdp_field_table *t = hdp_field_table_at(i);
+    if (help)
+        *help = t ? t->help : NULL;
+    return t ? t->name : NULL;
+}
+
+const char *hdp_result_field(const char *table, int i, int *kind, const char **help)
+{
+    const hdp_field *f = hdp_field_at(hdp_field_table_find(table), i);
+    if (kind)
+        *kind = f ? (int)f->kind : -1;
+    if (help)
+        *help = f ? f->help : NULL;
+    return f ? f->name : NULL;
 }
 
 /* ---- progress and cancellation ---- */
@@ -615,21 +632,18 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         return st;
     hdp_record *r = rec_new();
     if (r) {
-        rec_real(r, "rho", rho);
-        rec_real(r, "rho_z", rho_z);
-        rec_real(r, "delta", delta);
-        rec_real(r, "epsilon_bs", hdp_zcdp_epsilon_bs(rho_z, delta));
-        rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(rho_z, delta));
-        rec_real(r, "rho_accounted", acc);
-        rec_bool(r, "accountant_equals_rho", acc_ok);
-        rec_real(r, "nonexpansive_p_step", ne.p_step);
-        rec_real(r, "nonexpansive_log10_p_step", ne.log10_p_step);
-        rec_real(r, "nonexpansive_expected_violations", ne.expected);
-        rec_bool(r, "nonexpansive_negligible", !(ne.expected > delta));
-        rec_real(r, "feature_norm", ne.feature_norm);
-        rec_real(r, "feature_clip_fraction", ne.clip_fraction);
-        rec_int(r, "n", (double)m->n);
-        rec_text_add(r, "schedule", hdp_sched_name(m->sched));
+        hdp_privacy_summary ps = {rho,
+                                  rho_z,
+                                  delta,
+                                  hdp_zcdp_epsilon_bs(rho_z, delta),
+                                  hdp_zcdp_epsilon_cks(rho_z, delta),
+                                  acc,
+                                  acc_ok,
+                                  m->n,
+                                  ""};
+        snprintf(ps.schedule, sizeof ps.schedule, "%s", hdp_sched_name(m->sched));
+        rec_fields(r, &hdp_privacy_fields, "", &ps, NULL);
+        rec_fields(r, &hdp_nonexpansive_fields, "", &ne, &delta);
         rec_text_add(r, "model", m->source);
     }
     return rec_finish(r, out, err);
@@ -702,16 +716,8 @@ hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multip
     hdp_record *r = rec_new();
     if (r) {
         rec_real(r, "epsilon", kind == HDP_ACCOUNTANT_RDP ? res.epsilon_rdp : res.epsilon_pld);
-        rec_real(r, "epsilon_pld", res.epsilon_pld);
-        rec_real(r, "epsilon_pld_error", res.epsilon_pld_error);
-        rec_real(r, "epsilon_rdp", res.epsilon_rdp);
-        rec_real(r, "epsilon_rdp_classic", res.epsilon_rdp_classic);
-        rec_real(r, "rdp_order", res.rdp_order);
-        rec_real(r, "rdp_order_classic", res.rdp_order_classic);
-        rec_real(r, "noise_multiplier", x.noise_multiplier);
-        rec_real(r, "sample_rate", x.sample_rate);
-        rec_int(r, "steps", (double)x.steps);
-        rec_real(r, "delta", x.delta);
+        rec_fields(r, &hdp_accountant_fields, "", &res, NULL);
+        rec_fields(r, &hdp_accountant_query_fields, "", &x, NULL);
         if (target_epsilon > 0)
             rec_real(r, "target_epsilon", target_epsilon);
         rec_text_add(r, "accountant", hdp_accountant_name(kind));
