@@ -271,7 +271,13 @@ static void design_validate_privacy(void **state)
     assert_true(number(r, "sim_pass") == 0 || number(r, "sim_pass") == 1);
     assert_true(number(r, "worst_point") >= -1);
     names_unique(r);
-    assert_null(column(r, "sde_mean", &len));
+    assert_null(column(r, "sde.mean", &len));
+    assert_non_null(column(r, "sim.mean", &len));
+    hdp_record_delete(r);
+    assert_int_equal(hdp_handle_validate(m, 0, 1, NULL, NULL, NULL, &r, err), HDP_OK);
+    assert_non_null(column(r, "sde.clipped_fraction", &len));
+    assert_true(number(r, "sde_clipped_fraction") >= 0);
+    names_unique(r);
     hdp_record_delete(r);
 
     assert_int_equal(hdp_handle_accountant(m, &r, err), HDP_OK);

@@ -118,7 +118,8 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
  * verdict sim_pass; the SDE side with sde_; pass the overall verdict; ode_final_risk, rho_z,
  * delta, epsilon_cks, epsilon_bs, rel_tol, z_tol, runs, diverged_runs, nonexpansive_*,
  * feature_*, gamma, n, d, rho) plus worst_point, sde_worst_point (-1: all agree) and
- * sde_diverged_runs; columns t, ode_<ode column>, sim_<mc column>, sde_<mc column>. */
+ * sde_diverged_runs; columns t, ode.<ode column>, sim.<mc column>, sde.<mc column> (the
+ * columns of the files PREFIX.ode.csv, ...; a dot, since sde_clipped_fraction is a number). */
 hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, volatile int *cancel,
                                hdp_progress_fn progress, void *user, hdp_record **out,
                                hdp_error *err);

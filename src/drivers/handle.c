@@ -503,10 +503,12 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
         rec_fields(r, &hdp_mc_rows_fields, "", &v.sim, m);
         rec_fields(r, &hdp_model_fields, "", m, NULL);
         rec_col(r, "", "t", v.ode.t, v.ode.points);
-        rec_columns(r, &hdp_ode_fields, "ode_", &v.ode);
-        rec_columns(r, &hdp_mc_fields, "sim_", &v.sim);
+        /* the curves: ode.risk, sim.mean, ... (as the files PREFIX.ode.csv, PREFIX.sim.csv;
+         * sde_clipped_fraction is the SDE side's number) */
+        rec_columns(r, &hdp_ode_fields, "ode.", &v.ode);
+        rec_columns(r, &hdp_mc_fields, "sim.", &v.sim);
         if (v.with_sde)
-            rec_columns(r, &hdp_mc_fields, "sde_", &v.sde);
+            rec_columns(r, &hdp_mc_fields, "sde.", &v.sde);
         rec_text_add(r, "model", m->source);
     }
     hdp_validate_free(&v);
