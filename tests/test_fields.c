@@ -123,6 +123,18 @@ static void writers_read_the_struct(void **state)
     assert_non_null(strstr(buf, "t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2\n0,1,0,"));
     assert_non_null(strstr(buf, "\n1,0.25,0,0,0,0,0,0\n"));
     free(buf);
+    /* the int member threads beside the long steps */
+    hdp_mc_result mc;
+    memset(&mc, 0xff, sizeof mc);
+    mc.threads = 3;
+    mc.steps = 2000;
+    for (int i = 0; i < hdp_field_count(&hdp_mc_run_fields); i++) {
+        const hdp_field *y = hdp_field_at(&hdp_mc_run_fields, i);
+        if (!strcmp(y->name, "threads"))
+            assert_int_equal(hdp_field_long(y, &mc, NULL), 3);
+        if (!strcmp(y->name, "steps"))
+            assert_int_equal(hdp_field_long(y, &mc, NULL), 2000);
+    }
     const hdp_field *x = hdp_field_at(&hdp_ode_fields, 1);
     long len = 0;
     assert_ptr_equal(hdp_field_column(x, &o, &len), risk);

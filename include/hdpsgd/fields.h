@@ -19,7 +19,7 @@ extern "C" {
 
 typedef enum {
     HDP_FIELD_REAL = 0,   /* double; a non-finite value is null in JSON (rho = inf) */
-    HDP_FIELD_INT = 1,    /* long */
+    HDP_FIELD_INT = 1,    /* long (an int member: through get) */
     HDP_FIELD_BOOL = 2,   /* int, 0 or 1 */
     HDP_FIELD_TEXT = 3,   /* char array in the struct (e.g. hdp_ode_result.solver) */
     HDP_FIELD_COLUMN = 4, /* double *, of the length held by the long at `length` */
@@ -41,6 +41,8 @@ typedef struct hdp_field {
     double (*get)(const void *obj, const void *ctx); /* a computed REAL/INT field, or NULL */
     unsigned flags;
     const char *help;    /* one line: what it is, its unit or convention */
+    const char *sweep;   /* its column in a sweep's results.csv, after the command's prefix
+                            (ode_, sim_, ...); NULL: not there */
 } hdp_field;
 
 typedef struct {

@@ -13,14 +13,19 @@
 #include "hdpsgd/sim.h"
 #include "hdpsgd/validate.h"
 
-#define REAL(s, m, help) {#m, HDP_FIELD_REAL, offsetof(s, m), 0, NULL, NULL, 0, help}
-#define REAL_AS(s, name, m, help) {name, HDP_FIELD_REAL, offsetof(s, m), 0, NULL, NULL, 0, help}
-#define INT(s, m, help) {#m, HDP_FIELD_INT, offsetof(s, m), 0, NULL, NULL, 0, help}
-#define INT_AS(s, name, m, flags, help) {name, HDP_FIELD_INT, offsetof(s, m), 0, NULL, NULL, flags, help}
-#define BOOL_AS(s, name, m, flags, help) {name, HDP_FIELD_BOOL, offsetof(s, m), 0, NULL, NULL, flags, help}
-#define COL(s, name, m, fmt, help) {name, HDP_FIELD_COLUMN, offsetof(s, m), offsetof(s, points), fmt, NULL, 0, help}
-#define GET(name, kind, fn, help) {name, kind, 0, 0, NULL, fn, 0, help}
-#define END {NULL, 0, 0, 0, NULL, NULL, 0, NULL}
+#define REAL(s, m, h) {.name = #m, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .help = h}
+#define REAL_AS(s, nm, m, h) {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .help = h}
+#define INT(s, m, h) {.name = #m, .kind = HDP_FIELD_INT, .offset = offsetof(s, m), .help = h}
+#define INT_AS(s, nm, m, fl, h) \
+    {.name = nm, .kind = HDP_FIELD_INT, .offset = offsetof(s, m), .flags = fl, .help = h}
+#define BOOL_AS(s, nm, m, fl, h) \
+    {.name = nm, .kind = HDP_FIELD_BOOL, .offset = offsetof(s, m), .flags = fl, .help = h}
+#define TEXT(s, m, h) {.name = #m, .kind = HDP_FIELD_TEXT, .offset = offsetof(s, m), .help = h}
+#define COL(s, nm, m, fmt, h)                                                                   \
+    {.name = nm, .kind = HDP_FIELD_COLUMN, .offset = offsetof(s, m), .length = offsetof(s, points), \
+     .format = fmt, .help = h}
+#define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
+#define END {.name = NULL}
 
 /* ---- the risk ODE ---- */
 
@@ -34,17 +39,18 @@ static const hdp_field ode_fields[] = {
     COL(hdp_ode_result, "nu_c", nu, "%.12g", "clipping factor nu_c(R(t))"),
     COL(hdp_ode_result, "eta", eta, "%.12g", "the schedule's learning rate eta~(t)"),
     COL(hdp_ode_result, "sigma2", sigma2, "%.12g", "the schedule's noise variance sigma~(t)^2"),
-    REAL(hdp_ode_result, final_risk, "predicted excess risk of the output theta_n: R(1) plus final_noise"),
+    {.name = "final_risk", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_ode_result, final_risk),
+     .help = "predicted excess risk of the output theta_n: R(1) plus final_noise",
+     .sweep = "final_risk"},
     REAL(hdp_ode_result, risk_before_final_noise, "R(1), the risk ODE at t = 1"),
     REAL(hdp_ode_result, final_noise, "the last step's private noise, 2 c^2 gamma^2 eta~(1)^2 / rho^2"),
-    {"stable", HDP_FIELD_BOOL, offsetof(hdp_ode_result, stable), 0, NULL, NULL, 0,
-     "sup eta~ < 2/gamma: the schedule is stable (docs/theory.md §3)"},
+    BOOL_AS(hdp_ode_result, "stable", stable, 0,
+            "sup eta~ < 2/gamma: the schedule is stable (docs/theory.md §3)"),
     REAL(hdp_ode_result, eta_sup, "sup of eta~ over [0, 1]"),
     INT(hdp_ode_result, bins, "eigenvalue bins m of the spectrum"),
     INT(hdp_ode_result, rhs_evals, "right-hand side evaluations of the solver"),
     INT(hdp_ode_result, steps, "steps of the solver"),
-    {"solver", HDP_FIELD_TEXT, offsetof(hdp_ode_result, solver), 0, NULL, NULL, 0,
-     "the solver that gave the result: dop853 or cvode ([ode] solver)"},
+    TEXT(hdp_ode_result, solver, "the solver that gave the result: dop853 or cvode ([ode] solver)"),
     REAL(hdp_ode_result, solve_seconds, "wall time of the integration, seconds"),
     REAL(hdp_ode_result, binning_seconds, "bins = auto: wall time of the trial solves, seconds"),
     END,
@@ -63,13 +69,17 @@ static const hdp_field mc_fields[] = {
     COL(hdp_mc_result, "q90", q90, "%.12g", "90% quantile of the excess risk over the runs"),
     COL(hdp_mc_result, "clipped_fraction", clipped, "%.12g",
         "fraction of clipped steps in (t_{i-1}, t_i]; 0 at t = 0"),
-    REAL_AS(hdp_mc_result, "final_risk_mean", final_mean, "mean excess risk at t = 1 (theta_n)"),
-    REAL_AS(hdp_mc_result, "final_risk_stderr", final_stderr, "its standard error"),
+    {.name = "final_risk_mean", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_mc_result, final_mean),
+     .help = "mean excess risk at t = 1 (theta_n)", .sweep = "final_risk"},
+    {.name = "final_risk_stderr", .kind = HDP_FIELD_REAL,
+     .offset = offsetof(hdp_mc_result, final_stderr), .help = "its standard error",
+     .sweep = "final_stderr"},
     REAL(hdp_mc_result, final_jump_mean,
          "mean jump of the excess risk at the last step's private noise (docs/theory.md §3)"),
     REAL(hdp_mc_result, final_jump_stderr, "its standard error"),
     INT(hdp_mc_result, runs, "runs requested"),
-    INT(hdp_mc_result, diverged_runs, "runs stopped as diverged (excluded from the statistics)"),
+    {.name = "diverged_runs", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_mc_result, diverged_runs),
+     .help = "runs stopped as diverged (excluded from the statistics)", .sweep = "diverged"},
     REAL_AS(hdp_mc_result, "divergence_threshold", threshold,
             "a run diverged when its excess risk exceeded this"),
     REAL(hdp_mc_result, rho_accounted,
@@ -80,12 +90,18 @@ const hdp_field_table hdp_mc_fields = {
     "mc", "the Monte Carlo of DP-SGD (hdpsgd sim) or of the homogenized SDE (hdpsgd sde)",
     mc_fields, NULL};
 
+/* an int member (INT fields are long) */
+static double get_threads(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_mc_result *)obj)->threads;
+}
+
 /* the run's time fields, after the model's in the JSON */
 static const hdp_field mc_run_fields[] = {
     INT(hdp_mc_result, steps, "steps per run: n (sim) or round(1/h) (sde)"),
     REAL(hdp_mc_result, seconds, "wall time, seconds"),
-    {"threads", HDP_FIELD_INT, offsetof(hdp_mc_result, threads), 0, NULL, NULL, 0,
-     "OpenMP threads used (the numbers do not depend on it)"},
+    GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"),
     END,
 };
 const hdp_field_table hdp_mc_run_fields = {"mc_run", "the Monte Carlo's steps, time and threads",
@@ -134,8 +150,10 @@ const hdp_field_table hdp_mc_rows_fields = {
 
 static const hdp_field side_fields[] = {
     REAL(hdp_validate_side, max_abs_dev, "max over the grid of |mean - ODE|"),
-    REAL(hdp_validate_side, max_rel_dev, "max over the grid of |mean - ODE| / ODE"),
-    REAL(hdp_validate_side, max_z, "max over the grid of |mean - ODE| / stderr"),
+    {.name = "max_rel_dev", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_validate_side, max_rel_dev),
+     .help = "max over the grid of |mean - ODE| / ODE", .sweep = "max_rel_dev"},
+    {.name = "max_z", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_validate_side, max_z),
+     .help = "max over the grid of |mean - ODE| / stderr", .sweep = "max_z"},
     REAL(hdp_validate_side, final_risk, "mean excess risk at t = 1"),
     REAL_AS(hdp_validate_side, "final_risk_stderr", final_stderr, "its standard error"),
     REAL_AS(hdp_validate_side, "clipped_fraction", clipped, "mean clipped fraction over the run"),
@@ -153,7 +171,8 @@ static double get_rel_tol(const void *obj, const void *ctx) { (void)obj; return 
 static double get_z_tol(const void *obj, const void *ctx) { (void)obj; return ((const hdp_model *)ctx)->z_tol; }
 
 static const hdp_field validate_fields[] = {
-    BOOL_AS(hdp_validate_result, "pass", pass, 0, "the overall verdict: every side passed"),
+    {.name = "pass", .kind = HDP_FIELD_BOOL, .offset = offsetof(hdp_validate_result, pass),
+     .help = "the overall verdict: every side passed", .sweep = "pass"},
     REAL_AS(hdp_validate_result, "ode_final_risk", ode.final_risk, "the ODE's final risk"),
     REAL(hdp_validate_result, rho_z, "zCDP parameter rho^2/2"),
     REAL(hdp_validate_result, delta, "delta = 1/n"),
@@ -207,8 +226,7 @@ static const hdp_field privacy_fields[] = {
     BOOL_AS(hdp_privacy_summary, "accountant_equals_rho", accountant_equals_rho, 0,
             "rho_accounted equals rho (to 1e-9)"),
     INT(hdp_privacy_summary, n, "steps n"),
-    {"schedule", HDP_FIELD_TEXT, offsetof(hdp_privacy_summary, schedule), 0, NULL, NULL, 0,
-     "the schedule's kind"},
+    TEXT(hdp_privacy_summary, schedule, "the schedule's kind"),
     END,
 };
 const hdp_field_table hdp_privacy_fields = {"privacy", "the privacy of a model (hdpsgd privacy)",
