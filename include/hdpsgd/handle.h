@@ -130,7 +130,9 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
  * and, for the best family without prefix,
  * final_risk, table_final_risk, eta0, eta1, c1, a, c2, c3, c, knots, search_risk,
  * ode_solves, seconds; columns t, eta (the best schedule as a table), knot_t, knot_eta (pl),
- * and <family>_t, <family>_eta for every family; texts best_family, family (the same), model. */
+ * and <family>_t, <family>_eta for every family; texts table (the best schedule as the table
+ * file `schedule --optimize -o` writes: hdp_design_write_table), best_family, family (the
+ * same), model. */
 hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,
                              volatile int *cancel, hdp_progress_fn progress, void *user,
                              hdp_record **out, hdp_error *err);

@@ -410,12 +410,6 @@ DpsgdPrivacyResult = _results.make(
            ("accountant", str, "the accountant that chose or calibrated: pld or rdp", False)])
 
 
-def _num(x):
-    """A shortest text of x that reads back exactly, as the command line writes it."""
-    s = "%.15g" % x
-    return s if float(s) == x else "%.17g" % x
-
-
 class DesignResult(Result):
     """``hdpsgd schedule --optimize``: the best family's ``final_risk``, its schedule as a
     table ``t``, ``eta`` (``to_table(path)`` writes it for ``schedule.kind = table``), its
@@ -441,19 +435,10 @@ class DesignResult(Result):
 
     def to_table(self, path):
         """Write the schedule as a table file (two columns t, eta; ``schedule.kind = table``,
-        ``schedule.file = path``), as ``hdpsgd schedule --optimize -o path`` does."""
-        lines = [f"# hdpsgd {VERSION} (Python) schedule design: the best schedule found on the "
-                 "risk ODE (docs/theory.md §3, §5)",
-                 f"# family {self.texts['family']}; clip.c = {_num(self.numbers['c'])}",
-                 f"# ODE final risk: family {self.numbers['final_risk']:.10g}, this table "
-                 f"(piecewise linear, {len(self.columns['t'])} knots) "
-                 f"{self.numbers['table_final_risk']:.10g}",
-                 "# the model it was optimised for:"]
-        lines += self.model._meta().rstrip("\n").split("\n")
-        lines.append("# t eta")
-        lines += ["%.17g %.17g" % (t, e) for t, e in zip(self.columns["t"], self.columns["eta"])]
+        ``schedule.file = path``), as ``hdpsgd schedule --optimize -o path`` does (the
+        library's writer)."""
         with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
+            f.write(self.texts["table"])
         return path
 
 

@@ -566,6 +566,10 @@ class Test_design(unittest.TestCase):
             mine = d.to_table(os.path.join(tmp, "py.tab"))
             py_rows = [ln for ln in _read(mine).splitlines() if not ln.startswith("#")]
             self.assertEqual(py_rows, cli_rows)
+            # one writer of the format: the header too, but the command line's "use:" line
+            head = [ln for ln in _read(tab).splitlines()
+                    if ln.startswith("#") and not ln.startswith("# ; use:")]
+            self.assertEqual([ln for ln in _read(mine).splitlines() if ln.startswith("#")], head)
             # the table runs: its ODE final risk is the one the design reported
             r = hdpsgd.ode(m.copy().update(d.schedule_overrides(mine)))
             self.assertEqual(r.final_risk, d.table_final_risk)

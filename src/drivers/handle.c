@@ -597,6 +597,19 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
         rec_real(r, "gamma", m->gamma);
         rec_int(r, "n", (double)m->n);
         rec_int(r, "d", (double)m->d);
+        char *table = NULL; /* the table file, written as `schedule --optimize -o` does */
+        size_t size = 0;
+        FILE *f = open_memstream(&table, &size);
+        if (f) {
+            hdp_design_write_table(f, m, b, NULL);
+            if (fclose(f) == 0 && table)
+                rec_text_add(r, "table", table);
+            else
+                r->oom = 1;
+        } else {
+            r->oom = 1;
+        }
+        free(table);
         rec_text_add(r, "best_family", hdp_design_family_column(d.best));
         rec_text_add(r, "family", hdp_design_family_column(d.best));
         rec_text_add(r, "model", m->source);
