@@ -8,6 +8,7 @@
 
 #include "hdpsgd/accountant.h"
 #include "hdpsgd/fields.h"
+#include "hdpsgd/ncsweep.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
@@ -304,12 +305,68 @@ const hdp_field_table hdp_accountant_query_fields = {
     "accountant_query", "the query of the accountant: sampling rate, noise, steps, delta",
     query_fields, NULL};
 
+/* ---- NoisyGD on neural-collapse features (hdpsgd nc) ---- */
+
+static const hdp_field nc_fields[] = {
+    REAL_AS(hdp_nc_point, "rho_total", res.rho_total, "steps x rho: the output is rho_total-zCDP"),
+    REAL_AS(hdp_nc_point, "epsilon", res.epsilon, "CKS epsilon of rho_total at delta (inf: no DP)"),
+    REAL_AS(hdp_nc_point, "sigma", res.sigma, "the noise's standard deviation G / sqrt(2 rho)"),
+    REAL_AS(hdp_nc_point, "exact_error", exact,
+            "the exact one-step test error (null where it does not apply)"),
+    END,
+};
+const hdp_field_table hdp_nc_fields = {"nc", "NoisyGD on neural-collapse features: its privacy "
+                                             "and exact error (hdpsgd nc)",
+                                       nc_fields, NULL};
+
+static double get_nc_z(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return hdp_nc_point_z(obj);
+}
+
+static double get_nc_threads(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_nc_point *)obj)->res.threads;
+}
+
+static const hdp_field nc_draws_fields[] = {
+    INT_AS(hdp_nc_point, "draws", res.draws, 0, "Monte Carlo draws"),
+    REAL_AS(hdp_nc_point, "error_mean", res.error_mean, "mean test error over the draws"),
+    REAL_AS(hdp_nc_point, "error_stderr", res.error_stderr, "its standard error"),
+    REAL_AS(hdp_nc_point, "error_min", res.error_min, "smallest test error of a draw"),
+    REAL_AS(hdp_nc_point, "error_max", res.error_max, "largest test error of a draw"),
+    GET("z_exact", HDP_FIELD_REAL, get_nc_z,
+        "(error_mean - exact_error) / error_stderr (null without the exact error)"),
+    REAL_AS(hdp_nc_point, "clipped_fraction", res.clipped_fraction,
+            "fraction of per-sample gradients clipped"),
+    REAL_AS(hdp_nc_point, "max_clipped_norm", res.max_clipped_norm,
+            "largest norm of a clipped per-sample gradient"),
+    GET("threads", HDP_FIELD_INT, get_nc_threads, "threads used (the numbers do not depend on it)"),
+    REAL_AS(hdp_nc_point, "seconds", res.seconds, "wall time, seconds"),
+    END,
+};
+const hdp_field_table hdp_nc_draws_fields = {
+    "nc_draws", "the Monte Carlo of NoisyGD's test error (hdpsgd nc without --exact)",
+    nc_draws_fields, NULL};
+
+static const hdp_field nc_problem_fields[] = {
+    REAL(hdp_nc_point, offset_norm, "norm of the problem's offset"),
+    REAL(hdp_nc_point, pca_alignment, "alignment of the PCA subspace (null without PCA)"),
+    END,
+};
+const hdp_field_table hdp_nc_problem_fields = {"nc_problem", "the neural-collapse problem's offset "
+                                                             "and PCA alignment",
+                                               nc_problem_fields, NULL};
+
 /* ---- lookup ---- */
 
 static const hdp_field_table *const tables[] = {
     &hdp_ode_fields,           &hdp_mc_fields,       &hdp_mc_run_fields, &hdp_mc_rows_fields,
     &hdp_validate_side_fields, &hdp_validate_fields, &hdp_validate_sde_fields, &hdp_model_fields,
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
+    &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)
