@@ -9,6 +9,7 @@
 #include "hdpsgd/accountant.h"
 #include "hdpsgd/fields.h"
 #include "hdpsgd/ncsweep.h"
+#include "hdpsgd/si.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
@@ -360,13 +361,86 @@ const hdp_field_table hdp_nc_problem_fields = {"nc_problem", "the neural-collaps
                                                              "and PCA alignment",
                                                nc_problem_fields, NULL};
 
+/* ---- two-stage single-index learning (hdpsgd sim-index) ---- */
+
+static const hdp_field si_result_fields[] = {
+    REAL_AS(hdp_si_result, "test_risk", risk_mean, "test risk of (W_1, a_T), mean over the runs"),
+    REAL_AS(hdp_si_result, "test_risk_stderr", risk_se, "its standard error"),
+    REAL_AS(hdp_si_result, "clipped_fraction", clipped,
+            "mean over runs and steps of the clipped fraction of stage 2"),
+    REAL(hdp_si_result, max_z_mean, "largest z of the mode coefficients' means vs the prediction"),
+    REAL(hdp_si_result, max_z_var, "largest z of their variances vs the prediction"),
+    INT(hdp_si_result, runs, "Monte Carlo runs"),
+    REAL(hdp_si_result, seconds, "wall time, seconds"),
+    END,
+};
+const hdp_field_table hdp_si_result_fields = {
+    "si_result", "the Monte Carlo of stage 2 (hdpsgd sim-index)", si_result_fields, NULL};
+
+static double get_random_alignment(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return sqrt(2.0 / (M_PI * (double)((const hdp_si_problem *)obj)->spec.d));
+}
+
+static double get_lambda_max(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_si_problem *pb = obj;
+    return pb->l[pb->spec.p - 1];
+}
+
+static const hdp_field si_problem_fields[] = {
+    REAL_AS(hdp_si_problem, "ou_expected_risk", ou_risk, "expected test risk of the OU law at tau"),
+    REAL_AS(hdp_si_problem, "gd_expected_risk", gd_risk,
+            "expected test risk of unclipped discrete GD after T steps"),
+    REAL(hdp_si_problem, zero_risk, "mean y_test^2: the risk of a = 0"),
+    REAL_AS(hdp_si_problem, "alignment_mean", align_mean, "mean |<w1_j, mu>| / ||w1_j|| after stage 1"),
+    REAL_AS(hdp_si_problem, "alignment_init_mean", align0_mean, "the same for W_0"),
+    GET("random_alignment", HDP_FIELD_REAL, get_random_alignment,
+        "sqrt(2 / (pi d)): the alignment of a random direction"),
+    REAL_AS(hdp_si_problem, "stage1_clipped_fraction", clipped1, "fraction of (i, j) clipped in stage 1"),
+    INT_AS(hdp_si_problem, "stage1_floored_neurons", floored, 0, "neurons with ||u_j|| < R"),
+    GET("lambda_max", HDP_FIELD_REAL, get_lambda_max, "largest eigenvalue of stage 2's Gram"),
+    END,
+};
+const hdp_field_table hdp_si_problem_fields = {
+    "si_problem", "the single-index problem after stage 1 and the laws of stage 2",
+    si_problem_fields, NULL};
+
+static const hdp_field si_params_fields[] = {
+    REAL(hdp_si_params, lambda, "ridge lambda"),
+    REAL(hdp_si_params, eta_W, "stage-1 learning rate"),
+    REAL(hdp_si_params, eta_a, "stage-2 learning rate"),
+    REAL(hdp_si_params, C_a, "stage-2 clipping norm"),
+    INT(hdp_si_params, T, "stage-2 steps"),
+    REAL(hdp_si_params, tau, "eta_a T"),
+    REAL(hdp_si_params, sigma_W, "stage-1 noise"),
+    REAL(hdp_si_params, C_W, "stage-1 clipping norm"),
+    REAL(hdp_si_params, sigma_a, "stage-2 noise multiplier (0 without noise)"),
+    REAL(hdp_si_params, s, "OU diffusion 2 C_a sigma_a / n"),
+    REAL(hdp_si_params, Delta1, "stage 1's sensitivity"),
+    REAL(hdp_si_params, rho_z1, "stage 1's zCDP"),
+    REAL(hdp_si_params, rho_z2, "stage 2's zCDP"),
+    REAL(hdp_si_params, rho_z, "the total zCDP"),
+    REAL_AS(hdp_si_params, "epsilon_stage1", eps1, "stage 1's epsilon at delta (CKS)"),
+    REAL_AS(hdp_si_params, "epsilon_stage2", eps2, "stage 2's epsilon at delta (CKS)"),
+    REAL_AS(hdp_si_params, "epsilon_total", eps_total, "the total epsilon at delta (CKS)"),
+    REAL(hdp_si_params, epsilon_target, "the target: epsilon_total or stage 2's epsilon"),
+    REAL(hdp_si_params, delta, "delta"),
+    END,
+};
+const hdp_field_table hdp_si_params_fields = {
+    "si_params", "the hyperparameters and privacy of the two stages", si_params_fields, NULL};
+
 /* ---- lookup ---- */
 
 static const hdp_field_table *const tables[] = {
     &hdp_ode_fields,           &hdp_mc_fields,       &hdp_mc_run_fields, &hdp_mc_rows_fields,
     &hdp_validate_side_fields, &hdp_validate_fields, &hdp_validate_sde_fields, &hdp_model_fields,
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
-    &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields,
+    &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,
+    &hdp_si_problem_fields, &hdp_si_params_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)
