@@ -106,9 +106,12 @@ hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_prog
 /* hdpsgd sim (method "sim") or sde ("sde") with the model's [sim] runs and seed and [sde]
  * step, on threads threads (0: one per core): columns t, mean, stderr, q10, q50, q90,
  * clipped_fraction and, with keep_runs, final_risks (one per run, NaN when it diverged); the
- * JSON summary's numbers (final_risk_mean, final_risk_stderr, final_jump_mean,
- * final_jump_stderr, runs, diverged_runs, divergence_threshold, rho_accounted, rho, steps,
- * d, n, gamma, seconds, threads); texts command, seed (decimal), model, version. */
+ * JSON summary's numbers (tables mc, mc_run, model of hdpsgd/fields.h: final_risk_mean,
+ * final_risk_stderr, final_jump_mean, final_jump_stderr, runs, diverged_runs,
+ * divergence_threshold, rho_accounted, steps, seconds, threads, gamma, n, d, rho; for sim also
+ * mc_rows: nonexpansive_violations, nonexpansive_violations_per_run,
+ * nonexpansive_violation_fraction, feature_norm, feature_clipped); texts command, seed
+ * (decimal), model, version. */
 hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, int keep_runs,
                          volatile int *cancel, hdp_progress_fn progress, void *user,
                          hdp_record **out, hdp_error *err);
@@ -137,9 +140,10 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
                              volatile int *cancel, hdp_progress_fn progress, void *user,
                              hdp_record **out, hdp_error *err);
 
-/* hdpsgd privacy: numbers rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted
- * (the accountant of docs/theory.md §6 on the model's n discrete steps; HDP_EINPUT above 1e8
- * steps), accountant_equals_rho, n; text schedule. */
+/* hdpsgd privacy (tables privacy and nonexpansive): numbers rho, rho_z, delta (1/n),
+ * epsilon_bs, epsilon_cks, rho_accounted (the accountant of docs/theory.md §6 on the model's n
+ * discrete steps; HDP_EINPUT above 1e8 steps), accountant_equals_rho, n, the precondition's
+ * nonexpansive_* and feature_*; texts schedule, model. */
 hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error *err);
 
 /* (epsilon, delta) of (rho^2/2)-zCDP by Canonne-Kamath-Steinke (rho of docs/theory.md §1, > 0 or
@@ -152,7 +156,7 @@ hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_err
  * target_epsilon > 0, the smallest noise multiplier whose epsilon by `accountant` ("pld" or "rdp")
  * meets the target, and its epsilons. The record's numbers: epsilon (the accountant's),
  * epsilon_pld, epsilon_pld_error, epsilon_rdp, epsilon_rdp_classic, rdp_order, rdp_order_classic,
- * noise_multiplier, sample_rate, steps, delta[, target_epsilon]; text: accountant. */
+ * noise_multiplier, sample_rate, steps, delta, pld_interval[, target_epsilon]; text: accountant. */
 hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multiplier, double target_epsilon,
                                          long long steps, double delta, const char *accountant,
                                          hdp_record **out, hdp_error *err);
