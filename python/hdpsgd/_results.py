@@ -10,6 +10,7 @@ its docstring lists every field with its help.
 import ctypes as _ctypes
 import dataclasses as _dataclasses
 import keyword as _keyword
+import sys as _sys
 from typing import Optional as _Optional
 
 import numpy as np
@@ -170,8 +171,12 @@ def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
     ns = {"_fields_spec": tuple(spec_out), "__module__": "hdpsgd"}
     if csv:
         ns["_csv_columns"] = tuple(n for n, t, _h in _table(csv) if t is np.ndarray)
+    # the fields without a default first (Python 3.9 has no kw_only; the records are passed by
+    # keyword anyway)
+    fields.sort(key=lambda f: f[2].default is not _dataclasses.MISSING)
+    extra_kw = {"kw_only": True} if _sys.version_info >= (3, 10) else {}
     cls = _dataclasses.make_dataclass(cls_name, fields, bases=(base,), namespace=ns, frozen=True,
-                                      kw_only=True, repr=False, eq=False)
+                                      repr=False, eq=False, **extra_kw)
     helps = list(dict.fromkeys(_table_help(t) for t, *_rest in parts))
     cls.__doc__ = (doc + ("\n\n" + "; ".join(h for h in helps if h) + "." if any(helps) else "")
                    + "\n\nFields:\n" + "\n".join(lines))
