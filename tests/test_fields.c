@@ -51,7 +51,7 @@ static void every_table_has_unique_named_fields_with_help(void **state)
                 assert_non_null(x->format);
         }
     }
-    assert_true(n >= 18);
+    assert_true(n >= 19);
     assert_null(hdp_field_table_find("nope"));
     assert_null(hdp_field_at(&hdp_ode_fields, hdp_field_count(&hdp_ode_fields)));
 }

@@ -600,9 +600,3 @@ void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v
     hdp_json_num(j, k, v);
 }
 
-void cli_json_bool_at(hdp_json *j, const char *prefix, const char *name, int v)
-{
-    char k[128];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_bool(j, k, v);
-}

@@ -9,6 +9,7 @@
 #include "hdpsgd/accountant.h"
 #include "hdpsgd/fields.h"
 #include "hdpsgd/ncsweep.h"
+#include "hdpsgd/rates.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
@@ -433,6 +434,25 @@ static const hdp_field si_params_fields[] = {
 const hdp_field_table hdp_si_params_fields = {
     "si_params", "the hyperparameters and privacy of the two stages", si_params_fields, NULL};
 
+/* ---- the rates' fit (hdpsgd rates: one per family, under <family>_) ---- */
+
+static const hdp_field rates_fit_fields[] = {
+    REAL_AS(hdp_rates_fit, "fit_A", A, "the fitted constant A of A r1(gamma) + B r2(gamma)"),
+    REAL_AS(hdp_rates_fit, "fit_B", B, "the fitted constant B"),
+    REAL_AS(hdp_rates_fit, "fit_rel_err", rel_err, "max over the grid of the fit's relative error"),
+    REAL_AS(hdp_rates_fit, "fit_rms_rel_err", rms_rel_err, "root mean square of the same"),
+    REAL_AS(hdp_rates_fit, "fit_term2_share", term2_share,
+            "B r2 / (A r1 + B r2) at the smallest gamma"),
+    REAL(hdp_rates_fit, local_slope, "d log risk / d log gamma between the two smallest gammas"),
+    REAL(hdp_rates_fit, lead_slope, "the leading term's local slope at the smallest gamma"),
+    BOOL_AS(hdp_rates_fit, "pre_asymptotic", pre_asymptotic, 0,
+            "the second term or the slope's drift is not negligible yet"),
+    END,
+};
+const hdp_field_table hdp_rates_fit_fields = {
+    "rates_fit", "the fit of the theorem's rate to one family's optimal risks (hdpsgd rates)",
+    rates_fit_fields, NULL};
+
 /* ---- lookup ---- */
 
 static const hdp_field_table *const tables[] = {
@@ -440,7 +460,7 @@ static const hdp_field_table *const tables[] = {
     &hdp_validate_side_fields, &hdp_validate_fields, &hdp_validate_sde_fields, &hdp_model_fields,
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
     &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,
-    &hdp_si_problem_fields, &hdp_si_params_fields,
+    &hdp_si_problem_fields, &hdp_si_params_fields, &hdp_rates_fit_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)
