@@ -515,6 +515,24 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
     return rec_finish(r, out, err);
 }
 
+/* the text "table": the best schedule as the file `schedule --optimize -o` writes */
+static void rec_table_text(hdp_record *r, const hdp_model *m, const hdp_design_result *b)
+{
+    char *table = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&table, &size);
+    if (f) {
+        hdp_design_write_table(f, m, b, NULL);
+        if (fclose(f) == 0 && table)
+            rec_text_add(r, "table", table);
+        else
+            r->oom = 1;
+    } else {
+        r->oom = 1;
+    }
+    free(table);
+}
+
 static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_result *d)
 {
     rec_num(r, prefix, "final_risk", d->final_risk, HDP_VALUE_REAL);
@@ -597,19 +615,7 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
         rec_real(r, "gamma", m->gamma);
         rec_int(r, "n", (double)m->n);
         rec_int(r, "d", (double)m->d);
-        char *table = NULL; /* the table file, written as `schedule --optimize -o` does */
-        size_t size = 0;
-        FILE *f = open_memstream(&table, &size);
-        if (f) {
-            hdp_design_write_table(f, m, b, NULL);
-            if (fclose(f) == 0 && table)
-                rec_text_add(r, "table", table);
-            else
-                r->oom = 1;
-        } else {
-            r->oom = 1;
-        }
-        free(table);
+        rec_table_text(r, m, b);
         rec_text_add(r, "best_family", hdp_design_family_column(d.best));
         rec_text_add(r, "family", hdp_design_family_column(d.best));
         rec_text_add(r, "model", m->source);
