@@ -62,11 +62,25 @@ typedef struct {
  * NoisyGD on neural-collapse features (hdp_nc_point of hdpsgd/ncsweep.h: nc, nc_draws,
  * nc_problem); two-stage single-index learning (hdp_si_result, hdp_si_problem, hdp_si_params); the rates' fit
  * of one family (hdp_rates_fit, under the prefix <family>_). */
-extern const hdp_field_table hdp_ode_fields, hdp_mc_fields, hdp_mc_run_fields,
-    hdp_mc_rows_fields, hdp_validate_side_fields, hdp_validate_fields, hdp_validate_sde_fields,
-    hdp_model_fields, hdp_privacy_fields, hdp_nonexpansive_fields, hdp_accountant_fields,
-    hdp_accountant_query_fields, hdp_nc_fields, hdp_nc_draws_fields, hdp_nc_problem_fields,
-    hdp_si_result_fields, hdp_si_problem_fields, hdp_si_params_fields, hdp_rates_fit_fields;
+extern const hdp_field_table hdp_ode_fields;
+extern const hdp_field_table hdp_mc_fields;
+extern const hdp_field_table hdp_mc_run_fields;
+extern const hdp_field_table hdp_mc_rows_fields;
+extern const hdp_field_table hdp_validate_side_fields;
+extern const hdp_field_table hdp_validate_fields;
+extern const hdp_field_table hdp_validate_sde_fields;
+extern const hdp_field_table hdp_model_fields;
+extern const hdp_field_table hdp_privacy_fields;
+extern const hdp_field_table hdp_nonexpansive_fields;
+extern const hdp_field_table hdp_accountant_fields;
+extern const hdp_field_table hdp_accountant_query_fields;
+extern const hdp_field_table hdp_nc_fields;
+extern const hdp_field_table hdp_nc_draws_fields;
+extern const hdp_field_table hdp_nc_problem_fields;
+extern const hdp_field_table hdp_si_result_fields;
+extern const hdp_field_table hdp_si_problem_fields;
+extern const hdp_field_table hdp_si_params_fields;
+extern const hdp_field_table hdp_rates_fit_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
