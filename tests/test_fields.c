@@ -51,7 +51,7 @@ static void every_table_has_unique_named_fields_with_help(void **state)
                 assert_non_null(x->format);
         }
     }
-    assert_true(n >= 19);
+    assert_true(n >= 20);
     assert_null(hdp_field_table_find("nope"));
     assert_null(hdp_field_at(&hdp_ode_fields, hdp_field_count(&hdp_ode_fields)));
 }
@@ -140,6 +140,16 @@ static void writers_read_the_struct(void **state)
         if (!strcmp(y->name, "steps"))
             assert_int_equal(hdp_field_long(y, &mc, NULL), 2000);
     }
+    /* an element of a curve: the index through the context */
+    double kl[3] = {0.1, 0.2, 0.3};
+    hdp_kl_run_result kr;
+    memset(&kr, 0, sizeof kr);
+    kr.kl_mc = kl;
+    long E = 2;
+    const hdp_field *k0 = hdp_field_at(&hdp_kl_epoch_fields, 0);
+    assert_string_equal(k0->name, "kl");
+    assert_true(hdp_field_number(k0, &kr, &E) == 0.3);
+    assert_true(isnan(hdp_field_number(hdp_field_at(&hdp_kl_epoch_fields, 1), &kr, &E)));
     const hdp_field *x = hdp_field_at(&hdp_ode_fields, 1);
     long len = 0;
     assert_ptr_equal(hdp_field_column(x, &o, &len), risk);

@@ -29,7 +29,10 @@ typedef enum {
 enum {
     HDP_FIELD_NO_JSON = 1,   /* not in the JSON summary (the handle's record only) */
     HDP_FIELD_NO_RECORD = 2, /* not in the handle's record (the JSON only) */
-    HDP_FIELD_OWN_PREFIX = 4 /* written with the table's default prefix when given none */
+    HDP_FIELD_OWN_PREFIX = 4, /* written with the table's default prefix when given none */
+    HDP_FIELD_AT = 8          /* REAL: the member is a double * and the value its element at
+                                 the index the context points to (a const long *), e.g. the
+                                 last epoch of a curve; NULL array: NaN */
 };
 
 typedef struct hdp_field {
@@ -61,7 +64,8 @@ typedef struct {
  * delta); DP-SGD with Poisson sampling (hdp_accountant_result and hdp_accountant_query);
  * NoisyGD on neural-collapse features (hdp_nc_point of hdpsgd/ncsweep.h: nc, nc_draws,
  * nc_problem); two-stage single-index learning (hdp_si_result, hdp_si_problem, hdp_si_params); the rates' fit
- * of one family (hdp_rates_fit, under the prefix <family>_). */
+ * of one family (hdp_rates_fit, under the prefix <family>_); the KL estimate of a kl run at one
+ * epoch (hdp_kl_run_result, context: the epoch, a const long *). */
 extern const hdp_field_table hdp_ode_fields;
 extern const hdp_field_table hdp_mc_fields;
 extern const hdp_field_table hdp_mc_run_fields;
@@ -81,6 +85,7 @@ extern const hdp_field_table hdp_si_result_fields;
 extern const hdp_field_table hdp_si_problem_fields;
 extern const hdp_field_table hdp_si_params_fields;
 extern const hdp_field_table hdp_rates_fit_fields;
+extern const hdp_field_table hdp_kl_epoch_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

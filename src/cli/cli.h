@@ -302,8 +302,4 @@ const char *const *cli_model_sections(const char *command);
  * "model", the resolved model as a nested object of the sections command uses. */
 void cli_json_model(hdp_json *j, const hdp_model *m, const char *command);
 
-/* A number under the key PREFIX NAME (kl run's estimates; results with a table write theirs
- * with hdp_json_fields). */
-void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v);
-
 #endif

@@ -592,11 +592,3 @@ void cli_json_model(hdp_json *j, const hdp_model *m, const char *command)
     hdp_json_str(j, "model_file", m->source);
     hdp_json_model(j, "model", m, cli_model_sections(command));
 }
-
-void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v)
-{
-    char k[128];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_num(j, k, v);
-}
-

@@ -26,6 +26,10 @@ double hdp_field_number(const hdp_field *f, const void *obj, const void *ctx)
     if (f->get)
         return f->get(obj, ctx);
     const char *p = (const char *)obj + f->offset;
+    if (f->flags & HDP_FIELD_AT) {
+        const double *a = *(double *const *)p;
+        return a && ctx ? a[*(const long *)ctx] : NAN;
+    }
     switch (f->kind) {
     case HDP_FIELD_REAL: return *(const double *)p;
     case HDP_FIELD_INT: return (double)*(const long *)p;

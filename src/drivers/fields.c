@@ -8,6 +8,7 @@
 
 #include "hdpsgd/accountant.h"
 #include "hdpsgd/fields.h"
+#include "hdpsgd/kl.h"
 #include "hdpsgd/ncsweep.h"
 #include "hdpsgd/rates.h"
 #include "hdpsgd/si.h"
@@ -453,6 +454,24 @@ const hdp_field_table hdp_rates_fit_fields = {
     "rates_fit", "the fit of the theorem's rate to one family's optimal risks (hdpsgd rates)",
     rates_fit_fields, NULL};
 
+/* ---- KL privacy of noisy training (hdpsgd kl run): the estimate at one epoch ---- */
+
+#define AT(s, nm, m, h) \
+    {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .flags = HDP_FIELD_AT, .help = h}
+
+static const hdp_field kl_epoch_fields[] = {
+    AT(hdp_kl_run_result, "kl", kl_mc, "the KL's Monte Carlo, mean over initialisations and paths"),
+    AT(hdp_kl_run_result, "kl_stderr", kl_mc_se, "its standard error"),
+    AT(hdp_kl_run_result, "kl_stderr_path", kl_mc_se_path, "the part of it that is path noise"),
+    AT(hdp_kl_run_result, "kl_init_sd", kl_init_sd,
+       "standard deviation over initialisations of the per-initialisation estimate"),
+    AT(hdp_kl_run_result, "kl_max", kl_mc_max, "max over the removed samples of the means"),
+    END,
+};
+const hdp_field_table hdp_kl_epoch_fields = {
+    "kl_epoch", "the KL estimate of a run at one epoch (context: a const long * epoch)",
+    kl_epoch_fields, NULL};
+
 /* ---- lookup ---- */
 
 static const hdp_field_table *const tables[] = {
@@ -461,6 +480,7 @@ static const hdp_field_table *const tables[] = {
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
     &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,
     &hdp_si_problem_fields, &hdp_si_params_fields, &hdp_rates_fit_fields,
+    &hdp_kl_epoch_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)
