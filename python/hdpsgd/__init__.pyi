@@ -83,6 +83,8 @@ class OdeResult(_ResultBase):
     risk_before_final_noise: float
     final_noise: float
     stable: bool
+    upper_finite_until: float
+    lower_finite_until: float
     eta_sup: float
     bins: int
     rhs_evals: int

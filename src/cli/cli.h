@@ -100,9 +100,19 @@ void cli_install_signal_handlers(void);
  * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal. */
 void cli_stderr_visible(void);
 
+/* For the tests only (tests/cli/robust.sh): when the environment variable HDPSGD_TEST_STOP
+ * equals `point` ("compute": sim/sde before the Monte Carlo starts; "commit": ode with its
+ * temporary output files written, before they are renamed into place), the process stops
+ * itself (SIGSTOP), so that a test can send a signal at that exact point without a race. */
+void cli_test_stop(const char *point);
+
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];
 const cli_command *cli_find_command(const char *name);
+/* "did you mean": the command closest to an unknown name, the option of cmd closest to an
+ * unknown "--option" (NULL when none is close; help.c) */
+const char *cli_nearest_command(const char *name);
+const char *cli_nearest_option(const cli_command *cmd, const char *arg);
 
 /* Parse argv (argv[0] is the command name) against the command's table.
  * Returns 0, or EXIT_BAD_INPUT after printing a message. */

@@ -206,6 +206,7 @@ static int run_command(const char *name, int argc, char **argv)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_mc_result res;
+    cli_test_stop("compute");
     hdp_status st = is_sde ? hdp_sde_run(&m, &opt, &res, &err) : hdp_sim_run(&m, &opt, &res, &err);
     if (st != HDP_OK) {
         hdp_mc_result_free(&res);

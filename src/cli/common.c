@@ -31,6 +31,13 @@ static void on_termination_signal(int sig)
                    action, so that the parent sees death by the signal (status 128 + sig) */
 }
 
+void cli_test_stop(const char *point)
+{
+    const char *at = getenv("HDPSGD_TEST_STOP");
+    if (at && strcmp(at, point) == 0)
+        raise(SIGSTOP);
+}
+
 void cli_install_signal_handlers(void)
 {
     /* SIGXFSZ (a file-size limit, ulimit -f): ignored, so that the write fails with EFBIG,
@@ -150,8 +157,15 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
                     if (a[2 + len] == '=') inline_val = a + 3 + len;
                 }
             }
-            if (!found)
+            if (!found) {
+                const char *near = cli_nearest_option(cmd, a);
+                if (near) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "unknown option '%%s' (did you mean --%s?)", near);
+                    return usage_error(cmd, msg, a);
+                }
                 return usage_error(cmd, "unknown option '%s'", a);
+            }
             const char *v = inline_val;
             if (found->kind != OPT_FLAG && !v) {
                 if (i + 1 >= argc)

@@ -30,10 +30,14 @@ double hdp_field_number(const hdp_field *f, const void *obj, const void *ctx)
         const double *a = *(double *const *)p;
         return a && ctx ? a[*(const long *)ctx] : NAN;
     }
+    /* the member's bytes, by memcpy (no cast of the struct's address to the member's type) */
+    double r;
+    long l;
+    int b;
     switch (f->kind) {
-    case HDP_FIELD_REAL: return *(const double *)p;
-    case HDP_FIELD_INT: return (double)*(const long *)p;
-    case HDP_FIELD_BOOL: return *(const int *)p ? 1.0 : 0.0;
+    case HDP_FIELD_REAL: memcpy(&r, p, sizeof r); return r;
+    case HDP_FIELD_INT: memcpy(&l, p, sizeof l); return (double)l;
+    case HDP_FIELD_BOOL: memcpy(&b, p, sizeof b); return b ? 1.0 : 0.0;
     default: return NAN;
     }
 }

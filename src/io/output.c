@@ -733,7 +733,8 @@ void hdp_csv_columns(FILE *f, const hdp_field_table *t, const void *obj)
         for (int c = 0; c < nc; c++) {
             if (c)
                 fputc(',', f);
-            fprintf(f, col[c]->format, data[c][i]);
+            if (isfinite(data[c][i])) /* a value that is not finite: an empty cell */
+                fprintf(f, col[c]->format, data[c][i]);
             if (c == nc - 1)
                 fputc('\n', f);
         }
