@@ -113,9 +113,19 @@ void cli_install_signal_handlers(void);
  * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal. */
 void cli_stderr_visible(void);
 
+/* For the tests only (tests/cli/robust.sh): when the environment variable HDPSGD_TEST_STOP
+ * equals `point` ("compute": sim/sde before the Monte Carlo starts; "commit": ode with its
+ * temporary output files written, before they are renamed into place), the process stops
+ * itself (SIGSTOP), so that a test can send a signal at that exact point without a race. */
+void cli_test_stop(const char *point);
+
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];
 const cli_command *cli_find_command(const char *name);
+/* "did you mean": the command closest to an unknown name, the option of cmd closest to an
+ * unknown "--option" (NULL when none is close; help.c) */
+const char *cli_nearest_command(const char *name);
+const char *cli_nearest_option(const cli_command *cmd, const char *arg);
 
 /* Parse argv (argv[0] is the command name) against the command's table.
  * Returns 0, or EXIT_BAD_INPUT after printing a message. */
@@ -318,10 +328,5 @@ const char *const *cli_model_sections(const char *command);
 /* The model in a JSON summary: "model_file" (the file name, or "(built-in default)") and
  * "model", the resolved model as a nested object of the sections command uses. */
 void cli_json_model(hdp_json *j, const hdp_model *m, const char *command);
-
-/* A number or a flag under the key PREFIX NAME (the keys of one of several sides or
- * families, e.g. ode_final_risk, output_fit_A). */
-void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v);
-void cli_json_bool_at(hdp_json *j, const char *prefix, const char *name, int v);
 
 #endif

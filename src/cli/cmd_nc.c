@@ -199,7 +199,6 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
 static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int exact_alone)
 {
     const hdp_nc_spec *s = &pt->spec;
-    const hdp_nc_result *r = &pt->res;
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_int(&j, "K", s->K);
@@ -216,25 +215,11 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int 
     hdp_json_str(&j, "remedy", hdp_nc_remedy_name(s->remedy));
     hdp_json_num(&j, "G", s->G);
     hdp_json_num(&j, "rho", s->rho);
-    hdp_json_num(&j, "rho_total", r->rho_total);
     hdp_json_num(&j, "delta", s->delta);
-    hdp_json_num(&j, "epsilon", r->epsilon);
-    hdp_json_num(&j, "sigma", r->sigma);
-    hdp_json_num(&j, "exact_error", pt->exact);
-    if (!exact_alone) {
-        hdp_json_int(&j, "draws", r->draws);
-        hdp_json_num(&j, "error_mean", r->error_mean);
-        hdp_json_num(&j, "error_stderr", r->error_stderr);
-        hdp_json_num(&j, "error_min", r->error_min);
-        hdp_json_num(&j, "error_max", r->error_max);
-        hdp_json_num(&j, "z_exact", hdp_nc_point_z(pt));
-        hdp_json_num(&j, "clipped_fraction", r->clipped_fraction);
-        hdp_json_num(&j, "max_clipped_norm", r->max_clipped_norm);
-        hdp_json_int(&j, "threads", r->threads);
-        hdp_json_num(&j, "seconds", r->seconds);
-    }
-    hdp_json_num(&j, "offset_norm", pt->offset_norm);
-    hdp_json_num(&j, "pca_alignment", pt->pca_alignment);
+    hdp_json_fields(&j, &hdp_nc_fields, "", pt, NULL);
+    if (!exact_alone)
+        hdp_json_fields(&j, &hdp_nc_draws_fields, "", pt, NULL);
+    hdp_json_fields(&j, &hdp_nc_problem_fields, "", pt, NULL);
     hdp_json_uint(&j, "seed", s->seed);
     cli_json_model(&j, m, "nc");
     hdp_json_end(&j);

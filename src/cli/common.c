@@ -31,6 +31,13 @@ static void on_termination_signal(int sig)
                    action, so that the parent sees death by the signal (status 128 + sig) */
 }
 
+void cli_test_stop(const char *point)
+{
+    const char *at = getenv("HDPSGD_TEST_STOP");
+    if (at && strcmp(at, point) == 0)
+        raise(SIGSTOP);
+}
+
 void cli_install_signal_handlers(void)
 {
     /* SIGXFSZ (a file-size limit, ulimit -f): ignored, so that the write fails with EFBIG,
@@ -150,8 +157,15 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
                     if (a[2 + len] == '=') inline_val = a + 3 + len;
                 }
             }
-            if (!found)
+            if (!found) {
+                const char *near = cli_nearest_option(cmd, a);
+                if (near) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "unknown option '%%s' (did you mean --%s?)", near);
+                    return usage_error(cmd, msg, a);
+                }
                 return usage_error(cmd, "unknown option '%s'", a);
+            }
             const char *v = inline_val;
             if (found->kind != OPT_FLAG && !v) {
                 if (i + 1 >= argc)
@@ -600,18 +614,4 @@ void cli_json_model(hdp_json *j, const hdp_model *m, const char *command)
 {
     hdp_json_str(j, "model_file", m->source);
     hdp_json_model(j, "model", m, cli_model_sections(command));
-}
-
-void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v)
-{
-    char k[128];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_num(j, k, v);
-}
-
-void cli_json_bool_at(hdp_json *j, const char *prefix, const char *name, int v)
-{
-    char k[128];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_bool(j, k, v);
 }

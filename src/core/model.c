@@ -10,6 +10,7 @@
 #include "hdpsgd/model.h"
 #include "core/check.h"
 #include "core/model_internal.h"
+#include "core/schedule_kinds.h"
 #include "core/schema.h"
 
 #include <stddef.h>
@@ -20,7 +21,6 @@
 static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel", "file", NULL};
 static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
-static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
 /* a core section: its keys are fields of hdp_model; no checks of its own at finalize (the
@@ -88,7 +88,7 @@ static const hdp_schema_key privacy_keys[] = {
 CORE_SECTION(privacy);
 
 static const hdp_schema_key schedule_keys[] = {
-    {"kind", HDP_KEY_ENUM, OFF(sched), "optimal", 0, 0, 0, sched_names,
+    {"kind", HDP_KEY_ENUM, OFF(sched), "optimal", 0, 0, 0, hdp_sched_kind_names, /* schedule.c */
      "learning-rate schedule: constant | output | linear-noise | optimal | table"},
     {"eta0", HDP_KEY_DOUBLE, OFF(eta0), "1", HDP_R_LO_OPEN, 0, 0, NULL,
      "constant/output/linear-noise: initial learning rate eta0 > 0"},
@@ -161,7 +161,6 @@ const hdp_schema_section *const hdp_core_sections[] = {
 
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
 const char *hdp_noise_name(hdp_noise_kind k) { return noise_names[k]; }
-const char *hdp_sched_name(hdp_sched_kind k) { return sched_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)

@@ -103,8 +103,8 @@ const void *hdp_schema_value_const(const hdp_model *m, const hdp_schema_ref *ref
 
 /* ---- suggestions ---- */
 
-/* Levenshtein distance, for "did you mean". */
-static int edit_distance(const char *a, const char *b)
+/* Levenshtein distance, ignoring case, for "did you mean" (schema.h). */
+int hdp_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 63 || lb > 63)
@@ -132,8 +132,8 @@ int hdp_schema_suggest(const char *section, const char *key, hdp_schema_ref *ref
     int best_d = 99, found = 0;
     hdp_schema_ref r;
     for (int i = 0; hdp_schema_key_at(i, &r); i++) {
-        int dk = edit_distance(key, r.key->key);
-        int ds = edit_distance(section, r.section->name);
+        int dk = hdp_edit_distance(key, r.key->key);
+        int ds = hdp_edit_distance(section, r.section->name);
         int dd = dk + ds;
         if (dd < best_d) {
             best_d = dd;
@@ -156,7 +156,7 @@ const char *hdp_schema_suggest_section(const char *section)
     for (int i = 0; (sec = hdp_schema_section_at(i)); i++) {
         const char *s = sec->name;
         size_t ls = strlen(s);
-        int d = edit_distance(section, s);
+        int d = hdp_edit_distance(section, s);
         size_t common = len < ls ? len : ls;
         if (common >= 3 && !strncasecmp(section, s, common))
             d = 1; /* a prefix: clipping / clip, priv / privacy */

@@ -109,6 +109,10 @@ const hdp_schema_section *hdp_schema_section_at(int i);
 void *hdp_schema_value(hdp_model *m, const hdp_schema_ref *ref);
 const void *hdp_schema_value_const(const hdp_model *m, const hdp_schema_ref *ref);
 
+/* Levenshtein distance of two names, ignoring case (99 for names over 63 characters): the
+ * measure of every "did you mean" (keys, sections, and the program's commands and options). */
+int hdp_edit_distance(const char *a, const char *b);
+
 /* "did you mean": the closest section.key to an unknown one, the closest section name to
  * an unknown section (NULL when nothing is close). */
 int hdp_schema_suggest(const char *section, const char *key, hdp_schema_ref *ref);
