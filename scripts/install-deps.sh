@@ -15,6 +15,8 @@ packages=(
   libopenmpi-dev openmpi-bin  # hdpsgd sweep across ranks and machines (optional at build time)
   python3                     # JSON checks in the command-line tests
   python3-numpy               # the Python package (python/, ctest -L python)
+  python3-venv python3-setuptools  # tests: pip install ./python into a fresh virtual environment
+  python3-matplotlib python3-pandas python3-nbconvert python3-ipykernel  # tests: the notebook, the README's Python
   valgrind                    # CI: memcheck of small runs (ctest -L valgrind)
   cppcheck                    # CI: static analysis of src/ (ctest -L lint)
   clang libclang-rt-14-dev    # CI: libFuzzer + sanitizer runtimes (ctest -L fuzz), clang warnings

@@ -53,6 +53,13 @@ PKG_CONFIG_PATH=$libdir/pkgconfig make -C "$work/ex-pc" >"$work/make.log" 2>&1
 rc=$?; [[ $rc -eq 0 ]] || cat "$work/make.log"
 check "examples build with pkg-config" test $rc -eq 0
 run_examples "pkg-config" "$work/ex-pc"
+(cd "$work" && env -u LD_LIBRARY_PATH "$work/ex-pc/ode_in_code") >"$work/ode-rpath.out" 2>&1
+check "pkg-config examples run without LD_LIBRARY_PATH (rpath)" test $? -eq 0
+for d in README.md docs/theory.md docs/reliability.md docs/architecture.md docs/gallery.md; do
+  check "documentation installed: share/doc/hdpsgd/$d" test -s "$prefix/share/doc/hdpsgd/$d"
+done
+check "the gallery's figures installed" bash -c "ls '$prefix'/share/doc/hdpsgd/docs/gallery/*.png >/dev/null"
+check "the man page points at the installed documentation" grep -q 'share/doc/hdpsgd' "$prefix/share/man/man1/hdpsgd.1"
 check "pkg-config --libs names the library" bash -c "PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --libs hdpsgd | grep -q -- -lhdpsgd"
 check "pkg-config --static links GSL without libgslcblas" bash -c "! PKG_CONFIG_PATH='$libdir/pkgconfig' pkg-config --libs --static hdpsgd | grep -q gslcblas"
 check "find_package(hdpsgd) links GSL without libgslcblas" bash -c "! grep -rq gslcblas '$work/ex-cmake/CMakeFiles' --include=link.txt"

@@ -29,10 +29,8 @@
 /* the ODE's DOP853 pass (issue 20), likewise */
 #define HDP_ODE_ERK_BASELINE
 #define hdp_erk_solve base_erk_solve
-#define hdp_erk_stiffness base_erk_stiffness
 #include "core/ode_erk.c"
 #undef hdp_erk_solve
-#undef hdp_erk_stiffness
 #include "hdpsgd/spectrum.h"
 
 static void fill(hdp_xoshiro *g, double *v, long d, double scale)
@@ -111,24 +109,22 @@ static void ode_erk_same_bits(void **state)
     hdp_error_clear(&err);
     hdp_spectrum sp;
     assert_int_equal(hdp_spectrum_build(&m, &sp, &err), HDP_OK);
-    hdp_schedule sc;
-    hdp_sched_from_model(&m, &sc);
-    hdp_clip *clip = hdp_clip_alloc(m.noise, m.tau2, m.noise_df, m.c);
-    assert_non_null(clip);
+    hdp_risk_ode o;
+    assert_int_equal(hdp_rode_init(&o, &m, &sp, &err), HDP_OK);
+    o.R0 = 0.5;
     enum { PTS = 11 };
     for (int bounds = 0; bounds < 2; bounds++) {
-        hdp_erk_problem p = {sp.m, sp.bin_lambda, sp.bin_weight, sp.lambda_min, sp.lambda_max,
-                             m.gamma, m.c, m.rho, clip, &sc, m.rtol, m.atol, m.max_steps, bounds};
+        hdp_erk_problem p = {&o, m.rtol, m.atol, m.max_steps, bounds};
         double r[2][3][PTS];
         memset(r, 0, sizeof r);
         hdp_erk_out a = {r[0][0], r[0][1], r[0][2], 0, 0, 0, 0, NULL};
         hdp_erk_out b = {r[1][0], r[1][1], r[1][2], 0, 0, 0, 0, NULL};
-        assert_int_equal(hdp_erk_solve(&p, 0.5, PTS, &a), 0);
-        assert_int_equal(base_erk_solve(&p, 0.5, PTS, &b), 0);
+        assert_int_equal(hdp_erk_solve(&p, PTS, &a), 0);
+        assert_int_equal(base_erk_solve(&p, PTS, &b), 0);
         assert_true(a.steps > 10 && a.steps == b.steps && a.rhs_evals == b.rhs_evals);
         assert_memory_equal(r[0], r[1], sizeof r[0]);
     }
-    hdp_clip_free(clip);
+    hdp_rode_free(&o);
     hdp_spectrum_free(&sp);
     hdp_model_free(&m);
 }

@@ -66,6 +66,7 @@
 #include "hdpsgd/nc.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/handle.h"
+#include "hdpsgd/fields.h"
 #include "hdpsgd/grid.h"
 #include "hdpsgd/ncsweep.h"
 #include "hdpsgd/klsweep.h"

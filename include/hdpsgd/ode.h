@@ -46,11 +46,17 @@ typedef struct {
                                        to cvode when dop853 fails) */
     double solve_seconds;           /* wall time of the integration alone */
     double binning_seconds;         /* bins = auto: wall time of the trial solves */
+    double upper_until, lower_until; /* the bounds are finite at the output points t <= these
+                                        (1: everywhere); past them upper, lower hold NAN: a
+                                        bound whose equation overflows costs the bound alone,
+                                        never the risk */
 } hdp_ode_result;
 
 /* Integrate the ODE of a finalized model on its output grid ([ode] points).
- * On failure (CVODE error, non-finite risk; DOP853's failure when it is asked for
- * by name) returns HDP_ENUMERIC with the CVODE flag name and the time reached. res is owned by the caller: release
+ * When the risk and its bounds cannot be integrated together, the risk is integrated alone
+ * and each bound apart (CVODE), kept up to where it stays finite (upper_until, lower_until).
+ * On failure of the risk (CVODE error, non-finite risk; DOP853's failure on the risk when
+ * it is asked for by name) returns HDP_ENUMERIC with the CVODE flag name and the time reached. res is owned by the caller: release
  * it with hdp_ode_result_free (also after a failure). */
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err);
 

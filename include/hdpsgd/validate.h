@@ -56,7 +56,8 @@ void hdp_validate_free(hdp_validate_result *v);
 
 /* ---- scaling in n with gamma fixed (validate --scaling) ---- */
 
-#define HDP_VALIDATE_MAX_LEVELS 8
+/* The most levels (n, 4n, ..., 4^5 n): the one limit of the library and of --scaling. */
+#define HDP_VALIDATE_MAX_LEVELS 6
 
 typedef struct {
     long n, d;

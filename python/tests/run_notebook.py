@@ -1,5 +1,8 @@
-"""Runs examples/notebook.py in a temporary folder and checks what it printed and drew.
-Exit 77 (skipped) without matplotlib."""
+"""examples/tour.ipynb and examples/tour.py: the notebook holds the script's cells; the script
+runs as a plain program, and the notebook runs in a Jupyter kernel through nbconvert, each in a
+temporary folder, with their numbers and figure checked. Exit 77 (skipped) without matplotlib,
+nbconvert or ipykernel (apt-get install python3-matplotlib python3-nbconvert python3-ipykernel)."""
+import json
 import os
 import re
 import subprocess
@@ -8,43 +11,89 @@ import tempfile
 
 try:
     import matplotlib  # noqa: F401
-except ImportError:
-    print("python_notebook skipped: matplotlib is not installed (apt-get install python3-matplotlib)")
+    import nbconvert  # noqa: F401
+    import ipykernel  # noqa: F401
+except ImportError as e:
+    print(f"python_notebook skipped: {e.name} is not installed "
+          "(apt-get install python3-matplotlib python3-nbconvert python3-ipykernel)")
     sys.exit(77)
 
-notebook = os.path.abspath(sys.argv[1])
+src = os.path.abspath(sys.argv[1])
+examples = os.path.join(src, "examples")
+sys.path.insert(0, os.path.join(src, "scripts"))
+from notebook_from_script import notebook  # noqa: E402
+
+failures = []
+
+
+def check(name, ok):
+    print(("ok   " if ok else "FAIL ") + name)
+    if not ok:
+        failures.append(name)
+
+
+def check_numbers(label, out):
+    ode = re.search(r"ODE final risk ([0-9.]+); Monte Carlo ([0-9.]+) \+- ([0-9.]+); validate: (\w+)", out)
+    des = re.search(r"designed schedule: ODE ([0-9.]+) \(([-+0-9.]+) %\), Monte Carlo ([0-9.]+) \+- ([0-9.]+)", out)
+    eps = re.search(r"epsilon = ([0-9.]+) \(PLD\), ([0-9.]+) \(RDP\), ([0-9.]+) \(RDP classic\)", out)
+    check(f"{label}: the ODE, the Monte Carlo and the verdict are printed", bool(ode))
+    check(f"{label}: the designed schedule is printed", bool(des))
+    check(f"{label}: the DP-SGD accounting is printed", bool(eps))
+    if ode:
+        r, m, se = float(ode.group(1)), float(ode.group(2)), float(ode.group(3))
+        check(f"{label}: the Monte Carlo agrees with the ODE (5 standard errors)", abs(m - r) < 5 * se + 0.02 * r)
+        check(f"{label}: validate PASS", ode.group(4) == "PASS")
+    if ode and des:
+        check(f"{label}: the designed schedule lowers the predicted risk", float(des.group(2)) < 0)
+        check(f"{label}: and the simulated risk", float(des.group(3)) < float(ode.group(2)))
+    if eps:
+        pld, rdp, classic = (float(x) for x in eps.groups())
+        check(f"{label}: PLD <= RDP <= classic", pld <= rdp <= classic)
+
+
+with open(os.path.join(examples, "tour.py")) as f:
+    script = f.read()
+with open(os.path.join(examples, "tour.ipynb")) as f:
+    committed = json.load(f)
+made = notebook(script)
+check("tour.ipynb holds tour.py's cells (scripts/notebook_from_script.py)",
+      [(c["cell_type"], "".join(c["source"])) for c in committed["cells"]] ==
+      [(c["cell_type"], "".join(c["source"])) for c in made["cells"]])
+check("tour.ipynb is stored without outputs", all(not c.get("outputs") for c in committed["cells"]))
+check("tour.py does not read sys.argv (a kernel's argv is its connection file)", "sys.argv" not in script)
+
 with tempfile.TemporaryDirectory() as tmp:
-    fig = os.path.join(tmp, "nb.png")
-    p = subprocess.run([sys.executable, notebook, fig], cwd=tmp, capture_output=True, text=True,
-                       timeout=280)
+    env = dict(os.environ, MPLBACKEND="Agg")
+    p = subprocess.run([sys.executable, os.path.join(examples, "tour.py")], cwd=tmp, env=env,
+                       capture_output=True, text=True, timeout=280)
     print(p.stdout)
     print(p.stderr, file=sys.stderr)
-    failures = []
+    check("tour.py exits 0", p.returncode == 0)
+    png = os.path.join(tmp, "tour.png")
+    check("tour.py draws tour.png", os.path.exists(png) and os.path.getsize(png) > 20000)
+    check_numbers("tour.py", p.stdout)
 
-    def check(name, ok):
-        print(("ok   " if ok else "FAIL ") + name)
-        if not ok:
-            failures.append(name)
-
-    check("notebook.py exits 0", p.returncode == 0)
-    png = b""
-    if os.path.exists(fig):
-        with open(fig, "rb") as f:
-            png = f.read()
-    check("the figure is a PNG", png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000)
-    check("the schedule table was written", os.path.exists(os.path.join(tmp, "nb.schedule.tab")))
-    out = p.stdout
-    ode = re.search(r"^ODE: final excess risk ([0-9.]+)", out, re.M)
-    mc = re.search(r"^Monte Carlo: ([0-9.]+) \+- ([0-9.]+)", out, re.M)
-    des = re.search(r"^designed schedule: ODE final risk ([0-9.]+) \(([-+0-9.]+) %\), "
-                    r"Monte Carlo ([0-9.]+) \+- ([0-9.]+)", out, re.M)
-    check("the ODE's final risk is printed", bool(ode))
-    check("the Monte Carlo is printed", bool(mc))
-    check("the designed schedule is printed", bool(des))
-    if ode and mc and des:
-        r, m, se = float(ode.group(1)), float(mc.group(1)), float(mc.group(2))
-        check("the Monte Carlo agrees with the ODE (5 standard errors)", abs(m - r) < 5 * se + 0.02 * r)
-        check("the designed schedule lowers the predicted risk", float(des.group(2)) < 0)
-        check("and the simulated risk", float(des.group(3)) < m)
-    check("validate PASS", "PASS" in out)
+with tempfile.TemporaryDirectory() as tmp:
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)
+    nb_in = os.path.join(tmp, "tour.ipynb")
+    with open(nb_in, "w") as f:
+        json.dump(committed, f)
+    p = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
+                        "--ExecutePreprocessor.timeout=280", "--ExecutePreprocessor.kernel_name=python3",
+                        "--output", "executed.ipynb", nb_in], cwd=tmp, env=env, capture_output=True,
+                       text=True, timeout=600)
+    print(p.stderr[-3000:], file=sys.stderr)
+    check("the notebook executes in a Jupyter kernel (nbconvert)", p.returncode == 0)
+    executed = os.path.join(tmp, "executed.ipynb")
+    if os.path.exists(executed):
+        with open(executed) as f:
+            cells = json.load(f)["cells"]
+        outputs = [o for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])]
+        text = "".join("".join(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
+        print(text)
+        check("no cell raised", not any(o.get("output_type") == "error" for o in outputs))
+        check("the figure is shown inline (image/png)",
+              any("image/png" in o.get("data", {}) for o in outputs))
+        check_numbers("tour.ipynb", text)
 sys.exit(1 if failures else 0)

@@ -220,18 +220,9 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
     rates_fits(r, fits);
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
         if (r->res.want[fam]) {
-            const char *key = hdp_design_family_key(fam);
-            const hdp_rates_fit *q = &fits[fam];
             char pre[64];
-            snprintf(pre, sizeof pre, "%s_", key);
-            cli_json_num_at(&j, pre, "fit_A", q->A);
-            cli_json_num_at(&j, pre, "fit_B", q->B);
-            cli_json_num_at(&j, pre, "fit_rel_err", q->rel_err);
-            cli_json_num_at(&j, pre, "fit_rms_rel_err", q->rms_rel_err);
-            cli_json_num_at(&j, pre, "fit_term2_share", q->term2_share);
-            cli_json_num_at(&j, pre, "local_slope", q->local_slope);
-            cli_json_num_at(&j, pre, "lead_slope", q->lead_slope);
-            cli_json_bool_at(&j, pre, "pre_asymptotic", q->pre_asymptotic);
+            snprintf(pre, sizeof pre, "%s_", hdp_design_family_key(fam));
+            hdp_json_fields(&j, &hdp_rates_fit_fields, pre, &fits[fam], NULL);
         }
     hdp_json_num(&j, "decade_lo", r->models[0].gamma);
     hdp_json_num(&j, "decade_hi", r->models[r->res.dec - 1].gamma);

@@ -31,6 +31,13 @@ static void on_termination_signal(int sig)
                    action, so that the parent sees death by the signal (status 128 + sig) */
 }
 
+void cli_test_stop(const char *point)
+{
+    const char *at = getenv("HDPSGD_TEST_STOP");
+    if (at && strcmp(at, point) == 0)
+        raise(SIGSTOP);
+}
+
 void cli_install_signal_handlers(void)
 {
     /* SIGXFSZ (a file-size limit, ulimit -f): ignored, so that the write fails with EFBIG,
@@ -150,8 +157,15 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
                     if (a[2 + len] == '=') inline_val = a + 3 + len;
                 }
             }
-            if (!found)
+            if (!found) {
+                const char *near = cli_nearest_option(cmd, a);
+                if (near) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "unknown option '%%s' (did you mean --%s?)", near);
+                    return usage_error(cmd, msg, a);
+                }
                 return usage_error(cmd, "unknown option '%s'", a);
+            }
             const char *v = inline_val;
             if (found->kind != OPT_FLAG && !v) {
                 if (i + 1 >= argc)
@@ -233,8 +247,24 @@ int cli_load_model(const cli_common *common, hdp_model *m)
         st = hdp_model_set(m, common->sets[i], &err);
     if (st == HDP_OK)
         st = hdp_model_finalize(m, &err);
+    const cli_with *w = NULL;
+    for (int i = 0; st == HDP_OK && i < common->nwiths; i++) {
+        hdp_model next;
+        w = &common->withs[i];
+        st = hdp_model_with(m, w->key, w->text ? w->text : w->num, &next, &err);
+        hdp_model_free(m);
+        *m = next; /* moved (empty on failure) */
+    }
     if (st != HDP_OK) {
-        fprintf(stderr, "hdpsgd: error: %s\n", err.msg);
+        /* an option's key: "--runs 0: [sim] runs = 0 is out of range ..." */
+        const char *msg = err.msg;
+        if (w && !strncmp(msg, "--set: ", 7))
+            msg += 7;
+        if (w)
+            fprintf(stderr, "hdpsgd: error: %s %s: %s\n", w->opt, w->text ? w->text : w->shown,
+                    msg);
+        else
+            fprintf(stderr, "hdpsgd: error: %s\n", msg);
         hdp_model_free(m);
         return st == HDP_EINPUT ? EXIT_BAD_INPUT : EXIT_NUMERIC;
     }
@@ -266,57 +296,63 @@ void cli_mc_args_reset(cli_mc_args *a)
     a->step = NAN;
 }
 
-int cli_add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt, ...)
+/* The next free cli_with of common, its option and key set; NULL after the message. */
+static cli_with *add_with(const char *cmd, cli_common *common, const char *opt, const char *key)
 {
-    if (common->nsets == MAX_SETS) {
-        fprintf(stderr, "hdpsgd %s: too many --set options (at most %d)\n", cmd, MAX_SETS - 3);
-        return EXIT_BAD_INPUT;
+    if (common->nwiths == MAX_WITHS) {
+        fprintf(stderr, "hdpsgd %s: error: %s: too many options that set model keys\n", cmd, opt);
+        return NULL;
     }
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= size) { /* never cut: the values put here are short */
-        fprintf(stderr, "hdpsgd %s: error: the override '%s...' is too long (%d bytes, at most "
-                        "%zu)\n", cmd, buf, n, size - 1);
+    cli_with *w = &common->withs[common->nwiths++];
+    memset(w, 0, sizeof *w);
+    w->opt = opt;
+    w->key = key;
+    return w;
+}
+
+int cli_add_with_text(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      const char *text)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
         return EXIT_BAD_INPUT;
-    }
-    common->sets[common->nsets++] = buf;
+    w->text = text;
+    return 0;
+}
+
+int cli_add_with_long(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      long v)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
+        return EXIT_BAD_INPUT;
+    snprintf(w->num, sizeof w->num, "%ld", v);
+    snprintf(w->shown, sizeof w->shown, "%ld", v);
+    return 0;
+}
+
+int cli_add_with_double(const char *cmd, cli_common *common, const char *opt, const char *key,
+                        double v)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
+        return EXIT_BAD_INPUT;
+    snprintf(w->num, sizeof w->num, "%.17g", v); /* at most 24 characters */
+    snprintf(w->shown, sizeof w->shown, "%g", v);
     return 0;
 }
 
 int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
 {
-    if (a->runs != CLI_NOT_GIVEN && a->runs < 1) {
-        fprintf(stderr, "hdpsgd %s: error: --runs %ld: the number of runs must be an integer >= 1\n",
-                cmd, a->runs);
-        return EXIT_BAD_INPUT;
-    }
     int rc = cli_threads_check(cmd, a->threads);
     if (rc)
         return rc;
-    unsigned long long seed = 0;
-    if (a->seed) {
-        char *end;
-        errno = 0;
-        seed = strtoull(a->seed, &end, 10); /* decimal, as sim.seed: "010" is ten */
-        if (!a->seed[0] || a->seed[0] == '-' || *end || errno) {
-            fprintf(stderr, "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n",
-                    cmd, a->seed);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (!isnan(a->step) && !(a->step >= 0 && a->step <= 1)) {
-        fprintf(stderr, "hdpsgd %s: error: --step %g: expected a number in [0, 1] (0 = 1/n)\n", cmd,
-                a->step);
-        return EXIT_BAD_INPUT;
-    }
     if (a->runs != CLI_NOT_GIVEN)
-        rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "sim.runs=%ld", a->runs);
+        rc = cli_add_with_long(cmd, common, "--runs", "sim.runs", a->runs);
     if (!rc && a->seed)
-        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%llu", seed);
+        rc = cli_add_with_text(cmd, common, "--seed", "sim.seed", a->seed);
     if (!rc && !isnan(a->step))
-        rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "sde.step=%.17g", a->step);
+        rc = cli_add_with_double(cmd, common, "--step", "sde.step", a->step);
     return rc;
 }
 
@@ -328,26 +364,13 @@ void cli_ode_args_reset(cli_ode_args *a)
 
 int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
 {
-    if (a->max_steps != CLI_NOT_GIVEN && a->max_steps < 1) {
-        fprintf(stderr, "hdpsgd %s: error: --max-steps %ld: expected an integer >= 1\n", cmd,
-                a->max_steps);
-        return EXIT_BAD_INPUT;
-    }
-    if (!isnan(a->rtol) && !(a->rtol > 0 && a->rtol < 1)) {
-        fprintf(stderr, "hdpsgd %s: error: --rtol %g: expected a number in (0, 1)\n", cmd, a->rtol);
-        return EXIT_BAD_INPUT;
-    }
-    if (!isnan(a->atol) && !(a->atol > 0)) {
-        fprintf(stderr, "hdpsgd %s: error: --atol %g: expected a number > 0\n", cmd, a->atol);
-        return EXIT_BAD_INPUT;
-    }
     int rc = 0;
     if (a->max_steps != CLI_NOT_GIVEN)
-        rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "ode.max_steps=%ld", a->max_steps);
+        rc = cli_add_with_long(cmd, common, "--max-steps", "ode.max_steps", a->max_steps);
     if (!rc && !isnan(a->rtol))
-        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "ode.rtol=%.17g", a->rtol);
+        rc = cli_add_with_double(cmd, common, "--rtol", "ode.rtol", a->rtol);
     if (!rc && !isnan(a->atol))
-        rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "ode.atol=%.17g", a->atol);
+        rc = cli_add_with_double(cmd, common, "--atol", "ode.atol", a->atol);
     return rc;
 }
 
@@ -617,18 +640,4 @@ void cli_json_model(hdp_json *j, const hdp_model *m, const char *command)
 {
     hdp_json_str(j, "model_file", m->source);
     hdp_json_model(j, "model", m, cli_model_sections(command));
-}
-
-void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v)
-{
-    char k[128];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_num(j, k, v);
-}
-
-void cli_json_bool_at(hdp_json *j, const char *prefix, const char *name, int v)
-{
-    char k[128];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_bool(j, k, v);
 }

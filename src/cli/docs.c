@@ -136,6 +136,14 @@ void cli_print_man(FILE *f)
           ".TP\n.BR OMPI_COMM_WORLD_SIZE \", \" PMIX_RANK \", \" PMI_SIZE\n"
           "set by \\fBmpirun\\fR: \\fBhdpsgd sweep\\fR then spreads its points over the ranks "
           "(and the Monte Carlo does not pin threads).\n"
+          ".TP\n.B OPENBLAS_CORETYPE\n"
+          "OpenBLAS picks its kernels from the CPU at run time; what goes through it (rf, kl, "
+          "nc, sim\\-index, the schedule search of schedule, rates and sweep) can differ in "
+          "its last digits between CPUs. Setting the core type (e.g. Haswell) gives the same "
+          "digits on every CPU that can run it.\n"
+          ".TP\n.B HDPSGD_TEST_STOP\n"
+          "for the test suite only: compute or commit makes the command stop itself (SIGSTOP) "
+          "at that point, so that a test can send a signal there.\n"
           ".TP\n.B HDPSGD_LIBRARY\n"
           "(the Python package only) the path of libhdpsgd.so to load.\n",
           f);
@@ -166,8 +174,14 @@ void cli_print_man(FILE *f)
           "hdpsgd plot grid\\-out/results.csv \\-\\-x clip.c \\-\\-by data.gamma "
           "\\-\\-y sim_final_risk \\-o grid.pdf\n.fi\n.RE\n",
           f);
-    fputs(".SH SEE ALSO\n\\fBgnuplot\\fR(1), \\fBmpirun\\fR(1); the README.md, docs/ and "
-          "docs/theory.md of the hdpsgd sources.\n", f);
+#ifndef HDPSGD_DOCDIR
+#define HDPSGD_DOCDIR "/usr/local/share/doc/hdpsgd"
+#endif
+    fputs(".SH SEE ALSO\n\\fBgnuplot\\fR(1), \\fBmpirun\\fR(1). The documentation is installed in "
+          HDPSGD_DOCDIR " (for the prefix the build was configured with): README.md, docs/theory.md "
+          "(the mathematics every help text cites by section), docs/reliability.md, "
+          "docs/architecture.md and docs/gallery.md with its figures; the same files are in the "
+          "hdpsgd sources.\n", f);
 }
 
 /* The choices of a model key whose help lists them as "a | b | c", or whose default is a word:

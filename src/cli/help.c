@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "core/schema.h"
 
 const cli_command *cli_find_command(const char *name)
 {
@@ -13,6 +14,51 @@ const cli_command *cli_find_command(const char *name)
         if (!strcmp(c->name, name))
             return c;
     return NULL;
+}
+
+/* The command closest to an unknown name: within 2 edits (1 for names of up to 3 letters),
+ * or one that starts with it; else NULL. */
+const char *cli_nearest_command(const char *name)
+{
+    const char *best = NULL;
+    int best_d = strlen(name) <= 3 ? 2 : 3;
+    for (const cli_command *c = hdp_commands; c->name; c++) {
+        int d = hdp_edit_distance(name, c->name);
+        if (d >= best_d && *name && !strncmp(c->name, name, strlen(name)))
+            d = best_d - 1; /* a prefix: "valid" for validate */
+        if (d < best_d) {
+            best_d = d;
+            best = c->name;
+        }
+    }
+    return best;
+}
+
+/* The option of the command (or of its figure options) closest to an unknown "--name" or
+ * "--name=value": within 2 edits (1 for names of up to 4 letters), else NULL. */
+const char *cli_nearest_option(const cli_command *cmd, const char *arg)
+{
+    char name[64];
+    const char *a = arg;
+    while (*a == '-')
+        a++;
+    size_t len = strcspn(a, "=");
+    if (len == 0 || len >= sizeof name)
+        return NULL;
+    memcpy(name, a, len);
+    name[len] = '\0';
+    const char *best = NULL;
+    int best_d = len <= 4 ? 2 : 3;
+    const cli_opt *tables[2] = {cmd->opts, cli_figure_opts_for(cmd)};
+    for (int t = 0; t < 2; t++)
+        for (const cli_opt *o = tables[t]; o && o->name; o++) {
+            int d = hdp_edit_distance(name, o->name);
+            if (d < best_d) {
+                best_d = d;
+                best = o->name;
+            }
+        }
+    return best;
 }
 
 const cli_arg cli_model_args[] = {

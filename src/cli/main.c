@@ -181,7 +181,9 @@ int cmd_help(int argc, char **argv)
     }
     const cli_command *c = cli_find_command(common.pos[0]);
     if (!c) {
-        fprintf(stderr, "hdpsgd: unknown command '%s'\n", common.pos[0]);
+        const char *near = cli_nearest_command(common.pos[0]);
+        fprintf(stderr, "hdpsgd: unknown command '%s'%s%s%s\n", common.pos[0], near ? " (did you mean " : "",
+                near ? near : "", near ? "?)" : "");
         return EXIT_BAD_INPUT;
     }
     cli_print_help(c, stdout);
@@ -252,7 +254,9 @@ int main(int argc, char **argv)
     }
     const cli_command *c = cli_find_command(name);
     if (!c) {
-        fprintf(stderr, "hdpsgd: unknown command '%s'\n\n", name);
+        const char *near = cli_nearest_command(name);
+        fprintf(stderr, "hdpsgd: unknown command '%s'%s%s%s\n\n", name, near ? " (did you mean " : "",
+                near ? near : "", near ? "?)" : "");
         print_commands(stderr);
         return 2;
     }

@@ -10,6 +10,7 @@
 #include "hdpsgd/model.h"
 #include "core/check.h"
 #include "core/model_internal.h"
+#include "core/schedule_kinds.h"
 #include "core/schema.h"
 
 #include <stddef.h>
@@ -20,7 +21,6 @@
 static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel", "file", NULL};
 static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
-static const char *const sched_names[] = {"constant", "output", "linear-noise", "optimal", "table", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
 /* a core section: its keys are fields of hdp_model; no checks of its own at finalize (the
@@ -88,7 +88,7 @@ static const hdp_schema_key privacy_keys[] = {
 CORE_SECTION(privacy);
 
 static const hdp_schema_key schedule_keys[] = {
-    {"kind", HDP_KEY_ENUM, OFF(sched), "optimal", 0, 0, 0, sched_names,
+    {"kind", HDP_KEY_ENUM, OFF(sched), "optimal", 0, 0, 0, hdp_sched_kind_names, /* schedule.c */
      "learning-rate schedule: constant | output | linear-noise | optimal | table"},
     {"eta0", HDP_KEY_DOUBLE, OFF(eta0), "1", HDP_R_LO_OPEN, 0, 0, NULL,
      "constant/output/linear-noise: initial learning rate eta0 > 0"},
@@ -161,7 +161,6 @@ const hdp_schema_section *const hdp_core_sections[] = {
 
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
 const char *hdp_noise_name(hdp_noise_kind k) { return noise_names[k]; }
-const char *hdp_sched_name(hdp_sched_kind k) { return sched_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)
@@ -184,6 +183,35 @@ void hdp_model_format_where(char *buf, size_t size, const char *where, int line)
         snprintf(buf, size, "%s", where);
 }
 
+const char *hdp_model_origin_where(const hdp_model *m, int i)
+{
+    int f = m->origin[i].file;
+    return f <= 0 ? "" : f == 1 ? "--set" : m->origin_files[f - 2];
+}
+
+hdp_status hdp_model_origin_set(hdp_model *m, int i, const char *where, int line,
+                                hdp_error *err)
+{
+    int f = 0;
+    if (!where[0])
+        f = 0;
+    else if (!strcmp(where, "--set"))
+        f = 1;
+    else {
+        for (int k = 0; k < HDP_MODEL_MAX_FILES && !f; k++)
+            if (!m->origin_files[k][0] || !strcmp(m->origin_files[k], where))
+                f = k + 2;
+        if (!f)
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: a model takes its keys from at most %d files (and --set): "
+                            "this is one more", where, HDP_MODEL_MAX_FILES);
+        snprintf(m->origin_files[f - 2], sizeof m->origin_files[0], "%s", where);
+    }
+    m->origin[i].file = f;
+    m->origin[i].line = line;
+    return HDP_OK;
+}
+
 void hdp_model_init(hdp_model *m)
 {
     if (!m)
@@ -195,8 +223,6 @@ void hdp_model_init(hdp_model *m)
         hdp_error_clear(&err);
         hdp_schema_parse_value(m, &r, r.key->def, "(default)", "(default)", 0, &err);
     }
-    for (int i = 0; i < HDP_MODEL_MAX_KEYS; i++)
-        m->origin[i].where[0] = '\0';
     m->n_given_last = 0;
     snprintf(m->source, sizeof m->source, "(built-in default)");
 }

@@ -185,28 +185,22 @@ typedef struct {
     long evals;
 } erk_ctx;
 
-/* At time t with risk R and bounds Ru, Rl: the bins' alpha, beta, q and the bounds'
- * derivatives fu, fl (docs/theory.md §3). */
-static void stage_scalars(erk_ctx *cx, double t, double R, double Ru, double Rl, double *al,
-                          double *be, double *q, double *fu, double *fl)
+/* At time t with risk R and bounds Ru, Rl: the bins' coefficients alpha, beta, q (risk_ode.h)
+ * or, integrating the bounds, q and the bounds' derivatives fb. */
+static void stage_scalars(erk_ctx *cx, double t, double R, double Ru, double Rl,
+                          hdp_rode_coef *cf, double fb[2])
 {
     const hdp_erk_problem *p = cx->p;
-    double eta = hdp_sched_eta(p->sched, t), g = p->gamma;
-    double qq = isinf(p->rho) ? 0.0
-                              : 2.0 * p->c * p->c * g * g * hdp_sched_sigma2(p->sched, t);
-    hdp_clip_values cv;
-    *q = qq;
+    hdp_rode_step st;
+    hdp_rode_step_at(p->ode, t, &st);
     if (!p->bounds) {
-        hdp_clip_eval_values(p->clip, R, &cv);
-        *al = -2.0 * eta * cv.mu;
-        *be = g * eta * eta * cv.V;
-        *fu = *fl = 0.0; /* the bounds are integrated apart */
+        hdp_rode_coefs(p->ode, st.eta, st.q, R, 0, cf);
+        fb[0] = fb[1] = 0.0; /* the bounds are integrated apart */
     } else {
-        *al = *be = 0.0; /* no bins */
-        hdp_clip_eval_values(p->clip, Ru, &cv);
-        *fu = -2.0 * p->lmin * eta * cv.mu * Ru + p->lmax * g * eta * eta * cv.V + qq;
-        hdp_clip_eval_values(p->clip, Rl, &cv);
-        *fl = -2.0 * p->lmax * eta * cv.mu * Rl + g * eta * eta * cv.V + qq;
+        cf->alpha = cf->beta = 0.0; /* no bins */
+        cf->q = st.q;
+        fb[0] = hdp_rode_bound_rhs(p->ode, &st, 0, Ru);
+        fb[1] = hdp_rode_bound_rhs(p->ode, &st, 1, Rl);
     }
     cx->evals++;
 }
@@ -216,22 +210,6 @@ static double risk_sum(long n, const double *wl, const double *y)
     double s[8] = {0};
     lanes(0, n, wl, y, s);
     return tree8(s);
-}
-
-double hdp_erk_stiffness(const hdp_schedule *s, double lmax)
-{
-    double integral = 0; /* int_0^1 eta~ */
-    switch (s->kind) {
-    case HDP_SCHED_CONSTANT:
-    case HDP_SCHED_OUTPUT: integral = s->eta0; break;
-    case HDP_SCHED_LINEAR_NOISE: integral = 2.0 * s->eta0 / 3.0; break;
-    case HDP_SCHED_OPTIMAL: integral = s->c1 * log1p(1.0 / s->a); break;
-    case HDP_SCHED_TABLE:
-        for (int i = 0; i + 1 < s->len; i++)
-            integral += 0.5 * (s->eta[i] + s->eta[i + 1]) * (s->t[i + 1] - s->t[i]);
-        break;
-    }
-    return 2.0 * lmax * integral;
 }
 
 #define FAIL(msg)                                                                              \
@@ -279,14 +257,17 @@ typedef struct {
 static double initial_step(erk_ctx *cx, erk_state *st)
 {
     const hdp_erk_problem *p = cx->p;
+    const double *lam = p->ode->lambda;
     long n = st->n;
     double *y = st->y, *f0 = st->f0, *tmp = st->tmp, yu = st->yu, yl = st->yl;
-    double al, be, q, fu, fl;
-    stage_scalars(cx, 0.0, st->R, yu, yl, &al, &be, &q, &fu, &fl);
+    hdp_rode_coef cf;
+    double fb[2];
+    stage_scalars(cx, 0.0, st->R, yu, yl, &cf, fb);
+    double fu = fb[0], fl = fb[1];
     double d0 = 0, d1 = 0;
     for (long j = 0; j < n; j++) {
         double sc = p->atol + p->rtol * fabs(y[j]);
-        f0[j] = p->lambda[j] * (al * y[j] + be) + q;
+        f0[j] = hdp_rode_f(lam[j], y[j], &cf);
         d0 += (y[j] / sc) * (y[j] / sc);
         d1 += (f0[j] / sc) * (f0[j] / sc);
     }
@@ -302,13 +283,13 @@ static double initial_step(erk_ctx *cx, erk_state *st)
         h0 = 1.0;
     for (long j = 0; j < n; j++)
         tmp[j] = y[j] + h0 * f0[j];
-    double al1, be1, q1, fu1, fl1;
-    stage_scalars(cx, h0, risk_sum(n, st->wl, tmp), yu + h0 * fu, yl + h0 * fl, &al1, &be1, &q1,
-                  &fu1, &fl1);
+    hdp_rode_coef cf1;
+    stage_scalars(cx, h0, risk_sum(n, st->wl, tmp), yu + h0 * fu, yl + h0 * fl, &cf1, fb);
+    double fu1 = fb[0], fl1 = fb[1];
     double d2 = 0;
     for (long j = 0; j < n; j++) {
         double sc = p->atol + p->rtol * fabs(y[j]);
-        double df = (p->lambda[j] * (al1 * tmp[j] + be1) + q1 - f0[j]) / sc;
+        double df = (hdp_rode_f(lam[j], tmp[j], &cf1) - f0[j]) / sc;
         d2 += df * df;
     }
     if (st->bounds) {
@@ -344,15 +325,18 @@ static void stages(erk_ctx *cx, const erk_state *st, double t, double hh, erk_st
         double Ri = 0; /* sum_j w_j lambda_j Y_ij from the moments */
         for (int d = 0; d <= i && !bounds; d++)
             Ri += P[d] * st->mom[d + 1] + Q[d] * st->ones_mom[d + 1];
-        double al, be, q;
-        stage_scalars(cx, t + dp_c[i] * hh, Ri, Yu, Yl, &al, &be, &q, &k->Ku[i], &k->Kv[i]);
+        hdp_rode_coef cf;
+        double fb[2];
+        stage_scalars(cx, t + dp_c[i] * hh, Ri, Yu, Yl, &cf, fb);
+        k->Ku[i] = fb[0];
+        k->Kv[i] = fb[1];
         k->A[i][0] = 0.0;
-        k->B[i][0] = q;
+        k->B[i][0] = cf.q;
         for (int d = 0; d < NP - 1; d++) {
-            k->A[i][d + 1] = al * P[d];
-            k->B[i][d + 1] = al * Q[d];
+            k->A[i][d + 1] = cf.alpha * P[d];
+            k->B[i][d + 1] = cf.alpha * Q[d];
         }
-        k->B[i][1] += be;
+        k->B[i][1] += cf.beta;
     }
 }
 
@@ -386,7 +370,7 @@ static double step_end(const hdp_erk_problem *p, const erk_state *st, double hh,
         el3 += dp_e3[j] * k->Kv[j];
     }
     if (!bounds) /* the bounds alone: the polynomials above are not formed either */
-        step_pass(st->n, p->lambda, st->wl, st->y, st->yn, (const double(*)[NP])c, p->rtol,
+        step_pass(st->n, p->ode->lambda, st->wl, st->y, st->yn, (const double(*)[NP])c, p->rtol,
                   p->atol, sums);
     if (bounds) {
         double su = p->atol + p->rtol * fmax(fabs(st->yu), fabs(*yun));
@@ -411,26 +395,24 @@ static void put_point(const erk_state *st, long i, hdp_erk_out *out)
     }
 }
 
-/* Where the step from t must stop: the output time t_out, or the next interior knot of a
- * table schedule before it (*at_knot; *knot: the next knot, advanced past t). */
-static double next_stop(const hdp_schedule *s, double t, double t_out, int *knot, int *at_knot)
+/* Where the step from t must stop: the output time t_out, or the next knot stop before it
+ * (*at_knot; *knot: where the search for the next knot resumes). */
+static double next_stop(const hdp_risk_ode *o, double t, double t_out, int *knot, int *at_knot)
 {
-    double stop = t_out;
+    double stop = t_out, tk = hdp_rode_next_knot(o, knot, t);
     *at_knot = 0;
-    if (s->kind == HDP_SCHED_TABLE) {
-        while (*knot < s->len - 1 && s->t[*knot] <= t + 1e-12)
-            (*knot)++;
-        if (*knot < s->len - 1 && s->t[*knot] < stop - 1e-12) {
-            stop = s->t[*knot];
-            *at_knot = 1;
-        }
+    if (tk < stop - 1e-12) {
+        stop = tk;
+        *at_knot = 1;
     }
     return stop;
 }
 
-int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out *out)
+int hdp_erk_solve(const hdp_erk_problem *p, long points, hdp_erk_out *out)
 {
-    erk_state st = {.n = p->bounds ? 0 : p->m, .bounds = p->bounds};
+    const hdp_risk_ode *o = p->ode;
+    double R0 = o->R0;
+    erk_state st = {.n = p->bounds ? 0 : o->m, .bounds = p->bounds};
     long n = st.n;
     int status = -1;
     double t = 0;
@@ -444,11 +426,11 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
     st.y = mem, st.yn = mem + n, st.wl = mem + 2 * n, st.f0 = mem + 3 * n, st.tmp = mem + 4 * n;
     for (long j = 0; j < n; j++) {
         st.y[j] = R0;
-        st.wl[j] = p->w[j] * p->lambda[j];
+        st.wl[j] = o->w[j] * o->lambda[j];
         st.tmp[j] = 1.0;
     }
-    moments(n, p->lambda, st.wl, st.tmp, st.ones_mom); /* N_d = sum w lambda^d */
-    moments(n, p->lambda, st.wl, st.y, st.mom);
+    moments(n, o->lambda, st.wl, st.tmp, st.ones_mom); /* N_d = sum w lambda^d */
+    moments(n, o->lambda, st.wl, st.y, st.mom);
     st.R = st.mom[1];
     st.yu = st.yl = R0;
     st.N = st.bounds ? 2.0 : (double)n;
@@ -463,7 +445,7 @@ int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out 
     erk_stages k;
     while (next_out < points) {
         int at_knot;
-        double stop = next_stop(p->sched, t, (double)next_out / (double)(points - 1), &knot,
+        double stop = next_stop(o, t, (double)next_out / (double)(points - 1), &knot,
                                 &at_knot);
         double hh = h;
         int clipped = 0;

@@ -11,16 +11,10 @@
 #ifndef HDPSGD_ODE_ERK_H
 #define HDPSGD_ODE_ERK_H
 
-#include "hdpsgd/clip.h"
-#include "hdpsgd/schedule.h"
+#include "core/risk_ode.h"
 
 typedef struct {
-    long m;                      /* bins */
-    const double *lambda, *w;    /* [m] */
-    double lmin, lmax;           /* extreme eigenvalues (the bounds of docs/theory.md §3) */
-    double gamma, c, rho;
-    hdp_clip *clip;
-    const hdp_schedule *sched;
+    const hdp_risk_ode *ode;     /* the problem (risk_ode.h) */
     double rtol, atol;
     long max_steps;              /* in all: more fails (the caller falls back) */
     int bounds;                  /* 0: the bins (risk); 1: the two bounds alone (they do not
@@ -36,19 +30,15 @@ typedef struct {
     const char *why;              /* on failure: what stopped it */
 } hdp_erk_out;
 
-/* Integrate the bins or the bounds from D_j(0) = R_upper(0) = R_lower(0) = R0 on the grid of `points` output
+/* Integrate the bins or the bounds from D_j(0) = R_upper(0) = R_lower(0) = R0 (the ODE's) on the grid of `points` output
  * points, stopping on every interior knot of a table schedule (the right-hand side jumps
  * there). Returns 0, or -1 on failure (too many steps, a non-finite value, a step below
  * rounding, out of memory): the caller then solves with CVODE. */
 /* out->why when the calling thread's cancel flag stopped it (hdp_cancel_requested), and
- * when its workspace could not be allocated (issue 29) */
+ * when its workspace could not be allocated */
 #define HDP_ERK_CANCELLED "cancelled"
 #define HDP_ERK_NOMEM "out of memory"
 
-int hdp_erk_solve(const hdp_erk_problem *p, double R0, long points, hdp_erk_out *out);
-
-/* The stiffness estimate 2 lambda_max int_0^1 eta~(t) dt (mu <= 1), exact for every
- * schedule kind. */
-double hdp_erk_stiffness(const hdp_schedule *s, double lmax);
+int hdp_erk_solve(const hdp_erk_problem *p, long points, hdp_erk_out *out);
 
 #endif

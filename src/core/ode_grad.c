@@ -23,11 +23,13 @@
  */
 #include "core/ode_grad.h"
 #include "core/check.h"
+#include "core/schedule_kinds.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/risk_ode.h"
 #include "hdpsgd/clip.h"
 
 void hdp_ode_grad_free(hdp_ode_grad *g)
@@ -42,187 +44,91 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
     memset(g, 0, sizeof *g);
 }
 
-/* ---- the schedule and its parameter derivatives at one stage ---- */
-
-typedef struct {
-    double eta, q;   /* eta~ and q = 2 c^2 gamma^2 sigma~^2 */
-    int n, idx[2];   /* parameters it depends on */
-    double de[2], dq[2];
-} sched_pt;
-
-static void sched_at(const hdp_schedule *s, int seg, double t, double qf, int privacy,
-                     sched_pt *p)
-{
-    double r2 = s->rho * s->rho;
-    memset(p, 0, sizeof *p);
-    switch (s->kind) {
-    case HDP_SCHED_CONSTANT:
-    case HDP_SCHED_OUTPUT:
-        p->eta = s->eta0;
-        p->n = 1;
-        p->de[0] = 1.0;
-        break;
-    case HDP_SCHED_LINEAR_NOISE: {
-        double r = sqrt(fmax(1.0 - t, 0.0));
-        p->eta = s->eta0 * r;
-        p->n = 1;
-        p->de[0] = r;
-        if (privacy) {
-            p->q = qf * s->eta0 * s->eta0 / r2;
-            p->dq[0] = qf * 2.0 * s->eta0 / r2;
-        }
-        break;
-    }
-    case HDP_SCHED_OPTIMAL: {
-        double u = t + s->a;
-        p->eta = s->c1 / u;
-        p->n = 2;
-        p->de[0] = 1.0 / u;
-        p->de[1] = -s->c1 / (u * u);
-        if (privacy) {
-            double u3 = u * u * u;
-            p->q = qf * 2.0 * s->c1 * s->c1 / (r2 * u3);
-            p->dq[0] = qf * 4.0 * s->c1 / (r2 * u3);
-            p->dq[1] = -qf * 6.0 * s->c1 * s->c1 / (r2 * u3 * u);
-        }
-        break;
-    }
-    case HDP_SCHED_TABLE: {
-        double h = s->t[seg + 1] - s->t[seg];
-        double u = (t - s->t[seg]) / h;
-        double e0 = s->eta[seg], e1 = s->eta[seg + 1];
-        double slope = (e1 - e0) / h;
-        p->eta = e0 + u * (e1 - e0);
-        p->n = 2;
-        p->idx[0] = seg;
-        p->idx[1] = seg + 1;
-        p->de[0] = 1.0 - u;
-        p->de[1] = u;
-        if (privacy) {
-            /* sigma~^2 = -2 eta~ eta~' / rho^2 */
-            p->q = -qf * 2.0 * p->eta * slope / r2;
-            p->dq[0] = -qf * 2.0 * ((1.0 - u) * slope - p->eta / h) / r2;
-            p->dq[1] = -qf * 2.0 * (u * slope + p->eta / h) / r2;
-        }
-        break;
-    }
-    }
-    if (s->kind != HDP_SCHED_TABLE)
-        p->idx[0] = 0, p->idx[1] = 1;
-}
+/* the schedule and its parameter derivatives at one stage: hdp_sched_point (schedule.c) */
+typedef hdp_sched_point sched_pt;
 
 /* ---- the clipping factors and their c-derivatives ---- */
 
 typedef struct {
+    hdp_risk_ode ode;         /* the ODE of this evaluation's schedule and c (risk_ode.h) */
     hdp_clip *clip, *lo, *hi; /* lo, hi: at c (1 -/+ dc_rel), other laws with dF/dc */
     double c, dc_rel;
     int scale;                /* Gaussian label noise: mu, V functions of c / sqrt(R + tau^2/2) */
     double tau2;
 } clip_set;
 
-typedef struct {
-    double R, mu, V, dmu, dV, mu_c, V_c;
-} clip_pt;
-
-static void clip_at(clip_set *cs, double R, int derivs, int want_c, clip_pt *o)
+/* dmu/dc, dV/dc at R, whose factors and R-derivatives cf holds */
+static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, double *mu_c,
+                    double *V_c)
 {
-    hdp_clip_values v;
-    if (derivs)
-        hdp_clip_eval(cs->clip, R, &v);
-    else
-        hdp_clip_eval_values(cs->clip, R, &v);
-    o->R = R;
-    o->mu = v.mu;
-    o->V = v.V;
-    o->dmu = v.dmu;
-    o->dV = v.dV;
-    o->mu_c = o->V_c = 0.0;
-    if (!want_c || isinf(cs->c))
+    *mu_c = *V_c = 0.0;
+    if (isinf(cs->c))
         return;
     if (cs->scale) {
         /* mu = M(a), V = s N(a), a = c / (2 sqrt(s)), s = R + tau^2/2 (clip.c): with
          * da/dR = -a/(2s), da/dc = a/c, dmu/dc = -(2s/c) dmu/dR and
          * dV/dc = s N'(a) a / c = (2s/c) (nu - dV/dR), nu = V/s */
         double s = fmax(R, 0.0) + 0.5 * cs->tau2;
-        o->mu_c = -2.0 * s / cs->c * v.dmu;
-        o->V_c = s > 0 ? 2.0 * s / cs->c * (v.V / s - v.dV) : 0.0;
+        *mu_c = -2.0 * s / cs->c * cf->dmu;
+        *V_c = s > 0 ? 2.0 * s / cs->c * (cf->V / s - cf->dV) : 0.0;
     } else {
         hdp_clip_values a, b;
         hdp_clip_eval_values(cs->lo, R, &a);
         hdp_clip_eval_values(cs->hi, R, &b);
         double h = 2.0 * cs->dc_rel * cs->c;
-        o->mu_c = (b.mu - a.mu) / h;
-        o->V_c = (b.V - a.V) / h;
+        *mu_c = (b.mu - a.mu) / h;
+        *V_c = (b.V - a.V) / h;
     }
 }
 
-/* ---- the right-hand side ---- */
+/* ---- the right-hand side (risk_ode.h) and its adjoint ---- */
 
-static double risk_of(const hdp_ode_grad *g, const double *D)
+static int rhs(clip_set *cs, const sched_pt *p, const double *y, double *f)
 {
-    double R = 0;
-    for (long j = 0; j < g->spec.m; j++)
-        R += g->spec.bin_weight[j] * g->spec.bin_lambda[j] * D[j];
-    return R;
+    const hdp_risk_ode *o = &cs->ode;
+    hdp_rode_coef cf;
+    hdp_rode_coefs(o, p->eta, p->q, hdp_rode_risk(o, y), 0, &cf);
+    return hdp_rode_rhs(o, &cf, y, f);
 }
 
-static int rhs(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *y, double *f)
-{
-    clip_pt cv;
-    clip_at(cs, risk_of(g, y), 0, 0, &cv);
-    double eta = p->eta, gm = g->gamma;
-    for (long j = 0; j < g->spec.m; j++) {
-        double l = g->spec.bin_lambda[j];
-        f[j] = l * (-2.0 * eta * cv.mu * y[j] + gm * eta * eta * cv.V) + p->q;
-        if (!isfinite(f[j]))
-            return -1;
-    }
-    return 0;
-}
-
-/* Adjoint of one stage k = f(t, Y): ybar_out = J^T kbar; parameters += kbar^T df/dparam. */
+/* Adjoint of one stage k = f(t, Y): ybar_out = J^T kbar (J^T = diag(a) + v u^T);
+ * parameters += kbar^T df/dparam. */
 static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *Y,
-                        const double *kbar, double *Ybar, double *dsched, double *dc, double qf)
+                        const double *kbar, double *Ybar, double *dsched, double *dc)
 {
+    const hdp_risk_ode *o = &cs->ode;
     long m = g->spec.m;
-    clip_pt cv;
-    clip_at(cs, risk_of(g, Y), 1, dc != NULL, &cv);
+    double R = hdp_rode_risk(o, Y), mu_c = 0, V_c = 0;
+    hdp_rode_coef c1;
+    hdp_rode_coefs(o, p->eta, p->q, R, 1, &c1);
+    if (dc)
+        clip_dc(cs, R, &c1, &mu_c, &V_c);
+    const hdp_rode_coef cf = c1; /* a copy the stores cannot alias: kept in registers */
     double eta = p->eta, gm = g->gamma;
     double ukb = 0, sum_kb = 0, e_bar = 0, c_bar = 0;
     for (long j = 0; j < m; j++) {
-        double l = g->spec.bin_lambda[j], kb = kbar[j];
-        double u = l * (-2.0 * eta * cv.dmu * Y[j] + gm * eta * eta * cv.dV);
-        ukb += u * kb;
+        double l = o->lambda[j], kb = kbar[j];
+        ukb += hdp_rode_u(l, Y[j], &cf) * kb;
         sum_kb += kb;
-        e_bar += kb * l * (-2.0 * cv.mu * Y[j] + 2.0 * gm * eta * cv.V);
+        e_bar += kb * l * (-2.0 * cf.mu * Y[j] + 2.0 * gm * eta * cf.V);
         if (dc)
-            c_bar += kb * l * (-2.0 * eta * cv.mu_c * Y[j] + gm * eta * eta * cv.V_c);
+            c_bar += kb * l * (-2.0 * eta * mu_c * Y[j] + gm * eta * eta * V_c);
     }
     for (long j = 0; j < m; j++) {
-        double l = g->spec.bin_lambda[j];
-        Ybar[j] = -2.0 * l * eta * cv.mu * kbar[j] + g->spec.bin_weight[j] * l * ukb;
+        double l = o->lambda[j];
+        Ybar[j] = hdp_rode_a(l, &cf) * kbar[j] + o->w[j] * l * ukb;
     }
     if (dsched)
         for (int i = 0; i < p->n; i++)
             dsched[p->idx[i]] += e_bar * p->de[i] + sum_kb * p->dq[i];
     if (dc) {
         /* q = 2 c^2 gamma^2 sigma~^2: dq/dc = 2 q / c */
-        (void)qf;
         c_bar += sum_kb * (cs->c > 0 && isfinite(cs->c) ? 2.0 * p->q / cs->c : 0.0);
         *dc += c_bar;
     }
 }
 
 /* ---- the grid ---- */
-
-static double bend_scale(const hdp_schedule *s, double t)
-{
-    switch (s->kind) {
-    case HDP_SCHED_LINEAR_NOISE: return 2.0 * (1.0 - t);
-    case HDP_SCHED_OPTIMAL: return t + s->a;
-    default: return INFINITY;
-    }
-}
 
 static int push_node(hdp_ode_grad *g, long *n, double t, int seg)
 {
@@ -262,9 +168,11 @@ static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
         return -1;
     n = 0;
     g->grid[0] = 0.0;
-    if (s->kind == HDP_SCHED_TABLE) {
-        for (int i = 0; i + 1 < s->len; i++) {
-            double a = s->t[i], b = s->t[i + 1];
+    const double *kt;
+    int len = hdp_sched_knots(s, &kt);
+    if (len > 0) {
+        for (int i = 0; i + 1 < len; i++) {
+            double a = kt[i], b = kt[i + 1];
             if (!(b > a))
                 continue;
             long k = (long)ceil((b - a) / hmax - 1e-9);
@@ -278,7 +186,7 @@ static long build_grid(hdp_ode_grad *g, const hdp_schedule *s)
     }
     double t = 0.0;
     while (t < 1.0) {
-        double h = fmin(hmax, g->rel_step * bend_scale(s, t));
+        double h = fmin(hmax, g->rel_step * hdp_sched_bend(s, t));
         double tn = t + h;
         if (tn > 1.0 || 1.0 - tn < 1e-12 || !(h > 0))
             tn = 1.0;
@@ -296,9 +204,9 @@ static inline double stage_scheds(const hdp_ode_grad *g, const hdp_schedule *s, 
                                    double qf, int privacy, sched_pt *p1, sched_pt *p2, sched_pt *p4)
 {
     double t = g->grid[n], h = g->grid[n + 1] - t;
-    sched_at(s, g->seg[n], t, qf, privacy, p1);
-    sched_at(s, g->seg[n], t + 0.5 * h, qf, privacy, p2);
-    sched_at(s, g->seg[n], t + h, qf, privacy, p4);
+    hdp_sched_point_at(s, g->seg[n], t, qf, privacy, p1);
+    hdp_sched_point_at(s, g->seg[n], t + 0.5 * h, qf, privacy, p2);
+    hdp_sched_point_at(s, g->seg[n], t + h, qf, privacy, p4);
     return h;
 }
 
@@ -310,11 +218,11 @@ static inline int stage_states(const hdp_ode_grad *g, clip_set *cs, const sched_
                                double *k2, double *k3, double *Y2, double *Y3, double *Y4)
 {
     long m = g->spec.m;
-    if (rhs(g, cs, p1, y, k1)) return -1;
+    if (rhs(cs, p1, y, k1)) return -1;
     for (long j = 0; j < m; j++) Y2[j] = y[j] + 0.5 * h * k1[j];
-    if (rhs(g, cs, p2, Y2, k2)) return -1;
+    if (rhs(cs, p2, Y2, k2)) return -1;
     for (long j = 0; j < m; j++) Y3[j] = y[j] + 0.5 * h * k2[j];
-    if (rhs(g, cs, p2, Y3, k3)) return -1;
+    if (rhs(cs, p2, Y3, k3)) return -1;
     for (long j = 0; j < m; j++) Y4[j] = y[j] + h * k3[j];
     return 0;
 }
@@ -328,7 +236,7 @@ static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, 
     sched_pt p1, p2, p4;
     double h = stage_scheds(g, s, n, qf, privacy, &p1, &p2, &p4);
     if (stage_states(g, cs, &p1, &p2, h, y, k1, k2, k3, Y, Y, Y)) return -1;
-    if (rhs(g, cs, &p4, Y, k4)) return -1;
+    if (rhs(cs, &p4, Y, k4)) return -1;
     for (long j = 0; j < m; j++) {
         yn[j] = y[j] + h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
         if (!isfinite(yn[j])) return -1;
@@ -340,7 +248,8 @@ static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, 
 
 /* The clipping laws at c, and at c (1 -/+ dc_rel) when the c-derivative of a law other than
  * the scaled ones is wanted (want_dc). Non-zero when out of memory; clip_set_close frees. */
-static int clip_set_open(const hdp_ode_grad *g, double c, int want_dc, clip_set *cs)
+static int clip_set_open(const hdp_ode_grad *g, const hdp_schedule *s, int privacy, double c,
+                         int want_dc, clip_set *cs)
 {
     memset(cs, 0, sizeof *cs);
     cs->c = c;
@@ -353,6 +262,8 @@ static int clip_set_open(const hdp_ode_grad *g, double c, int want_dc, clip_set 
         cs->lo = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 - cs->dc_rel));
         cs->hi = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 + cs->dc_rel));
     }
+    hdp_rode_init_parts(&cs->ode, &g->spec, g->gamma, privacy ? s->rho : INFINITY, g->R0, s, c,
+                        cs->clip);
     return !cs->clip || (want_c && (!cs->lo || !cs->hi));
 }
 
@@ -406,18 +317,8 @@ static void final_jump_grad(const hdp_schedule *s, double qf, double c, double e
                             double *ds, double *dcv)
 {
     double de1 = 2.0 * qf * eta1 / r2;
-    if (ds) {
-        switch (s->kind) {
-        case HDP_SCHED_CONSTANT:
-        case HDP_SCHED_OUTPUT: ds[0] += de1; break;
-        case HDP_SCHED_LINEAR_NOISE: break; /* eta~(1) = 0 */
-        case HDP_SCHED_OPTIMAL:
-            ds[0] += de1 / (1.0 + s->a);
-            ds[1] += -de1 * s->c1 / ((1.0 + s->a) * (1.0 + s->a));
-            break;
-        case HDP_SCHED_TABLE: ds[s->len - 1] += de1; break;
-        }
-    }
+    if (ds)
+        hdp_sched_final_grad(s, de1, ds);
     if (dcv && c > 0)
         *dcv += 2.0 * qf * eta1 * eta1 / r2 / c;
 }
@@ -451,13 +352,13 @@ static int reverse_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule 
         kb2[j] = h / 3.0 * ybar[j];
         kb1[j] = h / 6.0 * ybar[j];
     }
-    rhs_adjoint(g, cs, &p4, S4, kb, Yb, ds, dcp, qf);
+    rhs_adjoint(g, cs, &p4, S4, kb, Yb, ds, dcp);
     for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb3[j] += h * Yb[j]; }
-    rhs_adjoint(g, cs, &p2, S3, kb3, Yb, ds, dcp, qf);
+    rhs_adjoint(g, cs, &p2, S3, kb3, Yb, ds, dcp);
     for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb2[j] += 0.5 * h * Yb[j]; }
-    rhs_adjoint(g, cs, &p2, S2, kb2, Yb, ds, dcp, qf);
+    rhs_adjoint(g, cs, &p2, S2, kb2, Yb, ds, dcp);
     for (long j = 0; j < m; j++) { ybar[j] += Yb[j]; kb1[j] += 0.5 * h * Yb[j]; }
-    rhs_adjoint(g, cs, &p1, y, kb1, Yb, ds, dcp, qf);
+    rhs_adjoint(g, cs, &p1, y, kb1, Yb, ds, dcp);
     for (long j = 0; j < m; j++) ybar[j] += Yb[j];
     return 0;
 }
@@ -495,12 +396,8 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
 {
     if (!g || !s)
         return NAN;
-    long m = g->spec.m, np = s->kind == HDP_SCHED_TABLE ? s->len
-                           : s->kind == HDP_SCHED_OPTIMAL ? 2 : 1;
+    long m = g->spec.m, np = hdp_sched_params(s);
     int privacy = !isinf(g->rho) && !isinf(s->rho);
-    double qf = 2.0 * c * c * g->gamma * g->gamma;
-    if (!privacy)
-        qf = 0.0;
     long N = build_grid(g, s);
     if (N < 0)
         return NAN;
@@ -509,8 +406,9 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
         return NAN;
     clip_set cs;
     double F = NAN;
-    if (clip_set_open(g, c, dc != NULL, &cs))
+    if (clip_set_open(g, s, privacy, c, dc != NULL, &cs))
         goto out;
+    double qf = cs.ode.qf; /* 2 c^2 gamma^2, 0 without privacy */
 
     /* states: checkpoints every C steps, one block of C states recomputed from its
      * checkpoint in the reverse pass, the current and next state (C = 1: every state kept,
@@ -526,7 +424,7 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
     /* objective: R(1) + the final-iterate jump */
     double eta1 = hdp_sched_eta(s, 1.0);
     double r2 = s->rho * s->rho;
-    double Fv = risk_of(g, y1) + (privacy ? qf * eta1 * eta1 / r2 : 0.0);
+    double Fv = hdp_rode_risk(&cs.ode, y1) + hdp_rode_final_noise(&cs.ode, eta1);
     if (!isfinite(Fv))
         goto out;
     if (!grad) {
@@ -566,6 +464,26 @@ static void drop_scratch(hdp_ode_grad *g)
     g->ys_len = 0;
 }
 
+/* a trial of bins = auto (risk_ode.h): the model's own schedule */
+typedef struct {
+    hdp_ode_grad *g;
+    hdp_schedule s;
+    double c;
+} auto_trial;
+
+static hdp_status trial_eval(void *ctx, const hdp_spectrum *spec, long k, double *risk,
+                             hdp_error *err)
+{
+    auto_trial *a = ctx;
+    (void)spec; /* a->g->spec */
+    drop_scratch(a->g); /* m changes: scratch and states reallocated */
+    *risk = hdp_ode_grad_eval(a->g, &a->s, a->c, NULL, NULL);
+    if (!isfinite(*risk))
+        return hdp_fail(err, HDP_ENUMERIC,
+                        "the risk ODE of the model's own schedule is not finite (%ld bins)", k);
+    return HDP_OK;
+}
+
 hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
 {
     HDP_ZERO(g);
@@ -585,25 +503,9 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     hdp_status st = hdp_spectrum_build(m, &g->spec, err);
     if (st != HDP_OK || m->bins != HDP_BINS_AUTO)
         return st;
-    /* bins = auto, as in ode.c: log bins doubled from 8 while the spectrum has more
-     * distinct eigenvalues, until two binnings agree to spectrum_tol */
-    hdp_schedule s;
-    hdp_sched_from_model(m, &s);
-    long distinct = hdp_spectrum_distinct(&g->spec);
-    double prev = NAN;
-    for (long k = 8; 2 * k < distinct && distinct > 64; k *= 2) {
-        drop_scratch(g); /* m changes: scratch and states reallocated */
-        if ((st = hdp_spectrum_bin_log(&g->spec, k, err)) != HDP_OK)
-            return st;
-        double r = hdp_ode_grad_eval(g, &s, m->c, NULL, NULL);
-        if (!isfinite(r))
-            return hdp_fail(err, HDP_ENUMERIC,
-                            "the risk ODE of the model's own schedule is not finite (%ld bins)", k);
-        if (isfinite(prev) && fabs(r - prev) <= m->spectrum_tol * fabs(r))
-            return HDP_OK;
-        prev = r;
-    }
-    drop_scratch(g);
-    hdp_spectrum_free(&g->spec);
-    return hdp_spectrum_build(m, &g->spec, err);
+    auto_trial a = {g, {0}, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
+    hdp_sched_from_model(m, &a.s);
+    st = hdp_rode_auto_bins(m, &g->spec, trial_eval, &a, err);
+    drop_scratch(g); /* sized for the last trial's bins */
+    return st;
 }

@@ -103,8 +103,8 @@ const void *hdp_schema_value_const(const hdp_model *m, const hdp_schema_ref *ref
 
 /* ---- suggestions ---- */
 
-/* Levenshtein distance, for "did you mean". */
-static int edit_distance(const char *a, const char *b)
+/* Levenshtein distance, ignoring case, for "did you mean" (schema.h). */
+int hdp_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 63 || lb > 63)
@@ -132,8 +132,8 @@ int hdp_schema_suggest(const char *section, const char *key, hdp_schema_ref *ref
     int best_d = 99, found = 0;
     hdp_schema_ref r;
     for (int i = 0; hdp_schema_key_at(i, &r); i++) {
-        int dk = edit_distance(key, r.key->key);
-        int ds = edit_distance(section, r.section->name);
+        int dk = hdp_edit_distance(key, r.key->key);
+        int ds = hdp_edit_distance(section, r.section->name);
         int dd = dk + ds;
         if (dd < best_d) {
             best_d = dd;
@@ -156,7 +156,7 @@ const char *hdp_schema_suggest_section(const char *section)
     for (int i = 0; (sec = hdp_schema_section_at(i)); i++) {
         const char *s = sec->name;
         size_t ls = strlen(s);
-        int d = edit_distance(section, s);
+        int d = hdp_edit_distance(section, s);
         size_t common = len < ls ? len : ls;
         if (common >= 3 && !strncasecmp(section, s, common))
             d = 1; /* a prefix: clipping / clip, priv / privacy */
@@ -207,6 +207,46 @@ static int in_range(const hdp_schema_key *k, double v)
     if ((k->flags & HDP_R_HI_OPEN) && !(v < k->hi)) return 0;
     if ((k->flags & HDP_R_HI_CLOSED) && !(v <= k->hi)) return 0;
     return 1;
+}
+
+static int out_of_range(const hdp_schema_key *k, double v, char *why, size_t size)
+{
+    if (in_range(k, v) && (k->type == HDP_KEY_DOUBLE || v == floor(v)))
+        return 0;
+    char range[160];
+    hdp_schema_describe_range(k, range, sizeof range);
+    snprintf(why, size, "%s = %.17g is out of range: expected %s", k->key, v, range);
+    return 1;
+}
+
+int hdp_schema_out_of_range(const char *section, const char *key, double v, char *why,
+                            size_t size)
+{
+    hdp_schema_ref ref;
+    if (!hdp_schema_find(section, key, &ref) ||
+        (ref.key->type != HDP_KEY_LONG && ref.key->type != HDP_KEY_DOUBLE)) {
+        snprintf(why, size, "[%s] %s is not a number key of the schema", section, key);
+        return 1;
+    }
+    return out_of_range(ref.key, v, why, size);
+}
+
+int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref, char *why,
+                                  size_t size)
+{
+    const hdp_schema_key *k = ref->key;
+    const void *val = hdp_schema_value_const(m, ref);
+    double v;
+    if (k->type == HDP_KEY_LONG)
+        v = (double)*(const long *)val;
+    else if (k->type == HDP_KEY_DOUBLE)
+        v = *(const double *)val; /* cppcheck-suppress invalidPointerCast */
+    else
+        return 0;
+    if ((k->flags & HDP_R_AUTO) && v == (k->type == HDP_KEY_LONG ? (double)HDP_BINS_AUTO
+                                                                 : HDP_AUTO_DOUBLE))
+        return 0;
+    return out_of_range(k, v, why, size);
 }
 
 /* A decimal number at the start of s (after blanks): [+-] digits [. digits] [e [+-] digits],

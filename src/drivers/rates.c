@@ -5,7 +5,6 @@
  */
 #include "hdpsgd/rates.h"
 #include "core/check.h"
-#include "drivers/model_with.h"
 
 #include <errno.h>
 #include <math.h>
@@ -62,10 +61,9 @@ hdp_status hdp_rates_models(const hdp_model *base, double lo, double hi, long co
     hdp_status st = HDP_OK;
     long i;
     for (i = 0; i < count && st == HDP_OK; i++) {
-        char gset[64];
-        snprintf(gset, sizeof gset, "data.gamma=%.17g", hdp_rates_gamma(lo, hi, count, i));
-        const char *sets[] = {gset};
-        st = hdp_drv_model_with(base, sets, 1, &models[i], err);
+        char gval[32];
+        snprintf(gval, sizeof gval, "%.17g", hdp_rates_gamma(lo, hi, count, i));
+        st = hdp_model_with(base, "data.gamma", gval, &models[i], err);
     }
     if (st != HDP_OK)
         for (long k = 0; k < i; k++)

@@ -4,7 +4,6 @@
  */
 #include "hdpsgd/validate.h"
 #include "core/check.h"
-#include "drivers/model_with.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -141,16 +140,17 @@ static hdp_status level_job(void *user, long l, void *row, hdp_error *err)
                         l + 1);
     /* the level's model: the base with data.d and data.n scaled, made in the library (no
      * call back into the program) */
-    char dset[64], nset[64];
-    snprintf(dset, sizeof dset, "data.d=%ld", c->base->d * f);
-    snprintf(nset, sizeof nset, "data.n=%ld", c->base->n * f);
-    const char *sets[] = {dset, nset};
-    hdp_model m;
-    hdp_status st = hdp_drv_model_with(c->base, sets, 2, &m, err);
-    if (st != HDP_OK) {
-        hdp_model_free(&m);
-        return st;
+    char dval[32], nval[32];
+    snprintf(dval, sizeof dval, "%ld", c->base->d * f);
+    snprintf(nval, sizeof nval, "%ld", c->base->n * f);
+    hdp_model md, m;
+    hdp_status st = hdp_model_with(c->base, "data.d", dval, &md, err);
+    if (st == HDP_OK) {
+        st = hdp_model_with(&md, "data.n", nval, &m, err);
+        hdp_model_free(&md);
     }
+    if (st != HDP_OK)
+        return st;
     hdp_validate_result v;
     st = hdp_validate_run(&m, c->opt, 0, &v, err);
     if (st == HDP_OK)

@@ -92,5 +92,22 @@ check "hdpsgd help help" test $? -eq 0
 "$bin" help no-such-command >/dev/null 2>&1
 check "help of an unknown command: exit 2" test $? -eq 2
 
+# did you mean: commands and options
+dym() { # dym NAME EXPECTED ARGS...
+  local name=$1 want=$2; shift 2
+  "$bin" "$@" >/dev/null 2>"$tmp_dym"; local rc=$?
+  check "$name: exit 2" test $rc -eq 2
+  check "$name: suggests $want" grep -qF "(did you mean $want?)" "$tmp_dym"
+}
+tmp_dym=$work/dym.err
+dym "misspelt command" validate validat
+dym "misspelt command in help" schedule help schedul
+dym "command prefix" accountant accou
+dym "misspelt option" --figure validate --figur x.png
+dym "misspelt figure option" --label plot a.csv --lable x -o x.png
+dym "misspelt option with a value" --sample-rate accountant --sample-rat=0.1
+"$bin" xyzzy >/dev/null 2>"$tmp_dym"
+check "nothing close: no suggestion" bash -c "! grep -q 'did you mean' '$tmp_dym'"
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

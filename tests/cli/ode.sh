@@ -48,5 +48,28 @@ check "help ode" test $? -eq 0
 check "--version" test $? -eq 0
 "$bin" ode -o /dev/full 2>"$work/err"; rc=$?
 check "unwritable output exits 3" test $rc -eq 3
+# issue 29: a wide spectrum (ratio 2e8, as real data's) and an unclipped eta~ = 6 < 2/gamma: the
+# upper bound's equation overflows; the risk must not (exit 0, the bound's cells empty, a note)
+awk 'BEGIN { d = 784; for (j = 0; j < d; j++) { l[j] = j < 700 ? (j + 1) ^ -1.5 : 701 ^ -1.5 * (701 ^ 1.5 / 2e8) ^ ((j - 700) / 83); s += l[j] }
+             for (j = 0; j < d; j++) printf "%.17g\n", l[j] * d / s }' > "$work/wide.txt"
+"$bin" ode --set data.d=784 --set data.spectrum=file --set "data.spectrum_file=$work/wide.txt" \
+  --set clip.c=inf --set privacy.rho=inf --set schedule.kind=constant --set schedule.eta0=6 \
+  -o "$work/wide.csv" --json "$work/wide.json" 2>"$work/err"
+check "a bound's overflow does not cost the risk (exit 0)" test $? -eq 0
+check "the overflowing bound is noted" grep -q "^# ; note: the upper bound's equation overflows" "$work/wide.csv"
+check "no NaN or inf in the CSV" bash -c "! grep -v '^#' '$work/wide.csv' | grep -qiE 'nan|inf'"
+check "its cells are empty, the risk's are not" python3 - "$work/wide.csv" "$work/wide.json" <<'PY'
+import json, math, sys
+rows = [l.rstrip('\n').split(',') for l in open(sys.argv[1]) if not l.startswith('#')][1:]
+d = json.load(open(sys.argv[2]))
+until = d['upper_finite_until']
+assert 0 < until < 1 and d['lower_finite_until'] == 1, (until, d['lower_finite_until'])
+for r in rows:
+    t, risk = float(r[0]), float(r[1])
+    assert math.isfinite(risk) and 0 < risk < 1
+    assert (r[2] == '') == (t > until + 1e-12), r
+    assert r[3] != ''
+assert abs(float(rows[-1][1]) - d['final_risk']) <= 1e-9 * d['final_risk']
+PY
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

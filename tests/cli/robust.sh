@@ -98,33 +98,57 @@ check "bad tolerances: no output file" only_old
 
 # ---- interrupted commands leave no partial file; the old file is untouched ----
 # (a background job of a script starts with SIGINT ignored, which hdpsgd respects: env
-# --default-signal gives it the disposition a command has in a terminal)
+# --default-signal gives it the disposition a command has in a terminal). No race: with
+# HDPSGD_TEST_STOP=POINT the command stops itself (SIGSTOP) at that point ("compute": before
+# the Monte Carlo, no file made yet; "commit": its temporary files written, not yet renamed);
+# a stopped process stays stopped, so the test waits for that state, looks, sends the
+# signal and SIGCONT.
+wait_stopped() {   # until process $1 is stopped (state T) or gone; 0 when stopped
+  local st
+  for _ in $(seq 1 6000); do
+    st=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+    [[ -z "$st" ]] && return 1
+    [[ "$st" == T || "$st" == t ]] && return 0
+    sleep 0.01
+  done
+  return 1
+}
 for sig in INT TERM; do
   status=$((128 + $(kill -l $sig)))
   cp "$work/o/old.csv" "$work/o/X.csv"
   # during the computation (temporary files are made only afterwards)
-  timeout --preserve-status -s $sig 1 "$bin" sim --runs 100000 --threads 2 -o "$work/o/X.csv" --json "$work/o/X.json" 2>/dev/null
+  HDPSGD_TEST_STOP=compute env --default-signal=INT,TERM "$bin" sim --runs 1000 --threads 2 \
+    -o "$work/o/X.csv" --json "$work/o/X.json" 2>/dev/null &
+  pid=$!
+  stopped=0; wait_stopped $pid && stopped=1
+  check "SIG$sig during sim: stopped before the Monte Carlo (HDPSGD_TEST_STOP=compute)" test $stopped -eq 1
+  kill -$sig $pid 2>/dev/null; kill -CONT $pid 2>/dev/null
+  wait $pid
   rc=$?
   check "SIG$sig during sim: died of the signal (status $rc)" test $rc -eq $status
   check "SIG$sig during sim: X.csv untouched, no temporary or JSON file" \
     bash -c "grep -qx old '$work/o/X.csv' && [[ \$(cd '$work/o' && ls -A | tr '\n' ' ') == 'X.csv old.csv ' ]]"
-  # while a large output is being written: wait until its temporary file exists
-  env --default-signal=INT,TERM "$bin" ode --set data.spectrum=isotropic --set ode.points=400000 -o "$work/o/X.csv" 2>/dev/null &
+  # while the outputs are written: stopped with its temporary files in place
+  HDPSGD_TEST_STOP=commit env --default-signal=INT,TERM "$bin" ode --set ode.points=2000 \
+    -o "$work/o/X.csv" --json "$work/o/X.json" 2>/dev/null &
   pid=$!
+  stopped=0; wait_stopped $pid && stopped=1
   seen=0
-  for _ in $(seq 1 3000); do
-    if compgen -G "$work/o/.X.csv.tmp.*" >/dev/null; then seen=1; break; fi
-    sleep 0.01
-  done
-  kill -$sig $pid 2>/dev/null
+  compgen -G "$work/o/.X.csv.tmp.*" >/dev/null && compgen -G "$work/o/.X.json.tmp.*" >/dev/null && seen=1
+  kill -$sig $pid 2>/dev/null; kill -CONT $pid 2>/dev/null
   wait $pid
   rc=$?
-  check "SIG$sig while writing: the temporary file was seen" test $seen -eq 1
+  check "SIG$sig while writing: stopped before the rename (HDPSGD_TEST_STOP=commit)" test $stopped -eq 1
+  check "SIG$sig while writing: both temporary files were there" test $seen -eq 1
   check "SIG$sig while writing: died of the signal (status $rc)" test $rc -eq $status
   check "SIG$sig while writing: X.csv untouched, no temporary file" \
     bash -c "grep -qx old '$work/o/X.csv' && [[ \$(cd '$work/o' && ls -A | tr '\n' ' ') == 'X.csv old.csv ' ]]"
   rm -f "$work/o/X.csv"
 done
+# without the variable, nothing stops
+HDPSGD_TEST_STOP=none "$bin" ode --set ode.points=50 -o "$work/o/Y.csv" 2>/dev/null
+check "HDPSGD_TEST_STOP at another point: runs through" test $? -eq 0
+rm -f "$work/o/Y.csv"
 check "after the signals: only the old file" only_old
 
 # ---- full disks: /dev/full, and a 64 KiB tmpfs when user namespaces allow it ----

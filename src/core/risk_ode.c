@@ -1,0 +1,126 @@
+/*
+ * risk_ode.c — the risk ODE's right-hand side, Jacobian, bounds, final-iterate noise and
+ * knot stops, written once for its methods (see risk_ode.h; docs/theory.md §3).
+ *
+ * Compiled without floating-point contraction (as ode_erk.c): the bits of every method
+ * are the same on every CPU.
+ */
+#include "core/risk_ode.h"
+#include "core/schedule_kinds.h"
+
+#include <math.h>
+#include <string.h>
+
+void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, double rho,
+                         double R0, const hdp_schedule *s, double c, hdp_clip *clip)
+{
+    memset(o, 0, sizeof *o);
+    o->m = sp->m;
+    o->lambda = sp->bin_lambda;
+    o->w = sp->bin_weight;
+    o->lmin = sp->lambda_min;
+    o->lmax = sp->lambda_max;
+    o->gamma = gamma;
+    o->c = c;
+    o->rho = rho;
+    o->R0 = R0;
+    o->qf = isinf(rho) ? 0.0 : 2.0 * c * c * gamma * gamma;
+    o->sched = *s;
+    o->clip = clip;
+}
+
+hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
+                         hdp_error *err)
+{
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius, &s,
+                        m->c, hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c));
+    o->owns_clip = 1;
+    if (!o->clip)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins", sp->m);
+    return HDP_OK;
+}
+
+void hdp_rode_free(hdp_risk_ode *o)
+{
+    if (!o)
+        return;
+    if (o->owns_clip)
+        hdp_clip_free(o->clip);
+    memset(o, 0, sizeof *o);
+}
+
+int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f)
+{
+    const hdp_rode_coef c = *cf; /* a copy f cannot alias: kept in registers */
+    const double *lambda = o->lambda;
+    for (long j = 0; j < o->m; j++) {
+        f[j] = hdp_rode_f(lambda[j], y[j], &c);
+        if (!isfinite(f[j]))
+            return -1;
+    }
+    return 0;
+}
+
+double hdp_rode_bound_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)
+{
+    double eta = st->eta, g = o->gamma;
+    hdp_clip_values cv;
+    hdp_clip_eval_values(o->clip, Rb, &cv);
+    if (!lower)
+        return -2.0 * o->lmin * eta * cv.mu * Rb + o->lmax * g * eta * eta * cv.V + st->q;
+    return -2.0 * o->lmax * eta * cv.mu * Rb + g * eta * eta * cv.V + st->q;
+}
+
+double hdp_rode_bound_jac(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)
+{
+    double eta = st->eta, g = o->gamma;
+    hdp_clip_values cv;
+    hdp_clip_eval(o->clip, Rb, &cv);
+    if (!lower)
+        return -2.0 * o->lmin * eta * (cv.dmu * Rb + cv.mu) + o->lmax * g * eta * eta * cv.dV;
+    return -2.0 * o->lmax * eta * (cv.dmu * Rb + cv.mu) + g * eta * eta * cv.dV;
+}
+
+double hdp_rode_final_noise(const hdp_risk_ode *o, double eta1)
+{
+    return isinf(o->rho) ? 0.0 : o->qf * eta1 * eta1 / (o->rho * o->rho);
+}
+
+double hdp_rode_stiffness(const hdp_risk_ode *o)
+{
+    return 2.0 * o->lmax * hdp_sched_integral(&o->sched);
+}
+
+double hdp_rode_next_knot(const hdp_risk_ode *o, int *next, double t)
+{
+    const double *kt;
+    int len = hdp_sched_knots(&o->sched, &kt);
+    if (*next < 1)
+        *next = 1;
+    while (*next < len - 1 && kt[*next] <= t + 1e-12)
+        (*next)++;
+    return *next < len - 1 ? kt[*next] : INFINITY;
+}
+
+hdp_status hdp_rode_auto_bins(const hdp_model *m, hdp_spectrum *spec, hdp_rode_trial trial,
+                              void *ctx, hdp_error *err)
+{
+    long distinct = hdp_spectrum_distinct(spec);
+    double prev = NAN;
+    for (long k = 8; 2 * k < distinct && distinct > 64; k *= 2) {
+        hdp_status st = hdp_spectrum_bin_log(spec, k, err);
+        double r = NAN;
+        if (st == HDP_OK)
+            st = trial(ctx, spec, k, &r, err);
+        if (st != HDP_OK)
+            return st;
+        if (isfinite(prev) && fabs(r - prev) <= m->spectrum_tol * fabs(r))
+            return HDP_OK;
+        prev = r;
+    }
+    /* not converged before reaching the distinct eigenvalues: use them all */
+    hdp_spectrum_free(spec);
+    return hdp_spectrum_build(m, spec, err);
+}

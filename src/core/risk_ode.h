@@ -1,0 +1,156 @@
+/*
+ * risk_ode.h — the risk ODE of docs/theory.md §3 as one object that its methods share
+ * (internal; the shape of GSL's gsl_odeiv2_system with its step types, or of the one
+ * right-hand side that SUNDIALS' CVODE, ERKStep and adjoint share):
+ *
+ *   dD_j/dt = lambda_j (alpha D_j + beta) + q,   R = sum_j w_j lambda_j D_j,   D_j(0) = R0,
+ *   alpha = -2 eta~ mu_c(R),  beta = gamma eta~^2 V_c(R),  q = 2 c^2 gamma^2 sigma~^2,
+ *   dR_upper/dt = -2 lambda_min eta~ mu_c(Ru) Ru + lambda_max gamma eta~^2 V_c(Ru) + q,
+ *   dR_lower/dt = -2 lambda_max eta~ mu_c(Rl) Rl +            gamma eta~^2 V_c(Rl) + q,
+ * its Jacobian on the bins diag(a) + u v^T with a_j = -2 lambda_j eta~ mu, u_j =
+ * lambda_j (-2 eta~ mu' D_j + gamma eta~^2 V') and v_j = w_j lambda_j, the final-iterate
+ * noise 2 c^2 gamma^2 eta~(1)^2 / rho^2 and the knots of the schedule where q jumps.
+ *
+ * Built once per problem (bins, schedule, clipping factors, gamma, c, rho, R0); the
+ * methods are files of their own: CVODE (ode_cvode.c), DOP853 (ode_erk.c), the exact
+ * gradient through RK4 (ode_grad.c); ode.c chooses the method and falls back. Every formula
+ * is written here once; the methods only add their own discretisations and sums.
+ */
+#ifndef HDPSGD_CORE_RISK_ODE_H
+#define HDPSGD_CORE_RISK_ODE_H
+
+#include <math.h>
+
+#include "hdpsgd/clip.h"
+#include "hdpsgd/error.h"
+#include "hdpsgd/model.h"
+#include "hdpsgd/schedule.h"
+#include "hdpsgd/spectrum.h"
+
+typedef struct {
+    long m;                   /* bins */
+    const double *lambda, *w; /* [m] (borrowed from the spectrum) */
+    double lmin, lmax;        /* extreme eigenvalues: the bounds' coefficients */
+    double gamma, c, rho, R0;
+    double qf;                /* 2 c^2 gamma^2 (q = qf sigma~^2; 0 when rho = inf) */
+    hdp_schedule sched;
+    hdp_clip *clip;           /* mu_c, V_c at c */
+    int owns_clip;
+} hdp_risk_ode;
+
+/* The scalars of one time t: eta~(t) and q(t). */
+typedef struct {
+    double eta, q;
+} hdp_rode_step;
+
+/* The scalars of one state: the clipping factors at R and the bins' coefficients alpha,
+ * beta (and with the derivatives mu', V', the u_j's coefficients ua = -2 eta~ mu',
+ * ub = gamma eta~^2 V'). */
+typedef struct {
+    double eta, q, mu, V, dmu, dV, alpha, beta, ua, ub;
+} hdp_rode_coef;
+
+/* The ODE of a finalized model on the bins of sp (borrowed: it must outlive o). HDP_ENOMEM
+ * when the clipping factors cannot be allocated; free with hdp_rode_free in every case. */
+hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
+                         hdp_error *err);
+
+/* The same from its parts, with a clipping evaluator at c that the caller owns (the
+ * gradient varies the schedule and c). */
+void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, double rho,
+                         double R0, const hdp_schedule *s, double c, hdp_clip *clip);
+
+void hdp_rode_free(hdp_risk_ode *o);
+
+/* eta~(t) and q(t) (inline, as the next two: called at every stage of every step). */
+static inline void hdp_rode_step_at(const hdp_risk_ode *o, double t, hdp_rode_step *st)
+{
+    st->eta = hdp_sched_eta(&o->sched, t);
+    st->q = isinf(o->rho) ? 0.0 : o->qf * hdp_sched_sigma2(&o->sched, t);
+}
+
+/* The coefficients at risk R for the scalars eta, q (derivs: also mu', V' and ua, ub;
+ * without, those are 0). */
+static inline void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, double R,
+                                  int derivs, hdp_rode_coef *cf)
+{
+    hdp_clip_values cv;
+    if (derivs)
+        hdp_clip_eval(o->clip, R, &cv);
+    else
+        hdp_clip_eval_values(o->clip, R, &cv);
+    cf->eta = eta;
+    cf->q = q;
+    cf->mu = cv.mu;
+    cf->V = cv.V;
+    cf->alpha = -2.0 * eta * cv.mu;
+    cf->beta = o->gamma * eta * eta * cv.V;
+    if (!derivs) {
+        cf->dmu = cf->dV = cf->ua = cf->ub = 0.0;
+        return;
+    }
+    cf->dmu = cv.dmu;
+    cf->dV = cv.dV;
+    cf->ua = -2.0 * eta * cv.dmu;
+    cf->ub = o->gamma * eta * eta * cv.dV;
+}
+
+/* R = sum_j w_j lambda_j D_j, in bin order. */
+static inline double hdp_rode_risk(const hdp_risk_ode *o, const double *D)
+{
+    const double *w = o->w, *lambda = o->lambda;
+    double R = 0;
+    for (long j = 0; j < o->m; j++)
+        R += w[j] * lambda[j] * D[j];
+    return R;
+}
+
+/* The bins' right-hand side f_j and the Jacobian's diagonal a_j and u_j (v_j = w_j lambda_j):
+ * one bin of eigenvalue l at D_j = y. */
+static inline double hdp_rode_f(double l, double y, const hdp_rode_coef *cf)
+{
+    return l * (cf->alpha * y + cf->beta) + cf->q;
+}
+static inline double hdp_rode_a(double l, const hdp_rode_coef *cf)
+{
+    return -2.0 * l * cf->eta * cf->mu;
+}
+static inline double hdp_rode_u(double l, double y, const hdp_rode_coef *cf)
+{
+    return l * (cf->ua * y + cf->ub);
+}
+
+/* f = the bins' right-hand side at y (all m); -1 when one is not finite, else 0. */
+int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f);
+
+/* A bound's derivative at its value Rb (lower = 0: R_upper, 1: R_lower), and its Jacobian
+ * (scalar: the bounds couple neither with each other nor with the bins). */
+double hdp_rode_bound_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb);
+double hdp_rode_bound_jac(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb);
+
+/* The final-iterate noise 2 c^2 gamma^2 eta~(1)^2 / rho^2 (0 when rho = inf) at eta~(1) = eta1. */
+double hdp_rode_final_noise(const hdp_risk_ode *o, double eta1);
+
+/* The stiffness estimate 2 lambda_max int_0^1 eta~ dt (mu <= 1). */
+double hdp_rode_stiffness(const hdp_risk_ode *o);
+
+/* Knot stops: the first interior knot of a piecewise schedule after t (knots within 1e-12
+ * of t, or before it, are passed), INFINITY when none is left; *next (start at 1) is the
+ * index where the search resumes. The right-hand side jumps at knots: the methods stop on
+ * them. */
+double hdp_rode_next_knot(const hdp_risk_ode *o, int *next, double t);
+
+/* A trial solve of bins = auto: the final risk of the method on the k bins of spec. */
+typedef hdp_status (*hdp_rode_trial)(void *ctx, const hdp_spectrum *spec, long k, double *risk,
+                                     hdp_error *err);
+
+/* bins = auto (issue 7), for every method: log-spaced bins with two-node Gauss quadrature per
+ * bin (hdp_spectrum_bin_log), refined by doubling from 8 bins until the final risk of two
+ * successive binnings (trial) differs by at most spectrum_tol (relative); the finer of the two
+ * is kept in spec. A spectrum with few distinct eigenvalues (<= 64, or fewer than the next
+ * doubling) keeps one bin per distinct eigenvalue, which is exact; so does one that has not
+ * converged before. A trial's error ends it. */
+hdp_status hdp_rode_auto_bins(const hdp_model *m, hdp_spectrum *spec, hdp_rode_trial trial,
+                              void *ctx, hdp_error *err);
+
+#endif
