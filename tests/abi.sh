@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The shared library's interface (docs/architecture.md, "A narrow ABI"): every symbol
 # libhdpsgd.so exports is named hdp_* and declared in a public header (the version script
-# that cmake/hdpsgdExports.cmake writes from include/hdpsgd/*.h), and the library starts no
-# process (no posix_spawn, fork, exec*, system, popen: figures are the program's).
+# that cmake/hdpsgdExports.cmake writes from include/hdpsgd/*.h), the library starts no
+# process (no posix_spawn, fork, exec*, system, popen: figures are the program's) and reads no
+# environment variable (the program turns HDPSGD_SIMD, OMP_STACKSIZE, ... into options).
 # Usage: abi.sh LIBHDPSGD.so VERSION_SCRIPT
 set -u
 lib=$1 map=$2
@@ -18,5 +19,7 @@ extra=$(comm -23 <(echo "$exported") <(echo "$declared"))
 check "every exported symbol is declared in a public header ${extra:+(not: $(echo $extra | head -c 300))}" test -z "$extra"
 spawn=$(nm -D -u "$lib" | grep -oE ' (posix_spawnp?|fork|vfork|execv[pe]*|execl[pe]*|system|popen)(@|$)' | sort -u)
 check "the library starts no process ${spawn:+(references:$spawn)}" test -z "$spawn"
+env=$(nm -D -u "$lib" | grep -oE ' (getenv|secure_getenv)(@|$)' | sort -u)
+check "the library reads no environment variable ${env:+(references:$env)} (the program sets its options)" test -z "$env"
 echo "$pass passed, $fail failed ($(wc -l <<<"$exported") symbols exported)"
 ((fail == 0))
