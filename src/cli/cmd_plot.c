@@ -27,7 +27,7 @@ const char plot_help[] =
     "axes; --heat: a map over two axes);\n"
     "rf, rf-experiment P1-P4, kl bound, kl run (--vs), nc --sweep, sim-index --experiment.\n"
     "The format follows FIG's extension: .png, .pdf, .svg, .eps, .tex (cairolatex, with its\n"
-    "graphics file FIG-without-extension.pdf). The figure options are those of every --figure.";
+    "graphics file FIG-without-extension-graphic.pdf). The figure options are those of every --figure.";
 
 const cli_opt plot_opts[] = {
     {"output", 'o', OPT_FIGURE, &out_path, "FIG",

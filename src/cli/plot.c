@@ -87,7 +87,7 @@ int hdp_plot_companions(const char *fig, char names[][4200], int max)
     stem_of(fig, stem, sizeof stem);
     const char *ext = extension_of(fig);
     if (ext && !strcmp(ext, ".tex") && n < max)
-        snprintf(names[n++], 4200, "%.4100s.pdf", stem);
+        snprintf(names[n++], 4200, "%.4100s-graphic.pdf", stem);
     if (style_now.no_title && n < max)
         snprintf(names[n++], 4200, "%.4100s.caption.txt", stem);
     return n;
@@ -319,7 +319,7 @@ static void tex_text(FILE *out, const char *s, const char *end)
 }
 
 /* Copy the .tex of cairolatex to out: texts converted, the graphics file named by its
- * final name (gnuplot wrote the temporary folder's path). */
+ * final name, FIG-graphic (gnuplot wrote the temporary folder's path). */
 static int copy_tex(const char *from, FILE *out, const char *tmpdir, const char *final_stem)
 {
     FILE *in = fopen(from, "r");
@@ -336,7 +336,7 @@ static int copy_tex(const char *from, FILE *out, const char *tmpdir, const char 
         char *g = strstr(line, gfx);
         if (g) {
             fwrite(line, 1, (size_t)(g - line), out);
-            fprintf(out, "%s}%s", base, g + strlen(gfx));
+            fprintf(out, "%s-graphic}%s", base, g + strlen(gfx));
         } else if (strut) {
             char *text = strut + 8;
             char *close = text; /* the text ends at the brace that closes its box */
