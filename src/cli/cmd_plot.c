@@ -13,8 +13,10 @@
 #include "cli.h"
 #include "plot_data.h"
 
-static const char *out_path, *title_opt, *x_opt, *y_opt, *by_opt;
+static const char *out_path, *title_opt, *x_opt, *by_opt;
+static cli_strings y_opt;
 static int bounds_opt, heat_opt;
+static char y_words[4096]; /* the --y values split at their commas */
 
 const char plot_usage[] = "FILE.csv... -o FIG";
 const char plot_help[] =
@@ -23,8 +25,11 @@ const char plot_help[] =
     "(t,mean,...), any number in one figure (ODE curves; Monte Carlo means with a light 10-90 %\n"
     "band; the row t = 1, the output theta_n, as markers right of t = 1); rates (rates -o, or\n"
     "its figure data); schedules (schedule --figure data) and table schedules (schedule -o);\n"
-    "a sweep's results.csv (--x KEY --y COLUMN [--by KEY]: one curve per value of the other\n"
-    "axes; --heat: a map over two axes);\n"
+    "a sweep's results.csv (--x KEY --y COLUMN[,COLUMN...] [--by KEY]: one colour per value of\n"
+    "the other axes, one line per column in it: a column with a standard-error column, the\n"
+    "column named COLUMN_stderr or COLUMN with its last word replaced by stderr\n"
+    "(sim_final_risk: sim_final_stderr), solid with error bars, the others (the ODE) dashed;\n"
+    "axes labelled by the keys' help and the columns' meaning; --heat: a map over two axes);\n"
     "rf, rf-experiment P1-P4, kl bound, kl run (--vs), nc --sweep, sim-index --experiment.\n"
     "The format follows FIG's extension: .png, .pdf, .svg, .eps, .tex (cairolatex, with its\n"
     "graphics file FIG-without-extension-graphic.pdf). The figure options are those of every --figure.";
@@ -35,8 +40,9 @@ const cli_opt plot_opts[] = {
     {"title", 0, OPT_STRING, &title_opt, "TEXT", "title (default: what the CSV holds)"},
     {"bounds", 0, OPT_FLAG, &bounds_opt, NULL, "risk curves: draw the ODE bounds risk_upper, risk_lower"},
     {"x", 0, OPT_STRING, &x_opt, "KEY", "sweep results: the axis (column) along x (default: the first axis)"},
-    {"y", 0, OPT_STRING, &y_opt, "COLUMN",
-     "sweep results: the column drawn (default: ode_final_risk, else the first result)"},
+    {"y", 0, OPT_STRINGS, &y_opt, "COLUMN[,COLUMN...]",
+     "sweep results: the columns drawn, repeatable (default: ode_final_risk, else the first "
+     "result); error bars from their *_stderr columns"},
     {"by", 0, OPT_STRING, &by_opt, "KEY",
      "sweep results: one curve per value of this axis (default: every other axis)"},
     {"heat", 0, OPT_FLAG, &heat_opt, NULL,
@@ -109,7 +115,7 @@ static int check_inputs(const plot_csv *tabs, int n, int curves)
                                                                                                : tabs[0].path,
                             plot_kind_name(tabs[0].kind == PK_ODE || tabs[0].kind == PK_MC ? tabs[1].kind
                                                                                           : tabs[0].kind));
-    if (!rc && n == 1 && tabs[0].kind != PK_SWEEP && (x_opt || y_opt || by_opt || heat_opt))
+    if (!rc && n == 1 && tabs[0].kind != PK_SWEEP && (x_opt || y_opt.n || by_opt || heat_opt))
         rc = plot_bad_input("--x, --y, --by and --heat apply to a sweep's results.csv, not to %s (%s)",
                             tabs[0].path, plot_kind_name(tabs[0].kind));
     if (!rc && bounds_opt && !curves)
@@ -161,6 +167,32 @@ static char *make_title(const plot_csv *tabs, int n, int curves)
     return title;
 }
 
+/* the --y values, each a column or a comma-separated list of columns, into o->ys */
+static int split_ys(plot_sweep_opts *o)
+{
+    size_t used = 0;
+    o->ny = 0;
+    for (int i = 0; i < y_opt.n; i++) {
+        const char *c = y_opt.v[i];
+        for (;;) {
+            size_t len = strcspn(c, ",");
+            if (len == 0 || used + len + 1 > sizeof y_words)
+                return plot_bad_input("--y %s: %s", y_opt.v[i],
+                                      len ? "too long" : "expected COLUMN[,COLUMN...] (an empty name)");
+            if (o->ny == PLOT_SWEEP_MAX_Y)
+                return plot_bad_input("--y %s: at most 16 columns in one figure%s", y_opt.v[i], "");
+            memcpy(y_words + used, c, len);
+            y_words[used + len] = '\0';
+            o->ys[o->ny++] = y_words + used;
+            used += len + 1;
+            if (!c[len])
+                break;
+            c += len + 1;
+        }
+    }
+    return 0;
+}
+
 /* one CSV other than risk curves: its data (the CSV, or data made from it), variables and
  * script; 0, -1 when drawing failed (err), or EXIT_BAD_INPUT */
 static int draw_one(const plot_csv *t, hdp_plot_vars *v, hdp_error *err)
@@ -175,8 +207,10 @@ static int draw_one(const plot_csv *t, hdp_plot_vars *v, hdp_error *err)
             script = "rates";
         }
     } else if (t->kind == PK_SWEEP) {
-        plot_sweep_opts so = {.x = x_opt, .y = y_opt, .by = by_opt, .heat = heat_opt};
-        rc = plot_sweep_data(t, &so, v, &script);
+        plot_sweep_opts so = {.x = x_opt, .by = by_opt, .heat = heat_opt};
+        rc = split_ys(&so);
+        if (!rc)
+            rc = plot_sweep_data(t, &so, v, &script);
         if (!title_opt) /* results.csv has no comment lines */
             hdp_plot_var_str(v, "title_text", "");
     } else {
@@ -193,7 +227,8 @@ int cmd_plot(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("plot");
     cli_common common;
-    out_path = title_opt = x_opt = y_opt = by_opt = NULL;
+    out_path = title_opt = x_opt = by_opt = NULL;
+    y_opt.n = 0;
     bounds_opt = heat_opt = 0;
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)

@@ -167,7 +167,7 @@ static void write_house_style(FILE *f, double fs)
     fputs("\n", f);
 }
 
-/* Strings of the user's style: the key and log axes, re-applied before every plot command of
+/* Strings of the user's style: the key, log axes and axis labels, re-applied before every plot command of
  * the script (the script sets its own first), and the labels. The key is words of a fixed
  * vocabulary (checked by the command line), the labels single-quoted strings. */
 static void write_user_style(FILE *f, const char *caption_path)
@@ -184,7 +184,21 @@ static void write_user_style(FILE *f, const char *caption_path)
         fputs("; set logscale x; set mxtics", f);
     if (s->logy)
         fputs("; set logscale y; set mytics", f);
+    if (s->xlabel) /* the macro names the variable, never its text */
+        fputs("; set xlabel user_xlabel noenhanced", f);
+    if (s->ylabel)
+        fputs("; set ylabel user_ylabel noenhanced", f);
     fputs("'\n", f);
+    if (s->xlabel) {
+        fputs("user_xlabel = ", f);
+        hdp_plot_fquote(f, s->xlabel);
+        fputs("\n", f);
+    }
+    if (s->ylabel) {
+        fputs("user_ylabel = ", f);
+        hdp_plot_fquote(f, s->ylabel);
+        fputs("\n", f);
+    }
     fprintf(f, "user_nlabels = %d\n", s->nlabels);
     for (int i = 0; i < s->nlabels; i++) {
         fprintf(f, "user_label_%d = ", i + 1);

@@ -81,6 +81,7 @@ typedef struct {
     int logx, logy;       /* 1: logarithmic axis */
     const char *labels[HDP_PLOT_MAX_LABELS]; /* legend texts, in the order of the inputs */
     int nlabels;
+    const char *xlabel, *ylabel; /* the axes' labels, NULL: the script's */
 } hdp_plot_style;
 
 #define HDP_PLOT_FONT_SIZE 8.0
