@@ -32,7 +32,9 @@ ylab(j) = value(sprintf('ylab_%d', j))
 clab(i) = value(sprintf('label_%d', i))
 ctitle(i, j) = legend_mode == 1 ? ylab(j) : (legend_mode == 2 ? ulabel(i + 1, clab(i)) : '')
 keys_part = legend_mode == 3 ? \
-  ", for [i=0:ncurves-1] keyentry with lines lt (i + 1) dt 1 title ulabel(i + 1, clab(i)), for [s in line_cols] keyentry with linespoints lc rgb '#444444' dt dash(int(s)) pt ptype(int(s)) ps 0.6 title ylab(int(s)), for [s in err_cols] keyentry with linespoints lc rgb '#444444' dt 1 pt ptype(int(s)) ps 0.6 title ylab(int(s))" : ""
+  ", for [i=0:ncurves-1] keyentry with lines lt (i + 1) dt 1 title ulabel(i + 1, clab(i))" : ""
+if (legend_mode == 3 && words(line_cols) > 0) { keys_part = keys_part.", for [s in line_cols] keyentry with linespoints lc rgb '#444444' dt dash(int(s)) pt ptype(int(s)) ps 0.6 title ylab(int(s))" }
+if (legend_mode == 3 && words(err_cols) > 0) { keys_part = keys_part.", for [s in err_cols] keyentry with linespoints lc rgb '#444444' dt 1 pt ptype(int(s)) ps 0.6 title ylab(int(s))" }
 # the parts as macros that name the variables (never their values); a part without columns
 # is left out (gnuplot's "for [s in '']" would run once)
 line_part = words(line_cols) > 0 ? \

@@ -78,11 +78,14 @@ void plot_column_words(const char *col, char *what, size_t wsize, char *source, 
 {
     snprintf(what, wsize, "%s", col);
     snprintf(source, ssize, "%s", col);
-    if (key_label(col, what, wsize))
+    if (key_label(col, what, wsize)) {
+        source[0] = '\0';
         return;
+    }
     for (size_t i = 0; i < sizeof point_columns / sizeof point_columns[0]; i++)
         if (!strcmp(col, point_columns[i].col)) {
             snprintf(what, wsize, "%s", point_columns[i].what);
+            source[0] = '\0'; /* no source: the point's own value */
             return;
         }
     for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {

@@ -214,10 +214,11 @@ static void column_vars(const sweep_plan *p, hdp_plot_vars *v, int legend_by_col
         rewind(tf);
         if (legend_by_column && j < st->nlabels)
             fputs(st->labels[j], tf);
-        else if (same)
+        else if (same && source[j][0])
             fprintf(tf, "%s%s", source[j], bars ? " ± stderr" : "");
         else
-            fprintf(tf, "%s, %s%s", what[j], source[j], bars ? " ± stderr" : "");
+            fprintf(tf, "%s%s%s%s", what[j], source[j][0] ? ", " : "", source[j],
+                    bars ? " ± stderr" : "");
         fputc('\0', tf);
         fflush(tf);
         snprintf(var, sizeof var, "ylab_%d", j + 1);
