@@ -22,8 +22,10 @@ const char plot_usage[] = "FILE.csv... -o FIG";
 const char plot_help[] =
     "Draws any CSV the toolkit writes, recognised by its header (the kind is named on stderr),\n"
     "with the script its own command uses: risk CSVs of ode (t,risk,...) and sim/sde\n"
-    "(t,mean,...), any number in one figure (ODE curves; Monte Carlo means with a light 10-90 %\n"
-    "band; the row t = 1, the output theta_n, as markers right of t = 1); rates (rates -o, or\n"
+    "(t,mean,...), any number in one figure, the legend in argument order (ODE curves dashed,\n"
+    "Monte Carlo means solid with a light 10-90 % band; one colour per family, the files named\n"
+    "alike but for a last word ode, sim or sde, as validate's data are; one family: validate's\n"
+    "colours; the row t = 1, the output theta_n, as markers at t = 1); rates (rates -o, or\n"
     "its figure data); schedules (schedule --figure data) and table schedules (schedule -o);\n"
     "a sweep's results.csv (--x KEY --y COLUMN[,COLUMN...] [--by KEY]: one colour per value of\n"
     "the other axes, one line per column in it: a column with a standard-error column, the\n"
@@ -65,32 +67,70 @@ static const char *default_label(const plot_csv *t)
     return !strcmp(t->command, "sde") ? "SDE mean, 10–90 %" : "Monte Carlo mean, 10–90 %";
 }
 
+/* a file's family: its name without the folder, ".csv" and a last word ode, sim or sde
+ * ("run1.ode.csv", "run1-sim.csv": run1; "ode.csv": the empty family). out holds path's size. */
+static void family_of(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s", base_name(path));
+    size_t n = strlen(out);
+    if (n >= 4 && !strcmp(out + n - 4, ".csv"))
+        out[n -= 4] = '\0';
+    static const char *const kinds[] = {"ode", "sim", "sde"};
+    for (int k = 0; k < 3; k++)
+        if (n >= 3 && !strcmp(out + n - 3, kinds[k]) &&
+            (n == 3 || out[n - 4] == '.' || out[n - 4] == '-' || out[n - 4] == '_')) {
+            out[n == 3 ? 0 : n - 4] = '\0';
+            break;
+        }
+}
+
+/* the curves in argument order: file i (from 1) of kind kind_i ('o', 'm' Monte Carlo, 's'
+ * SDE), colour colour_i (a house line type: one family, validate's colours by kind; several,
+ * one colour per family in order of appearance), legend label_i */
 static int draw_curves(plot_csv *tabs, int n, hdp_plot_vars *v, hdp_error *err)
 {
-    const char *ode_files[MAX_POSITIONAL], *mc_files[MAX_POSITIONAL];
-    int no = 0, nm = 0;
+    const char *files[MAX_POSITIONAL];
+    char (*fam)[4200] = malloc(sizeof(char[4200]) * (size_t)n), kinds[2 * MAX_POSITIONAL + 1] = "";
+    char ode_idx[8 * MAX_POSITIONAL] = "", mc_idx[8 * MAX_POSITIONAL] = "";
+    int famno[MAX_POSITIONAL], nfam = 0;
     const hdp_plot_style *st = hdp_plot_get_style();
+    if (!fam)
+        return plot_bad_input("out of memory%s%s", "", "");
     for (int i = 0; i < n; i++) {
-        const char *p = tabs[i].path;
-        int mc = tabs[i].kind == PK_MC;
-        char var[32];
-        if (mc)
-            mc_files[nm++] = p;
-        else
-            ode_files[no++] = p;
-        snprintf(var, sizeof var, "%s_label_%d", mc ? "mc" : "ode", mc ? nm : no);
+        files[i] = tabs[i].path;
+        family_of(tabs[i].path, fam[i], sizeof fam[i]);
+        famno[i] = 0;
+        for (int j = 0; j < i && !famno[i]; j++)
+            if (!strcmp(fam[i], fam[j])) famno[i] = famno[j];
+        if (!famno[i]) famno[i] = ++nfam;
+    }
+    for (int i = 0; i < n; i++) {
+        int mc = tabs[i].kind == PK_MC, sde = mc && !strcmp(tabs[i].command, "sde");
+        char var[32], *list = mc ? mc_idx : ode_idx;
+        size_t len = strlen(kinds), ll = strlen(list);
+        snprintf(kinds + len, sizeof kinds - len, "%s%c", i ? " " : "", sde ? 's' : mc ? 'm' : 'o');
+        snprintf(list + ll, sizeof ode_idx - ll, "%s%d", ll ? " " : "", i + 1);
+        snprintf(var, sizeof var, "colour_%d", i + 1);
+        hdp_plot_var_num(v, var, nfam > 1 ? famno[i] : sde ? 3 : mc ? 1 : 2);
+        snprintf(var, sizeof var, "label_%d", i + 1);
         if (i < st->nlabels) {
             hdp_plot_var_str(v, var, st->labels[i]);
             continue;
         }
         const char *what = default_label(&tabs[i]);
-        int same = 0; /* another input with this label: the file names tell them apart */
-        for (int j = 0; j < n; j++) same += !strcmp(default_label(&tabs[j]), what);
+        int same = 0; /* another input of its family with this label: the file names tell them apart */
+        for (int j = 0; j < n; j++)
+            same += famno[j] == famno[i] && !strcmp(default_label(&tabs[j]), what);
         char *label = NULL;
-        size_t len = 0;
-        FILE *lf = open_memstream(&label, &len);
+        size_t size = 0;
+        FILE *lf = open_memstream(&label, &size);
         if (lf) {
-            fprintf(lf, same > 1 ? "%s (%s)" : "%s", what, base_name(p));
+            if (same > 1)
+                fprintf(lf, "%s (%s)", what, base_name(files[i]));
+            else if (nfam > 1)
+                fprintf(lf, "%s: %s", fam[i][0] ? fam[i] : base_name(files[i]), what);
+            else
+                fputs(what, lf);
             fclose(lf);
         }
         if (label)
@@ -99,8 +139,11 @@ static int draw_curves(plot_csv *tabs, int n, hdp_plot_vars *v, hdp_error *err)
             v->failed = 1;
         free(label);
     }
-    hdp_plot_var_files(v, "ode_files", ode_files, no);
-    hdp_plot_var_files(v, "mc_files", mc_files, nm);
+    free(fam);
+    hdp_plot_var_files(v, "files", files, n);
+    hdp_plot_var_str(v, "kinds", kinds);
+    hdp_plot_var_str(v, "ode_idx", ode_idx);
+    hdp_plot_var_str(v, "mc_idx", mc_idx);
     hdp_plot_var_num(v, "bounds", bounds_opt);
     return hdp_plot_draw(NULL, "curves", out_path, v, err) == HDP_OK ? 0 : -1;
 }
@@ -129,7 +172,7 @@ static int check_inputs(const plot_csv *tabs, int n, int curves)
     return rc;
 }
 
-/* the title: --title, else what the files hold (risk curves: their names; any other CSV: the
+/* the title: --title, else what the files hold (risk curves: none, the legend names them; any other CSV: the
  * command and what it wrote, from its first comment line, without parenthesised references);
  * NULL when out of memory */
 static char *make_title(const plot_csv *tabs, int n, int curves)
@@ -142,8 +185,7 @@ static char *make_title(const plot_csv *tabs, int n, int curves)
     if (title_opt) {
         fputs(title_opt, f);
     } else if (curves) {
-        for (int i = 0; i < n; i++)
-            fprintf(f, "%s%s", i ? ", " : "", base_name(tabs[i].path));
+        (void)n; /* none: the legend names the curves */
     } else {
         const char *d = tabs[0].description ? tabs[0].description : "";
         fprintf(f, "%s%s", tabs[0].command, d[0] ? ": " : "");

@@ -3,7 +3,9 @@
 # several --y columns (comma-separated or repeated) and error bars from the matching
 # *_stderr column, axes labelled from the keys' help and the columns' meaning, --xlabel and
 # --ylabel, no legend for one series, bad --y lists refused; `validate --figure` hiding an
-# ODE bound that leaves the data's range (named in the key), --bounds and --no-bounds.
+# ODE bound that leaves the data's range (named in the key), --bounds and --no-bounds;
+# `plot` of several risk CSVs: legend in argument order, one colour per family (validate's
+# colours for one), no title of file names, final-iterate markers at t = 1 with a key entry.
 # A recording gnuplot (HDPSGD_GNUPLOT) keeps each figure's private folder (script and data)
 # and then runs the real gnuplot. Skipped (77) without gnuplot.
 set -u
@@ -114,6 +116,24 @@ rc=$?
 check "--bounds with --no-bounds: exit 2" bash -c "[[ $rc -eq 2 ]] && grep -q -- '--bounds and --no-bounds' err && [[ ! -e x.svg ]]"
 "$bin" validate --set data.spectrum=isotropic --set data.d=40 "${vsmall[@]}" --figure iso.svg >/dev/null 2>&1
 check "isotropic spectrum: no bounds by default" grep -qx 'show_bounds = 0' rec/script.gp
+
+# ---- several risk CSVs: legend in argument order, a colour per family, markers at t = 1 ----
+s=(--set data.d=30 --set data.gamma=0.2 --set ode.points=11)
+"$bin" ode "${s[@]}" -o a.ode.csv 2>/dev/null
+"$bin" sim "${s[@]}" --runs 8 -o a.sim.csv 2>/dev/null
+"$bin" ode "${s[@]}" --set clip.c=3 -o b.ode.csv 2>/dev/null
+"$bin" sim "${s[@]}" --set clip.c=3 --runs 8 -o b.sim.csv 2>/dev/null
+"$bin" plot b.sim.csv a.ode.csv b.ode.csv a.sim.csv -o fam.png 2>/dev/null
+check "four risk CSVs: a PNG" png fam.png
+check "the files in argument order, with their kinds" grep -qx "kinds = 'm o o m'" rec/script.gp
+check "... the legend follows the files (keyentry for i = 1..n)" grep -q 'for \[i=1:nall\] keyentry' rec/script.gp
+check "labels in argument order, named by family" bash -c "var label_1 | grep -qF \"'b: Monte Carlo\" && var label_2 | grep -qF \"'a: ODE\" && var label_3 | grep -qF \"'b: ODE\""
+check "one colour per family (b: 1, a: 2)" bash -c "grep -qx 'colour_1 = 1' rec/script.gp && grep -qx 'colour_3 = 1' rec/script.gp && grep -qx 'colour_2 = 2' rec/script.gp && grep -qx 'colour_4 = 2' rec/script.gp"
+check "no title made of file names" bash -c "! grep -q 'a.ode.csv\|b.sim.csv' rec/script.gp"
+check "markers at t = 1, the axis ending at 1.04" bash -c "grep -q 'using (1):(fin' rec/script.gp && grep -qx 'set xrange \[0:1.04\]' rec/script.gp"
+check "... and a key entry for them" grep -q "title 'markers at t = 1" rec/script.gp
+"$bin" plot a.ode.csv a.sim.csv -o one_fam.png 2>/dev/null
+check "one family: validate's colours (ODE vermillion 2, Monte Carlo blue 1)" bash -c "grep -qx 'colour_1 = 2' rec/script.gp && grep -qx 'colour_2 = 1' rec/script.gp"
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
