@@ -15,7 +15,7 @@
 # File names must not contain spaces (hdpsgd gives the script private copies named
 # data1.csv, ...). ODE curves are dashed, Monte Carlo means solid over a light 10-90 % band,
 # SDE means dotted; the row t = 1 (the output theta_n, final noise included) is drawn as a
-# marker at t = 1. The legend lists the files in the order given.
+# marker at t = 1 (the files' side by side, 0.012 apart). The legend lists the files in the order given.
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
@@ -25,7 +25,9 @@ set ylabel 'excess risk R(t)'
 set grid lc rgb '#e5e5e5'
 set key outside below center Left reverse noenhanced samplen 2.2 spacing 1.0 height 1 maxcols 1
 nall = words(files)
-set xrange [0:1.04]
+# the markers of the files side by side about t = 1, 0.012 apart, so that none hides another
+dodge(i) = 1 + 0.012 * (i - (nall + 1) / 2.0)
+set xrange [0:1.025 + 0.006 * nall]
 set style fill transparent solid 0.12 noborder
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN
@@ -35,9 +37,9 @@ dsh(i) = word(kinds, i) eq 'o' ? 2 : (word(kinds, i) eq 's' ? 3 : 1)
 f(s) = word(files, int(s))
 # the parts as macros that name the variables (never their values); a band: light fill and
 # thin edges in its colour, so that two bands stay apart; its mean on top
-mc_part = words(mc_idx) > 0 ? "for [s in mc_idx] f(s) using 1:(traj($1,$4)):(traj($1,$6)) with filledcurves lt lc_(int(s)) notitle, for [s in mc_idx] f(s) using 1:(traj($1,$4)) with lines lt lc_(int(s)) lw 0.7 dt 1 notitle, for [s in mc_idx] f(s) using 1:(traj($1,$6)) with lines lt lc_(int(s)) lw 0.7 dt 1 notitle, for [s in mc_idx] f(s) using 1:(traj($1,$2)) with lines lt lc_(int(s)) dt dsh(int(s)) notitle, for [s in mc_idx] f(s) using (1):(fin($1,$2)):(fin($1,$3)) with yerrorbars lt lc_(int(s)) pt 7 ps 0.5 notitle" : ""
+mc_part = words(mc_idx) > 0 ? "for [s in mc_idx] f(s) using 1:(traj($1,$4)):(traj($1,$6)) with filledcurves lt lc_(int(s)) notitle, for [s in mc_idx] f(s) using 1:(traj($1,$4)) with lines lt lc_(int(s)) lw 0.7 dt 1 notitle, for [s in mc_idx] f(s) using 1:(traj($1,$6)) with lines lt lc_(int(s)) lw 0.7 dt 1 notitle, for [s in mc_idx] f(s) using 1:(traj($1,$2)) with lines lt lc_(int(s)) dt dsh(int(s)) notitle, for [s in mc_idx] f(s) using (dodge(int(s))):(fin($1,$2)):(fin($1,$3)) with yerrorbars lt lc_(int(s)) pt 7 ps 0.5 notitle" : ""
 sep = (words(mc_idx) > 0 && words(ode_idx) > 0) ? "," : ""
-ode_part = words(ode_idx) > 0 ? "for [s in ode_idx] f(s) using 1:(traj($1,$2)) with lines lt lc_(int(s)) dt 2 notitle, for [s in ode_idx] f(s) using (1):(fin($1,$2)) with points lt lc_(int(s)) pt 5 ps 0.5 notitle" : ""
+ode_part = words(ode_idx) > 0 ? "for [s in ode_idx] f(s) using 1:(traj($1,$2)) with lines lt lc_(int(s)) dt 2 notitle, for [s in ode_idx] f(s) using (dodge(int(s))):(fin($1,$2)) with points lt lc_(int(s)) pt 5 ps 0.5 notitle" : ""
 bnd_part = (words(ode_idx) > 0 && bounds) ? ", for [s in ode_idx] f(s) using 1:(traj($1,$3)) with lines lt lc_(int(s)) lw 0.8 dt (3,3) notitle, for [s in ode_idx] f(s) using 1:(traj($1,$4)) with lines lt lc_(int(s)) lw 0.8 dt (3,3) notitle" : ""
 # the key, in the order of the files, then the bounds and the markers
 keys = ", for [i=1:nall] keyentry with lines lt lc_(i) dt dsh(i) title lab(i)"

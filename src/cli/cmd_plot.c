@@ -25,8 +25,9 @@ const char plot_help[] =
     "(t,mean,...), any number in one figure, the legend in argument order (ODE curves dashed,\n"
     "Monte Carlo means solid with a light 10-90 % band; one colour per family, the files named\n"
     "alike but for a last word ode, sim or sde, as validate's data are; one family: validate's\n"
-    "colours; the row t = 1, the output theta_n, as markers at t = 1); rates (rates -o, or\n"
-    "its figure data); schedules (schedule --figure data) and table schedules (schedule -o);\n"
+    "colours; the row t = 1, the output theta_n, as markers side by side about t = 1); rates\n"
+    "(rates -o, or its figure data); schedules (schedule --figure data) and table schedules\n"
+    "(schedule -o);\n"
     "a sweep's results.csv (--x KEY --y COLUMN[,COLUMN...] [--by KEY]: one colour per value of\n"
     "the other axes, one line per column in it: a column with a standard-error column, the\n"
     "column named COLUMN_stderr or COLUMN with its last word replaced by stderr\n"
@@ -39,7 +40,7 @@ const char plot_help[] =
 const cli_opt plot_opts[] = {
     {"output", 'o', OPT_FIGURE, &out_path, "FIG",
      "the figure (.png, .pdf, .svg, .eps or .tex); required"},
-    {"title", 0, OPT_STRING, &title_opt, "TEXT", "title (default: what the CSV holds)"},
+    {"title", 0, OPT_STRING, &title_opt, "TEXT", "title (default: what the CSV holds; none for risk curves, which the legend names)"},
     {"bounds", 0, OPT_FLAG, &bounds_opt, NULL, "risk curves: draw the ODE bounds risk_upper, risk_lower"},
     {"x", 0, OPT_STRING, &x_opt, "KEY", "sweep results: the axis (column) along x (default: the first axis)"},
     {"y", 0, OPT_STRINGS, &y_opt, "COLUMN[,COLUMN...]",
