@@ -15,7 +15,7 @@
 # File names must not contain spaces (hdpsgd gives the script private copies named
 # data1.csv, ...). ODE curves are dashed, Monte Carlo means solid over a light 10-90 % band,
 # SDE means dotted; the row t = 1 (the output theta_n, final noise included) is drawn as a
-# marker at t = 1 (the files' side by side, 0.012 apart). The legend lists the files in the order given.
+# marker at t = 1 (the files' side by side, 0.02 apart). The legend lists the files in the order given.
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
@@ -25,9 +25,9 @@ set ylabel 'excess risk R(t)'
 set grid lc rgb '#e5e5e5'
 set key outside below center Left reverse noenhanced samplen 2.2 spacing 1.0 height 1 maxcols 1
 nall = words(files)
-# the markers of the files side by side about t = 1, 0.012 apart, so that none hides another
-dodge(i) = 1 + 0.012 * (i - (nall + 1) / 2.0)
-set xrange [0:1.025 + 0.006 * nall]
+# the markers of the files side by side about t = 1, 0.02 apart, so that none hides another
+dodge(i) = 1 + 0.02 * (i - (nall + 1) / 2.0)
+set xrange [0:1.03 + 0.01 * nall]
 set style fill transparent solid 0.12 noborder
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN

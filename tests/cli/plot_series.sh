@@ -130,7 +130,7 @@ check "... the legend follows the files (keyentry for i = 1..n)" grep -q 'for \[
 check "labels in argument order, named by family" bash -c "var label_1 | grep -qF \"'b: Monte Carlo\" && var label_2 | grep -qF \"'a: ODE\" && var label_3 | grep -qF \"'b: ODE\""
 check "one colour per family (b: 1, a: 2)" bash -c "grep -qx 'colour_1 = 1' rec/script.gp && grep -qx 'colour_3 = 1' rec/script.gp && grep -qx 'colour_2 = 2' rec/script.gp && grep -qx 'colour_4 = 2' rec/script.gp"
 check "no title made of file names" bash -c "! grep -q 'a.ode.csv\|b.sim.csv' rec/script.gp"
-check "markers about t = 1 (0.012 apart, not spread to 1.2), the axis ending near 1.05" bash -c "grep -q 'using (dodge(int(s))):(fin' rec/script.gp && grep -qxF 'dodge(i) = 1 + 0.012 * (i - (nall + 1) / 2.0)' rec/script.gp && grep -qxF 'set xrange [0:1.025 + 0.006 * nall]' rec/script.gp"
+check "markers about t = 1 (0.02 apart, not spread to 1.2), the axis ending near 1.07" bash -c "grep -q 'using (dodge(int(s))):(fin' rec/script.gp && grep -qxF 'dodge(i) = 1 + 0.02 * (i - (nall + 1) / 2.0)' rec/script.gp && grep -qxF 'set xrange [0:1.03 + 0.01 * nall]' rec/script.gp"
 check "... and a key entry for them" grep -q "title 'markers at t = 1" rec/script.gp
 "$bin" plot a.ode.csv a.sim.csv -o one_fam.png 2>/dev/null
 check "one family: validate's colours (ODE vermillion 2, Monte Carlo blue 1)" bash -c "grep -qx 'colour_1 = 2' rec/script.gp && grep -qx 'colour_2 = 1' rec/script.gp"
