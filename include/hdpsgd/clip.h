@@ -68,6 +68,10 @@ typedef struct {
 
 void hdp_clip_table_get(const hdp_clip *clip, hdp_clip_table_info *info);
 
+/* The fitted factors (with derivatives) at R: 1, or 0 when R is outside the table or there is
+ * none. Reads only: one fitted evaluator may serve many threads (hdp_clip_eval does not). */
+int hdp_clip_eval_fitted(const hdp_clip *clip, double R, hdp_clip_values *out);
+
 /* The range of R a table is fitted on for a finalized model: the divergence threshold
  * divergence_factor x max(R(0), the private noise's excess risk) (docs/theory.md §4). */
 double hdp_clip_range(const hdp_model *m);

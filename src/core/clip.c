@@ -386,7 +386,8 @@ static void law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip
  * Jacobian and the reverse-mode gradient are those of the tabulated ODE. */
 enum { FIT_ORDER = 20, FIT_MAX_PIECES = 256 };
 #define FIT_TAIL 2e-12
-#define FIT_MIN_WIDTH 1e-4
+#define FIT_TAIL_LAST 1e-9 /* a piece as narrow as FIT_MIN_WIDTH: kept up to this tail */
+#define FIT_MIN_WIDTH 1e-3
 
 typedef struct {
     hdp_clip *clip;
@@ -537,7 +538,7 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
             stack[top++][1] = mid;
             continue;
         }
-        if (!(t <= FIT_TAIL)) { /* cannot be refined further: direct evaluation throughout */
+        if (!(t <= FIT_TAIL_LAST)) { /* cannot be refined further: direct evaluation */
             piece_free(pc);
             free_pieces(clip);
             clip->info.failed = 1;
@@ -586,6 +587,13 @@ static int table_at(const hdp_clip *clip, double R, int derivs, hdp_clip_values 
     out->dmu = derivs ? out->mu * gsl_cheb_eval(pc->dlmu, u) / x : 0.0;
     out->dV = derivs ? out->V * gsl_cheb_eval(pc->dlV, u) / x : 0.0;
     return 1;
+}
+
+int hdp_clip_eval_fitted(const hdp_clip *clip, double R, hdp_clip_values *out)
+{
+    if (!clip || !out || !(R >= 0))
+        return 0;
+    return table_at(clip, R, 1, out);
 }
 
 void hdp_clip_eval_quadrature(hdp_clip *clip, double R, hdp_clip_values *out)
