@@ -51,11 +51,14 @@
 
 #define QUAD_LIMIT 1000
 
+enum { FIT_ORDER = 20 }; /* of each piece's series (hdp_clip_tabulate) */
+
 /* One piece of the fitted factors (hdp_clip_tabulate): Chebyshev series in u = log(R + s0)
  * on [ua, ub] of log mu and log V and of their u-derivatives. */
 typedef struct {
     double ua, ub;
     gsl_cheb_series *lmu, *lV, *dlmu, *dlV;
+    double coef[4][FIT_ORDER + 1]; /* the four series' coefficients (FIT_ORDER + 1), packed for reading */
 } fit_piece;
 
 struct hdp_clip {
@@ -384,7 +387,7 @@ static void law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip
  * relative one in the factor). The derivatives are those of the series (gsl_cheb_calc_deriv):
  * dmu/dR = mu (d log mu/du) / (R + s0), the exact derivative of the fitted function, so the
  * Jacobian and the reverse-mode gradient are those of the tabulated ODE. */
-enum { FIT_ORDER = 20, FIT_MAX_PIECES = 256 };
+enum { FIT_MAX_PIECES = 256 };
 #define FIT_TAIL 2e-12
 #define FIT_TAIL_LAST 1e-9 /* a piece as narrow as FIT_MIN_WIDTH: kept up to this tail */
 #define FIT_MIN_WIDTH 1e-3
@@ -480,6 +483,9 @@ static double fit_one(hdp_clip *clip, double ua, double ub, fit_piece *pc)
             return NAN;
     gsl_cheb_calc_deriv(pc->dlmu, pc->lmu);
     gsl_cheb_calc_deriv(pc->dlV, pc->lV);
+    const gsl_cheb_series *all[4] = {pc->lmu, pc->lV, pc->dlmu, pc->dlV};
+    for (int i = 0; i < 4; i++)
+        memcpy(pc->coef[i], gsl_cheb_coeffs(all[i]), sizeof pc->coef[i]);
     return fmax(tail(pc->lmu), tail(pc->lV));
 }
 
@@ -562,6 +568,21 @@ void hdp_clip_table_get(const hdp_clip *clip, hdp_clip_table_info *info)
         *info = clip->info;
 }
 
+/* the first k of a piece's series at y in [-1, 1], in one Clenshaw loop (gsl_cheb_eval's
+ * recurrence: c_0/2 + sum_j c_j T_j(y)) */
+static inline void clenshaw(const double (*coef)[FIT_ORDER + 1], int k, double y, double *f)
+{
+    double d[4] = {0, 0, 0, 0}, dd[4] = {0, 0, 0, 0}, y2 = 2.0 * y;
+    for (int j = FIT_ORDER; j >= 1; j--)
+        for (int i = 0; i < k; i++) {
+            double t = d[i];
+            d[i] = y2 * d[i] - dd[i] + coef[i][j];
+            dd[i] = t;
+        }
+    for (int i = 0; i < k; i++)
+        f[i] = y * d[i] - dd[i] + 0.5 * coef[i][0];
+}
+
 /* The fitted factors at R in [0, R_max] with their derivatives: 1, or 0 outside the table. */
 static int table_at(const hdp_clip *clip, double R, int derivs, hdp_clip_values *out)
 {
@@ -581,11 +602,13 @@ static int table_at(const hdp_clip *clip, double R, int derivs, hdp_clip_values 
         u = pc->ua; /* rounding of log(s0) */
     if (u > pc->ub)
         u = pc->ub;
-    out->mu = exp(gsl_cheb_eval(pc->lmu, u));
-    out->V = exp(gsl_cheb_eval(pc->lV, u));
+    double y = (2.0 * u - pc->ua - pc->ub) / (pc->ub - pc->ua), f[4];
+    clenshaw(pc->coef, derivs ? 4 : 2, y, f);
+    out->mu = exp(f[0]);
+    out->V = exp(f[1]);
     out->nu = out->V / x;
-    out->dmu = derivs ? out->mu * gsl_cheb_eval(pc->dlmu, u) / x : 0.0;
-    out->dV = derivs ? out->V * gsl_cheb_eval(pc->dlV, u) / x : 0.0;
+    out->dmu = derivs ? out->mu * f[2] / x : 0.0;
+    out->dV = derivs ? out->V * f[3] / x : 0.0;
     return 1;
 }
 
