@@ -297,6 +297,19 @@ static void fitted_matches_quadrature(void **state)
         assert_int_equal(hdp_clip_tabulate(fit, Rmax, &err), HDP_OK);
         hdp_clip_table_info info;
         hdp_clip_table_get(fit, &info);
+        if (k == 16) { /* a second evaluator of the same key reads the same fit */
+            hdp_clip *again = hdp_clip_alloc(HDP_NOISE_STUDENT, tau2, df, c);
+            assert_non_null(again);
+            assert_int_equal(hdp_clip_tabulate(again, Rmax, &err), HDP_OK);
+            hdp_clip_table_info i2;
+            hdp_clip_table_get(again, &i2);
+            assert_true(i2.cached && i2.pieces == info.pieces);
+            hdp_clip_values x, y;
+            hdp_clip_eval(fit, 0.3, &x);
+            hdp_clip_eval(again, 0.3, &y);
+            assert_true(x.mu == y.mu && x.V == y.V && x.dmu == y.dmu && x.dV == y.dV);
+            hdp_clip_free(again);
+        }
         print_message("df %g c %g tau2 %g: %zu pieces, %ld evaluations, %.0f ms%s\n", df, c,
                       tau2, info.pieces, info.evaluations, 1e3 * info.seconds,
                       info.failed ? " (failed)" : "");
@@ -338,10 +351,13 @@ static void fitted_matches_quadrature(void **state)
             }
         }
         hdp_clip_values a, out;
+        /* the range: R_max rounded up to a power of 10 (the cache's key) */
+        double top = info.failed ? Rmax : info.R_max;
+        assert_true(top >= Rmax && top < 10.000001 * Rmax);
         assert_true(hdp_clip_eval_fitted(fit, Rmax, &out) == !info.failed);
-        assert_false(hdp_clip_eval_fitted(fit, 2 * Rmax, &out)); /* beyond: the quadrature */
-        hdp_clip_eval_values(fit, 2 * Rmax, &a);
-        hdp_clip_eval_values(direct, 2 * Rmax, &out);
+        assert_false(hdp_clip_eval_fitted(fit, 2 * top, &out)); /* beyond: the quadrature */
+        hdp_clip_eval_values(fit, 2 * top, &a);
+        hdp_clip_eval_values(direct, 2 * top, &out);
         assert_true(a.mu == out.mu && a.V == out.V);
         hdp_clip_free(fit);
         hdp_clip_free(direct);

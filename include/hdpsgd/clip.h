@@ -53,7 +53,10 @@ void hdp_clip_free(hdp_clip *clip);
  * below 2e-12 (relative error of the factors ~1e-11, docs/theory.md §2.3). Afterwards
  * hdp_clip_eval and hdp_clip_eval_values read the series on [0, R_max] (derivatives: those of
  * the series) and evaluate directly beyond. A no-op for the closed-form laws. A fit that does
- * not converge leaves direct evaluation (info.failed). HDP_ENOMEM when out of memory. */
+ * not converge leaves direct evaluation (info.failed). R_max is rounded up to a power of 10,
+ * and the last 8 fits are shared between evaluators of the same law, tau^2, df, c and range
+ * (thread-safe; the fit is the same computation whichever evaluator made it). HDP_ENOMEM when
+ * out of memory. */
 hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err);
 
 typedef struct {
@@ -64,6 +67,8 @@ typedef struct {
     long evaluations;   /* direct evaluations of the fit */
     double seconds;     /* wall time of the fit */
     int failed;         /* the fit did not converge: direct evaluation */
+    int cached;         /* the same fit made earlier in this process, read again (seconds:
+                           the look-up's) */
 } hdp_clip_table_info;
 
 void hdp_clip_table_get(const hdp_clip *clip, hdp_clip_table_info *info);

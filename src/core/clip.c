@@ -45,6 +45,7 @@
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,9 +69,11 @@ struct hdp_clip {
     double t_lognorm; /* Student: log of the density of z at 0 */
     int asymptotic;   /* Student with df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF: the expansion in 1/df */
     gsl_integration_workspace *ws;
-    /* the fitted factors on [0, R_max] (hdp_clip_tabulate; npieces = 0: none) */
+    /* the fitted factors on [0, R_max] (hdp_clip_tabulate; npieces = 0: none), owned by the
+     * shared table `shared` once fitted (fit_cache below) */
     fit_piece *pieces;
     size_t npieces, cap;
+    struct fit_table *shared;
     double s0, R_max;
     hdp_clip_table_info info;
 };
@@ -443,13 +446,94 @@ static void piece_free(fit_piece *pc)
     memset(pc, 0, sizeof *pc);
 }
 
+/* ---- the fits shared between evaluators ----
+ * A fit is a function of (law, tau^2, df, c, R_max) alone, so the last FIT_CACHE fits are
+ * kept (under a mutex) and an evaluator of the same key reads the same pieces: a design or a
+ * sweep solving many ODEs of one model fits once. R_max is first rounded up to a power of 10
+ * (the designer's candidate schedules move the divergence threshold a little). Every fit of a
+ * key is the same computation, so which evaluator fitted first does not change a bit. */
+enum { FIT_CACHE = 8 };
+
+typedef struct fit_table {
+    int refs;
+    hdp_noise_kind noise;
+    double tau2, df, c, R_max, s0;
+    fit_piece *pieces;
+    size_t npieces;
+    hdp_clip_table_info info;
+} fit_table;
+
+static pthread_mutex_t fit_lock = PTHREAD_MUTEX_INITIALIZER;
+static fit_table *fit_cache[FIT_CACHE];
+static int fit_next;
+
+static void pieces_free(fit_piece *pieces, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        piece_free(&pieces[i]);
+    free(pieces);
+}
+
+/* drop one reference (the lock held) */
+static void table_release(fit_table *t)
+{
+    if (t && --t->refs == 0) {
+        pieces_free(t->pieces, t->npieces);
+        free(t);
+    }
+}
+
 static void free_pieces(hdp_clip *clip)
 {
-    for (size_t i = 0; i < clip->npieces; i++)
-        piece_free(&clip->pieces[i]);
-    free(clip->pieces);
+    if (clip->shared) {
+        pthread_mutex_lock(&fit_lock);
+        table_release(clip->shared);
+        pthread_mutex_unlock(&fit_lock);
+        clip->shared = NULL;
+    } else {
+        pieces_free(clip->pieces, clip->npieces);
+    }
     clip->pieces = NULL;
     clip->npieces = clip->cap = 0;
+}
+
+/* the cached fit of clip's key on [0, R_max] read by clip: 1, or 0 when there is none */
+static int table_lookup(hdp_clip *clip, double R_max)
+{
+    int found = 0;
+    pthread_mutex_lock(&fit_lock);
+    for (int i = 0; i < FIT_CACHE && !found; i++) {
+        fit_table *t = fit_cache[i];
+        if (t && t->noise == clip->noise && t->tau2 == clip->tau2 && t->df == clip->df &&
+            t->c == clip->c && t->R_max == R_max) {
+            t->refs++;
+            clip->shared = t;
+            clip->pieces = t->pieces;
+            clip->npieces = t->npieces;
+            clip->s0 = t->s0;
+            clip->R_max = t->R_max;
+            clip->info = t->info;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&fit_lock);
+    return found;
+}
+
+/* clip's new fit into the cache (clip keeps reading it); out of memory: clip keeps its own */
+static void table_publish(hdp_clip *clip)
+{
+    fit_table *t = malloc(sizeof *t);
+    if (!t)
+        return;
+    *t = (fit_table){2, clip->noise, clip->tau2, clip->df, clip->c, clip->R_max, clip->s0,
+                     clip->pieces, clip->npieces, clip->info};
+    clip->shared = t;
+    pthread_mutex_lock(&fit_lock);
+    table_release(fit_cache[fit_next]);
+    fit_cache[fit_next] = t;
+    fit_next = (fit_next + 1) % FIT_CACHE;
+    pthread_mutex_unlock(&fit_lock);
 }
 
 static double tail(const gsl_cheb_series *cs)
@@ -506,6 +590,14 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
         !(clip->c > 0) || isinf(clip->c) || !(R_max > 0) || !isfinite(R_max))
         return HDP_OK; /* closed forms, or nothing to fit */
     double t0 = seconds_now();
+    R_max = pow(10.0, ceil(log10(R_max))); /* the cache's key (above) */
+    if (!isfinite(R_max))
+        return HDP_OK;
+    if (table_lookup(clip, R_max)) {
+        clip->info.seconds = seconds_now() - t0;
+        clip->info.cached = 1;
+        return HDP_OK;
+    }
     hdp_gsl_quiet();
     clip->s0 = 0.5 * clip->tau2;
     clip->R_max = R_max;
@@ -559,6 +651,7 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
     clip->info.tail = worst;
     clip->info.R_max = R_max;
     clip->info.seconds = seconds_now() - t0;
+    table_publish(clip);
     return HDP_OK;
 }
 
