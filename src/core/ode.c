@@ -70,8 +70,11 @@ static void record(hdp_ode_result *res, const hdp_risk_ode *o, long points)
  * (twelve stages' clipping factors) plus ~10 ns per bin, a CVODE step ~1 us plus ~80 ns per
  * bin, and CVODE takes 250-600 steps whatever S. Measured break-even (Release build, 101
  * points): S ~ 2500 for one bin, ~16000 for 64 bins; DOP853 still 2x faster at S = 76000
- * and 10^5 bins. Student-t noise makes each clipping factor a quadrature, which DOP853
- * evaluates about three times as often per step: there the one-bin threshold. */
+ * and 10^5 bins. Student-t noise kept the one-bin threshold when its clipping factors were a
+ * quadrature per evaluation (DOP853 evaluates them three times as often per step); they are
+ * now a fit read at Gaussian cost (docs/theory.md §2.3) except where the fit fails, and
+ * lifting the threshold would change the solver, so the results, of stiff Student-t models:
+ * left for a change of its own. */
 static double erk_max_stiffness(const hdp_model *m, long bins)
 {
     if (m->noise == HDP_NOISE_STUDENT)
