@@ -402,6 +402,7 @@ hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_prog
         rec_int(r, "steps", (double)o.steps);
         rec_real(r, "solve_seconds", o.solve_seconds);
         rec_real(r, "binning_seconds", o.binning_seconds);
+        rec_real(r, "clip_fit_seconds", o.clip_fit_seconds);
         rec_text_add(r, "solver", o.solver);
         rec_text_add(r, "model", m->source);
         rec_text_add(r, "version", HDPSGD_VERSION_FULL);
