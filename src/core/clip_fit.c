@@ -345,25 +345,9 @@ int hdp_clip_eval_fitted(const hdp_clip *clip, double R, hdp_clip_values *out)
 
 double hdp_clip_range(const hdp_model *m)
 {
-    /* factor x max(R(0), P): R(0) = r*^2/2 (docs/theory.md §3), P the private noise (below) */
-    double r0 = 0.5 * m->target_radius * m->target_radius;
-    if (!(r0 > 0))
-        r0 = 0.5 * m->tau2;
-    if (!(r0 > 0))
-        r0 = 1.0;
-    /* P = 2 c^2 gamma^2 eta~(0)^2 / rho^2: the excess risk the private noise 2 C_clip sigma_k xi
-     * adds over a run without contraction, (1/2) sum_k (2 c sqrt(d) sigma_k)^2 Tr Sigma, since
-     * sum_k sigma_k^2 = (eta~(0)/n)^2 / rho^2 for every schedule (docs/theory.md §1: the sigma_k^2
-     * telescope). With c = 1e6 a stable run's risk is ~1e11 R(0) from this noise alone and
-     * must not be called divergent. */
-    double priv = 0;
-    if (isfinite(m->rho) && isfinite(m->c)) {
-        hdp_schedule s;
-        hdp_sched_from_model(m, &s);
-        double e0 = hdp_sched_eta_sup(&s);
-        priv = 2.0 * m->c * m->c * m->gamma * m->gamma * e0 * e0 / (m->rho * m->rho);
-    }
-    return m->divergence_factor * fmax(r0, priv);
+    hdp_schedule s;
+    hdp_sched_from_model(m, &s);
+    return hdp_divergence_threshold(m, hdp_sched_eta_sup(&s));
 }
 
 hdp_clip *hdp_clip_alloc_fitted(const hdp_model *m, double c, hdp_error *err)

@@ -46,4 +46,9 @@ int hdp_clip_law_fitted(const hdp_clip *clip);
 void hdp_clip_fit_free(hdp_clip *clip);
 int hdp_clip_table_at(const hdp_clip *clip, double R, int derivs, hdp_clip_values *out);
 
+/* The Monte Carlo's divergence threshold of m, sim.divergence_factor x max(R(0), the private
+ * noise's excess risk at sup eta~ = eta_sup) (problem.c): the problem's threshold and the top of
+ * the range the factors are fitted on (hdp_clip_range) are this one number. */
+double hdp_divergence_threshold(const hdp_model *m, double eta_sup);
+
 #endif

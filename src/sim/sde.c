@@ -154,12 +154,13 @@ hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     return hdp_mc_with_problem(m, opt, res, hdp_sde_run_problem, "hdp_sde_run", err);
 }
 
-hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
-                               const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err)
+hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
+                               hdp_mc_result *res, hdp_error *err)
 {
-    hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sde_run_problem", err);
+    hdp_status st = hdp_mc_problem_entry(pb, opt, res, "hdp_sde_run_problem", err);
     if (st != HDP_OK)
         return st;
+    const hdp_model *m = pb->model;
     if (!(opt->sde_step >= 0 && opt->sde_step <= 1))
         return hdp_fail(err, HDP_EINPUT, "SDE step h = %g: expected a number in [0, 1] (0 = 1/n)",
                         opt->sde_step);
@@ -202,10 +203,10 @@ hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
         goto done;
     }
 
-    st = hdp_mc_drive(m, opt, N, &sde_method, &c, res, err);
+    st = hdp_mc_drive(pb, opt, N, &sde_method, &c, res, err);
     /* docs/theory.md §6 on the discrete schedule of the model (the SDE's continuum
-     * noise is its limit; the accountant is defined on the steps) */
-    res->rho_accounted = hdp_privacy_accountant_schedule(&s, n);
+     * noise is its limit; the accountant is defined on the steps): the problem's */
+    res->rho_accounted = pb->rho_accounted;
 done:
     hdp_clip_free(c.fit);
     free(c.sqrt_lambda);
