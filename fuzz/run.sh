@@ -24,11 +24,12 @@ mkdir -p "$build"
 build=$(cd "$build" && pwd)
 
 # the harness, the parser and nothing else (no OpenMP, no solvers): the core's model (model.c
-# and model_read.c, model_finalize.c, model_write.c) and schema, and the families' sections
+# and model_read.c, model_finalize.c, model_write.c, model_with.c) and schema, and the families' sections
 # of the model files (their tables, not their numerics);
 # the privacy conversions (and the schedules their accountant reads), since finalize turns a
 # budget given as (epsilon, delta) into rho
 schema_src=("$src/src/core/model_read.c" "$src/src/core/model_finalize.c" "$src/src/core/model_write.c"
+            "$src/src/core/model_with.c"
             "$src/src/core/schema.c" "$src/src/families/families.c" "$src/src/families/rf_keys.c"
             "$src/src/families/nc_keys.c" "$src/src/families/kl_keys.c" "$src/src/families/si_keys.c"
             "$src/src/core/privacy.c" "$src/src/core/schedule.c")

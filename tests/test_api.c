@@ -446,21 +446,27 @@ static void problem_entries(void **state)
     assert_int_equal(hdp_problem_build(&m, &pb, &err), HDP_OK);
     assert_int_equal(hdp_problem_build(&other, &pbo, &err), HDP_OK);
     REFUSES(hdp_problem_check(NULL, &m, "x", &err), "pb");
-    REFUSES(hdp_problem_check(&pb, NULL, "x", &err), "m");
+    assert_int_equal(hdp_problem_check(&pb, NULL, "x", &err), HDP_OK); /* m: optional */
+    hdp_problem unbuilt;
+    memset(&unbuilt, 0, sizeof unbuilt);
+    REFUSES_MSG(hdp_problem_check(&unbuilt, NULL, "x", &err), "was not built");
+    /* what the problem derives once for every side */
+    assert_true(pb.model == &m);
+    assert_true(pb.eta_sup == hdp_sched_eta_sup(&pb.sched));
+    assert_true(pb.rho_accounted == hdp_privacy_accountant_schedule(&pb.sched, m.n));
+    assert_true(pb.threshold > 0 && isfinite(pb.threshold));
     REFUSES(hdp_spectrum_copy(NULL, &sp, &err), "src");
     REFUSES(hdp_spectrum_copy(&pb.spec, NULL, &err), "dst");
     REFUSES(hdp_ode_solve_problem(NULL, &pb, &o1, &err), "m");
     REFUSES(hdp_ode_solve_problem(&m, NULL, &o1, &err), "pb");
     REFUSES(hdp_ode_solve_problem(&m, &pb, NULL, &err), "res");
     REFUSES_MSG(hdp_ode_solve_problem(&m, &pbo, &o1, &err), "not built from this model");
-    REFUSES(hdp_sim_run_problem(NULL, &pb, &opt, &r1, &err), "m");
-    REFUSES(hdp_sim_run_problem(&m, NULL, &opt, &r1, &err), "pb");
-    REFUSES(hdp_sim_run_problem(&m, &pb, NULL, &r1, &err), "opt");
-    REFUSES(hdp_sim_run_problem(&m, &pb, &opt, NULL, &err), "res");
-    REFUSES_MSG(hdp_sim_run_problem(&m, &pbo, &opt, &r1, &err), "not built from this model");
-    REFUSES(hdp_sde_run_problem(NULL, &pb, &opt, &r1, &err), "m");
-    REFUSES(hdp_sde_run_problem(&m, NULL, &opt, &r1, &err), "pb");
-    REFUSES_MSG(hdp_sde_run_problem(&m, &pbo, &opt, &r1, &err), "not built from this model");
+    REFUSES(hdp_sim_run_problem(NULL, &opt, &r1, &err), "pb");
+    REFUSES(hdp_sim_run_problem(&pb, NULL, &r1, &err), "opt");
+    REFUSES(hdp_sim_run_problem(&pb, &opt, NULL, &err), "res");
+    REFUSES_MSG(hdp_sim_run_problem(&unbuilt, &opt, &r1, &err), "was not built");
+    REFUSES(hdp_sde_run_problem(NULL, &opt, &r1, &err), "pb");
+    REFUSES_MSG(hdp_sde_run_problem(&unbuilt, &opt, &r1, &err), "was not built");
     /* the same bits either way */
     assert_int_equal(hdp_ode_solve(&m, &o1, &err), HDP_OK);
     assert_int_equal(hdp_ode_solve_problem(&m, &pb, &o2, &err), HDP_OK);
@@ -471,11 +477,12 @@ static void problem_entries(void **state)
     for (int sde = 0; sde < 2; sde++) {
         assert_int_equal(sde ? hdp_sde_run(&m, &opt, &r1, &err) : hdp_sim_run(&m, &opt, &r1, &err),
                          HDP_OK);
-        assert_int_equal(sde ? hdp_sde_run_problem(&m, &pb, &opt, &r2, &err)
-                             : hdp_sim_run_problem(&m, &pb, &opt, &r2, &err),
+        assert_int_equal(sde ? hdp_sde_run_problem(&pb, &opt, &r2, &err)
+                             : hdp_sim_run_problem(&pb, &opt, &r2, &err),
                          HDP_OK);
         assert_memory_equal(r1.mean, r2.mean, sizeof(double) * (size_t)r1.points);
         assert_true(r1.final_mean == r2.final_mean);
+        assert_true(r2.rho_accounted == pb.rho_accounted && r2.threshold == pb.threshold);
         hdp_mc_result_free(&r1);
         hdp_mc_result_free(&r2);
     }
@@ -602,7 +609,7 @@ static void driver_functions(void **state)
     REFUSES(hdp_sweep_point_run(runners, 1, &sp, "", NULL, NULL, &so, &err), "p->m");
     REFUSES(hdp_validate_scaling(NULL, &opt, 1, NULL, NULL, &vs, &err), "base");
     REFUSES(hdp_validate_scaling(&m, NULL, 1, NULL, NULL, &vs, &err), "opt");
-    REFUSES(hdp_validate_scaling(&m, &opt, 1, NULL, NULL, &vs, &err), "load");
+    REFUSES(hdp_validate_scaling(&m, &opt, 1, NULL, NULL, NULL, &err), "res");
     hdp_model_free(&m);
 }
 

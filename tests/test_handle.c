@@ -47,6 +47,26 @@ static double number(const hdp_record *r, const char *name)
     return NAN;
 }
 
+/* every name of a record (columns, numbers, texts) occurs once: the result tables
+ * (hdpsgd/fields.h) make a duplicate impossible */
+static void names_unique(const hdp_record *r)
+{
+    const char *names[512];
+    int n = 0;
+    const char *name;
+    for (int i = 0; (name = hdp_record_column(r, i, NULL, NULL)); i++)
+        names[n++] = name;
+    for (int i = 0; (name = hdp_record_number(r, i, NULL, NULL)); i++)
+        names[n++] = name;
+    for (int i = 0; (name = hdp_record_text(r, i, NULL)); i++)
+        names[n++] = name;
+    assert_true(n > 0 && n < 512);
+    for (int i = 0; i < n; i++)
+        for (int k = i + 1; k < n; k++)
+            if (!strcmp(names[i], names[k]))
+                fail_msg("record name '%s' twice", names[i]);
+}
+
 static void ode_record_matches_the_solver(void **state)
 {
     (void)state;
@@ -64,6 +84,7 @@ static void ode_record_matches_the_solver(void **state)
     assert_true(number(r, "final_risk") == o.final_risk);
     assert_true(number(r, "n") == 2000);
     assert_int_equal(hdp_record_columns(r), 8);
+    names_unique(r);
     hdp_ode_result_free(&o);
     hdp_record_delete(r);
 
@@ -110,6 +131,7 @@ static void mc_cancel_and_final_risks(void **state)
     for (long i = 0; i < len; i++)
         sum += f[i];
     assert_true(fabs(sum / (double)len - number(r, "final_risk_mean")) < 1e-12);
+    names_unique(r);
     hdp_record_delete(r);
 
     long seen = 0;
@@ -241,15 +263,26 @@ static void design_validate_privacy(void **state)
     assert_non_null(column(r, "eta", &len));
     assert_int_equal(len, 201);
     assert_true(number(r, "final_risk") > 0);
+    names_unique(r);
     hdp_record_delete(r);
 
     assert_int_equal(hdp_handle_validate(m, 0, 0, NULL, NULL, NULL, &r, err), HDP_OK);
-    assert_true(number(r, "sim_max_rel_dev") >= 0);
-    assert_null(column(r, "sde_mean", &len));
+    assert_true(number(r, "max_rel_dev") >= 0); /* the JSON's names: the sim side bare */
+    assert_true(number(r, "sim_pass") == 0 || number(r, "sim_pass") == 1);
+    assert_true(number(r, "worst_point") >= -1);
+    names_unique(r);
+    assert_null(column(r, "sde.mean", &len));
+    assert_non_null(column(r, "sim.mean", &len));
+    hdp_record_delete(r);
+    assert_int_equal(hdp_handle_validate(m, 0, 1, NULL, NULL, NULL, &r, err), HDP_OK);
+    assert_non_null(column(r, "sde.clipped_fraction", &len));
+    assert_true(number(r, "sde_clipped_fraction") >= 0);
+    names_unique(r);
     hdp_record_delete(r);
 
     assert_int_equal(hdp_handle_accountant(m, &r, err), HDP_OK);
     assert_true(fabs(number(r, "rho_accounted") - 0.5) < 1e-9);
+    names_unique(r);
     hdp_record_delete(r);
 
     double eps = 0, rho = 0;

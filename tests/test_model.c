@@ -438,6 +438,108 @@ static void meta_reads_back(void **state)
     }
 }
 
+/* hdp_model_with: a changed copy, finalized again, the original untouched; the derived values
+ * follow (the forms of the budget, n from gamma); a bad value is the schema's one message;
+ * hdp_model_copy copies the tables (two frees are safe). */
+static void model_with_and_copy(void **state)
+{
+    (void)state;
+    hdp_model m, w, c;
+    hdp_error err;
+    hdp_error_clear(&err);
+    FILE *f = fopen("test_model_with.txt", "w");
+    fputs("3\n2\n1\n0.5\n", f);
+    fclose(f);
+    hdp_model_init(&m);
+    assert_int_equal(hdp_model_set(&m, "privacy.epsilon=1", &err), HDP_OK);
+    assert_int_equal(hdp_model_set(&m, "privacy.delta=1e-6", &err), HDP_OK);
+    assert_int_equal(hdp_model_set(&m, "data.spectrum=file", &err), HDP_OK);
+    assert_int_equal(hdp_model_set(&m, "data.spectrum_file=test_model_with.txt", &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+    remove("test_model_with.txt"); /* the copies keep the table: nothing reads it again */
+    assert_true(m.d == 4 && m.file_len == 4);
+    double rho0 = m.rho;
+    /* a new form of the budget replaces the given one; the others are derived from it */
+    assert_int_equal(hdp_model_with(&m, "privacy.rho", "2", &w, &err), HDP_OK);
+    assert_true(w.finalized && w.rho == 2.0 && w.rho_zcdp == 2.0);
+    assert_true(w.epsilon == hdp_zcdp_epsilon_cks(2.0, 1e-6));
+    assert_true(m.rho == rho0 && m.epsilon == 1.0); /* the original is unchanged */
+    assert_true(w.file_lambda != m.file_lambda && w.file_len == m.file_len);
+    assert_true(!memcmp(w.file_lambda, m.file_lambda, sizeof(double) * (size_t)m.file_len));
+    hdp_model_free(&w);
+    assert_int_equal(hdp_model_with(&m, "sim.runs", "7", &w, &err), HDP_OK);
+    assert_true(w.runs == 7 && m.runs == 100 && w.rho == rho0);
+    hdp_model_free(&w);
+    assert_int_equal(hdp_model_with(&m, "data.gamma", "0.5", &w, &err), HDP_OK);
+    assert_true(w.n == 8 && w.gamma == 0.5 && m.n == 40);
+    hdp_model_free(&w);
+    /* a key the spectrum depends on reads the file again: it is gone now */
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_with(&m, "data.d", "4", &w, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "test_model_with.txt"));
+    /* the schema's range check, the same message as --set */
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_with(&m, "sim.runs", "0", &w, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "--set: [sim] runs = 0 is out of range"));
+    assert_null(w.file_lambda);
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_with(&m, "sim.run", "3", &w, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "did you mean [sim] runs?"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_with(&m, "runs", "3", &w, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "expected section.key"));
+    /* a model changed after finalize is refused until it is finalized again */
+    assert_int_equal(hdp_model_copy(&c, &m, &err), HDP_OK);
+    assert_int_equal(hdp_model_set(&c, "clip.c=1", &err), HDP_OK);
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_with(&c, "sim.runs", "3", &w, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "not finalized"));
+    hdp_model_free(&c);
+    /* a field written after finalize, a family's too, is caught by the key's schema range */
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_copy(&c, &m, &err), HDP_OK);
+    assert_int_equal(hdp_model_check(&c, &err), HDP_OK);
+    hdp_nc_keys_edit(&c)->K = 1;
+    assert_int_equal(hdp_model_check(&c, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "nc.K = 1 is out of range: expected an integer >= 2"));
+    hdp_error_clear(&err);
+    hdp_nc_keys_edit(&c)->K = 10;
+    c.rtol = 2;
+    assert_int_equal(hdp_model_check(&c, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "ode.rtol = 2 is out of range"));
+    hdp_model_free(&c);
+    hdp_model_free(&m);
+    hdp_model_free(&m);
+}
+
+/* The origins are a small table (issue 30: the model was 136 KB with a file name per key):
+ * a key names its file and line; a third file is refused, not cut. */
+static void origins_small_table(void **state)
+{
+    (void)state;
+    assert_true(sizeof(hdp_model) <= 8192);
+    hdp_model m;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model_init(&m);
+    assert_int_equal(hdp_model_set_key(&m, "clip", "c", "-1", "a.ini", 3, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "a.ini:3: [clip] c = -1"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_set_key(&m, "clip", "c", "1", "a.ini", 3, &err), HDP_OK);
+    assert_int_equal(hdp_model_set_key(&m, "sim", "runs", "5", "b.ini", 4, &err), HDP_OK);
+    assert_int_equal(hdp_model_set_key(&m, "clip", "c", "2", "a.ini", 5, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "a.ini:5: duplicate key [clip] c (first set on line 3)"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_set_key(&m, "sim", "runs", "6", "c.ini", 1, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "c.ini: a model takes its keys from at most 2 files"));
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_model_set_key(&m, "clip", "c", "inf", "b.ini", 9, &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "b.ini:9: [clip] c: c = inf"));
+    assert_true(hdp_model_key_given(&m, "sim", "runs") && !hdp_model_key_given(&m, "ode", "rtol"));
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +555,8 @@ int main(void)
         cmocka_unit_test(family_checks_at_finalize),
         cmocka_unit_test(privacy_budget_forms),
         cmocka_unit_test(meta_reads_back),
+        cmocka_unit_test(model_with_and_copy),
+        cmocka_unit_test(origins_small_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -371,6 +371,17 @@ static void bad_input_names_the_key(void **state)
     s = base_spec();
     s.rho = 0;
     expect_spec_error(s, "[nc] rho:");
+    /* a spec built in code meets the schema's ranges, the same as a model file's (issue 30) */
+    s = base_spec();
+    s.K = 1;
+    expect_spec_error(s, "[nc] K: K = 1 is out of range: expected an integer >= 2 and <= 1000");
+    s = base_spec();
+    s.p = 20000000;
+    expect_spec_error(s, "[nc] p: p = 20000000 is out of range: expected an integer >= 2 and "
+                         "<= 1e+07");
+    s = base_spec();
+    s.delta = 1;
+    expect_spec_error(s, "[nc] delta: delta = 1 is out of range: expected a number > 0 and < 1");
 
     hdp_model m;
     make_model(&m, "nc.K=4", "nc.p=3", NULL);

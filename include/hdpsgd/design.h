@@ -45,6 +45,8 @@
 #ifndef HDPSGD_DESIGN_H
 #define HDPSGD_DESIGN_H
 
+#include <stdio.h>
+
 #include "hdpsgd/model.h"
 #include "hdpsgd/ode.h"
 
@@ -203,6 +205,15 @@ double hdp_design_rate_theory(hdp_design_family f, double gamma, double rho);
 /* Least-squares slope of log y against log x over n points (NAN when n < 2 or a
  * value is not positive). */
 double hdp_loglog_slope(const double *x, const double *y, long n);
+
+/* The parameters of a family's optimum in one line ("eta0 = 2.5", "eta at knots: ..."). */
+void hdp_design_describe(const hdp_design_result *r, char *buf, size_t size);
+
+/* The best schedule b as a table file (two columns t, eta after a '#' header: the family, its
+ * parameters and risks, use (NULL: none) and the model's core sections): the format of
+ * `hdpsgd schedule --optimize -o` that schedule.kind = table reads. */
+void hdp_design_write_table(FILE *f, const hdp_model *m, const hdp_design_result *b,
+                            const char *use);
 
 #ifdef __cplusplus
 }

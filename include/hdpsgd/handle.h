@@ -7,7 +7,8 @@
  * library. Here every struct stays behind a pointer that the library allocates and frees,
  * and results come back as an hdp_record, a self-describing set of named columns (arrays
  * of doubles), named numbers and named texts, with the names of the command line's CSV
- * columns and JSON keys. Built on the public functions only.
+ * columns and JSON keys: both are written from the result tables of hdpsgd/fields.h, whose
+ * help texts hdp_result_field describes. Built on the public functions only.
  *
  * Ownership: every *_new and every record returned is released by the matching *_delete;
  * text returned through char ** is released with hdp_text_free. Every function that
@@ -21,6 +22,7 @@
 
 #include "hdpsgd/error.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,19 +71,30 @@ const char *hdp_record_number(const hdp_record *r, int i, double *value, int *ki
 int hdp_record_texts(const hdp_record *r);
 const char *hdp_record_text(const hdp_record *r, int i, const char **value);
 
+/* ---- the result tables (hdpsgd/fields.h) ---- */
+
+/* Result table i: its name ("ode", "mc", "mc_run", "mc_rows", "validate_side", "validate",
+ * "validate_sde", "model", ...; NULL past the end) and its help (through help, may be NULL). */
+const char *hdp_result_table(int i, const char **help);
+/* Field i of the table named table: its name (NULL past the end or for an unknown table),
+ * kind (hdp_field_kind: 0 real, 1 int, 2 bool, 3 text, 4 column; -1 past the end) and help.
+ * The records name every field as its table does, under the prefix the job's comment gives. */
+const char *hdp_result_field(const char *table, int i, int *kind, const char **help);
+
 /* ---- the jobs ---- */
 
-/* Progress of a long call: what ("sim", "sde" or a design family), done of total (Monte
- * Carlo runs; design: ODE solves so far of at most total), value (design: the best final
- * risk so far; NaN otherwise). Runs that take longer than a second also report from within
- * (issue 29), about once a second: what "sim steps" or "sde steps", done of total steps of
- * all runs (at most LONG_MAX), value the fraction done. A nonzero return value asks the
- * call to stop. Called from the library's threads, never two at once. */
-typedef int (*hdp_progress_fn)(const char *what, long done, long total, double value, void *user);
+/* Progress of a long call (hdp_progress_fn, hdpsgd/progress.h): what ("sim", "sde" or a
+ * design family), done of total (Monte Carlo runs; design: ODE solves so far of at most
+ * total), value (design: the best final risk so far; NaN otherwise). Runs that take longer
+ * than a second also report from within (issue 29), about once a second: what "sim steps" or
+ * "sde steps", done of total steps of all runs (at most LONG_MAX), value the fraction done.
+ * A nonzero return value asks the call to stop. Called from the library's threads, never two
+ * at once. */
 
 /* hdpsgd ode: columns t, risk, risk_upper, risk_lower, mu_c, nu_c, eta, sigma2; the JSON
  * summary's numbers (final_risk, risk_before_final_noise, final_noise, gamma, n, d, rho,
- * stable, eta_sup, bins, rhs_evals, steps, solve_seconds, binning_seconds); texts solver
+ * stable, eta_sup, bins, rhs_evals, steps, solve_seconds, binning_seconds,
+ * clip_fit_seconds); texts solver
  * (dop853 or cvode), model, version. m must be finalized. */
 hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err);
 
@@ -95,18 +108,23 @@ hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_prog
 /* hdpsgd sim (method "sim") or sde ("sde") with the model's [sim] runs and seed and [sde]
  * step, on threads threads (0: one per core): columns t, mean, stderr, q10, q50, q90,
  * clipped_fraction and, with keep_runs, final_risks (one per run, NaN when it diverged); the
- * JSON summary's numbers (final_risk_mean, final_risk_stderr, final_jump_mean,
- * final_jump_stderr, runs, diverged_runs, divergence_threshold, rho_accounted, rho, steps,
- * d, n, gamma, seconds, threads); texts command, seed (decimal), model, version. */
+ * JSON summary's numbers (tables mc, mc_run, model of hdpsgd/fields.h: final_risk_mean,
+ * final_risk_stderr, final_jump_mean, final_jump_stderr, runs, diverged_runs,
+ * divergence_threshold, rho_accounted, steps, seconds, threads, gamma, n, d, rho; for sim also
+ * mc_rows: nonexpansive_violations, nonexpansive_violations_per_run,
+ * nonexpansive_violation_fraction, feature_norm, feature_clipped); texts command, seed
+ * (decimal), model, version. */
 hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, int keep_runs,
                          volatile int *cancel, hdp_progress_fn progress, void *user,
                          hdp_record **out, hdp_error *err);
 
-/* hdpsgd validate (with_sde = 0: --no-sde): the JSON's numbers (sim_max_abs_dev, ...,
- * sim_pass, sde_..., pass, ode_final_risk, rho, rho_z, delta, epsilon_cks, epsilon_bs,
- * rel_tol, z_tol, runs, diverged_runs, d, n, gamma) plus sim_worst_point, sde_worst_point
- * (-1: all agree) and sde_diverged_runs; columns ode_<ode column>, sim_<mc column>,
- * sde_<mc column> and t. */
+/* hdpsgd validate (with_sde = 0: --no-sde): the JSON's numbers under the JSON's names (the
+ * tables of hdpsgd/fields.h: the Monte Carlo side without prefix, max_abs_dev, ..., but its
+ * verdict sim_pass; the SDE side with sde_; pass the overall verdict; ode_final_risk, rho_z,
+ * delta, epsilon_cks, epsilon_bs, rel_tol, z_tol, runs, diverged_runs, nonexpansive_*,
+ * feature_*, gamma, n, d, rho) plus worst_point, sde_worst_point (-1: all agree) and
+ * sde_diverged_runs; columns t, ode.<ode column>, sim.<mc column>, sde.<mc column> (the
+ * columns of the files PREFIX.ode.csv, ...; a dot, since sde_clipped_fraction is a number). */
 hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, volatile int *cancel,
                                hdp_progress_fn progress, void *user, hdp_record **out,
                                hdp_error *err);
@@ -117,14 +135,17 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
  * and, for the best family without prefix,
  * final_risk, table_final_risk, eta0, eta1, c1, a, c2, c3, c, knots, search_risk,
  * ode_solves, seconds; columns t, eta (the best schedule as a table), knot_t, knot_eta (pl),
- * and <family>_t, <family>_eta for every family; texts best_family, family (the same), model. */
+ * and <family>_t, <family>_eta for every family; texts table (the best schedule as the table
+ * file `schedule --optimize -o` writes: hdp_design_write_table), best_family, family (the
+ * same), model. */
 hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,
                              volatile int *cancel, hdp_progress_fn progress, void *user,
                              hdp_record **out, hdp_error *err);
 
-/* hdpsgd privacy: numbers rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted
- * (the accountant of docs/theory.md §6 on the model's n discrete steps; HDP_EINPUT above 1e8
- * steps), accountant_equals_rho, n; text schedule. */
+/* hdpsgd privacy (tables privacy and nonexpansive): numbers rho, rho_z, delta (1/n),
+ * epsilon_bs, epsilon_cks, rho_accounted (the accountant of docs/theory.md §6 on the model's n
+ * discrete steps; HDP_EINPUT above 1e8 steps), accountant_equals_rho, n, the precondition's
+ * nonexpansive_* and feature_*; texts schedule, model. */
 hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error *err);
 
 /* (epsilon, delta) of (rho^2/2)-zCDP by Canonne-Kamath-Steinke (rho of docs/theory.md §1, > 0 or
@@ -137,7 +158,7 @@ hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_err
  * target_epsilon > 0, the smallest noise multiplier whose epsilon by `accountant` ("pld" or "rdp")
  * meets the target, and its epsilons. The record's numbers: epsilon (the accountant's),
  * epsilon_pld, epsilon_pld_error, epsilon_rdp, epsilon_rdp_classic, rdp_order, rdp_order_classic,
- * noise_multiplier, sample_rate, steps, delta[, target_epsilon]; text: accountant. */
+ * noise_multiplier, sample_rate, steps, delta, pld_interval[, target_epsilon]; text: accountant. */
 hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multiplier, double target_epsilon,
                                          long long steps, double delta, const char *accountant,
                                          hdp_record **out, hdp_error *err);

@@ -2,7 +2,8 @@
  * hdpsgd/hdpsgd.h — the whole public API of libhdpsgd in one include.
  *
  *   model.h     load a model: INI file (hdp_model_load_file) or key/value pairs (hdp_model_set)
- *   problem.h   spectrum, bins and schedule of a model, built once hdp_problem_build
+ *   problem.h   spectrum, bins, schedule, threshold, accountant, built once  hdp_problem_build
+ *   progress.h  the one progress callback of the long calls            hdp_progress_fn
  *   ode.h       the risk ODE of homogenized DP-SGD (docs/theory.md §3)      hdp_ode_solve(_problem)
  *   sim.h       Monte Carlo of DP-SGD and the homogenized SDE        hdp_sim_run, hdp_sde_run
  *   validate.h  ODE vs simulation with a verdict; scaling in n      hdp_validate_run, _scaling
@@ -46,6 +47,7 @@
 
 #include "hdpsgd/version.h"
 #include "hdpsgd/error.h"
+#include "hdpsgd/progress.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/clip.h"
 #include "hdpsgd/spectrum.h"
@@ -64,6 +66,7 @@
 #include "hdpsgd/nc.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/handle.h"
+#include "hdpsgd/fields.h"
 #include "hdpsgd/grid.h"
 #include "hdpsgd/ncsweep.h"
 #include "hdpsgd/klsweep.h"

@@ -79,11 +79,15 @@ typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_
 /* a number key's value auto (clip.feature_norm = auto) */
 #define HDP_AUTO_DOUBLE (-1.0)
 
-/* Where a key's value came from: file name and line, or "--set" and 0. */
+/* Where a key's value came from: file 0 = the default, 1 = "--set" (line 0), k >= 2 the
+ * file named hdp_model.origin_files[k - 2], at line. */
 typedef struct {
-    char where[HDP_PATH_MAX];
+    int file;
     int line;
 } hdp_origin;
+
+/* The number of files a model's keys can come from (a model file; --set is not one). */
+#define HDP_MODEL_MAX_FILES 2
 
 /* Upper bound on the number of keys of the schema, all sections (see model.c). */
 #define HDP_MODEL_MAX_KEYS 128
@@ -153,7 +157,8 @@ typedef struct {
     char source[HDP_PATH_MAX]; /* model file name, or "(built-in default)" */
     int n_given_last;          /* 1 when data.n was set after data.gamma */
     hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key, all sections in order;
-                                              where[0]==0: default */
+                                              file 0: default */
+    char origin_files[HDP_MODEL_MAX_FILES][HDP_PATH_MAX]; /* the files origin names */
     /* table schedule knots (read by finalize) */
     int table_len;
     double *table_t, *table_eta;
@@ -185,12 +190,27 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
  * schedule files. Must be called once after the last load/set. */
 hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err);
 
+/* A deep copy of src (its spectrum file and schedule table too) into *dst, which is
+ * overwritten without being freed (pass a model that holds no tables: new, initialised or
+ * freed). Free the copy with hdp_model_free. HDP_ENOMEM leaves *dst empty (free is safe). */
+hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err);
+
+/* *out = m with one key changed and finalized again: key is "section.key", value its text as
+ * in a model file (e.g. hdp_model_with(m, "sim.runs", "1000", &out, &err)). m must be
+ * finalized and is not changed; the key is checked by the schema's one range check and the
+ * model by finalize, and the new value counts as an override (origin "--set"): a form of the
+ * privacy budget replaces the form m had. *out is overwritten as by hdp_model_copy; on
+ * failure it is left empty (hdp_model_free is safe). The way to change a finalized model:
+ * never write its fields. */
+hdp_status hdp_model_with(const hdp_model *m, const char *key, const char *value, hdp_model *out,
+                          hdp_error *err);
+
 /* What every solver and simulator checks at its entry (HDP_EINPUT with the reason): m is
- * not NULL, was finalized after its last change (hdp_model_set, _set_key, _load_file), the
- * fields they rely on hold valid values (d, n >= 1, gamma = d/n, 2 <= points <= 1e6,
- * 0 < rtol < 1, atol > 0, max_steps >= 1, runs >= 1, c > 0, rho > 0, the spectrum file and
- * schedule table loaded when used): a field written directly after finalize is caught
- * here, not by a crash. */
+ * not NULL, was finalized after its last change (hdp_model_set, _set_key, _load_file), every
+ * number key of every section holds a value in its schema range (the one range of the key,
+ * `hdpsgd keys`), n >= 1 and gamma = d/n, the spectrum file and schedule table loaded when
+ * used: a field written directly after finalize is caught here, not by a crash (change a
+ * finalized model with hdp_model_with instead). */
 hdp_status hdp_model_check(const hdp_model *m, hdp_error *err);
 
 /* Write the model as CSV metadata: a line '# ; model: FILE', then the lines of

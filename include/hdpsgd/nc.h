@@ -111,25 +111,63 @@ const char *hdp_nc_init_name(hdp_nc_init_kind k);
 const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k);
 const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
 
+/* The [nc] keys, each declared once: X(field, C type, schema type, default, range flags,
+ * lo, hi, enum names, help), in the order of the model files. This list makes the values'
+ * struct hdp_nc_keys below, the section's schema rows (nc_keys.c: parsing, the key's one
+ * range, defaults, `hdpsgd keys`, the man page), the spec hdp_nc_spec, its copy from a model
+ * and its range check (nc_spec.c). The flags, bounds and names are used only where the rows
+ * are made (core/schema.h). */
+#define HDP_NC_KEYS(X) \
+    X(K, long, LONG, "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1000, NULL, \
+      "classes K (integer in [2, 1000]); features are the K-simplex ETF in R^p") \
+    X(p, long, LONG, "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL, \
+      "feature dimension p (integer in [K, 1e7])") \
+    X(n, long, LONG, "250", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL, \
+      "training samples in total, over all classes (integer in [K, 1e7])") \
+    X(imbalance, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "0 = balanced classes; alpha in (0, 1): class 1 has round(alpha n) samples, the other " \
+      "classes share the rest evenly (K = 2: the NC paper's alpha)") \
+    X(G, double, DOUBLE, "1", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "clipping threshold G > 0: per-sample gradients g are scaled by min(1, G/||g||)") \
+    X(rho, double, DOUBLE, "0.005", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL, \
+      "zCDP parameter PER STEP (the NC paper's rho; rho_z in privacy.h terms), > 0 or inf (no " \
+      "noise): noise N(0, G^2/(2 rho) I); T steps are (T rho)-zCDP") \
+    X(steps, long, LONG, "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \
+      "steps T of NoisyGD / NoisySGD (integer in [1, 1e7])") \
+    X(eta, double, DOUBLE, "1", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "learning rate eta > 0") \
+    X(loss, hdp_nc_loss_kind, ENUM, "ce", 0, 0, 0, nc_loss_names, \
+      "loss: ce (softmax cross-entropy) | logistic (K = 2, one vector theta) | squared " \
+      "(one-hot targets)") \
+    X(init, hdp_nc_init_kind, ENUM, "zero", 0, 0, 0, nc_init_names, \
+      "initial weights: zero | gaussian (N(0, init_std^2) entries)") \
+    X(init_std, double, DOUBLE, "1", HDP_R_LO_CLOSED, 0, 0, NULL, \
+      "init = gaussian: standard deviation >= 0 of every initial weight (the NC paper, E: 1)") \
+    X(perturbation, hdp_nc_perturbation_kind, ENUM, "none", 0, 0, 0, nc_perturbation_names, \
+      "none | test-offset | adversarial | stochastic (test) | train-offset | both (train and " \
+      "test offset) | per-sample (training); all of l_inf size beta (hdpsgd help nc)") \
+    X(beta, double, DOUBLE, "0.1", HDP_R_LO_CLOSED, 0, 0, NULL, \
+      "l_inf size beta >= 0 of the perturbation") \
+    X(remedy, hdp_nc_remedy_kind, ENUM, "none", 0, 0, 0, nc_remedy_names, \
+      "none | center (subtract the feature mean) | pca (project on the top K-1 principal " \
+      "directions of public samples)") \
+    X(public_samples, long, LONG, "500", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL, \
+      "remedy = pca: public samples (integer in [2, 1e7]), drawn like the training features") \
+    X(batch, long, LONG, "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e7, NULL, \
+      "0 = full batch (NoisyGD); b in [1, n] = NoisySGD with uniform batches of b samples; " \
+      "at most 1e7") \
+    X(draws, long, LONG, "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e8, NULL, \
+      "Monte Carlo draws (integer in [1, 1e8]; --draws overrides it)") \
+    X(test_samples, long, LONG, "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
+      "perturbation = stochastic: random test points per class and draw (integer in [1, 1e6])") \
+    X(delta, double, DOUBLE, "1e-5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "delta in (0, 1) of the reported (epsilon, delta)-DP (Canonne-Kamath-Steinke)")
+
+#define HDP_NC_FIELD_(f, ctype, ...) ctype f;
+
 /* The values of the [nc] keys (`hdpsgd keys` gives their meaning and ranges). */
 typedef struct {
-    long K, p, n;             /* classes, feature dimension, training samples (total) */
-    double imbalance;         /* 0 = balanced; else the fraction of the samples in class 1 */
-    double G;                 /* clipping threshold on per-sample gradient norms */
-    double rho;               /* zCDP parameter per step (the NC paper's rho = rho_z of privacy.h) */
-    long steps;               /* steps T of NoisyGD / NoisySGD */
-    double eta;               /* learning rate */
-    hdp_nc_loss_kind loss;
-    hdp_nc_init_kind init;
-    double init_std;          /* gaussian init: standard deviation of every weight */
-    hdp_nc_perturbation_kind perturbation;
-    double beta;              /* l_inf size of the perturbations */
-    hdp_nc_remedy_kind remedy;
-    long public_samples;      /* remedy = pca: public samples */
-    long batch;               /* 0 = full batch (NoisyGD); b = NoisySGD with batches of b */
-    long draws;               /* Monte Carlo draws (noise, and random perturbations) */
-    long test_samples;        /* perturbation = stochastic: test points per class and draw */
-    double delta;             /* delta of the reported (epsilon, delta) */
+    HDP_NC_KEYS(HDP_NC_FIELD_)
 } hdp_nc_keys;
 
 /* The [nc] values of a model (stored in the model: valid while m is; NULL only for a NULL
@@ -140,22 +178,7 @@ hdp_nc_keys *hdp_nc_keys_edit(hdp_model *m);
 
 /* The [nc] keys and the seed, as the library uses them. */
 typedef struct {
-    long K, p, n;
-    double imbalance;       /* 0 = balanced; else the fraction of the samples in class 1 */
-    double G, rho;          /* clipping threshold; zCDP per step (inf = no noise) */
-    long steps;
-    double eta;
-    hdp_nc_loss_kind loss;
-    hdp_nc_init_kind init;
-    double init_std;
-    hdp_nc_perturbation_kind perturbation;
-    double beta;
-    hdp_nc_remedy_kind remedy;
-    long public_samples;
-    long batch;             /* 0 = NoisyGD */
-    long draws;
-    long test_samples;
-    double delta;
+    HDP_NC_KEYS(HDP_NC_FIELD_)
     unsigned long long seed; /* sim.seed */
 } hdp_nc_spec;
 

@@ -15,6 +15,7 @@
 #define HDPSGD_NCSWEEP_H
 
 #include "hdpsgd/nc.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,11 +72,11 @@ int hdp_ncsweep_known(const char *name);
 hdp_status hdp_ncsweep_plan(const hdp_model *m, const char *name, const long *ps, int nps,
                             hdp_ncsweep *sw, hdp_error *err);
 
-/* Called after each point (index k of count, curve-major). */
-typedef void (*hdp_ncsweep_progress_fn)(const hdp_ncsweep *sw, long k, long count, void *user);
-
-/* Run every point of a planned sweep; progress may be NULL. */
-hdp_status hdp_ncsweep_run(hdp_ncsweep *sw, int threads, hdp_ncsweep_progress_fn progress,
+/* Run every point of a planned sweep (curve-major). progress (hdpsgd/progress.h; NULL: none)
+ * is called after each point: "nc point", done points of count, value its mean test error;
+ * the point is sw->points[done - 1]. A nonzero return stops before the next point
+ * (HDP_ECANCELLED). */
+hdp_status hdp_ncsweep_run(hdp_ncsweep *sw, int threads, hdp_progress_fn progress,
                            void *user, hdp_error *err);
 
 /* max over p of |e_p - e_first| / sqrt(se_p^2 + se_first^2) of one curve: its flatness. */

@@ -73,6 +73,16 @@ typedef struct {
 hdp_status hdp_nonexpansive_eval(const hdp_model *m, const double *lambda, long d,
                                  hdp_nonexpansive *out, hdp_error *err);
 
+/* The privacy of a model at delta (hdpsgd privacy; its fields: hdpsgd/fields.h, table
+ * "privacy"). */
+typedef struct {
+    double rho, rho_z, delta, epsilon_bs, epsilon_cks;
+    double rho_accounted;      /* the accountant on the n discrete steps (NaN: not run) */
+    int accountant_equals_rho; /* rho_accounted equals rho to 1e-9 (1 when not run) */
+    long n;
+    char schedule[32];         /* schedule.kind */
+} hdp_privacy_summary;
+
 /* zCDP (rho_z) to (epsilon, delta)-DP, Bun-Steinke: rho_z + 2 sqrt(rho_z ln(1/delta)). */
 double hdp_zcdp_epsilon_bs(double rho_z, double delta);
 

@@ -4,15 +4,15 @@
  * (docs/theory.md §5). The driver of `hdpsgd rates` and of the `rates` points of
  * `hdpsgd sweep`; it prints nothing (progress through a callback).
  *
- * The caller builds one finalized model per gamma (d fixed, n = round(d/gamma); the
- * command line does it from the model file and its --set options, see
- * hdp_rates_gamma); hdp_rates_run optimises every wanted family at every gamma with
- * hdp_design_set_run and fits the slopes on the smallest-gamma decade.
+ * hdp_rates_models builds one finalized model per gamma from the caller's model (d fixed,
+ * n = round(d/gamma), see hdp_rates_gamma); hdp_rates_run optimises every wanted family at
+ * every gamma with hdp_design_set_run and fits the slopes on the smallest-gamma decade.
  */
 #ifndef HDPSGD_RATES_H
 #define HDPSGD_RATES_H
 
 #include "hdpsgd/design.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,18 +28,16 @@ hdp_status hdp_rates_grid_parse(const char *text, double *lo, double *hi, long *
 /* The i-th of count log-spaced gammas from lo to hi. */
 double hdp_rates_gamma(double lo, double hi, long count, long i);
 
+/* models[0 .. count-1]: the finalized model base with data.gamma = hdp_rates_gamma(lo, hi,
+ * count, i) (so n = round(d/gamma)), re-finalized (its files read again). HDP_EINPUT for a
+ * grid hdp_rates_grid_parse refuses, or the message of the first model that does not finalize
+ * (then none is left to free). Release each model with hdp_model_free. */
+hdp_status hdp_rates_models(const hdp_model *base, double lo, double hi, long count,
+                            hdp_model *models, hdp_error *err);
+
 /* The families of docs/theory.md §5's three rates (output, linear-noise, optimal) when list is
  * NULL, else hdp_design_families_parse(list). */
 hdp_status hdp_rates_families(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err);
-
-/* Reported after every gamma. */
-typedef struct {
-    long index, count;           /* this gamma's index, of count */
-    const hdp_model *model;      /* the model at this gamma */
-    const hdp_design_set *set;   /* its optimised families */
-} hdp_rates_progress;
-
-typedef void (*hdp_rates_progress_fn)(const hdp_rates_progress *p, void *user);
 
 typedef struct {
     long count;                  /* gammas */
@@ -54,10 +52,12 @@ typedef struct {
 } hdp_rates_result;
 
 /* Optimise the wanted families at each of the count finalized models (increasing
- * gamma) and fit the slopes. progress may be NULL. Release r with hdp_rates_result_free
- * in every case. */
+ * gamma) and fit the slopes. progress (NULL: none) is called after every gamma: "rates
+ * gamma", done of count gammas, value that gamma; r->des[done - 1] then holds its optimised
+ * families (r->models[done - 1] its model), and a nonzero return stops the run
+ * (HDP_ECANCELLED). Release r with hdp_rates_result_free in every case. */
 hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP_FAMILY_COUNT],
-                         const hdp_design_options *opt, hdp_rates_progress_fn progress,
+                         const hdp_design_options *opt, hdp_progress_fn progress,
                          void *progress_user, hdp_rates_result *r, hdp_error *err);
 void hdp_rates_result_free(hdp_rates_result *r);
 

@@ -29,6 +29,7 @@
 #ifndef HDPSGD_RF_H
 #define HDPSGD_RF_H
 
+#include "hdpsgd/progress.h"
 #include "hdpsgd/model.h"
 
 #ifdef __cplusplus
@@ -193,13 +194,12 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
 
 /* ---- `hdpsgd rf`: DP-GD in R^p, coupled to the OU process ---- */
 
-typedef void (*hdp_rf_progress_fn)(void *user, long done, long total);
-
 typedef struct {
     long runs;               /* >= 1 */
     int threads;             /* OpenMP threads over runs (0 = one per core) */
     long records;            /* recorded steps (>= 1), plus step 0 */
-    hdp_rf_progress_fn progress; /* called after every run (from one thread at a time) */
+    hdp_progress_fn progress; /* after every run ("rf", done runs of runs, NaN; one thread at
+                                 a time; a nonzero return stops the runs: HDP_ECANCELLED) */
     void *progress_user;
 } hdp_rf_sim_options;
 
@@ -258,9 +258,10 @@ typedef struct {
  * independent N(0, I_r) mode components and a Brownian motion orthogonal to the rows),
  * at O(n r) per step instead of O(n p). The final iterate's null-space part is drawn
  * at the end from the same stream. Configurations run in parallel; results do not
- * depend on threads. */
+ * depend on threads. progress (NULL: none) after every configuration: "rf", done of ncfg,
+ * NaN; a nonzero return stops the runs (HDP_ECANCELLED). */
 hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long ncfg,
-                             int threads, hdp_rf_progress_fn progress, void *progress_user,
+                             int threads, hdp_progress_fn progress, void *progress_user,
                              hdp_error *err);
 
 #ifdef __cplusplus

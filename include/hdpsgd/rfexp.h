@@ -25,6 +25,7 @@
 #ifndef HDPSGD_RFEXP_H
 #define HDPSGD_RFEXP_H
 
+#include "hdpsgd/progress.h"
 #include "hdpsgd/rf.h"
 
 #ifdef __cplusplus
@@ -81,21 +82,20 @@ typedef struct {
     hdp_rfexp_point *points;    /* [np] */
 } hdp_rfexp;
 
-/* Called after each p with its point (index i of np). */
-typedef void (*hdp_rfexp_progress_fn)(const hdp_rfexp *xp, int i, void *user);
-
 /* Run experiment `kind` on the finalized model (rf and dpgd keys), selecting on the
- * validation set. bar (may be NULL) gets the DP-GD runs of each p as they finish; progress
- * (may be NULL) each p. Release xp with hdp_rfexp_free in every case. */
+ * validation set. bar (may be NULL) gets the DP-GD runs of each p as they finish ("rf",
+ * hdpsgd/rf.h); progress (hdpsgd/progress.h; may be NULL) each p: "rf-experiment point", done
+ * points of np, value its p; the point is xp->points[done - 1]; a nonzero return of either
+ * stops the experiment (HDP_ECANCELLED). Release xp with hdp_rfexp_free in every case. */
 hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
-                         int threads, hdp_rf_progress_fn bar, void *bar_user,
-                         hdp_rfexp_progress_fn progress, void *user, hdp_rfexp *xp,
+                         int threads, hdp_progress_fn bar, void *bar_user,
+                         hdp_progress_fn progress, void *user, hdp_rfexp *xp,
                          hdp_error *err);
 
 /* The same with the selection chosen. */
 hdp_status hdp_rfexp_run_select(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
-                                hdp_rfexp_select select, int threads, hdp_rf_progress_fn bar,
-                                void *bar_user, hdp_rfexp_progress_fn progress, void *user,
+                                hdp_rfexp_select select, int threads, hdp_progress_fn bar,
+                                void *bar_user, hdp_progress_fn progress, void *user,
                                 hdp_rfexp *xp, hdp_error *err);
 void hdp_rfexp_free(hdp_rfexp *xp);
 

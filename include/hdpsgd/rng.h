@@ -103,17 +103,17 @@ void hdp_normals_init(hdp_normals *g, const hdp_xoshiro *run);
 /* The next n standard normal numbers of the stream into out[0..n-1]. */
 void hdp_normals_fill(hdp_normals *g, double *out, long n);
 
-/* The kernels; HDP_SIMD_AUTO picks the widest the CPU has (environment variable
- * HDPSGD_SIMD=generic|avx2|avx512 overrides it for the whole process; a kernel
- * the CPU lacks is ignored). hdp_normals_use() switches every later fill (tests,
- * benchmarks; not while other threads fill) and returns 0 when the CPU lacks the
- * kernel (nothing changed), 1 otherwise. The numbers are the same for all. */
+/* The kernels; HDP_SIMD_AUTO picks the widest the CPU has, the default. The library reads
+ * no environment variable: the program chooses (hdpsgd: HDPSGD_SIMD=generic|avx2|avx512,
+ * src/cli/main.c; the Python package does the same). hdp_normals_use() switches every later
+ * fill for the whole process (not while other threads fill) and returns 0 when the CPU lacks
+ * the kernel (nothing changed), 1 otherwise. The numbers are the same for all. */
 typedef enum { HDP_SIMD_AUTO, HDP_SIMD_GENERIC, HDP_SIMD_AVX2, HDP_SIMD_AVX512 } hdp_simd;
 int hdp_normals_use(hdp_simd kernel);
 const char *hdp_normals_kernel(void); /* "generic", "avx2" or "avx512" */
-/* NULL when HDPSGD_SIMD is unset or names a kernel this CPU has (or auto); else what is
- * wrong with it, as a phrase to follow "HDPSGD_SIMD=<value> " (the command line warns). */
-const char *hdp_normals_env_problem(void);
+/* 1 and *kernel (may be NULL) when name is one of "auto", "generic", "avx2", "avx512";
+ * 0 otherwise (NULL included). */
+int hdp_simd_parse(const char *name, hdp_simd *kernel);
 
 #ifdef __cplusplus
 }

@@ -23,26 +23,28 @@
 #ifndef HDPSGD_SIM_H
 #define HDPSGD_SIM_H
 
+#include <stddef.h>
+
 #include "hdpsgd/model.h"
 #include "hdpsgd/problem.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Progress of a Monte Carlo: called after every finished run, from the thread that finished
- * it but never by two threads at once; done runs of total so far, method "sim" or "sde".
- * The library prints nothing itself: the program draws its bar through this callback. */
-typedef void (*hdp_mc_progress_fn)(const char *method, long done, long total, void *user);
-
-/* Progress within the runs: done steps of total (doubles: runs x steps may pass 2^63). */
-typedef void (*hdp_mc_steps_fn)(const char *method, double done, double total, void *user);
-
 typedef struct {
     long runs;               /* number of independent runs (>= 1) */
     int threads;             /* OpenMP threads (0 = OpenMP's default) */
     unsigned long long seed; /* base seed */
-    hdp_mc_progress_fn progress; /* NULL: none */
+    /* progress (hdpsgd/progress.h; NULL: none): after every finished run, what "sim" or
+     * "sde", done runs of total, value NaN; and, for runs that take long (issue 29), from
+     * within the runs: what "sim steps" or "sde steps", the steps done so far of total = runs
+     * x steps per run (both at most LONG_MAX / 2), value the fraction done, counted about
+     * every 4 million coordinate updates and reported about once a second from the first
+     * second on. Never two reports at once (they come from the threads that ran the runs). A
+     * nonzero return stops the runs as the cancel flag does (HDP_ECANCELLED). */
+    hdp_progress_fn progress;
     void *progress_user;
     double sde_step;         /* SDE only: Euler-Maruyama step h (0 = 1/n) */
     /* issue 24 (the Python interface); NULL: none, as hdp_mc_options_from_model leaves them */
@@ -50,11 +52,6 @@ typedef struct {
                                    returns HDP_ECANCELLED (set it from any thread) */
     double *final_risks;     /* [runs]: run r's excess risk at t = 1 (theta_n), NaN when it
                                 diverged */
-    /* issue 29: progress within the runs, for runs that take long: the steps done so far of
-     * total = runs x steps per run, counted about every 4 million coordinate updates and
-     * reported about once a second from the first second on, never from two threads at once
-     * (nor at once with progress); progress_user is its user. NULL: none. */
-    hdp_mc_steps_fn step_progress;
 } hdp_mc_options;
 
 typedef struct {
@@ -97,15 +94,36 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
 hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err);
 
-/* hdp_sim_run and hdp_sde_run on a problem built from m (hdpsgd/problem.h): its spectrum
- * and schedule are used instead of being built again (the validator builds one problem for
- * its three sides). HDP_EINPUT when pb was not built from a model of m's d and n. */
-hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
-                               const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err);
-hdp_status hdp_sde_run_problem(const hdp_model *m, const hdp_problem *pb,
-                               const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err);
+/* hdp_sim_run and hdp_sde_run on a problem (hdpsgd/problem.h) built from the model: its
+ * spectrum, schedule, divergence threshold and accountant's rho are used instead of being
+ * built again, and the model (pb->model) is not checked again (the validator builds one
+ * problem for its three sides). HDP_EINPUT when pb was not built. */
+hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
+                               hdp_mc_result *res, hdp_error *err);
+hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
+                               hdp_mc_result *res, hdp_error *err);
 
 void hdp_mc_result_free(hdp_mc_result *res);
+
+/* ---- process-wide settings: the library reads no environment variable; the program sets
+ * these from its environment before its long calls (hdpsgd: src/cli/main.c; the Python
+ * package: hdpsgd/_lib.py) and not while one runs. No effect on any result. ---- */
+
+/* Whether a Monte Carlo on several threads may pin each thread to its own CPU during its runs
+ * (src/sim/mc.c; default 1). hdpsgd passes 0 when the user chose a placement (OMP_PROC_BIND
+ * or OMP_PLACES set) or the process runs under MPI (OMPI_COMM_WORLD_SIZE, PMIX_RANK or
+ * PMI_SIZE set), where ranks sharing a machine would pin onto the same CPUs. */
+void hdp_set_thread_pinning(int allow);
+
+/* OpenMP's stack size per thread in bytes, as the OpenMP runtime read it from OMP_STACKSIZE
+ * (or GOMP_STACKSIZE); 0, the default: the default stack. The library creates its extra
+ * threads once with this stack before a parallel region, so as to ask OpenMP only for as many
+ * as can be created (src/sim/threads.h). */
+void hdp_set_thread_stack_size(size_t bytes);
+
+/* OMP_STACKSIZE's syntax: a size with an optional B, K, M or G suffix (K when none); 0 when
+ * text is NULL or unreadable. */
+size_t hdp_stack_size_parse(const char *text);
 
 #ifdef __cplusplus
 }

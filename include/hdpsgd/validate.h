@@ -14,6 +14,7 @@
 #define HDPSGD_VALIDATE_H
 
 #include "hdpsgd/ode.h"
+#include "hdpsgd/progress.h"
 #include "hdpsgd/sim.h"
 
 #ifdef __cplusplus
@@ -55,7 +56,8 @@ void hdp_validate_free(hdp_validate_result *v);
 
 /* ---- scaling in n with gamma fixed (validate --scaling) ---- */
 
-#define HDP_VALIDATE_MAX_LEVELS 8
+/* The most levels (n, 4n, ..., 4^5 n): the one limit of the library and of --scaling. */
+#define HDP_VALIDATE_MAX_LEVELS 6
 
 typedef struct {
     long n, d;
@@ -70,16 +72,15 @@ typedef struct {
     double max_z;        /* the largest max_z of the levels */
 } hdp_validate_scaling_result;
 
-/* Build the finalized model of level l: the caller's model with data.d = d, data.n = n. */
-typedef hdp_status (*hdp_validate_load_fn)(void *user, long l, long d, long n, hdp_model *m,
-                                           hdp_error *err);
-
 /* The Monte Carlo against the ODE (hdp_validate_run without the SDE) at levels l = 0 .. K-1:
- * d = 4^l base->d, n = 4^l base->n (gamma fixed), each model made by load, run on the grid
- * runner; then the slopes. HDP_EINPUT for K outside 1 .. HDP_VALIDATE_MAX_LEVELS or a
- * spectrum read from a file (it cannot grow with d). */
+ * the finalized model base with data.d = 4^l base->d, then data.n = 4^l base->n (gamma
+ * fixed), re-finalized (its files read again), run on the grid runner; then the slopes.
+ * HDP_EINPUT for K outside 1 .. HDP_VALIDATE_MAX_LEVELS or a spectrum read from a file (it
+ * cannot grow with d), or the message of a level's model that does not finalize. progress
+ * (NULL: none) is called as level l starts ("validate level", l of K, value its n) and once
+ * all are done (K of K, NaN); a nonzero return stops before the next level (HDP_ECANCELLED). */
 hdp_status hdp_validate_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
-                                hdp_validate_load_fn load, void *user,
+                                hdp_progress_fn progress, void *user,
                                 hdp_validate_scaling_result *res, hdp_error *err);
 
 #ifdef __cplusplus

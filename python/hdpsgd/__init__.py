@@ -26,12 +26,14 @@ except ImportError as _e:  # pragma: no cover - depends on the environment
     raise ImportError("hdpsgd needs NumPy, which is not installed for this Python: "
                       "apt-get install python3-numpy, or pip install numpy") from _e
 
-import ctypes
-import math
-import numbers
-import os
+import ctypes as _ctypes
+import math as _math
+import numbers as _numbers
+import os as _os
+from collections.abc import Mapping as _Mapping
+from typing import Any as _Any, Callable as _Callable, Optional as _Optional, Union as _Union
 
-from . import _lib
+from . import _lib, _results
 from ._lib import (Cancelled, Error, InputError, NumericalError, OutOfMemoryError,  # noqa: F401
                    OutputError)
 from ._config import VERSION
@@ -39,7 +41,12 @@ from ._config import VERSION
 __version__ = VERSION
 __all__ = ["Model", "ode", "sim", "sde", "validate", "epsilon", "rho_for", "accountant",
            "dpsgd_privacy", "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
-           "OutOfMemoryError", "Cancelled", "Result"]
+           "OutOfMemoryError", "Cancelled", "Result", "OdeResult", "McResult", "ValidateResult",
+           "ValidateSide", "OdeCurve", "McCurve", "PrivacyResult", "DpsgdPrivacyResult",
+           "DesignResult"]
+
+_ModelArg = _Optional[_Union["Model", str, "_os.PathLike[str]"]]
+_Progress = _Optional[_Callable[[str, int, int, float], _Any]]
 
 # file-name keys: a relative name given from Python is made absolute when it is set, so that
 # the model means the same file after a change of directory
@@ -49,10 +56,10 @@ _PATH_KEYS = ("data.spectrum_file", "schedule.file")
 def keys():
     """Every model key as a dict ``{"section.key": default text}`` (``hdpsgd keys``)."""
     out = {}
-    sec, key, default, helptext = (ctypes.c_char_p() for _ in range(4))
+    sec, key, default, helptext = (_ctypes.c_char_p() for _ in range(4))
     i = 0
-    while _lib.hdp_model_schema_entry(i, ctypes.byref(sec), ctypes.byref(key),
-                                      ctypes.byref(default), ctypes.byref(helptext)):
+    while _lib.hdp_model_schema_entry(i, _ctypes.byref(sec), _ctypes.byref(key),
+                                      _ctypes.byref(default), _ctypes.byref(helptext)):
         out[f"{sec.value.decode()}.{key.value.decode()}"] = (default.value or b"").decode()
         i += 1
     return out
@@ -74,12 +81,12 @@ def _value_text(value):
     """A Python value as the text of an INI value / --set."""
     if isinstance(value, bool):
         raise InputError(f"a boolean is not a model value ({value!r})")
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, _numbers.Integral):
         return str(int(value))
-    if isinstance(value, numbers.Real):
+    if isinstance(value, _numbers.Real):
         return repr(float(value))  # shortest text that reads back exactly; inf -> 'inf'
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
+    if isinstance(value, _os.PathLike):
+        value = _os.fspath(value)
     return str(value)
 
 
@@ -110,62 +117,96 @@ def _build(path, sets):
     return h
 
 
-class Model:
-    """A model (schema v1 of the INI files): ``Model()`` is the built-in default
-    (models/default.ini), ``Model("x.ini")`` a file, ``overrides`` a dict of keys to change,
-    e.g. ``{"clip.c": 0.5, "privacy.rho": float("inf")}``.
+class Model(_Mapping):
+    """A model (schema v1 of the INI files), immutable: ``Model()`` is the built-in default
+    (models/default.ini), ``Model("x.ini")`` a file; ``overrides`` (a dict
+    ``{"section.key": value}``) and keyword arguments ``section__key=value`` change keys, e.g.
+    ``Model(overrides={"privacy.rho": float("inf")}, clip__c=0.5)``.
 
     The model is checked at once (as ``hdpsgd ode x.ini --set ...`` would): an unknown key or
     a bad value raises :class:`InputError` (a ``ValueError``) with the library's message,
-    which names the key. ``m["data.n"]`` reads a resolved value; ``m.set(key, value)`` changes
-    one and returns the model; ``m.to_ini()`` is the model as an INI file.
+    which names the key. A model is a read-only mapping of every key (``hdpsgd keys``) to its
+    resolved value: ``m["data.n"]``, ``m.get(key)``, ``dict(m)``. ``m.replace(clip__c=0.5)``
+    (or ``m.replace({"clip.c": 0.5})``, ``m.set(key, value)``, ``m.update(dict)``) returns a
+    new model with keys changed, ``m.to_ini()`` is the model as an INI file.
     """
 
-    def __init__(self, path=None, overrides=None):
-        self._path = None if path is None else os.path.abspath(os.fspath(path))
-        self._sets = []
-        self._handle = _build(self._path, [])
-        if overrides:
-            self.update(overrides)
+    __slots__ = ("_path", "_sets", "_handle")
 
-    # -- changing the model --
-    def _assignment(self, key, value):
+    def __init__(self, path: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
+                 overrides: _Optional[_Mapping] = None, **keys: _Any):
+        base = None if path is None else _os.path.abspath(_os.fspath(path))
+        sets = tuple(self._assignment(k, v) for k, v in _changes(overrides, keys).items())
+        object.__setattr__(self, "_path", base)
+        object.__setattr__(self, "_sets", sets)
+        object.__setattr__(self, "_handle", _build(base, list(sets)))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("hdpsgd.Model is immutable: use m.replace(section__key=value)")
+
+    __delattr__ = __setattr__
+
+    # -- changing the model: a new one --
+    @staticmethod
+    def _assignment(key, value):
         if not isinstance(key, str) or "=" in key or "." not in key:
             raise InputError(f"model key {key!r}: expected 'section.key' (e.g. 'clip.c')")
         text = _value_text(value)
-        if key in _PATH_KEYS and text and not os.path.isabs(text):
-            text = os.path.abspath(text)
+        if key in _PATH_KEYS and text and not _os.path.isabs(text):
+            text = _os.path.abspath(text)
         return f"{key}={text}"
 
-    def update(self, overrides):
-        """Set several keys at once (checked together); returns the model."""
-        sets = [self._assignment(k, v) for k, v in dict(overrides).items()]
-        self._handle = _build(self._path, self._sets + sets)  # raises: the model is unchanged
-        self._sets += sets
-        return self
-
-    def set(self, key, value):
-        """Set one key, e.g. ``m.set("data.d", 400)``; returns the model."""
-        return self.update({key: value})
-
-    def copy(self):
-        """An independent copy."""
+    def replace(self, overrides: _Optional[_Mapping] = None, /, **keys: _Any) -> "Model":
+        """A new model with keys changed (checked together; this one is unchanged):
+        ``m.replace(clip__c=0.5, data__d=400)`` or ``m.replace({"clip.c": 0.5})``."""
+        sets = tuple(self._assignment(k, v) for k, v in _changes(overrides, keys).items())
         m = Model.__new__(Model)
-        m._path, m._sets, m._handle = self._path, list(self._sets), self._handle
+        object.__setattr__(m, "_path", self._path)
+        object.__setattr__(m, "_sets", self._sets + sets)
+        object.__setattr__(m, "_handle", _build(self._path, list(m._sets)) if sets
+                           else self._handle)
         return m
 
-    def _with(self, sets):
-        """The C model with extra assignments (runs, seed), as the command line's options."""
-        return _build(self._path, self._sets + sets) if sets else self._handle
+    def update(self, overrides: _Mapping) -> "Model":
+        """A new model with several keys changed: ``m.replace(overrides)``."""
+        return self.replace(dict(overrides))
+
+    def set(self, key: str, value: _Any) -> "Model":
+        """A new model with one key changed, e.g. ``m.set("data.d", 400)``."""
+        return self.replace({key: value})
+
+    def copy(self) -> "Model":
+        """The model itself (it is immutable)."""
+        return self
+
+    def _with(self, keys):
+        """The C model with keys changed (runs=, seed=, step=: (argument, key, text)), each
+        through hdp_model_with as the command line's options, the schema checking their
+        ranges: "runs = 0: [sim] runs = 0 is out of range: ..."."""
+        h = self._handle
+        for arg, key, value in keys:
+            ptr = _lib.hdp_model_new()
+            if not ptr:
+                raise OutOfMemoryError("hdpsgd: out of memory for a model")
+            nh = _Handle(ptr)
+            try:
+                _lib.call(_lib.hdp_model_with, h.ptr, _lib.cstr(key, "model key"),
+                          _lib.cstr(value, "model value"), ptr)
+            except InputError as e:
+                msg = str(e)
+                msg = msg[len("--set: "):] if msg.startswith("--set: ") else msg
+                raise InputError(f"{arg} = {value}: {msg}") from None
+            h = nh
+        return h
 
     # -- reading it --
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> _Union[int, float, str]:
         if not isinstance(key, str):
             raise KeyError(key)
-        out = ctypes.c_void_p()
+        out = _ctypes.c_void_p()
         box = _lib.ErrorBox()
         st = _lib.hdp_model_get_text(self._handle.ptr, _lib.cstr(key, "model key"),
-                                      ctypes.byref(out), box.ptr)
+                                      _ctypes.byref(out), box.ptr)
         if st != _lib.OK:
             try:
                 box.raise_for(st)
@@ -173,42 +214,49 @@ class Model:
                 raise _KeyError(str(e)) from None
         return _text_value(_lib.take_text(out))
 
-    def get(self, key, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
+    def __iter__(self):
+        return iter(keys())
 
-    def keys(self):
-        return list(keys())
+    def __len__(self):
+        return len(keys())
 
-    def to_dict(self):
+    def to_dict(self) -> dict:
         """Every key with its resolved value."""
         return {k: self[k] for k in keys()}
 
-    def to_ini(self):
+    def to_ini(self) -> str:
         """The model as an INI file that ``Model(path)`` and ``hdpsgd`` read back."""
-        out = ctypes.c_void_p()
-        _lib.call(_lib.hdp_model_ini_text, self._handle.ptr, ctypes.byref(out))
+        out = _ctypes.c_void_p()
+        _lib.call(_lib.hdp_model_ini_text, self._handle.ptr, _ctypes.byref(out))
         return _lib.take_text(out)
 
     def _meta(self):
-        out = ctypes.c_void_p()
-        _lib.call(_lib.hdp_model_meta_text, self._handle.ptr, ctypes.byref(out))
+        out = _ctypes.c_void_p()
+        _lib.call(_lib.hdp_model_meta_text, self._handle.ptr, _ctypes.byref(out))
         return _lib.take_text(out)
 
     @property
-    def path(self):
+    def path(self) -> _Optional[str]:
         return self._path
 
     @property
-    def overrides(self):
+    def overrides(self) -> list:
         """The 'section.key=value' assignments applied after the file, in order."""
         return list(self._sets)
 
     def __repr__(self):
         src = self._path or "(built-in default)"
         return f"hdpsgd.Model({src!r}, {len(self._sets)} override(s))"
+
+
+def _changes(overrides, keys):
+    """{section.key: value} from a mapping and keyword arguments section__key=value."""
+    out = dict(overrides) if overrides else {}
+    for k, v in keys.items():
+        if "__" not in k:
+            raise InputError(f"model key {k!r}: expected section__key (e.g. clip__c=0.5)")
+        out[k.replace("__", ".", 1)] = v
+    return out
 
 
 class _KeyError(KeyError, InputError):
@@ -220,7 +268,8 @@ class _KeyError(KeyError, InputError):
 
 class Result:
     """Columns (NumPy arrays) and numbers of one call, as attributes and items:
-    ``r.t``, ``r["final_risk"]``. ``columns``, ``numbers`` and ``texts`` are the dicts."""
+    ``r.t``, ``r["final_risk"]``. ``columns``, ``numbers`` and ``texts`` are the dicts.
+    (The schedule design's result, whose fields depend on the families searched.)"""
 
     _csv_columns = ()
 
@@ -262,66 +311,87 @@ class Result:
         return f"<hdpsgd.{type(self).__name__} {scal}, ...>"
 
 
-class OdeResult(Result):
-    """``hdpsgd ode``: columns t, risk, risk_upper, risk_lower, mu_c, nu_c, eta, sigma2 and the
-    JSON summary's numbers (final_risk, risk_before_final_noise, final_noise, stable, ...)."""
+# ---- the result classes, produced from the library's result tables (hdpsgd/fields.h) ----
 
-    _csv_columns = ("t", "risk", "risk_upper", "risk_lower", "mu_c", "nu_c", "eta", "sigma2")
+_MODEL_TEXT = ("model", str, "the model's source: its file, or the built-in default", False)
+_VERSION = ("version", str, "the library's version", False)
+
+OdeResult = _results.make(
+    "OdeResult", "``hdpsgd ode``: the risk ODE's curve (the CSV's columns) and its JSON "
+    "summary's numbers.",
+    [("ode", "", False), ("model", "", False)], extra=[_MODEL_TEXT, _VERSION], csv="ode")
+
+OdeCurve = _results.make("OdeCurve", "The risk ODE's curve (the CSV's columns) in a validation.",
+                         [("ode", "", False, "columns")], csv="ode")
+
+McCurve = _results.make("McCurve", "A Monte Carlo curve (the CSV's columns) in a validation.",
+                        [("mc", "", False, "columns")], csv="mc")
+
+McResult = _results.make(
+    "McResult", "``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and "
+    "its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics "
+    "(nonexpansive_*, feature_*) for ``sim`` only.",
+    [("mc", "", False), ("mc_rows", "", True), ("model", "", False), ("mc_run", "", False)],
+    extra=[("final_risks", _results.np.ndarray,
+            "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs", True),
+           ("command", str, "sim or sde", False),
+           ("seed", int, "the base seed", False), _MODEL_TEXT, _VERSION], csv="mc")
+
+ValidateSide = _results.make("ValidateSide", "One side of the validator (a row of its table).",
+                             [("validate_side", "", False)], own_prefix=False)
 
 
-class McResult(Result):
-    """``hdpsgd sim`` / ``sde``: columns t, mean, stderr, q10, q50, q90, clipped_fraction (and
-    final_risks, one per run, with ``keep_runs=True``), the JSON summary's numbers
-    (final_risk_mean, final_risk_stderr, diverged_runs, ...) and ``seed``."""
+class _ValidateBase(_results.Base):
+    """The sides and curves of a validation."""
 
-    _csv_columns = ("t", "mean", "stderr", "q10", "q50", "q90", "clipped_fraction")
+    def _side(self, prefix):
+        nums = self.numbers
+        kw = {}
+        for rec, attr, _t, _h, _o in ValidateSide._fields_spec:
+            key = "sim_pass" if (rec == "pass" and not prefix) else prefix + rec
+            if key not in nums:
+                return None
+            kw[attr] = nums[key]
+        return ValidateSide(**kw)
 
     @property
-    def seed(self):
-        return int(self.texts["seed"])
+    def sim_side(self):
+        """The Monte Carlo side (a :class:`ValidateSide`)."""
+        return self._side("")
 
+    @property
+    def sde_side(self):
+        """The SDE side (a :class:`ValidateSide`; None with ``with_sde=False``)."""
+        return self._side("sde_")
 
-class ValidateSide:
-    """One row of the validator's table: max_abs_dev, max_rel_dev, max_z, final_risk,
-    final_risk_stderr, clipped_fraction, worst_point (-1: every point agrees), passed."""
+    def _curve(self, prefix, cls):
+        cols = {k[len(prefix):]: v for k, v in self.columns.items() if k.startswith(prefix)}
+        return cls._from_record(cols, {}, {}) if cols else None
 
-    _fields = ("max_abs_dev", "max_rel_dev", "max_z", "final_risk", "final_risk_stderr",
-               "clipped_fraction", "worst_point")
+    @property
+    def ode(self):
+        """The ODE's curve (an :class:`OdeCurve`)."""
+        return self._curve("ode.", OdeCurve)
 
-    def __init__(self, prefix, nums):
-        for f in self._fields:
-            setattr(self, f, nums[prefix + f])
-        self.passed = nums[prefix + "pass"]
+    @property
+    def sim(self):
+        """The Monte Carlo's curve (a :class:`McCurve`)."""
+        return self._curve("sim.", McCurve)
 
-    def __repr__(self):
-        return (f"<side max_rel_dev={self.max_rel_dev:.4g} max_z={self.max_z:.4g} "
-                f"final_risk={self.final_risk:.6g} passed={self.passed}>")
-
-
-class ValidateResult(Result):
-    """``hdpsgd validate``: ``sim_side`` and ``sde_side`` (the table's rows, None without the
-    SDE), ``passed``, the JSON's numbers, and the curves ``ode``, ``sim``, ``sde``."""
-
-    def __init__(self, cols, nums, texts):
-        super().__init__(cols, nums, texts)
-        self.passed = nums["pass"]
-        self.sim_side = ValidateSide("sim_", nums)
-        self.sde_side = ValidateSide("sde_", nums) if "sde_pass" in nums else None
-
-        def part(prefix, cls):
-            c = {k[len(prefix):]: v for k, v in cols.items() if k.startswith(prefix)}
-            return cls(c, {}, {}) if c else None
-
-        self.ode = part("ode_", OdeResult)
-        self.sim = part("sim_", McResult)
-        self.sde = part("sde_", McResult)
+    @property
+    def sde(self):
+        """The SDE's curve (a :class:`McCurve`; None without the SDE)."""
+        return self._curve("sde.", McCurve)
 
     def to_frame(self):
-        data = {"t": self.columns["t"], "ode": self.columns["ode_risk"],
-                "sim_mean": self.columns["sim_mean"], "sim_stderr": self.columns["sim_stderr"]}
-        if self.sde is not None:
-            data["sde_mean"] = self.columns["sde_mean"]
-            data["sde_stderr"] = self.columns["sde_stderr"]
+        """t, the ODE's risk and the sides' means and standard errors, as a pandas DataFrame
+        (or a dict of arrays without pandas)."""
+        c = self.columns
+        data = {"t": c["t"], "ode": c["ode.risk"], "sim_mean": c["sim.mean"],
+                "sim_stderr": c["sim.stderr"]}
+        if "sde.mean" in c:
+            data["sde_mean"] = c["sde.mean"]
+            data["sde_stderr"] = c["sde.stderr"]
         try:
             import pandas
         except ImportError:
@@ -329,10 +399,31 @@ class ValidateResult(Result):
         return pandas.DataFrame(data)
 
 
-def _num(x):
-    """A shortest text of x that reads back exactly, as the command line writes it."""
-    s = "%.15g" % x
-    return s if float(s) == x else "%.17g" % x
+ValidateResult = _results.make(
+    "ValidateResult", "``hdpsgd validate``: the JSON's numbers under its names (the Monte Carlo "
+    "side bare, max_abs_dev, ..., its verdict sim_pass; the SDE side with sde_; ``passed`` the "
+    "overall verdict), ``sim_side`` and ``sde_side`` (:class:`ValidateSide`), and the curves "
+    "``ode``, ``sim``, ``sde`` (their columns: ``ode.risk``, ``sim.mean``, ... in ``columns``).",
+    [("validate_side", "", False), ("validate_side", "sde_", True), ("validate", "", False),
+     ("validate_sde", "", True), ("mc_rows", "", False), ("model", "", False),
+     ("ode", "ode.", False, "columns"), ("mc", "sim.", False, "columns"),
+     ("mc", "sde.", True, "columns")],
+    base=_ValidateBase,
+    extra=[("t", _results.np.ndarray, "time t = k/n in [0, 1], the grid of every curve", False),
+           _MODEL_TEXT])
+
+PrivacyResult = _results.make(
+    "PrivacyResult", "``hdpsgd privacy``: the privacy of the model at delta = 1/n, the "
+    "accountant on its n discrete steps and the accountant's precondition (docs/theory.md "
+    "§6.1).",
+    [("privacy", "", False), ("nonexpansive", "", False)], extra=[_MODEL_TEXT])
+
+DpsgdPrivacyResult = _results.make(
+    "DpsgdPrivacyResult", "``hdpsgd accountant``: DP-SGD with Poisson sampling.",
+    [("accountant", "", False), ("accountant_query", "", False)],
+    extra=[("epsilon", float, "epsilon by the chosen accountant", False),
+           ("target_epsilon", float, "the target epsilon, when calibrated", True),
+           ("accountant", str, "the accountant that chose or calibrated: pld or rdp", False)])
 
 
 class DesignResult(Result):
@@ -349,7 +440,7 @@ class DesignResult(Result):
 
     def schedule_overrides(self, path):
         """The keys that make the model run this schedule from the table at path."""
-        out = {"schedule.kind": "table", "schedule.file": os.path.abspath(path)}
+        out = {"schedule.kind": "table", "schedule.file": _os.path.abspath(path)}
         if self.numbers["c"] != self.model["clip.c"]:
             out["clip.c"] = self.numbers["c"]
         return out
@@ -360,41 +451,17 @@ class DesignResult(Result):
 
     def to_table(self, path):
         """Write the schedule as a table file (two columns t, eta; ``schedule.kind = table``,
-        ``schedule.file = path``), as ``hdpsgd schedule --optimize -o path`` does."""
-        lines = [f"# hdpsgd {VERSION} (Python) schedule design: the best schedule found on the "
-                 "risk ODE (docs/theory.md §3, §5)",
-                 f"# family {self.texts['family']}; clip.c = {_num(self.numbers['c'])}",
-                 f"# ODE final risk: family {self.numbers['final_risk']:.10g}, this table "
-                 f"(piecewise linear, {len(self.columns['t'])} knots) "
-                 f"{self.numbers['table_final_risk']:.10g}",
-                 "# the model it was optimised for:"]
-        lines += self.model._meta().rstrip("\n").split("\n")
-        lines.append("# t eta")
-        lines += ["%.17g %.17g" % (t, e) for t, e in zip(self.columns["t"], self.columns["eta"])]
+        ``schedule.file = path``), as ``hdpsgd schedule --optimize -o path`` does (the
+        library's writer)."""
         with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
+            f.write(self.texts["table"])
         return path
-
-
-class DpsgdPrivacyResult(Result):
-    """``hdpsgd accountant``: DP-SGD with Poisson sampling. epsilon (by the chosen accountant),
-    epsilon_pld (an upper bound) and epsilon_pld_error, epsilon_rdp (Balle et al. 2020
-    conversion), epsilon_rdp_classic, rdp_order, rdp_order_classic, noise_multiplier,
-    sample_rate, steps, delta, target_epsilon (when calibrated), accountant."""
-
-
-class PrivacyResult(Result):
-    """``hdpsgd privacy``: rho, rho_z, delta (1/n), epsilon_bs, epsilon_cks, rho_accounted (the
-    amplification-by-iteration accountant on the model's discrete schedule), n, and its
-    precondition (docs/theory.md §6.1: every step non-expansive, eta_k ||x_k||^2 <= 2):
-    nonexpansive_p_step, nonexpansive_log10_p_step, nonexpansive_expected_violations (per run),
-    nonexpansive_negligible (expected <= delta), feature_norm, feature_clip_fraction."""
 
 
 def _model(model):
     if model is None:
         return Model()
-    if isinstance(model, (str, os.PathLike)):
+    if isinstance(model, (str, _os.PathLike)):
         return Model(model)
     if not isinstance(model, Model):
         raise TypeError(f"expected an hdpsgd.Model or a model file, not {type(model).__name__}")
@@ -402,30 +469,43 @@ def _model(model):
 
 
 def _check_int(name, value, lo, hi=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo or (
+    if isinstance(value, bool) or not isinstance(value, _numbers.Integral) or value < lo or (
             hi is not None and value > hi):
         rng = f">= {lo}" if hi is None else f"from {lo} to {hi}"
         raise InputError(f"{name} = {value!r}: expected an integer {rng}")
     return int(value)
 
 
-def ode(model=None):
-    """Integrate the risk ODE (``hdpsgd ode``): an :class:`OdeResult`."""
+def ode(model: _ModelArg = None, *, rtol: _Optional[float] = None,
+        points: _Optional[int] = None) -> "OdeResult":
+    """Integrate the risk ODE (``hdpsgd ode``): an :class:`OdeResult`. rtol and points
+    override the model's ``ode.rtol`` and ``ode.points``."""
     m = _model(model)
-    rec = _lib.run_long(_lib.hdp_handle_ode_run, (m._handle.ptr,))  # Ctrl-C stops it (issue 29)
-    return OdeResult(*_lib.record_dict(rec))
+    opts = {k: v for k, v in (("ode.rtol", rtol), ("ode.points", points)) if v is not None}
+    if opts:
+        m = m.replace(opts)
+    rec = _lib.run_long(_lib.hdp_handle_ode_run, (m._handle.ptr,))  # Ctrl-C stops it
+    return OdeResult._from_record(*_lib.record_dict(rec))
+
+
+def _integer(name, value):
+    """An integer's text (its range is the model key's, checked by the library)."""
+    if isinstance(value, bool) or not isinstance(value, _numbers.Integral):
+        raise InputError(f"{name} = {value!r}: expected an integer")
+    return str(int(value))
 
 
 def _mc_sets(runs, seed, step=None):
+    """The keys runs=, seed= and step= change, as (argument, key, text) for Model._with."""
     sets = []
     if runs is not None:
-        sets.append(f"sim.runs={_check_int('runs', runs, 1)}")
+        sets.append(("runs", "sim.runs", _integer("runs", runs)))
     if seed is not None:
-        sets.append(f"sim.seed={_check_int('seed', seed, 0, 2**64 - 1)}")
+        sets.append(("seed", "sim.seed", _integer("seed", seed)))
     if step is not None:
-        if isinstance(step, bool) or not (isinstance(step, numbers.Real) and 0 <= step <= 1):
+        if isinstance(step, bool) or not isinstance(step, _numbers.Real):
             raise InputError(f"step = {step!r}: expected a number in [0, 1] (0 = 1/n)")
-        sets.append(f"sde.step={float(step)!r}")
+        sets.append(("step", "sde.step", repr(float(step))))
     return sets
 
 
@@ -436,10 +516,12 @@ def _mc(method, model, runs, threads, seed, step, keep_runs, progress):
     rec = _lib.run_long(_lib.hdp_handle_mc,
                         (h.ptr, _lib.cstr(method, "method"), threads, int(bool(keep_runs))),
                         progress)
-    return McResult(*_lib.record_dict(rec))
+    return McResult._from_record(*_lib.record_dict(rec))
 
 
-def sim(model=None, runs=None, threads=0, seed=None, keep_runs=False, progress=None):
+def sim(model: _ModelArg = None, *, runs: _Optional[int] = None, threads: int = 0,
+        seed: _Optional[int] = None, keep_runs: bool = False,
+        progress: _Progress = None) -> "McResult":
     """Monte Carlo of one-pass DP-SGD (``hdpsgd sim --runs N --seed S``): an :class:`McResult`.
     runs and seed default to the model's [sim] keys (100 and 1 in the default model);
     threads = 0 is one per core (the numbers do not depend on it). keep_runs adds the
@@ -447,50 +529,56 @@ def sim(model=None, runs=None, threads=0, seed=None, keep_runs=False, progress=N
     return _mc("sim", model, runs, threads, seed, None, keep_runs, progress)
 
 
-def sde(model=None, runs=None, threads=0, seed=None, step=None, keep_runs=False, progress=None):
+def sde(model: _ModelArg = None, *, runs: _Optional[int] = None, threads: int = 0,
+        seed: _Optional[int] = None, step: _Optional[float] = None, keep_runs: bool = False,
+        progress: _Progress = None) -> "McResult":
     """Euler-Maruyama of the homogenized SDE (``hdpsgd sde``): an :class:`McResult`; step is
     the SDE step h (default: the model's sde.step; 0 = 1/n)."""
     return _mc("sde", model, runs, threads, seed, step, keep_runs, progress)
 
 
-def validate(model=None, runs=None, threads=0, seed=None, with_sde=True, progress=None):
+def validate(model: _ModelArg = None, *, runs: _Optional[int] = None, threads: int = 0,
+             seed: _Optional[int] = None, with_sde: bool = True,
+             progress: _Progress = None) -> "ValidateResult":
     """ODE vs Monte Carlo vs SDE (``hdpsgd validate``): a :class:`ValidateResult` with
     ``passed``, ``sim_side``, ``sde_side``."""
     m = _model(model)
     _check_int("threads", threads, 0, 4096)
     h = m._with(_mc_sets(runs, seed))
     rec = _lib.run_long(_lib.hdp_handle_validate, (h.ptr, threads, int(bool(with_sde))), progress)
-    return ValidateResult(*_lib.record_dict(rec))
+    return ValidateResult._from_record(*_lib.record_dict(rec))
 
 
-def epsilon(rho, delta):
+def epsilon(rho: float, delta: float) -> float:
     """epsilon of the (rho^2/2)-zCDP guarantee at delta, Canonne-Kamath-Steinke (rho as in
     docs/theory.md §1, inf: no privacy)."""
-    out = ctypes.c_double()
-    _lib.call(_lib.hdp_handle_epsilon, float(rho), float(delta), ctypes.byref(out))
+    out = _ctypes.c_double()
+    _lib.call(_lib.hdp_handle_epsilon, float(rho), float(delta), _ctypes.byref(out))
     return out.value
 
 
-def rho_for(epsilon, delta):
+def rho_for(epsilon: float, delta: float) -> float:
     """The rho whose (rho^2/2)-zCDP guarantee is (epsilon, delta)-DP exactly (CKS): use it as
     ``privacy.rho``."""
-    out = ctypes.c_double()
-    _lib.call(_lib.hdp_handle_rho_for, float(epsilon), float(delta), ctypes.byref(out))
+    out = _ctypes.c_double()
+    _lib.call(_lib.hdp_handle_rho_for, float(epsilon), float(delta), _ctypes.byref(out))
     return out.value
 
 
-def accountant(model=None):
+def accountant(model: _ModelArg = None) -> "PrivacyResult":
     """The privacy of the model (``hdpsgd privacy``): a :class:`PrivacyResult` with rho,
     rho_z, delta = 1/n, epsilon_cks, epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
     on the model's n discrete steps, and its precondition's numbers (see PrivacyResult)."""
     m = _model(model)
-    rec = ctypes.c_void_p()
-    _lib.call(_lib.hdp_handle_accountant, m._handle.ptr, ctypes.byref(rec))
-    return PrivacyResult(*_lib.record_dict(rec))
+    rec = _ctypes.c_void_p()
+    _lib.call(_lib.hdp_handle_accountant, m._handle.ptr, _ctypes.byref(rec))
+    return PrivacyResult._from_record(*_lib.record_dict(rec))
 
 
-def dpsgd_privacy(sample_rate, *, noise_multiplier=None, epsilon=None, steps=None, epochs=None,
-                  delta=1e-5, accountant="pld"):
+def dpsgd_privacy(sample_rate: float, *, noise_multiplier: _Optional[float] = None,
+                  epsilon: _Optional[float] = None, steps: _Optional[int] = None,
+                  epochs: _Optional[float] = None, delta: float = 1e-5,
+                  accountant: str = "pld") -> "DpsgdPrivacyResult":
     """Privacy of DP-SGD with Poisson sampling at ``sample_rate`` q = B/N (``hdpsgd accountant``,
     docs/theory.md §6.5): give ``noise_multiplier`` for its epsilon at ``delta`` by PLD, RDP and
     classic RDP, or ``epsilon`` for the smallest noise multiplier that meets it by
@@ -503,27 +591,28 @@ def dpsgd_privacy(sample_rate, *, noise_multiplier=None, epsilon=None, steps=Non
     q = float(sample_rate)
     if steps is None:
         e = float(epochs)
-        if not (e > 0 and math.isfinite(e)) or not (0 < q <= 1):
+        if not (e > 0 and _math.isfinite(e)) or not (0 < q <= 1):
             raise InputError("epochs = %r, sample_rate = %r: expected epochs > 0 and q in (0, 1]" % (epochs, sample_rate))
         t = e / q
-        steps = math.ceil(round(t) if abs(t - round(t)) <= 1e-9 * round(t) else t)
+        steps = _math.ceil(round(t) if abs(t - round(t)) <= 1e-9 * round(t) else t)
     _check_int("steps", steps, 1, 100000000)
     if not isinstance(accountant, str) or "\0" in accountant:
         raise InputError("accountant: expected 'pld' or 'rdp'")
-    rec = ctypes.c_void_p()
+    rec = _ctypes.c_void_p()
     _lib.call(_lib.hdp_handle_poisson_accountant, q,
               float(noise_multiplier) if noise_multiplier is not None else 0.0,
               float(epsilon) if epsilon is not None else 0.0, int(steps), float(delta),
-              accountant.encode(), ctypes.byref(rec))
-    return DpsgdPrivacyResult(*_lib.record_dict(rec))
+              accountant.encode(), _ctypes.byref(rec))
+    return DpsgdPrivacyResult._from_record(*_lib.record_dict(rec))
 
 
-def design(model=None, family="pl", knots=16, tune_clip=False, progress=None):
+def design(model: _ModelArg = None, *, family: _Union[str, "list[str]"] = "pl", knots: int = 8,
+           tune_clip: bool = False, progress: _Progress = None) -> "DesignResult":
     """The schedule of lowest predicted final risk at the model's rho (``hdpsgd schedule
     --optimize --family F --knots K [--tune-clip]``): a :class:`DesignResult`. family is
     output, linear-noise, inverse-time (also spelt optimal), pl, a comma-separated list or all
-    (the best is returned); 2 <= knots <= 512. The search is BFGS on the exact gradient of the
-    final risk (issue 21)."""
+    (the best is returned); 2 <= knots <= 512 (default 8, as the command line). The search is
+    BFGS on the exact gradient of the final risk."""
     m = _model(model)
     if not isinstance(family, str):
         family = ",".join(family)

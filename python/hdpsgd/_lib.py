@@ -117,6 +117,29 @@ def _proto(name, restype, *argtypes):
     return f
 
 
+def _apply_environment():
+    """The library reads no environment variable: the same policy as the program hdpsgd
+    (src/cli/main.c), applied once at import: HDPSGD_SIMD (an unknown or unavailable kernel
+    is ignored: the numbers are the same), OMP_STACKSIZE / GOMP_STACKSIZE, and no pinning of
+    threads when OMP_PROC_BIND, OMP_PLACES or MPI is set."""
+    env = os.environ
+    simd = env.get("HDPSGD_SIMD")
+    if simd is not None:
+        kernel = ctypes.c_int()
+        if _proto("hdp_simd_parse", ctypes.c_int, _str, ctypes.c_void_p)(
+                simd.encode(errors="replace"), ctypes.byref(kernel)):
+            _proto("hdp_normals_use", ctypes.c_int, ctypes.c_int)(kernel.value)
+    stack = env.get("OMP_STACKSIZE", env.get("GOMP_STACKSIZE"))
+    size = _proto("hdp_stack_size_parse", ctypes.c_size_t, _str)(
+        None if stack is None else stack.encode(errors="replace"))
+    _proto("hdp_set_thread_stack_size", None, ctypes.c_size_t)(size)
+    placed = any(k in env for k in ("OMP_PROC_BIND", "OMP_PLACES", "OMPI_COMM_WORLD_SIZE",
+                                    "PMIX_RANK", "PMI_SIZE"))
+    _proto("hdp_set_thread_pinning", None, ctypes.c_int)(0 if placed else 1)
+
+
+_apply_environment()
+
 hdp_error_new = _proto("hdp_error_new", _P)
 hdp_error_delete = _proto("hdp_error_delete", None, _P)
 hdp_error_get_status = _proto("hdp_error_get_status", _S, _P)
@@ -127,6 +150,7 @@ hdp_model_delete = _proto("hdp_model_delete", None, _P)
 hdp_model_load_file = _proto("hdp_model_load_file", _S, _P, _str, _P)
 hdp_model_set = _proto("hdp_model_set", _S, _P, _str, _P)
 hdp_model_finalize = _proto("hdp_model_finalize", _S, _P, _P)
+hdp_model_with = _proto("hdp_model_with", _S, _P, _str, _str, _P, _P)
 _TEXT = ctypes.POINTER(ctypes.c_char_p)
 hdp_model_get_text = _proto("hdp_model_get_text", _S, _P, _str, ctypes.POINTER(_P), _P)
 hdp_model_ini_text = _proto("hdp_model_ini_text", _S, _P, ctypes.POINTER(_P), _P)

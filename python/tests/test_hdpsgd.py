@@ -123,14 +123,26 @@ class Test_model(unittest.TestCase):
         self.assertTrue(math.isinf(m["privacy.rho"]))
         self.assertEqual(m.path, path)
 
-    def test_set_returns_the_model_and_resolves(self):
-        m = hdpsgd.Model()
-        self.assertIs(m.set("data.d", 400), m)
+    def test_set_returns_a_new_model_and_resolves(self):
+        base = hdpsgd.Model()
+        m = base.set("data.d", 400)
+        self.assertIsNot(m, base)
+        self.assertEqual(base["data.d"], 200)  # immutable: the first one is unchanged
         self.assertEqual(m["data.d"], 400)
         self.assertEqual(m["data.n"], 4000)  # gamma = 0.1 kept
-        m.set("data.n", 1000)
+        m = m.set("data.n", 1000)
         self.assertEqual(m["data.gamma"], 0.4)
         self.assertEqual(m.overrides, ["data.d=400", "data.n=1000"])
+        self.assertEqual(m.replace(data__d=500)["data.d"], 500)
+        self.assertEqual(m.replace({"clip.c": 0.25}, data__d=500).overrides[-2:],
+                         ["clip.c=0.25", "data.d=500"])
+        self.assertEqual(hdpsgd.Model(clip__c=0.5)["clip.c"], 0.5)
+        with self.assertRaises(AttributeError):
+            m._sets = []
+        with self.assertRaises(ValueError):
+            m.replace(clipc=1)
+        self.assertEqual(dict(m)["data.d"], 400)  # a mapping of every key
+        self.assertEqual(len(m), len(hdpsgd.keys()))
         self.assertEqual(m.copy().set("data.d", np.int64(500))["data.d"], 500)
         self.assertEqual(m.copy().set("clip.c", np.float64(0.1) + 0.2)["clip.c"], 0.1 + 0.2)
         c = m.copy().set("clip.c", 2)
@@ -276,6 +288,53 @@ class Test_ode(unittest.TestCase):
             hdpsgd.ode(hdpsgd.Model(overrides={"ode.max_steps": 1}))
         self.assertIsInstance(cm.exception, hdpsgd.NumericalError)
         self.assertIn("CV_TOO_MUCH_WORK", str(cm.exception))
+
+
+class Test_results(unittest.TestCase):
+    """The result classes: frozen dataclasses produced from the library's result tables."""
+
+    def test_frozen_dataclasses_with_the_tables_help(self):
+        import dataclasses
+        r = hdpsgd.ode(hdpsgd.Model(), points=11, rtol=1e-9)
+        self.assertTrue(dataclasses.is_dataclass(r))
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            r.final_risk = 0
+        with self.assertRaises(ValueError):
+            r.risk[0] = 1  # the columns are read-only
+        self.assertEqual(len(r.t), 11)
+        self.assertIsInstance(r.risk, np.ndarray)
+        self.assertIsInstance(r.bins, int)
+        self.assertIsInstance(r.stable, bool)
+        self.assertIsInstance(r.solver, str)
+        fields = {f.name: f for f in dataclasses.fields(hdpsgd.OdeResult)}
+        self.assertIn("final_noise", fields)
+        self.assertIn("2 c^2 gamma^2", fields["final_noise"].metadata["help"])
+        self.assertIn("final_noise (float): the last step's private noise",
+                      hdpsgd.OdeResult.__doc__)
+        for cls in (hdpsgd.McResult, hdpsgd.ValidateResult, hdpsgd.PrivacyResult,
+                    hdpsgd.DpsgdPrivacyResult, hdpsgd.ValidateSide):
+            names = [f.name for f in dataclasses.fields(cls)]
+            self.assertEqual(len(names), len(set(names)), cls)
+            for f in dataclasses.fields(cls):
+                self.assertTrue(f.metadata["help"], (cls, f.name))
+
+    def test_keywords_and_defaults(self):
+        with self.assertRaises(TypeError):
+            hdpsgd.sim(hdpsgd.Model(), 10)  # keywords only, after the model
+        a = hdpsgd.ode(hdpsgd.Model(), points=21)
+        b = hdpsgd.ode(hdpsgd.Model(overrides={"ode.points": 21}))
+        self.assertTrue(np.array_equal(a.risk, b.risk))
+        import inspect
+        self.assertEqual(inspect.signature(hdpsgd.design).parameters["knots"].default, 8)
+
+    def test_clean_namespace(self):
+        public = [n for n in dir(hdpsgd) if not n.startswith("_")]
+        for n in ("ctypes", "os", "numbers", "math"):
+            self.assertNotIn(n, public)
+        self.assertTrue(set(hdpsgd.__all__) <= set(public))
+        for name in hdpsgd.__all__:
+            doc = getattr(hdpsgd, name).__doc__ or ""
+            self.assertNotRegex(doc, r"\(issue \d+\)", name)
 
 
 class Test_mc(unittest.TestCase):
@@ -507,6 +566,10 @@ class Test_design(unittest.TestCase):
             mine = d.to_table(os.path.join(tmp, "py.tab"))
             py_rows = [ln for ln in _read(mine).splitlines() if not ln.startswith("#")]
             self.assertEqual(py_rows, cli_rows)
+            # one writer of the format: the header too, but the command line's "use:" line
+            head = [ln for ln in _read(tab).splitlines()
+                    if ln.startswith("#") and not ln.startswith("# ; use:")]
+            self.assertEqual([ln for ln in _read(mine).splitlines() if ln.startswith("#")], head)
             # the table runs: its ODE final risk is the one the design reported
             r = hdpsgd.ode(m.copy().update(d.schedule_overrides(mine)))
             self.assertEqual(r.final_risk, d.table_final_risk)

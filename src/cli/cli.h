@@ -52,12 +52,25 @@ typedef struct {
 /* What every command takes: [MODEL.ini] [--set section.key=value]... */
 #define MAX_POSITIONAL 64
 
+/* A key an option changes (--runs N: sim.runs), applied by cli_load_model with
+ * hdp_model_with after the file and the --set overrides: the schema checks its range. */
+#define MAX_WITHS 8
+typedef struct {
+    const char *opt;  /* the option's name, for messages: "--runs" */
+    const char *key;  /* section.key */
+    const char *text; /* the value as given (command-line text), or NULL: */
+    char num[40];     /* the value of a number option (%ld, %.17g: reads back exactly) */
+    char shown[40];   /* ... and as messages show it (%g) */
+} cli_with;
+
 typedef struct {
     const char *model_path; /* the first positional argument */
     const char *pos[MAX_POSITIONAL];
     int npos;
     const char *sets[MAX_SETS];
     int nsets;
+    cli_with withs[MAX_WITHS]; /* copied with the struct (validate --scaling, rates) */
+    int nwiths;
     int help;
 } cli_common;
 
@@ -175,7 +188,6 @@ typedef struct {
     long runs, threads;
     const char *seed;
     double step; /* NAN when not given */
-    char buf[3][128];
 } cli_mc_args;
 
 #define CLI_MC_OPTS(a)                                                                          \
@@ -187,14 +199,20 @@ typedef struct {
 
 void cli_mc_args_reset(cli_mc_args *a);
 
-/* Append the override fmt... (formatted into buf, which must outlive common) to
- * the --set list, after the user's. Returns 0, or EXIT_BAD_INPUT after a message. */
-int cli_add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+/* Record that option opt ("--runs") sets key (a string constant) to a value: cli_load_model
+ * applies it with hdp_model_with after the user's --set (so it wins and the metadata shows
+ * it), where the schema checks it. _text: the option's text as given (it must outlive common:
+ * argv); _long, _double: a number. Returns 0, or EXIT_BAD_INPUT after a message. */
+int cli_add_with_text(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      const char *text);
+int cli_add_with_long(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      long v);
+int cli_add_with_double(const char *cmd, cli_common *common, const char *opt, const char *key,
+                        double v);
 
-/* Check --runs/--threads/--seed/--step and append them as --set overrides
- * after the user's (so they win and the metadata shows them). Returns 0 or
- * EXIT_BAD_INPUT after printing a message. */
+/* Check --threads and --seed's form, and record --runs/--seed/--step as keys the model
+ * takes (cli_add_with: sim.runs, sim.seed, sde.step, their ranges the schema's). Returns 0
+ * or EXIT_BAD_INPUT after printing a message. */
 int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
 
 /* Threads to use: --threads, or 0 (one per core). */
@@ -214,7 +232,6 @@ void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, i
 typedef struct {
     long max_steps;    /* CLI_NOT_GIVEN when not given */
     double rtol, atol; /* NAN when not given */
-    char buf[3][64];
 } cli_ode_args;
 
 #define CLI_ODE_OPTS(a)                                                                         \
@@ -225,8 +242,8 @@ typedef struct {
 
 void cli_ode_args_reset(cli_ode_args *a);
 
-/* Check --max-steps/--rtol/--atol and append them as --set overrides after the user's.
- * Returns 0 or EXIT_BAD_INPUT after printing a message. */
+/* Record --max-steps/--rtol/--atol as the keys ode.max_steps, ode.rtol, ode.atol
+ * (cli_add_with: the schema checks them). Returns 0 or EXIT_BAD_INPUT after a message. */
 int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common);
 
 /* The CSV writers of `ode` and of `sim`/`sde` (name "sim" or "sde"), shared with validate. */
@@ -273,18 +290,16 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
                              const char *table_file);
 
 /* The gamma sweep of `rates`, shared with `sweep` (loading in common.c, the rest in
- * cmd_rates.c): the models at every gamma
- * (loaded from the model file and --set options, then data.gamma) and the driver's result
- * (hdpsgd/rates.h). */
+ * cmd_rates.c): the models at every gamma (the model of the file and --set options, then
+ * data.gamma: hdp_rates_models) and the driver's result (hdpsgd/rates.h). */
 typedef struct {
     long count, loaded;        /* gammas, models loaded */
     hdp_model *models;         /* one per gamma, log-spaced, d fixed */
-    char (*gset)[64];          /* the data.gamma=... overrides */
     hdp_rates_result res;
 } cli_rates;
 
-/* Load the model at every gamma (common's model and sets, then data.gamma): 0 or the exit
- * status after a message. */
+/* Load the model (common's model and sets), then make it at every gamma (hdp_rates_models):
+ * 0 or the exit status after a message. */
 int cli_rates_load(const char *cmd, const cli_common *common, double lo, double hi, long count,
                    cli_rates *r);
 /* Optimise every wanted family at every gamma and fit the slopes; verbose: one line per
@@ -311,10 +326,5 @@ const char *const *cli_model_sections(const char *command);
 /* The model in a JSON summary: "model_file" (the file name, or "(built-in default)") and
  * "model", the resolved model as a nested object of the sections command uses. */
 void cli_json_model(hdp_json *j, const hdp_model *m, const char *command);
-
-/* A number or a flag under the key PREFIX NAME (the keys of one of several sides or
- * families, e.g. ode_final_risk, output_fit_A). */
-void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v);
-void cli_json_bool_at(hdp_json *j, const char *prefix, const char *name, int v);
 
 #endif

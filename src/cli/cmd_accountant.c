@@ -128,21 +128,12 @@ static void write_json(FILE *f, const hdp_accountant_query *x, const hdp_account
     hdp_json_begin(&j, f);
     hdp_json_num(&j, "epsilon", kind == HDP_ACCOUNTANT_RDP ? r->epsilon_rdp : r->epsilon_pld);
     hdp_json_str(&j, "accountant", hdp_accountant_name(kind));
-    hdp_json_num(&j, "epsilon_pld", r->epsilon_pld);
-    hdp_json_num(&j, "epsilon_pld_error", r->epsilon_pld_error);
-    hdp_json_num(&j, "epsilon_rdp", r->epsilon_rdp);
-    hdp_json_num(&j, "epsilon_rdp_classic", r->epsilon_rdp_classic);
-    hdp_json_num(&j, "rdp_order", r->rdp_order);
-    hdp_json_num(&j, "rdp_order_classic", r->rdp_order_classic);
-    hdp_json_num(&j, "noise_multiplier", x->noise_multiplier);
-    hdp_json_num(&j, "sample_rate", x->sample_rate);
-    hdp_json_int(&j, "steps", x->steps);
+    hdp_json_fields(&j, &hdp_accountant_fields, "", r, NULL);
+    hdp_json_fields(&j, &hdp_accountant_query_fields, "", x, NULL);
     if (!isnan(epochs_opt))
         hdp_json_num(&j, "epochs", epochs_opt);
-    hdp_json_num(&j, "delta", x->delta);
     if (!isnan(epsilon_opt))
         hdp_json_num(&j, "target_epsilon", epsilon_opt);
-    hdp_json_num(&j, "pld_interval", x->pld_interval > 0 ? x->pld_interval : 1e-4);
     hdp_json_end(&j);
 }
 

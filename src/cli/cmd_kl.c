@@ -13,7 +13,6 @@
  *          depth (Fig. 2a, 2b) or width (Fig. 2c): cmd_kl_run.c.
  * The Monte Carlo runs are the driver's (hdpsgd/klsweep.h).
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -451,29 +450,14 @@ int cmd_kl(int argc, char **argv)
         return kl_bad("%s", "--figure: kl init draws no figure (kl bound and kl run do)");
     if (which != 2 && args.vs)
         return kl_bad("%s", "--vs belongs to kl run");
-    /* --runs, --seed as overrides after the user's --set (they win; the metadata shows them) */
-    static char sets[2][128];
-    if (runs_opt != CLI_NOT_GIVEN) {
-        if (runs_opt < 2) {
-            fprintf(stderr, "hdpsgd kl: error: --runs %ld: expected an integer >= 2\n", runs_opt);
-            return EXIT_BAD_INPUT;
-        }
-        if (common.nsets == MAX_SETS)
-            return kl_bad("%s", "too many --set options");
-        snprintf(sets[0], sizeof sets[0], "kl.%s=%ld", which == 1 ? "init_runs" : "runs", runs_opt);
-        common.sets[common.nsets++] = sets[0];
-    }
-    if (seed_opt) {
-        char *end;
-        errno = 0;
-        unsigned long long seed = strtoull(seed_opt, &end, 10); /* decimal, as sim.seed */
-        if (!seed_opt[0] || seed_opt[0] == '-' || *end || errno)
-            return kl_bad("--seed '%s': expected an unsigned 64-bit integer", seed_opt);
-        if (common.nsets == MAX_SETS)
-            return kl_bad("%s", "too many --set options");
-        snprintf(sets[1], sizeof sets[1], "sim.seed=%llu", seed);
-        common.sets[common.nsets++] = sets[1];
-    }
+    /* --runs, --seed: keys set after the user's --set (they win; the metadata shows them),
+     * checked by the schema */
+    if (runs_opt != CLI_NOT_GIVEN &&
+        (rc = cli_add_with_long("kl", &common, "--runs", which == 1 ? "kl.init_runs" : "kl.runs",
+                                runs_opt)))
+        return rc;
+    if (seed_opt && (rc = cli_add_with_text("kl", &common, "--seed", "sim.seed", seed_opt)))
+        return rc;
     if ((rc = cli_threads_check("kl", threads_opt)))
         return rc;
     const int threads = threads_opt == CLI_NOT_GIVEN ? 0 : (int)threads_opt;

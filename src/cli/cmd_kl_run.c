@@ -128,11 +128,7 @@ static void epochs_table(FILE *f, const void *ctx)
 /* the KL estimate at the last epoch and its spreads, under the keys PREFIX<name> */
 static void kl_json_stats(hdp_json *j, const hdp_kl_run_result *r, long E, const char *prefix)
 {
-    cli_json_num_at(j, prefix, "kl", r->kl_mc[E]);
-    cli_json_num_at(j, prefix, "kl_stderr", r->kl_mc_se[E]);
-    cli_json_num_at(j, prefix, "kl_stderr_path", r->kl_mc_se_path[E]);
-    cli_json_num_at(j, prefix, "kl_init_sd", r->kl_init_sd[E]);
-    cli_json_num_at(j, prefix, "kl_max", r->kl_mc_max[E]);
+    hdp_json_fields(j, &hdp_kl_epoch_fields, prefix, r, &E);
 }
 
 /* one scheme's keys, <scheme>_<name> */

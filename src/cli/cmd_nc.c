@@ -199,7 +199,6 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
 static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int exact_alone)
 {
     const hdp_nc_spec *s = &pt->spec;
-    const hdp_nc_result *r = &pt->res;
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_int(&j, "K", s->K);
@@ -216,25 +215,11 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int 
     hdp_json_str(&j, "remedy", hdp_nc_remedy_name(s->remedy));
     hdp_json_num(&j, "G", s->G);
     hdp_json_num(&j, "rho", s->rho);
-    hdp_json_num(&j, "rho_total", r->rho_total);
     hdp_json_num(&j, "delta", s->delta);
-    hdp_json_num(&j, "epsilon", r->epsilon);
-    hdp_json_num(&j, "sigma", r->sigma);
-    hdp_json_num(&j, "exact_error", pt->exact);
-    if (!exact_alone) {
-        hdp_json_int(&j, "draws", r->draws);
-        hdp_json_num(&j, "error_mean", r->error_mean);
-        hdp_json_num(&j, "error_stderr", r->error_stderr);
-        hdp_json_num(&j, "error_min", r->error_min);
-        hdp_json_num(&j, "error_max", r->error_max);
-        hdp_json_num(&j, "z_exact", hdp_nc_point_z(pt));
-        hdp_json_num(&j, "clipped_fraction", r->clipped_fraction);
-        hdp_json_num(&j, "max_clipped_norm", r->max_clipped_norm);
-        hdp_json_int(&j, "threads", r->threads);
-        hdp_json_num(&j, "seconds", r->seconds);
-    }
-    hdp_json_num(&j, "offset_norm", pt->offset_norm);
-    hdp_json_num(&j, "pca_alignment", pt->pca_alignment);
+    hdp_json_fields(&j, &hdp_nc_fields, "", pt, NULL);
+    if (!exact_alone)
+        hdp_json_fields(&j, &hdp_nc_draws_fields, "", pt, NULL);
+    hdp_json_fields(&j, &hdp_nc_problem_fields, "", pt, NULL);
     hdp_json_uint(&j, "seed", s->seed);
     cli_json_model(&j, m, "nc");
     hdp_json_end(&j);
@@ -339,10 +324,6 @@ int cmd_nc(int argc, char **argv)
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    if (draws_opt != CLI_NOT_GIVEN && draws_opt < 1) {
-        fprintf(stderr, "hdpsgd nc: error: --draws %ld: expected an integer >= 1\n", draws_opt);
-        return EXIT_BAD_INPUT;
-    }
     if (args.sweep && exact_only) {
         fprintf(stderr, "hdpsgd nc: error: --exact and --sweep exclude each other\n");
         return EXIT_BAD_INPUT;
@@ -351,12 +332,9 @@ int cmd_nc(int argc, char **argv)
         fprintf(stderr, "hdpsgd nc: error: --%s needs --sweep\n", args.ps ? "ps" : "figure");
         return EXIT_BAD_INPUT;
     }
-    char draws_set[64];
-    if (draws_opt != CLI_NOT_GIVEN) {
-        if ((rc = cli_add_set("nc", &common, draws_set, sizeof draws_set, "nc.draws=%ld",
-                              draws_opt)))
-            return rc;
-    }
+    if (draws_opt != CLI_NOT_GIVEN &&
+        (rc = cli_add_with_long("nc", &common, "--draws", "nc.draws", draws_opt)))
+        return rc;
     if ((rc = cli_mc_args_apply("nc", &mc, &common)))
         return rc;
     hdp_model m;

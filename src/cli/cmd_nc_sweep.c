@@ -43,16 +43,18 @@ static int parse_ps(const char *text, long *ps)
     return n;
 }
 
-static void sweep_progress(const hdp_ncsweep *sw, long k, long count, void *user)
+static int sweep_progress(const char *what, long done, long count, double value, void *user)
 {
-    (void)user;
-    const hdp_nc_point *pt = &sw->points[k];
+    (void)what, (void)value;
+    const hdp_ncsweep *sw = user;
+    const hdp_nc_point *pt = &sw->points[done - 1];
     fprintf(stderr, "hdpsgd nc --sweep %s: [%ld/%ld] %-22s p = %-6ld error %.4f +- %.4f",
-            sw->name, k + 1, count, sw->curves[pt->curve].name, pt->spec.p, pt->res.error_mean,
+            sw->name, done, count, sw->curves[pt->curve].name, pt->spec.p, pt->res.error_mean,
             pt->res.error_stderr);
     if (!isnan(pt->exact))
         fprintf(stderr, " (exact %.4f)", pt->exact);
     fprintf(stderr, "  %.2f s\n", pt->res.seconds);
+    return 0;
 }
 
 /* JSON: per curve the flatness statistic and the growth from the first to the last p */
@@ -191,7 +193,7 @@ int nc_sweep(hdp_model *m, const hdp_nc_spec *base, nc_args *a, int threads)
         hdp_ncsweep_free(&sw);
         return EXIT_BAD_INPUT;
     }
-    hdp_status st = hdp_ncsweep_run(&sw, threads, sweep_progress, NULL, &err);
+    hdp_status st = hdp_ncsweep_run(&sw, threads, sweep_progress, &sw, &err);
     if (st == HDP_OK)
         st = sweep_write(m, &sw, base, a, &err);
     double seconds = sw.seconds;

@@ -30,7 +30,8 @@ const char ode_help[] =
     "and sigma2 are the schedule's eta~(t) and sigma~(t)^2. Lines starting with # give the\n"
     "model. The JSON summary has final_risk, risk_before_final_noise, gamma, n, d, rho\n"
     "(null = inf), stable, rhs_evals, steps, solver (dop853 or cvode: [ode] solver),\n"
-    "solve_seconds, upper_finite_until and lower_finite_until (1, or the last t where a\n"
+    "solve_seconds, clip_fit_seconds (the fit of non-Gaussian clipping factors, docs/theory.md\n"
+    "§2.3, once per call), upper_finite_until and lower_finite_until (1, or the last t where a\n"
     "bound whose equation overflows is finite: its CSV cells are empty after it, with a\n"
     "note; the risk is integrated apart from the bounds then and does not depend on them).";
 
@@ -50,41 +51,15 @@ void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
             fprintf(f, "# ; note: the %s bound's equation overflows after t = %.10g: its cells are "
                        "empty from there (the risk does not depend on it)\n",
                     name[b], until[b]);
-    fprintf(f, "t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2\n");
-    for (long i = 0; i < r->points; i++) {
-        char bound[2][32];
-        double v[2] = {r->upper[i], r->lower[i]};
-        for (int b = 0; b < 2; b++) { /* a bound that is not finite: an empty cell */
-            bound[b][0] = '\0';
-            if (isfinite(v[b]))
-                snprintf(bound[b], sizeof bound[b], "%.12g", v[b]);
-        }
-        fprintf(f, "%.10g,%.12g,%s,%s,%.12g,%.12g,%.12g,%.12g\n", r->t[i], r->risk[i], bound[0],
-                bound[1], r->mu[i], r->nu[i], r->eta[i], r->sigma2[i]);
-    }
+    hdp_csv_columns(f, &hdp_ode_fields, r);
 }
 
 void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_num(&j, "final_risk", r->final_risk);
-    hdp_json_num(&j, "risk_before_final_noise", r->risk_before_final_noise);
-    hdp_json_num(&j, "final_noise", r->final_noise);
-    hdp_json_num(&j, "gamma", m->gamma);
-    hdp_json_int(&j, "n", m->n);
-    hdp_json_int(&j, "d", m->d);
-    hdp_json_num(&j, "rho", m->rho); /* null means inf: no private noise */
-    hdp_json_bool(&j, "stable", r->stable);
-    hdp_json_num(&j, "upper_finite_until", r->upper_until); /* < 1: the bound overflows */
-    hdp_json_num(&j, "lower_finite_until", r->lower_until);
-    hdp_json_num(&j, "eta_sup", r->eta_sup);
-    hdp_json_int(&j, "bins", r->bins);
-    hdp_json_int(&j, "rhs_evals", r->rhs_evals);
-    hdp_json_int(&j, "steps", r->steps);
-    hdp_json_str(&j, "solver", r->solver);
-    hdp_json_num(&j, "solve_seconds", r->solve_seconds);
-    hdp_json_num(&j, "binning_seconds", r->binning_seconds); /* bins = auto: trial solves */
+    hdp_json_fields(&j, &hdp_ode_fields, "", r, m);
+    hdp_json_fields(&j, &hdp_model_fields, "", m, NULL);
     cli_json_model(&j, m, "ode");
     hdp_json_str(&j, "version", hdp_version_string());
     hdp_json_end(&j);

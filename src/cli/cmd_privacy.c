@@ -237,21 +237,6 @@ static int precondition(const hdp_model *m, double delta, hdp_nonexpansive *ne, 
     return 0;
 }
 
-static void json_precondition(hdp_json *j, const hdp_nonexpansive *ne, double delta)
-{
-    hdp_json_num(j, "nonexpansive_eta_max", ne->eta_max);
-    hdp_json_num(j, "nonexpansive_threshold", ne->threshold);
-    hdp_json_num(j, "nonexpansive_p_step", ne->p_step);
-    hdp_json_num(j, "nonexpansive_log10_p_step", ne->log10_p_step);
-    hdp_json_num(j, "nonexpansive_expected_violations", ne->expected);
-    hdp_json_num(j, "nonexpansive_expected_violations_lower", ne->expected_lower);
-    hdp_json_bool(j, "nonexpansive_expected_exact", ne->exact);
-    hdp_json_bool(j, "nonexpansive_negligible", !(ne->expected > delta));
-    hdp_json_num(j, "feature_norm", ne->feature_norm);
-    hdp_json_num(j, "feature_clip_fraction", ne->clip_fraction);
-    hdp_json_num(j, "feature_clip_moment", ne->clip_moment);
-}
-
 static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_error *err)
 {
     double rho = m->rho, rho_z = 0.5 * rho * rho;
@@ -299,21 +284,15 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
     if (js->open) {
         hdp_json j;
         hdp_json_begin(&j, js->f);
-        hdp_json_num(&j, "rho", rho);
-        hdp_json_num(&j, "rho_z", rho_z);
-        hdp_json_num(&j, "delta", delta);
-        hdp_json_num(&j, "epsilon_bs", eps_bs);
-        hdp_json_num(&j, "epsilon_cks", eps_cks);
-        hdp_json_num(&j, "rho_accounted", acc);
-        hdp_json_bool(&j, "accountant_equals_rho", acc_ok);
-        json_precondition(&j, &ne, delta);
+        hdp_privacy_summary ps = {rho, rho_z, delta, eps_bs, eps_cks, acc, acc_ok, m->n, ""};
+        snprintf(ps.schedule, sizeof ps.schedule, "%s", hdp_sched_name(m->sched));
+        hdp_json_fields(&j, &hdp_privacy_fields, "", &ps, NULL);
+        hdp_json_fields(&j, &hdp_nonexpansive_fields, "", &ne, &delta);
         if (!isnan(epsilon_opt)) {
             hdp_json_num(&j, "epsilon", epsilon_opt);
             hdp_json_num(&j, "rho_for_target", rho_t);
             hdp_json_num(&j, "rho_z_for_target", rz_t);
         }
-        hdp_json_int(&j, "n", m->n);
-        hdp_json_str(&j, "schedule", hdp_sched_name(m->sched));
         cli_json_model(&j, m, "privacy");
         hdp_json_end(&j);
     }

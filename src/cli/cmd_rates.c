@@ -112,17 +112,26 @@ static void progress(const hdp_design_progress *p, void *user)
             hdp_design_family_name(p->family), p->ode_solves, p->best_risk);
 }
 
-/* one line per family after each gamma */
-static void report(const hdp_rates_progress *p, void *user)
+/* one line per family after each gamma (done gammas of total: the done-th is in the result) */
+typedef struct {
+    const cli_rates *r;
+    int tty;
+} report_ctx;
+
+static int report(const char *what, long done, long total, double value, void *user)
 {
-    int tty = *(const int *)user;
+    (void)what, (void)total, (void)value;
+    const report_ctx *x = user;
+    const hdp_model *m = &x->r->models[done - 1];
+    const hdp_design_set *set = &x->r->res.des[done - 1];
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
-        if (p->set->done[f])
+        if (set->done[f])
             fprintf(stderr,
                     "%shdpsgd rates: gamma = %-10.4g n = %-9ld %-12s final risk %.8g (%ld ODE "
                     "solves)\n",
-                    tty ? "\r" : "", p->model->gamma, p->model->n, hdp_design_family_name(f),
-                    p->set->res[f].final_risk, p->set->res[f].ode_solves);
+                    x->tty ? "\r" : "", m->gamma, m->n, hdp_design_family_name(f),
+                    set->res[f].final_risk, set->res[f].ode_solves);
+    return 0;
 }
 
 /* the theorem's rate model A r1 + B r2 fitted over the whole grid, per wanted family
@@ -157,8 +166,8 @@ static double fitted(const hdp_rates_fit *fit, int f, double gamma, double rho)
 hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
                          const hdp_design_options *opt, int verbose, hdp_error *err)
 {
-    int tty = verbose && isatty(STDERR_FILENO);
-    return hdp_rates_run(r->models, r->count, want, opt, verbose ? report : NULL, &tty, &r->res,
+    report_ctx x = {r, verbose && isatty(STDERR_FILENO)};
+    return hdp_rates_run(r->models, r->count, want, opt, verbose ? report : NULL, &x, &r->res,
                          err);
 }
 
@@ -211,18 +220,9 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
     rates_fits(r, fits);
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
         if (r->res.want[fam]) {
-            const char *key = hdp_design_family_key(fam);
-            const hdp_rates_fit *q = &fits[fam];
             char pre[64];
-            snprintf(pre, sizeof pre, "%s_", key);
-            cli_json_num_at(&j, pre, "fit_A", q->A);
-            cli_json_num_at(&j, pre, "fit_B", q->B);
-            cli_json_num_at(&j, pre, "fit_rel_err", q->rel_err);
-            cli_json_num_at(&j, pre, "fit_rms_rel_err", q->rms_rel_err);
-            cli_json_num_at(&j, pre, "fit_term2_share", q->term2_share);
-            cli_json_num_at(&j, pre, "local_slope", q->local_slope);
-            cli_json_num_at(&j, pre, "lead_slope", q->lead_slope);
-            cli_json_bool_at(&j, pre, "pre_asymptotic", q->pre_asymptotic);
+            snprintf(pre, sizeof pre, "%s_", hdp_design_family_key(fam));
+            hdp_json_fields(&j, &hdp_rates_fit_fields, pre, &fits[fam], NULL);
         }
     hdp_json_num(&j, "decade_lo", r->models[0].gamma);
     hdp_json_num(&j, "decade_hi", r->models[r->res.dec - 1].gamma);

@@ -86,16 +86,18 @@ void cli_rf_sigma_note(const char *cmd, const hdp_rf_dpgd *q)
 }
 
 /* A progress bar on stderr (the library calls back after every run). */
-void cli_rf_progress(void *user, long done, long total)
+int cli_rf_progress(const char *what, long done, long total, double value, void *user)
 {
+    (void)what, (void)value;
     cli_rf_bar *b = user;
     int pct = (int)(100.0 * (double)done / (double)total);
     if (pct == b->shown)
-        return;
+        return 0;
     b->shown = pct;
     fprintf(stderr, "\rhdpsgd %s: %3d%% (%ld/%ld)%s", b->what, pct, done, total,
             done == total ? "\r                                              \r" : "");
     fflush(stderr);
+    return 0;
 }
 
 static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
@@ -182,29 +184,15 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
 }
 
 /* --runs/--threads/--seed: --runs sets rf.runs (not sim.runs), the rest as for sim. */
-int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common, char *runs_buf,
-                      size_t size)
+int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common)
 {
     long runs = a->runs;
     a->runs = CLI_NOT_GIVEN;
     int rc = cli_mc_args_apply(cmd, a, common);
-    if (rc)
-        return rc;
-    if (runs != CLI_NOT_GIVEN) {
-        if (runs < 1) {
-            fprintf(stderr, "hdpsgd %s: error: --runs %ld: the number of runs must be an integer "
-                            ">= 1\n", cmd, runs);
-            return EXIT_BAD_INPUT;
-        }
-        if (common->nsets == MAX_SETS) {
-            fprintf(stderr, "hdpsgd %s: too many --set options\n", cmd);
-            return EXIT_BAD_INPUT;
-        }
-        snprintf(runs_buf, size, "rf.runs=%ld", runs);
-        common->sets[common->nsets++] = runs_buf;
-    }
+    if (!rc && runs != CLI_NOT_GIVEN)
+        rc = cli_add_with_long(cmd, common, "--runs", "rf.runs", runs);
     a->runs = runs;
-    return 0;
+    return rc;
 }
 
 int cmd_rf(int argc, char **argv)
@@ -216,8 +204,7 @@ int cmd_rf(int argc, char **argv)
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    char runs_buf[64];
-    if ((rc = cli_rf_apply_args("rf", &mc, &common, runs_buf, sizeof runs_buf)))
+    if ((rc = cli_rf_apply_args("rf", &mc, &common)))
         return rc;
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))

@@ -85,9 +85,11 @@ const char rf_experiment_help[] =
 
 static const char *const names[] = {"P1", "P2", "P3", "P4"};
 
-static void progress(const hdp_rfexp *xp, int i, void *user)
+static int progress(const char *what, long done, long total, double value, void *user)
 {
-    (void)user;
+    (void)what, (void)total, (void)value;
+    const hdp_rfexp *xp = user;
+    int i = (int)(done - 1);
     const hdp_rfexp_point *pt = &xp->points[i];
     const char *name = names[xp->kind];
     if (pt->zcdp)
@@ -115,6 +117,7 @@ static void progress(const hdp_rfexp *xp, int i, void *user)
                 name, pt->p, i + 1, xp->np, pt->cfg[0].q.T, pt->cfg[xp->nCT - 1].q.T,
                 pt->eta * pt->lambda_max, pt->build_seconds, pt->dpgd_seconds);
     }
+    return 0;
 }
 
 static void meta(FILE *f, const char *name, const char *what, const hdp_model *m,
@@ -306,7 +309,7 @@ static hdp_status run_and_write(const hdp_model *m, int which, long runs, const 
     snprintf(what, sizeof what, "%s%s", which == HDP_RFEXP_P2 || which == HDP_RFEXP_P3 ? "" :
              "rf-experiment ", names[which]);
     bar.what = what;
-    hdp_rf_progress_fn fn = isatty(STDERR_FILENO) ? cli_rf_progress : NULL;
+    hdp_progress_fn fn = isatty(STDERR_FILENO) ? cli_rf_progress : NULL;
     hdp_outset out; /* opened first: an unwritable CSV stops before the computation */
     hdp_outset_init(&out, err);
     FILE *f = hdp_outset_add(&out, csv_path);
@@ -318,7 +321,7 @@ static hdp_status run_and_write(const hdp_model *m, int which, long runs, const 
     hdp_rfexp_select sel = select_opt && !strcmp(select_opt, "test") ? HDP_RFEXP_SELECT_TEST
                                                                       : HDP_RFEXP_SELECT_VALIDATION;
     hdp_status st = hdp_rfexp_run_select(m, (hdp_rfexp_kind)which, full_opt, runs, sel,
-                                         cli_mc_threads(&mc), fn, &bar, progress, NULL, &xp, err);
+                                         cli_mc_threads(&mc), fn, &bar, progress, &xp, &xp, err);
     if (st == HDP_OK) {
         if (which == HDP_RFEXP_P1)
             p1(m, &xp, f, title, tsize);

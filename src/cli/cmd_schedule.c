@@ -143,27 +143,7 @@ static void rerun_command(const cli_common *common, const char *sub, const hdp_d
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *b,
                               const char *use)
 {
-    char desc[1024];
-    schedule_describe(b, desc, sizeof desc);
-    double delta = 1.0 / (double)m->n;
-    double eps = hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta);
-    fprintf(f, "# ; hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
-               "(docs/theory.md §3, §5)\n",
-            hdp_version_string());
-    char cb[40], rb[40];
-    fprintf(f, "# ; model: %s; family %s: %s; clip.c = %s\n", m->source,
-            hdp_design_family_name(b->family), desc, num(b->c, cb, sizeof cb));
-    fprintf(f, "# ; privacy.rho = %s (unchanged: epsilon = %.6g at delta = %.3g, CKS)\n",
-            num(m->rho, rb, sizeof rb), eps, delta);
-    fprintf(f, "# ; ODE final risk: family %.10g, this table (piecewise linear, %ld knots) %.10g\n",
-            b->final_risk, b->table_len, b->table_final_risk);
-    if (use)
-        fprintf(f, "# ; use: %s\n", use);
-    fprintf(f, "# ; the model it was optimised for:\n");
-    hdp_model_write_meta_sections(m, f, cli_model_sections("schedule"));
-    fprintf(f, "# ; t eta\n");
-    for (long i = 0; i < b->table_len; i++)
-        fprintf(f, "%.17g %.17g\n", b->table_t[i], b->table_eta[i]);
+    hdp_design_write_table(f, m, b, use);
 }
 
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
@@ -245,12 +225,16 @@ static hdp_status figure_curves(const hdp_model *m, const hdp_design_result *res
     for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
         if (!done[f])
             continue;
-        hdp_model mm;
-        hdp_status st = hdp_design_model(m, &res[f], 0, &mm, err);
+        hdp_model dm, mm;
+        hdp_status st = hdp_design_model(m, &res[f], 0, &dm, err);
         if (st != HDP_OK)
             return st;
-        mm.points = FIG_POINTS;
-        st = hdp_ode_solve(&mm, &curves[f], err);
+        char points[32];
+        snprintf(points, sizeof points, "%d", FIG_POINTS);
+        st = hdp_model_with(&dm, "ode.points", points, &mm, err);
+        hdp_model_free(&dm);
+        if (st == HDP_OK)
+            st = hdp_ode_solve(&mm, &curves[f], err);
         hdp_model_free(&mm);
         if (st != HDP_OK)
             return st;

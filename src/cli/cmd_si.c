@@ -118,51 +118,19 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, co
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_str(&j, "stage2", hdp_si_stage2_name(pb->spec.stage2));
-    hdp_json_num(&j, "test_risk", r->risk_mean);
-    hdp_json_num(&j, "test_risk_stderr", r->risk_se);
-    hdp_json_num(&j, "ou_expected_risk", pb->ou_risk);
-    hdp_json_num(&j, "gd_expected_risk", pb->gd_risk);
-    hdp_json_num(&j, "zero_risk", pb->zero_risk);
-    hdp_json_num(&j, "alignment_mean", pb->align_mean);
-    hdp_json_num(&j, "alignment_init_mean", pb->align0_mean);
-    hdp_json_num(&j, "random_alignment", sqrt(2.0 / (M_PI * (double)pb->spec.d)));
-    hdp_json_num(&j, "stage1_clipped_fraction", pb->clipped1);
-    hdp_json_int(&j, "stage1_floored_neurons", pb->floored);
-    hdp_json_num(&j, "clipped_fraction", r->clipped);
-    hdp_json_num(&j, "max_z_mean", r->max_z_mean);
-    hdp_json_num(&j, "max_z_var", r->max_z_var);
-    hdp_json_num(&j, "lambda_max", pb->l[pb->spec.p - 1]);
+    hdp_json_fields(&j, &hdp_si_result_fields, "", r, NULL);
+    hdp_json_fields(&j, &hdp_si_problem_fields, "", pb, NULL);
     hdp_json_num(&j, "eta_lambda_max", hp->eta_a * pb->l[pb->spec.p - 1]);
-    hdp_json_num(&j, "lambda", hp->lambda);
-    hdp_json_num(&j, "eta_W", hp->eta_W);
-    hdp_json_num(&j, "eta_a", hp->eta_a);
-    hdp_json_num(&j, "C_a", hp->C_a);
-    hdp_json_int(&j, "T", hp->T);
-    hdp_json_num(&j, "tau", hp->tau);
-    hdp_json_num(&j, "sigma_W", hp->sigma_W);
-    hdp_json_num(&j, "C_W", hp->C_W);
-    hdp_json_num(&j, "sigma_a", hp->sigma_a);
+    hdp_json_fields(&j, &hdp_si_params_fields, "", hp, NULL);
     hdp_json_str(&j, "sigma_a_route", hp->sigma_route_zcdp ? "zcdp" : "notes_formula");
-    hdp_json_num(&j, "s", hp->s);
-    hdp_json_num(&j, "Delta1", hp->Delta1);
-    hdp_json_num(&j, "rho_z1", hp->rho_z1);
-    hdp_json_num(&j, "rho_z2", hp->rho_z2);
-    hdp_json_num(&j, "rho_z", hp->rho_z);
-    hdp_json_num(&j, "epsilon_stage1", hp->eps1);
-    hdp_json_num(&j, "epsilon_stage2", hp->eps2);
-    hdp_json_num(&j, "epsilon_total", hp->eps_total);
-    hdp_json_num(&j, "epsilon_target", hp->epsilon_target);
     hdp_json_str(&j, "epsilon_form", hp->budget_total ? "total" : "stage2");
     hdp_json_num(&j, "stage1_share", hp->budget_total ? pb->spec.stage1_share : NAN);
     hdp_json_num(&j, "rho_z_target", hp->budget_total ? hp->rho_z_target : NAN);
-    hdp_json_num(&j, "delta", hp->delta);
     hdp_json_int(&j, "d", pb->spec.d);
     hdp_json_int(&j, "p", pb->spec.p);
     hdp_json_int(&j, "n", pb->spec.n);
-    hdp_json_int(&j, "runs", r->runs);
     hdp_json_int(&j, "threads", threads);
     hdp_json_uint(&j, "seed", pb->spec.seed);
-    hdp_json_num(&j, "seconds", r->seconds);
     cli_json_model(&j, m, "sim-index");
     hdp_json_end(&j);
 }
@@ -344,17 +312,9 @@ int cmd_si(int argc, char **argv)
         fprintf(stderr, "hdpsgd sim-index: error: --json is for the single run, not --experiment\n");
         return EXIT_BAD_INPUT;
     }
-    char runs_set[64];
-    if (runs_opt != CLI_NOT_GIVEN) {
-        if (runs_opt < 2) {
-            fprintf(stderr, "hdpsgd sim-index: error: --runs %ld: expected an integer >= 2\n",
-                    runs_opt);
-            return EXIT_BAD_INPUT;
-        }
-        if ((rc = cli_add_set("sim-index", &common, runs_set, sizeof runs_set, "si.runs=%ld",
-                              runs_opt)))
-            return rc;
-    }
+    if (runs_opt != CLI_NOT_GIVEN &&
+        (rc = cli_add_with_long("sim-index", &common, "--runs", "si.runs", runs_opt)))
+        return rc;
     if ((rc = cli_mc_args_apply("sim-index", &mc, &common)))
         return rc;
     hdp_model m;

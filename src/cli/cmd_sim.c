@@ -110,22 +110,12 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
             r->final_stderr);
     fprintf(f, "# ; final_jump_mean = %.17g\n# ; final_jump_stderr = %.17g\n", r->final_jump_mean,
             r->final_jump_stderr);
-    fprintf(f, "t,mean,stderr,q10,q50,q90,clipped_fraction\n");
-    for (long i = 0; i < r->points; i++)
-        fprintf(f, "%.10g,%.12g,%.12g,%.12g,%.12g,%.12g,%.12g\n", r->t[i], r->mean[i],
-                r->stderr_[i], r->q10[i], r->q50[i], r->q90[i], r->clipped[i]);
+    hdp_csv_columns(f, &hdp_mc_fields, r);
 }
 
 void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r)
 {
-    double runs_ok = (double)(r->runs - r->diverged_runs);
-    hdp_json_num(j, "nonexpansive_violations", r->nonexpansive_violations);
-    hdp_json_num(j, "nonexpansive_violations_per_run",
-                 runs_ok > 0 ? r->nonexpansive_violations / runs_ok : NAN);
-    hdp_json_num(j, "nonexpansive_violation_fraction",
-                 runs_ok > 0 ? r->nonexpansive_violations / (runs_ok * (double)r->steps) : NAN);
-    hdp_json_num(j, "feature_norm", hdp_feature_norm_bound(m));
-    hdp_json_num(j, "feature_clipped", r->feature_clipped);
+    hdp_json_fields(j, &hdp_mc_rows_fields, "", r, m);
 }
 
 void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_result *r)
@@ -173,23 +163,11 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_str(&j, "command", name);
-    hdp_json_num(&j, "final_risk_mean", r->final_mean);
-    hdp_json_num(&j, "final_risk_stderr", r->final_stderr);
-    hdp_json_num(&j, "final_jump_mean", r->final_jump_mean);
-    hdp_json_num(&j, "final_jump_stderr", r->final_jump_stderr);
-    hdp_json_int(&j, "runs", r->runs);
-    hdp_json_int(&j, "diverged_runs", r->diverged_runs);
-    hdp_json_num(&j, "divergence_threshold", r->threshold);
-    hdp_json_num(&j, "rho_accounted", r->rho_accounted); /* null means inf */
+    hdp_json_fields(&j, &hdp_mc_fields, "", r, m);
     if (!strcmp(name, "sim")) /* docs/theory.md §6.1: the SDE draws no rows */
         cli_json_nonexpansive(&j, m, r);
-    hdp_json_num(&j, "rho", m->rho);
-    hdp_json_int(&j, "steps", r->steps);
-    hdp_json_int(&j, "d", m->d);
-    hdp_json_int(&j, "n", m->n);
-    hdp_json_num(&j, "gamma", m->gamma);
-    hdp_json_num(&j, "seconds", r->seconds);
-    hdp_json_int(&j, "threads", r->threads);
+    hdp_json_fields(&j, &hdp_model_fields, "", m, NULL);
+    hdp_json_fields(&j, &hdp_mc_run_fields, "", r, m);
     hdp_json_uint(&j, "seed", opt->seed);
     cli_json_model(&j, m, "sim");
     hdp_json_str(&j, "version", hdp_version_string());

@@ -145,55 +145,26 @@ static void print_table(const hdp_model *m, const hdp_validate_result *v, long r
                                         "homogenization is a high-dimensional limit)");
 }
 
-static void json_side(hdp_json *j, const char *prefix, const hdp_validate_side *s)
-{
-    cli_json_num_at(j, prefix, "max_abs_dev", s->max_abs_dev);
-    cli_json_num_at(j, prefix, "max_rel_dev", s->max_rel_dev);
-    cli_json_num_at(j, prefix, "max_z", s->max_z);
-    cli_json_num_at(j, prefix, "final_risk", s->final_risk);
-    cli_json_num_at(j, prefix, "final_risk_stderr", s->final_stderr);
-    cli_json_num_at(j, prefix, "clipped_fraction", s->clipped);
-    /* the side's verdict: sim_pass or sde_pass; "pass" is the overall verdict alone */
-    cli_json_bool_at(j, prefix[0] ? prefix : "sim_", "pass", s->pass);
-}
-
 /* ---- --scaling (the driver: hdp_validate_scaling) ---- */
 
-typedef struct {
-    const cli_common *common;
-    long K;
-    int rc; /* the exit status of a model that did not load (its message printed) */
-} scaling_load_ctx;
-
-/* the model of level l: MODEL and --set, then data.d and data.n */
-static hdp_status load_level(void *user, long l, long d, long n, hdp_model *m, hdp_error *err)
+/* the level about to run (the library builds its model: the base with data.d, data.n scaled) */
+static int scaling_progress(const char *what, long done, long total, double value, void *user)
 {
-    scaling_load_ctx *x = user;
-    cli_common c = *x->common;
-    char dset[64], nset[64];
-    snprintf(dset, sizeof dset, "data.d=%ld", d);
-    snprintf(nset, sizeof nset, "data.n=%ld", n);
-    if (c.nsets + 2 > MAX_SETS) {
-        x->rc = EXIT_BAD_INPUT;
-        return hdp_fail(err, HDP_EINPUT, "too many --set options");
-    }
-    c.sets[c.nsets++] = dset;
-    c.sets[c.nsets++] = nset;
-    if ((x->rc = cli_load_model(&c, m)))
-        return hdp_fail(err, HDP_EINPUT, "level %ld: the model did not load", l);
-    fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %ld\n", l + 1, x->K,
-            m->d, m->n);
-    return HDP_OK;
+    (void)what;
+    const hdp_model *base = user;
+    if (done < total)
+        fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %.0f\n", done + 1,
+                total, base->d << (2 * done), value);
+    return 0;
 }
 
-static int run_scaling(const cli_common *common, const hdp_model *base, const hdp_mc_options *opt,
-                       long K, hdp_validate_scaling_result *sc)
+static int run_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
+                       hdp_validate_scaling_result *sc)
 {
-    scaling_load_ctx x = {common, K, 0};
     hdp_error err;
     hdp_error_clear(&err);
-    if (hdp_validate_scaling(base, opt, K, load_level, &x, sc, &err) != HDP_OK)
-        return x.rc ? x.rc : cli_fail("validate", &err);
+    if (hdp_validate_scaling(base, opt, K, scaling_progress, (void *)base, sc, &err) != HDP_OK)
+        return cli_fail("validate", &err);
     const hdp_validate_level *rows = sc->level;
     printf("\nscaling with gamma fixed (Monte Carlo vs ODE; theory: O(log^2 n / sqrt n)):\n");
     printf("  %10s %8s %12s %12s %8s %18s\n", "n", "d", "max |dev|", "max rel dev", "max z",
@@ -217,28 +188,16 @@ static int run_scaling(const cli_common *common, const hdp_model *base, const hd
 }
 
 /* the JSON summary (see `hdpsgd help validate`) */
-static void write_json(FILE *f, const hdp_model *m, const hdp_mc_options *opt,
-                       const hdp_validate_result *v, const hdp_validate_scaling_result *sc)
+static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v, const hdp_validate_scaling_result *sc)
 {
     hdp_json jj, *j = &jj;
     hdp_json_begin(j, f);
-    json_side(j, "", &v->sim_side);
-    if (v->with_sde) json_side(j, "sde_", &v->sde_side);
-    hdp_json_bool(j, "pass", v->pass);
-    hdp_json_num(j, "ode_final_risk", v->ode.final_risk);
-    hdp_json_num(j, "rho", m->rho);
-    hdp_json_num(j, "rho_z", v->rho_z);
-    hdp_json_num(j, "delta", v->delta);
-    hdp_json_num(j, "epsilon_cks", v->epsilon_cks);
-    hdp_json_num(j, "epsilon_bs", v->epsilon_bs);
-    hdp_json_num(j, "rel_tol", m->rel_tol);
-    hdp_json_num(j, "z_tol", m->z_tol);
-    hdp_json_int(j, "runs", opt->runs);
-    hdp_json_int(j, "diverged_runs", v->sim.diverged_runs);
+    hdp_json_fields(j, &hdp_validate_side_fields, "", &v->sim_side, m); /* pass: sim_pass */
+    if (v->with_sde)
+        hdp_json_fields(j, &hdp_validate_side_fields, "sde_", &v->sde_side, m);
+    hdp_json_fields(j, &hdp_validate_fields, "", v, m);
     cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
-    hdp_json_int(j, "d", m->d);
-    hdp_json_int(j, "n", m->n);
-    hdp_json_num(j, "gamma", m->gamma);
+    hdp_json_fields(j, &hdp_model_fields, "", m, NULL);
     if (scaling_opt > 0) {
         hdp_json_num(j, "scaling_slope", sc->slope);
         for (long l = 0; l < scaling_opt; l++) {
@@ -300,8 +259,9 @@ int cmd_validate(int argc, char **argv)
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
-    if (scaling_opt < 0 || scaling_opt > 6) {
-        fprintf(stderr, "hdpsgd validate: error: --scaling %ld: expected 1 to 6 levels\n", scaling_opt);
+    if (scaling_opt < 0 || scaling_opt > HDP_VALIDATE_MAX_LEVELS) { /* before the runs */
+        fprintf(stderr, "hdpsgd validate: error: --scaling %ld: expected 1 to %d levels\n",
+                scaling_opt, HDP_VALIDATE_MAX_LEVELS);
         hdp_model_free(&m);
         return EXIT_BAD_INPUT;
     }
@@ -325,7 +285,7 @@ int cmd_validate(int argc, char **argv)
     hdp_validate_scaling_result sc;
     memset(&sc, 0, sizeof sc);
     sc.slope = NAN;
-    if (scaling_opt > 0 && (rc = run_scaling(&common, &m, &opt, scaling_opt, &sc))) {
+    if (scaling_opt > 0 && (rc = run_scaling(&m, &opt, scaling_opt, &sc))) {
         hdp_validate_free(&v);
         hdp_model_free(&m);
         return rc;
@@ -356,7 +316,7 @@ int cmd_validate(int argc, char **argv)
             cli_write_mc_csv(f, "sde", &m, &opt, &v.sde);
     }
     if ((f = hdp_outset_add(&out, json_path)))
-        write_json(f, &m, &opt, &v, &sc);
+        write_json(f, &m, &v, &sc);
     if (st == HDP_OK && figure_path)
         draw_figure(&out, &m, &v, opt.runs, ode_csv, sim_csv, sde_csv);
     if (st == HDP_OK)

@@ -247,8 +247,24 @@ int cli_load_model(const cli_common *common, hdp_model *m)
         st = hdp_model_set(m, common->sets[i], &err);
     if (st == HDP_OK)
         st = hdp_model_finalize(m, &err);
+    const cli_with *w = NULL;
+    for (int i = 0; st == HDP_OK && i < common->nwiths; i++) {
+        hdp_model next;
+        w = &common->withs[i];
+        st = hdp_model_with(m, w->key, w->text ? w->text : w->num, &next, &err);
+        hdp_model_free(m);
+        *m = next; /* moved (empty on failure) */
+    }
     if (st != HDP_OK) {
-        fprintf(stderr, "hdpsgd: error: %s\n", err.msg);
+        /* an option's key: "--runs 0: [sim] runs = 0 is out of range ..." */
+        const char *msg = err.msg;
+        if (w && !strncmp(msg, "--set: ", 7))
+            msg += 7;
+        if (w)
+            fprintf(stderr, "hdpsgd: error: %s %s: %s\n", w->opt, w->text ? w->text : w->shown,
+                    msg);
+        else
+            fprintf(stderr, "hdpsgd: error: %s\n", msg);
         hdp_model_free(m);
         return st == HDP_EINPUT ? EXIT_BAD_INPUT : EXIT_NUMERIC;
     }
@@ -280,57 +296,63 @@ void cli_mc_args_reset(cli_mc_args *a)
     a->step = NAN;
 }
 
-int cli_add_set(const char *cmd, cli_common *common, char *buf, size_t size, const char *fmt, ...)
+/* The next free cli_with of common, its option and key set; NULL after the message. */
+static cli_with *add_with(const char *cmd, cli_common *common, const char *opt, const char *key)
 {
-    if (common->nsets == MAX_SETS) {
-        fprintf(stderr, "hdpsgd %s: too many --set options (at most %d)\n", cmd, MAX_SETS - 3);
-        return EXIT_BAD_INPUT;
+    if (common->nwiths == MAX_WITHS) {
+        fprintf(stderr, "hdpsgd %s: error: %s: too many options that set model keys\n", cmd, opt);
+        return NULL;
     }
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= size) { /* never cut: the values put here are short */
-        fprintf(stderr, "hdpsgd %s: error: the override '%s...' is too long (%d bytes, at most "
-                        "%zu)\n", cmd, buf, n, size - 1);
+    cli_with *w = &common->withs[common->nwiths++];
+    memset(w, 0, sizeof *w);
+    w->opt = opt;
+    w->key = key;
+    return w;
+}
+
+int cli_add_with_text(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      const char *text)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
         return EXIT_BAD_INPUT;
-    }
-    common->sets[common->nsets++] = buf;
+    w->text = text;
+    return 0;
+}
+
+int cli_add_with_long(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      long v)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
+        return EXIT_BAD_INPUT;
+    snprintf(w->num, sizeof w->num, "%ld", v);
+    snprintf(w->shown, sizeof w->shown, "%ld", v);
+    return 0;
+}
+
+int cli_add_with_double(const char *cmd, cli_common *common, const char *opt, const char *key,
+                        double v)
+{
+    cli_with *w = add_with(cmd, common, opt, key);
+    if (!w)
+        return EXIT_BAD_INPUT;
+    snprintf(w->num, sizeof w->num, "%.17g", v); /* at most 24 characters */
+    snprintf(w->shown, sizeof w->shown, "%g", v);
     return 0;
 }
 
 int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
 {
-    if (a->runs != CLI_NOT_GIVEN && a->runs < 1) {
-        fprintf(stderr, "hdpsgd %s: error: --runs %ld: the number of runs must be an integer >= 1\n",
-                cmd, a->runs);
-        return EXIT_BAD_INPUT;
-    }
     int rc = cli_threads_check(cmd, a->threads);
     if (rc)
         return rc;
-    unsigned long long seed = 0;
-    if (a->seed) {
-        char *end;
-        errno = 0;
-        seed = strtoull(a->seed, &end, 10); /* decimal, as sim.seed: "010" is ten */
-        if (!a->seed[0] || a->seed[0] == '-' || *end || errno) {
-            fprintf(stderr, "hdpsgd %s: error: --seed '%s': expected an unsigned 64-bit integer\n",
-                    cmd, a->seed);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (!isnan(a->step) && !(a->step >= 0 && a->step <= 1)) {
-        fprintf(stderr, "hdpsgd %s: error: --step %g: expected a number in [0, 1] (0 = 1/n)\n", cmd,
-                a->step);
-        return EXIT_BAD_INPUT;
-    }
     if (a->runs != CLI_NOT_GIVEN)
-        rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "sim.runs=%ld", a->runs);
+        rc = cli_add_with_long(cmd, common, "--runs", "sim.runs", a->runs);
     if (!rc && a->seed)
-        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "sim.seed=%llu", seed);
+        rc = cli_add_with_text(cmd, common, "--seed", "sim.seed", a->seed);
     if (!rc && !isnan(a->step))
-        rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "sde.step=%.17g", a->step);
+        rc = cli_add_with_double(cmd, common, "--step", "sde.step", a->step);
     return rc;
 }
 
@@ -342,26 +364,13 @@ void cli_ode_args_reset(cli_ode_args *a)
 
 int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
 {
-    if (a->max_steps != CLI_NOT_GIVEN && a->max_steps < 1) {
-        fprintf(stderr, "hdpsgd %s: error: --max-steps %ld: expected an integer >= 1\n", cmd,
-                a->max_steps);
-        return EXIT_BAD_INPUT;
-    }
-    if (!isnan(a->rtol) && !(a->rtol > 0 && a->rtol < 1)) {
-        fprintf(stderr, "hdpsgd %s: error: --rtol %g: expected a number in (0, 1)\n", cmd, a->rtol);
-        return EXIT_BAD_INPUT;
-    }
-    if (!isnan(a->atol) && !(a->atol > 0)) {
-        fprintf(stderr, "hdpsgd %s: error: --atol %g: expected a number > 0\n", cmd, a->atol);
-        return EXIT_BAD_INPUT;
-    }
     int rc = 0;
     if (a->max_steps != CLI_NOT_GIVEN)
-        rc = cli_add_set(cmd, common, a->buf[0], sizeof a->buf[0], "ode.max_steps=%ld", a->max_steps);
+        rc = cli_add_with_long(cmd, common, "--max-steps", "ode.max_steps", a->max_steps);
     if (!rc && !isnan(a->rtol))
-        rc = cli_add_set(cmd, common, a->buf[1], sizeof a->buf[1], "ode.rtol=%.17g", a->rtol);
+        rc = cli_add_with_double(cmd, common, "--rtol", "ode.rtol", a->rtol);
     if (!rc && !isnan(a->atol))
-        rc = cli_add_set(cmd, common, a->buf[2], sizeof a->buf[2], "ode.atol=%.17g", a->atol);
+        rc = cli_add_with_double(cmd, common, "--atol", "ode.atol", a->atol);
     return rc;
 }
 
@@ -393,9 +402,8 @@ int cli_mc_threads(const cli_mc_args *a)
 
 #define BAR_WIDTH 40
 
-static void progress_bar(const char *method, long done, long total, void *user)
+static void progress_bar(const char *method, long done, long total, int *shown)
 {
-    int *shown = user;
     int pct = (int)((100.0 * (double)done) / (double)total);
     if (pct != *shown) {
         *shown = pct;
@@ -411,12 +419,38 @@ static void progress_bar(const char *method, long done, long total, void *user)
     fflush(stderr);
 }
 
+static struct {
+    int bar;   /* a bar of the runs (stderr is a terminal) */
+    int steps; /* lines of the steps within the runs (a long job, announced) */
+    int shown; /* the bar's percentage shown, -1: none */
+} mc_shown = {0, 0, -1};
+
+static void steps_line(const char *method, double done, double total);
+
+/* the Monte Carlo's one progress callback: its runs ("sim", "sde") on the bar, the steps
+ * within them ("sim steps", "sde steps") on the steps line, each when the program wants it */
+static int mc_report(const char *what, long done, long total, double value, void *user)
+{
+    (void)value, (void)user;
+    size_t len = strlen(what);
+    if (len > 6 && !strcmp(what + len - 6, " steps")) {
+        if (mc_shown.steps) {
+            char method[32];
+            snprintf(method, sizeof method, "%.*s", (int)(len - 6), what);
+            steps_line(method, (double)done, (double)total);
+        }
+    } else if (mc_shown.bar) {
+        progress_bar(what, done, total, &mc_shown.shown);
+    }
+    return 0;
+}
+
 void cli_mc_progress_on_tty(hdp_mc_options *opt)
 {
-    static int shown = -1;
     if (isatty(STDERR_FILENO)) {
-        opt->progress = progress_bar;
-        opt->progress_user = &shown;
+        mc_shown.bar = 1;
+        opt->progress = mc_report;
+        opt->progress_user = NULL;
     }
 }
 
@@ -455,9 +489,8 @@ static double wall_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void steps_line(const char *method, double done, double total, void *user)
+static void steps_line(const char *method, double done, double total)
 {
-    (void)user;
     double now = wall_seconds(), elapsed = now - steps_state.t0;
     if (!steps_state.tty && now - steps_state.last < 600)
         return;
@@ -497,7 +530,9 @@ void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, i
             cmd, work, opt->runs, steps, m->d, sides > 1 ? ", sim and sde" : "", t, threads,
             threads > 1 ? "s" : "", NS_PER_UPDATE,
             steps_state.tty ? "below" : "every 10 minutes");
-    opt->step_progress = steps_line;
+    mc_shown.steps = 1;
+    opt->progress = mc_report;
+    opt->progress_user = NULL;
 }
 
 hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const char *name1,
@@ -550,7 +585,6 @@ void cli_rates_free(cli_rates *r)
     for (long i = 0; i < r->loaded; i++)
         hdp_model_free(&r->models[i]);
     free(r->models);
-    free(r->gset);
     memset(r, 0, sizeof *r);
 }
 
@@ -558,29 +592,30 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
                    cli_rates *r)
 {
     memset(r, 0, sizeof *r);
-    if (common->nsets + 1 > MAX_SETS) {
-        fprintf(stderr, "hdpsgd %s: error: too many --set options\n", cmd);
-        return EXIT_BAD_INPUT;
-    }
+    /* the model of the file and --set, then the library makes one per gamma (data.gamma) */
+    hdp_model base;
+    int rc = cli_load_model(common, &base);
+    if (rc)
+        return rc;
     r->count = count;
     r->models = calloc((size_t)count, sizeof *r->models);
-    r->gset = calloc((size_t)count, sizeof *r->gset);
-    if (!r->models || !r->gset) {
+    if (!r->models) {
+        hdp_model_free(&base);
         cli_rates_free(r);
         fprintf(stderr, "hdpsgd %s: error: out of memory\n", cmd);
         return EXIT_NUMERIC;
     }
-    int rc = 0;
-    for (long i = 0; i < count && !rc; i++) {
-        cli_common c = *common;
-        snprintf(r->gset[i], sizeof r->gset[i], "data.gamma=%.17g", hdp_rates_gamma(lo, hi, count, i));
-        c.sets[c.nsets++] = r->gset[i];
-        if (!(rc = cli_load_model(&c, &r->models[i])))
-            r->loaded++;
-    }
-    if (rc)
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_status st = hdp_rates_models(&base, lo, hi, count, r->models, &err);
+    hdp_model_free(&base);
+    if (st != HDP_OK) {
+        fprintf(stderr, "hdpsgd: error: %s\n", err.msg);
         cli_rates_free(r);
-    return rc;
+        return st == HDP_EINPUT ? EXIT_BAD_INPUT : EXIT_NUMERIC;
+    }
+    r->loaded = count;
+    return 0;
 }
 
 const char *const *cli_model_sections(const char *command)
@@ -605,18 +640,4 @@ void cli_json_model(hdp_json *j, const hdp_model *m, const char *command)
 {
     hdp_json_str(j, "model_file", m->source);
     hdp_json_model(j, "model", m, cli_model_sections(command));
-}
-
-void cli_json_num_at(hdp_json *j, const char *prefix, const char *name, double v)
-{
-    char k[128];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_num(j, k, v);
-}
-
-void cli_json_bool_at(hdp_json *j, const char *prefix, const char *name, int v)
-{
-    char k[128];
-    snprintf(k, sizeof k, "%s%s", prefix, name);
-    hdp_json_bool(j, k, v);
 }

@@ -4,10 +4,12 @@
  * command list and each command's help.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "hdpsgd/rng.h"
+#include "hdpsgd/sim.h"
 #include "hdpsgd/version.h"
 
 int cmd_ode(int argc, char **argv);
@@ -199,6 +201,29 @@ static void print_commands(FILE *f)
                "Options: -V, --version; -h, --help; --man (the man page); --completion bash.\n");
 }
 
+/* The library reads no environment variable (issue 30): the program's policy, taken from
+ * its environment here, before any command runs. HDPSGD_SIMD chooses the Gaussian kernel (a
+ * bad or unavailable one is ignored with a warning: the numbers are the same for all);
+ * OMP_STACKSIZE (or GOMP_STACKSIZE) is the stack libgomp gives its threads, which the library
+ * probes with; a placement chosen by the user (OMP_PROC_BIND, OMP_PLACES) or MPI forbids the
+ * Monte Carlo's pinning of threads (hdpsgd/sim.h). */
+static void apply_environment(void)
+{
+    const char *env = getenv("HDPSGD_SIMD");
+    hdp_simd k;
+    if (env && !hdp_simd_parse(env, &k))
+        fprintf(stderr, "hdpsgd: warning: HDPSGD_SIMD=%s is not one of auto, generic, avx2, "
+                        "avx512: ignored, the widest kernel the CPU has is used\n", env);
+    else if (env && !hdp_normals_use(k))
+        fprintf(stderr, "hdpsgd: warning: HDPSGD_SIMD=%s names a kernel this CPU lacks: ignored, "
+                        "the widest kernel the CPU has is used (the numbers are the same)\n", env);
+    const char *stack = getenv("OMP_STACKSIZE");
+    hdp_set_thread_stack_size(hdp_stack_size_parse(stack ? stack : getenv("GOMP_STACKSIZE")));
+    hdp_set_thread_pinning(!getenv("OMP_PROC_BIND") && !getenv("OMP_PLACES") &&
+                           !getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") &&
+                           !getenv("PMI_SIZE"));
+}
+
 int main(int argc, char **argv)
 {
     cli_stderr_visible();
@@ -235,9 +260,7 @@ int main(int argc, char **argv)
         print_commands(stderr);
         return 2;
     }
-    const char *simd = hdp_normals_env_problem();
-    if (simd)
-        fprintf(stderr, "hdpsgd: warning: HDPSGD_SIMD=%s %s\n", getenv("HDPSGD_SIMD"), simd);
+    apply_environment();
     cli_install_signal_handlers(); /* an interrupted command leaves no partial output */
     int rc = c->run(argc - 1, argv + 1);
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -21,11 +21,10 @@ typedef struct {
     const char *what;
     int shown;
 } cli_rf_bar;
-void cli_rf_progress(void *user, long done, long total);
+int cli_rf_progress(const char *what, long done, long total, double value, void *user);
 
-/* --runs sets rf.runs (not sim.runs); --threads and --seed as for sim. runs_buf holds the
- * added --set text. Returns 0 or EXIT_BAD_INPUT after a message. */
-int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common, char *runs_buf,
-                      size_t size);
+/* --runs sets rf.runs (not sim.runs, through cli_add_with: the schema checks it); --threads
+ * and --seed as for sim. Returns 0 or EXIT_BAD_INPUT after a message. */
+int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common);
 
 #endif

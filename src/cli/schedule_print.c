@@ -9,24 +9,6 @@
 #include "schedule_print.h"
 #include "hdpsgd/privacy.h"
 
-void schedule_describe(const hdp_design_result *r, char *buf, size_t size)
-{
-    switch (r->family) {
-    case HDP_FAMILY_OUTPUT: snprintf(buf, size, "eta0 = %.6g", r->eta0); break;
-    case HDP_FAMILY_LINEAR_NOISE: snprintf(buf, size, "eta0 = %.6g", r->eta0); break;
-    case HDP_FAMILY_OPTIMAL:
-        snprintf(buf, size, "c1 = %.6g, a = %.6g (c2 = %.6g, c3 = %.6g)", r->c1, r->a, r->c2, r->c3);
-        break;
-    case HDP_FAMILY_PL: {
-        size_t used = (size_t)snprintf(buf, size, "eta at knots:");
-        for (int i = 0; i < r->knots && used < size; i++)
-            used += (size_t)snprintf(buf + used, size - used, " %.4g", r->knot_eta[i]);
-        break;
-    }
-    default: buf[0] = '\0';
-    }
-}
-
 void schedule_print_comparison(const hdp_model *m, const hdp_design_set *d,
                                const hdp_design_options *opt, double eps, int tune_clip)
 {
@@ -45,7 +27,7 @@ void schedule_print_comparison(const hdp_model *m, const hdp_design_set *d,
         if (!done[f])
             continue;
         char desc[1024], cbuf[32] = "";
-        schedule_describe(&res[f], desc, sizeof desc);
+        hdp_design_describe(&res[f], desc, sizeof desc);
         if (tune_clip)
             snprintf(cbuf, sizeof cbuf, "%.4g", res[f].c);
         printf("  %-13s %14.8g %9.4g %10ld %8s  %s%s\n", hdp_design_family_name(f),

@@ -12,7 +12,6 @@
 #include "hdpsgd/design.h"
 
 /* The optimised parameters of r in words ("eta0 = ...", "eta at knots: ..."). */
-void schedule_describe(const hdp_design_result *r, char *buf, size_t size);
 
 /* The table of the optimised families, the ODE solves and the best (eps: the model's
  * epsilon at delta = 1/n, CKS; tune_clip: --tune-clip). */

@@ -183,6 +183,35 @@ void hdp_model_format_where(char *buf, size_t size, const char *where, int line)
         snprintf(buf, size, "%s", where);
 }
 
+const char *hdp_model_origin_where(const hdp_model *m, int i)
+{
+    int f = m->origin[i].file;
+    return f <= 0 ? "" : f == 1 ? "--set" : m->origin_files[f - 2];
+}
+
+hdp_status hdp_model_origin_set(hdp_model *m, int i, const char *where, int line,
+                                hdp_error *err)
+{
+    int f = 0;
+    if (!where[0])
+        f = 0;
+    else if (!strcmp(where, "--set"))
+        f = 1;
+    else {
+        for (int k = 0; k < HDP_MODEL_MAX_FILES && !f; k++)
+            if (!m->origin_files[k][0] || !strcmp(m->origin_files[k], where))
+                f = k + 2;
+        if (!f)
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: a model takes its keys from at most %d files (and --set): "
+                            "this is one more", where, HDP_MODEL_MAX_FILES);
+        snprintf(m->origin_files[f - 2], sizeof m->origin_files[0], "%s", where);
+    }
+    m->origin[i].file = f;
+    m->origin[i].line = line;
+    return HDP_OK;
+}
+
 void hdp_model_init(hdp_model *m)
 {
     if (!m)
@@ -194,8 +223,6 @@ void hdp_model_init(hdp_model *m)
         hdp_error_clear(&err);
         hdp_schema_parse_value(m, &r, r.key->def, "(default)", "(default)", 0, &err);
     }
-    for (int i = 0; i < HDP_MODEL_MAX_KEYS; i++)
-        m->origin[i].where[0] = '\0';
     m->n_given_last = 0;
     snprintf(m->source, sizeof m->source, "(built-in default)");
 }

@@ -29,8 +29,8 @@ hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const c
     hdp_schema_ref ref;
     char loc[HDP_PATH_MAX + 32];
     const hdp_origin *o = hdp_schema_find(section, key, &ref) ? &m->origin[ref.index] : NULL;
-    if (o && o->where[0])
-        hdp_model_format_where(loc, sizeof loc, o->where, o->line);
+    if (o && o->file)
+        hdp_model_format_where(loc, sizeof loc, hdp_model_origin_where(m, ref.index), o->line);
     else
         snprintf(loc, sizeof loc, "%s (default value)", m->source);
     char what[512];
@@ -44,7 +44,7 @@ hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const c
 int hdp_model_given(const hdp_model *m, const char *section, const char *key)
 {
     hdp_schema_ref ref;
-    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].where[0] != '\0';
+    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].file != 0;
 }
 
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key)
@@ -271,7 +271,7 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
 static int key_overridden(const hdp_model *m, const char *section, const char *key)
 {
     hdp_schema_ref ref;
-    return hdp_schema_find(section, key, &ref) && strcmp(m->origin[ref.index].where, "--set") == 0;
+    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].file == 1;
 }
 
 /* The privacy budget: exactly one of rho, rho_zcdp, epsilon (with delta) given (none: the
@@ -291,7 +291,7 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
     for (int i = 0; i < 3; i++) {
         hdp_schema_ref ref;
         if (overrides && given[i] && !over[i] && hdp_schema_find("privacy", forms[i], &ref)) {
-            m->origin[ref.index].where[0] = '\0'; /* replaced by the override */
+            m->origin[ref.index].file = 0; /* replaced by the override */
             m->origin[ref.index].line = 0;
             given[i] = 0;
         }
@@ -306,7 +306,7 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
         hdp_schema_ref ref;
         char loc[HDP_PATH_MAX + 32] = "";
         if (hdp_schema_find("privacy", forms[first], &ref))
-            hdp_model_format_where(loc, sizeof loc, m->origin[ref.index].where,
+            hdp_model_format_where(loc, sizeof loc, hdp_model_origin_where(m, ref.index),
                                    m->origin[ref.index].line);
         return hdp_model_range_fail(m, "privacy", forms[second], err,
                                     "the privacy budget is given twice, as [privacy] %s (%s) and as "
@@ -353,9 +353,29 @@ static hdp_status check_sizes(const hdp_model *m, hdp_error *err)
 
 hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
 {
+    return hdp_model_finalize_keep(m, 0, err);
+}
+
+void hdp_model_budget_replaced(hdp_model *m, const char *key)
+{
+    static const char *const forms[] = {"rho", "rho_zcdp", "epsilon"};
+    int is_form = 0;
+    for (int i = 0; i < 3; i++)
+        is_form |= !strcmp(key, forms[i]);
+    hdp_schema_ref ref;
+    for (int i = 0; is_form && i < 3; i++)
+        if (strcmp(key, forms[i]) && hdp_schema_find("privacy", forms[i], &ref)) {
+            m->origin[ref.index].file = 0;
+            m->origin[ref.index].line = 0;
+        }
+}
+
+hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err)
+{
     HDP_REQUIRE(err, m);
     hdp_status st;
-    if (m->spectrum == HDP_SPECTRUM_FILE && (st = load_spectrum_file(m, err)) != HDP_OK)
+    if (m->spectrum == HDP_SPECTRUM_FILE && !(keep_tables && m->file_lambda) &&
+        (st = load_spectrum_file(m, err)) != HDP_OK)
         return st;
     /* n and gamma: the later of the two wins; n = round(d / gamma) */
     if (m->n_given_last && m->n >= 1) {
@@ -396,7 +416,8 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
                                         "the optimal schedule needs a = gamma*max(c2, c3/rho) > 0 "
                                         "(with rho = inf, c2 > 0)");
     }
-    if (m->sched == HDP_SCHED_TABLE && (st = load_schedule_table(m, err)) != HDP_OK)
+    if (m->sched == HDP_SCHED_TABLE && !(keep_tables && m->table_t) &&
+        (st = load_schedule_table(m, err)) != HDP_OK)
         return st;
     if (m->spectrum == HDP_SPECTRUM_TWOLEVEL) {
         long k = (long)nearbyint(m->twolevel_fraction * (double)m->d);
@@ -423,29 +444,27 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
 {
     HDP_REQUIRE(err, m);
     const char *why = NULL;
+    char range[300];
     if (!m->finalized)
         why = "it was not finalized after its last change: call hdp_model_finalize";
-    else if (m->d < 1 || m->d > 100000000L || m->n < 1 || m->n > 1000000000000L)
-        why = "d or n is out of range (d in [1, 1e8], n in [1, 1e12])";
+    else if (m->n < 1)
+        why = "data.n is below 1";
     else if (!(isfinite(m->gamma) && m->gamma > 0) ||
              fabs(m->gamma - (double)m->d / (double)m->n) > 1e-12 * m->gamma)
         why = "gamma is not d/n";
-    else if (m->points < 2 || m->points > 1000000L)
-        why = "ode.points is out of range [2, 1e6]";
-    else if (!(m->rtol > 0 && m->rtol < 1) || !(m->atol > 0 && isfinite(m->atol)) ||
-             m->max_steps < 1 || m->bins < HDP_BINS_AUTO)
-        why = "an [ode] setting is out of range (0 < rtol < 1, atol > 0, max_steps >= 1, bins >= 0 or auto)";
-    else if (m->runs < 1)
-        why = "sim.runs is below 1";
-    else if (!(m->c > 0) || !(m->rho > 0) || isnan(m->c) || isnan(m->rho))
-        why = "clip.c and privacy.rho must be > 0";
-    else if (!(m->feature_norm >= 0 && m->feature_norm <= 1e50) &&
-             m->feature_norm != HDP_AUTO_DOUBLE)
-        why = "clip.feature_norm is out of range (0 = off, B in (0, 1e50], or auto)";
     else if (m->spectrum == HDP_SPECTRUM_FILE && (!m->file_lambda || m->file_len != m->d))
         why = "its spectrum file is not loaded (finalize loads it)";
     else if (m->sched == HDP_SCHED_TABLE && (!m->table_t || !m->table_eta || m->table_len < 2))
         why = "its schedule table is not loaded (finalize loads it)";
+    /* every number key in its schema range (a field written after finalize) */
+    hdp_schema_ref r;
+    for (int i = 0; !why && hdp_schema_key_at(i, &r); i++) {
+        char what[256];
+        if (hdp_schema_value_out_of_range(m, &r, what, sizeof what)) {
+            snprintf(range, sizeof range, "%s.%s", r.section->name, what);
+            why = range;
+        }
+    }
     if (why)
         return hdp_fail(err, HDP_EINPUT, "model %s: %s", m->source[0] ? m->source : "(zeroed)",
                         why);

@@ -33,4 +33,20 @@ hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const c
  * without the argument checks). */
 int hdp_model_given(const hdp_model *m, const char *section, const char *key);
 
+/* Where the key of schema index i was set: "" (the default), "--set" or a file name. */
+const char *hdp_model_origin_where(const hdp_model *m, int i);
+
+/* Record that the key of schema index i was set at where:line ("" = back to the default);
+ * HDP_EINPUT when where would be a file beyond HDP_MODEL_MAX_FILES (model.c). */
+hdp_status hdp_model_origin_set(hdp_model *m, int i, const char *where, int line,
+                                hdp_error *err);
+
+/* hdp_model_finalize; keep_tables: a spectrum file and schedule table already loaded are
+ * kept, not read again (hdp_model_with, for a key they do not depend on). */
+hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err);
+
+/* When key is a form of the privacy budget (rho, rho_zcdp, epsilon): the other forms count
+ * as not given, so that finalize derives them from this one (model_finalize.c). */
+void hdp_model_budget_replaced(hdp_model *m, const char *key);
+
 #endif

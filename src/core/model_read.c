@@ -71,11 +71,11 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
     HDP_REQUIRE(err, value);
     if (!where)
         where = "";
-    if (strlen(where) >= sizeof m->origin[0].where)
+    if (strlen(where) >= sizeof m->origin_files[0])
         return hdp_fail(err, HDP_EINPUT,
                         "%s: the name of where [%s] %s was given is %zu bytes long: at most %zu "
                         "are accepted", where, section, key, strlen(where),
-                        sizeof m->origin[0].where - 1);
+                        sizeof m->origin_files[0] - 1);
     char loc[HDP_PATH_MAX + 32];
     hdp_model_format_where(loc, sizeof loc, where, line);
     hdp_schema_ref ref, s;
@@ -102,15 +102,15 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
                         key, section, hint, keys);
     }
     hdp_origin *o = &m->origin[ref.index];
-    if (line > 0 && o->line > 0 && !strcmp(o->where, where))
+    if (line > 0 && o->line > 0 && !strcmp(hdp_model_origin_where(m, ref.index), where))
         return hdp_fail(err, HDP_EINPUT, "%s: duplicate key [%s] %s (first set on line %d)", loc,
                         section, key, o->line);
     m->finalized = 0; /* changed: finalize again before solving */
     hdp_status st = hdp_schema_parse_value(m, &ref, value, loc, where, line, err);
     if (st != HDP_OK)
         return st;
-    snprintf(o->where, sizeof o->where, "%s", where);
-    o->line = line;
+    if ((st = hdp_model_origin_set(m, ref.index, where, line, err)) != HDP_OK)
+        return st;
     if (!strcmp(section, "data") && !strcmp(key, "n"))
         m->n_given_last = 1;
     if (!strcmp(section, "data") && !strcmp(key, "gamma"))

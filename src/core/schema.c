@@ -209,6 +209,46 @@ static int in_range(const hdp_schema_key *k, double v)
     return 1;
 }
 
+static int out_of_range(const hdp_schema_key *k, double v, char *why, size_t size)
+{
+    if (in_range(k, v) && (k->type == HDP_KEY_DOUBLE || v == floor(v)))
+        return 0;
+    char range[160];
+    hdp_schema_describe_range(k, range, sizeof range);
+    snprintf(why, size, "%s = %.17g is out of range: expected %s", k->key, v, range);
+    return 1;
+}
+
+int hdp_schema_out_of_range(const char *section, const char *key, double v, char *why,
+                            size_t size)
+{
+    hdp_schema_ref ref;
+    if (!hdp_schema_find(section, key, &ref) ||
+        (ref.key->type != HDP_KEY_LONG && ref.key->type != HDP_KEY_DOUBLE)) {
+        snprintf(why, size, "[%s] %s is not a number key of the schema", section, key);
+        return 1;
+    }
+    return out_of_range(ref.key, v, why, size);
+}
+
+int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref, char *why,
+                                  size_t size)
+{
+    const hdp_schema_key *k = ref->key;
+    const void *val = hdp_schema_value_const(m, ref);
+    double v;
+    if (k->type == HDP_KEY_LONG)
+        v = (double)*(const long *)val;
+    else if (k->type == HDP_KEY_DOUBLE)
+        v = *(const double *)val; /* cppcheck-suppress invalidPointerCast */
+    else
+        return 0;
+    if ((k->flags & HDP_R_AUTO) && v == (k->type == HDP_KEY_LONG ? (double)HDP_BINS_AUTO
+                                                                 : HDP_AUTO_DOUBLE))
+        return 0;
+    return out_of_range(k, v, why, size);
+}
+
 /* A decimal number at the start of s (after blanks): [+-] digits [. digits] [e [+-] digits],
  * at least one digit before the exponent. Hexadecimal floats ("0x14"), "nan" and "inf"
  * are not decimal numbers (the caller handles the words inf/infinity where they are

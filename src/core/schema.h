@@ -121,6 +121,20 @@ const char *hdp_schema_suggest_section(const char *section);
 /* The accepted values of a key, as messages say them ("an integer >= 1 and <= 1e+06"). */
 void hdp_schema_describe_range(const hdp_schema_key *k, char *buf, size_t size);
 
+/* The schema's range check of number key section.key for a value that did not come from
+ * text (a family's spec built in code, whose keys the model files also set): 0 when v is in
+ * the key's range, else 1 with why = "K = 1 is out of range: expected an integer >= 2 and
+ * <= 1000" (a key that is not a number key of the schema: 1, saying so). The one place
+ * where the key's range is written stays its schema row. */
+int hdp_schema_out_of_range(const char *section, const char *key, double v, char *why,
+                            size_t size);
+
+/* The same for the value key ref holds in m (auto accepted where the key takes it): what
+ * hdp_model_check asks of every number key, so that a field written after finalize is caught
+ * by the key's one range. */
+int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref, char *why,
+                                  size_t size);
+
 /* Parse text into the key's storage in m (HDP_EINPUT naming loc, the section and the key,
  * with the accepted range); where/line resolve relative file names. */
 hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const char *value,

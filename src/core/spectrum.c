@@ -6,6 +6,7 @@
  */
 #include "hdpsgd/spectrum.h"
 #include "core/check.h"
+#include "core/spectrum_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -56,6 +57,11 @@ hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error 
     HDP_REQUIRE(err, spec);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
+    return hdp_spectrum_of_checked(m, spec, err);
+}
+
+hdp_status hdp_spectrum_of_checked(const hdp_model *m, hdp_spectrum *spec, hdp_error *err)
+{
     memset(spec, 0, sizeof *spec);
     long d = m->d;
     spec->d = d;

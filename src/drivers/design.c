@@ -53,8 +53,9 @@ static hdp_status solve_at_model(const hdp_model *m, const hdp_design_result *r,
 /* the steps of hdp_design_optimize, after it */
 static hdp_status check_request(hdp_design_family family, const hdp_design_options *opt,
                                 hdp_error *err);
-static search *search_new(const hdp_model *m, hdp_design_family family,
-                          const hdp_design_options *opt);
+static hdp_status search_new(const hdp_model *m, hdp_design_family family,
+                             const hdp_design_options *opt, search **out, hdp_error *err);
+static void search_free(search *s);
 static hdp_status finish(const search *s, const hdp_model *m, double t0, hdp_design_result *res,
                          hdp_error *err);
 
@@ -74,9 +75,9 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     hdp_status st = check_request(family, opt, err);
     if (st != HDP_OK)
         return st;
-    search *s = search_new(m, family, opt);
-    if (!s)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    search *s;
+    if ((st = search_new(m, family, opt, &s, err)) != HDP_OK)
+        return st;
     double t0 = design_now_seconds();
     hdp_gsl_quiet();
     /* the ODE solves stop at their next step when cancelled (issue 29) */
@@ -93,11 +94,7 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
         st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
                       hdp_design_family_name(family));
     }
-    if (s->g) {
-        hdp_ode_grad_free(s->g);
-        free(s->g);
-    }
-    free(s);
+    search_free(s);
     return st;
 }
 
@@ -118,17 +115,32 @@ static hdp_status check_request(hdp_design_family family, const hdp_design_optio
     return HDP_OK;
 }
 
-/* The search's state for family at the search settings (NULL: out of memory). */
-static search *search_new(const hdp_model *m, hdp_design_family family,
-                          const hdp_design_options *opt)
+/* The search's state for family at the search settings, in *out:
+ * its work model is m at 2 output points and the search's rtol (hdp_model_with), whose
+ * schedule each evaluation replaces (design_apply; a pl table in s->kt, s->ke). */
+static hdp_status search_new(const hdp_model *m, hdp_design_family family,
+                             const hdp_design_options *opt, search **out, hdp_error *err)
 {
     search *s = calloc(1, sizeof *s);
+    *out = NULL;
     if (!s)
-        return NULL;
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    char rtol[32];
+    snprintf(rtol, sizeof rtol, "%.17g", fmax(opt->search_rtol, m->rtol));
+    hdp_model two;
+    hdp_status st = hdp_model_with(m, "ode.points", "2", &two, err);
+    if (st == HDP_OK)
+        st = hdp_model_with(&two, "ode.rtol", rtol, &s->work, err);
+    hdp_model_free(&two);
+    if (st != HDP_OK) {
+        free(s);
+        return st;
+    }
+    free(s->work.table_t); /* the schedule is the search's (design_apply) */
+    free(s->work.table_eta);
+    s->work.table_t = s->work.table_eta = NULL;
+    s->work.table_len = 0;
     s->base = m;
-    s->work = *m;
-    s->work.points = 2;
-    s->work.rtol = fmax(opt->search_rtol, m->rtol);
     s->family = family;
     s->K = opt->knots;
     s->tune_clip = opt->tune_clip;
@@ -136,7 +148,19 @@ static search *search_new(const hdp_model *m, hdp_design_family family,
     s->max_solves = opt->max_solves > 0 ? opt->max_solves : 6000;
     s->best = INFINITY;
     s->opt = opt;
-    return s;
+    *out = s;
+    return HDP_OK;
+}
+
+static void search_free(search *s)
+{
+    if (s->g) {
+        hdp_ode_grad_free(s->g);
+        free(s->g);
+    }
+    s->work.table_t = s->work.table_eta = NULL; /* s->kt, s->ke: not the model's own */
+    hdp_model_free(&s->work);
+    free(s);
 }
 
 /* The winner of the search into res, then its final risk and its table's at the model's own

@@ -8,6 +8,8 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 /* ---- the privacy budget a family needs (docs/theory.md §5, §6) ---- */
 
@@ -25,15 +27,20 @@ typedef struct {
 static double rho_eq_gap(double x, void *user)
 {
     rho_eq *q = user;
-    hdp_model mm = *q->m;
-    mm.rho = exp(x);
+    char rho[32];
+    snprintf(rho, sizeof rho, "%.17g", exp(x)); /* reads back to the same double */
+    hdp_model mm; /* the model at this rho, its rho_zcdp and epsilon derived from it */
+    hdp_status st = hdp_model_with(q->m, "privacy.rho", rho, &mm, q->err);
     hdp_design_result r;
-    hdp_status st = hdp_design_optimize(&mm, q->family, &q->opt, NULL, 0, &r, q->err);
+    memset(&r, 0, sizeof r);
+    if (st == HDP_OK)
+        st = hdp_design_optimize(&mm, q->family, &q->opt, NULL, 0, &r, q->err);
     double v = st == HDP_OK ? r.final_risk - q->target : NAN;
     q->solves += r.ode_solves;
     if (st != HDP_OK && q->st == HDP_OK)
         q->st = st;
     hdp_design_result_free(&r);
+    hdp_model_free(&mm);
     return v;
 }
 

@@ -294,17 +294,13 @@ hdp_status hdp_design_model(const hdp_model *base, const hdp_design_result *r, i
     HDP_REQUIRE(err, out);
     if (hdp_model_check(base, err) != HDP_OK)
         return HDP_EINPUT;
-    *out = *base;
-    out->table_t = out->table_eta = out->file_lambda = NULL;
+    hdp_status st = hdp_model_copy(out, base, err); /* the spectrum file's values too */
+    if (st != HDP_OK)
+        return st;
+    free(out->table_t); /* the schedule is the design's, not the base's */
+    free(out->table_eta);
+    out->table_t = out->table_eta = NULL;
     out->table_len = 0;
-    out->file_len = 0;
-    if (base->file_lambda && base->file_len > 0) {
-        out->file_lambda = malloc(sizeof(double) * (size_t)base->file_len);
-        if (!out->file_lambda)
-            return hdp_fail(err, HDP_ENOMEM, "out of memory copying the spectrum");
-        memcpy(out->file_lambda, base->file_lambda, sizeof(double) * (size_t)base->file_len);
-        out->file_len = base->file_len;
-    }
     long len = use_table ? r->table_len : (r->family == HDP_FAMILY_PL ? r->knots : 0);
     if (use_table && len < 2) {
         hdp_model_free(out);

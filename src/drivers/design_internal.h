@@ -17,7 +17,8 @@
 
 typedef struct {
     const hdp_model *base;
-    hdp_model work;              /* shallow copy at the search settings; never freed */
+    hdp_model work;              /* m at the search settings (hdp_model_with); its schedule
+                                    design_apply's, its table s->kt, s->ke */
     hdp_design_family family;
     int K, tune_clip, np;
     double kt[HDP_DESIGN_MAX_KNOTS], ke[HDP_DESIGN_MAX_KNOTS]; /* pl knots of the candidate */

@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "hdpsgd/accountant.h"
 #include "hdpsgd/design.h"
+#include "hdpsgd/fields.h"
 #include "hdpsgd/handle.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
@@ -212,7 +213,6 @@ static void rec_num(hdp_record *r, const char *prefix, const char *name, double 
 
 static void rec_real(hdp_record *r, const char *name, double v) { rec_num(r, "", name, v, HDP_VALUE_REAL); }
 static void rec_int(hdp_record *r, const char *name, double v) { rec_num(r, "", name, v, HDP_VALUE_INT); }
-static void rec_bool(hdp_record *r, const char *name, int v) { rec_num(r, "", name, v ? 1.0 : 0.0, HDP_VALUE_BOOL); }
 
 static void rec_text_add(hdp_record *r, const char *name, const char *value)
 {
@@ -280,35 +280,59 @@ static hdp_status rec_finish(hdp_record *r, hdp_record **out, hdp_error *err)
 
 /* ---- the fields of the command line's CSV and JSON ---- */
 
-static void ode_columns(hdp_record *r, const char *prefix, const hdp_ode_result *o)
+/* every field of a result table (hdpsgd/fields.h) of obj under prefix, but the JSON-only */
+static void rec_fields(hdp_record *r, const hdp_field_table *t, const char *prefix,
+                       const void *obj, const void *ctx)
 {
-    rec_col(r, prefix, "t", o->t, o->points);
-    rec_col(r, prefix, "risk", o->risk, o->points);
-    rec_col(r, prefix, "risk_upper", o->upper, o->points);
-    rec_col(r, prefix, "risk_lower", o->lower, o->points);
-    rec_col(r, prefix, "mu_c", o->mu, o->points);
-    rec_col(r, prefix, "nu_c", o->nu, o->points);
-    rec_col(r, prefix, "eta", o->eta, o->points);
-    rec_col(r, prefix, "sigma2", o->sigma2, o->points);
+    char name[64];
+    for (const hdp_field *f = t->fields; f->name; f++) {
+        if (f->flags & HDP_FIELD_NO_RECORD)
+            continue;
+        hdp_field_name(t, f, prefix, name, sizeof name);
+        long len;
+        const double *data;
+        switch (f->kind) {
+        case HDP_FIELD_COLUMN:
+            data = hdp_field_column(f, obj, &len);
+            rec_col(r, "", name, data, len);
+            break;
+        case HDP_FIELD_TEXT: rec_text_add(r, name, hdp_field_text(f, obj)); break;
+        case HDP_FIELD_INT: rec_num(r, "", name, hdp_field_number(f, obj, ctx), HDP_VALUE_INT); break;
+        case HDP_FIELD_BOOL: rec_num(r, "", name, hdp_field_number(f, obj, ctx), HDP_VALUE_BOOL); break;
+        default: rec_num(r, "", name, hdp_field_number(f, obj, ctx), HDP_VALUE_REAL); break;
+        }
+    }
 }
 
-static void mc_columns(hdp_record *r, const char *prefix, const hdp_mc_result *s)
+/* the columns of a table alone (the validator's curves) */
+static void rec_columns(hdp_record *r, const hdp_field_table *t, const char *prefix, const void *obj)
 {
-    rec_col(r, prefix, "t", s->t, s->points);
-    rec_col(r, prefix, "mean", s->mean, s->points);
-    rec_col(r, prefix, "stderr", s->stderr_, s->points);
-    rec_col(r, prefix, "q10", s->q10, s->points);
-    rec_col(r, prefix, "q50", s->q50, s->points);
-    rec_col(r, prefix, "q90", s->q90, s->points);
-    rec_col(r, prefix, "clipped_fraction", s->clipped, s->points);
+    char name[64];
+    for (const hdp_field *f = t->fields; f->name; f++) {
+        if (f->kind != HDP_FIELD_COLUMN)
+            continue;
+        long len;
+        const double *data = hdp_field_column(f, obj, &len);
+        rec_col(r, "", hdp_field_name(t, f, prefix, name, sizeof name), data, len);
+    }
 }
 
-static void model_numbers(hdp_record *r, const hdp_model *m)
+const char *hdp_result_table(int i, const char **help)
 {
-    rec_real(r, "gamma", m->gamma);
-    rec_int(r, "n", (double)m->n);
-    rec_int(r, "d", (double)m->d);
-    rec_real(r, "rho", m->rho);
+    const hdp_field_table *t = hdp_field_table_at(i);
+    if (help)
+        *help = t ? t->help : NULL;
+    return t ? t->name : NULL;
+}
+
+const char *hdp_result_field(const char *table, int i, int *kind, const char **help)
+{
+    const hdp_field *f = hdp_field_at(hdp_field_table_find(table), i);
+    if (kind)
+        *kind = f ? (int)f->kind : -1;
+    if (help)
+        *help = f ? f->help : NULL;
+    return f ? f->name : NULL;
 }
 
 /* ---- progress and cancellation ---- */
@@ -319,22 +343,14 @@ typedef struct {
     void *user;
 } relay;
 
-static void mc_progress(const char *method, long done, long total, void *user)
+/* the Monte Carlo's reports (runs, and "sim steps"/"sde steps" from within them) as they
+ * come; a nonzero return also raises the caller's cancel flag */
+static int mc_progress(const char *what, long done, long total, double value, void *user)
 {
     relay *p = user;
-    if (p->progress(method, done, total, NAN, p->user))
+    if (p->progress(what, done, total, value, p->user))
         *p->cancel = 1;
-}
-
-/* progress within the runs: "sim steps" or "sde steps", done of total steps, the fraction */
-static void mc_steps(const char *method, double done, double total, void *user)
-{
-    relay *p = user;
-    double cap = (double)LONG_MAX / 2; /* exactly representable, below LONG_MAX */
-    const char *what = method && !strcmp(method, "sde") ? "sde steps" : "sim steps";
-    if (p->progress(what, (long)fmin(done, cap), (long)fmin(total, cap),
-                    total > 0 ? done / total : NAN, p->user))
-        *p->cancel = 1;
+    return 0;
 }
 
 /* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
@@ -347,7 +363,6 @@ static void mc_options(const hdp_model *m, int threads, relay *p, hdp_mc_options
     if (p->progress) {
         opt->progress = mc_progress;
         opt->progress_user = p;
-        opt->step_progress = mc_steps;
     }
 }
 
@@ -388,21 +403,8 @@ hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_prog
     }
     hdp_record *r = rec_new();
     if (r) {
-        ode_columns(r, "", &o);
-        rec_real(r, "final_risk", o.final_risk);
-        rec_real(r, "risk_before_final_noise", o.risk_before_final_noise);
-        rec_real(r, "final_noise", o.final_noise);
-        model_numbers(r, m);
-        rec_bool(r, "stable", o.stable);
-        rec_real(r, "upper_finite_until", o.upper_until);
-        rec_real(r, "lower_finite_until", o.lower_until);
-        rec_real(r, "eta_sup", o.eta_sup);
-        rec_int(r, "bins", (double)o.bins);
-        rec_int(r, "rhs_evals", (double)o.rhs_evals);
-        rec_int(r, "steps", (double)o.steps);
-        rec_real(r, "solve_seconds", o.solve_seconds);
-        rec_real(r, "binning_seconds", o.binning_seconds);
-        rec_text_add(r, "solver", o.solver);
+        rec_fields(r, &hdp_ode_fields, "", &o, m);
+        rec_fields(r, &hdp_model_fields, "", m, NULL);
         rec_text_add(r, "model", m->source);
         rec_text_add(r, "version", HDPSGD_VERSION_FULL);
     }
@@ -443,26 +445,13 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     }
     hdp_record *r = rec_new();
     if (r) {
-        mc_columns(r, "", &s);
+        rec_fields(r, &hdp_mc_fields, "", &s, m);
         if (finals)
             rec_col(r, "", "final_risks", finals, s.runs);
-        rec_real(r, "final_risk_mean", s.final_mean);
-        rec_real(r, "final_risk_stderr", s.final_stderr);
-        rec_real(r, "final_jump_mean", s.final_jump_mean);
-        rec_real(r, "final_jump_stderr", s.final_jump_stderr);
-        rec_int(r, "runs", (double)s.runs);
-        rec_int(r, "diverged_runs", (double)s.diverged_runs);
-        rec_real(r, "divergence_threshold", s.threshold);
-        rec_real(r, "rho_accounted", s.rho_accounted);
-        if (!sde) { /* docs/theory.md §6.1: the SDE draws no rows */
-            rec_real(r, "nonexpansive_violations", s.nonexpansive_violations);
-            rec_real(r, "feature_norm", hdp_feature_norm_bound(m));
-            rec_real(r, "feature_clipped", s.feature_clipped);
-        }
-        rec_int(r, "steps", (double)s.steps);
-        model_numbers(r, m);
-        rec_real(r, "seconds", s.seconds);
-        rec_int(r, "threads", s.threads);
+        if (!sde) /* docs/theory.md §6.1: the SDE draws no rows */
+            rec_fields(r, &hdp_mc_rows_fields, "", &s, m);
+        rec_fields(r, &hdp_model_fields, "", m, NULL);
+        rec_fields(r, &hdp_mc_run_fields, "", &s, m);
         char seed[32];
         snprintf(seed, sizeof seed, "%llu", opt.seed);
         rec_text_add(r, "command", sde ? "sde" : "sim");
@@ -473,18 +462,6 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     hdp_mc_result_free(&s);
     free(finals);
     return rec_finish(r, out, err);
-}
-
-static void side_numbers(hdp_record *r, const char *prefix, const hdp_validate_side *s)
-{
-    rec_num(r, prefix, "max_abs_dev", s->max_abs_dev, HDP_VALUE_REAL);
-    rec_num(r, prefix, "max_rel_dev", s->max_rel_dev, HDP_VALUE_REAL);
-    rec_num(r, prefix, "max_z", s->max_z, HDP_VALUE_REAL);
-    rec_num(r, prefix, "final_risk", s->final_risk, HDP_VALUE_REAL);
-    rec_num(r, prefix, "final_risk_stderr", s->final_stderr, HDP_VALUE_REAL);
-    rec_num(r, prefix, "clipped_fraction", s->clipped, HDP_VALUE_REAL);
-    rec_num(r, prefix, "pass", s->pass ? 1.0 : 0.0, HDP_VALUE_BOOL);
-    rec_num(r, prefix, "worst_point", (double)s->worst_point, HDP_VALUE_INT);
 }
 
 hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, volatile int *cancel,
@@ -508,34 +485,43 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
     }
     hdp_record *r = rec_new();
     if (r) {
-        side_numbers(r, "sim_", &v.sim_side);
+        rec_fields(r, &hdp_validate_side_fields, "", &v.sim_side, m); /* pass: sim_pass */
         if (v.with_sde)
-            side_numbers(r, "sde_", &v.sde_side);
-        rec_bool(r, "pass", v.pass);
-        rec_real(r, "ode_final_risk", v.ode.final_risk);
-        rec_real(r, "rho", m->rho);
-        rec_real(r, "rho_z", v.rho_z);
-        rec_real(r, "delta", v.delta);
-        rec_real(r, "epsilon_cks", v.epsilon_cks);
-        rec_real(r, "epsilon_bs", v.epsilon_bs);
-        rec_real(r, "rel_tol", m->rel_tol);
-        rec_real(r, "z_tol", m->z_tol);
-        rec_int(r, "runs", (double)opt.runs);
-        rec_int(r, "diverged_runs", (double)v.sim.diverged_runs);
+            rec_fields(r, &hdp_validate_side_fields, "sde_", &v.sde_side, m);
+        rec_fields(r, &hdp_validate_fields, "", &v, m);
         if (v.with_sde)
-            rec_int(r, "sde_diverged_runs", (double)v.sde.diverged_runs);
-        rec_int(r, "d", (double)m->d);
-        rec_int(r, "n", (double)m->n);
-        rec_real(r, "gamma", m->gamma);
+            rec_fields(r, &hdp_validate_sde_fields, "", &v, m);
+        rec_fields(r, &hdp_mc_rows_fields, "", &v.sim, m);
+        rec_fields(r, &hdp_model_fields, "", m, NULL);
         rec_col(r, "", "t", v.ode.t, v.ode.points);
-        ode_columns(r, "ode_", &v.ode);
-        mc_columns(r, "sim_", &v.sim);
+        /* the curves: ode.risk, sim.mean, ... (as the files PREFIX.ode.csv, PREFIX.sim.csv;
+         * sde_clipped_fraction is the SDE side's number) */
+        rec_columns(r, &hdp_ode_fields, "ode.", &v.ode);
+        rec_columns(r, &hdp_mc_fields, "sim.", &v.sim);
         if (v.with_sde)
-            mc_columns(r, "sde_", &v.sde);
+            rec_columns(r, &hdp_mc_fields, "sde.", &v.sde);
         rec_text_add(r, "model", m->source);
     }
     hdp_validate_free(&v);
     return rec_finish(r, out, err);
+}
+
+/* the text "table": the best schedule as the file `schedule --optimize -o` writes */
+static void rec_table_text(hdp_record *r, const hdp_model *m, const hdp_design_result *b)
+{
+    char *table = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&table, &size);
+    if (f) {
+        hdp_design_write_table(f, m, b, NULL);
+        if (fclose(f) == 0 && table)
+            rec_text_add(r, "table", table);
+        else
+            r->oom = 1;
+    } else {
+        r->oom = 1;
+    }
+    free(table);
 }
 
 static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_result *d)
@@ -620,6 +606,7 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
         rec_real(r, "gamma", m->gamma);
         rec_int(r, "n", (double)m->n);
         rec_int(r, "d", (double)m->d);
+        rec_table_text(r, m, b);
         rec_text_add(r, "best_family", hdp_design_family_column(d.best));
         rec_text_add(r, "family", hdp_design_family_column(d.best));
         rec_text_add(r, "model", m->source);
@@ -657,21 +644,18 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         return st;
     hdp_record *r = rec_new();
     if (r) {
-        rec_real(r, "rho", rho);
-        rec_real(r, "rho_z", rho_z);
-        rec_real(r, "delta", delta);
-        rec_real(r, "epsilon_bs", hdp_zcdp_epsilon_bs(rho_z, delta));
-        rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(rho_z, delta));
-        rec_real(r, "rho_accounted", acc);
-        rec_bool(r, "accountant_equals_rho", acc_ok);
-        rec_real(r, "nonexpansive_p_step", ne.p_step);
-        rec_real(r, "nonexpansive_log10_p_step", ne.log10_p_step);
-        rec_real(r, "nonexpansive_expected_violations", ne.expected);
-        rec_bool(r, "nonexpansive_negligible", !(ne.expected > delta));
-        rec_real(r, "feature_norm", ne.feature_norm);
-        rec_real(r, "feature_clip_fraction", ne.clip_fraction);
-        rec_int(r, "n", (double)m->n);
-        rec_text_add(r, "schedule", hdp_sched_name(m->sched));
+        hdp_privacy_summary ps = {rho,
+                                  rho_z,
+                                  delta,
+                                  hdp_zcdp_epsilon_bs(rho_z, delta),
+                                  hdp_zcdp_epsilon_cks(rho_z, delta),
+                                  acc,
+                                  acc_ok,
+                                  m->n,
+                                  ""};
+        snprintf(ps.schedule, sizeof ps.schedule, "%s", hdp_sched_name(m->sched));
+        rec_fields(r, &hdp_privacy_fields, "", &ps, NULL);
+        rec_fields(r, &hdp_nonexpansive_fields, "", &ne, &delta);
         rec_text_add(r, "model", m->source);
     }
     return rec_finish(r, out, err);
@@ -744,16 +728,8 @@ hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multip
     hdp_record *r = rec_new();
     if (r) {
         rec_real(r, "epsilon", kind == HDP_ACCOUNTANT_RDP ? res.epsilon_rdp : res.epsilon_pld);
-        rec_real(r, "epsilon_pld", res.epsilon_pld);
-        rec_real(r, "epsilon_pld_error", res.epsilon_pld_error);
-        rec_real(r, "epsilon_rdp", res.epsilon_rdp);
-        rec_real(r, "epsilon_rdp_classic", res.epsilon_rdp_classic);
-        rec_real(r, "rdp_order", res.rdp_order);
-        rec_real(r, "rdp_order_classic", res.rdp_order_classic);
-        rec_real(r, "noise_multiplier", x.noise_multiplier);
-        rec_real(r, "sample_rate", x.sample_rate);
-        rec_int(r, "steps", (double)x.steps);
-        rec_real(r, "delta", x.delta);
+        rec_fields(r, &hdp_accountant_fields, "", &res, NULL);
+        rec_fields(r, &hdp_accountant_query_fields, "", &x, NULL);
         if (target_epsilon > 0)
             rec_real(r, "target_epsilon", target_epsilon);
         rec_text_add(r, "accountant", hdp_accountant_name(kind));

@@ -173,13 +173,41 @@ void hdp_ncsweep_free(hdp_ncsweep *sw)
 }
 
 /* the spec of curve c at p = ps[i] on mc_model (the curve's keys set) */
-static hdp_status plan_point(hdp_ncsweep *sw, hdp_model *mc_model, uint64_t seed, int c, int i,
-                             hdp_error *err)
+/* The model of curve c: m with the curve's [nc] keys, each through hdp_model_with (checked
+ * and finalized as a --set would be). */
+static hdp_status curve_model(const hdp_model *m, const hdp_ncsweep_curve *c, hdp_model *out,
+                              hdp_error *err)
+{
+    hdp_status st = hdp_model_copy(out, m, err);
+    for (int k = 0; k < c->nsets && st == HDP_OK; k++) {
+        char key[sizeof c->sets[0]];
+        snprintf(key, sizeof key, "%s", c->sets[k]);
+        char *eq = strchr(key, '=');
+        if (!eq) {
+            hdp_model_free(out);
+            return hdp_fail(err, HDP_EINPUT, "nc sweep: '%s' is not key=value", c->sets[k]);
+        }
+        *eq = '\0';
+        hdp_model next;
+        st = hdp_model_with(out, key, eq + 1, &next, err);
+        hdp_model_free(out);
+        *out = next; /* moved: next is not freed */
+    }
+    return st;
+}
+
+static hdp_status plan_point(hdp_ncsweep *sw, const hdp_model *mc_model, uint64_t seed, int c,
+                             int i, hdp_error *err)
 {
     hdp_nc_spec s;
-    hdp_nc_keys_edit(mc_model)->p = sw->ps[i];
-    hdp_status st = hdp_nc_spec_from_model(mc_model, &s, err);
-    if (st != HDP_OK && strstr(err->msg, "[nc] p:")) {
+    char p[32];
+    snprintf(p, sizeof p, "%ld", sw->ps[i]);
+    hdp_model at_p; /* the curve's model at this p, checked as a --set nc.p would be */
+    hdp_status st = hdp_model_with(mc_model, "nc.p", p, &at_p, err);
+    if (st == HDP_OK)
+        st = hdp_nc_spec_from_model(&at_p, &s, err);
+    hdp_model_free(&at_p);
+    if (st != HDP_OK && (strstr(err->msg, "[nc] p:") || strstr(err->msg, "[nc] p = "))) {
         hdp_error_clear(err);
         return hdp_fail(err, HDP_EINPUT, "--ps: p = %ld: %s", sw->ps[i],
                         "every p of the sweep must be >= nc.K (the ETF needs p >= K) and keep "
@@ -222,34 +250,33 @@ hdp_status hdp_ncsweep_plan(const hdp_model *m, const char *name, const long *ps
     memcpy(sw->ps, ps, sizeof(long) * (size_t)nps);
     sw->draws = hdp_model_key_given(m, "nc", "draws") ? hdp_nc_keys_of(m)->draws : 400;
     sw->points = calloc((size_t)(sw->ncurves * nps), sizeof *sw->points);
-    hdp_model *mc_model = malloc(sizeof *mc_model);
-    if (!sw->points || !mc_model) {
-        free(mc_model);
+    if (!sw->points)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    }
     for (int c = 0; c < sw->ncurves && st == HDP_OK; c++) {
-        *mc_model = *m; /* a shallow copy: only the [nc] keys change, nothing is freed */
-        for (int k = 0; k < sw->curves[c].nsets && st == HDP_OK; k++)
-            st = hdp_model_set(mc_model, sw->curves[c].sets[k], err);
+        hdp_model mc_model;
+        st = curve_model(m, &sw->curves[c], &mc_model, err);
         for (int i = 0; i < nps && st == HDP_OK; i++)
-            st = plan_point(sw, mc_model, (uint64_t)base.seed, c, i, err);
+            st = plan_point(sw, &mc_model, (uint64_t)base.seed, c, i, err);
+        hdp_model_free(&mc_model);
         if (st != HDP_OK)
             sw->failed_curve = c;
     }
-    free(mc_model);
     return st;
 }
 
 typedef struct {
     hdp_ncsweep *sw;
     int threads;
-    hdp_ncsweep_progress_fn progress;
+    hdp_progress_fn progress;
     void *user;
+    int stopped; /* the progress callback asked to stop */
 } run_ctx;
 
 static hdp_status run_job(void *user, long k, void *row, hdp_error *err)
 {
     run_ctx *c = user;
+    if (c->stopped)
+        return hdp_fail(err, HDP_ECANCELLED, "nc --sweep: stopped before point %ld", k + 1);
     hdp_nc_point *pt = row;
     *pt = c->sw->points[k];
     hdp_status st = hdp_nc_point_run(pt, c->threads, 0, err);
@@ -267,16 +294,17 @@ static void run_progress(void *user, long k, long done, long count, const void *
     if (st != HDP_OK)
         return;
     c->sw->seconds += c->sw->points[k].res.seconds;
-    if (c->progress)
-        c->progress(c->sw, k, count, c->user);
+    if (c->progress &&
+        c->progress("nc point", k + 1, count, c->sw->points[k].res.error_mean, c->user))
+        c->stopped = 1;
 }
 
-hdp_status hdp_ncsweep_run(hdp_ncsweep *sw, int threads, hdp_ncsweep_progress_fn progress,
+hdp_status hdp_ncsweep_run(hdp_ncsweep *sw, int threads, hdp_progress_fn progress,
                            void *user, hdp_error *err)
 {
     HDP_REQUIRE(err, sw);
     HDP_REQUIRE(err, sw->points);
-    run_ctx c = {sw, threads, progress, user};
+    run_ctx c = {sw, threads, progress, user, 0};
     hdp_grid_spec g = {.count = (long)sw->ncurves * sw->nps,
                        .row_size = sizeof(hdp_nc_point),
                        .job = run_job,

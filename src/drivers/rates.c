@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,29 @@ hdp_status hdp_rates_grid_parse(const char *text, double *lo, double *hi, long *
 double hdp_rates_gamma(double lo, double hi, long count, long i)
 {
     return lo * pow(hi / lo, (double)i / (double)(count - 1));
+}
+
+hdp_status hdp_rates_models(const hdp_model *base, double lo, double hi, long count,
+                            hdp_model *models, hdp_error *err)
+{
+    HDP_REQUIRE(err, base);
+    HDP_REQUIRE(err, models);
+    memset(models, 0, sizeof *models * (size_t)(count > 0 ? count : 0));
+    if (count < 2 || count > HDP_RATES_MAX_GAMMAS || !(lo > 0) || !(lo < hi) || !(hi < 1))
+        return hdp_fail(err, HDP_EINPUT, "hdp_rates_models: %ld gammas from %g to %g: expected "
+                        "0 < lo < hi < 1 and 2 to %d gammas", count, lo, hi,
+                        HDP_RATES_MAX_GAMMAS);
+    hdp_status st = HDP_OK;
+    long i;
+    for (i = 0; i < count && st == HDP_OK; i++) {
+        char gval[32];
+        snprintf(gval, sizeof gval, "%.17g", hdp_rates_gamma(lo, hi, count, i));
+        st = hdp_model_with(base, "data.gamma", gval, &models[i], err);
+    }
+    if (st != HDP_OK)
+        for (long k = 0; k < i; k++)
+            hdp_model_free(&models[k]);
+    return st;
 }
 
 hdp_status hdp_rates_families(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err)
@@ -92,7 +116,7 @@ static void fit_slopes(hdp_rates_result *r)
 }
 
 hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP_FAMILY_COUNT],
-                         const hdp_design_options *opt, hdp_rates_progress_fn progress,
+                         const hdp_design_options *opt, hdp_progress_fn progress,
                          void *progress_user, hdp_rates_result *r, hdp_error *err)
 {
     HDP_ZERO(r);
@@ -117,10 +141,9 @@ hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP
             return st;
         r->solves += r->des[i].solves;
         r->seconds += r->des[i].seconds;
-        if (progress) {
-            hdp_rates_progress p = {i, count, &models[i], &r->des[i]};
-            progress(&p, progress_user);
-        }
+        if (progress && progress("rates gamma", i + 1, count, models[i].gamma, progress_user))
+            return hdp_fail(err, HDP_ECANCELLED, "rates: stopped after gamma %ld of %ld", i + 1,
+                            count);
     }
     fit_slopes(r);
     return HDP_OK;

@@ -87,10 +87,11 @@ typedef struct {
     unsigned long long next_stream;
     int zcdp_noted;
     hdp_rf_config *cfg;      /* [nC nCT runs] */
-    hdp_rf_progress_fn bar;
+    hdp_progress_fn bar;
     void *bar_user;
-    hdp_rfexp_progress_fn progress;
+    hdp_progress_fn progress;
     void *user;
+    int stopped; /* the progress callback asked to stop */
 } run_ctx;
 
 /* Calibrate sigma for (eta, T, C_clip) at the model's epsilon, delta (docs/theory.md §6). */
@@ -169,6 +170,8 @@ static hdp_status point_job(void *user, long i, void *row, hdp_error *err)
 {
     (void)row;
     run_ctx *c = user;
+    if (c->stopped)
+        return hdp_fail(err, HDP_ECANCELLED, "rf-experiment: stopped before point %ld", i + 1);
     hdp_rfexp *xp = c->xp;
     const hdp_model *m = c->m;
     const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
@@ -227,14 +230,15 @@ static hdp_status point_job(void *user, long i, void *row, hdp_error *err)
     }
     pt->dpgd_seconds = omp_get_wtime() - t0 - pt->build_seconds;
     hdp_rf_problem_free(&pb);
-    if (st == HDP_OK && c->progress)
-        c->progress(xp, (int)i, c->user);
+    if (st == HDP_OK && c->progress &&
+        c->progress("rf-experiment point", i + 1, xp->np, (double)pt->p, c->user))
+        c->stopped = 1;
     return st;
 }
 
 hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
-                         int threads, hdp_rf_progress_fn bar, void *bar_user,
-                         hdp_rfexp_progress_fn progress, void *user, hdp_rfexp *xp,
+                         int threads, hdp_progress_fn bar, void *bar_user,
+                         hdp_progress_fn progress, void *user, hdp_rfexp *xp,
                          hdp_error *err)
 {
     return hdp_rfexp_run_select(m, kind, full, runs, HDP_RFEXP_SELECT_VALIDATION, threads, bar,
@@ -242,8 +246,8 @@ hdp_status hdp_rfexp_run(const hdp_model *m, hdp_rfexp_kind kind, int full, long
 }
 
 hdp_status hdp_rfexp_run_select(const hdp_model *m, hdp_rfexp_kind kind, int full, long runs,
-                                hdp_rfexp_select select, int threads, hdp_rf_progress_fn bar,
-                                void *bar_user, hdp_rfexp_progress_fn progress, void *user,
+                                hdp_rfexp_select select, int threads, hdp_progress_fn bar,
+                                void *bar_user, hdp_progress_fn progress, void *user,
                                 hdp_rfexp *xp, hdp_error *err)
 {
     HDP_ZERO(xp);
@@ -267,7 +271,7 @@ hdp_status hdp_rfexp_run_select(const hdp_model *m, hdp_rfexp_kind kind, int ful
     xp->runs = runs;
     grids(xp, m);
     xp->points = calloc((size_t)xp->np, sizeof *xp->points);
-    run_ctx c = {m, xp, threads, 1, 0, NULL, bar, bar_user, progress, user};
+    run_ctx c = {m, xp, threads, 1, 0, NULL, bar, bar_user, progress, user, 0};
     c.cfg = malloc(sizeof *c.cfg * (size_t)((long)xp->nC * xp->nCT * runs));
     if (!xp->points || !c.cfg) {
         free(c.cfg);

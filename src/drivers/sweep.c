@@ -4,6 +4,7 @@
  * command line (src/cli/cmd_sweep.c) keeps the sweep file, the points' folders and files,
  * --resume and Open MPI.
  */
+#include "hdpsgd/fields.h"
 #include "hdpsgd/sweep.h"
 #include "core/check.h"
 
@@ -36,6 +37,31 @@ static void add(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
+/* the columns of a result table (hdpsgd/fields.h) that a sweep's results.csv holds: names
+ * prefix + sweep; values (ok = 0: empty) with hdp_sweep_num, %ld, true/false */
+static void table_columns(const hdp_field_table *t, const char *prefix, char *buf, size_t size)
+{
+    for (const hdp_field *f = t->fields; f->name; f++)
+        if (f->sweep)
+            add(buf, size, ",%s%s", prefix, f->sweep);
+}
+
+static void table_row(const hdp_field_table *t, const void *obj, int ok, char *buf, size_t size)
+{
+    char num[64];
+    for (const hdp_field *f = t->fields; f->name; f++) {
+        if (!f->sweep)
+            continue;
+        if (f->kind == HDP_FIELD_INT)
+            ok ? add(buf, size, ",%ld", hdp_field_long(f, obj, NULL)) : add(buf, size, ",");
+        else if (f->kind == HDP_FIELD_BOOL)
+            add(buf, size, ",%s", !ok ? "" : hdp_field_number(f, obj, NULL) != 0 ? "true" : "false");
+        else
+            add(buf, size, ",%s",
+                hdp_sweep_num(num, sizeof num, ok ? hdp_field_number(f, obj, NULL) : NAN));
+    }
+}
+
 static void design_options(const hdp_sweep_settings *set, hdp_design_options *o)
 {
     hdp_design_options_init(o);
@@ -48,7 +74,7 @@ static void design_options(const hdp_sweep_settings *set, hdp_design_options *o)
 static void ode_columns(const hdp_sweep_settings *set, char *buf, size_t size)
 {
     (void)set;
-    add(buf, size, ",ode_final_risk");
+    table_columns(&hdp_ode_fields, "ode_", buf, size);
 }
 static hdp_status ode_run(hdp_sweep_point *p, hdp_error *err)
 {
@@ -56,8 +82,7 @@ static hdp_status ode_run(hdp_sweep_point *p, hdp_error *err)
 }
 static void ode_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
 {
-    char num[64];
-    add(buf, size, ",%s", hdp_sweep_num(num, sizeof num, st == HDP_OK ? p->ode.final_risk : NAN));
+    table_row(&hdp_ode_fields, &p->ode, st == HDP_OK, buf, size);
 }
 static void ode_release(hdp_sweep_point *p) { hdp_ode_result_free(&p->ode); }
 
@@ -68,12 +93,12 @@ const hdp_sweep_runner hdp_sweep_ode = {"ode", ode_columns, ode_run, ode_fields,
 static void sim_columns(const hdp_sweep_settings *set, char *buf, size_t size)
 {
     (void)set;
-    add(buf, size, ",sim_final_risk,sim_final_stderr,sim_diverged");
+    table_columns(&hdp_mc_fields, "sim_", buf, size);
 }
 static void sde_columns(const hdp_sweep_settings *set, char *buf, size_t size)
 {
     (void)set;
-    add(buf, size, ",sde_final_risk,sde_final_stderr,sde_diverged");
+    table_columns(&hdp_mc_fields, "sde_", buf, size);
 }
 static hdp_status sim_run(hdp_sweep_point *p, hdp_error *err)
 {
@@ -87,10 +112,11 @@ static hdp_status sde_run(hdp_sweep_point *p, hdp_error *err)
 }
 static void mc_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
 {
-    char num[64], se[64];
-    hdp_sweep_num(num, sizeof num, st == HDP_OK ? p->mc.final_mean : NAN);
-    hdp_sweep_num(se, sizeof se, st == HDP_OK ? p->mc.final_stderr : NAN);
-    add(buf, size, ",%s,%s,%ld", num, se, st == HDP_OK ? p->mc.diverged_runs : (long)p->opt->runs);
+    hdp_mc_result failed; /* a failed point: no statistics, every run counted as diverged */
+    memset(&failed, 0, sizeof failed);
+    failed.final_mean = failed.final_stderr = NAN;
+    failed.diverged_runs = (long)p->opt->runs;
+    table_row(&hdp_mc_fields, st == HDP_OK ? &p->mc : &failed, 1, buf, size);
 }
 static void mc_release(hdp_sweep_point *p) { hdp_mc_result_free(&p->mc); }
 
@@ -102,7 +128,8 @@ const hdp_sweep_runner hdp_sweep_sde = {"sde", sde_columns, sde_run, mc_fields, 
 static void validate_columns(const hdp_sweep_settings *set, char *buf, size_t size)
 {
     (void)set;
-    add(buf, size, ",validate_pass,validate_max_rel_dev,validate_max_z");
+    table_columns(&hdp_validate_fields, "validate_", buf, size);
+    table_columns(&hdp_validate_side_fields, "validate_", buf, size);
 }
 static hdp_status validate_run(hdp_sweep_point *p, hdp_error *err)
 {
@@ -110,10 +137,8 @@ static hdp_status validate_run(hdp_sweep_point *p, hdp_error *err)
 }
 static void validate_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
 {
-    char rel[64], z[64];
-    hdp_sweep_num(rel, sizeof rel, st == HDP_OK ? p->v.sim_side.max_rel_dev : NAN);
-    hdp_sweep_num(z, sizeof z, st == HDP_OK ? p->v.sim_side.max_z : NAN);
-    add(buf, size, ",%s,%s,%s", st == HDP_OK ? (p->v.pass ? "true" : "false") : "", rel, z);
+    table_row(&hdp_validate_fields, &p->v, st == HDP_OK, buf, size);
+    table_row(&hdp_validate_side_fields, &p->v.sim_side, st == HDP_OK, buf, size); /* the sim side */
 }
 static void validate_release(hdp_sweep_point *p) { hdp_validate_free(&p->v); }
 

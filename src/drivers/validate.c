@@ -6,6 +6,7 @@
 #include "core/check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hdpsgd/grid.h"
@@ -64,23 +65,24 @@ void hdp_validate_free(hdp_validate_result *v)
 }
 
 /* the ODE, the Monte Carlo and (with_sde) the SDE on one problem, each compared with the ODE */
-static hdp_status run_sides(const hdp_model *m, const hdp_problem *pb, const hdp_mc_options *opt,
-                            int with_sde, hdp_validate_result *v, hdp_error *err)
+static hdp_status run_sides(const hdp_problem *pb, const hdp_mc_options *opt, int with_sde,
+                            hdp_validate_result *v, hdp_error *err)
 {
+    const hdp_model *m = pb->model;
     /* the ODE honours the Monte Carlo's cancel flag too (issue 29) */
     const volatile int *old_cancel = hdp_cancel_flag_set(opt->cancel);
     hdp_status st = hdp_ode_solve_problem(m, pb, &v->ode, err);
     hdp_cancel_flag_set(old_cancel);
     if (st != HDP_OK)
         return st;
-    if ((st = hdp_sim_run_problem(m, pb, opt, &v->sim, err)) != HDP_OK)
+    if ((st = hdp_sim_run_problem(pb, opt, &v->sim, err)) != HDP_OK)
         return st;
     if ((st = hdp_validate_compare(&v->ode, &v->sim, m->rel_tol, m->z_tol, &v->sim_side, err)) !=
         HDP_OK)
         return st;
     v->pass = v->sim_side.pass;
     if (with_sde) {
-        if ((st = hdp_sde_run_problem(m, pb, opt, &v->sde, err)) != HDP_OK)
+        if ((st = hdp_sde_run_problem(pb, opt, &v->sde, err)) != HDP_OK)
             return st;
         if ((st = hdp_validate_compare(&v->ode, &v->sde, m->rel_tol, m->z_tol, &v->sde_side,
                                        err)) != HDP_OK)
@@ -97,20 +99,21 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, v);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    memset(v, 0, sizeof *v);
+    /* one problem (spectrum, bins, schedule, threshold, accountant) for the three sides; the
+     * model is checked once, there */
+    hdp_problem pb;
+    hdp_status st = hdp_problem_build(m, &pb, err);
+    if (st != HDP_OK) {
+        hdp_problem_free(&pb);
+        return st;
+    }
     v->with_sde = with_sde;
     v->rho = m->rho;
     v->rho_z = 0.5 * m->rho * m->rho;
     v->delta = 1.0 / (double)m->n;
     v->epsilon_cks = hdp_zcdp_epsilon_cks(v->rho_z, v->delta);
     v->epsilon_bs = hdp_zcdp_epsilon_bs(v->rho_z, v->delta);
-    /* one problem (spectrum, bins, schedule) for the three sides */
-    hdp_problem pb;
-    hdp_status st = hdp_problem_build(m, &pb, err);
-    if (st == HDP_OK)
-        st = run_sides(m, &pb, opt, with_sde, v, err);
+    st = run_sides(&pb, opt, with_sde, v, err);
     hdp_problem_free(&pb);
     return st;
 }
@@ -120,9 +123,10 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
 typedef struct {
     const hdp_model *base;
     const hdp_mc_options *opt;
-    hdp_validate_load_fn load;
+    hdp_progress_fn progress;
     void *user;
     hdp_validate_scaling_result *res;
+    long K;
 } scaling_ctx;
 
 static hdp_status level_job(void *user, long l, void *row, hdp_error *err)
@@ -130,9 +134,21 @@ static hdp_status level_job(void *user, long l, void *row, hdp_error *err)
     (void)row;
     scaling_ctx *c = user;
     long f = 1L << (2 * l);
-    hdp_model m;
-    memset(&m, 0, sizeof m);
-    hdp_status st = c->load(c->user, l, c->base->d * f, c->base->n * f, &m, err);
+    if (c->progress && c->progress("validate level", l, c->K, (double)(c->base->n * f),
+                                   c->user))
+        return hdp_fail(err, HDP_ECANCELLED, "validate --scaling: stopped before level %ld",
+                        l + 1);
+    /* the level's model: the base with data.d and data.n scaled, made in the library (no
+     * call back into the program) */
+    char dval[32], nval[32];
+    snprintf(dval, sizeof dval, "%ld", c->base->d * f);
+    snprintf(nval, sizeof nval, "%ld", c->base->n * f);
+    hdp_model md, m;
+    hdp_status st = hdp_model_with(c->base, "data.d", dval, &md, err);
+    if (st == HDP_OK) {
+        st = hdp_model_with(&md, "data.n", nval, &m, err);
+        hdp_model_free(&md);
+    }
     if (st != HDP_OK)
         return st;
     hdp_validate_result v;
@@ -146,13 +162,12 @@ static hdp_status level_job(void *user, long l, void *row, hdp_error *err)
 }
 
 hdp_status hdp_validate_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
-                                hdp_validate_load_fn load, void *user,
+                                hdp_progress_fn progress, void *user,
                                 hdp_validate_scaling_result *res, hdp_error *err)
 {
     HDP_ZERO(res);
     HDP_REQUIRE(err, base);
     HDP_REQUIRE(err, opt);
-    HDP_REQUIRE(err, load);
     HDP_REQUIRE(err, res);
     if (K < 1 || K > HDP_VALIDATE_MAX_LEVELS)
         return hdp_fail(err, HDP_EINPUT, "hdp_validate_scaling: %ld levels: expected 1 to %d", K,
@@ -160,12 +175,16 @@ hdp_status hdp_validate_scaling(const hdp_model *base, const hdp_mc_options *opt
     if (base->spectrum == HDP_SPECTRUM_FILE)
         return hdp_fail(err, HDP_EINPUT, "--scaling needs a generated spectrum (data.spectrum = "
                         "isotropic | powerlaw | twolevel), not a file");
-    scaling_ctx c = {base, opt, load, user, res};
+    if (hdp_model_check(base, err) != HDP_OK)
+        return HDP_EINPUT;
+    scaling_ctx c = {base, opt, progress, user, res, K};
     hdp_grid_spec g = {.count = K, .job = level_job, .user = &c};
     hdp_status st = hdp_grid_each(&g, err);
     if (st != HDP_OK)
         return st;
     res->levels = K;
+    if (progress)
+        progress("validate level", K, K, NAN, user);
     /* least-squares slope of log(max_abs_dev) against log(n) */
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (long l = 0; l < K; l++) {

@@ -18,6 +18,7 @@
 #include "families/kl_internal.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/schema.h"
 #include "sim/mc.h"
 
 #include <math.h>
@@ -86,25 +87,25 @@ hdp_status hdp_kl_spec_check(const hdp_kl_spec *s, hdp_error *err)
     hdp_status st = hdp_kl_arch_check(&s->arch, err);
     if (st != HDP_OK)
         return st;
-    if (s->n < 2)
-        return hdp_fail(err, HDP_EINPUT, "[kl] n = %ld: need at least 2 samples (neighbours remove one)",
-                        s->n);
+    /* the schema's ranges ([kl], the same as a model file's); ReLU runs share runs' range.
+     * Not sigma: a spec built in code may go below the key's floor 1e-50, where the run
+     * reports the overflow of its KL as a numerical failure naming the key (test_kl) */
+    if (!(s->sigma > 0) || !isfinite(s->sigma))
+        return hdp_fail(err, HDP_EINPUT, "[kl] sigma = %g: expected a number > 0", s->sigma);
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"n", (double)s->n},       {"eta", s->eta},
+                {"epochs", (double)s->epochs}, {"runs", (double)s->runs},
+                {"inits", (double)s->inits}};
+    char why[256];
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (hdp_schema_out_of_range("kl", nums[i].key, nums[i].v, why, sizeof why))
+            return hdp_fail(err, HDP_EINPUT, "[kl] %s", why);
     if ((double)s->n * (double)s->arch.o > 4000)
         return hdp_fail(err, HDP_EINPUT,
                         "[kl] n = %ld, o = %ld: the NTK Gram would be %ld x %ld; at most n o = 4000",
                         s->n, s->arch.o, s->n * s->arch.o, s->n * s->arch.o);
-    if (!(s->sigma > 0) || !isfinite(s->sigma))
-        return hdp_fail(err, HDP_EINPUT, "[kl] sigma = %g: expected a number > 0", s->sigma);
-    if (!(s->eta > 0) || !isfinite(s->eta))
-        return hdp_fail(err, HDP_EINPUT, "[kl] eta = %g: expected a number > 0", s->eta);
-    if (s->epochs < 1 || s->epochs > 1000000)
-        return hdp_fail(err, HDP_EINPUT, "[kl] epochs = %ld: expected an integer from 1 to 1e6",
-                        s->epochs);
-    if (s->runs < 2)
-        return hdp_fail(err, HDP_EINPUT, "[kl] runs = %ld: need at least 2 noise paths", s->runs);
-    if (s->inits < 1)
-        return hdp_fail(err, HDP_EINPUT, "[kl] inits = %ld: need at least 1 initialisation",
-                        s->inits);
     if ((double)(s->epochs + 1) * (double)s->n * (double)s->inits > 2.0e7)
         return hdp_fail(err, HDP_EINPUT,
                         "[kl] epochs x n x inits = %.3g: too large for the per-epoch records "

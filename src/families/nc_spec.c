@@ -6,6 +6,7 @@
  */
 #include "hdpsgd/nc.h"
 #include "core/check.h"
+#include "core/schema.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -55,32 +56,22 @@ void hdp_nc_class_sizes(long K, long n, double imbalance, long *nk)
 static hdp_status check(const hdp_nc_spec *s, const reporter *r)
 {
     /* the schema's ranges, for specs built in code (a model has passed them already) */
-    if (s->K < 2 || s->K > 1000)
-        return bad(r, "K", "K = %ld: expected an integer in [2, 1000]", s->K);
-    if (s->p < 2) return bad(r, "p", "p = %ld: expected an integer >= 2", s->p);
-    if (s->n < 2) return bad(r, "n", "n = %ld: expected an integer >= 2", s->n);
-    if (!(s->imbalance >= 0 && s->imbalance < 1))
-        return bad(r, "imbalance", "imbalance = %g: expected 0 (balanced) or a number in (0, 1)",
-                   s->imbalance);
-    if (!(s->G > 0) || !isfinite(s->G)) return bad(r, "G", "G = %g: expected a number > 0", s->G);
-    if (!(s->rho > 0)) return bad(r, "rho", "rho = %g: expected a number > 0 or inf", s->rho);
-    if (s->steps < 1) return bad(r, "steps", "steps = %ld: expected an integer >= 1", s->steps);
-    if (!(s->eta > 0) || !isfinite(s->eta))
-        return bad(r, "eta", "eta = %g: expected a number > 0", s->eta);
-    if (!(s->init_std >= 0) || !isfinite(s->init_std))
-        return bad(r, "init_std", "init_std = %g: expected a number >= 0", s->init_std);
-    if (!(s->beta >= 0) || !isfinite(s->beta))
-        return bad(r, "beta", "beta = %g: expected a number >= 0", s->beta);
-    if (s->public_samples < 2)
-        return bad(r, "public_samples", "public_samples = %ld: expected an integer >= 2",
-                   s->public_samples);
-    if (s->batch < 0) return bad(r, "batch", "batch = %ld: expected an integer >= 0", s->batch);
-    if (s->draws < 1) return bad(r, "draws", "draws = %ld: expected an integer >= 1", s->draws);
-    if (s->test_samples < 1)
-        return bad(r, "test_samples", "test_samples = %ld: expected an integer >= 1",
-                   s->test_samples);
-    if (!(s->delta > 0 && s->delta < 1))
-        return bad(r, "delta", "delta = %g: expected a number in (0, 1)", s->delta);
+#define NUM_LONG(f) {#f, (double)s->f},
+#define NUM_DOUBLE(f) {#f, (double)s->f},
+#define NUM_ENUM(f)
+#define NUM(f, ctype, type, ...) NUM_##type(f)
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {HDP_NC_KEYS(NUM)}; /* the number keys of the list in hdpsgd/nc.h */
+#undef NUM
+#undef NUM_ENUM
+#undef NUM_DOUBLE
+#undef NUM_LONG
+    char why[256];
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (hdp_schema_out_of_range("nc", nums[i].key, nums[i].v, why, sizeof why))
+            return bad(r, nums[i].key, "%s", why);
     if ((unsigned)s->loss > HDP_NC_SQUARED || (unsigned)s->init > HDP_NC_INIT_GAUSSIAN ||
         (unsigned)s->perturbation > HDP_NC_PERT_PER_SAMPLE ||
         (unsigned)s->remedy > HDP_NC_REMEDY_PCA)
@@ -133,25 +124,9 @@ hdp_status hdp_nc_spec_from_model(const hdp_model *m, hdp_nc_spec *s, hdp_error 
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, s);
     const hdp_nc_keys *q = hdp_nc_keys_of(m);
-    s->K = q->K;
-    s->p = q->p;
-    s->n = q->n;
-    s->imbalance = q->imbalance;
-    s->G = q->G;
-    s->rho = q->rho;
-    s->steps = q->steps;
-    s->eta = q->eta;
-    s->loss = q->loss;
-    s->init = q->init;
-    s->init_std = q->init_std;
-    s->perturbation = q->perturbation;
-    s->beta = q->beta;
-    s->remedy = q->remedy;
-    s->public_samples = q->public_samples;
-    s->batch = q->batch;
-    s->draws = q->draws;
-    s->test_samples = q->test_samples;
-    s->delta = q->delta;
+#define COPY(f, ...) s->f = q->f;
+    HDP_NC_KEYS(COPY)
+#undef COPY
     s->seed = m->seed;
     reporter r = {m, err};
     return check(s, &r);

@@ -195,7 +195,7 @@ static hdp_status rf_cfg_run(const void *vc, long j, void *vw, hdp_xoshiro *stre
 }
 
 hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long ncfg,
-                             int threads, hdp_rf_progress_fn progress, void *progress_user,
+                             int threads, hdp_progress_fn progress, void *progress_user,
                              hdp_error *err)
 {
     HDP_REQUIRE(err, pb);
@@ -216,11 +216,10 @@ hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long 
     /* the longest first, for the load balance (results do not depend on the order) */
     order_by_cost(cfg, ncfg, order);
     cfg_loop_ctx c = {pb, cfg};
-    rf_progress prog = {progress, progress_user};
     hdp_mc_loop loop = {.name = "rf", .runs = ncfg, .threads = hdp_mc_loop_threads(ncfg, threads),
                         .ctx = &c, .ws_alloc = rf_cfg_ws_alloc, .ws_free = rf_cfg_ws_free,
                         .run = rf_cfg_run, .order = order,
-                        .progress = progress ? rf_progress_call : NULL, .progress_user = &prog};
+                        .progress = progress, .progress_user = progress_user};
     int old = blas_single();
     st = hdp_mc_loop_run(&loop, err);
     blas_restore(old);

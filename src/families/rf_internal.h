@@ -50,17 +50,4 @@ static inline void to_modes(const hdp_rf_problem *pb, const double *x, double *a
         a[k] /= pb->s[k];
 }
 
-/* the family's progress callback behind the Monte Carlo loop's */
-typedef struct {
-    hdp_rf_progress_fn fn;
-    void *user;
-} rf_progress;
-
-static inline void rf_progress_call(const char *method, long done, long total, void *user)
-{
-    (void)method;
-    const rf_progress *p = user;
-    p->fn(p->user, done, total);
-}
-
 #endif

@@ -418,13 +418,11 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     }
     hdp_xoshiro first;
     hdp_xoshiro_stream(&first, (uint64_t)pb->spec.seed, 1);
-    rf_progress prog = {opt->progress, opt->progress_user};
     hdp_mc_loop loop = {.name = "rf", .runs = runs, .threads = res->threads, .ctx = &c,
                         .ws_alloc = rf_sim_ws_alloc, .ws_free = rf_sim_ws_free,
                         .run = rf_sim_run, .first = &first, .slots = outs,
                         .slot_size = sizeof *outs,
-                        .progress = opt->progress ? rf_progress_call : NULL,
-                        .progress_user = &prog};
+                        .progress = opt->progress, .progress_user = opt->progress_user};
     if ((st = hdp_mc_loop_run(&loop, err)) == HDP_OK)
         st = sim_reduce(pb, q, outs, runs, res, err);
 done:

@@ -691,3 +691,51 @@ static hdp_status check_no_nan(const hdp_outfile *o, hdp_error *err)
     fclose(f);
     return st;
 }
+
+/* ---- result tables (hdpsgd/fields.h) ---- */
+
+void hdp_json_fields(hdp_json *j, const hdp_field_table *t, const char *prefix, const void *obj,
+                     const void *ctx)
+{
+    char name[128];
+    for (const hdp_field *f = t->fields; f->name; f++) {
+        if (f->kind == HDP_FIELD_COLUMN || (f->flags & HDP_FIELD_NO_JSON))
+            continue;
+        hdp_field_name(t, f, prefix, name, sizeof name);
+        switch (f->kind) {
+        case HDP_FIELD_INT: hdp_json_int(j, name, hdp_field_long(f, obj, ctx)); break;
+        case HDP_FIELD_BOOL: hdp_json_bool(j, name, hdp_field_number(f, obj, ctx) != 0); break;
+        case HDP_FIELD_TEXT: hdp_json_str(j, name, hdp_field_text(f, obj)); break;
+        default: hdp_json_num(j, name, hdp_field_number(f, obj, ctx)); break;
+        }
+    }
+}
+
+void hdp_csv_columns(FILE *f, const hdp_field_table *t, const void *obj)
+{
+    enum { MAXCOLS = 32 };
+    const hdp_field *col[MAXCOLS];
+    const double *data[MAXCOLS];
+    int nc = 0;
+    long points = 0;
+    for (const hdp_field *x = t->fields; x->name && nc < MAXCOLS; x++) {
+        if (x->kind != HDP_FIELD_COLUMN)
+            continue;
+        long len;
+        data[nc] = hdp_field_column(x, obj, &len);
+        if (nc == 0 || len < points)
+            points = len;
+        fprintf(f, "%s%s", nc ? "," : "", x->name);
+        col[nc++] = x;
+    }
+    fputc('\n', f);
+    for (long i = 0; i < points; i++)
+        for (int c = 0; c < nc; c++) {
+            if (c)
+                fputc(',', f);
+            if (isfinite(data[c][i])) /* a value that is not finite: an empty cell */
+                fprintf(f, col[c]->format, data[c][i]);
+            if (c == nc - 1)
+                fputc('\n', f);
+        }
+}

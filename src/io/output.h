@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "hdpsgd/error.h"
+#include "hdpsgd/fields.h"
 #include "hdpsgd/model.h"
 
 /* Longest output path accepted (the temporary file's name adds HDP_OUT_TMP_EXTRA characters
@@ -140,5 +141,16 @@ const char *hdp_json_format_num(char *buf, size_t size, double v);
  * strings; every key, data.n and every form of the privacy budget included. */
 void hdp_json_model(hdp_json *j, const char *key, const hdp_model *m,
                     const char *const *families);
+
+/* The scalar fields of a result table (hdpsgd/fields.h) of obj (ctx: the context of its
+ * computed fields, e.g. the model), in the table's order under prefix ("" or NULL: none),
+ * except its columns and its HDP_FIELD_NO_JSON fields: REAL as hdp_json_num, INT as
+ * hdp_json_int, BOOL as hdp_json_bool, TEXT as hdp_json_str. */
+void hdp_json_fields(hdp_json *j, const hdp_field_table *t, const char *prefix, const void *obj,
+                     const void *ctx);
+
+/* The CSV of a table's columns: the header line (their names, comma-separated) and one row
+ * per point, every field in its column's format. */
+void hdp_csv_columns(FILE *f, const hdp_field_table *t, const void *obj);
 
 #endif

@@ -204,12 +204,13 @@ hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_res
     return hdp_mc_with_problem(m, opt, res, hdp_sim_run_problem, "hdp_sim_run", err);
 }
 
-hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
-                               const hdp_mc_options *opt, hdp_mc_result *res, hdp_error *err)
+hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
+                               hdp_mc_result *res, hdp_error *err)
 {
-    hdp_status st = hdp_mc_problem_entry(m, pb, opt, res, "hdp_sim_run_problem", err);
+    hdp_status st = hdp_mc_problem_entry(pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
+    const hdp_model *m = pb->model;
     const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;
     sim_ctx c;
@@ -233,10 +234,10 @@ hdp_status hdp_sim_run_problem(const hdp_model *m, const hdp_problem *pb,
     c.t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
                                               : 0.0;
 
-    st = hdp_mc_drive(m, opt, n, &sim_method, &c, res, err);
-    /* docs/theory.md §6 on the eta_k, sigma_k the runs used (the same hdp_sched_step): equals
-     * rho */
-    res->rho_accounted = hdp_privacy_accountant_schedule(&c.sched, n);
+    st = hdp_mc_drive(pb, opt, n, &sim_method, &c, res, err);
+    /* docs/theory.md §6 on the eta_k, sigma_k the runs used (the same hdp_sched_step, of the
+     * problem's schedule): equals rho; computed once with the problem */
+    res->rho_accounted = pb->rho_accounted;
 done:
     free(c.sqrt_lambda);
     return st;

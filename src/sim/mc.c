@@ -7,7 +7,7 @@
  * only and the caller reduces the slots serially in run order, so every result is the same
  * bits for any thread count and any start order. The risk-curve driver records the excess
  * risk at the ODE's grid, excludes the runs that diverged (a non-finite value or an excess
- * risk above hdp_mc_threshold) and reduces the others in run order: mean and standard error
+ * risk above the problem's threshold, hdpsgd/problem.h) and reduces the others in run order: mean and standard error
  * (two passes, sim/stats.h), the 10/50/90 % quantiles (GSL, linear interpolation of the
  * sorted values), the mean clipped fraction and the mean final-iterate jump.
  */
@@ -19,13 +19,16 @@
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hdpsgd/clip.h"
 #include "hdpsgd/schedule.h"
 #include "sim/rng_internal.h"
 #include "sim/threads.h"
@@ -36,14 +39,14 @@
  * processes, and pinning (OMP_PROC_BIND=true) removed the difference. So during the runs
  * of a loop that asks for it (the risk-curve driver) each thread is pinned to its own CPU
  * of the process's affinity mask (thread t to the t-th CPU in it) and put back as it was
- * afterwards, unless the user chose a placement (OMP_PROC_BIND or OMP_PLACES set), the
- * process runs under MPI (ranks sharing a machine would pin onto the same CPUs), there is
+ * afterwards, unless the program forbade it (hdp_set_thread_pinning, hdpsgd/sim.h: hdpsgd
+ * does when the user chose a placement, OMP_PROC_BIND or OMP_PLACES set, or the process runs
+ * under MPI, where ranks sharing a machine would pin onto the same CPUs), there is
  * one thread, the loop runs inside the caller's parallel region (its threads are the
  * caller's), or the mask has fewer CPUs than threads. */
 static int pin_threads(int nthreads)
 {
-    if (nthreads < 2 || omp_in_parallel() || getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") ||
-        getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"))
+    if (nthreads < 2 || omp_in_parallel() || !hdp_threads_pin_allowed())
         return 0;
     cpu_set_t allowed;
     if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0)
@@ -90,6 +93,7 @@ typedef struct {
     loop_failure *fail;   /* [nthreads], the first team used */
     long stop;            /* runs above this are skipped: the lowest failing run so far */
     long done;            /* finished runs (progress) */
+    int stopped;          /* the progress callback asked to stop */
     int working;          /* threads that have their workspace and take runs */
     long next;            /* the next run index to start */
     int pin;
@@ -105,7 +109,10 @@ static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
     stop = s->stop;
     if (r > stop)
         return; /* a run below failed: this one's result would not be used */
-    if (L->cancel && *L->cancel)
+    int stopped;
+#pragma omp atomic read
+    stopped = s->stopped;
+    if ((L->cancel && *L->cancel) || stopped)
         return; /* cancelled: the runs not yet started are skipped */
     hdp_error_clear(e);
     void *slot = L->slots ? (char *)L->slots + (size_t)r * L->slot_size : NULL;
@@ -131,7 +138,10 @@ static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
     if (L->progress) {
 #pragma omp critical(hdp_mc_progress)
         {
-            L->progress(L->name, ++s->done, L->runs, L->progress_user);
+            if (L->progress(L->name, ++s->done, L->runs, NAN, L->progress_user)) {
+#pragma omp atomic write
+                s->stopped = 1;
+            }
         }
     }
 }
@@ -229,7 +239,7 @@ hdp_status hdp_mc_loop_run(const hdp_mc_loop *L, hdp_error *err)
             first_fail = &s.fail[t];
     if (first_fail)
         st = hdp_fail(err, first_fail->err.status, "%s", first_fail->err.msg);
-    else if (L->cancel && *L->cancel)
+    else if ((L->cancel && *L->cancel) || s.stopped)
         st = hdp_fail(err, HDP_ECANCELLED, "%s: cancelled before the end of its %ld runs", name,
                       runs);
 done:
@@ -294,18 +304,15 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
     return hdp_threads_check(opt->threads, "Monte Carlo", err);
 }
 
-hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
-                                const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
-                                hdp_error *err)
+hdp_status hdp_mc_problem_entry(const hdp_problem *pb, const hdp_mc_options *opt,
+                                hdp_mc_result *res, const char *who, hdp_error *err)
 {
     HDP_ZERO(res);
-    HDP_REQUIRE_FOR(who, err, m);
     HDP_REQUIRE_FOR(who, err, pb);
     HDP_REQUIRE_FOR(who, err, opt);
     HDP_REQUIRE_FOR(who, err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    if (hdp_problem_check(pb, m, who, err) != HDP_OK)
+    /* the model was checked when the problem was built (hdp_problem_build) */
+    if (hdp_problem_check(pb, NULL, who, err) != HDP_OK)
         return HDP_EINPUT;
     return hdp_mc_check_options(opt, err);
 }
@@ -320,7 +327,7 @@ hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hd
     hdp_problem pb;
     hdp_status st = hdp_problem_build(m, &pb, err);
     if (st == HDP_OK)
-        st = run(m, &pb, opt, res, err);
+        st = run(&pb, opt, res, err);
     hdp_problem_free(&pb);
     return st;
 }
@@ -338,29 +345,6 @@ double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err)
 }
 
 /* ---- helpers of the methods ---- */
-
-double hdp_mc_threshold(const hdp_model *m)
-{
-    /* factor x max(R(0), P): R(0) = r*^2/2 (docs/theory.md §3), P the private noise (below) */
-    double r0 = 0.5 * m->target_radius * m->target_radius;
-    if (!(r0 > 0))
-        r0 = 0.5 * m->tau2;
-    if (!(r0 > 0))
-        r0 = 1.0;
-    /* P = 2 c^2 gamma^2 eta~(0)^2 / rho^2: the excess risk the private noise 2 C_clip sigma_k xi
-     * adds over a run without contraction, (1/2) sum_k (2 c sqrt(d) sigma_k)^2 Tr Sigma, since
-     * sum_k sigma_k^2 = (eta~(0)/n)^2 / rho^2 for every schedule (docs/theory.md §1: the sigma_k^2
-     * telescope). With c = 1e6 a stable run's risk is ~1e11 R(0) from this noise alone and
-     * must not be called divergent. */
-    double priv = 0;
-    if (isfinite(m->rho) && isfinite(m->c)) {
-        hdp_schedule s;
-        hdp_sched_from_model(m, &s);
-        double e0 = hdp_sched_eta_sup(&s);
-        priv = 2.0 * m->c * m->c * m->gamma * m->gamma * e0 * e0 / (m->rho * m->rho);
-    }
-    return m->divergence_factor * fmax(r0, priv);
-}
 
 long hdp_mc_record_start(const mc_grid *g, double R, mc_run_out *out)
 {
@@ -475,12 +459,13 @@ static void build_grid(long steps, long P, double *t, long *kgrid)
 
 /* the progress within the runs and the cancel flag (hdp_mc_tick) */
 struct mc_watch {
-    const char *name;
+    const char *what;   /* "sim steps", "sde steps" */
     const volatile int *cancel;
-    hdp_mc_steps_fn report;
+    hdp_progress_fn report;
     void *user;
     double done, total; /* steps */
     double next;        /* omp_get_wtime() of the next report (the first: a second in) */
+    int stopped;        /* the report asked to stop */
 };
 
 int hdp_mc_tick(const mc_grid *g, long steps)
@@ -488,7 +473,10 @@ int hdp_mc_tick(const mc_grid *g, long steps)
     mc_watch *w = g->watch;
     if (!w)
         return 1;
-    if (w->cancel && *w->cancel)
+    int stopped;
+#pragma omp atomic read
+    stopped = w->stopped;
+    if ((w->cancel && *w->cancel) || stopped)
         return 0;
     if (!w->report)
         return 1;
@@ -506,7 +494,12 @@ int hdp_mc_tick(const mc_grid *g, long steps)
                 double done;
 #pragma omp atomic read
                 done = w->done;
-                w->report(w->name, done, w->total, w->user);
+                double cap = (double)LONG_MAX / 2; /* exactly representable, below LONG_MAX */
+                if (w->report(w->what, (long)fmin(done, cap), (long)fmin(w->total, cap),
+                              w->total > 0 ? done / w->total : NAN, w->user)) {
+#pragma omp atomic write
+                    w->stopped = 1;
+                }
             }
         }
     }
@@ -563,25 +556,26 @@ static hdp_status drive_run(const void *vc, long r, void *vws, hdp_xoshiro *stre
     *hdp_rng_state(w->rng) = *stream;
     c->method->run(c->ctx, c->grid, w->ws, w->rng, slot);
     const mc_watch *watch = c->grid->watch;
-    if (watch->cancel && *watch->cancel) /* the run may have stopped early: not done */
-        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", watch->name, r);
+    int stopped;
+#pragma omp atomic read
+    stopped = watch->stopped;
+    if ((watch->cancel && *watch->cancel) || stopped) /* the run may have stopped early: not done */
+        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", c->method->name, r);
     return HDP_OK;
 }
 
 /* HDP_ENUMERIC when every run diverged, with what to look at */
-static hdp_status all_diverged(const hdp_model *m, const mc_method *method, long runs,
+static hdp_status all_diverged(const hdp_problem *pb, const mc_method *method, long runs,
                                double threshold, hdp_error *err)
 {
-    hdp_schedule s;
-    hdp_sched_from_model(m, &s);
     return hdp_fail(err, HDP_ENUMERIC,
                     "%s: all %ld runs diverged (a non-finite residual or risk, or an excess "
                     "risk above sim.divergence_factor x max(R(0), private noise) = %g); sup "
                     "eta~ = %g against the stability limit 2/gamma = %g (docs/theory.md §3)",
-                    method->name, runs, threshold, hdp_sched_eta_sup(&s), 2.0 / m->gamma);
+                    method->name, runs, threshold, pb->eta_sup, 2.0 / pb->model->gamma);
 }
 
-hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long steps,
+hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                         const mc_method *method, const void *ctx, hdp_mc_result *res,
                         hdp_error *err)
 {
@@ -589,7 +583,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
     hdp_status st = hdp_mc_check_options(opt, err);
     if (st != HDP_OK)
         return st;
-    const long runs = opt->runs, P = m->points;
+    const long runs = opt->runs, P = pb->model->points;
     if ((st = alloc_result(res, P, err)) != HDP_OK)
         return st;
     res->runs = runs;
@@ -606,10 +600,12 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
         goto done;
     }
     build_grid(steps, P, res->t, kgrid);
-    mc_watch watch = {method->name, opt->cancel, opt->step_progress, opt->progress_user, 0,
-                      (double)runs * (double)steps, omp_get_wtime() + 1.0};
-    long every = (4L << 20) / (m->d > 0 ? m->d : 1);
-    mc_grid grid = {steps, P, kgrid, hdp_mc_threshold(m), every > 0 ? every : 1, &watch};
+    char what[64];
+    snprintf(what, sizeof what, "%s steps", method->name);
+    mc_watch watch = {what, opt->cancel, opt->progress, opt->progress_user, 0,
+                      (double)runs * (double)steps, omp_get_wtime() + 1.0, 0};
+    long every = (4L << 20) / (pb->d > 0 ? pb->d : 1);
+    mc_grid grid = {steps, P, kgrid, pb->threshold, every > 0 ? every : 1, &watch};
     res->threshold = grid.threshold;
     for (long r = 0; r < runs; r++) {
         out[r].risk = curves + (size_t)r * (size_t)P;
@@ -626,7 +622,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
                         .slot_size = sizeof *out, .progress = opt->progress,
                         .progress_user = opt->progress_user, .pin = 1,
                         .cancel = opt->cancel, .team = &res->threads,
-                        .ws_bytes = 3.0 * sizeof(double) * (double)m->d};
+                        .ws_bytes = 3.0 * sizeof(double) * (double)pb->d};
     if ((st = hdp_mc_loop_run(&loop, err)) != HDP_OK)
         goto done;
     if (opt->final_risks) /* run r's excess risk at t = 1, NaN when it diverged */
@@ -636,7 +632,7 @@ hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long step
     for (long r = 0; r < runs; r++)
         res->diverged_runs += out[r].diverged;
     if (res->diverged_runs == runs) {
-        st = all_diverged(m, method, runs, grid.threshold, err);
+        st = all_diverged(pb, method, runs, grid.threshold, err);
         goto done;
     }
     summarise(&grid, runs, out, work, res);

@@ -68,7 +68,9 @@ typedef struct {
     /* the order the runs start in: order[0..runs-1] a permutation of 0..runs-1 (the
      * longest first, for the load balance); NULL: 0, 1, ... Results do not depend on it. */
     const long *order;
-    hdp_mc_progress_fn progress; /* after every finished run; NULL: none */
+    /* after every finished run: (name, done runs, runs, NaN, progress_user); a nonzero return
+     * skips the runs not yet started, and the loop returns HDP_ECANCELLED. NULL: none */
+    hdp_progress_fn progress;
     void *progress_user;
     /* pin each thread to its own CPU during the runs (see mc.c); no effect on results */
     int pin;
@@ -112,10 +114,10 @@ typedef struct {
 } mc_grid;
 
 /* Within a run (issue 29): after every g->every steps, steps steps done. Adds them to the
- * progress within the runs (hdp_mc_options.step_progress, about once a second from the
- * first second on) and returns
- * 0 when the loop's cancel flag is set: the run then stops at once (its curve is not used,
- * the loop returns HDP_ECANCELLED). */
+ * progress within the runs (hdp_mc_options.progress, "sim steps" or "sde steps", about once
+ * a second from the first second on) and returns 0 when the loop's cancel flag is set or that
+ * report asked to stop: the run then stops at once (its curve is not used, the loop returns
+ * HDP_ECANCELLED). */
 int hdp_mc_tick(const mc_grid *g, long steps);
 
 /* One run's output (slots owned by the driver). */
@@ -152,15 +154,9 @@ typedef struct {
 /* Run opt->runs runs of the method with steps steps each and summarise them
  * into res (allocated here; res->rho_accounted is left to the caller).
  * HDP_EINPUT for bad options, HDP_ENOMEM, HDP_ENUMERIC when every run diverged. */
-hdp_status hdp_mc_drive(const hdp_model *m, const hdp_mc_options *opt, long steps,
+hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                         const mc_method *method, const void *ctx, hdp_mc_result *res,
                         hdp_error *err);
-
-/* The divergence threshold sim.divergence_factor x max(R(0), P): R(0) = r*^2/2 the
- * expected initial excess risk (docs/theory.md §3; tau^2/2 when r* = 0, 1 if both are 0) and
- * P = 2 c^2 gamma^2 eta~(0)^2 / rho^2 the excess risk the private noise adds over a run
- * without contraction (0 when rho = inf). */
-double hdp_mc_threshold(const hdp_model *m);
 
 /* Check runs >= 1, threads >= 0 (HDP_EINPUT naming the option). The SDE
  * checks its step itself. */
@@ -168,17 +164,15 @@ hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err);
 
 /* The checks of a method's entry on a shared problem (hdp_sim_run_problem,
  * hdp_sde_run_problem; `who` names it in the messages): res zeroed when given, no argument
- * NULL, the model finalized, the problem built from it, the options valid. */
-hdp_status hdp_mc_problem_entry(const hdp_model *m, const hdp_problem *pb,
-                                const hdp_mc_options *opt, hdp_mc_result *res, const char *who,
-                                hdp_error *err);
+ * NULL, the problem built (its model was checked then), the options valid. */
+hdp_status hdp_mc_problem_entry(const hdp_problem *pb, const hdp_mc_options *opt,
+                                hdp_mc_result *res, const char *who, hdp_error *err);
 
 /* A method's entry on a model (hdp_sim_run, hdp_sde_run; `who`): res zeroed when given, no
  * argument NULL; then build the problem of m, run the method on it (run: its entry on a
  * shared problem), free the problem. */
-typedef hdp_status (*hdp_mc_problem_fn)(const hdp_model *m, const hdp_problem *pb,
-                                        const hdp_mc_options *opt, hdp_mc_result *res,
-                                        hdp_error *err);
+typedef hdp_status (*hdp_mc_problem_fn)(const hdp_problem *pb, const hdp_mc_options *opt,
+                                        hdp_mc_result *res, hdp_error *err);
 hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                                hdp_mc_problem_fn run, const char *who, hdp_error *err);
 

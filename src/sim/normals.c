@@ -233,27 +233,18 @@ static hdp_simd best_kernel(void)
 
 static void choose_kernel(void)
 {
-    hdp_simd k = best_kernel();
-    const char *env = getenv("HDPSGD_SIMD");
-    for (int i = 1; env && i < 4; i++)
-        if (strcmp(env, NAMES[i]) == 0 && cpu_has((hdp_simd)i))
-            k = (hdp_simd)i; /* a kernel the CPU lacks is ignored: the stream is the same */
-    set_kernel(k);
+    set_kernel(best_kernel()); /* the program may choose another (hdp_normals_use) */
 }
 
-const char *hdp_normals_env_problem(void)
+int hdp_simd_parse(const char *name, hdp_simd *kernel)
 {
-    const char *env = getenv("HDPSGD_SIMD");
-    if (!env)
-        return NULL;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(env, NAMES[i]) == 0)
-            return cpu_has((hdp_simd)i) || i == 0
-                       ? NULL
-                       : "names a kernel this CPU lacks: ignored, the widest kernel the CPU has "
-                         "is used (the numbers are the same)";
-    return "is not one of auto, generic, avx2, avx512: ignored, the widest kernel the CPU has "
-           "is used";
+    for (int i = 0; name && i < 4; i++)
+        if (strcmp(name, NAMES[i]) == 0) {
+            if (kernel)
+                *kernel = (hdp_simd)i;
+            return 1;
+        }
+    return 0;
 }
 
 int hdp_normals_use(hdp_simd kernel)

@@ -37,13 +37,30 @@ int hdp_threads_request(long most, int threads)
     return t < 1 ? 1 : (int)t;
 }
 
-/* OMP_STACKSIZE (or GOMP_STACKSIZE): a size with an optional B, K, M or G suffix, K when
- * none (OpenMP's rule); 0 when unset or unreadable (then the default stack, as libgomp) */
-static size_t omp_stacksize(void)
+/* ---- the process-wide settings the program makes from its environment (hdpsgd/sim.h):
+ * written before a long call, read during it ---- */
+static size_t stack_size; /* OpenMP's per-thread stack (OMP_STACKSIZE); 0: the default */
+static int pin_allowed = 1;
+
+void hdp_set_thread_stack_size(size_t bytes)
 {
-    const char *s = getenv("OMP_STACKSIZE");
-    if (!s)
-        s = getenv("GOMP_STACKSIZE");
+    stack_size = bytes;
+}
+
+void hdp_set_thread_pinning(int allow)
+{
+    pin_allowed = allow != 0;
+}
+
+int hdp_threads_pin_allowed(void)
+{
+    return pin_allowed;
+}
+
+/* OMP_STACKSIZE's syntax: a size with an optional B, K, M or G suffix, K when none
+ * (OpenMP's rule); 0 when NULL or unreadable (then the default stack, as libgomp) */
+size_t hdp_stack_size_parse(const char *s)
+{
     if (!s)
         return 0;
     char *end;
@@ -90,9 +107,8 @@ static int creatable(int want)
         return 1;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    size_t stack = omp_stacksize();
-    if (stack)
-        pthread_attr_setstacksize(&attr, stack);
+    if (stack_size)
+        pthread_attr_setstacksize(&attr, stack_size);
     probe_gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     int made = 0;
     while (made < want - 1 && pthread_create(&ids[made], &attr, probe_wait, &g) == 0)

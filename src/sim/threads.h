@@ -9,7 +9,8 @@
  * parallel region that may not nest, and by the threads the process can create right now:
  * libgomp exits the process with status 1 when pthread_create fails (a process or thread
  * limit, RLIMIT_NPROC, or an address-space limit too small for the stacks), so the library
- * first creates the extra threads itself, with OpenMP's stack size, and asks only for as
+ * first creates the extra threads itself, with OpenMP's stack size (as the program set it:
+ * hdp_set_thread_stack_size, hdpsgd/sim.h), and asks only for as
  * many as it could create. Results never depend on the team (runs map to streams and slots
  * by their index), so a smaller team only costs time.
  */
@@ -32,5 +33,8 @@ int hdp_threads_request(long most, int threads);
 /* hdp_threads_request, further capped by the threads that can be created now (each extra
  * thread is created and joined once): the num_threads to give a parallel region. */
 int hdp_threads_team(long most, int threads);
+
+/* 0 when the program forbade pinning threads to CPUs (hdp_set_thread_pinning, hdpsgd/sim.h) */
+int hdp_threads_pin_allowed(void);
 
 #endif

@@ -1,0 +1,114 @@
+/*
+ * hdpsgd/fields.h — one description per result: the fields (name, kind, help) of each result
+ * struct, from which the command line's JSON summaries and CSV columns, the handle's records
+ * (hdpsgd/handle.h) and the Python package's result classes are all written.
+ *
+ * A table is an array of hdp_field ending with a NULL name. A field is read from the result
+ * struct at `offset` (or computed by `get` from the struct and a context, e.g. the model). A
+ * name occurs once in a table, and the tables written together under one prefix have no name
+ * in common (checked by the unit test test_fields), so that no output can hold a key twice.
+ */
+#ifndef HDPSGD_FIELDS_H
+#define HDPSGD_FIELDS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    HDP_FIELD_REAL = 0,   /* double; a non-finite value is null in JSON (rho = inf) */
+    HDP_FIELD_INT = 1,    /* long (an int member: through get) */
+    HDP_FIELD_BOOL = 2,   /* int, 0 or 1 */
+    HDP_FIELD_TEXT = 3,   /* char array in the struct (e.g. hdp_ode_result.solver) */
+    HDP_FIELD_COLUMN = 4, /* double *, of the length held by the long at `length` */
+} hdp_field_kind;
+
+/* where a field is written (flags) */
+enum {
+    HDP_FIELD_NO_JSON = 1,   /* not in the JSON summary (the handle's record only) */
+    HDP_FIELD_NO_RECORD = 2, /* not in the handle's record (the JSON only) */
+    HDP_FIELD_OWN_PREFIX = 4, /* written with the table's default prefix when given none */
+    HDP_FIELD_AT = 8          /* REAL: the member is a double * and the value its element at
+                                 the index the context points to (a const long *), e.g. the
+                                 last epoch of a curve; NULL array: NaN */
+};
+
+typedef struct hdp_field {
+    const char *name;    /* the JSON key / CSV column / record name (NULL: the table's end) */
+    hdp_field_kind kind;
+    size_t offset;       /* in the result struct (unused with get) */
+    size_t length;       /* HDP_FIELD_COLUMN: offset of the long holding the length */
+    const char *format;  /* HDP_FIELD_COLUMN: printf format of its CSV field */
+    double (*get)(const void *obj, const void *ctx); /* a computed REAL/INT field, or NULL */
+    unsigned flags;
+    const char *help;    /* one line: what it is, its unit or convention */
+    const char *sweep;   /* its column in a sweep's results.csv, after the command's prefix
+                            (ode_, sim_, ...); NULL: not there */
+} hdp_field;
+
+typedef struct {
+    const char *name;           /* "ode", "mc", "mc_rows", "validate_side", ... */
+    const char *help;           /* what the result is */
+    const hdp_field *fields;
+    const char *default_prefix; /* HDP_FIELD_OWN_PREFIX: the prefix when given "" */
+} hdp_field_table;
+
+/* The result tables: the risk ODE (hdp_ode_result); the Monte Carlo (hdp_mc_result): its
+ * curve and final numbers, its steps, time and threads (mc_run), and the row statistics only
+ * DP-SGD draws (mc_rows, context the model); one side of the validator (hdp_validate_side),
+ * the validator's overall numbers (hdp_validate_result, context the model) and its SDE's
+ * (validate_sde); the model's effective sizes (hdp_model); the privacy of a model
+ * (hdp_privacy_summary) and its precondition (hdp_nonexpansive, context: a const double *
+ * delta); DP-SGD with Poisson sampling (hdp_accountant_result and hdp_accountant_query);
+ * NoisyGD on neural-collapse features (hdp_nc_point of hdpsgd/ncsweep.h: nc, nc_draws,
+ * nc_problem); two-stage single-index learning (hdp_si_result, hdp_si_problem, hdp_si_params); the rates' fit
+ * of one family (hdp_rates_fit, under the prefix <family>_); the KL estimate of a kl run at one
+ * epoch (hdp_kl_run_result, context: the epoch, a const long *). */
+extern const hdp_field_table hdp_ode_fields;
+extern const hdp_field_table hdp_mc_fields;
+extern const hdp_field_table hdp_mc_run_fields;
+extern const hdp_field_table hdp_mc_rows_fields;
+extern const hdp_field_table hdp_validate_side_fields;
+extern const hdp_field_table hdp_validate_fields;
+extern const hdp_field_table hdp_validate_sde_fields;
+extern const hdp_field_table hdp_model_fields;
+extern const hdp_field_table hdp_privacy_fields;
+extern const hdp_field_table hdp_nonexpansive_fields;
+extern const hdp_field_table hdp_accountant_fields;
+extern const hdp_field_table hdp_accountant_query_fields;
+extern const hdp_field_table hdp_nc_fields;
+extern const hdp_field_table hdp_nc_draws_fields;
+extern const hdp_field_table hdp_nc_problem_fields;
+extern const hdp_field_table hdp_si_result_fields;
+extern const hdp_field_table hdp_si_problem_fields;
+extern const hdp_field_table hdp_si_params_fields;
+extern const hdp_field_table hdp_rates_fit_fields;
+extern const hdp_field_table hdp_kl_epoch_fields;
+
+/* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
+const hdp_field_table *hdp_field_table_find(const char *name);
+const hdp_field_table *hdp_field_table_at(int i);
+
+/* Field i of a table (NULL past the end), and the number of fields. */
+const hdp_field *hdp_field_at(const hdp_field_table *t, int i);
+int hdp_field_count(const hdp_field_table *t);
+
+/* The value of a scalar field of obj as a double (REAL, INT, BOOL; NaN for TEXT/COLUMN). */
+double hdp_field_number(const hdp_field *f, const void *obj, const void *ctx);
+/* The value of an INT field as a long. */
+long hdp_field_long(const hdp_field *f, const void *obj, const void *ctx);
+/* A TEXT field's text; a COLUMN's data and length (*length 0 and NULL when absent). */
+const char *hdp_field_text(const hdp_field *f, const void *obj);
+const double *hdp_field_column(const hdp_field *f, const void *obj, long *length);
+
+/* The field's name under prefix ("" or NULL: none; HDP_FIELD_OWN_PREFIX fields then take the
+ * table's default prefix) in buf; returns buf. */
+const char *hdp_field_name(const hdp_field_table *t, const hdp_field *f, const char *prefix,
+                           char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,310 @@
+# The type stub of hdpsgd, written by python/gen_stub.py from the library's result tables
+# (include/hdpsgd/fields.h): do not edit; the test python_stub checks it.
+from collections.abc import Callable, Iterator, Mapping
+from os import PathLike
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from ._lib import (Cancelled as Cancelled, Error as Error, InputError as InputError,
+                   NumericalError as NumericalError, OutOfMemoryError as OutOfMemoryError,
+                   OutputError as OutputError)
+
+__version__: str
+VERSION: str
+__all__: list[str]
+
+_ModelArg = Optional[Union["Model", str, "PathLike[str]"]]
+_Progress = Optional[Callable[[str, int, int, float], Any]]
+
+
+def keys() -> dict[str, str]: ...
+
+
+class Model(Mapping[str, Union[int, float, str]]):
+    def __init__(self, path: Optional[Union[str, PathLike[str]]] = ...,
+                 overrides: Optional[Mapping[str, Any]] = ..., **keys: Any) -> None: ...
+    def replace(self, overrides: Optional[Mapping[str, Any]] = ..., /, **keys: Any) -> Model: ...
+    def update(self, overrides: Mapping[str, Any]) -> Model: ...
+    def set(self, key: str, value: Any) -> Model: ...
+    def copy(self) -> Model: ...
+    def __getitem__(self, key: str) -> Union[int, float, str]: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def to_dict(self) -> dict[str, Union[int, float, str]]: ...
+    def to_ini(self) -> str: ...
+    @property
+    def path(self) -> Optional[str]: ...
+    @property
+    def overrides(self) -> list[str]: ...
+
+
+class Result:
+    columns: dict[str, np.ndarray]
+    numbers: dict[str, Union[int, float, bool]]
+    texts: dict[str, str]
+    def __getattr__(self, name: str) -> Any: ...
+    def __getitem__(self, name: str) -> Any: ...
+    def __contains__(self, name: str) -> bool: ...
+    def to_frame(self) -> Any: ...
+
+
+class DesignResult(Result):
+    model: Model
+    def schedule_overrides(self, path: str) -> dict[str, Any]: ...
+    def designed_model(self, path: str) -> Model: ...
+    def to_table(self, path: str) -> str: ...
+
+
+class _ResultBase:
+    @property
+    def columns(self) -> dict[str, np.ndarray]: ...
+    @property
+    def numbers(self) -> dict[str, Union[int, float, bool]]: ...
+    @property
+    def texts(self) -> dict[str, str]: ...
+    def __getitem__(self, name: str) -> Any: ...
+    def __contains__(self, name: str) -> bool: ...
+    def to_frame(self) -> Any: ...
+
+
+
+class OdeResult(_ResultBase):
+    """``hdpsgd ode``: the risk ODE's curve (the CSV's columns) and its JSON summary's numbers."""
+    t: np.ndarray
+    risk: np.ndarray
+    risk_upper: np.ndarray
+    risk_lower: np.ndarray
+    mu_c: np.ndarray
+    nu_c: np.ndarray
+    eta: np.ndarray
+    sigma2: np.ndarray
+    final_risk: float
+    risk_before_final_noise: float
+    final_noise: float
+    stable: bool
+    upper_finite_until: float
+    lower_finite_until: float
+    eta_sup: float
+    bins: int
+    rhs_evals: int
+    steps: int
+    solver: str
+    solve_seconds: float
+    binning_seconds: float
+    clip_fit_seconds: float
+    gamma: float
+    n: int
+    d: int
+    rho: float
+    model: str
+    version: str
+
+
+class OdeCurve(_ResultBase):
+    """The risk ODE's curve (the CSV's columns) in a validation."""
+    t: np.ndarray
+    risk: np.ndarray
+    risk_upper: np.ndarray
+    risk_lower: np.ndarray
+    mu_c: np.ndarray
+    nu_c: np.ndarray
+    eta: np.ndarray
+    sigma2: np.ndarray
+
+
+class McCurve(_ResultBase):
+    """A Monte Carlo curve (the CSV's columns) in a validation."""
+    t: np.ndarray
+    mean: np.ndarray
+    stderr: np.ndarray
+    q10: np.ndarray
+    q50: np.ndarray
+    q90: np.ndarray
+    clipped_fraction: np.ndarray
+
+
+class McResult(_ResultBase):
+    """``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics (nonexpansive_*, feature_*) for ``sim`` only."""
+    t: np.ndarray
+    mean: np.ndarray
+    stderr: np.ndarray
+    q10: np.ndarray
+    q50: np.ndarray
+    q90: np.ndarray
+    clipped_fraction: np.ndarray
+    final_risk_mean: float
+    final_risk_stderr: float
+    final_jump_mean: float
+    final_jump_stderr: float
+    runs: int
+    diverged_runs: int
+    divergence_threshold: float
+    rho_accounted: float
+    gamma: float
+    n: int
+    d: int
+    rho: float
+    steps: int
+    seconds: float
+    threads: int
+    command: str
+    seed: int
+    model: str
+    version: str
+    nonexpansive_violations: Optional[float]
+    nonexpansive_violations_per_run: Optional[float]
+    nonexpansive_violation_fraction: Optional[float]
+    feature_norm: Optional[float]
+    feature_clipped: Optional[float]
+    final_risks: Optional[np.ndarray]
+
+
+class ValidateSide(_ResultBase):
+    """One side of the validator (a row of its table)."""
+    max_abs_dev: float
+    max_rel_dev: float
+    max_z: float
+    final_risk: float
+    final_risk_stderr: float
+    clipped_fraction: float
+    passed: bool
+    worst_point: int
+
+
+class ValidateResult(_ResultBase):
+    """``hdpsgd validate``: the JSON's numbers under its names (the Monte Carlo side bare, max_abs_dev, ..., its verdict sim_pass; the SDE side with sde_; ``passed`` the overall verdict), ``sim_side`` and ``sde_side`` (:class:`ValidateSide`), and the curves ``ode``, ``sim``, ``sde`` (their columns: ``ode.risk``, ``sim.mean``, ... in ``columns``)."""
+    max_abs_dev: float
+    max_rel_dev: float
+    max_z: float
+    final_risk: float
+    final_risk_stderr: float
+    clipped_fraction: float
+    sim_pass: bool
+    worst_point: int
+    passed: bool
+    ode_final_risk: float
+    rho_z: float
+    delta: float
+    epsilon_cks: float
+    epsilon_bs: float
+    rel_tol: float
+    z_tol: float
+    runs: int
+    diverged_runs: int
+    nonexpansive_violations: float
+    nonexpansive_violations_per_run: float
+    nonexpansive_violation_fraction: float
+    feature_norm: float
+    feature_clipped: float
+    gamma: float
+    n: int
+    d: int
+    rho: float
+    ode_curve_t: np.ndarray
+    ode_curve_risk: np.ndarray
+    ode_curve_risk_upper: np.ndarray
+    ode_curve_risk_lower: np.ndarray
+    ode_curve_mu_c: np.ndarray
+    ode_curve_nu_c: np.ndarray
+    ode_curve_eta: np.ndarray
+    ode_curve_sigma2: np.ndarray
+    sim_curve_t: np.ndarray
+    sim_curve_mean: np.ndarray
+    sim_curve_stderr: np.ndarray
+    sim_curve_q10: np.ndarray
+    sim_curve_q50: np.ndarray
+    sim_curve_q90: np.ndarray
+    sim_curve_clipped_fraction: np.ndarray
+    t: np.ndarray
+    model: str
+    sde_max_abs_dev: Optional[float]
+    sde_max_rel_dev: Optional[float]
+    sde_max_z: Optional[float]
+    sde_final_risk: Optional[float]
+    sde_final_risk_stderr: Optional[float]
+    sde_clipped_fraction: Optional[float]
+    sde_pass: Optional[bool]
+    sde_worst_point: Optional[int]
+    sde_diverged_runs: Optional[int]
+    sde_curve_t: Optional[np.ndarray]
+    sde_curve_mean: Optional[np.ndarray]
+    sde_curve_stderr: Optional[np.ndarray]
+    sde_curve_q10: Optional[np.ndarray]
+    sde_curve_q50: Optional[np.ndarray]
+    sde_curve_q90: Optional[np.ndarray]
+    sde_curve_clipped_fraction: Optional[np.ndarray]
+    @property
+    def sim_side(self) -> ValidateSide: ...
+    @property
+    def sde_side(self) -> Optional[ValidateSide]: ...
+    @property
+    def ode(self) -> OdeCurve: ...
+    @property
+    def sim(self) -> McCurve: ...
+    @property
+    def sde(self) -> Optional[McCurve]: ...
+
+
+class PrivacyResult(_ResultBase):
+    """``hdpsgd privacy``: the privacy of the model at delta = 1/n, the accountant on its n discrete steps and the accountant's precondition (docs/theory.md §6.1)."""
+    rho: float
+    rho_z: float
+    delta: float
+    epsilon_bs: float
+    epsilon_cks: float
+    rho_accounted: float
+    accountant_equals_rho: bool
+    n: int
+    schedule: str
+    nonexpansive_eta_max: float
+    nonexpansive_threshold: float
+    nonexpansive_p_step: float
+    nonexpansive_log10_p_step: float
+    nonexpansive_expected_violations: float
+    nonexpansive_expected_violations_lower: float
+    nonexpansive_expected_exact: bool
+    nonexpansive_negligible: bool
+    feature_norm: float
+    feature_clip_fraction: float
+    feature_clip_moment: float
+    model: str
+
+
+class DpsgdPrivacyResult(_ResultBase):
+    """``hdpsgd accountant``: DP-SGD with Poisson sampling."""
+    epsilon_pld: float
+    epsilon_pld_error: float
+    epsilon_rdp: float
+    epsilon_rdp_classic: float
+    rdp_order: float
+    rdp_order_classic: float
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    delta: float
+    pld_interval: float
+    epsilon: float
+    accountant: str
+    target_epsilon: Optional[float]
+
+
+def ode(model: _ModelArg = ..., *, rtol: Optional[float] = ...,
+        points: Optional[int] = ...) -> OdeResult: ...
+def sim(model: _ModelArg = ..., *, runs: Optional[int] = ..., threads: int = ...,
+        seed: Optional[int] = ..., keep_runs: bool = ..., progress: _Progress = ...) -> McResult: ...
+def sde(model: _ModelArg = ..., *, runs: Optional[int] = ..., threads: int = ...,
+        seed: Optional[int] = ..., step: Optional[float] = ..., keep_runs: bool = ...,
+        progress: _Progress = ...) -> McResult: ...
+def validate(model: _ModelArg = ..., *, runs: Optional[int] = ..., threads: int = ...,
+             seed: Optional[int] = ..., with_sde: bool = ...,
+             progress: _Progress = ...) -> ValidateResult: ...
+def epsilon(rho: float, delta: float) -> float: ...
+def rho_for(epsilon: float, delta: float) -> float: ...
+def accountant(model: _ModelArg = ...) -> PrivacyResult: ...
+def dpsgd_privacy(sample_rate: float, *, noise_multiplier: Optional[float] = ...,
+                  epsilon: Optional[float] = ..., steps: Optional[int] = ...,
+                  epochs: Optional[float] = ..., delta: float = ...,
+                  accountant: str = ...) -> DpsgdPrivacyResult: ...
+def design(model: _ModelArg = ..., *, family: Union[str, list[str]] = ..., knots: int = ...,
+           tune_clip: bool = ..., progress: _Progress = ...) -> DesignResult: ...

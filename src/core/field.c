@@ -1,0 +1,75 @@
+/*
+ * field.c — reading a result's fields through its table (hdpsgd/fields.h): the generic part,
+ * which the io layer's writers use; the tables themselves are src/drivers/fields.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hdpsgd/fields.h"
+
+int hdp_field_count(const hdp_field_table *t)
+{
+    int n = 0;
+    while (t && t->fields[n].name)
+        n++;
+    return n;
+}
+
+const hdp_field *hdp_field_at(const hdp_field_table *t, int i)
+{
+    return i >= 0 && i < hdp_field_count(t) ? &t->fields[i] : NULL;
+}
+
+double hdp_field_number(const hdp_field *f, const void *obj, const void *ctx)
+{
+    if (f->get)
+        return f->get(obj, ctx);
+    const char *p = (const char *)obj + f->offset;
+    if (f->flags & HDP_FIELD_AT) {
+        const double *a = *(double *const *)p;
+        return a && ctx ? a[*(const long *)ctx] : NAN;
+    }
+    /* the member's bytes, by memcpy (no cast of the struct's address to the member's type) */
+    double r;
+    long l;
+    int b;
+    switch (f->kind) {
+    case HDP_FIELD_REAL: memcpy(&r, p, sizeof r); return r;
+    case HDP_FIELD_INT: memcpy(&l, p, sizeof l); return (double)l;
+    case HDP_FIELD_BOOL: memcpy(&b, p, sizeof b); return b ? 1.0 : 0.0;
+    default: return NAN;
+    }
+}
+
+long hdp_field_long(const hdp_field *f, const void *obj, const void *ctx)
+{
+    if (f->get)
+        return (long)f->get(obj, ctx);
+    return f->kind == HDP_FIELD_INT ? *(const long *)((const char *)obj + f->offset) : 0;
+}
+
+const char *hdp_field_text(const hdp_field *f, const void *obj)
+{
+    return f->kind == HDP_FIELD_TEXT ? (const char *)obj + f->offset : NULL;
+}
+
+const double *hdp_field_column(const hdp_field *f, const void *obj, long *length)
+{
+    if (f->kind != HDP_FIELD_COLUMN) {
+        *length = 0;
+        return NULL;
+    }
+    const double *data = *(double *const *)((const char *)obj + f->offset);
+    *length = data ? *(const long *)((const char *)obj + f->length) : 0;
+    return data;
+}
+
+const char *hdp_field_name(const hdp_field_table *t, const hdp_field *f, const char *prefix,
+                           char *buf, size_t size)
+{
+    if ((!prefix || !*prefix) && (f->flags & HDP_FIELD_OWN_PREFIX) && t->default_prefix)
+        prefix = t->default_prefix;
+    snprintf(buf, size, "%s%s", prefix ? prefix : "", f->name);
+    return buf;
+}

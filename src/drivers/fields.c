@@ -1,0 +1,505 @@
+/*
+ * fields.c — the result tables of hdpsgd/fields.h: every name the JSON summaries, the CSV
+ * columns, the handle's records and the Python result classes give a result's fields.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hdpsgd/accountant.h"
+#include "hdpsgd/fields.h"
+#include "hdpsgd/kl.h"
+#include "hdpsgd/ncsweep.h"
+#include "hdpsgd/rates.h"
+#include "hdpsgd/si.h"
+#include "hdpsgd/ode.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/sim.h"
+#include "hdpsgd/validate.h"
+
+#define REAL(s, m, h) {.name = #m, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .help = h}
+#define REAL_AS(s, nm, m, h) {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .help = h}
+#define INT(s, m, h) {.name = #m, .kind = HDP_FIELD_INT, .offset = offsetof(s, m), .help = h}
+#define INT_AS(s, nm, m, fl, h) \
+    {.name = nm, .kind = HDP_FIELD_INT, .offset = offsetof(s, m), .flags = fl, .help = h}
+#define BOOL_AS(s, nm, m, fl, h) \
+    {.name = nm, .kind = HDP_FIELD_BOOL, .offset = offsetof(s, m), .flags = fl, .help = h}
+#define TEXT(s, m, h) {.name = #m, .kind = HDP_FIELD_TEXT, .offset = offsetof(s, m), .help = h}
+#define COL(s, nm, m, fmt, h)                                                                   \
+    {.name = nm, .kind = HDP_FIELD_COLUMN, .offset = offsetof(s, m), .length = offsetof(s, points), \
+     .format = fmt, .help = h}
+#define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
+#define END {.name = NULL}
+
+/* ---- the risk ODE ---- */
+
+static const hdp_field ode_fields[] = {
+    COL(hdp_ode_result, "t", t, "%.10g", "time t = k/n in [0, 1], the output grid ([ode] points)"),
+    COL(hdp_ode_result, "risk", risk, "%.12g",
+        "predicted excess risk R(t); the row t = 1 includes the final-step noise"),
+    COL(hdp_ode_result, "risk_upper", upper, "%.12g", "upper bound of R(t) (docs/theory.md §3); empty where it is not finite"),
+    COL(hdp_ode_result, "risk_lower", lower, "%.12g", "lower bound of R(t) (docs/theory.md §3); empty where it is not finite"),
+    COL(hdp_ode_result, "mu_c", mu, "%.12g", "clipping factor mu_c(R(t))"),
+    COL(hdp_ode_result, "nu_c", nu, "%.12g", "clipping factor nu_c(R(t))"),
+    COL(hdp_ode_result, "eta", eta, "%.12g", "the schedule's learning rate eta~(t)"),
+    COL(hdp_ode_result, "sigma2", sigma2, "%.12g", "the schedule's noise variance sigma~(t)^2"),
+    {.name = "final_risk", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_ode_result, final_risk),
+     .help = "predicted excess risk of the output theta_n: R(1) plus final_noise",
+     .sweep = "final_risk"},
+    REAL(hdp_ode_result, risk_before_final_noise, "R(1), the risk ODE at t = 1"),
+    REAL(hdp_ode_result, final_noise, "the last step's private noise, 2 c^2 gamma^2 eta~(1)^2 / rho^2"),
+    BOOL_AS(hdp_ode_result, "stable", stable, 0,
+            "sup eta~ < 2/gamma: the schedule is stable (docs/theory.md §3)"),
+    REAL_AS(hdp_ode_result, "upper_finite_until", upper_until,
+            "the upper bound is finite at the output points t <= this (1: throughout; its "
+            "equation may overflow on wide spectra, the risk does not depend on it)"),
+    REAL_AS(hdp_ode_result, "lower_finite_until", lower_until,
+            "the lower bound is finite at the output points t <= this (1: throughout)"),
+    REAL(hdp_ode_result, eta_sup, "sup of eta~ over [0, 1]"),
+    INT(hdp_ode_result, bins, "eigenvalue bins m of the spectrum"),
+    INT(hdp_ode_result, rhs_evals, "right-hand side evaluations of the solver"),
+    INT(hdp_ode_result, steps, "steps of the solver"),
+    TEXT(hdp_ode_result, solver, "the solver that gave the result: dop853 or cvode ([ode] solver)"),
+    REAL(hdp_ode_result, solve_seconds, "wall time of the integration, seconds"),
+    REAL(hdp_ode_result, binning_seconds, "bins = auto: wall time of the trial solves, seconds"),
+    REAL(hdp_ode_result, clip_fit_seconds,
+         "wall time of fitting the clipping factors once (non-Gaussian label noise; 0 otherwise), "
+         "seconds"),
+    END,
+};
+const hdp_field_table hdp_ode_fields = {"ode", "the risk ODE of homogenized DP-SGD (hdpsgd ode)",
+                                        ode_fields, NULL};
+
+/* ---- the Monte Carlo ---- */
+
+static const hdp_field mc_fields[] = {
+    COL(hdp_mc_result, "t", t, "%.10g", "time t = k/n in [0, 1], the ODE's grid"),
+    COL(hdp_mc_result, "mean", mean, "%.12g", "mean excess risk over the runs that did not diverge"),
+    COL(hdp_mc_result, "stderr", stderr_, "%.12g", "standard error of the mean"),
+    COL(hdp_mc_result, "q10", q10, "%.12g", "10% quantile of the excess risk over the runs"),
+    COL(hdp_mc_result, "q50", q50, "%.12g", "median of the excess risk over the runs"),
+    COL(hdp_mc_result, "q90", q90, "%.12g", "90% quantile of the excess risk over the runs"),
+    COL(hdp_mc_result, "clipped_fraction", clipped, "%.12g",
+        "fraction of clipped steps in (t_{i-1}, t_i]; 0 at t = 0"),
+    {.name = "final_risk_mean", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_mc_result, final_mean),
+     .help = "mean excess risk at t = 1 (theta_n)", .sweep = "final_risk"},
+    {.name = "final_risk_stderr", .kind = HDP_FIELD_REAL,
+     .offset = offsetof(hdp_mc_result, final_stderr), .help = "its standard error",
+     .sweep = "final_stderr"},
+    REAL(hdp_mc_result, final_jump_mean,
+         "mean jump of the excess risk at the last step's private noise (docs/theory.md §3)"),
+    REAL(hdp_mc_result, final_jump_stderr, "its standard error"),
+    INT(hdp_mc_result, runs, "runs requested"),
+    {.name = "diverged_runs", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_mc_result, diverged_runs),
+     .help = "runs stopped as diverged (excluded from the statistics)", .sweep = "diverged"},
+    REAL_AS(hdp_mc_result, "divergence_threshold", threshold,
+            "a run diverged when its excess risk exceeded this"),
+    REAL(hdp_mc_result, rho_accounted,
+         "the accountant of docs/theory.md §6 on the realised schedule (null/inf: no noise)"),
+    END,
+};
+const hdp_field_table hdp_mc_fields = {
+    "mc", "the Monte Carlo of DP-SGD (hdpsgd sim) or of the homogenized SDE (hdpsgd sde)",
+    mc_fields, NULL};
+
+/* an int member (INT fields are long) */
+static double get_threads(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_mc_result *)obj)->threads;
+}
+
+/* the run's time fields, after the model's in the JSON */
+static const hdp_field mc_run_fields[] = {
+    INT(hdp_mc_result, steps, "steps per run: n (sim) or round(1/h) (sde)"),
+    REAL(hdp_mc_result, seconds, "wall time, seconds"),
+    GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"),
+    END,
+};
+const hdp_field_table hdp_mc_run_fields = {"mc_run", "the Monte Carlo's steps, time and threads",
+                                           mc_run_fields, NULL};
+
+static double ok_runs(const hdp_mc_result *r) { return (double)(r->runs - r->diverged_runs); }
+
+static double get_per_run(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_mc_result *r = obj;
+    return ok_runs(r) > 0 ? r->nonexpansive_violations / ok_runs(r) : NAN;
+}
+
+static double get_fraction(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_mc_result *r = obj;
+    return ok_runs(r) > 0 ? r->nonexpansive_violations / (ok_runs(r) * (double)r->steps) : NAN;
+}
+
+static double get_feature_norm(const void *obj, const void *ctx)
+{
+    (void)obj;
+    return hdp_feature_norm_bound(ctx);
+}
+
+static const hdp_field mc_rows_fields[] = {
+    REAL(hdp_mc_result, nonexpansive_violations,
+         "steps with eta_k ||x_k||^2 > 2, not non-expansive (docs/theory.md §6.1), over the runs"),
+    GET("nonexpansive_violations_per_run", HDP_FIELD_REAL, get_per_run,
+        "nonexpansive_violations per run that did not diverge"),
+    GET("nonexpansive_violation_fraction", HDP_FIELD_REAL, get_fraction,
+        "nonexpansive_violations per step of the runs that did not diverge"),
+    GET("feature_norm", HDP_FIELD_REAL, get_feature_norm,
+        "the rows' norm bound B of clip.feature_norm (0: off)"),
+    REAL(hdp_mc_result, feature_clipped, "rows clip.feature_norm clipped, over the runs"),
+    END,
+};
+const hdp_field_table hdp_mc_rows_fields = {
+    "mc_rows", "the privacy accountant's precondition in DP-SGD's runs (hdpsgd sim only: the "
+               "SDE draws no rows; context: the model)",
+    mc_rows_fields, NULL};
+
+/* ---- the validator ---- */
+
+static const hdp_field side_fields[] = {
+    REAL(hdp_validate_side, max_abs_dev, "max over the grid of |mean - ODE|"),
+    {.name = "max_rel_dev", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_validate_side, max_rel_dev),
+     .help = "max over the grid of |mean - ODE| / ODE", .sweep = "max_rel_dev"},
+    {.name = "max_z", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_validate_side, max_z),
+     .help = "max over the grid of |mean - ODE| / stderr", .sweep = "max_z"},
+    REAL(hdp_validate_side, final_risk, "mean excess risk at t = 1"),
+    REAL_AS(hdp_validate_side, "final_risk_stderr", final_stderr, "its standard error"),
+    REAL_AS(hdp_validate_side, "clipped_fraction", clipped, "mean clipped fraction over the run"),
+    BOOL_AS(hdp_validate_side, "pass", pass, HDP_FIELD_OWN_PREFIX,
+            "this side agrees with the ODE (rel_tol or z_tol at every point)"),
+    INT_AS(hdp_validate_side, "worst_point", worst_point, HDP_FIELD_NO_JSON,
+           "index of the grid point that agrees least (-1: all agree)"),
+    END,
+};
+const hdp_field_table hdp_validate_side_fields = {
+    "validate_side", "one side of the validator, Monte Carlo or SDE against the ODE", side_fields,
+    "sim_"};
+
+static double get_rel_tol(const void *obj, const void *ctx) { (void)obj; return ((const hdp_model *)ctx)->rel_tol; }
+static double get_z_tol(const void *obj, const void *ctx) { (void)obj; return ((const hdp_model *)ctx)->z_tol; }
+
+static const hdp_field validate_fields[] = {
+    {.name = "pass", .kind = HDP_FIELD_BOOL, .offset = offsetof(hdp_validate_result, pass),
+     .help = "the overall verdict: every side passed", .sweep = "pass"},
+    REAL_AS(hdp_validate_result, "ode_final_risk", ode.final_risk, "the ODE's final risk"),
+    REAL(hdp_validate_result, rho_z, "zCDP parameter rho^2/2"),
+    REAL(hdp_validate_result, delta, "delta = 1/n"),
+    REAL(hdp_validate_result, epsilon_cks, "epsilon at delta, Canonne-Kamath-Steinke"),
+    REAL(hdp_validate_result, epsilon_bs, "epsilon at delta, Bun-Steinke"),
+    GET("rel_tol", HDP_FIELD_REAL, get_rel_tol, "relative tolerance of a point ([validate] rel_tol)"),
+    GET("z_tol", HDP_FIELD_REAL, get_z_tol, "z-score tolerance of a point ([validate] z_tol)"),
+    INT_AS(hdp_validate_result, "runs", sim.runs, 0, "Monte Carlo runs of each side"),
+    INT_AS(hdp_validate_result, "diverged_runs", sim.diverged_runs, 0, "DP-SGD runs that diverged"),
+    END,
+};
+const hdp_field_table hdp_validate_fields = {
+    "validate", "the validator's verdict and privacy level (context: the model)", validate_fields,
+    NULL};
+
+static const hdp_field validate_sde_fields[] = {
+    INT_AS(hdp_validate_result, "sde_diverged_runs", sde.diverged_runs, HDP_FIELD_NO_JSON,
+           "SDE runs that diverged"),
+    END,
+};
+const hdp_field_table hdp_validate_sde_fields = {"validate_sde", "the validator's SDE side",
+                                                 validate_sde_fields, NULL};
+
+/* ---- the model's effective numbers ---- */
+
+static double get_gamma(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_model *)obj)->gamma; }
+static double get_n(const void *obj, const void *ctx) { (void)ctx; return (double)((const hdp_model *)obj)->n; }
+static double get_d(const void *obj, const void *ctx) { (void)ctx; return (double)((const hdp_model *)obj)->d; }
+static double get_rho(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_model *)obj)->rho; }
+
+static const hdp_field model_fields[] = {
+    GET("gamma", HDP_FIELD_REAL, get_gamma, "gamma = d/n"),
+    GET("n", HDP_FIELD_INT, get_n, "samples n = steps of one pass"),
+    GET("d", HDP_FIELD_INT, get_d, "dimension d"),
+    GET("rho", HDP_FIELD_REAL, get_rho, "the privacy level rho (null/inf: no noise)"),
+    END,
+};
+const hdp_field_table hdp_model_fields = {"model", "the model's effective sizes and privacy level",
+                                          model_fields, NULL};
+
+/* ---- privacy ---- */
+
+static const hdp_field privacy_fields[] = {
+    REAL(hdp_privacy_summary, rho, "the privacy level rho (null/inf: no noise, no privacy)"),
+    REAL(hdp_privacy_summary, rho_z, "the output is rho_z-zCDP, rho_z = rho^2/2"),
+    REAL(hdp_privacy_summary, delta, "delta (default 1/n)"),
+    REAL(hdp_privacy_summary, epsilon_bs, "epsilon at delta, Bun-Steinke"),
+    REAL(hdp_privacy_summary, epsilon_cks, "epsilon at delta, Canonne-Kamath-Steinke (the tighter)"),
+    REAL(hdp_privacy_summary, rho_accounted,
+         "the accountant of docs/theory.md §6 on the model's n discrete steps"),
+    BOOL_AS(hdp_privacy_summary, "accountant_equals_rho", accountant_equals_rho, 0,
+            "rho_accounted equals rho (to 1e-9)"),
+    INT(hdp_privacy_summary, n, "steps n"),
+    TEXT(hdp_privacy_summary, schedule, "the schedule's kind"),
+    END,
+};
+const hdp_field_table hdp_privacy_fields = {"privacy", "the privacy of a model (hdpsgd privacy)",
+                                            privacy_fields, NULL};
+
+static double get_negligible(const void *obj, const void *ctx)
+{
+    return !(((const hdp_nonexpansive *)obj)->expected > *(const double *)ctx);
+}
+
+static const hdp_field nonexpansive_fields[] = {
+    REAL_AS(hdp_nonexpansive, "nonexpansive_eta_max", eta_max, "the largest step eta~(0)/n"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_threshold", threshold,
+            "2/eta_max: every step is non-expansive when ||x||^2 <= this"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_p_step", p_step,
+            "largest per-step probability of a violation, P(eta_max ||x||^2 > 2)"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_log10_p_step", log10_p_step, "its log10"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_expected_violations", expected,
+            "expected violating steps per run of n steps (an upper bound when not exact)"),
+    REAL_AS(hdp_nonexpansive, "nonexpansive_expected_violations_lower", expected_lower,
+            "a lower bound of it (equal when exact)"),
+    BOOL_AS(hdp_nonexpansive, "nonexpansive_expected_exact", exact, 0,
+            "the expectation was summed over every step"),
+    GET("nonexpansive_negligible", HDP_FIELD_BOOL, get_negligible,
+        "expected violations <= delta: the precondition holds but for a negligible event"),
+    REAL(hdp_nonexpansive, feature_norm, "the rows' norm bound B of clip.feature_norm (0: off)"),
+    REAL_AS(hdp_nonexpansive, "feature_clip_fraction", clip_fraction,
+            "fraction of the rows feature clipping changes"),
+    REAL_AS(hdp_nonexpansive, "feature_clip_moment", clip_moment,
+            "fraction of the second moment feature clipping removes"),
+    END,
+};
+const hdp_field_table hdp_nonexpansive_fields = {
+    "nonexpansive", "the accountant's precondition, every step non-expansive (docs/theory.md "
+                    "§6.1; context: delta)",
+    nonexpansive_fields, NULL};
+
+/* ---- DP-SGD with Poisson sampling ---- */
+
+static const hdp_field accountant_fields[] = {
+    REAL(hdp_accountant_result, epsilon_pld, "epsilon by the PLD accountant (an upper bound)"),
+    REAL(hdp_accountant_result, epsilon_pld_error, "its estimated excess over the exact value"),
+    REAL(hdp_accountant_result, epsilon_rdp, "epsilon by RDP, Balle et al. 2020 conversion"),
+    REAL(hdp_accountant_result, epsilon_rdp_classic, "epsilon by RDP, classic conversion"),
+    REAL(hdp_accountant_result, rdp_order, "the optimal order of the improved conversion"),
+    REAL(hdp_accountant_result, rdp_order_classic, "the optimal order of the classic conversion"),
+    END,
+};
+const hdp_field_table hdp_accountant_fields = {
+    "accountant", "DP-SGD with Poisson sampling: epsilon by three accountants (hdpsgd accountant)",
+    accountant_fields, NULL};
+
+static double get_steps(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return (double)((const hdp_accountant_query *)obj)->steps;
+}
+
+static double get_interval(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    double h = ((const hdp_accountant_query *)obj)->pld_interval;
+    return h > 0 ? h : 1e-4;
+}
+
+static const hdp_field query_fields[] = {
+    REAL(hdp_accountant_query, noise_multiplier, "noise standard deviation over the clipping norm"),
+    REAL(hdp_accountant_query, sample_rate, "Poisson sampling rate q = B/N"),
+    GET("steps", HDP_FIELD_INT, get_steps, "steps T"),
+    REAL(hdp_accountant_query, delta, "delta"),
+    GET("pld_interval", HDP_FIELD_REAL, get_interval, "the PLD's grid width"),
+    END,
+};
+const hdp_field_table hdp_accountant_query_fields = {
+    "accountant_query", "the query of the accountant: sampling rate, noise, steps, delta",
+    query_fields, NULL};
+
+/* ---- NoisyGD on neural-collapse features (hdpsgd nc) ---- */
+
+static const hdp_field nc_fields[] = {
+    REAL_AS(hdp_nc_point, "rho_total", res.rho_total, "steps x rho: the output is rho_total-zCDP"),
+    REAL_AS(hdp_nc_point, "epsilon", res.epsilon, "CKS epsilon of rho_total at delta (inf: no DP)"),
+    REAL_AS(hdp_nc_point, "sigma", res.sigma, "the noise's standard deviation G / sqrt(2 rho)"),
+    REAL_AS(hdp_nc_point, "exact_error", exact,
+            "the exact one-step test error (null where it does not apply)"),
+    END,
+};
+const hdp_field_table hdp_nc_fields = {"nc", "NoisyGD on neural-collapse features: its privacy "
+                                             "and exact error (hdpsgd nc)",
+                                       nc_fields, NULL};
+
+static double get_nc_z(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return hdp_nc_point_z(obj);
+}
+
+static double get_nc_threads(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_nc_point *)obj)->res.threads;
+}
+
+static const hdp_field nc_draws_fields[] = {
+    INT_AS(hdp_nc_point, "draws", res.draws, 0, "Monte Carlo draws"),
+    REAL_AS(hdp_nc_point, "error_mean", res.error_mean, "mean test error over the draws"),
+    REAL_AS(hdp_nc_point, "error_stderr", res.error_stderr, "its standard error"),
+    REAL_AS(hdp_nc_point, "error_min", res.error_min, "smallest test error of a draw"),
+    REAL_AS(hdp_nc_point, "error_max", res.error_max, "largest test error of a draw"),
+    GET("z_exact", HDP_FIELD_REAL, get_nc_z,
+        "(error_mean - exact_error) / error_stderr (null without the exact error)"),
+    REAL_AS(hdp_nc_point, "clipped_fraction", res.clipped_fraction,
+            "fraction of per-sample gradients clipped"),
+    REAL_AS(hdp_nc_point, "max_clipped_norm", res.max_clipped_norm,
+            "largest norm of a clipped per-sample gradient"),
+    GET("threads", HDP_FIELD_INT, get_nc_threads, "threads used (the numbers do not depend on it)"),
+    REAL_AS(hdp_nc_point, "seconds", res.seconds, "wall time, seconds"),
+    END,
+};
+const hdp_field_table hdp_nc_draws_fields = {
+    "nc_draws", "the Monte Carlo of NoisyGD's test error (hdpsgd nc without --exact)",
+    nc_draws_fields, NULL};
+
+static const hdp_field nc_problem_fields[] = {
+    REAL(hdp_nc_point, offset_norm, "norm of the problem's offset"),
+    REAL(hdp_nc_point, pca_alignment, "alignment of the PCA subspace (null without PCA)"),
+    END,
+};
+const hdp_field_table hdp_nc_problem_fields = {"nc_problem", "the neural-collapse problem's offset "
+                                                             "and PCA alignment",
+                                               nc_problem_fields, NULL};
+
+/* ---- two-stage single-index learning (hdpsgd sim-index) ---- */
+
+static const hdp_field si_result_fields[] = {
+    REAL_AS(hdp_si_result, "test_risk", risk_mean, "test risk of (W_1, a_T), mean over the runs"),
+    REAL_AS(hdp_si_result, "test_risk_stderr", risk_se, "its standard error"),
+    REAL_AS(hdp_si_result, "clipped_fraction", clipped,
+            "mean over runs and steps of the clipped fraction of stage 2"),
+    REAL(hdp_si_result, max_z_mean, "largest z of the mode coefficients' means vs the prediction"),
+    REAL(hdp_si_result, max_z_var, "largest z of their variances vs the prediction"),
+    INT(hdp_si_result, runs, "Monte Carlo runs"),
+    REAL(hdp_si_result, seconds, "wall time, seconds"),
+    END,
+};
+const hdp_field_table hdp_si_result_fields = {
+    "si_result", "the Monte Carlo of stage 2 (hdpsgd sim-index)", si_result_fields, NULL};
+
+static double get_random_alignment(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return sqrt(2.0 / (M_PI * (double)((const hdp_si_problem *)obj)->spec.d));
+}
+
+static double get_lambda_max(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_si_problem *pb = obj;
+    return pb->l[pb->spec.p - 1];
+}
+
+static const hdp_field si_problem_fields[] = {
+    REAL_AS(hdp_si_problem, "ou_expected_risk", ou_risk, "expected test risk of the OU law at tau"),
+    REAL_AS(hdp_si_problem, "gd_expected_risk", gd_risk,
+            "expected test risk of unclipped discrete GD after T steps"),
+    REAL(hdp_si_problem, zero_risk, "mean y_test^2: the risk of a = 0"),
+    REAL_AS(hdp_si_problem, "alignment_mean", align_mean, "mean |<w1_j, mu>| / ||w1_j|| after stage 1"),
+    REAL_AS(hdp_si_problem, "alignment_init_mean", align0_mean, "the same for W_0"),
+    GET("random_alignment", HDP_FIELD_REAL, get_random_alignment,
+        "sqrt(2 / (pi d)): the alignment of a random direction"),
+    REAL_AS(hdp_si_problem, "stage1_clipped_fraction", clipped1, "fraction of (i, j) clipped in stage 1"),
+    INT_AS(hdp_si_problem, "stage1_floored_neurons", floored, 0, "neurons with ||u_j|| < R"),
+    GET("lambda_max", HDP_FIELD_REAL, get_lambda_max, "largest eigenvalue of stage 2's Gram"),
+    END,
+};
+const hdp_field_table hdp_si_problem_fields = {
+    "si_problem", "the single-index problem after stage 1 and the laws of stage 2",
+    si_problem_fields, NULL};
+
+static const hdp_field si_params_fields[] = {
+    REAL(hdp_si_params, lambda, "ridge lambda"),
+    REAL(hdp_si_params, eta_W, "stage-1 learning rate"),
+    REAL(hdp_si_params, eta_a, "stage-2 learning rate"),
+    REAL(hdp_si_params, C_a, "stage-2 clipping norm"),
+    INT(hdp_si_params, T, "stage-2 steps"),
+    REAL(hdp_si_params, tau, "eta_a T"),
+    REAL(hdp_si_params, sigma_W, "stage-1 noise"),
+    REAL(hdp_si_params, C_W, "stage-1 clipping norm"),
+    REAL(hdp_si_params, sigma_a, "stage-2 noise multiplier (0 without noise)"),
+    REAL(hdp_si_params, s, "OU diffusion 2 C_a sigma_a / n"),
+    REAL(hdp_si_params, Delta1, "stage 1's sensitivity"),
+    REAL(hdp_si_params, rho_z1, "stage 1's zCDP"),
+    REAL(hdp_si_params, rho_z2, "stage 2's zCDP"),
+    REAL(hdp_si_params, rho_z, "the total zCDP"),
+    REAL_AS(hdp_si_params, "epsilon_stage1", eps1, "stage 1's epsilon at delta (CKS)"),
+    REAL_AS(hdp_si_params, "epsilon_stage2", eps2, "stage 2's epsilon at delta (CKS)"),
+    REAL_AS(hdp_si_params, "epsilon_total", eps_total, "the total epsilon at delta (CKS)"),
+    REAL(hdp_si_params, epsilon_target, "the target: epsilon_total or stage 2's epsilon"),
+    REAL(hdp_si_params, delta, "delta"),
+    END,
+};
+const hdp_field_table hdp_si_params_fields = {
+    "si_params", "the hyperparameters and privacy of the two stages", si_params_fields, NULL};
+
+/* ---- the rates' fit (hdpsgd rates: one per family, under <family>_) ---- */
+
+static const hdp_field rates_fit_fields[] = {
+    REAL_AS(hdp_rates_fit, "fit_A", A, "the fitted constant A of A r1(gamma) + B r2(gamma)"),
+    REAL_AS(hdp_rates_fit, "fit_B", B, "the fitted constant B"),
+    REAL_AS(hdp_rates_fit, "fit_rel_err", rel_err, "max over the grid of the fit's relative error"),
+    REAL_AS(hdp_rates_fit, "fit_rms_rel_err", rms_rel_err, "root mean square of the same"),
+    REAL_AS(hdp_rates_fit, "fit_term2_share", term2_share,
+            "B r2 / (A r1 + B r2) at the smallest gamma"),
+    REAL(hdp_rates_fit, local_slope, "d log risk / d log gamma between the two smallest gammas"),
+    REAL(hdp_rates_fit, lead_slope, "the leading term's local slope at the smallest gamma"),
+    BOOL_AS(hdp_rates_fit, "pre_asymptotic", pre_asymptotic, 0,
+            "the second term or the slope's drift is not negligible yet"),
+    END,
+};
+const hdp_field_table hdp_rates_fit_fields = {
+    "rates_fit", "the fit of the theorem's rate to one family's optimal risks (hdpsgd rates)",
+    rates_fit_fields, NULL};
+
+/* ---- KL privacy of noisy training (hdpsgd kl run): the estimate at one epoch ---- */
+
+#define AT(s, nm, m, h) \
+    {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .flags = HDP_FIELD_AT, .help = h}
+
+static const hdp_field kl_epoch_fields[] = {
+    AT(hdp_kl_run_result, "kl", kl_mc, "the KL's Monte Carlo, mean over initialisations and paths"),
+    AT(hdp_kl_run_result, "kl_stderr", kl_mc_se, "its standard error"),
+    AT(hdp_kl_run_result, "kl_stderr_path", kl_mc_se_path, "the part of it that is path noise"),
+    AT(hdp_kl_run_result, "kl_init_sd", kl_init_sd,
+       "standard deviation over initialisations of the per-initialisation estimate"),
+    AT(hdp_kl_run_result, "kl_max", kl_mc_max, "max over the removed samples of the means"),
+    END,
+};
+const hdp_field_table hdp_kl_epoch_fields = {
+    "kl_epoch", "the KL estimate of a run at one epoch (context: a const long * epoch)",
+    kl_epoch_fields, NULL};
+
+/* ---- lookup ---- */
+
+static const hdp_field_table *const tables[] = {
+    &hdp_ode_fields,           &hdp_mc_fields,       &hdp_mc_run_fields, &hdp_mc_rows_fields,
+    &hdp_validate_side_fields, &hdp_validate_fields, &hdp_validate_sde_fields, &hdp_model_fields,
+    &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
+    &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,
+    &hdp_si_problem_fields, &hdp_si_params_fields, &hdp_rates_fit_fields,
+    &hdp_kl_epoch_fields,
+};
+
+const hdp_field_table *hdp_field_table_at(int i)
+{
+    return i >= 0 && i < (int)(sizeof tables / sizeof *tables) ? tables[i] : NULL;
+}
+
+const hdp_field_table *hdp_field_table_find(const char *name)
+{
+    for (int i = 0; name && hdp_field_table_at(i); i++)
+        if (!strcmp(tables[i]->name, name))
+            return tables[i];
+    return NULL;
+}

@@ -1,0 +1,167 @@
+/*
+ * test_fields.c — the result tables of hdpsgd/fields.h: every table's names unique, the
+ * tables a command writes together without a common name (so that no JSON summary or record
+ * holds a key twice), every field with its help, and the writers reading the struct's values.
+ */
+#define _GNU_SOURCE /* open_memstream */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hdpsgd/hdpsgd.h"
+#include "io/output.h"
+
+/* the names of the tables under their prefixes, all distinct */
+static void distinct(const hdp_field_table *const *t, const char *const *prefix, int n)
+{
+    char names[256][96];
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < hdp_field_count(t[i]); f++) {
+            assert_true(k < 256);
+            hdp_field_name(t[i], hdp_field_at(t[i], f), prefix[i], names[k], sizeof names[k]);
+            for (int j = 0; j < k; j++)
+                if (!strcmp(names[j], names[k]))
+                    fail_msg("'%s' twice (table %s)", names[k], t[i]->name);
+            k++;
+        }
+}
+
+static void every_table_has_unique_named_fields_with_help(void **state)
+{
+    (void)state;
+    int n = 0;
+    for (const hdp_field_table *t; (t = hdp_field_table_at(n)); n++) {
+        assert_non_null(t->help);
+        assert_ptr_equal(hdp_field_table_find(t->name), t);
+        assert_true(hdp_field_count(t) > 0);
+        const hdp_field_table *one[] = {t};
+        const char *none[] = {""};
+        distinct(one, none, 1);
+        for (int f = 0; f < hdp_field_count(t); f++) {
+            const hdp_field *x = hdp_field_at(t, f);
+            assert_true(x->help && strlen(x->help) > 3);
+            if (x->kind == HDP_FIELD_COLUMN)
+                assert_non_null(x->format);
+        }
+    }
+    assert_true(n >= 20);
+    assert_null(hdp_field_table_find("nope"));
+    assert_null(hdp_field_at(&hdp_ode_fields, hdp_field_count(&hdp_ode_fields)));
+}
+
+/* the tables each command and record writes together */
+static void tables_written_together_share_no_name(void **state)
+{
+    (void)state;
+    const hdp_field_table *ode[] = {&hdp_ode_fields, &hdp_model_fields};
+    const char *p2[] = {"", "", "", "", "", "", "", "", "", "", "", ""};
+    distinct(ode, p2, 2);
+    const hdp_field_table *mc[] = {&hdp_mc_fields, &hdp_mc_rows_fields, &hdp_model_fields,
+                                   &hdp_mc_run_fields};
+    distinct(mc, p2, 4);
+    /* validate: the JSON's numbers, and the record's curves */
+    const hdp_field_table *v[] = {&hdp_validate_side_fields, &hdp_validate_side_fields,
+                                  &hdp_validate_fields,      &hdp_validate_sde_fields,
+                                  &hdp_mc_rows_fields,       &hdp_model_fields,
+                                  &hdp_ode_fields,           &hdp_mc_fields,
+                                  &hdp_mc_fields};
+    const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde."};
+    distinct(v, vp, 9);
+    const hdp_field_table *pr[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields};
+    distinct(pr, p2, 2);
+    const hdp_field_table *acc[] = {&hdp_accountant_fields, &hdp_accountant_query_fields};
+    distinct(acc, p2, 2);
+    const hdp_field_table *nc[] = {&hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields};
+    distinct(nc, p2, 3);
+    const hdp_field_table *si[] = {&hdp_si_result_fields, &hdp_si_problem_fields,
+                                   &hdp_si_params_fields};
+    distinct(si, p2, 3);
+    /* the sim side without prefix keeps its verdict apart from the overall "pass" */
+    char buf[64];
+    const hdp_field_table *s = &hdp_validate_side_fields;
+    int pass = -1;
+    for (int f = 0; f < hdp_field_count(s); f++)
+        if (!strcmp(hdp_field_at(s, f)->name, "pass"))
+            pass = f;
+    assert_true(pass >= 0);
+    assert_string_equal(hdp_field_name(s, hdp_field_at(s, pass), "", buf, sizeof buf), "sim_pass");
+    assert_string_equal(hdp_field_name(s, hdp_field_at(s, pass), "sde_", buf, sizeof buf), "sde_pass");
+}
+
+static void writers_read_the_struct(void **state)
+{
+    (void)state;
+    double t[3] = {0, 0.5, 1}, risk[3] = {1, 0.5, 0.25};
+    double zero[3] = {0};
+    hdp_ode_result o;
+    memset(&o, 0, sizeof o);
+    o.points = 3;
+    o.t = t;
+    o.risk = risk;
+    o.upper = o.lower = o.mu = o.nu = o.eta = o.sigma2 = zero;
+    o.final_risk = 0.25;
+    o.bins = 7;
+    o.stable = 1;
+    snprintf(o.solver, sizeof o.solver, "dop853");
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_fields(&j, &hdp_ode_fields, "", &o, NULL);
+    hdp_json_end(&j);
+    hdp_csv_columns(f, &hdp_ode_fields, &o);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"final_risk\": 0.25"));
+    assert_non_null(strstr(buf, "\"bins\": 7"));
+    assert_non_null(strstr(buf, "\"stable\": true"));
+    assert_non_null(strstr(buf, "\"solver\": \"dop853\""));
+    assert_null(strstr(buf, "\"risk\""));                 /* columns: the CSV's */
+    assert_non_null(strstr(buf, "t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2\n0,1,0,"));
+    assert_non_null(strstr(buf, "\n1,0.25,0,0,0,0,0,0\n"));
+    free(buf);
+    /* the int member threads beside the long steps */
+    hdp_mc_result mc;
+    memset(&mc, 0xff, sizeof mc);
+    mc.threads = 3;
+    mc.steps = 2000;
+    for (int i = 0; i < hdp_field_count(&hdp_mc_run_fields); i++) {
+        const hdp_field *y = hdp_field_at(&hdp_mc_run_fields, i);
+        if (!strcmp(y->name, "threads"))
+            assert_int_equal(hdp_field_long(y, &mc, NULL), 3);
+        if (!strcmp(y->name, "steps"))
+            assert_int_equal(hdp_field_long(y, &mc, NULL), 2000);
+    }
+    /* an element of a curve: the index through the context */
+    double kl[3] = {0.1, 0.2, 0.3};
+    hdp_kl_run_result kr;
+    memset(&kr, 0, sizeof kr);
+    kr.kl_mc = kl;
+    long E = 2;
+    const hdp_field *k0 = hdp_field_at(&hdp_kl_epoch_fields, 0);
+    assert_string_equal(k0->name, "kl");
+    assert_true(hdp_field_number(k0, &kr, &E) == 0.3);
+    assert_true(isnan(hdp_field_number(hdp_field_at(&hdp_kl_epoch_fields, 1), &kr, &E)));
+    const hdp_field *x = hdp_field_at(&hdp_ode_fields, 1);
+    long len = 0;
+    assert_ptr_equal(hdp_field_column(x, &o, &len), risk);
+    assert_int_equal(len, 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_table_has_unique_named_fields_with_help),
+        cmocka_unit_test(tables_written_together_share_no_name),
+        cmocka_unit_test(writers_read_the_struct),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
