@@ -44,7 +44,7 @@ Every kind of figure hdpsgd draws, at its default size (one column of a two-colu
 `cli_gallery` runs the same script at reduced sizes and checks that every figure is made.
 `hdpsgd plot` draws the same figures again from the CSV files, with the figure options
 (`--size W,H|column|wide`, `--font-size PT`, `--label TEXT`..., `--no-title`, `--key POS`,
-`--logx`, `--logy`) and any of `.png`, `.pdf`, `.svg`, `.eps`, `.tex` — see the README.
+`--xlabel TEXT`, `--ylabel TEXT`, `--logx`, `--logy`) and any of `.png`, `.pdf`, `.svg`, `.eps`, `.tex` — see the README.
 EOF
 
 # fig NAME TITLE FIGURE COMMAND...: run COMMAND (shown with hdpsgd for the binary), check
@@ -82,6 +82,19 @@ fig validate-default "validate: the ODE against the Monte Carlo and the SDE (the
   validate.png validate "${vq[@]}" --figure validate.png
 fig curves "plot: risk CSVs of ode, sim, sde in one figure, with the ODE's bounds" \
   curves.png plot validate.ode.csv validate.sim.csv validate.sde.csv --bounds -o curves.png
+fig validate-powerlaw "validate on a power-law spectrum: the upper bound, far above the curves, hidden and named in the key (--bounds draws it)" \
+  validate-powerlaw.png validate "$src/models/powerlaw.ini" $(q "--runs 10 --set data.d=40" "") --figure validate-powerlaw.png
+s2=($(q "--set data.d=40 --set ode.points=21" ""))
+"$bin" ode "${s2[@]}" -o c03.ode.csv >/dev/null 2>&1
+"$bin" sim "${s2[@]}" --runs $(q 8 200) -o c03.sim.csv >/dev/null 2>&1
+"$bin" ode "${s2[@]}" --set clip.c=3 -o c3.ode.csv >/dev/null 2>&1
+"$bin" sim "${s2[@]}" --set clip.c=3 --runs $(q 8 200) -o c3.sim.csv >/dev/null 2>&1
+pre="hdpsgd ode ${s2[*]} -o c03.ode.csv; hdpsgd sim ${s2[*]} --runs $(q 8 200) -o c03.sim.csv
+hdpsgd ode ${s2[*]} --set clip.c=3 -o c3.ode.csv; hdpsgd sim ${s2[*]} --set clip.c=3 --runs $(q 8 200) -o c3.sim.csv"
+pre=${pre//  / }
+fig curves-families "plot: two runs (c = 0.3, c = 3), the ODE and the Monte Carlo of each in its colour" \
+  curves-families.png plot c03.ode.csv c03.sim.csv c3.ode.csv c3.sim.csv -o curves-families.png
+pre=""
 small=($(q "--set data.spectrum=isotropic --set data.d=50 --set privacy.rho=1" "--set data.spectrum=isotropic --set privacy.rho=1"))
 fig schedule "schedule --optimize: the optimised schedules and their predicted risk" \
   schedule.png schedule "${small[@]}" --set data.gamma=0.01 --optimize -o best.tab --figure schedule.png
@@ -105,6 +118,24 @@ hdpsgd sweep sweep.ini -o sweep"
 fig sweep "plot: a sweep's results, one curve per value of another axis" \
   sweep.png plot sweep/results.csv --x clip.c --by privacy.rho --y ode_final_risk --logx \
   --key 'top left' -o sweep.png
+pre=""
+cat > sweep-mc.ini <<EOF
+[sweep]
+commands = ode, sim
+[axes]
+clip.c = $(q "0.3, 1, 3" "0.3:3:6:log")
+privacy.rho = 0.5, 1
+[set]
+data.d = $(q 30 200)
+sim.runs = $(q 8 100)
+EOF
+"$bin" sweep sweep-mc.ini -o sweep-mc >/dev/null 2>&1
+pre="# sweep-mc.ini: [sweep] commands = ode, sim; [axes] clip.c = $(sed -n 's/^clip.c = //p' sweep-mc.ini); privacy.rho = 0.5, 1; [set] data.d = $(sed -n 's/^data.d = //p' sweep-mc.ini); sim.runs = $(sed -n 's/^sim.runs = //p' sweep-mc.ini)
+hdpsgd sweep sweep-mc.ini -o sweep-mc"
+fig sweep-mc "plot --y ode_final_risk,sim_final_risk: the ODE (dashed) and the Monte Carlo (solid, ± one standard error from sim_final_stderr) of each point, a colour per ρ" \
+  sweep-mc.png plot sweep-mc/results.csv --x clip.c --y ode_final_risk,sim_final_risk --logx -o sweep-mc.png
+pre="# sweep.ini as above
+hdpsgd sweep sweep.ini -o sweep"
 fig sweep-heat "plot --heat: a sweep's results over two axes" \
   sweep-heat.png plot sweep/results.csv --heat --x clip.c --by privacy.rho --y ode_final_risk \
   -o sweep-heat.png

@@ -271,6 +271,102 @@ static void student_large_df_ode(void **state)
     }
 }
 
+/* The fitted Student-t factors (hdp_clip_tabulate, docs/theory.md §2.3) agree with direct
+ * quadrature within 1e-10 relative at random R in [0, R_max] (log-uniform, and R = 0), for
+ * c from 1e-6 to 1e6 and tau^2 from 1e-6 to 1e6; their derivatives are those of the series
+ * (checked against central differences of the direct values); beyond R_max the evaluator
+ * falls back to the quadrature. */
+static void fitted_matches_quadrature(void **state)
+{
+    (void)state;
+    const double cs[] = {1e-6, 1e-2, 0.5, 30, 1e6}, tau2s[] = {1e-6, 0.5, 1e6};
+    const double dfs[] = {5, 3, 30};
+    unsigned seed = 12345;
+    double worst = 0;
+    int fitted = 0;
+    for (int k = 0; k < 17; k++) {
+        double c = k < 15 ? cs[k % 5] : 0.5, tau2 = k < 15 ? tau2s[k / 5] : 0.5;
+        double df = k < 15 ? dfs[0] : dfs[k - 14];
+        double Rmax = 1e6 * fmax(tau2, c * c);
+        hdp_clip *fit = hdp_clip_alloc(HDP_NOISE_STUDENT, tau2, df, c);
+        hdp_clip *direct = hdp_clip_alloc(HDP_NOISE_STUDENT, tau2, df, c);
+        assert_non_null(fit);
+        assert_non_null(direct);
+        hdp_error err;
+        hdp_error_clear(&err);
+        assert_int_equal(hdp_clip_tabulate(fit, Rmax, &err), HDP_OK);
+        hdp_clip_table_info info;
+        hdp_clip_table_get(fit, &info);
+        if (k == 16) { /* a second evaluator of the same key reads the same fit */
+            hdp_clip *again = hdp_clip_alloc(HDP_NOISE_STUDENT, tau2, df, c);
+            assert_non_null(again);
+            assert_int_equal(hdp_clip_tabulate(again, Rmax, &err), HDP_OK);
+            hdp_clip_table_info i2;
+            hdp_clip_table_get(again, &i2);
+            assert_true(i2.cached && i2.pieces == info.pieces);
+            hdp_clip_values x, y;
+            hdp_clip_eval(fit, 0.3, &x);
+            hdp_clip_eval(again, 0.3, &y);
+            assert_true(x.mu == y.mu && x.V == y.V && x.dmu == y.dmu && x.dV == y.dV);
+            hdp_clip_free(again);
+        }
+        print_message("df %g c %g tau2 %g: %zu pieces, %ld evaluations, %.0f ms%s\n", df, c,
+                      tau2, info.pieces, info.evaluations, 1e3 * info.seconds,
+                      info.failed ? " (failed)" : "");
+        /* a fit that does not converge (only where c is far below the noise's scale, see
+         * docs/theory.md §2.3) leaves the quadrature, checked below all the same */
+        assert_true(info.failed ? info.pieces == 0 : info.pieces > 0);
+        if (!info.failed)
+            fitted++;
+        else
+            assert_true(c < 1e-2 * sqrt(tau2));
+        for (int j = 0; j < 25; j++) {
+            seed = seed * 1103515245u + 12345u;
+            double x = (double)(seed >> 8) / 16777216.0;
+            double lo = 1e-8 * fmax(tau2, c * c);
+            double R = j == 0 ? 0.0 : lo * pow(Rmax / lo, x);
+            hdp_clip_values a, b;
+            hdp_clip_eval(fit, R, &a);
+            hdp_clip_eval_values(direct, R, &b);
+            double emu = fabs(a.mu - b.mu) / b.mu, eV = fabs(a.V - b.V) / b.V;
+            worst = fmax(worst, fmax(emu, eV));
+            if (!(emu <= 1e-10 && eV <= 1e-10))
+                print_error("R %g: mu %.17g / %.17g, V %.17g / %.17g\n", R, a.mu, b.mu, a.V, b.V);
+            assert_true(emu <= 1e-10 && eV <= 1e-10);
+            if (!info.failed && j % 5 == 1) {
+                /* the series' derivatives against central differences of the direct values
+                 * (step 1e-4 s, at R >= 2 steps; the quadrature's ~1e-12 relative noise is
+                 * ~1e-8 of F/s there) */
+                double h = 1e-4 * (R + 0.5 * tau2), Rc = fmax(R, 2 * h);
+                hdp_clip_values f, p, m;
+                hdp_clip_eval(fit, Rc, &f);
+                hdp_clip_eval_values(direct, Rc + h, &p);
+                hdp_clip_eval_values(direct, Rc - h, &m);
+                double dmu = (p.mu - m.mu) / (2 * h), dV = (p.V - m.V) / (2 * h);
+                double sc = Rc + 0.5 * tau2;
+                if (!(fabs(f.dmu - dmu) <= 1e-5 * fabs(dmu) + 1e-7 * f.mu / sc))
+                    print_error("R %g: dmu %.10g, differences %.10g\n", Rc, f.dmu, dmu);
+                assert_true(fabs(f.dmu - dmu) <= 1e-5 * fabs(dmu) + 1e-7 * f.mu / sc);
+                assert_true(fabs(f.dV - dV) <= 1e-5 * fabs(dV) + 1e-7 * f.V / sc);
+            }
+        }
+        hdp_clip_values a, out;
+        /* the range: R_max rounded up to a power of 10 (the cache's key) */
+        double top = info.failed ? Rmax : info.R_max;
+        assert_true(top >= Rmax && top < 10.000001 * Rmax);
+        assert_true(hdp_clip_eval_fitted(fit, Rmax, &out) == !info.failed);
+        assert_false(hdp_clip_eval_fitted(fit, 2 * top, &out)); /* beyond: the quadrature */
+        hdp_clip_eval_values(fit, 2 * top, &a);
+        hdp_clip_eval_values(direct, 2 * top, &out);
+        assert_true(a.mu == out.mu && a.V == out.V);
+        hdp_clip_free(fit);
+        hdp_clip_free(direct);
+    }
+    print_message("largest relative error of the fitted factors: %.2g (%d of 17 fitted)\n", worst,
+                  fitted);
+    assert_true(fitted >= 14);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +379,7 @@ int main(void)
         cmocka_unit_test(student_large_df),
         cmocka_unit_test(student_switch_continuous),
         cmocka_unit_test(student_large_df_ode),
+        cmocka_unit_test(fitted_matches_quadrature),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,7 +110,7 @@ static void ode_erk_same_bits(void **state)
     hdp_spectrum sp;
     assert_int_equal(hdp_spectrum_build(&m, &sp, &err), HDP_OK);
     hdp_risk_ode o;
-    assert_int_equal(hdp_rode_init(&o, &m, &sp, &err), HDP_OK);
+    assert_int_equal(hdp_rode_init(&o, &m, &sp, NULL, &err), HDP_OK);
     o.R0 = 0.5;
     enum { PTS = 11 };
     for (int bounds = 0; bounds < 2; bounds++) {

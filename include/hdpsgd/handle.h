@@ -93,7 +93,8 @@ const char *hdp_result_field(const char *table, int i, int *kind, const char **h
 
 /* hdpsgd ode: columns t, risk, risk_upper, risk_lower, mu_c, nu_c, eta, sigma2; the JSON
  * summary's numbers (final_risk, risk_before_final_noise, final_noise, gamma, n, d, rho,
- * stable, eta_sup, bins, rhs_evals, steps, solve_seconds, binning_seconds); texts solver
+ * stable, eta_sup, bins, rhs_evals, steps, solve_seconds, binning_seconds,
+ * clip_fit_seconds); texts solver
  * (dop853 or cvode), model, version. m must be finalized. */
 hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err);
 

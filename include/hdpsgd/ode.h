@@ -46,6 +46,7 @@ typedef struct {
                                        to cvode when dop853 fails) */
     double solve_seconds;           /* wall time of the integration alone */
     double binning_seconds;         /* bins = auto: wall time of the trial solves */
+    double clip_fit_seconds;        /* wall time of the clipping-factor fit (0: closed forms) */
     double upper_until, lower_until; /* the bounds are finite at the output points t <= these
                                         (1: everywhere); past them upper, lower hold NAN: a
                                         bound whose equation overflows costs the bound alone,

@@ -92,6 +92,7 @@ class OdeResult(_ResultBase):
     solver: str
     solve_seconds: float
     binning_seconds: float
+    clip_fit_seconds: float
     gamma: float
     n: int
     d: int

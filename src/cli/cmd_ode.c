@@ -30,7 +30,8 @@ const char ode_help[] =
     "and sigma2 are the schedule's eta~(t) and sigma~(t)^2. Lines starting with # give the\n"
     "model. The JSON summary has final_risk, risk_before_final_noise, gamma, n, d, rho\n"
     "(null = inf), stable, rhs_evals, steps, solver (dop853 or cvode: [ode] solver),\n"
-    "solve_seconds, upper_finite_until and lower_finite_until (1, or the last t where a\n"
+    "solve_seconds, clip_fit_seconds (the fit of non-Gaussian clipping factors, docs/theory.md\n"
+    "§2.3, once per call), upper_finite_until and lower_finite_until (1, or the last t where a\n"
     "bound whose equation overflows is finite: its CSV cells are empty after it, with a\n"
     "note; the risk is integrated apart from the bounds then and does not depend on them).";
 

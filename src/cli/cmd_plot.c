@@ -13,30 +13,39 @@
 #include "cli.h"
 #include "plot_data.h"
 
-static const char *out_path, *title_opt, *x_opt, *y_opt, *by_opt;
+static const char *out_path, *title_opt, *x_opt, *by_opt;
+static cli_strings y_opt;
 static int bounds_opt, heat_opt;
+static char y_words[4096]; /* the --y values split at their commas */
 
 const char plot_usage[] = "FILE.csv... -o FIG";
 const char plot_help[] =
     "Draws any CSV the toolkit writes, recognised by its header (the kind is named on stderr),\n"
     "with the script its own command uses: risk CSVs of ode (t,risk,...) and sim/sde\n"
-    "(t,mean,...), any number in one figure (ODE curves; Monte Carlo means with a light 10-90 %\n"
-    "band; the row t = 1, the output theta_n, as markers right of t = 1); rates (rates -o, or\n"
-    "its figure data); schedules (schedule --figure data) and table schedules (schedule -o);\n"
-    "a sweep's results.csv (--x KEY --y COLUMN [--by KEY]: one curve per value of the other\n"
-    "axes; --heat: a map over two axes);\n"
+    "(t,mean,...), any number in one figure, the legend in argument order (ODE curves dashed,\n"
+    "Monte Carlo means solid with a light 10-90 % band; one colour per family, the files named\n"
+    "alike but for a last word ode, sim or sde, as validate's data are; one family: validate's\n"
+    "colours; the row t = 1, the output theta_n, as markers side by side about t = 1); rates\n"
+    "(rates -o, or its figure data); schedules (schedule --figure data) and table schedules\n"
+    "(schedule -o);\n"
+    "a sweep's results.csv (--x KEY --y COLUMN[,COLUMN...] [--by KEY]: one colour per value of\n"
+    "the other axes, one line per column in it: a column with a standard-error column, the\n"
+    "column named COLUMN_stderr or COLUMN with its last word replaced by stderr\n"
+    "(sim_final_risk: sim_final_stderr), solid with error bars, the others (the ODE) dashed;\n"
+    "axes labelled by the keys' help and the columns' meaning; --heat: a map over two axes);\n"
     "rf, rf-experiment P1-P4, kl bound, kl run (--vs), nc --sweep, sim-index --experiment.\n"
     "The format follows FIG's extension: .png, .pdf, .svg, .eps, .tex (cairolatex, with its\n"
-    "graphics file FIG-without-extension.pdf). The figure options are those of every --figure.";
+    "graphics file FIG-without-extension-graphic.pdf). The figure options are those of every --figure.";
 
 const cli_opt plot_opts[] = {
     {"output", 'o', OPT_FIGURE, &out_path, "FIG",
      "the figure (.png, .pdf, .svg, .eps or .tex); required"},
-    {"title", 0, OPT_STRING, &title_opt, "TEXT", "title (default: what the CSV holds)"},
+    {"title", 0, OPT_STRING, &title_opt, "TEXT", "title (default: what the CSV holds; none for risk curves, which the legend names)"},
     {"bounds", 0, OPT_FLAG, &bounds_opt, NULL, "risk curves: draw the ODE bounds risk_upper, risk_lower"},
     {"x", 0, OPT_STRING, &x_opt, "KEY", "sweep results: the axis (column) along x (default: the first axis)"},
-    {"y", 0, OPT_STRING, &y_opt, "COLUMN",
-     "sweep results: the column drawn (default: ode_final_risk, else the first result)"},
+    {"y", 0, OPT_STRINGS, &y_opt, "COLUMN[,COLUMN...]",
+     "sweep results: the columns drawn, repeatable (default: ode_final_risk, else the first "
+     "result); error bars from their *_stderr columns"},
     {"by", 0, OPT_STRING, &by_opt, "KEY",
      "sweep results: one curve per value of this axis (default: every other axis)"},
     {"heat", 0, OPT_FLAG, &heat_opt, NULL,
@@ -59,32 +68,70 @@ static const char *default_label(const plot_csv *t)
     return !strcmp(t->command, "sde") ? "SDE mean, 10–90 %" : "Monte Carlo mean, 10–90 %";
 }
 
+/* a file's family: its name without the folder, ".csv" and a last word ode, sim or sde
+ * ("run1.ode.csv", "run1-sim.csv": run1; "ode.csv": the empty family). out holds path's size. */
+static void family_of(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s", base_name(path));
+    size_t n = strlen(out);
+    if (n >= 4 && !strcmp(out + n - 4, ".csv"))
+        out[n -= 4] = '\0';
+    static const char *const kinds[] = {"ode", "sim", "sde"};
+    for (int k = 0; k < 3; k++)
+        if (n >= 3 && !strcmp(out + n - 3, kinds[k]) &&
+            (n == 3 || out[n - 4] == '.' || out[n - 4] == '-' || out[n - 4] == '_')) {
+            out[n == 3 ? 0 : n - 4] = '\0';
+            break;
+        }
+}
+
+/* the curves in argument order: file i (from 1) of kind kind_i ('o', 'm' Monte Carlo, 's'
+ * SDE), colour colour_i (a house line type: one family, validate's colours by kind; several,
+ * one colour per family in order of appearance), legend label_i */
 static int draw_curves(plot_csv *tabs, int n, hdp_plot_vars *v, hdp_error *err)
 {
-    const char *ode_files[MAX_POSITIONAL], *mc_files[MAX_POSITIONAL];
-    int no = 0, nm = 0;
+    const char *files[MAX_POSITIONAL];
+    char (*fam)[4200] = malloc(sizeof(char[4200]) * (size_t)n), kinds[2 * MAX_POSITIONAL + 1] = "";
+    char ode_idx[8 * MAX_POSITIONAL] = "", mc_idx[8 * MAX_POSITIONAL] = "";
+    int famno[MAX_POSITIONAL], nfam = 0;
     const hdp_plot_style *st = hdp_plot_get_style();
+    if (!fam)
+        return plot_bad_input("out of memory%s%s", "", "");
     for (int i = 0; i < n; i++) {
-        const char *p = tabs[i].path;
-        int mc = tabs[i].kind == PK_MC;
-        char var[32];
-        if (mc)
-            mc_files[nm++] = p;
-        else
-            ode_files[no++] = p;
-        snprintf(var, sizeof var, "%s_label_%d", mc ? "mc" : "ode", mc ? nm : no);
+        files[i] = tabs[i].path;
+        family_of(tabs[i].path, fam[i], sizeof fam[i]);
+        famno[i] = 0;
+        for (int j = 0; j < i && !famno[i]; j++)
+            if (!strcmp(fam[i], fam[j])) famno[i] = famno[j];
+        if (!famno[i]) famno[i] = ++nfam;
+    }
+    for (int i = 0; i < n; i++) {
+        int mc = tabs[i].kind == PK_MC, sde = mc && !strcmp(tabs[i].command, "sde");
+        char var[32], *list = mc ? mc_idx : ode_idx;
+        size_t len = strlen(kinds), ll = strlen(list);
+        snprintf(kinds + len, sizeof kinds - len, "%s%c", i ? " " : "", sde ? 's' : mc ? 'm' : 'o');
+        snprintf(list + ll, sizeof ode_idx - ll, "%s%d", ll ? " " : "", i + 1);
+        snprintf(var, sizeof var, "colour_%d", i + 1);
+        hdp_plot_var_num(v, var, nfam > 1 ? famno[i] : sde ? 3 : mc ? 1 : 2);
+        snprintf(var, sizeof var, "label_%d", i + 1);
         if (i < st->nlabels) {
             hdp_plot_var_str(v, var, st->labels[i]);
             continue;
         }
         const char *what = default_label(&tabs[i]);
-        int same = 0; /* another input with this label: the file names tell them apart */
-        for (int j = 0; j < n; j++) same += !strcmp(default_label(&tabs[j]), what);
+        int same = 0; /* another input of its family with this label: the file names tell them apart */
+        for (int j = 0; j < n; j++)
+            same += famno[j] == famno[i] && !strcmp(default_label(&tabs[j]), what);
         char *label = NULL;
-        size_t len = 0;
-        FILE *lf = open_memstream(&label, &len);
+        size_t size = 0;
+        FILE *lf = open_memstream(&label, &size);
         if (lf) {
-            fprintf(lf, same > 1 ? "%s (%s)" : "%s", what, base_name(p));
+            if (same > 1)
+                fprintf(lf, "%s (%s)", what, base_name(files[i]));
+            else if (nfam > 1)
+                fprintf(lf, "%s: %s", fam[i][0] ? fam[i] : base_name(files[i]), what);
+            else
+                fputs(what, lf);
             fclose(lf);
         }
         if (label)
@@ -93,8 +140,11 @@ static int draw_curves(plot_csv *tabs, int n, hdp_plot_vars *v, hdp_error *err)
             v->failed = 1;
         free(label);
     }
-    hdp_plot_var_files(v, "ode_files", ode_files, no);
-    hdp_plot_var_files(v, "mc_files", mc_files, nm);
+    free(fam);
+    hdp_plot_var_files(v, "files", files, n);
+    hdp_plot_var_str(v, "kinds", kinds);
+    hdp_plot_var_str(v, "ode_idx", ode_idx);
+    hdp_plot_var_str(v, "mc_idx", mc_idx);
     hdp_plot_var_num(v, "bounds", bounds_opt);
     return hdp_plot_draw(NULL, "curves", out_path, v, err) == HDP_OK ? 0 : -1;
 }
@@ -109,7 +159,7 @@ static int check_inputs(const plot_csv *tabs, int n, int curves)
                                                                                                : tabs[0].path,
                             plot_kind_name(tabs[0].kind == PK_ODE || tabs[0].kind == PK_MC ? tabs[1].kind
                                                                                           : tabs[0].kind));
-    if (!rc && n == 1 && tabs[0].kind != PK_SWEEP && (x_opt || y_opt || by_opt || heat_opt))
+    if (!rc && n == 1 && tabs[0].kind != PK_SWEEP && (x_opt || y_opt.n || by_opt || heat_opt))
         rc = plot_bad_input("--x, --y, --by and --heat apply to a sweep's results.csv, not to %s (%s)",
                             tabs[0].path, plot_kind_name(tabs[0].kind));
     if (!rc && bounds_opt && !curves)
@@ -123,7 +173,7 @@ static int check_inputs(const plot_csv *tabs, int n, int curves)
     return rc;
 }
 
-/* the title: --title, else what the files hold (risk curves: their names; any other CSV: the
+/* the title: --title, else what the files hold (risk curves: none, the legend names them; any other CSV: the
  * command and what it wrote, from its first comment line, without parenthesised references);
  * NULL when out of memory */
 static char *make_title(const plot_csv *tabs, int n, int curves)
@@ -136,8 +186,7 @@ static char *make_title(const plot_csv *tabs, int n, int curves)
     if (title_opt) {
         fputs(title_opt, f);
     } else if (curves) {
-        for (int i = 0; i < n; i++)
-            fprintf(f, "%s%s", i ? ", " : "", base_name(tabs[i].path));
+        (void)n; /* none: the legend names the curves */
     } else {
         const char *d = tabs[0].description ? tabs[0].description : "";
         fprintf(f, "%s%s", tabs[0].command, d[0] ? ": " : "");
@@ -161,6 +210,32 @@ static char *make_title(const plot_csv *tabs, int n, int curves)
     return title;
 }
 
+/* the --y values, each a column or a comma-separated list of columns, into o->ys */
+static int split_ys(plot_sweep_opts *o)
+{
+    size_t used = 0;
+    o->ny = 0;
+    for (int i = 0; i < y_opt.n; i++) {
+        const char *c = y_opt.v[i];
+        for (;;) {
+            size_t len = strcspn(c, ",");
+            if (len == 0 || used + len + 1 > sizeof y_words)
+                return plot_bad_input("--y %s: %s", y_opt.v[i],
+                                      len ? "too long" : "expected COLUMN[,COLUMN...] (an empty name)");
+            if (o->ny == PLOT_SWEEP_MAX_Y)
+                return plot_bad_input("--y %s: at most 16 columns in one figure%s", y_opt.v[i], "");
+            memcpy(y_words + used, c, len);
+            y_words[used + len] = '\0';
+            o->ys[o->ny++] = y_words + used;
+            used += len + 1;
+            if (!c[len])
+                break;
+            c += len + 1;
+        }
+    }
+    return 0;
+}
+
 /* one CSV other than risk curves: its data (the CSV, or data made from it), variables and
  * script; 0, -1 when drawing failed (err), or EXIT_BAD_INPUT */
 static int draw_one(const plot_csv *t, hdp_plot_vars *v, hdp_error *err)
@@ -175,8 +250,10 @@ static int draw_one(const plot_csv *t, hdp_plot_vars *v, hdp_error *err)
             script = "rates";
         }
     } else if (t->kind == PK_SWEEP) {
-        plot_sweep_opts so = {.x = x_opt, .y = y_opt, .by = by_opt, .heat = heat_opt};
-        rc = plot_sweep_data(t, &so, v, &script);
+        plot_sweep_opts so = {.x = x_opt, .by = by_opt, .heat = heat_opt};
+        rc = split_ys(&so);
+        if (!rc)
+            rc = plot_sweep_data(t, &so, v, &script);
         if (!title_opt) /* results.csv has no comment lines */
             hdp_plot_var_str(v, "title_text", "");
     } else {
@@ -193,7 +270,8 @@ int cmd_plot(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("plot");
     cli_common common;
-    out_path = title_opt = x_opt = y_opt = by_opt = NULL;
+    out_path = title_opt = x_opt = by_opt = NULL;
+    y_opt.n = 0;
     bounds_opt = heat_opt = 0;
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)

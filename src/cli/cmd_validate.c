@@ -19,7 +19,7 @@ static const char *figure_path, *json_path, *data_prefix;
 static long scaling_opt;
 static cli_mc_args mc;
 static cli_ode_args ode_args;
-static int no_sde;
+static int no_sde, bounds_opt, no_bounds_opt;
 
 const cli_opt validate_opts[] = {
     CLI_MC_OPTS(mc),
@@ -30,6 +30,11 @@ const cli_opt validate_opts[] = {
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
     CLI_ODE_OPTS(ode_args),
     {"no-sde", 0, OPT_FLAG, &no_sde, NULL, "skip the homogenized SDE"},
+    {"bounds", 0, OPT_FLAG, &bounds_opt, NULL,
+     "figure: draw the ODE bounds R_upper, R_lower however far they reach (default: drawn "
+     "but for the isotropic spectrum, a bound that leaves the data's range by more than its "
+     "span hidden and named in the key)"},
+    {"no-bounds", 0, OPT_FLAG, &no_bounds_opt, NULL, "figure: no ODE bounds"},
     {"scaling", 0, OPT_LONG, &scaling_opt, "K",
      "also compare at n, 4n, ..., 4^(K-1) n with gamma fixed and fit the deviation's slope"},
     {NULL, 0, 0, NULL, NULL, NULL},
@@ -207,7 +212,8 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v
     hdp_json_end(j);
 }
 
-/* the figure from the data files of the set (the bounds but for the isotropic spectrum) */
+/* the figure from the data files of the set (the bounds but for the isotropic spectrum, or
+ * as --bounds / --no-bounds say) */
 static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_validate_result *v,
                         long runs, const char *ode_csv, const char *sim_csv, const char *sde_csv)
 {
@@ -222,7 +228,9 @@ static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_validate_
     else
         hdp_plot_var_str(&pv, "sde_file", "");
     hdp_plot_var_str(&pv, "title_text", title);
-    hdp_plot_var_num(&pv, "show_bounds", m->spectrum != HDP_SPECTRUM_ISOTROPIC);
+    /* 1 drawn, 0 not, -1 drawn unless it leaves the data's range (the script decides) */
+    hdp_plot_var_num(&pv, "show_bounds",
+                     no_bounds_opt ? 0 : bounds_opt ? 1 : m->spectrum != HDP_SPECTRUM_ISOTROPIC ? -1 : 0);
     cli_draw(out, "validate", figure_path, &pv);
 }
 
@@ -234,10 +242,14 @@ int cmd_validate(int argc, char **argv)
     cli_mc_args_reset(&mc);
     cli_ode_args_reset(&ode_args);
     scaling_opt = 0;
-    no_sde = 0;
+    no_sde = bounds_opt = no_bounds_opt = 0;
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
+    if (bounds_opt && no_bounds_opt) {
+        fprintf(stderr, "hdpsgd validate: error: --bounds and --no-bounds: give one of them\n");
+        return EXIT_BAD_INPUT;
+    }
     if ((rc = cli_mc_args_apply("validate", &mc, &common)) ||
         (rc = cli_ode_args_apply("validate", &ode_args, &common)))
         return rc;

@@ -11,7 +11,7 @@
 #include "plot.h"
 #include "cli.h"
 
-static const char *size_opt, *key_opt;
+static const char *size_opt, *key_opt, *xlabel_opt, *ylabel_opt;
 static double font_opt;
 static int no_title_opt, logx_opt, logy_opt;
 static cli_strings labels_opt;
@@ -30,6 +30,9 @@ const cli_opt cli_figure_opts[] = {
      "no title; its text (the parameters) goes to FIG-without-extension.caption.txt"},
     {"key", 0, OPT_STRING, &key_opt, "POS",
      "legend position: top|bottom|center left|right|center, outside, below, or off"},
+    {"xlabel", 0, OPT_STRING, &xlabel_opt, "TEXT", "the x axis's label (default: the script's, "
+     "or the key's description)"},
+    {"ylabel", 0, OPT_STRING, &ylabel_opt, "TEXT", "the y axis's label"},
     {"logx", 0, OPT_FLAG, &logx_opt, NULL, "logarithmic x axis"},
     {"logy", 0, OPT_FLAG, &logy_opt, NULL, "logarithmic y axis"},
     {NULL, 0, 0, NULL, NULL, NULL},
@@ -52,7 +55,7 @@ const cli_opt *cli_figure_opts_for(const cli_command *cmd)
 
 void cli_figure_opts_reset(void)
 {
-    size_opt = key_opt = NULL;
+    size_opt = key_opt = xlabel_opt = ylabel_opt = NULL;
     font_opt = NAN;
     no_title_opt = logx_opt = logy_opt = 0;
     labels_opt.n = 0;
@@ -144,6 +147,12 @@ int cli_figure_opts_apply(const char *cmd)
         s.labels[i] = labels_opt.v[i];
     }
     s.nlabels = labels_opt.n;
+    if (xlabel_opt && strchr(xlabel_opt, '\n'))
+        return bad(cmd, "--xlabel", xlabel_opt, "a label is one line");
+    if (ylabel_opt && strchr(ylabel_opt, '\n'))
+        return bad(cmd, "--ylabel", ylabel_opt, "a label is one line");
+    s.xlabel = xlabel_opt;
+    s.ylabel = ylabel_opt;
     s.no_title = no_title_opt;
     s.logx = logx_opt;
     s.logy = logy_opt;

@@ -183,7 +183,7 @@ void cli_print_help(const cli_command *cmd, FILE *f)
                 : figures ? "'-' is standard output (not for a figure or a PREFIX)"
                           : "'-' is standard output (not for a PREFIX)",
                 figures ? " Figures: .png, .pdf, .svg, .eps or .tex (LaTeX, with its graphics "
-                          "file FIG-without-extension.pdf)." : "");
+                          "file FIG-without-extension-graphic.pdf)." : "");
     fprintf(f, "\nExit status: 0 success, 1 validation failed, 2 bad input, 3 output not "
                "written, 4 numerical failure.\n");
 }

@@ -87,7 +87,7 @@ int hdp_plot_companions(const char *fig, char names[][4200], int max)
     stem_of(fig, stem, sizeof stem);
     const char *ext = extension_of(fig);
     if (ext && !strcmp(ext, ".tex") && n < max)
-        snprintf(names[n++], 4200, "%.4100s.pdf", stem);
+        snprintf(names[n++], 4200, "%.4100s-graphic.pdf", stem);
     if (style_now.no_title && n < max)
         snprintf(names[n++], 4200, "%.4100s.caption.txt", stem);
     return n;
@@ -167,7 +167,7 @@ static void write_house_style(FILE *f, double fs)
     fputs("\n", f);
 }
 
-/* Strings of the user's style: the key and log axes, re-applied before every plot command of
+/* Strings of the user's style: the key, log axes and axis labels, re-applied before every plot command of
  * the script (the script sets its own first), and the labels. The key is words of a fixed
  * vocabulary (checked by the command line), the labels single-quoted strings. */
 static void write_user_style(FILE *f, const char *caption_path)
@@ -184,7 +184,21 @@ static void write_user_style(FILE *f, const char *caption_path)
         fputs("; set logscale x; set mxtics", f);
     if (s->logy)
         fputs("; set logscale y; set mytics", f);
+    if (s->xlabel) /* the macro names the variable, never its text */
+        fputs("; set xlabel user_xlabel noenhanced", f);
+    if (s->ylabel)
+        fputs("; set ylabel user_ylabel noenhanced", f);
     fputs("'\n", f);
+    if (s->xlabel) {
+        fputs("user_xlabel = ", f);
+        hdp_plot_fquote(f, s->xlabel);
+        fputs("\n", f);
+    }
+    if (s->ylabel) {
+        fputs("user_ylabel = ", f);
+        hdp_plot_fquote(f, s->ylabel);
+        fputs("\n", f);
+    }
     fprintf(f, "user_nlabels = %d\n", s->nlabels);
     for (int i = 0; i < s->nlabels; i++) {
         fprintf(f, "user_label_%d = ", i + 1);
@@ -319,7 +333,7 @@ static void tex_text(FILE *out, const char *s, const char *end)
 }
 
 /* Copy the .tex of cairolatex to out: texts converted, the graphics file named by its
- * final name (gnuplot wrote the temporary folder's path). */
+ * final name, FIG-graphic (gnuplot wrote the temporary folder's path). */
 static int copy_tex(const char *from, FILE *out, const char *tmpdir, const char *final_stem)
 {
     FILE *in = fopen(from, "r");
@@ -336,7 +350,7 @@ static int copy_tex(const char *from, FILE *out, const char *tmpdir, const char 
         char *g = strstr(line, gfx);
         if (g) {
             fwrite(line, 1, (size_t)(g - line), out);
-            fprintf(out, "%s}%s", base, g + strlen(gfx));
+            fprintf(out, "%s-graphic}%s", base, g + strlen(gfx));
         } else if (strut) {
             char *text = strut + 8;
             char *close = text; /* the text ends at the brace that closes its box */

@@ -4,7 +4,8 @@
  * The scripts plots/NAME.gp are embedded in the program at build time. A
  * figure is drawn by writing the terminal (chosen from the output's
  * extension: .png -> pngcairo, .pdf -> pdfcairo, .svg -> svg, .eps -> epscairo,
- * .tex -> cairolatex with its graphics file NAME.pdf), the house style
+ * .tex -> cairolatex with its graphics file NAME-graphic.pdf, never NAME.pdf, which may be
+ * another figure), the house style
  * (plots/house.gp: an Okabe-Ito palette with distinct dash types, minor tics), the caller's
  * variable assignments, the user's style (hdp_plot_style: size, font size,
  * title, key, log axes, labels) and the script to a temporary folder, running
@@ -80,6 +81,7 @@ typedef struct {
     int logx, logy;       /* 1: logarithmic axis */
     const char *labels[HDP_PLOT_MAX_LABELS]; /* legend texts, in the order of the inputs */
     int nlabels;
+    const char *xlabel, *ylabel; /* the axes' labels, NULL: the script's */
 } hdp_plot_style;
 
 #define HDP_PLOT_FONT_SIZE 8.0
@@ -97,7 +99,7 @@ extern const char *const hdp_plot_extensions[];
 int hdp_plot_extension_ok(const char *path);
 
 /* The files a figure brings besides itself, under the current style: the graphics file of a
- * .tex figure (FIG-without-extension.pdf) and, with no_title, the caption file
+ * .tex figure (FIG-without-extension-graphic.pdf) and, with no_title, the caption file
  * (FIG-without-extension.caption.txt). Fills up to 2 names of size bytes; returns the count. */
 int hdp_plot_companions(const char *fig, char names[][4200], int max);
 

@@ -32,14 +32,23 @@ int plot_column_has_numbers(const plot_csv *t, const char *name);
  * data_file; families: the families it holds, space-separated */
 int plot_rates_data(const plot_csv *t, hdp_plot_vars *v, char *families, size_t fsize);
 
-/* a sweep's results.csv: --x, --y, --by, --heat */
+/* a sweep's results.csv: --x, --y (one or more columns), --by, --heat */
+#define PLOT_SWEEP_MAX_Y 16
 typedef struct {
-    const char *x, *y, *by;
-    int heat;
+    const char *x, *by;
+    const char *ys[PLOT_SWEEP_MAX_Y];
+    int ny, heat;
 } plot_sweep_opts;
 /* the data of the curves (or of the map) as data_file, their variables, the script's name */
 int plot_sweep_data(const plot_csv *t, const plot_sweep_opts *o, hdp_plot_vars *v,
                     const char **script);
+
+/* The words of a sweep figure (plot_labels.c): what column col measures (a model key
+ * section.key: the leading phrase of its help and the key; a result column: a short
+ * description, "final excess risk R(1)") and where it comes from ("ODE", "Monte Carlo");
+ * an unknown column is its own name in both. */
+void plot_column_words(const char *col, char *what, size_t wsize, char *source, size_t ssize);
+void plot_axis_label(const char *col, char *out, size_t size);
 
 /* any other kind drawn from the CSV itself: its variables and the script's name */
 int plot_family_vars(const plot_csv *t, hdp_plot_vars *v, const char **script);

@@ -46,14 +46,7 @@
 
 #define QUAD_LIMIT 1000
 
-struct hdp_clip {
-    hdp_noise_kind noise;
-    double tau2, df, c;
-    double t_scale; /* Student: z = t_scale * T_df has variance tau2 */
-    double t_lognorm; /* Student: log of the density of z at 0 */
-    int asymptotic;   /* Student with df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF: the expansion in 1/df */
-    gsl_integration_workspace *ws;
-};
+#include "core/clip_internal.h"
 
 /* log Gamma((nu+1)/2) - log Gamma(nu/2), the log of the Student-t normaliser without the
  * cancellation of the two log-gammas (each ~ (nu/2) log(nu/2): at nu = 1e8 their difference
@@ -102,6 +95,7 @@ void hdp_clip_free(hdp_clip *clip)
 {
     if (!clip)
         return;
+    hdp_clip_fit_free(clip);
     if (clip->ws)
         gsl_integration_workspace_free(clip->ws);
     free(clip);
@@ -291,8 +285,55 @@ static double integrate(hdp_clip *clip, double sd, int which, int gauss)
     return left + mid + right;
 }
 
+/* ---- the laws other than Gaussian ----
+ * A law is one function, the average over its z of the conditional formulas of the top
+ * (inner: P(|r| < c) and E[min(r^2, c^2)] for r | z ~ N(-z, sd^2)), and one row of `laws`;
+ * tabulate: its averages cost more than the closed forms (a quadrature), so
+ * hdp_clip_tabulate fits them once. */
+typedef void (*law_average)(hdp_clip *clip, double sd, double *p, double *e);
+
+static void rademacher_average(hdp_clip *clip, double sd, double *p, double *e)
+{
+    double tau = sqrt(clip->tau2), p1, e1, p2, e2;
+    inner(tau, sd, clip->c, &p1, &e1);
+    inner(-tau, sd, clip->c, &p2, &e2);
+    *p = 0.5 * (p1 + p2);
+    *e = 0.5 * (e1 + e2);
+}
+
+static void density_average(hdp_clip *clip, double sd, double *p, double *e)
+{
+    *p = integrate(clip, sd, 0, clip->noise == HDP_NOISE_GAUSSIAN);
+    *e = integrate(clip, sd, 1, clip->noise == HDP_NOISE_GAUSSIAN);
+}
+
+static const struct {
+    hdp_noise_kind kind;
+    law_average average;
+    int tabulate;
+} laws[] = {
+    {HDP_NOISE_RADEMACHER, rademacher_average, 0}, /* two atoms: as cheap as a table */
+    {HDP_NOISE_STUDENT, density_average, 1},
+};
+
+static int law_index(hdp_noise_kind kind);
+
+int hdp_clip_law_fitted(const hdp_clip *clip)
+{
+    int law = law_index(clip->noise);
+    return law >= 0 && laws[law].tabulate;
+}
+
+static int law_index(hdp_noise_kind kind)
+{
+    for (size_t i = 0; i < sizeof laws / sizeof laws[0]; i++)
+        if (laws[i].kind == kind)
+            return (int)i;
+    return -1;
+}
+
 /* mu and V by summing or integrating over the law of z. */
-static void law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip_values *out)
+void hdp_clip_law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip_values *out)
 {
     double c = clip->c, tau2 = clip->tau2;
     if (isinf(c)) {
@@ -301,18 +342,14 @@ static void law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip
     }
     double sd = sqrt(2.0 * (R > 0 ? R : 0.0));
     double p = 0, e = 0;
+    int law = law_index(clip->noise);
     if (clip->noise == HDP_NOISE_NONE || tau2 == 0) {
         inner(0.0, sd, c, &p, &e);
-    } else if (clip->noise == HDP_NOISE_RADEMACHER) {
-        double tau = sqrt(tau2), p1, e1, p2, e2;
-        inner(tau, sd, c, &p1, &e1);
-        inner(-tau, sd, c, &p2, &e2);
-        p = 0.5 * (p1 + p2);
-        e = 0.5 * (e1 + e2);
+    } else if (force_gauss_quad || law < 0) {
+        p = integrate(clip, sd, 0, 1);
+        e = integrate(clip, sd, 1, 1);
     } else {
-        int gauss = force_gauss_quad || clip->noise == HDP_NOISE_GAUSSIAN;
-        p = integrate(clip, sd, 0, gauss);
-        e = integrate(clip, sd, 1, gauss);
+        laws[law].average(clip, sd, &p, &e);
     }
     double second = 2.0 * R + tau2; /* E r^2 */
     out->mu = p;
@@ -326,11 +363,12 @@ void hdp_clip_eval_quadrature(hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out)
         return;
-    law_factors(clip, R, 1, out);
+    hdp_clip_law_factors(clip, R, 1, out);
 }
 
-/* the factors at R (clamped to 0): in closed form for Gaussian or no label noise (with their
- * derivatives; returns 0), else by the law's quadratures (derivatives 0; returns 1) */
+/* the factors at R (clamped to 0): in closed form for Gaussian or no label noise, or from the
+ * fitted table (with their derivatives; returns 0), else by the law's average (derivatives 0;
+ * returns 1) */
 static int values_at(hdp_clip *clip, double *R, hdp_clip_values *out)
 {
     if (*R < 0)
@@ -343,7 +381,9 @@ static int values_at(hdp_clip *clip, double *R, hdp_clip_values *out)
         student_expansion(clip->c, *R, clip->tau2, clip->df, out);
         return 0;
     }
-    law_factors(clip, *R, 0, out);
+    if (hdp_clip_table_at(clip, *R, 1, out))
+        return 0;
+    hdp_clip_law_factors(clip, *R, 0, out);
     return 1;
 }
 
@@ -357,8 +397,8 @@ void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out)
     double h = 1e-6 * (R + 0.5 * clip->tau2) + 1e-300;
     hdp_clip_values lo, hi;
     double Rlo = R - h > 0 ? R - h : 0.0;
-    law_factors(clip, Rlo, 0, &lo);
-    law_factors(clip, R + h, 0, &hi);
+    hdp_clip_law_factors(clip, Rlo, 0, &lo);
+    hdp_clip_law_factors(clip, R + h, 0, &hi);
     out->dmu = (hi.mu - lo.mu) / (R + h - Rlo);
     out->dV = (hi.V - lo.V) / (R + h - Rlo);
 }

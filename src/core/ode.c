@@ -70,8 +70,11 @@ static void record(hdp_ode_result *res, const hdp_risk_ode *o, long points)
  * (twelve stages' clipping factors) plus ~10 ns per bin, a CVODE step ~1 us plus ~80 ns per
  * bin, and CVODE takes 250-600 steps whatever S. Measured break-even (Release build, 101
  * points): S ~ 2500 for one bin, ~16000 for 64 bins; DOP853 still 2x faster at S = 76000
- * and 10^5 bins. Student-t noise makes each clipping factor a quadrature, which DOP853
- * evaluates about three times as often per step: there the one-bin threshold. */
+ * and 10^5 bins. Student-t noise kept the one-bin threshold when its clipping factors were a
+ * quadrature per evaluation (DOP853 evaluates them three times as often per step); they are
+ * now a fit read at Gaussian cost (docs/theory.md §2.3) except where the fit fails, and
+ * lifting the threshold would change the solver, so the results, of stiff Student-t models:
+ * left for a change of its own. */
 static double erk_max_stiffness(const hdp_model *m, long bins)
 {
     if (m->noise == HDP_NOISE_STUDENT)
@@ -232,8 +235,8 @@ static hdp_status solve_joint(const hdp_model *m, const hdp_risk_ode *o, long po
 
 /* Integrate on the bins of sp with `points` output points (docs/theory.md §3): the risk and
  * its bounds together (solve_joint), or apart when that fails (solve_apart). */
-static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long points,
-                               hdp_ode_result *res, hdp_error *err)
+static hdp_status solve_binned(const hdp_model *m, hdp_clip *clip, const hdp_spectrum *sp,
+                               long points, hdp_ode_result *res, hdp_error *err)
 {
     hdp_status st = alloc_result(res, points, err);
     if (st != HDP_OK)
@@ -241,7 +244,7 @@ static hdp_status solve_binned(const hdp_model *m, const hdp_spectrum *sp, long 
     hdp_risk_ode o;
     double *held = NULL;
     long held_counts[2] = {0, 0};
-    st = hdp_rode_init(&o, m, sp, err);
+    st = hdp_rode_init(&o, m, sp, clip, err);
     res->bins = sp->m;
     res->eta_sup = hdp_sched_eta_sup(&o.sched);
     res->stable = res->eta_sup < 2.0 / m->gamma;
@@ -263,33 +266,49 @@ done:
     return st;
 }
 
+/* the model and its clipping factors, fitted once for all the solves of one call */
+typedef struct {
+    const hdp_model *m;
+    hdp_clip *clip;
+} solve_ctx;
+
 /* a trial of bins = auto: two output points */
 static hdp_status trial_solve(void *ctx, const hdp_spectrum *spec, long k, double *risk,
                               hdp_error *err)
 {
     (void)k;
+    const solve_ctx *sc = ctx;
     hdp_ode_result trial;
-    hdp_status st = solve_binned(ctx, spec, 2, &trial, err);
+    hdp_status st = solve_binned(sc->m, sc->clip, spec, 2, &trial, err);
     *risk = trial.final_risk;
     hdp_ode_result_free(&trial);
     return st;
 }
 
 /* bins = auto refines spec in place (hdp_rode_auto_bins); then the solve on its bins */
-static hdp_status solve_spectrum(const hdp_model *m, hdp_spectrum *spec, hdp_ode_result *res,
-                                 hdp_error *err)
+static hdp_status solve_spectrum(const hdp_model *m, hdp_clip *clip, hdp_spectrum *spec,
+                                 hdp_ode_result *res, hdp_error *err)
 {
     hdp_status st = HDP_OK;
     double binning = 0;
     if (m->bins == HDP_BINS_AUTO) {
         double t0 = now_seconds(); /* the trials' wall time, apart from the final solve */
-        st = hdp_rode_auto_bins(m, spec, trial_solve, (void *)m, err);
+        solve_ctx sc = {m, clip};
+        st = hdp_rode_auto_bins(m, spec, trial_solve, &sc, err);
         binning = now_seconds() - t0;
     }
     if (st == HDP_OK)
-        st = solve_binned(m, spec, m->points, res, err);
+        st = solve_binned(m, clip, spec, m->points, res, err);
     res->binning_seconds = binning;
     return st;
+}
+
+/* the wall time of the fit of clip, into a result the solve has filled */
+static void fit_time(const hdp_clip *clip, hdp_ode_result *res)
+{
+    hdp_clip_table_info info;
+    hdp_clip_table_get(clip, &info);
+    res->clip_fit_seconds = info.seconds;
 }
 
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
@@ -300,11 +319,16 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     memset(res, 0, sizeof *res);
+    hdp_clip *clip = hdp_clip_alloc_fitted(m, m->c, err); /* once for every solve below */
+    if (!clip)
+        return err ? err->status : HDP_ENOMEM;
     hdp_spectrum spec;
     hdp_status st = hdp_spectrum_build(m, &spec, err);
     if (st == HDP_OK)
-        st = solve_spectrum(m, &spec, res, err);
+        st = solve_spectrum(m, clip, &spec, res, err);
     hdp_spectrum_free(&spec);
+    fit_time(clip, res);
+    hdp_clip_free(clip);
     return st;
 }
 
@@ -319,12 +343,20 @@ hdp_status hdp_ode_solve_problem(const hdp_model *m, const hdp_problem *pb, hdp_
         return HDP_EINPUT;
     if (hdp_problem_check(pb, m, "hdp_ode_solve_problem", err) != HDP_OK)
         return HDP_EINPUT;
-    if (m->bins != HDP_BINS_AUTO)
-        return solve_binned(m, &pb->spec, m->points, res, err);
-    hdp_spectrum spec; /* bins = auto refines the bins: on a copy */
-    hdp_status st = hdp_spectrum_copy(&pb->spec, &spec, err);
-    if (st == HDP_OK)
-        st = solve_spectrum(m, &spec, res, err);
-    hdp_spectrum_free(&spec);
+    hdp_clip *clip = hdp_clip_alloc_fitted(m, m->c, err); /* once for every solve below */
+    if (!clip)
+        return err ? err->status : HDP_ENOMEM;
+    hdp_status st;
+    if (m->bins != HDP_BINS_AUTO) {
+        st = solve_binned(m, clip, &pb->spec, m->points, res, err);
+    } else {
+        hdp_spectrum spec; /* bins = auto refines the bins: on a copy */
+        st = hdp_spectrum_copy(&pb->spec, &spec, err);
+        if (st == HDP_OK)
+            st = solve_spectrum(m, clip, &spec, res, err);
+        hdp_spectrum_free(&spec);
+    }
+    fit_time(clip, res);
+    hdp_clip_free(clip);
     return st;
 }

@@ -37,6 +37,7 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
     if (!g)
         return;
     hdp_spectrum_free(&g->spec);
+    hdp_clip_free(g->clip);
     free(g->grid);
     free(g->seg);
     free(g->ys);
@@ -51,8 +52,8 @@ typedef hdp_sched_point sched_pt;
 
 typedef struct {
     hdp_risk_ode ode;         /* the ODE of this evaluation's schedule and c (risk_ode.h) */
-    hdp_clip *clip, *lo, *hi; /* lo, hi: at c (1 -/+ dc_rel), other laws with dF/dc */
-    double c, dc_rel;
+    hdp_clip *clip;           /* borrowed from the hdp_ode_grad */
+    double c;
     int scale;                /* Gaussian label noise: mu, V functions of c / sqrt(R + tau^2/2) */
     double tau2;
 } clip_set;
@@ -71,13 +72,14 @@ static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, doubl
         double s = fmax(R, 0.0) + 0.5 * cs->tau2;
         *mu_c = -2.0 * s / cs->c * cf->dmu;
         *V_c = s > 0 ? 2.0 * s / cs->c * (cf->V / s - cf->dV) : 0.0;
-    } else {
-        hdp_clip_values a, b;
-        hdp_clip_eval_values(cs->lo, R, &a);
-        hdp_clip_eval_values(cs->hi, R, &b);
-        double h = 2.0 * cs->dc_rel * cs->c;
-        *mu_c = (b.mu - a.mu) / h;
-        *V_c = (b.V - a.V) / h;
+    } else if (cs->c > 0) {
+        /* every law: r's density p solves the heat equation in R (variance 2R), so
+         * dmu/dR = 2 p'(c) and dV/dR = mu - 2 c p(c) (V = E[min(r^2, c^2)]/2: its second
+         * r-derivative is 1{|r| < c} minus c at +-c); with dmu/dc = 2 p(c) and
+         * dV/dc = c (1 - mu): dmu/dc = (mu - dV/dR) / c from the factors and their
+         * R-derivative (for a fitted law, those of its series; docs/theory.md §2.3) */
+        *mu_c = (cf->mu - cf->dV) / cs->c;
+        *V_c = cs->c * (1.0 - cf->mu);
     }
 }
 
@@ -246,32 +248,33 @@ static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, 
 
 /* ---- evaluation ---- */
 
-/* The clipping laws at c, and at c (1 -/+ dc_rel) when the c-derivative of a law other than
- * the scaled ones is wanted (want_dc). Non-zero when out of memory; clip_set_close frees. */
-static int clip_set_open(const hdp_ode_grad *g, const hdp_schedule *s, int privacy, double c,
-                         int want_dc, clip_set *cs)
+/* The clipping factors at c: g's, fitted again (hdp_clip_tabulate) only when c changes.
+ * Non-zero when out of memory. */
+static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, double c,
+                         clip_set *cs)
 {
     memset(cs, 0, sizeof *cs);
     cs->c = c;
     cs->tau2 = g->noise == HDP_NOISE_NONE ? 0.0 : g->tau2;
     cs->scale = g->noise == HDP_NOISE_GAUSSIAN || g->noise == HDP_NOISE_NONE || g->tau2 == 0;
-    cs->dc_rel = 1e-5;
-    cs->clip = hdp_clip_alloc(g->noise, g->tau2, g->df, c);
-    int want_c = want_dc && !cs->scale && isfinite(c);
-    if (want_c) {
-        cs->lo = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 - cs->dc_rel));
-        cs->hi = hdp_clip_alloc(g->noise, g->tau2, g->df, c * (1.0 + cs->dc_rel));
+    if (!g->clip || !(g->clip_c == c)) {
+        hdp_clip_free(g->clip);
+        g->clip = hdp_clip_alloc(g->noise, g->tau2, g->df, c);
+        g->clip_c = c;
+        if (g->clip && hdp_clip_tabulate(g->clip, g->clip_range, NULL) != HDP_OK) {
+            hdp_clip_free(g->clip);
+            g->clip = NULL;
+        }
     }
+    cs->clip = g->clip;
     hdp_rode_init_parts(&cs->ode, &g->spec, g->gamma, privacy ? s->rho : INFINITY, g->R0, s, c,
                         cs->clip);
-    return !cs->clip || (want_c && (!cs->lo || !cs->hi));
+    return !cs->clip;
 }
 
 static void clip_set_close(clip_set *cs)
 {
-    hdp_clip_free(cs->clip);
-    hdp_clip_free(cs->lo);
-    hdp_clip_free(cs->hi);
+    (void)cs; /* the factors stay with the hdp_ode_grad */
 }
 
 /* The states of the passes in g->ys: nck checkpoints, one block of C states, the current and
@@ -406,7 +409,7 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
         return NAN;
     clip_set cs;
     double F = NAN;
-    if (clip_set_open(g, s, privacy, c, dc != NULL, &cs))
+    if (clip_set_open(g, s, privacy, c, &cs))
         goto out;
     double qf = cs.ode.qf; /* 2 c^2 gamma^2, 0 without privacy */
 
@@ -497,6 +500,7 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     g->noise = m->noise;
     g->tau2 = m->tau2;
     g->df = m->noise_df;
+    g->clip_range = hdp_clip_range(m);
     g->base_steps = 256;
     g->store = (double)HDP_GRAD_STORE;
     g->rel_step = 1.0 / 32.0;

@@ -30,6 +30,7 @@
 #define HDPSGD_CORE_ODE_GRAD_H
 
 #include "hdpsgd/error.h"
+#include "hdpsgd/clip.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
@@ -44,6 +45,9 @@ typedef struct {
     double gamma, rho, R0;  /* R0 = D_j(0) = r*^2 / 2 */
     hdp_noise_kind noise;
     double tau2, df;
+    double clip_range;      /* R range of the fitted clipping factors (hdp_clip_range) */
+    hdp_clip *clip;         /* the factors at clip_c, fitted once and kept while c stays */
+    double clip_c;
     long base_steps;        /* accuracy: at most 1/base_steps per step (default 256) */
     double store;           /* doubles of states kept whole (default HDP_GRAD_STORE) */
     double rel_step;        /* accuracy: at most rel_step * eta~/|eta~'| per step (default 1/32) */

@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "hdpsgd/privacy.h"
+#include "core/clip_internal.h"
 
-/* sim.divergence_factor x max(R(0), P) (hdpsgd/problem.h) */
-static double divergence_threshold(const hdp_model *m, double eta_sup)
+/* sim.divergence_factor x max(R(0), P) (hdpsgd/problem.h); also the top of the range the
+ * clipping factors are fitted on (hdp_clip_range, core/clip_internal.h) */
+double hdp_divergence_threshold(const hdp_model *m, double eta_sup)
 {
     /* R(0) = r*^2/2 (docs/theory.md §3) */
     double r0 = 0.5 * m->target_radius * m->target_radius;
@@ -47,7 +49,7 @@ hdp_status hdp_problem_build(const hdp_model *m, hdp_problem *pb, hdp_error *err
     pb->d = m->d;
     pb->n = m->n;
     pb->eta_sup = hdp_sched_eta_sup(&pb->sched);
-    pb->threshold = divergence_threshold(m, pb->eta_sup);
+    pb->threshold = hdp_divergence_threshold(m, pb->eta_sup);
     pb->rho_accounted = hdp_privacy_accountant_schedule(&pb->sched, m->n);
     return HDP_OK;
 }

@@ -30,15 +30,16 @@ void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, 
 }
 
 hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
-                         hdp_error *err)
+                         hdp_clip *clip, hdp_error *err)
 {
     hdp_schedule s;
     hdp_sched_from_model(m, &s);
+    int own = !clip;
+    if (own && !(clip = hdp_clip_alloc_fitted(m, m->c, err)))
+        return err ? err->status : HDP_ENOMEM;
     hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius, &s,
-                        m->c, hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c));
-    o->owns_clip = 1;
-    if (!o->clip)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory for the ODE of %ld bins", sp->m);
+                        m->c, clip);
+    o->owns_clip = own;
     return HDP_OK;
 }
 

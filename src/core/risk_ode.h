@@ -50,10 +50,12 @@ typedef struct {
     double eta, q, mu, V, dmu, dV, alpha, beta, ua, ub;
 } hdp_rode_coef;
 
-/* The ODE of a finalized model on the bins of sp (borrowed: it must outlive o). HDP_ENOMEM
- * when the clipping factors cannot be allocated; free with hdp_rode_free in every case. */
+/* The ODE of a finalized model on the bins of sp (borrowed: it must outlive o) with the
+ * clipping factors clip at m->c (borrowed; NULL: o fits its own, hdp_clip_alloc_fitted).
+ * HDP_ENOMEM when the clipping factors cannot be allocated; free with hdp_rode_free in every
+ * case. */
 hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
-                         hdp_error *err);
+                         hdp_clip *clip, hdp_error *err);
 
 /* The same from its parts, with a clipping evaluator at c that the caller owns (the
  * gradient varies the schedule and c). */

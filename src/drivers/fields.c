@@ -62,6 +62,9 @@ static const hdp_field ode_fields[] = {
     TEXT(hdp_ode_result, solver, "the solver that gave the result: dop853 or cvode ([ode] solver)"),
     REAL(hdp_ode_result, solve_seconds, "wall time of the integration, seconds"),
     REAL(hdp_ode_result, binning_seconds, "bins = auto: wall time of the trial solves, seconds"),
+    REAL(hdp_ode_result, clip_fit_seconds,
+         "wall time of fitting the clipping factors once (non-Gaussian label noise; 0 otherwise), "
+         "seconds"),
     END,
 };
 const hdp_field_table hdp_ode_fields = {"ode", "the risk ODE of homogenized DP-SGD (hdpsgd ode)",

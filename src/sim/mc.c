@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hdpsgd/clip.h"
 #include "hdpsgd/schedule.h"
 #include "sim/rng_internal.h"
 #include "sim/threads.h"

@@ -16,11 +16,10 @@
  * final-iterate noise, as in the ODE); the "clipped fraction"
  * of an interval is the mean of 1 - mu_c(R) over its steps, the probability
  * that a DP-SGD step would be clipped.
- * Student-t label noise: mu_c and V_c are quadratures; they come from
- * Chebyshev series checked to 1e-9 against direct evaluation (mc_internal.h),
- * direct evaluation outside the table's range.
+ * Student-t label noise: mu_c and V_c are quadratures; they come from the series fitted
+ * once per run (hdp_clip_tabulate, docs/theory.md §2.3), the ODE's, direct evaluation
+ * outside the table's range.
  */
-#include <gsl/gsl_chebyshev.h>
 #include "core/check.h"
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
@@ -48,146 +47,8 @@ typedef struct {
     double radius;
     hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
     double tau2, df, c;
-    hdp_mc_clip_table table; /* Student-t: mu_c, V_c by Chebyshev series */
+    hdp_clip *fit;         /* the factors fitted once (hdp_clip_tabulate), read by every thread */
 } sde_ctx;
-
-/* ---- Chebyshev tables of mu_c and V_c (docs/theory.md §2) for Student-t noise ---- */
-
-/* Function values at the nodes, shared by the mu and V series (GSL evaluates
- * both at the same nodes: one quadrature pair per node). */
-typedef struct {
-    hdp_clip *clip;
-    double s0;
-    size_t n, cap;
-    double *u, *mu, *V;
-} node_memo;
-
-static void memo_eval(node_memo *mm, double u, double *mu, double *V)
-{
-    for (size_t i = 0; i < mm->n; i++) {
-        if (mm->u[i] == u) {
-            *mu = mm->mu[i];
-            *V = mm->V[i];
-            return;
-        }
-    }
-    hdp_clip_values cv;
-    double R = exp(u) - mm->s0;
-    hdp_clip_eval_values(mm->clip, R > 0 ? R : 0.0, &cv);
-    *mu = cv.mu;
-    *V = cv.V;
-    if (mm->n < mm->cap) {
-        mm->u[mm->n] = u;
-        mm->mu[mm->n] = cv.mu;
-        mm->V[mm->n] = cv.V;
-        mm->n++;
-    }
-}
-
-static double node_mu(double u, void *p)
-{
-    double mu, V;
-    memo_eval(p, u, &mu, &V);
-    return mu;
-}
-
-static double node_V(double u, void *p)
-{
-    double mu, V;
-    memo_eval(p, u, &mu, &V);
-    return V;
-}
-
-void hdp_mc_clip_table_free(hdp_mc_clip_table *t)
-{
-    if (!t)
-        return;
-    if (t->mu)
-        gsl_cheb_free(t->mu);
-    if (t->V)
-        gsl_cheb_free(t->V);
-    t->mu = t->V = NULL;
-}
-
-/* Chebyshev series of the factors of docs/theory.md §2 (see mc_internal.h). */
-hdp_status hdp_mc_clip_table_init(hdp_mc_clip_table *t, hdp_clip *clip, double tau2, double R_max,
-                                  hdp_error *err)
-{
-    memset(t, 0, sizeof *t);
-    t->s0 = 0.5 * tau2;
-    t->R_max = R_max;
-    if (!(t->s0 > 0) || !(R_max > 0) || !isfinite(R_max))
-        return HDP_OK; /* no table: R = 0 would be log 0 */
-    const double a = log(t->s0), b = log(R_max + t->s0);
-    enum { CHECKS = 64, MAX_ORDER = 256 };
-    const double tol = 1e-9;
-    node_memo mm = {clip, t->s0, 0, MAX_ORDER + 1, NULL, NULL, NULL};
-    mm.u = malloc(sizeof(double) * mm.cap);
-    mm.mu = malloc(sizeof(double) * mm.cap);
-    mm.V = malloc(sizeof(double) * mm.cap);
-    double *check_mu = malloc(sizeof(double) * CHECKS), *check_V = malloc(sizeof(double) * CHECKS);
-    hdp_status st = HDP_OK;
-    hdp_gsl_quiet();
-    if (!mm.u || !mm.mu || !mm.V || !check_mu || !check_V) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
-        goto done;
-    }
-    /* direct values between the nodes, for the error check */
-    double Vmax = 0;
-    for (int j = 0; j < CHECKS; j++) {
-        hdp_clip_values cv;
-        double u = a + (b - a) * (j + 0.5) / CHECKS;
-        double R = exp(u) - t->s0;
-        hdp_clip_eval_values(clip, R > 0 ? R : 0.0, &cv);
-        check_mu[j] = cv.mu;
-        check_V[j] = cv.V;
-        Vmax = fmax(Vmax, fabs(cv.V));
-    }
-    for (size_t order = 32; order <= MAX_ORDER; order *= 2) {
-        hdp_mc_clip_table_free(t);
-        t->mu = gsl_cheb_alloc(order);
-        t->V = gsl_cheb_alloc(order);
-        if (!t->mu || !t->V) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
-            goto done;
-        }
-        mm.n = 0;
-        gsl_function Fmu = {node_mu, &mm}, FV = {node_V, &mm};
-        gsl_cheb_init(t->mu, &Fmu, a, b);
-        gsl_cheb_init(t->V, &FV, a, b);
-        double emu = 0, eV = 0;
-        for (int j = 0; j < CHECKS; j++) {
-            double u = a + (b - a) * (j + 0.5) / CHECKS;
-            emu = fmax(emu, fabs(gsl_cheb_eval(t->mu, u) - check_mu[j]));
-            eV = fmax(eV, fabs(gsl_cheb_eval(t->V, u) - check_V[j]) / Vmax);
-        }
-        t->order = order;
-        t->err_mu = emu;
-        t->err_V = eV;
-        if (emu <= tol && eV <= tol)
-            goto done;
-    }
-    hdp_mc_clip_table_free(t); /* not accurate enough: evaluate directly */
-done:
-    if (st != HDP_OK)
-        hdp_mc_clip_table_free(t);
-    free(mm.u);
-    free(mm.mu);
-    free(mm.V);
-    free(check_mu);
-    free(check_V);
-    return st;
-}
-
-int hdp_mc_clip_table_eval(const hdp_mc_clip_table *t, double R, double *mu, double *V)
-{
-    if (!t->mu || !(R >= 0) || R > t->R_max)
-        return 0;
-    double u = log(R + t->s0);
-    *mu = gsl_cheb_eval(t->mu, u);
-    *V = gsl_cheb_eval(t->V, u);
-    return 1;
-}
 
 /* ---- the SDE ---- */
 
@@ -250,13 +111,10 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             out->diverged = 1;
             return;
         }
-        double mu, V;
-        if (!hdp_mc_clip_table_eval(&c->table, R, &mu, &V)) {
-            hdp_clip_values cv;
-            hdp_clip_eval_values(w->clip, R, &cv);
-            mu = cv.mu;
-            V = cv.V;
-        }
+        hdp_clip_values cv;
+        if (!hdp_clip_eval_fitted(c->fit, R, &cv))
+            hdp_clip_eval_values(w->clip, R > 0 ? R : 0.0, &cv);
+        double mu = cv.mu, V = cv.V;
         clip_sum += 1.0 - mu;
         double t = (double)j * c->h, eta = hdp_sched_eta(&c->sched, t);
         double s2 = hdp_sched_sigma2(&c->sched, t); /* 0 when rho = inf (then c may be inf) */
@@ -339,16 +197,10 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.df = m->noise_df;
     c.c = m->c;
 
-    if (m->noise == HDP_NOISE_STUDENT && m->tau2 > 0 && isfinite(m->c)) {
-        hdp_clip *clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c);
-        if (!clip) {
-            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping factors");
-            goto done;
-        }
-        st = hdp_mc_clip_table_init(&c.table, clip, m->tau2, pb->threshold, err);
-        hdp_clip_free(clip);
-        if (st != HDP_OK)
-            goto done;
+    c.fit = hdp_clip_alloc_fitted(m, m->c, err); /* on [0, the divergence threshold] */
+    if (!c.fit) {
+        st = err ? err->status : HDP_ENOMEM;
+        goto done;
     }
 
     st = hdp_mc_drive(pb, opt, N, &sde_method, &c, res, err);
@@ -356,7 +208,7 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
      * noise is its limit; the accountant is defined on the steps): the problem's */
     res->rho_accounted = pb->rho_accounted;
 done:
-    hdp_mc_clip_table_free(&c.table);
+    hdp_clip_free(c.fit);
     free(c.sqrt_lambda);
     return st;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Command-line checks of `hdpsgd plot` and the figure options (issue 23): every CSV the
 # toolkit writes is recognised by its header and drawn (the kind is named on stderr); the
-# formats png, pdf, svg, eps and tex (with its graphics file); fonts at their size in the PDF;
+# formats png, pdf, svg, eps and tex (with its graphics file FIG-graphic.pdf, never FIG.pdf); fonts at their size in the PDF;
 # --label, --no-title (caption file), --key off, --size; and bad input (an unknown CSV, a
 # column that does not exist, a bad --size, a bad extension): exit 2, naming it, nothing
 # written. Small models keep it to a few seconds. Skipped (77) without gnuplot.
@@ -102,8 +102,14 @@ for ext in pdf svg eps tex; do
   "$bin" plot ode.csv sim.csv -o "f.$ext" 2>/dev/null
   check "plot -o f.$ext: written" test -s "f.$ext"
 done
-check ".tex: its graphics file f.pdf beside it" test -s f.pdf
-check ".tex: includes f (not the temporary folder)" grep -q '\\includegraphics\[[^]]*\]{f}' f.tex
+check ".tex: its graphics file f-graphic.pdf beside it" test -s f-graphic.pdf
+check ".tex: includes f-graphic (not the temporary folder)" grep -q '\\includegraphics\[[^]]*\]{f-graphic}' f.tex
+# f.pdf, the figure drawn first, is not the .tex's graphic: writing f.tex leaves it alone
+"$bin" plot ode.csv -o f.pdf 2>/dev/null
+sum_pdf=$(cksum < f.pdf)
+"$bin" plot ode.csv sim.csv -o f.tex 2>/dev/null
+check ".tex: an earlier f.pdf is not overwritten" test "$(cksum < f.pdf)" = "$sum_pdf"
+check "... and the graphic is f-graphic.pdf, a PDF" bash -c "head -c 5 f-graphic.pdf | grep -q '%PDF-'"
 check ".eps: an EPS file" bash -c "head -c 20 f.eps | grep -q '%!PS-Adobe'"
 if command -v pdflatex >/dev/null 2>&1; then
   "$bin" plot s.schedules.csv -o ts.tex 2>/dev/null # Greek, tildes, subscripts, --options
@@ -189,8 +195,9 @@ refused "a rates CSV with an ode CSV" "it is drawn alone" x.png "$bin" plot rate
 refused "more labels than inputs" "2 --label options for 1 input files" x.png "$bin" plot ode.csv --label a --label b -o x.png
 "$bin" ode "${small[@]}" -o t.csv 2>/dev/null
 cp t.csv t.pdf
-refused ".tex whose graphics file is an input (t.pdf)" "an input would be overwritten" t.tex \
-  "$bin" plot t.pdf -o t.tex
+cp t.csv t-graphic.pdf
+refused ".tex whose graphics file is an input (t-graphic.pdf)" "an input would be overwritten" t.tex \
+  "$bin" plot t-graphic.pdf -o t.tex
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -3,7 +3,7 @@
 # reach gnuplot's parser as code. Payloads (backquotes, system(), $(), quotes of both kinds,
 # newlines, @macros, non-UTF-8 bytes and terminal escapes, strings of 1 181 to 5 000 bytes,
 # the 1 181-byte label ending in a double quote followed by a label of gnuplot commands) go
-# through every string that can reach a figure: --label and --title of plot, the first
+# through every string that can reach a figure: --label, --title, --xlabel, --ylabel and --y of plot, the first
 # comment line of a CSV (a figure's title), a sweep's column names and cells, input file
 # names, --figure names (validate's data files are named after it), validate --data
 # prefixes, rf-experiment's -o folder, and --label of every command that draws. Each case
@@ -97,6 +97,8 @@ for p in "${payloads[@]}"; do
   outcome "plot --label/--title payload $i" "l$i.png" $?
   "$bin" plot ode.csv sim.csv -o "t$i.png" --title "$p" >/dev/null 2>"$work/err"
   outcome "plot --title payload $i" "t$i.png" $?
+  "$bin" plot ode.csv sim.csv -o "x$i.png" --xlabel "$p" --ylabel "$p" >/dev/null 2>"$work/err"
+  outcome "plot --xlabel/--ylabel payload $i" "x$i.png" $?
   { printf '# ; hdpsgd 0.1.0 kl bound: %s\n' "$p"; tail -n +2 klb.csv; } > "c$i.csv"
   "$bin" plot "c$i.csv" -o "c$i.png" >/dev/null 2>"$work/err"
   outcome "plot: CSV comment title payload $i" "c$i.png" $?
@@ -104,6 +106,8 @@ for p in "${payloads[@]}"; do
   awk -F, -v p="$p" 'NR == 1 { $3 = p } NR > 1 { $2 = p } { print }' OFS=, sw/results.csv > "s$i.csv"
   "$bin" plot "s$i.csv" -o "s$i.png" --x d --by "$p" >/dev/null 2>"$work/err"
   outcome "plot: sweep column name and cells payload $i" "s$i.png" $?
+  "$bin" plot "s$i.csv" -o "y$i.png" --x d --y ode_final_risk,"$p" >/dev/null 2>"$work/err"
+  outcome "plot: several --y, one a payload $i" "y$i.png" $?
   "$bin" plot "s$i.csv" --heat --x clip.c --by "$p" --y ode_final_risk -o "h$i.png" \
     >/dev/null 2>"$work/err"
   outcome "plot --heat: sweep cells as tics payload $i" "h$i.png" $?

@@ -1,0 +1,54 @@
+/*
+ * clip_internal.h — the clipping evaluator's state, shared by clip.c (the laws: closed forms,
+ * quadratures, the law table) and clip_fit.c (the fitted factors and their cache); internal.
+ */
+#ifndef HDPSGD_CORE_CLIP_INTERNAL_H
+#define HDPSGD_CORE_CLIP_INTERNAL_H
+
+#include <gsl/gsl_chebyshev.h>
+#include <gsl/gsl_integration.h>
+
+#include "hdpsgd/clip.h"
+
+enum { FIT_ORDER = 20 }; /* of each piece's series (hdp_clip_tabulate) */
+
+/* One piece of the fitted factors (hdp_clip_tabulate): Chebyshev series in u = log(R + s0)
+ * on [ua, ub] of log mu and log V and of their u-derivatives. */
+typedef struct {
+    double ua, ub;
+    gsl_cheb_series *lmu, *lV, *dlmu, *dlV;
+    double coef[4][FIT_ORDER + 1]; /* the four series' coefficients (FIT_ORDER + 1), packed for reading */
+} fit_piece;
+
+struct hdp_clip {
+    hdp_noise_kind noise;
+    double tau2, df, c;
+    double t_scale; /* Student: z = t_scale * T_df has variance tau2 */
+    double t_lognorm; /* Student: log of the density of z at 0 */
+    int asymptotic;   /* Student with df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF: the expansion in 1/df */
+    gsl_integration_workspace *ws;
+    /* the fitted factors on [0, R_max] (hdp_clip_tabulate; npieces = 0: none), owned by the
+     * shared table `shared` once fitted (fit_cache below) */
+    fit_piece *pieces;
+    size_t npieces, cap;
+    struct fit_table *shared;
+    double s0, R_max;
+    hdp_clip_table_info info;
+};
+
+/* clip.c: mu, V (derivatives 0) by the law's average over z, directly (force_gauss_quad:
+ * integrate a Gaussian density, for the tests); whether clip's law is one that is fitted */
+void hdp_clip_law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip_values *out);
+int hdp_clip_law_fitted(const hdp_clip *clip);
+
+/* clip_fit.c: drop clip's fit; the fitted factors at R (derivs: with their derivatives),
+ * 1, or 0 when R is outside the fit or there is none */
+void hdp_clip_fit_free(hdp_clip *clip);
+int hdp_clip_table_at(const hdp_clip *clip, double R, int derivs, hdp_clip_values *out);
+
+/* The Monte Carlo's divergence threshold of m, sim.divergence_factor x max(R(0), the private
+ * noise's excess risk at sup eta~ = eta_sup) (problem.c): the problem's threshold and the top of
+ * the range the factors are fitted on (hdp_clip_range) are this one number. */
+double hdp_divergence_threshold(const hdp_model *m, double eta_sup);
+
+#endif
