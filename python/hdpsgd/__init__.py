@@ -266,7 +266,7 @@ class _KeyError(KeyError, InputError):
         return self.args[0] if self.args else ""
 
 
-class Result:
+class Result(_results.Frame):
     """Columns (NumPy arrays) and numbers of one call, as attributes and items:
     ``r.t``, ``r["final_risk"]``. ``columns``, ``numbers`` and ``texts`` are the dicts.
     (The schedule design's result, whose fields depend on the families searched.)"""
@@ -296,19 +296,6 @@ class Result:
         return sorted(set(super().__dir__()) | set(self.columns) | set(self.numbers)
                       | set(self.texts))
 
-    def to_frame(self):
-        """The curve as a pandas DataFrame (the CSV's columns), or a dict of arrays when pandas
-        is not installed."""
-        data = {c: self.columns[c] for c in self._csv_columns if c in self.columns}
-        try:
-            import pandas
-        except ImportError:
-            return data
-        return pandas.DataFrame(data)
-
-    def __repr__(self):
-        scal = ", ".join(f"{k}={v!r}" for k, v in list(self.numbers.items())[:4])
-        return f"<hdpsgd.{type(self).__name__} {scal}, ...>"
 
 
 # ---- the result classes, produced from the library's result tables (hdpsgd/fields.h) ----

@@ -65,7 +65,29 @@ def _attr(name):
     return "passed" if name == "pass" else name + "_" if _keyword.iskeyword(name) else name
 
 
-class Base:
+class Frame:
+    """``to_frame()`` and the short ``repr`` every result shares (the dataclasses below and the
+    design's dict-based result): its ``columns`` named by ``_csv_columns``."""
+
+    _csv_columns = ()
+
+    def to_frame(self):
+        """The curve as a pandas DataFrame (the CSV's columns), or a dict of arrays when pandas
+        is not installed."""
+        cols = self.columns
+        data = {c: cols[c] for c in self._csv_columns if c in cols}
+        try:
+            import pandas
+        except ImportError:
+            return data
+        return pandas.DataFrame(data)
+
+    def __repr__(self):
+        scal = ", ".join(f"{k}={v!r}" for k, v in list(self.numbers.items())[:4])
+        return f"<hdpsgd.{type(self).__name__} {scal}, ...>"
+
+
+class Base(Frame):
     """What every result has: its fields as attributes (``r.final_risk``) and by the
     command line's names (``r["final_risk"]``), ``columns``, ``numbers``, ``texts`` (dicts),
     ``to_frame()``."""
@@ -121,20 +143,6 @@ class Base:
     def __contains__(self, name):
         return any(k == name for k, _t, _v in self._items())
 
-    def to_frame(self):
-        """The curve as a pandas DataFrame (the CSV's columns), or a dict of arrays when pandas
-        is not installed."""
-        cols = self.columns
-        data = {c: cols[c] for c in self._csv_columns if c in cols}
-        try:
-            import pandas
-        except ImportError:
-            return data
-        return pandas.DataFrame(data)
-
-    def __repr__(self):
-        scal = ", ".join(f"{k}={v!r}" for k, v in list(self.numbers.items())[:4])
-        return f"<hdpsgd.{type(self).__name__} {scal}, ...>"
 
 
 def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
