@@ -379,8 +379,10 @@ static void privacy_budget_forms(void **state)
                      HDP_EINPUT);
     assert_non_null(strstr(err.msg, "[privacy] rho_zcdp"));
     assert_non_null(strstr(err.msg, "as [privacy] rho (--set)"));
-    assert_int_equal(model_with(&m, "privacy.epsilon=1", NULL, &err), HDP_EINPUT);
-    assert_non_null(strstr(err.msg, "needs privacy.delta"));
+    /* epsilon alone: at the default delta 1e-5 */
+    assert_int_equal(model_with(&m, "privacy.epsilon=1", NULL, &err), HDP_OK);
+    assert_true(m.epsilon == 1.0 && m.delta == 1e-5);
+    assert_true(fabs(hdp_zcdp_epsilon_cks(m.rho_zcdp, 1e-5) - 1.0) < 1e-9);
     /* a file: both places named with file:line */
     expect_error("[privacy]\nepsilon = 1\ndelta = 1e-3\nrho = 2\n",
                  "test_model_tmp.ini:2: [privacy] epsilon: the privacy budget is given twice, as "

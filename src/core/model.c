@@ -79,8 +79,8 @@ static const hdp_schema_key privacy_keys[] = {
     {"rho_zcdp", HDP_KEY_DOUBLE, OFF(rho_zcdp), "0.125", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
      "the budget as zCDP, rho_zcdp = rho^2/2 > 0 or inf (instead of rho)"},
     {"epsilon", HDP_KEY_DOUBLE, OFF(epsilon), "inf", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL,
-     "the budget as (epsilon, delta)-DP with delta (instead of rho): rho_zcdp is the "
-     "largest whose Canonne-Kamath-Steinke epsilon at delta is epsilon (> 0 or inf)"},
+     "the budget as (epsilon, delta)-DP at delta (default 1e-5) instead of rho: rho_zcdp is "
+     "the largest whose Canonne-Kamath-Steinke epsilon at delta is epsilon (> 0 or inf)"},
     {"delta", HDP_KEY_DOUBLE, OFF(delta), "1e-5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL,
      "delta in (0, 1) of (epsilon, delta)-DP: with epsilon, part of the budget; else the "
      "delta at which summaries report epsilon"},

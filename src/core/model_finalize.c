@@ -314,9 +314,7 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
                                     "delta",
                                     forms[first], loc, forms[second]);
     }
-    if (given[2] && !hdp_model_given(m, "privacy", "delta"))
-        return hdp_model_range_fail(m, "privacy", "epsilon", err,
-                                    "epsilon needs privacy.delta (the delta of (epsilon, delta)-DP)");
+    /* epsilon alone: at privacy.delta's default (1e-5), like every summary's epsilon */
     if (given[1]) {
         m->rho = sqrt(2.0 * m->rho_zcdp);
         if (!(m->rho >= 1e-50))

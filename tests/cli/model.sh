@@ -99,7 +99,9 @@ sed -n 's/^# //p' ov.csv > ov.ini
 check "the overridden budget's header reloads to the same run" cmp -s <(grep -v '^#' ov.csv) <(grep -v '^#' ov2.csv)
 check "two forms by --set: refused" refused "--set: [privacy] epsilon: the privacy budget is given twice, as [privacy] rho (--set)" \
   "$bin" ode one.ini --set privacy.rho=1 --set privacy.epsilon=1 --set privacy.delta=0.001
-check "epsilon without delta: refused" refused "--set: [privacy] epsilon: epsilon needs privacy.delta" "$bin" ode --set privacy.epsilon=1
+"$bin" ode --set privacy.epsilon=1 -o eps-alone.csv 2>/dev/null
+"$bin" ode --set privacy.epsilon=1 --set privacy.delta=1e-5 -o eps-default.csv 2>/dev/null
+check "epsilon without delta: at the default delta 1e-5" cmp -s <(grep -v '^#' eps-alone.csv) <(grep -v '^#' eps-default.csv)
 check "rho_zcdp out of range: refused" refused "[privacy] rho_zcdp = -1 is out of range" "$bin" ode --set privacy.rho_zcdp=-1
 
 # ---- sim-index: the budget forms of [si] are written only when given, so config reloads ----
