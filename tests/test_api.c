@@ -407,10 +407,25 @@ static void validate_compare(void **state)
     assert_int_equal(side.pass, 1);
     assert_int_equal(side.worst_point, -1);
     assert_true(fabs(side.clipped - 0.4) < 1e-12); /* mean of the intervals 1 and 2 */
+    assert_int_equal(side.within_rel_tol, 1);
+    assert_int_equal(side.significant, 0); /* z = 2 <= 4 */
+    assert_int_equal(side.max_z_point, 1);
+    /* at z_tol 1 the same point still agrees (4 % <= 5 %) but its gap is significant */
+    assert_int_equal(hdp_validate_compare(&ode, &mc, 0.05, 1, &side, &err), HDP_OK);
+    assert_int_equal(side.pass, 1);
+    assert_int_equal(side.within_rel_tol, 1);
+    assert_int_equal(side.significant, 1);
+    /* at rel_tol 0.01 it agrees by its z alone: beyond the tolerance, not significant */
+    assert_int_equal(hdp_validate_compare(&ode, &mc, 0.01, 4, &side, &err), HDP_OK);
+    assert_int_equal(side.pass, 1);
+    assert_int_equal(side.within_rel_tol, 0);
+    assert_int_equal(side.significant, 0);
     /* at rel_tol 0.01 and z_tol 1 the point fails */
     assert_int_equal(hdp_validate_compare(&ode, &mc, 0.01, 1, &side, &err), HDP_OK);
     assert_int_equal(side.pass, 0);
     assert_int_equal(side.worst_point, 1);
+    assert_int_equal(side.within_rel_tol, 0);
+    assert_int_equal(side.significant, 1);
     /* a deviation with zero standard error is infinitely many standard errors */
     mean[2] = 0.26;
     assert_int_equal(hdp_validate_compare(&ode, &mc, 0.01, 4, &side, &err), HDP_OK);

@@ -9,6 +9,10 @@
  * rel_tol, z_tol); a side passes when every grid point agrees; the model
  * passes when both sides pass. The ODE is a d -> infinity limit with error
  * O(log^2 n / sqrt(n)) (docs/theory.md §3), so at small d a fail is information, not a bug.
+ * Beside the verdict each side says whether its deviation is within rel_tol everywhere and
+ * whether it is statistically significant (max_i z_i > z_tol): with enough runs a gap well
+ * inside rel_tol is resolved, and the verdict "agrees" then means "close", not "equal"
+ * (docs/theory.md §3.7).
  */
 #ifndef HDPSGD_VALIDATE_H
 #define HDPSGD_VALIDATE_H
@@ -30,6 +34,9 @@ typedef struct {
     double final_stderr;
     double clipped;     /* mean clipped fraction over the run */
     int pass;
+    int within_rel_tol; /* max_rel_dev <= rel_tol: the gap is small everywhere */
+    int significant;    /* max_z > z_tol: the gap is resolved by the runs somewhere */
+    long max_z_point;   /* index of the grid point of max_z (-1: no deviation anywhere) */
 } hdp_validate_side;
 
 typedef struct {

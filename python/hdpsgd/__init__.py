@@ -335,7 +335,7 @@ class _ValidateBase(_results.Base):
         nums = self.numbers
         kw = {}
         for rec, attr, _t, _h, _o in ValidateSide._fields_spec:
-            key = "sim_pass" if (rec == "pass" and not prefix) else prefix + rec
+            key = "sim_" + rec if (rec in _results.SIM_PREFIXED and not prefix) else prefix + rec
             if key not in nums:
                 return None
             kw[attr] = nums[key]

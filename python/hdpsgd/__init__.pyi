@@ -169,6 +169,9 @@ class ValidateSide(_ResultBase):
     final_risk_stderr: float
     clipped_fraction: float
     passed: bool
+    within_rel_tol: bool
+    significant: bool
+    max_z_point: int
     worst_point: int
 
 
@@ -181,6 +184,9 @@ class ValidateResult(_ResultBase):
     final_risk_stderr: float
     clipped_fraction: float
     sim_pass: bool
+    sim_within_rel_tol: bool
+    sim_significant: bool
+    max_z_point: int
     worst_point: int
     passed: bool
     ode_final_risk: float
@@ -225,6 +231,9 @@ class ValidateResult(_ResultBase):
     sde_final_risk_stderr: Optional[float]
     sde_clipped_fraction: Optional[float]
     sde_pass: Optional[bool]
+    sde_within_rel_tol: Optional[bool]
+    sde_significant: Optional[bool]
+    sde_max_z_point: Optional[int]
     sde_worst_point: Optional[int]
     sde_diverged_runs: Optional[int]
     sde_curve_t: Optional[np.ndarray]

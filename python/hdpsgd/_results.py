@@ -145,6 +145,11 @@ class Base(Frame):
 
 
 
+# the validator side's fields the library names with sim_ when written without prefix
+# (HDP_FIELD_OWN_PREFIX in src/drivers/fields.c): "pass" is the overall verdict
+SIM_PREFIXED = ("pass", "within_rel_tol", "significant")
+
+
 def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
     """A frozen dataclass from library tables.
 
@@ -159,8 +164,8 @@ def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
             if what and typ is not np.ndarray:
                 continue
             rec = prefix + name
-            if own_prefix and table == "validate_side" and not prefix and name == "pass":
-                rec = "sim_pass"  # the bare sim side's verdict: "pass" is the overall one
+            if own_prefix and table == "validate_side" and not prefix and name in SIM_PREFIXED:
+                rec = "sim_" + name  # the bare sim side's verdict: "pass" is the overall one
             spec.append((rec, typ, help_, optional))
     spec += list(extra)
     fields, spec_out, lines = [], [], []

@@ -456,6 +456,9 @@ class Test_validate(unittest.TestCase):
             for k in self.SIDE:
                 self.assertEqual(getattr(obj, k), data[side + k], side + k)
             self.assertIs(obj.passed, data[(side or "sim_") + "pass"])
+            self.assertIs(obj.within_rel_tol, data[(side or "sim_") + "within_rel_tol"])
+            self.assertIs(obj.significant, data[(side or "sim_") + "significant"])
+            self.assertIs(obj.significant, obj.max_z > data["z_tol"])
         self.assertIs(v.sim_side.passed, data["sim_pass"])
         self.assertIs(v.sde_side.passed, data["sde_pass"])
         json_equal(self, data, v, ["pass", "ode_final_risk", "rho", "rho_z", "delta",

@@ -49,12 +49,16 @@ const char validate_help[] =
     "privacy level (rho, and epsilon at delta = 1/n by Canonne-Kamath-Steinke). A grid point\n"
     "agrees when its relative deviation is <= validate.rel_tol (0.05) or its deviation is within\n"
     "validate.z_tol (4) standard errors; the model passes when every point of both sides\n"
-    "agrees. Exit status 0 on pass, 1 on fail, 2 on bad input. --figure draws the curves with\n"
+    "agrees. Beside each side's verdict the table says whether its gap is within rel_tol and\n"
+    "whether it is statistically significant (more than z_tol standard errors somewhere): with\n"
+    "many runs a 1 % gap can be both, and \"agrees\" then means close, not equal. Exit status\n"
+    "0 on pass, 1 on fail, 2 on bad input. --figure draws the curves with\n"
     "gnuplot (PNG, PDF, SVG, EPS or LaTeX by extension) and writes the data beside it; --scaling K repeats\n"
     "the Monte Carlo comparison at n, 4n, ..., 4^(K-1) n with gamma fixed and fits the\n"
     "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
-    "max_rel_dev, max_z, final_risk, clipped_fraction, sim_pass (and sde_* for the SDE side,\n"
-    "sde_pass), pass (the overall verdict), ode_final_risk, rho, rho_z, delta, epsilon_cks,\n"
+    "max_rel_dev, max_z, final_risk, clipped_fraction, sim_pass, sim_within_rel_tol,\n"
+    "sim_significant (and sde_* for the SDE side, sde_pass, ...), pass (the overall verdict),\n"
+    "ode_final_risk, rho, rho_z, delta, epsilon_cks,\n"
     "epsilon_bs, runs, diverged_runs, nonexpansive_violations (Monte Carlo steps with\n"
     "eta_k ||x_k||^2 > 2, docs/theory.md §6.1), nonexpansive_violations_per_run,\n"
     "nonexpansive_violation_fraction, feature_norm, feature_clipped (see `hdpsgd help sim`).";
@@ -97,6 +101,46 @@ static void print_side(const char *name, const hdp_validate_side *s, int pass_kn
            pass_known ? (s->pass ? "agrees" : "DISAGREES") : "");
 }
 
+/* |mean - ODE| / ODE at grid point i, as a percentage */
+static double gap_percent(const hdp_validate_result *v, const hdp_mc_result *mc, long i)
+{
+    double dev = fabs(mc->mean[i] - v->ode.risk[i]);
+    return v->ode.risk[i] > 0 ? 100 * dev / v->ode.risk[i] : (dev > 0 ? INFINITY : 0);
+}
+
+/* One side's verdict in words: within the relative tolerance or not, and statistically
+ * significant or not (docs/theory.md §3.7, "What the verdict means"); the pass is the rule's. */
+static void print_side_verdict(const char *name, const hdp_model *m, const hdp_validate_result *v,
+                               const hdp_validate_side *s, const hdp_mc_result *mc)
+{
+    double tol = 100 * m->rel_tol, z_tol = m->z_tol;
+    printf("  %s: ", name);
+    if (!s->pass) {
+        long i = s->worst_point;
+        printf("DISAGREES: the %.3g %% gap at t = %g is beyond %g %% and significant, z = %.2f "
+               "(> %g)\n",
+               gap_percent(v, mc, i), v->ode.t[i], tol, fabs(mc->mean[i] - v->ode.risk[i]) /
+               mc->stderr_[i], z_tol);
+        return;
+    }
+    long i = s->max_z_point;
+    if (s->within_rel_tol && !s->significant)
+        printf("agrees within %g %% (largest gap %.3g %%); not significant (max z = %.2f <= %g)\n",
+               tol, 100 * s->max_rel_dev, s->max_z, z_tol);
+    else if (s->within_rel_tol)
+        printf("agrees within %g %%; the %.3g %% gap at t = %g is significant, z = %.2f (> %g): "
+               "close, not equal\n",
+               tol, gap_percent(v, mc, i), v->ode.t[i], s->max_z, z_tol);
+    else if (!s->significant)
+        printf("agrees within the noise: the %.3g %% gap (beyond %g %%) is not significant "
+               "(max z = %.2f <= %g)\n",
+               100 * s->max_rel_dev, tol, s->max_z, z_tol);
+    else
+        printf("agrees point by point (each gap within %g %% or not significant); largest gap "
+               "%.3g %%, and the %.3g %% gap at t = %g is significant, z = %.2f (> %g)\n",
+               tol, 100 * s->max_rel_dev, gap_percent(v, mc, i), v->ode.t[i], s->max_z, z_tol);
+}
+
 static void print_table(const hdp_model *m, const hdp_validate_result *v, long runs)
 {
     char spec[96];
@@ -127,9 +171,13 @@ static void print_table(const hdp_model *m, const hdp_validate_result *v, long r
     if (v->sim.diverged_runs || (v->with_sde && v->sde.diverged_runs))
         printf("  diverged runs: %ld (Monte Carlo), %ld (SDE)\n", v->sim.diverged_runs,
                v->sde.diverged_runs);
+    print_side_verdict("Monte Carlo", m, v, &v->sim_side, &v->sim);
+    if (v->with_sde)
+        print_side_verdict("SDE", m, v, &v->sde_side, &v->sde);
     printf("\n  tolerances: a grid point agrees when its relative deviation <= %g or its "
-           "deviation <= %g standard errors\n",
-           m->rel_tol, m->z_tol);
+           "deviation <= %g standard errors;\n  a gap is significant when it exceeds %g "
+           "standard errors somewhere (the runs resolve it, however small)\n",
+           m->rel_tol, m->z_tol, m->z_tol);
     printf("  ODE: %ld bins, %ld steps, %.3g s; ODE clipped column: mean of 1 - mu_c(R(t)) over t\n",
            v->ode.bins, v->ode.steps, v->ode.solve_seconds);
     const hdp_validate_side *bad = !v->sim_side.pass ? &v->sim_side

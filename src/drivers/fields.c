@@ -171,6 +171,13 @@ static const hdp_field side_fields[] = {
     REAL_AS(hdp_validate_side, "clipped_fraction", clipped, "mean clipped fraction over the run"),
     BOOL_AS(hdp_validate_side, "pass", pass, HDP_FIELD_OWN_PREFIX,
             "this side agrees with the ODE (rel_tol or z_tol at every point)"),
+    BOOL_AS(hdp_validate_side, "within_rel_tol", within_rel_tol, HDP_FIELD_OWN_PREFIX,
+            "max_rel_dev <= rel_tol: the deviation is within the relative tolerance everywhere"),
+    BOOL_AS(hdp_validate_side, "significant", significant, HDP_FIELD_OWN_PREFIX,
+            "max_z > z_tol: the deviation is statistically significant somewhere (the runs "
+            "resolve it), whatever the verdict"),
+    INT_AS(hdp_validate_side, "max_z_point", max_z_point, HDP_FIELD_NO_JSON,
+           "index of the grid point of max_z (-1: no deviation anywhere)"),
     INT_AS(hdp_validate_side, "worst_point", worst_point, HDP_FIELD_NO_JSON,
            "index of the grid point that agrees least (-1: all agree)"),
     END,

@@ -28,7 +28,7 @@ hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *
                         ode->points, mc->points);
     if (!(rel_tol > 0) || !(z_tol > 0))
         return hdp_fail(err, HDP_EINPUT, "hdp_validate_compare: rel_tol and z_tol must be > 0");
-    side->worst_point = -1;
+    side->worst_point = side->max_z_point = -1;
     side->pass = 1;
     double worst_margin = 0; /* how far past both tolerances the worst point is */
     double clipped = 0;
@@ -38,7 +38,10 @@ hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *
         double z = mc->stderr_[i] > 0 ? abs_dev / mc->stderr_[i] : (abs_dev > 0 ? INFINITY : 0);
         if (abs_dev > side->max_abs_dev) side->max_abs_dev = abs_dev;
         if (rel > side->max_rel_dev) side->max_rel_dev = rel;
-        if (z > side->max_z) side->max_z = z;
+        if (z > side->max_z) {
+            side->max_z = z;
+            side->max_z_point = i;
+        }
         if (!(rel <= rel_tol || z <= z_tol)) {
             side->pass = 0;
             double margin = fmin(rel / rel_tol, z / z_tol);
@@ -49,6 +52,8 @@ hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *
         }
         if (i > 0) clipped += mc->clipped[i];
     }
+    side->within_rel_tol = side->max_rel_dev <= rel_tol;
+    side->significant = side->max_z > z_tol;
     side->clipped = ode->points > 1 ? clipped / (double)(ode->points - 1) : 0;
     side->final_risk = mc->final_mean;
     side->final_stderr = mc->final_stderr;

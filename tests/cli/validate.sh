@@ -19,6 +19,20 @@ check "table has both sides" grep -q 'Monte Carlo (40 runs)' "$work/out"
 check "table has the SDE" grep -q 'SDE (40 runs)' "$work/out"
 check "privacy level printed" grep -q 'epsilon = .* at delta = 1/n' "$work/out"
 check "verdict printed" grep -q '^verdict: PASS' "$work/out"
+check "each side's verdict in words" grep -q '^  Monte Carlo: agrees within 5 % (largest gap .*); not significant (max z = ' "$work/out"
+check "the SDE's verdict in words" grep -q '^  SDE: agrees' "$work/out"
+check "JSON: within and significant follow the rule's numbers" python3 -c "
+import json; d=json.load(open('$work/f.json'))
+for s, p in (('sim_', ''), ('sde_', 'sde_')):
+    assert d[s + 'within_rel_tol'] is (d[p + 'max_rel_dev'] <= d['rel_tol']), s
+    assert d[s + 'significant'] is (d[p + 'max_z'] > d['z_tol']), s"
+# a pass whose gap is statistically significant says so (the verdict keeps its rule)
+"$bin" validate "${quick[@]}" --no-sde --set validate.z_tol=0.01 --json "$work/s.json" >"$work/out" 2>"$work/err"
+check "a significant gap within 5 %: still a pass (exit 0)" test $? -eq 0
+check "a significant gap within 5 % is named" grep -q '^  Monte Carlo: agrees within 5 %; the .* % gap at t = .* is significant, z = ' "$work/out"
+check "JSON: sim_significant true, sim_within_rel_tol true, pass true" python3 -c "
+import json; d=json.load(open('$work/s.json'))
+assert d['sim_significant'] is True and d['sim_within_rel_tol'] is True and d['pass'] is True"
 for f in f.png f.ode.csv f.sim.csv f.sde.csv f.json; do check "wrote $f" test -s "$work/$f"; done
 check "PNG signature" bash -c "head -c 8 '$work/f.png' | od -An -c | grep -q 'P   N   G'"
 for key in max_abs_dev max_rel_dev max_z pass sde_max_abs_dev sde_max_rel_dev sde_max_z sde_pass \
