@@ -4,13 +4,13 @@
 #
 # Variables (set before this script):
 #   data_file   CSV written by the command: gamma,risk_<family>,theory_<family>,...
-#   families    space-separated family names, e.g. "output linear-noise optimal"
+#   families    space-separated family names, e.g. "output linear-noise inverse-time"
 #   title_text  the title
 #   has_fit     1: draw the columns fit_<family> (the rate with its constants fitted,
 #               A r1 + B r2, docs/theory.md §5.2) instead of theory_<family> (default 0)
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,760; set output 'r.png'" \
-#           -e "data_file='r.rates.csv'; families='output optimal'; title_text='x'" plots/house.gp plots/rates.gp
+#           -e "data_file='r.rates.csv'; families='output inverse-time'; title_text='x'" plots/house.gp plots/rates.gp
 set datafile separator ','
 set datafile columnheaders
 set encoding utf8
@@ -30,10 +30,9 @@ nf = words(families)
 if (!exists("has_fit")) has_fit = 0
 curve(name) = has_fit ? 'fit_'.name : 'theory_'.name
 fam_color(name) = name eq 'output' ? oi_blue : name eq 'linear-noise' ? oi_orange : \
-                  name eq 'optimal' ? oi_green : name eq 'pl' ? oi_vermillion : oi_grey
-# the family c1/(t+a) is called inverse-time; its data columns keep the spelling optimal
-fam_name(name) = name eq 'optimal' ? 'inverse-time' : name
-fam_point(name) = name eq 'output' ? 7 : name eq 'linear-noise' ? 5 : name eq 'optimal' ? 9 : 13
+                  name eq 'inverse-time' ? oi_green : name eq 'pl' ? oi_vermillion : oi_grey
+fam_name(name) = name
+fam_point(name) = name eq 'output' ? 7 : name eq 'linear-noise' ? 5 : name eq 'inverse-time' ? 9 : 13
 # solid with points: optimised on the ODE; dashed, same colour: the theorem's rate
 # (docs/theory.md §5) with its two constants fitted (has_fit), else scaled to match at the smallest
 # gamma: output γ log(1/γ) + γ² log²(1/γ)/ρ², linear-noise γ log^{2/3}(1/γ) + γ² log^{4/3}(1/γ)/ρ²,

@@ -6,12 +6,12 @@
 #   data_file   CSV written by the command: t,eta_<family>,risk_<family>,... (one pair of
 #               columns per optimised family; the row t = 1 of risk_* is the output theta_n,
 #               final-step noise included)
-#   families    space-separated family names, e.g. "output linear-noise optimal pl"
+#   families    space-separated family names, e.g. "output linear-noise inverse-time pl"
 #   final_risks space-separated final risks of the families, in the same order (legend)
 #   title_text  the title
 # By hand:
 #   gnuplot -e "set terminal pngcairo size 1000,900; set output 's.png'" \
-#           -e "data_file='s.schedules.csv'; families='output optimal'; final_risks='0.005 0.0025'; title_text='x'" plots/house.gp plots/schedule.gp
+#           -e "data_file='s.schedules.csv'; families='output inverse-time'; final_risks='0.005 0.0025'; title_text='x'" plots/house.gp plots/schedule.gp
 # two panels: a taller canvas than the default of hdp_plot_draw (same terminal, same font)
 set datafile separator ','
 set datafile columnheaders
@@ -23,11 +23,11 @@ set logscale y
 set format y '10^{%L}'
 nf = words(families)
 # one colour, dash type and point per family, the same in both panels (Okabe-Ito)
-fam_lt(name) = name eq 'output' ? 1 : name eq 'linear-noise' ? 5 : name eq 'optimal' ? 3 : \
+fam_lt(name) = name eq 'output' ? 1 : name eq 'linear-noise' ? 5 : name eq 'inverse-time' ? 3 : \
                name eq 'pl' ? 2 : 8
 fam_label(name) = name eq 'output' ? 'output  η̃_0' : \
                   name eq 'linear-noise' ? 'linear noise  η̃_0 √(1−t)' : \
-                  name eq 'optimal' ? 'inverse-time  c_1/(t+a)' : \
+                  name eq 'inverse-time' ? 'inverse-time  c_1/(t+a)' : \
                   name eq 'pl' ? 'piecewise linear' : name
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN

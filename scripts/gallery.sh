@@ -101,7 +101,7 @@ fig schedule "schedule --optimize: the optimised schedules and their predicted r
 fig schedule-table "plot: the schedule table that schedule --optimize -o writes" \
   schedule-table.png plot best.tab -o schedule-table.png
 fig rates "rates: the optimised final risk against γ, with the theorem's rates" \
-  rates.png rates "${small[@]}" --gammas "$(q 0.005:0.05:3 0.001:0.1:6)" --families output,linear-noise,optimal \
+  rates.png rates "${small[@]}" --gammas "$(q 0.005:0.05:3 0.001:0.1:6)" --families output,linear-noise,inverse-time \
   --figure rates.png
 cat > sweep.ini <<EOF
 [sweep]

@@ -164,7 +164,8 @@ static void bad_options(void **state)
     assert_int_equal(hdp_design_family_parse("optimal"), HDP_FAMILY_OPTIMAL);
     assert_int_equal(hdp_design_family_parse("inverse-time"), HDP_FAMILY_INVERSE_TIME);
     assert_string_equal(hdp_design_family_name(HDP_FAMILY_INVERSE_TIME), "inverse-time");
-    assert_string_equal(hdp_design_family_column(HDP_FAMILY_INVERSE_TIME), "optimal");
+    assert_string_equal(hdp_design_family_column(HDP_FAMILY_INVERSE_TIME), "inverse-time");
+    assert_string_equal(hdp_design_family_key(HDP_FAMILY_INVERSE_TIME), "inverse_time");
     o.knots = HDP_DESIGN_MAX_KNOTS + 1;
     hdp_error_clear(&err);
     assert_int_equal(hdp_design_optimize(&m, HDP_FAMILY_PL, &o, NULL, 0, &r, &err), HDP_EINPUT);

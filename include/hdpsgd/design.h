@@ -70,7 +70,8 @@ const char *hdp_design_family_name(hdp_design_family f);
 int hdp_design_family_parse(const char *name);
 
 /* The family as machine-read outputs spell it (CSV columns and cells, JSON values, the
- * gnuplot scripts): "output", "linear-noise", "optimal", "pl" — unchanged by the rename. */
+ * gnuplot scripts): "output", "linear-noise", "inverse-time", "pl" (the name since
+ * issue 21 here too; "optimal" is read by hdp_design_family_parse only). */
 const char *hdp_design_family_column(hdp_design_family f);
 
 /* Parse "all" or a comma-separated list of family names into want[f] = 0/1 (blanks
@@ -78,7 +79,7 @@ const char *hdp_design_family_column(hdp_design_family f);
  * names none. */
 hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err);
 
-/* The family as a JSON key prefix: output, linear_noise, optimal, pl. */
+/* The family as a JSON key prefix: output, linear_noise, inverse_time, pl. */
 const char *hdp_design_family_key(hdp_design_family f);
 
 /* Progress of a search, passed to the callback after every restart and every 100 ODE solves. */

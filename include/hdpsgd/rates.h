@@ -35,7 +35,7 @@ double hdp_rates_gamma(double lo, double hi, long count, long i);
 hdp_status hdp_rates_models(const hdp_model *base, double lo, double hi, long count,
                             hdp_model *models, hdp_error *err);
 
-/* The families of docs/theory.md §5's three rates (output, linear-noise, optimal) when list is
+/* The families of docs/theory.md §5's three rates (output, linear-noise, inverse-time) when list is
  * NULL, else hdp_design_families_parse(list). */
 hdp_status hdp_rates_families(const char *list, int want[HDP_FAMILY_COUNT], hdp_error *err);
 
@@ -65,7 +65,7 @@ void hdp_rates_result_free(hdp_rates_result *r);
  * ---- Each family's rate is a sum of two terms, r1 (statistical) + r2 (privacy):
  *   output        r1 = gamma L,           r2 = gamma^2 L^2 / rho^2
  *   linear-noise  r1 = gamma L^(2/3),     r2 = gamma^2 L^(4/3) / rho^2
- *   optimal, pl   r1 = gamma,             r2 = gamma^2 / rho^2          (L = log(1/gamma))
+ *   inverse-time, pl r1 = gamma,          r2 = gamma^2 / rho^2          (L = log(1/gamma))
  * The theorem fixes them up to constants; hdp_rates_fit_model fits risk ~ A r1 + B r2. */
 
 /* The two terms at gamma (0 < gamma < 1; rho = inf gives r2 = 0): 0, or -1 (NaN) for a

@@ -110,7 +110,7 @@ class Test_model(unittest.TestCase):
             self.assertEqual(m[k], hdpsgd._text_value(v), k)
         self.assertEqual(m["clip.c"], 0.3)
         self.assertEqual(m["data.n"], 2000)  # resolved from gamma = 0.1
-        self.assertEqual(m["schedule.kind"], "optimal")
+        self.assertEqual(m["schedule.kind"], "inverse-time")
 
     def test_file_and_overrides_resolve_like_the_program(self):
         path = os.path.join(MODELS, "powerlaw.ini")
@@ -585,8 +585,8 @@ class Test_design(unittest.TestCase):
         d = hdpsgd.design(path, family="output,optimal")
         self.assertEqual(d.best_family, data["best_family"])
         self.assertEqual(d.final_risk, data["best_final_risk"])
-        self.assertEqual(d.optimal_c1, data["optimal_c1"])
-        self.assertEqual(d.optimal_a, data["optimal_a"])
+        self.assertEqual(d.inverse_time_c1, data["inverse_time_c1"])
+        self.assertEqual(d.inverse_time_a, data["inverse_time_a"])
         self.assertEqual(d.output_eta0, data["output_eta0"])
         self.assertEqual(d.total_ode_solves, data["ode_solves"])
         self.assertEqual(len(d.t), 201)

@@ -26,7 +26,8 @@ const cli_opt rates_opts[] = {
     {"gammas", 0, OPT_STRING, &gammas_opt, "LO:HI:COUNT",
      "gamma grid: COUNT >= 2 log-spaced values from LO to HI, 0 < LO < HI < 1 (required)"},
     {"families", 0, OPT_STRING, &families_opt, "LIST",
-     "comma-separated families (default output,linear-noise,optimal; also pl)"},
+     "comma-separated families (default output,linear-noise,inverse-time; also pl; optimal: "
+     "read as inverse-time)"},
     {"tune-clip", 0, OPT_FLAG, &tune_clip, NULL, "also optimise the clipping constant c"},
     {"output", 'o', OPT_OUTPUT, &out_path, "FILE.csv",
      "write gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves here"},
@@ -76,7 +77,7 @@ static int parse_gammas(const char *text, double *lo, double *hi, long *count)
     return 0;
 }
 
-/* --families: default output, linear-noise, optimal (docs/theory.md §5's three rates). */
+/* --families: default output, linear-noise, inverse-time (docs/theory.md §5's three rates). */
 static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
 {
     hdp_error err;
@@ -305,7 +306,7 @@ static void print_table(const cli_rates *r)
             printf("%s%s %.4g", sep, hdp_design_family_name(f), RES(r, 0, f).final_risk / r->models[0].gamma);
             sep = ", ";
         }
-    printf("\n  (the theorem: bounded for optimal, growing like log(1/gamma) for output and "
+    printf("\n  (the theorem: bounded for inverse-time, growing like log(1/gamma) for output and "
            "log^(2/3)(1/gamma) for linear-noise as gamma -> 0)\n");
     printf("ODE solves: %ld in %.3g s, %.0f per second\n", r->res.solves, r->res.seconds,
            r->res.seconds > 0 ? (double)r->res.solves / r->res.seconds : 0.0);

@@ -72,10 +72,10 @@ const char schedule_help[] =
     "table. --figure draws eta~(t) and R(t) of every family; its data go to\n"
     "FIG-without-extension.schedules.csv (t,eta_<family>,risk_<family>,...). JSON keys:\n"
     "<family>_final_risk, <family>_table_final_risk, <family>_c, <family>_ode_solves and the\n"
-    "parameters (output_eta0, linear_noise_eta0, optimal_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
+    "parameters (output_eta0, linear_noise_eta0, inverse_time_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
     "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
-    "ode_solves_per_second (family keys use linear_noise for linear-noise; CSV columns, JSON\n"
-    "keys and best_family keep the spelling optimal for inverse-time). With --refine also\n"
+    "ode_solves_per_second (family keys use linear_noise for linear-noise, inverse_time for\n"
+    "inverse-time; these were optimal_... and \"optimal\" before). With --refine also\n"
     "refine_levels, refine_knots_<l>, refine_risk_<l> and <family>_rho_equivalent,\n"
     "<family>_epsilon_equivalent (null: not reachable).";
 

@@ -8,7 +8,7 @@
  *            schedule_families = all | a list   (schedule; default all)
  *            schedule_knots = K                 (schedule, pl family; default 8)
  *            rates_gammas = LO:HI:COUNT         (rates; required with it)
- *            rates_families = a list            (rates; default output, linear-noise, optimal)
+ *            rates_families = a list            (rates; default output, linear-noise, inverse-time)
  *            tune_clip = true | false           (schedule and rates; default false)
  *   [axes]   section.key = v1, v2, ...   or   LO:HI:COUNT   or   LO:HI:COUNT:log
  *   [set]    section.key = value   (fixed overrides applied at every point)

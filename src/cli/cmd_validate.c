@@ -89,8 +89,7 @@ static void title_of(const hdp_model *m, const hdp_validate_result *v, long runs
         snprintf(noise, sizeof noise, "%s label noise τ²=%g", hdp_noise_name(m->noise), m->tau2);
     snprintf(buf, size, "d=%ld, n=%ld (γ=%.3g), %s, %s\nclip c=%g, %s, %s schedule, %ld runs",
              m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), noise, m->c, rho,
-             /* c1/(t + a) is shown by what it is, not as "optimal" (docs/theory.md §5.3) */
-             m->sched == HDP_SCHED_OPTIMAL ? "inverse-time" : hdp_sched_name(m->sched),
+             hdp_sched_name(m->sched),
              runs);
 }
 

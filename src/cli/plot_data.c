@@ -95,7 +95,7 @@ int plot_rates_data(const plot_csv *t, hdp_plot_vars *v, char *families, size_t 
     int want[HDP_FAMILY_COUNT] = {0};
     for (long r = 0; r < t->nrows; r++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-            if (!strcmp(plot_csv_cell(t, r, cf), hdp_design_family_column(k))) want[k] = 1;
+            if (hdp_design_family_parse(plot_csv_cell(t, r, cf)) == k) want[k] = 1; /* optimal too */
     families[0] = '\0';
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (want[k]) {
@@ -125,7 +125,7 @@ int plot_rates_data(const plot_csv *t, hdp_plot_vars *v, char *families, size_t 
             if (!want[k]) continue;
             double risk = NAN;
             for (long q = r; q < t->nrows && plot_csv_num(t, q, cg) == g; q++)
-                if (!strcmp(plot_csv_cell(t, q, cf), hdp_design_family_column(k)))
+                if (hdp_design_family_parse(plot_csv_cell(t, q, cf)) == k)
                     risk = plot_csv_num(t, q, cr);
             if (isnan(first[k]) && g == g0) first[k] = risk;
             double theory = first[k] / hdp_design_rate_theory(k, g0, rho) *

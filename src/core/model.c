@@ -88,8 +88,9 @@ static const hdp_schema_key privacy_keys[] = {
 CORE_SECTION(privacy);
 
 static const hdp_schema_key schedule_keys[] = {
-    {"kind", HDP_KEY_ENUM, OFF(sched), "optimal", 0, 0, 0, hdp_sched_kind_names, /* schedule.c */
-     "learning-rate schedule: constant | output | linear-noise | optimal | table"},
+    {"kind", HDP_KEY_ENUM, OFF(sched), "inverse-time", 0, 0, 0, hdp_sched_kind_names, /* schedule.c */
+     "learning-rate schedule: constant | output | linear-noise | inverse-time | table "
+     "(optimal: read as inverse-time, its name before)"},
     {"eta0", HDP_KEY_DOUBLE, OFF(eta0), "1", HDP_R_LO_OPEN, 0, 0, NULL,
      "constant/output/linear-noise: initial learning rate eta0 > 0"},
     {"c1", HDP_KEY_DOUBLE, OFF(c1), "1", HDP_R_LO_OPEN, 0, 0, NULL,

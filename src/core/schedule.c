@@ -200,7 +200,7 @@ typedef struct {
     X(HDP_SCHED_CONSTANT, "constant", flat, one_param, no_bend, 0)                         \
     X(HDP_SCHED_OUTPUT, "output", flat, one_param, no_bend, 0)                             \
     X(HDP_SCHED_LINEAR_NOISE, "linear-noise", linear, one_param, linear_bend, 0)           \
-    X(HDP_SCHED_OPTIMAL, "optimal", inverse, two_params, inverse_bend, 0)                  \
+    X(HDP_SCHED_OPTIMAL, "inverse-time", inverse, two_params, inverse_bend, 0)             \
     X(HDP_SCHED_TABLE, "table", table, table_params, no_bend, 1)
 
 #define ENTRY(k, nm, pre, par, bend, kn)                                                   \

@@ -435,11 +435,11 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
                 return HDP_OK;
             }
         }
-        /* schedule.kind = inverse-time: the name of eta~ = c1/(t + a) since issue 21, which
-         * showed it is not the optimal schedule at finite gamma; `optimal` stays the written
-         * name, so that files keep reading in older versions */
+        /* schedule.kind = optimal: the name of eta~ = c1/(t + a) until issue 21 showed it is
+         * not the optimal schedule at finite gamma; it is inverse-time now (the written name),
+         * `optimal` stays read as an alias so that older files keep working */
         if (!strcmp(section, "schedule") && !strcmp(k->key, "kind") &&
-            !strcasecmp(trimmed, "inverse-time")) {
+            !strcasecmp(trimmed, "optimal")) {
             *(int *)val = HDP_SCHED_OPTIMAL;
             return HDP_OK;
         }

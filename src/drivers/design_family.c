@@ -16,10 +16,10 @@
 #include <string.h>
 
 /* The family c1/(t + a) was called `optimal` until issue 21 found it is not the optimum at
- * finite gamma: it is `inverse-time` now, `optimal` stays accepted and is the spelling of
- * machine-read outputs (hdp_design_family_column). */
+ * finite gamma: it is `inverse-time` now, in every output too; `optimal` stays read as an
+ * alias (hdp_design_family_parse). */
 static const char *const family_names[] = {"output", "linear-noise", "inverse-time", "pl"};
-static const char *const family_columns[] = {"output", "linear-noise", "optimal", "pl"};
+static const char *const family_columns[] = {"output", "linear-noise", "inverse-time", "pl"};
 
 const char *hdp_design_family_name(hdp_design_family f)
 {
@@ -38,12 +38,14 @@ int hdp_design_family_parse(const char *name)
     for (int i = 0; i < HDP_FAMILY_COUNT; i++)
         if (!strcmp(name, family_names[i]) || !strcmp(name, family_columns[i]))
             return i;
+    if (!strcmp(name, "optimal")) /* the alias of inverse-time, its name before issue 21 */
+        return HDP_FAMILY_INVERSE_TIME;
     return -1;
 }
 
 const char *hdp_design_family_key(hdp_design_family f)
 {
-    static const char *const keys[] = {"output", "linear_noise", "optimal", "pl"};
+    static const char *const keys[] = {"output", "linear_noise", "inverse_time", "pl"};
     return (int)f >= 0 && f < HDP_FAMILY_COUNT ? keys[f] : "unknown";
 }
 

@@ -119,7 +119,7 @@ assert d["model_file"] == "(built-in default)", d["model_file"]
 m = d["model"]
 assert set(m) == {"data", "clip", "privacy", "schedule", "ode", "sim", "sde", "validate"}, set(m)
 assert m["data"]["d"] == 200 and m["data"]["n"] == 2000 and m["data"]["gamma"] == 0.1
-assert m["data"]["spectrum"] == "powerlaw" and m["schedule"]["kind"] == "optimal"
+assert m["data"]["spectrum"] == "powerlaw" and m["schedule"]["kind"] == "inverse-time"
 p = m["privacy"]
 assert p["epsilon"] == 1 and p["delta"] == 1e-6
 assert abs(p["rho_zcdp"] - p["rho"] ** 2 / 2) <= 1e-15 * p["rho_zcdp"]

@@ -16,7 +16,7 @@ check() { # check NAME COMMAND...
 check "ode exits 0 on the default model" test $? -eq 0
 check "CSV header" grep -qx 't,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2' "$work/d.csv"
 check "101 data rows" test "$(grep -cv '^#' "$work/d.csv")" -eq 102
-check "metadata names the model" grep -qx '# kind = optimal' "$work/d.csv"
+check "metadata names the model" grep -qx '# kind = inverse-time' "$work/d.csv"
 check "last row is t = 1" bash -c "tail -n1 '$work/d.csv' | grep -q '^1,'"
 for key in final_risk risk_before_final_noise gamma n d rho stable rhs_evals steps solve_seconds; do
   check "JSON has $key" grep -q "\"$key\":" "$work/d.json"

@@ -21,15 +21,15 @@ command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
 "$bin" schedule "${model[@]}" --optimize -o "$work/best.tab" --json "$work/s.json" \
   --figure "$work/s.png" >"$work/s.out" 2>"$work/s.err"
 check "schedule --optimize exits 0" test $? -eq 0
-for key in output_final_risk linear_noise_final_risk optimal_final_risk pl_final_risk output_eta0 \
-           linear_noise_eta0 optimal_c1 optimal_a optimal_c2 optimal_c3 pl_eta pl_knots \
+for key in output_final_risk linear_noise_final_risk inverse_time_final_risk pl_final_risk output_eta0 \
+           linear_noise_eta0 inverse_time_c1 inverse_time_a inverse_time_c2 inverse_time_c3 pl_eta pl_knots \
            best_family best_final_risk table_final_risk epsilon_cks delta ode_solves; do
   check "JSON has $key" grep -q "\"$key\":" "$work/s.json"
 done
 check "optimal or pl wins, beating output and linear-noise" py "$work/s.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d['best_family'] in ('optimal', 'pl'), d['best_family']
+assert d['best_family'] in ('inverse-time', 'pl'), d['best_family']
 assert d['best_final_risk'] < min(d['output_final_risk'], d['linear_noise_final_risk'])
 assert abs(d['table_final_risk'] / d['best_final_risk'] - 1) < 0.01
 assert d['ode_solves'] > 0 and d['delta'] == 1 / 20000
@@ -56,7 +56,7 @@ PY
 if [[ $have_gnuplot -eq 1 ]]; then
   check "figure written" test -s "$work/s.png"
 fi
-check "figure data beside it" bash -c "grep -v '^#' '$work/s.schedules.csv' | head -n1 | grep -qx 't,eta_output,risk_output,eta_linear-noise,risk_linear-noise,eta_optimal,risk_optimal,eta_pl,risk_pl'"
+check "figure data beside it" bash -c "grep -v '^#' '$work/s.schedules.csv' | head -n1 | grep -qx 't,eta_output,risk_output,eta_linear-noise,risk_linear-noise,eta_inverse-time,risk_inverse-time,eta_pl,risk_pl'"
 
 # the optimal family alone: a dense table (201 knots), within 1 %
 "$bin" schedule "${model[@]}" --optimize --family optimal -o "$work/opt.tab" --json "$work/opt.json" >/dev/null 2>&1
@@ -65,8 +65,8 @@ check "optimal table: 201 knots" test "$(grep -cv '^#' "$work/opt.tab")" -eq 201
 check "optimal: only its keys" py "$work/opt.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert 'output_final_risk' not in d and d['best_family'] == 'optimal'
-assert abs(d['optimal_c2'] * 0.01 - d['optimal_a']) < 1e-12 * d['optimal_a']
+assert 'output_final_risk' not in d and d['best_family'] == 'inverse-time'
+assert abs(d['inverse_time_c2'] * 0.01 - d['inverse_time_a']) < 1e-12 * d['inverse_time_a']
 assert abs(d['table_final_risk'] / d['best_final_risk'] - 1) < 0.01
 PY
 
@@ -86,26 +86,26 @@ check "--tune-clip: command line sets clip.c" grep -q -- '--set clip.c=' "$work/
   --figure "$work/r.png" >"$work/r.out" 2>/dev/null
 check "rates exits 0" test $? -eq 0
 check "rates CSV header" grep -qx 'gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves' "$work/r.csv"
-check "rates CSV: 3 gammas x 3 families" test "$(grep -cE '^[0-9.e-]+,[0-9]+,(output|linear-noise|optimal),' "$work/r.csv")" -eq 9
+check "rates CSV: 3 gammas x 3 families" test "$(grep -cE '^[0-9.e-]+,[0-9]+,(output|linear-noise|inverse-time),' "$work/r.csv")" -eq 9
 check "rates JSON: slopes ordered as the theorem's (output < linear-noise < optimal)" py "$work/r.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-for f in ('output', 'linear_noise', 'optimal'):
+for f in ('output', 'linear_noise', 'inverse_time'):
     assert f + '_slope' in d and f + '_theory_slope' in d
-assert d['output_slope'] < d['linear_noise_slope'] < d['optimal_slope']
-assert d['output_theory_slope'] < d['linear_noise_theory_slope'] < d['optimal_theory_slope']
-assert d['optimal_final_risk'][0] < d['linear_noise_final_risk'][0] < d['output_final_risk'][0]
-assert len(d['gamma']) == d['count'] == len(d['optimal_final_risk'])
+assert d['output_slope'] < d['linear_noise_slope'] < d['inverse_time_slope']
+assert d['output_theory_slope'] < d['linear_noise_theory_slope'] < d['inverse_time_theory_slope']
+assert d['inverse_time_final_risk'][0] < d['linear_noise_final_risk'][0] < d['output_final_risk'][0]
+assert len(d['gamma']) == d['count'] == len(d['inverse_time_final_risk'])
 PY
 check "rates prints the theorem's slopes" grep -q "theorem's rate" "$work/r.out"
 if [[ $have_gnuplot -eq 1 ]]; then
   check "rates figure written" test -s "$work/r.png"
 fi
-check "rates figure data" bash -c "grep -v '^#' '$work/r.rates.csv' | head -n1 | grep -qx 'gamma,risk_output,theory_output,risk_linear-noise,theory_linear-noise,risk_optimal,theory_optimal,fit_output,fit_linear-noise,fit_optimal'"
+check "rates figure data" bash -c "grep -v '^#' '$work/r.rates.csv' | head -n1 | grep -qx 'gamma,risk_output,theory_output,risk_linear-noise,theory_linear-noise,risk_inverse-time,theory_inverse-time,fit_output,fit_linear-noise,fit_inverse-time'"
 check "rates JSON: the fitted rate A r1 + B r2 (docs/theory.md §5.2) within its reported error" py "$work/r.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1])); rho = d['rho']
-terms = {'output': (1, 2), 'linear_noise': (2 / 3, 4 / 3), 'optimal': (0, 0)}
+terms = {'output': (1, 2), 'linear_noise': (2 / 3, 4 / 3), 'inverse_time': (0, 0)}
 for f, (b1, b2) in terms.items():
     A, B, e = d[f + '_fit_A'], d[f + '_fit_B'], d[f + '_fit_rel_err']
     assert A >= 0 and B >= 0 and 0 <= e < 1, (f, A, B, e)
@@ -140,17 +140,17 @@ L = d['refine_levels']
 assert L >= 2 and d['refine_knots_0'] == 4 and d['refine_knots_1'] == 7, d
 assert all(d['refine_risk_%d' % (l + 1)] <= d['refine_risk_%d' % l] for l in range(L - 1))
 assert d['pl_knots'] == d['refine_knots_%d' % (L - 1)]
-for f in ('output', 'linear_noise', 'optimal'):
+for f in ('output', 'linear_noise', 'inverse_time'):
     r = d[f + '_rho_equivalent']
     assert r is None or r > d['rho'], (f, r)
     assert d[f + '_final_risk'] >= d['pl_final_risk']
 PY
 check "--refine table accepted by ode" bash -c "'$bin' ode ${model[*]} --set schedule.kind=table --set schedule.file='$work/ref.tab' >/dev/null"
 "$bin" schedule "${model[@]}" --optimize --family inverse-time --method simplex --json "$work/nm.json" >/dev/null 2>&1
-check "--method simplex and the family inverse-time (JSON keeps optimal_*)" py "$work/nm.json" <<'PY'
+check "--method simplex and the family inverse-time (JSON inverse_time_*)" py "$work/nm.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d['best_family'] == 'optimal' and 'optimal_c1' in d, d
+assert d['best_family'] == 'inverse-time' and 'inverse_time_c1' in d, d
 PY
 
 # the designed pl schedule of the default model passes `validate` (ODE against the Monte

@@ -21,7 +21,7 @@ for cmd in sim sde; do
   check "$cmd: --threads 1 and 2 give identical CSV bytes" cmp -s "$work/$cmd-1.csv" "$work/$cmd-2.csv"
   check "$cmd CSV header" grep -qx 't,mean,stderr,q10,q50,q90,clipped_fraction' "$work/$cmd-1.csv"
   check "$cmd 21 data rows" test "$(grep -cv '^#' "$work/$cmd-1.csv")" -eq 22
-  check "$cmd metadata: model, runs, seed, diverged" bash -c "grep -qx '# kind = optimal' '$work/$cmd-1.csv' && grep -q '^# ; runs = 12$' '$work/$cmd-1.csv' && grep -qx '# seed = 7' '$work/$cmd-1.csv' && grep -q '^# ; diverged = 0' '$work/$cmd-1.csv'"
+  check "$cmd metadata: model, runs, seed, diverged" bash -c "grep -qx '# kind = inverse-time' '$work/$cmd-1.csv' && grep -q '^# ; runs = 12$' '$work/$cmd-1.csv' && grep -qx '# seed = 7' '$work/$cmd-1.csv' && grep -q '^# ; diverged = 0' '$work/$cmd-1.csv'"
   for key in final_risk_mean final_risk_stderr runs rho_accounted diverged_runs seconds threads seed; do
     check "$cmd JSON has $key" grep -q "\"$key\":" "$work/$cmd-1.json"
   done

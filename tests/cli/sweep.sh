@@ -64,7 +64,7 @@ data.d = 60
 EOS
 "$bin" sweep "$work/d.ini" -o "$work/d" 2>"$work/err"
 check "schedule+rates sweep exits 0" test $? -eq 0
-check "schedule+rates header" grep -q '^point,clip.c,privacy.rho,d,n,gamma,rho,epsilon_cks,ode_final_risk,schedule_output_final_risk,schedule_optimal_final_risk,schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_ode_solves,rates_output_slope,rates_output_theory_slope,rates_optimal_slope,rates_optimal_theory_slope,rates_ode_solves,status$' "$work/d/results.csv"
+check "schedule+rates header" grep -q '^point,clip.c,privacy.rho,d,n,gamma,rho,epsilon_cks,ode_final_risk,schedule_output_final_risk,schedule_inverse_time_final_risk,schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_ode_solves,rates_output_slope,rates_output_theory_slope,rates_inverse_time_slope,rates_inverse_time_theory_slope,rates_ode_solves,status$' "$work/d/results.csv"
 check "schedule+rates: 4 points ok" test "$(grep -c ',ok$' "$work/d/results.csv")" -eq 4
 check "schedule+rates per-point files" test -s "$work/d/points/p00002/schedule.json" -a -s "$work/d/points/p00002/schedule.tab" -a -s "$work/d/points/p00002/rates.csv" -a -s "$work/d/points/p00002/rates.json"
 # point 2 is clip.c = 2, privacy.rho = 0.5
@@ -91,7 +91,7 @@ check "row = the stand-alone numbers" python3 - "$work/d/results.csv" "$work/t.j
 import csv, json, sys
 row = list(csv.DictReader(open(sys.argv[1])))[2]
 t, r = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
-ok = (float(row["schedule_optimal_final_risk"]) == float("%.10g" % t["optimal_final_risk"])
+ok = (float(row["schedule_inverse_time_final_risk"]) == float("%.10g" % t["inverse_time_final_risk"])
       and row["schedule_best_family"] == t["best_family"]
       and int(row["schedule_ode_solves"]) == t["ode_solves"]
       and float(row["rates_output_slope"]) == float("%.10g" % r["output_slope"])
@@ -110,7 +110,7 @@ sed -i "s|^model = ../../models/|model = $src/models/|" "$work/grid.ini" "$work/
 (cd "$work" && "$bin" sweep "$work/grid.ini" --dry-run >"$work/dry.out" 2>"$work/err")
 check "dry run exits 0" test $? -eq 0
 check "dry run lists the 30 points of examples/sweeps/grid.ini" test "$(wc -l < "$work/dry.out")" -eq 30
-check "dry run point line" grep -qx '29 data.gamma=0.05 clip.c=3 schedule.kind=optimal' "$work/dry.out"
+check "dry run point line" grep -qx '29 data.gamma=0.05 clip.c=3 schedule.kind=inverse-time' "$work/dry.out"
 check "dry run writes nothing" test ! -e "$work/grid-out"
 "$bin" sweep "$work/design.ini" --dry-run >"$work/dry.out" 2>"$work/err"
 check "examples/sweeps/design.ini checks (15 points)" test $? -eq 0 -a "$(wc -l < "$work/dry.out")" -eq 15
