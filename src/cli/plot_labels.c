@@ -97,7 +97,7 @@ void plot_column_words(const char *col, char *what, size_t wsize, char *source, 
             const char *suf = measures[k].suffix;
             if (!ends_with(rest, suf))
                 continue;
-            size_t lr = strlen(rest) - strlen(suf); /* a family between: "optimal_" */
+            size_t lr = strlen(rest) - strlen(suf); /* a family between: "inverse_time_" */
             snprintf(what, wsize, "%s", measures[k].what);
             if (lr > 1 && rest[lr - 1] == '_' && strcmp(rest, "best_c") != 0)
                 snprintf(source, ssize, "%s %.*s%s", sources[i].source, (int)(lr - 1), rest,
