@@ -113,6 +113,13 @@ void cli_install_signal_handlers(void);
  * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal. */
 void cli_stderr_visible(void);
 
+/* For a long search that can stop early with its best so far (schedule --optimize, issue
+ * 31): from now on the first SIGINT or SIGTERM sets *flag = 1 (the command then finishes
+ * with what it has), a second one terminates as cli_install_signal_handlers does.
+ * cli_cancel_signal: the signal that set the flag (0: none). */
+void cli_cancel_on_signal(volatile int *flag);
+int cli_cancel_signal(void);
+
 /* For the tests only (tests/cli/robust.sh): when the environment variable HDPSGD_TEST_STOP
  * equals `point` ("compute": sim/sde before the Monte Carlo starts; "commit": ode with its
  * temporary output files written, before they are renamed into place), the process stops

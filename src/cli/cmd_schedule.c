@@ -6,9 +6,11 @@
  * (hdpsgd/design.h); this file parses, prints and writes.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/output.h"
@@ -84,21 +86,109 @@ const char schedule_help[] =
 
 typedef struct {
     int tty;
+    const int *want;           /* the families searched */
+    double t0;                 /* the start of the search (cli_now) */
+    int family;                /* the family of the last report (-1: none yet) */
+    long family_solves;        /* its solves so far */
+    long done_solves;          /* the solves of the families before it */
+    const cli_common *common;  /* --refine: each finished level's table to -o */
+    const hdp_model *m;
 } progress_state;
+
+static double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A rough number of ODE solves for a family (as on the default model): the one-parameter
+ * families about 100, inverse-time 250, pl 350 + 10 K, with --refine 250 + 10 K per level
+ * and four levels (K, 2K-1, ...). Only for the progress line's estimate. */
+static long expected_solves(int f)
+{
+    switch (f) {
+    case HDP_FAMILY_OUTPUT:
+    case HDP_FAMILY_LINEAR_NOISE: return 100;
+    case HDP_FAMILY_OPTIMAL: return 250;
+    default:
+        if (!refine)
+            return 350 + 10 * knots_opt;
+        long sum = 0;
+        for (long l = 0, k = knots_opt; l < 4 && k <= HDP_DESIGN_MAX_KNOTS; l++, k = 2 * k - 1)
+            sum += 250 + 10 * k;
+        return sum;
+    }
+}
+
+/* "N of ~M ODE solves, ~T left": done so far, the estimate of the whole design (the families
+ * still to come at expected_solves, the current one at least 10% past where it is) and the
+ * time that remains at the pace so far */
+static void progress_done(progress_state *ps, const hdp_design_progress *p, char *buf, size_t size)
+{
+    if ((int)p->family != ps->family) {
+        if (ps->family >= 0)
+            ps->done_solves += ps->family_solves;
+        ps->family = p->family;
+    }
+    ps->family_solves = p->ode_solves;
+    long done = ps->done_solves + p->ode_solves;
+    long cur = expected_solves(p->family), floor = p->ode_solves + p->ode_solves / 10 + 1;
+    long total = ps->done_solves + (cur > floor ? cur : floor);
+    for (int f = p->family + 1; f < HDP_FAMILY_COUNT; f++)
+        if (ps->want[f]) total += expected_solves(f);
+    double spent = cli_now() - ps->t0, left = done > 0 ? spent * (double)(total - done) / (double)done : NAN;
+    char t[32];
+    if (!isfinite(left)) snprintf(t, sizeof t, "?");
+    else if (left < 120) snprintf(t, sizeof t, "%.0f s", left);
+    else if (left < 7200) snprintf(t, sizeof t, "%.0f min", left / 60);
+    else snprintf(t, sizeof t, "%.1f h", left / 3600);
+    snprintf(buf, size, "%5ld of ~%ld ODE solves, ~%s left", done, total, t);
+}
+
+/* --refine: a finished level's table to -o at once (replaced by the next level and by the
+ * result), so that a killed refine keeps it */
+static void write_level(const progress_state *ps, const hdp_design_result *level)
+{
+    if (!out_path)
+        return;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_outset out;
+    hdp_outset_init(&out, &err);
+    FILE *f = hdp_outset_add(&out, out_path);
+    if (f)
+        cli_write_schedule_table(f, ps->m, level, NULL);
+    if (hdp_outset_commit(&out) != HDP_OK)
+        fprintf(stderr, "%shdpsgd schedule: warning: the level's table: %s\n", ps->tty ? "\n" : "",
+                err.msg);
+}
 
 static void progress(const hdp_design_progress *p, void *user)
 {
-    const progress_state *ps = user;
+    progress_state *ps = user;
     const char *what = p->restart ? "round" : "scan ";
-    if (p->periodic) {
-        if (ps->tty)
-            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %5ld ODE solves, best final risk %.8g",
-                    hdp_design_family_name(p->family), what, p->ode_solves, p->best_risk);
+    char done[96];
+    progress_done(ps, p, done, sizeof done);
+    if (p->level) {
+        write_level(ps, p->level);
+        fprintf(stderr, "%shdpsgd schedule: %-12s level K = %d finished, search risk %.10g%s%s; %s\n",
+                ps->tty ? "\r" : "", hdp_design_family_name(p->family), p->level->knots,
+                p->best_risk, out_path ? "; its table written to " : "", out_path ? out_path : "",
+                done);
+        cli_test_stop("schedule-level");
         return;
     }
-    fprintf(stderr, "%shdpsgd schedule: %-12s %s %5ld ODE solves, best final risk %.8g\n",
-            ps->tty ? "\r" : "", hdp_design_family_name(p->family), what, p->ode_solves,
-            p->best_risk);
+    if (p->periodic) {
+        if (ps->tty)
+            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %s, best final risk %.8g",
+                    hdp_design_family_name(p->family), what, done, p->best_risk);
+        return;
+    }
+    fprintf(stderr, "%shdpsgd schedule: %-12s %s %s, best final risk %.8g\n",
+            ps->tty ? "\r" : "", hdp_design_family_name(p->family), what, done, p->best_risk);
+    if (!p->restart)
+        cli_test_stop("schedule-scan");
 }
 
 /* shortest of %.15g / %.17g that reads back exactly */
@@ -180,8 +270,8 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
 #undef KEY
     }
-    if (have_equiv && d->done[HDP_FAMILY_PL]) {
-        /* --refine: the levels, and the privacy each closed-form family needs to match pl */
+    if ((have_equiv || d->unconverged) && d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
+        /* --refine: the levels (when stopped, those finished) */
         const hdp_design_result *pl = &res[HDP_FAMILY_PL];
         char k[96];
         hdp_json_int(&j, "refine_levels", pl->levels);
@@ -191,6 +281,10 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
             snprintf(k, sizeof k, "refine_risk_%d", l);
             hdp_json_num(&j, k, pl->level_risk[l]);
         }
+    }
+    if (have_equiv && d->done[HDP_FAMILY_PL]) {
+        /* --refine: the privacy each closed-form family needs to match pl */
+        char k[96];
         for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
             if (fam == HDP_FAMILY_PL || !d->done[fam])
                 continue;
@@ -413,33 +507,51 @@ int cmd_schedule(int argc, char **argv)
         return rc;
     cli_warn_stability("schedule", &m);
 
-    progress_state ps = {isatty(STDERR_FILENO)};
+    progress_state ps = {isatty(STDERR_FILENO), want, cli_now(), -1, 0, 0, &common, &m};
     hdp_design_options opt;
     design_options(method, &ps, &opt);
+    static volatile int cancel; /* SIGINT/SIGTERM: stop, write the best so far (issue 31) */
+    cancel = 0;
+    opt.cancel = &cancel;
+    cli_cancel_on_signal(&cancel);
     hdp_error err;
     hdp_error_clear(&err);
     hdp_design_set d;
     hdp_ode_result curves[HDP_FAMILY_COUNT];
     memset(curves, 0, sizeof curves);
     hdp_status st = hdp_design_set_run(&m, want, &opt, &d, &err);
+    int stopped = st == HDP_ECANCELLED && d.unconverged && d.best >= 0;
+    if (stopped) {
+        fprintf(stderr, "%shdpsgd schedule: stopped by SIG%s: writing the best schedule found so "
+                        "far, marked unconverged (a second signal ends at once)\n",
+                ps.tty ? "\n" : "", cli_cancel_signal() == SIGTERM ? "TERM" : "INT");
+        hdp_error_clear(&err);
+        st = HDP_OK;
+    }
     if (st == HDP_OK && figure_path)
         st = figure_curves(&m, d.res, d.done, curves, &err);
 
     if (st == HDP_OK) {
         double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, 1.0 / (double)m.n);
         schedule_print_comparison(&m, &d, &opt, eps, tune_clip);
-        if (refine && d.done[HDP_FAMILY_PL]) {
+        /* the privacy equivalents need the converged optimum and more searches: not when stopped */
+        if (refine && d.done[HDP_FAMILY_PL] && !stopped) {
             schedule_print_refine(&m, &d, &opt, refine_tol, eps, rho_equiv, eps_equiv);
             for (int f = 0; f < HDP_FAMILY_COUNT; f++)
                 if (f != HDP_FAMILY_PL && d.done[f])
                     have_equiv = 1;
         }
+        if (stopped)
+            printf("UNCONVERGED: stopped by a signal; the families above are the best found so far "
+                   "(a family missing was not searched)\n");
         st = write_outputs(&common, &m, &d, curves, eps, &err);
     }
     hdp_design_set_free(&d);
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_ode_result_free(&curves[f]);
     hdp_model_free(&m);
+    if (st == HDP_OK && stopped)
+        return 128 + cli_cancel_signal(); /* as a shell reports a command ended by the signal */
     return st == HDP_OK ? 0 : cli_fail("schedule", &err);
 }
 

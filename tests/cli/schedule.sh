@@ -34,7 +34,7 @@ assert d['best_final_risk'] < min(d['output_final_risk'], d['linear_noise_final_
 assert abs(d['table_final_risk'] / d['best_final_risk'] - 1) < 0.01
 assert d['ode_solves'] > 0 and d['delta'] == 1 / 20000
 PY
-check "progress on stderr" grep -q 'ODE solves, best final risk' "$work/s.err"
+check "progress on stderr: solves done of an estimate, the time left" grep -qE '[0-9]+ of ~[0-9]+ ODE solves, ~[0-9.]+ (s|min|h) left, best final risk' "$work/s.err"
 check "table file has a # header" bash -c "head -n1 '$work/best.tab' | grep -q '^# ; hdpsgd'"
 check "prints the command line" grep -q -- "--set schedule.kind=table --set schedule.file=$work/best.tab" "$work/s.out"
 tab=(--set schedule.kind=table --set "schedule.file=$work/best.tab")
