@@ -294,6 +294,7 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
             hdp_json_num(&j, k, eps_equiv[fam]);
         }
     }
+    hdp_json_bool(&j, "converged", !d->unconverged);
     hdp_json_str(&j, "best_family", hdp_design_family_column(d->best));
     hdp_json_num(&j, "best_final_risk", b->final_risk);
     hdp_json_num(&j, "best_c", b->c);
