@@ -79,7 +79,13 @@ const char schedule_help[] =
     "ode_solves_per_second (family keys use linear_noise for linear-noise; CSV columns, JSON\n"
     "keys and best_family keep the spelling optimal for inverse-time). With --refine also\n"
     "refine_levels, refine_knots_<l>, refine_risk_<l> and <family>_rho_equivalent,\n"
-    "<family>_epsilon_equivalent (null: not reachable).";
+    "<family>_epsilon_equivalent (null: not reachable); converged (false when stopped).\n"
+    "Progress on stderr: ODE solves done of a rough estimate and the time left. Stopping: the\n"
+    "first SIGINT (Ctrl-C) or SIGTERM stops the search and writes the best schedule found so\n"
+    "far, marked unconverged ('# ; UNCONVERGED' in the table, \"converged\": false in the\n"
+    "JSON; families not yet reached are missing), exit status 128 + signal (130 for SIGINT,\n"
+    "143 for SIGTERM); a second signal ends at once with no output. --refine -o writes each\n"
+    "finished level's table to the file as the level ends.";
 
 /* points of the figure's curves */
 #define FIG_POINTS 401
