@@ -119,9 +119,11 @@ typedef struct {
     hdp_design_progress_fn progress; /* may be NULL */
     void *progress_user;
     const volatile int *cancel; /* NULL: none; nonzero: the search stops at its next ODE solve
-                                   and returns HDP_ECANCELLED (issue 24); the result then holds
-                                   the best point found so far, unconverged = 1 (issue 31), when
-                                   there was one */
+                                   and returns HDP_ECANCELLED (issue 24) */
+    int keep_best;         /* 1: when cancelled, the result still holds the best point found so
+                            * far, finished as usual (a few ODE solves at the model's settings)
+                            * and marked unconverged = 1, when there was one (issue 31);
+                            * 0 (default): no result, the call returns at once */
 } hdp_design_options;
 
 /* Defaults as documented above. */

@@ -520,6 +520,7 @@ int cmd_schedule(int argc, char **argv)
     static volatile int cancel; /* SIGINT/SIGTERM: stop, write the best so far (issue 31) */
     cancel = 0;
     opt.cancel = &cancel;
+    opt.keep_best = 1;
     cli_cancel_on_signal(&cancel);
     hdp_error err;
     hdp_error_clear(&err);

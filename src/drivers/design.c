@@ -97,7 +97,7 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     return st;
 }
 
-/* A cancelled search: the best point found so far finished as usual (its risk and table at
+/* A cancelled search, with keep_best: the best point found so far finished as usual (its risk and table at
  * the model's settings, solved with the cancel flag no longer set) and marked unconverged;
  * HDP_ECANCELLED in every case, res->unconverged = 1 only when it holds a result. */
 static hdp_status finish_cancelled(search *s, const hdp_model *m, double t0,
@@ -106,7 +106,7 @@ static hdp_status finish_cancelled(search *s, const hdp_model *m, double t0,
     hdp_error_clear(err);
     if (s->cancel_seen)
         s->solves = s->solves_done;
-    if (s->best < PENALTY) {
+    if (s->opt->keep_best && s->best < PENALTY) {
         hdp_status st = finish(s, m, t0, res, err);
         if (st != HDP_OK)
             return st;
