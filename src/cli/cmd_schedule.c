@@ -528,6 +528,7 @@ int cmd_schedule(int argc, char **argv)
     hdp_ode_result curves[HDP_FAMILY_COUNT];
     memset(curves, 0, sizeof curves);
     hdp_status st = hdp_design_set_run(&m, want, &opt, &d, &err);
+    cli_install_signal_handlers(); /* the search is over: a signal now ends without output */
     int stopped = st == HDP_ECANCELLED && d.unconverged && d.best >= 0;
     if (stopped) {
         fprintf(stderr, "%shdpsgd schedule: stopped by SIG%s: writing the best schedule found so "
