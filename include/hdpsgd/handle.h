@@ -142,8 +142,8 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
                              volatile int *cancel, hdp_progress_fn progress, void *user,
                              hdp_record **out, hdp_error *err);
 
-/* hdpsgd privacy (tables privacy and nonexpansive): numbers rho, rho_z, delta (1/n),
- * epsilon_bs, epsilon_cks, rho_accounted (the accountant of docs/theory.md §6 on the model's n
+/* hdpsgd privacy (tables privacy and nonexpansive): numbers rho, rho_z, epsilon (=
+ * epsilon_cks), delta (privacy.delta), epsilon_bs, epsilon_cks, rho_accounted (the accountant of docs/theory.md §6 on the model's n
  * discrete steps; HDP_EINPUT above 1e8 steps), accountant_equals_rho, n, the precondition's
  * nonexpansive_* and feature_*; texts schedule, model. */
 hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error *err);

@@ -400,7 +400,7 @@ ValidateResult = _results.make(
            _MODEL_TEXT])
 
 PrivacyResult = _results.make(
-    "PrivacyResult", "``hdpsgd privacy``: the privacy of the model at delta = 1/n, the "
+    "PrivacyResult", "``hdpsgd privacy``: the privacy of the model at its delta (privacy.delta), the "
     "accountant on its n discrete steps and the accountant's precondition (docs/theory.md "
     "§6.1).",
     [("privacy", "", False), ("nonexpansive", "", False)], extra=[_MODEL_TEXT])
@@ -554,7 +554,8 @@ def rho_for(epsilon: float, delta: float) -> float:
 
 def accountant(model: _ModelArg = None) -> "PrivacyResult":
     """The privacy of the model (``hdpsgd privacy``): a :class:`PrivacyResult` with rho,
-    rho_z, delta = 1/n, epsilon_cks, epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
+    rho_z, epsilon (= epsilon_cks, Canonne-Kamath-Steinke) at delta = the model's privacy.delta
+    (default 1e-5), epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
     on the model's n discrete steps, and its precondition's numbers (see PrivacyResult)."""
     m = _model(model)
     rec = _ctypes.c_void_p()

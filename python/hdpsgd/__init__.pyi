@@ -185,6 +185,7 @@ class ValidateResult(_ResultBase):
     passed: bool
     ode_final_risk: float
     rho_z: float
+    epsilon: float
     delta: float
     epsilon_cks: float
     epsilon_bs: float
@@ -250,6 +251,7 @@ class PrivacyResult(_ResultBase):
     """``hdpsgd privacy``: the privacy of the model at delta = 1/n, the accountant on its n discrete steps and the accountant's precondition (docs/theory.md §6.1)."""
     rho: float
     rho_z: float
+    epsilon: float
     delta: float
     epsilon_bs: float
     epsilon_cks: float

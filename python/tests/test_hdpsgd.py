@@ -485,16 +485,17 @@ class Test_privacy(unittest.TestCase):
     def test_epsilon_and_accountant_like_the_program(self):
         data, _, _, _ = cli("privacy", csv_out=False)
         a = hdpsgd.accountant(hdpsgd.Model())
-        json_equal(self, data, a, ["rho", "rho_z", "delta", "epsilon_bs", "epsilon_cks",
+        json_equal(self, data, a, ["rho", "rho_z", "epsilon", "delta", "epsilon_bs", "epsilon_cks",
                                    "rho_accounted", "accountant_equals_rho", "n",
                                    "nonexpansive_p_step", "nonexpansive_log10_p_step",
                                    "nonexpansive_expected_violations", "nonexpansive_negligible",
                                    "feature_norm", "feature_clip_fraction"])
-        self.assertEqual(hdpsgd.epsilon(0.5, 1 / 2000), data["epsilon_cks"])
-        self.assertAlmostEqual(a.epsilon_cks, 1.65, places=2)  # README: epsilon = 1.65
+        self.assertEqual(hdpsgd.epsilon(0.5, 1e-5), data["epsilon_cks"])
+        self.assertEqual(a.delta, 1e-5)
+        self.assertAlmostEqual(a.epsilon_cks, 2.17, places=2)  # README: epsilon = 2.17
 
     def test_rho_for_like_the_program(self):
-        data, _, _, _ = cli("privacy", "--epsilon", "2", "--delta", "1e-5", csv_out=False)
+        data, _, _, _ = cli("privacy", "--epsilon", "2", csv_out=False)
         rho = hdpsgd.rho_for(2, 1e-5)
         self.assertEqual(rho, data["rho_for_target"])
         self.assertAlmostEqual(hdpsgd.epsilon(rho, 1e-5), 2.0, places=9)

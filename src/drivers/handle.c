@@ -595,11 +595,12 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
             rec_col(r, "", "knot_t", b->knot_t, b->knots);
             rec_col(r, "", "knot_eta", b->knot_eta, b->knots);
         }
-        double delta = 1.0 / (double)m->n;
+        double delta = m->delta;
         rec_real(r, "best_final_risk", b->final_risk);
         rec_real(r, "best_c", b->c);
         rec_int(r, "table_knots", (double)b->table_len);
         rec_real(r, "rho", m->rho);
+        rec_real(r, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
         rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
         rec_real(r, "delta", delta);
         rec_int(r, "total_ode_solves", (double)d.solves);
@@ -629,7 +630,7 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         return hdp_fail(err, HDP_EINPUT,
                         "the accountant walks every step: n = %ld is above %ld (data.n)", m->n,
                         ACCOUNTANT_MAX_N);
-    double rho = m->rho, rho_z = 0.5 * rho * rho, delta = 1.0 / (double)m->n;
+    double rho = m->rho, rho_z = 0.5 * rho * rho, delta = m->delta;
     hdp_schedule s;
     hdp_sched_from_model(m, &s);
     double acc = hdp_privacy_accountant_schedule(&s, m->n);
