@@ -248,7 +248,7 @@ class ValidateResult(_ResultBase):
 
 
 class PrivacyResult(_ResultBase):
-    """``hdpsgd privacy``: the privacy of the model at delta = 1/n, the accountant on its n discrete steps and the accountant's precondition (docs/theory.md §6.1)."""
+    """``hdpsgd privacy``: the privacy of the model at its delta (privacy.delta), the accountant on its n discrete steps and the accountant's precondition (docs/theory.md §6.1)."""
     rho: float
     rho_z: float
     epsilon: float
