@@ -215,16 +215,6 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
 
 /* ---- the model (docs/theory.md §6) ---- */
 
-/* delta >= 1/n allows a mechanism that publishes a whole row: warn (stderr) */
-static void delta_warning(const hdp_model *m, double delta)
-{
-    if (delta * (double)m->n >= 1 && !isinf(m->rho))
-        fprintf(stderr, "hdpsgd privacy: warning: delta = %.3g is not below 1/n = %.3g: a guarantee "
-                        "at such a delta allows publishing a row outright; use delta << 1/n "
-                        "(privacy.delta)\n",
-                delta, 1.0 / (double)m->n);
-}
-
 /* The accountant's precondition (docs/theory.md §6.1): every step non-expansive,
  * eta_k ||x_k||^2 <= 2, for the model's Gaussian rows (after clip.feature_norm). */
 static int precondition(const hdp_model *m, double delta, hdp_nonexpansive *ne, hdp_error *err)
@@ -297,7 +287,7 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
                    deltas[i], hdp_zcdp_epsilon_cks(rho_z, deltas[i]),
                    hdp_zcdp_epsilon_bs(rho_z, deltas[i]));
     }
-    delta_warning(m, delta);
+    cli_warn_delta("privacy", m);
     double acc = NAN;
     int acc_ok = 0;
     if (m->n <= ACCOUNTANT_MAX_N) {

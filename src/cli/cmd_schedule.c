@@ -414,6 +414,7 @@ int cmd_schedule(int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_stability("schedule", &m);
+    cli_warn_delta("schedule", &m);
 
     progress_state ps = {isatty(STDERR_FILENO)};
     hdp_design_options opt;

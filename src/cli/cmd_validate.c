@@ -257,6 +257,7 @@ int cmd_validate(int argc, char **argv)
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
+    cli_warn_delta("validate", &m);
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);

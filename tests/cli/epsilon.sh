@@ -35,7 +35,7 @@ d = json.load(open(sys.argv[1])); print("%.17g %.17g" % (d["rho_for_target"], d[
     } > "$dir/m.ini"
     printf '[sweep]\nmodel = %s\ncommands = ode\n[axes]\nclip.c = 1\n' "$dir/m.ini" > "$dir/s.ini"
     "$bin" privacy "$dir/m.ini" --json "$dir/privacy.json" >/dev/null 2>"$dir/privacy.err"
-    "$bin" validate "$dir/m.ini" --no-sde --json "$dir/validate.json" >/dev/null 2>&1
+    "$bin" validate "$dir/m.ini" --no-sde --json "$dir/validate.json" >/dev/null 2>"$dir/validate.err"
     "$bin" schedule "$dir/m.ini" --optimize --family output --json "$dir/schedule.json" >/dev/null 2>&1
     "$bin" ode "$dir/m.ini" -o "$dir/ode.csv" >/dev/null 2>&1
     "$bin" sim "$dir/m.ini" -o "$dir/sim.csv" >/dev/null 2>&1
@@ -100,9 +100,16 @@ fi
 
 # delta >= 1/n: privacy warns (and still reports at that delta)
 "$bin" privacy --set data.n=400 --set privacy.delta=0.01 --json "$work/w.json" >/dev/null 2>"$work/w.err"
-check "delta >= 1/n: a warning" grep -q 'warning: delta = 0.01 is not below 1/n = 0.0025' "$work/w.err"
+check "delta >= 1/n: a warning" grep -q 'privacy: warning: privacy.delta = 0.01 is not below 1/n = 0.0025' "$work/w.err"
 check "delta >= 1/n: still reported at that delta" python3 -c 'import json, sys
 assert json.load(open(sys.argv[1]))["delta"] == 0.01' "$work/w.json"
+
+"$bin" validate --set data.n=400 --set data.d=20 --set sim.runs=4 --no-sde --set privacy.delta=0.01 \
+  >/dev/null 2>"$work/v.err"
+check "delta >= 1/n: validate warns too" grep -q 'validate: warning: privacy.delta = 0.01 is not below 1/n' "$work/v.err"
+for b in 0 1 2; do for f in 0 1 2; do
+  check "budget $b form $f: validate does not warn about delta" bash -c "! grep -q 'privacy.delta' '$work/b$b-f$f/validate.err'"
+done; done
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -70,7 +70,7 @@ PY
 check "--delta list: the table names each delta" grep -q 'at delta = 0.0001 (--delta)' "$work/list.out"
 check "no warning at delta = 1e-5 < 1/n" test ! -s "$work/list.err"
 "$bin" privacy --set privacy.delta=1e-3 >/dev/null 2>"$work/w.err"
-check "warning when delta >= 1/n" grep -q 'warning: delta = 0.001 is not below 1/n' "$work/w.err"
+check "warning when delta >= 1/n" grep -q 'warning: privacy.delta = 0.001 is not below 1/n' "$work/w.err"
 
 printf '0 3\n0.3 3\n0.6 1\n1 0.2\n' > "$work/tab.txt"
 for kind in output linear-noise optimal table; do
