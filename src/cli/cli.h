@@ -186,6 +186,10 @@ int cli_load_model(const cli_common *common, hdp_model *m);
 /* Print "hdpsgd CMD: error: ..." and map a status to an exit status. */
 int cli_fail(const char *cmd, const hdp_error *err);
 
+/* Warn on stderr when the model's privacy.delta, at which summaries report epsilon, is not below
+ * 1/n (docs/theory.md §6.2; no warning for rho = inf). Returns 1 if it warned. */
+int cli_warn_delta(const char *cmd, const hdp_model *m);
+
 /* Warn on stderr when sup eta~ >= 2/gamma (docs/theory.md §3). Returns 1 if it warned. */
 int cli_warn_stability(const char *cmd, const hdp_model *m);
 

@@ -67,7 +67,7 @@ const char schedule_help[] =
     "the final risk moves by less than --refine-tol (default 1e-5, relative), printing the\n"
     "risk at each K; it also optimises the closed-form families and prints how far each is\n"
     "from the converged optimum, in risk and as the rho and epsilon it would need to match it.\n"
-    "Prints a table (parameters, final risk, epsilon at delta = 1/n by CKS, ODE\n"
+    "Prints a table (parameters, final risk, epsilon at delta = privacy.delta by CKS, ODE\n"
     "solves), writes the best schedule as a table file (-o: two columns t, eta, '#' header;\n"
     "201 knots, geometric near t = 0 for inverse-time, the K knots for pl) for\n"
     "--set schedule.kind=table --set schedule.file=FILE, and reports the ODE risk of that\n"
@@ -75,7 +75,8 @@ const char schedule_help[] =
     "FIG-without-extension.schedules.csv (t,eta_<family>,risk_<family>,...). JSON keys:\n"
     "<family>_final_risk, <family>_table_final_risk, <family>_c, <family>_ode_solves and the\n"
     "parameters (output_eta0, linear_noise_eta0, optimal_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
-    "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
+    "best_family, best_final_risk, best_c, table_final_risk, epsilon (= epsilon_cks), delta,\n"
+    "ode_solves,\n"
     "ode_solves_per_second (family keys use linear_noise for linear-noise; CSV columns, JSON\n"
     "keys and best_family keep the spelling optimal for inverse-time). With --refine also\n"
     "refine_levels, refine_knots_<l>, refine_risk_<l> and <family>_rho_equivalent,\n"
@@ -246,7 +247,7 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
                              const char *table_file)
 {
     const hdp_design_result *res = d->res, *b = &d->res[d->best];
-    double delta = 1.0 / (double)m->n;
+    double delta = m->delta;
     hdp_json j;
     hdp_json_begin(&j, f);
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
@@ -307,6 +308,7 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
     hdp_json_num(&j, "table_final_risk", b->table_final_risk);
     hdp_json_int(&j, "table_knots", b->table_len);
     hdp_json_num(&j, "rho", m->rho);
+    hdp_json_num(&j, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
     hdp_json_num(&j, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
     hdp_json_num(&j, "delta", delta);
     hdp_json_int(&j, "ode_solves", d->solves);
@@ -380,8 +382,8 @@ static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_design_se
         }
     snprintf(title, sizeof title,
              "optimised schedules at fixed privacy: d=%ld, n=%ld (γ=%.3g), ρ=%g (ε=%.3g at "
-             "δ=1/n), c=%g%s",
-             m->d, m->n, m->gamma, m->rho, eps, m->c, tune_clip ? " (c tuned per family)" : "");
+             "δ=%.3g), c=%g%s",
+             m->d, m->n, m->gamma, m->rho, eps, m->delta, m->c, tune_clip ? " (c tuned per family)" : "");
     hdp_plot_vars v;
     hdp_plot_vars_init(&v);
     cli_plot_source(out, &v, "data_file", data_csv);
@@ -513,6 +515,7 @@ int cmd_schedule(int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_stability("schedule", &m);
+    cli_warn_delta("schedule", &m);
 
     progress_state ps = {isatty(STDERR_FILENO), want, cli_now(), -1, 0, 0, &common, &m};
     hdp_design_options opt;
@@ -541,7 +544,7 @@ int cmd_schedule(int argc, char **argv)
         st = figure_curves(&m, d.res, d.done, curves, &err);
 
     if (st == HDP_OK) {
-        double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, 1.0 / (double)m.n);
+        double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, m.delta);
         schedule_print_comparison(&m, &d, &opt, eps, tune_clip);
         /* the privacy equivalents need the converged optimum and more searches: not when stopped */
         if (refine && d.done[HDP_FAMILY_PL] && !stopped) {

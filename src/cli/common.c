@@ -311,6 +311,16 @@ int cli_load_model(const cli_common *common, hdp_model *m)
     return 0;
 }
 
+int cli_warn_delta(const char *cmd, const hdp_model *m)
+{
+    if (isinf(m->rho) || m->delta * (double)m->n < 1)
+        return 0;
+    fprintf(stderr, "hdpsgd %s: warning: privacy.delta = %.3g is not below 1/n = %.3g: a guarantee "
+                    "at such a delta allows publishing a row outright; use delta << 1/n\n",
+            cmd, m->delta, 1.0 / (double)m->n);
+    return 1;
+}
+
 int cli_warn_stability(const char *cmd, const hdp_model *m)
 {
     hdp_schedule s;

@@ -49,7 +49,7 @@ void hdp_design_write_table(FILE *f, const hdp_model *m, const hdp_design_result
     static const char *const core_only[] = {NULL};
     char desc[1024];
     hdp_design_describe(b, desc, sizeof desc);
-    double delta = 1.0 / (double)m->n;
+    double delta = m->delta;
     double eps = hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta);
     fprintf(f, "# ; hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
                "(docs/theory.md §3, §5)\n",

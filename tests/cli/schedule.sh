@@ -32,7 +32,7 @@ d = json.load(open(sys.argv[1]))
 assert d['best_family'] in ('optimal', 'pl'), d['best_family']
 assert d['best_final_risk'] < min(d['output_final_risk'], d['linear_noise_final_risk'])
 assert abs(d['table_final_risk'] / d['best_final_risk'] - 1) < 0.01
-assert d['ode_solves'] > 0 and d['delta'] == 1 / 20000
+assert d['ode_solves'] > 0 and d['delta'] == 1e-5 and d['epsilon'] == d['epsilon_cks']
 PY
 check "progress on stderr: solves done of an estimate, the time left" grep -qE '[0-9]+ of ~[0-9]+ ODE solves, ~[0-9.]+ (s|min|h) left, best final risk' "$work/s.err"
 check "table file has a # header" bash -c "head -n1 '$work/best.tab' | grep -q '^# ; hdpsgd'"
