@@ -688,10 +688,11 @@ static void sweep_point(void **state)
     assert_int_equal(out.io, HDP_OK);
     assert_int_equal(t_runs, 2);   /* the third runner does not run */
     assert_int_equal(t_writes, 1); /* only after the first, successful run */
-    assert_string_equal(out.row, "7,a,20,200,0.1,0.5,1.267031659,1,,,failed: broke; ;badly;\n");
+    /* epsilon (CKS) of rho = 0.5 at the model's delta, 1e-5 */
+    assert_string_equal(out.row, "7,a,20,200,0.1,0.5,2.165715545,1e-05,1,,,failed: broke; ;badly;\n");
     char head[256];
     hdp_sweep_header(runners, 3, &set, head, sizeof head);
-    assert_string_equal(head, ",d,n,gamma,rho,epsilon_cks,x,x,x,status\n");
+    assert_string_equal(head, ",d,n,gamma,rho,epsilon_cks,delta,x,x,x,status\n");
     hdp_model_free(&m);
 }
 

@@ -73,7 +73,8 @@ static size_t npy_bytes(unsigned char *out, int ver, const char *descr, int fort
     memcpy(out + pre, dict, (size_t)dl);
     memset(out + pre + dl, ' ', pad);
     out[pre + dl + pad] = '\n';
-    memcpy(out + pre + hl, payload, plen);
+    if (plen) /* payload may be NULL for an empty file (memcpy must not see NULL) */
+        memcpy(out + pre + hl, payload, plen);
     return pre + hl + plen;
 }
 

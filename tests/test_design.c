@@ -147,6 +147,58 @@ static void tune_clip(void **state)
     hdp_model_free(&m);
 }
 
+/* Cancellation (issue 31): the flag set from the progress callback at the end of the scan.
+ * Without keep_best no result; with it the best point so far, finished (finite risks, a
+ * table that is a valid schedule) and marked unconverged, no worse than the scan's best. */
+typedef struct {
+    volatile int *flag;
+    double scan_best;
+} stop_at_scan;
+
+static void stop_after_scan(const hdp_design_progress *p, void *user)
+{
+    stop_at_scan *s = user;
+    if (!p->periodic && p->restart == 0 && !*s->flag) {
+        s->scan_best = p->best_risk;
+        *s->flag = 1;
+    }
+}
+
+static void cancel_keeps_best(void **state)
+{
+    (void)state;
+    hdp_model m;
+    make_model(&m, "data.spectrum=isotropic", "data.d=200", "data.gamma=0.01", "privacy.rho=1", NULL);
+    for (int keep = 0; keep <= 1; keep++) {
+        volatile int flag = 0;
+        stop_at_scan st = {&flag, NAN};
+        hdp_design_options o;
+        hdp_design_options_init(&o);
+        o.cancel = &flag;
+        o.keep_best = keep;
+        o.progress = stop_after_scan;
+        o.progress_user = &st;
+        hdp_design_result r;
+        hdp_error err;
+        hdp_error_clear(&err);
+        assert_int_equal(hdp_design_optimize(&m, HDP_FAMILY_OPTIMAL, &o, NULL, 0, &r, &err),
+                         HDP_ECANCELLED);
+        assert_true(flag == 1 && isfinite(st.scan_best));
+        if (!keep) {
+            assert_int_equal(r.unconverged, 0);
+            assert_null(r.table_t);
+        } else {
+            assert_int_equal(r.unconverged, 1);
+            assert_true(r.search_risk <= st.scan_best);
+            assert_true(isfinite(r.final_risk) && isfinite(r.table_final_risk));
+            assert_true(fabs(r.final_risk / r.search_risk - 1) < 1e-3);
+            assert_true(r.table_len >= 2 && r.ode_solves > 0 && r.ode_solves < 6000);
+        }
+        hdp_design_result_free(&r);
+    }
+    hdp_model_free(&m);
+}
+
 static void bad_options(void **state)
 {
     (void)state;
@@ -573,6 +625,7 @@ int main(void)
         cmocka_unit_test(optimal_beats_output_and_linear_noise),
         cmocka_unit_test(tables_are_valid_schedules),
         cmocka_unit_test(tune_clip),
+        cmocka_unit_test(cancel_keeps_best),
         cmocka_unit_test(bad_options),
         cmocka_unit_test(rate_formulas),
         cmocka_unit_test(rates_order_as_theorem),

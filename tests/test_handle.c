@@ -149,6 +149,34 @@ static void mc_cancel_and_final_risks(void **state)
     hdp_error_clear(err);
     assert_int_equal(hdp_handle_design(m, "pl", 4, 0, &cancel, NULL, NULL, &r, err), HDP_ECANCELLED);
     assert_null(r);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_design_refine(m, "pl", 4, 0, 1, 1e-5, &cancel, NULL, NULL, &r, err),
+                     HDP_ECANCELLED);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_rates(m, 0.01, 0.1, 3, NULL, 0, &cancel, NULL, NULL, &r, err),
+                     HDP_ECANCELLED);
+    assert_null(r);
+    /* refine: pl alone and a positive tolerance; rates: a grid inside (0, 1) */
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_design_refine(m, "output", 4, 0, 1, 1e-5, NULL, NULL, NULL, &r, err),
+                     HDP_EINPUT);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_design_refine(m, "pl", 4, 0, 1, 0, NULL, NULL, NULL, &r, err),
+                     HDP_EINPUT);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_rates(m, 0.1, 0.01, 3, NULL, 0, NULL, NULL, NULL, &r, err),
+                     HDP_EINPUT);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_rates(m, 0.01, 0.1, 3, "nope", 0, NULL, NULL, NULL, &r, err),
+                     HDP_EINPUT);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_rates(NULL, 0.01, 0.1, 3, NULL, 0, NULL, NULL, NULL, &r, err),
+                     HDP_EINPUT);
+    assert_null(r);
+    char *text = NULL;
+    hdp_error_clear(err);
+    assert_int_equal(hdp_model_config_text(NULL, 0, &text, err), HDP_EINPUT);
+    assert_null(text);
 
     /* one cap on the threads, 4096, as the command line's (issue 29) */
     hdp_error_clear(err);

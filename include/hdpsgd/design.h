@@ -82,6 +82,8 @@ hdp_status hdp_design_families_parse(const char *list, int want[HDP_FAMILY_COUNT
 /* The family as a JSON key prefix: output, linear_noise, inverse_time, pl. */
 const char *hdp_design_family_key(hdp_design_family f);
 
+struct hdp_design_result_s; /* hdp_design_result, below */
+
 /* Progress of a search, passed to the callback after every restart and every 100 ODE solves. */
 typedef struct {
     hdp_design_family family;
@@ -89,6 +91,9 @@ typedef struct {
     double best_risk;    /* best final risk so far (search settings) */
     int restart;         /* 0 = the starting scan, 1.. = Nelder-Mead rounds */
     int periodic;        /* 1: the every-100-solves report; 0: the end of the scan or of a round */
+    const struct hdp_design_result_s *level; /* refine (pl): the level just finished, with its
+                                                table (its K knots) but no risk at the model's
+                                                settings (final_risk NaN); NULL otherwise */
 } hdp_design_progress;
 
 typedef void (*hdp_design_progress_fn)(const hdp_design_progress *p, void *user);
@@ -116,6 +121,10 @@ typedef struct {
     void *progress_user;
     const volatile int *cancel; /* NULL: none; nonzero: the search stops at its next ODE solve
                                    and returns HDP_ECANCELLED (issue 24) */
+    int keep_best;         /* 1: when cancelled, the result still holds the best point found so
+                            * far, finished as usual (a few ODE solves at the model's settings)
+                            * and marked unconverged = 1, when there was one (issue 31);
+                            * 0 (default): no result, the call returns at once */
 } hdp_design_options;
 
 /* Defaults as documented above. */
@@ -124,7 +133,7 @@ void hdp_design_options_init(hdp_design_options *o);
 #define HDP_DESIGN_MAX_KNOTS 512
 #define HDP_DESIGN_MAX_LEVELS 12
 
-typedef struct {
+typedef struct hdp_design_result_s {
     hdp_design_family family;
     /* the optimised schedule */
     double eta0;          /* output, linear-noise: eta0; every family: eta~(0) */
@@ -148,6 +157,8 @@ typedef struct {
     /* cost */
     long ode_solves;      /* during the search, this family (a solve with its gradient counts one) */
     double seconds;       /* wall time of the search */
+    int unconverged;      /* 1: cancelled (hdp_design_options.cancel): the best point found before
+                           * the stop, finished as usual (risks, table) */
 } hdp_design_result;
 
 /* Optimise one family on a finalized model. hints (may be NULL, nhints = 0) are
@@ -169,10 +180,13 @@ typedef struct {
     int best;                   /* the family of lowest final risk (-1: none) */
     long solves;                /* ODE solves of all the searches */
     double seconds;             /* their wall time */
+    int unconverged;            /* 1: cancelled; the families done hold the best so far (the
+                                   cancelled one unconverged), the later ones are not run */
 } hdp_design_set;
 
 /* Optimise every family f with want[f] != 0 on the finalized model m. On failure the
- * results so far stay in d (release with hdp_design_set_free in every case). */
+ * results so far stay in d (release with hdp_design_set_free in every case); on
+ * cancellation (HDP_ECANCELLED) d->unconverged = 1 and d->best is the best of them (-1: none). */
 hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
 void hdp_design_set_free(hdp_design_set *d);

@@ -52,6 +52,10 @@ hdp_status hdp_model_get_text(const hdp_model *m, const char *key, char **value,
 hdp_status hdp_model_ini_text(const hdp_model *m, char **text, hdp_error *err);
 hdp_status hdp_model_meta_text(const hdp_model *m, char **text, hdp_error *err);
 
+/* The model as `hdpsgd config` writes it, without its first comment line: the core sections,
+ * or with all every section (`hdpsgd config --all`, as hdp_model_ini_text). */
+hdp_status hdp_model_config_text(const hdp_model *m, int all, char **text, hdp_error *err);
+
 void hdp_text_free(char *text);
 
 /* ---- records: the results ---- */
@@ -142,8 +146,27 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
                              volatile int *cancel, hdp_progress_fn progress, void *user,
                              hdp_record **out, hdp_error *err);
 
-/* hdpsgd privacy (tables privacy and nonexpansive): numbers rho, rho_z, delta (1/n),
- * epsilon_bs, epsilon_cks, rho_accounted (the accountant of docs/theory.md §6 on the model's n
+/* hdp_handle_design with refine (hdpsgd schedule --optimize --refine --refine-tol TOL; pl only):
+ * optimise at knots, then at 2 knots - 1, ... until the final risk moves by less than
+ * refine_tol (relative, > 0; the command line's default 1e-5); families must be "pl", and the
+ * closed-form families are optimised too, for the comparison, as the command line does; the record adds
+ * refine_levels, refine_knots_<l> and refine_risk_<l> (coarse to fine) as the JSON does. */
+hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, int knots,
+                                    int tune_clip, int refine, double refine_tol,
+                                    volatile int *cancel, hdp_progress_fn progress, void *user,
+                                    hdp_record **out, hdp_error *err);
+
+/* hdpsgd rates --gammas LO:HI:COUNT --families LIST [--tune-clip] (hdpsgd/rates.h; families
+ * NULL: output, linear-noise, inverse-time): columns gamma, n and <family>_final_risk (each
+ * family optimised at each gamma); numbers <family>_slope, <family>_theory_slope, decade_lo,
+ * decade_hi, decade_points, rho, d, ode_solves (the JSON's names); text model. progress
+ * reports each family's search as hdp_handle_design does. */
+hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count,
+                            const char *families, int tune_clip, volatile int *cancel,
+                            hdp_progress_fn progress, void *user, hdp_record **out, hdp_error *err);
+
+/* hdpsgd privacy (tables privacy and nonexpansive): numbers rho, rho_z, epsilon (=
+ * epsilon_cks), delta (privacy.delta), epsilon_bs, epsilon_cks, rho_accounted (the accountant of docs/theory.md §6 on the model's n
  * discrete steps; HDP_EINPUT above 1e8 steps), accountant_equals_rho, n, the precondition's
  * nonexpansive_* and feature_*; texts schedule, model. */
 hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error *err);

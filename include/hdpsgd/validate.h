@@ -45,7 +45,7 @@ typedef struct {
     hdp_validate_side sim_side, sde_side;
     int with_sde;
     int pass;
-    double rho, rho_z, delta, epsilon_cks, epsilon_bs; /* privacy level, delta = 1/n */
+    double rho, rho_z, delta, epsilon_cks, epsilon_bs; /* privacy level at the model's delta */
 } hdp_validate_result;
 
 /* Run the three sides and compare. with_sde = 0 skips the SDE. The result

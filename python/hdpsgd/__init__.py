@@ -43,7 +43,7 @@ __all__ = ["Model", "ode", "sim", "sde", "validate", "epsilon", "rho_for", "acco
            "dpsgd_privacy", "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
            "OutOfMemoryError", "Cancelled", "Result", "OdeResult", "McResult", "ValidateResult",
            "ValidateSide", "OdeCurve", "McCurve", "PrivacyResult", "DpsgdPrivacyResult",
-           "DesignResult"]
+           "DesignResult", "config", "rates", "RatesResult", "plot"]
 
 _ModelArg = _Optional[_Union["Model", str, "_os.PathLike[str]"]]
 _Progress = _Optional[_Callable[[str, int, int, float], _Any]]
@@ -400,7 +400,7 @@ ValidateResult = _results.make(
            _MODEL_TEXT])
 
 PrivacyResult = _results.make(
-    "PrivacyResult", "``hdpsgd privacy``: the privacy of the model at delta = 1/n, the "
+    "PrivacyResult", "``hdpsgd privacy``: the privacy of the model at its delta (privacy.delta), the "
     "accountant on its n discrete steps and the accountant's precondition (docs/theory.md "
     "§6.1).",
     [("privacy", "", False), ("nonexpansive", "", False)], extra=[_MODEL_TEXT])
@@ -554,7 +554,8 @@ def rho_for(epsilon: float, delta: float) -> float:
 
 def accountant(model: _ModelArg = None) -> "PrivacyResult":
     """The privacy of the model (``hdpsgd privacy``): a :class:`PrivacyResult` with rho,
-    rho_z, delta = 1/n, epsilon_cks, epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
+    rho_z, epsilon (= epsilon_cks, Canonne-Kamath-Steinke) at delta = the model's privacy.delta
+    (default 1e-5), epsilon_bs and rho_accounted, the accountant of docs/theory.md §6
     on the model's n discrete steps, and its precondition's numbers (see PrivacyResult)."""
     m = _model(model)
     rec = _ctypes.c_void_p()
@@ -594,17 +595,91 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: _Optional[float] = No
 
 
 def design(model: _ModelArg = None, *, family: _Union[str, "list[str]"] = "pl", knots: int = 8,
-           tune_clip: bool = False, progress: _Progress = None) -> "DesignResult":
+           tune_clip: bool = False, refine: bool = False, refine_tol: float = 1e-5,
+           progress: _Progress = None) -> "DesignResult":
     """The schedule of lowest predicted final risk at the model's rho (``hdpsgd schedule
-    --optimize --family F --knots K [--tune-clip]``): a :class:`DesignResult`. family is
-    output, linear-noise, inverse-time (also spelt optimal), pl, a comma-separated list or all
-    (the best is returned); 2 <= knots <= 512 (default 8, as the command line). The search is
-    BFGS on the exact gradient of the final risk."""
+    --optimize --family F --knots K [--tune-clip] [--refine --refine-tol TOL]``): a
+    :class:`DesignResult`. family is output, linear-noise, inverse-time (also spelt optimal),
+    pl, a comma-separated list or all (the best is returned); 2 <= knots <= 512 (default 8, as
+    the command line). The search is BFGS on the exact gradient of the final risk. refine (pl
+    only, family="pl"): optimise at K knots, then at 2K - 1 started from that optimum, ... until
+    the final risk moves by less than refine_tol (relative, default 1e-5); the closed-form
+    families are optimised too, for the comparison (their ``<family>_final_risk``), and the
+    result holds refine_levels, refine_knots_<l> and refine_risk_<l> (coarse to fine)."""
     m = _model(model)
     if not isinstance(family, str):
         family = ",".join(family)
     knots = _check_int("knots", knots, 2, _lib.INT_MAX)  # the library says the upper limit
-    rec = _lib.run_long(_lib.hdp_handle_design,
+    tol = _real("refine_tol", refine_tol)
+    rec = _lib.run_long(_lib.hdp_handle_design_refine,
                         (m._handle.ptr, _lib.cstr(family, "family"), knots,
-                         int(bool(tune_clip))), progress)
+                         int(bool(tune_clip)), int(bool(refine)), tol), progress)
     return DesignResult(*_lib.record_dict(rec), model=m)
+
+
+def _real(name, value):
+    if isinstance(value, bool) or not isinstance(value, _numbers.Real):
+        raise InputError(f"{name} = {value!r}: expected a number")
+    return float(value)
+
+
+def config(model: _ModelArg = None, *, all: bool = False) -> str:
+    """The resolved model as the model file ``hdpsgd config`` prints (every key with its
+    value, data.n resolved from data.gamma, ...), without its first comment line; all adds the
+    sections of the other model families (``hdpsgd config --all``). The text reads back to the
+    same model."""
+    m = _model(model)
+    out = _ctypes.c_void_p()
+    _lib.call(_lib.hdp_model_config_text, m._handle.ptr, int(bool(all)), _ctypes.byref(out))
+    return _lib.take_text(out)
+
+
+class RatesResult(Result):
+    """``hdpsgd rates``: columns ``gamma``, ``n`` and ``<family>_final_risk`` (each family's
+    schedule optimised at each gamma = d/n, d fixed), and numbers ``<family>_slope`` (the
+    fitted log-log slope on the smallest-gamma decade), ``<family>_theory_slope`` (the same fit
+    of the theorem's rate, docs/theory.md §5), decade_lo, decade_hi, decade_points, rho, d and
+    ode_solves: the JSON's names (family keys output, linear_noise, inverse_time, pl)."""
+
+    _csv_columns = ("gamma", "n")
+
+
+def _gammas(gammas):
+    if isinstance(gammas, str):
+        parts = gammas.split(":")
+    else:
+        try:
+            parts = list(gammas)
+        except TypeError:
+            parts = []
+    if len(parts) != 3:
+        raise InputError(f"gammas = {gammas!r}: expected (lo, hi, count) or 'LO:HI:COUNT' with "
+                         "0 < lo < hi < 1 and count >= 2")
+    try:
+        lo, hi = float(parts[0]), float(parts[1])
+        count = int(parts[2]) if isinstance(parts[2], str) else parts[2]
+    except ValueError:
+        raise InputError(f"gammas = {gammas!r}: expected numbers lo, hi and an integer count") \
+            from None
+    return lo, hi, _check_int("count", count, 2, 200)
+
+
+def rates(model: _ModelArg = None, *, gammas, families: _Optional[_Union[str, "list[str]"]] = None,
+          tune_clip: bool = False, progress: _Progress = None) -> "RatesResult":
+    """The final excess risk of each optimised schedule family against gamma = d/n and its
+    log-log slope next to the theorem's (``hdpsgd rates --gammas LO:HI:COUNT --families LIST
+    [--tune-clip]``): a :class:`RatesResult`. gammas is (lo, hi, count), count log-spaced values
+    with 0 < lo < hi < 1 (required, as on the command line); families defaults to output,
+    linear-noise, inverse-time (the theorem's three rates; pl may be added; optimal is read as
+    inverse-time)."""
+    m = _model(model)
+    lo, hi, count = _gammas(gammas)
+    if families is not None and not isinstance(families, str):
+        families = ",".join(families)
+    fam = None if families is None else _lib.cstr(families, "families")
+    rec = _lib.run_long(_lib.hdp_handle_rates,
+                        (m._handle.ptr, lo, hi, count, fam, int(bool(tune_clip))), progress)
+    return RatesResult(*_lib.record_dict(rec))
+
+
+from ._plot import plot  # noqa: E402

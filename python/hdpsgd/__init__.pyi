@@ -56,6 +56,9 @@ class DesignResult(Result):
     def to_table(self, path: str) -> str: ...
 
 
+class RatesResult(Result): ...
+
+
 class _ResultBase:
     @property
     def columns(self) -> dict[str, np.ndarray]: ...
@@ -191,6 +194,7 @@ class ValidateResult(_ResultBase):
     passed: bool
     ode_final_risk: float
     rho_z: float
+    epsilon: float
     delta: float
     epsilon_cks: float
     epsilon_bs: float
@@ -256,9 +260,10 @@ class ValidateResult(_ResultBase):
 
 
 class PrivacyResult(_ResultBase):
-    """``hdpsgd privacy``: the privacy of the model at delta = 1/n, the accountant on its n discrete steps and the accountant's precondition (docs/theory.md §6.1)."""
+    """``hdpsgd privacy``: the privacy of the model at its delta (privacy.delta), the accountant on its n discrete steps and the accountant's precondition (docs/theory.md §6.1)."""
     rho: float
     rho_z: float
+    epsilon: float
     delta: float
     epsilon_bs: float
     epsilon_cks: float
@@ -316,4 +321,11 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: Optional[float] = ...
                   epochs: Optional[float] = ..., delta: float = ...,
                   accountant: str = ...) -> DpsgdPrivacyResult: ...
 def design(model: _ModelArg = ..., *, family: Union[str, list[str]] = ..., knots: int = ...,
-           tune_clip: bool = ..., progress: _Progress = ...) -> DesignResult: ...
+           tune_clip: bool = ..., refine: bool = ..., refine_tol: float = ...,
+           progress: _Progress = ...) -> DesignResult: ...
+def config(model: _ModelArg = ..., *, all: bool = ...) -> str: ...
+def rates(model: _ModelArg = ..., *, gammas: Union[str, tuple[float, float, int]],
+          families: Optional[Union[str, list[str]]] = ..., tune_clip: bool = ...,
+          progress: _Progress = ...) -> RatesResult: ...
+def plot(result: Union[OdeResult, McResult, ValidateResult], *, ax: Any = ...,
+         label: Optional[str] = ..., logy: bool = ...) -> Any: ...

@@ -155,6 +155,8 @@ _TEXT = ctypes.POINTER(ctypes.c_char_p)
 hdp_model_get_text = _proto("hdp_model_get_text", _S, _P, _str, ctypes.POINTER(_P), _P)
 hdp_model_ini_text = _proto("hdp_model_ini_text", _S, _P, ctypes.POINTER(_P), _P)
 hdp_model_meta_text = _proto("hdp_model_meta_text", _S, _P, ctypes.POINTER(_P), _P)
+hdp_model_config_text = _proto("hdp_model_config_text", _S, _P, ctypes.c_int,
+                               ctypes.POINTER(_P), _P)
 hdp_text_free = _proto("hdp_text_free", None, _P)
 hdp_model_schema_entry = _proto("hdp_model_schema_entry", ctypes.c_int, ctypes.c_int,
                                 ctypes.POINTER(_str), ctypes.POINTER(_str),
@@ -181,6 +183,12 @@ hdp_handle_validate = _proto("hdp_handle_validate", _S, _P, ctypes.c_int, ctypes
                              PROGRESS, _P, ctypes.POINTER(_P), _P)
 hdp_handle_design = _proto("hdp_handle_design", _S, _P, _str, ctypes.c_int, ctypes.c_int,
                            _CANCEL, PROGRESS, _P, ctypes.POINTER(_P), _P)
+hdp_handle_design_refine = _proto("hdp_handle_design_refine", _S, _P, _str, ctypes.c_int,
+                                  ctypes.c_int, ctypes.c_int, ctypes.c_double, _CANCEL, PROGRESS,
+                                  _P, ctypes.POINTER(_P), _P)
+hdp_handle_rates = _proto("hdp_handle_rates", _S, _P, ctypes.c_double, ctypes.c_double,
+                          ctypes.c_long, _str, ctypes.c_int, _CANCEL, PROGRESS, _P,
+                          ctypes.POINTER(_P), _P)
 hdp_handle_accountant = _proto("hdp_handle_accountant", _S, _P, ctypes.POINTER(_P), _P)
 hdp_handle_epsilon = _proto("hdp_handle_epsilon", _S, ctypes.c_double, ctypes.c_double,
                             ctypes.POINTER(ctypes.c_double), _P)

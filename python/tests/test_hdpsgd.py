@@ -488,16 +488,17 @@ class Test_privacy(unittest.TestCase):
     def test_epsilon_and_accountant_like_the_program(self):
         data, _, _, _ = cli("privacy", csv_out=False)
         a = hdpsgd.accountant(hdpsgd.Model())
-        json_equal(self, data, a, ["rho", "rho_z", "delta", "epsilon_bs", "epsilon_cks",
+        json_equal(self, data, a, ["rho", "rho_z", "epsilon", "delta", "epsilon_bs", "epsilon_cks",
                                    "rho_accounted", "accountant_equals_rho", "n",
                                    "nonexpansive_p_step", "nonexpansive_log10_p_step",
                                    "nonexpansive_expected_violations", "nonexpansive_negligible",
                                    "feature_norm", "feature_clip_fraction"])
-        self.assertEqual(hdpsgd.epsilon(0.5, 1 / 2000), data["epsilon_cks"])
-        self.assertAlmostEqual(a.epsilon_cks, 1.65, places=2)  # README: epsilon = 1.65
+        self.assertEqual(hdpsgd.epsilon(0.5, 1e-5), data["epsilon_cks"])
+        self.assertEqual(a.delta, 1e-5)
+        self.assertAlmostEqual(a.epsilon_cks, 2.17, places=2)  # README: epsilon = 2.17
 
     def test_rho_for_like_the_program(self):
-        data, _, _, _ = cli("privacy", "--epsilon", "2", "--delta", "1e-5", csv_out=False)
+        data, _, _, _ = cli("privacy", "--epsilon", "2", csv_out=False)
         rho = hdpsgd.rho_for(2, 1e-5)
         self.assertEqual(rho, data["rho_for_target"])
         self.assertAlmostEqual(hdpsgd.epsilon(rho, 1e-5), 2.0, places=9)
@@ -834,6 +835,116 @@ class Test_errors(unittest.TestCase):
             self.assertIn("finalized", str(cm.exception))
         finally:
             _lib.hdp_model_delete(ptr)
+
+
+class Test_api(unittest.TestCase):
+    """config, rates, design(refine=True) and plot against the command line."""
+
+    def test_config_is_the_commands_text(self):
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        for args, kw in (((), {}), (("--all",), {"all": True})):
+            p = subprocess.run([CLI, "config", path, *args], capture_output=True, text=True,
+                               check=True)
+            first, rest = p.stdout.split("\n", 1)
+            self.assertTrue(first.startswith("; hdpsgd config"))
+            self.assertEqual(hdpsgd.config(path, **kw), rest)
+        self.assertIn("[rf]", hdpsgd.config(all=True))
+        self.assertNotIn("[rf]", hdpsgd.config())
+        # the text reads back to the same model
+        with tempfile.TemporaryDirectory() as tmp:
+            back = os.path.join(tmp, "r.ini")
+            m = hdpsgd.Model(path).replace({"clip.c": 0.25})
+            with open(back, "w") as f:
+                f.write(hdpsgd.config(m))
+            self.assertEqual(hdpsgd.config(back), hdpsgd.config(m))
+            self.assertEqual(hdpsgd.ode(back).final_risk, hdpsgd.ode(m).final_risk)
+
+    def test_rates_as_the_command(self):
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        data, _, _, _ = cli("rates", path, "--gammas", "0.01:0.1:3", "--families",
+                            "output,pl", csv_out=False)
+        r = hdpsgd.rates(path, gammas=(0.01, 0.1, 3), families=["output", "pl"])
+        self.assertEqual(list(r.gamma), data["gamma"])
+        for k in ("output", "pl"):
+            self.assertEqual(list(r[k + "_final_risk"]), data[k + "_final_risk"])
+            self.assertEqual(r[k + "_slope"], data[k + "_slope"])
+            self.assertEqual(r[k + "_theory_slope"], data[k + "_theory_slope"])
+        self.assertEqual(r.ode_solves, data["ode_solves"])
+        self.assertNotIn("inverse_time_final_risk", r)
+        d = hdpsgd.Model(path)["data.d"]
+        self.assertEqual(list(r.n), [round(d / g) for g in data["gamma"]])
+        # the default families are the theorem's three; the text form of the grid
+        r3 = hdpsgd.rates(path, gammas="0.01:0.1:2")
+        self.assertEqual(sorted(k for k in r3.columns if k.endswith("_final_risk")),
+                         ["inverse_time_final_risk", "linear_noise_final_risk", "output_final_risk"])
+        for bad in ((0.1, 0.01, 3), (0.01, 0.1, 1), (0.01, 0.1), "x:y:z"):
+            with self.assertRaises(hdpsgd.InputError):
+                hdpsgd.rates(path, gammas=bad)
+
+    def test_design_refine_bit_identical(self):
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        data, _, _, _ = cli("schedule", path, "--optimize", "--family", "pl", "--knots", "4",
+                            "--refine", "--refine-tol", "1e-4", csv_out=False)
+        d = hdpsgd.design(path, knots=4, refine=True, refine_tol=1e-4)
+        self.assertEqual(d.final_risk, data["pl_final_risk"])
+        self.assertEqual(d.best_family, data["best_family"])
+        self.assertEqual(d.refine_levels, data["refine_levels"])
+        self.assertGreaterEqual(d.refine_levels, 2)
+        for lv in range(d.refine_levels):
+            self.assertEqual(d[f"refine_knots_{lv}"], data[f"refine_knots_{lv}"])
+            self.assertEqual(d[f"refine_risk_{lv}"], data[f"refine_risk_{lv}"])
+        self.assertEqual(d.output_final_risk, data["output_final_risk"])
+        self.assertNotIn("refine_levels", hdpsgd.design(path, knots=4))
+        with self.assertRaises(hdpsgd.InputError):
+            hdpsgd.design(path, family="output", refine=True)
+        with self.assertRaises(hdpsgd.InputError):
+            hdpsgd.design(path, refine=True, refine_tol=0)
+
+    def test_plot(self):
+        """plot draws the result's own numbers (a recording stand-in for matplotlib when it
+        is not installed), or says that matplotlib is missing."""
+        import sys
+        import types
+        calls = []
+
+        class Ax:
+            def __getattr__(self, name):
+                return lambda *a, **k: calls.append((name, a, k))
+
+        fake = types.ModuleType("matplotlib")
+        fake.pyplot = types.ModuleType("matplotlib.pyplot")
+        fake.pyplot.subplots = lambda: (None, Ax())
+        saved = {k: sys.modules.get(k) for k in ("matplotlib", "matplotlib.pyplot")}
+        sys.modules.update({"matplotlib": fake, "matplotlib.pyplot": fake.pyplot})
+        try:
+            v = hdpsgd.validate(runs=8, seed=3, with_sde=False)
+            hdpsgd.plot(v, label="x")
+            lines = [c for c in calls if c[0] == "plot"]
+            self.assertEqual(len(lines), 2)
+            np.testing.assert_array_equal(lines[0][1][1], v.columns["ode.risk"])
+            np.testing.assert_array_equal(lines[1][1][1], v.columns["sim.mean"])
+            self.assertEqual(lines[1][2]["label"], "x Monte Carlo")
+            band = [c for c in calls if c[0] == "fill_between"][0][1]
+            np.testing.assert_array_equal(band[2], v.columns["sim.mean"]
+                                          + 2 * v.columns["sim.stderr"])
+            calls.clear()
+            o = hdpsgd.ode()
+            hdpsgd.plot(o, ax=Ax(), logy=True)
+            np.testing.assert_array_equal([c for c in calls if c[0] == "plot"][0][1][1], o.risk)
+            self.assertIn(("set_yscale", ("log",), {}), calls)
+            with self.assertRaises(TypeError):
+                hdpsgd.plot(hdpsgd.accountant())
+        finally:
+            for k, mod in saved.items():
+                if mod is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = mod
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            with self.assertRaisesRegex(ImportError, "needs matplotlib"):
+                hdpsgd.plot(hdpsgd.ode())
 
 
 if __name__ == "__main__":

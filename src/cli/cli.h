@@ -113,6 +113,13 @@ void cli_install_signal_handlers(void);
  * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal. */
 void cli_stderr_visible(void);
 
+/* For a long search that can stop early with its best so far (schedule --optimize, issue
+ * 31): from now on the first SIGINT or SIGTERM sets *flag = 1 (the command then finishes
+ * with what it has), a second one terminates as cli_install_signal_handlers does.
+ * cli_cancel_signal: the signal that set the flag (0: none). */
+void cli_cancel_on_signal(volatile int *flag);
+int cli_cancel_signal(void);
+
 /* For the tests only (tests/cli/robust.sh): when the environment variable HDPSGD_TEST_STOP
  * equals `point` ("compute": sim/sde before the Monte Carlo starts; "commit": ode with its
  * temporary output files written, before they are renamed into place), the process stops
@@ -178,6 +185,10 @@ int cli_load_model(const cli_common *common, hdp_model *m);
 
 /* Print "hdpsgd CMD: error: ..." and map a status to an exit status. */
 int cli_fail(const char *cmd, const hdp_error *err);
+
+/* Warn on stderr when the model's privacy.delta, at which summaries report epsilon, is not below
+ * 1/n (docs/theory.md §6.2; no warning for rho = inf). Returns 1 if it warned. */
+int cli_warn_delta(const char *cmd, const hdp_model *m);
 
 /* Warn on stderr when sup eta~ >= 2/gamma (docs/theory.md §3). Returns 1 if it warned. */
 int cli_warn_stability(const char *cmd, const hdp_model *m);

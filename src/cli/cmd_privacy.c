@@ -6,8 +6,10 @@
  * Bombari-Mondelli).
  * All formulas live in the library (hdpsgd/privacy.h); this file parses and prints.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "io/output.h"
 #include "cli.h"
@@ -16,7 +18,10 @@
 #include "hdpsgd/spectrum.h"
 
 static const char *json_path;
-static double delta_opt, epsilon_opt, eta_opt, sigma_opt;
+static cli_strings delta_opt; /* --delta D[,D...], repeatable */
+static double deltas[CLI_MAX_STRINGS];
+static int ndeltas;
+static double epsilon_opt, eta_opt, sigma_opt;
 static long steps_opt;
 static int dpgd;
 
@@ -24,7 +29,9 @@ static int dpgd;
 #define ACCOUNTANT_MAX_N 100000000L
 
 const cli_opt privacy_opts[] = {
-    {"delta", 0, OPT_DOUBLE, &delta_opt, "D", "delta of (epsilon, delta)-DP, in (0, 1) (default 1/n)"},
+    {"delta", 0, OPT_STRINGS, &delta_opt, "D[,D...]",
+     "also report epsilon at these deltas in (0, 1), after the model's privacy.delta "
+     "(repeatable; --dpgd: the one delta to use)"},
     {"epsilon", 0, OPT_DOUBLE, &epsilon_opt, "E",
      "target epsilon > 0: calibrate rho (or, with --dpgd, sigma) to meet (E, D)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
@@ -39,7 +46,8 @@ const cli_opt privacy_opts[] = {
 const char privacy_usage[] = "[MODEL.ini]";
 const char privacy_help[] =
     "Privacy accounting of docs/theory.md §6. For the model: rho (the output is\n"
-    "(rho^2/2)-zCDP), rho_z = rho^2/2, and epsilon at delta (default 1/n) by\n"
+    "(rho^2/2)-zCDP), rho_z = rho^2/2, and epsilon at the model's delta (privacy.delta,\n"
+    "default 1e-5; a warning when delta >= 1/n), then at each --delta D, by\n"
     "Canonne-Kamath-Steinke (the one to use) and Bun-Steinke (looser); the\n"
     "amplification-by-iteration accountant on the model's discrete schedule (any kind,\n"
     "table included), which must give rho back (exit status 1 if not). With --epsilon E:\n"
@@ -49,8 +57,11 @@ const char privacy_help[] =
     "Bombari-Mondelli's formula sqrt(eta T) sqrt(8 ln(1/delta))/S (valid for epsilon in (0, 8\n"
     "ln(1/delta))); with --epsilon E: Bombari-Mondelli's sigma and the smaller sigma of the zCDP\n"
     "route, sqrt(eta T/(2 rho_z)) with rho_z from the CKS calibration. JSON keys: rho, rho_z,\n"
-    "delta, epsilon_bs, epsilon_cks, rho_accounted, rho_for_target, rho_z_for_target; for\n"
-    "--dpgd: eta, steps, sigma, rho_z, delta, epsilon_bs, epsilon_cks, epsilon_simple or\n"
+    "epsilon (= epsilon_cks), delta, epsilon_bs, epsilon_cks, rho_accounted, rho_for_target,\n"
+    "rho_z_for_target (all at the model's delta), target_epsilon, at_delta (an array of\n"
+    "{delta, epsilon, epsilon_bs[, rho_for_target]} for the --delta values); for\n"
+    "--dpgd (delta: the one --delta, else privacy.delta): eta, steps, sigma, rho_z, delta,\n"
+    "epsilon (= epsilon_cks), epsilon_bs, epsilon_cks, epsilon_simple or\n"
     "sigma_simple and sigma_zcdp, simple_applies, simple_epsilon_max. Non-finite numbers are null.\n"
     "The accountant's precondition (docs/theory.md §6.1): every step must be non-expansive,\n"
     "eta_k ||x_k||^2 <= 2, which Gaussian rows break with a small probability; printed with a\n"
@@ -73,8 +84,28 @@ static int bad(const char *fmt, double v)
 /* Check the options that do not need the model. */
 static int check_options(void)
 {
-    if (!isnan(delta_opt) && !(delta_opt > 0 && delta_opt < 1))
-        return bad("--delta %g: delta must lie in (0, 1)", delta_opt);
+    ndeltas = 0;
+    for (int i = 0; i < delta_opt.n; i++) {
+        const char *s = delta_opt.v[i];
+        for (;;) {
+            char *end;
+            errno = 0;
+            double v = strtod(s, &end);
+            if (end == s || (*end && *end != ',') || errno || !(v > 0 && v < 1)) {
+                fprintf(stderr, "hdpsgd privacy: error: --delta %s: expected numbers in (0, 1), "
+                                "separated by commas\n", delta_opt.v[i]);
+                return EXIT_BAD_INPUT;
+            }
+            if (ndeltas == CLI_MAX_STRINGS)
+                return bad("--delta: at most %g values", (double)CLI_MAX_STRINGS);
+            deltas[ndeltas++] = v;
+            if (!*end)
+                break;
+            s = end + 1;
+        }
+    }
+    if (dpgd && ndeltas > 1)
+        return bad("--dpgd takes one --delta, not %g", (double)ndeltas);
     if (!isnan(epsilon_opt) && !(epsilon_opt > 0))
         return bad("--epsilon %g: epsilon must be > 0", epsilon_opt);
     if (!dpgd) {
@@ -116,7 +147,7 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
            eta, T, eta * (double)T);
     printf("  each step theta <- theta - eta (1/n) sum clip(g_i) + sqrt(eta) (2 C_clip/n) sigma N(0, I)"
            " is (eta/(2 sigma^2))-zCDP\n");
-    printf("  delta = %.6g%s\n", delta, isnan(delta_opt) ? " (1/n of the model)" : "");
+    printf("  delta = %.6g%s\n", delta, ndeltas ? " (--delta)" : " (privacy.delta)");
     if (!isnan(sigma_opt)) {
         sigma = sigma_opt;
         rho_z = hdp_dpgd_rho_z(eta, T, sigma);
@@ -163,13 +194,14 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
         hdp_json_int(&j, "steps", T);
         hdp_json_num(&j, "sigma", sigma);
         hdp_json_num(&j, "rho_z", rho_z);
+        hdp_json_num(&j, "epsilon", eps_cks);
         hdp_json_num(&j, "delta", delta);
         hdp_json_num(&j, "epsilon_bs", eps_bs);
         hdp_json_num(&j, "epsilon_cks", eps_cks);
         if (!isnan(sigma_opt)) {
             hdp_json_num(&j, "epsilon_simple", eps003);
         } else {
-            hdp_json_num(&j, "epsilon", epsilon_opt);
+            hdp_json_num(&j, "target_epsilon", epsilon_opt);
             hdp_json_num(&j, "sigma_simple", sigma003);
             hdp_json_num(&j, "sigma_zcdp", sigma_z);
         }
@@ -246,10 +278,16 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         printf("  rho = inf: no private noise, no privacy guarantee (epsilon = inf)\n");
     } else {
         printf("  rho = %.17g: the output theta_n is (rho_z = rho^2/2 = %.6g)-zCDP\n", rho, rho_z);
-        printf("  at delta = %.6g%s:\n", delta, isnan(delta_opt) ? " (1/n)" : "");
+        printf("  at delta = %.6g (privacy.delta):\n", delta);
         printf("    epsilon = %.6g   Canonne-Kamath-Steinke (tighter: the one to use)\n", eps_cks);
         printf("    epsilon = %.6g   Bun-Steinke, rho_z + 2 sqrt(rho_z ln(1/delta))\n", eps_bs);
+        for (int i = 0; i < ndeltas; i++)
+            printf("  at delta = %.6g (--delta): epsilon = %.6g (Canonne-Kamath-Steinke), %.6g "
+                   "(Bun-Steinke)\n",
+                   deltas[i], hdp_zcdp_epsilon_cks(rho_z, deltas[i]),
+                   hdp_zcdp_epsilon_bs(rho_z, deltas[i]));
     }
+    cli_warn_delta("privacy", m);
     double acc = NAN;
     int acc_ok = 0;
     if (m->n <= ACCOUNTANT_MAX_N) {
@@ -270,16 +308,23 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
     int rc = precondition(m, delta, &ne, err);
     if (rc)
         return rc;
-    double rz_t = NAN, rho_t = NAN;
+    double rz_t = NAN, rho_t = NAN, rho_at[CLI_MAX_STRINGS];
     if (!isnan(epsilon_opt)) {
-        hdp_status st = hdp_zcdp_from_epsilon(epsilon_opt, delta, &rz_t, err);
-        if (st != HDP_OK)
-            return cli_fail("privacy", err);
-        rho_t = sqrt(2.0 * rz_t);
-        printf("calibration: (epsilon, delta) = (%g, %.6g) is met exactly (Canonne-Kamath-Steinke) by\n"
-               "  rho_z = %.17g, rho = sqrt(2 rho_z) = %.17g\n"
-               "  use it with:  --set privacy.rho=%.17g\n",
-               epsilon_opt, delta, rz_t, rho_t, rho_t);
+        for (int i = -1; i < ndeltas; i++) { /* the model's delta, then each --delta */
+            double di = i < 0 ? delta : deltas[i], rz;
+            hdp_status st = hdp_zcdp_from_epsilon(epsilon_opt, di, &rz, err);
+            if (st != HDP_OK)
+                return cli_fail("privacy", err);
+            double r = sqrt(2.0 * rz);
+            printf("calibration: (epsilon, delta) = (%g, %.6g) is met exactly (Canonne-Kamath-Steinke) by\n"
+                   "  rho_z = %.17g, rho = sqrt(2 rho_z) = %.17g\n"
+                   "  use it with:  --set privacy.rho=%.17g\n",
+                   epsilon_opt, di, rz, r, r);
+            if (i < 0)
+                rz_t = rz, rho_t = r;
+            else
+                rho_at[i] = r;
+        }
     }
     if (js->open) {
         hdp_json j;
@@ -289,10 +334,21 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         hdp_json_fields(&j, &hdp_privacy_fields, "", &ps, NULL);
         hdp_json_fields(&j, &hdp_nonexpansive_fields, "", &ne, &delta);
         if (!isnan(epsilon_opt)) {
-            hdp_json_num(&j, "epsilon", epsilon_opt);
+            hdp_json_num(&j, "target_epsilon", epsilon_opt);
             hdp_json_num(&j, "rho_for_target", rho_t);
             hdp_json_num(&j, "rho_z_for_target", rz_t);
         }
+        hdp_json_array(&j, "at_delta");
+        for (int i = 0; i < ndeltas; i++) {
+            hdp_json_object(&j, NULL);
+            hdp_json_num(&j, "delta", deltas[i]);
+            hdp_json_num(&j, "epsilon", hdp_zcdp_epsilon_cks(rho_z, deltas[i]));
+            hdp_json_num(&j, "epsilon_bs", hdp_zcdp_epsilon_bs(rho_z, deltas[i]));
+            if (!isnan(epsilon_opt))
+                hdp_json_num(&j, "rho_for_target", rho_at[i]);
+            hdp_json_close(&j);
+        }
+        hdp_json_close(&j);
         cli_json_model(&j, m, "privacy");
         hdp_json_end(&j);
     }
@@ -304,7 +360,8 @@ int cmd_privacy(int argc, char **argv)
     const cli_command *cmd = cli_find_command("privacy");
     cli_common common;
     json_path = NULL;
-    delta_opt = epsilon_opt = eta_opt = sigma_opt = NAN;
+    delta_opt.n = ndeltas = 0;
+    epsilon_opt = eta_opt = sigma_opt = NAN;
     steps_opt = CLI_NOT_GIVEN;
     dpgd = 0;
     int rc = cli_start(cmd, argc, argv, &common);
@@ -315,11 +372,7 @@ int cmd_privacy(int argc, char **argv)
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
-    double delta = isnan(delta_opt) ? 1.0 / (double)m.n : delta_opt;
-    if (!(delta > 0 && delta < 1)) {
-        hdp_model_free(&m);
-        return bad("delta = 1/n = %g is not in (0, 1): give --delta", delta);
-    }
+    double delta = dpgd && ndeltas ? deltas[0] : m.delta;
     hdp_error err;
     hdp_error_clear(&err);
     hdp_outfile js = {0};

@@ -6,9 +6,11 @@
  * (hdpsgd/design.h); this file parses, prints and writes.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/output.h"
@@ -65,7 +67,7 @@ const char schedule_help[] =
     "the final risk moves by less than --refine-tol (default 1e-5, relative), printing the\n"
     "risk at each K; it also optimises the closed-form families and prints how far each is\n"
     "from the converged optimum, in risk and as the rho and epsilon it would need to match it.\n"
-    "Prints a table (parameters, final risk, epsilon at delta = 1/n by CKS, ODE\n"
+    "Prints a table (parameters, final risk, epsilon at delta = privacy.delta by CKS, ODE\n"
     "solves), writes the best schedule as a table file (-o: two columns t, eta, '#' header;\n"
     "201 knots, geometric near t = 0 for inverse-time, the K knots for pl) for\n"
     "--set schedule.kind=table --set schedule.file=FILE, and reports the ODE risk of that\n"
@@ -73,32 +75,126 @@ const char schedule_help[] =
     "FIG-without-extension.schedules.csv (t,eta_<family>,risk_<family>,...). JSON keys:\n"
     "<family>_final_risk, <family>_table_final_risk, <family>_c, <family>_ode_solves and the\n"
     "parameters (output_eta0, linear_noise_eta0, inverse_time_c1/a/c2/c3, pl_knots, pl_eta_<i>),\n"
-    "best_family, best_final_risk, best_c, table_final_risk, epsilon_cks, delta, ode_solves,\n"
-    "ode_solves_per_second (family keys use linear_noise for linear-noise, inverse_time for\n"
-    "inverse-time; these were optimal_... and \"optimal\" before). With --refine also\n"
+    "best_family, best_final_risk, best_c, table_final_risk, epsilon (= epsilon_cks), delta,\n"
+    "ode_solves, ode_solves_per_second (family keys use linear_noise for linear-noise,\n"
+    "inverse_time for inverse-time; these were optimal_... and \"optimal\" before). With --refine also\n"
     "refine_levels, refine_knots_<l>, refine_risk_<l> and <family>_rho_equivalent,\n"
-    "<family>_epsilon_equivalent (null: not reachable).";
+    "<family>_epsilon_equivalent (null: not reachable); converged (false when stopped).\n"
+    "Progress on stderr: ODE solves done of a rough estimate and the time left. Stopping: the\n"
+    "first SIGINT (Ctrl-C) or SIGTERM stops the search and writes the best schedule found so\n"
+    "far, marked unconverged ('# ; UNCONVERGED' in the table, \"converged\": false in the\n"
+    "JSON; families not yet reached are missing), exit status 128 + signal (130 for SIGINT,\n"
+    "143 for SIGTERM); a second signal ends at once with no output. --refine -o writes each\n"
+    "finished level's table to the file as the level ends.";
 
 /* points of the figure's curves */
 #define FIG_POINTS 401
 
 typedef struct {
     int tty;
+    const int *want;           /* the families searched */
+    double t0;                 /* the start of the search (cli_now) */
+    int family;                /* the family of the last report (-1: none yet) */
+    long family_solves;        /* its solves so far */
+    long done_solves;          /* the solves of the families before it */
+    const cli_common *common;  /* --refine: each finished level's table to -o */
+    const hdp_model *m;
 } progress_state;
+
+static double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A rough number of ODE solves for a family (as on the default model): the one-parameter
+ * families about 100, inverse-time 250, pl 350 + 10 K, with --refine 250 + 10 K per level
+ * and four levels (K, 2K-1, ...). Only for the progress line's estimate. */
+static long expected_solves(int f)
+{
+    switch (f) {
+    case HDP_FAMILY_OUTPUT:
+    case HDP_FAMILY_LINEAR_NOISE: return 100;
+    case HDP_FAMILY_OPTIMAL: return 250;
+    default:
+        if (!refine)
+            return 350 + 10 * knots_opt;
+        long sum = 0;
+        for (long l = 0, k = knots_opt; l < 4 && k <= HDP_DESIGN_MAX_KNOTS; l++, k = 2 * k - 1)
+            sum += 250 + 10 * k;
+        return sum;
+    }
+}
+
+/* "N of ~M ODE solves, ~T left": done so far, the estimate of the whole design (the families
+ * still to come at expected_solves, the current one at least 10% past where it is) and the
+ * time that remains at the pace so far */
+static void progress_done(progress_state *ps, const hdp_design_progress *p, char *buf, size_t size)
+{
+    if ((int)p->family != ps->family) {
+        if (ps->family >= 0)
+            ps->done_solves += ps->family_solves;
+        ps->family = p->family;
+    }
+    ps->family_solves = p->ode_solves;
+    long done = ps->done_solves + p->ode_solves;
+    long cur = expected_solves(p->family), floor = p->ode_solves + p->ode_solves / 10 + 1;
+    long total = ps->done_solves + (cur > floor ? cur : floor);
+    for (int f = p->family + 1; f < HDP_FAMILY_COUNT; f++)
+        if (ps->want[f]) total += expected_solves(f);
+    double spent = cli_now() - ps->t0, left = done > 0 ? spent * (double)(total - done) / (double)done : NAN;
+    char t[32];
+    if (!isfinite(left)) snprintf(t, sizeof t, "?");
+    else if (left < 120) snprintf(t, sizeof t, "%.0f s", left);
+    else if (left < 7200) snprintf(t, sizeof t, "%.0f min", left / 60);
+    else snprintf(t, sizeof t, "%.1f h", left / 3600);
+    snprintf(buf, size, "%5ld of ~%ld ODE solves, ~%s left", done, total, t);
+}
+
+/* --refine: a finished level's table to -o at once (replaced by the next level and by the
+ * result), so that a killed refine keeps it */
+static void write_level(const progress_state *ps, const hdp_design_result *level)
+{
+    if (!out_path)
+        return;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_outset out;
+    hdp_outset_init(&out, &err);
+    FILE *f = hdp_outset_add(&out, out_path);
+    if (f)
+        cli_write_schedule_table(f, ps->m, level, NULL);
+    if (hdp_outset_commit(&out) != HDP_OK)
+        fprintf(stderr, "%shdpsgd schedule: warning: the level's table: %s\n", ps->tty ? "\n" : "",
+                err.msg);
+}
 
 static void progress(const hdp_design_progress *p, void *user)
 {
-    const progress_state *ps = user;
+    progress_state *ps = user;
     const char *what = p->restart ? "round" : "scan ";
-    if (p->periodic) {
-        if (ps->tty)
-            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %5ld ODE solves, best final risk %.8g",
-                    hdp_design_family_name(p->family), what, p->ode_solves, p->best_risk);
+    char done[96];
+    progress_done(ps, p, done, sizeof done);
+    if (p->level) {
+        write_level(ps, p->level);
+        fprintf(stderr, "%shdpsgd schedule: %-12s level K = %d finished, search risk %.10g%s%s; %s\n",
+                ps->tty ? "\r" : "", hdp_design_family_name(p->family), p->level->knots,
+                p->best_risk, out_path ? "; its table written to " : "", out_path ? out_path : "",
+                done);
+        cli_test_stop("schedule-level");
         return;
     }
-    fprintf(stderr, "%shdpsgd schedule: %-12s %s %5ld ODE solves, best final risk %.8g\n",
-            ps->tty ? "\r" : "", hdp_design_family_name(p->family), what, p->ode_solves,
-            p->best_risk);
+    if (p->periodic) {
+        if (ps->tty)
+            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %s, best final risk %.8g",
+                    hdp_design_family_name(p->family), what, done, p->best_risk);
+        return;
+    }
+    fprintf(stderr, "%shdpsgd schedule: %-12s %s %s, best final risk %.8g\n",
+            ps->tty ? "\r" : "", hdp_design_family_name(p->family), what, done, p->best_risk);
+    if (!p->restart)
+        cli_test_stop("schedule-scan");
 }
 
 /* shortest of %.15g / %.17g that reads back exactly */
@@ -150,7 +246,7 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
                              const char *table_file)
 {
     const hdp_design_result *res = d->res, *b = &d->res[d->best];
-    double delta = 1.0 / (double)m->n;
+    double delta = m->delta;
     hdp_json j;
     hdp_json_begin(&j, f);
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
@@ -180,8 +276,8 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
 #undef KEY
     }
-    if (have_equiv && d->done[HDP_FAMILY_PL]) {
-        /* --refine: the levels, and the privacy each closed-form family needs to match pl */
+    if ((have_equiv || d->unconverged) && d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
+        /* --refine: the levels (when stopped, those finished) */
         const hdp_design_result *pl = &res[HDP_FAMILY_PL];
         char k[96];
         hdp_json_int(&j, "refine_levels", pl->levels);
@@ -191,6 +287,10 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
             snprintf(k, sizeof k, "refine_risk_%d", l);
             hdp_json_num(&j, k, pl->level_risk[l]);
         }
+    }
+    if (have_equiv && d->done[HDP_FAMILY_PL]) {
+        /* --refine: the privacy each closed-form family needs to match pl */
+        char k[96];
         for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
             if (fam == HDP_FAMILY_PL || !d->done[fam])
                 continue;
@@ -200,12 +300,14 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
             hdp_json_num(&j, k, eps_equiv[fam]);
         }
     }
+    hdp_json_bool(&j, "converged", !d->unconverged);
     hdp_json_str(&j, "best_family", hdp_design_family_column(d->best));
     hdp_json_num(&j, "best_final_risk", b->final_risk);
     hdp_json_num(&j, "best_c", b->c);
     hdp_json_num(&j, "table_final_risk", b->table_final_risk);
     hdp_json_int(&j, "table_knots", b->table_len);
     hdp_json_num(&j, "rho", m->rho);
+    hdp_json_num(&j, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
     hdp_json_num(&j, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
     hdp_json_num(&j, "delta", delta);
     hdp_json_int(&j, "ode_solves", d->solves);
@@ -279,8 +381,8 @@ static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_design_se
         }
     snprintf(title, sizeof title,
              "optimised schedules at fixed privacy: d=%ld, n=%ld (γ=%.3g), ρ=%g (ε=%.3g at "
-             "δ=1/n), c=%g%s",
-             m->d, m->n, m->gamma, m->rho, eps, m->c, tune_clip ? " (c tuned per family)" : "");
+             "δ=%.3g), c=%g%s",
+             m->d, m->n, m->gamma, m->rho, eps, m->delta, m->c, tune_clip ? " (c tuned per family)" : "");
     hdp_plot_vars v;
     hdp_plot_vars_init(&v);
     cli_plot_source(out, &v, "data_file", data_csv);
@@ -412,34 +514,55 @@ int cmd_schedule(int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_stability("schedule", &m);
+    cli_warn_delta("schedule", &m);
 
-    progress_state ps = {isatty(STDERR_FILENO)};
+    progress_state ps = {isatty(STDERR_FILENO), want, cli_now(), -1, 0, 0, &common, &m};
     hdp_design_options opt;
     design_options(method, &ps, &opt);
+    static volatile int cancel; /* SIGINT/SIGTERM: stop, write the best so far (issue 31) */
+    cancel = 0;
+    opt.cancel = &cancel;
+    opt.keep_best = 1;
+    cli_cancel_on_signal(&cancel);
     hdp_error err;
     hdp_error_clear(&err);
     hdp_design_set d;
     hdp_ode_result curves[HDP_FAMILY_COUNT];
     memset(curves, 0, sizeof curves);
     hdp_status st = hdp_design_set_run(&m, want, &opt, &d, &err);
+    cli_install_signal_handlers(); /* the search is over: a signal now ends without output */
+    int stopped = st == HDP_ECANCELLED && d.unconverged && d.best >= 0;
+    if (stopped) {
+        fprintf(stderr, "%shdpsgd schedule: stopped by SIG%s: writing the best schedule found so "
+                        "far, marked unconverged (a second signal ends at once)\n",
+                ps.tty ? "\n" : "", cli_cancel_signal() == SIGTERM ? "TERM" : "INT");
+        hdp_error_clear(&err);
+        st = HDP_OK;
+    }
     if (st == HDP_OK && figure_path)
         st = figure_curves(&m, d.res, d.done, curves, &err);
 
     if (st == HDP_OK) {
-        double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, 1.0 / (double)m.n);
+        double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, m.delta);
         schedule_print_comparison(&m, &d, &opt, eps, tune_clip);
-        if (refine && d.done[HDP_FAMILY_PL]) {
+        /* the privacy equivalents need the converged optimum and more searches: not when stopped */
+        if (refine && d.done[HDP_FAMILY_PL] && !stopped) {
             schedule_print_refine(&m, &d, &opt, refine_tol, eps, rho_equiv, eps_equiv);
             for (int f = 0; f < HDP_FAMILY_COUNT; f++)
                 if (f != HDP_FAMILY_PL && d.done[f])
                     have_equiv = 1;
         }
+        if (stopped)
+            printf("UNCONVERGED: stopped by a signal; the families above are the best found so far "
+                   "(a family missing was not searched)\n");
         st = write_outputs(&common, &m, &d, curves, eps, &err);
     }
     hdp_design_set_free(&d);
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_ode_result_free(&curves[f]);
     hdp_model_free(&m);
+    if (st == HDP_OK && stopped)
+        return 128 + cli_cancel_signal(); /* as a shell reports a command ended by the signal */
     return st == HDP_OK ? 0 : cli_fail("schedule", &err);
 }
 

@@ -46,7 +46,7 @@ const char validate_help[] =
     "The toolkit's main job: runs `ode`, `sim` and `sde` on the same model and grid and prints,\n"
     "for each simulated side, the maximum absolute and relative deviation from the ODE, the\n"
     "maximum z-score |mean - ODE|/stderr, the final-iterate risk, the clipped fraction, and the\n"
-    "privacy level (rho, and epsilon at delta = 1/n by Canonne-Kamath-Steinke). A grid point\n"
+    "privacy level (rho, and epsilon at delta = privacy.delta by Canonne-Kamath-Steinke). A grid point\n"
     "agrees when its relative deviation is <= validate.rel_tol (0.05) or its deviation is within\n"
     "validate.z_tol (4) standard errors; the model passes when every point of both sides\n"
     "agrees. Beside each side's verdict the table says whether its gap is within rel_tol and\n"
@@ -58,7 +58,7 @@ const char validate_help[] =
     "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
     "max_rel_dev, max_z, final_risk, clipped_fraction, sim_pass, sim_within_rel_tol,\n"
     "sim_significant (and sde_* for the SDE side, sde_pass, ...), pass (the overall verdict),\n"
-    "ode_final_risk, rho, rho_z, delta, epsilon_cks,\n"
+    "ode_final_risk, rho, rho_z, epsilon, delta, epsilon_cks (= epsilon), "
     "epsilon_bs, runs, diverged_runs, nonexpansive_violations (Monte Carlo steps with\n"
     "eta_k ||x_k||^2 > 2, docs/theory.md §6.1), nonexpansive_violations_per_run,\n"
     "nonexpansive_violation_fraction, feature_norm, feature_clipped (see `hdpsgd help sim`).";
@@ -82,7 +82,7 @@ static void title_of(const hdp_model *m, const hdp_validate_result *v, long runs
     if (isinf(m->rho))
         snprintf(rho, sizeof rho, "ρ=∞ (no private noise)");
     else
-        snprintf(rho, sizeof rho, "ρ=%g (ε=%.3g at δ=1/n)", m->rho, v->epsilon_cks);
+        snprintf(rho, sizeof rho, "ρ=%g (ε=%.3g at δ=%.3g)", m->rho, v->epsilon_cks, v->delta);
     if (m->noise == HDP_NOISE_NONE)
         snprintf(noise, sizeof noise, "no label noise");
     else
@@ -150,7 +150,7 @@ static void print_table(const hdp_model *m, const hdp_validate_result *v, long r
     if (isinf(m->rho))
         printf("privacy: rho = inf (no private noise)\n");
     else
-        printf("privacy: rho = %g, i.e. (rho^2/2 = %g)-zCDP: epsilon = %.4g at delta = 1/n = %.3g "
+        printf("privacy: rho = %g, i.e. (rho^2/2 = %g)-zCDP: epsilon = %.4g at delta = %.3g "
                "(Canonne-Kamath-Steinke; Bun-Steinke %.4g)\n",
                m->rho, v->rho_z, v->epsilon_cks, v->delta, v->epsilon_bs);
     double ode_clip = 0;
@@ -303,6 +303,7 @@ int cmd_validate(int argc, char **argv)
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
+    cli_warn_delta("validate", &m);
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
@@ -402,6 +403,8 @@ static void sweep_json(FILE *f, const hdp_sweep_point *p)
     hdp_json_bool(&j, "sim_pass", v->sim_side.pass);
     hdp_json_bool(&j, "sde_pass", v->sde_side.pass);
     hdp_json_bool(&j, "pass", v->pass);
+    hdp_json_num(&j, "epsilon", v->epsilon_cks);
+    hdp_json_num(&j, "delta", v->delta);
     hdp_json_num(&j, "epsilon_cks", v->epsilon_cks);
     hdp_json_end(&j);
 }

@@ -31,6 +31,42 @@ static void on_termination_signal(int sig)
                    action, so that the parent sees death by the signal (status 128 + sig) */
 }
 
+/* cli_cancel_on_signal: the first SIGINT/SIGTERM sets the flag; a second one terminates */
+static volatile int *cancel_target;
+static volatile sig_atomic_t cancel_signal;
+
+static void on_cancel_signal(int sig)
+{
+    if (cancel_signal) { /* the second: as without the cancel mode */
+        on_termination_signal(sig);
+        return;
+    }
+    cancel_signal = sig;
+    *cancel_target = 1;
+}
+
+void cli_cancel_on_signal(volatile int *flag)
+{
+    cancel_target = flag;
+    cancel_signal = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_cancel_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++)
+        sigaddset(&sa.sa_mask, handled_signals[i]); /* one handler at a time */
+    const int cancelling[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < 2; i++) {
+        struct sigaction old;
+        /* a signal ignored by whoever started us stays ignored */
+        if (sigaction(cancelling[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(cancelling[i], &sa, NULL);
+    }
+}
+
+int cli_cancel_signal(void) { return (int)cancel_signal; }
+
 void cli_test_stop(const char *point)
 {
     const char *at = getenv("HDPSGD_TEST_STOP");
@@ -273,6 +309,16 @@ int cli_load_model(const cli_common *common, hdp_model *m)
         return EXIT_BAD_INPUT;
     }
     return 0;
+}
+
+int cli_warn_delta(const char *cmd, const hdp_model *m)
+{
+    if (isinf(m->rho) || m->delta * (double)m->n < 1)
+        return 0;
+    fprintf(stderr, "hdpsgd %s: warning: privacy.delta = %.3g is not below 1/n = %.3g: a guarantee "
+                    "at such a delta allows publishing a row outright; use delta << 1/n\n",
+            cmd, m->delta, 1.0 / (double)m->n);
+    return 1;
 }
 
 int cli_warn_stability(const char *cmd, const hdp_model *m)

@@ -32,6 +32,7 @@ static const struct { const char *col, *what; } point_columns[] = {
     {"gamma", "aspect ratio γ = d/n"},
     {"rho", "privacy parameter ρ"},
     {"epsilon_cks", "ε (Canonne–Kamath–Steinke)"},
+    {"delta", "δ"},
 };
 
 static const struct { const char *prefix, *source; } sources[] = {

@@ -101,7 +101,7 @@ static int plan_columns(const plot_csv *t, const plot_sweep_opts *o, sweep_plan 
     for (int j = 0; j < o->ny; j++) p->ynames[j] = o->ys[j];
     if (!p->ny) {
         const char *y = plot_csv_col(t, "ode_final_risk") >= 0 ? "ode_final_risk" : NULL;
-        for (int c = plot_csv_col(t, "epsilon_cks") + 1; !y && c > 0 && c < t->ncols; c++)
+        for (int c = plot_csv_col(t, "delta") + 1; !y && c > 0 && c < t->ncols; c++)
             if (plot_column_has_numbers(t, t->cols[c])) y = t->cols[c];
         if (!y)
             return plot_bad_input("%s: no result column to draw: give --y COLUMN%s", t->path, "");

@@ -16,8 +16,8 @@ void schedule_print_comparison(const hdp_model *m, const hdp_design_set *d,
     const int *done = d->done;
     const int best = d->best;
     printf("model: %s; d = %ld, n = %ld (gamma = %.4g), c = %g, rho = %g (epsilon = %.4g at "
-           "delta = 1/n, CKS)\n",
-           m->source, m->d, m->n, m->gamma, m->c, m->rho, eps);
+           "delta = %.3g, CKS)\n",
+           m->source, m->d, m->n, m->gamma, m->c, m->rho, eps, m->delta);
     printf("objective: the ODE's final-iterate excess risk R(1) + 2 c^2 gamma^2 eta~(1)^2/rho^2 "
            "(docs/theory.md §3) at fixed rho%s\n\n",
            tune_clip ? ", jointly over the clipping constant c" : "");
@@ -56,7 +56,7 @@ void schedule_print_refine(const hdp_model *m, const hdp_design_set *d,
                            double rho_equiv[HDP_FAMILY_COUNT], double eps_equiv[HDP_FAMILY_COUNT])
 {
     const hdp_design_result *res = d->res, *pl = &d->res[HDP_FAMILY_PL];
-    double delta = 1.0 / (double)m->n;
+    double delta = m->delta;
     printf("\nrefine (pl, tolerance %g): search risk", refine_tol);
     for (int l = 0; l < pl->levels; l++)
         printf("%s K = %d: %.10g", l ? ";" : "", pl->level_knots[l], pl->level_risk[l]);
@@ -67,7 +67,8 @@ void schedule_print_refine(const hdp_model *m, const hdp_design_set *d,
            conv ? "converged" : "NOT converged (the knot limit came first)", pl->knots,
            pl->final_risk);
     printf("\nthe closed-form families against it (each optimised at the model's rho; "
-           "epsilon-equivalent: the privacy it needs to reach the optimal risk, CKS at delta = 1/n)\n");
+           "epsilon-equivalent: the privacy it needs to reach the optimal risk, CKS at delta = %.3g)\n",
+           delta);
     printf("  %-13s %14s %10s %12s %12s\n", "family", "final risk", "excess", "rho needed",
            "epsilon");
     for (int f = 0; f < HDP_FAMILY_COUNT; f++) {

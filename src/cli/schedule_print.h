@@ -14,7 +14,7 @@
 /* The optimised parameters of r in words ("eta0 = ...", "eta at knots: ..."). */
 
 /* The table of the optimised families, the ODE solves and the best (eps: the model's
- * epsilon at delta = 1/n, CKS; tune_clip: --tune-clip). */
+ * epsilon at delta = privacy.delta, CKS; tune_clip: --tune-clip). */
 void schedule_print_comparison(const hdp_model *m, const hdp_design_set *d,
                                const hdp_design_options *opt, double eps, int tune_clip);
 

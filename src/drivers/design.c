@@ -58,6 +58,8 @@ static hdp_status search_new(const hdp_model *m, hdp_design_family family,
 static void search_free(search *s);
 static hdp_status finish(const search *s, const hdp_model *m, double t0, hdp_design_result *res,
                          hdp_error *err);
+static hdp_status finish_cancelled(search *s, const hdp_model *m, double t0,
+                                   hdp_design_result *res, hdp_error *err);
 
 /* check, search (simplex or bfgs, hdp_design_options), finish */
 hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
@@ -89,13 +91,29 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     if (st == HDP_OK && !design_cancel_asked(opt))
         st = finish(s, m, t0, res, err);
     hdp_cancel_flag_set(old_cancel);
-    if (st != HDP_ECANCELLED && design_cancel_asked(opt)) { /* whatever the solve then said */
-        hdp_error_clear(err);
-        st = hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
-                      hdp_design_family_name(family));
-    }
+    if (st != HDP_ECANCELLED && design_cancel_asked(opt)) /* whatever the solve then said */
+        st = finish_cancelled(s, m, t0, res, err);
     search_free(s);
     return st;
+}
+
+/* A cancelled search, with keep_best: the best point found so far finished as usual (its risk and table at
+ * the model's settings, solved with the cancel flag no longer set) and marked unconverged;
+ * HDP_ECANCELLED in every case, res->unconverged = 1 only when it holds a result. */
+static hdp_status finish_cancelled(search *s, const hdp_model *m, double t0,
+                                   hdp_design_result *res, hdp_error *err)
+{
+    hdp_error_clear(err);
+    if (s->cancel_seen)
+        s->solves = s->solves_done;
+    if (s->opt->keep_best && s->best < PENALTY) {
+        hdp_status st = finish(s, m, t0, res, err);
+        if (st != HDP_OK)
+            return st;
+        res->unconverged = 1;
+    }
+    return hdp_fail(err, HDP_ECANCELLED, "%s family: cancelled during the search",
+                    hdp_design_family_name(s->family));
 }
 
 /* hdp_design_optimize's argument checks (after its NULL checks and the model's) */

@@ -23,6 +23,9 @@ typedef struct {
     int K, tune_clip, np;
     double kt[HDP_DESIGN_MAX_KNOTS], ke[HDP_DESIGN_MAX_KNOTS]; /* pl knots of the candidate */
     long solves, max_solves;
+    int cancel_seen;             /* cancelled: solves_done the solves before the stop (the
+                                    objective then sets solves = max_solves to end the loops) */
+    long solves_done;
     double best, best_p[MAX_PARAMS];
     int restart;
     const hdp_design_options *opt;

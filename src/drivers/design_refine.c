@@ -25,6 +25,32 @@ void design_pl_start_from(const search *s, const hdp_design_result *prev, double
         p[s->np - 1] = log(prev->c);
 }
 
+/* refine: a finished level to the progress callback, with its table (its K knots) */
+static void report_level(search *s, hdp_design_result *level)
+{
+    if (!s->opt->progress)
+        return;
+    hdp_error err;
+    hdp_error_clear(&err);
+    level->search_risk = s->best;
+    level->final_risk = level->table_final_risk = NAN;
+    if (design_make_table(level, 0, &err) != HDP_OK)
+        return; /* out of memory: no table to report, the search goes on */
+    hdp_design_progress pr = {s->family, s->solves, s->best, s->restart, 0, level};
+    s->opt->progress(&pr, s->opt->progress_user);
+    hdp_design_result_free(level); /* the table only; the schedule stays */
+}
+
+/* refine, cancelled before the next level's first point: the finished level (level, at
+ * res->level_knots[levels - 1] knots) is the search's best again */
+static void keep_level(search *s, const hdp_design_result *level, const hdp_design_result *res)
+{
+    s->K = res->level_knots[res->levels - 1];
+    s->np = design_nparams(s->family, s->K, s->opt->tune_clip);
+    design_pl_start_from(s, level, s->best_p);
+    s->best = res->level_risk[res->levels - 1];
+}
+
 /* method bfgs: at each level (one without --refine) a scan (level 0) or the start from the
  * coarser level's optimum, then BFGS from the best starts; --refine (pl) doubles the knots'
  * segments until the search risk moves by less than refine_tol, recording each level in res.
@@ -54,6 +80,10 @@ hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_re
             double p[MAX_PARAMS];
             design_pl_start_from(s, level, p);
             design_eval_p(s, p);
+            if (design_cancel_asked(opt) && !(s->best < PENALTY)) {
+                keep_level(s, level, res); /* cancelled before the new level's first point */
+                goto done;
+            }
         }
         if (design_cancel_asked(opt) || (st = design_check_scan(s, err)) != HDP_OK)
             goto done;
@@ -64,6 +94,9 @@ hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_re
         res->level_knots[lv] = s->K;
         res->level_risk[lv] = s->best;
         res->levels = lv + 1;
+        if (design_cancel_asked(opt))
+            goto done; /* the level's search was cut short: not a finished level */
+        report_level(s, level);
         if (lv > 0 && fabs(res->level_risk[lv - 1] - s->best) <= opt->refine_tol * fabs(s->best))
             break;
         if (2 * s->K - 1 > HDP_DESIGN_MAX_KNOTS || lv + 1 >= HDP_DESIGN_MAX_LEVELS)

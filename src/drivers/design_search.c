@@ -19,7 +19,7 @@ void design_report(search *s, int periodic)
 {
     if (!s->opt->progress)
         return;
-    hdp_design_progress pr = {s->family, s->solves, s->best, s->restart, periodic};
+    hdp_design_progress pr = {s->family, s->solves, s->best, s->restart, periodic, NULL};
     s->opt->progress(&pr, s->opt->progress_user);
 }
 
@@ -99,6 +99,10 @@ out:
 static double objective_grad(search *s, const double *p, double *grad)
 {
     if (s->opt->cancel && *s->opt->cancel) { /* end the scan and every round at once */
+        if (!s->cancel_seen) { /* the solves really done, for the result */
+            s->cancel_seen = 1;
+            s->solves_done = s->solves;
+        }
         s->solves = s->max_solves;
         return PENALTY;
     }

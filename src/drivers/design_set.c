@@ -27,13 +27,19 @@ hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUN
         for (int g = 0; g < f; g++)
             if (d->done[g]) hints[nh++] = d->res[g];
         hdp_status st = hdp_design_optimize(m, f, opt, nh ? hints : NULL, nh, &d->res[f], err);
-        if (st != HDP_OK)
+        if (st == HDP_ECANCELLED && d->res[f].unconverged)
+            d->done[f] = 1; /* the best so far, kept */
+        if (st == HDP_ECANCELLED)
+            d->unconverged = 1;
+        if (st != HDP_OK && !d->done[f])
             return st;
         d->done[f] = 1;
         d->solves += d->res[f].ode_solves;
         d->seconds += d->res[f].seconds;
         if (d->best < 0 || d->res[f].final_risk < d->res[d->best].final_risk)
             d->best = f;
+        if (st != HDP_OK)
+            return st; /* cancelled: the families after f are not run */
     }
     return HDP_OK;
 }

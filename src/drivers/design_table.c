@@ -3,6 +3,7 @@
  * one writer of the format, for `hdpsgd schedule --optimize -o` and the handle's design record
  * (the Python package's DesignResult.to_table).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -48,7 +49,7 @@ void hdp_design_write_table(FILE *f, const hdp_model *m, const hdp_design_result
     static const char *const core_only[] = {NULL};
     char desc[1024];
     hdp_design_describe(b, desc, sizeof desc);
-    double delta = 1.0 / (double)m->n;
+    double delta = m->delta;
     double eps = hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta);
     fprintf(f, "# ; hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
                "(docs/theory.md §3, §5)\n",
@@ -58,8 +59,17 @@ void hdp_design_write_table(FILE *f, const hdp_model *m, const hdp_design_result
             hdp_design_family_name(b->family), desc, num(b->c, cb, sizeof cb));
     fprintf(f, "# ; privacy.rho = %s (unchanged: epsilon = %.6g at delta = %.3g, CKS)\n",
             num(m->rho, rb, sizeof rb), eps, delta);
-    fprintf(f, "# ; ODE final risk: family %.10g, this table (piecewise linear, %ld knots) %.10g\n",
-            b->final_risk, b->table_len, b->table_final_risk);
+    if (b->unconverged)
+        fprintf(f, "# ; UNCONVERGED: the search was stopped early; this is the best schedule found "
+                   "so far (search risk %.10g)\n",
+                b->search_risk);
+    if (isnan(b->final_risk))
+        fprintf(f, "# ; ODE final risk: not yet solved at the model's settings (a finished "
+                   "refine level of %ld knots, not the converged optimum)\n",
+                b->table_len);
+    else
+        fprintf(f, "# ; ODE final risk: family %.10g, this table (piecewise linear, %ld knots) %.10g\n",
+                b->final_risk, b->table_len, b->table_final_risk);
     if (use)
         fprintf(f, "# ; use: %s\n", use);
     fprintf(f, "# ; the model it was optimised for:\n");

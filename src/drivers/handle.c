@@ -18,6 +18,7 @@
 #include "hdpsgd/handle.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
+#include "hdpsgd/rates.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/sim.h"
 #include "hdpsgd/spectrum.h"
@@ -84,6 +85,21 @@ hdp_status hdp_model_ini_text(const hdp_model *m, char **text, hdp_error *err)
     *text = NULL;
     HDP_REQUIRE(err, m);
     return to_text(m, hdp_model_write_ini, text, err);
+}
+
+/* the core sections alone, as `hdpsgd config` writes them (no model family's own section) */
+static void write_core_ini(const hdp_model *m, FILE *out)
+{
+    static const char *const none[] = {NULL};
+    hdp_model_write_ini_sections(m, out, none);
+}
+
+hdp_status hdp_model_config_text(const hdp_model *m, int all, char **text, hdp_error *err)
+{
+    HDP_REQUIRE(err, text);
+    *text = NULL;
+    HDP_REQUIRE(err, m);
+    return to_text(m, all ? hdp_model_write_ini : write_core_ini, text, err);
 }
 
 hdp_status hdp_model_meta_text(const hdp_model *m, char **text, hdp_error *err)
@@ -548,6 +564,15 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
                              volatile int *cancel, hdp_progress_fn progress, void *user,
                              hdp_record **out, hdp_error *err)
 {
+    return hdp_handle_design_refine(m, families, knots, tune_clip, 0, 1e-5, cancel, progress, user,
+                                    out, err);
+}
+
+hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, int knots,
+                                    int tune_clip, int refine, double refine_tol,
+                                    volatile int *cancel, hdp_progress_fn progress, void *user,
+                                    hdp_record **out, hdp_error *err)
+{
     HDP_REQUIRE(err, out);
     *out = NULL;
     HDP_REQUIRE(err, m);
@@ -565,6 +590,19 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
     hdp_design_options_init(&opt);
     opt.knots = knots;
     opt.tune_clip = tune_clip != 0;
+    opt.refine = refine != 0;
+    if (refine) { /* as the command line: pl alone asked for, the others compared with it */
+        if (!(refine_tol > 0) || !isfinite(refine_tol))
+            return hdp_fail(err, HDP_EINPUT, "refine_tol = %g: expected a positive number",
+                            refine_tol);
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+            if (want[f] != (f == HDP_FAMILY_PL))
+                return hdp_fail(err, HDP_EINPUT, "refine: refines the pl family only (family "
+                                "pl; the closed-form families are then compared with it)");
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+            want[f] = 1;
+    }
+    opt.refine_tol = refine_tol;
     opt.cancel = p.cancel;
     if (progress) {
         opt.progress = design_progress;
@@ -595,11 +633,12 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
             rec_col(r, "", "knot_t", b->knot_t, b->knots);
             rec_col(r, "", "knot_eta", b->knot_eta, b->knots);
         }
-        double delta = 1.0 / (double)m->n;
+        double delta = m->delta;
         rec_real(r, "best_final_risk", b->final_risk);
         rec_real(r, "best_c", b->c);
         rec_int(r, "table_knots", (double)b->table_len);
         rec_real(r, "rho", m->rho);
+        rec_real(r, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
         rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
         rec_real(r, "delta", delta);
         rec_int(r, "total_ode_solves", (double)d.solves);
@@ -607,12 +646,94 @@ hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots
         rec_int(r, "n", (double)m->n);
         rec_int(r, "d", (double)m->d);
         rec_table_text(r, m, b);
+        if (b->levels > 0) { /* refine: the levels, coarse to fine, as the JSON names them */
+            rec_int(r, "refine_levels", b->levels);
+            for (int l = 0; l < b->levels; l++) {
+                char k[32];
+                snprintf(k, sizeof k, "refine_knots_%d", l);
+                rec_int(r, k, b->level_knots[l]);
+                snprintf(k, sizeof k, "refine_risk_%d", l);
+                rec_real(r, k, b->level_risk[l]);
+            }
+        }
         rec_text_add(r, "best_family", hdp_design_family_column(d.best));
         rec_text_add(r, "family", hdp_design_family_column(d.best));
         rec_text_add(r, "model", m->source);
     }
     hdp_design_set_free(&d);
     return rec_finish(r, out, err);
+}
+
+hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count,
+                            const char *families, int tune_clip, volatile int *cancel,
+                            hdp_progress_fn progress, void *user, hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    int want[HDP_FAMILY_COUNT];
+    hdp_status st = hdp_rates_families(families, want, err);
+    if (st != HDP_OK)
+        return st;
+    if (!(lo > 0 && lo < hi && hi < 1) || count < 2 || count > HDP_RATES_MAX_GAMMAS)
+        return hdp_fail(err, HDP_EINPUT, "gammas = (%g, %g, %ld): expected 0 < lo < hi < 1 and "
+                        "2 <= count <= %d", lo, hi, count, HDP_RATES_MAX_GAMMAS);
+    hdp_model *models = calloc((size_t)count, sizeof *models);
+    if (!models)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld models", count);
+    if ((st = hdp_rates_models(m, lo, hi, count, models, err)) != HDP_OK) {
+        free(models);
+        return st;
+    }
+    volatile int own = 0;
+    relay p = {cancel ? cancel : &own, progress, user};
+    hdp_design_options opt;
+    hdp_design_options_init(&opt);
+    opt.tune_clip = tune_clip != 0;
+    opt.cancel = p.cancel;
+    if (progress) {
+        opt.progress = design_progress;
+        opt.progress_user = &p;
+    }
+    hdp_rates_result res;
+    st = hdp_rates_run(models, count, want, &opt, NULL, NULL, &res, err);
+    hdp_record *r = st == HDP_OK ? rec_new() : NULL;
+    if (r) {
+        double *col = malloc(sizeof(double) * (size_t)count);
+        r->oom |= !col;
+        for (long i = 0; col && i < count; i++)
+            col[i] = models[i].gamma;
+        rec_col(r, "", "gamma", col, count);
+        for (long i = 0; col && i < count; i++)
+            col[i] = (double)models[i].n;
+        rec_col(r, "", "n", col, count);
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+            if (!want[f])
+                continue;
+            char k[48]; /* family keys are short: "linear_noise_theory_slope" */
+            for (long i = 0; col && i < count; i++)
+                col[i] = res.des[i].res[f].final_risk;
+            snprintf(k, sizeof k, "%s_final_risk", hdp_design_family_key(f));
+            rec_col(r, "", k, col, count);
+            snprintf(k, sizeof k, "%s_slope", hdp_design_family_key(f));
+            rec_real(r, k, res.slope[f]);
+            snprintf(k, sizeof k, "%s_theory_slope", hdp_design_family_key(f));
+            rec_real(r, k, res.theory_slope[f]);
+        }
+        free(col);
+        rec_real(r, "decade_lo", models[0].gamma);
+        rec_real(r, "decade_hi", models[res.dec - 1].gamma);
+        rec_int(r, "decade_points", (double)res.dec);
+        rec_real(r, "rho", models[0].rho);
+        rec_int(r, "d", (double)models[0].d);
+        rec_int(r, "ode_solves", (double)res.solves);
+        rec_text_add(r, "model", m->source);
+    }
+    hdp_rates_result_free(&res);
+    for (long i = 0; i < count; i++)
+        hdp_model_free(&models[i]);
+    free(models);
+    return st == HDP_OK ? rec_finish(r, out, err) : st;
 }
 
 /* the accountant walks every step: the command line's limit */
@@ -629,7 +750,7 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         return hdp_fail(err, HDP_EINPUT,
                         "the accountant walks every step: n = %ld is above %ld (data.n)", m->n,
                         ACCOUNTANT_MAX_N);
-    double rho = m->rho, rho_z = 0.5 * rho * rho, delta = 1.0 / (double)m->n;
+    double rho = m->rho, rho_z = 0.5 * rho * rho, delta = m->delta;
     hdp_schedule s;
     hdp_sched_from_model(m, &s);
     double acc = hdp_privacy_accountant_schedule(&s, m->n);

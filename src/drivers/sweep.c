@@ -221,7 +221,7 @@ void hdp_sweep_header(const hdp_sweep_runner *const *runners, int count,
     if (!buf || size == 0)
         return;
     buf[0] = '\0';
-    add(buf, size, ",d,n,gamma,rho,epsilon_cks");
+    add(buf, size, ",d,n,gamma,rho,epsilon_cks,delta");
     for (int k = 0; runners && set && k < count; k++)
         runners[k]->columns(set, buf, size);
     add(buf, size, ",status\n");
@@ -249,11 +249,12 @@ hdp_status hdp_sweep_point_run(const hdp_sweep_runner *const *runners, int count
     HDP_REQUIRE(err, p->set);
     HDP_REQUIRE(err, out);
     const hdp_model *m = p->m;
-    char rho[64], eps[64];
+    char rho[64], eps[64], delta[64];
     hdp_sweep_num(rho, sizeof rho, m->rho);
-    hdp_sweep_num(eps, sizeof eps, hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, 1.0 / (double)m->n));
-    add(out->row, sizeof out->row, "%s,%ld,%ld,%.10g,%s,%s", prefix ? prefix : "", m->d, m->n,
-        m->gamma, rho, eps);
+    hdp_sweep_num(delta, sizeof delta, m->delta);
+    hdp_sweep_num(eps, sizeof eps, hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, m->delta));
+    add(out->row, sizeof out->row, "%s,%ld,%ld,%.10g,%s,%s,%s", prefix ? prefix : "", m->d, m->n,
+        m->gamma, rho, eps, delta);
     for (int k = 0; k < count; k++) {
         const hdp_sweep_runner *r = runners[k];
         hdp_error e;

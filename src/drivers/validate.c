@@ -115,7 +115,7 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
     v->with_sde = with_sde;
     v->rho = m->rho;
     v->rho_z = 0.5 * m->rho * m->rho;
-    v->delta = 1.0 / (double)m->n;
+    v->delta = m->delta;
     v->epsilon_cks = hdp_zcdp_epsilon_cks(v->rho_z, v->delta);
     v->epsilon_bs = hdp_zcdp_epsilon_bs(v->rho_z, v->delta);
     st = run_sides(&pb, opt, with_sde, v, err);

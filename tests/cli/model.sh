@@ -81,7 +81,7 @@ check "keys without a model: the defaults" bash -c "'$bin' keys | grep -q '^  n 
 "$bin" ode --set privacy.rho=0.5 -o r1.csv --json r1.json 2>/dev/null
 "$bin" ode --set privacy.rho_zcdp=0.125 -o r2.csv --json r2.json 2>/dev/null
 check "rho_zcdp = rho^2/2 gives the same run" cmp -s <(rows r1.csv) <(rows r2.csv)
-rho=$("$bin" privacy --epsilon 1 --delta 1e-6 | sed -n 's/.*--set privacy.rho=\([0-9.e+-]*\).*/\1/p')
+rho=$("$bin" privacy --epsilon 1 --set privacy.delta=1e-6 | sed -n 's/.*--set privacy.rho=\([0-9.e+-]*\).*/\1/p')
 "$bin" ode --set privacy.rho="$rho" -o e1.csv 2>/dev/null
 "$bin" ode --set privacy.epsilon=1 --set privacy.delta=1e-6 -o e2.csv --json e2.json 2>/dev/null
 check "epsilon, delta gives the run of the rho hdpsgd privacy --epsilon calibrates" \

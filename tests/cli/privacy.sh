@@ -15,19 +15,20 @@ py() { python3 - "$@"; }
 
 "$bin" privacy --json "$work/d.json" >"$work/out" 2>"$work/err"
 check "privacy exits 0 on the default model" test $? -eq 0
-for key in rho rho_z delta epsilon_bs epsilon_cks rho_accounted; do
+for key in rho rho_z epsilon delta epsilon_bs epsilon_cks rho_accounted at_delta; do
   check "JSON has $key" grep -q "\"$key\":" "$work/d.json"
 done
-check "default values: rho_z = rho^2/2, delta = 1/n, accountant = rho" py "$work/d.json" <<'PY'
+check "default values: rho_z = rho^2/2, delta = privacy.delta's 1e-5, accountant = rho" py "$work/d.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d['rho'] == 0.5 and abs(d['rho_z'] - 0.125) < 1e-15 and abs(d['delta'] - 1/2000) < 1e-18
+assert d['rho'] == 0.5 and abs(d['rho_z'] - 0.125) < 1e-15 and d['delta'] == 1e-5
+assert d['epsilon'] == d['epsilon_cks'] and d['at_delta'] == []
 assert abs(d['rho_accounted'] - 0.5) <= 1e-12 * 0.5
 assert d['epsilon_cks'] < d['epsilon_bs']
 PY
 check "says CKS is the one to use" grep -q 'Canonne-Kamath-Steinke (tighter: the one to use)' "$work/out"
 
-"$bin" privacy --set privacy.rho=0.25 --delta 1e-3 --json "$work/ref.json" >/dev/null 2>&1
+"$bin" privacy --set privacy.rho=0.25 --set privacy.delta=1e-3 --json "$work/ref.json" >/dev/null 2>&1
 check "reference: rho_z = 0.03125, delta = 1e-3 gives CKS 0.6880024554878086" py "$work/ref.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
@@ -37,7 +38,7 @@ bs = 0.03125 + 2 * math.sqrt(0.03125 * math.log(1e3))
 assert abs(d['epsilon_bs'] - bs) < 1e-12, d['epsilon_bs']
 PY
 
-"$bin" privacy --epsilon 0.6880024554878086 --delta 1e-3 --json "$work/cal.json" >"$work/cal.out" 2>&1
+"$bin" privacy --epsilon 0.6880024554878086 --set privacy.delta=1e-3 --json "$work/cal.json" >"$work/cal.out" 2>&1
 check "calibration exits 0" test $? -eq 0
 check "calibration gives rho = 0.25 back" py "$work/cal.json" <<'PY'
 import json, sys
@@ -48,12 +49,28 @@ PY
 set_text=$(grep -o -- '--set privacy.rho=[0-9.e+-]*' "$work/cal.out")
 check "prints the --set text with 17 significant digits" \
   bash -c "[[ '$set_text' =~ ^--set\ privacy.rho=0\.[0-9]{17}$ ]]"
-"$bin" privacy ${set_text} --delta 1e-3 --json "$work/back.json" >/dev/null 2>&1
+"$bin" privacy ${set_text} --set privacy.delta=1e-3 --json "$work/back.json" >/dev/null 2>&1
 check "the printed rho meets the target epsilon" py "$work/back.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert abs(d['epsilon_cks'] - 0.6880024554878086) < 1e-9, d['epsilon_cks']
 PY
+
+"$bin" privacy --set privacy.rho=0.25 --delta 1e-6 --delta 1e-4,1e-3 --json "$work/list.json" \
+  >"$work/list.out" 2>"$work/list.err"
+check "--delta list: the model's delta first, then each asked for" py "$work/list.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['delta'] == 1e-5 and d['epsilon'] == d['epsilon_cks']
+assert [a['delta'] for a in d['at_delta']] == [1e-6, 1e-4, 1e-3], d['at_delta']
+assert abs(d['at_delta'][2]['epsilon'] - 0.6880024554878086) < 1e-9
+e = [a['epsilon'] for a in d['at_delta']]
+assert e[0] > d['epsilon'] > e[1] > e[2]
+PY
+check "--delta list: the table names each delta" grep -q 'at delta = 0.0001 (--delta)' "$work/list.out"
+check "no warning at delta = 1e-5 < 1/n" test ! -s "$work/list.err"
+"$bin" privacy --set privacy.delta=1e-3 >/dev/null 2>"$work/w.err"
+check "warning when delta >= 1/n" grep -q 'warning: privacy.delta = 0.001 is not below 1/n' "$work/w.err"
 
 printf '0 3\n0.3 3\n0.6 1\n1 0.2\n' > "$work/tab.txt"
 for kind in output linear-noise optimal table; do
@@ -82,14 +99,15 @@ d = json.load(open(sys.argv[1]))
 for k in ['eta', 'steps', 'sigma', 'rho_z', 'epsilon_bs', 'epsilon_cks', 'epsilon_simple']:
     assert k in d, k
 assert abs(d['rho_z'] - 0.01 * 1000 / 50) < 1e-15
-e3 = math.sqrt(10) * math.sqrt(8 * math.log(2000)) / 5
+e3 = math.sqrt(10) * math.sqrt(8 * math.log(1e5)) / 5
 assert abs(d['epsilon_simple'] - e3) < 1e-12 and d['epsilon_cks'] < d['epsilon_bs']
+assert d['delta'] == 1e-5 and d['epsilon'] == d['epsilon_cks']
 PY
 "$bin" privacy --dpgd --eta 0.01 --steps 1000 --epsilon 4 --json "$work/e.json" >/dev/null 2>&1
 check "--dpgd --epsilon: Bombari-Mondelli's sigma and the smaller zCDP sigma" py "$work/e.json" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
-s3 = math.sqrt(10) * math.sqrt(8 * math.log(2000)) / 4
+s3 = math.sqrt(10) * math.sqrt(8 * math.log(1e5)) / 4
 assert abs(d['sigma_simple'] - s3) < 1e-12
 assert d['sigma_zcdp'] < s3 and abs(d['sigma'] - d['sigma_zcdp']) < 1e-15
 assert abs(d['rho_z'] - 10 / (2 * d['sigma_zcdp'] ** 2)) < 1e-12
@@ -184,6 +202,9 @@ bad "epsilon < 0" --epsilon -1
 bad "delta 0" --delta 0
 bad "delta 1" --delta 1
 bad "missing value" --delta
+bad "delta list with a word" --delta 1e-6,big
+bad "delta list with an empty item" --delta 1e-6,
+bad "dpgd with two deltas" --dpgd --eta 0.1 --steps 10 --sigma 1 --delta 1e-6,1e-5
 bad "dpgd without eta" --dpgd --steps 10 --sigma 1
 bad "dpgd without steps" --dpgd --eta 0.1 --sigma 1
 bad "dpgd without sigma or epsilon" --dpgd --eta 0.1 --steps 10

@@ -24,7 +24,7 @@ EOS
 "$bin" sweep "$work/s.ini" -o "$work/a" --threads 1 2>"$work/err"; rc=$?
 check "serial sweep exits 0" test $rc -eq 0
 check "8 result rows + header" test "$(wc -l < "$work/a/results.csv")" -eq 9
-check "header" grep -q '^point,data.gamma,clip.c,schedule.kind,d,n,gamma,rho,epsilon_cks,ode_final_risk,sim_final_risk,sim_final_stderr,sim_diverged,validate_pass,validate_max_rel_dev,validate_max_z,status$' "$work/a/results.csv"
+check "header" grep -q '^point,data.gamma,clip.c,schedule.kind,d,n,gamma,rho,epsilon_cks,delta,ode_final_risk,sim_final_risk,sim_final_stderr,sim_diverged,validate_pass,validate_max_rel_dev,validate_max_z,status$' "$work/a/results.csv"
 check "every point ok" test "$(grep -c ',ok$' "$work/a/results.csv")" -eq 8
 check "per-point files" test -s "$work/a/points/p00007/sim.json" -a -s "$work/a/points/p00007/ode.csv" -a -s "$work/a/points/p00007/validate.json"
 check "log axis values" grep -q '^3,0.1,2,linear-noise' "$work/a/results.csv"
@@ -64,7 +64,7 @@ data.d = 60
 EOS
 "$bin" sweep "$work/d.ini" -o "$work/d" 2>"$work/err"
 check "schedule+rates sweep exits 0" test $? -eq 0
-check "schedule+rates header" grep -q '^point,clip.c,privacy.rho,d,n,gamma,rho,epsilon_cks,ode_final_risk,schedule_output_final_risk,schedule_inverse_time_final_risk,schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_ode_solves,rates_output_slope,rates_output_theory_slope,rates_inverse_time_slope,rates_inverse_time_theory_slope,rates_ode_solves,status$' "$work/d/results.csv"
+check "schedule+rates header" grep -q '^point,clip.c,privacy.rho,d,n,gamma,rho,epsilon_cks,delta,ode_final_risk,schedule_output_final_risk,schedule_inverse_time_final_risk,schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_ode_solves,rates_output_slope,rates_output_theory_slope,rates_inverse_time_slope,rates_inverse_time_theory_slope,rates_ode_solves,status$' "$work/d/results.csv"
 check "schedule+rates: 4 points ok" test "$(grep -c ',ok$' "$work/d/results.csv")" -eq 4
 check "schedule+rates per-point files" test -s "$work/d/points/p00002/schedule.json" -a -s "$work/d/points/p00002/schedule.tab" -a -s "$work/d/points/p00002/rates.csv" -a -s "$work/d/points/p00002/rates.json"
 # point 2 is clip.c = 2, privacy.rho = 0.5

@@ -17,7 +17,7 @@ quick=(--set data.d=100 --set data.gamma=0.25 --runs 40)
 check "validate passes on the default model (exit 0)" test $? -eq 0
 check "table has both sides" grep -q 'Monte Carlo (40 runs)' "$work/out"
 check "table has the SDE" grep -q 'SDE (40 runs)' "$work/out"
-check "privacy level printed" grep -q 'epsilon = .* at delta = 1/n' "$work/out"
+check "privacy level printed" grep -q 'epsilon = .* at delta = 1e-05' "$work/out"
 check "verdict printed" grep -q '^verdict: PASS' "$work/out"
 check "each side's verdict in words" grep -q '^  Monte Carlo: agrees within 5 % (largest gap .*); not significant (max z = ' "$work/out"
 check "the SDE's verdict in words" grep -q '^  SDE: agrees' "$work/out"
