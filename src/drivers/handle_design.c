@@ -1,0 +1,234 @@
+/*
+ * handle_design.c — the handle API's schedule design and rates (hdpsgd/handle.h): the
+ * designer's results and the rates' grid copied into records with the command line's names.
+ * The records and the progress relay are handle.c's (drivers/handle_internal.h).
+ */
+#define _GNU_SOURCE /* open_memstream */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "drivers/handle_internal.h"
+#include "hdpsgd/accountant.h"
+#include "hdpsgd/design.h"
+#include "hdpsgd/fields.h"
+#include "hdpsgd/handle.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/rates.h"
+#include "hdpsgd/schedule.h"
+
+static void rec_table_text(hdp_record *r, const hdp_model *m, const hdp_design_result *b)
+{
+    char *table = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&table, &size);
+    if (f) {
+        hdp_design_write_table(f, m, b, NULL);
+        if (fclose(f) == 0 && table)
+            hdp_rec_text_add(r, "table", table);
+        else
+            hdp_rec_oom(r);
+    } else {
+        hdp_rec_oom(r);
+    }
+    free(table);
+}
+
+static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_result *d)
+{
+    hdp_rec_num(r, prefix, "final_risk", d->final_risk, HDP_VALUE_REAL);
+    hdp_rec_num(r, prefix, "table_final_risk", d->table_final_risk, HDP_VALUE_REAL);
+    hdp_rec_num(r, prefix, "search_risk", d->search_risk, HDP_VALUE_REAL);
+    hdp_rec_num(r, prefix, "eta0", d->eta0, HDP_VALUE_REAL);
+    hdp_rec_num(r, prefix, "eta1", d->eta1, HDP_VALUE_REAL);
+    if (d->family == HDP_FAMILY_OPTIMAL) {
+        hdp_rec_num(r, prefix, "c1", d->c1, HDP_VALUE_REAL);
+        hdp_rec_num(r, prefix, "a", d->a, HDP_VALUE_REAL);
+        hdp_rec_num(r, prefix, "c2", d->c2, HDP_VALUE_REAL);
+        hdp_rec_num(r, prefix, "c3", d->c3, HDP_VALUE_REAL);
+    }
+    if (d->family == HDP_FAMILY_PL)
+        hdp_rec_num(r, prefix, "knots", d->knots, HDP_VALUE_INT);
+    hdp_rec_num(r, prefix, "c", d->c, HDP_VALUE_REAL);
+    hdp_rec_num(r, prefix, "ode_solves", (double)d->ode_solves, HDP_VALUE_INT);
+    hdp_rec_num(r, prefix, "seconds", d->seconds, HDP_VALUE_REAL);
+}
+
+hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,
+                             volatile int *cancel, hdp_progress_fn progress, void *user,
+                             hdp_record **out, hdp_error *err)
+{
+    return hdp_handle_design_refine(m, families, knots, tune_clip, 0, 1e-5, cancel, progress, user,
+                                    out, err);
+}
+
+hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, int knots,
+                                    int tune_clip, int refine, double refine_tol,
+                                    volatile int *cancel, hdp_progress_fn progress, void *user,
+                                    hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, families);
+    int want[HDP_FAMILY_COUNT];
+    hdp_status st = hdp_design_families_parse(families, want, err);
+    if (st != HDP_OK)
+        return st;
+    if (knots < 2 || knots > HDP_DESIGN_MAX_KNOTS)
+        return hdp_fail(err, HDP_EINPUT, "knots = %d: the pl family needs 2 to %d knots", knots,
+                        HDP_DESIGN_MAX_KNOTS);
+    volatile int own = 0;
+    hdp_handle_relay p = {cancel ? cancel : &own, progress, user};
+    hdp_design_options opt;
+    hdp_design_options_init(&opt);
+    opt.knots = knots;
+    opt.tune_clip = tune_clip != 0;
+    opt.refine = refine != 0;
+    if (refine) { /* as the command line: pl alone asked for, the others compared with it */
+        if (!(refine_tol > 0) || !isfinite(refine_tol))
+            return hdp_fail(err, HDP_EINPUT, "refine_tol = %g: expected a positive number",
+                            refine_tol);
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+            if (want[f] != (f == HDP_FAMILY_PL))
+                return hdp_fail(err, HDP_EINPUT, "refine: refines the pl family only (family "
+                                "pl; the closed-form families are then compared with it)");
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+            want[f] = 1;
+    }
+    opt.refine_tol = refine_tol;
+    opt.cancel = p.cancel;
+    if (progress) {
+        opt.progress = hdp_handle_design_progress;
+        opt.progress_user = &p;
+    }
+    hdp_design_set d;
+    st = hdp_design_set_run(m, want, &opt, &d, err);
+    if (st != HDP_OK) {
+        hdp_design_set_free(&d);
+        return st;
+    }
+    hdp_record *r = hdp_rec_new();
+    if (r) {
+        const hdp_design_result *b = &d.res[d.best];
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+            if (!d.done[f])
+                continue;
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "%s_", hdp_design_family_key(f));
+            design_numbers(r, prefix, &d.res[f]);
+            hdp_rec_col(r, prefix, "t", d.res[f].table_t, d.res[f].table_len);
+            hdp_rec_col(r, prefix, "eta", d.res[f].table_eta, d.res[f].table_len);
+        }
+        design_numbers(r, "", b);
+        hdp_rec_col(r, "", "t", b->table_t, b->table_len);
+        hdp_rec_col(r, "", "eta", b->table_eta, b->table_len);
+        if (b->family == HDP_FAMILY_PL) {
+            hdp_rec_col(r, "", "knot_t", b->knot_t, b->knots);
+            hdp_rec_col(r, "", "knot_eta", b->knot_eta, b->knots);
+        }
+        double delta = m->delta;
+        hdp_rec_real(r, "best_final_risk", b->final_risk);
+        hdp_rec_real(r, "best_c", b->c);
+        hdp_rec_int(r, "table_knots", (double)b->table_len);
+        hdp_rec_real(r, "rho", m->rho);
+        hdp_rec_real(r, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
+        hdp_rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
+        hdp_rec_real(r, "delta", delta);
+        hdp_rec_int(r, "total_ode_solves", (double)d.solves);
+        hdp_rec_real(r, "gamma", m->gamma);
+        hdp_rec_int(r, "n", (double)m->n);
+        hdp_rec_int(r, "d", (double)m->d);
+        rec_table_text(r, m, b);
+        if (b->levels > 0) { /* refine: the levels, coarse to fine, as the JSON names them */
+            hdp_rec_int(r, "refine_levels", b->levels);
+            for (int l = 0; l < b->levels; l++) {
+                char k[32];
+                snprintf(k, sizeof k, "refine_knots_%d", l);
+                hdp_rec_int(r, k, b->level_knots[l]);
+                snprintf(k, sizeof k, "refine_risk_%d", l);
+                hdp_rec_real(r, k, b->level_risk[l]);
+            }
+        }
+        hdp_rec_text_add(r, "best_family", hdp_design_family_column(d.best));
+        hdp_rec_text_add(r, "family", hdp_design_family_column(d.best));
+        hdp_rec_text_add(r, "model", m->source);
+    }
+    hdp_design_set_free(&d);
+    return hdp_rec_finish(r, out, err);
+}
+
+hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count,
+                            const char *families, int tune_clip, volatile int *cancel,
+                            hdp_progress_fn progress, void *user, hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    int want[HDP_FAMILY_COUNT];
+    hdp_status st = hdp_rates_families(families, want, err);
+    if (st != HDP_OK)
+        return st;
+    if (!(lo > 0 && lo < hi && hi < 1) || count < 2 || count > HDP_RATES_MAX_GAMMAS)
+        return hdp_fail(err, HDP_EINPUT, "gammas = (%g, %g, %ld): expected 0 < lo < hi < 1 and "
+                        "2 <= count <= %d", lo, hi, count, HDP_RATES_MAX_GAMMAS);
+    hdp_model *models = calloc((size_t)count, sizeof *models);
+    if (!models)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld models", count);
+    if ((st = hdp_rates_models(m, lo, hi, count, models, err)) != HDP_OK) {
+        free(models);
+        return st;
+    }
+    volatile int own = 0;
+    hdp_handle_relay p = {cancel ? cancel : &own, progress, user};
+    hdp_design_options opt;
+    hdp_design_options_init(&opt);
+    opt.tune_clip = tune_clip != 0;
+    opt.cancel = p.cancel;
+    if (progress) {
+        opt.progress = hdp_handle_design_progress;
+        opt.progress_user = &p;
+    }
+    hdp_rates_result res;
+    st = hdp_rates_run(models, count, want, &opt, NULL, NULL, &res, err);
+    hdp_record *r = st == HDP_OK ? hdp_rec_new() : NULL;
+    if (r) {
+        double *col = malloc(sizeof(double) * (size_t)count);
+        if (!col)
+            hdp_rec_oom(r);
+        for (long i = 0; col && i < count; i++)
+            col[i] = models[i].gamma;
+        hdp_rec_col(r, "", "gamma", col, count);
+        for (long i = 0; col && i < count; i++)
+            col[i] = (double)models[i].n;
+        hdp_rec_col(r, "", "n", col, count);
+        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+            if (!want[f])
+                continue;
+            char k[48]; /* family keys are short: "linear_noise_theory_slope" */
+            for (long i = 0; col && i < count; i++)
+                col[i] = res.des[i].res[f].final_risk;
+            snprintf(k, sizeof k, "%s_final_risk", hdp_design_family_key(f));
+            hdp_rec_col(r, "", k, col, count);
+            snprintf(k, sizeof k, "%s_slope", hdp_design_family_key(f));
+            hdp_rec_real(r, k, res.slope[f]);
+            snprintf(k, sizeof k, "%s_theory_slope", hdp_design_family_key(f));
+            hdp_rec_real(r, k, res.theory_slope[f]);
+        }
+        free(col);
+        hdp_rec_real(r, "decade_lo", models[0].gamma);
+        hdp_rec_real(r, "decade_hi", models[res.dec - 1].gamma);
+        hdp_rec_int(r, "decade_points", (double)res.dec);
+        hdp_rec_real(r, "rho", models[0].rho);
+        hdp_rec_int(r, "d", (double)models[0].d);
+        hdp_rec_int(r, "ode_solves", (double)res.solves);
+        hdp_rec_text_add(r, "model", m->source);
+    }
+    hdp_rates_result_free(&res);
+    for (long i = 0; i < count; i++)
+        hdp_model_free(&models[i]);
+    free(models);
+    return st == HDP_OK ? hdp_rec_finish(r, out, err) : st;
+}

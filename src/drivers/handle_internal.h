@@ -1,0 +1,38 @@
+/*
+ * handle_internal.h — what the handle API's files share (internal): the records (built in
+ * handle.c) and the relay of a caller's progress callback and cancel flag.
+ */
+#ifndef HDPSGD_HANDLE_INTERNAL_H
+#define HDPSGD_HANDLE_INTERNAL_H
+
+#include "hdpsgd/design.h"
+#include "hdpsgd/fields.h"
+#include "hdpsgd/handle.h"
+
+/* a caller's cancel flag and progress callback, for the library's own callbacks */
+typedef struct {
+    volatile int *cancel;
+    hdp_progress_fn progress;
+    void *user;
+} hdp_handle_relay;
+
+/* the designer's reports relayed (user: an hdp_handle_relay) */
+void hdp_handle_design_progress(const hdp_design_progress *pr, void *user);
+
+/* building a record: a new one, its columns (copied), numbers and texts, then
+ * hdp_rec_finish hands it out (or reports that memory ran out) */
+hdp_record *hdp_rec_new(void);
+void hdp_rec_col(hdp_record *r, const char *prefix, const char *name, const double *data,
+                 long length);
+void hdp_rec_num(hdp_record *r, const char *prefix, const char *name, double v, int kind);
+void hdp_rec_real(hdp_record *r, const char *name, double v);
+void hdp_rec_int(hdp_record *r, const char *name, double v);
+void hdp_rec_text_add(hdp_record *r, const char *name, const char *value);
+void hdp_rec_fields(hdp_record *r, const hdp_field_table *t, const char *prefix, const void *obj,
+                    const void *ctx);
+void hdp_rec_columns(hdp_record *r, const hdp_field_table *t, const char *prefix, const void *obj);
+hdp_status hdp_rec_finish(hdp_record *r, hdp_record **out, hdp_error *err);
+/* mark r incomplete: an allocation for it failed (hdp_rec_finish then reports it) */
+void hdp_rec_oom(hdp_record *r);
+
+#endif
