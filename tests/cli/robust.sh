@@ -103,16 +103,7 @@ check "bad tolerances: no output file" only_old
 # the Monte Carlo, no file made yet; "commit": its temporary files written, not yet renamed);
 # a stopped process stays stopped, so the test waits for that state, looks, sends the
 # signal and SIGCONT.
-wait_stopped() {   # until process $1 is stopped (state T) or gone; 0 when stopped
-  local st
-  for _ in $(seq 1 6000); do
-    st=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
-    [[ -z "$st" ]] && return 1
-    [[ "$st" == T || "$st" == t ]] && return 0
-    sleep 0.01
-  done
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/stop_point.sh"   # wait_stopped
 for sig in INT TERM; do
   status=$((128 + $(kill -l $sig)))
   cp "$work/o/old.csv" "$work/o/X.csv"

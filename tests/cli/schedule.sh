@@ -219,16 +219,7 @@ bad "rates: bad model key" rates --gammas 0.001:0.01:3 --set clip.c=-1
 # ("schedule-scan": the first family's scan done; "schedule-level": a --refine level finished
 # and its table written); the test waits for the stopped state, sends the signal, then SIGCONT.
 # env --default-signal: a background job of a script starts with SIGINT ignored.
-wait_stopped() {   # until process $1 is stopped (state T) or gone; 0 when stopped
-  local st
-  for _ in $(seq 1 6000); do
-    st=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
-    [[ -z "$st" ]] && return 1
-    [[ "$st" == T || "$st" == t ]] && return 0
-    sleep 0.01
-  done
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/stop_point.sh"   # wait_stopped
 for sig in INT TERM; do
   status=$((128 + $(kill -l $sig)))
   rm -f "$work/x.tab" "$work/x.json"
