@@ -140,6 +140,12 @@ typedef struct hdp_data {
     long test_n;
     double test_mse_star;  /* mean squared error of theta* on the held-out set (least-squares;
                               NaN otherwise) */
+    /* the held-out rows' moments in the eigenbasis, from which the MSE of any theta =
+     * theta* + e is e^T Sigma_t e - 2 e^T b_t + c_t: Sigma_t = X_t^T X_t / N_t (d x d),
+     * b_t = X_t^T z_t / N_t and c_t = mean z_t^2 with z_t = y_t - X_t theta* (least-squares;
+     * b_t NULL and c_t 0 for planted) */
+    double *test_sigma, *test_b;
+    double test_c;
     double seconds;        /* wall time of reading and preparing */
     long refs;             /* copies of models that share it (hdp_data_retain/_release) */
 } hdp_data;

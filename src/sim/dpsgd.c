@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
 #include "hdpsgd/schedule.h"
@@ -47,6 +48,7 @@ typedef struct {
     double C;              /* C_clip = c sqrt(d), may be inf */
     double B, B2;          /* clip.feature_norm B and B^2 (off: 0 and inf) */
     double radius;         /* r* = ||theta*|| */
+    const double *energy;  /* [d] a target that is not uniform (spectrum.h), or NULL */
     hdp_noise_kind noise;
     double tau;            /* sqrt(tau^2) */
     double t_scale, df;    /* Student: z = t_scale T_df, t_scale = sqrt(tau^2 (df-2)/df) */
@@ -131,7 +133,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     hdp_normals *ns = &w->normals;
 
     hdp_normals_init(ns, hdp_rng_state(rng));
-    hdp_mc_draw_target(rng, d, c->radius, e);
+    hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
     if (w->target)
         for (long i = 0; i < d; i++)
             w->target[i] = -e[i];
@@ -196,7 +198,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     }
 }
 
-static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run};
+static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run, 0};
 
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
@@ -210,6 +212,8 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     hdp_status st = hdp_mc_problem_entry(pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
+    if (hdp_model_data(pb->model)) /* data.source = file: the rows themselves */
+        return hdp_sim_rows_problem(pb, opt, res, err);
     const hdp_model *m = pb->model;
     const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;
@@ -228,6 +232,7 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
     c.B2 = c.B > 0 ? c.B * c.B : INFINITY;
     c.radius = m->target_radius;
+    c.energy = spec.energy;
     c.noise = m->noise;
     c.tau = sqrt(m->tau2);
     c.df = m->noise_df;

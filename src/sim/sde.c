@@ -45,6 +45,7 @@ typedef struct {
     double q_scale;        /* 2 (sqrt(d)/n) c sqrt(h): the private noise is q_scale sigma~(t_j) */
     double final_noise;    /* 2 C_clip sigma_f, sigma_f = (eta~(1)/n)/rho (0 if rho = inf) */
     double radius;
+    const double *energy; /* [d] a target that is not uniform (spectrum.h), or NULL */
     hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
     double tau2, df, c;
     hdp_clip *fit;         /* the factors fitted once (hdp_clip_tabulate), read by every thread */
@@ -102,7 +103,7 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     /* the Gaussians of the steps come from the run's block stream (rng.h), theta*
      * from the run's stream itself */
     hdp_normals_init(ns, hdp_rng_state(rng));
-    hdp_mc_draw_target(rng, d, c->radius, e);
+    hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
     double R = hdp_mc_excess_risk(lambda, e, d);
     long p = hdp_mc_record_start(g, R, out);
     double clip_sum = 0; /* sum of 1 - mu_c over the steps since the last grid point */
@@ -146,7 +147,7 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     }
 }
 
-static const mc_method sde_method = {"sde", sde_ws_alloc, sde_ws_free, sde_run};
+static const mc_method sde_method = {"sde", sde_ws_alloc, sde_ws_free, sde_run, 0};
 
 hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
@@ -192,6 +193,7 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.h = h;
     c.lambda = spec.lambda;
     c.radius = m->target_radius;
+    c.energy = pb->spec.energy;
     c.noise = m->noise;
     c.tau2 = m->tau2;
     c.df = m->noise_df;
