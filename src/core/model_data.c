@@ -36,6 +36,7 @@ static void data_free(hdp_data *d)
     free(d->test_y);
     free(d->test_sigma);
     free(d->test_b);
+    hdp_data_cache_free(d->cache);
     free(d);
 }
 

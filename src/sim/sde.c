@@ -48,6 +48,7 @@ typedef struct {
     const double *energy; /* [d] a target that is not uniform (spectrum.h), or NULL */
     hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
     double tau2, df, c;
+    hdp_noise_law law;     /* (its sample the model's) */
     hdp_clip *fit;         /* the factors fitted once (hdp_clip_tabulate), read by every thread */
 } sde_ctx;
 
@@ -80,7 +81,7 @@ static void *sde_ws_alloc(const void *vctx)
     w->e = hdp_mc_vec_alloc(c->d);
     w->z1 = hdp_mc_vec_alloc(c->d);
     w->z2 = hdp_mc_vec_alloc(c->d);
-    w->clip = hdp_clip_alloc(c->noise, c->tau2, c->df, c->c);
+    w->clip = hdp_clip_alloc_law(&c->law, c->c);
     if (!w->e || !w->z1 || !w->z2 || !w->clip) {
         sde_ws_free(w);
         return NULL;
@@ -198,6 +199,7 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.tau2 = m->tau2;
     c.df = m->noise_df;
     c.c = m->c;
+    hdp_noise_law_of_model(m, &c.law);
 
     c.fit = hdp_clip_alloc_fitted(m, m->c, err); /* on [0, the divergence threshold] */
     if (!c.fit) {
