@@ -86,6 +86,13 @@ extern const hdp_field_table hdp_si_problem_fields;
 extern const hdp_field_table hdp_si_params_fields;
 extern const hdp_field_table hdp_rates_fit_fields;
 extern const hdp_field_table hdp_kl_epoch_fields;
+/* A data set's (data.source = file, docs/theory.md §9): the ODE's corrections (hdp_ode_result,
+ * context the model) and its predicted held-out MSE column; the Monte Carlo's held-out MSE
+ * (hdp_mc_result) at t = 1 and as columns. Written only for such models. */
+extern const hdp_field_table hdp_ode_data_fields;
+extern const hdp_field_table hdp_ode_data_columns;
+extern const hdp_field_table hdp_mc_data_fields;
+extern const hdp_field_table hdp_mc_data_columns;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

@@ -51,6 +51,9 @@ typedef struct {
     /* planted */
     double radius, tau, t_scale, df;
     hdp_noise_kind noise;
+    double mix_w, mix_m1, mix_m2, mix_s1, mix_s2;
+    const double *sample;
+    size_t sample_n;
     /* held-out set (NULL: none) */
     const double *tsig, *tb;
     double tc;
@@ -110,6 +113,12 @@ static double label_noise(const rows_ctx *c, gsl_rng *rng)
     case HDP_NOISE_STUDENT: return c->t_scale * gsl_ran_tdist(rng, c->df);
     case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? c->tau : -c->tau;
     case HDP_NOISE_NONE: return 0.0;
+    case HDP_NOISE_LAPLACE: return gsl_ran_laplace(rng, c->tau * M_SQRT1_2);
+    case HDP_NOISE_UNIFORM: return gsl_ran_flat(rng, -sqrt(3.0) * c->tau, sqrt(3.0) * c->tau);
+    case HDP_NOISE_MIXTURE:
+        return gsl_rng_uniform(rng) < c->mix_w ? c->mix_m1 + c->mix_s1 * hdp_rng_normal_fast(st)
+                                               : c->mix_m2 + c->mix_s2 * hdp_rng_normal_fast(st);
+    case HDP_NOISE_EMPIRICAL: return c->sample[gsl_rng_uniform_int(rng, c->sample_n)];
     }
     return 0.0;
 }
@@ -288,6 +297,13 @@ hdp_status hdp_sim_rows_problem(const hdp_problem *pb, const hdp_mc_options *opt
     c.df = m->noise_df;
     c.t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
                                               : 0.0;
+    c.mix_w = m->mixture_weight;
+    c.mix_m1 = m->mixture_mean;
+    c.mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight);
+    c.mix_s1 = sqrt(m->mixture_var1);
+    c.mix_s2 = sqrt(m->mixture_var2);
+    c.sample = m->noise_values;
+    c.sample_n = m->noise_values ? (size_t)m->noise_len : 0;
     if (!data->planted) {
         c.theta = ds->theta_eig;
         c.z = ds->residual;
