@@ -253,6 +253,7 @@ void hdp_clip_free(hdp_clip *clip)
 {
     if (!clip)
         return;
+    hdp_clip_rows_free(clip);
     hdp_clip_fit_free(clip);
     if (clip->ws)
         gsl_integration_workspace_free(clip->ws);
@@ -622,6 +623,10 @@ void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out)
         return;
+    if (clip->ngroups) {
+        hdp_clip_rows_eval(clip, R, 1, out);
+        return;
+    }
     if (!values_at(clip, &R, out) || isinf(clip->c))
         return;
     /* central differences for the Jacobian (only the Newton matrix uses them) */
@@ -638,5 +643,9 @@ void hdp_clip_eval_values(hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out)
         return;
+    if (clip->ngroups) {
+        hdp_clip_rows_eval(clip, R, 0, out);
+        return;
+    }
     values_at(clip, &R, out);
 }

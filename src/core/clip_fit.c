@@ -6,6 +6,7 @@
  */
 #include "core/check.h"
 #include "core/clip_internal.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/error.h"
 #include "hdpsgd/schedule.h"
 
@@ -217,6 +218,8 @@ static double seconds_now(void)
 hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
 {
     HDP_REQUIRE(err, clip);
+    if (clip->ngroups)
+        return hdp_clip_rows_tabulate(clip, R_max, err);
     hdp_clip_fit_free(clip);
     memset(&clip->info, 0, sizeof clip->info);
     if (!hdp_clip_law_fitted(clip) || clip->asymptotic || !(clip->tau2 > 0) ||
@@ -360,6 +363,20 @@ int hdp_clip_eval_fitted(const hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out || !(R >= 0))
         return 0;
+    if (clip->ngroups) { /* the composite of clip_rows.c, from its groups' fits */
+        hdp_clip_values s, v;
+        if (!hdp_clip_eval_fitted(clip->vplain, R, &s))
+            return 0;
+        s.mu = s.dmu = 0;
+        for (int g = 0; g < clip->ngroups; g++) {
+            if (!hdp_clip_eval_fitted(clip->group[g], R, &v))
+                return 0;
+            s.mu += clip->ga[g] * v.mu;
+            s.dmu += clip->ga[g] * v.dmu;
+        }
+        *out = s;
+        return 1;
+    }
     return hdp_clip_table_at(clip, R, 1, out);
 }
 
@@ -398,6 +415,8 @@ hdp_clip *hdp_clip_alloc_fitted(const hdp_model *m, double c, hdp_error *err)
         hdp_fail(err, HDP_EINPUT, "hdp_clip_alloc_fitted: the argument 'm' is NULL");
         return NULL;
     }
+    if (hdp_model_data(m)) /* a data set's rows, grouped by their norms (clip_rows.c) */
+        return hdp_clip_alloc_rows(m, c, hdp_clip_range(m), err);
     hdp_noise_law law;
     hdp_noise_law_of_model(m, &law);
     return hdp_clip_alloc_law_fitted(&law, c, hdp_clip_range(m), err);

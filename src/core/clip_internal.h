@@ -40,7 +40,20 @@ struct hdp_clip {
     struct fit_table *shared;
     double s0, R_max;
     hdp_clip_table_info info;
+    /* a composite over groups of rows of a data set (clip_rows.c, docs/theory.md §9):
+     * mu = sum_g ga[g] mu_g, V (nu) those of vplain; 0 groups: none */
+    int ngroups;
+    struct hdp_clip **group;
+    double *ga;
+    struct hdp_clip *vplain;
 };
+
+/* clip_rows.c: the composite's factors at R (derivs: also dmu, dV); its fits; its release */
+void hdp_clip_rows_eval(hdp_clip *clip, double R, int derivs, hdp_clip_values *out);
+hdp_status hdp_clip_rows_tabulate(hdp_clip *clip, double R_max, hdp_error *err);
+void hdp_clip_rows_free(hdp_clip *clip);
+/* the composite of a finalized model with a data set at c, fitted on [0, R_max] */
+hdp_clip *hdp_clip_alloc_rows(const hdp_model *m, double c, double R_max, hdp_error *err);
 
 /* clip.c: mu, V (derivatives 0) by the law's average over z, directly (force_gauss_quad:
  * integrate a Gaussian density, for the tests); whether clip's law is one that is fitted */
