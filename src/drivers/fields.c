@@ -189,6 +189,11 @@ static const hdp_field ode_data_fields[] = {
     REAL_AS(hdp_ode_result, "residual_tau2", data_tau2,
             "mean square of the residuals whose empirical law is the label noise (at theta_c for "
             "finite c, else at theta*; planted: data.tau2)"),
+    REAL_AS(hdp_ode_result, "heteroscedastic_ratio", data_hetero_ratio,
+            "E[z^2 x^T Sigma x] / (tau^2 E[x^T Sigma x]) of the residuals (1: homoscedastic; "
+            "planted: 0, not computed)"),
+    REAL_AS(hdp_ode_result, "heteroscedastic_final", data_hetero_final,
+            "the heteroscedastic correction's part of the final risk"),
     REAL_AS(hdp_ode_result, "bias_clipped_fraction", data_clipped,
             "fraction of the rows whose gradient is clipped at theta_c"),
     INT_AS(hdp_ode_result, "bias_newton_steps", data_bias_iterations, 0,
