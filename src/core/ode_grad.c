@@ -23,6 +23,7 @@
  */
 #include "core/ode_grad.h"
 #include "core/check.h"
+#include "hdpsgd/dataset.h"
 #include "core/schedule_kinds.h"
 
 #include <math.h>
@@ -495,6 +496,11 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     HDP_REQUIRE(err, m);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
+    if (hdp_model_data(m)) /* docs/theory.md §9: its corrections are applied after a solve */
+        return hdp_fail(err, HDP_EINPUT,
+                        "the exact gradient of the risk ODE does not carry a data set's "
+                        "corrections (the clipping bias, the heteroscedastic term: docs/theory.md "
+                        "§9): design on data.source = file with --method simplex");
     g->gamma = m->gamma;
     g->rho = m->rho;
     g->R0 = 0.5 * m->target_radius * m->target_radius;
