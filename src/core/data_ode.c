@@ -179,9 +179,15 @@ hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_resu
         res->upper[i] += dR[i];
         res->lower[i] += dR[i];
         if (b) {
+            /* the bounds of R_c carried over by Cauchy-Schwarz: |cross| <= 2 sqrt(R_c R_bias),
+             * so R lies in [(sqrt(R_c) - sqrt(R_bias))^2, (sqrt(R_c) + sqrt(R_bias))^2] */
+            double sb = sqrt(b->risk_bias);
+            double su = sqrt(fmax(res->upper[i], 0.0)), sl = sqrt(fmax(res->lower[i], 0.0));
             res->risk[i] += cross + b->risk_bias;
-            res->upper[i] += cross + b->risk_bias;
-            res->lower[i] += cross + b->risk_bias;
+            if (isfinite(res->upper[i])) /* NAN past upper_until stays NAN */
+                res->upper[i] = (su + sb) * (su + sb);
+            if (isfinite(res->lower[i]))
+                res->lower[i] = sl > sb ? (sl - sb) * (sl - sb) : 0.0;
             if (i == 0)
                 res->data_cross_start = cross;
             if (i == P - 1)
