@@ -50,7 +50,8 @@ _Progress = _Optional[_Callable[[str, int, int, float], _Any]]
 
 # file-name keys: a relative name given from Python is made absolute when it is set, so that
 # the model means the same file after a change of directory
-_PATH_KEYS = ("data.spectrum_file", "schedule.file")
+_PATH_KEYS = ("data.spectrum_file", "schedule.file", "data.features", "data.labels",
+              "data.test_features", "data.test_labels", "data.target_file")
 
 
 def keys():

@@ -102,7 +102,9 @@ class Test_model(unittest.TestCase):
         # names and the forms of the privacy budget not given (rho is)
         core = {"data", "clip", "privacy", "schedule", "ode", "sim", "sde", "validate"}
         left = {"data.n", "data.spectrum_file", "data.noise_file", "schedule.file", "privacy.rho_zcdp",
-                "privacy.epsilon", "privacy.delta"}
+                "privacy.epsilon", "privacy.delta", "data.features", "data.labels",
+                "data.labels_positive", "data.test_features", "data.test_labels",
+                "data.target_file"}
         self.assertEqual(set(want), {k for k in hdpsgd.keys()
                                      if k.split(".")[0] in core and k not in left})
         for k, v in want.items():
