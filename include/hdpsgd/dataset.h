@@ -177,6 +177,17 @@ typedef struct {
  * planted, c = inf. HDP_ENUMERIC when Newton's method does not converge, HDP_ENOMEM. */
 hdp_status hdp_data_bias_of(const hdp_model *m, const hdp_data_bias **out, hdp_error *err);
 
+/* Arrays in memory in place of data.features, data.labels, data.test_features and
+ * data.test_labels (Python's Model.from_arrays): X n x d row-major, y n labels (NULL: none),
+ * Xt nt x d (NULL: no held-out set), yt nt labels (NULL: none); copied, and shared by the
+ * model's copies. Sets data.source = file (an override, as --set); finalize then prepares them
+ * as it would the files (data.labels_positive, center, scale, ridge, target apply), and a file
+ * key given as well takes precedence. HDP_EINPUT naming the array and its row and column for a
+ * non-finite entry, n < 2, d < 1, nt < 1 with Xt; HDP_ENOMEM. The model is left unfinalized. */
+hdp_status hdp_model_set_data_arrays(hdp_model *m, const double *X, long n, long d,
+                                     const double *y, const double *Xt, long nt,
+                                     const double *yt, hdp_error *err);
+
 /* The data set of a finalized model with data.source = file (NULL otherwise). */
 const hdp_data *hdp_model_data(const hdp_model *m);
 

@@ -213,6 +213,8 @@ typedef struct {
     double *file_energy;
     /* source = file: the data set read and prepared by finalize (shared by copies) */
     struct hdp_data *data;
+    /* arrays given in memory in place of the files (hdp_model_set_data_arrays; shared) */
+    struct hdp_data_arrays *arrays;
     /* empirical label noise (read by finalize from noise_file, or set by
      * hdp_model_set_noise_sample): the centred values */
     long noise_len;

@@ -103,15 +103,22 @@ class _Handle:
             self.ptr = None
 
 
-def _build(path, sets):
+def _build(path, sets, arrays=None):
     """A finalized C model from a file (or the default) and 'section.key=value' texts, in the
-    order of the command line: hdp_model_init, load_file, set..., finalize."""
+    order of the command line: hdp_model_init, load_file, set..., finalize; arrays (X, y,
+    X_test, y_test as C-contiguous float64 NumPy arrays, or None) in place of the data files
+    (docs/theory.md §9), handed to the library in memory."""
     ptr = _lib.hdp_model_new()
     if not ptr:
         raise OutOfMemoryError("hdpsgd: out of memory for a model")
     h = _Handle(ptr)
     if path is not None:
         _lib.call(_lib.hdp_model_load_file, ptr, _lib.cstr(path, "model file", path=True))
+    if arrays is not None:
+        X, y, Xt, yt = arrays
+        ptr_of = lambda a: None if a is None else a.ctypes.data_as(_lib._D)
+        _lib.call(_lib.hdp_model_set_data_arrays, ptr, ptr_of(X), X.shape[0], X.shape[1],
+                  ptr_of(y), ptr_of(Xt), 0 if Xt is None else Xt.shape[0], ptr_of(yt))
     for s in sets:
         _lib.call(_lib.hdp_model_set, ptr, _lib.cstr(s, "model setting"))
     _lib.call(_lib.hdp_model_finalize, ptr)
@@ -132,7 +139,7 @@ class Model(_Mapping):
     new model with keys changed, ``m.to_ini()`` is the model as an INI file.
     """
 
-    __slots__ = ("_path", "_sets", "_handle")
+    __slots__ = ("_path", "_sets", "_handle", "_arrays")
 
     def __init__(self, path: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
                  overrides: _Optional[_Mapping] = None, **keys: _Any):
@@ -140,7 +147,43 @@ class Model(_Mapping):
         sets = tuple(self._assignment(k, v) for k, v in _changes(overrides, keys).items())
         object.__setattr__(self, "_path", base)
         object.__setattr__(self, "_sets", sets)
+        object.__setattr__(self, "_arrays", None)
         object.__setattr__(self, "_handle", _build(base, list(sets)))
+
+    @classmethod
+    def from_arrays(cls, X, y=None, X_test=None, y_test=None,
+                    overrides: _Optional[_Mapping] = None, **keys: _Any) -> "Model":
+        """A model on a user's data given as NumPy arrays (no files; docs/theory.md §9): X the
+        N x d rows, y their N labels (None: a planted target), X_test and y_test a held-out set.
+        ``data.source`` becomes ``file``; the other keys as for ``Model``, e.g.
+        ``Model.from_arrays(X, y, data__labels_positive="0", clip__c=0.3)``. The numbers are
+        those of the same arrays saved as files and given as ``data.features`` etc."""
+        import numpy as _np
+        def arr(a, name, dims):
+            if a is None:
+                return None
+            a = _np.ascontiguousarray(a, dtype=_np.float64)
+            if dims == 2 and a.ndim == 1 and name.startswith("X"):
+                raise InputError(f"{name}: expected an N x d array, got shape {a.shape}")
+            if dims == 1 and a.ndim == 2 and a.shape[1] == 1:
+                a = _np.ascontiguousarray(a[:, 0])
+            if a.ndim != dims:
+                raise InputError(f"{name}: expected {dims} dimensions, got shape {a.shape}")
+            return a
+        Xa, ya, Xt, yt = arr(X, "X", 2), arr(y, "y", 1), arr(X_test, "X_test", 2), arr(y_test, "y_test", 1)
+        if ya is not None and ya.shape[0] != Xa.shape[0]:
+            raise InputError(f"y: {ya.shape[0]} labels for the {Xa.shape[0]} rows of X")
+        if Xt is not None and Xt.shape[1] != Xa.shape[1]:
+            raise InputError(f"X_test: {Xt.shape[1]} columns, X has {Xa.shape[1]}")
+        if yt is not None and (Xt is None or yt.shape[0] != Xt.shape[0]):
+            raise InputError("y_test: needs X_test, one label per row of it")
+        m = cls.__new__(cls)
+        sets = tuple(cls._assignment(k, v) for k, v in _changes(overrides, keys).items())
+        object.__setattr__(m, "_path", None)
+        object.__setattr__(m, "_sets", sets)
+        object.__setattr__(m, "_arrays", (Xa, ya, Xt, yt))
+        object.__setattr__(m, "_handle", _build(None, list(sets), m._arrays))
+        return m
 
     def __setattr__(self, name, value):
         raise AttributeError("hdpsgd.Model is immutable: use m.replace(section__key=value)")
@@ -164,7 +207,8 @@ class Model(_Mapping):
         m = Model.__new__(Model)
         object.__setattr__(m, "_path", self._path)
         object.__setattr__(m, "_sets", self._sets + sets)
-        object.__setattr__(m, "_handle", _build(self._path, list(m._sets)) if sets
+        object.__setattr__(m, "_arrays", self._arrays)
+        object.__setattr__(m, "_handle", _build(self._path, list(m._sets), self._arrays) if sets
                            else self._handle)
         return m
 

@@ -231,6 +231,51 @@ class Test_model(unittest.TestCase):
         self.assertEqual(sorted(k), sorted(hdpsgd.Model().keys()))
 
 
+class Test_data(unittest.TestCase):
+    """A model on a user's data (docs/theory.md §9): NumPy arrays handed to the library in
+    memory give the numbers the same arrays give as files, in Python and in the program."""
+
+    def test_from_arrays_is_the_files(self):
+        rng = np.random.default_rng(5)
+        X = rng.standard_normal((300, 10)) * np.linspace(2, 0.5, 10) + 0.7
+        y = X @ rng.standard_normal(10) * 0.2 + 0.3 * rng.standard_exponential(300)
+        Xt, yt = X[:80] + 0.01, y[:80]
+        keys = {"data.gamma": 0.1, "clip.c": 0.5, "privacy.rho": 2.0, "sim.runs": 20,
+                "ode.points": 11}
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [os.path.join(tmp, n) for n in ("X.npy", "y.npy", "Xt.npy", "yt.npy")]
+            for pth, arr in zip(paths, (X, y, Xt, yt)):
+                np.save(pth, arr)
+            files = {"data.source": "file", "data.features": paths[0], "data.labels": paths[1],
+                     "data.test_features": paths[2], "data.test_labels": paths[3]}
+            mf = hdpsgd.Model(overrides={**files, **keys})
+            ma = hdpsgd.Model.from_arrays(X, y, Xt, yt, overrides=keys)
+            of, oa = hdpsgd.ode(mf), hdpsgd.ode(ma)
+            self.assertEqual(of.final_risk, oa.final_risk)
+            sf, sa = hdpsgd.sim(mf), hdpsgd.sim(ma)
+            self.assertEqual(sf.final_risk_mean, sa.final_risk_mean)
+            sets = [a for k, v in {**files, **keys}.items() for a in ("--set", f"{k}={v}")]
+            data, _, _, _ = cli("ode", *sets)
+            self.assertEqual(data["final_risk"], oa.final_risk)
+            self.assertGreater(data["risk_bias"], 0)
+            # a change of key keeps the arrays
+            self.assertEqual(hdpsgd.ode(ma.replace(clip__c=1.0)).final_risk,
+                             hdpsgd.ode(mf.replace(clip__c=1.0)).final_risk)
+
+    def test_bad_arrays_refused(self):
+        X = np.ones((50, 3)) + np.arange(150).reshape(50, 3) % 7
+        with self.assertRaisesRegex(hdpsgd.InputError, "y: 10 labels for the 50 rows"):
+            hdpsgd.Model.from_arrays(X, np.zeros(10))
+        Xb = X.copy()
+        Xb[4, 1] = np.inf
+        with self.assertRaisesRegex(hdpsgd.InputError, "the array X: row 5, column 2"):
+            hdpsgd.Model.from_arrays(Xb)
+        with self.assertRaisesRegex(hdpsgd.InputError, "positive class 7 is not among"):
+            hdpsgd.Model.from_arrays(X, np.arange(50) % 3, data__labels_positive="7")
+        with self.assertRaisesRegex(hdpsgd.InputError, "X_test: 2 columns, X has 3"):
+            hdpsgd.Model.from_arrays(X, None, X[:, :2])
+
+
 class Test_ode(unittest.TestCase):
     KEYS = ["final_risk", "risk_before_final_noise", "final_noise", "gamma", "n", "d", "rho",
             "stable", "upper_finite_until", "lower_finite_until", "eta_sup", "bins", "rhs_evals",

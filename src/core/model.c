@@ -298,6 +298,8 @@ void hdp_model_free(hdp_model *m)
     free(m->file_lambda);
     free(m->file_energy);
     hdp_data_release(m->data);
+    hdp_data_arrays_release(m->arrays);
+    m->arrays = NULL;
     m->table_t = m->table_eta = m->file_lambda = m->file_energy = NULL;
     m->data = NULL;
     m->table_len = 0;
