@@ -24,7 +24,6 @@
 #include "hdpsgd/sim.h"
 #include "core/check.h"
 
-#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +46,7 @@ typedef struct {
     double C;              /* C_clip = c sqrt(d), may be inf */
     double B, B2;          /* clip.feature_norm B and B^2 (off: 0 and inf) */
     double radius;         /* r* = ||theta*|| */
-    hdp_noise_kind noise;
-    double tau;            /* sqrt(tau^2) */
-    double t_scale, df;    /* Student: z = t_scale T_df, t_scale = sqrt(tau^2 (df-2)/df) */
+    hdp_mc_noise noise;    /* the label noise's law */
 } sim_ctx;
 
 typedef struct {
@@ -89,19 +86,6 @@ static void sim_ws_free(void *vw)
     free(w->z);
     free(w->target);
     free(w);
-}
-
-/* The label noise z of docs/theory.md §1. */
-static double label_noise(const sim_ctx *c, gsl_rng *rng)
-{
-    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
-    switch (c->noise) {
-    case HDP_NOISE_GAUSSIAN: return c->tau * hdp_rng_normal_fast(st);
-    case HDP_NOISE_STUDENT: return c->t_scale * gsl_ran_tdist(rng, c->df);
-    case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? c->tau : -c->tau;
-    case HDP_NOISE_NONE: return 0.0;
-    }
-    return 0.0;
 }
 
 /* The residual x'^T theta - y of a row shortened to x' = xs x by clip.feature_norm, the label
@@ -145,7 +129,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
         hdp_normals_fill(ns, z, d);
         hdp_mc_sample_dot(sl, z, e, x, d, &dot, &xx);
-        double zl = label_noise(c, rng), r = dot - zl;
+        double zl = hdp_mc_label_noise(&c->noise, rng), r = dot - zl;
         double xs = 1.0; /* clip.feature_norm: the row is x' = xs x */
         if (xx > c->B2) {
             xs = c->B / sqrt(xx);
@@ -228,11 +212,7 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
     c.B2 = c.B > 0 ? c.B * c.B : INFINITY;
     c.radius = m->target_radius;
-    c.noise = m->noise;
-    c.tau = sqrt(m->tau2);
-    c.df = m->noise_df;
-    c.t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
-                                              : 0.0;
+    hdp_mc_noise_of(m, &c.noise);
 
     st = hdp_mc_drive(pb, opt, n, &sim_method, &c, res, err);
     /* docs/theory.md §6 on the eta_k, sigma_k the runs used (the same hdp_sched_step, of the

@@ -17,6 +17,7 @@
 #include "sim/mc_internal.h"
 #include "sim/stats.h"
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <limits.h>
@@ -387,6 +388,27 @@ void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e)
     double scale = norm2 > 0 ? -radius / sqrt(norm2) : 0.0;
     for (long i = 0; i < d; i++)
         e[i] *= scale;
+}
+
+void hdp_mc_noise_of(const hdp_model *m, hdp_mc_noise *z)
+{
+    z->kind = m->noise;
+    z->tau = sqrt(m->tau2);
+    z->df = m->noise_df;
+    z->t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
+                                               : 0.0;
+}
+
+double hdp_mc_label_noise(const hdp_mc_noise *z, gsl_rng *rng)
+{
+    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
+    switch (z->kind) {
+    case HDP_NOISE_GAUSSIAN: return z->tau * hdp_rng_normal_fast(st);
+    case HDP_NOISE_STUDENT: return z->t_scale * gsl_ran_tdist(rng, z->df);
+    case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? z->tau : -z->tau;
+    case HDP_NOISE_NONE: return 0.0;
+    }
+    return 0.0;
 }
 
 /* R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (docs/theory.md §1) */

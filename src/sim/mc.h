@@ -184,6 +184,17 @@ double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err);
  * vector, docs/theory.md §1), stored as e = theta_0 - theta* = -theta*. */
 void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e);
 
+/* The label noise z of docs/theory.md §1 (data.noise, data.tau2, data.noise_df): gaussian
+ * tau N(0,1); student t_scale T_df, t_scale = sqrt(tau^2 (df-2)/df); rademacher +-tau; none 0. */
+typedef struct {
+    hdp_noise_kind kind;
+    double tau;           /* sqrt(tau^2) */
+    double t_scale, df;   /* Student */
+} hdp_mc_noise;
+void hdp_mc_noise_of(const hdp_model *m, hdp_mc_noise *z);
+/* one draw: the Gaussian by the fast ziggurat on the stream, the others through GSL */
+double hdp_mc_label_noise(const hdp_mc_noise *z, gsl_rng *rng);
+
 /* Excess risk R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (docs/theory.md §1). */
 double hdp_mc_excess_risk(const double *lambda, const double *e, long d);
 
