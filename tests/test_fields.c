@@ -64,8 +64,8 @@ static void tables_written_together_share_no_name(void **state)
     const char *p2[] = {"", "", "", "", "", "", "", "", "", "", "", ""};
     distinct(ode, p2, 2);
     const hdp_field_table *mc[] = {&hdp_mc_fields, &hdp_mc_rows_fields, &hdp_model_fields,
-                                   &hdp_mc_run_fields};
-    distinct(mc, p2, 4);
+                                   &hdp_mc_run_fields, &hdp_mc_sgd_fields};
+    distinct(mc, p2, 5);
     /* validate: the JSON's numbers, and the record's curves */
     const hdp_field_table *v[] = {&hdp_validate_side_fields, &hdp_validate_side_fields,
                                   &hdp_validate_fields,      &hdp_validate_sde_fields,

@@ -569,7 +569,7 @@ static void sgd_section_defaults_and_combinations(void **state)
     hdp_model_init(&m);
     const char *sets[] = {"sgd.sampling=poisson", "sgd.epochs=5", "sgd.batch=256",
                           "sgd.noise_multiplier=1.1", "sgd.accountant=rdp", "data.d=10",
-                          "data.n=100", NULL};
+                          "data.n=100", "data.train_size=300", NULL};
     for (int i = 0; sets[i]; i++)
         assert_int_equal(hdp_model_set(&m, sets[i], &err), HDP_OK);
     assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);

@@ -57,7 +57,8 @@ typedef struct {
 
 /* The result tables: the risk ODE (hdp_ode_result); the Monte Carlo (hdp_mc_result): its
  * curve and final numbers, its steps, time and threads (mc_run), and the row statistics only
- * DP-SGD draws (mc_rows, context the model); one side of the validator (hdp_validate_side),
+ * DP-SGD draws (mc_rows, context the model), standard DP-SGD's privacy on a finite training set
+ * (mc_sgd, sgd.sampling = shuffle | poisson only); one side of the validator (hdp_validate_side),
  * the validator's overall numbers (hdp_validate_result, context the model) and its SDE's
  * (validate_sde); the model's effective sizes (hdp_model); the privacy of a model
  * (hdp_privacy_summary) and its precondition (hdp_nonexpansive, context: a const double *
@@ -70,6 +71,7 @@ extern const hdp_field_table hdp_ode_fields;
 extern const hdp_field_table hdp_mc_fields;
 extern const hdp_field_table hdp_mc_run_fields;
 extern const hdp_field_table hdp_mc_rows_fields;
+extern const hdp_field_table hdp_mc_sgd_fields;
 extern const hdp_field_table hdp_validate_side_fields;
 extern const hdp_field_table hdp_validate_fields;
 extern const hdp_field_table hdp_validate_sde_fields;

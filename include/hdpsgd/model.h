@@ -111,6 +111,8 @@ typedef struct {
     long d;                   /* dimension, >= 1 */
     double gamma;             /* d/n; the effective value after finalize */
     long n;                   /* samples = steps; the effective value after finalize */
+    long train_size;          /* N synthetic training rows of sgd.sampling = shuffle | poisson
+                                 (hdpsgd/finite.h); 0 = none */
     hdp_spectrum_kind spectrum;
     double spectrum_alpha;    /* power law: lambda_j ~ j^(-alpha) */
     double twolevel_fraction; /* fraction f of eigenvalues that are r times the others */

@@ -14,6 +14,7 @@
 #ifndef HDPSGD_PROBLEM_H
 #define HDPSGD_PROBLEM_H
 
+#include "hdpsgd/finite.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 
@@ -35,6 +36,12 @@ typedef struct {
                               without contraction (0 when rho or c is inf) */
     double rho_accounted;  /* docs/theory.md §6's accountant on the steps eta_k, sigma_k of the
                               schedule (hdp_privacy_accountant_schedule; inf: no noise) */
+    /* sgd.sampling = shuffle | poisson (hdpsgd/finite.h): the steps, sigma (calibrated here
+     * when sgd.noise_multiplier = 0) and epsilon; sgd.finite = 0 for one-pass models */
+    hdp_finite_privacy sgd;
+    /* the training rows of a finite model (borrowed; NULL: synthetic rows drawn per run, the
+     * only kind hdp_problem_build sets) */
+    const hdp_trainset *train;
 } hdp_problem;
 
 /* Build the problem of a finalized model. Release it with hdp_problem_free (also after a

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 
+#include "hdpsgd/finite.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/problem.h"
 #include "hdpsgd/progress.h"
@@ -79,6 +80,11 @@ typedef struct {
      * clip.feature_norm), and the rows clip.feature_norm clipped; counts (as doubles: runs x n
      * may pass 2^63), 0 for the SDE, which draws no rows */
     double nonexpansive_violations, feature_clipped;
+    /* standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson,
+     * hdpsgd/finite.h): its steps, noise multiplier, sample rate and epsilon; sgd.finite = 0
+     * for one-pass DP-SGD and the SDE. steps above is then sgd.steps, and rho_accounted NaN
+     * (one-pass's accountant does not apply). */
+    hdp_finite_privacy sgd;
 } hdp_mc_result;
 
 /* Fill options from the model's [sim] and [sde] sections (runs, seed, step),

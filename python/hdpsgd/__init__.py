@@ -317,8 +317,10 @@ McCurve = _results.make("McCurve", "A Monte Carlo curve (the CSV's columns) in a
 McResult = _results.make(
     "McResult", "``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and "
     "its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics "
-    "(nonexpansive_*, feature_*) for ``sim`` only.",
-    [("mc", "", False), ("mc_rows", "", True), ("model", "", False), ("mc_run", "", False)],
+    "(nonexpansive_*, feature_*) for one-pass ``sim`` only; noise_multiplier, sample_rate, "
+    "epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson).",
+    [("mc", "", False), ("mc_rows", "", True), ("mc_sgd", "", True), ("model", "", False),
+     ("mc_run", "", False)],
     extra=[("final_risks", _results.np.ndarray,
             "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs", True),
            ("command", str, "sim or sde", False),

@@ -128,7 +128,7 @@ class McCurve(_ResultBase):
 
 
 class McResult(_ResultBase):
-    """``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics (nonexpansive_*, feature_*) for ``sim`` only."""
+    """``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics (nonexpansive_*, feature_*) for one-pass ``sim`` only; noise_multiplier, sample_rate, epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson)."""
     t: np.ndarray
     mean: np.ndarray
     stderr: np.ndarray
@@ -160,6 +160,12 @@ class McResult(_ResultBase):
     nonexpansive_violation_fraction: Optional[float]
     feature_norm: Optional[float]
     feature_clipped: Optional[float]
+    noise_multiplier: Optional[float]
+    noise_calibrated: Optional[bool]
+    sample_rate: Optional[float]
+    accounted_steps: Optional[int]
+    epsilon: Optional[float]
+    delta: Optional[float]
     final_risks: Optional[np.ndarray]
 
 

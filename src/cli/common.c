@@ -558,6 +558,8 @@ static void steps_line(const char *method, double done, double total)
 void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, int sides)
 {
     long steps = m->n;
+    if (m->sampling != HDP_SAMPLING_ONE_PASS && m->train_size > 0)
+        steps = m->epochs * m->train_size; /* the rows' gradients of E epochs (finite set) */
     if (!strcmp(cmd, "sde") && opt->sde_step > 0)
         steps = lround(1.0 / opt->sde_step);
     double runs = (double)opt->runs, work = runs * (double)steps * (double)m->d * sides;

@@ -40,6 +40,11 @@ static const hdp_schema_key data_keys[] = {
      "aspect ratio d/n (> 0); n = round(d/gamma); the later of gamma and n wins"},
     {"n", HDP_KEY_LONG, OFF(n), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e12, NULL,
      "number of samples = steps (integer in [1, 1e12]; 0 = from gamma)"},
+    {"train_size", HDP_KEY_LONG, OFF(train_size), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e7,
+     NULL,
+     "sgd.sampling = shuffle | poisson: N synthetic training rows (Gaussian, the model's "
+     "spectrum, target and label noise) drawn once per Monte Carlo run (integer in [0, 1e7], "
+     "train_size x d <= 1e8; 0 = none)"},
     {"spectrum", HDP_KEY_ENUM, OFF(spectrum), "powerlaw", 0, 0, 0, spectrum_names,
      "covariance spectrum: isotropic | powerlaw | twolevel | file"},
     {"spectrum_alpha", HDP_KEY_DOUBLE, OFF(spectrum_alpha), "0.5", HDP_R_LO_CLOSED, 0, 0, NULL,
@@ -60,7 +65,10 @@ static const hdp_schema_key data_keys[] = {
     {"noise_df", HDP_KEY_DOUBLE, OFF(noise_df), "5", HDP_R_LO_OPEN, 2, 0, NULL,
      "Student-t degrees of freedom nu > 2"},
 };
-CORE_SECTION(data);
+/* [data] train_size and the finite training set's combinations with [sgd] and [clip]
+ * (model_finalize.c) */
+static const hdp_schema_section data_section = {"data", data_keys, HDP_SCHEMA_NKEYS(data_keys),
+                                                0, hdp_finite_finalize};
 
 static const hdp_schema_key clip_keys[] = {
     {"c", HDP_KEY_DOUBLE, OFF(c), "0.3", HDP_R_LO_OPEN | HDP_R_INF | HDP_R_HI_CLOSED, 0, 1e50, NULL,

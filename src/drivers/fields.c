@@ -95,7 +95,8 @@ static const hdp_field mc_fields[] = {
     REAL_AS(hdp_mc_result, "divergence_threshold", threshold,
             "a run diverged when its excess risk exceeded this"),
     REAL(hdp_mc_result, rho_accounted,
-         "the accountant of docs/theory.md §6 on the realised schedule (null/inf: no noise)"),
+         "the accountant of docs/theory.md §6 on the realised schedule (inf: no noise; null: "
+         "sgd.sampling = shuffle | poisson, see epsilon)"),
     END,
 };
 const hdp_field_table hdp_mc_fields = {
@@ -111,7 +112,8 @@ static double get_threads(const void *obj, const void *ctx)
 
 /* the run's time fields, after the model's in the JSON */
 static const hdp_field mc_run_fields[] = {
-    INT(hdp_mc_result, steps, "steps per run: n (sim) or round(1/h) (sde)"),
+    INT(hdp_mc_result, steps,
+        "steps per run: n (sim), round(1/h) (sde), ceil(E/q) (poisson) or E ceil(N/B) (shuffle)"),
     REAL(hdp_mc_result, seconds, "wall time, seconds"),
     GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"),
     END,
@@ -157,6 +159,34 @@ const hdp_field_table hdp_mc_rows_fields = {
     "mc_rows", "the privacy accountant's precondition in DP-SGD's runs (hdpsgd sim only: the "
                "SDE draws no rows; context: the model)",
     mc_rows_fields, NULL};
+
+/* standard DP-SGD on a finite training set (hdp_mc_result.sgd, hdpsgd/finite.h) */
+static double get_sgd_steps(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return (double)((const hdp_mc_result *)obj)->sgd.compositions;
+}
+
+static const hdp_field mc_sgd_fields[] = {
+    REAL_AS(hdp_mc_result, "noise_multiplier", sgd.noise_multiplier,
+            "sigma: N(0, sigma^2 C^2 I) on the sum of the batch's clipped gradients, C = c sqrt(d) "
+            "(sgd.noise_multiplier, or calibrated from the [privacy] budget when it is 0)"),
+    BOOL_AS(hdp_mc_result, "noise_calibrated", sgd.calibrated, 0,
+            "noise_multiplier was calibrated from the [privacy] budget by sgd.accountant"),
+    REAL_AS(hdp_mc_result, "sample_rate", sgd.sample_rate, "q = B/N, sgd.batch over data.train_size"),
+    GET("accounted_steps", HDP_FIELD_INT, get_sgd_steps,
+        "the Gaussian mechanisms composed: the steps (poisson) or the epochs (shuffle: each row in "
+        "one batch per epoch, no amplification)"),
+    REAL_AS(hdp_mc_result, "epsilon", sgd.epsilon,
+            "epsilon at delta by sgd.accountant: Poisson-subsampled under add/remove neighbours, "
+            "shuffle under replace-one (docs/theory.md §6.6; null: no noise)"),
+    REAL_AS(hdp_mc_result, "delta", sgd.delta, "delta of the model (privacy.delta)"),
+    END,
+};
+const hdp_field_table hdp_mc_sgd_fields = {
+    "mc_sgd", "standard DP-SGD on a finite training set in hdpsgd sim (sgd.sampling = shuffle | "
+              "poisson): its noise multiplier, sample rate and epsilon; its steps are steps",
+    mc_sgd_fields, NULL};
 
 /* ---- the validator ---- */
 
@@ -495,6 +525,7 @@ const hdp_field_table hdp_kl_epoch_fields = {
 
 static const hdp_field_table *const tables[] = {
     &hdp_ode_fields,           &hdp_mc_fields,       &hdp_mc_run_fields, &hdp_mc_rows_fields,
+    &hdp_mc_sgd_fields,
     &hdp_validate_side_fields, &hdp_validate_fields, &hdp_validate_sde_fields, &hdp_model_fields,
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
     &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,

@@ -466,7 +466,9 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         hdp_rec_fields(r, &hdp_mc_fields, "", &s, m);
         if (finals)
             hdp_rec_col(r, "", "final_risks", finals, s.runs);
-        if (!sde) /* docs/theory.md §6.1: the SDE draws no rows */
+        if (s.sgd.finite) /* standard DP-SGD on a finite training set */
+            hdp_rec_fields(r, &hdp_mc_sgd_fields, "", &s, m);
+        else if (!sde) /* docs/theory.md §6.1: the SDE draws no rows */
             hdp_rec_fields(r, &hdp_mc_rows_fields, "", &s, m);
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
         hdp_rec_fields(r, &hdp_mc_run_fields, "", &s, m);

@@ -32,6 +32,7 @@
 #include "hdpsgd/rng.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
+#include "sim/finite_internal.h"
 #include "sim/mc.h"
 #include "sim/mc_internal.h"
 #include "sim/rng_internal.h"
@@ -194,6 +195,8 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     hdp_status st = hdp_mc_problem_entry(pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
+    if (pb->sgd.finite) /* standard DP-SGD on a finite training set (finite.c) */
+        return hdp_finite_run_problem(pb, opt, res, err);
     const hdp_model *m = pb->model;
     const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;
