@@ -195,13 +195,12 @@ static hdp_mc_result simulate(const hdp_model *m, long runs)
 
 /* E[R_exc(theta_T) | X] of T steps of GD e <- (I - eta S) e + eta X^T z / N, S = X^T X / N, from
  * e_0 = -theta*, theta* uniform on the sphere of radius r, z ~ N(0, tau^2 I) (N > d: S > 0):
- * with S = V diag(s) V^T and w_j = v_j^T Lambda v_j,
+ * with S = V diag(s) V^T (from gsl_eigen_symmv) and w_j = v_j^T Lambda v_j,
  *   (1/2) sum_j w_j [ r^2/d (1 - eta s_j)^(2T) + tau^2/N (1 - (1 - eta s_j)^T)^2 / s_j ] */
-static double gd_risk_given_sample(gsl_matrix *S, gsl_vector *s, gsl_matrix *V,
-                                   gsl_eigen_symmv_workspace *ws, const double *lambda, long d,
-                                   long N, double eta, long T, double r, double tau2)
+static double gd_risk_given_eigen(const gsl_vector *s, const gsl_matrix *V,
+                                  const double *lambda, long d, long N, double eta, long T,
+                                  double r, double tau2)
 {
-    gsl_eigen_symmv(S, s, V, ws);
     double R = 0;
     for (long j = 0; j < d; j++) {
         double w = 0, sj = gsl_vector_get(s, (size_t)j);
@@ -246,24 +245,27 @@ static void full_batch_gd_matches_closed_form(void **state)
     const long M = 40000;
     const long Ts[2] = {T / 2, T};
     const long pts[2] = {5, 10};
-    for (int h = 0; h < 2; h++) {
-        double sum = 0, sum2 = 0;
-        for (long k = 0; k < M; k++) {
-            for (long i = 0; i < N * d; i++)
-                X[i] = sqrt(lambda[i % d]) * hdp_rng_normal(&g);
-            for (long a = 0; a < d; a++)
-                for (long b = 0; b <= a; b++) {
-                    double v = 0;
-                    for (long i = 0; i < N; i++)
-                        v += X[i * d + a] * X[i * d + b];
-                    gsl_matrix_set(S, (size_t)a, (size_t)b, v / (double)N);
-                    gsl_matrix_set(S, (size_t)b, (size_t)a, v / (double)N);
-                }
-            double R = gd_risk_given_sample(S, s, V, ws, lambda, d, N, eta, Ts[h], r, tau2);
-            sum += R;
-            sum2 += R * R;
+    double sum[2] = {0}, sum2[2] = {0};
+    for (long k = 0; k < M; k++) {
+        for (long i = 0; i < N * d; i++)
+            X[i] = sqrt(lambda[i % d]) * hdp_rng_normal(&g);
+        for (long a = 0; a < d; a++)
+            for (long b = 0; b <= a; b++) {
+                double v = 0;
+                for (long i = 0; i < N; i++)
+                    v += X[i * d + a] * X[i * d + b];
+                gsl_matrix_set(S, (size_t)a, (size_t)b, v / (double)N);
+                gsl_matrix_set(S, (size_t)b, (size_t)a, v / (double)N);
+            }
+        gsl_eigen_symmv(S, s, V, ws);
+        for (int h = 0; h < 2; h++) {
+            double R = gd_risk_given_eigen(s, V, lambda, d, N, eta, Ts[h], r, tau2);
+            sum[h] += R;
+            sum2[h] += R * R;
         }
-        double ref = sum / M, ref_se = sqrt((sum2 / M - ref * ref) / (M - 1));
+    }
+    for (int h = 0; h < 2; h++) {
+        double ref = sum[h] / M, ref_se = sqrt((sum2[h] / M - ref * ref) / (M - 1));
         double mc = res.mean[pts[h]], mc_se = res.stderr_[pts[h]];
         print_message("GD after %ld steps: simulated %.6g +- %.2g, closed form %.6g +- %.2g\n",
                       Ts[h], mc, mc_se, ref, ref_se);
