@@ -232,6 +232,10 @@ hdp_status hdp_model_with(const hdp_model *m, const char *key, const char *value
  * finalized model with hdp_model_with instead). */
 hdp_status hdp_model_check(const hdp_model *m, hdp_error *err);
 
+/* HDP_EINPUT naming [sgd] sampling (and epochs) when m is not one pass (sampling = one-pass):
+ * what (e.g. "the risk ODE") covers one pass only. */
+hdp_status hdp_model_require_one_pass(const hdp_model *m, const char *what, hdp_error *err);
+
 /* Write the model as CSV metadata: a line '# ; model: FILE', then the lines of
  * hdp_model_write_ini each after '# ' ('# [section]', '# key = value'), and after the
  * [privacy] keys a comment '# ; the same budget: rho = ..., rho_zcdp = ..., epsilon = ... at

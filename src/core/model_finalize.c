@@ -468,3 +468,17 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
                         why);
     return HDP_OK;
 }
+
+hdp_status hdp_model_require_one_pass(const hdp_model *m, const char *what, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, what);
+    if (m->sampling != HDP_SAMPLING_ONE_PASS)
+        return hdp_model_fail_key(m, "sgd", "sampling", err,
+                                  "sampling = %s (epochs = %ld): %s covers one pass only "
+                                  "(sgd.sampling = one-pass, sgd.epochs = 1); the theory of "
+                                  "several epochs on a finite training set is not built "
+                                  "(docs/theory.md §3.11)",
+                                  hdp_sampling_name(m->sampling), m->epochs, what);
+    return HDP_OK;
+}

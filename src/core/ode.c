@@ -206,8 +206,11 @@ static hdp_status solve_joint(const hdp_model *m, const hdp_risk_ode *o, long po
 {
     int erk_failed = 0;
     snprintf(res->solver, sizeof res->solver, "cvode");
-    if (m->ode_solver == HDP_ODE_DOP853 ||
-        (m->ode_solver == HDP_ODE_AUTO && hdp_rode_stiffness(o) <= erk_max_stiffness(m, o->m))) {
+    /* DOP853's stages are polynomials in lambda of the one-sample form (ode_erk.c): the
+     * batch's lambda^2 terms (kappa > 0) are CVODE's */
+    if (o->kappa == 0 &&
+        (m->ode_solver == HDP_ODE_DOP853 ||
+         (m->ode_solver == HDP_ODE_AUTO && hdp_rode_stiffness(o) <= erk_max_stiffness(m, o->m)))) {
         const char *why = "";
         double t_reached = 0;
         int bins_done = 0;
@@ -311,12 +314,26 @@ static void fit_time(const hdp_clip *clip, hdp_ode_result *res)
     res->clip_fit_seconds = info.seconds;
 }
 
+/* [sgd]: the ODE is that of one pass (batched or not, docs/theory.md §3.11); its batch terms
+ * are CVODE's (solve_joint) */
+static hdp_status batch_check(const hdp_model *m, hdp_error *err)
+{
+    hdp_status st = hdp_model_require_one_pass(m, "the risk ODE", err);
+    if (st == HDP_OK && m->batch > 1 && m->ode_solver == HDP_ODE_DOP853)
+        st = hdp_model_fail_key(m, "ode", "solver", err,
+                                "solver = dop853 integrates the ODE of batch 1 only (its stages "
+                                "are polynomials of that form); sgd.batch = %ld needs "
+                                "solver = cvode or auto",
+                                m->batch);
+    return st;
+}
+
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
 {
     HDP_ZERO(res);
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
+    if (hdp_model_check(m, err) != HDP_OK || batch_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     memset(res, 0, sizeof *res);
     hdp_clip *clip = hdp_clip_alloc_fitted(m, m->c, err); /* once for every solve below */
@@ -341,7 +358,8 @@ hdp_status hdp_ode_solve_problem(const hdp_model *m, const hdp_problem *pb, hdp_
     HDP_REQUIRE(err, res);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
-    if (hdp_problem_check(pb, m, "hdp_ode_solve_problem", err) != HDP_OK)
+    if (hdp_problem_check(pb, m, "hdp_ode_solve_problem", err) != HDP_OK ||
+        batch_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     hdp_clip *clip = hdp_clip_alloc_fitted(m, m->c, err); /* once for every solve below */
     if (!clip)

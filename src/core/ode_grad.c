@@ -93,6 +93,33 @@ static int rhs(clip_set *cs, const sched_pt *p, const double *y, double *f)
     return hdp_rode_rhs(o, &cf, y, f);
 }
 
+/* The batch's terms' part of the parameters' adjoints (docs/theory.md §3.11): with
+ * k2 = kappa eta~^2, d/deta~ of l^2 (alpha2 D + beta2) = l^2 (-2 kappa eta~ mu^2 D +
+ * 3 kappa gamma eta~^2 mu V) and of l kappa eta~ mu q = l kappa mu q; d/dc = l^2 k2 (-2 mu mu_c D +
+ * gamma eta~ (mu_c V + mu V_c)) + l kappa eta~ q (mu_c + 2 mu / c) (mu_c, V_c: the
+ * c-derivatives; q = qf sigma~^2 with qf ~ c^2); *q_bar: the multiplier of dq/dparam,
+ * kappa eta~ mu sum_j kbar_j l_j. */
+static void batch_adjoint(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *Y,
+                          const double *kbar, double mu_c, double V_c, double c, int dc,
+                          double *e_bar, double *c_bar, double *q_bar)
+{
+    double eta = cf->eta, k = o->kappa, g = o->gamma, k2 = k * eta * eta, q = cf->q;
+    double eD = -2.0 * k * eta * cf->mu * cf->mu, e0 = 3.0 * k * g * eta * eta * cf->mu * cf->V;
+    double cD = -2.0 * k2 * cf->mu * mu_c, c0 = k2 * g * eta * (mu_c * cf->V + cf->mu * V_c);
+    double dqdc = c > 0 && isfinite(c) ? 2.0 * q / c : 0.0;
+    double se = 0, sc = 0, sl = 0;
+    for (long j = 0; j < o->m; j++) {
+        double l = o->lambda[j], l2 = l * l, kb = kbar[j];
+        se += kb * l2 * (eD * Y[j] + e0);
+        sl += kb * l;
+        if (dc)
+            sc += kb * l2 * (cD * Y[j] + c0);
+    }
+    *e_bar += se + sl * k * cf->mu * q;
+    *c_bar += sc + (dc ? sl * k * eta * (mu_c * q + cf->mu * dqdc) : 0.0);
+    *q_bar = k * eta * cf->mu * sl;
+}
+
 /* Adjoint of one stage k = f(t, Y): ybar_out = J^T kbar (J^T = diag(a) + v u^T);
  * parameters += kbar^T df/dparam. */
 static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *Y,
@@ -116,13 +143,16 @@ static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, 
         if (dc)
             c_bar += kb * l * (-2.0 * eta * mu_c * Y[j] + gm * eta * eta * V_c);
     }
+    double q_bar = 0; /* the batch's terms, docs/theory.md §3.11 */
+    if (o->kappa > 0)
+        batch_adjoint(o, &cf, Y, kbar, mu_c, V_c, cs->c, dc != NULL, &e_bar, &c_bar, &q_bar);
     for (long j = 0; j < m; j++) {
         double l = o->lambda[j];
         Ybar[j] = hdp_rode_a(l, &cf) * kbar[j] + o->w[j] * l * ukb;
     }
     if (dsched)
         for (int i = 0; i < p->n; i++)
-            dsched[p->idx[i]] += e_bar * p->de[i] + sum_kb * p->dq[i];
+            dsched[p->idx[i]] += e_bar * p->de[i] + (sum_kb + q_bar) * p->dq[i];
     if (dc) {
         /* q = 2 c^2 gamma^2 sigma~^2: dq/dc = 2 q / c */
         c_bar += sum_kb * (cs->c > 0 && isfinite(cs->c) ? 2.0 * p->q / cs->c : 0.0);
@@ -269,6 +299,7 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     cs->clip = g->clip;
     hdp_rode_init_parts(&cs->ode, &g->spec, g->gamma, privacy ? s->rho : INFINITY, g->R0, s, c,
                         cs->clip);
+    cs->ode.kappa = g->kappa;
     return !cs->clip;
 }
 
@@ -492,11 +523,13 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     HDP_ZERO(g);
     HDP_REQUIRE(err, g);
     HDP_REQUIRE(err, m);
-    if (hdp_model_check(m, err) != HDP_OK)
+    if (hdp_model_check(m, err) != HDP_OK ||
+        hdp_model_require_one_pass(m, "the risk ODE's gradient (schedule design)", err) != HDP_OK)
         return HDP_EINPUT;
     g->gamma = m->gamma;
     g->rho = m->rho;
     g->R0 = 0.5 * m->target_radius * m->target_radius;
+    g->kappa = hdp_rode_kappa(m);
     g->noise = m->noise;
     g->tau2 = m->tau2;
     g->df = m->noise_df;

@@ -43,6 +43,7 @@
 typedef struct {
     hdp_spectrum spec;      /* the bins (owned) */
     double gamma, rho, R0;  /* R0 = D_j(0) = r*^2 / 2 */
+    double kappa;           /* (B - 1)/n: the batch's terms of the ODE (docs/theory.md §3.11) */
     hdp_noise_kind noise;
     double tau2, df;
     double clip_range;      /* R range of the fitted clipping factors (hdp_clip_range) */

@@ -50,7 +50,7 @@ hdp_status hdp_problem_build(const hdp_model *m, hdp_problem *pb, hdp_error *err
     pb->n = m->n;
     pb->eta_sup = hdp_sched_eta_sup(&pb->sched);
     pb->threshold = hdp_divergence_threshold(m, pb->eta_sup);
-    pb->rho_accounted = hdp_privacy_accountant_schedule(&pb->sched, m->n);
+    pb->rho_accounted = hdp_privacy_accountant_batches(&pb->sched, m->n, m->batch);
     /* standard DP-SGD on a finite training set: its sigma and epsilon, once */
     return hdp_finite_privacy_of(m, &pb->sgd, err);
 }

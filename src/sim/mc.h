@@ -157,6 +157,11 @@ typedef struct {
 hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                         const mc_method *method, const void *ctx, hdp_mc_result *res,
                         hdp_error *err);
+/* The same with unit steps per unit of time on the grid (k_i = round(t_i unit)): batched
+ * one pass (dpsgd.c) has steps = ceil(n/B) and unit = n/B. */
+hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                             double unit, const mc_method *method, const void *ctx,
+                             hdp_mc_result *res, hdp_error *err);
 
 /* Check runs >= 1, threads >= 0 (HDP_EINPUT naming the option). The SDE
  * checks its step itself. */

@@ -161,12 +161,13 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     if (st != HDP_OK)
         return st;
     const hdp_model *m = pb->model;
-    if (pb->sgd.finite)
-        return hdp_model_fail_key(m, "sgd", "sampling", err,
-                                  "sampling = %s: the homogenized SDE is one-pass DP-SGD's "
-                                  "(docs/theory.md §4); standard DP-SGD on a finite training set "
-                                  "is simulated by hdpsgd sim",
-                                  hdp_sampling_name(m->sampling));
+    if ((st = hdp_model_require_one_pass(m, "the homogenized SDE", err)) != HDP_OK)
+        return st;
+    if (m->batch > 1) /* docs/theory.md §4: its noise is derived for batch 1 */
+        return hdp_model_fail_key(m, "sgd", "batch", err,
+                                  "batch = %ld: the homogenized SDE (sde) is derived for "
+                                  "batch = 1 only; use ode (the batched ODE) and sim",
+                                  m->batch);
     if (!(opt->sde_step >= 0 && opt->sde_step <= 1))
         return hdp_fail(err, HDP_EINPUT, "SDE step h = %g: expected a number in [0, 1] (0 = 1/n)",
                         opt->sde_step);
