@@ -124,6 +124,8 @@ def poisson(bin_, eps, delta, grid, work, rounds=12):
                 v = p[axis] * f
                 if axis in ("B", "E"):
                     v = int(round(v))
+                if axis == "B" and v > N > p["B"]:
+                    v = N  # full batch
                 lo, hi = LIMITS[axis]
                 if v < lo or v > hi or v == p[axis]:
                     continue
@@ -164,7 +166,7 @@ def main():
     quick = "--quick" in sys.argv[1:]
     bin_ = os.path.abspath(args[0])
     outdir = os.path.abspath(args[1] if len(args) > 1 else ".")
-    grid = dict(B=[16, 64, 256], E=[1, 4, 16], eta=[0.5, 1, 2, 4], c=[0.1, 0.3, 1])
+    grid = dict(B=[16, 128, 1024], E=[1, 4, 16, 64], eta=[0.5, 1, 2, 4], c=[0.03, 0.1, 0.3, 1])
     eps_list = EPS
     if quick:
         grid = dict(B=[64], E=[1, 4], eta=[1], c=[0.3])
@@ -183,7 +185,8 @@ def main():
             rows.append(row)
             print("eps %-4g one pass designed: ODE %.4f sim %.4f +- %.4f (%s, c %.3g) | Poisson "
                   "add/remove %.4f +- %.4f (B %d E %d eta %g c %g sigma %.3g) | replace-one "
-                  "%.4f +- %.4f (B %d E %d eta %g c %g sigma %.3g)" % tuple(row), flush=True)
+                  "%.4f +- %.4f (B %d E %d eta %g c %g sigma %.3g)" % tuple(row), "| tried",
+                  ca["tried"], cr["tried"], flush=True)
     os.makedirs(outdir, exist_ok=True)
     path = os.path.join(outdir, "study-dpsgd.csv")
     with open(path, "w", newline="") as f:
