@@ -148,13 +148,17 @@ set datafile separator ','
 set logscale xy
 set xlabel 'epsilon (delta = 1e-5)'
 set ylabel 'final excess risk'
-set key top right
+set key bottom left
 set xtics (0.5, 1, 2, 4, 8)
+set xrange [0.4:10]
+set yrange [0.01:0.6]
 set grid
+ols = 0.25 * 200 / (2.0 * ({N} - 200 - 1))
 plot '{csvpath}' using 1:2 skip 1 with lines lw 2 dt 2 lc rgb '#1f77b4' title 'one pass, designed (ODE)', \\
      '' using 1:3:4 skip 1 with yerrorbars pt 7 ps 0.8 lc rgb '#1f77b4' title 'one pass, designed (sim)', \\
      '' using 1:7:8 skip 1 with yerrorlines pt 5 ps 0.8 lc rgb '#d62728' title 'Poisson, tuned, add/remove', \\
-     '' using 1:14:15 skip 1 with yerrorlines pt 9 ps 0.9 lc rgb '#2ca02c' title 'Poisson, tuned, replace-one'
+     '' using 1:14:15 skip 1 with yerrorlines pt 9 ps 0.9 lc rgb '#2ca02c' title 'Poisson, tuned, replace-one', \\
+     ols with lines dt 3 lc rgb '#555555' title 'least squares on the N rows, no privacy'
 """
     p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
     if p.returncode != 0:
