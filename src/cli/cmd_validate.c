@@ -304,6 +304,12 @@ int cmd_validate(int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_delta("validate", &m);
+    if (m.batch > 1 && !no_sde) { /* the SDE is derived for batch 1 (hdp_sde_run refuses) */
+        fprintf(stderr, "hdpsgd validate: note: sgd.batch = %ld: the SDE side is skipped (the "
+                        "homogenized SDE is derived for batch 1, docs/theory.md §4)\n",
+                m.batch);
+        no_sde = 1;
+    }
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
