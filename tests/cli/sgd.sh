@@ -91,5 +91,27 @@ assert 0.95 * 0.5 < d['rho_accounted'] <= 0.5, d['rho_accounted']"
 check "validate at batch 4: the SDE side skipped with a note" bash -c \
   "grep -q 'SDE side is skipped' err && [[ ! -e val.sde.csv ]] && grep -q '\"sim_pass\"' val.json"
 
+# ---- schedule --optimize --tune-batch ----
+"$bin" schedule --optimize --tune-batch --family output,inverse-time --set data.d=20 --set data.n=640 \
+  --json tb.json -o tb.tab >tb.txt 2>/dev/null
+check "--tune-batch: B = 1, 2, ..., n/32 designed, the best kept, in the accountants' terms" python3 -c "
+import json, math
+d = json.load(open('tb.json'))
+assert d['batch_candidates'] == [1, 2, 4, 8, 16], d['batch_candidates']
+r = d['batch_final_risks']; B = d['best_batch']
+assert d['best_final_risk'] == min(r) == r[d['batch_candidates'].index(B)]
+assert d['model']['sgd']['batch'] == B
+assert d['sample_rate'] == B / 640 and d['steps'] == math.ceil(640 / B)
+assert 0 < d['noise_multiplier_min'] <= d['noise_multiplier_median'] <= d['noise_multiplier_max']
+assert d['rho_accounted'] <= d['rho'] * (1 + 1e-12)
+assert d['epsilon_pld'] <= d['epsilon_rdp'] <= d['epsilon_rdp_classic']
+assert abs(d['epsilon_pld'] - d['epsilon']) <= 1e-3 * d['epsilon'], (d['epsilon_pld'], d['epsilon'])
+assert d['poisson_noise_multiplier'] > 0"
+check "--tune-batch: the rerun line sets the batch" grep -q -- "--set sgd.batch=" tb.txt
+check "--tune-batch with --refine: exit 2" \
+  refused "--tune-batch with --refine" -- "$bin" schedule --optimize --tune-batch --refine --family pl "${small[@]}" -o out
+check "--tune-batch with sampling = poisson: exit 2 naming the key" \
+  refused "[sgd] sampling" -- "$bin" schedule --optimize --tune-batch "${small[@]}" --set sgd.sampling=poisson -o out
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
