@@ -91,6 +91,10 @@ assert 0.95 * 0.5 < d['rho_accounted'] <= 0.5, d['rho_accounted']"
 check "validate at batch 4: the SDE side skipped with a note" bash -c \
   "grep -q 'SDE side is skipped' err && [[ ! -e val.sde.csv ]] && grep -q '\"sim_pass\"' val.json"
 
+"$bin" ode "${small[@]}" --set sgd.batch=20 -o coarse.csv 2>coarse.err
+check "ode with fewer than 32 batched steps: a warning naming the batch, the output written" \
+  bash -c "grep -q 'sgd.batch = 20 makes 10 steps' coarse.err && [[ -s coarse.csv ]]"
+
 # ---- schedule --optimize --tune-batch ----
 "$bin" schedule --optimize --tune-batch --family output,inverse-time --set data.d=20 --set data.n=640 \
   --json tb.json -o tb.tab >tb.txt 2>/dev/null
