@@ -450,6 +450,14 @@ static void gradient_matches_differences(void **state)
     make_model(&m, "data.spectrum=isotropic", "data.d=200", "data.gamma=0.01", "privacy.rho=1", NULL);
     gradient_on_model(&m, 1);
     hdp_model_free(&m);
+    /* batched one pass (issue 33, docs/theory.md §3.11): the batch's terms kappa = (B - 1)/n
+     * in the right-hand side, its Jacobian and the parameters' adjoints */
+    make_model(&m, "data.d=40", "sgd.batch=16", NULL);
+    gradient_on_model(&m, 1);
+    hdp_model_free(&m);
+    make_model(&m, "data.spectrum=isotropic", "data.d=200", "data.gamma=0.1", "sgd.batch=64", NULL);
+    gradient_on_model(&m, 1);
+    hdp_model_free(&m);
     /* Student-t labels (the clipping factors fitted once per c, docs/theory.md §2.3: the
      * gradient is that of the fitted ODE, every schedule kind) */
     make_model(&m, "data.d=8", "data.noise=student", "clip.c=0.8", NULL);

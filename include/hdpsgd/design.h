@@ -191,6 +191,53 @@ hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUN
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
 void hdp_design_set_free(hdp_design_set *d);
 
+/* ---- The batch size in the design (`schedule --optimize --tune-batch`, issue 33) ----
+ * Batched one pass (docs/theory.md §1.6, §3.11): the schedule designed (hdp_design_set_run) at
+ * B = 1, 2, 4, ... up to hdp_design_batch_max(m) = n / HDP_DESIGN_MIN_STEPS (at least that
+ * many steps: the batched ODE is an expansion in B/n, validated at 32 steps), the batch of
+ * lowest final risk kept with its design and model. */
+#define HDP_DESIGN_MIN_STEPS 32
+#define HDP_DESIGN_MAX_BATCHES 48
+
+typedef struct {
+    int count;                            /* the batch sizes designed */
+    long batch[HDP_DESIGN_MAX_BATCHES];   /* B of each */
+    double risk[HDP_DESIGN_MAX_BATCHES];  /* the best family's final risk at each */
+    int best;                             /* index of the best (-1: none) */
+    hdp_design_set set;                   /* the design at batch[best] */
+    hdp_model model;                      /* the model at batch[best] (a deep copy) */
+    long solves;                          /* ODE solves of all the designs */
+    double seconds;
+    int unconverged;                      /* 1: cancelled (the batches done hold the best so far) */
+} hdp_design_batch;
+
+long hdp_design_batch_max(const hdp_model *m);
+
+/* The design at every candidate batch (above). HDP_EINPUT for a model that is not one pass;
+ * on cancellation HDP_ECANCELLED with the best so far kept (out->unconverged = 1). Release
+ * with hdp_design_batch_free in every case. */
+hdp_status hdp_design_batch_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
+                                const hdp_design_options *opt, hdp_design_batch *out,
+                                hdp_error *err);
+void hdp_design_batch_free(hdp_design_batch *out);
+
+/* A batched one-pass model (a designed one: hdp_design_model) in the vocabulary of the
+ * subsampled-Gaussian accountants (hdpsgd/accountant.h): the sample rate q = B/n, the steps
+ * K = ceil(n/B), the noise multipliers of its steps (the noise on the sum of a batch's clipped
+ * gradients over C, 2 sigma_k / a_k: min, median, max), its own guarantee (rho_accounted, and
+ * epsilon of (rho^2/2)-zCDP by CKS at the model's delta); and standard Poisson DP-SGD at the
+ * same q, steps and (epsilon, delta): its sigma by the model's sgd.accountant and that sigma's
+ * epsilon by each accountant (NaN when epsilon is infinite or no sigma up to 1e6 meets it). */
+typedef struct {
+    long batch, steps;
+    double sample_rate, delta;
+    double noise_min, noise_median, noise_max;
+    double rho_accounted, epsilon_zcdp;
+    double poisson_sigma, epsilon_pld, epsilon_rdp, epsilon_rdp_classic;
+} hdp_design_batch_terms_t;
+
+hdp_status hdp_design_batch_terms(const hdp_model *m, hdp_design_batch_terms_t *t, hdp_error *err);
+
 /* The privacy a family needs to match a target risk (the epsilon-equivalent of docs/theory.md §5):
  * the rho at which the family, optimised (opt; refine ignored), reaches final risk
  * `target`, by Brent's method on log rho (1e-4 relative) after bracketing by factors of 4

@@ -147,6 +147,9 @@ static void print_table(const hdp_model *m, const hdp_validate_result *v, long r
     printf("  d = %ld, n = %ld (gamma = %.4g), %s, %s label noise (tau2 = %g), c = %g, %s schedule\n",
            m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), hdp_noise_name(m->noise),
            m->tau2, m->c, hdp_sched_name(m->sched));
+    if (m->batch > 1) /* batched one pass (docs/theory.md §1.6, §3.11) */
+        printf("  batched one pass: sgd.batch = %ld, %ld steps\n", m->batch,
+               hdp_sched_batch_count(m->n, m->batch));
     if (isinf(m->rho))
         printf("privacy: rho = inf (no private noise)\n");
     else
@@ -304,6 +307,12 @@ int cmd_validate(int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_delta("validate", &m);
+    if (m.batch > 1 && !no_sde) { /* the SDE is derived for batch 1 (hdp_sde_run refuses) */
+        fprintf(stderr, "hdpsgd validate: note: sgd.batch = %ld: the SDE side is skipped (the "
+                        "homogenized SDE is derived for batch 1, docs/theory.md §4)\n",
+                m.batch);
+        no_sde = 1;
+    }
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);

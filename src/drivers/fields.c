@@ -113,7 +113,8 @@ static double get_threads(const void *obj, const void *ctx)
 /* the run's time fields, after the model's in the JSON */
 static const hdp_field mc_run_fields[] = {
     INT(hdp_mc_result, steps,
-        "steps per run: n (sim), round(1/h) (sde), ceil(E/q) (poisson) or E ceil(N/B) (shuffle)"),
+        "steps per run: ceil(n/B) (sim; n for batch 1), round(1/h) (sde), ceil(E/q) (poisson) "
+        "or E ceil(N/B) (shuffle)"),
     REAL(hdp_mc_result, seconds, "wall time, seconds"),
     GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"),
     END,

@@ -20,6 +20,9 @@
  * Privacy: docs/theory.md §6's accountant on the eta_k, sigma_k the runs used, and the count of
  * steps that break its precondition eta_k ||x'||^2 <= 2 (docs/theory.md §6.1). Feature clipping
  * changes nothing (not a bit) in a run where no row is longer than B.
+ * Batched one pass (sgd.batch > 1, docs/theory.md §1.6): sim_run_batched, K = ceil(n/B) steps
+ * of hdp_sched_batch_step, the grid read by time (batch_record); its violations are the steps
+ * holding a row with a_k ||x'||^2 > 2 (a lower bound on the expansive steps).
  */
 #include "hdpsgd/sim.h"
 #include "core/check.h"
@@ -188,8 +191,9 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
 
 /* One row of a batch (batch > 1): a fresh sample, its residual and clipped gradient added to
  * w->grad; the counts of feature-clipped rows and of rows with a ||x'||^2 > 2 (a = eta_k/B_k,
- * the per-row rate: every row within it makes the batch's step non-expansive, docs/theory.md
- * §6.1). Returns 1 when the row's gradient was clipped, -1 when the residual is not finite. */
+ * the per-row rate: such a row makes the step expansive, docs/theory.md §6.1; the caller
+ * counts the step once). Returns 1 when the row's gradient was clipped, -1 when the residual
+ * is not finite. */
 static int batch_row(const sim_ctx *c, sim_ws *w, gsl_rng *rng, double a, mc_run_out *out)
 {
     const long d = c->d;
@@ -263,7 +267,7 @@ static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_r
         double eta_k, sigma_k;
         long rows;
         hdp_sched_batch_step(&c->sched, n, c->batch, k, &eta_k, &sigma_k, &rows);
-        double a = eta_k / (double)rows, clipped = 0;
+        double a = eta_k / (double)rows, clipped = 0, v0 = out->violations;
         memset(w->grad, 0, sizeof(double) * (size_t)d);
         for (long b = 0; b < rows; b++) {
             int cl = batch_row(c, w, rng, a, out);
@@ -273,6 +277,8 @@ static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_r
             }
             clipped += cl;
         }
+        if (out->violations > v0) /* a step with a row a ||x'||^2 > 2 is expansive: counted once */
+            out->violations = v0 + 1.0;
         double s = sigma_k > 0 ? 2.0 * c->C * sigma_k : 0.0;
         for (long i = 0; i < d; i++)
             e[i] -= a * w->grad[i];
