@@ -330,6 +330,75 @@ static void result_carries_privacy(void **state)
     hdp_model_free(&m);
 }
 
+/* The hook for a data set's rows (hdp_problem.train): on fixed rows without noise every run is
+ * the same deterministic recursion, full-batch (shuffle, B = N) with and without clipping; the
+ * recorded risk equals a direct evaluation of e <- e - (eta/B) sum_i clip((x_i^T e - z_i) x_i),
+ * eta = eta~ B/N, to rounding, at every step, and the runs agree exactly. */
+static void fixed_rows_follow_the_recursion(void **state)
+{
+    (void)state;
+    enum { D = 5, NR = 12, T = 7 };
+    double x[NR * D], z[NR], target[D];
+    hdp_xoshiro g;
+    hdp_xoshiro_seed(&g, 99);
+    for (int i = 0; i < NR * D; i++)
+        x[i] = hdp_rng_normal(&g);
+    for (int i = 0; i < NR; i++)
+        z[i] = 0.5 * hdp_rng_normal(&g);
+    for (int j = 0; j < D; j++)
+        target[j] = hdp_rng_normal(&g);
+    hdp_trainset ts = {NR, D, x, z, target};
+    const char *clips[] = {"clip.c=inf", "clip.c=0.2"};
+    for (int v = 0; v < 2; v++) {
+        hdp_model m;
+        make_model(&m, "data.d=5", "data.train_size=12", "sgd.sampling=shuffle", "sgd.batch=12",
+                   "sgd.epochs=7", clips[v], "privacy.rho=inf", "schedule.kind=constant",
+                   "schedule.eta0=0.3", "ode.points=8", NULL);
+        hdp_problem pb;
+        hdp_error err;
+        hdp_error_clear(&err);
+        assert_int_equal(hdp_problem_build(&m, &pb, &err), HDP_OK);
+        pb.train = &ts;
+        hdp_mc_options opt;
+        hdp_mc_options_from_model(&m, &opt);
+        opt.runs = 3;
+        hdp_mc_result res;
+        assert_int_equal(hdp_sim_run_problem(&pb, &opt, &res, &err), HDP_OK);
+        assert_int_equal(res.steps, T);
+        const double *lambda = pb.spec.lambda, C = m.c * sqrt((double)D), eta = 0.3;
+        double e[D], acc[D];
+        for (int j = 0; j < D; j++)
+            e[j] = -target[j];
+        for (int k = 0; k <= T; k++) {
+            double R = 0;
+            for (int j = 0; j < D; j++)
+                R += 0.5 * lambda[j] * e[j] * e[j];
+            assert_rel(res.mean[k], R, 1e-12, 1e-300);
+            assert_true(res.stderr_[k] <= 1e-12 * R); /* the runs agree (to the mean's rounding) */
+            memset(acc, 0, sizeof acc);
+            for (int i = 0; i < NR; i++) {
+                double r = -z[i], xx = 0;
+                for (int j = 0; j < D; j++) {
+                    r += x[i * D + j] * e[j];
+                    xx += x[i * D + j] * x[i * D + j];
+                }
+                double coef = r, gn = fabs(r) * sqrt(xx);
+                if (gn > C)
+                    coef *= C / gn;
+                for (int j = 0; j < D; j++)
+                    acc[j] += coef * x[i * D + j];
+            }
+            for (int j = 0; j < D; j++)
+                e[j] -= eta / NR * acc[j];
+        }
+        if (v == 1)
+            assert_true(res.clipped[T] > 0); /* the clip was active */
+        hdp_mc_result_free(&res);
+        hdp_problem_free(&pb);
+        hdp_model_free(&m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +408,7 @@ int main(void)
         cmocka_unit_test(full_batch_gd_matches_closed_form),
         cmocka_unit_test(one_shuffled_epoch_is_one_pass),
         cmocka_unit_test(result_carries_privacy),
+        cmocka_unit_test(fixed_rows_follow_the_recursion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
