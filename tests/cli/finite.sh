@@ -83,6 +83,17 @@ check "no budget, no noise multiplier: sigma 0, epsilon null" python3 -c "
 import json; d = json.load(open('free.json'))
 assert d['noise_multiplier'] == 0 and d['epsilon'] is None"
 
+"$bin" privacy "${tiny[@]:0:8}" --set sgd.sampling=poisson >/dev/null 2>priv.err
+check "privacy names this model's standard DP-SGD accounting, sim's sigma and epsilon" python3 - priv.err poisson1.json <<'PY'
+import json, re, sys
+err = open(sys.argv[1]).read()
+d = json.load(open(sys.argv[2]))
+assert "sgd.sampling = poisson: the lines below are one-pass DP-SGD's" in err, err
+m = re.search(r"noise multiplier (\S+) .*epsilon = (\S+) at", err)
+assert abs(float(m.group(1)) - d['noise_multiplier']) <= 1e-5 * d['noise_multiplier'], m.group(1)
+assert abs(float(m.group(2)) - d['epsilon']) <= 1e-5 * d['epsilon'], m.group(2)
+PY
+
 # ---- bad input: exit 2 naming the key, nothing written ----
 check "shuffle without a training set" refused "[data] train_size" "sgd.sampling = shuffle" -- \
   "$bin" sim --set data.d=6 --set sgd.sampling=shuffle -o out.csv --json out.json
