@@ -8,7 +8,10 @@
  *   eta_cap = min(2/gamma, sup eta~ rounded up to a power of 2),
  * the largest rate of the Jacobian (diagonal plus rank one, docs/theory.md §3) for the schedule
  * (mu <= 1, V' <= 1), so that h times the rate stays below 1, well inside the real
- * stability interval of RK4 (2.78); at most 1/base_steps; and at most
+ * stability interval of RK4 (2.78); the batch's diagonal rate kappa eta~^2 mu^2 lambda^2
+ * (docs/theory.md §3.11) is not in it: it is x = (B/n) eta~ mu lambda times the descent's
+ * 2 eta~ mu lambda / 2, at most that rate while the batched algorithm's own step is stable
+ * (x < 2), so h times the rate stays below 2; at most 1/base_steps; and at most
  * rel_step eta~/|eta~'| where the schedule bends (optimal: t + a; linear-noise:
  * 2 (1 - t), graded towards t = 1 where sqrt(1 - t) is singular). The grid therefore
  * depends on the schedule's kind, its knots, the power of two above eta~(0) and
