@@ -288,7 +288,7 @@ static void bad_input(void **state)
     expect_spec_error(s, "[nc] frame_classes: frame_classes = 5 is smaller than K = 10");
     s = base_spec();
     s.frame_classes = 100; /* > p = 60 */
-    expect_spec_error(s, "[nc] p: p = 60 is smaller than frame_classes = 100");
+    expect_spec_error(s, "[nc] frame_classes: frame_classes = 100 is larger than p = 60");
     s = base_spec();
     s.remedy = HDP_NC_REMEDY_PROJECTION;
     s.frame_classes = 20;

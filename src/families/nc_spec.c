@@ -85,8 +85,8 @@ static hdp_status check(const hdp_nc_spec *s, const reporter *r)
                                        "are K of the K0 vertices of the frame (K0 >= K; 0 = K)",
                    s->frame_classes, s->K);
     if (s->p < s->frame_classes)
-        return bad(r, "p", "p = %ld is smaller than frame_classes = %ld: the K0-simplex ETF needs "
-                           "p >= K0", s->p, s->frame_classes);
+        return bad(r, "frame_classes", "frame_classes = %ld is larger than p = %ld: the K0-simplex "
+                                       "ETF needs p >= K0", s->frame_classes, s->p);
     if (s->remedy == HDP_NC_REMEDY_PROJECTION && s->frame_classes > s->K)
         return bad(r, "remedy", "projection projects on the perturbed e_1 .. e_{K-1}, which span the "
                                 "K-simplex ETF only: it needs frame_classes = K or 0 (here %ld > K "
