@@ -86,6 +86,9 @@ extern const hdp_field_table hdp_si_problem_fields;
 extern const hdp_field_table hdp_si_params_fields;
 extern const hdp_field_table hdp_rates_fit_fields;
 extern const hdp_field_table hdp_kl_epoch_fields;
+/* DP-GD on random features: the noise and early-stopping terms of the test loss
+ * (hdp_rf_sim_result of hdpsgd/rf.h). */
+extern const hdp_field_table hdp_rf_terms_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

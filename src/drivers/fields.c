@@ -11,6 +11,7 @@
 #include "hdpsgd/kl.h"
 #include "hdpsgd/ncsweep.h"
 #include "hdpsgd/rates.h"
+#include "hdpsgd/rf.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
@@ -491,6 +492,30 @@ const hdp_field_table hdp_kl_epoch_fields = {
     "kl_epoch", "the KL estimate of a run at one epoch (context: a const long * epoch)",
     kl_epoch_fields, NULL};
 
+/* ---- DP-GD on random features: the test loss's two terms (hdpsgd rf) ---- */
+
+static const hdp_field rf_terms_fields[] = {
+    REAL(hdp_rf_sim_result, noise_term,
+         "the test loss's noise term at T (Bombari-Mondelli, Eq. 20): mean over the test set of "
+         "the variance of phi^T theta_T over the runs (null for one run)"),
+    REAL(hdp_rf_sim_result, noise_term_stderr, "its jackknife standard error over the runs"),
+    REAL(hdp_rf_sim_result, noise_term_exact,
+         "its closed form for the recursion DP-GD follows without clipping"),
+    REAL(hdp_rf_sim_result, noise_term_ou, "its closed form for the OU process (the paper's)"),
+    REAL(hdp_rf_sim_result, early_stopping_term,
+         "the early-stopping term (Eq. 21): mean over the test set of (E phi^T theta_T - "
+         "phi^T theta*)^2, theta* the min-norm interpolator (null for one run)"),
+    REAL(hdp_rf_sim_result, early_stopping_term_stderr, "its jackknife standard error"),
+    REAL(hdp_rf_sim_result, early_stopping_term_exact,
+         "its closed form for the recursion DP-GD follows without clipping"),
+    REAL(hdp_rf_sim_result, early_stopping_term_ou,
+         "its closed form for the OU process (gradient flow; the paper's)"),
+    END,
+};
+const hdp_field_table hdp_rf_terms_fields = {
+    "rf_terms", "the noise and early-stopping terms of DP-GD's test loss (hdpsgd rf)",
+    rf_terms_fields, NULL};
+
 /* ---- lookup ---- */
 
 static const hdp_field_table *const tables[] = {
@@ -499,7 +524,7 @@ static const hdp_field_table *const tables[] = {
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
     &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,
     &hdp_si_problem_fields, &hdp_si_params_fields, &hdp_rates_fit_fields,
-    &hdp_kl_epoch_fields,
+    &hdp_kl_epoch_fields, &hdp_rf_terms_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)
