@@ -156,6 +156,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
     hdp_json_num(&j, "minnorm_train", pb->minnorm_train);
     hdp_json_num(&j, "gradient_flow_test", r->gf_test[L]);
     hdp_json_num(&j, "max_clipped_fraction", r->max_clipped_fraction);
+    hdp_json_fields(&j, &hdp_rf_terms_fields, "", r, NULL);
     hdp_json_num(&j, "strong_error_mean", r->strong_error_mean);
     hdp_json_num(&j, "strong_error_max", r->strong_error_max);
     hdp_json_num(&j, "strong_error_em_max", r->strong_error_em_max);
