@@ -161,6 +161,26 @@ typedef struct {
 void hdp_kl_budget_solve(double B, double R, long n, double eps, double T, double c,
                          hdp_kl_budget *out);
 
+/* Lemma 3.2 (Ye et al.; docs/theory.md §8.1), the general KL bound, for the toolkit's remove-one
+ * neighbours and constant c: with diff0 = E||Delta_0||^2 (the gradient difference at
+ * initialisation), grad0 = E||grad L(W_0; D)||^2, beta and cns (the lemma's c) the constants of
+ * its relaxed smoothness ||grad l(W) - grad l(W')|| < max{cns, beta ||W - W'||_{M_T}}, rank =
+ * rank(M_T), x = 2 + beta^2:
+ *   int_0^T E||Delta_t||^2 dt <= 2 T diff0 + (8 / (n-1)^2) (beta^2 I(T) + cns^2 T),
+ *   I(T) = (grad0 + 2 sigma^2 rank + cns^2) ((e^{x T} - 1)/x - T)/x
+ * (the paper's replace-one form has 2/n^2 for 8/(n-1)^2: a remove-one difference
+ * (G_j - grad L)/(n-1) moves twice), divided by c sigma^2. Returns the bound; *exp_term (when
+ * not NULL) its part 8 beta^2 I(T)/((n-1)^2 c sigma^2), exponential in T. inf when e^{x T}
+ * overflows a double (the bound is then vacuous). */
+double hdp_kl_lemma32(double T, long n, double sigma, double diff0, double grad0, double beta,
+                      double rank, double cns, double c, double *exp_term);
+
+/* log10 of hdp_kl_lemma32's bound, finite where the bound overflows (for large x T the
+ * exponential part is 8 beta^2 (grad0 + 2 sigma^2 rank + cns^2) e^{x T}/((n-1)^2 x^2 c sigma^2)
+ * up to a factor 1 - (1 + x T) e^{-x T}, taken into account). */
+double hdp_kl_lemma32_log10(double T, long n, double sigma, double diff0, double grad0,
+                            double beta, double rank, double cns, double c);
+
 /* Pinsker (Ye et al., A.2): eps-KL privacy gives (0, delta)-DP with delta = sqrt(eps / 2),
  * capped at 1 (vacuous from eps = 2 on); the KL budget of a target delta is 2 delta^2. */
 double hdp_kl_pinsker_delta(double kl);
@@ -309,6 +329,15 @@ typedef struct {
     double R_lazy;       /* mean of hdp_kl_problem.R_lazy */
     long rank;           /* min over initialisations of rank K */
     int unstable;        /* squared loss with eta lambda_max / n >= 2: not simulated (NaN) */
+    /* Lemma 3.2 (hdp_kl_lemma32) along training, linearised network only (NaN for the real
+     * one, which has no smoothness constant): [epochs + 1] the bound at T = eta k, its
+     * exponential part and log10 of the bound (finite where the bound overflows); its inputs: diff0 = E||Delta_0||^2 of j* (from kl_mc[1]), grad0 the
+     * mean over initialisations of ||grad L(W_0; D)||^2 = q^T K q / n^2, beta = l''_max
+     * max_i ||J(x_i)||_F^2 (l''_max = 1 squared, 1/4 logistic; the Frobenius norm bounds the
+     * operator norm, equal for o = 1) over samples and initialisations, rank = the largest
+     * rank K, cns = 0 (the linearised loss is smooth) */
+    double *lemma32_bound, *lemma32_exp, *lemma32_log10;
+    double lemma32_diff0, lemma32_grad0, lemma32_beta, lemma32_rank;
     double seconds;
 } hdp_kl_run_result;
 
