@@ -83,7 +83,8 @@ const char kl_help[] =
     "         the OU mean and covariance and the exact KL of the last iterate's Gaussian law.\n"
     "         --vs epochs (Fig. 1; default scheme kl.init): CSV epoch,T,<s>_kl,<s>_kl_se,<s>_kl_sd\n"
     "         (spread over initialisations),<s>_kl_max (max over samples of the MC means),\n"
-    "         <s>_kl_exact,<s>_kl_final (last iterate),<s>_loss,<s>_bound,<s>_bound_seed.\n"
+    "         <s>_kl_exact,<s>_kl_final (last iterate),<s>_loss,<s>_bound,<s>_bound_seed,\n"
+    "         <s>_lemma32_bound,<s>_lemma32_exp_term,<s>_lemma32_log10_bound (Lemma 3.2).\n"
     "         --vs depth (Fig. 2a, 2b; --depths, default 2:12) or --vs width (Fig. 2c; --widths):\n"
     "         all schemes, KL after round(0.4 epochs) and after epochs; CSV depth|width,\n"
     "         <s>_kl_early(_se),<s>_kl(_se),<s>_exact_early,<s>_exact,<s>_bound_early,<s>_bound,\n"
@@ -96,7 +97,8 @@ const char kl_help[] =
     "T_opt, sigma2_opt, risk_opt (and *_seed), R_lemma63, beta_<l>; init: <s>_L<L>_mc, _stderr,\n"
     "_lemma_c3, _z, pass; run --vs epochs: <s>_kl, _kl_stderr, _kl_exact, _kl_last_iterate,\n"
     "_kl_seed_constant, _z_exact, _bound, _bound_seed, _pinsker_delta, _B, _grad2, _worst_sample,\n"
-    "_eta_lambda_max, _R_lazy, c, epochs, T. Results do not depend on --threads. On 2 cores the\n"
+    "_eta_lambda_max, _R_lazy, _lemma32_bound, _exp_term, _log10_bound, _beta, _grad0, _diff0,\n"
+    "_rank, c, epochs, T. Results do not depend on --threads. On 2 cores the\n"
     "defaults take about 20 s for each of run --vs depth and --vs width, 15 s for init, 1 s for\n"
     "run --schemes all (the paper's three figures and the check of Lemma C.3 in about a minute).";
 

@@ -486,6 +486,18 @@ static const hdp_field kl_epoch_fields[] = {
     AT(hdp_kl_run_result, "kl_init_sd", kl_init_sd,
        "standard deviation over initialisations of the per-initialisation estimate"),
     AT(hdp_kl_run_result, "kl_max", kl_mc_max, "max over the removed samples of the means"),
+    AT(hdp_kl_run_result, "lemma32_bound", lemma32_bound,
+       "Ye et al.'s Lemma 3.2 KL bound at this epoch (linearised network; null for the real "
+       "network or beyond a double)"),
+    AT(hdp_kl_run_result, "lemma32_exp_term", lemma32_exp,
+       "its part exponential in T (gradient-difference fluctuation during training)"),
+    AT(hdp_kl_run_result, "lemma32_log10_bound", lemma32_log10,
+       "log10 of the Lemma 3.2 bound, finite where the bound overflows a double"),
+    REAL(hdp_kl_run_result, lemma32_diff0, "Lemma 3.2's E||Delta_0||^2 (j*, at initialisation)"),
+    REAL(hdp_kl_run_result, lemma32_grad0, "Lemma 3.2's E||grad L(W_0; D)||^2"),
+    REAL(hdp_kl_run_result, lemma32_beta,
+         "Lemma 3.2's smoothness constant beta: l''_max max_i ||J(x_i)||_F^2"),
+    REAL(hdp_kl_run_result, lemma32_rank, "Lemma 3.2's rank(M_T): the largest rank of K"),
     END,
 };
 const hdp_field_table hdp_kl_epoch_fields = {
