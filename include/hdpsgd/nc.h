@@ -270,7 +270,7 @@ hdp_status hdp_nc_exact_error_frame(long K, long K0, double n, double sigma, dou
  * top comment; s = 0: no noise, a tie is an error). The binomial sums are cut where
  * Hoeffding's bound puts less than 1e-17 of either law: absolute accuracy about 1e-16.
  * HDP_EINPUT for n < 1, p < 1, a <= 0 or a negative beta, beta0, s; out NaN (HDP_OK) when
- * the double sum would take more than 4e8 terms. */
+ * the double sum would take more than 1e8 terms. */
 hdp_status hdp_nc_exact_error_projection(long n, long p, double a, double beta, double beta0,
                                          double s, double *out, hdp_error *err);
 
