@@ -133,6 +133,32 @@ static void theorem4_frame(void **state)
     assert_rel(closed, gsl_cdf_ugaussian_P(-20.0 * 5 / (2 * 4 * 10) / sqrt(2.0)), 1e-9, 0);
 }
 
+/* Centring on a K0 frame: the training and test features become M_k - mean, whose Gram matrix
+ * is a (I - 1 1^T/K) with a = K0/(K0-1) (a scaled K-simplex ETF), so with the same offset v on
+ * both (which centring cancels) the gap is (n/K) a and the noise sigma sqrt(a (1 - 1/K)):
+ * 1 - E[Phi(Z + n sqrt(a)/(sigma sqrt(K (K-1))))^(K-1)]; the exact error and the Monte Carlo
+ * agree with it. */
+static void frame_with_centring(void **state)
+{
+    (void)state;
+    hdp_nc_spec s = base_spec();
+    s.frame_classes = 20;
+    s.perturbation = HDP_NC_PERT_BOTH;
+    s.remedy = HDP_NC_REMEDY_CENTER;
+    s.beta = 0.3;
+    s.seed = 4242;
+    hdp_nc_result r;
+    run(&s, &r, NULL);
+    const double a = 20.0 / 19.0, arg = 250 * sqrt(a) / (r.sigma * sqrt(10.0 * 9.0));
+    double av[9], closed;
+    for (int j = 0; j < 9; j++) av[j] = arg;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_nc_gauss_max_error(av, 9, &closed, &err), HDP_OK);
+    assert_rel(r.exact_error, closed, 1e-8, 1e-12);
+    assert_within_4se(r.error_mean, r.error_stderr, closed, "K0 frame with centring");
+}
+
 /* An independent evaluation of Theorem 5's error: the two binomial laws in full (no window). */
 static double projection_brute(long n, long p, double a, double beta, double beta0, double s)
 {
@@ -312,6 +338,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(frame_properties),
         cmocka_unit_test(theorem4_frame),
+        cmocka_unit_test(frame_with_centring),
         cmocka_unit_test(theorem5_projection),
         cmocka_unit_test(theorem5_dimension_free),
         cmocka_unit_test(bad_input),

@@ -269,6 +269,29 @@ done:
     return st;
 }
 
+/* The test class centres into pb->ztest: M_c (+ v), minus the mean of the centres (center),
+ * projected; x and c are work vectors of length p. */
+static void test_centres(hdp_nc_problem *pb, double *x, double *c)
+{
+    const hdp_nc_spec *s = &pb->spec;
+    const long K = s->K, p = s->p, q = pb->q;
+    memset(c, 0, sizeof(double) * (size_t)p);
+    if (s->remedy == HDP_NC_REMEDY_CENTER && pb->K0 > K) { /* sum_c M_c != 0 */
+        for (long k = 0; k < K; k++)
+            for (long l = 0; l < p; l++)
+                c[l] += pb->M[k * p + l] / (double)K;
+        if (test_offset(s->perturbation))
+            for (long l = 0; l < p; l++)
+                c[l] += pb->v[l];
+    } else if (s->remedy == HDP_NC_REMEDY_CENTER && test_offset(s->perturbation))
+        memcpy(c, pb->v, sizeof(double) * (size_t)p); /* (1/K) sum_c (M_c + v) = v */
+    for (long k = 0; k < K; k++) {
+        for (long l = 0; l < p; l++)
+            x[l] = pb->M[k * p + l] + (test_offset(s->perturbation) ? pb->v[l] : 0.0) - c[l];
+        transform(pb, x, pb->ztest + k * q);
+    }
+}
+
 void hdp_nc_problem_free(hdp_nc_problem *pb)
 {
     if (!pb)
@@ -367,22 +390,7 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
             transform(pb, x, pb->Z + k * q);
         }
     }
-    /* the test class centres: M_c (+ v), minus the mean of the centres (center), projected */
-    memset(c, 0, sizeof(double) * (size_t)p);
-    if (s->remedy == HDP_NC_REMEDY_CENTER && pb->K0 > K) { /* sum_c M_c != 0 */
-        for (long k = 0; k < K; k++)
-            for (long l = 0; l < p; l++)
-                c[l] += pb->M[k * p + l] / (double)K;
-        if (test_offset(s->perturbation))
-            for (long l = 0; l < p; l++)
-                c[l] += pb->v[l];
-    } else if (s->remedy == HDP_NC_REMEDY_CENTER && test_offset(s->perturbation))
-        memcpy(c, pb->v, sizeof(double) * (size_t)p); /* (1/K) sum_c (M_c + v) = v */
-    for (long k = 0; k < K; k++) {
-        for (long l = 0; l < p; l++)
-            x[l] = pb->M[k * p + l] + (test_offset(s->perturbation) ? pb->v[l] : 0.0) - c[l];
-        transform(pb, x, pb->ztest + k * q);
-    }
+    test_centres(pb, x, c);
     free(x);
     free(c);
     pb->build_seconds = omp_get_wtime() - t0;
