@@ -302,6 +302,14 @@ static int single(hdp_model *m, const hdp_nc_spec *s)
         return cli_fail("nc", &err);
     }
     hdp_status st = hdp_nc_point_run(&pt, cli_mc_threads(&mc), exact_only, &err);
+    if (st == HDP_OK && exact_only && isnan(pt.exact)) { /* Theorem 5's case, clipping possible */
+        hdp_model_fail_key(m, "nc", "G", &err,
+                           "G = %g: Theorem 5's exact error needs G at least the largest possible "
+                           "per-sample gradient norm ||r|| (a + beta (a + (p-1) beta_0)) (no "
+                           "clipping) and at most 1e8 terms in its sum: raise nc.G or lower "
+                           "nc.beta, nc.projection_beta or nc.p", s->G);
+        return cli_fail("nc", &err);
+    }
     if (st != HDP_OK)
         return cli_fail("nc", &err);
     char *json_text = NULL;
