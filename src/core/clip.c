@@ -468,7 +468,9 @@ static void mixture_average(hdp_clip *clip, double sd, double *p, double *e)
 /* The mean over the sample of the conditional formulas (symmetric in z: over |z_i|, sorted).
  * Values with |z_i| < c - K sd are inside the window but for a Gaussian tail below
  * erfc(K/sqrt 2) / 2 = 8e-24 (K = 10): P = 1 and E min(r^2, c^2) = z_i^2 + sd^2 to rounding;
- * those with |z_i| > c + K sd outside: P = 0 and E = c^2. Both sums come from the prefix sums,
+ * those with |z_i| > c + K sd outside: E = c^2, and P = 0 unless their at most 8e-24 each
+ * could reach 1e-17 of P (then they are summed: mu is kept to full relative accuracy, e.g.
+ * 1e-273 when every value is far outside). Both sums come from the prefix sums,
  * so a small sd costs a binary search and the values near c. */
 static void empirical_average(hdp_clip *clip, double sd, double *p, double *e)
 {
@@ -500,6 +502,12 @@ static void empirical_average(hdp_clip *clip, double sd, double *p, double *e)
         E += ei;
     }
     E += (double)(n - hi) * c * c;
+    if ((double)(n - hi) * 1e-23 > 1e-17 * P) /* the values outside are all there is: exactly */
+        for (size_t i = hi; i < n; i++) {
+            double pi, ei;
+            inner(-a[i], sd, c, &pi, &ei);
+            P += pi;
+        }
     *p = P / (double)n;
     *e = E / (double)n;
 }
