@@ -167,6 +167,10 @@ hdp_clip *hdp_clip_clone_law(const hdp_clip *clip)
     k->npieces = k->cap = 0;
     k->shared = NULL;
     k->emp_a = k->emp_s2 = NULL;
+    k->memo_key = NULL;
+    k->memo_val = NULL;
+    k->memo_gen = NULL;
+    k->memo_state = 0;
     if (clip->noise == HDP_NOISE_EMPIRICAL && set_sample(k, clip->emp_a, clip->emp_n, 1) != 0) {
         hdp_clip_free(k);
         return NULL;
@@ -240,6 +244,9 @@ void hdp_clip_free(hdp_clip *clip)
         gsl_integration_workspace_free(clip->ws);
     free(clip->emp_a);
     free(clip->emp_s2);
+    free(clip->memo_key);
+    free(clip->memo_val);
+    free(clip->memo_gen);
     free(clip);
 }
 
@@ -338,11 +345,72 @@ static void inner(double m, double sd, double c, double *p_in, double *e_min)
 }
 
 typedef struct {
-    const hdp_clip *clip;
+    hdp_clip *clip;
     double sd;  /* sqrt(2R) */
     int which;  /* 0: P(|r|<c), 1: E[min(r^2,c^2)] */
     int gauss;  /* use the Gaussian density for z (tests) */
+    int memo;   /* which = 0: keep the other integrand's values; 1: read them */
 } quad_args;
+
+/* The memo of the quadratures: the two integrals over z (P and E) share their integrand's
+ * costly part (the density of z, the inner expectations), and qag visits mostly the same
+ * points for both (the first Kronrod rule on every piece, and the tails' first rules), so the
+ * first integral keeps the second's integrand at its points and the second reads them: the
+ * same values bit for bit, computed once. A table of MEMO_SIZE entries, open addressing on
+ * the bits of z; a generation counter empties it for the next R. */
+enum { MEMO_BITS = 13, MEMO_SIZE = 1 << MEMO_BITS, MEMO_PROBES = 8 };
+
+static int memo_ready(hdp_clip *clip)
+{
+    if (clip->memo_state == 0) {
+        clip->memo_key = malloc(MEMO_SIZE * sizeof *clip->memo_key);
+        clip->memo_val = malloc(MEMO_SIZE * sizeof *clip->memo_val);
+        clip->memo_gen = calloc(MEMO_SIZE, sizeof *clip->memo_gen);
+        clip->memo_state = clip->memo_key && clip->memo_val && clip->memo_gen ? 1 : -1;
+    }
+    if (clip->memo_state < 0)
+        return 0;
+    if (++clip->memo_cur == 0) { /* wrapped: every entry stale */
+        memset(clip->memo_gen, 0, MEMO_SIZE * sizeof *clip->memo_gen);
+        clip->memo_cur = 1;
+    }
+    return 1;
+}
+
+static size_t memo_slot(uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - MEMO_BITS));
+}
+
+static void memo_put(hdp_clip *clip, double z, double v)
+{
+    uint64_t key;
+    memcpy(&key, &z, sizeof key);
+    size_t i = memo_slot(key);
+    for (int k = 0; k < MEMO_PROBES; k++, i = (i + 1) & (MEMO_SIZE - 1))
+        if (clip->memo_gen[i] != clip->memo_cur) {
+            clip->memo_key[i] = key;
+            clip->memo_val[i] = v;
+            clip->memo_gen[i] = clip->memo_cur;
+            return;
+        }
+}
+
+static int memo_get(const hdp_clip *clip, double z, double *v)
+{
+    uint64_t key;
+    memcpy(&key, &z, sizeof key);
+    size_t i = memo_slot(key);
+    for (int k = 0; k < MEMO_PROBES; k++, i = (i + 1) & (MEMO_SIZE - 1)) {
+        if (clip->memo_gen[i] != clip->memo_cur)
+            return 0;
+        if (clip->memo_key[i] == key) {
+            *v = clip->memo_val[i];
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static double z_density(const quad_args *q, double z)
 {
@@ -365,9 +433,14 @@ static double z_density(const quad_args *q, double z)
 static double integrand(double z, void *params)
 {
     const quad_args *q = params;
-    double p, e;
+    double p, e, v;
+    if (q->memo && q->which && memo_get(q->clip, z, &v))
+        return v;
     inner(-z, q->sd, q->clip->c, &p, &e);
-    return z_density(q, z) * (q->which ? e : p);
+    double dens = z_density(q, z);
+    if (q->memo && !q->which)
+        memo_put(q->clip, z, dens * e);
+    return dens * (q->which ? e : p);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -380,9 +453,9 @@ static int cmp_double(const void *a, const void *b)
  * Gauss-Kronrod (qag, 61 points) between breakpoints at the scales where the
  * integrand changes fastest. (qagp's extrapolation gave up with roundoff on
  * the long smooth pieces of the Student-t case; plain qag does not.) */
-static double integrate(hdp_clip *clip, double sd, int which, int gauss)
+static double integrate(hdp_clip *clip, double sd, int which, int gauss, int memo)
 {
-    quad_args q = {clip, sd, which, gauss};
+    quad_args q = {clip, sd, which, gauss, memo};
     gsl_function f = {integrand, &q};
     double zscale = gauss ? sqrt(clip->tau2) : clip->zscale;
     double c = clip->c, edge = gauss ? 0.0 : clip->edge;
@@ -451,8 +524,9 @@ static void rademacher_average(hdp_clip *clip, double sd, double *p, double *e)
 
 static void density_average(hdp_clip *clip, double sd, double *p, double *e)
 {
-    *p = integrate(clip, sd, 0, clip->noise == HDP_NOISE_GAUSSIAN);
-    *e = integrate(clip, sd, 1, clip->noise == HDP_NOISE_GAUSSIAN);
+    int memo = memo_ready(clip);
+    *p = integrate(clip, sd, 0, clip->noise == HDP_NOISE_GAUSSIAN, memo);
+    *e = integrate(clip, sd, 1, clip->noise == HDP_NOISE_GAUSSIAN, memo);
 }
 
 /* two Gaussians: given the component, r ~ N(-m_k, 2R + v_k) exactly */
@@ -567,8 +641,8 @@ void hdp_clip_law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_cl
     if (clip->noise == HDP_NOISE_NONE || tau2 == 0) {
         inner(0.0, sd, c, &p, &e);
     } else if (force_gauss_quad || law < 0) {
-        p = integrate(clip, sd, 0, 1);
-        e = integrate(clip, sd, 1, 1);
+        p = integrate(clip, sd, 0, 1, 0);
+        e = integrate(clip, sd, 1, 1, 0);
     } else {
         laws[law].average(clip, sd, &p, &e);
     }
