@@ -124,7 +124,10 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
                               "%s:%d: expected %d number%s per line (%s of [%s] %s; decimal "
                               "notation), got '%s'",
                               path, lineno, cols, cols > 1 ? "s" : "",
-                              cols > 1 ? "t and eta" : !strcmp(key, "noise_file") ? "one label-noise value" : "one eigenvalue", section, key, line);
+                              cols > 1                      ? "t and eta"
+                              : !strcmp(key, "noise_file") ? "one label-noise value"
+                                                           : "one eigenvalue",
+                              section, key, line);
                 goto done;
             }
             if (ok < 0) {
