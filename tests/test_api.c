@@ -518,11 +518,13 @@ static hdp_status square_job(void *user, long i, void *row, hdp_error *e)
     *(long *)row = i * i;
     return HDP_OK;
 }
-static void count_progress(void *user, long i, long done, long count, const void *row,
-                           hdp_status st, const hdp_error *e)
+static int count_progress(const char *what, long done, long count, double value, void *user)
 {
-    (void)i, (void)row, (void)st, (void)e, (void)count;
-    *(long *)user = done;
+    assert_string_equal(what, "grid point");
+    assert_true(isnan(value) && done >= 1 && done <= count);
+    long *seen = user;
+    seen[0] = done;
+    return done == seen[1]; /* seen[1]: the point after which to stop (0: none) */
 }
 static hdp_status check_two(void *user, long i, hdp_error *e)
 {
@@ -533,15 +535,24 @@ static hdp_status check_two(void *user, long i, hdp_error *e)
 static void grid_runner(void **state)
 {
     (void)state;
-    long seen = 0;
+    long seen[2] = {0, 0};
     hdp_grid_spec g = {.count = 3, .row_size = sizeof(long), .job = square_job,
-                       .progress = count_progress, .user = &seen};
+                       .progress = count_progress, .user = seen};
     hdp_grid_result res;
     REFUSES(hdp_grid_run(NULL, &res, &err), "spec");
     REFUSES(hdp_grid_run(&g, NULL, &err), "res");
     REFUSES(hdp_grid_each(NULL, &err), "spec");
     assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
-    assert_int_equal(seen, 3);
+    assert_int_equal(seen[0], 3);
+    hdp_grid_free(&res);
+    seen[1] = 2; /* a nonzero return stops the grid after that point */
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_ECANCELLED);
+    assert_non_null(strstr(err.msg, "stopped after point 2 of 3"));
+    assert_int_equal(res.done, 2);
+    hdp_grid_free(&res);
+    seen[1] = 0;
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
     assert_int_equal(*(long *)hdp_grid_row(&res, 2), 4);
     assert_null(hdp_grid_row(&res, 3));
     hdp_grid_free(&res);
@@ -557,11 +568,12 @@ static void grid_runner(void **state)
     assert_int_equal(res.status[3], HDP_ENUMERIC);
     assert_int_equal(*(long *)hdp_grid_row(&res, 4), 16);
     hdp_grid_free(&res);
+    assert_int_equal(seen[0], 5); /* point 3 failed: not reported */
     g.check = check_two;
-    seen = 0;
+    seen[0] = 0;
     REFUSES_MSG(hdp_grid_run(&g, &res, &err), "point 2 is bad");
     assert_int_equal(res.checked_failure, 2);
-    assert_int_equal(seen, 0);
+    assert_int_equal(seen[0], 0);
     hdp_grid_free(&res);
     hdp_grid_free(NULL);
 }

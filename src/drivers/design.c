@@ -88,10 +88,10 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
         st = design_search_simplex(s, hints, nhints, err);
     else
         st = design_search_bfgs(s, m, hints, nhints, res, err);
-    if (st == HDP_OK && !design_cancel_asked(opt))
+    if (st == HDP_OK && !design_cancel_asked(s))
         st = finish(s, m, t0, res, err);
     hdp_cancel_flag_set(old_cancel);
-    if (st != HDP_ECANCELLED && design_cancel_asked(opt)) /* whatever the solve then said */
+    if (st != HDP_ECANCELLED && design_cancel_asked(s)) /* whatever the solve then said */
         st = finish_cancelled(s, m, t0, res, err);
     search_free(s);
     return st;

@@ -26,6 +26,7 @@ typedef struct {
     int cancel_seen;             /* cancelled: solves_done the solves before the stop (the
                                     objective then sets solves = max_solves to end the loops) */
     long solves_done;
+    int stop;                    /* the progress callback asked to stop (as opt->cancel) */
     double best, best_p[MAX_PARAMS];
     int restart;
     const hdp_design_options *opt;
@@ -49,8 +50,8 @@ void design_apply(hdp_model *w, const hdp_design_result *r, double *t, double *e
 hdp_status design_make_table(hdp_design_result *r, long N, hdp_error *err);
 
 /* design_search.c: the searches at fixed K */
-int design_cancel_asked(const hdp_design_options *opt);
-void design_report(search *s, int periodic);
+int design_cancel_asked(const search *s);
+void design_report(search *s, hdp_design_event e);
 double design_eval_p(search *s, const double *p);
 void design_scan(search *s, const hdp_design_result *hints, int nhints);
 void design_nelder_mead(search *s, double step);

@@ -384,11 +384,17 @@ static void mc_options(const hdp_model *m, int threads, hdp_handle_relay *p, hdp
     }
 }
 
-void hdp_handle_design_progress(const hdp_design_progress *pr, void *user)
+/* the designer's reports to the caller's callback with the family's name as what (as before
+ * the designer took hdp_progress_fn: Python sees "pl", not "pl scan") */
+int hdp_handle_design_progress(const char *what, long done, long total, double value, void *user)
 {
     hdp_handle_relay *p = user;
-    if (p->progress(hdp_design_family_name(pr->family), pr->ode_solves, -1, pr->best_risk, p->user))
+    hdp_design_family f = HDP_FAMILY_PL;
+    if (hdp_design_progress_event(what, &f) < 0)
+        return 0;
+    if (p->progress(hdp_design_family_name(f), done, total, value, p->user))
         *p->cancel = 1;
+    return 0;
 }
 
 /* ---- the jobs ---- */

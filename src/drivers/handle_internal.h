@@ -17,7 +17,7 @@ typedef struct {
 } hdp_handle_relay;
 
 /* the designer's reports relayed (user: an hdp_handle_relay) */
-void hdp_handle_design_progress(const hdp_design_progress *pr, void *user);
+int hdp_handle_design_progress(const char *what, long done, long total, double value, void *user);
 
 /* building a record: a new one, its columns (copied), numbers and texts, then
  * hdp_rec_finish hands it out (or reports that memory ran out) */
