@@ -489,6 +489,30 @@ static void problem_entries(void **state)
     assert_memory_equal(o1.risk, o2.risk, sizeof(double) * (size_t)o1.points);
     hdp_ode_result_free(&o1);
     hdp_ode_result_free(&o2);
+    /* the designer on the problem: the same result as on the model */
+    hdp_design_options dopt;
+    hdp_design_options_init(&dopt);
+    hdp_design_result d1, d2;
+    hdp_design_set ds;
+    int want[HDP_FAMILY_COUNT] = {1, 0, 0, 0};
+    REFUSES(hdp_design_optimize_problem(NULL, 0, &dopt, NULL, 0, &d1, &err), "pb");
+    REFUSES(hdp_design_optimize_problem(&pb, 0, NULL, NULL, 0, &d1, &err), "opt");
+    REFUSES(hdp_design_optimize_problem(&pb, 0, &dopt, NULL, 0, NULL, &err), "res");
+    REFUSES_MSG(hdp_design_optimize_problem(&unbuilt, 0, &dopt, NULL, 0, &d1, &err),
+                "was not built");
+    REFUSES(hdp_design_set_run_problem(NULL, want, &dopt, &ds, &err), "pb");
+    REFUSES_MSG(hdp_design_set_run_problem(&unbuilt, want, &dopt, &ds, &err), "was not built");
+    assert_int_equal(hdp_design_optimize(&m, HDP_FAMILY_OUTPUT, &dopt, NULL, 0, &d1, &err), HDP_OK);
+    assert_int_equal(hdp_design_optimize_problem(&pb, HDP_FAMILY_OUTPUT, &dopt, NULL, 0, &d2, &err),
+                     HDP_OK);
+    assert_true(d1.final_risk == d2.final_risk && d1.eta0 == d2.eta0 &&
+                d1.ode_solves == d2.ode_solves);
+    const double risk = d2.final_risk;
+    hdp_design_result_free(&d1);
+    hdp_design_result_free(&d2);
+    assert_int_equal(hdp_design_set_run_problem(&pb, want, &dopt, &ds, &err), HDP_OK);
+    assert_true(ds.best == HDP_FAMILY_OUTPUT && ds.res[0].final_risk == risk);
+    hdp_design_set_free(&ds);
     for (int sde = 0; sde < 2; sde++) {
         assert_int_equal(sde ? hdp_sde_run(&m, &opt, &r1, &err) : hdp_sim_run(&m, &opt, &r1, &err),
                          HDP_OK);

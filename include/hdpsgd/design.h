@@ -49,6 +49,7 @@
 
 #include "hdpsgd/model.h"
 #include "hdpsgd/ode.h"
+#include "hdpsgd/problem.h"
 #include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
@@ -183,6 +184,13 @@ typedef struct hdp_design_result_s {
 hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
                                const hdp_design_options *opt, const hdp_design_result *hints,
                                int nhints, hdp_design_result *res, hdp_error *err);
+/* The same on a problem built from the model (hdpsgd/problem.h: hdp_design_optimize builds
+ * one and calls this): its spectrum, schedule and clipping factors are not built again and
+ * its model is not checked again. */
+hdp_status hdp_design_optimize_problem(const hdp_problem *pb, hdp_design_family family,
+                                       const hdp_design_options *opt,
+                                       const hdp_design_result *hints, int nhints,
+                                       hdp_design_result *res, hdp_error *err);
 
 void hdp_design_result_free(hdp_design_result *res);
 
@@ -204,6 +212,10 @@ typedef struct {
  * cancellation (HDP_ECANCELLED) d->unconverged = 1 and d->best is the best of them (-1: none). */
 hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
+/* The same on a problem built from the model: one problem for every family. */
+hdp_status hdp_design_set_run_problem(const hdp_problem *pb, const int want[HDP_FAMILY_COUNT],
+                                      const hdp_design_options *opt, hdp_design_set *d,
+                                      hdp_error *err);
 void hdp_design_set_free(hdp_design_set *d);
 
 /* The privacy a family needs to match a target risk (the epsilon-equivalent of docs/theory.md §5):

@@ -17,6 +17,7 @@
 
 typedef struct {
     const hdp_model *base;
+    const hdp_problem *pb;       /* the problem base was checked and built with */
     hdp_model work;              /* m at the search settings (hdp_model_with); its schedule
                                     design_apply's, its table s->kt, s->ke */
     hdp_design_family family;
@@ -63,7 +64,7 @@ hdp_status design_search_simplex(search *s, const hdp_design_result *hints, int 
 
 /* design_refine.c: method bfgs, refined in the knots */
 void design_pl_start_from(const search *s, const hdp_design_result *prev, double *p);
-hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_result *hints,
+hdp_status design_search_bfgs(search *s, const hdp_design_result *hints,
                               int nhints, hdp_design_result *res, hdp_error *err);
 
 #endif

@@ -58,8 +58,8 @@ static void keep_level(search *s, const hdp_design_result *level, const hdp_desi
  * coarser level's optimum, then BFGS from the best starts; --refine (pl) doubles the knots'
  * segments until the search risk moves by less than refine_tol, recording each level in res.
  * A cancellation ends it early (HDP_OK; the caller reports it). */
-hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_result *hints,
-                              int nhints, hdp_design_result *res, hdp_error *err)
+hdp_status design_search_bfgs(search *s, const hdp_design_result *hints, int nhints,
+                              hdp_design_result *res, hdp_error *err)
 {
     const hdp_design_options *opt = s->opt;
     s->g = calloc(1, sizeof *s->g);
@@ -69,7 +69,7 @@ hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_re
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
         goto done;
     }
-    if ((st = hdp_ode_grad_init(s->g, m, err)) != HDP_OK)
+    if ((st = hdp_ode_grad_init_problem(s->g, s->pb, err)) != HDP_OK)
         goto done;
     long budget = s->max_solves;
     int refine = opt->refine && s->family == HDP_FAMILY_PL;
