@@ -14,7 +14,12 @@ typedef struct {
     volatile int *cancel;
     hdp_progress_fn progress;
     void *user;
+    volatile int own; /* the flag cancel points to when the caller gave none */
 } hdp_handle_relay;
+
+/* the relay of a caller's cancel flag (p's own when NULL) and progress callback */
+void hdp_handle_relay_init(hdp_handle_relay *p, volatile int *cancel, hdp_progress_fn progress,
+                           void *user);
 
 /* the designer's reports relayed (user: an hdp_handle_relay) */
 int hdp_handle_design_progress(const char *what, long done, long total, double value, void *user);
