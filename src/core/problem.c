@@ -54,11 +54,11 @@ static hdp_status build(const hdp_model *m, hdp_problem *pb, int accountant, hdp
     pb->eta_sup = hdp_sched_eta_sup(&pb->sched);
     pb->threshold = hdp_divergence_threshold(m, pb->eta_sup);
     pb->rho_accounted = accountant ? hdp_privacy_accountant_schedule(&pb->sched, m->n) : NAN;
-    /* the factors on [0, the divergence threshold] (hdp_clip_range's) */
-    pb->clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, m->c);
-    if (!pb->clip)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping factors");
-    return hdp_clip_tabulate(pb->clip, pb->threshold, err);
+    /* the factors of the model's label-noise law on [0, the divergence threshold]: through
+     * clip_fit.c's entry, which knows every law's parameters and its range
+     * (hdp_clip_range = pb->threshold) */
+    pb->clip = hdp_clip_alloc_fitted(m, m->c, err);
+    return pb->clip ? HDP_OK : (err ? err->status : HDP_ENOMEM);
 }
 
 hdp_status hdp_problem_build(const hdp_model *m, hdp_problem *pb, hdp_error *err)
