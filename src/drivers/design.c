@@ -38,7 +38,7 @@ static hdp_status solve_at_model(const hdp_model *m, const hdp_design_result *r,
                                  double *risk, hdp_error *err)
 {
     hdp_model mm;
-    hdp_status st = hdp_design_model(m, r, use_table, &mm, err);
+    hdp_status st = design_model(m, r, use_table, &mm, err); /* m: checked with the problem */
     if (st != HDP_OK)
         return st;
     hdp_ode_result o;

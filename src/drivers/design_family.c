@@ -323,6 +323,12 @@ hdp_status hdp_design_model(const hdp_model *base, const hdp_design_result *r, i
     HDP_REQUIRE(err, out);
     if (hdp_model_check(base, err) != HDP_OK)
         return HDP_EINPUT;
+    return design_model(base, r, use_table, out, err);
+}
+
+hdp_status design_model(const hdp_model *base, const hdp_design_result *r, int use_table,
+                        hdp_model *out, hdp_error *err)
+{
     hdp_status st = hdp_model_copy(out, base, err); /* the spectrum file's values too */
     if (st != HDP_OK)
         return st;

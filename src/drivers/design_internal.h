@@ -49,6 +49,9 @@ int design_nparams(hdp_design_family f, int K, int tune_clip);
 void design_decode(const search *s, const double *p, hdp_design_result *r);
 void design_apply(hdp_model *w, const hdp_design_result *r, double *t, double *eta);
 hdp_status design_make_table(hdp_design_result *r, long N, hdp_error *err);
+/* hdp_design_model on a base model already checked (the designer's problem's) */
+hdp_status design_model(const hdp_model *base, const hdp_design_result *r, int use_table,
+                        hdp_model *out, hdp_error *err);
 
 /* design_search.c: the searches at fixed K */
 int design_cancel_asked(const search *s);
