@@ -628,12 +628,31 @@ static void rho_equivalent(void **state)
     hdp_model_free(&m);
 }
 
+/* the what of every design report reads back as its family and event; other words are not
+ * design reports */
+static void progress_words(void **state)
+{
+    (void)state;
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+        for (int e = 0; e < HDP_DESIGN_EVENT_COUNT; e++) {
+            hdp_design_family g = HDP_FAMILY_COUNT;
+            const char *what = hdp_design_progress_what((hdp_design_family)f, (hdp_design_event)e);
+            assert_int_equal(hdp_design_progress_event(what, &g), e);
+            assert_int_equal(g, f);
+            assert_non_null(strstr(what, hdp_design_family_name((hdp_design_family)f)));
+        }
+    assert_int_equal(hdp_design_progress_event("sim", NULL), -1);
+    assert_int_equal(hdp_design_progress_event(NULL, NULL), -1);
+    assert_string_equal(hdp_design_progress_what(HDP_FAMILY_COUNT, HDP_DESIGN_SCAN), "?");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(optimal_beats_output_and_linear_noise),
         cmocka_unit_test(tables_are_valid_schedules),
         cmocka_unit_test(tune_clip),
+        cmocka_unit_test(progress_words),
         cmocka_unit_test(cancel_keeps_best),
         cmocka_unit_test(bad_options),
         cmocka_unit_test(rate_formulas),
