@@ -82,6 +82,12 @@ class DesignResult(Result):
 class RatesResult(Result): ...
 
 
+class SweepResult(Result):
+    names: tuple[str, ...]
+    axes: tuple[str, ...]
+    commands: tuple[str, ...]
+
+
 class _ResultBase:
     @property
     def columns(self) -> dict[str, np.ndarray]: ...
@@ -122,6 +128,13 @@ def rates(model: _ModelArg = ..., *, gammas: Union[str, tuple[float, float, int]
           progress: _Progress = ...) -> RatesResult: ...
 def plot(result: Union[OdeResult, McResult, ValidateResult], *, ax: Any = ...,
          label: Optional[str] = ..., logy: bool = ...) -> Any: ...
+def sweep(model: _ModelArg = ..., axes: Optional[Mapping[str, Any]] = ..., *,
+          commands: Union[str, tuple[str, ...], list[str]] = ...,
+          schedule_families: Optional[Union[str, list[str]]] = ..., schedule_knots: int = ...,
+          schedule_refine: bool = ..., schedule_refine_tol: float = ..., tune_clip: bool = ...,
+          rates_gammas: Optional[Union[str, tuple[float, float, int]]] = ...,
+          rates_families: Optional[Union[str, list[str]]] = ..., threads: int = ...,
+          progress: _Progress = ...) -> SweepResult: ...
 '''
 
 EXTRA = {"ValidateResult": '''    @property

@@ -38,6 +38,9 @@ typedef struct {
     double refine_tol;             /* its tolerance (0: the default, 1e-5) */
     double gamma_lo, gamma_hi;     /* rates: the gamma grid */
     long gamma_count;
+    const volatile int *cancel;    /* NULL: none; nonzero: the designs stop (HDP_ECANCELLED) */
+    hdp_design_progress_fn design_progress; /* the designs' reports (NULL: none) */
+    void *design_progress_user;
 } hdp_sweep_settings;
 
 /* One point: the inputs, and the results of the command that ran last. */
@@ -72,6 +75,10 @@ typedef struct {
 
 extern const hdp_sweep_runner hdp_sweep_ode, hdp_sweep_sim, hdp_sweep_sde, hdp_sweep_validate,
     hdp_sweep_schedule, hdp_sweep_rates;
+
+/* The runner of the command `name` ("ode", "sim", "sde", "validate", "schedule", "rates");
+ * NULL when no runner has that name. */
+const hdp_sweep_runner *hdp_sweep_runner_find(const char *name);
 
 /* Write the files of runner r at point p (after a successful run); NULL: none. */
 typedef hdp_status (*hdp_sweep_write_fn)(const hdp_sweep_runner *r, const hdp_sweep_point *p,

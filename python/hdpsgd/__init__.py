@@ -43,7 +43,7 @@ __all__ = ["Model", "ode", "sim", "sde", "validate", "epsilon", "rho_for", "acco
            "dpsgd_privacy", "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
            "OutOfMemoryError", "Cancelled", "Result", "OdeResult", "McResult", "ValidateResult",
            "ValidateSide", "OdeCurve", "McCurve", "PrivacyResult", "DpsgdPrivacyResult",
-           "DesignResult", "config", "rates", "RatesResult", "plot"]
+           "DesignResult", "config", "rates", "RatesResult", "plot", "sweep", "SweepResult"]
 
 _ModelArg = _Optional[_Union["Model", str, "_os.PathLike[str]"]]
 _Progress = _Optional[_Callable[[str, int, int, float], _Any]]
@@ -683,3 +683,4 @@ def rates(model: _ModelArg = None, *, gammas, families: _Optional[_Union[str, "l
 
 
 from ._plot import plot  # noqa: E402
+from ._sweep import SweepResult, sweep  # noqa: E402

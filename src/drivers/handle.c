@@ -373,7 +373,8 @@ static int mc_progress(const char *what, long done, long total, double value, vo
 
 /* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
  * progress callback through p */
-static void mc_options(const hdp_model *m, int threads, hdp_handle_relay *p, hdp_mc_options *opt)
+void hdp_handle_mc_options(const hdp_model *m, int threads, hdp_handle_relay *p,
+                           hdp_mc_options *opt)
 {
     hdp_mc_options_from_model(m, opt);
     opt->threads = threads;
@@ -446,7 +447,7 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     volatile int own = 0;
     hdp_handle_relay p = {cancel ? cancel : &own, progress, user};
     hdp_mc_options opt;
-    mc_options(m, threads, &p, &opt);
+    hdp_handle_mc_options(m, threads, &p, &opt);
     double *finals = NULL;
     if (keep_runs) {
         finals = malloc(sizeof(double) * (size_t)(opt.runs > 0 ? opt.runs : 1));
@@ -494,7 +495,7 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
     volatile int own = 0;
     hdp_handle_relay p = {cancel ? cancel : &own, progress, user};
     hdp_mc_options opt;
-    mc_options(m, threads, &p, &opt);
+    hdp_handle_mc_options(m, threads, &p, &opt);
     hdp_validate_result v;
     hdp_status st = hdp_validate_run(m, &opt, with_sde, &v, err);
     if (st != HDP_OK) {

@@ -8,6 +8,7 @@
 #include "hdpsgd/design.h"
 #include "hdpsgd/fields.h"
 #include "hdpsgd/handle.h"
+#include "hdpsgd/sim.h"
 
 /* a caller's cancel flag and progress callback, for the library's own callbacks */
 typedef struct {
@@ -15,6 +16,11 @@ typedef struct {
     hdp_progress_fn progress;
     void *user;
 } hdp_handle_relay;
+
+/* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
+ * progress callback through p (which must outlive the options) */
+void hdp_handle_mc_options(const hdp_model *m, int threads, hdp_handle_relay *p,
+                           hdp_mc_options *opt);
 
 /* the designer's reports relayed (user: an hdp_handle_relay) */
 void hdp_handle_design_progress(const hdp_design_progress *pr, void *user);

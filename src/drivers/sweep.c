@@ -67,6 +67,9 @@ static void design_options(const hdp_sweep_settings *set, hdp_design_options *o)
     hdp_design_options_init(o);
     o->knots = (int)set->knots;
     o->tune_clip = set->tune_clip;
+    o->cancel = set->cancel;
+    o->progress = set->design_progress;
+    o->progress_user = set->design_progress_user;
 }
 
 /* ---- ode ---- */
@@ -233,6 +236,17 @@ static void rates_release(hdp_sweep_point *p) { hdp_rates_result_free(&p->rates)
 
 const hdp_sweep_runner hdp_sweep_rates = {"rates", rates_columns, rates_run, rates_fields,
                                           rates_release, NULL};
+
+const hdp_sweep_runner *hdp_sweep_runner_find(const char *name)
+{
+    static const hdp_sweep_runner *const all[] = {&hdp_sweep_ode, &hdp_sweep_sim, &hdp_sweep_sde,
+                                                  &hdp_sweep_validate, &hdp_sweep_schedule,
+                                                  &hdp_sweep_rates};
+    for (size_t k = 0; name && k < sizeof all / sizeof all[0]; k++)
+        if (!strcmp(all[k]->name, name))
+            return all[k];
+    return NULL;
+}
 
 /* ---- a point ---- */
 
