@@ -10,6 +10,7 @@ package importable, e.g. PYTHONPATH=build/python):
 
 import dataclasses
 import os
+import re
 import sys
 
 import numpy as np
@@ -135,6 +136,12 @@ def sweep(model: _ModelArg = ..., axes: Optional[Mapping[str, Any]] = ..., *,
           rates_gammas: Optional[Union[str, tuple[float, float, int]]] = ...,
           rates_families: Optional[Union[str, list[str]]] = ..., threads: int = ...,
           progress: _Progress = ...) -> SweepResult: ...
+def dataset(features: Union[str, PathLike[str]], *,
+            labels: Optional[Union[str, PathLike[str]]] = ...,
+            positive: Optional[Union[int, str, list[int]]] = ...,
+            test_features: Optional[Union[str, PathLike[str]]] = ...,
+            test_labels: Optional[Union[str, PathLike[str]]] = ..., center: bool = ...,
+            scale: str = ..., ridge: float = ...) -> DatasetResult: ...
 '''
 
 EXTRA = {"ValidateResult": '''    @property
@@ -150,7 +157,7 @@ EXTRA = {"ValidateResult": '''    @property
 '''}
 
 CLASSES = ["OdeResult", "OdeCurve", "McCurve", "McResult", "ValidateSide", "ValidateResult",
-           "PrivacyResult", "DpsgdPrivacyResult"]
+           "PrivacyResult", "DpsgdPrivacyResult", "DatasetResult"]
 
 
 def _type(t, optional):
@@ -171,7 +178,13 @@ def stub():
         if name in EXTRA:
             out.append(EXTRA[name].rstrip("\n"))
     out.append(TAIL)
-    return "\n".join(out)
+    text = "\n".join(out)
+    missing = [n for n in hdpsgd.__all__
+               if not re.search(rf"^(def|class) {n}\b|\b as {n}\b", text, re.M)]
+    if missing:  # a name of the package's API the stub does not give
+        sys.exit(f"gen_stub.py: the stub lacks {', '.join(missing)}: add them to "
+                 "python/gen_stub.py")
+    return text
 
 
 def main():

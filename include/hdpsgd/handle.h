@@ -186,6 +186,21 @@ hdp_status hdp_handle_sweep_point(const hdp_model *m, const char *commands,
                                   int threads, volatile int *cancel, hdp_progress_fn progress,
                                   void *user, hdp_record **out, hdp_error *err);
 
+/* hdpsgd dataset FEATURES [--labels LABELS] [--positive LIST] [--test-features TEST]
+ * [--test-labels TEST_LABELS] [--no-center] [--no-scale] [--ridge R] --json (hdpsgd/dataset.h:
+ * hdp_dataset_load): the files read and prepared (center 0: --no-center; scale "trace" or
+ * "none"; ridge >= 0), the JSON's numbers and columns under its names (the tables dataset,
+ * and as they apply dataset_classes, dataset_labels, dataset_test and dataset_test_labels of
+ * hdpsgd/fields.h: n, d, scale_factor, trace_raw, trace, columns eigenvalues and energy,
+ * risk0, residual_variance, ..., test_mse) and texts storage and scale (the JSON's echo of
+ * the inputs, features, labels, positive, test_features, test_labels, is not). positive: the
+ * npositive (at most 256) integer classes mapped to +1, the others to -1 (npositive = 0: the
+ * labels used as numbers); labels, test_features, test_labels NULL: none. */
+hdp_status hdp_handle_dataset(const char *features, const char *labels, const double *positive,
+                              long npositive, const char *test_features, const char *test_labels,
+                              int center, const char *scale, double ridge, hdp_record **out,
+                              hdp_error *err);
+
 /* hdpsgd privacy (tables privacy and nonexpansive): numbers rho, rho_z, epsilon (=
  * epsilon_cks), delta (privacy.delta), epsilon_bs, epsilon_cks, rho_accounted (the accountant of docs/theory.md §6 on the model's n
  * discrete steps; HDP_EINPUT above 1e8 steps), accountant_equals_rho, n, the precondition's
