@@ -708,8 +708,8 @@ static void sweep_point(void **state)
     hdp_mc_options_from_model(&m, &opt);
     hdp_sweep_settings set;
     memset(&set, 0, sizeof set);
-    const hdp_sweep_runner ok = {"ok", t_columns, t_ok, t_fields, t_release};
-    const hdp_sweep_runner bad = {"bad", t_columns, t_fail, t_fields, t_release};
+    const hdp_sweep_runner ok = {"ok", t_columns, t_ok, t_fields, t_release, NULL};
+    const hdp_sweep_runner bad = {"bad", t_columns, t_fail, t_fields, t_release, NULL};
     const hdp_sweep_runner *runners[3] = {&ok, &bad, &ok};
     hdp_sweep_point p;
     memset(&p, 0, sizeof p);

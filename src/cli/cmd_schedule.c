@@ -287,8 +287,8 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
 #undef KEY
     }
-    if ((have_equiv || d->unconverged) && d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
-        /* --refine: the levels (when stopped, those finished) */
+    if (d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
+        /* --refine (a sweep's schedule_refine): the levels (when stopped, those finished) */
         const hdp_design_result *pl = &res[HDP_FAMILY_PL];
         char k[96];
         hdp_json_int(&j, "refine_levels", pl->levels);

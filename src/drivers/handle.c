@@ -383,9 +383,9 @@ void hdp_handle_relay_init(hdp_handle_relay *p, volatile int *cancel, hdp_progre
 /* A Monte Carlo job's start: the model checked, the relay p of the caller's cancel flag (p's
  * own when NULL) and progress callback, and the model's Monte Carlo options with the caller's
  * threads, its cancel flag and progress through p */
-static hdp_status mc_begin(const hdp_model *m, int threads, volatile int *cancel,
-                           hdp_progress_fn progress, void *user, hdp_handle_relay *p,
-                           hdp_mc_options *opt, hdp_error *err)
+hdp_status hdp_handle_mc_begin(const hdp_model *m, int threads, volatile int *cancel,
+                               hdp_progress_fn progress, void *user, hdp_handle_relay *p,
+                               hdp_mc_options *opt, hdp_error *err)
 {
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
@@ -465,7 +465,7 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         return hdp_fail(err, HDP_EINPUT, "unknown method '%s': expected sim or sde", method);
     hdp_handle_relay p;
     hdp_mc_options opt;
-    if (mc_begin(m, threads, cancel, progress, user, &p, &opt, err) != HDP_OK)
+    if (hdp_handle_mc_begin(m, threads, cancel, progress, user, &p, &opt, err) != HDP_OK)
         return HDP_EINPUT;
     double *finals = NULL;
     if (keep_runs) {
@@ -511,7 +511,7 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
     HDP_REQUIRE(err, m);
     hdp_handle_relay p;
     hdp_mc_options opt;
-    if (mc_begin(m, threads, cancel, progress, user, &p, &opt, err) != HDP_OK)
+    if (hdp_handle_mc_begin(m, threads, cancel, progress, user, &p, &opt, err) != HDP_OK)
         return HDP_EINPUT;
     hdp_validate_result v;
     hdp_status st = hdp_validate_run(m, &opt, with_sde, &v, err);
