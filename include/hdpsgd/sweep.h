@@ -39,7 +39,7 @@ typedef struct {
     double gamma_lo, gamma_hi;     /* rates: the gamma grid */
     long gamma_count;
     const volatile int *cancel;    /* NULL: none; nonzero: the designs stop (HDP_ECANCELLED) */
-    hdp_design_progress_fn design_progress; /* the designs' reports (NULL: none) */
+    hdp_progress_fn design_progress;        /* the designs' reports (NULL: none) */
     void *design_progress_user;
 } hdp_sweep_settings;
 
