@@ -22,6 +22,7 @@
  * (h or h/2) Ybar_s, and the parameters collect kbar_s^T df/dparam at stage s.
  */
 #include "core/ode_grad.h"
+#include "core/problem_internal.h"
 #include "core/check.h"
 #include "core/schedule_kinds.h"
 
@@ -488,13 +489,14 @@ static hdp_status trial_eval(void *ctx, const hdp_spectrum *spec, long k, double
     return HDP_OK;
 }
 
-hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
+hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp_error *err)
 {
     HDP_ZERO(g);
     HDP_REQUIRE(err, g);
-    HDP_REQUIRE(err, m);
-    if (hdp_model_check(m, err) != HDP_OK)
+    HDP_REQUIRE(err, pb);
+    if (hdp_problem_check(pb, NULL, "hdp_ode_grad_init_problem", err) != HDP_OK)
         return HDP_EINPUT;
+    const hdp_model *m = pb->model;
     g->gamma = m->gamma;
     g->rho = m->rho;
     g->R0 = 0.5 * m->target_radius * m->target_radius;
@@ -509,16 +511,28 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
         memcpy(g->law_sample, g->law.sample, sizeof(double) * g->law.n);
         g->law.sample = g->law_sample;
     }
-    g->clip_range = hdp_clip_range(m);
+    g->clip_range = pb->threshold; /* the range of the problem's factors */
     g->base_steps = 256;
     g->store = (double)HDP_GRAD_STORE;
     g->rel_step = 1.0 / 32.0;
-    hdp_status st = hdp_spectrum_build(m, &g->spec, err);
+    hdp_status st = hdp_spectrum_copy(&pb->spec, &g->spec, err);
     if (st != HDP_OK || m->bins != HDP_BINS_AUTO)
         return st;
-    auto_trial a = {g, {0}, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
-    hdp_sched_from_model(m, &a.s);
+    auto_trial a = {g, pb->sched, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
     st = hdp_rode_auto_bins(m, &g->spec, trial_eval, &a, err);
     drop_scratch(g); /* sized for the last trial's bins */
+    return st;
+}
+
+hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
+{
+    HDP_ZERO(g);
+    HDP_REQUIRE(err, g);
+    HDP_REQUIRE(err, m);
+    hdp_problem pb; /* checks m */
+    hdp_status st = hdp_problem_build_solver(m, &pb, err);
+    if (st == HDP_OK)
+        st = hdp_ode_grad_init_problem(g, &pb, err);
+    hdp_problem_free(&pb);
     return st;
 }
