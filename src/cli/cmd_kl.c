@@ -330,18 +330,23 @@ static int sub_bound(const hdp_model *m)
 /* ---- kl init ---- */
 
 /* one line of the table after each check */
-static void init_line(const hdp_klinit *ki, int i, int k, int pass, void *user)
-{
-    (void)user;
-    const hdp_kl_init_result *r = &ki->res[i * 4 + k];
-    printf("  %-7s %5ld  %14.8g  %12.4g  %14.8g  %7.2f  %s\n", hdp_kl_init_name(k),
-           ki->depths[i], r->mean[0], r->stderr_[0], r->formula[0], r->z, pass ? "ok" : "FAIL");
-}
-
 typedef struct {
     const hdp_model *m;
     const hdp_klinit *ki;
 } init_ctx;
+
+static int init_line(const char *what, long done, long total, double z, void *user)
+{
+    (void)what, (void)total;
+    const init_ctx *c = user;
+    const long idx = hdp_klsweep_index(c->ki->want, c->ki->nd, done);
+    const int i = (int)(idx / 4), k = (int)(idx % 4);
+    const hdp_kl_init_result *r = &c->ki->res[idx];
+    printf("  %-7s %5ld  %14.8g  %12.4g  %14.8g  %7.2f  %s\n", hdp_kl_init_name(k),
+           c->ki->depths[i], r->mean[0], r->stderr_[0], r->formula[0], z,
+           fabs(z) <= c->m->z_tol ? "ok" : "FAIL");
+    return 0;
+}
 
 static void init_table(FILE *f, const void *ctx)
 {
@@ -413,7 +418,8 @@ static int sub_init(const hdp_model *m, int threads)
     printf("  %-7s %5s  %14s  %12s  %14s  %7s  %s\n", "scheme", "L", "Monte Carlo", "stderr",
            "Lemma C.3", "z", "");
     hdp_klinit ki;
-    hdp_status st = hdp_klinit_run(m, depths, nd, want, threads, init_line, NULL, &ki, &err);
+    init_ctx c = {m, &ki};
+    hdp_status st = hdp_klinit_run(m, depths, nd, want, threads, init_line, &c, &ki, &err);
     if (st != HDP_OK) {
         hdp_klinit_free(&ki);
         return cli_fail("kl", &err);
@@ -422,7 +428,6 @@ static int sub_init(const hdp_model *m, int threads)
     printf("%s: %d of %d agree within %g standard errors (%.2f s)\n", fails ? "FAIL" : "PASS",
            nd * nw - fails, nd * nw, m->z_tol, ki.seconds);
     char data[HDP_OUT_PATH_MAX + 32];
-    init_ctx c = {m, &ki};
     rc = kl_write(&args, init_table, init_json, &c, NULL, data, sizeof data);
     hdp_klinit_free(&ki);
     if (rc)

@@ -290,15 +290,24 @@ static int run_epochs(const hdp_model *m, int threads, const int *want, const kl
 typedef struct {
     const hdp_model *m;
     int tty;
+    const hdp_klsweep *sw;
 } sweep_out;
 
-static void sweep_line(const hdp_klsweep *sw, int i, int k, const hdp_kl_spec *s, long done,
-                       long total, void *user)
+static int sweep_line(const char *what, long done, long total, double value, void *user)
 {
+    (void)what, (void)value;
     const sweep_out *o = user;
-    const hdp_klsweep_point *p = &sw->points[i * 4 + k];
-    if (p->unstable)
-        unstable_message(o->m, s, p->eta_lambda_max, "warning (point left out)");
+    const hdp_klsweep *sw = o->sw;
+    const long idx = hdp_klsweep_index(sw->want, sw->nx, done);
+    const int i = (int)(idx / 4), k = (int)(idx % 4);
+    const hdp_klsweep_point *p = &sw->points[idx];
+    if (p->unstable) {
+        const hdp_kl_keys *kp = hdp_kl_keys_of(o->m);
+        hdp_kl_spec s;
+        hdp_kl_spec_at(o->m, (hdp_kl_init_kind)k, sw->by_depth ? sw->xs[i] : kp->depth,
+                       sw->by_depth ? kp->width : sw->xs[i], &s);
+        unstable_message(o->m, &s, p->eta_lambda_max, "warning (point left out)");
+    }
     if (o->tty)
         fprintf(stderr, "\r[%ld/%ld]", done, total);
     printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f", hdp_kl_init_name(k),
@@ -308,6 +317,7 @@ static void sweep_line(const hdp_klsweep *sw, int i, int k, const hdp_kl_spec *s
     if (sw->relu)
         printf(" %12.5g %10.3g %12.5g %10.3g %7.2f", p->rkle, p->rsee, p->rkl, p->rse, p->rseconds);
     printf("\n");
+    return 0;
 }
 
 static void sweep_header(const hdp_model *m, const hdp_klsweep *sw)
@@ -456,7 +466,7 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
     hdp_klsweep sw;
     hdp_status st = hdp_klsweep_plan(m, by_depth, xs, nx, want, &sw, &err);
     if (st == HDP_OK) {
-        sweep_out o = {m, isatty(STDERR_FILENO)};
+        sweep_out o = {m, isatty(STDERR_FILENO), &sw};
         sweep_header(m, &sw);
         st = hdp_klsweep_run(&sw, m, threads, sweep_line, &o, &err);
         if (o.tty)

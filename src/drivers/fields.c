@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hdpsgd/accountant.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/fields.h"
 #include "hdpsgd/kl.h"
 #include "hdpsgd/ncsweep.h"
@@ -528,6 +529,70 @@ const hdp_field_table hdp_rf_terms_fields = {
     "rf_terms", "the noise and early-stopping terms of DP-GD's test loss (hdpsgd rf)",
     rf_terms_fields, NULL};
 
+/* ---- a user's data set (hdpsgd dataset) ---- */
+
+#define DS_COL(nm, m, h)                                                                       \
+    {.name = nm, .kind = HDP_FIELD_COLUMN, .offset = offsetof(hdp_dataset_summary, m),         \
+     .length = offsetof(hdp_dataset_summary, d), .format = "%.17g",                            \
+     .flags = HDP_FIELD_JSON_ARRAY, .help = h}
+
+static const hdp_field dataset_fields[] = {
+    INT(hdp_dataset_summary, n, "rows N"),
+    INT(hdp_dataset_summary, d, "features d per row"),
+    TEXT(hdp_dataset_summary, storage,
+         "float32 (every value of the file is exactly a float32) or float64"),
+    BOOL_AS(hdp_dataset_summary, "center", center, 0, "the mean row (and label) was subtracted"),
+    TEXT(hdp_dataset_summary, scale, "trace (mean eigenvalue 1) or none"),
+    REAL(hdp_dataset_summary, scale_factor, "the factor the rows were multiplied by"),
+    REAL(hdp_dataset_summary, trace_raw, "tr Sigma before scaling, Sigma = X'X/N"),
+    REAL(hdp_dataset_summary, trace, "tr Sigma of the prepared rows (d for scale = trace)"),
+    DS_COL("eigenvalues", eigenvalues, "the eigenvalues of Sigma, decreasing (d)"),
+    END,
+};
+const hdp_field_table hdp_dataset_fields = {
+    "dataset", "a user's data set prepared as the empirical model of docs/theory.md §9 "
+               "(hdpsgd dataset)",
+    dataset_fields, NULL};
+
+static const hdp_field dataset_classes_fields[] = {
+    INT(hdp_dataset_summary, positive_count, "labels mapped to +1 (the classes given)"),
+    END,
+};
+const hdp_field_table hdp_dataset_classes_fields = {
+    "dataset_classes", "the labels mapped to +1 and -1 by their classes", dataset_classes_fields,
+    NULL};
+
+static const hdp_field dataset_labels_fields[] = {
+    REAL(hdp_dataset_summary, ridge, "ridge of the least-squares target"),
+    REAL(hdp_dataset_summary, label_mean, "the labels' mean subtracted (0 without centring)"),
+    REAL(hdp_dataset_summary, label_variance, "(1/N) sum y_i^2 of the labels as used"),
+    REAL(hdp_dataset_summary, theta_norm, "|theta*|, theta* = (Sigma + ridge I)^-1 X'y/N"),
+    REAL(hdp_dataset_summary, risk0, "R(0) = theta*' Sigma theta* / 2, the excess risk at theta = 0"),
+    REAL(hdp_dataset_summary, residual_variance,
+         "tau^2 = (1/N) sum (y_i - x_i'theta*)^2, the residuals' variance"),
+    DS_COL("energy", energy, "D_j(0) = (d/2)(u_j'theta*)^2 per eigendirection (d)"),
+    END,
+};
+const hdp_field_table hdp_dataset_labels_fields = {
+    "dataset_labels", "the least-squares target of a data set with labels", dataset_labels_fields,
+    NULL};
+
+static const hdp_field dataset_test_fields[] = {
+    INT(hdp_dataset_summary, test_n, "held-out rows"),
+    END,
+};
+const hdp_field_table hdp_dataset_test_fields = {
+    "dataset_test", "the held-out rows, prepared as the training rows", dataset_test_fields, NULL};
+
+static const hdp_field dataset_test_labels_fields[] = {
+    REAL(hdp_dataset_summary, test_mse,
+         "(1/n) sum (y - label_mean - x'theta*)^2 on the held-out rows"),
+    END,
+};
+const hdp_field_table hdp_dataset_test_labels_fields = {
+    "dataset_test_labels", "the target's error on the held-out rows", dataset_test_labels_fields,
+    NULL};
+
 /* ---- lookup ---- */
 
 static const hdp_field_table *const tables[] = {
@@ -536,7 +601,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
     &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,
     &hdp_si_problem_fields, &hdp_si_params_fields, &hdp_rates_fit_fields,
-    &hdp_kl_epoch_fields, &hdp_rf_terms_fields,
+    &hdp_kl_epoch_fields, &hdp_rf_terms_fields, &hdp_dataset_fields, &hdp_dataset_classes_fields,
+    &hdp_dataset_labels_fields, &hdp_dataset_test_fields, &hdp_dataset_test_labels_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

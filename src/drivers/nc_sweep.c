@@ -342,19 +342,18 @@ static hdp_status run_job(void *user, long k, void *row, hdp_error *err)
     return st;
 }
 
-static void run_progress(void *user, long k, long done, long count, const void *row,
-                         hdp_status st, const hdp_error *err)
+/* the grid's report after point done - 1 to the caller's; a stop asked for takes effect
+ * before the next point (none after the last) */
+static int run_progress(const char *what, long done, long count, double value, void *user)
 {
-    (void)done;
-    (void)row;
-    (void)err;
+    (void)what, (void)value;
     run_ctx *c = user;
-    if (st != HDP_OK)
-        return;
+    const long k = done - 1;
     c->sw->seconds += c->sw->points[k].res.seconds;
     if (c->progress &&
-        c->progress("nc point", k + 1, count, c->sw->points[k].res.error_mean, c->user))
+        c->progress("nc point", done, count, c->sw->points[k].res.error_mean, c->user))
         c->stopped = 1;
+    return 0;
 }
 
 hdp_status hdp_ncsweep_run(hdp_ncsweep *sw, int threads, hdp_progress_fn progress,
