@@ -519,7 +519,9 @@ static void model_with_and_copy(void **state)
 static void origins_small_table(void **state)
 {
     (void)state;
-    assert_true(sizeof(hdp_model) <= 8192);
+    /* (a few KB: six HDP_PATH_MAX names, four path keys, the source and two origin files, and
+     * the families' area; 8 KB until data.noise_file, issue 31) */
+    assert_true(sizeof(hdp_model) <= 12288);
     hdp_model m;
     hdp_error err;
     hdp_error_clear(&err);

@@ -49,6 +49,8 @@
 
 #include "hdpsgd/model.h"
 #include "hdpsgd/ode.h"
+#include "hdpsgd/problem.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,19 +86,30 @@ const char *hdp_design_family_key(hdp_design_family f);
 
 struct hdp_design_result_s; /* hdp_design_result, below */
 
-/* Progress of a search, passed to the callback after every restart and every 100 ODE solves. */
-typedef struct {
-    hdp_design_family family;
-    long ode_solves;     /* so far, this family */
-    double best_risk;    /* best final risk so far (search settings) */
-    int restart;         /* 0 = the starting scan, 1.. = Nelder-Mead rounds */
-    int periodic;        /* 1: the every-100-solves report; 0: the end of the scan or of a round */
-    const struct hdp_design_result_s *level; /* refine (pl): the level just finished, with its
-                                                table (its K knots) but no risk at the model's
-                                                settings (final_risk NaN); NULL otherwise */
-} hdp_design_progress;
+/* Progress of a search: hdp_progress_fn (hdpsgd/progress.h) after every restart and every
+ * 100 ODE solves, with done = the family's ODE solves so far, total = -1 (not known) and
+ * value = the best final risk so far (search settings); what names the family and the event:
+ *   "<family>"        the every-100-solves report (HDP_DESIGN_SOLVES)
+ *   "<family> scan"   the end of the starting scan (HDP_DESIGN_SCAN)
+ *   "<family> round"  the end of a Nelder-Mead or BFGS round (HDP_DESIGN_ROUND)
+ *   "<family> level"  refine (pl): a level finished (HDP_DESIGN_LEVEL); its result, with its
+ *                     table (its K knots) but no risk at the model's settings (final_risk
+ *                     NaN), is *opt->level during the report
+ * with <family> hdp_design_family_name's. A nonzero return stops the search as opt->cancel
+ * does (issue 31: with keep_best the best point so far is finished). */
+typedef enum {
+    HDP_DESIGN_SOLVES = 0,
+    HDP_DESIGN_SCAN,
+    HDP_DESIGN_ROUND,
+    HDP_DESIGN_LEVEL,
+    HDP_DESIGN_EVENT_COUNT
+} hdp_design_event;
 
-typedef void (*hdp_design_progress_fn)(const hdp_design_progress *p, void *user);
+/* The what of a report (the static string above). */
+const char *hdp_design_progress_what(hdp_design_family f, hdp_design_event e);
+/* The event of a report's what, and its family in *family (may be NULL); -1 when what is
+ * not a design report's. */
+int hdp_design_progress_event(const char *what, hdp_design_family *family);
 
 /* The search method: quasi-Newton on the exact gradient (default), or Nelder-Mead. */
 typedef enum { HDP_DESIGN_BFGS = 0, HDP_DESIGN_SIMPLEX } hdp_design_method;
@@ -117,8 +130,11 @@ typedef struct {
     long max_solves;       /* ODE solves per family (default 6000) */
     double search_rtol;    /* simplex: ODE rtol during the search (default 1e-7) */
     long table_points;     /* knots of the written table (default 201; pl: its own K knots) */
-    hdp_design_progress_fn progress; /* may be NULL */
+    hdp_progress_fn progress; /* may be NULL; its reports above */
     void *progress_user;
+    const struct hdp_design_result_s **level; /* refine: may be NULL; else set to the level
+                                                 just finished for its "<family> level"
+                                                 report (valid during the report only) */
     const volatile int *cancel; /* NULL: none; nonzero: the search stops at its next ODE solve
                                    and returns HDP_ECANCELLED (issue 24) */
     int keep_best;         /* 1: when cancelled, the result still holds the best point found so
@@ -168,6 +184,13 @@ typedef struct hdp_design_result_s {
 hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
                                const hdp_design_options *opt, const hdp_design_result *hints,
                                int nhints, hdp_design_result *res, hdp_error *err);
+/* The same on a problem built from the model (hdpsgd/problem.h: hdp_design_optimize builds
+ * one and calls this): its spectrum, schedule and clipping factors are not built again and
+ * its model is not checked again. */
+hdp_status hdp_design_optimize_problem(const hdp_problem *pb, hdp_design_family family,
+                                       const hdp_design_options *opt,
+                                       const hdp_design_result *hints, int nhints,
+                                       hdp_design_result *res, hdp_error *err);
 
 void hdp_design_result_free(hdp_design_result *res);
 
@@ -189,6 +212,10 @@ typedef struct {
  * cancellation (HDP_ECANCELLED) d->unconverged = 1 and d->best is the best of them (-1: none). */
 hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
+/* The same on a problem built from the model: one problem for every family. */
+hdp_status hdp_design_set_run_problem(const hdp_problem *pb, const int want[HDP_FAMILY_COUNT],
+                                      const hdp_design_options *opt, hdp_design_set *d,
+                                      hdp_error *err);
 void hdp_design_set_free(hdp_design_set *d);
 
 /* ---- The batch size in the design (`schedule --optimize --tune-batch`, issue 33) ----

@@ -30,9 +30,11 @@ enum {
     HDP_FIELD_NO_JSON = 1,   /* not in the JSON summary (the handle's record only) */
     HDP_FIELD_NO_RECORD = 2, /* not in the handle's record (the JSON only) */
     HDP_FIELD_OWN_PREFIX = 4, /* written with the table's default prefix when given none */
-    HDP_FIELD_AT = 8          /* REAL: the member is a double * and the value its element at
+    HDP_FIELD_AT = 8,         /* REAL: the member is a double * and the value its element at
                                  the index the context points to (a const long *), e.g. the
                                  last epoch of a curve; NULL array: NaN */
+    HDP_FIELD_JSON_ARRAY = 16 /* COLUMN: also in the JSON summary, as an array (a column is
+                                 otherwise the CSV's only), e.g. a data set's eigenvalues */
 };
 
 typedef struct hdp_field {
@@ -66,7 +68,9 @@ typedef struct {
  * NoisyGD on neural-collapse features (hdp_nc_point of hdpsgd/ncsweep.h: nc, nc_draws,
  * nc_problem); two-stage single-index learning (hdp_si_result, hdp_si_problem, hdp_si_params); the rates' fit
  * of one family (hdp_rates_fit, under the prefix <family>_); the KL estimate of a kl run at one
- * epoch (hdp_kl_run_result, context: the epoch, a const long *). */
+ * epoch (hdp_kl_run_result, context: the epoch, a const long *); a user's data set
+ * (hdp_dataset_summary of hdpsgd/dataset.h: dataset, and as they apply dataset_classes,
+ * dataset_labels, dataset_test, dataset_test_labels). */
 extern const hdp_field_table hdp_ode_fields;
 extern const hdp_field_table hdp_mc_fields;
 extern const hdp_field_table hdp_mc_run_fields;
@@ -88,6 +92,15 @@ extern const hdp_field_table hdp_si_problem_fields;
 extern const hdp_field_table hdp_si_params_fields;
 extern const hdp_field_table hdp_rates_fit_fields;
 extern const hdp_field_table hdp_kl_epoch_fields;
+/* DP-GD on random features: the noise and early-stopping terms of the test loss
+ * (hdp_rf_sim_result of hdpsgd/rf.h). */
+extern const hdp_field_table hdp_rf_terms_fields;
+
+extern const hdp_field_table hdp_dataset_fields;
+extern const hdp_field_table hdp_dataset_classes_fields;
+extern const hdp_field_table hdp_dataset_labels_fields;
+extern const hdp_field_table hdp_dataset_test_fields;
+extern const hdp_field_table hdp_dataset_test_labels_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

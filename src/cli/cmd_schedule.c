@@ -110,8 +110,10 @@ typedef struct {
     int family;                /* the family of the last report (-1: none yet) */
     long family_solves;        /* its solves so far */
     long done_solves;          /* the solves of the families before it */
+    int rounds;                /* the family's scan has ended: its solves are rounds' */
     const cli_common *common;  /* --refine: each finished level's table to -o */
     const hdp_model *m;
+    const hdp_design_result *level; /* the designer's opt->level: the level just finished */
 } progress_state;
 
 static double cli_now(void)
@@ -143,18 +145,20 @@ static long expected_solves(int f)
 /* "N of ~M ODE solves, ~T left": done so far, the estimate of the whole design (the families
  * still to come at expected_solves, the current one at least 10% past where it is) and the
  * time that remains at the pace so far */
-static void progress_done(progress_state *ps, const hdp_design_progress *p, char *buf, size_t size)
+static void progress_done(progress_state *ps, hdp_design_family family, long solves, char *buf,
+                          size_t size)
 {
-    if ((int)p->family != ps->family) {
+    if ((int)family != ps->family) {
         if (ps->family >= 0)
             ps->done_solves += ps->family_solves;
-        ps->family = p->family;
+        ps->family = family;
+        ps->rounds = 0;
     }
-    ps->family_solves = p->ode_solves;
-    long done = ps->done_solves + p->ode_solves;
-    long cur = expected_solves(p->family), floor = p->ode_solves + p->ode_solves / 10 + 1;
+    ps->family_solves = solves;
+    long done = ps->done_solves + solves;
+    long cur = expected_solves(family), floor = solves + solves / 10 + 1;
     long total = ps->done_solves + (cur > floor ? cur : floor);
-    for (int f = p->family + 1; f < HDP_FAMILY_COUNT; f++)
+    for (int f = family + 1; f < HDP_FAMILY_COUNT; f++)
         if (ps->want[f]) total += expected_solves(f);
     double spent = cli_now() - ps->t0, left = done > 0 ? spent * (double)(total - done) / (double)done : NAN;
     char t[32];
@@ -183,31 +187,38 @@ static void write_level(const progress_state *ps, const hdp_design_result *level
                 err.msg);
 }
 
-static void progress(const hdp_design_progress *p, void *user)
+/* the designer's reports (hdpsgd/design.h): what names the family and the event */
+static int progress(const char *what, long solves, long total, double best, void *user)
 {
+    (void)total;
     progress_state *ps = user;
-    const char *what = p->restart ? "round" : "scan ";
+    hdp_design_family family = HDP_FAMILY_PL;
+    int event = hdp_design_progress_event(what, &family);
+    if (event < 0)
+        return 0;
     char done[96];
-    progress_done(ps, p, done, sizeof done);
-    if (p->level) {
-        write_level(ps, p->level);
+    progress_done(ps, family, solves, done, sizeof done);
+    const char *name = hdp_design_family_name(family);
+    if (event == HDP_DESIGN_LEVEL) {
+        write_level(ps, ps->level);
         fprintf(stderr, "%shdpsgd schedule: %-12s level K = %d finished, search risk %.10g%s%s; %s\n",
-                ps->tty ? "\r" : "", hdp_design_family_name(p->family), p->level->knots,
-                p->best_risk, out_path ? "; its table written to " : "", out_path ? out_path : "",
-                done);
+                ps->tty ? "\r" : "", name, ps->level->knots, best,
+                out_path ? "; its table written to " : "", out_path ? out_path : "", done);
         cli_test_stop("schedule-level");
-        return;
+        return 0;
     }
-    if (p->periodic) {
+    if (event == HDP_DESIGN_SOLVES) {
         if (ps->tty)
-            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %s, best final risk %.8g",
-                    hdp_design_family_name(p->family), what, done, p->best_risk);
-        return;
+            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %s, best final risk %.8g", name,
+                    ps->rounds ? "round" : "scan ", done, best);
+        return 0;
     }
-    fprintf(stderr, "%shdpsgd schedule: %-12s %s %s, best final risk %.8g\n",
-            ps->tty ? "\r" : "", hdp_design_family_name(p->family), what, done, p->best_risk);
-    if (!p->restart)
+    fprintf(stderr, "%shdpsgd schedule: %-12s %s %s, best final risk %.8g\n", ps->tty ? "\r" : "",
+            name, event == HDP_DESIGN_ROUND ? "round" : "scan ", done, best);
+    ps->rounds = 1;
+    if (event == HDP_DESIGN_SCAN)
         cli_test_stop("schedule-scan");
+    return 0;
 }
 
 /* shortest of %.15g / %.17g that reads back exactly */
@@ -318,8 +329,8 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
 #undef KEY
     }
-    if ((have_equiv || d->unconverged) && d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
-        /* --refine: the levels (when stopped, those finished) */
+    if (d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
+        /* --refine (a sweep's schedule_refine): the levels (when stopped, those finished) */
         const hdp_design_result *pl = &res[HDP_FAMILY_PL];
         char k[96];
         hdp_json_int(&j, "refine_levels", pl->levels);
@@ -509,6 +520,7 @@ static void design_options(int method, progress_state *ps, hdp_design_options *o
     opt->refine_tol = refine_tol;
     opt->progress = progress;
     opt->progress_user = ps;
+    opt->level = &ps->level;
 }
 
 /* The files, all or nothing: the table (-o), the figure's data and the JSON; then the line
@@ -597,7 +609,7 @@ int cmd_schedule(int argc, char **argv)
     cli_warn_stability("schedule", &m);
     cli_warn_delta("schedule", &m);
 
-    progress_state ps = {isatty(STDERR_FILENO), want, cli_now(), -1, 0, 0, &common, &m};
+    progress_state ps = {isatty(STDERR_FILENO), want, cli_now(), -1, 0, 0, 0, &common, &m, NULL};
     hdp_design_options opt;
     design_options(method, &ps, &opt);
     static volatile int cancel; /* SIGINT/SIGTERM: stop, write the best so far (issue 31) */

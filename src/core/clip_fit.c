@@ -88,8 +88,8 @@ enum { FIT_CACHE = 8 };
 
 typedef struct fit_table {
     int refs;
-    hdp_noise_kind noise;
-    double tau2, df, c, R_max, s0;
+    hdp_clip *key; /* the law and c (hdp_clip_same_law), a copy without fit */
+    double R_max, s0;
     fit_piece *pieces;
     size_t npieces;
     hdp_clip_table_info info;
@@ -111,6 +111,7 @@ static void table_release(fit_table *t)
 {
     if (t && --t->refs == 0) {
         pieces_free(t->pieces, t->npieces);
+        hdp_clip_free(t->key);
         free(t);
     }
 }
@@ -136,8 +137,7 @@ static int table_lookup(hdp_clip *clip, double R_max)
     pthread_mutex_lock(&fit_lock);
     for (int i = 0; i < FIT_CACHE && !found; i++) {
         fit_table *t = fit_cache[i];
-        if (t && t->noise == clip->noise && t->tau2 == clip->tau2 && t->df == clip->df &&
-            t->c == clip->c && t->R_max == R_max) {
+        if (t && t->R_max == R_max && hdp_clip_same_law(t->key, clip)) {
             t->refs++;
             clip->shared = t;
             clip->pieces = t->pieces;
@@ -156,10 +156,12 @@ static int table_lookup(hdp_clip *clip, double R_max)
 static void table_publish(hdp_clip *clip)
 {
     fit_table *t = malloc(sizeof *t);
-    if (!t)
+    hdp_clip *key = t ? hdp_clip_clone_law(clip) : NULL;
+    if (!key) {
+        free(t);
         return;
-    *t = (fit_table){2, clip->noise, clip->tau2, clip->df, clip->c, clip->R_max, clip->s0,
-                     clip->pieces, clip->npieces, clip->info};
+    }
+    *t = (fit_table){2, key, clip->R_max, clip->s0, clip->pieces, clip->npieces, clip->info};
     clip->shared = t;
     pthread_mutex_lock(&fit_lock);
     table_release(fit_cache[fit_next]);
@@ -212,6 +214,62 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Fits [0, R_max] in u = log(R + s0) into clip's pieces: 1 (and *worst, the largest tail
+ * kept), 0 when a piece cannot be refined (clip left without fit), -1 out of memory. */
+static int fit_range(hdp_clip *clip, double s0, double R_max, double *worst)
+{
+    clip->s0 = s0;
+    clip->R_max = R_max;
+    double stack[2 * 64][2]; /* intervals still to fit, the leftmost on top */
+    int top = 0;
+    stack[top][0] = log(s0);
+    stack[top++][1] = log(R_max + s0);
+    *worst = 0;
+    while (top > 0) {
+        double ua = stack[top - 1][0], ub = stack[top - 1][1];
+        top--;
+        if (clip->npieces == clip->cap) {
+            size_t cap = clip->cap ? 2 * clip->cap : 16;
+            fit_piece *pn = realloc(clip->pieces, cap * sizeof *pn);
+            if (!pn)
+                return -1;
+            clip->pieces = pn;
+            clip->cap = cap;
+        }
+        fit_piece *pc = &clip->pieces[clip->npieces];
+        double t = fit_one(clip, ua, ub, pc);
+        if (t < 0)
+            return -1;
+        int last = ub - ua < FIT_MIN_WIDTH || top + 2 > 2 * 64 ||
+                   clip->npieces + (size_t)top + 2 > FIT_MAX_PIECES;
+        if (!(t <= FIT_TAIL) && !last) {
+            piece_free(pc);
+            double mid = 0.5 * (ua + ub);
+            stack[top][0] = mid; /* right half below the left one */
+            stack[top++][1] = ub;
+            stack[top][0] = ua;
+            stack[top++][1] = mid;
+            continue;
+        }
+        if (!(t <= FIT_TAIL_LAST) && hdp_clip_law_partial(clip)) {
+            piece_free(pc); /* this piece only: direct evaluation */
+            pc->ua = ua;
+            pc->ub = ub;
+            pc->direct = 1;
+            clip->info.direct++;
+            clip->npieces++;
+            continue;
+        }
+        if (!(t <= FIT_TAIL_LAST)) { /* cannot be refined further */
+            piece_free(pc);
+            return 0;
+        }
+        *worst = fmax(*worst, t);
+        clip->npieces++;
+    }
+    return clip->info.direct < clip->npieces; /* all direct: nothing fitted */
+}
+
 hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
 {
     HDP_REQUIRE(err, clip);
@@ -230,58 +288,30 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
         return HDP_OK;
     }
     hdp_gsl_quiet();
-    clip->s0 = 0.5 * clip->tau2;
-    clip->R_max = R_max;
-    double stack[2 * 64][2]; /* intervals still to fit, the leftmost on top */
-    int top = 0;
-    stack[top][0] = log(clip->s0);
-    stack[top++][1] = log(R_max + clip->s0);
-    double worst = 0;
-    while (top > 0) {
-        double ua = stack[top - 1][0], ub = stack[top - 1][1];
-        top--;
-        if (clip->npieces == clip->cap) {
-            size_t cap = clip->cap ? 2 * clip->cap : 16;
-            fit_piece *pn = realloc(clip->pieces, cap * sizeof *pn);
-            if (!pn) {
-                hdp_clip_fit_free(clip);
-                return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
-            }
-            clip->pieces = pn;
-            clip->cap = cap;
-        }
-        fit_piece *pc = &clip->pieces[clip->npieces];
-        double t = fit_one(clip, ua, ub, pc);
-        if (t < 0) {
+    /* u = log(R + tau^2/2); when that fails and c is far below tau (the factors then change
+     * on the scale c^2 near R = 0, a sliver of u), again with log(R + c^2/4) */
+    double worst = 0, s0[2] = {0.5 * clip->tau2, 0.25 * clip->c * clip->c};
+    int ok = 0;
+    for (int k = 0; k < 2 && ok == 0 && (k == 0 || s0[1] < s0[0]); k++) {
+        ok = fit_range(clip, s0[k], R_max, &worst);
+        if (ok != 1) {
+            long evaluations = clip->info.evaluations;
             hdp_clip_fit_free(clip);
-            return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
+            memset(&clip->info, 0, sizeof clip->info);
+            clip->info.evaluations = evaluations;
         }
-        int last = ub - ua < FIT_MIN_WIDTH || top + 2 > 2 * 64 ||
-                   clip->npieces + (size_t)top + 2 > FIT_MAX_PIECES;
-        if (!(t <= FIT_TAIL) && !last) {
-            piece_free(pc);
-            double mid = 0.5 * (ua + ub);
-            stack[top][0] = mid; /* right half below the left one */
-            stack[top++][1] = ub;
-            stack[top][0] = ua;
-            stack[top++][1] = mid;
-            continue;
-        }
-        if (!(t <= FIT_TAIL_LAST)) { /* cannot be refined further: direct evaluation */
-            piece_free(pc);
-            hdp_clip_fit_free(clip);
-            clip->info.failed = 1;
-            clip->info.seconds = seconds_now() - t0;
-            return HDP_OK;
-        }
-        worst = fmax(worst, t);
-        clip->npieces++;
+    }
+    if (ok < 0)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
+    clip->info.seconds = seconds_now() - t0;
+    if (ok == 0) { /* direct evaluation throughout */
+        clip->info.failed = 1;
+        return HDP_OK;
     }
     clip->info.pieces = clip->npieces;
     clip->info.order = FIT_ORDER;
     clip->info.tail = worst;
     clip->info.R_max = R_max;
-    clip->info.seconds = seconds_now() - t0;
     table_publish(clip);
     return HDP_OK;
 }
@@ -322,6 +352,8 @@ int hdp_clip_table_at(const hdp_clip *clip, double R, int derivs, hdp_clip_value
             lo = mid + 1;
     }
     const fit_piece *pc = &clip->pieces[lo];
+    if (pc->direct)
+        return 0;
     if (u < pc->ua)
         u = pc->ua; /* rounding of log(s0) */
     if (u > pc->ub)
@@ -350,16 +382,35 @@ double hdp_clip_range(const hdp_model *m)
     return hdp_divergence_threshold(m, hdp_sched_eta_sup(&s));
 }
 
-hdp_clip *hdp_clip_alloc_fitted(const hdp_model *m, double c, hdp_error *err)
+hdp_clip *hdp_clip_alloc_law_fitted(const hdp_noise_law *law, double c, double R_max,
+                                    hdp_error *err)
 {
-    hdp_clip *clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, c);
-    if (!clip) {
-        hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping factors");
+    if (!law) {
+        hdp_fail(err, HDP_EINPUT, "hdp_clip_alloc_law_fitted: the argument 'law' is NULL");
         return NULL;
     }
-    if (hdp_clip_tabulate(clip, hdp_clip_range(m), err) != HDP_OK) {
+    hdp_clip *clip = hdp_clip_alloc_law(law, c);
+    if (!clip) {
+        if (law->kind == HDP_NOISE_EMPIRICAL && (!law->sample || law->n < 1))
+            hdp_fail(err, HDP_EINPUT, "the empirical label-noise law has no sample");
+        else
+            hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping factors");
+        return NULL;
+    }
+    if (hdp_clip_tabulate(clip, R_max, err) != HDP_OK) {
         hdp_clip_free(clip);
         return NULL;
     }
     return clip;
+}
+
+hdp_clip *hdp_clip_alloc_fitted(const hdp_model *m, double c, hdp_error *err)
+{
+    if (!m) {
+        hdp_fail(err, HDP_EINPUT, "hdp_clip_alloc_fitted: the argument 'm' is NULL");
+        return NULL;
+    }
+    hdp_noise_law law;
+    hdp_noise_law_of_model(m, &law);
+    return hdp_clip_alloc_law_fitted(&law, c, hdp_clip_range(m), err);
 }

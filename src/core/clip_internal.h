@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_chebyshev.h>
 #include <gsl/gsl_integration.h>
+#include <stdint.h>
 
 #include "hdpsgd/clip.h"
 
@@ -16,6 +17,7 @@ enum { FIT_ORDER = 20 }; /* of each piece's series (hdp_clip_tabulate) */
  * on [ua, ub] of log mu and log V and of their u-derivatives. */
 typedef struct {
     double ua, ub;
+    int direct; /* no series: evaluated directly (a law with partial fits, hdp_clip_law_partial) */
     gsl_cheb_series *lmu, *lV, *dlmu, *dlV;
     double coef[4][FIT_ORDER + 1]; /* the four series' coefficients (FIT_ORDER + 1), packed for reading */
 } fit_piece;
@@ -23,10 +25,23 @@ typedef struct {
 struct hdp_clip {
     hdp_noise_kind noise;
     double tau2, df, c;
+    double mix_w, mix_m1, mix_v1, mix_v2, mix_m2; /* mixture (hdp_noise_law) */
+    double *emp_a, *emp_s2; /* empirical: |z_i| ascending; emp_s2[k] = sum_{i<k} emp_a[i]^2 */
+    size_t emp_n;
+    double zscale;  /* density laws: the spread of z the quadrature's breakpoints follow */
+    double edge;    /* uniform: the half-width sqrt(3 tau2) of the support, else 0 */
     double t_scale; /* Student: z = t_scale * T_df has variance tau2 */
     double t_lognorm; /* Student: log of the density of z at 0 */
     int asymptotic;   /* Student with df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF: the expansion in 1/df */
     gsl_integration_workspace *ws;
+    /* the quadratures' memo (clip.c, density_average): the integrand of E min(r^2, c^2) at
+     * the points the integral of P(|r| < c) visited, keyed by the bits of z; an entry is
+     * current when its generation is memo_cur */
+    uint64_t *memo_key;
+    double *memo_val;
+    unsigned *memo_gen;
+    unsigned memo_cur;
+    int memo_state; /* 0: none yet, 1: allocated, -1: out of memory (no memo) */
     /* the fitted factors on [0, R_max] (hdp_clip_tabulate; npieces = 0: none), owned by the
      * shared table `shared` once fitted (fit_cache below) */
     fit_piece *pieces;
@@ -40,6 +55,13 @@ struct hdp_clip {
  * integrate a Gaussian density, for the tests); whether clip's law is one that is fitted */
 void hdp_clip_law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip_values *out);
 int hdp_clip_law_fitted(const hdp_clip *clip);
+/* whether a piece of clip's fit that does not converge is evaluated directly (the rest
+ * staying fitted) instead of the whole fit being abandoned */
+int hdp_clip_law_partial(const hdp_clip *clip);
+/* whether a and b hold the same law and c (the fit cache's key, with the range) */
+int hdp_clip_same_law(const hdp_clip *a, const hdp_clip *b);
+/* a copy of clip's law and c, without fit (NULL: out of memory) */
+hdp_clip *hdp_clip_clone_law(const hdp_clip *clip);
 
 /* clip_fit.c: drop clip's fit; the fitted factors at R (derivs: with their derivatives),
  * 1, or 0 when R is outside the fit or there is none */

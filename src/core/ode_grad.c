@@ -25,6 +25,7 @@
  * (h or h/2) Ybar_s, and the parameters collect kbar_s^T df/dparam at stage s.
  */
 #include "core/ode_grad.h"
+#include "core/problem_internal.h"
 #include "core/check.h"
 #include "core/schedule_kinds.h"
 
@@ -41,6 +42,7 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
         return;
     hdp_spectrum_free(&g->spec);
     hdp_clip_free(g->clip);
+    free(g->law_sample);
     free(g->grid);
     free(g->seg);
     free(g->ys);
@@ -292,7 +294,7 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     cs->scale = g->noise == HDP_NOISE_GAUSSIAN || g->noise == HDP_NOISE_NONE || g->tau2 == 0;
     if (!g->clip || !(g->clip_c == c)) {
         hdp_clip_free(g->clip);
-        g->clip = hdp_clip_alloc(g->noise, g->tau2, g->df, c);
+        g->clip = hdp_clip_alloc_law(&g->law, c);
         g->clip_c = c;
         if (g->clip && hdp_clip_tabulate(g->clip, g->clip_range, NULL) != HDP_OK) {
             hdp_clip_free(g->clip);
@@ -521,14 +523,16 @@ static hdp_status trial_eval(void *ctx, const hdp_spectrum *spec, long k, double
     return HDP_OK;
 }
 
-hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
+hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp_error *err)
 {
     HDP_ZERO(g);
     HDP_REQUIRE(err, g);
-    HDP_REQUIRE(err, m);
-    if (hdp_model_check(m, err) != HDP_OK ||
-        hdp_model_require_one_pass(m, "the risk ODE's gradient (schedule design)", err) != HDP_OK)
+    HDP_REQUIRE(err, pb);
+    if (hdp_problem_check(pb, NULL, "hdp_ode_grad_init_problem", err) != HDP_OK ||
+        hdp_model_require_one_pass(pb->model, "the risk ODE's gradient (schedule design)", err) !=
+            HDP_OK)
         return HDP_EINPUT;
+    const hdp_model *m = pb->model;
     g->gamma = m->gamma;
     g->rho = m->rho;
     g->R0 = 0.5 * m->target_radius * m->target_radius;
@@ -536,16 +540,36 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     g->noise = m->noise;
     g->tau2 = m->tau2;
     g->df = m->noise_df;
-    g->clip_range = hdp_clip_range(m);
+    hdp_noise_law_of_model(m, &g->law);
+    if (g->law.sample) { /* the model may go before g */
+        g->law_sample = malloc(sizeof(double) * g->law.n);
+        if (!g->law_sample)
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for the label-noise sample");
+        memcpy(g->law_sample, g->law.sample, sizeof(double) * g->law.n);
+        g->law.sample = g->law_sample;
+    }
+    g->clip_range = pb->threshold; /* the range of the problem's factors */
     g->base_steps = 256;
     g->store = (double)HDP_GRAD_STORE;
     g->rel_step = 1.0 / 32.0;
-    hdp_status st = hdp_spectrum_build(m, &g->spec, err);
+    hdp_status st = hdp_spectrum_copy(&pb->spec, &g->spec, err);
     if (st != HDP_OK || m->bins != HDP_BINS_AUTO)
         return st;
-    auto_trial a = {g, {0}, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
-    hdp_sched_from_model(m, &a.s);
+    auto_trial a = {g, pb->sched, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
     st = hdp_rode_auto_bins(m, &g->spec, trial_eval, &a, err);
     drop_scratch(g); /* sized for the last trial's bins */
+    return st;
+}
+
+hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
+{
+    HDP_ZERO(g);
+    HDP_REQUIRE(err, g);
+    HDP_REQUIRE(err, m);
+    hdp_problem pb; /* checks m */
+    hdp_status st = hdp_problem_build_solver(m, &pb, err);
+    if (st == HDP_OK)
+        st = hdp_ode_grad_init_problem(g, &pb, err);
+    hdp_problem_free(&pb);
     return st;
 }

@@ -44,6 +44,14 @@ hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum
     return HDP_OK;
 }
 
+void hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp)
+{
+    const hdp_model *m = pb->model;
+    hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius,
+                        &pb->sched, m->c, pb->clip);
+    o->kappa = hdp_rode_kappa(m);
+}
+
 void hdp_rode_free(hdp_risk_ode *o)
 {
     if (!o)

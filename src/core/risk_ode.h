@@ -28,6 +28,7 @@
 #include "hdpsgd/clip.h"
 #include "hdpsgd/error.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/problem.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 
@@ -64,6 +65,10 @@ typedef struct {
  * case. */
 hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
                          hdp_clip *clip, hdp_error *err);
+
+/* The ODE of a problem (hdpsgd/problem.h: its model, schedule and clipping factors,
+ * borrowed) on the bins of sp (the problem's, or a refinement of them for bins = auto). */
+void hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp);
 
 /* The same from its parts, with a clipping evaluator at c that the caller owns (the
  * gradient varies the schedule and c). */

@@ -13,7 +13,10 @@
  *   e <- e + 2 C_clip sigma_k xi,  xi ~ N(0, I_d)             private noise (skipped when sigma_k = 0)
  * with eta_k, sigma_k from hdp_sched_step (the code the ODE side shares), k = 0..n-1.
  * Label noise z (docs/theory.md §1): gaussian tau N(0,1); student sqrt(tau^2 (nu-2)/nu) T_nu;
- * rademacher +-tau; none 0. One step costs O(d); no d x d matrix.
+ * rademacher +-tau; none 0; laplace of scale tau/sqrt(2); uniform on [-sqrt(3) tau,
+ * sqrt(3) tau]; mixture: the first component with probability w, else the second; empirical:
+ * one of the model's (centred) values, each with probability 1/n (docs/theory.md §2.3). One
+ * step costs O(d); no d x d matrix.
  * Recorded: R_exc(theta_k) = 1/2 sum_i lambda_i e_i^2 exactly (docs/theory.md §1) at
  * k_i = min(round(t_i n), n - 1), t_i = i/(points-1) (the ODE's grid; the row t = 1 is
  * theta_n), and the fraction of steps k_{i-1} <= k < k_i whose gradient was clipped.

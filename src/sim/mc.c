@@ -397,6 +397,13 @@ void hdp_mc_noise_of(const hdp_model *m, hdp_mc_noise *z)
     z->df = m->noise_df;
     z->t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
                                                : 0.0;
+    z->mix_w = m->mixture_weight;
+    z->mix_m1 = m->mixture_mean;
+    z->mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight);
+    z->mix_s1 = sqrt(m->mixture_var1);
+    z->mix_s2 = sqrt(m->mixture_var2);
+    z->sample = m->noise_values;
+    z->sample_n = m->noise_values ? (size_t)m->noise_len : 0;
 }
 
 double hdp_mc_label_noise(const hdp_mc_noise *z, gsl_rng *rng)
@@ -407,6 +414,12 @@ double hdp_mc_label_noise(const hdp_mc_noise *z, gsl_rng *rng)
     case HDP_NOISE_STUDENT: return z->t_scale * gsl_ran_tdist(rng, z->df);
     case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? z->tau : -z->tau;
     case HDP_NOISE_NONE: return 0.0;
+    case HDP_NOISE_LAPLACE: return gsl_ran_laplace(rng, z->tau * M_SQRT1_2);
+    case HDP_NOISE_UNIFORM: return gsl_ran_flat(rng, -sqrt(3.0) * z->tau, sqrt(3.0) * z->tau);
+    case HDP_NOISE_MIXTURE:
+        return gsl_rng_uniform(rng) < z->mix_w ? z->mix_m1 + z->mix_s1 * hdp_rng_normal_fast(st)
+                                               : z->mix_m2 + z->mix_s2 * hdp_rng_normal_fast(st);
+    case HDP_NOISE_EMPIRICAL: return z->sample[gsl_rng_uniform_int(rng, z->sample_n)];
     }
     return 0.0;
 }

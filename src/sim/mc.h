@@ -195,6 +195,9 @@ typedef struct {
     hdp_noise_kind kind;
     double tau;           /* sqrt(tau^2) */
     double t_scale, df;   /* Student */
+    double mix_w, mix_m1, mix_m2, mix_s1, mix_s2; /* mixture: weight, means, sds */
+    const double *sample; /* empirical: the model's centred values */
+    size_t sample_n;
 } hdp_mc_noise;
 void hdp_mc_noise_of(const hdp_model *m, hdp_mc_noise *z);
 /* one draw: the Gaussian by the fast ziggurat on the stream, the others through GSL */

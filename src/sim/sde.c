@@ -47,7 +47,8 @@ typedef struct {
     double radius;
     hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
     double tau2, df, c;
-    hdp_clip *fit;         /* the factors fitted once (hdp_clip_tabulate), read by every thread */
+    hdp_noise_law law;     /* (its sample the model's) */
+    hdp_clip *fit;         /* the problem's factors (fitted once), read by every thread */
 } sde_ctx;
 
 /* ---- the SDE ---- */
@@ -79,7 +80,7 @@ static void *sde_ws_alloc(const void *vctx)
     w->e = hdp_mc_vec_alloc(c->d);
     w->z1 = hdp_mc_vec_alloc(c->d);
     w->z2 = hdp_mc_vec_alloc(c->d);
-    w->clip = hdp_clip_alloc(c->noise, c->tau2, c->df, c->c);
+    w->clip = hdp_clip_alloc_law(&c->law, c->c);
     if (!w->e || !w->z1 || !w->z2 || !w->clip) {
         sde_ws_free(w);
         return NULL;
@@ -203,19 +204,15 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.tau2 = m->tau2;
     c.df = m->noise_df;
     c.c = m->c;
+    hdp_noise_law_of_model(m, &c.law);
 
-    c.fit = hdp_clip_alloc_fitted(m, m->c, err); /* on [0, the divergence threshold] */
-    if (!c.fit) {
-        st = err ? err->status : HDP_ENOMEM;
-        goto done;
-    }
+    c.fit = pb->clip; /* the problem's, fitted on [0, the divergence threshold] */
 
     st = hdp_mc_drive(pb, opt, N, &sde_method, &c, res, err);
     /* docs/theory.md §6 on the discrete schedule of the model (the SDE's continuum
      * noise is its limit; the accountant is defined on the steps): the problem's */
     res->rho_accounted = pb->rho_accounted;
 done:
-    hdp_clip_free(c.fit);
     free(c.sqrt_lambda);
     return st;
 }
