@@ -43,7 +43,8 @@ __all__ = ["Model", "ode", "sim", "sde", "validate", "epsilon", "rho_for", "acco
            "dpsgd_privacy", "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
            "OutOfMemoryError", "Cancelled", "Result", "OdeResult", "McResult", "ValidateResult",
            "ValidateSide", "OdeCurve", "McCurve", "PrivacyResult", "DpsgdPrivacyResult",
-           "DesignResult", "config", "rates", "RatesResult", "plot"]
+           "DesignResult", "config", "rates", "RatesResult", "plot", "sweep", "SweepResult",
+           "dataset", "DatasetResult"]
 
 _ModelArg = _Optional[_Union["Model", str, "_os.PathLike[str]"]]
 _Progress = _Optional[_Callable[[str, int, int, float], _Any]]
@@ -362,8 +363,10 @@ McCurve = _results.make("McCurve", "A Monte Carlo curve (the CSV's columns) in a
 McResult = _results.make(
     "McResult", "``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and "
     "its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics "
-    "(nonexpansive_*, feature_*) for ``sim`` only.",
-    [("mc", "", False), ("mc_rows", "", True), ("model", "", False), ("mc_run", "", False)],
+    "(nonexpansive_*, feature_*) for one-pass ``sim`` only; noise_multiplier, sample_rate, "
+    "epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson).",
+    [("mc", "", False), ("mc_rows", "", True), ("mc_sgd", "", True), ("model", "", False),
+     ("mc_run", "", False)],
     extra=[("final_risks", _results.np.ndarray,
             "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs", True),
            ("command", str, "sim or sde", False),
@@ -456,6 +459,18 @@ DpsgdPrivacyResult = _results.make(
     extra=[("epsilon", float, "epsilon by the chosen accountant", False),
            ("target_epsilon", float, "the target epsilon, when calibrated", True),
            ("accountant", str, "the accountant that chose or calibrated: pld or rdp", False)])
+
+
+DatasetResult = _results.make(
+    "DatasetResult", "``hdpsgd dataset --json``: a user's data set prepared as the toolkit's "
+    "empirical model (docs/theory.md §9), the JSON summary's numbers, texts and columns under "
+    "its names (the files' names it echoes are the call's arguments): always n, d, storage, "
+    "center, scale, scale_factor, trace_raw, trace and the column eigenvalues; with labels "
+    "ridge, label_mean, label_variance, theta_norm, risk0, residual_variance and the column "
+    "energy (positive_count with classes); with test features test_n (test_mse with their "
+    "labels). A field that does not apply is None.",
+    [("dataset", "", False), ("dataset_classes", "", True), ("dataset_labels", "", True),
+     ("dataset_test", "", True), ("dataset_test_labels", "", True)], csv="dataset")
 
 
 class DesignResult(Result):
@@ -727,4 +742,80 @@ def rates(model: _ModelArg = None, *, gammas, families: _Optional[_Union[str, "l
     return RatesResult(*_lib.record_dict(rec))
 
 
+def _classes(positive):
+    """The classes mapped to +1 as a list of floats: an integer, integers, or "0,2,6"."""
+    if isinstance(positive, str):
+        items = [p.strip() for p in positive.split(",")]
+    elif isinstance(positive, _numbers.Number):
+        items = [positive]
+    else:
+        try:
+            items = list(positive)
+        except TypeError:
+            items = [positive]
+    out = []
+    for x in items:
+        try:
+            v = float(int(x)) if isinstance(x, str) else float(x)
+            ok = not isinstance(x, bool) and _math.isfinite(v) and v == int(v)
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            raise InputError(f"positive = {positive!r}: expected integer classes (an integer, "
+                             "a list of them, or '0,2,6')")
+        out.append(v)
+    if not 1 <= len(out) <= 256:
+        raise InputError(f"positive = {positive!r}: expected 1 to 256 classes")
+    return out
+
+
+def _file(name, path):
+    if path is None:
+        return None
+    if not isinstance(path, (str, bytes, _os.PathLike)):
+        raise TypeError(f"{name}: expected a file name, not {type(path).__name__}")
+    return _lib.cstr(_os.fspath(path), name, path=True)
+
+
+def dataset(features: _Union[str, "_os.PathLike[str]"], *,
+            labels: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
+            positive: _Optional[_Union[int, str, "list[int]"]] = None,
+            test_features: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
+            test_labels: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
+            center: bool = True, scale: str = "trace", ridge: float = 0.0) -> "DatasetResult":
+    """A user's data set prepared as the toolkit's empirical model (``hdpsgd dataset FEATURES
+    [--labels L] [--positive LIST] [--test-features T] [--test-labels TL] [--no-center]
+    [--no-scale] [--ridge R] --json``, docs/theory.md §9): a :class:`DatasetResult` with the
+    same numbers as the command's JSON summary.
+
+    features: an N x d matrix in a ``.npy`` file (float32, float64 or integers, C or Fortran
+    order), a ``.csv`` file (an optional header line) or an IDX file (MNIST's format), gzipped
+    or not; labels: N labels in the same formats (1-D, or N x 1); positive: the classes mapped
+    to +1, the others to -1 (an integer, a list of integers or "0,2,6"; default: the labels used
+    as numbers); test_features, test_labels: held-out rows prepared with the training rows'
+    mean, scale and basis, and their labels (the test MSE of theta*). center=False keeps the
+    rows as they are (default: the mean row, and the labels' mean, subtracted); scale "trace"
+    rescales the rows so that the covariance has mean eigenvalue 1, "none" leaves them; ridge
+    >= 0 is the ridge of the least-squares target theta* = (Sigma + ridge I)^-1 X'y/N.
+    A bad file raises :class:`InputError` naming it (and the row and column)."""
+    if scale not in ("trace", "none"):
+        raise InputError(f"scale = {scale!r}: expected 'trace' (mean eigenvalue 1) or 'none'")
+    if positive is not None and labels is None:
+        raise InputError("positive needs labels")
+    if test_labels is not None and (test_features is None or labels is None):
+        raise InputError("test_labels needs test_features and labels")
+    r = _real("ridge", ridge)
+    if not (r >= 0 and _math.isfinite(r)):
+        raise InputError(f"ridge = {ridge!r}: expected a finite number >= 0")
+    classes = _classes(positive) if positive is not None else []
+    arr = (_ctypes.c_double * max(len(classes), 1))(*classes)
+    rec = _ctypes.c_void_p()
+    _lib.call(_lib.hdp_handle_dataset, _file("features", features), _file("labels", labels),
+              arr, len(classes), _file("test_features", test_features),
+              _file("test_labels", test_labels), int(bool(center)), scale.encode(), r,
+              _ctypes.byref(rec))
+    return DatasetResult._from_record(*_lib.record_dict(rec))
+
+
 from ._plot import plot  # noqa: E402
+from ._sweep import SweepResult, sweep  # noqa: E402

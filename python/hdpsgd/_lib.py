@@ -192,7 +192,14 @@ hdp_handle_design_refine = _proto("hdp_handle_design_refine", _S, _P, _str, ctyp
 hdp_handle_rates = _proto("hdp_handle_rates", _S, _P, ctypes.c_double, ctypes.c_double,
                           ctypes.c_long, _str, ctypes.c_int, _CANCEL, PROGRESS, _P,
                           ctypes.POINTER(_P), _P)
+hdp_handle_sweep_point = _proto("hdp_handle_sweep_point", _S, _P, _str, _str, ctypes.c_int,
+                                ctypes.c_int, ctypes.c_double, ctypes.c_int, ctypes.c_double,
+                                ctypes.c_double, ctypes.c_long, _str, ctypes.c_int, _CANCEL,
+                                PROGRESS, _P, ctypes.POINTER(_P), _P)
 hdp_handle_accountant = _proto("hdp_handle_accountant", _S, _P, ctypes.POINTER(_P), _P)
+hdp_handle_dataset = _proto("hdp_handle_dataset", _S, _str, _str, ctypes.POINTER(ctypes.c_double),
+                            ctypes.c_long, _str, _str, ctypes.c_int, _str, ctypes.c_double,
+                            ctypes.POINTER(_P), _P)
 hdp_handle_epsilon = _proto("hdp_handle_epsilon", _S, ctypes.c_double, ctypes.c_double,
                             ctypes.POINTER(ctypes.c_double), _P)
 hdp_handle_rho_for = _proto("hdp_handle_rho_for", _S, ctypes.c_double, ctypes.c_double,

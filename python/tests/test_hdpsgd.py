@@ -100,7 +100,7 @@ class Test_model(unittest.TestCase):
         want = meta_values(meta)
         # ode's header: the core's sections, less data.n (gamma carries it), the empty file
         # names and the forms of the privacy budget not given (rho is)
-        core = {"data", "clip", "privacy", "schedule", "ode", "sim", "sde", "validate"}
+        core = {"data", "clip", "privacy", "schedule", "sgd", "ode", "sim", "sde", "validate"}
         left = {"data.n", "data.spectrum_file", "data.noise_file", "schedule.file", "privacy.rho_zcdp",
                 "privacy.epsilon", "privacy.delta", "data.features", "data.labels",
                 "data.labels_positive", "data.test_features", "data.test_labels",
@@ -398,6 +398,22 @@ class Test_mc(unittest.TestCase):
         csv_equal(self, rows, s, self.COLS)
         self.assertEqual(s.seed, 11)
         self.assertEqual(s.command, "sim")
+
+    def test_sim_finite_set_bit_identical(self):
+        """standard DP-SGD on a finite training set (issue 33): the same numbers as the program"""
+        sets = {"sgd.sampling": "poisson", "data.train_size": 60, "data.d": 8, "sgd.batch": 6,
+                "sgd.epochs": 2}
+        args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+        data, rows, _, _ = cli("sim", "--runs", "6", "--seed", "4", *args)
+        s = hdpsgd.sim(hdpsgd.Model(overrides=sets), runs=6, seed=4)
+        json_equal(self, data, s, [k for k in self.KEYS if k != "rho_accounted"])
+        json_equal(self, data, s, ["noise_multiplier", "sample_rate", "accounted_steps", "epsilon",
+                                   "noise_calibrated", "steps"])
+        self.assertIsNone(data["rho_accounted"])  # one-pass's accountant does not apply
+        self.assertTrue(math.isnan(s.rho_accounted))
+        csv_equal(self, rows, s, self.COLS)
+        self.assertEqual(s.steps, 20)
+        self.assertIsNone(s.nonexpansive_violations)
 
     def test_sde_bit_identical(self):
         path = os.path.join(MODELS, "student-noise.ini")
