@@ -314,8 +314,8 @@ static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_r
     }
 }
 
-static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run};
-static const mc_method sim_batched_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run_batched};
+static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run, 0};
+static const mc_method sim_batched_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run_batched, 0};
 
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)

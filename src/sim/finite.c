@@ -279,7 +279,7 @@ static void fin_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     }
 }
 
-static const mc_method fin_method = {"sim", fin_ws_alloc, fin_ws_free, fin_run};
+static const mc_method fin_method = {"sim", fin_ws_alloc, fin_ws_free, fin_run, 0};
 
 /* sim.divergence_factor x max(R(0), P), P = (1/2) d sum_k (eta_k sigma C / B)^2 <= the
  * excess risk the private noise adds over the run without contraction (Tr Sigma = d) */
