@@ -732,7 +732,7 @@ void hdp_csv_columns2(FILE *f, const hdp_field_table *t, const void *obj,
 {
     enum { MAXCOLS = 32 };
     const hdp_field *col[MAXCOLS];
-    const double *data[MAXCOLS];
+    const double *data[MAXCOLS] = {NULL};
     int nc = 0;
     long points = 0;
     const hdp_field_table *tabs[2] = {t, t2};
