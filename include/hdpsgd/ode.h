@@ -58,6 +58,9 @@ typedef struct {
     double data_cross_start, data_cross_final; /* cross(0), cross(1) */
     double data_tau2;               /* the residuals' mean square (the law's tau^2) */
     double data_clipped;            /* the fraction of rows clipped at theta_c */
+    double data_hetero_ratio;       /* E[z^2 x^T Sigma x] / (tau^2 E[x^T Sigma x]) of the
+                                       residuals (1: homoscedastic) */
+    double data_hetero_final;       /* the heteroscedastic correction's part of R(1) */
     double data_bias_seconds;       /* wall time of theta_c (0 when cached or none) */
     long data_bias_iterations;      /* Newton steps for theta_c */
     double *test_mse;               /* [points] predicted held-out MSE (NULL: no held-out set) */

@@ -12,6 +12,8 @@
 #include "io/output.h"
 #include "plot.h"
 #include "cli.h"
+#include "hdpsgd/clip.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/validate.h"
 
@@ -65,6 +67,12 @@ const char validate_help[] =
 
 static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
 {
+    const hdp_data *data = hdp_model_data(m); /* the file's name stays out of the figure */
+    if (data) {
+        snprintf(buf, size, "%ld rows of a data set (%s target)", data->train.n,
+                 data->planted ? "planted" : "least-squares");
+        return buf;
+    }
     switch (m->spectrum) {
     case HDP_SPECTRUM_POWERLAW: snprintf(buf, size, "power-law α=%g", m->spectrum_alpha); break;
     case HDP_SPECTRUM_TWOLEVEL:
@@ -83,10 +91,12 @@ static void title_of(const hdp_model *m, const hdp_validate_result *v, long runs
         snprintf(rho, sizeof rho, "ρ=∞ (no private noise)");
     else
         snprintf(rho, sizeof rho, "ρ=%g (ε=%.3g at δ=%.3g)", m->rho, v->epsilon_cks, v->delta);
-    if (m->noise == HDP_NOISE_NONE)
+    hdp_noise_law law; /* a least-squares data set's: the residuals' empirical law */
+    hdp_noise_law_of_model(m, &law);
+    if (law.kind == HDP_NOISE_NONE)
         snprintf(noise, sizeof noise, "no label noise");
     else
-        snprintf(noise, sizeof noise, "%s label noise τ²=%g", hdp_noise_name(m->noise), m->tau2);
+        snprintf(noise, sizeof noise, "%s label noise τ²=%g", hdp_noise_name(law.kind), law.tau2);
     snprintf(buf, size, "d=%ld, n=%ld (γ=%.3g), %s, %s\nclip c=%g, %s, %s schedule, %ld runs",
              m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), noise, m->c, rho,
              hdp_sched_name(m->sched),
@@ -143,10 +153,15 @@ static void print_side_verdict(const char *name, const hdp_model *m, const hdp_v
 static void print_table(const hdp_model *m, const hdp_validate_result *v, long runs)
 {
     char spec[96];
+    hdp_noise_law law; /* a least-squares data set's: the residuals' empirical law */
+    hdp_noise_law_of_model(m, &law);
     printf("model: %s\n", m->source);
     printf("  d = %ld, n = %ld (gamma = %.4g), %s, %s label noise (tau2 = %g), c = %g, %s schedule\n",
-           m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), hdp_noise_name(m->noise),
-           m->tau2, m->c, hdp_sched_name(m->sched));
+           m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), hdp_noise_name(law.kind),
+           law.tau2, m->c, hdp_sched_name(m->sched));
+    if (m->batch > 1) /* batched one pass (docs/theory.md §1.6, §3.11) */
+        printf("  batched one pass: sgd.batch = %ld, %ld steps\n", m->batch,
+               hdp_sched_batch_count(m->n, m->batch));
     if (isinf(m->rho))
         printf("privacy: rho = inf (no private noise)\n");
     else
@@ -243,6 +258,10 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v
     if (v->with_sde)
         hdp_json_fields(j, &hdp_validate_side_fields, "sde_", &v->sde_side, m);
     hdp_json_fields(j, &hdp_validate_fields, "", v, m);
+    if (v->ode.data) /* a data set (docs/theory.md §9): the ODE's corrections, the test MSE */
+        hdp_json_fields(j, &hdp_ode_data_fields, "", &v->ode, m);
+    if (v->sim.test_mse)
+        hdp_json_fields(j, &hdp_mc_data_fields, "", &v->sim, m);
     cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
     hdp_json_fields(j, &hdp_model_fields, "", m, NULL);
     if (scaling_opt > 0) {
@@ -281,6 +300,48 @@ static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_validate_
     cli_draw(out, "validate", figure_path, &pv);
 }
 
+/* The data files (--data or the figure's prefix), the JSON and the figure, all or nothing
+ * (hdp_outset), once everything has run; the figure's line on success. */
+static hdp_status write_outputs(const hdp_model *m, const hdp_mc_options *opt,
+                                const hdp_validate_result *v,
+                                const hdp_validate_scaling_result *sc, hdp_error *err)
+{
+    char prefix[HDP_OUT_PATH_MAX + 1] = "";
+    if (data_prefix) {
+        snprintf(prefix, sizeof prefix, "%s", data_prefix);
+    } else if (figure_path) {
+        snprintf(prefix, sizeof prefix, "%s", figure_path);
+        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
+        if (dot && dot > (slash ? slash + 1 : prefix)) *dot = '\0'; /* not a name's first dot */
+    }
+    char ode_csv[HDP_OUT_PATH_MAX + 32] = "", sim_csv[HDP_OUT_PATH_MAX + 32] = "", sde_csv[HDP_OUT_PATH_MAX + 32] = "";
+    hdp_outset out; /* the data files and the JSON, all or nothing */
+    hdp_outset_init(&out, err);
+    FILE *f;
+    if (prefix[0]) {
+        snprintf(ode_csv, sizeof ode_csv, "%s.ode.csv", prefix);
+        snprintf(sim_csv, sizeof sim_csv, "%s.sim.csv", prefix);
+        if (v->with_sde) snprintf(sde_csv, sizeof sde_csv, "%s.sde.csv", prefix);
+        if ((f = hdp_outset_add(&out, ode_csv)))
+            cli_write_ode_csv(f, m, &v->ode);
+        if ((f = hdp_outset_add(&out, sim_csv)))
+            cli_write_mc_csv(f, "sim", m, opt, &v->sim);
+        if (v->with_sde && (f = hdp_outset_add(&out, sde_csv)))
+            cli_write_mc_csv(f, "sde", m, opt, &v->sde);
+    }
+    if ((f = hdp_outset_add(&out, json_path)))
+        write_json(f, m, v, sc);
+    if (figure_path)
+        draw_figure(&out, m, v, opt->runs, ode_csv, sim_csv, sde_csv);
+    hdp_status st = hdp_outset_commit(&out);
+    if (st == HDP_OK && figure_path) {
+        char ok[HDP_OUT_PATH_MAX + 32];
+        snprintf(ok, sizeof ok, "%s.{ode,sim%s}.csv", prefix, v->with_sde ? ",sde" : "");
+        cli_drawn(figure_path, ok);
+    }
+    return st;
+}
+
 int cmd_validate(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("validate");
@@ -304,6 +365,12 @@ int cmd_validate(int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_delta("validate", &m);
+    if (m.batch > 1 && !no_sde) { /* the SDE is derived for batch 1 (hdp_sde_run refuses) */
+        fprintf(stderr, "hdpsgd validate: note: sgd.batch = %ld: the SDE side is skipped (the "
+                        "homogenized SDE is derived for batch 1, docs/theory.md §4)\n",
+                m.batch);
+        no_sde = 1;
+    }
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
@@ -340,46 +407,11 @@ int cmd_validate(int argc, char **argv)
     }
 
     /* data files, figure, JSON: written only now that everything has run */
-    char prefix[HDP_OUT_PATH_MAX + 1] = "";
-    if (data_prefix) {
-        snprintf(prefix, sizeof prefix, "%s", data_prefix);
-    } else if (figure_path) {
-        snprintf(prefix, sizeof prefix, "%s", figure_path);
-        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
-        if (dot && dot > (slash ? slash + 1 : prefix)) *dot = '\0'; /* not a name's first dot */
-    }
-    char ode_csv[HDP_OUT_PATH_MAX + 32] = "", sim_csv[HDP_OUT_PATH_MAX + 32] = "", sde_csv[HDP_OUT_PATH_MAX + 32] = "";
-    hdp_outset out; /* the data files and the JSON, all or nothing */
-    hdp_outset_init(&out, &err);
-    FILE *f;
-    if (prefix[0]) {
-        snprintf(ode_csv, sizeof ode_csv, "%s.ode.csv", prefix);
-        snprintf(sim_csv, sizeof sim_csv, "%s.sim.csv", prefix);
-        if (v.with_sde) snprintf(sde_csv, sizeof sde_csv, "%s.sde.csv", prefix);
-        if ((f = hdp_outset_add(&out, ode_csv)))
-            cli_write_ode_csv(f, &m, &v.ode);
-        if ((f = hdp_outset_add(&out, sim_csv)))
-            cli_write_mc_csv(f, "sim", &m, &opt, &v.sim);
-        if (v.with_sde && (f = hdp_outset_add(&out, sde_csv)))
-            cli_write_mc_csv(f, "sde", &m, &opt, &v.sde);
-    }
-    if ((f = hdp_outset_add(&out, json_path)))
-        write_json(f, &m, &v, &sc);
-    if (st == HDP_OK && figure_path)
-        draw_figure(&out, &m, &v, opt.runs, ode_csv, sim_csv, sde_csv);
-    if (st == HDP_OK)
-        st = hdp_outset_commit(&out);
-    else
-        hdp_outset_abort(&out);
+    st = write_outputs(&m, &opt, &v, &sc, &err);
     if (st != HDP_OK) {
         hdp_validate_free(&v);
         hdp_model_free(&m);
         return cli_fail("validate", &err);
-    }
-    if (figure_path) {
-        char ok[HDP_OUT_PATH_MAX + 32];
-        snprintf(ok, sizeof ok, "%s.{ode,sim%s}.csv", prefix, v.with_sde ? ",sde" : "");
-        cli_drawn(figure_path, ok);
     }
     int pass = v.pass;
     hdp_validate_free(&v);

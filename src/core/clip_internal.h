@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_chebyshev.h>
 #include <gsl/gsl_integration.h>
+#include <stdint.h>
 
 #include "hdpsgd/clip.h"
 
@@ -33,6 +34,14 @@ struct hdp_clip {
     double t_lognorm; /* Student: log of the density of z at 0 */
     int asymptotic;   /* Student with df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF: the expansion in 1/df */
     gsl_integration_workspace *ws;
+    /* the quadratures' memo (clip.c, density_average): the integrand of E min(r^2, c^2) at
+     * the points the integral of P(|r| < c) visited, keyed by the bits of z; an entry is
+     * current when its generation is memo_cur */
+    uint64_t *memo_key;
+    double *memo_val;
+    unsigned *memo_gen;
+    unsigned memo_cur;
+    int memo_state; /* 0: none yet, 1: allocated, -1: out of memory (no memo) */
     /* the fitted factors on [0, R_max] (hdp_clip_tabulate; npieces = 0: none), owned by the
      * shared table `shared` once fitted (fit_cache below) */
     fit_piece *pieces;
@@ -40,7 +49,20 @@ struct hdp_clip {
     struct fit_table *shared;
     double s0, R_max;
     hdp_clip_table_info info;
+    /* a composite over groups of rows of a data set (clip_rows.c, docs/theory.md §9):
+     * mu = sum_g ga[g] mu_g, V (nu) those of vplain; 0 groups: none */
+    int ngroups;
+    struct hdp_clip **group;
+    double *ga;
+    struct hdp_clip *vplain;
 };
+
+/* clip_rows.c: the composite's factors at R (derivs: also dmu, dV); its fits; its release */
+void hdp_clip_rows_eval(hdp_clip *clip, double R, int derivs, hdp_clip_values *out);
+hdp_status hdp_clip_rows_tabulate(hdp_clip *clip, double R_max, hdp_error *err);
+void hdp_clip_rows_free(hdp_clip *clip);
+/* the composite of a finalized model with a data set at c, fitted on [0, R_max] */
+hdp_clip *hdp_clip_alloc_rows(const hdp_model *m, double c, double R_max, hdp_error *err);
 
 /* clip.c: mu, V (derivatives 0) by the law's average over z, directly (force_gauss_quad:
  * integrate a Gaussian density, for the tests); whether clip's law is one that is fitted */
