@@ -86,6 +86,10 @@ extern const hdp_field_table hdp_si_problem_fields;
 extern const hdp_field_table hdp_si_params_fields;
 extern const hdp_field_table hdp_rates_fit_fields;
 extern const hdp_field_table hdp_kl_epoch_fields;
+/* DP-GD on a two-layer network (hdpsgd/net.h, hdpsgd/netexp.h): one run (hdp_net_result: its
+ * curve and final numbers) and one variant at one point of a panel (hdp_netexp_cell). */
+extern const hdp_field_table hdp_net_fields;
+extern const hdp_field_table hdp_netexp_cell_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
