@@ -515,11 +515,12 @@ static void model_with_and_copy(void **state)
 }
 
 /* The origins are a small table (issue 30: the model was 136 KB with a file name per key):
- * a key names its file and line; a third file is refused, not cut. */
+ * a key names its file and line; a third file is refused, not cut. (The model holds 9 file
+ * names of HDP_PATH_MAX since issue 32's data keys: features, labels, test sets, target.) */
 static void origins_small_table(void **state)
 {
     (void)state;
-    assert_true(sizeof(hdp_model) <= 8192);
+    assert_true(sizeof(hdp_model) <= 16384);
     hdp_model m;
     hdp_error err;
     hdp_error_clear(&err);

@@ -31,6 +31,7 @@
 #define HDPSGD_DATASET_H
 
 #include "hdpsgd/error.h"
+#include "hdpsgd/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -122,6 +123,33 @@ hdp_status hdp_dataset_apply(const hdp_dataset *ds, hdp_matrix *rows, const char
 double hdp_dataset_mse(const hdp_dataset *ds, const hdp_matrix *rows, const double *y, long n);
 
 void hdp_dataset_free(hdp_dataset *ds);
+
+/* ---- a model's data set (data.source = file): read and prepared once by finalize ---- */
+
+/* What hdp_model_finalize builds from the [data] keys of a model with source = file and
+ * shares between the model's copies (hdp_model_copy, hdp_model_with): the prepared training
+ * rows, the held-out set, the target. Immutable once built; reference counted. */
+typedef struct hdp_data {
+    hdp_dataset train;     /* the prepared rows (in the eigenbasis); with target =
+                              least-squares also the labels, theta*, the residuals */
+    int planted;           /* target = planted: labels synthesised, theta* uniform */
+    int has_test;          /* a held-out set was given */
+    hdp_matrix test_rows;  /* prepared as the training rows (eigenbasis) */
+    double *test_y;        /* its labels as used (±1 for classes; centred by train.y_mean
+                              when centring); NULL for planted */
+    long test_n;
+    double test_mse_star;  /* mean squared error of theta* on the held-out set (least-squares;
+                              NaN otherwise) */
+    double seconds;        /* wall time of reading and preparing */
+    long refs;             /* copies of models that share it (hdp_data_retain/_release) */
+} hdp_data;
+
+/* The data set of a finalized model with data.source = file (NULL otherwise). */
+const hdp_data *hdp_model_data(const hdp_model *m);
+
+/* Share one more (returns d) / release one (frees it with the last). NULL is accepted. */
+hdp_data *hdp_data_retain(hdp_data *d);
+void hdp_data_release(hdp_data *d);
 
 #ifdef __cplusplus
 }

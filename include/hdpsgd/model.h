@@ -63,6 +63,26 @@ typedef enum {
     HDP_SCHED_TABLE
 } hdp_sched_kind;
 
+/* [data] source, target, scale; [sim] rows (docs/theory.md §9) */
+typedef enum { HDP_SOURCE_SYNTHETIC = 0, HDP_SOURCE_FILE } hdp_data_source;
+typedef enum {
+    HDP_TARGET_AUTO = 0,      /* uniform (synthetic), least-squares (file with labels), planted */
+    HDP_TARGET_UNIFORM,       /* theta* uniform on the sphere of target_radius */
+    HDP_TARGET_POWERLAW,      /* energy in the j-th eigendirection ~ j^(-target_exponent) */
+    HDP_TARGET_FILE,          /* one energy per eigenvalue (data.target_file) */
+    HDP_TARGET_LEAST_SQUARES, /* file: ridge least squares on the rows, noise = residuals */
+    HDP_TARGET_PLANTED        /* file: theta* uniform, labels x^T theta* + z synthesised */
+} hdp_target_kind;
+typedef enum { HDP_SCALE_TRACE = 0, HDP_SCALE_NONE } hdp_scale_kind;
+typedef enum { HDP_ROWS_WITH_REPLACEMENT = 0, HDP_ROWS_WITHOUT_REPLACEMENT } hdp_rows_kind;
+
+/* The longest value of a list key (data.labels_positive), with the NUL. */
+#define HDP_LIST_MAX 256
+
+/* A user's data set read and prepared by finalize (hdpsgd/dataset.h), shared by the copies
+ * of a model (hdp_model_copy) and released with the last of them. */
+struct hdp_data;
+
 /* [ode] solver: auto = DOP853 when the stiffness estimate allows it, CVODE otherwise
  * (and when DOP853 fails); the names in this order */
 typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_kind;
@@ -90,7 +110,7 @@ typedef struct {
 #define HDP_MODEL_MAX_FILES 2
 
 /* Upper bound on the number of keys of the schema, all sections (see model.c). */
-#define HDP_MODEL_MAX_KEYS 128
+#define HDP_MODEL_MAX_KEYS 160
 
 /* Bytes of the model families' sections in hdp_model.family (see core/schema.h). */
 #define HDP_MODEL_FAMILY_BYTES 1024
@@ -109,6 +129,18 @@ typedef struct {
     hdp_noise_kind noise;     /* law of the label noise z */
     double tau2;              /* Var z */
     double noise_df;          /* Student-t degrees of freedom, > 2 */
+    hdp_data_source data_source; /* synthetic (Gaussian rows of the spectrum) | file (the rows) */
+    char features[HDP_PATH_MAX];      /* source = file: N x d rows (.npy, .csv, IDX, gzip) */
+    char labels[HDP_PATH_MAX];        /* N labels ("" = none) */
+    char labels_positive[HDP_LIST_MAX]; /* classes mapped to +1, the rest to -1 ("" = numbers) */
+    char test_features[HDP_PATH_MAX]; /* a held-out set ("" = none) */
+    char test_labels[HDP_PATH_MAX];
+    int center;               /* 1: rows (and labels) centred */
+    hdp_scale_kind scale;     /* trace: rows rescaled to mean eigenvalue 1 */
+    hdp_target_kind target;   /* the target's shape (auto: from the source) */
+    double ridge;             /* least-squares ridge >= 0 */
+    double target_exponent;   /* powerlaw target: energy ~ j^(-exponent) */
+    char target_file[HDP_PATH_MAX]; /* target = file: one energy per eigenvalue */
     /* [clip] */
     double c;                 /* clipping constant, > 0 or inf */
     double feature_norm;      /* B: rows clipped to ||x|| <= B before the gradient (docs/theory.md
@@ -134,6 +166,8 @@ typedef struct {
     long runs;                /* Monte Carlo runs */
     unsigned long long seed;  /* base seed of the random streams */
     double divergence_factor; /* a run diverges when R_exc > factor * max(R(0), P) (sim.h) */
+    hdp_rows_kind rows;       /* source = file: rows drawn with replacement, or one pass over a
+                                 random permutation (n <= N) */
     /* [sde] */
     double sde_step;          /* Euler-Maruyama step h; 0 = 1/n */
     /* [validate] */
@@ -165,6 +199,12 @@ typedef struct {
     /* file spectrum (read by finalize) */
     long file_len;
     double *file_lambda;
+    /* target = file, synthetic (read by finalize): one energy per eigenvalue, in the order of
+     * the eigenvalues as given (the spectrum file's lines, or j = 1..d decreasing) */
+    long energy_len;
+    double *file_energy;
+    /* source = file: the data set read and prepared by finalize (shared by copies) */
+    struct hdp_data *data;
 } hdp_model;
 
 /* Built-in defaults: the default model (identical to models/default.ini). */

@@ -25,7 +25,23 @@ typedef struct {
     double *bin_lambda; /* m bin eigenvalues */
     double *bin_weight; /* m weights (fractions of d) */
     double lambda_min, lambda_max;
+    /* The target's energy per eigendirection, D_j(0) = (d/2)(u_j^T theta*)^2 (docs/theory.md
+     * §3.1, §9), for a target that is not uniform on the sphere (data.target = powerlaw, file,
+     * least-squares); NULL for the uniform target, whose D_j(0) = r*^2/2 in every direction.
+     * energy[j] belongs to lambda[j]; bin_energy[b] is the mean of the energies of bin b's
+     * members (both Gauss nodes of a log bin get their bin's mean). */
+    double *energy;     /* d, or NULL */
+    double *bin_energy; /* m, or NULL */
 } hdp_spectrum;
+
+/* D_b(0) of bin b: bin_energy[b], or R0 (= r*^2/2) for the uniform target. */
+static inline double hdp_spectrum_D0(const hdp_spectrum *spec, long b, double R0)
+{
+    return spec->bin_energy ? spec->bin_energy[b] : R0;
+}
+
+/* R(0) = sum_b w_b lambda_b D_b(0) on the bins (R0 itself for the uniform target). */
+double hdp_spectrum_risk0(const hdp_spectrum *spec, double R0);
 
 /* Build the spectrum of a finalized model. Free with hdp_spectrum_free. */
 hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error *err);

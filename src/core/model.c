@@ -12,6 +12,7 @@
 #include "core/model_internal.h"
 #include "core/schedule_kinds.h"
 #include "core/schema.h"
+#include "hdpsgd/dataset.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +21,12 @@
 
 static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel", "file", NULL};
 static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
+static const char *const source_names[] = {"synthetic", "file", NULL};
+static const char *const bool_names[] = {"false", "true", NULL};
+static const char *const scale_names[] = {"trace", "none", NULL};
+static const char *const target_names[] = {"auto", "uniform", "powerlaw", "file",
+                                           "least-squares", "planted", NULL};
+static const char *const rows_names[] = {"with-replacement", "without-replacement", NULL};
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
@@ -57,6 +64,38 @@ static const hdp_schema_key data_keys[] = {
      "label-noise variance tau^2 >= 0 (ignored for noise = none)"},
     {"noise_df", HDP_KEY_DOUBLE, OFF(noise_df), "5", HDP_R_LO_OPEN, 2, 0, NULL,
      "Student-t degrees of freedom nu > 2"},
+    {"source", HDP_KEY_ENUM, OFF(data_source), "synthetic", 0, 0, 0, source_names,
+     "synthetic (Gaussian rows of the spectrum) | file (the rows of data.features: the "
+     "spectrum, d and the target come from them, docs/theory.md §9)"},
+    {"features", HDP_KEY_PATH, OFF(features), "", 0, 0, 0, NULL,
+     "source = file: N x d rows as .npy (float32/64, integers), .csv (optional header) or IDX "
+     "(images flattened), gzipped or not; relative to the model file"},
+    {"labels", HDP_KEY_PATH, OFF(labels), "", 0, 0, 0, NULL,
+     "source = file: N labels in the same formats (none: target = planted)"},
+    {"labels_positive", HDP_KEY_LIST, OFF(labels_positive), "", 0, 0, 0, NULL,
+     "classes mapped to +1 (the rest to -1), e.g. 0 or 0,2,4; empty: labels used as numbers"},
+    {"test_features", HDP_KEY_PATH, OFF(test_features), "", 0, 0, 0, NULL,
+     "source = file: held-out rows (prepared as the training rows) for the test MSE"},
+    {"test_labels", HDP_KEY_PATH, OFF(test_labels), "", 0, 0, 0, NULL,
+     "source = file: the held-out labels (with target = least-squares)"},
+    {"center", HDP_KEY_ENUM, OFF(center), "true", 0, 0, 0, bool_names,
+     "source = file: subtract the mean row (and the labels' mean): true | false"},
+    {"scale", HDP_KEY_ENUM, OFF(scale), "trace", 0, 0, 0, scale_names,
+     "source = file: trace (rows rescaled to mean eigenvalue 1, the toolkit's convention) | "
+     "none (only for `hdpsgd dataset`: the ODE and the Monte Carlo need trace)"},
+    {"target", HDP_KEY_ENUM, OFF(target), "auto", 0, 0, 0, target_names,
+     "theta*: synthetic: uniform | powerlaw | file; source = file: least-squares (ridge fit, "
+     "label noise = the residuals) | planted (uniform theta*, labels x^T theta* + z of "
+     "data.noise); auto = uniform, or least-squares with labels, planted without"},
+    {"ridge", HDP_KEY_DOUBLE, OFF(ridge), "0", HDP_R_LO_CLOSED, 0, 0, NULL,
+     "least-squares target: ridge >= 0 (0: minimum-norm least squares)"},
+    {"target_exponent", HDP_KEY_DOUBLE, OFF(target_exponent), "1",
+     HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, -100, 100, NULL,
+     "powerlaw target: the energy (u_j^T theta*)^2 of the j-th eigendirection (eigenvalues "
+     "decreasing) ~ j^(-target_exponent), in [-100, 100]; norm target_radius"},
+    {"target_file", HDP_KEY_PATH, OFF(target_file), "", 0, 0, 0, NULL,
+     "target = file: one energy (u_j^T theta*)^2 >= 0 per line, paired with the eigenvalues "
+     "in their given order (the spectrum file's lines); rescaled to norm target_radius"},
 };
 CORE_SECTION(data);
 
@@ -137,6 +176,9 @@ static const hdp_schema_key sim_keys[] = {
      "base seed (unsigned 64-bit integer); run r uses the r-th jump of this stream"},
     {"divergence_factor", HDP_KEY_DOUBLE, OFF(divergence_factor), "1e6", HDP_R_LO_OPEN, 1, 0, NULL,
      "a run diverged when its excess risk exceeds this multiple of max(R(0), private noise) (> 1)"},
+    {"rows", HDP_KEY_ENUM, OFF(rows), "with-replacement", 0, 0, 0, rows_names,
+     "data.source = file: with-replacement (each step a row drawn uniformly: the population is "
+     "the rows) | without-replacement (one pass over a random permutation, n <= N)"},
 };
 CORE_SECTION(sim);
 
@@ -235,7 +277,11 @@ void hdp_model_free(hdp_model *m)
     free(m->table_t);
     free(m->table_eta);
     free(m->file_lambda);
-    m->table_t = m->table_eta = m->file_lambda = NULL;
+    free(m->file_energy);
+    hdp_data_release(m->data);
+    m->table_t = m->table_eta = m->file_lambda = m->file_energy = NULL;
+    m->data = NULL;
     m->table_len = 0;
     m->file_len = 0;
+    m->energy_len = 0;
 }

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/model_internal.h"
 #include "core/schema.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
 
 #include <ctype.h>
@@ -206,6 +207,43 @@ static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
+/* target = file (synthetic): one energy >= 0 per eigenvalue, d of them, not all zero */
+static hdp_status load_target_file(hdp_model *m, hdp_error *err)
+{
+    if (!m->target_file[0])
+        return hdp_model_range_fail(m, "data", "target_file", err,
+                                    "target = file needs data.target_file (one energy per "
+                                    "eigenvalue, one per line)");
+    double *v = NULL;
+    long len = 0;
+    hdp_status st = read_table(m->target_file, 1, "data", "target_file", m, &v, &len, NULL, err);
+    if (st != HDP_OK)
+        return st;
+    double sum = 0;
+    for (long i = 0; i < len && st == HDP_OK; i++) {
+        if (v[i] < 0)
+            st = hdp_fail(err, HDP_EINPUT,
+                          "%s: energy %ld is negative (%g): energies (u_j^T theta*)^2 are >= 0 "
+                          "([data] target_file)", m->target_file, i + 1, v[i]);
+        sum += v[i];
+    }
+    if (st == HDP_OK && !(sum > 0))
+        st = hdp_fail(err, HDP_EINPUT, "%s: all energies are zero ([data] target_file)",
+                      m->target_file);
+    if (st == HDP_OK && len != m->d)
+        st = hdp_model_range_fail(m, "data", "target_file", err,
+                                  "%s has %ld energies but d = %ld: one energy per eigenvalue",
+                                  m->target_file, len, m->d);
+    if (st != HDP_OK) {
+        free(v);
+        return st;
+    }
+    free(m->file_energy);
+    m->file_energy = v;
+    m->energy_len = len;
+    return HDP_OK;
+}
+
 static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
 {
     if (!m->sched_file[0])
@@ -375,6 +413,11 @@ hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err
     if (m->spectrum == HDP_SPECTRUM_FILE && !(keep_tables && m->file_lambda) &&
         (st = load_spectrum_file(m, err)) != HDP_OK)
         return st;
+    if ((st = hdp_model_load_data(m, keep_tables, err)) != HDP_OK)
+        return st;
+    if (m->data_source == HDP_SOURCE_SYNTHETIC && m->target == HDP_TARGET_FILE &&
+        !(keep_tables && m->file_energy) && (st = load_target_file(m, err)) != HDP_OK)
+        return st;
     /* n and gamma: the later of the two wins; n = round(d / gamma) */
     if (m->n_given_last && m->n >= 1) {
         m->gamma = (double)m->d / (double)m->n;
@@ -427,6 +470,13 @@ hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err
     }
     if (m->bins > m->d)
         m->bins = 0; /* more bins than eigenvalues: one per eigenvalue */
+    if (m->data && m->rows == HDP_ROWS_WITHOUT_REPLACEMENT && m->n > m->data->train.n)
+        return hdp_model_range_fail(m, "sim", "rows", err,
+                                    "without-replacement makes one pass over the %ld rows of %s, "
+                                    "fewer than the n = %ld steps: take n <= %ld (gamma >= %g) "
+                                    "or rows = with-replacement",
+                                    m->data->train.n, m->features, m->n, m->data->train.n,
+                                    (double)m->d / (double)m->data->train.n);
     if ((st = check_sizes(m, err)) != HDP_OK)
         return st;
     /* each section's own combinations and sizes (the families'), in the table's order */
@@ -452,6 +502,11 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
         why = "gamma is not d/n";
     else if (m->spectrum == HDP_SPECTRUM_FILE && (!m->file_lambda || m->file_len != m->d))
         why = "its spectrum file is not loaded (finalize loads it)";
+    else if (m->data_source == HDP_SOURCE_FILE && (!m->data || m->data->train.d != m->d))
+        why = "its data set is not loaded (finalize loads it)";
+    else if (m->data_source == HDP_SOURCE_SYNTHETIC && m->target == HDP_TARGET_FILE &&
+             (!m->file_energy || m->energy_len != m->d))
+        why = "its target file is not loaded (finalize loads it)";
     else if (m->sched == HDP_SCHED_TABLE && (!m->table_t || !m->table_eta || m->table_len < 2))
         why = "its schedule table is not loaded (finalize loads it)";
     /* every number key in its schema range (a field written after finalize) */

@@ -49,4 +49,8 @@ hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err
  * as not given, so that finalize derives them from this one (model_finalize.c). */
 void hdp_model_budget_replaced(hdp_model *m, const char *key);
 
+/* data.source = file: read and prepare the data set into m->data (kept when keep and one is
+ * there) and set m->d from it; other sources: release any (model_data.c). */
+hdp_status hdp_model_load_data(hdp_model *m, int keep, hdp_error *err);
+
 #endif

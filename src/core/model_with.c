@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/model_internal.h"
 #include "core/schema.h"
+#include "hdpsgd/dataset.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,10 @@ hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err)
     dst->table_t = copy_doubles(src->table_t, src->table_len);
     dst->table_eta = copy_doubles(src->table_eta, src->table_len);
     dst->file_lambda = copy_doubles(src->file_lambda, src->file_len);
+    dst->file_energy = copy_doubles(src->file_energy, src->energy_len);
+    dst->data = hdp_data_retain(src->data);
     if ((src->table_t && !dst->table_t) || (src->table_eta && !dst->table_eta) ||
-        (src->file_lambda && !dst->file_lambda)) {
+        (src->file_lambda && !dst->file_lambda) || (src->file_energy && !dst->file_energy)) {
         hdp_model_free(dst);
         return hdp_fail(err, HDP_ENOMEM, "model %s: out of memory for a copy of its tables",
                         src->source);
@@ -49,8 +52,16 @@ static int key_reloads(const char *section, const char *key)
 {
     if (!strcmp(section, "schedule"))
         return 1;
-    return !strcmp(section, "data") &&
-           (!strcmp(key, "d") || !strcmp(key, "spectrum") || !strcmp(key, "spectrum_file"));
+    static const char *const data_keys[] = {
+        "d", "spectrum", "spectrum_file", "source", "features", "labels", "labels_positive",
+        "test_features", "test_labels", "center", "scale", "ridge", "target", "target_file",
+        NULL};
+    if (strcmp(section, "data"))
+        return 0;
+    for (int i = 0; data_keys[i]; i++)
+        if (!strcmp(key, data_keys[i]))
+            return 1;
+    return 0;
 }
 
 hdp_status hdp_model_with(const hdp_model *m, const char *key, const char *value, hdp_model *out,

@@ -34,7 +34,7 @@ static int key_written(const hdp_model *m, const hdp_schema_ref *r, const char *
     const char *sec = r->section->name, *k = r->key->key;
     if (!strcmp(sec, "data") && !strcmp(k, "n"))
         return 0;
-    if (r->key->type == HDP_KEY_PATH && !value[0])
+    if ((r->key->type == HDP_KEY_PATH || r->key->type == HDP_KEY_LIST) && !value[0])
         return 0;
     if ((r->key->flags & HDP_K_IF_GIVEN) && !hdp_model_given(m, sec, k))
         return 0;

@@ -335,8 +335,9 @@ hdp_status hdp_cvode_solve(const hdp_risk_ode *o, const hdp_cvode_spec *spec, lo
         goto done;
     }
     double *yd = N_VGetArrayPointer(y);
-    for (long j = 0; j < cd.len; j++)
-        yd[j] = o->R0; /* D_j(0) = r*^2/2 for theta* uniform on the sphere; the bounds too */
+    for (long j = 0; j < cd.len; j++) /* D_j(0) (r*^2/2 for theta* uniform on the sphere);
+                                         the bounds start at R(0) */
+        yd[j] = j < cd.nb && o->D0 ? o->D0[j] : o->R0;
     cd.cvode_mem = mem;
     CHECK(CVodeInit(mem, rhs, 0.0, y), "CVodeInit");
     CHECK(CVodeSetErrHandlerFn(mem, on_cvode_error, &cd), "CVodeSetErrHandlerFn");

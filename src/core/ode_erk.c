@@ -425,7 +425,7 @@ int hdp_erk_solve(const hdp_erk_problem *p, long points, hdp_erk_out *out)
         FAIL(HDP_ERK_NOMEM);
     st.y = mem, st.yn = mem + n, st.wl = mem + 2 * n, st.f0 = mem + 3 * n, st.tmp = mem + 4 * n;
     for (long j = 0; j < n; j++) {
-        st.y[j] = R0;
+        st.y[j] = o->D0 ? o->D0[j] : R0;
         st.wl[j] = o->w[j] * o->lambda[j];
         st.tmp[j] = 1.0;
     }

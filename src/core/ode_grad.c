@@ -300,7 +300,7 @@ static const double *forward(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *
     long m = g->spec.m;
     double *ck = g->ys, *cur = ck + (nck + C) * m, *nxt = cur + m;
     for (long j = 0; j < m; j++)
-        cur[j] = ck[j] = g->R0;
+        cur[j] = ck[j] = hdp_spectrum_D0(&g->spec, j, g->R0);
     for (long n = 0; n < N; n++) {
         if (hdp_cancel_requested()) /* issue 29: the thread's cancel flag, at every step */
             return NULL;

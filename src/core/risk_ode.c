@@ -23,7 +23,8 @@ void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, 
     o->gamma = gamma;
     o->c = c;
     o->rho = rho;
-    o->R0 = R0;
+    o->R0 = hdp_spectrum_risk0(sp, R0);
+    o->D0 = sp->bin_energy;
     o->qf = isinf(rho) ? 0.0 : 2.0 * c * c * gamma * gamma;
     o->sched = *s;
     o->clip = clip;

@@ -31,7 +31,9 @@ typedef struct {
     long m;                   /* bins */
     const double *lambda, *w; /* [m] (borrowed from the spectrum) */
     double lmin, lmax;        /* extreme eigenvalues: the bounds' coefficients */
-    double gamma, c, rho, R0;
+    double gamma, c, rho, R0; /* R0 = R(0) (sum_j w_j lambda_j D_j(0)) */
+    const double *D0;         /* [m] D_j(0) of a target that is not uniform (borrowed from the
+                                 spectrum's bin_energy); NULL: D_j(0) = R0 */
     double qf;                /* 2 c^2 gamma^2 (q = qf sigma~^2; 0 when rho = inf) */
     hdp_schedule sched;
     hdp_clip *clip;           /* mu_c, V_c at c */

@@ -186,6 +186,11 @@ void hdp_schema_describe_range(const hdp_schema_key *k, char *buf, size_t size)
         snprintf(buf, size, "an unsigned 64-bit integer");
         return;
     }
+    if (k->type == HDP_KEY_LIST) {
+        snprintf(buf, size, "a list of at most %d numbers separated by commas (or nothing)",
+                 HDP_LIST_ITEMS);
+        return;
+    }
     const char *kind = k->type == HDP_KEY_LONG ? "an integer" : "a number";
     char lo[64] = "", hi[64] = "";
     if (k->flags & HDP_R_LO_OPEN) snprintf(lo, sizeof lo, " > %g", k->lo);
@@ -417,6 +422,61 @@ static hdp_status set_path(char *dst, const char *value, const char *where, int 
     return HDP_OK;
 }
 
+/* A list of decimal numbers separated by commas or blanks, stored normalised as "a,b,c"
+ * (each number as %.17g reads it back exactly); nothing at all is the empty list. */
+static hdp_status set_list(char *dst, const char *value, const char *loc, const char *section,
+                           const char *key, const char *range, hdp_error *err)
+{
+    char out[HDP_LIST_MAX] = "";
+    size_t used = 0;
+    int count = 0;
+    const char *p = value;
+    for (;;) {
+        while (isspace((unsigned char)*p) || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        char *end;
+        double x;
+        int ok = hdp_schema_parse_decimal_prefix(p, &end, &x);
+        if (ok <= 0 || (*end && !isspace((unsigned char)*end) && *end != ','))
+            return hdp_fail(err, HDP_EINPUT,
+                            "%s: [%s] %s = '%s' is not accepted: item %d is not a finite number "
+                            "(expected %s)", loc, section, key, value, count + 1, range);
+        if (++count > HDP_LIST_ITEMS)
+            return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: more than %d numbers", loc, section,
+                            key, HDP_LIST_ITEMS);
+        char num[40];
+        snprintf(num, sizeof num, "%.15g", x);
+        if (strtod(num, NULL) != x)
+            snprintf(num, sizeof num, "%.17g", x);
+        int w = snprintf(out + used, sizeof out - used, "%s%s", count > 1 ? "," : "", num);
+        if (w < 0 || (size_t)w >= sizeof out - used)
+            return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: the list is longer than %d bytes",
+                            loc, section, key, HDP_LIST_MAX - 1);
+        used += (size_t)w;
+        p = end;
+    }
+    memcpy(dst, out, used + 1);
+    return HDP_OK;
+}
+
+int hdp_schema_list_values(const char *text, double *v, int max)
+{
+    int n = 0;
+    for (const char *p = text; p && *p && n < max;) {
+        char *end;
+        double x;
+        if (hdp_schema_parse_decimal_prefix(p, &end, &x) <= 0)
+            break;
+        v[n++] = x;
+        p = end;
+        while (*p == ',' || isspace((unsigned char)*p))
+            p++;
+    }
+    return n;
+}
+
 hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const char *value,
                                   const char *loc, const char *where, int line,
                                   hdp_error *err)
@@ -448,6 +508,8 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
     }
     case HDP_KEY_PATH:
         return set_path(val, value, where, line, loc, section, k->key, err);
+    case HDP_KEY_LIST:
+        return set_list(val, value, loc, section, k->key, range, err);
     case HDP_KEY_SEED: {
         char *end;
         errno = 0;
@@ -534,6 +596,7 @@ void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char
     }
     case HDP_KEY_ENUM: snprintf(buf, size, "%s", k->names[*(const int *)val]); break;
     case HDP_KEY_PATH: snprintf(buf, size, "%s", val); break;
+    case HDP_KEY_LIST: snprintf(buf, size, "%s", val); break;
     case HDP_KEY_SEED: snprintf(buf, size, "%llu", *(const unsigned long long *)val); break;
     }
 }

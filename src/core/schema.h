@@ -24,7 +24,14 @@
 
 #include "hdpsgd/model.h"
 
-typedef enum { HDP_KEY_LONG, HDP_KEY_DOUBLE, HDP_KEY_ENUM, HDP_KEY_PATH, HDP_KEY_SEED } hdp_key_type;
+typedef enum {
+    HDP_KEY_LONG,
+    HDP_KEY_DOUBLE,
+    HDP_KEY_ENUM,
+    HDP_KEY_PATH,
+    HDP_KEY_SEED,
+    HDP_KEY_LIST
+} hdp_key_type;
 
 /* range flags of a number key */
 enum {
@@ -43,7 +50,10 @@ enum {
 /* One key. Its value lives at offset in the section's storage: a long (HDP_KEY_LONG), a
  * double (HDP_KEY_DOUBLE), an int-sized enum indexing names (HDP_KEY_ENUM), a char array of
  * HDP_PATH_MAX (HDP_KEY_PATH, a file name: relative names are resolved against the model
- * file's folder), an unsigned long long (HDP_KEY_SEED). */
+ * file's folder), an unsigned long long (HDP_KEY_SEED), a char array of HDP_LIST_MAX holding
+ * a list of decimal numbers separated by commas or blanks, stored as "a,b,c" (HDP_KEY_LIST;
+ * "" = none; at most HDP_LIST_ITEMS numbers). */
+#define HDP_LIST_ITEMS 64
 typedef struct {
     const char *key;
     hdp_key_type type;
@@ -140,6 +150,9 @@ int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref,
 hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const char *value,
                                   const char *loc, const char *where, int line,
                                   hdp_error *err);
+
+/* The numbers of a list key's stored text (HDP_KEY_LIST): their count (at most max). */
+int hdp_schema_list_values(const char *text, double *v, int max);
 
 /* Format the key's value in m as a model file writes it (reads back exactly). */
 void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char *buf,

@@ -7,6 +7,7 @@
 #include "hdpsgd/spectrum.h"
 #include "core/check.h"
 #include "core/spectrum_internal.h"
+#include "hdpsgd/dataset.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +26,27 @@ void hdp_spectrum_free(hdp_spectrum *spec)
     free(spec->lambda);
     free(spec->bin_lambda);
     free(spec->bin_weight);
+    free(spec->energy);
+    free(spec->bin_energy);
     memset(spec, 0, sizeof *spec);
+}
+
+double hdp_spectrum_risk0(const hdp_spectrum *spec, double R0)
+{
+    if (!spec->bin_energy)
+        return R0;
+    double r = 0;
+    for (long b = 0; b < spec->m; b++)
+        r += spec->bin_weight[b] * spec->bin_lambda[b] * spec->bin_energy[b];
+    return r;
+}
+
+static double *dup_doubles(const double *src, long n)
+{
+    double *v = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (v && n > 0)
+        memcpy(v, src, sizeof(double) * (size_t)n);
+    return v;
 }
 
 hdp_status hdp_spectrum_copy(const hdp_spectrum *src, hdp_spectrum *dst, hdp_error *err)
@@ -47,6 +68,12 @@ hdp_status hdp_spectrum_copy(const hdp_spectrum *src, hdp_spectrum *dst, hdp_err
         memcpy(dst->bin_lambda, src->bin_lambda, sizeof(double) * (size_t)src->m);
         memcpy(dst->bin_weight, src->bin_weight, sizeof(double) * (size_t)src->m);
     }
+    dst->energy = src->energy ? dup_doubles(src->energy, src->d) : NULL;
+    dst->bin_energy = src->bin_energy ? dup_doubles(src->bin_energy, src->m) : NULL;
+    if ((src->energy && !dst->energy) || (src->bin_energy && !dst->bin_energy)) {
+        hdp_spectrum_free(dst);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for a spectrum of d = %ld", src->d);
+    }
     return HDP_OK;
 }
 
@@ -60,15 +87,49 @@ hdp_status hdp_spectrum_build(const hdp_model *m, hdp_spectrum *spec, hdp_error 
     return hdp_spectrum_of_checked(m, spec, err);
 }
 
-hdp_status hdp_spectrum_of_checked(const hdp_model *m, hdp_spectrum *spec, hdp_error *err)
+typedef struct {
+    double l, e;
+    long i;
+} pair;
+
+static int cmp_pair_desc(const void *a, const void *b)
 {
-    memset(spec, 0, sizeof *spec);
+    const pair *x = a, *y = b;
+    if (x->l != y->l)
+        return (x->l < y->l) - (x->l > y->l);
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The target's energies e_j (any scale) for the eigenvalues l as given (before sorting), or
+ * 0 for the uniform target; into e (d). */
+static int target_energies(const hdp_model *m, double *e)
+{
     long d = m->d;
-    spec->d = d;
-    spec->lambda = malloc(sizeof(double) * (size_t)d);
-    if (!spec->lambda)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld eigenvalues", d);
-    double *l = spec->lambda;
+    const hdp_data *data = hdp_model_data(m);
+    if (data)
+        return data->planted ? 0 : (memcpy(e, data->train.energy, sizeof(double) * (size_t)d), 1);
+    if (m->target == HDP_TARGET_FILE) {
+        memcpy(e, m->file_energy, sizeof(double) * (size_t)d);
+        return 1;
+    }
+    if (m->target == HDP_TARGET_POWERLAW) {
+        /* the j-th eigendirection in decreasing order of the eigenvalues: the spectrum as
+         * built below is sorted, so the powerlaw energies are assigned after the sort */
+        for (long j = 0; j < d; j++) e[j] = pow((double)(j + 1), -m->target_exponent);
+        return 2;
+    }
+    return 0;
+}
+
+/* The eigenvalues of the model as given (unsorted, unnormalised) into l. */
+static void raw_eigenvalues(const hdp_model *m, double *l)
+{
+    long d = m->d;
+    const hdp_data *data = hdp_model_data(m);
+    if (data) {
+        memcpy(l, data->train.lambda, sizeof(double) * (size_t)d);
+        return;
+    }
     switch (m->spectrum) {
     case HDP_SPECTRUM_ISOTROPIC:
         for (long j = 0; j < d; j++) l[j] = 1.0;
@@ -86,7 +147,82 @@ hdp_status hdp_spectrum_of_checked(const hdp_model *m, hdp_spectrum *spec, hdp_e
         memcpy(l, m->file_lambda, sizeof(double) * (size_t)d);
         break;
     }
-    qsort(l, (size_t)d, sizeof(double), cmp_desc);
+}
+
+/* Sort l decreasing, carrying the energies e along (kind 1: paired with the eigenvalues as
+ * given; kind 2: assigned in the sorted order, nothing to carry); then D_j(0) =
+ * (d/2) r*^2 e_j / sum e for the synthetic targets, D_j(0) = the data's energies as they are
+ * (already (d/2)(u_j^T theta*)^2). */
+static hdp_status sort_with_energies(const hdp_model *m, double *l, double *e, int kind,
+                                     hdp_error *err)
+{
+    long d = m->d;
+    if (kind == 1) {
+        pair *p = malloc(sizeof(pair) * (size_t)d);
+        if (!p)
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld eigenvalues", d);
+        for (long j = 0; j < d; j++) p[j] = (pair){l[j], e[j], j};
+        qsort(p, (size_t)d, sizeof(pair), cmp_pair_desc);
+        for (long j = 0; j < d; j++) {
+            l[j] = p[j].l;
+            e[j] = p[j].e;
+        }
+        free(p);
+    } else {
+        qsort(l, (size_t)d, sizeof(double), cmp_desc);
+    }
+    if (!kind || hdp_model_data(m))
+        return HDP_OK;
+    double sum = 0;
+    for (long j = 0; j < d; j++) sum += e[j];
+    double f = 0.5 * (double)d * m->target_radius * m->target_radius / sum;
+    for (long j = 0; j < d; j++) e[j] *= f;
+    return HDP_OK;
+}
+
+/* The bins' energies: the mean of each bin's members, the bins being runs of consecutive
+ * eigenvalues [start[b], start[b + 1]) */
+static void bin_means(const double *e, const long *start, long nb, long d, double *out)
+{
+    for (long b = 0; b < nb; b++) {
+        long hi = b + 1 < nb ? start[b + 1] : d;
+        double s = 0;
+        for (long j = start[b]; j < hi; j++) s += e[j];
+        out[b] = s / (double)(hi - start[b]);
+    }
+}
+
+hdp_status hdp_spectrum_of_checked(const hdp_model *m, hdp_spectrum *spec, hdp_error *err)
+{
+    memset(spec, 0, sizeof *spec);
+    long d = m->d;
+    const hdp_data *data = hdp_model_data(m);
+    if (data && fabs(data->train.trace - (double)d) > 1e-6 * (double)d)
+        return hdp_model_fail_key(m, "data", "scale", err,
+                                  "the rows' covariance has mean eigenvalue %g, the ODE and the "
+                                  "Monte Carlo take mean 1: use scale = trace (scale = none is "
+                                  "for `hdpsgd dataset` only)", data->train.trace / (double)d);
+    spec->d = d;
+    spec->lambda = malloc(sizeof(double) * (size_t)d);
+    double *e = malloc(sizeof(double) * (size_t)d);
+    if (!spec->lambda || !e) {
+        free(e);
+        hdp_spectrum_free(spec);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld eigenvalues", d);
+    }
+    double *l = spec->lambda;
+    raw_eigenvalues(m, l);
+    int kind = target_energies(m, e);
+    hdp_status st = sort_with_energies(m, l, e, kind, err);
+    if (st != HDP_OK || !kind) {
+        free(e);
+        e = NULL;
+    }
+    spec->energy = e;
+    if (st != HDP_OK) {
+        hdp_spectrum_free(spec);
+        return st;
+    }
     double sum = 0;
     for (long j = 0; j < d; j++) sum += l[j];
     if (!isfinite(sum)) {
@@ -101,7 +237,7 @@ hdp_status hdp_spectrum_of_checked(const hdp_model *m, hdp_spectrum *spec, hdp_e
     double scale = (double)d / sum;
     for (long j = 0; j < d; j++) l[j] *= scale;
     /* exact ones stay exact: the isotropic spectrum is 1.0, not 1 +- ulp */
-    if (m->spectrum == HDP_SPECTRUM_ISOTROPIC)
+    if (m->spectrum == HDP_SPECTRUM_ISOTROPIC && !data)
         for (long j = 0; j < d; j++) l[j] = 1.0;
     spec->lambda_max = l[0];
     spec->lambda_min = l[d - 1];
@@ -117,18 +253,23 @@ hdp_status hdp_spectrum_of_checked(const hdp_model *m, hdp_spectrum *spec, hdp_e
     spec->m = m_bins;
     spec->bin_lambda = malloc(sizeof(double) * (size_t)m_bins);
     spec->bin_weight = malloc(sizeof(double) * (size_t)m_bins);
-    if (!spec->bin_lambda || !spec->bin_weight) {
+    long *start = e ? malloc(sizeof(long) * (size_t)m_bins) : NULL;
+    spec->bin_energy = e ? malloc(sizeof(double) * (size_t)m_bins) : NULL;
+    if (!spec->bin_lambda || !spec->bin_weight || (e && (!start || !spec->bin_energy))) {
+        free(start);
         hdp_spectrum_free(spec);
         return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld bins", m_bins);
     }
     if (m->bins <= 0) {
-        long b = 0, start = 0;
+        long b = 0, first = 0;
         for (long j = 1; j <= d; j++) {
             if (j == d || l[j] != l[j - 1]) {
-                spec->bin_lambda[b] = l[start];
-                spec->bin_weight[b] = (double)(j - start) / (double)d;
+                spec->bin_lambda[b] = l[first];
+                spec->bin_weight[b] = (double)(j - first) / (double)d;
+                if (start)
+                    start[b] = first;
                 b++;
-                start = j;
+                first = j;
             }
         }
     } else {
@@ -140,8 +281,13 @@ hdp_status hdp_spectrum_of_checked(const hdp_model *m, hdp_spectrum *spec, hdp_e
             for (long j = lo; j < hi; j++) s += l[j];
             spec->bin_lambda[b] = s / (double)(hi - lo);
             spec->bin_weight[b] = (double)(hi - lo) / (double)d;
+            if (start)
+                start[b] = lo;
         }
     }
+    if (e)
+        bin_means(e, start, m_bins, d, spec->bin_energy);
+    free(start);
     return HDP_OK;
 }
 
@@ -218,9 +364,11 @@ hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err)
     while (npos > 0 && !(l[npos - 1] > 0)) npos--;
     double *bl = malloc(sizeof(double) * (size_t)(2 * m + 1));
     double *bw = malloc(sizeof(double) * (size_t)(2 * m + 1));
-    if (!bl || !bw) {
+    double *be = spec->energy ? malloc(sizeof(double) * (size_t)(2 * m + 1)) : NULL;
+    if (!bl || !bw || (spec->energy && !be)) {
         free(bl);
         free(bw);
+        free(be);
         return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld bins", 2 * m + 1);
     }
     long nb = 0;
@@ -232,11 +380,17 @@ hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err)
             long b = log_bin(l[start], hi, width, m);
             long end = start + 1;
             while (end < npos && log_bin(l[end], hi, width, m) == b) end++;
-            double x[2], w[2];
+            double x[2], w[2], emean = 0;
             int k = gauss2(l + start, end - start, x, w);
+            if (be) {
+                for (long j = start; j < end; j++) emean += spec->energy[j];
+                emean /= (double)(end - start);
+            }
             for (int q = 0; q < k; q++) {
                 bl[nb] = x[q];
                 bw[nb] = w[q] * (double)(end - start) / (double)d;
+                if (be)
+                    be[nb] = emean;
                 nb++;
             }
             start = end;
@@ -245,12 +399,19 @@ hdp_status hdp_spectrum_bin_log(hdp_spectrum *spec, long m, hdp_error *err)
     if (npos < d) {
         bl[nb] = 0.0;
         bw[nb] = (double)(d - npos) / (double)d;
+        if (be) {
+            double s = 0;
+            for (long j = npos; j < d; j++) s += spec->energy[j];
+            be[nb] = s / (double)(d - npos);
+        }
         nb++;
     }
     free(spec->bin_lambda);
     free(spec->bin_weight);
+    free(spec->bin_energy);
     spec->bin_lambda = bl;
     spec->bin_weight = bw;
+    spec->bin_energy = be;
     spec->m = nb;
     return HDP_OK;
 }

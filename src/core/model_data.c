@@ -1,0 +1,208 @@
+/*
+ * model_data.c — the [data] keys of a user's data set (data.source = file, docs/theory.md §9)
+ * read and prepared by finalize into one shared hdp_data (hdpsgd/dataset.h): the features,
+ * the labels mapped to ±1 by data.labels_positive, the held-out set, the preparation
+ * (data.center, data.scale, data.ridge) and the target's checks. Every failure names the
+ * key's place (file:line) and the data file (and row) in question.
+ */
+#include "core/check.h"
+#include "core/model_internal.h"
+#include "core/schema.h"
+#include "hdpsgd/dataset.h"
+#include "hdpsgd/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const hdp_data *hdp_model_data(const hdp_model *m)
+{
+    return m && m->data_source == HDP_SOURCE_FILE ? m->data : NULL;
+}
+
+hdp_data *hdp_data_retain(hdp_data *d)
+{
+    if (d)
+        __atomic_add_fetch(&d->refs, 1, __ATOMIC_RELAXED);
+    return d;
+}
+
+static void data_free(hdp_data *d)
+{
+    hdp_dataset_free(&d->train);
+    hdp_matrix_free(&d->test_rows);
+    free(d->test_y);
+    free(d);
+}
+
+void hdp_data_release(hdp_data *d)
+{
+    if (d && __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        data_free(d);
+}
+
+/* a data reader's message, placed at the key that named the file */
+static hdp_status key_fail(const hdp_model *m, const char *key, const hdp_error *e,
+                           hdp_error *err)
+{
+    if (e->status == HDP_ENOMEM)
+        return hdp_fail(err, HDP_ENOMEM, "%s", e->msg);
+    return hdp_model_range_fail(m, "data", key, err, "%s", e->msg);
+}
+
+/* labels of key (file path) read, their count checked against n, mapped to ±1 */
+static hdp_status read_labels(const hdp_model *m, const char *key, const char *path, long n,
+                              const char *rows_key, double **y, hdp_error *err)
+{
+    hdp_error e;
+    hdp_error_clear(&e);
+    long ny = 0;
+    if (hdp_labels_read(path, y, &ny, &e) != HDP_OK)
+        return key_fail(m, key, &e, err);
+    if (ny != n)
+        return hdp_model_range_fail(m, "data", key, err,
+                                    "%s has %ld labels but the rows of data.%s number %ld: one "
+                                    "label per row is needed", path, ny, rows_key, n);
+    double pos[HDP_LIST_ITEMS];
+    int np = hdp_schema_list_values(m->labels_positive, pos, HDP_LIST_ITEMS);
+    if (np > 0 && hdp_labels_map_pm1(*y, ny, pos, np, path, &e) != HDP_OK)
+        return hdp_model_range_fail(m, "data", "labels_positive", err, "%s", e.msg);
+    return HDP_OK;
+}
+
+static hdp_status check_keys(const hdp_model *m, int labels, hdp_error *err)
+{
+    if (!m->features[0])
+        return hdp_model_range_fail(m, "data", "source", err,
+                                    "source = file needs data.features (an N x d matrix: .npy, "
+                                    ".csv or IDX)");
+    if (m->target == HDP_TARGET_UNIFORM || m->target == HDP_TARGET_POWERLAW ||
+        m->target == HDP_TARGET_FILE)
+        return hdp_model_range_fail(m, "data", "target", err,
+                                    "target = %s is a synthetic target: with source = file the "
+                                    "target is least-squares or planted",
+                                    m->target == HDP_TARGET_UNIFORM   ? "uniform"
+                                    : m->target == HDP_TARGET_POWERLAW ? "powerlaw"
+                                                                       : "file");
+    if (m->target == HDP_TARGET_LEAST_SQUARES && !labels)
+        return hdp_model_range_fail(m, "data", "target", err,
+                                    "target = least-squares needs data.labels (or target = "
+                                    "planted, which synthesises them)");
+    if (m->labels_positive[0] && !labels)
+        return hdp_model_range_fail(m, "data", "labels_positive", err,
+                                    "labels_positive maps the classes of data.labels, which is "
+                                    "not given");
+    if (m->test_labels[0] && !m->test_features[0])
+        return hdp_model_range_fail(m, "data", "test_labels", err,
+                                    "test_labels without data.test_features");
+    if (m->test_features[0] && labels && !m->test_labels[0])
+        return hdp_model_range_fail(m, "data", "test_features", err,
+                                    "test_features with the least-squares target needs "
+                                    "data.test_labels");
+    return HDP_OK;
+}
+
+static hdp_status load_test(const hdp_model *m, hdp_data *d, hdp_error *err)
+{
+    hdp_error e;
+    hdp_error_clear(&e);
+    if (hdp_matrix_read(m->test_features, &d->test_rows, &e) != HDP_OK)
+        return key_fail(m, "test_features", &e, err);
+    if (hdp_dataset_apply(&d->train, &d->test_rows, m->test_features, &e) != HDP_OK)
+        return key_fail(m, "test_features", &e, err);
+    d->test_n = d->test_rows.n;
+    d->has_test = 1;
+    d->test_mse_star = NAN;
+    if (d->planted)
+        return HDP_OK;
+    hdp_status st = read_labels(m, "test_labels", m->test_labels, d->test_n, "test_features",
+                                &d->test_y, err);
+    if (st != HDP_OK)
+        return st;
+    d->test_mse_star = hdp_dataset_mse(&d->train, &d->test_rows, d->test_y, d->test_n);
+    for (long i = 0; i < d->test_n; i++)
+        d->test_y[i] -= d->train.y_mean; /* as the training labels: centred */
+    return HDP_OK;
+}
+
+/* Read and prepare the data set of m (source = file) into a new hdp_data (refs = 1). */
+static hdp_status load(const hdp_model *m, hdp_data **out, hdp_error *err)
+{
+    int labels = m->labels[0] != '\0';
+    hdp_status st = check_keys(m, labels, err);
+    if (st != HDP_OK)
+        return st;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    hdp_data *d = calloc(1, sizeof *d);
+    if (!d)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for a data set");
+    d->refs = 1;
+    d->planted = m->target == HDP_TARGET_PLANTED || (m->target == HDP_TARGET_AUTO && !labels);
+    d->test_mse_star = NAN;
+    hdp_matrix rows = {0};
+    double *y = NULL;
+    hdp_error e;
+    hdp_error_clear(&e);
+    if (hdp_matrix_read(m->features, &rows, &e) != HDP_OK) {
+        st = key_fail(m, "features", &e, err);
+        goto fail;
+    }
+    if (labels && !d->planted &&
+        (st = read_labels(m, "labels", m->labels, rows.n, "features", &y, err)) != HDP_OK)
+        goto fail;
+    if (hdp_model_given(m, "data", "d") && m->d != rows.d) {
+        st = hdp_model_range_fail(m, "data", "d", err,
+                                  "d = %ld but the rows of %s have %ld columns (leave d out to "
+                                  "take it from the file)", m->d, m->features, rows.d);
+        goto fail;
+    }
+    hdp_dataset_options o = {!m->center, m->scale == HDP_SCALE_NONE, m->ridge, 0};
+    st = hdp_dataset_prepare(&rows, y, y ? rows.n : 0, &o, &d->train, &e);
+    if (st != HDP_OK) {
+        st = st == HDP_ENOMEM ? hdp_fail(err, st, "%s: %s", m->features, e.msg)
+                              : hdp_model_range_fail(m, "data", "features", err, "%s: %s",
+                                                     m->features, e.msg);
+        goto fail;
+    }
+    if (m->test_features[0] && (st = load_test(m, d, err)) != HDP_OK)
+        goto fail;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    d->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    free(y);
+    *out = d;
+    return HDP_OK;
+fail:
+    hdp_matrix_free(&rows);
+    free(y);
+    data_free(d);
+    return st;
+}
+
+hdp_status hdp_model_load_data(hdp_model *m, int keep, hdp_error *err)
+{
+    if (m->data_source != HDP_SOURCE_FILE) {
+        hdp_data_release(m->data);
+        m->data = NULL;
+        if (m->target == HDP_TARGET_LEAST_SQUARES || m->target == HDP_TARGET_PLANTED)
+            return hdp_model_range_fail(m, "data", "target", err,
+                                        "target = %s needs data.source = file (the rows of a "
+                                        "data set)",
+                                        m->target == HDP_TARGET_PLANTED ? "planted"
+                                                                        : "least-squares");
+        return HDP_OK;
+    }
+    if (keep && m->data) {
+        m->d = m->data->train.d;
+        return HDP_OK;
+    }
+    hdp_data *d = NULL;
+    hdp_status st = load(m, &d, err);
+    if (st != HDP_OK)
+        return st;
+    hdp_data_release(m->data);
+    m->data = d;
+    m->d = d->train.d;
+    return HDP_OK;
+}
