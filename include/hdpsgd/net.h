@@ -20,8 +20,10 @@
  * sigma from (epsilon, delta): the paper's bound sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon
  * (calibration = simple, where epsilon < 8 ln(1/delta); else the zCDP route with a note) or the
  * zCDP route (calibration = zcdp); epsilon = inf: plain GD (no noise, no clipping).
- * C_clip = C sqrt(width) (clip_scale = sqrt-width, the paper's C sqrt(p) scaling with p the
- * features of its RF experiments) or C (absolute).
+ * C_clip = C (clip_scale = absolute) or C sqrt(width) (sqrt-width: the paper's C sqrt(p)
+ * scaling of its random-features experiments, p the features; with both layers trained the
+ * per-sample gradient is dominated by the first layer's, of order ||x|| ~ sqrt(d), whatever
+ * the width).
  *
  * Determinism: OpenBLAS runs single-threaded inside the calls (sgemm on float32 rows) and
  * OpenMP shares fixed blocks of samples or hidden units, each computed whole by one thread;
@@ -45,7 +47,7 @@ extern "C" {
 typedef enum { HDP_NET_RELU = 0 } hdp_net_activation_kind;
 typedef enum { HDP_NET_CE = 0, HDP_NET_SQUARED } hdp_net_loss_kind;
 typedef enum { HDP_NET_TRAIN_BOTH = 0, HDP_NET_TRAIN_SECOND } hdp_net_train_kind;
-typedef enum { HDP_NET_CLIP_SQRT_WIDTH = 0, HDP_NET_CLIP_ABSOLUTE } hdp_net_clip_scale_kind;
+typedef enum { HDP_NET_CLIP_ABSOLUTE = 0, HDP_NET_CLIP_SQRT_WIDTH } hdp_net_clip_scale_kind;
 typedef enum { HDP_NET_CAL_SIMPLE = 0, HDP_NET_CAL_ZCDP } hdp_net_calibration_kind;
 const char *hdp_net_activation_name(hdp_net_activation_kind k);
 const char *hdp_net_loss_name(hdp_net_loss_kind k);
@@ -66,11 +68,12 @@ const char *hdp_net_calibration_name(hdp_net_calibration_kind k);
       "both (both layers) | second (first layer frozen: random features, A from 0)") \
     X(steps, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \
       "DP-GD steps T (integer in [1, 1e7])") \
-    X(lr, double, DOUBLE, "0.5", HDP_R_LO_OPEN, 0, 0, NULL, "learning rate eta > 0") \
-    X(C, double, DOUBLE, "1", HDP_R_LO_OPEN, 0, 0, NULL, \
-      "clipping constant > 0: C_clip = C sqrt(width) (clip_scale = sqrt-width) or C") \
-    X(clip_scale, hdp_net_clip_scale_kind, ENUM, "sqrt-width", 0, 0, 0, net_clip_scale_names, \
-      "sqrt-width (C_clip = C sqrt(width), the paper's scaling) | absolute (C_clip = C)") \
+    X(lr, double, DOUBLE, "0.1", HDP_R_LO_OPEN, 0, 0, NULL, "learning rate eta > 0") \
+    X(C, double, DOUBLE, "2", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "clipping constant > 0: C_clip = C (clip_scale = absolute) or C sqrt(width)") \
+    X(clip_scale, hdp_net_clip_scale_kind, ENUM, "absolute", 0, 0, 0, net_clip_scale_names, \
+      "absolute (C_clip = C) | sqrt-width (C_clip = C sqrt(width), the scaling of the " \
+      "paper's random-features experiments)") \
     X(epsilon, double, DOUBLE, "1", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL, \
       "privacy budget epsilon > 0 (the paper's Fig. 1: 1); inf = plain GD (no noise, no clip)") \
     X(delta, double, DOUBLE, "auto", HDP_R_LO_OPEN | HDP_R_HI_OPEN | HDP_R_AUTO, 0, 1, NULL, \

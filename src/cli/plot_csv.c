@@ -133,6 +133,10 @@ static plot_kind recognise(const plot_csv *t)
     if (!strcmp(h0, "n") && !strcmp(h1, "risk") && plot_csv_col(t, "alignment_mean") >= 0)
         return PK_SI_N;
     if (!strcmp(h0, "bin_lo") && plot_csv_col(t, "bin_mid") >= 0) return PK_SI_ALIGN;
+    if ((!strcmp(h0, "width") || !strcmp(h0, "samples")) && plot_csv_col(t, "rf_test_accuracy") >= 0)
+        return PK_NET_VS;
+    if (!strcmp(h0, "step") && !strcmp(h1, "time") && plot_csv_col(t, "test_loss") >= 0)
+        return PK_NET_CURVE;
     return PK_NONE;
 }
 

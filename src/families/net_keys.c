@@ -14,7 +14,7 @@
 static const char *const net_activation_names[] = {"relu", NULL};
 static const char *const net_loss_names[] = {"ce", "squared", NULL};
 static const char *const net_train_names[] = {"both", "second", NULL};
-static const char *const net_clip_scale_names[] = {"sqrt-width", "absolute", NULL};
+static const char *const net_clip_scale_names[] = {"absolute", "sqrt-width", NULL};
 static const char *const net_calibration_names[] = {"simple", "zcdp", NULL};
 
 const char *hdp_net_activation_name(hdp_net_activation_kind k) { return net_activation_names[k]; }
