@@ -65,7 +65,7 @@ typedef struct {
 /* Run the experiment on dt (its training split holds at least the largest n; the points use
  * its first n rows) with the model's [net] loss, epsilon, delta, calibration and seed. The
  * panel's grid[npoints]: widths (each at `fixed` samples) or samples (each at width
- * `fixed`). progress gets ("net", done, total, NaN) in units of the cost n width steps / 1e6
+ * `fixed`). progress gets ("net", done, total, NaN) in units of the cost (about n width T / 1e6 multiply-adds per input coordinate)
  * (a nonzero return stops: HDP_ECANCELLED). A configuration whose loss becomes non-finite is
  * skipped (counted in diverged); HDP_ENUMERIC when every configuration of a cell diverged. */
 hdp_status hdp_netexp_run(const hdp_model *m, const hdp_net_data *dt, hdp_netexp_kind kind,

@@ -105,6 +105,29 @@ static void consider(hdp_netexp_cell *cell, const hdp_net_config *q, const hdp_n
     cell->clipped_fraction = r->clipped_fraction[j];
 }
 
+/* The cost of a run in units of 1e6 multiply-adds per input coordinate: n width T for both
+ * layers, n width T K/d for the second layer alone (plus its features, computed once). */
+static double run_cost(const hdp_net_config *c, long n, long d, long K)
+{
+    double nw = (double)n * (double)c->width;
+    if (c->train == HDP_NET_TRAIN_SECOND)
+        return nw * (1.0 + (double)c->steps * (double)K / (double)d) / 1e6;
+    return nw * (double)c->steps / 1e6;
+}
+
+static double cost_of(const hdp_model *m, int full, long width, long n, long d, long K)
+{
+    double c = 0;
+    for (int v = 0; v < HDP_NETEXP_VARIANTS; v++) {
+        hdp_net_config cf[8 * 8 * 8];
+        long k;
+        configs(m, v, full, width, n, cf, &k);
+        for (long i = 0; i < k; i++)
+            c += run_cost(&cf[i], n, d, K);
+    }
+    return c;
+}
+
 typedef struct {
     hdp_progress_fn fn;
     void *user;
@@ -128,7 +151,7 @@ static hdp_status run_cell(const hdp_model *m, const hdp_net_data *dt, int varia
         hdp_error_clear(&e2);
         hdp_status st = hdp_net_train(&view, &cf[i], threads, NULL, NULL, &r, &e2);
         x->runs++;
-        mt->done += (double)n * (double)width * (double)cf[i].steps / 1e6;
+        mt->done += run_cost(&cf[i], n, dt->d, dt->K);
         if (st == HDP_ENUMERIC) {
             x->diverged++;
             continue;
@@ -151,18 +174,7 @@ static hdp_status run_cell(const hdp_model *m, const hdp_net_data *dt, int varia
     return HDP_OK;
 }
 
-static double cost_of(const hdp_model *m, int full, long width, long n)
-{
-    double c = 0;
-    for (int v = 0; v < HDP_NETEXP_VARIANTS; v++) {
-        hdp_net_config cf[8 * 8 * 8];
-        long k;
-        configs(m, v, full, width, n, cf, &k);
-        for (long i = 0; i < k; i++)
-            c += (double)n * (double)width * (double)cf[i].steps / 1e6;
-    }
-    return c;
-}
+
 
 hdp_status hdp_netexp_run(const hdp_model *m, const hdp_net_data *dt, hdp_netexp_kind kind,
                           int full, const long *grid, long npoints, long fixed, int threads,
@@ -194,7 +206,7 @@ hdp_status hdp_netexp_run(const hdp_model *m, const hdp_net_data *dt, hdp_netexp
                             "training rows) and the width at least 1", n, w, dt->train.n);
         }
         out->grid[i] = (double)grid[i], out->width[i] = (double)w, out->n[i] = (double)n;
-        mt.total += cost_of(m, full, w, n);
+        mt.total += cost_of(m, full, w, n, dt->d, dt->K);
     }
     hdp_net_config base;
     hdp_net_config_from_model(m, (long)out->n[npoints - 1], &base);
