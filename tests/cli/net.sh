@@ -31,7 +31,7 @@ if [ "$mode" = real ]; then
   check "fashion run exits 0" test $? -eq 0
   # 2000 images, epsilon = 1: well above chance (0.1) and below non-private accuracy
   check "fashion: DP-GD test accuracy in (0.4, 0.85)" json "$work/r/run.json" \
-    "0.4 < d['test_accuracy'] < 0.85 and d['classes'] == 10 and d['d'] == 784"
+    "0.4 < d['final_test_accuracy'] < 0.85 and d['classes'] == 10 and d['d'] == 784"
   "$bin" net "$src/models/net-fashion.ini" --vs width --grid 16,64 --n 1000 -o "$work/r" \
     --json "$work/r/w.json" 2>"$work/err"
   check "fashion --vs width exits 0" test $? -eq 0
@@ -53,14 +53,14 @@ check "net --threads 2 exits 0" test $? -eq 0
 check "net: --threads 1 and 2 give identical CSV bytes" cmp -s "$work/a1.csv" "$work/net-curve.csv"
 check "net CSV header" grep -qx 'step,time,train_loss,train_accuracy,val_loss,val_accuracy,test_loss,test_accuracy,clipped_fraction' "$work/a1.csv"
 check "net: 7 rows (records + 1)" test "$(grep -v '^#' "$work/a1.csv" | grep -c .)" -eq 8
-for key in test_accuracy test_loss sigma noise_std epsilon delta rho_z max_clipped_norm params width n clip; do
+for key in final_test_accuracy final_test_loss sigma noise_std epsilon delta rho_z max_clipped_norm params width n clip; do
   check "net JSON has $key" grep -q "\"$key\":" "$work/a1.json"
 done
 check "net: sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon, delta = 1/n, clipped norm <= C" json "$work/a1.json" \
   "abs(d['sigma'] - math.sqrt(0.1 * 30) * math.sqrt(8 * math.log(600)) / 1) < 1e-9 * d['sigma'] and abs(d['delta'] - 1/600) < 1e-15 and d['max_clipped_norm'] <= 2 * (1 + 1e-12)"
 
 "$bin" net "${small[@]}" --set net.epsilon=inf --set net.steps=200 --set net.lr=0.5 -o "$work" --json "$work/gd.json" 2>"$work/err"
-check "plain GD learns the teacher (test accuracy > 0.8)" json "$work/gd.json" "d['test_accuracy'] > 0.8 and d['sigma'] == 0"
+check "plain GD learns the teacher (test accuracy > 0.8)" json "$work/gd.json" "d['final_test_accuracy'] > 0.8 and d['sigma'] == 0"
 
 "$bin" net "${small[@]}" --vs width --grid 8,32 -o "$work" --json "$work/w.json" 2>"$work/err"
 check "net --vs width exits 0" test $? -eq 0
