@@ -160,6 +160,7 @@ static hdp_status run_cell(const hdp_model *m, const hdp_net_data *dt, int varia
             *err = e2;
             return st;
         }
+        x->threads = r.threads;
         for (long j = variant == HDP_NETEXP_GD ? 1 : r.points - 1; j < r.points; j++)
             consider(cell, &cf[i], &r, j);
         hdp_net_result_free(&r);
@@ -218,7 +219,6 @@ hdp_status hdp_netexp_run(const hdp_model *m, const hdp_net_data *dt, hdp_netexp
                           &out->cell[v][i], err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    out->threads = threads;
     if (st != HDP_OK)
         hdp_netexp_free(out);
     return st;

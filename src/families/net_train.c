@@ -171,10 +171,10 @@ static void clipped_sums(work *w, const float *W, const float *A, int cached, in
 {
     const long nb = (w->n + NB - 1) / NB, ub = (w->width + UB - 1) / UB;
     const long n = w->n, d = w->d, K = w->K, P = w->width;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (nb > 1)
     for (long b = 0; b < nb; b++)
         grad_block(w, W, A, b, cached);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (ub > 1)
     for (long u = 0; u < ub; u++) {
         long u0 = u * UB, mu = P - u0 < UB ? P - u0 : UB;
         if (w->train_first)
@@ -218,7 +218,7 @@ static void work_free(work *w)
 static void cache_features(work *w, const float *W, int threads)
 {
     const long nb = (w->n + NB - 1) / NB, P = w->width;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (nb > 1)
     for (long b = 0; b < nb; b++) {
         long i0 = b * NB, m = w->n - i0 < NB ? w->n - i0 : NB;
         float *H = w->H + i0 * P;
@@ -243,7 +243,7 @@ static void evaluate(work *w, const float *W, const float *A, int cached, int th
         return;
     }
     const long nb = (w->n + NB - 1) / NB, K = w->K, P = w->width;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (nb > 1)
     for (long b = 0; b < nb; b++) {
         long i0 = b * NB, m = w->n - i0 < NB ? w->n - i0 : NB;
         forward_block(W, A, w->x + i0 * w->d, w->d, P, K, m, w->H + i0 * P, w->F + i0 * K,

@@ -62,7 +62,7 @@ check "net: sigma = sqrt(eta T) sqrt(8 ln(1/delta))/epsilon, delta = 1/n, clippe
 "$bin" net "${small[@]}" --set net.epsilon=inf --set net.steps=200 --set net.lr=0.5 -o "$work" --json "$work/gd.json" 2>"$work/err"
 check "plain GD learns the teacher (test accuracy > 0.8)" json "$work/gd.json" "d['final_test_accuracy'] > 0.8 and d['sigma'] == 0"
 
-"$bin" net "${small[@]}" --vs width --grid 8,32 -o "$work" --json "$work/w.json" 2>"$work/err"
+"$bin" net "${small[@]}" --vs width --grid 8,32 --n 300 -o "$work" --json "$work/w.json" 2>"$work/err"
 check "net --vs width exits 0" test $? -eq 0
 check "net --vs width: arrays width, test_accuracy, test_loss, rf_, gd_" json "$work/w.json" \
   "d['width'] == [8, 32] and len(d['test_accuracy']) == 2 and len(d['test_loss']) == 2 and len(d['rf_test_accuracy']) == 2 and len(d['gd_test_accuracy']) == 2 and d['runs'] == 2 * (4 + 8 + 1)"
