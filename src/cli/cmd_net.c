@@ -40,7 +40,7 @@ const cli_opt net_opts[] = {
     {"grid", 0, OPT_STRING, &grid_opt, "LIST", "--vs: comma-separated widths or samples"},
     {"n", 0, OPT_LONG, &n_opt, "N", "--vs width: the samples n (default 5000; --full 50000)"},
     {"width", 0, OPT_LONG, &width_opt, "W", "--vs samples: the width (default 256; --full 1000)"},
-    {"output", 'o', OPT_STRING, &dir, "DIR", "folder of the CSV and the figure (default .)"},
+    {"output", 'o', OPT_STRING, &dir, "DIR", "folder of the CSV and the figure (default .; '-' is not a folder: refused)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "JSON summary"},
     {"threads", 0, OPT_LONG, &mc.threads, "T",
      "OpenMP threads (default 0 = one per core); results do not depend on it"},
