@@ -444,6 +444,10 @@ static hdp_status train_loop(run_state *s, const hdp_net_config *c, int th, hdp_
                             "lower net.lr", t, c->width, c->lr);
         if (t == rec_step) {
             record(s, c, cached, th, r, j, t, loss, acc, clipped, since);
+            if (!isfinite(r->test_loss[j]) || (s->va.n > 0 && !isfinite(r->val_loss[j])))
+                return hdp_fail(err, HDP_ENUMERIC,
+                                "net: the test or validation loss is not finite at step %ld "
+                                "(width %ld, lr %g): lower net.lr", t, c->width, c->lr);
             clipped = since = 0, j++;
         }
         if (t == T)

@@ -93,6 +93,10 @@ bad "full without vs" "need --vs" --full
 bad "grid" "grid" --vs width --grid 8,x
 bad "n below 10" "n must be" --vs samples --grid 5,100
 bad "file without labels" "data.labels" --set data.source=file --set "data.features=$work/a1.csv"
+mkdir -p "$work/div"
+"$bin" net "${small[@]}" --set net.lr=1e4 --set net.epsilon=inf -o "$work/div" --json "$work/div/j.json" 2>"$work/err"
+check "diverging GD: exit 4 naming net.lr, nothing written" test $? -eq 4 -a -z "$(ls "$work/div")"
+check "diverging GD: the message names net.lr" grep -q "net.lr" "$work/err"
 "$bin" net "${small[@]}" -o "$work/nope" 2>"$work/err"
 check "bad -o folder: exit 2" test $? -eq 2
 
