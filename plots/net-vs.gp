@@ -10,7 +10,7 @@ set encoding utf8
 set title title_text noenhanced font fs_title
 set xlabel xlabel_text
 set ylabel 'test accuracy'
-set logscale x 2
+set logscale x
 set format x '%g'
 set grid lc rgb '#e5e5e5'
 set key outside below center Left reverse maxcols 1 samplen 2.5 spacing 1.0 height 0.5 noenhanced

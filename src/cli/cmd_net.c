@@ -186,11 +186,9 @@ static int run_one(const hdp_model *m, int threads, const char *csvp, const char
         curve_meta(f, m, &dt, &c, &r);
         hdp_csv_columns(f, &hdp_net_fields, &r);
         char title[400];
-        snprintf(title, sizeof title,
-                 "net: DP-GD on a two-layer ReLU network (width %ld, n = %ld, %s)\nε = %g, δ = %.2g, "
-                 "C_clip = %.3g, η = %g, T = %ld; final test accuracy %.4f",
-                 c.width, dt.train.n, hdp_net_train_name(c.train), c.epsilon, c.delta, c.clip,
-                 c.lr, c.steps, r.test_accuracy[r.points - 1]);
+        snprintf(title, sizeof title, "net%s: width %ld, n = %ld, ε = %g, δ = %.2g\nC_clip = %.3g, "
+                 "η = %g, T = %ld", c.train == HDP_NET_TRAIN_SECOND ? " (random features)" : "",
+                 c.width, dt.train.n, c.epsilon, c.delta, c.clip, c.lr, c.steps);
         hdp_plot_vars v;
         hdp_plot_vars_init(&v);
         cli_plot_source(&out, &v, "data_file", csvp);
@@ -368,9 +366,8 @@ static int run_vs(const hdp_model *m, int threads, const char *csvp, const char 
         vs_csv(f, m, &x, &dt);
         char title[400];
         snprintf(title, sizeof title,
-                 "net --vs %s: DP-GD on a two-layer ReLU network (%s%s = %ld)\nε = %g, δ = %s; "
-                 "hyperparameters chosen on validation", vs,
-                 dt.synthetic ? "Gaussian inputs, " : "", kind == HDP_NETEXP_WIDTH ? "n" : "width",
+                 "net --vs %s: %s%s %ld, ε = %g, δ = %s\nhyperparameters chosen on validation",
+                 vs, dt.synthetic ? "Gaussian inputs, " : "", kind == HDP_NETEXP_WIDTH ? "n =" : "width",
                  fixed, x.epsilon, hdp_net_keys_of(m)->delta == HDP_AUTO_DOUBLE ? "1/n" : "net.delta");
         hdp_plot_vars v;
         hdp_plot_vars_init(&v);
