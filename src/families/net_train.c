@@ -66,6 +66,7 @@ static double residual(const float *f, long K, int y, hdp_net_loss_kind loss, do
         s += (g[k] = exp((double)f[k] - mx));
     for (long k = 0; k < K; k++)
         g[k] = g[k] / s - (k == y ? 1.0 : 0.0);
+    /* cppcheck-suppress invalidFunctionArg ; s >= 1: the largest output's term is exp(0) */
     return log(s) + mx - (double)f[y];
 }
 
