@@ -118,7 +118,7 @@ static int progress(const char *what, long done, long total, double value, void 
 
 /* ---- data ---- */
 
-static int load_data(const hdp_model *m, long n, hdp_net_data *dt)
+static int load_data(const hdp_model *m, long n, const char *nkey, hdp_net_data *dt)
 {
     const hdp_net_keys *q = hdp_net_keys_of(m);
     hdp_error err;
@@ -134,7 +134,7 @@ static int load_data(const hdp_model *m, long n, hdp_net_data *dt)
                 return EXIT_BAD_INPUT;
             }
         st = hdp_net_data_files(m->features, m->labels, m->test_features, m->test_labels, n,
-                                q->val_fraction, m->seed, "[net] n", dt, &err);
+                                q->val_fraction, m->seed, nkey, dt, &err);
     } else {
         long nval = (long)nearbyint(q->val_fraction * (double)n);
         st = hdp_net_data_synthetic(q->d, q->classes, n, nval, q->test_size, m->seed, dt, &err);
@@ -165,7 +165,7 @@ static int run_one(const hdp_model *m, int threads, const char *csvp, const char
 {
     const hdp_net_keys *q = hdp_net_keys_of(m);
     hdp_net_data dt;
-    int rc = load_data(m, q->n, &dt);
+    int rc = load_data(m, q->n, "[net] n", &dt);
     if (rc)
         return rc;
     hdp_net_config c;
@@ -348,7 +348,7 @@ static int run_vs(const hdp_model *m, int threads, const char *csvp, const char 
         return EXIT_BAD_INPUT;
     }
     hdp_net_data dt;
-    if ((rc = load_data(m, nmax, &dt)))
+    if ((rc = load_data(m, nmax, kind == HDP_NETEXP_WIDTH ? (n_opt != CLI_NOT_GIVEN ? "--n" : "--vs width (its n)") : "--grid (its largest n)", &dt)))
         return rc;
     hdp_netexp x;
     hdp_error err;

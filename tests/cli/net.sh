@@ -37,6 +37,11 @@ if [ "$mode" = real ]; then
   check "fashion --vs width exits 0" test $? -eq 0
   check "fashion --vs width: GD above 0.7, DP-GD above chance" json "$work/r/w.json" \
     "min(d['gd_test_accuracy']) > 0.7 and min(d['test_accuracy']) > 0.3 and d['width'] == [16, 64]"
+  mkdir "$work/r2"
+  "$bin" net "$src/models/net-fashion.ini" --vs samples --grid 1000,55000 -o "$work/r2" 2>"$work/err"
+  check "fashion: n above the 50 000 rows left after validation: exit 2" test $? -eq 2
+  check "fashion: the message names --grid and the limit" grep -q -- "--grid.*at most 50000" "$work/err"
+  check "fashion: nothing written" test -z "$(ls "$work/r2")"
   echo "$pass passed, $fail failed"
   [ "$fail" -eq 0 ]
   exit
