@@ -93,7 +93,8 @@ const char *hdp_net_calibration_name(hdp_net_calibration_kind k);
     X(test_size, long, LONG, "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \
       "synthetic data: test samples") \
     X(records, long, LONG, "20", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 10000, NULL, \
-      "evaluations along training (plus step 0), at evenly spaced steps")
+      "evaluations along training (plus step 0), at evenly spaced steps; more than net.steps " \
+      "means every step")
 
 #define HDP_NET_FIELD_(f, ctype, ...) ctype f;
 
