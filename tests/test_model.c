@@ -520,6 +520,9 @@ static void model_with_and_copy(void **state)
 static void origins_small_table(void **state)
 {
     (void)state;
+    /* (a few KB: the HDP_PATH_MAX names of the path keys, the source and two origin files,
+     * and the families' area; 8 KB until data.noise_file, issue 31; 12 KB until issue 32's
+     * data keys) */
     assert_true(sizeof(hdp_model) <= 16384);
     hdp_model m;
     hdp_error err;

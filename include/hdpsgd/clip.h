@@ -12,7 +12,9 @@
  * Gaussian inner expectations, fitted once per model by hdp_clip_tabulate (piecewise
  * Chebyshev series, docs/theory.md §2.3) and read from the fit afterwards, and from HDP_CLIP_STUDENT_ASYMPTOTIC_DF degrees of freedom on
  * the Gaussian closed forms plus their first-order correction in 1/df. Rademacher: the exact
- * two-point average.
+ * two-point average. Laplace and uniform: quadrature as Student-t, fitted; a two-Gaussian
+ * mixture: the exact two-component sum; empirical (a sample of label-noise values): the exact
+ * average over the sample, fitted (docs/theory.md §2.3).
  * R is the excess risk (>= 0); c may be +inf (no clipping).
  */
 #ifndef HDPSGD_CLIP_H
@@ -42,9 +44,39 @@ typedef struct {
  * One per thread. */
 typedef struct hdp_clip hdp_clip;
 
-/* noise, tau2, df: the label-noise law (docs/theory.md §1); c: clipping constant or inf.
+/* A label-noise law (docs/theory.md §1, §2.3): its kind and variance tau2 = E z^2, and the
+ * parameters of its kind. */
+typedef struct {
+    hdp_noise_kind kind;
+    double tau2;         /* E z^2 (mixture, empirical: as hdp_noise_law_tau2 derives it) */
+    double df;           /* student: degrees of freedom > 2 */
+    double mix_w, mix_m1, mix_v1, mix_v2; /* mixture: z ~ w N(m1, v1) + (1-w) N(m2, v2),
+                                             m2 = -w m1/(1-w) (mean 0), w in (0,1), v > 0 */
+    const double *sample; /* empirical: n >= 2 values of mean 0 (hdp_noise_sample_check) */
+    size_t n;
+} hdp_noise_law;
+
+/* The law of a finalized model's label noise (sample: the model's, valid while m is). */
+void hdp_noise_law_of_model(const hdp_model *m, hdp_noise_law *law);
+
+/* The variance E z^2 of a mixture (w, m1, v1, v2) as hdp_noise_law describes it. */
+double hdp_noise_mixture_tau2(double w, double m1, double v1, double v2);
+
+/* Checks n values of label noise for the empirical law and centres them in place: at least
+ * 2, all finite, not all equal, and a mean within 5 standard errors (5 sd/sqrt(n)) of 0 (a
+ * larger mean is refused: not a sample of a mean-0 law); the mean is then subtracted.
+ * *tau2: the mean square of the centred values (their variance, 1/n). HDP_EINPUT with the
+ * reason (what: how the message names the values, e.g. a file name), HDP_OK else. */
+hdp_status hdp_noise_sample_check(double *z, size_t n, const char *what, double *tau2,
+                                  hdp_error *err);
+
+/* noise, tau2, df: the label-noise law (docs/theory.md §1) of a kind other than mixture and
+ * empirical (those take their defaults: use hdp_clip_alloc_law); c: clipping constant or inf.
  * Returns NULL when out of memory. Free with hdp_clip_free. */
 hdp_clip *hdp_clip_alloc(hdp_noise_kind noise, double tau2, double df, double c);
+
+/* The same for any law (its sample, if any, is copied: the caller keeps its array). */
+hdp_clip *hdp_clip_alloc_law(const hdp_noise_law *law, double c);
 void hdp_clip_free(hdp_clip *clip);
 
 /* Fits the factors of a law evaluated by quadrature (Student-t below
@@ -67,6 +99,8 @@ typedef struct {
     long evaluations;   /* direct evaluations of the fit */
     double seconds;     /* wall time of the fit */
     int failed;         /* the fit did not converge: direct evaluation */
+    size_t direct;      /* of the pieces, those evaluated directly (the empirical law: where
+                           its values near c make the factors too steep to fit) */
     int cached;         /* the same fit made earlier in this process, read again (seconds:
                            the look-up's) */
 } hdp_clip_table_info;
@@ -84,6 +118,12 @@ double hdp_clip_range(const hdp_model *m);
 /* A clipping evaluator for the finalized model m at clipping constant c, fitted on
  * [0, hdp_clip_range(m)] when its law needs it. NULL (and err set) when out of memory. */
 hdp_clip *hdp_clip_alloc_fitted(const hdp_model *m, double c, hdp_error *err);
+
+/* A clipping evaluator for a law (with its sample copied) at c, fitted on [0, R_max] when its
+ * law needs it (e.g. the empirical law of a fit's residuals). NULL (and err set) when out of
+ * memory. */
+hdp_clip *hdp_clip_alloc_law_fitted(const hdp_noise_law *law, double c, double R_max,
+                                    hdp_error *err);
 
 /* mu, nu, V and their R-derivatives at excess risk R >= 0 (docs/theory.md §2).
  * Derivatives are analytic for Gaussian noise, those of the fitted series for a tabulated

@@ -140,9 +140,42 @@ typedef struct hdp_data {
     long test_n;
     double test_mse_star;  /* mean squared error of theta* on the held-out set (least-squares;
                               NaN otherwise) */
+    /* the held-out rows' moments in the eigenbasis, from which the MSE of any theta =
+     * theta* + e is e^T Sigma_t e - 2 e^T b_t + c_t: Sigma_t = X_t^T X_t / N_t (d x d),
+     * b_t = X_t^T z_t / N_t and c_t = mean z_t^2 with z_t = y_t - X_t theta* (least-squares;
+     * b_t NULL and c_t 0 for planted) */
+    double *test_sigma, *test_b;
+    double test_c;
     double seconds;        /* wall time of reading and preparing */
     long refs;             /* copies of models that share it (hdp_data_retain/_release) */
+    struct hdp_data_cache *cache; /* the clipping biases computed so far (hdp_data_bias) */
 } hdp_data;
+
+/* The clipping bias of a least-squares target at clipping constant c (docs/theory.md §9):
+ * theta_c, the zero of the mean clipped gradient on the rows,
+ *   (1/N) sum_i x_i clamp(x_i^T theta_c - y_i, +-C/||x_i||) = 0,  C = c sqrt(d),
+ * the minimiser of the rows' mean Huber loss (Newton's method with a line search, the
+ * Hessian Sigma minus the clipped rows' part, kept up to date as rows change side);
+ * R_bias = 1/2 ||theta_c - theta*||^2_Sigma; the residuals z_i = y_i - x_i^T theta_c, the
+ * label noise of the ODE's shifted problem, with tau2 = mean z_i^2. */
+typedef struct {
+    double c;
+    double *theta_c;   /* [d] eigenbasis */
+    double *z;         /* [N] residuals at theta_c */
+    double tau2;       /* mean z^2 */
+    double *energy;    /* [d] (d/2) (u_j^T theta_c)^2 */
+    double risk_bias;  /* 1/2 ||theta_c - theta*||^2_Sigma */
+    double grad_norm;  /* the mean clipped gradient's norm at theta_c, relative to its norm at
+                          theta = 0 */
+    double clipped;    /* fraction of rows clipped at theta_c */
+    long iterations;
+    double seconds;
+} hdp_data_bias;
+
+/* The bias of m's data set at m's clip.c (computed once per c and kept with the data set,
+ * thread-safe); *out NULL (HDP_OK) when there is none to correct: no data set, target =
+ * planted, c = inf. HDP_ENUMERIC when Newton's method does not converge, HDP_ENOMEM. */
+hdp_status hdp_data_bias_of(const hdp_model *m, const hdp_data_bias **out, hdp_error *err);
 
 /* The data set of a finalized model with data.source = file (NULL otherwise). */
 const hdp_data *hdp_model_data(const hdp_model *m);

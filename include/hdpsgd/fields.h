@@ -90,6 +90,13 @@ extern const hdp_field_table hdp_kl_epoch_fields;
  * curve and final numbers) and one variant at one point of a panel (hdp_netexp_cell). */
 extern const hdp_field_table hdp_net_fields;
 extern const hdp_field_table hdp_netexp_cell_fields;
+/* A data set's (data.source = file, docs/theory.md §9): the ODE's corrections (hdp_ode_result,
+ * context the model) and its predicted held-out MSE column; the Monte Carlo's held-out MSE
+ * (hdp_mc_result) at t = 1 and as columns. Written only for such models. */
+extern const hdp_field_table hdp_ode_data_fields;
+extern const hdp_field_table hdp_ode_data_columns;
+extern const hdp_field_table hdp_mc_data_fields;
+extern const hdp_field_table hdp_mc_data_columns;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

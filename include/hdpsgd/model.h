@@ -52,7 +52,11 @@ typedef enum {
     HDP_NOISE_GAUSSIAN = 0,
     HDP_NOISE_STUDENT,
     HDP_NOISE_RADEMACHER,
-    HDP_NOISE_NONE
+    HDP_NOISE_NONE,
+    HDP_NOISE_LAPLACE,   /* variance data.tau2 */
+    HDP_NOISE_UNIFORM,   /* on [-sqrt(3 tau2), sqrt(3 tau2)] */
+    HDP_NOISE_MIXTURE,   /* two Gaussians, mean 0; tau2 derived by finalize */
+    HDP_NOISE_EMPIRICAL  /* the values of data.noise_file (centred); tau2 derived by finalize */
 } hdp_noise_kind;
 
 typedef enum {
@@ -141,6 +145,10 @@ typedef struct {
     double ridge;             /* least-squares ridge >= 0 */
     double target_exponent;   /* powerlaw target: energy ~ j^(-exponent) */
     char target_file[HDP_PATH_MAX]; /* target = file: one energy per eigenvalue */
+    double mixture_weight;    /* mixture: weight w in (0,1) of the first component */
+    double mixture_mean;      /* mixture: its mean m1 (the second's, -w m1/(1-w), makes mean 0) */
+    double mixture_var1, mixture_var2; /* mixture: the components' variances, > 0 */
+    char noise_file[HDP_PATH_MAX]; /* empirical: one label-noise value per line (resolved path) */
     /* [clip] */
     double c;                 /* clipping constant, > 0 or inf */
     double feature_norm;      /* B: rows clipped to ||x|| <= B before the gradient (docs/theory.md
@@ -205,6 +213,10 @@ typedef struct {
     double *file_energy;
     /* source = file: the data set read and prepared by finalize (shared by copies) */
     struct hdp_data *data;
+    /* empirical label noise (read by finalize from noise_file, or set by
+     * hdp_model_set_noise_sample): the centred values */
+    long noise_len;
+    double *noise_values;
 } hdp_model;
 
 /* Built-in defaults: the default model (identical to models/default.ini). */
@@ -229,6 +241,13 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
 /* Check ranges and combinations, derive n and gamma, read the spectrum and
  * schedule files. Must be called once after the last load/set. */
 hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err);
+
+/* Empirical label noise from memory instead of data.noise_file (e.g. the residuals of a
+ * least-squares fit): sets data.noise = empirical and keeps a centred copy of the n values
+ * (checked as the file's are: hdp_noise_sample_check in hdpsgd/clip.h); data.tau2 becomes
+ * their variance at finalize. HDP_EINPUT naming `what` when the values are refused. */
+hdp_status hdp_model_set_noise_sample(hdp_model *m, const double *z, long n, const char *what,
+                                      hdp_error *err);
 
 /* A deep copy of src (its spectrum file and schedule table too) into *dst, which is
  * overwritten without being freed (pass a model that holds no tables: new, initialised or

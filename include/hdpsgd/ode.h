@@ -47,6 +47,25 @@ typedef struct {
     double solve_seconds;           /* wall time of the integration alone */
     double binning_seconds;         /* bins = auto: wall time of the trial solves */
     double clip_fit_seconds;        /* wall time of the clipping-factor fit (0: closed forms) */
+    /* data.source = file (docs/theory.md §9; 0 and NULL otherwise): the clipping bias's parts
+     * of the risk (the ODE of the shifted problem around theta_c gives R_c(t); the risk is
+     * R_c(t) + cross(t) + risk_bias, cross(t) = -sum_j lambda_j psi_j(t) theta_c,j
+     * (theta_c - theta*)_j, psi_j(t) = exp(-lambda_j int_0^t eta~ mu_c)), the residuals'
+     * variance of the label-noise law used, and the held-out MSE predicted at the grid */
+    int data;                       /* 1: the model has a data set */
+    double data_risk_bias;          /* R_bias = 1/2 ||theta_c - theta*||^2_Sigma (0: c = inf,
+                                       planted) */
+    double data_cross_start, data_cross_final; /* cross(0), cross(1) */
+    double data_tau2;               /* the residuals' mean square (the law's tau^2) */
+    double data_clipped;            /* the fraction of rows clipped at theta_c */
+    double data_hetero_ratio;       /* E[z^2 x^T Sigma x] / (tau^2 E[x^T Sigma x]) of the
+                                       residuals (1: homoscedastic) */
+    double data_hetero_final;       /* the heteroscedastic correction's part of R(1) */
+    double data_bias_seconds;       /* wall time of theta_c (0 when cached or none) */
+    long data_bias_iterations;      /* Newton steps for theta_c */
+    double *test_mse;               /* [points] predicted held-out MSE (NULL: no held-out set) */
+    double test_mse_final;          /* at t = 1 */
+    double test_mse_star;           /* the held-out MSE of theta* itself */
     double upper_until, lower_until; /* the bounds are finite at the output points t <= these
                                         (1: everywhere); past them upper, lower hold NAN: a
                                         bound whose equation overflows costs the bound alone,

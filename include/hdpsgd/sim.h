@@ -79,6 +79,10 @@ typedef struct {
      * clip.feature_norm), and the rows clip.feature_norm clipped; counts (as doubles: runs x n
      * may pass 2^63), 0 for the SDE, which draws no rows */
     double nonexpansive_violations, feature_clipped;
+    /* data.source = file with a held-out set (docs/theory.md §9): the mean squared error on
+     * the held-out rows of each run's iterate at the grid points, mean and standard error
+     * over the runs that did not diverge; NULL otherwise */
+    double *test_mse, *test_mse_stderr;
 } hdp_mc_result;
 
 /* Fill options from the model's [sim] and [sde] sections (runs, seed, step),

@@ -101,7 +101,7 @@ class Test_model(unittest.TestCase):
         # ode's header: the core's sections, less data.n (gamma carries it), the empty file
         # names and the forms of the privacy budget not given (rho is)
         core = {"data", "clip", "privacy", "schedule", "ode", "sim", "sde", "validate"}
-        left = {"data.n", "data.spectrum_file", "schedule.file", "privacy.rho_zcdp",
+        left = {"data.n", "data.spectrum_file", "data.noise_file", "schedule.file", "privacy.rho_zcdp",
                 "privacy.epsilon", "privacy.delta"}
         self.assertEqual(set(want), {k for k in hdpsgd.keys()
                                      if k.split(".")[0] in core and k not in left})

@@ -51,7 +51,7 @@ void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
             fprintf(f, "# ; note: the %s bound's equation overflows after t = %.10g: its cells are "
                        "empty from there (the risk does not depend on it)\n",
                     name[b], until[b]);
-    hdp_csv_columns(f, &hdp_ode_fields, r);
+    hdp_csv_columns2(f, &hdp_ode_fields, r, &hdp_ode_data_columns, r->test_mse ? r : NULL);
 }
 
 void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
@@ -59,6 +59,8 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_fields(&j, &hdp_ode_fields, "", r, m);
+    if (r->data) /* data.source = file (docs/theory.md §9) */
+        hdp_json_fields(&j, &hdp_ode_data_fields, "", r, m);
     hdp_json_fields(&j, &hdp_model_fields, "", m, NULL);
     cli_json_model(&j, m, "ode");
     hdp_json_str(&j, "version", hdp_version_string());

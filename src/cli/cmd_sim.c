@@ -110,7 +110,7 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
             r->final_stderr);
     fprintf(f, "# ; final_jump_mean = %.17g\n# ; final_jump_stderr = %.17g\n", r->final_jump_mean,
             r->final_jump_stderr);
-    hdp_csv_columns(f, &hdp_mc_fields, r);
+    hdp_csv_columns2(f, &hdp_mc_fields, r, &hdp_mc_data_columns, r->test_mse ? r : NULL);
 }
 
 void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r)
@@ -166,6 +166,8 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json_fields(&j, &hdp_mc_fields, "", r, m);
     if (!strcmp(name, "sim")) /* docs/theory.md §6.1: the SDE draws no rows */
         cli_json_nonexpansive(&j, m, r);
+    if (r->test_mse) /* a data set's held-out set (docs/theory.md §9) */
+        hdp_json_fields(&j, &hdp_mc_data_fields, "", r, m);
     hdp_json_fields(&j, &hdp_model_fields, "", m, NULL);
     hdp_json_fields(&j, &hdp_mc_run_fields, "", r, m);
     hdp_json_uint(&j, "seed", opt->seed);

@@ -12,6 +12,8 @@
 #include "io/output.h"
 #include "plot.h"
 #include "cli.h"
+#include "hdpsgd/clip.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/validate.h"
 
@@ -65,6 +67,12 @@ const char validate_help[] =
 
 static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
 {
+    const hdp_data *data = hdp_model_data(m); /* the file's name stays out of the figure */
+    if (data) {
+        snprintf(buf, size, "%ld rows of a data set (%s target)", data->train.n,
+                 data->planted ? "planted" : "least-squares");
+        return buf;
+    }
     switch (m->spectrum) {
     case HDP_SPECTRUM_POWERLAW: snprintf(buf, size, "power-law α=%g", m->spectrum_alpha); break;
     case HDP_SPECTRUM_TWOLEVEL:
@@ -83,10 +91,12 @@ static void title_of(const hdp_model *m, const hdp_validate_result *v, long runs
         snprintf(rho, sizeof rho, "ρ=∞ (no private noise)");
     else
         snprintf(rho, sizeof rho, "ρ=%g (ε=%.3g at δ=%.3g)", m->rho, v->epsilon_cks, v->delta);
-    if (m->noise == HDP_NOISE_NONE)
+    hdp_noise_law law; /* a least-squares data set's: the residuals' empirical law */
+    hdp_noise_law_of_model(m, &law);
+    if (law.kind == HDP_NOISE_NONE)
         snprintf(noise, sizeof noise, "no label noise");
     else
-        snprintf(noise, sizeof noise, "%s label noise τ²=%g", hdp_noise_name(m->noise), m->tau2);
+        snprintf(noise, sizeof noise, "%s label noise τ²=%g", hdp_noise_name(law.kind), law.tau2);
     snprintf(buf, size, "d=%ld, n=%ld (γ=%.3g), %s, %s\nclip c=%g, %s, %s schedule, %ld runs",
              m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), noise, m->c, rho,
              hdp_sched_name(m->sched),
@@ -143,10 +153,12 @@ static void print_side_verdict(const char *name, const hdp_model *m, const hdp_v
 static void print_table(const hdp_model *m, const hdp_validate_result *v, long runs)
 {
     char spec[96];
+    hdp_noise_law law; /* a least-squares data set's: the residuals' empirical law */
+    hdp_noise_law_of_model(m, &law);
     printf("model: %s\n", m->source);
     printf("  d = %ld, n = %ld (gamma = %.4g), %s, %s label noise (tau2 = %g), c = %g, %s schedule\n",
-           m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), hdp_noise_name(m->noise),
-           m->tau2, m->c, hdp_sched_name(m->sched));
+           m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), hdp_noise_name(law.kind),
+           law.tau2, m->c, hdp_sched_name(m->sched));
     if (isinf(m->rho))
         printf("privacy: rho = inf (no private noise)\n");
     else
@@ -243,6 +255,10 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v
     if (v->with_sde)
         hdp_json_fields(j, &hdp_validate_side_fields, "sde_", &v->sde_side, m);
     hdp_json_fields(j, &hdp_validate_fields, "", v, m);
+    if (v->ode.data) /* a data set (docs/theory.md §9): the ODE's corrections, the test MSE */
+        hdp_json_fields(j, &hdp_ode_data_fields, "", &v->ode, m);
+    if (v->sim.test_mse)
+        hdp_json_fields(j, &hdp_mc_data_fields, "", &v->sim, m);
     cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
     hdp_json_fields(j, &hdp_model_fields, "", m, NULL);
     if (scaling_opt > 0) {

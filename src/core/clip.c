@@ -43,10 +43,13 @@
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define QUAD_LIMIT 1000
 
+#include "core/check.h"
 #include "core/clip_internal.h"
+#include "hdpsgd/dataset.h"
 
 /* log Gamma((nu+1)/2) - log Gamma(nu/2), the log of the Student-t normaliser without the
  * cancellation of the two log-gammas (each ~ (nu/2) log(nu/2): at nu = 1e8 their difference
@@ -68,36 +71,194 @@ static double log_t_normaliser(double nu)
     return 0.5 * log(x) + series;
 }
 
-hdp_clip *hdp_clip_alloc(hdp_noise_kind noise, double tau2, double df, double c)
+double hdp_noise_mixture_tau2(double w, double m1, double v1, double v2)
+{
+    double m2 = -w * m1 / (1.0 - w);
+    return w * (v1 + m1 * m1) + (1.0 - w) * (v2 + m2 * m2);
+}
+
+static int cmp_double(const void *a, const void *b);
+
+/* clip's empirical sample: |z_i| ascending and the prefix sums of their squares; 0, or -1 out
+ * of memory */
+static int set_sample(hdp_clip *clip, const double *z, size_t n, int already_abs_sorted)
+{
+    clip->emp_a = malloc(sizeof(double) * (n ? n : 1));
+    clip->emp_s2 = malloc(sizeof(double) * (n + 1));
+    if (!clip->emp_a || !clip->emp_s2)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        clip->emp_a[i] = already_abs_sorted ? z[i] : fabs(z[i]);
+    if (!already_abs_sorted)
+        qsort(clip->emp_a, n, sizeof(double), cmp_double);
+    clip->emp_s2[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        clip->emp_s2[i + 1] = clip->emp_s2[i] + clip->emp_a[i] * clip->emp_a[i];
+    clip->emp_n = n;
+    return 0;
+}
+
+/* clip's law (no workspace): NULL out of memory */
+static hdp_clip *law_alloc(const hdp_noise_law *law, double c)
 {
     hdp_clip *clip = calloc(1, sizeof *clip);
     if (!clip)
         return NULL;
+    hdp_noise_kind noise = law->kind;
+    double tau2 = law->tau2, df = law->df;
     clip->noise = noise;
     clip->tau2 = noise == HDP_NOISE_NONE ? 0.0 : tau2;
     clip->df = df;
     clip->c = c;
+    clip->zscale = sqrt(clip->tau2);
     clip->t_scale = noise == HDP_NOISE_STUDENT ? sqrt(tau2 * (1.0 - 2.0 / df)) : 0.0;
     if (noise == HDP_NOISE_STUDENT && clip->t_scale > 0) {
         clip->t_lognorm = log_t_normaliser(df) - 0.5 * log(df * M_PI) - log(clip->t_scale);
         clip->asymptotic = df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF;
+        clip->zscale = clip->t_scale;
     }
-    hdp_gsl_quiet(); /* a failed allocation returns NULL, never aborts (issue 29) */
-    clip->ws = gsl_integration_workspace_alloc(QUAD_LIMIT);
-    if (!clip->ws) {
-        free(clip);
+    if (noise == HDP_NOISE_UNIFORM)
+        clip->edge = sqrt(3.0 * clip->tau2);
+    if (noise == HDP_NOISE_MIXTURE) {
+        clip->mix_w = law->mix_w;
+        clip->mix_m1 = law->mix_m1;
+        clip->mix_v1 = law->mix_v1;
+        clip->mix_v2 = law->mix_v2;
+        clip->mix_m2 = -law->mix_w * law->mix_m1 / (1.0 - law->mix_w);
+    }
+    if (noise == HDP_NOISE_EMPIRICAL && set_sample(clip, law->sample, law->n, 0) != 0) {
+        hdp_clip_free(clip);
         return NULL;
     }
     return clip;
+}
+
+hdp_clip *hdp_clip_alloc_law(const hdp_noise_law *law, double c)
+{
+    if (!law || (law->kind == HDP_NOISE_EMPIRICAL && (!law->sample || law->n < 1)))
+        return NULL;
+    hdp_clip *clip = law_alloc(law, c);
+    if (!clip)
+        return NULL;
+    hdp_gsl_quiet(); /* a failed allocation returns NULL, never aborts (issue 29) */
+    clip->ws = gsl_integration_workspace_alloc(QUAD_LIMIT);
+    if (!clip->ws) {
+        hdp_clip_free(clip);
+        return NULL;
+    }
+    return clip;
+}
+
+hdp_clip *hdp_clip_alloc(hdp_noise_kind noise, double tau2, double df, double c)
+{
+    /* mixture: the default models' symmetric shape (w = 1/2, m1 = 0.8 tau, v = 0.36 tau^2) */
+    hdp_noise_law law = {noise, tau2, df, 0.5, 0.8 * sqrt(tau2), 0.36 * tau2, 0.36 * tau2,
+                         NULL, 0};
+    return hdp_clip_alloc_law(&law, c);
+}
+
+hdp_clip *hdp_clip_clone_law(const hdp_clip *clip)
+{
+    hdp_clip *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    *k = *clip;
+    k->ws = NULL;
+    k->pieces = NULL;
+    k->npieces = k->cap = 0;
+    k->shared = NULL;
+    k->emp_a = k->emp_s2 = NULL;
+    if (clip->noise == HDP_NOISE_EMPIRICAL && set_sample(k, clip->emp_a, clip->emp_n, 1) != 0) {
+        hdp_clip_free(k);
+        return NULL;
+    }
+    return k;
+}
+
+int hdp_clip_same_law(const hdp_clip *a, const hdp_clip *b)
+{
+    if (a->noise != b->noise || a->tau2 != b->tau2 || a->df != b->df || a->c != b->c)
+        return 0;
+    if (a->noise == HDP_NOISE_MIXTURE)
+        return a->mix_w == b->mix_w && a->mix_m1 == b->mix_m1 && a->mix_v1 == b->mix_v1 &&
+               a->mix_v2 == b->mix_v2;
+    if (a->noise == HDP_NOISE_EMPIRICAL)
+        return a->emp_n == b->emp_n && !memcmp(a->emp_a, b->emp_a, sizeof(double) * a->emp_n);
+    return 1;
+}
+
+void hdp_noise_law_of_model(const hdp_model *m, hdp_noise_law *law)
+{
+    *law = (hdp_noise_law){m->noise, m->tau2, m->noise_df, m->mixture_weight, m->mixture_mean,
+                           m->mixture_var1, m->mixture_var2, m->noise_values,
+                           m->noise_values ? (size_t)m->noise_len : 0};
+    const hdp_data *data = hdp_model_data(m);
+    if (!data || data->planted || !data->train.has_labels)
+        return;
+    /* a least-squares target (docs/theory.md §9): the label noise is the empirical law of the
+     * residuals, at theta_c for a finite c (the shifted problem), else at theta* */
+    const hdp_data_bias *b = NULL;
+    hdp_error ignore;
+    hdp_error_clear(&ignore);
+    law->kind = HDP_NOISE_EMPIRICAL;
+    if (hdp_data_bias_of(m, &b, &ignore) == HDP_OK && b) {
+        law->sample = b->z;
+        law->tau2 = b->tau2;
+    } else {
+        law->sample = data->train.residual;
+        law->tau2 = data->train.tau2;
+    }
+    law->n = (size_t)data->train.n;
+}
+
+hdp_status hdp_noise_sample_check(double *z, size_t n, const char *what, double *tau2,
+                                  hdp_error *err)
+{
+    HDP_REQUIRE(err, z || n == 0);
+    const char *name = what ? what : "the label-noise sample";
+    if (n < 2)
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: %zu label-noise value%s: the empirical law needs at least 2", name,
+                        n, n == 1 ? "" : "s");
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(z[i]))
+            return hdp_fail(err, HDP_EINPUT, "%s: value %zu is not finite", name, i + 1);
+        sum += z[i];
+    }
+    double mean = sum / (double)n, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        ss += (z[i] - mean) * (z[i] - mean);
+    double var = ss / (double)n;
+    if (!(var > 0) || !isfinite(var))
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: the %zu values %s: the empirical law needs a variance > 0 (and "
+                        "finite)",
+                        name, n, var > 0 ? "overflow" : "are all equal");
+    double se = sqrt(var / (double)n);
+    if (fabs(mean) > 5.0 * se)
+        return hdp_fail(err, HDP_EINPUT,
+                        "%s: the mean of the %zu values is %g, %.3g standard errors from 0 (at "
+                        "most 5 are accepted): label noise has mean 0 (centre the values, or "
+                        "fit an intercept)",
+                        name, n, mean, fabs(mean) / se);
+    for (size_t i = 0; i < n; i++)
+        z[i] -= mean;
+    if (tau2)
+        *tau2 = var;
+    return HDP_OK;
 }
 
 void hdp_clip_free(hdp_clip *clip)
 {
     if (!clip)
         return;
+    hdp_clip_rows_free(clip);
     hdp_clip_fit_free(clip);
     if (clip->ws)
         gsl_integration_workspace_free(clip->ws);
+    free(clip->emp_a);
+    free(clip->emp_s2);
     free(clip);
 }
 
@@ -204,15 +365,20 @@ typedef struct {
 
 static double z_density(const quad_args *q, double z)
 {
+    const hdp_clip *cl = q->clip;
     if (q->gauss)
-        return gsl_ran_gaussian_pdf(z, sqrt(q->clip->tau2));
+        return gsl_ran_gaussian_pdf(z, sqrt(cl->tau2));
+    if (cl->noise == HDP_NOISE_LAPLACE) /* scale b = tau / sqrt(2) */
+        return exp(-fabs(z) * M_SQRT2 / cl->zscale) / (M_SQRT2 * cl->zscale);
+    if (cl->noise == HDP_NOISE_UNIFORM)
+        return fabs(z) <= cl->edge ? 0.5 / cl->edge : 0.0;
     /* gsl_ran_tdist_pdf with the normalisation computed once (two lgamma per call were a
      * fifth of the time of a Student-t evaluation), and (1 + x^2/nu)^-((nu+1)/2) through
      * log1p: pow(1 + x^2/nu, .) rounds 1 + x^2/nu first, a relative error ~ nu * 1e-16 in
      * the density (at nu = 1e8 a noise that kept qag subdividing to its limit, ten times
      * slower; at nu = 1e16 the density was flat: final risk 0.68 for 0.29) */
-    double x = z / q->clip->t_scale, nu = q->clip->df;
-    return exp(q->clip->t_lognorm - 0.5 * (nu + 1.0) * log1p(x * x / nu));
+    double x = z / cl->t_scale, nu = cl->df;
+    return exp(cl->t_lognorm - 0.5 * (nu + 1.0) * log1p(x * x / nu));
 }
 
 static double integrand(double z, void *params)
@@ -237,18 +403,19 @@ static double integrate(hdp_clip *clip, double sd, int which, int gauss)
 {
     quad_args q = {clip, sd, which, gauss};
     gsl_function f = {integrand, &q};
-    double zscale = gauss ? sqrt(clip->tau2) : clip->t_scale;
-    double c = clip->c;
+    double zscale = gauss ? sqrt(clip->tau2) : clip->zscale;
+    double c = clip->c, edge = gauss ? 0.0 : clip->edge;
     double B = c + 10.0 * (sd + zscale);
     /* breakpoints at the scales of the integrand: |z| = c, c + j sd, and the
      * spread of z (for small R the inner probability is a bump of width
      * max(c, sd) at z = 0 and the inner moment bends within a few sd of |z| = c) */
     double cand[] = {c,          c + sd, c + 3 * sd, c + 8 * sd, c - sd,     c - 3 * sd,
                     c - 8 * sd, sd,     3 * sd,     8 * sd,     zscale,     3 * zscale,
-                    8 * zscale, 20 * zscale};
+                    8 * zscale, 20 * zscale, edge};
     /* (8 and 20 zscale: when c and sd are far larger than z's spread, a 61-point rule over
      * [3 zscale, c - 8 sd] samples only where a Gaussian density underflows to 0 and
      * returns 0 with a zero error estimate, losing P(|z| > 3 zscale) = 0.27 %.) */
+    /* (edge: the uniform law's end of support, where its density jumps) */
     /* and geometric ones, 80 zscale x 4^k up to B: the Student-t density decays like a
      * power, which a piece [g, 4g] resolves at once while qag would bisect a long piece
      * many times (at c = 1e6, 40 % fewer evaluations) */
@@ -307,13 +474,72 @@ static void density_average(hdp_clip *clip, double sd, double *p, double *e)
     *e = integrate(clip, sd, 1, clip->noise == HDP_NOISE_GAUSSIAN);
 }
 
+/* two Gaussians: given the component, r ~ N(-m_k, 2R + v_k) exactly */
+static void mixture_average(hdp_clip *clip, double sd, double *p, double *e)
+{
+    double p1, e1, p2, e2, s2 = sd * sd;
+    inner(-clip->mix_m1, sqrt(s2 + clip->mix_v1), clip->c, &p1, &e1);
+    inner(-clip->mix_m2, sqrt(s2 + clip->mix_v2), clip->c, &p2, &e2);
+    *p = clip->mix_w * p1 + (1.0 - clip->mix_w) * p2;
+    *e = clip->mix_w * e1 + (1.0 - clip->mix_w) * e2;
+}
+
+/* The mean over the sample of the conditional formulas (symmetric in z: over |z_i|, sorted).
+ * Values with |z_i| < c - K sd are inside the window but for a Gaussian tail below
+ * erfc(K/sqrt 2) / 2 = 8e-24 (K = 10): P = 1 and E min(r^2, c^2) = z_i^2 + sd^2 to rounding;
+ * those with |z_i| > c + K sd outside: P = 0 and E = c^2. Both sums come from the prefix sums,
+ * so a small sd costs a binary search and the values near c. */
+static void empirical_average(hdp_clip *clip, double sd, double *p, double *e)
+{
+    enum { K = 10 };
+    const double *a = clip->emp_a, c = clip->c;
+    size_t n = clip->emp_n, lo = 0, hi = n;
+    double in_edge = c - K * sd, out_edge = c + K * sd;
+    { /* lo: the first a_i >= in_edge */
+        size_t l = 0, h = n;
+        while (l < h) {
+            size_t mid = (l + h) / 2;
+            if (a[mid] < in_edge) l = mid + 1; else h = mid;
+        }
+        lo = l;
+    }
+    { /* hi: the first a_i > out_edge */
+        size_t l = lo, h = n;
+        while (l < h) {
+            size_t mid = (l + h) / 2;
+            if (a[mid] <= out_edge) l = mid + 1; else h = mid;
+        }
+        hi = l;
+    }
+    double P = (double)lo, E = clip->emp_s2[lo] + (double)lo * sd * sd;
+    for (size_t i = lo; i < hi; i++) {
+        double pi, ei;
+        inner(-a[i], sd, c, &pi, &ei);
+        P += pi;
+        E += ei;
+    }
+    E += (double)(n - hi) * c * c;
+    *p = P / (double)n;
+    *e = E / (double)n;
+}
+
+/* tabulate: fitted once by hdp_clip_tabulate (a quadrature, or a sum over a sample, is far
+ * costlier than reading the fit); the two-atom and two-Gaussian sums are as cheap as the fit */
 static const struct {
     hdp_noise_kind kind;
     law_average average;
     int tabulate;
+    int partial; /* pieces of the fit that do not converge are evaluated directly: the
+                    sample's atoms make mu and V vary on the scale (c - |z_i|)^2 in R, below
+                    any piece's width for the values near c, where direct evaluation costs
+                    only those values (empirical_average) */
 } laws[] = {
-    {HDP_NOISE_RADEMACHER, rademacher_average, 0}, /* two atoms: as cheap as a table */
-    {HDP_NOISE_STUDENT, density_average, 1},
+    {HDP_NOISE_RADEMACHER, rademacher_average, 0, 0},
+    {HDP_NOISE_STUDENT, density_average, 1, 0},
+    {HDP_NOISE_LAPLACE, density_average, 1, 0},
+    {HDP_NOISE_UNIFORM, density_average, 1, 0},
+    {HDP_NOISE_MIXTURE, mixture_average, 0, 0},
+    {HDP_NOISE_EMPIRICAL, empirical_average, 1, 1},
 };
 
 static int law_index(hdp_noise_kind kind);
@@ -322,6 +548,12 @@ int hdp_clip_law_fitted(const hdp_clip *clip)
 {
     int law = law_index(clip->noise);
     return law >= 0 && laws[law].tabulate;
+}
+
+int hdp_clip_law_partial(const hdp_clip *clip)
+{
+    int law = law_index(clip->noise);
+    return law >= 0 && laws[law].partial;
 }
 
 static int law_index(hdp_noise_kind kind)
@@ -391,6 +623,10 @@ void hdp_clip_eval(hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out)
         return;
+    if (clip->ngroups) {
+        hdp_clip_rows_eval(clip, R, 1, out);
+        return;
+    }
     if (!values_at(clip, &R, out) || isinf(clip->c))
         return;
     /* central differences for the Jacobian (only the Newton matrix uses them) */
@@ -407,5 +643,9 @@ void hdp_clip_eval_values(hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out)
         return;
+    if (clip->ngroups) {
+        hdp_clip_rows_eval(clip, R, 0, out);
+        return;
+    }
     values_at(clip, &R, out);
 }

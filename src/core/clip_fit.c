@@ -6,6 +6,7 @@
  */
 #include "core/check.h"
 #include "core/clip_internal.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/error.h"
 #include "hdpsgd/schedule.h"
 
@@ -88,8 +89,8 @@ enum { FIT_CACHE = 8 };
 
 typedef struct fit_table {
     int refs;
-    hdp_noise_kind noise;
-    double tau2, df, c, R_max, s0;
+    hdp_clip *key; /* the law and c (hdp_clip_same_law), a copy without fit */
+    double R_max, s0;
     fit_piece *pieces;
     size_t npieces;
     hdp_clip_table_info info;
@@ -111,6 +112,7 @@ static void table_release(fit_table *t)
 {
     if (t && --t->refs == 0) {
         pieces_free(t->pieces, t->npieces);
+        hdp_clip_free(t->key);
         free(t);
     }
 }
@@ -136,8 +138,7 @@ static int table_lookup(hdp_clip *clip, double R_max)
     pthread_mutex_lock(&fit_lock);
     for (int i = 0; i < FIT_CACHE && !found; i++) {
         fit_table *t = fit_cache[i];
-        if (t && t->noise == clip->noise && t->tau2 == clip->tau2 && t->df == clip->df &&
-            t->c == clip->c && t->R_max == R_max) {
+        if (t && t->R_max == R_max && hdp_clip_same_law(t->key, clip)) {
             t->refs++;
             clip->shared = t;
             clip->pieces = t->pieces;
@@ -156,10 +157,12 @@ static int table_lookup(hdp_clip *clip, double R_max)
 static void table_publish(hdp_clip *clip)
 {
     fit_table *t = malloc(sizeof *t);
-    if (!t)
+    hdp_clip *key = t ? hdp_clip_clone_law(clip) : NULL;
+    if (!key) {
+        free(t);
         return;
-    *t = (fit_table){2, clip->noise, clip->tau2, clip->df, clip->c, clip->R_max, clip->s0,
-                     clip->pieces, clip->npieces, clip->info};
+    }
+    *t = (fit_table){2, key, clip->R_max, clip->s0, clip->pieces, clip->npieces, clip->info};
     clip->shared = t;
     pthread_mutex_lock(&fit_lock);
     table_release(fit_cache[fit_next]);
@@ -215,6 +218,8 @@ static double seconds_now(void)
 hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
 {
     HDP_REQUIRE(err, clip);
+    if (clip->ngroups)
+        return hdp_clip_rows_tabulate(clip, R_max, err);
     hdp_clip_fit_free(clip);
     memset(&clip->info, 0, sizeof clip->info);
     if (!hdp_clip_law_fitted(clip) || clip->asymptotic || !(clip->tau2 > 0) ||
@@ -267,6 +272,15 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
             stack[top++][1] = mid;
             continue;
         }
+        if (!(t <= FIT_TAIL_LAST) && hdp_clip_law_partial(clip)) {
+            piece_free(pc); /* this piece only: direct evaluation */
+            pc->ua = ua;
+            pc->ub = ub;
+            pc->direct = 1;
+            clip->info.direct++;
+            clip->npieces++;
+            continue;
+        }
         if (!(t <= FIT_TAIL_LAST)) { /* cannot be refined further: direct evaluation */
             piece_free(pc);
             hdp_clip_fit_free(clip);
@@ -276,6 +290,13 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
         }
         worst = fmax(worst, t);
         clip->npieces++;
+    }
+    if (clip->info.direct == clip->npieces) { /* nothing fitted */
+        hdp_clip_fit_free(clip);
+        clip->info.failed = 1;
+        clip->info.direct = 0;
+        clip->info.seconds = seconds_now() - t0;
+        return HDP_OK;
     }
     clip->info.pieces = clip->npieces;
     clip->info.order = FIT_ORDER;
@@ -322,6 +343,8 @@ int hdp_clip_table_at(const hdp_clip *clip, double R, int derivs, hdp_clip_value
             lo = mid + 1;
     }
     const fit_piece *pc = &clip->pieces[lo];
+    if (pc->direct)
+        return 0;
     if (u < pc->ua)
         u = pc->ua; /* rounding of log(s0) */
     if (u > pc->ub)
@@ -340,6 +363,20 @@ int hdp_clip_eval_fitted(const hdp_clip *clip, double R, hdp_clip_values *out)
 {
     if (!clip || !out || !(R >= 0))
         return 0;
+    if (clip->ngroups) { /* the composite of clip_rows.c, from its groups' fits */
+        hdp_clip_values s, v;
+        if (!hdp_clip_eval_fitted(clip->vplain, R, &s))
+            return 0;
+        s.mu = s.dmu = 0;
+        for (int g = 0; g < clip->ngroups; g++) {
+            if (!hdp_clip_eval_fitted(clip->group[g], R, &v))
+                return 0;
+            s.mu += clip->ga[g] * v.mu;
+            s.dmu += clip->ga[g] * v.dmu;
+        }
+        *out = s;
+        return 1;
+    }
     return hdp_clip_table_at(clip, R, 1, out);
 }
 
@@ -350,16 +387,37 @@ double hdp_clip_range(const hdp_model *m)
     return hdp_divergence_threshold(m, hdp_sched_eta_sup(&s));
 }
 
-hdp_clip *hdp_clip_alloc_fitted(const hdp_model *m, double c, hdp_error *err)
+hdp_clip *hdp_clip_alloc_law_fitted(const hdp_noise_law *law, double c, double R_max,
+                                    hdp_error *err)
 {
-    hdp_clip *clip = hdp_clip_alloc(m->noise, m->tau2, m->noise_df, c);
-    if (!clip) {
-        hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping factors");
+    if (!law) {
+        hdp_fail(err, HDP_EINPUT, "hdp_clip_alloc_law_fitted: the argument 'law' is NULL");
         return NULL;
     }
-    if (hdp_clip_tabulate(clip, hdp_clip_range(m), err) != HDP_OK) {
+    hdp_clip *clip = hdp_clip_alloc_law(law, c);
+    if (!clip) {
+        if (law->kind == HDP_NOISE_EMPIRICAL && (!law->sample || law->n < 1))
+            hdp_fail(err, HDP_EINPUT, "the empirical label-noise law has no sample");
+        else
+            hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping factors");
+        return NULL;
+    }
+    if (hdp_clip_tabulate(clip, R_max, err) != HDP_OK) {
         hdp_clip_free(clip);
         return NULL;
     }
     return clip;
+}
+
+hdp_clip *hdp_clip_alloc_fitted(const hdp_model *m, double c, hdp_error *err)
+{
+    if (!m) {
+        hdp_fail(err, HDP_EINPUT, "hdp_clip_alloc_fitted: the argument 'm' is NULL");
+        return NULL;
+    }
+    if (hdp_model_data(m)) /* a data set's rows, grouped by their norms (clip_rows.c) */
+        return hdp_clip_alloc_rows(m, c, hdp_clip_range(m), err);
+    hdp_noise_law law;
+    hdp_noise_law_of_model(m, &law);
+    return hdp_clip_alloc_law_fitted(&law, c, hdp_clip_range(m), err);
 }

@@ -16,6 +16,7 @@ enum { FIT_ORDER = 20 }; /* of each piece's series (hdp_clip_tabulate) */
  * on [ua, ub] of log mu and log V and of their u-derivatives. */
 typedef struct {
     double ua, ub;
+    int direct; /* no series: evaluated directly (a law with partial fits, hdp_clip_law_partial) */
     gsl_cheb_series *lmu, *lV, *dlmu, *dlV;
     double coef[4][FIT_ORDER + 1]; /* the four series' coefficients (FIT_ORDER + 1), packed for reading */
 } fit_piece;
@@ -23,6 +24,11 @@ typedef struct {
 struct hdp_clip {
     hdp_noise_kind noise;
     double tau2, df, c;
+    double mix_w, mix_m1, mix_v1, mix_v2, mix_m2; /* mixture (hdp_noise_law) */
+    double *emp_a, *emp_s2; /* empirical: |z_i| ascending; emp_s2[k] = sum_{i<k} emp_a[i]^2 */
+    size_t emp_n;
+    double zscale;  /* density laws: the spread of z the quadrature's breakpoints follow */
+    double edge;    /* uniform: the half-width sqrt(3 tau2) of the support, else 0 */
     double t_scale; /* Student: z = t_scale * T_df has variance tau2 */
     double t_lognorm; /* Student: log of the density of z at 0 */
     int asymptotic;   /* Student with df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF: the expansion in 1/df */
@@ -34,12 +40,32 @@ struct hdp_clip {
     struct fit_table *shared;
     double s0, R_max;
     hdp_clip_table_info info;
+    /* a composite over groups of rows of a data set (clip_rows.c, docs/theory.md §9):
+     * mu = sum_g ga[g] mu_g, V (nu) those of vplain; 0 groups: none */
+    int ngroups;
+    struct hdp_clip **group;
+    double *ga;
+    struct hdp_clip *vplain;
 };
+
+/* clip_rows.c: the composite's factors at R (derivs: also dmu, dV); its fits; its release */
+void hdp_clip_rows_eval(hdp_clip *clip, double R, int derivs, hdp_clip_values *out);
+hdp_status hdp_clip_rows_tabulate(hdp_clip *clip, double R_max, hdp_error *err);
+void hdp_clip_rows_free(hdp_clip *clip);
+/* the composite of a finalized model with a data set at c, fitted on [0, R_max] */
+hdp_clip *hdp_clip_alloc_rows(const hdp_model *m, double c, double R_max, hdp_error *err);
 
 /* clip.c: mu, V (derivatives 0) by the law's average over z, directly (force_gauss_quad:
  * integrate a Gaussian density, for the tests); whether clip's law is one that is fitted */
 void hdp_clip_law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_clip_values *out);
 int hdp_clip_law_fitted(const hdp_clip *clip);
+/* whether a piece of clip's fit that does not converge is evaluated directly (the rest
+ * staying fitted) instead of the whole fit being abandoned */
+int hdp_clip_law_partial(const hdp_clip *clip);
+/* whether a and b hold the same law and c (the fit cache's key, with the range) */
+int hdp_clip_same_law(const hdp_clip *a, const hdp_clip *b);
+/* a copy of clip's law and c, without fit (NULL: out of memory) */
+hdp_clip *hdp_clip_clone_law(const hdp_clip *clip);
 
 /* clip_fit.c: drop clip's fit; the fitted factors at R (derivs: with their derivatives),
  * 1, or 0 when R is outside the fit or there is none */

@@ -20,13 +20,15 @@
 #include <string.h>
 
 static const char *const spectrum_names[] = {"isotropic", "powerlaw", "twolevel", "file", NULL};
-static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none", NULL};
 static const char *const source_names[] = {"synthetic", "file", NULL};
 static const char *const bool_names[] = {"false", "true", NULL};
 static const char *const scale_names[] = {"trace", "none", NULL};
 static const char *const target_names[] = {"auto", "uniform", "powerlaw", "file",
                                            "least-squares", "planted", NULL};
 static const char *const rows_names[] = {"with-replacement", "without-replacement", NULL};
+static const char *const noise_names[] = {"gaussian", "student", "rademacher", "none",
+                                          "laplace",  "uniform", "mixture",    "empirical",
+                                          NULL};
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
 
 #define OFF(f) offsetof(hdp_model, f)
@@ -59,9 +61,12 @@ static const hdp_schema_key data_keys[] = {
     {"target_radius", HDP_KEY_DOUBLE, OFF(target_radius), "1", HDP_R_LO_CLOSED, 0, 0, NULL,
      "norm of theta* (>= 0); theta* is uniform on the sphere of this radius"},
     {"noise", HDP_KEY_ENUM, OFF(noise), "gaussian", 0, 0, 0, noise_names,
-     "label-noise law: gaussian | student | rademacher | none"},
+     "label-noise law: gaussian | student | rademacher | none | laplace | uniform | mixture | "
+     "empirical (docs/theory.md §2.3)"},
     {"tau2", HDP_KEY_DOUBLE, OFF(tau2), "0.25", HDP_R_LO_CLOSED, 0, 0, NULL,
-     "label-noise variance tau^2 >= 0 (ignored for noise = none)"},
+     "label-noise variance tau^2 >= 0 of gaussian, student, rademacher, laplace, uniform; "
+     "ignored for none (0), and for mixture and empirical, whose variance is derived from "
+     "their parameters (finalize replaces the value, which outputs then report)"},
     {"noise_df", HDP_KEY_DOUBLE, OFF(noise_df), "5", HDP_R_LO_OPEN, 2, 0, NULL,
      "Student-t degrees of freedom nu > 2"},
     {"source", HDP_KEY_ENUM, OFF(data_source), "synthetic", 0, 0, 0, source_names,
@@ -96,6 +101,20 @@ static const hdp_schema_key data_keys[] = {
     {"target_file", HDP_KEY_PATH, OFF(target_file), "", 0, 0, 0, NULL,
      "target = file: one energy (u_j^T theta*)^2 >= 0 per line, paired with the eigenvalues "
      "in their given order (the spectrum file's lines); rescaled to norm target_radius"},
+    {"mixture_weight", HDP_KEY_DOUBLE, OFF(mixture_weight), "0.5",
+     HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL,
+     "mixture: z ~ w N(m1, v1) + (1-w) N(m2, v2); weight w in (0,1) of the first component"},
+    {"mixture_mean", HDP_KEY_DOUBLE, OFF(mixture_mean), "0.4", 0, 0, 0, NULL,
+     "mixture: mean m1 of the first component (finite); the second's is m2 = -w m1/(1-w), so "
+     "that z has mean 0; tau^2 = w (v1 + m1^2) + (1-w) (v2 + m2^2)"},
+    {"mixture_var1", HDP_KEY_DOUBLE, OFF(mixture_var1), "0.09", HDP_R_LO_OPEN, 0, 0, NULL,
+     "mixture: variance v1 > 0 of the first component"},
+    {"mixture_var2", HDP_KEY_DOUBLE, OFF(mixture_var2), "0.09", HDP_R_LO_OPEN, 0, 0, NULL,
+     "mixture: variance v2 > 0 of the second component"},
+    {"noise_file", HDP_KEY_PATH, OFF(noise_file), "", 0, 0, 0, NULL,
+     "empirical: one label-noise value per line (# comments; at least 2, finite, mean within "
+     "5 standard errors of 0; the values are centred); relative to the model file; tau^2 is "
+     "their variance"},
 };
 CORE_SECTION(data);
 
@@ -284,4 +303,7 @@ void hdp_model_free(hdp_model *m)
     m->table_len = 0;
     m->file_len = 0;
     m->energy_len = 0;
+    free(m->noise_values);
+    m->noise_values = NULL;
+    m->noise_len = 0;
 }

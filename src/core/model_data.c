@@ -11,6 +11,7 @@
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/model.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@ static void data_free(hdp_data *d)
     hdp_dataset_free(&d->train);
     hdp_matrix_free(&d->test_rows);
     free(d->test_y);
+    free(d->test_sigma);
+    free(d->test_b);
+    hdp_data_cache_free(d->cache);
     free(d);
 }
 
@@ -103,6 +107,50 @@ static hdp_status check_keys(const hdp_model *m, int labels, hdp_error *err)
     return HDP_OK;
 }
 
+/* Sigma_t, b_t, c_t of the held-out rows (hdpsgd/dataset.h), in blocks of rows converted to
+ * double: dsyrk and dgemv */
+static hdp_status test_moments(hdp_data *d, hdp_error *err)
+{
+    const hdp_matrix *x = &d->test_rows;
+    long n = x->n, dim = x->d, br = (1L << 20) / (dim > 0 ? dim : 1) + 1;
+    d->test_sigma = calloc((size_t)dim * (size_t)dim, sizeof(double));
+    d->test_b = d->planted ? NULL : calloc((size_t)dim, sizeof(double));
+    double *buf = malloc(sizeof(double) * (size_t)br * (size_t)dim);
+    double *z = d->planted ? NULL : malloc(sizeof(double) * (size_t)br);
+    if (!d->test_sigma || !buf || (!d->planted && (!d->test_b || !z))) {
+        free(buf);
+        free(z);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the held-out set's covariance "
+                        "(d = %ld)", dim);
+    }
+    double c = 0;
+    for (long i0 = 0; i0 < n; i0 += br) {
+        long k = n - i0 < br ? n - i0 : br;
+        for (long r = 0; r < k; r++)
+            for (long j = 0; j < dim; j++)
+                buf[r * dim + j] = hdp_matrix_get(x, i0 + r, j);
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)dim, (int)k, 1.0 / (double)n, buf,
+                    (int)dim, 1.0, d->test_sigma, (int)dim);
+        if (z) {
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)k, (int)dim, 1.0, buf, (int)dim,
+                        d->train.theta_eig, 1, 0.0, z, 1);
+            for (long r = 0; r < k; r++) {
+                z[r] = d->test_y[i0 + r] - z[r];
+                c += z[r] * z[r];
+            }
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)dim, 1.0 / (double)n, buf,
+                        (int)dim, z, 1, 1.0, d->test_b, 1);
+        }
+    }
+    for (long i = 0; i < dim; i++) /* the lower triangle mirrored */
+        for (long j = 0; j < i; j++)
+            d->test_sigma[i * dim + j] = d->test_sigma[j * dim + i];
+    d->test_c = z ? c / (double)n : 0.0;
+    free(buf);
+    free(z);
+    return HDP_OK;
+}
+
 static hdp_status load_test(const hdp_model *m, hdp_data *d, hdp_error *err)
 {
     hdp_error e;
@@ -115,7 +163,7 @@ static hdp_status load_test(const hdp_model *m, hdp_data *d, hdp_error *err)
     d->has_test = 1;
     d->test_mse_star = NAN;
     if (d->planted)
-        return HDP_OK;
+        return test_moments(d, err);
     hdp_status st = read_labels(m, "test_labels", m->test_labels, d->test_n, "test_features",
                                 &d->test_y, err);
     if (st != HDP_OK)
@@ -123,7 +171,7 @@ static hdp_status load_test(const hdp_model *m, hdp_data *d, hdp_error *err)
     d->test_mse_star = hdp_dataset_mse(&d->train, &d->test_rows, d->test_y, d->test_n);
     for (long i = 0; i < d->test_n; i++)
         d->test_y[i] -= d->train.y_mean; /* as the training labels: centred */
-    return HDP_OK;
+    return test_moments(d, err);
 }
 
 /* Read and prepare the data set of m (source = file) into a new hdp_data (refs = 1). */

@@ -10,6 +10,7 @@
 #include "core/model_internal.h"
 #include "core/schema.h"
 #include "hdpsgd/dataset.h"
+#include "hdpsgd/clip.h"
 #include "hdpsgd/privacy.h"
 
 #include <ctype.h>
@@ -124,7 +125,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
                               "%s:%d: expected %d number%s per line (%s of [%s] %s; decimal "
                               "notation), got '%s'",
                               path, lineno, cols, cols > 1 ? "s" : "",
-                              cols > 1 ? "t and eta" : "one eigenvalue", section, key, line);
+                              cols > 1 ? "t and eta" : !strcmp(key, "noise_file") ? "one label-noise value" : "one eigenvalue", section, key, line);
                 goto done;
             }
             if (ok < 0) {
@@ -241,6 +242,38 @@ static hdp_status load_target_file(hdp_model *m, hdp_error *err)
     free(m->file_energy);
     m->file_energy = v;
     m->energy_len = len;
+    return HDP_OK;
+}
+
+/* Empirical label noise: the values of data.noise_file, checked and centred
+ * (hdp_noise_sample_check), unless a sample was set in memory (hdp_model_set_noise_sample)
+ * and no file is named. */
+static hdp_status load_noise_file(hdp_model *m, int keep, hdp_error *err)
+{
+    if (!m->noise_file[0]) {
+        if (m->noise_values && m->noise_len >= 2)
+            return HDP_OK;
+        return hdp_model_range_fail(m, "data", "noise_file", err,
+                                    "noise = empirical needs data.noise_file (one label-noise "
+                                    "value per line)");
+    }
+    if (keep && m->noise_values)
+        return HDP_OK;
+    double *v = NULL;
+    long len = 0;
+    hdp_status st = read_table(m->noise_file, 1, "data", "noise_file", m, &v, &len, NULL, err);
+    if (st != HDP_OK)
+        return st;
+    double tau2 = 0;
+    hdp_error e;
+    hdp_error_clear(&e);
+    if (hdp_noise_sample_check(v, (size_t)len, m->noise_file, &tau2, &e) != HDP_OK) {
+        free(v);
+        return hdp_model_range_fail(m, "data", "noise_file", err, "%s", e.msg);
+    }
+    free(m->noise_values);
+    m->noise_values = v;
+    m->noise_len = len;
     return HDP_OK;
 }
 
@@ -440,6 +473,21 @@ hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err
     }
     if (m->noise == HDP_NOISE_NONE)
         m->tau2 = 0;
+    if (m->noise == HDP_NOISE_MIXTURE) { /* the variance of the mixture (docs/theory.md §2.3) */
+        m->tau2 = hdp_noise_mixture_tau2(m->mixture_weight, m->mixture_mean, m->mixture_var1,
+                                         m->mixture_var2);
+        if (!isfinite(m->tau2))
+            return hdp_model_range_fail(m, "data", "mixture_mean", err,
+                                        "the mixture's variance overflows");
+    }
+    if (m->noise == HDP_NOISE_EMPIRICAL) {
+        if ((st = load_noise_file(m, keep_tables, err)) != HDP_OK)
+            return st;
+        double ss = 0; /* the variance of the centred values */
+        for (long i = 0; i < m->noise_len; i++)
+            ss += m->noise_values[i] * m->noise_values[i];
+        m->tau2 = ss / (double)m->noise_len;
+    }
     if ((st = finalize_privacy(m, err)) != HDP_OK)
         return st;
     if (isinf(m->c) && !isinf(m->rho))
@@ -507,6 +555,8 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
     else if (m->data_source == HDP_SOURCE_SYNTHETIC && m->target == HDP_TARGET_FILE &&
              (!m->file_energy || m->energy_len != m->d))
         why = "its target file is not loaded (finalize loads it)";
+    else if (m->noise == HDP_NOISE_EMPIRICAL && (!m->noise_values || m->noise_len < 2))
+        why = "its label-noise sample is not loaded (finalize loads data.noise_file)";
     else if (m->sched == HDP_SCHED_TABLE && (!m->table_t || !m->table_eta || m->table_len < 2))
         why = "its schedule table is not loaded (finalize loads it)";
     /* every number key in its schema range (a field written after finalize) */

@@ -53,4 +53,8 @@ void hdp_model_budget_replaced(hdp_model *m, const char *key);
  * there) and set m->d from it; other sources: release any (model_data.c). */
 hdp_status hdp_model_load_data(hdp_model *m, int keep, hdp_error *err);
 
+/* The clipping biases cached with a data set, released with it (data_bias.c). */
+struct hdp_data_cache;
+void hdp_data_cache_free(struct hdp_data_cache *c);
+
 #endif

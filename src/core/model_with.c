@@ -7,6 +7,7 @@
  * the privacy budget) stale.
  */
 #include "hdpsgd/model.h"
+#include "hdpsgd/clip.h"
 #include "core/check.h"
 #include "core/model_internal.h"
 #include "core/schema.h"
@@ -37,8 +38,10 @@ hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err)
     dst->file_lambda = copy_doubles(src->file_lambda, src->file_len);
     dst->file_energy = copy_doubles(src->file_energy, src->energy_len);
     dst->data = hdp_data_retain(src->data);
+    dst->noise_values = copy_doubles(src->noise_values, src->noise_len);
     if ((src->table_t && !dst->table_t) || (src->table_eta && !dst->table_eta) ||
-        (src->file_lambda && !dst->file_lambda) || (src->file_energy && !dst->file_energy)) {
+        (src->file_lambda && !dst->file_lambda) || (src->file_energy && !dst->file_energy) ||
+        (src->noise_values && !dst->noise_values)) {
         hdp_model_free(dst);
         return hdp_fail(err, HDP_ENOMEM, "model %s: out of memory for a copy of its tables",
                         src->source);
@@ -55,13 +58,39 @@ static int key_reloads(const char *section, const char *key)
     static const char *const data_keys[] = {
         "d", "spectrum", "spectrum_file", "source", "features", "labels", "labels_positive",
         "test_features", "test_labels", "center", "scale", "ridge", "target", "target_file",
-        NULL};
+        "noise_file", NULL};
     if (strcmp(section, "data"))
         return 0;
     for (int i = 0; data_keys[i]; i++)
         if (!strcmp(key, data_keys[i]))
             return 1;
     return 0;
+}
+
+hdp_status hdp_model_set_noise_sample(hdp_model *m, const double *z, long n, const char *what,
+                                      hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, z);
+    if (n < 0)
+        n = 0;
+    double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    if (!v)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the label-noise sample");
+    if (n)
+        memcpy(v, z, sizeof(double) * (size_t)n);
+    hdp_status st = hdp_noise_sample_check(v, (size_t)n, what, NULL, err);
+    if (st != HDP_OK) {
+        free(v);
+        return st;
+    }
+    free(m->noise_values);
+    m->noise_values = v;
+    m->noise_len = n;
+    m->noise = HDP_NOISE_EMPIRICAL;
+    m->noise_file[0] = '\0';
+    m->finalized = 0;
+    return HDP_OK;
 }
 
 hdp_status hdp_model_with(const hdp_model *m, const char *key, const char *value, hdp_model *out,

@@ -31,6 +31,8 @@ void hdp_ode_result_free(hdp_ode_result *res)
         free(*arrays[i]);
         *arrays[i] = NULL;
     }
+    free(res->test_mse);
+    res->test_mse = NULL;
     res->points = 0;
 }
 
@@ -326,6 +328,8 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
     hdp_status st = hdp_spectrum_build(m, &spec, err);
     if (st == HDP_OK)
         st = solve_spectrum(m, clip, &spec, res, err);
+    if (st == HDP_OK)
+        st = hdp_data_ode_correct(m, clip, res, err);
     hdp_spectrum_free(&spec);
     fit_time(clip, res);
     hdp_clip_free(clip);
@@ -356,6 +360,8 @@ hdp_status hdp_ode_solve_problem(const hdp_model *m, const hdp_problem *pb, hdp_
             st = solve_spectrum(m, clip, &spec, res, err);
         hdp_spectrum_free(&spec);
     }
+    if (st == HDP_OK)
+        st = hdp_data_ode_correct(m, clip, res, err);
     fit_time(clip, res);
     hdp_clip_free(clip);
     return st;

@@ -38,6 +38,7 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
         return;
     hdp_spectrum_free(&g->spec);
     hdp_clip_free(g->clip);
+    free(g->law_sample);
     free(g->grid);
     free(g->seg);
     free(g->ys);
@@ -259,7 +260,7 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     cs->scale = g->noise == HDP_NOISE_GAUSSIAN || g->noise == HDP_NOISE_NONE || g->tau2 == 0;
     if (!g->clip || !(g->clip_c == c)) {
         hdp_clip_free(g->clip);
-        g->clip = hdp_clip_alloc(g->noise, g->tau2, g->df, c);
+        g->clip = hdp_clip_alloc_law(&g->law, c);
         g->clip_c = c;
         if (g->clip && hdp_clip_tabulate(g->clip, g->clip_range, NULL) != HDP_OK) {
             hdp_clip_free(g->clip);
@@ -500,6 +501,14 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     g->noise = m->noise;
     g->tau2 = m->tau2;
     g->df = m->noise_df;
+    hdp_noise_law_of_model(m, &g->law);
+    if (g->law.sample) { /* the model may go before g */
+        g->law_sample = malloc(sizeof(double) * g->law.n);
+        if (!g->law_sample)
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for the label-noise sample");
+        memcpy(g->law_sample, g->law.sample, sizeof(double) * g->law.n);
+        g->law.sample = g->law_sample;
+    }
     g->clip_range = hdp_clip_range(m);
     g->base_steps = 256;
     g->store = (double)HDP_GRAD_STORE;

@@ -45,6 +45,8 @@ typedef struct {
     double gamma, rho, R0;  /* R0 = D_j(0) = r*^2 / 2 */
     hdp_noise_kind noise;
     double tau2, df;
+    hdp_noise_law law;      /* the label-noise law (its sample: law_sample, owned) */
+    double *law_sample;
     double clip_range;      /* R range of the fitted clipping factors (hdp_clip_range) */
     hdp_clip *clip;         /* the factors at clip_c, fitted once and kept while c stays */
     double clip_c;

@@ -24,6 +24,7 @@
 #include "hdpsgd/clip.h"
 #include "hdpsgd/error.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/ode.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 
@@ -156,5 +157,11 @@ typedef hdp_status (*hdp_rode_trial)(void *ctx, const hdp_spectrum *spec, long k
  * converged before. A trial's error ends it. */
 hdp_status hdp_rode_auto_bins(const hdp_model *m, hdp_spectrum *spec, hdp_rode_trial trial,
                               void *ctx, hdp_error *err);
+
+/* data.source = file (docs/theory.md §9, data_ode.c): the clipping bias's cross term and
+ * R_bias added to the risk of the shifted problem, and the held-out MSE predicted; a no-op
+ * for other models. clip: the ODE's clipping factors. */
+hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_result *res,
+                                hdp_error *err);
 
 #endif

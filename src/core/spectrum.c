@@ -106,8 +106,21 @@ static int target_energies(const hdp_model *m, double *e)
 {
     long d = m->d;
     const hdp_data *data = hdp_model_data(m);
-    if (data)
-        return data->planted ? 0 : (memcpy(e, data->train.energy, sizeof(double) * (size_t)d), 1);
+    if (data) {
+        if (data->planted)
+            return 0;
+        const hdp_data_bias *b = NULL;
+        hdp_error ignore;
+        hdp_error_clear(&ignore);
+        /* finite c: the shifted problem around theta_c (docs/theory.md §9); its failure is
+         * reported by hdp_spectrum_of_checked, which asked first */
+        if (hdp_data_bias_of(m, &b, &ignore) == HDP_OK && b) {
+            memcpy(e, b->energy, sizeof(double) * (size_t)d);
+            return 1;
+        }
+        memcpy(e, data->train.energy, sizeof(double) * (size_t)d);
+        return 1;
+    }
     if (m->target == HDP_TARGET_FILE) {
         memcpy(e, m->file_energy, sizeof(double) * (size_t)d);
         return 1;
@@ -202,6 +215,10 @@ hdp_status hdp_spectrum_of_checked(const hdp_model *m, hdp_spectrum *spec, hdp_e
                                   "the rows' covariance has mean eigenvalue %g, the ODE and the "
                                   "Monte Carlo take mean 1: use scale = trace (scale = none is "
                                   "for `hdpsgd dataset` only)", data->train.trace / (double)d);
+    const hdp_data_bias *bias = NULL;
+    hdp_status bst = hdp_data_bias_of(m, &bias, err); /* computed once per c, cached */
+    if (bst != HDP_OK)
+        return bst;
     spec->d = d;
     spec->lambda = malloc(sizeof(double) * (size_t)d);
     double *e = malloc(sizeof(double) * (size_t)d);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hdpsgd/accountant.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/fields.h"
 #include "hdpsgd/kl.h"
 #include "hdpsgd/ncsweep.h"
@@ -158,6 +159,99 @@ const hdp_field_table hdp_mc_rows_fields = {
     "mc_rows", "the privacy accountant's precondition in DP-SGD's runs (hdpsgd sim only: the "
                "SDE draws no rows; context: the model)",
     mc_rows_fields, NULL};
+
+/* ---- a data set (data.source = file, docs/theory.md §9) ---- */
+
+static double get_data_rows(const void *obj, const void *ctx)
+{
+    (void)obj;
+    const hdp_data *d = hdp_model_data(ctx);
+    return d ? (double)d->train.n : NAN;
+}
+
+static double get_data_seconds(const void *obj, const void *ctx)
+{
+    (void)obj;
+    const hdp_data *d = hdp_model_data(ctx);
+    return d ? d->seconds : NAN;
+}
+
+static const hdp_field ode_data_fields[] = {
+    GET("data_rows", HDP_FIELD_INT, get_data_rows, "rows N of the data set"),
+    GET("data_load_seconds", HDP_FIELD_REAL, get_data_seconds,
+        "wall time of reading and preparing the data set (once per model)"),
+    REAL_AS(hdp_ode_result, "risk_bias", data_risk_bias,
+            "R_bias = 1/2 ||theta_c - theta*||^2_Sigma, the clipping bias's excess risk (0: c = "
+            "inf or planted)"),
+    REAL_AS(hdp_ode_result, "bias_cross_start", data_cross_start,
+            "the first-moment cross term at t = 0 (-theta_c^T Sigma (theta_c - theta*))"),
+    REAL_AS(hdp_ode_result, "bias_cross_final", data_cross_final,
+            "the first-moment cross term at t = 1"),
+    REAL_AS(hdp_ode_result, "residual_tau2", data_tau2,
+            "mean square of the residuals whose empirical law is the label noise (at theta_c for "
+            "finite c, else at theta*; planted: data.tau2)"),
+    REAL_AS(hdp_ode_result, "heteroscedastic_ratio", data_hetero_ratio,
+            "E[z^2 x^T Sigma x] / (tau^2 E[x^T Sigma x]) of the residuals (1: homoscedastic; "
+            "planted: 0, not computed)"),
+    REAL_AS(hdp_ode_result, "heteroscedastic_final", data_hetero_final,
+            "the heteroscedastic correction's part of the final risk"),
+    REAL_AS(hdp_ode_result, "bias_clipped_fraction", data_clipped,
+            "fraction of the rows whose gradient is clipped at theta_c"),
+    INT_AS(hdp_ode_result, "bias_newton_steps", data_bias_iterations, 0,
+           "Newton steps that found theta_c"),
+    REAL_AS(hdp_ode_result, "bias_seconds", data_bias_seconds, "wall time of theta_c"),
+    REAL_AS(hdp_ode_result, "ode_test_mse", test_mse_final,
+            "the predicted held-out MSE at t = 1 (null: no held-out set)"),
+    REAL_AS(hdp_ode_result, "test_mse_star", test_mse_star,
+            "the held-out MSE of theta* (least-squares; null otherwise)"),
+    END,
+};
+const hdp_field_table hdp_ode_data_fields = {
+    "ode_data", "the risk ODE on a data set: its corrections (context: the model)",
+    ode_data_fields, NULL};
+
+static const hdp_field ode_data_columns[] = {
+    COL(hdp_ode_result, "ode_test_mse", test_mse, "%.12g",
+        "the predicted held-out MSE of the iterate at t (docs/theory.md §9)"),
+    END,
+};
+const hdp_field_table hdp_ode_data_columns = {
+    "ode_data_columns", "the risk ODE on a data set with a held-out set: its CSV column",
+    ode_data_columns, NULL};
+
+static double mc_last(const hdp_mc_result *r, const double *v)
+{
+    return v && r->points > 0 ? v[r->points - 1] : NAN;
+}
+static double get_test_mse(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return mc_last(obj, ((const hdp_mc_result *)obj)->test_mse);
+}
+static double get_test_mse_se(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return mc_last(obj, ((const hdp_mc_result *)obj)->test_mse_stderr);
+}
+
+static const hdp_field mc_data_fields[] = {
+    GET("test_mse", HDP_FIELD_REAL, get_test_mse,
+        "mean held-out MSE of the runs' iterates at t = 1 (null: no held-out set)"),
+    GET("test_mse_stderr", HDP_FIELD_REAL, get_test_mse_se, "its standard error"),
+    END,
+};
+const hdp_field_table hdp_mc_data_fields = {
+    "mc_data", "DP-SGD on a data set's rows: the held-out MSE at t = 1", mc_data_fields, NULL};
+
+static const hdp_field mc_data_columns[] = {
+    COL(hdp_mc_result, "test_mse", test_mse, "%.12g",
+        "mean held-out MSE of the runs' iterates at t"),
+    COL(hdp_mc_result, "test_mse_stderr", test_mse_stderr, "%.12g", "its standard error"),
+    END,
+};
+const hdp_field_table hdp_mc_data_columns = {
+    "mc_data_columns", "DP-SGD on a data set's rows with a held-out set: its CSV columns",
+    mc_data_columns, NULL};
 
 /* ---- the validator ---- */
 
@@ -581,7 +675,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
     &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,
     &hdp_si_problem_fields, &hdp_si_params_fields, &hdp_rates_fit_fields,
-    &hdp_kl_epoch_fields, &hdp_net_fields, &hdp_netexp_cell_fields,
+    &hdp_kl_epoch_fields, &hdp_net_fields, &hdp_netexp_cell_fields, &hdp_ode_data_fields,
+    &hdp_ode_data_columns, &hdp_mc_data_fields, &hdp_mc_data_columns,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

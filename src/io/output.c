@@ -714,20 +714,30 @@ void hdp_json_fields(hdp_json *j, const hdp_field_table *t, const char *prefix, 
 
 void hdp_csv_columns(FILE *f, const hdp_field_table *t, const void *obj)
 {
+    hdp_csv_columns2(f, t, obj, NULL, NULL);
+}
+
+void hdp_csv_columns2(FILE *f, const hdp_field_table *t, const void *obj,
+                      const hdp_field_table *t2, const void *obj2)
+{
     enum { MAXCOLS = 32 };
     const hdp_field *col[MAXCOLS];
     const double *data[MAXCOLS];
     int nc = 0;
     long points = 0;
-    for (const hdp_field *x = t->fields; x->name && nc < MAXCOLS; x++) {
-        if (x->kind != HDP_FIELD_COLUMN)
-            continue;
-        long len;
-        data[nc] = hdp_field_column(x, obj, &len);
-        if (nc == 0 || len < points)
-            points = len;
-        fprintf(f, "%s%s", nc ? "," : "", x->name);
-        col[nc++] = x;
+    const hdp_field_table *tabs[2] = {t, t2};
+    const void *objs[2] = {obj, obj2};
+    for (int k = 0; k < 2 && tabs[k] && objs[k]; k++) {
+        for (const hdp_field *x = tabs[k]->fields; x->name && nc < MAXCOLS; x++) {
+            if (x->kind != HDP_FIELD_COLUMN)
+                continue;
+            long len;
+            data[nc] = hdp_field_column(x, objs[k], &len);
+            if (nc == 0 || len < points)
+                points = len;
+            fprintf(f, "%s%s", nc ? "," : "", x->name);
+            col[nc++] = x;
+        }
     }
     fputc('\n', f);
     for (long i = 0; i < points; i++)

@@ -152,5 +152,8 @@ void hdp_json_fields(hdp_json *j, const hdp_field_table *t, const char *prefix, 
 /* The CSV of a table's columns: the header line (their names, comma-separated) and one row
  * per point, every field in its column's format. */
 void hdp_csv_columns(FILE *f, const hdp_field_table *t, const void *obj);
+/* The columns of t (of obj) followed by those of t2 (of obj2; NULL: none), one table. */
+void hdp_csv_columns2(FILE *f, const hdp_field_table *t, const void *obj,
+                      const hdp_field_table *t2, const void *obj2);
 
 #endif

@@ -13,7 +13,9 @@
  *   e <- e + 2 C_clip sigma_k xi,  xi ~ N(0, I_d)             private noise (skipped when sigma_k = 0)
  * with eta_k, sigma_k from hdp_sched_step (the code the ODE side shares), k = 0..n-1.
  * Label noise z (docs/theory.md §1): gaussian tau N(0,1); student sqrt(tau^2 (nu-2)/nu) T_nu;
- * rademacher +-tau; none 0. One step costs O(d); no d x d matrix.
+ * rademacher +-tau; none 0; laplace of scale tau/sqrt(2); uniform on [-sqrt(3) tau, sqrt(3) tau];
+ * mixture: the first component with probability w, else the second; empirical: one of the
+ * model's (centred) values, each with probability 1/n (docs/theory.md §2.3). One step costs O(d); no d x d matrix.
  * Recorded: R_exc(theta_k) = 1/2 sum_i lambda_i e_i^2 exactly (docs/theory.md §1) at
  * k_i = min(round(t_i n), n - 1), t_i = i/(points-1) (the ODE's grid; the row t = 1 is
  * theta_n), and the fraction of steps k_{i-1} <= k < k_i whose gradient was clipped.
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rng.h"
 #include "hdpsgd/schedule.h"
@@ -47,9 +50,13 @@ typedef struct {
     double C;              /* C_clip = c sqrt(d), may be inf */
     double B, B2;          /* clip.feature_norm B and B^2 (off: 0 and inf) */
     double radius;         /* r* = ||theta*|| */
+    const double *energy;  /* [d] a target that is not uniform (spectrum.h), or NULL */
     hdp_noise_kind noise;
     double tau;            /* sqrt(tau^2) */
     double t_scale, df;    /* Student: z = t_scale T_df, t_scale = sqrt(tau^2 (df-2)/df) */
+    double mix_w, mix_m1, mix_m2, mix_s1, mix_s2; /* mixture: weight, means, sds */
+    const double *sample;  /* empirical: the model's centred values */
+    size_t sample_n;
 } sim_ctx;
 
 typedef struct {
@@ -100,6 +107,12 @@ static double label_noise(const sim_ctx *c, gsl_rng *rng)
     case HDP_NOISE_STUDENT: return c->t_scale * gsl_ran_tdist(rng, c->df);
     case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? c->tau : -c->tau;
     case HDP_NOISE_NONE: return 0.0;
+    case HDP_NOISE_LAPLACE: return gsl_ran_laplace(rng, c->tau * M_SQRT1_2);
+    case HDP_NOISE_UNIFORM: return gsl_ran_flat(rng, -sqrt(3.0) * c->tau, sqrt(3.0) * c->tau);
+    case HDP_NOISE_MIXTURE:
+        return gsl_rng_uniform(rng) < c->mix_w ? c->mix_m1 + c->mix_s1 * hdp_rng_normal_fast(st)
+                                               : c->mix_m2 + c->mix_s2 * hdp_rng_normal_fast(st);
+    case HDP_NOISE_EMPIRICAL: return c->sample[gsl_rng_uniform_int(rng, c->sample_n)];
     }
     return 0.0;
 }
@@ -131,7 +144,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     hdp_normals *ns = &w->normals;
 
     hdp_normals_init(ns, hdp_rng_state(rng));
-    hdp_mc_draw_target(rng, d, c->radius, e);
+    hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
     if (w->target)
         for (long i = 0; i < d; i++)
             w->target[i] = -e[i];
@@ -196,7 +209,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     }
 }
 
-static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run};
+static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run, 0};
 
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
@@ -210,6 +223,8 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     hdp_status st = hdp_mc_problem_entry(pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
+    if (hdp_model_data(pb->model)) /* data.source = file: the rows themselves */
+        return hdp_sim_rows_problem(pb, opt, res, err);
     const hdp_model *m = pb->model;
     const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;
@@ -228,9 +243,17 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
     c.B2 = c.B > 0 ? c.B * c.B : INFINITY;
     c.radius = m->target_radius;
+    c.energy = spec.energy;
     c.noise = m->noise;
     c.tau = sqrt(m->tau2);
     c.df = m->noise_df;
+    c.mix_w = m->mixture_weight;
+    c.mix_m1 = m->mixture_mean;
+    c.mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight);
+    c.mix_s1 = sqrt(m->mixture_var1);
+    c.mix_s2 = sqrt(m->mixture_var2);
+    c.sample = m->noise_values;
+    c.sample_n = m->noise_values ? (size_t)m->noise_len : 0;
     c.t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
                                               : 0.0;
 

@@ -272,7 +272,8 @@ void hdp_mc_result_free(hdp_mc_result *res)
     if (!res)
         return;
     double **arrays[] = {&res->t,   &res->mean, &res->stderr_, &res->q10,
-                         &res->q50, &res->q90,  &res->clipped};
+                         &res->q50, &res->q90,  &res->clipped, &res->test_mse,
+                         &res->test_mse_stderr};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -389,6 +390,19 @@ void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e)
         e[i] *= scale;
 }
 
+void hdp_mc_draw_target_energy(gsl_rng *rng, long d, double radius, const double *energy,
+                               double *e)
+{
+    if (!energy) {
+        hdp_mc_draw_target(rng, d, radius, e);
+        return;
+    }
+    for (long i = 0; i < d; i++) {
+        double a = sqrt(2.0 * energy[i] / (double)d);
+        e[i] = (gsl_rng_get(rng) >> 31) ? a : -a;
+    }
+}
+
 /* R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (docs/theory.md §1) */
 double hdp_mc_excess_risk(const double *lambda, const double *e, long d)
 {
@@ -423,6 +437,13 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
             if (!out[r].diverged)
                 c += out[r].clipped[i];
         res->clipped[i] = c / (double)nv;
+        if (res->test_mse) {
+            k = 0;
+            for (long r = 0; r < runs; r++)
+                if (!out[r].diverged)
+                    work[k++] = out[r].aux[i];
+            hdp_mean_stderr(work, nv, 1, &res->test_mse[i], &res->test_mse_stderr[i]);
+        }
     }
     res->final_mean = res->mean[P - 1];
     res->final_stderr = res->stderr_[P - 1];
@@ -592,10 +613,16 @@ hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long s
 
     /* every run's curve in its own slot: risk and clipped fraction at the grid points */
     long *kgrid = malloc(sizeof(long) * (size_t)P);
-    double *curves = malloc(sizeof(double) * 2 * (size_t)runs * (size_t)P);
+    size_t ncurves = method->aux ? 3 : 2;
+    double *curves = malloc(sizeof(double) * ncurves * (size_t)runs * (size_t)P);
+    if (method->aux) {
+        res->test_mse = calloc((size_t)P, sizeof(double));
+        res->test_mse_stderr = calloc((size_t)P, sizeof(double));
+    }
     mc_run_out *out = calloc((size_t)runs, sizeof *out);
     double *work = malloc(sizeof(double) * (size_t)runs);
-    if (!kgrid || !curves || !out || !work) {
+    if (!kgrid || !curves || !out || !work ||
+        (method->aux && (!res->test_mse || !res->test_mse_stderr))) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs of %ld grid points", runs, P);
         goto done;
     }
@@ -610,6 +637,7 @@ hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long s
     for (long r = 0; r < runs; r++) {
         out[r].risk = curves + (size_t)r * (size_t)P;
         out[r].clipped = curves + ((size_t)runs + (size_t)r) * (size_t)P;
+        out[r].aux = method->aux ? curves + (2 * (size_t)runs + (size_t)r) * (size_t)P : NULL;
     }
 
     /* run r's stream: the seed's stream jumped r times */

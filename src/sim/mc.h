@@ -124,6 +124,8 @@ int hdp_mc_tick(const mc_grid *g, long steps);
 typedef struct {
     double *risk;     /* [points] excess risk at the grid points */
     double *clipped;  /* [points] clipped fraction in (k_{i-1}, k_i]; 0 at i = 0 */
+    double *aux;      /* [points] the method's second curve (mc_method.aux: the real rows'
+                         test MSE), else NULL */
     double jump;      /* final-iterate jump (see hdp_mc_result) */
     int diverged;     /* 1: stopped, excluded from the statistics */
     /* steps whose update was not non-expansive, eta_k ||x_k||^2 > 2, and rows that
@@ -149,6 +151,9 @@ typedef struct {
     void (*ws_free)(void *ws);
     /* One run on the stream in rng; fills out (all of risk/clipped unless diverged). */
     void (*run)(const void *ctx, const mc_grid *grid, void *ws, gsl_rng *rng, mc_run_out *out);
+    /* 1: every run also fills out->aux, summarised into hdp_mc_result.test_mse and
+     * test_mse_stderr (the real rows' held-out MSE, rows.c) */
+    int aux;
 } mc_method;
 
 /* Run opt->runs runs of the method with steps steps each and summarise them
@@ -176,6 +181,11 @@ typedef hdp_status (*hdp_mc_problem_fn)(const hdp_problem *pb, const hdp_mc_opti
 hdp_status hdp_mc_with_problem(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                                hdp_mc_problem_fn run, const char *who, hdp_error *err);
 
+/* DP-SGD on the rows of the model's data set (data.source = file; rows.c): what
+ * hdp_sim_run_problem runs for such a model */
+hdp_status hdp_sim_rows_problem(const hdp_problem *pb, const hdp_mc_options *opt,
+                                hdp_mc_result *res, hdp_error *err);
+
 /* sqrt(lambda_i), i < d, of the problem's spectrum (the caller frees it), or NULL after
  * HDP_ENOMEM in err */
 double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err);
@@ -183,6 +193,12 @@ double *hdp_mc_sqrt_lambda(const hdp_problem *pb, long d, hdp_error *err);
 /* theta* uniform on the sphere of the given radius (a normalised Gaussian
  * vector, docs/theory.md §1), stored as e = theta_0 - theta* = -theta*. */
 void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e);
+
+/* The target of a spectrum with energies (data.target = powerlaw, file: hdpsgd/spectrum.h):
+ * |theta*_i| = sqrt(2 energy_i / d) in the eigenbasis, each sign drawn at random (the runs'
+ * law then depends on the energies only); energy NULL: hdp_mc_draw_target. */
+void hdp_mc_draw_target_energy(gsl_rng *rng, long d, double radius, const double *energy,
+                               double *e);
 
 /* Excess risk R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (docs/theory.md §1). */
 double hdp_mc_excess_risk(const double *lambda, const double *e, long d);

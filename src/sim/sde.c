@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "hdpsgd/clip.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/error.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"
@@ -45,8 +46,14 @@ typedef struct {
     double q_scale;        /* 2 (sqrt(d)/n) c sqrt(h): the private noise is q_scale sigma~(t_j) */
     double final_noise;    /* 2 C_clip sigma_f, sigma_f = (eta~(1)/n)/rho (0 if rho = inf) */
     double radius;
+    const double *energy; /* [d] a target that is not uniform (spectrum.h), or NULL */
+    /* a data set's least-squares target (docs/theory.md §9): the shifted problem's start
+     * -theta_c (eigenbasis) and the bias b = theta_c - theta* (NULL: none), the risk recorded
+     * about theta*, 1/2 sum lambda (e + b)^2 */
+    const double *start, *bias;
     hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
     double tau2, df, c;
+    hdp_noise_law law;     /* (its sample the model's) */
     hdp_clip *fit;         /* the factors fitted once (hdp_clip_tabulate), read by every thread */
 } sde_ctx;
 
@@ -79,12 +86,26 @@ static void *sde_ws_alloc(const void *vctx)
     w->e = hdp_mc_vec_alloc(c->d);
     w->z1 = hdp_mc_vec_alloc(c->d);
     w->z2 = hdp_mc_vec_alloc(c->d);
-    w->clip = hdp_clip_alloc(c->noise, c->tau2, c->df, c->c);
+    w->clip = hdp_clip_alloc_law(&c->law, c->c);
     if (!w->e || !w->z1 || !w->z2 || !w->clip) {
         sde_ws_free(w);
         return NULL;
     }
     return w;
+}
+
+/* the excess risk about theta*: R itself, or with a data set's clipping bias 1/2 sum lambda
+ * (e + b)^2 */
+static double about_target(const sde_ctx *c, const double *e, double R)
+{
+    if (!c->bias)
+        return R;
+    double s = 0;
+    for (long i = 0; i < c->d; i++) {
+        double v = e[i] + c->bias[i];
+        s += c->lambda[i] * v * v;
+    }
+    return 0.5 * s;
 }
 
 /* One Euler-Maruyama path of the SDE of docs/theory.md §4 (see the comment at the top),
@@ -102,9 +123,13 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     /* the Gaussians of the steps come from the run's block stream (rng.h), theta*
      * from the run's stream itself */
     hdp_normals_init(ns, hdp_rng_state(rng));
-    hdp_mc_draw_target(rng, d, c->radius, e);
+    if (c->start)
+        for (long i = 0; i < d; i++)
+            e[i] = -c->start[i];
+    else
+        hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
     double R = hdp_mc_excess_risk(lambda, e, d);
-    long p = hdp_mc_record_start(g, R, out);
+    long p = hdp_mc_record_start(g, about_target(c, e, R), out);
     double clip_sum = 0; /* sum of 1 - mu_c over the steps since the last grid point */
     for (long j = 0; j < N; j++) {
         if (!isfinite(R)) {
@@ -139,14 +164,14 @@ static void sde_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             return;
         }
         if (p < g->points && g->kgrid[p] == j + 1 && /* a grid point: no call on other steps */
-            !hdp_mc_record(g, j + 1, R, &clip_sum, &p, out)) {
+            !hdp_mc_record(g, j + 1, about_target(c, e, R), &clip_sum, &p, out)) {
             out->diverged = 1;
             return;
         }
     }
 }
 
-static const mc_method sde_method = {"sde", sde_ws_alloc, sde_ws_free, sde_run};
+static const mc_method sde_method = {"sde", sde_ws_alloc, sde_ws_free, sde_run, 0};
 
 hdp_status hdp_sde_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
@@ -174,6 +199,7 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     const hdp_spectrum spec = pb->spec; /* borrowed */
     sde_ctx c;
     memset(&c, 0, sizeof c);
+    double *bias = NULL; /* a data set's clipping bias (docs/theory.md §9.2) */
     c.sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err);
     if (!c.sqrt_lambda) {
         st = HDP_ENOMEM;
@@ -192,10 +218,27 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.h = h;
     c.lambda = spec.lambda;
     c.radius = m->target_radius;
+    c.energy = pb->spec.energy;
+    const hdp_data *data = hdp_model_data(m);
+    if (data && !data->planted) { /* the shifted problem (docs/theory.md §9.2) */
+        const hdp_data_bias *b = NULL;
+        if ((st = hdp_data_bias_of(m, &b, err)) != HDP_OK)
+            goto done;
+        c.start = b ? b->theta_c : data->train.theta_eig;
+        c.lambda = data->train.lambda;
+        if (b && !(bias = malloc(sizeof(double) * (size_t)d))) {
+            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping bias");
+            goto done;
+        }
+        for (long i = 0; b && i < d; i++)
+            bias[i] = b->theta_c[i] - data->train.theta_eig[i];
+        c.bias = bias;
+    }
     c.noise = m->noise;
     c.tau2 = m->tau2;
     c.df = m->noise_df;
     c.c = m->c;
+    hdp_noise_law_of_model(m, &c.law);
 
     c.fit = hdp_clip_alloc_fitted(m, m->c, err); /* on [0, the divergence threshold] */
     if (!c.fit) {
@@ -210,5 +253,6 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
 done:
     hdp_clip_free(c.fit);
     free(c.sqrt_lambda);
+    free(bias);
     return st;
 }

@@ -1,0 +1,224 @@
+/*
+ * data_ode.c — the risk ODE on a data set (docs/theory.md §9): after the ODE of the shifted
+ * problem (target theta_c, label noise the residuals at theta_c: the spectrum's energies and
+ * the clipping law, hdpsgd/dataset.h) has given R_c(t) and mu_c(t), the mean of the error
+ * E[theta_t - theta_c] = -psi(t) theta_c per eigendirection, psi_j(t) = exp(-lambda_j I(t)),
+ * I(t) = int_0^t eta~ mu_c(R_c) ds (the first-moment equation of the clipped gradient flow),
+ * gives the risk about theta*:
+ *   R(t) = R_c(t) + cross(t) + R_bias,  cross(t) = -sum_j lambda_j psi_j(t) theta_c,j b_j,
+ *   b = theta_c - theta*,  R_bias = 1/2 b^T Sigma b,
+ * and the held-out MSE of theta_t: with m = E[theta_t - theta*] = b - psi theta_c,
+ *   m^T Sigma_t m - 2 m^T b_t + c_t + 2 (R_c(t) - 1/2 sum_j lambda_j psi_j^2 theta_c,j^2),
+ * the last term the fluctuations (the covariance of the iterate taken as spread like Sigma's:
+ * Sigma_t ~ Sigma there). I(t) by Simpson's rule on 64 pieces per output interval, R_c
+ * linear between the output points.
+ */
+#include "core/check.h"
+#include "core/risk_ode.h"
+#include "hdpsgd/clip.h"
+#include "hdpsgd/dataset.h"
+#include "hdpsgd/schedule.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIECES 64
+
+/* eta~ mu_c at time s, R_c linear between the output points i-1 and i */
+static double rate(const hdp_schedule *sc, hdp_clip *clip, double s, double t0, double t1,
+                   double r0, double r1)
+{
+    double R = r0 + (r1 - r0) * (s - t0) / (t1 - t0);
+    hdp_clip_values cv;
+    hdp_clip_eval_values(clip, R > 0 ? R : 0, &cv);
+    return hdp_sched_eta(sc, s) * cv.mu;
+}
+
+/* The heteroscedastic correction (docs/theory.md §9.3): the label noise's part of the SGD
+ * noise in eigendirection j is E[z^2 (u_j^T x)^2] = h_j tau^2 lambda_j, not tau^2 lambda_j;
+ * the ODE's bins receive lambda_j kappa(t) (h_j - 1) more, kappa = gamma eta~^2 nu_c tau^2/2
+ * (V_c = nu_c (R + tau^2/2): nu_c tau^2/2 is the noise's share). To first order (its feedback
+ * on mu_c and V_c left out) the bins' response is delta_j' = -2 lambda_j eta~ mu_c delta_j +
+ * lambda_j kappa (h_j - 1), integrated exactly over pieces where the coefficients are held at
+ * their midpoint values; dR = (1/d) sum_j lambda_j delta_j at the output points. */
+static void hetero(const hdp_model *m, hdp_clip *clip, const hdp_ode_result *res,
+                   const double *lambda, const double *hfac, double tau2, long d, double *delta,
+                   double *dR)
+{
+    hdp_schedule sc;
+    hdp_sched_from_model(m, &sc);
+    long P = res->points;
+    memset(delta, 0, sizeof(double) * (size_t)d);
+    dR[0] = 0;
+    for (long i = 1; i < P; i++) {
+        double t0 = res->t[i - 1], t1 = res->t[i], r0 = res->risk[i - 1];
+        double r1 = i == P - 1 ? res->risk_before_final_noise : res->risk[i];
+        double h = (t1 - t0) / PIECES;
+        for (int k = 0; k < PIECES; k++) {
+            double s = t0 + (k + 0.5) * h, R = r0 + (r1 - r0) * (k + 0.5) / PIECES;
+            hdp_clip_values cv;
+            hdp_clip_eval_values(clip, R > 0 ? R : 0, &cv);
+            double eta = hdp_sched_eta(&sc, s), a = -2.0 * eta * cv.mu;
+            double kappa = m->gamma * eta * eta * cv.nu * 0.5 * tau2;
+            for (long j = 0; j < d; j++) {
+                double la = lambda[j] * a * h, src = lambda[j] * kappa * (hfac[j] - 1.0) * h;
+                double ex = exp(la);
+                delta[j] = delta[j] * ex + (fabs(la) > 1e-12 ? src * (ex - 1.0) / la : src);
+            }
+        }
+        double r = 0;
+        for (long j = 0; j < d; j++)
+            r += lambda[j] * delta[j];
+        dR[i] = r / (double)d;
+    }
+}
+
+/* h_j = E[z^2 (u_j^T x)^2] / (tau^2 lambda_j) over the rows (1 where lambda_j = 0) */
+static void hetero_factors(const hdp_dataset *ds, const double *z, double tau2, double *hfac)
+{
+    long d = ds->d;
+    memset(hfac, 0, sizeof(double) * (size_t)d);
+    for (long i = 0; i < ds->n; i++) {
+        double z2 = z[i] * z[i];
+        for (long j = 0; j < d; j++) {
+            double v = hdp_matrix_get(&ds->rows, i, j);
+            hfac[j] += z2 * v * v;
+        }
+    }
+    for (long j = 0; j < d; j++)
+        hfac[j] = ds->lambda[j] > 1e-12 * ds->lambda[0] && tau2 > 0
+                      ? hfac[j] / ((double)ds->n * tau2 * ds->lambda[j])
+                      : 1.0;
+}
+
+/* I(t_i) at the output points */
+static void integral(const hdp_model *m, hdp_clip *clip, const hdp_ode_result *res, double *I)
+{
+    hdp_schedule sc;
+    hdp_sched_from_model(m, &sc);
+    long P = res->points;
+    I[0] = 0;
+    for (long i = 1; i < P; i++) {
+        double t0 = res->t[i - 1], t1 = res->t[i], r0 = res->risk[i - 1];
+        double r1 = i == P - 1 ? res->risk_before_final_noise : res->risk[i];
+        double h = (t1 - t0) / PIECES, s = 0;
+        for (int k = 0; k <= PIECES; k++) {
+            double w = (k == 0 || k == PIECES) ? 1 : (k % 2 ? 4 : 2);
+            double tk = k == PIECES ? t1 : t0 + k * h;
+            /* the schedule's value just inside the interval at its ends (a knot's jump) */
+            double te = k == 0 ? t0 + 1e-12 : k == PIECES ? t1 - 1e-12 : tk;
+            s += w * rate(&sc, clip, te, t0, t1, r0, r1);
+        }
+        I[i] = I[i - 1] + s * h / 3.0;
+    }
+}
+
+hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_result *res,
+                                hdp_error *err)
+{
+    const hdp_data *data = hdp_model_data(m);
+    if (!data)
+        return HDP_OK;
+    const hdp_dataset *ds = &data->train;
+    const hdp_data_bias *b = NULL;
+    hdp_status st = hdp_data_bias_of(m, &b, err);
+    if (st != HDP_OK)
+        return st;
+    res->data = 1;
+    hdp_noise_law law;
+    hdp_noise_law_of_model(m, &law);
+    res->data_tau2 = law.tau2;
+    res->test_mse_star = data->test_mse_star;
+    long P = res->points, d = ds->d;
+    if (b) {
+        res->data_risk_bias = b->risk_bias;
+        res->data_clipped = b->clipped;
+        res->data_bias_seconds = b->seconds;
+        res->data_bias_iterations = b->iterations;
+    }
+    double *I = malloc(sizeof(double) * (size_t)P), *dR = calloc((size_t)P, sizeof(double));
+    double *mvec = malloc(sizeof(double) * (size_t)d);
+    double *hfac = malloc(sizeof(double) * (size_t)d), *delta = malloc(sizeof(double) * (size_t)d);
+    if (!I || !dR || !mvec || !hfac || !delta ||
+        (data->has_test && !(res->test_mse = calloc((size_t)P, sizeof(double))))) {
+        free(I);
+        free(dR);
+        free(mvec);
+        free(hfac);
+        free(delta);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the data set's corrections");
+    }
+    integral(m, clip, res, I);
+    if (!data->planted) { /* residuals that depend on x: the heteroscedastic correction */
+        hetero_factors(ds, b ? b->z : ds->residual, law.tau2, hfac);
+        hetero(m, clip, res, ds->lambda, hfac, law.tau2, d, delta, dR);
+        double num = 0, den = 0; /* E[z^2 x^T Sigma x] / (tau^2 E[x^T Sigma x]) */
+        for (long j = 0; j < d; j++) {
+            num += ds->lambda[j] * ds->lambda[j] * hfac[j];
+            den += ds->lambda[j] * ds->lambda[j];
+        }
+        res->data_hetero_ratio = den > 0 ? num / den : 1.0;
+        res->data_hetero_final = dR[P - 1];
+    }
+    /* theta_c and b in the eigenbasis (planted: theta* random, b = 0) */
+    const double *tc = b ? b->theta_c : data->planted ? NULL : ds->theta_eig;
+    double r2 = m->target_radius * m->target_radius;
+    for (long i = 0; i < P; i++) {
+        double cross = 0, meanpart = 0; /* 1/2 sum lambda psi^2 theta_c^2 */
+        for (long j = 0; j < d; j++) {
+            double psi = exp(-ds->lambda[j] * I[i]);
+            double th = tc ? tc[j] : 0, bj = b ? th - ds->theta_eig[j] : 0;
+            cross -= ds->lambda[j] * psi * th * bj;
+            meanpart += 0.5 * ds->lambda[j] * psi * psi * (tc ? th * th : r2 / (double)d);
+            mvec[j] = bj - psi * th;
+        }
+        double Rc = res->risk[i] + dR[i]; /* the shifted problem's, final noise included at
+                                             t = 1, with the heteroscedastic correction */
+        res->risk[i] += dR[i];
+        res->upper[i] += dR[i];
+        res->lower[i] += dR[i];
+        if (b) {
+            res->risk[i] += cross + b->risk_bias;
+            res->upper[i] += cross + b->risk_bias;
+            res->lower[i] += cross + b->risk_bias;
+            if (i == 0)
+                res->data_cross_start = cross;
+            if (i == P - 1)
+                res->data_cross_final = cross;
+        }
+        if (res->test_mse) {
+            double q = 0, lin = 0;
+            const double *S = data->test_sigma;
+            if (tc) {
+                for (long j = 0; j < d; j++) {
+                    double s = 0;
+                    for (long k = 0; k < d; k++)
+                        s += S[j * d + k] * mvec[k];
+                    q += mvec[j] * s;
+                    if (data->test_b)
+                        lin += mvec[j] * data->test_b[j];
+                }
+            } else { /* planted: E over theta* of m^T Sigma_t m, m_j = -psi_j theta*_j */
+                for (long j = 0; j < d; j++) {
+                    double psi = exp(-ds->lambda[j] * I[i]);
+                    q += S[j * d + j] * psi * psi * r2 / (double)d;
+                }
+            }
+            double c_t = data->planted ? m->tau2 : data->test_c;
+            res->test_mse[i] = q - 2.0 * lin + c_t + 2.0 * fmax(Rc - meanpart, 0.0);
+        }
+    }
+    res->risk_before_final_noise += dR[P - 1];
+    if (b)
+        res->risk_before_final_noise += res->data_cross_final + b->risk_bias;
+    res->final_risk = res->risk[P - 1];
+    if (res->test_mse)
+        res->test_mse_final = res->test_mse[P - 1];
+    free(I);
+    free(dR);
+    free(mvec);
+    free(hfac);
+    free(delta);
+    return HDP_OK;
+}
