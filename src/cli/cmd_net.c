@@ -366,9 +366,11 @@ static int run_vs(const hdp_model *m, int threads, const char *csvp, const char 
         vs_csv(f, m, &x, &dt);
         char title[400];
         snprintf(title, sizeof title,
-                 "net --vs %s: %s%s %ld, ε = %g, δ = %s\nhyperparameters chosen on validation",
-                 vs, dt.synthetic ? "Gaussian inputs, " : "", kind == HDP_NETEXP_WIDTH ? "n =" : "width",
-                 fixed, x.epsilon, hdp_net_keys_of(m)->delta == HDP_AUTO_DOUBLE ? "1/n" : "net.delta");
+                 "net --vs %s: %s %ld, ε = %g, δ = %s\n%s", vs,
+                 kind == HDP_NETEXP_WIDTH ? "n =" : "width", fixed, x.epsilon,
+                 hdp_net_keys_of(m)->delta == HDP_AUTO_DOUBLE ? "1/n" : "net.delta",
+                 dt.synthetic ? "Gaussian inputs; chosen on validation"
+                              : "hyperparameters chosen on validation");
         hdp_plot_vars v;
         hdp_plot_vars_init(&v);
         cli_plot_source(&out, &v, "data_file", csvp);
