@@ -8,6 +8,8 @@
 # the ODE's solve time (best of 5) with Gaussian and Student-t (nu = 5) noise, the fit's time,
 # the final risks (and the relative difference to the quadrature's), then
 # `schedule --optimize --family pl --refine` with both noises: wall time and optimum.
+# First the fit itself (bench_clip_fit: CPU and wall time, best of 7) for every fitted law on
+# both models (and Student-t with BEFORE_BUILD's bench_clip_fit when it has one).
 set -u
 bin=$(cd "$1" && pwd)/hdpsgd; shift
 before=""; if [[ $# -gt 0 && $1 != --no-design ]]; then before=$(cd "$1" && pwd)/hdpsgd; shift; fi
@@ -27,6 +29,18 @@ best_ode() { # BIN ARGS...: best solve_seconds of 5, and the last JSON in $work/
   done
   echo "$best"
 }
+empirical=$(cd "$(dirname "$0")/../models" && pwd)/empirical-noise.txt
+for model in default big; do
+  m=(); [[ $model == big ]] && m=("${big[@]}")
+  kv=(); for ((i = 1; i < ${#m[@]}; i += 2)); do kv+=("${m[$i]}"); done # the --set values
+  for law in student laplace uniform empirical; do
+    echo "fit $model $law: $("$(dirname "$bin")/bench_clip_fit" "${kv[@]}" data.noise=$law \
+      data.noise_file="$empirical")"
+  done
+  if [[ -n $before && -x $(dirname "$before")/bench_clip_fit ]]; then
+    echo "fit $model student before: $("$(dirname "$before")/bench_clip_fit" "${kv[@]}" data.noise=student)"
+  fi
+done
 for model in default big; do
   m=(); [[ $model == big ]] && m=("${big[@]}")
   tg=$(best_ode "$bin" "${m[@]}"); rg=$(json "$work/o.json" final_risk)

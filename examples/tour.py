@@ -1,12 +1,14 @@
 # tour.py — a tour of hdpsgd from Python, cell by cell; examples/tour.ipynb holds the same
 # cells as a Jupyter notebook (a "# %%" line starts a cell). As a script:
-#   PYTHONPATH=build/python python3 examples/tour.py      (writes tour.png in the current folder)
+#   PYTHONPATH=build/python python3 examples/tour.py      (writes tour.png and tour-data.png in
+#   the current folder)
 
 # %% [markdown]
 # # hdpsgd: a tour
 # A model of one-pass DP-SGD on high-dimensional linear regression, the deterministic ODE that
 # predicts its risk, the Monte Carlo of the real algorithm, the schedule of lowest predicted risk
-# at the same privacy, and the accounting of DP-SGD as practitioners run it.
+# at the same privacy, the accounting of DP-SGD as practitioners run it, and your own data as the
+# theory sees it.
 
 # %% a model: the built-in default (power-law spectrum, d = 200, n = 2000), clipped at c = 0.5;
 # 16 eigenvalue bins keep each ODE solve fast for the schedule search below
@@ -55,3 +57,48 @@ fig.savefig("tour.png", dpi=110)  # in a notebook the figure is also shown below
 dpsgd = hdpsgd.dpsgd_privacy(256 / 60000, noise_multiplier=1.1, epochs=60)
 print(f"q = 256/60000, sigma = 1.1, 60 epochs ({dpsgd.steps} steps): epsilon = {dpsgd.epsilon_pld:.3f} (PLD), "
       f"{dpsgd.epsilon_rdp:.3f} (RDP), {dpsgd.epsilon_rdp_classic:.3f} (RDP classic) at delta = {dpsgd.delta:g}")
+
+# %% your own data: a data set made here with NumPy (N = 2000 rows, d = 50 features with a
+# decaying spectrum, labels from a linear model plus noise), saved as .npy files, read and
+# prepared by hdpsgd.dataset as `hdpsgd dataset` does (docs/theory.md §9): centred, scaled to
+# mean eigenvalue 1, the covariance's eigenvalues and the least-squares target's R(0) and
+# residual variance tau^2. Any N x d .npy, .csv or IDX file of yours goes the same way.
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+
+def example_data(n=2000, d=50, seed=0):
+    """Features with standard deviations j^-0.75 (a power-law spectrum) and labels
+    y = x'theta + 0.3 noise."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, d)) * np.arange(1, d + 1) ** -0.75
+    theta = rng.standard_normal(d)
+    return x, x @ theta + 0.3 * rng.standard_normal(n)
+
+
+folder = tempfile.mkdtemp(prefix="hdpsgd-tour-")
+x, y = example_data()
+np.save(os.path.join(folder, "features.npy"), x)
+np.save(os.path.join(folder, "labels.npy"), y)
+data = hdpsgd.dataset(os.path.join(folder, "features.npy"),
+                      labels=os.path.join(folder, "labels.npy"))
+shutil.rmtree(folder)
+top = " ".join(f"{v:.6g}" for v in data.eigenvalues[:5])
+print(f"your data: N = {data.n}, d = {data.d}, scale factor {data.scale_factor:.6g}; "
+      f"eigenvalues {top} ... {data.eigenvalues[-1]:.6g}")
+print(f"least squares: R(0) = {data.risk0:.6g}, residual variance tau^2 = "
+      f"{data.residual_variance:.6g} (label variance {data.label_variance:.6g})")
+
+# %% its spectrum: the eigenvalues lambda_j of the prepared rows' covariance and the target's
+# energy D_j(0) per eigendirection (the ODE's initial condition, docs/theory.md §3.1)
+fig, ax = plt.subplots(figsize=(5.5, 3.8))
+j = np.arange(1, data.d + 1)
+ax.loglog(j, data.eigenvalues, "o-", ms=3, label="eigenvalues $\\lambda_j$")
+ax.loglog(j, data.energy, "s", ms=3, alpha=0.7, label="energy $D_j(0)$")
+ax.set(xlabel="j", title=f"your data: N = {data.n}, d = {data.d}, R(0) = {data.risk0:.3g}")
+ax.legend()
+fig.tight_layout()
+fig.savefig("tour-data.png", dpi=110)  # in a notebook the figure is also shown below the cell

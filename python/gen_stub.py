@@ -10,6 +10,7 @@ package importable, e.g. PYTHONPATH=build/python):
 
 import dataclasses
 import os
+import re
 import sys
 
 import numpy as np
@@ -82,6 +83,12 @@ class DesignResult(Result):
 class RatesResult(Result): ...
 
 
+class SweepResult(Result):
+    names: tuple[str, ...]
+    axes: tuple[str, ...]
+    commands: tuple[str, ...]
+
+
 class _ResultBase:
     @property
     def columns(self) -> dict[str, np.ndarray]: ...
@@ -122,6 +129,19 @@ def rates(model: _ModelArg = ..., *, gammas: Union[str, tuple[float, float, int]
           progress: _Progress = ...) -> RatesResult: ...
 def plot(result: Union[OdeResult, McResult, ValidateResult], *, ax: Any = ...,
          label: Optional[str] = ..., logy: bool = ...) -> Any: ...
+def sweep(model: _ModelArg = ..., axes: Optional[Mapping[str, Any]] = ..., *,
+          commands: Union[str, tuple[str, ...], list[str]] = ...,
+          schedule_families: Optional[Union[str, list[str]]] = ..., schedule_knots: int = ...,
+          schedule_refine: bool = ..., schedule_refine_tol: float = ..., tune_clip: bool = ...,
+          rates_gammas: Optional[Union[str, tuple[float, float, int]]] = ...,
+          rates_families: Optional[Union[str, list[str]]] = ..., threads: int = ...,
+          progress: _Progress = ...) -> SweepResult: ...
+def dataset(features: Union[str, PathLike[str]], *,
+            labels: Optional[Union[str, PathLike[str]]] = ...,
+            positive: Optional[Union[int, str, list[int]]] = ...,
+            test_features: Optional[Union[str, PathLike[str]]] = ...,
+            test_labels: Optional[Union[str, PathLike[str]]] = ..., center: bool = ...,
+            scale: str = ..., ridge: float = ...) -> DatasetResult: ...
 '''
 
 EXTRA = {"ValidateResult": '''    @property
@@ -137,7 +157,7 @@ EXTRA = {"ValidateResult": '''    @property
 '''}
 
 CLASSES = ["OdeResult", "OdeCurve", "McCurve", "McResult", "ValidateSide", "ValidateResult",
-           "PrivacyResult", "DpsgdPrivacyResult"]
+           "PrivacyResult", "DpsgdPrivacyResult", "DatasetResult"]
 
 
 def _type(t, optional):
@@ -158,7 +178,13 @@ def stub():
         if name in EXTRA:
             out.append(EXTRA[name].rstrip("\n"))
     out.append(TAIL)
-    return "\n".join(out)
+    text = "\n".join(out)
+    missing = [n for n in hdpsgd.__all__
+               if not re.search(rf"^(def|class) {n}\b|\b as {n}\b", text, re.M)]
+    if missing:  # a name of the package's API the stub does not give
+        sys.exit(f"gen_stub.py: the stub lacks {', '.join(missing)}: add them to "
+                 "python/gen_stub.py")
+    return text
 
 
 def main():

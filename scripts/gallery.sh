@@ -167,6 +167,11 @@ fig kl-depth "kl run --vs depth: the KL privacy against depth (two columns)" \
   kl-depth.png kl run "${klq[@]}" --vs depth --depths "$(q 2,3 2:8)" --figure kl-depth.png
 fig nc-perturb "nc --sweep perturb: misclassification error against the feature dimension" \
   nc-perturb.png nc --sweep perturb $(q "--ps 10,100 --draws 20" "") -o nc-perturb.csv --figure nc-perturb.png
+fig nc-frame "nc --sweep frame: K classes of a larger K0-simplex frame (Theorem 4)" \
+  nc-frame.png nc --sweep frame $(q "--ps 50,100 --draws 20" "--draws 2000") -o nc-frame.csv --figure nc-frame.png
+fig nc-projection "nc --sweep projection: projection on e_1 + Δ against per-sample noise (Theorem 5)" \
+  nc-projection.png nc --sweep projection --set nc.K=2 --set nc.n=30 --set nc.beta=0.3 --set nc.G=1.5 \
+  $(q "--ps 10,100 --draws 20" "--draws 4000") -o nc-projection.csv --figure nc-projection.png
 siq=($(q "--set si.d=8 --set si.p=8 --set si.n=200 --set si.test_size=100 --set si.runs=4" ""))
 fig si-eps "sim-index --experiment eps: test risk against the stage-2 ε" \
   si-eps.png sim-index --experiment eps "${siq[@]}" -o si-eps.csv --figure si-eps.png

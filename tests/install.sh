@@ -68,7 +68,7 @@ check "pkg-config --static adds the private dependencies" bash -c "PKG_CONFIG_PA
 # the installed sweep examples run from the prefix: their base models are installed where
 # they point (../../models from share/hdpsgd/examples/sweeps); run from another folder
 mkdir -p "$work/cwd"
-for ex in grid design; do
+for ex in grid design chain; do
   (cd "$work/cwd" && "$prefix/bin/hdpsgd" sweep "$prefix/share/hdpsgd/examples/sweeps/$ex.ini" --dry-run) \
     >"$work/dry-$ex.out" 2>"$work/dry-$ex.err"
   rc=$?; [[ $rc -eq 0 ]] || cat "$work/dry-$ex.err"

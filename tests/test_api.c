@@ -489,6 +489,30 @@ static void problem_entries(void **state)
     assert_memory_equal(o1.risk, o2.risk, sizeof(double) * (size_t)o1.points);
     hdp_ode_result_free(&o1);
     hdp_ode_result_free(&o2);
+    /* the designer on the problem: the same result as on the model */
+    hdp_design_options dopt;
+    hdp_design_options_init(&dopt);
+    hdp_design_result d1, d2;
+    hdp_design_set ds;
+    int want[HDP_FAMILY_COUNT] = {1, 0, 0, 0};
+    REFUSES(hdp_design_optimize_problem(NULL, 0, &dopt, NULL, 0, &d1, &err), "pb");
+    REFUSES(hdp_design_optimize_problem(&pb, 0, NULL, NULL, 0, &d1, &err), "opt");
+    REFUSES(hdp_design_optimize_problem(&pb, 0, &dopt, NULL, 0, NULL, &err), "res");
+    REFUSES_MSG(hdp_design_optimize_problem(&unbuilt, 0, &dopt, NULL, 0, &d1, &err),
+                "was not built");
+    REFUSES(hdp_design_set_run_problem(NULL, want, &dopt, &ds, &err), "pb");
+    REFUSES_MSG(hdp_design_set_run_problem(&unbuilt, want, &dopt, &ds, &err), "was not built");
+    assert_int_equal(hdp_design_optimize(&m, HDP_FAMILY_OUTPUT, &dopt, NULL, 0, &d1, &err), HDP_OK);
+    assert_int_equal(hdp_design_optimize_problem(&pb, HDP_FAMILY_OUTPUT, &dopt, NULL, 0, &d2, &err),
+                     HDP_OK);
+    assert_true(d1.final_risk == d2.final_risk && d1.eta0 == d2.eta0 &&
+                d1.ode_solves == d2.ode_solves);
+    const double risk = d2.final_risk;
+    hdp_design_result_free(&d1);
+    hdp_design_result_free(&d2);
+    assert_int_equal(hdp_design_set_run_problem(&pb, want, &dopt, &ds, &err), HDP_OK);
+    assert_true(ds.best == HDP_FAMILY_OUTPUT && ds.res[0].final_risk == risk);
+    hdp_design_set_free(&ds);
     for (int sde = 0; sde < 2; sde++) {
         assert_int_equal(sde ? hdp_sde_run(&m, &opt, &r1, &err) : hdp_sim_run(&m, &opt, &r1, &err),
                          HDP_OK);
@@ -518,11 +542,13 @@ static hdp_status square_job(void *user, long i, void *row, hdp_error *e)
     *(long *)row = i * i;
     return HDP_OK;
 }
-static void count_progress(void *user, long i, long done, long count, const void *row,
-                           hdp_status st, const hdp_error *e)
+static int count_progress(const char *what, long done, long count, double value, void *user)
 {
-    (void)i, (void)row, (void)st, (void)e, (void)count;
-    *(long *)user = done;
+    assert_string_equal(what, "grid point");
+    assert_true(isnan(value) && done >= 1 && done <= count);
+    long *seen = user;
+    seen[0] = done;
+    return done == seen[1]; /* seen[1]: the point after which to stop (0: none) */
 }
 static hdp_status check_two(void *user, long i, hdp_error *e)
 {
@@ -533,15 +559,24 @@ static hdp_status check_two(void *user, long i, hdp_error *e)
 static void grid_runner(void **state)
 {
     (void)state;
-    long seen = 0;
+    long seen[2] = {0, 0};
     hdp_grid_spec g = {.count = 3, .row_size = sizeof(long), .job = square_job,
-                       .progress = count_progress, .user = &seen};
+                       .progress = count_progress, .user = seen};
     hdp_grid_result res;
     REFUSES(hdp_grid_run(NULL, &res, &err), "spec");
     REFUSES(hdp_grid_run(&g, NULL, &err), "res");
     REFUSES(hdp_grid_each(NULL, &err), "spec");
     assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
-    assert_int_equal(seen, 3);
+    assert_int_equal(seen[0], 3);
+    hdp_grid_free(&res);
+    seen[1] = 2; /* a nonzero return stops the grid after that point */
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_ECANCELLED);
+    assert_non_null(strstr(err.msg, "stopped after point 2 of 3"));
+    assert_int_equal(res.done, 2);
+    hdp_grid_free(&res);
+    seen[1] = 0;
+    assert_int_equal(hdp_grid_run(&g, &res, &err), HDP_OK);
     assert_int_equal(*(long *)hdp_grid_row(&res, 2), 4);
     assert_null(hdp_grid_row(&res, 3));
     hdp_grid_free(&res);
@@ -557,11 +592,12 @@ static void grid_runner(void **state)
     assert_int_equal(res.status[3], HDP_ENUMERIC);
     assert_int_equal(*(long *)hdp_grid_row(&res, 4), 16);
     hdp_grid_free(&res);
+    assert_int_equal(seen[0], 5); /* point 3 failed: not reported */
     g.check = check_two;
-    seen = 0;
+    seen[0] = 0;
     REFUSES_MSG(hdp_grid_run(&g, &res, &err), "point 2 is bad");
     assert_int_equal(res.checked_failure, 2);
-    assert_int_equal(seen, 0);
+    assert_int_equal(seen[0], 0);
     hdp_grid_free(&res);
     hdp_grid_free(NULL);
 }
@@ -672,8 +708,8 @@ static void sweep_point(void **state)
     hdp_mc_options_from_model(&m, &opt);
     hdp_sweep_settings set;
     memset(&set, 0, sizeof set);
-    const hdp_sweep_runner ok = {"ok", t_columns, t_ok, t_fields, t_release};
-    const hdp_sweep_runner bad = {"bad", t_columns, t_fail, t_fields, t_release};
+    const hdp_sweep_runner ok = {"ok", t_columns, t_ok, t_fields, t_release, NULL};
+    const hdp_sweep_runner bad = {"bad", t_columns, t_fail, t_fields, t_release, NULL};
     const hdp_sweep_runner *runners[3] = {&ok, &bad, &ok};
     hdp_sweep_point p;
     memset(&p, 0, sizeof p);

@@ -337,13 +337,15 @@ static void fitted_matches_quadrature(void **state)
                 /* the series' derivatives against central differences of the direct values
                  * (step 1e-4 s, at R >= 2 steps; the quadrature's ~1e-12 relative noise is
                  * ~1e-8 of F/s there) */
-                double h = 1e-4 * (R + 0.5 * tau2), Rc = fmax(R, 2 * h);
+                /* (s0: the offset of the fit's variable, tau^2/2 or, when c << tau, c^2/4) */
+                double s0 = info.failed ? 0.5 * tau2 : fmin(0.5 * tau2, 0.25 * c * c);
+                double h = 1e-4 * (R + s0), Rc = fmax(R, 2 * h);
                 hdp_clip_values f, p, m;
                 hdp_clip_eval(fit, Rc, &f);
                 hdp_clip_eval_values(direct, Rc + h, &p);
                 hdp_clip_eval_values(direct, Rc - h, &m);
                 double dmu = (p.mu - m.mu) / (2 * h), dV = (p.V - m.V) / (2 * h);
-                double sc = Rc + 0.5 * tau2;
+                double sc = Rc + s0;
                 if (!(fabs(f.dmu - dmu) <= 1e-5 * fabs(dmu) + 1e-7 * f.mu / sc))
                     print_error("R %g: dmu %.10g, differences %.10g\n", Rc, f.dmu, dmu);
                 assert_true(fabs(f.dmu - dmu) <= 1e-5 * fabs(dmu) + 1e-7 * f.mu / sc);

@@ -153,15 +153,23 @@ static void tune_clip(void **state)
 typedef struct {
     volatile int *flag;
     double scan_best;
+    int by_return; /* stop by the callback's return value, not by the flag */
+    int scans;
 } stop_at_scan;
 
-static void stop_after_scan(const hdp_design_progress *p, void *user)
+static int stop_after_scan(const char *what, long done, long total, double value, void *user)
 {
     stop_at_scan *s = user;
-    if (!p->periodic && p->restart == 0 && !*s->flag) {
-        s->scan_best = p->best_risk;
-        *s->flag = 1;
-    }
+    hdp_design_family f = HDP_FAMILY_PL;
+    assert_true(done >= 0 && total == -1);
+    if (hdp_design_progress_event(what, &f) != HDP_DESIGN_SCAN || *s->flag || s->scans++)
+        return 0;
+    assert_int_equal(f, HDP_FAMILY_OPTIMAL);
+    s->scan_best = value;
+    if (s->by_return)
+        return 1;
+    *s->flag = 1;
+    return 0;
 }
 
 static void cancel_keeps_best(void **state)
@@ -169,9 +177,10 @@ static void cancel_keeps_best(void **state)
     (void)state;
     hdp_model m;
     make_model(&m, "data.spectrum=isotropic", "data.d=200", "data.gamma=0.01", "privacy.rho=1", NULL);
-    for (int keep = 0; keep <= 1; keep++) {
+    for (int mode = 0; mode <= 2; mode++) { /* no keep_best; keep_best; keep_best by return */
+        const int keep = mode >= 1;
         volatile int flag = 0;
-        stop_at_scan st = {&flag, NAN};
+        stop_at_scan st = {&flag, NAN, mode == 2, 0};
         hdp_design_options o;
         hdp_design_options_init(&o);
         o.cancel = &flag;
@@ -183,7 +192,7 @@ static void cancel_keeps_best(void **state)
         hdp_error_clear(&err);
         assert_int_equal(hdp_design_optimize(&m, HDP_FAMILY_OPTIMAL, &o, NULL, 0, &r, &err),
                          HDP_ECANCELLED);
-        assert_true(flag == 1 && isfinite(st.scan_best));
+        assert_true(flag == (mode != 2) && st.scans == 1 && isfinite(st.scan_best));
         if (!keep) {
             assert_int_equal(r.unconverged, 0);
             assert_null(r.table_t);
@@ -450,6 +459,14 @@ static void gradient_matches_differences(void **state)
     make_model(&m, "data.spectrum=isotropic", "data.d=200", "data.gamma=0.01", "privacy.rho=1", NULL);
     gradient_on_model(&m, 1);
     hdp_model_free(&m);
+    /* batched one pass (issue 33, docs/theory.md §3.11): the batch's terms kappa = (B - 1)/n
+     * in the right-hand side, its Jacobian and the parameters' adjoints */
+    make_model(&m, "data.d=40", "sgd.batch=16", NULL);
+    gradient_on_model(&m, 1);
+    hdp_model_free(&m);
+    make_model(&m, "data.spectrum=isotropic", "data.d=200", "data.gamma=0.1", "sgd.batch=64", NULL);
+    gradient_on_model(&m, 1);
+    hdp_model_free(&m);
     /* Student-t labels (the clipping factors fitted once per c, docs/theory.md §2.3: the
      * gradient is that of the fitted ODE, every schedule kind) */
     make_model(&m, "data.d=8", "data.noise=student", "clip.c=0.8", NULL);
@@ -619,12 +636,31 @@ static void rho_equivalent(void **state)
     hdp_model_free(&m);
 }
 
+/* the what of every design report reads back as its family and event; other words are not
+ * design reports */
+static void progress_words(void **state)
+{
+    (void)state;
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++)
+        for (int e = 0; e < HDP_DESIGN_EVENT_COUNT; e++) {
+            hdp_design_family g = HDP_FAMILY_COUNT;
+            const char *what = hdp_design_progress_what((hdp_design_family)f, (hdp_design_event)e);
+            assert_int_equal(hdp_design_progress_event(what, &g), e);
+            assert_int_equal(g, f);
+            assert_non_null(strstr(what, hdp_design_family_name((hdp_design_family)f)));
+        }
+    assert_int_equal(hdp_design_progress_event("sim", NULL), -1);
+    assert_int_equal(hdp_design_progress_event(NULL, NULL), -1);
+    assert_string_equal(hdp_design_progress_what(HDP_FAMILY_COUNT, HDP_DESIGN_SCAN), "?");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(optimal_beats_output_and_linear_noise),
         cmocka_unit_test(tables_are_valid_schedules),
         cmocka_unit_test(tune_clip),
+        cmocka_unit_test(progress_words),
         cmocka_unit_test(cancel_keeps_best),
         cmocka_unit_test(bad_options),
         cmocka_unit_test(rate_formulas),

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/hdpsgd.h"
 #include "io/output.h"
 
@@ -64,8 +65,8 @@ static void tables_written_together_share_no_name(void **state)
     const char *p2[] = {"", "", "", "", "", "", "", "", "", "", "", ""};
     distinct(ode, p2, 2);
     const hdp_field_table *mc[] = {&hdp_mc_fields, &hdp_mc_rows_fields, &hdp_model_fields,
-                                   &hdp_mc_run_fields};
-    distinct(mc, p2, 4);
+                                   &hdp_mc_run_fields, &hdp_mc_sgd_fields};
+    distinct(mc, p2, 5);
     /* validate: the JSON's numbers, and the record's curves */
     const hdp_field_table *v[] = {&hdp_validate_side_fields, &hdp_validate_side_fields,
                                   &hdp_validate_fields,      &hdp_validate_sde_fields,
@@ -83,6 +84,10 @@ static void tables_written_together_share_no_name(void **state)
     const hdp_field_table *si[] = {&hdp_si_result_fields, &hdp_si_problem_fields,
                                    &hdp_si_params_fields};
     distinct(si, p2, 3);
+    const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
+                                   &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
+                                   &hdp_dataset_test_labels_fields};
+    distinct(ds, p2, 5);
     /* the sim side without prefix keeps its verdict apart from the overall "pass" */
     char buf[64];
     const hdp_field_table *s = &hdp_validate_side_fields;
@@ -156,12 +161,45 @@ static void writers_read_the_struct(void **state)
     assert_int_equal(len, 3);
 }
 
+/* a column marked HDP_FIELD_JSON_ARRAY is a JSON array of its d values (a data set's
+ * eigenvalues), texts and the int d read from the summary */
+static void json_arrays(void **state)
+{
+    (void)state;
+    double lam[3] = {2, 0.5, 0.5};
+    hdp_dataset_summary s;
+    memset(&s, 0, sizeof s);
+    s.n = 10;
+    s.d = 3;
+    s.center = 1;
+    snprintf(s.storage, sizeof s.storage, "float32");
+    snprintf(s.scale, sizeof s.scale, "trace");
+    s.scale_factor = 0.25;
+    s.eigenvalues = lam;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_fields(&j, &hdp_dataset_fields, "", &s, NULL);
+    hdp_json_end(&j);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"eigenvalues\": [2, 0.5, 0.5]"));
+    assert_non_null(strstr(buf, "\"d\": 3"));
+    assert_non_null(strstr(buf, "\"storage\": \"float32\""));
+    assert_non_null(strstr(buf, "\"center\": true"));
+    assert_non_null(strstr(buf, "\"scale_factor\": 0.25"));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_table_has_unique_named_fields_with_help),
         cmocka_unit_test(tables_written_together_share_no_name),
         cmocka_unit_test(writers_read_the_struct),
+        cmocka_unit_test(json_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/hdpsgd.h"
 
 static hdp_model *new_model(const char *set)
@@ -337,6 +338,20 @@ static void null_arguments(void **state)
     assert_int_equal(hdp_handle_validate(NULL, 0, 1, NULL, NULL, NULL, &r, err), HDP_EINPUT);
     assert_int_equal(hdp_handle_design(NULL, "pl", 8, 0, NULL, NULL, NULL, &r, err), HDP_EINPUT);
     assert_int_equal(hdp_handle_accountant(NULL, &r, err), HDP_EINPUT);
+    assert_int_equal(hdp_handle_dataset(NULL, NULL, NULL, 0, NULL, NULL, 1, "trace", 0, &r, err),
+                     HDP_EINPUT);
+    assert_int_equal(hdp_handle_dataset("x.npy", NULL, NULL, 0, NULL, NULL, 1, NULL, 0, &r, err),
+                     HDP_EINPUT);
+    assert_int_equal(hdp_handle_dataset("x.npy", NULL, NULL, 0, NULL, NULL, 1, "trace", 0, NULL,
+                                        err), HDP_EINPUT);
+    assert_int_equal(hdp_handle_dataset("x.npy", "y.npy", NULL, 2, NULL, NULL, 1, "trace", 0, &r,
+                                        err), HDP_EINPUT); /* classes: NULL with a count */
+    assert_int_equal(hdp_dataset_load(NULL, NULL, NULL, NULL, err), HDP_EINPUT);
+    hdp_error *e2 = hdp_error_new(); /* an error keeps its first message */
+    assert_int_equal(hdp_handle_dataset("x.npy", NULL, NULL, 0, NULL, NULL, 1, "max", 0, &r, e2),
+                     HDP_EINPUT);
+    assert_non_null(strstr(hdp_error_message(e2), "scale 'max'"));
+    hdp_error_delete(e2);
     assert_int_equal(hdp_model_get_text(NULL, "clip.c", &t, err), HDP_EINPUT);
     assert_int_equal(hdp_model_ini_text(NULL, &t, err), HDP_EINPUT);
     assert_int_equal(hdp_handle_epsilon(1, 0.1, NULL, err), HDP_EINPUT);

@@ -19,11 +19,15 @@
 #define hdp_mc_sample_dot base_sample_dot
 #define hdp_mc_axpby base_axpby
 #define hdp_mc_sde_step base_sde_step
+#define hdp_mc_dot base_dot
+#define hdp_mc_axpy base_axpy
 #define hdp_mc_vec_alloc base_vec_alloc
 #include "sim/mc_kernels.c"
 #undef hdp_mc_sample_dot
 #undef hdp_mc_axpby
 #undef hdp_mc_sde_step
+#undef hdp_mc_dot
+#undef hdp_mc_axpy
 #undef hdp_mc_vec_alloc
 
 /* the ODE's DOP853 pass (issue 20), likewise */
@@ -76,6 +80,12 @@ static void same_bits(void **state)
         hdp_mc_axpby(e1, -0.37, x1, 1.3e-2, z, d);
         base_axpby(e2, -0.37, x2, 1.3e-2, z, d);
         assert_memory_equal(e1, e2, bytes);
+        /* the finite training set's kernels (src/sim/finite.c) */
+        double p1 = hdp_mc_dot(x1, e, d), p2 = base_dot(x2, e, d);
+        assert_memory_equal(&p1, &p2, sizeof p1);
+        hdp_mc_axpy(e1, 0.71, z2, d);
+        base_axpy(e2, 0.71, z2, d);
+        assert_memory_equal(e1, e2, bytes);
         for (int with_q = 0; with_q < 2; with_q++) {
             double s1 = hdp_mc_sde_step(e1, lam, sl, 0.01, 0.2, z, 0.05, with_q ? z2 : NULL, d);
             double s2 = base_sde_step(e2, lam, sl, 0.01, 0.2, z, 0.05, with_q ? z2 : NULL, d);
@@ -93,6 +103,7 @@ static void same_bits(void **state)
             mag += fabsl((long double)x1[i] * e[i]);
         assert_true(fabsl(dot1 - ref) <= 1e-13L * mag);
         assert_true(fabsl(xx1 - refxx) <= 1e-13L * refxx);
+        assert_true(fabsl(p1 - ref) <= 1e-13L * mag);
         free(sl), free(z), free(z2), free(e), free(x1), free(x2), free(e1), free(e2), free(lam);
     }
 }

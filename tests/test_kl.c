@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hdpsgd/kl.h"
+#include "hdpsgd/klsweep.h"
 #include "testutil.h"
 
 static void check_ok(hdp_status st, const hdp_error *err)
@@ -551,10 +552,26 @@ static void overflow_is_numeric_failure(void **state)
     }
 }
 
+/* the point of the done-th progress report of a kl sweep or init run: x-major, the wanted
+ * schemes in order (hdp_klsweep_index) */
+static void sweep_index_of_report(void **state)
+{
+    (void)state;
+    const int want[4] = {1, 0, 1, 0}, none[4] = {0, 0, 0, 0};
+    const long expect[] = {0, 2, 4, 6, 8, 10};
+    for (long done = 1; done <= 6; done++)
+        assert_int_equal(hdp_klsweep_index(want, 3, done), expect[done - 1]);
+    assert_int_equal(hdp_klsweep_index(want, 3, 0), -1);
+    assert_int_equal(hdp_klsweep_index(want, 3, 7), -1);
+    assert_int_equal(hdp_klsweep_index(none, 3, 1), -1);
+    assert_int_equal(hdp_klsweep_index(NULL, 3, 1), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table1_equals_product),
+        cmocka_unit_test(sweep_index_of_report),
         cmocka_unit_test(bound_budget_pinsker),
         cmocka_unit_test(jacobian_gram_finite_differences),
         cmocka_unit_test(relu_gradient_finite_differences),

@@ -546,10 +546,46 @@ static void origins_small_table(void **state)
     hdp_model_free(&m);
 }
 
+/* [sgd]: the defaults are today's algorithm; the combinations are refused naming the key and
+ * the file:line (issue 33). */
+static void sgd_section_defaults_and_combinations(void **state)
+{
+    (void)state;
+    hdp_model m;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_model_init(&m);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+    assert_int_equal(m.batch, 1);
+    assert_int_equal(m.epochs, 1);
+    assert_int_equal(m.sampling, HDP_SAMPLING_ONE_PASS);
+    assert_true(m.noise_multiplier == 0);
+    assert_int_equal(m.accountant, HDP_ACCOUNTANT_PLD);
+    assert_string_equal(hdp_sampling_name(HDP_SAMPLING_POISSON), "poisson");
+    hdp_model_free(&m);
+    expect_error("[data]\nd = 10\nn = 50\n[sgd]\nbatch = 51\n",
+                 "test_model_tmp.ini:5: [sgd] batch: batch = 51 exceeds the n = 50 rows");
+    expect_error("[sgd]\nepochs = 3\n", "[sgd] epochs: epochs = 3 with sampling = one-pass");
+    expect_error("[sgd]\nbatch = 0\n", "[sgd] batch = 0 is out of range");
+    expect_error("[sgd]\nsampling = shufle\n", "one-pass | shuffle | poisson");
+    expect_error("[sgd]\nnoise_multiplier = 2\n", "[sgd] noise_multiplier: noise_multiplier = 2");
+    /* the other samplings take epochs, batches beyond n and a noise multiplier */
+    hdp_model_init(&m);
+    const char *sets[] = {"sgd.sampling=poisson", "sgd.epochs=5", "sgd.batch=256",
+                          "sgd.noise_multiplier=1.1", "sgd.accountant=rdp", "data.d=10",
+                          "data.n=100", "data.train_size=300", NULL};
+    for (int i = 0; sets[i]; i++)
+        assert_int_equal(hdp_model_set(&m, sets[i], &err), HDP_OK);
+    assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
+    assert_int_equal(m.accountant, HDP_ACCOUNTANT_RDP);
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(default_file_equals_builtin),
+        cmocka_unit_test(sgd_section_defaults_and_combinations),
         cmocka_unit_test(errors_name_file_line_key),
         cmocka_unit_test(table_schedule_checks),
         cmocka_unit_test(set_overrides_and_gamma),

@@ -191,30 +191,36 @@ static void sde_matches_ode(void **state)
     hdp_model_free(&m);
 }
 
-/* Same seed, 1 or 2 threads: identical arrays (per-run slots, serial reduction). */
+/* Same seed, 1 or 2 threads: identical arrays (per-run slots, serial reduction), for every
+ * label-noise law with a sampler of its own. */
 static void threads_do_not_matter(void **state)
 {
     (void)state;
-    hdp_model m;
-    make_model(&m, "data.d=40", "data.gamma=0.2", "ode.points=6", "data.noise=student", NULL);
-    mc_fn fns[2] = {hdp_sim_run, hdp_sde_run};
-    for (int f = 0; f < 2; f++) {
-        hdp_mc_result a, b;
-        run_mc(fns[f], &m, 7, 1, &a);
-        run_mc(fns[f], &m, 7, 2, &b);
-        assert_int_equal(a.threads, 1);
-        assert_int_equal(b.threads, 2);
-        size_t bytes = sizeof(double) * (size_t)a.points;
-        assert_memory_equal(a.mean, b.mean, bytes);
-        assert_memory_equal(a.stderr_, b.stderr_, bytes);
-        assert_memory_equal(a.q10, b.q10, bytes);
-        assert_memory_equal(a.q90, b.q90, bytes);
-        assert_memory_equal(a.clipped, b.clipped, bytes);
-        assert_true(a.final_jump_mean == b.final_jump_mean);
-        hdp_mc_result_free(&a);
-        hdp_mc_result_free(&b);
+    const char *laws[] = {"data.noise=student", "data.noise=laplace", "data.noise=uniform",
+                          "data.noise=mixture", "data.noise=empirical"};
+    for (int l = 0; l < 5; l++) {
+        hdp_model m;
+        make_model(&m, "data.d=40", "data.gamma=0.2", "ode.points=6", laws[l],
+                   "data.noise_file=" HDP_SOURCE_DIR "/models/empirical-noise.txt", NULL);
+        mc_fn fns[2] = {hdp_sim_run, hdp_sde_run};
+        for (int f = 0; f < 2; f++) {
+            hdp_mc_result a, b;
+            run_mc(fns[f], &m, 7, 1, &a);
+            run_mc(fns[f], &m, 7, 2, &b);
+            assert_int_equal(a.threads, 1);
+            assert_int_equal(b.threads, 2);
+            size_t bytes = sizeof(double) * (size_t)a.points;
+            assert_memory_equal(a.mean, b.mean, bytes);
+            assert_memory_equal(a.stderr_, b.stderr_, bytes);
+            assert_memory_equal(a.q10, b.q10, bytes);
+            assert_memory_equal(a.q90, b.q90, bytes);
+            assert_memory_equal(a.clipped, b.clipped, bytes);
+            assert_true(a.final_jump_mean == b.final_jump_mean);
+            hdp_mc_result_free(&a);
+            hdp_mc_result_free(&b);
+        }
+        hdp_model_free(&m);
     }
-    hdp_model_free(&m);
 }
 
 /* The driver pins its threads to CPUs during the runs (sim.c, thread placement) and

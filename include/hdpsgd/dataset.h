@@ -177,12 +177,65 @@ typedef struct {
  * planted, c = inf. HDP_ENUMERIC when Newton's method does not converge, HDP_ENOMEM. */
 hdp_status hdp_data_bias_of(const hdp_model *m, const hdp_data_bias **out, hdp_error *err);
 
+/* Arrays in memory in place of data.features, data.labels, data.test_features and
+ * data.test_labels (Python's Model.from_arrays): X n x d row-major, y n labels (NULL: none),
+ * Xt nt x d (NULL: no held-out set), yt nt labels (NULL: none); copied, and shared by the
+ * model's copies. Sets data.source = file (an override, as --set); finalize then prepares them
+ * as it would the files (data.labels_positive, center, scale, ridge, target apply), and a file
+ * key given as well takes precedence. HDP_EINPUT naming the array and its row and column for a
+ * non-finite entry, n < 2, d < 1, nt < 1 with Xt; HDP_ENOMEM. The model is left unfinalized. */
+hdp_status hdp_model_set_data_arrays(hdp_model *m, const double *X, long n, long d,
+                                     const double *y, const double *Xt, long nt,
+                                     const double *yt, hdp_error *err);
+
 /* The data set of a finalized model with data.source = file (NULL otherwise). */
 const hdp_data *hdp_model_data(const hdp_model *m);
 
 /* Share one more (returns d) / release one (frees it with the last). NULL is accepted. */
 hdp_data *hdp_data_retain(hdp_data *d);
 void hdp_data_release(hdp_data *d);
+
+/* The files of one data set, as `hdpsgd dataset` takes them: the features (required), their
+ * labels (NULL: none), the classes mapped to +1 (npositive > 0: hdp_labels_map_pm1 on the
+ * labels and the test labels; 0: labels used as numbers), held-out features and their labels
+ * (NULL: none; test_labels needs test_features and labels). */
+typedef struct {
+    const char *features;
+    const char *labels;
+    const double *positive;
+    long npositive;
+    const char *test_features;
+    const char *test_labels;
+} hdp_dataset_files;
+
+/* What `hdpsgd dataset` reports of a prepared data set (the result tables dataset,
+ * dataset_classes, dataset_labels and dataset_test of hdpsgd/fields.h: its JSON summary, the
+ * handle's record hdp_handle_dataset, Python's hdpsgd.dataset). The columns are borrowed from
+ * the data set it was made from. */
+typedef struct {
+    long n, d;
+    char storage[8];          /* "float32" or "float64" */
+    int center;               /* 1: rows (and labels) centred */
+    char scale[8];            /* "trace" or "none" */
+    double scale_factor;      /* ds->scale */
+    double trace_raw, trace;
+    double *eigenvalues;      /* ds->lambda (d) */
+    int has_labels;
+    long positive_count;      /* labels mapped to +1 (classes given; else 0) */
+    double ridge, label_mean, label_variance, theta_norm, risk0, residual_variance;
+    double *energy;           /* ds->energy (d; NULL without labels) */
+    long test_n;              /* held-out rows (0: none) */
+    int has_test_labels;
+    double test_mse;          /* hdp_dataset_mse on the held-out set (NaN without its labels) */
+} hdp_dataset_summary;
+
+/* Read the files, map the labels, prepare (opts NULL: the defaults) into *ds and, with held-out
+ * features, prepare them as the training rows (hdp_dataset_apply) for the test MSE; fill *sum
+ * (borrowing ds's columns: free ds after sum's last use). *ds and *sum are zeroed first
+ * (hdp_dataset_free is always safe). HDP_EINPUT for bad files, as the readers say, and for
+ * labels that are not one per row, naming the file; the statuses of hdp_dataset_prepare. */
+hdp_status hdp_dataset_load(const hdp_dataset_files *files, const hdp_dataset_options *opts,
+                            hdp_dataset *ds, hdp_dataset_summary *sum, hdp_error *err);
 
 #ifdef __cplusplus
 }

@@ -49,6 +49,8 @@
 
 #include "hdpsgd/model.h"
 #include "hdpsgd/ode.h"
+#include "hdpsgd/problem.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,19 +86,30 @@ const char *hdp_design_family_key(hdp_design_family f);
 
 struct hdp_design_result_s; /* hdp_design_result, below */
 
-/* Progress of a search, passed to the callback after every restart and every 100 ODE solves. */
-typedef struct {
-    hdp_design_family family;
-    long ode_solves;     /* so far, this family */
-    double best_risk;    /* best final risk so far (search settings) */
-    int restart;         /* 0 = the starting scan, 1.. = Nelder-Mead rounds */
-    int periodic;        /* 1: the every-100-solves report; 0: the end of the scan or of a round */
-    const struct hdp_design_result_s *level; /* refine (pl): the level just finished, with its
-                                                table (its K knots) but no risk at the model's
-                                                settings (final_risk NaN); NULL otherwise */
-} hdp_design_progress;
+/* Progress of a search: hdp_progress_fn (hdpsgd/progress.h) after every restart and every
+ * 100 ODE solves, with done = the family's ODE solves so far, total = -1 (not known) and
+ * value = the best final risk so far (search settings); what names the family and the event:
+ *   "<family>"        the every-100-solves report (HDP_DESIGN_SOLVES)
+ *   "<family> scan"   the end of the starting scan (HDP_DESIGN_SCAN)
+ *   "<family> round"  the end of a Nelder-Mead or BFGS round (HDP_DESIGN_ROUND)
+ *   "<family> level"  refine (pl): a level finished (HDP_DESIGN_LEVEL); its result, with its
+ *                     table (its K knots) but no risk at the model's settings (final_risk
+ *                     NaN), is *opt->level during the report
+ * with <family> hdp_design_family_name's. A nonzero return stops the search as opt->cancel
+ * does (issue 31: with keep_best the best point so far is finished). */
+typedef enum {
+    HDP_DESIGN_SOLVES = 0,
+    HDP_DESIGN_SCAN,
+    HDP_DESIGN_ROUND,
+    HDP_DESIGN_LEVEL,
+    HDP_DESIGN_EVENT_COUNT
+} hdp_design_event;
 
-typedef void (*hdp_design_progress_fn)(const hdp_design_progress *p, void *user);
+/* The what of a report (the static string above). */
+const char *hdp_design_progress_what(hdp_design_family f, hdp_design_event e);
+/* The event of a report's what, and its family in *family (may be NULL); -1 when what is
+ * not a design report's. */
+int hdp_design_progress_event(const char *what, hdp_design_family *family);
 
 /* The search method: quasi-Newton on the exact gradient (default), or Nelder-Mead. */
 typedef enum { HDP_DESIGN_BFGS = 0, HDP_DESIGN_SIMPLEX } hdp_design_method;
@@ -117,8 +130,11 @@ typedef struct {
     long max_solves;       /* ODE solves per family (default 6000) */
     double search_rtol;    /* simplex: ODE rtol during the search (default 1e-7) */
     long table_points;     /* knots of the written table (default 201; pl: its own K knots) */
-    hdp_design_progress_fn progress; /* may be NULL */
+    hdp_progress_fn progress; /* may be NULL; its reports above */
     void *progress_user;
+    const struct hdp_design_result_s **level; /* refine: may be NULL; else set to the level
+                                                 just finished for its "<family> level"
+                                                 report (valid during the report only) */
     const volatile int *cancel; /* NULL: none; nonzero: the search stops at its next ODE solve
                                    and returns HDP_ECANCELLED (issue 24) */
     int keep_best;         /* 1: when cancelled, the result still holds the best point found so
@@ -168,6 +184,13 @@ typedef struct hdp_design_result_s {
 hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
                                const hdp_design_options *opt, const hdp_design_result *hints,
                                int nhints, hdp_design_result *res, hdp_error *err);
+/* The same on a problem built from the model (hdpsgd/problem.h: hdp_design_optimize builds
+ * one and calls this): its spectrum, schedule and clipping factors are not built again and
+ * its model is not checked again. */
+hdp_status hdp_design_optimize_problem(const hdp_problem *pb, hdp_design_family family,
+                                       const hdp_design_options *opt,
+                                       const hdp_design_result *hints, int nhints,
+                                       hdp_design_result *res, hdp_error *err);
 
 void hdp_design_result_free(hdp_design_result *res);
 
@@ -189,7 +212,58 @@ typedef struct {
  * cancellation (HDP_ECANCELLED) d->unconverged = 1 and d->best is the best of them (-1: none). */
 hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
                               const hdp_design_options *opt, hdp_design_set *d, hdp_error *err);
+/* The same on a problem built from the model: one problem for every family. */
+hdp_status hdp_design_set_run_problem(const hdp_problem *pb, const int want[HDP_FAMILY_COUNT],
+                                      const hdp_design_options *opt, hdp_design_set *d,
+                                      hdp_error *err);
 void hdp_design_set_free(hdp_design_set *d);
+
+/* ---- The batch size in the design (`schedule --optimize --tune-batch`, issue 33) ----
+ * Batched one pass (docs/theory.md §1.6, §3.11): the schedule designed (hdp_design_set_run) at
+ * B = 1, 2, 4, ... up to hdp_design_batch_max(m) = n / HDP_DESIGN_MIN_STEPS (at least that
+ * many steps: the batched ODE is an expansion in B/n, validated at 32 steps), the batch of
+ * lowest final risk kept with its design and model. */
+#define HDP_DESIGN_MIN_STEPS 32
+#define HDP_DESIGN_MAX_BATCHES 48
+
+typedef struct {
+    int count;                            /* the batch sizes designed */
+    long batch[HDP_DESIGN_MAX_BATCHES];   /* B of each */
+    double risk[HDP_DESIGN_MAX_BATCHES];  /* the best family's final risk at each */
+    int best;                             /* index of the best (-1: none) */
+    hdp_design_set set;                   /* the design at batch[best] */
+    hdp_model model;                      /* the model at batch[best] (a deep copy) */
+    long solves;                          /* ODE solves of all the designs */
+    double seconds;
+    int unconverged;                      /* 1: cancelled (the batches done hold the best so far) */
+} hdp_design_batch;
+
+long hdp_design_batch_max(const hdp_model *m);
+
+/* The design at every candidate batch (above). HDP_EINPUT for a model that is not one pass;
+ * on cancellation HDP_ECANCELLED with the best so far kept (out->unconverged = 1). Release
+ * with hdp_design_batch_free in every case. */
+hdp_status hdp_design_batch_run(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
+                                const hdp_design_options *opt, hdp_design_batch *out,
+                                hdp_error *err);
+void hdp_design_batch_free(hdp_design_batch *out);
+
+/* A batched one-pass model (a designed one: hdp_design_model) in the vocabulary of the
+ * subsampled-Gaussian accountants (hdpsgd/accountant.h): the sample rate q = B/n, the steps
+ * K = ceil(n/B), the noise multipliers of its steps (the noise on the sum of a batch's clipped
+ * gradients over C, 2 sigma_k / a_k: min, median, max), its own guarantee (rho_accounted, and
+ * epsilon of (rho^2/2)-zCDP by CKS at the model's delta); and standard Poisson DP-SGD at the
+ * same q, steps and (epsilon, delta): its sigma by the model's sgd.accountant and that sigma's
+ * epsilon by each accountant (NaN when epsilon is infinite or no sigma up to 1e6 meets it). */
+typedef struct {
+    long batch, steps;
+    double sample_rate, delta;
+    double noise_min, noise_median, noise_max;
+    double rho_accounted, epsilon_zcdp;
+    double poisson_sigma, epsilon_pld, epsilon_rdp, epsilon_rdp_classic;
+} hdp_design_batch_terms_t;
+
+hdp_status hdp_design_batch_terms(const hdp_model *m, hdp_design_batch_terms_t *t, hdp_error *err);
 
 /* The privacy a family needs to match a target risk (the epsilon-equivalent of docs/theory.md §5):
  * the rho at which the family, optimised (opt; refine ignored), reaches final risk

@@ -30,9 +30,11 @@ enum {
     HDP_FIELD_NO_JSON = 1,   /* not in the JSON summary (the handle's record only) */
     HDP_FIELD_NO_RECORD = 2, /* not in the handle's record (the JSON only) */
     HDP_FIELD_OWN_PREFIX = 4, /* written with the table's default prefix when given none */
-    HDP_FIELD_AT = 8          /* REAL: the member is a double * and the value its element at
+    HDP_FIELD_AT = 8,         /* REAL: the member is a double * and the value its element at
                                  the index the context points to (a const long *), e.g. the
                                  last epoch of a curve; NULL array: NaN */
+    HDP_FIELD_JSON_ARRAY = 16 /* COLUMN: also in the JSON summary, as an array (a column is
+                                 otherwise the CSV's only), e.g. a data set's eigenvalues */
 };
 
 typedef struct hdp_field {
@@ -57,7 +59,8 @@ typedef struct {
 
 /* The result tables: the risk ODE (hdp_ode_result); the Monte Carlo (hdp_mc_result): its
  * curve and final numbers, its steps, time and threads (mc_run), and the row statistics only
- * DP-SGD draws (mc_rows, context the model); one side of the validator (hdp_validate_side),
+ * DP-SGD draws (mc_rows, context the model), standard DP-SGD's privacy on a finite training set
+ * (mc_sgd, sgd.sampling = shuffle | poisson only); one side of the validator (hdp_validate_side),
  * the validator's overall numbers (hdp_validate_result, context the model) and its SDE's
  * (validate_sde); the model's effective sizes (hdp_model); the privacy of a model
  * (hdp_privacy_summary) and its precondition (hdp_nonexpansive, context: a const double *
@@ -65,11 +68,14 @@ typedef struct {
  * NoisyGD on neural-collapse features (hdp_nc_point of hdpsgd/ncsweep.h: nc, nc_draws,
  * nc_problem); two-stage single-index learning (hdp_si_result, hdp_si_problem, hdp_si_params); the rates' fit
  * of one family (hdp_rates_fit, under the prefix <family>_); the KL estimate of a kl run at one
- * epoch (hdp_kl_run_result, context: the epoch, a const long *). */
+ * epoch (hdp_kl_run_result, context: the epoch, a const long *); a user's data set
+ * (hdp_dataset_summary of hdpsgd/dataset.h: dataset, and as they apply dataset_classes,
+ * dataset_labels, dataset_test, dataset_test_labels). */
 extern const hdp_field_table hdp_ode_fields;
 extern const hdp_field_table hdp_mc_fields;
 extern const hdp_field_table hdp_mc_run_fields;
 extern const hdp_field_table hdp_mc_rows_fields;
+extern const hdp_field_table hdp_mc_sgd_fields;
 extern const hdp_field_table hdp_validate_side_fields;
 extern const hdp_field_table hdp_validate_fields;
 extern const hdp_field_table hdp_validate_sde_fields;
@@ -97,6 +103,16 @@ extern const hdp_field_table hdp_ode_data_fields;
 extern const hdp_field_table hdp_ode_data_columns;
 extern const hdp_field_table hdp_mc_data_fields;
 extern const hdp_field_table hdp_mc_data_columns;
+
+/* DP-GD on random features: the noise and early-stopping terms of the test loss
+ * (hdp_rf_sim_result of hdpsgd/rf.h). */
+extern const hdp_field_table hdp_rf_terms_fields;
+
+extern const hdp_field_table hdp_dataset_fields;
+extern const hdp_field_table hdp_dataset_classes_fields;
+extern const hdp_field_table hdp_dataset_labels_fields;
+extern const hdp_field_table hdp_dataset_test_fields;
+extern const hdp_field_table hdp_dataset_test_labels_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

@@ -4,7 +4,10 @@
  * experiments, validate's scaling in n, the sweep's points). A grid is `count` points; a
  * job fills the row of one point; the runner checks every point first (when a check is
  * given), then runs the points in order, collects the rows in one array and reports
- * progress after each point through a callback. It prints nothing.
+ * progress after each point that succeeded through an hdp_progress_fn (hdpsgd/progress.h):
+ * what "grid point", done = i + 1 for point i (the points run in order: the row just
+ * computed is row done - 1), total = count, value NaN; a nonzero return stops the grid with
+ * HDP_ECANCELLED. It prints nothing.
  *
  * The rows are the caller's type: row_size bytes each, zeroed before the job runs; a row
  * that owns memory names its row_free, which hdp_grid_free calls on every row (also after
@@ -16,6 +19,7 @@
 #include <stddef.h>
 
 #include "hdpsgd/error.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,9 +30,6 @@ typedef hdp_status (*hdp_grid_check_fn)(void *user, long i, hdp_error *err);
 /* Compute point i into row (row_size bytes, zeroed). A failure stops the grid, unless the
  * grid keeps going (keep_going), in which case the status is recorded in status[i]. */
 typedef hdp_status (*hdp_grid_job_fn)(void *user, long i, void *row, hdp_error *err);
-/* Called after point i (the done-th of count) with its row and status. */
-typedef void (*hdp_grid_progress_fn)(void *user, long i, long done, long count, const void *row,
-                                     hdp_status st, const hdp_error *err);
 /* Release what a row owns (NULL: nothing). */
 typedef void (*hdp_grid_row_free_fn)(void *row);
 
@@ -37,7 +38,7 @@ typedef struct {
     size_t row_size;               /* bytes of one row, >= 1 */
     hdp_grid_check_fn check;       /* may be NULL */
     hdp_grid_job_fn job;           /* required */
-    hdp_grid_progress_fn progress; /* may be NULL */
+    hdp_progress_fn progress;      /* may be NULL; after each point that succeeded (above) */
     hdp_grid_row_free_fn row_free; /* may be NULL */
     int keep_going;                /* 1: a failing point does not stop the grid */
     void *user;                    /* passed to every callback */

@@ -165,6 +165,42 @@ hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count
                             const char *families, int tune_clip, volatile int *cancel,
                             hdp_progress_fn progress, void *user, hdp_record **out, hdp_error *err);
 
+/* One point of hdpsgd sweep (hdpsgd/sweep.h) on the finalized model m: commands is the sweep
+ * file's `commands` (a comma-separated list of ode, sim, sde, validate, schedule, rates, run in
+ * its order, each once; ode, sim, sde and validate after schedule run on its design), with
+ * the sweep file's [sweep] settings: schedule_families (NULL: all), knots (schedule_knots; the
+ * command line's default 8), refine and refine_tol (schedule_refine, schedule_refine_tol:
+ * default 1e-5), tune_clip, the rates' gamma grid lo, hi, count (required with rates, ignored
+ * without) and rates_families (NULL: output, linear-noise, inverse-time); threads for the Monte
+ * Carlo (0: one per core). The record's texts: columns, the names of results.csv's columns after
+ * point and the axes (d, n, gamma, rho, epsilon_cks, delta, the commands' columns, status),
+ * comma-separated; row, the point's fields as results.csv holds them (%.10g, "" for NaN,
+ * true/false, the status "ok" or "failed: <message>"); status, "ok" or the failing command's
+ * message. A command that fails fails the point as in a sweep: HDP_OK, the row saying so;
+ * HDP_ECANCELLED when cancelled; HDP_EINPUT for bad commands or settings. progress reports the
+ * Monte Carlo's runs as hdp_handle_mc does and the designs' searches as hdp_handle_design. */
+hdp_status hdp_handle_sweep_point(const hdp_model *m, const char *commands,
+                                  const char *schedule_families, int knots, int refine,
+                                  double refine_tol, int tune_clip, double gamma_lo,
+                                  double gamma_hi, long gamma_count, const char *rates_families,
+                                  int threads, volatile int *cancel, hdp_progress_fn progress,
+                                  void *user, hdp_record **out, hdp_error *err);
+
+/* hdpsgd dataset FEATURES [--labels LABELS] [--positive LIST] [--test-features TEST]
+ * [--test-labels TEST_LABELS] [--no-center] [--no-scale] [--ridge R] --json (hdpsgd/dataset.h:
+ * hdp_dataset_load): the files read and prepared (center 0: --no-center; scale "trace" or
+ * "none"; ridge >= 0), the JSON's numbers and columns under its names (the tables dataset,
+ * and as they apply dataset_classes, dataset_labels, dataset_test and dataset_test_labels of
+ * hdpsgd/fields.h: n, d, scale_factor, trace_raw, trace, columns eigenvalues and energy,
+ * risk0, residual_variance, ..., test_mse) and texts storage and scale (the JSON's echo of
+ * the inputs, features, labels, positive, test_features, test_labels, is not). positive: the
+ * npositive (at most 256) integer classes mapped to +1, the others to -1 (npositive = 0: the
+ * labels used as numbers); labels, test_features, test_labels NULL: none. */
+hdp_status hdp_handle_dataset(const char *features, const char *labels, const double *positive,
+                              long npositive, const char *test_features, const char *test_labels,
+                              int center, const char *scale, double ridge, hdp_record **out,
+                              hdp_error *err);
+
 /* hdpsgd privacy (tables privacy and nonexpansive): numbers rho, rho_z, epsilon (=
  * epsilon_cks), delta (privacy.delta), epsilon_bs, epsilon_cks, rho_accounted (the accountant of docs/theory.md §6 on the model's n
  * discrete steps; HDP_EINPUT above 1e8 steps), accountant_equals_rho, n, the precondition's

@@ -2,7 +2,8 @@
  * hdpsgd/hdpsgd.h — the whole public API of libhdpsgd in one include.
  *
  *   model.h     load a model: INI file (hdp_model_load_file) or key/value pairs (hdp_model_set)
- *   problem.h   spectrum, bins, schedule, threshold, accountant, built once  hdp_problem_build
+ *   problem.h   spectrum, bins, schedule, clipping factors, threshold, accountant, built
+ *               once for every side                                 hdp_problem_build
  *   progress.h  the one progress callback of the long calls            hdp_progress_fn
  *   ode.h       the risk ODE of homogenized DP-SGD (docs/theory.md §3)      hdp_ode_solve(_problem)
  *   sim.h       Monte Carlo of DP-SGD and the homogenized SDE        hdp_sim_run, hdp_sde_run
@@ -10,6 +11,7 @@
  *   privacy.h   accountant, zCDP <-> (epsilon, delta), calibration  (docs/theory.md §6)
  *   accountant.h  DP-SGD with Poisson sampling: PLD and RDP accountants, calibration (§6.5)
  *   design.h    schedule design on the ODE                          hdp_design_optimize, hdp_design_set_run
+ *               (and on a problem: hdp_design_optimize_problem, hdp_design_set_run_problem)
  *   rates.h     optimised risk of each schedule family against gamma hdp_rates_run
  *   rf.h        DP-GD on random features and its OU limit           hdp_rf_simulate
  *   kl.h        KL privacy of noisy training by initialisation      hdp_kl_run

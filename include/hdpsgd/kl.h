@@ -91,21 +91,62 @@ const char *hdp_kl_init_name(hdp_kl_init_kind k);
 const char *hdp_kl_loss_name(hdp_kl_loss_kind k);
 const char *hdp_kl_network_name(hdp_kl_network_kind k);
 
-/* The values of the [kl] keys (`hdpsgd keys` gives their meaning and ranges). */
+/* The [kl] keys, each declared once: X(field, C type, schema type, default, range flags,
+ * lo, hi, enum names, help), in the order of the model files. This list makes the values'
+ * struct hdp_kl_keys below and the section's schema rows (kl_keys.c: parsing, the key's one
+ * range, defaults, `hdpsgd keys`, the man page). The flags, bounds and names are used only
+ * where the rows are made (core/schema.h), as for [nc] (hdpsgd/nc.h). */
+#define HDP_KL_KEYS(X) \
+    X(init, hdp_kl_init_kind, ENUM, "he", 0, 0, 0, kl_init_names, \
+      "initialisation (Ye et al., Table 1): lecun | he | ntk | xavier") \
+    X(depth, long, LONG, "6", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 64, NULL, \
+      "depth L (integer in [2, 64]): L - 1 hidden ReLU layers and a linear output layer") \
+    X(width, long, LONG, "256", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
+      "hidden width m (integer in [1, 1e5])") \
+    X(d, long, LONG, "32", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
+      "input dimension d (integer in [1, 1e5]); x uniform on the sphere of radius sqrt(d)") \
+    X(o, long, LONG, "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 4000, NULL, \
+      "outputs o (integer in [1, 4000]); labels sign(u_a^T x) of a random linear teacher") \
+    X(n, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 4000, NULL, \
+      "training samples n (integer in [2, 4000]; n o <= 4000)") \
+    X(sigma, double, DOUBLE, "0.03", HDP_R_LO_CLOSED, 1e-50, 0, NULL, \
+      "noise scale sigma >= 1e-50: noisy GD adds sqrt(2 eta sigma^2) N(0, I) per step (eq. 4); " \
+      "the KL grows as eta/sigma^2 (smaller sigma overflows its bound)") \
+    X(eta, double, DOUBLE, "0.001", HDP_R_LO_OPEN | HDP_R_HI_CLOSED, 0, 1e50, NULL, \
+      "step size eta in (0, 1e50]") \
+    X(epochs, long, LONG, "50", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1000000, NULL, \
+      "full-batch noisy GD steps (integer >= 1); Langevin time T = eta epochs") \
+    X(loss, hdp_kl_loss_kind, ENUM, "logistic", 0, 0, 0, kl_loss_names, \
+      "squared (|f - y|^2/2: an OU process, exact KL) | logistic (the seed's, per output)") \
+    X(budget, double, DOUBLE, "1", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "target KL privacy budget eps > 0 for Corollary 6.4 (kl bound)") \
+    X(delta, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "target delta in [0, 1) of (0, delta)-DP by Pinsker, KL budget 2 delta^2; 0 = none") \
+    X(runs, long, LONG, "32", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL, \
+      "noise paths per initialisation of `kl run` (integer in [2, 1e6]; --runs overrides it)") \
+    X(inits, long, LONG, "8", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
+      "random initialisations of `kl run` (integer in [1, 1e5])") \
+    X(init_runs, long, LONG, "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e8, NULL, \
+      "networks drawn by `kl init` per scheme and depth (integer in [2, 1e8]; --runs overrides " \
+      "it)") \
+    X(network, hdp_kl_network_kind, ENUM, "linearised", 0, 0, 0, kl_network_names, \
+      "what `kl run` trains: linearised (f(W_0) + J (W - W_0), eq. 3) | relu (also the real " \
+      "ReLU network by back-propagation, on the same data and initialisations)") \
+    X(relu_runs, long, LONG, "4", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL, \
+      "noise paths per initialisation of the real network (kl.network = relu; integer in " \
+      "[2, 1e6]): each costs a forward and backward pass per epoch")
+
+#define HDP_KL_FIELD_(f, ctype, ...) ctype f;
+
+/* The values of the [kl] keys (`hdpsgd keys` gives their meaning and ranges): init, depth
+ * L >= 2 and hidden width m; input dimension d, outputs o, training samples n; noise
+ * sqrt(2 eta sigma^2) per step and step size eta; epochs (full-batch steps, T = eta
+ * epochs); loss; budget (target KL, Corollary 6.4); delta (of (0, delta)-DP by Pinsker;
+ * 0 = none); runs and inits (noise paths per initialisation, initialisations); init_runs
+ * (networks of `hdpsgd kl init`); network (linearised, or relu: `kl run` also trains the
+ * real network) and relu_runs (its noise paths per initialisation). */
 typedef struct {
-    hdp_kl_init_kind init;
-    long depth, width;        /* L >= 2; hidden width m */
-    long d, o, n;             /* input dimension, outputs, training samples */
-    double sigma, eta;        /* noise sqrt(2 eta sigma^2) per step; step size */
-    long epochs;              /* full-batch steps; T = eta epochs */
-    hdp_kl_loss_kind loss;
-    double budget;            /* target KL (Corollary 6.4) */
-    double delta;             /* target delta of (0, delta)-DP by Pinsker; 0 = none */
-    long runs, inits;         /* noise paths per initialisation; initialisations */
-    long init_runs;           /* networks of `hdpsgd kl init` */
-    hdp_kl_network_kind network; /* linearised (default) | relu: `kl run` also trains the
-                                    real network */
-    long relu_runs;           /* noise paths per initialisation of the real network */
+    HDP_KL_KEYS(HDP_KL_FIELD_)
 } hdp_kl_keys;
 
 /* The [kl] values of a model (stored in the model: valid while m is; NULL only for a NULL
@@ -160,6 +201,26 @@ typedef struct {
 } hdp_kl_budget;
 void hdp_kl_budget_solve(double B, double R, long n, double eps, double T, double c,
                          hdp_kl_budget *out);
+
+/* Lemma 3.2 (Ye et al.; docs/theory.md §8.1), the general KL bound, for the toolkit's remove-one
+ * neighbours and constant c: with diff0 = E||Delta_0||^2 (the gradient difference at
+ * initialisation), grad0 = E||grad L(W_0; D)||^2, beta and cns (the lemma's c) the constants of
+ * its relaxed smoothness ||grad l(W) - grad l(W')|| < max{cns, beta ||W - W'||_{M_T}}, rank =
+ * rank(M_T), x = 2 + beta^2:
+ *   int_0^T E||Delta_t||^2 dt <= 2 T diff0 + (8 / (n-1)^2) (beta^2 I(T) + cns^2 T),
+ *   I(T) = (grad0 + 2 sigma^2 rank + cns^2) ((e^{x T} - 1)/x - T)/x
+ * (the paper's replace-one form has 2/n^2 for 8/(n-1)^2: a remove-one difference
+ * (G_j - grad L)/(n-1) moves twice), divided by c sigma^2. Returns the bound; *exp_term (when
+ * not NULL) its part 8 beta^2 I(T)/((n-1)^2 c sigma^2), exponential in T. inf when e^{x T}
+ * overflows a double (the bound is then vacuous). */
+double hdp_kl_lemma32(double T, long n, double sigma, double diff0, double grad0, double beta,
+                      double rank, double cns, double c, double *exp_term);
+
+/* log10 of hdp_kl_lemma32's bound, finite where the bound overflows (for large x T the
+ * exponential part is 8 beta^2 (grad0 + 2 sigma^2 rank + cns^2) e^{x T}/((n-1)^2 x^2 c sigma^2)
+ * up to a factor 1 - (1 + x T) e^{-x T}, taken into account). */
+double hdp_kl_lemma32_log10(double T, long n, double sigma, double diff0, double grad0,
+                            double beta, double rank, double cns, double c);
 
 /* Pinsker (Ye et al., A.2): eps-KL privacy gives (0, delta)-DP with delta = sqrt(eps / 2),
  * capped at 1 (vacuous from eps = 2 on); the KL budget of a target delta is 2 delta^2. */
@@ -309,6 +370,15 @@ typedef struct {
     double R_lazy;       /* mean of hdp_kl_problem.R_lazy */
     long rank;           /* min over initialisations of rank K */
     int unstable;        /* squared loss with eta lambda_max / n >= 2: not simulated (NaN) */
+    /* Lemma 3.2 (hdp_kl_lemma32) along training, linearised network only (NaN for the real
+     * one, which has no smoothness constant): [epochs + 1] the bound at T = eta k, its
+     * exponential part and log10 of the bound (finite where the bound overflows); its inputs: diff0 = E||Delta_0||^2 of j* (from kl_mc[1]), grad0 the
+     * mean over initialisations of ||grad L(W_0; D)||^2 = q^T K q / n^2, beta = l''_max
+     * max_i ||J(x_i)||_F^2 (l''_max = 1 squared, 1/4 logistic; the Frobenius norm bounds the
+     * operator norm, equal for o = 1) over samples and initialisations, rank = the largest
+     * rank K, cns = 0 (the linearised loss is smooth) */
+    double *lemma32_bound, *lemma32_exp, *lemma32_log10;
+    double lemma32_diff0, lemma32_grad0, lemma32_beta, lemma32_rank;
     double seconds;
 } hdp_kl_run_result;
 

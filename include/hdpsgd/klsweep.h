@@ -18,6 +18,7 @@
 #define HDPSGD_KLSWEEP_H
 
 #include "hdpsgd/kl.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,11 @@ extern "C" {
 
 /* The spec of scheme k at depth L and width `width` on the model's [kl] keys. */
 void hdp_kl_spec_at(const hdp_model *m, hdp_kl_init_kind k, long L, long width, hdp_kl_spec *s);
+
+/* The point i * 4 + k (value i of nx, scheme k) of the done-th report (done from 1) of a
+ * sweep or init run over the schemes want: the points run x-major, the wanted schemes in
+ * order. -1 when done is out of range. */
+long hdp_klsweep_index(const int want[4], long nx, long done);
 
 /* ---- kl run --vs epochs ---- */
 
@@ -70,17 +76,17 @@ typedef struct {
     hdp_klsweep_point *points;  /* [nx * 4]: point (i, k) at i * 4 + k */
 } hdp_klsweep;
 
-/* Called after each wanted point (i, k), the done-th of total, with its spec. */
-typedef void (*hdp_klsweep_progress_fn)(const hdp_klsweep *sw, int i, int k,
-                                        const hdp_kl_spec *s, long done, long total, void *user);
 
 /* Check every point's spec (scheme He at each x); on success sw is ready to run. Release sw
  * with hdp_klsweep_free in every case. */
 hdp_status hdp_klsweep_plan(const hdp_model *m, int by_depth, const long *xs, int nx,
                             const int want[4], hdp_klsweep *sw, hdp_error *err);
-/* Run every wanted point in order (x-major, schemes in order); progress may be NULL. */
+/* Run every wanted point in order (x-major, schemes in order). progress (NULL: none) after
+ * each: "kl point", done of total wanted points, value its final KL (p->kl); the point is
+ * sw->points[hdp_klsweep_index(sw->want, sw->nx, done)]. A nonzero return stops the sweep
+ * (HDP_ECANCELLED). */
 hdp_status hdp_klsweep_run(hdp_klsweep *sw, const hdp_model *m, int threads,
-                           hdp_klsweep_progress_fn progress, void *user, hdp_error *err);
+                           hdp_progress_fn progress, void *user, hdp_error *err);
 void hdp_klsweep_free(hdp_klsweep *sw);
 
 /* ---- kl init ---- */
@@ -94,14 +100,14 @@ typedef struct {
     double seconds;
 } hdp_klinit;
 
-typedef void (*hdp_klinit_progress_fn)(const hdp_klinit *ki, int i, int k, int pass,
-                                       void *user);
-
-/* The Monte Carlo at every (depth, wanted scheme) at the model's width. Release ki with
- * hdp_klinit_free in every case. */
+/* The Monte Carlo at every (depth, wanted scheme) at the model's width. progress (NULL:
+ * none) after each: "kl init point", done of total wanted points, value its z; the point is
+ * ki->res[hdp_klsweep_index(ki->want, ki->nd, done)], passed when |z| <= validate.z_tol. A
+ * nonzero return stops the run (HDP_ECANCELLED). Release ki with hdp_klinit_free in every
+ * case. */
 hdp_status hdp_klinit_run(const hdp_model *m, const long *depths, int nd, const int want[4],
-                          int threads, hdp_klinit_progress_fn progress, void *user,
-                          hdp_klinit *ki, hdp_error *err);
+                          int threads, hdp_progress_fn progress, void *user, hdp_klinit *ki,
+                          hdp_error *err);
 void hdp_klinit_free(hdp_klinit *ki);
 
 #ifdef __cplusplus

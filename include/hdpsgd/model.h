@@ -10,8 +10,8 @@
  * Every key remembers where it was set (file and line, or --set), so that
  * range errors name the place.
  *
- * Sections. The core's sections ([data], [clip], [privacy], [schedule], [ode], [sim],
- * [sde], [validate]) are the named fields of hdp_model below. The model families' sections
+ * Sections. The core's sections ([data], [clip], [privacy], [schedule], [sgd], [ode],
+ * [sim], [sde], [validate]) are the named fields of hdp_model below. The model families' sections
  * ([rf] and [dpgd], [nc], [kl], [si]) belong to their families: each family declares its
  * keys, enums and checks (src/families/<name>_keys.c, registered in families.c) and its
  * values are read through its accessor, hdp_rf_keys_of, hdp_dpgd_keys_of (hdpsgd/rf.h),
@@ -28,6 +28,9 @@
  *   - clip.c is the clipping constant: gradients are clipped at c*sqrt(d);
  *   - clip.feature_norm = B clips every row x to norm B before its gradient (0: off; auto:
  *     the largest B with eta_max B^2 <= 2, the privacy accountant's precondition, §6.1);
+ *   - [sgd] sampling = one-pass (the default) uses each of the n rows once, in batches of
+ *     sgd.batch = B <= n, one epoch, its private noise tied to the schedule and rho
+ *     (noise_multiplier 0); shuffle and poisson take epochs and noise_multiplier;
  *   - the spectrum is normalised to mean 1 (Tr Sigma = d).
  */
 #ifndef HDPSGD_MODEL_H
@@ -35,6 +38,7 @@
 
 #include <stdio.h>
 
+#include "hdpsgd/accountant.h"
 #include "hdpsgd/error.h"
 
 #ifdef __cplusplus
@@ -91,6 +95,13 @@ struct hdp_data;
  * (and when DOP853 fails); the names in this order */
 typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_kind;
 
+/* [sgd] sampling: how the rows form batches (the names in this order) */
+typedef enum {
+    HDP_SAMPLING_ONE_PASS = 0, /* each row once, in consecutive batches of B (the default) */
+    HDP_SAMPLING_SHUFFLE,      /* each epoch a random permutation cut into batches of B */
+    HDP_SAMPLING_POISSON       /* each step every row with probability q = B/N */
+} hdp_sampling_kind;
+
 /* The longest file name a model takes (with the NUL): a longer one is refused, never cut. */
 #define HDP_PATH_MAX 1024
 /* The longest line of a model file (inih's 200-byte line buffer): a longer line is refused
@@ -124,6 +135,8 @@ typedef struct {
     long d;                   /* dimension, >= 1 */
     double gamma;             /* d/n; the effective value after finalize */
     long n;                   /* samples = steps; the effective value after finalize */
+    long train_size;          /* N synthetic training rows of sgd.sampling = shuffle | poisson
+                                 (hdpsgd/finite.h); 0 = none */
     hdp_spectrum_kind spectrum;
     double spectrum_alpha;    /* power law: lambda_j ~ j^(-alpha) */
     double twolevel_fraction; /* fraction f of eigenvalues that are r times the others */
@@ -163,6 +176,12 @@ typedef struct {
     double eta0;
     double c1, c2, c3;
     char sched_file[HDP_PATH_MAX]; /* two columns t, eta (resolved path) */
+    /* [sgd] */
+    long batch;               /* B >= 1 (the expected batch size under Poisson sampling) */
+    long epochs;              /* >= 1; one-pass: 1 */
+    hdp_sampling_kind sampling;
+    double noise_multiplier;  /* sigma >= 0 of shuffle | poisson; 0 = calibrated by accountant */
+    hdp_accountant_kind accountant; /* pld | rdp */
     /* [ode] */
     long bins;                /* 0 = one bin per distinct eigenvalue; HDP_BINS_AUTO */
     double spectrum_tol;      /* bins = auto: relative tolerance on the final risk */
@@ -213,6 +232,8 @@ typedef struct {
     double *file_energy;
     /* source = file: the data set read and prepared by finalize (shared by copies) */
     struct hdp_data *data;
+    /* arrays given in memory in place of the files (hdp_model_set_data_arrays; shared) */
+    struct hdp_data_arrays *arrays;
     /* empirical label noise (read by finalize from noise_file, or set by
      * hdp_model_set_noise_sample): the centred values */
     long noise_len;
@@ -272,6 +293,10 @@ hdp_status hdp_model_with(const hdp_model *m, const char *key, const char *value
  * finalized model with hdp_model_with instead). */
 hdp_status hdp_model_check(const hdp_model *m, hdp_error *err);
 
+/* HDP_EINPUT naming [sgd] sampling (and epochs) when m is not one pass (sampling = one-pass):
+ * what (e.g. "the risk ODE") covers one pass only. */
+hdp_status hdp_model_require_one_pass(const hdp_model *m, const char *what, hdp_error *err);
+
 /* Write the model as CSV metadata: a line '# ; model: FILE', then the lines of
  * hdp_model_write_ini each after '# ' ('# [section]', '# key = value'), and after the
  * [privacy] keys a comment '# ; the same budget: rho = ..., rho_zcdp = ..., epsilon = ... at
@@ -299,6 +324,7 @@ int hdp_model_value_text(const hdp_model *m, const char *section, const char *ke
  * headers: hdp_kl_init_name, ...). */
 const char *hdp_spectrum_name(hdp_spectrum_kind k);
 const char *hdp_noise_name(hdp_noise_kind k);
+const char *hdp_sampling_name(hdp_sampling_kind k);
 const char *hdp_sched_name(hdp_sched_kind k);
 
 /* 1 when section.key was set by a file or --set (not left at its default). */

@@ -12,6 +12,10 @@
  * K = 2 M = [-e_1, e_1], the NC paper's re-parameterised binary problem. A sample of class k
  * has the feature M_k (perfect collapse) plus the perturbation below; labels are one-hot
  * (ce, squared) or y = -1 for class 1 and y = +1 for class 2 (logistic, K = 2).
+ * Pre-training on more classes (the NC paper, Theorem 4): with nc.frame_classes = K0 > K the K
+ * classes are the first K vertices M_1 .. M_K of the K0-simplex ETF (the same construction
+ * with K0; they live in the first K0-1 coordinates, need p >= K0, and M_k^T M_j = -1/(K0-1),
+ * sum_k M_k != 0).
  * Class sizes (n = nc.n in total): balanced (differing by at most one), or with
  * imbalance alpha class 1 gets round(alpha n) and classes 2..K share the rest.
  *
@@ -38,6 +42,10 @@
  *           pca_alignment, is about (1 - g/l^2)/(1 + g/l) with g = p/m, l = 1/((K-1) beta^2)
  *           (Baik-Ben Arous-Peche; Paul 2007), so pca restores flatness only while
  *           p << m/((K-1) beta^2), and not at all beyond p = m/((K-1)^2 beta^4).
+ *   projection  z = P^T x with the perturbed projection P = [e_1 .. e_{K-1}] + Delta (p x (K-1);
+ *           for K = 2 the NC paper's P = e_1 + Delta, Theorem 5), Delta = beta_0 S0 with S0
+ *           fixed random signs (||Delta||_inf = beta_0 = nc.projection_beta), not normalised;
+ *           [e_1 .. e_{K-1}] spans the ETF (so it needs frame_classes = K).
  *
  * The algorithm (the NC paper, eq. (1) and NoisySGD, with the clipping fixed: the paper writes
  * max{1, G/||g||}, which never clips and scales small gradients UP; the sensitivity
@@ -77,7 +85,13 @@
  * and for perfect collapse with balanced classes and no clipping (G >= sqrt(1 - 1/K)
  * for ce, G >= 1 for squared) it is 1 - E_Z[Phi(Z + n/((K-1) sigma))^(K-1)]: Phi(-n/(sqrt2
  * sigma)) for K = 2, and Phi(-n/(2 sigma)) for the logistic model (the NC paper, Theorem 3).
- * It does not depend on p, on eta, or (for K = 2) on the class balance.
+ * It does not depend on p, on eta, or (for K = 2) on the class balance. For K of K0 frame
+ * vertices (Theorem 4) the gap n/(K-1) becomes n K0/(K (K0-1)) (balanced, ce or squared).
+ * Theorem 5 (K = 2, per-sample noise, remedy = projection, one step from 0, no clipping):
+ * with a = 1 + Delta_1, z_i = y_i a + u_i, u_i = beta sum_j P_j s_ij, the margin is
+ * n a + U + kappa sigma Z, U = beta a R_1 + beta beta_0 R', R_1 and R' sums of n and
+ * (p-1) n independent signs, kappa = sqrt2 (ce, squared) or 2 (logistic): the error is
+ * P(margin <= 0), summed exactly over the two binomial laws (hdp_nc_exact_error_projection).
  *
  * The library prints nothing and never exits; errors come back as hdp_status.
  */
@@ -105,7 +119,12 @@ typedef enum {
     HDP_NC_PERT_BOTH,
     HDP_NC_PERT_PER_SAMPLE
 } hdp_nc_perturbation_kind;
-typedef enum { HDP_NC_REMEDY_NONE = 0, HDP_NC_REMEDY_CENTER, HDP_NC_REMEDY_PCA } hdp_nc_remedy_kind;
+typedef enum {
+    HDP_NC_REMEDY_NONE = 0,
+    HDP_NC_REMEDY_CENTER,
+    HDP_NC_REMEDY_PCA,
+    HDP_NC_REMEDY_PROJECTION
+} hdp_nc_remedy_kind;
 const char *hdp_nc_loss_name(hdp_nc_loss_kind k);
 const char *hdp_nc_init_name(hdp_nc_init_kind k);
 const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k);
@@ -121,7 +140,11 @@ const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
     X(K, long, LONG, "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1000, NULL, \
       "classes K (integer in [2, 1000]); features are the K-simplex ETF in R^p") \
     X(p, long, LONG, "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL, \
-      "feature dimension p (integer in [K, 1e7])") \
+      "feature dimension p (integer in [K, 1e7]; at least frame_classes)") \
+    X(frame_classes, long, LONG, "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e6, NULL, \
+      "K0: 0 = K (the features are the K-simplex ETF); K0 in [K, p]: the K classes are K " \
+      "vertices of the larger K0-simplex ETF (the NC paper, Theorem 4: pre-training on K0 " \
+      "classes)") \
     X(n, long, LONG, "250", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL, \
       "training samples in total, over all classes (integer in [K, 1e7])") \
     X(imbalance, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL, \
@@ -150,7 +173,11 @@ const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k);
       "l_inf size beta >= 0 of the perturbation") \
     X(remedy, hdp_nc_remedy_kind, ENUM, "none", 0, 0, 0, nc_remedy_names, \
       "none | center (subtract the feature mean) | pca (project on the top K-1 principal " \
-      "directions of public samples)") \
+      "directions of public samples) | projection (on the perturbed direction e_1 + Delta, " \
+      "||Delta||_inf = projection_beta: the NC paper, Theorem 5)") \
+    X(projection_beta, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "remedy = projection: beta_0 in [0, 1), the l_inf size of the perturbation Delta of the " \
+      "projection e_1 + Delta (beta_0 <= 1/p keeps the error dimension-free)") \
     X(public_samples, long, LONG, "500", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL, \
       "remedy = pca: public samples (integer in [2, 1e7]), drawn like the training features") \
     X(batch, long, LONG, "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e7, NULL, \
@@ -197,6 +224,10 @@ void hdp_nc_class_sizes(long K, long n, double imbalance, long *nk);
 /* The ETF of the top comment: M[K x p] row-major, row k = M_k (p >= K). */
 void hdp_nc_etf(long K, long p, double *M);
 
+/* The first K vertices of the K0-simplex ETF (K <= K0 <= p): M[K x p] row-major; for K0 = K
+ * the same numbers as hdp_nc_etf. (The NC paper, Theorem 4.) */
+void hdp_nc_etf_frame(long K, long K0, long p, double *M);
+
 /* sigma = G / sqrt(2 rho), the standard deviation of the private noise per coordinate
  * (the NC paper, eq. (1)); 0 for rho = inf. */
 double hdp_nc_sigma(double G, double rho);
@@ -228,18 +259,34 @@ hdp_status hdp_nc_exact_error_balanced(long K, double n, double sigma, double *o
 /* ... and Phi(-n/(2 sigma)) for the binary logistic model (the NC paper, Theorem 3). */
 double hdp_nc_exact_error_logistic(double n, double sigma);
 
+/* Theorem 4 (the NC paper, corrected): K balanced classes (n a multiple of K) at K of the
+ * K0 vertices of the K0-simplex ETF, ce or squared loss, one NoisyGD step from 0, no clipping:
+ * 1 - E_Z[Phi(Z + n K0/(K (K0-1) sigma))^(K-1)]. K0 = K gives hdp_nc_exact_error_balanced. */
+hdp_status hdp_nc_exact_error_frame(long K, long K0, double n, double sigma, double *out,
+                                    hdp_error *err);
+
+/* Theorem 5 (the NC paper, as an exact error): P(n a + beta a R_1 + beta beta0 R' + s Z <= 0)
+ * with R_1, R' sums of n and (p-1) n independent signs, Z ~ N(0, 1) (s = kappa sigma of the
+ * top comment; s = 0: no noise, a tie is an error). The binomial sums are cut where
+ * Hoeffding's bound puts less than 1e-17 of either law: absolute accuracy about 1e-16.
+ * HDP_EINPUT for n < 1, p < 1, a <= 0 or a negative beta, beta0, s; out NaN (HDP_OK) when
+ * the double sum would take more than 1e8 terms. */
+hdp_status hdp_nc_exact_error_projection(long n, long p, double a, double beta, double beta0,
+                                         double s, double *out, hdp_error *err);
+
 /* A problem: the spec with everything fixed across the draws (features, offset,
  * projection, deterministic training set, test class centres). */
 typedef struct {
     hdp_nc_spec spec;
     long Kout;          /* rows of W: K (ce, squared) or 1 (logistic) */
-    long q;             /* dimension of the trained features: p, or K-1 with pca */
+    long K0;            /* the frame: frame_classes, or K when that is 0 */
+    long q;             /* dimension of the trained features: p, or K-1 with pca, projection */
     long *nk;           /* [K] class sizes */
     long *sample_class; /* [n] class of sample i (samples ordered by class) */
     double *M;          /* [K x p] the ETF */
     double *v;          /* [p] the fixed offset beta s (offset perturbations), else NULL */
-    double *P;          /* [p x q] row-major projection (pca), else NULL */
-    double *PM;         /* [K x q] P^T M_k (pca), else NULL */
+    double *P;          /* [p x q] row-major projection (pca, projection), else NULL */
+    double *PM;         /* [K x q] P^T M_k (pca, projection), else NULL */
     int grouped;        /* 1: the training set has K distinct features (not per-sample) */
     double *Z;          /* grouped: [K x q] training features after the remedy */
     double *ztest;      /* [K x q] test class centres after the remedy (no random part) */
@@ -258,7 +305,9 @@ void hdp_nc_problem_free(hdp_nc_problem *pb);
 
 /* 1 when the exact one-step error applies: one NoisyGD step (batch = 0) from W = 0 on a
  * deterministic training set with deterministic test points (perturbation none,
- * test-offset, train-offset or both; any remedy). */
+ * test-offset, train-offset or both; any remedy), or Theorem 5's case (K = 2, per-sample,
+ * remedy = projection; hdp_nc_exact_error then also needs G at least the largest possible
+ * per-sample gradient norm, else NaN). */
 int hdp_nc_exact_applies(const hdp_nc_spec *s);
 
 /* The exact one-step error of the top comment on pb (NaN when it does not apply),

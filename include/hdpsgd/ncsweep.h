@@ -1,7 +1,8 @@
 /*
  * hdpsgd/ncsweep.h — the nc experiments driver: one NoisyGD point (the Monte Carlo of
  * hdp_nc_run, or the exact one-step error alone) and the sweeps over the feature
- * dimension p of `hdpsgd nc --sweep flat|perturb|remedy` (the NC paper; docs/theory.md §6, §8).
+ * dimension p of `hdpsgd nc --sweep flat|perturb|remedy|frame|projection` (the NC paper;
+ * docs/theory.md §6, §8; frame and projection are its Theorems 4 and 5).
  * It prints nothing: progress goes through a callback; the command line writes the CSV,
  * the JSON and the figure.
  *
@@ -48,10 +49,11 @@ typedef struct {
     char sets[5][80];  /* nc.key=value overrides of the base model */
     int nsets;
     int reference;     /* 1: drawn dashed, as the unremedied reference */
+    int per_p;         /* 1: projection_beta = 1/p at each p; 2: frame_classes = p */
 } hdp_ncsweep_curve;
 
 typedef struct {
-    char name[16];                               /* flat | perturb | remedy */
+    char name[16];                               /* flat | perturb | remedy | frame | projection */
     int ncurves;
     hdp_ncsweep_curve curves[HDP_NCSWEEP_MAX_CURVES];
     int nps;
@@ -62,7 +64,7 @@ typedef struct {
     double seconds;                              /* Monte Carlo time of all points */
 } hdp_ncsweep;
 
-/* 1 when name is a sweep (flat, perturb, remedy). */
+/* 1 when name is a sweep (flat, perturb, remedy, frame, projection). */
 int hdp_ncsweep_known(const char *name);
 
 /* The points of sweep `name` at the nps increasing p of ps (2 <= p, at most

@@ -23,6 +23,12 @@ double hdp_privacy_accountant(const double *eta, const double *sigma, long n);
  * For every schedule kind this equals the schedule's rho (a unit test). */
 double hdp_privacy_accountant_schedule(const hdp_schedule *s, long n);
 
+/* The same for batched one pass (docs/theory.md §6.1, batches): the K = ceil(n/B) steps of
+ * hdp_sched_batch_step, step k's sensitivity eta_k/B_k (a row moves the batch's average by
+ * at most 2 C/B_k): rho_acc = max_k (eta_k/B_k) / sqrt(sum_{j >= k} sigma_j^2). Equals the
+ * schedule's rho for every B (a unit test); B = 1 is hdp_privacy_accountant_schedule. */
+double hdp_privacy_accountant_batches(const hdp_schedule *s, long n, long B);
+
 /* ---- The accountant's precondition (docs/theory.md §6.1) ----
  * Amplification by iteration needs every update map to be non-expansive. The clipped
  * square-loss step theta -> theta - eta_k clip(x (x^T theta - y)) is 1-Lipschitz exactly when

@@ -1,19 +1,23 @@
 /*
  * hdpsgd/problem.h — one linear-regression model built once for the solvers and simulators
  * that run on it: the spectrum of Sigma with the model's bins (hdpsgd/spectrum.h), the
- * learning-rate schedule (hdpsgd/schedule.h), and the numbers derived from them that every
- * side needs: sup eta~, the Monte Carlo's divergence threshold (hdpsgd/sim.h) and the privacy
- * accountant's rho on the schedule's steps (docs/theory.md §6, hdpsgd/privacy.h).
+ * learning-rate schedule (hdpsgd/schedule.h), the clipping factors mu_c, V_c of its
+ * label-noise law (hdpsgd/clip.h, fitted once when the law needs it), and the numbers derived
+ * from them that every side needs: sup eta~, the Monte Carlo's divergence threshold
+ * (hdpsgd/sim.h) and the privacy accountant's rho on the schedule's steps (docs/theory.md §6,
+ * hdpsgd/privacy.h).
  *
  * hdp_sim_run_problem and hdp_sde_run_problem (sim.h) take the problem alone, and
- * hdp_ode_solve_problem (ode.h) takes it with its model, instead of building the spectrum and
- * the schedule again and checking the model again; hdp_validate_run builds one and hands it
- * to its three sides. The problem borrows the model (pb->model) and, for kind = table, its
+ * hdp_ode_solve_problem (ode.h) takes it with its model, instead of building the spectrum,
+ * the schedule and the clipping factors again and checking the model again;
+ * hdp_validate_run builds one and hands it to its three sides. The problem borrows the model (pb->model) and, for kind = table, its
  * schedule's knots: the model must outlive the problem and stay unchanged.
  */
 #ifndef HDPSGD_PROBLEM_H
 #define HDPSGD_PROBLEM_H
 
+#include "hdpsgd/finite.h"
+#include "hdpsgd/clip.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 
@@ -35,6 +39,15 @@ typedef struct {
                               without contraction (0 when rho or c is inf) */
     double rho_accounted;  /* docs/theory.md §6's accountant on the steps eta_k, sigma_k of the
                               schedule (hdp_privacy_accountant_schedule; inf: no noise) */
+    /* sgd.sampling = shuffle | poisson (hdpsgd/finite.h): the steps, sigma (calibrated here
+     * when sgd.noise_multiplier = 0) and epsilon; sgd.finite = 0 for one-pass models */
+    hdp_finite_privacy sgd;
+    /* the training rows of a finite model (borrowed; NULL: synthetic rows drawn per run, the
+     * only kind hdp_problem_build sets) */
+    const hdp_trainset *train;
+    hdp_clip *clip;        /* mu_c, V_c of the model's label-noise law at clip.c, fitted on
+                              [0, threshold] when the law is a quadrature (hdp_clip_tabulate):
+                              the ODE's and the SDE's, read by every thread */
 } hdp_problem;
 
 /* Build the problem of a finalized model. Release it with hdp_problem_free (also after a

@@ -57,6 +57,11 @@ typedef struct {
     long val_size;            /* validation samples of rf-experiment; 0 = 20 % of test_size */
 } hdp_rf_keys;
 
+/* dpgd.regime: the experiments' scalings (C_clip = C sqrt(p), T = CT d/(eta p)) or the
+ * theorem's (Bombari-Mondelli, Eq. 8: C_clip = sqrt(p) log^2 n, T = d log^2 n/(eta p)). */
+typedef enum { HDP_DPGD_EXPERIMENTS = 0, HDP_DPGD_THEOREM } hdp_dpgd_regime_kind;
+const char *hdp_dpgd_regime_name(hdp_dpgd_regime_kind k);
+
 /* The values of the [dpgd] keys: Algorithm 1 of Bombari-Mondelli (docs/theory.md §6, §7); 0 means
  * "derived" as in the help. */
 typedef struct {
@@ -68,6 +73,7 @@ typedef struct {
     double epsilon;           /* target epsilon (inf = no noise) */
     double delta;             /* 0 = 1/n */
     double sigma;             /* noise multiplier; 0 = calibrate from (epsilon, delta) */
+    hdp_dpgd_regime_kind regime; /* experiments | theorem (sets C_clip and T) */
 } hdp_dpgd_keys;
 
 /* The [rf] and [dpgd] values of a model (stored in the model: valid while m is; NULL only
@@ -163,9 +169,10 @@ typedef struct {
 
 /* Resolve the [dpgd] section for p features and n samples: eta (0 -> 1/p), T (0 ->
  * round(CT d/(eta p))), C_clip (clip, or C sqrt(p)), delta (0 -> 1/n), then sigma by
- * hdp_rf_dpgd_calibrate. Inconsistent keys (T and CT, C and clip, sigma and epsilon
- * both given; T = 0 steps; C_clip = inf with private noise): HDP_EINPUT naming the key
- * and where it was set. */
+ * hdp_rf_dpgd_calibrate. regime = theorem: C_clip = sqrt(p) log^2 n and T = round(d log^2 n
+ * / (eta p)) (Bombari-Mondelli, Eq. 8; T, CT, C and clip must then not be given).
+ * Inconsistent keys (T and CT, C and clip, sigma and epsilon both given; T = 0 steps;
+ * C_clip = inf with private noise): HDP_EINPUT naming the key and where it was set. */
 hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hdp_rf_dpgd *q,
                                   hdp_error *err);
 
@@ -191,6 +198,16 @@ void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, 
  * Needs HDP_RF_TEST_MODES; test or train may be NULL. */
 void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
                           double *test, double *train);
+
+/* The test loss's two terms of Bombari-Mondelli (its Eqs. 20 and 21, docs/theory.md §7.4) at time
+ * t: the noise term E_x E_B[(phi^T (Theta(t) - E Theta(t)))^2] = mean over the test set of
+ * phi^T Cov phi, and the early-stopping term E_x[(phi^T (theta_hat(t) - theta*))^2] with
+ * theta_hat(t) the mean (gradient flow) and theta* = sum_k beta_k w_k the min-norm
+ * interpolator (least squares when p < n): mean of (sum_k G_jk (f_k - 1) beta_k)^2, f_k the
+ * mean factor. discrete as in hdp_rf_expected_loss (1: the recursion DP-GD follows while
+ * nothing is clipped). Needs HDP_RF_TEST_MODES (else NaN). */
+void hdp_rf_loss_terms(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
+                       double *noise, double *early);
 
 /* ---- `hdpsgd rf`: DP-GD in R^p, coupled to the OU process ---- */
 
@@ -220,6 +237,14 @@ typedef struct {
     double strong_error_em_max;       /* sup_k ||theta_DPGD - theta_EM|| (rounding if unclipped) */
     double theta_norm_max;            /* sup_k ||row-space part of theta_DPGD|| over the runs */
     double max_clipped_fraction;      /* max over runs and steps 0..T */
+    /* the test loss's terms at the last step (docs/theory.md §7.4): the Monte Carlo over the
+     * runs (noise: mean over the test set of the variance of phi^T theta_T over the runs;
+     * early stopping: of (mean phi^T theta_T - phi^T theta*)^2 less its bias var/runs), with
+     * jackknife standard errors (NaN for one run); the closed forms of the recursion DP-GD
+     * follows without clipping (_exact) and of the OU process (_ou, the paper's) */
+    double noise_term, noise_term_stderr, noise_term_exact, noise_term_ou;
+    double early_stopping_term, early_stopping_term_stderr, early_stopping_term_exact,
+        early_stopping_term_ou;
     long runs;
     int threads;
     double seconds;

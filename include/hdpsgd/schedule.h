@@ -44,6 +44,19 @@ double hdp_sched_eta_sup(const hdp_schedule *s);
 /* The discrete step k of n (docs/theory.md §1): eta_k and sigma_k (not squared). */
 void hdp_sched_step(const hdp_schedule *s, long n, long k, double *eta_k, double *sigma_k);
 
+/* Batched one pass (docs/theory.md §1.6, [sgd] batch = B): the n rows in K =
+ * hdp_sched_batch_count(n, B) = ceil(n/B) consecutive batches, step k on rows kB ..
+ * kB + B_k - 1 (B_k = B, the last batch the rows left), from t_k = kB/n to t_{k+1}. Its
+ * learning rate on the batch's averaged clipped gradient is eta_k = B_k a_k with the per-row
+ * rate a_k = eta~(m_k)/n at the mean time of its rows m_k = (kB + (B_k - 1)/2)/n, and its
+ * noise that of the schedule on [t_k, t_{k+1}], sigma_k^2 = (eta~(t_k)^2 -
+ * eta~(t_{k+1})^2)/(n rho)^2 (the last: eta~(t_{K-1})^2/(n rho)^2), so that the accountant of
+ * §6.1 on the sensitivities eta_k/B_k = a_k <= eta~(t_k)/n gives at most rho. rows (may be
+ * NULL) receives B_k. B = 1 is hdp_sched_step, bit for bit. */
+long hdp_sched_batch_count(long n, long B);
+void hdp_sched_batch_step(const hdp_schedule *s, long n, long B, long k, double *eta_k,
+                          double *sigma_k, long *rows);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,18 +68,70 @@ typedef enum { HDP_SI_GD = 0, HDP_SI_OU } hdp_si_stage2_kind;
 /* Its name in model files ("gd", "ou"). */
 const char *hdp_si_stage2_name(hdp_si_stage2_kind k);
 
+/* The [si] keys, each declared once: X(field, C type, schema type, default, range flags,
+ * lo, hi, enum names, help), in the order of the model files. This list makes the values'
+ * struct hdp_si_keys below and the section's schema rows (si_keys.c: parsing, the key's one
+ * range, defaults, `hdpsgd keys`, the man page), as for [nc] (hdpsgd/nc.h). */
+#define HDP_SI_KEYS(X) \
+    X(d, long, LONG, "64", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e5, NULL, \
+      "input dimension d (integer in [2, 1e5])") \
+    X(p, long, LONG, "64", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
+      "neurons p (integer in [1, 1e5])") \
+    X(n, long, LONG, "4000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e7, NULL, \
+      "samples n of each of the two training sets (integer in [2, 1e7])") \
+    X(test_size, long, LONG, "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \
+      "fresh test samples (integer in [1, 1e7])") \
+    X(runs, long, LONG, "30", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL, \
+      "stage-2 noise runs on the same data and first layer (integer in [2, 1e6])") \
+    X(he1, double, DOUBLE, "1", 0, 0, 0, NULL, \
+      "coefficient of He1 in the link sigma_*; must be nonzero (information exponent 1)") \
+    X(he2, double, DOUBLE, "1", 0, 0, 0, NULL, \
+      "coefficient of He2 in the link") \
+    X(he3, double, DOUBLE, "0", 0, 0, 0, NULL, \
+      "coefficient of He3 in the link") \
+    X(eps_n, double, DOUBLE, "0.25", HDP_R_LO_OPEN | HDP_R_HI_CLOSED, 0, 1, NULL, \
+      "exponent epsilon_n in (0, 1] of the single-index notes' scalings; at most 1") \
+    X(lambda, double, DOUBLE, "0.01", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e100, NULL, \
+      "prefactor in [0, 1e100]: lambda = c p / d^(2 eps_n) (squared in the gradient norms)") \
+    X(eta_a, double, DOUBLE, "0", HDP_R_LO_CLOSED, 0, 0, NULL, \
+      "prefactor >= 0: eta_a = c d^eps_n ln^2 d / p; 0 = 1/lambda_max(K) (stage2 = gd needs " \
+      "eta_a lambda_max(K) < 2)") \
+    X(C_a, double, DOUBLE, "0.05", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL, \
+      "prefactor > 0 or inf: C_a = c d^eps_n sqrt(p) ln^(q+1) d (q the link's degree)") \
+    X(T, double, DOUBLE, "30", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "prefactor > 0: T = max(1, round(c d^eps_n)) stage-2 steps, at most 1e8") \
+    X(sigma_W, double, DOUBLE, "5e-4", HDP_R_LO_CLOSED | HDP_K_IF_GIVEN, 0, 0, NULL, \
+      "prefactor >= 0: sigma_W = c sqrt(d^(1+eps_n)/n) ln^(q+3) d (0 = no stage-1 noise)") \
+    X(eta_W, double, DOUBLE, "1", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "prefactor > 0: eta_W = c d^(3 eps_n/2) sqrt(p)") \
+    X(C_W, double, DOUBLE, "4", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "stage-1 per-sample, per-neuron clipping C_W = c sqrt(d/p) (not in the single-index notes)") \
+    X(norm_floor, double, DOUBLE, "0.25", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "stage-1 normalisation w/max(||w||, R), R = c eta_W n 2/sqrt(p) (bounds the sensitivity)") \
+    X(epsilon, double, DOUBLE, "4", HDP_R_LO_OPEN | HDP_R_INF | HDP_K_IF_GIVEN, 0, 0, NULL, \
+      "stage-2 target epsilon > 0 or inf (no stage-2 noise); stage 1 spends what sigma_W gives " \
+      "on top (give epsilon or epsilon_total, not both)") \
+    X(epsilon_total, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_INF | HDP_K_IF_GIVEN, 0, 0, \
+      NULL, \
+      "total target epsilon > 0 or inf of both stages at si.delta: one zCDP budget split by " \
+      "stage1_share, which sets sigma_W and sigma_a; 0 = not used (si.epsilon: stage 2 only)") \
+    X(stage1_share, double, DOUBLE, "0.5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "share in (0, 1) of the total zCDP budget rho_z spent on stage 1 (with epsilon_total)") \
+    X(delta, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "delta in [0, 1); 0 = 1/n") \
+    X(stage2, hdp_si_stage2_kind, ENUM, "gd", 0, 0, 0, si_stage2_names, \
+      "stage 2: gd (DP-GD, clipped) | ou (the exact OU process, unclipped)")
+
+#define HDP_SI_FIELD_(f, ctype, ...) ctype f;
+
 /* The values of the [si] keys (two-stage private training on a single-index target; the
- * help of `hdpsgd keys` gives their meaning and ranges). */
+ * help of `hdpsgd keys` gives their meaning and ranges): sizes d, p, n, test_size, runs; the
+ * Hermite coefficients he1..he3 of the link sigma_*; the exponent eps_n of the single-index
+ * notes' Assumption 4; the prefactors lambda, eta_a, C_a, T, sigma_W, eta_W, C_W and the
+ * stage-1 normalisation floor; the stage-2 target epsilon, or epsilon_total of both stages
+ * split by stage1_share; delta (0 = 1/n); stage2. */
 typedef struct {
-    long d, p, n, test_size, runs;
-    double he1, he2, he3;     /* Hermite coefficients of the link sigma_* */
-    double eps_n;             /* the exponent epsilon_n of the single-index notes' Assumption 4 */
-    double lambda, eta_a, C_a, T, sigma_W, eta_W, C_W; /* prefactors */
-    double norm_floor;        /* stage-1 normalisation floor (units above) */
-    double epsilon, delta;    /* stage-2 target (epsilon, delta); delta 0 = 1/n */
-    hdp_si_stage2_kind stage2;
-    double epsilon_total;     /* total target of both stages (0 = not used: si.epsilon) */
-    double stage1_share;      /* share of the total zCDP budget spent on stage 1 */
+    HDP_SI_KEYS(HDP_SI_FIELD_)
 } hdp_si_keys;
 
 /* The [si] values of a model (stored in the model: valid while m is; NULL only for a NULL

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 
+#include "hdpsgd/finite.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/problem.h"
 #include "hdpsgd/progress.h"
@@ -83,6 +84,12 @@ typedef struct {
      * the held-out rows of each run's iterate at the grid points, mean and standard error
      * over the runs that did not diverge; NULL otherwise */
     double *test_mse, *test_mse_stderr;
+
+    /* standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson,
+     * hdpsgd/finite.h): its steps, noise multiplier, sample rate and epsilon; sgd.finite = 0
+     * for one-pass DP-SGD and the SDE. steps above is then sgd.steps, and rho_accounted NaN
+     * (one-pass's accountant does not apply). */
+    hdp_finite_privacy sgd;
 } hdp_mc_result;
 
 /* Fill options from the model's [sim] and [sde] sections (runs, seed, step),

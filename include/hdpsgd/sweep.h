@@ -7,6 +7,12 @@
  * runs a list of runners in order at one point and builds the row; it prints nothing and
  * writes nothing itself (the write callback does).
  *
+ * Chaining: a runner that designs a schedule (schedule: hand_on) hands it to the commands
+ * after it at the point: ode, sim, sde and validate after schedule run on the point's model
+ * with the best family's table (schedule.kind = table, in memory; with tune_clip its clip.c),
+ * the schedule that schedule.tab holds; commands before it run on the point's own model
+ * (rates designs its own schedules at its gammas and takes no model from before).
+ *
  * A failed command leaves empty fields (NaN as "") for itself and for every command after
  * it, and the row's status field says "failed: <message>" (commas, quotes and newlines
  * replaced by ';' to keep one CSV field).
@@ -28,8 +34,13 @@ typedef struct {
     int schedule_want[HDP_FAMILY_COUNT], rates_want[HDP_FAMILY_COUNT];
     long knots;                    /* pl family knots */
     int tune_clip;
+    int refine;                    /* schedule, pl: refine K -> 2K - 1 ... (hdp_design_options) */
+    double refine_tol;             /* its tolerance (0: the default, 1e-5) */
     double gamma_lo, gamma_hi;     /* rates: the gamma grid */
     long gamma_count;
+    const volatile int *cancel;    /* NULL: none; nonzero: the designs stop (HDP_ECANCELLED) */
+    hdp_progress_fn design_progress;        /* the designs' reports (NULL: none) */
+    void *design_progress_user;
 } hdp_sweep_settings;
 
 /* One point: the inputs, and the results of the command that ran last. */
@@ -40,6 +51,8 @@ typedef struct {
     const hdp_model *gamma_models; /* rates: the model at each gamma of the grid */
     long gamma_count;
     const char *mc_name;           /* sim, sde: "sim" or "sde" */
+    const char *design_file;       /* the name the designed table is written under (the
+                                      schedule.file of the model handed on; NULL: none) */
     hdp_ode_result ode;
     hdp_mc_result mc;
     hdp_validate_result v;
@@ -55,10 +68,17 @@ typedef struct {
     /* its fields of the row, each after a comma; st != HDP_OK: empty (did not run) */
     void (*fields)(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size);
     void (*release)(hdp_sweep_point *p);                      /* free what run made */
+    /* after a successful run: the model the later commands of the point run on, a new model
+     * (schedule: the point's model with the best design as its table); NULL: they keep theirs */
+    hdp_status (*hand_on)(const hdp_sweep_point *p, hdp_model *out, hdp_error *err);
 } hdp_sweep_runner;
 
 extern const hdp_sweep_runner hdp_sweep_ode, hdp_sweep_sim, hdp_sweep_sde, hdp_sweep_validate,
     hdp_sweep_schedule, hdp_sweep_rates;
+
+/* The runner of the command `name` ("ode", "sim", "sde", "validate", "schedule", "rates");
+ * NULL when no runner has that name. */
+const hdp_sweep_runner *hdp_sweep_runner_find(const char *name);
 
 /* Write the files of runner r at point p (after a successful run); NULL: none. */
 typedef hdp_status (*hdp_sweep_write_fn)(const hdp_sweep_runner *r, const hdp_sweep_point *p,
@@ -73,9 +93,11 @@ typedef struct {
 } hdp_sweep_outcome;
 
 /* Run the count runners in order at point p (its inputs set, its results zeroed), calling
- * write after each successful run while no write has failed; the row is prefix, the
- * model's d, n, gamma, rho and epsilon_cks at delta = 1/n, every runner's fields, and the
- * status. Returns HDP_OK (the outcome says what failed) or HDP_EINPUT for bad arguments. */
+ * write after each successful run while no write has failed, and handing each runner's model
+ * (hand_on) to the runners after it (p->m is the point's own model again on return); the row
+ * is prefix, the point's d, n, gamma, rho, epsilon_cks at privacy.delta and delta, every
+ * runner's fields, and the status. Returns HDP_OK (the outcome says what failed) or
+ * HDP_EINPUT for bad arguments. */
 hdp_status hdp_sweep_point_run(const hdp_sweep_runner *const *runners, int count,
                                hdp_sweep_point *p, const char *prefix, hdp_sweep_write_fn write,
                                void *user, hdp_sweep_outcome *out, hdp_error *err);

@@ -43,14 +43,16 @@ __all__ = ["Model", "ode", "sim", "sde", "validate", "epsilon", "rho_for", "acco
            "dpsgd_privacy", "design", "keys", "Error", "InputError", "NumericalError", "OutputError",
            "OutOfMemoryError", "Cancelled", "Result", "OdeResult", "McResult", "ValidateResult",
            "ValidateSide", "OdeCurve", "McCurve", "PrivacyResult", "DpsgdPrivacyResult",
-           "DesignResult", "config", "rates", "RatesResult", "plot"]
+           "DesignResult", "config", "rates", "RatesResult", "plot", "sweep", "SweepResult",
+           "dataset", "DatasetResult"]
 
 _ModelArg = _Optional[_Union["Model", str, "_os.PathLike[str]"]]
 _Progress = _Optional[_Callable[[str, int, int, float], _Any]]
 
 # file-name keys: a relative name given from Python is made absolute when it is set, so that
 # the model means the same file after a change of directory
-_PATH_KEYS = ("data.spectrum_file", "schedule.file")
+_PATH_KEYS = ("data.spectrum_file", "schedule.file", "data.features", "data.labels",
+              "data.test_features", "data.test_labels", "data.target_file")
 
 
 def keys():
@@ -102,15 +104,22 @@ class _Handle:
             self.ptr = None
 
 
-def _build(path, sets):
+def _build(path, sets, arrays=None):
     """A finalized C model from a file (or the default) and 'section.key=value' texts, in the
-    order of the command line: hdp_model_init, load_file, set..., finalize."""
+    order of the command line: hdp_model_init, load_file, set..., finalize; arrays (X, y,
+    X_test, y_test as C-contiguous float64 NumPy arrays, or None) in place of the data files
+    (docs/theory.md §9), handed to the library in memory."""
     ptr = _lib.hdp_model_new()
     if not ptr:
         raise OutOfMemoryError("hdpsgd: out of memory for a model")
     h = _Handle(ptr)
     if path is not None:
         _lib.call(_lib.hdp_model_load_file, ptr, _lib.cstr(path, "model file", path=True))
+    if arrays is not None:
+        X, y, Xt, yt = arrays
+        ptr_of = lambda a: None if a is None else a.ctypes.data_as(_lib._D)
+        _lib.call(_lib.hdp_model_set_data_arrays, ptr, ptr_of(X), X.shape[0], X.shape[1],
+                  ptr_of(y), ptr_of(Xt), 0 if Xt is None else Xt.shape[0], ptr_of(yt))
     for s in sets:
         _lib.call(_lib.hdp_model_set, ptr, _lib.cstr(s, "model setting"))
     _lib.call(_lib.hdp_model_finalize, ptr)
@@ -131,7 +140,7 @@ class Model(_Mapping):
     new model with keys changed, ``m.to_ini()`` is the model as an INI file.
     """
 
-    __slots__ = ("_path", "_sets", "_handle")
+    __slots__ = ("_path", "_sets", "_handle", "_arrays")
 
     def __init__(self, path: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
                  overrides: _Optional[_Mapping] = None, **keys: _Any):
@@ -139,7 +148,43 @@ class Model(_Mapping):
         sets = tuple(self._assignment(k, v) for k, v in _changes(overrides, keys).items())
         object.__setattr__(self, "_path", base)
         object.__setattr__(self, "_sets", sets)
+        object.__setattr__(self, "_arrays", None)
         object.__setattr__(self, "_handle", _build(base, list(sets)))
+
+    @classmethod
+    def from_arrays(cls, X, y=None, X_test=None, y_test=None,
+                    overrides: _Optional[_Mapping] = None, **keys: _Any) -> "Model":
+        """A model on a user's data given as NumPy arrays (no files; docs/theory.md §9): X the
+        N x d rows, y their N labels (None: a planted target), X_test and y_test a held-out set.
+        ``data.source`` becomes ``file``; the other keys as for ``Model``, e.g.
+        ``Model.from_arrays(X, y, data__labels_positive="0", clip__c=0.3)``. The numbers are
+        those of the same arrays saved as files and given as ``data.features`` etc."""
+        import numpy as _np
+        def arr(a, name, dims):
+            if a is None:
+                return None
+            a = _np.ascontiguousarray(a, dtype=_np.float64)
+            if dims == 2 and a.ndim == 1 and name.startswith("X"):
+                raise InputError(f"{name}: expected an N x d array, got shape {a.shape}")
+            if dims == 1 and a.ndim == 2 and a.shape[1] == 1:
+                a = _np.ascontiguousarray(a[:, 0])
+            if a.ndim != dims:
+                raise InputError(f"{name}: expected {dims} dimensions, got shape {a.shape}")
+            return a
+        Xa, ya, Xt, yt = arr(X, "X", 2), arr(y, "y", 1), arr(X_test, "X_test", 2), arr(y_test, "y_test", 1)
+        if ya is not None and ya.shape[0] != Xa.shape[0]:
+            raise InputError(f"y: {ya.shape[0]} labels for the {Xa.shape[0]} rows of X")
+        if Xt is not None and Xt.shape[1] != Xa.shape[1]:
+            raise InputError(f"X_test: {Xt.shape[1]} columns, X has {Xa.shape[1]}")
+        if yt is not None and (Xt is None or yt.shape[0] != Xt.shape[0]):
+            raise InputError("y_test: needs X_test, one label per row of it")
+        m = cls.__new__(cls)
+        sets = tuple(cls._assignment(k, v) for k, v in _changes(overrides, keys).items())
+        object.__setattr__(m, "_path", None)
+        object.__setattr__(m, "_sets", sets)
+        object.__setattr__(m, "_arrays", (Xa, ya, Xt, yt))
+        object.__setattr__(m, "_handle", _build(None, list(sets), m._arrays))
+        return m
 
     def __setattr__(self, name, value):
         raise AttributeError("hdpsgd.Model is immutable: use m.replace(section__key=value)")
@@ -163,7 +208,8 @@ class Model(_Mapping):
         m = Model.__new__(Model)
         object.__setattr__(m, "_path", self._path)
         object.__setattr__(m, "_sets", self._sets + sets)
-        object.__setattr__(m, "_handle", _build(self._path, list(m._sets)) if sets
+        object.__setattr__(m, "_arrays", self._arrays)
+        object.__setattr__(m, "_handle", _build(self._path, list(m._sets), self._arrays) if sets
                            else self._handle)
         return m
 
@@ -317,8 +363,10 @@ McCurve = _results.make("McCurve", "A Monte Carlo curve (the CSV's columns) in a
 McResult = _results.make(
     "McResult", "``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and "
     "its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics "
-    "(nonexpansive_*, feature_*) for ``sim`` only.",
-    [("mc", "", False), ("mc_rows", "", True), ("model", "", False), ("mc_run", "", False)],
+    "(nonexpansive_*, feature_*) for one-pass ``sim`` only; noise_multiplier, sample_rate, "
+    "epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson).",
+    [("mc", "", False), ("mc_rows", "", True), ("mc_sgd", "", True), ("model", "", False),
+     ("mc_run", "", False)],
     extra=[("final_risks", _results.np.ndarray,
             "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs", True),
            ("command", str, "sim or sde", False),
@@ -411,6 +459,18 @@ DpsgdPrivacyResult = _results.make(
     extra=[("epsilon", float, "epsilon by the chosen accountant", False),
            ("target_epsilon", float, "the target epsilon, when calibrated", True),
            ("accountant", str, "the accountant that chose or calibrated: pld or rdp", False)])
+
+
+DatasetResult = _results.make(
+    "DatasetResult", "``hdpsgd dataset --json``: a user's data set prepared as the toolkit's "
+    "empirical model (docs/theory.md §9), the JSON summary's numbers, texts and columns under "
+    "its names (the files' names it echoes are the call's arguments): always n, d, storage, "
+    "center, scale, scale_factor, trace_raw, trace and the column eigenvalues; with labels "
+    "ridge, label_mean, label_variance, theta_norm, risk0, residual_variance and the column "
+    "energy (positive_count with classes); with test features test_n (test_mse with their "
+    "labels). A field that does not apply is None.",
+    [("dataset", "", False), ("dataset_classes", "", True), ("dataset_labels", "", True),
+     ("dataset_test", "", True), ("dataset_test_labels", "", True)], csv="dataset")
 
 
 class DesignResult(Result):
@@ -682,4 +742,80 @@ def rates(model: _ModelArg = None, *, gammas, families: _Optional[_Union[str, "l
     return RatesResult(*_lib.record_dict(rec))
 
 
+def _classes(positive):
+    """The classes mapped to +1 as a list of floats: an integer, integers, or "0,2,6"."""
+    if isinstance(positive, str):
+        items = [p.strip() for p in positive.split(",")]
+    elif isinstance(positive, _numbers.Number):
+        items = [positive]
+    else:
+        try:
+            items = list(positive)
+        except TypeError:
+            items = [positive]
+    out = []
+    for x in items:
+        try:
+            v = float(int(x)) if isinstance(x, str) else float(x)
+            ok = not isinstance(x, bool) and _math.isfinite(v) and v == int(v)
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            raise InputError(f"positive = {positive!r}: expected integer classes (an integer, "
+                             "a list of them, or '0,2,6')")
+        out.append(v)
+    if not 1 <= len(out) <= 256:
+        raise InputError(f"positive = {positive!r}: expected 1 to 256 classes")
+    return out
+
+
+def _file(name, path):
+    if path is None:
+        return None
+    if not isinstance(path, (str, bytes, _os.PathLike)):
+        raise TypeError(f"{name}: expected a file name, not {type(path).__name__}")
+    return _lib.cstr(_os.fspath(path), name, path=True)
+
+
+def dataset(features: _Union[str, "_os.PathLike[str]"], *,
+            labels: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
+            positive: _Optional[_Union[int, str, "list[int]"]] = None,
+            test_features: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
+            test_labels: _Optional[_Union[str, "_os.PathLike[str]"]] = None,
+            center: bool = True, scale: str = "trace", ridge: float = 0.0) -> "DatasetResult":
+    """A user's data set prepared as the toolkit's empirical model (``hdpsgd dataset FEATURES
+    [--labels L] [--positive LIST] [--test-features T] [--test-labels TL] [--no-center]
+    [--no-scale] [--ridge R] --json``, docs/theory.md §9): a :class:`DatasetResult` with the
+    same numbers as the command's JSON summary.
+
+    features: an N x d matrix in a ``.npy`` file (float32, float64 or integers, C or Fortran
+    order), a ``.csv`` file (an optional header line) or an IDX file (MNIST's format), gzipped
+    or not; labels: N labels in the same formats (1-D, or N x 1); positive: the classes mapped
+    to +1, the others to -1 (an integer, a list of integers or "0,2,6"; default: the labels used
+    as numbers); test_features, test_labels: held-out rows prepared with the training rows'
+    mean, scale and basis, and their labels (the test MSE of theta*). center=False keeps the
+    rows as they are (default: the mean row, and the labels' mean, subtracted); scale "trace"
+    rescales the rows so that the covariance has mean eigenvalue 1, "none" leaves them; ridge
+    >= 0 is the ridge of the least-squares target theta* = (Sigma + ridge I)^-1 X'y/N.
+    A bad file raises :class:`InputError` naming it (and the row and column)."""
+    if scale not in ("trace", "none"):
+        raise InputError(f"scale = {scale!r}: expected 'trace' (mean eigenvalue 1) or 'none'")
+    if positive is not None and labels is None:
+        raise InputError("positive needs labels")
+    if test_labels is not None and (test_features is None or labels is None):
+        raise InputError("test_labels needs test_features and labels")
+    r = _real("ridge", ridge)
+    if not (r >= 0 and _math.isfinite(r)):
+        raise InputError(f"ridge = {ridge!r}: expected a finite number >= 0")
+    classes = _classes(positive) if positive is not None else []
+    arr = (_ctypes.c_double * max(len(classes), 1))(*classes)
+    rec = _ctypes.c_void_p()
+    _lib.call(_lib.hdp_handle_dataset, _file("features", features), _file("labels", labels),
+              arr, len(classes), _file("test_features", test_features),
+              _file("test_labels", test_labels), int(bool(center)), scale.encode(), r,
+              _ctypes.byref(rec))
+    return DatasetResult._from_record(*_lib.record_dict(rec))
+
+
 from ._plot import plot  # noqa: E402
+from ._sweep import SweepResult, sweep  # noqa: E402

@@ -59,6 +59,12 @@ class DesignResult(Result):
 class RatesResult(Result): ...
 
 
+class SweepResult(Result):
+    names: tuple[str, ...]
+    axes: tuple[str, ...]
+    commands: tuple[str, ...]
+
+
 class _ResultBase:
     @property
     def columns(self) -> dict[str, np.ndarray]: ...
@@ -128,7 +134,7 @@ class McCurve(_ResultBase):
 
 
 class McResult(_ResultBase):
-    """``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics (nonexpansive_*, feature_*) for ``sim`` only."""
+    """``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics (nonexpansive_*, feature_*) for one-pass ``sim`` only; noise_multiplier, sample_rate, epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson)."""
     t: np.ndarray
     mean: np.ndarray
     stderr: np.ndarray
@@ -160,6 +166,12 @@ class McResult(_ResultBase):
     nonexpansive_violation_fraction: Optional[float]
     feature_norm: Optional[float]
     feature_clipped: Optional[float]
+    noise_multiplier: Optional[float]
+    noise_calibrated: Optional[bool]
+    sample_rate: Optional[float]
+    accounted_steps: Optional[int]
+    epsilon: Optional[float]
+    delta: Optional[float]
     final_risks: Optional[np.ndarray]
 
 
@@ -303,6 +315,29 @@ class DpsgdPrivacyResult(_ResultBase):
     target_epsilon: Optional[float]
 
 
+class DatasetResult(_ResultBase):
+    """``hdpsgd dataset --json``: a user's data set prepared as the toolkit's empirical model (docs/theory.md §9), the JSON summary's numbers, texts and columns under its names (the files' names it echoes are the call's arguments): always n, d, storage, center, scale, scale_factor, trace_raw, trace and the column eigenvalues; with labels ridge, label_mean, label_variance, theta_norm, risk0, residual_variance and the column energy (positive_count with classes); with test features test_n (test_mse with their labels). A field that does not apply is None."""
+    n: int
+    d: int
+    storage: str
+    center: bool
+    scale: str
+    scale_factor: float
+    trace_raw: float
+    trace: float
+    eigenvalues: np.ndarray
+    positive_count: Optional[int]
+    ridge: Optional[float]
+    label_mean: Optional[float]
+    label_variance: Optional[float]
+    theta_norm: Optional[float]
+    risk0: Optional[float]
+    residual_variance: Optional[float]
+    energy: Optional[np.ndarray]
+    test_n: Optional[int]
+    test_mse: Optional[float]
+
+
 def ode(model: _ModelArg = ..., *, rtol: Optional[float] = ...,
         points: Optional[int] = ...) -> OdeResult: ...
 def sim(model: _ModelArg = ..., *, runs: Optional[int] = ..., threads: int = ...,
@@ -329,3 +364,16 @@ def rates(model: _ModelArg = ..., *, gammas: Union[str, tuple[float, float, int]
           progress: _Progress = ...) -> RatesResult: ...
 def plot(result: Union[OdeResult, McResult, ValidateResult], *, ax: Any = ...,
          label: Optional[str] = ..., logy: bool = ...) -> Any: ...
+def sweep(model: _ModelArg = ..., axes: Optional[Mapping[str, Any]] = ..., *,
+          commands: Union[str, tuple[str, ...], list[str]] = ...,
+          schedule_families: Optional[Union[str, list[str]]] = ..., schedule_knots: int = ...,
+          schedule_refine: bool = ..., schedule_refine_tol: float = ..., tune_clip: bool = ...,
+          rates_gammas: Optional[Union[str, tuple[float, float, int]]] = ...,
+          rates_families: Optional[Union[str, list[str]]] = ..., threads: int = ...,
+          progress: _Progress = ...) -> SweepResult: ...
+def dataset(features: Union[str, PathLike[str]], *,
+            labels: Optional[Union[str, PathLike[str]]] = ...,
+            positive: Optional[Union[int, str, list[int]]] = ...,
+            test_features: Optional[Union[str, PathLike[str]]] = ...,
+            test_labels: Optional[Union[str, PathLike[str]]] = ..., center: bool = ...,
+            scale: str = ..., ridge: float = ...) -> DatasetResult: ...

@@ -150,6 +150,9 @@ hdp_model_delete = _proto("hdp_model_delete", None, _P)
 hdp_model_load_file = _proto("hdp_model_load_file", _S, _P, _str, _P)
 hdp_model_set = _proto("hdp_model_set", _S, _P, _str, _P)
 hdp_model_finalize = _proto("hdp_model_finalize", _S, _P, _P)
+_D = ctypes.POINTER(ctypes.c_double)
+hdp_model_set_data_arrays = _proto("hdp_model_set_data_arrays", _S, _P, _D, ctypes.c_long,
+                                   ctypes.c_long, _D, _D, ctypes.c_long, _D, _P)
 hdp_model_with = _proto("hdp_model_with", _S, _P, _str, _str, _P, _P)
 _TEXT = ctypes.POINTER(ctypes.c_char_p)
 hdp_model_get_text = _proto("hdp_model_get_text", _S, _P, _str, ctypes.POINTER(_P), _P)
@@ -189,7 +192,14 @@ hdp_handle_design_refine = _proto("hdp_handle_design_refine", _S, _P, _str, ctyp
 hdp_handle_rates = _proto("hdp_handle_rates", _S, _P, ctypes.c_double, ctypes.c_double,
                           ctypes.c_long, _str, ctypes.c_int, _CANCEL, PROGRESS, _P,
                           ctypes.POINTER(_P), _P)
+hdp_handle_sweep_point = _proto("hdp_handle_sweep_point", _S, _P, _str, _str, ctypes.c_int,
+                                ctypes.c_int, ctypes.c_double, ctypes.c_int, ctypes.c_double,
+                                ctypes.c_double, ctypes.c_long, _str, ctypes.c_int, _CANCEL,
+                                PROGRESS, _P, ctypes.POINTER(_P), _P)
 hdp_handle_accountant = _proto("hdp_handle_accountant", _S, _P, ctypes.POINTER(_P), _P)
+hdp_handle_dataset = _proto("hdp_handle_dataset", _S, _str, _str, ctypes.POINTER(ctypes.c_double),
+                            ctypes.c_long, _str, _str, ctypes.c_int, _str, ctypes.c_double,
+                            ctypes.POINTER(_P), _P)
 hdp_handle_epsilon = _proto("hdp_handle_epsilon", _S, ctypes.c_double, ctypes.c_double,
                             ctypes.POINTER(ctypes.c_double), _P)
 hdp_handle_rho_for = _proto("hdp_handle_rho_for", _S, ctypes.c_double, ctypes.c_double,

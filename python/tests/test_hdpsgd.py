@@ -100,9 +100,11 @@ class Test_model(unittest.TestCase):
         want = meta_values(meta)
         # ode's header: the core's sections, less data.n (gamma carries it), the empty file
         # names and the forms of the privacy budget not given (rho is)
-        core = {"data", "clip", "privacy", "schedule", "ode", "sim", "sde", "validate"}
+        core = {"data", "clip", "privacy", "schedule", "sgd", "ode", "sim", "sde", "validate"}
         left = {"data.n", "data.spectrum_file", "data.noise_file", "schedule.file", "privacy.rho_zcdp",
-                "privacy.epsilon", "privacy.delta"}
+                "privacy.epsilon", "privacy.delta", "data.features", "data.labels",
+                "data.labels_positive", "data.test_features", "data.test_labels",
+                "data.target_file"}
         self.assertEqual(set(want), {k for k in hdpsgd.keys()
                                      if k.split(".")[0] in core and k not in left})
         for k, v in want.items():
@@ -229,6 +231,51 @@ class Test_model(unittest.TestCase):
         self.assertEqual(sorted(k), sorted(hdpsgd.Model().keys()))
 
 
+class Test_data(unittest.TestCase):
+    """A model on a user's data (docs/theory.md §9): NumPy arrays handed to the library in
+    memory give the numbers the same arrays give as files, in Python and in the program."""
+
+    def test_from_arrays_is_the_files(self):
+        rng = np.random.default_rng(5)
+        X = rng.standard_normal((300, 10)) * np.linspace(2, 0.5, 10) + 0.7
+        y = X @ rng.standard_normal(10) * 0.2 + 0.3 * rng.standard_exponential(300)
+        Xt, yt = X[:80] + 0.01, y[:80]
+        keys = {"data.gamma": 0.1, "clip.c": 0.5, "privacy.rho": 2.0, "sim.runs": 20,
+                "ode.points": 11}
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [os.path.join(tmp, n) for n in ("X.npy", "y.npy", "Xt.npy", "yt.npy")]
+            for pth, arr in zip(paths, (X, y, Xt, yt)):
+                np.save(pth, arr)
+            files = {"data.source": "file", "data.features": paths[0], "data.labels": paths[1],
+                     "data.test_features": paths[2], "data.test_labels": paths[3]}
+            mf = hdpsgd.Model(overrides={**files, **keys})
+            ma = hdpsgd.Model.from_arrays(X, y, Xt, yt, overrides=keys)
+            of, oa = hdpsgd.ode(mf), hdpsgd.ode(ma)
+            self.assertEqual(of.final_risk, oa.final_risk)
+            sf, sa = hdpsgd.sim(mf), hdpsgd.sim(ma)
+            self.assertEqual(sf.final_risk_mean, sa.final_risk_mean)
+            sets = [a for k, v in {**files, **keys}.items() for a in ("--set", f"{k}={v}")]
+            data, _, _, _ = cli("ode", *sets)
+            self.assertEqual(data["final_risk"], oa.final_risk)
+            self.assertGreater(data["risk_bias"], 0)
+            # a change of key keeps the arrays
+            self.assertEqual(hdpsgd.ode(ma.replace(clip__c=1.0)).final_risk,
+                             hdpsgd.ode(mf.replace(clip__c=1.0)).final_risk)
+
+    def test_bad_arrays_refused(self):
+        X = np.ones((50, 3)) + np.arange(150).reshape(50, 3) % 7
+        with self.assertRaisesRegex(hdpsgd.InputError, "y: 10 labels for the 50 rows"):
+            hdpsgd.Model.from_arrays(X, np.zeros(10))
+        Xb = X.copy()
+        Xb[4, 1] = np.inf
+        with self.assertRaisesRegex(hdpsgd.InputError, "the array X: row 5, column 2"):
+            hdpsgd.Model.from_arrays(Xb)
+        with self.assertRaisesRegex(hdpsgd.InputError, "positive class 7 is not among"):
+            hdpsgd.Model.from_arrays(X, np.arange(50) % 3, data__labels_positive="7")
+        with self.assertRaisesRegex(hdpsgd.InputError, "X_test: 2 columns, X has 3"):
+            hdpsgd.Model.from_arrays(X, None, X[:, :2])
+
+
 class Test_ode(unittest.TestCase):
     KEYS = ["final_risk", "risk_before_final_noise", "final_noise", "gamma", "n", "d", "rho",
             "stable", "upper_finite_until", "lower_finite_until", "eta_sup", "bins", "rhs_evals",
@@ -351,6 +398,22 @@ class Test_mc(unittest.TestCase):
         csv_equal(self, rows, s, self.COLS)
         self.assertEqual(s.seed, 11)
         self.assertEqual(s.command, "sim")
+
+    def test_sim_finite_set_bit_identical(self):
+        """standard DP-SGD on a finite training set (issue 33): the same numbers as the program"""
+        sets = {"sgd.sampling": "poisson", "data.train_size": 60, "data.d": 8, "sgd.batch": 6,
+                "sgd.epochs": 2}
+        args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
+        data, rows, _, _ = cli("sim", "--runs", "6", "--seed", "4", *args)
+        s = hdpsgd.sim(hdpsgd.Model(overrides=sets), runs=6, seed=4)
+        json_equal(self, data, s, [k for k in self.KEYS if k != "rho_accounted"])
+        json_equal(self, data, s, ["noise_multiplier", "sample_rate", "accounted_steps", "epsilon",
+                                   "noise_calibrated", "steps"])
+        self.assertIsNone(data["rho_accounted"])  # one-pass's accountant does not apply
+        self.assertTrue(math.isnan(s.rho_accounted))
+        csv_equal(self, rows, s, self.COLS)
+        self.assertEqual(s.steps, 20)
+        self.assertIsNone(s.nonexpansive_violations)
 
     def test_sde_bit_identical(self):
         path = os.path.join(MODELS, "student-noise.ini")

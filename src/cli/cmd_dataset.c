@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "core/text.h"
 #include "hdpsgd/dataset.h"
+#include "hdpsgd/fields.h"
 #include "io/output.h"
 
 static const char *labels_path, *positive_opt, *json_path, *test_path, *test_labels_path;
@@ -78,11 +79,6 @@ static int parse_positive(const char *s, double *v, long *n)
     }
 }
 
-typedef struct {
-    long n;     /* test rows (0: none) */
-    double mse; /* (1/n) Σ (y - ȳ - xᵀθ*)², NaN without test labels */
-} test_result;
-
 /* a file name shown on the terminal: control characters and bytes that are not UTF-8 as \xNN
  * (a name that opened is shorter than PATH_MAX, 4 characters per byte at most) */
 static const char *vis(const char *s)
@@ -94,14 +90,13 @@ static const char *vis(const char *s)
     return buf[k];
 }
 
-static void print_summary(const char *path, const hdp_dataset *ds, long npos,
-                          const test_result *tr)
+static void print_summary(const char *path, const hdp_dataset *ds,
+                          const hdp_dataset_summary *sum)
 {
     printf("features: %s: N = %ld rows, d = %ld (%s storage)\n", vis(path), ds->n, ds->d,
-           ds->rows.f32 ? "float32" : "float64");
+           sum->storage);
     printf("centred: %s; scale = %s: factor %.9g (tr Sigma %.9g before, %.9g after)\n",
-           no_center ? "no" : "yes", no_scale ? "none" : "trace", ds->scale, ds->trace_raw,
-           ds->trace);
+           sum->center ? "yes" : "no", sum->scale, ds->scale, ds->trace_raw, ds->trace);
     long k = top_opt < ds->d ? top_opt : ds->d;
     printf("eigenvalues (top %ld of %ld):", k, ds->d);
     for (long j = 0; j < k; j++)
@@ -109,131 +104,66 @@ static void print_summary(const char *path, const hdp_dataset *ds, long npos,
     printf("\n");
     if (!ds->has_labels)
         return;
-    if (npos > 0)
+    if (positive_opt)
         printf("labels: %s: +1 for classes %s: %ld of %ld\n", vis(labels_path), positive_opt,
-               npos, ds->n);
+               sum->positive_count, ds->n);
     else
         printf("labels: %s (used as numbers)\n", vis(labels_path));
     printf("least squares (ridge %.6g): |theta*| = %.9g, R(0) = %.9g, residual variance "
            "tau^2 = %.9g (label mean %.9g, label variance %.9g)\n",
            ds->ridge, ds->theta_norm, ds->risk0, ds->tau2, ds->y_mean, ds->label_var);
-    if (tr->n > 0)
+    if (sum->test_n > 0 && sum->has_test_labels)
         printf("test: %s: %ld rows, mean squared error of theta* %.9g (training: %.9g)\n",
-               vis(test_path), tr->n, tr->mse, ds->tau2);
+               vis(test_path), sum->test_n, sum->test_mse, ds->tau2);
+    else if (sum->test_n > 0)
+        printf("test: %s: %ld rows (no --test-labels: no error)\n", vis(test_path), sum->test_n);
 }
 
-static void write_json(FILE *f, const char *path, const hdp_dataset *ds, long npos,
-                       const test_result *tr)
+/* the JSON summary: the inputs' names, and the result tables dataset, dataset_classes,
+ * dataset_labels, dataset_test, dataset_test_labels (hdpsgd/fields.h) as they apply */
+static void write_json(FILE *f, const char *path, const hdp_dataset_summary *sum)
 {
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_str(&j, "features", path);
-    hdp_json_int(&j, "n", ds->n);
-    hdp_json_int(&j, "d", ds->d);
-    hdp_json_str(&j, "storage", ds->rows.f32 ? "float32" : "float64");
-    hdp_json_bool(&j, "center", !no_center);
-    hdp_json_str(&j, "scale", no_scale ? "none" : "trace");
-    hdp_json_num(&j, "scale_factor", ds->scale);
-    hdp_json_num(&j, "trace_raw", ds->trace_raw);
-    hdp_json_num(&j, "trace", ds->trace);
-    hdp_json_array(&j, "eigenvalues");
-    for (long i = 0; i < ds->d; i++)
-        hdp_json_num(&j, NULL, ds->lambda[i]);
-    hdp_json_close(&j);
-    if (ds->has_labels) {
+    hdp_json_fields(&j, &hdp_dataset_fields, "", sum, NULL);
+    if (sum->has_labels) {
         hdp_json_str(&j, "labels", labels_path);
-        if (npos > 0) {
+        if (positive_opt) {
             hdp_json_str(&j, "positive", positive_opt);
-            hdp_json_int(&j, "positive_count", npos);
+            hdp_json_fields(&j, &hdp_dataset_classes_fields, "", sum, NULL);
         }
-        hdp_json_num(&j, "ridge", ds->ridge);
-        hdp_json_num(&j, "label_mean", ds->y_mean);
-        hdp_json_num(&j, "label_variance", ds->label_var);
-        hdp_json_num(&j, "theta_norm", ds->theta_norm);
-        hdp_json_num(&j, "risk0", ds->risk0);
-        hdp_json_num(&j, "residual_variance", ds->tau2);
-        hdp_json_array(&j, "energy");
-        for (long i = 0; i < ds->d; i++)
-            hdp_json_num(&j, NULL, ds->energy[i]);
-        hdp_json_close(&j);
+        hdp_json_fields(&j, &hdp_dataset_labels_fields, "", sum, NULL);
     }
-    if (tr->n > 0) {
+    if (sum->test_n > 0) {
         hdp_json_str(&j, "test_features", test_path);
-        hdp_json_int(&j, "test_n", tr->n);
-        if (test_labels_path) {
+        hdp_json_fields(&j, &hdp_dataset_test_fields, "", sum, NULL);
+        if (sum->has_test_labels) {
             hdp_json_str(&j, "test_labels", test_labels_path);
-            hdp_json_num(&j, "test_mse", tr->mse);
+            hdp_json_fields(&j, &hdp_dataset_test_labels_fields, "", sum, NULL);
         }
     }
     hdp_json_end(&j);
 }
 
-/* read the files and prepare; 0 or an exit status */
-static int load(const char *path, hdp_dataset *ds, long *npos)
+/* read the files and prepare (hdp_dataset_load); 0 or an exit status */
+static int load(const char *path, hdp_dataset *ds, hdp_dataset_summary *sum)
 {
     hdp_error err;
     hdp_error_clear(&err);
-    hdp_matrix x;
-    double *y = NULL, classes[256];
-    long ny = 0, nclasses = 0;
-    *npos = 0;
+    double classes[256];
+    long nclasses = 0;
     if (positive_opt && !labels_path) {
         fprintf(stderr, "hdpsgd dataset: --positive needs --labels FILE\n");
         return EXIT_BAD_INPUT;
     }
     if (positive_opt && parse_positive(positive_opt, classes, &nclasses))
         return EXIT_BAD_INPUT;
-    if (hdp_matrix_read(path, &x, &err) != HDP_OK)
-        return cli_fail("dataset", &err);
-    hdp_status st = HDP_OK;
-    if (labels_path) {
-        st = hdp_labels_read(labels_path, &y, &ny, &err);
-        if (st == HDP_OK && ny != x.n)
-            st = hdp_fail(&err, HDP_EINPUT, "%s: %ld labels for the %ld rows of %s: one label "
-                          "per row is needed", labels_path, ny, x.n, path);
-        if (st == HDP_OK && nclasses > 0)
-            st = hdp_labels_map_pm1(y, ny, classes, nclasses, labels_path, &err);
-        for (long i = 0; st == HDP_OK && nclasses > 0 && i < ny; i++)
-            *npos += y[i] > 0;
-    }
+    hdp_dataset_files files = {path, labels_path, classes, nclasses, test_path, test_labels_path};
     hdp_dataset_options o = {no_center, no_scale, ridge_opt, 0};
-    if (st == HDP_OK)
-        st = hdp_dataset_prepare(&x, y, ny, &o, ds, &err);
-    hdp_matrix_free(&x);
-    free(y);
-    return st == HDP_OK ? 0 : cli_fail("dataset", &err);
-}
-
-/* the held-out set prepared as the training rows; 0 or an exit status */
-static int load_test(const hdp_dataset *ds, const double *classes, long nclasses,
-                     test_result *tr)
-{
-    hdp_error err;
-    hdp_error_clear(&err);
-    tr->n = 0;
-    tr->mse = NAN;
-    if (!test_path)
-        return 0;
-    hdp_matrix t;
-    double *y = NULL;
-    long ny = 0;
-    if (hdp_matrix_read(test_path, &t, &err) != HDP_OK)
+    if (hdp_dataset_load(&files, &o, ds, sum, &err) != HDP_OK)
         return cli_fail("dataset", &err);
-    hdp_status st = hdp_dataset_apply(ds, &t, test_path, &err);
-    if (st == HDP_OK && test_labels_path) {
-        st = hdp_labels_read(test_labels_path, &y, &ny, &err);
-        if (st == HDP_OK && ny != t.n)
-            st = hdp_fail(&err, HDP_EINPUT, "%s: %ld labels for the %ld rows of %s: one label "
-                          "per row is needed", test_labels_path, ny, t.n, test_path);
-        if (st == HDP_OK && nclasses > 0)
-            st = hdp_labels_map_pm1(y, ny, classes, nclasses, test_labels_path, &err);
-        if (st == HDP_OK)
-            tr->mse = hdp_dataset_mse(ds, &t, y, ny);
-    }
-    tr->n = t.n;
-    hdp_matrix_free(&t);
-    free(y);
-    return st == HDP_OK ? 0 : cli_fail("dataset", &err);
+    return 0;
 }
 
 /* --json must not be one of the input files (cli_parse compares it with FEATURES already) */
@@ -281,18 +211,9 @@ int cmd_dataset(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     hdp_dataset ds;
-    long npos = 0;
-    if ((rc = load(common.model_path, &ds, &npos)))
+    hdp_dataset_summary sum;
+    if ((rc = load(common.model_path, &ds, &sum)))
         return rc;
-    double classes[256];
-    long nclasses = 0;
-    test_result tr;
-    if (positive_opt)
-        parse_positive(positive_opt, classes, &nclasses); /* checked by load */
-    if ((rc = load_test(&ds, classes, nclasses, &tr))) {
-        hdp_dataset_free(&ds);
-        return rc;
-    }
     hdp_error err;
     hdp_error_clear(&err);
     hdp_outfile js = {0};
@@ -301,13 +222,13 @@ int cmd_dataset(int argc, char **argv)
             hdp_dataset_free(&ds);
             return cli_fail("dataset", &err);
         }
-        write_json(js.f, common.model_path, &ds, npos, &tr);
+        write_json(js.f, common.model_path, &sum);
         if (hdp_out_commit(&js, &err) != HDP_OK)
             rc = cli_fail("dataset", &err);
         hdp_out_abort(&js);
     }
     if (!rc && !(json_path && strcmp(json_path, "-") == 0))
-        print_summary(common.model_path, &ds, npos, &tr);
+        print_summary(common.model_path, &ds, &sum);
     hdp_dataset_free(&ds);
     return rc;
 }

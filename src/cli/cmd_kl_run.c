@@ -32,6 +32,34 @@ typedef struct {
     const hdp_kl_epochs *ep;
 } epochs_ctx;
 
+/* Lemma 3.2 (Ye et al.) beside the linearised network's KL: its constants, the bound and its
+ * exponential part at the first and the last epoch, and the last epoch where the exponential
+ * part is still below the linear one (docs/theory.md §8.1) */
+static void lemma32_print(const hdp_kl_keys *kp, const hdp_kl_epochs *ep)
+{
+    const long E = kp->epochs;
+    printf("Lemma 3.2 (Ye et al., the general bound with its term exponential in T; linearised network, "
+           "remove-one, c = 4):\n  %-7s %9s %9s %9s %5s %11s %11s %11s %13s %11s\n", "scheme",
+           "beta", "grad0", "diff0", "rank", "KL ep. 1", "bound ep. 1", "exp. part", "log10 bound",
+           "exp<lin to");
+    for (int k = 0; k < 4; k++) {
+        if (!ep->want[k])
+            continue;
+        const hdp_kl_run_result *r = &ep->res[k];
+        long last = 0; /* the last epoch whose exponential part is below the linear part */
+        for (long e = 1; e <= E; e++)
+            if (r->lemma32_exp[e] < r->lemma32_bound[e] - r->lemma32_exp[e])
+                last = e;
+        printf("  %-7s %9.4g %9.4g %9.4g %5.0f %11.5g %11.5g %11.5g %13.6g %11ld\n",
+               hdp_kl_init_name(k), r->lemma32_beta, r->lemma32_grad0, r->lemma32_diff0,
+               r->lemma32_rank, r->kl_mc[1], r->lemma32_bound[1], r->lemma32_exp[1],
+               r->lemma32_log10[E], last);
+    }
+    printf("  log10 bound: at the last epoch (the bound itself overflows a double from e^{(2 + "
+           "beta^2) T} > 1e308); exp<lin to: the last epoch where the exponential part is below "
+           "the linear one\n");
+}
+
 static void epochs_print(const hdp_model *m, const hdp_kl_epochs *ep)
 {
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
@@ -68,6 +96,7 @@ static void epochs_print(const hdp_model *m, const hdp_kl_epochs *ep)
                "iterate (<= the KL of all iterates)\n");
     printf("  bound = Corollary 4.2 (|l'| <= 1, e.g. logistic); delta = Pinsker sqrt(KL/2) of the "
            "MC value (c = 4)\n");
+    lemma32_print(kp, ep);
     if (ep->relu) {
         printf("The real ReLU network (kl.network = relu; the same data and initialisations, %ld "
                "noise paths each):\n", kp->relu_runs);
@@ -96,7 +125,8 @@ static void epochs_table(FILE *f, const void *ctx)
         if (ep->want[k]) {
             const char *s = hdp_kl_init_name(k);
             fprintf(f, ",%s_kl,%s_kl_se,%s_kl_sd,%s_kl_max,%s_kl_exact,%s_kl_final,%s_loss,"
-                       "%s_bound,%s_bound_seed", s, s, s, s, s, s, s, s, s);
+                       "%s_bound,%s_bound_seed,%s_lemma32_bound,%s_lemma32_exp_term,"
+                       "%s_lemma32_log10_bound", s, s, s, s, s, s, s, s, s, s, s, s);
             if (ep->relu)
                 fprintf(f, ",%s_relu_kl,%s_relu_kl_se,%s_relu_kl_sd,%s_relu_kl_max,%s_relu_loss",
                         s, s, s, s, s);
@@ -115,6 +145,10 @@ static void epochs_table(FILE *f, const void *ctx)
                         hdp_csv_field(fi, sizeof fi, "%.10g", r->kl_final[e]), r->train_loss[e],
                         hdp_kl_bound(ep->B[k], Te, kp->n, kp->sigma, HDP_KL_C),
                         hdp_kl_bound(ep->B[k], Te, kp->n, kp->sigma, HDP_KL_C_SEED));
+                char lb[40], le[40], ll[40];
+                fprintf(f, ",%s,%s,%s", hdp_csv_field(lb, sizeof lb, "%.10g", r->lemma32_bound[e]),
+                        hdp_csv_field(le, sizeof le, "%.10g", r->lemma32_exp[e]),
+                        hdp_csv_field(ll, sizeof ll, "%.10g", r->lemma32_log10[e]));
                 if (ep->relu) {
                     const hdp_kl_run_result *q = &ep->res_relu[k];
                     fprintf(f, ",%.10g,%.6g,%.6g,%.10g,%.10g", q->kl_mc[e], q->kl_mc_se[e],
@@ -256,15 +290,24 @@ static int run_epochs(const hdp_model *m, int threads, const int *want, const kl
 typedef struct {
     const hdp_model *m;
     int tty;
+    const hdp_klsweep *sw;
 } sweep_out;
 
-static void sweep_line(const hdp_klsweep *sw, int i, int k, const hdp_kl_spec *s, long done,
-                       long total, void *user)
+static int sweep_line(const char *what, long done, long total, double value, void *user)
 {
+    (void)what, (void)value;
     const sweep_out *o = user;
-    const hdp_klsweep_point *p = &sw->points[i * 4 + k];
-    if (p->unstable)
-        unstable_message(o->m, s, p->eta_lambda_max, "warning (point left out)");
+    const hdp_klsweep *sw = o->sw;
+    const long idx = hdp_klsweep_index(sw->want, sw->nx, done);
+    const int i = (int)(idx / 4), k = (int)(idx % 4);
+    const hdp_klsweep_point *p = &sw->points[idx];
+    if (p->unstable) {
+        const hdp_kl_keys *kp = hdp_kl_keys_of(o->m);
+        hdp_kl_spec s;
+        hdp_kl_spec_at(o->m, (hdp_kl_init_kind)k, sw->by_depth ? sw->xs[i] : kp->depth,
+                       sw->by_depth ? kp->width : sw->xs[i], &s);
+        unstable_message(o->m, &s, p->eta_lambda_max, "warning (point left out)");
+    }
     if (o->tty)
         fprintf(stderr, "\r[%ld/%ld]", done, total);
     printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f", hdp_kl_init_name(k),
@@ -274,6 +317,7 @@ static void sweep_line(const hdp_klsweep *sw, int i, int k, const hdp_kl_spec *s
     if (sw->relu)
         printf(" %12.5g %10.3g %12.5g %10.3g %7.2f", p->rkle, p->rsee, p->rkl, p->rse, p->rseconds);
     printf("\n");
+    return 0;
 }
 
 static void sweep_header(const hdp_model *m, const hdp_klsweep *sw)
@@ -422,7 +466,7 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
     hdp_klsweep sw;
     hdp_status st = hdp_klsweep_plan(m, by_depth, xs, nx, want, &sw, &err);
     if (st == HDP_OK) {
-        sweep_out o = {m, isatty(STDERR_FILENO)};
+        sweep_out o = {m, isatty(STDERR_FILENO), &sw};
         sweep_header(m, &sw);
         st = hdp_klsweep_run(&sw, m, threads, sweep_line, &o, &err);
         if (o.tty)

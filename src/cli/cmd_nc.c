@@ -5,7 +5,7 @@
  *   hdpsgd nc [MODEL.ini] ...            one Monte Carlo run of the [nc] model, with the exact
  *                                        one-step error where it applies;
  *   hdpsgd nc --exact ...                the exact one-step error only (quadrature);
- *   hdpsgd nc --sweep flat|perturb|remedy  the error against the feature dimension p for a
+ *   hdpsgd nc --sweep flat|perturb|remedy|frame|projection  the error against p for a
  *                                        set of curves (below), a CSV and a gnuplot figure
  *                                        (plots/nc-sweep.gp): cmd_nc_sweep.c.
  * The points are the driver's (hdpsgd/ncsweep.h). Every sweep point has its own random stream (sim.seed mixed with the curve and the p
@@ -35,9 +35,10 @@ const cli_opt nc_opts[] = {
     {"seed", 0, OPT_STRING, &mc.seed, "S", "base seed, unsigned 64-bit (overrides sim.seed)"},
     {"exact", 0, OPT_FLAG, &exact_only, NULL,
      "only the exact one-step error (quadrature, no Monte Carlo)"},
-    {"sweep", 0, OPT_STRING, &args.sweep, "NAME", "error against p: flat | perturb | remedy"},
+    {"sweep", 0, OPT_STRING, &args.sweep, "NAME",
+     "error against p: flat | perturb | remedy | frame | projection"},
     {"ps", 0, OPT_STRING, &args.ps, "LIST",
-     "--sweep: comma-separated p values (default 10,30,100,300,1000,3000,10000)"},
+     "--sweep: comma-separated p values (default 10,30,100,300,1000,3000,10000; frame: 5K..500K)"},
     {"output", 'o', OPT_OUTPUT, &args.csv, "FILE.csv",
      "CSV, one row per run (--sweep: default nc-NAME.csv)"},
     {"figure", 'f', OPT_FIGURE, &args.figure, "FIG",
@@ -66,13 +67,16 @@ const char nc_help[] =
     "  both         M + v in training and test per-sample   training M_k + fresh +-beta noise\n"
     "Remedies (nc.remedy): center (training and test features each minus their mean; the mean\n"
     "is treated as public), pca (project on the top K-1 principal directions of the centred\n"
-    "second moment of nc.public_samples public samples drawn like the training features).\n"
+    "second moment of nc.public_samples public samples drawn like the training features),\n"
+    "projection (on e_1..e_{K-1} + Delta, ||Delta||_inf = nc.projection_beta). nc.frame_classes =\n"
+    "K0 > K: the classes are K vertices of the K0-simplex ETF.\n"
     "A single run makes nc.draws draws of the noise (and of the random perturbations); the test\n"
     "error of each draw is exact (stochastic: nc.test_samples random test points per class). It\n"
     "also gives the exact one-step error 1 - E_Z prod_j Phi(Z + (mu_c - mu_j)/(sigma ||z_c||)) when\n"
     "it applies (one full-batch step from W = 0, deterministic training and test features): for\n"
     "perfect collapse and balanced classes 1 - E[Phi(Z + n/((K-1) sigma))^(K-1)], i.e.\n"
-    "Phi(-n/(sqrt2 sigma)) for K = 2 and Phi(-n/(2 sigma)) for the logistic model. --exact gives\n"
+    "Phi(-n/(sqrt2 sigma)) for K = 2 and Phi(-n/(2 sigma)) for the logistic model (Theorems 4\n"
+    "and 5: docs/theory.md §8.3). --exact gives\n"
     "only that (exit status 2 naming the key when it does not apply). JSON keys: K, p, n,\n"
     "imbalance, loss, init, steps, eta, batch, perturbation, beta, remedy, G, rho, rho_total,\n"
     "delta, epsilon, sigma, exact_error, draws, error_mean, error_stderr, error_min, error_max,\n"
@@ -84,18 +88,18 @@ const char nc_help[] =
     "remedy,imbalance,G,rho,rho_total,epsilon,delta,sigma,draws,error,stderr,exact,z_exact,\n"
     "clipped_fraction,max_clipped_norm,offset_norm,pca_alignment,seconds) and the figure\n"
     "(--figure, default nc-NAME.png; plots/nc-sweep.gp):\n"
-    "  flat     perfect collapse: ce at eta and eta/100, squared loss, imbalance 0.3, 5 steps,\n"
+    "  flat     perfect collapse: ce at eta, eta/100, squared loss, imbalance 0.3, 5 steps,\n"
     "           NoisySGD (batch n/2, 5 steps), Gaussian init: all flat in p;\n"
     "  perturb  none, test-offset, adversarial, stochastic, train-offset, both, both with\n"
     "           imbalance 0.3, per-sample: the error grows with p;\n"
     "  remedy   centring against the offsets, PCA against test and per-sample noise, with two\n"
-    "           unremedied curves dashed. PCA against per-sample noise holds only while the m\n"
-    "           public samples resolve span(M): the mean squared cosine (pca_alignment) is about\n"
-    "           (1 - g/l^2)/(1 + g/l), g = p/m, l = 1/((K-1) beta^2) (spiked covariance), so the\n"
-    "           error rises again once p is comparable to m/((K-1) beta^2).\n"
+    "           unremedied curves dashed; PCA against per-sample noise fails once p is\n"
+    "           comparable to m/((K-1) beta^2), m public samples (docs/theory.md §8.3);\n"
+    "  frame    Theorem 4: K0 = K, 2K, 5K, p (--ps from 5K); projection: Theorem 5 (nc.K = 2),\n"
+    "           per-sample noise, beta_0 = 1/p, 0.1, 0, and no remedy.\n"
     "The sweep's JSON has per curve <name>_error_first, <name>_error_last, <name>_flat_z (max over\n"
-    "p of |e_p - e_first| / combined standard error) and <name>_max_z_exact. Each default sweep\n"
-    "takes well under a minute on 2 cores.";
+    "p of |e_p - e_first| / combined standard error) and <name>_max_z_exact. Each takes under a\n"
+    "minute.";
 
 void nc_csv_header(FILE *f)
 {
@@ -156,9 +160,9 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
     long nk[1000];
     hdp_nc_class_sizes(s->K, s->n, s->imbalance, nk);
     printf("NoisyGD on neural-collapse features (the NC paper; docs/theory.md §8)\n");
-    printf("  features   K = %ld classes, ETF in R^p, p = %ld; n = %ld samples (%s: class 1 "
-           "has %ld, class %ld has %ld)\n",
-           s->K, s->p, s->n, s->imbalance > 0 ? "imbalanced" : "balanced", nk[0], s->K,
+    printf("  features   K = %ld classes, %ld-simplex ETF in R^p, p = %ld; n = %ld samples (%s: "
+           "class 1 has %ld, class %ld has %ld)\n",
+           s->K, s->frame_classes > 0 ? s->frame_classes : s->K, s->p, s->n, s->imbalance > 0 ? "imbalanced" : "balanced", nk[0], s->K,
            nk[s->K - 1]);
     printf("  training   %s, loss %s, init %s, T = %ld step%s, eta = %g, G = %g\n",
            s->batch ? "NoisySGD" : "NoisyGD (full batch)", hdp_nc_loss_name(s->loss),
@@ -173,6 +177,8 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
     if (s->remedy == HDP_NC_REMEDY_PCA)
         printf(" (%ld public samples; alignment with span(M): %.4f)", s->public_samples,
                pt->pca_alignment);
+    if (s->remedy == HDP_NC_REMEDY_PROJECTION)
+        printf(" on e_1 .. e_{K-1} + Delta, ||Delta||_inf = beta_0 = %g", s->projection_beta);
     printf("\n  privacy    rho = %g zCDP per step (the NC paper's rho; rho_z in privacy.h terms) x %ld "
            "= %g-zCDP: (epsilon, delta) = (%.4g, %g) by CKS; noise sigma = G/sqrt(2 rho) = %.6g\n",
            s->rho, s->steps, r->rho_total, r->epsilon, s->delta, r->sigma);
@@ -185,7 +191,11 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
                "(G = %g)\n",
                r->clipped_fraction, r->max_clipped_norm, s->G);
     }
-    if (isnan(pt->exact))
+    if (isnan(pt->exact) && hdp_nc_exact_applies(s))
+        printf("  exact      no closed form here (Theorem 5's needs G >= the largest possible "
+               "per-sample gradient norm ||r|| (a + beta (a + (p-1) beta_0)), and at most 1e8 "
+               "terms)\n");
+    else if (isnan(pt->exact))
         printf("  exact      no closed form here (it needs one full-batch step from W = 0 and a "
                "deterministic training and test set)\n");
     else if (exact_alone)
@@ -292,6 +302,14 @@ static int single(hdp_model *m, const hdp_nc_spec *s)
         return cli_fail("nc", &err);
     }
     hdp_status st = hdp_nc_point_run(&pt, cli_mc_threads(&mc), exact_only, &err);
+    if (st == HDP_OK && exact_only && isnan(pt.exact)) { /* Theorem 5's case, clipping possible */
+        hdp_model_fail_key(m, "nc", "G", &err,
+                           "G = %g: Theorem 5's exact error needs G at least the largest possible "
+                           "per-sample gradient norm ||r|| (a + beta (a + (p-1) beta_0)) (no "
+                           "clipping) and at most 1e8 terms in its sum: raise nc.G or lower "
+                           "nc.beta, nc.projection_beta or nc.p", s->G);
+        return cli_fail("nc", &err);
+    }
     if (st != HDP_OK)
         return cli_fail("nc", &err);
     char *json_text = NULL;

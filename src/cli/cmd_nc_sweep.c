@@ -1,5 +1,5 @@
 /*
- * cmd_nc_sweep.c — `hdpsgd nc --sweep flat|perturb|remedy`: the error against the feature
+ * cmd_nc_sweep.c — `hdpsgd nc --sweep flat|perturb|remedy|frame|projection`: the error against the feature
  * dimension p for a set of curves. The points are the driver's (hdpsgd/ncsweep.h); this
  * file parses --ps, prints the progress lines and writes the CSV, the JSON and the figure
  * (plots/nc-sweep.gp), all or nothing.
@@ -96,9 +96,12 @@ static hdp_status sweep_figure(hdp_outset *out, const hdp_ncsweep *sw, const hdp
     char title[512], buf[64];
     double eps = hdp_zcdp_epsilon_cks(base->rho, base->delta);
     const char *what_sweep =
-        !strcmp(sw->name, "flat")      ? "perfect collapse: the error does not depend on p"
-        : !strcmp(sw->name, "perturb") ? "perturbed features: the dimension comes back"
-                                       : "remedies: centring and PCA";
+        !strcmp(sw->name, "flat")         ? "perfect collapse: the error does not depend on p"
+        : !strcmp(sw->name, "perturb")    ? "perturbed features: the dimension comes back"
+        : !strcmp(sw->name, "frame")      ? "K classes of a larger K0-simplex frame (Theorem 4)"
+        : !strcmp(sw->name, "projection") ? "projection on e_1 + Δ against per-sample noise "
+                                            "(Theorem 5)"
+                                          : "remedies: centring and PCA";
     snprintf(title, sizeof title,
              "NoisyGD on neural-collapse features (the NC paper): %s\n"
              "K = %ld, n = %ld, G = %g, ρ = %g zCDP per step → (ε, δ) = (%.3g, %g) per step; "
@@ -159,12 +162,17 @@ int nc_sweep(hdp_model *m, const hdp_nc_spec *base, nc_args *a, int threads)
     hdp_error err;
     hdp_error_clear(&err);
     if (!hdp_ncsweep_known(a->sweep)) {
-        fprintf(stderr, "hdpsgd nc: error: --sweep '%s': expected flat, perturb or remedy\n",
-                a->sweep);
+        fprintf(stderr, "hdpsgd nc: error: --sweep '%s': expected flat, perturb, remedy, frame or "
+                        "projection\n", a->sweep);
         return EXIT_BAD_INPUT;
     }
     long ps[HDP_NCSWEEP_MAX_PS];
-    int np = parse_ps(a->ps ? a->ps : "10,30,100,300,1000,3000,10000", ps);
+    char frame_ps[128]; /* frame: from 5K (the largest fixed frame) */
+    snprintf(frame_ps, sizeof frame_ps, "%ld,%ld,%ld,%ld,%ld", 5 * base->K, 15 * base->K,
+             50 * base->K, 150 * base->K, 500 * base->K);
+    int np = parse_ps(a->ps ? a->ps : !strcmp(a->sweep, "frame") ? frame_ps
+                                                                  : "10,30,100,300,1000,3000,10000",
+                      ps);
     if (np < 0)
         return EXIT_BAD_INPUT;
     /* every point's spec, checked before anything runs */

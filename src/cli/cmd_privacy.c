@@ -13,6 +13,7 @@
 
 #include "io/output.h"
 #include "cli.h"
+#include "hdpsgd/finite.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
@@ -288,18 +289,40 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
                    hdp_zcdp_epsilon_bs(rho_z, deltas[i]));
     }
     cli_warn_delta("privacy", m);
+    if (m->sampling != HDP_SAMPLING_ONE_PASS) { /* standard DP-SGD (docs/theory.md §6.6) */
+        hdp_finite_privacy fp;
+        if (hdp_finite_privacy_of(m, &fp, err) != HDP_OK)
+            return cli_fail("privacy", err);
+        fprintf(stderr,
+                "hdpsgd privacy: note: sgd.sampling = %s: the lines below are one-pass DP-SGD's "
+                "(amplification by iteration); this model runs standard DP-SGD: q = %.6g, %lld "
+                "steps, noise multiplier %.6g%s, epsilon = %.6g at delta = %g by %s (%s; "
+                "docs/theory.md §6.6)\n",
+                hdp_sampling_name(m->sampling), fp.sample_rate, fp.steps, fp.noise_multiplier,
+                fp.calibrated ? " (calibrated to the budget)" : "", fp.epsilon, fp.delta,
+                hdp_accountant_name(fp.accountant),
+                fp.poisson ? "add/remove" : "replace-one, E compositions, no amplification");
+    }
     double acc = NAN;
     int acc_ok = 0;
     if (m->n <= ACCOUNTANT_MAX_N) {
         hdp_schedule s;
         hdp_sched_from_model(m, &s);
-        acc = hdp_privacy_accountant_schedule(&s, m->n);
-        acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
-        printf("  accountant (amplification by iteration on the %ld discrete steps): rho_acc = "
-               "%.17g -- %s\n",
-               m->n, acc,
-               acc_ok ? "equals rho"
-                      : "DIFFERS from rho (the discrete schedule of docs/theory.md §1 should give rho exactly)");
+        acc = hdp_privacy_accountant_batches(&s, m->n, m->batch);
+        if (m->batch > 1) { /* batched one pass: at most rho (docs/theory.md §6.1, batches) */
+            acc_ok = (isinf(rho) && isinf(acc)) || acc <= rho * (1 + 1e-9);
+            printf("  accountant (amplification by iteration on the %ld batched steps of %ld "
+                   "rows): rho_acc = %.17g -- %s\n",
+                   hdp_sched_batch_count(m->n, m->batch), m->batch, acc,
+                   acc_ok ? "at most rho" : "ABOVE rho (docs/theory.md §6.1: it cannot be)");
+        } else {
+            acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
+            printf("  accountant (amplification by iteration on the %ld discrete steps): rho_acc = "
+                   "%.17g -- %s\n",
+                   m->n, acc,
+                   acc_ok ? "equals rho"
+                          : "DIFFERS from rho (the discrete schedule of docs/theory.md §1 should give rho exactly)");
+        }
     } else {
         printf("  accountant skipped: n = %ld steps is above %ld\n", m->n, ACCOUNTANT_MAX_N);
         acc_ok = 1;

@@ -106,11 +106,15 @@ static const char *term_text(int f)
     }
 }
 
-static void progress(const hdp_design_progress *p, void *user)
+/* the designer's reports (hdpsgd/design.h: what names the family and the event) */
+static int progress(const char *what, long solves, long total, double best, void *user)
 {
-    (void)user;
-    fprintf(stderr, "\rhdpsgd rates:   %-12s %5ld ODE solves, best final risk %.8g   ",
-            hdp_design_family_name(p->family), p->ode_solves, p->best_risk);
+    (void)total, (void)user;
+    hdp_design_family family = HDP_FAMILY_PL;
+    if (hdp_design_progress_event(what, &family) >= 0)
+        fprintf(stderr, "\rhdpsgd rates:   %-12s %5ld ODE solves, best final risk %.8g   ",
+                hdp_design_family_name(family), solves, best);
+    return 0;
 }
 
 /* one line per family after each gamma (done gammas of total: the done-th is in the result) */

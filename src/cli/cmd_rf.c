@@ -59,7 +59,10 @@ const char rf_help[] =
     "max_clipped_fraction, strong_error_mean/max (sup over steps of ||theta_DPGD - theta_OU||,\n"
     "exact-step coupling), strong_error_em_max, sigma, sigma_route, epsilon (null = inf),\n"
     "epsilon_cks, rho_z, delta, T, eta, tau, C_clip, s, lambda_max, p, n, d, test_size, modes,\n"
-    "runs, threads, seed, build_seconds, seconds.";
+    "runs, threads, seed, build_seconds, seconds; the test loss's terms at T (Bombari-Mondelli,\n"
+    "Eqs. 20-21): noise_term, early_stopping_term (Monte Carlo, with _stderr) and their closed\n"
+    "forms _exact (the unclipped recursion) and _ou. dpgd.regime = theorem sets C_clip =\n"
+    "sqrt(p) log^2 n and T = d log^2 n/(eta p) (the theorem's Eq. 8: clipping should not occur).";
 
 const char *cli_rf_route_name(hdp_rf_sigma_route r)
 {
@@ -153,6 +156,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
     hdp_json_num(&j, "minnorm_train", pb->minnorm_train);
     hdp_json_num(&j, "gradient_flow_test", r->gf_test[L]);
     hdp_json_num(&j, "max_clipped_fraction", r->max_clipped_fraction);
+    hdp_json_fields(&j, &hdp_rf_terms_fields, "", r, NULL);
     hdp_json_num(&j, "strong_error_mean", r->strong_error_mean);
     hdp_json_num(&j, "strong_error_max", r->strong_error_max);
     hdp_json_num(&j, "strong_error_em_max", r->strong_error_em_max);

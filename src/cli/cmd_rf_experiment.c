@@ -384,7 +384,12 @@ int cmd_rf_experiment(int argc, char **argv)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_rf_dpgd q0;
-    hdp_status st = hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q0, &err);
+    hdp_status st = hdp_dpgd_keys_of(&m)->regime == HDP_DPGD_THEOREM
+                        ? hdp_model_fail_key(&m, "dpgd", "regime", &err,
+                                             "rf-experiment sweeps C_clip and T on the "
+                                             "experiments' scalings; regime = theorem is for "
+                                             "`hdpsgd rf`")
+                        : hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q0, &err);
     if (st != HDP_OK) {
         hdp_model_free(&m);
         return cli_fail("rf-experiment", &err);

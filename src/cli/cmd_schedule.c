@@ -22,7 +22,10 @@
 
 static const char *out_path, *json_path, *figure_path, *family_opt, *method_opt;
 static long knots_opt;
-static int optimize, tune_clip, refine;
+static int optimize, tune_clip, refine, tune_batch;
+/* --tune-batch: the batches designed and the best one's terms (for the JSON) */
+static const hdp_design_batch *batch_run;
+static hdp_design_batch_terms_t batch_terms;
 static double refine_tol;
 /* --refine: the privacy each closed-form family needs to match the optimum (for the JSON) */
 static int have_equiv;
@@ -41,6 +44,8 @@ const cli_opt schedule_opts[] = {
      "closed-form families and reports the privacy each would need to match"},
     {"refine-tol", 0, OPT_DOUBLE, &refine_tol, "TOL", "relative change that ends --refine (default 1e-5)"},
     {"tune-clip", 0, OPT_FLAG, &tune_clip, NULL, "also optimise the clipping constant c"},
+    {"tune-batch", 0, OPT_FLAG, &tune_batch, NULL,
+     "also choose the batch size B of batched one pass: the design at B = 1, 2, 4, ... up to n/32"},
     {"output", 'o', OPT_OUTPUT, &out_path, "FILE",
      "write the best schedule here as a table (two columns t, eta)"},
     {"json", 0, OPT_OUTPUT, &json_path, "FILE.json", "write the JSON summary here"},
@@ -80,6 +85,14 @@ const char schedule_help[] =
     "inverse_time for inverse-time; these were optimal_... and \"optimal\" before). With --refine also\n"
     "refine_levels, refine_knots_<l>, refine_risk_<l> and <family>_rho_equivalent,\n"
     "<family>_epsilon_equivalent (null: not reachable); converged (false when stopped).\n"
+    "--tune-batch (batched one pass, docs/theory.md §1.6, §3.11) designs at sgd.batch = 1, 2,\n"
+    "4, ... up to n/32 (at least 32 steps) and keeps the batch of lowest final risk; it prints\n"
+    "and writes (JSON: best_batch, batch_candidates, batch_final_risks) the best configuration\n"
+    "also in the accountants' terms: sample_rate q = B/n, steps = ceil(n/B), the per-step\n"
+    "noise multipliers of the design (noise on the batch's sum over C: noise_multiplier_min,\n"
+    "_median, _max), rho_accounted, and standard Poisson DP-SGD at the same q, steps and\n"
+    "(epsilon, delta): poisson_noise_multiplier (calibrated by sgd.accountant) with its\n"
+    "epsilon_pld, epsilon_rdp, epsilon_rdp_classic.\n"
     "Progress on stderr: ODE solves done of a rough estimate and the time left. Stopping: the\n"
     "first SIGINT (Ctrl-C) or SIGTERM stops the search and writes the best schedule found so\n"
     "far, marked unconverged ('# ; UNCONVERGED' in the table, \"converged\": false in the\n"
@@ -97,8 +110,10 @@ typedef struct {
     int family;                /* the family of the last report (-1: none yet) */
     long family_solves;        /* its solves so far */
     long done_solves;          /* the solves of the families before it */
+    int rounds;                /* the family's scan has ended: its solves are rounds' */
     const cli_common *common;  /* --refine: each finished level's table to -o */
     const hdp_model *m;
+    const hdp_design_result *level; /* the designer's opt->level: the level just finished */
 } progress_state;
 
 static double cli_now(void)
@@ -130,18 +145,20 @@ static long expected_solves(int f)
 /* "N of ~M ODE solves, ~T left": done so far, the estimate of the whole design (the families
  * still to come at expected_solves, the current one at least 10% past where it is) and the
  * time that remains at the pace so far */
-static void progress_done(progress_state *ps, const hdp_design_progress *p, char *buf, size_t size)
+static void progress_done(progress_state *ps, hdp_design_family family, long solves, char *buf,
+                          size_t size)
 {
-    if ((int)p->family != ps->family) {
+    if ((int)family != ps->family) {
         if (ps->family >= 0)
             ps->done_solves += ps->family_solves;
-        ps->family = p->family;
+        ps->family = family;
+        ps->rounds = 0;
     }
-    ps->family_solves = p->ode_solves;
-    long done = ps->done_solves + p->ode_solves;
-    long cur = expected_solves(p->family), floor = p->ode_solves + p->ode_solves / 10 + 1;
+    ps->family_solves = solves;
+    long done = ps->done_solves + solves;
+    long cur = expected_solves(family), floor = solves + solves / 10 + 1;
     long total = ps->done_solves + (cur > floor ? cur : floor);
-    for (int f = p->family + 1; f < HDP_FAMILY_COUNT; f++)
+    for (int f = family + 1; f < HDP_FAMILY_COUNT; f++)
         if (ps->want[f]) total += expected_solves(f);
     double spent = cli_now() - ps->t0, left = done > 0 ? spent * (double)(total - done) / (double)done : NAN;
     char t[32];
@@ -170,31 +187,38 @@ static void write_level(const progress_state *ps, const hdp_design_result *level
                 err.msg);
 }
 
-static void progress(const hdp_design_progress *p, void *user)
+/* the designer's reports (hdpsgd/design.h): what names the family and the event */
+static int progress(const char *what, long solves, long total, double best, void *user)
 {
+    (void)total;
     progress_state *ps = user;
-    const char *what = p->restart ? "round" : "scan ";
+    hdp_design_family family = HDP_FAMILY_PL;
+    int event = hdp_design_progress_event(what, &family);
+    if (event < 0)
+        return 0;
     char done[96];
-    progress_done(ps, p, done, sizeof done);
-    if (p->level) {
-        write_level(ps, p->level);
+    progress_done(ps, family, solves, done, sizeof done);
+    const char *name = hdp_design_family_name(family);
+    if (event == HDP_DESIGN_LEVEL) {
+        write_level(ps, ps->level);
         fprintf(stderr, "%shdpsgd schedule: %-12s level K = %d finished, search risk %.10g%s%s; %s\n",
-                ps->tty ? "\r" : "", hdp_design_family_name(p->family), p->level->knots,
-                p->best_risk, out_path ? "; its table written to " : "", out_path ? out_path : "",
-                done);
+                ps->tty ? "\r" : "", name, ps->level->knots, best,
+                out_path ? "; its table written to " : "", out_path ? out_path : "", done);
         cli_test_stop("schedule-level");
-        return;
+        return 0;
     }
-    if (p->periodic) {
+    if (event == HDP_DESIGN_SOLVES) {
         if (ps->tty)
-            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %s, best final risk %.8g",
-                    hdp_design_family_name(p->family), what, done, p->best_risk);
-        return;
+            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %s, best final risk %.8g", name,
+                    ps->rounds ? "round" : "scan ", done, best);
+        return 0;
     }
-    fprintf(stderr, "%shdpsgd schedule: %-12s %s %s, best final risk %.8g\n",
-            ps->tty ? "\r" : "", hdp_design_family_name(p->family), what, done, p->best_risk);
-    if (!p->restart)
+    fprintf(stderr, "%shdpsgd schedule: %-12s %s %s, best final risk %.8g\n", ps->tty ? "\r" : "",
+            name, event == HDP_DESIGN_ROUND ? "round" : "scan ", done, best);
+    ps->rounds = 1;
+    if (event == HDP_DESIGN_SCAN)
         cli_test_stop("schedule-scan");
+    return 0;
 }
 
 /* shortest of %.15g / %.17g that reads back exactly */
@@ -233,13 +257,42 @@ static void rerun_command(const cli_common *common, const char *sub, const hdp_d
                              " --set schedule.kind=table --set schedule.file=%s", out_path);
     char cb[40];
     if (tune_clip)
-        snprintf(buf + used, used < size ? size - used : 0, " --set clip.c=%s", num(b->c, cb, sizeof cb));
+        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, " --set clip.c=%s",
+                                 num(b->c, cb, sizeof cb));
+    if (batch_run && batch_run->best >= 0)
+        snprintf(buf + used, used < size ? size - used : 0, " --set sgd.batch=%ld",
+                 batch_run->batch[batch_run->best]);
 }
 
 void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *b,
                               const char *use)
 {
     hdp_design_write_table(f, m, b, use);
+}
+
+/* --tune-batch: the batches and the best configuration in the accountants' terms */
+static void write_batch_json(hdp_json *j, const hdp_design_batch *br,
+                             const hdp_design_batch_terms_t *t)
+{
+    hdp_json_int(j, "best_batch", br->batch[br->best]);
+    hdp_json_array(j, "batch_candidates");
+    for (int i = 0; i < br->count; i++)
+        hdp_json_int(j, NULL, br->batch[i]);
+    hdp_json_close(j);
+    hdp_json_array(j, "batch_final_risks");
+    for (int i = 0; i < br->count; i++)
+        hdp_json_num(j, NULL, br->risk[i]);
+    hdp_json_close(j);
+    hdp_json_num(j, "sample_rate", t->sample_rate);
+    hdp_json_int(j, "steps", t->steps);
+    hdp_json_num(j, "noise_multiplier_min", t->noise_min);
+    hdp_json_num(j, "noise_multiplier_median", t->noise_median);
+    hdp_json_num(j, "noise_multiplier_max", t->noise_max);
+    hdp_json_num(j, "rho_accounted", t->rho_accounted);
+    hdp_json_num(j, "poisson_noise_multiplier", t->poisson_sigma);
+    hdp_json_num(j, "epsilon_pld", t->epsilon_pld);
+    hdp_json_num(j, "epsilon_rdp", t->epsilon_rdp);
+    hdp_json_num(j, "epsilon_rdp_classic", t->epsilon_rdp_classic);
 }
 
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
@@ -276,8 +329,8 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
 #undef KEY
     }
-    if ((have_equiv || d->unconverged) && d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
-        /* --refine: the levels (when stopped, those finished) */
+    if (d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
+        /* --refine (a sweep's schedule_refine): the levels (when stopped, those finished) */
         const hdp_design_result *pl = &res[HDP_FAMILY_PL];
         char k[96];
         hdp_json_int(&j, "refine_levels", pl->levels);
@@ -304,6 +357,8 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
     hdp_json_str(&j, "best_family", hdp_design_family_column(d->best));
     hdp_json_num(&j, "best_final_risk", b->final_risk);
     hdp_json_num(&j, "best_c", b->c);
+    if (batch_run && batch_run->best >= 0)
+        write_batch_json(&j, batch_run, &batch_terms);
     hdp_json_num(&j, "table_final_risk", b->table_final_risk);
     hdp_json_int(&j, "table_knots", b->table_len);
     hdp_json_num(&j, "rho", m->rho);
@@ -404,7 +459,8 @@ static int parse_request(int argc, char **argv, cli_common *common, int want[HDP
     method_opt = NULL;
     refine_tol = 1e-5;
     have_equiv = 0;
-    optimize = tune_clip = refine = 0;
+    optimize = tune_clip = refine = tune_batch = 0;
+    batch_run = NULL;
     int rc = cli_start(cmd, argc, argv, common);
     if (rc)
         return rc;
@@ -428,6 +484,10 @@ static int parse_request(int argc, char **argv, cli_common *common, int want[HDP
     if (!(refine_tol > 0) || !isfinite(refine_tol)) {
         fprintf(stderr, "hdpsgd schedule: error: --refine-tol %g: expected a positive number\n",
                 refine_tol);
+        return EXIT_BAD_INPUT;
+    }
+    if (refine && tune_batch) {
+        fprintf(stderr, "hdpsgd schedule: error: --tune-batch with --refine: give one of them\n");
         return EXIT_BAD_INPUT;
     }
     if (refine) {
@@ -460,6 +520,7 @@ static void design_options(int method, progress_state *ps, hdp_design_options *o
     opt->refine_tol = refine_tol;
     opt->progress = progress;
     opt->progress_user = ps;
+    opt->level = &ps->level;
 }
 
 /* The files, all or nothing: the table (-o), the figure's data and the JSON; then the line
@@ -502,6 +563,38 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
     return st;
 }
 
+/* --tune-batch: the best design's model (its schedule as the written table) in the
+ * accountants' terms, into batch_terms */
+static hdp_status batch_report(const hdp_model *m, const hdp_design_set *d, hdp_error *err)
+{
+    hdp_model dm;
+    hdp_status st = hdp_design_model(m, &d->res[d->best], 1, &dm, err);
+    if (st == HDP_OK)
+        st = hdp_design_batch_terms(&dm, &batch_terms, err);
+    hdp_model_free(&dm);
+    return st;
+}
+
+static void print_batch(const hdp_design_batch *br, const hdp_design_batch_terms_t *t)
+{
+    printf("\nbatch size (batched one pass, docs/theory.md §3.11): best B = %ld of",
+           br->batch[br->best]);
+    for (int i = 0; i < br->count; i++)
+        printf("%s %ld (%.6g)", i ? "," : "", br->batch[i], br->risk[i]);
+    printf("\n  in the accountants' terms: sample rate q = %.6g, %ld steps, noise multiplier per "
+           "step %.4g to %.4g (median %.4g; noise on the batch's sum over C), rho_accounted = "
+           "%.6g\n",
+           t->sample_rate, t->steps, t->noise_min, t->noise_max, t->noise_median,
+           t->rho_accounted);
+    if (isfinite(t->poisson_sigma))
+        printf("  standard Poisson DP-SGD at the same q, steps and (epsilon = %.4g, delta = %g): "
+               "noise multiplier %.4g; its epsilon by PLD %.4g, RDP %.4g, RDP classic %.4g "
+               "(add/remove neighbours; the one-pass guarantee above is replace-one, by "
+               "amplification by iteration)\n",
+               t->epsilon_zcdp, t->delta, t->poisson_sigma, t->epsilon_pld, t->epsilon_rdp,
+               t->epsilon_rdp_classic);
+}
+
 /* parse and check, run (the designs and the figure's curves), print, write */
 int cmd_schedule(int argc, char **argv)
 {
@@ -516,7 +609,7 @@ int cmd_schedule(int argc, char **argv)
     cli_warn_stability("schedule", &m);
     cli_warn_delta("schedule", &m);
 
-    progress_state ps = {isatty(STDERR_FILENO), want, cli_now(), -1, 0, 0, &common, &m};
+    progress_state ps = {isatty(STDERR_FILENO), want, cli_now(), -1, 0, 0, 0, &common, &m, NULL};
     hdp_design_options opt;
     design_options(method, &ps, &opt);
     static volatile int cancel; /* SIGINT/SIGTERM: stop, write the best so far (issue 31) */
@@ -529,7 +622,21 @@ int cmd_schedule(int argc, char **argv)
     hdp_design_set d;
     hdp_ode_result curves[HDP_FAMILY_COUNT];
     memset(curves, 0, sizeof curves);
-    hdp_status st = hdp_design_set_run(&m, want, &opt, &d, &err);
+    hdp_design_batch db; /* --tune-batch: the design at each batch, d the best one's */
+    const hdp_model *mo = &m;
+    hdp_status st;
+    if (tune_batch) {
+        st = hdp_design_batch_run(&m, want, &opt, &db, &err);
+        memset(&d, 0, sizeof d);
+        d.best = -1;
+        if (db.best >= 0) {
+            d = db.set; /* owned by db */
+            mo = &db.model;
+            batch_run = &db;
+        }
+    } else {
+        st = hdp_design_set_run(&m, want, &opt, &d, &err);
+    }
     cli_install_signal_handlers(); /* the search is over: a signal now ends without output */
     int stopped = st == HDP_ECANCELLED && d.unconverged && d.best >= 0;
     if (stopped) {
@@ -540,11 +647,15 @@ int cmd_schedule(int argc, char **argv)
         st = HDP_OK;
     }
     if (st == HDP_OK && figure_path)
-        st = figure_curves(&m, d.res, d.done, curves, &err);
+        st = figure_curves(mo, d.res, d.done, curves, &err);
+    if (st == HDP_OK && batch_run)
+        st = batch_report(mo, &d, &err);
 
     if (st == HDP_OK) {
         double eps = hdp_zcdp_epsilon_cks(0.5 * m.rho * m.rho, m.delta);
-        schedule_print_comparison(&m, &d, &opt, eps, tune_clip);
+        schedule_print_comparison(mo, &d, &opt, eps, tune_clip);
+        if (batch_run)
+            print_batch(batch_run, &batch_terms);
         /* the privacy equivalents need the converged optimum and more searches: not when stopped */
         if (refine && d.done[HDP_FAMILY_PL] && !stopped) {
             schedule_print_refine(&m, &d, &opt, refine_tol, eps, rho_equiv, eps_equiv);
@@ -555,9 +666,13 @@ int cmd_schedule(int argc, char **argv)
         if (stopped)
             printf("UNCONVERGED: stopped by a signal; the families above are the best found so far "
                    "(a family missing was not searched)\n");
-        st = write_outputs(&common, &m, &d, curves, eps, &err);
+        st = write_outputs(&common, mo, &d, curves, eps, &err);
     }
-    hdp_design_set_free(&d);
+    if (tune_batch)
+        hdp_design_batch_free(&db); /* d is its design */
+    else
+        hdp_design_set_free(&d);
+    batch_run = NULL;
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         hdp_ode_result_free(&curves[f]);
     hdp_model_free(&m);

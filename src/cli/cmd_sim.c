@@ -164,7 +164,9 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json_begin(&j, f);
     hdp_json_str(&j, "command", name);
     hdp_json_fields(&j, &hdp_mc_fields, "", r, m);
-    if (!strcmp(name, "sim")) /* docs/theory.md §6.1: the SDE draws no rows */
+    if (r->sgd.finite) /* standard DP-SGD on a finite training set (docs/theory.md §6.6) */
+        hdp_json_fields(&j, &hdp_mc_sgd_fields, "", r, m);
+    else if (!strcmp(name, "sim")) /* docs/theory.md §6.1: the SDE draws no rows */
         cli_json_nonexpansive(&j, m, r);
     if (r->test_mse) /* a data set's held-out set (docs/theory.md §9) */
         hdp_json_fields(&j, &hdp_mc_data_fields, "", r, m);
@@ -196,7 +198,8 @@ static int run_command(const char *name, int argc, char **argv)
     hdp_model m;
     if ((rc = cli_load_model(&common, &m)))
         return rc;
-    cli_warn_stability(name, &m);
+    if (m.sampling == HDP_SAMPLING_ONE_PASS) /* the limit 2/gamma is one-pass DP-SGD's */
+        cli_warn_stability(name, &m);
     cli_note_feature_norm(name, &m);
 
     hdp_mc_options opt;
@@ -221,7 +224,18 @@ static int run_command(const char *name, int argc, char **argv)
                 "%g) and are excluded from the statistics\n",
                 name, res.diverged_runs, res.runs, res.threshold);
 
-    if (!is_sde)
+    if (res.sgd.finite)
+        fprintf(stderr,
+                "hdpsgd %s: %s DP-SGD on %ld rows: batch %ld (q = %.6g), %lld steps, noise "
+                "multiplier %.6g%s: epsilon = %.6g at delta = %g (%s%s)\n",
+                name, res.sgd.poisson ? "Poisson" : "shuffled", res.sgd.train_size, res.sgd.batch,
+                res.sgd.sample_rate, res.sgd.steps, res.sgd.noise_multiplier,
+                res.sgd.calibrated ? " (calibrated)" : "", res.sgd.epsilon, res.sgd.delta,
+                hdp_accountant_name(res.sgd.accountant),
+                res.sgd.poisson ? ", add/remove"
+                                : ", replace-one, no amplification: each row in one batch per "
+                                  "epoch");
+    else if (!is_sde)
         cli_warn_nonexpansive(name, &m, &res);
 
     hdp_outset out; /* CSV (standard output by default) and JSON, all or nothing */

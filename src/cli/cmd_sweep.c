@@ -7,11 +7,15 @@
  *            commands = ode, sim, sde, validate, schedule, rates   (any subset)
  *            schedule_families = all | a list   (schedule; default all)
  *            schedule_knots = K                 (schedule, pl family; default 8)
+ *            schedule_refine = true | false     (schedule, pl family; default false)
+ *            schedule_refine_tol = TOL          (its tolerance; default 1e-5)
  *            rates_gammas = LO:HI:COUNT         (rates; required with it)
  *            rates_families = a list            (rates; default output, linear-noise, inverse-time)
  *            tune_clip = true | false           (schedule and rates; default false)
  *   [axes]   section.key = v1, v2, ...   or   LO:HI:COUNT   or   LO:HI:COUNT:log
  *   [set]    section.key = value   (fixed overrides applied at every point)
+ * The commands run in the order given; those after schedule run on its designed schedule
+ * (the best family's table, schedule.tab; hdpsgd/sweep.h), those before it on the model's.
  * Points are numbered in row-major order (the last axis varies fastest). Point i
  * writes DIR/points/pNNNNN/{ode,sim,sde}.{csv,json}, validate.json, schedule.{json,tab}
  * and rates.{csv,json} (for the commands run), then its
@@ -74,16 +78,23 @@ const char sweep_help[] =
     "schedule, rates) at every point of the Cartesian product of its [axes] (section.key =\n"
     "v1, v2, ... or LO:HI:COUNT or LO:HI:COUNT:log), on the base model [sweep] model with the\n"
     "fixed overrides of [set]. schedule is `schedule --optimize` ([sweep] schedule_families,\n"
-    "default all; schedule_knots, default 8; tune_clip = true|false); rates is `rates`\n"
+    "default all; schedule_knots, default 8; schedule_refine = true|false, pl only, with\n"
+    "schedule_refine_tol, default 1e-5; tune_clip = true|false); rates is `rates`\n"
     "([sweep] rates_gammas = LO:HI:COUNT, required; rates_families, default output,\n"
     "linear-noise, inverse-time; not with a data.gamma or data.n axis).\n"
+    "The commands run in the order given, each once. ode, sim, sde and validate after\n"
+    "schedule run on the schedule it designed at the point (`commands = schedule, validate`:\n"
+    "the best family's table, written to schedule.tab, as schedule.kind = table, and its\n"
+    "clip.c with tune_clip): their columns are the designed schedule's; before it (or\n"
+    "without it) they run on the point's model. rates designs its own schedules.\n"
     "Point i writes DIR/points/pNNNNN/ (the commands' CSV and JSON files, schedule.tab, then\n"
     "row.csv, last and atomically); DIR/results.csv collects the rows in point order: point,\n"
     "the axes, d, n, gamma, rho, epsilon_cks (CKS at delta), delta (privacy.delta), then\n"
-    "ode_final_risk, sim_final_risk,\n"
+    "the commands' columns in their order: ode_final_risk, sim_final_risk,\n"
     "sim_final_stderr, sim_diverged, sde_..., validate_pass, validate_max_rel_dev,\n"
     "validate_max_z, schedule_<family>_final_risk..., schedule_best_family,\n"
-    "schedule_best_final_risk, schedule_best_c, schedule_ode_solves, rates_<family>_slope,\n"
+    "schedule_best_final_risk, schedule_best_c, schedule_table_final_risk (the ODE's risk of\n"
+    "the table handed on), schedule_ode_solves, rates_<family>_slope,\n"
     "rates_<family>_theory_slope..., rates_ode_solves (for the commands run; family keys use\n"
     "linear_noise) and status (ok, or failed: the message). Every point's model is checked\n"
     "before anything runs (--dry-run: only that, and the list of points); at most 1000000\n"
@@ -208,6 +219,9 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     pt.set = &s->set;
     pt.gamma_models = gm.models;
     pt.gamma_count = gm.count;
+    char table[SWEEP_PATH_MAX + 16]; /* schedule.tab: the design the commands after it run on */
+    snprintf(table, sizeof table, "%s/schedule.tab", pdir);
+    pt.design_file = table;
     const hdp_sweep_runner *runners[MAX_SWEEP_COMMANDS];
     int n = sweep_runners_of(s, runners);
     static hdp_sweep_outcome out; /* large; one point at a time */

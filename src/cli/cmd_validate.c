@@ -159,6 +159,9 @@ static void print_table(const hdp_model *m, const hdp_validate_result *v, long r
     printf("  d = %ld, n = %ld (gamma = %.4g), %s, %s label noise (tau2 = %g), c = %g, %s schedule\n",
            m->d, m->n, m->gamma, spectrum_text(m, spec, sizeof spec), hdp_noise_name(law.kind),
            law.tau2, m->c, hdp_sched_name(m->sched));
+    if (m->batch > 1) /* batched one pass (docs/theory.md §1.6, §3.11) */
+        printf("  batched one pass: sgd.batch = %ld, %ld steps\n", m->batch,
+               hdp_sched_batch_count(m->n, m->batch));
     if (isinf(m->rho))
         printf("privacy: rho = inf (no private noise)\n");
     else
@@ -297,6 +300,48 @@ static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_validate_
     cli_draw(out, "validate", figure_path, &pv);
 }
 
+/* The data files (--data or the figure's prefix), the JSON and the figure, all or nothing
+ * (hdp_outset), once everything has run; the figure's line on success. */
+static hdp_status write_outputs(const hdp_model *m, const hdp_mc_options *opt,
+                                const hdp_validate_result *v,
+                                const hdp_validate_scaling_result *sc, hdp_error *err)
+{
+    char prefix[HDP_OUT_PATH_MAX + 1] = "";
+    if (data_prefix) {
+        snprintf(prefix, sizeof prefix, "%s", data_prefix);
+    } else if (figure_path) {
+        snprintf(prefix, sizeof prefix, "%s", figure_path);
+        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
+        if (dot && dot > (slash ? slash + 1 : prefix)) *dot = '\0'; /* not a name's first dot */
+    }
+    char ode_csv[HDP_OUT_PATH_MAX + 32] = "", sim_csv[HDP_OUT_PATH_MAX + 32] = "", sde_csv[HDP_OUT_PATH_MAX + 32] = "";
+    hdp_outset out; /* the data files and the JSON, all or nothing */
+    hdp_outset_init(&out, err);
+    FILE *f;
+    if (prefix[0]) {
+        snprintf(ode_csv, sizeof ode_csv, "%s.ode.csv", prefix);
+        snprintf(sim_csv, sizeof sim_csv, "%s.sim.csv", prefix);
+        if (v->with_sde) snprintf(sde_csv, sizeof sde_csv, "%s.sde.csv", prefix);
+        if ((f = hdp_outset_add(&out, ode_csv)))
+            cli_write_ode_csv(f, m, &v->ode);
+        if ((f = hdp_outset_add(&out, sim_csv)))
+            cli_write_mc_csv(f, "sim", m, opt, &v->sim);
+        if (v->with_sde && (f = hdp_outset_add(&out, sde_csv)))
+            cli_write_mc_csv(f, "sde", m, opt, &v->sde);
+    }
+    if ((f = hdp_outset_add(&out, json_path)))
+        write_json(f, m, v, sc);
+    if (figure_path)
+        draw_figure(&out, m, v, opt->runs, ode_csv, sim_csv, sde_csv);
+    hdp_status st = hdp_outset_commit(&out);
+    if (st == HDP_OK && figure_path) {
+        char ok[HDP_OUT_PATH_MAX + 32];
+        snprintf(ok, sizeof ok, "%s.{ode,sim%s}.csv", prefix, v->with_sde ? ",sde" : "");
+        cli_drawn(figure_path, ok);
+    }
+    return st;
+}
+
 int cmd_validate(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("validate");
@@ -320,6 +365,12 @@ int cmd_validate(int argc, char **argv)
     if ((rc = cli_load_model(&common, &m)))
         return rc;
     cli_warn_delta("validate", &m);
+    if (m.batch > 1 && !no_sde) { /* the SDE is derived for batch 1 (hdp_sde_run refuses) */
+        fprintf(stderr, "hdpsgd validate: note: sgd.batch = %ld: the SDE side is skipped (the "
+                        "homogenized SDE is derived for batch 1, docs/theory.md §4)\n",
+                m.batch);
+        no_sde = 1;
+    }
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
@@ -356,46 +407,11 @@ int cmd_validate(int argc, char **argv)
     }
 
     /* data files, figure, JSON: written only now that everything has run */
-    char prefix[HDP_OUT_PATH_MAX + 1] = "";
-    if (data_prefix) {
-        snprintf(prefix, sizeof prefix, "%s", data_prefix);
-    } else if (figure_path) {
-        snprintf(prefix, sizeof prefix, "%s", figure_path);
-        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
-        if (dot && dot > (slash ? slash + 1 : prefix)) *dot = '\0'; /* not a name's first dot */
-    }
-    char ode_csv[HDP_OUT_PATH_MAX + 32] = "", sim_csv[HDP_OUT_PATH_MAX + 32] = "", sde_csv[HDP_OUT_PATH_MAX + 32] = "";
-    hdp_outset out; /* the data files and the JSON, all or nothing */
-    hdp_outset_init(&out, &err);
-    FILE *f;
-    if (prefix[0]) {
-        snprintf(ode_csv, sizeof ode_csv, "%s.ode.csv", prefix);
-        snprintf(sim_csv, sizeof sim_csv, "%s.sim.csv", prefix);
-        if (v.with_sde) snprintf(sde_csv, sizeof sde_csv, "%s.sde.csv", prefix);
-        if ((f = hdp_outset_add(&out, ode_csv)))
-            cli_write_ode_csv(f, &m, &v.ode);
-        if ((f = hdp_outset_add(&out, sim_csv)))
-            cli_write_mc_csv(f, "sim", &m, &opt, &v.sim);
-        if (v.with_sde && (f = hdp_outset_add(&out, sde_csv)))
-            cli_write_mc_csv(f, "sde", &m, &opt, &v.sde);
-    }
-    if ((f = hdp_outset_add(&out, json_path)))
-        write_json(f, &m, &v, &sc);
-    if (st == HDP_OK && figure_path)
-        draw_figure(&out, &m, &v, opt.runs, ode_csv, sim_csv, sde_csv);
-    if (st == HDP_OK)
-        st = hdp_outset_commit(&out);
-    else
-        hdp_outset_abort(&out);
+    st = write_outputs(&m, &opt, &v, &sc, &err);
     if (st != HDP_OK) {
         hdp_validate_free(&v);
         hdp_model_free(&m);
         return cli_fail("validate", &err);
-    }
-    if (figure_path) {
-        char ok[HDP_OUT_PATH_MAX + 32];
-        snprintf(ok, sizeof ok, "%s.{ode,sim%s}.csv", prefix, v.with_sde ? ",sde" : "");
-        cli_drawn(figure_path, ok);
     }
     int pass = v.pass;
     hdp_validate_free(&v);

@@ -326,8 +326,17 @@ int cli_warn_stability(const char *cmd, const hdp_model *m)
     hdp_schedule s;
     hdp_sched_from_model(m, &s);
     double sup = hdp_sched_eta_sup(&s);
+    long K = hdp_sched_batch_count(m->n, m->batch);
+    int coarse = m->sampling == HDP_SAMPLING_ONE_PASS && m->batch > 1 && K < 32 &&
+                 strcmp(cmd, "sim") && strcmp(cmd, "sde"); /* the ODE's commands (issue 33) */
+    if (coarse)
+        fprintf(stderr,
+                "hdpsgd %s: warning: sgd.batch = %ld makes %ld steps of the n = %ld rows: the "
+                "batched ODE is an expansion in B/n, validated down to 32 steps "
+                "(docs/theory.md §3.11); expect it to be off\n",
+                cmd, m->batch, K, m->n);
     if (sup < 2.0 / m->gamma)
-        return 0;
+        return coarse;
     fprintf(stderr,
             "hdpsgd %s: warning: sup eta~ = %g >= 2/gamma = %g: past the stability limit of "
             "docs/theory.md §3; the risk may blow up\n",
@@ -558,6 +567,8 @@ static void steps_line(const char *method, double done, double total)
 void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, int sides)
 {
     long steps = m->n;
+    if (m->sampling != HDP_SAMPLING_ONE_PASS && m->train_size > 0)
+        steps = m->epochs * m->train_size; /* the rows' gradients of E epochs (finite set) */
     if (!strcmp(cmd, "sde") && opt->sde_step > 0)
         steps = lround(1.0 / opt->sde_step);
     double runs = (double)opt->runs, work = runs * (double)steps * (double)m->d * sides;

@@ -14,8 +14,9 @@
 #include "sweep_spec.h"
 
 /* The commands a sweep can run: the command table's entries with a point runner
- * (hdpsgd/sweep.h), in the table's order; bit k of sweep_spec.commands is the k-th. */
-#define MAX_SWEEP_COMMANDS 16
+ * (hdpsgd/sweep.h), in the table's order; bit k of sweep_spec.commands is the k-th, and
+ * sweep_spec.order lists them in the order the sweep file names them (MAX_SWEEP_COMMANDS:
+ * sweep_spec.h). */
 
 static int sweepable(const cli_command **list)
 {
@@ -50,15 +51,15 @@ int sweep_has(const sweep_spec *s, const char *name)
     return 0;
 }
 
-/* the runners of the sweep's commands, in order */
+/* the runners of the sweep's commands, in the order of the sweep file (a command after
+ * schedule runs on its designed schedule: hdp_sweep_point_run) */
 int sweep_runners_of(const sweep_spec *s, const hdp_sweep_runner **runners)
 {
     const cli_command *list[MAX_SWEEP_COMMANDS];
-    int n = sweepable(list), count = 0;
-    for (int k = 0; k < n; k++)
-        if ((s->commands >> k) & 1)
-            runners[count++] = list[k]->sweep;
-    return count;
+    sweepable(list);
+    for (int k = 0; k < s->ncommands; k++)
+        runners[k] = list[s->order[k]]->sweep;
+    return s->ncommands;
 }
 
 void sweep_spec_free(sweep_spec *s)
@@ -123,7 +124,14 @@ static int parse_commands(sweep_spec *s, const char *value)
                      "accepted: %s", s->path, s->line, t, sweepable_names(names, sizeof names));
             return 0;
         }
+        if ((s->commands >> k) & 1) {
+            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] commands: '%s' is named twice; name "
+                     "each command once (the commands after schedule run on its designed "
+                     "schedule, those before it on the model's)", s->path, s->line, t);
+            return 0;
+        }
         s->commands |= 1 << k;
+        s->order[s->ncommands++] = k;
     }
     return 1;
 }
@@ -146,13 +154,21 @@ static int on_setting(sweep_spec *s, const char *name, const char *value)
             snprintf(s->err, sizeof s->err,
                      "%s:%d: [sweep] schedule_knots = '%s': expected an integer from 2 to %d",
                      s->path, s->line, value, HDP_DESIGN_MAX_KNOTS);
-    } else if (!strcmp(name, "tune_clip")) {
+    } else if (!strcmp(name, "tune_clip") || !strcmp(name, "schedule_refine")) {
+        int *flag = name[0] == 't' ? &set->tune_clip : &set->refine;
         if (!strcmp(value, "true") || !strcmp(value, "false"))
-            set->tune_clip = !strcmp(value, "true");
+            *flag = !strcmp(value, "true");
         else
             snprintf(s->err, sizeof s->err,
-                     "%s:%d: [sweep] tune_clip = '%s': expected true or false", s->path,
-                     s->line, value);
+                     "%s:%d: [sweep] %s = '%s': expected true or false", s->path, s->line, name,
+                     value);
+    } else if (!strcmp(name, "schedule_refine_tol")) {
+        char *end;
+        set->refine_tol = strtod(value, &end);
+        if (end == value || *end || !(set->refine_tol > 0) || !isfinite(set->refine_tol))
+            snprintf(s->err, sizeof s->err,
+                     "%s:%d: [sweep] schedule_refine_tol = '%s': expected a positive number "
+                     "(default 1e-5)", s->path, s->line, value);
     } else if (!strcmp(name, "rates_gammas")) {
         hdp_error why;
         hdp_error_clear(&why);
@@ -163,7 +179,8 @@ static int on_setting(sweep_spec *s, const char *name, const char *value)
     } else {
         snprintf(s->err, sizeof s->err,
                  "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands, "
-                 "schedule_families, schedule_knots, rates_gammas, rates_families, tune_clip",
+                 "schedule_families, schedule_knots, schedule_refine, schedule_refine_tol, "
+                 "rates_gammas, rates_families, tune_clip",
                  s->path, s->line, name);
     }
     return !s->err[0];
@@ -420,6 +437,10 @@ int sweep_load_spec(const char *path, sweep_spec *s)
         snprintf(s->err, sizeof s->err,
                  "%s: [sweep] commands is missing: name what to run at each point (%s)", path,
                  sweepable_names(names, sizeof names));
+    if (!s->err[0] && s->set.refine && !s->set.schedule_want[HDP_FAMILY_PL])
+        snprintf(s->err, sizeof s->err,
+                 "%s: [sweep] schedule_refine = true refines the pl family, which "
+                 "schedule_families leaves out: add pl to it", path);
     if (!s->err[0] && sweep_has(s, "rates") && !s->rates_gammas[0])
         snprintf(s->err, sizeof s->err,
                  "%s: [sweep] rates_gammas = LO:HI:COUNT is missing: the rates command needs its "
@@ -477,12 +498,11 @@ void sweep_point_values(const sweep_spec *s, long i, int *idx)
 const char *sweep_commands_text(const sweep_spec *s, char *buf, size_t size)
 {
     const cli_command *list[MAX_SWEEP_COMMANDS];
-    int n = sweepable(list);
+    sweepable(list);
     size_t len = 0;
     buf[0] = '\0';
-    for (int k = 0; k < n && len < size; k++)
-        if ((s->commands >> k) & 1)
-            len += (size_t)snprintf(buf + len, size - len, " %s", list[k]->name);
+    for (int k = 0; k < s->ncommands && len < size; k++)
+        len += (size_t)snprintf(buf + len, size - len, " %s", list[s->order[k]]->name);
     return buf;
 }
 

@@ -31,7 +31,9 @@ typedef struct {
 typedef struct {
     char path[1024];
     char model[1024];        /* resolved base model path, "" = built-in */
-    int commands;
+    int commands;            /* bit k: the k-th command a sweep can run (sweep_file.c) */
+    int ncommands;           /* the commands in the order given: each runs on the model the */
+    int order[MAX_SWEEP_COMMANDS]; /* commands before it hand on (schedule: its design) */
     int naxes;
     axis axes[MAX_AXES];
     int nfixed;
@@ -58,7 +60,8 @@ int sweep_load_spec(const char *path, sweep_spec *s);
 void sweep_spec_free(sweep_spec *s);
 /* 1 when the sweep runs the command `name` */
 int sweep_has(const sweep_spec *s, const char *name);
-/* the runners of the sweep's commands, in the command table's order; returns their count */
+/* the runners of the sweep's commands, in the order the sweep file gives them; returns their
+ * count */
 int sweep_runners_of(const sweep_spec *s, const hdp_sweep_runner **runners);
 /* the number of points (at most MAX_POINTS: sweep_load_spec refuses more) */
 long sweep_count_points(const sweep_spec *s);

@@ -168,6 +168,10 @@ hdp_clip *hdp_clip_clone_law(const hdp_clip *clip)
     k->npieces = k->cap = 0;
     k->shared = NULL;
     k->emp_a = k->emp_s2 = NULL;
+    k->memo_key = NULL;
+    k->memo_val = NULL;
+    k->memo_gen = NULL;
+    k->memo_state = 0;
     if (clip->noise == HDP_NOISE_EMPIRICAL && set_sample(k, clip->emp_a, clip->emp_n, 1) != 0) {
         hdp_clip_free(k);
         return NULL;
@@ -259,6 +263,9 @@ void hdp_clip_free(hdp_clip *clip)
         gsl_integration_workspace_free(clip->ws);
     free(clip->emp_a);
     free(clip->emp_s2);
+    free(clip->memo_key);
+    free(clip->memo_val);
+    free(clip->memo_gen);
     free(clip);
 }
 
@@ -357,11 +364,72 @@ static void inner(double m, double sd, double c, double *p_in, double *e_min)
 }
 
 typedef struct {
-    const hdp_clip *clip;
+    hdp_clip *clip;
     double sd;  /* sqrt(2R) */
     int which;  /* 0: P(|r|<c), 1: E[min(r^2,c^2)] */
     int gauss;  /* use the Gaussian density for z (tests) */
+    int memo;   /* which = 0: keep the other integrand's values; 1: read them */
 } quad_args;
+
+/* The memo of the quadratures: the two integrals over z (P and E) share their integrand's
+ * costly part (the density of z, the inner expectations), and qag visits mostly the same
+ * points for both (the first Kronrod rule on every piece, and the tails' first rules), so the
+ * first integral keeps the second's integrand at its points and the second reads them: the
+ * same values bit for bit, computed once. A table of MEMO_SIZE entries, open addressing on
+ * the bits of z; a generation counter empties it for the next R. */
+enum { MEMO_BITS = 13, MEMO_SIZE = 1 << MEMO_BITS, MEMO_PROBES = 8 };
+
+static int memo_ready(hdp_clip *clip)
+{
+    if (clip->memo_state == 0) {
+        clip->memo_key = malloc(MEMO_SIZE * sizeof *clip->memo_key);
+        clip->memo_val = malloc(MEMO_SIZE * sizeof *clip->memo_val);
+        clip->memo_gen = calloc(MEMO_SIZE, sizeof *clip->memo_gen);
+        clip->memo_state = clip->memo_key && clip->memo_val && clip->memo_gen ? 1 : -1;
+    }
+    if (clip->memo_state < 0)
+        return 0;
+    if (++clip->memo_cur == 0) { /* wrapped: every entry stale */
+        memset(clip->memo_gen, 0, MEMO_SIZE * sizeof *clip->memo_gen);
+        clip->memo_cur = 1;
+    }
+    return 1;
+}
+
+static size_t memo_slot(uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - MEMO_BITS));
+}
+
+static void memo_put(hdp_clip *clip, double z, double v)
+{
+    uint64_t key;
+    memcpy(&key, &z, sizeof key);
+    size_t i = memo_slot(key);
+    for (int k = 0; k < MEMO_PROBES; k++, i = (i + 1) & (MEMO_SIZE - 1))
+        if (clip->memo_gen[i] != clip->memo_cur) {
+            clip->memo_key[i] = key;
+            clip->memo_val[i] = v;
+            clip->memo_gen[i] = clip->memo_cur;
+            return;
+        }
+}
+
+static int memo_get(const hdp_clip *clip, double z, double *v)
+{
+    uint64_t key;
+    memcpy(&key, &z, sizeof key);
+    size_t i = memo_slot(key);
+    for (int k = 0; k < MEMO_PROBES; k++, i = (i + 1) & (MEMO_SIZE - 1)) {
+        if (clip->memo_gen[i] != clip->memo_cur)
+            return 0;
+        if (clip->memo_key[i] == key) {
+            *v = clip->memo_val[i];
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static double z_density(const quad_args *q, double z)
 {
@@ -384,9 +452,14 @@ static double z_density(const quad_args *q, double z)
 static double integrand(double z, void *params)
 {
     const quad_args *q = params;
-    double p, e;
+    double p, e, v;
+    if (q->memo && q->which && memo_get(q->clip, z, &v))
+        return v;
     inner(-z, q->sd, q->clip->c, &p, &e);
-    return z_density(q, z) * (q->which ? e : p);
+    double dens = z_density(q, z);
+    if (q->memo && !q->which)
+        memo_put(q->clip, z, dens * e);
+    return dens * (q->which ? e : p);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -396,12 +469,16 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Integral over z in R: tails by qagil/qagiu beyond +-B, the middle by
- * Gauss-Kronrod (qag, 61 points) between breakpoints at the scales where the
+ * Gauss-Kronrod (qag, 21 points) between breakpoints at the scales where the
  * integrand changes fastest. (qagp's extrapolation gave up with roundoff on
- * the long smooth pieces of the Student-t case; plain qag does not.) */
-static double integrate(hdp_clip *clip, double sd, int which, int gauss)
+ * the long smooth pieces of the Student-t case; plain qag does not.) Between these
+ * breakpoints the integrand is smooth enough that nearly every piece meets the tolerance
+ * with its first rule: the 21-point rule costs a third of the 61-point one it replaced
+ * (issue 31) and agrees with it to 1.5e-15 relative over c in [1e-6, 1e6], tau^2 in
+ * [1e-6, 1e6], nu in [2.5, 1e4] and R from 1e-9 tau^2 to 1e8 max(tau^2, c^2). */
+static double integrate(hdp_clip *clip, double sd, int which, int gauss, int memo)
 {
-    quad_args q = {clip, sd, which, gauss};
+    quad_args q = {clip, sd, which, gauss, memo};
     gsl_function f = {integrand, &q};
     double zscale = gauss ? sqrt(clip->tau2) : clip->zscale;
     double c = clip->c, edge = gauss ? 0.0 : clip->edge;
@@ -443,7 +520,7 @@ static double integrate(hdp_clip *clip, double sd, int which, int gauss)
     hdp_gsl_quiet();
     for (size_t i = 0; i + 1 < np; i++) {
         double part = 0;
-        gsl_integration_qag(&f, pts[i], pts[i + 1], 1e-16, 1e-12, QUAD_LIMIT, GSL_INTEG_GAUSS61,
+        gsl_integration_qag(&f, pts[i], pts[i + 1], 1e-16, 1e-12, QUAD_LIMIT, GSL_INTEG_GAUSS21,
                             clip->ws, &part, &abserr);
         mid += part;
     }
@@ -470,8 +547,9 @@ static void rademacher_average(hdp_clip *clip, double sd, double *p, double *e)
 
 static void density_average(hdp_clip *clip, double sd, double *p, double *e)
 {
-    *p = integrate(clip, sd, 0, clip->noise == HDP_NOISE_GAUSSIAN);
-    *e = integrate(clip, sd, 1, clip->noise == HDP_NOISE_GAUSSIAN);
+    int memo = memo_ready(clip);
+    *p = integrate(clip, sd, 0, clip->noise == HDP_NOISE_GAUSSIAN, memo);
+    *e = integrate(clip, sd, 1, clip->noise == HDP_NOISE_GAUSSIAN, memo);
 }
 
 /* two Gaussians: given the component, r ~ N(-m_k, 2R + v_k) exactly */
@@ -487,7 +565,9 @@ static void mixture_average(hdp_clip *clip, double sd, double *p, double *e)
 /* The mean over the sample of the conditional formulas (symmetric in z: over |z_i|, sorted).
  * Values with |z_i| < c - K sd are inside the window but for a Gaussian tail below
  * erfc(K/sqrt 2) / 2 = 8e-24 (K = 10): P = 1 and E min(r^2, c^2) = z_i^2 + sd^2 to rounding;
- * those with |z_i| > c + K sd outside: P = 0 and E = c^2. Both sums come from the prefix sums,
+ * those with |z_i| > c + K sd outside: E = c^2, and P = 0 unless their at most 8e-24 each
+ * could reach 1e-17 of P (then they are summed: mu is kept to full relative accuracy, e.g.
+ * 1e-273 when every value is far outside). Both sums come from the prefix sums,
  * so a small sd costs a binary search and the values near c. */
 static void empirical_average(hdp_clip *clip, double sd, double *p, double *e)
 {
@@ -519,6 +599,12 @@ static void empirical_average(hdp_clip *clip, double sd, double *p, double *e)
         E += ei;
     }
     E += (double)(n - hi) * c * c;
+    if ((double)(n - hi) * 1e-23 > 1e-17 * P) /* the values outside are all there is: exactly */
+        for (size_t i = hi; i < n; i++) {
+            double pi, ei;
+            inner(-a[i], sd, c, &pi, &ei);
+            P += pi;
+        }
     *p = P / (double)n;
     *e = E / (double)n;
 }
@@ -578,8 +664,8 @@ void hdp_clip_law_factors(hdp_clip *clip, double R, int force_gauss_quad, hdp_cl
     if (clip->noise == HDP_NOISE_NONE || tau2 == 0) {
         inner(0.0, sd, c, &p, &e);
     } else if (force_gauss_quad || law < 0) {
-        p = integrate(clip, sd, 0, 1);
-        e = integrate(clip, sd, 1, 1);
+        p = integrate(clip, sd, 0, 1, 0);
+        e = integrate(clip, sd, 1, 1, 0);
     } else {
         laws[law].average(clip, sd, &p, &e);
     }

@@ -215,52 +215,32 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
+/* Fits [0, R_max] in u = log(R + s0) into clip's pieces: 1 (and *worst, the largest tail
+ * kept), 0 when a piece cannot be refined (clip left without fit), -1 out of memory. */
+static int fit_range(hdp_clip *clip, double s0, double R_max, double *worst)
 {
-    HDP_REQUIRE(err, clip);
-    if (clip->ngroups)
-        return hdp_clip_rows_tabulate(clip, R_max, err);
-    hdp_clip_fit_free(clip);
-    memset(&clip->info, 0, sizeof clip->info);
-    if (!hdp_clip_law_fitted(clip) || clip->asymptotic || !(clip->tau2 > 0) ||
-        !(clip->c > 0) || isinf(clip->c) || !(R_max > 0) || !isfinite(R_max))
-        return HDP_OK; /* closed forms, or nothing to fit */
-    double t0 = seconds_now();
-    R_max = pow(10.0, ceil(log10(R_max))); /* the cache's key (above) */
-    if (!isfinite(R_max))
-        return HDP_OK;
-    if (table_lookup(clip, R_max)) {
-        clip->info.seconds = seconds_now() - t0;
-        clip->info.cached = 1;
-        return HDP_OK;
-    }
-    hdp_gsl_quiet();
-    clip->s0 = 0.5 * clip->tau2;
+    clip->s0 = s0;
     clip->R_max = R_max;
     double stack[2 * 64][2]; /* intervals still to fit, the leftmost on top */
     int top = 0;
-    stack[top][0] = log(clip->s0);
-    stack[top++][1] = log(R_max + clip->s0);
-    double worst = 0;
+    stack[top][0] = log(s0);
+    stack[top++][1] = log(R_max + s0);
+    *worst = 0;
     while (top > 0) {
         double ua = stack[top - 1][0], ub = stack[top - 1][1];
         top--;
         if (clip->npieces == clip->cap) {
             size_t cap = clip->cap ? 2 * clip->cap : 16;
             fit_piece *pn = realloc(clip->pieces, cap * sizeof *pn);
-            if (!pn) {
-                hdp_clip_fit_free(clip);
-                return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
-            }
+            if (!pn)
+                return -1;
             clip->pieces = pn;
             clip->cap = cap;
         }
         fit_piece *pc = &clip->pieces[clip->npieces];
         double t = fit_one(clip, ua, ub, pc);
-        if (t < 0) {
-            hdp_clip_fit_free(clip);
-            return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
-        }
+        if (t < 0)
+            return -1;
         int last = ub - ua < FIT_MIN_WIDTH || top + 2 > 2 * 64 ||
                    clip->npieces + (size_t)top + 2 > FIT_MAX_PIECES;
         if (!(t <= FIT_TAIL) && !last) {
@@ -281,28 +261,60 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
             clip->npieces++;
             continue;
         }
-        if (!(t <= FIT_TAIL_LAST)) { /* cannot be refined further: direct evaluation */
+        if (!(t <= FIT_TAIL_LAST)) { /* cannot be refined further */
             piece_free(pc);
-            hdp_clip_fit_free(clip);
-            clip->info.failed = 1;
-            clip->info.seconds = seconds_now() - t0;
-            return HDP_OK;
+            return 0;
         }
-        worst = fmax(worst, t);
+        *worst = fmax(*worst, t);
         clip->npieces++;
     }
-    if (clip->info.direct == clip->npieces) { /* nothing fitted */
-        hdp_clip_fit_free(clip);
-        clip->info.failed = 1;
-        clip->info.direct = 0;
+    return clip->info.direct < clip->npieces; /* all direct: nothing fitted */
+}
+
+hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
+{
+    HDP_REQUIRE(err, clip);
+    if (clip->ngroups)
+        return hdp_clip_rows_tabulate(clip, R_max, err);
+    hdp_clip_fit_free(clip);
+    memset(&clip->info, 0, sizeof clip->info);
+    if (!hdp_clip_law_fitted(clip) || clip->asymptotic || !(clip->tau2 > 0) ||
+        !(clip->c > 0) || isinf(clip->c) || !(R_max > 0) || !isfinite(R_max))
+        return HDP_OK; /* closed forms, or nothing to fit */
+    double t0 = seconds_now();
+    R_max = pow(10.0, ceil(log10(R_max))); /* the cache's key (above) */
+    if (!isfinite(R_max))
+        return HDP_OK;
+    if (table_lookup(clip, R_max)) {
         clip->info.seconds = seconds_now() - t0;
+        clip->info.cached = 1;
+        return HDP_OK;
+    }
+    hdp_gsl_quiet();
+    /* u = log(R + tau^2/2); when that fails and c is far below tau (the factors then change
+     * on the scale c^2 near R = 0, a sliver of u), again with log(R + c^2/4) */
+    double worst = 0, s0[2] = {0.5 * clip->tau2, 0.25 * clip->c * clip->c};
+    int ok = 0;
+    for (int k = 0; k < 2 && ok == 0 && (k == 0 || s0[1] < s0[0]); k++) {
+        ok = fit_range(clip, s0[k], R_max, &worst);
+        if (ok != 1) {
+            long evaluations = clip->info.evaluations;
+            hdp_clip_fit_free(clip);
+            memset(&clip->info, 0, sizeof clip->info);
+            clip->info.evaluations = evaluations;
+        }
+    }
+    if (ok < 0)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
+    clip->info.seconds = seconds_now() - t0;
+    if (ok == 0) { /* direct evaluation throughout */
+        clip->info.failed = 1;
         return HDP_OK;
     }
     clip->info.pieces = clip->npieces;
     clip->info.order = FIT_ORDER;
     clip->info.tail = worst;
     clip->info.R_max = R_max;
-    clip->info.seconds = seconds_now() - t0;
     table_publish(clip);
     return HDP_OK;
 }

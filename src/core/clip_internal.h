@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_chebyshev.h>
 #include <gsl/gsl_integration.h>
+#include <stdint.h>
 
 #include "hdpsgd/clip.h"
 
@@ -33,6 +34,14 @@ struct hdp_clip {
     double t_lognorm; /* Student: log of the density of z at 0 */
     int asymptotic;   /* Student with df >= HDP_CLIP_STUDENT_ASYMPTOTIC_DF: the expansion in 1/df */
     gsl_integration_workspace *ws;
+    /* the quadratures' memo (clip.c, density_average): the integrand of E min(r^2, c^2) at
+     * the points the integral of P(|r| < c) visited, keyed by the bits of z; an entry is
+     * current when its generation is memo_cur */
+    uint64_t *memo_key;
+    double *memo_val;
+    unsigned *memo_gen;
+    unsigned memo_cur;
+    int memo_state; /* 0: none yet, 1: allocated, -1: out of memory (no memo) */
     /* the fitted factors on [0, R_max] (hdp_clip_tabulate; npieces = 0: none), owned by the
      * shared table `shared` once fitted (fit_cache below) */
     fit_piece *pieces;

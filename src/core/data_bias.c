@@ -145,6 +145,43 @@ static void gradient_and_hessian(newton *nt, double *g, double *H, long *idx_on,
     *clipped_frac = (double)nclip / (double)nt->n;
 }
 
+/* the size of the mean clipped gradient at theta = 0, the scale of convergence (g: work) */
+static double gradient_at_zero(newton *nt, double *g)
+{
+    const hdp_dataset *ds = nt->ds;
+    double g0 = 0;
+    memset(g, 0, sizeof(double) * (size_t)nt->d);
+    for (long i = 0; i < nt->n; i++) {
+        double r = -ds->y[i], k = nt->kappa[i];
+        row_axpy(&ds->rows, i, (r > k ? k : r < -k ? -k : r) / (double)nt->n, g);
+    }
+    for (long j = 0; j < nt->d; j++)
+        g0 += g[j] * g[j];
+    return sqrt(g0);
+}
+
+/* b's residuals z = y - x^T theta_c (from r = -z), tau2, the energies and R_bias */
+static hdp_status finish(const hdp_dataset *ds, hdp_data_bias *b, hdp_error *err)
+{
+    long n = ds->n, d = ds->d;
+    b->tau2 = 0;
+    for (long i = 0; i < n; i++) {
+        b->z[i] = -b->z[i];
+        b->tau2 += b->z[i] * b->z[i];
+    }
+    b->tau2 /= (double)n;
+    b->energy = malloc(sizeof(double) * (size_t)d);
+    if (!b->energy)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping bias");
+    b->risk_bias = 0;
+    for (long j = 0; j < d; j++) {
+        double v = b->theta_c[j] - ds->theta_eig[j];
+        b->risk_bias += 0.5 * ds->lambda[j] * v * v;
+        b->energy[j] = 0.5 * (double)d * b->theta_c[j] * b->theta_c[j];
+    }
+    return HDP_OK;
+}
+
 static double now(void)
 {
     struct timespec t;
@@ -184,19 +221,7 @@ static hdp_status solve(const hdp_dataset *ds, double c, hdp_data_bias *b, hdp_e
     for (long j = 0; j < d; j++)
         H[j * d + j] = ds->lambda[j];
     double ridge = 1e-12 * (ds->lambda[0] > 0 ? ds->lambda[0] : 1.0);
-    /* the size of the mean clipped gradient at theta = 0, the scale of convergence */
-    double g0 = 0;
-    {
-        memset(theta, 0, sizeof(double) * (size_t)d);
-        memset(g, 0, sizeof(double) * (size_t)d);
-        for (long i = 0; i < n; i++) {
-            double r = -ds->y[i], k = nt.kappa[i];
-            row_axpy(&ds->rows, i, (r > k ? k : r < -k ? -k : r) / (double)n, g);
-        }
-        for (long j = 0; j < d; j++)
-            g0 += g[j] * g[j];
-        g0 = sqrt(g0);
-    }
+    double g0 = gradient_at_zero(&nt, g);
     memcpy(theta, ds->theta_eig, sizeof(double) * (size_t)d);
     double F = objective(&nt, theta, 1), gn = INFINITY, frac = 0;
     long it;
@@ -246,23 +271,8 @@ static hdp_status solve(const hdp_dataset *ds, double c, hdp_data_bias *b, hdp_e
     theta = NULL;
     b->z = nt.r; /* r = x^T theta_c - y: z = -r */
     nt.r = NULL;
-    b->tau2 = 0;
-    for (long i = 0; i < n; i++) {
-        b->z[i] = -b->z[i];
-        b->tau2 += b->z[i] * b->z[i];
-    }
-    b->tau2 /= (double)n;
-    b->energy = malloc(sizeof(double) * (size_t)d);
-    if (!b->energy) {
-        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping bias");
+    if ((st = finish(ds, b, err)) != HDP_OK)
         goto done;
-    }
-    b->risk_bias = 0;
-    for (long j = 0; j < d; j++) {
-        double v = b->theta_c[j] - ds->theta_eig[j];
-        b->risk_bias += 0.5 * ds->lambda[j] * v * v;
-        b->energy[j] = 0.5 * (double)d * b->theta_c[j] * b->theta_c[j];
-    }
     b->grad_norm = g0 > 0 ? gn / g0 : 0;
     b->clipped = frac;
     b->iterations = it;

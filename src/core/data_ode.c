@@ -114,6 +114,33 @@ static void integral(const hdp_model *m, hdp_clip *clip, const hdp_ode_result *r
     }
 }
 
+/* the mean's part of the predicted held-out MSE: m^T Sigma_t m - 2 m^T b_t + c_t (planted: its
+ * expectation over theta*, m_j = -psi_j theta*_j, with I the integral at the point) */
+static double test_mse_at(const hdp_model *m, const hdp_data *data, int fixed, const double *mvec,
+                          double I)
+{
+    const hdp_dataset *ds = &data->train;
+    const double *S = data->test_sigma;
+    long d = ds->d;
+    double q = 0, lin = 0, r2 = m->target_radius * m->target_radius;
+    if (fixed) {
+        for (long j = 0; j < d; j++) {
+            double s = 0;
+            for (long k = 0; k < d; k++)
+                s += S[j * d + k] * mvec[k];
+            q += mvec[j] * s;
+            if (data->test_b)
+                lin += mvec[j] * data->test_b[j];
+        }
+    } else {
+        for (long j = 0; j < d; j++) {
+            double psi = exp(-ds->lambda[j] * I);
+            q += S[j * d + j] * psi * psi * r2 / (double)d;
+        }
+    }
+    return q - 2.0 * lin + (data->planted ? m->tau2 : data->test_c);
+}
+
 hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_result *res,
                                 hdp_error *err)
 {
@@ -179,35 +206,23 @@ hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_resu
         res->upper[i] += dR[i];
         res->lower[i] += dR[i];
         if (b) {
+            /* the bounds of R_c carried over by Cauchy-Schwarz: |cross| <= 2 sqrt(R_c R_bias),
+             * so R lies in [(sqrt(R_c) - sqrt(R_bias))^2, (sqrt(R_c) + sqrt(R_bias))^2] */
+            double sb = sqrt(b->risk_bias);
+            double su = sqrt(fmax(res->upper[i], 0.0)), sl = sqrt(fmax(res->lower[i], 0.0));
             res->risk[i] += cross + b->risk_bias;
-            res->upper[i] += cross + b->risk_bias;
-            res->lower[i] += cross + b->risk_bias;
+            if (isfinite(res->upper[i])) /* NAN past upper_until stays NAN */
+                res->upper[i] = (su + sb) * (su + sb);
+            if (isfinite(res->lower[i]))
+                res->lower[i] = sl > sb ? (sl - sb) * (sl - sb) : 0.0;
             if (i == 0)
                 res->data_cross_start = cross;
             if (i == P - 1)
                 res->data_cross_final = cross;
         }
-        if (res->test_mse) {
-            double q = 0, lin = 0;
-            const double *S = data->test_sigma;
-            if (tc) {
-                for (long j = 0; j < d; j++) {
-                    double s = 0;
-                    for (long k = 0; k < d; k++)
-                        s += S[j * d + k] * mvec[k];
-                    q += mvec[j] * s;
-                    if (data->test_b)
-                        lin += mvec[j] * data->test_b[j];
-                }
-            } else { /* planted: E over theta* of m^T Sigma_t m, m_j = -psi_j theta*_j */
-                for (long j = 0; j < d; j++) {
-                    double psi = exp(-ds->lambda[j] * I[i]);
-                    q += S[j * d + j] * psi * psi * r2 / (double)d;
-                }
-            }
-            double c_t = data->planted ? m->tau2 : data->test_c;
-            res->test_mse[i] = q - 2.0 * lin + c_t + 2.0 * fmax(Rc - meanpart, 0.0);
-        }
+        if (res->test_mse)
+            res->test_mse[i] = test_mse_at(m, data, tc != NULL, mvec, I[i]) +
+                               2.0 * fmax(Rc - meanpart, 0.0);
     }
     res->risk_before_final_noise += dR[P - 1];
     if (b)

@@ -55,6 +55,21 @@ static void put_block(hdp_matrix *m, long i0, long k, const double *buf)
         memcpy(m->f64 + off, buf, count * sizeof(double));
 }
 
+/* rows i0..i0+k-1 of buf (centred and scaled) into m, rotated into the eigenbasis first
+ * (buf U^T, through tmp) when the dataset is */
+static void put_rotated(const hdp_dataset *ds, hdp_matrix *m, long i0, long k, const double *buf,
+                        double *tmp)
+{
+    const long d = m->d;
+    if (ds->rotated) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)k, (blasint)d, (blasint)d,
+                    1.0, buf, (blasint)d, ds->u, (blasint)d, 0.0, tmp, (blasint)d);
+        put_block(m, i0, k, tmp);
+    } else {
+        put_block(m, i0, k, buf);
+    }
+}
+
 static void mean_row(const hdp_matrix *m, double *mean)
 {
     size_t d = (size_t)m->d;
@@ -176,13 +191,7 @@ static void transform(hdp_dataset *ds, double *buf, double *tmp)
                 ds->residual[i0 + r] = z;
                 tau2 += z * z;
             }
-        if (ds->rotated) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)k, (blasint)d,
-                        (blasint)d, 1.0, buf, (blasint)d, ds->u, (blasint)d, 0.0, tmp, (blasint)d);
-            put_block(m, i0, k, tmp);
-        } else {
-            put_block(m, i0, k, buf);
-        }
+        put_rotated(ds, m, i0, k, buf, tmp);
     }
     ds->tau2 = tau2 / (double)m->n;
 }
@@ -370,13 +379,7 @@ hdp_status hdp_dataset_apply(const hdp_dataset *ds, hdp_matrix *rows, const char
     for (long i0 = 0; i0 < rows->n; i0 += br) {
         long k = rows->n - i0 < br ? rows->n - i0 : br;
         get_block(rows, i0, k, ds->mean, ds->scale, buf);
-        if (ds->rotated) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)k, (blasint)d,
-                        (blasint)d, 1.0, buf, (blasint)d, ds->u, (blasint)d, 0.0, tmp, (blasint)d);
-            put_block(rows, i0, k, tmp);
-        } else {
-            put_block(rows, i0, k, buf);
-        }
+        put_rotated(ds, rows, i0, k, buf, tmp);
     }
     free(buf);
     free(tmp);

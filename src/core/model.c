@@ -1,6 +1,6 @@
 /*
  * model.c — schema v1 of the model files, the core's part: its sections ([data] ...
- * [validate]) as tables of keys (core/schema.h) whose defaults are the built-in default
+ * [validate], [sgd] with its combinations) as tables of keys (core/schema.h) whose defaults are the built-in default
  * model, the names of its enums, the schema's entries for documentation, hdp_model_init
  * (every registered section's defaults) and hdp_model_free, and the file:line location of
  * messages shared by reading and finalize. Reading the files and --set is in
@@ -30,6 +30,8 @@ static const char *const noise_names[] = {"gaussian", "student", "rademacher", "
                                           "laplace",  "uniform", "mixture",    "empirical",
                                           NULL};
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
+static const char *const sampling_names[] = {"one-pass", "shuffle", "poisson", NULL};
+static const char *const accountant_names[] = {"pld", "rdp", NULL}; /* hdp_accountant_kind */
 
 #define OFF(f) offsetof(hdp_model, f)
 /* a core section: its keys are fields of hdp_model; no checks of its own at finalize (the
@@ -47,6 +49,11 @@ static const hdp_schema_key data_keys[] = {
      "aspect ratio d/n (> 0); n = round(d/gamma); the later of gamma and n wins"},
     {"n", HDP_KEY_LONG, OFF(n), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e12, NULL,
      "number of samples = steps (integer in [1, 1e12]; 0 = from gamma)"},
+    {"train_size", HDP_KEY_LONG, OFF(train_size), "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e7,
+     NULL,
+     "sgd.sampling = shuffle | poisson: N synthetic training rows (Gaussian, the model's "
+     "spectrum, target and label noise) drawn once per Monte Carlo run (integer in [0, 1e7], "
+     "train_size x d <= 1e8; 0 = none)"},
     {"spectrum", HDP_KEY_ENUM, OFF(spectrum), "powerlaw", 0, 0, 0, spectrum_names,
      "covariance spectrum: isotropic | powerlaw | twolevel | file"},
     {"spectrum_alpha", HDP_KEY_DOUBLE, OFF(spectrum_alpha), "0.5", HDP_R_LO_CLOSED, 0, 0, NULL,
@@ -116,7 +123,10 @@ static const hdp_schema_key data_keys[] = {
      "5 standard errors of 0; the values are centred); relative to the model file; tau^2 is "
      "their variance"},
 };
-CORE_SECTION(data);
+/* [data] train_size and the finite training set's combinations with [sgd] and [clip]
+ * (model_finalize.c) */
+static const hdp_schema_section data_section = {"data", data_keys, HDP_SCHEMA_NKEYS(data_keys),
+                                                0, hdp_finite_finalize};
 
 static const hdp_schema_key clip_keys[] = {
     {"c", HDP_KEY_DOUBLE, OFF(c), "0.3", HDP_R_LO_OPEN | HDP_R_INF | HDP_R_HI_CLOSED, 0, 1e50, NULL,
@@ -162,6 +172,55 @@ static const hdp_schema_key schedule_keys[] = {
      "non-increasing"},
 };
 CORE_SECTION(schedule);
+
+/* [sgd]: how the rows form batches. The keys' own ranges are their rows; the combinations
+ * (with data.n and each other) are sgd_finalize's. */
+static const hdp_schema_key sgd_keys[] = {
+    {"batch", HDP_KEY_LONG, OFF(batch), "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e12, NULL,
+     "batch size B (integer in [1, 1e12]): the clipped gradients of B rows averaged per step; "
+     "poisson: the expected size, q = B/N; one-pass: B <= n"},
+    {"epochs", HDP_KEY_LONG, OFF(epochs), "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL,
+     "passes over the training set (integer in [1, 1e6]); one-pass: 1"},
+    {"sampling", HDP_KEY_ENUM, OFF(sampling), "one-pass", 0, 0, 0, sampling_names,
+     "one-pass (each row once, in consecutive batches of B; the private noise tied to the "
+     "schedule and [privacy]) | shuffle (each epoch a random permutation cut into batches) | "
+     "poisson (each step every row with probability q = B/N)"},
+    {"noise_multiplier", HDP_KEY_DOUBLE, OFF(noise_multiplier), "0",
+     HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e6, NULL,
+     "shuffle | poisson: sigma in [0, 1e6], noise N(0, sigma^2 C^2 I) added to the sum of the "
+     "batch's clipped gradients; 0 = the smallest sigma that meets the [privacy] budget by "
+     "accountant; one-pass: must be 0"},
+    {"accountant", HDP_KEY_ENUM, OFF(accountant), "pld", 0, 0, 0, accountant_names,
+     "pld | rdp: the accountant that calibrates noise_multiplier and reports epsilon "
+     "(hdpsgd accountant)"},
+};
+
+/* [sgd]'s combinations: one-pass uses each of the n rows once (B <= n, one epoch) and ties
+ * its noise to the schedule (no noise_multiplier). */
+static hdp_status sgd_finalize(hdp_model *m, hdp_error *err)
+{
+    if (m->sampling != HDP_SAMPLING_ONE_PASS)
+        return HDP_OK;
+    if (m->batch > m->n)
+        return hdp_model_fail_key(m, "sgd", "batch", err,
+                                  "batch = %ld exceeds the n = %ld rows of sampling = one-pass "
+                                  "(each row once): need batch <= n",
+                                  m->batch, m->n);
+    if (m->epochs > 1)
+        return hdp_model_fail_key(m, "sgd", "epochs", err,
+                                  "epochs = %ld with sampling = one-pass (each row used once): "
+                                  "several epochs need sgd.sampling = shuffle or poisson",
+                                  m->epochs);
+    if (m->noise_multiplier != 0)
+        return hdp_model_fail_key(m, "sgd", "noise_multiplier", err,
+                                  "noise_multiplier = %g with sampling = one-pass, whose private "
+                                  "noise is tied to the schedule and the [privacy] budget: "
+                                  "leave it 0, or use sgd.sampling = shuffle or poisson",
+                                  m->noise_multiplier);
+    return HDP_OK;
+}
+static const hdp_schema_section sgd_section = {"sgd", sgd_keys, HDP_SCHEMA_NKEYS(sgd_keys), 0,
+                                               sgd_finalize};
 
 static const hdp_schema_key ode_keys[] = {
     {"bins", HDP_KEY_LONG, OFF(bins), "0", HDP_R_LO_CLOSED | HDP_R_AUTO | HDP_R_HI_CLOSED,
@@ -218,11 +277,12 @@ CORE_SECTION(validate);
 /* The core's sections, in the order of the model files (the families' follow them:
  * hdp_family_sections). */
 const hdp_schema_section *const hdp_core_sections[] = {
-    &data_section, &clip_section, &privacy_section, &schedule_section,
+    &data_section, &clip_section, &privacy_section, &schedule_section, &sgd_section,
     &ode_section,  &sim_section,  &sde_section,     &validate_section, NULL};
 
 const char *hdp_spectrum_name(hdp_spectrum_kind k) { return spectrum_names[k]; }
 const char *hdp_noise_name(hdp_noise_kind k) { return noise_names[k]; }
+const char *hdp_sampling_name(hdp_sampling_kind k) { return sampling_names[k]; }
 
 int hdp_model_schema_entry(int i, const char **section, const char **key,
                            const char **default_text, const char **help)
@@ -298,6 +358,8 @@ void hdp_model_free(hdp_model *m)
     free(m->file_lambda);
     free(m->file_energy);
     hdp_data_release(m->data);
+    hdp_data_arrays_release(m->arrays);
+    m->arrays = NULL;
     m->table_t = m->table_eta = m->file_lambda = m->file_energy = NULL;
     m->data = NULL;
     m->table_len = 0;

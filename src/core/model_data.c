@@ -17,6 +17,117 @@
 #include <string.h>
 #include <time.h>
 
+struct hdp_data_arrays {
+    long refs;
+    hdp_matrix X, Xt;
+    double *y, *yt;
+};
+
+void hdp_data_arrays_release(struct hdp_data_arrays *a)
+{
+    if (a && __atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        hdp_matrix_free(&a->X);
+        hdp_matrix_free(&a->Xt);
+        free(a->y);
+        free(a->yt);
+        free(a);
+    }
+}
+
+struct hdp_data_arrays *hdp_data_arrays_retain(struct hdp_data_arrays *a)
+{
+    if (a)
+        __atomic_add_fetch(&a->refs, 1, __ATOMIC_RELAXED);
+    return a;
+}
+
+/* a copy of n values, each finite (else HDP_EINPUT naming what, row and column of d) */
+static hdp_status copy_finite(const double *src, long n, long d, const char *what, double **out,
+                              hdp_error *err)
+{
+    *out = malloc(sizeof(double) * (size_t)(n * d > 0 ? n * d : 1));
+    if (!*out)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for %s (%ld values)", what, n * d);
+    for (long k = 0; k < n * d; k++) {
+        if (!isfinite(src[k])) {
+            free(*out);
+            *out = NULL;
+            return hdp_fail(err, HDP_EINPUT, "%s: row %ld, column %ld is not finite (%g)", what,
+                            k / d + 1, k % d + 1, src[k]);
+        }
+        (*out)[k] = src[k];
+    }
+    return HDP_OK;
+}
+
+hdp_status hdp_model_set_data_arrays(hdp_model *m, const double *X, long n, long d,
+                                     const double *y, const double *Xt, long nt,
+                                     const double *yt, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, X);
+    if (n < 2 || d < 1 || (Xt && nt < 1))
+        return hdp_fail(err, HDP_EINPUT,
+                        "the arrays: X has %ld rows and %ld columns%s: need at least 2 rows and "
+                        "1 column (and a held-out set of at least 1 row)", n, d,
+                        Xt ? " with a held-out set" : "");
+    struct hdp_data_arrays *a = calloc(1, sizeof *a);
+    if (!a)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the arrays");
+    a->refs = 1;
+    hdp_status st = copy_finite(X, n, d, "the array X", &a->X.f64, err);
+    a->X.n = n, a->X.d = d;
+    if (st == HDP_OK && y)
+        st = copy_finite(y, n, 1, "the array y", &a->y, err);
+    if (st == HDP_OK && Xt) {
+        st = copy_finite(Xt, nt, d, "the array X_test", &a->Xt.f64, err);
+        a->Xt.n = nt, a->Xt.d = d;
+    }
+    if (st == HDP_OK && Xt && yt)
+        st = copy_finite(yt, nt, 1, "the array y_test", &a->yt, err);
+    if (st == HDP_OK)
+        st = hdp_model_set(m, "data.source=file", err);
+    if (st != HDP_OK) {
+        hdp_data_arrays_release(a);
+        return st;
+    }
+    hdp_data_arrays_release(m->arrays);
+    m->arrays = a;
+    m->finalized = 0;
+    return HDP_OK;
+}
+
+/* a copy of an array matrix as the rows a reader would give */
+static hdp_status copy_matrix(const hdp_matrix *src, hdp_matrix *dst, hdp_error *err)
+{
+    memset(dst, 0, sizeof *dst);
+    size_t k = (size_t)src->n * (size_t)src->d;
+    dst->f64 = malloc(sizeof(double) * (k ? k : 1));
+    if (!dst->f64)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for a copy of the arrays");
+    memcpy(dst->f64, src->f64, sizeof(double) * k);
+    dst->n = src->n;
+    dst->d = src->d;
+    return HDP_OK;
+}
+
+/* labels given as an array: copied, mapped to ±1 */
+static hdp_status array_labels(const hdp_model *m, const double *src, long n, const char *what,
+                               double **y, hdp_error *err)
+{
+    *y = malloc(sizeof(double) * (size_t)n);
+    if (!*y)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the labels");
+    memcpy(*y, src, sizeof(double) * (size_t)n);
+    double pos[HDP_LIST_ITEMS];
+    int np = hdp_schema_list_values(m->labels_positive, pos, HDP_LIST_ITEMS);
+    hdp_error e;
+    hdp_error_clear(&e);
+    if (np > 0 && hdp_labels_map_pm1(*y, n, pos, np, what, &e) != HDP_OK)
+        return hdp_model_range_fail(m, "data", "labels_positive", err, "%s", e.msg);
+    return HDP_OK;
+}
+
 const hdp_data *hdp_model_data(const hdp_model *m)
 {
     return m && m->data_source == HDP_SOURCE_FILE ? m->data : NULL;
@@ -77,7 +188,9 @@ static hdp_status read_labels(const hdp_model *m, const char *key, const char *p
 
 static hdp_status check_keys(const hdp_model *m, int labels, hdp_error *err)
 {
-    if (!m->features[0])
+    const struct hdp_data_arrays *a = m->features[0] ? NULL : m->arrays;
+    int test = m->test_features[0] || (a && a->Xt.f64), test_labels = m->test_labels[0] || (a && a->yt);
+    if (!m->features[0] && !a)
         return hdp_model_range_fail(m, "data", "source", err,
                                     "source = file needs data.features (an N x d matrix: .npy, "
                                     ".csv or IDX)");
@@ -97,10 +210,10 @@ static hdp_status check_keys(const hdp_model *m, int labels, hdp_error *err)
         return hdp_model_range_fail(m, "data", "labels_positive", err,
                                     "labels_positive maps the classes of data.labels, which is "
                                     "not given");
-    if (m->test_labels[0] && !m->test_features[0])
+    if (test_labels && !test)
         return hdp_model_range_fail(m, "data", "test_labels", err,
                                     "test_labels without data.test_features");
-    if (m->test_features[0] && labels && !m->test_labels[0])
+    if (test && labels && !test_labels)
         return hdp_model_range_fail(m, "data", "test_features", err,
                                     "test_features with the least-squares target needs "
                                     "data.test_labels");
@@ -155,17 +268,24 @@ static hdp_status load_test(const hdp_model *m, hdp_data *d, hdp_error *err)
 {
     hdp_error e;
     hdp_error_clear(&e);
-    if (hdp_matrix_read(m->test_features, &d->test_rows, &e) != HDP_OK)
+    const struct hdp_data_arrays *a = m->test_features[0] ? NULL : m->arrays;
+    const char *what = a ? "the array X_test" : m->test_features;
+    if (a) {
+        if (copy_matrix(&a->Xt, &d->test_rows, err) != HDP_OK)
+            return HDP_ENOMEM;
+    } else if (hdp_matrix_read(m->test_features, &d->test_rows, &e) != HDP_OK) {
         return key_fail(m, "test_features", &e, err);
-    if (hdp_dataset_apply(&d->train, &d->test_rows, m->test_features, &e) != HDP_OK)
+    }
+    if (hdp_dataset_apply(&d->train, &d->test_rows, what, &e) != HDP_OK)
         return key_fail(m, "test_features", &e, err);
     d->test_n = d->test_rows.n;
     d->has_test = 1;
     d->test_mse_star = NAN;
     if (d->planted)
         return test_moments(d, err);
-    hdp_status st = read_labels(m, "test_labels", m->test_labels, d->test_n, "test_features",
-                                &d->test_y, err);
+    hdp_status st = a ? array_labels(m, a->yt, d->test_n, "the array y_test", &d->test_y, err)
+                      : read_labels(m, "test_labels", m->test_labels, d->test_n, "test_features",
+                                    &d->test_y, err);
     if (st != HDP_OK)
         return st;
     d->test_mse_star = hdp_dataset_mse(&d->train, &d->test_rows, d->test_y, d->test_n);
@@ -177,7 +297,8 @@ static hdp_status load_test(const hdp_model *m, hdp_data *d, hdp_error *err)
 /* Read and prepare the data set of m (source = file) into a new hdp_data (refs = 1). */
 static hdp_status load(const hdp_model *m, hdp_data **out, hdp_error *err)
 {
-    int labels = m->labels[0] != '\0';
+    const struct hdp_data_arrays *a = m->features[0] ? NULL : m->arrays;
+    int labels = m->labels[0] != '\0' || (a && a->y);
     hdp_status st = check_keys(m, labels, err);
     if (st != HDP_OK)
         return st;
@@ -193,12 +314,16 @@ static hdp_status load(const hdp_model *m, hdp_data **out, hdp_error *err)
     double *y = NULL;
     hdp_error e;
     hdp_error_clear(&e);
-    if (hdp_matrix_read(m->features, &rows, &e) != HDP_OK) {
+    if (a) {
+        if ((st = copy_matrix(&a->X, &rows, err)) != HDP_OK)
+            goto fail;
+    } else if (hdp_matrix_read(m->features, &rows, &e) != HDP_OK) {
         st = key_fail(m, "features", &e, err);
         goto fail;
     }
     if (labels && !d->planted &&
-        (st = read_labels(m, "labels", m->labels, rows.n, "features", &y, err)) != HDP_OK)
+        (st = a ? array_labels(m, a->y, rows.n, "the array y", &y, err)
+                : read_labels(m, "labels", m->labels, rows.n, "features", &y, err)) != HDP_OK)
         goto fail;
     if (hdp_model_given(m, "data", "d") && m->d != rows.d) {
         st = hdp_model_range_fail(m, "data", "d", err,
@@ -214,7 +339,7 @@ static hdp_status load(const hdp_model *m, hdp_data **out, hdp_error *err)
                                                      m->features, e.msg);
         goto fail;
     }
-    if (m->test_features[0] && (st = load_test(m, d, err)) != HDP_OK)
+    if ((m->test_features[0] || (a && a->Xt.f64)) && (st = load_test(m, d, err)) != HDP_OK)
         goto fail;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     d->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

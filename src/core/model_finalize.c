@@ -125,7 +125,10 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
                               "%s:%d: expected %d number%s per line (%s of [%s] %s; decimal "
                               "notation), got '%s'",
                               path, lineno, cols, cols > 1 ? "s" : "",
-                              cols > 1 ? "t and eta" : !strcmp(key, "noise_file") ? "one label-noise value" : "one eigenvalue", section, key, line);
+                              cols > 1                      ? "t and eta"
+                              : !strcmp(key, "noise_file") ? "one label-noise value"
+                                                           : "one eigenvalue",
+                              section, key, line);
                 goto done;
             }
             if (ok < 0) {
@@ -571,5 +574,19 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
     if (why)
         return hdp_fail(err, HDP_EINPUT, "model %s: %s", m->source[0] ? m->source : "(zeroed)",
                         why);
+    return HDP_OK;
+}
+
+hdp_status hdp_model_require_one_pass(const hdp_model *m, const char *what, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, what);
+    if (m->sampling != HDP_SAMPLING_ONE_PASS)
+        return hdp_model_fail_key(m, "sgd", "sampling", err,
+                                  "sampling = %s (epochs = %ld): %s covers one pass only "
+                                  "(sgd.sampling = one-pass, sgd.epochs = 1); the theory of "
+                                  "several epochs on a finite training set is not built "
+                                  "(docs/theory.md §3.11)",
+                                  hdp_sampling_name(m->sampling), m->epochs, what);
     return HDP_OK;
 }

@@ -43,6 +43,10 @@ hdp_status hdp_model_origin_set(hdp_model *m, int i, const char *where, int line
 
 /* hdp_model_finalize; keep_tables: a spectrum file and schedule table already loaded are
  * kept, not read again (hdp_model_with, for a key they do not depend on). */
+/* [data] section's finalize: data.train_size and standard DP-SGD's combinations with [sgd]
+ * and [clip] (core/finite.c) */
+hdp_status hdp_finite_finalize(hdp_model *m, hdp_error *err);
+
 hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err);
 
 /* When key is a form of the privacy budget (rho, rho_zcdp, epsilon): the other forms count
@@ -56,5 +60,8 @@ hdp_status hdp_model_load_data(hdp_model *m, int keep, hdp_error *err);
 /* The clipping biases cached with a data set, released with it (data_bias.c). */
 struct hdp_data_cache;
 void hdp_data_cache_free(struct hdp_data_cache *c);
+/* Arrays given in memory (hdp_model_set_data_arrays): shared by copies (model_data.c). */
+struct hdp_data_arrays *hdp_data_arrays_retain(struct hdp_data_arrays *a);
+void hdp_data_arrays_release(struct hdp_data_arrays *a);
 
 #endif

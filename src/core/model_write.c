@@ -76,6 +76,18 @@ static void write_budget(const hdp_model *m, FILE *out, const char *prefix)
             prefix, a, b, c, d);
 }
 
+/* After data.tau2 in a CSV header: where the variance of a law that derives it came from
+ * (mixture, empirical: finalize replaced the value given, docs/theory.md §2.3). */
+static void write_tau2_origin(const hdp_model *m, FILE *out, const char *prefix)
+{
+    if (m->noise == HDP_NOISE_MIXTURE)
+        fprintf(out, "%s; tau2 is derived: the variance of the mixture (mixture_* below)\n", prefix);
+    else if (m->noise == HDP_NOISE_EMPIRICAL)
+        fprintf(out, "%s; tau2 is derived: the variance of the %ld centred values of the empirical "
+                "law (noise_file below, or a sample given in memory)\n",
+                prefix, m->noise_len);
+}
+
 static void write_model(const hdp_model *m, FILE *out, const char *prefix,
                         const char *const *families, int derived)
 {
@@ -107,6 +119,8 @@ static void write_model(const hdp_model *m, FILE *out, const char *prefix,
             continue;
         }
         fprintf(out, "%s%s = %s\n", prefix, k->key, buf);
+        if (budget && !strcmp(r.section->name, "data") && !strcmp(k->key, "tau2"))
+            write_tau2_origin(m, out, prefix);
     }
     if (budget && section && !strcmp(section->name, "privacy"))
         write_budget(m, out, prefix); /* [privacy] was the last section */

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/ode_cvode.h"
 #include "core/ode_erk.h"
+#include "core/problem_internal.h"
 #include "core/risk_ode.h"
 
 #include <math.h>
@@ -208,8 +209,11 @@ static hdp_status solve_joint(const hdp_model *m, const hdp_risk_ode *o, long po
 {
     int erk_failed = 0;
     snprintf(res->solver, sizeof res->solver, "cvode");
-    if (m->ode_solver == HDP_ODE_DOP853 ||
-        (m->ode_solver == HDP_ODE_AUTO && hdp_rode_stiffness(o) <= erk_max_stiffness(m, o->m))) {
+    /* DOP853's stages are polynomials in lambda of the one-sample form (ode_erk.c): the
+     * batch's lambda^2 terms (kappa > 0) are CVODE's */
+    if (o->kappa == 0 &&
+        (m->ode_solver == HDP_ODE_DOP853 ||
+         (m->ode_solver == HDP_ODE_AUTO && hdp_rode_stiffness(o) <= erk_max_stiffness(m, o->m)))) {
         const char *why = "";
         double t_reached = 0;
         int bins_done = 0;
@@ -237,22 +241,21 @@ static hdp_status solve_joint(const hdp_model *m, const hdp_risk_ode *o, long po
 
 /* Integrate on the bins of sp with `points` output points (docs/theory.md §3): the risk and
  * its bounds together (solve_joint), or apart when that fails (solve_apart). */
-static hdp_status solve_binned(const hdp_model *m, hdp_clip *clip, const hdp_spectrum *sp,
-                               long points, hdp_ode_result *res, hdp_error *err)
+static hdp_status solve_binned(const hdp_problem *pb, const hdp_spectrum *sp, long points,
+                               hdp_ode_result *res, hdp_error *err)
 {
+    const hdp_model *m = pb->model;
     hdp_status st = alloc_result(res, points, err);
     if (st != HDP_OK)
         return st;
     hdp_risk_ode o;
     double *held = NULL;
     long held_counts[2] = {0, 0};
-    st = hdp_rode_init(&o, m, sp, clip, err);
+    hdp_rode_init_problem(&o, pb, sp);
     res->bins = sp->m;
-    res->eta_sup = hdp_sched_eta_sup(&o.sched);
+    res->eta_sup = pb->eta_sup;
     res->stable = res->eta_sup < 2.0 / m->gamma;
     res->upper_until = res->lower_until = 1.0;
-    if (st != HDP_OK)
-        goto done;
     double t0 = now_seconds();
     st = solve_joint(m, &o, points, res, &held, held_counts, &t0, err);
     if (st == HDP_ENUMERIC && (held || m->ode_solver != HDP_ODE_DOP853))
@@ -268,49 +271,56 @@ done:
     return st;
 }
 
-/* the model and its clipping factors, fitted once for all the solves of one call */
-typedef struct {
-    const hdp_model *m;
-    hdp_clip *clip;
-} solve_ctx;
-
-/* a trial of bins = auto: two output points */
+/* a trial of bins = auto (ctx: the problem): two output points */
 static hdp_status trial_solve(void *ctx, const hdp_spectrum *spec, long k, double *risk,
                               hdp_error *err)
 {
     (void)k;
-    const solve_ctx *sc = ctx;
     hdp_ode_result trial;
-    hdp_status st = solve_binned(sc->m, sc->clip, spec, 2, &trial, err);
+    hdp_status st = solve_binned(ctx, spec, 2, &trial, err);
     *risk = trial.final_risk;
     hdp_ode_result_free(&trial);
     return st;
 }
 
-/* bins = auto refines spec in place (hdp_rode_auto_bins); then the solve on its bins */
-static hdp_status solve_spectrum(const hdp_model *m, hdp_clip *clip, hdp_spectrum *spec,
-                                 hdp_ode_result *res, hdp_error *err)
+/* The solve on the problem's bins; bins = auto refines a copy of them first
+ * (hdp_rode_auto_bins) */
+static hdp_status solve_problem(const hdp_problem *pb, hdp_ode_result *res, hdp_error *err)
 {
-    hdp_status st = HDP_OK;
-    double binning = 0;
-    if (m->bins == HDP_BINS_AUTO) {
+    const hdp_model *m = pb->model;
+    hdp_status st;
+    if (m->bins != HDP_BINS_AUTO) {
+        st = solve_binned(pb, &pb->spec, m->points, res, err);
+    } else {
+        hdp_spectrum spec; /* bins = auto refines the bins: on a copy */
+        st = hdp_spectrum_copy(&pb->spec, &spec, err);
         double t0 = now_seconds(); /* the trials' wall time, apart from the final solve */
-        solve_ctx sc = {m, clip};
-        st = hdp_rode_auto_bins(m, spec, trial_solve, &sc, err);
-        binning = now_seconds() - t0;
+        if (st == HDP_OK)
+            st = hdp_rode_auto_bins(m, &spec, trial_solve, (void *)pb, err);
+        double binning = now_seconds() - t0;
+        if (st == HDP_OK)
+            st = solve_binned(pb, &spec, m->points, res, err);
+        res->binning_seconds = binning;
+        hdp_spectrum_free(&spec);
     }
-    if (st == HDP_OK)
-        st = solve_binned(m, clip, spec, m->points, res, err);
-    res->binning_seconds = binning;
+    hdp_clip_table_info info; /* the wall time of the fit of the problem's factors */
+    hdp_clip_table_get(pb->clip, &info);
+    res->clip_fit_seconds = info.seconds;
     return st;
 }
 
-/* the wall time of the fit of clip, into a result the solve has filled */
-static void fit_time(const hdp_clip *clip, hdp_ode_result *res)
+/* [sgd]: the ODE is that of one pass (batched or not, docs/theory.md §3.11); its batch terms
+ * are CVODE's (solve_joint) */
+static hdp_status batch_check(const hdp_model *m, hdp_error *err)
 {
-    hdp_clip_table_info info;
-    hdp_clip_table_get(clip, &info);
-    res->clip_fit_seconds = info.seconds;
+    hdp_status st = hdp_model_require_one_pass(m, "the risk ODE", err);
+    if (st == HDP_OK && m->batch > 1 && m->ode_solver == HDP_ODE_DOP853)
+        st = hdp_model_fail_key(m, "ode", "solver", err,
+                                "solver = dop853 integrates the ODE of batch 1 only (its stages "
+                                "are polynomials of that form); sgd.batch = %ld needs "
+                                "solver = cvode or auto",
+                                m->batch);
+    return st;
 }
 
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
@@ -318,21 +328,15 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
     HDP_ZERO(res);
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    memset(res, 0, sizeof *res);
-    hdp_clip *clip = hdp_clip_alloc_fitted(m, m->c, err); /* once for every solve below */
-    if (!clip)
-        return err ? err->status : HDP_ENOMEM;
-    hdp_spectrum spec;
-    hdp_status st = hdp_spectrum_build(m, &spec, err);
+    hdp_problem pb; /* checks m */
+    hdp_status st = hdp_problem_build_solver(m, &pb, err);
+    if (st == HDP_OK && batch_check(m, err) != HDP_OK)
+        st = HDP_EINPUT;
     if (st == HDP_OK)
-        st = solve_spectrum(m, clip, &spec, res, err);
+        st = solve_problem(&pb, res, err);
     if (st == HDP_OK)
-        st = hdp_data_ode_correct(m, clip, res, err);
-    hdp_spectrum_free(&spec);
-    fit_time(clip, res);
-    hdp_clip_free(clip);
+        st = hdp_data_ode_correct(m, pb.clip, res, err);
+    hdp_problem_free(&pb);
     return st;
 }
 
@@ -343,26 +347,15 @@ hdp_status hdp_ode_solve_problem(const hdp_model *m, const hdp_problem *pb, hdp_
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, pb);
     HDP_REQUIRE(err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
+    if (hdp_problem_check(pb, m, "hdp_ode_solve_problem", err) != HDP_OK ||
+        batch_check(m, err) != HDP_OK)
         return HDP_EINPUT;
-    if (hdp_problem_check(pb, m, "hdp_ode_solve_problem", err) != HDP_OK)
-        return HDP_EINPUT;
-    hdp_clip *clip = hdp_clip_alloc_fitted(m, m->c, err); /* once for every solve below */
-    if (!clip)
-        return err ? err->status : HDP_ENOMEM;
-    hdp_status st;
-    if (m->bins != HDP_BINS_AUTO) {
-        st = solve_binned(m, clip, &pb->spec, m->points, res, err);
-    } else {
-        hdp_spectrum spec; /* bins = auto refines the bins: on a copy */
-        st = hdp_spectrum_copy(&pb->spec, &spec, err);
-        if (st == HDP_OK)
-            st = solve_spectrum(m, clip, &spec, res, err);
-        hdp_spectrum_free(&spec);
-    }
+    if (pb->model != m) /* m was checked when pb was built from it */
+        return hdp_fail(err, HDP_EINPUT, "hdp_ode_solve_problem: the problem was not built from "
+                        "this model: build it with hdp_problem_build");
+    memset(res, 0, sizeof *res);
+    hdp_status st = solve_problem(pb, res, err);
     if (st == HDP_OK)
-        st = hdp_data_ode_correct(m, clip, res, err);
-    fit_time(clip, res);
-    hdp_clip_free(clip);
+        st = hdp_data_ode_correct(m, pb->clip, res, err);
     return st;
 }

@@ -8,7 +8,10 @@
  *   eta_cap = min(2/gamma, sup eta~ rounded up to a power of 2),
  * the largest rate of the Jacobian (diagonal plus rank one, docs/theory.md §3) for the schedule
  * (mu <= 1, V' <= 1), so that h times the rate stays below 1, well inside the real
- * stability interval of RK4 (2.78); at most 1/base_steps; and at most
+ * stability interval of RK4 (2.78); the batch's diagonal rate kappa eta~^2 mu^2 lambda^2
+ * (docs/theory.md §3.11) is not in it: it is x = (B/n) eta~ mu lambda times the descent's
+ * 2 eta~ mu lambda / 2, at most that rate while the batched algorithm's own step is stable
+ * (x < 2), so h times the rate stays below 2; at most 1/base_steps; and at most
  * rel_step eta~/|eta~'| where the schedule bends (optimal: t + a; linear-noise:
  * 2 (1 - t), graded towards t = 1 where sqrt(1 - t) is singular). The grid therefore
  * depends on the schedule's kind, its knots, the power of two above eta~(0) and
@@ -22,7 +25,9 @@
  * (h or h/2) Ybar_s, and the parameters collect kbar_s^T df/dparam at stage s.
  */
 #include "core/ode_grad.h"
+#include "core/problem_internal.h"
 #include "core/check.h"
+#include "hdpsgd/dataset.h"
 #include "core/schedule_kinds.h"
 
 #include <math.h>
@@ -94,6 +99,33 @@ static int rhs(clip_set *cs, const sched_pt *p, const double *y, double *f)
     return hdp_rode_rhs(o, &cf, y, f);
 }
 
+/* The batch's terms' part of the parameters' adjoints (docs/theory.md §3.11): with
+ * k2 = kappa eta~^2, d/deta~ of l^2 (alpha2 D + beta2) = l^2 (-2 kappa eta~ mu^2 D +
+ * 3 kappa gamma eta~^2 mu V) and of l kappa eta~ mu q = l kappa mu q; d/dc = l^2 k2 (-2 mu mu_c D +
+ * gamma eta~ (mu_c V + mu V_c)) + l kappa eta~ q (mu_c + 2 mu / c) (mu_c, V_c: the
+ * c-derivatives; q = qf sigma~^2 with qf ~ c^2); *q_bar: the multiplier of dq/dparam,
+ * kappa eta~ mu sum_j kbar_j l_j. */
+static void batch_adjoint(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *Y,
+                          const double *kbar, double mu_c, double V_c, double c, int dc,
+                          double *e_bar, double *c_bar, double *q_bar)
+{
+    double eta = cf->eta, k = o->kappa, g = o->gamma, k2 = k * eta * eta, q = cf->q;
+    double eD = -2.0 * k * eta * cf->mu * cf->mu, e0 = 3.0 * k * g * eta * eta * cf->mu * cf->V;
+    double cD = -2.0 * k2 * cf->mu * mu_c, c0 = k2 * g * eta * (mu_c * cf->V + cf->mu * V_c);
+    double dqdc = c > 0 && isfinite(c) ? 2.0 * q / c : 0.0;
+    double se = 0, sc = 0, sl = 0;
+    for (long j = 0; j < o->m; j++) {
+        double l = o->lambda[j], l2 = l * l, kb = kbar[j];
+        se += kb * l2 * (eD * Y[j] + e0);
+        sl += kb * l;
+        if (dc)
+            sc += kb * l2 * (cD * Y[j] + c0);
+    }
+    *e_bar += se + sl * k * cf->mu * q;
+    *c_bar += sc + (dc ? sl * k * eta * (mu_c * q + cf->mu * dqdc) : 0.0);
+    *q_bar = k * eta * cf->mu * sl;
+}
+
 /* Adjoint of one stage k = f(t, Y): ybar_out = J^T kbar (J^T = diag(a) + v u^T);
  * parameters += kbar^T df/dparam. */
 static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, const double *Y,
@@ -117,13 +149,16 @@ static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, 
         if (dc)
             c_bar += kb * l * (-2.0 * eta * mu_c * Y[j] + gm * eta * eta * V_c);
     }
+    double q_bar = 0; /* the batch's terms, docs/theory.md §3.11 */
+    if (o->kappa > 0)
+        batch_adjoint(o, &cf, Y, kbar, mu_c, V_c, cs->c, dc != NULL, &e_bar, &c_bar, &q_bar);
     for (long j = 0; j < m; j++) {
         double l = o->lambda[j];
         Ybar[j] = hdp_rode_a(l, &cf) * kbar[j] + o->w[j] * l * ukb;
     }
     if (dsched)
         for (int i = 0; i < p->n; i++)
-            dsched[p->idx[i]] += e_bar * p->de[i] + sum_kb * p->dq[i];
+            dsched[p->idx[i]] += e_bar * p->de[i] + (sum_kb + q_bar) * p->dq[i];
     if (dc) {
         /* q = 2 c^2 gamma^2 sigma~^2: dq/dc = 2 q / c */
         c_bar += sum_kb * (cs->c > 0 && isfinite(cs->c) ? 2.0 * p->q / cs->c : 0.0);
@@ -270,6 +305,7 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     cs->clip = g->clip;
     hdp_rode_init_parts(&cs->ode, &g->spec, g->gamma, privacy ? s->rho : INFINITY, g->R0, s, c,
                         cs->clip);
+    cs->ode.kappa = g->kappa;
     return !cs->clip;
 }
 
@@ -488,16 +524,25 @@ static hdp_status trial_eval(void *ctx, const hdp_spectrum *spec, long k, double
     return HDP_OK;
 }
 
-hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
+hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp_error *err)
 {
     HDP_ZERO(g);
     HDP_REQUIRE(err, g);
-    HDP_REQUIRE(err, m);
-    if (hdp_model_check(m, err) != HDP_OK)
+    HDP_REQUIRE(err, pb);
+    if (hdp_problem_check(pb, NULL, "hdp_ode_grad_init_problem", err) != HDP_OK ||
+        hdp_model_require_one_pass(pb->model, "the risk ODE's gradient (schedule design)", err) !=
+            HDP_OK)
         return HDP_EINPUT;
+    const hdp_model *m = pb->model;
+    if (hdp_model_data(m)) /* docs/theory.md §9: its corrections are applied after a solve */
+        return hdp_fail(err, HDP_EINPUT,
+                        "the exact gradient of the risk ODE does not carry a data set's "
+                        "corrections (the clipping bias, the heteroscedastic term: docs/theory.md "
+                        "§9): design on data.source = file with --method simplex");
     g->gamma = m->gamma;
     g->rho = m->rho;
     g->R0 = 0.5 * m->target_radius * m->target_radius;
+    g->kappa = hdp_rode_kappa(m);
     g->noise = m->noise;
     g->tau2 = m->tau2;
     g->df = m->noise_df;
@@ -509,16 +554,28 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
         memcpy(g->law_sample, g->law.sample, sizeof(double) * g->law.n);
         g->law.sample = g->law_sample;
     }
-    g->clip_range = hdp_clip_range(m);
+    g->clip_range = pb->threshold; /* the range of the problem's factors */
     g->base_steps = 256;
     g->store = (double)HDP_GRAD_STORE;
     g->rel_step = 1.0 / 32.0;
-    hdp_status st = hdp_spectrum_build(m, &g->spec, err);
+    hdp_status st = hdp_spectrum_copy(&pb->spec, &g->spec, err);
     if (st != HDP_OK || m->bins != HDP_BINS_AUTO)
         return st;
-    auto_trial a = {g, {0}, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
-    hdp_sched_from_model(m, &a.s);
+    auto_trial a = {g, pb->sched, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
     st = hdp_rode_auto_bins(m, &g->spec, trial_eval, &a, err);
     drop_scratch(g); /* sized for the last trial's bins */
+    return st;
+}
+
+hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err)
+{
+    HDP_ZERO(g);
+    HDP_REQUIRE(err, g);
+    HDP_REQUIRE(err, m);
+    hdp_problem pb; /* checks m */
+    hdp_status st = hdp_problem_build_solver(m, &pb, err);
+    if (st == HDP_OK)
+        st = hdp_ode_grad_init_problem(g, &pb, err);
+    hdp_problem_free(&pb);
     return st;
 }

@@ -32,6 +32,7 @@
 #include "hdpsgd/error.h"
 #include "hdpsgd/clip.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/problem.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 
@@ -43,6 +44,7 @@
 typedef struct {
     hdp_spectrum spec;      /* the bins (owned) */
     double gamma, rho, R0;  /* R0 = D_j(0) = r*^2 / 2 */
+    double kappa;           /* (B - 1)/n: the batch's terms of the ODE (docs/theory.md §3.11) */
     hdp_noise_kind noise;
     double tau2, df;
     hdp_noise_law law;      /* the label-noise law (its sample: law_sample, owned) */
@@ -68,6 +70,9 @@ typedef struct {
  * discretisation moves by at most spectrum_tol, relative). HDP_ENUMERIC when the model's
  * schedule cannot be integrated; free with hdp_ode_grad_free in every case. */
 hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err);
+/* The same on a built problem (hdpsgd/problem.h): its bins copied, its schedule for
+ * bins = auto, the range of its clipping factors; the model is not checked again. */
+hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp_error *err);
 void hdp_ode_grad_free(hdp_ode_grad *g);
 
 /* Final risk F of schedule s (rho: g's) with clipping constant c; NAN when the

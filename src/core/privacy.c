@@ -66,6 +66,24 @@ double hdp_privacy_accountant_schedule(const hdp_schedule *s, long n)
     return worst;
 }
 
+double hdp_privacy_accountant_batches(const hdp_schedule *s, long n, long B)
+{
+    if (!s || n < 1 || B < 1)
+        return NAN;
+    long double tail = 0;
+    double worst = 0;
+    for (long k = hdp_sched_batch_count(n, B) - 1; k >= 0; k--) {
+        double eta, sigma;
+        long rows;
+        hdp_sched_batch_step(s, n, B, k, &eta, &sigma, &rows);
+        /* one row moves the averaged gradient by at most 2 C / B_k: the sensitivity of the
+         * step is 2 C eta_k / B_k against the noise 2 C sigma_k (B = 1: eta_k exactly) */
+        if (!accountant_step(rows > 1 ? eta / (double)rows : eta, sigma, &tail, &worst))
+            return INFINITY;
+    }
+    return worst;
+}
+
 double hdp_zcdp_epsilon_bs(double rho_z, double delta)
 {
     if (isinf(rho_z))

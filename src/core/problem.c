@@ -5,6 +5,7 @@
  */
 #include "hdpsgd/problem.h"
 #include "core/check.h"
+#include "core/problem_internal.h"
 #include "core/spectrum_internal.h"
 
 #include <math.h>
@@ -34,7 +35,9 @@ double hdp_divergence_threshold(const hdp_model *m, double eta_sup)
     return m->divergence_factor * fmax(r0, priv);
 }
 
-hdp_status hdp_problem_build(const hdp_model *m, hdp_problem *pb, hdp_error *err)
+/* hdp_problem_build; without the accountant (rho_accounted NaN) for the ODE's own problem
+ * (hdp_problem_build_solver, core/problem_internal.h) */
+static hdp_status build(const hdp_model *m, hdp_problem *pb, int accountant, hdp_error *err)
 {
     HDP_ZERO(pb);
     HDP_REQUIRE(err, m);
@@ -50,8 +53,26 @@ hdp_status hdp_problem_build(const hdp_model *m, hdp_problem *pb, hdp_error *err
     pb->n = m->n;
     pb->eta_sup = hdp_sched_eta_sup(&pb->sched);
     pb->threshold = hdp_divergence_threshold(m, pb->eta_sup);
-    pb->rho_accounted = hdp_privacy_accountant_schedule(&pb->sched, m->n);
-    return HDP_OK;
+    pb->rho_accounted = accountant ? hdp_privacy_accountant_batches(&pb->sched, m->n, m->batch) : NAN;
+    /* the factors of the model's label-noise law on [0, the divergence threshold]: through
+     * clip_fit.c's entry, which knows every law's parameters and its range
+     * (hdp_clip_range = pb->threshold) */
+    pb->clip = hdp_clip_alloc_fitted(m, m->c, err);
+    if (!pb->clip)
+        return err ? err->status : HDP_ENOMEM;
+    /* standard DP-SGD on a finite training set: its sigma and epsilon, once (not for the
+     * solvers, which refuse such models) */
+    return accountant ? hdp_finite_privacy_of(m, &pb->sgd, err) : HDP_OK;
+}
+
+hdp_status hdp_problem_build(const hdp_model *m, hdp_problem *pb, hdp_error *err)
+{
+    return build(m, pb, 1, err);
+}
+
+hdp_status hdp_problem_build_solver(const hdp_model *m, hdp_problem *pb, hdp_error *err)
+{
+    return build(m, pb, 0, err);
 }
 
 hdp_status hdp_problem_check(const hdp_problem *pb, const hdp_model *m, const char *who,
@@ -74,5 +95,6 @@ void hdp_problem_free(hdp_problem *pb)
     if (!pb)
         return;
     hdp_spectrum_free(&pb->spec);
+    hdp_clip_free(pb->clip);
     memset(pb, 0, sizeof *pb);
 }

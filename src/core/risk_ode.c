@@ -40,8 +40,17 @@ hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum
         return err ? err->status : HDP_ENOMEM;
     hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius, &s,
                         m->c, clip);
+    o->kappa = hdp_rode_kappa(m);
     o->owns_clip = own;
     return HDP_OK;
+}
+
+void hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp)
+{
+    const hdp_model *m = pb->model;
+    hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius,
+                        &pb->sched, m->c, pb->clip);
+    o->kappa = hdp_rode_kappa(m);
 }
 
 void hdp_rode_free(hdp_risk_ode *o)
@@ -65,24 +74,51 @@ int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y
     return 0;
 }
 
+double hdp_rode_kappa(const hdp_model *m)
+{
+    return m->batch > 1 ? (double)(m->batch - 1) / (double)m->n : 0.0;
+}
+
+/* The batch's terms of a bound (docs/theory.md §3.11): summed over the bins they are
+ * -kappa eta~^2 mu^2 sum_j w_j lambda_j^3 D_j + kappa gamma eta~^3 mu V sum_j w_j lambda_j^3
+ * + kappa eta~ mu q sum_j w_j lambda_j^2, and lambda_min^2 R <= sum_j w_j lambda_j^3 D_j <=
+ * lambda_max^2 R, 1 <= sum_j w_j lambda_j^3 <= lambda_max^2, 1 <= sum_j w_j lambda_j^2 <=
+ * lambda_max. Their value (jac = 0) or R-derivative (jac = 1) at Rb. */
+static double bound_batch(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb,
+                          const hdp_clip_values *cv, int jac)
+{
+    double eta = st->eta, k2 = o->kappa * eta * eta, g = o->gamma;
+    double ld = lower ? o->lmax * o->lmax : o->lmin * o->lmin;
+    double ln = lower ? 1.0 : o->lmax * o->lmax, l2 = lower ? 1.0 : o->lmax;
+    double kq = o->kappa * eta * st->q * l2;
+    if (!jac)
+        return -k2 * cv->mu * cv->mu * ld * Rb + k2 * g * eta * cv->mu * cv->V * ln + kq * cv->mu;
+    return -k2 * ld * (2.0 * cv->mu * cv->dmu * Rb + cv->mu * cv->mu) +
+           k2 * g * eta * (cv->dmu * cv->V + cv->mu * cv->dV) * ln + kq * cv->dmu;
+}
+
 double hdp_rode_bound_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)
 {
-    double eta = st->eta, g = o->gamma;
+    double eta = st->eta, g = o->gamma, f;
     hdp_clip_values cv;
     hdp_clip_eval_values(o->clip, Rb, &cv);
     if (!lower)
-        return -2.0 * o->lmin * eta * cv.mu * Rb + o->lmax * g * eta * eta * cv.V + st->q;
-    return -2.0 * o->lmax * eta * cv.mu * Rb + g * eta * eta * cv.V + st->q;
+        f = -2.0 * o->lmin * eta * cv.mu * Rb + o->lmax * g * eta * eta * cv.V + st->q;
+    else
+        f = -2.0 * o->lmax * eta * cv.mu * Rb + g * eta * eta * cv.V + st->q;
+    return o->kappa > 0 ? f + bound_batch(o, st, lower, Rb, &cv, 0) : f;
 }
 
 double hdp_rode_bound_jac(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)
 {
-    double eta = st->eta, g = o->gamma;
+    double eta = st->eta, g = o->gamma, j;
     hdp_clip_values cv;
     hdp_clip_eval(o->clip, Rb, &cv);
     if (!lower)
-        return -2.0 * o->lmin * eta * (cv.dmu * Rb + cv.mu) + o->lmax * g * eta * eta * cv.dV;
-    return -2.0 * o->lmax * eta * (cv.dmu * Rb + cv.mu) + g * eta * eta * cv.dV;
+        j = -2.0 * o->lmin * eta * (cv.dmu * Rb + cv.mu) + o->lmax * g * eta * eta * cv.dV;
+    else
+        j = -2.0 * o->lmax * eta * (cv.dmu * Rb + cv.mu) + g * eta * eta * cv.dV;
+    return o->kappa > 0 ? j + bound_batch(o, st, lower, Rb, &cv, 1) : j;
 }
 
 double hdp_rode_final_noise(const hdp_risk_ode *o, double eta1)

@@ -3,12 +3,16 @@
  * (internal; the shape of GSL's gsl_odeiv2_system with its step types, or of the one
  * right-hand side that SUNDIALS' CVODE, ERKStep and adjoint share):
  *
- *   dD_j/dt = lambda_j (alpha D_j + beta) + q,   R = sum_j w_j lambda_j D_j,   D_j(0) = R0,
+ *   dD_j/dt = lambda_j (alpha D_j + beta) + lambda_j^2 (alpha2 D_j + beta2) + q,
+ *   R = sum_j w_j lambda_j D_j,   D_j(0) = R0,
  *   alpha = -2 eta~ mu_c(R),  beta = gamma eta~^2 V_c(R),  q = 2 c^2 gamma^2 sigma~^2,
+ *   and for batched one pass (docs/theory.md §3.11; kappa = (B - 1)/n, 0 for B = 1, where
+ *   these terms are skipped) beta += kappa eta~ mu_c q, alpha2 = -kappa eta~^2 mu_c^2,
+ *   beta2 = kappa gamma eta~^3 mu_c V_c,
  *   dR_upper/dt = -2 lambda_min eta~ mu_c(Ru) Ru + lambda_max gamma eta~^2 V_c(Ru) + q,
  *   dR_lower/dt = -2 lambda_max eta~ mu_c(Rl) Rl +            gamma eta~^2 V_c(Rl) + q,
- * its Jacobian on the bins diag(a) + u v^T with a_j = -2 lambda_j eta~ mu, u_j =
- * lambda_j (-2 eta~ mu' D_j + gamma eta~^2 V') and v_j = w_j lambda_j, the final-iterate
+ * its Jacobian on the bins diag(a) + u v^T with a_j = lambda_j alpha + lambda_j^2 alpha2, u_j =
+ * lambda_j (-2 eta~ mu' D_j + gamma eta~^2 V') + lambda_j^2 (ua2 D_j + ub2) and v_j = w_j lambda_j, the final-iterate
  * noise 2 c^2 gamma^2 eta~(1)^2 / rho^2 and the knots of the schedule where q jumps.
  *
  * Built once per problem (bins, schedule, clipping factors, gamma, c, rho, R0); the
@@ -25,6 +29,8 @@
 #include "hdpsgd/error.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/ode.h"
+
+#include "hdpsgd/problem.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 
@@ -36,6 +42,7 @@ typedef struct {
     const double *D0;         /* [m] D_j(0) of a target that is not uniform (borrowed from the
                                  spectrum's bin_energy); NULL: D_j(0) = R0 */
     double qf;                /* 2 c^2 gamma^2 (q = qf sigma~^2; 0 when rho = inf) */
+    double kappa;             /* (B - 1)/n: the batch's terms (docs/theory.md §3.11); 0: B = 1 */
     hdp_schedule sched;
     hdp_clip *clip;           /* mu_c, V_c at c */
     int owns_clip;
@@ -51,6 +58,9 @@ typedef struct {
  * ub = gamma eta~^2 V'). */
 typedef struct {
     double eta, q, mu, V, dmu, dV, alpha, beta, ua, ub;
+    /* the batch's terms (kappa > 0; else 0): alpha2, beta2 and their R-derivatives
+     * ua2 = -2 kappa eta~^2 mu mu', ub2 = kappa gamma eta~^3 (mu' V + mu V') */
+    double alpha2, beta2, ua2, ub2;
 } hdp_rode_coef;
 
 /* The ODE of a finalized model on the bins of sp (borrowed: it must outlive o) with the
@@ -60,12 +70,19 @@ typedef struct {
 hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
                          hdp_clip *clip, hdp_error *err);
 
+/* The ODE of a problem (hdpsgd/problem.h: its model, schedule and clipping factors,
+ * borrowed) on the bins of sp (the problem's, or a refinement of them for bins = auto). */
+void hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp);
+
 /* The same from its parts, with a clipping evaluator at c that the caller owns (the
  * gradient varies the schedule and c). */
 void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, double rho,
                          double R0, const hdp_schedule *s, double c, hdp_clip *clip);
 
 void hdp_rode_free(hdp_risk_ode *o);
+
+/* kappa = (B - 1)/n of a model's [sgd] batch (0 for B = 1): the weight of the batch's terms. */
+double hdp_rode_kappa(const hdp_model *m);
 
 /* eta~(t) and q(t) (inline, as the next two: called at every stage of every step). */
 static inline void hdp_rode_step_at(const hdp_risk_ode *o, double t, hdp_rode_step *st)
@@ -90,14 +107,23 @@ static inline void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, d
     cf->V = cv.V;
     cf->alpha = -2.0 * eta * cv.mu;
     cf->beta = o->gamma * eta * eta * cv.V;
+    double k2 = o->kappa * eta * eta; /* the batch's terms: 0 for B = 1 */
+    if (o->kappa > 0)
+        cf->beta += o->kappa * eta * cv.mu * q;
+    cf->alpha2 = -k2 * cv.mu * cv.mu;
+    cf->beta2 = k2 * o->gamma * eta * cv.mu * cv.V;
     if (!derivs) {
-        cf->dmu = cf->dV = cf->ua = cf->ub = 0.0;
+        cf->dmu = cf->dV = cf->ua = cf->ub = cf->ua2 = cf->ub2 = 0.0;
         return;
     }
     cf->dmu = cv.dmu;
     cf->dV = cv.dV;
     cf->ua = -2.0 * eta * cv.dmu;
     cf->ub = o->gamma * eta * eta * cv.dV;
+    if (o->kappa > 0)
+        cf->ub += o->kappa * eta * cv.dmu * q;
+    cf->ua2 = -2.0 * k2 * cv.mu * cv.dmu;
+    cf->ub2 = k2 * o->gamma * eta * (cv.dmu * cv.V + cv.mu * cv.dV);
 }
 
 /* R = sum_j w_j lambda_j D_j, in bin order. */
@@ -112,17 +138,28 @@ static inline double hdp_rode_risk(const hdp_risk_ode *o, const double *D)
 
 /* The bins' right-hand side f_j and the Jacobian's diagonal a_j and u_j (v_j = w_j lambda_j):
  * one bin of eigenvalue l at D_j = y. */
+/* (B = 1: the batch's terms are exactly 0 and skipped, so that the bits are those of the
+ * one-sample ODE) */
 static inline double hdp_rode_f(double l, double y, const hdp_rode_coef *cf)
 {
-    return l * (cf->alpha * y + cf->beta) + cf->q;
+    double f = l * (cf->alpha * y + cf->beta) + cf->q;
+    if (cf->alpha2 != 0.0 || cf->beta2 != 0.0)
+        f += l * l * (cf->alpha2 * y + cf->beta2);
+    return f;
 }
 static inline double hdp_rode_a(double l, const hdp_rode_coef *cf)
 {
-    return -2.0 * l * cf->eta * cf->mu;
+    double a = -2.0 * l * cf->eta * cf->mu;
+    if (cf->alpha2 != 0.0)
+        a += l * l * cf->alpha2;
+    return a;
 }
 static inline double hdp_rode_u(double l, double y, const hdp_rode_coef *cf)
 {
-    return l * (cf->ua * y + cf->ub);
+    double u = l * (cf->ua * y + cf->ub);
+    if (cf->ua2 != 0.0 || cf->ub2 != 0.0)
+        u += l * l * (cf->ua2 * y + cf->ub2);
+    return u;
 }
 
 /* f = the bins' right-hand side at y (all m); -1 when one is not finite, else 0. */

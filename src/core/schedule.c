@@ -307,3 +307,45 @@ void hdp_sched_step(const hdp_schedule *s, long n, long k, double *eta_k, double
     }
     *sigma_k = sqrt(var);
 }
+
+long hdp_sched_batch_count(long n, long B)
+{
+    if (n < 1 || B < 1)
+        return 0;
+    return n / B + (n % B != 0);
+}
+
+/* the per-row rate of batch k: eta~ at the mean time of its rows, (kB + (B_k - 1)/2)/n,
+ * over n (B = 1: eta~(k/n)/n, hdp_sched_step's eta_k, bit for bit) */
+static double batch_rate(const hdp_schedule *s, long n, long B, long K, long k)
+{
+    long first = k * B, Bk = k < K - 1 ? B : n - first;
+    double mid = (double)first + 0.5 * (double)(Bk - 1);
+    return hdp_sched_eta(s, mid / (double)n) / (double)n;
+}
+
+void hdp_sched_batch_step(const hdp_schedule *s, long n, long B, long k, double *eta_k,
+                          double *sigma_k, long *rows)
+{
+    if (!s || !eta_k || !sigma_k || n < 1 || B < 1)
+        return;
+    long K = hdp_sched_batch_count(n, B), Bk = k < K - 1 ? B : n - k * B;
+    if (rows)
+        *rows = Bk;
+    double a = batch_rate(s, n, B, K, k);
+    *eta_k = (double)Bk * a;
+    if (isinf(s->rho)) {
+        *sigma_k = 0;
+        return;
+    }
+    /* the noise of the schedule on [t_k, t_{k+1}] (B = 1: hdp_sched_step's) */
+    double top = hdp_sched_eta(s, (double)(k * B) / (double)n) / (double)n, var;
+    if (k < K - 1) {
+        double a1 = hdp_sched_eta(s, (double)((k + 1) * B) / (double)n) / (double)n;
+        var = (top * top - a1 * a1) / (s->rho * s->rho);
+        if (var < 0) var = 0; /* non-increasing schedules: only rounding can do this */
+    } else {
+        var = top * top / (s->rho * s->rho);
+    }
+    *sigma_k = sqrt(var);
+}

@@ -464,7 +464,9 @@ static hdp_status set_list(char *dst, const char *value, const char *loc, const 
 int hdp_schema_list_values(const char *text, double *v, int max)
 {
     int n = 0;
-    for (const char *p = text; p && *p && n < max;) {
+    if (!text)
+        return 0;
+    for (const char *p = text; *p && n < max;) {
         char *end;
         double x;
         if (hdp_schema_parse_decimal_prefix(p, &end, &x) <= 0)

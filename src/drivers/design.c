@@ -19,6 +19,7 @@
  * fails scores PENALTY.
  */
 #include "drivers/design_internal.h"
+#include "core/problem_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ static hdp_status solve_at_model(const hdp_model *m, const hdp_design_result *r,
                                  double *risk, hdp_error *err)
 {
     hdp_model mm;
-    hdp_status st = hdp_design_model(m, r, use_table, &mm, err);
+    hdp_status st = design_model(m, r, use_table, &mm, err); /* m: checked with the problem */
     if (st != HDP_OK)
         return st;
     hdp_ode_result o;
@@ -61,7 +62,7 @@ static hdp_status finish(const search *s, const hdp_model *m, double t0, hdp_des
 static hdp_status finish_cancelled(search *s, const hdp_model *m, double t0,
                                    hdp_design_result *res, hdp_error *err);
 
-/* check, search (simplex or bfgs, hdp_design_options), finish */
+/* the problem (without the accountant, which the designer does not read), then the search */
 hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
                                const hdp_design_options *opt, const hdp_design_result *hints,
                                int nhints, hdp_design_result *res, hdp_error *err)
@@ -70,8 +71,27 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, res);
-    if (hdp_model_check(m, err) != HDP_OK)
+    hdp_problem pb; /* checks m */
+    hdp_status st = hdp_problem_build_solver(m, &pb, err);
+    if (st == HDP_OK)
+        st = hdp_design_optimize_problem(&pb, family, opt, hints, nhints, res, err);
+    hdp_problem_free(&pb);
+    return st;
+}
+
+/* check, search (simplex or bfgs, hdp_design_options), finish */
+hdp_status hdp_design_optimize_problem(const hdp_problem *pb, hdp_design_family family,
+                                       const hdp_design_options *opt,
+                                       const hdp_design_result *hints, int nhints,
+                                       hdp_design_result *res, hdp_error *err)
+{
+    HDP_ZERO(res);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, res);
+    if (hdp_problem_check(pb, NULL, "hdp_design_optimize_problem", err) != HDP_OK)
         return HDP_EINPUT;
+    const hdp_model *m = pb->model;
     memset(res, 0, sizeof *res);
     res->family = family;
     hdp_status st = check_request(family, opt, err);
@@ -80,6 +100,7 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     search *s;
     if ((st = search_new(m, family, opt, &s, err)) != HDP_OK)
         return st;
+    s->pb = pb;
     double t0 = design_now_seconds();
     hdp_gsl_quiet();
     /* the ODE solves stop at their next step when cancelled (issue 29) */
@@ -87,11 +108,11 @@ hdp_status hdp_design_optimize(const hdp_model *m, hdp_design_family family,
     if (opt->method == HDP_DESIGN_SIMPLEX)
         st = design_search_simplex(s, hints, nhints, err);
     else
-        st = design_search_bfgs(s, m, hints, nhints, res, err);
-    if (st == HDP_OK && !design_cancel_asked(opt))
+        st = design_search_bfgs(s, hints, nhints, res, err);
+    if (st == HDP_OK && !design_cancel_asked(s))
         st = finish(s, m, t0, res, err);
     hdp_cancel_flag_set(old_cancel);
-    if (st != HDP_ECANCELLED && design_cancel_asked(opt)) /* whatever the solve then said */
+    if (st != HDP_ECANCELLED && design_cancel_asked(s)) /* whatever the solve then said */
         st = finish_cancelled(s, m, t0, res, err);
     search_free(s);
     return st;

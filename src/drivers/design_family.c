@@ -31,6 +31,33 @@ const char *hdp_design_family_column(hdp_design_family f)
     return (f >= 0 && f < HDP_FAMILY_COUNT) ? family_columns[f] : "?";
 }
 
+/* the what of the designer's progress reports (hdpsgd/design.h), per family and event */
+static const char *const progress_what[HDP_FAMILY_COUNT][HDP_DESIGN_EVENT_COUNT] = {
+    {"output", "output scan", "output round", "output level"},
+    {"linear-noise", "linear-noise scan", "linear-noise round", "linear-noise level"},
+    {"inverse-time", "inverse-time scan", "inverse-time round", "inverse-time level"},
+    {"pl", "pl scan", "pl round", "pl level"},
+};
+
+const char *hdp_design_progress_what(hdp_design_family f, hdp_design_event e)
+{
+    if ((int)f < 0 || f >= HDP_FAMILY_COUNT || (int)e < 0 || e >= HDP_DESIGN_EVENT_COUNT)
+        return "?";
+    return progress_what[f][e];
+}
+
+int hdp_design_progress_event(const char *what, hdp_design_family *family)
+{
+    for (int f = 0; what && f < HDP_FAMILY_COUNT; f++)
+        for (int e = 0; e < HDP_DESIGN_EVENT_COUNT; e++)
+            if (!strcmp(what, progress_what[f][e])) {
+                if (family)
+                    *family = (hdp_design_family)f;
+                return e;
+            }
+    return -1;
+}
+
 int hdp_design_family_parse(const char *name)
 {
     if (!name)
@@ -296,6 +323,12 @@ hdp_status hdp_design_model(const hdp_model *base, const hdp_design_result *r, i
     HDP_REQUIRE(err, out);
     if (hdp_model_check(base, err) != HDP_OK)
         return HDP_EINPUT;
+    return design_model(base, r, use_table, out, err);
+}
+
+hdp_status design_model(const hdp_model *base, const hdp_design_result *r, int use_table,
+                        hdp_model *out, hdp_error *err)
+{
     hdp_status st = hdp_model_copy(out, base, err); /* the spectrum file's values too */
     if (st != HDP_OK)
         return st;

@@ -17,6 +17,7 @@
 
 typedef struct {
     const hdp_model *base;
+    const hdp_problem *pb;       /* the problem base was checked and built with */
     hdp_model work;              /* m at the search settings (hdp_model_with); its schedule
                                     design_apply's, its table s->kt, s->ke */
     hdp_design_family family;
@@ -26,6 +27,7 @@ typedef struct {
     int cancel_seen;             /* cancelled: solves_done the solves before the stop (the
                                     objective then sets solves = max_solves to end the loops) */
     long solves_done;
+    int stop;                    /* the progress callback asked to stop (as opt->cancel) */
     double best, best_p[MAX_PARAMS];
     int restart;
     const hdp_design_options *opt;
@@ -47,10 +49,13 @@ int design_nparams(hdp_design_family f, int K, int tune_clip);
 void design_decode(const search *s, const double *p, hdp_design_result *r);
 void design_apply(hdp_model *w, const hdp_design_result *r, double *t, double *eta);
 hdp_status design_make_table(hdp_design_result *r, long N, hdp_error *err);
+/* hdp_design_model on a base model already checked (the designer's problem's) */
+hdp_status design_model(const hdp_model *base, const hdp_design_result *r, int use_table,
+                        hdp_model *out, hdp_error *err);
 
 /* design_search.c: the searches at fixed K */
-int design_cancel_asked(const hdp_design_options *opt);
-void design_report(search *s, int periodic);
+int design_cancel_asked(const search *s);
+void design_report(search *s, hdp_design_event e);
 double design_eval_p(search *s, const double *p);
 void design_scan(search *s, const hdp_design_result *hints, int nhints);
 void design_nelder_mead(search *s, double step);
@@ -62,7 +67,7 @@ hdp_status design_search_simplex(search *s, const hdp_design_result *hints, int 
 
 /* design_refine.c: method bfgs, refined in the knots */
 void design_pl_start_from(const search *s, const hdp_design_result *prev, double *p);
-hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_result *hints,
+hdp_status design_search_bfgs(search *s, const hdp_design_result *hints,
                               int nhints, hdp_design_result *res, hdp_error *err);
 
 #endif

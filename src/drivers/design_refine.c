@@ -36,8 +36,11 @@ static void report_level(search *s, hdp_design_result *level)
     level->final_risk = level->table_final_risk = NAN;
     if (design_make_table(level, 0, &err) != HDP_OK)
         return; /* out of memory: no table to report, the search goes on */
-    hdp_design_progress pr = {s->family, s->solves, s->best, s->restart, 0, level};
-    s->opt->progress(&pr, s->opt->progress_user);
+    if (s->opt->level)
+        *s->opt->level = level;
+    design_report(s, HDP_DESIGN_LEVEL);
+    if (s->opt->level)
+        *s->opt->level = NULL;
     hdp_design_result_free(level); /* the table only; the schedule stays */
 }
 
@@ -55,8 +58,8 @@ static void keep_level(search *s, const hdp_design_result *level, const hdp_desi
  * coarser level's optimum, then BFGS from the best starts; --refine (pl) doubles the knots'
  * segments until the search risk moves by less than refine_tol, recording each level in res.
  * A cancellation ends it early (HDP_OK; the caller reports it). */
-hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_result *hints,
-                              int nhints, hdp_design_result *res, hdp_error *err)
+hdp_status design_search_bfgs(search *s, const hdp_design_result *hints, int nhints,
+                              hdp_design_result *res, hdp_error *err)
 {
     const hdp_design_options *opt = s->opt;
     s->g = calloc(1, sizeof *s->g);
@@ -66,7 +69,7 @@ hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_re
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
         goto done;
     }
-    if ((st = hdp_ode_grad_init(s->g, m, err)) != HDP_OK)
+    if ((st = hdp_ode_grad_init_problem(s->g, s->pb, err)) != HDP_OK)
         goto done;
     long budget = s->max_solves;
     int refine = opt->refine && s->family == HDP_FAMILY_PL;
@@ -80,12 +83,12 @@ hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_re
             double p[MAX_PARAMS];
             design_pl_start_from(s, level, p);
             design_eval_p(s, p);
-            if (design_cancel_asked(opt) && !(s->best < PENALTY)) {
+            if (design_cancel_asked(s) && !(s->best < PENALTY)) {
                 keep_level(s, level, res); /* cancelled before the new level's first point */
                 goto done;
             }
         }
-        if (design_cancel_asked(opt) || (st = design_check_scan(s, err)) != HDP_OK)
+        if (design_cancel_asked(s) || (st = design_check_scan(s, err)) != HDP_OK)
             goto done;
         design_bfgs_search(s, s->start_p, s->start_f, s->nstart);
         design_decode(s, s->best_p, level);
@@ -94,7 +97,7 @@ hdp_status design_search_bfgs(search *s, const hdp_model *m, const hdp_design_re
         res->level_knots[lv] = s->K;
         res->level_risk[lv] = s->best;
         res->levels = lv + 1;
-        if (design_cancel_asked(opt))
+        if (design_cancel_asked(s))
             goto done; /* the level's search was cut short: not a finished level */
         report_level(s, level);
         if (lv > 0 && fabs(res->level_risk[lv - 1] - s->best) <= opt->refine_tol * fabs(s->best))

@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void design_report(search *s, int periodic)
+void design_report(search *s, hdp_design_event e)
 {
-    if (!s->opt->progress)
-        return;
-    hdp_design_progress pr = {s->family, s->solves, s->best, s->restart, periodic, NULL};
-    s->opt->progress(&pr, s->opt->progress_user);
+    if (s->opt->progress &&
+        s->opt->progress(hdp_design_progress_what(s->family, e), s->solves, -1, s->best,
+                         s->opt->progress_user))
+        s->stop = 1; /* as opt->cancel from here on */
 }
 
 /* sigmoid'(p) / sigmoid(p) = 1 - sigmoid(p) inside the clamp of sigmoid, 0 outside */
@@ -98,7 +98,7 @@ out:
  * (simplex: hdp_ode_solve; bfgs: the discretisation of ode_grad.h). */
 static double objective_grad(search *s, const double *p, double *grad)
 {
-    if (s->opt->cancel && *s->opt->cancel) { /* end the scan and every round at once */
+    if (design_cancel_asked(s)) { /* end the scan and every round at once */
         if (!s->cancel_seen) { /* the solves really done, for the result */
             s->cancel_seen = 1;
             s->solves_done = s->solves;
@@ -127,7 +127,7 @@ static double objective_grad(search *s, const double *p, double *grad)
         memcpy(s->best_p, p, sizeof(double) * (size_t)s->np);
     }
     if (s->solves % 100 == 0)
-        design_report(s, 1);
+        design_report(s, HDP_DESIGN_SOLVES);
     return f;
 }
 
@@ -242,7 +242,7 @@ void design_scan(search *s, const hdp_design_result *hints, int nhints)
             p[cl] = log(hints[h].c);
         design_eval_p(s, p);
     }
-    design_report(s, 0);
+    design_report(s, HDP_DESIGN_SCAN);
 }
 
 /* One Nelder-Mead round from best_p with initial steps `step`. */
@@ -342,14 +342,17 @@ void design_bfgs_search(search *s, double (*starts)[MAX_PARAMS], const double *s
             double before = f;
             s->restart++;
             bfgs_round(s, p, &f);
-            design_report(s, 0);
+            design_report(s, HDP_DESIGN_ROUND);
             if (!(before - f > 1e-10 * fabs(f)))
                 break;
         }
     }
 }
 
-int design_cancel_asked(const hdp_design_options *opt) { return opt->cancel && *opt->cancel; }
+int design_cancel_asked(const search *s)
+{
+    return s->stop || (s->opt->cancel && *s->opt->cancel);
+}
 
 /* after the scan: an error when the ODE failed at every candidate */
 hdp_status design_check_scan(const search *s, hdp_error *err)
@@ -368,7 +371,7 @@ hdp_status design_search_simplex(search *s, const hdp_design_result *hints, int 
 {
     const hdp_design_options *opt = s->opt;
     design_scan(s, hints, nhints);
-    if (design_cancel_asked(opt))
+    if (design_cancel_asked(s))
         return HDP_OK;
     hdp_status st = design_check_scan(s, err);
     if (st != HDP_OK)
@@ -377,7 +380,7 @@ hdp_status design_search_simplex(search *s, const hdp_design_result *hints, int 
     for (int r = 1; r <= opt->max_restarts && s->solves < s->max_solves; r++) {
         s->restart = r;
         design_nelder_mead(s, step);
-        design_report(s, 0);
+        design_report(s, HDP_DESIGN_ROUND);
         if (r >= 2 && prev - s->best <= 1e-6 * fabs(s->best))
             break;
         prev = s->best;

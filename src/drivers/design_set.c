@@ -3,6 +3,7 @@
  * order, earlier families seeding the pl search, the best kept; hdp_design_set_free.
  */
 #include "drivers/design_internal.h"
+#include "core/problem_internal.h"
 
 #include <string.h>
 
@@ -14,7 +15,24 @@ hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUN
     HDP_REQUIRE(err, want);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, d);
-    if (hdp_model_check(m, err) != HDP_OK)
+    hdp_problem pb; /* checks m; the designer does not read the accountant */
+    hdp_status st = hdp_problem_build_solver(m, &pb, err);
+    if (st == HDP_OK)
+        st = hdp_design_set_run_problem(&pb, want, opt, d, err);
+    hdp_problem_free(&pb);
+    return st;
+}
+
+hdp_status hdp_design_set_run_problem(const hdp_problem *pb, const int want[HDP_FAMILY_COUNT],
+                                      const hdp_design_options *opt, hdp_design_set *d,
+                                      hdp_error *err)
+{
+    HDP_ZERO(d);
+    HDP_REQUIRE(err, pb);
+    HDP_REQUIRE(err, want);
+    HDP_REQUIRE(err, opt);
+    HDP_REQUIRE(err, d);
+    if (hdp_problem_check(pb, NULL, "hdp_design_set_run_problem", err) != HDP_OK)
         return HDP_EINPUT;
     memset(d, 0, sizeof *d);
     d->best = -1;
@@ -26,7 +44,8 @@ hdp_status hdp_design_set_run(const hdp_model *m, const int want[HDP_FAMILY_COUN
         int nh = 0;
         for (int g = 0; g < f; g++)
             if (d->done[g]) hints[nh++] = d->res[g];
-        hdp_status st = hdp_design_optimize(m, f, opt, nh ? hints : NULL, nh, &d->res[f], err);
+        hdp_status st =
+            hdp_design_optimize_problem(pb, f, opt, nh ? hints : NULL, nh, &d->res[f], err);
         if (st == HDP_ECANCELLED && d->res[f].unconverged)
             d->done[f] = 1; /* the best so far, kept */
         if (st == HDP_ECANCELLED)

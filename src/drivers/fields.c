@@ -13,6 +13,7 @@
 #include "hdpsgd/ncsweep.h"
 #include "hdpsgd/netexp.h"
 #include "hdpsgd/rates.h"
+#include "hdpsgd/rf.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
@@ -97,7 +98,8 @@ static const hdp_field mc_fields[] = {
     REAL_AS(hdp_mc_result, "divergence_threshold", threshold,
             "a run diverged when its excess risk exceeded this"),
     REAL(hdp_mc_result, rho_accounted,
-         "the accountant of docs/theory.md §6 on the realised schedule (null/inf: no noise)"),
+         "the accountant of docs/theory.md §6 on the realised schedule (inf: no noise; null: "
+         "sgd.sampling = shuffle | poisson, see epsilon)"),
     END,
 };
 const hdp_field_table hdp_mc_fields = {
@@ -113,7 +115,9 @@ static double get_threads(const void *obj, const void *ctx)
 
 /* the run's time fields, after the model's in the JSON */
 static const hdp_field mc_run_fields[] = {
-    INT(hdp_mc_result, steps, "steps per run: n (sim) or round(1/h) (sde)"),
+    INT(hdp_mc_result, steps,
+        "steps per run: ceil(n/B) (sim; n for batch 1), round(1/h) (sde), ceil(E/q) (poisson) "
+        "or E ceil(N/B) (shuffle)"),
     REAL(hdp_mc_result, seconds, "wall time, seconds"),
     GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"),
     END,
@@ -252,6 +256,34 @@ static const hdp_field mc_data_columns[] = {
 const hdp_field_table hdp_mc_data_columns = {
     "mc_data_columns", "DP-SGD on a data set's rows with a held-out set: its CSV columns",
     mc_data_columns, NULL};
+
+/* standard DP-SGD on a finite training set (hdp_mc_result.sgd, hdpsgd/finite.h) */
+static double get_sgd_steps(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return (double)((const hdp_mc_result *)obj)->sgd.compositions;
+}
+
+static const hdp_field mc_sgd_fields[] = {
+    REAL_AS(hdp_mc_result, "noise_multiplier", sgd.noise_multiplier,
+            "sigma: N(0, sigma^2 C^2 I) on the sum of the batch's clipped gradients, C = c sqrt(d) "
+            "(sgd.noise_multiplier, or calibrated from the [privacy] budget when it is 0)"),
+    BOOL_AS(hdp_mc_result, "noise_calibrated", sgd.calibrated, 0,
+            "noise_multiplier was calibrated from the [privacy] budget by sgd.accountant"),
+    REAL_AS(hdp_mc_result, "sample_rate", sgd.sample_rate, "q = B/N, sgd.batch over data.train_size"),
+    GET("accounted_steps", HDP_FIELD_INT, get_sgd_steps,
+        "the Gaussian mechanisms composed: the steps (poisson) or the epochs (shuffle: each row in "
+        "one batch per epoch, no amplification)"),
+    REAL_AS(hdp_mc_result, "epsilon", sgd.epsilon,
+            "epsilon at delta by sgd.accountant: Poisson-subsampled under add/remove neighbours, "
+            "shuffle under replace-one (docs/theory.md §6.6; null: no noise)"),
+    REAL_AS(hdp_mc_result, "delta", sgd.delta, "delta of the model (privacy.delta)"),
+    END,
+};
+const hdp_field_table hdp_mc_sgd_fields = {
+    "mc_sgd", "standard DP-SGD on a finite training set in hdpsgd sim (sgd.sampling = shuffle | "
+              "poisson): its noise multiplier, sample rate and epsilon; its steps are steps",
+    mc_sgd_fields, NULL};
 
 /* ---- the validator ---- */
 
@@ -580,6 +612,18 @@ static const hdp_field kl_epoch_fields[] = {
     AT(hdp_kl_run_result, "kl_init_sd", kl_init_sd,
        "standard deviation over initialisations of the per-initialisation estimate"),
     AT(hdp_kl_run_result, "kl_max", kl_mc_max, "max over the removed samples of the means"),
+    AT(hdp_kl_run_result, "lemma32_bound", lemma32_bound,
+       "Ye et al.'s Lemma 3.2 KL bound at this epoch (linearised network; null for the real "
+       "network or beyond a double)"),
+    AT(hdp_kl_run_result, "lemma32_exp_term", lemma32_exp,
+       "its part exponential in T (gradient-difference fluctuation during training)"),
+    AT(hdp_kl_run_result, "lemma32_log10_bound", lemma32_log10,
+       "log10 of the Lemma 3.2 bound, finite where the bound overflows a double"),
+    REAL(hdp_kl_run_result, lemma32_diff0, "Lemma 3.2's E||Delta_0||^2 (j*, at initialisation)"),
+    REAL(hdp_kl_run_result, lemma32_grad0, "Lemma 3.2's E||grad L(W_0; D)||^2"),
+    REAL(hdp_kl_run_result, lemma32_beta,
+         "Lemma 3.2's smoothness constant beta: l''_max max_i ||J(x_i)||_F^2"),
+    REAL(hdp_kl_run_result, lemma32_rank, "Lemma 3.2's rank(M_T): the largest rank of K"),
     END,
 };
 const hdp_field_table hdp_kl_epoch_fields = {
@@ -667,16 +711,107 @@ const hdp_field_table hdp_netexp_cell_fields = {
     "netexp_cell", "one variant at one point of hdpsgd net --vs (under dp: none, rf_, gd_)",
     netexp_cell_fields, NULL};
 
+/* ---- DP-GD on random features: the test loss's two terms (hdpsgd rf) ---- */
+
+static const hdp_field rf_terms_fields[] = {
+    REAL(hdp_rf_sim_result, noise_term,
+         "the test loss's noise term at T (Bombari-Mondelli, Eq. 20): mean over the test set of "
+         "the variance of phi^T theta_T over the runs (null for one run)"),
+    REAL(hdp_rf_sim_result, noise_term_stderr, "its jackknife standard error over the runs"),
+    REAL(hdp_rf_sim_result, noise_term_exact,
+         "its closed form for the recursion DP-GD follows without clipping"),
+    REAL(hdp_rf_sim_result, noise_term_ou, "its closed form for the OU process (the paper's)"),
+    REAL(hdp_rf_sim_result, early_stopping_term,
+         "the early-stopping term (Eq. 21): mean over the test set of (E phi^T theta_T - "
+         "phi^T theta*)^2, theta* the min-norm interpolator (null for one run)"),
+    REAL(hdp_rf_sim_result, early_stopping_term_stderr, "its jackknife standard error"),
+    REAL(hdp_rf_sim_result, early_stopping_term_exact,
+         "its closed form for the recursion DP-GD follows without clipping"),
+    REAL(hdp_rf_sim_result, early_stopping_term_ou,
+         "its closed form for the OU process (gradient flow; the paper's)"),
+    END,
+};
+const hdp_field_table hdp_rf_terms_fields = {
+    "rf_terms", "the noise and early-stopping terms of DP-GD's test loss (hdpsgd rf)",
+    rf_terms_fields, NULL};
+
+/* ---- a user's data set (hdpsgd dataset) ---- */
+
+#define DS_COL(nm, m, h)                                                                       \
+    {.name = nm, .kind = HDP_FIELD_COLUMN, .offset = offsetof(hdp_dataset_summary, m),         \
+     .length = offsetof(hdp_dataset_summary, d), .format = "%.17g",                            \
+     .flags = HDP_FIELD_JSON_ARRAY, .help = h}
+
+static const hdp_field dataset_fields[] = {
+    INT(hdp_dataset_summary, n, "rows N"),
+    INT(hdp_dataset_summary, d, "features d per row"),
+    TEXT(hdp_dataset_summary, storage,
+         "float32 (every value of the file is exactly a float32) or float64"),
+    BOOL_AS(hdp_dataset_summary, "center", center, 0, "the mean row (and label) was subtracted"),
+    TEXT(hdp_dataset_summary, scale, "trace (mean eigenvalue 1) or none"),
+    REAL(hdp_dataset_summary, scale_factor, "the factor the rows were multiplied by"),
+    REAL(hdp_dataset_summary, trace_raw, "tr Sigma before scaling, Sigma = X'X/N"),
+    REAL(hdp_dataset_summary, trace, "tr Sigma of the prepared rows (d for scale = trace)"),
+    DS_COL("eigenvalues", eigenvalues, "the eigenvalues of Sigma, decreasing (d)"),
+    END,
+};
+const hdp_field_table hdp_dataset_fields = {
+    "dataset", "a user's data set prepared as the empirical model of docs/theory.md §9 "
+               "(hdpsgd dataset)",
+    dataset_fields, NULL};
+
+static const hdp_field dataset_classes_fields[] = {
+    INT(hdp_dataset_summary, positive_count, "labels mapped to +1 (the classes given)"),
+    END,
+};
+const hdp_field_table hdp_dataset_classes_fields = {
+    "dataset_classes", "the labels mapped to +1 and -1 by their classes", dataset_classes_fields,
+    NULL};
+
+static const hdp_field dataset_labels_fields[] = {
+    REAL(hdp_dataset_summary, ridge, "ridge of the least-squares target"),
+    REAL(hdp_dataset_summary, label_mean, "the labels' mean subtracted (0 without centring)"),
+    REAL(hdp_dataset_summary, label_variance, "(1/N) sum y_i^2 of the labels as used"),
+    REAL(hdp_dataset_summary, theta_norm, "|theta*|, theta* = (Sigma + ridge I)^-1 X'y/N"),
+    REAL(hdp_dataset_summary, risk0, "R(0) = theta*' Sigma theta* / 2, the excess risk at theta = 0"),
+    REAL(hdp_dataset_summary, residual_variance,
+         "tau^2 = (1/N) sum (y_i - x_i'theta*)^2, the residuals' variance"),
+    DS_COL("energy", energy, "D_j(0) = (d/2)(u_j'theta*)^2 per eigendirection (d)"),
+    END,
+};
+const hdp_field_table hdp_dataset_labels_fields = {
+    "dataset_labels", "the least-squares target of a data set with labels", dataset_labels_fields,
+    NULL};
+
+static const hdp_field dataset_test_fields[] = {
+    INT(hdp_dataset_summary, test_n, "held-out rows"),
+    END,
+};
+const hdp_field_table hdp_dataset_test_fields = {
+    "dataset_test", "the held-out rows, prepared as the training rows", dataset_test_fields, NULL};
+
+static const hdp_field dataset_test_labels_fields[] = {
+    REAL(hdp_dataset_summary, test_mse,
+         "(1/n) sum (y - label_mean - x'theta*)^2 on the held-out rows"),
+    END,
+};
+const hdp_field_table hdp_dataset_test_labels_fields = {
+    "dataset_test_labels", "the target's error on the held-out rows", dataset_test_labels_fields,
+    NULL};
+
 /* ---- lookup ---- */
 
 static const hdp_field_table *const tables[] = {
     &hdp_ode_fields,           &hdp_mc_fields,       &hdp_mc_run_fields, &hdp_mc_rows_fields,
+    &hdp_mc_sgd_fields,
     &hdp_validate_side_fields, &hdp_validate_fields, &hdp_validate_sde_fields, &hdp_model_fields,
     &hdp_privacy_fields, &hdp_nonexpansive_fields, &hdp_accountant_fields, &hdp_accountant_query_fields,
     &hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields, &hdp_si_result_fields,
     &hdp_si_problem_fields, &hdp_si_params_fields, &hdp_rates_fit_fields,
-    &hdp_kl_epoch_fields, &hdp_net_fields, &hdp_netexp_cell_fields, &hdp_ode_data_fields,
-    &hdp_ode_data_columns, &hdp_mc_data_fields, &hdp_mc_data_columns,
+    &hdp_kl_epoch_fields, &hdp_rf_terms_fields, &hdp_dataset_fields, &hdp_dataset_classes_fields,
+    &hdp_dataset_labels_fields, &hdp_dataset_test_fields, &hdp_dataset_test_labels_fields,
+    &hdp_ode_data_fields, &hdp_ode_data_columns, &hdp_mc_data_fields, &hdp_mc_data_columns,
+    &hdp_net_fields, &hdp_netexp_cell_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

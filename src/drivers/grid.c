@@ -6,6 +6,7 @@
 #include "hdpsgd/grid.h"
 #include "core/check.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,13 +70,15 @@ hdp_status hdp_grid_run(const hdp_grid_spec *spec, hdp_grid_result *res, hdp_err
         res->done++;
         if (st != HDP_OK)
             res->failed++;
-        if (spec->progress)
-            spec->progress(spec->user, i, res->done, spec->count, row, st, &perr);
         if (st != HDP_OK && !spec->keep_going) {
             if (err)
                 *err = perr;
             return st;
         }
+        if (st == HDP_OK && spec->progress &&
+            spec->progress("grid point", i + 1, spec->count, NAN, spec->user))
+            return hdp_fail(err, HDP_ECANCELLED, "stopped after point %ld of %ld", i + 1,
+                            spec->count);
     }
     return HDP_OK;
 }

@@ -371,10 +371,25 @@ static int mc_progress(const char *what, long done, long total, double value, vo
     return 0;
 }
 
-/* the model's Monte Carlo options, with the caller's threads, and its cancel flag and
- * progress callback through p */
-static void mc_options(const hdp_model *m, int threads, hdp_handle_relay *p, hdp_mc_options *opt)
+void hdp_handle_relay_init(hdp_handle_relay *p, volatile int *cancel, hdp_progress_fn progress,
+                           void *user)
 {
+    p->own = 0;
+    p->cancel = cancel ? cancel : &p->own;
+    p->progress = progress;
+    p->user = user;
+}
+
+/* A Monte Carlo job's start: the model checked, the relay p of the caller's cancel flag (p's
+ * own when NULL) and progress callback, and the model's Monte Carlo options with the caller's
+ * threads, its cancel flag and progress through p */
+hdp_status hdp_handle_mc_begin(const hdp_model *m, int threads, volatile int *cancel,
+                               hdp_progress_fn progress, void *user, hdp_handle_relay *p,
+                               hdp_mc_options *opt, hdp_error *err)
+{
+    if (hdp_model_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
+    hdp_handle_relay_init(p, cancel, progress, user);
     hdp_mc_options_from_model(m, opt);
     opt->threads = threads;
     opt->cancel = p->cancel;
@@ -382,13 +397,20 @@ static void mc_options(const hdp_model *m, int threads, hdp_handle_relay *p, hdp
         opt->progress = mc_progress;
         opt->progress_user = p;
     }
+    return HDP_OK;
 }
 
-void hdp_handle_design_progress(const hdp_design_progress *pr, void *user)
+/* the designer's reports to the caller's callback with the family's name as what (as before
+ * the designer took hdp_progress_fn: Python sees "pl", not "pl scan") */
+int hdp_handle_design_progress(const char *what, long done, long total, double value, void *user)
 {
     hdp_handle_relay *p = user;
-    if (p->progress(hdp_design_family_name(pr->family), pr->ode_solves, -1, pr->best_risk, p->user))
+    hdp_design_family f = HDP_FAMILY_PL;
+    if (hdp_design_progress_event(what, &f) < 0)
+        return 0;
+    if (p->progress(hdp_design_family_name(f), done, total, value, p->user))
         *p->cancel = 1;
+    return 0;
 }
 
 /* ---- the jobs ---- */
@@ -441,12 +463,10 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     int sde = !strcmp(method, "sde");
     if (!sde && strcmp(method, "sim"))
         return hdp_fail(err, HDP_EINPUT, "unknown method '%s': expected sim or sde", method);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    volatile int own = 0;
-    hdp_handle_relay p = {cancel ? cancel : &own, progress, user};
+    hdp_handle_relay p;
     hdp_mc_options opt;
-    mc_options(m, threads, &p, &opt);
+    if (hdp_handle_mc_begin(m, threads, cancel, progress, user, &p, &opt, err) != HDP_OK)
+        return HDP_EINPUT;
     double *finals = NULL;
     if (keep_runs) {
         finals = malloc(sizeof(double) * (size_t)(opt.runs > 0 ? opt.runs : 1));
@@ -466,7 +486,9 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         hdp_rec_fields(r, &hdp_mc_fields, "", &s, m);
         if (finals)
             hdp_rec_col(r, "", "final_risks", finals, s.runs);
-        if (!sde) /* docs/theory.md §6.1: the SDE draws no rows */
+        if (s.sgd.finite) /* standard DP-SGD on a finite training set */
+            hdp_rec_fields(r, &hdp_mc_sgd_fields, "", &s, m);
+        else if (!sde) /* docs/theory.md §6.1: the SDE draws no rows */
             hdp_rec_fields(r, &hdp_mc_rows_fields, "", &s, m);
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
         hdp_rec_fields(r, &hdp_mc_run_fields, "", &s, m);
@@ -489,12 +511,10 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
     HDP_REQUIRE(err, out);
     *out = NULL;
     HDP_REQUIRE(err, m);
-    if (hdp_model_check(m, err) != HDP_OK)
-        return HDP_EINPUT;
-    volatile int own = 0;
-    hdp_handle_relay p = {cancel ? cancel : &own, progress, user};
+    hdp_handle_relay p;
     hdp_mc_options opt;
-    mc_options(m, threads, &p, &opt);
+    if (hdp_handle_mc_begin(m, threads, cancel, progress, user, &p, &opt, err) != HDP_OK)
+        return HDP_EINPUT;
     hdp_validate_result v;
     hdp_status st = hdp_validate_run(m, &opt, with_sde, &v, err);
     if (st != HDP_OK) {

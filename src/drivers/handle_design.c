@@ -80,8 +80,8 @@ hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, in
     if (knots < 2 || knots > HDP_DESIGN_MAX_KNOTS)
         return hdp_fail(err, HDP_EINPUT, "knots = %d: the pl family needs 2 to %d knots", knots,
                         HDP_DESIGN_MAX_KNOTS);
-    volatile int own = 0;
-    hdp_handle_relay p = {cancel ? cancel : &own, progress, user};
+    hdp_handle_relay p;
+    hdp_handle_relay_init(&p, cancel, progress, user);
     hdp_design_options opt;
     hdp_design_options_init(&opt);
     opt.knots = knots;
@@ -181,8 +181,8 @@ hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count
         free(models);
         return st;
     }
-    volatile int own = 0;
-    hdp_handle_relay p = {cancel ? cancel : &own, progress, user};
+    hdp_handle_relay p;
+    hdp_handle_relay_init(&p, cancel, progress, user);
     hdp_design_options opt;
     hdp_design_options_init(&opt);
     opt.tune_clip = tune_clip != 0;

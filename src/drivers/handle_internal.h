@@ -8,16 +8,29 @@
 #include "hdpsgd/design.h"
 #include "hdpsgd/fields.h"
 #include "hdpsgd/handle.h"
+#include "hdpsgd/sim.h"
 
 /* a caller's cancel flag and progress callback, for the library's own callbacks */
 typedef struct {
     volatile int *cancel;
     hdp_progress_fn progress;
     void *user;
+    volatile int own; /* the flag cancel points to when the caller gave none */
 } hdp_handle_relay;
 
+/* the relay of a caller's cancel flag (p's own when NULL) and progress callback */
+void hdp_handle_relay_init(hdp_handle_relay *p, volatile int *cancel, hdp_progress_fn progress,
+                           void *user);
+
+/* A Monte Carlo job's start: the model checked, the relay p of the caller's cancel flag (p's
+ * own when NULL) and progress callback, and the model's Monte Carlo options with the caller's
+ * threads, its cancel flag and progress through p (which must outlive the options) */
+hdp_status hdp_handle_mc_begin(const hdp_model *m, int threads, volatile int *cancel,
+                               hdp_progress_fn progress, void *user, hdp_handle_relay *p,
+                               hdp_mc_options *opt, hdp_error *err);
+
 /* the designer's reports relayed (user: an hdp_handle_relay) */
-void hdp_handle_design_progress(const hdp_design_progress *pr, void *user);
+int hdp_handle_design_progress(const char *what, long done, long total, double value, void *user);
 
 /* building a record: a new one, its columns (copied), numbers and texts, then
  * hdp_rec_finish hands it out (or reports that memory ran out) */

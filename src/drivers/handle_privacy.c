@@ -35,8 +35,9 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
     double rho = m->rho, rho_z = 0.5 * rho * rho, delta = m->delta;
     hdp_schedule s;
     hdp_sched_from_model(m, &s);
-    double acc = hdp_privacy_accountant_schedule(&s, m->n);
-    int acc_ok = (isinf(rho) && isinf(acc)) || fabs(acc - rho) <= 1e-9 * rho;
+    double acc = hdp_privacy_accountant_batches(&s, m->n, m->batch);
+    int acc_ok = (isinf(rho) && isinf(acc)) ||
+                 (m->batch > 1 ? acc <= rho * (1 + 1e-9) : fabs(acc - rho) <= 1e-9 * rho);
     hdp_spectrum spec; /* the accountant's precondition, docs/theory.md §6.1 */
     hdp_nonexpansive ne;
     hdp_status st = hdp_spectrum_build(m, &spec, err);

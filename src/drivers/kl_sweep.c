@@ -97,7 +97,7 @@ typedef struct {
     const hdp_model *m;
     int threads;
     long done, total;
-    hdp_klsweep_progress_fn progress;
+    hdp_progress_fn progress;
     void *user;
     hdp_kl_spec spec; /* of the point that ran last */
 } sweep_ctx;
@@ -160,17 +160,27 @@ static hdp_status sweep_job(void *user, long idx, void *row, hdp_error *err)
     return st;
 }
 
-static void sweep_progress(void *user, long idx, long done, long count, const void *row,
-                           hdp_status st, const hdp_error *err)
+/* the grid's report after point idx = done - 1: a wanted point's to the caller */
+static int sweep_progress(const char *what, long done, long count, double value, void *user)
 {
-    (void)done, (void)count, (void)row, (void)err;
+    (void)what, (void)count, (void)value;
     sweep_ctx *c = user;
-    const int k = (int)(idx % 4);
-    if (st != HDP_OK || !c->sw->want[k])
-        return;
+    const long idx = done - 1;
+    if (!c->sw->want[idx % 4])
+        return 0;
     c->done++;
-    if (c->progress)
-        c->progress(c->sw, (int)(idx / 4), k, &c->spec, c->done, c->total, c->user);
+    return c->progress && c->progress("kl point", c->done, c->total, c->sw->points[idx].kl, c->user);
+}
+
+long hdp_klsweep_index(const int want[4], long nx, long done)
+{
+    int nw = 0, order[4];
+    for (int k = 0; want && k < 4; k++)
+        if (want[k])
+            order[nw++] = k;
+    if (nw == 0 || done < 1 || done > nx * nw)
+        return -1;
+    return (done - 1) / nw * 4 + order[(done - 1) % nw];
 }
 
 hdp_status hdp_klsweep_plan(const hdp_model *m, int by_depth, const long *xs, int nx,
@@ -206,7 +216,7 @@ hdp_status hdp_klsweep_plan(const hdp_model *m, int by_depth, const long *xs, in
 }
 
 hdp_status hdp_klsweep_run(hdp_klsweep *sw, const hdp_model *m, int threads,
-                           hdp_klsweep_progress_fn progress, void *user, hdp_error *err)
+                           hdp_progress_fn progress, void *user, hdp_error *err)
 {
     HDP_REQUIRE(err, sw);
     HDP_REQUIRE(err, sw->points);
@@ -226,8 +236,9 @@ typedef struct {
     const hdp_model *m;
     hdp_klinit *ki;
     int threads;
-    hdp_klinit_progress_fn progress;
+    hdp_progress_fn progress;
     void *user;
+    long done, total;
 } init_ctx;
 
 static hdp_status init_job(void *user, long idx, void *row, hdp_error *err)
@@ -251,14 +262,16 @@ static hdp_status init_job(void *user, long idx, void *row, hdp_error *err)
     int pass = fabs(r->z) <= m->z_tol;
     ki->fails += !pass;
     ki->seconds += r->seconds;
-    if (c->progress)
-        c->progress(ki, i, k, pass, c->user);
+    c->done++;
+    if (c->progress && c->progress("kl init point", c->done, c->total, r->z, c->user))
+        return hdp_fail(err, HDP_ECANCELLED, "kl init: stopped after point %ld of %ld", c->done,
+                        c->total);
     return HDP_OK;
 }
 
 hdp_status hdp_klinit_run(const hdp_model *m, const long *depths, int nd, const int want[4],
-                          int threads, hdp_klinit_progress_fn progress, void *user,
-                          hdp_klinit *ki, hdp_error *err)
+                          int threads, hdp_progress_fn progress, void *user, hdp_klinit *ki,
+                          hdp_error *err)
 {
     HDP_ZERO(ki);
     HDP_REQUIRE(err, m);
@@ -274,7 +287,9 @@ hdp_status hdp_klinit_run(const hdp_model *m, const long *depths, int nd, const 
     ki->res = calloc((size_t)(4 * nd), sizeof *ki->res);
     if (!ki->res)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    init_ctx c = {m, ki, threads, progress, user};
+    init_ctx c = {m, ki, threads, progress, user, 0, 0};
+    for (int k = 0; k < 4; k++)
+        c.total += want[k] ? nd : 0;
     hdp_grid_spec g = {.count = 4L * nd, .job = init_job, .user = &c};
     hdp_status st = hdp_grid_each(&g, err);
     return st;

@@ -25,7 +25,7 @@ hdp_status hdp_nc_point_run(hdp_nc_point *pt, int threads, int exact_alone, hdp_
     if (st != HDP_OK)
         return st;
     pt->offset_norm = pb.offset_norm;
-    pt->pca_alignment = pb.P ? pb.pca_alignment : NAN;
+    pt->pca_alignment = pt->spec.remedy == HDP_NC_REMEDY_PCA ? pb.pca_alignment : NAN;
     if (exact_alone) {
         memset(&pt->res, 0, sizeof pt->res);
         pt->res.sigma = pb.sigma;
@@ -146,9 +146,50 @@ static int flat_curves(const hdp_model *m, hdp_ncsweep_curve *cv)
     return n;
 }
 
+/* frame (the NC paper, Theorem 4): K classes at K vertices of a K0-simplex ETF, K0 = K, 2K,
+ * 5K and p (the largest frame that fits) */
+static int frame_curves(const hdp_model *m, hdp_ncsweep_curve *cv)
+{
+    const long K = hdp_nc_keys_of(m)->K;
+    char k2[80], k5[80], label[160];
+    snprintf(k2, sizeof k2, "frame_classes=%ld", 2 * K);
+    snprintf(k5, sizeof k5, "frame_classes=%ld", 5 * K);
+    int n = 0;
+    snprintf(label, sizeof label, "K0 = K = %ld: the K-simplex ETF (Theorem 2)", K);
+    curve(&cv[n++], "frame-K", 0, label, SETS("perturbation=none", "remedy=none", "frame_classes=0"));
+    snprintf(label, sizeof label, "K of the K0 = 2K = %ld vertices of a larger frame", 2 * K);
+    curve(&cv[n++], "frame-2K", 0, label, SETS("perturbation=none", "remedy=none", k2));
+    snprintf(label, sizeof label, "K of the K0 = 5K = %ld vertices", 5 * K);
+    curve(&cv[n++], "frame-5K", 0, label, SETS("perturbation=none", "remedy=none", k5));
+    curve(&cv[n], "frame-p", 0, "K of the K0 = p vertices (the largest frame in R^p)",
+          SETS("perturbation=none", "remedy=none"));
+    cv[n++].per_p = 2;
+    return n;
+}
+
+/* projection (the NC paper, Theorem 5; K = 2): per-sample noise, projected on e_1 + Delta */
+static int projection_curves(hdp_ncsweep_curve *cv)
+{
+    int n = 0;
+    curve(&cv[n], "projection-inv-p", 0, "projection on e_1 + Δ, ||Δ||_∞ = β_0 = 1/p",
+          SETS("perturbation=per-sample", "remedy=projection"));
+    cv[n++].per_p = 1;
+    curve(&cv[n++], "projection-fixed", 0, "projection on e_1 + Δ, β_0 = 0.1 for every p",
+          SETS("perturbation=per-sample", "remedy=projection", "projection_beta=0.1"));
+    curve(&cv[n++], "projection-e1", 0, "projection on e_1 exactly (β_0 = 0)",
+          SETS("perturbation=per-sample", "remedy=projection", "projection_beta=0"));
+    curve(&cv[n++], "per-sample", 1, "per-sample training noise ±β, no remedy",
+          SETS("perturbation=per-sample", "remedy=none"));
+    return n;
+}
+
 /* The curves of each sweep (see `hdpsgd help nc`). Returns the count, 0 for an unknown name. */
 static int sweep_curves(const char *name, const hdp_model *m, hdp_ncsweep_curve *cv)
 {
+    if (!strcmp(name, "frame"))
+        return frame_curves(m, cv);
+    if (!strcmp(name, "projection"))
+        return projection_curves(cv);
     if (!strcmp(name, "perturb"))
         return from_rows(perturb_rows, (int)(sizeof perturb_rows / sizeof perturb_rows[0]), m, cv);
     if (!strcmp(name, "remedy"))
@@ -160,7 +201,8 @@ static int sweep_curves(const char *name, const hdp_model *m, hdp_ncsweep_curve 
 
 int hdp_ncsweep_known(const char *name)
 {
-    return name && (!strcmp(name, "flat") || !strcmp(name, "perturb") || !strcmp(name, "remedy"));
+    return name && (!strcmp(name, "flat") || !strcmp(name, "perturb") || !strcmp(name, "remedy") ||
+                    !strcmp(name, "frame") || !strcmp(name, "projection"));
 }
 
 void hdp_ncsweep_free(hdp_ncsweep *sw)
@@ -204,14 +246,25 @@ static hdp_status plan_point(hdp_ncsweep *sw, const hdp_model *mc_model, uint64_
     snprintf(p, sizeof p, "%ld", sw->ps[i]);
     hdp_model at_p; /* the curve's model at this p, checked as a --set nc.p would be */
     hdp_status st = hdp_model_with(mc_model, "nc.p", p, &at_p, err);
+    const hdp_ncsweep_curve *cv = &sw->curves[c];
+    if (st == HDP_OK && cv->per_p) { /* projection_beta = 1/p or frame_classes = p */
+        char v[40];
+        snprintf(v, sizeof v, cv->per_p == 1 ? "%.17g" : "%.0f",
+                 cv->per_p == 1 ? 1.0 / (double)sw->ps[i] : (double)sw->ps[i]);
+        hdp_model next;
+        st = hdp_model_with(&at_p, cv->per_p == 1 ? "nc.projection_beta" : "nc.frame_classes", v,
+                            &next, err);
+        hdp_model_free(&at_p);
+        at_p = next;
+    }
     if (st == HDP_OK)
         st = hdp_nc_spec_from_model(&at_p, &s, err);
     hdp_model_free(&at_p);
     if (st != HDP_OK && (strstr(err->msg, "[nc] p:") || strstr(err->msg, "[nc] p = "))) {
         hdp_error_clear(err);
         return hdp_fail(err, HDP_EINPUT, "--ps: p = %ld: %s", sw->ps[i],
-                        "every p of the sweep must be >= nc.K (the ETF needs p >= K) and keep "
-                        "the stored features below 2e8 numbers");
+                        "every p of the sweep must be >= nc.K and >= the curve's frame_classes "
+                        "(the ETF needs p >= K0) and keep the stored features below 2e8 numbers");
     }
     if (st != HDP_OK)
         return st;
@@ -236,7 +289,8 @@ hdp_status hdp_ncsweep_plan(const hdp_model *m, const char *name, const long *ps
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     if (!hdp_ncsweep_known(name))
-        return hdp_fail(err, HDP_EINPUT, "--sweep '%s': expected flat, perturb or remedy", name);
+        return hdp_fail(err, HDP_EINPUT, "--sweep '%s': expected flat, perturb, remedy, frame or "
+                                         "projection", name);
     if (nps < 1 || nps > HDP_NCSWEEP_MAX_PS)
         return hdp_fail(err, HDP_EINPUT, "hdp_ncsweep_plan: %d values of p: expected 1 to %d",
                         nps, HDP_NCSWEEP_MAX_PS);
@@ -244,6 +298,10 @@ hdp_status hdp_ncsweep_plan(const hdp_model *m, const char *name, const long *ps
     hdp_status st = hdp_nc_spec_from_model(m, &base, err);
     if (st != HDP_OK)
         return st;
+    if (!strcmp(name, "projection") && base.K != 2)
+        return hdp_fail(err, HDP_EINPUT, "--sweep projection is the NC paper's Theorem 5, a binary "
+                                         "problem: it needs nc.K = 2 (here %ld; --set nc.K=2)",
+                        base.K);
     snprintf(sw->name, sizeof sw->name, "%s", name);
     sw->ncurves = sweep_curves(name, m, sw->curves);
     sw->nps = nps;
@@ -284,19 +342,18 @@ static hdp_status run_job(void *user, long k, void *row, hdp_error *err)
     return st;
 }
 
-static void run_progress(void *user, long k, long done, long count, const void *row,
-                         hdp_status st, const hdp_error *err)
+/* the grid's report after point done - 1 to the caller's; a stop asked for takes effect
+ * before the next point (none after the last) */
+static int run_progress(const char *what, long done, long count, double value, void *user)
 {
-    (void)done;
-    (void)row;
-    (void)err;
+    (void)what, (void)value;
     run_ctx *c = user;
-    if (st != HDP_OK)
-        return;
+    const long k = done - 1;
     c->sw->seconds += c->sw->points[k].res.seconds;
     if (c->progress &&
-        c->progress("nc point", k + 1, count, c->sw->points[k].res.error_mean, c->user))
+        c->progress("nc point", done, count, c->sw->points[k].res.error_mean, c->user))
         c->stopped = 1;
+    return 0;
 }
 
 hdp_status hdp_ncsweep_run(hdp_ncsweep *sw, int threads, hdp_progress_fn progress,

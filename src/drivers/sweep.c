@@ -67,6 +67,9 @@ static void design_options(const hdp_sweep_settings *set, hdp_design_options *o)
     hdp_design_options_init(o);
     o->knots = (int)set->knots;
     o->tune_clip = set->tune_clip;
+    o->cancel = set->cancel;
+    o->progress = set->design_progress;
+    o->progress_user = set->design_progress_user;
 }
 
 /* ---- ode ---- */
@@ -86,7 +89,7 @@ static void ode_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_
 }
 static void ode_release(hdp_sweep_point *p) { hdp_ode_result_free(&p->ode); }
 
-const hdp_sweep_runner hdp_sweep_ode = {"ode", ode_columns, ode_run, ode_fields, ode_release};
+const hdp_sweep_runner hdp_sweep_ode = {"ode", ode_columns, ode_run, ode_fields, ode_release, NULL};
 
 /* ---- sim and sde ---- */
 
@@ -120,8 +123,8 @@ static void mc_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t
 }
 static void mc_release(hdp_sweep_point *p) { hdp_mc_result_free(&p->mc); }
 
-const hdp_sweep_runner hdp_sweep_sim = {"sim", sim_columns, sim_run, mc_fields, mc_release};
-const hdp_sweep_runner hdp_sweep_sde = {"sde", sde_columns, sde_run, mc_fields, mc_release};
+const hdp_sweep_runner hdp_sweep_sim = {"sim", sim_columns, sim_run, mc_fields, mc_release, NULL};
+const hdp_sweep_runner hdp_sweep_sde = {"sde", sde_columns, sde_run, mc_fields, mc_release, NULL};
 
 /* ---- validate ---- */
 
@@ -143,7 +146,7 @@ static void validate_fields(const hdp_sweep_point *p, hdp_status st, char *buf, 
 static void validate_release(hdp_sweep_point *p) { hdp_validate_free(&p->v); }
 
 const hdp_sweep_runner hdp_sweep_validate = {"validate", validate_columns, validate_run,
-                                             validate_fields, validate_release};
+                                             validate_fields, validate_release, NULL};
 
 /* ---- schedule --optimize ---- */
 
@@ -153,12 +156,15 @@ static void schedule_columns(const hdp_sweep_settings *set, char *buf, size_t si
         if (set->schedule_want[k])
             add(buf, size, ",schedule_%s_final_risk", hdp_design_family_key(k));
     add(buf, size, ",schedule_best_family,schedule_best_final_risk,schedule_best_c,"
-                   "schedule_ode_solves");
+                   "schedule_table_final_risk,schedule_ode_solves");
 }
 static hdp_status schedule_run(hdp_sweep_point *p, hdp_error *err)
 {
     hdp_design_options o;
     design_options(p->set, &o);
+    o.refine = p->set->refine;
+    if (p->set->refine_tol > 0)
+        o.refine_tol = p->set->refine_tol;
     return hdp_design_set_run(p->m, p->set->schedule_want, &o, &p->designs, err);
 }
 static void schedule_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
@@ -170,13 +176,31 @@ static void schedule_fields(const hdp_sweep_point *p, hdp_status st, char *buf, 
             add(buf, size, ",%s", hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[k].final_risk : NAN));
     hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[d->best].final_risk : NAN);
     hdp_sweep_num(cc, sizeof cc, st == HDP_OK ? d->res[d->best].c : NAN);
-    add(buf, size, ",%s,%s,%s,%ld", st == HDP_OK ? hdp_design_family_column(d->best) : "", num, cc,
-        d->solves);
+    add(buf, size, ",%s,%s,%s", st == HDP_OK ? hdp_design_family_column(d->best) : "", num, cc);
+    hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[d->best].table_final_risk : NAN);
+    add(buf, size, ",%s,%ld", num, d->solves);
 }
 static void schedule_release(hdp_sweep_point *p) { hdp_design_set_free(&p->designs); }
 
+/* the point's model with the best design's table (schedule.tab's) and clipping constant */
+static hdp_status schedule_hand_on(const hdp_sweep_point *p, hdp_model *out, hdp_error *err)
+{
+    const hdp_design_set *d = &p->designs;
+    if (d->best < 0)
+        return hdp_fail(err, HDP_ENUMERIC, "sweep schedule: no design to hand on");
+    if (p->design_file && strlen(p->design_file) >= sizeof out->sched_file)
+        return hdp_fail(err, HDP_EINPUT, "sweep schedule: the table's name has %zu characters, "
+                        "more than the %zu a model's schedule.file holds", strlen(p->design_file),
+                        sizeof out->sched_file - 1);
+    hdp_status st = hdp_design_model(p->m, &d->res[d->best], 1, out, err);
+    if (st == HDP_OK)
+        snprintf(out->sched_file, sizeof out->sched_file, "%s",
+                 p->design_file ? p->design_file : "");
+    return st;
+}
+
 const hdp_sweep_runner hdp_sweep_schedule = {"schedule", schedule_columns, schedule_run,
-                                             schedule_fields, schedule_release};
+                                             schedule_fields, schedule_release, schedule_hand_on};
 
 /* ---- rates ---- */
 
@@ -211,7 +235,18 @@ static void rates_fields(const hdp_sweep_point *p, hdp_status st, char *buf, siz
 static void rates_release(hdp_sweep_point *p) { hdp_rates_result_free(&p->rates); }
 
 const hdp_sweep_runner hdp_sweep_rates = {"rates", rates_columns, rates_run, rates_fields,
-                                          rates_release};
+                                          rates_release, NULL};
+
+const hdp_sweep_runner *hdp_sweep_runner_find(const char *name)
+{
+    static const hdp_sweep_runner *const all[] = {&hdp_sweep_ode, &hdp_sweep_sim, &hdp_sweep_sde,
+                                                  &hdp_sweep_validate, &hdp_sweep_schedule,
+                                                  &hdp_sweep_rates};
+    for (size_t k = 0; name && k < sizeof all / sizeof all[0]; k++)
+        if (!strcmp(all[k]->name, name))
+            return all[k];
+    return NULL;
+}
 
 /* ---- a point ---- */
 
@@ -255,6 +290,8 @@ hdp_status hdp_sweep_point_run(const hdp_sweep_runner *const *runners, int count
     hdp_sweep_num(eps, sizeof eps, hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, m->delta));
     add(out->row, sizeof out->row, "%s,%ld,%ld,%.10g,%s,%s,%s", prefix ? prefix : "", m->d, m->n,
         m->gamma, rho, eps, delta);
+    hdp_model handed; /* the model a runner handed on (schedule's design), owned here */
+    int have_handed = 0;
     for (int k = 0; k < count; k++) {
         const hdp_sweep_runner *r = runners[k];
         hdp_error e;
@@ -264,13 +301,26 @@ hdp_status hdp_sweep_point_run(const hdp_sweep_runner *const *runners, int count
         if (st == HDP_OK && out->io == HDP_OK && write)
             out->io = write(r, p, user, &out->io_err);
         r->fields(p, st, out->row, sizeof out->row);
+        hdp_status hs = HDP_OK; /* its model for the runners after it */
+        hdp_model next;
+        if (st == HDP_OK && r->hand_on && k + 1 < count &&
+            (hs = r->hand_on(p, &next, &e)) == HDP_OK) {
+            if (have_handed)
+                hdp_model_free(&handed);
+            handed = next;
+            have_handed = 1;
+            p->m = &handed;
+        }
         r->release(p);
         clear_results(p);
-        if (out->st == HDP_OK && st != HDP_OK) {
-            out->st = st;
+        if (out->st == HDP_OK && (st != HDP_OK || hs != HDP_OK)) {
+            out->st = st != HDP_OK ? st : hs;
             out->err = e;
         }
     }
+    p->m = m;
+    if (have_handed)
+        hdp_model_free(&handed);
     char status[HDP_ERRMSG_MAX + 16] = "ok";
     if (out->st != HDP_OK) {
         /* keep the row one CSV field: no commas or quotes in the message */

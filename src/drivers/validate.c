@@ -104,6 +104,13 @@ hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int w
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, v);
+    if (m->sampling == HDP_SAMPLING_SHUFFLE || m->sampling == HDP_SAMPLING_POISSON)
+        return hdp_model_fail_key(m, "sgd", "sampling", err,
+                                  "sampling = %s: nothing to validate: the risk ODE and the SDE "
+                                  "are one-pass DP-SGD's (docs/theory.md §3, §4) and no theory of "
+                                  "the toolkit covers standard DP-SGD on a finite training set "
+                                  "(docs/theory.md §6.6); hdpsgd sim simulates it",
+                                  hdp_sampling_name(m->sampling));
     /* one problem (spectrum, bins, schedule, threshold, accountant) for the three sides; the
      * model is checked once, there */
     hdp_problem pb;

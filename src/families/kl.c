@@ -153,8 +153,10 @@ void hdp_kl_run_result_free(hdp_kl_run_result *res)
         return;
     free(res->kl_mc), free(res->kl_mc_se), free(res->kl_mc_se_path), free(res->kl_init_sd);
     free(res->kl_mc_max), free(res->kl_exact), free(res->kl_final), free(res->train_loss);
+    free(res->lemma32_bound), free(res->lemma32_exp), free(res->lemma32_log10);
     res->kl_mc = res->kl_mc_se = res->kl_mc_se_path = res->kl_init_sd = NULL;
     res->kl_mc_max = res->kl_exact = res->kl_final = res->train_loss = NULL;
+    res->lemma32_bound = res->lemma32_exp = res->lemma32_log10 = NULL;
 }
 
 /* the result's arrays and the initialisations' records; 0 when out of memory */
@@ -164,7 +166,8 @@ static int run_alloc(const hdp_kl_spec *s, hdp_kl_run_result *res, init_out *io)
     const size_t rec = (size_t)(E + 1) * (size_t)n;
     double **arrays[] = {&res->kl_mc,     &res->kl_mc_se,  &res->kl_mc_se_path,
                          &res->kl_init_sd, &res->kl_mc_max, &res->kl_exact,
-                         &res->kl_final,  &res->train_loss};
+                         &res->kl_final,  &res->train_loss, &res->lemma32_bound,
+                         &res->lemma32_exp, &res->lemma32_log10};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (!(*arrays[i] = hdp_dalloc((size_t)E + 1)))
             return 0;
@@ -193,6 +196,49 @@ static void run_problem_summary(const init_out *io, long NI, hdp_kl_run_result *
     }
     res->grad2 = g2 / (double)NI;
     res->R_lazy = R / (double)NI;
+}
+
+/* Lemma 3.2 along training (kl.h, hdp_kl_lemma32) on the linearised network: per
+ * initialisation ||grad L(W_0; D)||^2 = q^T K q / n^2 (q = l'(f_0; y)) and the largest
+ * ||J(x_i)||_F^2 (the trace of K's o x o block i); diff0 from the first epoch's KL of j*. */
+static void run_lemma32(const hdp_kl_spec *s, const init_out *io, hdp_kl_run_result *res)
+{
+    const long n = s->n, o = s->arch.o, N = n * o, E = s->epochs, NI = s->inits;
+    const int sq = s->loss == HDP_KL_SQUARED;
+    double g0 = 0, jmax = 0, rmax = 0;
+    for (long i = 0; i < NI; i++) {
+        const hdp_kl_problem *pb = &io[i].pb;
+        double qKq = 0;
+        for (long a = 0; a < N; a++) {
+            double qa = sq ? pb->f0[a] - pb->y[a] : -pb->y[a] / (1.0 + exp(pb->y[a] * pb->f0[a]));
+            double Kq = 0;
+            for (long b = 0; b < N; b++) {
+                double qb = sq ? pb->f0[b] - pb->y[b]
+                               : -pb->y[b] / (1.0 + exp(pb->y[b] * pb->f0[b]));
+                Kq += pb->K[a * N + b] * qb;
+            }
+            qKq += qa * Kq;
+        }
+        g0 += qKq / ((double)n * (double)n) / (double)NI;
+        for (long j = 0; j < n; j++) {
+            double tr = 0;
+            for (long a = 0; a < o; a++)
+                tr += pb->K[(j * o + a) * N + j * o + a];
+            jmax = tr > jmax ? tr : jmax;
+        }
+        rmax = (double)pb->r > rmax ? (double)pb->r : rmax;
+    }
+    res->lemma32_grad0 = g0;
+    res->lemma32_beta = (sq ? 1.0 : 0.25) * jmax;
+    res->lemma32_rank = rmax;
+    res->lemma32_diff0 = E >= 1 ? res->kl_mc[1] * HDP_KL_C * s->sigma * s->sigma / s->eta : NAN;
+    for (long k = 0; k <= E; k++) {
+        const double T = s->eta * (double)k, b = res->lemma32_beta, d0 = res->lemma32_diff0;
+        res->lemma32_bound[k] =
+            hdp_kl_lemma32(T, n, s->sigma, d0, g0, b, rmax, 0.0, HDP_KL_C, &res->lemma32_exp[k]);
+        res->lemma32_log10[k] =
+            k > 0 ? hdp_kl_lemma32_log10(T, n, s->sigma, d0, g0, b, rmax, 0.0, HDP_KL_C) : NAN;
+    }
 }
 
 /* Grand means over initialisations (in order) of the Monte Carlo and the exact cumulative KL
@@ -364,11 +410,20 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     if (res->unstable) {
         for (long k = 0; k <= E; k++)
             res->kl_mc[k] = res->kl_mc_se[k] = res->kl_mc_se_path[k] = res->kl_init_sd[k] =
-                res->kl_mc_max[k] = res->kl_exact[k] = res->kl_final[k] = res->train_loss[k] = NAN;
+                res->kl_mc_max[k] = res->kl_exact[k] = res->kl_final[k] = res->train_loss[k] =
+                    res->lemma32_bound[k] = res->lemma32_exp[k] = res->lemma32_log10[k] = NAN;
+        res->lemma32_diff0 = res->lemma32_grad0 = res->lemma32_beta = res->lemma32_rank = NAN;
         res->worst = -1;
         goto done;
     }
     res->worst = run_statistics(s, io, res, grand, exact, mean_i);
+    if (relu) {
+        for (long k = 0; k <= E; k++)
+            res->lemma32_bound[k] = res->lemma32_exp[k] = res->lemma32_log10[k] = NAN;
+        res->lemma32_diff0 = res->lemma32_grad0 = res->lemma32_beta = res->lemma32_rank = NAN;
+    } else {
+        run_lemma32(s, io, res);
+    }
     if (s->loss == HDP_KL_SQUARED && !relu)
         st = run_final_kl(s, threads, io, res->worst, res, err);
     if (st == HDP_OK)

@@ -127,3 +127,36 @@ double hdp_kl_pinsker_delta(double kl)
     const double d = sqrt(kl / 2.0);
     return d < 1.0 ? d : 1.0;
 }
+
+/* Lemma 3.2 (kl.h): 2 T diff0 + (8/(n-1)^2)(beta^2 I(T) + cns^2 T), I(T) = (grad0 + 2 sigma^2
+ * rank + cns^2) ((e^{xT} - 1)/x - T)/x, x = 2 + beta^2, over c sigma^2; expm1 keeps
+ * (e^{xT} - 1)/x - T accurate for small x T (it is x T^2/2 + ...). */
+double hdp_kl_lemma32(double T, long n, double sigma, double diff0, double grad0, double beta,
+                      double rank, double cns, double c, double *exp_term)
+{
+    const double x = 2.0 + beta * beta, nn = (double)(n - 1) * (double)(n - 1);
+    const double cs2 = c * sigma * sigma;
+    const double xt = x * T;
+    /* (e^{xT} - 1)/x - T = T (expm1(xT)/(xT) - 1); its series for small xT */
+    double F = xt < 1e-4 ? T * (xt / 2.0 + xt * xt / 6.0) : expm1(xt) / x - T;
+    double I = (grad0 + 2.0 * sigma * sigma * rank + cns * cns) * F / x;
+    double e = 8.0 * beta * beta * I / nn / cs2;
+    if (exp_term)
+        *exp_term = e;
+    return (2.0 * T * diff0 + 8.0 * cns * cns * T / nn) / cs2 + e;
+}
+
+double hdp_kl_lemma32_log10(double T, long n, double sigma, double diff0, double grad0,
+                            double beta, double rank, double cns, double c)
+{
+    double e, b = hdp_kl_lemma32(T, n, sigma, diff0, grad0, beta, rank, cns, c, &e);
+    if (isfinite(b))
+        return log10(b);
+    /* ln of the exponential part: ln(C/x^2) + x T + ln(1 - (1 + x T) e^{-x T}), then + the rest */
+    const double x = 2.0 + beta * beta, nn = (double)(n - 1) * (double)(n - 1);
+    const double cs2 = c * sigma * sigma, xt = x * T;
+    const double C = 8.0 * beta * beta * (grad0 + 2.0 * sigma * sigma * rank + cns * cns) / nn / cs2;
+    double le = log(C / (x * x)) + xt + log1p(-(1.0 + xt) * exp(-xt));
+    double rest = (2.0 * T * diff0 + 8.0 * cns * cns * T / nn) / cs2;
+    return (le + log1p(rest > 0 ? exp(log(rest) - le) : 0.0)) / log(10.0);
+}

@@ -134,15 +134,124 @@ double hdp_nc_exact_error_logistic(double n, double sigma)
     return gsl_cdf_ugaussian_P(-n / (2.0 * sigma));
 }
 
+hdp_status hdp_nc_exact_error_frame(long K, long K0, double n, double sigma, double *out,
+                                    hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    if (K < 2 || K0 < K)
+        return hdp_fail(err, HDP_EINPUT, "exact error: K = %ld, K0 = %ld, expected 2 <= K <= K0",
+                        K, K0);
+    if (!(sigma > 0)) {
+        *out = 0.0;
+        return HDP_OK;
+    }
+    /* mu_c - mu_j = (n/K)(M_c - M_j)^T M_c = (n/K)(1 + 1/(K0-1)) (docs/theory.md §8.3) */
+    double a = n * (double)K0 / ((double)K * (double)(K0 - 1) * sigma);
+    double *av = malloc(sizeof(double) * (size_t)(K - 1));
+    if (!av)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    for (long j = 0; j < K - 1; j++)
+        av[j] = a;
+    hdp_status st = hdp_nc_gauss_max_error(av, K - 1, out, err);
+    free(av);
+    return st;
+}
+
+/* The window [lo, lo + length) of k ~ binomial(m, 1/2) (a sum of m signs is 2k - m) outside
+ * which Hoeffding's bound 2 exp(-2 t^2/m) leaves less than 1e-17; returns its length. */
+static long sign_window(long m, long *lo)
+{
+    double t = ceil(sqrt((double)m * log(2e17) / 2.0));
+    double a = floor((double)m / 2.0 - t), b = ceil((double)m / 2.0 + t);
+    *lo = a < 0 ? 0 : (long)a;
+    long hi = b > (double)m ? m : (long)b;
+    return hi - *lo + 1;
+}
+
+/* w[i] = P(k = lo + i), k ~ binomial(m, 1/2) */
+static void sign_probs(long m, long lo, long len, double *w)
+{
+    const double lm = lgamma((double)m + 1.0) - (double)m * log(2.0);
+    for (long i = 0; i < len; i++) {
+        double k = (double)(lo + i);
+        w[i] = exp(lm - lgamma(k + 1.0) - lgamma((double)m - k + 1.0));
+    }
+}
+
+hdp_status hdp_nc_exact_error_projection(long n, long p, double a, double beta, double beta0,
+                                         double s, double *out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NAN;
+    if (n < 1 || p < 1 || !(a > 0) || !(beta >= 0) || !(beta0 >= 0) || !(s >= 0))
+        return hdp_fail(err, HDP_EINPUT, "exact error (projection): n = %ld, p = %ld, a = %g, "
+                                         "beta = %g, beta0 = %g, s = %g out of range",
+                        n, p, a, beta, beta0, s);
+    /* margin n a + beta a (2k - n) + beta beta0 (2l - N) + s Z, k ~ Bin(n, 1/2), l ~ Bin(N, 1/2) */
+    const long N = beta > 0 && beta0 > 0 ? (p - 1) * n : 0;
+    const long nn = beta > 0 ? n : 0;
+    long klo, llo;
+    double *wk, *wl;
+    long kl = sign_window(nn, &klo), ll = sign_window(N, &llo);
+    if ((double)kl * (double)ll > 1e8)
+        return HDP_OK; /* NaN: too long (nc.h) */
+    wk = malloc(sizeof(double) * (size_t)kl);
+    wl = malloc(sizeof(double) * (size_t)ll);
+    if (!wk || !wl) {
+        free(wk);
+        free(wl);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory (%ld + %ld binomial weights)", kl, ll);
+    }
+    sign_probs(nn, klo, kl, wk);
+    sign_probs(N, llo, ll, wl);
+    double total = 0;
+    for (long i = 0; i < kl; i++) {
+        double x0 = (double)n * a + beta * a * (double)(2 * (klo + i) - nn), inner = 0;
+        for (long j = 0; j < ll; j++) {
+            double x = x0 + beta * beta0 * (double)(2 * (llo + j) - N);
+            inner += wl[j] * (s > 0 ? gsl_cdf_ugaussian_Q(x / s) : (x > 0 ? 0.0 : 1.0));
+        }
+        total += wk[i] * inner;
+    }
+    free(wk);
+    free(wl);
+    *out = total < 0 ? 0.0 : (total > 1 ? 1.0 : total);
+    return HDP_OK;
+}
+
 /* ---- the exact one-step error ---- */
+
+/* Theorem 5's case (nc.h): K = 2, per-sample noise, projection, one step from 0 */
+static int projection_case(const hdp_nc_spec *s)
+{
+    return s->steps == 1 && s->init == HDP_NC_INIT_ZERO && s->batch == 0 && s->K == 2 &&
+           s->perturbation == HDP_NC_PERT_PER_SAMPLE && s->remedy == HDP_NC_REMEDY_PROJECTION;
+}
 
 int hdp_nc_exact_applies(const hdp_nc_spec *s)
 {
     if (!s)
         return 0;
-    return s->steps == 1 && s->init == HDP_NC_INIT_ZERO && s->batch == 0 &&
-           (s->perturbation == HDP_NC_PERT_NONE || s->perturbation == HDP_NC_PERT_TEST_OFFSET ||
-            s->perturbation == HDP_NC_PERT_TRAIN_OFFSET || s->perturbation == HDP_NC_PERT_BOTH);
+    return (s->steps == 1 && s->init == HDP_NC_INIT_ZERO && s->batch == 0 &&
+            (s->perturbation == HDP_NC_PERT_NONE || s->perturbation == HDP_NC_PERT_TEST_OFFSET ||
+             s->perturbation == HDP_NC_PERT_TRAIN_OFFSET || s->perturbation == HDP_NC_PERT_BOTH)) ||
+           projection_case(s);
+}
+
+/* Theorem 5 on the problem: a = P^T M_2 = 1 + Delta_1, ||r|| and kappa of the loss; NaN when
+ * a per-sample gradient could be clipped (||r|| (a + beta (a + (p-1) beta_0)) > G). */
+static hdp_status projection_error(const hdp_nc_problem *pb, double *out, hdp_error *err)
+{
+    const hdp_nc_spec *s = &pb->spec;
+    const double a = pb->PM[1]; /* q = 1; M_2 = e_1 */
+    const double rn = s->loss == HDP_NC_CE ? sqrt(0.5) : (s->loss == HDP_NC_SQUARED ? 1.0 : 0.5);
+    const double kappa = s->loss == HDP_NC_LOGISTIC ? 2.0 : sqrt(2.0);
+    const double zmax = a + s->beta * (a + (double)(s->p - 1) * s->projection_beta);
+    *out = NAN;
+    if (rn * zmax > s->G)
+        return HDP_OK;
+    return hdp_nc_exact_error_projection(s->n, s->p, a, s->beta, s->projection_beta,
+                                         kappa * pb->sigma, out, err);
 }
 
 /* the residual of the loss at scores sc for a sample of class k (Kout entries) */
@@ -174,6 +283,8 @@ hdp_status hdp_nc_exact_error(const hdp_nc_problem *pb, double *out, hdp_error *
     HDP_REQUIRE(err, out);
     const hdp_nc_spec *s = &pb->spec;
     *out = NAN;
+    if (projection_case(s))
+        return projection_error(pb, out, err);
     if (!hdp_nc_exact_applies(s) || !pb->grouped)
         return HDP_OK;
     const long K = s->K, Kout = pb->Kout, q = pb->q;

@@ -14,7 +14,7 @@ static const char *const nc_init_names[] = {"zero", "gaussian", NULL};
 static const char *const nc_perturbation_names[] = {"none", "test-offset", "adversarial",
                                                     "stochastic", "train-offset", "both",
                                                     "per-sample", NULL};
-static const char *const nc_remedy_names[] = {"none", "center", "pca", NULL};
+static const char *const nc_remedy_names[] = {"none", "center", "pca", "projection", NULL};
 
 const char *hdp_nc_loss_name(hdp_nc_loss_kind k) { return nc_loss_names[k]; }
 const char *hdp_nc_init_name(hdp_nc_init_kind k) { return nc_init_names[k]; }

@@ -26,22 +26,24 @@
 /* The ETF (the NC paper, Definition 1) with P = [Q; 0], Q = I - 2 w w^T/(w^T w), w = 1/sqrt(K) -
  * e_K (a Householder reflection with Q 1/sqrt(K) = e_K). For u = e_k - 1/K (sum 0) w^T u = -u_K,
  * so Q u = u + 2 u_K w/(w^T w) and (Q u)_K = 0: M_k lies in the first K-1 coordinates. */
-void hdp_nc_etf(long K, long p, double *M)
+void hdp_nc_etf_frame(long K, long K0, long p, double *M)
 {
     if (!M)
         return;
-    const double rk = 1.0 / sqrt((double)K), scale = sqrt((double)K / (double)(K - 1));
+    const double rk = 1.0 / sqrt((double)K0), scale = sqrt((double)K0 / (double)(K0 - 1));
     const double ww = 2.0 - 2.0 * rk; /* w^T w */
     memset(M, 0, sizeof(double) * (size_t)(K * p));
     for (long k = 0; k < K; k++) {
-        double uK = (k == K - 1 ? 1.0 : 0.0) - 1.0 / (double)K;
-        for (long i = 0; i < K - 1; i++) {
-            double u = (i == k ? 1.0 : 0.0) - 1.0 / (double)K;
+        double uK = (k == K0 - 1 ? 1.0 : 0.0) - 1.0 / (double)K0;
+        for (long i = 0; i < K0 - 1; i++) {
+            double u = (i == k ? 1.0 : 0.0) - 1.0 / (double)K0;
             M[k * p + i] = scale * (u + 2.0 * uK * rk / ww);
         }
-        /* coordinate K-1 is exactly zero (see above) */
+        /* coordinate K0-1 is exactly zero (see above) */
     }
 }
+
+void hdp_nc_etf(long K, long p, double *M) { hdp_nc_etf_frame(K, K, p, M); }
 
 double hdp_nc_sigma(double G, double rho)
 {
@@ -131,6 +133,44 @@ static void transform(const hdp_nc_problem *pb, const double *x, double *z)
     }
 }
 
+/* K of K0 frame vertices (K0 > K): the mean squared cosine between span(P) and the span of
+ * the centred M_k, ||B P||_F^2/(K-1) with B an orthonormal basis (Gram-Schmidt of the first
+ * K-1 centred M_k) and D the K-1 orthonormal directions of P (rows of length p). */
+static double frame_alignment(const hdp_nc_problem *pb, const double *D)
+{
+    const long K = pb->spec.K, p = pb->spec.p, q = K - 1, L = pb->K0 - 1; /* M in R^L */
+    double *B = hdp_dalloc((size_t)(q * L));
+    if (!B)
+        return NAN;
+    for (long k = 0; k < q; k++) {
+        double *b = B + k * L;
+        for (long l = 0; l < L; l++) {
+            double mean = 0;
+            for (long c = 0; c < K; c++) mean += pb->M[c * p + l];
+            b[l] = pb->M[k * p + l] - mean / (double)K;
+        }
+        for (int pass = 0; pass < 2; pass++) /* Gram-Schmidt, twice against rounding */
+            for (long i = 0; i < k; i++) {
+                double c = 0;
+                for (long l = 0; l < L; l++) c += B[i * L + l] * b[l];
+                for (long l = 0; l < L; l++) b[l] -= c * B[i * L + l];
+            }
+        double nn = 0;
+        for (long l = 0; l < L; l++) nn += b[l] * b[l];
+        nn = sqrt(nn);
+        for (long l = 0; l < L; l++) b[l] /= nn;
+    }
+    double a = 0;
+    for (long k = 0; k < q; k++)
+        for (long j = 0; j < q; j++) {
+            double c = 0;
+            for (long l = 0; l < L; l++) c += B[k * L + l] * D[j * p + l];
+            a += c * c;
+        }
+    free(B);
+    return a / (double)q;
+}
+
 /* The top K-1 principal directions of the public samples (the NC paper, section 4.3, centred;
  * nc.h): X (m x p) the centred samples, the eigenpairs (lambda, u) of the m x m Gram matrix
  * X X^T give the directions X^T u / sqrt(lambda) of X^T X (the same non-zero spectrum). */
@@ -208,12 +248,16 @@ static hdp_status build_pca(hdp_nc_problem *pb, hdp_xoshiro *g, hdp_error *err)
     for (long l = 0; l < p; l++)
         for (long j = 0; j < q; j++)
             pb->P[l * q + j] = D[j * p + l];
-    /* span(M) = span(e_1 .. e_{K-1}) (hdp_nc_etf) */
-    double a = 0;
-    for (long l = 0; l < K - 1; l++)
-        for (long j = 0; j < q; j++)
-            a += pb->P[l * q + j] * pb->P[l * q + j];
-    pb->pca_alignment = a / (double)q;
+    if (pb->K0 == K) {
+        /* span(M) = span(e_1 .. e_{K-1}) (hdp_nc_etf) */
+        double a = 0;
+        for (long l = 0; l < K - 1; l++)
+            for (long j = 0; j < q; j++)
+                a += pb->P[l * q + j] * pb->P[l * q + j];
+        pb->pca_alignment = a / (double)q;
+    } else {
+        pb->pca_alignment = frame_alignment(pb, D);
+    }
 done:
     free(X);
     free(mean);
@@ -223,6 +267,29 @@ done:
     free(D);
     free(isuppz);
     return st;
+}
+
+/* The test class centres into pb->ztest: M_c (+ v), minus the mean of the centres (center),
+ * projected; x and c are work vectors of length p. */
+static void test_centres(hdp_nc_problem *pb, double *x, double *c)
+{
+    const hdp_nc_spec *s = &pb->spec;
+    const long K = s->K, p = s->p, q = pb->q;
+    memset(c, 0, sizeof(double) * (size_t)p);
+    if (s->remedy == HDP_NC_REMEDY_CENTER && pb->K0 > K) { /* sum_c M_c != 0 */
+        for (long k = 0; k < K; k++)
+            for (long l = 0; l < p; l++)
+                c[l] += pb->M[k * p + l] / (double)K;
+        if (test_offset(s->perturbation))
+            for (long l = 0; l < p; l++)
+                c[l] += pb->v[l];
+    } else if (s->remedy == HDP_NC_REMEDY_CENTER && test_offset(s->perturbation))
+        memcpy(c, pb->v, sizeof(double) * (size_t)p); /* (1/K) sum_c (M_c + v) = v */
+    for (long k = 0; k < K; k++) {
+        for (long l = 0; l < p; l++)
+            x[l] = pb->M[k * p + l] + (test_offset(s->perturbation) ? pb->v[l] : 0.0) - c[l];
+        transform(pb, x, pb->ztest + k * q);
+    }
 }
 
 void hdp_nc_problem_free(hdp_nc_problem *pb)
@@ -254,7 +321,8 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
     pb->spec = *s;
     const long K = s->K, p = s->p, n = s->n;
     pb->Kout = s->loss == HDP_NC_LOGISTIC ? 1 : K;
-    pb->q = s->remedy == HDP_NC_REMEDY_PCA ? K - 1 : p;
+    pb->K0 = s->frame_classes > 0 ? s->frame_classes : K;
+    pb->q = s->remedy == HDP_NC_REMEDY_PCA || s->remedy == HDP_NC_REMEDY_PROJECTION ? K - 1 : p;
     const long q = pb->q;
     pb->grouped = s->perturbation != HDP_NC_PERT_PER_SAMPLE;
     pb->sigma = hdp_nc_sigma(s->G, s->rho);
@@ -271,7 +339,7 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
     for (long k = 0, i = 0; k < K; k++)
         for (long j = 0; j < pb->nk[k]; j++)
             pb->sample_class[i++] = k;
-    hdp_nc_etf(K, p, pb->M);
+    hdp_nc_etf_frame(K, pb->K0, p, pb->M);
 
     /* the fixed offset, then the public samples: the unjumped stream */
     hdp_xoshiro g;
@@ -285,14 +353,19 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
         hdp_nc_fill_signs(&g, s->beta, pb->v, p);
         pb->offset_norm = s->beta * sqrt((double)p);
     }
-    if (s->remedy == HDP_NC_REMEDY_PCA) {
+    if (s->remedy == HDP_NC_REMEDY_PCA || s->remedy == HDP_NC_REMEDY_PROJECTION) {
         pb->P = hdp_dalloc((size_t)(p * q));
         pb->PM = hdp_dalloc((size_t)(K * q));
         if (!pb->P || !pb->PM) {
             st = hdp_fail(err, HDP_ENOMEM, "out of memory (projection %ld x %ld)", p, q);
             goto fail;
         }
-        if ((st = build_pca(pb, &g, err)) != HDP_OK)
+        if (s->remedy == HDP_NC_REMEDY_PROJECTION) {
+            /* [e_1 .. e_{K-1}] + Delta, Delta = beta_0 S0 (nc.h; the NC paper, Theorem 5) */
+            hdp_nc_fill_signs(&g, s->projection_beta, pb->P, p * q);
+            for (long j = 0; j < q; j++)
+                pb->P[j * q + j] += 1.0;
+        } else if ((st = build_pca(pb, &g, err)) != HDP_OK)
             goto fail;
         for (long k = 0; k < K; k++)
             transform(pb, pb->M + k * p, pb->PM + k * q);
@@ -317,15 +390,7 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
             transform(pb, x, pb->Z + k * q);
         }
     }
-    /* the test class centres: M_c (+ v), minus the mean of the centres (center), projected */
-    memset(c, 0, sizeof(double) * (size_t)p);
-    if (s->remedy == HDP_NC_REMEDY_CENTER && test_offset(s->perturbation))
-        memcpy(c, pb->v, sizeof(double) * (size_t)p); /* (1/K) sum_c (M_c + v) = v */
-    for (long k = 0; k < K; k++) {
-        for (long l = 0; l < p; l++)
-            x[l] = pb->M[k * p + l] + (test_offset(s->perturbation) ? pb->v[l] : 0.0) - c[l];
-        transform(pb, x, pb->ztest + k * q);
-    }
+    test_centres(pb, x, c);
     free(x);
     free(c);
     pb->build_seconds = omp_get_wtime() - t0;

@@ -74,12 +74,23 @@ static hdp_status check(const hdp_nc_spec *s, const reporter *r)
             return bad(r, nums[i].key, "%s", why);
     if ((unsigned)s->loss > HDP_NC_SQUARED || (unsigned)s->init > HDP_NC_INIT_GAUSSIAN ||
         (unsigned)s->perturbation > HDP_NC_PERT_PER_SAMPLE ||
-        (unsigned)s->remedy > HDP_NC_REMEDY_PCA)
+        (unsigned)s->remedy > HDP_NC_REMEDY_PROJECTION)
         return bad(r, "loss", "an enumerated key is out of range");
     /* combinations */
     if (s->p < s->K)
         return bad(r, "p", "p = %ld is smaller than K = %ld: the K-simplex ETF needs p >= K "
                            "(P is a p x K partial orthogonal matrix)", s->p, s->K);
+    if (s->frame_classes != 0 && s->frame_classes < s->K)
+        return bad(r, "frame_classes", "frame_classes = %ld is smaller than K = %ld: the K classes "
+                                       "are K of the K0 vertices of the frame (K0 >= K; 0 = K)",
+                   s->frame_classes, s->K);
+    if (s->p < s->frame_classes)
+        return bad(r, "frame_classes", "frame_classes = %ld is larger than p = %ld: the K0-simplex "
+                                       "ETF needs p >= K0", s->frame_classes, s->p);
+    if (s->remedy == HDP_NC_REMEDY_PROJECTION && s->frame_classes > s->K)
+        return bad(r, "remedy", "projection projects on the perturbed e_1 .. e_{K-1}, which span the "
+                                "K-simplex ETF only: it needs frame_classes = K or 0 (here %ld > K "
+                                "= %ld)", s->frame_classes, s->K);
     if (s->n < s->K)
         return bad(r, "n", "n = %ld training samples for K = %ld classes: every class needs a "
                            "sample (n is the total over the classes)", s->n, s->K);

@@ -119,7 +119,7 @@ static int correct(const double *sc, long Kout, long c)
 static void build_per_sample(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g)
 {
     const hdp_nc_spec *s = &pb->spec;
-    const long n = s->n, p = s->p, q = pb->q, K = s->K;
+    const long n = s->n, p = s->p, q = pb->q;
     if (pb->P) {
         hdp_nc_fill_signs(g, s->beta, w->X, n * p);
         blas_gemm(0, 0, n, q, p, 1.0, w->X, p, pb->P, q, 0.0, w->Zs, q);
@@ -131,7 +131,7 @@ static void build_per_sample(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g)
             double *z = w->Zs + i * q;
             const double *Mk = pb->M + pb->sample_class[i] * p;
             hdp_nc_fill_signs(g, s->beta, z, p);
-            for (long l = 0; l < K - 1; l++) /* M_k lives in the first K-1 coordinates */
+            for (long l = 0; l < pb->K0 - 1; l++) /* M_k lives in the first K0-1 coordinates */
                 z[l] += Mk[l];
             w->zn[i] = sqrt(dotv(z, z, q));
         }

@@ -135,3 +135,43 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
     free(mean);
     free(var);
 }
+
+/* The two terms of the test loss (Bombari-Mondelli, Eqs. 20-21; rf.h): with mean factor f_k
+ * and variance v_k of mode k, noise = mean_j [sum_k G_jk^2 s^2 v_k + s^2 t ||P_perp phi_j||^2]
+ * and early = mean_j (sum_k G_jk (f_k - 1) beta_k)^2. */
+void hdp_rf_loss_terms(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
+                       double *noise, double *early)
+{
+    if (!pb || !noise || !early)
+        return;
+    *noise = *early = NAN;
+    const long m = pb->spec.m, r = pb->r;
+    double *gap = hdp_dalloc((size_t)r), *var = hdp_dalloc((size_t)r);
+    if (!gap || !var || !pb->G) {
+        free(gap);
+        free(var);
+        return;
+    }
+    for (long k = 0; k < r; k++) {
+        double f, v;
+        mode_moments(pb->lambda[k], eta, t, discrete, &f, &v);
+        gap[k] = (f - 1.0) * pb->beta[k];
+        var[k] = s * s * v;
+    }
+    double var_perp = s * s * (discrete ? eta * nearbyint(t / eta) : t);
+    double an = 0, ae = 0;
+    for (long j = 0; j < m; j++) {
+        const double *gj = pb->G + j * r;
+        double e = 0, q = 0;
+        for (long k = 0; k < r; k++) {
+            e += gj[k] * gap[k];
+            q += gj[k] * gj[k] * var[k];
+        }
+        an += q + var_perp * pb->test_perp2[j];
+        ae += e * e;
+    }
+    *noise = an / (double)m;
+    *early = ae / (double)m;
+    free(gap);
+    free(var);
+}

@@ -17,6 +17,9 @@ static const char *const rf_target_names[] = {"sign", "linear", NULL};
 const char *hdp_rf_activation_name(hdp_rf_activation_kind k) { return rf_activation_names[k]; }
 const char *hdp_rf_target_name(hdp_rf_target_kind k) { return rf_target_names[k]; }
 
+static const char *const dpgd_regime_names[] = {"experiments", "theorem", NULL};
+const char *hdp_dpgd_regime_name(hdp_dpgd_regime_kind k) { return dpgd_regime_names[k]; }
+
 #define P(f) offsetof(hdp_rf_keys, f)
 
 static const hdp_schema_key rf_keys[] = {
@@ -64,6 +67,9 @@ static const hdp_schema_key dpgd_keys[] = {
      "delta in [0, 1); 0 = 1/n"},
     {"sigma", HDP_KEY_DOUBLE, P(sigma), "0", HDP_R_LO_CLOSED | HDP_K_IF_GIVEN, 0, 0, NULL,
      "noise multiplier sigma >= 0; 0 = calibrate from (epsilon, delta) (docs/theory.md §6)"},
+    {"regime", HDP_KEY_ENUM, P(regime), "experiments", 0, 0, 0, dpgd_regime_names,
+     "experiments (C_clip = C sqrt(p), T from CT) | theorem (Bombari-Mondelli, Eq. 8: C_clip = "
+     "sqrt(p) log^2 n, T = d log^2 n / (eta p); leave C, clip, T and CT out)"},
 };
 #undef P
 

@@ -66,6 +66,38 @@ hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
     return HDP_OK;
 }
 
+/* regime = theorem (Bombari-Mondelli, Eq. 8): C_clip = sqrt(p) log^2 n, T = round(d log^2 n /
+ * (eta p)); the keys that would set them must be left out. */
+static hdp_status theorem_regime(const hdp_model *m, long p, long n, long d, hdp_rf_dpgd *q,
+                                 hdp_error *err)
+{
+    const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
+    const char *set[] = {"T", "CT", "C", "clip"};
+    for (int i = 0; i < 4; i++)
+        if (hdp_model_key_given(m, "dpgd", set[i]))
+            return hdp_model_fail_key(m, "dpgd", set[i], err,
+                                      "regime = theorem sets C_clip = sqrt(p) log^2 n and T = d "
+                                      "log^2 n / (eta p) itself: leave %s out (or use regime = "
+                                      "experiments)", set[i]);
+    const double L2 = log((double)n) * log((double)n);
+    double T = nearbyint((double)d * L2 / (q->eta * (double)p));
+    if (!(T >= 1) || T > 1e9)
+        return hdp_model_fail_key(m, "dpgd", "regime", err,
+                                  "regime = theorem gives T = round(d log^2 n / (eta p)) = %.3g "
+                                  "steps (d = %ld, n = %ld, p = %ld, eta = %g): outside [1, 1e9]",
+                                  T, d, n, p, q->eta);
+    q->T = (long)T;
+    q->C_clip = sqrt((double)p) * L2;
+    q->delta = dk->delta > 0 ? dk->delta : 1.0 / (double)n;
+    if (dk->sigma > 0 && hdp_model_key_given(m, "dpgd", "epsilon"))
+        return hdp_model_fail_key(m, "dpgd", "sigma", err,
+                                  "sigma = %g > 0 is used as is: leave epsilon out, or set sigma "
+                                  "= 0 to calibrate sigma from epsilon", dk->sigma);
+    q->epsilon = dk->epsilon;
+    q->sigma = dk->sigma;
+    return hdp_rf_dpgd_calibrate(q, n, err);
+}
+
 /* The [dpgd] keys with Bombari-Mondelli's experimental scalings (docs/theory.md §7): eta = 1/p, T =
  * CT d/(eta p), C_clip = C sqrt(p), delta = 1/n; sigma by docs/theory.md §6. */
 hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hdp_rf_dpgd *q,
@@ -77,6 +109,8 @@ hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hd
     const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
     memset(q, 0, sizeof *q);
     q->eta = dk->eta > 0 ? dk->eta : 1.0 / (double)p;
+    if (dk->regime == HDP_DPGD_THEOREM)
+        return theorem_regime(m, p, n, d, q, err);
     if (hdp_model_key_given(m, "dpgd", "T") && hdp_model_key_given(m, "dpgd", "CT"))
         return hdp_model_fail_key(m, "dpgd", "T", err,
                                   "give T or CT, not both (T = %ld, CT = %g; T = CT d/(eta p))",

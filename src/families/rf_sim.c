@@ -137,6 +137,7 @@ static double dist(const double *a, const double *b, long len)
 /* per-run outputs (slots owned by the driver) */
 typedef struct {
     double *test, *train, *em, *ex, *clip; /* [P] each */
+    double *pred_final;                    /* [m] Phi_test theta_T */
     double strong, strong_em, theta_norm, clip_max;
 } sim_out;
 
@@ -214,6 +215,8 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
             o->clip[row] = cf;
             blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->theta, 0.0, w->pred);
             o->test[row] = mse(w->pred, pb->y_test, m);
+            if (k == q->T)
+                memcpy(o->pred_final, w->pred, sizeof(double) * (size_t)m);
             /* null-space part of the OU paths on the test set: Phi_test P_perp Z */
             if (cs > 0) {
                 blas_gemv(0, m, p, 1.0, pb->Phi_test, p, w->Z, 0.0, w->zt);
@@ -307,6 +310,66 @@ static void ou_exact_step(const hdp_rf_problem *pb, double h, sim_ctx *c)
     }
 }
 
+/* The test loss's terms at the last step over the runs (rf.h, docs/theory.md §7.4): per test
+ * point j the predictions f_ij of run i, their mean and deviations d_ij; noise = mean_j of the
+ * unbiased variance, early = mean_j of (mean - f*_j)^2 - var/R (f* = G beta, the min-norm
+ * interpolator's), and leave-one-run-out values (mean - d_i/(R-1), sum of squares
+ * D2 - d_i^2 R/(R-1)) for the jackknife standard errors. */
+static hdp_status terms_mc(const hdp_rf_problem *pb, const sim_out *outs, long R,
+                           hdp_rf_sim_result *res, hdp_error *err)
+{
+    const long m = pb->spec.m, r = pb->r;
+    res->noise_term = res->noise_term_stderr = NAN;
+    res->early_stopping_term = res->early_stopping_term_stderr = NAN;
+    if (R < 2)
+        return HDP_OK;
+    double *jn = calloc((size_t)R, sizeof(double)), *je = calloc((size_t)R, sizeof(double));
+    if (!jn || !je) {
+        free(jn);
+        free(je);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    }
+    const double Rd = (double)R, R1 = Rd - 1.0;
+    double an = 0, ae = 0;
+    for (long j = 0; j < m; j++) {
+        double fstar = dot(pb->G + j * r, pb->beta, r), mean = 0, D2 = 0;
+        for (long i = 0; i < R; i++) mean += outs[i].pred_final[j];
+        mean /= Rd;
+        for (long i = 0; i < R; i++) {
+            double d = outs[i].pred_final[j] - mean;
+            D2 += d * d;
+        }
+        double var = D2 / R1, gap = mean - fstar;
+        an += var;
+        ae += gap * gap - var / Rd;
+        for (long i = 0; i < R && R > 2; i++) { /* leave run i out */
+            double d = outs[i].pred_final[j] - mean;
+            double v1 = (D2 - d * d * Rd / R1) / (R1 - 1.0), g1 = gap - d / R1;
+            jn[i] += v1;
+            je[i] += g1 * g1 - v1 / R1;
+        }
+    }
+    res->noise_term = an / (double)m;
+    res->early_stopping_term = ae / (double)m;
+    if (R > 2) {
+        double mn = 0, me = 0, sn = 0, se = 0;
+        for (long i = 0; i < R; i++) {
+            mn += jn[i] / (double)m / Rd;
+            me += je[i] / (double)m / Rd;
+        }
+        for (long i = 0; i < R; i++) {
+            double a = jn[i] / (double)m - mn, b = je[i] / (double)m - me;
+            sn += a * a;
+            se += b * b;
+        }
+        res->noise_term_stderr = sqrt(R1 / Rd * sn);
+        res->early_stopping_term_stderr = sqrt(R1 / Rd * se);
+    }
+    free(jn);
+    free(je);
+    return HDP_OK;
+}
+
 /* The statistics over the runs, in run order: per record the means and standard errors of
  * the DP-GD losses, the OU paths' test losses and the clipped fraction, with the OU
  * process's expected losses beside them; the maxima of the strong errors, norms and clipped
@@ -354,6 +417,13 @@ static hdp_status sim_reduce(const hdp_rf_problem *pb, const hdp_rf_dpgd *q, con
             res->max_clipped_fraction = outs[i].clip_max;
     }
     res->strong_error_mean = sum / (double)runs;
+    const double tauT = q->eta * (double)q->T;
+    hdp_rf_loss_terms(pb, q->eta, q->s, tauT, 1, &res->noise_term_exact,
+                      &res->early_stopping_term_exact);
+    hdp_rf_loss_terms(pb, q->eta, q->s, tauT, 0, &res->noise_term_ou, &res->early_stopping_term_ou);
+    hdp_status st = terms_mc(pb, outs, runs, res, err);
+    if (st != HDP_OK)
+        return st;
     for (long i = 0; i < P; i++) {
         if (!isfinite(res->dpgd_test[i]) || !isfinite(res->dpgd_train[i]))
             return hdp_fail(err, HDP_ENUMERIC, "DP-GD diverged (non-finite loss at step %ld): eta "
@@ -405,7 +475,8 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     c.ex_decay = hdp_dalloc((size_t)r);
     c.ex_shift = hdp_dalloc((size_t)r);
     c.ex_sd = hdp_dalloc((size_t)r);
-    double *slots = hdp_dalloc((size_t)(5 * runs * P));
+    const long m = pb->spec.m, per_run = 5 * P + m;
+    double *slots = hdp_dalloc((size_t)(runs * per_run));
     sim_out *outs = calloc((size_t)runs, sizeof *outs);
     if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs", runs);
@@ -413,8 +484,9 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     }
     ou_exact_step(pb, q->eta, &c);
     for (long i = 0; i < runs; i++) {
-        double *base = slots + 5 * i * P;
-        outs[i] = (sim_out){base, base + P, base + 2 * P, base + 3 * P, base + 4 * P, 0, 0, 0, 0};
+        double *base = slots + i * per_run;
+        outs[i] = (sim_out){base,          base + P, base + 2 * P, base + 3 * P, base + 4 * P,
+                            base + 5 * P, 0,        0,            0,            0};
     }
     hdp_xoshiro first;
     hdp_xoshiro_stream(&first, (uint64_t)pb->spec.seed, 1);

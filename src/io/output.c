@@ -700,10 +700,20 @@ void hdp_json_fields(hdp_json *j, const hdp_field_table *t, const char *prefix, 
 {
     char name[128];
     for (const hdp_field *f = t->fields; f->name; f++) {
-        if (f->kind == HDP_FIELD_COLUMN || (f->flags & HDP_FIELD_NO_JSON))
+        if ((f->kind == HDP_FIELD_COLUMN && !(f->flags & HDP_FIELD_JSON_ARRAY)) ||
+            (f->flags & HDP_FIELD_NO_JSON))
             continue;
         hdp_field_name(t, f, prefix, name, sizeof name);
+        long len;
+        const double *data;
         switch (f->kind) {
+        case HDP_FIELD_COLUMN:
+            data = hdp_field_column(f, obj, &len);
+            hdp_json_array(j, name);
+            for (long i = 0; i < len; i++)
+                hdp_json_num(j, NULL, data[i]);
+            hdp_json_close(j);
+            break;
         case HDP_FIELD_INT: hdp_json_int(j, name, hdp_field_long(f, obj, ctx)); break;
         case HDP_FIELD_BOOL: hdp_json_bool(j, name, hdp_field_number(f, obj, ctx) != 0); break;
         case HDP_FIELD_TEXT: hdp_json_str(j, name, hdp_field_text(f, obj)); break;
@@ -722,7 +732,7 @@ void hdp_csv_columns2(FILE *f, const hdp_field_table *t, const void *obj,
 {
     enum { MAXCOLS = 32 };
     const hdp_field *col[MAXCOLS];
-    const double *data[MAXCOLS];
+    const double *data[MAXCOLS] = {NULL};
     int nc = 0;
     long points = 0;
     const hdp_field_table *tabs[2] = {t, t2};

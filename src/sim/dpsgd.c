@@ -13,20 +13,23 @@
  *   e <- e + 2 C_clip sigma_k xi,  xi ~ N(0, I_d)             private noise (skipped when sigma_k = 0)
  * with eta_k, sigma_k from hdp_sched_step (the code the ODE side shares), k = 0..n-1.
  * Label noise z (docs/theory.md §1): gaussian tau N(0,1); student sqrt(tau^2 (nu-2)/nu) T_nu;
- * rademacher +-tau; none 0; laplace of scale tau/sqrt(2); uniform on [-sqrt(3) tau, sqrt(3) tau];
- * mixture: the first component with probability w, else the second; empirical: one of the
- * model's (centred) values, each with probability 1/n (docs/theory.md §2.3). One step costs O(d); no d x d matrix.
+ * rademacher +-tau; none 0; laplace of scale tau/sqrt(2); uniform on [-sqrt(3) tau,
+ * sqrt(3) tau]; mixture: the first component with probability w, else the second; empirical:
+ * one of the model's (centred) values, each with probability 1/n (docs/theory.md §2.3). One
+ * step costs O(d); no d x d matrix.
  * Recorded: R_exc(theta_k) = 1/2 sum_i lambda_i e_i^2 exactly (docs/theory.md §1) at
  * k_i = min(round(t_i n), n - 1), t_i = i/(points-1) (the ODE's grid; the row t = 1 is
  * theta_n), and the fraction of steps k_{i-1} <= k < k_i whose gradient was clipped.
  * Privacy: docs/theory.md §6's accountant on the eta_k, sigma_k the runs used, and the count of
  * steps that break its precondition eta_k ||x'||^2 <= 2 (docs/theory.md §6.1). Feature clipping
  * changes nothing (not a bit) in a run where no row is longer than B.
+ * Batched one pass (sgd.batch > 1, docs/theory.md §1.6): sim_run_batched, K = ceil(n/B) steps
+ * of hdp_sched_batch_step, the grid read by time (batch_record); its violations are the steps
+ * holding a row with a_k ||x'||^2 > 2 (a lower bound on the expansive steps).
  */
 #include "hdpsgd/sim.h"
 #include "core/check.h"
 
-#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,7 @@
 #include "hdpsgd/rng.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
+#include "sim/finite_internal.h"
 #include "sim/mc.h"
 #include "sim/mc_internal.h"
 #include "sim/rng_internal.h"
@@ -44,6 +48,7 @@
 
 typedef struct {
     long d, n;
+    long batch, steps;     /* [sgd] batch = B and the K = ceil(n/B) steps (B = 1: K = n) */
     const double *lambda;  /* [d] eigenvalues of Sigma, mean 1 */
     double *sqrt_lambda;   /* [d] */
     hdp_schedule sched;    /* eta_k = eta~(k/n)/n and sigma_k (docs/theory.md §1) by hdp_sched_step, per step */
@@ -51,17 +56,13 @@ typedef struct {
     double B, B2;          /* clip.feature_norm B and B^2 (off: 0 and inf) */
     double radius;         /* r* = ||theta*|| */
     const double *energy;  /* [d] a target that is not uniform (spectrum.h), or NULL */
-    hdp_noise_kind noise;
-    double tau;            /* sqrt(tau^2) */
-    double t_scale, df;    /* Student: z = t_scale T_df, t_scale = sqrt(tau^2 (df-2)/df) */
-    double mix_w, mix_m1, mix_m2, mix_s1, mix_s2; /* mixture: weight, means, sds */
-    const double *sample;  /* empirical: the model's centred values */
-    size_t sample_n;
+    hdp_mc_noise noise;    /* the label noise's law */
 } sim_ctx;
 
 typedef struct {
     double *e, *x, *z; /* [d] each: e = theta - theta*, the sample, its Gaussians or the noise */
     double *target;    /* [d] theta* (for the residual of a row clip.feature_norm shortened) */
+    double *grad;      /* [d] batch > 1: the sum of the batch's clipped gradients */
     hdp_normals normals; /* the run's block stream of Gaussians (rng.h) */
 } sim_ws;
 
@@ -75,7 +76,9 @@ static void *sim_ws_alloc(const void *vctx)
     w->x = hdp_mc_vec_alloc(ctx->d);
     w->z = hdp_mc_vec_alloc(ctx->d);
     w->target = ctx->B > 0 ? hdp_mc_vec_alloc(ctx->d) : NULL;
-    if (!w->e || !w->x || !w->z || (ctx->B > 0 && !w->target)) {
+    w->grad = ctx->batch > 1 ? hdp_mc_vec_alloc(ctx->d) : NULL;
+    if (!w->e || !w->x || !w->z || (ctx->B > 0 && !w->target) || (ctx->batch > 1 && !w->grad)) {
+        free(w->grad);
         free(w->e);
         free(w->x);
         free(w->z);
@@ -95,26 +98,8 @@ static void sim_ws_free(void *vw)
     free(w->x);
     free(w->z);
     free(w->target);
+    free(w->grad);
     free(w);
-}
-
-/* The label noise z of docs/theory.md §1. */
-static double label_noise(const sim_ctx *c, gsl_rng *rng)
-{
-    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
-    switch (c->noise) {
-    case HDP_NOISE_GAUSSIAN: return c->tau * hdp_rng_normal_fast(st);
-    case HDP_NOISE_STUDENT: return c->t_scale * gsl_ran_tdist(rng, c->df);
-    case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? c->tau : -c->tau;
-    case HDP_NOISE_NONE: return 0.0;
-    case HDP_NOISE_LAPLACE: return gsl_ran_laplace(rng, c->tau * M_SQRT1_2);
-    case HDP_NOISE_UNIFORM: return gsl_ran_flat(rng, -sqrt(3.0) * c->tau, sqrt(3.0) * c->tau);
-    case HDP_NOISE_MIXTURE:
-        return gsl_rng_uniform(rng) < c->mix_w ? c->mix_m1 + c->mix_s1 * hdp_rng_normal_fast(st)
-                                               : c->mix_m2 + c->mix_s2 * hdp_rng_normal_fast(st);
-    case HDP_NOISE_EMPIRICAL: return c->sample[gsl_rng_uniform_int(rng, c->sample_n)];
-    }
-    return 0.0;
 }
 
 /* The residual x'^T theta - y of a row shortened to x' = xs x by clip.feature_norm, the label
@@ -158,7 +143,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
         hdp_normals_fill(ns, z, d);
         hdp_mc_sample_dot(sl, z, e, x, d, &dot, &xx);
-        double zl = label_noise(c, rng), r = dot - zl;
+        double zl = hdp_mc_label_noise(&c->noise, rng), r = dot - zl;
         double xs = 1.0; /* clip.feature_norm: the row is x' = xs x */
         if (xx > c->B2) {
             xs = c->B / sqrt(xx);
@@ -209,7 +194,128 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     }
 }
 
+/* One row of a batch (batch > 1): a fresh sample, its residual and clipped gradient added to
+ * w->grad; the counts of feature-clipped rows and of rows with a ||x'||^2 > 2 (a = eta_k/B_k,
+ * the per-row rate: such a row makes the step expansive, docs/theory.md §6.1; the caller
+ * counts the step once). Returns 1 when the row's gradient was clipped, -1 when the residual
+ * is not finite. */
+static int batch_row(const sim_ctx *c, sim_ws *w, gsl_rng *rng, double a, mc_run_out *out)
+{
+    const long d = c->d;
+    double dot, xx;
+    hdp_normals_fill(&w->normals, w->z, d);
+    hdp_mc_sample_dot(c->sqrt_lambda, w->z, w->e, w->x, d, &dot, &xx);
+    double zl = hdp_mc_label_noise(&c->noise, rng), r = dot - zl;
+    double xs = 1.0;
+    if (xx > c->B2) {
+        xs = c->B / sqrt(xx);
+        r = feature_clipped_residual(c, w, xs, dot, zl);
+        xx = c->B2;
+        out->feature_clipped += 1.0;
+    }
+    if (a * xx > 2.0)
+        out->violations += 1.0;
+    if (!isfinite(r))
+        return -1;
+    double coef = r * xs, gnorm = fabs(r) * sqrt(xx);
+    int clipped = gnorm > c->C;
+    if (clipped)
+        coef *= c->C / gnorm;
+    for (long i = 0; i < d; i++)
+        w->grad[i] += coef * w->x[i];
+    return clipped;
+}
+
+/* Batched recording: the grid points t_p = p/(points - 1) in (t0, t1] of step k, which
+ * moved the risk from R0 (at t0 = kB/n) to R1 (at t1, before the last step's noise; Rf after
+ * it, at t = 1 only). The algorithm has no iterate between steps: a grid time inside a step
+ * gets the risk interpolated linearly in time between the iterates around it (so that a
+ * batch of 64 is not read as a staircase against the ODE), t = 1 the output theta_n; the
+ * clipped fraction is that of the step's rows. 0 when an iterate diverged. */
+static int batch_record(const mc_grid *g, long *p, double t0, double R0, double t1, double R1,
+                        double Rf, double clipped, mc_run_out *out)
+{
+    if (!isfinite(R1) || R1 > g->threshold || !isfinite(Rf) || Rf > g->threshold)
+        return 0;
+    const long P = g->points;
+    for (; *p < P; (*p)++) {
+        double t = *p == P - 1 ? 1.0 : (double)*p / (double)(P - 1);
+        if (t > t1)
+            break;
+        out->risk[*p] = *p == P - 1 ? Rf : R0 + (t - t0) / (t1 - t0) * (R1 - R0);
+        out->clipped[*p] = clipped;
+    }
+    return 1;
+}
+
+/* One run of batched one pass (docs/theory.md §1.6): step k averages the clipped gradients of
+ * its B_k rows, all at the same iterate, e <- e - (eta_k/B_k) sum_b g_b + 2 C_clip sigma_k xi,
+ * with eta_k, sigma_k from hdp_sched_batch_step; recorded by batch_record. */
+static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
+                            mc_run_out *out)
+{
+    const sim_ctx *c = vctx;
+    sim_ws *w = vws;
+    const long d = c->d, K = c->steps, n = c->n;
+    double *e = w->e, *z = w->z;
+
+    hdp_normals_init(&w->normals, hdp_rng_state(rng));
+    hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
+    if (w->target)
+        for (long i = 0; i < d; i++)
+            w->target[i] = -e[i];
+    double R = hdp_mc_excess_risk(c->lambda, e, d);
+    long p = 1; /* t = 0 here, every later grid time by batch_record (not g->kgrid) */
+    out->risk[0] = R;
+    out->clipped[0] = 0.0;
+    for (long k = 0; k < K; k++) {
+        double eta_k, sigma_k;
+        long rows;
+        hdp_sched_batch_step(&c->sched, n, c->batch, k, &eta_k, &sigma_k, &rows);
+        double a = eta_k / (double)rows, clipped = 0, v0 = out->violations;
+        memset(w->grad, 0, sizeof(double) * (size_t)d);
+        for (long b = 0; b < rows; b++) {
+            int cl = batch_row(c, w, rng, a, out);
+            if (cl < 0) {
+                out->diverged = 1;
+                return;
+            }
+            clipped += cl;
+        }
+        if (out->violations > v0) /* a step with a row a ||x'||^2 > 2 is expansive: counted once */
+            out->violations = v0 + 1.0;
+        double s = sigma_k > 0 ? 2.0 * c->C * sigma_k : 0.0;
+        for (long i = 0; i < d; i++)
+            e[i] -= a * w->grad[i];
+        double R1 = NAN;
+        if (k == K - 1) /* the last step: the final-iterate jump (docs/theory.md §3.4) */
+            R1 = hdp_mc_excess_risk(c->lambda, e, d);
+        if (s > 0) {
+            hdp_normals_fill(&w->normals, z, d);
+            for (long i = 0; i < d; i++)
+                e[i] += s * z[i];
+        }
+        double Rn = hdp_mc_excess_risk(c->lambda, e, d);
+        if (k == K - 1)
+            out->jump = Rn - R1;
+        else
+            R1 = Rn;
+        if ((k + 1) % g->every == 0 && !hdp_mc_tick(g, g->every)) {
+            out->diverged = 1; /* cancelled (issue 29): the loop reports it */
+            return;
+        }
+        double t0 = (double)(k * c->batch) / (double)n;
+        double t1 = k == K - 1 ? 1.0 : (double)((k + 1) * c->batch) / (double)n;
+        if (!batch_record(g, &p, t0, R, t1, R1, Rn, clipped / (double)rows, out)) {
+            out->diverged = 1;
+            return;
+        }
+        R = Rn;
+    }
+}
+
 static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run, 0};
+static const mc_method sim_batched_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run_batched, 0};
 
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)
@@ -225,6 +331,8 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
         return st;
     if (hdp_model_data(pb->model)) /* data.source = file: the rows themselves */
         return hdp_sim_rows_problem(pb, opt, res, err);
+    if (pb->sgd.finite) /* standard DP-SGD on a finite training set (finite.c) */
+        return hdp_finite_run_problem(pb, opt, res, err);
     const hdp_model *m = pb->model;
     const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;
@@ -238,26 +346,21 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.sched = pb->sched;
     c.d = d;
     c.n = n;
+    c.batch = m->batch;
+    c.steps = hdp_sched_batch_count(n, m->batch);
     c.lambda = spec.lambda;
     c.C = m->c * sqrt((double)d);
     c.B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
     c.B2 = c.B > 0 ? c.B * c.B : INFINITY;
     c.radius = m->target_radius;
     c.energy = spec.energy;
-    c.noise = m->noise;
-    c.tau = sqrt(m->tau2);
-    c.df = m->noise_df;
-    c.mix_w = m->mixture_weight;
-    c.mix_m1 = m->mixture_mean;
-    c.mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight);
-    c.mix_s1 = sqrt(m->mixture_var1);
-    c.mix_s2 = sqrt(m->mixture_var2);
-    c.sample = m->noise_values;
-    c.sample_n = m->noise_values ? (size_t)m->noise_len : 0;
-    c.t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
-                                              : 0.0;
+    hdp_mc_noise_of(m, &c.noise);
 
-    st = hdp_mc_drive(pb, opt, n, &sim_method, &c, res, err);
+    if (c.batch > 1) /* batched one pass: K steps, n/B of them per unit of time */
+        st = hdp_mc_drive_unit(pb, opt, c.steps, (double)n / (double)c.batch,
+                               &sim_batched_method, &c, res, err);
+    else
+        st = hdp_mc_drive(pb, opt, n, &sim_method, &c, res, err);
     /* docs/theory.md §6 on the eta_k, sigma_k the runs used (the same hdp_sched_step, of the
      * problem's schedule): equals rho; computed once with the problem */
     res->rho_accounted = pb->rho_accounted;

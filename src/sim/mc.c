@@ -17,6 +17,7 @@
 #include "sim/mc_internal.h"
 #include "sim/stats.h"
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <limits.h>
@@ -403,6 +404,40 @@ void hdp_mc_draw_target_energy(gsl_rng *rng, long d, double radius, const double
     }
 }
 
+void hdp_mc_noise_of(const hdp_model *m, hdp_mc_noise *z)
+{
+    z->kind = m->noise;
+    z->tau = sqrt(m->tau2);
+    z->df = m->noise_df;
+    z->t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
+                                               : 0.0;
+    z->mix_w = m->mixture_weight;
+    z->mix_m1 = m->mixture_mean;
+    z->mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight);
+    z->mix_s1 = sqrt(m->mixture_var1);
+    z->mix_s2 = sqrt(m->mixture_var2);
+    z->sample = m->noise_values;
+    z->sample_n = m->noise_values ? (size_t)m->noise_len : 0;
+}
+
+double hdp_mc_label_noise(const hdp_mc_noise *z, gsl_rng *rng)
+{
+    hdp_xoshiro *st = hdp_rng_state(rng); /* the fast Gaussian reads the stream directly */
+    switch (z->kind) {
+    case HDP_NOISE_GAUSSIAN: return z->tau * hdp_rng_normal_fast(st);
+    case HDP_NOISE_STUDENT: return z->t_scale * gsl_ran_tdist(rng, z->df);
+    case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? z->tau : -z->tau;
+    case HDP_NOISE_NONE: return 0.0;
+    case HDP_NOISE_LAPLACE: return gsl_ran_laplace(rng, z->tau * M_SQRT1_2);
+    case HDP_NOISE_UNIFORM: return gsl_ran_flat(rng, -sqrt(3.0) * z->tau, sqrt(3.0) * z->tau);
+    case HDP_NOISE_MIXTURE:
+        return gsl_rng_uniform(rng) < z->mix_w ? z->mix_m1 + z->mix_s1 * hdp_rng_normal_fast(st)
+                                               : z->mix_m2 + z->mix_s2 * hdp_rng_normal_fast(st);
+    case HDP_NOISE_EMPIRICAL: return z->sample[gsl_rng_uniform_int(rng, z->sample_n)];
+    }
+    return 0.0;
+}
+
 /* R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (docs/theory.md §1) */
 double hdp_mc_excess_risk(const double *lambda, const double *e, long d)
 {
@@ -461,16 +496,18 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
 
 /* ---- the risk-curve driver ---- */
 
-/* The ODE's grid t_i = i/(points-1) into t, recorded at k_i = round(t_i steps), but at most
+/* The ODE's grid t_i = i/(points-1) into t, recorded at k_i = round(t_i unit) (unit: the steps
+ * per unit of time, steps itself but for batched one pass, n/B: step k ends at t = (k+1)B/n,
+ * its iterate is the one nearest t_i), but at most
  * steps - 1 for t_i < 1: the ODE's R(t) includes the final-iterate noise only at t = 1
  * (docs/theory.md §3), and with fewer steps than grid points (n <= (points-1)/2) rounding sent
  * t = 0.98, 0.99 to theta_n, noise included: at gamma = 10 (n = 20) the validator saw a
  * 33 % "disagreement" that was only this jump. */
-static void build_grid(long steps, long P, double *t, long *kgrid)
+static void build_grid(long steps, double unit, long P, double *t, long *kgrid)
 {
     for (long i = 0; i < P; i++) {
         t[i] = (double)i / (double)(P - 1);
-        kgrid[i] = (long)round(t[i] * (double)steps);
+        kgrid[i] = (long)round(t[i] * unit);
         if (i < P - 1 && kgrid[i] > steps - 1)
             kgrid[i] = steps - 1;
     }
@@ -600,6 +637,13 @@ hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long s
                         const mc_method *method, const void *ctx, hdp_mc_result *res,
                         hdp_error *err)
 {
+    return hdp_mc_drive_unit(pb, opt, steps, (double)steps, method, ctx, res, err);
+}
+
+hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                             double unit, const mc_method *method, const void *ctx,
+                             hdp_mc_result *res, hdp_error *err)
+{
     double t_start = omp_get_wtime();
     hdp_status st = hdp_mc_check_options(opt, err);
     if (st != HDP_OK)
@@ -626,7 +670,7 @@ hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long s
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs of %ld grid points", runs, P);
         goto done;
     }
-    build_grid(steps, P, res->t, kgrid);
+    build_grid(steps, unit, P, res->t, kgrid);
     char what[64];
     snprintf(what, sizeof what, "%s steps", method->name);
     mc_watch watch = {what, opt->cancel, opt->progress, opt->progress_user, 0,

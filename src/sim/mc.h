@@ -162,6 +162,11 @@ typedef struct {
 hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                         const mc_method *method, const void *ctx, hdp_mc_result *res,
                         hdp_error *err);
+/* The same with unit steps per unit of time on the grid (k_i = round(t_i unit)): batched
+ * one pass (dpsgd.c) has steps = ceil(n/B) and unit = n/B. */
+hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                             double unit, const mc_method *method, const void *ctx,
+                             hdp_mc_result *res, hdp_error *err);
 
 /* Check runs >= 1, threads >= 0 (HDP_EINPUT naming the option). The SDE
  * checks its step itself. */
@@ -199,6 +204,20 @@ void hdp_mc_draw_target(gsl_rng *rng, long d, double radius, double *e);
  * law then depends on the energies only); energy NULL: hdp_mc_draw_target. */
 void hdp_mc_draw_target_energy(gsl_rng *rng, long d, double radius, const double *energy,
                                double *e);
+
+/* The label noise z of docs/theory.md §1 (data.noise, data.tau2, data.noise_df): gaussian
+ * tau N(0,1); student t_scale T_df, t_scale = sqrt(tau^2 (df-2)/df); rademacher +-tau; none 0. */
+typedef struct {
+    hdp_noise_kind kind;
+    double tau;           /* sqrt(tau^2) */
+    double t_scale, df;   /* Student */
+    double mix_w, mix_m1, mix_m2, mix_s1, mix_s2; /* mixture: weight, means, sds */
+    const double *sample; /* empirical: the model's centred values */
+    size_t sample_n;
+} hdp_mc_noise;
+void hdp_mc_noise_of(const hdp_model *m, hdp_mc_noise *z);
+/* one draw: the Gaussian by the fast ziggurat on the stream, the others through GSL */
+double hdp_mc_label_noise(const hdp_mc_noise *z, gsl_rng *rng);
 
 /* Excess risk R_exc = 1/2 sum_i lambda_i e_i^2 in the eigenbasis (docs/theory.md §1). */
 double hdp_mc_excess_risk(const double *lambda, const double *e, long d);

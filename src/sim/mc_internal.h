@@ -28,6 +28,12 @@ void hdp_mc_sample_dot(const double *sl, const double *z, const double *e, doubl
 /* e += a x + s z */
 void hdp_mc_axpby(double *e, double a, const double *x, double s, const double *z, long d);
 
+/* a^T b (eight partial sums in a fixed tree, as the others) */
+double hdp_mc_dot(const double *a, const double *b, long d);
+
+/* y += a x */
+void hdp_mc_axpy(double *y, double a, const double *x, long d);
+
 /* One Euler-Maruyama step of docs/theory.md §4 in the eigenbasis:
  * e += -a lambda .* e + b sl .* z1 (+ q z2 unless z2 is NULL); returns sum lambda e^2. */
 double hdp_mc_sde_step(double *e, const double *lambda, const double *sl, double a, double b,

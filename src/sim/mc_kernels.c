@@ -110,3 +110,27 @@ CLONES double hdp_mc_sde_step(double *e, const double *lambda, const double *sl,
     }
     return tree(as);
 }
+
+CLONES double hdp_mc_dot(const double *a, const double *b, long d)
+{
+    v4 a0 = {0}, a1 = {0};
+    long i = 0;
+    for (; i + 8 <= d; i += 8) {
+        a0 += V(a + i) * V(b + i);
+        a1 += V(a + i + 4) * V(b + i + 4);
+    }
+    double as[8];
+    UNPACK(as, a0, a1);
+    for (int j = 0; i < d; i++, j++)
+        as[j] += a[i] * b[i];
+    return tree(as);
+}
+
+CLONES void hdp_mc_axpy(double *y, double a, const double *x, long d)
+{
+    long i = 0;
+    for (; i + 4 <= d; i += 4)
+        W(y + i) = V(y + i) + a * V(x + i);
+    for (; i < d; i++)
+        y[i] += a * x[i];
+}

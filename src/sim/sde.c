@@ -54,7 +54,7 @@ typedef struct {
     hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
     double tau2, df, c;
     hdp_noise_law law;     /* (its sample the model's) */
-    hdp_clip *fit;         /* the factors fitted once (hdp_clip_tabulate), read by every thread */
+    hdp_clip *fit;         /* the problem's factors (fitted once), read by every thread */
 } sde_ctx;
 
 /* ---- the SDE ---- */
@@ -186,6 +186,13 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     if (st != HDP_OK)
         return st;
     const hdp_model *m = pb->model;
+    if ((st = hdp_model_require_one_pass(m, "the homogenized SDE", err)) != HDP_OK)
+        return st;
+    if (m->batch > 1) /* docs/theory.md §4: its noise is derived for batch 1 */
+        return hdp_model_fail_key(m, "sgd", "batch", err,
+                                  "batch = %ld: the homogenized SDE (sde) is derived for "
+                                  "batch = 1 only; use ode (the batched ODE) and sim",
+                                  m->batch);
     if (!(opt->sde_step >= 0 && opt->sde_step <= 1))
         return hdp_fail(err, HDP_EINPUT, "SDE step h = %g: expected a number in [0, 1] (0 = 1/n)",
                         opt->sde_step);
@@ -240,18 +247,13 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.c = m->c;
     hdp_noise_law_of_model(m, &c.law);
 
-    c.fit = hdp_clip_alloc_fitted(m, m->c, err); /* on [0, the divergence threshold] */
-    if (!c.fit) {
-        st = err ? err->status : HDP_ENOMEM;
-        goto done;
-    }
+    c.fit = pb->clip; /* the problem's, fitted on [0, the divergence threshold] */
 
     st = hdp_mc_drive(pb, opt, N, &sde_method, &c, res, err);
     /* docs/theory.md §6 on the discrete schedule of the model (the SDE's continuum
      * noise is its limit; the accountant is defined on the steps): the problem's */
     res->rho_accounted = pb->rho_accounted;
 done:
-    hdp_clip_free(c.fit);
     free(c.sqrt_lambda);
     free(bias);
     return st;

@@ -14,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 also=(did-you-mean.ini unknown-section.ini duplicate-key.ini nan.ini zero-c.ini negative-eigenvalue.ini
       increasing-table.ini missing-spectrum.ini spectrum-device.ini set-unknown.set
-      output-dir-missing.set missing-model.set feature-norm-negative.ini)
+      output-dir-missing.set missing-model.set feature-norm-negative.ini noise-file-mean.ini)
 before=$(ls -A "$dir")
 fail=0 count=0
 run_case() { # run_case COMMAND FILE

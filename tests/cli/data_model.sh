@@ -193,6 +193,10 @@ refused "source = file without features" "needs data.features" --set data.source
 refused "a missing features file" "nothing.npy" --set data.source=file --set data.features=nothing.npy
 refused "d given and different" "d = 7 but the rows of X.npy have 12 columns" "${base[@]}" \
   --set data.d=7
+rm -f sch.txt
+"$bin" schedule --optimize "${base[@]}" -o sch.txt 2> err.txt
+check "schedule --optimize (bfgs) refuses a data set: exit 2, --method simplex named" \
+  bash -c '[[ $0 -eq 2 ]] && grep -q "method simplex" err.txt && [[ ! -e sch.txt ]]' $?
 refused "target file of another length" "has 4 energies but d = 5" --set data.d=5 \
   --set data.target=file --set data.target_file=energies.txt
 

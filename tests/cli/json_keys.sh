@@ -91,11 +91,12 @@ for c in $("$bin" --help | sed -n 's/^  \([a-z-]*\)  .*/\1/p'); do
   fi
 done
 
-# the JSON files a sweep writes in its points' folders
+# the JSON files a sweep writes in its points' folders (sim and validate chained after schedule:
+# their models hold the designed table)
 cat >"$work/sw.ini" <<EOF
 [sweep]
 model = $src/models/default.ini
-commands = ode, sim, validate, schedule
+commands = ode, schedule, sim, validate
 schedule_families = output
 [axes]
 clip.c = 0.3, 1

@@ -91,7 +91,7 @@ for s in ('lecun', 'he'):
     assert abs(d[s + '_kl_seed_constant'] - 2 * d[s + '_kl']) <= 1e-12 * d[s + '_kl']
     assert 0 < d[s + '_pinsker_delta'] <= 1
 PY
-check "run CSV columns" bash -c "grep -v '^#' '$work/r2.csv' | head -1 | grep -q '^epoch,T,lecun_kl,lecun_kl_se,lecun_kl_sd,lecun_kl_max,lecun_kl_exact,lecun_kl_final,lecun_loss,lecun_bound,lecun_bound_seed,he_kl'"
+check "run CSV columns" bash -c "grep -v '^#' '$work/r2.csv' | head -1 | grep -q '^epoch,T,lecun_kl,lecun_kl_se,lecun_kl_sd,lecun_kl_max,lecun_kl_exact,lecun_kl_final,lecun_loss,lecun_bound,lecun_bound_seed,lecun_lemma32_bound,lecun_lemma32_exp_term,lecun_lemma32_log10_bound,he_kl'"
 check "run CSV has epochs 0..30" test "$(grep -v '^#' "$work/r2.csv" | wc -l)" -eq 32
 # the real network (kl.network = relu): its columns beside the linearised ones, which stay
 # the same bytes; the same CSV for any --threads

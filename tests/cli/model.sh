@@ -117,7 +117,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["model_file"] == "(built-in default)", d["model_file"]
 m = d["model"]
-assert set(m) == {"data", "clip", "privacy", "schedule", "ode", "sim", "sde", "validate"}, set(m)
+assert set(m) == {"data", "clip", "privacy", "schedule", "sgd", "ode", "sim", "sde", "validate"}, set(m)
 assert m["data"]["d"] == 200 and m["data"]["n"] == 2000 and m["data"]["gamma"] == 0.1
 assert m["data"]["spectrum"] == "powerlaw" and m["schedule"]["kind"] == "inverse-time"
 p = m["privacy"]
@@ -125,6 +125,7 @@ assert p["epsilon"] == 1 and p["delta"] == 1e-6
 assert abs(p["rho_zcdp"] - p["rho"] ** 2 / 2) <= 1e-15 * p["rho_zcdp"]
 assert p["rho"] == d["rho"]
 assert m["sim"]["seed"] == 1 and m["ode"]["bins"] == 0
+assert m["sgd"] == {"batch": 1, "epochs": 1, "sampling": "one-pass", "noise_multiplier": 0, "accountant": "pld"}, m["sgd"]
 e = json.load(open(sys.argv[2]))
 assert e["model_file"].endswith("a.ini") and e["model"]["clip"]["c"] == 0.7
 PY

@@ -103,6 +103,13 @@ bad "unknown sweep" "--sweep 'wide'" --sweep wide
 bad "--ps below K" "--ps: p = 5" --sweep flat --ps 5,50
 bad "--ps malformed" "--ps '10,x'" --sweep flat --ps 10,x
 bad "--draws 0" "--draws 0" --draws 0
+bad "frame_classes < K" "[nc] frame_classes: frame_classes = 5 is smaller than K = 10" --set nc.frame_classes=5
+bad "frame_classes > p" "[nc] frame_classes: frame_classes = 2000 is larger than p = 1000" --set nc.frame_classes=2000
+bad "projection_beta = 1" "[nc] projection_beta = 1 is out of range" --set nc.projection_beta=1
+bad "projection on a larger frame" "[nc] remedy:" --set nc.remedy=projection --set nc.frame_classes=20
+bad "--exact of Theorem 5 with clipping possible" "[nc] G: G = 1: Theorem 5" --exact --set nc.K=2 \
+  --set nc.perturbation=per-sample --set nc.remedy=projection --set nc.projection_beta=0.1
+bad "--sweep projection needs K = 2" "needs nc.K = 2" --sweep projection --ps 10,20
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -71,5 +71,25 @@ for r in rows:
     assert r[3] != ''
 assert abs(float(rows[-1][1]) - d['final_risk']) <= 1e-9 * d['final_risk']
 PY
+# the label-noise laws of issue 31: each alone is a valid model; the mixture and the empirical
+# law derive tau2 and say so in the header; the empirical tau2 is the sample's variance
+for law in laplace uniform mixture; do
+  "$bin" ode --set data.noise=$law -o "$work/$law.csv" --json "$work/$law.json" 2>/dev/null
+  check "data.noise=$law alone is a valid model" test $? -eq 0
+done
+check "laplace keeps data.tau2" grep -qx '# tau2 = 0.25' "$work/laplace.csv"
+check "the mixture's tau2 is derived, and said so" grep -q '^# ; tau2 is derived: the variance of the mixture' "$work/mixture.csv"
+"$bin" ode "$src/models/empirical-noise.ini" -o "$work/e.csv" --json "$work/e.json" 2>/dev/null
+check "empirical noise from models/empirical-noise.txt" test $? -eq 0
+check "the empirical header says tau2 is derived from 500 values" grep -q '^# ; tau2 is derived: the variance of the 500 centred values' "$work/e.csv"
+check "empirical tau2 is the variance of the file's values" python3 - "$src/models/empirical-noise.txt" "$work/e.json" <<'PY'
+import json, sys
+z = [float(l) for l in open(sys.argv[1]) if l.strip() and not l.startswith('#')]
+m = sum(z) / len(z)
+var = sum((x - m) ** 2 for x in z) / len(z)
+tau2 = json.load(open(sys.argv[2]))['model']['data']['tau2']
+assert len(z) == 500 and abs(tau2 - var) <= 1e-12 * var, (tau2, var)
+PY
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -76,6 +76,22 @@ check "large epsilon exits 0" test $? -eq 0
 check "large epsilon: the note names the zCDP route" grep -q 'note: epsilon = 100 lies outside (0, 8 ln(1/delta))' "$work/err"
 check "large epsilon: JSON sigma_route zcdp" grep -q '"sigma_route": "zcdp"' "$work/z.json"
 
+# the theorem's regime: C_clip = sqrt(p) log^2 n, T = d log^2 n/(eta p); without noise nothing is
+# clipped and the early-stopping term equals its closed form
+"$bin" rf --set rf.d=10 --set rf.n=80 --set rf.p=200 --set rf.test_size=60 --set dpgd.regime=theorem \
+  --set dpgd.epsilon=inf --runs 2 -o "$work/th.csv" --json "$work/th.json" 2>/dev/null
+check "regime = theorem exits 0" test $? -eq 0
+check "regime = theorem: C_clip, T, no clipping, the terms" python3 - "$work/th.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+L2 = math.log(80) ** 2
+assert abs(d['C_clip'] - math.sqrt(200) * L2) <= 1e-12 * d['C_clip'], d['C_clip']
+assert d['T'] == round(10 * L2 / (d['eta'] * 200)), d['T']
+assert d['max_clipped_fraction'] == 0
+assert d['noise_term_exact'] == 0 and d['noise_term'] < 1e-20
+assert abs(d['early_stopping_term'] - d['early_stopping_term_exact']) <= 1e-9 * d['early_stopping_term_exact']
+PY
+
 # bad input: exit 2, the key named, no output file, an old file untouched
 echo old > "$work/keep.csv"
 bad() { # bad NAME FRAGMENT ARGS...
@@ -96,6 +112,9 @@ bad "unknown activation" "expected one of tanh | relu | linear" --set rf.activat
 bad "delta = 1" "[dpgd] delta = 1 is out of range" --set dpgd.delta=1
 bad "--runs 0" "--runs 0" "${small[@]}" --runs 0
 bad "unknown key" "did you mean [dpgd] epsilon?" --set dpgd.epsilom=3
+bad "regime = theorem with C" "[dpgd] C: regime = theorem sets C_clip" --set dpgd.regime=theorem --set dpgd.C=1
+bad "regime = theorem with T" "[dpgd] T: regime = theorem sets" --set dpgd.regime=theorem --set dpgd.T=10
+bad "unknown regime" "expected one of experiments | theorem" --set dpgd.regime=asymptotic
 "$bin" rf "${small[@]}" --runs 1 -o /dev/full 2>/dev/null
 check "unwritable output exits 3" test $? -eq 3
 "$bin" help rf | grep -q 'em_expected_test,ex_test,ex_test_se,clipped_fraction'

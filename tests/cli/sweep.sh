@@ -64,7 +64,7 @@ data.d = 60
 EOS
 "$bin" sweep "$work/d.ini" -o "$work/d" 2>"$work/err"
 check "schedule+rates sweep exits 0" test $? -eq 0
-check "schedule+rates header" grep -q '^point,clip.c,privacy.rho,d,n,gamma,rho,epsilon_cks,delta,ode_final_risk,schedule_output_final_risk,schedule_inverse_time_final_risk,schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_ode_solves,rates_output_slope,rates_output_theory_slope,rates_inverse_time_slope,rates_inverse_time_theory_slope,rates_ode_solves,status$' "$work/d/results.csv"
+check "schedule+rates header" grep -q '^point,clip.c,privacy.rho,d,n,gamma,rho,epsilon_cks,delta,ode_final_risk,schedule_output_final_risk,schedule_inverse_time_final_risk,schedule_best_family,schedule_best_final_risk,schedule_best_c,schedule_table_final_risk,schedule_ode_solves,rates_output_slope,rates_output_theory_slope,rates_inverse_time_slope,rates_inverse_time_theory_slope,rates_ode_solves,status$' "$work/d/results.csv"
 check "schedule+rates: 4 points ok" test "$(grep -c ',ok$' "$work/d/results.csv")" -eq 4
 check "schedule+rates per-point files" test -s "$work/d/points/p00002/schedule.json" -a -s "$work/d/points/p00002/schedule.tab" -a -s "$work/d/points/p00002/rates.csv" -a -s "$work/d/points/p00002/rates.json"
 # point 2 is clip.c = 2, privacy.rho = 0.5
@@ -105,8 +105,8 @@ if command -v mpirun >/dev/null 2>&1 && "$bin" help sweep >/dev/null; then
 fi
 
 # --dry-run: every point checked and listed, nothing written; the example sweep files load
-cp "$src/examples/sweeps/grid.ini" "$src/examples/sweeps/design.ini" "$work/"
-sed -i "s|^model = ../../models/|model = $src/models/|" "$work/grid.ini" "$work/design.ini"
+cp "$src/examples/sweeps/grid.ini" "$src/examples/sweeps/design.ini" "$src/examples/sweeps/chain.ini" "$work/"
+sed -i "s|^model = ../../models/|model = $src/models/|" "$work/grid.ini" "$work/design.ini" "$work/chain.ini"
 (cd "$work" && "$bin" sweep "$work/grid.ini" --dry-run >"$work/dry.out" 2>"$work/err")
 check "dry run exits 0" test $? -eq 0
 check "dry run lists the 30 points of examples/sweeps/grid.ini" test "$(wc -l < "$work/dry.out")" -eq 30
@@ -114,6 +114,8 @@ check "dry run point line" grep -qx '29 data.gamma=0.05 clip.c=3 schedule.kind=i
 check "dry run writes nothing" test ! -e "$work/grid-out"
 "$bin" sweep "$work/design.ini" --dry-run >"$work/dry.out" 2>"$work/err"
 check "examples/sweeps/design.ini checks (15 points)" test $? -eq 0 -a "$(wc -l < "$work/dry.out")" -eq 15
+"$bin" sweep "$work/chain.ini" --dry-run >"$work/dry.out" 2>"$work/err"
+check "examples/sweeps/chain.ini checks (3 points)" test $? -eq 0 -a "$(wc -l < "$work/dry.out")" -eq 3
 printf '[sweep]\ncommands = ode\n[axes]\nclip.c = 1, -1\n' > "$work/dbad.ini"
 "$bin" sweep "$work/dbad.ini" --dry-run >/dev/null 2>"$work/err"
 check "dry run of a bad point: exit 2" test $? -eq 2
