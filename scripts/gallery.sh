@@ -180,5 +180,16 @@ fig si-n "sim-index --experiment n: test risk and alignment against n" \
 fig si-align "sim-index --experiment align: histograms of the neuron alignments" \
   si-align.png sim-index --experiment align "${siq[@]}" -o si-align.csv --figure si-align.png
 
+# the two-layer network: Fashion-MNIST at full size (dataset-fashion-mnist; the panels take tens
+# of minutes on 2 cores), Gaussian inputs in the quick run
+netm=($(q "--set net.d=10 --set net.classes=3 --set net.n=300 --set net.width=16 --set net.steps=20 --set net.records=4 --set net.test_size=200" "$src/models/net-fashion.ini"))
+mkdir -p netx
+fig net-curve "net: test loss of DP-GD on a two-layer ReLU network against time (Fashion-MNIST)" \
+  netx/net-curve.png net "${netm[@]}" -o netx
+fig net-width "net --vs width: test accuracy against the width, DP-GD, random features, GD (Fashion-MNIST)" \
+  netx/net-width.png net "${netm[@]}" --vs width $(q "--grid 4,8 --n 200" "") -o netx
+fig net-samples "net --vs samples: test accuracy against n at width 256 (Fashion-MNIST)" \
+  netx/net-samples.png net "${netm[@]}" --vs samples $(q "--grid 100,200 --width 8" "") -o netx
+
 echo "gallery: $made figures made, $missing missing -> $out"
 [[ $missing -eq 0 ]]

@@ -15,7 +15,7 @@ order = ["core", "io", "sim", "families", "drivers", "cli"]
 public = {"error": "core", "progress": "core", "model": "core", "spectrum": "core", "clip": "core",
           "schedule": "core", "problem": "core", "ode": "core", "privacy": "core", "accountant": "core", "finite": "core", "dataset": "core", "version": "core", "fields": "core",
           "rng": "sim", "sim": "sim", "rf": "families", "kl": "families", "nc": "families",
-          "si": "families", "validate": "drivers", "grid": "drivers", "ncsweep": "drivers", "sweep": "drivers", "klsweep": "drivers", "rfexp": "drivers", "siexp": "drivers", "design": "drivers", "rates": "drivers",
+          "si": "families", "net": "families", "netexp": "drivers", "validate": "drivers", "grid": "drivers", "ncsweep": "drivers", "sweep": "drivers", "klsweep": "drivers", "rfexp": "drivers", "siexp": "drivers", "design": "drivers", "rates": "drivers",
           "hdpsgd": "drivers", "handle": "drivers"}
 bad, files = [], 0
 def check(path, layer):

@@ -268,7 +268,7 @@ static void registry_fits_the_model(void **state)
         }
     }
     assert_true(keys <= HDP_MODEL_MAX_KEYS);
-    assert_int_equal(families, 5); /* [rf], [dpgd], [nc], [kl], [si] */
+    assert_int_equal(families, 6); /* [rf], [dpgd], [nc], [kl], [si], [net] */
     int entries = 0;
     while (hdp_model_schema_entry(entries, NULL, NULL, NULL, NULL))
         entries++;

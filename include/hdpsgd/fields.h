@@ -92,6 +92,10 @@ extern const hdp_field_table hdp_si_problem_fields;
 extern const hdp_field_table hdp_si_params_fields;
 extern const hdp_field_table hdp_rates_fit_fields;
 extern const hdp_field_table hdp_kl_epoch_fields;
+/* DP-GD on a two-layer network (hdpsgd/net.h, hdpsgd/netexp.h): one run (hdp_net_result: its
+ * curve and final numbers) and one variant at one point of a panel (hdp_netexp_cell). */
+extern const hdp_field_table hdp_net_fields;
+extern const hdp_field_table hdp_netexp_cell_fields;
 /* A data set's (data.source = file, docs/theory.md §9): the ODE's corrections (hdp_ode_result,
  * context the model) and its predicted held-out MSE column; the Monte Carlo's held-out MSE
  * (hdp_mc_result) at t = 1 and as columns. Written only for such models. */

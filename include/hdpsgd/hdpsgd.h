@@ -67,6 +67,7 @@
 #include "hdpsgd/kl.h"
 #include "hdpsgd/nc.h"
 #include "hdpsgd/si.h"
+#include "hdpsgd/net.h"
 #include "hdpsgd/handle.h"
 #include "hdpsgd/fields.h"
 #include "hdpsgd/grid.h"
@@ -74,6 +75,7 @@
 #include "hdpsgd/klsweep.h"
 #include "hdpsgd/rfexp.h"
 #include "hdpsgd/siexp.h"
+#include "hdpsgd/netexp.h"
 #include "hdpsgd/sweep.h"
 
 #endif

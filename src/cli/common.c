@@ -679,7 +679,7 @@ const char *const *cli_model_sections(const char *command)
 {
     static const char *const none[] = {NULL}, *const rf[] = {"rf", "dpgd", NULL},
                              *const kl[] = {"kl", NULL}, *const nc[] = {"nc", NULL},
-                             *const si[] = {"si", NULL};
+                             *const si[] = {"si", NULL}, *const net[] = {"net", NULL};
     if (!command)
         return none;
     if (!strcmp(command, "rf") || !strcmp(command, "rf-experiment"))
@@ -690,6 +690,8 @@ const char *const *cli_model_sections(const char *command)
         return nc;
     if (!strcmp(command, "sim-index"))
         return si;
+    if (!strcmp(command, "net"))
+        return net;
     return none;
 }
 

@@ -33,6 +33,8 @@ int cmd_rf_experiment(int argc, char **argv);
 extern const cli_opt rf_opts[], rf_experiment_opts[];
 int cmd_nc(int argc, char **argv);
 extern const cli_opt nc_opts[];
+int cmd_net(int argc, char **argv);
+extern const cli_opt net_opts[];
 int cmd_kl(int argc, char **argv);
 extern const cli_opt kl_opts[];
 int cmd_si(int argc, char **argv);
@@ -63,6 +65,7 @@ extern const char rf_usage[], rf_help[];
 extern const char rf_experiment_usage[], rf_experiment_help[];
 extern const char kl_usage[], kl_help[];
 extern const char nc_usage[], nc_help[];
+extern const char net_usage[], net_help[];
 extern const char si_usage[], si_help[];
 
 
@@ -152,6 +155,10 @@ const cli_command hdp_commands[] = {
      nc_usage,
      nc_help,
      nc_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
+    {"net", cmd_net, "DP-GD on a two-layer ReLU network: Fig. 1 of Bombari-Mondelli (width, samples)",
+     net_usage,
+     net_help,
+     net_opts, 0, NULL, NULL, NULL, cli_model_args, 1},
     {"sim-index", cmd_si, "two-stage private learning of a single-index model (the single-index notes)",
      si_usage,
      si_help,

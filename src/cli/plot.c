@@ -105,6 +105,7 @@ static void default_size(const char *script, double *w, double *h)
         {"rf-p3", HDP_PLOT_COLUMN_W, 3.2},      {"rf-p4", HDP_PLOT_COLUMN_W, 3.2},
         {"rf-run", HDP_PLOT_COLUMN_W, 3.4},     {"si-n", HDP_PLOT_COLUMN_W, 3.4},   {"si-eps", HDP_PLOT_COLUMN_W, 3.4},   {"si-align", HDP_PLOT_COLUMN_W, 3.0},
         {"sweep-heat", HDP_PLOT_COLUMN_W, 2.9},
+        {"net-vs", HDP_PLOT_COLUMN_W, 3.4},     {"net-curve", HDP_PLOT_COLUMN_W, 3.4},
     };
     *w = HDP_PLOT_COLUMN_W;
     *h = HDP_PLOT_COLUMN_H;

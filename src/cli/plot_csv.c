@@ -19,14 +19,16 @@ const char plot_csv_accepted[] =
     "point,... (sweep results.csv), step,tau,dpgd_test,... (rf), p,minnorm_test,... p,CT,T,... "
     "C,CT,T,... (rf-experiment P1-P4), axis,depth,width,... (kl bound), epoch,T,... (kl run), "
     "depth|width,<scheme>_kl_early,... (kl run --vs), curve,name,p,... (nc --sweep), "
-    "epsilon_target,..., n,risk,..., bin_lo,... (sim-index --experiment)";
+    "epsilon_target,..., n,risk,..., bin_lo,... (sim-index --experiment), "
+    "width|samples,...,rf_test_accuracy,... (net --vs), step,time,...,test_loss,... (net)";
 
 static const char *kind_names[PK_COUNT] = {
     "unknown", "ode", "sim/sde", "rates (figure data)", "rates", "schedules", "schedule table",
     "sweep results",
     "rf", "rf-experiment P1", "rf-experiment P2", "rf-experiment P3", "rf-experiment P4",
     "kl bound", "kl run --vs epochs", "kl run --vs depth|width", "nc --sweep",
-    "sim-index --experiment eps", "sim-index --experiment n", "sim-index --experiment align"};
+    "sim-index --experiment eps", "sim-index --experiment n", "sim-index --experiment align",
+    "net --vs", "net"};
 
 const char *plot_kind_name(plot_kind k) { return k < PK_COUNT ? kind_names[k] : "unknown"; }
 
@@ -133,6 +135,10 @@ static plot_kind recognise(const plot_csv *t)
     if (!strcmp(h0, "n") && !strcmp(h1, "risk") && plot_csv_col(t, "alignment_mean") >= 0)
         return PK_SI_N;
     if (!strcmp(h0, "bin_lo") && plot_csv_col(t, "bin_mid") >= 0) return PK_SI_ALIGN;
+    if ((!strcmp(h0, "width") || !strcmp(h0, "samples")) && plot_csv_col(t, "rf_test_accuracy") >= 0)
+        return PK_NET_VS;
+    if (!strcmp(h0, "step") && !strcmp(h1, "time") && plot_csv_col(t, "test_loss") >= 0)
+        return PK_NET_CURVE;
     return PK_NONE;
 }
 

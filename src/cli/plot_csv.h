@@ -24,6 +24,7 @@ typedef enum {
     PK_KL_SWEEP,   /* depth|width,<s>_kl_early,...  kl run --vs depth|width */
     PK_NC_SWEEP,   /* curve,name,p,...      nc --sweep */
     PK_SI_EPS, PK_SI_N, PK_SI_ALIGN, /* sim-index --experiment */
+    PK_NET_VS, PK_NET_CURVE,         /* net --vs, net */
     PK_COUNT
 } plot_kind;
 

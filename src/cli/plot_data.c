@@ -289,6 +289,15 @@ static int nc_sweep_vars(const plot_csv *t, hdp_plot_vars *v)
     return 0;
 }
 
+/* net --vs: the x column and its label */
+static int net_vs_vars(const plot_csv *t, hdp_plot_vars *v)
+{
+    int w = !strcmp(t->cols[0], "width");
+    hdp_plot_var_str(v, "xcol", w ? "width" : "samples");
+    hdp_plot_var_str(v, "xlabel_text", w ? "hidden-layer width" : "training samples  n");
+    return 0;
+}
+
 /* sim-index --experiment eps: the risk without privacy (epsilon inf), or -1 */
 static void si_eps_vars(const plot_csv *t, hdp_plot_vars *v)
 {
@@ -336,6 +345,8 @@ int plot_family_vars(const plot_csv *t, hdp_plot_vars *v, const char **script)
     case PK_SI_EPS: si_eps_vars(t, v); *script = "si-eps"; return 0;
     case PK_SI_N: *script = "si-n"; return 0;
     case PK_SI_ALIGN: *script = "si-align"; return 0;
+    case PK_NET_VS: *script = "net-vs"; return net_vs_vars(t, v);
+    case PK_NET_CURVE: *script = "net-curve"; return 0;
     default: return plot_bad_input("%s: no figure for this kind of CSV%s", t->path, "");
     }
 }

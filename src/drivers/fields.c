@@ -11,6 +11,7 @@
 #include "hdpsgd/fields.h"
 #include "hdpsgd/kl.h"
 #include "hdpsgd/ncsweep.h"
+#include "hdpsgd/netexp.h"
 #include "hdpsgd/rates.h"
 #include "hdpsgd/rf.h"
 #include "hdpsgd/si.h"
@@ -629,6 +630,87 @@ const hdp_field_table hdp_kl_epoch_fields = {
     "kl_epoch", "the KL estimate of a run at one epoch (context: a const long * epoch)",
     kl_epoch_fields, NULL};
 
+/* ---- DP-GD on a two-layer network (hdpsgd net): one run, and one cell of a panel ---- */
+
+#define NET_LAST(fn, col)                                          \
+    static double fn(const void *obj, const void *ctx)             \
+    {                                                              \
+        (void)ctx;                                                 \
+        const hdp_net_result *r = obj;                             \
+        return r->points > 0 ? r->col[r->points - 1] : NAN;        \
+    }
+NET_LAST(net_final_test_accuracy, test_accuracy)
+NET_LAST(net_final_test_loss, test_loss)
+NET_LAST(net_final_train_accuracy, train_accuracy)
+NET_LAST(net_final_train_loss, train_loss)
+NET_LAST(net_final_val_accuracy, val_accuracy)
+#undef NET_LAST
+
+static double net_threads(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_net_result *)obj)->threads;
+}
+
+static double net_zcdp_route(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_net_result *)obj)->zcdp_route;
+}
+
+static const hdp_field net_fields[] = {
+    COL(hdp_net_result, "step", step, "%.10g", "DP-GD step t (0: the initialisation)"),
+    COL(hdp_net_result, "time", time, "%.10g", "training time eta t"),
+    COL(hdp_net_result, "train_loss", train_loss, "%.10g", "mean training loss at step t"),
+    COL(hdp_net_result, "train_accuracy", train_accuracy, "%.10g", "training accuracy at step t"),
+    COL(hdp_net_result, "val_loss", val_loss, "%.10g",
+        "mean validation loss (empty without a validation split)"),
+    COL(hdp_net_result, "val_accuracy", val_accuracy, "%.10g", "validation accuracy"),
+    COL(hdp_net_result, "test_loss", test_loss, "%.10g", "mean test loss at step t"),
+    COL(hdp_net_result, "test_accuracy", test_accuracy, "%.10g", "test accuracy at step t"),
+    COL(hdp_net_result, "clipped_fraction", clipped_fraction, "%.6g",
+        "fraction of per-sample gradients clipped over the steps since the previous row"),
+    GET("final_test_accuracy", HDP_FIELD_REAL, net_final_test_accuracy, "test accuracy after T steps"),
+    GET("final_test_loss", HDP_FIELD_REAL, net_final_test_loss, "mean test loss after T steps"),
+    GET("final_train_accuracy", HDP_FIELD_REAL, net_final_train_accuracy, "training accuracy after T steps"),
+    GET("final_train_loss", HDP_FIELD_REAL, net_final_train_loss, "mean training loss after T steps"),
+    GET("final_val_accuracy", HDP_FIELD_REAL, net_final_val_accuracy, "validation accuracy after T steps"),
+    REAL(hdp_net_result, sigma, "noise multiplier sigma of Algorithm 1 (0: plain GD)"),
+    REAL(hdp_net_result, noise_std, "noise per coordinate and step, sqrt(eta) 2 C_clip sigma / n"),
+    REAL(hdp_net_result, epsilon, "epsilon of the guarantee (null: plain GD)"),
+    REAL(hdp_net_result, delta, "delta of the guarantee"),
+    REAL(hdp_net_result, rho_z, "zCDP of the run, eta T / (2 sigma^2) (null: plain GD)"),
+    GET("zcdp_route", HDP_FIELD_INT, net_zcdp_route,
+        "1: sigma by the zCDP route (calibration = zcdp, or epsilon >= 8 ln(1/delta))"),
+    REAL(hdp_net_result, max_clipped_norm,
+         "largest norm of a clipped per-sample gradient over the run (<= C_clip)"),
+    REAL(hdp_net_result, params, "trained parameters"),
+    REAL(hdp_net_result, seconds, "wall time of the training, seconds"),
+    GET("threads", HDP_FIELD_INT, net_threads, "OpenMP threads used (the numbers do not depend on it)"),
+    END,
+};
+const hdp_field_table hdp_net_fields = {
+    "net", "one DP-GD run of the two-layer network (hdpsgd net)", net_fields, NULL};
+
+static const hdp_field netexp_cell_fields[] = {
+    REAL(hdp_netexp_cell, test_accuracy, "test accuracy of the configuration chosen on validation"),
+    REAL(hdp_netexp_cell, test_loss, "its mean test loss"),
+    REAL(hdp_netexp_cell, val_accuracy, "its validation accuracy (the selection criterion)"),
+    REAL(hdp_netexp_cell, val_loss, "its mean validation loss"),
+    REAL(hdp_netexp_cell, train_accuracy, "its training accuracy"),
+    REAL(hdp_netexp_cell, train_loss, "its mean training loss"),
+    REAL(hdp_netexp_cell, lr, "its learning rate eta"),
+    REAL(hdp_netexp_cell, clip, "its C_clip (null: plain GD)"),
+    INT(hdp_netexp_cell, steps, "its steps T (gd: the early-stopping step)"),
+    REAL(hdp_netexp_cell, sigma, "its noise multiplier (0: plain GD)"),
+    REAL(hdp_netexp_cell, clipped_fraction, "its fraction of clipped per-sample gradients"),
+    INT(hdp_netexp_cell, configs, "configurations tried"),
+    END,
+};
+const hdp_field_table hdp_netexp_cell_fields = {
+    "netexp_cell", "one variant at one point of hdpsgd net --vs (under dp: none, rf_, gd_)",
+    netexp_cell_fields, NULL};
+
 /* ---- DP-GD on random features: the test loss's two terms (hdpsgd rf) ---- */
 
 static const hdp_field rf_terms_fields[] = {
@@ -729,6 +811,7 @@ static const hdp_field_table *const tables[] = {
     &hdp_kl_epoch_fields, &hdp_rf_terms_fields, &hdp_dataset_fields, &hdp_dataset_classes_fields,
     &hdp_dataset_labels_fields, &hdp_dataset_test_fields, &hdp_dataset_test_labels_fields,
     &hdp_ode_data_fields, &hdp_ode_data_columns, &hdp_mc_data_fields, &hdp_mc_data_columns,
+    &hdp_net_fields, &hdp_netexp_cell_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -14,5 +14,6 @@ extern const hdp_schema_section hdp_dpgd_section;
 extern const hdp_schema_section hdp_nc_section;
 extern const hdp_schema_section hdp_kl_section;
 extern const hdp_schema_section hdp_si_section;
+extern const hdp_schema_section hdp_net_section;
 
 #endif

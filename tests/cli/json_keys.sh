@@ -73,6 +73,11 @@ covered[kl]=1
 run nc "" nc --set nc.draws=4 --set nc.steps=10 --seed 2; covered[nc]=1
 run sim-index "" sim-index --set si.d=8 --set si.p=8 --set si.n=100 --set si.test_size=50 --set si.runs=2 --seed 6
 covered[sim-index]=1
+nets="--set net.d=6 --set net.classes=3 --set net.n=60 --set net.width=8 --set net.steps=4 --set net.test_size=20 --seed 2"
+mkdir -p "$work/net"
+run net "final_test_accuracy sigma epsilon delta" net $nets -o "$work/net"
+run net-vs "width test_accuracy test_loss rf_test_accuracy gd_test_accuracy" net $nets --vs width --grid 4 --n 40 -o "$work/net"
+covered[net]=1
 printf 'a,b\n1,2\n3,5\n4,4\n0,1\n' > "$work/x.csv"; printf '1\n0\n2\n1\n' > "$work/y.csv"
 run dataset "n d scale_factor eigenvalues theta_norm risk0 residual_variance energy" dataset \
   "$work/x.csv" --labels "$work/y.csv" --positive 1
