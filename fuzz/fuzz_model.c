@@ -109,10 +109,13 @@ static void round_trip(const hdp_model *m)
 {
     if (m->spectrum == HDP_SPECTRUM_FILE || m->sched == HDP_SCHED_TABLE)
         return; /* the files were read: the tables are part of the model */
-    hdp_model expect = *m; /* shallow: only printed */
-    if (!ini_path_of(m->spectrum_file, expect.spectrum_file, sizeof expect.spectrum_file) ||
-        !ini_path_of(m->sched_file, expect.sched_file, sizeof expect.sched_file))
+    hdp_model expect = *m; /* shallow: only printed (its texts are m's or these) */
+    static char spectrum_file[HDP_PATH_MAX + 2048], sched_file[HDP_PATH_MAX + 2048];
+    if (!ini_path_of(m->spectrum_file, spectrum_file, sizeof spectrum_file) ||
+        !ini_path_of(m->sched_file, sched_file, sizeof sched_file))
         return;
+    expect.spectrum_file = spectrum_file;
+    expect.sched_file = sched_file;
     FILE *f = fopen(ini_path, "w");
     if (!f)
         abort();

@@ -130,6 +130,12 @@ typedef struct {
 /* Bytes of the model families' sections in hdp_model.family (see core/schema.h). */
 #define HDP_MODEL_FAMILY_BYTES 1024
 
+/* The texts of a model (the file-name keys spectrum_file, features, labels, test_features,
+ * test_labels, target_file, noise_file, sched_file, and source, origin_files) are strings
+ * the model owns, each at most HDP_PATH_MAX - 1 bytes, never NULL in a model made by
+ * hdp_model_init, _copy or _with ("" when unset: a shared empty text, not allocated).
+ * Read them as strings; replace one only through hdp_model_set_text (or hdp_model_set*),
+ * which frees the old one; hdp_model_free frees them, hdp_model_copy copies them. */
 typedef struct {
     /* [data] */
     long d;                   /* dimension, >= 1 */
@@ -141,27 +147,27 @@ typedef struct {
     double spectrum_alpha;    /* power law: lambda_j ~ j^(-alpha) */
     double twolevel_fraction; /* fraction f of eigenvalues that are r times the others */
     double twolevel_ratio;    /* r */
-    char spectrum_file[HDP_PATH_MAX]; /* one eigenvalue per line (resolved path) */
+    const char *spectrum_file; /* one eigenvalue per line (resolved path) */
     double target_radius;     /* ||theta*|| */
     hdp_noise_kind noise;     /* law of the label noise z */
     double tau2;              /* Var z */
     double noise_df;          /* Student-t degrees of freedom, > 2 */
     hdp_data_source data_source; /* synthetic (Gaussian rows of the spectrum) | file (the rows) */
-    char features[HDP_PATH_MAX];      /* source = file: N x d rows (.npy, .csv, IDX, gzip) */
-    char labels[HDP_PATH_MAX];        /* N labels ("" = none) */
+    const char *features;     /* source = file: N x d rows (.npy, .csv, IDX, gzip) */
+    const char *labels;       /* N labels ("" = none) */
     char labels_positive[HDP_LIST_MAX]; /* classes mapped to +1, the rest to -1 ("" = numbers) */
-    char test_features[HDP_PATH_MAX]; /* a held-out set ("" = none) */
-    char test_labels[HDP_PATH_MAX];
+    const char *test_features; /* a held-out set ("" = none) */
+    const char *test_labels;
     int center;               /* 1: rows (and labels) centred */
     hdp_scale_kind scale;     /* trace: rows rescaled to mean eigenvalue 1 */
     hdp_target_kind target;   /* the target's shape (auto: from the source) */
     double ridge;             /* least-squares ridge >= 0 */
     double target_exponent;   /* powerlaw target: energy ~ j^(-exponent) */
-    char target_file[HDP_PATH_MAX]; /* target = file: one energy per eigenvalue */
+    const char *target_file;  /* target = file: one energy per eigenvalue */
     double mixture_weight;    /* mixture: weight w in (0,1) of the first component */
     double mixture_mean;      /* mixture: its mean m1 (the second's, -w m1/(1-w), makes mean 0) */
     double mixture_var1, mixture_var2; /* mixture: the components' variances, > 0 */
-    char noise_file[HDP_PATH_MAX]; /* empirical: one label-noise value per line (resolved path) */
+    const char *noise_file;   /* empirical: one label-noise value per line (resolved path) */
     /* [clip] */
     double c;                 /* clipping constant, > 0 or inf */
     double feature_norm;      /* B: rows clipped to ||x|| <= B before the gradient (docs/theory.md
@@ -175,7 +181,7 @@ typedef struct {
     hdp_sched_kind sched;
     double eta0;
     double c1, c2, c3;
-    char sched_file[HDP_PATH_MAX]; /* two columns t, eta (resolved path) */
+    const char *sched_file;   /* two columns t, eta (resolved path) */
     /* [sgd] */
     long batch;               /* B >= 1 (the expected batch size under Poisson sampling) */
     long epochs;              /* >= 1; one-pass: 1 */
@@ -215,11 +221,11 @@ typedef struct {
     /* bookkeeping */
     int finalized;             /* 1 after hdp_model_finalize; cleared by every change through
                                   hdp_model_set*, hdp_model_load_file (see hdp_model_check) */
-    char source[HDP_PATH_MAX]; /* model file name, or "(built-in default)" */
+    const char *source;        /* model file name, or "(built-in default)" */
     int n_given_last;          /* 1 when data.n was set after data.gamma */
     hdp_origin origin[HDP_MODEL_MAX_KEYS]; /* per schema key, all sections in order;
                                               file 0: default */
-    char origin_files[HDP_MODEL_MAX_FILES][HDP_PATH_MAX]; /* the files origin names */
+    const char *origin_files[HDP_MODEL_MAX_FILES]; /* the files origin names ("": none) */
     /* table schedule knots (read by finalize) */
     int table_len;
     double *table_t, *table_eta;
@@ -243,7 +249,8 @@ typedef struct {
 /* Built-in defaults: the default model (identical to models/default.ini). */
 void hdp_model_init(hdp_model *m);
 
-/* Release the memory of the tables read by finalize; m may be half-built. */
+/* Release the memory of the tables read by finalize and of the model's texts (which read ""
+ * after it); m may be half-built or zeroed. */
 void hdp_model_free(hdp_model *m);
 
 /* Read keys from an INI file. Unknown sections/keys, malformed numbers,
@@ -269,6 +276,12 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err);
  * their variance at finalize. HDP_EINPUT naming `what` when the values are refused. */
 hdp_status hdp_model_set_noise_sample(hdp_model *m, const double *z, long n, const char *what,
                                       hdp_error *err);
+
+/* Replace one of a model's texts (&m->sched_file, ...: see hdp_model above) by a copy of
+ * value ("" and NULL: the shared empty text), freeing the old one; no check of the value and
+ * no other change (hdp_model_set_key is the checked way to set a key). HDP_ENOMEM with a
+ * message leaves *field as it was. */
+hdp_status hdp_model_set_text(const char **field, const char *value, hdp_error *err);
 
 /* A deep copy of src (its spectrum file and schedule table too) into *dst, which is
  * overwritten without being freed (pass a model that holds no tables: new, initialised or

@@ -308,7 +308,8 @@ void hdp_model_format_where(char *buf, size_t size, const char *where, int line)
 const char *hdp_model_origin_where(const hdp_model *m, int i)
 {
     int f = m->origin[i].file;
-    return f <= 0 ? "" : f == 1 ? "--set" : m->origin_files[f - 2];
+    const char *name = f >= 2 ? m->origin_files[f - 2] : NULL;
+    return f <= 0 ? "" : f == 1 ? "--set" : name ? name : "";
 }
 
 hdp_status hdp_model_origin_set(hdp_model *m, int i, const char *where, int line,
@@ -321,17 +322,63 @@ hdp_status hdp_model_origin_set(hdp_model *m, int i, const char *where, int line
         f = 1;
     else {
         for (int k = 0; k < HDP_MODEL_MAX_FILES && !f; k++)
-            if (!m->origin_files[k][0] || !strcmp(m->origin_files[k], where))
+            if (!m->origin_files[k] || !m->origin_files[k][0] ||
+                !strcmp(m->origin_files[k], where))
                 f = k + 2;
         if (!f)
             return hdp_fail(err, HDP_EINPUT,
                             "%s: a model takes its keys from at most %d files (and --set): "
                             "this is one more", where, HDP_MODEL_MAX_FILES);
-        snprintf(m->origin_files[f - 2], sizeof m->origin_files[0], "%s", where);
+        const char **name = &m->origin_files[f - 2];
+        if ((!*name || strcmp(*name, where)) && hdp_model_set_text(name, where, err) != HDP_OK)
+            return HDP_ENOMEM;
     }
     m->origin[i].file = f;
     m->origin[i].line = line;
     return HDP_OK;
+}
+
+/* The shared empty text of every unset text of a model (never freed, never written). */
+static const char no_text[] = "";
+/* The source of a model not read from a file (hdp_model_init; not freed either). */
+static const char builtin_source[] = "(built-in default)";
+
+hdp_status hdp_model_set_text(const char **field, const char *value, hdp_error *err)
+{
+    HDP_REQUIRE(err, field);
+    const char *copy = no_text;
+    if (value == builtin_source) {
+        copy = builtin_source; /* shared, as the empty text */
+    } else if (value && value[0]) {
+        size_t len = strlen(value);
+        char *text = malloc(len + 1);
+        if (!text)
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for a text of %zu bytes", len + 1);
+        memcpy(text, value, len + 1);
+        copy = text;
+    }
+    if (*field && *field != no_text && *field != builtin_source)
+        free((char *)*field); /* the model's own copy (hdp_model) */
+    *field = copy;
+    return HDP_OK;
+}
+
+int hdp_model_texts(hdp_model *m, const char **slots[], int max)
+{
+    int n = 0;
+    hdp_schema_ref r;
+    for (int i = 0; hdp_schema_key_at(i, &r); i++) {
+        if (r.key->type != HDP_KEY_PATH)
+            continue;
+        const char **slot = hdp_schema_value(m, &r);
+        if (slot && n < max)
+            slots[n++] = slot;
+    }
+    if (n < max)
+        slots[n++] = &m->source;
+    for (int k = 0; k < HDP_MODEL_MAX_FILES && n < max; k++)
+        slots[n++] = &m->origin_files[k];
+    return n;
 }
 
 void hdp_model_init(hdp_model *m)
@@ -339,6 +386,10 @@ void hdp_model_init(hdp_model *m)
     if (!m)
         return;
     memset(m, 0, sizeof *m);
+    const char **slots[HDP_MODEL_MAX_TEXTS];
+    int ntexts = hdp_model_texts(m, slots, HDP_MODEL_MAX_TEXTS);
+    for (int i = 0; i < ntexts; i++)
+        *slots[i] = no_text;
     hdp_schema_ref r;
     for (int i = 0; hdp_schema_key_at(i, &r); i++) {
         hdp_error err;
@@ -346,7 +397,7 @@ void hdp_model_init(hdp_model *m)
         hdp_schema_parse_value(m, &r, r.key->def, "(default)", "(default)", 0, &err);
     }
     m->n_given_last = 0;
-    snprintf(m->source, sizeof m->source, "(built-in default)");
+    m->source = builtin_source;
 }
 
 void hdp_model_free(hdp_model *m)
@@ -368,4 +419,8 @@ void hdp_model_free(hdp_model *m)
     free(m->noise_values);
     m->noise_values = NULL;
     m->noise_len = 0;
+    const char **slots[HDP_MODEL_MAX_TEXTS];
+    int ntexts = hdp_model_texts(m, slots, HDP_MODEL_MAX_TEXTS);
+    for (int i = 0; i < ntexts; i++)
+        hdp_model_set_text(slots[i], "", NULL); /* frees; "" allocates nothing */
 }

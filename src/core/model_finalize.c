@@ -572,7 +572,7 @@ hdp_status hdp_model_check(const hdp_model *m, hdp_error *err)
         }
     }
     if (why)
-        return hdp_fail(err, HDP_EINPUT, "model %s: %s", m->source[0] ? m->source : "(zeroed)",
+        return hdp_fail(err, HDP_EINPUT, "model %s: %s", m->source && m->source[0] ? m->source : "(zeroed)",
                         why);
     return HDP_OK;
 }

@@ -41,6 +41,12 @@ const char *hdp_model_origin_where(const hdp_model *m, int i);
 hdp_status hdp_model_origin_set(hdp_model *m, int i, const char *where, int line,
                                 hdp_error *err);
 
+/* The places of a model's texts (hdp_model in hdpsgd/model.h: every HDP_KEY_PATH key of the
+ * schema, source, origin_files), at most max of them (model.c; HDP_MODEL_MAX_TEXTS holds
+ * them all, tests/test_model.c checks it): hdp_model_init, _free and _copy go through them. */
+#define HDP_MODEL_MAX_TEXTS 32
+int hdp_model_texts(hdp_model *m, const char **slots[], int max);
+
 /* hdp_model_finalize; keep_tables: a spectrum file and schedule table already loaded are
  * kept, not read again (hdp_model_with, for a key they do not depend on). */
 /* [data] section's finalize: data.train_size and standard DP-SGD's combinations with [sgd]

@@ -71,11 +71,11 @@ hdp_status hdp_model_set_key(hdp_model *m, const char *section, const char *key,
     HDP_REQUIRE(err, value);
     if (!where)
         where = "";
-    if (strlen(where) >= sizeof m->origin_files[0])
+    if (strlen(where) >= HDP_PATH_MAX)
         return hdp_fail(err, HDP_EINPUT,
                         "%s: the name of where [%s] %s was given is %zu bytes long: at most %zu "
                         "are accepted", where, section, key, strlen(where),
-                        sizeof m->origin_files[0] - 1);
+                        (size_t)HDP_PATH_MAX - 1);
     char loc[HDP_PATH_MAX + 32];
     hdp_model_format_where(loc, sizeof loc, where, line);
     hdp_schema_ref ref, s;
@@ -369,11 +369,11 @@ hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
         m->finalized = 0;
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, path);
-    if (strlen(path) >= sizeof m->source) /* named in messages and in CSV headers: whole */
+    if (strlen(path) >= HDP_PATH_MAX) /* named in messages and in CSV headers: whole */
         return hdp_fail(err, HDP_EINPUT,
                         "%s: the model file's name is %zu bytes long: at most %zu are accepted "
                         "(use a shorter path, e.g. relative to the working directory)",
-                        path, strlen(path), sizeof m->source - 1);
+                        path, strlen(path), (size_t)HDP_PATH_MAX - 1);
     for (const unsigned char *c = (const unsigned char *)path; *c; c++)
         if (*c < 0x20 || *c == 0x7f) /* the name is written in CSV headers' comment lines */
             return hdp_fail(err, HDP_EINPUT,
@@ -397,7 +397,8 @@ hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
         return hdp_fail(err, HDP_EINPUT,
                         "%s:%d: syntax error: expected '[section]', 'key = value' or a comment",
                         path, rc);
-    snprintf(m->source, sizeof m->source, "%s", path);
+    if (hdp_model_set_text(&m->source, path, err) != HDP_OK)
+        return hdp_fail(err, HDP_ENOMEM, "%s: out of memory for the model file's name", path);
     return HDP_OK;
 }
 

@@ -33,6 +33,16 @@ hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err)
     if (dst == src)
         return HDP_OK;
     memcpy(dst, src, sizeof *dst);
+    /* the texts: dst's own copies (the empty and built-in texts are shared, not allocated) */
+    const char **from[HDP_MODEL_MAX_TEXTS], **to[HDP_MODEL_MAX_TEXTS];
+    int ntexts = hdp_model_texts((hdp_model *)src, from, HDP_MODEL_MAX_TEXTS); /* only read */
+    hdp_model_texts(dst, to, HDP_MODEL_MAX_TEXTS);
+    for (int i = 0; i < ntexts; i++)
+        *to[i] = NULL;
+    int texts_ok = 1;
+    for (int i = 0; i < ntexts; i++)
+        if (hdp_model_set_text(to[i], *from[i], NULL) != HDP_OK)
+            texts_ok = 0;
     dst->table_t = copy_doubles(src->table_t, src->table_len);
     dst->table_eta = copy_doubles(src->table_eta, src->table_len);
     dst->file_lambda = copy_doubles(src->file_lambda, src->file_len);
@@ -40,12 +50,12 @@ hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err)
     dst->data = hdp_data_retain(src->data);
     dst->arrays = hdp_data_arrays_retain(src->arrays);
     dst->noise_values = copy_doubles(src->noise_values, src->noise_len);
-    if ((src->table_t && !dst->table_t) || (src->table_eta && !dst->table_eta) ||
+    if (!texts_ok || (src->table_t && !dst->table_t) || (src->table_eta && !dst->table_eta) ||
         (src->file_lambda && !dst->file_lambda) || (src->file_energy && !dst->file_energy) ||
         (src->noise_values && !dst->noise_values)) {
         hdp_model_free(dst);
         return hdp_fail(err, HDP_ENOMEM, "model %s: out of memory for a copy of its tables",
-                        src->source);
+                        hdp_schema_text(&src->source));
     }
     return HDP_OK;
 }
@@ -89,7 +99,7 @@ hdp_status hdp_model_set_noise_sample(hdp_model *m, const double *z, long n, con
     m->noise_values = v;
     m->noise_len = n;
     m->noise = HDP_NOISE_EMPIRICAL;
-    m->noise_file[0] = '\0';
+    hdp_model_set_text(&m->noise_file, "", NULL); /* frees: "" allocates nothing */
     m->finalized = 0;
     return HDP_OK;
 }

@@ -101,6 +101,12 @@ const void *hdp_schema_value_const(const hdp_model *m, const hdp_schema_ref *ref
     return base + ref->key->offset;
 }
 
+const char *hdp_schema_text(const void *val)
+{
+    const char *text = val ? *(const char *const *)val : NULL;
+    return text ? text : "";
+}
+
 /* ---- suggestions ---- */
 
 /* Levenshtein distance, ignoring case, for "did you mean" (schema.h). */
@@ -369,7 +375,7 @@ static size_t path_unreadable(const char *name, const char **why)
 
 /* The file name value as given (line <= 0: --set) or relative to the model file's folder
  * (where); refused, never cut, when it is too long for the model or would not read back. */
-static hdp_status set_path(char *dst, const char *value, const char *where, int line,
+static hdp_status set_path(const char **dst, const char *value, const char *where, int line,
                            const char *loc, const char *section, const char *key,
                            hdp_error *err)
 {
@@ -417,8 +423,12 @@ static hdp_status set_path(char *dst, const char *value, const char *where, int 
         free(name);
         return st;
     }
-    memcpy(dst, name, need + 1);
-    free(name);
+    if (!name[0]) { /* the shared empty text: nothing allocated */
+        free(name);
+        return hdp_model_set_text(dst, "", err);
+    }
+    hdp_model_set_text(dst, "", err); /* frees the old name */
+    *dst = name;                      /* the model owns it (hdp_model_free) */
     return HDP_OK;
 }
 
@@ -509,7 +519,8 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
                         section, k->key, value, range);
     }
     case HDP_KEY_PATH:
-        return set_path(val, value, where, line, loc, section, k->key, err);
+        return set_path((const char **)(void *)val, value, where, line, loc, section, k->key,
+                        err);
     case HDP_KEY_LIST:
         return set_list(val, value, loc, section, k->key, range, err);
     case HDP_KEY_SEED: {
@@ -597,7 +608,7 @@ void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char
         break;
     }
     case HDP_KEY_ENUM: snprintf(buf, size, "%s", k->names[*(const int *)val]); break;
-    case HDP_KEY_PATH: snprintf(buf, size, "%s", val); break;
+    case HDP_KEY_PATH: snprintf(buf, size, "%s", hdp_schema_text(val)); break;
     case HDP_KEY_LIST: snprintf(buf, size, "%s", val); break;
     case HDP_KEY_SEED: snprintf(buf, size, "%llu", *(const unsigned long long *)val); break;
     }

@@ -48,9 +48,9 @@ enum {
 };
 
 /* One key. Its value lives at offset in the section's storage: a long (HDP_KEY_LONG), a
- * double (HDP_KEY_DOUBLE), an int-sized enum indexing names (HDP_KEY_ENUM), a char array of
- * HDP_PATH_MAX (HDP_KEY_PATH, a file name: relative names are resolved against the model
- * file's folder), an unsigned long long (HDP_KEY_SEED), a char array of HDP_LIST_MAX holding
+ * double (HDP_KEY_DOUBLE), an int-sized enum indexing names (HDP_KEY_ENUM), a const char *
+ * the model owns, at most HDP_PATH_MAX - 1 bytes (HDP_KEY_PATH, a file name: relative names
+ * are resolved against the model file's folder; read it with hdp_schema_text), an unsigned long long (HDP_KEY_SEED), a char array of HDP_LIST_MAX holding
  * a list of decimal numbers separated by commas or blanks, stored as "a,b,c" (HDP_KEY_LIST;
  * "" = none; at most HDP_LIST_ITEMS numbers). */
 #define HDP_LIST_ITEMS 64
@@ -118,6 +118,8 @@ const hdp_schema_section *hdp_schema_section_at(int i);
 /* Where a key's value is stored in m. */
 void *hdp_schema_value(hdp_model *m, const hdp_schema_ref *ref);
 const void *hdp_schema_value_const(const hdp_model *m, const hdp_schema_ref *ref);
+/* The text of an HDP_KEY_PATH key whose value is stored at val ("" when none: a zeroed model). */
+const char *hdp_schema_text(const void *val);
 
 /* Levenshtein distance of two names, ignoring case (99 for names over 63 characters): the
  * measure of every "did you mean" (keys, sections, and the program's commands and options). */

@@ -188,14 +188,13 @@ static hdp_status schedule_hand_on(const hdp_sweep_point *p, hdp_model *out, hdp
     const hdp_design_set *d = &p->designs;
     if (d->best < 0)
         return hdp_fail(err, HDP_ENUMERIC, "sweep schedule: no design to hand on");
-    if (p->design_file && strlen(p->design_file) >= sizeof out->sched_file)
+    if (p->design_file && strlen(p->design_file) >= HDP_PATH_MAX)
         return hdp_fail(err, HDP_EINPUT, "sweep schedule: the table's name has %zu characters, "
                         "more than the %zu a model's schedule.file holds", strlen(p->design_file),
-                        sizeof out->sched_file - 1);
+                        (size_t)HDP_PATH_MAX - 1);
     hdp_status st = hdp_design_model(p->m, &d->res[d->best], 1, out, err);
-    if (st == HDP_OK)
-        snprintf(out->sched_file, sizeof out->sched_file, "%s",
-                 p->design_file ? p->design_file : "");
+    if (st == HDP_OK && (st = hdp_model_set_text(&out->sched_file, p->design_file, err)) != HDP_OK)
+        hdp_model_free(out);
     return st;
 }
 

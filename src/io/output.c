@@ -540,7 +540,7 @@ void hdp_json_model(hdp_json *j, const char *k, const hdp_model *m,
                 break;
             case HDP_KEY_SEED: hdp_json_uint(j, key_->key, *(const unsigned long long *)v); break;
             case HDP_KEY_ENUM: hdp_json_str(j, key_->key, key_->names[*(const int *)v]); break;
-            case HDP_KEY_PATH: hdp_json_str(j, key_->key, (const char *)v); break;
+            case HDP_KEY_PATH: hdp_json_str(j, key_->key, hdp_schema_text(v)); break;
             case HDP_KEY_LIST: hdp_json_str(j, key_->key, (const char *)v); break;
             }
         }
