@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/model_internal.h"
 #include "core/schema.h"
 #include "hdpsgd/kl.h"
 #include "hdpsgd/model.h"
@@ -528,6 +529,16 @@ static void texts_owned(void **state)
     hdp_model_init(&m);
     assert_string_equal(m.features, "");
     assert_string_equal(m.source, "(built-in default)");
+    /* every text has its place in hdp_model_texts' list (init, free and copy go through it) */
+    const char **slots[HDP_MODEL_MAX_TEXTS + 1];
+    int paths = 0;
+    hdp_schema_ref r;
+    for (int i = 0; hdp_schema_key_at(i, &r); i++)
+        paths += r.key->type == HDP_KEY_PATH;
+    assert_int_equal(paths, 8);
+    assert_int_equal(hdp_model_texts(&m, slots, HDP_MODEL_MAX_TEXTS + 1),
+                     paths + 1 + HDP_MODEL_MAX_FILES);
+    assert_true(paths + 1 + HDP_MODEL_MAX_FILES < HDP_MODEL_MAX_TEXTS);
     size_t max = HDP_PATH_MAX - 1;
     char *set = malloc(max + 32);
     assert_non_null(set);

@@ -284,8 +284,8 @@ hdp_status hdp_model_set_noise_sample(hdp_model *m, const double *z, long n, con
 hdp_status hdp_model_set_text(const char **field, const char *value, hdp_error *err);
 
 /* A deep copy of src (its spectrum file and schedule table too) into *dst, which is
- * overwritten without being freed (pass a model that holds no tables: new, initialised or
- * freed). Free the copy with hdp_model_free. HDP_ENOMEM leaves *dst empty (free is safe). */
+ * overwritten without being freed (pass a model that holds no tables or texts: new,
+ * initialised or freed). Free the copy with hdp_model_free. HDP_ENOMEM leaves *dst empty (free is safe). */
 hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err);
 
 /* *out = m with one key changed and finalized again: key is "section.key", value its text as
