@@ -270,7 +270,8 @@ static const hdp_field mc_sgd_fields[] = {
             "(sgd.noise_multiplier, or calibrated from the [privacy] budget when it is 0)"),
     BOOL_AS(hdp_mc_result, "noise_calibrated", sgd.calibrated, 0,
             "noise_multiplier was calibrated from the [privacy] budget by sgd.accountant"),
-    REAL_AS(hdp_mc_result, "sample_rate", sgd.sample_rate, "q = B/N, sgd.batch over data.train_size"),
+    REAL_AS(hdp_mc_result, "sample_rate", sgd.sample_rate,
+            "q = B/N, sgd.batch over the training rows (data.train_size or the data file's)"),
     GET("accounted_steps", HDP_FIELD_INT, get_sgd_steps,
         "the Gaussian mechanisms composed: the steps (poisson) or the epochs (shuffle: each row in "
         "one batch per epoch, no amplification)"),
