@@ -25,6 +25,8 @@ static const hdp_field design_fields[] = {
      .sweep = "final_risk"},
     REAL(hdp_design_result, table_final_risk,
          "the same of the schedule written as a table (schedule.kind = table)"),
+    {.name = "search_risk", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_design_result, search_risk),
+     .flags = HDP_FIELD_NO_JSON, .help = "the best final risk at the search's settings"},
     END,
 };
 const hdp_field_table hdp_design_fields = {
@@ -70,6 +72,8 @@ static const hdp_field design_cost_fields[] = {
     REAL(hdp_design_result, c, "the clipping constant c (the model's unless tuned)"),
     {.name = "ode_solves", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_design_result, ode_solves),
      .help = "ODE solves of this family's search (a solve with its gradient counts one)"},
+    {.name = "seconds", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_design_result, seconds),
+     .flags = HDP_FIELD_NO_JSON, .help = "wall time of this family's search, seconds"},
     END,
 };
 const hdp_field_table hdp_design_cost_fields = {
