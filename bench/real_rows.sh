@@ -2,7 +2,8 @@
 # The real-row Monte Carlo of issue 32 against the same DP-SGD in NumPy and PyTorch, vectorised
 # over the runs (bench/real_rows.py). Usage: bench/real_rows.sh BUILD_DIR [REPS]
 # Needs python3-numpy, python3-sklearn (digits) and dataset-fashion-mnist; python3-torch
-# (Debian's PyTorch, not in scripts/install-deps.sh) for the PyTorch side, skipped without it.
+# (Debian's PyTorch) for the PyTorch side, skipped without it: `scripts/install-deps.sh
+# --with-bench` installs them all (opt-in; CI does not).
 # Prints, per configuration, the preparation check, a markdown table (CPU and wall microseconds
 # per run-step, the final risk, z-scores against hdpsgd) and a JSON line; the table in
 # docs/performance.md comes from this script. CPU times, best of REPS (default 2): the machine

@@ -2,17 +2,23 @@
 # Installs what hdpsgd needs from Debian's packages, and nothing else.
 # Idempotent: packages already installed are skipped, and apt-get is not run at
 # all when nothing is missing. Works as root (no sudo needed) or via sudo.
-#   scripts/install-deps.sh [--with-datasets]
+#   scripts/install-deps.sh [--with-datasets] [--with-bench]
 # --with-datasets (opt-in) adds the real data sets that only the examples and tests on real data
 # need (the test dataset_real, skipped without them): Fashion-MNIST (dataset-fashion-mnist,
 # 30 MB in /usr/share/datasets/fashion-mnist) and scikit-learn with its bundled digits
 # (python3-sklearn, digits.csv.gz).
+# --with-bench (opt-in) adds what the benchmark bench/real_rows.sh compares against: Debian's
+# PyTorch (python3-torch, several hundred MB with its libraries), and the data sets of
+# --with-datasets it runs on. Neither option is used by CI.
 set -euo pipefail
 with_datasets=0
+with_bench=0
 for a in "$@"; do
   case $a in
     --with-datasets) with_datasets=1 ;;
-    *) echo "install-deps: unknown option '$a' (accepted: --with-datasets)" >&2; exit 2 ;;
+    --with-bench) with_bench=1 with_datasets=1 ;;
+    *) echo "install-deps: unknown option '$a' (accepted: --with-datasets, --with-bench)" >&2
+       exit 2 ;;
   esac
 done
 
@@ -38,6 +44,9 @@ packages=(
 )
 if ((with_datasets)); then
   packages+=(dataset-fashion-mnist python3-sklearn)
+fi
+if ((with_bench)); then
+  packages+=(python3-torch)
 fi
 
 missing=()

@@ -8,7 +8,7 @@
 #   tests/sanitize.sh SRC DIR
 # By hand: cmake -S . -B build-asan -DHDPSGD_SANITIZE=ON && cmake --build build-asan -j2 &&
 #          UBSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-asan -L 'unit|cli'
-# LeakSanitizer runs everywhere except under mpirun (the test cli_sweep): Open MPI leaks
+# LeakSanitizer runs everywhere except under mpirun (the tests cli_sweep, cli_sweep_chain): Open MPI leaks
 # at MPI_Finalize by design, from components it has already unloaded, which no
 # suppression can name; cli_sweep still runs under AddressSanitizer and UBSan.
 # libgomp needs no suppression (its thread pool is freed at exit).
@@ -30,9 +30,9 @@ export ASAN_OPTIONS="detect_leaks=1:log_path=$logs/asan:strict_string_checks=1:c
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
 export HDPSGD_TEST_QUICK=1 # cli_extremes: ode, sim, sde only (see there)
 status=0
-ctest --test-dir "$dir" -L 'unit|cli' -E '^cli_sweep$' --output-on-failure -j2 || status=1
-if ctest --test-dir "$dir" -N -R '^cli_sweep$' | grep -q 'Total Tests: 1'; then
-  ASAN_OPTIONS="detect_leaks=0:log_path=$logs/asan-mpi" ctest --test-dir "$dir" -R '^cli_sweep$' \
+ctest --test-dir "$dir" -L 'unit|cli' -E '^cli_sweep(_chain)?$' --output-on-failure -j2 || status=1
+if ctest --test-dir "$dir" -N -R '^cli_sweep(_chain)?$' | grep -q 'Total Tests: [12]'; then
+  ASAN_OPTIONS="detect_leaks=0:log_path=$logs/asan-mpi" ctest --test-dir "$dir" -R '^cli_sweep(_chain)?$' \
     --output-on-failure || status=1
 fi
 if compgen -G "$logs/*" >/dev/null; then

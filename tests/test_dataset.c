@@ -509,7 +509,7 @@ static void test_prepare(void **state)
         hdp_dataset_free(&ds); /* twice is safe */
         /* ridge: (s²Σ + ridge I) θ = s Xᵀy/N of the centred rows and centred labels */
         make_rows(&x, n, d, f32);
-        hdp_dataset_options o = {0, 0, 0.7, 1};
+        hdp_dataset_options o = {0, 0, 0.7, 1, 0};
         assert_int_equal(hdp_dataset_prepare(&x, y, n, &o, &ds, &err), HDP_OK);
         assert_int_equal(ds.rotated, 0);
         for (long a = 0; a < d; a++) {
@@ -539,7 +539,7 @@ static void test_prepare_refuses(void **state)
     assert_int_equal(hdp_dataset_prepare(&x, y, 9, NULL, &ds, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "9 labels for 10 rows"));
     hdp_error_clear(&err);
-    hdp_dataset_options o = {0, 0, -1, 0};
+    hdp_dataset_options o = {0, 0, -1, 0, 0};
     assert_int_equal(hdp_dataset_prepare(&x, y, 10, &o, &ds, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "ridge"));
     hdp_matrix_free(&x);
@@ -586,7 +586,7 @@ static void test_apply(void **state)
         hdp_error err;
         hdp_error_clear(&err);
         hdp_dataset ds;
-        hdp_dataset_options o = {0, 0, 0, !rot};
+        hdp_dataset_options o = {0, 0, 0, !rot, 0};
         assert_int_equal(hdp_dataset_prepare(&x, y, 200, &o, &ds, &err), HDP_OK);
         /* the training rows again, as a test set: the same prepared rows, the same error */
         assert_int_equal(hdp_dataset_apply(&ds, &t, "t.npy", &err), HDP_OK);
@@ -604,6 +604,67 @@ static void test_apply(void **state)
         hdp_dataset_free(&ds);
         free(y);
     }
+}
+
+#define SAME(a, b, n) assert_memory_equal((a), (b), (size_t)(n) * sizeof(double))
+
+/* statistics_only (hdp_dataset_load): every statistic, and the held-out rows and MSE, bit for
+ * bit those of a full preparation; the training rows left as read */
+static void test_statistics_only(void **state)
+{
+    (void)state;
+    for (int f32 = 0; f32 < 2; f32++)
+        for (int labels = 0; labels < 2; labels++) {
+            const long n = 300, d = 6;
+            hdp_matrix x1, x2, raw, t1, t2;
+            make_rows(&x1, n, d, f32);
+            make_rows(&x2, n, d, f32);
+            make_rows(&raw, n, d, f32);
+            make_rows(&t1, 40, d, f32);
+            make_rows(&t2, 40, d, f32);
+            double y[300];
+            for (long i = 0; i < n; i++)
+                y[i] = hdp_matrix_get(&raw, i, 1) - 0.5 * hdp_matrix_get(&raw, i, 4) + cos(i);
+            hdp_error err;
+            hdp_error_clear(&err);
+            hdp_dataset a, b;
+            hdp_dataset_options full = {0, 0, 0.1, 0, 0}, stats = {0, 0, 0.1, 0, 1};
+            assert_int_equal(hdp_dataset_prepare(&x1, labels ? y : NULL, labels ? n : 0, &full,
+                                                 &a, &err), HDP_OK);
+            assert_int_equal(hdp_dataset_prepare(&x2, labels ? y : NULL, labels ? n : 0, &stats,
+                                                 &b, &err), HDP_OK);
+            assert_int_equal(a.prepared, 1);
+            assert_int_equal(b.prepared, 0);
+            assert_int_equal(b.rotated, 1);
+            SAME(a.lambda, b.lambda, d);
+            SAME(a.u, b.u, d * d);
+            SAME(a.mean, b.mean, d);
+            assert_true(a.scale == b.scale && a.trace == b.trace && a.trace_raw == b.trace_raw);
+            if (labels) {
+                SAME(a.theta, b.theta, d);
+                SAME(a.theta_eig, b.theta_eig, d);
+                SAME(a.energy, b.energy, d);
+                SAME(a.residual, b.residual, n);
+                assert_true(a.tau2 == b.tau2 && a.risk0 == b.risk0 && a.tau2 > 0);
+            }
+            for (long i = 0; i < n; i++) /* as read */
+                for (long j = 0; j < d; j++)
+                    assert_true(hdp_matrix_get(&b.rows, i, j) == hdp_matrix_get(&raw, i, j));
+            assert_int_equal(hdp_dataset_apply(&a, &t1, "t", &err), HDP_OK);
+            assert_int_equal(hdp_dataset_apply(&b, &t2, "t", &err), HDP_OK);
+            for (long i = 0; i < 40; i++)
+                for (long j = 0; j < d; j++)
+                    assert_true(hdp_matrix_get(&t1, i, j) == hdp_matrix_get(&t2, i, j));
+            if (labels) {
+                double m1 = hdp_dataset_mse(&a, &t1, y, 40), m2 = hdp_dataset_mse(&b, &t2, y, 40);
+                assert_true(m1 > 0 && m1 == m2);
+            }
+            hdp_matrix_free(&raw);
+            hdp_matrix_free(&t1);
+            hdp_matrix_free(&t2);
+            hdp_dataset_free(&a);
+            hdp_dataset_free(&b);
+        }
 }
 
 static int setup(void **state)
@@ -630,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_bad_binary),    cmocka_unit_test(test_bad_csv),
         cmocka_unit_test(test_prepare),       cmocka_unit_test(test_prepare_refuses),
         cmocka_unit_test(test_labels_map),    cmocka_unit_test(test_apply),
+        cmocka_unit_test(test_statistics_only),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "hdpsgd/dataset.h"
+#include "hdpsgd/design.h"
 #include "hdpsgd/hdpsgd.h"
 #include "io/output.h"
 
@@ -88,6 +89,17 @@ static void tables_written_together_share_no_name(void **state)
                                    &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
                                    &hdp_dataset_test_labels_fields};
     distinct(ds, p2, 5);
+    /* schedule --optimize: every family's tables under its prefix, then the set's */
+    const hdp_field_table *dz[] = {
+        &hdp_design_fields, &hdp_design_eta0_fields, &hdp_design_cost_fields,
+        &hdp_design_fields, &hdp_design_eta0_fields, &hdp_design_cost_fields,
+        &hdp_design_fields, &hdp_design_inverse_time_fields, &hdp_design_cost_fields,
+        &hdp_design_fields, &hdp_design_pl_fields, &hdp_design_cost_fields,
+        &hdp_design_set_fields, &hdp_design_summary_fields};
+    const char *dzp[] = {"output_", "output_", "output_", "linear_noise_", "linear_noise_",
+                         "linear_noise_", "inverse_time_", "inverse_time_", "inverse_time_",
+                         "pl_", "pl_", "pl_", "", ""};
+    distinct(dz, dzp, 14);
     /* the sim side without prefix keeps its verdict apart from the overall "pass" */
     char buf[64];
     const hdp_field_table *s = &hdp_validate_side_fields;
@@ -98,6 +110,51 @@ static void tables_written_together_share_no_name(void **state)
     assert_true(pass >= 0);
     assert_string_equal(hdp_field_name(s, hdp_field_at(s, pass), "", buf, sizeof buf), "sim_pass");
     assert_string_equal(hdp_field_name(s, hdp_field_at(s, pass), "sde_", buf, sizeof buf), "sde_pass");
+}
+
+/* the design's JSON and sweep values: computed fields (a text among them) on the set */
+static void design_tables(void **state)
+{
+    (void)state;
+    static hdp_design_set d; /* large (the knot arrays): not on the stack */
+    memset(&d, 0, sizeof d);
+    d.best = HDP_FAMILY_PL;
+    d.res[HDP_FAMILY_PL].final_risk = 0.125;
+    d.res[HDP_FAMILY_PL].c = 2;
+    d.res[HDP_FAMILY_PL].knots = 5;
+    d.res[HDP_FAMILY_PL].table_len = 9;
+    d.solves = 40;
+    d.seconds = 2;
+    hdp_model m;
+    memset(&m, 0, sizeof m);
+    m.rho = 1;
+    m.delta = 1e-5;
+    m.n = 100;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_fields(&j, &hdp_design_pl_fields, "pl_", &d.res[HDP_FAMILY_PL], NULL);
+    hdp_json_fields(&j, &hdp_design_set_fields, "", &d, &m);
+    hdp_json_fields(&j, &hdp_design_summary_fields, "", &d, &m);
+    hdp_json_end(&j);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"pl_knots\": 5"));
+    assert_non_null(strstr(buf, "\"converged\": true"));
+    assert_non_null(strstr(buf, "\"best_family\": \"pl\""));
+    assert_non_null(strstr(buf, "\"best_final_risk\": 0.125"));
+    assert_non_null(strstr(buf, "\"best_c\": 2"));
+    assert_non_null(strstr(buf, "\"table_knots\": 9"));
+    assert_non_null(strstr(buf, "\"ode_solves\": 40"));
+    assert_non_null(strstr(buf, "\"ode_solves_per_second\": 20"));
+    assert_non_null(strstr(buf, "\"n\": 100"));
+    free(buf);
+    /* the best family is a computed text */
+    const hdp_field *bf = hdp_field_at(&hdp_design_set_fields, 1);
+    assert_string_equal(bf->name, "best_family");
+    assert_string_equal(hdp_field_text(bf, &d), "pl");
 }
 
 static void writers_read_the_struct(void **state)
@@ -199,6 +256,7 @@ int main(void)
         cmocka_unit_test(every_table_has_unique_named_fields_with_help),
         cmocka_unit_test(tables_written_together_share_no_name),
         cmocka_unit_test(writers_read_the_struct),
+        cmocka_unit_test(design_tables),
         cmocka_unit_test(json_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

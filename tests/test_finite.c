@@ -347,7 +347,7 @@ static void fixed_rows_follow_the_recursion(void **state)
         z[i] = 0.5 * hdp_rng_normal(&g);
     for (int j = 0; j < D; j++)
         target[j] = hdp_rng_normal(&g);
-    hdp_trainset ts = {NR, D, x, z, target};
+    hdp_trainset ts = {NR, D, x, z, target, NULL};
     const char *clips[] = {"clip.c=inf", "clip.c=0.2"};
     for (int v = 0; v < 2; v++) {
         hdp_model m;

@@ -21,6 +21,8 @@
 #define hdp_mc_sde_step base_sde_step
 #define hdp_mc_dot base_dot
 #define hdp_mc_axpy base_axpy
+#define hdp_mc_dot_f32 base_dot_f32
+#define hdp_mc_axpy_f32 base_axpy_f32
 #define hdp_mc_vec_alloc base_vec_alloc
 #include "sim/mc_kernels.c"
 #undef hdp_mc_sample_dot
@@ -28,6 +30,8 @@
 #undef hdp_mc_sde_step
 #undef hdp_mc_dot
 #undef hdp_mc_axpy
+#undef hdp_mc_dot_f32
+#undef hdp_mc_axpy_f32
 #undef hdp_mc_vec_alloc
 
 /* the ODE's DOP853 pass (issue 20), likewise */
@@ -86,6 +90,28 @@ static void same_bits(void **state)
         hdp_mc_axpy(e1, 0.71, z2, d);
         base_axpy(e2, 0.71, z2, d);
         assert_memory_equal(e1, e2, bytes);
+        /* their float32-row forms (a data set's rows stored as float32): the same bits in
+         * both builds, and equal to the double kernels on the rows converted */
+        float *xf = malloc(sizeof(float) * (size_t)d);
+        double *xd = malloc(bytes);
+        assert_true(xf && xd);
+        for (long i = 0; i < d; i++) {
+            xf[i] = (float)z2[i];
+            xd[i] = (double)xf[i];
+        }
+        double f1 = hdp_mc_dot_f32(xf, e, d), f2 = base_dot_f32(xf, e, d);
+        double f3 = hdp_mc_dot(xd, e, d);
+        assert_memory_equal(&f1, &f2, sizeof f1);
+        assert_memory_equal(&f1, &f3, sizeof f1);
+        double *e3 = malloc(bytes);
+        assert_true(e3 != NULL);
+        memcpy(e3, e1, bytes);
+        hdp_mc_axpy_f32(e1, -0.43, xf, d);
+        base_axpy_f32(e2, -0.43, xf, d);
+        hdp_mc_axpy(e3, -0.43, xd, d);
+        assert_memory_equal(e1, e2, bytes);
+        assert_memory_equal(e1, e3, bytes);
+        free(xf), free(xd), free(e3);
         for (int with_q = 0; with_q < 2; with_q++) {
             double s1 = hdp_mc_sde_step(e1, lam, sl, 0.01, 0.2, z, 0.05, with_q ? z2 : NULL, d);
             double s2 = base_sde_step(e2, lam, sl, 0.01, 0.2, z, 0.05, with_q ? z2 : NULL, d);

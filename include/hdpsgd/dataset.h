@@ -73,12 +73,17 @@ typedef struct {
     int no_scale;      /* 1: scale = none (default 0: scale = trace, mean eigenvalue 1) */
     double ridge;      /* ridge >= 0 of the least-squares target (default 0) */
     int no_rotate;     /* 1: leave the rows in the original basis (default 0: rotate them) */
+    int statistics_only; /* 1: only Σ, its eigenbasis, θ* and the residuals are wanted: the
+                          * rows are not written back (ds->rows stays as read, ds->prepared
+                          * 0), which spares the N x d x d rotation; held-out rows are still
+                          * prepared by hdp_dataset_apply in the basis of ds->rotated */
 } hdp_dataset_options;
 
 typedef struct {
     long n, d;
     hdp_matrix rows;   /* the prepared rows: centred, scaled, in the eigenbasis (x ↦ Uᵀx) */
-    int rotated;       /* 1 when rows are in the eigenbasis */
+    int rotated;       /* 1 when rows are in the eigenbasis (and hdp_dataset_apply rotates) */
+    int prepared;      /* 1 when rows are prepared (0 with statistics_only: as read) */
     double scale;      /* the factor s the rows were multiplied by (1 for scale = none) */
     double *mean;      /* the mean row of the file, in its own units (d; zeros: no centring) */
     double *lambda;    /* eigenvalues of Σ = XᵀX/N of the prepared rows, decreasing (d) */
@@ -231,7 +236,9 @@ typedef struct {
 
 /* Read the files, map the labels, prepare (opts NULL: the defaults) into *ds and, with held-out
  * features, prepare them as the training rows (hdp_dataset_apply) for the test MSE; fill *sum
- * (borrowing ds's columns: free ds after sum's last use). *ds and *sum are zeroed first
+ * (borrowing ds's columns: free ds after sum's last use). The statistics are all it computes
+ * (statistics_only: ds->rows are left as read; the summary's numbers are those of a full
+ * preparation, bit for bit). *ds and *sum are zeroed first
  * (hdp_dataset_free is always safe). HDP_EINPUT for bad files, as the readers say, and for
  * labels that are not one per row, naming the file; the statuses of hdp_dataset_prepare. */
 hdp_status hdp_dataset_load(const hdp_dataset_files *files, const hdp_dataset_options *opts,

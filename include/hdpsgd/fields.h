@@ -33,8 +33,10 @@ enum {
     HDP_FIELD_AT = 8,         /* REAL: the member is a double * and the value its element at
                                  the index the context points to (a const long *), e.g. the
                                  last epoch of a curve; NULL array: NaN */
-    HDP_FIELD_JSON_ARRAY = 16 /* COLUMN: also in the JSON summary, as an array (a column is
-                                 otherwise the CSV's only), e.g. a data set's eigenvalues */
+    HDP_FIELD_JSON_ARRAY = 16, /* COLUMN: also in the JSON summary, as an array (a column is
+                                  otherwise the CSV's only), e.g. a data set's eigenvalues */
+    HDP_FIELD_SWEEP_ALWAYS = 32 /* in a sweep's row even when the point failed (a count of
+                                   work, e.g. the design's ode_solves) */
 };
 
 typedef struct hdp_field {
@@ -48,6 +50,7 @@ typedef struct hdp_field {
     const char *help;    /* one line: what it is, its unit or convention */
     const char *sweep;   /* its column in a sweep's results.csv, after the command's prefix
                             (ode_, sim_, ...); NULL: not there */
+    const char *(*text)(const void *obj, const void *ctx); /* a computed TEXT field, or NULL */
 } hdp_field;
 
 typedef struct {
@@ -108,6 +111,19 @@ extern const hdp_field_table hdp_mc_data_columns;
  * (hdp_rf_sim_result of hdpsgd/rf.h). */
 extern const hdp_field_table hdp_rf_terms_fields;
 
+/* The schedule design (hdpsgd/design.h, `schedule --optimize`): one family's result
+ * (hdp_design_result, under the prefix hdp_design_family_key + "_"): design (every family),
+ * then its parameters, design_eta0 (output, linear-noise), design_inverse_time or design_pl,
+ * then design_cost (every family); the set of families (hdp_design_set, context the model):
+ * design_set, then design_summary. */
+extern const hdp_field_table hdp_design_fields;
+extern const hdp_field_table hdp_design_eta0_fields;
+extern const hdp_field_table hdp_design_inverse_time_fields;
+extern const hdp_field_table hdp_design_pl_fields;
+extern const hdp_field_table hdp_design_cost_fields;
+extern const hdp_field_table hdp_design_set_fields;
+extern const hdp_field_table hdp_design_summary_fields;
+
 extern const hdp_field_table hdp_dataset_fields;
 extern const hdp_field_table hdp_dataset_classes_fields;
 extern const hdp_field_table hdp_dataset_labels_fields;
@@ -126,7 +142,7 @@ int hdp_field_count(const hdp_field_table *t);
 double hdp_field_number(const hdp_field *f, const void *obj, const void *ctx);
 /* The value of an INT field as a long. */
 long hdp_field_long(const hdp_field *f, const void *obj, const void *ctx);
-/* A TEXT field's text; a COLUMN's data and length (*length 0 and NULL when absent). */
+/* A TEXT field's text (computed by text when it has one); a COLUMN's data and length (*length 0 and NULL when absent). */
 const char *hdp_field_text(const hdp_field *f, const void *obj);
 const double *hdp_field_column(const hdp_field *f, const void *obj, long *length);
 

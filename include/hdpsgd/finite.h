@@ -8,8 +8,9 @@
  *
  * The training rows: for synthetic data (data.train_size = N) N Gaussian rows with the model's
  * spectrum and target, labels y = x^T theta* + z with the model's noise law, drawn once per run
- * from the run's stream. A data set's rows (already in the eigenbasis of its Sigma) plug in as
- * an hdp_trainset instead (hdp_problem.train).
+ * from the run's stream. With data.source = file the training set is the data file's N rows
+ * (already in the eigenbasis of their Sigma), given to the simulation as an hdp_trainset
+ * (hdp_problem.train); data.train_size is then 0 or N.
  */
 #ifndef HDPSGD_FINITE_H
 #define HDPSGD_FINITE_H
@@ -21,21 +22,28 @@
 extern "C" {
 #endif
 
-/* A training set in the eigenbasis of its covariance Sigma: row i is x[i d .. i d + d - 1],
- * z[i] = y_i - x_i^T theta* its label's deviation from the target (the label noise), target =
- * theta*. The simulation starts from theta_0 = 0 (e_0 = -theta*) and reads the rows only. */
+/* A training set in the eigenbasis of its covariance Sigma: row i is x[i d .. i d + d - 1]
+ * (or x32's, rows stored as float32: exactly one of x and x32 is set), z[i] = y_i - x_i^T
+ * theta* its label's deviation from the target (the label noise), target = theta*. z and
+ * target both NULL: a planted target, theta* uniform on the sphere of the model's
+ * target_radius and z_i drawn from the model's label-noise law, once per run (the labels are
+ * then fixed for all the run's epochs). The simulation starts from theta_0 = 0
+ * (e_0 = -theta*) and reads the rows only. A model with data.source = file and sgd.sampling =
+ * shuffle | poisson has its data set's rows as one (hdp_problem.train, set by
+ * hdp_problem_build). */
 typedef struct {
     long N, d;
-    const double *x;      /* [N d], row-major */
-    const double *z;      /* [N] */
-    const double *target; /* [d] */
+    const double *x;      /* [N d], row-major (or NULL) */
+    const double *z;      /* [N] (NULL: planted) */
+    const double *target; /* [d] (NULL: planted) */
+    const float *x32;     /* [N d], row-major (or NULL) */
 } hdp_trainset;
 
 /* The privacy of standard DP-SGD on a finite training set, as a model configures it. */
 typedef struct {
     int finite;               /* 1: sgd.sampling is shuffle or poisson (the rest is then set) */
     int poisson;              /* 1: Poisson sampling; 0: shuffled fixed batches */
-    long train_size;          /* N */
+    long train_size;          /* N (data.train_size, or the data file's rows) */
     long batch;               /* B (Poisson: the expected batch size) */
     double epochs;            /* E */
     double sample_rate;       /* q = B/N */

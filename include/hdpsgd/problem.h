@@ -42,9 +42,11 @@ typedef struct {
     /* sgd.sampling = shuffle | poisson (hdpsgd/finite.h): the steps, sigma (calibrated here
      * when sgd.noise_multiplier = 0) and epsilon; sgd.finite = 0 for one-pass models */
     hdp_finite_privacy sgd;
-    /* the training rows of a finite model (borrowed; NULL: synthetic rows drawn per run, the
-     * only kind hdp_problem_build sets) */
+    /* the training rows of a finite model (borrowed; NULL: synthetic rows drawn per run).
+     * hdp_problem_build points it at train_rows for a model with data.source = file (its data
+     * set's rows; least-squares: the residuals and theta*, planted: z and target NULL) */
     const hdp_trainset *train;
+    hdp_trainset train_rows;
     hdp_clip *clip;        /* mu_c, V_c of the model's label-noise law at clip.c, fitted on
                               [0, threshold] when the law is a quadrature (hdp_clip_tabulate):
                               the ODE's and the SDE's, read by every thread */

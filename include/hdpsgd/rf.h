@@ -44,17 +44,40 @@ typedef enum { HDP_RF_SIGN = 0, HDP_RF_LINEAR_TARGET } hdp_rf_target_kind;
 const char *hdp_rf_activation_name(hdp_rf_activation_kind k);
 const char *hdp_rf_target_name(hdp_rf_target_kind k);
 
+/* The [rf] keys, each declared once: X(field, C type, schema type, default, range flags, lo, hi,
+ * enum names, help), in the order of the model files (as HDP_NC_KEYS of hdpsgd/nc.h). This
+ * list makes the values' struct hdp_rf_keys below and the section's schema rows (rf_keys.c:
+ * parsing, the key's one range, defaults, `hdpsgd keys`, the man page). */
+#define HDP_RF_KEYS(X) \
+    X(d, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
+      "input dimension d (integer in [1, 1e5]); x ~ N(0, I_d)") \
+    X(n, long, LONG, "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
+      "training samples n (integer in [1, 1e6])") \
+    X(p, long, LONG, "4000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
+      "random features p (integer in [1, 1e6]): phi(x) = act(V x), V_ij ~ N(0, 1/d) frozen") \
+    X(activation, hdp_rf_activation_kind, ENUM, "tanh", 0, 0, 0, rf_activation_names, \
+      "activation: tanh | relu | linear") \
+    X(target, hdp_rf_target_kind, ENUM, "sign", 0, 0, 0, rf_target_names, \
+      "labels: sign (y = sign(u^T x)) | linear (y = u^T x), u uniform on the unit sphere") \
+    X(label_noise, double, DOUBLE, "0", HDP_R_LO_CLOSED, 0, 0, NULL, \
+      "variance >= 0 of Gaussian noise added to every label (train and test)") \
+    X(test_size, long, LONG, "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
+      "test samples (integer in [1, 1e6])") \
+    X(runs, long, LONG, "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
+      "runs of `hdpsgd rf` (integer in [1, 1e5]; --runs overrides it)") \
+    X(records, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
+      "`hdpsgd rf` records the losses at step 0 and at round(i T / records), i = 1..records; " \
+      "at most 1e6") \
+    X(val_size, long, LONG, "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e6, NULL, \
+      "validation samples of rf-experiment, which chooses (C, T) on them (integer in [0, 1e6]); " \
+      "0 = 20 % of test_size")
+
+#define HDP_RF_FIELD_(f, ctype, ...) ctype f;
+
 /* The values of the [rf] keys: DP-GD on random features (`hdpsgd keys` gives their
  * meaning and ranges). */
 typedef struct {
-    long d, n, p;             /* input dimension, training samples, features */
-    hdp_rf_activation_kind activation;
-    hdp_rf_target_kind target;
-    double label_noise;       /* variance of the Gaussian label noise */
-    long test_size;           /* test samples */
-    long runs;                /* runs of `hdpsgd rf` */
-    long records;             /* recorded steps of `hdpsgd rf` (plus step 0) */
-    long val_size;            /* validation samples of rf-experiment; 0 = 20 % of test_size */
+    HDP_RF_KEYS(HDP_RF_FIELD_)
 } hdp_rf_keys;
 
 /* dpgd.regime: the experiments' scalings (C_clip = C sqrt(p), T = CT d/(eta p)) or the
@@ -62,18 +85,32 @@ typedef struct {
 typedef enum { HDP_DPGD_EXPERIMENTS = 0, HDP_DPGD_THEOREM } hdp_dpgd_regime_kind;
 const char *hdp_dpgd_regime_name(hdp_dpgd_regime_kind k);
 
-/* The values of the [dpgd] keys: Algorithm 1 of Bombari-Mondelli (docs/theory.md §6, §7); 0 means
- * "derived" as in the help. */
+/* The [dpgd] keys, declared once as HDP_RF_KEYS: Algorithm 1 of Bombari-Mondelli
+ * (docs/theory.md §6, §7); 0 means "derived" as in the help. */
+#define HDP_DPGD_KEYS(X) \
+    X(eta, double, DOUBLE, "0", HDP_R_LO_CLOSED, 0, 0, NULL, \
+      "DP-GD step size eta >= 0; 0 = 1/p") \
+    X(T, long, LONG, "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED | HDP_K_IF_GIVEN, 0, 1e9, NULL, \
+      "steps T (integer in [0, 1e9]); 0 = round(CT d / (eta p)); give T or CT, not both") \
+    X(CT, double, DOUBLE, "1", HDP_R_LO_OPEN | HDP_K_IF_GIVEN, 0, 0, NULL, \
+      "CT = eta T p / d > 0 (the x-axis of Bombari-Mondelli's collapse); used when T = 0") \
+    X(C, double, DOUBLE, "0.5", HDP_R_LO_OPEN | HDP_R_INF | HDP_K_IF_GIVEN, 0, 0, NULL, \
+      "clipping constant C > 0 or inf: C_clip = C sqrt(p); give C or clip, not both") \
+    X(clip, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_INF | HDP_K_IF_GIVEN, 0, 0, NULL, \
+      "absolute clipping threshold C_clip >= 0 or inf; 0 = C sqrt(p)") \
+    X(epsilon, double, DOUBLE, "4", HDP_R_LO_OPEN | HDP_R_INF | HDP_K_IF_GIVEN, 0, 0, NULL, \
+      "target epsilon > 0 of (epsilon, delta)-DP, or inf (no private noise)") \
+    X(delta, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "delta in [0, 1); 0 = 1/n") \
+    X(sigma, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_K_IF_GIVEN, 0, 0, NULL, \
+      "noise multiplier sigma >= 0; 0 = calibrate from (epsilon, delta) (docs/theory.md §6)") \
+    X(regime, hdp_dpgd_regime_kind, ENUM, "experiments", 0, 0, 0, dpgd_regime_names, \
+      "experiments (C_clip = C sqrt(p), T from CT) | theorem (Bombari-Mondelli, Eq. 8: C_clip " \
+      "= sqrt(p) log^2 n, T = d log^2 n / (eta p); leave C, clip, T and CT out)")
+
+/* The values of the [dpgd] keys (`hdpsgd keys` gives their meaning and ranges). */
 typedef struct {
-    double eta;               /* step size; 0 = 1/p */
-    long T;                   /* steps; 0 = round(CT d / (eta p)) */
-    double CT;                /* eta T p / d */
-    double C;                 /* C_clip = C sqrt(p) */
-    double clip;              /* absolute C_clip; 0 = from C */
-    double epsilon;           /* target epsilon (inf = no noise) */
-    double delta;             /* 0 = 1/n */
-    double sigma;             /* noise multiplier; 0 = calibrate from (epsilon, delta) */
-    hdp_dpgd_regime_kind regime; /* experiments | theorem (sets C_clip and T) */
+    HDP_DPGD_KEYS(HDP_RF_FIELD_)
 } hdp_dpgd_keys;
 
 /* The [rf] and [dpgd] values of a model (stored in the model: valid while m is; NULL only

@@ -351,8 +351,11 @@ _VERSION = ("version", str, "the library's version", False)
 
 OdeResult = _results.make(
     "OdeResult", "``hdpsgd ode``: the risk ODE's curve (the CSV's columns) and its JSON "
-    "summary's numbers.",
-    [("ode", "", False), ("model", "", False)], extra=[_MODEL_TEXT, _VERSION], csv="ode")
+    "summary's numbers; on a data set (data.source = file) also its corrections and, with a "
+    "held-out set, ode_test_mse (its value at t = 1 as a number, the curve in ``columns`` and "
+    "``ode_test_mse_curve``).",
+    [("ode", "", False), ("ode_data", "", True), ("ode_data_columns", "", True),
+     ("model", "", False)], extra=[_MODEL_TEXT, _VERSION], csv=("ode", "ode_data_columns"))
 
 OdeCurve = _results.make("OdeCurve", "The risk ODE's curve (the CSV's columns) in a validation.",
                          [("ode", "", False, "columns")], csv="ode")
@@ -364,13 +367,16 @@ McResult = _results.make(
     "McResult", "``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and "
     "its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics "
     "(nonexpansive_*, feature_*) for one-pass ``sim`` only; noise_multiplier, sample_rate, "
-    "epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson).",
-    [("mc", "", False), ("mc_rows", "", True), ("mc_sgd", "", True), ("model", "", False),
-     ("mc_run", "", False)],
+    "epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson); "
+    "on a data set with a held-out set test_mse and test_mse_stderr (at t = 1 as numbers, the "
+    "curves in ``columns`` and ``test_mse_curve``, ``test_mse_stderr_curve``).",
+    [("mc", "", False), ("mc_rows", "", True), ("mc_sgd", "", True), ("mc_data", "", True),
+     ("mc_data_columns", "", True), ("model", "", False), ("mc_run", "", False)],
     extra=[("final_risks", _results.np.ndarray,
             "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs", True),
            ("command", str, "sim or sde", False),
-           ("seed", int, "the base seed", False), _MODEL_TEXT, _VERSION], csv="mc")
+           ("seed", int, "the base seed", False), _MODEL_TEXT, _VERSION],
+    csv=("mc", "mc_data_columns"))
 
 ValidateSide = _results.make("ValidateSide", "One side of the validator (a row of its table).",
                              [("validate_side", "", False)], own_prefix=False)
@@ -440,7 +446,8 @@ ValidateResult = _results.make(
     "overall verdict), ``sim_side`` and ``sde_side`` (:class:`ValidateSide`), and the curves "
     "``ode``, ``sim``, ``sde`` (their columns: ``ode.risk``, ``sim.mean``, ... in ``columns``).",
     [("validate_side", "", False), ("validate_side", "sde_", True), ("validate", "", False),
-     ("validate_sde", "", True), ("mc_rows", "", False), ("model", "", False),
+     ("validate_sde", "", True), ("ode_data", "", True), ("mc_data", "", True),
+     ("mc_rows", "", False), ("model", "", False),
      ("ode", "ode.", False, "columns"), ("mc", "sim.", False, "columns"),
      ("mc", "sde.", True, "columns")],
     base=_ValidateBase,

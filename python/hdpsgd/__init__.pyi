@@ -79,7 +79,7 @@ class _ResultBase:
 
 
 class OdeResult(_ResultBase):
-    """``hdpsgd ode``: the risk ODE's curve (the CSV's columns) and its JSON summary's numbers."""
+    """``hdpsgd ode``: the risk ODE's curve (the CSV's columns) and its JSON summary's numbers; on a data set (data.source = file) also its corrections and, with a held-out set, ode_test_mse (its value at t = 1 as a number, the curve in ``columns`` and ``ode_test_mse_curve``)."""
     t: np.ndarray
     risk: np.ndarray
     risk_upper: np.ndarray
@@ -108,6 +108,20 @@ class OdeResult(_ResultBase):
     rho: float
     model: str
     version: str
+    data_rows: Optional[int]
+    data_load_seconds: Optional[float]
+    risk_bias: Optional[float]
+    bias_cross_start: Optional[float]
+    bias_cross_final: Optional[float]
+    residual_tau2: Optional[float]
+    heteroscedastic_ratio: Optional[float]
+    heteroscedastic_final: Optional[float]
+    bias_clipped_fraction: Optional[float]
+    bias_newton_steps: Optional[int]
+    bias_seconds: Optional[float]
+    ode_test_mse: Optional[float]
+    test_mse_star: Optional[float]
+    ode_test_mse_curve: Optional[np.ndarray]
 
 
 class OdeCurve(_ResultBase):
@@ -134,7 +148,7 @@ class McCurve(_ResultBase):
 
 
 class McResult(_ResultBase):
-    """``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics (nonexpansive_*, feature_*) for one-pass ``sim`` only; noise_multiplier, sample_rate, epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson)."""
+    """``hdpsgd sim`` / ``hdpsgd sde``: the Monte Carlo's curve (the CSV's columns) and its JSON summary's numbers; ``final_risks`` with ``keep_runs=True``; the row statistics (nonexpansive_*, feature_*) for one-pass ``sim`` only; noise_multiplier, sample_rate, epsilon, ... for standard DP-SGD on a finite training set (sgd.sampling = shuffle | poisson); on a data set with a held-out set test_mse and test_mse_stderr (at t = 1 as numbers, the curves in ``columns`` and ``test_mse_curve``, ``test_mse_stderr_curve``)."""
     t: np.ndarray
     mean: np.ndarray
     stderr: np.ndarray
@@ -172,6 +186,10 @@ class McResult(_ResultBase):
     accounted_steps: Optional[int]
     epsilon: Optional[float]
     delta: Optional[float]
+    test_mse: Optional[float]
+    test_mse_stderr: Optional[float]
+    test_mse_curve: Optional[np.ndarray]
+    test_mse_stderr_curve: Optional[np.ndarray]
     final_risks: Optional[np.ndarray]
 
 
@@ -252,6 +270,21 @@ class ValidateResult(_ResultBase):
     sde_max_z_point: Optional[int]
     sde_worst_point: Optional[int]
     sde_diverged_runs: Optional[int]
+    data_rows: Optional[int]
+    data_load_seconds: Optional[float]
+    risk_bias: Optional[float]
+    bias_cross_start: Optional[float]
+    bias_cross_final: Optional[float]
+    residual_tau2: Optional[float]
+    heteroscedastic_ratio: Optional[float]
+    heteroscedastic_final: Optional[float]
+    bias_clipped_fraction: Optional[float]
+    bias_newton_steps: Optional[int]
+    bias_seconds: Optional[float]
+    ode_test_mse: Optional[float]
+    test_mse_star: Optional[float]
+    test_mse: Optional[float]
+    test_mse_stderr: Optional[float]
     sde_curve_t: Optional[np.ndarray]
     sde_curve_mean: Optional[np.ndarray]
     sde_curve_stderr: Optional[np.ndarray]

@@ -157,7 +157,7 @@ def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
     library's table under prefix, as the handle's record names them (with own_prefix, the
     validator's side without prefix has its verdict as sim_pass, "pass" being the overall
     one, as in the library); extra: (record name, type, help, optional) fields the job adds
-    (texts such as model and version); csv: the table whose columns make to_frame()."""
+    (texts such as model and version); csv: the table (or tables) whose columns make to_frame()."""
     spec, seen = [], set()
     for table, prefix, optional, *what in parts:
         for name, typ, help_ in _table(table):
@@ -168,9 +168,12 @@ def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
                 rec = "sim_" + name  # the bare sim side's verdict: "pass" is the overall one
             spec.append((rec, typ, help_, optional))
     spec += list(extra)
+    # a column named as a number (the held-out MSE: its value at t = 1 in the JSON, its curve
+    # in the CSV) keeps its record name in ``columns``; its attribute is NAME_curve
+    scalars = {rec for rec, typ, _h, _o in spec if typ is not np.ndarray}
     fields, spec_out, lines = [], [], []
     for rec, typ, help_, optional in spec:
-        attr = _attr(rec)
+        attr = _attr(rec) + ("_curve" if typ is np.ndarray and rec in scalars else "")
         if attr in seen:
             raise ImportError(f"hdpsgd: {cls_name} has the field {attr!r} twice")
         seen.add(attr)
@@ -182,8 +185,9 @@ def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
         lines.append(f"    {attr} ({getattr(typ, '__name__', typ)}"
                      f"{', optional' if optional else ''}): {help_}")
     ns = {"_fields_spec": tuple(spec_out), "__module__": "hdpsgd"}
-    if csv:
-        ns["_csv_columns"] = tuple(n for n, t, _h in _table(csv) if t is np.ndarray)
+    if csv:  # a table, or several (their columns in order)
+        ns["_csv_columns"] = tuple(n for c in ((csv,) if isinstance(csv, str) else csv)
+                                   for n, t, _h in _table(c) if t is np.ndarray)
     # the fields without a default first (Python 3.9 has no kw_only; the records are passed by
     # keyword anyway)
     fields.sort(key=lambda f: f[2].default is not _dataclasses.MISSING)

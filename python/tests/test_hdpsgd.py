@@ -262,6 +262,52 @@ class Test_data(unittest.TestCase):
             self.assertEqual(hdpsgd.ode(ma.replace(clip__c=1.0)).final_risk,
                              hdpsgd.ode(mf.replace(clip__c=1.0)).final_risk)
 
+    def test_held_out_mse_is_the_cli(self):
+        """with a held-out set: sim's test_mse, test_mse_stderr (JSON numbers at t = 1, CSV
+        columns) and the ODE's data fields and ode_test_mse, as the program writes them"""
+        rng = np.random.default_rng(8)
+        X = rng.standard_normal((200, 6)) * np.linspace(1.5, 0.4, 6) + 0.2
+        y = X @ rng.standard_normal(6) * 0.3 + 0.2 * rng.standard_normal(200)
+        Xt = rng.standard_normal((50, 6)) * np.linspace(1.5, 0.4, 6) + 0.2
+        yt = Xt @ rng.standard_normal(6) * 0.3
+        keys = {"data.gamma": 0.1, "clip.c": 0.5, "privacy.rho": 2.0, "ode.points": 11}
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [os.path.join(tmp, n) for n in ("X.npy", "y.npy", "Xt.npy", "yt.npy")]
+            for pth, arr in zip(paths, (X, y, Xt, yt)):
+                np.save(pth, arr)
+            files = {"data.source": "file", "data.features": paths[0], "data.labels": paths[1],
+                     "data.test_features": paths[2], "data.test_labels": paths[3]}
+            sets = [a for k, v in {**files, **keys}.items() for a in ("--set", f"{k}={v}")]
+            m = hdpsgd.Model.from_arrays(X, y, Xt, yt, overrides=keys)
+            data, rows, _, _ = cli("sim", "--runs", "12", "--seed", "3", *sets)
+            s = hdpsgd.sim(m, runs=12, seed=3)
+            json_equal(self, data, s, ["test_mse", "test_mse_stderr"] + Test_mc.KEYS)
+            self.assertIsInstance(s.test_mse, float)
+            self.assertGreater(s.test_mse_stderr, 0)
+            csv_equal(self, rows, s, Test_mc.COLS + ["test_mse", "test_mse_stderr"])
+            self.assertIs(s.test_mse_curve, s.columns["test_mse"])
+            self.assertEqual(s.test_mse_curve[-1], s.test_mse)
+            self.assertEqual(s.test_mse_stderr_curve[-1], s.test_mse_stderr)
+            self.assertIn("test_mse", s.to_frame())
+            data, rows, _, _ = cli("ode", *sets)
+            o = hdpsgd.ode(m)
+            names = [k for k in data if k in o.numbers and not k.endswith("seconds")]  # timers
+            self.assertIn("ode_test_mse", names)
+            self.assertIn("risk_bias", names)
+            json_equal(self, data, o, names)
+            csv_equal(self, rows, o, ["t", "risk", "ode_test_mse"])
+            self.assertEqual(o.ode_test_mse_curve[-1], o.ode_test_mse)
+            data, _, _, _ = cli("validate", "--runs", "12", "--seed", "3", "--no-sde", *sets,
+                                csv_out=False)
+            v = hdpsgd.validate(m, runs=12, seed=3, with_sde=False)
+            json_equal(self, data, v, ["test_mse", "test_mse_stderr", "risk_bias", "ode_test_mse",
+                                      "test_mse_star", "residual_tau2"])
+            self.assertEqual(v.test_mse, s.test_mse)
+        # without a held-out set the fields are absent
+        s = hdpsgd.sim(hdpsgd.Model.from_arrays(X, y, overrides=keys), runs=4, seed=3)
+        self.assertIsNone(s.test_mse)
+        self.assertNotIn("test_mse", s.columns)
+
     def test_bad_arrays_refused(self):
         X = np.ones((50, 3)) + np.arange(150).reshape(50, 3) % 7
         with self.assertRaisesRegex(hdpsgd.InputError, "y: 10 labels for the 50 rows"):

@@ -160,7 +160,7 @@ static int load(const char *path, hdp_dataset *ds, hdp_dataset_summary *sum)
     if (positive_opt && parse_positive(positive_opt, classes, &nclasses))
         return EXIT_BAD_INPUT;
     hdp_dataset_files files = {path, labels_path, classes, nclasses, test_path, test_labels_path};
-    hdp_dataset_options o = {no_center, no_scale, ridge_opt, 0};
+    hdp_dataset_options o = {no_center, no_scale, ridge_opt, 0, 1};
     if (hdp_dataset_load(&files, &o, ds, sum, &err) != HDP_OK)
         return cli_fail("dataset", &err);
     return 0;

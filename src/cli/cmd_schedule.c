@@ -295,40 +295,37 @@ static void write_batch_json(hdp_json *j, const hdp_design_batch *br,
     hdp_json_num(j, "epsilon_rdp_classic", t->epsilon_rdp_classic);
 }
 
+/* one family's design: the tables of hdpsgd/fields.h under the prefix <family>_, and pl's knot
+ * values as the array <pl>_eta */
+static void write_family_json(hdp_json *j, const hdp_design_result *r, hdp_design_family fam)
+{
+    char p[64], k[96];
+    snprintf(p, sizeof p, "%s_", hdp_design_family_key(fam));
+    hdp_json_fields(j, &hdp_design_fields, p, r, NULL);
+    if (fam == HDP_FAMILY_OUTPUT || fam == HDP_FAMILY_LINEAR_NOISE)
+        hdp_json_fields(j, &hdp_design_eta0_fields, p, r, NULL);
+    if (fam == HDP_FAMILY_OPTIMAL)
+        hdp_json_fields(j, &hdp_design_inverse_time_fields, p, r, NULL);
+    if (fam == HDP_FAMILY_PL) {
+        hdp_json_fields(j, &hdp_design_pl_fields, p, r, NULL);
+        snprintf(k, sizeof k, "%seta", p);
+        hdp_json_array(j, k);
+        for (int i = 0; i < r->knots; i++)
+            hdp_json_num(j, NULL, r->knot_eta[i]);
+        hdp_json_close(j);
+    }
+    hdp_json_fields(j, &hdp_design_cost_fields, p, r, NULL);
+}
+
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file)
 {
-    const hdp_design_result *res = d->res, *b = &d->res[d->best];
-    double delta = m->delta;
+    const hdp_design_result *res = d->res;
     hdp_json j;
     hdp_json_begin(&j, f);
-    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
-        if (!d->done[fam])
-            continue;
-        char k[96];
-        const char *p = hdp_design_family_key(fam);
-#define KEY(suffix) (snprintf(k, sizeof k, "%s_%s", p, suffix), k)
-        hdp_json_num(&j, KEY("final_risk"), res[fam].final_risk);
-        hdp_json_num(&j, KEY("table_final_risk"), res[fam].table_final_risk);
-        if (fam == HDP_FAMILY_OUTPUT || fam == HDP_FAMILY_LINEAR_NOISE)
-            hdp_json_num(&j, KEY("eta0"), res[fam].eta0);
-        if (fam == HDP_FAMILY_OPTIMAL) {
-            hdp_json_num(&j, KEY("c1"), res[fam].c1);
-            hdp_json_num(&j, KEY("a"), res[fam].a);
-            hdp_json_num(&j, KEY("c2"), res[fam].c2);
-            hdp_json_num(&j, KEY("c3"), res[fam].c3);
-        }
-        if (fam == HDP_FAMILY_PL) {
-            hdp_json_int(&j, KEY("knots"), res[fam].knots);
-            hdp_json_array(&j, KEY("eta"));
-            for (int i = 0; i < res[fam].knots; i++)
-                hdp_json_num(&j, NULL, res[fam].knot_eta[i]);
-            hdp_json_close(&j);
-        }
-        hdp_json_num(&j, KEY("c"), res[fam].c);
-        hdp_json_int(&j, KEY("ode_solves"), res[fam].ode_solves);
-#undef KEY
-    }
+    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
+        if (d->done[fam])
+            write_family_json(&j, &res[fam], fam);
     if (d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
         /* --refine (a sweep's schedule_refine): the levels (when stopped, those finished) */
         const hdp_design_result *pl = &res[HDP_FAMILY_PL];
@@ -353,23 +350,10 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
             hdp_json_num(&j, k, eps_equiv[fam]);
         }
     }
-    hdp_json_bool(&j, "converged", !d->unconverged);
-    hdp_json_str(&j, "best_family", hdp_design_family_column(d->best));
-    hdp_json_num(&j, "best_final_risk", b->final_risk);
-    hdp_json_num(&j, "best_c", b->c);
+    hdp_json_fields(&j, &hdp_design_set_fields, "", d, m);
     if (batch_run && batch_run->best >= 0)
         write_batch_json(&j, batch_run, &batch_terms);
-    hdp_json_num(&j, "table_final_risk", b->table_final_risk);
-    hdp_json_int(&j, "table_knots", b->table_len);
-    hdp_json_num(&j, "rho", m->rho);
-    hdp_json_num(&j, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
-    hdp_json_num(&j, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
-    hdp_json_num(&j, "delta", delta);
-    hdp_json_int(&j, "ode_solves", d->solves);
-    hdp_json_num(&j, "ode_solves_per_second", d->seconds > 0 ? (double)d->solves / d->seconds : NAN);
-    hdp_json_num(&j, "gamma", m->gamma);
-    hdp_json_int(&j, "n", m->n);
-    hdp_json_int(&j, "d", m->d);
+    hdp_json_fields(&j, &hdp_design_summary_fields, "", d, m);
     hdp_json_str(&j, "table_file", table_file ? table_file : "");
     cli_json_model(&j, m, "schedule");
     hdp_json_end(&j);

@@ -175,8 +175,9 @@ static void target(hdp_dataset *ds, const double *b)
     ds->risk0 = 0.5 * r0;
 }
 
-/* the third pass: rows centred, scaled, rotated, written back; residuals of θ* */
-static void transform(hdp_dataset *ds, double *buf, double *tmp)
+/* the third pass: rows centred, scaled, rotated, written back (not with statistics_only: rows
+ * kept as read); residuals of θ* */
+static void transform(hdp_dataset *ds, int write_back, double *buf, double *tmp)
 {
     hdp_matrix *m = &ds->rows;
     long d = m->d, br = block_rows(d);
@@ -191,8 +192,10 @@ static void transform(hdp_dataset *ds, double *buf, double *tmp)
                 ds->residual[i0 + r] = z;
                 tau2 += z * z;
             }
-        put_rotated(ds, m, i0, k, buf, tmp);
+        if (write_back)
+            put_rotated(ds, m, i0, k, buf, tmp);
     }
+    ds->prepared = write_back;
     ds->tau2 = tau2 / (double)m->n;
 }
 
@@ -289,8 +292,8 @@ static hdp_status prepare(hdp_dataset *ds, const double *y, const hdp_dataset_op
             st = hdp_fail(err, HDP_ENUMERIC, "dataset: the least-squares target is not finite "
                           "(ridge = %g)", ds->ridge);
     }
-    if (st == HDP_OK)
-        transform(ds, buf, tmp);
+    if (st == HDP_OK && (y || !o->statistics_only)) /* the residuals, the rows */
+        transform(ds, !o->statistics_only, buf, tmp);
     free(buf);
     free(tmp);
     free(sigma);

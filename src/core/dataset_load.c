@@ -92,9 +92,10 @@ hdp_status hdp_dataset_load(const hdp_dataset_files *files, const hdp_dataset_op
                         "values");
     if (f->test_labels && (!f->test_features || !f->labels))
         return hdp_fail(err, HDP_EINPUT, "test labels need test features and labels");
-    hdp_dataset_options o = {0, 0, 0, 0};
+    hdp_dataset_options o = {0, 0, 0, 0, 0};
     if (opts)
         o = *opts;
+    o.statistics_only = 1; /* the summary needs no prepared rows (spares the rotation) */
     hdp_matrix x;
     double *y = NULL;
     long ny = 0;

@@ -51,7 +51,9 @@ long hdp_field_long(const hdp_field *f, const void *obj, const void *ctx)
 
 const char *hdp_field_text(const hdp_field *f, const void *obj)
 {
-    return f->kind == HDP_FIELD_TEXT ? (const char *)obj + f->offset : NULL;
+    if (f->kind != HDP_FIELD_TEXT)
+        return NULL;
+    return f->text ? f->text(obj, NULL) : (const char *)obj + f->offset;
 }
 
 const double *hdp_field_column(const hdp_field *f, const void *obj, long *length)

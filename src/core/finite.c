@@ -6,6 +6,7 @@
  */
 #include "hdpsgd/finite.h"
 #include "core/check.h"
+#include "hdpsgd/dataset.h"
 #include "core/model_internal.h"
 
 #include <math.h>
@@ -14,13 +15,39 @@
 /* the largest N d of synthetic rows (each Monte Carlo thread holds its own) */
 #define FINITE_MAX_CELLS 1e8
 
+/* N: the data file's rows (data.source = file, loaded by finalize before the sections'
+ * checks), else data.train_size */
+static long finite_rows(const hdp_model *m)
+{
+    return m->data ? m->data->train.n : m->train_size;
+}
+
 /* the steps of a finite model (B <= N checked): poisson ceil(E/q), shuffle E ceil(N/B) */
 static long long finite_steps(const hdp_model *m)
 {
+    long N = finite_rows(m);
     if (m->sampling == HDP_SAMPLING_POISSON)
         return hdp_accountant_steps_for_epochs((double)m->epochs,
-                                               (double)m->batch / (double)m->train_size);
-    return (long long)m->epochs * ((m->train_size + m->batch - 1) / m->batch);
+                                               (double)m->batch / (double)N);
+    return (long long)m->epochs * ((N + m->batch - 1) / m->batch);
+}
+
+/* data.source = file: the training set is the file's N rows; data.train_size 0 or N */
+static hdp_status data_rows_check(const hdp_model *m, hdp_error *err)
+{
+    long N = m->data->train.n;
+    if (m->train_size != 0 && m->train_size != N)
+        return hdp_model_fail_key(m, "data", "train_size", err,
+                                  "train_size = %ld with data.source = file: the training set of "
+                                  "sgd.sampling = %s is the data set's %ld rows (data.features): "
+                                  "leave train_size at 0 or set it to %ld",
+                                  m->train_size, hdp_sampling_name(m->sampling), N, N);
+    if (m->batch > N)
+        return hdp_model_fail_key(m, "sgd", "batch", err,
+                                  "batch = %ld exceeds the data set's %ld rows (data.features): "
+                                  "the sample rate q = B/N must be in (0, 1]: need batch <= %ld",
+                                  m->batch, N, N);
+    return HDP_OK;
 }
 
 hdp_status hdp_finite_finalize(hdp_model *m, hdp_error *err)
@@ -35,19 +62,22 @@ hdp_status hdp_finite_finalize(hdp_model *m, hdp_error *err)
                                       m->train_size);
         return HDP_OK;
     }
-    /* a data file's rows would be the training set here (the real-data keys); synthetic: N */
-    if (m->train_size == 0)
+    hdp_status st;
+    if (m->data && (st = data_rows_check(m, err)) != HDP_OK)
+        return st;
+    if (!m->data && m->train_size == 0)
         return hdp_model_fail_key(m, "data", "train_size", err,
                                   "train_size = 0 with sgd.sampling = %s (%ld epoch%s): standard "
                                   "DP-SGD needs a finite training set: set data.train_size = N "
-                                  "(N synthetic rows, integer in [1, 1e7])",
+                                  "(N synthetic rows, integer in [1, 1e7]) or train on a data "
+                                  "file's rows (data.source = file)",
                                   sampling, m->epochs, m->epochs == 1 ? "" : "s");
-    if ((double)m->train_size * (double)m->d > FINITE_MAX_CELLS)
+    if (!m->data && (double)m->train_size * (double)m->d > FINITE_MAX_CELLS)
         return hdp_model_fail_key(m, "data", "train_size", err,
                                   "train_size = %ld rows of d = %ld: N d = %.4g values, above the "
                                   "1e8 that each Monte Carlo thread may hold",
                                   m->train_size, m->d, (double)m->train_size * (double)m->d);
-    if (m->batch > m->train_size)
+    if (!m->data && m->batch > m->train_size)
         return hdp_model_fail_key(m, "sgd", "batch", err,
                                   "batch = %ld exceeds data.train_size = %ld: the sample rate q = "
                                   "B/N must be in (0, 1]: need batch <= train_size",
@@ -55,9 +85,9 @@ hdp_status hdp_finite_finalize(hdp_model *m, hdp_error *err)
     long long T = finite_steps(m);
     if (T > HDP_ACCOUNTANT_MAX_STEPS)
         return hdp_model_fail_key(m, "sgd", "epochs", err,
-                                  "epochs = %ld at batch = %ld of train_size = %ld: %lld steps, "
+                                  "epochs = %ld at batch = %ld of %ld rows: %lld steps, "
                                   "above the %.0e the accountant takes",
-                                  m->epochs, m->batch, m->train_size, T,
+                                  m->epochs, m->batch, finite_rows(m), T,
                                   (double)HDP_ACCOUNTANT_MAX_STEPS);
     if (m->feature_norm != 0)
         return hdp_model_fail_key(m, "clip", "feature_norm", err,
@@ -90,15 +120,16 @@ hdp_status hdp_finite_privacy_of(const hdp_model *m, hdp_finite_privacy *out, hd
     HDP_REQUIRE(err, out);
     if (m->sampling == HDP_SAMPLING_ONE_PASS)
         return HDP_OK;
-    if (m->train_size < 1 || m->batch < 1 || m->batch > m->train_size)
+    long N = finite_rows(m);
+    if (N < 1 || m->batch < 1 || m->batch > N)
         return hdp_fail(err, HDP_EINPUT, "hdp_finite_privacy_of: the model was not finalized "
-                        "(train_size = %ld, batch = %ld)", m->train_size, m->batch);
+                        "(%ld training rows, batch = %ld)", N, m->batch);
     out->finite = 1;
     out->poisson = m->sampling == HDP_SAMPLING_POISSON;
-    out->train_size = m->train_size;
+    out->train_size = N;
     out->batch = m->batch;
     out->epochs = (double)m->epochs;
-    out->sample_rate = (double)m->batch / (double)m->train_size;
+    out->sample_rate = (double)m->batch / (double)N;
     out->steps = finite_steps(m);
     out->delta = m->delta;
     out->accountant = m->accountant;

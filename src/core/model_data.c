@@ -331,7 +331,7 @@ static hdp_status load(const hdp_model *m, hdp_data **out, hdp_error *err)
                                   "take it from the file)", m->d, m->features, rows.d);
         goto fail;
     }
-    hdp_dataset_options o = {!m->center, m->scale == HDP_SCALE_NONE, m->ridge, 0};
+    hdp_dataset_options o = {!m->center, m->scale == HDP_SCALE_NONE, m->ridge, 0, 0};
     st = hdp_dataset_prepare(&rows, y, y ? rows.n : 0, &o, &d->train, &e);
     if (st != HDP_OK) {
         st = st == HDP_ENOMEM ? hdp_fail(err, st, "%s: %s", m->features, e.msg)

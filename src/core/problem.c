@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
 #include "core/clip_internal.h"
 
@@ -60,8 +61,22 @@ static hdp_status build(const hdp_model *m, hdp_problem *pb, int accountant, hdp
     pb->clip = hdp_clip_alloc_fitted(m, m->c, err);
     if (!pb->clip)
         return err ? err->status : HDP_ENOMEM;
-    /* standard DP-SGD on a finite training set: its sigma and epsilon, once (not for the
-     * solvers, which refuse such models) */
+    /* standard DP-SGD on a finite training set: the data set's rows as its training set */
+    const hdp_data *data = hdp_model_data(m);
+    if (data && m->sampling != HDP_SAMPLING_ONE_PASS) {
+        const hdp_dataset *ds = &data->train;
+        hdp_trainset *t = &pb->train_rows;
+        t->N = ds->n;
+        t->d = ds->d;
+        t->x = ds->rows.f64;
+        t->x32 = ds->rows.f32;
+        if (!data->planted) {
+            t->z = ds->residual;
+            t->target = ds->theta_eig;
+        }
+        pb->train = t;
+    }
+    /* its sigma and epsilon, once (not for the solvers, which refuse such models) */
     return accountant ? hdp_finite_privacy_of(m, &pb->sgd, err) : HDP_OK;
 }
 

@@ -270,7 +270,8 @@ static const hdp_field mc_sgd_fields[] = {
             "(sgd.noise_multiplier, or calibrated from the [privacy] budget when it is 0)"),
     BOOL_AS(hdp_mc_result, "noise_calibrated", sgd.calibrated, 0,
             "noise_multiplier was calibrated from the [privacy] budget by sgd.accountant"),
-    REAL_AS(hdp_mc_result, "sample_rate", sgd.sample_rate, "q = B/N, sgd.batch over data.train_size"),
+    REAL_AS(hdp_mc_result, "sample_rate", sgd.sample_rate,
+            "q = B/N, sgd.batch over the training rows (data.train_size or the data file's)"),
     GET("accounted_steps", HDP_FIELD_INT, get_sgd_steps,
         "the Gaussian mechanisms composed: the steps (poisson) or the epochs (shuffle: each row in "
         "one batch per epoch, no amplification)"),
@@ -811,7 +812,9 @@ static const hdp_field_table *const tables[] = {
     &hdp_kl_epoch_fields, &hdp_rf_terms_fields, &hdp_dataset_fields, &hdp_dataset_classes_fields,
     &hdp_dataset_labels_fields, &hdp_dataset_test_fields, &hdp_dataset_test_labels_fields,
     &hdp_ode_data_fields, &hdp_ode_data_columns, &hdp_mc_data_fields, &hdp_mc_data_columns,
-    &hdp_net_fields, &hdp_netexp_cell_fields,
+    &hdp_net_fields, &hdp_netexp_cell_fields, &hdp_design_fields, &hdp_design_eta0_fields,
+    &hdp_design_inverse_time_fields, &hdp_design_pl_fields, &hdp_design_cost_fields,
+    &hdp_design_set_fields, &hdp_design_summary_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -444,6 +444,10 @@ hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_prog
     hdp_record *r = hdp_rec_new();
     if (r) {
         hdp_rec_fields(r, &hdp_ode_fields, "", &o, m);
+        if (o.data) /* data.source = file (docs/theory.md §9), as the JSON and CSV */
+            hdp_rec_fields(r, &hdp_ode_data_fields, "", &o, m);
+        if (o.test_mse)
+            hdp_rec_fields(r, &hdp_ode_data_columns, "", &o, m);
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
         hdp_rec_text_add(r, "model", m->source);
         hdp_rec_text_add(r, "version", HDPSGD_VERSION_FULL);
@@ -490,6 +494,10 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
             hdp_rec_fields(r, &hdp_mc_sgd_fields, "", &s, m);
         else if (!sde) /* docs/theory.md §6.1: the SDE draws no rows */
             hdp_rec_fields(r, &hdp_mc_rows_fields, "", &s, m);
+        if (s.test_mse) { /* a data set's held-out set (docs/theory.md §9), as the JSON and CSV */
+            hdp_rec_fields(r, &hdp_mc_data_fields, "", &s, m);
+            hdp_rec_fields(r, &hdp_mc_data_columns, "", &s, m);
+        }
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
         hdp_rec_fields(r, &hdp_mc_run_fields, "", &s, m);
         char seed[32];
@@ -529,6 +537,10 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
         hdp_rec_fields(r, &hdp_validate_fields, "", &v, m);
         if (v.with_sde)
             hdp_rec_fields(r, &hdp_validate_sde_fields, "", &v, m);
+        if (v.ode.data) /* a data set (docs/theory.md §9): the ODE's corrections, the test MSE */
+            hdp_rec_fields(r, &hdp_ode_data_fields, "", &v.ode, m);
+        if (v.sim.test_mse)
+            hdp_rec_fields(r, &hdp_mc_data_fields, "", &v.sim, m);
         hdp_rec_fields(r, &hdp_mc_rows_fields, "", &v.sim, m);
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
         hdp_rec_col(r, "", "t", v.ode.t, v.ode.points);

@@ -29,7 +29,7 @@ hdp_status hdp_handle_dataset(const char *features, const char *labels, const do
     if (npositive > 256)
         return hdp_fail(err, HDP_EINPUT, "%ld classes mapped to +1: at most 256", npositive);
     hdp_dataset_files files = {features, labels, positive, npositive, test_features, test_labels};
-    hdp_dataset_options o = {!center, no_scale, ridge, 0};
+    hdp_dataset_options o = {!center, no_scale, ridge, 0, 1};
     hdp_dataset ds;
     hdp_dataset_summary sum;
     hdp_status st = hdp_dataset_load(&files, &o, &ds, &sum, err);

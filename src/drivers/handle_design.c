@@ -36,24 +36,18 @@ static void rec_table_text(hdp_record *r, const hdp_model *m, const hdp_design_r
     free(table);
 }
 
+/* one family's numbers: its result tables (hdpsgd/fields.h) as the JSON writes them, but eta0
+ * and eta1 for every family, and with search_risk and seconds (the record's only) */
 static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_result *d)
 {
-    hdp_rec_num(r, prefix, "final_risk", d->final_risk, HDP_VALUE_REAL);
-    hdp_rec_num(r, prefix, "table_final_risk", d->table_final_risk, HDP_VALUE_REAL);
-    hdp_rec_num(r, prefix, "search_risk", d->search_risk, HDP_VALUE_REAL);
+    hdp_rec_fields(r, &hdp_design_fields, prefix, d, NULL);
     hdp_rec_num(r, prefix, "eta0", d->eta0, HDP_VALUE_REAL);
     hdp_rec_num(r, prefix, "eta1", d->eta1, HDP_VALUE_REAL);
-    if (d->family == HDP_FAMILY_OPTIMAL) {
-        hdp_rec_num(r, prefix, "c1", d->c1, HDP_VALUE_REAL);
-        hdp_rec_num(r, prefix, "a", d->a, HDP_VALUE_REAL);
-        hdp_rec_num(r, prefix, "c2", d->c2, HDP_VALUE_REAL);
-        hdp_rec_num(r, prefix, "c3", d->c3, HDP_VALUE_REAL);
-    }
+    if (d->family == HDP_FAMILY_OPTIMAL)
+        hdp_rec_fields(r, &hdp_design_inverse_time_fields, prefix, d, NULL);
     if (d->family == HDP_FAMILY_PL)
-        hdp_rec_num(r, prefix, "knots", d->knots, HDP_VALUE_INT);
-    hdp_rec_num(r, prefix, "c", d->c, HDP_VALUE_REAL);
-    hdp_rec_num(r, prefix, "ode_solves", (double)d->ode_solves, HDP_VALUE_INT);
-    hdp_rec_num(r, prefix, "seconds", d->seconds, HDP_VALUE_REAL);
+        hdp_rec_fields(r, &hdp_design_pl_fields, prefix, d, NULL);
+    hdp_rec_fields(r, &hdp_design_cost_fields, prefix, d, NULL);
 }
 
 hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,

@@ -38,7 +38,8 @@ static void add(char *buf, size_t size, const char *fmt, ...)
 }
 
 /* the columns of a result table (hdpsgd/fields.h) that a sweep's results.csv holds: names
- * prefix + sweep; values (ok = 0: empty) with hdp_sweep_num, %ld, true/false */
+ * prefix + sweep; values (ok = 0: empty, but for HDP_FIELD_SWEEP_ALWAYS) with hdp_sweep_num,
+ * %ld, true/false, the text */
 static void table_columns(const hdp_field_table *t, const char *prefix, char *buf, size_t size)
 {
     for (const hdp_field *f = t->fields; f->name; f++)
@@ -46,13 +47,17 @@ static void table_columns(const hdp_field_table *t, const char *prefix, char *bu
             add(buf, size, ",%s%s", prefix, f->sweep);
 }
 
-static void table_row(const hdp_field_table *t, const void *obj, int ok, char *buf, size_t size)
+static void table_row(const hdp_field_table *t, const void *obj, int ok_point, char *buf,
+                      size_t size)
 {
     char num[64];
     for (const hdp_field *f = t->fields; f->name; f++) {
         if (!f->sweep)
             continue;
-        if (f->kind == HDP_FIELD_INT)
+        int ok = ok_point || (f->flags & HDP_FIELD_SWEEP_ALWAYS);
+        if (f->kind == HDP_FIELD_TEXT)
+            add(buf, size, ",%s", ok ? hdp_field_text(f, obj) : "");
+        else if (f->kind == HDP_FIELD_INT)
             ok ? add(buf, size, ",%ld", hdp_field_long(f, obj, NULL)) : add(buf, size, ",");
         else if (f->kind == HDP_FIELD_BOOL)
             add(buf, size, ",%s", !ok ? "" : hdp_field_number(f, obj, NULL) != 0 ? "true" : "false");
@@ -152,11 +157,14 @@ const hdp_sweep_runner hdp_sweep_validate = {"validate", validate_columns, valid
 
 static void schedule_columns(const hdp_sweep_settings *set, char *buf, size_t size)
 {
+    char prefix[64];
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-        if (set->schedule_want[k])
-            add(buf, size, ",schedule_%s_final_risk", hdp_design_family_key(k));
-    add(buf, size, ",schedule_best_family,schedule_best_final_risk,schedule_best_c,"
-                   "schedule_table_final_risk,schedule_ode_solves");
+        if (set->schedule_want[k]) {
+            snprintf(prefix, sizeof prefix, "schedule_%s_", hdp_design_family_key(k));
+            table_columns(&hdp_design_fields, prefix, buf, size);
+        }
+    table_columns(&hdp_design_set_fields, "schedule_", buf, size);
+    table_columns(&hdp_design_summary_fields, "schedule_", buf, size);
 }
 static hdp_status schedule_run(hdp_sweep_point *p, hdp_error *err)
 {
@@ -170,15 +178,11 @@ static hdp_status schedule_run(hdp_sweep_point *p, hdp_error *err)
 static void schedule_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
 {
     const hdp_design_set *d = &p->designs;
-    char num[64], cc[64];
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (p->set->schedule_want[k])
-            add(buf, size, ",%s", hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[k].final_risk : NAN));
-    hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[d->best].final_risk : NAN);
-    hdp_sweep_num(cc, sizeof cc, st == HDP_OK ? d->res[d->best].c : NAN);
-    add(buf, size, ",%s,%s,%s", st == HDP_OK ? hdp_design_family_column(d->best) : "", num, cc);
-    hdp_sweep_num(num, sizeof num, st == HDP_OK ? d->res[d->best].table_final_risk : NAN);
-    add(buf, size, ",%s,%ld", num, d->solves);
+            table_row(&hdp_design_fields, &d->res[k], st == HDP_OK, buf, size);
+    table_row(&hdp_design_set_fields, d, st == HDP_OK, buf, size);
+    table_row(&hdp_design_summary_fields, d, st == HDP_OK, buf, size);
 }
 static void schedule_release(hdp_sweep_point *p) { hdp_design_set_free(&p->designs); }
 

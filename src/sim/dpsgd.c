@@ -329,10 +329,11 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     hdp_status st = hdp_mc_problem_entry(pb, opt, res, "hdp_sim_run_problem", err);
     if (st != HDP_OK)
         return st;
-    if (hdp_model_data(pb->model)) /* data.source = file: the rows themselves */
-        return hdp_sim_rows_problem(pb, opt, res, err);
-    if (pb->sgd.finite) /* standard DP-SGD on a finite training set (finite.c) */
+    if (pb->sgd.finite) /* standard DP-SGD on a finite training set (finite.c): synthetic
+                           rows, or a data file's (pb->train) */
         return hdp_finite_run_problem(pb, opt, res, err);
+    if (hdp_model_data(pb->model)) /* data.source = file, one pass: the rows themselves */
+        return hdp_sim_rows_problem(pb, opt, res, err);
     const hdp_model *m = pb->model;
     const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;

@@ -6,8 +6,10 @@
  *
  * One run, in the eigenbasis of Sigma, e = theta - theta*, theta_0 = 0:
  *   the training set: N rows x_i = sqrt(lambda) .* g_i, z_i the label noise (y_i = x_i^T theta*
- *     + z_i), theta* uniform on the sphere of radius r*, all drawn once from the run's stream
- *     (or the rows of hdp_problem.train, the same for every run);
+ *     + z_i), theta* uniform on the sphere of radius r*, all drawn once from the run's stream;
+ *     or the rows of hdp_problem.train (a data file's, the same for every run) with their
+ *     residuals and least-squares theta*, or, planted (train's z and target NULL), theta*
+ *     and the z_i drawn once per run as for synthetic rows;
  *   T steps k = 0..T-1, each on a batch S_k:
  *     shuffle: each epoch a uniform permutation cut into ceil(N/B) batches of B (the last one
  *       N - (ceil(N/B) - 1) B rows), T = E ceil(N/B);
@@ -23,8 +25,9 @@
  * at the driver's grid k_i = min(round(t_i T), T - 1), and the mean over the steps of the
  * fraction of the batch's gradients that were clipped. The final-iterate jump: the excess risk
  * the last step's noise adds, as for one-pass DP-SGD.
- * A test set (test MSE) is not drawn yet: the hook is a second hdp_trainset beside
- * hdp_problem.train, evaluated at the grid points as R is (mean over its rows of (x^T e - z)^2).
+ * With a data set's held-out set also its mean squared error at the grid points, from the
+ * held-out rows' moments as rows.c computes it (e^T Sigma_t e - 2 e^T b_t + c_t; planted:
+ * e^T Sigma_t e + tau^2). Rows stored as float32 are read as float32.
  */
 #include "sim/finite_internal.h"
 #include "core/check.h"
@@ -35,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/finite.h"
 #include "hdpsgd/schedule.h"
 #include "sim/mc.h"
@@ -107,14 +111,18 @@ typedef struct {
     double radius;
     hdp_mc_noise noise;
     const hdp_trainset *train; /* NULL: synthetic rows drawn per run */
+    int planted;               /* train's theta* and z drawn per run */
     double *train_xx;          /* [N] ||x_i||^2 of train's rows */
+    const double *tsig, *tb;   /* the held-out set's moments (NULL: none; tb NULL: planted) */
+    double tc;
     long every;                /* steps between progress ticks (about 4 million coordinate
                                   updates) */
 } fin_ctx;
 
 typedef struct {
     double *e, *acc, *xi, *g; /* [d] each */
-    double *x, *z, *xx;       /* [N d], [N], [N]: the run's rows (synthetic only) */
+    double *x, *z, *xx;       /* [N d], [N], [N]: the run's rows (synthetic; z also planted) */
+    double *tmp;              /* [d] (a held-out set) */
     long *perm, *rows;        /* [N] */
     hdp_normals normals;
 } fin_ws;
@@ -131,6 +139,7 @@ static void fin_ws_free(void *vw)
     free(w->x);
     free(w->z);
     free(w->xx);
+    free(w->tmp);
     free(w->perm);
     free(w->rows);
     free(w);
@@ -152,10 +161,13 @@ static void *fin_ws_alloc(const void *vctx)
     int ok = w->e && w->acc && w->xi && w->g && w->perm && w->rows;
     if (ok && !c->train) {
         w->x = hdp_mc_vec_alloc((long)(N * (size_t)c->d));
-        w->z = malloc(sizeof(double) * N);
         w->xx = malloc(sizeof(double) * N);
-        ok = w->x && w->z && w->xx;
+        ok = w->x && w->xx;
     }
+    if (ok && (!c->train || c->planted))
+        ok = (w->z = malloc(sizeof(double) * N)) != NULL;
+    if (ok && c->tsig)
+        ok = (w->tmp = hdp_mc_vec_alloc(c->d)) != NULL;
     if (!ok) {
         fin_ws_free(w);
         return NULL;
@@ -179,17 +191,25 @@ static long batch_of(const fin_ctx *c, fin_ws *w, hdp_xoshiro *st, long long k,
     return last - first;
 }
 
-/* The training set of a run: drawn (synthetic) or the problem's rows; e = -theta*. */
+/* The training set of a run: drawn (synthetic) or the problem's rows (their theta* and labels
+ * drawn when planted); e = -theta*. */
 static void draw_rows(const fin_ctx *c, fin_ws *w, gsl_rng *rng, const double **X,
                       const double **Z, const double **XX)
 {
     const long d = c->d;
     if (c->train) {
+        *X = c->train->x;
+        *XX = c->train_xx;
+        if (c->planted) {
+            hdp_mc_draw_target(rng, d, c->radius, w->e);
+            for (long i = 0; i < c->N; i++)
+                w->z[i] = hdp_mc_label_noise(&c->noise, rng);
+            *Z = w->z;
+            return;
+        }
         for (long i = 0; i < d; i++)
             w->e[i] = -c->train->target[i];
-        *X = c->train->x;
         *Z = c->train->z;
-        *XX = c->train_xx;
         return;
     }
     hdp_mc_draw_target(rng, d, c->radius, w->e);
@@ -211,11 +231,13 @@ static int batch_gradient(const fin_ctx *c, fin_ws *w, const double *X, const do
                           const double *XX, const long *rows, long nb, double *nclip)
 {
     const long d = c->d;
+    const float *X32 = c->train ? c->train->x32 : NULL; /* the rows as float32 (else X) */
     memset(w->acc, 0, sizeof(double) * (size_t)d);
     *nclip = 0;
     for (long b = 0; b < nb; b++) {
-        const double *x = X + (size_t)rows[b] * (size_t)d;
-        double r = hdp_mc_dot(x, w->e, d) - Z[rows[b]];
+        size_t at = (size_t)rows[b] * (size_t)d;
+        double r = (X32 ? hdp_mc_dot_f32(X32 + at, w->e, d) : hdp_mc_dot(X + at, w->e, d)) -
+                   Z[rows[b]];
         if (!isfinite(r))
             return 0;
         double coef = r, gnorm = fabs(r) * sqrt(XX[rows[b]]);
@@ -223,9 +245,29 @@ static int batch_gradient(const fin_ctx *c, fin_ws *w, const double *X, const do
             coef *= c->C / gnorm;
             *nclip += 1.0;
         }
-        hdp_mc_axpy(w->acc, coef, x, d);
+        if (X32)
+            hdp_mc_axpy_f32(w->acc, coef, X32 + at, d);
+        else
+            hdp_mc_axpy(w->acc, coef, X + at, d);
     }
     return 1;
+}
+
+/* the held-out MSE of theta = theta* + e at grid points from..to-1 (a held-out set) */
+static void record_test(const fin_ctx *c, fin_ws *w, long from, long to, mc_run_out *out)
+{
+    if (!out->aux || !c->tsig)
+        return;
+    const long d = c->d;
+    double q = 0, lin = 0;
+    for (long i = 0; i < d; i++) {
+        double s = hdp_mc_dot(c->tsig + (size_t)i * (size_t)d, w->e, d);
+        q += w->e[i] * s;
+        if (c->tb)
+            lin += w->e[i] * c->tb[i];
+    }
+    for (long p = from; p < to; p++)
+        out->aux[p] = q - 2.0 * lin + c->tc;
 }
 
 static void fin_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng, mc_run_out *out)
@@ -241,6 +283,7 @@ static void fin_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         w->perm[i] = i;
     double R = hdp_mc_excess_risk(c->lambda, w->e, d);
     long p = hdp_mc_record_start(g, R, out);
+    record_test(c, w, 0, p, out);
     double clip_sum = 0; /* the steps' clipped fractions since the last grid point */
     for (long long k = 0; k < c->T; k++) {
         const long *rows;
@@ -270,16 +313,19 @@ static void fin_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
             return;
         }
         if (p < g->points && g->kgrid[p] == k + 1) {
+            long from = p;
             R = hdp_mc_excess_risk(c->lambda, w->e, d);
             if (!hdp_mc_record(g, (long)(k + 1), R, &clip_sum, &p, out)) {
                 out->diverged = 1;
                 return;
             }
+            record_test(c, w, from, p, out);
         }
     }
 }
 
 static const mc_method fin_method = {"sim", fin_ws_alloc, fin_ws_free, fin_run, 0};
+static const mc_method fin_method_test = {"sim", fin_ws_alloc, fin_ws_free, fin_run, 1};
 
 /* sim.divergence_factor x max(R(0), P), P = (1/2) d sum_k (eta_k sigma C / B)^2 <= the
  * excess risk the private noise adds over the run without contraction (Tr Sigma = d) */
@@ -291,6 +337,8 @@ static double fin_threshold(const hdp_problem *pb, const fin_ctx *c)
         r0 = 0.5 * m->tau2;
     if (!(r0 > 0))
         r0 = 1.0;
+    if (c->train && c->train->target) /* a data set's least-squares theta*: its own R(0) */
+        r0 = fmax(r0, hdp_mc_excess_risk(c->lambda, c->train->target, c->d));
     double priv = 0;
     if (c->sigma > 0) {
         double s = pb->eta_sup * c->lr * c->sigma * c->C / (double)c->B;
@@ -325,6 +373,17 @@ hdp_status hdp_finite_run_problem(const hdp_problem *pb, const hdp_mc_options *o
         return hdp_fail(err, HDP_EINPUT,
                         "hdp_sim_run_problem: the training set has %ld rows of dimension %ld, the "
                         "model %ld of %ld", c.train->N, c.train->d, c.N, c.d);
+    if (c.train && (!c.train->x == !c.train->x32 || !c.train->z != !c.train->target))
+        return hdp_fail(err, HDP_EINPUT,
+                        "hdp_sim_run_problem: the training set needs exactly one of x and x32, "
+                        "and z and target both given or both NULL (planted)");
+    c.planted = c.train && !c.train->z;
+    const hdp_data *data = hdp_model_data(m);
+    if (data && data->has_test && data->test_sigma) { /* the held-out set (as rows.c) */
+        c.tsig = data->test_sigma;
+        c.tb = data->planted ? NULL : data->test_b;
+        c.tc = data->planted ? m->tau2 : data->test_c;
+    }
     if (c.T > LONG_MAX / 4)
         return hdp_fail(err, HDP_EINPUT, "hdp_sim_run_problem: %lld steps: too many", c.T);
     long every = (4L << 20) / (c.d * c.B > 0 ? c.d * c.B : 1);
@@ -340,14 +399,24 @@ hdp_status hdp_finite_run_problem(const hdp_problem *pb, const hdp_mc_options *o
             goto done;
         }
         for (long i = 0; i < c.N; i++) {
-            const double *x = c.train->x + (size_t)i * (size_t)c.d;
-            c.train_xx[i] = hdp_mc_dot(x, x, c.d);
+            size_t at = (size_t)i * (size_t)c.d;
+            if (c.train->x32) {
+                double s = 0;
+                for (long j = 0; j < c.d; j++) {
+                    double v = c.train->x32[at + (size_t)j];
+                    s += v * v;
+                }
+                c.train_xx[i] = s;
+            } else {
+                c.train_xx[i] = hdp_mc_dot(c.train->x + at, c.train->x + at, c.d);
+            }
         }
     }
     /* the driver's problem with this method's divergence threshold */
     hdp_problem local = *pb;
     local.threshold = fin_threshold(pb, &c);
-    st = hdp_mc_drive(&local, opt, (long)c.T, &fin_method, &c, res, err);
+    st = hdp_mc_drive(&local, opt, (long)c.T, c.tsig ? &fin_method_test : &fin_method, &c, res,
+                      err);
     res->rho_accounted = NAN; /* one-pass's accountant: not this algorithm (see res->sgd) */
     res->sgd = *sp;
 done:

@@ -34,6 +34,10 @@ double hdp_mc_dot(const double *a, const double *b, long d);
 /* y += a x */
 void hdp_mc_axpy(double *y, double a, const double *x, long d);
 
+/* the same two on a row stored as float32 (each entry converted to double exactly) */
+double hdp_mc_dot_f32(const float *a, const double *b, long d);
+void hdp_mc_axpy_f32(double *y, double a, const float *x, long d);
+
 /* One Euler-Maruyama step of docs/theory.md §4 in the eigenbasis:
  * e += -a lambda .* e + b sl .* z1 (+ q z2 unless z2 is NULL); returns sum lambda e^2. */
 double hdp_mc_sde_step(double *e, const double *lambda, const double *sl, double a, double b,

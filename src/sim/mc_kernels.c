@@ -134,3 +134,31 @@ CLONES void hdp_mc_axpy(double *y, double a, const double *x, long d)
     for (; i < d; i++)
         y[i] += a * x[i];
 }
+
+/* four floats, unaligned, converted to a v4 (exact) */
+typedef float f4 __attribute__((vector_size(16), aligned(4), may_alias));
+#define VF(p) __builtin_convertvector(*(const f4 *)(p), v4)
+
+CLONES double hdp_mc_dot_f32(const float *a, const double *b, long d)
+{
+    v4 a0 = {0}, a1 = {0};
+    long i = 0;
+    for (; i + 8 <= d; i += 8) {
+        a0 += VF(a + i) * V(b + i);
+        a1 += VF(a + i + 4) * V(b + i + 4);
+    }
+    double as[8];
+    UNPACK(as, a0, a1);
+    for (int j = 0; i < d; i++, j++)
+        as[j] += (double)a[i] * b[i];
+    return tree(as);
+}
+
+CLONES void hdp_mc_axpy_f32(double *y, double a, const float *x, long d)
+{
+    long i = 0;
+    for (; i + 4 <= d; i += 4)
+        W(y + i) = V(y + i) + a * VF(x + i);
+    for (; i < d; i++)
+        y[i] += a * (double)x[i];
+}
