@@ -19,6 +19,7 @@
 
 #include "io/output.h"
 #include "cli.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
 #include "hdpsgd/spectrum.h"
@@ -62,7 +63,14 @@ const char sim_help[] =
     "which break the privacy accountant's precondition, docs/theory.md §6.1, summed over the\n"
     "runs that did not diverge), nonexpansive_violations_per_run, nonexpansive_violation_fraction\n"
     "(of those runs' steps), feature_norm (clip.feature_norm's B, 0 = off) and feature_clipped\n"
-    "(rows it shortened), seconds, threads, seed.";
+    "(rows it shortened), seconds, threads, seed.\n"
+    "The [sgd] section picks the algorithm: sgd.batch = B > 1 is batched one pass\n"
+    "(docs/theory.md §1.6); sgd.sampling = shuffle | poisson with sgd.epochs runs standard\n"
+    "DP-SGD on a finite training set (data.train_size Gaussian rows, or a data set's rows),\n"
+    "its noise multiplier given or calibrated, and the JSON adds noise_multiplier,\n"
+    "noise_calibrated, sample_rate, accounted_steps, epsilon, delta (docs/theory.md §6.6).\n"
+    "With data.source = file the rows are the data set's (docs/theory.md §9; sim.rows), and\n"
+    "a held-out set adds test_mse and test_mse_stderr.";
 
 const cli_opt sde_opts[] = {
     {"step", 0, OPT_DOUBLE, &mc.step, "h",
@@ -86,11 +94,17 @@ const char sde_help[] =
 void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                       const hdp_mc_result *r)
 {
-    if (!strcmp(name, "sim"))
-        fprintf(f, "# ; hdpsgd %s sim: Monte Carlo of one-pass DP-SGD, excess risk R_exc(theta_k) "
-                   "(docs/theory.md §1)\n",
-                hdp_version_string());
-    else
+    if (!strcmp(name, "sim")) { /* which DP-SGD ([sgd], data.source) */
+        const char *what = r->sgd.finite ? (m->sampling == HDP_SAMPLING_POISSON
+                                                ? "DP-SGD with Poisson sampling on a finite training set"
+                                                : "DP-SGD with shuffled batches on a finite training set")
+                           : m->batch > 1 ? "batched one-pass DP-SGD"
+                                          : "one-pass DP-SGD";
+        fprintf(f, "# ; hdpsgd %s sim: Monte Carlo of %s%s, excess risk R_exc(theta_k) "
+                   "(docs/theory.md %s)\n",
+                hdp_version_string(), what, hdp_model_data(m) ? " on the data set's rows" : "",
+                r->sgd.finite ? "§6.6" : m->batch > 1 ? "§1.6" : "§1");
+    } else
         fprintf(f, "# ; hdpsgd %s sde: Euler-Maruyama of the homogenized SDE, excess risk "
                    "(docs/theory.md §4)\n",
                 hdp_version_string());

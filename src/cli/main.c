@@ -103,7 +103,7 @@ const cli_command hdp_commands[] = {
      ode_usage,
      ode_help,
      ode_opts, 0, NULL, &hdp_sweep_ode, ode_sweep_write, cli_model_args, 1},
-    {"sim", cmd_sim, "Monte Carlo of one-pass DP-SGD (the discrete algorithm)",
+    {"sim", cmd_sim, "Monte Carlo of DP-SGD (one pass, batches, shuffle/Poisson epochs, data rows)",
      sim_usage,
      sim_help,
      sim_opts, 0, NULL, &hdp_sweep_sim, sim_sweep_write, cli_model_args, 1},
