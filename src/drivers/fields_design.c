@@ -8,13 +8,9 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "drivers/fields_internal.h"
 #include "hdpsgd/design.h"
-#include "hdpsgd/fields.h"
 #include "hdpsgd/privacy.h"
-
-#define REAL(s, m, h) {.name = #m, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .help = h}
-#define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
-#define END {.name = NULL}
 
 /* ---- one family (hdp_design_result): the fields every family has, then its parameters ---- */
 

@@ -1,0 +1,26 @@
+/*
+ * fields_internal.h — the initialisers of hdp_field rows (hdpsgd/fields.h) shared by the
+ * files of result tables: fields.c, fields_data.c, fields_design.c.
+ */
+#ifndef HDPSGD_DRIVERS_FIELDS_INTERNAL_H
+#define HDPSGD_DRIVERS_FIELDS_INTERNAL_H
+
+#include <stddef.h>
+
+#include "hdpsgd/fields.h"
+
+#define REAL(s, m, h) {.name = #m, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .help = h}
+#define REAL_AS(s, nm, m, h) {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .help = h}
+#define INT(s, m, h) {.name = #m, .kind = HDP_FIELD_INT, .offset = offsetof(s, m), .help = h}
+#define INT_AS(s, nm, m, fl, h) \
+    {.name = nm, .kind = HDP_FIELD_INT, .offset = offsetof(s, m), .flags = fl, .help = h}
+#define BOOL_AS(s, nm, m, fl, h) \
+    {.name = nm, .kind = HDP_FIELD_BOOL, .offset = offsetof(s, m), .flags = fl, .help = h}
+#define TEXT(s, m, h) {.name = #m, .kind = HDP_FIELD_TEXT, .offset = offsetof(s, m), .help = h}
+#define COL(s, nm, m, fmt, h)                                                                   \
+    {.name = nm, .kind = HDP_FIELD_COLUMN, .offset = offsetof(s, m), .length = offsetof(s, points), \
+     .format = fmt, .help = h}
+#define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
+#define END {.name = NULL}
+
+#endif
