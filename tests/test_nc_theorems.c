@@ -11,31 +11,12 @@
 #include <gsl/gsl_cdf.h>
 
 #include "hdpsgd/nc.h"
+#include "nc_spec.h"
 #include "testutil.h"
 
 static hdp_nc_spec base_spec(void)
 {
-    hdp_nc_spec s;
-    memset(&s, 0, sizeof s);
-    s.K = 10;
-    s.p = 60;
-    s.n = 250;
-    s.G = 1;
-    s.rho = 0.005;
-    s.steps = 1;
-    s.eta = 1;
-    s.loss = HDP_NC_CE;
-    s.init = HDP_NC_INIT_ZERO;
-    s.init_std = 1;
-    s.perturbation = HDP_NC_PERT_NONE;
-    s.beta = 0.1;
-    s.remedy = HDP_NC_REMEDY_NONE;
-    s.public_samples = 200;
-    s.draws = 3000;
-    s.test_samples = 5;
-    s.delta = 1e-5;
-    s.seed = 777;
-    return s;
+    return nc_base_spec(60, 3000, 777);
 }
 
 /* run the Monte Carlo (with its exact error); the problem's a = P^T M_2 in *a when asked */
