@@ -49,7 +49,8 @@ typedef struct {
     hdp_trainset train_rows;
     hdp_clip *clip;        /* mu_c, V_c of the model's label-noise law at clip.c, fitted on
                               [0, threshold] when the law is a quadrature (hdp_clip_tabulate):
-                              the ODE's and the SDE's, read by every thread */
+                              the ODE's and the SDE's, read by every thread; NULL for
+                              sgd.sampling = shuffle | poisson (no theory reads them) */
 } hdp_problem;
 
 /* Build the problem of a finalized model. Release it with hdp_problem_free (also after a
