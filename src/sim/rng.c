@@ -50,6 +50,9 @@ double hdp_zig_x[129];
 double hdp_zig_r[128];
 double hdp_zigb_x[HDP_ZIGB_LAYERS + 1];
 double hdp_zigb_r[HDP_ZIGB_LAYERS];
+float hdp_zigf_x[HDP_ZIGB_LAYERS];
+float hdp_zigf_r[HDP_ZIGB_LAYERS];
+float hdp_zigf_xr[2 * HDP_ZIGB_LAYERS];
 static double zigb_f[HDP_ZIGB_LAYERS + 1]; /* f(x_i): the block stream's one-exp wedge test */
 static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
 
@@ -73,6 +76,15 @@ static void zig_build(void)
 {
     zig_layers(128, ZIG_R, ZIG_V, hdp_zig_x, hdp_zig_r, NULL);
     zig_layers(HDP_ZIGB_LAYERS, ZIGB_R, ZIGB_V, hdp_zigb_x, hdp_zigb_r, zigb_f);
+    /* the float32 stream's copies: x_i to nearest, x_{i+1}/x_i rounded toward zero so that
+     * its fast test |u| < r accepts only points of the double rectangle */
+    for (int i = 0; i < HDP_ZIGB_LAYERS; i++) {
+        hdp_zigf_x[i] = (float)hdp_zigb_x[i];
+        float r = (float)hdp_zigb_r[i];
+        hdp_zigf_r[i] = (double)r > hdp_zigb_r[i] ? nextafterf(r, 0.0f) : r;
+        hdp_zigf_xr[2 * i] = hdp_zigf_x[i];
+        hdp_zigf_xr[2 * i + 1] = hdp_zigf_r[i];
+    }
 }
 
 double hdp_zig_block_area(void) { return ZIGB_V; }

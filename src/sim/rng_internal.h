@@ -30,6 +30,11 @@ double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u); /* rejection part (
 extern double hdp_zigb_x[HDP_ZIGB_LAYERS + 1];
 extern double hdp_zigb_r[HDP_ZIGB_LAYERS];
 double hdp_zig_block_area(void);
+/* the float32 stream's (hdp_normals32): x_i rounded to nearest, x_{i+1}/x_i rounded toward
+ * zero (so that its fast test accepts only points of the double layer's rectangle) */
+extern float hdp_zigf_x[HDP_ZIGB_LAYERS];
+extern float hdp_zigf_r[HDP_ZIGB_LAYERS];
+extern float hdp_zigf_xr[2 * HDP_ZIGB_LAYERS]; /* the pairs (x_i, r_i), for one 64-bit gather */
 
 /* The block stream's uniform on [-1, 1) from one output r: the top 52 bits as the
  * mantissa of a double in [1, 2), then 2 [1.m] - 3 (exact; SIMD units do the same). */
@@ -42,6 +47,21 @@ static inline double hdp_rng_u52(uint64_t r)
     return 2.0 * v.d - 3.0;
 }
 double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u);
+
+/* The float32 stream's uniform on [-1, 1) from a 32-bit word w: the top 23 bits as the
+ * mantissa of a float in [1, 2), then 2 [1.m] - 3 (exact, spacing 2^-22); its layer is the
+ * low 9 bits (disjoint). */
+static inline float hdp_rng_u23(uint32_t w)
+{
+    union {
+        uint32_t bits;
+        float f;
+    } v = {(w >> 9) | UINT32_C(0x3F800000)};
+    return 2.0f * v.f - 3.0f;
+}
+/* A rejected position of the float32 stream (layer w & 511, uniform hdp_rng_u23(w)) finished
+ * on the rejection stream g: the double stream's rejection code, rounded to float. */
+float hdp_rng_normal32_slow(hdp_xoshiro *g, uint32_t w);
 
 /* One xoshiro256++ step (see rng.c's head comment); the only definition: the exported
  * hdp_xoshiro_next calls it too. */
