@@ -155,7 +155,8 @@ static double test_mse(const rows_ctx *c, const double *e, double *tmp)
 
 /* ---- the step kernel: one pass over the coordinates per step ----
  * e <- e + (a x + s g), then xn^T e of the new e (the next step's row: its dot product is
- * formed while e is written, so a step reads e once). Vectors of four doubles, eight fixed
+ * formed while e is written, so a step reads e once); meanwhile the lines of pf (the row two
+ * steps ahead) are asked for, a few per block (no effect on the numbers). Vectors of four doubles, eight fixed
  * partial sums (coordinate j to sum j mod 8) added in a fixed tree, no fused multiply-adds
  * (this file is compiled with -ffp-contract=off): the same IEEE operations in the same order
  * for the three builds below (generic, AVX2, AVX-512), chosen with the Gaussian kernels
@@ -163,7 +164,7 @@ static double test_mse(const rows_ctx *c, const double *e, double *tmp)
 typedef double v4 __attribute__((vector_size(32), aligned(8), may_alias));
 typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
 typedef double (*step_fn)(long d, double *e, const void *x, double a, const float *g, double s,
-                          const void *xn);
+                          const void *xn, const char *pf);
 
 static inline double tree8(const double p[8])
 {
@@ -178,6 +179,7 @@ static inline double tree8(const double p[8])
     v4 p0 = {0, 0, 0, 0}, p1 = {0, 0, 0, 0};                                                   \
     long j = 0;                                                                                \
     for (; j + 8 <= d; j += 8) {                                                               \
+        __builtin_prefetch(pf + (size_t)j * sizeof(T));                                        \
         v4 e0 = *(v4 *)(e + j) + (a4 * LOAD(x + j) + s4 * LOAD_F32(g + j));                    \
         v4 e1 = *(v4 *)(e + j + 4) + (a4 * LOAD(x + j + 4) + s4 * LOAD_F32(g + j + 4));        \
         *(v4 *)(e + j) = e0;                                                                   \
@@ -197,12 +199,14 @@ static inline double tree8(const double p[8])
 
 #define STEP_FNS(SUFFIX, ATTR)                                                                 \
     ATTR static double step_f32_##SUFFIX(long d, double *e, const void *vx, double a,          \
-                                         const float *g, double s, const void *vxn)            \
+                                         const float *g, double s, const void *vxn,            \
+                                         const char *pf)                                       \
     {                                                                                          \
         STEP_BODY(float, LOAD_F32)                                                             \
     }                                                                                          \
     ATTR static double step_f64_##SUFFIX(long d, double *e, const void *vx, double a,          \
-                                         const float *g, double s, const void *vxn)            \
+                                         const float *g, double s, const void *vxn,            \
+                                         const char *pf)                                       \
     {                                                                                          \
         STEP_BODY(double, LOAD_F64)                                                            \
     }
@@ -236,7 +240,9 @@ static inline const void *row_of(const rows_ctx *c, long i)
                   : (const void *)(c->f64 + (size_t)i * (size_t)c->d);
 }
 
-/* ask for row i's cache lines: it is read two steps later. Inlined early on purpose: GCC 12
+/* ask for row i's cache lines at once (the first rows of a run; later rows are asked for line
+ * by line during the pass of the step before, so that the requests do not queue up behind each
+ * other: a burst of 49 prefetches stalled the step). Inlined early on purpose: GCC 12
  * deems a function made of __builtin_prefetch "pure" and drops calls to it (no prefetch was
  * left in the binary) */
 __attribute__((always_inline)) static inline void row_prefetch(const rows_ctx *c, long i)
@@ -296,15 +302,14 @@ static void rows_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng
     row_prefetch(c, i1);
     /* x_{i_0}^T e: the generic kernel with nothing added (e + (0 x + 0 0) = e) */
     double dot = (c->f32 ? step_f32_generic : step_f64_generic)(d, e, row_of(c, i), 0.0, w->zero,
-                                                               0.0, row_of(c, i));
+                                                               0.0, row_of(c, i), row_of(c, i));
     for (long k = 0; k < n; k++) {
         double eta_k, sigma_k;
         hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
         long i2 = i1;
         if (k + 2 < n) {
             i2 = row_index(c, w, st, k + 2);
-            row_prefetch(c, i2);
-            __builtin_prefetch(c->xx + i2);
+            __builtin_prefetch(c->xx + i2); /* its lines: during the step's pass */
         }
         double zi = c->theta ? c->z[i] : label_noise(c, rng);
         double r = dot - zi;
@@ -323,9 +328,10 @@ static void rows_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng
         if (k < n - 1) {
             if (s > 0)
                 hdp_normals32_fill(&w->normals, w->g, d);
-            dot = step(d, e, row_of(c, i), -coef, s > 0 ? w->g : w->zero, s, row_of(c, i1));
+            dot = step(d, e, row_of(c, i), -coef, s > 0 ? w->g : w->zero, s, row_of(c, i1),
+                       row_of(c, i2));
         } else {
-            step(d, e, row_of(c, i), -coef, w->zero, 0.0, row_of(c, i));
+            step(d, e, row_of(c, i), -coef, w->zero, 0.0, row_of(c, i), row_of(c, i));
             if (s > 0) { /* the last step: the final-iterate jump (docs/theory.md §3) */
                 double before = hdp_mc_excess_risk(c->lambda, e, d);
                 hdp_normals32_fill(&w->normals, w->g, d);
