@@ -198,8 +198,9 @@ AVX512 static long fill_avx512(uint64_t st[4][L], double *out, long rounds, uint
 /* ---- the float32 stream (hdp_normals32): each 64-bit output of a lane gives two 32-bit
  * words, low half first; position 16 b + m of round b takes word m % 2 of lane m / 2's
  * output (the 32-bit elements of the eight lanes in register order). A word w: layer
- * w & 511, u = hdp_rng_u23(w), fast test |u| < hdp_zigf_r[layer], x = u hdp_zigf_x[layer]
- * (one float rounding); the rejected ones are queued as (position, word). */
+ * w & 1023 of a 1024-layer ziggurat, u = hdp_rng_u22(w) (the top 22 bits), fast test
+ * |u| < hdp_zigf_r[layer], x = u hdp_zigf_x[layer] (one float rounding); the rejected ones
+ * (0.4 %) are queued as (position, word). */
 #define L32 (2 * L)
 typedef long (*fill32_fn)(uint64_t st[4][L], float *out, long rounds, uint32_t *qpos,
                           uint32_t *qw);
@@ -223,8 +224,8 @@ static long fill32_generic(uint64_t st[4][L], float *out, long rounds, uint32_t 
         }
         for (int m = 0; m < L32; m++) {
             uint32_t w = (uint32_t)(res[m / 2] >> (32 * (m % 2)));
-            int i = (int)(w & (HDP_ZIGB_LAYERS - 1));
-            float u = hdp_rng_u23(w);
+            int i = (int)(w & (HDP_ZIGF_LAYERS - 1));
+            float u = hdp_rng_u22(w);
             out[b * L32 + m] = u * hdp_zigf_x[i];
             if (!(fabsf(u) < hdp_zigf_r[i])) {
                 qpos[q] = (uint32_t)(b * L32 + m);
@@ -246,7 +247,7 @@ AVX2 static long fill32_avx2(uint64_t st[4][L], float *out, long rounds, uint32_
         s2[h] = _mm256_loadu_si256((const __m256i *)&st[2][4 * h]);
         s3[h] = _mm256_loadu_si256((const __m256i *)&st[3][4 * h]);
     }
-    const __m256i imask = _mm256_set1_epi32(HDP_ZIGB_LAYERS - 1);
+    const __m256i imask = _mm256_set1_epi32(HDP_ZIGF_LAYERS - 1);
     const __m256i one = _mm256_set1_epi32(0x3F800000);
     const __m256 two = _mm256_set1_ps(2.0f), three = _mm256_set1_ps(3.0f);
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
@@ -262,7 +263,8 @@ AVX2 static long fill32_avx2(uint64_t st[4][L], float *out, long rounds, uint32_
             s2[h] = _mm256_xor_si256(s2[h], t);
             s3[h] = rotl4(s3[h], 45);
             __m256i idx = _mm256_and_si256(res, imask);
-            __m256 u = _mm256_castsi256_ps(_mm256_or_si256(_mm256_srli_epi32(res, 9), one));
+            __m256 u = _mm256_castsi256_ps(
+                _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(res, 10), 1), one));
             u = _mm256_sub_ps(_mm256_mul_ps(u, two), three);
             __m256 lim = _mm256_i32gather_ps(hdp_zigf_r, idx, 4);
             __m256 ok = _mm256_cmp_ps(_mm256_and_ps(u, absmask), lim, _CMP_LT_OQ);
@@ -296,7 +298,7 @@ AVX512 static long fill32_avx512(uint64_t st[4][L], float *out, long rounds, uin
 {
     __m512i s0 = _mm512_loadu_si512(st[0]), s1 = _mm512_loadu_si512(st[1]);
     __m512i s2 = _mm512_loadu_si512(st[2]), s3 = _mm512_loadu_si512(st[3]);
-    const __m512i imask = _mm512_set1_epi32(HDP_ZIGB_LAYERS - 1);
+    const __m512i imask = _mm512_set1_epi32(HDP_ZIGF_LAYERS - 1);
     const __m512i one = _mm512_set1_epi32(0x3F800000);
     const __m512 two = _mm512_set1_ps(2.0f), three = _mm512_set1_ps(3.0f);
     __m512i pos = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
@@ -314,7 +316,8 @@ AVX512 static long fill32_avx512(uint64_t st[4][L], float *out, long rounds, uin
         s2 = _mm512_xor_si512(s2, t);
         s3 = _mm512_rol_epi64(s3, 45);
         __m512i idx = _mm512_and_si512(res, imask);
-        __m512 u = _mm512_castsi512_ps(_mm512_or_si512(_mm512_srli_epi32(res, 9), one));
+        __m512 u = _mm512_castsi512_ps(
+            _mm512_or_si512(_mm512_slli_epi32(_mm512_srli_epi32(res, 10), 1), one));
         u = _mm512_sub_ps(_mm512_mul_ps(u, two), three);
         /* one 64-bit gather of (x_i, r_i) per position, 2 x 8: half the elements of two
          * 32-bit gathers (a gather costs per element on AMD Zen 4) */
@@ -483,11 +486,11 @@ void hdp_normals32_init(hdp_normals32 *g, const hdp_xoshiro *run)
 
 float hdp_rng_normal32_slow(hdp_xoshiro *g, uint32_t w)
 {
-    int i = (int)(w & (HDP_ZIGB_LAYERS - 1));
-    double u = hdp_rng_u23(w);
-    if (fabs(u) < hdp_zigb_r[i]) /* in the rectangle: hdp_zigf_r is rounded down */
-        return (float)(u * hdp_zigb_x[i]);
-    return (float)hdp_rng_normal_block_slow(g, i, u);
+    int i = (int)(w & (HDP_ZIGF_LAYERS - 1));
+    double u = hdp_rng_u22(w);
+    if (fabs(u) < hdp_zigf_rd[i]) /* in the rectangle: hdp_zigf_r is rounded down */
+        return (float)(u * hdp_zigf_xd[i]);
+    return (float)hdp_rng_normal_f32_slow(g, i, u);
 }
 
 #define CHUNK32 64
