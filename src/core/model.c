@@ -35,29 +35,40 @@ static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
 static const char *const sampling_names[] = {"one-pass", "shuffle", "poisson", NULL};
 static const char *const accountant_names[] = {"pld", "rdp", NULL}; /* hdp_accountant_kind */
 
-/* [sgd]'s combinations: one-pass uses each of the n rows once (B <= n, one epoch) and ties
- * its noise to the schedule (no noise_multiplier). */
+/* One-pass's combinations (sgd.sampling = one-pass, the default): each of the n rows once
+ * (batch <= n, one epoch, no finite training set) and the private noise tied to the schedule
+ * (no noise_multiplier). Those of shuffle and poisson are the [data] section's finalize,
+ * hdp_finite_finalize (core/finite.c). */
 static hdp_status sgd_finalize(hdp_model *m, hdp_error *err)
 {
     if (m->sampling != HDP_SAMPLING_ONE_PASS)
         return HDP_OK;
-    if (m->batch > m->n)
-        return hdp_model_fail_key(m, "sgd", "batch", err,
-                                  "batch = %ld exceeds the n = %ld rows of sampling = one-pass "
-                                  "(each row once): need batch <= n",
-                                  m->batch, m->n);
-    if (m->epochs > 1)
-        return hdp_model_fail_key(m, "sgd", "epochs", err,
-                                  "epochs = %ld with sampling = one-pass (each row used once): "
-                                  "several epochs need sgd.sampling = shuffle or poisson",
-                                  m->epochs);
-    if (m->noise_multiplier != 0)
-        return hdp_model_fail_key(m, "sgd", "noise_multiplier", err,
-                                  "noise_multiplier = %g with sampling = one-pass, whose private "
-                                  "noise is tied to the schedule and the [privacy] budget: "
-                                  "leave it 0, or use sgd.sampling = shuffle or poisson",
-                                  m->noise_multiplier);
-    return HDP_OK;
+    char why[512];
+    const char *section = "sgd", *key = NULL;
+    if (m->train_size > 0) {
+        section = "data", key = "train_size";
+        snprintf(why, sizeof why,
+                 "train_size = %ld with sgd.sampling = one-pass, which draws a fresh row at every "
+                 "step: a finite training set is for sgd.sampling = shuffle or poisson (or leave "
+                 "it 0)", m->train_size);
+    } else if (m->batch > m->n) {
+        key = "batch";
+        snprintf(why, sizeof why,
+                 "batch = %ld exceeds the n = %ld rows of sampling = one-pass (each row once): "
+                 "need batch <= n", m->batch, m->n);
+    } else if (m->epochs > 1) {
+        key = "epochs";
+        snprintf(why, sizeof why,
+                 "epochs = %ld with sampling = one-pass (each row used once): several epochs "
+                 "need sgd.sampling = shuffle or poisson", m->epochs);
+    } else if (m->noise_multiplier != 0) {
+        key = "noise_multiplier";
+        snprintf(why, sizeof why,
+                 "noise_multiplier = %g with sampling = one-pass, whose private noise is tied to "
+                 "the schedule and the [privacy] budget: leave it 0, or use sgd.sampling = "
+                 "shuffle or poisson", m->noise_multiplier);
+    }
+    return key ? hdp_model_fail_key(m, section, key, err, "%s", why) : HDP_OK;
 }
 
 /* The core's sections, in the order of the model files (the families' follow them:
