@@ -646,7 +646,9 @@ static const hdp_field_table *const tables[] = {
     &hdp_ode_data_fields, &hdp_ode_data_columns, &hdp_mc_data_fields, &hdp_mc_data_columns,
     &hdp_net_fields, &hdp_netexp_cell_fields, &hdp_design_fields, &hdp_design_eta0_fields,
     &hdp_design_inverse_time_fields, &hdp_design_pl_fields, &hdp_design_cost_fields,
-    &hdp_design_set_fields, &hdp_design_summary_fields,
+    &hdp_design_set_fields, &hdp_design_summary_fields, &hdp_design_refine_fields,
+    &hdp_design_level_fields, &hdp_design_equivalent_fields, &hdp_design_batch_fields,
+    &hdp_design_batch_terms_fields, &hdp_design_file_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -14,6 +14,11 @@
 
 /* ---- one family (hdp_design_result): the fields every family has, then its parameters ---- */
 
+/* the schedule as the table written (a column of the record, not in the JSON) */
+#define TABLE_COL(nm, m, h)                                                                    \
+    {.name = nm, .kind = HDP_FIELD_COLUMN, .offset = offsetof(hdp_design_result, m),           \
+     .length = offsetof(hdp_design_result, table_len), .format = "%.17g", .help = h}
+
 static const hdp_field design_fields[] = {
     {.name = "final_risk", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_design_result, final_risk),
      .help = "predicted final-iterate excess risk of the optimised schedule at the model's [ode] "
@@ -23,6 +28,8 @@ static const hdp_field design_fields[] = {
          "the same of the schedule written as a table (schedule.kind = table)"),
     {.name = "search_risk", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_design_result, search_risk),
      .flags = HDP_FIELD_NO_JSON, .help = "the best final risk at the search's settings"},
+    TABLE_COL("t", table_t, "the written table's knots t (the record's only)"),
+    TABLE_COL("eta", table_eta, "the written table's eta~ at t (the record's only)"),
     END,
 };
 const hdp_field_table hdp_design_fields = {
@@ -32,11 +39,14 @@ const hdp_field_table hdp_design_fields = {
 
 static const hdp_field design_eta0_fields[] = {
     REAL(hdp_design_result, eta0, "output, linear-noise: the schedule's eta0 = eta~(0)"),
+    {.name = "eta1", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_design_result, eta1),
+     .flags = HDP_FIELD_NO_JSON, .help = "eta~(1) (0 for linear-noise)"},
     END,
 };
 const hdp_field_table hdp_design_eta0_fields = {
-    "design_eta0", "the parameter of the families output and linear-noise", design_eta0_fields,
-    NULL};
+    "design_eta0", "the parameter of the families output and linear-noise (the record: "
+                   "eta~(0) and eta~(1) of every family)",
+    design_eta0_fields, NULL};
 
 static const hdp_field design_inverse_time_fields[] = {
     REAL(hdp_design_result, c1, "inverse-time eta~ = c1/(t + a): c1"),
@@ -56,13 +66,83 @@ static double get_knots(const void *obj, const void *ctx)
     return ((const hdp_design_result *)obj)->knots;
 }
 
+static long count_knots(const void *obj) { return ((const hdp_design_result *)obj)->knots; }
+
+static double get_knot_eta(const void *obj, const void *i)
+{
+    return ((const hdp_design_result *)obj)->knot_eta[*(const long *)i];
+}
+
+static double get_knot_t(const void *obj, const void *i)
+{
+    return ((const hdp_design_result *)obj)->knot_t[*(const long *)i];
+}
+
 static const hdp_field design_pl_fields[] = {
     GET("knots", HDP_FIELD_INT, get_knots, "pl: the knots K of the piecewise-linear eta~"),
+    {.name = "eta", .kind = HDP_FIELD_REAL, .get = get_knot_eta, .count = count_knots,
+     .flags = HDP_FIELD_LIST, .record = "knot_eta", .help = "pl: eta~ at the knots (K)"},
+    {.name = "knot_t", .kind = HDP_FIELD_REAL, .get = get_knot_t, .count = count_knots,
+     .flags = HDP_FIELD_LIST | HDP_FIELD_NO_JSON, .help = "pl: the knots t_i = i/(K-1) (K)"},
     END,
 };
 const hdp_field_table hdp_design_pl_fields = {
-    "design_pl", "the size of the family pl (its knot values: the array <pl_>eta)",
+    "design_pl", "the family pl: its knots and eta~ there (the record names the list eta "
+                 "knot_eta: its eta is the written table's)",
     design_pl_fields, NULL};
+
+/* ---- pl's refine levels (hdp_design_result of pl; a level's table: context the level) ---- */
+
+static double get_levels(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_design_result *)obj)->levels;
+}
+
+static const hdp_field design_refine_fields[] = {
+    GET("refine_levels", HDP_FIELD_INT, get_levels,
+        "--refine: the levels of pl (K, 2K-1, ...; when stopped, those finished)"),
+    END,
+};
+const hdp_field_table hdp_design_refine_fields = {
+    "design_refine", "the refine levels of the family pl (schedule --optimize --refine)",
+    design_refine_fields, NULL};
+
+static double get_level_knots(const void *obj, const void *l)
+{
+    return ((const hdp_design_result *)obj)->level_knots[*(const long *)l];
+}
+
+static double get_level_risk(const void *obj, const void *l)
+{
+    return ((const hdp_design_result *)obj)->level_risk[*(const long *)l];
+}
+
+static const hdp_field design_level_fields[] = {
+    GET("refine_knots", HDP_FIELD_INT, get_level_knots, "the knots K of level l (refine_knots_<l>)"),
+    GET("refine_risk", HDP_FIELD_REAL, get_level_risk,
+        "the search's final risk at level l (refine_risk_<l>)"),
+    END,
+};
+const hdp_field_table hdp_design_level_fields = {
+    "design_level", "one refine level l of the family pl, its names suffixed _<l> (context: l, "
+                    "a const long *)",
+    design_level_fields, NULL};
+
+/* ---- the privacy a closed-form family needs to match pl (--refine) ---- */
+
+static const hdp_field design_equivalent_fields[] = {
+    REAL_AS(hdp_design_equivalent, "rho_equivalent", rho,
+            "the rho at which this family, optimised, reaches pl's final risk (null: not reached "
+            "up to 10^4 times the model's rho)"),
+    REAL_AS(hdp_design_equivalent, "epsilon_equivalent", epsilon,
+            "its epsilon: (rho^2/2)-zCDP by CKS at the model's delta (null: not reached)"),
+    END,
+};
+const hdp_field_table hdp_design_equivalent_fields = {
+    "design_equivalent", "the privacy a closed-form family needs to match pl (schedule "
+                         "--optimize --refine; prefix: the family)",
+    design_equivalent_fields, NULL};
 
 static const hdp_field design_cost_fields[] = {
     REAL(hdp_design_result, c, "the clipping constant c (the model's unless tuned)"),
@@ -113,6 +193,8 @@ static const hdp_field design_set_fields[] = {
     {.name = "best_family", .kind = HDP_FIELD_TEXT, .text = get_best_family,
      .help = "the family of lowest final risk: output, linear-noise, inverse-time or pl",
      .sweep = "best_family"},
+    {.name = "family", .kind = HDP_FIELD_TEXT, .text = get_best_family,
+     .flags = HDP_FIELD_NO_JSON, .help = "the same (the record's numbers without prefix are its)"},
     {.name = "best_final_risk", .kind = HDP_FIELD_REAL, .get = get_best_final_risk,
      .help = "its final risk", .sweep = "best_final_risk"},
     {.name = "best_c", .kind = HDP_FIELD_REAL, .get = get_best_c,
@@ -181,14 +263,17 @@ static double get_d(const void *obj, const void *ctx)
 
 static const hdp_field design_summary_fields[] = {
     {.name = "table_final_risk", .kind = HDP_FIELD_REAL, .get = get_table_final_risk,
-     .help = "the best family's final risk as the written table", .sweep = "table_final_risk"},
+     .flags = HDP_FIELD_NO_RECORD, .help = "the best family's final risk as the written table "
+     "(the record: the best family's table_final_risk)", .sweep = "table_final_risk"},
     GET("table_knots", HDP_FIELD_INT, get_table_knots, "knots of the written table"),
     GET("rho", HDP_FIELD_REAL, get_rho, "the model's rho, kept by every family ((rho^2/2)-zCDP)"),
     GET("epsilon", HDP_FIELD_REAL, get_epsilon, "epsilon of (rho^2/2)-zCDP at delta (CKS)"),
     GET("epsilon_cks", HDP_FIELD_REAL, get_epsilon, "the same (its conversion named)"),
     GET("delta", HDP_FIELD_REAL, get_delta, "the model's delta"),
     {.name = "ode_solves", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_design_set, solves),
-     .flags = HDP_FIELD_SWEEP_ALWAYS, .help = "ODE solves of all the searches", .sweep = "ode_solves"},
+     .flags = HDP_FIELD_SWEEP_ALWAYS, .help = "ODE solves of all the searches (the record: "
+     "total_ode_solves; its ode_solves are the best family's)", .sweep = "ode_solves",
+     .record = "total_ode_solves"},
     GET("ode_solves_per_second", HDP_FIELD_REAL, get_solves_per_second,
         "ODE solves per second of wall time of the searches"),
     GET("gamma", HDP_FIELD_REAL, get_gamma, "the model's gamma"),
@@ -200,3 +285,78 @@ const hdp_field_table hdp_design_summary_fields = {
     "design_summary", "the written table, the privacy level and the cost of the design (context: "
                       "the model)",
     design_summary_fields, NULL};
+
+/* ---- the batch size (--tune-batch: hdp_design_batch, then hdp_design_batch_terms_t) ---- */
+
+static double get_best_batch(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_design_batch *b = obj;
+    return b->best >= 0 ? (double)b->batch[b->best] : -1;
+}
+
+static long count_batches(const void *obj) { return ((const hdp_design_batch *)obj)->count; }
+
+static double get_batch(const void *obj, const void *i)
+{
+    return (double)((const hdp_design_batch *)obj)->batch[*(const long *)i];
+}
+
+static double get_batch_risk(const void *obj, const void *i)
+{
+    return ((const hdp_design_batch *)obj)->risk[*(const long *)i];
+}
+
+static const hdp_field design_batch_fields[] = {
+    GET("best_batch", HDP_FIELD_INT, get_best_batch, "the batch size B of lowest final risk (-1: none)"),
+    {.name = "batch_candidates", .kind = HDP_FIELD_INT, .get = get_batch, .count = count_batches,
+     .flags = HDP_FIELD_LIST, .help = "the batch sizes designed: 1, 2, 4, ... up to n/32"},
+    {.name = "batch_final_risks", .kind = HDP_FIELD_REAL, .get = get_batch_risk,
+     .count = count_batches, .flags = HDP_FIELD_LIST,
+     .help = "the best family's final risk at each of them"},
+    END,
+};
+const hdp_field_table hdp_design_batch_fields = {
+    "design_batch", "the batch sizes designed (schedule --optimize --tune-batch)",
+    design_batch_fields, NULL};
+
+#define TERM(nm, m, h) REAL_AS(hdp_design_batch_terms_t, nm, m, h)
+
+static const hdp_field design_batch_terms_fields[] = {
+    TERM("sample_rate", sample_rate, "the best batch's sample rate q = B/n"),
+    {.name = "steps", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_design_batch_terms_t, steps),
+     .help = "its steps ceil(n/B)"},
+    TERM("noise_multiplier_min", noise_min,
+         "the least noise multiplier of its steps (the noise on the batch's sum over C)"),
+    TERM("noise_multiplier_median", noise_median, "their median"),
+    TERM("noise_multiplier_max", noise_max, "their largest"),
+    TERM("rho_accounted", rho_accounted, "the accountant of docs/theory.md §6 on the design"),
+    TERM("poisson_noise_multiplier", poisson_sigma,
+         "standard Poisson DP-SGD at the same q, steps and (epsilon, delta): its noise "
+         "multiplier by sgd.accountant (null: none up to 1e6)"),
+    TERM("epsilon_pld", epsilon_pld, "that noise multiplier's epsilon by PLD"),
+    TERM("epsilon_rdp", epsilon_rdp, "by RDP"),
+    TERM("epsilon_rdp_classic", epsilon_rdp_classic, "by the classic RDP conversion"),
+    END,
+};
+const hdp_field_table hdp_design_batch_terms_fields = {
+    "design_batch_terms", "the best batch in the subsampled-Gaussian accountants' terms "
+                          "(schedule --optimize --tune-batch)",
+    design_batch_terms_fields, NULL};
+
+/* ---- the written table's file (the object: its name) ---- */
+
+static const char *get_file(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return obj ? obj : "";
+}
+
+static const hdp_field design_file_fields[] = {
+    {.name = "table_file", .kind = HDP_FIELD_TEXT, .text = get_file, .flags = HDP_FIELD_NO_RECORD,
+     .help = "the file the best schedule was written to as a table (\"\": none)"},
+    END,
+};
+const hdp_field_table hdp_design_file_fields = {
+    "design_file", "the design's table file (context: none; the object its name)",
+    design_file_fields, NULL};
