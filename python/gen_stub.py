@@ -80,9 +80,6 @@ class DesignResult(Result):
     def to_table(self, path: str) -> str: ...
 
 
-class RatesResult(Result): ...
-
-
 class SweepResult(Result):
     names: tuple[str, ...]
     axes: tuple[str, ...]
@@ -157,7 +154,7 @@ EXTRA = {"ValidateResult": '''    @property
 '''}
 
 CLASSES = ["OdeResult", "OdeCurve", "McCurve", "McResult", "ValidateSide", "ValidateResult",
-           "PrivacyResult", "DpsgdPrivacyResult", "DatasetResult"]
+           "PrivacyResult", "DpsgdPrivacyResult", "RatesResult", "DatasetResult"]
 
 
 def _type(t, optional):

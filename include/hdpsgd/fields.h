@@ -37,8 +37,10 @@ enum {
                                   otherwise the CSV's only), e.g. a data set's eigenvalues */
     HDP_FIELD_SWEEP_ALWAYS = 32, /* in a sweep's row even when the point failed (a count of
                                    work, e.g. the design's ode_solves) */
-    HDP_FIELD_LIST = 64 /* REAL/INT: a list of count(obj) values, value i get(obj, &i) (i a
-                           long): a JSON array, a column of the record (e.g. pl's knots) */
+    HDP_FIELD_LIST = 64, /* REAL/INT: a list of count(obj) values, value i get(obj, &i) (i a
+                            long): a JSON array, a column of the record (e.g. pl's knots) */
+    HDP_FIELD_OPTIONAL = 128 /* REAL: not written when NaN, TEXT: when NULL (an option not
+                                given, e.g. accountant's target_epsilon) */
 };
 
 typedef struct hdp_field {
@@ -144,6 +146,22 @@ extern const hdp_field_table hdp_dataset_classes_fields;
 extern const hdp_field_table hdp_dataset_labels_fields;
 extern const hdp_field_table hdp_dataset_test_fields;
 extern const hdp_field_table hdp_dataset_test_labels_fields;
+
+/* The rates over a gamma grid (hdpsgd/rates.h, `hdpsgd rates`): the grid (hdp_rates_result:
+ * rates), every wanted family's final risks (hdp_rates_family: rates_risk, under the prefix
+ * hdp_design_family_key + "_"), then every family's slopes (rates_slope, the same prefix), then
+ * rates_summary (hdp_rates_result). */
+extern const hdp_field_table hdp_rates_fields;
+extern const hdp_field_table hdp_rates_risk_fields;
+extern const hdp_field_table hdp_rates_slope_fields;
+extern const hdp_field_table hdp_rates_summary_fields;
+
+/* DP-SGD with Poisson sampling's summary (hdp_accountant_choice of hdpsgd/accountant.h):
+ * accountant_choice, then the accountants' tables, then accountant_epochs and
+ * accountant_target (each written only when given). */
+extern const hdp_field_table hdp_accountant_choice_fields;
+extern const hdp_field_table hdp_accountant_epochs_fields;
+extern const hdp_field_table hdp_accountant_target_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

@@ -462,10 +462,8 @@ PrivacyResult = _results.make(
 
 DpsgdPrivacyResult = _results.make(
     "DpsgdPrivacyResult", "``hdpsgd accountant``: DP-SGD with Poisson sampling.",
-    [("accountant", "", False), ("accountant_query", "", False)],
-    extra=[("epsilon", float, "epsilon by the chosen accountant", False),
-           ("target_epsilon", float, "the target epsilon, when calibrated", True),
-           ("accountant", str, "the accountant that chose or calibrated: pld or rdp", False)])
+    [("accountant", "", False), ("accountant_query", "", False), ("accountant_choice", "", False),
+     ("accountant_target", "", True)])
 
 
 DatasetResult = _results.make(
@@ -701,14 +699,19 @@ def config(model: _ModelArg = None, *, all: bool = False) -> str:
     return _lib.take_text(out)
 
 
-class RatesResult(Result):
-    """``hdpsgd rates``: columns ``gamma``, ``n`` and ``<family>_final_risk`` (each family's
-    schedule optimised at each gamma = d/n, d fixed), and numbers ``<family>_slope`` (the
-    fitted log-log slope on the smallest-gamma decade), ``<family>_theory_slope`` (the same fit
-    of the theorem's rate, docs/theory.md §5), decade_lo, decade_hi, decade_points, rho, d and
-    ode_solves: the JSON's names (family keys output, linear_noise, inverse_time, pl)."""
+# every family's fields under its prefix, optional: a call computes the families it is given
+_FAMILY_PREFIXES = ("output_", "linear_noise_", "inverse_time_", "pl_")
 
-    _csv_columns = ("gamma", "n")
+RatesResult = _results.make(
+    "RatesResult", "``hdpsgd rates``: columns ``gamma``, ``n`` and ``<family>_final_risk`` (each "
+    "family's schedule optimised at each gamma = d/n, d fixed), and numbers ``<family>_slope`` "
+    "(the fitted log-log slope on the smallest-gamma decade), ``<family>_theory_slope`` (the "
+    "same fit of the theorem's rate, docs/theory.md §5), decade_lo, decade_hi, decade_points, "
+    "rho, d and ode_solves: the JSON's names (family keys output, linear_noise, inverse_time, "
+    "pl).",
+    [("rates", "", False)]
+    + [(t, p, True) for p in _FAMILY_PREFIXES for t in ("rates_risk", "rates_slope")]
+    + [("rates_summary", "", False)], extra=[_MODEL_TEXT], csv="rates")
 
 
 def _gammas(gammas):
@@ -746,7 +749,7 @@ def rates(model: _ModelArg = None, *, gammas, families: _Optional[_Union[str, "l
     fam = None if families is None else _lib.cstr(families, "families")
     rec = _lib.run_long(_lib.hdp_handle_rates,
                         (m._handle.ptr, lo, hi, count, fam, int(bool(tune_clip))), progress)
-    return RatesResult(*_lib.record_dict(rec))
+    return RatesResult._from_record(*_lib.record_dict(rec))
 
 
 def _classes(positive):

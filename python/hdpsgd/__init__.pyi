@@ -56,9 +56,6 @@ class DesignResult(Result):
     def to_table(self, path: str) -> str: ...
 
 
-class RatesResult(Result): ...
-
-
 class SweepResult(Result):
     names: tuple[str, ...]
     axes: tuple[str, ...]
@@ -346,6 +343,31 @@ class DpsgdPrivacyResult(_ResultBase):
     epsilon: float
     accountant: str
     target_epsilon: Optional[float]
+
+
+class RatesResult(_ResultBase):
+    """``hdpsgd rates``: columns ``gamma``, ``n`` and ``<family>_final_risk`` (each family's schedule optimised at each gamma = d/n, d fixed), and numbers ``<family>_slope`` (the fitted log-log slope on the smallest-gamma decade), ``<family>_theory_slope`` (the same fit of the theorem's rate, docs/theory.md §5), decade_lo, decade_hi, decade_points, rho, d and ode_solves: the JSON's names (family keys output, linear_noise, inverse_time, pl)."""
+    gamma: np.ndarray
+    n: np.ndarray
+    decade_lo: float
+    decade_hi: float
+    decade_points: int
+    rho: float
+    d: int
+    ode_solves: int
+    model: str
+    output_final_risk: Optional[np.ndarray]
+    output_slope: Optional[float]
+    output_theory_slope: Optional[float]
+    linear_noise_final_risk: Optional[np.ndarray]
+    linear_noise_slope: Optional[float]
+    linear_noise_theory_slope: Optional[float]
+    inverse_time_final_risk: Optional[np.ndarray]
+    inverse_time_slope: Optional[float]
+    inverse_time_theory_slope: Optional[float]
+    pl_final_risk: Optional[np.ndarray]
+    pl_slope: Optional[float]
+    pl_theory_slope: Optional[float]
 
 
 class DatasetResult(_ResultBase):

@@ -560,7 +560,9 @@ static const hdp_field_table *const tables[] = {
     &hdp_design_inverse_time_fields, &hdp_design_pl_fields, &hdp_design_cost_fields,
     &hdp_design_set_fields, &hdp_design_summary_fields, &hdp_design_refine_fields,
     &hdp_design_level_fields, &hdp_design_equivalent_fields, &hdp_design_batch_fields,
-    &hdp_design_batch_terms_fields, &hdp_design_file_fields,
+    &hdp_design_batch_terms_fields, &hdp_design_file_fields, &hdp_rates_fields,
+    &hdp_rates_risk_fields, &hdp_rates_slope_fields, &hdp_rates_summary_fields,
+    &hdp_accountant_choice_fields, &hdp_accountant_epochs_fields, &hdp_accountant_target_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -364,7 +364,12 @@ const char *hdp_result_table(int i, const char **help)
 
 const char *hdp_result_field(const char *table, int i, int *kind, const char **help)
 {
-    const hdp_field *f = hdp_field_at(hdp_field_table_find(table), i);
+    /* the i-th field the record holds (the JSON-only fields are not there) */
+    const hdp_field_table *t = hdp_field_table_find(table);
+    const hdp_field *f = NULL;
+    for (int k = 0, seen = 0; i >= 0 && (f = hdp_field_at(t, k)); k++)
+        if (!(f->flags & HDP_FIELD_NO_RECORD) && seen++ == i)
+            break;
     if (kind) /* a list is a column of the record */
         *kind = !f ? -1 : (f->flags & HDP_FIELD_LIST) ? HDP_FIELD_COLUMN : (int)f->kind;
     if (help)

@@ -163,35 +163,17 @@ hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count
     st = hdp_rates_run(models, count, want, &opt, NULL, NULL, &res, err);
     hdp_record *r = st == HDP_OK ? hdp_rec_new() : NULL;
     if (r) {
-        double *col = malloc(sizeof(double) * (size_t)count);
-        if (!col)
-            hdp_rec_oom(r);
-        for (long i = 0; col && i < count; i++)
-            col[i] = models[i].gamma;
-        hdp_rec_col(r, "", "gamma", col, count);
-        for (long i = 0; col && i < count; i++)
-            col[i] = (double)models[i].n;
-        hdp_rec_col(r, "", "n", col, count);
+        hdp_rec_fields(r, &hdp_rates_fields, "", &res, NULL);
         for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
             if (!want[f])
                 continue;
-            char k[48]; /* family keys are short: "linear_noise_theory_slope" */
-            for (long i = 0; col && i < count; i++)
-                col[i] = res.des[i].res[f].final_risk;
-            snprintf(k, sizeof k, "%s_final_risk", hdp_design_family_key(f));
-            hdp_rec_col(r, "", k, col, count);
-            snprintf(k, sizeof k, "%s_slope", hdp_design_family_key(f));
-            hdp_rec_real(r, k, res.slope[f]);
-            snprintf(k, sizeof k, "%s_theory_slope", hdp_design_family_key(f));
-            hdp_rec_real(r, k, res.theory_slope[f]);
+            char pre[48]; /* family keys are short: "linear_noise_" */
+            snprintf(pre, sizeof pre, "%s_", hdp_design_family_key(f));
+            hdp_rates_family rf = {&res, f};
+            hdp_rec_fields(r, &hdp_rates_risk_fields, pre, &rf, NULL);
+            hdp_rec_fields(r, &hdp_rates_slope_fields, pre, &rf, NULL);
         }
-        free(col);
-        hdp_rec_real(r, "decade_lo", models[0].gamma);
-        hdp_rec_real(r, "decade_hi", models[res.dec - 1].gamma);
-        hdp_rec_int(r, "decade_points", (double)res.dec);
-        hdp_rec_real(r, "rho", models[0].rho);
-        hdp_rec_int(r, "d", (double)models[0].d);
-        hdp_rec_int(r, "ode_solves", (double)res.solves);
+        hdp_rec_fields(r, &hdp_rates_summary_fields, "", &res, NULL);
         hdp_rec_text_add(r, "model", m->source);
     }
     hdp_rates_result_free(&res);

@@ -1,0 +1,123 @@
+/*
+ * fields_summary.c — the result tables (hdpsgd/fields.h) of the commands whose summaries are
+ * computed from several results at once: the rates over a gamma grid (hdp_rates_result),
+ * ... Their JSON summaries and the handle's records are written from these tables only.
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "drivers/fields_internal.h"
+#include "hdpsgd/accountant.h"
+#include "hdpsgd/rates.h"
+
+/* ---- the rates (hdpsgd rates, hdp_rates_result; a family's: hdp_rates_family) ---- */
+
+#define RATES(obj) ((const hdp_rates_result *)(obj))
+#define AT_I(i) (*(const long *)(i))
+
+static long rates_count(const void *obj) { return RATES(obj)->count; }
+static double rates_gammas(const void *obj, const void *ctx) { (void)ctx; return (double)RATES(obj)->count; }
+static double rates_gamma(const void *obj, const void *i) { return RATES(obj)->models[AT_I(i)].gamma; }
+static double rates_n(const void *obj, const void *i) { return (double)RATES(obj)->models[AT_I(i)].n; }
+
+TABLE(hdp_rates_fields, "rates", NULL,
+      "the gamma grid of hdpsgd rates: gamma = d/n at every point, d fixed",
+    {.name = "count", .kind = HDP_FIELD_INT, .get = rates_gammas, .flags = HDP_FIELD_NO_RECORD,
+     .help = "points of the gamma grid"},
+    {.name = "gamma", .kind = HDP_FIELD_REAL, .get = rates_gamma, .count = rates_count,
+     .flags = HDP_FIELD_LIST, .help = "gamma = d/n at each point (increasing)"},
+    {.name = "n", .kind = HDP_FIELD_INT, .get = rates_n, .count = rates_count,
+     .flags = HDP_FIELD_LIST | HDP_FIELD_NO_JSON, .help = "n = round(d/gamma) at each point"});
+
+#define FAMILY(obj) ((const hdp_rates_family *)(obj))
+
+static long family_count(const void *obj) { return FAMILY(obj)->res->count; }
+
+static double family_risk(const void *obj, const void *i)
+{
+    return FAMILY(obj)->res->des[AT_I(i)].res[FAMILY(obj)->family].final_risk;
+}
+
+static double family_slope(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return FAMILY(obj)->res->slope[FAMILY(obj)->family];
+}
+
+static double family_theory_slope(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return FAMILY(obj)->res->theory_slope[FAMILY(obj)->family];
+}
+
+TABLE(hdp_rates_risk_fields, "rates_risk", NULL,
+      "one family's optimised final risk at every gamma (hdpsgd rates; under the prefix of the "
+      "family: output_, linear_noise_, inverse_time_, pl_)",
+    {.name = "final_risk", .kind = HDP_FIELD_REAL, .get = family_risk, .count = family_count,
+     .flags = HDP_FIELD_LIST,
+     .help = "the final excess risk of the family's schedule optimised at each gamma (ODE)"});
+
+TABLE(hdp_rates_slope_fields, "rates_slope", NULL,
+      "one family's log-log slope against gamma (hdpsgd rates; under the family's prefix)",
+    GET("slope", HDP_FIELD_REAL, family_slope,
+        "the fitted log-log slope of the final risk on the smallest-gamma decade"),
+    GET("theory_slope", HDP_FIELD_REAL, family_theory_slope,
+        "the same fit of the theorem's rate (docs/theory.md §5)"));
+
+static double decade_lo(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[0].gamma; }
+static double decade_hi(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[RATES(obj)->dec - 1].gamma; }
+static double decade_points(const void *obj, const void *ctx) { (void)ctx; return (double)RATES(obj)->dec; }
+static double rates_rho(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[0].rho; }
+static double rates_d(const void *obj, const void *ctx) { (void)ctx; return (double)RATES(obj)->models[0].d; }
+
+static double solves_per_second(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_rates_result *r = obj;
+    return r->seconds > 0 ? (double)r->solves / r->seconds : NAN;
+}
+
+TABLE(hdp_rates_summary_fields, "rates_summary", NULL,
+      "the slopes' decade, the model's privacy and dimension and the work of hdpsgd rates",
+    GET("decade_lo", HDP_FIELD_REAL, decade_lo, "the smallest gamma of the slopes' decade"),
+    GET("decade_hi", HDP_FIELD_REAL, decade_hi, "the largest gamma of the slopes' decade"),
+    GET("decade_points", HDP_FIELD_INT, decade_points, "the points of the slopes' decade"),
+    GET("rho", HDP_FIELD_REAL, rates_rho, "the privacy level rho (null/inf: no noise)"),
+    GET("d", HDP_FIELD_INT, rates_d, "the dimension d, fixed over the grid"),
+    INT_AS(hdp_rates_result, "ode_solves", solves, 0, "ODE solves of all the searches"),
+    {.name = "ode_solves_per_second", .kind = HDP_FIELD_REAL, .get = solves_per_second,
+     .flags = HDP_FIELD_NO_RECORD, .help = "ode_solves over their wall time (null: no time)"});
+
+/* ---- the accountants' choice (hdpsgd accountant, hdp_accountant_choice) ---- */
+
+static double chosen_epsilon(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_accountant_choice *c = obj;
+    return c->kind == HDP_ACCOUNTANT_RDP ? c->result->epsilon_rdp : c->result->epsilon_pld;
+}
+
+static const char *chosen_name(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return hdp_accountant_name(((const hdp_accountant_choice *)obj)->kind);
+}
+
+/* written before the accountants' tables (accountant, accountant_query), the others after */
+TABLE(hdp_accountant_choice_fields, "accountant_choice", NULL,
+      "the accountant that gives epsilon (hdpsgd accountant --accountant)",
+    GET("epsilon", HDP_FIELD_REAL, chosen_epsilon, "epsilon by the chosen accountant"),
+    {.name = "accountant", .kind = HDP_FIELD_TEXT, .text = chosen_name,
+     .help = "the accountant that chose or calibrated: pld or rdp"});
+
+TABLE(hdp_accountant_epochs_fields, "accountant_epochs", NULL,
+      "the epochs the steps were given as (hdpsgd accountant --epochs; the JSON's only)",
+    {.name = "epochs", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_accountant_choice, epochs),
+     .flags = HDP_FIELD_OPTIONAL | HDP_FIELD_NO_RECORD,
+     .help = "the epochs E given: steps = ceil(E/q) (absent: steps given)"});
+
+TABLE(hdp_accountant_target_fields, "accountant_target", NULL,
+      "the target epsilon the noise was calibrated to (hdpsgd accountant --epsilon)",
+    {.name = "target_epsilon", .kind = HDP_FIELD_REAL,
+     .offset = offsetof(hdp_accountant_choice, target_epsilon), .flags = HDP_FIELD_OPTIONAL,
+     .help = "the target epsilon, when calibrated"});
