@@ -308,8 +308,28 @@ static void json_arrays(void **state)
     free(buf);
 }
 
-int main(void)
+/* --names: every name a result table gives a JSON key or a record entry, one per line
+ * (tests/cli/json_keys.sh checks every --json's keys against them) */
+static int print_names(void)
 {
+    for (int i = 0; hdp_field_table_at(i); i++) {
+        const hdp_field_table *t = hdp_field_table_at(i);
+        for (int k = 0; k < hdp_field_count(t); k++) {
+            const hdp_field *f = hdp_field_at(t, k);
+            char name[128];
+            if (hdp_field_name_in(t, f, HDP_FIELD_IN_JSON, "", -1, name, sizeof name))
+                printf("%s\n", name);
+            if ((f->flags & HDP_FIELD_OWN_PREFIX) && !(f->flags & HDP_FIELD_NO_JSON))
+                printf("%s\n", f->name); /* also under another prefix (sde_pass) */
+        }
+    }
+    return ferror(stdout) || fflush(stdout) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--names"))
+        return print_names();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_table_has_unique_named_fields_with_help),
         cmocka_unit_test(tables_written_together_share_no_name),

@@ -5,12 +5,51 @@
 # (object_pairs_hook), and hold the keys named below. A command that gains --json without a
 # case here fails the test (issue 30: validate wrote "pass" twice). Also: a model file whose
 # name is not UTF-8 gives valid JSON (the byte as \u00XX, its Latin-1 reading; issue 29).
+# Every key of every --json (but the model's own object) must be a name of a result table
+# (hdpsgd/fields.h, listed by test_fields --names) under one of the prefixes below, or one of
+# the keys the case's BY_HAND entry lists as still written by hand: a new hand-written key
+# fails (issue 30: one description per result).
 set -u
 bin=$(realpath "$1")
 src=$(realpath "$2")
+fields=$(realpath "$3")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0 count=0
+"$fields" --names >"$work/names" || { echo "FAIL test_fields --names"; exit 1; }
+export NAMES="$work/names"
+
+# the keys still written by hand, per case (shell patterns); keep these lists shrinking
+declare -A BY_HAND=(
+  [ode]="model_file version" [sim]="command seed model_file version"
+  [sde]="command seed model_file version" [validate]="model_file"
+  [validate-scaling]="model_file scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
+  [privacy]="at_delta model_file"
+  [privacy-dpgd]="sigma_simple sigma_zcdp simple_applies simple_epsilon_max epsilon_simple"
+  [schedule]="model_file" [rates]="model_file"
+  [kl-bound]="init depth width o beta_[0-9]* B B_table kl_bound kl_bound_seed pinsker_delta
+    pinsker_delta_seed budget sigma2_for_budget sigma2_for_budget_seed R_lemma63 T_opt sigma2_opt
+    risk_opt T_opt_seed sigma2_opt_seed risk_opt_seed delta_target budget_for_delta
+    sigma_for_delta model_file"
+  [kl-init]="*_L[0-9]*_mc *_L[0-9]*_stderr *_L[0-9]*_lemma_c3 *_L[0-9]*_z width o"
+  [kl-run]="*_kl *_kl_stderr *_kl_stderr_path *_kl_init_sd *_kl_max *_lemma32_* *_kl_exact
+    *_kl_last_iterate *_kl_seed_constant *_z_exact *_bound *_bound_seed *_pinsker_delta *_B
+    *_grad2 *_worst_sample *_eta_lambda_max *_R_lazy *_rank *_train_loss *_seconds loss inits
+    seed"
+  [nc]="K p imbalance loss init batch perturbation beta remedy G seed model_file"
+  [sim-index]="stage2 eta_lambda_max sigma_a_route epsilon_form stage1_share rho_z_target p
+    seed model_file"
+  [net]="width classes model_file" [net-vs]="width full diverged model_file"
+  [dataset]="features labels positive"
+  [rf]="C_clip build_seconds command dpgd_test dpgd_test_stderr dpgd_train gradient_flow_test
+    max_clipped_fraction minnorm_test minnorm_train model_file modes ou_em_expected_test
+    ou_em_test ou_em_test_stderr ou_exact_step_test ou_exact_step_test_stderr ou_exact_test
+    ou_exact_train p seed sigma_route strong_error_em_max strong_error_max strong_error_mean
+    test_size version"
+  [rf-experiment]="experiment grid minnorm_test_[0-9]* model oracle_test_[0-9]* p_[0-9]*
+    selected_CT_[0-9]* selected_C_[0-9]* selected_T_[0-9]* selected_on selected_test_[0-9]*
+    selected_test_se_[0-9]* selected_val_[0-9]* test_size val_size"
+)
 
 check_json() { # check_json FILE WHAT [KEY...]: strict UTF-8, no duplicate key, KEYs present
   python3 - "$@" <<'EOF'
@@ -31,6 +70,32 @@ except (ValueError, UnicodeDecodeError) as e:
 missing = [k for k in want if k not in data]
 if missing:
     sys.exit(f"FAIL {what}: keys missing: {missing}")
+# every key a table's name (under a prefix: a validator side, a design family, a net --vs
+# variant; a refine level's suffix _<l>) or one of the case's hand-written keys
+import fnmatch, os, re
+names = set(open(os.environ["NAMES"]).read().split())
+by_hand = os.environ.get("BY_HAND_KEYS", "").split()
+PREFIXES = ("", "sim_", "sde_", "output_", "linear_noise_", "inverse_time_", "pl_", "rf_", "gd_")
+def known(k):
+    bare = re.sub(r"_[0-9]+$", "", k)
+    return any(x.startswith(p) and x[len(p):] in names for x in (k, bare) for p in PREFIXES) \
+        or any(fnmatch.fnmatchcase(k, h) for h in by_hand)
+def walk(o, out):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k == "model" and isinstance(v, dict):
+                continue  # the model's keys (hdpsgd keys), not a result's
+            if not known(k):
+                out.append(k)
+            walk(v, out)
+    elif isinstance(o, list):
+        for v in o:
+            walk(v, out)
+unknown = []
+walk(data, unknown)
+if unknown:
+    sys.exit(f"FAIL {what}: keys in no result table (hdpsgd/fields.h) and not listed as written "
+             f"by hand: {sorted(set(unknown))}")
 EOF
 }
 
@@ -44,7 +109,7 @@ run() { # run NAME 'KEYS' ARGS... (the JSON goes to $work/NAME.json)
     echo "FAIL $name: exit status $rc ($(tail -n 3 "$work/err"))"; fail=$((fail + 1)); return
   fi
   # shellcheck disable=SC2086
-  if check_json "$work/$name.json" "$name" $keys; then echo "ok   $name"; else fail=$((fail + 1)); fi
+  if BY_HAND_KEYS=${BY_HAND[${name%-[0-9]}]:-} check_json "$work/$name.json" "$name" $keys; then echo "ok   $name"; else fail=$((fail + 1)); fi
 }
 
 small="--set data.d=40"
@@ -109,10 +174,12 @@ if (cd "$work" && "$bin" sweep sw.ini -o "$work/sw") >"$work/out" 2>"$work/err";
   n=0
   for f in "$work"/sw/points/*/*.json; do
     n=$((n + 1))
-    check_json "$f" "sweep $(basename "$(dirname "$f")")/$(basename "$f")" || fail=$((fail + 1))
+    BY_HAND_KEYS="command seed model_file version" \
+      check_json "$f" "sweep $(basename "$(dirname "$f")")/$(basename "$f")" || fail=$((fail + 1))
   done
   [[ $n -ge 8 ]] && echo "ok   sweep: $n point JSON files" || { echo "FAIL sweep: only $n JSON files"; fail=$((fail + 1)); }
-  check_json "$work/sw/points/p00000/validate.json" "sweep validate.json" pass sim_pass sde_pass || fail=$((fail + 1))
+  BY_HAND_KEYS=model_file check_json "$work/sw/points/p00000/validate.json" "sweep validate.json" \
+    pass sim_pass sde_pass || fail=$((fail + 1))
 else
   echo "FAIL sweep: $(tail -n 3 "$work/err")"; fail=$((fail + 1))
 fi
@@ -122,7 +189,7 @@ count=$((count + 1))
 latin=$(printf 'mod\xe9l.ini')
 cp "$src/models/default.ini" "$work/$latin"
 if (cd "$work" && "$bin" ode "$latin" $small --json "$work/latin.json") >/dev/null 2>"$work/err" &&
-   check_json "$work/latin.json" "latin-1 name" model_file &&
+   BY_HAND_KEYS="model_file version" check_json "$work/latin.json" "latin-1 name" model_file &&
    python3 -c 'import json,sys; v=json.load(open(sys.argv[1],encoding="utf-8"))["model_file"]; sys.exit(0 if v.endswith("mod\u00e9l.ini") else "model_file = %r" % v)' "$work/latin.json" &&
    grep -q 'mod\\u00e9l.ini' "$work/latin.json"; then
   echo "ok   latin-1 model name: valid JSON, the byte as \\u00e9"
