@@ -163,6 +163,11 @@ extern const hdp_field_table hdp_accountant_choice_fields;
 extern const hdp_field_table hdp_accountant_epochs_fields;
 extern const hdp_field_table hdp_accountant_target_fields;
 
+/* The model's source (hdp_model: model_file, in the records model) and the library's version
+ * (no object: version), written by every command that reads a model. */
+extern const hdp_field_table hdp_source_fields;
+extern const hdp_field_table hdp_version_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

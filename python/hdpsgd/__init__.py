@@ -346,8 +346,8 @@ class Result(_results.Frame):
 
 # ---- the result classes, produced from the library's result tables (hdpsgd/fields.h) ----
 
-_MODEL_TEXT = ("model", str, "the model's source: its file, or the built-in default", False)
-_VERSION = ("version", str, "the library's version", False)
+_MODEL_TEXT = ("source", "", False)   # the tables model (as "model") and version
+_VERSION = ("version", "", False)
 
 OdeResult = _results.make(
     "OdeResult", "``hdpsgd ode``: the risk ODE's curve (the CSV's columns) and its JSON "

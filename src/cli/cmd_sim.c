@@ -188,7 +188,7 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
     hdp_json_fields(&j, &hdp_mc_run_fields, "", r, m);
     hdp_json_uint(&j, "seed", opt->seed);
     cli_json_model(&j, m, "sim");
-    hdp_json_str(&j, "version", hdp_version_string());
+    hdp_json_fields(&j, &hdp_version_fields, "", NULL, NULL);
     hdp_json_end(&j);
 }
 

@@ -8,7 +8,9 @@
 
 #include "drivers/fields_internal.h"
 #include "hdpsgd/accountant.h"
+#include "hdpsgd/model.h"
 #include "hdpsgd/rates.h"
+#include "hdpsgd/version.h"
 
 /* ---- the rates (hdpsgd rates, hdp_rates_result; a family's: hdp_rates_family) ---- */
 
@@ -121,3 +123,27 @@ TABLE(hdp_accountant_target_fields, "accountant_target", NULL,
     {.name = "target_epsilon", .kind = HDP_FIELD_REAL,
      .offset = offsetof(hdp_accountant_choice, target_epsilon), .flags = HDP_FIELD_OPTIONAL,
      .help = "the target epsilon, when calibrated"});
+
+/* ---- what every command's summary ends with: the model's source, the version ---- */
+
+static const char *model_source(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_model *)obj)->source;
+}
+
+TABLE(hdp_source_fields, "source", NULL,
+      "the model a result was computed from (its keys: the JSON's object model)",
+    {.name = "model_file", .kind = HDP_FIELD_TEXT, .text = model_source, .record = "model",
+     .help = "the model's source: its file, or the built-in default"});
+
+static const char *version_text(const void *obj, const void *ctx)
+{
+    (void)obj;
+    (void)ctx;
+    return HDPSGD_VERSION_FULL;
+}
+
+TABLE(hdp_version_fields, "version", NULL, "the version that computed a result",
+    {.name = "version", .kind = HDP_FIELD_TEXT, .text = version_text,
+     .help = "the library's version"});

@@ -468,8 +468,8 @@ hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_prog
         if (o.test_mse)
             hdp_rec_fields(r, &hdp_ode_data_columns, "", &o, m);
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
-        hdp_rec_text_add(r, "model", m->source);
-        hdp_rec_text_add(r, "version", HDPSGD_VERSION_FULL);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
+        hdp_rec_fields(r, &hdp_version_fields, "", NULL, NULL);
     }
     hdp_ode_result_free(&o);
     return hdp_rec_finish(r, out, err);
@@ -523,8 +523,8 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         snprintf(seed, sizeof seed, "%llu", opt.seed);
         hdp_rec_text_add(r, "command", sde ? "sde" : "sim");
         hdp_rec_text_add(r, "seed", seed);
-        hdp_rec_text_add(r, "model", m->source);
-        hdp_rec_text_add(r, "version", HDPSGD_VERSION_FULL);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
+        hdp_rec_fields(r, &hdp_version_fields, "", NULL, NULL);
     }
     hdp_mc_result_free(&s);
     free(finals);
@@ -569,7 +569,7 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
         hdp_rec_columns(r, &hdp_mc_fields, "sim.", &v.sim);
         if (v.with_sde)
             hdp_rec_columns(r, &hdp_mc_fields, "sde.", &v.sde);
-        hdp_rec_text_add(r, "model", m->source);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
     }
     hdp_validate_free(&v);
     return hdp_rec_finish(r, out, err);

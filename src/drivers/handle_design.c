@@ -122,7 +122,7 @@ hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, in
             for (long l = 0; l < pl->levels; l++)
                 hdp_rec_fields_at(r, &hdp_design_level_fields, "", pl, l);
         }
-        hdp_rec_text_add(r, "model", m->source);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
     }
     hdp_design_set_free(&d);
     return hdp_rec_finish(r, out, err);
@@ -174,7 +174,7 @@ hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count
             hdp_rec_fields(r, &hdp_rates_slope_fields, pre, &rf, NULL);
         }
         hdp_rec_fields(r, &hdp_rates_summary_fields, "", &res, NULL);
-        hdp_rec_text_add(r, "model", m->source);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
     }
     hdp_rates_result_free(&res);
     for (long i = 0; i < count; i++)

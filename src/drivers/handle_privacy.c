@@ -60,7 +60,7 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         snprintf(ps.schedule, sizeof ps.schedule, "%s", hdp_sched_name(m->sched));
         hdp_rec_fields(r, &hdp_privacy_fields, "", &ps, NULL);
         hdp_rec_fields(r, &hdp_nonexpansive_fields, "", &ne, &delta);
-        hdp_rec_text_add(r, "model", m->source);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
     }
     return hdp_rec_finish(r, out, err);
 }

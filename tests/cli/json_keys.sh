@@ -21,31 +21,29 @@ export NAMES="$work/names"
 
 # the keys still written by hand, per case (shell patterns); keep these lists shrinking
 declare -A BY_HAND=(
-  [ode]="model_file version" [sim]="command seed model_file version"
-  [sde]="command seed model_file version" [validate]="model_file"
-  [validate-scaling]="model_file scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
-  [privacy]="at_delta model_file"
+  [sim]="command seed" [sde]="command seed"
+  [validate-scaling]="scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
+  [privacy]="at_delta"
   [privacy-dpgd]="sigma_simple sigma_zcdp simple_applies simple_epsilon_max epsilon_simple"
-  [schedule]="model_file" [rates]="model_file"
   [kl-bound]="init depth width o beta_[0-9]* B B_table kl_bound kl_bound_seed pinsker_delta
     pinsker_delta_seed budget sigma2_for_budget sigma2_for_budget_seed R_lemma63 T_opt sigma2_opt
     risk_opt T_opt_seed sigma2_opt_seed risk_opt_seed delta_target budget_for_delta
-    sigma_for_delta model_file"
+    sigma_for_delta"
   [kl-init]="*_L[0-9]*_mc *_L[0-9]*_stderr *_L[0-9]*_lemma_c3 *_L[0-9]*_z width o"
   [kl-run]="*_kl *_kl_stderr *_kl_stderr_path *_kl_init_sd *_kl_max *_lemma32_* *_kl_exact
     *_kl_last_iterate *_kl_seed_constant *_z_exact *_bound *_bound_seed *_pinsker_delta *_B
     *_grad2 *_worst_sample *_eta_lambda_max *_R_lazy *_rank *_train_loss *_seconds loss inits
     seed"
-  [nc]="K p imbalance loss init batch perturbation beta remedy G seed model_file"
+  [nc]="K p imbalance loss init batch perturbation beta remedy G seed"
   [sim-index]="stage2 eta_lambda_max sigma_a_route epsilon_form stage1_share rho_z_target p
-    seed model_file"
-  [net]="width classes model_file" [net-vs]="width full diverged model_file"
+    seed"
+  [net]="width classes" [net-vs]="width full diverged"
   [dataset]="features labels positive"
   [rf]="C_clip build_seconds command dpgd_test dpgd_test_stderr dpgd_train gradient_flow_test
-    max_clipped_fraction minnorm_test minnorm_train model_file modes ou_em_expected_test
+    max_clipped_fraction minnorm_test minnorm_train modes ou_em_expected_test
     ou_em_test ou_em_test_stderr ou_exact_step_test ou_exact_step_test_stderr ou_exact_test
     ou_exact_train p seed sigma_route strong_error_em_max strong_error_max strong_error_mean
-    test_size version"
+    test_size"
   [rf-experiment]="experiment grid minnorm_test_[0-9]* model oracle_test_[0-9]* p_[0-9]*
     selected_CT_[0-9]* selected_C_[0-9]* selected_T_[0-9]* selected_on selected_test_[0-9]*
     selected_test_se_[0-9]* selected_val_[0-9]* test_size val_size"
@@ -174,11 +172,11 @@ if (cd "$work" && "$bin" sweep sw.ini -o "$work/sw") >"$work/out" 2>"$work/err";
   n=0
   for f in "$work"/sw/points/*/*.json; do
     n=$((n + 1))
-    BY_HAND_KEYS="command seed model_file version" \
+    BY_HAND_KEYS="command seed" \
       check_json "$f" "sweep $(basename "$(dirname "$f")")/$(basename "$f")" || fail=$((fail + 1))
   done
   [[ $n -ge 8 ]] && echo "ok   sweep: $n point JSON files" || { echo "FAIL sweep: only $n JSON files"; fail=$((fail + 1)); }
-  BY_HAND_KEYS=model_file check_json "$work/sw/points/p00000/validate.json" "sweep validate.json" \
+  check_json "$work/sw/points/p00000/validate.json" "sweep validate.json" \
     pass sim_pass sde_pass || fail=$((fail + 1))
 else
   echo "FAIL sweep: $(tail -n 3 "$work/err")"; fail=$((fail + 1))
@@ -189,7 +187,7 @@ count=$((count + 1))
 latin=$(printf 'mod\xe9l.ini')
 cp "$src/models/default.ini" "$work/$latin"
 if (cd "$work" && "$bin" ode "$latin" $small --json "$work/latin.json") >/dev/null 2>"$work/err" &&
-   BY_HAND_KEYS="model_file version" check_json "$work/latin.json" "latin-1 name" model_file &&
+   check_json "$work/latin.json" "latin-1 name" model_file &&
    python3 -c 'import json,sys; v=json.load(open(sys.argv[1],encoding="utf-8"))["model_file"]; sys.exit(0 if v.endswith("mod\u00e9l.ini") else "model_file = %r" % v)' "$work/latin.json" &&
    grep -q 'mod\\u00e9l.ini' "$work/latin.json"; then
   echo "ok   latin-1 model name: valid JSON, the byte as \\u00e9"
