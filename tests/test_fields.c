@@ -73,9 +73,10 @@ static void every_table_has_unique_named_fields_with_help(void **state)
 static void tables_written_together_share_no_name(void **state)
 {
     (void)state;
-    const hdp_field_table *ode[] = {&hdp_ode_fields, &hdp_model_fields};
+    const hdp_field_table *ode[] = {&hdp_ode_fields, &hdp_model_fields, &hdp_source_fields,
+                                    &hdp_version_fields};
     const char *p2[] = {"", "", "", "", "", "", "", "", "", "", "", ""};
-    distinct(ode, p2, 2);
+    distinct(ode, p2, 4);
     const hdp_field_table *mc[] = {&hdp_mc_fields, &hdp_mc_rows_fields, &hdp_model_fields,
                                    &hdp_mc_run_fields, &hdp_mc_sgd_fields};
     distinct(mc, p2, 5);
@@ -89,8 +90,21 @@ static void tables_written_together_share_no_name(void **state)
     distinct(v, vp, 9);
     const hdp_field_table *pr[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields};
     distinct(pr, p2, 2);
-    const hdp_field_table *acc[] = {&hdp_accountant_fields, &hdp_accountant_query_fields};
-    distinct(acc, p2, 2);
+    const hdp_field_table *acc[] = {&hdp_accountant_choice_fields, &hdp_accountant_fields,
+                                    &hdp_accountant_query_fields, &hdp_accountant_epochs_fields,
+                                    &hdp_accountant_target_fields};
+    distinct(acc, p2, 5);
+    const hdp_field_table *prt[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields,
+                                    &hdp_privacy_target_fields, &hdp_source_fields};
+    distinct(prt, p2, 4);
+    /* rates: the grid, each family's risks, slopes and fit, the summary, the source */
+    const hdp_field_table *ra[] = {&hdp_rates_fields, &hdp_rates_risk_fields,
+                                   &hdp_rates_risk_fields, &hdp_rates_slope_fields,
+                                   &hdp_rates_slope_fields, &hdp_rates_fit_fields,
+                                   &hdp_rates_fit_fields, &hdp_rates_summary_fields,
+                                   &hdp_source_fields, &hdp_version_fields};
+    const char *rap[] = {"", "output_", "pl_", "output_", "pl_", "output_", "pl_", "", "", ""};
+    distinct(ra, rap, 10);
     const hdp_field_table *nc[] = {&hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields};
     distinct(nc, p2, 3);
     const hdp_field_table *si[] = {&hdp_si_result_fields, &hdp_si_problem_fields,

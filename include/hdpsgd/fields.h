@@ -168,6 +168,12 @@ extern const hdp_field_table hdp_accountant_target_fields;
 extern const hdp_field_table hdp_source_fields;
 extern const hdp_field_table hdp_version_fields;
 
+/* hdpsgd privacy's target epsilon (hdp_privacy_target), its object per --delta
+ * (hdp_privacy_at_delta) and DP-GD's privacy (hdp_dpgd_privacy) of hdpsgd/privacy.h. */
+extern const hdp_field_table hdp_privacy_target_fields;
+extern const hdp_field_table hdp_privacy_at_delta_fields;
+extern const hdp_field_table hdp_dpgd_privacy_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

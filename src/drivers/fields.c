@@ -563,7 +563,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_design_batch_terms_fields, &hdp_design_file_fields, &hdp_rates_fields,
     &hdp_rates_risk_fields, &hdp_rates_slope_fields, &hdp_rates_summary_fields,
     &hdp_accountant_choice_fields, &hdp_accountant_epochs_fields, &hdp_accountant_target_fields,
-    &hdp_source_fields, &hdp_version_fields,
+    &hdp_source_fields, &hdp_version_fields, &hdp_privacy_target_fields,
+    &hdp_privacy_at_delta_fields, &hdp_dpgd_privacy_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

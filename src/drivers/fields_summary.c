@@ -9,6 +9,7 @@
 #include "drivers/fields_internal.h"
 #include "hdpsgd/accountant.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/privacy.h"
 #include "hdpsgd/rates.h"
 #include "hdpsgd/version.h"
 
@@ -147,3 +148,47 @@ static const char *version_text(const void *obj, const void *ctx)
 TABLE(hdp_version_fields, "version", NULL, "the version that computed a result",
     {.name = "version", .kind = HDP_FIELD_TEXT, .text = version_text,
      .help = "the library's version"});
+
+/* ---- hdpsgd privacy: a target epsilon, more deltas; DP-GD (--dpgd) ---- */
+
+#define OPT_REAL(s, m, h) \
+    {.name = #m, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .flags = HDP_FIELD_OPTIONAL, .help = h}
+
+TABLE(hdp_privacy_target_fields, "privacy_target", NULL,
+      "the privacy level that meets a target epsilon at the model's delta (hdpsgd privacy "
+      "--epsilon; written only with it)",
+    OPT_REAL(hdp_privacy_target, target_epsilon, "the target epsilon (--epsilon)"),
+    OPT_REAL(hdp_privacy_target, rho_for_target,
+             "the rho whose zCDP meets it exactly (Canonne-Kamath-Steinke)"),
+    OPT_REAL(hdp_privacy_target, rho_z_for_target, "its zCDP parameter rho^2/2"));
+
+TABLE(hdp_privacy_at_delta_fields, "privacy_at_delta", NULL,
+      "the model's privacy at one more delta (hdpsgd privacy --delta: an object of the JSON's "
+      "array at_delta)",
+    REAL(hdp_privacy_at_delta, delta, "this delta"),
+    REAL_AS(hdp_privacy_at_delta, "epsilon", epsilon,
+            "epsilon at it, Canonne-Kamath-Steinke"),
+    REAL(hdp_privacy_at_delta, epsilon_bs, "epsilon at it, Bun-Steinke"),
+    OPT_REAL(hdp_privacy_at_delta, rho_for_target,
+             "the rho that meets the target epsilon at it (with --epsilon only)"));
+
+TABLE(hdp_dpgd_privacy_fields, "dpgd_privacy", NULL,
+      "the privacy of DP-GD, eta T/(2 sigma^2)-zCDP (hdpsgd privacy --dpgd)",
+    REAL(hdp_dpgd_privacy, eta, "the learning rate eta (--eta)"),
+    INT(hdp_dpgd_privacy, steps, "the steps T (--steps)"),
+    REAL(hdp_dpgd_privacy, sigma, "the noise multiplier sigma: given, or the zCDP route's"),
+    REAL(hdp_dpgd_privacy, rho_z, "zCDP of the run, eta T / (2 sigma^2)"),
+    REAL_AS(hdp_dpgd_privacy, "epsilon", epsilon_cks,
+            "epsilon at delta, Canonne-Kamath-Steinke (the one to quote)"),
+    REAL(hdp_dpgd_privacy, delta, "delta (--delta, or privacy.delta)"),
+    REAL(hdp_dpgd_privacy, epsilon_bs, "epsilon at delta, Bun-Steinke"),
+    REAL(hdp_dpgd_privacy, epsilon_cks, "epsilon at delta, Canonne-Kamath-Steinke"),
+    OPT_REAL(hdp_dpgd_privacy, epsilon_simple,
+             "Bombari-Mondelli's epsilon, sqrt(eta T) sqrt(8 ln(1/delta)) / sigma (given sigma)"),
+    OPT_REAL(hdp_dpgd_privacy, target_epsilon, "the target epsilon (--epsilon)"),
+    OPT_REAL(hdp_dpgd_privacy, sigma_simple,
+             "Bombari-Mondelli's sigma for the target, sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon"),
+    OPT_REAL(hdp_dpgd_privacy, sigma_zcdp, "the zCDP route's sigma for the target"),
+    BOOL_AS(hdp_dpgd_privacy, "simple_applies", simple_applies, 0,
+            "Bombari-Mondelli's bound applies: epsilon in (0, 8 ln(1/delta))"),
+    REAL(hdp_dpgd_privacy, simple_epsilon_max, "8 ln(1/delta), the bound's largest epsilon"));

@@ -24,7 +24,6 @@ declare -A BY_HAND=(
   [sim]="command seed" [sde]="command seed"
   [validate-scaling]="scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
   [privacy]="at_delta"
-  [privacy-dpgd]="sigma_simple sigma_zcdp simple_applies simple_epsilon_max epsilon_simple"
   [kl-bound]="init depth width o beta_[0-9]* B B_table kl_bound kl_bound_seed pinsker_delta
     pinsker_delta_seed budget sigma2_for_budget sigma2_for_budget_seed R_lemma63 T_opt sigma2_opt
     risk_opt T_opt_seed sigma2_opt_seed risk_opt_seed delta_target budget_for_delta
