@@ -105,11 +105,14 @@ static void tables_written_together_share_no_name(void **state)
                                    &hdp_source_fields, &hdp_version_fields};
     const char *rap[] = {"", "output_", "pl_", "output_", "pl_", "output_", "pl_", "", "", ""};
     distinct(ra, rap, 10);
-    const hdp_field_table *nc[] = {&hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields};
-    distinct(nc, p2, 3);
-    const hdp_field_table *si[] = {&hdp_si_result_fields, &hdp_si_problem_fields,
-                                   &hdp_si_params_fields};
-    distinct(si, p2, 3);
+    const hdp_field_table *nc[] = {&hdp_nc_spec_fields, &hdp_nc_fields, &hdp_nc_draws_fields,
+                                   &hdp_nc_problem_fields, &hdp_source_fields};
+    distinct(nc, p2, 5);
+    const hdp_field_table *si[] = {&hdp_si_stage2_fields, &hdp_si_result_fields,
+                                   &hdp_si_problem_fields, &hdp_si_eta_fields,
+                                   &hdp_si_params_fields, &hdp_si_budget_fields,
+                                   &hdp_source_fields};
+    distinct(si, p2, 7);
     const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
                                    &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
                                    &hdp_dataset_test_labels_fields};

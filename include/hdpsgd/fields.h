@@ -174,6 +174,14 @@ extern const hdp_field_table hdp_privacy_target_fields;
 extern const hdp_field_table hdp_privacy_at_delta_fields;
 extern const hdp_field_table hdp_dpgd_privacy_fields;
 
+/* NoisyGD's [nc] keys (hdp_nc_point: nc_spec, before nc); two-stage single-index learning's
+ * stage-2 law, step and budget (hdp_si_problem: si_stage2 first, si_eta before si_params,
+ * si_budget after them, context a const int * of the threads). */
+extern const hdp_field_table hdp_nc_spec_fields;
+extern const hdp_field_table hdp_si_stage2_fields;
+extern const hdp_field_table hdp_si_eta_fields;
+extern const hdp_field_table hdp_si_budget_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

@@ -9,8 +9,10 @@
 #include "drivers/fields_internal.h"
 #include "hdpsgd/accountant.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/ncsweep.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rates.h"
+#include "hdpsgd/si.h"
 #include "hdpsgd/version.h"
 
 /* ---- the rates (hdpsgd rates, hdp_rates_result; a family's: hdp_rates_family) ---- */
@@ -192,3 +194,102 @@ TABLE(hdp_dpgd_privacy_fields, "dpgd_privacy", NULL,
     BOOL_AS(hdp_dpgd_privacy, "simple_applies", simple_applies, 0,
             "Bombari-Mondelli's bound applies: epsilon in (0, 8 ln(1/delta))"),
     REAL(hdp_dpgd_privacy, simple_epsilon_max, "8 ln(1/delta), the bound's largest epsilon"));
+
+/* ---- NoisyGD on neural-collapse features: the [nc] keys it ran with (hdp_nc_point) ---- */
+
+#define NC_TEXT(fn, m, namer)                                       \
+    static const char *fn(const void *obj, const void *ctx)         \
+    {                                                               \
+        (void)ctx;                                                  \
+        return namer(((const hdp_nc_point *)obj)->spec.m);          \
+    }
+NC_TEXT(nc_loss, loss, hdp_nc_loss_name)
+NC_TEXT(nc_init, init, hdp_nc_init_name)
+NC_TEXT(nc_perturbation, perturbation, hdp_nc_perturbation_name)
+NC_TEXT(nc_remedy, remedy, hdp_nc_remedy_name)
+#undef NC_TEXT
+
+#define NC_LONG(m, h) INT_AS(hdp_nc_point, #m, spec.m, 0, h)
+#define NC_REAL(m, h) REAL_AS(hdp_nc_point, #m, spec.m, h)
+#define NC_NAME(m, fn, h) {.name = #m, .kind = HDP_FIELD_TEXT, .text = fn, .help = h}
+
+TABLE(hdp_nc_spec_fields, "nc_spec", NULL,
+      "the [nc] keys NoisyGD ran with (hdpsgd nc; `hdpsgd keys` gives their meaning)",
+    NC_LONG(K, "classes K"), NC_LONG(p, "feature dimension p"),
+    NC_LONG(n, "training samples n"), NC_REAL(imbalance, "class imbalance"),
+    NC_NAME(loss, nc_loss, "the loss: ce, mse or logistic"),
+    NC_NAME(init, nc_init, "the initialisation"), NC_LONG(steps, "NoisyGD steps"),
+    NC_REAL(eta, "learning rate eta"), NC_LONG(batch, "batch size (0: full batch)"),
+    NC_NAME(perturbation, nc_perturbation, "the features' perturbation"),
+    NC_REAL(beta, "perturbation size beta"),
+    NC_NAME(remedy, nc_remedy, "the remedy: none, normalize or pca"),
+    NC_REAL(G, "clipping norm G"), NC_REAL(rho, "zCDP per step rho (inf: no noise)"),
+    NC_REAL(delta, "delta of the reported epsilon"));
+
+/* ---- two-stage single-index learning: how stage 2 ran (hdp_si_problem; context: threads) ---- */
+
+#define SI(obj) ((const hdp_si_problem *)(obj))
+
+static const char *si_stage2(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return hdp_si_stage2_name(SI(obj)->spec.stage2);
+}
+
+static double si_eta_lambda_max(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return SI(obj)->hp.eta_a * SI(obj)->l[SI(obj)->spec.p - 1];
+}
+
+static const char *si_route(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return SI(obj)->hp.sigma_route_zcdp ? "zcdp" : "notes_formula";
+}
+
+static const char *si_form(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return SI(obj)->hp.budget_total ? "total" : "stage2";
+}
+
+static double si_share(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return SI(obj)->hp.budget_total ? SI(obj)->spec.stage1_share : NAN;
+}
+
+static double si_rho_z_target(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return SI(obj)->hp.budget_total ? SI(obj)->hp.rho_z_target : NAN;
+}
+
+static double si_threads(const void *obj, const void *ctx) { (void)obj; return *(const int *)ctx; }
+
+TABLE(hdp_si_stage2_fields, "si_stage2", NULL,
+      "the law of stage 2 (hdpsgd sim-index; written first)",
+    {.name = "stage2", .kind = HDP_FIELD_TEXT, .text = si_stage2,
+     .help = "stage 2's training: the [si] key stage2"});
+
+TABLE(hdp_si_eta_fields, "si_eta", NULL,
+      "stage 2's step against its Gram (hdpsgd sim-index; written before si_params)",
+    GET("eta_lambda_max", HDP_FIELD_REAL, si_eta_lambda_max,
+        "eta_a lambda_max: stage 2's step times the largest eigenvalue of its Gram"));
+
+TABLE(hdp_si_budget_fields, "si_budget", NULL,
+      "how the privacy budget was split and the sizes (hdpsgd sim-index; context: a const int * "
+      "of the threads)",
+    {.name = "sigma_a_route", .kind = HDP_FIELD_TEXT, .text = si_route,
+     .help = "how sigma_a was set: zcdp or notes_formula"},
+    {.name = "epsilon_form", .kind = HDP_FIELD_TEXT, .text = si_form,
+     .help = "the budget's form: total (both stages) or stage2"},
+    GET("stage1_share", HDP_FIELD_REAL, si_share,
+        "stage 1's share of the total zCDP (null: the stage-2 form)"),
+    GET("rho_z_target", HDP_FIELD_REAL, si_rho_z_target,
+        "the total zCDP the budget allows (null: the stage-2 form)"),
+    INT_AS(hdp_si_problem, "d", spec.d, 0, "dimension d"),
+    INT_AS(hdp_si_problem, "p", spec.p, 0, "neurons p"),
+    INT_AS(hdp_si_problem, "n", spec.n, 0, "samples per stage n"),
+    GET("threads", HDP_FIELD_INT, si_threads, "threads used (the numbers do not depend on it)"));

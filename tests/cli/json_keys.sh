@@ -33,9 +33,7 @@ declare -A BY_HAND=(
     *_kl_last_iterate *_kl_seed_constant *_z_exact *_bound *_bound_seed *_pinsker_delta *_B
     *_grad2 *_worst_sample *_eta_lambda_max *_R_lazy *_rank *_train_loss *_seconds loss inits
     seed"
-  [nc]="K p imbalance loss init batch perturbation beta remedy G seed"
-  [sim-index]="stage2 eta_lambda_max sigma_a_route epsilon_form stage1_share rho_z_target p
-    seed"
+  [nc]="seed" [sim-index]="seed"
   [net]="width classes" [net-vs]="width full diverged"
   [dataset]="features labels positive"
   [rf]="C_clip build_seconds command dpgd_test dpgd_test_stderr dpgd_train gradient_flow_test
