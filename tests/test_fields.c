@@ -113,6 +113,9 @@ static void tables_written_together_share_no_name(void **state)
                                    &hdp_si_params_fields, &hdp_si_budget_fields,
                                    &hdp_source_fields};
     distinct(si, p2, 7);
+    const hdp_field_table *klb[] = {&hdp_kl_arch_fields, &hdp_kl_beta_fields,
+                                    &hdp_kl_bound_fields, &hdp_source_fields};
+    distinct(klb, p2, 4);
     const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
                                    &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
                                    &hdp_dataset_test_labels_fields};

@@ -182,6 +182,12 @@ extern const hdp_field_table hdp_si_stage2_fields;
 extern const hdp_field_table hdp_si_eta_fields;
 extern const hdp_field_table hdp_si_budget_fields;
 
+/* hdpsgd kl bound (hdp_kl_bound_summary of hdpsgd/kl.h): kl_arch, kl_beta once per layer
+ * (context the layer), kl_bound. */
+extern const hdp_field_table hdp_kl_arch_fields;
+extern const hdp_field_table hdp_kl_beta_fields;
+extern const hdp_field_table hdp_kl_bound_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

@@ -565,7 +565,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_accountant_choice_fields, &hdp_accountant_epochs_fields, &hdp_accountant_target_fields,
     &hdp_source_fields, &hdp_version_fields, &hdp_privacy_target_fields,
     &hdp_privacy_at_delta_fields, &hdp_dpgd_privacy_fields, &hdp_nc_spec_fields,
-    &hdp_si_stage2_fields, &hdp_si_eta_fields, &hdp_si_budget_fields,
+    &hdp_si_stage2_fields, &hdp_si_eta_fields, &hdp_si_budget_fields, &hdp_kl_arch_fields,
+    &hdp_kl_beta_fields, &hdp_kl_bound_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -8,6 +8,7 @@
 
 #include "drivers/fields_internal.h"
 #include "hdpsgd/accountant.h"
+#include "hdpsgd/kl.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/ncsweep.h"
 #include "hdpsgd/privacy.h"
@@ -293,3 +294,62 @@ TABLE(hdp_si_budget_fields, "si_budget", NULL,
     INT_AS(hdp_si_problem, "p", spec.p, 0, "neurons p"),
     INT_AS(hdp_si_problem, "n", spec.n, 0, "samples per stage n"),
     GET("threads", HDP_FIELD_INT, si_threads, "threads used (the numbers do not depend on it)"));
+
+/* ---- hdpsgd kl bound: the closed forms at the model's architecture (hdp_kl_bound_summary) ---- */
+
+#define KLB(obj) ((const hdp_kl_bound_summary *)(obj))
+
+static const char *klb_init(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return hdp_kl_init_name(KLB(obj)->a.init);
+}
+
+static double klb_depth(const void *obj, const void *ctx) { (void)ctx; return KLB(obj)->a.L; }
+static double klb_beta(const void *obj, const void *l) { return KLB(obj)->beta[*(const long *)l]; }
+static double klb_c(const void *obj, const void *ctx) { (void)obj; (void)ctx; return HDP_KL_C; }
+static double klb_pinsker(const void *obj, const void *ctx) { (void)ctx; return hdp_kl_pinsker_delta(KLB(obj)->kl_bound); }
+static double klb_pinsker_seed(const void *obj, const void *ctx) { (void)ctx; return hdp_kl_pinsker_delta(KLB(obj)->kl_bound_seed); }
+
+TABLE(hdp_kl_arch_fields, "kl_arch", NULL,
+      "the network of hdpsgd kl bound: its initialisation and sizes",
+    {.name = "init", .kind = HDP_FIELD_TEXT, .text = klb_init,
+     .help = "the initialisation scheme (kl.init)"},
+    GET("depth", HDP_FIELD_INT, klb_depth, "depth L"),
+    INT_AS(hdp_kl_bound_summary, "width", a.m, 0, "hidden width m"),
+    INT_AS(hdp_kl_bound_summary, "d", a.d, 0, "input dimension d"),
+    INT_AS(hdp_kl_bound_summary, "o", a.o, 0, "outputs o"));
+
+TABLE(hdp_kl_beta_fields, "kl_beta", NULL,
+      "one layer's constant of Table 1 (hdpsgd kl bound; written once per layer l = 1..L: "
+      "beta_<l>)",
+    GET("beta", HDP_FIELD_REAL, klb_beta, "the layer's beta_l of Ye et al.'s Table 1"));
+
+#define KLB_REAL(nm, m, h) REAL_AS(hdp_kl_bound_summary, nm, m, h)
+
+TABLE(hdp_kl_bound_fields, "kl_bound", NULL,
+      "the KL bound of noisy training at the model's architecture and its privacy budget "
+      "(hdpsgd kl bound; _seed: with the paper's constant)",
+    KLB_REAL("B", B, "the gradient-difference constant B of eq. 7"),
+    KLB_REAL("B_table", B_table, "B from the paper's Table 1"),
+    KLB_REAL("T", T, "training time T = eta epochs"),
+    INT_AS(hdp_kl_bound_summary, "n", n, 0, "training samples n"),
+    KLB_REAL("sigma", sigma, "the noise sigma"),
+    GET("c", HDP_FIELD_REAL, klb_c, "the constant c of the KL bound (4; the paper writes 2)"),
+    KLB_REAL("kl_bound", kl_bound, "the KL bound at T, B T / (n^2 sigma^2) with c = 4"),
+    KLB_REAL("kl_bound_seed", kl_bound_seed, "the same with the paper's constant"),
+    GET("pinsker_delta", HDP_FIELD_REAL, klb_pinsker, "the delta Pinsker's inequality gives it"),
+    GET("pinsker_delta_seed", HDP_FIELD_REAL, klb_pinsker_seed, "the same of kl_bound_seed"),
+    KLB_REAL("budget", budget, "the KL budget eps (kl.budget)"),
+    KLB_REAL("sigma2_for_budget", b4.sigma2_at_T, "sigma^2 that meets the budget at T"),
+    KLB_REAL("sigma2_for_budget_seed", b2.sigma2_at_T, "the same with the paper's constant"),
+    KLB_REAL("R_lemma63", R, "R of Lemma 6.3"),
+    KLB_REAL("T_opt", b4.T_opt, "the T minimising the risk bound at the budget"),
+    KLB_REAL("sigma2_opt", b4.sigma2_opt, "sigma^2 at T_opt"),
+    KLB_REAL("risk_opt", b4.risk_opt, "the risk bound at T_opt"),
+    KLB_REAL("T_opt_seed", b2.T_opt, "T_opt with the paper's constant"),
+    KLB_REAL("sigma2_opt_seed", b2.sigma2_opt, "sigma2_opt with the paper's constant"),
+    KLB_REAL("risk_opt_seed", b2.risk_opt, "risk_opt with the paper's constant"),
+    KLB_REAL("delta_target", delta_target, "the target delta (kl.delta; null: none)"),
+    KLB_REAL("budget_for_delta", budget_for_delta, "the KL budget Pinsker gives that delta"),
+    KLB_REAL("sigma_for_delta", sigma_for_delta, "the sigma that meets it at T"));

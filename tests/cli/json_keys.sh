@@ -24,17 +24,12 @@ declare -A BY_HAND=(
   [sim]="command seed" [sde]="command seed"
   [validate-scaling]="scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
   [privacy]="at_delta"
-  [kl-bound]="init depth width o beta_[0-9]* B B_table kl_bound kl_bound_seed pinsker_delta
-    pinsker_delta_seed budget sigma2_for_budget sigma2_for_budget_seed R_lemma63 T_opt sigma2_opt
-    risk_opt T_opt_seed sigma2_opt_seed risk_opt_seed delta_target budget_for_delta
-    sigma_for_delta"
-  [kl-init]="*_L[0-9]*_mc *_L[0-9]*_stderr *_L[0-9]*_lemma_c3 *_L[0-9]*_z width o"
-  [kl-run]="*_kl *_kl_stderr *_kl_stderr_path *_kl_init_sd *_kl_max *_lemma32_* *_kl_exact
-    *_kl_last_iterate *_kl_seed_constant *_z_exact *_bound *_bound_seed *_pinsker_delta *_B
-    *_grad2 *_worst_sample *_eta_lambda_max *_R_lazy *_rank *_train_loss *_seconds loss inits
-    seed"
+  [kl-init]="*_L[0-9]*_mc *_L[0-9]*_stderr *_L[0-9]*_lemma_c3 *_L[0-9]*_z"
+  [kl-run]="*_kl_exact *_kl_last_iterate *_kl_seed_constant *_z_exact *_bound *_bound_seed
+    *_pinsker_delta *_B *_grad2 *_worst_sample *_eta_lambda_max *_R_lazy *_rank *_train_loss
+    *_seconds inits seed"
   [nc]="seed" [sim-index]="seed"
-  [net]="width classes" [net-vs]="width full diverged"
+  [net]="classes" [net-vs]="full diverged"
   [dataset]="features labels positive"
   [rf]="C_clip build_seconds command dpgd_test dpgd_test_stderr dpgd_train gradient_flow_test
     max_clipped_fraction minnorm_test minnorm_train modes ou_em_expected_test
@@ -66,11 +61,12 @@ missing = [k for k in want if k not in data]
 if missing:
     sys.exit(f"FAIL {what}: keys missing: {missing}")
 # every key a table's name (under a prefix: a validator side, a design family, a net --vs
-# variant; a refine level's suffix _<l>) or one of the case's hand-written keys
+# variant, a kl run's initialisation; a refine level's or layer's suffix _<l>) or one of the case's hand-written keys
 import fnmatch, os, re
 names = set(open(os.environ["NAMES"]).read().split())
 by_hand = os.environ.get("BY_HAND_KEYS", "").split()
-PREFIXES = ("", "sim_", "sde_", "output_", "linear_noise_", "inverse_time_", "pl_", "rf_", "gd_")
+PREFIXES = ("", "sim_", "sde_", "output_", "linear_noise_", "inverse_time_", "pl_", "rf_", "gd_",
+            "lecun_", "he_", "ntk_", "xavier_")  # ... a kl run's initialisation
 def known(k):
     bare = re.sub(r"_[0-9]+$", "", k)
     return any(x.startswith(p) and x[len(p):] in names for x in (k, bare) for p in PREFIXES) \
