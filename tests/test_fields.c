@@ -116,6 +116,13 @@ static void tables_written_together_share_no_name(void **state)
     const hdp_field_table *klb[] = {&hdp_kl_arch_fields, &hdp_kl_beta_fields,
                                     &hdp_kl_bound_fields, &hdp_source_fields};
     distinct(klb, p2, 4);
+    const hdp_field_table *klr[] = {&hdp_kl_epoch_fields, &hdp_kl_run_scheme_fields,
+                                    &hdp_kl_epoch_fields, &hdp_kl_run_relu_fields,
+                                    &hdp_kl_epoch_fields, &hdp_kl_run_scheme_fields,
+                                    &hdp_kl_network_fields, &hdp_kl_run_fields,
+                                    &hdp_source_fields};
+    const char *klrp[] = {"he_", "he_", "he_relu_", "he_relu_", "ntk_", "ntk_", "", "", ""};
+    distinct(klr, klrp, 9);
     const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
                                    &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
                                    &hdp_dataset_test_labels_fields};

@@ -188,6 +188,14 @@ extern const hdp_field_table hdp_kl_arch_fields;
 extern const hdp_field_table hdp_kl_beta_fields;
 extern const hdp_field_table hdp_kl_bound_fields;
 
+/* hdpsgd kl run: per scheme kl_epoch then kl_run_scheme (hdp_kl_run_scheme, under
+ * <scheme>_), with kl.network = relu kl_epoch then kl_run_relu (under <scheme>_relu_); then
+ * kl_network (relu only) and kl_run (hdp_kl_keys). */
+extern const hdp_field_table hdp_kl_run_scheme_fields;
+extern const hdp_field_table hdp_kl_run_relu_fields;
+extern const hdp_field_table hdp_kl_network_fields;
+extern const hdp_field_table hdp_kl_run_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

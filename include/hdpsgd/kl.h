@@ -397,6 +397,17 @@ typedef struct {
     double seconds;
 } hdp_kl_run_result;
 
+/* One scheme of `hdpsgd kl run` at its last epoch, as its summary reads it (hdpsgd/fields.h:
+ * kl_run_scheme under <scheme>_, kl_run_relu under <scheme>_relu_ with linearised the
+ * linearised network's result): r, the epoch, B of eq. 7, T = eta epochs, n, sigma, and
+ * whether the loss is squared (the exact KL then). */
+typedef struct {
+    const hdp_kl_run_result *r, *linearised;
+    long epoch, n;
+    double B, T, sigma;
+    int squared;
+} hdp_kl_run_scheme;
+
 /* Noisy GD on the linearised network: s->inits initialisations in parallel (threads; 0 = one
  * per core), each with s->runs noise paths simulated together (dgemm per step).
  * With s->network = HDP_KL_RELU, noisy GD on the real ReLU network instead:

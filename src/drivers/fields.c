@@ -566,7 +566,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_source_fields, &hdp_version_fields, &hdp_privacy_target_fields,
     &hdp_privacy_at_delta_fields, &hdp_dpgd_privacy_fields, &hdp_nc_spec_fields,
     &hdp_si_stage2_fields, &hdp_si_eta_fields, &hdp_si_budget_fields, &hdp_kl_arch_fields,
-    &hdp_kl_beta_fields, &hdp_kl_bound_fields,
+    &hdp_kl_beta_fields, &hdp_kl_bound_fields, &hdp_kl_run_scheme_fields,
+    &hdp_kl_run_relu_fields, &hdp_kl_network_fields, &hdp_kl_run_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -353,3 +353,105 @@ TABLE(hdp_kl_bound_fields, "kl_bound", NULL,
     KLB_REAL("delta_target", delta_target, "the target delta (kl.delta; null: none)"),
     KLB_REAL("budget_for_delta", budget_for_delta, "the KL budget Pinsker gives that delta"),
     KLB_REAL("sigma_for_delta", sigma_for_delta, "the sigma that meets it at T"));
+
+/* ---- hdpsgd kl run: one scheme at the last epoch (hdp_kl_run_scheme), the run's keys ---- */
+
+#define KS(obj) ((const hdp_kl_run_scheme *)(obj))
+#define KS_AT(obj, col) (KS(obj)->r->col[KS(obj)->epoch])
+#define KS_GET(fn, expr)                                          \
+    static double fn(const void *obj, const void *ctx)            \
+    {                                                             \
+        (void)ctx;                                                \
+        return (expr);                                            \
+    }
+KS_GET(ks_exact, KS_AT(obj, kl_exact))
+KS_GET(ks_last, KS_AT(obj, kl_final))
+KS_GET(ks_seed_constant, HDP_KL_C / HDP_KL_C_SEED * KS_AT(obj, kl_mc))
+KS_GET(ks_z_exact, KS(obj)->squared ? (KS_AT(obj, kl_mc) - KS_AT(obj, kl_exact)) /
+                                          KS_AT(obj, kl_mc_se_path)
+                                    : NAN)
+KS_GET(ks_bound, hdp_kl_bound(KS(obj)->B, KS(obj)->T, KS(obj)->n, KS(obj)->sigma, HDP_KL_C))
+KS_GET(ks_bound_seed,
+       hdp_kl_bound(KS(obj)->B, KS(obj)->T, KS(obj)->n, KS(obj)->sigma, HDP_KL_C_SEED))
+KS_GET(ks_pinsker, hdp_kl_pinsker_delta(KS_AT(obj, kl_mc)))
+KS_GET(ks_B, KS(obj)->B)
+KS_GET(ks_grad2, KS(obj)->r->grad2)
+KS_GET(ks_worst, (double)KS(obj)->r->worst)
+KS_GET(ks_eta_lambda_max, KS(obj)->r->eta_lambda_max)
+KS_GET(ks_R_lazy, KS(obj)->r->R_lazy)
+KS_GET(ks_rank, (double)KS(obj)->r->rank)
+KS_GET(ks_train_loss, KS_AT(obj, train_loss))
+KS_GET(ks_seconds, KS(obj)->r->seconds)
+KS_GET(ks_ratio, KS_AT(obj, kl_mc) / KS(obj)->linearised->kl_mc[KS(obj)->epoch])
+
+/* after kl_epoch under the same prefix */
+TABLE(hdp_kl_run_scheme_fields, "kl_run_scheme", NULL,
+      "one initialisation scheme of hdpsgd kl run at the last epoch, besides kl_epoch (under "
+      "<scheme>_)",
+    GET("kl_exact", HDP_FIELD_REAL, ks_exact,
+        "squared loss: the exact trajectory KL (OU moments; null otherwise)"),
+    GET("kl_last_iterate", HDP_FIELD_REAL, ks_last,
+        "squared loss: the exact KL of the last iterate's law (null otherwise)"),
+    GET("kl_seed_constant", HDP_FIELD_REAL, ks_seed_constant, "kl with the paper's constant c = 2"),
+    GET("z_exact", HDP_FIELD_REAL, ks_z_exact,
+        "squared loss: (kl - kl_exact) / kl_stderr_path (null otherwise)"),
+    GET("bound", HDP_FIELD_REAL, ks_bound, "the KL bound B T / (n^2 sigma^2) with c = 4"),
+    GET("bound_seed", HDP_FIELD_REAL, ks_bound_seed, "the same with the paper's constant"),
+    GET("pinsker_delta", HDP_FIELD_REAL, ks_pinsker, "the delta Pinsker's inequality gives kl"),
+    GET("B", HDP_FIELD_REAL, ks_B, "the gradient-difference constant B of eq. 7"),
+    GET("grad2", HDP_FIELD_REAL, ks_grad2,
+        "mean ||J(x_i)||^2 over samples and initialisations (a Monte Carlo of B)"),
+    GET("worst_sample", HDP_FIELD_INT, ks_worst, "the removed sample with the largest KL"),
+    GET("eta_lambda_max", HDP_FIELD_REAL, ks_eta_lambda_max,
+        "max over initialisations of eta lambda_max(K) / n"),
+    GET("R_lazy", HDP_FIELD_REAL, ks_R_lazy, "||W* - W_0||^2 of the min-norm solution, mean"),
+    GET("rank", HDP_FIELD_INT, ks_rank, "min over initialisations of rank K"),
+    GET("train_loss", HDP_FIELD_REAL, ks_train_loss, "mean training loss at the last epoch"),
+    GET("seconds", HDP_FIELD_REAL, ks_seconds, "wall time of the scheme's runs, seconds"));
+
+/* kl.network = relu: after kl_epoch under <scheme>_relu_ */
+TABLE(hdp_kl_run_relu_fields, "kl_run_relu", NULL,
+      "the real (ReLU) network of one scheme of hdpsgd kl run, besides kl_epoch (under "
+      "<scheme>_relu_; kl.network = relu)",
+    GET("kl_ratio_linearised", HDP_FIELD_REAL, ks_ratio,
+        "its kl over the linearised network's"),
+    GET("worst_sample", HDP_FIELD_INT, ks_worst, "the removed sample with the largest KL"),
+    GET("train_loss", HDP_FIELD_REAL, ks_train_loss, "mean training loss at the last epoch"),
+    GET("seconds", HDP_FIELD_REAL, ks_seconds, "wall time of its runs, seconds"));
+
+static const char *relu_name(const void *obj, const void *ctx)
+{
+    (void)obj;
+    (void)ctx;
+    return "relu";
+}
+
+TABLE(hdp_kl_network_fields, "kl_network", NULL,
+      "the real network's runs (hdpsgd kl run with kl.network = relu; hdp_kl_keys)",
+    {.name = "network", .kind = HDP_FIELD_TEXT, .text = relu_name,
+     .help = "relu: the real network was run besides the linearised one"},
+    INT_AS(hdp_kl_keys, "relu_runs", relu_runs, 0, "runs of the real network (kl.relu_runs)"));
+
+static const char *kl_loss(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return hdp_kl_loss_name(((const hdp_kl_keys *)obj)->loss);
+}
+
+static double kl_T(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    const hdp_kl_keys *k = obj;
+    return k->eta * (double)k->epochs;
+}
+
+TABLE(hdp_kl_run_fields, "kl_run", NULL,
+      "the [kl] keys hdpsgd kl run ran with (hdp_kl_keys)",
+    GET("c", HDP_FIELD_REAL, klb_c, "the constant c of the KL (4; the paper writes 2)"),
+    INT_AS(hdp_kl_keys, "epochs", epochs, 0, "epochs (steps of full-batch noisy GD)"),
+    GET("T", HDP_FIELD_REAL, kl_T, "training time T = eta epochs"),
+    INT_AS(hdp_kl_keys, "n", n, 0, "training samples n"),
+    REAL(hdp_kl_keys, sigma, "the noise sigma"), REAL(hdp_kl_keys, eta, "learning rate eta"),
+    {.name = "loss", .kind = HDP_FIELD_TEXT, .text = kl_loss, .help = "the loss (kl.loss)"},
+    INT_AS(hdp_kl_keys, "inits", inits, 0, "initialisations"),
+    INT_AS(hdp_kl_keys, "runs", runs, 0, "noise paths per initialisation"));

@@ -25,9 +25,7 @@ declare -A BY_HAND=(
   [validate-scaling]="scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
   [privacy]="at_delta"
   [kl-init]="*_L[0-9]*_mc *_L[0-9]*_stderr *_L[0-9]*_lemma_c3 *_L[0-9]*_z"
-  [kl-run]="*_kl_exact *_kl_last_iterate *_kl_seed_constant *_z_exact *_bound *_bound_seed
-    *_pinsker_delta *_B *_grad2 *_worst_sample *_eta_lambda_max *_R_lazy *_rank *_train_loss
-    *_seconds inits seed"
+  [kl-run]="seed"
   [nc]="seed" [sim-index]="seed"
   [net]="classes" [net-vs]="full diverged"
   [dataset]="features labels positive"
@@ -66,7 +64,8 @@ import fnmatch, os, re
 names = set(open(os.environ["NAMES"]).read().split())
 by_hand = os.environ.get("BY_HAND_KEYS", "").split()
 PREFIXES = ("", "sim_", "sde_", "output_", "linear_noise_", "inverse_time_", "pl_", "rf_", "gd_",
-            "lecun_", "he_", "ntk_", "xavier_")  # ... a kl run's initialisation
+            "lecun_", "he_", "ntk_", "xavier_", "lecun_relu_", "he_relu_", "ntk_relu_",
+            "xavier_relu_")  # ... a kl run's initialisation, its real network
 def known(k):
     bare = re.sub(r"_[0-9]+$", "", k)
     return any(x.startswith(p) and x[len(p):] in names for x in (k, bare) for p in PREFIXES) \
