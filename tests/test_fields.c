@@ -80,6 +80,10 @@ static void tables_written_together_share_no_name(void **state)
     const hdp_field_table *mc[] = {&hdp_mc_fields, &hdp_mc_rows_fields, &hdp_model_fields,
                                    &hdp_mc_run_fields, &hdp_mc_sgd_fields};
     distinct(mc, p2, 5);
+    const hdp_field_table *mc2[] = {&hdp_mc_command_fields, &hdp_mc_fields, &hdp_mc_rows_fields,
+                                    &hdp_mc_data_fields,    &hdp_model_fields, &hdp_mc_run_fields,
+                                    &hdp_mc_seed_fields,    &hdp_source_fields, &hdp_version_fields};
+    distinct(mc2, p2, 9);
     /* validate: the JSON's numbers, and the record's curves */
     const hdp_field_table *v[] = {&hdp_validate_side_fields, &hdp_validate_side_fields,
                                   &hdp_validate_fields,      &hdp_validate_sde_fields,

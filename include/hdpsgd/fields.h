@@ -39,8 +39,10 @@ enum {
                                    work, e.g. the design's ode_solves) */
     HDP_FIELD_LIST = 64, /* REAL/INT: a list of count(obj) values, value i get(obj, &i) (i a
                             long): a JSON array, a column of the record (e.g. pl's knots) */
-    HDP_FIELD_OPTIONAL = 128 /* REAL: not written when NaN, TEXT: when NULL (an option not
-                                given, e.g. accountant's target_epsilon) */
+    HDP_FIELD_OPTIONAL = 128, /* REAL: not written when NaN, TEXT: when NULL (an option not
+                                 given, e.g. accountant's target_epsilon) */
+    HDP_FIELD_SEED = 256 /* INT: the member is an unsigned long long (a seed): a JSON integer,
+                            a text of the record (64 bits do not fit a double) */
 };
 
 typedef struct hdp_field {
@@ -196,6 +198,15 @@ extern const hdp_field_table hdp_kl_run_relu_fields;
 extern const hdp_field_table hdp_kl_network_fields;
 extern const hdp_field_table hdp_kl_run_fields;
 
+/* The seeds (HDP_FIELD_SEED): of the Monte Carlo (hdp_mc_options), the model (hdp_model: kl
+ * run), NoisyGD (hdp_nc_point), single-index learning (hdp_si_problem); the Monte Carlo's
+ * command (the object its name: "sim" or "sde"). */
+extern const hdp_field_table hdp_mc_seed_fields;
+extern const hdp_field_table hdp_model_seed_fields;
+extern const hdp_field_table hdp_nc_seed_fields;
+extern const hdp_field_table hdp_si_seed_fields;
+extern const hdp_field_table hdp_mc_command_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);
@@ -235,6 +246,7 @@ typedef struct {
     void (*text)(void *user, const char *name, const char *v);
     void (*column)(void *user, const char *name, const double *v, long length);
     void (*list)(void *user, const char *name, const hdp_field *f, const void *obj);
+    void (*seed)(void *user, const char *name, unsigned long long v);
 } hdp_field_sink;
 
 /* Every field of table t that out holds, of obj (context ctx) under prefix, in the table's

@@ -374,8 +374,7 @@ McResult = _results.make(
      ("mc_data_columns", "", True), ("model", "", False), ("mc_run", "", False)],
     extra=[("final_risks", _results.np.ndarray,
             "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs", True),
-           ("command", str, "sim or sde", False),
-           ("seed", int, "the base seed", False), _MODEL_TEXT, _VERSION],
+           ("mc_command", "", False), ("mc_seed", "", False), _MODEL_TEXT, _VERSION],
     csv=("mc", "mc_data_columns"))
 
 ValidateSide = _results.make("ValidateSide", "One side of the validator (a row of its table).",

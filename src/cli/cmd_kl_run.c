@@ -204,7 +204,7 @@ static void epochs_json(hdp_json *j, const void *ctx)
     if (c->ep->relu)
         hdp_json_fields(j, &hdp_kl_network_fields, "", kp, NULL);
     hdp_json_fields(j, &hdp_kl_run_fields, "", kp, NULL);
-    hdp_json_uint(j, "seed", m->seed);
+    hdp_json_fields(j, &hdp_model_seed_fields, "", m, NULL);
 }
 
 static void epochs_figure(hdp_plot_vars *v, const void *ctx)

@@ -208,7 +208,6 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
 
 static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int exact_alone)
 {
-    const hdp_nc_spec *s = &pt->spec;
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_json_fields(&j, &hdp_nc_spec_fields, "", pt, NULL);
@@ -216,7 +215,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int 
     if (!exact_alone)
         hdp_json_fields(&j, &hdp_nc_draws_fields, "", pt, NULL);
     hdp_json_fields(&j, &hdp_nc_problem_fields, "", pt, NULL);
-    hdp_json_uint(&j, "seed", s->seed);
+    hdp_json_fields(&j, &hdp_nc_seed_fields, "", pt, NULL);
     cli_json_model(&j, m, "nc");
     hdp_json_end(&j);
 }

@@ -123,7 +123,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, co
     hdp_json_fields(&j, &hdp_si_eta_fields, "", pb, NULL);
     hdp_json_fields(&j, &hdp_si_params_fields, "", hp, NULL);
     hdp_json_fields(&j, &hdp_si_budget_fields, "", pb, &threads);
-    hdp_json_uint(&j, "seed", pb->spec.seed);
+    hdp_json_fields(&j, &hdp_si_seed_fields, "", pb, NULL);
     cli_json_model(&j, m, "sim-index");
     hdp_json_end(&j);
 }

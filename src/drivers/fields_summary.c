@@ -14,6 +14,7 @@
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rates.h"
 #include "hdpsgd/si.h"
+#include "hdpsgd/sim.h"
 #include "hdpsgd/version.h"
 
 /* ---- the rates (hdpsgd rates, hdp_rates_result; a family's: hdp_rates_family) ---- */
@@ -455,3 +456,27 @@ TABLE(hdp_kl_run_fields, "kl_run", NULL,
     {.name = "loss", .kind = HDP_FIELD_TEXT, .text = kl_loss, .help = "the loss (kl.loss)"},
     INT_AS(hdp_kl_keys, "inits", inits, 0, "initialisations"),
     INT_AS(hdp_kl_keys, "runs", runs, 0, "noise paths per initialisation"));
+
+/* ---- the seeds (HDP_FIELD_SEED) and the Monte Carlo's command ---- */
+
+#define SEED(s, m, h) \
+    {.name = "seed", .kind = HDP_FIELD_INT, .offset = offsetof(s, m), .flags = HDP_FIELD_SEED, .help = h}
+
+TABLE(hdp_mc_seed_fields, "mc_seed", NULL, "the Monte Carlo's seed (hdp_mc_options)",
+    SEED(hdp_mc_options, seed, "the base seed"));
+TABLE(hdp_model_seed_fields, "model_seed", NULL, "the model's seed (hdp_model: sim.seed)",
+    SEED(hdp_model, seed, "the base seed (sim.seed)"));
+TABLE(hdp_nc_seed_fields, "nc_seed", NULL, "NoisyGD's seed (hdp_nc_point)",
+    SEED(hdp_nc_point, spec.seed, "the base seed (sim.seed)"));
+TABLE(hdp_si_seed_fields, "si_seed", NULL, "single-index learning's seed (hdp_si_problem)",
+    SEED(hdp_si_problem, spec.seed, "the base seed (sim.seed)"));
+
+static const char *command_text(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return obj;
+}
+
+TABLE(hdp_mc_command_fields, "mc_command", NULL,
+      "the Monte Carlo's command (the object: its name, a const char *)",
+    {.name = "command", .kind = HDP_FIELD_TEXT, .text = command_text, .help = "sim or sde"});

@@ -324,8 +324,16 @@ static void sink_list(void *r, const char *name, const hdp_field *f, const void 
     free(v);
 }
 
-static const hdp_field_sink rec_sink = {sink_real, sink_integer, sink_boolean,
-                                        sink_text, sink_column, sink_list};
+/* a seed as a text (64 bits) */
+static void sink_seed(void *r, const char *name, unsigned long long v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%llu", v);
+    hdp_rec_text_add(r, name, text);
+}
+
+static const hdp_field_sink rec_sink = {sink_real,   sink_integer, sink_boolean, sink_text,
+                                        sink_column, sink_list,    sink_seed};
 
 /* every field of a result table (hdpsgd/fields.h) of obj under prefix, but the JSON-only */
 void hdp_rec_fields(hdp_record *r, const hdp_field_table *t, const char *prefix,
@@ -519,10 +527,8 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         }
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
         hdp_rec_fields(r, &hdp_mc_run_fields, "", &s, m);
-        char seed[32];
-        snprintf(seed, sizeof seed, "%llu", opt.seed);
-        hdp_rec_text_add(r, "command", sde ? "sde" : "sim");
-        hdp_rec_text_add(r, "seed", seed);
+        hdp_rec_fields(r, &hdp_mc_command_fields, "", sde ? "sde" : "sim", NULL);
+        hdp_rec_fields(r, &hdp_mc_seed_fields, "", &opt, NULL);
         hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
         hdp_rec_fields(r, &hdp_version_fields, "", NULL, NULL);
     }
