@@ -127,6 +127,8 @@ static void tables_written_together_share_no_name(void **state)
                                     &hdp_source_fields};
     const char *klrp[] = {"he_", "he_", "he_relu_", "he_relu_", "ntk_", "ntk_", "", "", ""};
     distinct(klr, klrp, 9);
+    const hdp_field_table *net[] = {&hdp_net_fields, &hdp_net_config_fields, &hdp_source_fields};
+    distinct(net, p2, 3);
     const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
                                    &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
                                    &hdp_dataset_test_labels_fields};

@@ -207,6 +207,11 @@ extern const hdp_field_table hdp_nc_seed_fields;
 extern const hdp_field_table hdp_si_seed_fields;
 extern const hdp_field_table hdp_mc_command_fields;
 
+/* hdpsgd net: one run's configuration (hdp_net_config, context its hdp_net_data: net_config,
+ * after net) and a panel's budget and work (hdp_netexp: netexp, after its cells). */
+extern const hdp_field_table hdp_net_config_fields;
+extern const hdp_field_table hdp_netexp_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

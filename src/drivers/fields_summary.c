@@ -11,6 +11,7 @@
 #include "hdpsgd/kl.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/ncsweep.h"
+#include "hdpsgd/netexp.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rates.h"
 #include "hdpsgd/si.h"
@@ -480,3 +481,38 @@ static const char *command_text(const void *obj, const void *ctx)
 TABLE(hdp_mc_command_fields, "mc_command", NULL,
       "the Monte Carlo's command (the object: its name, a const char *)",
     {.name = "command", .kind = HDP_FIELD_TEXT, .text = command_text, .help = "sim or sde"});
+
+/* ---- DP-GD on a two-layer network: one run's configuration, a panel's totals ---- */
+
+#define NET_DATA(ctx) ((const hdp_net_data *)(ctx))
+
+static double net_n(const void *obj, const void *ctx) { (void)obj; return (double)NET_DATA(ctx)->train.n; }
+static double net_d(const void *obj, const void *ctx) { (void)obj; return (double)NET_DATA(ctx)->d; }
+static double net_classes(const void *obj, const void *ctx) { (void)obj; return (double)NET_DATA(ctx)->K; }
+
+TABLE(hdp_net_config_fields, "net_config", NULL,
+      "the network and training of one hdpsgd net run (hdp_net_config; context: its "
+      "hdp_net_data)",
+    INT_AS(hdp_net_config, "width", width, 0, "hidden width"),
+    GET("n", HDP_FIELD_INT, net_n, "training samples n"),
+    GET("d", HDP_FIELD_INT, net_d, "input dimension d"),
+    GET("classes", HDP_FIELD_INT, net_classes, "classes K"),
+    REAL(hdp_net_config, clip, "C_clip (absolute, resolved)"),
+    REAL(hdp_net_config, lr, "learning rate eta"),
+    INT_AS(hdp_net_config, "steps", steps, 0, "DP-GD steps T"));
+
+static double netexp_threads(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_netexp *)obj)->threads;
+}
+
+TABLE(hdp_netexp_fields, "netexp", NULL,
+      "the budget and the work of hdpsgd net --vs (hdp_netexp; after the variants' cells)",
+    REAL(hdp_netexp, epsilon, "epsilon of the budget"),
+    REAL(hdp_netexp, delta, "delta of the budget (at the largest n)"),
+    BOOL_AS(hdp_netexp, "full", full, 0, "the paper's grid sizes (--full)"),
+    INT_AS(hdp_netexp, "runs", runs, 0, "training runs made"),
+    INT_AS(hdp_netexp, "diverged", diverged, 0, "of them, stopped by a non-finite loss"),
+    REAL(hdp_netexp, seconds, "wall time, seconds"),
+    GET("threads", HDP_FIELD_INT, netexp_threads, "threads used (the numbers do not depend on it)"));

@@ -24,7 +24,6 @@ declare -A BY_HAND=(
   [validate-scaling]="scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
   [privacy]="at_delta"
   [kl-init]="*_L[0-9]*_mc *_L[0-9]*_stderr *_L[0-9]*_lemma_c3 *_L[0-9]*_z"
-  [net]="classes" [net-vs]="full diverged"
   [dataset]="features labels positive"
   [rf]="C_clip build_seconds command dpgd_test dpgd_test_stderr dpgd_train gradient_flow_test
     max_clipped_fraction minnorm_test minnorm_train modes ou_em_expected_test
