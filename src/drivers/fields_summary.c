@@ -1,7 +1,8 @@
 /*
- * fields_summary.c — the result tables (hdpsgd/fields.h) of the commands whose summaries are
- * computed from several results at once: the rates over a gamma grid (hdp_rates_result),
- * ... Their JSON summaries and the handle's records are written from these tables only.
+ * fields_summary.c — the result tables (hdpsgd/fields.h) of what the commands' summaries add
+ * to their results' tables: the rates over a gamma grid, the Poisson accountant's choice, the
+ * model's source and the version, privacy's target and DP-GD, the keys nc, sim-index, kl and
+ * net ran with, the seeds. Their JSON summaries and the handle's records are written from them.
  */
 #include <math.h>
 #include <stddef.h>
