@@ -179,25 +179,23 @@ TABLE(hdp_privacy_at_delta_fields, "privacy_at_delta", NULL,
              "the rho that meets the target epsilon at it (with --epsilon only)"));
 
 TABLE(hdp_dpgd_privacy_fields, "dpgd_privacy", NULL,
-      "the privacy of DP-GD, eta T/(2 sigma^2)-zCDP (hdpsgd privacy --dpgd)",
+      "the privacy of DP-GD, eta T/(2 sigma^2)-zCDP (hdpsgd privacy --dpgd; epsilon_simple "
+      "given sigma, target_epsilon, sigma_simple, sigma_zcdp given a target; BM: "
+      "Bombari-Mondelli's bound, CKS: Canonne-Kamath-Steinke)",
     REAL(hdp_dpgd_privacy, eta, "the learning rate eta (--eta)"),
     INT(hdp_dpgd_privacy, steps, "the steps T (--steps)"),
-    REAL(hdp_dpgd_privacy, sigma, "the noise multiplier sigma: given, or the zCDP route's"),
+    REAL(hdp_dpgd_privacy, sigma, "the noise multiplier: given, or the zCDP route's"),
     REAL(hdp_dpgd_privacy, rho_z, "zCDP of the run, eta T / (2 sigma^2)"),
-    REAL_AS(hdp_dpgd_privacy, "epsilon", epsilon_cks,
-            "epsilon at delta, Canonne-Kamath-Steinke (the one to quote)"),
+    REAL_AS(hdp_dpgd_privacy, "epsilon", epsilon_cks, "epsilon at delta, CKS (the one to quote)"),
     REAL(hdp_dpgd_privacy, delta, "delta (--delta, or privacy.delta)"),
     REAL(hdp_dpgd_privacy, epsilon_bs, "epsilon at delta, Bun-Steinke"),
-    REAL(hdp_dpgd_privacy, epsilon_cks, "epsilon at delta, Canonne-Kamath-Steinke"),
-    OPT_REAL(hdp_dpgd_privacy, epsilon_simple,
-             "Bombari-Mondelli's epsilon, sqrt(eta T) sqrt(8 ln(1/delta)) / sigma (given sigma)"),
+    REAL(hdp_dpgd_privacy, epsilon_cks, "epsilon at delta, CKS"),
+    OPT_REAL(hdp_dpgd_privacy, epsilon_simple, "BM's sqrt(eta T) sqrt(8 ln(1/delta)) / sigma"),
     OPT_REAL(hdp_dpgd_privacy, target_epsilon, "the target epsilon (--epsilon)"),
-    OPT_REAL(hdp_dpgd_privacy, sigma_simple,
-             "Bombari-Mondelli's sigma for the target, sqrt(eta T) sqrt(8 ln(1/delta)) / epsilon"),
+    OPT_REAL(hdp_dpgd_privacy, sigma_simple, "BM's sigma, sqrt(eta T) sqrt(8 ln(1/delta)) / eps"),
     OPT_REAL(hdp_dpgd_privacy, sigma_zcdp, "the zCDP route's sigma for the target"),
-    BOOL_AS(hdp_dpgd_privacy, "simple_applies", simple_applies, 0,
-            "Bombari-Mondelli's bound applies: epsilon in (0, 8 ln(1/delta))"),
-    REAL(hdp_dpgd_privacy, simple_epsilon_max, "8 ln(1/delta), the bound's largest epsilon"));
+    BOOL_AS(hdp_dpgd_privacy, "simple_applies", simple_applies, 0, "BM applies: eps < 8 ln(1/delta)"),
+    REAL(hdp_dpgd_privacy, simple_epsilon_max, "8 ln(1/delta), BM's largest epsilon"));
 
 /* ---- NoisyGD on neural-collapse features: the [nc] keys it ran with (hdp_nc_point) ---- */
 
@@ -361,6 +359,8 @@ TABLE(hdp_kl_bound_fields, "kl_bound", NULL,
 
 #define KS(obj) ((const hdp_kl_run_scheme *)(obj))
 #define KS_AT(obj, col) (KS(obj)->r->col[KS(obj)->epoch])
+#define KS_REAL(nm, fn, h) GET(nm, HDP_FIELD_REAL, fn, h)
+#define KS_INT(nm, fn, h) GET(nm, HDP_FIELD_INT, fn, h)
 #define KS_GET(fn, expr)                                          \
     static double fn(const void *obj, const void *ctx)            \
     {                                                             \
@@ -390,27 +390,23 @@ KS_GET(ks_ratio, KS_AT(obj, kl_mc) / KS(obj)->linearised->kl_mc[KS(obj)->epoch])
 /* after kl_epoch under the same prefix */
 TABLE(hdp_kl_run_scheme_fields, "kl_run_scheme", NULL,
       "one initialisation scheme of hdpsgd kl run at the last epoch, besides kl_epoch (under "
-      "<scheme>_)",
-    GET("kl_exact", HDP_FIELD_REAL, ks_exact,
-        "squared loss: the exact trajectory KL (OU moments; null otherwise)"),
-    GET("kl_last_iterate", HDP_FIELD_REAL, ks_last,
-        "squared loss: the exact KL of the last iterate's law (null otherwise)"),
-    GET("kl_seed_constant", HDP_FIELD_REAL, ks_seed_constant, "kl with the paper's constant c = 2"),
-    GET("z_exact", HDP_FIELD_REAL, ks_z_exact,
-        "squared loss: (kl - kl_exact) / kl_stderr_path (null otherwise)"),
-    GET("bound", HDP_FIELD_REAL, ks_bound, "the KL bound B T / (n^2 sigma^2) with c = 4"),
-    GET("bound_seed", HDP_FIELD_REAL, ks_bound_seed, "the same with the paper's constant"),
-    GET("pinsker_delta", HDP_FIELD_REAL, ks_pinsker, "the delta Pinsker's inequality gives kl"),
-    GET("B", HDP_FIELD_REAL, ks_B, "the gradient-difference constant B of eq. 7"),
-    GET("grad2", HDP_FIELD_REAL, ks_grad2,
-        "mean ||J(x_i)||^2 over samples and initialisations (a Monte Carlo of B)"),
-    GET("worst_sample", HDP_FIELD_INT, ks_worst, "the removed sample with the largest KL"),
-    GET("eta_lambda_max", HDP_FIELD_REAL, ks_eta_lambda_max,
-        "max over initialisations of eta lambda_max(K) / n"),
-    GET("R_lazy", HDP_FIELD_REAL, ks_R_lazy, "||W* - W_0||^2 of the min-norm solution, mean"),
-    GET("rank", HDP_FIELD_INT, ks_rank, "min over initialisations of rank K"),
-    GET("train_loss", HDP_FIELD_REAL, ks_train_loss, "mean training loss at the last epoch"),
-    GET("seconds", HDP_FIELD_REAL, ks_seconds, "wall time of the scheme's runs, seconds"));
+      "<scheme>_; kl_exact, kl_last_iterate and z_exact for the squared loss only, else "
+      "null)",
+    KS_REAL("kl_exact", ks_exact, "the exact trajectory KL (OU moments)"),
+    KS_REAL("kl_last_iterate", ks_last, "the exact KL of the last iterate's law"),
+    KS_REAL("kl_seed_constant", ks_seed_constant, "kl with the paper's constant c = 2"),
+    KS_REAL("z_exact", ks_z_exact, "(kl - kl_exact) / kl_stderr_path"),
+    KS_REAL("bound", ks_bound, "the KL bound B T / (n^2 sigma^2) with c = 4"),
+    KS_REAL("bound_seed", ks_bound_seed, "the same with the paper's constant"),
+    KS_REAL("pinsker_delta", ks_pinsker, "the delta Pinsker's inequality gives kl"),
+    KS_REAL("B", ks_B, "the gradient-difference constant B of eq. 7"),
+    KS_REAL("grad2", ks_grad2, "mean ||J(x_i)||^2 over samples and inits (~ B)"),
+    KS_INT("worst_sample", ks_worst, "the removed sample with the largest KL"),
+    KS_REAL("eta_lambda_max", ks_eta_lambda_max, "max over inits of eta lambda_max(K) / n"),
+    KS_REAL("R_lazy", ks_R_lazy, "||W* - W_0||^2 of the min-norm solution, mean"),
+    KS_INT("rank", ks_rank, "min over initialisations of rank K"),
+    KS_REAL("train_loss", ks_train_loss, "mean training loss at the last epoch"),
+    KS_REAL("seconds", ks_seconds, "wall time of the scheme's runs, seconds"));
 
 /* kl.network = relu: after kl_epoch under <scheme>_relu_ */
 TABLE(hdp_kl_run_relu_fields, "kl_run_relu", NULL,
