@@ -129,6 +129,10 @@ static void tables_written_together_share_no_name(void **state)
     distinct(klr, klrp, 9);
     const hdp_field_table *net[] = {&hdp_net_fields, &hdp_net_config_fields, &hdp_source_fields};
     distinct(net, p2, 3);
+    const hdp_field_table *kli[] = {&hdp_kl_init_point_fields, &hdp_kl_init_point_fields,
+                                    &hdp_kl_init_fields};
+    const char *klip[] = {"he_L2_", "he_L3_", ""};
+    distinct(kli, klip, 3);
     const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
                                    &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
                                    &hdp_dataset_test_labels_fields};

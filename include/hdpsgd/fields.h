@@ -212,6 +212,11 @@ extern const hdp_field_table hdp_mc_command_fields;
 extern const hdp_field_table hdp_net_config_fields;
 extern const hdp_field_table hdp_netexp_fields;
 
+/* hdpsgd kl init: each scheme at each depth (hdp_kl_init_result: kl_init_point, under
+ * <scheme>_L<depth>_), then the run (hdp_klinit of hdpsgd/klsweep.h, context the model). */
+extern const hdp_field_table hdp_kl_init_point_fields;
+extern const hdp_field_table hdp_kl_init_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

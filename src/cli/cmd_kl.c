@@ -347,30 +347,15 @@ static void init_json(hdp_json *j, const void *ctx)
 {
     const init_ctx *c = ctx;
     const hdp_klinit *ki = c->ki;
-    const hdp_model *m = c->m;
-    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     for (int i = 0; i < ki->nd; i++)
         for (int k = 0; k < 4; k++) {
             if (!ki->want[k])
                 continue;
-            const hdp_kl_init_result *r = &ki->res[i * 4 + k];
-            char key[64];
-            snprintf(key, sizeof key, "%s_L%ld_mc", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_num(j, key, r->mean[0]);
-            snprintf(key, sizeof key, "%s_L%ld_stderr", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_num(j, key, r->stderr_[0]);
-            snprintf(key, sizeof key, "%s_L%ld_lemma_c3", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_num(j, key, r->formula[0]);
-            snprintf(key, sizeof key, "%s_L%ld_z", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_num(j, key, r->z);
+            char pre[48];
+            snprintf(pre, sizeof pre, "%s_L%ld_", hdp_kl_init_name(k), ki->depths[i]);
+            hdp_json_fields(j, &hdp_kl_init_point_fields, pre, &ki->res[i * 4 + k], NULL);
         }
-    hdp_json_int(j, "width", kp->width);
-    hdp_json_int(j, "d", kp->d);
-    hdp_json_int(j, "o", kp->o);
-    hdp_json_int(j, "runs", kp->init_runs);
-    hdp_json_num(j, "z_tol", m->z_tol);
-    hdp_json_bool(j, "pass", ki->fails == 0);
-    hdp_json_num(j, "seconds", ki->seconds);
+    hdp_json_fields(j, &hdp_kl_init_fields, "", ki, c->m);
 }
 
 static int sub_init(const hdp_model *m, int threads)

@@ -10,6 +10,7 @@
 #include "drivers/fields_internal.h"
 #include "hdpsgd/accountant.h"
 #include "hdpsgd/kl.h"
+#include "hdpsgd/klsweep.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/ncsweep.h"
 #include "hdpsgd/netexp.h"
@@ -513,3 +514,30 @@ TABLE(hdp_netexp_fields, "netexp", NULL,
     INT_AS(hdp_netexp, "diverged", diverged, 0, "of them, stopped by a non-finite loss"),
     REAL(hdp_netexp, seconds, "wall time, seconds"),
     GET("threads", HDP_FIELD_INT, netexp_threads, "threads used (the numbers do not depend on it)"));
+
+/* ---- hdpsgd kl init: each scheme and depth (hdp_kl_init_result), the run (hdp_klinit) ---- */
+
+TABLE(hdp_kl_init_point_fields, "kl_init_point", NULL,
+      "the Monte Carlo of E||df(x)/dW||_F^2 at initialisation against Lemma C.3, one scheme at "
+      "one depth (hdpsgd kl init; under <scheme>_L<depth>_)",
+    REAL_AS(hdp_kl_init_result, "mc", mean[0], "the Monte Carlo mean of the total"),
+    REAL_AS(hdp_kl_init_result, "stderr", stderr_[0], "its standard error"),
+    REAL_AS(hdp_kl_init_result, "lemma_c3", formula[0], "Lemma C.3 at ||x||^2 = d (= B of eq. 7)"),
+    REAL(hdp_kl_init_result, z, "(mc - lemma_c3) / stderr"));
+
+#define KL_KEYS(ctx) hdp_kl_keys_of((const hdp_model *)(ctx))
+
+static double kli_width(const void *obj, const void *ctx) { (void)obj; return (double)KL_KEYS(ctx)->width; }
+static double kli_d(const void *obj, const void *ctx) { (void)obj; return (double)KL_KEYS(ctx)->d; }
+static double kli_o(const void *obj, const void *ctx) { (void)obj; return (double)KL_KEYS(ctx)->o; }
+static double kli_runs(const void *obj, const void *ctx) { (void)obj; return (double)KL_KEYS(ctx)->init_runs; }
+static double kli_z_tol(const void *obj, const void *ctx) { (void)obj; return ((const hdp_model *)ctx)->z_tol; }
+static double kli_pass(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_klinit *)obj)->fails == 0; }
+
+TABLE(hdp_kl_init_fields, "kl_init", NULL,
+      "the sizes and verdict of hdpsgd kl init (hdp_klinit; context: the model)",
+    KS_INT("width", kli_width, "hidden width (kl.width)"), KS_INT("d", kli_d, "input dimension"),
+    KS_INT("o", kli_o, "outputs o"), KS_INT("runs", kli_runs, "networks per point (kl.init_runs)"),
+    KS_REAL("z_tol", kli_z_tol, "a point passes when |z| <= this (validate.z_tol)"),
+    GET("pass", HDP_FIELD_BOOL, kli_pass, "every point passed"),
+    REAL(hdp_klinit, seconds, "wall time, seconds"));

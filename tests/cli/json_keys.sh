@@ -23,7 +23,6 @@ export NAMES="$work/names"
 declare -A BY_HAND=(
   [validate-scaling]="scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
   [privacy]="at_delta"
-  [kl-init]="*_L[0-9]*_mc *_L[0-9]*_stderr *_L[0-9]*_lemma_c3 *_L[0-9]*_z"
   [dataset]="features labels positive"
   [rf]="C_clip build_seconds command dpgd_test dpgd_test_stderr dpgd_train gradient_flow_test
     max_clipped_fraction minnorm_test minnorm_train modes ou_em_expected_test
@@ -64,7 +63,9 @@ PREFIXES = ("", "sim_", "sde_", "output_", "linear_noise_", "inverse_time_", "pl
             "xavier_relu_")  # ... a kl run's initialisation, its real network
 def known(k):
     bare = re.sub(r"_[0-9]+$", "", k)
-    return any(x.startswith(p) and x[len(p):] in names for x in (k, bare) for p in PREFIXES) \
+    depth = re.sub(r"^[a-z]+_L[0-9]+_", "", k)  # kl init: <scheme>_L<depth>_
+    return any(x.startswith(p) and x[len(p):] in names for x in (k, bare, depth)
+               for p in PREFIXES) \
         or any(fnmatch.fnmatchcase(k, h) for h in by_hand)
 def walk(o, out):
     if isinstance(o, dict):
