@@ -217,6 +217,13 @@ extern const hdp_field_table hdp_netexp_fields;
 extern const hdp_field_table hdp_kl_init_point_fields;
 extern const hdp_field_table hdp_kl_init_fields;
 
+/* One point of a sweep as hdp_handle_sweep_point returns it (record only): its results.csv
+ * header and row (without the leading comma and the newline) and status. */
+typedef struct {
+    const char *columns, *row, *status;
+} hdp_sweep_point_text;
+extern const hdp_field_table hdp_sweep_point_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

@@ -541,3 +541,18 @@ TABLE(hdp_kl_init_fields, "kl_init", NULL,
     KS_REAL("z_tol", kli_z_tol, "a point passes when |z| <= this (validate.z_tol)"),
     GET("pass", HDP_FIELD_BOOL, kli_pass, "every point passed"),
     REAL(hdp_klinit, seconds, "wall time, seconds"));
+
+/* ---- one point of a sweep as the handle returns it (hdp_sweep_point_text) ---- */
+
+static const char *point_columns(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_sweep_point_text *)obj)->columns; }
+static const char *point_row(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_sweep_point_text *)obj)->row; }
+static const char *point_status(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_sweep_point_text *)obj)->status; }
+
+TABLE(hdp_sweep_point_fields, "sweep_point", NULL,
+      "one point of a sweep, as results.csv holds it (hdp_handle_sweep_point's record)",
+    {.name = "columns", .kind = HDP_FIELD_TEXT, .text = point_columns,
+     .help = "the names of results.csv's columns after point and the axes, comma-separated"},
+    {.name = "row", .kind = HDP_FIELD_TEXT, .text = point_row,
+     .help = "the point's fields in those columns, comma-separated"},
+    {.name = "status", .kind = HDP_FIELD_TEXT, .text = point_status,
+     .help = "ok, or the message of the command that failed"});
