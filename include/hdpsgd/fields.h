@@ -224,6 +224,13 @@ typedef struct {
 } hdp_sweep_point_text;
 extern const hdp_field_table hdp_sweep_point_fields;
 
+/* The records' rest: each run's final risk (hdp_mc_options: mc_finals, keep_runs), the
+ * validator's grid (hdp_ode_result: validate_grid), the design's table (the text itself:
+ * design_text). */
+extern const hdp_field_table hdp_mc_finals_fields;
+extern const hdp_field_table hdp_validate_grid_fields;
+extern const hdp_field_table hdp_design_text_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

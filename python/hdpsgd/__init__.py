@@ -372,8 +372,7 @@ McResult = _results.make(
     "curves in ``columns`` and ``test_mse_curve``, ``test_mse_stderr_curve``).",
     [("mc", "", False), ("mc_rows", "", True), ("mc_sgd", "", True), ("mc_data", "", True),
      ("mc_data_columns", "", True), ("model", "", False), ("mc_run", "", False)],
-    extra=[("final_risks", _results.np.ndarray,
-            "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs", True),
+    extra=[("mc_finals", "", True),
            ("mc_command", "", False), ("mc_seed", "", False), _MODEL_TEXT, _VERSION],
     csv=("mc", "mc_data_columns"))
 
@@ -450,8 +449,7 @@ ValidateResult = _results.make(
      ("ode", "ode.", False, "columns"), ("mc", "sim.", False, "columns"),
      ("mc", "sde.", True, "columns")],
     base=_ValidateBase,
-    extra=[("t", _results.np.ndarray, "time t = k/n in [0, 1], the grid of every curve", False),
-           _MODEL_TEXT])
+    extra=[("validate_grid", "", False), _MODEL_TEXT])
 
 PrivacyResult = _results.make(
     "PrivacyResult", "``hdpsgd privacy``: the privacy of the model at its delta (privacy.delta), the "

@@ -570,7 +570,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_kl_run_relu_fields, &hdp_kl_network_fields, &hdp_kl_run_fields, &hdp_mc_seed_fields,
     &hdp_model_seed_fields, &hdp_nc_seed_fields, &hdp_si_seed_fields, &hdp_mc_command_fields,
     &hdp_net_config_fields, &hdp_netexp_fields, &hdp_kl_init_point_fields, &hdp_kl_init_fields,
-    &hdp_sweep_point_fields,
+    &hdp_sweep_point_fields, &hdp_mc_finals_fields, &hdp_validate_grid_fields,
+    &hdp_design_text_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

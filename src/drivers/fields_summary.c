@@ -13,6 +13,7 @@
 #include "hdpsgd/klsweep.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/ncsweep.h"
+#include "hdpsgd/ode.h"
 #include "hdpsgd/netexp.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rates.h"
@@ -470,7 +471,8 @@ TABLE(hdp_nc_seed_fields, "nc_seed", NULL, "NoisyGD's seed (hdp_nc_point)",
 TABLE(hdp_si_seed_fields, "si_seed", NULL, "single-index learning's seed (hdp_si_problem)",
     SEED(hdp_si_problem, spec.seed, "the base seed (sim.seed)"));
 
-static const char *command_text(const void *obj, const void *ctx)
+/* a text that is the object itself */
+static const char *itself(const void *obj, const void *ctx)
 {
     (void)ctx;
     return obj;
@@ -478,7 +480,7 @@ static const char *command_text(const void *obj, const void *ctx)
 
 TABLE(hdp_mc_command_fields, "mc_command", NULL,
       "the Monte Carlo's command (the object: its name, a const char *)",
-    {.name = "command", .kind = HDP_FIELD_TEXT, .text = command_text, .help = "sim or sde"});
+    {.name = "command", .kind = HDP_FIELD_TEXT, .text = itself, .help = "sim or sde"});
 
 /* ---- DP-GD on a two-layer network: one run's configuration, a panel's totals ---- */
 
@@ -556,3 +558,27 @@ TABLE(hdp_sweep_point_fields, "sweep_point", NULL,
      .help = "the point's fields in those columns, comma-separated"},
     {.name = "status", .kind = HDP_FIELD_TEXT, .text = point_status,
      .help = "ok, or the message of the command that failed"});
+
+/* ---- the rest of the records: each run's final risk, the validator's grid, the table ---- */
+
+static long mc_finals_count(const void *obj) { return ((const hdp_mc_options *)obj)->runs; }
+
+static double mc_final(const void *obj, const void *i)
+{
+    return ((const hdp_mc_options *)obj)->final_risks[*(const long *)i];
+}
+
+TABLE(hdp_mc_finals_fields, "mc_finals", NULL,
+      "each run's final risk (hdp_mc_options.final_risks; the record's only, keep_runs)",
+    {.name = "final_risks", .kind = HDP_FIELD_REAL, .get = mc_final, .count = mc_finals_count,
+     .flags = HDP_FIELD_LIST | HDP_FIELD_NO_JSON,
+     .help = "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs"});
+
+TABLE(hdp_validate_grid_fields, "validate_grid", NULL,
+      "the validator's grid (the record's only: hdp_ode_result of its ODE)",
+    COL(hdp_ode_result, "t", t, "%.10g", "time t = k/n in [0, 1], the grid of every curve"));
+
+TABLE(hdp_design_text_fields, "design_text", NULL,
+      "the best schedule as the file schedule --optimize -o writes (the object: the text)",
+    {.name = "table", .kind = HDP_FIELD_TEXT, .text = itself,
+     .help = "the best schedule as a schedule.kind = table file"});

@@ -516,7 +516,7 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     if (r) {
         hdp_rec_fields(r, &hdp_mc_fields, "", &s, m);
         if (finals)
-            hdp_rec_col(r, "", "final_risks", finals, s.runs);
+            hdp_rec_fields(r, &hdp_mc_finals_fields, "", &opt, NULL);
         if (s.sgd.finite) /* standard DP-SGD on a finite training set */
             hdp_rec_fields(r, &hdp_mc_sgd_fields, "", &s, m);
         else if (!sde) /* docs/theory.md §6.1: the SDE draws no rows */
@@ -568,7 +568,7 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
             hdp_rec_fields(r, &hdp_mc_data_fields, "", &v.sim, m);
         hdp_rec_fields(r, &hdp_mc_rows_fields, "", &v.sim, m);
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
-        hdp_rec_col(r, "", "t", v.ode.t, v.ode.points);
+        hdp_rec_fields(r, &hdp_validate_grid_fields, "", &v.ode, NULL);
         /* the curves: ode.risk, sim.mean, ... (as the files PREFIX.ode.csv, PREFIX.sim.csv;
          * sde_clipped_fraction is the SDE side's number) */
         hdp_rec_columns(r, &hdp_ode_fields, "ode.", &v.ode);

@@ -27,7 +27,7 @@ static void rec_table_text(hdp_record *r, const hdp_model *m, const hdp_design_r
     if (f) {
         hdp_design_write_table(f, m, b, NULL);
         if (fclose(f) == 0 && table)
-            hdp_rec_text_add(r, "table", table);
+            hdp_rec_fields(r, &hdp_design_text_fields, "", table, NULL);
         else
             hdp_rec_oom(r);
     } else {
