@@ -82,16 +82,18 @@ static void tables_written_together_share_no_name(void **state)
     distinct(mc, p2, 5);
     const hdp_field_table *mc2[] = {&hdp_mc_command_fields, &hdp_mc_fields, &hdp_mc_rows_fields,
                                     &hdp_mc_data_fields,    &hdp_model_fields, &hdp_mc_run_fields,
-                                    &hdp_mc_seed_fields,    &hdp_source_fields, &hdp_version_fields};
-    distinct(mc2, p2, 9);
+                                    &hdp_mc_seed_fields,    &hdp_source_fields, &hdp_version_fields,
+                                    &hdp_mc_finals_fields};
+    distinct(mc2, p2, 10);
     /* validate: the JSON's numbers, and the record's curves */
     const hdp_field_table *v[] = {&hdp_validate_side_fields, &hdp_validate_side_fields,
                                   &hdp_validate_fields,      &hdp_validate_sde_fields,
                                   &hdp_mc_rows_fields,       &hdp_model_fields,
                                   &hdp_ode_fields,           &hdp_mc_fields,
-                                  &hdp_mc_fields};
-    const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde."};
-    distinct(v, vp, 9);
+                                  &hdp_mc_fields,            &hdp_validate_grid_fields,
+                                  &hdp_source_fields};
+    const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde.", "", ""};
+    distinct(v, vp, 11);
     const hdp_field_table *pr[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields};
     distinct(pr, p2, 2);
     const hdp_field_table *acc[] = {&hdp_accountant_choice_fields, &hdp_accountant_fields,
