@@ -50,6 +50,55 @@ static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_r
     hdp_rec_fields(r, &hdp_design_cost_fields, prefix, d, NULL);
 }
 
+/* the record of a design (hdp_handle_design_refine, hdp_handle_design_batch): every family's
+ * numbers and tables, the best one's without prefix, the table text (of m, the model designed) */
+static void design_record(hdp_record *r, const hdp_model *m, const hdp_design_set *d)
+{
+    const hdp_design_result *b = &d->res[d->best];
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        if (!d->done[f])
+            continue;
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "%s_", hdp_design_family_key(f));
+        design_numbers(r, prefix, &d->res[f]);
+        hdp_rec_col(r, prefix, "t", d->res[f].table_t, d->res[f].table_len);
+        hdp_rec_col(r, prefix, "eta", d->res[f].table_eta, d->res[f].table_len);
+    }
+    design_numbers(r, "", b);
+    hdp_rec_col(r, "", "t", b->table_t, b->table_len);
+    hdp_rec_col(r, "", "eta", b->table_eta, b->table_len);
+    if (b->family == HDP_FAMILY_PL) {
+        hdp_rec_col(r, "", "knot_t", b->knot_t, b->knots);
+        hdp_rec_col(r, "", "knot_eta", b->knot_eta, b->knots);
+    }
+    double delta = m->delta;
+    hdp_rec_real(r, "best_final_risk", b->final_risk);
+    hdp_rec_real(r, "best_c", b->c);
+    hdp_rec_int(r, "table_knots", (double)b->table_len);
+    hdp_rec_real(r, "rho", m->rho);
+    hdp_rec_real(r, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
+    hdp_rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
+    hdp_rec_real(r, "delta", delta);
+    hdp_rec_int(r, "total_ode_solves", (double)d->solves);
+    hdp_rec_real(r, "gamma", m->gamma);
+    hdp_rec_int(r, "n", (double)m->n);
+    hdp_rec_int(r, "d", (double)m->d);
+    rec_table_text(r, m, b);
+    if (b->levels > 0) { /* refine: the levels, coarse to fine, as the JSON names them */
+        hdp_rec_int(r, "refine_levels", b->levels);
+        for (int l = 0; l < b->levels; l++) {
+            char k[32];
+            snprintf(k, sizeof k, "refine_knots_%d", l);
+            hdp_rec_int(r, k, b->level_knots[l]);
+            snprintf(k, sizeof k, "refine_risk_%d", l);
+            hdp_rec_real(r, k, b->level_risk[l]);
+        }
+    }
+    hdp_rec_text_add(r, "best_family", hdp_design_family_column(d->best));
+    hdp_rec_text_add(r, "family", hdp_design_family_column(d->best));
+    hdp_rec_text_add(r, "model", m->source);
+}
+
 hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,
                              volatile int *cancel, hdp_progress_fn progress, void *user,
                              hdp_record **out, hdp_error *err)
@@ -105,53 +154,83 @@ hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, in
         return st;
     }
     hdp_record *r = hdp_rec_new();
-    if (r) {
-        const hdp_design_result *b = &d.res[d.best];
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-            if (!d.done[f])
-                continue;
-            char prefix[64];
-            snprintf(prefix, sizeof prefix, "%s_", hdp_design_family_key(f));
-            design_numbers(r, prefix, &d.res[f]);
-            hdp_rec_col(r, prefix, "t", d.res[f].table_t, d.res[f].table_len);
-            hdp_rec_col(r, prefix, "eta", d.res[f].table_eta, d.res[f].table_len);
-        }
-        design_numbers(r, "", b);
-        hdp_rec_col(r, "", "t", b->table_t, b->table_len);
-        hdp_rec_col(r, "", "eta", b->table_eta, b->table_len);
-        if (b->family == HDP_FAMILY_PL) {
-            hdp_rec_col(r, "", "knot_t", b->knot_t, b->knots);
-            hdp_rec_col(r, "", "knot_eta", b->knot_eta, b->knots);
-        }
-        double delta = m->delta;
-        hdp_rec_real(r, "best_final_risk", b->final_risk);
-        hdp_rec_real(r, "best_c", b->c);
-        hdp_rec_int(r, "table_knots", (double)b->table_len);
-        hdp_rec_real(r, "rho", m->rho);
-        hdp_rec_real(r, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
-        hdp_rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
-        hdp_rec_real(r, "delta", delta);
-        hdp_rec_int(r, "total_ode_solves", (double)d.solves);
-        hdp_rec_real(r, "gamma", m->gamma);
-        hdp_rec_int(r, "n", (double)m->n);
-        hdp_rec_int(r, "d", (double)m->d);
-        rec_table_text(r, m, b);
-        if (b->levels > 0) { /* refine: the levels, coarse to fine, as the JSON names them */
-            hdp_rec_int(r, "refine_levels", b->levels);
-            for (int l = 0; l < b->levels; l++) {
-                char k[32];
-                snprintf(k, sizeof k, "refine_knots_%d", l);
-                hdp_rec_int(r, k, b->level_knots[l]);
-                snprintf(k, sizeof k, "refine_risk_%d", l);
-                hdp_rec_real(r, k, b->level_risk[l]);
-            }
-        }
-        hdp_rec_text_add(r, "best_family", hdp_design_family_column(d.best));
-        hdp_rec_text_add(r, "family", hdp_design_family_column(d.best));
-        hdp_rec_text_add(r, "model", m->source);
-    }
+    if (r)
+        design_record(r, m, &d);
     hdp_design_set_free(&d);
     return hdp_rec_finish(r, out, err);
+}
+
+/* the batch design's numbers (`schedule --optimize --tune-batch --json`): the batches, their
+ * risks and the best configuration in the accountants' terms (hdp_design_batch_terms) */
+static hdp_status batch_record(hdp_record *r, const hdp_design_batch *db, hdp_error *err)
+{
+    hdp_model dm; /* the best design's model, its schedule as the written table (as the CLI) */
+    hdp_status st = hdp_design_model(&db->model, &db->set.res[db->set.best], 1, &dm, err);
+    hdp_design_batch_terms_t t;
+    if (st == HDP_OK)
+        st = hdp_design_batch_terms(&dm, &t, err);
+    hdp_model_free(&dm);
+    if (st != HDP_OK)
+        return st;
+    double cand[HDP_DESIGN_MAX_BATCHES];
+    for (int i = 0; i < db->count; i++)
+        cand[i] = (double)db->batch[i];
+    hdp_rec_int(r, "best_batch", (double)db->batch[db->best]);
+    hdp_rec_col(r, "", "batch_candidates", cand, db->count);
+    hdp_rec_col(r, "", "batch_final_risks", db->risk, db->count);
+    hdp_rec_real(r, "sample_rate", t.sample_rate);
+    hdp_rec_int(r, "steps", (double)t.steps);
+    hdp_rec_real(r, "noise_multiplier_min", t.noise_min);
+    hdp_rec_real(r, "noise_multiplier_median", t.noise_median);
+    hdp_rec_real(r, "noise_multiplier_max", t.noise_max);
+    hdp_rec_real(r, "rho_accounted", t.rho_accounted);
+    hdp_rec_real(r, "poisson_noise_multiplier", t.poisson_sigma);
+    hdp_rec_real(r, "epsilon_pld", t.epsilon_pld);
+    hdp_rec_real(r, "epsilon_rdp", t.epsilon_rdp);
+    hdp_rec_real(r, "epsilon_rdp_classic", t.epsilon_rdp_classic);
+    return HDP_OK;
+}
+
+hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int knots,
+                                   int tune_clip, volatile int *cancel, hdp_progress_fn progress,
+                                   void *user, hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, families);
+    int want[HDP_FAMILY_COUNT];
+    hdp_status st = hdp_design_families_parse(families, want, err);
+    if (st != HDP_OK)
+        return st;
+    if (knots < 2 || knots > HDP_DESIGN_MAX_KNOTS)
+        return hdp_fail(err, HDP_EINPUT, "knots = %d: the pl family needs 2 to %d knots", knots,
+                        HDP_DESIGN_MAX_KNOTS);
+    hdp_handle_relay p;
+    hdp_handle_relay_init(&p, cancel, progress, user);
+    hdp_design_options opt;
+    hdp_design_options_init(&opt);
+    opt.knots = knots;
+    opt.tune_clip = tune_clip != 0;
+    opt.cancel = p.cancel;
+    if (progress) {
+        opt.progress = hdp_handle_design_progress;
+        opt.progress_user = &p;
+    }
+    hdp_design_batch db;
+    st = hdp_design_batch_run(m, want, &opt, &db, err);
+    if (st == HDP_OK && db.best < 0)
+        st = hdp_fail(err, HDP_ENUMERIC, "the batch design found no schedule at any batch size");
+    hdp_record *r = NULL;
+    if (st == HDP_OK && (r = hdp_rec_new()) != NULL) {
+        design_record(r, &db.model, &db.set);
+        if ((st = batch_record(r, &db, err)) != HDP_OK) {
+            hdp_record_delete(r);
+            r = NULL;
+        }
+    }
+    hdp_design_batch_free(&db);
+    return st == HDP_OK ? hdp_rec_finish(r, out, err) : st;
 }
 
 hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count,
