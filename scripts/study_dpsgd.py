@@ -266,20 +266,12 @@ def gnuplot(script):
         raise RuntimeError(p.stderr)
 
 
-def figure(csvpath, png, yrange, floor, floor_title, test=False):
-    """Final excess risk (or, with test, the held-out MSE) against epsilon."""
-    if test:
-        cols = ("21", "22:23", "24:25", "26:27")
-        ylabel, key = "held-out MSE", "top right"
-    else:
-        cols = ("2", "3:4", "7:8", "14:15")
-        ylabel, key = "final excess risk", "bottom left"
-    gnuplot(f"""
-set terminal pngcairo size 680,520 font ",11"
-set output '{png}'
+def panel(csvpath, cols, ylabel, key, yrange, floor, floor_title, logy):
+    """One panel: the designed one pass (ODE, sim) and both Poisson winners against epsilon."""
+    return f"""
 set datafile separator ','
 set logscale x
-{'' if test else 'set logscale y'}
+{'set logscale y' if logy else 'unset logscale y'}
 set xlabel 'epsilon (delta = 1e-5)'
 set ylabel '{ylabel}'
 set key {key}
@@ -292,7 +284,28 @@ plot '{csvpath}' using 1:{cols[0]} skip 1 with lines lw 2 dt 2 lc rgb '#1f77b4' 
      '' using 1:{cols[2]} skip 1 with yerrorlines pt 5 ps 0.8 lc rgb '#d62728' title 'Poisson, tuned, add/remove', \\
      '' using 1:{cols[3]} skip 1 with yerrorlines pt 9 ps 0.9 lc rgb '#2ca02c' title 'Poisson, tuned, replace-one', \\
      {floor} with lines dt 3 lc rgb '#555555' title '{floor_title}'
-""")
+"""
+
+
+def figure(csvpath, png, yrange, floor, floor_title):
+    """Final excess risk against epsilon."""
+    gnuplot(f"set terminal pngcairo size 680,520 font ',11'\nset output '{png}'\n" +
+            panel(csvpath, ("2", "3:4", "7:8", "14:15"), "final excess risk", "bottom left",
+                  yrange, floor, floor_title, True))
+
+
+def digits_figure(csvpath, png):
+    """Two panels: the training rows' excess risk and the held-out MSE against epsilon."""
+    with open(csvpath) as f:
+        star = float(next(csv.DictReader(f))["test_mse_star"])
+    gnuplot(f"set terminal pngcairo size 1100,480 font ',11'\nset output '{png}'\n"
+            "set multiplot layout 1,2\n" +
+            panel(csvpath, ("2", "3:4", "7:8", "14:15"), "final excess risk (training rows)",
+                  "bottom left", "0.005:0.1", "1/0", "", True) +
+            panel(csvpath, ("21", "22:23", "24:25", "26:27"), "held-out MSE (297 rows)",
+                  "top right", "0.35:0.52", repr(star),
+                  "least squares on the training rows", False) +
+            "unset multiplot\n")
 
 
 def read_winners(path, name):
@@ -363,13 +376,14 @@ def epochs_part(bin_, outdir, work, pbs, eps_list, names):
         for eps in sorted({float(r["epsilon"]) for r in rows}):
             pts = [r for r in rows if float(r["epsilon"]) == eps]
             r0 = float(pts[0]["risk"])
-            lines.append((name, eps, [(int(r["epochs"]), float(r["risk"]) / r0) for r in pts]))
+            lines.append((name, eps, [(int(r["epochs"]), float(r["risk"]) / r0,
+                                       float(r["stderr"]) / r0) for r in pts]))
     data = os.path.join(work, "profile.dat")
     with open(data, "w") as f:
         for _, _, pts in lines:
-            f.writelines(f"{e} {v}\n" for e, v in pts)
+            f.writelines(f"{e} {v} {se}\n" for e, v, se in pts)
             f.write("\n\n")
-    plots = ", ".join(f"'{data}' index {i} using 1:2 with linespoints lw 1.5 "
+    plots = ", ".join(f"'{data}' index {i} using 1:2:3 with yerrorlines lw 1.5 "
                       f"dt {1 if name == 'synthetic' else 2} title '{name}, eps {eps:g}'"
                       for i, (name, eps, _) in enumerate(lines))
     gnuplot(f"""
@@ -377,8 +391,11 @@ set terminal pngcairo size 680,520 font ",11"
 set output '{os.path.join(outdir, "study-dpsgd-epochs.png")}'
 set logscale x 2
 set xlabel 'epochs E (Poisson, add/remove; B and c of the winner, eta re-tuned)'
-set ylabel 'final excess risk / risk at the winner'
-set key outside right
+set ylabel 'final excess risk / risk at the winner (+- se)'
+set key top right
+set yrange [0.92:1.03]
+set xrange [*:*] noextend
+set offsets graph 0.04, graph 0.04, 0, 0
 set grid
 plot {plots}
 """)
@@ -464,8 +481,7 @@ def main():
                 figure(path, os.path.join(outdir, stem + ".png"), "0.01:0.6", ols,
                        "least squares on the N rows, no privacy")
             else:
-                figure(path, os.path.join(outdir, stem + ".png"), "0.35:0.75", rows[0][27],
-                       "least squares on the training rows (theta*)", test=True)
+                digits_figure(path, os.path.join(outdir, stem + ".png"))
         if "fashion" in parts:
             fashion_part(bin_, outdir, work, [1, 4] if not quick else [4])
         names = [p[len("epochs-"):] for p in parts if p.startswith("epochs-")]
