@@ -2,7 +2,7 @@
 """study_dpsgd.py — the designed one-pass scheme against standard Poisson DP-SGD at equal
 privacy budgets, on a synthetic model and on real data (docs/study-dpsgd.md, issue 33).
 
-    scripts/study_dpsgd.py BIN [OUTDIR] [--part=synthetic,digits,epochs-synthetic,epochs-digits] [--quick]
+    scripts/study_dpsgd.py BIN [OUTDIR] [--part=PART,...] [--quick]
 
 For each epsilon in {0.5, 1, 2, 4, 8} at delta = 1e-5:
 
@@ -21,27 +21,29 @@ For each epsilon in {0.5, 1, 2, 4, 8} at delta = 1e-5:
     is better; the best one (lowest mean final risk) simulated again with 200 runs on another
     seed (no winner's curse in the number reported).
 
-Parts (default: all four; OUTDIR default docs/gallery's files are the study's):
+Parts (default: synthetic, digits, epochs-synthetic, epochs-digits; OUTDIR default: the current
+folder, docs/gallery for the files of docs/study-dpsgd.md):
   synthetic  the default model (d = 200, n = N = 2000): OUTDIR/study-dpsgd.csv, .png
   digits     scikit-learn's digits (python3-sklearn), even against odd, 1500 training rows and
              297 held-out (a fixed split), as a data model (data.source = file on .npy files
              written to a scratch folder): one pass on the rows without replacement (each row
              once, n = N = 1500), designed by --method simplex (the exact gradient does not
              cover data models) in the family linear-noise (the best of the four at
-             epsilon = 1, and the cheapest search); Poisson DP-SGD on the
-             same rows, a smaller grid (B 16, 128, 1024; E 4 to 256; eta~ 0.5, 2; c 0.1, 0.3,
-             1) and E up to 1024 in the local search; tuned on the training rows' excess risk, the held-out MSE reported:
-             OUTDIR/study-dpsgd-digits.csv, .png
+             epsilon = 1, and the cheapest search); Poisson DP-SGD on the same rows, a smaller
+             grid (B 16, 128, 1024; E 4 to 256; eta~ 0.5, 2; c 0.1, 0.3, 1) and E up to 1024
+             in the local search; tuned on the training rows' excess risk, the held-out MSE
+             reported: OUTDIR/study-dpsgd-digits.csv, .png
   epochs-synthetic, epochs-digits
              the epoch profile: from each Poisson winner of OUTDIR/study-dpsgd.csv (or
              study-dpsgd-digits.csv), E doubled up to 512 (synthetic) or 1024 (digits) at the
-             winner's B and c, eta~ re-tuned at each E (a factor-2 line search from the winner's flow time E eta~,
-             20 runs), the best eta~ at each E simulated again (100 runs, another seed):
-             OUTDIR/study-dpsgd-epochs-synthetic.csv (-digits.csv) and the figure of both,
-             OUTDIR/study-dpsgd-epochs.png (epochs-figure: that figure alone)
+             winner's B and c, eta~ re-tuned at each E (a factor-2 line search from the
+             winner's flow time E eta~, 20 runs), the best eta~ at each E simulated again (100
+             runs, another seed): OUTDIR/study-dpsgd-epochs-synthetic.csv (-digits.csv) and
+             the figure of both, OUTDIR/study-dpsgd-epochs.png (epochs-figure: that figure
+             alone)
   fashion    (not by default) a spot check on Fashion-MNIST at epsilon = 1 and 4, a few
-             configurations, few runs (dataset-fashion-mnist; ~5 CPU minutes):
-             OUTDIR/study-dpsgd-fashion.csv
+             configurations, few runs (dataset-fashion-mnist; about 25 minutes on 2 loaded
+             cores): OUTDIR/study-dpsgd-fashion.csv
 
 --quick: a reduced sweep and two budgets (a check that the script runs, a few minutes).
 Run it with a python3 that has NumPy and scikit-learn (Debian's /usr/bin/python3).
