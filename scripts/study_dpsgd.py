@@ -385,8 +385,10 @@ def epochs_part(bin_, outdir, work, pbs, eps_list, names):
         for _, _, pts in lines:
             f.writelines(f"{e} {v} {se}\n" for e, v, se in pts)
             f.write("\n\n")
+    colour = {e: i + 1 for i, e in enumerate(EPS)}  # one colour per budget, both problems
     plots = ", ".join(f"'{data}' index {i} using 1:2:3 with yerrorlines lw 1.5 "
-                      f"dt {1 if name == 'synthetic' else 2} title '{name}, eps {eps:g}'"
+                      f"dt {1 if name == 'synthetic' else 2} lc {colour.get(eps, 6)} "
+                      f"pt {5 if name == 'synthetic' else 7} ps 0.7 title '{name}, eps {eps:g}'"
                       for i, (name, eps, _) in enumerate(lines))
     gnuplot(f"""
 set terminal pngcairo size 680,520 font ",11"
@@ -394,8 +396,8 @@ set output '{os.path.join(outdir, "study-dpsgd-epochs.png")}'
 set logscale x 2
 set xlabel 'epochs E (Poisson, add/remove; B and c of the winner, eta re-tuned)'
 set ylabel 'final excess risk / risk at the winner (+- se)'
-set key top right
-set yrange [0.92:1.03]
+set key bottom left
+set yrange [0.7:1.05]
 set xrange [*:*] noextend
 set offsets graph 0.04, graph 0.04, 0, 0
 set grid
