@@ -193,10 +193,37 @@ refused "source = file without features" "needs data.features" --set data.source
 refused "a missing features file" "nothing.npy" --set data.source=file --set data.features=nothing.npy
 refused "d given and different" "d = 7 but the rows of X.npy have 12 columns" "${base[@]}" \
   --set data.d=7
-rm -f sch.txt
-"$bin" schedule --optimize "${base[@]}" -o sch.txt 2> err.txt
-check "schedule --optimize (bfgs) refuses a data set: exit 2, --method simplex named" \
-  bash -c '[[ $0 -eq 2 ]] && grep -q "method simplex" err.txt && [[ ! -e sch.txt ]]' $?
+# schedule design on the rows (the default method, bfgs on the exact gradient with the data
+# set's corrections, ode_grad.h): the optimum's risk finite and below the model's own
+# schedule's; the table re-solved by `ode` gives the JSON's table risk; inverse-time by bfgs and
+# by simplex (the corrected ODE) reach the same risk to the searches' tolerance
+opt=(--set clip.c=0.5 --set data.test_features= --set data.test_labels=)
+"$bin" schedule --optimize "${base[@]}" "${opt[@]}" -o sch.txt --json sch.json > /dev/null 2>&1
+"$bin" ode "${base[@]}" "${opt[@]}" --json own.json -o own.csv 2>/dev/null
+"$bin" ode "${base[@]}" "${opt[@]}" --set schedule.kind=table --set schedule.file=sch.txt \
+  --json tab.json -o tab.csv 2>/dev/null
+for meth in bfgs simplex; do
+  "$bin" schedule --optimize "${base[@]}" "${opt[@]}" --family inverse-time --method $meth \
+    -o it_$meth.txt --json it_$meth.json > /dev/null 2>&1
+done
+check "schedule --optimize (bfgs) on a data set: below the own schedule, table re-solved, = simplex" \
+  "$py" - <<'PY'
+import json, math, sys
+d, own, tab = json.load(open("sch.json")), json.load(open("own.json")), json.load(open("tab.json"))
+b, s = json.load(open("it_bfgs.json")), json.load(open("it_simplex.json"))
+best, ref = d["best_final_risk"], own["final_risk"]
+print(f"  optimum {best:.9g} ({d['best_family']}), own schedule {ref:.9g}, table {tab['final_risk']:.9g}")
+print(f"  inverse-time: bfgs {b['best_final_risk']:.10g}, simplex {s['best_final_risk']:.10g}")
+ok = (math.isfinite(best) and best < ref and d["converged"]
+      and all(math.isfinite(d[f + "_final_risk"]) for f in ("output", "linear_noise", "inverse_time", "pl"))
+      and abs(tab["final_risk"] - d["table_final_risk"]) <= 1e-6 * d["table_final_risk"]
+      and abs(b["best_final_risk"] - s["best_final_risk"]) <= 1e-6 * s["best_final_risk"])
+sys.exit(0 if ok else 1)
+PY
+rm -f sch2.txt
+"$bin" schedule --optimize "${base[@]}" "${opt[@]}" --tune-clip -o sch2.txt 2> err.txt
+check "schedule --optimize --tune-clip (bfgs) on a data set: exit 2, --method simplex named" \
+  bash -c '[[ $0 -eq 2 ]] && grep -q "method simplex" err.txt && [[ ! -e sch2.txt ]]' $?
 refused "target file of another length" "has 4 energies but d = 5" --set data.d=5 \
   --set data.target=file --set data.target_file=energies.txt
 
