@@ -42,7 +42,8 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
     if (!g)
         return;
     hdp_spectrum_free(&g->spec);
-    hdp_clip_free(g->clip);
+    if (!g->clip_borrowed)
+        hdp_clip_free(g->clip);
     hdp_grad_data_free(&g->data);
     free(g->law_sample);
     free(g->grid);
@@ -637,11 +638,12 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
     g->base_steps = 256;
     g->store = (double)HDP_GRAD_STORE;
     g->rel_step = 1.0 / 32.0;
-    if (hdp_model_data(m)) { /* the rows' factors at the model's c (clip_rows.c), kept */
+    if (hdp_model_data(m)) { /* the rows' factors at the model's c (clip_rows.c): the
+                                  problem's, borrowed (fitted once, seconds on 60 000 rows) */
         g->data_model = 1;
         g->clip_c = m->c;
-        if (!(g->clip = hdp_clip_alloc_fitted(m, m->c, err)))
-            return err ? err->status : HDP_ENOMEM;
+        g->clip = pb->clip;
+        g->clip_borrowed = 1;
     }
     hdp_status st = hdp_spectrum_copy(&pb->spec, &g->spec, err);
     g->ns = g->spec.m;
@@ -668,6 +670,10 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     hdp_status st = hdp_problem_build_solver(m, &pb, err);
     if (st == HDP_OK)
         st = hdp_ode_grad_init_problem(g, &pb, err);
+    if (st == HDP_OK && g->clip_borrowed) { /* the problem goes: its factors become g's */
+        pb.clip = NULL;
+        g->clip_borrowed = 0;
+    }
     hdp_problem_free(&pb);
     return st;
 }

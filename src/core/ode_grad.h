@@ -88,6 +88,7 @@ typedef struct {
     double clip_c;
     int data_model;         /* data.source = file: the clipping factors are the rows' at the
                                model's c (clip_rows.c), fixed; dc is not available */
+    int clip_borrowed;      /* clip is the problem's (data.source = file) */
     hdp_grad_data data;     /* the data set's corrections (on: extra states) */
     long ns;                /* state length: m, or 2 m + 1 with the data set's corrections */
     long base_steps;        /* accuracy: at most 1/base_steps per step (default 256) */
@@ -109,7 +110,8 @@ typedef struct {
  * schedule cannot be integrated; free with hdp_ode_grad_free in every case. */
 hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err);
 /* The same on a built problem (hdpsgd/problem.h): its bins copied, its schedule for
- * bins = auto, the range of its clipping factors; the model is not checked again. */
+ * bins = auto, the range of its clipping factors; the model is not checked again. On a data
+ * set (data.source = file) g borrows the problem's clipping factors: pb must outlive g. */
 hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp_error *err);
 void hdp_ode_grad_free(hdp_ode_grad *g);
 
