@@ -250,7 +250,7 @@ static void unclipped_and_binned(void **state)
     hdp_model_free(&m);
 }
 
-/* planted target on the rows: the rows' clipping factors, no extra states */
+/* planted target on the rows: the rows' clipping factors, no extra states, c free */
 static void planted(void **state)
 {
     (void)state;
@@ -261,8 +261,43 @@ static void planted(void **state)
     hdp_error err;
     hdp_error_clear(&err);
     assert_int_equal(hdp_ode_grad_init(&g, &m, &err), HDP_OK);
-    assert_true(!g.data.on && g.data_model && g.ns == g.spec.m);
+    assert_true(!g.data.on && g.data_model == 2 && g.ns == g.spec.m);
     gradient_on_model(&m, &g, 1e-5);
+    /* c is free (the rows' factors fitted again at each c): dF/dc from the groups' dmu/dc
+     * and the plain law's dV/dc against central differences, for every kind of schedule;
+     * back at the model's c the same F */
+    hdp_schedule s, o;
+    hdp_sched_from_model(&m, &s);
+    o = s;
+    o.kind = HDP_SCHED_OUTPUT;
+    o.eta0 = 0.4 / m.gamma;
+    const hdp_schedule *kinds[] = {&s, &o};
+    for (int i = 0; i < 2; i++) {
+        double ds[2], dc = 0, h = 1e-5 * m.c;
+        double F = hdp_ode_grad_eval(&g, kinds[i], m.c, ds, &dc);
+        double Fp = hdp_ode_grad_eval(&g, kinds[i], m.c + h, NULL, NULL);
+        double Fm = hdp_ode_grad_eval(&g, kinds[i], m.c - h, NULL, NULL);
+        double fd = (Fp - Fm) / (2 * h);
+        print_message("planted, kind %d: dF/dc %.12g, differences %.12g\n", (int)kinds[i]->kind,
+                      dc, fd);
+        assert_true(isfinite(dc) && fabs(dc) > 0);
+        assert_rel(dc, fd, 1e-7, 0);
+        assert_true(hdp_ode_grad_eval(&g, kinds[i], m.c, NULL, NULL) == F);
+    }
+    hdp_ode_grad_free(&g);
+    hdp_model_free(&m);
+    /* Laplace label noise: each group's dmu/dc from its fitted factors (the heat equation's
+     * identity); the differences compare fits at c -+ h (1e-5, as unit_design) */
+    make_model(&m, "data.source=file", xkey, "data.target=planted", "data.gamma=0.1",
+               "data.noise=laplace", "clip.c=0.5", "privacy.rho=0.5", NULL);
+    assert_int_equal(hdp_ode_grad_init(&g, &m, &err), HDP_OK);
+    hdp_sched_from_model(&m, &s);
+    double ds[2], dc = 0, h = 1e-5 * m.c;
+    assert_true(isfinite(hdp_ode_grad_eval(&g, &s, m.c, ds, &dc)));
+    double fd = (hdp_ode_grad_eval(&g, &s, m.c + h, NULL, NULL) -
+                 hdp_ode_grad_eval(&g, &s, m.c - h, NULL, NULL)) / (2 * h);
+    print_message("planted, Laplace: dF/dc %.12g, differences %.12g\n", dc, fd);
+    assert_rel(dc, fd, 1e-5, 0);
     hdp_ode_grad_free(&g);
     hdp_model_free(&m);
 }

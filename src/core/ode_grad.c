@@ -25,6 +25,7 @@
  * (h or h/2) Ybar_s, and the parameters collect kbar_s^T df/dparam at stage s.
  */
 #include "core/ode_grad.h"
+#include "core/clip_internal.h"
 #include "core/problem_internal.h"
 #include "core/check.h"
 #include "hdpsgd/dataset.h"
@@ -67,6 +68,33 @@ typedef struct {
     const hdp_grad_data *data; /* the data set's corrections (NULL: none) */
 } clip_set;
 
+static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_rode_coef *cf,
+                        double *mu_c, double *V_c);
+
+/* The rows' composite (clip_rows.c, docs/theory.md §9.3): mu = sum_g ga_g mu_g at c_g = c/w_g,
+ * so dmu/dc = sum_g ga_g (c_g/c) dmu_g/dc_g; V is the plain law's at c */
+static void clip_dc_rows(const hdp_clip *k, double c, double R, double *mu_c, double *V_c)
+{
+    hdp_clip_values v;
+    hdp_rode_coef cf;
+    double m1, v1;
+    memset(&cf, 0, sizeof cf);
+    *mu_c = 0.0;
+    for (int i = 0; i < k->ngroups; i++) {
+        const hdp_clip *gk = k->group[i];
+        hdp_clip_eval(k->group[i], R, &v);
+        cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
+        int sc = gk->noise == HDP_NOISE_GAUSSIAN || gk->noise == HDP_NOISE_NONE || gk->tau2 == 0;
+        clip_dc_law(sc, gk->noise == HDP_NOISE_NONE ? 0.0 : gk->tau2, gk->c, R, &cf, &m1, &v1);
+        *mu_c += k->ga[i] * gk->c / c * m1;
+    }
+    const hdp_clip *pk = k->vplain;
+    hdp_clip_eval(k->vplain, R, &v);
+    cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
+    int sc = pk->noise == HDP_NOISE_GAUSSIAN || pk->noise == HDP_NOISE_NONE || pk->tau2 == 0;
+    clip_dc_law(sc, pk->noise == HDP_NOISE_NONE ? 0.0 : pk->tau2, c, R, &cf, &m1, V_c);
+}
+
 /* dmu/dc, dV/dc at R, whose factors and R-derivatives cf holds */
 static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, double *mu_c,
                     double *V_c)
@@ -74,21 +102,34 @@ static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, doubl
     *mu_c = *V_c = 0.0;
     if (isinf(cs->c))
         return;
-    if (cs->scale) {
+    if (cs->clip->ngroups)
+        clip_dc_rows(cs->clip, cs->c, R, mu_c, V_c);
+    else
+        clip_dc_law(cs->scale, cs->tau2, cs->c, R, cf, mu_c, V_c);
+}
+
+/* one law's dmu/dc, dV/dc at its c (scale: mu, V functions of c / sqrt(R + tau^2/2)) */
+static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_rode_coef *cf,
+                        double *mu_c, double *V_c)
+{
+    *mu_c = *V_c = 0.0;
+    if (isinf(c))
+        return;
+    if (scale) {
         /* mu = M(a), V = s N(a), a = c / (2 sqrt(s)), s = R + tau^2/2 (clip.c): with
          * da/dR = -a/(2s), da/dc = a/c, dmu/dc = -(2s/c) dmu/dR and
          * dV/dc = s N'(a) a / c = (2s/c) (nu - dV/dR), nu = V/s */
-        double s = fmax(R, 0.0) + 0.5 * cs->tau2;
-        *mu_c = -2.0 * s / cs->c * cf->dmu;
-        *V_c = s > 0 ? 2.0 * s / cs->c * (cf->V / s - cf->dV) : 0.0;
-    } else if (cs->c > 0) {
+        double s = fmax(R, 0.0) + 0.5 * tau2;
+        *mu_c = -2.0 * s / c * cf->dmu;
+        *V_c = s > 0 ? 2.0 * s / c * (cf->V / s - cf->dV) : 0.0;
+    } else if (c > 0) {
         /* every law: r's density p solves the heat equation in R (variance 2R), so
          * dmu/dR = 2 p'(c) and dV/dR = mu - 2 c p(c) (V = E[min(r^2, c^2)]/2: its second
          * r-derivative is 1{|r| < c} minus c at +-c); with dmu/dc = 2 p(c) and
          * dV/dc = c (1 - mu): dmu/dc = (mu - dV/dR) / c from the factors and their
          * R-derivative (for a fitted law, those of its series; docs/theory.md §2.3) */
-        *mu_c = (cf->mu - cf->dV) / cs->c;
-        *V_c = cs->c * (1.0 - cf->mu);
+        *mu_c = (cf->mu - cf->dV) / c;
+        *V_c = c * (1.0 - cf->mu);
     }
 }
 
@@ -345,9 +386,17 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     cs->tau2 = g->noise == HDP_NOISE_NONE ? 0.0 : g->tau2;
     cs->scale = g->noise == HDP_NOISE_GAUSSIAN || g->noise == HDP_NOISE_NONE || g->tau2 == 0;
     cs->data = g->data.on && g->ns > g->spec.m ? &g->data : NULL;
-    if (g->data_model && !(g->clip_c == c))
-        return -1; /* the rows' factors and the bias are the model's c's (ode_grad.h) */
-    if (!g->clip || !(g->clip_c == c)) {
+    if (g->data_model && !(g->clip_c == c)) {
+        /* a least-squares target: the bias and the residuals are the model's c's; planted:
+         * the rows' factors at c (the problem's again at the model's c) */
+        if (g->data_model == 1 || !g->model)
+            return -1;
+        if (!g->clip_borrowed)
+            hdp_clip_free(g->clip);
+        g->clip_borrowed = g->pb_clip && c == g->model->c;
+        g->clip = g->clip_borrowed ? g->pb_clip : hdp_clip_alloc_fitted(g->model, c, NULL);
+        g->clip_c = c;
+    } else if (!g->data_model && (!g->clip || !(g->clip_c == c))) {
         hdp_clip_free(g->clip);
         g->clip = hdp_clip_alloc_law(&g->law, c);
         g->clip_c = c;
@@ -560,12 +609,12 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
     /* reverse */
     if (dsched) memset(dsched, 0, sizeof(double) * (size_t)np);
     double dcv = 0;
-    double *dcp = dc && !g->data_model ? &dcv : NULL;
+    double *dcp = dc && g->data_model != 1 ? &dcv : NULL;
     if (privacy)
         final_jump_grad(s, qf, c, eta1, r2, dsched, dcp);
     if (reverse(g, &cs, s, N, C, nck, qf, privacy, y1, dsched, dcp))
         goto out;
-    if (dc) *dc = g->data_model ? NAN : dcv; /* ode_grad.h: c is fixed on a data set */
+    if (dc) *dc = g->data_model == 1 ? NAN : dcv; /* ode_grad.h: c fixed by the bias */
     F = Fv;
 out:
     clip_set_close(&cs);
@@ -640,9 +689,10 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
     g->rel_step = 1.0 / 32.0;
     if (hdp_model_data(m)) { /* the rows' factors at the model's c (clip_rows.c): the
                                   problem's, borrowed (fitted once, seconds on 60 000 rows) */
-        g->data_model = 1;
+        g->data_model = hdp_model_data(m)->planted ? 2 : 1;
+        g->model = m;
         g->clip_c = m->c;
-        g->clip = pb->clip;
+        g->clip = g->pb_clip = pb->clip;
         g->clip_borrowed = 1;
     }
     hdp_status st = hdp_spectrum_copy(&pb->spec, &g->spec, err);
@@ -670,8 +720,9 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     hdp_status st = hdp_problem_build_solver(m, &pb, err);
     if (st == HDP_OK)
         st = hdp_ode_grad_init_problem(g, &pb, err);
-    if (st == HDP_OK && g->clip_borrowed) { /* the problem goes: its factors become g's */
+    if (st == HDP_OK && g->pb_clip) { /* the problem goes: its factors become g's */
         pb.clip = NULL;
+        g->pb_clip = NULL;
         g->clip_borrowed = 0;
     }
     hdp_problem_free(&pb);

@@ -26,11 +26,12 @@
  * invariance of mu_c, V_c in c/sqrt(R + tau^2/2); other laws: central differences of
  * the factors in c, like their R-derivatives in clip.c).
  *
- * A data set (data.source = file, docs/theory.md §9): the clipping factors of its rows at the
- * model's c and its corrections (hdp_grad_data below) are carried exactly, forward and
- * reverse; F is then the corrected final risk of hdp_ode_solve. Its c enters the bias theta_c,
- * the residuals' law and the energies, which the gradient does not differentiate: c must stay
- * the model's (another c gives NAN) and dc is not given (NAN when asked).
+ * A data set (data.source = file, docs/theory.md §9): the clipping factors of its rows and
+ * its corrections (hdp_grad_data below) are carried exactly, forward and reverse; F is then
+ * the corrected final risk of hdp_ode_solve. With a least-squares target c enters the bias
+ * theta_c, the residuals' law and the energies, which the gradient does not differentiate: c
+ * must stay the model's (another c gives NAN) and dc is not given (NAN when asked). Planted:
+ * the rows' factors are fitted again at each new c and dc is exact (the groups' dmu/dc).
  */
 #ifndef HDPSGD_CORE_ODE_GRAD_H
 #define HDPSGD_CORE_ODE_GRAD_H
@@ -86,9 +87,12 @@ typedef struct {
     double clip_range;      /* R range of the fitted clipping factors (hdp_clip_range) */
     hdp_clip *clip;         /* the factors at clip_c, fitted once and kept while c stays */
     double clip_c;
-    int data_model;         /* data.source = file: the clipping factors are the rows' at the
-                               model's c (clip_rows.c), fixed; dc is not available */
-    int clip_borrowed;      /* clip is the problem's (data.source = file) */
+    int data_model;         /* data.source = file: the clipping factors are the rows'
+                               (clip_rows.c); 1: a least-squares target, c fixed at the model's,
+                               dc not available; 2: planted, c free */
+    const hdp_model *model; /* data.source = file: the problem's model (borrowed) */
+    hdp_clip *pb_clip;      /* the problem's factors at the model's c (borrowed), or NULL */
+    int clip_borrowed;      /* clip is pb_clip */
     hdp_grad_data data;     /* the data set's corrections (on: extra states) */
     long ns;                /* state length: m, or 2 m + 1 with the data set's corrections */
     long base_steps;        /* accuracy: at most 1/base_steps per step (default 256) */
@@ -111,7 +115,8 @@ typedef struct {
 hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err);
 /* The same on a built problem (hdpsgd/problem.h): its bins copied, its schedule for
  * bins = auto, the range of its clipping factors; the model is not checked again. On a data
- * set (data.source = file) g borrows the problem's clipping factors: pb must outlive g. */
+ * set (data.source = file) g borrows the problem's clipping factors and model: pb must
+ * outlive g (with hdp_ode_grad_init, the model m). */
 hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp_error *err);
 void hdp_ode_grad_free(hdp_ode_grad *g);
 

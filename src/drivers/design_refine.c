@@ -70,11 +70,12 @@ hdp_status design_search_bfgs(search *s, const hdp_design_result *hints, int nhi
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
         goto done;
     }
-    if (s->tune_clip && hdp_model_data(s->base)) { /* core/ode_grad.h: c fixed on a data set */
+    if (s->tune_clip && hdp_model_data(s->base) && !hdp_model_data(s->base)->planted) {
+        /* core/ode_grad.h: c fixed by a least-squares target's bias */
         st = hdp_fail(err, HDP_EINPUT,
-                      "--tune-clip on a data set (data.source = file): the exact gradient does not "
-                      "differentiate the clipping bias theta_c, the residuals' law and the "
-                      "energies in c (docs/theory.md §9); tune c with --method simplex");
+                      "--tune-clip on a data set with a least-squares target: the exact gradient "
+                      "does not differentiate the clipping bias theta_c, the residuals' law and "
+                      "the energies in c (docs/theory.md §9.3); tune c with --method simplex");
         goto done;
     }
     if ((st = hdp_ode_grad_init_problem(s->g, s->pb, err)) != HDP_OK)

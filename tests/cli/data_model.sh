@@ -222,8 +222,24 @@ sys.exit(0 if ok else 1)
 PY
 rm -f sch2.txt
 "$bin" schedule --optimize "${base[@]}" "${opt[@]}" --tune-clip -o sch2.txt 2> err.txt
-check "schedule --optimize --tune-clip (bfgs) on a data set: exit 2, --method simplex named" \
+check "schedule --optimize --tune-clip (bfgs), least-squares target: exit 2, --method simplex named" \
   bash -c '[[ $0 -eq 2 ]] && grep -q "method simplex" err.txt && [[ ! -e sch2.txt ]]' $?
+# a planted target: c is free for the gradient (the rows' factors at each c); bfgs and simplex
+# find the same joint optimum
+for meth in bfgs simplex; do
+  "$bin" schedule --optimize --set data.source=file --set data.features=X.npy \
+    --set data.target=planted --set data.gamma=0.1 --set clip.c=0.5 --family inverse-time \
+    --tune-clip --method $meth -o tc_$meth.txt --json tc_$meth.json > /dev/null 2>&1
+done
+check "schedule --optimize --tune-clip on planted rows: bfgs = simplex (risk 1e-6, c 1e-3)" \
+  "$py" - <<'PY'
+import json, sys
+b, s = json.load(open("tc_bfgs.json")), json.load(open("tc_simplex.json"))
+print(f"  bfgs {b['best_final_risk']:.10g} at c = {b['best_c']:.6g}, simplex {s['best_final_risk']:.10g} at c = {s['best_c']:.6g}")
+ok = (abs(b["best_final_risk"] - s["best_final_risk"]) <= 1e-6 * s["best_final_risk"]
+      and abs(b["best_c"] / s["best_c"] - 1) <= 1e-3 and b["best_c"] != 0.5)
+sys.exit(0 if ok else 1)
+PY
 refused "target file of another length" "has 4 energies but d = 5" --set data.d=5 \
   --set data.target=file --set data.target_file=energies.txt
 
