@@ -195,6 +195,7 @@ typedef struct {
     long points;              /* output grid size on [0, 1], >= 2 */
     long max_steps;           /* CVODE's mxstep; DOP853's steps in all */
     hdp_ode_solver_kind ode_solver; /* [ode] solver */
+    int ode_discrete;         /* [ode] discrete: 1 = the one-step term (docs/theory.md §3.6) */
     /* [sim] */
     long runs;                /* Monte Carlo runs */
     unsigned long long seed;  /* base seed of the random streams */

@@ -244,6 +244,10 @@ static const hdp_schema_key ode_keys[] = {
      "auto = dop853 (explicit Runge-Kutta) unless the stiffness estimate 2 lambda_max "
      "int eta~ dt is above min(30000, 2000 + 200 bins) (2000 for Student-t noise), cvode "
      "(BDF) then or when dop853 fails; cvode; dop853"},
+    {"discrete", HDP_KEY_ENUM, OFF(ode_discrete), "false", 0, 0, 0, bool_names,
+     "true: add the one-step term (eta~^2/n) k_j lambda_j^2 V_c' D_j that the continuum ODE "
+     "drops (k_j = 2 for Gaussian rows, the rows' kurtosis minus 1 on a data set; "
+     "docs/theory.md §3.6); solved by CVODE, no exact gradient; false: the paper's ODE"},
 };
 CORE_SECTION(ode);
 
