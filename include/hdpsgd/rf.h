@@ -2,7 +2,7 @@
  * hdpsgd/rf.h — DP-GD on random features and its Ornstein-Uhlenbeck limit
  * ("privacy for free", Bombari-Mondelli; docs/theory.md §6 and §7).
  *
- * Model (docs/theory.md §7): x ~ N(0, I_d); V in R^{p x d}, V_ij ~ N(0, 1/d), frozen;
+ * Model (docs/theory.md §7): x ~ N(0, I_d) (or a data set's rows, §7.5); V in R^{p x d}, V_ij ~ N(0, 1/d), frozen;
  * features phi(x) = act(V x); f(x; theta) = phi(x)^T theta; loss (f - y)^2;
  * labels y = sign(u^T x) or u^T x (u uniform on the unit sphere), plus optional
  * Gaussian label noise. Phi (n x p) holds the training features by rows.
@@ -127,11 +127,32 @@ typedef struct {
     double label_noise;                /* variance of the Gaussian label noise */
     unsigned long long seed;           /* sim.seed */
     long v;                            /* validation samples (HDP_RF_VALIDATION; >= 1 then) */
+    /* data.source = file (hdp_rf_spec_from_data; NULL and 0 otherwise): the inputs are the
+     * data set's prepared rows (centred, scaled, in its eigenbasis: V's law is rotation
+     * invariant, so Phi has the law of the features of the rows themselves), not drawn */
+    const struct hdp_data *data;       /* the model's data set, borrowed */
+    long holdout;                      /* > 0: no held-out file; the test set is this many
+                                          rows of the file drawn by the seed (its stream
+                                          long-jumped 20 times), the training set the rest
+                                          in file order; 0: the held-out file's rows */
+    int file_labels;                   /* 1: y is the data set's labels (centred); 0: y from
+                                          rf.target with u on the rows (plus rf.label_noise) */
 } hdp_rf_spec;
 
 /* The [rf] section and sim.seed; v = rf.val_size, or round(test_size / 5) (at least 1) when
- * it is 0. */
+ * it is 0. Synthetic inputs (data NULL): for a model on a data set call hdp_rf_spec_from_data
+ * next. */
 void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec);
+
+/* After hdp_rf_spec_from_model, for a model with data.source = file (HDP_OK and nothing
+ * changed otherwise): the inputs become the data set's rows (docs/theory.md §7.5). d is the
+ * rows' column count; the test set is the held-out file (m = its rows) or, without one,
+ * rf.test_size rows of the file (default round(N/5), at least 1) and n = N - m; the labels are
+ * the data set's (least-squares target: rf.target and rf.label_noise must then be left out) or,
+ * without labels or with data.target = planted, rf.target's on the rows. rf.d, rf.n and
+ * rf.test_size given with other values than these: HDP_EINPUT naming the key and where it was
+ * set. */
+hdp_status hdp_rf_spec_from_data(const hdp_model *m, hdp_rf_spec *spec, hdp_error *err);
 
 /* Flags of hdp_rf_problem_build: what it computes besides the data, the modes and the
  * min-norm interpolator. */
