@@ -27,7 +27,7 @@
 /* a small over-parameterised problem: p = 2.5 n */
 static hdp_rf_spec small_spec(long p)
 {
-    hdp_rf_spec s = {10, 60, p, 50, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 7, 0};
+    hdp_rf_spec s = {10, 60, p, 50, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 7, 0, NULL, 0, 0};
     return s;
 }
 
@@ -272,7 +272,7 @@ static void minnorm_interpolates(void **state)
 static void threads_do_not_change_results(void **state)
 {
     (void)state;
-    hdp_rf_spec s = {12, 300, 700, 200, HDP_RF_TANH, HDP_RF_SIGN, 0.1, 3, 0};
+    hdp_rf_spec s = {12, 300, 700, 200, HDP_RF_TANH, HDP_RF_SIGN, 0.1, 3, 0, NULL, 0, 0};
     hdp_rf_problem a, b;
     build(&s, 1, &a);
     build(&s, 2, &b);

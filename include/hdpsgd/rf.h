@@ -50,19 +50,23 @@ const char *hdp_rf_target_name(hdp_rf_target_kind k);
  * parsing, the key's one range, defaults, `hdpsgd keys`, the man page). */
 #define HDP_RF_KEYS(X) \
     X(d, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
-      "input dimension d (integer in [1, 1e5]); x ~ N(0, I_d)") \
+      "input dimension d (integer in [1, 1e5]); x ~ N(0, I_d); with data.source = file the " \
+      "rows' column count (leave it out or give that)") \
     X(n, long, LONG, "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
-      "training samples n (integer in [1, 1e6])") \
+      "training samples n (integer in [1, 1e6]); with data.source = file the file's rows less " \
+      "a test set held out from them") \
     X(p, long, LONG, "4000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
       "random features p (integer in [1, 1e6]): phi(x) = act(V x), V_ij ~ N(0, 1/d) frozen") \
     X(activation, hdp_rf_activation_kind, ENUM, "tanh", 0, 0, 0, rf_activation_names, \
       "activation: tanh | relu | linear") \
     X(target, hdp_rf_target_kind, ENUM, "sign", 0, 0, 0, rf_target_names, \
-      "labels: sign (y = sign(u^T x)) | linear (y = u^T x), u uniform on the unit sphere") \
+      "labels: sign (y = sign(u^T x)) | linear (y = u^T x), u uniform on the unit sphere; with " \
+      "data.source = file, for rows without labels (or data.target = planted)") \
     X(label_noise, double, DOUBLE, "0", HDP_R_LO_CLOSED, 0, 0, NULL, \
       "variance >= 0 of Gaussian noise added to every label (train and test)") \
     X(test_size, long, LONG, "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
-      "test samples (integer in [1, 1e6])") \
+      "test samples (integer in [1, 1e6]); with data.source = file data.test_features's rows, " \
+      "or else rows of the file held out by the seed (default 20 %)") \
     X(runs, long, LONG, "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
       "runs of `hdpsgd rf` (integer in [1, 1e5]; --runs overrides it)") \
     X(records, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
