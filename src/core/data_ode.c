@@ -93,6 +93,23 @@ static void hetero_factors(const hdp_dataset *ds, const double *z, double tau2, 
                       : 1.0;
 }
 
+void hdp_data_kurtosis(const hdp_model *m, double *k)
+{
+    const hdp_data *data = hdp_model_data(m);
+    const hdp_dataset *ds = &data->train;
+    long d = ds->d;
+    memset(k, 0, sizeof(double) * (size_t)d);
+    for (long i = 0; i < ds->n; i++)
+        for (long j = 0; j < d; j++) {
+            double v = hdp_matrix_get(&ds->rows, i, j);
+            k[j] += v * v * v * v;
+        }
+    for (long j = 0; j < d; j++) {
+        double l = ds->lambda[j];
+        k[j] = l > 1e-12 * ds->lambda[0] ? k[j] / ((double)ds->n * l * l) - 1.0 : 2.0;
+    }
+}
+
 /* I(t_i) at the output points */
 static void integral(const hdp_model *m, hdp_clip *clip, const hdp_ode_result *res, double *I)
 {

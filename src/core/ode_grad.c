@@ -668,6 +668,11 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
             HDP_OK)
         return HDP_EINPUT;
     const hdp_model *m = pb->model;
+    if (m->ode_discrete) /* docs/theory.md §3.6: not carried by the adjoint */
+        return hdp_fail(err, HDP_EINPUT,
+                        "the exact gradient of the risk ODE does not carry ode.discrete's "
+                        "one-step term (docs/theory.md §3.6): design with --method simplex, or "
+                        "ode.discrete = false");
     g->gamma = m->gamma;
     g->rho = m->rho;
     g->R0 = 0.5 * m->target_radius * m->target_radius;

@@ -146,6 +146,42 @@ sys.exit(0 if o["risk_bias"] == 0 and abs(o["residual_tau2"] - r["tau2"]) <= 1e-
 check "without-replacement: a pass of n = 240 <= N rows runs" "$py" -c '
 import json, sys; s = json.load(open("w.json")); sys.exit(0 if s["steps"] == 240 and s["diverged_runs"] == 0 else 1)'
 
+# ode.discrete on the rows (docs/theory.md §3.6): planted, c = inf, rho = inf, constant eta~ = 1,
+# where mu_c = 1 and V_c = R + tau^2/2: the ODE against NumPy's RK4 of the same equations with
+# k_j = mean_i (u_j^T x_i)^4 / lambda_j^2 - 1 from the rows
+pl=(--set data.source=file --set data.features=X.npy --set data.target=planted
+    --set data.target_radius=1 --set data.tau2=0.5 --set data.gamma=0.1 --set clip.c=inf
+    --set privacy.rho=inf --set schedule.kind=constant --set schedule.eta0=1 --set ode.points=11
+    --set ode.rtol=1e-10 --set ode.atol=1e-14)
+"$bin" ode "${pl[@]}" --set ode.discrete=true -o dk.csv 2>/dev/null
+"$bin" ode "${pl[@]}" -o d0.csv 2>/dev/null
+check "ode.discrete on the rows: the one-step term with the rows' kurtosis (RK4 reference, 1e-7)" \
+  "$py" - <<'PY'
+import csv, sys
+import numpy as np
+X = np.load("X.npy"); N, d = X.shape
+Xc = X - X.mean(0); Xc *= np.sqrt(d / np.trace(Xc.T @ Xc / N))
+lam, U = np.linalg.eigh(Xc.T @ Xc / N); Z = Xc @ U
+k = (Z ** 4).mean(0) / lam ** 2 - 1
+g, tau2, n = 0.1, 0.5, round(d / 0.1)
+def run(kk):
+    f = lambda D: -2 * lam * D + g * lam * (lam @ D / d + tau2 / 2) + kk * lam ** 2 * D / n
+    D, h, out = np.full(d, 0.5), 1e-4, [lam @ np.full(d, 0.5) / d]
+    for i in range(1, 10001):
+        a = f(D); b = f(D + h / 2 * a); c = f(D + h / 2 * b); e = f(D + h * c)
+        D = D + h / 6 * (a + 2 * b + 2 * c + e)
+        if i % 1000 == 0:
+            out.append(lam @ D / d)
+    return np.array(out)
+def risk(p):
+    r = list(csv.reader(l for l in open(p) if not l.startswith("#")))
+    return np.array([float(x[r[0].index("risk")]) for x in r[1:]])
+ref, ref0, got, got0 = run(k), run(0 * k), risk("dk.csv"), risk("d0.csv")
+err, moved = np.max(np.abs(got / ref - 1)), np.max(np.abs(got / got0 - 1))
+print(f"  k_j in [{k.min():.3f}, {k.max():.3f}]; max rel. error {err:.2e} (off: {np.max(np.abs(got0 / ref0 - 1)):.2e}); the term moves R by {moved:.2%}")
+sys.exit(0 if err <= 1e-7 and np.max(np.abs(got0 / ref0 - 1)) <= 1e-7 and moved >= 1e-3 else 1)
+PY
+
 # synthetic targets: powerlaw energies (u_j^T theta*)^2 ~ j^-a, norm target_radius
 "$bin" ode --set data.d=50 --set data.spectrum=powerlaw --set data.target=powerlaw \
   --set data.target_exponent=1.5 --set data.target_radius=2 --set ode.points=3 -o p.csv 2>/dev/null
