@@ -35,8 +35,10 @@ enum {
                                  last epoch of a curve; NULL array: NaN */
     HDP_FIELD_JSON_ARRAY = 16, /* COLUMN: also in the JSON summary, as an array (a column is
                                   otherwise the CSV's only), e.g. a data set's eigenvalues */
-    HDP_FIELD_SWEEP_ALWAYS = 32 /* in a sweep's row even when the point failed (a count of
+    HDP_FIELD_SWEEP_ALWAYS = 32, /* in a sweep's row even when the point failed (a count of
                                    work, e.g. the design's ode_solves) */
+    HDP_FIELD_LIST = 64 /* REAL/INT: a list of count(obj) values, value i get(obj, &i) (i a
+                           long): a JSON array, a column of the record (e.g. pl's knots) */
 };
 
 typedef struct hdp_field {
@@ -51,6 +53,8 @@ typedef struct hdp_field {
     const char *sweep;   /* its column in a sweep's results.csv, after the command's prefix
                             (ode_, sim_, ...); NULL: not there */
     const char *(*text)(const void *obj, const void *ctx); /* a computed TEXT field, or NULL */
+    long (*count)(const void *obj); /* HDP_FIELD_LIST: its length */
+    const char *record;  /* its name in the handle's record when not `name` (NULL: name) */
 } hdp_field;
 
 typedef struct {
@@ -114,8 +118,13 @@ extern const hdp_field_table hdp_rf_terms_fields;
 /* The schedule design (hdpsgd/design.h, `schedule --optimize`): one family's result
  * (hdp_design_result, under the prefix hdp_design_family_key + "_"): design (every family),
  * then its parameters, design_eta0 (output, linear-noise), design_inverse_time or design_pl,
- * then design_cost (every family); the set of families (hdp_design_set, context the model):
- * design_set, then design_summary. */
+ * then design_cost (every family); pl's refine levels (hdp_design_result of pl): design_refine,
+ * then design_level once per level l (context: the level, a const long *; names suffixed _<l>);
+ * the privacy a closed-form family needs to match pl (hdp_design_equivalent, under the
+ * family's prefix); the set of families (hdp_design_set, context the model): design_set, then
+ * the batch sizes (hdp_design_batch: design_batch; hdp_design_batch_terms_t:
+ * design_batch_terms), then design_summary, then the table's file (design_file, the object
+ * its name: a const char *, NULL: none). */
 extern const hdp_field_table hdp_design_fields;
 extern const hdp_field_table hdp_design_eta0_fields;
 extern const hdp_field_table hdp_design_inverse_time_fields;
@@ -123,6 +132,12 @@ extern const hdp_field_table hdp_design_pl_fields;
 extern const hdp_field_table hdp_design_cost_fields;
 extern const hdp_field_table hdp_design_set_fields;
 extern const hdp_field_table hdp_design_summary_fields;
+extern const hdp_field_table hdp_design_refine_fields;
+extern const hdp_field_table hdp_design_level_fields;
+extern const hdp_field_table hdp_design_equivalent_fields;
+extern const hdp_field_table hdp_design_batch_fields;
+extern const hdp_field_table hdp_design_batch_terms_fields;
+extern const hdp_field_table hdp_design_file_fields;
 
 extern const hdp_field_table hdp_dataset_fields;
 extern const hdp_field_table hdp_dataset_classes_fields;
@@ -150,6 +165,33 @@ const double *hdp_field_column(const hdp_field *f, const void *obj, long *length
  * table's default prefix) in buf; returns buf. */
 const char *hdp_field_name(const hdp_field_table *t, const hdp_field *f, const char *prefix,
                            char *buf, size_t size);
+
+/* Where a field is written: the JSON summary or the handle's record. */
+typedef enum { HDP_FIELD_IN_JSON = 0, HDP_FIELD_IN_RECORD = 1 } hdp_field_output;
+
+/* Whether f is written to out, and then its name there in buf (hdp_field_name, with the
+ * record's own name in the record) with "_<index>" appended when index >= 0 (a table written
+ * once per index, e.g. the refine levels: refine_knots_0, ...); NULL when it is not written. */
+const char *hdp_field_name_in(const hdp_field_table *t, const hdp_field *f, hdp_field_output out,
+                              const char *prefix, long index, char *buf, size_t size);
+
+/* What a writer does with each kind of field (hdp_field_write): a LIST is handed over as its
+ * field, to be read element by element (f->count, f->get). */
+typedef struct {
+    void (*real)(void *user, const char *name, double v);
+    void (*integer)(void *user, const char *name, long v);
+    void (*boolean)(void *user, const char *name, int v);
+    void (*text)(void *user, const char *name, const char *v);
+    void (*column)(void *user, const char *name, const double *v, long length);
+    void (*list)(void *user, const char *name, const hdp_field *f, const void *obj);
+} hdp_field_sink;
+
+/* Every field of table t that out holds, of obj (context ctx) under prefix, in the table's
+ * order, to the sink; index >= 0: the table written once per index (hdp_field_name_in), the
+ * context then the index (a const long *). */
+void hdp_field_write(const hdp_field_table *t, hdp_field_output out, const char *prefix,
+                     long index, const void *obj, const void *ctx, const hdp_field_sink *sink,
+                     void *user);
 
 #ifdef __cplusplus
 }

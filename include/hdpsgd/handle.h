@@ -80,9 +80,10 @@ const char *hdp_record_text(const hdp_record *r, int i, const char **value);
 /* Result table i: its name ("ode", "mc", "mc_run", "mc_rows", "validate_side", "validate",
  * "validate_sde", "model", ...; NULL past the end) and its help (through help, may be NULL). */
 const char *hdp_result_table(int i, const char **help);
-/* Field i of the table named table: its name (NULL past the end or for an unknown table),
- * kind (hdp_field_kind: 0 real, 1 int, 2 bool, 3 text, 4 column; -1 past the end) and help.
- * The records name every field as its table does, under the prefix the job's comment gives. */
+/* Field i of the table named table: its name in the records (NULL past the end or for an
+ * unknown table), kind (hdp_field_kind: 0 real, 1 int, 2 bool, 3 text, 4 column, also for a
+ * list; -1 past the end) and help. The records name every field as its table does, under the
+ * prefix the job's comment gives. */
 const char *hdp_result_field(const char *table, int i, int *kind, const char **help);
 
 /* ---- the jobs ---- */

@@ -322,9 +322,7 @@ static int sub_bound(const hdp_model *m)
                                 1, 100000000, b.widths, &b.nwid)))
         return rc;
     bound_print(&b);
-    char data[HDP_OUT_PATH_MAX + 32];
-    static const kl_figure fig = {"kl-bound", bound_figure};
-    return kl_write(&args, bound_table, bound_json, &b, &fig, data, sizeof data);
+    return kl_write(&args, bound_table, bound_json, &b, "kl-bound", bound_figure);
 }
 
 /* ---- kl init ---- */
@@ -427,8 +425,7 @@ static int sub_init(const hdp_model *m, int threads)
     const int fails = ki.fails;
     printf("%s: %d of %d agree within %g standard errors (%.2f s)\n", fails ? "FAIL" : "PASS",
            nd * nw - fails, nd * nw, m->z_tol, ki.seconds);
-    char data[HDP_OUT_PATH_MAX + 32];
-    rc = kl_write(&args, init_table, init_json, &c, NULL, data, sizeof data);
+    rc = kl_write(&args, init_table, init_json, &c, NULL, NULL);
     hdp_klinit_free(&ki);
     if (rc)
         return rc;

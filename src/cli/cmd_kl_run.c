@@ -275,10 +275,8 @@ static int run_epochs(const hdp_model *m, int threads, const int *want, const kl
         return st != HDP_OK ? cli_fail("kl", &err) : rc;
     }
     epochs_print(m, &ep);
-    char data[HDP_OUT_PATH_MAX + 32];
     epochs_ctx c = {m, &ep};
-    static const kl_figure fig = {"kl-epochs", epochs_figure};
-    rc = kl_write(a, epochs_table, epochs_json, &c, &fig, data, sizeof data);
+    rc = kl_write(a, epochs_table, epochs_json, &c, "kl-epochs", epochs_figure);
     hdp_kl_epochs_free(&ep);
     return rc;
 }
@@ -476,10 +474,8 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
         hdp_klsweep_free(&sw);
         return cli_fail("kl", &err);
     }
-    char data[HDP_OUT_PATH_MAX + 32];
     sweep_ctx c = {m, &sw};
-    static const kl_figure fig = {"kl-sweep", sweep_figure};
-    rc = kl_write(a, sweep_table, sweep_json, &c, &fig, data, sizeof data);
+    rc = kl_write(a, sweep_table, sweep_json, &c, "kl-sweep", sweep_figure);
     hdp_klsweep_free(&sw);
     return rc;
 }

@@ -22,5 +22,9 @@
      .format = fmt, .help = h}
 #define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
 #define END {.name = NULL}
+/* a result table var (name, default prefix, help) and its rows, the END row added */
+#define TABLE(var, nm, prefix, help_, ...)                                                    \
+    static const hdp_field var##_rows[] = {__VA_ARGS__, END};                                 \
+    const hdp_field_table var = {nm, help_, var##_rows, prefix}
 
 #endif

@@ -303,28 +303,42 @@ hdp_status hdp_rec_finish(hdp_record *r, hdp_record **out, hdp_error *err)
 
 /* ---- the fields of the command line's CSV and JSON ---- */
 
+static void sink_real(void *r, const char *name, double v) { hdp_rec_num(r, "", name, v, HDP_VALUE_REAL); }
+static void sink_integer(void *r, const char *name, long v) { hdp_rec_num(r, "", name, (double)v, HDP_VALUE_INT); }
+static void sink_boolean(void *r, const char *name, int v) { hdp_rec_num(r, "", name, v, HDP_VALUE_BOOL); }
+static void sink_text(void *r, const char *name, const char *v) { hdp_rec_text_add(r, name, v); }
+static void sink_column(void *r, const char *name, const double *v, long length) { hdp_rec_col(r, "", name, v, length); }
+
+/* a list as a column */
+static void sink_list(void *r, const char *name, const hdp_field *f, const void *obj)
+{
+    long n = f->count(obj);
+    double *v = malloc(sizeof *v * (size_t)(n > 0 ? n : 1));
+    if (!v) {
+        hdp_rec_oom(r);
+        return;
+    }
+    for (long i = 0; i < n; i++)
+        v[i] = f->get(obj, &i);
+    hdp_rec_col(r, "", name, v, n);
+    free(v);
+}
+
+static const hdp_field_sink rec_sink = {sink_real, sink_integer, sink_boolean,
+                                        sink_text, sink_column, sink_list};
+
 /* every field of a result table (hdpsgd/fields.h) of obj under prefix, but the JSON-only */
 void hdp_rec_fields(hdp_record *r, const hdp_field_table *t, const char *prefix,
                        const void *obj, const void *ctx)
 {
-    char name[64];
-    for (const hdp_field *f = t->fields; f->name; f++) {
-        if (f->flags & HDP_FIELD_NO_RECORD)
-            continue;
-        hdp_field_name(t, f, prefix, name, sizeof name);
-        long len;
-        const double *data;
-        switch (f->kind) {
-        case HDP_FIELD_COLUMN:
-            data = hdp_field_column(f, obj, &len);
-            hdp_rec_col(r, "", name, data, len);
-            break;
-        case HDP_FIELD_TEXT: hdp_rec_text_add(r, name, hdp_field_text(f, obj)); break;
-        case HDP_FIELD_INT: hdp_rec_num(r, "", name, hdp_field_number(f, obj, ctx), HDP_VALUE_INT); break;
-        case HDP_FIELD_BOOL: hdp_rec_num(r, "", name, hdp_field_number(f, obj, ctx), HDP_VALUE_BOOL); break;
-        default: hdp_rec_num(r, "", name, hdp_field_number(f, obj, ctx), HDP_VALUE_REAL); break;
-        }
-    }
+    hdp_field_write(t, HDP_FIELD_IN_RECORD, prefix, -1, obj, ctx, &rec_sink, r);
+}
+
+/* the same of a table written once per index (hdp_json_fields_at) */
+void hdp_rec_fields_at(hdp_record *r, const hdp_field_table *t, const char *prefix,
+                       const void *obj, long index)
+{
+    hdp_field_write(t, HDP_FIELD_IN_RECORD, prefix, index, obj, NULL, &rec_sink, r);
 }
 
 /* the columns of a table alone (the validator's curves) */
@@ -351,11 +365,11 @@ const char *hdp_result_table(int i, const char **help)
 const char *hdp_result_field(const char *table, int i, int *kind, const char **help)
 {
     const hdp_field *f = hdp_field_at(hdp_field_table_find(table), i);
-    if (kind)
-        *kind = f ? (int)f->kind : -1;
+    if (kind) /* a list is a column of the record */
+        *kind = !f ? -1 : (f->flags & HDP_FIELD_LIST) ? HDP_FIELD_COLUMN : (int)f->kind;
     if (help)
         *help = f ? f->help : NULL;
-    return f ? f->name : NULL;
+    return !f ? NULL : f->record ? f->record : f->name;
 }
 
 /* ---- progress and cancellation ---- */

@@ -36,13 +36,13 @@ static void rec_table_text(hdp_record *r, const hdp_model *m, const hdp_design_r
     free(table);
 }
 
-/* one family's numbers: its result tables (hdpsgd/fields.h) as the JSON writes them, but eta0
- * and eta1 for every family, and with search_risk and seconds (the record's only) */
+/* one family's numbers and its table: its result tables (hdpsgd/fields.h) as the JSON writes
+ * them, but eta0 and eta1 for every family, and with the record's only (search_risk, seconds,
+ * the table's columns t and eta, pl's knot_t and knot_eta) */
 static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_result *d)
 {
     hdp_rec_fields(r, &hdp_design_fields, prefix, d, NULL);
-    hdp_rec_num(r, prefix, "eta0", d->eta0, HDP_VALUE_REAL);
-    hdp_rec_num(r, prefix, "eta1", d->eta1, HDP_VALUE_REAL);
+    hdp_rec_fields(r, &hdp_design_eta0_fields, prefix, d, NULL);
     if (d->family == HDP_FAMILY_OPTIMAL)
         hdp_rec_fields(r, &hdp_design_inverse_time_fields, prefix, d, NULL);
     if (d->family == HDP_FAMILY_PL)
@@ -54,48 +54,22 @@ static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_r
  * numbers and tables, the best one's without prefix, the table text (of m, the model designed) */
 static void design_record(hdp_record *r, const hdp_model *m, const hdp_design_set *d)
 {
-    const hdp_design_result *b = &d->res[d->best];
+    const hdp_design_result *b = &d->res[d->best], *pl = &d->res[HDP_FAMILY_PL];
     for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-        if (!d->done[f])
-            continue;
         char prefix[64];
         snprintf(prefix, sizeof prefix, "%s_", hdp_design_family_key(f));
-        design_numbers(r, prefix, &d->res[f]);
-        hdp_rec_col(r, prefix, "t", d->res[f].table_t, d->res[f].table_len);
-        hdp_rec_col(r, prefix, "eta", d->res[f].table_eta, d->res[f].table_len);
+        if (d->done[f])
+            design_numbers(r, prefix, &d->res[f]);
     }
-    design_numbers(r, "", b);
-    hdp_rec_col(r, "", "t", b->table_t, b->table_len);
-    hdp_rec_col(r, "", "eta", b->table_eta, b->table_len);
-    if (b->family == HDP_FAMILY_PL) {
-        hdp_rec_col(r, "", "knot_t", b->knot_t, b->knots);
-        hdp_rec_col(r, "", "knot_eta", b->knot_eta, b->knots);
-    }
-    double delta = m->delta;
-    hdp_rec_real(r, "best_final_risk", b->final_risk);
-    hdp_rec_real(r, "best_c", b->c);
-    hdp_rec_int(r, "table_knots", (double)b->table_len);
-    hdp_rec_real(r, "rho", m->rho);
-    hdp_rec_real(r, "epsilon", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
-    hdp_rec_real(r, "epsilon_cks", hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta));
-    hdp_rec_real(r, "delta", delta);
-    hdp_rec_int(r, "total_ode_solves", (double)d->solves);
-    hdp_rec_real(r, "gamma", m->gamma);
-    hdp_rec_int(r, "n", (double)m->n);
-    hdp_rec_int(r, "d", (double)m->d);
+    design_numbers(r, "", b); /* the best family's without prefix */
+    hdp_rec_fields(r, &hdp_design_set_fields, "", d, m);
+    hdp_rec_fields(r, &hdp_design_summary_fields, "", d, m);
     rec_table_text(r, m, b);
-    if (b->levels > 0) { /* refine: the levels, coarse to fine, as the JSON names them */
-        hdp_rec_int(r, "refine_levels", b->levels);
-        for (int l = 0; l < b->levels; l++) {
-            char k[32];
-            snprintf(k, sizeof k, "refine_knots_%d", l);
-            hdp_rec_int(r, k, b->level_knots[l]);
-            snprintf(k, sizeof k, "refine_risk_%d", l);
-            hdp_rec_real(r, k, b->level_risk[l]);
-        }
+    if (d->done[HDP_FAMILY_PL] && pl->levels > 0) { /* refine: the levels, coarse to fine */
+        hdp_rec_fields(r, &hdp_design_refine_fields, "", pl, NULL);
+        for (long l = 0; l < pl->levels; l++)
+            hdp_rec_fields_at(r, &hdp_design_level_fields, "", pl, l);
     }
-    hdp_rec_text_add(r, "best_family", hdp_design_family_column(d->best));
-    hdp_rec_text_add(r, "family", hdp_design_family_column(d->best));
     hdp_rec_text_add(r, "model", m->source);
 }
 
