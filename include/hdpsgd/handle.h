@@ -158,6 +158,17 @@ hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, in
                                     volatile int *cancel, hdp_progress_fn progress, void *user,
                                     hdp_record **out, hdp_error *err);
 
+/* hdpsgd schedule --optimize --family FAMILIES --knots K [--tune-clip] --tune-batch (the batch
+ * size in the design, hdp_design_batch_run; a one-pass model): the record of hdp_handle_design
+ * for the best batch's design (its model's table and n), and the JSON's batch numbers:
+ * best_batch, sample_rate, steps, noise_multiplier_min, noise_multiplier_median,
+ * noise_multiplier_max, rho_accounted, poisson_noise_multiplier, epsilon_pld, epsilon_rdp,
+ * epsilon_rdp_classic (NaN where the JSON writes null) and columns batch_candidates,
+ * batch_final_risks. Cancelled: HDP_ECANCELLED, no record. */
+hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int knots,
+                                   int tune_clip, volatile int *cancel, hdp_progress_fn progress,
+                                   void *user, hdp_record **out, hdp_error *err);
+
 /* hdpsgd rates --gammas LO:HI:COUNT --families LIST [--tune-clip] (hdpsgd/rates.h; families
  * NULL: output, linear-noise, inverse-time): columns gamma, n and <family>_final_risk (each
  * family optimised at each gamma); numbers <family>_slope, <family>_theory_slope, decade_lo,

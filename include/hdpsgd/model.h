@@ -300,7 +300,11 @@ typedef char hdp_list_text[HDP_LIST_MAX];
     X(solver, ode_solver, hdp_ode_solver_kind, ENUM, "auto", 0, 0, 0, ode_solver_names, \
       "auto = dop853 (explicit Runge-Kutta) unless the stiffness estimate 2 lambda_max " \
       "int eta~ dt is above min(30000, 2000 + 200 bins) (2000 for Student-t noise), cvode " \
-      "(BDF) then or when dop853 fails; cvode; dop853")
+      "(BDF) then or when dop853 fails; cvode; dop853") \
+    X(discrete, ode_discrete, int, ENUM, "false", 0, 0, 0, bool_names, \
+      "true: add the one-step term (eta~^2/n) k_j lambda_j^2 V_c' D_j that the continuum ODE " \
+      "drops (k_j = 2 for Gaussian rows, the rows' kurtosis minus 1 on a data set; " \
+      "docs/theory.md §3.6); solved by CVODE, no exact gradient; false: the paper's ODE")
 
 #define HDP_SIM_KEYS(X) \
     X(runs, runs, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \

@@ -657,22 +657,39 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: _Optional[float] = No
 
 
 def design(model: _ModelArg = None, *, family: _Union[str, "list[str]"] = "pl", knots: int = 8,
-           tune_clip: bool = False, refine: bool = False, refine_tol: float = 1e-5,
-           progress: _Progress = None) -> "DesignResult":
+           tune_clip: bool = False, tune_batch: bool = False, refine: bool = False,
+           refine_tol: float = 1e-5, progress: _Progress = None) -> "DesignResult":
     """The schedule of lowest predicted final risk at the model's rho (``hdpsgd schedule
-    --optimize --family F --knots K [--tune-clip] [--refine --refine-tol TOL]``): a
-    :class:`DesignResult`. family is output, linear-noise, inverse-time (also spelt optimal),
+    --optimize --family F --knots K [--tune-clip] [--tune-batch] [--refine --refine-tol TOL]``):
+    a :class:`DesignResult`. family is output, linear-noise, inverse-time (also spelt optimal),
     pl, a comma-separated list or all (the best is returned); 2 <= knots <= 512 (default 8, as
     the command line). The search is BFGS on the exact gradient of the final risk. refine (pl
     only, family="pl"): optimise at K knots, then at 2K - 1 started from that optimum, ... until
     the final risk moves by less than refine_tol (relative, default 1e-5); the closed-form
     families are optimised too, for the comparison (their ``<family>_final_risk``), and the
-    result holds refine_levels, refine_knots_<l> and refine_risk_<l> (coarse to fine)."""
+    result holds refine_levels, refine_knots_<l> and refine_risk_<l> (coarse to fine).
+    tune_batch (a one-pass model; not with refine): the design at sgd.batch = 1, 2, 4, ... (the
+    batched one pass, docs/theory.md §3.11), the best batch's design returned (its model, with
+    that sgd.batch, is the result's ``model``) with the JSON's batch numbers under its names:
+    best_batch, columns batch_candidates and batch_final_risks, and the configuration in the
+    accountants' terms: sample_rate, steps, noise_multiplier_min, noise_multiplier_median,
+    noise_multiplier_max, rho_accounted, and standard Poisson DP-SGD at the same q, steps and
+    (epsilon, delta): poisson_noise_multiplier, epsilon_pld, epsilon_rdp, epsilon_rdp_classic
+    (NaN where the command line's JSON writes null)."""
     m = _model(model)
     if not isinstance(family, str):
         family = ",".join(family)
     knots = _check_int("knots", knots, 2, _lib.INT_MAX)  # the library says the upper limit
     tol = _real("refine_tol", refine_tol)
+    if tune_batch:
+        if refine:
+            raise InputError("design: tune_batch with refine: give one of them (as the command "
+                             "line's --tune-batch with --refine)")
+        rec = _lib.run_long(_lib.hdp_handle_design_batch,
+                            (m._handle.ptr, _lib.cstr(family, "family"), knots,
+                             int(bool(tune_clip))), progress)
+        cols, nums, texts = _lib.record_dict(rec)
+        return DesignResult(cols, nums, texts, model=m.set("sgd.batch", nums["best_batch"]))
     rec = _lib.run_long(_lib.hdp_handle_design_refine,
                         (m._handle.ptr, _lib.cstr(family, "family"), knots,
                          int(bool(tune_clip)), int(bool(refine)), tol), progress)

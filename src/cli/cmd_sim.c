@@ -198,8 +198,7 @@ static int run_command(const char *name, int argc, char **argv)
     int is_sde = !strcmp(name, "sde");
     cli_common common;
     out_path = json_path = NULL;
-    cli_mc_args_reset(&mc);
-    int rc = cli_start(cmd, argc, argv, &common);
+    int rc = cli_start_mc(cmd, argc, argv, &common, &mc);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (!is_sde && !isnan(mc.step)) {

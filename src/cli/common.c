@@ -253,6 +253,13 @@ int cli_start(const cli_command *cmd, int argc, char **argv, cli_common *common)
     return 0;
 }
 
+int cli_start_mc(const cli_command *cmd, int argc, char **argv, cli_common *common,
+                 cli_mc_args *mc)
+{
+    cli_mc_args_reset(mc);
+    return cli_start(cmd, argc, argv, common);
+}
+
 int cli_fail(const char *cmd, const hdp_error *err)
 {
     fprintf(stderr, "hdpsgd %s: error: %s\n", cmd, err->msg);
