@@ -265,6 +265,8 @@ static void family_functions(void **state)
     hdp_rf_spec_from_model(NULL, &rs);
     hdp_rf_spec_from_model(&m, NULL);
     hdp_rf_spec_from_model(&m, &rs);
+    REFUSES(hdp_rf_spec_from_data(NULL, &rs, &err), "m");
+    REFUSES(hdp_rf_spec_from_data(&m, NULL, &err), "spec");
     REFUSES(hdp_rf_problem_build(NULL, 0, 1, &rp, &err), "spec");
     REFUSES(hdp_rf_problem_build(&rs, 0, 1, NULL, &err), "pb");
     REFUSES(hdp_rf_dpgd_from_model(NULL, 10, 10, 10, &q, &err), "m");

@@ -19,20 +19,31 @@
 #include "hdpsgd/hdpsgd.h"
 #include "io/output.h"
 
-/* the names of the tables under their prefixes, all distinct */
-static void distinct(const hdp_field_table *const *t, const char *const *prefix, int n)
+/* the names of the tables under their prefixes, all distinct in one output */
+static void distinct_in(hdp_field_output out, const hdp_field_table *const *t,
+                        const char *const *prefix, int n)
 {
     char names[256][96];
     int k = 0;
     for (int i = 0; i < n; i++)
         for (int f = 0; f < hdp_field_count(t[i]); f++) {
             assert_true(k < 256);
-            hdp_field_name(t[i], hdp_field_at(t[i], f), prefix[i], names[k], sizeof names[k]);
+            if (!hdp_field_name_in(t[i], hdp_field_at(t[i], f), out, prefix[i], -1, names[k],
+                                   sizeof names[k]))
+                continue;
             for (int j = 0; j < k; j++)
                 if (!strcmp(names[j], names[k]))
-                    fail_msg("'%s' twice (table %s)", names[k], t[i]->name);
+                    fail_msg("'%s' twice (table %s, %s)", names[k], t[i]->name,
+                             out == HDP_FIELD_IN_JSON ? "JSON" : "record");
             k++;
         }
+}
+
+/* ... in the JSON and in the record */
+static void distinct(const hdp_field_table *const *t, const char *const *prefix, int n)
+{
+    distinct_in(HDP_FIELD_IN_JSON, t, prefix, n);
+    distinct_in(HDP_FIELD_IN_RECORD, t, prefix, n);
 }
 
 static void every_table_has_unique_named_fields_with_help(void **state)
@@ -62,29 +73,68 @@ static void every_table_has_unique_named_fields_with_help(void **state)
 static void tables_written_together_share_no_name(void **state)
 {
     (void)state;
-    const hdp_field_table *ode[] = {&hdp_ode_fields, &hdp_model_fields};
+    const hdp_field_table *ode[] = {&hdp_ode_fields, &hdp_model_fields, &hdp_source_fields,
+                                    &hdp_version_fields};
     const char *p2[] = {"", "", "", "", "", "", "", "", "", "", "", ""};
-    distinct(ode, p2, 2);
+    distinct(ode, p2, 4);
     const hdp_field_table *mc[] = {&hdp_mc_fields, &hdp_mc_rows_fields, &hdp_model_fields,
                                    &hdp_mc_run_fields, &hdp_mc_sgd_fields};
     distinct(mc, p2, 5);
+    const hdp_field_table *mc2[] = {&hdp_mc_command_fields, &hdp_mc_fields, &hdp_mc_rows_fields,
+                                    &hdp_mc_data_fields,    &hdp_model_fields, &hdp_mc_run_fields,
+                                    &hdp_mc_seed_fields,    &hdp_source_fields, &hdp_version_fields,
+                                    &hdp_mc_finals_fields};
+    distinct(mc2, p2, 10);
     /* validate: the JSON's numbers, and the record's curves */
     const hdp_field_table *v[] = {&hdp_validate_side_fields, &hdp_validate_side_fields,
                                   &hdp_validate_fields,      &hdp_validate_sde_fields,
                                   &hdp_mc_rows_fields,       &hdp_model_fields,
                                   &hdp_ode_fields,           &hdp_mc_fields,
-                                  &hdp_mc_fields};
-    const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde."};
-    distinct(v, vp, 9);
+                                  &hdp_mc_fields,            &hdp_validate_grid_fields,
+                                  &hdp_source_fields};
+    const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde.", "", ""};
+    distinct(v, vp, 11);
     const hdp_field_table *pr[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields};
     distinct(pr, p2, 2);
-    const hdp_field_table *acc[] = {&hdp_accountant_fields, &hdp_accountant_query_fields};
-    distinct(acc, p2, 2);
-    const hdp_field_table *nc[] = {&hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields};
-    distinct(nc, p2, 3);
-    const hdp_field_table *si[] = {&hdp_si_result_fields, &hdp_si_problem_fields,
-                                   &hdp_si_params_fields};
-    distinct(si, p2, 3);
+    const hdp_field_table *acc[] = {&hdp_accountant_choice_fields, &hdp_accountant_fields,
+                                    &hdp_accountant_query_fields, &hdp_accountant_epochs_fields,
+                                    &hdp_accountant_target_fields};
+    distinct(acc, p2, 5);
+    const hdp_field_table *prt[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields,
+                                    &hdp_privacy_target_fields, &hdp_source_fields};
+    distinct(prt, p2, 4);
+    /* rates: the grid, each family's risks, slopes and fit, the summary, the source */
+    const hdp_field_table *ra[] = {&hdp_rates_fields, &hdp_rates_risk_fields,
+                                   &hdp_rates_risk_fields, &hdp_rates_slope_fields,
+                                   &hdp_rates_slope_fields, &hdp_rates_fit_fields,
+                                   &hdp_rates_fit_fields, &hdp_rates_summary_fields,
+                                   &hdp_source_fields, &hdp_version_fields};
+    const char *rap[] = {"", "output_", "pl_", "output_", "pl_", "output_", "pl_", "", "", ""};
+    distinct(ra, rap, 10);
+    const hdp_field_table *nc[] = {&hdp_nc_spec_fields, &hdp_nc_fields, &hdp_nc_draws_fields,
+                                   &hdp_nc_problem_fields, &hdp_source_fields};
+    distinct(nc, p2, 5);
+    const hdp_field_table *si[] = {&hdp_si_stage2_fields, &hdp_si_result_fields,
+                                   &hdp_si_problem_fields, &hdp_si_eta_fields,
+                                   &hdp_si_params_fields, &hdp_si_budget_fields,
+                                   &hdp_source_fields};
+    distinct(si, p2, 7);
+    const hdp_field_table *klb[] = {&hdp_kl_arch_fields, &hdp_kl_beta_fields,
+                                    &hdp_kl_bound_fields, &hdp_source_fields};
+    distinct(klb, p2, 4);
+    const hdp_field_table *klr[] = {&hdp_kl_epoch_fields, &hdp_kl_run_scheme_fields,
+                                    &hdp_kl_epoch_fields, &hdp_kl_run_relu_fields,
+                                    &hdp_kl_epoch_fields, &hdp_kl_run_scheme_fields,
+                                    &hdp_kl_network_fields, &hdp_kl_run_fields,
+                                    &hdp_source_fields};
+    const char *klrp[] = {"he_", "he_", "he_relu_", "he_relu_", "ntk_", "ntk_", "", "", ""};
+    distinct(klr, klrp, 9);
+    const hdp_field_table *net[] = {&hdp_net_fields, &hdp_net_config_fields, &hdp_source_fields};
+    distinct(net, p2, 3);
+    const hdp_field_table *kli[] = {&hdp_kl_init_point_fields, &hdp_kl_init_point_fields,
+                                    &hdp_kl_init_fields};
+    const char *klip[] = {"he_L2_", "he_L3_", ""};
+    distinct(kli, klip, 3);
     const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
                                    &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
                                    &hdp_dataset_test_labels_fields};
@@ -95,11 +145,23 @@ static void tables_written_together_share_no_name(void **state)
         &hdp_design_fields, &hdp_design_eta0_fields, &hdp_design_cost_fields,
         &hdp_design_fields, &hdp_design_inverse_time_fields, &hdp_design_cost_fields,
         &hdp_design_fields, &hdp_design_pl_fields, &hdp_design_cost_fields,
-        &hdp_design_set_fields, &hdp_design_summary_fields};
+        &hdp_design_refine_fields, &hdp_design_level_fields,
+        &hdp_design_equivalent_fields, &hdp_design_equivalent_fields, &hdp_design_equivalent_fields,
+        &hdp_design_set_fields, &hdp_design_batch_fields, &hdp_design_batch_terms_fields,
+        &hdp_design_summary_fields, &hdp_design_file_fields};
     const char *dzp[] = {"output_", "output_", "output_", "linear_noise_", "linear_noise_",
                          "linear_noise_", "inverse_time_", "inverse_time_", "inverse_time_",
-                         "pl_", "pl_", "pl_", "", ""};
-    distinct(dz, dzp, 14);
+                         "pl_", "pl_", "pl_", "", "", "output_", "linear_noise_",
+                         "inverse_time_", "", "", "", "", ""};
+    distinct(dz, dzp, 22);
+    /* the record: the best family's tables also without prefix (pl's here) */
+    const hdp_field_table *dr[] = {
+        &hdp_design_fields, &hdp_design_eta0_fields, &hdp_design_pl_fields,
+        &hdp_design_cost_fields, &hdp_design_fields, &hdp_design_eta0_fields,
+        &hdp_design_pl_fields, &hdp_design_cost_fields, &hdp_design_set_fields,
+        &hdp_design_summary_fields, &hdp_design_refine_fields, &hdp_design_level_fields};
+    const char *drp[] = {"pl_", "pl_", "pl_", "pl_", "", "", "", "", "", "", "", ""};
+    distinct_in(HDP_FIELD_IN_RECORD, dr, drp, 12);
     /* the sim side without prefix keeps its verdict apart from the overall "pass" */
     char buf[64];
     const hdp_field_table *s = &hdp_validate_side_fields;
@@ -123,6 +185,22 @@ static void design_tables(void **state)
     d.res[HDP_FAMILY_PL].c = 2;
     d.res[HDP_FAMILY_PL].knots = 5;
     d.res[HDP_FAMILY_PL].table_len = 9;
+    for (int i = 0; i < 5; i++)
+        d.res[HDP_FAMILY_PL].knot_eta[i] = 2.5 - 0.5 * i;
+    d.res[HDP_FAMILY_PL].levels = 2;
+    d.res[HDP_FAMILY_PL].level_knots[0] = 3;
+    d.res[HDP_FAMILY_PL].level_knots[1] = 5;
+    d.res[HDP_FAMILY_PL].level_risk[0] = 0.25;
+    d.res[HDP_FAMILY_PL].level_risk[1] = 0.125;
+    static hdp_design_batch db; /* large: not on the stack */
+    memset(&db, 0, sizeof db);
+    db.count = 3;
+    db.best = 1;
+    for (int i = 0; i < 3; i++) {
+        db.batch[i] = 1L << i;
+        db.risk[i] = 0.5 + i;
+    }
+    hdp_design_equivalent eq = {0.75, INFINITY};
     d.solves = 40;
     d.seconds = 2;
     hdp_model m;
@@ -139,9 +217,28 @@ static void design_tables(void **state)
     hdp_json_fields(&j, &hdp_design_pl_fields, "pl_", &d.res[HDP_FAMILY_PL], NULL);
     hdp_json_fields(&j, &hdp_design_set_fields, "", &d, &m);
     hdp_json_fields(&j, &hdp_design_summary_fields, "", &d, &m);
+    hdp_json_fields(&j, &hdp_design_refine_fields, "", &d.res[HDP_FAMILY_PL], NULL);
+    for (long l = 0; l < 2; l++)
+        hdp_json_fields_at(&j, &hdp_design_level_fields, "", &d.res[HDP_FAMILY_PL], l);
+    hdp_json_fields(&j, &hdp_design_equivalent_fields, "output_", &eq, NULL);
+    hdp_json_fields(&j, &hdp_design_batch_fields, "", &db, NULL);
+    hdp_json_fields(&j, &hdp_design_file_fields, "", "a \"b\".tab", NULL);
+    hdp_json_fields(&j, &hdp_design_file_fields, "", NULL, NULL);
     hdp_json_end(&j);
     fclose(f);
     assert_non_null(strstr(buf, "\"pl_knots\": 5"));
+    /* lists as arrays (pl's knot_t is the record's only), levels suffixed _<l> */
+    assert_non_null(strstr(buf, "\"pl_eta\": [2.5, 2, 1.5, 1, 0.5]"));
+    assert_null(strstr(buf, "knot_t"));
+    assert_non_null(strstr(buf, "\"refine_levels\": 2,\n  \"refine_knots_0\": 3,\n  "
+                                "\"refine_risk_0\": 0.25,\n  \"refine_knots_1\": 5,\n  "
+                                "\"refine_risk_1\": 0.125"));
+    assert_non_null(strstr(buf, "\"output_rho_equivalent\": 0.75"));
+    assert_non_null(strstr(buf, "\"output_epsilon_equivalent\": null"));
+    assert_non_null(strstr(buf, "\"best_batch\": 2,\n  \"batch_candidates\": [1, 2, 4],\n  "
+                                "\"batch_final_risks\": [0.5, 1.5, 2.5]"));
+    assert_non_null(strstr(buf, "\"table_file\": \"a \\\"b\\\".tab\""));
+    assert_non_null(strstr(buf, "\"table_file\": \"\""));
     assert_non_null(strstr(buf, "\"converged\": true"));
     assert_non_null(strstr(buf, "\"best_family\": \"pl\""));
     assert_non_null(strstr(buf, "\"best_final_risk\": 0.125"));
@@ -250,8 +347,28 @@ static void json_arrays(void **state)
     free(buf);
 }
 
-int main(void)
+/* --names: every name a result table gives a JSON key or a record entry, one per line
+ * (tests/cli/json_keys.sh checks every --json's keys against them) */
+static int print_names(void)
 {
+    for (int i = 0; hdp_field_table_at(i); i++) {
+        const hdp_field_table *t = hdp_field_table_at(i);
+        for (int k = 0; k < hdp_field_count(t); k++) {
+            const hdp_field *f = hdp_field_at(t, k);
+            char name[128];
+            if (hdp_field_name_in(t, f, HDP_FIELD_IN_JSON, "", -1, name, sizeof name))
+                printf("%s\n", name);
+            if ((f->flags & HDP_FIELD_OWN_PREFIX) && !(f->flags & HDP_FIELD_NO_JSON))
+                printf("%s\n", f->name); /* also under another prefix (sde_pass) */
+        }
+    }
+    return ferror(stdout) || fflush(stdout) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--names"))
+        return print_names();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_table_has_unique_named_fields_with_help),
         cmocka_unit_test(tables_written_together_share_no_name),

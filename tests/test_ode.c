@@ -52,6 +52,47 @@ static void exact_special_case(void **state)
     }
 }
 
+/* ode.discrete = true (docs/theory.md §3.6): on Sigma = I, c = inf, rho = inf, constant eta the
+ * ODE's rate is that of the exact one-step recursion E R_{k+1} = q E R_k + gamma eta^2 tau^2/(2n),
+ * q = 1 - (2 eta - gamma eta^2)/n + 2 eta^2/n^2, times n: R(t) = R_inf + (R0 - R_inf) e^{n (q-1) t},
+ * R_inf the recursion's fixed point; the bounds coincide with it; DOP853 is refused. */
+static void discrete_term(void **state)
+{
+    (void)state;
+    const double etas[] = {0.3, 2.5, 3.5};
+    for (int i = 0; i < 3; i++) {
+        char eta_kv[64];
+        snprintf(eta_kv, sizeof eta_kv, "schedule.eta0=%g", etas[i]);
+        hdp_model m;
+        make_model(&m, "data.spectrum=isotropic", "clip.c=inf", "privacy.rho=inf",
+                   "schedule.kind=constant", eta_kv, "data.gamma=0.5", "data.d=100",
+                   "data.tau2=0.5", "data.target_radius=1.3", "ode.discrete=true", NULL);
+        hdp_ode_result r;
+        solve(&m, &r);
+        double g = m.gamma, e = etas[i], R0 = 0.5 * 1.3 * 1.3, n = (double)m.n;
+        double q = 1 - (2 * e - g * e * e) / n + 2 * e * e / (n * n);
+        double Rinf = (g * e * e * 0.5 / (2 * n)) / (1 - q);
+        for (long k = 0; k < r.points; k++) {
+            double exact = Rinf + (R0 - Rinf) * exp(n * (q - 1) * r.t[k]);
+            assert_rel(r.risk[k], exact, 1e-6, 0);
+            assert_rel(r.upper[k], exact, 1e-6, 0);
+            assert_rel(r.lower[k], exact, 1e-6, 0);
+        }
+        assert_string_equal(r.solver, "cvode");
+        hdp_ode_result_free(&r);
+        hdp_model_free(&m);
+    }
+    hdp_model m;
+    make_model(&m, "ode.discrete=true", "ode.solver=dop853", NULL);
+    hdp_ode_result r;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_ode_solve(&m, &r, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "discrete"));
+    hdp_ode_result_free(&r);
+    hdp_model_free(&m);
+}
+
 /* Sigma = I: both bounds coincide with the solution. Power law: lower <= R <= upper. */
 static void bounds(void **state)
 {
@@ -489,6 +530,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_special_case),
+        cmocka_unit_test(discrete_term),
         cmocka_unit_test(bounds),
         cmocka_unit_test(tolerance_refinement),
         cmocka_unit_test(final_noise),

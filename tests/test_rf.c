@@ -11,6 +11,7 @@
  * The validation set of rf-experiment: disjoint from the training and test data (its own
  * streams: adding it changes no training or test number, and no row of it is a row of
  * either), the same samples at every p; rf-experiment selects on it.
+ * A data set's rows as the inputs (docs/theory.md §7.5): its labels, the held-out split.
  */
 #include <float.h>
 #include <lapacke.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rf.h"
 #include "hdpsgd/rfexp.h"
@@ -27,7 +29,7 @@
 /* a small over-parameterised problem: p = 2.5 n */
 static hdp_rf_spec small_spec(long p)
 {
-    hdp_rf_spec s = {10, 60, p, 50, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 7, 0};
+    hdp_rf_spec s = {10, 60, p, 50, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 7, 0, NULL, 0, 0};
     return s;
 }
 
@@ -272,7 +274,7 @@ static void minnorm_interpolates(void **state)
 static void threads_do_not_change_results(void **state)
 {
     (void)state;
-    hdp_rf_spec s = {12, 300, 700, 200, HDP_RF_TANH, HDP_RF_SIGN, 0.1, 3, 0};
+    hdp_rf_spec s = {12, 300, 700, 200, HDP_RF_TANH, HDP_RF_SIGN, 0.1, 3, 0, NULL, 0, 0};
     hdp_rf_problem a, b;
     build(&s, 1, &a);
     build(&s, 2, &b);
@@ -458,6 +460,113 @@ static void experiment_selects_on_validation(void **state)
     hdp_model_free(&m);
 }
 
+/* A model on arrays in memory (data.source = file): N x 5 rows with labels y_i = i (distinct,
+ * so that a label names its row), and a held-out set of 10 rows when held_out. */
+static void data_model(hdp_model *m, long N, int held_out, int labels, const char *extra)
+{
+    hdp_error err;
+    hdp_error_clear(&err);
+    double X[60 * 5], y[60], Xt[10 * 5], yt[10];
+    for (long i = 0; i < N * 5; i++)
+        X[i] = sin(0.37 * (double)i) + 0.1 * (double)(i % 7);
+    for (long i = 0; i < N; i++)
+        y[i] = (double)i;
+    for (long i = 0; i < 50; i++)
+        Xt[i] = cos(0.11 * (double)i);
+    for (long i = 0; i < 10; i++)
+        yt[i] = 0.5 * (double)i;
+    hdp_model_init(m);
+    assert_int_equal(hdp_model_set_data_arrays(m, X, N, 5, labels ? y : NULL, held_out ? Xt : NULL,
+                                               10, held_out && labels ? yt : NULL, &err), HDP_OK);
+    assert_int_equal(hdp_model_set(m, "rf.p=30", &err), HDP_OK);
+    if (extra)
+        assert_int_equal(hdp_model_set(m, extra, &err), HDP_OK);
+    if (hdp_model_finalize(m, &err) != HDP_OK) {
+        print_error("data_model: %s\n", err.msg);
+        fail();
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* docs/theory.md §7.5: the inputs and labels are the data set's; without a held-out set the
+ * test rows are held out from the file (the two sets partition its rows); rf.target's labels
+ * on rows without labels; a spec that does not match its data set is refused. */
+static void data_rows_are_the_inputs(void **state)
+{
+    (void)state;
+    hdp_model m;
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_rf_spec spec;
+    hdp_rf_problem pb;
+    data_model(&m, 60, 1, 1, NULL);
+    hdp_rf_spec_from_model(&m, &spec);
+    assert_int_equal(hdp_rf_spec_from_data(&m, &spec, &err), HDP_OK);
+    const hdp_data *D = hdp_model_data(&m);
+    assert_non_null(D);
+    assert_ptr_equal(spec.data, D);
+    assert_true(spec.d == 5 && spec.n == 60 && spec.m == 10 && spec.holdout == 0 && spec.file_labels);
+    build(&spec, 1, &pb);
+    for (long i = 0; i < 60; i++)
+        assert_true(pb.y[i] == D->train.y[i]); /* the labels as the data set uses them */
+    for (long j = 0; j < 10; j++)
+        assert_true(pb.y_test[j] == D->test_y[j]);
+    hdp_rf_problem_free(&pb);
+    /* a spec of other sizes than its data set's, or asking for a validation set: refused */
+    hdp_rf_spec bad = spec;
+    bad.n = 59;
+    assert_int_equal(hdp_rf_problem_build(&bad, 0, 1, &pb, &err), HDP_EINPUT);
+    hdp_rf_problem_free(&pb);
+    assert_int_equal(hdp_rf_problem_build(&spec, HDP_RF_VALIDATION, 1, &pb, &err), HDP_EINPUT);
+    hdp_rf_problem_free(&pb);
+    hdp_model_free(&m);
+
+    /* no held-out set: round(60/5) = 12 rows held out by the seed, the rest train, each row
+     * in exactly one set (its centred label y_i = i - mean names it) */
+    data_model(&m, 60, 0, 1, NULL);
+    hdp_rf_spec_from_model(&m, &spec);
+    assert_int_equal(hdp_rf_spec_from_data(&m, &spec, &err), HDP_OK);
+    assert_true(spec.n == 48 && spec.m == 12 && spec.holdout == 12);
+    build(&spec, 1, &pb);
+    double all[60];
+    memcpy(all, pb.y, sizeof(double) * 48);
+    memcpy(all + 48, pb.y_test, sizeof(double) * 12);
+    qsort(all, 60, sizeof(double), cmp_double);
+    for (long i = 0; i < 60; i++)
+        assert_rel(all[i], (double)i - 29.5, 1e-13, 1);
+    int in_order = 1; /* both sets in file order, the held-out rows not the last 12 */
+    for (long i = 1; i < 48; i++)
+        in_order &= pb.y[i] > pb.y[i - 1];
+    assert_true(in_order && pb.y[47] > pb.y_test[0]);
+    hdp_rf_problem_free(&pb);
+    hdp_model_free(&m);
+
+    /* rows without labels: rf.target = sign on the rows */
+    data_model(&m, 60, 1, 0, "rf.target=sign");
+    hdp_rf_spec_from_model(&m, &spec);
+    assert_int_equal(hdp_rf_spec_from_data(&m, &spec, &err), HDP_OK);
+    assert_false(spec.file_labels);
+    build(&spec, 1, &pb);
+    for (long i = 0; i < 60; i++)
+        assert_true(fabs(pb.y[i]) == 1.0);
+    assert_true(pb.zero_train == 1.0 && pb.zero_test == 1.0);
+    hdp_rf_problem_free(&pb);
+    hdp_model_free(&m);
+
+    /* the keys that size synthetic inputs must agree with the file */
+    data_model(&m, 60, 1, 1, "rf.d=6");
+    hdp_error_clear(&err);
+    hdp_rf_spec_from_model(&m, &spec);
+    assert_int_equal(hdp_rf_spec_from_data(&m, &spec, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "[rf] d"));
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +580,7 @@ int main(void)
         cmocka_unit_test(calibration_and_keys),
         cmocka_unit_test(validation_set_is_disjoint),
         cmocka_unit_test(experiment_selects_on_validation),
+        cmocka_unit_test(data_rows_are_the_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

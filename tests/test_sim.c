@@ -340,7 +340,20 @@ static void bad_options(void **state)
     assert_int_equal(hdp_sim_run(&m, &opt, &r, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "runs"));
     hdp_mc_result_free(&r);
+    /* the options meet the ranges of the keys they stand for, sim.runs and sde.step */
+    opt.runs = 10000001;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_sim_run(&m, &opt, &r, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "[sim] runs = 10000001 is out of range: expected an integer "
+                                    ">= 1 and <= 1e+07"));
+    hdp_mc_result_free(&r);
     opt.runs = 1;
+    opt.sde_step = 1.5;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_sde_run(&m, &opt, &r, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "[sde] step = 1.5 is out of range"));
+    hdp_mc_result_free(&r);
+    opt.sde_step = 0;
     opt.threads = -1;
     hdp_error_clear(&err);
     assert_int_equal(hdp_sde_run(&m, &opt, &r, &err), HDP_EINPUT);

@@ -265,6 +265,12 @@ typedef struct {
 
 hdp_status hdp_design_batch_terms(const hdp_model *m, hdp_design_batch_terms_t *t, hdp_error *err);
 
+/* A family's rho-equivalent and its epsilon (CKS at the model's delta; inf: not reachable), as
+ * `schedule --optimize --refine` reports them (hdpsgd/fields.h: design_equivalent). */
+typedef struct {
+    double rho, epsilon;
+} hdp_design_equivalent;
+
 /* The privacy a family needs to match a target risk (the epsilon-equivalent of docs/theory.md §5):
  * the rho at which the family, optimised (opt; refine ignored), reaches final risk
  * `target`, by Brent's method on log rho (1e-4 relative) after bracketing by factors of 4

@@ -11,7 +11,8 @@
  * range errors name the place.
  *
  * Sections. The core's sections ([data], [clip], [privacy], [schedule], [sgd], [ode],
- * [sim], [sde], [validate]) are the named fields of hdp_model below. The model families' sections
+ * [sim], [sde], [validate]) are the named fields of hdp_model below, each key declared once
+ * by its line in its section's list (HDP_DATA_KEYS ...). The model families' sections
  * ([rf] and [dpgd], [nc], [kl], [si]) belong to their families: each family declares its
  * keys, enums and checks (src/families/<name>_keys.c, registered in families.c) and its
  * values are read through its accessor, hdp_rf_keys_of, hdp_dpgd_keys_of (hdpsgd/rf.h),
@@ -130,6 +131,205 @@ typedef struct {
 /* Bytes of the model families' sections in hdp_model.family (see core/schema.h). */
 #define HDP_MODEL_FAMILY_BYTES 1024
 
+/* A list key's value (data.labels_positive): "a,b,c", "" = none. */
+typedef char hdp_list_text[HDP_LIST_MAX];
+
+/* The core's keys, each declared once, one list per section in the order of the model files:
+ * X(key, field, C type, schema type, default, flags, lo, hi, enum names, help). The lists
+ * make the named fields of hdp_model below and the sections' schema rows (src/core/model.c:
+ * parsing, defaults, the key's one range check, `hdpsgd keys`, the man page, write_ini);
+ * the flags (range bounds, HDP_K_RELOAD: a change makes finalize read the files again), the
+ * bounds and the enum names are used only where the rows are made (core/schema.h). The help
+ * is the field's documentation. Finalize derives some fields from others: n and gamma (the
+ * later given wins), d (from a spectrum file or a data set), tau2 (none, mixture,
+ * empirical), every form of the privacy budget from the one given, bins (0 when above d). */
+#define HDP_DATA_KEYS(X) \
+    X(d, d, long, LONG, "200", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED | HDP_K_RELOAD, 1, 1e8, NULL, \
+      "dimension of data and parameter (integer in [1, 1e8])") \
+    X(gamma, gamma, double, DOUBLE, "0.1", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "aspect ratio d/n (> 0); n = round(d/gamma); the later of gamma and n wins") \
+    X(n, n, long, LONG, "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e12, NULL, \
+      "number of samples = steps (integer in [1, 1e12]; 0 = from gamma)") \
+    X(train_size, train_size, long, LONG, "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e7, NULL, \
+      "sgd.sampling = shuffle | poisson: N synthetic training rows (Gaussian, the model's " \
+      "spectrum, target and label noise) drawn once per Monte Carlo run (integer in [0, 1e7], " \
+      "train_size x d <= 1e8; 0 = none)") \
+    X(spectrum, spectrum, hdp_spectrum_kind, ENUM, "powerlaw", HDP_K_RELOAD, 0, 0, spectrum_names, \
+      "covariance spectrum: isotropic | powerlaw | twolevel | file") \
+    X(spectrum_alpha, spectrum_alpha, double, DOUBLE, "0.5", HDP_R_LO_CLOSED, 0, 0, NULL, \
+      "power-law exponent alpha >= 0: lambda_j ~ j^(-alpha)") \
+    X(twolevel_fraction, twolevel_fraction, double, DOUBLE, "0.1", \
+      HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "two-level: fraction f in (0,1) of eigenvalues that are ratio times the others") \
+    X(twolevel_ratio, twolevel_ratio, double, DOUBLE, "10", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "two-level: ratio r > 0 of the large to the small eigenvalue") \
+    X(spectrum_file, spectrum_file, const char *, PATH, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "file spectrum: one eigenvalue >= 0 per line (# comments); relative to the model file") \
+    X(target_radius, target_radius, double, DOUBLE, "1", HDP_R_LO_CLOSED, 0, 0, NULL, \
+      "norm of theta* (>= 0); theta* is uniform on the sphere of this radius") \
+    X(noise, noise, hdp_noise_kind, ENUM, "gaussian", 0, 0, 0, noise_names, \
+      "label-noise law: gaussian | student | rademacher | none | laplace | uniform | mixture | " \
+      "empirical (docs/theory.md §2.3)") \
+    X(tau2, tau2, double, DOUBLE, "0.25", HDP_R_LO_CLOSED, 0, 0, NULL, \
+      "label-noise variance tau^2 >= 0 of gaussian, student, rademacher, laplace, uniform; " \
+      "ignored for none (0), and for mixture and empirical, whose variance is derived from " \
+      "their parameters (finalize replaces the value, which outputs then report)") \
+    X(noise_df, noise_df, double, DOUBLE, "5", HDP_R_LO_OPEN, 2, 0, NULL, \
+      "Student-t degrees of freedom nu > 2") \
+    X(source, data_source, hdp_data_source, ENUM, "synthetic", HDP_K_RELOAD, 0, 0, source_names, \
+      "synthetic (Gaussian rows of the spectrum) | file (the rows of data.features: the " \
+      "spectrum, d and the target come from them, docs/theory.md §9)") \
+    X(features, features, const char *, PATH, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "source = file: N x d rows as .npy (float32/64, integers), .csv (optional header) or IDX " \
+      "(images flattened), gzipped or not; relative to the model file") \
+    X(labels, labels, const char *, PATH, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "source = file: N labels in the same formats (none: target = planted)") \
+    X(labels_positive, labels_positive, hdp_list_text, LIST, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "classes mapped to +1 (the rest to -1), e.g. 0 or 0,2,4; empty: labels used as numbers") \
+    X(test_features, test_features, const char *, PATH, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "source = file: held-out rows (prepared as the training rows) for the test MSE") \
+    X(test_labels, test_labels, const char *, PATH, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "source = file: the held-out labels (with target = least-squares)") \
+    X(center, center, int, ENUM, "true", HDP_K_RELOAD, 0, 0, bool_names, \
+      "source = file: subtract the mean row (and the labels' mean): true | false") \
+    X(scale, scale, hdp_scale_kind, ENUM, "trace", HDP_K_RELOAD, 0, 0, scale_names, \
+      "source = file: trace (rows rescaled to mean eigenvalue 1, the toolkit's convention) | " \
+      "none (only for `hdpsgd dataset`: the ODE and the Monte Carlo need trace)") \
+    X(target, target, hdp_target_kind, ENUM, "auto", HDP_K_RELOAD, 0, 0, target_names, \
+      "theta*: synthetic: uniform | powerlaw | file; source = file: least-squares (ridge fit, " \
+      "label noise = the residuals) | planted (uniform theta*, labels x^T theta* + z of " \
+      "data.noise); auto = uniform, or least-squares with labels, planted without") \
+    X(ridge, ridge, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_K_RELOAD, 0, 0, NULL, \
+      "least-squares target: ridge >= 0 (0: minimum-norm least squares)") \
+    X(target_exponent, target_exponent, double, DOUBLE, "1", \
+      HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, -100, 100, NULL, \
+      "powerlaw target: the energy (u_j^T theta*)^2 of the j-th eigendirection (eigenvalues " \
+      "decreasing) ~ j^(-target_exponent), in [-100, 100]; norm target_radius") \
+    X(target_file, target_file, const char *, PATH, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "target = file: one energy (u_j^T theta*)^2 >= 0 per line, paired with the eigenvalues " \
+      "in their given order (the spectrum file's lines); rescaled to norm target_radius") \
+    X(mixture_weight, mixture_weight, double, DOUBLE, "0.5", \
+      HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "mixture: z ~ w N(m1, v1) + (1-w) N(m2, v2); weight w in (0,1) of the first component") \
+    X(mixture_mean, mixture_mean, double, DOUBLE, "0.4", 0, 0, 0, NULL, \
+      "mixture: mean m1 of the first component (finite); the second's is m2 = -w m1/(1-w), so " \
+      "that z has mean 0; tau^2 = w (v1 + m1^2) + (1-w) (v2 + m2^2)") \
+    X(mixture_var1, mixture_var1, double, DOUBLE, "0.09", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "mixture: variance v1 > 0 of the first component") \
+    X(mixture_var2, mixture_var2, double, DOUBLE, "0.09", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "mixture: variance v2 > 0 of the second component") \
+    X(noise_file, noise_file, const char *, PATH, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "empirical: one label-noise value per line (# comments; at least 2, finite, mean within " \
+      "5 standard errors of 0; the values are centred); relative to the model file; tau^2 is " \
+      "their variance")
+
+#define HDP_CLIP_KEYS(X) \
+    X(c, c, double, DOUBLE, "0.3", HDP_R_LO_OPEN | HDP_R_INF | HDP_R_HI_CLOSED, 0, 1e50, NULL, \
+      "clipping constant c in (0, 1e50] or inf: per-sample gradients are clipped at c*sqrt(d)") \
+    X(feature_norm, feature_norm, double, DOUBLE, "0", \
+      HDP_R_LO_CLOSED | HDP_R_HI_CLOSED | HDP_R_AUTO, 0, 1e50, NULL, \
+      "B in [0, 1e50] or auto: each row x is clipped to norm B, x <- x min(1, B/||x||), before " \
+      "its gradient; 0 = off; auto = the largest B with eta_max B^2 <= 2, which makes every " \
+      "step non-expansive as the privacy accountant needs (docs/theory.md §6.1); the risk ODE " \
+      "does not model it (hdpsgd privacy reports the fraction of rows it changes)")
+
+#define HDP_PRIVACY_KEYS(X) \
+    X(rho, rho, double, DOUBLE, "0.5", HDP_R_LO_CLOSED | HDP_R_INF, 1e-50, 0, NULL, \
+      "privacy parameter rho in [1e-50, inf) or inf: the output is (rho^2/2)-zCDP (smaller rho " \
+      "makes noise variances 1/rho^2 overflow)") \
+    X(rho_zcdp, rho_zcdp, double, DOUBLE, "0.125", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL, \
+      "the budget as zCDP, rho_zcdp = rho^2/2 > 0 or inf (instead of rho)") \
+    X(epsilon, epsilon, double, DOUBLE, "inf", HDP_R_LO_OPEN | HDP_R_INF, 0, 0, NULL, \
+      "the budget as (epsilon, delta)-DP at delta (default 1e-5) instead of rho: rho_zcdp is " \
+      "the largest whose Canonne-Kamath-Steinke epsilon at delta is epsilon (> 0 or inf)") \
+    X(delta, delta, double, DOUBLE, "1e-5", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "delta in (0, 1) of (epsilon, delta)-DP: with epsilon, part of the budget; else the " \
+      "delta at which summaries report epsilon")
+
+#define HDP_SCHEDULE_KEYS(X) \
+    X(kind, sched, hdp_sched_kind, ENUM, "inverse-time", HDP_K_RELOAD, 0, 0, hdp_sched_kind_names, \
+      "learning-rate schedule: constant | output | linear-noise | inverse-time | table " \
+      "(optimal: read as inverse-time, its name before)") \
+    X(eta0, eta0, double, DOUBLE, "1", HDP_R_LO_OPEN | HDP_K_RELOAD, 0, 0, NULL, \
+      "constant/output/linear-noise: initial learning rate eta0 > 0") \
+    X(c1, c1, double, DOUBLE, "1", HDP_R_LO_OPEN | HDP_K_RELOAD, 0, 0, NULL, \
+      "inverse-time: eta(t) = c1/(t + a), a = gamma*max(c2, c3/rho); c1 > 0") \
+    X(c2, c2, double, DOUBLE, "1", HDP_R_LO_CLOSED | HDP_K_RELOAD, 0, 0, NULL, \
+      "inverse-time: c2 >= 0") \
+    X(c3, c3, double, DOUBLE, "1", HDP_R_LO_CLOSED | HDP_K_RELOAD, 0, 0, NULL, \
+      "inverse-time: c3 >= 0") \
+    X(file, sched_file, const char *, PATH, "", HDP_K_RELOAD, 0, 0, NULL, \
+      "table: two columns t, eta; t from 0 to 1 increasing, knots at least 1e-9 apart, eta " \
+      "non-increasing")
+
+#define HDP_SGD_KEYS(X) \
+    X(batch, batch, long, LONG, "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e12, NULL, \
+      "batch size B (integer in [1, 1e12]): the clipped gradients of B rows averaged per step; " \
+      "poisson: the expected size, q = B/N; one-pass: B <= n") \
+    X(epochs, epochs, long, LONG, "1", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
+      "passes over the training set (integer in [1, 1e6]); one-pass: 1") \
+    X(sampling, sampling, hdp_sampling_kind, ENUM, "one-pass", 0, 0, 0, sampling_names, \
+      "one-pass (each row once, in consecutive batches of B; the private noise tied to the " \
+      "schedule and [privacy]) | shuffle (each epoch a random permutation cut into batches) | " \
+      "poisson (each step every row with probability q = B/N)") \
+    X(noise_multiplier, noise_multiplier, double, DOUBLE, "0", \
+      HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1e6, NULL, \
+      "shuffle | poisson: sigma in [0, 1e6], noise N(0, sigma^2 C^2 I) added to the sum of the " \
+      "batch's clipped gradients; 0 = the smallest sigma that meets the [privacy] budget by " \
+      "accountant; one-pass: must be 0") \
+    X(accountant, accountant, hdp_accountant_kind, ENUM, "pld", 0, 0, 0, accountant_names, \
+      "pld | rdp: the accountant that calibrates noise_multiplier and reports epsilon " \
+      "(hdpsgd accountant)")
+
+#define HDP_ODE_KEYS(X) \
+    X(bins, bins, long, LONG, "0", HDP_R_LO_CLOSED | HDP_R_AUTO | HDP_R_HI_CLOSED, 0, 1e7, NULL, \
+      "eigenvalue bins: 0 = one per distinct eigenvalue; m = m quantile bins; auto = log bins " \
+      "with Gauss nodes, refined until the final risk moves by < spectrum_tol; at most 1e7") \
+    X(spectrum_tol, spectrum_tol, double, DOUBLE, "1e-5", \
+      HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 0.1, NULL, \
+      "bins = auto: relative tolerance on the final risk") \
+    X(rtol, rtol, double, DOUBLE, "1e-8", HDP_R_LO_OPEN | HDP_R_HI_OPEN, 0, 1, NULL, \
+      "relative tolerance of the ODE solver, DOP853 or CVODE ([ode] solver), in (0, 1)") \
+    X(atol, atol, double, DOUBLE, "1e-12", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "absolute tolerance of the ODE solver, DOP853 or CVODE, > 0") \
+    X(points, points, long, LONG, "101", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 2, 1e6, NULL, \
+      "output grid size on [0, 1] (integer in [2, 1e6])") \
+    X(max_steps, max_steps, long, LONG, "100000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e9, NULL, \
+      "CVODE's maximum number of internal steps between output points (DOP853: steps in all); " \
+      "at most 1e9") \
+    X(solver, ode_solver, hdp_ode_solver_kind, ENUM, "auto", 0, 0, 0, ode_solver_names, \
+      "auto = dop853 (explicit Runge-Kutta) unless the stiffness estimate 2 lambda_max " \
+      "int eta~ dt is above min(30000, 2000 + 200 bins) (2000 for Student-t noise), cvode " \
+      "(BDF) then or when dop853 fails; cvode; dop853") \
+    X(discrete, ode_discrete, int, ENUM, "false", 0, 0, 0, bool_names, \
+      "true: add the one-step term (eta~^2/n) k_j lambda_j^2 V_c' D_j that the continuum ODE " \
+      "drops (k_j = 2 for Gaussian rows, the rows' kurtosis minus 1 on a data set; " \
+      "docs/theory.md §3.6); solved by CVODE, no exact gradient; false: the paper's ODE")
+
+#define HDP_SIM_KEYS(X) \
+    X(runs, runs, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \
+      "Monte Carlo runs (integer in [1, 1e7])") \
+    X(seed, seed, unsigned long long, SEED, "1", 0, 0, 0, NULL, \
+      "base seed (unsigned 64-bit integer); run r uses the r-th jump of this stream") \
+    X(divergence_factor, divergence_factor, double, DOUBLE, "1e6", HDP_R_LO_OPEN, 1, 0, NULL, \
+      "a run diverged when its excess risk exceeds this multiple of max(R(0), private noise) " \
+      "(> 1)") \
+    X(rows, rows, hdp_rows_kind, ENUM, "with-replacement", 0, 0, 0, rows_names, \
+      "data.source = file: with-replacement (each step a row drawn uniformly: the population is " \
+      "the rows) | without-replacement (one pass over a random permutation, n <= N)")
+
+#define HDP_SDE_KEYS(X) \
+    X(step, sde_step, double, DOUBLE, "0", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 0, 1, NULL, \
+      "Euler-Maruyama step h in [0, 1]; 0 = 1/n")
+
+#define HDP_VALIDATE_KEYS(X) \
+    X(rel_tol, rel_tol, double, DOUBLE, "0.05", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "pass when the relative deviation from the ODE is <= rel_tol at every grid point ...") \
+    X(z_tol, z_tol, double, DOUBLE, "4", HDP_R_LO_OPEN, 0, 0, NULL, \
+      "... or the deviation is within z_tol standard errors")
+
+#define HDP_MODEL_FIELD_(key, field, ctype, ...) ctype field;
+
 /* The texts of a model (the file-name keys spectrum_file, features, labels, test_features,
  * test_labels, target_file, noise_file, sched_file, and source, origin_files) are strings
  * the model owns, each at most HDP_PATH_MAX - 1 bytes, never NULL in a model made by
@@ -137,75 +337,15 @@ typedef struct {
  * Read them as strings; replace one only through hdp_model_set_text (or hdp_model_set*),
  * which frees the old one; hdp_model_free frees them, hdp_model_copy copies them. */
 typedef struct {
-    /* [data] */
-    long d;                   /* dimension, >= 1 */
-    double gamma;             /* d/n; the effective value after finalize */
-    long n;                   /* samples = steps; the effective value after finalize */
-    long train_size;          /* N synthetic training rows of sgd.sampling = shuffle | poisson
-                                 (hdpsgd/finite.h); 0 = none */
-    hdp_spectrum_kind spectrum;
-    double spectrum_alpha;    /* power law: lambda_j ~ j^(-alpha) */
-    double twolevel_fraction; /* fraction f of eigenvalues that are r times the others */
-    double twolevel_ratio;    /* r */
-    const char *spectrum_file; /* one eigenvalue per line (resolved path) */
-    double target_radius;     /* ||theta*|| */
-    hdp_noise_kind noise;     /* law of the label noise z */
-    double tau2;              /* Var z */
-    double noise_df;          /* Student-t degrees of freedom, > 2 */
-    hdp_data_source data_source; /* synthetic (Gaussian rows of the spectrum) | file (the rows) */
-    const char *features;     /* source = file: N x d rows (.npy, .csv, IDX, gzip) */
-    const char *labels;       /* N labels ("" = none) */
-    char labels_positive[HDP_LIST_MAX]; /* classes mapped to +1, the rest to -1 ("" = numbers) */
-    const char *test_features; /* a held-out set ("" = none) */
-    const char *test_labels;
-    int center;               /* 1: rows (and labels) centred */
-    hdp_scale_kind scale;     /* trace: rows rescaled to mean eigenvalue 1 */
-    hdp_target_kind target;   /* the target's shape (auto: from the source) */
-    double ridge;             /* least-squares ridge >= 0 */
-    double target_exponent;   /* powerlaw target: energy ~ j^(-exponent) */
-    const char *target_file;  /* target = file: one energy per eigenvalue */
-    double mixture_weight;    /* mixture: weight w in (0,1) of the first component */
-    double mixture_mean;      /* mixture: its mean m1 (the second's, -w m1/(1-w), makes mean 0) */
-    double mixture_var1, mixture_var2; /* mixture: the components' variances, > 0 */
-    const char *noise_file;   /* empirical: one label-noise value per line (resolved path) */
-    /* [clip] */
-    double c;                 /* clipping constant, > 0 or inf */
-    double feature_norm;      /* B: rows clipped to ||x|| <= B before the gradient (docs/theory.md
-                                 §6.1); 0 = off, HDP_AUTO_DOUBLE = auto (hdp_feature_norm_bound) */
-    /* [privacy] */
-    double rho;               /* > 0 or inf; after finalize, from whichever form was given */
-    double rho_zcdp;          /* rho^2/2: the zCDP parameter proper (a form of the budget) */
-    double epsilon, delta;    /* (epsilon, delta)-DP: a form of the budget (CKS calibration);
-                                 after finalize epsilon is the CKS epsilon of rho at delta */
-    /* [schedule] */
-    hdp_sched_kind sched;
-    double eta0;
-    double c1, c2, c3;
-    const char *sched_file;   /* two columns t, eta (resolved path) */
-    /* [sgd] */
-    long batch;               /* B >= 1 (the expected batch size under Poisson sampling) */
-    long epochs;              /* >= 1; one-pass: 1 */
-    hdp_sampling_kind sampling;
-    double noise_multiplier;  /* sigma >= 0 of shuffle | poisson; 0 = calibrated by accountant */
-    hdp_accountant_kind accountant; /* pld | rdp */
-    /* [ode] */
-    long bins;                /* 0 = one bin per distinct eigenvalue; HDP_BINS_AUTO */
-    double spectrum_tol;      /* bins = auto: relative tolerance on the final risk */
-    double rtol, atol;
-    long points;              /* output grid size on [0, 1], >= 2 */
-    long max_steps;           /* CVODE's mxstep; DOP853's steps in all */
-    hdp_ode_solver_kind ode_solver; /* [ode] solver */
-    /* [sim] */
-    long runs;                /* Monte Carlo runs */
-    unsigned long long seed;  /* base seed of the random streams */
-    double divergence_factor; /* a run diverges when R_exc > factor * max(R(0), P) (sim.h) */
-    hdp_rows_kind rows;       /* source = file: rows drawn with replacement, or one pass over a
-                                 random permutation (n <= N) */
-    /* [sde] */
-    double sde_step;          /* Euler-Maruyama step h; 0 = 1/n */
-    /* [validate] */
-    double rel_tol;           /* pass when max relative deviation <= rel_tol ... */
-    double z_tol;             /* ... or every deviation within z_tol standard errors */
+    HDP_DATA_KEYS(HDP_MODEL_FIELD_)
+    HDP_CLIP_KEYS(HDP_MODEL_FIELD_)
+    HDP_PRIVACY_KEYS(HDP_MODEL_FIELD_)
+    HDP_SCHEDULE_KEYS(HDP_MODEL_FIELD_)
+    HDP_SGD_KEYS(HDP_MODEL_FIELD_)
+    HDP_ODE_KEYS(HDP_MODEL_FIELD_)
+    HDP_SIM_KEYS(HDP_MODEL_FIELD_)
+    HDP_SDE_KEYS(HDP_MODEL_FIELD_)
+    HDP_VALIDATE_KEYS(HDP_MODEL_FIELD_)
 
     /* The values of the model families' sections ([rf], [dpgd], [nc], [kl], [si]): each
      * registered section owns a slice of this area, read through the family's accessor

@@ -2,7 +2,7 @@
  * hdpsgd/rf.h — DP-GD on random features and its Ornstein-Uhlenbeck limit
  * ("privacy for free", Bombari-Mondelli; docs/theory.md §6 and §7).
  *
- * Model (docs/theory.md §7): x ~ N(0, I_d); V in R^{p x d}, V_ij ~ N(0, 1/d), frozen;
+ * Model (docs/theory.md §7): x ~ N(0, I_d) (or a data set's rows, §7.5); V in R^{p x d}, V_ij ~ N(0, 1/d), frozen;
  * features phi(x) = act(V x); f(x; theta) = phi(x)^T theta; loss (f - y)^2;
  * labels y = sign(u^T x) or u^T x (u uniform on the unit sphere), plus optional
  * Gaussian label noise. Phi (n x p) holds the training features by rows.
@@ -50,19 +50,23 @@ const char *hdp_rf_target_name(hdp_rf_target_kind k);
  * parsing, the key's one range, defaults, `hdpsgd keys`, the man page). */
 #define HDP_RF_KEYS(X) \
     X(d, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
-      "input dimension d (integer in [1, 1e5]); x ~ N(0, I_d)") \
+      "input dimension d (integer in [1, 1e5]); x ~ N(0, I_d); with data.source = file the " \
+      "rows' column count (leave it out or give that)") \
     X(n, long, LONG, "2000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
-      "training samples n (integer in [1, 1e6])") \
+      "training samples n (integer in [1, 1e6]); with data.source = file the file's rows less " \
+      "a test set held out from them") \
     X(p, long, LONG, "4000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
       "random features p (integer in [1, 1e6]): phi(x) = act(V x), V_ij ~ N(0, 1/d) frozen") \
     X(activation, hdp_rf_activation_kind, ENUM, "tanh", 0, 0, 0, rf_activation_names, \
       "activation: tanh | relu | linear") \
     X(target, hdp_rf_target_kind, ENUM, "sign", 0, 0, 0, rf_target_names, \
-      "labels: sign (y = sign(u^T x)) | linear (y = u^T x), u uniform on the unit sphere") \
+      "labels: sign (y = sign(u^T x)) | linear (y = u^T x), u uniform on the unit sphere; with " \
+      "data.source = file, for rows without labels (or data.target = planted)") \
     X(label_noise, double, DOUBLE, "0", HDP_R_LO_CLOSED, 0, 0, NULL, \
       "variance >= 0 of Gaussian noise added to every label (train and test)") \
     X(test_size, long, LONG, "1000", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
-      "test samples (integer in [1, 1e6])") \
+      "test samples (integer in [1, 1e6]); with data.source = file data.test_features's rows, " \
+      "or else rows of the file held out by the seed (default 20 %)") \
     X(runs, long, LONG, "10", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e5, NULL, \
       "runs of `hdpsgd rf` (integer in [1, 1e5]; --runs overrides it)") \
     X(records, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e6, NULL, \
@@ -127,11 +131,32 @@ typedef struct {
     double label_noise;                /* variance of the Gaussian label noise */
     unsigned long long seed;           /* sim.seed */
     long v;                            /* validation samples (HDP_RF_VALIDATION; >= 1 then) */
+    /* data.source = file (hdp_rf_spec_from_data; NULL and 0 otherwise): the inputs are the
+     * data set's prepared rows (centred, scaled, in its eigenbasis: V's law is rotation
+     * invariant, so Phi has the law of the features of the rows themselves), not drawn */
+    const struct hdp_data *data;       /* the model's data set, borrowed */
+    long holdout;                      /* > 0: no held-out file; the test set is this many
+                                          rows of the file drawn by the seed (its stream
+                                          long-jumped 20 times), the training set the rest
+                                          in file order; 0: the held-out file's rows */
+    int file_labels;                   /* 1: y is the data set's labels (centred); 0: y from
+                                          rf.target with u on the rows (plus rf.label_noise) */
 } hdp_rf_spec;
 
 /* The [rf] section and sim.seed; v = rf.val_size, or round(test_size / 5) (at least 1) when
- * it is 0. */
+ * it is 0. Synthetic inputs (data NULL): for a model on a data set call hdp_rf_spec_from_data
+ * next. */
 void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec);
+
+/* After hdp_rf_spec_from_model, for a model with data.source = file (HDP_OK and nothing
+ * changed otherwise): the inputs become the data set's rows (docs/theory.md §7.5). d is the
+ * rows' column count; the test set is the held-out file (m = its rows) or, without one,
+ * rf.test_size rows of the file (default round(N/5), at least 1) and n = N - m; the labels are
+ * the data set's (least-squares target: rf.target and rf.label_noise must then be left out) or,
+ * without labels or with data.target = planted, rf.target's on the rows. rf.d, rf.n and
+ * rf.test_size given with other values than these: HDP_EINPUT naming the key and where it was
+ * set. */
+hdp_status hdp_rf_spec_from_data(const hdp_model *m, hdp_rf_spec *spec, hdp_error *err);
 
 /* Flags of hdp_rf_problem_build: what it computes besides the data, the modes and the
  * min-norm interpolator. */

@@ -226,6 +226,11 @@ int cli_add_with_double(const char *cmd, cli_common *common, const char *opt, co
  * or EXIT_BAD_INPUT after printing a message. */
 int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common);
 
+/* cli_start for a command with the Monte Carlo options: mc reset to "not given" first (the
+ * option table points into it). */
+int cli_start_mc(const cli_command *cmd, int argc, char **argv, cli_common *common,
+                 cli_mc_args *mc);
+
 /* Threads to use: --threads, or 0 (one per core). */
 int cli_mc_threads(const cli_mc_args *a);
 /* --threads (CLI_NOT_GIVEN: not given) from 0 to 4096, and OMP_NUM_THREADS at most 4096 when

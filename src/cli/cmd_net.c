@@ -161,6 +161,45 @@ static void curve_meta(FILE *f, const hdp_model *m, const hdp_net_data *dt, cons
     hdp_model_write_meta_sections(m, f, cli_model_sections("net"));
 }
 
+/* one run's CSV, figure and JSON (all or nothing) and its line on stderr */
+static hdp_status write_one(const hdp_model *m, const hdp_net_data *dt, const hdp_net_config *c,
+                            const hdp_net_result *r, const char *csvp, const char *figp,
+                            hdp_error *err)
+{
+    hdp_outset out;
+    hdp_outset_init(&out, err);
+    FILE *f = hdp_outset_add(&out, csvp);
+    if (f) {
+        curve_meta(f, m, dt, c, r);
+        hdp_csv_columns(f, &hdp_net_fields, r);
+        char title[400];
+        snprintf(title, sizeof title, "net%s: width %ld, n = %ld, ε = %g, δ = %.2g\nC_clip = %.3g, "
+                 "η = %g, T = %ld", c->train == HDP_NET_TRAIN_SECOND ? " (random features)" : "",
+                 c->width, dt->train.n, c->epsilon, c->delta, c->clip, c->lr, c->steps);
+        hdp_plot_vars v;
+        hdp_plot_vars_init(&v);
+        cli_plot_source(&out, &v, "data_file", csvp);
+        hdp_plot_var_str(&v, "title_text", title);
+        cli_draw(&out, "net-curve", figp, &v);
+    }
+    FILE *j = json_path ? hdp_outset_add(&out, json_path) : NULL;
+    if (j) {
+        hdp_json js;
+        hdp_json_begin(&js, j);
+        hdp_json_fields(&js, &hdp_net_fields, "", r, NULL);
+        hdp_json_fields(&js, &hdp_net_config_fields, "", c, dt);
+        cli_json_model(&js, m, "net");
+        hdp_json_end(&js);
+    }
+    hdp_status st = hdp_outset_commit(&out);
+    if (st == HDP_OK)
+        fprintf(stderr, "hdpsgd net: test accuracy %.4f, test loss %.4f after T = %ld (%.1f s on %d "
+                        "thread%s); epsilon %g, delta %.3g, sigma %.4g; wrote %s and %s\n",
+                r->test_accuracy[r->points - 1], r->test_loss[r->points - 1], c->steps, r->seconds,
+                r->threads, r->threads == 1 ? "" : "s", c->epsilon, c->delta, r->sigma, csvp, figp);
+    return st;
+}
+
 static int run_one(const hdp_model *m, int threads, const char *csvp, const char *figp)
 {
     const hdp_net_keys *q = hdp_net_keys_of(m);
@@ -175,48 +214,10 @@ static int run_one(const hdp_model *m, int threads, const char *csvp, const char
     hdp_error_clear(&err);
     meter mt = {now(), now(), "training"};
     hdp_status st = hdp_net_train(&dt, &c, threads, progress, &mt, &r, &err);
-    if (st != HDP_OK) {
-        hdp_net_data_free(&dt);
-        return cli_fail("net", &err);
+    if (st == HDP_OK) {
+        st = write_one(m, &dt, &c, &r, csvp, figp, &err);
+        hdp_net_result_free(&r);
     }
-    hdp_outset out;
-    hdp_outset_init(&out, &err);
-    FILE *f = hdp_outset_add(&out, csvp);
-    if (f) {
-        curve_meta(f, m, &dt, &c, &r);
-        hdp_csv_columns(f, &hdp_net_fields, &r);
-        char title[400];
-        snprintf(title, sizeof title, "net%s: width %ld, n = %ld, ε = %g, δ = %.2g\nC_clip = %.3g, "
-                 "η = %g, T = %ld", c.train == HDP_NET_TRAIN_SECOND ? " (random features)" : "",
-                 c.width, dt.train.n, c.epsilon, c.delta, c.clip, c.lr, c.steps);
-        hdp_plot_vars v;
-        hdp_plot_vars_init(&v);
-        cli_plot_source(&out, &v, "data_file", csvp);
-        hdp_plot_var_str(&v, "title_text", title);
-        cli_draw(&out, "net-curve", figp, &v);
-    }
-    FILE *j = json_path ? hdp_outset_add(&out, json_path) : NULL;
-    if (j) {
-        hdp_json js;
-        hdp_json_begin(&js, j);
-        hdp_json_fields(&js, &hdp_net_fields, "", &r, NULL);
-        hdp_json_int(&js, "width", c.width);
-        hdp_json_int(&js, "n", dt.train.n);
-        hdp_json_int(&js, "d", dt.d);
-        hdp_json_int(&js, "classes", dt.K);
-        hdp_json_num(&js, "clip", c.clip);
-        hdp_json_num(&js, "lr", c.lr);
-        hdp_json_int(&js, "steps", c.steps);
-        cli_json_model(&js, m, "net");
-        hdp_json_end(&js);
-    }
-    st = hdp_outset_commit(&out);
-    if (st == HDP_OK)
-        fprintf(stderr, "hdpsgd net: test accuracy %.4f, test loss %.4f after T = %ld (%.1f s on %d "
-                        "thread%s); epsilon %g, delta %.3g, sigma %.4g; wrote %s and %s\n",
-                r.test_accuracy[r.points - 1], r.test_loss[r.points - 1], c.steps, r.seconds,
-                r.threads, r.threads == 1 ? "" : "s", c.epsilon, c.delta, r.sigma, csvp, figp);
-    hdp_net_result_free(&r);
     hdp_net_data_free(&dt);
     return st == HDP_OK ? 0 : cli_fail("net", &err);
 }
@@ -291,13 +292,7 @@ static void vs_json(FILE *f, const hdp_model *m, const hdp_netexp *x)
                 hdp_json_num(&j, NULL, hdp_field_number(&t->fields[k], &x->cell[v][i], NULL));
             hdp_json_close(&j);
         }
-    hdp_json_num(&j, "epsilon", x->epsilon);
-    hdp_json_num(&j, "delta", x->delta);
-    hdp_json_bool(&j, "full", x->full);
-    hdp_json_int(&j, "runs", x->runs);
-    hdp_json_int(&j, "diverged", x->diverged);
-    hdp_json_num(&j, "seconds", x->seconds);
-    hdp_json_int(&j, "threads", x->threads);
+    hdp_json_fields(&j, &hdp_netexp_fields, "", x, NULL);
     cli_json_model(&j, m, "net");
     hdp_json_end(&j);
 }
@@ -323,6 +318,48 @@ static int parse_grid(const char *s, long *grid, long *n)
         return EXIT_BAD_INPUT;
     }
     return 0;
+}
+
+/* a panel's CSV, figure and JSON (all or nothing) and its lines on stderr */
+static hdp_status write_vs(const hdp_model *m, const hdp_net_data *dt, const hdp_netexp *x,
+                           long fixed, const char *csvp, const char *figp, hdp_error *err)
+{
+    hdp_netexp_kind kind = x->kind;
+    hdp_outset out;
+    hdp_outset_init(&out, err);
+    FILE *f = hdp_outset_add(&out, csvp);
+    if (f) {
+        vs_csv(f, m, x, dt);
+        char title[400];
+        snprintf(title, sizeof title,
+                 "net --vs %s: %s %ld, ε = %g, δ = %s\n%s", vs,
+                 kind == HDP_NETEXP_WIDTH ? "n =" : "width", fixed, x->epsilon,
+                 hdp_net_keys_of(m)->delta == HDP_AUTO_DOUBLE ? "1/n" : "net.delta",
+                 dt->synthetic ? "Gaussian inputs; chosen on validation"
+                               : "hyperparameters chosen on validation");
+        hdp_plot_vars v;
+        hdp_plot_vars_init(&v);
+        cli_plot_source(&out, &v, "data_file", csvp);
+        hdp_plot_var_str(&v, "title_text", title);
+        hdp_plot_var_str(&v, "xcol", kind == HDP_NETEXP_WIDTH ? "width" : "samples");
+        hdp_plot_var_str(&v, "xlabel_text",
+                         kind == HDP_NETEXP_WIDTH ? "hidden-layer width" : "training samples  n");
+        cli_draw(&out, "net-vs", figp, &v);
+    }
+    FILE *j = json_path ? hdp_outset_add(&out, json_path) : NULL;
+    if (j)
+        vs_json(j, m, x);
+    hdp_status st = hdp_outset_commit(&out);
+    if (st == HDP_OK) {
+        for (long i = 0; i < x->points; i++)
+            fprintf(stderr, "hdpsgd net: %s %-6g test accuracy dp %.4f  rf %.4f  gd %.4f\n", vs,
+                    x->grid[i], x->cell[HDP_NETEXP_DP][i].test_accuracy,
+                    x->cell[HDP_NETEXP_RF][i].test_accuracy, x->cell[HDP_NETEXP_GD][i].test_accuracy);
+        fprintf(stderr, "hdpsgd net: %ld runs (%ld diverged, skipped) in %.1f s on %d thread%s; "
+                        "wrote %s and %s\n", x->runs, x->diverged, x->seconds, x->threads,
+                x->threads == 1 ? "" : "s", csvp, figp);
+    }
+    return st;
 }
 
 static int run_vs(const hdp_model *m, int threads, const char *csvp, const char *figp)
@@ -355,45 +392,10 @@ static int run_vs(const hdp_model *m, int threads, const char *csvp, const char 
     hdp_error_clear(&err);
     meter mt = {now(), now(), vs};
     hdp_status st = hdp_netexp_run(m, &dt, kind, full, grid, np, fixed, threads, progress, &mt, &x, &err);
-    if (st != HDP_OK) {
-        hdp_net_data_free(&dt);
-        return cli_fail("net", &err);
-    }
-    hdp_outset out;
-    hdp_outset_init(&out, &err);
-    FILE *f = hdp_outset_add(&out, csvp);
-    if (f) {
-        vs_csv(f, m, &x, &dt);
-        char title[400];
-        snprintf(title, sizeof title,
-                 "net --vs %s: %s %ld, ε = %g, δ = %s\n%s", vs,
-                 kind == HDP_NETEXP_WIDTH ? "n =" : "width", fixed, x.epsilon,
-                 hdp_net_keys_of(m)->delta == HDP_AUTO_DOUBLE ? "1/n" : "net.delta",
-                 dt.synthetic ? "Gaussian inputs; chosen on validation"
-                              : "hyperparameters chosen on validation");
-        hdp_plot_vars v;
-        hdp_plot_vars_init(&v);
-        cli_plot_source(&out, &v, "data_file", csvp);
-        hdp_plot_var_str(&v, "title_text", title);
-        hdp_plot_var_str(&v, "xcol", kind == HDP_NETEXP_WIDTH ? "width" : "samples");
-        hdp_plot_var_str(&v, "xlabel_text",
-                         kind == HDP_NETEXP_WIDTH ? "hidden-layer width" : "training samples  n");
-        cli_draw(&out, "net-vs", figp, &v);
-    }
-    FILE *j = json_path ? hdp_outset_add(&out, json_path) : NULL;
-    if (j)
-        vs_json(j, m, &x);
-    st = hdp_outset_commit(&out);
     if (st == HDP_OK) {
-        for (long i = 0; i < x.points; i++)
-            fprintf(stderr, "hdpsgd net: %s %-6g test accuracy dp %.4f  rf %.4f  gd %.4f\n", vs,
-                    x.grid[i], x.cell[HDP_NETEXP_DP][i].test_accuracy,
-                    x.cell[HDP_NETEXP_RF][i].test_accuracy, x.cell[HDP_NETEXP_GD][i].test_accuracy);
-        fprintf(stderr, "hdpsgd net: %ld runs (%ld diverged, skipped) in %.1f s on %d thread%s; "
-                        "wrote %s and %s\n", x.runs, x.diverged, x.seconds, x.threads,
-                x.threads == 1 ? "" : "s", csvp, figp);
+        st = write_vs(m, &dt, &x, fixed, csvp, figp, &err);
+        hdp_netexp_free(&x);
     }
-    hdp_netexp_free(&x);
     hdp_net_data_free(&dt);
     return st == HDP_OK ? 0 : cli_fail("net", &err);
 }

@@ -16,6 +16,7 @@
 
 #include "io/output.h"
 #include "cli.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/rf.h"
 #include "rf_cli.h"
 
@@ -62,7 +63,14 @@ const char rf_help[] =
     "runs, threads, seed, build_seconds, seconds; the test loss's terms at T (Bombari-Mondelli,\n"
     "Eqs. 20-21): noise_term, early_stopping_term (Monte Carlo, with _stderr) and their closed\n"
     "forms _exact (the unclipped recursion) and _ou. dpgd.regime = theorem sets C_clip =\n"
-    "sqrt(p) log^2 n and T = d log^2 n/(eta p) (the theorem's Eq. 8: clipping should not occur).";
+    "sqrt(p) log^2 n and T = d log^2 n/(eta p) (the theorem's Eq. 8: clipping should not occur).\n"
+    "zero_test/train: the losses of theta = 0 (mean y^2); inputs (gaussian | data), labels (sign\n"
+    "| linear | data), test_set (drawn | held-out file | rows held out).\n"
+    "With data.source = file the inputs are the data set's prepared rows (docs/theory.md §7.5):\n"
+    "d its columns; the test set data.test_features's rows, or else rf.test_size rows of the\n"
+    "file (default 20 %) held out by the seed, n the rest (rf.d, rf.n, rf.test_size given with\n"
+    "other values are refused); the labels the data set's (rf.target, rf.label_noise refused),\n"
+    "or rf.target's on the rows without labels or with data.target = planted.";
 
 const char *cli_rf_route_name(hdp_rf_sigma_route r)
 {
@@ -103,6 +111,17 @@ int cli_rf_progress(const char *what, long done, long total, double value, void 
     return 0;
 }
 
+/* Where the inputs, labels and test set came from (docs/theory.md §7.5). */
+static const char *inputs_name(const hdp_rf_spec *s) { return s->data ? "data" : "gaussian"; }
+static const char *labels_name(const hdp_rf_spec *s)
+{
+    return s->file_labels ? "data" : hdp_rf_target_name(s->target);
+}
+static const char *test_set_name(const hdp_rf_spec *s)
+{
+    return !s->data ? "drawn" : s->holdout ? "rows held out" : "held-out file";
+}
+
 static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
                       const hdp_rf_dpgd *q, const hdp_rf_sim_result *r)
 {
@@ -111,6 +130,8 @@ static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
     hdp_model_write_meta_sections(m, f, cli_model_sections("rf"));
     fprintf(f, "# ; effective: d = %ld, n = %ld, p = %ld, test_size = %ld, modes = %ld\n",
             pb->spec.d, pb->spec.n, pb->spec.p, pb->spec.m, pb->r);
+    fprintf(f, "# ; inputs = %s, labels = %s, test set = %s\n", inputs_name(&pb->spec),
+            labels_name(&pb->spec), test_set_name(&pb->spec));
     fprintf(f, "# ; dpgd: eta = %.17g, T = %ld, tau = eta T = %.17g, C_clip = %.17g\n", q->eta,
             q->T, q->tau, q->C_clip);
     fprintf(f, "# ; privacy: epsilon = %.17g, delta = %.17g, sigma = %.17g (%s), rho_z = %.17g, "
@@ -155,6 +176,8 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
     hdp_json_num(&j, "minnorm_test", pb->minnorm_test);
     hdp_json_num(&j, "minnorm_train", pb->minnorm_train);
     hdp_json_num(&j, "gradient_flow_test", r->gf_test[L]);
+    hdp_json_num(&j, "zero_test", pb->zero_test);
+    hdp_json_num(&j, "zero_train", pb->zero_train);
     hdp_json_num(&j, "max_clipped_fraction", r->max_clipped_fraction);
     hdp_json_fields(&j, &hdp_rf_terms_fields, "", r, NULL);
     hdp_json_num(&j, "strong_error_mean", r->strong_error_mean);
@@ -177,6 +200,9 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
     hdp_json_int(&j, "d", pb->spec.d);
     hdp_json_int(&j, "test_size", pb->spec.m);
     hdp_json_int(&j, "modes", pb->r);
+    hdp_json_str(&j, "inputs", inputs_name(&pb->spec));
+    hdp_json_str(&j, "labels", labels_name(&pb->spec));
+    hdp_json_str(&j, "test_set", test_set_name(&pb->spec));
     hdp_json_int(&j, "runs", r->runs);
     hdp_json_int(&j, "threads", r->threads);
     hdp_json_uint(&j, "seed", m->seed);
@@ -199,32 +225,57 @@ int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common)
     return rc;
 }
 
+int cli_rf_load(const char *cmd, const cli_common *common, hdp_model *m, hdp_rf_spec *spec,
+                hdp_rf_dpgd *q)
+{
+    int rc = cli_load_model(common, m);
+    if (rc)
+        return rc;
+    int experiment = !strcmp(cmd, "rf-experiment");
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_rf_spec_from_model(m, spec);
+    hdp_status st = HDP_OK;
+    if (experiment && hdp_model_data(m))
+        st = hdp_model_fail_key(m, "data", "source", &err,
+                                "rf-experiment draws its inputs (and a validation set of the "
+                                "same law); random features of a data set's rows are `hdpsgd "
+                                "rf`'s (docs/theory.md §7.5)");
+    else if (experiment && hdp_dpgd_keys_of(m)->regime == HDP_DPGD_THEOREM)
+        st = hdp_model_fail_key(m, "dpgd", "regime", &err,
+                                "rf-experiment sweeps C_clip and T on the experiments' scalings; "
+                                "regime = theorem is for `hdpsgd rf`");
+    else
+        st = hdp_rf_spec_from_data(m, spec, &err);
+    if (st == HDP_OK) /* the model's own [dpgd] keys must be consistent (also when a grid
+                         overrides T and C) */
+        st = hdp_rf_dpgd_from_model(m, spec->p, spec->n, spec->d, q, &err);
+    if (st != HDP_OK) {
+        hdp_model_free(m);
+        return cli_fail(cmd, &err);
+    }
+    return 0;
+}
+
 int cmd_rf(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("rf");
     cli_common common;
     out_path = json_path = NULL;
-    cli_mc_args_reset(&mc);
-    int rc = cli_start(cmd, argc, argv, &common);
+    int rc = cli_start_mc(cmd, argc, argv, &common, &mc);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if ((rc = cli_rf_apply_args("rf", &mc, &common)))
         return rc;
     hdp_model m;
-    if ((rc = cli_load_model(&common, &m)))
-        return rc;
-    const hdp_rf_keys *rk = hdp_rf_keys_of(&m);
-
-    hdp_error err;
-    hdp_error_clear(&err);
     hdp_rf_dpgd q;
     hdp_rf_spec spec;
-    hdp_rf_spec_from_model(&m, &spec);
-    hdp_status st = hdp_rf_dpgd_from_model(&m, spec.p, spec.n, spec.d, &q, &err);
-    if (st != HDP_OK) {
-        hdp_model_free(&m);
-        return cli_fail("rf", &err);
-    }
+    if ((rc = cli_rf_load("rf", &common, &m, &spec, &q)))
+        return rc;
+    const hdp_rf_keys *rk = hdp_rf_keys_of(&m);
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_status st;
     cli_rf_sigma_note("rf", &q);
 
     int threads = cli_mc_threads(&mc);

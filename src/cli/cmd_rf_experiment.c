@@ -347,8 +347,7 @@ int cmd_rf_experiment(int argc, char **argv)
     cli_common common;
     out_dir = json_path = select_opt = NULL;
     full_opt = 0;
-    cli_mc_args_reset(&mc);
-    int rc = cli_start(cmd, argc, argv, &common);
+    int rc = cli_start_mc(cmd, argc, argv, &common, &mc);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     int which = cli_subcommand(cmd, &common, names, 4, 1, "name the experiment: P1, P2, P3 or P4",
@@ -377,23 +376,13 @@ int cmd_rf_experiment(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     hdp_model m;
-    if ((rc = cli_load_model(&common, &m)))
+    hdp_rf_spec spec;
+    hdp_rf_dpgd q0;
+    if ((rc = cli_rf_load("rf-experiment", &common, &m, &spec, &q0)))
         return rc;
-    const hdp_rf_keys *rk = hdp_rf_keys_of(&m);
-    /* the model's own [dpgd] keys must be consistent too (the grids override T, C) */
     hdp_error err;
     hdp_error_clear(&err);
-    hdp_rf_dpgd q0;
-    hdp_status st = hdp_dpgd_keys_of(&m)->regime == HDP_DPGD_THEOREM
-                        ? hdp_model_fail_key(&m, "dpgd", "regime", &err,
-                                             "rf-experiment sweeps C_clip and T on the "
-                                             "experiments' scalings; regime = theorem is for "
-                                             "`hdpsgd rf`")
-                        : hdp_rf_dpgd_from_model(&m, rk->p, rk->n, rk->d, &q0, &err);
-    if (st != HDP_OK) {
-        hdp_model_free(&m);
-        return cli_fail("rf-experiment", &err);
-    }
+    hdp_status st;
 
     char lower[3] = {'p', names[which][1], '\0'};
     char csv_path[HDP_OUT_PATH_MAX + 64], fig_path[HDP_OUT_PATH_MAX + 64];

@@ -29,7 +29,7 @@ static hdp_design_batch_terms_t batch_terms;
 static double refine_tol;
 /* --refine: the privacy each closed-form family needs to match the optimum (for the JSON) */
 static int have_equiv;
-static double rho_equiv[HDP_FAMILY_COUNT], eps_equiv[HDP_FAMILY_COUNT];
+static hdp_design_equivalent equiv[HDP_FAMILY_COUNT];
 
 const cli_opt schedule_opts[] = {
     {"optimize", 0, OPT_FLAG, &optimize, NULL, "optimise the schedule families on the risk ODE"},
@@ -270,91 +270,50 @@ void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_resu
     hdp_design_write_table(f, m, b, use);
 }
 
-/* --tune-batch: the batches and the best configuration in the accountants' terms */
-static void write_batch_json(hdp_json *j, const hdp_design_batch *br,
-                             const hdp_design_batch_terms_t *t)
-{
-    hdp_json_int(j, "best_batch", br->batch[br->best]);
-    hdp_json_array(j, "batch_candidates");
-    for (int i = 0; i < br->count; i++)
-        hdp_json_int(j, NULL, br->batch[i]);
-    hdp_json_close(j);
-    hdp_json_array(j, "batch_final_risks");
-    for (int i = 0; i < br->count; i++)
-        hdp_json_num(j, NULL, br->risk[i]);
-    hdp_json_close(j);
-    hdp_json_num(j, "sample_rate", t->sample_rate);
-    hdp_json_int(j, "steps", t->steps);
-    hdp_json_num(j, "noise_multiplier_min", t->noise_min);
-    hdp_json_num(j, "noise_multiplier_median", t->noise_median);
-    hdp_json_num(j, "noise_multiplier_max", t->noise_max);
-    hdp_json_num(j, "rho_accounted", t->rho_accounted);
-    hdp_json_num(j, "poisson_noise_multiplier", t->poisson_sigma);
-    hdp_json_num(j, "epsilon_pld", t->epsilon_pld);
-    hdp_json_num(j, "epsilon_rdp", t->epsilon_rdp);
-    hdp_json_num(j, "epsilon_rdp_classic", t->epsilon_rdp_classic);
-}
-
-/* one family's design: the tables of hdpsgd/fields.h under the prefix <family>_, and pl's knot
- * values as the array <pl>_eta */
+/* one family's design: the tables of hdpsgd/fields.h under the prefix <family>_ */
 static void write_family_json(hdp_json *j, const hdp_design_result *r, hdp_design_family fam)
 {
-    char p[64], k[96];
+    char p[64];
     snprintf(p, sizeof p, "%s_", hdp_design_family_key(fam));
     hdp_json_fields(j, &hdp_design_fields, p, r, NULL);
     if (fam == HDP_FAMILY_OUTPUT || fam == HDP_FAMILY_LINEAR_NOISE)
         hdp_json_fields(j, &hdp_design_eta0_fields, p, r, NULL);
     if (fam == HDP_FAMILY_OPTIMAL)
         hdp_json_fields(j, &hdp_design_inverse_time_fields, p, r, NULL);
-    if (fam == HDP_FAMILY_PL) {
+    if (fam == HDP_FAMILY_PL)
         hdp_json_fields(j, &hdp_design_pl_fields, p, r, NULL);
-        snprintf(k, sizeof k, "%seta", p);
-        hdp_json_array(j, k);
-        for (int i = 0; i < r->knots; i++)
-            hdp_json_num(j, NULL, r->knot_eta[i]);
-        hdp_json_close(j);
-    }
     hdp_json_fields(j, &hdp_design_cost_fields, p, r, NULL);
 }
 
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file)
 {
-    const hdp_design_result *res = d->res;
+    const hdp_design_result *res = d->res, *pl = &d->res[HDP_FAMILY_PL];
     hdp_json j;
     hdp_json_begin(&j, f);
     for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
         if (d->done[fam])
             write_family_json(&j, &res[fam], fam);
-    if (d->done[HDP_FAMILY_PL] && res[HDP_FAMILY_PL].levels > 0) {
+    if (d->done[HDP_FAMILY_PL] && pl->levels > 0) {
         /* --refine (a sweep's schedule_refine): the levels (when stopped, those finished) */
-        const hdp_design_result *pl = &res[HDP_FAMILY_PL];
-        char k[96];
-        hdp_json_int(&j, "refine_levels", pl->levels);
-        for (int l = 0; l < pl->levels; l++) {
-            snprintf(k, sizeof k, "refine_knots_%d", l);
-            hdp_json_int(&j, k, pl->level_knots[l]);
-            snprintf(k, sizeof k, "refine_risk_%d", l);
-            hdp_json_num(&j, k, pl->level_risk[l]);
-        }
+        hdp_json_fields(&j, &hdp_design_refine_fields, "", pl, NULL);
+        for (long l = 0; l < pl->levels; l++)
+            hdp_json_fields_at(&j, &hdp_design_level_fields, "", pl, l);
     }
-    if (have_equiv && d->done[HDP_FAMILY_PL]) {
+    for (int fam = 0; have_equiv && d->done[HDP_FAMILY_PL] && fam < HDP_FAMILY_COUNT; fam++) {
         /* --refine: the privacy each closed-form family needs to match pl */
-        char k[96];
-        for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
-            if (fam == HDP_FAMILY_PL || !d->done[fam])
-                continue;
-            snprintf(k, sizeof k, "%s_rho_equivalent", hdp_design_family_key(fam));
-            hdp_json_num(&j, k, rho_equiv[fam]);
-            snprintf(k, sizeof k, "%s_epsilon_equivalent", hdp_design_family_key(fam));
-            hdp_json_num(&j, k, eps_equiv[fam]);
-        }
+        char p[64];
+        snprintf(p, sizeof p, "%s_", hdp_design_family_key(fam));
+        if (fam != HDP_FAMILY_PL && d->done[fam])
+            hdp_json_fields(&j, &hdp_design_equivalent_fields, p, &equiv[fam], NULL);
     }
     hdp_json_fields(&j, &hdp_design_set_fields, "", d, m);
-    if (batch_run && batch_run->best >= 0)
-        write_batch_json(&j, batch_run, &batch_terms);
+    if (batch_run && batch_run->best >= 0) {
+        hdp_json_fields(&j, &hdp_design_batch_fields, "", batch_run, NULL);
+        hdp_json_fields(&j, &hdp_design_batch_terms_fields, "", &batch_terms, NULL);
+    }
     hdp_json_fields(&j, &hdp_design_summary_fields, "", d, m);
-    hdp_json_str(&j, "table_file", table_file ? table_file : "");
+    hdp_json_fields(&j, &hdp_design_file_fields, "", table_file, NULL);
     cli_json_model(&j, m, "schedule");
     hdp_json_end(&j);
 }
@@ -642,7 +601,7 @@ int cmd_schedule(int argc, char **argv)
             print_batch(batch_run, &batch_terms);
         /* the privacy equivalents need the converged optimum and more searches: not when stopped */
         if (refine && d.done[HDP_FAMILY_PL] && !stopped) {
-            schedule_print_refine(&m, &d, &opt, refine_tol, eps, rho_equiv, eps_equiv);
+            schedule_print_refine(&m, &d, &opt, refine_tol, eps, equiv);
             for (int f = 0; f < HDP_FAMILY_COUNT; f++)
                 if (f != HDP_FAMILY_PL && d.done[f])
                     have_equiv = 1;

@@ -45,24 +45,32 @@ static void on_cancel_signal(int sig)
     *cancel_target = 1;
 }
 
+#define NHANDLED (sizeof handled_signals / sizeof handled_signals[0])
+
+/* handler on the signals sigs[n], every handled signal blocked while it runs (one handler at a
+ * time); a signal ignored by whoever started us (nohup, SIGPIPE ignored) stays ignored */
+static void handle(void (*handler)(int), const int *sigs, size_t n)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NHANDLED; i++)
+        sigaddset(&sa.sa_mask, handled_signals[i]);
+    for (size_t i = 0; i < n; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 void cli_cancel_on_signal(volatile int *flag)
 {
     cancel_target = flag;
     cancel_signal = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_cancel_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++)
-        sigaddset(&sa.sa_mask, handled_signals[i]); /* one handler at a time */
-    const int cancelling[] = {SIGINT, SIGTERM};
-    for (size_t i = 0; i < 2; i++) {
-        struct sigaction old;
-        /* a signal ignored by whoever started us stays ignored */
-        if (sigaction(cancelling[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue;
-        sigaction(cancelling[i], &sa, NULL);
-    }
+    static const int cancelling[] = {SIGINT, SIGTERM};
+    handle(on_cancel_signal, cancelling, 2);
 }
 
 int cli_cancel_signal(void) { return (int)cancel_signal; }
@@ -82,19 +90,7 @@ void cli_install_signal_handlers(void)
     signal(SIGXFSZ, SIG_IGN);
     default_action.sa_handler = SIG_DFL;
     sigemptyset(&default_action.sa_mask);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_termination_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++)
-        sigaddset(&sa.sa_mask, handled_signals[i]); /* one handler at a time */
-    for (size_t i = 0; i < sizeof handled_signals / sizeof handled_signals[0]; i++) {
-        struct sigaction old;
-        /* a signal ignored by whoever started us (nohup, SIGPIPE ignored) stays ignored */
-        if (sigaction(handled_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue;
-        sigaction(handled_signals[i], &sa, NULL);
-    }
+    handle(on_termination_signal, handled_signals, NHANDLED);
 }
 
 static int usage_error(const cli_command *cmd, const char *fmt, const char *arg)
@@ -257,6 +253,13 @@ int cli_start(const cli_command *cmd, int argc, char **argv, cli_common *common)
     return 0;
 }
 
+int cli_start_mc(const cli_command *cmd, int argc, char **argv, cli_common *common,
+                 cli_mc_args *mc)
+{
+    cli_mc_args_reset(mc);
+    return cli_start(cmd, argc, argv, common);
+}
+
 int cli_fail(const char *cmd, const hdp_error *err)
 {
     fprintf(stderr, "hdpsgd %s: error: %s\n", cmd, err->msg);
@@ -375,26 +378,33 @@ int cli_add_with_text(const char *cmd, cli_common *common, const char *opt, cons
     return 0;
 }
 
-int cli_add_with_long(const char *cmd, cli_common *common, const char *opt, const char *key,
-                      long v)
+/* a number: its value's text (num) and the text its message shows (shown) */
+static int add_with_number(const char *cmd, cli_common *common, const char *opt, const char *key,
+                           const char *num, const char *shown)
 {
     cli_with *w = add_with(cmd, common, opt, key);
     if (!w)
         return EXIT_BAD_INPUT;
-    snprintf(w->num, sizeof w->num, "%ld", v);
-    snprintf(w->shown, sizeof w->shown, "%ld", v);
+    snprintf(w->num, sizeof w->num, "%s", num);
+    snprintf(w->shown, sizeof w->shown, "%s", shown);
     return 0;
+}
+
+int cli_add_with_long(const char *cmd, cli_common *common, const char *opt, const char *key,
+                      long v)
+{
+    char num[40];
+    snprintf(num, sizeof num, "%ld", v);
+    return add_with_number(cmd, common, opt, key, num, num);
 }
 
 int cli_add_with_double(const char *cmd, cli_common *common, const char *opt, const char *key,
                         double v)
 {
-    cli_with *w = add_with(cmd, common, opt, key);
-    if (!w)
-        return EXIT_BAD_INPUT;
-    snprintf(w->num, sizeof w->num, "%.17g", v); /* at most 24 characters */
-    snprintf(w->shown, sizeof w->shown, "%g", v);
-    return 0;
+    char num[40], shown[40];
+    snprintf(num, sizeof num, "%.17g", v); /* at most 24 characters */
+    snprintf(shown, sizeof shown, "%g", v);
+    return add_with_number(cmd, common, opt, key, num, shown);
 }
 
 int cli_mc_args_apply(const char *cmd, cli_mc_args *a, cli_common *common)
@@ -697,6 +707,6 @@ const char *const *cli_model_sections(const char *command)
 
 void cli_json_model(hdp_json *j, const hdp_model *m, const char *command)
 {
-    hdp_json_str(j, "model_file", m->source);
+    hdp_json_fields(j, &hdp_source_fields, "", m, NULL);
     hdp_json_model(j, "model", m, cli_model_sections(command));
 }

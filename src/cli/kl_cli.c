@@ -139,12 +139,12 @@ void kl_meta(FILE *f, const char *what, const hdp_model *m)
 }
 
 int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
-             void (*json)(hdp_json *, const void *), const void *ctx, const kl_figure *fig,
-             char *data, size_t size)
+             void (*json)(hdp_json *, const void *), const void *ctx, const char *script,
+             void (*fig_vars)(hdp_plot_vars *, const void *ctx))
 {
-    data[0] = '\0';
+    char data[HDP_OUT_PATH_MAX + 32] = "";
     if (a->figure)
-        data_path_of(a->figure, data, size);
+        data_path_of(a->figure, data, sizeof data);
     hdp_error err;
     hdp_error_clear(&err);
     hdp_outset out;
@@ -163,16 +163,16 @@ int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
         json(&j, ctx);
         hdp_json_end(&j);
     }
-    if (a->figure && fig) {
+    if (a->figure && script) {
         hdp_plot_vars v;
         hdp_plot_vars_init(&v);
         cli_plot_source(&out, &v, "data_file", data);
-        fig->vars(&v, ctx);
-        cli_draw(&out, fig->script, a->figure, &v);
+        fig_vars(&v, ctx);
+        cli_draw(&out, script, a->figure, &v);
     }
     if (hdp_outset_commit(&out) != HDP_OK)
         return cli_fail("kl", &err);
-    if (a->figure && fig)
+    if (a->figure && script)
         cli_drawn(a->figure, data);
     return 0;
 }

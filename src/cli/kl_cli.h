@@ -35,17 +35,12 @@ void kl_schemes_text(const int *want, char *buf, size_t size);
 
 /* The table to -o and, with --figure, to its data file FIG-without-extension.csv (once when
  * both are the same file), then the JSON (json may be NULL: none), and the figure drawn from
- * the data file with plots/SCRIPT.gp and the variables fig_vars sets (besides data_file),
- * all or nothing. table writes the whole table, json the keys between { and }. data gets
- * the data file's path ("" without --figure). Returns 0 or the exit status after a
- * message. */
-typedef struct {
-    const char *script;
-    void (*vars)(hdp_plot_vars *, const void *ctx);
-} kl_figure;
+ * the data file with plots/SCRIPT.gp and the variables fig_vars sets (besides data_file;
+ * script NULL: no figure), all or nothing. table writes the whole table, json the keys between
+ * { and }. Returns 0 or the exit status after a message. */
 int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
-             void (*json)(hdp_json *, const void *), const void *ctx, const kl_figure *fig,
-             char *data, size_t size);
+             void (*json)(hdp_json *, const void *), const void *ctx, const char *script,
+             void (*fig_vars)(hdp_plot_vars *, const void *ctx));
 
 /* kl run (cmd_kl_run.c) */
 int kl_run(const hdp_model *m, int threads, const kl_args *a);

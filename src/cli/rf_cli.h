@@ -27,4 +27,11 @@ int cli_rf_progress(const char *what, long done, long total, double value, void 
  * and --seed as for sim. Returns 0 or EXIT_BAD_INPUT after a message. */
 int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common);
 
+/* Load the model of a random-features command and resolve it: the spec (on a data set's rows
+ * with data.source = file: hdp_rf_spec_from_data; rf-experiment refuses them, and regime =
+ * theorem) and the [dpgd] hyperparameters for its p, n, d. Returns 0, or an exit status after
+ * the message (the model then freed). */
+int cli_rf_load(const char *cmd, const cli_common *common, hdp_model *m, hdp_rf_spec *spec,
+                hdp_rf_dpgd *q);
+
 #endif

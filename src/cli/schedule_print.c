@@ -53,7 +53,7 @@ void schedule_print_comparison(const hdp_model *m, const hdp_design_set *d,
 
 void schedule_print_refine(const hdp_model *m, const hdp_design_set *d,
                            const hdp_design_options *opt, double refine_tol, double eps,
-                           double rho_equiv[HDP_FAMILY_COUNT], double eps_equiv[HDP_FAMILY_COUNT])
+                           hdp_design_equivalent equiv[HDP_FAMILY_COUNT])
 {
     const hdp_design_result *res = d->res, *pl = &d->res[HDP_FAMILY_PL];
     double delta = m->delta;
@@ -82,8 +82,8 @@ void schedule_print_refine(const hdp_model *m, const hdp_design_set *d,
             fprintf(stderr, "hdpsgd schedule: warning: %s: %s\n", hdp_design_family_name(f), e2.msg);
         double eps_eq = isfinite(rho_eq) ? hdp_zcdp_epsilon_cks(0.5 * rho_eq * rho_eq, delta)
                                          : rho_eq;
-        rho_equiv[f] = rho_eq;
-        eps_equiv[f] = eps_eq;
+        equiv[f].rho = rho_eq;
+        equiv[f].epsilon = eps_eq;
         printf("  %-13s %14.8g %9.3f%% %12.6g %12.6g\n", hdp_design_family_name(f),
                res[f].final_risk, 100.0 * (res[f].final_risk / pl->final_risk - 1.0), rho_eq,
                eps_eq);

@@ -20,10 +20,10 @@ void schedule_print_comparison(const hdp_model *m, const hdp_design_set *d,
 
 /* --refine: the risk at each K, whether it converged, and the closed-form families against
  * the pl optimum; computes on the way the privacy each family needs to match it
- * (hdp_design_rho_equivalent, a failure a warning on stderr) into rho_equiv[], eps_equiv[]
+ * (hdp_design_rho_equivalent, a failure a warning on stderr) into equiv[]
  * (for the JSON). */
 void schedule_print_refine(const hdp_model *m, const hdp_design_set *d,
                            const hdp_design_options *opt, double refine_tol, double eps,
-                           double rho_equiv[HDP_FAMILY_COUNT], double eps_equiv[HDP_FAMILY_COUNT]);
+                           hdp_design_equivalent equiv[HDP_FAMILY_COUNT]);
 
 #endif

@@ -14,6 +14,7 @@
  * linear between the output points.
  */
 #include "core/check.h"
+#include "core/ode_grad.h"
 #include "core/risk_ode.h"
 #include "hdpsgd/clip.h"
 #include "hdpsgd/dataset.h"
@@ -90,6 +91,23 @@ static void hetero_factors(const hdp_dataset *ds, const double *z, double tau2, 
         hfac[j] = ds->lambda[j] > 1e-12 * ds->lambda[0] && tau2 > 0
                       ? hfac[j] / ((double)ds->n * tau2 * ds->lambda[j])
                       : 1.0;
+}
+
+void hdp_data_kurtosis(const hdp_model *m, double *k)
+{
+    const hdp_data *data = hdp_model_data(m);
+    const hdp_dataset *ds = &data->train;
+    long d = ds->d;
+    memset(k, 0, sizeof(double) * (size_t)d);
+    for (long i = 0; i < ds->n; i++)
+        for (long j = 0; j < d; j++) {
+            double v = hdp_matrix_get(&ds->rows, i, j);
+            k[j] += v * v * v * v;
+        }
+    for (long j = 0; j < d; j++) {
+        double l = ds->lambda[j];
+        k[j] = l > 1e-12 * ds->lambda[0] ? k[j] / ((double)ds->n * l * l) - 1.0 : 2.0;
+    }
 }
 
 /* I(t_i) at the output points */
@@ -235,5 +253,90 @@ hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_resu
     free(mvec);
     free(hfac);
     free(delta);
+    return HDP_OK;
+}
+
+void hdp_grad_data_free(hdp_grad_data *t)
+{
+    if (!t)
+        return;
+    free(t->lambda);
+    free(t->cw);
+    free(t->bin_h);
+    memset(t, 0, sizeof *t);
+}
+
+/* hb_k of the gradient's bins (ode_grad.h): direction j to the node nearest in log lambda,
+ * weighted by lambda_j^2 */
+static void bin_hetero(const hdp_spectrum *spec, const double *hfac, double *bin_h)
+{
+    long m = spec->m;
+    double *num = bin_h;
+    memset(num, 0, sizeof(double) * (size_t)m);
+    for (long j = 0; j < spec->d; j++) {
+        double l = spec->lambda[j];
+        if (!(l > 0))
+            continue; /* no part in the risk */
+        long best = -1;
+        double dist = INFINITY;
+        for (long k = 0; k < m; k++) {
+            double lk = spec->bin_lambda[k];
+            if (!(lk > 0))
+                continue;
+            double dd = fabs(log(l / lk));
+            if (dd < dist) {
+                dist = dd;
+                best = k;
+            }
+        }
+        if (best >= 0)
+            num[best] += l * l * (hfac[j] - 1.0);
+    }
+    for (long k = 0; k < m; k++) {
+        double lk = spec->bin_lambda[k], den = (double)spec->d * spec->bin_weight[k] * lk * lk;
+        bin_h[k] = den > 0 ? num[k] / den : 0.0;
+    }
+}
+
+hdp_status hdp_data_grad_terms(const hdp_model *m, const hdp_spectrum *spec, hdp_grad_data *t,
+                               hdp_error *err)
+{
+    HDP_ZERO(t);
+    HDP_REQUIRE(err, t);
+    HDP_REQUIRE(err, spec);
+    const hdp_data *data = hdp_model_data(m);
+    if (!data || data->planted)
+        return HDP_OK; /* planted: theta_c = theta*, h_j = 1 in expectation: nothing */
+    const hdp_dataset *ds = &data->train;
+    const hdp_data_bias *b = NULL;
+    hdp_status st = hdp_data_bias_of(m, &b, err);
+    if (st != HDP_OK)
+        return st;
+    long d = ds->d;
+    if (spec->d != d)
+        return hdp_fail(err, HDP_EINPUT, "the spectrum has %ld eigenvalues, the data set %ld",
+                        spec->d, d);
+    hdp_noise_law law;
+    hdp_noise_law_of_model(m, &law);
+    t->d = d;
+    t->tau2 = law.tau2;
+    t->risk_bias = b ? b->risk_bias : 0.0;
+    t->lambda = malloc(sizeof(double) * (size_t)d);
+    t->cw = malloc(sizeof(double) * (size_t)d);
+    t->bin_h = malloc(sizeof(double) * (size_t)spec->m);
+    double *hfac = malloc(sizeof(double) * (size_t)d);
+    if (!t->lambda || !t->cw || !t->bin_h || !hfac) {
+        free(hfac);
+        hdp_grad_data_free(t);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the data set's corrections");
+    }
+    for (long j = 0; j < d; j++) {
+        t->lambda[j] = ds->lambda[j];
+        t->cw[j] = b ? ds->lambda[j] * b->theta_c[j] * (b->theta_c[j] - ds->theta_eig[j]) : 0.0;
+    }
+    hetero_factors(ds, b ? b->z : ds->residual, law.tau2, hfac);
+    bin_hetero(spec, hfac, t->bin_h);
+    free(hfac);
+    t->on = 1;
     return HDP_OK;
 }

@@ -67,11 +67,71 @@ const double *hdp_field_column(const hdp_field *f, const void *obj, long *length
     return data;
 }
 
-const char *hdp_field_name(const hdp_field_table *t, const hdp_field *f, const char *prefix,
-                           char *buf, size_t size)
+static const char *named(const hdp_field_table *t, const hdp_field *f, const char *name,
+                         const char *prefix, char *buf, size_t size)
 {
     if ((!prefix || !*prefix) && (f->flags & HDP_FIELD_OWN_PREFIX) && t->default_prefix)
         prefix = t->default_prefix;
-    snprintf(buf, size, "%s%s", prefix ? prefix : "", f->name);
+    snprintf(buf, size, "%s%s", prefix ? prefix : "", name);
     return buf;
+}
+
+const char *hdp_field_name(const hdp_field_table *t, const hdp_field *f, const char *prefix,
+                           char *buf, size_t size)
+{
+    return named(t, f, f->name, prefix, buf, size);
+}
+
+const char *hdp_field_name_in(const hdp_field_table *t, const hdp_field *f, hdp_field_output out,
+                              const char *prefix, long index, char *buf, size_t size)
+{
+    int json = out == HDP_FIELD_IN_JSON;
+    if (json ? (f->flags & HDP_FIELD_NO_JSON) ||
+                   (f->kind == HDP_FIELD_COLUMN && !(f->flags & HDP_FIELD_JSON_ARRAY))
+             : (f->flags & HDP_FIELD_NO_RECORD) != 0)
+        return NULL;
+    named(t, f, !json && f->record ? f->record : f->name, prefix, buf, size);
+    size_t used = strlen(buf);
+    if (index >= 0 && used < size)
+        snprintf(buf + used, size - used, "_%ld", index);
+    return buf;
+}
+
+void hdp_field_write(const hdp_field_table *t, hdp_field_output out, const char *prefix,
+                     long index, const void *obj, const void *ctx, const hdp_field_sink *sink,
+                     void *user)
+{
+    char name[128];
+    if (index >= 0)
+        ctx = &index;
+    for (const hdp_field *f = t->fields; f->name; f++) {
+        if (!hdp_field_name_in(t, f, out, prefix, index, name, sizeof name))
+            continue;
+        long len;
+        const double *data;
+        if (f->flags & HDP_FIELD_LIST) {
+            sink->list(user, name, f, obj);
+            continue;
+        }
+        if (f->flags & HDP_FIELD_SEED) {
+            unsigned long long seed;
+            memcpy(&seed, (const char *)obj + f->offset, sizeof seed);
+            sink->seed(user, name, seed);
+            continue;
+        }
+        if ((f->flags & HDP_FIELD_OPTIONAL) &&
+            (f->kind == HDP_FIELD_TEXT ? !hdp_field_text(f, obj)
+                                       : isnan(hdp_field_number(f, obj, ctx))))
+            continue;
+        switch (f->kind) {
+        case HDP_FIELD_COLUMN:
+            data = hdp_field_column(f, obj, &len);
+            sink->column(user, name, data, len);
+            break;
+        case HDP_FIELD_INT: sink->integer(user, name, hdp_field_long(f, obj, ctx)); break;
+        case HDP_FIELD_BOOL: sink->boolean(user, name, hdp_field_number(f, obj, ctx) != 0); break;
+        case HDP_FIELD_TEXT: sink->text(user, name, hdp_field_text(f, obj)); break;
+        default: sink->real(user, name, hdp_field_number(f, obj, ctx)); break;
+        }
+    }
 }

@@ -1,8 +1,9 @@
 /*
  * finite.c — standard DP-SGD on a finite training set, the model's side (hdpsgd/finite.h,
  * docs/theory.md §6.6): the combinations of data.train_size with [sgd] and [clip] checked at
- * finalize, and the run's privacy: its steps, the noise multiplier given or calibrated from the
- * model's budget, and its epsilon by the accountant of hdpsgd/accountant.h.
+ * finalize (shuffle and poisson; one-pass's are sgd_finalize's, model.c), and the run's
+ * privacy: its steps, the noise multiplier given or calibrated from the model's budget, and
+ * its epsilon by the accountant of hdpsgd/accountant.h.
  */
 #include "hdpsgd/finite.h"
 #include "core/check.h"
@@ -53,15 +54,8 @@ static hdp_status data_rows_check(const hdp_model *m, hdp_error *err)
 hdp_status hdp_finite_finalize(hdp_model *m, hdp_error *err)
 {
     const char *sampling = hdp_sampling_name(m->sampling);
-    if (m->sampling == HDP_SAMPLING_ONE_PASS) {
-        if (m->train_size > 0)
-            return hdp_model_fail_key(m, "data", "train_size", err,
-                                      "train_size = %ld with sgd.sampling = one-pass, which draws "
-                                      "a fresh row at every step: a finite training set is for "
-                                      "sgd.sampling = shuffle or poisson (or leave it 0)",
-                                      m->train_size);
+    if (m->sampling == HDP_SAMPLING_ONE_PASS) /* its combinations: sgd_finalize (model.c) */
         return HDP_OK;
-    }
     hdp_status st;
     if (m->data && (st = data_rows_check(m, err)) != HDP_OK)
         return st;

@@ -341,6 +341,9 @@ static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
+/* The forms of the privacy budget, keys of [privacy]: exactly one is given. */
+static const char *const budget_forms[3] = {"rho", "rho_zcdp", "epsilon"};
+
 /* 1 when section.key was last set by an override (hdp_model_set: --set, a sweep's point) */
 static int key_overridden(const hdp_model *m, const char *section, const char *key)
 {
@@ -355,7 +358,7 @@ static int key_overridden(const hdp_model *m, const char *section, const char *k
  * Two forms from the same level (one file, or the overrides) are refused. */
 static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
 {
-    static const char *const forms[] = {"rho", "rho_zcdp", "epsilon"};
+    const char *const *forms = budget_forms;
     int given[3], over[3], count = 0, first = -1, overrides = 0;
     for (int i = 0; i < 3; i++) {
         given[i] = hdp_model_given(m, "privacy", forms[i]);
@@ -430,7 +433,7 @@ hdp_status hdp_model_finalize(hdp_model *m, hdp_error *err)
 
 void hdp_model_budget_replaced(hdp_model *m, const char *key)
 {
-    static const char *const forms[] = {"rho", "rho_zcdp", "epsilon"};
+    const char *const *forms = budget_forms;
     int is_form = 0;
     for (int i = 0; i < 3; i++)
         is_form |= !strcmp(key, forms[i]);

@@ -47,12 +47,12 @@ hdp_status hdp_model_origin_set(hdp_model *m, int i, const char *where, int line
 #define HDP_MODEL_MAX_TEXTS 32
 int hdp_model_texts(hdp_model *m, const char **slots[], int max);
 
-/* hdp_model_finalize; keep_tables: a spectrum file and schedule table already loaded are
- * kept, not read again (hdp_model_with, for a key they do not depend on). */
-/* [data] section's finalize: data.train_size and standard DP-SGD's combinations with [sgd]
- * and [clip] (core/finite.c) */
+/* [data] section's finalize: data.train_size and standard DP-SGD's (shuffle, poisson)
+ * combinations with [sgd] and [clip] (core/finite.c) */
 hdp_status hdp_finite_finalize(hdp_model *m, hdp_error *err);
 
+/* hdp_model_finalize; keep_tables: a spectrum file and schedule table already loaded are
+ * kept, not read again (hdp_model_with, for a key they do not depend on). */
 hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err);
 
 /* When key is a form of the privacy budget (rho, rho_zcdp, epsilon): the other forms count

@@ -60,22 +60,12 @@ hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err)
     return HDP_OK;
 }
 
-/* Whether changing section.key can change what finalize reads from files (the spectrum
- * file, the schedule table): then the copy reads them again, else it keeps the copies. */
+/* Whether changing section.key can change what finalize reads from files (its row's
+ * HDP_K_RELOAD): then the copy reads them again, else it keeps the copies. */
 static int key_reloads(const char *section, const char *key)
 {
-    if (!strcmp(section, "schedule"))
-        return 1;
-    static const char *const data_keys[] = {
-        "d", "spectrum", "spectrum_file", "source", "features", "labels", "labels_positive",
-        "test_features", "test_labels", "center", "scale", "ridge", "target", "target_file",
-        "noise_file", NULL};
-    if (strcmp(section, "data"))
-        return 0;
-    for (int i = 0; data_keys[i]; i++)
-        if (!strcmp(key, data_keys[i]))
-            return 1;
-    return 0;
+    hdp_schema_ref ref;
+    return hdp_schema_find(section, key, &ref) && (ref.key->flags & HDP_K_RELOAD);
 }
 
 hdp_status hdp_model_set_noise_sample(hdp_model *m, const double *z, long n, const char *what,

@@ -211,7 +211,7 @@ static hdp_status solve_joint(const hdp_model *m, const hdp_risk_ode *o, long po
     snprintf(res->solver, sizeof res->solver, "cvode");
     /* DOP853's stages are polynomials in lambda of the one-sample form (ode_erk.c): the
      * batch's lambda^2 terms (kappa > 0) are CVODE's */
-    if (o->kappa == 0 &&
+    if (o->kappa == 0 && o->disc == 0 &&
         (m->ode_solver == HDP_ODE_DOP853 ||
          (m->ode_solver == HDP_ODE_AUTO && hdp_rode_stiffness(o) <= erk_max_stiffness(m, o->m)))) {
         const char *why = "";
@@ -251,7 +251,9 @@ static hdp_status solve_binned(const hdp_problem *pb, const hdp_spectrum *sp, lo
     hdp_risk_ode o;
     double *held = NULL;
     long held_counts[2] = {0, 0};
-    hdp_rode_init_problem(&o, pb, sp);
+    st = hdp_rode_init_problem(&o, pb, sp, err);
+    if (st != HDP_OK)
+        goto done;
     res->bins = sp->m;
     res->eta_sup = pb->eta_sup;
     res->stable = res->eta_sup < 2.0 / m->gamma;
@@ -320,6 +322,11 @@ static hdp_status batch_check(const hdp_model *m, hdp_error *err)
                                 "are polynomials of that form); sgd.batch = %ld needs "
                                 "solver = cvode or auto",
                                 m->batch);
+    if (st == HDP_OK && m->ode_discrete && m->ode_solver == HDP_ODE_DOP853)
+        st = hdp_model_fail_key(m, "ode", "solver", err,
+                                "solver = dop853 integrates the ODE without ode.discrete's term "
+                                "(its stages are polynomials in lambda); ode.discrete = true "
+                                "needs solver = cvode or auto");
     return st;
 }
 

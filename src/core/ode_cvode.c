@@ -81,7 +81,7 @@ static int bins_solve(const cv_data *cd, const hdp_rode_step *st, double gam, co
     double vy = 0, vz = 0;
     for (long j = 0; j < cd->nb; j++) {
         double l = o->lambda[j];
-        double diag = 1.0 - gam * hdp_rode_a(l, &cf);
+        double diag = 1.0 - gam * (hdp_rode_a(l, &cf) + hdp_rode_disc_a(o, j, &cf));
         x[j] = b[j] / diag;
         z[j] = hdp_rode_u(l, y[j], &cf) / diag;
         double v = o->w[j] * l;

@@ -25,6 +25,7 @@
  * (h or h/2) Ybar_s, and the parameters collect kbar_s^T df/dparam at stage s.
  */
 #include "core/ode_grad.h"
+#include "core/clip_internal.h"
 #include "core/problem_internal.h"
 #include "core/check.h"
 #include "hdpsgd/dataset.h"
@@ -42,7 +43,9 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
     if (!g)
         return;
     hdp_spectrum_free(&g->spec);
-    hdp_clip_free(g->clip);
+    if (!g->clip_borrowed)
+        hdp_clip_free(g->clip);
+    hdp_grad_data_free(&g->data);
     free(g->law_sample);
     free(g->grid);
     free(g->seg);
@@ -62,7 +65,35 @@ typedef struct {
     double c;
     int scale;                /* Gaussian label noise: mu, V functions of c / sqrt(R + tau^2/2) */
     double tau2;
+    const hdp_grad_data *data; /* the data set's corrections (NULL: none) */
 } clip_set;
+
+static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_rode_coef *cf,
+                        double *mu_c, double *V_c);
+
+/* The rows' composite (clip_rows.c, docs/theory.md §9.3): mu = sum_g ga_g mu_g at c_g = c/w_g,
+ * so dmu/dc = sum_g ga_g (c_g/c) dmu_g/dc_g; V is the plain law's at c */
+static void clip_dc_rows(const hdp_clip *k, double c, double R, double *mu_c, double *V_c)
+{
+    hdp_clip_values v;
+    hdp_rode_coef cf;
+    double m1, v1;
+    memset(&cf, 0, sizeof cf);
+    *mu_c = 0.0;
+    for (int i = 0; i < k->ngroups; i++) {
+        const hdp_clip *gk = k->group[i];
+        hdp_clip_eval(k->group[i], R, &v);
+        cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
+        int sc = gk->noise == HDP_NOISE_GAUSSIAN || gk->noise == HDP_NOISE_NONE || gk->tau2 == 0;
+        clip_dc_law(sc, gk->noise == HDP_NOISE_NONE ? 0.0 : gk->tau2, gk->c, R, &cf, &m1, &v1);
+        *mu_c += k->ga[i] * gk->c / c * m1;
+    }
+    const hdp_clip *pk = k->vplain;
+    hdp_clip_eval(k->vplain, R, &v);
+    cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
+    int sc = pk->noise == HDP_NOISE_GAUSSIAN || pk->noise == HDP_NOISE_NONE || pk->tau2 == 0;
+    clip_dc_law(sc, pk->noise == HDP_NOISE_NONE ? 0.0 : pk->tau2, c, R, &cf, &m1, V_c);
+}
 
 /* dmu/dc, dV/dc at R, whose factors and R-derivatives cf holds */
 static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, double *mu_c,
@@ -71,32 +102,91 @@ static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, doubl
     *mu_c = *V_c = 0.0;
     if (isinf(cs->c))
         return;
-    if (cs->scale) {
+    if (cs->clip->ngroups)
+        clip_dc_rows(cs->clip, cs->c, R, mu_c, V_c);
+    else
+        clip_dc_law(cs->scale, cs->tau2, cs->c, R, cf, mu_c, V_c);
+}
+
+/* one law's dmu/dc, dV/dc at its c (scale: mu, V functions of c / sqrt(R + tau^2/2)) */
+static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_rode_coef *cf,
+                        double *mu_c, double *V_c)
+{
+    *mu_c = *V_c = 0.0;
+    if (isinf(c))
+        return;
+    if (scale) {
         /* mu = M(a), V = s N(a), a = c / (2 sqrt(s)), s = R + tau^2/2 (clip.c): with
          * da/dR = -a/(2s), da/dc = a/c, dmu/dc = -(2s/c) dmu/dR and
          * dV/dc = s N'(a) a / c = (2s/c) (nu - dV/dR), nu = V/s */
-        double s = fmax(R, 0.0) + 0.5 * cs->tau2;
-        *mu_c = -2.0 * s / cs->c * cf->dmu;
-        *V_c = s > 0 ? 2.0 * s / cs->c * (cf->V / s - cf->dV) : 0.0;
-    } else if (cs->c > 0) {
+        double s = fmax(R, 0.0) + 0.5 * tau2;
+        *mu_c = -2.0 * s / c * cf->dmu;
+        *V_c = s > 0 ? 2.0 * s / c * (cf->V / s - cf->dV) : 0.0;
+    } else if (c > 0) {
         /* every law: r's density p solves the heat equation in R (variance 2R), so
          * dmu/dR = 2 p'(c) and dV/dR = mu - 2 c p(c) (V = E[min(r^2, c^2)]/2: its second
          * r-derivative is 1{|r| < c} minus c at +-c); with dmu/dc = 2 p(c) and
          * dV/dc = c (1 - mu): dmu/dc = (mu - dV/dR) / c from the factors and their
          * R-derivative (for a fitted law, those of its series; docs/theory.md §2.3) */
-        *mu_c = (cf->mu - cf->dV) / cs->c;
-        *V_c = cs->c * (1.0 - cf->mu);
+        *mu_c = (cf->mu - cf->dV) / c;
+        *V_c = c * (1.0 - cf->mu);
     }
 }
 
 /* ---- the right-hand side (risk_ode.h) and its adjoint ---- */
 
+/* The data set's extra states after the m bins (ode_grad.h): I' = eta~ mu_c, delta_k' =
+ * -2 lambda_k eta~ mu_c delta_k + lambda_k hb_k gamma eta~^2 nu_c tau^2/2 with nu_c = V_c /
+ * (R + tau^2/2) (clip.h). Non-zero when one is not finite. */
+static int extra_rhs(const clip_set *cs, const hdp_rode_coef *cf, double R, const double *y,
+                     double *f)
+{
+    const hdp_grad_data *t = cs->data;
+    const hdp_risk_ode *o = &cs->ode;
+    long m = o->m;
+    double eta = cf->eta, s = R + 0.5 * t->tau2, nu = s > 0 ? cf->V / s : 0.0;
+    double src = o->gamma * eta * eta * nu * 0.5 * t->tau2, a = -2.0 * eta * cf->mu;
+    f[m] = eta * cf->mu;
+    int bad = !isfinite(f[m]);
+    for (long k = 0; k < m; k++) {
+        double l = o->lambda[k];
+        f[m + 1 + k] = l * (a * y[m + 1 + k] + t->bin_h[k] * src);
+        bad |= !isfinite(f[m + 1 + k]);
+    }
+    return bad ? -1 : 0;
+}
+
 static int rhs(clip_set *cs, const sched_pt *p, const double *y, double *f)
 {
     const hdp_risk_ode *o = &cs->ode;
     hdp_rode_coef cf;
-    hdp_rode_coefs(o, p->eta, p->q, hdp_rode_risk(o, y), 0, &cf);
-    return hdp_rode_rhs(o, &cf, y, f);
+    double R = hdp_rode_risk(o, y);
+    hdp_rode_coefs(o, p->eta, p->q, R, 0, &cf);
+    if (hdp_rode_rhs(o, &cf, y, f))
+        return -1;
+    return cs->data ? extra_rhs(cs, &cf, R, y, f) : 0;
+}
+
+/* The adjoint of the extra states' stage (extra_rhs): their Ybar, *e_bar += kbar^T df/deta~;
+ * returns kbar^T df/dR (R's coefficient, carried to the bins through w_j lambda_j). */
+static double extra_adjoint(const clip_set *cs, const hdp_rode_coef *cf, double R,
+                            const double *Y, const double *kbar, double *Ybar, double *e_bar)
+{
+    const hdp_grad_data *t = cs->data;
+    const hdp_risk_ode *o = &cs->ode;
+    long m = o->m;
+    double eta = cf->eta, s = R + 0.5 * t->tau2, T = 0.5 * t->tau2 * o->gamma;
+    double nu = s > 0 ? cf->V / s : 0.0, dnu = s > 0 ? (cf->dV - nu) / s : 0.0;
+    double kI = kbar[m], sR = kI * eta * cf->dmu, eb = kI * cf->mu;
+    Ybar[m] = 0.0; /* I enters no right-hand side */
+    for (long k = 0; k < m; k++) {
+        double l = o->lambda[k], kd = kbar[m + 1 + k], dk = Y[m + 1 + k], hb = t->bin_h[k];
+        sR += kd * l * (-2.0 * eta * cf->dmu * dk + hb * T * eta * eta * dnu);
+        eb += kd * l * (-2.0 * cf->mu * dk + 2.0 * hb * T * eta * nu);
+        Ybar[m + 1 + k] = kd * l * (-2.0 * eta * cf->mu);
+    }
+    *e_bar += eb;
+    return sR;
 }
 
 /* The batch's terms' part of the parameters' adjoints (docs/theory.md §3.11): with
@@ -152,6 +242,8 @@ static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, 
     double q_bar = 0; /* the batch's terms, docs/theory.md §3.11 */
     if (o->kappa > 0)
         batch_adjoint(o, &cf, Y, kbar, mu_c, V_c, cs->c, dc != NULL, &e_bar, &c_bar, &q_bar);
+    if (cs->data) /* the data set's extra states: their R-coefficient joins u's */
+        ukb += extra_adjoint(cs, &cf, R, Y, kbar, Ybar, &e_bar);
     for (long j = 0; j < m; j++) {
         double l = o->lambda[j];
         Ybar[j] = hdp_rode_a(l, &cf) * kbar[j] + o->w[j] * l * ukb;
@@ -255,7 +347,7 @@ static inline int stage_states(const hdp_ode_grad *g, clip_set *cs, const sched_
                                const sched_pt *p2, double h, const double *y, double *k1,
                                double *k2, double *k3, double *Y2, double *Y3, double *Y4)
 {
-    long m = g->spec.m;
+    long m = g->ns;
     if (rhs(cs, p1, y, k1)) return -1;
     for (long j = 0; j < m; j++) Y2[j] = y[j] + 0.5 * h * k1[j];
     if (rhs(cs, p2, Y2, k2)) return -1;
@@ -265,11 +357,11 @@ static inline int stage_states(const hdp_ode_grad *g, clip_set *cs, const sched_
     return 0;
 }
 
-/* y -> yn over step n; work: 5 m (k1..k4 and the stage state). Non-zero when not finite. */
+/* y -> yn over step n; work: 5 ns (k1..k4 and the stage state). Non-zero when not finite. */
 static int rk4_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long n, double qf,
                     int privacy, const double *y, double *yn, double *work)
 {
-    long m = g->spec.m;
+    long m = g->ns;
     double *k1 = work, *k2 = k1 + m, *k3 = k2 + m, *k4 = k3 + m, *Y = k4 + m;
     sched_pt p1, p2, p4;
     double h = stage_scheds(g, s, n, qf, privacy, &p1, &p2, &p4);
@@ -293,7 +385,18 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     cs->c = c;
     cs->tau2 = g->noise == HDP_NOISE_NONE ? 0.0 : g->tau2;
     cs->scale = g->noise == HDP_NOISE_GAUSSIAN || g->noise == HDP_NOISE_NONE || g->tau2 == 0;
-    if (!g->clip || !(g->clip_c == c)) {
+    cs->data = g->data.on && g->ns > g->spec.m ? &g->data : NULL;
+    if (g->data_model && !(g->clip_c == c)) {
+        /* a least-squares target: the bias and the residuals are the model's c's; planted:
+         * the rows' factors at c (the problem's again at the model's c) */
+        if (g->data_model == 1 || !g->model)
+            return -1;
+        if (!g->clip_borrowed)
+            hdp_clip_free(g->clip);
+        g->clip_borrowed = g->pb_clip && c == g->model->c;
+        g->clip = g->clip_borrowed ? g->pb_clip : hdp_clip_alloc_fitted(g->model, c, NULL);
+        g->clip_c = c;
+    } else if (!g->data_model && (!g->clip || !(g->clip_c == c))) {
         hdp_clip_free(g->clip);
         g->clip = hdp_clip_alloc_law(&g->law, c);
         g->clip_c = c;
@@ -318,7 +421,7 @@ static void clip_set_close(clip_set *cs)
  * next state. Non-zero when out of memory. */
 static int reserve_states(hdp_ode_grad *g, long nck, long C)
 {
-    size_t need = (size_t)(nck + C + 2) * (size_t)g->spec.m;
+    size_t need = (size_t)(nck + C + 2) * (size_t)g->ns;
     if (need <= g->ys_len)
         return 0;
     double *ys = realloc(g->ys, sizeof(double) * need);
@@ -334,10 +437,10 @@ static int reserve_states(hdp_ode_grad *g, long nck, long C)
 static const double *forward(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long N,
                              long C, long nck, int keep, double qf, int privacy)
 {
-    long m = g->spec.m;
+    long m = g->ns;
     double *ck = g->ys, *cur = ck + (nck + C) * m, *nxt = cur + m;
-    for (long j = 0; j < m; j++)
-        cur[j] = ck[j] = hdp_spectrum_D0(&g->spec, j, g->R0);
+    for (long j = 0; j < m; j++) /* the extra states (I, delta) start at 0 */
+        cur[j] = ck[j] = j < g->spec.m ? hdp_spectrum_D0(&g->spec, j, g->R0) : 0.0;
     for (long n = 0; n < N; n++) {
         if (hdp_cancel_requested()) /* issue 29: the thread's cancel flag, at every step */
             return NULL;
@@ -361,6 +464,33 @@ static void final_jump_grad(const hdp_schedule *s, double qf, double c, double e
         hdp_sched_final_grad(s, de1, ds);
     if (dcv && c > 0)
         *dcv += 2.0 * qf * eta1 * eta1 / r2 / c;
+}
+
+/* The data set's terms of the objective at the final state y (ode_grad.h): the heteroscedastic
+ * sum_k w_k lambda_k delta_k(1), the cross term -sum_j cw_j exp(-lambda_j I(1)), R_bias. */
+static double extra_value(const hdp_ode_grad *g, const double *y)
+{
+    const hdp_grad_data *t = &g->data;
+    long m = g->spec.m;
+    double F = t->risk_bias, I = y[m];
+    for (long k = 0; k < m; k++)
+        F += g->spec.bin_weight[k] * g->spec.bin_lambda[k] * y[m + 1 + k];
+    for (long j = 0; j < t->d; j++)
+        F -= t->cw[j] * exp(-t->lambda[j] * I);
+    return F;
+}
+
+/* Their derivatives in the extra states: the adjoint's start beside the bins' */
+static void extra_final(const hdp_ode_grad *g, const double *y, double *ybar)
+{
+    const hdp_grad_data *t = &g->data;
+    long m = g->spec.m;
+    double I = y[m], dI = 0;
+    for (long j = 0; j < t->d; j++)
+        dI += t->cw[j] * t->lambda[j] * exp(-t->lambda[j] * I);
+    ybar[m] = dI;
+    for (long k = 0; k < m; k++)
+        ybar[m + 1 + k] = g->spec.bin_weight[k] * g->spec.bin_lambda[k];
 }
 
 /* The reverse pass's arrays in g->w, laid out once: the stage cotangents kb1..kb3 (over
@@ -406,15 +536,17 @@ static int reverse_step(const hdp_ode_grad *g, clip_set *cs, const hdp_schedule 
 /* The reverse pass: the blocks of C steps from the last, each recomputed from its checkpoint,
  * then its steps' adjoints from the last (ybar starts at dR(1)/dy). Non-zero when not finite. */
 static int reverse(hdp_ode_grad *g, clip_set *cs, const hdp_schedule *s, long N, long C,
-                   long nck, double qf, int privacy, double *ds, double *dcp)
+                   long nck, double qf, int privacy, const double *y1, double *ds, double *dcp)
 {
-    long m = g->spec.m;
+    long m = g->ns;
     double *w = g->w, *ck = g->ys, *blk = ck + nck * m, *ybar = w + 5 * m;
     const adjoint_work a = {.m = m, .kb1 = w, .kb2 = w + m, .kb3 = w + 2 * m, .ybar = ybar,
                             .kb = ybar + m, .Yb = ybar + 2 * m, .S2 = w + 8 * m,
                             .S3 = w + 9 * m, .S4 = w + 10 * m};
-    for (long j = 0; j < m; j++)
+    for (long j = 0; j < g->spec.m; j++)
         ybar[j] = g->spec.bin_weight[j] * g->spec.bin_lambda[j];
+    if (m > g->spec.m) /* dF/dI(1) and dF/ddelta_k(1) */
+        extra_final(g, y1, ybar);
     for (long b = (N - 1) / C; b >= 0; b--) {
         if (hdp_cancel_requested()) /* issue 29: the thread's cancel flag, at every block */
             return -1;
@@ -436,7 +568,7 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
 {
     if (!g || !s)
         return NAN;
-    long m = g->spec.m, np = hdp_sched_params(s);
+    long m = g->ns, np = hdp_sched_params(s);
     int privacy = !isinf(g->rho) && !isinf(s->rho);
     long N = build_grid(g, s);
     if (N < 0)
@@ -465,6 +597,8 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
     double eta1 = hdp_sched_eta(s, 1.0);
     double r2 = s->rho * s->rho;
     double Fv = hdp_rode_risk(&cs.ode, y1) + hdp_rode_final_noise(&cs.ode, eta1);
+    if (cs.data) /* the data set's corrections (ode_grad.h) */
+        Fv += extra_value(g, y1);
     if (!isfinite(Fv))
         goto out;
     if (!grad) {
@@ -475,12 +609,12 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
     /* reverse */
     if (dsched) memset(dsched, 0, sizeof(double) * (size_t)np);
     double dcv = 0;
-    double *dcp = dc ? &dcv : NULL;
+    double *dcp = dc && g->data_model != 1 ? &dcv : NULL;
     if (privacy)
         final_jump_grad(s, qf, c, eta1, r2, dsched, dcp);
-    if (reverse(g, &cs, s, N, C, nck, qf, privacy, dsched, dcp))
+    if (reverse(g, &cs, s, N, C, nck, qf, privacy, y1, dsched, dcp))
         goto out;
-    if (dc) *dc = dcv;
+    if (dc) *dc = g->data_model == 1 ? NAN : dcv; /* ode_grad.h: c fixed by the bias */
     F = Fv;
 out:
     clip_set_close(&cs);
@@ -515,8 +649,8 @@ static hdp_status trial_eval(void *ctx, const hdp_spectrum *spec, long k, double
                              hdp_error *err)
 {
     auto_trial *a = ctx;
-    (void)spec; /* a->g->spec */
     drop_scratch(a->g); /* m changes: scratch and states reallocated */
+    a->g->ns = spec->m;
     *risk = hdp_ode_grad_eval(a->g, &a->s, a->c, NULL, NULL);
     if (!isfinite(*risk))
         return hdp_fail(err, HDP_ENUMERIC,
@@ -534,11 +668,11 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
             HDP_OK)
         return HDP_EINPUT;
     const hdp_model *m = pb->model;
-    if (hdp_model_data(m)) /* docs/theory.md §9: its corrections are applied after a solve */
+    if (m->ode_discrete) /* docs/theory.md §3.6: not carried by the adjoint */
         return hdp_fail(err, HDP_EINPUT,
-                        "the exact gradient of the risk ODE does not carry a data set's "
-                        "corrections (the clipping bias, the heteroscedastic term: docs/theory.md "
-                        "§9): design on data.source = file with --method simplex");
+                        "the exact gradient of the risk ODE does not carry ode.discrete's "
+                        "one-step term (docs/theory.md §3.6): design with --method simplex, or "
+                        "ode.discrete = false");
     g->gamma = m->gamma;
     g->rho = m->rho;
     g->R0 = 0.5 * m->target_radius * m->target_radius;
@@ -558,12 +692,27 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
     g->base_steps = 256;
     g->store = (double)HDP_GRAD_STORE;
     g->rel_step = 1.0 / 32.0;
+    if (hdp_model_data(m)) { /* the rows' factors at the model's c (clip_rows.c): the
+                                  problem's, borrowed (fitted once, seconds on 60 000 rows) */
+        g->data_model = hdp_model_data(m)->planted ? 2 : 1;
+        g->model = m;
+        g->clip_c = m->c;
+        g->clip = g->pb_clip = pb->clip;
+        g->clip_borrowed = 1;
+    }
     hdp_status st = hdp_spectrum_copy(&pb->spec, &g->spec, err);
-    if (st != HDP_OK || m->bins != HDP_BINS_AUTO)
-        return st;
-    auto_trial a = {g, pb->sched, m->c}; /* bins = auto, as hdp_ode_solve chooses them */
-    st = hdp_rode_auto_bins(m, &g->spec, trial_eval, &a, err);
-    drop_scratch(g); /* sized for the last trial's bins */
+    g->ns = g->spec.m;
+    if (st == HDP_OK && m->bins == HDP_BINS_AUTO) {
+        /* bins = auto, as hdp_ode_solve chooses them: on the ODE before a data set's
+         * corrections, as its trials */
+        auto_trial a = {g, pb->sched, m->c};
+        st = hdp_rode_auto_bins(m, &g->spec, trial_eval, &a, err);
+        drop_scratch(g); /* sized for the last trial's bins */
+    }
+    if (st == HDP_OK) /* the data set's corrections on the final bins (ode_grad.h) */
+        st = hdp_data_grad_terms(m, &g->spec, &g->data, err);
+    if (st == HDP_OK)
+        g->ns = g->data.on ? 2 * g->spec.m + 1 : g->spec.m;
     return st;
 }
 
@@ -576,6 +725,11 @@ hdp_status hdp_ode_grad_init(hdp_ode_grad *g, const hdp_model *m, hdp_error *err
     hdp_status st = hdp_problem_build_solver(m, &pb, err);
     if (st == HDP_OK)
         st = hdp_ode_grad_init_problem(g, &pb, err);
+    if (st == HDP_OK && g->pb_clip) { /* the problem goes: its factors become g's */
+        pb.clip = NULL;
+        g->pb_clip = NULL;
+        g->clip_borrowed = 0;
+    }
     hdp_problem_free(&pb);
     return st;
 }

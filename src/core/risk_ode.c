@@ -7,8 +7,10 @@
  */
 #include "core/risk_ode.h"
 #include "core/schedule_kinds.h"
+#include "hdpsgd/dataset.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, double rho,
@@ -30,6 +32,95 @@ void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, 
     o->clip = clip;
 }
 
+typedef struct {
+    double l;
+    long b;
+} bin_key;
+
+static int cmp_bin(const void *a, const void *b)
+{
+    double x = ((const bin_key *)a)->l, y = ((const bin_key *)b)->l;
+    return (x > y) - (x < y);
+}
+
+/* The bin nearest to eigenvalue l, by bisection on the bins sorted by eigenvalue (key). */
+static long nearest_bin(const bin_key *key, long m, double l)
+{
+    long lo = 0, hi = m - 1;
+    while (hi - lo > 1) {
+        long mid = (lo + hi) / 2;
+        if (key[mid].l <= l)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return fabs(key[lo].l - l) <= fabs(key[hi].l - l) ? key[lo].b : key[hi].b;
+}
+
+/* ode.discrete (docs/theory.md §3.6, §9.5): the one-step term's weight 1/n and its k_b per bin:
+ * 2 (Gaussian rows), or on a data set the mean over the eigendirections nearest to the bin's
+ * eigenvalue of k_j = E[x_j^4]/lambda_j^2 - 1, weighted by lambda_j^2 (the term's weight; one
+ * bin per distinct eigenvalue, a data set's default, holds exactly its own directions), a bin
+ * without one taking its nearest direction's. */
+static hdp_status disc_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
+                            hdp_error *err)
+{
+    if (!m->ode_discrete)
+        return HDP_OK;
+    long mb = o->m, d = sp->d;
+    o->kdisc = malloc(sizeof(double) * (size_t)(mb > 0 ? mb : 1));
+    double *kd = NULL, *wsum = NULL;
+    bin_key *idx = NULL;
+    int data = hdp_model_data(m) != NULL;
+    if (data) {
+        kd = malloc(sizeof(double) * (size_t)d);
+        wsum = calloc((size_t)mb, sizeof(double));
+        idx = malloc(sizeof(bin_key) * (size_t)mb);
+    }
+    if (!o->kdisc || (data && (!kd || !wsum || !idx))) {
+        free(kd);
+        free(wsum);
+        free(idx);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for ode.discrete's %ld coefficients", mb);
+    }
+    o->disc = 1.0 / (double)m->n;
+    for (long b = 0; b < mb; b++)
+        o->kdisc[b] = 2.0;
+    if (data) {
+        hdp_data_kurtosis(m, kd);
+        for (long b = 0; b < mb; b++)
+            idx[b] = (bin_key){sp->bin_lambda[b], b};
+        qsort(idx, (size_t)mb, sizeof(bin_key), cmp_bin);
+        memset(o->kdisc, 0, sizeof(double) * (size_t)mb);
+        for (long j = 0; j < d; j++) {
+            long b = nearest_bin(idx, mb, sp->lambda[j]);
+            double w2 = sp->lambda[j] * sp->lambda[j];
+            o->kdisc[b] += w2 * kd[j];
+            wsum[b] += w2;
+        }
+        for (long b = 0; b < mb; b++) {
+            if (wsum[b] > 0) {
+                o->kdisc[b] /= wsum[b];
+                continue;
+            }
+            long jn = 0; /* no direction: the nearest one's */
+            for (long j = 1; j < d; j++)
+                if (fabs(sp->lambda[j] - sp->bin_lambda[b]) < fabs(sp->lambda[jn] - sp->bin_lambda[b]))
+                    jn = j;
+            o->kdisc[b] = kd[jn];
+        }
+    }
+    o->kmin = o->kmax = o->kdisc[0];
+    for (long b = 1; b < mb; b++) {
+        o->kmin = fmin(o->kmin, o->kdisc[b]);
+        o->kmax = fmax(o->kmax, o->kdisc[b]);
+    }
+    free(kd);
+    free(wsum);
+    free(idx);
+    return HDP_OK;
+}
+
 hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
                          hdp_clip *clip, hdp_error *err)
 {
@@ -42,15 +133,17 @@ hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum
                         m->c, clip);
     o->kappa = hdp_rode_kappa(m);
     o->owns_clip = own;
-    return HDP_OK;
+    return disc_init(o, m, sp, err);
 }
 
-void hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp)
+hdp_status hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp,
+                                 hdp_error *err)
 {
     const hdp_model *m = pb->model;
     hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius,
                         &pb->sched, m->c, pb->clip);
     o->kappa = hdp_rode_kappa(m);
+    return disc_init(o, m, sp, err);
 }
 
 void hdp_rode_free(hdp_risk_ode *o)
@@ -59,6 +152,7 @@ void hdp_rode_free(hdp_risk_ode *o)
         return;
     if (o->owns_clip)
         hdp_clip_free(o->clip);
+    free(o->kdisc);
     memset(o, 0, sizeof *o);
 }
 
@@ -68,6 +162,8 @@ int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y
     const double *lambda = o->lambda;
     for (long j = 0; j < o->m; j++) {
         f[j] = hdp_rode_f(lambda[j], y[j], &c);
+        if (c.disc != 0.0) /* ode.discrete (0: skipped, the bits of the paper's ODE) */
+            f[j] += hdp_rode_disc_a(o, j, &c) * y[j];
         if (!isfinite(f[j]))
             return -1;
     }
@@ -97,15 +193,28 @@ static double bound_batch(const hdp_risk_ode *o, const hdp_rode_step *st, int lo
            k2 * g * eta * (cv->dmu * cv->V + cv->mu * cv->dV) * ln + kq * cv->dmu;
 }
 
+/* ode.discrete's coefficient of a bound: disc eta~^2 V_c' times kmax lambda_max^2 (upper) or
+ * kmin lambda_min^2 (lower) */
+static double disc_bound(const hdp_risk_ode *o, double eta, int lower, double dV)
+{
+    double l = lower ? o->lmin : o->lmax;
+    return o->disc * eta * eta * dV * (lower ? o->kmin : o->kmax) * l * l;
+}
+
 double hdp_rode_bound_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)
 {
     double eta = st->eta, g = o->gamma, f;
     hdp_clip_values cv;
-    hdp_clip_eval_values(o->clip, Rb, &cv);
+    if (o->disc > 0) /* V_c' */
+        hdp_clip_eval(o->clip, Rb, &cv);
+    else
+        hdp_clip_eval_values(o->clip, Rb, &cv);
     if (!lower)
         f = -2.0 * o->lmin * eta * cv.mu * Rb + o->lmax * g * eta * eta * cv.V + st->q;
     else
         f = -2.0 * o->lmax * eta * cv.mu * Rb + g * eta * eta * cv.V + st->q;
+    if (o->disc > 0) /* sum_j w_j lambda_j k_j lambda_j^2 D_j in [kmin lmin^2, kmax lmax^2] R */
+        f += disc_bound(o, eta, lower, cv.dV) * Rb;
     return o->kappa > 0 ? f + bound_batch(o, st, lower, Rb, &cv, 0) : f;
 }
 
@@ -118,6 +227,8 @@ double hdp_rode_bound_jac(const hdp_risk_ode *o, const hdp_rode_step *st, int lo
         j = -2.0 * o->lmin * eta * (cv.dmu * Rb + cv.mu) + o->lmax * g * eta * eta * cv.dV;
     else
         j = -2.0 * o->lmax * eta * (cv.dmu * Rb + cv.mu) + g * eta * eta * cv.dV;
+    if (o->disc > 0) /* V_c'' left out, as in the bins' Jacobian */
+        j += disc_bound(o, eta, lower, cv.dV);
     return o->kappa > 0 ? j + bound_batch(o, st, lower, Rb, &cv, 1) : j;
 }
 

@@ -11,6 +11,9 @@
  *   beta2 = kappa gamma eta~^3 mu_c V_c,
  *   dR_upper/dt = -2 lambda_min eta~ mu_c(Ru) Ru + lambda_max gamma eta~^2 V_c(Ru) + q,
  *   dR_lower/dt = -2 lambda_max eta~ mu_c(Rl) Rl +            gamma eta~^2 V_c(Rl) + q,
+ * with ode.discrete (docs/theory.md §3.6, §9.5; disc = 1/n, else 0 and skipped) the bins gain the
+ * one-step term disc eta~^2 V_c'(R) k_j lambda_j^2 D_j (k_j = 2 for Gaussian rows, a data set's
+ * kurtosis minus 1 per eigendirection) and the bounds its extremes,
  * its Jacobian on the bins diag(a) + u v^T with a_j = lambda_j alpha + lambda_j^2 alpha2, u_j =
  * lambda_j (-2 eta~ mu' D_j + gamma eta~^2 V') + lambda_j^2 (ua2 D_j + ub2) and v_j = w_j lambda_j, the final-iterate
  * noise 2 c^2 gamma^2 eta~(1)^2 / rho^2 and the knots of the schedule where q jumps.
@@ -43,6 +46,9 @@ typedef struct {
                                  spectrum's bin_energy); NULL: D_j(0) = R0 */
     double qf;                /* 2 c^2 gamma^2 (q = qf sigma~^2; 0 when rho = inf) */
     double kappa;             /* (B - 1)/n: the batch's terms (docs/theory.md §3.11); 0: B = 1 */
+    double disc;              /* ode.discrete: 1/n, the one-step term's weight; 0: off */
+    double *kdisc;            /* [m] k_b of the one-step term (owned; NULL: off) */
+    double kmin, kmax;        /* their extremes: the bounds' coefficients */
     hdp_schedule sched;
     hdp_clip *clip;           /* mu_c, V_c at c */
     int owns_clip;
@@ -61,6 +67,8 @@ typedef struct {
     /* the batch's terms (kappa > 0; else 0): alpha2, beta2 and their R-derivatives
      * ua2 = -2 kappa eta~^2 mu mu', ub2 = kappa gamma eta~^3 (mu' V + mu V') */
     double alpha2, beta2, ua2, ub2;
+    /* ode.discrete: disc eta~^2 V_c'(R), the one-step term's coefficient (else 0) */
+    double disc;
 } hdp_rode_coef;
 
 /* The ODE of a finalized model on the bins of sp (borrowed: it must outlive o) with the
@@ -71,8 +79,11 @@ hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum
                          hdp_clip *clip, hdp_error *err);
 
 /* The ODE of a problem (hdpsgd/problem.h: its model, schedule and clipping factors,
- * borrowed) on the bins of sp (the problem's, or a refinement of them for bins = auto). */
-void hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp);
+ * borrowed) on the bins of sp (the problem's, or a refinement of them for bins = auto).
+ * HDP_ENOMEM when ode.discrete's coefficients cannot be allocated; free with hdp_rode_free in
+ * every case. */
+hdp_status hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp,
+                                 hdp_error *err);
 
 /* The same from its parts, with a clipping evaluator at c that the caller owns (the
  * gradient varies the schedule and c). */
@@ -97,7 +108,7 @@ static inline void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, d
                                   int derivs, hdp_rode_coef *cf)
 {
     hdp_clip_values cv;
-    if (derivs)
+    if (derivs || o->disc > 0) /* the one-step term needs V_c' */
         hdp_clip_eval(o->clip, R, &cv);
     else
         hdp_clip_eval_values(o->clip, R, &cv);
@@ -112,6 +123,7 @@ static inline void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, d
         cf->beta += o->kappa * eta * cv.mu * q;
     cf->alpha2 = -k2 * cv.mu * cv.mu;
     cf->beta2 = k2 * o->gamma * eta * cv.mu * cv.V;
+    cf->disc = o->disc > 0 ? o->disc * eta * eta * cv.dV : 0.0;
     if (!derivs) {
         cf->dmu = cf->dV = cf->ua = cf->ub = cf->ua2 = cf->ub2 = 0.0;
         return;
@@ -162,6 +174,15 @@ static inline double hdp_rode_u(double l, double y, const hdp_rode_coef *cf)
     return u;
 }
 
+/* ode.discrete's part of bin j's Jacobian diagonal (and of its right-hand side per unit D_j):
+ * disc eta~^2 V_c' k_j lambda_j^2; 0 when off. Its R-derivative (V_c'') is left out of u_j: the
+ * Newton matrix is then approximate (CVODE's modified Newton converges with it), the solution
+ * is not. */
+static inline double hdp_rode_disc_a(const hdp_risk_ode *o, long j, const hdp_rode_coef *cf)
+{
+    return cf->disc != 0.0 ? cf->disc * o->kdisc[j] * o->lambda[j] * o->lambda[j] : 0.0;
+}
+
 /* f = the bins' right-hand side at y (all m); -1 when one is not finite, else 0. */
 int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f);
 
@@ -200,5 +221,10 @@ hdp_status hdp_rode_auto_bins(const hdp_model *m, hdp_spectrum *spec, hdp_rode_t
  * for other models. clip: the ODE's clipping factors. */
 hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_result *res,
                                 hdp_error *err);
+
+/* data.source = file (data_ode.c): k[j] = E[x_j^4] / lambda_j^2 - 1 over the prepared rows in
+ * the eigenbasis, one per eigendirection (d of them; 2, the Gaussian value, where lambda_j is
+ * 0): the one-step term's coefficients of ode.discrete (docs/theory.md §9.5). */
+void hdp_data_kurtosis(const hdp_model *m, double *k);
 
 #endif

@@ -42,9 +42,12 @@ enum {
     HDP_R_INF = 16,      /* "inf" accepted */
     HDP_R_AUTO = 32,     /* "auto" accepted, stored as HDP_BINS_AUTO (-1, HDP_KEY_LONG) or
                             HDP_AUTO_DOUBLE (-1.0, HDP_KEY_DOUBLE) */
-    HDP_K_IF_GIVEN = 64  /* written to model files (write_ini, write_meta) only when a file or
+    HDP_K_IF_GIVEN = 64, /* written to model files (write_ini, write_meta) only when a file or
                             --set gave it: one of keys that exclude each other, where
                             whether it was given matters (T or CT of [dpgd], ...) */
+    HDP_K_RELOAD = 128   /* a change can change what finalize reads from files (the spectrum
+                            file, the target and noise files, the data set, the schedule
+                            table): hdp_model_with reads them again, else it keeps them */
 };
 
 /* One key. Its value lives at offset in the section's storage: a long (HDP_KEY_LONG), a

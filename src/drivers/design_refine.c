@@ -4,6 +4,7 @@
  * risk moves by less than refine_tol; without --refine, one level.
  */
 #include "drivers/design_internal.h"
+#include "hdpsgd/dataset.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -67,6 +68,14 @@ hdp_status design_search_bfgs(search *s, const hdp_design_result *hints, int nhi
     hdp_status st = HDP_OK;
     if (!s->g || !level) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (s->tune_clip && hdp_model_data(s->base) && !hdp_model_data(s->base)->planted) {
+        /* core/ode_grad.h: c fixed by a least-squares target's bias */
+        st = hdp_fail(err, HDP_EINPUT,
+                      "--tune-clip on a data set with a least-squares target: the exact gradient "
+                      "does not differentiate the clipping bias theta_c, the residuals' law and "
+                      "the energies in c (docs/theory.md §9.3); tune c with --method simplex");
         goto done;
     }
     if ((st = hdp_ode_grad_init_problem(s->g, s->pb, err)) != HDP_OK)

@@ -25,7 +25,8 @@
 
 /* ---- the risk ODE ---- */
 
-static const hdp_field ode_fields[] = {
+TABLE(hdp_ode_fields, "ode", NULL,
+      "the risk ODE of homogenized DP-SGD (hdpsgd ode)",
     COL(hdp_ode_result, "t", t, "%.10g", "time t = k/n in [0, 1], the output grid ([ode] points)"),
     COL(hdp_ode_result, "risk", risk, "%.12g",
         "predicted excess risk R(t); the row t = 1 includes the final-step noise"),
@@ -56,15 +57,12 @@ static const hdp_field ode_fields[] = {
     REAL(hdp_ode_result, binning_seconds, "bins = auto: wall time of the trial solves, seconds"),
     REAL(hdp_ode_result, clip_fit_seconds,
          "wall time of fitting the clipping factors once (non-Gaussian label noise; 0 otherwise), "
-         "seconds"),
-    END,
-};
-const hdp_field_table hdp_ode_fields = {"ode", "the risk ODE of homogenized DP-SGD (hdpsgd ode)",
-                                        ode_fields, NULL};
+         "seconds"));
 
 /* ---- the Monte Carlo ---- */
 
-static const hdp_field mc_fields[] = {
+TABLE(hdp_mc_fields, "mc", NULL,
+      "the Monte Carlo of DP-SGD (hdpsgd sim) or of the homogenized SDE (hdpsgd sde)",
     COL(hdp_mc_result, "t", t, "%.10g", "time t = k/n in [0, 1], the ODE's grid"),
     COL(hdp_mc_result, "mean", mean, "%.12g", "mean excess risk over the runs that did not diverge"),
     COL(hdp_mc_result, "stderr", stderr_, "%.12g", "standard error of the mean"),
@@ -88,12 +86,7 @@ static const hdp_field mc_fields[] = {
             "a run diverged when its excess risk exceeded this"),
     REAL(hdp_mc_result, rho_accounted,
          "the accountant of docs/theory.md §6 on the realised schedule (inf: no noise; null: "
-         "sgd.sampling = shuffle | poisson, see epsilon)"),
-    END,
-};
-const hdp_field_table hdp_mc_fields = {
-    "mc", "the Monte Carlo of DP-SGD (hdpsgd sim) or of the homogenized SDE (hdpsgd sde)",
-    mc_fields, NULL};
+         "sgd.sampling = shuffle | poisson, see epsilon)"));
 
 /* an int member (INT fields are long) */
 static double get_threads(const void *obj, const void *ctx)
@@ -103,16 +96,13 @@ static double get_threads(const void *obj, const void *ctx)
 }
 
 /* the run's time fields, after the model's in the JSON */
-static const hdp_field mc_run_fields[] = {
+TABLE(hdp_mc_run_fields, "mc_run", NULL,
+      "the Monte Carlo's steps, time and threads",
     INT(hdp_mc_result, steps,
         "steps per run: ceil(n/B) (sim; n for batch 1), round(1/h) (sde), ceil(E/q) (poisson) "
         "or E ceil(N/B) (shuffle)"),
     REAL(hdp_mc_result, seconds, "wall time, seconds"),
-    GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"),
-    END,
-};
-const hdp_field_table hdp_mc_run_fields = {"mc_run", "the Monte Carlo's steps, time and threads",
-                                           mc_run_fields, NULL};
+    GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"));
 
 static double ok_runs(const hdp_mc_result *r) { return (double)(r->runs - r->diverged_runs); }
 
@@ -136,7 +126,9 @@ static double get_feature_norm(const void *obj, const void *ctx)
     return hdp_feature_norm_bound(ctx);
 }
 
-static const hdp_field mc_rows_fields[] = {
+TABLE(hdp_mc_rows_fields, "mc_rows", NULL,
+      "the privacy accountant's precondition in DP-SGD's runs (hdpsgd sim only: the SDE draws no "
+      "rows; context: the model)",
     REAL(hdp_mc_result, nonexpansive_violations,
          "steps with eta_k ||x_k||^2 > 2, not non-expansive (docs/theory.md §6.1), over the runs"),
     GET("nonexpansive_violations_per_run", HDP_FIELD_REAL, get_per_run,
@@ -145,13 +137,7 @@ static const hdp_field mc_rows_fields[] = {
         "nonexpansive_violations per step of the runs that did not diverge"),
     GET("feature_norm", HDP_FIELD_REAL, get_feature_norm,
         "the rows' norm bound B of clip.feature_norm (0: off)"),
-    REAL(hdp_mc_result, feature_clipped, "rows clip.feature_norm clipped, over the runs"),
-    END,
-};
-const hdp_field_table hdp_mc_rows_fields = {
-    "mc_rows", "the privacy accountant's precondition in DP-SGD's runs (hdpsgd sim only: the "
-               "SDE draws no rows; context: the model)",
-    mc_rows_fields, NULL};
+    REAL(hdp_mc_result, feature_clipped, "rows clip.feature_norm clipped, over the runs"));
 
 /* standard DP-SGD on a finite training set (hdp_mc_result.sgd, hdpsgd/finite.h) */
 static double get_sgd_steps(const void *obj, const void *ctx)
@@ -160,7 +146,9 @@ static double get_sgd_steps(const void *obj, const void *ctx)
     return (double)((const hdp_mc_result *)obj)->sgd.compositions;
 }
 
-static const hdp_field mc_sgd_fields[] = {
+TABLE(hdp_mc_sgd_fields, "mc_sgd", NULL,
+      "standard DP-SGD on a finite training set in hdpsgd sim (sgd.sampling = shuffle | poisson): "
+      "its noise multiplier, sample rate and epsilon; its steps are steps",
     REAL_AS(hdp_mc_result, "noise_multiplier", sgd.noise_multiplier,
             "sigma: N(0, sigma^2 C^2 I) on the sum of the batch's clipped gradients, C = c sqrt(d) "
             "(sgd.noise_multiplier, or calibrated from the [privacy] budget when it is 0)"),
@@ -174,17 +162,12 @@ static const hdp_field mc_sgd_fields[] = {
     REAL_AS(hdp_mc_result, "epsilon", sgd.epsilon,
             "epsilon at delta by sgd.accountant: Poisson-subsampled under add/remove neighbours, "
             "shuffle under replace-one (docs/theory.md §6.6; null: no noise)"),
-    REAL_AS(hdp_mc_result, "delta", sgd.delta, "delta of the model (privacy.delta)"),
-    END,
-};
-const hdp_field_table hdp_mc_sgd_fields = {
-    "mc_sgd", "standard DP-SGD on a finite training set in hdpsgd sim (sgd.sampling = shuffle | "
-              "poisson): its noise multiplier, sample rate and epsilon; its steps are steps",
-    mc_sgd_fields, NULL};
+    REAL_AS(hdp_mc_result, "delta", sgd.delta, "delta of the model (privacy.delta)"));
 
 /* ---- the validator ---- */
 
-static const hdp_field side_fields[] = {
+TABLE(hdp_validate_side_fields, "validate_side", "sim_",
+      "one side of the validator, Monte Carlo or SDE against the ODE",
     REAL(hdp_validate_side, max_abs_dev, "max over the grid of |mean - ODE|"),
     {.name = "max_rel_dev", .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_validate_side, max_rel_dev),
      .help = "max over the grid of |mean - ODE| / ODE", .sweep = "max_rel_dev"},
@@ -203,17 +186,13 @@ static const hdp_field side_fields[] = {
     INT_AS(hdp_validate_side, "max_z_point", max_z_point, HDP_FIELD_NO_JSON,
            "index of the grid point of max_z (-1: no deviation anywhere)"),
     INT_AS(hdp_validate_side, "worst_point", worst_point, HDP_FIELD_NO_JSON,
-           "index of the grid point that agrees least (-1: all agree)"),
-    END,
-};
-const hdp_field_table hdp_validate_side_fields = {
-    "validate_side", "one side of the validator, Monte Carlo or SDE against the ODE", side_fields,
-    "sim_"};
+           "index of the grid point that agrees least (-1: all agree)"));
 
 static double get_rel_tol(const void *obj, const void *ctx) { (void)obj; return ((const hdp_model *)ctx)->rel_tol; }
 static double get_z_tol(const void *obj, const void *ctx) { (void)obj; return ((const hdp_model *)ctx)->z_tol; }
 
-static const hdp_field validate_fields[] = {
+TABLE(hdp_validate_fields, "validate", NULL,
+      "the validator's verdict and privacy level (context: the model)",
     {.name = "pass", .kind = HDP_FIELD_BOOL, .offset = offsetof(hdp_validate_result, pass),
      .help = "the overall verdict: every side passed", .sweep = "pass"},
     REAL_AS(hdp_validate_result, "ode_final_risk", ode.final_risk, "the ODE's final risk"),
@@ -226,20 +205,12 @@ static const hdp_field validate_fields[] = {
     GET("rel_tol", HDP_FIELD_REAL, get_rel_tol, "relative tolerance of a point ([validate] rel_tol)"),
     GET("z_tol", HDP_FIELD_REAL, get_z_tol, "z-score tolerance of a point ([validate] z_tol)"),
     INT_AS(hdp_validate_result, "runs", sim.runs, 0, "Monte Carlo runs of each side"),
-    INT_AS(hdp_validate_result, "diverged_runs", sim.diverged_runs, 0, "DP-SGD runs that diverged"),
-    END,
-};
-const hdp_field_table hdp_validate_fields = {
-    "validate", "the validator's verdict and privacy level (context: the model)", validate_fields,
-    NULL};
+    INT_AS(hdp_validate_result, "diverged_runs", sim.diverged_runs, 0, "DP-SGD runs that diverged"));
 
-static const hdp_field validate_sde_fields[] = {
+TABLE(hdp_validate_sde_fields, "validate_sde", NULL,
+      "the validator's SDE side",
     INT_AS(hdp_validate_result, "sde_diverged_runs", sde.diverged_runs, HDP_FIELD_NO_JSON,
-           "SDE runs that diverged"),
-    END,
-};
-const hdp_field_table hdp_validate_sde_fields = {"validate_sde", "the validator's SDE side",
-                                                 validate_sde_fields, NULL};
+           "SDE runs that diverged"));
 
 /* ---- the model's effective numbers ---- */
 
@@ -248,19 +219,17 @@ static double get_n(const void *obj, const void *ctx) { (void)ctx; return (doubl
 static double get_d(const void *obj, const void *ctx) { (void)ctx; return (double)((const hdp_model *)obj)->d; }
 static double get_rho(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_model *)obj)->rho; }
 
-static const hdp_field model_fields[] = {
+TABLE(hdp_model_fields, "model", NULL,
+      "the model's effective sizes and privacy level",
     GET("gamma", HDP_FIELD_REAL, get_gamma, "gamma = d/n"),
     GET("n", HDP_FIELD_INT, get_n, "samples n = steps of one pass"),
     GET("d", HDP_FIELD_INT, get_d, "dimension d"),
-    GET("rho", HDP_FIELD_REAL, get_rho, "the privacy level rho (null/inf: no noise)"),
-    END,
-};
-const hdp_field_table hdp_model_fields = {"model", "the model's effective sizes and privacy level",
-                                          model_fields, NULL};
+    GET("rho", HDP_FIELD_REAL, get_rho, "the privacy level rho (null/inf: no noise)"));
 
 /* ---- privacy ---- */
 
-static const hdp_field privacy_fields[] = {
+TABLE(hdp_privacy_fields, "privacy", NULL,
+      "the privacy of a model (hdpsgd privacy)",
     REAL(hdp_privacy_summary, rho, "the privacy level rho (null/inf: no noise, no privacy)"),
     REAL(hdp_privacy_summary, rho_z, "the output is rho_z-zCDP, rho_z = rho^2/2"),
     REAL_AS(hdp_privacy_summary, "epsilon", epsilon_cks,
@@ -273,18 +242,16 @@ static const hdp_field privacy_fields[] = {
     BOOL_AS(hdp_privacy_summary, "accountant_equals_rho", accountant_equals_rho, 0,
             "rho_accounted equals rho (to 1e-9)"),
     INT(hdp_privacy_summary, n, "steps n"),
-    TEXT(hdp_privacy_summary, schedule, "the schedule's kind"),
-    END,
-};
-const hdp_field_table hdp_privacy_fields = {"privacy", "the privacy of a model (hdpsgd privacy)",
-                                            privacy_fields, NULL};
+    TEXT(hdp_privacy_summary, schedule, "the schedule's kind"));
 
 static double get_negligible(const void *obj, const void *ctx)
 {
     return !(((const hdp_nonexpansive *)obj)->expected > *(const double *)ctx);
 }
 
-static const hdp_field nonexpansive_fields[] = {
+TABLE(hdp_nonexpansive_fields, "nonexpansive", NULL,
+      "the accountant's precondition, every step non-expansive (docs/theory.md §6.1; context: "
+      "delta)",
     REAL_AS(hdp_nonexpansive, "nonexpansive_eta_max", eta_max, "the largest step eta~(0)/n"),
     REAL_AS(hdp_nonexpansive, "nonexpansive_threshold", threshold,
             "2/eta_max: every step is non-expansive when ||x||^2 <= this"),
@@ -303,28 +270,18 @@ static const hdp_field nonexpansive_fields[] = {
     REAL_AS(hdp_nonexpansive, "feature_clip_fraction", clip_fraction,
             "fraction of the rows feature clipping changes"),
     REAL_AS(hdp_nonexpansive, "feature_clip_moment", clip_moment,
-            "fraction of the second moment feature clipping removes"),
-    END,
-};
-const hdp_field_table hdp_nonexpansive_fields = {
-    "nonexpansive", "the accountant's precondition, every step non-expansive (docs/theory.md "
-                    "§6.1; context: delta)",
-    nonexpansive_fields, NULL};
+            "fraction of the second moment feature clipping removes"));
 
 /* ---- DP-SGD with Poisson sampling ---- */
 
-static const hdp_field accountant_fields[] = {
+TABLE(hdp_accountant_fields, "accountant", NULL,
+      "DP-SGD with Poisson sampling: epsilon by three accountants (hdpsgd accountant)",
     REAL(hdp_accountant_result, epsilon_pld, "epsilon by the PLD accountant (an upper bound)"),
     REAL(hdp_accountant_result, epsilon_pld_error, "its estimated excess over the exact value"),
     REAL(hdp_accountant_result, epsilon_rdp, "epsilon by RDP, Balle et al. 2020 conversion"),
     REAL(hdp_accountant_result, epsilon_rdp_classic, "epsilon by RDP, classic conversion"),
     REAL(hdp_accountant_result, rdp_order, "the optimal order of the improved conversion"),
-    REAL(hdp_accountant_result, rdp_order_classic, "the optimal order of the classic conversion"),
-    END,
-};
-const hdp_field_table hdp_accountant_fields = {
-    "accountant", "DP-SGD with Poisson sampling: epsilon by three accountants (hdpsgd accountant)",
-    accountant_fields, NULL};
+    REAL(hdp_accountant_result, rdp_order_classic, "the optimal order of the classic conversion"));
 
 static double get_steps(const void *obj, const void *ctx)
 {
@@ -339,31 +296,23 @@ static double get_interval(const void *obj, const void *ctx)
     return h > 0 ? h : 1e-4;
 }
 
-static const hdp_field query_fields[] = {
+TABLE(hdp_accountant_query_fields, "accountant_query", NULL,
+      "the query of the accountant: sampling rate, noise, steps, delta",
     REAL(hdp_accountant_query, noise_multiplier, "noise standard deviation over the clipping norm"),
     REAL(hdp_accountant_query, sample_rate, "Poisson sampling rate q = B/N"),
     GET("steps", HDP_FIELD_INT, get_steps, "steps T"),
     REAL(hdp_accountant_query, delta, "delta"),
-    GET("pld_interval", HDP_FIELD_REAL, get_interval, "the PLD's grid width"),
-    END,
-};
-const hdp_field_table hdp_accountant_query_fields = {
-    "accountant_query", "the query of the accountant: sampling rate, noise, steps, delta",
-    query_fields, NULL};
+    GET("pld_interval", HDP_FIELD_REAL, get_interval, "the PLD's grid width"));
 
 /* ---- NoisyGD on neural-collapse features (hdpsgd nc) ---- */
 
-static const hdp_field nc_fields[] = {
+TABLE(hdp_nc_fields, "nc", NULL,
+      "NoisyGD on neural-collapse features: its privacy and exact error (hdpsgd nc)",
     REAL_AS(hdp_nc_point, "rho_total", res.rho_total, "steps x rho: the output is rho_total-zCDP"),
     REAL_AS(hdp_nc_point, "epsilon", res.epsilon, "CKS epsilon of rho_total at delta (inf: no DP)"),
     REAL_AS(hdp_nc_point, "sigma", res.sigma, "the noise's standard deviation G / sqrt(2 rho)"),
     REAL_AS(hdp_nc_point, "exact_error", exact,
-            "the exact one-step test error (null where it does not apply)"),
-    END,
-};
-const hdp_field_table hdp_nc_fields = {"nc", "NoisyGD on neural-collapse features: its privacy "
-                                             "and exact error (hdpsgd nc)",
-                                       nc_fields, NULL};
+            "the exact one-step test error (null where it does not apply)"));
 
 static double get_nc_z(const void *obj, const void *ctx)
 {
@@ -377,7 +326,8 @@ static double get_nc_threads(const void *obj, const void *ctx)
     return ((const hdp_nc_point *)obj)->res.threads;
 }
 
-static const hdp_field nc_draws_fields[] = {
+TABLE(hdp_nc_draws_fields, "nc_draws", NULL,
+      "the Monte Carlo of NoisyGD's test error (hdpsgd nc without --exact)",
     INT_AS(hdp_nc_point, "draws", res.draws, 0, "Monte Carlo draws"),
     REAL_AS(hdp_nc_point, "error_mean", res.error_mean, "mean test error over the draws"),
     REAL_AS(hdp_nc_point, "error_stderr", res.error_stderr, "its standard error"),
@@ -390,25 +340,17 @@ static const hdp_field nc_draws_fields[] = {
     REAL_AS(hdp_nc_point, "max_clipped_norm", res.max_clipped_norm,
             "largest norm of a clipped per-sample gradient"),
     GET("threads", HDP_FIELD_INT, get_nc_threads, "threads used (the numbers do not depend on it)"),
-    REAL_AS(hdp_nc_point, "seconds", res.seconds, "wall time, seconds"),
-    END,
-};
-const hdp_field_table hdp_nc_draws_fields = {
-    "nc_draws", "the Monte Carlo of NoisyGD's test error (hdpsgd nc without --exact)",
-    nc_draws_fields, NULL};
+    REAL_AS(hdp_nc_point, "seconds", res.seconds, "wall time, seconds"));
 
-static const hdp_field nc_problem_fields[] = {
+TABLE(hdp_nc_problem_fields, "nc_problem", NULL,
+      "the neural-collapse problem's offset and PCA alignment",
     REAL(hdp_nc_point, offset_norm, "norm of the problem's offset"),
-    REAL(hdp_nc_point, pca_alignment, "alignment of the PCA subspace (null without PCA)"),
-    END,
-};
-const hdp_field_table hdp_nc_problem_fields = {"nc_problem", "the neural-collapse problem's offset "
-                                                             "and PCA alignment",
-                                               nc_problem_fields, NULL};
+    REAL(hdp_nc_point, pca_alignment, "alignment of the PCA subspace (null without PCA)"));
 
 /* ---- two-stage single-index learning (hdpsgd sim-index) ---- */
 
-static const hdp_field si_result_fields[] = {
+TABLE(hdp_si_result_fields, "si_result", NULL,
+      "the Monte Carlo of stage 2 (hdpsgd sim-index)",
     REAL_AS(hdp_si_result, "test_risk", risk_mean, "test risk of (W_1, a_T), mean over the runs"),
     REAL_AS(hdp_si_result, "test_risk_stderr", risk_se, "its standard error"),
     REAL_AS(hdp_si_result, "clipped_fraction", clipped,
@@ -416,11 +358,7 @@ static const hdp_field si_result_fields[] = {
     REAL(hdp_si_result, max_z_mean, "largest z of the mode coefficients' means vs the prediction"),
     REAL(hdp_si_result, max_z_var, "largest z of their variances vs the prediction"),
     INT(hdp_si_result, runs, "Monte Carlo runs"),
-    REAL(hdp_si_result, seconds, "wall time, seconds"),
-    END,
-};
-const hdp_field_table hdp_si_result_fields = {
-    "si_result", "the Monte Carlo of stage 2 (hdpsgd sim-index)", si_result_fields, NULL};
+    REAL(hdp_si_result, seconds, "wall time, seconds"));
 
 static double get_random_alignment(const void *obj, const void *ctx)
 {
@@ -435,7 +373,8 @@ static double get_lambda_max(const void *obj, const void *ctx)
     return pb->l[pb->spec.p - 1];
 }
 
-static const hdp_field si_problem_fields[] = {
+TABLE(hdp_si_problem_fields, "si_problem", NULL,
+      "the single-index problem after stage 1 and the laws of stage 2",
     REAL_AS(hdp_si_problem, "ou_expected_risk", ou_risk, "expected test risk of the OU law at tau"),
     REAL_AS(hdp_si_problem, "gd_expected_risk", gd_risk,
             "expected test risk of unclipped discrete GD after T steps"),
@@ -446,14 +385,10 @@ static const hdp_field si_problem_fields[] = {
         "sqrt(2 / (pi d)): the alignment of a random direction"),
     REAL_AS(hdp_si_problem, "stage1_clipped_fraction", clipped1, "fraction of (i, j) clipped in stage 1"),
     INT_AS(hdp_si_problem, "stage1_floored_neurons", floored, 0, "neurons with ||u_j|| < R"),
-    GET("lambda_max", HDP_FIELD_REAL, get_lambda_max, "largest eigenvalue of stage 2's Gram"),
-    END,
-};
-const hdp_field_table hdp_si_problem_fields = {
-    "si_problem", "the single-index problem after stage 1 and the laws of stage 2",
-    si_problem_fields, NULL};
+    GET("lambda_max", HDP_FIELD_REAL, get_lambda_max, "largest eigenvalue of stage 2's Gram"));
 
-static const hdp_field si_params_fields[] = {
+TABLE(hdp_si_params_fields, "si_params", NULL,
+      "the hyperparameters and privacy of the two stages",
     REAL(hdp_si_params, lambda, "ridge lambda"),
     REAL(hdp_si_params, eta_W, "stage-1 learning rate"),
     REAL(hdp_si_params, eta_a, "stage-2 learning rate"),
@@ -472,15 +407,12 @@ static const hdp_field si_params_fields[] = {
     REAL_AS(hdp_si_params, "epsilon_stage2", eps2, "stage 2's epsilon at delta (CKS)"),
     REAL_AS(hdp_si_params, "epsilon_total", eps_total, "the total epsilon at delta (CKS)"),
     REAL(hdp_si_params, epsilon_target, "the target: epsilon_total or stage 2's epsilon"),
-    REAL(hdp_si_params, delta, "delta"),
-    END,
-};
-const hdp_field_table hdp_si_params_fields = {
-    "si_params", "the hyperparameters and privacy of the two stages", si_params_fields, NULL};
+    REAL(hdp_si_params, delta, "delta"));
 
 /* ---- the rates' fit (hdpsgd rates: one per family, under <family>_) ---- */
 
-static const hdp_field rates_fit_fields[] = {
+TABLE(hdp_rates_fit_fields, "rates_fit", NULL,
+      "the fit of the theorem's rate to one family's optimal risks (hdpsgd rates)",
     REAL_AS(hdp_rates_fit, "fit_A", A, "the fitted constant A of A r1(gamma) + B r2(gamma)"),
     REAL_AS(hdp_rates_fit, "fit_B", B, "the fitted constant B"),
     REAL_AS(hdp_rates_fit, "fit_rel_err", rel_err, "max over the grid of the fit's relative error"),
@@ -490,19 +422,15 @@ static const hdp_field rates_fit_fields[] = {
     REAL(hdp_rates_fit, local_slope, "d log risk / d log gamma between the two smallest gammas"),
     REAL(hdp_rates_fit, lead_slope, "the leading term's local slope at the smallest gamma"),
     BOOL_AS(hdp_rates_fit, "pre_asymptotic", pre_asymptotic, 0,
-            "the second term or the slope's drift is not negligible yet"),
-    END,
-};
-const hdp_field_table hdp_rates_fit_fields = {
-    "rates_fit", "the fit of the theorem's rate to one family's optimal risks (hdpsgd rates)",
-    rates_fit_fields, NULL};
+            "the second term or the slope's drift is not negligible yet"));
 
 /* ---- KL privacy of noisy training (hdpsgd kl run): the estimate at one epoch ---- */
 
 #define AT(s, nm, m, h) \
     {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .flags = HDP_FIELD_AT, .help = h}
 
-static const hdp_field kl_epoch_fields[] = {
+TABLE(hdp_kl_epoch_fields, "kl_epoch", NULL,
+      "the KL estimate of a run at one epoch (context: a const long * epoch)",
     AT(hdp_kl_run_result, "kl", kl_mc, "the KL's Monte Carlo, mean over initialisations and paths"),
     AT(hdp_kl_run_result, "kl_stderr", kl_mc_se, "its standard error"),
     AT(hdp_kl_run_result, "kl_stderr_path", kl_mc_se_path, "the part of it that is path noise"),
@@ -520,12 +448,7 @@ static const hdp_field kl_epoch_fields[] = {
     REAL(hdp_kl_run_result, lemma32_grad0, "Lemma 3.2's E||grad L(W_0; D)||^2"),
     REAL(hdp_kl_run_result, lemma32_beta,
          "Lemma 3.2's smoothness constant beta: l''_max max_i ||J(x_i)||_F^2"),
-    REAL(hdp_kl_run_result, lemma32_rank, "Lemma 3.2's rank(M_T): the largest rank of K"),
-    END,
-};
-const hdp_field_table hdp_kl_epoch_fields = {
-    "kl_epoch", "the KL estimate of a run at one epoch (context: a const long * epoch)",
-    kl_epoch_fields, NULL};
+    REAL(hdp_kl_run_result, lemma32_rank, "Lemma 3.2's rank(M_T): the largest rank of K"));
 
 /* ---- DP-GD on a two-layer network (hdpsgd net): one run, and one cell of a panel ---- */
 
@@ -555,7 +478,8 @@ static double net_zcdp_route(const void *obj, const void *ctx)
     return ((const hdp_net_result *)obj)->zcdp_route;
 }
 
-static const hdp_field net_fields[] = {
+TABLE(hdp_net_fields, "net", NULL,
+      "one DP-GD run of the two-layer network (hdpsgd net)",
     COL(hdp_net_result, "step", step, "%.10g", "DP-GD step t (0: the initialisation)"),
     COL(hdp_net_result, "time", time, "%.10g", "training time eta t"),
     COL(hdp_net_result, "train_loss", train_loss, "%.10g", "mean training loss at step t"),
@@ -583,13 +507,10 @@ static const hdp_field net_fields[] = {
          "largest norm of a clipped per-sample gradient over the run (<= C_clip)"),
     REAL(hdp_net_result, params, "trained parameters"),
     REAL(hdp_net_result, seconds, "wall time of the training, seconds"),
-    GET("threads", HDP_FIELD_INT, net_threads, "OpenMP threads used (the numbers do not depend on it)"),
-    END,
-};
-const hdp_field_table hdp_net_fields = {
-    "net", "one DP-GD run of the two-layer network (hdpsgd net)", net_fields, NULL};
+    GET("threads", HDP_FIELD_INT, net_threads, "OpenMP threads used (the numbers do not depend on it)"));
 
-static const hdp_field netexp_cell_fields[] = {
+TABLE(hdp_netexp_cell_fields, "netexp_cell", NULL,
+      "one variant at one point of hdpsgd net --vs (under dp: none, rf_, gd_)",
     REAL(hdp_netexp_cell, test_accuracy, "test accuracy of the configuration chosen on validation"),
     REAL(hdp_netexp_cell, test_loss, "its mean test loss"),
     REAL(hdp_netexp_cell, val_accuracy, "its validation accuracy (the selection criterion)"),
@@ -601,16 +522,12 @@ static const hdp_field netexp_cell_fields[] = {
     INT(hdp_netexp_cell, steps, "its steps T (gd: the early-stopping step)"),
     REAL(hdp_netexp_cell, sigma, "its noise multiplier (0: plain GD)"),
     REAL(hdp_netexp_cell, clipped_fraction, "its fraction of clipped per-sample gradients"),
-    INT(hdp_netexp_cell, configs, "configurations tried"),
-    END,
-};
-const hdp_field_table hdp_netexp_cell_fields = {
-    "netexp_cell", "one variant at one point of hdpsgd net --vs (under dp: none, rf_, gd_)",
-    netexp_cell_fields, NULL};
+    INT(hdp_netexp_cell, configs, "configurations tried"));
 
 /* ---- DP-GD on random features: the test loss's two terms (hdpsgd rf) ---- */
 
-static const hdp_field rf_terms_fields[] = {
+TABLE(hdp_rf_terms_fields, "rf_terms", NULL,
+      "the noise and early-stopping terms of DP-GD's test loss (hdpsgd rf)",
     REAL(hdp_rf_sim_result, noise_term,
          "the test loss's noise term at T (Bombari-Mondelli, Eq. 20): mean over the test set of "
          "the variance of phi^T theta_T over the runs (null for one run)"),
@@ -625,12 +542,7 @@ static const hdp_field rf_terms_fields[] = {
     REAL(hdp_rf_sim_result, early_stopping_term_exact,
          "its closed form for the recursion DP-GD follows without clipping"),
     REAL(hdp_rf_sim_result, early_stopping_term_ou,
-         "its closed form for the OU process (gradient flow; the paper's)"),
-    END,
-};
-const hdp_field_table hdp_rf_terms_fields = {
-    "rf_terms", "the noise and early-stopping terms of DP-GD's test loss (hdpsgd rf)",
-    rf_terms_fields, NULL};
+         "its closed form for the OU process (gradient flow; the paper's)"));
 
 /* ---- lookup ---- */
 
@@ -646,7 +558,20 @@ static const hdp_field_table *const tables[] = {
     &hdp_ode_data_fields, &hdp_ode_data_columns, &hdp_mc_data_fields, &hdp_mc_data_columns,
     &hdp_net_fields, &hdp_netexp_cell_fields, &hdp_design_fields, &hdp_design_eta0_fields,
     &hdp_design_inverse_time_fields, &hdp_design_pl_fields, &hdp_design_cost_fields,
-    &hdp_design_set_fields, &hdp_design_summary_fields,
+    &hdp_design_set_fields, &hdp_design_summary_fields, &hdp_design_refine_fields,
+    &hdp_design_level_fields, &hdp_design_equivalent_fields, &hdp_design_batch_fields,
+    &hdp_design_batch_terms_fields, &hdp_design_file_fields, &hdp_rates_fields,
+    &hdp_rates_risk_fields, &hdp_rates_slope_fields, &hdp_rates_summary_fields,
+    &hdp_accountant_choice_fields, &hdp_accountant_epochs_fields, &hdp_accountant_target_fields,
+    &hdp_source_fields, &hdp_version_fields, &hdp_privacy_target_fields,
+    &hdp_privacy_at_delta_fields, &hdp_dpgd_privacy_fields, &hdp_nc_spec_fields,
+    &hdp_si_stage2_fields, &hdp_si_eta_fields, &hdp_si_budget_fields, &hdp_kl_arch_fields,
+    &hdp_kl_beta_fields, &hdp_kl_bound_fields, &hdp_kl_run_scheme_fields,
+    &hdp_kl_run_relu_fields, &hdp_kl_network_fields, &hdp_kl_run_fields, &hdp_mc_seed_fields,
+    &hdp_model_seed_fields, &hdp_nc_seed_fields, &hdp_si_seed_fields, &hdp_mc_command_fields,
+    &hdp_net_config_fields, &hdp_netexp_fields, &hdp_kl_init_point_fields, &hdp_kl_init_fields,
+    &hdp_sweep_point_fields, &hdp_mc_finals_fields, &hdp_validate_grid_fields,
+    &hdp_design_text_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -27,7 +27,8 @@ static double get_data_seconds(const void *obj, const void *ctx)
     return d ? d->seconds : NAN;
 }
 
-static const hdp_field ode_data_fields[] = {
+TABLE(hdp_ode_data_fields, "ode_data", NULL,
+      "the risk ODE on a data set: its corrections (context: the model)",
     GET("data_rows", HDP_FIELD_INT, get_data_rows, "rows N of the data set"),
     GET("data_load_seconds", HDP_FIELD_REAL, get_data_seconds,
         "wall time of reading and preparing the data set (once per model)"),
@@ -54,21 +55,12 @@ static const hdp_field ode_data_fields[] = {
     REAL_AS(hdp_ode_result, "ode_test_mse", test_mse_final,
             "the predicted held-out MSE at t = 1 (null: no held-out set)"),
     REAL_AS(hdp_ode_result, "test_mse_star", test_mse_star,
-            "the held-out MSE of theta* (least-squares; null otherwise)"),
-    END,
-};
-const hdp_field_table hdp_ode_data_fields = {
-    "ode_data", "the risk ODE on a data set: its corrections (context: the model)",
-    ode_data_fields, NULL};
+            "the held-out MSE of theta* (least-squares; null otherwise)"));
 
-static const hdp_field ode_data_columns[] = {
+TABLE(hdp_ode_data_columns, "ode_data_columns", NULL,
+      "the risk ODE on a data set with a held-out set: its CSV column",
     COL(hdp_ode_result, "ode_test_mse", test_mse, "%.12g",
-        "the predicted held-out MSE of the iterate at t (docs/theory.md §9)"),
-    END,
-};
-const hdp_field_table hdp_ode_data_columns = {
-    "ode_data_columns", "the risk ODE on a data set with a held-out set: its CSV column",
-    ode_data_columns, NULL};
+        "the predicted held-out MSE of the iterate at t (docs/theory.md §9)"));
 
 static double mc_last(const hdp_mc_result *r, const double *v)
 {
@@ -85,24 +77,17 @@ static double get_test_mse_se(const void *obj, const void *ctx)
     return mc_last(obj, ((const hdp_mc_result *)obj)->test_mse_stderr);
 }
 
-static const hdp_field mc_data_fields[] = {
+TABLE(hdp_mc_data_fields, "mc_data", NULL,
+      "DP-SGD on a data set's rows: the held-out MSE at t = 1",
     GET("test_mse", HDP_FIELD_REAL, get_test_mse,
         "mean held-out MSE of the runs' iterates at t = 1 (null: no held-out set)"),
-    GET("test_mse_stderr", HDP_FIELD_REAL, get_test_mse_se, "its standard error"),
-    END,
-};
-const hdp_field_table hdp_mc_data_fields = {
-    "mc_data", "DP-SGD on a data set's rows: the held-out MSE at t = 1", mc_data_fields, NULL};
+    GET("test_mse_stderr", HDP_FIELD_REAL, get_test_mse_se, "its standard error"));
 
-static const hdp_field mc_data_columns[] = {
+TABLE(hdp_mc_data_columns, "mc_data_columns", NULL,
+      "DP-SGD on a data set's rows with a held-out set: its CSV columns",
     COL(hdp_mc_result, "test_mse", test_mse, "%.12g",
         "mean held-out MSE of the runs' iterates at t"),
-    COL(hdp_mc_result, "test_mse_stderr", test_mse_stderr, "%.12g", "its standard error"),
-    END,
-};
-const hdp_field_table hdp_mc_data_columns = {
-    "mc_data_columns", "DP-SGD on a data set's rows with a held-out set: its CSV columns",
-    mc_data_columns, NULL};
+    COL(hdp_mc_result, "test_mse_stderr", test_mse_stderr, "%.12g", "its standard error"));
 
 /* ---- a user's data set (hdpsgd dataset) ---- */
 
@@ -111,7 +96,8 @@ const hdp_field_table hdp_mc_data_columns = {
      .length = offsetof(hdp_dataset_summary, d), .format = "%.17g",                            \
      .flags = HDP_FIELD_JSON_ARRAY, .help = h}
 
-static const hdp_field dataset_fields[] = {
+TABLE(hdp_dataset_fields, "dataset", NULL,
+      "a user's data set prepared as the empirical model of docs/theory.md §9 (hdpsgd dataset)",
     INT(hdp_dataset_summary, n, "rows N"),
     INT(hdp_dataset_summary, d, "features d per row"),
     TEXT(hdp_dataset_summary, storage,
@@ -121,23 +107,14 @@ static const hdp_field dataset_fields[] = {
     REAL(hdp_dataset_summary, scale_factor, "the factor the rows were multiplied by"),
     REAL(hdp_dataset_summary, trace_raw, "tr Sigma before scaling, Sigma = X'X/N"),
     REAL(hdp_dataset_summary, trace, "tr Sigma of the prepared rows (d for scale = trace)"),
-    DS_COL("eigenvalues", eigenvalues, "the eigenvalues of Sigma, decreasing (d)"),
-    END,
-};
-const hdp_field_table hdp_dataset_fields = {
-    "dataset", "a user's data set prepared as the empirical model of docs/theory.md §9 "
-               "(hdpsgd dataset)",
-    dataset_fields, NULL};
+    DS_COL("eigenvalues", eigenvalues, "the eigenvalues of Sigma, decreasing (d)"));
 
-static const hdp_field dataset_classes_fields[] = {
-    INT(hdp_dataset_summary, positive_count, "labels mapped to +1 (the classes given)"),
-    END,
-};
-const hdp_field_table hdp_dataset_classes_fields = {
-    "dataset_classes", "the labels mapped to +1 and -1 by their classes", dataset_classes_fields,
-    NULL};
+TABLE(hdp_dataset_classes_fields, "dataset_classes", NULL,
+      "the labels mapped to +1 and -1 by their classes",
+    INT(hdp_dataset_summary, positive_count, "labels mapped to +1 (the classes given)"));
 
-static const hdp_field dataset_labels_fields[] = {
+TABLE(hdp_dataset_labels_fields, "dataset_labels", NULL,
+      "the least-squares target of a data set with labels",
     REAL(hdp_dataset_summary, ridge, "ridge of the least-squares target"),
     REAL(hdp_dataset_summary, label_mean, "the labels' mean subtracted (0 without centring)"),
     REAL(hdp_dataset_summary, label_variance, "(1/N) sum y_i^2 of the labels as used"),
@@ -145,25 +122,13 @@ static const hdp_field dataset_labels_fields[] = {
     REAL(hdp_dataset_summary, risk0, "R(0) = theta*' Sigma theta* / 2, the excess risk at theta = 0"),
     REAL(hdp_dataset_summary, residual_variance,
          "tau^2 = (1/N) sum (y_i - x_i'theta*)^2, the residuals' variance"),
-    DS_COL("energy", energy, "D_j(0) = (d/2)(u_j'theta*)^2 per eigendirection (d)"),
-    END,
-};
-const hdp_field_table hdp_dataset_labels_fields = {
-    "dataset_labels", "the least-squares target of a data set with labels", dataset_labels_fields,
-    NULL};
+    DS_COL("energy", energy, "D_j(0) = (d/2)(u_j'theta*)^2 per eigendirection (d)"));
 
-static const hdp_field dataset_test_fields[] = {
-    INT(hdp_dataset_summary, test_n, "held-out rows"),
-    END,
-};
-const hdp_field_table hdp_dataset_test_fields = {
-    "dataset_test", "the held-out rows, prepared as the training rows", dataset_test_fields, NULL};
+TABLE(hdp_dataset_test_fields, "dataset_test", NULL,
+      "the held-out rows, prepared as the training rows",
+    INT(hdp_dataset_summary, test_n, "held-out rows"));
 
-static const hdp_field dataset_test_labels_fields[] = {
+TABLE(hdp_dataset_test_labels_fields, "dataset_test_labels", NULL,
+      "the target's error on the held-out rows",
     REAL(hdp_dataset_summary, test_mse,
-         "(1/n) sum (y - label_mean - x'theta*)^2 on the held-out rows"),
-    END,
-};
-const hdp_field_table hdp_dataset_test_labels_fields = {
-    "dataset_test_labels", "the target's error on the held-out rows", dataset_test_labels_fields,
-    NULL};
+         "(1/n) sum (y - label_mean - x'theta*)^2 on the held-out rows"));

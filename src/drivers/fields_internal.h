@@ -1,6 +1,6 @@
 /*
  * fields_internal.h — the initialisers of hdp_field rows (hdpsgd/fields.h) shared by the
- * files of result tables: fields.c, fields_data.c, fields_design.c.
+ * files of result tables: fields.c, fields_data.c, fields_design.c, fields_summary.c.
  */
 #ifndef HDPSGD_DRIVERS_FIELDS_INTERNAL_H
 #define HDPSGD_DRIVERS_FIELDS_INTERNAL_H
@@ -22,5 +22,9 @@
      .format = fmt, .help = h}
 #define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
 #define END {.name = NULL}
+/* a result table var (name, default prefix, help) and its rows, the END row added */
+#define TABLE(var, nm, prefix, help_, ...)                                                    \
+    static const hdp_field var##_rows[] = {__VA_ARGS__, END};                                 \
+    const hdp_field_table var = {nm, help_, var##_rows, prefix}
 
 #endif

@@ -43,6 +43,8 @@ void hdp_rec_int(hdp_record *r, const char *name, double v);
 void hdp_rec_text_add(hdp_record *r, const char *name, const char *value);
 void hdp_rec_fields(hdp_record *r, const hdp_field_table *t, const char *prefix, const void *obj,
                     const void *ctx);
+void hdp_rec_fields_at(hdp_record *r, const hdp_field_table *t, const char *prefix,
+                       const void *obj, long index);
 void hdp_rec_columns(hdp_record *r, const hdp_field_table *t, const char *prefix, const void *obj);
 hdp_status hdp_rec_finish(hdp_record *r, hdp_record **out, hdp_error *err);
 /* mark r incomplete: an allocation for it failed (hdp_rec_finish then reports it) */

@@ -40,22 +40,33 @@ void hdp_kl_betas(const hdp_kl_arch *a, double *beta)
     }
 }
 
+/* a's widths and betas, and prod_{i<L} beta_i m_i / div */
+typedef struct {
+    long w[HDP_KL_MAX_DEPTH + 1];
+    double beta[HDP_KL_MAX_DEPTH + 1];
+    double prod;
+} layers;
+
+static void layers_of(const hdp_kl_arch *a, double div, layers *ly)
+{
+    hdp_kl_widths(a, ly->w);
+    hdp_kl_betas(a, ly->beta);
+    ly->prod = 1;
+    for (int i = 1; i < a->L; i++)
+        ly->prod *= ly->beta[i] * (double)ly->w[i] / div;
+}
+
 /* Lemma C.3 (eq. 33), layer by layer (proof of C.3: (m_l/2) prod_{i<l} (beta_i m_i/2)
  * prod_{l<i<L} (beta_i m_i/2) beta_L o ||x||^2 = ||x||^2 o prod_{i<L} (beta_i m_i/2) beta_L/beta_l). */
 double hdp_kl_grad_norm2(const hdp_kl_arch *a, double x2, double *per_layer)
 {
     if (!a)
         return NAN;
-    long w[HDP_KL_MAX_DEPTH + 1];
-    double beta[HDP_KL_MAX_DEPTH + 1];
-    hdp_kl_widths(a, w);
-    hdp_kl_betas(a, beta);
-    double prod = 1;
-    for (int i = 1; i < a->L; i++)
-        prod *= beta[i] * (double)w[i] / 2.0;
+    layers ly;
+    layers_of(a, 2.0, &ly);
     double total = 0;
     for (int l = 1; l <= a->L; l++) {
-        double v = x2 * (double)a->o * prod * beta[a->L] / beta[l];
+        double v = x2 * (double)a->o * ly.prod * ly.beta[a->L] / ly.beta[l];
         if (per_layer)
             per_layer[l] = v;
         total += v;
@@ -89,16 +100,12 @@ double hdp_kl_R_lemma63(const hdp_kl_arch *a, long n)
 {
     if (!a)
         return NAN;
-    long w[HDP_KL_MAX_DEPTH + 1];
-    double beta[HDP_KL_MAX_DEPTH + 1];
-    hdp_kl_widths(a, w);
-    hdp_kl_betas(a, beta);
-    double prod = 1, inv = 0;
-    for (int i = 1; i < a->L; i++)
-        prod *= beta[i] * (double)w[i];
+    layers ly;
+    layers_of(a, 1.0, &ly);
+    double inv = 0;
     for (int l = 1; l <= a->L; l++)
-        inv += 1.0 / beta[l];
-    double first = 1.0 / ((double)a->d * beta[a->L] * prod);
+        inv += 1.0 / ly.beta[l];
+    double first = 1.0 / ((double)a->d * ly.beta[a->L] * ly.prod);
     return (first > 1 ? first : 1.0) * (double)n / inv;
 }
 

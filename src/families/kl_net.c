@@ -99,6 +99,17 @@ void hdp_kl_sphere(hdp_xoshiro *g, long d, double *x)
         x[i] *= scale;
 }
 
+/* hn2[i] = ||h_i||^2 of the n rows of H (n x m) */
+static void row_norms2(const double *H, long n, long m, double *hn2)
+{
+    for (long i = 0; i < n; i++) {
+        double s = 0;
+        for (long k = 0; k < m; k++)
+            s += H[i * m + k] * H[i * m + k];
+        hn2[i] = s;
+    }
+}
+
 /* Forward pass, back-propagated signals and the Gram of the Jacobian (kl.h). For layer l the
  * Jacobian of output a at x_i is delta_l^a(x_i) h_{l-1}(x_i)^T (Ye et al., eqs. 35-36), so
  * <J_l(x_i, a), J_l(x_j, b)> = <delta_l^a(x_i), delta_l^b(x_j)> <h_{l-1}(x_i), h_{l-1}(x_j)>,
@@ -145,14 +156,9 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
         memset(K, 0, sizeof(double) * (size_t)N * (size_t)N);
     /* layer L: delta_L^a = e_a */
     const long mL1 = w[L - 1];
-    for (long i = 0; i < n; i++) {
-        double s = 0;
-        for (long k = 0; k < mL1; k++)
-            s += H[L - 1][i * mL1 + k] * H[L - 1][i * mL1 + k];
-        hn2[i] = s;
-        if (layer_norm2)
-            layer_norm2[i * L + (L - 1)] = (double)o * s;
-    }
+    row_norms2(H[L - 1], n, mL1, hn2);
+    for (long i = 0; layer_norm2 && i < n; i++)
+        layer_norm2[i * L + (L - 1)] = (double)o * hn2[i];
     if (K) {
         blas_gemm(0, 1, n, n, mL1, 1.0, H[L - 1], mL1, H[L - 1], mL1, 0.0, GH, n);
         for (long i = 0; i < n; i++)
@@ -168,12 +174,7 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
     for (int l = L - 1; l >= 1; l--) {
         const long ml = w[l], mp = w[l - 1];
         /* D holds delta_l (N x m_l) */
-        for (long i = 0; i < n; i++) {
-            double s = 0;
-            for (long k = 0; k < mp; k++)
-                s += H[l - 1][i * mp + k] * H[l - 1][i * mp + k];
-            hn2[i] = s;
-        }
+        row_norms2(H[l - 1], n, mp, hn2);
         if (layer_norm2)
             for (long i = 0; i < n; i++) {
                 double s = 0;

@@ -107,6 +107,19 @@ hdp_status hdp_nc_gauss_max_error(const double *a, long m, double *out, hdp_erro
     return HDP_OK;
 }
 
+/* hdp_nc_gauss_max_error with the same gap a to each of the m competitors */
+static hdp_status equal_gaps(double a, long m, double *out, hdp_error *err)
+{
+    double *av = malloc(sizeof(double) * (size_t)m);
+    if (!av)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory");
+    for (long j = 0; j < m; j++)
+        av[j] = a;
+    hdp_status st = hdp_nc_gauss_max_error(av, m, out, err);
+    free(av);
+    return st;
+}
+
 hdp_status hdp_nc_exact_error_balanced(long K, double n, double sigma, double *out, hdp_error *err)
 {
     HDP_REQUIRE(err, out);
@@ -116,15 +129,7 @@ hdp_status hdp_nc_exact_error_balanced(long K, double n, double sigma, double *o
         *out = 0.0; /* no noise: the gap n/(K-1) > 0 always wins */
         return HDP_OK;
     }
-    double a = n / ((double)(K - 1) * sigma);
-    double *av = malloc(sizeof(double) * (size_t)(K - 1));
-    if (!av)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    for (long j = 0; j < K - 1; j++)
-        av[j] = a;
-    hdp_status st = hdp_nc_gauss_max_error(av, K - 1, out, err);
-    free(av);
-    return st;
+    return equal_gaps(n / ((double)(K - 1) * sigma), K - 1, out, err);
 }
 
 double hdp_nc_exact_error_logistic(double n, double sigma)
@@ -146,15 +151,7 @@ hdp_status hdp_nc_exact_error_frame(long K, long K0, double n, double sigma, dou
         return HDP_OK;
     }
     /* mu_c - mu_j = (n/K)(M_c - M_j)^T M_c = (n/K)(1 + 1/(K0-1)) (docs/theory.md §8.3) */
-    double a = n * (double)K0 / ((double)K * (double)(K0 - 1) * sigma);
-    double *av = malloc(sizeof(double) * (size_t)(K - 1));
-    if (!av)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    for (long j = 0; j < K - 1; j++)
-        av[j] = a;
-    hdp_status st = hdp_nc_gauss_max_error(av, K - 1, out, err);
-    free(av);
-    return st;
+    return equal_gaps(n * (double)K0 / ((double)K * (double)(K0 - 1) * sigma), K - 1, out, err);
 }
 
 /* The window [lo, lo + length) of k ~ binomial(m, 1/2) (a sum of m signs is 2k - m) outside

@@ -29,41 +29,22 @@ typedef struct {
     hdp_normals ns;           /* the configuration's block Gaussian stream */
 } cfg_ws;
 
-static void cfg_ws_free(cfg_ws *w)
-{
-    if (!w)
-        return;
-    double *arrays[] = {w->a, w->sa, w->g, w->xim, w->resid, w->v, w->Z, w->xi, w->theta, w->pred};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        free(arrays[i]);
-    free(w);
-}
+#define WS(f) offsetof(cfg_ws, f)
+static const size_t cfg_arrays[] = {WS(a), WS(sa),    WS(g),  WS(xim),   WS(resid),
+                                    WS(v), WS(Z),     WS(xi), WS(theta), WS(pred)};
+#undef WS
+#define CFG_NARRAYS (sizeof cfg_arrays / sizeof cfg_arrays[0])
+
+static void cfg_ws_free(cfg_ws *w) { rf_ws_free(w, cfg_arrays, CFG_NARRAYS); }
 
 static cfg_ws *cfg_ws_alloc(const hdp_rf_problem *pb)
 {
     const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
-    cfg_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->a = hdp_dalloc((size_t)r);
-    w->sa = hdp_dalloc((size_t)r);
-    w->g = hdp_dalloc((size_t)r);
-    w->xim = hdp_dalloc((size_t)r);
-    w->resid = hdp_dalloc((size_t)n);
-    w->v = hdp_dalloc((size_t)n);
-    w->Z = hdp_dalloc((size_t)p);
-    w->xi = hdp_dalloc((size_t)p);
-    w->theta = hdp_dalloc((size_t)p);
     long big = m > n ? m : n;
     if (pb->Phi_val && pb->spec.v > big)
         big = pb->spec.v;
-    w->pred = hdp_dalloc((size_t)big);
-    if (!w->a || !w->sa || !w->g || !w->xim || !w->resid || !w->v || !w->Z || !w->xi ||
-        !w->theta || !w->pred) {
-        cfg_ws_free(w);
-        return NULL;
-    }
-    return w;
+    const long len[CFG_NARRAYS] = {r, r, r, r, n, n, p, p, p, big};
+    return rf_ws_alloc(sizeof(cfg_ws), cfg_arrays, len, CFG_NARRAYS);
 }
 
 /* resid = U S a - y = Phi theta - y for theta = sum_k a_k w_k (plus any part orthogonal to

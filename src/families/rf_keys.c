@@ -33,12 +33,15 @@ static const hdp_schema_key dpgd_keys[] = {HDP_DPGD_KEYS(ROW)};
 #undef P
 #undef ROW
 
-/* Products of sizes that size one allocation (core/schema.h). */
+/* Products of sizes that size one allocation (core/schema.h). On a data set (data.source =
+ * file) n and the test size are the file's: hdp_rf_spec_from_data checks them with p. */
 static hdp_status rf_finalize(hdp_model *m, hdp_error *err)
 {
     const hdp_rf_keys *q = hdp_rf_keys_of(m);
     double cells;
     double rn = (double)q->n, rp = (double)q->p, rt = (double)q->test_size;
+    if (m->data_source == HDP_SOURCE_FILE)
+        return HDP_OK; /* rf-experiment (the validation set) refuses a data set */
     if ((cells = rn * rp) > HDP_MODEL_MAX_CELLS)
         return hdp_model_too_big(m, "rf", "n", rn, "rf.p", rp, cells, "the feature matrix", err);
     if ((cells = rt * rp) > HDP_MODEL_MAX_CELLS)

@@ -1,11 +1,14 @@
 /*
  * rf_problem.c — the random-features problem (docs/theory.md §7): the data set, the features
  * Phi = act(X V^T), the mode decomposition, the min-norm interpolator and the test modes
- * (hdp_rf_problem_build, hdp_rf_spec_from_model, hdp_rf_problem_free).
+ * (hdp_rf_problem_build, hdp_rf_spec_from_model, hdp_rf_spec_from_data, hdp_rf_problem_free).
  *
  * Method.
  *  - Data (docs/theory.md §7): from the block Gaussian stream (rng.h) of the seed's xoshiro256++
  *    stream, in the order u, X, X_test, label noise, V; Phi = act(X V^T) by blocked dgemm.
+ *    On a data set (data.source = file, §7.5; hdp_rf_spec_from_data): X and X_test are its
+ *    prepared rows (the held-out file's, or rows of the file held out by the seed), the labels
+ *    its own or rf.target's on the rows; u, the label noise and V from the same stream.
  *  - Modes (docs/theory.md §7): the eigendecomposition (LAPACKE_dsyevd) of the smaller Gram
  *    matrix, K = Phi Phi^T (n x n) when p >= n, Phi^T Phi (p x p) otherwise; eigenvalues
  *    at or below N * DBL_EPSILON * s_max^2 (N the Gram size) count as zero. Then
@@ -16,8 +19,10 @@
  * BLAS single-threaded (families/rf_internal.h: determinism).
  */
 #include "hdpsgd/rf.h"
+#include "hdpsgd/dataset.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/schema.h"
 #include "families/rf_internal.h"
 
 #include <float.h>
@@ -174,6 +179,14 @@ static hdp_status rf_check_sizes(const hdp_rf_spec *spec, hdp_error *err)
         return hdp_fail(err, HDP_EINPUT, "random features: (n + test size) x p = %.3g doubles "
                         "(%.3g GB) is too large", (double)(n + m) * (double)p,
                         8e-9 * (double)(n + m) * (double)p);
+    const hdp_data *D = spec->data;
+    if (D && (D->train.d != d || n + spec->holdout != D->train.n || spec->holdout < 0 ||
+              (spec->holdout ? m != spec->holdout : (!D->has_test || m != D->test_n)) ||
+              (spec->file_labels && (!D->train.has_labels || (!spec->holdout && !D->test_y)))))
+        return hdp_fail(err, HDP_EINPUT, "random features: d = %ld, n = %ld, test size %ld and "
+                        "holdout %ld do not match the data set's %ld x %ld rows (%ld held out): "
+                        "use hdp_rf_spec_from_data", d, n, m, spec->holdout, D->train.n,
+                        D->train.d, D->has_test ? D->test_n : 0L);
     return HDP_OK;
 }
 
@@ -198,12 +211,151 @@ static hdp_status rf_problem_alloc(hdp_rf_problem *pb, long N, hdp_error *err)
     return HDP_OK;
 }
 
+/* ---- a data set's rows as the inputs (data.source = file, docs/theory.md §7.5) ---- */
+
+hdp_status hdp_rf_spec_from_data(const hdp_model *m, hdp_rf_spec *spec, hdp_error *err)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, spec);
+    const hdp_data *D = hdp_model_data(m);
+    if (!D)
+        return HDP_OK;
+    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
+    const char *file = m->features[0] ? m->features : "the array X";
+    const long N = D->train.n, d = D->train.d;
+    if (hdp_model_key_given(m, "rf", "d") && rk->d != d)
+        return hdp_model_fail_key(m, "rf", "d", err,
+                                  "d = %ld with data.source = file: the inputs are the rows of %s, "
+                                  "which have %ld columns; leave rf.d out or set it to %ld",
+                                  rk->d, file, d, d);
+    const int labels = D->train.has_labels && !D->planted;
+    static const char *const label_keys[] = {"target", "label_noise"};
+    for (int i = 0; labels && i < 2; i++)
+        if (hdp_model_key_given(m, "rf", label_keys[i]))
+            return hdp_model_fail_key(m, "rf", label_keys[i], err,
+                                      "the labels are the data set's (data.labels with data.target "
+                                      "= least-squares): leave rf.%s out (it applies to rows "
+                                      "without labels, or with data.target = planted)",
+                                      label_keys[i]);
+    long holdout = 0, mt;
+    if (D->has_test) {
+        mt = D->test_n;
+        if (labels && !D->test_y)
+            return hdp_model_fail_key(m, "data", "test_labels", err, "the held-out rows need "
+                                      "their labels for the random features' test loss");
+        if (hdp_model_key_given(m, "rf", "test_size") && rk->test_size != mt)
+            return hdp_model_fail_key(m, "rf", "test_size", err,
+                                      "test_size = %ld with a held-out set: the test set is the "
+                                      "%ld rows of data.test_features; leave rf.test_size out or "
+                                      "set it to %ld", rk->test_size, mt, mt);
+    } else {
+        holdout = hdp_model_key_given(m, "rf", "test_size")
+                      ? rk->test_size : (long)fmax(1.0, nearbyint((double)N / 5.0));
+        if (holdout > N - 1)
+            return hdp_model_fail_key(m, "rf", "test_size", err,
+                                      "test_size = %ld: without data.test_features the test set "
+                                      "is held out from the %ld rows of %s and the rest trains: "
+                                      "need test_size <= %ld", holdout, N, file, N - 1);
+        mt = holdout;
+    }
+    if (hdp_model_key_given(m, "rf", "n") && rk->n != N - holdout)
+        return hdp_model_fail_key(m, "rf", "n", err,
+                                  "n = %ld with data.source = file: the training set is the %ld "
+                                  "rows of %s%s; leave rf.n out or set it to %ld", rk->n, N, file,
+                                  holdout ? " less the test set held out (rf.test_size)" : "",
+                                  N - holdout);
+    /* rf_finalize's bounds, checked there on rf.n and rf.test_size, here on the file's sizes
+     * (the Gram matrix of the smaller one, min(n, p)^2 <= n p, is then within them too) */
+    const double rp = (double)rk->p, rows[2] = {(double)(N - holdout), (double)mt};
+    for (int i = 0; i < 2; i++)
+        if (rows[i] * rp > HDP_MODEL_MAX_CELLS)
+            return hdp_model_fail_key(m, "rf", "p", err,
+                                      "p = %ld with the %.0f %s rows of %s needs %.3g numbers of "
+                                      "features, more than the %.0e accepted: make p smaller or "
+                                      "use fewer rows", rk->p, rows[i], i ? "test" : "training",
+                                      i && !holdout ? "data.test_features" : file, rows[i] * rp,
+                                      HDP_MODEL_MAX_CELLS);
+    spec->data = D;
+    spec->d = d;
+    spec->n = N - holdout;
+    spec->m = mt;
+    spec->holdout = holdout;
+    spec->file_labels = labels;
+    return HDP_OK;
+}
+
+/* Row i of a data set's matrix as doubles. */
+static void matrix_row(const hdp_matrix *M, long i, double *out)
+{
+    const long d = M->d;
+    if (M->f32)
+        for (long j = 0; j < d; j++)
+            out[j] = (double)M->f32[i * d + j];
+    else
+        memcpy(out, M->f64 + i * d, sizeof(double) * (size_t)d);
+}
+
+/* The rows of the data set into X [n x d], Xt [m x d] and, with its labels, y, y_test: the
+ * held-out file's rows, or spec->holdout rows of the file drawn by the seed's stream
+ * long-jumped 20 times (a partial Fisher-Yates shuffle; both sets then in file order). */
+static hdp_status rf_file_rows(const hdp_rf_spec *spec, double *X, double *Xt, hdp_rf_problem *pb,
+                               hdp_error *err)
+{
+    const hdp_data *D = spec->data;
+    const long N = D->train.n, d = spec->d;
+    unsigned char *test = calloc((size_t)N, 1);
+    long *idx = spec->holdout ? malloc(sizeof(long) * (size_t)N) : NULL;
+    if (!test || (spec->holdout && !idx)) {
+        free(test);
+        free(idx);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld rows' split", N);
+    }
+    if (spec->holdout) {
+        hdp_xoshiro g;
+        hdp_xoshiro_seed(&g, (uint64_t)spec->seed);
+        for (int k = 0; k < 20; k++)
+            hdp_xoshiro_long_jump(&g);
+        for (long i = 0; i < N; i++)
+            idx[i] = i;
+        for (long k = 0; k < spec->holdout; k++) {
+            long j = k + (long)(hdp_xoshiro_double(&g) * (double)(N - k));
+            j = j < N ? j : N - 1;
+            long t = idx[k];
+            idx[k] = idx[j];
+            idx[j] = t;
+            test[idx[k]] = 1;
+        }
+    }
+    long a = 0, b = 0;
+    for (long i = 0; i < N; i++) {
+        if (test[i]) {
+            matrix_row(&D->train.rows, i, Xt + b * d);
+            if (spec->file_labels)
+                pb->y_test[b] = D->train.y[i];
+            b++;
+        } else {
+            matrix_row(&D->train.rows, i, X + a * d);
+            if (spec->file_labels)
+                pb->y[a] = D->train.y[i];
+            a++;
+        }
+    }
+    for (long j = 0; !spec->holdout && j < spec->m; j++) {
+        matrix_row(&D->test_rows, j, Xt + j * d);
+        if (spec->file_labels)
+            pb->y_test[j] = D->test_y[j];
+    }
+    free(test);
+    free(idx);
+    return HDP_OK;
+}
+
 /* The data, in a fixed order from the base stream (docs/theory.md §7): u uniform on the unit
- * sphere, X [n x d], X_test [m x d], the labels (u^T x or its sign) into pb->y, pb->y_test, their
- * Gaussian noise, then V [p x d], V_ij ~ N(0, 1/d) row by row (the first rows are the same for
- * every p). */
-static void rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, double *X,
-                         double *Xt, double *V, hdp_rf_problem *pb)
+ * sphere, X [n x d], X_test [m x d] (or the data set's rows, rf_file_rows), the labels (u^T x
+ * or its sign; or the data set's) into pb->y, pb->y_test, their Gaussian noise, then V [p x d],
+ * V_ij ~ N(0, 1/d) row by row (the first rows are the same for every p). */
+static hdp_status rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, double *X,
+                               double *Xt, double *V, hdp_rf_problem *pb, hdp_error *err)
 {
     const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
     double un = 0;
@@ -212,15 +364,21 @@ static void rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, do
         un += u[i] * u[i];
     for (long i = 0; i < d; i++)
         u[i] /= sqrt(un); /* uniform on the unit sphere */
-    hdp_normals_fill(ns, X, n * d);
-    hdp_normals_fill(ns, Xt, m * d);
-    for (long i = 0; i < n + m; i++) {
+    if (spec->data) {
+        hdp_status st = rf_file_rows(spec, X, Xt, pb, err);
+        if (st != HDP_OK)
+            return st;
+    } else {
+        hdp_normals_fill(ns, X, n * d);
+        hdp_normals_fill(ns, Xt, m * d);
+    }
+    for (long i = 0; !spec->file_labels && i < n + m; i++) {
         const double *x = i < n ? X + i * d : Xt + (i - n) * d;
         double z = dot(u, x, d), yv = spec->target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
         if (i < n) pb->y[i] = yv;
         else pb->y_test[i - n] = yv;
     }
-    if (spec->label_noise > 0) {
+    if (spec->label_noise > 0 && !spec->file_labels) {
         /* the noise of y then of y_test, through V's array (drawn next) */
         double sd = sqrt(spec->label_noise);
         hdp_normals_fill(ns, V, n + m);
@@ -233,6 +391,7 @@ static void rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, do
     hdp_normals_fill(ns, V, p * d);
     for (long i = 0; i < p * d; i++)
         V[i] *= vs;
+    return HDP_OK;
 }
 
 /* The validation set (HDP_RF_VALIDATION, rf.h): X_val [v x d] then its label noise from the
@@ -295,7 +454,8 @@ static hdp_status rf_data_and_features(hdp_rf_problem *pb, int validation, int n
     hdp_normals ns;
     hdp_xoshiro_seed(&g, (uint64_t)spec->seed);
     hdp_normals_init(&ns, &g);
-    rf_draw_data(spec, &ns, u, X, Xt, V, pb);
+    if ((st = rf_draw_data(spec, &ns, u, X, Xt, V, pb, err)) != HDP_OK)
+        goto done;
     features(X, n, V, p, d, spec->activation, pb->Phi, nth);
     features(Xt, m, V, p, d, spec->activation, pb->Phi_test, nth);
     for (long i = 0; i < n; i++)
@@ -433,6 +593,9 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     hdp_status st = rf_check_sizes(spec, err);
     if (st != HDP_OK)
         return st;
+    if (spec->data && (flags & HDP_RF_VALIDATION))
+        return hdp_fail(err, HDP_EINPUT, "random features on a data set's rows: no validation set "
+                        "(rf-experiment takes synthetic inputs only)");
     if ((flags & HDP_RF_VALIDATION) && (spec->v < 1 || (double)spec->v * (double)spec->p > 4.0e9))
         return hdp_fail(err, HDP_EINPUT, "random features: validation size %ld with p = %ld: "
                         "expected >= 1 and v x p <= 4e9", spec->v, spec->p);

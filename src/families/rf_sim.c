@@ -78,43 +78,20 @@ typedef struct {
     hdp_normals ns;                   /* the run's block Gaussian stream */
 } sim_ws;
 
-static void sim_ws_free(sim_ws *w)
-{
-    if (!w)
-        return;
-    double *arrays[] = {w->theta, w->xi, w->Z, w->g, w->resid, w->v, w->q, w->aD,
-                        w->c_em,  w->c_ex, w->xim, w->wz, w->pred, w->zt};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        free(arrays[i]);
-    free(w);
-}
+#define WS(f) offsetof(sim_ws, f)
+static const size_t sim_arrays[] = {WS(theta), WS(xi),   WS(Z),    WS(g),  WS(resid),
+                                    WS(v),     WS(q),    WS(aD),   WS(c_em), WS(c_ex),
+                                    WS(xim),   WS(wz),   WS(pred), WS(zt)};
+#undef WS
+#define SIM_NARRAYS (sizeof sim_arrays / sizeof sim_arrays[0])
+
+static void sim_ws_free(sim_ws *w) { rf_ws_free(w, sim_arrays, SIM_NARRAYS); }
 
 static sim_ws *sim_ws_alloc(const hdp_rf_problem *pb)
 {
     const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
-    sim_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->theta = hdp_dalloc((size_t)p);
-    w->xi = hdp_dalloc((size_t)p);
-    w->Z = hdp_dalloc((size_t)p);
-    w->g = hdp_dalloc((size_t)p);
-    w->resid = hdp_dalloc((size_t)n);
-    w->v = hdp_dalloc((size_t)n);
-    w->q = hdp_dalloc((size_t)n);
-    w->aD = hdp_dalloc((size_t)r);
-    w->c_em = hdp_dalloc((size_t)r);
-    w->c_ex = hdp_dalloc((size_t)r);
-    w->xim = hdp_dalloc((size_t)r);
-    w->wz = hdp_dalloc((size_t)r);
-    w->pred = hdp_dalloc((size_t)m);
-    w->zt = hdp_dalloc((size_t)m);
-    if (!w->theta || !w->xi || !w->Z || !w->g || !w->resid || !w->v || !w->q || !w->aD ||
-        !w->c_em || !w->c_ex || !w->xim || !w->wz || !w->pred || !w->zt) {
-        sim_ws_free(w);
-        return NULL;
-    }
-    return w;
+    const long len[SIM_NARRAYS] = {p, p, p, p, n, n, n, r, r, r, r, r, m, m};
+    return rf_ws_alloc(sizeof(sim_ws), sim_arrays, len, SIM_NARRAYS);
 }
 
 /* Fraction of samples whose gradient 2 |r_i| ||phi_i|| exceeds C_clip (docs/theory.md §7). */

@@ -695,31 +695,46 @@ static hdp_status check_no_nan(const hdp_outfile *o, hdp_error *err)
 
 /* ---- result tables (hdpsgd/fields.h) ---- */
 
+static void json_real(void *j, const char *name, double v) { hdp_json_num(j, name, v); }
+static void json_integer(void *j, const char *name, long v) { hdp_json_int(j, name, v); }
+static void json_boolean(void *j, const char *name, int v) { hdp_json_bool(j, name, v); }
+static void json_text(void *j, const char *name, const char *v) { hdp_json_str(j, name, v); }
+
+static void json_column(void *j, const char *name, const double *v, long length)
+{
+    hdp_json_array(j, name);
+    for (long i = 0; i < length; i++)
+        hdp_json_num(j, NULL, v[i]);
+    hdp_json_close(j);
+}
+
+static void json_list(void *j, const char *name, const hdp_field *f, const void *obj)
+{
+    hdp_json_array(j, name);
+    for (long i = 0, n = f->count(obj); i < n; i++) {
+        if (f->kind == HDP_FIELD_INT)
+            hdp_json_int(j, NULL, (long)f->get(obj, &i));
+        else
+            hdp_json_num(j, NULL, f->get(obj, &i));
+    }
+    hdp_json_close(j);
+}
+
+static void json_seed(void *j, const char *name, unsigned long long v) { hdp_json_uint(j, name, v); }
+
+static const hdp_field_sink json_sink = {json_real, json_integer, json_boolean, json_text,
+                                         json_column, json_list, json_seed};
+
 void hdp_json_fields(hdp_json *j, const hdp_field_table *t, const char *prefix, const void *obj,
                      const void *ctx)
 {
-    char name[128];
-    for (const hdp_field *f = t->fields; f->name; f++) {
-        if ((f->kind == HDP_FIELD_COLUMN && !(f->flags & HDP_FIELD_JSON_ARRAY)) ||
-            (f->flags & HDP_FIELD_NO_JSON))
-            continue;
-        hdp_field_name(t, f, prefix, name, sizeof name);
-        long len;
-        const double *data;
-        switch (f->kind) {
-        case HDP_FIELD_COLUMN:
-            data = hdp_field_column(f, obj, &len);
-            hdp_json_array(j, name);
-            for (long i = 0; i < len; i++)
-                hdp_json_num(j, NULL, data[i]);
-            hdp_json_close(j);
-            break;
-        case HDP_FIELD_INT: hdp_json_int(j, name, hdp_field_long(f, obj, ctx)); break;
-        case HDP_FIELD_BOOL: hdp_json_bool(j, name, hdp_field_number(f, obj, ctx) != 0); break;
-        case HDP_FIELD_TEXT: hdp_json_str(j, name, hdp_field_text(f, obj)); break;
-        default: hdp_json_num(j, name, hdp_field_number(f, obj, ctx)); break;
-        }
-    }
+    hdp_field_write(t, HDP_FIELD_IN_JSON, prefix, -1, obj, ctx, &json_sink, j);
+}
+
+void hdp_json_fields_at(hdp_json *j, const hdp_field_table *t, const char *prefix,
+                        const void *obj, long index)
+{
+    hdp_field_write(t, HDP_FIELD_IN_JSON, prefix, index, obj, NULL, &json_sink, j);
 }
 
 void hdp_csv_columns(FILE *f, const hdp_field_table *t, const void *obj)

@@ -144,10 +144,15 @@ void hdp_json_model(hdp_json *j, const char *key, const hdp_model *m,
 
 /* The scalar fields of a result table (hdpsgd/fields.h) of obj (ctx: the context of its
  * computed fields, e.g. the model), in the table's order under prefix ("" or NULL: none),
- * except its columns and its HDP_FIELD_NO_JSON fields: REAL as hdp_json_num, INT as
- * hdp_json_int, BOOL as hdp_json_bool, TEXT as hdp_json_str. */
+ * except its columns (but HDP_FIELD_JSON_ARRAY's, as arrays) and its HDP_FIELD_NO_JSON
+ * fields: REAL as hdp_json_num, INT as hdp_json_int, BOOL as hdp_json_bool, TEXT as
+ * hdp_json_str, a LIST as an array. */
 void hdp_json_fields(hdp_json *j, const hdp_field_table *t, const char *prefix, const void *obj,
                      const void *ctx);
+/* The same of a table written once per index (its names suffixed _<index>, its context the
+ * index), e.g. the design's refine levels. */
+void hdp_json_fields_at(hdp_json *j, const hdp_field_table *t, const char *prefix,
+                        const void *obj, long index);
 
 /* The CSV of a table's columns: the header line (their names, comma-separated) and one row
  * per point, every field in its column's format. */

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include "sim/mc.h"
 #include "core/check.h"
+#include "core/schema.h"
 #include "sim/mc_internal.h"
 #include "sim/stats.h"
 
@@ -299,10 +300,9 @@ static hdp_status alloc_result(hdp_mc_result *res, long points, hdp_error *err)
 
 hdp_status hdp_mc_check_options(const hdp_mc_options *opt, hdp_error *err)
 {
-    if (opt->runs < 1)
-        return hdp_fail(err, HDP_EINPUT,
-                        "runs = %ld: the number of Monte Carlo runs must be an integer >= 1",
-                        opt->runs);
+    char why[256]; /* runs is sim.runs: that key's one range (core/schema.h) */
+    if (hdp_schema_out_of_range("sim", "runs", (double)opt->runs, why, sizeof why))
+        return hdp_fail(err, HDP_EINPUT, "Monte Carlo options: [sim] %s", why);
     return hdp_threads_check(opt->threads, "Monte Carlo", err);
 }
 

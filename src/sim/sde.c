@@ -21,6 +21,7 @@
  * outside the table's range.
  */
 #include "core/check.h"
+#include "core/schema.h"
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -193,9 +194,9 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
                                   "batch = %ld: the homogenized SDE (sde) is derived for "
                                   "batch = 1 only; use ode (the batched ODE) and sim",
                                   m->batch);
-    if (!(opt->sde_step >= 0 && opt->sde_step <= 1))
-        return hdp_fail(err, HDP_EINPUT, "SDE step h = %g: expected a number in [0, 1] (0 = 1/n)",
-                        opt->sde_step);
+    char why[256]; /* the step is sde.step: that key's one range (core/schema.h) */
+    if (hdp_schema_out_of_range("sde", "step", opt->sde_step, why, sizeof why))
+        return hdp_fail(err, HDP_EINPUT, "SDE options: [sde] %s (0 = 1/n)", why);
     long d = m->d, n = m->n;
     double h = opt->sde_step > 0 ? opt->sde_step : 1.0 / (double)n;
     double Nd = round(1.0 / h);

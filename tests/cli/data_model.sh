@@ -170,6 +170,42 @@ for rows in X.npy X32.npy; do
     --set data.labels= --set data.test_labels= --set sim.runs=5 --seed 3
 done
 
+# ode.discrete on the rows (docs/theory.md §3.6): planted, c = inf, rho = inf, constant eta~ = 1,
+# where mu_c = 1 and V_c = R + tau^2/2: the ODE against NumPy's RK4 of the same equations with
+# k_j = mean_i (u_j^T x_i)^4 / lambda_j^2 - 1 from the rows
+pl=(--set data.source=file --set data.features=X.npy --set data.target=planted
+    --set data.target_radius=1 --set data.tau2=0.5 --set data.gamma=0.1 --set clip.c=inf
+    --set privacy.rho=inf --set schedule.kind=constant --set schedule.eta0=1 --set ode.points=11
+    --set ode.rtol=1e-10 --set ode.atol=1e-14)
+"$bin" ode "${pl[@]}" --set ode.discrete=true -o dk.csv 2>/dev/null
+"$bin" ode "${pl[@]}" -o d0.csv 2>/dev/null
+check "ode.discrete on the rows: the one-step term with the rows' kurtosis (RK4 reference, 1e-7)" \
+  "$py" - <<'PY'
+import csv, sys
+import numpy as np
+X = np.load("X.npy"); N, d = X.shape
+Xc = X - X.mean(0); Xc *= np.sqrt(d / np.trace(Xc.T @ Xc / N))
+lam, U = np.linalg.eigh(Xc.T @ Xc / N); Z = Xc @ U
+k = (Z ** 4).mean(0) / lam ** 2 - 1
+g, tau2, n = 0.1, 0.5, round(d / 0.1)
+def run(kk):
+    f = lambda D: -2 * lam * D + g * lam * (lam @ D / d + tau2 / 2) + kk * lam ** 2 * D / n
+    D, h, out = np.full(d, 0.5), 1e-4, [lam @ np.full(d, 0.5) / d]
+    for i in range(1, 10001):
+        a = f(D); b = f(D + h / 2 * a); c = f(D + h / 2 * b); e = f(D + h * c)
+        D = D + h / 6 * (a + 2 * b + 2 * c + e)
+        if i % 1000 == 0:
+            out.append(lam @ D / d)
+    return np.array(out)
+def risk(p):
+    r = list(csv.reader(l for l in open(p) if not l.startswith("#")))
+    return np.array([float(x[r[0].index("risk")]) for x in r[1:]])
+ref, ref0, got, got0 = run(k), run(0 * k), risk("dk.csv"), risk("d0.csv")
+err, moved = np.max(np.abs(got / ref - 1)), np.max(np.abs(got / got0 - 1))
+print(f"  k_j in [{k.min():.3f}, {k.max():.3f}]; max rel. error {err:.2e} (off: {np.max(np.abs(got0 / ref0 - 1)):.2e}); the term moves R by {moved:.2%}")
+sys.exit(0 if err <= 1e-7 and np.max(np.abs(got0 / ref0 - 1)) <= 1e-7 and moved >= 1e-3 else 1)
+PY
+
 # synthetic targets: powerlaw energies (u_j^T theta*)^2 ~ j^-a, norm target_radius
 "$bin" ode --set data.d=50 --set data.spectrum=powerlaw --set data.target=powerlaw \
   --set data.target_exponent=1.5 --set data.target_radius=2 --set ode.points=3 -o p.csv 2>/dev/null
@@ -217,10 +253,53 @@ refused "source = file without features" "needs data.features" --set data.source
 refused "a missing features file" "nothing.npy" --set data.source=file --set data.features=nothing.npy
 refused "d given and different" "d = 7 but the rows of X.npy have 12 columns" "${base[@]}" \
   --set data.d=7
-rm -f sch.txt
-"$bin" schedule --optimize "${base[@]}" -o sch.txt 2> err.txt
-check "schedule --optimize (bfgs) refuses a data set: exit 2, --method simplex named" \
-  bash -c '[[ $0 -eq 2 ]] && grep -q "method simplex" err.txt && [[ ! -e sch.txt ]]' $?
+# schedule design on the rows (the default method, bfgs on the exact gradient with the data
+# set's corrections, ode_grad.h): the optimum's risk finite and below the model's own
+# schedule's; the table re-solved by `ode` gives the JSON's table risk; inverse-time by bfgs and
+# by simplex (the corrected ODE) reach the same risk to the searches' tolerance
+opt=(--set clip.c=0.5 --set data.test_features= --set data.test_labels=)
+"$bin" schedule --optimize "${base[@]}" "${opt[@]}" -o sch.txt --json sch.json > /dev/null 2>&1
+"$bin" ode "${base[@]}" "${opt[@]}" --json own.json -o own.csv 2>/dev/null
+"$bin" ode "${base[@]}" "${opt[@]}" --set schedule.kind=table --set schedule.file=sch.txt \
+  --json tab.json -o tab.csv 2>/dev/null
+for meth in bfgs simplex; do
+  "$bin" schedule --optimize "${base[@]}" "${opt[@]}" --family inverse-time --method $meth \
+    -o it_$meth.txt --json it_$meth.json > /dev/null 2>&1
+done
+check "schedule --optimize (bfgs) on a data set: below the own schedule, table re-solved, = simplex" \
+  "$py" - <<'PY'
+import json, math, sys
+d, own, tab = json.load(open("sch.json")), json.load(open("own.json")), json.load(open("tab.json"))
+b, s = json.load(open("it_bfgs.json")), json.load(open("it_simplex.json"))
+best, ref = d["best_final_risk"], own["final_risk"]
+print(f"  optimum {best:.9g} ({d['best_family']}), own schedule {ref:.9g}, table {tab['final_risk']:.9g}")
+print(f"  inverse-time: bfgs {b['best_final_risk']:.10g}, simplex {s['best_final_risk']:.10g}")
+ok = (math.isfinite(best) and best < ref and d["converged"]
+      and all(math.isfinite(d[f + "_final_risk"]) for f in ("output", "linear_noise", "inverse_time", "pl"))
+      and abs(tab["final_risk"] - d["table_final_risk"]) <= 1e-6 * d["table_final_risk"]
+      and abs(b["best_final_risk"] - s["best_final_risk"]) <= 1e-6 * s["best_final_risk"])
+sys.exit(0 if ok else 1)
+PY
+rm -f sch2.txt
+"$bin" schedule --optimize "${base[@]}" "${opt[@]}" --tune-clip -o sch2.txt 2> err.txt
+check "schedule --optimize --tune-clip (bfgs), least-squares target: exit 2, --method simplex named" \
+  bash -c '[[ $0 -eq 2 ]] && grep -q "method simplex" err.txt && [[ ! -e sch2.txt ]]' $?
+# a planted target: c is free for the gradient (the rows' factors at each c); bfgs and simplex
+# find the same joint optimum
+for meth in bfgs simplex; do
+  "$bin" schedule --optimize --set data.source=file --set data.features=X.npy \
+    --set data.target=planted --set data.gamma=0.1 --set clip.c=0.5 --family inverse-time \
+    --tune-clip --method $meth -o tc_$meth.txt --json tc_$meth.json > /dev/null 2>&1
+done
+check "schedule --optimize --tune-clip on planted rows: bfgs = simplex (risk 1e-6, c 1e-3)" \
+  "$py" - <<'PY'
+import json, sys
+b, s = json.load(open("tc_bfgs.json")), json.load(open("tc_simplex.json"))
+print(f"  bfgs {b['best_final_risk']:.10g} at c = {b['best_c']:.6g}, simplex {s['best_final_risk']:.10g} at c = {s['best_c']:.6g}")
+ok = (abs(b["best_final_risk"] - s["best_final_risk"]) <= 1e-6 * s["best_final_risk"]
+      and abs(b["best_c"] / s["best_c"] - 1) <= 1e-3 and b["best_c"] != 0.5)
+sys.exit(0 if ok else 1)
+PY
 refused "target file of another length" "has 4 energies but d = 5" --set data.d=5 \
   --set data.target=file --set data.target_file=energies.txt
 
