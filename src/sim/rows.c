@@ -62,7 +62,8 @@ typedef struct {
 
 typedef struct {
     double *e, *tmp;
-    float *g, *zero; /* the step's private noise (float32 stream); d zeros */
+    float *g, *zero; /* the private noise of gsteps steps (float32 stream); d zeros */
+    long gsteps, gnext; /* steps in g; the next one's (gsteps: g used up) */
     long *perm;
     hdp_normals32 normals;
 } rows_ws;
@@ -89,6 +90,10 @@ static float *f32_alloc(long d)
     return v;
 }
 
+/* the private noise is drawn for several steps at once when d is small (the stream's set-up
+ * per call was a visible part of a step at d = 64); the same normals in the same order */
+#define NOISE_FLOATS 1024L
+
 static void *rows_ws_alloc(const void *vctx)
 {
     const rows_ctx *c = vctx;
@@ -96,7 +101,8 @@ static void *rows_ws_alloc(const void *vctx)
     if (!w)
         return NULL;
     w->e = hdp_mc_vec_alloc(c->d);
-    w->g = f32_alloc(c->d);
+    w->gsteps = NOISE_FLOATS / c->d > 1 ? NOISE_FLOATS / c->d : 1;
+    w->g = f32_alloc(w->gsteps * c->d);
     w->zero = f32_alloc(c->d);
     w->tmp = c->tsig ? hdp_mc_vec_alloc(c->d) : NULL;
     w->perm = c->without ? malloc(sizeof(long) * (size_t)c->N) : NULL;
@@ -260,6 +266,16 @@ static void record_test(const rows_ctx *c, rows_ws *w, long p, mc_run_out *out)
         out->aux[p] = test_mse(c, w->e, w->tmp);
 }
 
+/* the next d normals of the run's float32 stream */
+static inline const float *next_noise(rows_ws *w, long d)
+{
+    if (w->gnext == w->gsteps) {
+        hdp_normals32_fill(&w->normals, w->g, w->gsteps * d);
+        w->gnext = 0;
+    }
+    return w->g + (size_t)(w->gnext++) * (size_t)d;
+}
+
 /* step k's row: the k-th of the permutation, or a uniform one */
 static inline long row_index(const rows_ctx *c, const rows_ws *w, hdp_xoshiro *st, long k)
 {
@@ -278,6 +294,7 @@ static void rows_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng
     double *e = w->e;
     hdp_xoshiro *st = hdp_rng_state(rng);
     hdp_normals32_init(&w->normals, st);
+    w->gnext = w->gsteps;
     const step_fn step = step_kernel(c->f32 != NULL);
     if (c->theta)
         for (long j = 0; j < d; j++)
@@ -333,18 +350,19 @@ static void rows_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng
             nclip += 1.0;
         }
         double s = sigma_k > 0 ? 2.0 * c->C * sigma_k : 0.0;
+        const float *noise = w->zero;
         if (k < n - 1) {
             if (s > 0)
-                hdp_normals32_fill(&w->normals, w->g, d);
-            dot = step(d, e, row_of(c, i), -coef, s > 0 ? w->g : w->zero, s, row_of(c, i1),
+                noise = next_noise(w, d);
+            dot = step(d, e, row_of(c, i), -coef, noise, s, row_of(c, i1),
                        row_of(c, i2));
         } else {
             step(d, e, row_of(c, i), -coef, w->zero, 0.0, row_of(c, i), row_of(c, i));
             if (s > 0) { /* the last step: the final-iterate jump (docs/theory.md §3) */
                 double before = hdp_mc_excess_risk(c->lambda, e, d);
-                hdp_normals32_fill(&w->normals, w->g, d);
+                noise = next_noise(w, d);
                 for (long j = 0; j < d; j++)
-                    e[j] += s * (double)w->g[j];
+                    e[j] += s * (double)noise[j];
                 out->jump = hdp_mc_excess_risk(c->lambda, e, d) - before;
             }
         }
