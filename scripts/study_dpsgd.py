@@ -30,9 +30,10 @@ folder, docs/gallery for the files of docs/study-dpsgd.md):
              297 held-out (a fixed split), as a data model (data.source = file on .npy files
              written to a scratch folder): one pass on the rows without replacement (each row
              once, n = N = 1500), designed by --method simplex (BFGS refuses --tune-clip on
-             a least-squares data target: its gradient has no data corrections in c) in the family linear-noise (the best of the four at
-             epsilon = 1, and the cheapest search); Poisson DP-SGD on the same rows, a smaller
-             grid (B 16, 128, 1024; E 4 to 256; eta~ 0.5, 2; c 0.1, 0.3, 1) and E up to 1024
+             a least-squares data target: its gradient has no data corrections in c) in
+             the family linear-noise (the best of the four at epsilon = 1, and the cheapest
+             search); Poisson DP-SGD on the same rows, a smaller
+             grid (B 16, 128, 1024; E 4 to 256; eta~ 0.5, 2; c 0.1, 0.3, 1) and E up to 4096
              in the local search; tuned on the training rows' excess risk, the held-out MSE
              reported: OUTDIR/study-dpsgd-digits.csv, .png
   epochs-synthetic, epochs-digits
