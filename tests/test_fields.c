@@ -94,6 +94,13 @@ static void tables_written_together_share_no_name(void **state)
                                   &hdp_source_fields};
     const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde.", "", ""};
     distinct(v, vp, 11);
+    /* rf and rf-experiment (a point's names suffixed: checked unsuffixed, a stronger test) */
+    const hdp_field_table *rf[] = {&hdp_rf_final_fields, &hdp_rf_terms_fields, &hdp_rf_run_fields,
+                                   &hdp_source_fields, &hdp_version_fields};
+    distinct(rf, p2, 5);
+    const hdp_field_table *rfx[] = {&hdp_rfexp_fields, &hdp_rfexp_point_fields,
+                                    &hdp_rfexp_source_fields};
+    distinct(rfx, p2, 3);
     const hdp_field_table *pr[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields};
     distinct(pr, p2, 2);
     const hdp_field_table *acc[] = {&hdp_accountant_choice_fields, &hdp_accountant_fields,

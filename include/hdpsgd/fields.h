@@ -118,6 +118,14 @@ extern const hdp_field_table hdp_mc_data_columns;
 /* DP-GD on random features: the noise and early-stopping terms of the test loss
  * (hdp_rf_sim_result of hdpsgd/rf.h). */
 extern const hdp_field_table hdp_rf_terms_fields;
+/* hdpsgd rf's summary (hdp_rf_summary of hdpsgd/rf.h): rf_final, then rf_terms (of the
+ * result), then rf_run; rf-experiment's (hdpsgd/rfexp.h): rfexp (hdp_rfexp_summary), then
+ * rfexp_point once per p (hdp_rfexp_selected, names suffixed _<i>), then rfexp_source. */
+extern const hdp_field_table hdp_rf_final_fields;
+extern const hdp_field_table hdp_rf_run_fields;
+extern const hdp_field_table hdp_rfexp_fields;
+extern const hdp_field_table hdp_rfexp_point_fields;
+extern const hdp_field_table hdp_rfexp_source_fields;
 
 /* The schedule design (hdpsgd/design.h, `schedule --optimize`): one family's result
  * (hdp_design_result, under the prefix hdp_design_family_key + "_"): design (every family),

@@ -571,7 +571,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_model_seed_fields, &hdp_nc_seed_fields, &hdp_si_seed_fields, &hdp_mc_command_fields,
     &hdp_net_config_fields, &hdp_netexp_fields, &hdp_kl_init_point_fields, &hdp_kl_init_fields,
     &hdp_sweep_point_fields, &hdp_mc_finals_fields, &hdp_validate_grid_fields,
-    &hdp_design_text_fields,
+    &hdp_design_text_fields, &hdp_rf_final_fields, &hdp_rf_run_fields, &hdp_rfexp_fields,
+    &hdp_rfexp_point_fields, &hdp_rfexp_source_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -24,14 +24,6 @@ declare -A BY_HAND=(
   [validate-scaling]="scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
   [privacy]="at_delta"
   [dataset]="features labels positive"
-  [rf]="C_clip build_seconds command dpgd_test dpgd_test_stderr dpgd_train gradient_flow_test
-    max_clipped_fraction minnorm_test minnorm_train modes ou_em_expected_test
-    ou_em_test ou_em_test_stderr ou_exact_step_test ou_exact_step_test_stderr ou_exact_test
-    ou_exact_train p seed sigma_route strong_error_em_max strong_error_max strong_error_mean
-    test_size inputs labels test_set zero_test zero_train"
-  [rf-experiment]="experiment grid minnorm_test_[0-9]* model oracle_test_[0-9]* p_[0-9]*
-    selected_CT_[0-9]* selected_C_[0-9]* selected_T_[0-9]* selected_on selected_test_[0-9]*
-    selected_test_se_[0-9]* selected_val_[0-9]* test_size val_size"
 )
 
 check_json() { # check_json FILE WHAT [KEY...]: strict UTF-8, no duplicate key, KEYs present
