@@ -101,6 +101,13 @@ static void tables_written_together_share_no_name(void **state)
     const hdp_field_table *rfx[] = {&hdp_rfexp_fields, &hdp_rfexp_point_fields,
                                     &hdp_rfexp_source_fields};
     distinct(rfx, p2, 3);
+    /* validate --scaling: its levels beside the validator's JSON */
+    const hdp_field_table *vs[] = {&hdp_validate_side_fields, &hdp_validate_fields,
+                                   &hdp_model_fields,         &hdp_source_fields,
+                                   &hdp_validate_scaling_fields, &hdp_validate_level_fields,
+                                   &hdp_validate_level_fields};
+    const char *vsp[] = {"", "", "", "", "", "scaling_0_", "scaling_1_"};
+    distinct(vs, vsp, 7);
     const hdp_field_table *pr[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields};
     distinct(pr, p2, 2);
     const hdp_field_table *acc[] = {&hdp_accountant_choice_fields, &hdp_accountant_fields,

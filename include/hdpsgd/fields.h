@@ -90,6 +90,10 @@ extern const hdp_field_table hdp_mc_sgd_fields;
 extern const hdp_field_table hdp_validate_side_fields;
 extern const hdp_field_table hdp_validate_fields;
 extern const hdp_field_table hdp_validate_sde_fields;
+/* validate --scaling (hdp_validate_scaling_result of hdpsgd/validate.h): validate_scaling, then
+ * validate_level of each level l (hdp_validate_level) under the prefix scaling_<l>_. */
+extern const hdp_field_table hdp_validate_scaling_fields;
+extern const hdp_field_table hdp_validate_level_fields;
 extern const hdp_field_table hdp_model_fields;
 extern const hdp_field_table hdp_privacy_fields;
 extern const hdp_field_table hdp_nonexpansive_fields;
