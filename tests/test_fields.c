@@ -361,6 +361,41 @@ static void json_arrays(void **state)
     free(buf);
 }
 
+/* a CSV written a row per result: the header from the table, each field in its format,
+ * inverse-time's c1 and a empty for another family (HDP_FIELD_OPTIONAL), NaN printed (refused
+ * when the file is published) where the field is not optional */
+static void csv_rows(void **state)
+{
+    (void)state;
+    static hdp_model m;
+    m.gamma = 0.1;
+    m.n = 200;
+    hdp_design_result d;
+    memset(&d, 0, sizeof d);
+    d.family = HDP_FAMILY_OUTPUT;
+    d.final_risk = 0.5;
+    d.eta0 = d.eta1 = 1.25;
+    d.c1 = d.a = 3;
+    d.c = 0.3;
+    d.ode_solves = 7;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_csv_header(f, &hdp_rates_csv_fields, 1);
+    fputc('\n', f);
+    hdp_csv_row(f, &hdp_rates_csv_fields, &d, &m, 1);
+    fputc('\n', f);
+    d.family = HDP_FAMILY_OPTIMAL;
+    d.final_risk = NAN;
+    hdp_csv_row(f, &hdp_rates_csv_fields, &d, &m, 0);
+    fclose(f);
+    assert_string_equal(buf, "gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves\n"
+                             "0.10000000000000001,200,output,0.5,1.25,1.25,,,0.3,7\n"
+                             ",0.10000000000000001,200,inverse-time,nan,1.25,1.25,3,3,0.3,7");
+    free(buf);
+}
+
 /* --names: every name a result table gives a JSON key or a record entry, one per line
  * (tests/cli/json_keys.sh checks every --json's keys against them) */
 static int print_names(void)
@@ -389,6 +424,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(writers_read_the_struct),
         cmocka_unit_test(design_tables),
         cmocka_unit_test(json_arrays),
+        cmocka_unit_test(csv_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,6 +243,10 @@ extern const hdp_field_table hdp_mc_finals_fields;
 extern const hdp_field_table hdp_validate_grid_fields;
 extern const hdp_field_table hdp_design_text_fields;
 
+/* The CSV files written a row per result (io/output.h: hdp_csv_header, hdp_csv_row; the CSV's
+ * only): hdpsgd rates' (hdp_design_result of each family at each gamma, context its model). */
+extern const hdp_field_table hdp_rates_csv_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);

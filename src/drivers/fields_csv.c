@@ -1,0 +1,62 @@
+/*
+ * fields_csv.c — the result tables (hdpsgd/fields.h) of the commands' CSV files written a row
+ * per result (hdp_csv_header, hdp_csv_row of io/output.h): their columns' names and formats.
+ * These tables are the CSV's only (HDP_FIELD_NO_JSON | HDP_FIELD_NO_RECORD): where a CSV
+ * column names a quantity otherwise than the JSON, both names stay.
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "drivers/fields_internal.h"
+#include "hdpsgd/design.h"
+#include "hdpsgd/model.h"
+
+#define CSV_ONLY (HDP_FIELD_NO_JSON | HDP_FIELD_NO_RECORD)
+/* a REAL member of s in the format fmt (flags: CSV_ONLY and more) */
+#define CSV_REAL(s, nm, m, fmt, fl, h)                                                           \
+    {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .format = fmt,               \
+     .flags = CSV_ONLY | (fl), .help = h}
+#define CSV_GET(nm, k, fn, fmt, fl, h) \
+    {.name = nm, .kind = k, .get = fn, .format = fmt, .flags = CSV_ONLY | (fl), .help = h}
+
+/* ---- hdpsgd rates: a row per gamma and family (hdp_design_result, context its model) ---- */
+
+#define DESIGN(obj) ((const hdp_design_result *)(obj))
+#define MODEL(ctx) ((const hdp_model *)(ctx))
+
+static double rates_gamma(const void *obj, const void *ctx) { (void)obj; return MODEL(ctx)->gamma; }
+static double rates_n(const void *obj, const void *ctx) { (void)obj; return (double)MODEL(ctx)->n; }
+static const char *rates_family(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return hdp_design_family_column(DESIGN(obj)->family);
+}
+/* the inverse-time family's parameters (empty for the others) */
+static double rates_c1(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return DESIGN(obj)->family == HDP_FAMILY_OPTIMAL ? DESIGN(obj)->c1 : NAN;
+}
+static double rates_a(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return DESIGN(obj)->family == HDP_FAMILY_OPTIMAL ? DESIGN(obj)->a : NAN;
+}
+
+TABLE(hdp_rates_csv_fields, "rates_csv", NULL,
+      "hdpsgd rates' CSV: a row per gamma and family (its JSON: rates, rates_risk, ...)",
+    CSV_GET("gamma", HDP_FIELD_REAL, rates_gamma, "%.17g", 0, "gamma = d/n"),
+    CSV_GET("n", HDP_FIELD_INT, rates_n, NULL, 0, "samples n = round(d/gamma)"),
+    {.name = "family", .kind = HDP_FIELD_TEXT, .text = rates_family, .flags = CSV_ONLY,
+     .help = "the schedule family (its column name)"},
+    CSV_REAL(hdp_design_result, "final_risk", final_risk, "%.12g", 0,
+             "the final excess risk of the family optimised at this gamma"),
+    CSV_REAL(hdp_design_result, "eta0", eta0, "%.12g", 0, "eta~(0)"),
+    CSV_REAL(hdp_design_result, "eta1", eta1, "%.12g", 0, "eta~(1)"),
+    CSV_GET("c1", HDP_FIELD_REAL, rates_c1, "%.12g", HDP_FIELD_OPTIONAL,
+            "inverse-time's c1 (empty for the other families)"),
+    CSV_GET("a", HDP_FIELD_REAL, rates_a, "%.12g", HDP_FIELD_OPTIONAL,
+            "inverse-time's a (empty for the other families)"),
+    CSV_REAL(hdp_design_result, "c", c, "%.12g", 0, "the clipping threshold c"),
+    {.name = "ode_solves", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_design_result, ode_solves),
+     .flags = CSV_ONLY, .help = "ODE solves of the search"});
