@@ -246,6 +246,9 @@ extern const hdp_field_table hdp_design_text_fields;
 /* The CSV files written a row per result (io/output.h: hdp_csv_header, hdp_csv_row; the CSV's
  * only): hdpsgd rates' (hdp_design_result of each family at each gamma, context its model). */
 extern const hdp_field_table hdp_rates_csv_fields;
+/* sim-index --experiment eps and n (hdp_siexp_row of hdpsgd/siexp.h, a row per point). */
+extern const hdp_field_table hdp_si_eps_csv_fields;
+extern const hdp_field_table hdp_si_n_csv_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

@@ -164,17 +164,11 @@ static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *titl
     const int total = spec->epsilon_total > 0;
     meta_of(f, total ? "test risk against the total epsilon of both stages (si.epsilon_total)"
                      : "test risk against the stage-2 epsilon", m, &xp->meta_hp, spec->stage2);
-    fprintf(f, "epsilon_target,epsilon_stage2,epsilon_total,rho_z1,rho_z2,sigma_a,"
-               "risk,risk_se,ou_risk,gd_risk,zero_risk,clipped_fraction,"
-               "alignment_mean,epsilon_stage1,sigma_W\n");
+    hdp_csv_header(f, &hdp_si_eps_csv_fields, 1);
+    fputc('\n', f);
     for (int i = 0; i < xp->nrows; i++) {
-        const hdp_siexp_row *r = &xp->rows[i];
-        const hdp_si_params *hp = &r->hp;
-        char gd[32]; /* empty where discrete GD diverges (stage2 = ou) */
-        fprintf(f, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%s,%.8g,%.6g,%.6g,%.8g,%.8g\n",
-                r->epsilon, hp->eps2, hp->eps_total, hp->rho_z1, hp->rho_z2, hp->sigma_a,
-                r->risk, r->risk_se, r->ou_risk, hdp_csv_field(gd, sizeof gd, "%.8g", r->gd_risk),
-                r->zero_risk, r->clipped, r->align_mean, hp->eps1, hp->sigma_W);
+        hdp_csv_row(f, &hdp_si_eps_csv_fields, &xp->rows[i], NULL, 1);
+        fputc('\n', f);
     }
     if (total) {
         snprintf(title, size,
@@ -195,17 +189,11 @@ static void n_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title,
 {
     const hdp_si_spec *spec = &xp->spec;
     meta_of(f, "test risk and alignment against n (si.n ignored)", m, &xp->meta_hp, spec->stage2);
-    fprintf(f, "n,risk,risk_se,ou_risk,gd_risk,zero_risk,alignment_mean,"
-               "alignment_init_mean,epsilon_stage1,epsilon_stage2,epsilon_total,"
-               "clipped_fraction,stage1_clipped_fraction\n");
+    hdp_csv_header(f, &hdp_si_n_csv_fields, 1);
+    fputc('\n', f);
     for (int i = 0; i < xp->nrows; i++) {
-        const hdp_siexp_row *r = &xp->rows[i];
-        const hdp_si_params *hp = &r->hp;
-        char gd[32]; /* empty where discrete GD diverges (stage2 = ou) */
-        fprintf(f, "%ld,%.8g,%.4g,%.8g,%s,%.8g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->n,
-                r->risk, r->risk_se, r->ou_risk, hdp_csv_field(gd, sizeof gd, "%.8g", r->gd_risk),
-                r->zero_risk, r->align_mean, r->align0_mean, hp->eps1, hp->eps2, hp->eps_total,
-                r->clipped, r->clipped1);
+        hdp_csv_row(f, &hdp_si_n_csv_fields, &xp->rows[i], NULL, 1);
+        fputc('\n', f);
     }
     snprintf(title, size,
              "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "

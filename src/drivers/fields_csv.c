@@ -10,6 +10,7 @@
 #include "drivers/fields_internal.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/siexp.h"
 
 #define CSV_ONLY (HDP_FIELD_NO_JSON | HDP_FIELD_NO_RECORD)
 /* a REAL member of s in the format fmt (flags: CSV_ONLY and more) */
@@ -60,3 +61,41 @@ TABLE(hdp_rates_csv_fields, "rates_csv", NULL,
     CSV_REAL(hdp_design_result, "c", c, "%.12g", 0, "the clipping threshold c"),
     {.name = "ode_solves", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_design_result, ode_solves),
      .flags = CSV_ONLY, .help = "ODE solves of the search"});
+
+/* ---- sim-index --experiment eps | n: a row per point (hdp_siexp_row) ---- */
+
+#define SX(nm, m, fmt, h) CSV_REAL(hdp_siexp_row, nm, m, fmt, 0, h)
+/* the risk of discrete GD: empty where it diverges (stage2 = ou) */
+#define SX_GD CSV_REAL(hdp_siexp_row, "gd_risk", gd_risk, "%.8g", HDP_FIELD_OPTIONAL, \
+                       "the unclipped discrete GD's predicted test risk (empty: it diverges)")
+
+TABLE(hdp_si_eps_csv_fields, "si_eps_csv", NULL,
+      "sim-index --experiment eps's CSV: a row per stage-2 (or total) epsilon",
+    SX("epsilon_target", epsilon, "%.6g", "the target epsilon (the total one with epsilon_total)"),
+    SX("epsilon_stage2", hp.eps2, "%.8g", "stage 2's epsilon"),
+    SX("epsilon_total", hp.eps_total, "%.8g", "both stages' epsilon"),
+    SX("rho_z1", hp.rho_z1, "%.8g", "stage 1's zCDP rho"), SX("rho_z2", hp.rho_z2, "%.8g",
+    "stage 2's zCDP rho"), SX("sigma_a", hp.sigma_a, "%.8g", "stage 2's noise sigma_a"),
+    SX("risk", risk, "%.8g", "the test risk, mean over the runs"),
+    SX("risk_se", risk_se, "%.4g", "its standard error"),
+    SX("ou_risk", ou_risk, "%.8g", "the OU law's predicted test risk"), SX_GD,
+    SX("zero_risk", zero_risk, "%.8g", "the zero predictor's test risk"),
+    SX("clipped_fraction", clipped, "%.6g", "stage 2's clipped fraction"),
+    SX("alignment_mean", align_mean, "%.6g", "the neurons' mean alignment after stage 1"),
+    SX("epsilon_stage1", hp.eps1, "%.8g", "stage 1's epsilon"),
+    SX("sigma_W", hp.sigma_W, "%.8g", "stage 1's noise sigma_W"));
+
+TABLE(hdp_si_n_csv_fields, "si_n_csv", NULL,
+      "sim-index --experiment n's CSV: a row per sample count n",
+    {.name = "n", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_siexp_row, n), .flags = CSV_ONLY,
+     .help = "the sample count n"},
+    SX("risk", risk, "%.8g", "the test risk, mean over the runs"), SX("risk_se", risk_se, "%.4g",
+    "its standard error"), SX("ou_risk", ou_risk, "%.8g", "the OU law's predicted test risk"),
+    SX_GD, SX("zero_risk", zero_risk, "%.8g", "the zero predictor's test risk"),
+    SX("alignment_mean", align_mean, "%.6g", "the neurons' mean alignment after stage 1"),
+    SX("alignment_init_mean", align0_mean, "%.6g", "their mean alignment at initialisation"),
+    SX("epsilon_stage1", hp.eps1, "%.6g", "stage 1's epsilon"),
+    SX("epsilon_stage2", hp.eps2, "%.6g", "stage 2's epsilon"),
+    SX("epsilon_total", hp.eps_total, "%.6g", "both stages' epsilon"),
+    SX("clipped_fraction", clipped, "%.6g", "stage 2's clipped fraction"),
+    SX("stage1_clipped_fraction", clipped1, "%.6g", "stage 1's clipped fraction"));
