@@ -251,6 +251,8 @@ extern const hdp_field_table hdp_si_eps_csv_fields;
 extern const hdp_field_table hdp_si_n_csv_fields;
 /* hdpsgd nc and nc --sweep (hdp_nc_point, context the curve's name: a const char *). */
 extern const hdp_field_table hdp_nc_csv_fields;
+/* kl init (hdp_kl_init_row of hdpsgd/klsweep.h). */
+extern const hdp_field_table hdp_kl_init_csv_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

@@ -329,17 +329,22 @@ static void init_table(FILE *f, const void *ctx)
     const init_ctx *c = ctx;
     const hdp_klinit *ki = c->ki;
     kl_meta(f, "init: Monte Carlo of E||df/dW_l||^2 against Lemma C.3 (layer 0 = all layers)", c->m);
-    fprintf(f, "init,depth,width,layer,mc_mean,mc_stderr,lemma_c3,z\n");
+    hdp_csv_header(f, &hdp_kl_init_csv_fields, 1);
+    fputc('\n', f);
     for (int i = 0; i < ki->nd; i++)
         for (int k = 0; k < 4; k++) {
             if (!ki->want[k])
                 continue;
             const hdp_kl_init_result *r = &ki->res[i * 4 + k];
-            for (long l = 0; l <= ki->depths[i]; l++)
-                fprintf(f, "%s,%ld,%ld,%ld,%.12g,%.6g,%.12g,%.4f\n", hdp_kl_init_name(k),
-                        ki->depths[i], hdp_kl_keys_of(c->m)->width, l, r->mean[l], r->stderr_[l],
-                        r->formula[l],
-                        (r->mean[l] - r->formula[l]) / r->stderr_[l]);
+            for (long l = 0; l <= ki->depths[i]; l++) {
+                const hdp_kl_init_row row = {
+                    .init = hdp_kl_init_name(k), .depth = ki->depths[i],
+                    .width = hdp_kl_keys_of(c->m)->width, .layer = l, .mc_mean = r->mean[l],
+                    .mc_stderr = r->stderr_[l], .lemma_c3 = r->formula[l],
+                    .z = (r->mean[l] - r->formula[l]) / r->stderr_[l]};
+                hdp_csv_row(f, &hdp_kl_init_csv_fields, &row, NULL, 1);
+                fputc('\n', f);
+            }
         }
 }
 

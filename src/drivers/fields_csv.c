@@ -9,6 +9,7 @@
 
 #include "drivers/fields_internal.h"
 #include "hdpsgd/design.h"
+#include "hdpsgd/klsweep.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/siexp.h"
 
@@ -99,3 +100,23 @@ TABLE(hdp_si_n_csv_fields, "si_n_csv", NULL,
     SX("epsilon_total", hp.eps_total, "%.6g", "both stages' epsilon"),
     SX("clipped_fraction", clipped, "%.6g", "stage 2's clipped fraction"),
     SX("stage1_clipped_fraction", clipped1, "%.6g", "stage 1's clipped fraction"));
+
+/* ---- kl init: a row per scheme, depth and layer (hdp_kl_init_row) ---- */
+
+static const char *kl_init_name(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_kl_init_row *)obj)->init;
+}
+#define KI_LONG(m, h) INT_AS(hdp_kl_init_row, #m, m, CSV_ONLY, h)
+#define KI_REAL(m, fmt, h) CSV_REAL(hdp_kl_init_row, #m, m, fmt, 0, h)
+
+TABLE(hdp_kl_init_csv_fields, "kl_init_csv", NULL,
+      "kl init's CSV: E||df/dW_l||^2 by Monte Carlo against Lemma C.3, a row per layer",
+    {.name = "init", .kind = HDP_FIELD_TEXT, .text = kl_init_name, .flags = CSV_ONLY,
+     .help = "the initialisation scheme"},
+    KI_LONG(depth, "the network's depth"), KI_LONG(width, "its width"),
+    KI_LONG(layer, "the layer l (0: all layers)"),
+    KI_REAL(mc_mean, "%.12g", "the Monte Carlo mean"),
+    KI_REAL(mc_stderr, "%.6g", "its standard error"), KI_REAL(lemma_c3, "%.12g", "Lemma C.3's"),
+    KI_REAL(z, "%.4f", "(mc_mean - lemma_c3) / mc_stderr"));
