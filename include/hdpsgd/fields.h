@@ -249,6 +249,10 @@ extern const hdp_field_table hdp_rates_csv_fields;
 /* sim-index --experiment eps and n (hdp_siexp_row of hdpsgd/siexp.h, a row per point). */
 extern const hdp_field_table hdp_si_eps_csv_fields;
 extern const hdp_field_table hdp_si_n_csv_fields;
+/* sim-index's modes (hdp_si_mode_row of hdpsgd/si.h) and --experiment align's bins
+ * (hdp_siexp_bin of hdpsgd/siexp.h). */
+extern const hdp_field_table hdp_si_mode_csv_fields;
+extern const hdp_field_table hdp_si_align_csv_fields;
 /* hdpsgd nc and nc --sweep (hdp_nc_point, context the curve's name: a const char *). */
 extern const hdp_field_table hdp_nc_csv_fields;
 /* kl init (hdp_kl_init_row of hdpsgd/klsweep.h). */

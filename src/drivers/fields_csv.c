@@ -11,6 +11,7 @@
 #include "hdpsgd/design.h"
 #include "hdpsgd/klsweep.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/si.h"
 #include "hdpsgd/siexp.h"
 
 #define CSV_ONLY (HDP_FIELD_NO_JSON | HDP_FIELD_NO_RECORD)
@@ -85,6 +86,33 @@ TABLE(hdp_si_eps_csv_fields, "si_eps_csv", NULL,
     SX("alignment_mean", align_mean, "%.6g", "the neurons' mean alignment after stage 1"),
     SX("epsilon_stage1", hp.eps1, "%.8g", "stage 1's epsilon"),
     SX("sigma_W", hp.sigma_W, "%.8g", "stage 1's noise sigma_W"));
+
+/* sim-index: a row per mode (hdp_si_mode_row); z and gd_* empty where they do not apply */
+#define SM(m, fmt, fl, h) CSV_REAL(hdp_si_mode_row, #m, m, fmt, fl, h)
+TABLE(hdp_si_mode_csv_fields, "si_mode_csv", NULL,
+      "sim-index's CSV: stage 2's weights in the eigenbasis of K, a row per mode",
+    INT_AS(hdp_si_mode_row, "mode", mode, CSV_ONLY, "the mode k"),
+    SM(lambda_k, "%.10g", 0, "its eigenvalue"), SM(pred_mean, "%.10g", 0, "the predicted mean"),
+    SM(mc_mean, "%.10g", 0, "the Monte Carlo's mean"), SM(mc_mean_se, "%.6g", 0, "its stderr"),
+    SM(z_mean, "%.4g", HDP_FIELD_OPTIONAL, "|mc_mean - pred_mean| / stderr"),
+    SM(pred_var, "%.10g", 0, "the predicted variance"),
+    SM(mc_var, "%.10g", 0, "the Monte Carlo's variance"),
+    SM(mc_var_se, "%.6g", 0, "its standard error"),
+    SM(z_var, "%.4g", HDP_FIELD_OPTIONAL, "|mc_var - pred_var| / stderr"),
+    SM(ou_mean, "%.10g", 0, "the OU's mean"), SM(ou_var, "%.10g", 0, "the OU's variance"),
+    SM(gd_mean, "%.10g", HDP_FIELD_OPTIONAL, "discrete GD's mean (empty: it diverges)"),
+    SM(gd_var, "%.10g", HDP_FIELD_OPTIONAL, "discrete GD's variance (empty: it diverges)"));
+
+/* --experiment align: a row per bin (hdp_siexp_bin) */
+TABLE(hdp_si_align_csv_fields, "si_align_csv", NULL,
+      "sim-index --experiment align's CSV: the histogram of the neurons' alignments",
+    CSV_REAL(hdp_siexp_bin, "bin_lo", bin_lo, "%.4g", 0, "the bin's lower end"),
+    CSV_REAL(hdp_siexp_bin, "bin_hi", bin_hi, "%.4g", 0, "its upper end"),
+    CSV_REAL(hdp_siexp_bin, "bin_mid", bin_mid, "%.4g", 0, "its middle"),
+    INT_AS(hdp_siexp_bin, "init", init, CSV_ONLY, "neurons at initialisation"),
+    INT_AS(hdp_siexp_bin, "stage1_noiseless", stage1_noiseless, CSV_ONLY,
+           "after stage 1 with sigma_W = 0"),
+    INT_AS(hdp_siexp_bin, "stage1_private", stage1_private, CSV_ONLY, "after the private stage 1"));
 
 TABLE(hdp_si_n_csv_fields, "si_n_csv", NULL,
       "sim-index --experiment n's CSV: a row per sample count n",
