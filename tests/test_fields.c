@@ -16,6 +16,7 @@
 
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/design.h"
+#include "hdpsgd/kl.h"
 #include "hdpsgd/hdpsgd.h"
 #include "io/output.h"
 
@@ -394,6 +395,12 @@ static void csv_rows(void **state)
                              "0.10000000000000001,200,output,0.5,1.25,1.25,,,0.3,7\n"
                              ",0.10000000000000001,200,inverse-time,nan,1.25,1.25,3,3,0.3,7");
     free(buf);
+    /* kl bound's columns name the schemes in hdp_kl_init_name's order */
+    for (int k = 0; k < 4; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "klseed_%s", hdp_kl_init_name(k));
+        assert_string_equal(hdp_field_at(&hdp_kl_bound_csv_fields, 15 + k)->name, want);
+    }
 }
 
 /* --names: every name a result table gives a JSON key or a record entry, one per line

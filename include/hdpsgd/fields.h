@@ -257,6 +257,8 @@ extern const hdp_field_table hdp_si_align_csv_fields;
 extern const hdp_field_table hdp_nc_csv_fields;
 /* kl init (hdp_kl_init_row of hdpsgd/klsweep.h). */
 extern const hdp_field_table hdp_kl_init_csv_fields;
+/* kl bound (hdp_kl_bound_row of hdpsgd/kl.h). */
+extern const hdp_field_table hdp_kl_bound_csv_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

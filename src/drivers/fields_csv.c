@@ -9,6 +9,7 @@
 
 #include "drivers/fields_internal.h"
 #include "hdpsgd/design.h"
+#include "hdpsgd/kl.h"
 #include "hdpsgd/klsweep.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/si.h"
@@ -148,3 +149,26 @@ TABLE(hdp_kl_init_csv_fields, "kl_init_csv", NULL,
     KI_REAL(mc_mean, "%.12g", "the Monte Carlo mean"),
     KI_REAL(mc_stderr, "%.6g", "its standard error"), KI_REAL(lemma_c3, "%.12g", "Lemma C.3's"),
     KI_REAL(z, "%.4f", "(mc_mean - lemma_c3) / mc_stderr"));
+
+/* ---- kl bound: a row per depth, then per width (hdp_kl_bound_row) ---- */
+
+static const char *kl_bound_axis(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return ((const hdp_kl_bound_row *)obj)->axis;
+}
+/* a quantity's four columns <col>_<scheme>, member m[0..3] */
+#define KB1(col, m, i, s, h) CSV_REAL(hdp_kl_bound_row, col "_" s, m[i], "%.12g", 0, h)
+#define KB4(col, m, h)                                                  \
+    KB1(col, m, 0, "lecun", h), KB1(col, m, 1, "he", h), KB1(col, m, 2, "ntk", h), \
+        KB1(col, m, 3, "xavier", h)
+
+TABLE(hdp_kl_bound_csv_fields, "kl_bound_csv", NULL,
+      "kl bound's CSV: B and the KL bound of every scheme against depth, then width",
+    {.name = "axis", .kind = HDP_FIELD_TEXT, .text = kl_bound_axis, .flags = CSV_ONLY,
+     .help = "depth or width: the one that varies"},
+    INT_AS(hdp_kl_bound_row, "depth", depth, CSV_ONLY, "the network's depth"),
+    INT_AS(hdp_kl_bound_row, "width", width, CSV_ONLY, "its width"),
+    KB4("B", B, "B (eq. 7) of the scheme"), KB4("Btable", B_table, "B of Table 1"),
+    KB4("kl", kl, "the KL bound of Corollary 4.2"),
+    KB4("klseed", kl_seed, "the same with the seed's constant"));
