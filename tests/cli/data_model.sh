@@ -135,6 +135,20 @@ for c in checks:
 sys.exit(1 if bad or o["data_rows"] != 400 or s["test_mse_stderr"] is None else 0)
 PY
 
+# the corrections' integrals (cross term, heteroscedastic term, held-out MSE) are taken on the
+# solve's internal grid, not the output points: 2 and 101 points give the same final values
+for p in 2 101; do
+  "$bin" ode "${base[@]}" --set clip.c=0.5 --set ode.points=$p --json pts$p.json -o pts$p.csv \
+    2>/dev/null
+done
+check "ode.points = 2 and 101: the same corrected final risk, its terms and the held-out MSE (1e-8)" "$py" -c '
+import json, sys
+a, b = json.load(open("pts2.json")), json.load(open("pts101.json"))
+k = ("final_risk", "ode_test_mse", "bias_cross_final", "heteroscedastic_final")
+print("  " + ", ".join(f"{x}: {a[x]:.12g} / {b[x]:.12g}" for x in k))
+scale = {"ode_test_mse": b["ode_test_mse"]}  # the terms: relative to the risk they are part of
+sys.exit(0 if all(abs(a[x] - b[x]) <= 1e-8 * scale.get(x, b["final_risk"]) for x in k) else 1)'
+
 "$bin" ode "${base[@]}" --set clip.c=inf --set privacy.rho=inf --json o2.json -o o2.csv 2>/dev/null
 check "c = inf: no bias, the residuals' tau^2 at theta*" "$py" -c '
 import json, sys
