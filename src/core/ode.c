@@ -60,7 +60,7 @@ static void record(hdp_ode_result *res, const hdp_risk_ode *o, long points)
     for (long i = 0; i < points; i++) {
         double t = (double)i / (double)(points - 1);
         hdp_clip_values cv;
-        hdp_clip_eval(o->clip, res->risk[i], &cv);
+        hdp_clip_eval_values(o->clip, res->risk[i], &cv); /* no derivatives needed */
         res->t[i] = t;
         res->mu[i] = cv.mu;
         res->nu[i] = cv.nu;
@@ -315,8 +315,9 @@ static hdp_status solve_problem(const hdp_problem *pb, long points, hdp_ode_resu
 
 /* The solve and, on a data set, its corrections (docs/theory.md §9.2-§9.3): their integrals
  * over time are taken on an internal grid of at least DATA_GRID intervals that holds the
- * output grid (k internal intervals per output interval), so that their values at the output
- * points do not depend on how many there are; then the output points are kept. */
+ * output grid (k internal intervals per output interval), so that their values at the
+ * output points do not depend on how many there are;
+ * hdp_data_ode_correct then keeps the output points alone. */
 #define DATA_GRID 1024
 
 static hdp_status solve_corrected(const hdp_model *m, const hdp_problem *pb, hdp_clip *clip,
