@@ -304,6 +304,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--float32", action="store_true", help="also NumPy and PyTorch in float32")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--torch-threads", type=int, default=1,
+                    help="PyTorch's intra-op threads (default 1: the thread hdpsgd's reference "
+                    "column and NumPy use)")
     ap.add_argument("--workdir")
     ap.add_argument("--sweep-runs", default="",
                     help="also time NumPy and PyTorch alone over the first 1500 steps at these "
@@ -368,12 +371,20 @@ def main():
     torch = None
     if not a.no_torch:
         import torch
-        torch.set_num_threads(2)
+        torch.set_num_threads(a.torch_threads)
         impls += [("torch", torch.float64)] + ([("torch", torch.float32)] if a.float32 else [])
         res["torch_version"] = torch.__version__
     for name, dt in impls:
         label = f"{name} {str(dt).split('.')[-1].strip('>')[:7]}"
         best_cpu = best_wall = math.inf
+        # warm-up, not timed: the first steps of a run (allocations, lazy initialisation)
+        wk = min(n, 200)
+        warm = (prep, planted, wk, C, eta, sig, np.array([0, wk]), a.runs, radius, tau, a.seed, dt)
+        arrays(prep, name, dt, torch)
+        if name == "numpy":
+            mc_numpy(*warm)
+        else:
+            mc_torch(torch, *warm)
         for rep in range(a.reps):
             args = (prep, planted, n, C, eta, sig, kg, a.runs, radius, tau, a.seed + 1 + rep, dt)
             arrays(prep, name, dt, torch)

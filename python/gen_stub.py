@@ -80,9 +80,6 @@ class DesignResult(Result):
     def to_table(self, path: str) -> str: ...
 
 
-class RatesResult(Result): ...
-
-
 class SweepResult(Result):
     names: tuple[str, ...]
     axes: tuple[str, ...]
@@ -121,8 +118,8 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: Optional[float] = ...
                   epochs: Optional[float] = ..., delta: float = ...,
                   accountant: str = ...) -> DpsgdPrivacyResult: ...
 def design(model: _ModelArg = ..., *, family: Union[str, list[str]] = ..., knots: int = ...,
-           tune_clip: bool = ..., refine: bool = ..., refine_tol: float = ...,
-           progress: _Progress = ...) -> DesignResult: ...
+           tune_clip: bool = ..., tune_batch: bool = ..., refine: bool = ...,
+           refine_tol: float = ..., progress: _Progress = ...) -> DesignResult: ...
 def config(model: _ModelArg = ..., *, all: bool = ...) -> str: ...
 def rates(model: _ModelArg = ..., *, gammas: Union[str, tuple[float, float, int]],
           families: Optional[Union[str, list[str]]] = ..., tune_clip: bool = ...,
@@ -157,7 +154,7 @@ EXTRA = {"ValidateResult": '''    @property
 '''}
 
 CLASSES = ["OdeResult", "OdeCurve", "McCurve", "McResult", "ValidateSide", "ValidateResult",
-           "PrivacyResult", "DpsgdPrivacyResult", "DatasetResult"]
+           "PrivacyResult", "DpsgdPrivacyResult", "RatesResult", "DatasetResult"]
 
 
 def _type(t, optional):

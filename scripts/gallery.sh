@@ -191,5 +191,22 @@ fig net-width "net --vs width: test accuracy against the width, DP-GD, random fe
 fig net-samples "net --vs samples: test accuracy against n at width 256 (Fashion-MNIST)" \
   netx/net-samples.png net "${netm[@]}" --vs samples $(q "--grid 100,200 --width 8" "") -o netx
 
+# the studies' figures: made by their scripts (tens of minutes each), not by this one; listed
+if [[ $quick -eq 0 ]]; then
+  cat >> "$md" <<'EOF'
+
+## Studies (made by their own scripts, not by gallery.sh)
+
+The designed one-pass scheme against tuned Poisson DP-SGD (docs/study-dpsgd.md), made by
+`scripts/study_dpsgd.py build/hdpsgd docs/gallery` (tens of minutes on 2 cores):
+
+![the synthetic model: final excess risk against epsilon](gallery/study-dpsgd.png)
+
+![scikit-learn's digits, even against odd: held-out MSE against epsilon](gallery/study-dpsgd-digits.png)
+
+![the epoch profile: the tuned Poisson risk against E, relative to the sweep's winner](gallery/study-dpsgd-epochs.png)
+EOF
+fi
+
 echo "gallery: $made figures made, $missing missing -> $out"
 [[ $missing -eq 0 ]]

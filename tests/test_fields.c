@@ -73,29 +73,68 @@ static void every_table_has_unique_named_fields_with_help(void **state)
 static void tables_written_together_share_no_name(void **state)
 {
     (void)state;
-    const hdp_field_table *ode[] = {&hdp_ode_fields, &hdp_model_fields};
+    const hdp_field_table *ode[] = {&hdp_ode_fields, &hdp_model_fields, &hdp_source_fields,
+                                    &hdp_version_fields};
     const char *p2[] = {"", "", "", "", "", "", "", "", "", "", "", ""};
-    distinct(ode, p2, 2);
+    distinct(ode, p2, 4);
     const hdp_field_table *mc[] = {&hdp_mc_fields, &hdp_mc_rows_fields, &hdp_model_fields,
                                    &hdp_mc_run_fields, &hdp_mc_sgd_fields};
     distinct(mc, p2, 5);
+    const hdp_field_table *mc2[] = {&hdp_mc_command_fields, &hdp_mc_fields, &hdp_mc_rows_fields,
+                                    &hdp_mc_data_fields,    &hdp_model_fields, &hdp_mc_run_fields,
+                                    &hdp_mc_seed_fields,    &hdp_source_fields, &hdp_version_fields,
+                                    &hdp_mc_finals_fields};
+    distinct(mc2, p2, 10);
     /* validate: the JSON's numbers, and the record's curves */
     const hdp_field_table *v[] = {&hdp_validate_side_fields, &hdp_validate_side_fields,
                                   &hdp_validate_fields,      &hdp_validate_sde_fields,
                                   &hdp_mc_rows_fields,       &hdp_model_fields,
                                   &hdp_ode_fields,           &hdp_mc_fields,
-                                  &hdp_mc_fields};
-    const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde."};
-    distinct(v, vp, 9);
+                                  &hdp_mc_fields,            &hdp_validate_grid_fields,
+                                  &hdp_source_fields};
+    const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde.", "", ""};
+    distinct(v, vp, 11);
     const hdp_field_table *pr[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields};
     distinct(pr, p2, 2);
-    const hdp_field_table *acc[] = {&hdp_accountant_fields, &hdp_accountant_query_fields};
-    distinct(acc, p2, 2);
-    const hdp_field_table *nc[] = {&hdp_nc_fields, &hdp_nc_draws_fields, &hdp_nc_problem_fields};
-    distinct(nc, p2, 3);
-    const hdp_field_table *si[] = {&hdp_si_result_fields, &hdp_si_problem_fields,
-                                   &hdp_si_params_fields};
-    distinct(si, p2, 3);
+    const hdp_field_table *acc[] = {&hdp_accountant_choice_fields, &hdp_accountant_fields,
+                                    &hdp_accountant_query_fields, &hdp_accountant_epochs_fields,
+                                    &hdp_accountant_target_fields};
+    distinct(acc, p2, 5);
+    const hdp_field_table *prt[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields,
+                                    &hdp_privacy_target_fields, &hdp_source_fields};
+    distinct(prt, p2, 4);
+    /* rates: the grid, each family's risks, slopes and fit, the summary, the source */
+    const hdp_field_table *ra[] = {&hdp_rates_fields, &hdp_rates_risk_fields,
+                                   &hdp_rates_risk_fields, &hdp_rates_slope_fields,
+                                   &hdp_rates_slope_fields, &hdp_rates_fit_fields,
+                                   &hdp_rates_fit_fields, &hdp_rates_summary_fields,
+                                   &hdp_source_fields, &hdp_version_fields};
+    const char *rap[] = {"", "output_", "pl_", "output_", "pl_", "output_", "pl_", "", "", ""};
+    distinct(ra, rap, 10);
+    const hdp_field_table *nc[] = {&hdp_nc_spec_fields, &hdp_nc_fields, &hdp_nc_draws_fields,
+                                   &hdp_nc_problem_fields, &hdp_source_fields};
+    distinct(nc, p2, 5);
+    const hdp_field_table *si[] = {&hdp_si_stage2_fields, &hdp_si_result_fields,
+                                   &hdp_si_problem_fields, &hdp_si_eta_fields,
+                                   &hdp_si_params_fields, &hdp_si_budget_fields,
+                                   &hdp_source_fields};
+    distinct(si, p2, 7);
+    const hdp_field_table *klb[] = {&hdp_kl_arch_fields, &hdp_kl_beta_fields,
+                                    &hdp_kl_bound_fields, &hdp_source_fields};
+    distinct(klb, p2, 4);
+    const hdp_field_table *klr[] = {&hdp_kl_epoch_fields, &hdp_kl_run_scheme_fields,
+                                    &hdp_kl_epoch_fields, &hdp_kl_run_relu_fields,
+                                    &hdp_kl_epoch_fields, &hdp_kl_run_scheme_fields,
+                                    &hdp_kl_network_fields, &hdp_kl_run_fields,
+                                    &hdp_source_fields};
+    const char *klrp[] = {"he_", "he_", "he_relu_", "he_relu_", "ntk_", "ntk_", "", "", ""};
+    distinct(klr, klrp, 9);
+    const hdp_field_table *net[] = {&hdp_net_fields, &hdp_net_config_fields, &hdp_source_fields};
+    distinct(net, p2, 3);
+    const hdp_field_table *kli[] = {&hdp_kl_init_point_fields, &hdp_kl_init_point_fields,
+                                    &hdp_kl_init_fields};
+    const char *klip[] = {"he_L2_", "he_L3_", ""};
+    distinct(kli, klip, 3);
     const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
                                    &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
                                    &hdp_dataset_test_labels_fields};
@@ -308,8 +347,28 @@ static void json_arrays(void **state)
     free(buf);
 }
 
-int main(void)
+/* --names: every name a result table gives a JSON key or a record entry, one per line
+ * (tests/cli/json_keys.sh checks every --json's keys against them) */
+static int print_names(void)
 {
+    for (int i = 0; hdp_field_table_at(i); i++) {
+        const hdp_field_table *t = hdp_field_table_at(i);
+        for (int k = 0; k < hdp_field_count(t); k++) {
+            const hdp_field *f = hdp_field_at(t, k);
+            char name[128];
+            if (hdp_field_name_in(t, f, HDP_FIELD_IN_JSON, "", -1, name, sizeof name))
+                printf("%s\n", name);
+            if ((f->flags & HDP_FIELD_OWN_PREFIX) && !(f->flags & HDP_FIELD_NO_JSON))
+                printf("%s\n", f->name); /* also under another prefix (sde_pass) */
+        }
+    }
+    return ferror(stdout) || fflush(stdout) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--names"))
+        return print_names();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_table_has_unique_named_fields_with_help),
         cmocka_unit_test(tables_written_together_share_no_name),

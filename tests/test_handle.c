@@ -276,6 +276,70 @@ static void ode_progress_cancels(void **state)
     hdp_model_delete(m);
 }
 
+/* the batch design (schedule --optimize --tune-batch): the best batch is the candidate of
+ * lowest risk, its design's risk that one; the accountants' terms of its configuration; a
+ * model that is not one pass, bad knots or family, and cancellation refused without a record */
+static void design_batch_record(void **state)
+{
+    (void)state;
+    hdp_model *m = new_model("data.spectrum=isotropic");
+    hdp_error *err = hdp_error_new();
+    hdp_record *r = NULL;
+    assert_int_equal(hdp_handle_design_batch(m, "output", 8, 0, NULL, NULL, NULL, &r, err), HDP_OK);
+    long len = 0, n = (long)number(r, "n");
+    const double *cand = column(r, "batch_candidates", &len);
+    const double *risk = column(r, "batch_final_risks", &len);
+    assert_non_null(cand);
+    assert_non_null(risk);
+    assert_int_equal(len, 6); /* B = 1, 2, ..., 32 = n / 32 rounded down to a power of 2 */
+    int best = 0;
+    for (int i = 0; i < len; i++) {
+        assert_true(cand[i] == (double)(1L << i));
+        if (risk[i] < risk[best])
+            best = i;
+    }
+    assert_true(number(r, "best_batch") == cand[best]);
+    assert_true(number(r, "final_risk") == risk[best]);
+    assert_true(number(r, "sample_rate") == cand[best] / (double)n);
+    assert_true(number(r, "steps") == ceil((double)n / cand[best]));
+    assert_true(number(r, "noise_multiplier_min") <= number(r, "noise_multiplier_median"));
+    assert_true(number(r, "noise_multiplier_median") <= number(r, "noise_multiplier_max"));
+    assert_true(number(r, "epsilon_pld") <= number(r, "epsilon_rdp") + 1e-12);
+    assert_true(number(r, "epsilon_rdp") <= number(r, "epsilon_rdp_classic") + 1e-12);
+    assert_true(number(r, "poisson_noise_multiplier") > 0);
+    names_unique(r);
+    hdp_record_delete(r);
+    r = NULL;
+
+    volatile int cancel = 1;
+    assert_int_equal(hdp_handle_design_batch(m, "output", 8, 0, &cancel, NULL, NULL, &r, err),
+                     HDP_ECANCELLED);
+    assert_null(r);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_design_batch(m, "output", 1, 0, NULL, NULL, NULL, &r, err),
+                     HDP_EINPUT);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_design_batch(m, "nope", 8, 0, NULL, NULL, NULL, &r, err),
+                     HDP_EINPUT);
+    assert_null(r);
+    hdp_model_delete(m);
+
+    hdp_error e;
+    hdp_error_clear(&e);
+    m = hdp_model_new();
+    assert_non_null(m);
+    assert_int_equal(hdp_model_set(m, "sgd.sampling=poisson", &e), HDP_OK);
+    assert_int_equal(hdp_model_set(m, "data.train_size=2000", &e), HDP_OK);
+    assert_int_equal(hdp_model_finalize(m, &e), HDP_OK);
+    hdp_error_clear(err);
+    assert_int_equal(hdp_handle_design_batch(m, "output", 8, 0, NULL, NULL, NULL, &r, err),
+                     HDP_EINPUT);
+    assert_null(r);
+    assert_non_null(strstr(hdp_error_message(err), "tune-batch"));
+    hdp_model_delete(m);
+    hdp_error_delete(err);
+}
+
 static void design_validate_privacy(void **state)
 {
     (void)state;
@@ -377,6 +441,7 @@ int main(void)
         cmocka_unit_test(ode_record_matches_the_solver),
         cmocka_unit_test(mc_cancel_and_final_risks),
         cmocka_unit_test(design_validate_privacy),
+        cmocka_unit_test(design_batch_record),
         cmocka_unit_test(cancel_within),
         cmocka_unit_test(ode_progress_cancels),
         cmocka_unit_test(null_arguments),

@@ -49,6 +49,16 @@ typedef struct {
     double rdp_order_classic;   /* the optimal order of the classic conversion */
 } hdp_accountant_result;
 
+/* What a summary of the accountants writes besides their result (hdpsgd/fields.h:
+ * accountant_choice, accountant_target, accountant_epochs): the chosen accountant, the target
+ * epsilon it calibrated to (NaN: none) and the epochs the steps were given as (NaN: none). */
+typedef struct {
+    const hdp_accountant_result *result;
+    hdp_accountant_kind kind;
+    double target_epsilon;
+    double epochs;
+} hdp_accountant_choice;
+
 /* The largest number of steps the accountants take (the PLD's composition needs O(T) memory at
  * the worst) */
 #define HDP_ACCOUNTANT_MAX_STEPS 100000000LL

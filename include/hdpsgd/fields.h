@@ -37,8 +37,12 @@ enum {
                                   otherwise the CSV's only), e.g. a data set's eigenvalues */
     HDP_FIELD_SWEEP_ALWAYS = 32, /* in a sweep's row even when the point failed (a count of
                                    work, e.g. the design's ode_solves) */
-    HDP_FIELD_LIST = 64 /* REAL/INT: a list of count(obj) values, value i get(obj, &i) (i a
-                           long): a JSON array, a column of the record (e.g. pl's knots) */
+    HDP_FIELD_LIST = 64, /* REAL/INT: a list of count(obj) values, value i get(obj, &i) (i a
+                            long): a JSON array, a column of the record (e.g. pl's knots) */
+    HDP_FIELD_OPTIONAL = 128, /* REAL: not written when NaN, TEXT: when NULL (an option not
+                                 given, e.g. accountant's target_epsilon) */
+    HDP_FIELD_SEED = 256 /* INT: the member is an unsigned long long (a seed): a JSON integer,
+                            a text of the record (64 bits do not fit a double) */
 };
 
 typedef struct hdp_field {
@@ -145,6 +149,88 @@ extern const hdp_field_table hdp_dataset_labels_fields;
 extern const hdp_field_table hdp_dataset_test_fields;
 extern const hdp_field_table hdp_dataset_test_labels_fields;
 
+/* The rates over a gamma grid (hdpsgd/rates.h, `hdpsgd rates`): the grid (hdp_rates_result:
+ * rates), every wanted family's final risks (hdp_rates_family: rates_risk, under the prefix
+ * hdp_design_family_key + "_"), then every family's slopes (rates_slope, the same prefix), then
+ * rates_summary (hdp_rates_result). */
+extern const hdp_field_table hdp_rates_fields;
+extern const hdp_field_table hdp_rates_risk_fields;
+extern const hdp_field_table hdp_rates_slope_fields;
+extern const hdp_field_table hdp_rates_summary_fields;
+
+/* DP-SGD with Poisson sampling's summary (hdp_accountant_choice of hdpsgd/accountant.h):
+ * accountant_choice, then the accountants' tables, then accountant_epochs and
+ * accountant_target (each written only when given). */
+extern const hdp_field_table hdp_accountant_choice_fields;
+extern const hdp_field_table hdp_accountant_epochs_fields;
+extern const hdp_field_table hdp_accountant_target_fields;
+
+/* The model's source (hdp_model: model_file, in the records model) and the library's version
+ * (no object: version), written by every command that reads a model. */
+extern const hdp_field_table hdp_source_fields;
+extern const hdp_field_table hdp_version_fields;
+
+/* hdpsgd privacy's target epsilon (hdp_privacy_target), its object per --delta
+ * (hdp_privacy_at_delta) and DP-GD's privacy (hdp_dpgd_privacy) of hdpsgd/privacy.h. */
+extern const hdp_field_table hdp_privacy_target_fields;
+extern const hdp_field_table hdp_privacy_at_delta_fields;
+extern const hdp_field_table hdp_dpgd_privacy_fields;
+
+/* NoisyGD's [nc] keys (hdp_nc_point: nc_spec, before nc); two-stage single-index learning's
+ * stage-2 law, step and budget (hdp_si_problem: si_stage2 first, si_eta before si_params,
+ * si_budget after them, context a const int * of the threads). */
+extern const hdp_field_table hdp_nc_spec_fields;
+extern const hdp_field_table hdp_si_stage2_fields;
+extern const hdp_field_table hdp_si_eta_fields;
+extern const hdp_field_table hdp_si_budget_fields;
+
+/* hdpsgd kl bound (hdp_kl_bound_summary of hdpsgd/kl.h): kl_arch, kl_beta once per layer
+ * (context the layer), kl_bound. */
+extern const hdp_field_table hdp_kl_arch_fields;
+extern const hdp_field_table hdp_kl_beta_fields;
+extern const hdp_field_table hdp_kl_bound_fields;
+
+/* hdpsgd kl run: per scheme kl_epoch then kl_run_scheme (hdp_kl_run_scheme, under
+ * <scheme>_), with kl.network = relu kl_epoch then kl_run_relu (under <scheme>_relu_); then
+ * kl_network (relu only) and kl_run (hdp_kl_keys). */
+extern const hdp_field_table hdp_kl_run_scheme_fields;
+extern const hdp_field_table hdp_kl_run_relu_fields;
+extern const hdp_field_table hdp_kl_network_fields;
+extern const hdp_field_table hdp_kl_run_fields;
+
+/* The seeds (HDP_FIELD_SEED): of the Monte Carlo (hdp_mc_options), the model (hdp_model: kl
+ * run), NoisyGD (hdp_nc_point), single-index learning (hdp_si_problem); the Monte Carlo's
+ * command (the object its name: "sim" or "sde"). */
+extern const hdp_field_table hdp_mc_seed_fields;
+extern const hdp_field_table hdp_model_seed_fields;
+extern const hdp_field_table hdp_nc_seed_fields;
+extern const hdp_field_table hdp_si_seed_fields;
+extern const hdp_field_table hdp_mc_command_fields;
+
+/* hdpsgd net: one run's configuration (hdp_net_config, context its hdp_net_data: net_config,
+ * after net) and a panel's budget and work (hdp_netexp: netexp, after its cells). */
+extern const hdp_field_table hdp_net_config_fields;
+extern const hdp_field_table hdp_netexp_fields;
+
+/* hdpsgd kl init: each scheme at each depth (hdp_kl_init_result: kl_init_point, under
+ * <scheme>_L<depth>_), then the run (hdp_klinit of hdpsgd/klsweep.h, context the model). */
+extern const hdp_field_table hdp_kl_init_point_fields;
+extern const hdp_field_table hdp_kl_init_fields;
+
+/* One point of a sweep as hdp_handle_sweep_point returns it (record only): its results.csv
+ * header and row (without the leading comma and the newline) and status. */
+typedef struct {
+    const char *columns, *row, *status;
+} hdp_sweep_point_text;
+extern const hdp_field_table hdp_sweep_point_fields;
+
+/* The records' rest: each run's final risk (hdp_mc_options: mc_finals, keep_runs), the
+ * validator's grid (hdp_ode_result: validate_grid), the design's table (the text itself:
+ * design_text). */
+extern const hdp_field_table hdp_mc_finals_fields;
+extern const hdp_field_table hdp_validate_grid_fields;
+extern const hdp_field_table hdp_design_text_fields;
+
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
 const hdp_field_table *hdp_field_table_at(int i);
@@ -184,6 +270,7 @@ typedef struct {
     void (*text)(void *user, const char *name, const char *v);
     void (*column)(void *user, const char *name, const double *v, long length);
     void (*list)(void *user, const char *name, const hdp_field *f, const void *obj);
+    void (*seed)(void *user, const char *name, unsigned long long v);
 } hdp_field_sink;
 
 /* Every field of table t that out holds, of obj (context ctx) under prefix, in the table's

@@ -80,7 +80,8 @@ const char *hdp_record_text(const hdp_record *r, int i, const char **value);
 /* Result table i: its name ("ode", "mc", "mc_run", "mc_rows", "validate_side", "validate",
  * "validate_sde", "model", ...; NULL past the end) and its help (through help, may be NULL). */
 const char *hdp_result_table(int i, const char **help);
-/* Field i of the table named table: its name in the records (NULL past the end or for an
+/* Field i of those of the table named table that the records hold (its JSON-only fields are
+ * skipped): its name in the records (NULL past the end or for an
  * unknown table), kind (hdp_field_kind: 0 real, 1 int, 2 bool, 3 text, 4 column, also for a
  * list; -1 past the end) and help. The records name every field as its table does, under the
  * prefix the job's comment gives. */
@@ -156,6 +157,17 @@ hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, in
                                     int tune_clip, int refine, double refine_tol,
                                     volatile int *cancel, hdp_progress_fn progress, void *user,
                                     hdp_record **out, hdp_error *err);
+
+/* hdpsgd schedule --optimize --family FAMILIES --knots K [--tune-clip] --tune-batch (the batch
+ * size in the design, hdp_design_batch_run; a one-pass model): the record of hdp_handle_design
+ * for the best batch's design (its model's table and n), and the JSON's batch numbers:
+ * best_batch, sample_rate, steps, noise_multiplier_min, noise_multiplier_median,
+ * noise_multiplier_max, rho_accounted, poisson_noise_multiplier, epsilon_pld, epsilon_rdp,
+ * epsilon_rdp_classic (NaN where the JSON writes null) and columns batch_candidates,
+ * batch_final_risks. Cancelled: HDP_ECANCELLED, no record. */
+hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int knots,
+                                   int tune_clip, volatile int *cancel, hdp_progress_fn progress,
+                                   void *user, hdp_record **out, hdp_error *err);
 
 /* hdpsgd rates --gammas LO:HI:COUNT --families LIST [--tune-clip] (hdpsgd/rates.h; families
  * NULL: output, linear-noise, inverse-time): columns gamma, n and <family>_final_risk (each

@@ -199,6 +199,21 @@ double hdp_kl_bound(double B, double T, long n, double sigma, double c);
 typedef struct {
     double sigma2_at_T, T_opt, sigma2_opt, risk_opt;
 } hdp_kl_budget;
+/* What `hdpsgd kl bound` reports at the model's architecture (hdpsgd/fields.h: kl_arch, then
+ * kl_beta once per layer l = 1..L, then kl_bound): the closed forms with the constant of eq.
+ * 7 (B) and of the paper's table (B_table), the KL bound at T with c = HDP_KL_C and with the
+ * paper's c (the _seed values), the budget's sigma^2 and optimum, the delta target's budget
+ * (NaN: none). */
+typedef struct {
+    hdp_kl_arch a;
+    double beta[HDP_KL_MAX_DEPTH + 1];
+    double B, B_table, T;
+    long n;
+    double sigma, kl_bound, kl_bound_seed, budget;
+    hdp_kl_budget b4, b2; /* c = HDP_KL_C, the paper's */
+    double R, delta_target, budget_for_delta, sigma_for_delta;
+} hdp_kl_bound_summary;
+
 void hdp_kl_budget_solve(double B, double R, long n, double eps, double T, double c,
                          hdp_kl_budget *out);
 
@@ -381,6 +396,17 @@ typedef struct {
     double lemma32_diff0, lemma32_grad0, lemma32_beta, lemma32_rank;
     double seconds;
 } hdp_kl_run_result;
+
+/* One scheme of `hdpsgd kl run` at its last epoch, as its summary reads it (hdpsgd/fields.h:
+ * kl_run_scheme under <scheme>_, kl_run_relu under <scheme>_relu_ with linearised the
+ * linearised network's result): r, the epoch, B of eq. 7, T = eta epochs, n, sigma, and
+ * whether the loss is squared (the exact KL then). */
+typedef struct {
+    const hdp_kl_run_result *r, *linearised;
+    long epoch, n;
+    double B, T, sigma;
+    int squared;
+} hdp_kl_run_scheme;
 
 /* Noisy GD on the linearised network: s->inits initialisations in parallel (threads; 0 = one
  * per core), each with s->runs noise paths simulated together (dgemm per step).

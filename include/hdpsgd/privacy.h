@@ -89,6 +89,29 @@ typedef struct {
     char schedule[32];         /* schedule.kind */
 } hdp_privacy_summary;
 
+/* What hdpsgd privacy adds with --epsilon (hdpsgd/fields.h, table privacy_target; NaN: not
+ * given): the target and the rho, rho_z meeting it at the model's delta; and at each --delta
+ * (table privacy_at_delta; rho_for_target NaN without a target). */
+typedef struct {
+    double target_epsilon, rho_for_target, rho_z_for_target;
+} hdp_privacy_target;
+
+typedef struct {
+    double delta, epsilon, epsilon_bs, rho_for_target;
+} hdp_privacy_at_delta;
+
+/* The privacy of DP-GD (hdpsgd privacy --dpgd; hdpsgd/fields.h, table dpgd_privacy): given
+ * sigma, epsilon_simple (the others NaN); given a target epsilon, target_epsilon,
+ * sigma_simple and sigma_zcdp (epsilon_simple NaN). */
+typedef struct {
+    double eta;
+    long steps;
+    double sigma, rho_z, delta, epsilon_bs, epsilon_cks;
+    double epsilon_simple, target_epsilon, sigma_simple, sigma_zcdp;
+    int simple_applies;
+    double simple_epsilon_max;
+} hdp_dpgd_privacy;
+
 /* zCDP (rho_z) to (epsilon, delta)-DP, Bun-Steinke: rho_z + 2 sqrt(rho_z ln(1/delta)). */
 double hdp_zcdp_epsilon_bs(double rho_z, double delta);
 

@@ -51,6 +51,13 @@ typedef struct {
     double seconds;              /* their wall time */
 } hdp_rates_result;
 
+/* One family of a result, as the per-family result tables read it (hdp_rates_risk_fields,
+ * hdp_rates_slope_fields of hdpsgd/fields.h, under the prefix hdp_design_family_key + "_"). */
+typedef struct {
+    const hdp_rates_result *res;
+    int family; /* hdp_design_family */
+} hdp_rates_family;
+
 /* Optimise the wanted families at each of the count finalized models (increasing
  * gamma) and fit the slopes. progress (NULL: none) is called after every gamma: "rates
  * gamma", done of count gammas, value that gamma; r->des[done - 1] then holds its optimised

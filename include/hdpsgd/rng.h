@@ -103,6 +103,27 @@ void hdp_normals_init(hdp_normals *g, const hdp_xoshiro *run);
 /* The next n standard normal numbers of the stream into out[0..n-1]. */
 void hdp_normals_fill(hdp_normals *g, double *out, long n);
 
+/* ---- the float32 block stream (the real-row Monte Carlo's private noise, src/sim/rows.c) ----
+ * The same eight lanes and rejection stream as hdp_normals (the same initialisation from a
+ * run's stream), but each 64-bit output gives two 32-bit words (low half first), and each word
+ * one float: position p takes word p % 2 of the (p / 16)-th output of lane (p % 16) / 2; a
+ * ziggurat of 1024 layers (built as the 512 above): layer = the low 10 bits of the word,
+ * u = 2 [1.m] - 3 with the word's top 22 bits as the top of m (exact, spacing 2^-21); x = u x_i
+ * in float when |u| < x_{i+1}/x_i (float tables: x_i to nearest, the ratio rounded toward zero;
+ * 99.6 % of positions), otherwise the rejection code in double on (layer, u), rounded to float,
+ * positions in increasing order. Sixteen floats per AVX-512 vector: the law is the ziggurat's
+ * up to the 2^-21 grid of u and the rounding of x_i and x to float (docs/performance.md). Bit
+ * for bit the same on every kernel. */
+typedef struct {
+    uint64_t s[4][HDP_NLANES];
+    hdp_xoshiro slow;
+    float buf[2 * HDP_NLANES];
+    int pos;
+} hdp_normals32;
+
+void hdp_normals32_init(hdp_normals32 *g, const hdp_xoshiro *run);
+void hdp_normals32_fill(hdp_normals32 *g, float *out, long n);
+
 /* The kernels; HDP_SIMD_AUTO picks the widest the CPU has, the default. The library reads
  * no environment variable: the program chooses (hdpsgd: HDPSGD_SIMD=generic|avx2|avx512,
  * src/cli/main.c; the Python package does the same). hdp_normals_use() switches every later

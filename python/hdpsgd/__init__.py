@@ -346,8 +346,8 @@ class Result(_results.Frame):
 
 # ---- the result classes, produced from the library's result tables (hdpsgd/fields.h) ----
 
-_MODEL_TEXT = ("model", str, "the model's source: its file, or the built-in default", False)
-_VERSION = ("version", str, "the library's version", False)
+_MODEL_TEXT = ("source", "", False)   # the tables model (as "model") and version
+_VERSION = ("version", "", False)
 
 OdeResult = _results.make(
     "OdeResult", "``hdpsgd ode``: the risk ODE's curve (the CSV's columns) and its JSON "
@@ -372,10 +372,8 @@ McResult = _results.make(
     "curves in ``columns`` and ``test_mse_curve``, ``test_mse_stderr_curve``).",
     [("mc", "", False), ("mc_rows", "", True), ("mc_sgd", "", True), ("mc_data", "", True),
      ("mc_data_columns", "", True), ("model", "", False), ("mc_run", "", False)],
-    extra=[("final_risks", _results.np.ndarray,
-            "each run's excess risk at t = 1 (NaN when it diverged), with keep_runs", True),
-           ("command", str, "sim or sde", False),
-           ("seed", int, "the base seed", False), _MODEL_TEXT, _VERSION],
+    extra=[("mc_finals", "", True),
+           ("mc_command", "", False), ("mc_seed", "", False), _MODEL_TEXT, _VERSION],
     csv=("mc", "mc_data_columns"))
 
 ValidateSide = _results.make("ValidateSide", "One side of the validator (a row of its table).",
@@ -451,8 +449,7 @@ ValidateResult = _results.make(
      ("ode", "ode.", False, "columns"), ("mc", "sim.", False, "columns"),
      ("mc", "sde.", True, "columns")],
     base=_ValidateBase,
-    extra=[("t", _results.np.ndarray, "time t = k/n in [0, 1], the grid of every curve", False),
-           _MODEL_TEXT])
+    extra=[("validate_grid", "", False), _MODEL_TEXT])
 
 PrivacyResult = _results.make(
     "PrivacyResult", "``hdpsgd privacy``: the privacy of the model at its delta (privacy.delta), the "
@@ -462,10 +459,8 @@ PrivacyResult = _results.make(
 
 DpsgdPrivacyResult = _results.make(
     "DpsgdPrivacyResult", "``hdpsgd accountant``: DP-SGD with Poisson sampling.",
-    [("accountant", "", False), ("accountant_query", "", False)],
-    extra=[("epsilon", float, "epsilon by the chosen accountant", False),
-           ("target_epsilon", float, "the target epsilon, when calibrated", True),
-           ("accountant", str, "the accountant that chose or calibrated: pld or rdp", False)])
+    [("accountant", "", False), ("accountant_query", "", False), ("accountant_choice", "", False),
+     ("accountant_target", "", True)])
 
 
 DatasetResult = _results.make(
@@ -662,22 +657,39 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: _Optional[float] = No
 
 
 def design(model: _ModelArg = None, *, family: _Union[str, "list[str]"] = "pl", knots: int = 8,
-           tune_clip: bool = False, refine: bool = False, refine_tol: float = 1e-5,
-           progress: _Progress = None) -> "DesignResult":
+           tune_clip: bool = False, tune_batch: bool = False, refine: bool = False,
+           refine_tol: float = 1e-5, progress: _Progress = None) -> "DesignResult":
     """The schedule of lowest predicted final risk at the model's rho (``hdpsgd schedule
-    --optimize --family F --knots K [--tune-clip] [--refine --refine-tol TOL]``): a
-    :class:`DesignResult`. family is output, linear-noise, inverse-time (also spelt optimal),
+    --optimize --family F --knots K [--tune-clip] [--tune-batch] [--refine --refine-tol TOL]``):
+    a :class:`DesignResult`. family is output, linear-noise, inverse-time (also spelt optimal),
     pl, a comma-separated list or all (the best is returned); 2 <= knots <= 512 (default 8, as
     the command line). The search is BFGS on the exact gradient of the final risk. refine (pl
     only, family="pl"): optimise at K knots, then at 2K - 1 started from that optimum, ... until
     the final risk moves by less than refine_tol (relative, default 1e-5); the closed-form
     families are optimised too, for the comparison (their ``<family>_final_risk``), and the
-    result holds refine_levels, refine_knots_<l> and refine_risk_<l> (coarse to fine)."""
+    result holds refine_levels, refine_knots_<l> and refine_risk_<l> (coarse to fine).
+    tune_batch (a one-pass model; not with refine): the design at sgd.batch = 1, 2, 4, ... (the
+    batched one pass, docs/theory.md §3.11), the best batch's design returned (its model, with
+    that sgd.batch, is the result's ``model``) with the JSON's batch numbers under its names:
+    best_batch, columns batch_candidates and batch_final_risks, and the configuration in the
+    accountants' terms: sample_rate, steps, noise_multiplier_min, noise_multiplier_median,
+    noise_multiplier_max, rho_accounted, and standard Poisson DP-SGD at the same q, steps and
+    (epsilon, delta): poisson_noise_multiplier, epsilon_pld, epsilon_rdp, epsilon_rdp_classic
+    (NaN where the command line's JSON writes null)."""
     m = _model(model)
     if not isinstance(family, str):
         family = ",".join(family)
     knots = _check_int("knots", knots, 2, _lib.INT_MAX)  # the library says the upper limit
     tol = _real("refine_tol", refine_tol)
+    if tune_batch:
+        if refine:
+            raise InputError("design: tune_batch with refine: give one of them (as the command "
+                             "line's --tune-batch with --refine)")
+        rec = _lib.run_long(_lib.hdp_handle_design_batch,
+                            (m._handle.ptr, _lib.cstr(family, "family"), knots,
+                             int(bool(tune_clip))), progress)
+        cols, nums, texts = _lib.record_dict(rec)
+        return DesignResult(cols, nums, texts, model=m.set("sgd.batch", nums["best_batch"]))
     rec = _lib.run_long(_lib.hdp_handle_design_refine,
                         (m._handle.ptr, _lib.cstr(family, "family"), knots,
                          int(bool(tune_clip)), int(bool(refine)), tol), progress)
@@ -701,14 +713,19 @@ def config(model: _ModelArg = None, *, all: bool = False) -> str:
     return _lib.take_text(out)
 
 
-class RatesResult(Result):
-    """``hdpsgd rates``: columns ``gamma``, ``n`` and ``<family>_final_risk`` (each family's
-    schedule optimised at each gamma = d/n, d fixed), and numbers ``<family>_slope`` (the
-    fitted log-log slope on the smallest-gamma decade), ``<family>_theory_slope`` (the same fit
-    of the theorem's rate, docs/theory.md §5), decade_lo, decade_hi, decade_points, rho, d and
-    ode_solves: the JSON's names (family keys output, linear_noise, inverse_time, pl)."""
+# every family's fields under its prefix, optional: a call computes the families it is given
+_FAMILY_PREFIXES = ("output_", "linear_noise_", "inverse_time_", "pl_")
 
-    _csv_columns = ("gamma", "n")
+RatesResult = _results.make(
+    "RatesResult", "``hdpsgd rates``: columns ``gamma``, ``n`` and ``<family>_final_risk`` (each "
+    "family's schedule optimised at each gamma = d/n, d fixed), and numbers ``<family>_slope`` "
+    "(the fitted log-log slope on the smallest-gamma decade), ``<family>_theory_slope`` (the "
+    "same fit of the theorem's rate, docs/theory.md §5), decade_lo, decade_hi, decade_points, "
+    "rho, d and ode_solves: the JSON's names (family keys output, linear_noise, inverse_time, "
+    "pl).",
+    [("rates", "", False)]
+    + [(t, p, True) for p in _FAMILY_PREFIXES for t in ("rates_risk", "rates_slope")]
+    + [("rates_summary", "", False)], extra=[_MODEL_TEXT], csv="rates")
 
 
 def _gammas(gammas):
@@ -746,7 +763,7 @@ def rates(model: _ModelArg = None, *, gammas, families: _Optional[_Union[str, "l
     fam = None if families is None else _lib.cstr(families, "families")
     rec = _lib.run_long(_lib.hdp_handle_rates,
                         (m._handle.ptr, lo, hi, count, fam, int(bool(tune_clip))), progress)
-    return RatesResult(*_lib.record_dict(rec))
+    return RatesResult._from_record(*_lib.record_dict(rec))
 
 
 def _classes(positive):

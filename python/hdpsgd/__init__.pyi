@@ -56,9 +56,6 @@ class DesignResult(Result):
     def to_table(self, path: str) -> str: ...
 
 
-class RatesResult(Result): ...
-
-
 class SweepResult(Result):
     names: tuple[str, ...]
     axes: tuple[str, ...]
@@ -348,6 +345,31 @@ class DpsgdPrivacyResult(_ResultBase):
     target_epsilon: Optional[float]
 
 
+class RatesResult(_ResultBase):
+    """``hdpsgd rates``: columns ``gamma``, ``n`` and ``<family>_final_risk`` (each family's schedule optimised at each gamma = d/n, d fixed), and numbers ``<family>_slope`` (the fitted log-log slope on the smallest-gamma decade), ``<family>_theory_slope`` (the same fit of the theorem's rate, docs/theory.md §5), decade_lo, decade_hi, decade_points, rho, d and ode_solves: the JSON's names (family keys output, linear_noise, inverse_time, pl)."""
+    gamma: np.ndarray
+    n: np.ndarray
+    decade_lo: float
+    decade_hi: float
+    decade_points: int
+    rho: float
+    d: int
+    ode_solves: int
+    model: str
+    output_final_risk: Optional[np.ndarray]
+    output_slope: Optional[float]
+    output_theory_slope: Optional[float]
+    linear_noise_final_risk: Optional[np.ndarray]
+    linear_noise_slope: Optional[float]
+    linear_noise_theory_slope: Optional[float]
+    inverse_time_final_risk: Optional[np.ndarray]
+    inverse_time_slope: Optional[float]
+    inverse_time_theory_slope: Optional[float]
+    pl_final_risk: Optional[np.ndarray]
+    pl_slope: Optional[float]
+    pl_theory_slope: Optional[float]
+
+
 class DatasetResult(_ResultBase):
     """``hdpsgd dataset --json``: a user's data set prepared as the toolkit's empirical model (docs/theory.md §9), the JSON summary's numbers, texts and columns under its names (the files' names it echoes are the call's arguments): always n, d, storage, center, scale, scale_factor, trace_raw, trace and the column eigenvalues; with labels ridge, label_mean, label_variance, theta_norm, risk0, residual_variance and the column energy (positive_count with classes); with test features test_n (test_mse with their labels). A field that does not apply is None."""
     n: int
@@ -389,8 +411,8 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: Optional[float] = ...
                   epochs: Optional[float] = ..., delta: float = ...,
                   accountant: str = ...) -> DpsgdPrivacyResult: ...
 def design(model: _ModelArg = ..., *, family: Union[str, list[str]] = ..., knots: int = ...,
-           tune_clip: bool = ..., refine: bool = ..., refine_tol: float = ...,
-           progress: _Progress = ...) -> DesignResult: ...
+           tune_clip: bool = ..., tune_batch: bool = ..., refine: bool = ...,
+           refine_tol: float = ..., progress: _Progress = ...) -> DesignResult: ...
 def config(model: _ModelArg = ..., *, all: bool = ...) -> str: ...
 def rates(model: _ModelArg = ..., *, gammas: Union[str, tuple[float, float, int]],
           families: Optional[Union[str, list[str]]] = ..., tune_clip: bool = ...,

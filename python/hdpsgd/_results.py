@@ -157,7 +157,7 @@ def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
     library's table under prefix, as the handle's record names them (with own_prefix, the
     validator's side without prefix has its verdict as sim_pass, "pass" being the overall
     one, as in the library); extra: (record name, type, help, optional) fields the job adds
-    (texts such as model and version); csv: the table (or tables) whose columns make to_frame()."""
+    (the seed), or tables (table, prefix, optional) in their place (the model, the version); csv: the table (or tables) whose columns make to_frame()."""
     spec, seen = [], set()
     for table, prefix, optional, *what in parts:
         for name, typ, help_ in _table(table):
@@ -167,7 +167,11 @@ def make(cls_name, doc, parts, base=Base, extra=(), csv=None, own_prefix=True):
             if own_prefix and table == "validate_side" and not prefix and name in SIM_PREFIXED:
                 rec = "sim_" + name  # the bare sim side's verdict: "pass" is the overall one
             spec.append((rec, typ, help_, optional))
-    spec += list(extra)
+    for item in extra:  # a field, or a table's fields (table, prefix, optional) in its place
+        if len(item) == 3:
+            spec += [(item[1] + name, typ, help_, item[2]) for name, typ, help_ in _table(item[0])]
+        else:
+            spec.append(item)
     # a column named as a number (the held-out MSE: its value at t = 1 in the JSON, its curve
     # in the CSV) keeps its record name in ``columns``; its attribute is NAME_curve
     scalars = {rec for rec, typ, _h, _o in spec if typ is not np.ndarray}

@@ -709,6 +709,46 @@ class Test_design(unittest.TestCase):
         self.assertEqual(d.c, data["best_c"])
         self.assertEqual(d.final_risk, data["output_final_risk"])
 
+    def test_tune_batch_like_the_program(self):
+        """tune_batch=True is `schedule --optimize --tune-batch`: the same best batch, the same
+        candidates and risks, the same configuration in the accountants' terms (bit for bit);
+        the result's model runs the best batch (issue 33)."""
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        args = ("schedule", path, "--optimize", "--family", "output", "--tune-clip",
+                "--tune-batch", "--set", "privacy.epsilon=1", "--set", "privacy.delta=1e-5")
+        data, _, _, _ = cli(*args, csv_out=False)
+        m = hdpsgd.Model(path).replace({"privacy.epsilon": 1, "privacy.delta": 1e-5})
+        d = hdpsgd.design(m, family="output", tune_clip=True, tune_batch=True)
+        self.assertEqual(d.best_batch, data["best_batch"])
+        self.assertEqual(list(d.batch_candidates), data["batch_candidates"])
+        self.assertEqual(list(d.batch_final_risks), data["batch_final_risks"])
+        self.assertGreaterEqual(len(d.batch_candidates), 3)  # B = 1, 2, 4, ... n/32
+        self.assertEqual(d.best_batch, d.batch_candidates[np.argmin(d.batch_final_risks)])
+        self.assertEqual(d.final_risk, min(d.batch_final_risks))
+        for k in ("best_final_risk", "best_c", "sample_rate", "steps", "noise_multiplier_min",
+                  "noise_multiplier_median", "noise_multiplier_max", "rho_accounted",
+                  "poisson_noise_multiplier", "epsilon_pld", "epsilon_rdp",
+                  "epsilon_rdp_classic"):
+            self.assertIsNotNone(data[k], k)  # finite at epsilon = 1
+            self.assertEqual(d[k], data[k], k)
+        n = d.n
+        self.assertEqual(d.sample_rate, d.best_batch / n)
+        self.assertEqual(d.steps, -(-n // d.best_batch))
+        # the same budget by the three accountants, tight to loose, at the calibrated sigma
+        self.assertLessEqual(d.epsilon_pld, d.epsilon_rdp)
+        self.assertLessEqual(d.epsilon_rdp, d.epsilon_rdp_classic)
+        self.assertEqual(d.model["sgd.batch"], d.best_batch)
+        # the design at the best batch alone is the same design
+        one = hdpsgd.design(m.set("sgd.batch", d.best_batch), family="output", tune_clip=True)
+        self.assertEqual(one.final_risk, d.final_risk)
+        self.assertEqual(one.c, d.c)
+        self.assertNotIn("best_batch", one)
+        with self.assertRaises(hdpsgd.InputError):
+            hdpsgd.design(m, family="pl", tune_batch=True, refine=True)
+        with self.assertRaises(hdpsgd.InputError):  # not a one-pass model
+            hdpsgd.design(m.replace({"sgd.sampling": "poisson", "data.train_size": 2000}),
+                          family="output", tune_batch=True)
+
     def test_bad_arguments(self):
         with self.assertRaises(ValueError) as cm:
             hdpsgd.design(hdpsgd.Model(), family="nope")

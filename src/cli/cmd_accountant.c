@@ -126,14 +126,12 @@ static void write_json(FILE *f, const hdp_accountant_query *x, const hdp_account
 {
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_num(&j, "epsilon", kind == HDP_ACCOUNTANT_RDP ? r->epsilon_rdp : r->epsilon_pld);
-    hdp_json_str(&j, "accountant", hdp_accountant_name(kind));
+    hdp_accountant_choice c = {r, kind, epsilon_opt, epochs_opt};
+    hdp_json_fields(&j, &hdp_accountant_choice_fields, "", &c, NULL);
     hdp_json_fields(&j, &hdp_accountant_fields, "", r, NULL);
     hdp_json_fields(&j, &hdp_accountant_query_fields, "", x, NULL);
-    if (!isnan(epochs_opt))
-        hdp_json_num(&j, "epochs", epochs_opt);
-    if (!isnan(epsilon_opt))
-        hdp_json_num(&j, "target_epsilon", epsilon_opt);
+    hdp_json_fields(&j, &hdp_accountant_epochs_fields, "", &c, NULL);
+    hdp_json_fields(&j, &hdp_accountant_target_fields, "", &c, NULL);
     hdp_json_end(&j);
 }
 

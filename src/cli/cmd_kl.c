@@ -253,39 +253,17 @@ static void bound_json(hdp_json *j, const void *ctx)
     const bound_ctx *b = ctx;
     const hdp_model *m = b->m;
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    hdp_json_str(j, "init", hdp_kl_init_name(b->a.init));
-    hdp_json_int(j, "depth", b->a.L);
-    hdp_json_int(j, "width", b->a.m);
-    hdp_json_int(j, "d", b->a.d);
-    hdp_json_int(j, "o", b->a.o);
-    for (int l = 1; l <= b->a.L; l++) {
-        char k[32];
-        snprintf(k, sizeof k, "beta_%d", l);
-        hdp_json_num(j, k, b->beta[l]);
-    }
-    hdp_json_num(j, "B", b->B);
-    hdp_json_num(j, "B_table", b->Bt);
-    hdp_json_num(j, "T", b->T);
-    hdp_json_int(j, "n", kp->n);
-    hdp_json_num(j, "sigma", kp->sigma);
-    hdp_json_num(j, "c", HDP_KL_C);
-    hdp_json_num(j, "kl_bound", b->kl4);
-    hdp_json_num(j, "kl_bound_seed", b->kl2);
-    hdp_json_num(j, "pinsker_delta", hdp_kl_pinsker_delta(b->kl4));
-    hdp_json_num(j, "pinsker_delta_seed", hdp_kl_pinsker_delta(b->kl2));
-    hdp_json_num(j, "budget", kp->budget);
-    hdp_json_num(j, "sigma2_for_budget", b->b4.sigma2_at_T);
-    hdp_json_num(j, "sigma2_for_budget_seed", b->b2.sigma2_at_T);
-    hdp_json_num(j, "R_lemma63", b->R);
-    hdp_json_num(j, "T_opt", b->b4.T_opt);
-    hdp_json_num(j, "sigma2_opt", b->b4.sigma2_opt);
-    hdp_json_num(j, "risk_opt", b->b4.risk_opt);
-    hdp_json_num(j, "T_opt_seed", b->b2.T_opt);
-    hdp_json_num(j, "sigma2_opt_seed", b->b2.sigma2_opt);
-    hdp_json_num(j, "risk_opt_seed", b->b2.risk_opt);
-    hdp_json_num(j, "delta_target", kp->delta > 0 ? kp->delta : NAN);
-    hdp_json_num(j, "budget_for_delta", b->budget_delta);
-    hdp_json_num(j, "sigma_for_delta", b->sigma_delta);
+    hdp_kl_bound_summary s = {.a = b->a, .B = b->B, .B_table = b->Bt, .T = b->T, .n = kp->n,
+                              .sigma = kp->sigma, .kl_bound = b->kl4, .kl_bound_seed = b->kl2,
+                              .budget = kp->budget, .b4 = b->b4, .b2 = b->b2, .R = b->R,
+                              .delta_target = kp->delta > 0 ? kp->delta : NAN,
+                              .budget_for_delta = b->budget_delta,
+                              .sigma_for_delta = b->sigma_delta};
+    memcpy(s.beta, b->beta, sizeof s.beta);
+    hdp_json_fields(j, &hdp_kl_arch_fields, "", &s, NULL);
+    for (long l = 1; l <= b->a.L; l++)
+        hdp_json_fields_at(j, &hdp_kl_beta_fields, "", &s, l);
+    hdp_json_fields(j, &hdp_kl_bound_fields, "", &s, NULL);
     cli_json_model(j, m, "kl");
 }
 
@@ -369,30 +347,15 @@ static void init_json(hdp_json *j, const void *ctx)
 {
     const init_ctx *c = ctx;
     const hdp_klinit *ki = c->ki;
-    const hdp_model *m = c->m;
-    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     for (int i = 0; i < ki->nd; i++)
         for (int k = 0; k < 4; k++) {
             if (!ki->want[k])
                 continue;
-            const hdp_kl_init_result *r = &ki->res[i * 4 + k];
-            char key[64];
-            snprintf(key, sizeof key, "%s_L%ld_mc", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_num(j, key, r->mean[0]);
-            snprintf(key, sizeof key, "%s_L%ld_stderr", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_num(j, key, r->stderr_[0]);
-            snprintf(key, sizeof key, "%s_L%ld_lemma_c3", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_num(j, key, r->formula[0]);
-            snprintf(key, sizeof key, "%s_L%ld_z", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_num(j, key, r->z);
+            char pre[48];
+            snprintf(pre, sizeof pre, "%s_L%ld_", hdp_kl_init_name(k), ki->depths[i]);
+            hdp_json_fields(j, &hdp_kl_init_point_fields, pre, &ki->res[i * 4 + k], NULL);
         }
-    hdp_json_int(j, "width", kp->width);
-    hdp_json_int(j, "d", kp->d);
-    hdp_json_int(j, "o", kp->o);
-    hdp_json_int(j, "runs", kp->init_runs);
-    hdp_json_num(j, "z_tol", m->z_tol);
-    hdp_json_bool(j, "pass", ki->fails == 0);
-    hdp_json_num(j, "seconds", ki->seconds);
+    hdp_json_fields(j, &hdp_kl_init_fields, "", ki, c->m);
 }
 
 static int sub_init(const hdp_model *m, int threads)

@@ -170,46 +170,24 @@ static void epochs_json_scheme(hdp_json *j, const hdp_model *m, const hdp_kl_run
                                double B, const char *s)
 {
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    const long E = kp->epochs, n = kp->n;
-    const double T = kp->eta * (double)E;
-    const int sq = kp->loss == HDP_KL_SQUARED;
+    hdp_kl_run_scheme ks = {r, NULL, kp->epochs, kp->n, B, kp->eta * (double)kp->epochs,
+                            kp->sigma, kp->loss == HDP_KL_SQUARED};
     char key[64];
     snprintf(key, sizeof key, "%s_", s);
-    kl_json_stats(j, r, E, key);
-#define KEY(name) (snprintf(key, sizeof key, "%s_%s", s, name), key)
-    hdp_json_num(j, KEY("kl_exact"), r->kl_exact[E]);
-    hdp_json_num(j, KEY("kl_last_iterate"), r->kl_final[E]);
-    hdp_json_num(j, KEY("kl_seed_constant"), HDP_KL_C / HDP_KL_C_SEED * r->kl_mc[E]);
-    hdp_json_num(j, KEY("z_exact"), sq ? (r->kl_mc[E] - r->kl_exact[E]) / r->kl_mc_se_path[E]
-                                       : NAN);
-    hdp_json_num(j, KEY("bound"), hdp_kl_bound(B, T, n, kp->sigma, HDP_KL_C));
-    hdp_json_num(j, KEY("bound_seed"), hdp_kl_bound(B, T, n, kp->sigma, HDP_KL_C_SEED));
-    hdp_json_num(j, KEY("pinsker_delta"), hdp_kl_pinsker_delta(r->kl_mc[E]));
-    hdp_json_num(j, KEY("B"), B);
-    hdp_json_num(j, KEY("grad2"), r->grad2);
-    hdp_json_int(j, KEY("worst_sample"), r->worst);
-    hdp_json_num(j, KEY("eta_lambda_max"), r->eta_lambda_max);
-    hdp_json_num(j, KEY("R_lazy"), r->R_lazy);
-    hdp_json_int(j, KEY("rank"), r->rank);
-    hdp_json_num(j, KEY("train_loss"), r->train_loss[E]);
-    hdp_json_num(j, KEY("seconds"), r->seconds);
-#undef KEY
+    kl_json_stats(j, r, ks.epoch, key);
+    hdp_json_fields(j, &hdp_kl_run_scheme_fields, key, &ks, NULL);
 }
 
 /* the real network's keys, <scheme>_relu_<name> (kl.network = relu) */
 static void epochs_json_relu(hdp_json *j, const hdp_model *m, const hdp_kl_run_result *r,
                              const hdp_kl_run_result *lin, const char *s)
 {
-    const long E = hdp_kl_keys_of(m)->epochs;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
+    hdp_kl_run_scheme ks = {r, lin, kp->epochs, kp->n, NAN, NAN, kp->sigma, 0};
     char key[64];
     snprintf(key, sizeof key, "%s_relu_", s);
-    kl_json_stats(j, r, E, key);
-#define KEY(name) (snprintf(key, sizeof key, "%s_relu_%s", s, name), key)
-    hdp_json_num(j, KEY("kl_ratio_linearised"), r->kl_mc[E] / lin->kl_mc[E]);
-    hdp_json_int(j, KEY("worst_sample"), r->worst);
-    hdp_json_num(j, KEY("train_loss"), r->train_loss[E]);
-    hdp_json_num(j, KEY("seconds"), r->seconds);
-#undef KEY
+    kl_json_stats(j, r, ks.epoch, key);
+    hdp_json_fields(j, &hdp_kl_run_relu_fields, key, &ks, NULL);
 }
 
 static void epochs_json(hdp_json *j, const void *ctx)
@@ -223,20 +201,10 @@ static void epochs_json(hdp_json *j, const void *ctx)
             if (c->ep->relu)
                 epochs_json_relu(j, m, &c->ep->res_relu[k], &c->ep->res[k], hdp_kl_init_name(k));
         }
-    if (c->ep->relu) {
-        hdp_json_str(j, "network", "relu");
-        hdp_json_int(j, "relu_runs", kp->relu_runs);
-    }
-    hdp_json_num(j, "c", HDP_KL_C);
-    hdp_json_int(j, "epochs", kp->epochs);
-    hdp_json_num(j, "T", kp->eta * (double)kp->epochs);
-    hdp_json_int(j, "n", kp->n);
-    hdp_json_num(j, "sigma", kp->sigma);
-    hdp_json_num(j, "eta", kp->eta);
-    hdp_json_str(j, "loss", hdp_kl_loss_name(kp->loss));
-    hdp_json_int(j, "inits", kp->inits);
-    hdp_json_int(j, "runs", kp->runs);
-    hdp_json_uint(j, "seed", m->seed);
+    if (c->ep->relu)
+        hdp_json_fields(j, &hdp_kl_network_fields, "", kp, NULL);
+    hdp_json_fields(j, &hdp_kl_run_fields, "", kp, NULL);
+    hdp_json_fields(j, &hdp_model_seed_fields, "", m, NULL);
 }
 
 static void epochs_figure(hdp_plot_vars *v, const void *ctx)

@@ -208,29 +208,14 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
 
 static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int exact_alone)
 {
-    const hdp_nc_spec *s = &pt->spec;
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_int(&j, "K", s->K);
-    hdp_json_int(&j, "p", s->p);
-    hdp_json_int(&j, "n", s->n);
-    hdp_json_num(&j, "imbalance", s->imbalance);
-    hdp_json_str(&j, "loss", hdp_nc_loss_name(s->loss));
-    hdp_json_str(&j, "init", hdp_nc_init_name(s->init));
-    hdp_json_int(&j, "steps", s->steps);
-    hdp_json_num(&j, "eta", s->eta);
-    hdp_json_int(&j, "batch", s->batch);
-    hdp_json_str(&j, "perturbation", hdp_nc_perturbation_name(s->perturbation));
-    hdp_json_num(&j, "beta", s->beta);
-    hdp_json_str(&j, "remedy", hdp_nc_remedy_name(s->remedy));
-    hdp_json_num(&j, "G", s->G);
-    hdp_json_num(&j, "rho", s->rho);
-    hdp_json_num(&j, "delta", s->delta);
+    hdp_json_fields(&j, &hdp_nc_spec_fields, "", pt, NULL);
     hdp_json_fields(&j, &hdp_nc_fields, "", pt, NULL);
     if (!exact_alone)
         hdp_json_fields(&j, &hdp_nc_draws_fields, "", pt, NULL);
     hdp_json_fields(&j, &hdp_nc_problem_fields, "", pt, NULL);
-    hdp_json_uint(&j, "seed", s->seed);
+    hdp_json_fields(&j, &hdp_nc_seed_fields, "", pt, NULL);
     cli_json_model(&j, m, "nc");
     hdp_json_end(&j);
 }

@@ -187,13 +187,7 @@ static hdp_status write_one(const hdp_model *m, const hdp_net_data *dt, const hd
         hdp_json js;
         hdp_json_begin(&js, j);
         hdp_json_fields(&js, &hdp_net_fields, "", r, NULL);
-        hdp_json_int(&js, "width", c->width);
-        hdp_json_int(&js, "n", dt->train.n);
-        hdp_json_int(&js, "d", dt->d);
-        hdp_json_int(&js, "classes", dt->K);
-        hdp_json_num(&js, "clip", c->clip);
-        hdp_json_num(&js, "lr", c->lr);
-        hdp_json_int(&js, "steps", c->steps);
+        hdp_json_fields(&js, &hdp_net_config_fields, "", c, dt);
         cli_json_model(&js, m, "net");
         hdp_json_end(&js);
     }
@@ -298,13 +292,7 @@ static void vs_json(FILE *f, const hdp_model *m, const hdp_netexp *x)
                 hdp_json_num(&j, NULL, hdp_field_number(&t->fields[k], &x->cell[v][i], NULL));
             hdp_json_close(&j);
         }
-    hdp_json_num(&j, "epsilon", x->epsilon);
-    hdp_json_num(&j, "delta", x->delta);
-    hdp_json_bool(&j, "full", x->full);
-    hdp_json_int(&j, "runs", x->runs);
-    hdp_json_int(&j, "diverged", x->diverged);
-    hdp_json_num(&j, "seconds", x->seconds);
-    hdp_json_int(&j, "threads", x->threads);
+    hdp_json_fields(&j, &hdp_netexp_fields, "", x, NULL);
     cli_json_model(&j, m, "net");
     hdp_json_end(&j);
 }

@@ -63,7 +63,7 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
         hdp_json_fields(&j, &hdp_ode_data_fields, "", r, m);
     hdp_json_fields(&j, &hdp_model_fields, "", m, NULL);
     cli_json_model(&j, m, "ode");
-    hdp_json_str(&j, "version", hdp_version_string());
+    hdp_json_fields(&j, &hdp_version_fields, "", NULL, NULL);
     hdp_json_end(&j);
 }
 

@@ -191,23 +191,11 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
     if (js->open) {
         hdp_json j;
         hdp_json_begin(&j, js->f);
-        hdp_json_num(&j, "eta", eta);
-        hdp_json_int(&j, "steps", T);
-        hdp_json_num(&j, "sigma", sigma);
-        hdp_json_num(&j, "rho_z", rho_z);
-        hdp_json_num(&j, "epsilon", eps_cks);
-        hdp_json_num(&j, "delta", delta);
-        hdp_json_num(&j, "epsilon_bs", eps_bs);
-        hdp_json_num(&j, "epsilon_cks", eps_cks);
-        if (!isnan(sigma_opt)) {
-            hdp_json_num(&j, "epsilon_simple", eps003);
-        } else {
-            hdp_json_num(&j, "target_epsilon", epsilon_opt);
-            hdp_json_num(&j, "sigma_simple", sigma003);
-            hdp_json_num(&j, "sigma_zcdp", sigma_z);
-        }
-        hdp_json_bool(&j, "simple_applies", applies);
-        hdp_json_num(&j, "simple_epsilon_max", bound);
+        int given = !isnan(sigma_opt);
+        hdp_dpgd_privacy dp = {eta, T, sigma, rho_z, delta, eps_bs, eps_cks,
+                               given ? eps003 : NAN, given ? NAN : epsilon_opt,
+                               given ? NAN : sigma003, given ? NAN : sigma_z, applies, bound};
+        hdp_json_fields(&j, &hdp_dpgd_privacy_fields, "", &dp, NULL);
         hdp_json_end(&j);
     }
     (void)m;
@@ -356,19 +344,15 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         snprintf(ps.schedule, sizeof ps.schedule, "%s", hdp_sched_name(m->sched));
         hdp_json_fields(&j, &hdp_privacy_fields, "", &ps, NULL);
         hdp_json_fields(&j, &hdp_nonexpansive_fields, "", &ne, &delta);
-        if (!isnan(epsilon_opt)) {
-            hdp_json_num(&j, "target_epsilon", epsilon_opt);
-            hdp_json_num(&j, "rho_for_target", rho_t);
-            hdp_json_num(&j, "rho_z_for_target", rz_t);
-        }
+        hdp_privacy_target tg = {epsilon_opt, rho_t, rz_t};
+        hdp_json_fields(&j, &hdp_privacy_target_fields, "", &tg, NULL);
         hdp_json_array(&j, "at_delta");
         for (int i = 0; i < ndeltas; i++) {
+            hdp_privacy_at_delta at = {deltas[i], hdp_zcdp_epsilon_cks(rho_z, deltas[i]),
+                                       hdp_zcdp_epsilon_bs(rho_z, deltas[i]),
+                                       isnan(epsilon_opt) ? NAN : rho_at[i]};
             hdp_json_object(&j, NULL);
-            hdp_json_num(&j, "delta", deltas[i]);
-            hdp_json_num(&j, "epsilon", hdp_zcdp_epsilon_cks(rho_z, deltas[i]));
-            hdp_json_num(&j, "epsilon_bs", hdp_zcdp_epsilon_bs(rho_z, deltas[i]));
-            if (!isnan(epsilon_opt))
-                hdp_json_num(&j, "rho_for_target", rho_at[i]);
+            hdp_json_fields(&j, &hdp_privacy_at_delta_fields, "", &at, NULL);
             hdp_json_close(&j);
         }
         hdp_json_close(&j);

@@ -199,43 +199,22 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
 {
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_int(&j, "count", r->count);
-    hdp_json_array(&j, "gamma");
-    for (long i = 0; i < r->count; i++)
-        hdp_json_num(&j, NULL, r->models[i].gamma);
-    hdp_json_close(&j);
-    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-        if (r->res.want[fam]) {
-            char k[96];
-            snprintf(k, sizeof k, "%s_final_risk", hdp_design_family_key(fam));
-            hdp_json_array(&j, k);
-            for (long i = 0; i < r->count; i++)
-                hdp_json_num(&j, NULL, RES(r, i, fam).final_risk);
-            hdp_json_close(&j);
-        }
-    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-        if (r->res.want[fam]) {
-            char k[96];
-            snprintf(k, sizeof k, "%s_slope", hdp_design_family_key(fam));
-            hdp_json_num(&j, k, r->res.slope[fam]);
-            snprintf(k, sizeof k, "%s_theory_slope", hdp_design_family_key(fam));
-            hdp_json_num(&j, k, r->res.theory_slope[fam]);
-        }
+    hdp_json_fields(&j, &hdp_rates_fields, "", &r->res, NULL);
     hdp_rates_fit fits[HDP_FAMILY_COUNT];
     rates_fits(r, fits);
-    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-        if (r->res.want[fam]) {
-            char pre[64];
-            snprintf(pre, sizeof pre, "%s_", hdp_design_family_key(fam));
-            hdp_json_fields(&j, &hdp_rates_fit_fields, pre, &fits[fam], NULL);
-        }
-    hdp_json_num(&j, "decade_lo", r->models[0].gamma);
-    hdp_json_num(&j, "decade_hi", r->models[r->res.dec - 1].gamma);
-    hdp_json_int(&j, "decade_points", r->res.dec);
-    hdp_json_num(&j, "rho", r->models[0].rho);
-    hdp_json_int(&j, "d", r->models[0].d);
-    hdp_json_int(&j, "ode_solves", r->res.solves);
-    hdp_json_num(&j, "ode_solves_per_second", r->res.seconds > 0 ? (double)r->res.solves / r->res.seconds : NAN);
+    /* every wanted family's risks, then its slopes, then its fit */
+    const hdp_field_table *per_family[] = {&hdp_rates_risk_fields, &hdp_rates_slope_fields,
+                                           &hdp_rates_fit_fields};
+    for (int t = 0; t < 3; t++)
+        for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
+            if (r->res.want[fam]) {
+                char pre[64];
+                snprintf(pre, sizeof pre, "%s_", hdp_design_family_key(fam));
+                hdp_rates_family rf = {&r->res, fam};
+                hdp_json_fields(&j, per_family[t], pre, t < 2 ? (const void *)&rf : &fits[fam],
+                                NULL);
+            }
+    hdp_json_fields(&j, &hdp_rates_summary_fields, "", &r->res, NULL);
     cli_json_model(&j, &r->models[0], "rates");
     hdp_json_end(&j);
 }

@@ -117,20 +117,13 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, co
     const hdp_si_params *hp = &pb->hp;
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_str(&j, "stage2", hdp_si_stage2_name(pb->spec.stage2));
+    hdp_json_fields(&j, &hdp_si_stage2_fields, "", pb, NULL);
     hdp_json_fields(&j, &hdp_si_result_fields, "", r, NULL);
     hdp_json_fields(&j, &hdp_si_problem_fields, "", pb, NULL);
-    hdp_json_num(&j, "eta_lambda_max", hp->eta_a * pb->l[pb->spec.p - 1]);
+    hdp_json_fields(&j, &hdp_si_eta_fields, "", pb, NULL);
     hdp_json_fields(&j, &hdp_si_params_fields, "", hp, NULL);
-    hdp_json_str(&j, "sigma_a_route", hp->sigma_route_zcdp ? "zcdp" : "notes_formula");
-    hdp_json_str(&j, "epsilon_form", hp->budget_total ? "total" : "stage2");
-    hdp_json_num(&j, "stage1_share", hp->budget_total ? pb->spec.stage1_share : NAN);
-    hdp_json_num(&j, "rho_z_target", hp->budget_total ? hp->rho_z_target : NAN);
-    hdp_json_int(&j, "d", pb->spec.d);
-    hdp_json_int(&j, "p", pb->spec.p);
-    hdp_json_int(&j, "n", pb->spec.n);
-    hdp_json_int(&j, "threads", threads);
-    hdp_json_uint(&j, "seed", pb->spec.seed);
+    hdp_json_fields(&j, &hdp_si_budget_fields, "", pb, &threads);
+    hdp_json_fields(&j, &hdp_si_seed_fields, "", pb, NULL);
     cli_json_model(&j, m, "sim-index");
     hdp_json_end(&j);
 }

@@ -176,7 +176,7 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
 {
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_str(&j, "command", name);
+    hdp_json_fields(&j, &hdp_mc_command_fields, "", name, NULL);
     hdp_json_fields(&j, &hdp_mc_fields, "", r, m);
     if (r->sgd.finite) /* standard DP-SGD on a finite training set (docs/theory.md §6.6) */
         hdp_json_fields(&j, &hdp_mc_sgd_fields, "", r, m);
@@ -186,9 +186,9 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
         hdp_json_fields(&j, &hdp_mc_data_fields, "", r, m);
     hdp_json_fields(&j, &hdp_model_fields, "", m, NULL);
     hdp_json_fields(&j, &hdp_mc_run_fields, "", r, m);
-    hdp_json_uint(&j, "seed", opt->seed);
+    hdp_json_fields(&j, &hdp_mc_seed_fields, "", opt, NULL);
     cli_json_model(&j, m, "sim");
-    hdp_json_str(&j, "version", hdp_version_string());
+    hdp_json_fields(&j, &hdp_version_fields, "", NULL, NULL);
     hdp_json_end(&j);
 }
 

@@ -707,6 +707,6 @@ const char *const *cli_model_sections(const char *command)
 
 void cli_json_model(hdp_json *j, const hdp_model *m, const char *command)
 {
-    hdp_json_str(j, "model_file", m->source);
+    hdp_json_fields(j, &hdp_source_fields, "", m, NULL);
     hdp_json_model(j, "model", m, cli_model_sections(command));
 }

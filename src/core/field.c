@@ -113,6 +113,16 @@ void hdp_field_write(const hdp_field_table *t, hdp_field_output out, const char 
             sink->list(user, name, f, obj);
             continue;
         }
+        if (f->flags & HDP_FIELD_SEED) {
+            unsigned long long seed;
+            memcpy(&seed, (const char *)obj + f->offset, sizeof seed);
+            sink->seed(user, name, seed);
+            continue;
+        }
+        if ((f->flags & HDP_FIELD_OPTIONAL) &&
+            (f->kind == HDP_FIELD_TEXT ? !hdp_field_text(f, obj)
+                                       : isnan(hdp_field_number(f, obj, ctx))))
+            continue;
         switch (f->kind) {
         case HDP_FIELD_COLUMN:
             data = hdp_field_column(f, obj, &len);

@@ -560,7 +560,18 @@ static const hdp_field_table *const tables[] = {
     &hdp_design_inverse_time_fields, &hdp_design_pl_fields, &hdp_design_cost_fields,
     &hdp_design_set_fields, &hdp_design_summary_fields, &hdp_design_refine_fields,
     &hdp_design_level_fields, &hdp_design_equivalent_fields, &hdp_design_batch_fields,
-    &hdp_design_batch_terms_fields, &hdp_design_file_fields,
+    &hdp_design_batch_terms_fields, &hdp_design_file_fields, &hdp_rates_fields,
+    &hdp_rates_risk_fields, &hdp_rates_slope_fields, &hdp_rates_summary_fields,
+    &hdp_accountant_choice_fields, &hdp_accountant_epochs_fields, &hdp_accountant_target_fields,
+    &hdp_source_fields, &hdp_version_fields, &hdp_privacy_target_fields,
+    &hdp_privacy_at_delta_fields, &hdp_dpgd_privacy_fields, &hdp_nc_spec_fields,
+    &hdp_si_stage2_fields, &hdp_si_eta_fields, &hdp_si_budget_fields, &hdp_kl_arch_fields,
+    &hdp_kl_beta_fields, &hdp_kl_bound_fields, &hdp_kl_run_scheme_fields,
+    &hdp_kl_run_relu_fields, &hdp_kl_network_fields, &hdp_kl_run_fields, &hdp_mc_seed_fields,
+    &hdp_model_seed_fields, &hdp_nc_seed_fields, &hdp_si_seed_fields, &hdp_mc_command_fields,
+    &hdp_net_config_fields, &hdp_netexp_fields, &hdp_kl_init_point_fields, &hdp_kl_init_fields,
+    &hdp_sweep_point_fields, &hdp_mc_finals_fields, &hdp_validate_grid_fields,
+    &hdp_design_text_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

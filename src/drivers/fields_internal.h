@@ -1,6 +1,6 @@
 /*
  * fields_internal.h — the initialisers of hdp_field rows (hdpsgd/fields.h) shared by the
- * files of result tables: fields.c, fields_data.c, fields_design.c.
+ * files of result tables: fields.c, fields_data.c, fields_design.c, fields_summary.c.
  */
 #ifndef HDPSGD_DRIVERS_FIELDS_INTERNAL_H
 #define HDPSGD_DRIVERS_FIELDS_INTERNAL_H

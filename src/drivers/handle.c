@@ -324,8 +324,16 @@ static void sink_list(void *r, const char *name, const hdp_field *f, const void 
     free(v);
 }
 
-static const hdp_field_sink rec_sink = {sink_real, sink_integer, sink_boolean,
-                                        sink_text, sink_column, sink_list};
+/* a seed as a text (64 bits) */
+static void sink_seed(void *r, const char *name, unsigned long long v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%llu", v);
+    hdp_rec_text_add(r, name, text);
+}
+
+static const hdp_field_sink rec_sink = {sink_real,   sink_integer, sink_boolean, sink_text,
+                                        sink_column, sink_list,    sink_seed};
 
 /* every field of a result table (hdpsgd/fields.h) of obj under prefix, but the JSON-only */
 void hdp_rec_fields(hdp_record *r, const hdp_field_table *t, const char *prefix,
@@ -364,7 +372,12 @@ const char *hdp_result_table(int i, const char **help)
 
 const char *hdp_result_field(const char *table, int i, int *kind, const char **help)
 {
-    const hdp_field *f = hdp_field_at(hdp_field_table_find(table), i);
+    /* the i-th field the record holds (the JSON-only fields are not there) */
+    const hdp_field_table *t = hdp_field_table_find(table);
+    const hdp_field *f = NULL;
+    for (int k = 0, seen = 0; i >= 0 && (f = hdp_field_at(t, k)); k++)
+        if (!(f->flags & HDP_FIELD_NO_RECORD) && seen++ == i)
+            break;
     if (kind) /* a list is a column of the record */
         *kind = !f ? -1 : (f->flags & HDP_FIELD_LIST) ? HDP_FIELD_COLUMN : (int)f->kind;
     if (help)
@@ -463,8 +476,8 @@ hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_prog
         if (o.test_mse)
             hdp_rec_fields(r, &hdp_ode_data_columns, "", &o, m);
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
-        hdp_rec_text_add(r, "model", m->source);
-        hdp_rec_text_add(r, "version", HDPSGD_VERSION_FULL);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
+        hdp_rec_fields(r, &hdp_version_fields, "", NULL, NULL);
     }
     hdp_ode_result_free(&o);
     return hdp_rec_finish(r, out, err);
@@ -503,7 +516,7 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
     if (r) {
         hdp_rec_fields(r, &hdp_mc_fields, "", &s, m);
         if (finals)
-            hdp_rec_col(r, "", "final_risks", finals, s.runs);
+            hdp_rec_fields(r, &hdp_mc_finals_fields, "", &opt, NULL);
         if (s.sgd.finite) /* standard DP-SGD on a finite training set */
             hdp_rec_fields(r, &hdp_mc_sgd_fields, "", &s, m);
         else if (!sde) /* docs/theory.md §6.1: the SDE draws no rows */
@@ -514,12 +527,10 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
         }
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
         hdp_rec_fields(r, &hdp_mc_run_fields, "", &s, m);
-        char seed[32];
-        snprintf(seed, sizeof seed, "%llu", opt.seed);
-        hdp_rec_text_add(r, "command", sde ? "sde" : "sim");
-        hdp_rec_text_add(r, "seed", seed);
-        hdp_rec_text_add(r, "model", m->source);
-        hdp_rec_text_add(r, "version", HDPSGD_VERSION_FULL);
+        hdp_rec_fields(r, &hdp_mc_command_fields, "", sde ? "sde" : "sim", NULL);
+        hdp_rec_fields(r, &hdp_mc_seed_fields, "", &opt, NULL);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
+        hdp_rec_fields(r, &hdp_version_fields, "", NULL, NULL);
     }
     hdp_mc_result_free(&s);
     free(finals);
@@ -557,14 +568,14 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
             hdp_rec_fields(r, &hdp_mc_data_fields, "", &v.sim, m);
         hdp_rec_fields(r, &hdp_mc_rows_fields, "", &v.sim, m);
         hdp_rec_fields(r, &hdp_model_fields, "", m, NULL);
-        hdp_rec_col(r, "", "t", v.ode.t, v.ode.points);
+        hdp_rec_fields(r, &hdp_validate_grid_fields, "", &v.ode, NULL);
         /* the curves: ode.risk, sim.mean, ... (as the files PREFIX.ode.csv, PREFIX.sim.csv;
          * sde_clipped_fraction is the SDE side's number) */
         hdp_rec_columns(r, &hdp_ode_fields, "ode.", &v.ode);
         hdp_rec_columns(r, &hdp_mc_fields, "sim.", &v.sim);
         if (v.with_sde)
             hdp_rec_columns(r, &hdp_mc_fields, "sde.", &v.sde);
-        hdp_rec_text_add(r, "model", m->source);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
     }
     hdp_validate_free(&v);
     return hdp_rec_finish(r, out, err);

@@ -27,7 +27,7 @@ static void rec_table_text(hdp_record *r, const hdp_model *m, const hdp_design_r
     if (f) {
         hdp_design_write_table(f, m, b, NULL);
         if (fclose(f) == 0 && table)
-            hdp_rec_text_add(r, "table", table);
+            hdp_rec_fields(r, &hdp_design_text_fields, "", table, NULL);
         else
             hdp_rec_oom(r);
     } else {
@@ -48,6 +48,29 @@ static void design_numbers(hdp_record *r, const char *prefix, const hdp_design_r
     if (d->family == HDP_FAMILY_PL)
         hdp_rec_fields(r, &hdp_design_pl_fields, prefix, d, NULL);
     hdp_rec_fields(r, &hdp_design_cost_fields, prefix, d, NULL);
+}
+
+/* the record of a design (hdp_handle_design_refine, hdp_handle_design_batch): every family's
+ * numbers and tables, the best one's without prefix, the table text (of m, the model designed) */
+static void design_record(hdp_record *r, const hdp_model *m, const hdp_design_set *d)
+{
+    const hdp_design_result *b = &d->res[d->best], *pl = &d->res[HDP_FAMILY_PL];
+    for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "%s_", hdp_design_family_key(f));
+        if (d->done[f])
+            design_numbers(r, prefix, &d->res[f]);
+    }
+    design_numbers(r, "", b); /* the best family's without prefix */
+    hdp_rec_fields(r, &hdp_design_set_fields, "", d, m);
+    hdp_rec_fields(r, &hdp_design_summary_fields, "", d, m);
+    rec_table_text(r, m, b);
+    if (d->done[HDP_FAMILY_PL] && pl->levels > 0) { /* refine: the levels, coarse to fine */
+        hdp_rec_fields(r, &hdp_design_refine_fields, "", pl, NULL);
+        for (long l = 0; l < pl->levels; l++)
+            hdp_rec_fields_at(r, &hdp_design_level_fields, "", pl, l);
+    }
+    hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
 }
 
 hdp_status hdp_handle_design(const hdp_model *m, const char *families, int knots, int tune_clip,
@@ -105,27 +128,69 @@ hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, in
         return st;
     }
     hdp_record *r = hdp_rec_new();
-    if (r) {
-        const hdp_design_result *b = &d.res[d.best], *pl = &d.res[HDP_FAMILY_PL];
-        for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
-            char prefix[64];
-            snprintf(prefix, sizeof prefix, "%s_", hdp_design_family_key(f));
-            if (d.done[f])
-                design_numbers(r, prefix, &d.res[f]);
-        }
-        design_numbers(r, "", b); /* the best family's without prefix */
-        hdp_rec_fields(r, &hdp_design_set_fields, "", &d, m);
-        hdp_rec_fields(r, &hdp_design_summary_fields, "", &d, m);
-        rec_table_text(r, m, b);
-        if (d.done[HDP_FAMILY_PL] && pl->levels > 0) { /* refine: the levels, coarse to fine */
-            hdp_rec_fields(r, &hdp_design_refine_fields, "", pl, NULL);
-            for (long l = 0; l < pl->levels; l++)
-                hdp_rec_fields_at(r, &hdp_design_level_fields, "", pl, l);
-        }
-        hdp_rec_text_add(r, "model", m->source);
-    }
+    if (r)
+        design_record(r, m, &d);
     hdp_design_set_free(&d);
     return hdp_rec_finish(r, out, err);
+}
+
+/* the batch design's numbers (`schedule --optimize --tune-batch --json`): the batches, their
+ * risks and the best configuration in the accountants' terms (hdp_design_batch_terms) */
+static hdp_status batch_record(hdp_record *r, const hdp_design_batch *db, hdp_error *err)
+{
+    hdp_model dm; /* the best design's model, its schedule as the written table (as the CLI) */
+    hdp_status st = hdp_design_model(&db->model, &db->set.res[db->set.best], 1, &dm, err);
+    hdp_design_batch_terms_t t;
+    if (st == HDP_OK)
+        st = hdp_design_batch_terms(&dm, &t, err);
+    hdp_model_free(&dm);
+    if (st != HDP_OK)
+        return st;
+    hdp_rec_fields(r, &hdp_design_batch_fields, "", db, NULL);
+    hdp_rec_fields(r, &hdp_design_batch_terms_fields, "", &t, NULL);
+    return HDP_OK;
+}
+
+hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int knots,
+                                   int tune_clip, volatile int *cancel, hdp_progress_fn progress,
+                                   void *user, hdp_record **out, hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, families);
+    int want[HDP_FAMILY_COUNT];
+    hdp_status st = hdp_design_families_parse(families, want, err);
+    if (st != HDP_OK)
+        return st;
+    if (knots < 2 || knots > HDP_DESIGN_MAX_KNOTS)
+        return hdp_fail(err, HDP_EINPUT, "knots = %d: the pl family needs 2 to %d knots", knots,
+                        HDP_DESIGN_MAX_KNOTS);
+    hdp_handle_relay p;
+    hdp_handle_relay_init(&p, cancel, progress, user);
+    hdp_design_options opt;
+    hdp_design_options_init(&opt);
+    opt.knots = knots;
+    opt.tune_clip = tune_clip != 0;
+    opt.cancel = p.cancel;
+    if (progress) {
+        opt.progress = hdp_handle_design_progress;
+        opt.progress_user = &p;
+    }
+    hdp_design_batch db;
+    st = hdp_design_batch_run(m, want, &opt, &db, err);
+    if (st == HDP_OK && db.best < 0)
+        st = hdp_fail(err, HDP_ENUMERIC, "the batch design found no schedule at any batch size");
+    hdp_record *r = NULL;
+    if (st == HDP_OK && (r = hdp_rec_new()) != NULL) {
+        design_record(r, &db.model, &db.set);
+        if ((st = batch_record(r, &db, err)) != HDP_OK) {
+            hdp_record_delete(r);
+            r = NULL;
+        }
+    }
+    hdp_design_batch_free(&db);
+    return st == HDP_OK ? hdp_rec_finish(r, out, err) : st;
 }
 
 hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count,
@@ -163,36 +228,18 @@ hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count
     st = hdp_rates_run(models, count, want, &opt, NULL, NULL, &res, err);
     hdp_record *r = st == HDP_OK ? hdp_rec_new() : NULL;
     if (r) {
-        double *col = malloc(sizeof(double) * (size_t)count);
-        if (!col)
-            hdp_rec_oom(r);
-        for (long i = 0; col && i < count; i++)
-            col[i] = models[i].gamma;
-        hdp_rec_col(r, "", "gamma", col, count);
-        for (long i = 0; col && i < count; i++)
-            col[i] = (double)models[i].n;
-        hdp_rec_col(r, "", "n", col, count);
+        hdp_rec_fields(r, &hdp_rates_fields, "", &res, NULL);
         for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
             if (!want[f])
                 continue;
-            char k[48]; /* family keys are short: "linear_noise_theory_slope" */
-            for (long i = 0; col && i < count; i++)
-                col[i] = res.des[i].res[f].final_risk;
-            snprintf(k, sizeof k, "%s_final_risk", hdp_design_family_key(f));
-            hdp_rec_col(r, "", k, col, count);
-            snprintf(k, sizeof k, "%s_slope", hdp_design_family_key(f));
-            hdp_rec_real(r, k, res.slope[f]);
-            snprintf(k, sizeof k, "%s_theory_slope", hdp_design_family_key(f));
-            hdp_rec_real(r, k, res.theory_slope[f]);
+            char pre[48]; /* family keys are short: "linear_noise_" */
+            snprintf(pre, sizeof pre, "%s_", hdp_design_family_key(f));
+            hdp_rates_family rf = {&res, f};
+            hdp_rec_fields(r, &hdp_rates_risk_fields, pre, &rf, NULL);
+            hdp_rec_fields(r, &hdp_rates_slope_fields, pre, &rf, NULL);
         }
-        free(col);
-        hdp_rec_real(r, "decade_lo", models[0].gamma);
-        hdp_rec_real(r, "decade_hi", models[res.dec - 1].gamma);
-        hdp_rec_int(r, "decade_points", (double)res.dec);
-        hdp_rec_real(r, "rho", models[0].rho);
-        hdp_rec_int(r, "d", (double)models[0].d);
-        hdp_rec_int(r, "ode_solves", (double)res.solves);
-        hdp_rec_text_add(r, "model", m->source);
+        hdp_rec_fields(r, &hdp_rates_summary_fields, "", &res, NULL);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
     }
     hdp_rates_result_free(&res);
     for (long i = 0; i < count; i++)

@@ -60,7 +60,7 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
         snprintf(ps.schedule, sizeof ps.schedule, "%s", hdp_sched_name(m->sched));
         hdp_rec_fields(r, &hdp_privacy_fields, "", &ps, NULL);
         hdp_rec_fields(r, &hdp_nonexpansive_fields, "", &ne, &delta);
-        hdp_rec_text_add(r, "model", m->source);
+        hdp_rec_fields(r, &hdp_source_fields, "", m, NULL);
     }
     return hdp_rec_finish(r, out, err);
 }
@@ -131,12 +131,11 @@ hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multip
         return st;
     hdp_record *r = hdp_rec_new();
     if (r) {
-        hdp_rec_real(r, "epsilon", kind == HDP_ACCOUNTANT_RDP ? res.epsilon_rdp : res.epsilon_pld);
+        hdp_accountant_choice c = {&res, kind, target_epsilon > 0 ? target_epsilon : NAN, NAN};
+        hdp_rec_fields(r, &hdp_accountant_choice_fields, "", &c, NULL);
         hdp_rec_fields(r, &hdp_accountant_fields, "", &res, NULL);
         hdp_rec_fields(r, &hdp_accountant_query_fields, "", &x, NULL);
-        if (target_epsilon > 0)
-            hdp_rec_real(r, "target_epsilon", target_epsilon);
-        hdp_rec_text_add(r, "accountant", hdp_accountant_name(kind));
+        hdp_rec_fields(r, &hdp_accountant_target_fields, "", &c, NULL);
     }
     return hdp_rec_finish(r, out, err);
 }

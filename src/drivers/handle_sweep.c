@@ -12,6 +12,7 @@
 #include "core/check.h"
 #include "drivers/handle_internal.h"
 #include "hdpsgd/design.h"
+#include "hdpsgd/fields.h"
 #include "hdpsgd/handle.h"
 #include "hdpsgd/rates.h"
 #include "hdpsgd/sweep.h"
@@ -106,9 +107,9 @@ static hdp_status point_record(const hdp_sweep_runner *const *runners, int count
         snprintf(row, sizeof o->row, "%s", o->row[0] == ',' ? o->row + 1 : o->row);
         head[strcspn(head, "\n")] = '\0';
         row[strcspn(row, "\n")] = '\0';
-        hdp_rec_text_add(r, "columns", head[0] == ',' ? head + 1 : head);
-        hdp_rec_text_add(r, "row", row);
-        hdp_rec_text_add(r, "status", o->st == HDP_OK ? "ok" : o->err.msg);
+        hdp_sweep_point_text pt = {head[0] == ',' ? head + 1 : head, row,
+                                   o->st == HDP_OK ? "ok" : o->err.msg};
+        hdp_rec_fields(r, &hdp_sweep_point_fields, "", &pt, NULL);
     }
     free(head);
     free(row);

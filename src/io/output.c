@@ -720,8 +720,10 @@ static void json_list(void *j, const char *name, const hdp_field *f, const void 
     hdp_json_close(j);
 }
 
-static const hdp_field_sink json_sink = {json_real, json_integer, json_boolean,
-                                         json_text, json_column, json_list};
+static void json_seed(void *j, const char *name, unsigned long long v) { hdp_json_uint(j, name, v); }
+
+static const hdp_field_sink json_sink = {json_real, json_integer, json_boolean, json_text,
+                                         json_column, json_list, json_seed};
 
 void hdp_json_fields(hdp_json *j, const hdp_field_table *t, const char *prefix, const void *obj,
                      const void *ctx)

@@ -45,11 +45,19 @@ uint64_t hdp_splitmix64_next(uint64_t *x)
 #define ZIG_V 9.91256303526217e-3     /* area of each layer */
 #define ZIGB_R 3.852046150368391      /* the same, HDP_ZIGB_LAYERS = 512 layers */
 #define ZIGB_V 2.456766351541357e-3
+#define ZIGF_R 4.038849846109505      /* the same, HDP_ZIGF_LAYERS = 1024 layers (the float32 */
+#define ZIGF_V 1.2263246463530852e-3  /* stream's; top layer closes to 3.9e-12 relative) */
 
 double hdp_zig_x[129];
 double hdp_zig_r[128];
 double hdp_zigb_x[HDP_ZIGB_LAYERS + 1];
 double hdp_zigb_r[HDP_ZIGB_LAYERS];
+double hdp_zigf_xd[HDP_ZIGF_LAYERS + 1];
+double hdp_zigf_rd[HDP_ZIGF_LAYERS];
+static double zigf_f[HDP_ZIGF_LAYERS + 1];
+float hdp_zigf_x[HDP_ZIGF_LAYERS];
+float hdp_zigf_r[HDP_ZIGF_LAYERS];
+float hdp_zigf_xr[2 * HDP_ZIGF_LAYERS];
 static double zigb_f[HDP_ZIGB_LAYERS + 1]; /* f(x_i): the block stream's one-exp wedge test */
 static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
 
@@ -73,9 +81,20 @@ static void zig_build(void)
 {
     zig_layers(128, ZIG_R, ZIG_V, hdp_zig_x, hdp_zig_r, NULL);
     zig_layers(HDP_ZIGB_LAYERS, ZIGB_R, ZIGB_V, hdp_zigb_x, hdp_zigb_r, zigb_f);
+    /* the float32 stream's copies: x_i to nearest, x_{i+1}/x_i rounded toward zero so that
+     * its fast test |u| < r accepts only points of the double rectangle */
+    zig_layers(HDP_ZIGF_LAYERS, ZIGF_R, ZIGF_V, hdp_zigf_xd, hdp_zigf_rd, zigf_f);
+    for (int i = 0; i < HDP_ZIGF_LAYERS; i++) {
+        hdp_zigf_x[i] = (float)hdp_zigf_xd[i];
+        float r = (float)hdp_zigf_rd[i];
+        hdp_zigf_r[i] = (double)r > hdp_zigf_rd[i] ? nextafterf(r, 0.0f) : r;
+        hdp_zigf_xr[2 * i] = hdp_zigf_x[i];
+        hdp_zigf_xr[2 * i + 1] = hdp_zigf_r[i];
+    }
 }
 
 double hdp_zig_block_area(void) { return ZIGB_V; }
+double hdp_zig_f32_area(void) { return ZIGF_V; }
 
 void hdp_rng_normal_tables(void) { pthread_once(&zig_once, zig_build); }
 
@@ -85,14 +104,20 @@ static double open01(hdp_xoshiro *g)
     return ((double)(hdp_xoshiro_next_inline(g) >> 11) + 0.5) * 0x1.0p-53;
 }
 
-/* The rejection part of the two samplers; blk = 0: hdp_rng_normal (128 layers, index in
- * the low 7 bits, uniform from the top 53 bits, Doornik's wedge test); blk = 1: the block
- * stream (512 layers, low 9 bits, top 52 bits as u = 2 [1.m] - 3, the wedge test with the
- * tabulated f(x_i)). */
-static double normal_slow(hdp_xoshiro *g, int i, double u, int blk)
+/* A ziggurat's tables for its rejection part: blk = 0, hdp_rng_normal (128 layers, index in the
+ * low 7 bits, uniform from the top 53 bits, Doornik's wedge test: F = NULL); the block streams
+ * (index in the low log2(layers) bits, top 52 bits as u = 2 [1.m] - 3, the wedge test with the
+ * tabulated f(x_i)): the double stream's 512 layers, the float32 stream's 1024. */
+typedef struct {
+    const double *X, *Rt, *F;
+    double R;
+    int mask;
+} zig_tables;
+
+static double normal_slow(hdp_xoshiro *g, int i, double u, const zig_tables *z)
 {
-    const double *X = blk ? hdp_zigb_x : hdp_zig_x, *Rt = blk ? hdp_zigb_r : hdp_zig_r;
-    const double R = blk ? ZIGB_R : ZIG_R;
+    const double *X = z->X, *Rt = z->Rt;
+    const double R = z->R;
     for (;;) {
         if (i == 0) { /* the tail |x| > R (Marsaglia 1964) */
             double x, y;
@@ -105,10 +130,10 @@ static double normal_slow(hdp_xoshiro *g, int i, double u, int blk)
         /* the wedge between layer i and the density: accept x when a height y uniform
          * on [f(x_i), f(x_{i+1})] falls under f(x). Doornik's form (hdp_rng_normal's
          * stream, kept as it was) divides through by f(x) and takes two exponentials;
-         * the block stream uses the tabulated f(x_i) and one. */
+         * the block streams use the tabulated f(x_i) and one. */
         double x = u * X[i];
-        if (blk) {
-            if (zigb_f[i] + open01(g) * (zigb_f[i + 1] - zigb_f[i]) < exp(-0.5 * x * x))
+        if (z->F) {
+            if (z->F[i] + open01(g) * (z->F[i + 1] - z->F[i]) < exp(-0.5 * x * x))
                 return x;
         } else {
             double f0 = exp(-0.5 * (X[i] * X[i] - x * x));
@@ -118,23 +143,32 @@ static double normal_slow(hdp_xoshiro *g, int i, double u, int blk)
         }
         /* rejected: a fresh draw */
         uint64_t r = hdp_xoshiro_next_inline(g);
-        if (blk) {
-            i = (int)(r & (HDP_ZIGB_LAYERS - 1));
+        i = (int)(r & (uint64_t)z->mask);
+        if (z->F)
             u = hdp_rng_u52(r);
-        } else {
-            i = (int)(r & 0x7F);
+        else
             u = 2.0 * ((double)(r >> 11) * 0x1.0p-53) - 1.0;
-        }
         if (fabs(u) < Rt[i])
             return u * X[i];
     }
 }
 
-double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u) { return normal_slow(g, i, u, 0); }
+double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u)
+{
+    static const zig_tables z = {hdp_zig_x, hdp_zig_r, NULL, ZIG_R, 0x7F};
+    return normal_slow(g, i, u, &z);
+}
 
 double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u)
 {
-    return normal_slow(g, i, u, 1);
+    static const zig_tables z = {hdp_zigb_x, hdp_zigb_r, zigb_f, ZIGB_R, HDP_ZIGB_LAYERS - 1};
+    return normal_slow(g, i, u, &z);
+}
+
+double hdp_rng_normal_f32_slow(hdp_xoshiro *g, int i, double u)
+{
+    static const zig_tables z = {hdp_zigf_xd, hdp_zigf_rd, zigf_f, ZIGF_R, HDP_ZIGF_LAYERS - 1};
+    return normal_slow(g, i, u, &z);
 }
 
 void hdp_xoshiro_seed(hdp_xoshiro *g, uint64_t seed)
