@@ -16,10 +16,12 @@ For each epsilon in {0.5, 1, 2, 4, 8} at delta = 1e-5:
       - "replace-one": at (epsilon/2, delta/(1 + e^(epsilon/2))) add/remove, which by group
         privacy is (epsilon, delta) under replace-one neighbours, the one-pass scheme's relation
         (docs/theory.md §6.1, §6.6);
-    each configuration simulated with 20 runs: a coarse grid, then a local search from its best
-    point (a factor 2 up or down one axis at a time, past the grid's edges) until no neighbour
-    is better; the best one (lowest mean final risk) simulated again with 200 runs on another
-    seed (no winner's curse in the number reported).
+    each configuration simulated with 20 runs (the same seed: common random numbers): a coarse
+    grid, then coordinate descent from its best point in (B, flow time E eta~, E at a fixed
+    flow time, c), a factor 2 up or down, then sqrt(2) for the flow time and c, until no
+    neighbour is better (E up to 512 synthetic, 4096 digits); the best one (lowest mean final
+    risk) simulated again with 200 runs on another seed (no winner's curse in the number
+    reported).
 
 Parts (default: synthetic, digits, epochs-synthetic, epochs-digits; OUTDIR default: the current
 folder, docs/gallery for the files of docs/study-dpsgd.md):
@@ -27,10 +29,11 @@ folder, docs/gallery for the files of docs/study-dpsgd.md):
   digits     scikit-learn's digits (python3-sklearn), even against odd, 1500 training rows and
              297 held-out (a fixed split), as a data model (data.source = file on .npy files
              written to a scratch folder): one pass on the rows without replacement (each row
-             once, n = N = 1500), designed by --method simplex (the exact gradient does not
-             cover data models) in the family linear-noise (the best of the four at
-             epsilon = 1, and the cheapest search); Poisson DP-SGD on the same rows, a smaller
-             grid (B 16, 128, 1024; E 4 to 256; eta~ 0.5, 2; c 0.1, 0.3, 1) and E up to 1024
+             once, n = N = 1500), designed by --method simplex (BFGS refuses --tune-clip on
+             a least-squares data target: its gradient has no data corrections in c) in
+             the family linear-noise (the best of the four at epsilon = 1, and the cheapest
+             search); Poisson DP-SGD on the same rows, a smaller
+             grid (B 16, 128, 1024; E 4 to 256; eta~ 0.5, 2; c 0.1, 0.3, 1) and E up to 4096
              in the local search; tuned on the training rows' excess risk, the held-out MSE
              reported: OUTDIR/study-dpsgd-digits.csv, .png
   epochs-synthetic, epochs-digits
@@ -41,6 +44,11 @@ folder, docs/gallery for the files of docs/study-dpsgd.md):
              runs, another seed): OUTDIR/study-dpsgd-epochs-synthetic.csv (-digits.csv) and
              the figure of both, OUTDIR/study-dpsgd-epochs.png (epochs-figure: that figure
              alone)
+  poisson-synthetic, poisson-digits
+             (not by default) the Poisson columns of OUTDIR/study-dpsgd.csv (-digits.csv) tuned
+             again by that coordinate descent, started from the CSV's winners and the epoch
+             profile's best points (no grid), the one-pass columns kept; the CSV and its figure
+             rewritten (digits: about 14 minutes on 2 loaded cores)
   fashion    (not by default) a spot check on Fashion-MNIST at epsilon = 1 and 4, a few
              configurations, few runs (dataset-fashion-mnist; about 25 minutes on 2 loaded
              cores): OUTDIR/study-dpsgd-fashion.csv
@@ -90,7 +98,7 @@ class Problem:
 def synthetic_problem():
     return Problem("synthetic", None, SYN_N, [], [], [f"data.train_size={SYN_N}"],
                    ["--tune-clip"], dict(B=[16, 128, 1024], E=[1, 4, 16, 64], eta=[0.5, 1, 2, 4],
-                                         c=[0.03, 0.1, 0.3, 1]), 64, 512)
+                                         c=[0.03, 0.1, 0.3, 1]), 512, 512)
 
 
 def digits_problem(work):
@@ -116,7 +124,7 @@ def digits_problem(work):
                    ["sim.rows=without-replacement"], [],
                    ["--tune-clip", "--method", "simplex", "--family", "linear-noise"],
                    dict(B=[16, 128, 1024], E=[4, 16, 64, 256], eta=[0.5, 2], c=[0.1, 0.3, 1]),
-                   1024, 1024)
+                   4096, 1024)
 
 
 def calibrate(bin_, N, B, E, eps, delta):
@@ -167,15 +175,20 @@ def poisson_sets(pb, B, E, eta, c, sigma):
                          "schedule.kind=constant", f"schedule.eta0={eta!r}", f"clip.c={c!r}"]
 
 
-def poisson(bin_, pb, eps, delta, grid, work, rounds=12):
-    """The best (B, E, eta, c) for Poisson DP-SGD at (eps, delta) add/remove: the coarse grid,
-    then a local search from its best point, one factor up or down an axis at a time (leaving
-    the grid where its best point sits on an edge), until no neighbour is better."""
+def poisson(bin_, pb, eps, delta, grid, work, starts=(), rounds=40):
+    """The best (B, E, eta, c) for Poisson DP-SGD at (eps, delta) add/remove: the best of the
+    coarse grid (grid None: none) and of the start points (B, E, eta, c), then coordinate
+    descent in (B, F = E eta, E, c) from it: the batch, the flow time F (eta = F / E), the
+    epochs at a fixed flow time (E up, eta down together: the move an axis-by-axis search in
+    (B, E, eta, c) cannot make) and the clipping constant, each a factor 2 up or down, then
+    F and c by a factor sqrt(2), until no neighbour is better (20 runs each, the same seed:
+    common random numbers); E up to pb.e_max. The winner simulated again with 200 runs on
+    another seed (no winner's curse in the number reported); its dict says at which bounds
+    (B = N, E = e_max) it sits."""
     sigmas, results = {}, {}
-    limits = dict(B=(1, pb.N), E=(1, pb.e_max), eta=(1 / 256, 64), c=(1e-3, 100))
 
     def evaluate(B, E, eta, c):
-        key = (B, E, eta, c)
+        key = (B, E, round(eta, 12), round(c, 12))
         if key in results:
             return results[key]
         if (B, E) not in sigmas:
@@ -191,33 +204,44 @@ def poisson(bin_, pb, eps, delta, grid, work, rounds=12):
         return s
 
     best = None
-    for point in itertools.product(grid["B"], grid["E"], grid["eta"], grid["c"]):
+    points = list(itertools.product(grid["B"], grid["E"], grid["eta"], grid["c"])) if grid else []
+    for point in points + list(starts):
         r = evaluate(*point)
         if r and (best is None or r[0] < best[0]):
             best = r
-    for _ in range(rounds):
-        moved = False
-        here = best[2]
-        for axis in ("B", "E", "eta", "c"):
-            for f in (FACTOR[axis], 1 / FACTOR[axis]):
-                p = dict(B=here["B"], E=here["E"], eta=here["eta"], c=here["c"])
-                v = p[axis] * f
-                if axis in ("B", "E"):
-                    v = int(round(v))
-                if axis == "B" and v > pb.N > p["B"]:
-                    v = pb.N  # full batch
-                lo, hi = limits[axis]
-                if v < lo or v > hi or v == p[axis]:
-                    continue
-                p[axis] = v
-                r = evaluate(p["B"], p["E"], p["eta"], p["c"])
+
+    def neighbours(h, f):
+        B, E, eta, c = h["B"], h["E"], h["eta"], h["c"]
+        F = E * eta
+        out = []
+        if f == 2:
+            for b in (min(B * 2, pb.N), B // 2):
+                if 1 <= b != B:
+                    out.append((b, E, eta, c))
+            for e in (E * 2, E // 2):
+                if 1 <= e <= pb.e_max and e != E:
+                    out.append((B, e, F / e, c))
+        for g in (f, 1 / f):
+            out.append((B, E, F * g / E, c))
+            out.append((B, E, eta, c * g))
+        return out
+
+    for f in (2, math.sqrt(2)):
+        for _ in range(rounds):
+            moved = False
+            for p in neighbours(best[2], f):
+                r = evaluate(*p)
                 if r and r[0] < best[0]:
                     best, moved = r, True
-        if not moved:
-            break
+                    break  # first improvement: the neighbours of the new point
+            if not moved:
+                break
     s = sim(bin_, pb, best[1], 200, 2, work)  # the winner again, 200 runs, another seed
-    best[2]["tried"] = sum(1 for r in results.values() if r)
-    return s, best[2]
+    w = best[2]
+    w["tried"] = sum(1 for r in results.values() if r)
+    w["bounds"] = ",".join(b for b, at in (("B=N", w["B"] == pb.N), ("E=max", w["E"] == pb.e_max))
+                           if at)
+    return s, w
 
 
 COLUMNS = ["epsilon", "onepass_ode", "onepass_sim", "onepass_stderr", "onepass_family",
@@ -253,6 +277,51 @@ def compare(bin_, pb, eps_list, grid, work):
                   "| replace-one %.4f +- %.4f | theta* %.4f" % tuple(row[20:]), flush=True)
         rows.append(row)
     return rows
+
+
+def retune(bin_, pb, outdir, work, eps_list):
+    """Part poisson-<problem>: the Poisson columns of the problem's study CSV tuned again by the
+    coordinate descent of poisson(), started from the CSV's winner and the epoch profile's best
+    point at that budget and convention (no grid); the one-pass columns kept. The CSV is
+    rewritten; bounds the winners sit at are printed."""
+    stem = "study-dpsgd" if pb.name == "synthetic" else f"study-dpsgd-{pb.name}"
+    path = os.path.join(outdir, stem + ".csv")
+    with open(path) as f:
+        old = list(csv.DictReader(f))
+    header = list(old[0].keys())
+    prof = {}
+    ppath = os.path.join(outdir, f"study-dpsgd-epochs-{pb.name}.csv")
+    if os.path.exists(ppath):
+        with open(ppath) as f:
+            for r in csv.DictReader(f):
+                k = (float(r["epsilon"]), r["convention"])
+                if k not in prof or float(r["risk"]) < float(prof[k]["risk"]):
+                    prof[k] = r
+    for row in old:
+        eps = float(row["epsilon"])
+        if eps not in eps_list:
+            continue
+        for conv, e, dl in (("ar", eps, DELTA), ("ro", eps / 2, DELTA / (1 + math.exp(eps / 2)))):
+            starts = [(int(row[f"{conv}_batch"]), int(row[f"{conv}_epochs"]),
+                       float(row[f"{conv}_eta"]), float(row[f"{conv}_c"]))]
+            if (eps, conv) in prof:
+                r = prof[(eps, conv)]
+                starts.append((int(r["batch"]), int(r["epochs"]), float(r["eta"]), float(r["c"])))
+            s, w = poisson(bin_, pb, e, dl, None, work, starts)
+            col = "poisson_ar" if conv == "ar" else "poisson_ro"
+            row[col], row[col + "_stderr"] = s["final_risk_mean"], s["final_risk_stderr"]
+            for k, v in (("batch", w["B"]), ("epochs", w["E"]), ("eta", w["eta"]), ("c", w["c"]),
+                         ("sigma", w["sigma"])):
+                row[f"{conv}_{k}"] = v
+            if f"{conv}_test_mse" in row:
+                row[f"{conv}_test_mse"] = s["test_mse"]
+                row[f"{conv}_test_mse_stderr"] = s["test_mse_stderr"]
+            print(f"{pb.name} eps {eps:g} {conv}: {s['final_risk_mean']:.5f} +- "
+                  f"{s['final_risk_stderr']:.5f} (B {w['B']} E {w['E']} eta {w['eta']:.4g} c "
+                  f"{w['c']:.4g} sigma {w['sigma']:.4g}; {w['tried']} tried; at bounds: "
+                  f"{w['bounds'] or 'none'})", flush=True)
+            write_csv(path, header, [[r[h] for h in header] for r in old])  # as it goes
+    return path
 
 
 def write_csv(path, header, rows):
@@ -486,6 +555,15 @@ def main():
                        "least squares on the N rows, no privacy")
             else:
                 digits_figure(path, os.path.join(outdir, stem + ".png"))
+        for name in ("synthetic", "digits"):
+            if f"poisson-{name}" in parts:
+                path = retune(bin_, pbs[name], outdir, work, eps_list)
+                if name == "synthetic":
+                    figure(path, os.path.join(outdir, "study-dpsgd.png"), "0.01:0.6",
+                           f"0.25 * 200 / (2.0 * ({SYN_N} - 200 - 1))",
+                           "least squares on the N rows, no privacy")
+                else:
+                    digits_figure(path, os.path.join(outdir, "study-dpsgd-digits.png"))
         if "fashion" in parts:
             fashion_part(bin_, outdir, work, [1, 4] if not quick else [4])
         names = [p[len("epochs-"):] for p in parts if p.startswith("epochs-")]

@@ -16,6 +16,7 @@
 
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/design.h"
+#include "hdpsgd/kl.h"
 #include "hdpsgd/hdpsgd.h"
 #include "io/output.h"
 
@@ -94,6 +95,20 @@ static void tables_written_together_share_no_name(void **state)
                                   &hdp_source_fields};
     const char *vp[] = {"", "sde_", "", "", "", "", "ode.", "sim.", "sde.", "", ""};
     distinct(v, vp, 11);
+    /* rf and rf-experiment (a point's names suffixed: checked unsuffixed, a stronger test) */
+    const hdp_field_table *rf[] = {&hdp_rf_final_fields, &hdp_rf_terms_fields, &hdp_rf_run_fields,
+                                   &hdp_source_fields, &hdp_version_fields};
+    distinct(rf, p2, 5);
+    const hdp_field_table *rfx[] = {&hdp_rfexp_fields, &hdp_rfexp_point_fields,
+                                    &hdp_rfexp_source_fields};
+    distinct(rfx, p2, 3);
+    /* validate --scaling: its levels beside the validator's JSON */
+    const hdp_field_table *vs[] = {&hdp_validate_side_fields, &hdp_validate_fields,
+                                   &hdp_model_fields,         &hdp_source_fields,
+                                   &hdp_validate_scaling_fields, &hdp_validate_level_fields,
+                                   &hdp_validate_level_fields};
+    const char *vsp[] = {"", "", "", "", "", "scaling_0_", "scaling_1_"};
+    distinct(vs, vsp, 7);
     const hdp_field_table *pr[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields};
     distinct(pr, p2, 2);
     const hdp_field_table *acc[] = {&hdp_accountant_choice_fields, &hdp_accountant_fields,
@@ -347,6 +362,47 @@ static void json_arrays(void **state)
     free(buf);
 }
 
+/* a CSV written a row per result: the header from the table, each field in its format,
+ * inverse-time's c1 and a empty for another family (HDP_FIELD_OPTIONAL), NaN printed (refused
+ * when the file is published) where the field is not optional */
+static void csv_rows(void **state)
+{
+    (void)state;
+    static hdp_model m;
+    m.gamma = 0.1;
+    m.n = 200;
+    hdp_design_result d;
+    memset(&d, 0, sizeof d);
+    d.family = HDP_FAMILY_OUTPUT;
+    d.final_risk = 0.5;
+    d.eta0 = d.eta1 = 1.25;
+    d.c1 = d.a = 3;
+    d.c = 0.3;
+    d.ode_solves = 7;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_csv_header(f, &hdp_rates_csv_fields, 1);
+    fputc('\n', f);
+    hdp_csv_row(f, &hdp_rates_csv_fields, &d, &m, 1);
+    fputc('\n', f);
+    d.family = HDP_FAMILY_OPTIMAL;
+    d.final_risk = NAN;
+    hdp_csv_row(f, &hdp_rates_csv_fields, &d, &m, 0);
+    fclose(f);
+    assert_string_equal(buf, "gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves\n"
+                             "0.10000000000000001,200,output,0.5,1.25,1.25,,,0.3,7\n"
+                             ",0.10000000000000001,200,inverse-time,nan,1.25,1.25,3,3,0.3,7");
+    free(buf);
+    /* kl bound's columns name the schemes in hdp_kl_init_name's order */
+    for (int k = 0; k < 4; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "klseed_%s", hdp_kl_init_name(k));
+        assert_string_equal(hdp_field_at(&hdp_kl_bound_csv_fields, 15 + k)->name, want);
+    }
+}
+
 /* --names: every name a result table gives a JSON key or a record entry, one per line
  * (tests/cli/json_keys.sh checks every --json's keys against them) */
 static int print_names(void)
@@ -375,6 +431,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(writers_read_the_struct),
         cmocka_unit_test(design_tables),
         cmocka_unit_test(json_arrays),
+        cmocka_unit_test(csv_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,9 +177,10 @@ typedef struct {
     double seconds;
 } hdp_data_bias;
 
-/* The bias of m's data set at m's clip.c (computed once per c and kept with the data set,
- * thread-safe); *out NULL (HDP_OK) when there is none to correct: no data set, target =
- * planted, c = inf. HDP_ENUMERIC when Newton's method does not converge, HDP_ENOMEM. */
+/* The bias of m's data set at m's clip.c (computed once per c and cached with the data set,
+ * the values of c used last, thread-safe; *out stays valid while m lives with this clip.c);
+ * *out NULL (HDP_OK) when there is none to correct: no data set, target = planted, c = inf.
+ * HDP_ENUMERIC when Newton's method does not converge, HDP_ENOMEM. */
 hdp_status hdp_data_bias_of(const hdp_model *m, const hdp_data_bias **out, hdp_error *err);
 
 /* Arrays in memory in place of data.features, data.labels, data.test_features and

@@ -90,6 +90,10 @@ extern const hdp_field_table hdp_mc_sgd_fields;
 extern const hdp_field_table hdp_validate_side_fields;
 extern const hdp_field_table hdp_validate_fields;
 extern const hdp_field_table hdp_validate_sde_fields;
+/* validate --scaling (hdp_validate_scaling_result of hdpsgd/validate.h): validate_scaling, then
+ * validate_level of each level l (hdp_validate_level) under the prefix scaling_<l>_. */
+extern const hdp_field_table hdp_validate_scaling_fields;
+extern const hdp_field_table hdp_validate_level_fields;
 extern const hdp_field_table hdp_model_fields;
 extern const hdp_field_table hdp_privacy_fields;
 extern const hdp_field_table hdp_nonexpansive_fields;
@@ -118,6 +122,14 @@ extern const hdp_field_table hdp_mc_data_columns;
 /* DP-GD on random features: the noise and early-stopping terms of the test loss
  * (hdp_rf_sim_result of hdpsgd/rf.h). */
 extern const hdp_field_table hdp_rf_terms_fields;
+/* hdpsgd rf's summary (hdp_rf_summary of hdpsgd/rf.h): rf_final, then rf_terms (of the
+ * result), then rf_run; rf-experiment's (hdpsgd/rfexp.h): rfexp (hdp_rfexp_summary), then
+ * rfexp_point once per p (hdp_rfexp_selected, names suffixed _<i>), then rfexp_source. */
+extern const hdp_field_table hdp_rf_final_fields;
+extern const hdp_field_table hdp_rf_run_fields;
+extern const hdp_field_table hdp_rfexp_fields;
+extern const hdp_field_table hdp_rfexp_point_fields;
+extern const hdp_field_table hdp_rfexp_source_fields;
 
 /* The schedule design (hdpsgd/design.h, `schedule --optimize`): one family's result
  * (hdp_design_result, under the prefix hdp_design_family_key + "_"): design (every family),
@@ -230,6 +242,23 @@ extern const hdp_field_table hdp_sweep_point_fields;
 extern const hdp_field_table hdp_mc_finals_fields;
 extern const hdp_field_table hdp_validate_grid_fields;
 extern const hdp_field_table hdp_design_text_fields;
+
+/* The CSV files written a row per result (io/output.h: hdp_csv_header, hdp_csv_row; the CSV's
+ * only): hdpsgd rates' (hdp_design_result of each family at each gamma, context its model). */
+extern const hdp_field_table hdp_rates_csv_fields;
+/* sim-index --experiment eps and n (hdp_siexp_row of hdpsgd/siexp.h, a row per point). */
+extern const hdp_field_table hdp_si_eps_csv_fields;
+extern const hdp_field_table hdp_si_n_csv_fields;
+/* sim-index's modes (hdp_si_mode_row of hdpsgd/si.h) and --experiment align's bins
+ * (hdp_siexp_bin of hdpsgd/siexp.h). */
+extern const hdp_field_table hdp_si_mode_csv_fields;
+extern const hdp_field_table hdp_si_align_csv_fields;
+/* hdpsgd nc and nc --sweep (hdp_nc_point, context the curve's name: a const char *). */
+extern const hdp_field_table hdp_nc_csv_fields;
+/* kl init (hdp_kl_init_row of hdpsgd/klsweep.h). */
+extern const hdp_field_table hdp_kl_init_csv_fields;
+/* kl bound (hdp_kl_bound_row of hdpsgd/kl.h). */
+extern const hdp_field_table hdp_kl_bound_csv_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

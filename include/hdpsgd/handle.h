@@ -169,6 +169,17 @@ hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int
                                    int tune_clip, volatile int *cancel, hdp_progress_fn progress,
                                    void *user, hdp_record **out, hdp_error *err);
 
+/* hdpsgd schedule --optimize --method METHOD with any of the options above: tune_batch (the
+ * record of hdp_handle_design_batch) or refine/refine_tol (hdp_handle_design_refine's), not
+ * both; method "bfgs" (quasi-Newton on the exact gradient) or "simplex" (Nelder-Mead), NULL:
+ * the command line's default, bfgs; refine needs bfgs. The three functions above are this one
+ * with method NULL. */
+hdp_status hdp_handle_design_method(const hdp_model *m, const char *families, int knots,
+                                    int tune_clip, int tune_batch, int refine, double refine_tol,
+                                    const char *method, volatile int *cancel,
+                                    hdp_progress_fn progress, void *user, hdp_record **out,
+                                    hdp_error *err);
+
 /* hdpsgd rates --gammas LO:HI:COUNT --families LIST [--tune-clip] (hdpsgd/rates.h; families
  * NULL: output, linear-noise, inverse-time): columns gamma, n and <family>_final_risk (each
  * family optimised at each gamma); numbers <family>_slope, <family>_theory_slope, decade_lo,

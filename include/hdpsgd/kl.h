@@ -214,6 +214,15 @@ typedef struct {
     double R, delta_target, budget_for_delta, sigma_for_delta;
 } hdp_kl_bound_summary;
 
+/* One row of kl bound's CSV (hdpsgd/fields.h: kl_bound_csv): at (depth, width) on one axis,
+ * each scheme's B (eq. 7), B of Table 1 and the KL bounds of Corollary 4.2 (C and the seed's
+ * C), the schemes in hdp_kl_init_name's order (lecun, he, ntk, xavier). */
+typedef struct {
+    const char *axis; /* "depth" or "width" */
+    long depth, width;
+    double B[4], B_table[4], kl[4], kl_seed[4];
+} hdp_kl_bound_row;
+
 void hdp_kl_budget_solve(double B, double R, long n, double eps, double T, double c,
                          hdp_kl_budget *out);
 

@@ -110,6 +110,14 @@ hdp_status hdp_klinit_run(const hdp_model *m, const long *depths, int nd, const 
                           hdp_error *err);
 void hdp_klinit_free(hdp_klinit *ki);
 
+/* One row of kl init's CSV (hdpsgd/fields.h: kl_init_csv): a layer l of one scheme at one depth
+ * (layer 0: all layers), the Monte Carlo of E||df/dW_l||^2 against Lemma C.3. */
+typedef struct {
+    const char *init;
+    long depth, width, layer;
+    double mc_mean, mc_stderr, lemma_c3, z; /* z = (mc_mean - lemma_c3) / mc_stderr */
+} hdp_kl_init_row;
+
 #ifdef __cplusplus
 }
 #endif

@@ -380,6 +380,8 @@ typedef struct {
     struct hdp_data *data;
     /* arrays given in memory in place of the files (hdp_model_set_data_arrays; shared) */
     struct hdp_data_arrays *arrays;
+    /* the clipping bias of data at c in use (data_bias.c; NULL none): not shared by copies */
+    void *data_bias_pin;
     /* empirical label noise (read by finalize from noise_file, or set by
      * hdp_model_set_noise_sample): the centred values */
     long noise_len;

@@ -322,6 +322,27 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
                            hdp_error *err);
 void hdp_rf_sim_result_free(hdp_rf_sim_result *res);
 
+/* hdpsgd rf's summary (its --json, hdpsgd/fields.h: rf_final, then rf_terms of the result,
+ * then rf_run): the losses at the last recorded step, the privacy, sizes and work of the run.
+ * Filled by the command from hdp_rf_problem, hdp_rf_dpgd and hdp_rf_sim_result. */
+typedef struct {
+    const char *command; /* "rf" */
+    double dpgd_test, dpgd_test_stderr, dpgd_train, ou_exact_test, ou_exact_train, ou_em_test,
+        ou_em_test_stderr, ou_em_expected_test, ou_exact_step_test, ou_exact_step_test_stderr,
+        minnorm_test, minnorm_train, gradient_flow_test, zero_test, zero_train,
+        max_clipped_fraction;
+    double strong_error_mean, strong_error_max, strong_error_em_max, sigma;
+    const char *sigma_route;
+    double epsilon, epsilon_cks, rho_z, delta;
+    long T;
+    double eta, tau, C_clip, s, lambda_max;
+    long p, n, d, test_size, modes;
+    const char *inputs, *labels, *test_set;
+    long runs, threads;
+    unsigned long long seed;
+    double build_seconds, seconds;
+} hdp_rf_summary;
+
 /* ---- experiments: many DP-GD configurations, final iterate only ---- */
 
 typedef struct {

@@ -99,6 +99,24 @@ hdp_status hdp_rfexp_run_select(const hdp_model *m, hdp_rfexp_kind kind, int ful
                                 hdp_rfexp *xp, hdp_error *err);
 void hdp_rfexp_free(hdp_rfexp *xp);
 
+/* rf-experiment's summary (its --json, hdpsgd/fields.h: rfexp, then rfexp_point once per p,
+ * then rfexp_source), filled by the command from hdp_rfexp and the model. */
+typedef struct {
+    const char *experiment, *selected_on;
+    long val_size, test_size, n, runs;
+    const char *grid; /* "full" or "reduced" */
+    long count;       /* points (p values) */
+    const char *model; /* the model's source */
+} hdp_rfexp_summary;
+
+/* One p's selected configuration (rfexp_point, its names suffixed _<i>). */
+typedef struct {
+    long p;
+    double selected_C, selected_CT;
+    long selected_T;
+    double selected_val, selected_test, selected_test_se, oracle_test, minnorm_test;
+} hdp_rfexp_selected;
+
 #ifdef __cplusplus
 }
 #endif

@@ -226,6 +226,15 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
                          hdp_error *err);
 void hdp_si_result_free(hdp_si_result *res);
 
+/* One row of sim-index's CSV (hdpsgd/fields.h: si_mode_csv): stage 2's weight on mode k of K,
+ * the Monte Carlo against the law of the simulated process (pred_*: discrete GD with stage2 = gd,
+ * else the OU's); z = |mc - pred| / stderr (NaN without noise), gd_* NaN where GD diverges. */
+typedef struct {
+    long mode;
+    double lambda_k, pred_mean, mc_mean, mc_mean_se, z_mean, pred_var, mc_var, mc_var_se, z_var,
+        ou_mean, ou_var, gd_mean, gd_var;
+} hdp_si_mode_row;
+
 /* The link sigma_*(z) = sum_k he[k-1] He_k(z). */
 double hdp_si_link(const double he[3], double z);
 

@@ -51,6 +51,13 @@ typedef struct {
     double means[3];
 } hdp_siexp;
 
+/* One bin of --experiment align's histogram (hdpsgd/fields.h: si_align_csv): the neurons whose
+ * alignment falls in [bin_lo, bin_hi) at initialisation, after stage 1 without and with noise. */
+typedef struct {
+    double bin_lo, bin_hi, bin_mid;
+    long init, stage1_noiseless, stage1_private;
+} hdp_siexp_bin;
+
 /* Run experiment `kind` on the finalized model. */
 hdp_status hdp_siexp_run(const hdp_model *m, hdp_siexp_kind kind, int threads, hdp_siexp *xp,
                          hdp_error *err);

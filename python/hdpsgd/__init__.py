@@ -658,13 +658,16 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: _Optional[float] = No
 
 def design(model: _ModelArg = None, *, family: _Union[str, "list[str]"] = "pl", knots: int = 8,
            tune_clip: bool = False, tune_batch: bool = False, refine: bool = False,
-           refine_tol: float = 1e-5, progress: _Progress = None) -> "DesignResult":
+           refine_tol: float = 1e-5, method: _Optional[str] = None,
+           progress: _Progress = None) -> "DesignResult":
     """The schedule of lowest predicted final risk at the model's rho (``hdpsgd schedule
-    --optimize --family F --knots K [--tune-clip] [--tune-batch] [--refine --refine-tol TOL]``):
-    a :class:`DesignResult`. family is output, linear-noise, inverse-time (also spelt optimal),
-    pl, a comma-separated list or all (the best is returned); 2 <= knots <= 512 (default 8, as
-    the command line). The search is BFGS on the exact gradient of the final risk. refine (pl
-    only, family="pl"): optimise at K knots, then at 2K - 1 started from that optimum, ... until
+    --optimize --family F --knots K [--tune-clip] [--tune-batch] [--refine --refine-tol TOL]
+    [--method M]``): a :class:`DesignResult`. family is output, linear-noise, inverse-time (also
+    spelt optimal), pl, a comma-separated list or all (the best is returned); 2 <= knots <= 512
+    (default 8, as the command line). method: "bfgs" (quasi-Newton on the exact gradient of the
+    final risk) or "simplex" (Nelder-Mead, the former method); None, the command line's default
+    (bfgs). refine (pl only, family="pl", method bfgs): optimise at K knots, then at 2K - 1
+    started from that optimum, ... until
     the final risk moves by less than refine_tol (relative, default 1e-5); the closed-form
     families are optimised too, for the comparison (their ``<family>_final_risk``), and the
     result holds refine_levels, refine_knots_<l> and refine_risk_<l> (coarse to fine).
@@ -681,18 +684,18 @@ def design(model: _ModelArg = None, *, family: _Union[str, "list[str]"] = "pl", 
         family = ",".join(family)
     knots = _check_int("knots", knots, 2, _lib.INT_MAX)  # the library says the upper limit
     tol = _real("refine_tol", refine_tol)
+    if method is not None and not isinstance(method, str):
+        raise InputError(f"method = {method!r}: expected 'bfgs', 'simplex' or None (bfgs)")
+    if tune_batch and refine:
+        raise InputError("design: tune_batch with refine: give one of them (as the command "
+                         "line's --tune-batch with --refine)")
+    rec = _lib.run_long(_lib.hdp_handle_design_method,
+                        (m._handle.ptr, _lib.cstr(family, "family"), knots,
+                         int(bool(tune_clip)), int(bool(tune_batch)), int(bool(refine)), tol,
+                         None if method is None else _lib.cstr(method, "method")), progress)
     if tune_batch:
-        if refine:
-            raise InputError("design: tune_batch with refine: give one of them (as the command "
-                             "line's --tune-batch with --refine)")
-        rec = _lib.run_long(_lib.hdp_handle_design_batch,
-                            (m._handle.ptr, _lib.cstr(family, "family"), knots,
-                             int(bool(tune_clip))), progress)
         cols, nums, texts = _lib.record_dict(rec)
         return DesignResult(cols, nums, texts, model=m.set("sgd.batch", nums["best_batch"]))
-    rec = _lib.run_long(_lib.hdp_handle_design_refine,
-                        (m._handle.ptr, _lib.cstr(family, "family"), knots,
-                         int(bool(tune_clip)), int(bool(refine)), tol), progress)
     return DesignResult(*_lib.record_dict(rec), model=m)
 
 

@@ -191,6 +191,9 @@ hdp_handle_design_refine = _proto("hdp_handle_design_refine", _S, _P, _str, ctyp
                                   _P, ctypes.POINTER(_P), _P)
 hdp_handle_design_batch = _proto("hdp_handle_design_batch", _S, _P, _str, ctypes.c_int,
                                  ctypes.c_int, _CANCEL, PROGRESS, _P, ctypes.POINTER(_P), _P)
+hdp_handle_design_method = _proto("hdp_handle_design_method", _S, _P, _str, ctypes.c_int,
+                                  ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_double, _str,
+                                  _CANCEL, PROGRESS, _P, ctypes.POINTER(_P), _P)
 hdp_handle_rates = _proto("hdp_handle_rates", _S, _P, ctypes.c_double, ctypes.c_double,
                           ctypes.c_long, _str, ctypes.c_int, _CANCEL, PROGRESS, _P,
                           ctypes.POINTER(_P), _P)

@@ -749,6 +749,45 @@ class Test_design(unittest.TestCase):
             hdpsgd.design(m.replace({"sgd.sampling": "poisson", "data.train_size": 2000}),
                           family="output", tune_batch=True)
 
+    def test_method_like_the_program(self):
+        """method= is `schedule --optimize --method M`: the same numbers, bit for bit, for
+        bfgs and simplex, alone and with tune_batch; None is the command line's default
+        (bfgs); refine needs bfgs; a bad name is refused naming it (issue 33)."""
+        path = os.path.join(MODELS, "isotropic-output.ini")
+        m = hdpsgd.Model(path)
+        risks = {}
+        for method in ("bfgs", "simplex"):
+            data, _, _, _ = cli("schedule", path, "--optimize", "--family", "output,pl",
+                                "--knots", "4", "--tune-clip", "--method", method,
+                                csv_out=False)
+            d = hdpsgd.design(m, family="output,pl", knots=4, tune_clip=True, method=method)
+            for k in ("best_final_risk", "best_c", "output_final_risk", "pl_final_risk",
+                      "ode_solves"):
+                self.assertEqual(d[k] if k != "ode_solves" else d.total_ode_solves, data[k], k)
+            self.assertEqual(d.best_family, data["best_family"])
+            risks[method] = (d.output_final_risk, d.total_ode_solves)
+        default = hdpsgd.design(m, family="output,pl", knots=4, tune_clip=True)
+        self.assertEqual((default.output_final_risk, default.total_ode_solves), risks["bfgs"])
+        self.assertNotEqual(risks["bfgs"][1], risks["simplex"][1])  # two different searches
+        # the two searches find the same optimum of the closed-form family
+        self.assertAlmostEqual(risks["bfgs"][0], risks["simplex"][0],
+                               delta=1e-3 * risks["bfgs"][0])
+        args = ("schedule", path, "--optimize", "--family", "output", "--tune-clip",
+                "--tune-batch", "--method", "simplex", "--set", "privacy.epsilon=1")
+        data, _, _, _ = cli(*args, csv_out=False)
+        d = hdpsgd.design(m.set("privacy.epsilon", 1), family="output", tune_clip=True,
+                          tune_batch=True, method="simplex")
+        self.assertEqual(d.best_batch, data["best_batch"])
+        self.assertEqual(list(d.batch_final_risks), data["batch_final_risks"])
+        self.assertEqual(d.best_c, data["best_c"])
+        with self.assertRaises(hdpsgd.InputError) as cm:
+            hdpsgd.design(m, family="output", method="newton")
+        self.assertIn("newton", str(cm.exception))
+        with self.assertRaises(hdpsgd.InputError):
+            hdpsgd.design(m, family="output", method=1)
+        with self.assertRaises(hdpsgd.InputError):
+            hdpsgd.design(m, family="pl", knots=4, refine=True, method="simplex")
+
     def test_bad_arguments(self):
         with self.assertRaises(ValueError) as cm:
             hdpsgd.design(hdpsgd.Model(), family="nope")

@@ -211,24 +211,17 @@ static void bound_row(FILE *f, const bound_ctx *b, const char *axis, long Lx, lo
 {
     const hdp_model *m = b->m;
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    fprintf(f, "%s,%ld,%ld", axis, Lx, mx);
-    double Bs[4];
+    hdp_kl_bound_row row = {.axis = axis, .depth = Lx, .width = mx};
     for (int k = 0; k < 4; k++) {
         hdp_kl_arch x;
         arch_of(m, k, Lx, mx, &x);
-        Bs[k] = hdp_kl_B(&x);
-        fprintf(f, ",%.12g", Bs[k]);
+        row.B[k] = hdp_kl_B(&x);
+        row.B_table[k] = hdp_kl_B_table(&x);
+        row.kl[k] = hdp_kl_bound(row.B[k], b->T, kp->n, kp->sigma, HDP_KL_C);
+        row.kl_seed[k] = hdp_kl_bound(row.B[k], b->T, kp->n, kp->sigma, HDP_KL_C_SEED);
     }
-    for (int k = 0; k < 4; k++) {
-        hdp_kl_arch x;
-        arch_of(m, k, Lx, mx, &x);
-        fprintf(f, ",%.12g", hdp_kl_B_table(&x));
-    }
-    for (int k = 0; k < 4; k++)
-        fprintf(f, ",%.12g", hdp_kl_bound(Bs[k], b->T, kp->n, kp->sigma, HDP_KL_C));
-    for (int k = 0; k < 4; k++)
-        fprintf(f, ",%.12g", hdp_kl_bound(Bs[k], b->T, kp->n, kp->sigma, HDP_KL_C_SEED));
-    fprintf(f, "\n");
+    hdp_csv_row(f, &hdp_kl_bound_csv_fields, &row, NULL, 1);
+    fputc('\n', f);
 }
 
 static void bound_table(FILE *f, const void *ctx)
@@ -236,12 +229,8 @@ static void bound_table(FILE *f, const void *ctx)
     const bound_ctx *b = ctx;
     kl_meta(f, "bound: B (eq. 7) and the KL bound of Corollary 4.2 against depth (width = "
                "kl.width) and width (depth = kl.depth)", b->m);
-    fprintf(f, "axis,depth,width");
-    static const char *const cols[] = {"B", "Btable", "kl", "klseed"};
-    for (int c = 0; c < 4; c++)
-        for (int k = 0; k < 4; k++)
-            fprintf(f, ",%s_%s", cols[c], hdp_kl_init_name(k));
-    fprintf(f, "\n");
+    hdp_csv_header(f, &hdp_kl_bound_csv_fields, 1);
+    fputc('\n', f);
     for (int i = 0; i < b->nd; i++)
         bound_row(f, b, "depth", b->depths[i], b->a.m);
     for (int i = 0; i < b->nwid; i++)
@@ -329,17 +318,22 @@ static void init_table(FILE *f, const void *ctx)
     const init_ctx *c = ctx;
     const hdp_klinit *ki = c->ki;
     kl_meta(f, "init: Monte Carlo of E||df/dW_l||^2 against Lemma C.3 (layer 0 = all layers)", c->m);
-    fprintf(f, "init,depth,width,layer,mc_mean,mc_stderr,lemma_c3,z\n");
+    hdp_csv_header(f, &hdp_kl_init_csv_fields, 1);
+    fputc('\n', f);
     for (int i = 0; i < ki->nd; i++)
         for (int k = 0; k < 4; k++) {
             if (!ki->want[k])
                 continue;
             const hdp_kl_init_result *r = &ki->res[i * 4 + k];
-            for (long l = 0; l <= ki->depths[i]; l++)
-                fprintf(f, "%s,%ld,%ld,%ld,%.12g,%.6g,%.12g,%.4f\n", hdp_kl_init_name(k),
-                        ki->depths[i], hdp_kl_keys_of(c->m)->width, l, r->mean[l], r->stderr_[l],
-                        r->formula[l],
-                        (r->mean[l] - r->formula[l]) / r->stderr_[l]);
+            for (long l = 0; l <= ki->depths[i]; l++) {
+                const hdp_kl_init_row row = {
+                    .init = hdp_kl_init_name(k), .depth = ki->depths[i],
+                    .width = hdp_kl_keys_of(c->m)->width, .layer = l, .mc_mean = r->mean[l],
+                    .mc_stderr = r->stderr_[l], .lemma_c3 = r->formula[l],
+                    .z = (r->mean[l] - r->formula[l]) / r->stderr_[l]};
+                hdp_csv_row(f, &hdp_kl_init_csv_fields, &row, NULL, 1);
+                fputc('\n', f);
+            }
         }
 }
 

@@ -103,27 +103,14 @@ const char nc_help[] =
 
 void nc_csv_header(FILE *f)
 {
-    fprintf(f, "curve,name,p,K,n,loss,init,steps,eta,batch,perturbation,beta,remedy,imbalance,G,"
-               "rho,rho_total,epsilon,delta,sigma,draws,error,stderr,exact,z_exact,"
-               "clipped_fraction,max_clipped_norm,offset_norm,pca_alignment,seconds\n");
+    hdp_csv_header(f, &hdp_nc_csv_fields, 1);
+    fputc('\n', f);
 }
 
 void nc_csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
 {
-    const hdp_nc_spec *s = &pt->spec;
-    const hdp_nc_result *r = &pt->res;
-    double z = hdp_nc_point_z(pt);
-    char em[40], es[40], ex[40], zz[40], pa[40];
-    fprintf(f, "%d,%s,%ld,%ld,%ld,%s,%s,%ld,%.10g,%ld,%s,%.10g,%s,%.10g,%.10g,%.10g,%.10g,%.10g,"
-               "%.10g,%.10g,%ld,%s,%s,%s,%s,%.6g,%.10g,%.10g,%s,%.4g\n",
-            pt->curve, name, s->p, s->K, s->n, hdp_nc_loss_name(s->loss), hdp_nc_init_name(s->init),
-            s->steps, s->eta, s->batch, hdp_nc_perturbation_name(s->perturbation), s->beta,
-            hdp_nc_remedy_name(s->remedy), s->imbalance, s->G, s->rho, r->rho_total, r->epsilon,
-            s->delta, r->sigma, r->draws, hdp_csv_field(em, sizeof em, "%.10g", r->error_mean),
-            hdp_csv_field(es, sizeof es, "%.6g", r->error_stderr),
-            hdp_csv_field(ex, sizeof ex, "%.10g", pt->exact), hdp_csv_field(zz, sizeof zz, "%.4g", z),
-            r->clipped_fraction, r->max_clipped_norm, pt->offset_norm,
-            hdp_csv_field(pa, sizeof pa, "%.6g", pt->pca_alignment), r->seconds);
+    hdp_csv_row(f, &hdp_nc_csv_fields, pt, name, 1);
+    fputc('\n', f);
 }
 
 void nc_meta(FILE *f, const char *what, const hdp_model *m)

@@ -182,16 +182,13 @@ void cli_write_rates_csv(FILE *f, const cli_rates *r)
                "optimised at each gamma (docs/theory.md §5); d fixed, n = round(d/gamma)\n",
             hdp_version_string());
     hdp_model_write_meta_sections(&r->models[0], f, cli_model_sections("rates"));
-    fprintf(f, "gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves\n");
+    hdp_csv_header(f, &hdp_rates_csv_fields, 1);
+    fputc('\n', f);
     for (long i = 0; i < r->count; i++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
             if (!r->res.want[k]) continue;
-            const hdp_design_result *d = &RES(r, i, k);
-            fprintf(f, "%.17g,%ld,%s,%.12g,%.12g,%.12g,", r->models[i].gamma, r->models[i].n,
-                    hdp_design_family_column(k), d->final_risk, d->eta0, d->eta1);
-            if (k == HDP_FAMILY_OPTIMAL) fprintf(f, "%.12g,%.12g,", d->c1, d->a);
-            else fprintf(f, ",,");
-            fprintf(f, "%.12g,%ld\n", d->c, d->ode_solves);
+            hdp_csv_row(f, &hdp_rates_csv_fields, &RES(r, i, k), &r->models[i], 1);
+            fputc('\n', f);
         }
 }
 

@@ -160,56 +160,32 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
                        const hdp_rf_dpgd *q, const hdp_rf_sim_result *r)
 {
     long L = r->points - 1;
+    const hdp_rf_summary sm = {
+        .command = "rf", .dpgd_test = r->dpgd_test[L], .dpgd_test_stderr = r->dpgd_test_se[L],
+        .dpgd_train = r->dpgd_train[L], .ou_exact_test = r->ou_test[L],
+        .ou_exact_train = r->ou_train[L], .ou_em_test = r->em_test[L],
+        .ou_em_test_stderr = r->em_test_se[L], .ou_em_expected_test = r->em_expected_test[L],
+        .ou_exact_step_test = r->ex_test[L], .ou_exact_step_test_stderr = r->ex_test_se[L],
+        .minnorm_test = pb->minnorm_test, .minnorm_train = pb->minnorm_train,
+        .gradient_flow_test = r->gf_test[L], .zero_test = pb->zero_test,
+        .zero_train = pb->zero_train, .max_clipped_fraction = r->max_clipped_fraction,
+        .strong_error_mean = r->strong_error_mean, .strong_error_max = r->strong_error_max,
+        .strong_error_em_max = r->strong_error_em_max, .sigma = q->sigma,
+        .sigma_route = cli_rf_route_name(q->route), .epsilon = q->epsilon,
+        .epsilon_cks = q->epsilon_cks, .rho_z = q->rho_z, .delta = q->delta, .T = q->T,
+        .eta = q->eta, .tau = q->tau, .C_clip = q->C_clip, .s = q->s,
+        .lambda_max = pb->lambda[0], .p = pb->spec.p, .n = pb->spec.n, .d = pb->spec.d,
+        .test_size = pb->spec.m, .modes = pb->r, .inputs = inputs_name(&pb->spec),
+        .labels = labels_name(&pb->spec), .test_set = test_set_name(&pb->spec),
+        .runs = r->runs, .threads = r->threads, .seed = m->seed,
+        .build_seconds = pb->seconds, .seconds = r->seconds};
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_str(&j, "command", "rf");
-    hdp_json_num(&j, "dpgd_test", r->dpgd_test[L]);
-    hdp_json_num(&j, "dpgd_test_stderr", r->dpgd_test_se[L]);
-    hdp_json_num(&j, "dpgd_train", r->dpgd_train[L]);
-    hdp_json_num(&j, "ou_exact_test", r->ou_test[L]);
-    hdp_json_num(&j, "ou_exact_train", r->ou_train[L]);
-    hdp_json_num(&j, "ou_em_test", r->em_test[L]);
-    hdp_json_num(&j, "ou_em_test_stderr", r->em_test_se[L]);
-    hdp_json_num(&j, "ou_em_expected_test", r->em_expected_test[L]);
-    hdp_json_num(&j, "ou_exact_step_test", r->ex_test[L]);
-    hdp_json_num(&j, "ou_exact_step_test_stderr", r->ex_test_se[L]);
-    hdp_json_num(&j, "minnorm_test", pb->minnorm_test);
-    hdp_json_num(&j, "minnorm_train", pb->minnorm_train);
-    hdp_json_num(&j, "gradient_flow_test", r->gf_test[L]);
-    hdp_json_num(&j, "zero_test", pb->zero_test);
-    hdp_json_num(&j, "zero_train", pb->zero_train);
-    hdp_json_num(&j, "max_clipped_fraction", r->max_clipped_fraction);
+    hdp_json_fields(&j, &hdp_rf_final_fields, "", &sm, NULL);
     hdp_json_fields(&j, &hdp_rf_terms_fields, "", r, NULL);
-    hdp_json_num(&j, "strong_error_mean", r->strong_error_mean);
-    hdp_json_num(&j, "strong_error_max", r->strong_error_max);
-    hdp_json_num(&j, "strong_error_em_max", r->strong_error_em_max);
-    hdp_json_num(&j, "sigma", q->sigma);
-    hdp_json_str(&j, "sigma_route", cli_rf_route_name(q->route));
-    hdp_json_num(&j, "epsilon", q->epsilon); /* null: inf (no noise) */
-    hdp_json_num(&j, "epsilon_cks", q->epsilon_cks);
-    hdp_json_num(&j, "rho_z", q->rho_z);
-    hdp_json_num(&j, "delta", q->delta);
-    hdp_json_int(&j, "T", q->T);
-    hdp_json_num(&j, "eta", q->eta);
-    hdp_json_num(&j, "tau", q->tau);
-    hdp_json_num(&j, "C_clip", q->C_clip);
-    hdp_json_num(&j, "s", q->s);
-    hdp_json_num(&j, "lambda_max", pb->lambda[0]);
-    hdp_json_int(&j, "p", pb->spec.p);
-    hdp_json_int(&j, "n", pb->spec.n);
-    hdp_json_int(&j, "d", pb->spec.d);
-    hdp_json_int(&j, "test_size", pb->spec.m);
-    hdp_json_int(&j, "modes", pb->r);
-    hdp_json_str(&j, "inputs", inputs_name(&pb->spec));
-    hdp_json_str(&j, "labels", labels_name(&pb->spec));
-    hdp_json_str(&j, "test_set", test_set_name(&pb->spec));
-    hdp_json_int(&j, "runs", r->runs);
-    hdp_json_int(&j, "threads", r->threads);
-    hdp_json_uint(&j, "seed", m->seed);
-    hdp_json_num(&j, "build_seconds", pb->seconds);
-    hdp_json_num(&j, "seconds", r->seconds);
+    hdp_json_fields(&j, &hdp_rf_run_fields, "", &sm, NULL);
     cli_json_model(&j, m, "rf");
-    hdp_json_str(&j, "version", hdp_version_string());
+    hdp_json_fields(&j, &hdp_version_fields, "", NULL, NULL);
     hdp_json_end(&j);
 }
 

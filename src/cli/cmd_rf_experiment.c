@@ -247,33 +247,25 @@ static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
 /* the selected configuration at every p (--json) */
 static void write_json(FILE *f, const hdp_model *m, const hdp_rfexp *xp)
 {
+    const hdp_rfexp_summary sm = {
+        .experiment = names[xp->kind], .selected_on = hdp_rfexp_select_name(xp->select),
+        .val_size = xp->val_size, .test_size = hdp_rf_keys_of(m)->test_size,
+        .n = hdp_rf_keys_of(m)->n, .runs = xp->runs, .grid = xp->full ? "full" : "reduced",
+        .count = xp->np, .model = m->source};
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_str(&j, "experiment", names[xp->kind]);
-    hdp_json_str(&j, "selected_on", hdp_rfexp_select_name(xp->select));
-    hdp_json_int(&j, "val_size", xp->val_size);
-    hdp_json_int(&j, "test_size", hdp_rf_keys_of(m)->test_size);
-    hdp_json_int(&j, "n", hdp_rf_keys_of(m)->n);
-    hdp_json_int(&j, "runs", xp->runs);
-    hdp_json_str(&j, "grid", xp->full ? "full" : "reduced");
-    hdp_json_int(&j, "count", xp->np);
+    hdp_json_fields(&j, &hdp_rfexp_fields, "", &sm, NULL);
     for (int i = 0; i < xp->np; i++) {
         const hdp_rfexp_point *pt = &xp->points[i];
         const hdp_rfexp_config *b = &pt->cfg[pt->best];
-        char k[64];
-#define KEY(name) (snprintf(k, sizeof k, "%s_%d", name, i), k)
-        hdp_json_int(&j, KEY("p"), pt->p);
-        hdp_json_num(&j, KEY("selected_C"), xp->Cs[pt->best / xp->nCT]);
-        hdp_json_num(&j, KEY("selected_CT"), xp->CTs[pt->best % xp->nCT]);
-        hdp_json_int(&j, KEY("selected_T"), b->q.T);
-        hdp_json_num(&j, KEY("selected_val"), b->val);
-        hdp_json_num(&j, KEY("selected_test"), b->test);
-        hdp_json_num(&j, KEY("selected_test_se"), b->test_se);
-        hdp_json_num(&j, KEY("oracle_test"), pt->cfg[pt->best_test].test);
-        hdp_json_num(&j, KEY("minnorm_test"), pt->minnorm_test);
-#undef KEY
+        const hdp_rfexp_selected sel = {
+            .p = pt->p, .selected_C = xp->Cs[pt->best / xp->nCT],
+            .selected_CT = xp->CTs[pt->best % xp->nCT], .selected_T = b->q.T,
+            .selected_val = b->val, .selected_test = b->test, .selected_test_se = b->test_se,
+            .oracle_test = pt->cfg[pt->best_test].test, .minnorm_test = pt->minnorm_test};
+        hdp_json_fields_at(&j, &hdp_rfexp_point_fields, "", &sel, i);
     }
-    hdp_json_str(&j, "model", m->source);
+    hdp_json_fields(&j, &hdp_rfexp_source_fields, "", &sm, NULL);
     hdp_json_end(&j);
 }
 

@@ -138,21 +138,20 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
                "%.6g (init %.6g)\n",
             r->risk_mean, r->risk_se, pb->ou_risk, pb->gd_risk, pb->zero_risk, pb->align_mean,
             pb->align0_mean);
-    fprintf(f, "mode,lambda_k,pred_mean,mc_mean,mc_mean_se,z_mean,pred_var,mc_var,mc_var_se,z_var,"
-               "ou_mean,ou_var,gd_mean,gd_var\n");
+    hdp_csv_header(f, &hdp_si_mode_csv_fields, 1);
+    fputc('\n', f);
     const int gd = pb->spec.stage2 == HDP_SI_GD;
     for (long k = 0; k < pb->spec.p; k++) {
         double pm = gd ? pb->gd_mean[k] : pb->ou_mean[k], pv = gd ? pb->gd_var[k] : pb->ou_var[k];
         double sem = sqrt(pv / (double)r->runs), sev = pv * sqrt(2.0 / (double)(r->runs - 1));
-        /* z without noise (standard error 0) does not apply: an empty field */
-        char zm[32], zv[32], gm[32], gv[32]; /* (gd_*: empty where discrete GD diverges) */
-        hdp_csv_field(zm, sizeof zm, "%.4g", sem > 0 ? fabs(r->mc_mean[k] - pm) / sem : NAN);
-        hdp_csv_field(zv, sizeof zv, "%.4g", sev > 0 ? fabs(r->mc_var[k] - pv) / sev : NAN);
-        hdp_csv_field(gm, sizeof gm, "%.10g", pb->gd_mean[k]);
-        hdp_csv_field(gv, sizeof gv, "%.10g", pb->gd_var[k]);
-        fprintf(f, "%ld,%.10g,%.10g,%.10g,%.6g,%s,%.10g,%.10g,%.6g,%s,%.10g,%.10g,%s,%s\n",
-                k, pb->l[k], pm, r->mc_mean[k], sem, zm, pv, r->mc_var[k], sev, zv,
-                pb->ou_mean[k], pb->ou_var[k], gm, gv);
+        const hdp_si_mode_row row = { /* z without noise (standard error 0): empty */
+            .mode = k, .lambda_k = pb->l[k], .pred_mean = pm, .mc_mean = r->mc_mean[k],
+            .mc_mean_se = sem, .z_mean = sem > 0 ? fabs(r->mc_mean[k] - pm) / sem : NAN,
+            .pred_var = pv, .mc_var = r->mc_var[k], .mc_var_se = sev,
+            .z_var = sev > 0 ? fabs(r->mc_var[k] - pv) / sev : NAN, .ou_mean = pb->ou_mean[k],
+            .ou_var = pb->ou_var[k], .gd_mean = pb->gd_mean[k], .gd_var = pb->gd_var[k]};
+        hdp_csv_row(f, &hdp_si_mode_csv_fields, &row, NULL, 1);
+        fputc('\n', f);
     }
 }
 
@@ -164,17 +163,11 @@ static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *titl
     const int total = spec->epsilon_total > 0;
     meta_of(f, total ? "test risk against the total epsilon of both stages (si.epsilon_total)"
                      : "test risk against the stage-2 epsilon", m, &xp->meta_hp, spec->stage2);
-    fprintf(f, "epsilon_target,epsilon_stage2,epsilon_total,rho_z1,rho_z2,sigma_a,"
-               "risk,risk_se,ou_risk,gd_risk,zero_risk,clipped_fraction,"
-               "alignment_mean,epsilon_stage1,sigma_W\n");
+    hdp_csv_header(f, &hdp_si_eps_csv_fields, 1);
+    fputc('\n', f);
     for (int i = 0; i < xp->nrows; i++) {
-        const hdp_siexp_row *r = &xp->rows[i];
-        const hdp_si_params *hp = &r->hp;
-        char gd[32]; /* empty where discrete GD diverges (stage2 = ou) */
-        fprintf(f, "%.6g,%.8g,%.8g,%.8g,%.8g,%.8g,%.8g,%.4g,%.8g,%s,%.8g,%.6g,%.6g,%.8g,%.8g\n",
-                r->epsilon, hp->eps2, hp->eps_total, hp->rho_z1, hp->rho_z2, hp->sigma_a,
-                r->risk, r->risk_se, r->ou_risk, hdp_csv_field(gd, sizeof gd, "%.8g", r->gd_risk),
-                r->zero_risk, r->clipped, r->align_mean, hp->eps1, hp->sigma_W);
+        hdp_csv_row(f, &hdp_si_eps_csv_fields, &xp->rows[i], NULL, 1);
+        fputc('\n', f);
     }
     if (total) {
         snprintf(title, size,
@@ -195,17 +188,11 @@ static void n_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title,
 {
     const hdp_si_spec *spec = &xp->spec;
     meta_of(f, "test risk and alignment against n (si.n ignored)", m, &xp->meta_hp, spec->stage2);
-    fprintf(f, "n,risk,risk_se,ou_risk,gd_risk,zero_risk,alignment_mean,"
-               "alignment_init_mean,epsilon_stage1,epsilon_stage2,epsilon_total,"
-               "clipped_fraction,stage1_clipped_fraction\n");
+    hdp_csv_header(f, &hdp_si_n_csv_fields, 1);
+    fputc('\n', f);
     for (int i = 0; i < xp->nrows; i++) {
-        const hdp_siexp_row *r = &xp->rows[i];
-        const hdp_si_params *hp = &r->hp;
-        char gd[32]; /* empty where discrete GD diverges (stage2 = ou) */
-        fprintf(f, "%ld,%.8g,%.4g,%.8g,%s,%.8g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->n,
-                r->risk, r->risk_se, r->ou_risk, hdp_csv_field(gd, sizeof gd, "%.8g", r->gd_risk),
-                r->zero_risk, r->align_mean, r->align0_mean, hp->eps1, hp->eps2, hp->eps_total,
-                r->clipped, r->clipped1);
+        hdp_csv_row(f, &hdp_si_n_csv_fields, &xp->rows[i], NULL, 1);
+        fputc('\n', f);
     }
     snprintf(title, size,
              "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "
@@ -224,10 +211,14 @@ static void align_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *ti
                "sigma_W = %.6g %.6g; random directions sqrt(2/(pi d)) = %.6g\n",
             means[0], means[1], xp->meta_hp.sigma_W, means[2],
             sqrt(2.0 / (M_PI * (double)spec->d)));
-    fprintf(f, "bin_lo,bin_hi,bin_mid,init,stage1_noiseless,stage1_private\n");
-    for (int k = 0; k < NB; k++)
-        fprintf(f, "%.4g,%.4g,%.4g,%ld,%ld,%ld\n", (double)k / NB, (double)(k + 1) / NB,
-                (k + 0.5) / NB, xp->hist[0][k], xp->hist[1][k], xp->hist[2][k]);
+    hdp_csv_header(f, &hdp_si_align_csv_fields, 1);
+    fputc('\n', f);
+    for (int k = 0; k < NB; k++) {
+        const hdp_siexp_bin bin = {(double)k / NB, (double)(k + 1) / NB, (k + 0.5) / NB,
+                                   xp->hist[0][k], xp->hist[1][k], xp->hist[2][k]};
+        hdp_csv_row(f, &hdp_si_align_csv_fields, &bin, NULL, 1);
+        fputc('\n', f);
+    }
     snprintf(title, size,
              "sim-index: alignment |⟨w_j, μ⟩|/‖w_j‖ of the p = %ld neurons (d = %ld, n = %ld)\n"
              "means: init %.3f, stage 1 σ_W = 0 %.3f, stage 1 σ_W = %.3g (ε₁ = %.3g) %.3f",

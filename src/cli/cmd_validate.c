@@ -265,13 +265,11 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v
     cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
     hdp_json_fields(j, &hdp_model_fields, "", m, NULL);
     if (scaling_opt > 0) {
-        hdp_json_num(j, "scaling_slope", sc->slope);
+        hdp_json_fields(j, &hdp_validate_scaling_fields, "", sc, NULL);
         for (long l = 0; l < scaling_opt; l++) {
-            char k[64];
-            snprintf(k, sizeof k, "scaling_%ld_n", l);
-            hdp_json_int(j, k, sc->level[l].n);
-            snprintf(k, sizeof k, "scaling_%ld_max_abs_dev", l);
-            hdp_json_num(j, k, sc->level[l].max_abs_dev);
+            char prefix[32];
+            snprintf(prefix, sizeof prefix, "scaling_%ld_", l); /* l < HDP_VALIDATE_MAX_LEVELS */
+            hdp_json_fields(j, &hdp_validate_level_fields, prefix, &sc->level[l], NULL);
         }
     }
     cli_json_model(j, m, "validate");

@@ -9,7 +9,7 @@
  * Sigma - (1/N) sum_{clipped i} x_i x_i^T is kept as diag(lambda) minus the clipped rows'
  * part, updated by dsyrk with the rows that changed side at each step (F is piecewise
  * quadratic: once no row changes side a full Newton step is exact). Computed once per c and
- * cached with the data set.
+ * cached with the data set (the values of c used last; see the cache below).
  */
 #include "core/check.h"
 #include "core/model_internal.h"
@@ -24,27 +24,60 @@
 #include <string.h>
 #include <time.h>
 
-#define CACHE_SLOTS 8
+/* The cache: the CACHE_SLOTS values of c used last (least recently used evicted); an entry is
+ * freed when neither the cache nor a model holds it. A model pins the entry of its c
+ * (hdp_model.data_bias_pin, with a reference to the data set), so that the pointers
+ * hdp_data_bias_of returned stay valid while the model lives with that c, whatever other
+ * values of c are computed meanwhile (another thread, the designer's search). */
+#define CACHE_SLOTS 16
+
+typedef struct entry {
+    hdp_data_bias b; /* first: &e->b is e */
+    int refs;        /* the cache's and the pins' (under the cache's lock) */
+    unsigned long used;
+    hdp_data *owner;
+} entry;
 
 struct hdp_data_cache {
     pthread_mutex_t lock;
     int used;
-    hdp_data_bias slot[CACHE_SLOTS];
+    unsigned long clock;
+    entry *slot[CACHE_SLOTS];
 };
 
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void entry_unref(entry *e)
+{
+    if (e && --e->refs == 0) {
+        free(e->b.theta_c);
+        free(e->b.z);
+        free(e->b.energy);
+        free(e);
+    }
+}
 
 void hdp_data_cache_free(struct hdp_data_cache *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->used; i++) {
-        free(c->slot[i].theta_c);
-        free(c->slot[i].z);
-        free(c->slot[i].energy);
-    }
+    for (int i = 0; i < c->used; i++)
+        entry_unref(c->slot[i]); /* a pin holds the data set: none is left here */
     pthread_mutex_destroy(&c->lock);
     free(c);
+}
+
+void hdp_data_bias_unpin(hdp_model *m)
+{
+    entry *e = m ? m->data_bias_pin : NULL;
+    if (!e)
+        return;
+    hdp_data *owner = e->owner;
+    pthread_mutex_lock(&owner->cache->lock);
+    entry_unref(e);
+    pthread_mutex_unlock(&owner->cache->lock);
+    m->data_bias_pin = NULL;
+    hdp_data_release(owner);
 }
 
 typedef struct {
@@ -317,22 +350,58 @@ hdp_status hdp_data_bias_of(const hdp_model *m, const hdp_data_bias **out, hdp_e
     struct hdp_data_cache *c = data->cache;
     if (!c)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping bias");
+    hdp_model *mm = (hdp_model *)m; /* its pin is the other mutable part (under c->lock) */
     pthread_mutex_lock(&c->lock);
     hdp_status st = HDP_OK;
-    for (int i = 0; i < c->used; i++)
-        if (c->slot[i].c == m->c) {
-            *out = &c->slot[i];
-            goto unlock;
-        }
-    if (c->used == CACHE_SLOTS) {
-        st = hdp_fail(err, HDP_EINPUT,
-                      "the clipping bias of %s was computed for %d values of clip.c already: "
-                      "reload the model for another", m->features, CACHE_SLOTS);
+    entry *pin = mm->data_bias_pin, *e = NULL;
+    if (pin && pin->owner == data && pin->b.c == m->c) {
+        *out = &pin->b;
         goto unlock;
     }
-    st = solve(&data->train, m->c, &c->slot[c->used], err);
-    if (st == HDP_OK)
-        *out = &c->slot[c->used++];
+    int at = -1;
+    for (int i = 0; i < c->used; i++)
+        if (c->slot[i]->b.c == m->c)
+            at = i;
+    if (at >= 0) {
+        e = c->slot[at];
+    } else {
+        e = calloc(1, sizeof *e);
+        if (!e) {
+            st = hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping bias");
+            goto unlock;
+        }
+        if ((st = solve(&data->train, m->c, &e->b, err)) != HDP_OK) {
+            free(e);
+            goto unlock;
+        }
+        e->owner = data;
+        e->refs = 1; /* the cache's */
+        if (c->used == CACHE_SLOTS) { /* evict the least recently used */
+            int lru = 0;
+            for (int i = 1; i < c->used; i++)
+                if (c->slot[i]->used < c->slot[lru]->used)
+                    lru = i;
+            entry_unref(c->slot[lru]);
+            c->slot[lru] = c->slot[--c->used];
+        }
+        c->slot[c->used++] = e;
+    }
+    e->used = ++c->clock;
+    e->refs++; /* m's pin, with a reference to the data set */
+    hdp_data_retain(data);
+    if (pin) { /* another c or another data set: the old pin's lock may be another's */
+        hdp_data *old = pin->owner;
+        if (old == data) {
+            entry_unref(pin);
+            hdp_data_release(old); /* not the last: m's new pin holds data */
+        } else {
+            pthread_mutex_unlock(&c->lock);
+            hdp_data_bias_unpin(mm);
+            pthread_mutex_lock(&c->lock);
+        }
+    }
+    mm->data_bias_pin = e;
+    *out = &e->b;
 unlock:
     pthread_mutex_unlock(&c->lock);
     return st;

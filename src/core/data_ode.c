@@ -10,8 +10,9 @@
  * and the held-out MSE of theta_t: with m = E[theta_t - theta*] = b - psi theta_c,
  *   m^T Sigma_t m - 2 m^T b_t + c_t + 2 (R_c(t) - 1/2 sum_j lambda_j psi_j^2 theta_c,j^2),
  * the last term the fluctuations (the covariance of the iterate taken as spread like Sigma's:
- * Sigma_t ~ Sigma there). I(t) by Simpson's rule on 64 pieces per output interval, R_c
- * linear between the output points.
+ * Sigma_t ~ Sigma there). The grid of res is the solve's internal one (ode.c: at least 1024
+ * intervals, holding the output points): I(t) by Simpson's rule on each interval, R_c linear
+ * between the grid's points.
  */
 #include "core/check.h"
 #include "core/ode_grad.h"
@@ -24,16 +25,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PIECES 64
-
-/* eta~ mu_c at time s, R_c linear between the output points i-1 and i */
-static double rate(const hdp_schedule *sc, hdp_clip *clip, double s, double t0, double t1,
-                   double r0, double r1)
+/* mu_c, nu_c at the nodes of res's grid (2 P - 1): node 2i at point i (R_c(1) before the
+ * final noise at the last), node 2i - 1 at the middle of [t_{i-1}, t_i], R_c linear there */
+static void node_values(hdp_clip *clip, const hdp_ode_result *res, double *mu, double *nu)
 {
-    double R = r0 + (r1 - r0) * (s - t0) / (t1 - t0);
-    hdp_clip_values cv;
-    hdp_clip_eval_values(clip, R > 0 ? R : 0, &cv);
-    return hdp_sched_eta(sc, s) * cv.mu;
+    long P = res->points;
+    for (long n = 0; n < 2 * P - 1; n++) {
+        long i = n / 2;
+        double r0 = i == P - 1 ? res->risk_before_final_noise : res->risk[i], R = r0;
+        if (n % 2)
+            R = 0.5 * (r0 + (i + 1 == P - 1 ? res->risk_before_final_noise : res->risk[i + 1]));
+        hdp_clip_values cv;
+        hdp_clip_eval_values(clip, R > 0 ? R : 0, &cv);
+        mu[n] = cv.mu;
+        nu[n] = cv.nu;
+    }
 }
 
 /* The heteroscedastic correction (docs/theory.md §9.3): the label noise's part of the SGD
@@ -43,9 +49,9 @@ static double rate(const hdp_schedule *sc, hdp_clip *clip, double s, double t0, 
  * on mu_c and V_c left out) the bins' response is delta_j' = -2 lambda_j eta~ mu_c delta_j +
  * lambda_j kappa (h_j - 1), integrated exactly over pieces where the coefficients are held at
  * their midpoint values; dR = (1/d) sum_j lambda_j delta_j at the output points. */
-static void hetero(const hdp_model *m, hdp_clip *clip, const hdp_ode_result *res,
-                   const double *lambda, const double *hfac, double tau2, long d, double *delta,
-                   double *dR)
+static void hetero(const hdp_model *m, const hdp_ode_result *res, const double *mu,
+                   const double *nu, const double *lambda, const double *hfac, double tau2,
+                   long d, double *delta, double *dR)
 {
     hdp_schedule sc;
     hdp_sched_from_model(m, &sc);
@@ -53,20 +59,13 @@ static void hetero(const hdp_model *m, hdp_clip *clip, const hdp_ode_result *res
     memset(delta, 0, sizeof(double) * (size_t)d);
     dR[0] = 0;
     for (long i = 1; i < P; i++) {
-        double t0 = res->t[i - 1], t1 = res->t[i], r0 = res->risk[i - 1];
-        double r1 = i == P - 1 ? res->risk_before_final_noise : res->risk[i];
-        double h = (t1 - t0) / PIECES;
-        for (int k = 0; k < PIECES; k++) {
-            double s = t0 + (k + 0.5) * h, R = r0 + (r1 - r0) * (k + 0.5) / PIECES;
-            hdp_clip_values cv;
-            hdp_clip_eval_values(clip, R > 0 ? R : 0, &cv);
-            double eta = hdp_sched_eta(&sc, s), a = -2.0 * eta * cv.mu;
-            double kappa = m->gamma * eta * eta * cv.nu * 0.5 * tau2;
-            for (long j = 0; j < d; j++) {
-                double la = lambda[j] * a * h, src = lambda[j] * kappa * (hfac[j] - 1.0) * h;
-                double ex = exp(la);
-                delta[j] = delta[j] * ex + (fabs(la) > 1e-12 ? src * (ex - 1.0) / la : src);
-            }
+        double t0 = res->t[i - 1], t1 = res->t[i], h = t1 - t0;
+        double eta = hdp_sched_eta(&sc, 0.5 * (t0 + t1)), a = -2.0 * eta * mu[2 * i - 1];
+        double kappa = m->gamma * eta * eta * nu[2 * i - 1] * 0.5 * tau2;
+        for (long j = 0; j < d; j++) {
+            double la = lambda[j] * a * h, src = lambda[j] * kappa * (hfac[j] - 1.0) * h;
+            double ex = exp(la);
+            delta[j] = delta[j] * ex + (fabs(la) > 1e-12 ? src * (ex - 1.0) / la : src);
         }
         double r = 0;
         for (long j = 0; j < d; j++)
@@ -110,25 +109,20 @@ void hdp_data_kurtosis(const hdp_model *m, double *k)
     }
 }
 
-/* I(t_i) at the output points */
-static void integral(const hdp_model *m, hdp_clip *clip, const hdp_ode_result *res, double *I)
+/* I(t_i) at the grid's points: Simpson's rule on each interval (eta~ just inside its ends, a
+ * knot's jump) */
+static void integral(const hdp_model *m, const hdp_ode_result *res, const double *mu, double *I)
 {
     hdp_schedule sc;
     hdp_sched_from_model(m, &sc);
     long P = res->points;
     I[0] = 0;
     for (long i = 1; i < P; i++) {
-        double t0 = res->t[i - 1], t1 = res->t[i], r0 = res->risk[i - 1];
-        double r1 = i == P - 1 ? res->risk_before_final_noise : res->risk[i];
-        double h = (t1 - t0) / PIECES, s = 0;
-        for (int k = 0; k <= PIECES; k++) {
-            double w = (k == 0 || k == PIECES) ? 1 : (k % 2 ? 4 : 2);
-            double tk = k == PIECES ? t1 : t0 + k * h;
-            /* the schedule's value just inside the interval at its ends (a knot's jump) */
-            double te = k == 0 ? t0 + 1e-12 : k == PIECES ? t1 - 1e-12 : tk;
-            s += w * rate(&sc, clip, te, t0, t1, r0, r1);
-        }
-        I[i] = I[i - 1] + s * h / 3.0;
+        double t0 = res->t[i - 1], t1 = res->t[i];
+        double s = hdp_sched_eta(&sc, t0 + 1e-12) * mu[2 * i - 2] +
+                   4.0 * hdp_sched_eta(&sc, 0.5 * (t0 + t1)) * mu[2 * i - 1] +
+                   hdp_sched_eta(&sc, t1 - 1e-12) * mu[2 * i];
+        I[i] = I[i - 1] + s * (t1 - t0) / 6.0;
     }
 }
 
@@ -159,8 +153,23 @@ static double test_mse_at(const hdp_model *m, const hdp_data *data, int fixed, c
     return q - 2.0 * lin + (data->planted ? m->tau2 : data->test_c);
 }
 
+/* res's arrays reduced to every stride-th point, P of them */
+static void keep_points(hdp_ode_result *res, long stride, long P)
+{
+    double **arrays[] = {&res->t,  &res->risk, &res->upper, &res->lower,
+                         &res->mu, &res->nu,   &res->eta,   &res->sigma2};
+    for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
+        double *v = *arrays[a];
+        for (long i = 0; i < P; i++)
+            v[i] = v[i * stride];
+        double *r = realloc(v, sizeof(double) * (size_t)P);
+        *arrays[a] = r ? r : v; /* shrinking: v is kept when it fails */
+    }
+    res->points = P;
+}
+
 hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_result *res,
-                                hdp_error *err)
+                                long stride, hdp_error *err)
 {
     const hdp_data *data = hdp_model_data(m);
     if (!data)
@@ -185,19 +194,26 @@ hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_resu
     double *I = malloc(sizeof(double) * (size_t)P), *dR = calloc((size_t)P, sizeof(double));
     double *mvec = malloc(sizeof(double) * (size_t)d);
     double *hfac = malloc(sizeof(double) * (size_t)d), *delta = malloc(sizeof(double) * (size_t)d);
-    if (!I || !dR || !mvec || !hfac || !delta ||
-        (data->has_test && !(res->test_mse = calloc((size_t)P, sizeof(double))))) {
+    double *mu = malloc(sizeof(double) * (size_t)(2 * P)), *nu = malloc(sizeof(double) * (size_t)(2 * P));
+    if (!I || !dR || !mvec || !hfac || !delta || !mu || !nu || stride < 1 ||
+        (P - 1) % stride) {
         free(I);
         free(dR);
         free(mvec);
         free(hfac);
         free(delta);
-        return hdp_fail(err, HDP_ENOMEM, "out of memory for the data set's corrections");
+        free(mu);
+        free(nu);
+        return stride < 1 || (P - 1) % stride
+                   ? hdp_fail(err, HDP_EINPUT, "hdp_data_ode_correct: %ld points, stride %ld",
+                              P, stride)
+                   : hdp_fail(err, HDP_ENOMEM, "out of memory for the data set's corrections");
     }
-    integral(m, clip, res, I);
+    node_values(clip, res, mu, nu);
+    integral(m, res, mu, I);
     if (!data->planted) { /* residuals that depend on x: the heteroscedastic correction */
         hetero_factors(ds, b ? b->z : ds->residual, law.tau2, hfac);
-        hetero(m, clip, res, ds->lambda, hfac, law.tau2, d, delta, dR);
+        hetero(m, res, mu, nu, ds->lambda, hfac, law.tau2, d, delta, dR);
         double num = 0, den = 0; /* E[z^2 x^T Sigma x] / (tau^2 E[x^T Sigma x]) */
         for (long j = 0; j < d; j++) {
             num += ds->lambda[j] * ds->lambda[j] * hfac[j];
@@ -205,6 +221,18 @@ hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_resu
         }
         res->data_hetero_ratio = den > 0 ? num / den : 1.0;
         res->data_hetero_final = dR[P - 1];
+    }
+    if (stride > 1) { /* the output points: every stride-th of the grid */
+        P = (P - 1) / stride + 1;
+        for (long i = 0; i < P; i++) {
+            I[i] = I[i * stride];
+            dR[i] = dR[i * stride];
+        }
+        keep_points(res, stride, P);
+    }
+    if (data->has_test && !(res->test_mse = calloc((size_t)P, sizeof(double)))) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the held-out MSE at %ld points", P);
+        goto done;
     }
     /* theta_c and b in the eigenbasis (planted: theta* random, b = 0) */
     const double *tc = b ? b->theta_c : data->planted ? NULL : ds->theta_eig;
@@ -248,12 +276,15 @@ hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_resu
     res->final_risk = res->risk[P - 1];
     if (res->test_mse)
         res->test_mse_final = res->test_mse[P - 1];
+done:
     free(I);
     free(dR);
     free(mvec);
     free(hfac);
     free(delta);
-    return HDP_OK;
+    free(mu);
+    free(nu);
+    return st;
 }
 
 void hdp_grad_data_free(hdp_grad_data *t)

@@ -230,6 +230,7 @@ void hdp_model_free(hdp_model *m)
     free(m->table_eta);
     free(m->file_lambda);
     free(m->file_energy);
+    hdp_data_bias_unpin(m);
     hdp_data_release(m->data);
     hdp_data_arrays_release(m->arrays);
     m->arrays = NULL;

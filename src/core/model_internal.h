@@ -66,6 +66,8 @@ hdp_status hdp_model_load_data(hdp_model *m, int keep, hdp_error *err);
 /* The clipping biases cached with a data set, released with it (data_bias.c). */
 struct hdp_data_cache;
 void hdp_data_cache_free(struct hdp_data_cache *c);
+/* Release the clipping bias m holds (data_bias.c; hdp_model_free). */
+void hdp_data_bias_unpin(hdp_model *m);
 /* Arrays given in memory (hdp_model_set_data_arrays): shared by copies (model_data.c). */
 struct hdp_data_arrays *hdp_data_arrays_retain(struct hdp_data_arrays *a);
 void hdp_data_arrays_release(struct hdp_data_arrays *a);

@@ -48,6 +48,7 @@ hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err)
     dst->file_lambda = copy_doubles(src->file_lambda, src->file_len);
     dst->file_energy = copy_doubles(src->file_energy, src->energy_len);
     dst->data = hdp_data_retain(src->data);
+    dst->data_bias_pin = NULL; /* src's (data_bias.c) */
     dst->arrays = hdp_data_arrays_retain(src->arrays);
     dst->noise_values = copy_doubles(src->noise_values, src->noise_len);
     if (!texts_ok || (src->table_t && !dst->table_t) || (src->table_eta && !dst->table_eta) ||

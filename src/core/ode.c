@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "hdpsgd/clip.h"
+#include "hdpsgd/dataset.h"
 #include "hdpsgd/schedule.h"
 #include "hdpsgd/spectrum.h"
 
@@ -59,7 +60,7 @@ static void record(hdp_ode_result *res, const hdp_risk_ode *o, long points)
     for (long i = 0; i < points; i++) {
         double t = (double)i / (double)(points - 1);
         hdp_clip_values cv;
-        hdp_clip_eval(o->clip, res->risk[i], &cv);
+        hdp_clip_eval_values(o->clip, res->risk[i], &cv); /* no derivatives needed */
         res->t[i] = t;
         res->mu[i] = cv.mu;
         res->nu[i] = cv.nu;
@@ -285,14 +286,15 @@ static hdp_status trial_solve(void *ctx, const hdp_spectrum *spec, long k, doubl
     return st;
 }
 
-/* The solve on the problem's bins; bins = auto refines a copy of them first
- * (hdp_rode_auto_bins) */
-static hdp_status solve_problem(const hdp_problem *pb, hdp_ode_result *res, hdp_error *err)
+/* The solve on the problem's bins at `points` output points; bins = auto refines a copy of
+ * them first (hdp_rode_auto_bins) */
+static hdp_status solve_problem(const hdp_problem *pb, long points, hdp_ode_result *res,
+                                hdp_error *err)
 {
     const hdp_model *m = pb->model;
     hdp_status st;
     if (m->bins != HDP_BINS_AUTO) {
-        st = solve_binned(pb, &pb->spec, m->points, res, err);
+        st = solve_binned(pb, &pb->spec, points, res, err);
     } else {
         hdp_spectrum spec; /* bins = auto refines the bins: on a copy */
         st = hdp_spectrum_copy(&pb->spec, &spec, err);
@@ -301,7 +303,7 @@ static hdp_status solve_problem(const hdp_problem *pb, hdp_ode_result *res, hdp_
             st = hdp_rode_auto_bins(m, &spec, trial_solve, (void *)pb, err);
         double binning = now_seconds() - t0;
         if (st == HDP_OK)
-            st = solve_binned(pb, &spec, m->points, res, err);
+            st = solve_binned(pb, &spec, points, res, err);
         res->binning_seconds = binning;
         hdp_spectrum_free(&spec);
     }
@@ -309,6 +311,23 @@ static hdp_status solve_problem(const hdp_problem *pb, hdp_ode_result *res, hdp_
     hdp_clip_table_get(pb->clip, &info);
     res->clip_fit_seconds = info.seconds;
     return st;
+}
+
+/* The solve and, on a data set, its corrections (docs/theory.md §9.2-§9.3): their integrals
+ * over time are taken on an internal grid of at least DATA_GRID intervals that holds the
+ * output grid (k internal intervals per output interval), so that their values at the
+ * output points do not depend on how many there are;
+ * hdp_data_ode_correct then keeps the output points alone. */
+#define DATA_GRID 1024
+
+static hdp_status solve_corrected(const hdp_model *m, const hdp_problem *pb, hdp_clip *clip,
+                                  hdp_ode_result *res, hdp_error *err)
+{
+    if (!hdp_model_data(m))
+        return solve_problem(pb, m->points, res, err);
+    long P = m->points, k = (DATA_GRID + P - 2) / (P - 1);
+    hdp_status st = solve_problem(pb, (P - 1) * k + 1, res, err);
+    return st == HDP_OK ? hdp_data_ode_correct(m, clip, res, k, err) : st;
 }
 
 /* [sgd]: the ODE is that of one pass (batched or not, docs/theory.md §3.11); its batch terms
@@ -340,9 +359,7 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
     if (st == HDP_OK && batch_check(m, err) != HDP_OK)
         st = HDP_EINPUT;
     if (st == HDP_OK)
-        st = solve_problem(&pb, res, err);
-    if (st == HDP_OK)
-        st = hdp_data_ode_correct(m, pb.clip, res, err);
+        st = solve_corrected(m, &pb, pb.clip, res, err);
     hdp_problem_free(&pb);
     return st;
 }
@@ -361,8 +378,5 @@ hdp_status hdp_ode_solve_problem(const hdp_model *m, const hdp_problem *pb, hdp_
         return hdp_fail(err, HDP_EINPUT, "hdp_ode_solve_problem: the problem was not built from "
                         "this model: build it with hdp_problem_build");
     memset(res, 0, sizeof *res);
-    hdp_status st = solve_problem(pb, res, err);
-    if (st == HDP_OK)
-        st = hdp_data_ode_correct(m, pb->clip, res, err);
-    return st;
+    return solve_corrected(m, pb, pb->clip, res, err);
 }

@@ -218,8 +218,11 @@ hdp_status hdp_rode_auto_bins(const hdp_model *m, hdp_spectrum *spec, hdp_rode_t
 
 /* data.source = file (docs/theory.md §9, data_ode.c): the clipping bias's cross term and
  * R_bias added to the risk of the shifted problem, and the held-out MSE predicted; a no-op
- * for other models. clip: the ODE's clipping factors. */
+ * for other models. clip: the ODE's clipping factors. res holds the solve on a fine grid
+ * whose every stride-th point is an output point: the corrections' integrals are taken on
+ * the fine grid, then res keeps the output points alone. */
 hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_result *res,
+                                long stride,
                                 hdp_error *err);
 
 /* data.source = file (data_ode.c): k[j] = E[x_j^4] / lambda_j^2 - 1 over the prepared rows in

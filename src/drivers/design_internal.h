@@ -28,6 +28,8 @@ typedef struct {
                                     objective then sets solves = max_solves to end the loops) */
     long solves_done;
     int stop;                    /* the progress callback asked to stop (as opt->cancel) */
+    hdp_error fatal;             /* simplex: a solve's failure other than numerical (out of
+                                    memory, bad input): ends the search, reported */
     double best, best_p[MAX_PARAMS];
     int restart;
     const hdp_design_options *opt;

@@ -6,7 +6,9 @@
  * (gsl_multimin_fminimizer_nmsimplex2) restarted from the best point with a shrinking initial
  * simplex until a round gains less than 1e-6 relative (method simplex), and GSL's vector_bfgs2
  * from the three best distinct scan points, each restarted while a round gains more than 1e-10
- * relative (method bfgs). A candidate whose ODE fails scores PENALTY.
+ * relative (method bfgs). A candidate whose ODE fails numerically (HDP_ENUMERIC: the solver, or
+ * on a data set the Newton solve for theta_c not converging) scores PENALTY; any other failure
+ * of a solve (out of memory, ...) ends the search with that error.
  */
 #include "drivers/design_internal.h"
 
@@ -106,6 +108,8 @@ static double objective_grad(search *s, const double *p, double *grad)
         s->solves = s->max_solves;
         return PENALTY;
     }
+    if (s->fatal.status != HDP_OK) /* end the scan and every round */
+        return PENALTY;
     double f = PENALTY;
     if (s->g) {
         f = fast_objective(s, p, grad);
@@ -117,8 +121,13 @@ static double objective_grad(search *s, const double *p, double *grad)
         hdp_ode_result o;
         hdp_error err;
         hdp_error_clear(&err);
-        if (hdp_ode_solve(&s->work, &o, &err) == HDP_OK && isfinite(o.final_risk))
+        hdp_status st = hdp_ode_solve(&s->work, &o, &err);
+        if (st == HDP_OK && isfinite(o.final_risk))
             f = o.final_risk;
+        else if (st != HDP_OK && st != HDP_ENUMERIC) {
+            s->fatal = err;
+            s->solves = s->max_solves;
+        }
         hdp_ode_result_free(&o);
     }
     s->solves++;
@@ -364,6 +373,15 @@ hdp_status design_check_scan(const search *s, hdp_error *err)
                     hdp_design_family_name(s->family));
 }
 
+/* a solve's failure that ended the search (s->fatal), as the search's error */
+static hdp_status search_fatal(const search *s, hdp_error *err)
+{
+    if (s->fatal.status == HDP_OK)
+        return HDP_OK;
+    return hdp_fail(err, s->fatal.status, "%s family: %s", hdp_design_family_name(s->family),
+                    s->fatal.msg);
+}
+
 /* method simplex: the scan, then Nelder-Mead rounds restarted from the best point with a
  * shrinking simplex. A cancellation ends it early (HDP_OK; the caller reports it). */
 hdp_status design_search_simplex(search *s, const hdp_design_result *hints, int nhints,
@@ -373,7 +391,9 @@ hdp_status design_search_simplex(search *s, const hdp_design_result *hints, int 
     design_scan(s, hints, nhints);
     if (design_cancel_asked(s))
         return HDP_OK;
-    hdp_status st = design_check_scan(s, err);
+    hdp_status st = search_fatal(s, err);
+    if (st == HDP_OK)
+        st = design_check_scan(s, err);
     if (st != HDP_OK)
         return st;
     double prev = s->best, step = 1.0;
@@ -386,5 +406,5 @@ hdp_status design_search_simplex(search *s, const hdp_design_result *hints, int 
         prev = s->best;
         step = fmax(0.05, step * 0.5);
     }
-    return HDP_OK;
+    return search_fatal(s, err);
 }

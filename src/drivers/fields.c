@@ -212,6 +212,16 @@ TABLE(hdp_validate_sde_fields, "validate_sde", NULL,
     INT_AS(hdp_validate_result, "sde_diverged_runs", sde.diverged_runs, HDP_FIELD_NO_JSON,
            "SDE runs that diverged"));
 
+/* validate --scaling: the slope, then each level under the prefix scaling_<l>_ */
+TABLE(hdp_validate_scaling_fields, "validate_scaling", NULL,
+      "the validator's scaling in n with gamma fixed (validate --scaling)",
+    REAL_AS(hdp_validate_scaling_result, "scaling_slope", slope,
+            "least-squares log-log slope of max_abs_dev against n (null: one level)"));
+TABLE(hdp_validate_level_fields, "validate_level", NULL,
+      "one level of validate --scaling (under the prefix scaling_<l>_)",
+    INT(hdp_validate_level, n, "samples n of the level (d grown with it, gamma fixed)"),
+    REAL(hdp_validate_level, max_abs_dev, "the Monte Carlo's largest |deviation| from the ODE"));
+
 /* ---- the model's effective numbers ---- */
 
 static double get_gamma(const void *obj, const void *ctx) { (void)ctx; return ((const hdp_model *)obj)->gamma; }
@@ -571,7 +581,11 @@ static const hdp_field_table *const tables[] = {
     &hdp_model_seed_fields, &hdp_nc_seed_fields, &hdp_si_seed_fields, &hdp_mc_command_fields,
     &hdp_net_config_fields, &hdp_netexp_fields, &hdp_kl_init_point_fields, &hdp_kl_init_fields,
     &hdp_sweep_point_fields, &hdp_mc_finals_fields, &hdp_validate_grid_fields,
-    &hdp_design_text_fields,
+    &hdp_design_text_fields, &hdp_rf_final_fields, &hdp_rf_run_fields, &hdp_rfexp_fields,
+    &hdp_rfexp_point_fields, &hdp_rfexp_source_fields, &hdp_validate_scaling_fields,
+    &hdp_validate_level_fields, &hdp_rates_csv_fields, &hdp_si_eps_csv_fields,
+    &hdp_si_n_csv_fields, &hdp_nc_csv_fields, &hdp_kl_init_csv_fields,
+    &hdp_si_mode_csv_fields, &hdp_si_align_csv_fields, &hdp_kl_bound_csv_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -230,6 +230,48 @@ TABLE(hdp_nc_spec_fields, "nc_spec", NULL,
     NC_REAL(G, "clipping norm G"), NC_REAL(rho, "zCDP per step rho (inf: no noise)"),
     NC_REAL(delta, "delta of the reported epsilon"));
 
+/* hdpsgd nc's and nc --sweep's CSV: a row per point (hdp_nc_point, context the curve's name, a
+ * const char *); the CSV's only (its JSON: nc_spec, nc, ...) */
+#define NP(obj) ((const hdp_nc_point *)(obj))
+static double nc_curve(const void *obj, const void *ctx) { (void)ctx; return NP(obj)->curve; }
+static const char *nc_name(const void *obj, const void *ctx) { (void)obj; return ctx; }
+static double nc_z(const void *obj, const void *ctx) { (void)ctx; return hdp_nc_point_z(NP(obj)); }
+#define NC_CSV (HDP_FIELD_NO_JSON | HDP_FIELD_NO_RECORD)
+#define NC_COL(nm, m, fmt, fl, h)                                                               \
+    {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_nc_point, m), .format = fmt,  \
+     .flags = NC_CSV | (fl), .help = h}
+#define NC_CLONG(m, h) INT_AS(hdp_nc_point, #m, spec.m, NC_CSV, h)
+#define NC_CREAL(m, h) NC_COL(#m, spec.m, "%.10g", 0, h)
+#define NC_CNAME(m, fn, h) {.name = #m, .kind = HDP_FIELD_TEXT, .text = fn, .flags = NC_CSV, .help = h}
+
+TABLE(hdp_nc_csv_fields, "nc_csv", NULL,
+      "hdpsgd nc's CSV (and nc --sweep's): a row per point of a curve",
+    {.name = "curve", .kind = HDP_FIELD_INT, .get = nc_curve, .flags = NC_CSV, .help = "its index"},
+    NC_CNAME(name, nc_name, "the curve's name"), NC_CLONG(p, "feature dimension p"),
+    NC_CLONG(K, "classes K"), NC_CLONG(n, "training samples n"),
+    NC_CNAME(loss, nc_loss, "the loss"), NC_CNAME(init, nc_init, "the initialisation"),
+    NC_CLONG(steps, "NoisyGD steps"), NC_CREAL(eta, "learning rate eta"),
+    NC_CLONG(batch, "batch size (0: full batch)"),
+    NC_CNAME(perturbation, nc_perturbation, "the features' perturbation"),
+    NC_CREAL(beta, "perturbation size beta"), NC_CNAME(remedy, nc_remedy, "the remedy"),
+    NC_CREAL(imbalance, "class imbalance"), NC_CREAL(G, "clipping norm G"),
+    NC_CREAL(rho, "zCDP per step rho"),
+    NC_COL("rho_total", res.rho_total, "%.10g", 0, "steps rho"),
+    NC_COL("epsilon", res.epsilon, "%.10g", 0, "epsilon (Canonne-Kamath-Steinke) at delta"),
+    NC_CREAL(delta, "delta of epsilon"), NC_COL("sigma", res.sigma, "%.10g", 0, "G / sqrt(2 rho)"),
+    INT_AS(hdp_nc_point, "draws", res.draws, NC_CSV, "Monte Carlo draws"),
+    NC_COL("error", res.error_mean, "%.10g", HDP_FIELD_OPTIONAL, "mean test error over the draws"),
+    NC_COL("stderr", res.error_stderr, "%.6g", HDP_FIELD_OPTIONAL, "its standard error"),
+    NC_COL("exact", exact, "%.10g", HDP_FIELD_OPTIONAL, "the exact one-step error (empty: n/a)"),
+    {.name = "z_exact", .kind = HDP_FIELD_REAL, .get = nc_z, .format = "%.4g",
+     .flags = NC_CSV | HDP_FIELD_OPTIONAL, .help = "|error - exact| / stderr"},
+    NC_COL("clipped_fraction", res.clipped_fraction, "%.6g", 0, "fraction of gradients clipped"),
+    NC_COL("max_clipped_norm", res.max_clipped_norm, "%.10g", 0, "largest clipped gradient norm"),
+    NC_COL("offset_norm", offset_norm, "%.10g", 0, "the offset's norm (0: none)"),
+    NC_COL("pca_alignment", pca_alignment, "%.6g", HDP_FIELD_OPTIONAL, "PCA's alignment (empty: no PCA)"),
+    NC_COL("seconds", res.seconds, "%.4g", 0, "wall time, s"));
+#undef NP
+
 /* ---- two-stage single-index learning: how stage 2 ran (hdp_si_problem; context: threads) ---- */
 
 #define SI(obj) ((const hdp_si_problem *)(obj))

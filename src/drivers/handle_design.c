@@ -86,6 +86,29 @@ hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, in
                                     volatile int *cancel, hdp_progress_fn progress, void *user,
                                     hdp_record **out, hdp_error *err)
 {
+    return hdp_handle_design_method(m, families, knots, tune_clip, 0, refine, refine_tol, NULL,
+                                    cancel, progress, user, out, err);
+}
+
+/* the search method's name (NULL: the command line's default, bfgs) */
+static hdp_status parse_method(const char *method, int refine, hdp_design_method *out,
+                               hdp_error *err)
+{
+    int mt = hdp_design_method_parse(method ? method : "bfgs");
+    if (mt < 0)
+        return hdp_fail(err, HDP_EINPUT, "method = '%s': expected bfgs or simplex", method);
+    if (refine && mt != HDP_DESIGN_BFGS)
+        return hdp_fail(err, HDP_EINPUT, "refine needs method bfgs");
+    *out = (hdp_design_method)mt;
+    return HDP_OK;
+}
+
+static hdp_status design_refine(const hdp_model *m, const char *families, int knots,
+                                int tune_clip, int refine, double refine_tol,
+                                hdp_design_method method, volatile int *cancel,
+                                hdp_progress_fn progress, void *user, hdp_record **out,
+                                hdp_error *err)
+{
     HDP_REQUIRE(err, out);
     *out = NULL;
     HDP_REQUIRE(err, m);
@@ -116,6 +139,7 @@ hdp_status hdp_handle_design_refine(const hdp_model *m, const char *families, in
             want[f] = 1;
     }
     opt.refine_tol = refine_tol;
+    opt.method = method;
     opt.cancel = p.cancel;
     if (progress) {
         opt.progress = hdp_handle_design_progress;
@@ -155,6 +179,15 @@ hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int
                                    int tune_clip, volatile int *cancel, hdp_progress_fn progress,
                                    void *user, hdp_record **out, hdp_error *err)
 {
+    return hdp_handle_design_method(m, families, knots, tune_clip, 1, 0, 1e-5, NULL, cancel,
+                                    progress, user, out, err);
+}
+
+static hdp_status design_batch(const hdp_model *m, const char *families, int knots,
+                               int tune_clip, hdp_design_method method, volatile int *cancel,
+                               hdp_progress_fn progress, void *user, hdp_record **out,
+                               hdp_error *err)
+{
     HDP_REQUIRE(err, out);
     *out = NULL;
     HDP_REQUIRE(err, m);
@@ -172,6 +205,7 @@ hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int
     hdp_design_options_init(&opt);
     opt.knots = knots;
     opt.tune_clip = tune_clip != 0;
+    opt.method = method;
     opt.cancel = p.cancel;
     if (progress) {
         opt.progress = hdp_handle_design_progress;
@@ -191,6 +225,26 @@ hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int
     }
     hdp_design_batch_free(&db);
     return st == HDP_OK ? hdp_rec_finish(r, out, err) : st;
+}
+
+hdp_status hdp_handle_design_method(const hdp_model *m, const char *families, int knots,
+                                    int tune_clip, int tune_batch, int refine, double refine_tol,
+                                    const char *method, volatile int *cancel,
+                                    hdp_progress_fn progress, void *user, hdp_record **out,
+                                    hdp_error *err)
+{
+    HDP_REQUIRE(err, out);
+    *out = NULL;
+    hdp_design_method mt = HDP_DESIGN_BFGS;
+    hdp_status st = parse_method(method, refine, &mt, err);
+    if (st != HDP_OK)
+        return st;
+    if (tune_batch && refine)
+        return hdp_fail(err, HDP_EINPUT, "tune_batch with refine: give one of them");
+    if (tune_batch)
+        return design_batch(m, families, knots, tune_clip, mt, cancel, progress, user, out, err);
+    return design_refine(m, families, knots, tune_clip, refine, refine_tol, mt, cancel, progress,
+                         user, out, err);
 }
 
 hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count,

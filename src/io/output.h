@@ -160,5 +160,13 @@ void hdp_csv_columns(FILE *f, const hdp_field_table *t, const void *obj);
 /* The columns of t (of obj) followed by those of t2 (of obj2; NULL: none), one table. */
 void hdp_csv_columns2(FILE *f, const hdp_field_table *t, const void *obj,
                       const hdp_field_table *t2, const void *obj2);
+/* A CSV written a row per result from a table (hdpsgd/fields.h): the header, the names of the
+ * table's fields, comma-separated (first: no comma before the first); a row, obj's values (ctx:
+ * the context of its computed fields): REAL in the field's format (NULL: %.17g), a value that
+ * is not finite an empty cell when the field is HDP_FIELD_OPTIONAL (else printed, and the
+ * file then refused: hdp_out_commit), INT as %ld, BOOL 0/1, TEXT as it is. Neither ends the
+ * line. */
+void hdp_csv_header(FILE *f, const hdp_field_table *t, int first);
+void hdp_csv_row(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx, int first);
 
 #endif

@@ -135,6 +135,20 @@ for c in checks:
 sys.exit(1 if bad or o["data_rows"] != 400 or s["test_mse_stderr"] is None else 0)
 PY
 
+# the corrections' integrals (cross term, heteroscedastic term, held-out MSE) are taken on the
+# solve's internal grid, not the output points: 2 and 101 points give the same final values
+for p in 2 101; do
+  "$bin" ode "${base[@]}" --set clip.c=0.5 --set ode.points=$p --json pts$p.json -o pts$p.csv \
+    2>/dev/null
+done
+check "ode.points = 2 and 101: the same corrected final risk, its terms and the held-out MSE (1e-8)" "$py" -c '
+import json, sys
+a, b = json.load(open("pts2.json")), json.load(open("pts101.json"))
+k = ("final_risk", "ode_test_mse", "bias_cross_final", "heteroscedastic_final")
+print("  " + ", ".join(f"{x}: {a[x]:.12g} / {b[x]:.12g}" for x in k))
+scale = {"ode_test_mse": b["ode_test_mse"]}  # the terms: relative to the risk they are part of
+sys.exit(0 if all(abs(a[x] - b[x]) <= 1e-8 * scale.get(x, b["final_risk"]) for x in k) else 1)'
+
 "$bin" ode "${base[@]}" --set clip.c=inf --set privacy.rho=inf --json o2.json -o o2.csv 2>/dev/null
 check "c = inf: no bias, the residuals' tau^2 at theta*" "$py" -c '
 import json, sys
@@ -298,6 +312,35 @@ b, s = json.load(open("tc_bfgs.json")), json.load(open("tc_simplex.json"))
 print(f"  bfgs {b['best_final_risk']:.10g} at c = {b['best_c']:.6g}, simplex {s['best_final_risk']:.10g} at c = {s['best_c']:.6g}")
 ok = (abs(b["best_final_risk"] - s["best_final_risk"]) <= 1e-6 * s["best_final_risk"]
       and abs(b["best_c"] / s["best_c"] - 1) <= 1e-3 and b["best_c"] != 0.5)
+sys.exit(0 if ok else 1)
+PY
+# --tune-clip by simplex on a least-squares target: each new c costs a Newton solve for theta_c,
+# cached (the values of c used last) and never refused, so the search leaves the coarse scan's
+# values of c (0.25, 0.5, 1, 2, 4 times clip.c); its optimum, re-solved by `ode` at its table
+# and c, is at most the optimum at each scan c held fixed (each below that c's scan points)
+ls=(--set data.source=file --set data.features=X.npy --set data.labels=y.npy --set data.gamma=0.1
+    --family inverse-time --method simplex)
+"$bin" schedule --optimize "${ls[@]}" --set clip.c=0.5 --tune-clip -o lt.txt --json lt.json \
+  > /dev/null 2>&1
+"$bin" ode "${ls[@]:0:8}" --set schedule.kind=table --set schedule.file=lt.txt \
+  --set clip.c="$("$py" -c 'import json; print(repr(json.load(open("lt.json"))["best_c"]))')" \
+  --json lt_ode.json -o lt_ode.csv 2>/dev/null
+for c in 0.125 0.25 0.5 1 2; do
+  "$bin" schedule --optimize "${ls[@]}" --set clip.c=$c -o lf_$c.txt > /dev/null 2>&1
+  "$bin" ode "${ls[@]:0:8}" --set clip.c=$c --set schedule.kind=table --set schedule.file=lf_$c.txt \
+    --json lf_$c.json -o lf_$c.csv 2>/dev/null
+done
+check "schedule --optimize --tune-clip --method simplex, least squares: c off the scan, risk <= each scan c's optimum" \
+  "$py" - <<'PY'
+import json, sys
+t, o = json.load(open("lt.json")), json.load(open("lt_ode.json"))
+scan = [0.125, 0.25, 0.5, 1, 2]
+fixed = {c: json.load(open(f"lf_{c}.json"))["final_risk"] for c in scan}
+c, r = t["best_c"], o["final_risk"]
+print(f"  tuned c = {c:.6g}: ODE {r:.10g}; fixed-c optima (ODE): " +
+      ", ".join(f"{k}: {v:.10g}" for k, v in fixed.items()))
+ok = (t["converged"] and all(abs(c / k - 1) > 1e-6 for k in scan)
+      and r <= min(fixed.values()) * (1 + 1e-9))
 sys.exit(0 if ok else 1)
 PY
 refused "target file of another length" "has 4 energies but d = 5" --set data.d=5 \

@@ -21,17 +21,8 @@ export NAMES="$work/names"
 
 # the keys still written by hand, per case (shell patterns); keep these lists shrinking
 declare -A BY_HAND=(
-  [validate-scaling]="scaling_slope scaling_[0-9]*_n scaling_[0-9]*_max_abs_dev"
   [privacy]="at_delta"
   [dataset]="features labels positive"
-  [rf]="C_clip build_seconds command dpgd_test dpgd_test_stderr dpgd_train gradient_flow_test
-    max_clipped_fraction minnorm_test minnorm_train modes ou_em_expected_test
-    ou_em_test ou_em_test_stderr ou_exact_step_test ou_exact_step_test_stderr ou_exact_test
-    ou_exact_train p seed sigma_route strong_error_em_max strong_error_max strong_error_mean
-    test_size inputs labels test_set zero_test zero_train"
-  [rf-experiment]="experiment grid minnorm_test_[0-9]* model oracle_test_[0-9]* p_[0-9]*
-    selected_CT_[0-9]* selected_C_[0-9]* selected_T_[0-9]* selected_on selected_test_[0-9]*
-    selected_test_se_[0-9]* selected_val_[0-9]* test_size val_size"
 )
 
 check_json() { # check_json FILE WHAT [KEY...]: strict UTF-8, no duplicate key, KEYs present
@@ -54,7 +45,7 @@ missing = [k for k in want if k not in data]
 if missing:
     sys.exit(f"FAIL {what}: keys missing: {missing}")
 # every key a table's name (under a prefix: a validator side, a design family, a net --vs
-# variant, a kl run's initialisation; a refine level's or layer's suffix _<l>) or one of the case's hand-written keys
+# variant, a kl run's initialisation, a scaling level; a refine level's or layer's suffix _<l>) or one of the case's hand-written keys
 import fnmatch, os, re
 names = set(open(os.environ["NAMES"]).read().split())
 by_hand = os.environ.get("BY_HAND_KEYS", "").split()
@@ -63,7 +54,8 @@ PREFIXES = ("", "sim_", "sde_", "output_", "linear_noise_", "inverse_time_", "pl
             "xavier_relu_")  # ... a kl run's initialisation, its real network
 def known(k):
     bare = re.sub(r"_[0-9]+$", "", k)
-    depth = re.sub(r"^[a-z]+_L[0-9]+_", "", k)  # kl init: <scheme>_L<depth>_
+    depth = re.sub(r"^[a-z]+_L[0-9]+_|^scaling_[0-9]+_", "", k)  # kl init: <scheme>_L<depth>_,
+    # validate --scaling: scaling_<level>_
     return any(x.startswith(p) and x[len(p):] in names for x in (k, bare, depth)
                for p in PREFIXES) \
         or any(fnmatch.fnmatchcase(k, h) for h in by_hand)
