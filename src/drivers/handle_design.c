@@ -103,29 +103,51 @@ static hdp_status parse_method(const char *method, int refine, hdp_design_method
     return HDP_OK;
 }
 
-static hdp_status design_refine(const hdp_model *m, const char *families, int knots,
-                                int tune_clip, int refine, double refine_tol,
-                                hdp_design_method method, volatile int *cancel,
-                                hdp_progress_fn progress, void *user, hdp_record **out,
-                                hdp_error *err)
+/* what every design entry checks and sets up: the record pointer, the families asked for
+ * (want), the knots, and the search's options with the caller's relay p (which must outlive
+ * the search: opt points to it) */
+static hdp_status design_setup(const hdp_model *m, const char *families, int knots,
+                               int tune_clip, hdp_design_method method, volatile int *cancel,
+                               hdp_progress_fn progress, void *user, hdp_record **out,
+                               int want[HDP_FAMILY_COUNT], hdp_handle_relay *p,
+                               hdp_design_options *opt, hdp_error *err)
 {
     HDP_REQUIRE(err, out);
     *out = NULL;
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, families);
-    int want[HDP_FAMILY_COUNT];
     hdp_status st = hdp_design_families_parse(families, want, err);
     if (st != HDP_OK)
         return st;
     if (knots < 2 || knots > HDP_DESIGN_MAX_KNOTS)
         return hdp_fail(err, HDP_EINPUT, "knots = %d: the pl family needs 2 to %d knots", knots,
                         HDP_DESIGN_MAX_KNOTS);
+    hdp_handle_relay_init(p, cancel, progress, user);
+    hdp_design_options_init(opt);
+    opt->knots = knots;
+    opt->tune_clip = tune_clip != 0;
+    opt->method = method;
+    opt->cancel = p->cancel;
+    if (progress) {
+        opt->progress = hdp_handle_design_progress;
+        opt->progress_user = p;
+    }
+    return HDP_OK;
+}
+
+static hdp_status design_refine(const hdp_model *m, const char *families, int knots,
+                                int tune_clip, int refine, double refine_tol,
+                                hdp_design_method method, volatile int *cancel,
+                                hdp_progress_fn progress, void *user, hdp_record **out,
+                                hdp_error *err)
+{
+    int want[HDP_FAMILY_COUNT];
     hdp_handle_relay p;
-    hdp_handle_relay_init(&p, cancel, progress, user);
     hdp_design_options opt;
-    hdp_design_options_init(&opt);
-    opt.knots = knots;
-    opt.tune_clip = tune_clip != 0;
+    hdp_status st = design_setup(m, families, knots, tune_clip, method, cancel, progress, user,
+                                 out, want, &p, &opt, err);
+    if (st != HDP_OK)
+        return st;
     opt.refine = refine != 0;
     if (refine) { /* as the command line: pl alone asked for, the others compared with it */
         if (!(refine_tol > 0) || !isfinite(refine_tol))
@@ -139,12 +161,6 @@ static hdp_status design_refine(const hdp_model *m, const char *families, int kn
             want[f] = 1;
     }
     opt.refine_tol = refine_tol;
-    opt.method = method;
-    opt.cancel = p.cancel;
-    if (progress) {
-        opt.progress = hdp_handle_design_progress;
-        opt.progress_user = &p;
-    }
     hdp_design_set d;
     st = hdp_design_set_run(m, want, &opt, &d, err);
     if (st != HDP_OK) {
@@ -188,29 +204,13 @@ static hdp_status design_batch(const hdp_model *m, const char *families, int kno
                                hdp_progress_fn progress, void *user, hdp_record **out,
                                hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, families);
     int want[HDP_FAMILY_COUNT];
-    hdp_status st = hdp_design_families_parse(families, want, err);
+    hdp_handle_relay p;
+    hdp_design_options opt;
+    hdp_status st = design_setup(m, families, knots, tune_clip, method, cancel, progress, user,
+                                 out, want, &p, &opt, err);
     if (st != HDP_OK)
         return st;
-    if (knots < 2 || knots > HDP_DESIGN_MAX_KNOTS)
-        return hdp_fail(err, HDP_EINPUT, "knots = %d: the pl family needs 2 to %d knots", knots,
-                        HDP_DESIGN_MAX_KNOTS);
-    hdp_handle_relay p;
-    hdp_handle_relay_init(&p, cancel, progress, user);
-    hdp_design_options opt;
-    hdp_design_options_init(&opt);
-    opt.knots = knots;
-    opt.tune_clip = tune_clip != 0;
-    opt.method = method;
-    opt.cancel = p.cancel;
-    if (progress) {
-        opt.progress = hdp_handle_design_progress;
-        opt.progress_user = &p;
-    }
     hdp_design_batch db;
     st = hdp_design_batch_run(m, want, &opt, &db, err);
     if (st == HDP_OK && db.best < 0)
