@@ -110,12 +110,17 @@ static void round_trip(const hdp_model *m)
     if (m->spectrum == HDP_SPECTRUM_FILE || m->sched == HDP_SCHED_TABLE)
         return; /* the files were read: the tables are part of the model */
     hdp_model expect = *m; /* shallow: only printed (its texts are m's or these) */
-    static char spectrum_file[HDP_PATH_MAX + 2048], sched_file[HDP_PATH_MAX + 2048];
-    if (!ini_path_of(m->spectrum_file, spectrum_file, sizeof spectrum_file) ||
-        !ini_path_of(m->sched_file, sched_file, sizeof sched_file))
-        return;
-    expect.spectrum_file = spectrum_file;
-    expect.sched_file = sched_file;
+    /* every file-name key of the model (the PATH rows of hdpsgd/model.h's key lists): as
+     * written (absolute), or no round trip when an INI line cannot carry it */
+    const char **path[] = {&expect.spectrum_file, &expect.sched_file,  &expect.features,
+                           &expect.labels,        &expect.test_features, &expect.test_labels,
+                           &expect.target_file,   &expect.noise_file};
+    static char written[sizeof path / sizeof path[0]][HDP_PATH_MAX + 2048];
+    for (size_t i = 0; i < sizeof path / sizeof path[0]; i++) {
+        if (!ini_path_of(*path[i], written[i], sizeof written[i]))
+            return;
+        *path[i] = written[i];
+    }
     FILE *f = fopen(ini_path, "w");
     if (!f)
         abort();
