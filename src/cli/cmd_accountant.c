@@ -43,8 +43,10 @@ const char accountant_help[] =
     "with its discretisation error estimated), RDP (Renyi DP of the subsampled Gaussian with the\n"
     "improved conversion of Balle et al. 2020) and RDP classic (eps = RDP(a) + log(1/delta)/(a-1),\n"
     "the conversion of TensorFlow Privacy's published tables); PLD <= RDP <= RDP classic. With\n"
-    "--epsilon E: the smallest sigma whose epsilon by --accountant is at most E (to 1e-5 relative),\n"
-    "and its epsilon by all three. JSON keys: epsilon_pld, epsilon_pld_error, epsilon_rdp,\n"
+    "--epsilon E: a sigma whose epsilon by --accountant is at most E and within 1e-5 max(1, E)\n"
+    "of it (the smallest such sigma, up to that tolerance; for E below about 1e-5 any sigma\n"
+    "meeting E is within it), and its epsilon by all three.\n"
+    "JSON keys: epsilon_pld, epsilon_pld_error, epsilon_rdp,\n"
     "epsilon_rdp_classic, rdp_order, rdp_order_classic, noise_multiplier, sample_rate, steps,\n"
     "delta, accountant, epsilon (the chosen accountant's), target_epsilon (with --epsilon).\n"
     "Non-finite numbers are null.";
