@@ -55,12 +55,25 @@ struct hdp_clip {
     struct hdp_clip **group;
     double *ga;
     struct hdp_clip *vplain;
+    /* the groups' shares p_g and mean norms w_g, and per eigendirection j of the data set
+     * (dir_d of them) the weights dirw[j * ngroups + g] = E[x_j^2 | g] / lambda_j (1 where
+     * lambda_j = 0): ode.clip_weights = direction (docs/theory.md §9.3) */
+    double *gp, *gw, *dirw;
+    long dir_d;
 };
+
+/* at most this many groups of rows (clip_rows.c) */
+#define HDP_CLIP_ROW_GROUPS 32
 
 /* clip_rows.c: the composite's factors at R (derivs: also dmu, dV); its fits; its release */
 void hdp_clip_rows_eval(hdp_clip *clip, double R, int derivs, hdp_clip_values *out);
 hdp_status hdp_clip_rows_tabulate(hdp_clip *clip, double R_max, hdp_error *err);
 void hdp_clip_rows_free(hdp_clip *clip);
+/* the composite's groups' factors at R: mu[g], V[g] (and with derivs dmu[g], dV[g]; else
+ * those are not written), each group's own law at c / w_g (the rows scaled by 1/sqrt(w_g));
+ * returns the number of groups */
+int hdp_clip_rows_groups(const hdp_clip *clip, double R, int derivs, double *mu, double *V,
+                         double *dmu, double *dV);
 /* the composite of a finalized model with a data set at c, fitted on [0, R_max] */
 hdp_clip *hdp_clip_alloc_rows(const hdp_model *m, double c, double R_max, hdp_error *err);
 

@@ -22,9 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HDP_CLIP_ROW_GROUPS 32
-
-
 typedef struct {
     double w;
     long i;
@@ -46,7 +43,10 @@ void hdp_clip_rows_free(hdp_clip *clip)
     hdp_clip_free(clip->vplain);
     clip->vplain = NULL;
     free(clip->ga);
-
+    free(clip->gp);
+    free(clip->gw);
+    free(clip->dirw);
+    clip->gp = clip->gw = clip->dirw = NULL;
     clip->group = NULL;
     clip->ga = NULL;
     clip->ngroups = 0;
@@ -71,6 +71,48 @@ void hdp_clip_rows_eval(hdp_clip *clip, double R, int derivs, hdp_clip_values *o
     if (!derivs)
         s.dmu = s.dV = 0;
     *out = s;
+}
+
+int hdp_clip_rows_groups(const hdp_clip *clip, double R, int derivs, double *mu, double *V,
+                         double *dmu, double *dV)
+{
+    hdp_clip_values v;
+    for (int g = 0; g < clip->ngroups; g++) {
+        if (derivs)
+            hdp_clip_eval(clip->group[g], R, &v);
+        else
+            hdp_clip_eval_values(clip->group[g], R, &v);
+        mu[g] = v.mu;
+        V[g] = v.V;
+        if (derivs) {
+            dmu[g] = v.dmu;
+            dV[g] = v.dV;
+        }
+    }
+    return clip->ngroups;
+}
+
+/* ode.clip_weights = direction: dirw[j G + g] = E[x_j^2 | g] / lambda_j over the rows of
+ * group g (order[lo..hi) of each group), in the eigenbasis the rows are stored in */
+static void direction_weights(const hdp_dataset *ds, const double *lambda, const wi *order,
+                              int G, double *dirw)
+{
+    long N = ds->n, d = ds->d;
+    for (int g = 0; g < G; g++) {
+        long lo = (long)((double)g * (double)N / G), hi = (long)((double)(g + 1) * (double)N / G);
+        double *acc = dirw; /* column g, stride G */
+        for (long j = 0; j < d; j++)
+            acc[j * G + g] = 0.0;
+        for (long k = lo; k < hi; k++)
+            for (long j = 0; j < d; j++) {
+                double v = hdp_matrix_get(&ds->rows, order[k].i, j);
+                acc[j * G + g] += v * v;
+            }
+        for (long j = 0; j < d; j++) {
+            double l = lambda[j];
+            acc[j * G + g] = l > 0 ? acc[j * G + g] / (double)(hi - lo) / l : 1.0;
+        }
+    }
 }
 
 hdp_status hdp_clip_rows_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
@@ -134,9 +176,14 @@ hdp_clip *hdp_clip_alloc_rows(const hdp_model *m, double c, double R_max, hdp_er
     if (clip) {
         clip->group = calloc((size_t)G, sizeof *clip->group);
         clip->ga = calloc((size_t)G, sizeof(double));
+        clip->gp = calloc((size_t)G, sizeof(double));
+        clip->gw = calloc((size_t)G, sizeof(double));
+        clip->dirw = malloc(sizeof(double) * (size_t)G * (size_t)(d > 0 ? d : 1));
     }
-    if (!order || (z && !zs) || !clip || !clip->group || !clip->ga)
+    if (!order || (z && !zs) || !clip || !clip->group || !clip->ga || !clip->gp || !clip->gw ||
+        !clip->dirw)
         goto nomem;
+    clip->dir_d = d;
     clip->ngroups = G;
     clip->noise = base.kind;
     clip->c = c;
@@ -160,6 +207,8 @@ hdp_clip *hdp_clip_alloc_rows(const hdp_model *m, double c, double R_max, hdp_er
             w = 1e-300; /* rows of norm 0 (their gradient is 0): weight 0 below */
         double p = (double)(hi - lo) / (double)N;
         clip->ga[g] = p * w;
+        clip->gp[g] = p;
+        clip->gw[g] = w;
         hdp_noise_law law;
         double *buf = NULL;
         if (z) {
@@ -181,6 +230,7 @@ hdp_clip *hdp_clip_alloc_rows(const hdp_model *m, double c, double R_max, hdp_er
         if (!clip->group[g])
             goto nomem;
     }
+    direction_weights(ds, ds->lambda, order, G, clip->dirw);
     free(order);
     free(zs);
     hdp_noise_law plain = base;

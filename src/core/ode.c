@@ -212,7 +212,7 @@ static hdp_status solve_joint(const hdp_model *m, const hdp_risk_ode *o, long po
     snprintf(res->solver, sizeof res->solver, "cvode");
     /* DOP853's stages are polynomials in lambda of the one-sample form (ode_erk.c): the
      * batch's lambda^2 terms (kappa > 0) are CVODE's */
-    if (o->kappa == 0 && o->disc == 0 &&
+    if (o->kappa == 0 && o->disc == 0 && o->ng == 0 &&
         (m->ode_solver == HDP_ODE_DOP853 ||
          (m->ode_solver == HDP_ODE_AUTO && hdp_rode_stiffness(o) <= erk_max_stiffness(m, o->m)))) {
         const char *why = "";
@@ -346,6 +346,8 @@ static hdp_status batch_check(const hdp_model *m, hdp_error *err)
                                 "solver = dop853 integrates the ODE without ode.discrete's term "
                                 "(its stages are polynomials in lambda); ode.discrete = true "
                                 "needs solver = cvode or auto");
+    if (st == HDP_OK)
+        st = hdp_rode_weights_check(m, err);
     return st;
 }
 

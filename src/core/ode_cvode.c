@@ -79,11 +79,13 @@ static int bins_solve(const cv_data *cd, const hdp_rode_step *st, double gam, co
     hdp_rode_coefs(o, st->eta, st->q, hdp_rode_risk(o, y), 1, &c1);
     const hdp_rode_coef cf = c1; /* a copy the stores cannot alias: kept in registers */
     double vy = 0, vz = 0;
+    hdp_rode_coef cb;
     for (long j = 0; j < cd->nb; j++) {
         double l = o->lambda[j];
-        double diag = 1.0 - gam * (hdp_rode_a(l, &cf) + hdp_rode_disc_a(o, j, &cf));
+        const hdp_rode_coef *cj = hdp_rode_bin(o, &cf, j, &cb); /* clip_weights = direction */
+        double diag = 1.0 - gam * (hdp_rode_a(l, cj) + hdp_rode_disc_a(o, j, cj));
         x[j] = b[j] / diag;
-        z[j] = hdp_rode_u(l, y[j], &cf) / diag;
+        z[j] = hdp_rode_u(l, y[j], cj) / diag;
         double v = o->w[j] * l;
         vy += v * x[j];
         vz += v * z[j];

@@ -46,6 +46,8 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
     if (!g->clip_borrowed)
         hdp_clip_free(g->clip);
     hdp_grad_data_free(&g->data);
+    free(g->dir_wa);
+    free(g->dir_wb);
     free(g->law_sample);
     free(g->grid);
     free(g->seg);
@@ -72,8 +74,11 @@ static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_ro
                         double *mu_c, double *V_c);
 
 /* The rows' composite (clip_rows.c, docs/theory.md §9.3): mu = sum_g ga_g mu_g at c_g = c/w_g,
- * so dmu/dc = sum_g ga_g (c_g/c) dmu_g/dc_g; V is the plain law's at c */
-static void clip_dc_rows(const hdp_clip *k, double c, double R, double *mu_c, double *V_c)
+ * so dmu/dc = sum_g ga_g (c_g/c) dmu_g/dc_g; V is the plain law's at c. gmc, gVc (NULL: not
+ * asked): each group's (c_g/c) dmu_g/dc_g and (c_g/c) dV_g/dc_g, whose sums with a bin's
+ * weights are the bin's (ode.clip_weights = direction) */
+static void clip_dc_rows(const hdp_clip *k, double c, double R, double *mu_c, double *V_c,
+                         double *gmc, double *gVc)
 {
     hdp_clip_values v;
     hdp_rode_coef cf;
@@ -87,6 +92,10 @@ static void clip_dc_rows(const hdp_clip *k, double c, double R, double *mu_c, do
         int sc = gk->noise == HDP_NOISE_GAUSSIAN || gk->noise == HDP_NOISE_NONE || gk->tau2 == 0;
         clip_dc_law(sc, gk->noise == HDP_NOISE_NONE ? 0.0 : gk->tau2, gk->c, R, &cf, &m1, &v1);
         *mu_c += k->ga[i] * gk->c / c * m1;
+        if (gmc) {
+            gmc[i] = gk->c / c * m1;
+            gVc[i] = gk->c / c * v1;
+        }
     }
     const hdp_clip *pk = k->vplain;
     hdp_clip_eval(k->vplain, R, &v);
@@ -95,15 +104,19 @@ static void clip_dc_rows(const hdp_clip *k, double c, double R, double *mu_c, do
     clip_dc_law(sc, pk->noise == HDP_NOISE_NONE ? 0.0 : pk->tau2, c, R, &cf, &m1, V_c);
 }
 
-/* dmu/dc, dV/dc at R, whose factors and R-derivatives cf holds */
+/* dmu/dc, dV/dc at R, whose factors and R-derivatives cf holds (and with
+ * ode.clip_weights = direction the groups' into gmc, gVc, see clip_dc_rows) */
 static void clip_dc(const clip_set *cs, double R, const hdp_rode_coef *cf, double *mu_c,
-                    double *V_c)
+                    double *V_c, double *gmc, double *gVc)
 {
     *mu_c = *V_c = 0.0;
+    if (gmc)
+        for (int i = 0; i < cf->ng; i++)
+            gmc[i] = gVc[i] = 0.0;
     if (isinf(cs->c))
         return;
     if (cs->clip->ngroups)
-        clip_dc_rows(cs->clip, cs->c, R, mu_c, V_c);
+        clip_dc_rows(cs->clip, cs->c, R, mu_c, V_c, gmc, gVc);
     else
         clip_dc_law(cs->scale, cs->tau2, cs->c, R, cf, mu_c, V_c);
 }
@@ -224,30 +237,41 @@ static void rhs_adjoint(const hdp_ode_grad *g, clip_set *cs, const sched_pt *p, 
     const hdp_risk_ode *o = &cs->ode;
     long m = g->spec.m;
     double R = hdp_rode_risk(o, Y), mu_c = 0, V_c = 0;
+    double gmc[HDP_CLIP_ROW_GROUPS], gVc[HDP_CLIP_ROW_GROUPS];
     hdp_rode_coef c1;
     hdp_rode_coefs(o, p->eta, p->q, R, 1, &c1);
     if (dc)
-        clip_dc(cs, R, &c1, &mu_c, &V_c);
+        clip_dc(cs, R, &c1, &mu_c, &V_c, c1.ng ? gmc : NULL, gVc);
     const hdp_rode_coef cf = c1; /* a copy the stores cannot alias: kept in registers */
     double eta = p->eta, gm = g->gamma;
     double ukb = 0, sum_kb = 0, e_bar = 0, c_bar = 0;
+    hdp_rode_coef cb;
     for (long j = 0; j < m; j++) {
         double l = o->lambda[j], kb = kbar[j];
-        ukb += hdp_rode_u(l, Y[j], &cf) * kb;
+        const hdp_rode_coef *cj = hdp_rode_bin(o, &cf, j, &cb); /* clip_weights = direction */
+        ukb += hdp_rode_u(l, Y[j], cj) * kb;
         sum_kb += kb;
-        e_bar += kb * l * (-2.0 * cf.mu * Y[j] + 2.0 * gm * eta * cf.V);
-        if (dc)
+        e_bar += kb * l * (-2.0 * cj->mu * Y[j] + 2.0 * gm * eta * cj->V);
+        if (dc && cf.ng) { /* the bin's c-derivatives: its weights on the groups' */
+            const double *wa = o->wa + j * cf.ng, *wb = o->wb + j * cf.ng;
+            double mj = 0, vj = 0;
+            for (int i = 0; i < cf.ng; i++) {
+                mj += wa[i] * gmc[i];
+                vj += wb[i] * gVc[i];
+            }
+            c_bar += kb * l * (-2.0 * eta * mj * Y[j] + gm * eta * eta * vj);
+        } else if (dc) {
             c_bar += kb * l * (-2.0 * eta * mu_c * Y[j] + gm * eta * eta * V_c);
+        }
+        Ybar[j] = hdp_rode_a(l, cj) * kbar[j]; /* J^T's diagonal; its rank one below */
     }
     double q_bar = 0; /* the batch's terms, docs/theory.md §3.11 */
     if (o->kappa > 0)
         batch_adjoint(o, &cf, Y, kbar, mu_c, V_c, cs->c, dc != NULL, &e_bar, &c_bar, &q_bar);
     if (cs->data) /* the data set's extra states: their R-coefficient joins u's */
         ukb += extra_adjoint(cs, &cf, R, Y, kbar, Ybar, &e_bar);
-    for (long j = 0; j < m; j++) {
-        double l = o->lambda[j];
-        Ybar[j] = hdp_rode_a(l, &cf) * kbar[j] + o->w[j] * l * ukb;
-    }
+    for (long j = 0; j < m; j++)
+        Ybar[j] += o->w[j] * o->lambda[j] * ukb;
     if (dsched)
         for (int i = 0; i < p->n; i++)
             dsched[p->idx[i]] += e_bar * p->de[i] + (sum_kb + q_bar) * p->dq[i];
@@ -409,6 +433,13 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     hdp_rode_init_parts(&cs->ode, &g->spec, g->gamma, privacy ? s->rho : INFINITY, g->R0, s, c,
                         cs->clip);
     cs->ode.kappa = g->kappa;
+    if (cs->clip && g->dir_ng && cs->clip->ngroups == g->dir_ng) { /* borrowed (risk_ode.h) */
+        cs->ode.ng = g->dir_ng;
+        cs->ode.wa = g->dir_wa;
+        cs->ode.wb = g->dir_wb;
+    } else if (g->dir_ng) {
+        return -1; /* not the rows' groups */
+    }
     return !cs->clip;
 }
 
@@ -673,6 +704,8 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
                         "the exact gradient of the risk ODE does not carry ode.discrete's "
                         "one-step term (docs/theory.md §3.6): design with --method simplex, or "
                         "ode.discrete = false");
+    if (hdp_rode_weights_check(m, err) != HDP_OK)
+        return HDP_EINPUT;
     g->gamma = m->gamma;
     g->rho = m->rho;
     g->R0 = 0.5 * m->target_radius * m->target_radius;
@@ -711,6 +744,9 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
     }
     if (st == HDP_OK) /* the data set's corrections on the final bins (ode_grad.h) */
         st = hdp_data_grad_terms(m, &g->spec, &g->data, err);
+    if (st == HDP_OK && hdp_rode_wants_direction(m)) /* the bins' weights, once (risk_ode.h) */
+        st = hdp_rode_direction_weights(&g->spec, pb->clip, &g->dir_wa, &g->dir_wb, &g->dir_ng,
+                                        err);
     if (st == HDP_OK)
         g->ns = g->data.on ? 2 * g->spec.m + 1 : g->spec.m;
     return st;

@@ -94,6 +94,9 @@ typedef struct {
     hdp_clip *pb_clip;      /* the problem's factors at the model's c (borrowed), or NULL */
     int clip_borrowed;      /* clip is pb_clip */
     hdp_grad_data data;     /* the data set's corrections (on: extra states) */
+    int dir_ng;             /* ode.clip_weights = direction: the groups and the bins' weights
+                               (risk_ode.h; owned, the same at every c: the rows' groups) */
+    double *dir_wa, *dir_wb;
     long ns;                /* state length: m, or 2 m + 1 with the data set's corrections */
     long base_steps;        /* accuracy: at most 1/base_steps per step (default 256) */
     double store;           /* doubles of states kept whole (default HDP_GRAD_STORE) */

@@ -121,6 +121,96 @@ static hdp_status disc_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spect
     return HDP_OK;
 }
 
+int hdp_rode_wants_direction(const hdp_model *m)
+{
+    return hdp_model_data(m) && m->ode_clip_weights == HDP_CLIPW_DIRECTION;
+}
+
+hdp_status hdp_rode_weights_check(const hdp_model *m, hdp_error *err)
+{
+    if (m->ode_clip_weights != HDP_CLIPW_DIRECTION)
+        return HDP_OK;
+    const char *why = !hdp_model_data(m) ? "data.source = file (the rows' norm groups)"
+                      : m->ode_discrete ? "ode.discrete = false (its one-step term is the "
+                                          "diagonal of the rows' fourth moments, which the "
+                                          "direction weights of the noise already carry)"
+                      : m->batch > 1 ? "sgd.batch = 1"
+                      : m->ode_solver == HDP_ODE_DOP853 ? "solver = cvode or auto (DOP853's "
+                                                          "stages are polynomials in lambda of "
+                                                          "scalar factors)"
+                                                        : NULL;
+    if (!why)
+        return HDP_OK;
+    return hdp_model_fail_key(m, "ode", "clip_weights", err,
+                              "clip_weights = direction needs %s; accepted otherwise: norm or "
+                              "auto", why);
+}
+
+hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *clip, double **wa,
+                                      double **wb, int *ng, hdp_error *err)
+{
+    long mb = sp->m, d = clip->dir_d;
+    int G = clip->ngroups;
+    *wa = *wb = NULL;
+    *ng = 0;
+    if (G < 1 || d != sp->d || G > HDP_CLIP_ROW_GROUPS)
+        return hdp_fail(err, HDP_EINPUT, "ode.clip_weights = direction: the clipping factors "
+                        "are not those of the data set's %ld rows' groups", sp->d);
+    double *a = calloc((size_t)(mb * G), sizeof(double)), *b = malloc(sizeof(double) * (size_t)(mb * G));
+    long *cnt = calloc((size_t)mb, sizeof(long));
+    bin_key *idx = malloc(sizeof(bin_key) * (size_t)mb);
+    if (!a || !b || !cnt || !idx) {
+        free(a);
+        free(b);
+        free(cnt);
+        free(idx);
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the direction weights of %ld bins",
+                        mb);
+    }
+    for (long k = 0; k < mb; k++)
+        idx[k] = (bin_key){sp->bin_lambda[k], k};
+    qsort(idx, (size_t)mb, sizeof(bin_key), cmp_bin);
+    /* each direction to the bin nearest its eigenvalue (one bin per distinct eigenvalue, a
+     * data set's default: exactly its own); a bin holds the mean of its directions' weights */
+    for (long j = 0; j < d; j++) {
+        long k = nearest_bin(idx, mb, sp->lambda[j]);
+        cnt[k]++;
+        for (int g = 0; g < G; g++)
+            a[k * G + g] += clip->dirw[j * G + g];
+    }
+    for (long k = 0; k < mb; k++) {
+        long jn = 0; /* a bin without a direction: its nearest direction's */
+        if (!cnt[k])
+            for (long j = 1; j < d; j++)
+                if (fabs(sp->lambda[j] - sp->bin_lambda[k]) < fabs(sp->lambda[jn] - sp->bin_lambda[k]))
+                    jn = j;
+        for (int g = 0; g < G; g++) {
+            double w = cnt[k] ? a[k * G + g] / (double)cnt[k] : clip->dirw[jn * G + g];
+            a[k * G + g] = clip->gp[g] * w;
+            b[k * G + g] = clip->gp[g] * w * clip->gw[g];
+        }
+    }
+    free(cnt);
+    free(idx);
+    *wa = a;
+    *wb = b;
+    *ng = G;
+    return HDP_OK;
+}
+
+/* ode.clip_weights = direction on o's own weights */
+static hdp_status direction_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
+                                 hdp_error *err)
+{
+    if (!hdp_rode_wants_direction(m))
+        return HDP_OK;
+    hdp_status st = hdp_rode_weights_check(m, err);
+    if (st == HDP_OK)
+        st = hdp_rode_direction_weights(sp, o->clip, &o->wa, &o->wb, &o->ng, err);
+    o->owns_w = 1;
+    return st;
+}
+
 hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
                          hdp_clip *clip, hdp_error *err)
 {
@@ -133,7 +223,8 @@ hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum
                         m->c, clip);
     o->kappa = hdp_rode_kappa(m);
     o->owns_clip = own;
-    return disc_init(o, m, sp, err);
+    hdp_status st = disc_init(o, m, sp, err);
+    return st == HDP_OK ? direction_init(o, m, sp, err) : st;
 }
 
 hdp_status hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp,
@@ -143,7 +234,8 @@ hdp_status hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const h
     hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius,
                         &pb->sched, m->c, pb->clip);
     o->kappa = hdp_rode_kappa(m);
-    return disc_init(o, m, sp, err);
+    hdp_status st = disc_init(o, m, sp, err);
+    return st == HDP_OK ? direction_init(o, m, sp, err) : st;
 }
 
 void hdp_rode_free(hdp_risk_ode *o)
@@ -153,13 +245,26 @@ void hdp_rode_free(hdp_risk_ode *o)
     if (o->owns_clip)
         hdp_clip_free(o->clip);
     free(o->kdisc);
+    if (o->owns_w) {
+        free(o->wa);
+        free(o->wb);
+    }
     memset(o, 0, sizeof *o);
 }
 
 int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f)
 {
-    const hdp_rode_coef c = *cf; /* a copy f cannot alias: kept in registers */
     const double *lambda = o->lambda;
+    if (cf->ng) { /* ode.clip_weights = direction: each bin its own factors */
+        hdp_rode_coef cb;
+        for (long j = 0; j < o->m; j++) {
+            f[j] = hdp_rode_f(lambda[j], y[j], hdp_rode_bin(o, cf, j, &cb));
+            if (!isfinite(f[j]))
+                return -1;
+        }
+        return 0;
+    }
+    const hdp_rode_coef c = *cf; /* a copy f cannot alias: kept in registers */
     for (long j = 0; j < o->m; j++) {
         f[j] = hdp_rode_f(lambda[j], y[j], &c);
         if (c.disc != 0.0) /* ode.discrete (0: skipped, the bits of the paper's ODE) */
@@ -201,14 +306,42 @@ static double disc_bound(const hdp_risk_ode *o, double eta, int lower, double dV
     return o->disc * eta * eta * dV * (lower ? o->kmin : o->kmax) * l * l;
 }
 
+/* The factors of a bound at Rb (derivs: with their R-derivatives): the scalar ones, or with
+ * ode.clip_weights = direction the bins' extremes at Rb (upper: the smallest mu_j and the
+ * largest V_j, lower: the reverse; each with its own bin's derivative), so that the bounds
+ * stay bounds: sum_j w_j lambda_j^2 mu_j D_j >= lambda_min min_j mu_j R and
+ * sum_j w_j lambda_j^2 V_j <= lambda_max max_j V_j (sum_j w_j lambda_j = 1), and the reverse. */
+static void bound_factors(const hdp_risk_ode *o, double Rb, int lower, int derivs,
+                          hdp_clip_values *cv)
+{
+    if (derivs)
+        hdp_clip_eval(o->clip, Rb, cv);
+    else
+        hdp_clip_eval_values(o->clip, Rb, cv);
+    if (!o->ng)
+        return;
+    hdp_rode_coef cf;
+    cf.ng = hdp_clip_rows_groups(o->clip, Rb, derivs, cf.gmu, cf.gV, cf.gdmu, cf.gdV);
+    cf.derivs = derivs;
+    for (long j = 0; j < o->m; j++) {
+        hdp_clip_values b;
+        hdp_rode_bin_values(o, &cf, j, &b);
+        if (j == 0 || (lower ? b.mu > cv->mu : b.mu < cv->mu)) {
+            cv->mu = b.mu;
+            cv->dmu = b.dmu;
+        }
+        if (j == 0 || (lower ? b.V < cv->V : b.V > cv->V)) {
+            cv->V = b.V;
+            cv->dV = b.dV;
+        }
+    }
+}
+
 double hdp_rode_bound_rhs(const hdp_risk_ode *o, const hdp_rode_step *st, int lower, double Rb)
 {
     double eta = st->eta, g = o->gamma, f;
     hdp_clip_values cv;
-    if (o->disc > 0) /* V_c' */
-        hdp_clip_eval(o->clip, Rb, &cv);
-    else
-        hdp_clip_eval_values(o->clip, Rb, &cv);
+    bound_factors(o, Rb, lower, o->disc > 0, &cv); /* with V_c' for ode.discrete */
     if (!lower)
         f = -2.0 * o->lmin * eta * cv.mu * Rb + o->lmax * g * eta * eta * cv.V + st->q;
     else
@@ -222,7 +355,7 @@ double hdp_rode_bound_jac(const hdp_risk_ode *o, const hdp_rode_step *st, int lo
 {
     double eta = st->eta, g = o->gamma, j;
     hdp_clip_values cv;
-    hdp_clip_eval(o->clip, Rb, &cv);
+    bound_factors(o, Rb, lower, 1, &cv);
     if (!lower)
         j = -2.0 * o->lmin * eta * (cv.dmu * Rb + cv.mu) + o->lmax * g * eta * eta * cv.dV;
     else

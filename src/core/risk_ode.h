@@ -14,6 +14,10 @@
  * with ode.discrete (docs/theory.md §3.6, §9.5; disc = 1/n, else 0 and skipped) the bins gain the
  * one-step term disc eta~^2 V_c'(R) k_j lambda_j^2 D_j (k_j = 2 for Gaussian rows, a data set's
  * kurtosis minus 1 per eigendirection) and the bounds its extremes,
+ * with ode.clip_weights = direction (docs/theory.md §9.3; a data set's rows in ng groups by norm)
+ * every bin has its own factors mu_b(R) = sum_g wa_bg mu_g(R), V_b(R) = sum_g wb_bg V_g(R) in
+ * alpha, beta (and the batch's terms), still functions of R alone, so that the Jacobian keeps
+ * its form with u_j from the bin's mu', V'; the bounds take the bins' extremes at their R,
  * its Jacobian on the bins diag(a) + u v^T with a_j = lambda_j alpha + lambda_j^2 alpha2, u_j =
  * lambda_j (-2 eta~ mu' D_j + gamma eta~^2 V') + lambda_j^2 (ua2 D_j + ub2) and v_j = w_j lambda_j, the final-iterate
  * noise 2 c^2 gamma^2 eta~(1)^2 / rho^2 and the knots of the schedule where q jumps.
@@ -28,6 +32,7 @@
 
 #include <math.h>
 
+#include "core/clip_internal.h"
 #include "hdpsgd/clip.h"
 #include "hdpsgd/error.h"
 #include "hdpsgd/model.h"
@@ -49,10 +54,20 @@ typedef struct {
     double disc;              /* ode.discrete: 1/n, the one-step term's weight; 0: off */
     double *kdisc;            /* [m] k_b of the one-step term (owned; NULL: off) */
     double kmin, kmax;        /* their extremes: the bounds' coefficients */
+    /* ode.clip_weights = direction (docs/theory.md §9.3): ng groups of rows (clip's, a
+     * composite of clip_rows.c) and per bin b the drift's weights wa[b ng + g] = p_g wbar_bg
+     * and the noise's wb[b ng + g] = p_g wbar_bg w_g (wbar_bg: the mean of E[x_j^2 | g] /
+     * lambda_j over the bin's directions); ng = 0: the scalar factors of clip */
+    int ng;
+    double *wa, *wb;
+    int owns_w;               /* wa, wb are o's (else borrowed: hdp_rode_set_weights) */
     hdp_schedule sched;
     hdp_clip *clip;           /* mu_c, V_c at c */
     int owns_clip;
 } hdp_risk_ode;
+
+/* ode.clip_weights's values (include/hdpsgd/model.h; the names in this order) */
+enum { HDP_CLIPW_AUTO = 0, HDP_CLIPW_NORM, HDP_CLIPW_DIRECTION };
 
 /* The scalars of one time t: eta~(t) and q(t). */
 typedef struct {
@@ -69,6 +84,11 @@ typedef struct {
     double alpha2, beta2, ua2, ub2;
     /* ode.discrete: disc eta~^2 V_c'(R), the one-step term's coefficient (else 0) */
     double disc;
+    /* ode.clip_weights = direction: the groups' factors at R (ng of them; 0: none), with
+     * their derivatives when derivs; hdp_rode_bin makes a bin's coefficients of them */
+    int ng, derivs;
+    double gmu[HDP_CLIP_ROW_GROUPS], gV[HDP_CLIP_ROW_GROUPS];
+    double gdmu[HDP_CLIP_ROW_GROUPS], gdV[HDP_CLIP_ROW_GROUPS];
 } hdp_rode_coef;
 
 /* The ODE of a finalized model on the bins of sp (borrowed: it must outlive o) with the
@@ -102,16 +122,13 @@ static inline void hdp_rode_step_at(const hdp_risk_ode *o, double t, hdp_rode_st
     st->q = isinf(o->rho) ? 0.0 : o->qf * hdp_sched_sigma2(&o->sched, t);
 }
 
-/* The coefficients at risk R for the scalars eta, q (derivs: also mu', V' and ua, ub;
- * without, those are 0). */
-static inline void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, double R,
-                                  int derivs, hdp_rode_coef *cf)
+/* The coefficients of the factors cv for the scalars eta, q (derivs: also from mu', V') */
+static inline void hdp_rode_fill(const hdp_risk_ode *o, double eta, double q,
+                                 const hdp_clip_values *pcv, int derivs, hdp_rode_coef *cf)
 {
-    hdp_clip_values cv;
-    if (derivs || o->disc > 0) /* the one-step term needs V_c' */
-        hdp_clip_eval(o->clip, R, &cv);
-    else
-        hdp_clip_eval_values(o->clip, R, &cv);
+    const hdp_clip_values cv = *pcv;
+    cf->ng = 0;
+    cf->derivs = derivs;
     cf->eta = eta;
     cf->q = q;
     cf->mu = cv.mu;
@@ -136,6 +153,61 @@ static inline void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, d
         cf->ub += o->kappa * eta * cv.dmu * q;
     cf->ua2 = -2.0 * k2 * cv.mu * cv.dmu;
     cf->ub2 = k2 * o->gamma * eta * (cv.dmu * cv.V + cv.mu * cv.dV);
+}
+
+/* The coefficients at risk R for the scalars eta, q (derivs: also mu', V' and ua, ub;
+ * without, those are 0). With ode.clip_weights = direction the scalars are still the
+ * composite's (mu of the norm weights, the plain law's V: the data corrections' and the
+ * bounds' R), and the groups' factors are kept for hdp_rode_bin. */
+static inline void hdp_rode_coefs(const hdp_risk_ode *o, double eta, double q, double R,
+                                  int derivs, hdp_rode_coef *cf)
+{
+    hdp_clip_values cv;
+    if (derivs || o->disc > 0) /* the one-step term needs V_c' */
+        hdp_clip_eval(o->clip, R, &cv);
+    else
+        hdp_clip_eval_values(o->clip, R, &cv);
+    hdp_rode_fill(o, eta, q, &cv, derivs, cf);
+    if (o->ng) {
+        cf->ng = hdp_clip_rows_groups(o->clip, R, derivs, cf->gmu, cf->gV, cf->gdmu, cf->gdV);
+    }
+}
+
+/* Bin j's factors of the groups' (ode.clip_weights = direction): mu_j, V_j (and with
+ * cf->derivs their R-derivatives) into *cv. */
+static inline void hdp_rode_bin_values(const hdp_risk_ode *o, const hdp_rode_coef *cf, long j,
+                                       hdp_clip_values *cv)
+{
+    int ng = cf->ng;
+    const double *a = o->wa + j * ng, *b = o->wb + j * ng;
+    double mu = 0, V = 0, dmu = 0, dV = 0;
+    for (int g = 0; g < ng; g++) {
+        mu += a[g] * cf->gmu[g];
+        V += b[g] * cf->gV[g];
+    }
+    if (cf->derivs)
+        for (int g = 0; g < ng; g++) {
+            dmu += a[g] * cf->gdmu[g];
+            dV += b[g] * cf->gdV[g];
+        }
+    cv->mu = mu;
+    cv->V = V;
+    cv->nu = 0;
+    cv->dmu = dmu;
+    cv->dV = dV;
+}
+
+/* The coefficients of bin j: cf itself (the scalar factors), or with the groups' factors
+ * (ode.clip_weights = direction) the bin's own, made in *cb. */
+static inline const hdp_rode_coef *hdp_rode_bin(const hdp_risk_ode *o, const hdp_rode_coef *cf,
+                                                long j, hdp_rode_coef *cb)
+{
+    if (!cf->ng)
+        return cf;
+    hdp_clip_values cv;
+    hdp_rode_bin_values(o, cf, j, &cv);
+    hdp_rode_fill(o, cf->eta, cf->q, &cv, cf->derivs, cb);
+    return cb;
 }
 
 /* R = sum_j w_j lambda_j D_j, in bin order. */
@@ -182,6 +254,18 @@ static inline double hdp_rode_disc_a(const hdp_risk_ode *o, long j, const hdp_ro
 {
     return cf->disc != 0.0 ? cf->disc * o->kdisc[j] * o->lambda[j] * o->lambda[j] : 0.0;
 }
+
+/* ode.clip_weights = direction (docs/theory.md §9.3): whether m's ODE takes the rows' factors
+ * per eigendirection (auto: norm); and the checks of the key against the rest of m
+ * (HDP_EINPUT naming the keys: direction needs a data set, batch 1, ode.discrete = false and
+ * solver = cvode or auto) */
+int hdp_rode_wants_direction(const hdp_model *m);
+hdp_status hdp_rode_weights_check(const hdp_model *m, hdp_error *err);
+
+/* The bins' weights of ode.clip_weights = direction for the bins of sp and the groups of
+ * the rows' composite clip: *wa, *wb (m ng each, the caller's to free), *ng. HDP_ENOMEM. */
+hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *clip, double **wa,
+                                      double **wb, int *ng, hdp_error *err);
 
 /* f = the bins' right-hand side at y (all m); -1 when one is not finite, else 0. */
 int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f);
