@@ -302,12 +302,93 @@ static void planted(void **state)
     hdp_model_free(&m);
 }
 
+/* ode.clip_weights = direction (docs/theory.md §9.3): the bins' weights (each bin's drift
+ * weights sum to 1 over the groups: sum_g p_g E[x_j^2 | g] = lambda_j), the value against the
+ * ODE's (CVODE) and the gradient against central differences, least squares and planted (with
+ * dF/dc), the bounds around the risk, and the combinations refused */
+static void direction_weights(void **state)
+{
+    (void)state;
+    const char *lab[] = {ykey, "data.target=planted"};
+    for (int k = 0; k < 2; k++) {
+        hdp_model m, mn;
+        make_model(&m, "data.source=file", xkey, lab[k], "data.gamma=0.1", "clip.c=0.5",
+                   "privacy.rho=0.5", "ode.clip_weights=direction", NULL);
+        make_model(&mn, "data.source=file", xkey, lab[k], "data.gamma=0.1", "clip.c=0.5",
+                   "privacy.rho=0.5", "ode.clip_weights=norm", NULL);
+        hdp_ode_grad g;
+        hdp_error err;
+        hdp_error_clear(&err);
+        assert_int_equal(hdp_ode_grad_init(&g, &m, &err), HDP_OK);
+        assert_true(g.dir_ng == 400 / 64 && g.spec.m == D);
+        for (long b = 0; b < g.spec.m; b++) {
+            double sa = 0;
+            for (int i = 0; i < g.dir_ng; i++) {
+                assert_true(g.dir_wa[b * g.dir_ng + i] >= 0);
+                sa += g.dir_wa[b * g.dir_ng + i];
+            }
+            assert_rel(sa, 1.0, 1e-12, 0);
+        }
+        hdp_schedule s;
+        hdp_sched_from_model(&m, &s);
+        hdp_ode_result r, rn;
+        double F = ode_at(&m, &s, &r), Fn = ode_at(&mn, &s, &rn);
+        print_message("direction %d: F %.10g, norm weights %.10g\n", k, F, Fn);
+        assert_true(fabs(F - Fn) > 1e-3 * Fn); /* the weights matter on these rows */
+        for (long i = 0; i < r.points; i++)
+            assert_true(r.lower[i] <= r.risk[i] * (1 + 1e-9) &&
+                        r.risk[i] <= r.upper[i] * (1 + 1e-9));
+        assert_string_equal(r.solver, "cvode");
+        hdp_ode_result_free(&r);
+        hdp_ode_result_free(&rn);
+        gradient_on_model(&m, &g, 1e-5);
+        if (k == 1) { /* planted: dF/dc through the bins' weights on the groups' dmu/dc, dV/dc */
+            double ds[2], dc = 0, h = 1e-5 * m.c;
+            assert_true(isfinite(hdp_ode_grad_eval(&g, &s, m.c, ds, &dc)));
+            double fd = (hdp_ode_grad_eval(&g, &s, m.c + h, NULL, NULL) -
+                         hdp_ode_grad_eval(&g, &s, m.c - h, NULL, NULL)) / (2 * h);
+            print_message("direction, planted: dF/dc %.12g, differences %.12g\n", dc, fd);
+            assert_rel(dc, fd, 1e-7, 0);
+        }
+        hdp_ode_grad_free(&g);
+        hdp_model_free(&m);
+        hdp_model_free(&mn);
+    }
+    /* refused: with ode.discrete, with solver = dop853, on a synthetic model */
+    const char *bad[][2] = {{"ode.discrete=true", "ode.solver=cvode"},
+                            {"ode.solver=dop853", "ode.discrete=false"}};
+    for (int k = 0; k < 2; k++) {
+        hdp_model m;
+        make_model(&m, "data.source=file", xkey, ykey, "clip.c=0.5",
+                   "ode.clip_weights=direction", bad[k][0], bad[k][1], NULL);
+        hdp_error err;
+        hdp_error_clear(&err);
+        hdp_ode_result r;
+        assert_int_equal(hdp_ode_solve(&m, &r, &err), HDP_EINPUT);
+        assert_non_null(strstr(err.msg, "clip_weights"));
+        hdp_ode_grad g;
+        hdp_error_clear(&err);
+        assert_int_equal(hdp_ode_grad_init(&g, &m, &err), HDP_EINPUT);
+        hdp_ode_grad_free(&g);
+        hdp_model_free(&m);
+    }
+    hdp_model m;
+    make_model(&m, "data.d=10", "ode.clip_weights=direction", NULL);
+    hdp_error err;
+    hdp_error_clear(&err);
+    hdp_ode_result r;
+    assert_int_equal(hdp_ode_solve(&m, &r, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, "data.source = file"));
+    hdp_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clipped_labels),
         cmocka_unit_test(unclipped_and_binned),
         cmocka_unit_test(planted),
+        cmocka_unit_test(direction_weights),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
