@@ -92,6 +92,26 @@ static void hetero_factors(const hdp_dataset *ds, const double *z, double tau2, 
                       : 1.0;
 }
 
+/* ode.clip_weights = direction (docs/theory.md §9.3): the bins' noise already holds the part
+ * of h_j that the rows' norm groups carry, hg_j = sum_g p_g (E[x_j^2 | g] / lambda_j)
+ * E[z^2 | g] / tau^2 (the groups' own residuals, E[z^2 | g] = w_g tau_g^2 of the group's law
+ * of z / sqrt(w_g)): the correction keeps h_j - hg_j, so that nothing is counted twice. A
+ * no-op with the norm weights. */
+static void hetero_direction(const hdp_model *m, const hdp_clip *clip, long d, double tau2,
+                             double *hfac)
+{
+    if (!hdp_rode_wants_direction(m) || !clip || !clip->ngroups || clip->dir_d != d ||
+        !(tau2 > 0))
+        return;
+    int G = clip->ngroups;
+    for (long j = 0; j < d; j++) {
+        double hg = 0;
+        for (int g = 0; g < G; g++)
+            hg += clip->gp[g] * clip->dirw[j * G + g] * clip->gw[g] * clip->group[g]->tau2;
+        hfac[j] -= hg / tau2 - 1.0;
+    }
+}
+
 void hdp_data_kurtosis(const hdp_model *m, double *k)
 {
     const hdp_data *data = hdp_model_data(m);
@@ -213,6 +233,7 @@ hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_resu
     integral(m, res, mu, I);
     if (!data->planted) { /* residuals that depend on x: the heteroscedastic correction */
         hetero_factors(ds, b ? b->z : ds->residual, law.tau2, hfac);
+        hetero_direction(m, clip, d, law.tau2, hfac);
         hetero(m, res, mu, nu, ds->lambda, hfac, law.tau2, d, delta, dR);
         double num = 0, den = 0; /* E[z^2 x^T Sigma x] / (tau^2 E[x^T Sigma x]) */
         for (long j = 0; j < d; j++) {
@@ -329,8 +350,8 @@ static void bin_hetero(const hdp_spectrum *spec, const double *hfac, double *bin
     }
 }
 
-hdp_status hdp_data_grad_terms(const hdp_model *m, const hdp_spectrum *spec, hdp_grad_data *t,
-                               hdp_error *err)
+hdp_status hdp_data_grad_terms(const hdp_model *m, const hdp_spectrum *spec,
+                               const hdp_clip *clip, hdp_grad_data *t, hdp_error *err)
 {
     HDP_ZERO(t);
     HDP_REQUIRE(err, t);
@@ -366,6 +387,7 @@ hdp_status hdp_data_grad_terms(const hdp_model *m, const hdp_spectrum *spec, hdp
         t->cw[j] = b ? ds->lambda[j] * b->theta_c[j] * (b->theta_c[j] - ds->theta_eig[j]) : 0.0;
     }
     hetero_factors(ds, b ? b->z : ds->residual, law.tau2, hfac);
+    hetero_direction(m, clip, d, law.tau2, hfac);
     bin_hetero(spec, hfac, t->bin_h);
     free(hfac);
     t->on = 1;

@@ -71,9 +71,10 @@ typedef struct {
 } hdp_grad_data;
 
 /* The data terms of a finalized data model on the bins of spec (t zeroed first; t->on = 0
- * for other models); free with hdp_grad_data_free. */
-hdp_status hdp_data_grad_terms(const hdp_model *m, const hdp_spectrum *spec, hdp_grad_data *t,
-                               hdp_error *err);
+ * for other models), with ode.clip_weights = direction h_j less the part the rows' groups of
+ * clip (the model's factors) carry; free with hdp_grad_data_free. */
+hdp_status hdp_data_grad_terms(const hdp_model *m, const hdp_spectrum *spec,
+                               const hdp_clip *clip, hdp_grad_data *t, hdp_error *err);
 void hdp_grad_data_free(hdp_grad_data *t);
 
 typedef struct {
