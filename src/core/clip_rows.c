@@ -13,6 +13,11 @@
  * gives the total clipped-gradient noise sum_g p_g w_g^2 V_{c/w_g}, but the ODE spreads it over
  * the eigendirections as Sigma does, and on Fashion-MNIST that moved the ODE away from the
  * Monte Carlo (-7 % at c = inf) where V_c stays within 2 % (docs/theory.md §9).
+ * ode.clip_weights = direction (risk_ode.h, docs/theory.md §9.3) spreads the groups' own
+ * factors over the eigendirections instead: per direction j the weights
+ * E[x_j^2 | g] / lambda_j of each group (dirw, one more pass over the rows), with the
+ * groups' shares p_g and mean norms w_g (gp, gw), and the groups' mu_g, V_g at R
+ * (hdp_clip_rows_groups).
  */
 #include "core/check.h"
 #include "core/clip_internal.h"

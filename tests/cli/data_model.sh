@@ -267,6 +267,12 @@ refused "source = file without features" "needs data.features" --set data.source
 refused "a missing features file" "nothing.npy" --set data.source=file --set data.features=nothing.npy
 refused "d given and different" "d = 7 but the rows of X.npy have 12 columns" "${base[@]}" \
   --set data.d=7
+refused "clip_weights = direction with ode.discrete" "clip_weights = direction needs ode.discrete = false" \
+  "${base[@]}" --set ode.clip_weights=direction --set ode.discrete=true
+refused "clip_weights = direction with dop853" "clip_weights = direction needs solver = cvode" \
+  "${base[@]}" --set ode.clip_weights=direction --set ode.solver=dop853
+refused "clip_weights = direction on a synthetic model" "needs data.source = file" \
+  --set ode.clip_weights=direction
 # schedule design on the rows (the default method, bfgs on the exact gradient with the data
 # set's corrections, ode_grad.h): the optimum's risk finite and below the model's own
 # schedule's; the table re-solved by `ode` gives the JSON's table risk; inverse-time by bfgs and
