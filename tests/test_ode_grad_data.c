@@ -302,19 +302,21 @@ static void planted(void **state)
     hdp_model_free(&m);
 }
 
-/* ode.clip_weights = direction (docs/theory.md §9.3): the bins' weights (each bin's drift
- * weights sum to 1 over the groups: sum_g p_g E[x_j^2 | g] = lambda_j), the value against the
+/* ode.clip_weights = direction and direction-noise (docs/theory.md §9.3): the bins' weights
+ * (each bin's drift weights sum to 1 over the groups: sum_g p_g E[x_j^2 | g] = lambda_j; with
+ * direction-noise they are the norm weights p_g w_g), the value against the
  * ODE's (CVODE) and the gradient against central differences, least squares and planted (with
  * dF/dc), the bounds around the risk, and the combinations refused */
 static void direction_weights(void **state)
 {
     (void)state;
     const char *lab[] = {ykey, "data.target=planted"};
-    for (int k = 0; k < 2; k++) {
+    const char *mode[] = {"ode.clip_weights=direction", "ode.clip_weights=direction-noise"};
+    for (int k = 0; k < 4; k++) {
         hdp_model m, mn;
-        make_model(&m, "data.source=file", xkey, lab[k], "data.gamma=0.1", "clip.c=0.5",
-                   "privacy.rho=0.5", "ode.clip_weights=direction", NULL);
-        make_model(&mn, "data.source=file", xkey, lab[k], "data.gamma=0.1", "clip.c=0.5",
+        make_model(&m, "data.source=file", xkey, lab[k % 2], "data.gamma=0.1", "clip.c=0.5",
+                   "privacy.rho=0.5", mode[k / 2], NULL);
+        make_model(&mn, "data.source=file", xkey, lab[k % 2], "data.gamma=0.1", "clip.c=0.5",
                    "privacy.rho=0.5", "ode.clip_weights=norm", NULL);
         hdp_ode_grad g;
         hdp_error err;
@@ -326,6 +328,9 @@ static void direction_weights(void **state)
             for (int i = 0; i < g.dir_ng; i++) {
                 assert_true(g.dir_wa[b * g.dir_ng + i] >= 0);
                 sa += g.dir_wa[b * g.dir_ng + i];
+                if (k >= 2) /* direction-noise: the drift's weights are the norm's, p_g w_g,
+                               the same for every bin */
+                    assert_true(g.dir_wa[b * g.dir_ng + i] == g.dir_wa[i]);
             }
             assert_rel(sa, 1.0, 1e-12, 0);
         }
@@ -342,7 +347,7 @@ static void direction_weights(void **state)
         hdp_ode_result_free(&r);
         hdp_ode_result_free(&rn);
         gradient_on_model(&m, &g, 1e-5);
-        if (k == 1) { /* planted: dF/dc through the bins' weights on the groups' dmu/dc, dV/dc */
+        if (k % 2) { /* planted: dF/dc through the bins' weights on the groups' dmu/dc, dV/dc */
             double ds[2], dc = 0, h = 1e-5 * m.c;
             assert_true(isfinite(hdp_ode_grad_eval(&g, &s, m.c, ds, &dc)));
             double fd = (hdp_ode_grad_eval(&g, &s, m.c + h, NULL, NULL) -

@@ -307,8 +307,9 @@ typedef char hdp_list_text[HDP_LIST_MAX];
       "docs/theory.md §3.6); solved by CVODE, no exact gradient; false: the paper's ODE") \
     X(clip_weights, ode_clip_weights, int, ENUM, "auto", 0, 0, 0, clip_weights_names, \
       "data.source = file: the rows' clipping factors per norm group weighted by the row norm " \
-      "(norm) or per eigendirection by E[x_j^2 | group] / lambda_j in drift and noise " \
-      "(direction, solved by CVODE; docs/theory.md §9.3); auto = norm")
+      "(norm), per eigendirection by E[x_j^2 | group] / lambda_j in drift and noise " \
+      "(direction), or in the noise alone (direction-noise; both solved by CVODE; " \
+      "docs/theory.md §9.3); auto = norm")
 
 #define HDP_SIM_KEYS(X) \
     X(runs, runs, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \

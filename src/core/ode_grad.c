@@ -745,8 +745,8 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
     if (st == HDP_OK) /* the data set's corrections on the final bins (ode_grad.h) */
         st = hdp_data_grad_terms(m, &g->spec, pb->clip, &g->data, err);
     if (st == HDP_OK && hdp_rode_wants_direction(m)) /* the bins' weights, once (risk_ode.h) */
-        st = hdp_rode_direction_weights(&g->spec, pb->clip, &g->dir_wa, &g->dir_wb, &g->dir_ng,
-                                        err);
+        st = hdp_rode_direction_weights(&g->spec, pb->clip, hdp_rode_wants_direction(m) == 2,
+                                        &g->dir_wa, &g->dir_wb, &g->dir_ng, err);
     if (st == HDP_OK)
         g->ns = g->data.on ? 2 * g->spec.m + 1 : g->spec.m;
     return st;

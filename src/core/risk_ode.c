@@ -123,12 +123,17 @@ static hdp_status disc_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spect
 
 int hdp_rode_wants_direction(const hdp_model *m)
 {
-    return hdp_model_data(m) && m->ode_clip_weights == HDP_CLIPW_DIRECTION;
+    if (!hdp_model_data(m))
+        return 0;
+    return m->ode_clip_weights == HDP_CLIPW_DIRECTION         ? 1
+           : m->ode_clip_weights == HDP_CLIPW_DIRECTION_NOISE ? 2
+                                                              : 0;
 }
 
 hdp_status hdp_rode_weights_check(const hdp_model *m, hdp_error *err)
 {
-    if (m->ode_clip_weights != HDP_CLIPW_DIRECTION)
+    if (m->ode_clip_weights != HDP_CLIPW_DIRECTION &&
+        m->ode_clip_weights != HDP_CLIPW_DIRECTION_NOISE)
         return HDP_OK;
     const char *why = !hdp_model_data(m) ? "data.source = file (the rows' norm groups)"
                       : m->ode_discrete ? "ode.discrete = false (its one-step term is the "
@@ -142,15 +147,18 @@ hdp_status hdp_rode_weights_check(const hdp_model *m, hdp_error *err)
     if (!why)
         return HDP_OK;
     return hdp_model_fail_key(m, "ode", "clip_weights", err,
-                              "clip_weights = direction needs %s; accepted otherwise: norm or "
-                              "auto", why);
+                              "clip_weights = %s needs %s; accepted otherwise: norm or auto",
+                              m->ode_clip_weights == HDP_CLIPW_DIRECTION ? "direction"
+                                                                         : "direction-noise",
+                              why);
 }
 
-hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *clip, double **wa,
-                                      double **wb, int *ng, hdp_error *err)
+hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *clip,
+                                      int noise_only, double **wa, double **wb, int *ng,
+                                      hdp_error *err)
 {
     long mb = sp->m, d = clip->dir_d;
-    int G = clip->ngroups;
+    int G = clip->ngroups; /* (a[] sums w, then is overwritten by the weights) */
     *wa = *wb = NULL;
     *ng = 0;
     if (G < 1 || d != sp->d || G > HDP_CLIP_ROW_GROUPS)
@@ -186,7 +194,7 @@ hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *cl
                     jn = j;
         for (int g = 0; g < G; g++) {
             double w = cnt[k] ? a[k * G + g] / (double)cnt[k] : clip->dirw[jn * G + g];
-            a[k * G + g] = clip->gp[g] * w;
+            a[k * G + g] = clip->gp[g] * (noise_only ? clip->gw[g] : w);
             b[k * G + g] = clip->gp[g] * w * clip->gw[g];
         }
     }
@@ -206,7 +214,8 @@ static hdp_status direction_init(hdp_risk_ode *o, const hdp_model *m, const hdp_
         return HDP_OK;
     hdp_status st = hdp_rode_weights_check(m, err);
     if (st == HDP_OK)
-        st = hdp_rode_direction_weights(sp, o->clip, &o->wa, &o->wb, &o->ng, err);
+        st = hdp_rode_direction_weights(sp, o->clip, hdp_rode_wants_direction(m) == 2, &o->wa,
+                                        &o->wb, &o->ng, err);
     o->owns_w = 1;
     return st;
 }

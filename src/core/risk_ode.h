@@ -67,7 +67,7 @@ typedef struct {
 } hdp_risk_ode;
 
 /* ode.clip_weights's values (include/hdpsgd/model.h; the names in this order) */
-enum { HDP_CLIPW_AUTO = 0, HDP_CLIPW_NORM, HDP_CLIPW_DIRECTION };
+enum { HDP_CLIPW_AUTO = 0, HDP_CLIPW_NORM, HDP_CLIPW_DIRECTION, HDP_CLIPW_DIRECTION_NOISE };
 
 /* The scalars of one time t: eta~(t) and q(t). */
 typedef struct {
@@ -255,17 +255,20 @@ static inline double hdp_rode_disc_a(const hdp_risk_ode *o, long j, const hdp_ro
     return cf->disc != 0.0 ? cf->disc * o->kdisc[j] * o->lambda[j] * o->lambda[j] : 0.0;
 }
 
-/* ode.clip_weights = direction (docs/theory.md §9.3): whether m's ODE takes the rows' factors
- * per eigendirection (auto: norm); and the checks of the key against the rest of m
+/* ode.clip_weights = direction or direction-noise (docs/theory.md §9.3): whether m's ODE takes
+ * the rows' factors per eigendirection (auto: norm; 2: direction-noise, else 1); and the checks of the key against the rest of m
  * (HDP_EINPUT naming the keys: direction needs a data set, batch 1, ode.discrete = false and
  * solver = cvode or auto) */
 int hdp_rode_wants_direction(const hdp_model *m);
 hdp_status hdp_rode_weights_check(const hdp_model *m, hdp_error *err);
 
 /* The bins' weights of ode.clip_weights = direction for the bins of sp and the groups of
- * the rows' composite clip: *wa, *wb (m ng each, the caller's to free), *ng. HDP_ENOMEM. */
-hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *clip, double **wa,
-                                      double **wb, int *ng, hdp_error *err);
+ * the rows' composite clip: *wa, *wb (m ng each, the caller's to free), *ng; noise_only
+ * (direction-noise): the drift's weights are the norm's, wa = p_g w_g for every bin, so that
+ * mu_b is the composite's mu_c. HDP_ENOMEM. */
+hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *clip,
+                                      int noise_only, double **wa, double **wb, int *ng,
+                                      hdp_error *err);
 
 /* f = the bins' right-hand side at y (all m); -1 when one is not finite, else 0. */
 int hdp_rode_rhs(const hdp_risk_ode *o, const hdp_rode_coef *cf, const double *y, double *f);
