@@ -46,8 +46,11 @@ void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
             r->risk_before_final_noise, r->final_noise);
     const char *name[2] = {"upper", "lower"};
     double until[2] = {r->upper_until, r->lower_until};
+    if (isnan(until[0]) && isnan(until[1])) /* ode.model = rows */
+        fprintf(f, "# ; note: ode.model = rows has no bounds (those of docs/theory.md §3 are the "
+                   "bins' ODE's): their cells are empty\n");
     for (int b = 0; b < 2; b++)
-        if (!(until[b] >= 1.0))
+        if (!(until[b] >= 1.0) && !isnan(until[b]))
             fprintf(f, "# ; note: the %s bound's equation overflows after t = %.10g: its cells are "
                        "empty from there (the risk does not depend on it)\n",
                     name[b], until[b]);
@@ -102,7 +105,8 @@ int cmd_ode(int argc, char **argv)
         cli_write_ode_json(f, &m, &res);
     cli_test_stop("commit");
     st = hdp_outset_commit(&out);
-    if (st == HDP_OK && !(res.upper_until >= 1.0 && res.lower_until >= 1.0))
+    if (st == HDP_OK && !(res.upper_until >= 1.0 && res.lower_until >= 1.0) &&
+        !(isnan(res.upper_until) && isnan(res.lower_until)))
         fprintf(stderr, "hdpsgd ode: note: a bound's equation overflows (upper finite until t = "
                         "%.6g, lower until t = %.6g): its cells are empty after that; the risk "
                         "is not affected\n",

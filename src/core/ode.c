@@ -7,6 +7,7 @@
  */
 #include "hdpsgd/ode.h"
 #include "core/check.h"
+#include "core/data_meanfield.h"
 #include "core/ode_cvode.h"
 #include "core/ode_erk.h"
 #include "core/problem_internal.h"
@@ -323,6 +324,8 @@ static hdp_status solve_problem(const hdp_problem *pb, long points, hdp_ode_resu
 static hdp_status solve_corrected(const hdp_model *m, const hdp_problem *pb, hdp_clip *clip,
                                   hdp_ode_result *res, hdp_error *err)
 {
+    if (m->ode_model == HDP_ODE_MODEL_ROWS) /* the rows' recursion (docs/theory.md §9.5) */
+        return hdp_meanfield_solve(pb, res, err);
     if (!hdp_model_data(m))
         return solve_problem(pb, m->points, res, err);
     long P = m->points, k = (DATA_GRID + P - 2) / (P - 1);
@@ -346,6 +349,8 @@ static hdp_status batch_check(const hdp_model *m, hdp_error *err)
                                 "solver = dop853 integrates the ODE without ode.discrete's term "
                                 "(its stages are polynomials in lambda); ode.discrete = true "
                                 "needs solver = cvode or auto");
+    if (st == HDP_OK)
+        st = hdp_meanfield_check(m, err); /* ode.model = rows: where it applies */
     return st;
 }
 
