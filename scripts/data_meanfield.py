@@ -22,8 +22,10 @@ ODE of §3). The expectations over xi are in closed form (normal cdf and density
 Gauss-Hermite quadrature instead (the first version of this script). O(N d^2) per step: for
 small d (scikit-learn's digits: 2 minutes on one core).
 --sim: an `hdpsgd sim` CSV of the same model, compared at the printed times.
---csv OUT: the risk after every step k = 0..n, one line "k,risk" (the check of the program's
-ode.model = rows, tests/cli/data_meanfield.sh).
+--csv OUT: the risk after every step k = 0..n, one line "k,risk,test_mse" (the check of the
+program's ode.model = rows, tests/cli/data_meanfield.sh); --test TEST_FEATURES TEST_LABELS:
+held-out rows, whose mean squared error E[(y - x^T theta)^2] over theta ~ (m, C) is the third
+column (nan without them).
 """
 import argparse
 import csv
@@ -56,18 +58,28 @@ def main():
     ap.add_argument("--gamma", type=float, default=0.02); ap.add_argument("--diag", action="store_true")
     ap.add_argument("--sim"); ap.add_argument("--rho", type=float, default=float("inf"))
     ap.add_argument("--n", type=int, default=0); ap.add_argument("--quadrature", action="store_true")
-    ap.add_argument("--csv")
+    ap.add_argument("--csv"); ap.add_argument("--test", nargs=2, metavar=("TEST_FEATURES", "TEST_LABELS"))
     a = ap.parse_args()
     X = np.load(a.features).astype(np.float64); y = np.load(a.labels).astype(np.float64)
     pos = [float(v) for v in a.positive.split(",")]
     y = np.where(np.isin(y, pos), 1.0, -1.0)
-    X = X - X.mean(0); y = y - y.mean()
+    mx, my = X.mean(0), y.mean()
+    X = X - mx; y = y - my
     N, d = X.shape
-    S = X.T @ X / N; X *= np.sqrt(d / np.trace(S))
+    S = X.T @ X / N; sc = np.sqrt(d / np.trace(S)); X *= sc
     lam, U = np.linalg.eigh(X.T @ X / N); lam, U = np.maximum(lam[::-1], 0), U[:, ::-1]
     X = X @ U
     ok = lam > 1e-12 * lam[0]
     th = np.where(ok, (X.T @ y / N) / np.where(ok, lam, 1), 0)
+    tmom = None
+    if a.test:  # the held-out rows prepared as the training rows, their moments about theta*
+        Xt = (np.load(a.test[0]).astype(np.float64) - mx) * sc @ U
+        yt = np.load(a.test[1]).astype(np.float64)
+        yt = np.where(np.isin(yt, pos), 1.0, -1.0) - my
+        zt = yt - Xt @ th
+        tmom = (Xt.T @ Xt / len(yt), Xt.T @ zt / len(yt), np.mean(zt * zt))
+    test_mse = lambda e, C: (e @ tmom[0] @ e + np.sum(tmom[0] * C) - 2 * e @ tmom[1] + tmom[2]
+                             if tmom else float("nan"))
     kap = a.c * np.sqrt(d) / np.maximum(np.sqrt((X * X).sum(1)), 1e-300)
     gx, gw = np.polynomial.hermite_e.hermegauss(24); gw = gw / gw.sum()
     n = a.n or int(round(d / a.gamma))  # inverse time, c1 = c2 = c3 = 1
@@ -82,7 +94,7 @@ def main():
         sim = {h: [float(r[i]) for r in rows[1:]] for i, h in enumerate(rows[0])}
     out = open(a.csv, "w") if a.csv else None
     if out:
-        out.write(f"0,{0.5 * np.sum(lam * th * th):.17g}\n")
+        out.write(f"0,{0.5 * np.sum(lam * th * th):.17g},{test_mse(-th, C):.17g}\n")
     for k in range(n):
         eta = eta_of(k)
         if np.isinf(a.rho):
@@ -107,7 +119,8 @@ def main():
         M = eye - eta * H
         C = M @ C @ M.T + eta * eta * Q + noise2 * eye
         if out:
-            out.write(f"{k + 1},{0.5 * np.sum(lam * (m - th) ** 2) + 0.5 * np.sum(lam * np.diag(C)):.17g}\n")
+            out.write(f"{k + 1},{0.5 * np.sum(lam * (m - th) ** 2) + 0.5 * np.sum(lam * np.diag(C)):.17g},"
+                      f"{test_mse(m - th, C):.17g}\n")
         if k + 1 in times:
             e = m - th; mp = 0.5 * np.sum(lam * e * e); fl = 0.5 * np.sum(lam * np.diag(C))
             line = f"t = {times[k + 1]:.2f}: R = {mp + fl:.6g} (mean {mp:.6g}, fluctuation {fl:.6g})"
