@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "io/output.h"
 #include "cli.h"
@@ -70,6 +71,18 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     hdp_json_end(&j);
 }
 
+/* ode.model = rows (seconds to minutes): its steps on standard error when it is a terminal */
+static int ode_progress(const char *what, long done, long total, double value, void *user)
+{
+    (void)user;
+    fprintf(stderr, "\rhdpsgd ode: %s, step %ld of %ld (%3.0f %%), risk %.6g", what, done, total,
+            100.0 * (double)done / (double)(total > 0 ? total : 1), value);
+    if (done == total)
+        fprintf(stderr, "\r%*s\r", 78, "");
+    fflush(stderr);
+    return 0;
+}
+
 int cmd_ode(int argc, char **argv)
 {
     const cli_command *cmd = cli_find_command("ode");
@@ -90,7 +103,8 @@ int cmd_ode(int argc, char **argv)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_ode_result res;
-    hdp_status st = hdp_ode_solve(&m, &res, &err);
+    hdp_status st = hdp_ode_solve_progress(&m, isatty(STDERR_FILENO) ? ode_progress : NULL, NULL,
+                                           &res, &err);
     if (st != HDP_OK) {
         hdp_ode_result_free(&res);
         hdp_model_free(&m);

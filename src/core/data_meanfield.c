@@ -328,9 +328,10 @@ static long grid_step(long i, long P, long n)
 
 /* the steps k = 0 .. n, each point of the grid recorded at its step */
 static hdp_status mf_run(mf_state *s, const hdp_problem *pb, const hdp_data *data,
-                         hdp_ode_result *res, hdp_error *err)
+                         hdp_progress_fn progress, void *user, hdp_ode_result *res,
+                         hdp_error *err)
 {
-    long n = s->n, P = res->points, p = 0;
+    long n = s->n, P = res->points, p = 0, every = n / 100 > 0 ? n / 100 : 1;
     double trace = 0, last_noise2 = 0;
     for (long j = 0; j < s->d; j++)
         trace += s->lambda[j];
@@ -343,6 +344,10 @@ static hdp_status mf_run(mf_state *s, const hdp_problem *pb, const hdp_data *dat
                                 "at step %ld of %ld (t = %.6g): the steps diverge", k, n,
                                 res->t[p]);
         }
+        if (progress && (k % every == 0 || k == n) &&
+            progress("ode rows", k, n, mf_risk(s), user) != 0)
+            return hdp_fail(err, HDP_ECANCELLED, "ODE (rows): cancelled at step %ld of %ld", k,
+                            n);
         if (k == n)
             break;
         if (hdp_cancel_requested())
@@ -360,7 +365,8 @@ static hdp_status mf_run(mf_state *s, const hdp_problem *pb, const hdp_data *dat
     return HDP_OK;
 }
 
-hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_ode_result *res, hdp_error *err)
+hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_progress_fn progress, void *user,
+                               hdp_ode_result *res, hdp_error *err)
 {
     HDP_REQUIRE(err, pb);
     HDP_REQUIRE(err, res);
@@ -377,7 +383,7 @@ hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_ode_result *res, hdp_e
     if ((st = mf_init(m, &s, err)) != HDP_OK)
         return st;
     double t0 = now_seconds();
-    st = mf_run(&s, pb, data, res, err);
+    st = mf_run(&s, pb, data, progress, user, res, err);
     res->solve_seconds = now_seconds() - t0;
     mf_free(&s);
     snprintf(res->solver, sizeof res->solver, "rows");

@@ -10,6 +10,7 @@
 #include "hdpsgd/model.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/problem.h"
+#include "hdpsgd/progress.h"
 
 /* The largest N d^2 n the recursion takes (its cost per step is about 4 N d^2 flops:
  * scikit-learn's digits at gamma = 0.02, N d^2 n = 2.4e10, take 3.2 s of one core; 1e12,
@@ -24,7 +25,11 @@ hdp_status hdp_meanfield_check(const hdp_model *m, hdp_error *err);
 /* The recursion on pb's model (checked by hdp_meanfield_check) into res: the risk at the
  * output grid (the Monte Carlo's steps, mc.c's grid), the held-out MSE with a test set,
  * the columns mu_c, nu_c as the rows' factors (docs/theory.md §9.5), bounds NaN.
- * HDP_ENUMERIC for a non-finite state, HDP_ENOMEM, HDP_ECANCELLED (hdp_cancel_requested). */
-hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_ode_result *res, hdp_error *err);
+ * progress (NULL: none) is told ("ode rows", k, n, the risk) every 1 % of the n steps and at
+ * the end; its nonzero return stops the recursion with HDP_ECANCELLED, as the thread's cancel
+ * flag does (hdp_cancel_requested).
+ * HDP_ENUMERIC for a non-finite state, HDP_ENOMEM, HDP_ECANCELLED. */
+hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_progress_fn progress, void *user,
+                               hdp_ode_result *res, hdp_error *err);
 
 #endif
