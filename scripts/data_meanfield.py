@@ -2,7 +2,7 @@
 """Row-resolved mean-field model of clipped one-pass SGD on a small data set (docs/theory.md §9.5).
 
 Usage: data_meanfield.py FEATURES.npy LABELS.npy --positive 0,2,4,6,8 [--c C] [--gamma G]
-                         [--rho RHO] [--n N] [--diag] [--quadrature] [--sim SIM.csv] [--csv OUT]
+                         [--rho RHO] [--n N] [--diag] [--quadrature] [--mcm] [--sim SIM.csv] [--csv OUT]
 
 Prepares the rows as `hdpsgd` does (centred, labels +1 for the listed classes and -1 else, centred;
 rows scaled to trace d, rotated into the eigenbasis; theta* the minimum-norm least squares), then
@@ -13,13 +13,16 @@ of the mean iterate m_k and the covariance C_k of the fluctuation about it, both
 
   r_i = x_i^T m - y_i, s_i^2 = x_i^T C x_i, xi ~ N(0, s_i^2), psi = clamp(r_i + xi, +-kappa_i),
   kappa_i = c sqrt(d) / ||x_i||,   g = mean_i x_i E[psi],   H = mean_i P(|r_i + xi| < kappa_i) x_i x_i^T,
-  Q = mean_i E[psi^2] x_i x_i^T - g g^T,   m <- m - eta g,   C <- (I - eta H) C (I - eta H)^T + eta^2 Q,
+  Q = mean_i E[psi^2] x_i x_i^T - g g^T,   m <- m - eta g,   C <- C - eta (H C + C H) + eta^2 Q,
 
 and prints the excess risk 1/2 ||m - theta*||^2_Sigma + 1/2 tr(Sigma C), split into the mean's
 part and the fluctuation's. --diag keeps only diag(C) in the eigenbasis (the structure of the
 ODE of §3). The expectations over xi are in closed form (normal cdf and density), as
 `hdpsgd ode` with ode.model = rows computes them; --quadrature takes them by 24-point
-Gauss-Hermite quadrature instead (the first version of this script). O(N d^2) per step: for
+Gauss-Hermite quadrature instead (the first version of this script). The update of C is the
+exact one-step covariance for a Gaussian fluctuation (Stein's lemma; Q holds the rows' fourth
+moments); --mcm takes the first version's C <- (I - eta H) C (I - eta H)^T + eta^2 Q, which
+counts eta^2 H C H once more. O(N d^2) per step: for
 small d (scikit-learn's digits: 2 minutes on one core).
 --sim: an `hdpsgd sim` CSV of the same model, compared at the printed times.
 --csv OUT: the risk after every step k = 0..n, one line "k,risk,test_mse" (the check of the
@@ -58,6 +61,7 @@ def main():
     ap.add_argument("--gamma", type=float, default=0.02); ap.add_argument("--diag", action="store_true")
     ap.add_argument("--sim"); ap.add_argument("--rho", type=float, default=float("inf"))
     ap.add_argument("--n", type=int, default=0); ap.add_argument("--quadrature", action="store_true")
+    ap.add_argument("--mcm", action="store_true")
     ap.add_argument("--csv"); ap.add_argument("--test", nargs=2, metavar=("TEST_FEATURES", "TEST_LABELS"))
     a = ap.parse_args()
     X = np.load(a.features).astype(np.float64); y = np.load(a.labels).astype(np.float64)
@@ -116,8 +120,11 @@ def main():
         if a.diag:
             H, Q = np.diag(np.diag(H)), np.diag(np.diag(Q))
         m = m - eta * g
-        M = eye - eta * H
-        C = M @ C @ M.T + eta * eta * Q + noise2 * eye
+        if a.mcm:  # the first version's form: eta^2 H C H once more
+            M = eye - eta * H
+            C = M @ C @ M.T + eta * eta * Q + noise2 * eye
+        else:
+            C = C - eta * (H @ C + C @ H) + eta * eta * Q + noise2 * eye
         if out:
             out.write(f"{k + 1},{0.5 * np.sum(lam * (m - th) ** 2) + 0.5 * np.sum(lam * np.diag(C)):.17g},"
                       f"{test_mse(m - th, C):.17g}\n")

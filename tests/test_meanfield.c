@@ -87,13 +87,12 @@ static void reference(const hdp_model *m, double eta, long steps, double *risk)
                 }
             }
         }
-        for (long a = 0; a < D; a++) /* C <- (I - eta H) C (I - eta H) + eta^2 (Q - g g^T) */
+        for (long a = 0; a < D; a++) /* C <- C - eta (H C + C H) + eta^2 (Q - g g^T) */
             for (long b = 0; b < D; b++) {
                 double v = 0;
                 for (long u = 0; u < D; u++)
-                    for (long w = 0; w < D; w++)
-                        v += ((a == u) - eta * H[a][u]) * C[u][w] * ((w == b) - eta * H[w][b]);
-                Cn[a][b] = v + eta * eta * (Q[a][b] - g[a] * g[b]);
+                    v += H[a][u] * C[u][b] + C[a][u] * H[u][b];
+                Cn[a][b] = C[a][b] - eta * v + eta * eta * (Q[a][b] - g[a] * g[b]);
             }
         memcpy(C, Cn, sizeof C);
         for (long a = 0; a < D; a++)

@@ -7,14 +7,18 @@
  * kappa_i = c sqrt(d) / ||x_i|| and psi_i = clamp(r_i + s_i xi, +-kappa_i), xi ~ N(0, 1):
  *   g = (1/N) sum_i E[psi_i] x_i,   H = (1/N) sum_i P(|r_i + s_i xi| < kappa_i) x_i x_i^T,
  *   Q = (1/N) sum_i E[psi_i^2] x_i x_i^T - g g^T,
- *   m <- m - eta_k g,   C <- (I - eta_k H) C (I - eta_k H) + eta_k^2 Q + (2 c sqrt(d) sigma_k)^2 I,
+ *   m <- m - eta_k g,   C <- C - eta_k (C H + H C) + eta_k^2 Q + (2 c sqrt(d) sigma_k)^2 I,
  * eta_k, sigma_k from the problem's schedule (hdp_sched_step, any kind); the risk
  * 1/2 sum_j lambda_j (m_j^2 + C_jj), recorded at the Monte Carlo's steps (mc.c's grid; the
  * row t = 1 after the last step, its private noise included). The expectations over xi are
  * in closed form (erfc and the normal density). The rows are drawn independently at every
  * step from their empirical law (sim.rows = with-replacement exactly; without-replacement
  * is read as the same law, its correlations of order n/N left out). Cost: about 4 N d^2
- * flops per step through CBLAS (dsymm for s_i, dsyrk for H and Q, dgemm for C).
+ * flops per step through CBLAS (dsymm for s_i, dsyrk for H and Q, dsymm for C H).
+ * The update of C is the exact one-step covariance when e is Gaussian: Cov(e, psi_i x_i) =
+ * C x_i P(|.| < kappa_i) x_i^T by Stein's lemma, Cov(psi_i x_i) = Q, which already holds the
+ * rows' fourth moments E[(x^T C x) x x^T]; the form (I - eta H) C (I - eta H) + eta^2 Q of
+ * docs/theory.md §9.5's first version counts eta^2 H C H once more (0.05 % of R(1) on digits).
  */
 #include "core/data_meanfield.h"
 #include "core/check.h"
@@ -227,20 +231,15 @@ static void mf_step(mf_state *s, double eta, double noise2)
         for (size_t q = 0; q < dd; q++)
             s->C[q] = eta * eta * s->Q[q];
     } else {
+        /* C <- C - eta (C H + H C) + eta^2 Q: T = C H (H symmetric: H C = T^T) */
         weighted_gram(s, s->pin, s->H);
-        fill_lower(s->H, d);
-        for (size_t q = 0; q < dd; q++) /* H <- I - eta H */
-            s->H[q] *= -eta;
-        for (long j = 0; j < d; j++)
-            s->H[(size_t)j * (size_t)(d + 1)] += 1.0;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d, (int)d, (int)d, 1.0, s->H,
-                    (int)d, s->C, (int)d, 0.0, s->T, (int)d);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d, (int)d, (int)d, 1.0, s->T,
-                    (int)d, s->H, (int)d, 0.0, s->C, (int)d);
-        for (long i = 0; i < d; i++) /* symmetric, with the step's noise */
+        cblas_dsymm(CblasRowMajor, CblasRight, CblasUpper, (int)d, (int)d, 1.0, s->H, (int)d,
+                    s->C, (int)d, 0.0, s->T, (int)d);
+        for (long i = 0; i < d; i++)
             for (long j = 0; j <= i; j++) {
                 size_t ij = (size_t)i * (size_t)d + (size_t)j, ji = (size_t)j * (size_t)d + (size_t)i;
-                double v = 0.5 * (s->C[ij] + s->C[ji]) + eta * eta * s->Q[ij];
+                double v = 0.5 * (s->C[ij] + s->C[ji]) - eta * (s->T[ij] + s->T[ji]) +
+                           eta * eta * s->Q[ij];
                 s->C[ij] = s->C[ji] = v;
             }
     }
