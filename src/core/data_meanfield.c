@@ -64,9 +64,9 @@ hdp_status hdp_meanfield_check(const hdp_model *m, hdp_error *err)
         return hdp_model_fail_key(m, "ode", "model", err,
                                   "rows costs N d^2 n = %ld x %ld^2 x %ld = %.3g multiply-adds "
                                   "(about %.2g s of one core: scikit-learn's digits, 2.4e10, "
-                                  "take 3.2 s), above the budget %.3g: use model = bins, or "
+                                  "take 3.1 s), above the budget %.3g: use model = bins, or "
                                   "fewer steps (a larger data.gamma)",
-                                  data->train.n, data->train.d, m->n, work, work / 7.4e9,
+                                  data->train.n, data->train.d, m->n, work, work / 7.6e9,
                                   HDP_MEANFIELD_MAX_WORK);
     return HDP_OK;
 }

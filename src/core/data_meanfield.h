@@ -13,7 +13,7 @@
 #include "hdpsgd/progress.h"
 
 /* The largest N d^2 n the recursion takes (its cost per step is about 4 N d^2 flops:
- * scikit-learn's digits at gamma = 0.02, N d^2 n = 2.4e10, take 3.2 s of one core; 1e12,
+ * scikit-learn's digits at gamma = 0.02, N d^2 n = 2.4e10, take 3.1 s of one core; 1e12,
  * about two minutes). */
 #define HDP_MEANFIELD_MAX_WORK 1e12
 
