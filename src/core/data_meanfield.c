@@ -47,6 +47,9 @@ hdp_status hdp_meanfield_check(const hdp_model *m, hdp_error *err)
         return hdp_model_fail_key(m, "ode", "model", err,
                                   "rows needs data.target = least-squares (the rows' residuals "
                                   "at theta*); with a planted target use model = bins");
+    if (!data->train.prepared || !data->train.rotated)
+        return hdp_fail(err, HDP_EINPUT, "ode.model = rows: the data set's rows are not in the "
+                        "eigenbasis of their covariance (hdp_dataset_prepare)");
     if (m->batch > 1)
         return hdp_model_fail_key(m, "ode", "model", err,
                                   "rows follows batch 1 (as the rows' Monte Carlo runs it); "
