@@ -52,8 +52,8 @@ hdp_status hdp_meanfield_check(const hdp_model *m, hdp_error *err)
                         "eigenbasis of their covariance (hdp_dataset_prepare)");
     if (m->batch > 1)
         return hdp_model_fail_key(m, "ode", "model", err,
-                                  "rows follows batch 1 (as the rows' Monte Carlo runs it); "
-                                  "sgd.batch = %ld needs model = bins", m->batch);
+                                  "rows is the recursion of batch 1 (its batched form is not "
+                                  "built); sgd.batch = %ld needs model = bins", m->batch);
     if (m->ode_discrete)
         return hdp_model_fail_key(m, "ode", "discrete", err,
                                   "ode.discrete adds the one-step term to the bins' ODE; "

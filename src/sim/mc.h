@@ -142,6 +142,12 @@ typedef struct {
 long hdp_mc_record_start(const mc_grid *g, double R, mc_run_out *out);
 int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
                   mc_run_out *out);
+/* Batched one pass's recording (sgd.batch > 1, dpsgd.c and rows.c): the grid points in
+ * (t0, t1] of a step that moved the risk from R0 to R1 (Rf after the last step's noise, at
+ * t = 1), the risk interpolated linearly in time, the step's clipped fraction; 0 when the run
+ * diverged. */
+int hdp_mc_batch_record(const mc_grid *g, long *p, double t0, double R0, double t1, double R1,
+                        double Rf, double clipped, mc_run_out *out);
 
 typedef struct {
     const char *name; /* "sim" or "sde" (progress bar, messages) */

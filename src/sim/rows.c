@@ -19,6 +19,10 @@
  * tau^2, the expectation over the synthesised test labels' noise), from the held-out rows'
  * moments computed once (hdp_data). Rows stored as float32 are read as float32.
  * Row indices: Lemire's multiply-shift of a 64-bit output (bias below N / 2^64).
+ * Batched one pass (sgd.batch = B > 1, docs/theory.md §1.6): rows_run_batched, K = ceil(n/B)
+ * steps of hdp_sched_batch_step, each the mean of its B_k rows' clipped gradients at the same
+ * iterate (the rows drawn as above: uniform, or the next B_k of the permutation), recorded by
+ * time as dpsgd.c's batched runs (hdp_mc_batch_record); plain loops, no step kernel.
  */
 #include "hdpsgd/sim.h"
 #include "core/check.h"
@@ -46,6 +50,7 @@ typedef struct {
     const double *sched_tab; /* [2n] eta_k, sigma_k (hdp_sched_step's), or NULL: per step */
     double C;              /* c sqrt(d) */
     int without;           /* without replacement */
+    long batch;            /* [sgd] batch = B (1: rows_run; > 1: rows_run_batched) */
     /* least-squares */
     const double *theta;   /* [d] theta* in the eigenbasis, or NULL (planted) */
     const double *z;       /* [N] residuals */
@@ -62,6 +67,7 @@ typedef struct {
 
 typedef struct {
     double *e, *tmp;
+    double *grad; /* [d] batch > 1: the sum of the batch's clipped gradients */
     float *g, *zero; /* the private noise of gsteps steps (float32 stream); d zeros */
     long gsteps, gnext; /* steps in g; the next one's (gsteps: g used up) */
     long *perm;
@@ -74,6 +80,7 @@ static void rows_ws_free(void *vw)
     if (!w)
         return;
     free(w->e);
+    free(w->grad);
     free(w->g);
     free(w->zero);
     free(w->tmp);
@@ -106,7 +113,9 @@ static void *rows_ws_alloc(const void *vctx)
     w->zero = f32_alloc(c->d);
     w->tmp = c->tsig ? hdp_mc_vec_alloc(c->d) : NULL;
     w->perm = c->without ? malloc(sizeof(long) * (size_t)c->N) : NULL;
-    if (!w->e || !w->g || !w->zero || (c->tsig && !w->tmp) || (c->without && !w->perm)) {
+    w->grad = c->batch > 1 ? hdp_mc_vec_alloc(c->d) : NULL;
+    if (!w->e || !w->g || !w->zero || (c->tsig && !w->tmp) || (c->without && !w->perm) ||
+        (c->batch > 1 && !w->grad)) {
         rows_ws_free(w);
         return NULL;
     }
@@ -385,10 +394,129 @@ static void rows_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng
     }
 }
 
+/* x_i^T e in double (the batched runs: plain loops) */
+static double row_dot(const rows_ctx *c, long i, const double *e)
+{
+    double s = 0;
+    if (c->f32)
+        for (long j = 0; j < c->d; j++)
+            s += (double)c->f32[(size_t)i * (size_t)c->d + (size_t)j] * e[j];
+    else
+        for (long j = 0; j < c->d; j++)
+            s += c->f64[(size_t)i * (size_t)c->d + (size_t)j] * e[j];
+    return s;
+}
+
+/* the time of grid point p (t = 1 at the last) */
+static double grid_time(const mc_grid *g, long p)
+{
+    return p == g->points - 1 ? 1.0 : (double)p / (double)(g->points - 1);
+}
+
+/* One run of batched one pass on the rows (docs/theory.md §1.6): step k takes B_k rows
+ * (uniform, or the next B_k of the permutation) and their clipped gradients at the same
+ * iterate, e <- e - (eta_k/B_k) sum_b g_b + 2 C sigma_k xi (xi from the run's float32
+ * stream, as rows_run), eta_k, sigma_k from hdp_sched_batch_step; the risk recorded by time
+ * (hdp_mc_batch_record), the held-out MSE likewise (its value at the iterates around a grid
+ * time, computed only for the steps that hold one). */
+static void rows_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
+                             mc_run_out *out)
+{
+    const rows_ctx *c = vctx;
+    rows_ws *w = vws;
+    const long d = c->d, n = c->n, K = hdp_sched_batch_count(n, c->batch);
+    double *e = w->e, *grad = w->grad;
+    hdp_xoshiro *st = hdp_rng_state(rng);
+    hdp_normals32_init(&w->normals, st);
+    w->gnext = w->gsteps;
+    if (c->theta)
+        for (long j = 0; j < d; j++)
+            e[j] = -c->theta[j];
+    else
+        hdp_mc_draw_target(rng, d, c->radius, e);
+    if (c->without) /* the first n of a uniform random permutation (Fisher-Yates) */
+        for (long i = 0; i < c->N; i++)
+            w->perm[i] = i;
+    for (long k = 0; c->without && k < n; k++) {
+        long j = k + uniform_index(st, c->N - k), t = w->perm[k];
+        w->perm[k] = w->perm[j];
+        w->perm[j] = t;
+    }
+    double R = hdp_mc_excess_risk(c->lambda, e, d);
+    long p = 1; /* t = 0 here, every later grid time by hdp_mc_batch_record */
+    out->risk[0] = R;
+    out->clipped[0] = 0.0;
+    record_test(c, w, 0, out);
+    for (long k = 0; k < K; k++) {
+        double eta_k, sigma_k;
+        long rows;
+        hdp_sched_batch_step(&c->sched, n, c->batch, k, &eta_k, &sigma_k, &rows);
+        double t0 = (double)(k * c->batch) / (double)n;
+        double t1 = k == K - 1 ? 1.0 : (double)((k + 1) * c->batch) / (double)n;
+        int grid = c->tsig && out->aux && p < g->points && grid_time(g, p) <= t1;
+        double T0 = grid ? test_mse(c, e, w->tmp) : 0.0;
+        double a = eta_k / (double)rows, clipped = 0;
+        int expansive = 0;
+        memset(grad, 0, sizeof(double) * (size_t)d);
+        for (long b = 0; b < rows; b++) {
+            long i = c->without ? w->perm[k * c->batch + b] : uniform_index(st, c->N);
+            double r = row_dot(c, i, e) - (c->theta ? c->z[i] : label_noise(c, rng));
+            if (!isfinite(r)) {
+                out->diverged = 1;
+                return;
+            }
+            expansive |= a * c->xx[i] > 2.0;
+            double coef = r, gnorm = fabs(r) * sqrt(c->xx[i]);
+            if (gnorm > c->C) {
+                coef *= c->C / gnorm;
+                clipped += 1.0;
+            }
+            const void *x = row_of(c, i);
+            for (long j = 0; j < d; j++)
+                grad[j] += coef * (c->f32 ? (double)((const float *)x)[j] : ((const double *)x)[j]);
+        }
+        out->violations += expansive; /* a step with a row a ||x||^2 > 2: counted once */
+        for (long j = 0; j < d; j++)
+            e[j] -= a * grad[j];
+        double R1 = NAN, T1 = grid ? test_mse(c, e, w->tmp) : 0.0;
+        if (k == K - 1) /* the last step: the final-iterate jump (docs/theory.md §3.4) */
+            R1 = hdp_mc_excess_risk(c->lambda, e, d);
+        double s = sigma_k > 0 ? 2.0 * c->C * sigma_k : 0.0;
+        if (s > 0) {
+            const float *noise = next_noise(w, d);
+            for (long j = 0; j < d; j++)
+                e[j] += s * (double)noise[j];
+        }
+        double Rn = hdp_mc_excess_risk(c->lambda, e, d);
+        if (k == K - 1)
+            out->jump = Rn - R1;
+        else
+            R1 = Rn;
+        if (grid && k < K - 1 && s > 0)
+            T1 = test_mse(c, e, w->tmp);
+        if ((k + 1) % g->every == 0 && !hdp_mc_tick(g, g->every)) {
+            out->diverged = 1; /* cancelled: the loop reports it */
+            return;
+        }
+        long from = p;
+        if (!hdp_mc_batch_record(g, &p, t0, R, t1, R1, Rn, clipped / (double)rows, out)) {
+            out->diverged = 1;
+            return;
+        }
+        for (long q = from; c->tsig && out->aux && q < p; q++) /* the held-out MSE as the risk */
+            out->aux[q] = q == g->points - 1 ? (s > 0 ? test_mse(c, e, w->tmp) : T1)
+                                             : T0 + (grid_time(g, q) - t0) / (t1 - t0) * (T1 - T0);
+        R = Rn;
+    }
+}
+
 #define SCHED_TAB_MAX (1L << 18)
 
 static const mc_method rows_method = {"sim", rows_ws_alloc, rows_ws_free, rows_run, 0};
 static const mc_method rows_method_test = {"sim", rows_ws_alloc, rows_ws_free, rows_run, 1};
+static const mc_method rows_batched = {"sim", rows_ws_alloc, rows_ws_free, rows_run_batched, 0};
+static const mc_method rows_batched_test = {"sim", rows_ws_alloc, rows_ws_free, rows_run_batched,
+                                            1};
 
 /* The real-row Monte Carlo of a problem whose model has a data set (hdp_sim_run_problem
  * calls it). */
@@ -413,6 +541,7 @@ hdp_status hdp_sim_rows_problem(const hdp_problem *pb, const hdp_mc_options *opt
     c.sched = pb->sched;
     c.C = m->c * sqrt((double)c.d);
     c.without = m->rows == HDP_ROWS_WITHOUT_REPLACEMENT;
+    c.batch = m->batch > 1 ? m->batch : 1;
     c.radius = m->target_radius;
     c.noise = m->noise;
     c.tau = sqrt(m->tau2);
@@ -459,8 +588,13 @@ hdp_status hdp_sim_rows_problem(const hdp_problem *pb, const hdp_mc_options *opt
     for (long k = 0; tab && k < c.n; k++)
         hdp_sched_step(&c.sched, c.n, k, &tab[2 * k], &tab[2 * k + 1]);
     c.sched_tab = tab;
-    hdp_status st = hdp_mc_drive(pb, opt, c.n, c.tsig ? &rows_method_test : &rows_method, &c,
-                                 res, err);
+    hdp_status st;
+    if (c.batch > 1) /* batched one pass: K steps, n/B of them per unit of time */
+        st = hdp_mc_drive_unit(pb, opt, hdp_sched_batch_count(c.n, c.batch),
+                               (double)c.n / (double)c.batch,
+                               c.tsig ? &rows_batched_test : &rows_batched, &c, res, err);
+    else
+        st = hdp_mc_drive(pb, opt, c.n, c.tsig ? &rows_method_test : &rows_method, &c, res, err);
     res->rho_accounted = pb->rho_accounted;
     free(tab);
     free(xx);

@@ -101,7 +101,7 @@ PY
 refused "synthetic data" "\[ode\] model: rows steps a data set" ode --set ode.model=rows
 refused "planted target" "\[ode\] model: rows needs data.target = least-squares" \
   ode "$work/m.ini" --set data.target=planted
-refused "batch 2" "\[ode\] model: rows follows batch 1" ode "$work/m.ini" --set sgd.batch=2
+refused "batch 2" "\[ode\] model: rows is the recursion of batch 1" ode "$work/m.ini" --set sgd.batch=2
 refused "ode.discrete" "\[ode\] discrete" ode "$work/m.ini" --set ode.discrete=true
 refused "N d^2 n above the budget" "N d^2 n = 300 x 64^2 x 6400000" \
   ode "$work/m.ini" --set data.gamma=1e-5
