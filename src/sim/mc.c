@@ -19,7 +19,6 @@
 #include "sim/stats.h"
 
 #include <gsl/gsl_randist.h>
-#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <limits.h>
 #include <math.h>
@@ -451,6 +450,31 @@ double hdp_mc_excess_risk(const double *lambda, const double *e, long d)
 
 /* mean, standard error, quantiles and clipped fraction at every grid point, and the
  * final-iterate jump, over the runs with !out[r].diverged, in run order */
+/* gsl_stats_quantile_from_sorted_data(sorted work, 1, n, f) without sorting work (a heap sort
+ * per grid point was 12 % of a Monte Carlo of 16 000 short runs): the order statistics it
+ * reads, the lhs-th by quickselect (gsl_stats_select, which rearranges work) and the next one
+ * by a scan, then the same interpolation with the same operations. n >= 1, no NaN. */
+static double quantile_select(double *work, size_t n, double f)
+{
+    const double index = f * (n - 1);
+    const size_t lhs = (int)index;
+    const double delta = index - lhs;
+    const double lo = gsl_stats_select(work, 1, n, lhs);
+    if (lhs == n - 1)
+        return lo;
+    /* the (lhs + 1)-th smallest: lo again if more than lhs + 1 values are <= lo, else the
+     * smallest value above lo */
+    size_t at_most = 0;
+    double above = INFINITY;
+    for (size_t j = 0; j < n; j++) {
+        at_most += work[j] <= lo;
+        if (work[j] > lo && work[j] < above)
+            above = work[j];
+    }
+    const double hi = at_most >= lhs + 2 ? lo : above;
+    return (1 - delta) * lo + delta * hi;
+}
+
 static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, double *work,
                       hdp_mc_result *res)
 {
@@ -463,10 +487,9 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
             if (!out[r].diverged)
                 work[k++] = out[r].risk[i];
         hdp_mean_stderr(work, nv, 1, &res->mean[i], &res->stderr_[i]);
-        gsl_sort(work, 1, (size_t)nv);
-        res->q10[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.1);
-        res->q50[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.5);
-        res->q90[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.9);
+        res->q10[i] = quantile_select(work, (size_t)nv, 0.1);
+        res->q50[i] = quantile_select(work, (size_t)nv, 0.5);
+        res->q90[i] = quantile_select(work, (size_t)nv, 0.9);
         double c = 0;
         for (long r = 0; r < runs; r++)
             if (!out[r].diverged)
