@@ -101,23 +101,28 @@ typedef struct {
     cpu_set_t allowed;
 } loop_state;
 
-/* Run r in thread tid; a failure lowers s->stop and is kept when it is the thread's lowest. */
-static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
+/* whether run r is still to run: no run below it failed, the loop not cancelled */
+static int loop_admit(loop_state *s, long r)
 {
     const hdp_mc_loop *L = s->L;
     long stop;
 #pragma omp atomic read
     stop = s->stop;
     if (r > stop)
-        return; /* a run below failed: this one's result would not be used */
+        return 0; /* a run below failed: this one's result would not be used */
     int stopped;
 #pragma omp atomic read
     stopped = s->stopped;
     if ((L->cancel && *L->cancel) || stopped)
-        return; /* cancelled: the runs not yet started are skipped */
-    hdp_error_clear(e);
-    void *slot = L->slots ? (char *)L->slots + (size_t)r * L->slot_size : NULL;
-    hdp_status st = L->run(L->ctx, r, s->ws[tid], s->streams ? &s->streams[r] : NULL, slot, e);
+        return 0; /* cancelled: the runs not yet started are skipped */
+    return 1;
+}
+
+/* after run r in thread tid: a failure lowers s->stop and is kept when it is the thread's
+ * lowest; a success is reported to the progress callback */
+static void loop_done(loop_state *s, int tid, long r, hdp_status st, const hdp_error *e)
+{
+    const hdp_mc_loop *L = s->L;
     if (st != HDP_OK) {
 #pragma omp critical(hdp_mc_loop_stop)
         {
@@ -147,6 +152,69 @@ static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
     }
 }
 
+static void *loop_slot(const loop_state *s, long r)
+{
+    return s->L->slots ? (char *)s->L->slots + (size_t)r * s->L->slot_size : NULL;
+}
+
+/* Run r in thread tid. */
+static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
+{
+    const hdp_mc_loop *L = s->L;
+    if (!loop_admit(s, r))
+        return;
+    hdp_error_clear(e);
+    hdp_status st = L->run(L->ctx, r, s->ws[tid], s->streams ? &s->streams[r] : NULL,
+                           loop_slot(s, r), e);
+    loop_done(s, tid, r, st, e);
+}
+
+/* The count runs from position j of the order together in thread tid (those still to run;
+ * alone when one is left) */
+static void loop_group(loop_state *s, int tid, long j, int count, hdp_error *e)
+{
+    const hdp_mc_loop *L = s->L;
+    long r[HDP_MC_GROUP_MAX];
+    hdp_xoshiro *streams[HDP_MC_GROUP_MAX];
+    void *slots[HDP_MC_GROUP_MAX];
+    int m = 0;
+    for (int q = 0; q < count; q++) {
+        long rq = L->order ? L->order[j + q] : j + q;
+        if (!loop_admit(s, rq))
+            continue;
+        r[m] = rq;
+        streams[m] = s->streams ? &s->streams[rq] : NULL;
+        slots[m++] = loop_slot(s, rq);
+    }
+    if (m == 1)
+        loop_one(s, tid, r[0], e);
+    if (m < 2)
+        return;
+    for (int q = 1; q < m; q++) /* the group's lowest run first (order may permute them) */
+        if (r[q] < r[0]) {
+            long tr = r[0];
+            hdp_xoshiro *ts = streams[0];
+            void *tp = slots[0];
+            r[0] = r[q], streams[0] = streams[q], slots[0] = slots[q];
+            r[q] = tr, streams[q] = ts, slots[q] = tp;
+        }
+    hdp_error_clear(e);
+    hdp_status st = L->run_group(L->ctx, r, m, s->ws[tid], streams, slots, e);
+    for (int q = 0; q < m && (st == HDP_OK || q == 0); q++)
+        loop_done(s, tid, r[q], st, e);
+}
+
+/* the runs a thread takes at once: the loop's group, fewer when the runs per thread are
+ * fewer (no thread left idle for want of runs) */
+static int loop_take(const hdp_mc_loop *L, int team)
+{
+    if (!L->run_group || L->group <= 1)
+        return 1;
+    long per = L->runs / (team > 0 ? team : 1);
+    long g = L->group < HDP_MC_GROUP_MAX ? L->group : HDP_MC_GROUP_MAX;
+    return (int)(per < 1 ? 1 : per < g ? per : g);
+}
+
 /* The parallel region: each thread allocates its workspace, then takes runs in order of
  * the run index (a shared counter: dynamic scheduling, one run at a time). OpenMP may give
  * fewer threads than asked for (OMP_DYNAMIC, OMP_THREAD_LIMIT, a call from inside the
@@ -161,6 +229,7 @@ static void loop_parallel(loop_state *s)
         int tid = omp_get_thread_num();
 #pragma omp master
         s->team = omp_get_num_threads();
+        const int take = loop_take(s->L, omp_get_num_threads());
         cpu_set_t saved;
         int pinned = s->pin && pin_self(tid, &s->allowed, &saved);
         s->ws[tid] = L->ws_alloc ? L->ws_alloc(L->ctx) : NULL;
@@ -171,10 +240,16 @@ static void loop_parallel(loop_state *s)
             for (;;) {
                 long j;
 #pragma omp atomic capture
-                j = s->next++;
+                {
+                    j = s->next;
+                    s->next += take;
+                }
                 if (j >= L->runs)
                     break;
-                loop_one(s, tid, L->order ? L->order[j] : j, &e);
+                if (take == 1)
+                    loop_one(s, tid, L->order ? L->order[j] : j, &e);
+                else
+                    loop_group(s, tid, j, (int)(L->runs - j < take ? L->runs - j : take), &e);
             }
         }
         if (pinned)
@@ -590,14 +665,16 @@ int hdp_mc_tick(const mc_grid *g, long steps)
 /* what the runs of the risk-curve driver share, and a thread's workspace */
 typedef struct {
     const mc_method *method;
+    const mc_group *grp; /* or NULL */
     const void *ctx;
     const mc_grid *grid;
 } drive_ctx;
 
 typedef struct {
     const mc_method *method;
-    void *ws;     /* the method's */
-    gsl_rng *rng; /* the run's stream, for GSL's samplers */
+    int k;                           /* runs at once (1 without a group) */
+    void *ws[HDP_MC_GROUP_MAX];      /* the method's, one per run of a group */
+    gsl_rng *rng[HDP_MC_GROUP_MAX];  /* the runs' streams, for GSL's samplers */
 } drive_ws;
 
 static void drive_ws_free(void *vw)
@@ -605,10 +682,12 @@ static void drive_ws_free(void *vw)
     drive_ws *w = vw;
     if (!w)
         return;
-    if (w->ws)
-        w->method->ws_free(w->ws);
-    if (w->rng)
-        gsl_rng_free(w->rng);
+    for (int q = 0; q < w->k; q++) {
+        if (w->ws[q])
+            w->method->ws_free(w->ws[q]);
+        if (w->rng[q])
+            gsl_rng_free(w->rng[q]);
+    }
     free(w);
 }
 
@@ -619,13 +698,28 @@ static void *drive_ws_alloc(const void *vc)
     if (!w)
         return NULL;
     w->method = c->method;
-    w->ws = c->method->ws_alloc(c->ctx);
-    w->rng = hdp_rng_alloc(0);
-    if (!w->ws || !w->rng) {
-        drive_ws_free(w);
-        return NULL;
+    w->k = c->grp ? c->grp->size : 1;
+    for (int q = 0; q < w->k; q++) {
+        w->ws[q] = c->method->ws_alloc(c->ctx);
+        w->rng[q] = hdp_rng_alloc(0);
+        if (!w->ws[q] || !w->rng[q]) {
+            drive_ws_free(w);
+            return NULL;
+        }
     }
     return w;
+}
+
+/* HDP_ECANCELLED when the runs were asked to stop (a run may then have stopped early) */
+static hdp_status drive_cancelled(const drive_ctx *c, long r, hdp_error *err)
+{
+    const mc_watch *watch = c->grid->watch;
+    int stopped;
+#pragma omp atomic read
+    stopped = watch->stopped;
+    if ((watch->cancel && *watch->cancel) || stopped) /* the run may have stopped early: not done */
+        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", c->method->name, r);
+    return HDP_OK;
 }
 
 /* run r: the method on the run's stream, its curve into its slot (an mc_run_out) */
@@ -634,15 +728,25 @@ static hdp_status drive_run(const void *vc, long r, void *vws, hdp_xoshiro *stre
 {
     const drive_ctx *c = vc;
     drive_ws *w = vws;
-    *hdp_rng_state(w->rng) = *stream;
-    c->method->run(c->ctx, c->grid, w->ws, w->rng, slot);
-    const mc_watch *watch = c->grid->watch;
-    int stopped;
-#pragma omp atomic read
-    stopped = watch->stopped;
-    if ((watch->cancel && *watch->cancel) || stopped) /* the run may have stopped early: not done */
-        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", c->method->name, r);
-    return HDP_OK;
+    *hdp_rng_state(w->rng[0]) = *stream;
+    c->method->run(c->ctx, c->grid, w->ws[0], w->rng[0], slot);
+    return drive_cancelled(c, r, err);
+}
+
+/* runs r[0..count-1] together (the method's group) */
+static hdp_status drive_run_group(const void *vc, const long *r, int count, void *vws,
+                                  hdp_xoshiro *const *streams, void *const *slots,
+                                  hdp_error *err)
+{
+    const drive_ctx *c = vc;
+    drive_ws *w = vws;
+    mc_run_out *out[HDP_MC_GROUP_MAX];
+    for (int q = 0; q < count; q++) {
+        *hdp_rng_state(w->rng[q]) = *streams[q];
+        out[q] = slots[q];
+    }
+    c->grp->run(c->ctx, c->grid, w->ws, w->rng, out, count);
+    return drive_cancelled(c, r[0], err);
 }
 
 /* HDP_ENUMERIC when every run diverged, with what to look at */
@@ -663,9 +767,29 @@ hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long s
     return hdp_mc_drive_unit(pb, opt, steps, (double)steps, method, ctx, res, err);
 }
 
+static hdp_status drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                        double unit, const mc_method *method, const mc_group *grp,
+                        const void *ctx, hdp_mc_result *res, hdp_error *err);
+
 hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                              double unit, const mc_method *method, const void *ctx,
                              hdp_mc_result *res, hdp_error *err)
+{
+    return drive(pb, opt, steps, unit, method, NULL, ctx, res, err);
+}
+
+hdp_status hdp_mc_drive_group(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                              const mc_method *method, const mc_group *grp, const void *ctx,
+                              hdp_mc_result *res, hdp_error *err)
+{
+    if (grp && (grp->size < 2 || grp->size > HDP_MC_GROUP_MAX || !grp->run))
+        grp = NULL;
+    return drive(pb, opt, steps, (double)steps, method, grp, ctx, res, err);
+}
+
+static hdp_status drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                        double unit, const mc_method *method, const mc_group *grp,
+                        const void *ctx, hdp_mc_result *res, hdp_error *err)
 {
     double t_start = omp_get_wtime();
     hdp_status st = hdp_mc_check_options(opt, err);
@@ -710,14 +834,16 @@ hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, l
     /* run r's stream: the seed's stream jumped r times */
     hdp_xoshiro first;
     hdp_xoshiro_seed(&first, (uint64_t)opt->seed);
-    drive_ctx dc = {method, ctx, &grid};
+    drive_ctx dc = {method, grp, ctx, &grid};
+    int k = grp ? grp->size : 1;
     hdp_mc_loop loop = {.name = method->name, .runs = runs, .threads = opt->threads,
                         .ctx = &dc, .ws_alloc = drive_ws_alloc, .ws_free = drive_ws_free,
                         .run = drive_run, .first = &first, .slots = out,
                         .slot_size = sizeof *out, .progress = opt->progress,
                         .progress_user = opt->progress_user, .pin = 1,
                         .cancel = opt->cancel, .team = &res->threads,
-                        .ws_bytes = 3.0 * sizeof(double) * (double)pb->d};
+                        .ws_bytes = 3.0 * k * sizeof(double) * (double)pb->d,
+                        .group = k, .run_group = grp ? drive_run_group : NULL};
     if ((st = hdp_mc_loop_run(&loop, err)) != HDP_OK)
         goto done;
     if (opt->final_risks) /* run r's excess risk at t = 1, NaN when it diverged */
