@@ -1,5 +1,5 @@
 /*
- * mc.h — the Monte Carlo driver of the toolkit (internal; src/sim/mc.c).
+ * mc.h — the Monte Carlo driver of the toolkit (internal; src/sim/mc_loop.c, src/sim/mc.c).
  *
  * Two levels:
  *
