@@ -139,6 +139,23 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
     return 0;
 }
 
+/* the option of the table that the argument a names (--name, --name=VALUE with *inline_val
+ * set to VALUE, or -x), or NULL */
+static const cli_opt *find_option(const cli_opt *table, const char *a, const char **inline_val)
+{
+    for (const cli_opt *o = table; o && o->name; o++) {
+        size_t len = strlen(o->name);
+        if (a[1] == '-' && !strncmp(a + 2, o->name, len) &&
+            (a[2 + len] == '\0' || a[2 + len] == '=')) {
+            if (a[2 + len] == '=') *inline_val = a + 3 + len;
+            return o;
+        }
+        if (a[1] != '-' && o->short_name && a[1] == o->short_name && a[2] == '\0')
+            return o;
+    }
+    return NULL;
+}
+
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
 {
     memset(common, 0, sizeof *common);
@@ -166,29 +183,10 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
             continue;
         }
         if (a[0] == '-' && a[1] != '\0') {
-            const cli_opt *found = NULL;
             const char *inline_val = NULL;
-            for (const cli_opt *o = cmd->opts; o && o->name; o++) {
-                size_t len = strlen(o->name);
-                if (a[1] == '-' && !strncmp(a + 2, o->name, len) &&
-                    (a[2 + len] == '\0' || a[2 + len] == '=')) {
-                    found = o;
-                    if (a[2 + len] == '=') inline_val = a + 3 + len;
-                    break;
-                }
-                if (a[1] != '-' && o->short_name && a[1] == o->short_name && a[2] == '\0') {
-                    found = o;
-                    break;
-                }
-            }
-            for (const cli_opt *o = figure_opts; !found && o && o->name; o++) {
-                size_t len = strlen(o->name);
-                if (a[1] == '-' && !strncmp(a + 2, o->name, len) &&
-                    (a[2 + len] == '\0' || a[2 + len] == '=')) {
-                    found = o;
-                    if (a[2 + len] == '=') inline_val = a + 3 + len;
-                }
-            }
+            const cli_opt *found = find_option(cmd->opts, a, &inline_val);
+            if (!found)
+                found = find_option(figure_opts, a, &inline_val);
             if (!found) {
                 const char *near = cli_nearest_option(cmd, a);
                 if (near) {
