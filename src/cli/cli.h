@@ -298,9 +298,6 @@ void cli_drawn(const char *fig, const char *data);
  * anything runs. */
 int cli_need_gnuplot(const char *cmd, const char *fig);
 
-/* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
-void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,
-                              const char *use);
 /* The JSON summary of `schedule --optimize`. */
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file);

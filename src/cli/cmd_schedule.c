@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/schema.h"
 #include "io/output.h"
 #include "plot.h"
 #include "cli.h"
@@ -181,7 +182,7 @@ static void write_level(const progress_state *ps, const hdp_design_result *level
     hdp_outset_init(&out, &err);
     FILE *f = hdp_outset_add(&out, out_path);
     if (f)
-        cli_write_schedule_table(f, ps->m, level, NULL);
+        hdp_design_write_table(f, ps->m, level, NULL);
     if (hdp_outset_commit(&out) != HDP_OK)
         fprintf(stderr, "%shdpsgd schedule: warning: the level's table: %s\n", ps->tty ? "\n" : "",
                 err.msg);
@@ -221,29 +222,6 @@ static int progress(const char *what, long solves, long total, double best, void
     return 0;
 }
 
-/* shortest of %.15g / %.17g that reads back exactly */
-static const char *num(double v, char *buf, size_t size)
-{
-    snprintf(buf, size, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, size, "%.17g", v);
-    return buf;
-}
-
-/* Parse "all" or a comma-separated list into want[]. Returns 0 or prints and returns 2. */
-/* --family: default all */
-static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
-{
-    hdp_error err;
-    hdp_error_clear(&err);
-    if (hdp_design_families_parse(text ? text : "all", want, &err) != HDP_OK) {
-        fprintf(stderr, "hdpsgd schedule: error: --family: %s\n", err.msg);
-        return EXIT_BAD_INPUT;
-    }
-    return 0;
-}
-
-
 /* the command line that runs the simulation on the written table */
 static void rerun_command(const cli_common *common, const char *sub, const hdp_design_result *b,
                           char *buf, size_t size)
@@ -258,16 +236,10 @@ static void rerun_command(const cli_common *common, const char *sub, const hdp_d
     char cb[40];
     if (tune_clip)
         used += (size_t)snprintf(buf + used, used < size ? size - used : 0, " --set clip.c=%s",
-                                 num(b->c, cb, sizeof cb));
+                                 hdp_format_exact(b->c, cb, sizeof cb));
     if (batch_run && batch_run->best >= 0)
         snprintf(buf + used, used < size ? size - used : 0, " --set sgd.batch=%ld",
                  batch_run->batch[batch_run->best]);
-}
-
-void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *b,
-                              const char *use)
-{
-    hdp_design_write_table(f, m, b, use);
 }
 
 /* one family's design: the tables of hdpsgd/fields.h under the prefix <family>_ */
@@ -412,8 +384,12 @@ static int parse_request(int argc, char **argv, cli_common *common, int want[HDP
                         "schedule)\n");
         return EXIT_BAD_INPUT;
     }
-    if ((rc = parse_families(family_opt, want)))
-        return rc;
+    hdp_error err; /* --family: "all" (the default) or a comma-separated list */
+    hdp_error_clear(&err);
+    if (hdp_design_families_parse(family_opt ? family_opt : "all", want, &err) != HDP_OK) {
+        fprintf(stderr, "hdpsgd schedule: error: --family: %s\n", err.msg);
+        return EXIT_BAD_INPUT;
+    }
     if (knots_opt < 2 || knots_opt > HDP_DESIGN_MAX_KNOTS) {
         fprintf(stderr, "hdpsgd schedule: error: --knots %ld: the pl family needs 2 to %d knots\n",
                 knots_opt, HDP_DESIGN_MAX_KNOTS);
@@ -485,7 +461,7 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
     if ((f = hdp_outset_add(&out, out_path))) {
         char use[4096];
         rerun_command(common, "sim", b, use, sizeof use);
-        cli_write_schedule_table(f, m, b, use);
+        hdp_design_write_table(f, m, b, use);
     }
     if ((f = hdp_outset_add(&out, figure_path ? data_csv : NULL)))
         write_curves(f, m, d->done, curves);
@@ -632,7 +608,7 @@ static void sweep_json(FILE *f, const hdp_sweep_point *p)
 }
 static void sweep_table(FILE *f, const hdp_sweep_point *p)
 {
-    cli_write_schedule_table(f, p->m, &p->designs.res[p->designs.best], NULL);
+    hdp_design_write_table(f, p->m, &p->designs.res[p->designs.best], NULL);
 }
 
 hdp_status schedule_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
