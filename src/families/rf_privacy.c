@@ -107,7 +107,6 @@ hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hd
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, q);
     const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
-    memset(q, 0, sizeof *q);
     q->eta = dk->eta > 0 ? dk->eta : 1.0 / (double)p;
     if (dk->regime == HDP_DPGD_THEOREM)
         return theorem_regime(m, p, n, d, q, err);
