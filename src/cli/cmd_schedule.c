@@ -448,13 +448,9 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
                                 const hdp_ode_result *curves, double eps, hdp_error *err)
 {
     const hdp_design_result *b = &d->res[d->best];
-    char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
-    if (figure_path) {
-        snprintf(prefix, sizeof prefix, "%s", figure_path);
-        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
-        snprintf(data_csv, sizeof data_csv, "%s.schedules.csv", prefix);
-    }
+    char data_csv[HDP_OUT_PATH_MAX + 32] = "";
+    if (figure_path)
+        hdp_plot_stem(figure_path, ".schedules.csv", data_csv, sizeof data_csv);
     hdp_outset out; /* all or nothing */
     hdp_outset_init(&out, err);
     FILE *f;

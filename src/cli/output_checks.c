@@ -200,9 +200,7 @@ static void data_prefix(const cli_command *cmd, char *out, size_t size)
     if (data) {
         snprintf(out, size, "%s", data);
     } else if (figure) {
-        snprintf(out, size, "%s", figure);
-        char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
+        hdp_plot_stem(figure, "", out, size);
     }
 }
 
