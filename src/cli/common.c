@@ -685,21 +685,15 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
 
 const char *const *cli_model_sections(const char *command)
 {
-    static const char *const none[] = {NULL}, *const rf[] = {"rf", "dpgd", NULL},
-                             *const kl[] = {"kl", NULL}, *const nc[] = {"nc", NULL},
-                             *const si[] = {"si", NULL}, *const net[] = {"net", NULL};
-    if (!command)
-        return none;
-    if (!strcmp(command, "rf") || !strcmp(command, "rf-experiment"))
-        return rf;
-    if (!strcmp(command, "kl"))
-        return kl;
-    if (!strcmp(command, "nc"))
-        return nc;
-    if (!strcmp(command, "sim-index"))
-        return si;
-    if (!strcmp(command, "net"))
-        return net;
+    static const char *const none[] = {NULL};
+    static const struct {
+        const char *command, *const sections[3]; /* NULL-terminated */
+    } own[] = {{"rf", {"rf", "dpgd", NULL}}, {"rf-experiment", {"rf", "dpgd", NULL}},
+               {"kl", {"kl", NULL}},         {"nc", {"nc", NULL}},
+               {"sim-index", {"si", NULL}},  {"net", {"net", NULL}}};
+    for (size_t i = 0; command && i < sizeof own / sizeof own[0]; i++)
+        if (!strcmp(command, own[i].command))
+            return own[i].sections;
     return none;
 }
 
