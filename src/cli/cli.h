@@ -126,6 +126,9 @@ int cli_cancel_signal(void);
  * itself (SIGSTOP), so that a test can send a signal at that exact point without a race. */
 void cli_test_stop(const char *point);
 
+/* seconds on the monotonic clock (for progress lines and their estimates) */
+double cli_now(void);
+
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];
 const cli_command *cli_find_command(const char *name);

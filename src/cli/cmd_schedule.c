@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/schema.h"
@@ -116,13 +115,6 @@ typedef struct {
     const hdp_model *m;
     const hdp_design_result *level; /* the designer's opt->level: the level just finished */
 } progress_state;
-
-static double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* A rough number of ODE solves for a family (as on the default model): the one-parameter
  * families about 100, inverse-time 250, pl 350 + 10 K, with --refine 250 + 10 K per level

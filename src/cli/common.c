@@ -545,7 +545,7 @@ static struct {
     double last;   /* when the last line was printed (not a terminal: every 10 minutes) */
 } steps_state;
 
-static double wall_seconds(void)
+double cli_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -554,7 +554,7 @@ static double wall_seconds(void)
 
 static void steps_line(const char *method, double done, double total)
 {
-    double now = wall_seconds(), elapsed = now - steps_state.t0;
+    double now = cli_now(), elapsed = now - steps_state.t0;
     if (!steps_state.tty && now - steps_state.last < 600)
         return;
     steps_state.last = now;
@@ -584,7 +584,7 @@ void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, i
     double secs = (work * NS_PER_UPDATE + runs * (double)steps * sides * NS_PER_STEP) * 1e-9 /
                   threads;
     steps_state.tty = isatty(STDERR_FILENO);
-    steps_state.t0 = steps_state.last = wall_seconds();
+    steps_state.t0 = steps_state.last = cli_now();
     if (secs < (steps_state.tty ? ANNOUNCE_TTY : ANNOUNCE_ALWAYS))
         return;
     char t[32];
