@@ -7,8 +7,6 @@
 #include "families/sections.h"
 #include "hdpsgd/nc.h"
 
-#include <stddef.h>
-
 static const char *const nc_loss_names[] = {"ce", "logistic", "squared", NULL};
 static const char *const nc_init_names[] = {"zero", "gaussian", NULL};
 static const char *const nc_perturbation_names[] = {"none", "test-offset", "adversarial",
@@ -24,13 +22,9 @@ const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k)
 }
 const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k) { return nc_remedy_names[k]; }
 
-#define P(f) offsetof(hdp_nc_keys, f)
-
 /* the rows of the list in hdpsgd/nc.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-static const hdp_schema_key keys[] = {HDP_NC_KEYS(ROW)};
-#undef ROW
+#define HDP_SECTION_KEYS hdp_nc_keys
+static const hdp_schema_key keys[] = {HDP_NC_KEYS(HDP_SECTION_ROW)};
 
 /* Products of sizes that size one allocation (core/schema.h). */
 static hdp_status nc_finalize(hdp_model *m, hdp_error *err)

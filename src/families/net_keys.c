@@ -8,7 +8,6 @@
 #include "hdpsgd/net.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 static const char *const net_activation_names[] = {"relu", NULL};
@@ -29,13 +28,9 @@ const char *hdp_net_calibration_name(hdp_net_calibration_kind k)
     return net_calibration_names[k];
 }
 
-#define P(f) offsetof(hdp_net_keys, f)
-
 /* the rows of the list in hdpsgd/net.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-static const hdp_schema_key keys[] = {HDP_NET_KEYS(ROW)};
-#undef ROW
+#define HDP_SECTION_KEYS hdp_net_keys
+static const hdp_schema_key keys[] = {HDP_NET_KEYS(HDP_SECTION_ROW)};
 
 /* The parameters of the widest layer times the samples that share a block are bounded by
  * the data, not by the model: only the weights are checked here. */

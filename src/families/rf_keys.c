@@ -9,7 +9,6 @@
 #include "hdpsgd/rf.h"
 
 #include <math.h>
-#include <stddef.h>
 
 static const char *const rf_activation_names[] = {"tanh", "relu", "linear", NULL};
 static const char *const rf_target_names[] = {"sign", "linear", NULL};
@@ -21,17 +20,11 @@ static const char *const dpgd_regime_names[] = {"experiments", "theorem", NULL};
 const char *hdp_dpgd_regime_name(hdp_dpgd_regime_kind k) { return dpgd_regime_names[k]; }
 
 /* the rows of the lists in hdpsgd/rf.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-
-#define P(f) offsetof(hdp_rf_keys, f)
-static const hdp_schema_key rf_keys[] = {HDP_RF_KEYS(ROW)};
-#undef P
-
-#define P(f) offsetof(hdp_dpgd_keys, f)
-static const hdp_schema_key dpgd_keys[] = {HDP_DPGD_KEYS(ROW)};
-#undef P
-#undef ROW
+#define HDP_SECTION_KEYS hdp_rf_keys
+static const hdp_schema_key rf_keys[] = {HDP_RF_KEYS(HDP_SECTION_ROW)};
+#undef HDP_SECTION_KEYS
+#define HDP_SECTION_KEYS hdp_dpgd_keys
+static const hdp_schema_key dpgd_keys[] = {HDP_DPGD_KEYS(HDP_SECTION_ROW)};
 
 /* Products of sizes that size one allocation (core/schema.h). On a data set (data.source =
  * file) n and the test size are the file's: hdp_rf_spec_from_data checks them with p. */

@@ -9,6 +9,14 @@
 
 #include "core/schema.h"
 
+#include <stddef.h>
+
+/* A schema row of a key of a family's list (hdpsgd/<family>.h: X(field, ctype, type, default,
+ * flags, lo, hi, names, help)), the field of the keys struct HDP_SECTION_KEYS that the file
+ * defines before it expands the list: {HDP_NC_KEYS(HDP_SECTION_ROW)}. */
+#define HDP_SECTION_ROW(f, ctype, type, def, flags, lo, hi, names, help)                      \
+    {#f, HDP_KEY_##type, offsetof(HDP_SECTION_KEYS, f), def, flags, lo, hi, names, help},
+
 extern const hdp_schema_section hdp_rf_section;
 extern const hdp_schema_section hdp_dpgd_section;
 extern const hdp_schema_section hdp_nc_section;

@@ -8,19 +8,14 @@
 #include "hdpsgd/si.h"
 
 #include <math.h>
-#include <stddef.h>
 
 static const char *const si_stage2_names[] = {"gd", "ou", NULL};
 
 const char *hdp_si_stage2_name(hdp_si_stage2_kind k) { return si_stage2_names[k]; }
 
-#define P(f) offsetof(hdp_si_keys, f)
-
 /* the rows of the list in hdpsgd/si.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-static const hdp_schema_key keys[] = {HDP_SI_KEYS(ROW)};
-#undef ROW
+#define HDP_SECTION_KEYS hdp_si_keys
+static const hdp_schema_key keys[] = {HDP_SI_KEYS(HDP_SECTION_ROW)};
 
 /* Products of sizes that size one allocation (core/schema.h). */
 static hdp_status si_finalize(hdp_model *m, hdp_error *err)
