@@ -128,6 +128,8 @@ void cli_test_stop(const char *point);
 
 /* seconds on the monotonic clock (for progress lines and their estimates) */
 double cli_now(void);
+/* a duration for a progress line: "42 s", "12 min", "3.5 h", "9 days", "2.1 years" */
+void cli_human_time(double s, char *buf, size_t size);
 
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];

@@ -154,11 +154,9 @@ static void progress_done(progress_state *ps, hdp_design_family family, long sol
     for (int f = family + 1; f < HDP_FAMILY_COUNT; f++)
         if (ps->want[f]) total += expected_solves(f);
     double spent = cli_now() - ps->t0, left = done > 0 ? spent * (double)(total - done) / (double)done : NAN;
-    char t[32];
-    if (!isfinite(left)) snprintf(t, sizeof t, "?");
-    else if (left < 120) snprintf(t, sizeof t, "%.0f s", left);
-    else if (left < 7200) snprintf(t, sizeof t, "%.0f min", left / 60);
-    else snprintf(t, sizeof t, "%.1f h", left / 3600);
+    char t[32] = "?";
+    if (isfinite(left))
+        cli_human_time(left, t, sizeof t);
     snprintf(buf, size, "%5ld of ~%ld ODE solves, ~%s left", done, total, t);
 }
 

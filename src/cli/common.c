@@ -525,7 +525,7 @@ void cli_mc_progress_on_tty(hdp_mc_options *opt)
 #define ANNOUNCE_TTY 10.0     /* seconds: on a terminal, announce jobs longer than this */
 #define ANNOUNCE_ALWAYS 3600.0 /* seconds: announce anywhere, with a line every 10 minutes */
 
-static void human_time(double s, char *buf, size_t size)
+void cli_human_time(double s, char *buf, size_t size)
 {
     if (s < 120)
         snprintf(buf, size, "%.0f s", s);
@@ -561,7 +561,7 @@ static void steps_line(const char *method, double done, double total)
     double rate = elapsed > 0 ? done / elapsed : 0;
     char left[32] = "?";
     if (rate > 0)
-        human_time((total - done) / rate, left, sizeof left);
+        cli_human_time((total - done) / rate, left, sizeof left);
     char line[160];
     snprintf(line, sizeof line, "hdpsgd %s: %.3g%% of %.3g steps, %.3g steps/s, about %s left",
              method, total > 0 ? 100.0 * done / total : 0.0, total, rate, left);
@@ -588,7 +588,7 @@ void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, i
     if (secs < (steps_state.tty ? ANNOUNCE_TTY : ANNOUNCE_ALWAYS))
         return;
     char t[32];
-    human_time(secs, t, sizeof t);
+    cli_human_time(secs, t, sizeof t);
     fprintf(stderr,
             "hdpsgd %s: %.3g coordinate updates (%ld runs x %ld steps x d = %ld%s): roughly %s "
             "on %d thread%s (about %.0f ns per update per thread); progress %s; Ctrl-C stops it\n",
