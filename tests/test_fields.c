@@ -362,6 +362,36 @@ static void json_arrays(void **state)
     free(buf);
 }
 
+/* kl run --vs epochs' CSV: a scheme's columns under its prefix, its values at the row's epoch
+ * (the arrays' element 1), the exact and Lemma 3.2 columns empty where NaN (logistic loss) */
+static void kl_epochs_csv(void)
+{
+    double kl[] = {0, 0.5}, se[] = {0, 0.125}, sd[] = {0, 0.25}, mx[] = {0, 1}, loss[] = {1, 0.75},
+           none[] = {NAN, NAN}, l32[] = {1, 3}, l10[] = {0, 0.5};
+    hdp_kl_run_result r;
+    memset(&r, 0, sizeof r);
+    r.kl_mc = kl, r.kl_mc_se = se, r.kl_init_sd = sd, r.kl_mc_max = mx, r.train_loss = loss;
+    r.kl_exact = r.kl_final = r.lemma32_exp = none, r.lemma32_bound = l32, r.lemma32_log10 = l10;
+    hdp_kl_run_scheme ks = {&r, NULL, 1, 10, 2.0, 0.5, 1.0, 0};
+    char *buf = NULL, want[512];
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_csv_header(f, &hdp_kl_epochs_csv_fields, 1);
+    hdp_csv_header_prefix(f, &hdp_kl_epochs_scheme_csv_fields, "he_", 0);
+    fputc('\n', f);
+    hdp_csv_row(f, &hdp_kl_epochs_csv_fields, &ks, NULL, 1);
+    hdp_csv_row(f, &hdp_kl_epochs_scheme_csv_fields, &ks, NULL, 0);
+    fclose(f);
+    snprintf(want, sizeof want,
+             "epoch,T,he_kl,he_kl_se,he_kl_sd,he_kl_max,he_kl_exact,he_kl_final,he_loss,he_bound,"
+             "he_bound_seed,he_lemma32_bound,he_lemma32_exp_term,he_lemma32_log10_bound\n"
+             "1,0.5,0.5,0.125,0.25,1,,,0.75,%.10g,%.10g,3,,0.5",
+             hdp_kl_bound(2.0, 0.5, 10, 1.0, HDP_KL_C), hdp_kl_bound(2.0, 0.5, 10, 1.0, HDP_KL_C_SEED));
+    assert_string_equal(buf, want);
+    free(buf);
+}
+
 /* a CSV written a row per result: the header from the table, each field in its format,
  * inverse-time's c1 and a empty for another family (HDP_FIELD_OPTIONAL), NaN printed (refused
  * when the file is published) where the field is not optional */
@@ -401,6 +431,7 @@ static void csv_rows(void **state)
         snprintf(want, sizeof want, "klseed_%s", hdp_kl_init_name(k));
         assert_string_equal(hdp_field_at(&hdp_kl_bound_csv_fields, 15 + k)->name, want);
     }
+    kl_epochs_csv();
 }
 
 /* --names: every name a result table gives a JSON key or a record entry, one per line

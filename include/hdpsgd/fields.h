@@ -259,6 +259,18 @@ extern const hdp_field_table hdp_nc_csv_fields;
 extern const hdp_field_table hdp_kl_init_csv_fields;
 /* kl bound (hdp_kl_bound_row of hdpsgd/kl.h). */
 extern const hdp_field_table hdp_kl_bound_csv_fields;
+/* kl run --vs epochs (a row per epoch: hdp_kl_run_scheme of each scheme at it): kl_epochs_csv,
+ * then per scheme kl_epochs_scheme_csv under <scheme>_ (kl.network = relu: kl_epochs_relu_csv
+ * under <scheme>_relu_); --vs depth | width (a row per depth or width: its long, then the
+ * hdp_klsweep_point of each scheme): kl_depth_csv or kl_width_csv, then per scheme
+ * kl_vs_scheme_csv under <scheme>_ (relu: kl_vs_relu_csv under <scheme>_relu_). */
+extern const hdp_field_table hdp_kl_epochs_csv_fields;
+extern const hdp_field_table hdp_kl_epochs_scheme_csv_fields;
+extern const hdp_field_table hdp_kl_epochs_relu_csv_fields;
+extern const hdp_field_table hdp_kl_depth_csv_fields;
+extern const hdp_field_table hdp_kl_width_csv_fields;
+extern const hdp_field_table hdp_kl_vs_scheme_csv_fields;
+extern const hdp_field_table hdp_kl_vs_relu_csv_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

@@ -60,6 +60,7 @@ typedef struct {
     double kl, se, kle, see;    /* the KL (Monte Carlo) and its stderr, final and early */
     double exact, exacte;       /* the exact KL (squared loss; NaN otherwise) */
     double B, grad2, seconds, eta_lambda_max;
+    double bound, bounde;       /* Corollary 4.2's KL bound (c = 4) at T and at Te */
     int unstable;
     /* kl.network = relu: the real network's KL and stderr, final and early, and its time */
     double rkl, rse, rkle, rsee, rseconds;

@@ -586,6 +586,9 @@ static const hdp_field_table *const tables[] = {
     &hdp_validate_level_fields, &hdp_rates_csv_fields, &hdp_si_eps_csv_fields,
     &hdp_si_n_csv_fields, &hdp_nc_csv_fields, &hdp_kl_init_csv_fields,
     &hdp_si_mode_csv_fields, &hdp_si_align_csv_fields, &hdp_kl_bound_csv_fields,
+    &hdp_kl_epochs_csv_fields, &hdp_kl_epochs_scheme_csv_fields, &hdp_kl_epochs_relu_csv_fields,
+    &hdp_kl_depth_csv_fields, &hdp_kl_width_csv_fields, &hdp_kl_vs_scheme_csv_fields,
+    &hdp_kl_vs_relu_csv_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -462,6 +462,47 @@ TABLE(hdp_kl_run_relu_fields, "kl_run_relu", NULL,
     GET("train_loss", HDP_FIELD_REAL, ks_train_loss, "mean training loss at the last epoch"),
     GET("seconds", HDP_FIELD_REAL, ks_seconds, "wall time of its runs, seconds"));
 
+/* kl run --vs epochs' CSV: a row per epoch e, of each scheme's hdp_kl_run_scheme at e (epoch
+ * e, T = eta e): kl_epochs_csv once, then kl_epochs_scheme_csv under <scheme>_ and with
+ * kl.network = relu kl_epochs_relu_csv under <scheme>_relu_ for every scheme run */
+KS_GET(ks_kl, KS_AT(obj, kl_mc))
+KS_GET(ks_kl_se, KS_AT(obj, kl_mc_se))
+KS_GET(ks_kl_sd, KS_AT(obj, kl_init_sd))
+KS_GET(ks_kl_max, KS_AT(obj, kl_mc_max))
+KS_GET(ks_l32_bound, KS_AT(obj, lemma32_bound))
+KS_GET(ks_l32_exp, KS_AT(obj, lemma32_exp))
+KS_GET(ks_l32_log10, KS_AT(obj, lemma32_log10))
+#define KE(nm, fn, fmt, fl, h) CSV_GET(nm, HDP_FIELD_REAL, fn, fmt, fl, h)
+#define KE_OPT HDP_FIELD_OPTIONAL
+
+TABLE(hdp_kl_epochs_csv_fields, "kl_epochs_csv", NULL,
+      "kl run --vs epochs' CSV: a row per epoch, its first columns",
+    INT_AS(hdp_kl_run_scheme, "epoch", epoch, CSV_ONLY, "the epoch e (steps of noisy GD)"),
+    CSV_REAL(hdp_kl_run_scheme, "T", T, "%.10g", 0, "the training time T = eta e"));
+TABLE(hdp_kl_epochs_scheme_csv_fields, "kl_epochs_scheme_csv", NULL,
+      "kl run --vs epochs' CSV: one scheme at the row's epoch, under <scheme>_ (the exact KLs "
+      "empty but for the squared loss, Lemma 3.2's beyond a double)",
+    KE("kl", ks_kl, "%.10g", 0, "the KL's Monte Carlo, mean over initialisations and paths"),
+    KE("kl_se", ks_kl_se, "%.6g", 0, "its standard error"),
+    KE("kl_sd", ks_kl_sd, "%.6g", 0, "standard deviation over initialisations"),
+    KE("kl_max", ks_kl_max, "%.10g", 0, "max over the removed samples of the means"),
+    KE("kl_exact", ks_exact, "%.10g", KE_OPT, "the exact trajectory KL (OU moments)"),
+    KE("kl_final", ks_last, "%.10g", KE_OPT, "the exact KL of the iterate's law at e"),
+    KE("loss", ks_train_loss, "%.10g", 0, "mean training loss"),
+    KE("bound", ks_bound, "%.10g", 0, "the KL bound B T / (n^2 sigma^2) with c = 4"),
+    KE("bound_seed", ks_bound_seed, "%.10g", 0, "the same with the paper's constant"),
+    KE("lemma32_bound", ks_l32_bound, "%.10g", KE_OPT, "Ye et al.'s Lemma 3.2 KL bound"),
+    KE("lemma32_exp_term", ks_l32_exp, "%.10g", KE_OPT, "its part exponential in T"),
+    KE("lemma32_log10_bound", ks_l32_log10, "%.10g", KE_OPT, "log10 of the Lemma 3.2 bound"));
+TABLE(hdp_kl_epochs_relu_csv_fields, "kl_epochs_relu_csv", NULL,
+      "kl run --vs epochs' CSV: the real network of one scheme at the row's epoch, under "
+      "<scheme>_relu_ (kl.network = relu)",
+    KE("kl", ks_kl, "%.10g", 0, "the KL's Monte Carlo, mean over initialisations and paths"),
+    KE("kl_se", ks_kl_se, "%.6g", 0, "its standard error"),
+    KE("kl_sd", ks_kl_sd, "%.6g", 0, "standard deviation over initialisations"),
+    KE("kl_max", ks_kl_max, "%.10g", 0, "max over the removed samples of the means"),
+    KE("loss", ks_train_loss, "%.10g", 0, "mean training loss"));
+
 static const char *relu_name(const void *obj, const void *ctx)
 {
     (void)obj;
