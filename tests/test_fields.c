@@ -17,6 +17,7 @@
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/kl.h"
+#include "hdpsgd/rfexp.h"
 #include "hdpsgd/hdpsgd.h"
 #include "io/output.h"
 
@@ -392,6 +393,31 @@ static void kl_epochs_csv(void)
     free(buf);
 }
 
+/* rf-experiment P4's CSV: a configuration's values and its context's (C, CT, selected) */
+static void rfexp_csv(void)
+{
+    hdp_rfexp_config x;
+    memset(&x, 0, sizeof x);
+    x.q.T = 40, x.q.tau = 2.5, x.q.C_clip = 3, x.q.sigma = 0.5;
+    x.test = 0.25, x.test_se = 0.125, x.train = 0.75, x.clipped = 0.5, x.val = 1.5, x.val_se = 0;
+    hdp_rfexp_point pt;
+    memset(&pt, 0, sizeof pt);
+    pt.p = 9;
+    const hdp_rfexp_row row = {&pt, 1, 2, 0, 1};
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_csv_header(f, &hdp_rfexp_p4_csv_fields, 1);
+    fputc('\n', f);
+    hdp_csv_row(f, &hdp_rfexp_p4_csv_fields, &x, &row, 1);
+    fclose(f);
+    assert_string_equal(buf, "C,CT,T,tau,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped,"
+                             "dpgd_val,dpgd_val_se,selected\n"
+                             "1,2,40,2.5,3,0.5,0.25,0.125,0.75,0.5,1.5,0,1");
+    free(buf);
+}
+
 /* a CSV written a row per result: the header from the table, each field in its format,
  * inverse-time's c1 and a empty for another family (HDP_FIELD_OPTIONAL), NaN printed (refused
  * when the file is published) where the field is not optional */
@@ -432,6 +458,7 @@ static void csv_rows(void **state)
         assert_string_equal(hdp_field_at(&hdp_kl_bound_csv_fields, 15 + k)->name, want);
     }
     kl_epochs_csv();
+    rfexp_csv();
 }
 
 /* --names: every name a result table gives a JSON key or a record entry, one per line

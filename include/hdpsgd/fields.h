@@ -271,6 +271,15 @@ extern const hdp_field_table hdp_kl_depth_csv_fields;
 extern const hdp_field_table hdp_kl_width_csv_fields;
 extern const hdp_field_table hdp_kl_vs_scheme_csv_fields;
 extern const hdp_field_table hdp_kl_vs_relu_csv_fields;
+/* hdpsgd rf (hdp_rf_sim_result, context the step's index: a const long *); rf-experiment
+ * (hdp_rfexp_config of hdpsgd/rfexp.h, context its hdp_rfexp_row): P1 a row per p of its
+ * selected configuration (rfexp_p1_csv, the grid's test losses, rfexp_p1_val_csv, the grid's
+ * validation losses), P2 and P3 a row per configuration (rfexp_p23_csv), P4 (rfexp_p4_csv). */
+extern const hdp_field_table hdp_rf_csv_fields;
+extern const hdp_field_table hdp_rfexp_p1_csv_fields;
+extern const hdp_field_table hdp_rfexp_p1_val_csv_fields;
+extern const hdp_field_table hdp_rfexp_p23_csv_fields;
+extern const hdp_field_table hdp_rfexp_p4_csv_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);
