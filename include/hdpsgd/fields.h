@@ -280,6 +280,11 @@ extern const hdp_field_table hdp_rfexp_p1_csv_fields;
 extern const hdp_field_table hdp_rfexp_p1_val_csv_fields;
 extern const hdp_field_table hdp_rfexp_p23_csv_fields;
 extern const hdp_field_table hdp_rfexp_p4_csv_fields;
+/* hdpsgd net --vs width | samples (hdp_netexp of hdpsgd/netexp.h, context the point's index:
+ * a const long *): netexp_width_csv or netexp_samples_csv, then netexp_cell of each variant
+ * under its prefix (dp: none, rf_, gd_). */
+extern const hdp_field_table hdp_netexp_width_csv_fields;
+extern const hdp_field_table hdp_netexp_samples_csv_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

@@ -12,6 +12,7 @@
 #include "hdpsgd/kl.h"
 #include "hdpsgd/klsweep.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/netexp.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/siexp.h"
 
@@ -194,3 +195,14 @@ TABLE(hdp_kl_vs_relu_csv_fields, "kl_vs_relu_csv", NULL,
     KV("kl_early_se", rsee, "%.6g", HDP_FIELD_OPTIONAL, "its standard error"),
     KV("kl", rkl, "%.10g", HDP_FIELD_OPTIONAL, "the KL's Monte Carlo after kl.epochs epochs"),
     KV("kl_se", rse, "%.6g", HDP_FIELD_OPTIONAL, "its standard error"));
+
+/* ---- net --vs width | samples: a row per point (hdp_netexp, context the point's index), its
+ * first columns, then netexp_cell of each variant under its prefix ---- */
+
+#define NETEXP_X(var, nm, xname, h)                                                            \
+    TABLE(var, nm, NULL, "net --vs " xname "'s CSV: a row per point, its first columns",      \
+        CSV_REAL(hdp_netexp, xname, grid, "%.10g", HDP_FIELD_AT, h),                          \
+        CSV_REAL(hdp_netexp, "n", n, "%.10g", HDP_FIELD_AT, "the point's training samples n"), \
+        CSV_REAL(hdp_netexp, "net_width", width, "%.10g", HDP_FIELD_AT, "the point's width"))
+NETEXP_X(hdp_netexp_width_csv_fields, "netexp_width_csv", "width", "the panel's width");
+NETEXP_X(hdp_netexp_samples_csv_fields, "netexp_samples_csv", "samples", "the panel's samples n");
