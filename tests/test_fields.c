@@ -18,6 +18,7 @@
 #include "hdpsgd/design.h"
 #include "hdpsgd/kl.h"
 #include "hdpsgd/rfexp.h"
+#include "hdpsgd/sweep.h"
 #include "hdpsgd/hdpsgd.h"
 #include "io/output.h"
 
@@ -461,6 +462,30 @@ static void csv_rows(void **state)
     rfexp_csv();
 }
 
+/* a sweep's rates columns from rates_slope (under rates_<family>_) and rates_summary: a point's
+ * slopes, and a failed point's empty cells but for its ODE solves */
+static void sweep_rates_columns(void **state)
+{
+    (void)state;
+    hdp_sweep_settings set;
+    memset(&set, 0, sizeof set);
+    set.rates_want[HDP_FAMILY_OUTPUT] = set.rates_want[HDP_FAMILY_PL] = 1;
+    hdp_sweep_point p;
+    memset(&p, 0, sizeof p);
+    p.set = &set;
+    p.rates.slope[HDP_FAMILY_OUTPUT] = 0.5, p.rates.theory_slope[HDP_FAMILY_OUTPUT] = 0.25;
+    p.rates.slope[HDP_FAMILY_PL] = 1, p.rates.theory_slope[HDP_FAMILY_PL] = INFINITY;
+    p.rates.solves = 7;
+    char cols[256] = "", ok[256] = "", failed[256] = "";
+    hdp_sweep_rates.columns(&set, cols, sizeof cols);
+    assert_string_equal(cols, ",rates_output_slope,rates_output_theory_slope,rates_pl_slope,"
+                              "rates_pl_theory_slope,rates_ode_solves");
+    hdp_sweep_rates.fields(&p, HDP_OK, ok, sizeof ok);
+    assert_string_equal(ok, ",0.5,0.25,1,inf,7");
+    hdp_sweep_rates.fields(&p, HDP_ENUMERIC, failed, sizeof failed);
+    assert_string_equal(failed, ",,,,,7");
+}
+
 /* --names: every name a result table gives a JSON key or a record entry, one per line
  * (tests/cli/json_keys.sh checks every --json's keys against them) */
 static int print_names(void)
@@ -490,6 +515,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(design_tables),
         cmocka_unit_test(json_arrays),
         cmocka_unit_test(csv_rows),
+        cmocka_unit_test(sweep_rates_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,10 +70,10 @@ TABLE(hdp_rates_risk_fields, "rates_risk", NULL,
 
 TABLE(hdp_rates_slope_fields, "rates_slope", NULL,
       "one family's log-log slope against gamma (hdpsgd rates; under the family's prefix)",
-    GET("slope", HDP_FIELD_REAL, family_slope,
-        "the fitted log-log slope of the final risk on the smallest-gamma decade"),
-    GET("theory_slope", HDP_FIELD_REAL, family_theory_slope,
-        "the same fit of the theorem's rate (docs/theory.md §5)"));
+    {.name = "slope", .kind = HDP_FIELD_REAL, .get = family_slope, .sweep = "slope",
+     .help = "the fitted log-log slope of the final risk on the smallest-gamma decade"},
+    {.name = "theory_slope", .kind = HDP_FIELD_REAL, .get = family_theory_slope,
+     .sweep = "theory_slope", .help = "the same fit of the theorem's rate (docs/theory.md §5)"});
 
 static double decade_lo(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[0].gamma; }
 static double decade_hi(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[RATES(obj)->dec - 1].gamma; }
@@ -95,7 +95,8 @@ TABLE(hdp_rates_summary_fields, "rates_summary", NULL,
     GET("decade_points", HDP_FIELD_INT, decade_points, "the points of the slopes' decade"),
     GET("rho", HDP_FIELD_REAL, rates_rho, "the privacy level rho (null/inf: no noise)"),
     GET("d", HDP_FIELD_INT, rates_d, "the dimension d, fixed over the grid"),
-    INT_AS(hdp_rates_result, "ode_solves", solves, 0, "ODE solves of all the searches"),
+    {.name = "ode_solves", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_rates_result, solves),
+     .flags = HDP_FIELD_SWEEP_ALWAYS, .sweep = "ode_solves", .help = "ODE solves of all the searches"},
     {.name = "ode_solves_per_second", .kind = HDP_FIELD_REAL, .get = solves_per_second,
      .flags = HDP_FIELD_NO_RECORD, .help = "ode_solves over their wall time (null: no time)"});
 

@@ -209,11 +209,13 @@ const hdp_sweep_runner hdp_sweep_schedule = {"schedule", schedule_columns, sched
 
 static void rates_columns(const hdp_sweep_settings *set, char *buf, size_t size)
 {
+    char prefix[64];
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-        if (set->rates_want[k])
-            add(buf, size, ",rates_%s_slope,rates_%s_theory_slope", hdp_design_family_key(k),
-                hdp_design_family_key(k));
-    add(buf, size, ",rates_ode_solves");
+        if (set->rates_want[k]) {
+            snprintf(prefix, sizeof prefix, "rates_%s_", hdp_design_family_key(k));
+            table_columns(&hdp_rates_slope_fields, prefix, buf, size);
+        }
+    table_columns(&hdp_rates_summary_fields, "rates_", buf, size);
 }
 static hdp_status rates_run(hdp_sweep_point *p, hdp_error *err)
 {
@@ -226,14 +228,12 @@ static hdp_status rates_run(hdp_sweep_point *p, hdp_error *err)
 }
 static void rates_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
 {
-    char num[64], ts[64];
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (p->set->rates_want[k]) {
-            hdp_sweep_num(num, sizeof num, st == HDP_OK ? p->rates.slope[k] : NAN);
-            hdp_sweep_num(ts, sizeof ts, st == HDP_OK ? p->rates.theory_slope[k] : NAN);
-            add(buf, size, ",%s,%s", num, ts);
+            const hdp_rates_family fam = {&p->rates, k};
+            table_row(&hdp_rates_slope_fields, &fam, st == HDP_OK, buf, size);
         }
-    add(buf, size, ",%ld", p->rates.solves);
+    table_row(&hdp_rates_summary_fields, &p->rates, st == HDP_OK, buf, size);
 }
 static void rates_release(hdp_sweep_point *p) { hdp_rates_result_free(&p->rates); }
 
