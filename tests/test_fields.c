@@ -17,6 +17,7 @@
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/kl.h"
+#include "hdpsgd/privacy.h"
 #include "hdpsgd/rfexp.h"
 #include "hdpsgd/sweep.h"
 #include "hdpsgd/hdpsgd.h"
@@ -361,6 +362,21 @@ static void json_arrays(void **state)
     assert_non_null(strstr(buf, "\"storage\": \"float32\""));
     assert_non_null(strstr(buf, "\"center\": true"));
     assert_non_null(strstr(buf, "\"scale_factor\": 0.25"));
+    free(buf);
+    /* a list of objects: privacy's at_delta, an object of privacy_at_delta per delta (its
+     * rho_for_target left out: no target) */
+    const hdp_privacy_at_delta at[2] = {{1e-6, 2.5, 3, NAN}, {1e-3, 1.5, 2, NAN}};
+    const hdp_privacy_deltas dl = {2, at};
+    f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_json_begin(&j, f);
+    hdp_json_fields(&j, &hdp_privacy_deltas_fields, "", &dl, NULL);
+    hdp_json_end(&j);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"at_delta\": [{"));
+    assert_non_null(strstr(buf, "\"delta\": 1e-06,"));
+    assert_non_null(strstr(buf, "\"epsilon_bs\": 2\n"));
+    assert_null(strstr(buf, "rho_for_target"));
     free(buf);
 }
 

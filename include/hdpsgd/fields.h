@@ -59,9 +59,13 @@ typedef struct hdp_field {
     const char *(*text)(const void *obj, const void *ctx); /* a computed TEXT field, or NULL */
     long (*count)(const void *obj); /* HDP_FIELD_LIST: its length */
     const char *record;  /* its name in the handle's record when not `name` (NULL: name) */
+    /* HDP_FIELD_LIST of objects: element i (element(obj, i)) written by the table objects, a
+     * JSON array of objects (the JSON only: HDP_FIELD_NO_RECORD), e.g. privacy's at_delta */
+    const struct hdp_field_table *objects;
+    const void *(*element)(const void *obj, long i);
 } hdp_field;
 
-typedef struct {
+typedef struct hdp_field_table {
     const char *name;           /* "ode", "mc", "mc_rows", "validate_side", ... */
     const char *help;           /* what the result is */
     const hdp_field *fields;
@@ -186,6 +190,8 @@ extern const hdp_field_table hdp_version_fields;
  * (hdp_privacy_at_delta) and DP-GD's privacy (hdp_dpgd_privacy) of hdpsgd/privacy.h. */
 extern const hdp_field_table hdp_privacy_target_fields;
 extern const hdp_field_table hdp_privacy_at_delta_fields;
+/* hdpsgd privacy --delta's deltas (hdp_privacy_deltas): at_delta, privacy_at_delta's objects. */
+extern const hdp_field_table hdp_privacy_deltas_fields;
 extern const hdp_field_table hdp_dpgd_privacy_fields;
 
 /* NoisyGD's [nc] keys (hdp_nc_point: nc_spec, before nc); two-stage single-index learning's

@@ -592,7 +592,7 @@ static const hdp_field_table *const tables[] = {
     &hdp_kl_depth_csv_fields, &hdp_kl_width_csv_fields, &hdp_kl_vs_scheme_csv_fields,
     &hdp_kl_vs_relu_csv_fields, &hdp_rf_csv_fields, &hdp_rfexp_p1_csv_fields,
     &hdp_rfexp_p1_val_csv_fields, &hdp_rfexp_p23_csv_fields, &hdp_rfexp_p4_csv_fields,
-    &hdp_netexp_width_csv_fields, &hdp_netexp_samples_csv_fields,
+    &hdp_netexp_width_csv_fields, &hdp_netexp_samples_csv_fields, &hdp_privacy_deltas_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

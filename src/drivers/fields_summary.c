@@ -181,6 +181,18 @@ TABLE(hdp_privacy_at_delta_fields, "privacy_at_delta", NULL,
     OPT_REAL(hdp_privacy_at_delta, rho_for_target,
              "the rho that meets the target epsilon at it (with --epsilon only)"));
 
+static long deltas_count(const void *obj) { return ((const hdp_privacy_deltas *)obj)->count; }
+static const void *deltas_at(const void *obj, long i)
+{
+    return &((const hdp_privacy_deltas *)obj)->at[i];
+}
+
+TABLE(hdp_privacy_deltas_fields, "privacy_deltas", NULL,
+      "the model's privacy at more deltas (hdpsgd privacy --delta)",
+    {.name = "at_delta", .kind = HDP_FIELD_REAL, .count = deltas_count,
+     .flags = HDP_FIELD_LIST | HDP_FIELD_NO_RECORD, .objects = &hdp_privacy_at_delta_fields,
+     .element = deltas_at, .help = "an object of privacy_at_delta per --delta, in order"});
+
 TABLE(hdp_dpgd_privacy_fields, "dpgd_privacy", NULL,
       "the privacy of DP-GD, eta T/(2 sigma^2)-zCDP (hdpsgd privacy --dpgd; epsilon_simple "
       "given sigma, target_epsilon, sigma_simple, sigma_zcdp given a target; BM: "

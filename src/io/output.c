@@ -712,7 +712,11 @@ static void json_list(void *j, const char *name, const hdp_field *f, const void 
 {
     hdp_json_array(j, name);
     for (long i = 0, n = f->count(obj); i < n; i++) {
-        if (f->kind == HDP_FIELD_INT)
+        if (f->objects) {
+            hdp_json_object(j, NULL);
+            hdp_json_fields(j, f->objects, "", f->element(obj, i), NULL);
+            hdp_json_close(j);
+        } else if (f->kind == HDP_FIELD_INT)
             hdp_json_int(j, NULL, (long)f->get(obj, &i));
         else
             hdp_json_num(j, NULL, f->get(obj, &i));
