@@ -119,8 +119,9 @@ static void tables_written_together_share_no_name(void **state)
                                     &hdp_accountant_target_fields};
     distinct(acc, p2, 5);
     const hdp_field_table *prt[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields,
-                                    &hdp_privacy_target_fields, &hdp_source_fields};
-    distinct(prt, p2, 4);
+                                    &hdp_privacy_target_fields, &hdp_privacy_deltas_fields,
+                                    &hdp_source_fields};
+    distinct(prt, p2, 5);
     /* rates: the grid, each family's risks, slopes and fit, the summary, the source */
     const hdp_field_table *ra[] = {&hdp_rates_fields, &hdp_rates_risk_fields,
                                    &hdp_rates_risk_fields, &hdp_rates_slope_fields,
@@ -153,10 +154,12 @@ static void tables_written_together_share_no_name(void **state)
                                     &hdp_kl_init_fields};
     const char *klip[] = {"he_L2_", "he_L3_", ""};
     distinct(kli, klip, 3);
-    const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
-                                   &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
+    const hdp_field_table *ds[] = {&hdp_dataset_features_fields,   &hdp_dataset_fields,
+                                   &hdp_dataset_labels_file_fields, &hdp_dataset_classes_fields,
+                                   &hdp_dataset_labels_fields,      &hdp_dataset_test_file_fields,
+                                   &hdp_dataset_test_fields,        &hdp_dataset_test_labels_file_fields,
                                    &hdp_dataset_test_labels_fields};
-    distinct(ds, p2, 5);
+    distinct(ds, p2, 9);
     /* schedule --optimize: every family's tables under its prefix, then the set's */
     const hdp_field_table *dz[] = {
         &hdp_design_fields, &hdp_design_eta0_fields, &hdp_design_cost_fields,

@@ -164,6 +164,12 @@ extern const hdp_field_table hdp_dataset_classes_fields;
 extern const hdp_field_table hdp_dataset_labels_fields;
 extern const hdp_field_table hdp_dataset_test_fields;
 extern const hdp_field_table hdp_dataset_test_labels_fields;
+/* hdpsgd dataset's echo of its inputs (hdp_dataset_names of hdpsgd/dataset.h; JSON only),
+ * each before the tables of what it gave. */
+extern const hdp_field_table hdp_dataset_features_fields;
+extern const hdp_field_table hdp_dataset_labels_file_fields;
+extern const hdp_field_table hdp_dataset_test_file_fields;
+extern const hdp_field_table hdp_dataset_test_labels_file_fields;
 
 /* The rates over a gamma grid (hdpsgd/rates.h, `hdpsgd rates`): the grid (hdp_rates_result:
  * rates), every wanted family's final risks (hdp_rates_family: rates_risk, under the prefix
