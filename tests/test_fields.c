@@ -148,6 +148,11 @@ static void tables_written_together_share_no_name(void **state)
                                     &hdp_source_fields};
     const char *klrp[] = {"he_", "he_", "he_relu_", "he_relu_", "ntk_", "ntk_", "", "", ""};
     distinct(klr, klrp, 9);
+    const hdp_field_table *klv[] = {&hdp_kl_sweep_depth_fields, &hdp_kl_sweep_scheme_fields,
+                                    &hdp_kl_sweep_relu_fields, &hdp_kl_sweep_scheme_fields,
+                                    &hdp_kl_sweep_relu_fields, &hdp_kl_sweep_fields};
+    const char *klvp[] = {"", "he_", "he_relu_", "ntk_", "ntk_relu_", ""};
+    distinct(klv, klvp, 6);
     const hdp_field_table *net[] = {&hdp_net_fields, &hdp_net_config_fields, &hdp_source_fields};
     distinct(net, p2, 3);
     const hdp_field_table *kli[] = {&hdp_kl_init_point_fields, &hdp_kl_init_point_fields,

@@ -221,6 +221,14 @@ extern const hdp_field_table hdp_kl_run_scheme_fields;
 extern const hdp_field_table hdp_kl_run_relu_fields;
 extern const hdp_field_table hdp_kl_network_fields;
 extern const hdp_field_table hdp_kl_run_fields;
+/* hdpsgd kl run --vs depth | width (hdp_klsweep of hdpsgd/klsweep.h): kl_sweep_depth or
+ * kl_sweep_width, per scheme kl_sweep_scheme under <scheme>_ (hdp_klsweep_scheme; kl.network =
+ * relu: kl_sweep_relu under <scheme>_relu_), then kl_sweep. */
+extern const hdp_field_table hdp_kl_sweep_depth_fields;
+extern const hdp_field_table hdp_kl_sweep_width_fields;
+extern const hdp_field_table hdp_kl_sweep_scheme_fields;
+extern const hdp_field_table hdp_kl_sweep_relu_fields;
+extern const hdp_field_table hdp_kl_sweep_fields;
 
 /* The seeds (HDP_FIELD_SEED): of the Monte Carlo (hdp_mc_options), the model (hdp_model: kl
  * run), NoisyGD (hdp_nc_point), single-index learning (hdp_si_problem); the Monte Carlo's

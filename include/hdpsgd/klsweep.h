@@ -77,6 +77,12 @@ typedef struct {
     hdp_klsweep_point *points;  /* [nx * 4]: point (i, k) at i * 4 + k */
 } hdp_klsweep;
 
+/* One scheme of a sweep (hdpsgd/fields.h: kl_sweep_scheme, kl_sweep_relu): its points. */
+typedef struct {
+    const hdp_klsweep *sw;
+    int scheme; /* hdp_kl_init_kind */
+} hdp_klsweep_scheme;
+
 
 /* Check every point's spec (scheme He at each x); on success sw is ready to run. Release sw
  * with hdp_klsweep_free in every case. */

@@ -332,30 +332,19 @@ static void sweep_table(FILE *f, const void *ctx)
 static void sweep_json(hdp_json *j, const void *ctx)
 {
     const hdp_klsweep *sw = ((const sweep_ctx *)ctx)->sw;
-    hdp_json_int(j, "count", sw->nx);
-    hdp_json_array(j, sw->by_depth ? "depth" : "width");
-    for (int i = 0; i < sw->nx; i++)
-        hdp_json_int(j, NULL, sw->xs[i]);
-    hdp_json_close(j);
-    /* per scheme, arrays over the depths or widths: the linearised network's KL, its
-     * standard error, early KL and bound; with kl.network = relu the real network's too */
-    static const char *const what[] = {"kl", "kl_stderr", "kl_early", "B",
-                                       "relu_kl", "relu_kl_stderr", "relu_kl_early"};
+    hdp_json_fields(j, sw->by_depth ? &hdp_kl_sweep_depth_fields : &hdp_kl_sweep_width_fields, "",
+                    sw, NULL);
     for (int k = 0; k < 4; k++)
-        for (int w = 0; sw->want[k] && w < (sw->relu ? 7 : 4); w++) {
-            char key[64];
-            snprintf(key, sizeof key, "%s_%s", hdp_kl_init_name(k), what[w]);
-            hdp_json_array(j, key);
-            for (int i = 0; i < sw->nx; i++) {
-                const hdp_klsweep_point *p = &sw->points[i * 4 + k];
-                const double v[] = {p->kl, p->se, p->kle, p->B, p->rkl, p->rse, p->rkle};
-                hdp_json_num(j, NULL, v[w]);
-            }
-            hdp_json_close(j);
+        if (sw->want[k]) {
+            const hdp_klsweep_scheme sc = {sw, k};
+            char pre[32];
+            snprintf(pre, sizeof pre, "%s_", hdp_kl_init_name(k));
+            hdp_json_fields(j, &hdp_kl_sweep_scheme_fields, pre, &sc, NULL);
+            snprintf(pre, sizeof pre, "%s_relu_", hdp_kl_init_name(k));
+            if (sw->relu)
+                hdp_json_fields(j, &hdp_kl_sweep_relu_fields, pre, &sc, NULL);
         }
-    hdp_json_int(j, "epochs", sw->E);
-    hdp_json_int(j, "epochs_early", sw->Ee);
-    hdp_json_num(j, "c", HDP_KL_C);
+    hdp_json_fields(j, &hdp_kl_sweep_fields, "", sw, NULL);
 }
 
 static void sweep_figure(hdp_plot_vars *v, const void *ctx)

@@ -594,7 +594,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_rfexp_p1_val_csv_fields, &hdp_rfexp_p23_csv_fields, &hdp_rfexp_p4_csv_fields,
     &hdp_netexp_width_csv_fields, &hdp_netexp_samples_csv_fields, &hdp_privacy_deltas_fields,
     &hdp_dataset_features_fields, &hdp_dataset_labels_file_fields, &hdp_dataset_test_file_fields,
-    &hdp_dataset_test_labels_file_fields,
+    &hdp_dataset_test_labels_file_fields, &hdp_kl_sweep_depth_fields, &hdp_kl_sweep_width_fields,
+    &hdp_kl_sweep_scheme_fields, &hdp_kl_sweep_relu_fields, &hdp_kl_sweep_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

@@ -553,6 +553,56 @@ TABLE(hdp_kl_run_fields, "kl_run", NULL,
     INT_AS(hdp_kl_keys, "inits", inits, 0, "initialisations"),
     INT_AS(hdp_kl_keys, "runs", runs, 0, "noise paths per initialisation"));
 
+/* ---- kl run --vs depth | width's JSON (hdp_klsweep): the points, per scheme (under <scheme>_,
+ * the real network's under <scheme>_relu_) arrays over them (hdp_klsweep_scheme), then the
+ * epochs; the JSON only ---- */
+
+#define SWP(obj) ((const hdp_klsweep *)(obj))
+#define SWS(obj) ((const hdp_klsweep_scheme *)(obj))
+static long sw_count(const void *obj) { return SWP(obj)->nx; }
+static long sws_count(const void *obj) { return SWS(obj)->sw->nx; }
+static double sw_nx(const void *obj, const void *ctx) { (void)ctx; return (double)SWP(obj)->nx; }
+static double sw_x(const void *obj, const void *i) { return (double)SWP(obj)->xs[AT_I(i)]; }
+#define SWS_GET(fn, m)                                                        \
+    static double fn(const void *obj, const void *i)                         \
+    {                                                                         \
+        return SWS(obj)->sw->points[AT_I(i) * 4 + SWS(obj)->scheme].m;        \
+    }
+SWS_GET(sws_kl, kl)
+SWS_GET(sws_se, se)
+SWS_GET(sws_kle, kle)
+SWS_GET(sws_B, B)
+SWS_GET(sws_rkl, rkl)
+SWS_GET(sws_rse, rse)
+SWS_GET(sws_rkle, rkle)
+#define SW_ONLY HDP_FIELD_NO_RECORD
+#define SW_LIST(nm, k, fn, cnt, h) \
+    {.name = nm, .kind = k, .get = fn, .count = cnt, .flags = HDP_FIELD_LIST | SW_ONLY, .help = h}
+#define SW_X(var, nm, axis)                                                                    \
+    TABLE(var, nm, NULL, "hdpsgd kl run --vs " axis ": its points",                           \
+        {.name = "count", .kind = HDP_FIELD_INT, .get = sw_nx, .flags = SW_ONLY,               \
+         .help = "the number of points"},                                                      \
+        SW_LIST(axis, HDP_FIELD_INT, sw_x, sw_count, "the network's " axis " at each point"))
+SW_X(hdp_kl_sweep_depth_fields, "kl_sweep_depth", "depth");
+SW_X(hdp_kl_sweep_width_fields, "kl_sweep_width", "width");
+TABLE(hdp_kl_sweep_scheme_fields, "kl_sweep_scheme", NULL,
+      "one scheme of hdpsgd kl run --vs depth|width, at each point (under <scheme>_)",
+    SW_LIST("kl", HDP_FIELD_REAL, sws_kl, sws_count, "the KL's Monte Carlo after kl.epochs epochs"),
+    SW_LIST("kl_stderr", HDP_FIELD_REAL, sws_se, sws_count, "its standard error"),
+    SW_LIST("kl_early", HDP_FIELD_REAL, sws_kle, sws_count, "the same after the early epochs"),
+    SW_LIST("B", HDP_FIELD_REAL, sws_B, sws_count, "the gradient-difference constant B of eq. 7"));
+TABLE(hdp_kl_sweep_relu_fields, "kl_sweep_relu", NULL,
+      "the real network of one scheme of hdpsgd kl run --vs depth|width (under <scheme>_relu_; "
+      "kl.network = relu; null: the point left out, unstable)",
+    SW_LIST("kl", HDP_FIELD_REAL, sws_rkl, sws_count, "the KL's Monte Carlo after kl.epochs epochs"),
+    SW_LIST("kl_stderr", HDP_FIELD_REAL, sws_rse, sws_count, "its standard error"),
+    SW_LIST("kl_early", HDP_FIELD_REAL, sws_rkle, sws_count, "the same after the early epochs"));
+TABLE(hdp_kl_sweep_fields, "kl_sweep", NULL, "hdpsgd kl run --vs depth|width's epochs",
+    INT_AS(hdp_klsweep, "epochs", E, SW_ONLY, "epochs of the final KL (kl.epochs)"),
+    INT_AS(hdp_klsweep, "epochs_early", Ee, SW_ONLY, "epochs of the early KL, round(0.4 epochs)"),
+    {.name = "c", .kind = HDP_FIELD_REAL, .get = klb_c, .flags = SW_ONLY,
+     .help = "the constant c of the KL (4; the paper writes 2)"});
+
 /* ---- the seeds (HDP_FIELD_SEED) and the Monte Carlo's command ---- */
 
 #define SEED(s, m, h) \

@@ -112,6 +112,9 @@ covered[rf-experiment]=1
 run kl-bound "" kl bound
 run kl-init "pass" kl init --set kl.init_runs=10 --set kl.width=16 --seed 4
 run kl-run "" kl run --set kl.width=16 --set kl.epochs=4 --set kl.runs=2 --set kl.inits=2 --seed 4
+run kl-vs "count width he_kl he_relu_kl_early epochs_early c" kl run --set kl.width=16 --set kl.epochs=4 \
+  --set kl.runs=2 --set kl.inits=2 --set kl.network=relu --set kl.relu_runs=2 --seed 4 --vs width \
+  --widths 8,16 --schemes he,ntk
 covered[kl]=1
 run nc "" nc --set nc.draws=4 --set nc.steps=10 --seed 2; covered[nc]=1
 run sim-index "" sim-index --set si.d=8 --set si.p=8 --set si.n=100 --set si.test_size=50 --set si.runs=2 --seed 6
