@@ -549,15 +549,6 @@ void hdp_json_model(hdp_json *j, const char *k, const hdp_model *m,
     hdp_json_close(j);
 }
 
-const char *hdp_csv_field(char *buf, size_t size, const char *fmt, double v)
-{
-    if (!isfinite(v))
-        buf[0] = '\0';
-    else
-        snprintf(buf, size, fmt, v);
-    return buf;
-}
-
 void hdp_outset_init(hdp_outset *set, hdp_error *err)
 {
     memset(set, 0, sizeof *set);

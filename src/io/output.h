@@ -116,11 +116,6 @@ typedef struct {
     int array[HDP_JSON_DEPTH + 1]; /* 1 when the level is an array */
 } hdp_json;
 
-/* A number for a CSV field with printf format fmt, or "" (an empty field) when v is not
- * finite — a quantity that does not apply (no exact value, no PCA remedy): the toolkit
- * writes no NaN. Returns buf. */
-const char *hdp_csv_field(char *buf, size_t size, const char *fmt, double v);
-
 void hdp_json_begin(hdp_json *j, FILE *f);
 void hdp_json_num(hdp_json *j, const char *key, double v); /* non-finite -> null */
 void hdp_json_int(hdp_json *j, const char *key, long long v);
