@@ -148,6 +148,13 @@ RX_GET(rx_selected, (double)ROW(ctx)->selected)
 #define RC(nm, m, fmt, h) CSV_REAL(hdp_rfexp_config, nm, m, fmt, 0, h)
 #define RC_T(nm) INT_AS(hdp_rfexp_config, nm, q.T, CSV_ONLY, "DP-GD's steps T")
 #define RC_SE(nm) RC(nm, test_se, "%.4g", "its standard error")
+/* a configuration's run: its clipping, noise, losses and clipped fraction */
+#define RC_RUN                                                                                 \
+    RC("C_clip", q.C_clip, "%.10g", "the clipping threshold C sqrt(p)"),                       \
+        RC("sigma", q.sigma, "%.8g", "the noise multiplier"),                                  \
+        RC("dpgd_test", test, "%.10g", "DP-GD's test loss, mean over the runs"),               \
+        RC_SE("dpgd_test_se"), RC("dpgd_train", train, "%.10g", "its training loss"),          \
+        RC("clipped", clipped, "%.6g", "the fraction of clipped per-sample gradients")
 #define RC_VAL RC("dpgd_val", val, "%.10g", "its validation loss"), \
     RC("dpgd_val_se", val_se, "%.4g", "its standard error")
 
@@ -176,11 +183,7 @@ TABLE(hdp_rfexp_p23_csv_fields, "rfexp_p23_csv", NULL,
     RX_INT("p", rx_p, "random features p"), RX("CT", rx_CT, "%.8g", "CT: T = round(CT d/(eta p))"),
     RC_T("T"), RC("tau", q.tau, "%.10g", "the OU time eta T"),
     RX("etaTp_over_d", rx_etaTp, "%.10g", "eta T p / d"),
-    RC("C_clip", q.C_clip, "%.10g", "the clipping threshold C sqrt(p)"),
-    RC("sigma", q.sigma, "%.8g", "the noise multiplier"),
-    RC("dpgd_test", test, "%.10g", "DP-GD's test loss, mean over the runs"), RC_SE("dpgd_test_se"),
-    RC("dpgd_train", train, "%.10g", "its training loss"),
-    RC("clipped", clipped, "%.6g", "the fraction of clipped per-sample gradients"),
+    RC_RUN,
     RC("ou_test", ou_test, "%.10g", "the unclipped OU process's expected test loss at tau"),
     RC("gf_test", gf_test, "%.10g", "gradient flow's test loss at tau"),
     RX("minnorm_test", rx_minnorm_test, "%.10g", "the min-norm interpolator's test loss"),
@@ -190,9 +193,5 @@ TABLE(hdp_rfexp_p4_csv_fields, "rfexp_p4_csv", NULL,
       "rf-experiment P4's CSV: a row per configuration (C, CT) at one p",
     RX("C", rx_C, "%.8g", "C: C_clip = C sqrt(p)"), RX("CT", rx_CT, "%.8g", "CT: T = round(CT d/(eta p))"), RC_T("T"),
     RC("tau", q.tau, "%.10g", "the OU time eta T"),
-    RC("C_clip", q.C_clip, "%.10g", "the clipping threshold"),
-    RC("sigma", q.sigma, "%.8g", "the noise multiplier"),
-    RC("dpgd_test", test, "%.10g", "DP-GD's test loss, mean over the runs"), RC_SE("dpgd_test_se"),
-    RC("dpgd_train", train, "%.10g", "its training loss"),
-    RC("clipped", clipped, "%.6g", "the fraction of clipped per-sample gradients"),
+    RC_RUN,
     RC_VAL, RX_INT("selected", rx_selected, "1: the configuration selected"));

@@ -487,6 +487,12 @@ KS_GET(ks_l32_exp, KS_AT(obj, lemma32_exp))
 KS_GET(ks_l32_log10, KS_AT(obj, lemma32_log10))
 #define KE(nm, fn, fmt, fl, h) CSV_GET(nm, HDP_FIELD_REAL, fn, fmt, fl, h)
 #define KE_OPT HDP_FIELD_OPTIONAL
+/* the KL's Monte Carlo: the linearised and the real network's first columns */
+#define KE_MC                                                                                   \
+    KE("kl", ks_kl, "%.10g", 0, "the KL's Monte Carlo, mean over initialisations and paths"),   \
+        KE("kl_se", ks_kl_se, "%.6g", 0, "its standard error"),                                 \
+        KE("kl_sd", ks_kl_sd, "%.6g", 0, "standard deviation over initialisations"),            \
+        KE("kl_max", ks_kl_max, "%.10g", 0, "max over the removed samples of the means")
 
 TABLE(hdp_kl_epochs_csv_fields, "kl_epochs_csv", NULL,
       "kl run --vs epochs' CSV: a row per epoch, its first columns",
@@ -495,10 +501,7 @@ TABLE(hdp_kl_epochs_csv_fields, "kl_epochs_csv", NULL,
 TABLE(hdp_kl_epochs_scheme_csv_fields, "kl_epochs_scheme_csv", NULL,
       "kl run --vs epochs' CSV: one scheme at the row's epoch, under <scheme>_ (the exact KLs "
       "empty but for the squared loss, Lemma 3.2's beyond a double)",
-    KE("kl", ks_kl, "%.10g", 0, "the KL's Monte Carlo, mean over initialisations and paths"),
-    KE("kl_se", ks_kl_se, "%.6g", 0, "its standard error"),
-    KE("kl_sd", ks_kl_sd, "%.6g", 0, "standard deviation over initialisations"),
-    KE("kl_max", ks_kl_max, "%.10g", 0, "max over the removed samples of the means"),
+    KE_MC,
     KE("kl_exact", ks_exact, "%.10g", KE_OPT, "the exact trajectory KL (OU moments)"),
     KE("kl_final", ks_last, "%.10g", KE_OPT, "the exact KL of the iterate's law at e"),
     KE("loss", ks_train_loss, "%.10g", 0, "mean training loss"),
@@ -510,10 +513,7 @@ TABLE(hdp_kl_epochs_scheme_csv_fields, "kl_epochs_scheme_csv", NULL,
 TABLE(hdp_kl_epochs_relu_csv_fields, "kl_epochs_relu_csv", NULL,
       "kl run --vs epochs' CSV: the real network of one scheme at the row's epoch, under "
       "<scheme>_relu_ (kl.network = relu)",
-    KE("kl", ks_kl, "%.10g", 0, "the KL's Monte Carlo, mean over initialisations and paths"),
-    KE("kl_se", ks_kl_se, "%.6g", 0, "its standard error"),
-    KE("kl_sd", ks_kl_sd, "%.6g", 0, "standard deviation over initialisations"),
-    KE("kl_max", ks_kl_max, "%.10g", 0, "max over the removed samples of the means"),
+    KE_MC,
     KE("loss", ks_train_loss, "%.10g", 0, "mean training loss"));
 
 static const char *relu_name(const void *obj, const void *ctx)
