@@ -404,7 +404,7 @@ static void kl_epochs_csv(void)
     FILE *f = open_memstream(&buf, &size);
     assert_non_null(f);
     hdp_csv_header(f, &hdp_kl_epochs_csv_fields, 1);
-    hdp_csv_header_prefix(f, &hdp_kl_epochs_scheme_csv_fields, "he_", 0);
+    hdp_csv_header_in(f, &hdp_kl_epochs_scheme_csv_fields, "he_", "", 0);
     fputc('\n', f);
     hdp_csv_row(f, &hdp_kl_epochs_csv_fields, &ks, NULL, 1);
     hdp_csv_row(f, &hdp_kl_epochs_scheme_csv_fields, &ks, NULL, 0);

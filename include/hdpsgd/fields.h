@@ -300,6 +300,10 @@ extern const hdp_field_table hdp_rfexp_p1_csv_fields;
 extern const hdp_field_table hdp_rfexp_p1_val_csv_fields;
 extern const hdp_field_table hdp_rfexp_p23_csv_fields;
 extern const hdp_field_table hdp_rfexp_p4_csv_fields;
+/* rf-experiment P1's grid (hdp_rfexp_config): each configuration's test loss after
+ * rfexp_p1_csv, its validation loss after rfexp_p1_val_csv, names suffixed _C<C>_CT<CT>. */
+extern const hdp_field_table hdp_rfexp_grid_test_csv_fields;
+extern const hdp_field_table hdp_rfexp_grid_val_csv_fields;
 /* hdpsgd net --vs width | samples (hdp_netexp of hdpsgd/netexp.h, context the point's index:
  * a const long *): netexp_width_csv or netexp_samples_csv, then netexp_cell of each variant
  * under its prefix (dp: none, rf_, gd_). */

@@ -122,10 +122,10 @@ static void schemes_header(FILE *f, const int *want, int relu, const hdp_field_t
     for (int k = 0; k < 4; k++) {
         snprintf(pre, sizeof pre, "%s_", hdp_kl_init_name(k));
         if (want[k])
-            hdp_csv_header_prefix(f, t, pre, 0);
+            hdp_csv_header_in(f, t, pre, "", 0);
         snprintf(pre, sizeof pre, "%s_relu_", hdp_kl_init_name(k));
         if (want[k] && relu)
-            hdp_csv_header_prefix(f, trelu, pre, 0);
+            hdp_csv_header_in(f, trelu, pre, "", 0);
     }
     fputc('\n', f);
 }

@@ -256,7 +256,7 @@ static void vs_csv(FILE *f, const hdp_model *m, const hdp_netexp *x, const hdp_n
                                                              : &hdp_netexp_samples_csv_fields;
     hdp_csv_header(f, xt, 1);
     for (int v = 0; v < HDP_NETEXP_VARIANTS; v++)
-        hdp_csv_header_prefix(f, &hdp_netexp_cell_fields, prefixes[v], 0);
+        hdp_csv_header_in(f, &hdp_netexp_cell_fields, prefixes[v], "", 0);
     fputc('\n', f);
     for (long i = 0; i < x->points; i++) {
         hdp_csv_row(f, xt, x, &i, 1);

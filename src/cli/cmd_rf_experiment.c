@@ -141,6 +141,21 @@ static const char *delta_text(const hdp_model *m)
 
 /* ---- P1: test loss against p ---- */
 
+/* P1's grid columns: t of every configuration (C-major), named <name>_C<C>_CT<CT> (pt NULL:
+ * the header) or pt's values */
+static void grid_columns(FILE *f, const hdp_rfexp *xp, const hdp_rfexp_point *pt,
+                         const hdp_field_table *t)
+{
+    char suffix[80];
+    for (long j = 0; j < (long)xp->nC * xp->nCT; j++) {
+        snprintf(suffix, sizeof suffix, "_C%g_CT%g", xp->Cs[j / xp->nCT], xp->CTs[j % xp->nCT]);
+        if (pt)
+            hdp_csv_row(f, t, &pt->cfg[j], NULL, 0);
+        else
+            hdp_csv_header_in(f, t, "", suffix, 0);
+    }
+}
+
 static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, size_t tsize)
 {
     const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
@@ -155,25 +170,19 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     fprintf(f, "}; C_clip = C sqrt(p), T = CT d/(eta p), eta = %s\n",
             dk->eta > 0 ? "dpgd.eta" : "1/p");
     hdp_csv_header(f, &hdp_rfexp_p1_csv_fields, 1);
-    for (int a = 0; a < nC; a++)
-        for (int b = 0; b < nCT; b++)
-            fprintf(f, ",test_C%g_CT%g", xp->Cs[a], xp->CTs[b]);
+    grid_columns(f, xp, NULL, &hdp_rfexp_grid_test_csv_fields);
     hdp_csv_header(f, &hdp_rfexp_p1_val_csv_fields, 0);
-    for (int a = 0; a < nC; a++)
-        for (int b = 0; b < nCT; b++)
-            fprintf(f, ",val_C%g_CT%g", xp->Cs[a], xp->CTs[b]);
-    fprintf(f, "\n");
+    grid_columns(f, xp, NULL, &hdp_rfexp_grid_val_csv_fields);
+    fputc('\n', f);
     for (int i = 0; i < xp->np; i++) {
         const hdp_rfexp_point *pt = &xp->points[i];
         const hdp_rfexp_config *b = &pt->cfg[pt->best];
         const hdp_rfexp_row row = {pt, xp->Cs[pt->best / nCT], xp->CTs[pt->best % nCT], 0, 1};
         hdp_csv_row(f, &hdp_rfexp_p1_csv_fields, b, &row, 1);
-        for (long j = 0; j < (long)nC * nCT; j++)
-            fprintf(f, ",%.10g", pt->cfg[j].test);
+        grid_columns(f, xp, pt, &hdp_rfexp_grid_test_csv_fields);
         hdp_csv_row(f, &hdp_rfexp_p1_val_csv_fields, b, &row, 0);
-        for (long j = 0; j < (long)nC * nCT; j++)
-            fprintf(f, ",%.10g", pt->cfg[j].val);
-        fprintf(f, "\n");
+        grid_columns(f, xp, pt, &hdp_rfexp_grid_val_csv_fields);
+        fputc('\n', f);
     }
     snprintf(title, tsize, "P1 (Bombari-Mondelli, Fig. 2): test loss vs p — d = %ld, n = %ld, %s "
              "target, ε = %g, δ = %s", rk->d, rk->n, hdp_rf_target_name(rk->target),

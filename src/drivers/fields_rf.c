@@ -158,8 +158,8 @@ RX_GET(rx_selected, (double)ROW(ctx)->selected)
 #define RC_VAL RC("dpgd_val", val, "%.10g", "its validation loss"), \
     RC("dpgd_val_se", val_se, "%.4g", "its standard error")
 
-/* P1: the selected configuration's, the grid's test losses (test_C<C>_CT<CT>, by hand), then
- * rfexp_p1_val_csv, the grid's validation losses (val_C<C>_CT<CT>) */
+/* P1: the selected configuration's, the grid's test losses (rfexp_grid_test_csv), then
+ * rfexp_p1_val_csv, the grid's validation losses (rfexp_grid_val_csv) */
 TABLE(hdp_rfexp_p1_csv_fields, "rfexp_p1_csv", NULL,
       "rf-experiment P1's CSV: a row per p, the selected configuration's losses",
     RX_INT("p", rx_p, "random features p"),
@@ -177,6 +177,14 @@ TABLE(hdp_rfexp_p1_csv_fields, "rfexp_p1_csv", NULL,
 TABLE(hdp_rfexp_p1_val_csv_fields, "rfexp_p1_val_csv", NULL,
       "rf-experiment P1's CSV: the selected configuration's validation loss, the oracle's",
     RC_VAL, RX("oracle_test", rx_oracle, "%.10g", "the lowest test loss of the grid"));
+
+/* P1's grid: one configuration's test and validation loss, under its suffix _C<C>_CT<CT> */
+TABLE(hdp_rfexp_grid_test_csv_fields, "rfexp_grid_test_csv", NULL,
+      "rf-experiment P1's CSV: each configuration's test loss, test_C<C>_CT<CT>",
+    RC("test", test, "%.10g", "its test loss, mean over the runs"));
+TABLE(hdp_rfexp_grid_val_csv_fields, "rfexp_grid_val_csv", NULL,
+      "rf-experiment P1's CSV: each configuration's validation loss, val_C<C>_CT<CT>",
+    RC("val", val, "%.10g", "its validation loss, mean over the runs"));
 
 TABLE(hdp_rfexp_p23_csv_fields, "rfexp_p23_csv", NULL,
       "rf-experiment P2's and P3's CSV: a row per p and CT (C fixed)",

@@ -162,8 +162,10 @@ void hdp_csv_columns2(FILE *f, const hdp_field_table *t, const void *obj,
  * file then refused: hdp_out_commit), INT as %ld, BOOL 0/1, TEXT as it is. Neither ends the
  * line. */
 void hdp_csv_header(FILE *f, const hdp_field_table *t, int first);
-/* The header with every name after prefix (a table written once per scheme: he_kl, ...). */
-void hdp_csv_header_prefix(FILE *f, const hdp_field_table *t, const char *prefix, int first);
+/* The header with every name between prefix and suffix (a table written once per scheme or
+ * configuration: he_kl, ..., test_C1_CT2, ...). */
+void hdp_csv_header_in(FILE *f, const hdp_field_table *t, const char *prefix, const char *suffix,
+                       int first);
 void hdp_csv_row(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx, int first);
 
 #endif
