@@ -294,7 +294,10 @@ static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_validate_
     hdp_plot_var_str(&pv, "title_text", title);
     /* 1 drawn, 0 not, -1 drawn unless it leaves the data's range (the script decides) */
     hdp_plot_var_num(&pv, "show_bounds",
-                     no_bounds_opt ? 0 : bounds_opt ? 1 : m->spectrum != HDP_SPECTRUM_ISOTROPIC ? -1 : 0);
+                     no_bounds_opt || m->ode_model == HDP_ODE_MODEL_ROWS /* none */ ? 0
+                     : bounds_opt                                                  ? 1
+                     : m->spectrum != HDP_SPECTRUM_ISOTROPIC                       ? -1
+                                                                                   : 0);
     cli_draw(out, "validate", figure_path, &pv);
 }
 

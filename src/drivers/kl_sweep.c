@@ -139,6 +139,9 @@ static hdp_status sweep_job(void *user, long idx, void *row, hdp_error *err)
     hdp_klsweep_point *p = &sw->points[idx];
     p->B = hdp_kl_B(&c->spec.arch);
     p->grad2 = r.grad2;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(c->m);
+    p->bound = hdp_kl_bound(p->B, sw->T, kp->n, kp->sigma, HDP_KL_C);
+    p->bounde = hdp_kl_bound(p->B, sw->Te, kp->n, kp->sigma, HDP_KL_C);
     p->seconds = r.seconds;
     p->unstable = r.unstable;
     p->eta_lambda_max = r.eta_lambda_max;
