@@ -95,6 +95,8 @@ struct hdp_data;
 /* [ode] solver: auto = DOP853 when the stiffness estimate allows it, CVODE otherwise
  * (and when DOP853 fails); the names in this order */
 typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_kind;
+/* [ode] model: the bins' risk ODE (docs/theory.md §3) or the rows' mean-field recursion (§9.5) */
+typedef enum { HDP_ODE_MODEL_BINS = 0, HDP_ODE_MODEL_ROWS } hdp_ode_model_kind;
 
 /* [sgd] sampling: how the rows form batches (the names in this order) */
 typedef enum {
@@ -304,7 +306,11 @@ typedef char hdp_list_text[HDP_LIST_MAX];
     X(discrete, ode_discrete, int, ENUM, "false", 0, 0, 0, bool_names, \
       "true: add the one-step term (eta~^2/n) k_j lambda_j^2 V_c' D_j that the continuum ODE " \
       "drops (k_j = 2 for Gaussian rows, the rows' kurtosis minus 1 on a data set; " \
-      "docs/theory.md §3.6); solved by CVODE, no exact gradient; false: the paper's ODE")
+      "docs/theory.md §3.6); solved by CVODE, no exact gradient; false: the paper's ODE") \
+    X(model, ode_model, hdp_ode_model_kind, ENUM, "bins", 0, 0, 0, ode_model_names, \
+      "bins: the risk ODE on eigenvalue bins; rows (data.source = file, least-squares target, " \
+      "batch 1): the mean iterate and the full d x d fluctuation covariance stepped over the " \
+      "rows, O(N d^2) per step (docs/theory.md §9.5), refused above N d^2 n = 1e12")
 
 #define HDP_SIM_KEYS(X) \
     X(runs, runs, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \

@@ -32,6 +32,7 @@ static const char *const noise_names[] = {"gaussian", "student", "rademacher", "
                                           "laplace",  "uniform", "mixture",    "empirical",
                                           NULL};
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
+static const char *const ode_model_names[] = {"bins", "rows", NULL}; /* hdp_ode_model_kind */
 static const char *const sampling_names[] = {"one-pass", "shuffle", "poisson", NULL};
 static const char *const accountant_names[] = {"pld", "rdp", NULL}; /* hdp_accountant_kind */
 
