@@ -390,33 +390,25 @@ int cmd_validate(int argc, char **argv)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_status st = hdp_validate_run(&m, &opt, !no_sde, &v, &err);
-    if (st != HDP_OK) {
-        hdp_validate_free(&v);
-        hdp_model_free(&m);
-        return cli_fail("validate", &err);
-    }
-    print_table(&m, &v, opt.runs);
-    cli_warn_nonexpansive("validate", &m, &v.sim);
-
     hdp_validate_scaling_result sc;
     memset(&sc, 0, sizeof sc);
     sc.slope = NAN;
-    if (scaling_opt > 0 && (rc = run_scaling(&m, &opt, scaling_opt, &sc))) {
-        hdp_validate_free(&v);
-        hdp_model_free(&m);
-        return rc;
-    }
-
-    /* data files, figure, JSON: written only now that everything has run */
-    st = write_outputs(&m, &opt, &v, &sc, &err);
-    if (st != HDP_OK) {
-        hdp_validate_free(&v);
-        hdp_model_free(&m);
-        return cli_fail("validate", &err);
+    if (st == HDP_OK) {
+        print_table(&m, &v, opt.runs);
+        cli_warn_nonexpansive("validate", &m, &v.sim);
+        if (scaling_opt > 0)
+            rc = run_scaling(&m, &opt, scaling_opt, &sc);
+        /* data files, figure, JSON: written only now that everything has run */
+        if (!rc)
+            st = write_outputs(&m, &opt, &v, &sc, &err);
     }
     int pass = v.pass;
     hdp_validate_free(&v);
     hdp_model_free(&m);
+    if (rc)
+        return rc;
+    if (st != HDP_OK)
+        return cli_fail("validate", &err);
     return pass ? 0 : EXIT_FAIL_VALIDATION;
 }
 

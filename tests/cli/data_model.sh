@@ -170,6 +170,9 @@ rows_same() { # rows_same TAG ARGS...
   "$bin" sim "$@" --threads 1 -o "r-$tag.csv" 2>/dev/null || return 1
   "$bin" sim "$@" --threads 2 -o "r-$tag-2.csv" 2>/dev/null || return 1
   cmp -s "r-$tag.csv" "r-$tag-2.csv" || { echo "  $tag: 2 threads differ"; return 1; }
+  # 5 runs on 5 threads: one run at a time (on 1 and 2 threads two runs are stepped together)
+  "$bin" sim "$@" --threads 5 -o "r-$tag-5.csv" 2>/dev/null || return 1
+  cmp -s "r-$tag.csv" "r-$tag-5.csv" || { echo "  $tag: 5 threads differ"; return 1; }
   for k in generic avx2 avx512; do
     HDPSGD_SIMD=$k "$bin" sim "$@" --threads 1 -o "r-$tag-$k.csv" 2>"r-err.txt" ||
       { grep -q "not available\|does not support\|lacks" r-err.txt && continue; cat r-err.txt; return 1; }
