@@ -6,14 +6,14 @@
 # --with-bench` installs them all (opt-in; CI does not).
 # Prints, per configuration, the preparation check, a markdown table (CPU and wall microseconds
 # per run-step, the final risk, z-scores against hdpsgd) and a JSON line; the table in
-# docs/performance.md comes from this script. CPU times, best of REPS (default 2): the machine
-# may be shared, and the loaded wall times are printed beside them. Every peer on one thread:
+# docs/performance.md comes from this script. CPU times, best of REPS (default 3) and their
+# median and range: the machine may be shared, and the loaded wall times are printed beside them. Every peer on one thread:
 # NumPy's BLAS (OPENBLAS_NUM_THREADS=1), PyTorch (torch.set_num_threads(1)) and the hdpsgd
 # column the ratios use (--threads 1); each timed loop after an untimed warm-up.
 set -u
 export OPENBLAS_NUM_THREADS=1
 build=$(cd "$1" && pwd)
-reps=${2:-2}
+reps=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 py=/usr/bin/python3
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT

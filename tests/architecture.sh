@@ -53,7 +53,8 @@ for stem, layer in public.items():
         text = code(root / "include" / "hdpsgd" / f"{stem}.h")
         family_ids |= set(re.findall(r'\b(?:hdp|HDP)_(?:' + stem + r'|dpgd)_\w+', text, re.I))
 for path in sorted((root / "src" / "families").glob("*.c")):
-    family_sections |= set(re.findall(r'hdp_schema_section \w+ = \{"(\w+)"', code(path)))
+    family_sections |= set(re.findall(r'(?:hdp_schema_section \w+ = \{"|HDP_SECTION_DEFINE\()(\w+)',
+                                      code(path)))
 if not family_sections or not family_ids:
     bad.append("no family section or identifier found: the check below would check nothing")
 core_files = sorted((root / "src" / "core").glob("*.[ch]")) + [

@@ -17,6 +17,9 @@
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/kl.h"
+#include "hdpsgd/privacy.h"
+#include "hdpsgd/rfexp.h"
+#include "hdpsgd/sweep.h"
 #include "hdpsgd/hdpsgd.h"
 #include "io/output.h"
 
@@ -116,8 +119,9 @@ static void tables_written_together_share_no_name(void **state)
                                     &hdp_accountant_target_fields};
     distinct(acc, p2, 5);
     const hdp_field_table *prt[] = {&hdp_privacy_fields, &hdp_nonexpansive_fields,
-                                    &hdp_privacy_target_fields, &hdp_source_fields};
-    distinct(prt, p2, 4);
+                                    &hdp_privacy_target_fields, &hdp_privacy_deltas_fields,
+                                    &hdp_source_fields};
+    distinct(prt, p2, 5);
     /* rates: the grid, each family's risks, slopes and fit, the summary, the source */
     const hdp_field_table *ra[] = {&hdp_rates_fields, &hdp_rates_risk_fields,
                                    &hdp_rates_risk_fields, &hdp_rates_slope_fields,
@@ -144,16 +148,23 @@ static void tables_written_together_share_no_name(void **state)
                                     &hdp_source_fields};
     const char *klrp[] = {"he_", "he_", "he_relu_", "he_relu_", "ntk_", "ntk_", "", "", ""};
     distinct(klr, klrp, 9);
+    const hdp_field_table *klv[] = {&hdp_kl_sweep_depth_fields, &hdp_kl_sweep_scheme_fields,
+                                    &hdp_kl_sweep_relu_fields, &hdp_kl_sweep_scheme_fields,
+                                    &hdp_kl_sweep_relu_fields, &hdp_kl_sweep_fields};
+    const char *klvp[] = {"", "he_", "he_relu_", "ntk_", "ntk_relu_", ""};
+    distinct(klv, klvp, 6);
     const hdp_field_table *net[] = {&hdp_net_fields, &hdp_net_config_fields, &hdp_source_fields};
     distinct(net, p2, 3);
     const hdp_field_table *kli[] = {&hdp_kl_init_point_fields, &hdp_kl_init_point_fields,
                                     &hdp_kl_init_fields};
     const char *klip[] = {"he_L2_", "he_L3_", ""};
     distinct(kli, klip, 3);
-    const hdp_field_table *ds[] = {&hdp_dataset_fields, &hdp_dataset_classes_fields,
-                                   &hdp_dataset_labels_fields, &hdp_dataset_test_fields,
+    const hdp_field_table *ds[] = {&hdp_dataset_features_fields,   &hdp_dataset_fields,
+                                   &hdp_dataset_labels_file_fields, &hdp_dataset_classes_fields,
+                                   &hdp_dataset_labels_fields,      &hdp_dataset_test_file_fields,
+                                   &hdp_dataset_test_fields,        &hdp_dataset_test_labels_file_fields,
                                    &hdp_dataset_test_labels_fields};
-    distinct(ds, p2, 5);
+    distinct(ds, p2, 9);
     /* schedule --optimize: every family's tables under its prefix, then the set's */
     const hdp_field_table *dz[] = {
         &hdp_design_fields, &hdp_design_eta0_fields, &hdp_design_cost_fields,
@@ -360,6 +371,76 @@ static void json_arrays(void **state)
     assert_non_null(strstr(buf, "\"center\": true"));
     assert_non_null(strstr(buf, "\"scale_factor\": 0.25"));
     free(buf);
+    /* a list of objects: privacy's at_delta, an object of privacy_at_delta per delta (its
+     * rho_for_target left out: no target) */
+    const hdp_privacy_at_delta at[2] = {{1e-6, 2.5, 3, NAN}, {1e-3, 1.5, 2, NAN}};
+    const hdp_privacy_deltas dl = {2, at};
+    f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_json_begin(&j, f);
+    hdp_json_fields(&j, &hdp_privacy_deltas_fields, "", &dl, NULL);
+    hdp_json_end(&j);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"at_delta\": [{"));
+    assert_non_null(strstr(buf, "\"delta\": 1e-06,"));
+    assert_non_null(strstr(buf, "\"epsilon_bs\": 2\n"));
+    assert_null(strstr(buf, "rho_for_target"));
+    free(buf);
+}
+
+/* kl run --vs epochs' CSV: a scheme's columns under its prefix, its values at the row's epoch
+ * (the arrays' element 1), the exact and Lemma 3.2 columns empty where NaN (logistic loss) */
+static void kl_epochs_csv(void)
+{
+    double kl[] = {0, 0.5}, se[] = {0, 0.125}, sd[] = {0, 0.25}, mx[] = {0, 1}, loss[] = {1, 0.75},
+           none[] = {NAN, NAN}, l32[] = {1, 3}, l10[] = {0, 0.5};
+    hdp_kl_run_result r;
+    memset(&r, 0, sizeof r);
+    r.kl_mc = kl, r.kl_mc_se = se, r.kl_init_sd = sd, r.kl_mc_max = mx, r.train_loss = loss;
+    r.kl_exact = r.kl_final = r.lemma32_exp = none, r.lemma32_bound = l32, r.lemma32_log10 = l10;
+    hdp_kl_run_scheme ks = {&r, NULL, 1, 10, 2.0, 0.5, 1.0, 0};
+    char *buf = NULL, want[512];
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_csv_header(f, &hdp_kl_epochs_csv_fields, 1);
+    hdp_csv_header_in(f, &hdp_kl_epochs_scheme_csv_fields, "he_", "", 0);
+    fputc('\n', f);
+    hdp_csv_row(f, &hdp_kl_epochs_csv_fields, &ks, NULL, 1);
+    hdp_csv_row(f, &hdp_kl_epochs_scheme_csv_fields, &ks, NULL, 0);
+    fclose(f);
+    snprintf(want, sizeof want,
+             "epoch,T,he_kl,he_kl_se,he_kl_sd,he_kl_max,he_kl_exact,he_kl_final,he_loss,he_bound,"
+             "he_bound_seed,he_lemma32_bound,he_lemma32_exp_term,he_lemma32_log10_bound\n"
+             "1,0.5,0.5,0.125,0.25,1,,,0.75,%.10g,%.10g,3,,0.5",
+             hdp_kl_bound(2.0, 0.5, 10, 1.0, HDP_KL_C), hdp_kl_bound(2.0, 0.5, 10, 1.0, HDP_KL_C_SEED));
+    assert_string_equal(buf, want);
+    free(buf);
+}
+
+/* rf-experiment P4's CSV: a configuration's values and its context's (C, CT, selected) */
+static void rfexp_csv(void)
+{
+    hdp_rfexp_config x;
+    memset(&x, 0, sizeof x);
+    x.q.T = 40, x.q.tau = 2.5, x.q.C_clip = 3, x.q.sigma = 0.5;
+    x.test = 0.25, x.test_se = 0.125, x.train = 0.75, x.clipped = 0.5, x.val = 1.5, x.val_se = 0;
+    hdp_rfexp_point pt;
+    memset(&pt, 0, sizeof pt);
+    pt.p = 9;
+    const hdp_rfexp_row row = {&pt, 1, 2, 0, 1};
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_csv_header(f, &hdp_rfexp_p4_csv_fields, 1);
+    fputc('\n', f);
+    hdp_csv_row(f, &hdp_rfexp_p4_csv_fields, &x, &row, 1);
+    fclose(f);
+    assert_string_equal(buf, "C,CT,T,tau,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped,"
+                             "dpgd_val,dpgd_val_se,selected\n"
+                             "1,2,40,2.5,3,0.5,0.25,0.125,0.75,0.5,1.5,0,1");
+    free(buf);
 }
 
 /* a CSV written a row per result: the header from the table, each field in its format,
@@ -401,6 +482,32 @@ static void csv_rows(void **state)
         snprintf(want, sizeof want, "klseed_%s", hdp_kl_init_name(k));
         assert_string_equal(hdp_field_at(&hdp_kl_bound_csv_fields, 15 + k)->name, want);
     }
+    kl_epochs_csv();
+    rfexp_csv();
+}
+
+/* a sweep's rates columns from rates_slope (under rates_<family>_) and rates_summary: a point's
+ * slopes, and a failed point's empty cells but for its ODE solves */
+static void sweep_rates_columns(void **state)
+{
+    (void)state;
+    hdp_sweep_settings set;
+    memset(&set, 0, sizeof set);
+    set.rates_want[HDP_FAMILY_OUTPUT] = set.rates_want[HDP_FAMILY_PL] = 1;
+    hdp_sweep_point p;
+    memset(&p, 0, sizeof p);
+    p.set = &set;
+    p.rates.slope[HDP_FAMILY_OUTPUT] = 0.5, p.rates.theory_slope[HDP_FAMILY_OUTPUT] = 0.25;
+    p.rates.slope[HDP_FAMILY_PL] = 1, p.rates.theory_slope[HDP_FAMILY_PL] = INFINITY;
+    p.rates.solves = 7;
+    char cols[256] = "", ok[256] = "", failed[256] = "";
+    hdp_sweep_rates.columns(&set, cols, sizeof cols);
+    assert_string_equal(cols, ",rates_output_slope,rates_output_theory_slope,rates_pl_slope,"
+                              "rates_pl_theory_slope,rates_ode_solves");
+    hdp_sweep_rates.fields(&p, HDP_OK, ok, sizeof ok);
+    assert_string_equal(ok, ",0.5,0.25,1,inf,7");
+    hdp_sweep_rates.fields(&p, HDP_ENUMERIC, failed, sizeof failed);
+    assert_string_equal(failed, ",,,,,7");
 }
 
 /* --names: every name a result table gives a JSON key or a record entry, one per line
@@ -432,6 +539,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(design_tables),
         cmocka_unit_test(json_arrays),
         cmocka_unit_test(csv_rows),
+        cmocka_unit_test(sweep_rates_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

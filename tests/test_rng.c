@@ -84,6 +84,32 @@ static void long_jump_reference(void **state)
     assert_true(h.s[3] == UINT64_C(0x31655ca1a2215bf1));
 }
 
+/* The jumps by their tables (rng.c) give the states of the engine stepped 256 times
+ * (hdp_xoshiro_jump_stepped) from 2000 random states and the four unit vectors' neighbours */
+static void jump_tables_match_stepping(void **state)
+{
+    (void)state;
+    hdp_xoshiro src;
+    hdp_xoshiro_seed(&src, 11);
+    for (int k = 0; k < 2000; k++) {
+        hdp_xoshiro g;
+        for (int w = 0; w < 4; w++)
+            g.s[w] = hdp_xoshiro_next(&src);
+        if (k < 4) /* sparse states: one bit set, in each word */
+            for (int w = 0; w < 4; w++)
+                g.s[w] = w == k ? UINT64_C(1) << (17 * k) : 0;
+        for (int lj = 0; lj < 2; lj++) {
+            hdp_xoshiro a = g, b = g;
+            if (lj)
+                hdp_xoshiro_long_jump(&a);
+            else
+                hdp_xoshiro_jump(&a);
+            hdp_xoshiro_jump_stepped(&b, lj);
+            assert_memory_equal(a.s, b.s, sizeof a.s);
+        }
+    }
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -563,6 +589,7 @@ int main(void)
         cmocka_unit_test(jump_reference),      cmocka_unit_test(jumped_streams_differ),
         cmocka_unit_test(gsl_wrapper),         cmocka_unit_test(gaussian_moments),
         cmocka_unit_test(fast_normal_distribution), cmocka_unit_test(long_jump_reference),
+        cmocka_unit_test(jump_tables_match_stepping),
         cmocka_unit_test(block_normal_distribution), cmocka_unit_test(block_stream_definition),
         cmocka_unit_test(block_kernels_agree), cmocka_unit_test(block_tables_close),
         cmocka_unit_test(block32_tables),      cmocka_unit_test(block32_stream_definition),

@@ -135,6 +135,78 @@ static void loop_team_of_one(void **state)
     assert_memory_equal(got, want, sizeof want);
 }
 
+/* Groups of runs (hdp_mc_loop.group, run_group): every run once, with its own stream and
+ * slot, the same values as one run at a time for 1, 2 and 13 threads, in order and reversed;
+ * groups of 2..group runs (one at a time when the runs per thread are fewer than two); a
+ * failing group reports its lowest run's error. */
+static int group_sizes[8];
+static hdp_status group_run(const void *c, const long *r, int count, void *ws,
+                            hdp_xoshiro *const *g, void *const *slot, hdp_error *err)
+{
+    (void)c;
+    if (!ws)
+        return HDP_ENOMEM;
+    if (count < 2 || count > 3)
+        return hdp_fail(err, HDP_EINPUT, "group of %d", count);
+#pragma omp atomic update
+    group_sizes[count]++;
+    for (int q = 0; q < count; q++) {
+        if (r[q] == 6 && c)
+            return hdp_fail(err, HDP_ENUMERIC, "run 6 failed in a group from %ld", r[0]);
+        if (q > 0 && r[q] <= r[0])
+            return hdp_fail(err, HDP_EINPUT, "not the group's lowest run first");
+        ((double *)slot[q])[0] = (double)r[q] + hdp_xoshiro_double(g[q]);
+    }
+    return HDP_OK;
+}
+
+static void loop_groups(void **state)
+{
+    (void)state;
+    enum { RUNS = 13 };
+    double want[RUNS], got[RUNS];
+    long reversed[RUNS];
+    for (int r = 0; r < RUNS; r++)
+        reversed[r] = RUNS - 1 - r;
+    hdp_xoshiro first;
+    hdp_xoshiro_stream(&first, 7, 2);
+    hdp_mc_loop loop = {.name = "t", .runs = RUNS, .threads = 1, .ws_alloc = ws_alloc,
+                        .ws_free = free, .run = one_run, .first = &first, .slots = want,
+                        .slot_size = sizeof(double)};
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_mc_loop_run(&loop, &err), HDP_OK);
+    loop.group = 3;
+    loop.run_group = group_run;
+    loop.slots = got;
+    const int threads[3] = {1, 2, 13};
+    for (int o = 0; o < 2; o++)
+        for (int t = 0; t < 3; t++) {
+            memset(group_sizes, 0, sizeof group_sizes);
+            memset(got, 0, sizeof got);
+            loop.threads = threads[t];
+            loop.order = o ? reversed : NULL;
+            hdp_error_clear(&err);
+            hdp_status st = hdp_mc_loop_run(&loop, &err);
+            if (st != HDP_OK)
+                print_error("%s\n", err.msg);
+            assert_int_equal(st, HDP_OK);
+            assert_memory_equal(got, want, sizeof want);
+            if (threads[t] == 13) /* one run per thread: no group */
+                assert_int_equal(group_sizes[2] + group_sizes[3], 0);
+            else
+                assert_true(group_sizes[2] + group_sizes[3] > 0);
+        }
+    /* a failure inside a group: the loop's error is the group's */
+    int fail = 1;
+    loop.ctx = &fail;
+    loop.order = NULL;
+    loop.threads = 2;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_mc_loop_run(&loop, &err), HDP_ENUMERIC);
+    assert_non_null(strstr(err.msg, "run 6 failed"));
+}
+
 /* One cap, 4096, for an argument and for OMP_NUM_THREADS's default; the request is capped
  * by the work items; the probe gives at least one thread and at most the request. */
 static void thread_counts(void **state)
@@ -173,6 +245,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(inside_parallel_region),
+        cmocka_unit_test(loop_groups),
         cmocka_unit_test(loop_team_of_one),
         cmocka_unit_test(thread_counts),
     };

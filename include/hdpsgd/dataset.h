@@ -214,6 +214,13 @@ typedef struct {
     const char *test_labels;
 } hdp_dataset_files;
 
+/* The inputs as `hdpsgd dataset` was given them, echoed in its JSON (hdpsgd/fields.h:
+ * dataset_features, dataset_labels_file, dataset_test_file, dataset_test_labels_file): the
+ * files' names and the classes mapped to +1 as written (NULL: not given). */
+typedef struct {
+    const char *features, *labels, *positive, *test_features, *test_labels;
+} hdp_dataset_names;
+
 /* What `hdpsgd dataset` reports of a prepared data set (the result tables dataset,
  * dataset_classes, dataset_labels and dataset_test of hdpsgd/fields.h: its JSON summary, the
  * handle's record hdp_handle_dataset, Python's hdpsgd.dataset). The columns are borrowed from

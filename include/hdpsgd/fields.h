@@ -59,9 +59,13 @@ typedef struct hdp_field {
     const char *(*text)(const void *obj, const void *ctx); /* a computed TEXT field, or NULL */
     long (*count)(const void *obj); /* HDP_FIELD_LIST: its length */
     const char *record;  /* its name in the handle's record when not `name` (NULL: name) */
+    /* HDP_FIELD_LIST of objects: element i (element(obj, i)) written by the table objects, a
+     * JSON array of objects (the JSON only: HDP_FIELD_NO_RECORD), e.g. privacy's at_delta */
+    const struct hdp_field_table *objects;
+    const void *(*element)(const void *obj, long i);
 } hdp_field;
 
-typedef struct {
+typedef struct hdp_field_table {
     const char *name;           /* "ode", "mc", "mc_rows", "validate_side", ... */
     const char *help;           /* what the result is */
     const hdp_field *fields;
@@ -160,6 +164,12 @@ extern const hdp_field_table hdp_dataset_classes_fields;
 extern const hdp_field_table hdp_dataset_labels_fields;
 extern const hdp_field_table hdp_dataset_test_fields;
 extern const hdp_field_table hdp_dataset_test_labels_fields;
+/* hdpsgd dataset's echo of its inputs (hdp_dataset_names of hdpsgd/dataset.h; JSON only),
+ * each before the tables of what it gave. */
+extern const hdp_field_table hdp_dataset_features_fields;
+extern const hdp_field_table hdp_dataset_labels_file_fields;
+extern const hdp_field_table hdp_dataset_test_file_fields;
+extern const hdp_field_table hdp_dataset_test_labels_file_fields;
 
 /* The rates over a gamma grid (hdpsgd/rates.h, `hdpsgd rates`): the grid (hdp_rates_result:
  * rates), every wanted family's final risks (hdp_rates_family: rates_risk, under the prefix
@@ -186,6 +196,8 @@ extern const hdp_field_table hdp_version_fields;
  * (hdp_privacy_at_delta) and DP-GD's privacy (hdp_dpgd_privacy) of hdpsgd/privacy.h. */
 extern const hdp_field_table hdp_privacy_target_fields;
 extern const hdp_field_table hdp_privacy_at_delta_fields;
+/* hdpsgd privacy --delta's deltas (hdp_privacy_deltas): at_delta, privacy_at_delta's objects. */
+extern const hdp_field_table hdp_privacy_deltas_fields;
 extern const hdp_field_table hdp_dpgd_privacy_fields;
 
 /* NoisyGD's [nc] keys (hdp_nc_point: nc_spec, before nc); two-stage single-index learning's
@@ -209,6 +221,14 @@ extern const hdp_field_table hdp_kl_run_scheme_fields;
 extern const hdp_field_table hdp_kl_run_relu_fields;
 extern const hdp_field_table hdp_kl_network_fields;
 extern const hdp_field_table hdp_kl_run_fields;
+/* hdpsgd kl run --vs depth | width (hdp_klsweep of hdpsgd/klsweep.h): kl_sweep_depth or
+ * kl_sweep_width, per scheme kl_sweep_scheme under <scheme>_ (hdp_klsweep_scheme; kl.network =
+ * relu: kl_sweep_relu under <scheme>_relu_), then kl_sweep. */
+extern const hdp_field_table hdp_kl_sweep_depth_fields;
+extern const hdp_field_table hdp_kl_sweep_width_fields;
+extern const hdp_field_table hdp_kl_sweep_scheme_fields;
+extern const hdp_field_table hdp_kl_sweep_relu_fields;
+extern const hdp_field_table hdp_kl_sweep_fields;
 
 /* The seeds (HDP_FIELD_SEED): of the Monte Carlo (hdp_mc_options), the model (hdp_model: kl
  * run), NoisyGD (hdp_nc_point), single-index learning (hdp_si_problem); the Monte Carlo's
@@ -259,6 +279,36 @@ extern const hdp_field_table hdp_nc_csv_fields;
 extern const hdp_field_table hdp_kl_init_csv_fields;
 /* kl bound (hdp_kl_bound_row of hdpsgd/kl.h). */
 extern const hdp_field_table hdp_kl_bound_csv_fields;
+/* kl run --vs epochs (a row per epoch: hdp_kl_run_scheme of each scheme at it): kl_epochs_csv,
+ * then per scheme kl_epochs_scheme_csv under <scheme>_ (kl.network = relu: kl_epochs_relu_csv
+ * under <scheme>_relu_); --vs depth | width (a row per depth or width: its long, then the
+ * hdp_klsweep_point of each scheme): kl_depth_csv or kl_width_csv, then per scheme
+ * kl_vs_scheme_csv under <scheme>_ (relu: kl_vs_relu_csv under <scheme>_relu_). */
+extern const hdp_field_table hdp_kl_epochs_csv_fields;
+extern const hdp_field_table hdp_kl_epochs_scheme_csv_fields;
+extern const hdp_field_table hdp_kl_epochs_relu_csv_fields;
+extern const hdp_field_table hdp_kl_depth_csv_fields;
+extern const hdp_field_table hdp_kl_width_csv_fields;
+extern const hdp_field_table hdp_kl_vs_scheme_csv_fields;
+extern const hdp_field_table hdp_kl_vs_relu_csv_fields;
+/* hdpsgd rf (hdp_rf_sim_result, context the step's index: a const long *); rf-experiment
+ * (hdp_rfexp_config of hdpsgd/rfexp.h, context its hdp_rfexp_row): P1 a row per p of its
+ * selected configuration (rfexp_p1_csv, the grid's test losses, rfexp_p1_val_csv, the grid's
+ * validation losses), P2 and P3 a row per configuration (rfexp_p23_csv), P4 (rfexp_p4_csv). */
+extern const hdp_field_table hdp_rf_csv_fields;
+extern const hdp_field_table hdp_rfexp_p1_csv_fields;
+extern const hdp_field_table hdp_rfexp_p1_val_csv_fields;
+extern const hdp_field_table hdp_rfexp_p23_csv_fields;
+extern const hdp_field_table hdp_rfexp_p4_csv_fields;
+/* rf-experiment P1's grid (hdp_rfexp_config): each configuration's test loss after
+ * rfexp_p1_csv, its validation loss after rfexp_p1_val_csv, names suffixed _C<C>_CT<CT>. */
+extern const hdp_field_table hdp_rfexp_grid_test_csv_fields;
+extern const hdp_field_table hdp_rfexp_grid_val_csv_fields;
+/* hdpsgd net --vs width | samples (hdp_netexp of hdpsgd/netexp.h, context the point's index:
+ * a const long *): netexp_width_csv or netexp_samples_csv, then netexp_cell of each variant
+ * under its prefix (dp: none, rf_, gd_). */
+extern const hdp_field_table hdp_netexp_width_csv_fields;
+extern const hdp_field_table hdp_netexp_samples_csv_fields;
 
 /* Every table above by name (NULL: unknown), and the i-th (NULL past the end). */
 const hdp_field_table *hdp_field_table_find(const char *name);

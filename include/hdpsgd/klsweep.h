@@ -60,6 +60,7 @@ typedef struct {
     double kl, se, kle, see;    /* the KL (Monte Carlo) and its stderr, final and early */
     double exact, exacte;       /* the exact KL (squared loss; NaN otherwise) */
     double B, grad2, seconds, eta_lambda_max;
+    double bound, bounde;       /* Corollary 4.2's KL bound (c = 4) at T and at Te */
     int unstable;
     /* kl.network = relu: the real network's KL and stderr, final and early, and its time */
     double rkl, rse, rkle, rsee, rseconds;
@@ -75,6 +76,12 @@ typedef struct {
     int relu;                   /* kl.network = relu: every point also on the real network */
     hdp_klsweep_point *points;  /* [nx * 4]: point (i, k) at i * 4 + k */
 } hdp_klsweep;
+
+/* One scheme of a sweep (hdpsgd/fields.h: kl_sweep_scheme, kl_sweep_relu): its points. */
+typedef struct {
+    const hdp_klsweep *sw;
+    int scheme; /* hdp_kl_init_kind */
+} hdp_klsweep_scheme;
 
 
 /* Check every point's spec (scheme He at each x); on success sw is ready to run. Release sw

@@ -95,6 +95,8 @@ struct hdp_data;
 /* [ode] solver: auto = DOP853 when the stiffness estimate allows it, CVODE otherwise
  * (and when DOP853 fails); the names in this order */
 typedef enum { HDP_ODE_AUTO = 0, HDP_ODE_CVODE, HDP_ODE_DOP853 } hdp_ode_solver_kind;
+/* [ode] model: the bins' risk ODE (docs/theory.md §3) or the rows' mean-field recursion (§9.5) */
+typedef enum { HDP_ODE_MODEL_BINS = 0, HDP_ODE_MODEL_ROWS } hdp_ode_model_kind;
 
 /* [sgd] sampling: how the rows form batches (the names in this order) */
 typedef enum {
@@ -309,7 +311,11 @@ typedef char hdp_list_text[HDP_LIST_MAX];
       "data.source = file: the rows' clipping factors per norm group weighted by the row norm " \
       "(norm), per eigendirection by E[x_j^2 | group] / lambda_j in drift and noise " \
       "(direction), or in the noise alone (direction-noise; both solved by CVODE; " \
-      "docs/theory.md §9.3); auto = norm")
+      "docs/theory.md §9.3); auto = norm") \
+    X(model, ode_model, hdp_ode_model_kind, ENUM, "bins", 0, 0, 0, ode_model_names, \
+      "bins: the risk ODE on eigenvalue bins; rows (data.source = file, least-squares target, " \
+      "batch 1): the mean iterate and the full d x d fluctuation covariance stepped over the " \
+      "rows, O(N d^2) per step (docs/theory.md §9.5), refused above N d^2 n = 1e12")
 
 #define HDP_SIM_KEYS(X) \
     X(runs, runs, long, LONG, "100", HDP_R_LO_CLOSED | HDP_R_HI_CLOSED, 1, 1e7, NULL, \

@@ -20,6 +20,7 @@
 
 #include "hdpsgd/model.h"
 #include "hdpsgd/problem.h"
+#include "hdpsgd/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,6 +80,13 @@ typedef struct {
  * it is asked for by name) returns HDP_ENUMERIC with the CVODE flag name and the time reached. res is owned by the caller: release
  * it with hdp_ode_result_free (also after a failure). */
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err);
+
+/* The same with a progress callback (NULL: none, as hdp_ode_solve): ode.model = rows reports
+ * ("ode rows", k, n, its risk at step k) every 1 % of its n steps and at the end, and a nonzero
+ * return stops it with HDP_ECANCELLED; the bins' ODE reports nothing (it takes milliseconds to
+ * seconds; the thread's cancel flag stops it, hdpsgd/error.h). */
+hdp_status hdp_ode_solve_progress(const hdp_model *m, hdp_progress_fn progress, void *user,
+                                  hdp_ode_result *res, hdp_error *err);
 
 /* The same on a problem built from m (hdpsgd/problem.h): its spectrum and bins are used
  * as they are (bins = auto: refined on a copy) instead of being built again. HDP_EINPUT

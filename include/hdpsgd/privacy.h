@@ -100,6 +100,13 @@ typedef struct {
     double delta, epsilon, epsilon_bs, rho_for_target;
 } hdp_privacy_at_delta;
 
+/* The deltas of hdpsgd privacy --delta (hdpsgd/fields.h: privacy_deltas, the JSON's array
+ * at_delta of privacy_at_delta objects). */
+typedef struct {
+    long count;
+    const hdp_privacy_at_delta *at;
+} hdp_privacy_deltas;
+
 /* The privacy of DP-GD (hdpsgd privacy --dpgd; hdpsgd/fields.h, table dpgd_privacy): given
  * sigma, epsilon_simple (the others NaN); given a target epsilon, target_epsilon,
  * sigma_simple and sigma_zcdp (epsilon_simple NaN). */

@@ -117,6 +117,15 @@ typedef struct {
     double selected_val, selected_test, selected_test_se, oracle_test, minnorm_test;
 } hdp_rfexp_selected;
 
+/* A row's context in rf-experiment's CSVs (hdpsgd/fields.h: rfexp_p1_csv, ...; the row's
+ * object a configuration of pt): its point, C and CT, d, and whether it is pt's selected one. */
+typedef struct {
+    const hdp_rfexp_point *pt;
+    double C, CT;
+    long d;
+    int selected;
+} hdp_rfexp_row;
+
 #ifdef __cplusplus
 }
 #endif

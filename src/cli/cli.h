@@ -126,6 +126,11 @@ int cli_cancel_signal(void);
  * itself (SIGSTOP), so that a test can send a signal at that exact point without a race. */
 void cli_test_stop(const char *point);
 
+/* seconds on the monotonic clock (for progress lines and their estimates) */
+double cli_now(void);
+/* a duration for a progress line: "42 s", "12 min", "3.5 h", "9 days", "2.1 years" */
+void cli_human_time(double s, char *buf, size_t size);
+
 /* The command table (main.c). */
 extern const cli_command hdp_commands[];
 const cli_command *cli_find_command(const char *name);
@@ -298,9 +303,6 @@ void cli_drawn(const char *fig, const char *data);
  * anything runs. */
 int cli_need_gnuplot(const char *cmd, const char *fig);
 
-/* The best schedule as a `table` schedule file; use (may be NULL) is the "# use:" line. */
-void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *best,
-                              const char *use);
 /* The JSON summary of `schedule --optimize`. */
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file);

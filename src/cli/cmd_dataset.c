@@ -119,27 +119,27 @@ static void print_summary(const char *path, const hdp_dataset *ds,
         printf("test: %s: %ld rows (no --test-labels: no error)\n", vis(test_path), sum->test_n);
 }
 
-/* the JSON summary: the inputs' names, and the result tables dataset, dataset_classes,
- * dataset_labels, dataset_test, dataset_test_labels (hdpsgd/fields.h) as they apply */
+/* the JSON summary: the result tables dataset_features, dataset, then as they apply
+ * dataset_labels_file, dataset_classes, dataset_labels, dataset_test_file, dataset_test,
+ * dataset_test_labels_file, dataset_test_labels (hdpsgd/fields.h) */
 static void write_json(FILE *f, const char *path, const hdp_dataset_summary *sum)
 {
+    const hdp_dataset_names nm = {path, labels_path, positive_opt, test_path, test_labels_path};
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_str(&j, "features", path);
+    hdp_json_fields(&j, &hdp_dataset_features_fields, "", &nm, NULL);
     hdp_json_fields(&j, &hdp_dataset_fields, "", sum, NULL);
     if (sum->has_labels) {
-        hdp_json_str(&j, "labels", labels_path);
-        if (positive_opt) {
-            hdp_json_str(&j, "positive", positive_opt);
+        hdp_json_fields(&j, &hdp_dataset_labels_file_fields, "", &nm, NULL);
+        if (positive_opt)
             hdp_json_fields(&j, &hdp_dataset_classes_fields, "", sum, NULL);
-        }
         hdp_json_fields(&j, &hdp_dataset_labels_fields, "", sum, NULL);
     }
     if (sum->test_n > 0) {
-        hdp_json_str(&j, "test_features", test_path);
+        hdp_json_fields(&j, &hdp_dataset_test_file_fields, "", &nm, NULL);
         hdp_json_fields(&j, &hdp_dataset_test_fields, "", sum, NULL);
         if (sum->has_test_labels) {
-            hdp_json_str(&j, "test_labels", test_labels_path);
+            hdp_json_fields(&j, &hdp_dataset_test_labels_file_fields, "", &nm, NULL);
             hdp_json_fields(&j, &hdp_dataset_test_labels_fields, "", sum, NULL);
         }
     }

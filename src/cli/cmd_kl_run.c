@@ -113,6 +113,23 @@ static void epochs_print(const hdp_model *m, const hdp_kl_epochs *ep)
     }
 }
 
+/* the CSV header's columns of every scheme run: t's under <scheme>_, with the real network
+ * trelu's under <scheme>_relu_; the line ended */
+static void schemes_header(FILE *f, const int *want, int relu, const hdp_field_table *t,
+                           const hdp_field_table *trelu)
+{
+    char pre[32];
+    for (int k = 0; k < 4; k++) {
+        snprintf(pre, sizeof pre, "%s_", hdp_kl_init_name(k));
+        if (want[k])
+            hdp_csv_header_in(f, t, pre, "", 0);
+        snprintf(pre, sizeof pre, "%s_relu_", hdp_kl_init_name(k));
+        if (want[k] && relu)
+            hdp_csv_header_in(f, trelu, pre, "", 0);
+    }
+    fputc('\n', f);
+}
+
 static void epochs_table(FILE *f, const void *ctx)
 {
     const epochs_ctx *c = ctx;
@@ -120,42 +137,22 @@ static void epochs_table(FILE *f, const void *ctx)
     const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const hdp_kl_epochs *ep = c->ep;
     kl_meta(f, "run --vs epochs: KL of noisy GD against epochs (Ye et al., Fig. 1)", m);
-    fprintf(f, "epoch,T");
-    for (int k = 0; k < 4; k++)
-        if (ep->want[k]) {
-            const char *s = hdp_kl_init_name(k);
-            fprintf(f, ",%s_kl,%s_kl_se,%s_kl_sd,%s_kl_max,%s_kl_exact,%s_kl_final,%s_loss,"
-                       "%s_bound,%s_bound_seed,%s_lemma32_bound,%s_lemma32_exp_term,"
-                       "%s_lemma32_log10_bound", s, s, s, s, s, s, s, s, s, s, s, s);
-            if (ep->relu)
-                fprintf(f, ",%s_relu_kl,%s_relu_kl_se,%s_relu_kl_sd,%s_relu_kl_max,%s_relu_loss",
-                        s, s, s, s, s);
-        }
-    fprintf(f, "\n");
+    hdp_csv_header(f, &hdp_kl_epochs_csv_fields, 1);
+    schemes_header(f, ep->want, ep->relu, &hdp_kl_epochs_scheme_csv_fields,
+                   &hdp_kl_epochs_relu_csv_fields);
     for (long e = 0; e <= kp->epochs; e++) {
-        fprintf(f, "%ld,%.10g", e, kp->eta * (double)e);
+        /* each scheme at epoch e: the bound's B, T = eta e */
+        hdp_kl_run_scheme ks = {NULL, NULL, e, kp->n, NAN, kp->eta * (double)e, kp->sigma, 0};
+        hdp_csv_row(f, &hdp_kl_epochs_csv_fields, &ks, NULL, 1);
         for (int k = 0; k < 4; k++)
             if (ep->want[k]) {
-                const hdp_kl_run_result *r = &ep->res[k];
-                const double Te = kp->eta * (double)e;
-                char ex[40], fi[40]; /* exact values: squared loss only */
-                fprintf(f, ",%.10g,%.6g,%.6g,%.10g,%s,%s,%.10g,%.10g,%.10g", r->kl_mc[e],
-                        r->kl_mc_se[e], r->kl_init_sd[e], r->kl_mc_max[e],
-                        hdp_csv_field(ex, sizeof ex, "%.10g", r->kl_exact[e]),
-                        hdp_csv_field(fi, sizeof fi, "%.10g", r->kl_final[e]), r->train_loss[e],
-                        hdp_kl_bound(ep->B[k], Te, kp->n, kp->sigma, HDP_KL_C),
-                        hdp_kl_bound(ep->B[k], Te, kp->n, kp->sigma, HDP_KL_C_SEED));
-                char lb[40], le[40], ll[40];
-                fprintf(f, ",%s,%s,%s", hdp_csv_field(lb, sizeof lb, "%.10g", r->lemma32_bound[e]),
-                        hdp_csv_field(le, sizeof le, "%.10g", r->lemma32_exp[e]),
-                        hdp_csv_field(ll, sizeof ll, "%.10g", r->lemma32_log10[e]));
-                if (ep->relu) {
-                    const hdp_kl_run_result *q = &ep->res_relu[k];
-                    fprintf(f, ",%.10g,%.6g,%.6g,%.10g,%.10g", q->kl_mc[e], q->kl_mc_se[e],
-                            q->kl_init_sd[e], q->kl_mc_max[e], q->train_loss[e]);
-                }
+                ks.r = &ep->res[k], ks.B = ep->B[k];
+                hdp_csv_row(f, &hdp_kl_epochs_scheme_csv_fields, &ks, NULL, 0);
+                ks.r = &ep->res_relu[k];
+                if (ep->relu)
+                    hdp_csv_row(f, &hdp_kl_epochs_relu_csv_fields, &ks, NULL, 0);
             }
-        fprintf(f, "\n");
+        fputc('\n', f);
     }
 }
 
@@ -277,9 +274,7 @@ static int sweep_line(const char *what, long done, long total, double value, voi
     if (o->tty)
         fprintf(stderr, "\r[%ld/%ld]", done, total);
     printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f", hdp_kl_init_name(k),
-           sw->xs[i], p->kle, p->see, p->kl, p->se,
-           hdp_kl_bound(p->B, sw->T, hdp_kl_keys_of(o->m)->n, hdp_kl_keys_of(o->m)->sigma, HDP_KL_C),
-           p->B, p->seconds);
+           sw->xs[i], p->kle, p->see, p->kl, p->se, p->bound, p->B, p->seconds);
     if (sw->relu)
         printf(" %12.5g %10.3g %12.5g %10.3g %7.2f", p->rkle, p->rsee, p->rkl, p->rse, p->rseconds);
     printf("\n");
@@ -314,73 +309,42 @@ static void sweep_table(FILE *f, const void *ctx)
 {
     const sweep_ctx *c = ctx;
     const hdp_model *m = c->m;
-    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
     const hdp_klsweep *sw = c->sw;
     kl_meta(f, sw->by_depth ? "run --vs depth: KL of noisy GD against depth (Ye et al., Fig. 2a, 2b)"
                             : "run --vs width: KL of noisy GD against width (Ye et al., Fig. 2c)", m);
     fprintf(f, "# ; early = after %ld epochs (T = %g), final = after %ld epochs (T = %g)\n", sw->Ee,
             sw->Te, sw->E, sw->T);
-    fprintf(f, "%s", sw->by_depth ? "depth" : "width");
-    for (int k = 0; k < 4; k++)
-        if (sw->want[k]) {
-            const char *s = hdp_kl_init_name(k);
-            fprintf(f, ",%s_kl_early,%s_kl_early_se,%s_kl,%s_kl_se,%s_exact_early,%s_exact,"
-                       "%s_bound_early,%s_bound,%s_B,%s_grad2", s, s, s, s, s, s, s, s, s, s);
-            if (sw->relu)
-                fprintf(f, ",%s_relu_kl_early,%s_relu_kl_early_se,%s_relu_kl,%s_relu_kl_se", s, s,
-                        s, s);
-        }
-    fprintf(f, "\n");
+    hdp_csv_header(f, sw->by_depth ? &hdp_kl_depth_csv_fields : &hdp_kl_width_csv_fields, 1);
+    schemes_header(f, sw->want, sw->relu, &hdp_kl_vs_scheme_csv_fields, &hdp_kl_vs_relu_csv_fields);
     for (int i = 0; i < sw->nx; i++) {
-        fprintf(f, "%ld", sw->xs[i]);
+        hdp_csv_row(f, sw->by_depth ? &hdp_kl_depth_csv_fields : &hdp_kl_width_csv_fields,
+                    &sw->xs[i], NULL, 1);
         for (int k = 0; k < 4; k++)
             if (sw->want[k]) {
-                const hdp_klsweep_point *p = &sw->points[i * 4 + k];
-                char ee[40], ex[40]; /* exact values: squared loss only */
-                fprintf(f, ",%.10g,%.6g,%.10g,%.6g,%s,%s,%.10g,%.10g,%.10g,%.10g", p->kle,
-                        p->see, p->kl, p->se, hdp_csv_field(ee, sizeof ee, "%.10g", p->exacte),
-                        hdp_csv_field(ex, sizeof ex, "%.10g", p->exact),
-                        hdp_kl_bound(p->B, sw->Te, kp->n, kp->sigma, HDP_KL_C),
-                        hdp_kl_bound(p->B, sw->T, kp->n, kp->sigma, HDP_KL_C), p->B, p->grad2);
-                if (sw->relu) {
-                    char r1[40], r2[40], r3[40], r4[40]; /* NaN: left out (unstable) */
-                    fprintf(f, ",%s,%s,%s,%s", hdp_csv_field(r1, sizeof r1, "%.10g", p->rkle),
-                            hdp_csv_field(r2, sizeof r2, "%.6g", p->rsee),
-                            hdp_csv_field(r3, sizeof r3, "%.10g", p->rkl),
-                            hdp_csv_field(r4, sizeof r4, "%.6g", p->rse));
-                }
+                hdp_csv_row(f, &hdp_kl_vs_scheme_csv_fields, &sw->points[i * 4 + k], NULL, 0);
+                if (sw->relu)
+                    hdp_csv_row(f, &hdp_kl_vs_relu_csv_fields, &sw->points[i * 4 + k], NULL, 0);
             }
-        fprintf(f, "\n");
+        fputc('\n', f);
     }
 }
 
 static void sweep_json(hdp_json *j, const void *ctx)
 {
     const hdp_klsweep *sw = ((const sweep_ctx *)ctx)->sw;
-    hdp_json_int(j, "count", sw->nx);
-    hdp_json_array(j, sw->by_depth ? "depth" : "width");
-    for (int i = 0; i < sw->nx; i++)
-        hdp_json_int(j, NULL, sw->xs[i]);
-    hdp_json_close(j);
-    /* per scheme, arrays over the depths or widths: the linearised network's KL, its
-     * standard error, early KL and bound; with kl.network = relu the real network's too */
-    static const char *const what[] = {"kl", "kl_stderr", "kl_early", "B",
-                                       "relu_kl", "relu_kl_stderr", "relu_kl_early"};
+    hdp_json_fields(j, sw->by_depth ? &hdp_kl_sweep_depth_fields : &hdp_kl_sweep_width_fields, "",
+                    sw, NULL);
     for (int k = 0; k < 4; k++)
-        for (int w = 0; sw->want[k] && w < (sw->relu ? 7 : 4); w++) {
-            char key[64];
-            snprintf(key, sizeof key, "%s_%s", hdp_kl_init_name(k), what[w]);
-            hdp_json_array(j, key);
-            for (int i = 0; i < sw->nx; i++) {
-                const hdp_klsweep_point *p = &sw->points[i * 4 + k];
-                const double v[] = {p->kl, p->se, p->kle, p->B, p->rkl, p->rse, p->rkle};
-                hdp_json_num(j, NULL, v[w]);
-            }
-            hdp_json_close(j);
+        if (sw->want[k]) {
+            const hdp_klsweep_scheme sc = {sw, k};
+            char pre[32];
+            snprintf(pre, sizeof pre, "%s_", hdp_kl_init_name(k));
+            hdp_json_fields(j, &hdp_kl_sweep_scheme_fields, pre, &sc, NULL);
+            snprintf(pre, sizeof pre, "%s_relu_", hdp_kl_init_name(k));
+            if (sw->relu)
+                hdp_json_fields(j, &hdp_kl_sweep_relu_fields, pre, &sc, NULL);
         }
-    hdp_json_int(j, "epochs", sw->E);
-    hdp_json_int(j, "epochs_early", sw->Ee);
-    hdp_json_num(j, "c", HDP_KL_C);
+    hdp_json_fields(j, &hdp_kl_sweep_fields, "", sw, NULL);
 }
 
 static void sweep_figure(hdp_plot_vars *v, const void *ctx)

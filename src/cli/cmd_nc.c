@@ -212,32 +212,18 @@ static hdp_status write_outputs(const char *what, const hdp_model *m, const char
                                 const hdp_nc_point *pts, long count, const char *json_text,
                                 hdp_error *err)
 {
-    hdp_outfile files[2];
-    memset(files, 0, sizeof files);
-    int nf = 0;
-    hdp_status st = HDP_OK;
-    if (args.csv) {
-        st = hdp_out_open(&files[nf], args.csv, err);
-        if (st == HDP_OK) {
-            nc_meta(files[nf].f, what, m);
-            nc_csv_header(files[nf].f);
-            for (long i = 0; i < count; i++)
-                nc_csv_row(files[nf].f, names[pts[i].curve], &pts[i]);
-            nf++;
-        }
+    hdp_outset out;
+    hdp_outset_init(&out, err);
+    FILE *f = hdp_outset_add(&out, args.csv);
+    if (f) {
+        nc_meta(f, what, m);
+        nc_csv_header(f);
+        for (long i = 0; i < count; i++)
+            nc_csv_row(f, names[pts[i].curve], &pts[i]);
     }
-    if (st == HDP_OK && args.json) {
-        st = hdp_out_open(&files[nf], args.json, err);
-        if (st == HDP_OK) {
-            fputs(json_text, files[nf].f);
-            nf++;
-        }
-    }
-    if (st == HDP_OK && nf > 0)
-        st = hdp_out_commit_all(files, nf, err);
-    for (int i = 0; i < 2; i++)
-        hdp_out_abort(&files[i]);
-    return st;
+    if ((f = hdp_outset_add(&out, args.json)))
+        fputs(json_text, f);
+    return hdp_outset_commit(&out);
 }
 
 /* The first key that keeps the exact one-step error from applying (hdp_nc_exact_applies). */

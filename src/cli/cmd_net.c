@@ -252,21 +252,17 @@ static void vs_csv(FILE *f, const hdp_model *m, const hdp_netexp *x, const hdp_n
         fprintf(f, "\n");
     }
     hdp_model_write_meta_sections(m, f, cli_model_sections("net"));
-    fprintf(f, "%s,n,net_width", xname);
-    const hdp_field_table *t = &hdp_netexp_cell_fields;
+    const hdp_field_table *xt = x->kind == HDP_NETEXP_WIDTH ? &hdp_netexp_width_csv_fields
+                                                             : &hdp_netexp_samples_csv_fields;
+    hdp_csv_header(f, xt, 1);
     for (int v = 0; v < HDP_NETEXP_VARIANTS; v++)
-        for (int k = 0; t->fields[k].name; k++)
-            fprintf(f, ",%s%s", prefixes[v], t->fields[k].name);
-    fprintf(f, "\n");
+        hdp_csv_header_in(f, &hdp_netexp_cell_fields, prefixes[v], "", 0);
+    fputc('\n', f);
     for (long i = 0; i < x->points; i++) {
-        fprintf(f, "%.10g,%.10g,%.10g", x->grid[i], x->n[i], x->width[i]);
+        hdp_csv_row(f, xt, x, &i, 1);
         for (int v = 0; v < HDP_NETEXP_VARIANTS; v++)
-            for (int k = 0; t->fields[k].name; k++) {
-                char buf[40];
-                fprintf(f, ",%s", hdp_csv_field(buf, sizeof buf, "%.10g",
-                                                hdp_field_number(&t->fields[k], &x->cell[v][i], NULL)));
-            }
-        fprintf(f, "\n");
+            hdp_csv_row(f, &hdp_netexp_cell_fields, &x->cell[v][i], NULL, 0);
+        fputc('\n', f);
     }
 }
 

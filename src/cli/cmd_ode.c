@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "io/output.h"
 #include "cli.h"
@@ -29,7 +30,8 @@ const char ode_help[] =
     "noise included, also in the bounds); mu_c, nu_c are the clipping factors at R(t); eta\n"
     "and sigma2 are the schedule's eta~(t) and sigma~(t)^2. Lines starting with # give the\n"
     "model. The JSON summary has final_risk, risk_before_final_noise, gamma, n, d, rho\n"
-    "(null = inf), stable, rhs_evals, steps, solver (dop853 or cvode: [ode] solver),\n"
+    "(null = inf), stable, rhs_evals, steps, solver (dop853 or cvode: [ode] solver; rows:\n"
+    "ode.model = rows, the rows' mean-field recursion of docs/theory.md §9.5, no bounds),\n"
     "solve_seconds, clip_fit_seconds (the fit of non-Gaussian clipping factors, docs/theory.md\n"
     "§2.3, once per call), upper_finite_until and lower_finite_until (1, or the last t where a\n"
     "bound whose equation overflows is finite: its CSV cells are empty after it, with a\n"
@@ -46,8 +48,11 @@ void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
             r->risk_before_final_noise, r->final_noise);
     const char *name[2] = {"upper", "lower"};
     double until[2] = {r->upper_until, r->lower_until};
+    if (isnan(until[0]) && isnan(until[1])) /* ode.model = rows */
+        fprintf(f, "# ; note: ode.model = rows has no bounds (those of docs/theory.md §3 are the "
+                   "bins' ODE's): their cells are empty\n");
     for (int b = 0; b < 2; b++)
-        if (!(until[b] >= 1.0))
+        if (!(until[b] >= 1.0) && !isnan(until[b]))
             fprintf(f, "# ; note: the %s bound's equation overflows after t = %.10g: its cells are "
                        "empty from there (the risk does not depend on it)\n",
                     name[b], until[b]);
@@ -65,6 +70,18 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     cli_json_model(&j, m, "ode");
     hdp_json_fields(&j, &hdp_version_fields, "", NULL, NULL);
     hdp_json_end(&j);
+}
+
+/* ode.model = rows (seconds to minutes): its steps on standard error when it is a terminal */
+static int ode_progress(const char *what, long done, long total, double value, void *user)
+{
+    (void)user;
+    fprintf(stderr, "\rhdpsgd ode: %s, step %ld of %ld (%3.0f %%), risk %.6g", what, done, total,
+            100.0 * (double)done / (double)(total > 0 ? total : 1), value);
+    if (done == total)
+        fprintf(stderr, "\r%*s\r", 78, "");
+    fflush(stderr);
+    return 0;
 }
 
 int cmd_ode(int argc, char **argv)
@@ -87,7 +104,8 @@ int cmd_ode(int argc, char **argv)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_ode_result res;
-    hdp_status st = hdp_ode_solve(&m, &res, &err);
+    hdp_status st = hdp_ode_solve_progress(&m, isatty(STDERR_FILENO) ? ode_progress : NULL, NULL,
+                                           &res, &err);
     if (st != HDP_OK) {
         hdp_ode_result_free(&res);
         hdp_model_free(&m);
@@ -102,7 +120,8 @@ int cmd_ode(int argc, char **argv)
         cli_write_ode_json(f, &m, &res);
     cli_test_stop("commit");
     st = hdp_outset_commit(&out);
-    if (st == HDP_OK && !(res.upper_until >= 1.0 && res.lower_until >= 1.0))
+    if (st == HDP_OK && !(res.upper_until >= 1.0 && res.lower_until >= 1.0) &&
+        !(isnan(res.upper_until) && isnan(res.lower_until)))
         fprintf(stderr, "hdpsgd ode: note: a bound's equation overflows (upper finite until t = "
                         "%.6g, lower until t = %.6g): its cells are empty after that; the risk "
                         "is not affected\n",

@@ -346,16 +346,13 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         hdp_json_fields(&j, &hdp_nonexpansive_fields, "", &ne, &delta);
         hdp_privacy_target tg = {epsilon_opt, rho_t, rz_t};
         hdp_json_fields(&j, &hdp_privacy_target_fields, "", &tg, NULL);
-        hdp_json_array(&j, "at_delta");
-        for (int i = 0; i < ndeltas; i++) {
-            hdp_privacy_at_delta at = {deltas[i], hdp_zcdp_epsilon_cks(rho_z, deltas[i]),
-                                       hdp_zcdp_epsilon_bs(rho_z, deltas[i]),
-                                       isnan(epsilon_opt) ? NAN : rho_at[i]};
-            hdp_json_object(&j, NULL);
-            hdp_json_fields(&j, &hdp_privacy_at_delta_fields, "", &at, NULL);
-            hdp_json_close(&j);
-        }
-        hdp_json_close(&j);
+        hdp_privacy_at_delta at[CLI_MAX_STRINGS];
+        for (int i = 0; i < ndeltas; i++)
+            at[i] = (hdp_privacy_at_delta){deltas[i], hdp_zcdp_epsilon_cks(rho_z, deltas[i]),
+                                           hdp_zcdp_epsilon_bs(rho_z, deltas[i]),
+                                           isnan(epsilon_opt) ? NAN : rho_at[i]};
+        const hdp_privacy_deltas dl = {ndeltas, at};
+        hdp_json_fields(&j, &hdp_privacy_deltas_fields, "", &dl, NULL);
         cli_json_model(&j, m, "privacy");
         hdp_json_end(&j);
     }

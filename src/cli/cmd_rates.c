@@ -357,13 +357,9 @@ int cmd_rates(int argc, char **argv)
     print_table(&r);
 
     /* outputs */
-    char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
-    if (figure_path) {
-        snprintf(prefix, sizeof prefix, "%s", figure_path);
-        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
-        snprintf(data_csv, sizeof data_csv, "%s.rates.csv", prefix);
-    }
+    char data_csv[HDP_OUT_PATH_MAX + 32] = "";
+    if (figure_path)
+        hdp_plot_stem(figure_path, ".rates.csv", data_csv, sizeof data_csv);
     hdp_outset out; /* all or nothing */
     hdp_outset_init(&out, &err);
     FILE *f;

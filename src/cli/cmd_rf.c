@@ -144,16 +144,12 @@ static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
     fprintf(f, "# ; runs = %ld\n# ; seed = %llu\n", r->runs, (unsigned long long)m->seed);
     fprintf(f, "# ; strong_error_mean = %.17g\n# ; strong_error_max = %.17g\n# ; max_clipped_fraction "
                "= %.17g\n", r->strong_error_mean, r->strong_error_max, r->max_clipped_fraction);
-    fprintf(f, "step,tau,dpgd_test,dpgd_test_se,dpgd_train,dpgd_train_se,ou_test,ou_train,"
-               "em_test,em_test_se,em_expected_test,ex_test,ex_test_se,clipped_fraction,"
-               "minnorm_test,gf_test\n");
-    for (long i = 0; i < r->points; i++)
-        fprintf(f, "%ld,%.10g,%.12g,%.6g,%.12g,%.6g,%.12g,%.12g,%.12g,%.6g,%.12g,%.12g,%.6g,%.8g,"
-                   "%.12g,%.12g\n",
-                r->step[i], r->tau[i], r->dpgd_test[i], r->dpgd_test_se[i], r->dpgd_train[i],
-                r->dpgd_train_se[i], r->ou_test[i], r->ou_train[i], r->em_test[i],
-                r->em_test_se[i], r->em_expected_test[i], r->ex_test[i], r->ex_test_se[i],
-                r->clipped[i], r->minnorm_test, r->gf_test[i]);
+    hdp_csv_header(f, &hdp_rf_csv_fields, 1);
+    fputc('\n', f);
+    for (long i = 0; i < r->points; i++) {
+        hdp_csv_row(f, &hdp_rf_csv_fields, r, &i, 1);
+        fputc('\n', f);
+    }
 }
 
 static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,

@@ -141,6 +141,21 @@ static const char *delta_text(const hdp_model *m)
 
 /* ---- P1: test loss against p ---- */
 
+/* P1's grid columns: t of every configuration (C-major), named <name>_C<C>_CT<CT> (pt NULL:
+ * the header) or pt's values */
+static void grid_columns(FILE *f, const hdp_rfexp *xp, const hdp_rfexp_point *pt,
+                         const hdp_field_table *t)
+{
+    char suffix[80];
+    for (long j = 0; j < (long)xp->nC * xp->nCT; j++) {
+        snprintf(suffix, sizeof suffix, "_C%g_CT%g", xp->Cs[j / xp->nCT], xp->CTs[j % xp->nCT]);
+        if (pt)
+            hdp_csv_row(f, t, &pt->cfg[j], NULL, 0);
+        else
+            hdp_csv_header_in(f, t, "", suffix, 0);
+    }
+}
+
 static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, size_t tsize)
 {
     const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
@@ -154,30 +169,20 @@ static void p1(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     for (int i = 0; i < nCT; i++) fprintf(f, "%s%g", i ? ", " : "", xp->CTs[i]);
     fprintf(f, "}; C_clip = C sqrt(p), T = CT d/(eta p), eta = %s\n",
             dk->eta > 0 ? "dpgd.eta" : "1/p");
-    fprintf(f, "p,minnorm_test,minnorm_train,zero_test,dpgd_test,dpgd_test_se,dpgd_train,dpgd_C,"
-               "dpgd_CT,dpgd_T,dpgd_sigma,dpgd_clipped,modes,eta_lambda_max");
-    for (int a = 0; a < nC; a++)
-        for (int b = 0; b < nCT; b++)
-            fprintf(f, ",test_C%g_CT%g", xp->Cs[a], xp->CTs[b]);
-    fprintf(f, ",dpgd_val,dpgd_val_se,oracle_test");
-    for (int a = 0; a < nC; a++)
-        for (int b = 0; b < nCT; b++)
-            fprintf(f, ",val_C%g_CT%g", xp->Cs[a], xp->CTs[b]);
-    fprintf(f, "\n");
+    hdp_csv_header(f, &hdp_rfexp_p1_csv_fields, 1);
+    grid_columns(f, xp, NULL, &hdp_rfexp_grid_test_csv_fields);
+    hdp_csv_header(f, &hdp_rfexp_p1_val_csv_fields, 0);
+    grid_columns(f, xp, NULL, &hdp_rfexp_grid_val_csv_fields);
+    fputc('\n', f);
     for (int i = 0; i < xp->np; i++) {
         const hdp_rfexp_point *pt = &xp->points[i];
-        const long best = pt->best;
-        const hdp_rfexp_config *b = &pt->cfg[best];
-        fprintf(f, "%ld,%.10g,%.6g,%.10g,%.10g,%.4g,%.10g,%g,%g,%ld,%.8g,%.6g,%ld,%.6g", pt->p,
-                pt->minnorm_test, pt->minnorm_train, pt->zero_test, b->test, b->test_se,
-                b->train, xp->Cs[best / nCT], xp->CTs[best % nCT], b->q.T, b->q.sigma,
-                b->clipped, pt->modes, pt->eta * pt->lambda_max);
-        for (long j = 0; j < (long)nC * nCT; j++)
-            fprintf(f, ",%.10g", pt->cfg[j].test);
-        fprintf(f, ",%.10g,%.4g,%.10g", b->val, b->val_se, pt->cfg[pt->best_test].test);
-        for (long j = 0; j < (long)nC * nCT; j++)
-            fprintf(f, ",%.10g", pt->cfg[j].val);
-        fprintf(f, "\n");
+        const hdp_rfexp_config *b = &pt->cfg[pt->best];
+        const hdp_rfexp_row row = {pt, xp->Cs[pt->best / nCT], xp->CTs[pt->best % nCT], 0, 1};
+        hdp_csv_row(f, &hdp_rfexp_p1_csv_fields, b, &row, 1);
+        grid_columns(f, xp, pt, &hdp_rfexp_grid_test_csv_fields);
+        hdp_csv_row(f, &hdp_rfexp_p1_val_csv_fields, b, &row, 0);
+        grid_columns(f, xp, pt, &hdp_rfexp_grid_val_csv_fields);
+        fputc('\n', f);
     }
     snprintf(title, tsize, "P1 (Bombari-Mondelli, Fig. 2): test loss vs p — d = %ld, n = %ld, %s "
              "target, ε = %g, δ = %s", rk->d, rk->n, hdp_rf_target_name(rk->target),
@@ -199,21 +204,17 @@ static void p23(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, s
                "T = round(CT d/(eta p))\n", C, eta);
     fprintf(f, "# ; ou_test: expected test loss of the unclipped OU process at tau = eta T (closed "
                "form); gf_test: gradient flow at tau\n");
-    fprintf(f, "p,CT,T,tau,etaTp_over_d,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped,"
-               "ou_test,gf_test,minnorm_test,dpgd_val,dpgd_val_se,selected\n");
+    hdp_csv_header(f, &hdp_rfexp_p23_csv_fields, 1);
+    fputc('\n', f);
     plist[0] = '\0';
     for (int i = 0; i < xp->np; i++) {
         const hdp_rfexp_point *pt = &xp->points[i];
         size_t len = strlen(plist);
         snprintf(plist + len, psize - len, "%s%ld", len ? " " : "", pt->p);
         for (int b = 0; b < xp->nCT; b++) {
-            const hdp_rfexp_config *x = &pt->cfg[b];
-            const hdp_rf_dpgd *q = &x->q;
-            fprintf(f, "%ld,%.8g,%ld,%.10g,%.10g,%.10g,%.8g,%.10g,%.4g,%.10g,%.6g,%.10g,%.10g,"
-                       "%.10g,%.10g,%.4g,%d\n",
-                    pt->p, xp->CTs[b], q->T, q->tau, q->tau * (double)pt->p / (double)d,
-                    q->C_clip, q->sigma, x->test, x->test_se, x->train, x->clipped, x->ou_test,
-                    x->gf_test, pt->minnorm_test, x->val, x->val_se, pt->best == b);
+            const hdp_rfexp_row row = {pt, C, xp->CTs[b], d, pt->best == b};
+            hdp_csv_row(f, &hdp_rfexp_p23_csv_fields, &pt->cfg[b], &row, 1);
+            fputc('\n', f);
         }
     }
     snprintf(title, tsize, "%s (Bombari-Mondelli, Fig. 2): C_clip = %g √p, η = %g, d = %ld, n = %ld, "
@@ -231,13 +232,12 @@ static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
     meta(f, "P4", "test loss over (C, CT) at one p", m, xp);
     fprintf(f, "# ; p = %ld, eta = %.17g; C_clip = C sqrt(p), T = round(CT d/(eta p))\n", pt->p,
             pt->eta);
-    fprintf(f, "C,CT,T,tau,C_clip,sigma,dpgd_test,dpgd_test_se,dpgd_train,clipped,dpgd_val,"
-               "dpgd_val_se,selected\n");
+    hdp_csv_header(f, &hdp_rfexp_p4_csv_fields, 1);
+    fputc('\n', f);
     for (long j = 0; j < (long)xp->nC * nCT; j++) {
-        const hdp_rfexp_config *x = &pt->cfg[j];
-        fprintf(f, "%.8g,%.8g,%ld,%.10g,%.10g,%.8g,%.10g,%.4g,%.10g,%.6g,%.10g,%.4g,%d\n",
-                xp->Cs[j / nCT], xp->CTs[j % nCT], x->q.T, x->q.tau, x->q.C_clip, x->q.sigma,
-                x->test, x->test_se, x->train, x->clipped, x->val, x->val_se, pt->best == j);
+        const hdp_rfexp_row row = {pt, xp->Cs[j / nCT], xp->CTs[j % nCT], 0, pt->best == j};
+        hdp_csv_row(f, &hdp_rfexp_p4_csv_fields, &pt->cfg[j], &row, 1);
+        fputc('\n', f);
     }
     snprintf(title, tsize, "P4 (Bombari-Mondelli, Fig. 2): test loss over (C_clip, T) — p = %ld, η = %g, "
              "d = %ld, n = %ld, ε = %g, δ = %s", pt->p, pt->eta, rk->d, rk->n,

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/schema.h"
 #include "io/output.h"
 #include "plot.h"
 #include "cli.h"
@@ -116,13 +116,6 @@ typedef struct {
     const hdp_design_result *level; /* the designer's opt->level: the level just finished */
 } progress_state;
 
-static double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* A rough number of ODE solves for a family (as on the default model): the one-parameter
  * families about 100, inverse-time 250, pl 350 + 10 K, with --refine 250 + 10 K per level
  * and four levels (K, 2K-1, ...). Only for the progress line's estimate. */
@@ -161,11 +154,9 @@ static void progress_done(progress_state *ps, hdp_design_family family, long sol
     for (int f = family + 1; f < HDP_FAMILY_COUNT; f++)
         if (ps->want[f]) total += expected_solves(f);
     double spent = cli_now() - ps->t0, left = done > 0 ? spent * (double)(total - done) / (double)done : NAN;
-    char t[32];
-    if (!isfinite(left)) snprintf(t, sizeof t, "?");
-    else if (left < 120) snprintf(t, sizeof t, "%.0f s", left);
-    else if (left < 7200) snprintf(t, sizeof t, "%.0f min", left / 60);
-    else snprintf(t, sizeof t, "%.1f h", left / 3600);
+    char t[32] = "?";
+    if (isfinite(left))
+        cli_human_time(left, t, sizeof t);
     snprintf(buf, size, "%5ld of ~%ld ODE solves, ~%s left", done, total, t);
 }
 
@@ -181,7 +172,7 @@ static void write_level(const progress_state *ps, const hdp_design_result *level
     hdp_outset_init(&out, &err);
     FILE *f = hdp_outset_add(&out, out_path);
     if (f)
-        cli_write_schedule_table(f, ps->m, level, NULL);
+        hdp_design_write_table(f, ps->m, level, NULL);
     if (hdp_outset_commit(&out) != HDP_OK)
         fprintf(stderr, "%shdpsgd schedule: warning: the level's table: %s\n", ps->tty ? "\n" : "",
                 err.msg);
@@ -221,29 +212,6 @@ static int progress(const char *what, long solves, long total, double best, void
     return 0;
 }
 
-/* shortest of %.15g / %.17g that reads back exactly */
-static const char *num(double v, char *buf, size_t size)
-{
-    snprintf(buf, size, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, size, "%.17g", v);
-    return buf;
-}
-
-/* Parse "all" or a comma-separated list into want[]. Returns 0 or prints and returns 2. */
-/* --family: default all */
-static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
-{
-    hdp_error err;
-    hdp_error_clear(&err);
-    if (hdp_design_families_parse(text ? text : "all", want, &err) != HDP_OK) {
-        fprintf(stderr, "hdpsgd schedule: error: --family: %s\n", err.msg);
-        return EXIT_BAD_INPUT;
-    }
-    return 0;
-}
-
-
 /* the command line that runs the simulation on the written table */
 static void rerun_command(const cli_common *common, const char *sub, const hdp_design_result *b,
                           char *buf, size_t size)
@@ -258,16 +226,10 @@ static void rerun_command(const cli_common *common, const char *sub, const hdp_d
     char cb[40];
     if (tune_clip)
         used += (size_t)snprintf(buf + used, used < size ? size - used : 0, " --set clip.c=%s",
-                                 num(b->c, cb, sizeof cb));
+                                 hdp_format_exact(b->c, cb, sizeof cb));
     if (batch_run && batch_run->best >= 0)
         snprintf(buf + used, used < size ? size - used : 0, " --set sgd.batch=%ld",
                  batch_run->batch[batch_run->best]);
-}
-
-void cli_write_schedule_table(FILE *f, const hdp_model *m, const hdp_design_result *b,
-                              const char *use)
-{
-    hdp_design_write_table(f, m, b, use);
 }
 
 /* one family's design: the tables of hdpsgd/fields.h under the prefix <family>_ */
@@ -412,8 +374,12 @@ static int parse_request(int argc, char **argv, cli_common *common, int want[HDP
                         "schedule)\n");
         return EXIT_BAD_INPUT;
     }
-    if ((rc = parse_families(family_opt, want)))
-        return rc;
+    hdp_error err; /* --family: "all" (the default) or a comma-separated list */
+    hdp_error_clear(&err);
+    if (hdp_design_families_parse(family_opt ? family_opt : "all", want, &err) != HDP_OK) {
+        fprintf(stderr, "hdpsgd schedule: error: --family: %s\n", err.msg);
+        return EXIT_BAD_INPUT;
+    }
     if (knots_opt < 2 || knots_opt > HDP_DESIGN_MAX_KNOTS) {
         fprintf(stderr, "hdpsgd schedule: error: --knots %ld: the pl family needs 2 to %d knots\n",
                 knots_opt, HDP_DESIGN_MAX_KNOTS);
@@ -472,20 +438,16 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
                                 const hdp_ode_result *curves, double eps, hdp_error *err)
 {
     const hdp_design_result *b = &d->res[d->best];
-    char prefix[HDP_OUT_PATH_MAX + 1] = "", data_csv[HDP_OUT_PATH_MAX + 32] = "";
-    if (figure_path) {
-        snprintf(prefix, sizeof prefix, "%s", figure_path);
-        char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
-        snprintf(data_csv, sizeof data_csv, "%s.schedules.csv", prefix);
-    }
+    char data_csv[HDP_OUT_PATH_MAX + 32] = "";
+    if (figure_path)
+        hdp_plot_stem(figure_path, ".schedules.csv", data_csv, sizeof data_csv);
     hdp_outset out; /* all or nothing */
     hdp_outset_init(&out, err);
     FILE *f;
     if ((f = hdp_outset_add(&out, out_path))) {
         char use[4096];
         rerun_command(common, "sim", b, use, sizeof use);
-        cli_write_schedule_table(f, m, b, use);
+        hdp_design_write_table(f, m, b, use);
     }
     if ((f = hdp_outset_add(&out, figure_path ? data_csv : NULL)))
         write_curves(f, m, d->done, curves);
@@ -632,7 +594,7 @@ static void sweep_json(FILE *f, const hdp_sweep_point *p)
 }
 static void sweep_table(FILE *f, const hdp_sweep_point *p)
 {
-    cli_write_schedule_table(f, p->m, &p->designs.res[p->designs.best], NULL);
+    hdp_design_write_table(f, p->m, &p->designs.res[p->designs.best], NULL);
 }
 
 hdp_status schedule_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)

@@ -106,11 +106,6 @@ static void meta_of(FILE *f, const char *what, const hdp_model *m, const hdp_si_
     hdp_model_write_meta_sections(m, f, cli_model_sections("sim-index"));
 }
 
-static void meta(FILE *f, const char *what, const hdp_model *m, const hdp_si_problem *pb)
-{
-    meta_of(f, what, m, &pb->hp, pb->spec.stage2);
-}
-
 static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, const hdp_si_result *r,
                        int threads)
 {
@@ -131,7 +126,8 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, co
 static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *pb,
                             const hdp_si_result *r)
 {
-    meta(f, "stage-2 weights in the eigenbasis of K: Monte Carlo vs prediction", m, pb);
+    meta_of(f, "stage-2 weights in the eigenbasis of K: Monte Carlo vs prediction", m, &pb->hp,
+            pb->spec.stage2);
     fprintf(f, "# ; pred_* = law of the simulated process (gd: unclipped discrete GD, ou: OU at tau); "
                "z = |mc - pred| / stderr\n");
     fprintf(f, "# ; test risk %.8g +- %.3g (OU %.8g, GD %.8g, zero predictor %.8g); mean alignment "
@@ -320,26 +316,15 @@ int cmd_si(int argc, char **argv)
     hdp_status st = hdp_si_problem_build(&spec, &m, &pb, &err);
     if (st == HDP_OK)
         st = hdp_si_stage2(&pb, hdp_si_keys_of(&m)->runs, threads, &r, &err);
-    if (st == HDP_OK) {
-        hdp_outfile files[2];
-        int nf = 0;
-        st = hdp_out_open(&files[nf], csv_path, &err);
-        if (st == HDP_OK) {
-            write_modes_csv(files[nf].f, &m, &pb, &r);
-            nf++;
-        }
-        if (st == HDP_OK && json_path) {
-            st = hdp_out_open(&files[nf], json_path, &err);
-            if (st == HDP_OK) {
-                write_json(files[nf].f, &m, &pb, &r, threads);
-                nf++;
-            }
-        }
-        if (st == HDP_OK)
-            st = hdp_out_commit_all(files, nf, &err);
-        else
-            for (int i = 0; i < nf; i++)
-                hdp_out_abort(&files[i]);
+    if (st == HDP_OK) { /* the CSV (default: standard output) and the JSON, all or nothing */
+        hdp_outset out;
+        hdp_outset_init(&out, &err);
+        FILE *f = hdp_outset_add(&out, csv_path ? csv_path : "-");
+        if (f)
+            write_modes_csv(f, &m, &pb, &r);
+        if ((f = hdp_outset_add(&out, json_path)))
+            write_json(f, &m, &pb, &r, threads);
+        st = hdp_outset_commit(&out);
     }
     if (st == HDP_OK) {
         const hdp_si_params *hp = &pb.hp;

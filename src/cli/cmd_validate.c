@@ -294,7 +294,10 @@ static void draw_figure(hdp_outset *out, const hdp_model *m, const hdp_validate_
     hdp_plot_var_str(&pv, "title_text", title);
     /* 1 drawn, 0 not, -1 drawn unless it leaves the data's range (the script decides) */
     hdp_plot_var_num(&pv, "show_bounds",
-                     no_bounds_opt ? 0 : bounds_opt ? 1 : m->spectrum != HDP_SPECTRUM_ISOTROPIC ? -1 : 0);
+                     no_bounds_opt || m->ode_model == HDP_ODE_MODEL_ROWS /* none */ ? 0
+                     : bounds_opt                                                  ? 1
+                     : m->spectrum != HDP_SPECTRUM_ISOTROPIC                       ? -1
+                                                                                   : 0);
     cli_draw(out, "validate", figure_path, &pv);
 }
 
@@ -387,33 +390,25 @@ int cmd_validate(int argc, char **argv)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_status st = hdp_validate_run(&m, &opt, !no_sde, &v, &err);
-    if (st != HDP_OK) {
-        hdp_validate_free(&v);
-        hdp_model_free(&m);
-        return cli_fail("validate", &err);
-    }
-    print_table(&m, &v, opt.runs);
-    cli_warn_nonexpansive("validate", &m, &v.sim);
-
     hdp_validate_scaling_result sc;
     memset(&sc, 0, sizeof sc);
     sc.slope = NAN;
-    if (scaling_opt > 0 && (rc = run_scaling(&m, &opt, scaling_opt, &sc))) {
-        hdp_validate_free(&v);
-        hdp_model_free(&m);
-        return rc;
-    }
-
-    /* data files, figure, JSON: written only now that everything has run */
-    st = write_outputs(&m, &opt, &v, &sc, &err);
-    if (st != HDP_OK) {
-        hdp_validate_free(&v);
-        hdp_model_free(&m);
-        return cli_fail("validate", &err);
+    if (st == HDP_OK) {
+        print_table(&m, &v, opt.runs);
+        cli_warn_nonexpansive("validate", &m, &v.sim);
+        if (scaling_opt > 0)
+            rc = run_scaling(&m, &opt, scaling_opt, &sc);
+        /* data files, figure, JSON: written only now that everything has run */
+        if (!rc)
+            st = write_outputs(&m, &opt, &v, &sc, &err);
     }
     int pass = v.pass;
     hdp_validate_free(&v);
     hdp_model_free(&m);
+    if (rc)
+        return rc;
+    if (st != HDP_OK)
+        return cli_fail("validate", &err);
     return pass ? 0 : EXIT_FAIL_VALIDATION;
 }
 

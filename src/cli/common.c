@@ -139,6 +139,23 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
     return 0;
 }
 
+/* the option of the table that the argument a names (--name, --name=VALUE with *inline_val
+ * set to VALUE, or -x), or NULL */
+static const cli_opt *find_option(const cli_opt *table, const char *a, const char **inline_val)
+{
+    for (const cli_opt *o = table; o && o->name; o++) {
+        size_t len = strlen(o->name);
+        if (a[1] == '-' && !strncmp(a + 2, o->name, len) &&
+            (a[2 + len] == '\0' || a[2 + len] == '=')) {
+            if (a[2 + len] == '=') *inline_val = a + 3 + len;
+            return o;
+        }
+        if (a[1] != '-' && o->short_name && a[1] == o->short_name && a[2] == '\0')
+            return o;
+    }
+    return NULL;
+}
+
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
 {
     memset(common, 0, sizeof *common);
@@ -166,29 +183,10 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
             continue;
         }
         if (a[0] == '-' && a[1] != '\0') {
-            const cli_opt *found = NULL;
             const char *inline_val = NULL;
-            for (const cli_opt *o = cmd->opts; o && o->name; o++) {
-                size_t len = strlen(o->name);
-                if (a[1] == '-' && !strncmp(a + 2, o->name, len) &&
-                    (a[2 + len] == '\0' || a[2 + len] == '=')) {
-                    found = o;
-                    if (a[2 + len] == '=') inline_val = a + 3 + len;
-                    break;
-                }
-                if (a[1] != '-' && o->short_name && a[1] == o->short_name && a[2] == '\0') {
-                    found = o;
-                    break;
-                }
-            }
-            for (const cli_opt *o = figure_opts; !found && o && o->name; o++) {
-                size_t len = strlen(o->name);
-                if (a[1] == '-' && !strncmp(a + 2, o->name, len) &&
-                    (a[2 + len] == '\0' || a[2 + len] == '=')) {
-                    found = o;
-                    if (a[2 + len] == '=') inline_val = a + 3 + len;
-                }
-            }
+            const cli_opt *found = find_option(cmd->opts, a, &inline_val);
+            if (!found)
+                found = find_option(figure_opts, a, &inline_val);
             if (!found) {
                 const char *near = cli_nearest_option(cmd, a);
                 if (near) {
@@ -527,7 +525,7 @@ void cli_mc_progress_on_tty(hdp_mc_options *opt)
 #define ANNOUNCE_TTY 10.0     /* seconds: on a terminal, announce jobs longer than this */
 #define ANNOUNCE_ALWAYS 3600.0 /* seconds: announce anywhere, with a line every 10 minutes */
 
-static void human_time(double s, char *buf, size_t size)
+void cli_human_time(double s, char *buf, size_t size)
 {
     if (s < 120)
         snprintf(buf, size, "%.0f s", s);
@@ -547,7 +545,7 @@ static struct {
     double last;   /* when the last line was printed (not a terminal: every 10 minutes) */
 } steps_state;
 
-static double wall_seconds(void)
+double cli_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -556,14 +554,14 @@ static double wall_seconds(void)
 
 static void steps_line(const char *method, double done, double total)
 {
-    double now = wall_seconds(), elapsed = now - steps_state.t0;
+    double now = cli_now(), elapsed = now - steps_state.t0;
     if (!steps_state.tty && now - steps_state.last < 600)
         return;
     steps_state.last = now;
     double rate = elapsed > 0 ? done / elapsed : 0;
     char left[32] = "?";
     if (rate > 0)
-        human_time((total - done) / rate, left, sizeof left);
+        cli_human_time((total - done) / rate, left, sizeof left);
     char line[160];
     snprintf(line, sizeof line, "hdpsgd %s: %.3g%% of %.3g steps, %.3g steps/s, about %s left",
              method, total > 0 ? 100.0 * done / total : 0.0, total, rate, left);
@@ -586,11 +584,11 @@ void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, i
     double secs = (work * NS_PER_UPDATE + runs * (double)steps * sides * NS_PER_STEP) * 1e-9 /
                   threads;
     steps_state.tty = isatty(STDERR_FILENO);
-    steps_state.t0 = steps_state.last = wall_seconds();
+    steps_state.t0 = steps_state.last = cli_now();
     if (secs < (steps_state.tty ? ANNOUNCE_TTY : ANNOUNCE_ALWAYS))
         return;
     char t[32];
-    human_time(secs, t, sizeof t);
+    cli_human_time(secs, t, sizeof t);
     fprintf(stderr,
             "hdpsgd %s: %.3g coordinate updates (%ld runs x %ld steps x d = %ld%s): roughly %s "
             "on %d thread%s (about %.0f ns per update per thread); progress %s; Ctrl-C stops it\n",
@@ -687,21 +685,15 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
 
 const char *const *cli_model_sections(const char *command)
 {
-    static const char *const none[] = {NULL}, *const rf[] = {"rf", "dpgd", NULL},
-                             *const kl[] = {"kl", NULL}, *const nc[] = {"nc", NULL},
-                             *const si[] = {"si", NULL}, *const net[] = {"net", NULL};
-    if (!command)
-        return none;
-    if (!strcmp(command, "rf") || !strcmp(command, "rf-experiment"))
-        return rf;
-    if (!strcmp(command, "kl"))
-        return kl;
-    if (!strcmp(command, "nc"))
-        return nc;
-    if (!strcmp(command, "sim-index"))
-        return si;
-    if (!strcmp(command, "net"))
-        return net;
+    static const char *const none[] = {NULL};
+    static const struct {
+        const char *command, *const sections[3]; /* NULL-terminated */
+    } own[] = {{"rf", {"rf", "dpgd", NULL}}, {"rf-experiment", {"rf", "dpgd", NULL}},
+               {"kl", {"kl", NULL}},         {"nc", {"nc", NULL}},
+               {"sim-index", {"si", NULL}},  {"net", {"net", NULL}}};
+    for (size_t i = 0; command && i < sizeof own / sizeof own[0]; i++)
+        if (!strcmp(command, own[i].command))
+            return own[i].sections;
     return none;
 }
 

@@ -66,15 +66,19 @@ const cli_arg cli_model_args[] = {
     {NULL, NULL},
 };
 
-/* "--name META" or "-s, --name META" */
-static void opt_left(const cli_opt *o, char *buf, size_t size)
+/* the help's lines of an option table: "--name META" or "-s, --name META", then the help */
+static void print_opts(FILE *f, const cli_opt *table)
 {
-    if (o->short_name)
-        snprintf(buf, size, "-%c, --%s%s%s", o->short_name, o->name, o->metavar ? " " : "",
+    char left[96], help[1024];
+    for (const cli_opt *o = table; o && o->name; o++) {
+        char s[8] = "";
+        if (o->short_name)
+            snprintf(s, sizeof s, "-%c, ", o->short_name);
+        snprintf(left, sizeof left, "%s--%s%s%s", s, o->name, o->metavar ? " " : "",
                  o->metavar ? o->metavar : "");
-    else
-        snprintf(buf, size, "--%s%s%s", o->name, o->metavar ? " " : "",
-                 o->metavar ? o->metavar : "");
+        cli_opt_help(o, help, sizeof help);
+        fprintf(f, "  %-28s %s\n", left, help);
+    }
 }
 
 void cli_opt_help(const cli_opt *o, char *buf, size_t size)
@@ -142,7 +146,7 @@ const char *cli_usage_str(const cli_command *cmd)
 
 void cli_print_help(const cli_command *cmd, FILE *f)
 {
-    char usage[2048], left[96], help[1024];
+    char usage[2048];
     cli_usage(cmd, usage, sizeof usage);
     fprintf(f, "Usage: hdpsgd %s\n\n%s\n\n", usage, cmd->description);
     if (cmd->args && cmd->args[0].name) {
@@ -154,20 +158,12 @@ void cli_print_help(const cli_command *cmd, FILE *f)
     if (cmd->sets)
         fprintf(f, "  %-28s %s\n", "--set SECTION.KEY=VALUE",
                 "override one model key (repeatable); see 'hdpsgd keys'");
-    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
-        opt_left(o, left, sizeof left);
-        cli_opt_help(o, help, sizeof help);
-        fprintf(f, "  %-28s %s\n", left, help);
-    }
+    print_opts(f, cmd->opts);
     fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
     const cli_opt *fig = cli_figure_opts_for(cmd);
     if (fig)
         fprintf(f, "Figure options:\n");
-    for (const cli_opt *o = fig; o && o->name; o++) {
-        opt_left(o, left, sizeof left);
-        cli_opt_help(o, help, sizeof help);
-        fprintf(f, "  %-28s %s\n", left, help);
-    }
+    print_opts(f, fig);
     int outputs = 0, figures = 0;
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
         outputs += o->kind == OPT_OUTPUT || o->kind == OPT_OUTPUT_PREFIX;

@@ -120,17 +120,6 @@ void kl_schemes_text(const int *want, char *buf, size_t size)
                                     hdp_kl_init_name(k));
 }
 
-/* FIG without its extension, then ".csv" */
-static void data_path_of(const char *fig, char *out, size_t size)
-{
-    char prefix[HDP_OUT_PATH_MAX + 1];
-    snprintf(prefix, sizeof prefix, "%s", fig);
-    char *dot = strrchr(prefix, '.'), *slash = strrchr(prefix, '/');
-    if (dot && (!slash || dot > slash))
-        *dot = '\0';
-    snprintf(out, size, "%s.csv", prefix);
-}
-
 void kl_meta(FILE *f, const char *what, const hdp_model *m)
 {
     fprintf(f, "# ; hdpsgd %s kl %s (Ye et al.; docs/theory.md §8; KL constant c = 4, the paper's c = 2 "
@@ -144,7 +133,7 @@ int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
 {
     char data[HDP_OUT_PATH_MAX + 32] = "";
     if (a->figure)
-        data_path_of(a->figure, data, sizeof data);
+        hdp_plot_stem(a->figure, ".csv", data, sizeof data); /* FIG without extension .csv */
     hdp_error err;
     hdp_error_clear(&err);
     hdp_outset out;

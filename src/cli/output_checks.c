@@ -197,13 +197,10 @@ static void data_prefix(const cli_command *cmd, char *out, size_t size)
         if (v && o->kind == OPT_OUTPUT_PREFIX) data = v;
         if (v && o->kind == OPT_FIGURE) figure = v;
     }
-    if (data) {
+    if (data)
         snprintf(out, size, "%s", data);
-    } else if (figure) {
-        snprintf(out, size, "%s", figure);
-        char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
-        if (dot && (!slash || dot > slash)) *dot = '\0';
-    }
+    else if (figure)
+        hdp_plot_stem(figure, "", out, size);
 }
 
 static int refuse_same(const cli_command *cmd, const file_id *a, const file_id *b, int input)

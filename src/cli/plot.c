@@ -69,13 +69,14 @@ static const char *extension_of(const char *path)
 
 int hdp_plot_extension_ok(const char *path) { return path && extension_of(path) != NULL; }
 
-/* path without its extension */
-static void stem_of(const char *path, char *out, size_t size)
+void hdp_plot_stem(const char *path, const char *suffix, char *out, size_t size)
 {
     snprintf(out, size, "%s", path);
     char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
     if (dot && (!slash || dot > slash))
         *dot = '\0';
+    size_t len = strlen(out);
+    snprintf(out + len, size - len, "%s", suffix);
 }
 
 int hdp_plot_companions(const char *fig, char names[][4200], int max)
@@ -84,7 +85,7 @@ int hdp_plot_companions(const char *fig, char names[][4200], int max)
     char stem[4200];
     if (!fig)
         return 0;
-    stem_of(fig, stem, sizeof stem);
+    hdp_plot_stem(fig, "", stem, sizeof stem);
     const char *ext = extension_of(fig);
     if (ext && !strcmp(ext, ".tex") && n < max)
         snprintf(names[n++], 4200, "%.4100s-graphic.pdf", stem);
@@ -528,7 +529,7 @@ static hdp_status publish(hdp_outset *set, const char *out_path, const char *dir
 {
     char companions[2][4200], stem[4200];
     int nc = hdp_plot_companions(out_path, companions, 2);
-    stem_of(out_path, stem, sizeof stem);
+    hdp_plot_stem(out_path, "", stem, sizeof stem);
     hdp_outset own;
     if (!set) {
         hdp_outset_init(&own, err);

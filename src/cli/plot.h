@@ -98,6 +98,9 @@ const hdp_plot_style *hdp_plot_get_style(void);
 extern const char *const hdp_plot_extensions[];
 int hdp_plot_extension_ok(const char *path);
 
+/* path without its extension (a dot after the last slash), then suffix, into out */
+void hdp_plot_stem(const char *path, const char *suffix, char *out, size_t size);
+
 /* The files a figure brings besides itself, under the current style: the graphics file of a
  * .tex figure (FIG-without-extension-graphic.pdf) and, with no_title, the caption file
  * (FIG-without-extension.caption.txt). Fills up to 2 names of size bytes; returns the count. */

@@ -34,6 +34,7 @@ static const char *const noise_names[] = {"gaussian", "student", "rademacher", "
 static const char *const ode_solver_names[] = {"auto", "cvode", "dop853", NULL};
 static const char *const clip_weights_names[] = {"auto", "norm", "direction",
                                                    "direction-noise", NULL};
+static const char *const ode_model_names[] = {"bins", "rows", NULL}; /* hdp_ode_model_kind */
 static const char *const sampling_names[] = {"one-pass", "shuffle", "poisson", NULL};
 static const char *const accountant_names[] = {"pld", "rdp", NULL}; /* hdp_accountant_kind */
 

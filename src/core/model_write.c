@@ -56,11 +56,8 @@ static void format_budget(char *buf, size_t size, double v)
 {
     if (isinf(v))
         snprintf(buf, size, "inf");
-    else {
-        snprintf(buf, size, "%.15g", v);
-        if (strtod(buf, NULL) != v)
-            snprintf(buf, size, "%.17g", v);
-    }
+    else
+        hdp_format_exact(v, buf, size);
 }
 
 /* The model as INI lines, each after prefix ("" for a model file, "# " for a CSV header). */

@@ -7,6 +7,7 @@
  */
 #include "hdpsgd/ode.h"
 #include "core/check.h"
+#include "core/data_meanfield.h"
 #include "core/ode_cvode.h"
 #include "core/ode_erk.h"
 #include "core/problem_internal.h"
@@ -321,8 +322,11 @@ static hdp_status solve_problem(const hdp_problem *pb, long points, hdp_ode_resu
 #define DATA_GRID 1024
 
 static hdp_status solve_corrected(const hdp_model *m, const hdp_problem *pb, hdp_clip *clip,
-                                  hdp_ode_result *res, hdp_error *err)
+                                  hdp_progress_fn progress, void *user, hdp_ode_result *res,
+                                  hdp_error *err)
 {
+    if (m->ode_model == HDP_ODE_MODEL_ROWS) /* the rows' recursion (docs/theory.md §9.5) */
+        return hdp_meanfield_solve(pb, progress, user, res, err);
     if (!hdp_model_data(m))
         return solve_problem(pb, m->points, res, err);
     long P = m->points, k = (DATA_GRID + P - 2) / (P - 1);
@@ -348,10 +352,18 @@ static hdp_status batch_check(const hdp_model *m, hdp_error *err)
                                 "needs solver = cvode or auto");
     if (st == HDP_OK)
         st = hdp_rode_weights_check(m, err);
+    if (st == HDP_OK)
+        st = hdp_meanfield_check(m, err); /* ode.model = rows: where it applies */
     return st;
 }
 
 hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err)
+{
+    return hdp_ode_solve_progress(m, NULL, NULL, res, err);
+}
+
+hdp_status hdp_ode_solve_progress(const hdp_model *m, hdp_progress_fn progress, void *user,
+                                  hdp_ode_result *res, hdp_error *err)
 {
     HDP_ZERO(res);
     HDP_REQUIRE(err, m);
@@ -361,7 +373,7 @@ hdp_status hdp_ode_solve(const hdp_model *m, hdp_ode_result *res, hdp_error *err
     if (st == HDP_OK && batch_check(m, err) != HDP_OK)
         st = HDP_EINPUT;
     if (st == HDP_OK)
-        st = solve_corrected(m, &pb, pb.clip, res, err);
+        st = solve_corrected(m, &pb, pb.clip, progress, user, res, err);
     hdp_problem_free(&pb);
     return st;
 }
@@ -380,5 +392,5 @@ hdp_status hdp_ode_solve_problem(const hdp_model *m, const hdp_problem *pb, hdp_
         return hdp_fail(err, HDP_EINPUT, "hdp_ode_solve_problem: the problem was not built from "
                         "this model: build it with hdp_problem_build");
     memset(res, 0, sizeof *res);
-    return solve_corrected(m, pb, pb->clip, res, err);
+    return solve_corrected(m, pb, pb->clip, NULL, NULL, res, err);
 }

@@ -457,9 +457,7 @@ static hdp_status set_list(char *dst, const char *value, const char *loc, const 
             return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: more than %d numbers", loc, section,
                             key, HDP_LIST_ITEMS);
         char num[40];
-        snprintf(num, sizeof num, "%.15g", x);
-        if (strtod(num, NULL) != x)
-            snprintf(num, sizeof num, "%.17g", x);
+        hdp_format_exact(x, num, sizeof num);
         int w = snprintf(out + used, sizeof out - used, "%s%s", count > 1 ? "," : "", num);
         if (w < 0 || (size_t)w >= sizeof out - used)
             return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: the list is longer than %d bytes",
@@ -600,10 +598,7 @@ void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char
         } else if (isinf(v)) {
             snprintf(buf, size, "inf");
         } else {
-            /* shortest of %.15g/%.17g that reads back exactly */
-            snprintf(buf, size, "%.15g", v);
-            if (strtod(buf, NULL) != v)
-                snprintf(buf, size, "%.17g", v);
+            hdp_format_exact(v, buf, size);
         }
         break;
     }
@@ -612,6 +607,14 @@ void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char
     case HDP_KEY_LIST: snprintf(buf, size, "%s", val); break;
     case HDP_KEY_SEED: snprintf(buf, size, "%llu", *(const unsigned long long *)val); break;
     }
+}
+
+const char *hdp_format_exact(double v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, size, "%.17g", v);
+    return buf;
 }
 
 hdp_status hdp_model_too_big(const hdp_model *m, const char *section, const char *k1,

@@ -159,6 +159,9 @@ hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const
 /* The numbers of a list key's stored text (HDP_KEY_LIST): their count (at most max). */
 int hdp_schema_list_values(const char *text, double *v, int max);
 
+/* v as the shortest of %.15g and %.17g that reads back exactly, into buf (returned). */
+const char *hdp_format_exact(double v, char *buf, size_t size);
+
 /* Format the key's value in m as a model file writes it (reads back exactly). */
 void hdp_schema_format_value(const hdp_model *m, const hdp_schema_ref *ref, char *buf,
                              size_t size);

@@ -160,8 +160,13 @@ static hdp_status check_request(hdp_design_family family, const hdp_design_optio
 static hdp_status search_new(const hdp_model *m, hdp_design_family family,
                              const hdp_design_options *opt, search **out, hdp_error *err)
 {
-    search *s = calloc(1, sizeof *s);
     *out = NULL;
+    if (m->ode_model == HDP_ODE_MODEL_ROWS) /* docs/theory.md §9.5 */
+        return hdp_model_fail_key(m, "ode", "model", err,
+                                  "schedule design searches the bins' ODE (its exact gradient, "
+                                  "thousands of solves); model = rows is for ode and validate: "
+                                  "design with model = bins, then check the schedule with rows");
+    search *s = calloc(1, sizeof *s);
     if (!s)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
     char rtol[32];

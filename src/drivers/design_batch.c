@@ -6,6 +6,8 @@
  */
 #include "drivers/design_internal.h"
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +32,6 @@ hdp_status hdp_design_batch_run(const hdp_model *m, const int want[HDP_FAMILY_CO
     HDP_REQUIRE(err, want);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, out);
-    memset(out, 0, sizeof *out);
     out->best = -1;
     if (hdp_model_check(m, err) != HDP_OK ||
         hdp_model_require_one_pass(m, "the batch design (--tune-batch)", err) != HDP_OK)
@@ -88,13 +89,6 @@ void hdp_design_batch_free(hdp_design_batch *out)
     out->best = -1;
 }
 
-/* ascending order of doubles (qsort) */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 hdp_status hdp_design_batch_terms(const hdp_model *m, hdp_design_batch_terms_t *t, hdp_error *err)
 {
     HDP_ZERO(t);
@@ -102,7 +96,6 @@ hdp_status hdp_design_batch_terms(const hdp_model *m, hdp_design_batch_terms_t *
     HDP_REQUIRE(err, t);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
-    memset(t, 0, sizeof *t);
     long n = m->n, B = m->batch, K = hdp_sched_batch_count(n, B);
     t->batch = B;
     t->steps = K;
@@ -126,9 +119,9 @@ hdp_status hdp_design_batch_terms(const hdp_model *m, hdp_design_batch_terms_t *
         if (a > 0 && sigma > 0)
             z[nz++] = 2.0 * sigma / a;
     }
-    qsort(z, (size_t)nz, sizeof *z, cmp_double);
+    gsl_sort(z, 1, (size_t)nz);
     t->noise_min = nz ? z[0] : NAN;
-    t->noise_median = nz ? (nz % 2 ? z[nz / 2] : 0.5 * (z[nz / 2 - 1] + z[nz / 2])) : NAN;
+    t->noise_median = nz ? gsl_stats_median_from_sorted_data(z, 1, (size_t)nz) : NAN;
     t->noise_max = nz ? z[nz - 1] : NAN;
     free(z);
     /* standard Poisson DP-SGD at the same q and steps and the same (epsilon, delta): its sigma

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/schema.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/version.h"
@@ -34,15 +35,6 @@ void hdp_design_describe(const hdp_design_result *r, char *buf, size_t size)
     }
 }
 
-/* shortest of %.15g / %.17g that reads back exactly */
-static const char *num(double v, char *buf, size_t size)
-{
-    snprintf(buf, size, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, size, "%.17g", v);
-    return buf;
-}
-
 void hdp_design_write_table(FILE *f, const hdp_model *m, const hdp_design_result *b,
                             const char *use)
 {
@@ -56,9 +48,9 @@ void hdp_design_write_table(FILE *f, const hdp_model *m, const hdp_design_result
             HDPSGD_VERSION_FULL);
     char cb[40], rb[40];
     fprintf(f, "# ; model: %s; family %s: %s; clip.c = %s\n", m->source,
-            hdp_design_family_name(b->family), desc, num(b->c, cb, sizeof cb));
+            hdp_design_family_name(b->family), desc, hdp_format_exact(b->c, cb, sizeof cb));
     fprintf(f, "# ; privacy.rho = %s (unchanged: epsilon = %.6g at delta = %.3g, CKS)\n",
-            num(m->rho, rb, sizeof rb), eps, delta);
+            hdp_format_exact(m->rho, rb, sizeof rb), eps, delta);
     if (b->unconverged)
         fprintf(f, "# ; UNCONVERGED: the search was stopped early; this is the best schedule found "
                    "so far (search risk %.10g)\n",

@@ -52,7 +52,7 @@ TABLE(hdp_ode_fields, "ode", NULL,
     INT(hdp_ode_result, bins, "eigenvalue bins m of the spectrum"),
     INT(hdp_ode_result, rhs_evals, "right-hand side evaluations of the solver"),
     INT(hdp_ode_result, steps, "steps of the solver"),
-    TEXT(hdp_ode_result, solver, "the solver that gave the result: dop853 or cvode ([ode] solver)"),
+    TEXT(hdp_ode_result, solver, "the solver that gave the result: dop853 or cvode ([ode] solver), or rows (ode.model = rows: the rows' recursion)"),
     REAL(hdp_ode_result, solve_seconds, "wall time of the integration, seconds"),
     REAL(hdp_ode_result, binning_seconds, "bins = auto: wall time of the trial solves, seconds"),
     REAL(hdp_ode_result, clip_fit_seconds,
@@ -519,19 +519,21 @@ TABLE(hdp_net_fields, "net", NULL,
     REAL(hdp_net_result, seconds, "wall time of the training, seconds"),
     GET("threads", HDP_FIELD_INT, net_threads, "OpenMP threads used (the numbers do not depend on it)"));
 
+/* its CSV's format too (net --vs: a row per point, every variant's cell under its prefix) */
+#define NX(m, fl, h)                                                                          \
+    {.name = #m, .kind = HDP_FIELD_REAL, .offset = offsetof(hdp_netexp_cell, m),               \
+     .format = "%.10g", .flags = fl, .help = h}
 TABLE(hdp_netexp_cell_fields, "netexp_cell", NULL,
       "one variant at one point of hdpsgd net --vs (under dp: none, rf_, gd_)",
-    REAL(hdp_netexp_cell, test_accuracy, "test accuracy of the configuration chosen on validation"),
-    REAL(hdp_netexp_cell, test_loss, "its mean test loss"),
-    REAL(hdp_netexp_cell, val_accuracy, "its validation accuracy (the selection criterion)"),
-    REAL(hdp_netexp_cell, val_loss, "its mean validation loss"),
-    REAL(hdp_netexp_cell, train_accuracy, "its training accuracy"),
-    REAL(hdp_netexp_cell, train_loss, "its mean training loss"),
-    REAL(hdp_netexp_cell, lr, "its learning rate eta"),
-    REAL(hdp_netexp_cell, clip, "its C_clip (null: plain GD)"),
+    NX(test_accuracy, 0, "test accuracy of the configuration chosen on validation"),
+    NX(test_loss, 0, "its mean test loss"),
+    NX(val_accuracy, 0, "its validation accuracy (the selection criterion)"),
+    NX(val_loss, 0, "its mean validation loss"), NX(train_accuracy, 0, "its training accuracy"),
+    NX(train_loss, 0, "its mean training loss"), NX(lr, 0, "its learning rate eta"),
+    NX(clip, HDP_FIELD_OPTIONAL, "its C_clip (null: plain GD)"),
     INT(hdp_netexp_cell, steps, "its steps T (gd: the early-stopping step)"),
-    REAL(hdp_netexp_cell, sigma, "its noise multiplier (0: plain GD)"),
-    REAL(hdp_netexp_cell, clipped_fraction, "its fraction of clipped per-sample gradients"),
+    NX(sigma, 0, "its noise multiplier (0: plain GD)"),
+    NX(clipped_fraction, 0, "its fraction of clipped per-sample gradients"),
     INT(hdp_netexp_cell, configs, "configurations tried"));
 
 /* ---- DP-GD on random features: the test loss's two terms (hdpsgd rf) ---- */
@@ -586,6 +588,15 @@ static const hdp_field_table *const tables[] = {
     &hdp_validate_level_fields, &hdp_rates_csv_fields, &hdp_si_eps_csv_fields,
     &hdp_si_n_csv_fields, &hdp_nc_csv_fields, &hdp_kl_init_csv_fields,
     &hdp_si_mode_csv_fields, &hdp_si_align_csv_fields, &hdp_kl_bound_csv_fields,
+    &hdp_kl_epochs_csv_fields, &hdp_kl_epochs_scheme_csv_fields, &hdp_kl_epochs_relu_csv_fields,
+    &hdp_kl_depth_csv_fields, &hdp_kl_width_csv_fields, &hdp_kl_vs_scheme_csv_fields,
+    &hdp_kl_vs_relu_csv_fields, &hdp_rf_csv_fields, &hdp_rfexp_p1_csv_fields,
+    &hdp_rfexp_p1_val_csv_fields, &hdp_rfexp_p23_csv_fields, &hdp_rfexp_p4_csv_fields,
+    &hdp_netexp_width_csv_fields, &hdp_netexp_samples_csv_fields, &hdp_privacy_deltas_fields,
+    &hdp_dataset_features_fields, &hdp_dataset_labels_file_fields, &hdp_dataset_test_file_fields,
+    &hdp_dataset_test_labels_file_fields, &hdp_kl_sweep_depth_fields, &hdp_kl_sweep_width_fields,
+    &hdp_kl_sweep_scheme_fields, &hdp_kl_sweep_relu_fields, &hdp_kl_sweep_fields,
+    &hdp_rfexp_grid_test_csv_fields, &hdp_rfexp_grid_val_csv_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)

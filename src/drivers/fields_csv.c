@@ -12,16 +12,9 @@
 #include "hdpsgd/kl.h"
 #include "hdpsgd/klsweep.h"
 #include "hdpsgd/model.h"
+#include "hdpsgd/netexp.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/siexp.h"
-
-#define CSV_ONLY (HDP_FIELD_NO_JSON | HDP_FIELD_NO_RECORD)
-/* a REAL member of s in the format fmt (flags: CSV_ONLY and more) */
-#define CSV_REAL(s, nm, m, fmt, fl, h)                                                           \
-    {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .format = fmt,               \
-     .flags = CSV_ONLY | (fl), .help = h}
-#define CSV_GET(nm, k, fn, fmt, fl, h) \
-    {.name = nm, .kind = k, .get = fn, .format = fmt, .flags = CSV_ONLY | (fl), .help = h}
 
 /* ---- hdpsgd rates: a row per gamma and family (hdp_design_result, context its model) ---- */
 
@@ -172,3 +165,44 @@ TABLE(hdp_kl_bound_csv_fields, "kl_bound_csv", NULL,
     KB4("B", B, "B (eq. 7) of the scheme"), KB4("Btable", B_table, "B of Table 1"),
     KB4("kl", kl, "the KL bound of Corollary 4.2"),
     KB4("klseed", kl_seed, "the same with the seed's constant"));
+
+/* ---- kl run --vs depth | width: a row per depth or width (its long), then the points of the
+ * schemes run at it (hdp_klsweep_point), kl_vs_scheme_csv under <scheme>_, with kl.network =
+ * relu kl_vs_relu_csv under <scheme>_relu_ ---- */
+
+#define KV(nm, m, fmt, fl, h) CSV_REAL(hdp_klsweep_point, nm, m, fmt, fl, h)
+TABLE(hdp_kl_depth_csv_fields, "kl_depth_csv", NULL, "kl run --vs depth's CSV: its first column",
+    {.name = "depth", .kind = HDP_FIELD_INT, .flags = CSV_ONLY, .help = "the network's depth L"});
+TABLE(hdp_kl_width_csv_fields, "kl_width_csv", NULL, "kl run --vs width's CSV: its first column",
+    {.name = "width", .kind = HDP_FIELD_INT, .flags = CSV_ONLY, .help = "the network's width m"});
+TABLE(hdp_kl_vs_scheme_csv_fields, "kl_vs_scheme_csv", NULL,
+      "kl run --vs depth|width's CSV: one scheme at the row's depth or width, under <scheme>_ "
+      "(early: after round(0.4 epochs) epochs; the exact KLs empty but for the squared loss)",
+    KV("kl_early", kle, "%.10g", 0, "the KL's Monte Carlo after the early epochs"),
+    KV("kl_early_se", see, "%.6g", 0, "its standard error"),
+    KV("kl", kl, "%.10g", 0, "the KL's Monte Carlo after kl.epochs epochs"),
+    KV("kl_se", se, "%.6g", 0, "its standard error"),
+    KV("exact_early", exacte, "%.10g", HDP_FIELD_OPTIONAL, "the exact KL after the early epochs"),
+    KV("exact", exact, "%.10g", HDP_FIELD_OPTIONAL, "the exact KL after kl.epochs epochs"),
+    KV("bound_early", bounde, "%.10g", 0, "Corollary 4.2's bound (c = 4) after the early epochs"),
+    KV("bound", bound, "%.10g", 0, "the same after kl.epochs epochs"),
+    KV("B", B, "%.10g", 0, "the gradient-difference constant B of eq. 7"),
+    KV("grad2", grad2, "%.10g", 0, "mean ||J(x_i)||^2 over samples and inits (~ B)"));
+TABLE(hdp_kl_vs_relu_csv_fields, "kl_vs_relu_csv", NULL,
+      "kl run --vs depth|width's CSV: the real network of one scheme, under <scheme>_relu_ "
+      "(kl.network = relu; empty: the point left out, unstable)",
+    KV("kl_early", rkle, "%.10g", HDP_FIELD_OPTIONAL, "the KL's Monte Carlo after the early epochs"),
+    KV("kl_early_se", rsee, "%.6g", HDP_FIELD_OPTIONAL, "its standard error"),
+    KV("kl", rkl, "%.10g", HDP_FIELD_OPTIONAL, "the KL's Monte Carlo after kl.epochs epochs"),
+    KV("kl_se", rse, "%.6g", HDP_FIELD_OPTIONAL, "its standard error"));
+
+/* ---- net --vs width | samples: a row per point (hdp_netexp, context the point's index), its
+ * first columns, then netexp_cell of each variant under its prefix ---- */
+
+#define NETEXP_X(var, nm, xname, h)                                                            \
+    TABLE(var, nm, NULL, "net --vs " xname "'s CSV: a row per point, its first columns",      \
+        CSV_REAL(hdp_netexp, xname, grid, "%.10g", HDP_FIELD_AT, h),                          \
+        CSV_REAL(hdp_netexp, "n", n, "%.10g", HDP_FIELD_AT, "the point's training samples n"), \
+        CSV_REAL(hdp_netexp, "net_width", width, "%.10g", HDP_FIELD_AT, "the point's width"))
+NETEXP_X(hdp_netexp_width_csv_fields, "netexp_width_csv", "width", "the panel's width");
+NETEXP_X(hdp_netexp_samples_csv_fields, "netexp_samples_csv", "samples", "the panel's samples n");

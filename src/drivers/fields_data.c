@@ -132,3 +132,34 @@ TABLE(hdp_dataset_test_labels_fields, "dataset_test_labels", NULL,
       "the target's error on the held-out rows",
     REAL(hdp_dataset_summary, test_mse,
          "(1/n) sum (y - label_mean - x'theta*)^2 on the held-out rows"));
+
+/* ---- hdpsgd dataset's echo of its inputs (hdp_dataset_names), each before the tables of
+ * what it gave: dataset_features before dataset, dataset_labels_file before dataset_classes
+ * and dataset_labels, dataset_test_file before dataset_test, dataset_test_labels_file before
+ * dataset_test_labels; the JSON only ---- */
+
+#define NAME_OF(m)                                                  \
+    static const char *name_##m(const void *obj, const void *ctx)   \
+    {                                                               \
+        (void)ctx;                                                  \
+        return ((const hdp_dataset_names *)obj)->m;                 \
+    }
+NAME_OF(features)
+NAME_OF(labels)
+NAME_OF(positive)
+NAME_OF(test_features)
+NAME_OF(test_labels)
+#define NAME(m, fl, h) \
+    {.name = #m, .kind = HDP_FIELD_TEXT, .text = name_##m, .flags = HDP_FIELD_NO_RECORD | (fl), .help = h}
+
+TABLE(hdp_dataset_features_fields, "dataset_features", NULL, "hdpsgd dataset's features file",
+    NAME(features, 0, "the features' file, as given"));
+TABLE(hdp_dataset_labels_file_fields, "dataset_labels_file", NULL,
+      "hdpsgd dataset's labels file and classes",
+    NAME(labels, 0, "the labels' file (--labels), as given"),
+    NAME(positive, HDP_FIELD_OPTIONAL, "the classes mapped to +1 (--positive), as given"));
+TABLE(hdp_dataset_test_file_fields, "dataset_test_file", NULL, "hdpsgd dataset's held-out file",
+    NAME(test_features, 0, "the held-out features' file (--test-features), as given"));
+TABLE(hdp_dataset_test_labels_file_fields, "dataset_test_labels_file", NULL,
+      "hdpsgd dataset's held-out labels file",
+    NAME(test_labels, 0, "the held-out labels' file (--test-labels), as given"));

@@ -22,6 +22,14 @@
      .format = fmt, .help = h}
 #define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
 #define END {.name = NULL}
+/* the fields of a CSV written a row per result (hdp_csv_row), the CSV's only: a REAL member of
+ * s, or a computed value, in the format fmt (flags: more, e.g. HDP_FIELD_OPTIONAL) */
+#define CSV_ONLY (HDP_FIELD_NO_JSON | HDP_FIELD_NO_RECORD)
+#define CSV_REAL(s, nm, m, fmt, fl, h)                                                           \
+    {.name = nm, .kind = HDP_FIELD_REAL, .offset = offsetof(s, m), .format = fmt,               \
+     .flags = CSV_ONLY | (fl), .help = h}
+#define CSV_GET(nm, k, fn, fmt, fl, h) \
+    {.name = nm, .kind = k, .get = fn, .format = fmt, .flags = CSV_ONLY | (fl), .help = h}
 /* a result table var (name, default prefix, help) and its rows, the END row added */
 #define TABLE(var, nm, prefix, help_, ...)                                                    \
     static const hdp_field var##_rows[] = {__VA_ARGS__, END};                                 \

@@ -70,10 +70,10 @@ TABLE(hdp_rates_risk_fields, "rates_risk", NULL,
 
 TABLE(hdp_rates_slope_fields, "rates_slope", NULL,
       "one family's log-log slope against gamma (hdpsgd rates; under the family's prefix)",
-    GET("slope", HDP_FIELD_REAL, family_slope,
-        "the fitted log-log slope of the final risk on the smallest-gamma decade"),
-    GET("theory_slope", HDP_FIELD_REAL, family_theory_slope,
-        "the same fit of the theorem's rate (docs/theory.md §5)"));
+    {.name = "slope", .kind = HDP_FIELD_REAL, .get = family_slope, .sweep = "slope",
+     .help = "the fitted log-log slope of the final risk on the smallest-gamma decade"},
+    {.name = "theory_slope", .kind = HDP_FIELD_REAL, .get = family_theory_slope,
+     .sweep = "theory_slope", .help = "the same fit of the theorem's rate (docs/theory.md §5)"});
 
 static double decade_lo(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[0].gamma; }
 static double decade_hi(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[RATES(obj)->dec - 1].gamma; }
@@ -95,7 +95,8 @@ TABLE(hdp_rates_summary_fields, "rates_summary", NULL,
     GET("decade_points", HDP_FIELD_INT, decade_points, "the points of the slopes' decade"),
     GET("rho", HDP_FIELD_REAL, rates_rho, "the privacy level rho (null/inf: no noise)"),
     GET("d", HDP_FIELD_INT, rates_d, "the dimension d, fixed over the grid"),
-    INT_AS(hdp_rates_result, "ode_solves", solves, 0, "ODE solves of all the searches"),
+    {.name = "ode_solves", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_rates_result, solves),
+     .flags = HDP_FIELD_SWEEP_ALWAYS, .sweep = "ode_solves", .help = "ODE solves of all the searches"},
     {.name = "ode_solves_per_second", .kind = HDP_FIELD_REAL, .get = solves_per_second,
      .flags = HDP_FIELD_NO_RECORD, .help = "ode_solves over their wall time (null: no time)"});
 
@@ -179,6 +180,18 @@ TABLE(hdp_privacy_at_delta_fields, "privacy_at_delta", NULL,
     REAL(hdp_privacy_at_delta, epsilon_bs, "epsilon at it, Bun-Steinke"),
     OPT_REAL(hdp_privacy_at_delta, rho_for_target,
              "the rho that meets the target epsilon at it (with --epsilon only)"));
+
+static long deltas_count(const void *obj) { return ((const hdp_privacy_deltas *)obj)->count; }
+static const void *deltas_at(const void *obj, long i)
+{
+    return &((const hdp_privacy_deltas *)obj)->at[i];
+}
+
+TABLE(hdp_privacy_deltas_fields, "privacy_deltas", NULL,
+      "the model's privacy at more deltas (hdpsgd privacy --delta)",
+    {.name = "at_delta", .kind = HDP_FIELD_REAL, .count = deltas_count,
+     .flags = HDP_FIELD_LIST | HDP_FIELD_NO_RECORD, .objects = &hdp_privacy_at_delta_fields,
+     .element = deltas_at, .help = "an object of privacy_at_delta per --delta, in order"});
 
 TABLE(hdp_dpgd_privacy_fields, "dpgd_privacy", NULL,
       "the privacy of DP-GD, eta T/(2 sigma^2)-zCDP (hdpsgd privacy --dpgd; epsilon_simple "
@@ -462,6 +475,47 @@ TABLE(hdp_kl_run_relu_fields, "kl_run_relu", NULL,
     GET("train_loss", HDP_FIELD_REAL, ks_train_loss, "mean training loss at the last epoch"),
     GET("seconds", HDP_FIELD_REAL, ks_seconds, "wall time of its runs, seconds"));
 
+/* kl run --vs epochs' CSV: a row per epoch e, of each scheme's hdp_kl_run_scheme at e (epoch
+ * e, T = eta e): kl_epochs_csv once, then kl_epochs_scheme_csv under <scheme>_ and with
+ * kl.network = relu kl_epochs_relu_csv under <scheme>_relu_ for every scheme run */
+KS_GET(ks_kl, KS_AT(obj, kl_mc))
+KS_GET(ks_kl_se, KS_AT(obj, kl_mc_se))
+KS_GET(ks_kl_sd, KS_AT(obj, kl_init_sd))
+KS_GET(ks_kl_max, KS_AT(obj, kl_mc_max))
+KS_GET(ks_l32_bound, KS_AT(obj, lemma32_bound))
+KS_GET(ks_l32_exp, KS_AT(obj, lemma32_exp))
+KS_GET(ks_l32_log10, KS_AT(obj, lemma32_log10))
+#define KE(nm, fn, fmt, fl, h) CSV_GET(nm, HDP_FIELD_REAL, fn, fmt, fl, h)
+#define KE_OPT HDP_FIELD_OPTIONAL
+/* the KL's Monte Carlo: the linearised and the real network's first columns */
+#define KE_MC                                                                                   \
+    KE("kl", ks_kl, "%.10g", 0, "the KL's Monte Carlo, mean over initialisations and paths"),   \
+        KE("kl_se", ks_kl_se, "%.6g", 0, "its standard error"),                                 \
+        KE("kl_sd", ks_kl_sd, "%.6g", 0, "standard deviation over initialisations"),            \
+        KE("kl_max", ks_kl_max, "%.10g", 0, "max over the removed samples of the means")
+
+TABLE(hdp_kl_epochs_csv_fields, "kl_epochs_csv", NULL,
+      "kl run --vs epochs' CSV: a row per epoch, its first columns",
+    INT_AS(hdp_kl_run_scheme, "epoch", epoch, CSV_ONLY, "the epoch e (steps of noisy GD)"),
+    CSV_REAL(hdp_kl_run_scheme, "T", T, "%.10g", 0, "the training time T = eta e"));
+TABLE(hdp_kl_epochs_scheme_csv_fields, "kl_epochs_scheme_csv", NULL,
+      "kl run --vs epochs' CSV: one scheme at the row's epoch, under <scheme>_ (the exact KLs "
+      "empty but for the squared loss, Lemma 3.2's beyond a double)",
+    KE_MC,
+    KE("kl_exact", ks_exact, "%.10g", KE_OPT, "the exact trajectory KL (OU moments)"),
+    KE("kl_final", ks_last, "%.10g", KE_OPT, "the exact KL of the iterate's law at e"),
+    KE("loss", ks_train_loss, "%.10g", 0, "mean training loss"),
+    KE("bound", ks_bound, "%.10g", 0, "the KL bound B T / (n^2 sigma^2) with c = 4"),
+    KE("bound_seed", ks_bound_seed, "%.10g", 0, "the same with the paper's constant"),
+    KE("lemma32_bound", ks_l32_bound, "%.10g", KE_OPT, "Ye et al.'s Lemma 3.2 KL bound"),
+    KE("lemma32_exp_term", ks_l32_exp, "%.10g", KE_OPT, "its part exponential in T"),
+    KE("lemma32_log10_bound", ks_l32_log10, "%.10g", KE_OPT, "log10 of the Lemma 3.2 bound"));
+TABLE(hdp_kl_epochs_relu_csv_fields, "kl_epochs_relu_csv", NULL,
+      "kl run --vs epochs' CSV: the real network of one scheme at the row's epoch, under "
+      "<scheme>_relu_ (kl.network = relu)",
+    KE_MC,
+    KE("loss", ks_train_loss, "%.10g", 0, "mean training loss"));
+
 static const char *relu_name(const void *obj, const void *ctx)
 {
     (void)obj;
@@ -498,6 +552,56 @@ TABLE(hdp_kl_run_fields, "kl_run", NULL,
     {.name = "loss", .kind = HDP_FIELD_TEXT, .text = kl_loss, .help = "the loss (kl.loss)"},
     INT_AS(hdp_kl_keys, "inits", inits, 0, "initialisations"),
     INT_AS(hdp_kl_keys, "runs", runs, 0, "noise paths per initialisation"));
+
+/* ---- kl run --vs depth | width's JSON (hdp_klsweep): the points, per scheme (under <scheme>_,
+ * the real network's under <scheme>_relu_) arrays over them (hdp_klsweep_scheme), then the
+ * epochs; the JSON only ---- */
+
+#define SWP(obj) ((const hdp_klsweep *)(obj))
+#define SWS(obj) ((const hdp_klsweep_scheme *)(obj))
+static long sw_count(const void *obj) { return SWP(obj)->nx; }
+static long sws_count(const void *obj) { return SWS(obj)->sw->nx; }
+static double sw_nx(const void *obj, const void *ctx) { (void)ctx; return (double)SWP(obj)->nx; }
+static double sw_x(const void *obj, const void *i) { return (double)SWP(obj)->xs[AT_I(i)]; }
+#define SWS_GET(fn, m)                                                        \
+    static double fn(const void *obj, const void *i)                         \
+    {                                                                         \
+        return SWS(obj)->sw->points[AT_I(i) * 4 + SWS(obj)->scheme].m;        \
+    }
+SWS_GET(sws_kl, kl)
+SWS_GET(sws_se, se)
+SWS_GET(sws_kle, kle)
+SWS_GET(sws_B, B)
+SWS_GET(sws_rkl, rkl)
+SWS_GET(sws_rse, rse)
+SWS_GET(sws_rkle, rkle)
+#define SW_ONLY HDP_FIELD_NO_RECORD
+#define SW_LIST(nm, k, fn, cnt, h) \
+    {.name = nm, .kind = k, .get = fn, .count = cnt, .flags = HDP_FIELD_LIST | SW_ONLY, .help = h}
+#define SW_X(var, nm, axis)                                                                    \
+    TABLE(var, nm, NULL, "hdpsgd kl run --vs " axis ": its points",                           \
+        {.name = "count", .kind = HDP_FIELD_INT, .get = sw_nx, .flags = SW_ONLY,               \
+         .help = "the number of points"},                                                      \
+        SW_LIST(axis, HDP_FIELD_INT, sw_x, sw_count, "the network's " axis " at each point"))
+SW_X(hdp_kl_sweep_depth_fields, "kl_sweep_depth", "depth");
+SW_X(hdp_kl_sweep_width_fields, "kl_sweep_width", "width");
+TABLE(hdp_kl_sweep_scheme_fields, "kl_sweep_scheme", NULL,
+      "one scheme of hdpsgd kl run --vs depth|width, at each point (under <scheme>_)",
+    SW_LIST("kl", HDP_FIELD_REAL, sws_kl, sws_count, "the KL's Monte Carlo after kl.epochs epochs"),
+    SW_LIST("kl_stderr", HDP_FIELD_REAL, sws_se, sws_count, "its standard error"),
+    SW_LIST("kl_early", HDP_FIELD_REAL, sws_kle, sws_count, "the same after the early epochs"),
+    SW_LIST("B", HDP_FIELD_REAL, sws_B, sws_count, "the gradient-difference constant B of eq. 7"));
+TABLE(hdp_kl_sweep_relu_fields, "kl_sweep_relu", NULL,
+      "the real network of one scheme of hdpsgd kl run --vs depth|width (under <scheme>_relu_; "
+      "kl.network = relu; null: the point left out, unstable)",
+    SW_LIST("kl", HDP_FIELD_REAL, sws_rkl, sws_count, "the KL's Monte Carlo after kl.epochs epochs"),
+    SW_LIST("kl_stderr", HDP_FIELD_REAL, sws_rse, sws_count, "its standard error"),
+    SW_LIST("kl_early", HDP_FIELD_REAL, sws_rkle, sws_count, "the same after the early epochs"));
+TABLE(hdp_kl_sweep_fields, "kl_sweep", NULL, "hdpsgd kl run --vs depth|width's epochs",
+    INT_AS(hdp_klsweep, "epochs", E, SW_ONLY, "epochs of the final KL (kl.epochs)"),
+    INT_AS(hdp_klsweep, "epochs_early", Ee, SW_ONLY, "epochs of the early KL, round(0.4 epochs)"),
+    {.name = "c", .kind = HDP_FIELD_REAL, .get = klb_c, .flags = SW_ONLY,
+     .help = "the constant c of the KL (4; the paper writes 2)"});
 
 /* ---- the seeds (HDP_FIELD_SEED) and the Monte Carlo's command ---- */
 

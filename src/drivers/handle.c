@@ -183,14 +183,20 @@ void hdp_record_delete(hdp_record *r)
     free(r);
 }
 
-static int grow(void **p, int *cap, int n, size_t size)
+/* room for one more entry of n in *p (capacity *cap), or 0 with the record marked
+ * incomplete (and 0 when it already is) */
+static int grow(hdp_record *r, void **p, int *cap, int n, size_t size)
 {
+    if (r->oom)
+        return 0;
     if (n < *cap)
         return 1;
     int c = *cap ? 2 * *cap : 16;
     void *q = realloc(*p, (size_t)c * size);
-    if (!q)
+    if (!q) {
+        r->oom = 1;
         return 0;
+    }
     *p = q;
     *cap = c;
     return 1;
@@ -199,10 +205,8 @@ static int grow(void **p, int *cap, int n, size_t size)
 void hdp_rec_col(hdp_record *r, const char *prefix, const char *name, const double *data,
                     long length)
 {
-    if (r->oom || !grow((void **)&r->cols, &r->capcols, r->ncols, sizeof *r->cols)) {
-        r->oom = 1;
+    if (!grow(r, (void **)&r->cols, &r->capcols, r->ncols, sizeof *r->cols))
         return;
-    }
     rec_column *c = &r->cols[r->ncols];
     snprintf(c->name, sizeof c->name, "%s%s", prefix, name);
     c->length = data ? length : 0;
@@ -218,25 +222,18 @@ void hdp_rec_col(hdp_record *r, const char *prefix, const char *name, const doub
 
 void hdp_rec_num(hdp_record *r, const char *prefix, const char *name, double v, int kind)
 {
-    if (r->oom || !grow((void **)&r->nums, &r->capnums, r->nnums, sizeof *r->nums)) {
-        r->oom = 1;
+    if (!grow(r, (void **)&r->nums, &r->capnums, r->nnums, sizeof *r->nums))
         return;
-    }
     rec_number *n = &r->nums[r->nnums++];
     snprintf(n->name, sizeof n->name, "%s%s", prefix, name);
     n->value = v;
     n->kind = kind;
 }
 
-void hdp_rec_real(hdp_record *r, const char *name, double v) { hdp_rec_num(r, "", name, v, HDP_VALUE_REAL); }
-void hdp_rec_int(hdp_record *r, const char *name, double v) { hdp_rec_num(r, "", name, v, HDP_VALUE_INT); }
-
 void hdp_rec_text_add(hdp_record *r, const char *name, const char *value)
 {
-    if (r->oom || !grow((void **)&r->texts, &r->captexts, r->ntexts, sizeof *r->texts)) {
-        r->oom = 1;
+    if (!grow(r, (void **)&r->texts, &r->captexts, r->ntexts, sizeof *r->texts))
         return;
-    }
     rec_text *t = &r->texts[r->ntexts];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->value = strdup(value ? value : "");

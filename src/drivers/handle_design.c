@@ -135,19 +135,11 @@ static hdp_status design_setup(const hdp_model *m, const char *families, int kno
     return HDP_OK;
 }
 
-static hdp_status design_refine(const hdp_model *m, const char *families, int knots,
-                                int tune_clip, int refine, double refine_tol,
-                                hdp_design_method method, volatile int *cancel,
-                                hdp_progress_fn progress, void *user, hdp_record **out,
+/* the design at the model's batch (the options of design_setup), refined when asked for */
+static hdp_status design_refine(const hdp_model *m, int want[HDP_FAMILY_COUNT], int refine,
+                                double refine_tol, hdp_design_options opt, hdp_record **out,
                                 hdp_error *err)
 {
-    int want[HDP_FAMILY_COUNT];
-    hdp_handle_relay p;
-    hdp_design_options opt;
-    hdp_status st = design_setup(m, families, knots, tune_clip, method, cancel, progress, user,
-                                 out, want, &p, &opt, err);
-    if (st != HDP_OK)
-        return st;
     opt.refine = refine != 0;
     if (refine) { /* as the command line: pl alone asked for, the others compared with it */
         if (!(refine_tol > 0) || !isfinite(refine_tol))
@@ -162,7 +154,7 @@ static hdp_status design_refine(const hdp_model *m, const char *families, int kn
     }
     opt.refine_tol = refine_tol;
     hdp_design_set d;
-    st = hdp_design_set_run(m, want, &opt, &d, err);
+    hdp_status st = hdp_design_set_run(m, want, &opt, &d, err);
     if (st != HDP_OK) {
         hdp_design_set_free(&d);
         return st;
@@ -199,20 +191,12 @@ hdp_status hdp_handle_design_batch(const hdp_model *m, const char *families, int
                                     progress, user, out, err);
 }
 
-static hdp_status design_batch(const hdp_model *m, const char *families, int knots,
-                               int tune_clip, hdp_design_method method, volatile int *cancel,
-                               hdp_progress_fn progress, void *user, hdp_record **out,
-                               hdp_error *err)
+/* the design at each batch size (the options of design_setup) */
+static hdp_status design_batch(const hdp_model *m, const int want[HDP_FAMILY_COUNT],
+                               const hdp_design_options *opt, hdp_record **out, hdp_error *err)
 {
-    int want[HDP_FAMILY_COUNT];
-    hdp_handle_relay p;
-    hdp_design_options opt;
-    hdp_status st = design_setup(m, families, knots, tune_clip, method, cancel, progress, user,
-                                 out, want, &p, &opt, err);
-    if (st != HDP_OK)
-        return st;
     hdp_design_batch db;
-    st = hdp_design_batch_run(m, want, &opt, &db, err);
+    hdp_status st = hdp_design_batch_run(m, want, opt, &db, err);
     if (st == HDP_OK && db.best < 0)
         st = hdp_fail(err, HDP_ENUMERIC, "the batch design found no schedule at any batch size");
     hdp_record *r = NULL;
@@ -241,10 +225,15 @@ hdp_status hdp_handle_design_method(const hdp_model *m, const char *families, in
         return st;
     if (tune_batch && refine)
         return hdp_fail(err, HDP_EINPUT, "tune_batch with refine: give one of them");
+    int want[HDP_FAMILY_COUNT];
+    hdp_handle_relay p; /* the options point to it: it outlives the search */
+    hdp_design_options opt;
+    if ((st = design_setup(m, families, knots, tune_clip, mt, cancel, progress, user, out, want,
+                           &p, &opt, err)) != HDP_OK)
+        return st;
     if (tune_batch)
-        return design_batch(m, families, knots, tune_clip, mt, cancel, progress, user, out, err);
-    return design_refine(m, families, knots, tune_clip, refine, refine_tol, mt, cancel, progress,
-                         user, out, err);
+        return design_batch(m, want, &opt, out, err);
+    return design_refine(m, want, refine, refine_tol, opt, out, err);
 }
 
 hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count,

@@ -38,8 +38,6 @@ hdp_record *hdp_rec_new(void);
 void hdp_rec_col(hdp_record *r, const char *prefix, const char *name, const double *data,
                  long length);
 void hdp_rec_num(hdp_record *r, const char *prefix, const char *name, double v, int kind);
-void hdp_rec_real(hdp_record *r, const char *name, double v);
-void hdp_rec_int(hdp_record *r, const char *name, double v);
 void hdp_rec_text_add(hdp_record *r, const char *name, const char *value);
 void hdp_rec_fields(hdp_record *r, const hdp_field_table *t, const char *prefix, const void *obj,
                     const void *ctx);

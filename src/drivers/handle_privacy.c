@@ -65,8 +65,11 @@ hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error
     return hdp_rec_finish(r, out, err);
 }
 
-static hdp_status check_delta(double delta, hdp_error *err)
+/* the zCDP conversions' arguments: the budget name = v > 0 (or inf), delta in (0, 1) */
+static hdp_status check_budget(const char *name, double v, double delta, hdp_error *err)
 {
+    if (!(v > 0))
+        return hdp_fail(err, HDP_EINPUT, "%s = %g: expected a number > 0 or inf", name, v);
     if (!(delta > 0 && delta < 1))
         return hdp_fail(err, HDP_EINPUT, "delta = %g: expected a number in (0, 1)", delta);
     return HDP_OK;
@@ -76,9 +79,7 @@ hdp_status hdp_handle_epsilon(double rho, double delta, double *epsilon, hdp_err
 {
     HDP_REQUIRE(err, epsilon);
     *epsilon = NAN;
-    if (!(rho > 0))
-        return hdp_fail(err, HDP_EINPUT, "rho = %g: expected a number > 0 or inf", rho);
-    if (check_delta(delta, err) != HDP_OK)
+    if (check_budget("rho", rho, delta, err) != HDP_OK)
         return HDP_EINPUT;
     *epsilon = hdp_zcdp_epsilon_cks(0.5 * rho * rho, delta);
     return HDP_OK;
@@ -88,9 +89,7 @@ hdp_status hdp_handle_rho_for(double epsilon, double delta, double *rho, hdp_err
 {
     HDP_REQUIRE(err, rho);
     *rho = NAN;
-    if (!(epsilon > 0))
-        return hdp_fail(err, HDP_EINPUT, "epsilon = %g: expected a number > 0 or inf", epsilon);
-    if (check_delta(delta, err) != HDP_OK)
+    if (check_budget("epsilon", epsilon, delta, err) != HDP_OK)
         return HDP_EINPUT;
     if (isinf(epsilon)) {
         *rho = INFINITY;

@@ -68,8 +68,7 @@ hdp_status hdp_kl_epochs_run(const hdp_model *m, const int want[4], int threads,
     ep->relu = hdp_kl_keys_of(m)->network == HDP_KL_RELU;
     epochs_ctx c = {m, ep, threads};
     hdp_grid_spec g = {.count = 4, .job = epochs_job, .user = &c};
-    hdp_status st = hdp_grid_each(&g, err);
-    return st;
+    return hdp_grid_each(&g, err);
 }
 
 void hdp_kl_epochs_free(hdp_kl_epochs *ep)
@@ -140,6 +139,9 @@ static hdp_status sweep_job(void *user, long idx, void *row, hdp_error *err)
     hdp_klsweep_point *p = &sw->points[idx];
     p->B = hdp_kl_B(&c->spec.arch);
     p->grad2 = r.grad2;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(c->m);
+    p->bound = hdp_kl_bound(p->B, sw->T, kp->n, kp->sigma, HDP_KL_C);
+    p->bounde = hdp_kl_bound(p->B, sw->Te, kp->n, kp->sigma, HDP_KL_C);
     p->seconds = r.seconds;
     p->unstable = r.unstable;
     p->eta_lambda_max = r.eta_lambda_max;
@@ -226,8 +228,7 @@ hdp_status hdp_klsweep_run(hdp_klsweep *sw, const hdp_model *m, int threads,
         c.total += sw->want[k] ? sw->nx : 0;
     hdp_grid_spec g = {.count = (long)sw->nx * 4, .job = sweep_job,
                        .progress = sweep_progress, .user = &c};
-    hdp_status st = hdp_grid_each(&g, err);
-    return st;
+    return hdp_grid_each(&g, err);
 }
 
 /* ---- at initialisation ---- */
@@ -291,8 +292,7 @@ hdp_status hdp_klinit_run(const hdp_model *m, const long *depths, int nd, const 
     for (int k = 0; k < 4; k++)
         c.total += want[k] ? nd : 0;
     hdp_grid_spec g = {.count = 4L * nd, .job = init_job, .user = &c};
-    hdp_status st = hdp_grid_each(&g, err);
-    return st;
+    return hdp_grid_each(&g, err);
 }
 
 void hdp_klinit_free(hdp_klinit *ki)

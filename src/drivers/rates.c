@@ -124,7 +124,6 @@ hdp_status hdp_rates_run(const hdp_model *models, long count, const int want[HDP
     HDP_REQUIRE(err, want);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, r);
-    memset(r, 0, sizeof *r);
     if (count < 2 || count > HDP_RATES_MAX_GAMMAS)
         return hdp_fail(err, HDP_EINPUT, "rates: %ld gammas: between 2 and %d are needed", count,
                         HDP_RATES_MAX_GAMMAS);

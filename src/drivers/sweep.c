@@ -155,14 +155,21 @@ const hdp_sweep_runner hdp_sweep_validate = {"validate", validate_columns, valid
 
 /* ---- schedule --optimize ---- */
 
-static void schedule_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+/* the columns of t for each wanted family, under <command>_<family key>_ */
+static void family_columns(const int *want, const char *command, const hdp_field_table *t,
+                           char *buf, size_t size)
 {
     char prefix[64];
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-        if (set->schedule_want[k]) {
-            snprintf(prefix, sizeof prefix, "schedule_%s_", hdp_design_family_key(k));
-            table_columns(&hdp_design_fields, prefix, buf, size);
+        if (want[k]) {
+            snprintf(prefix, sizeof prefix, "%s_%s_", command, hdp_design_family_key(k));
+            table_columns(t, prefix, buf, size);
         }
+}
+
+static void schedule_columns(const hdp_sweep_settings *set, char *buf, size_t size)
+{
+    family_columns(set->schedule_want, "schedule", &hdp_design_fields, buf, size);
     table_columns(&hdp_design_set_fields, "schedule_", buf, size);
     table_columns(&hdp_design_summary_fields, "schedule_", buf, size);
 }
@@ -209,11 +216,8 @@ const hdp_sweep_runner hdp_sweep_schedule = {"schedule", schedule_columns, sched
 
 static void rates_columns(const hdp_sweep_settings *set, char *buf, size_t size)
 {
-    for (int k = 0; k < HDP_FAMILY_COUNT; k++)
-        if (set->rates_want[k])
-            add(buf, size, ",rates_%s_slope,rates_%s_theory_slope", hdp_design_family_key(k),
-                hdp_design_family_key(k));
-    add(buf, size, ",rates_ode_solves");
+    family_columns(set->rates_want, "rates", &hdp_rates_slope_fields, buf, size);
+    table_columns(&hdp_rates_summary_fields, "rates_", buf, size);
 }
 static hdp_status rates_run(hdp_sweep_point *p, hdp_error *err)
 {
@@ -226,14 +230,12 @@ static hdp_status rates_run(hdp_sweep_point *p, hdp_error *err)
 }
 static void rates_fields(const hdp_sweep_point *p, hdp_status st, char *buf, size_t size)
 {
-    char num[64], ts[64];
     for (int k = 0; k < HDP_FAMILY_COUNT; k++)
         if (p->set->rates_want[k]) {
-            hdp_sweep_num(num, sizeof num, st == HDP_OK ? p->rates.slope[k] : NAN);
-            hdp_sweep_num(ts, sizeof ts, st == HDP_OK ? p->rates.theory_slope[k] : NAN);
-            add(buf, size, ",%s,%s", num, ts);
+            const hdp_rates_family fam = {&p->rates, k};
+            table_row(&hdp_rates_slope_fields, &fam, st == HDP_OK, buf, size);
         }
-    add(buf, size, ",%ld", p->rates.solves);
+    table_row(&hdp_rates_summary_fields, &p->rates, st == HDP_OK, buf, size);
 }
 static void rates_release(hdp_sweep_point *p) { hdp_rates_result_free(&p->rates); }
 

@@ -370,7 +370,6 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     HDP_ZERO(res);
     HDP_REQUIRE(err, s);
     HDP_REQUIRE(err, res);
-    memset(res, 0, sizeof *res);
     hdp_status st = hdp_kl_spec_check(s, err);
     if (st != HDP_OK)
         return st;

@@ -88,7 +88,6 @@ hdp_status hdp_kl_init_mc(const hdp_kl_arch *a, long runs, unsigned long long se
     HDP_ZERO(res);
     HDP_REQUIRE(err, a);
     HDP_REQUIRE(err, res);
-    memset(res, 0, sizeof *res);
     hdp_status st = hdp_kl_arch_check(a, err);
     if (st != HDP_OK)
         return st;

@@ -8,8 +8,6 @@
 #include "families/sections.h"
 #include "hdpsgd/kl.h"
 
-#include <stddef.h>
-
 static const char *const kl_init_names[] = {"lecun", "he", "ntk", "xavier", NULL};
 static const char *const kl_loss_names[] = {"squared", "logistic", NULL};
 static const char *const kl_network_names[] = {"linearised", "relu", NULL};
@@ -18,18 +16,6 @@ const char *hdp_kl_init_name(hdp_kl_init_kind k) { return kl_init_names[k]; }
 const char *hdp_kl_loss_name(hdp_kl_loss_kind k) { return kl_loss_names[k]; }
 const char *hdp_kl_network_name(hdp_kl_network_kind k) { return kl_network_names[k]; }
 
-#define P(f) offsetof(hdp_kl_keys, f)
-
-/* the rows of the list in hdpsgd/kl.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-static const hdp_schema_key keys[] = {HDP_KL_KEYS(ROW)};
-#undef ROW
-
-const hdp_schema_section hdp_kl_section = {"kl", keys, HDP_SCHEMA_NKEYS(keys),
-                                           sizeof(hdp_kl_keys), NULL};
-
-const hdp_kl_keys *hdp_kl_keys_of(const hdp_model *m)
-{
-    return hdp_model_section_const(m, &hdp_kl_section);
-}
+/* the rows of the list in hdpsgd/kl.h, hdp_kl_section and hdp_kl_keys_of */
+#define HDP_SECTION_KEYS hdp_kl_keys
+HDP_SECTION_DEFINE(kl, HDP_KL_KEYS, NULL)

@@ -52,7 +52,6 @@ hdp_status hdp_kl_net_alloc(const hdp_kl_arch *a, hdp_kl_net *net, hdp_error *er
     HDP_ZERO(net);
     HDP_REQUIRE(err, a);
     HDP_REQUIRE(err, net);
-    memset(net, 0, sizeof *net);
     hdp_status st = hdp_kl_arch_check(a, err);
     if (st != HDP_OK)
         return st;

@@ -7,8 +7,6 @@
 #include "families/sections.h"
 #include "hdpsgd/nc.h"
 
-#include <stddef.h>
-
 static const char *const nc_loss_names[] = {"ce", "logistic", "squared", NULL};
 static const char *const nc_init_names[] = {"zero", "gaussian", NULL};
 static const char *const nc_perturbation_names[] = {"none", "test-offset", "adversarial",
@@ -23,14 +21,6 @@ const char *hdp_nc_perturbation_name(hdp_nc_perturbation_kind k)
     return nc_perturbation_names[k];
 }
 const char *hdp_nc_remedy_name(hdp_nc_remedy_kind k) { return nc_remedy_names[k]; }
-
-#define P(f) offsetof(hdp_nc_keys, f)
-
-/* the rows of the list in hdpsgd/nc.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-static const hdp_schema_key keys[] = {HDP_NC_KEYS(ROW)};
-#undef ROW
 
 /* Products of sizes that size one allocation (core/schema.h). */
 static hdp_status nc_finalize(hdp_model *m, hdp_error *err)
@@ -48,13 +38,9 @@ static hdp_status nc_finalize(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
-const hdp_schema_section hdp_nc_section = {"nc", keys, HDP_SCHEMA_NKEYS(keys),
-                                           sizeof(hdp_nc_keys), nc_finalize};
-
-const hdp_nc_keys *hdp_nc_keys_of(const hdp_model *m)
-{
-    return hdp_model_section_const(m, &hdp_nc_section);
-}
+/* the rows of the list in hdpsgd/nc.h, hdp_nc_section and hdp_nc_keys_of */
+#define HDP_SECTION_KEYS hdp_nc_keys
+HDP_SECTION_DEFINE(nc, HDP_NC_KEYS, nc_finalize)
 
 hdp_nc_keys *hdp_nc_keys_edit(hdp_model *m)
 {

@@ -313,7 +313,6 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
     HDP_ZERO(pb);
     HDP_REQUIRE(err, s);
     HDP_REQUIRE(err, pb);
-    memset(pb, 0, sizeof *pb);
     hdp_status st = hdp_nc_spec_check(s, err);
     if (st != HDP_OK)
         return st;

@@ -8,7 +8,6 @@
 #include "hdpsgd/net.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 static const char *const net_activation_names[] = {"relu", NULL};
@@ -29,14 +28,6 @@ const char *hdp_net_calibration_name(hdp_net_calibration_kind k)
     return net_calibration_names[k];
 }
 
-#define P(f) offsetof(hdp_net_keys, f)
-
-/* the rows of the list in hdpsgd/net.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-static const hdp_schema_key keys[] = {HDP_NET_KEYS(ROW)};
-#undef ROW
-
 /* The parameters of the widest layer times the samples that share a block are bounded by
  * the data, not by the model: only the weights are checked here. */
 static hdp_status net_finalize(hdp_model *m, hdp_error *err)
@@ -49,13 +40,9 @@ static hdp_status net_finalize(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
-const hdp_schema_section hdp_net_section = {"net", keys, HDP_SCHEMA_NKEYS(keys),
-                                            sizeof(hdp_net_keys), net_finalize};
-
-const hdp_net_keys *hdp_net_keys_of(const hdp_model *m)
-{
-    return hdp_model_section_const(m, &hdp_net_section);
-}
+/* the rows of the list in hdpsgd/net.h, hdp_net_section and hdp_net_keys_of */
+#define HDP_SECTION_KEYS hdp_net_keys
+HDP_SECTION_DEFINE(net, HDP_NET_KEYS, net_finalize)
 
 hdp_net_keys *hdp_net_keys_edit(hdp_model *m) { return hdp_model_section(m, &hdp_net_section); }
 

@@ -9,7 +9,6 @@
 #include "hdpsgd/rf.h"
 
 #include <math.h>
-#include <stddef.h>
 
 static const char *const rf_activation_names[] = {"tanh", "relu", "linear", NULL};
 static const char *const rf_target_names[] = {"sign", "linear", NULL};
@@ -19,19 +18,6 @@ const char *hdp_rf_target_name(hdp_rf_target_kind k) { return rf_target_names[k]
 
 static const char *const dpgd_regime_names[] = {"experiments", "theorem", NULL};
 const char *hdp_dpgd_regime_name(hdp_dpgd_regime_kind k) { return dpgd_regime_names[k]; }
-
-/* the rows of the lists in hdpsgd/rf.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-
-#define P(f) offsetof(hdp_rf_keys, f)
-static const hdp_schema_key rf_keys[] = {HDP_RF_KEYS(ROW)};
-#undef P
-
-#define P(f) offsetof(hdp_dpgd_keys, f)
-static const hdp_schema_key dpgd_keys[] = {HDP_DPGD_KEYS(ROW)};
-#undef P
-#undef ROW
 
 /* Products of sizes that size one allocation (core/schema.h). On a data set (data.source =
  * file) n and the test size are the file's: hdp_rf_spec_from_data checks them with p. */
@@ -57,18 +43,10 @@ static hdp_status rf_finalize(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
-const hdp_schema_section hdp_rf_section = {"rf", rf_keys, HDP_SCHEMA_NKEYS(rf_keys),
-                                           sizeof(hdp_rf_keys), rf_finalize};
-const hdp_schema_section hdp_dpgd_section = {"dpgd", dpgd_keys,
-                                             HDP_SCHEMA_NKEYS(dpgd_keys),
-                                             sizeof(hdp_dpgd_keys), NULL};
-
-const hdp_rf_keys *hdp_rf_keys_of(const hdp_model *m)
-{
-    return hdp_model_section_const(m, &hdp_rf_section);
-}
-
-const hdp_dpgd_keys *hdp_dpgd_keys_of(const hdp_model *m)
-{
-    return hdp_model_section_const(m, &hdp_dpgd_section);
-}
+/* the rows of the lists in hdpsgd/rf.h, hdp_rf_section and hdp_rf_keys_of, hdp_dpgd_section
+ * and hdp_dpgd_keys_of */
+#define HDP_SECTION_KEYS hdp_rf_keys
+HDP_SECTION_DEFINE(rf, HDP_RF_KEYS, rf_finalize)
+#undef HDP_SECTION_KEYS
+#define HDP_SECTION_KEYS hdp_dpgd_keys
+HDP_SECTION_DEFINE(dpgd, HDP_DPGD_KEYS, NULL)

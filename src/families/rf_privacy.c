@@ -66,6 +66,27 @@ hdp_status hdp_rf_dpgd_calibrate(hdp_rf_dpgd *q, long n, hdp_error *err)
     return HDP_OK;
 }
 
+/* The end of both regimes: delta, and the noise of the [dpgd] keys (sigma as given, or
+ * calibrated from epsilon), which an infinite C_clip allows only when there is none. */
+static hdp_status dpgd_noise(const hdp_model *m, const hdp_dpgd_keys *dk, long n, hdp_rf_dpgd *q,
+                             hdp_error *err)
+{
+    q->delta = dk->delta > 0 ? dk->delta : 1.0 / (double)n;
+    if (dk->sigma > 0 && hdp_model_key_given(m, "dpgd", "epsilon"))
+        return hdp_model_fail_key(m, "dpgd", "sigma", err,
+                                  "sigma = %g > 0 is used as is: leave epsilon out, or set sigma "
+                                  "= 0 to calibrate sigma from epsilon", dk->sigma);
+    if (isinf(q->C_clip) && (dk->sigma > 0 || !isinf(dk->epsilon))) {
+        const char *key = dk->clip > 0 ? "clip" : "C";
+        return hdp_model_fail_key(m, "dpgd", key, err,
+                                  "C_clip = inf (no clipping) needs epsilon = inf and sigma = 0: "
+                                  "the private noise 2 C_clip sigma / n would be infinite");
+    }
+    q->epsilon = dk->epsilon;
+    q->sigma = dk->sigma;
+    return hdp_rf_dpgd_calibrate(q, n, err);
+}
+
 /* regime = theorem (Bombari-Mondelli, Eq. 8): C_clip = sqrt(p) log^2 n, T = round(d log^2 n /
  * (eta p)); the keys that would set them must be left out. */
 static hdp_status theorem_regime(const hdp_model *m, long p, long n, long d, hdp_rf_dpgd *q,
@@ -87,15 +108,8 @@ static hdp_status theorem_regime(const hdp_model *m, long p, long n, long d, hdp
                                   "steps (d = %ld, n = %ld, p = %ld, eta = %g): outside [1, 1e9]",
                                   T, d, n, p, q->eta);
     q->T = (long)T;
-    q->C_clip = sqrt((double)p) * L2;
-    q->delta = dk->delta > 0 ? dk->delta : 1.0 / (double)n;
-    if (dk->sigma > 0 && hdp_model_key_given(m, "dpgd", "epsilon"))
-        return hdp_model_fail_key(m, "dpgd", "sigma", err,
-                                  "sigma = %g > 0 is used as is: leave epsilon out, or set sigma "
-                                  "= 0 to calibrate sigma from epsilon", dk->sigma);
-    q->epsilon = dk->epsilon;
-    q->sigma = dk->sigma;
-    return hdp_rf_dpgd_calibrate(q, n, err);
+    q->C_clip = sqrt((double)p) * L2; /* finite */
+    return dpgd_noise(m, dk, n, q, err);
 }
 
 /* The [dpgd] keys with Bombari-Mondelli's experimental scalings (docs/theory.md §7): eta = 1/p, T =
@@ -107,7 +121,6 @@ hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hd
     HDP_REQUIRE(err, m);
     HDP_REQUIRE(err, q);
     const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
-    memset(q, 0, sizeof *q);
     q->eta = dk->eta > 0 ? dk->eta : 1.0 / (double)p;
     if (dk->regime == HDP_DPGD_THEOREM)
         return theorem_regime(m, p, n, d, q, err);
@@ -135,18 +148,5 @@ hdp_status hdp_rf_dpgd_from_model(const hdp_model *m, long p, long n, long d, hd
         return hdp_model_fail_key(m, "dpgd", "clip", err,
                                   "give C (C_clip = C sqrt(p)) or clip (absolute), not both");
     q->C_clip = dk->clip > 0 ? dk->clip : dk->C * sqrt((double)p);
-    q->delta = dk->delta > 0 ? dk->delta : 1.0 / (double)n;
-    if (dk->sigma > 0 && hdp_model_key_given(m, "dpgd", "epsilon"))
-        return hdp_model_fail_key(m, "dpgd", "sigma", err,
-                                  "sigma = %g > 0 is used as is: leave epsilon out, or set sigma "
-                                  "= 0 to calibrate sigma from epsilon", dk->sigma);
-    if (isinf(q->C_clip) && (dk->sigma > 0 || !isinf(dk->epsilon))) {
-        const char *key = dk->clip > 0 ? "clip" : "C";
-        return hdp_model_fail_key(m, "dpgd", key, err,
-                                  "C_clip = inf (no clipping) needs epsilon = inf and sigma = 0: "
-                                  "the private noise 2 C_clip sigma / n would be infinite");
-    }
-    q->epsilon = dk->epsilon;
-    q->sigma = dk->sigma;
-    return hdp_rf_dpgd_calibrate(q, n, err);
+    return dpgd_noise(m, dk, n, q, err);
 }

@@ -588,7 +588,6 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     HDP_ZERO(pb);
     HDP_REQUIRE(err, spec);
     HDP_REQUIRE(err, pb);
-    memset(pb, 0, sizeof *pb);
     pb->spec = *spec;
     hdp_status st = rf_check_sizes(spec, err);
     if (st != HDP_OK)

@@ -434,7 +434,6 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     HDP_REQUIRE(err, q);
     HDP_REQUIRE(err, opt);
     HDP_REQUIRE(err, res);
-    memset(res, 0, sizeof *res);
     double t0 = omp_get_wtime();
     hdp_status st = sim_check(pb, q, opt, err);
     if (st != HDP_OK)

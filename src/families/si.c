@@ -591,7 +591,6 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
     HDP_ZERO(pb);
     HDP_REQUIRE(err, spec);
     HDP_REQUIRE(err, pb);
-    memset(pb, 0, sizeof *pb);
     pb->spec = *spec;
     hdp_status st;
     if ((st = si_check(spec, m, err)) != HDP_OK || (st = si_scalings(spec, m, &pb->hp, err)) != HDP_OK ||

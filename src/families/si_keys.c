@@ -8,19 +8,10 @@
 #include "hdpsgd/si.h"
 
 #include <math.h>
-#include <stddef.h>
 
 static const char *const si_stage2_names[] = {"gd", "ou", NULL};
 
 const char *hdp_si_stage2_name(hdp_si_stage2_kind k) { return si_stage2_names[k]; }
-
-#define P(f) offsetof(hdp_si_keys, f)
-
-/* the rows of the list in hdpsgd/si.h */
-#define ROW(f, ctype, type, def, flags, lo, hi, names, help) \
-    {#f, HDP_KEY_##type, P(f), def, flags, lo, hi, names, help},
-static const hdp_schema_key keys[] = {HDP_SI_KEYS(ROW)};
-#undef ROW
 
 /* Products of sizes that size one allocation (core/schema.h). */
 static hdp_status si_finalize(hdp_model *m, hdp_error *err)
@@ -51,10 +42,6 @@ static hdp_status si_finalize(hdp_model *m, hdp_error *err)
     return HDP_OK;
 }
 
-const hdp_schema_section hdp_si_section = {"si", keys, HDP_SCHEMA_NKEYS(keys),
-                                           sizeof(hdp_si_keys), si_finalize};
-
-const hdp_si_keys *hdp_si_keys_of(const hdp_model *m)
-{
-    return hdp_model_section_const(m, &hdp_si_section);
-}
+/* the rows of the list in hdpsgd/si.h, hdp_si_section and hdp_si_keys_of */
+#define HDP_SECTION_KEYS hdp_si_keys
+HDP_SECTION_DEFINE(si, HDP_SI_KEYS, si_finalize)

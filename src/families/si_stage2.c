@@ -135,7 +135,6 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     HDP_ZERO(res);
     HDP_REQUIRE(err, pb);
     HDP_REQUIRE(err, res);
-    memset(res, 0, sizeof *res);
     if (runs < 2)
         return hdp_fail(err, HDP_EINPUT, "[si] runs: expected an integer >= 2 (value %ld)", runs);
     const long p = pb->spec.p;

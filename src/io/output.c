@@ -549,15 +549,6 @@ void hdp_json_model(hdp_json *j, const char *k, const hdp_model *m,
     hdp_json_close(j);
 }
 
-const char *hdp_csv_field(char *buf, size_t size, const char *fmt, double v)
-{
-    if (!isfinite(v))
-        buf[0] = '\0';
-    else
-        snprintf(buf, size, fmt, v);
-    return buf;
-}
-
 void hdp_outset_init(hdp_outset *set, hdp_error *err)
 {
     memset(set, 0, sizeof *set);
@@ -712,7 +703,11 @@ static void json_list(void *j, const char *name, const hdp_field *f, const void 
 {
     hdp_json_array(j, name);
     for (long i = 0, n = f->count(obj); i < n; i++) {
-        if (f->kind == HDP_FIELD_INT)
+        if (f->objects) {
+            hdp_json_object(j, NULL);
+            hdp_json_fields(j, f->objects, "", f->element(obj, i), NULL);
+            hdp_json_close(j);
+        } else if (f->kind == HDP_FIELD_INT)
             hdp_json_int(j, NULL, (long)f->get(obj, &i));
         else
             hdp_json_num(j, NULL, f->get(obj, &i));

@@ -116,11 +116,6 @@ typedef struct {
     int array[HDP_JSON_DEPTH + 1]; /* 1 when the level is an array */
 } hdp_json;
 
-/* A number for a CSV field with printf format fmt, or "" (an empty field) when v is not
- * finite — a quantity that does not apply (no exact value, no PCA remedy): the toolkit
- * writes no NaN. Returns buf. */
-const char *hdp_csv_field(char *buf, size_t size, const char *fmt, double v);
-
 void hdp_json_begin(hdp_json *j, FILE *f);
 void hdp_json_num(hdp_json *j, const char *key, double v); /* non-finite -> null */
 void hdp_json_int(hdp_json *j, const char *key, long long v);
@@ -167,6 +162,10 @@ void hdp_csv_columns2(FILE *f, const hdp_field_table *t, const void *obj,
  * file then refused: hdp_out_commit), INT as %ld, BOOL 0/1, TEXT as it is. Neither ends the
  * line. */
 void hdp_csv_header(FILE *f, const hdp_field_table *t, int first);
+/* The header with every name between prefix and suffix (a table written once per scheme or
+ * configuration: he_kl, ..., test_C1_CT2, ...). */
+void hdp_csv_header_in(FILE *f, const hdp_field_table *t, const char *prefix, const char *suffix,
+                       int first);
 void hdp_csv_row(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx, int first);
 
 #endif

@@ -45,8 +45,14 @@ void hdp_csv_columns2(FILE *f, const hdp_field_table *t, const void *obj,
 
 void hdp_csv_header(FILE *f, const hdp_field_table *t, int first)
 {
+    hdp_csv_header_in(f, t, "", "", first);
+}
+
+void hdp_csv_header_in(FILE *f, const hdp_field_table *t, const char *prefix, const char *suffix,
+                       int first)
+{
     for (const hdp_field *x = t->fields; x->name; x++, first = 0)
-        fprintf(f, "%s%s", first ? "" : ",", x->name);
+        fprintf(f, "%s%s%s%s", first ? "" : ",", prefix, x->name, suffix);
 }
 
 void hdp_csv_row(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx, int first)

@@ -24,7 +24,7 @@
  * steps that break its precondition eta_k ||x'||^2 <= 2 (docs/theory.md §6.1). Feature clipping
  * changes nothing (not a bit) in a run where no row is longer than B.
  * Batched one pass (sgd.batch > 1, docs/theory.md §1.6): sim_run_batched, K = ceil(n/B) steps
- * of hdp_sched_batch_step, the grid read by time (batch_record); its violations are the steps
+ * of hdp_sched_batch_step, the grid read by time (hdp_mc_batch_record); its violations are the steps
  * holding a row with a_k ||x'||^2 > 2 (a lower bound on the expansive steps).
  */
 #include "hdpsgd/sim.h"
@@ -231,8 +231,9 @@ static int batch_row(const sim_ctx *c, sim_ws *w, gsl_rng *rng, double a, mc_run
  * it, at t = 1 only). The algorithm has no iterate between steps: a grid time inside a step
  * gets the risk interpolated linearly in time between the iterates around it (so that a
  * batch of 64 is not read as a staircase against the ODE), t = 1 the output theta_n; the
- * clipped fraction is that of the step's rows. 0 when an iterate diverged. */
-static int batch_record(const mc_grid *g, long *p, double t0, double R0, double t1, double R1,
+ * clipped fraction is that of the step's rows. 0 when an iterate diverged. Also the rows'
+ * batched runs (rows.c). */
+int hdp_mc_batch_record(const mc_grid *g, long *p, double t0, double R0, double t1, double R1,
                         double Rf, double clipped, mc_run_out *out)
 {
     if (!isfinite(R1) || R1 > g->threshold || !isfinite(Rf) || Rf > g->threshold)
@@ -250,7 +251,7 @@ static int batch_record(const mc_grid *g, long *p, double t0, double R0, double 
 
 /* One run of batched one pass (docs/theory.md §1.6): step k averages the clipped gradients of
  * its B_k rows, all at the same iterate, e <- e - (eta_k/B_k) sum_b g_b + 2 C_clip sigma_k xi,
- * with eta_k, sigma_k from hdp_sched_batch_step; recorded by batch_record. */
+ * with eta_k, sigma_k from hdp_sched_batch_step; recorded by hdp_mc_batch_record. */
 static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
                             mc_run_out *out)
 {
@@ -265,7 +266,7 @@ static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_r
         for (long i = 0; i < d; i++)
             w->target[i] = -e[i];
     double R = hdp_mc_excess_risk(c->lambda, e, d);
-    long p = 1; /* t = 0 here, every later grid time by batch_record (not g->kgrid) */
+    long p = 1; /* t = 0 here, every later grid time by hdp_mc_batch_record (not g->kgrid) */
     out->risk[0] = R;
     out->clipped[0] = 0.0;
     for (long k = 0; k < K; k++) {
@@ -306,7 +307,7 @@ static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_r
         }
         double t0 = (double)(k * c->batch) / (double)n;
         double t1 = k == K - 1 ? 1.0 : (double)((k + 1) * c->batch) / (double)n;
-        if (!batch_record(g, &p, t0, R, t1, R1, Rn, clipped / (double)rows, out)) {
+        if (!hdp_mc_batch_record(g, &p, t0, R, t1, R1, Rn, clipped / (double)rows, out)) {
             out->diverged = 1;
             return;
         }

@@ -1,6 +1,6 @@
 /*
- * mc.c — the Monte Carlo driver (see mc.h): the generic run loop of every Monte Carlo in
- * the library, and on top of it the risk-curve driver of the DP-SGD simulation (dpsgd.c,
+ * mc.c — the Monte Carlo driver (see mc.h): on top of the generic run loop of every Monte
+ * Carlo in the library (mc_loop.c), the risk-curve driver of the DP-SGD simulation (dpsgd.c,
  * docs/theory.md §1) and the homogenized SDE (sde.c, section 4).
  *
  * The loop is exact bookkeeping, no numerics: run r's stream and slot are functions of r
@@ -8,8 +8,8 @@
  * bits for any thread count and any start order. The risk-curve driver records the excess
  * risk at the ODE's grid, excludes the runs that diverged (a non-finite value or an excess
  * risk above the problem's threshold, hdpsgd/problem.h) and reduces the others in run order: mean and standard error
- * (two passes, sim/stats.h), the 10/50/90 % quantiles (GSL, linear interpolation of the
- * sorted values), the mean clipped fraction and the mean final-iterate jump.
+ * (two passes, sim/stats.h), the 10/50/90 % quantiles (GSL's linear interpolation between
+ * order statistics, found by quickselect), the mean clipped fraction and the mean final-iterate jump.
  */
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include "sim/mc.h"
@@ -19,7 +19,6 @@
 #include "sim/stats.h"
 
 #include <gsl/gsl_randist.h>
-#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <limits.h>
 #include <math.h>
@@ -34,225 +33,6 @@
 #include "hdpsgd/schedule.h"
 #include "sim/rng_internal.h"
 #include "sim/threads.h"
-
-/* ---- thread placement ----
- * Left to itself, the kernel of the VM of bench/RESULTS.md kept the two threads of a
- * Monte Carlo apart badly: two runs on two threads took 25 % longer than two one-thread
- * processes, and pinning (OMP_PROC_BIND=true) removed the difference. So during the runs
- * of a loop that asks for it (the risk-curve driver) each thread is pinned to its own CPU
- * of the process's affinity mask (thread t to the t-th CPU in it) and put back as it was
- * afterwards, unless the program forbade it (hdp_set_thread_pinning, hdpsgd/sim.h: hdpsgd
- * does when the user chose a placement, OMP_PROC_BIND or OMP_PLACES set, or the process runs
- * under MPI, where ranks sharing a machine would pin onto the same CPUs), there is
- * one thread, the loop runs inside the caller's parallel region (its threads are the
- * caller's), or the mask has fewer CPUs than threads. */
-static int pin_threads(int nthreads)
-{
-    if (nthreads < 2 || omp_in_parallel() || !hdp_threads_pin_allowed())
-        return 0;
-    cpu_set_t allowed;
-    if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0)
-        return 0;
-    return CPU_COUNT(&allowed) >= nthreads;
-}
-
-/* Pin the calling thread to the tid-th CPU of *allowed; the old mask in *saved.
- * Returns 1 when pinned (the caller then restores *saved). */
-static int pin_self(int tid, const cpu_set_t *allowed, cpu_set_t *saved)
-{
-    if (pthread_getaffinity_np(pthread_self(), sizeof *saved, saved) != 0)
-        return 0;
-    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (!CPU_ISSET(cpu, allowed))
-            continue;
-        if (seen++ == tid) {
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
-        }
-    }
-    return 0;
-}
-
-/* ---- 1. the generic run loop ---- */
-
-int hdp_mc_loop_threads(long runs, int threads) { return hdp_threads_request(runs, threads); }
-
-/* the lowest failing run a thread saw (run = runs: none) */
-typedef struct {
-    long run;
-    hdp_error err;
-} loop_failure;
-
-/* the state the threads share during a loop */
-typedef struct {
-    const hdp_mc_loop *L;
-    int nthreads;         /* the team asked for */
-    int team;             /* the team OpenMP gave (<= nthreads: OMP_DYNAMIC, nesting) */
-    hdp_xoshiro *streams; /* [runs] or NULL */
-    void **ws;            /* [nthreads], the first team used */
-    loop_failure *fail;   /* [nthreads], the first team used */
-    long stop;            /* runs above this are skipped: the lowest failing run so far */
-    long done;            /* finished runs (progress) */
-    int stopped;          /* the progress callback asked to stop */
-    int working;          /* threads that have their workspace and take runs */
-    long next;            /* the next run index to start */
-    int pin;
-    cpu_set_t allowed;
-} loop_state;
-
-/* Run r in thread tid; a failure lowers s->stop and is kept when it is the thread's lowest. */
-static void loop_one(loop_state *s, int tid, long r, hdp_error *e)
-{
-    const hdp_mc_loop *L = s->L;
-    long stop;
-#pragma omp atomic read
-    stop = s->stop;
-    if (r > stop)
-        return; /* a run below failed: this one's result would not be used */
-    int stopped;
-#pragma omp atomic read
-    stopped = s->stopped;
-    if ((L->cancel && *L->cancel) || stopped)
-        return; /* cancelled: the runs not yet started are skipped */
-    hdp_error_clear(e);
-    void *slot = L->slots ? (char *)L->slots + (size_t)r * L->slot_size : NULL;
-    hdp_status st = L->run(L->ctx, r, s->ws[tid], s->streams ? &s->streams[r] : NULL, slot, e);
-    if (st != HDP_OK) {
-#pragma omp critical(hdp_mc_loop_stop)
-        {
-            if (r < s->stop) {
-#pragma omp atomic write
-                s->stop = r;
-            }
-        }
-        loop_failure *f = &s->fail[tid];
-        if (r < f->run) {
-            f->run = r;
-            f->err = *e;
-            if (f->err.status == HDP_OK) /* a run that forgot its message */
-                hdp_fail(&f->err, st, "%s: run %ld failed (%s)", L->name ? L->name : "Monte Carlo",
-                         r, hdp_status_name(st));
-        }
-        return;
-    }
-    if (L->progress) {
-#pragma omp critical(hdp_mc_progress)
-        {
-            if (L->progress(L->name, ++s->done, L->runs, NAN, L->progress_user)) {
-#pragma omp atomic write
-                s->stopped = 1;
-            }
-        }
-    }
-}
-
-/* The parallel region: each thread allocates its workspace, then takes runs in order of
- * the run index (a shared counter: dynamic scheduling, one run at a time). OpenMP may give
- * fewer threads than asked for (OMP_DYNAMIC, OMP_THREAD_LIMIT, a call from inside the
- * caller's parallel region), and a thread whose workspace cannot be allocated (glibc gives
- * each thread an arena of 64 MB of address space: many threads under `ulimit -v`) takes no
- * run: the threads that have one run them all. None: HDP_ENOMEM (s->working = 0). */
-static void loop_parallel(loop_state *s)
-{
-    const hdp_mc_loop *L = s->L;
-#pragma omp parallel num_threads(s->nthreads)
-    {
-        int tid = omp_get_thread_num();
-#pragma omp master
-        s->team = omp_get_num_threads();
-        cpu_set_t saved;
-        int pinned = s->pin && pin_self(tid, &s->allowed, &saved);
-        s->ws[tid] = L->ws_alloc ? L->ws_alloc(L->ctx) : NULL;
-        if (!L->ws_alloc || s->ws[tid]) {
-#pragma omp atomic update
-            s->working++;
-            hdp_error e;
-            for (;;) {
-                long j;
-#pragma omp atomic capture
-                j = s->next++;
-                if (j >= L->runs)
-                    break;
-                loop_one(s, tid, L->order ? L->order[j] : j, &e);
-            }
-        }
-        if (pinned)
-            pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
-    }
-}
-
-hdp_status hdp_mc_loop_run(const hdp_mc_loop *L, hdp_error *err)
-{
-    HDP_REQUIRE(err, L);
-    HDP_REQUIRE(err, L->run);
-    const char *name = L->name ? L->name : "Monte Carlo";
-    if (L->runs < 1)
-        return hdp_fail(err, HDP_EINPUT, "%s: runs = %ld: need at least one run", name, L->runs);
-    const long runs = L->runs;
-    loop_state s;
-    memset(&s, 0, sizeof s);
-    s.L = L;
-    if (hdp_threads_check(L->threads, name, err) != HDP_OK)
-        return HDP_EINPUT;
-    s.nthreads = hdp_threads_team(runs, L->threads);
-    s.stop = runs;
-    hdp_status st = HDP_OK;
-    s.ws = calloc((size_t)s.nthreads, sizeof *s.ws);
-    s.fail = calloc((size_t)s.nthreads, sizeof *s.fail);
-    if (L->first)
-        s.streams = malloc(sizeof *s.streams * (size_t)runs);
-    if (!s.ws || !s.fail || (L->first && !s.streams)) {
-        st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory for %ld runs", name, runs);
-        goto done;
-    }
-    for (int t = 0; t < s.nthreads; t++)
-        s.fail[t].run = runs; /* none failed */
-    /* run r's stream: the first stream jumped r times (2^128 outputs apart) */
-    if (s.streams) {
-        s.streams[0] = *L->first;
-        for (long r = 1; r < runs; r++) {
-            s.streams[r] = s.streams[r - 1];
-            hdp_xoshiro_jump(&s.streams[r]);
-        }
-    }
-    hdp_gsl_quiet(); /* GSL's error handler off for the workspaces and the runs */
-    s.pin = L->pin && pin_threads(s.nthreads);
-    CPU_ZERO(&s.allowed);
-    if (s.pin)
-        pthread_getaffinity_np(pthread_self(), sizeof s.allowed, &s.allowed);
-    loop_parallel(&s);
-    if (L->team)
-        *L->team = s.working;
-    if (!s.working) {
-        if (L->ws_bytes > 0)
-            st = hdp_fail(err, HDP_ENOMEM,
-                          "%s: out of memory for the workspace of a thread (about %.3g MB)",
-                          name, L->ws_bytes / 1e6);
-        else
-            st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory for the workspace of a thread",
-                          name);
-        goto done;
-    }
-    const loop_failure *first_fail = NULL;
-    for (int t = 0; t < s.team; t++)
-        if (s.fail[t].run < runs && (!first_fail || s.fail[t].run < first_fail->run))
-            first_fail = &s.fail[t];
-    if (first_fail)
-        st = hdp_fail(err, first_fail->err.status, "%s", first_fail->err.msg);
-    else if ((L->cancel && *L->cancel) || s.stopped)
-        st = hdp_fail(err, HDP_ECANCELLED, "%s: cancelled before the end of its %ld runs", name,
-                      runs);
-done:
-    for (int t = 0; s.ws && t < s.nthreads; t++)
-        if (s.ws[t] && L->ws_free)
-            L->ws_free(s.ws[t]);
-    free(s.ws);
-    free(s.fail);
-    free(s.streams);
-    return st;
-}
 
 /* ---- 2. the risk-curve driver: options and results ---- */
 
@@ -451,6 +231,31 @@ double hdp_mc_excess_risk(const double *lambda, const double *e, long d)
 
 /* mean, standard error, quantiles and clipped fraction at every grid point, and the
  * final-iterate jump, over the runs with !out[r].diverged, in run order */
+/* gsl_stats_quantile_from_sorted_data(sorted work, 1, n, f) without sorting work (a heap sort
+ * per grid point was 12 % of a Monte Carlo of 16 000 short runs): the order statistics it
+ * reads, the lhs-th by quickselect (gsl_stats_select, which rearranges work) and the next one
+ * by a scan, then the same interpolation with the same operations. n >= 1, no NaN. */
+static double quantile_select(double *work, size_t n, double f)
+{
+    const double index = f * (n - 1);
+    const size_t lhs = (int)index;
+    const double delta = index - lhs;
+    const double lo = gsl_stats_select(work, 1, n, lhs);
+    if (lhs == n - 1)
+        return lo;
+    /* the (lhs + 1)-th smallest: lo again if more than lhs + 1 values are <= lo, else the
+     * smallest value above lo */
+    size_t at_most = 0;
+    double above = INFINITY;
+    for (size_t j = 0; j < n; j++) {
+        at_most += work[j] <= lo;
+        if (work[j] > lo && work[j] < above)
+            above = work[j];
+    }
+    const double hi = at_most >= lhs + 2 ? lo : above;
+    return (1 - delta) * lo + delta * hi;
+}
+
 static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, double *work,
                       hdp_mc_result *res)
 {
@@ -463,10 +268,9 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
             if (!out[r].diverged)
                 work[k++] = out[r].risk[i];
         hdp_mean_stderr(work, nv, 1, &res->mean[i], &res->stderr_[i]);
-        gsl_sort(work, 1, (size_t)nv);
-        res->q10[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.1);
-        res->q50[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.5);
-        res->q90[i] = gsl_stats_quantile_from_sorted_data(work, 1, (size_t)nv, 0.9);
+        res->q10[i] = quantile_select(work, (size_t)nv, 0.1);
+        res->q50[i] = quantile_select(work, (size_t)nv, 0.5);
+        res->q90[i] = quantile_select(work, (size_t)nv, 0.9);
         double c = 0;
         for (long r = 0; r < runs; r++)
             if (!out[r].diverged)
@@ -567,14 +371,16 @@ int hdp_mc_tick(const mc_grid *g, long steps)
 /* what the runs of the risk-curve driver share, and a thread's workspace */
 typedef struct {
     const mc_method *method;
+    const mc_group *grp; /* or NULL */
     const void *ctx;
     const mc_grid *grid;
 } drive_ctx;
 
 typedef struct {
     const mc_method *method;
-    void *ws;     /* the method's */
-    gsl_rng *rng; /* the run's stream, for GSL's samplers */
+    int k;                           /* runs at once (1 without a group) */
+    void *ws[HDP_MC_GROUP_MAX];      /* the method's, one per run of a group */
+    gsl_rng *rng[HDP_MC_GROUP_MAX];  /* the runs' streams, for GSL's samplers */
 } drive_ws;
 
 static void drive_ws_free(void *vw)
@@ -582,10 +388,12 @@ static void drive_ws_free(void *vw)
     drive_ws *w = vw;
     if (!w)
         return;
-    if (w->ws)
-        w->method->ws_free(w->ws);
-    if (w->rng)
-        gsl_rng_free(w->rng);
+    for (int q = 0; q < w->k; q++) {
+        if (w->ws[q])
+            w->method->ws_free(w->ws[q]);
+        if (w->rng[q])
+            gsl_rng_free(w->rng[q]);
+    }
     free(w);
 }
 
@@ -596,13 +404,28 @@ static void *drive_ws_alloc(const void *vc)
     if (!w)
         return NULL;
     w->method = c->method;
-    w->ws = c->method->ws_alloc(c->ctx);
-    w->rng = hdp_rng_alloc(0);
-    if (!w->ws || !w->rng) {
-        drive_ws_free(w);
-        return NULL;
+    w->k = c->grp ? c->grp->size : 1;
+    for (int q = 0; q < w->k; q++) {
+        w->ws[q] = c->method->ws_alloc(c->ctx);
+        w->rng[q] = hdp_rng_alloc(0);
+        if (!w->ws[q] || !w->rng[q]) {
+            drive_ws_free(w);
+            return NULL;
+        }
     }
     return w;
+}
+
+/* HDP_ECANCELLED when the runs were asked to stop (a run may then have stopped early) */
+static hdp_status drive_cancelled(const drive_ctx *c, long r, hdp_error *err)
+{
+    const mc_watch *watch = c->grid->watch;
+    int stopped;
+#pragma omp atomic read
+    stopped = watch->stopped;
+    if ((watch->cancel && *watch->cancel) || stopped) /* the run may have stopped early: not done */
+        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", c->method->name, r);
+    return HDP_OK;
 }
 
 /* run r: the method on the run's stream, its curve into its slot (an mc_run_out) */
@@ -611,15 +434,25 @@ static hdp_status drive_run(const void *vc, long r, void *vws, hdp_xoshiro *stre
 {
     const drive_ctx *c = vc;
     drive_ws *w = vws;
-    *hdp_rng_state(w->rng) = *stream;
-    c->method->run(c->ctx, c->grid, w->ws, w->rng, slot);
-    const mc_watch *watch = c->grid->watch;
-    int stopped;
-#pragma omp atomic read
-    stopped = watch->stopped;
-    if ((watch->cancel && *watch->cancel) || stopped) /* the run may have stopped early: not done */
-        return hdp_fail(err, HDP_ECANCELLED, "%s: cancelled during run %ld", c->method->name, r);
-    return HDP_OK;
+    *hdp_rng_state(w->rng[0]) = *stream;
+    c->method->run(c->ctx, c->grid, w->ws[0], w->rng[0], slot);
+    return drive_cancelled(c, r, err);
+}
+
+/* runs r[0..count-1] together (the method's group) */
+static hdp_status drive_run_group(const void *vc, const long *r, int count, void *vws,
+                                  hdp_xoshiro *const *streams, void *const *slots,
+                                  hdp_error *err)
+{
+    const drive_ctx *c = vc;
+    drive_ws *w = vws;
+    mc_run_out *out[HDP_MC_GROUP_MAX];
+    for (int q = 0; q < count; q++) {
+        *hdp_rng_state(w->rng[q]) = *streams[q];
+        out[q] = slots[q];
+    }
+    c->grp->run(c->ctx, c->grid, w->ws, w->rng, out, count);
+    return drive_cancelled(c, r[0], err);
 }
 
 /* HDP_ENUMERIC when every run diverged, with what to look at */
@@ -640,9 +473,29 @@ hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long s
     return hdp_mc_drive_unit(pb, opt, steps, (double)steps, method, ctx, res, err);
 }
 
+static hdp_status drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                        double unit, const mc_method *method, const mc_group *grp,
+                        const void *ctx, hdp_mc_result *res, hdp_error *err);
+
 hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                              double unit, const mc_method *method, const void *ctx,
                              hdp_mc_result *res, hdp_error *err)
+{
+    return drive(pb, opt, steps, unit, method, NULL, ctx, res, err);
+}
+
+hdp_status hdp_mc_drive_group(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                              const mc_method *method, const mc_group *grp, const void *ctx,
+                              hdp_mc_result *res, hdp_error *err)
+{
+    if (grp && (grp->size < 2 || grp->size > HDP_MC_GROUP_MAX || !grp->run))
+        grp = NULL;
+    return drive(pb, opt, steps, (double)steps, method, grp, ctx, res, err);
+}
+
+static hdp_status drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                        double unit, const mc_method *method, const mc_group *grp,
+                        const void *ctx, hdp_mc_result *res, hdp_error *err)
 {
     double t_start = omp_get_wtime();
     hdp_status st = hdp_mc_check_options(opt, err);
@@ -687,14 +540,16 @@ hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, l
     /* run r's stream: the seed's stream jumped r times */
     hdp_xoshiro first;
     hdp_xoshiro_seed(&first, (uint64_t)opt->seed);
-    drive_ctx dc = {method, ctx, &grid};
+    drive_ctx dc = {method, grp, ctx, &grid};
+    int k = grp ? grp->size : 1;
     hdp_mc_loop loop = {.name = method->name, .runs = runs, .threads = opt->threads,
                         .ctx = &dc, .ws_alloc = drive_ws_alloc, .ws_free = drive_ws_free,
                         .run = drive_run, .first = &first, .slots = out,
                         .slot_size = sizeof *out, .progress = opt->progress,
                         .progress_user = opt->progress_user, .pin = 1,
                         .cancel = opt->cancel, .team = &res->threads,
-                        .ws_bytes = 3.0 * sizeof(double) * (double)pb->d};
+                        .ws_bytes = 3.0 * k * sizeof(double) * (double)pb->d,
+                        .group = k, .run_group = grp ? drive_run_group : NULL};
     if ((st = hdp_mc_loop_run(&loop, err)) != HDP_OK)
         goto done;
     if (opt->final_risks) /* run r's excess risk at t = 1, NaN when it diverged */

@@ -1,5 +1,5 @@
 /*
- * mc.h — the Monte Carlo driver of the toolkit (internal; src/sim/mc.c).
+ * mc.h — the Monte Carlo driver of the toolkit (internal; src/sim/mc_loop.c, src/sim/mc.c).
  *
  * Two levels:
  *
@@ -7,7 +7,8 @@
  *    DP-SGD simulation and the SDE (through the risk-curve driver below) and the families'
  *    runs over seeds, initialisations, draws or configurations (rf_sim.c, rf_configs.c, kl*.c,
  *    nc_train.c, si.c).
- *    Runs 0..runs-1 go to OpenMP threads (dynamic schedule, one run at a time); each
+ *    Runs 0..runs-1 go to OpenMP threads (dynamic schedule, one run at a time, or a group
+ *    of consecutive runs stepped together when the loop has run_group); each
  *    thread of the team OpenMP actually gives (any size from 1 to the request: OMP_DYNAMIC,
  *    OMP_THREAD_LIMIT, a call from inside the caller's parallel region) allocates its own
  *    workspace inside the parallel region (glibc then serves it from the thread's own
@@ -49,6 +50,17 @@
 typedef hdp_status (*hdp_mc_run_fn)(const void *ctx, long r, void *ws, hdp_xoshiro *stream,
                                     void *slot, hdp_error *err);
 
+/* count (2 <= count <= the loop's group) runs r[0..count-1] at once in the calling thread,
+ * their steps interleaved (a latency-bound run leaves the core idle between the dependent
+ * operations of a step; another run's independent step fills it): run r[q] with its stream
+ * streams[q] (NULL entries when the loop has no first stream) and slot slots[q]. Every run
+ * must compute exactly what it would alone (its own stream, slot and state), so that the
+ * results do not depend on which runs share a thread. A failure is reported as that of
+ * r[0], the group's lowest run. */
+typedef hdp_status (*hdp_mc_group_fn)(const void *ctx, const long *r, int count, void *ws,
+                                      hdp_xoshiro *const *streams, void *const *slots,
+                                      hdp_error *err);
+
 typedef struct {
     const char *name; /* for the progress callback and the messages ("sim", "rf", ...) */
     long runs;        /* >= 1 */
@@ -84,7 +96,15 @@ typedef struct {
      * under OMP_DYNAMIC, inside the caller's parallel region, or when the process cannot
      * create more threads, see sim/threads.h) */
     int *team;
+    /* up to `group` (<= HDP_MC_GROUP_MAX) consecutive runs taken at once by a thread and run
+     * together by run_group (fewer when the runs per thread are fewer: no thread left idle);
+     * group <= 1 or run_group NULL: one at a time through run. The workspace is then that of
+     * a group. */
+    int group;
+    hdp_mc_group_fn run_group;
 } hdp_mc_loop;
+
+#define HDP_MC_GROUP_MAX 8
 
 /* The number of threads the loop asks for with runs runs and a request threads (0 =
  * OpenMP's default): at least 1, at most runs, 4096 and OMP_THREAD_LIMIT (sim/threads.h). */
@@ -142,6 +162,12 @@ typedef struct {
 long hdp_mc_record_start(const mc_grid *g, double R, mc_run_out *out);
 int hdp_mc_record(const mc_grid *g, long k, double R, double *clip_sum, long *p,
                   mc_run_out *out);
+/* Batched one pass's recording (sgd.batch > 1, dpsgd.c and rows.c): the grid points in
+ * (t0, t1] of a step that moved the risk from R0 to R1 (Rf after the last step's noise, at
+ * t = 1), the risk interpolated linearly in time, the step's clipped fraction; 0 when the run
+ * diverged. */
+int hdp_mc_batch_record(const mc_grid *g, long *p, double t0, double R0, double t1, double R1,
+                        double Rf, double clipped, mc_run_out *out);
 
 typedef struct {
     const char *name; /* "sim" or "sde" (progress bar, messages) */
@@ -156,6 +182,15 @@ typedef struct {
     int aux;
 } mc_method;
 
+/* A method that can also step several runs together in one thread (hdp_mc_group_fn): `size`
+ * runs (2..HDP_MC_GROUP_MAX) with the method's workspaces ws[q], streams rng[q] and outputs
+ * out[q], each computed exactly as method->run would alone. */
+typedef struct {
+    int size;
+    void (*run)(const void *ctx, const mc_grid *grid, void *const *ws, gsl_rng *const *rng,
+                mc_run_out *const *out, int count);
+} mc_group;
+
 /* Run opt->runs runs of the method with steps steps each and summarise them
  * into res (allocated here; res->rho_accounted is left to the caller).
  * HDP_EINPUT for bad options, HDP_ENOMEM, HDP_ENUMERIC when every run diverged. */
@@ -167,6 +202,11 @@ hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long s
 hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                              double unit, const mc_method *method, const void *ctx,
                              hdp_mc_result *res, hdp_error *err);
+/* hdp_mc_drive with runs stepped grp->size at a time per thread (grp NULL: one at a time);
+ * the same results */
+hdp_status hdp_mc_drive_group(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
+                              const mc_method *method, const mc_group *grp, const void *ctx,
+                              hdp_mc_result *res, hdp_error *err);
 
 /* Check runs >= 1, threads >= 0 (HDP_EINPUT naming the option). The SDE
  * checks its step itself. */

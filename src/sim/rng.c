@@ -24,6 +24,7 @@
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <string.h>
 
 uint64_t hdp_splitmix64_next(uint64_t *x)
 {
@@ -215,23 +216,86 @@ void hdp_xoshiro_stream(hdp_xoshiro *g, uint64_t seed, uint64_t j)
         hdp_xoshiro_jump(g);
 }
 
+static const uint64_t JUMP[4] = {UINT64_C(0x180ec6d33cfd0aba), UINT64_C(0xd5a61266f0c9392c),
+                                 UINT64_C(0xa9582618e03fc9aa), UINT64_C(0x39abdc4529b1661c)};
+static const uint64_t LONG_JUMP[4] = {UINT64_C(0x76e15d3efefdcbbf), UINT64_C(0xc5004e441c522fb3),
+                                      UINT64_C(0x77710069854ee241), UINT64_C(0x39109bb02acbe635)};
+
+/* The two jumps as 256 x 256 matrices over GF(2), applied four bits of the state at a time.
+ * The engine is linear over GF(2), so jump(s) is the XOR of jump(e_b) over the set bits b of
+ * s: entry [c][v] of a table is the XOR of the images of the basis vectors of the four bits
+ * 4c..4c+3 set in v (built once from jump_by). A jump is then 64 lookups of 32 bytes (32 KB
+ * per table) instead of 256 steps of the engine: the same states (unit_rng checks them
+ * against jump_by's stepping on random states); each run of the real-row Monte Carlo takes
+ * ten jumps (its stream, then its float32 stream's nine lanes). */
+typedef struct {
+    uint64_t t[64][16][4];
+} jump_table;
+static jump_table jump_tabs[2];
+static pthread_once_t jump_once = PTHREAD_ONCE_INIT;
+
+static void jump_build(jump_table *T, const uint64_t P[4])
+{
+    uint64_t col[256][4];
+    for (int b = 0; b < 256; b++) {
+        hdp_xoshiro e = {{0, 0, 0, 0}};
+        e.s[b / 64] = UINT64_C(1) << (b % 64);
+        jump_by(&e, P);
+        memcpy(col[b], e.s, sizeof col[b]);
+    }
+    for (int c = 0; c < 64; c++)
+        for (int v = 0; v < 16; v++)
+            for (int w = 0; w < 4; w++) {
+                uint64_t r = 0;
+                for (int i = 0; i < 4; i++)
+                    if (v >> i & 1)
+                        r ^= col[4 * c + i][w];
+                T->t[c][v][w] = r;
+            }
+}
+
+static void jump_tables_build(void)
+{
+    jump_build(&jump_tabs[0], JUMP);
+    jump_build(&jump_tabs[1], LONG_JUMP);
+}
+
+static void jump_apply(hdp_xoshiro *g, const jump_table *T)
+{
+    uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0;
+    for (int c = 0; c < 64; c++) {
+        const uint64_t *t = T->t[c][(g->s[c >> 4] >> (4 * (c & 15))) & 15];
+        r0 ^= t[0];
+        r1 ^= t[1];
+        r2 ^= t[2];
+        r3 ^= t[3];
+    }
+    g->s[0] = r0;
+    g->s[1] = r1;
+    g->s[2] = r2;
+    g->s[3] = r3;
+}
+
 void hdp_xoshiro_jump(hdp_xoshiro *g)
 {
     if (!g)
         return;
-    static const uint64_t JUMP[4] = {UINT64_C(0x180ec6d33cfd0aba), UINT64_C(0xd5a61266f0c9392c),
-                                     UINT64_C(0xa9582618e03fc9aa), UINT64_C(0x39abdc4529b1661c)};
-    jump_by(g, JUMP);
+    pthread_once(&jump_once, jump_tables_build);
+    jump_apply(g, &jump_tabs[0]);
 }
 
 void hdp_xoshiro_long_jump(hdp_xoshiro *g)
 {
     if (!g)
         return;
-    static const uint64_t LONG_JUMP[4] = {
-        UINT64_C(0x76e15d3efefdcbbf), UINT64_C(0xc5004e441c522fb3), UINT64_C(0x77710069854ee241),
-        UINT64_C(0x39109bb02acbe635)};
-    jump_by(g, LONG_JUMP);
+    pthread_once(&jump_once, jump_tables_build);
+    jump_apply(g, &jump_tabs[1]);
+}
+
+void hdp_xoshiro_jump_stepped(hdp_xoshiro *g, int long_jump)
+{
+    if (g)
+        jump_by(g, long_jump ? LONG_JUMP : JUMP);
 }
 
 double hdp_xoshiro_double(hdp_xoshiro *g)

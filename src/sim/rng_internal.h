@@ -24,6 +24,9 @@ extern double hdp_zig_x[129]; /* layer edges x_0 = V/f(R) > x_1 = R > ... > x_12
 extern double hdp_zig_r[128]; /* x_{i+1} / x_i */
 void hdp_rng_normal_tables(void);
 double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u); /* rejection part (rng.c) */
+/* the jump (long_jump 0) or the long jump (1) by stepping the engine 256 times, the
+ * reference hdp_xoshiro_jump and hdp_xoshiro_long_jump's tables are built from (tests) */
+void hdp_xoshiro_jump_stepped(hdp_xoshiro *g, int long_jump);
 /* the 512-layer tables, layer area and rejection part of the block stream (hdp_normals
  * below) */
 #define HDP_ZIGB_LAYERS 512

@@ -170,6 +170,9 @@ rows_same() { # rows_same TAG ARGS...
   "$bin" sim "$@" --threads 1 -o "r-$tag.csv" 2>/dev/null || return 1
   "$bin" sim "$@" --threads 2 -o "r-$tag-2.csv" 2>/dev/null || return 1
   cmp -s "r-$tag.csv" "r-$tag-2.csv" || { echo "  $tag: 2 threads differ"; return 1; }
+  # 5 runs on 5 threads: one run at a time (on 1 and 2 threads two runs are stepped together)
+  "$bin" sim "$@" --threads 5 -o "r-$tag-5.csv" 2>/dev/null || return 1
+  cmp -s "r-$tag.csv" "r-$tag-5.csv" || { echo "  $tag: 5 threads differ"; return 1; }
   for k in generic avx2 avx512; do
     HDPSGD_SIMD=$k "$bin" sim "$@" --threads 1 -o "r-$tag-$k.csv" 2>"r-err.txt" ||
       { grep -q "not available\|does not support\|lacks" r-err.txt && continue; cat r-err.txt; return 1; }
@@ -182,6 +185,50 @@ for rows in X.npy X32.npy; do
   check "rows sim ($rows, planted): identical bytes for threads and SIMD kernels" \
     rows_same "pl-$rows" "${base[@]}" --set data.features=$rows --set data.target=planted \
     --set data.labels= --set data.test_labels= --set sim.runs=5 --seed 3
+done
+
+# batched one pass on the rows (sgd.batch > 1, docs/theory.md §1.6): once ignored (the rows ran
+# batch 1). The same bytes for threads and kernels; batch 4 is not batch 1's run; and with
+# B = n = N rows without replacement the one step is full-batch GD on every row (the
+# permutation does not matter): R(1) and the held-out MSE against NumPy to 1e-10, clipped or not
+for rows in X.npy X32.npy; do
+  check "rows sim ($rows, batch 4): identical bytes for threads and SIMD kernels" \
+    rows_same "b4-$rows" "${base[@]}" --set data.features=$rows --set sgd.batch=4 \
+    --set sim.runs=5 --seed 3
+done
+check "rows sim: batch 4 is not batch 1's run" bash -c '! cmp -s "$1" "$2"' _ r-b4-X.npy.csv r-ls-X.npy.csv
+for c in inf 0.5; do
+  "$bin" sim "${base[@]}" --set data.gamma=0.03 --set sgd.batch=400 --set clip.c=$c \
+    --set sim.rows=without-replacement --set privacy.rho=inf --set schedule.kind=constant \
+    --set schedule.eta0=0.7 --set sim.runs=3 --json gd$c.json -o gd$c.csv 2>/dev/null
+  check "batch = n = N rows (c = $c): the one step is full-batch GD (NumPy, 1e-10)" "$py" - $c <<'PY'
+import csv, json, sys
+import numpy as np
+c = float(sys.argv[1])
+X, y = np.load("X.npy"), np.load("y.npy")
+Xt, yt = np.loadtxt("Xt.csv", delimiter=","), np.loadtxt("yt.csv")
+N, d = X.shape
+mu, ym = X.mean(0), y.mean()
+Xc = X - mu; s = np.sqrt(d / np.trace(Xc.T @ Xc / N)); Xc *= s; yc = y - ym
+S = Xc.T @ Xc / N
+theta = np.linalg.solve(S, Xc.T @ yc / N)
+r = Xc @ np.zeros(d) - yc                    # theta_0 = 0
+g = Xc * r[:, None]
+if np.isfinite(c):
+    C = c * np.sqrt(d)
+    g *= np.minimum(1.0, C / (np.abs(r) * np.linalg.norm(Xc, axis=1)))[:, None]
+th = -0.7 * g.sum(0) / N
+R1 = 0.5 * (th - theta) @ S @ (th - theta)
+mse1 = np.mean(((Xt - mu) * s @ th - (yt - ym)) ** 2)
+j = json.load(open(f"gd{sys.argv[1]}.json"))
+rows = list(csv.reader(l for l in open(f"gd{sys.argv[1]}.csv") if not l.startswith("#")))
+col = {h: [float(x[i]) for x in rows[1:]] for i, h in enumerate(rows[0])}
+print(f"  steps {j['steps']}, R(1) {col['mean'][-1]:.12g} vs {R1:.12g}, "
+      f"test MSE {col['test_mse'][-1]:.12g} vs {mse1:.12g}")
+ok = j["steps"] == 1 and abs(col["mean"][-1] - R1) <= 1e-10 * R1
+ok = ok and abs(col["test_mse"][-1] - mse1) <= 1e-10 * mse1 and col["stderr"][-1] <= 1e-12 * R1
+sys.exit(0 if ok else 1)
+PY
 done
 
 # ode.discrete on the rows (docs/theory.md §3.6): planted, c = inf, rho = inf, constant eta~ = 1,
