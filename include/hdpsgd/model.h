@@ -311,7 +311,8 @@ typedef char hdp_list_text[HDP_LIST_MAX];
       "data.source = file: the rows' clipping factors per norm group weighted by the row norm " \
       "(norm), per eigendirection by E[x_j^2 | group] / lambda_j in drift and noise " \
       "(direction), or in the noise alone (direction-noise; both solved by CVODE; " \
-      "docs/theory.md §9.3); auto = norm") \
+      "docs/theory.md §9.3); auto = direction-noise for a planted target at sgd.batch = 1 " \
+      "without ode.discrete and solver = dop853, else norm (docs/theory.md §9.5)") \
     X(model, ode_model, hdp_ode_model_kind, ENUM, "bins", 0, 0, 0, ode_model_names, \
       "bins: the risk ODE on eigenvalue bins; rows (data.source = file, least-squares target, " \
       "batch 1): the mean iterate and the full d x d fluctuation covariance stepped over the " \

@@ -123,8 +123,15 @@ static hdp_status disc_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spect
 
 int hdp_rode_wants_direction(const hdp_model *m)
 {
-    if (!hdp_model_data(m))
+    const hdp_data *data = hdp_model_data(m);
+    if (!data)
         return 0;
+    if (m->ode_clip_weights == HDP_CLIPW_AUTO) /* docs/theory.md §9.5: direction-noise for a
+                                                  planted target where it applies, else norm */
+        return data->planted && m->batch == 1 && !m->ode_discrete &&
+                       m->ode_solver != HDP_ODE_DOP853
+                   ? 2
+                   : 0;
     return m->ode_clip_weights == HDP_CLIPW_DIRECTION         ? 1
            : m->ode_clip_weights == HDP_CLIPW_DIRECTION_NOISE ? 2
                                                               : 0;

@@ -187,6 +187,23 @@ for rows in X.npy X32.npy; do
     --set data.labels= --set data.test_labels= --set sim.runs=5 --seed 3
 done
 
+# ode.clip_weights = auto (docs/theory.md §9.5): direction-noise on a planted target at batch 1,
+# norm on a least-squares target, at batch > 1 and with ode.discrete (the same numbers)
+same_ode() { # same_ode TAG WEIGHTS ARGS...: auto against WEIGHTS, the echoed key line aside
+  local tag=$1 wts=$2; shift 2
+  "$bin" ode "$@" -o "cw-$tag-a.csv" 2>/dev/null || return 1
+  "$bin" ode "$@" --set ode.clip_weights=$wts -o "cw-$tag-b.csv" 2>/dev/null || return 1
+  cmp -s <(grep -v clip_weights "cw-$tag-a.csv") <(grep -v clip_weights "cw-$tag-b.csv")
+}
+cw_pl=("${base[@]}" --set data.target=planted --set data.labels= --set data.test_labels=)
+check "clip_weights = auto: direction-noise on a planted target" same_ode pl direction-noise "${cw_pl[@]}"
+check "clip_weights = auto: norm on a planted target at batch 4" same_ode plb norm "${cw_pl[@]}" \
+  --set sgd.batch=4
+check "clip_weights = auto: norm on a least-squares target" same_ode ls norm "${base[@]}"
+"$bin" ode "${cw_pl[@]}" --set ode.clip_weights=norm -o cw-pl-n.csv 2>/dev/null
+check "clip_weights: direction-noise is not norm on the planted target" \
+  bash -c '! cmp -s <(grep -v clip_weights "$1") <(grep -v clip_weights "$2")' _ cw-pl-a.csv cw-pl-n.csv
+
 # batched one pass on the rows (sgd.batch > 1, docs/theory.md §1.6): once ignored (the rows ran
 # batch 1). The same bytes for threads and kernels; batch 4 is not batch 1's run; and with
 # B = n = N rows without replacement the one step is full-batch GD on every row (the
@@ -239,7 +256,7 @@ pl=(--set data.source=file --set data.features=X.npy --set data.target=planted
     --set privacy.rho=inf --set schedule.kind=constant --set schedule.eta0=1 --set ode.points=11
     --set ode.rtol=1e-10 --set ode.atol=1e-14)
 "$bin" ode "${pl[@]}" --set ode.discrete=true -o dk.csv 2>/dev/null
-"$bin" ode "${pl[@]}" -o d0.csv 2>/dev/null
+"$bin" ode "${pl[@]}" --set ode.clip_weights=norm -o d0.csv 2>/dev/null
 check "ode.discrete on the rows: the one-step term with the rows' kurtosis (RK4 reference, 1e-7)" \
   "$py" - <<'PY'
 import csv, sys
