@@ -206,28 +206,31 @@ static inline double tree8(const double p[8])
     double p[8];                                                                               \
     memcpy(p, &p0, sizeof p0);                                                                 \
     memcpy(p + 4, &p1, sizeof p1);                                                             \
+    TAIL_AND_SUM
+/* the coordinates past the last block of 8, then the partial sums (every build) */
+#define TAIL_AND_SUM                                                                           \
     for (; j < d; j++) {                                                                       \
         double v = e[j] + (a * (double)x[j] + s * (double)g[j]);                               \
         e[j] = v;                                                                              \
         p[j % 8] += (double)xn[j] * v;                                                         \
     }                                                                                          \
     return tree8(p);
-
-#define STEP_FNS(SUFFIX, ATTR)                                                                 \
+/* a build's two kernels (float32 and double rows) from its body and loads */
+#define STEP_FNS(SUFFIX, ATTR, BODY, LF32, LF64)                                               \
     ATTR static double step_f32_##SUFFIX(long d, double *e, const void *vx, double a,          \
                                          const float *g, double s, const void *vxn,            \
                                          const char *pf)                                       \
     {                                                                                          \
-        STEP_BODY(float, LOAD_F32)                                                             \
+        BODY(float, LF32)                                                                      \
     }                                                                                          \
     ATTR static double step_f64_##SUFFIX(long d, double *e, const void *vx, double a,          \
                                          const float *g, double s, const void *vxn,            \
                                          const char *pf)                                       \
     {                                                                                          \
-        STEP_BODY(double, LOAD_F64)                                                            \
+        BODY(double, LF64)                                                                     \
     }
 
-STEP_FNS(generic, )
+STEP_FNS(generic, , STEP_BODY, LOAD_F32, LOAD_F64)
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ROWS_X86 1
 /* The AVX2 and AVX-512 builds in intrinsics: GCC compiled the vector extension's float to
@@ -236,13 +239,6 @@ STEP_FNS(generic, )
  * operations in the same order: with AVX-512 one 8-wide accumulator whose lane l is the
  * partial sum of coordinates j = l mod 8, as p0 (lanes 0-3) and p1 (4-7) above. */
 #include <immintrin.h>
-#define TAIL_AND_SUM                                                                           \
-    for (; j < d; j++) {                                                                       \
-        double v = e[j] + (a * (double)x[j] + s * (double)g[j]);                               \
-        e[j] = v;                                                                              \
-        p[j % 8] += (double)xn[j] * v;                                                         \
-    }                                                                                          \
-    return tree8(p);
 #define L512_F32(q) _mm512_cvtps_pd(_mm256_loadu_ps(q))
 #define L512_F64(q) _mm512_loadu_pd(q)
 #define STEP512_BODY(T, LOAD)                                                                  \
@@ -285,21 +281,8 @@ STEP_FNS(generic, )
     _mm256_storeu_pd(p, p0);                                                                   \
     _mm256_storeu_pd(p + 4, p1);                                                               \
     TAIL_AND_SUM
-#define STEP_FNS_X86(SUFFIX, ATTR, BODY, LF32, LF64)                                           \
-    ATTR static double step_f32_##SUFFIX(long d, double *e, const void *vx, double a,          \
-                                         const float *g, double s, const void *vxn,            \
-                                         const char *pf)                                       \
-    {                                                                                          \
-        BODY(float, LF32)                                                                      \
-    }                                                                                          \
-    ATTR static double step_f64_##SUFFIX(long d, double *e, const void *vx, double a,          \
-                                         const float *g, double s, const void *vxn,            \
-                                         const char *pf)                                       \
-    {                                                                                          \
-        BODY(double, LF64)                                                                     \
-    }
-STEP_FNS_X86(avx2, __attribute__((target("avx2"))), STEP256_BODY, L256_F32, L256_F64)
-STEP_FNS_X86(avx512, __attribute__((target("avx512f"))), STEP512_BODY, L512_F32, L512_F64)
+STEP_FNS(avx2, __attribute__((target("avx2"))), STEP256_BODY, L256_F32, L256_F64)
+STEP_FNS(avx512, __attribute__((target("avx512f"))), STEP512_BODY, L512_F32, L512_F64)
 #else
 #define ROWS_X86 0
 #endif
