@@ -455,7 +455,10 @@ __attribute__((always_inline)) static inline int rows_step(const rows_ctx *c, co
         if (c->theta) /* its residual (480 KB of them on Fashion-MNIST: not in L2) */
             __builtin_prefetch(c->z + i2);
     }
-    double zi = c->theta ? c->z[i] : label_noise(c, s->rng);
+    /* the Gaussian label noise inline (the common case; label_noise's first case) */
+    double zi = c->theta                         ? c->z[i]
+                : c->noise == HDP_NOISE_GAUSSIAN ? c->tau * hdp_rng_normal_fast(s->st)
+                                                 : label_noise(c, s->rng);
     double r = s->dot - zi;
     if (eta_k * c->xx[i] > 2.0)
         out->violations += 1.0;
