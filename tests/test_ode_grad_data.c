@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/model_internal.h"
 #include "core/ode_grad.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/schedule.h"
@@ -98,6 +99,8 @@ static double ode_at(const hdp_model *m, const hdp_schedule *s, hdp_ode_result *
     hdp_error_clear(&err);
     hdp_ode_result r;
     assert_int_equal(hdp_ode_solve(&mm, &r, &err), HDP_OK);
+    if (mm.data_bias_pin != m->data_bias_pin) /* the pin of theta_c this shallow copy took */
+        hdp_data_bias_unpin(&mm);
     double F = r.final_risk;
     if (out)
         *out = r;

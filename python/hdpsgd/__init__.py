@@ -587,11 +587,16 @@ def sde(model: _ModelArg = None, *, runs: _Optional[int] = None, threads: int = 
 
 
 def validate(model: _ModelArg = None, *, runs: _Optional[int] = None, threads: int = 0,
-             seed: _Optional[int] = None, with_sde: bool = True,
+             seed: _Optional[int] = None, with_sde: _Optional[bool] = None,
              progress: _Progress = None) -> "ValidateResult":
     """ODE vs Monte Carlo vs SDE (``hdpsgd validate``): a :class:`ValidateResult` with
-    ``passed``, ``sim_side``, ``sde_side``."""
+    ``passed``, ``sim_side``, ``sde_side``. ``with_sde=None`` (the default) runs the SDE side
+    where it applies, as the command line does: not for ``sgd.batch`` > 1 (the SDE is derived
+    for batch 1) nor ``ode.model = rows`` (it is the bins ODE's SDE); ``True`` asks for it
+    (an ``InputError`` where it does not apply), ``False`` skips it."""
     m = _model(model)
+    if with_sde is None:
+        with_sde = int(m["sgd.batch"]) == 1 and str(m["ode.model"]) != "rows"
     _check_int("threads", threads, 0, 4096)
     h = m._with(_mc_sets(runs, seed))
     rec = _lib.run_long(_lib.hdp_handle_validate, (h.ptr, threads, int(bool(with_sde))), progress)

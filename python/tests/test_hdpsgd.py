@@ -592,6 +592,19 @@ class Test_validate(unittest.TestCase):
         self.assertIs(v.passed, data["pass"])
         self.assertIn("t", v.to_frame())
 
+    def test_sde_side_where_it_applies(self):
+        # with_sde=None (the default) skips the SDE where it does not apply, as the program
+        # does with a note: sgd.batch > 1 (here) and ode.model = rows; True still asks for it
+        m = hdpsgd.Model(overrides={"sgd.batch": 4})
+        data, _, _, _ = cli("validate", "--set", "sgd.batch=4", "--runs", "20", "--seed", "2",
+                            csv_out=False)
+        v = hdpsgd.validate(m, runs=20, seed=2)
+        self.assertIsNone(v.sde_side)
+        self.assertEqual(v.sim_side.max_z, data["max_z"])
+        self.assertIs(v.passed, data["pass"])
+        with self.assertRaisesRegex(hdpsgd.InputError, "batch = 1 only"):
+            hdpsgd.validate(m, runs=10, with_sde=True)
+
 
 class Test_privacy(unittest.TestCase):
     def test_epsilon_and_accountant_like_the_program(self):

@@ -372,6 +372,12 @@ int cmd_validate(int argc, char **argv)
                 m.batch);
         no_sde = 1;
     }
+    if (m.ode_model == HDP_ODE_MODEL_ROWS && !no_sde) { /* the SDE is the bins ODE's */
+        fprintf(stderr, "hdpsgd validate: note: ode.model = rows: the SDE side is skipped (the "
+                        "homogenized SDE is the stochastic form of the bins' ODE, docs/theory.md "
+                        "§4, not of the rows' recursion)\n");
+        no_sde = 1;
+    }
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);

@@ -96,6 +96,10 @@ v = json.load(open(f"{sys.argv[1]}/v.json"))
 print(f"  ode {v['ode_final_risk']:.6g}, sim {v['final_risk']:.6g}")
 sys.exit(0 if abs(v["ode_final_risk"] / v["final_risk"] - 1) < 0.2 else 1)
 PY
+check "validate with model = rows skips the SDE side (the bins ODE's SDE) with a note" \
+  "$py" -c 'import json, sys; v = json.load(open(sys.argv[1]))
+sys.exit(0 if "sde_pass" not in v and "sim_pass" in v else 1)' "$work/v.json"
+check "  ... and says so" grep -q "ode.model = rows: the SDE side is skipped" "$work/err.txt"
 
 # bad input: exit 2, [ode] model named, nothing written
 refused "synthetic data" "\[ode\] model: rows steps a data set" ode --set ode.model=rows
