@@ -428,11 +428,20 @@ static void validate_compare(void **state)
     assert_int_equal(side.worst_point, 1);
     assert_int_equal(side.within_rel_tol, 0);
     assert_int_equal(side.significant, 1);
-    /* a deviation with zero standard error is infinitely many standard errors */
+    /* a deviation with zero standard error is measured against the floor 1e-12 |R| (runs
+     * that all start at one iterate): a real gap is ~1e10 standard errors, a rounding-size
+     * one (1e-15 relative) is not significant */
     mean[2] = 0.26;
     assert_int_equal(hdp_validate_compare(&ode, &mc, 0.01, 4, &side, &err), HDP_OK);
-    assert_true(isinf(side.max_z));
+    assert_true(side.max_z > 1e9 && isfinite(side.max_z));
     assert_int_equal(side.pass, 0);
+    assert_int_equal(side.significant, 1);
+    double r2 = ode.risk[2];
+    mean[2] = r2 * (1 + 1e-15);
+    assert_int_equal(hdp_validate_compare(&ode, &mc, 0.01, 4, &side, &err), HDP_OK);
+    assert_int_equal(side.max_z_point, 1); /* point 1's z = 2; point 2's 1e-3 */
+    assert_true(fabs(side.max_z - 2.0) < 1e-9);
+    assert_int_equal(side.pass, 1);
     /* grids of different lengths, NULLs, tolerances <= 0 */
     mc.points = 2;
     REFUSES_MSG(hdp_validate_compare(&ode, &mc, 0.05, 4, &side, &err), "same grid");
