@@ -53,8 +53,10 @@ typedef struct {
 hdp_status hdp_validate_run(const hdp_model *m, const hdp_mc_options *opt, int with_sde,
                             hdp_validate_result *v, hdp_error *err);
 
-/* Compare one simulated side with an ODE solution on the same grid. HDP_EINPUT (side
- * zeroed) for a NULL argument, grids of different lengths, or tolerances <= 0. */
+/* Compare one simulated side with an ODE solution on the same grid: z = |mean - R| over
+ * the standard error, floored at 1e-12 |R| (so that rounding between runs that all start at
+ * one iterate is not significant). HDP_EINPUT (side zeroed) for a NULL argument, grids of
+ * different lengths, or tolerances <= 0. */
 hdp_status hdp_validate_compare(const hdp_ode_result *ode, const hdp_mc_result *mc,
                                 double rel_tol, double z_tol, hdp_validate_side *side,
                                 hdp_error *err);
