@@ -354,21 +354,7 @@ static void check_gradient(hdp_ode_grad *g, const hdp_model *m, hdp_schedule *s,
     double F = hdp_ode_grad_eval(g, s, m->c, ds, with_c ? &dc : NULL);
     assert_true(isfinite(F));
     /* value: against hdp_ode_solve on the same schedule */
-    hdp_model mm = *m;
-    mm.sched = s->kind;
-    mm.rtol = 1e-11;
-    mm.atol = 1e-14;
-    if (s->kind == HDP_SCHED_OUTPUT || s->kind == HDP_SCHED_LINEAR_NOISE) mm.eta0 = s->eta0;
-    if (s->kind == HDP_SCHED_OPTIMAL) {
-        mm.c1 = s->c1;
-        mm.c2 = s->a / m->gamma;
-        mm.c3 = 0;
-    }
-    if (s->kind == HDP_SCHED_TABLE) {
-        mm.table_len = s->len;
-        mm.table_t = (double *)s->t;
-        mm.table_eta = (double *)s->eta;
-    }
+    hdp_model mm = model_of_schedule(m, s);
     assert_rel(F, ode_risk(&mm), 2e-7, 0);
     int np = s->kind == HDP_SCHED_TABLE ? s->len : s->kind == HDP_SCHED_OPTIMAL ? 2 : 1;
     double scale = 0;

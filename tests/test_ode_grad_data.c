@@ -80,21 +80,7 @@ static int teardown(void **state)
 /* hdp_ode_solve's final risk of m with schedule s at tight tolerances (and the result) */
 static double ode_at(const hdp_model *m, const hdp_schedule *s, hdp_ode_result *out)
 {
-    hdp_model mm = *m; /* a shallow copy, not freed: the model's data set stays m's */
-    mm.sched = s->kind;
-    mm.rtol = 1e-11;
-    mm.atol = 1e-14;
-    if (s->kind == HDP_SCHED_OUTPUT || s->kind == HDP_SCHED_LINEAR_NOISE) mm.eta0 = s->eta0;
-    if (s->kind == HDP_SCHED_OPTIMAL) {
-        mm.c1 = s->c1;
-        mm.c2 = s->a / m->gamma;
-        mm.c3 = 0;
-    }
-    if (s->kind == HDP_SCHED_TABLE) {
-        mm.table_len = s->len;
-        mm.table_t = (double *)s->t;
-        mm.table_eta = (double *)s->eta;
-    }
+    hdp_model mm = model_of_schedule(m, s); /* not freed: the data set stays m's */
     hdp_error err;
     hdp_error_clear(&err);
     hdp_ode_result r;

@@ -630,9 +630,12 @@ static void rows_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_
                 coef *= c->C / gnorm;
                 clipped += 1.0;
             }
-            const void *x = row_of(c, i);
-            for (long j = 0; j < d; j++)
-                grad[j] += coef * (c->f32 ? (double)((const float *)x)[j] : ((const double *)x)[j]);
+            if (c->f32) /* the row's type chosen once per row, not per coordinate */
+                for (long j = 0; j < d; j++)
+                    grad[j] += coef * (double)c->f32[(size_t)i * (size_t)d + (size_t)j];
+            else
+                for (long j = 0; j < d; j++)
+                    grad[j] += coef * c->f64[(size_t)i * (size_t)d + (size_t)j];
         }
         out->violations += expansive; /* a step with a row a ||x||^2 > 2: counted once */
         for (long j = 0; j < d; j++)
