@@ -104,21 +104,19 @@ void hdp_normals_init(hdp_normals *g, const hdp_xoshiro *run);
 void hdp_normals_fill(hdp_normals *g, double *out, long n);
 
 /* ---- the float32 block stream (the real-row Monte Carlo's private noise, src/sim/rows.c) ----
- * The same eight lanes and rejection stream as hdp_normals (the same initialisation from a
- * run's stream), but each 64-bit output gives two 32-bit words (low half first), and each word
- * one float: position p takes word p % 2 of the (p / 16)-th output of lane (p % 16) / 2; a
- * ziggurat of 1024 layers (built as the 512 above): layer = the low 10 bits of the word,
- * u = 2 [1.m] - 3 with the word's top 22 bits as the top of m (exact, spacing 2^-21); x = u x_i
- * in float when |u| < x_{i+1}/x_i (float tables: x_i to nearest, the ratio rounded toward zero;
- * 99.6 % of positions), otherwise the rejection code in double on (layer, u), rounded to float,
- * positions in increasing order. Sixteen floats per AVX-512 vector: the law is the ziggurat's
- * up to the 2^-21 grid of u and the rounding of x_i and x to float (docs/performance.md). Bit
- * for bit the same on every kernel. */
+ * The same eight lanes as hdp_normals (lane j = the run's stream long-jumped j + 1 times), each
+ * 64-bit output giving two 32-bit words (low half first; word m of a round = half m % 2 of lane
+ * m / 2's output). Block b takes rounds 2b and 2b + 1; the words m of the two, a and c, give
+ * positions 32 b + m and 32 b + 16 + m by Box-Muller in float: r cos(theta) and r sin(theta),
+ * r = sqrt(-2 log u), u = (fl(a) + 1) 2^-32 in (0, 1], theta uniform on a grid of 2^26 angles
+ * (the top 2 bits of c the quadrant, its next 24 the angle in it). log, sin and cos by
+ * single-precision polynomials (a few float ulps; |x| at most 6.66, beyond which the normal law
+ * has mass 2.7e-11): docs/performance.md. No rejection; bit for bit the same on every kernel
+ * (tests/test_rng.c). */
 typedef struct {
     uint64_t s[4][HDP_NLANES];
-    hdp_xoshiro slow;
-    float buf[2 * HDP_NLANES];
-    int pos;
+    float buf[4 * HDP_NLANES]; /* the rest of a block a caller did not take */
+    int pos;                   /* next unread entry of buf (4 HDP_NLANES: empty) */
 } hdp_normals32;
 
 void hdp_normals32_init(hdp_normals32 *g, const hdp_xoshiro *run);

@@ -195,50 +195,179 @@ AVX512 static long fill_avx512(uint64_t st[4][L], double *out, long rounds, uint
 }
 #endif
 
-/* ---- the float32 stream (hdp_normals32): each 64-bit output of a lane gives two 32-bit
- * words, low half first; position 16 b + m of round b takes word m % 2 of lane m / 2's
- * output (the 32-bit elements of the eight lanes in register order). A word w: layer
- * w & 1023 of a 1024-layer ziggurat, u = hdp_rng_u22(w) (the top 22 bits), fast test
- * |u| < hdp_zigf_r[layer], x = u hdp_zigf_x[layer] (one float rounding); the rejected ones
- * (0.4 %) are queued as (position, word). */
-#define L32 (2 * L)
-typedef long (*fill32_fn)(uint64_t st[4][L], float *out, long rounds, uint32_t *qpos,
-                          uint32_t *qw);
+/* ---- the float32 stream (hdp_normals32): Box-Muller on pairs of 32-bit words ----
+ * Each 64-bit output of a lane gives two 32-bit words, low half first: word m of a round is
+ * half m % 2 of lane m / 2's output (the 32-bit elements of the eight lanes in register
+ * order). Block b takes rounds 2b and 2b + 1: their words m, a_m and c_m, give positions
+ * 32 b + m and 32 b + 16 + m, r cos(theta) and r sin(theta) of bm_pair below. No rejection:
+ * every word is used, and the kernels compute the same IEEE operations (fused multiply-adds
+ * written out as such) in the same order as bm_pair. */
+#define B32 (4 * L) /* positions per block */
+typedef void (*fill32_fn)(uint64_t st[4][L], float *out, long blocks);
 
-static long fill32_generic(uint64_t st[4][L], float *out, long rounds, uint32_t *qpos,
-                           uint32_t *qw)
+/* Cephes' single-precision coefficients: log1p on [sqrt(1/2) - 1, sqrt(2) - 1] (logf.c) and
+ * sin, cos on [-pi/4, pi/4] (sinf.c, cosf.c); ln 2 split in two */
+static const float LOGP[9] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
+                              -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
+                              2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
+#define LN2_HI 0.693359375f
+#define LN2_LO (-2.12194440e-4f)
+#define SIN1 (-1.9515295891E-4f)
+#define SIN2 8.3321608736E-3f
+#define SIN3 (-1.6666654611E-1f)
+#define COS1 2.443315711809948E-5f
+#define COS2 (-1.388731625493765E-3f)
+#define COS3 4.166664568298827E-2f
+#define SQRTH 0.70710677f
+#define HALF_PI 1.57079632679489661923f
+
+static inline float f32_of(uint32_t b)
 {
-    long q = 0;
-    for (long b = 0; b < rounds; b++) {
-        uint64_t res[L];
-        for (int j = 0; j < L; j++) {
-            uint64_t sum = st[0][j] + st[3][j];
-            res[j] = ((sum << 23) | (sum >> 41)) + st[0][j];
-            uint64_t t = st[1][j] << 17;
-            st[2][j] ^= st[0][j];
-            st[3][j] ^= st[1][j];
-            st[1][j] ^= st[2][j];
-            st[0][j] ^= st[3][j];
-            st[2][j] ^= t;
-            st[3][j] = (st[3][j] << 45) | (st[3][j] >> 19);
-        }
-        for (int m = 0; m < L32; m++) {
-            uint32_t w = (uint32_t)(res[m / 2] >> (32 * (m % 2)));
-            int i = (int)(w & (HDP_ZIGF_LAYERS - 1));
-            float u = hdp_rng_u22(w);
-            out[b * L32 + m] = u * hdp_zigf_x[i];
-            if (!(fabsf(u) < hdp_zigf_r[i])) {
-                qpos[q] = (uint32_t)(b * L32 + m);
-                qw[q++] = w;
-            }
-        }
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static inline uint32_t bits_of(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* log u for a normal float u in (0, 1]: u = 2^e m, m in [sqrt(1/2), sqrt 2), f = m - 1 exact,
+ * log u = f - f^2/2 + f^3 P(f) + e ln 2 (Cephes' logf with fused multiply-adds) */
+static inline float bm_log(float u)
+{
+    uint32_t b = bits_of(u);
+    float e = (float)((int32_t)(b >> 23) - 126);
+    float m = f32_of((b & 0x7FFFFFu) | 0x3F000000u); /* [1/2, 1) */
+    float f = m - 1.0f;
+    if (m < SQRTH) {
+        e = e - 1.0f;
+        f = (m + m) - 1.0f;
     }
-    return q;
+    float z = f * f, p = LOGP[0];
+    for (int k = 1; k < 9; k++)
+        p = fmaf(p, f, LOGP[k]);
+    float y = (f * z) * p;
+    y = fmaf(e, LN2_LO, y);
+    y = fmaf(-0.5f, z, y);
+    return fmaf(e, LN2_HI, f + y);
+}
+
+/* The pair of normals of the words (a, c): u = (fl(a) + 1) 2^-32 in [2^-32, 1] (one rounding
+ * to float each: fl(a), then + 1), r = sqrt(-2 log u) (at most 6.66); theta = q pi/2 + phi
+ * with q = the top 2 bits of c and phi = (pi/2)(t - 1/2), t = bits 6-29 of c times 2^-24 (exact),
+ * so theta is uniform up to a 2^-26 turn grid; cos phi and sin phi by the polynomials, turned
+ * by q quarter turns (swaps and signs, exact). */
+static inline void bm_pair(uint32_t a, uint32_t c, float *xc, float *xs)
+{
+    float u = ((float)a + 1.0f) * 0x1p-32f;
+    float r = sqrtf(-2.0f * bm_log(u));
+    float t = (float)((c >> 6) & 0xFFFFFFu) * 0x1p-24f - 0.5f;
+    float phi = t * HALF_PI, z = phi * phi;
+    float s = fmaf(fmaf(fmaf(SIN1, z, SIN2), z, SIN3) * z, phi, phi);
+    float co = fmaf(fmaf(fmaf(COS1, z, COS2), z, COS3) * z, z, fmaf(-0.5f, z, 1.0f));
+    uint32_t q = c >> 30;
+    float cm = q & 1 ? s : co, sm = q & 1 ? co : s; /* the magnitudes after q quarter turns */
+    float cq = (q + 1) & 2 ? -cm : cm, sq = q & 2 ? -sm : sm;
+    *xc = r * cq;
+    *xs = r * sq;
+}
+
+static inline void xoshiro_round(uint64_t st[4][L], uint64_t res[L])
+{
+    for (int j = 0; j < L; j++) {
+        uint64_t sum = st[0][j] + st[3][j];
+        res[j] = ((sum << 23) | (sum >> 41)) + st[0][j];
+        uint64_t t = st[1][j] << 17;
+        st[2][j] ^= st[0][j];
+        st[3][j] ^= st[1][j];
+        st[1][j] ^= st[2][j];
+        st[0][j] ^= st[3][j];
+        st[2][j] ^= t;
+        st[3][j] = (st[3][j] << 45) | (st[3][j] >> 19);
+    }
+}
+
+static void fill32_generic(uint64_t st[4][L], float *out, long blocks)
+{
+    for (long b = 0; b < blocks; b++, out += B32) {
+        uint64_t ra[L], rc[L];
+        xoshiro_round(st, ra);
+        xoshiro_round(st, rc);
+        for (int m = 0; m < 2 * L; m++)
+            bm_pair((uint32_t)(ra[m / 2] >> (32 * (m % 2))), (uint32_t)(rc[m / 2] >> (32 * (m % 2))),
+                    &out[m], &out[2 * L + m]);
+    }
 }
 
 #if HDP_X86
-AVX2 static long fill32_avx2(uint64_t st[4][L], float *out, long rounds, uint32_t *qpos,
-                             uint32_t *qw)
+/* bm_pair on eight pairs; fl(a) as fl(hi 2^16) + lo, one rounding (AVX2 converts signed
+ * integers only) */
+#define AVX2FMA __attribute__((target("avx2,fma")))
+AVX2FMA static inline void bm8(__m256i a, __m256i c, float *xc, float *xs)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 fa = _mm256_add_ps(
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(a, 16)), _mm256_set1_ps(65536.0f)),
+        _mm256_cvtepi32_ps(_mm256_and_si256(a, _mm256_set1_epi32(0xFFFF))));
+    __m256 u = _mm256_mul_ps(_mm256_add_ps(fa, one), _mm256_set1_ps(0x1p-32f));
+    /* bm_log */
+    __m256i b = _mm256_castps_si256(u);
+    __m256 e = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(b, 23), _mm256_set1_epi32(126)));
+    __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7FFFFF)),
+                                                   _mm256_set1_epi32(0x3F000000)));
+    __m256 lo = _mm256_cmp_ps(m, _mm256_set1_ps(SQRTH), _CMP_LT_OQ);
+    e = _mm256_blendv_ps(e, _mm256_sub_ps(e, one), lo);
+    __m256 f = _mm256_blendv_ps(_mm256_sub_ps(m, one), _mm256_sub_ps(_mm256_add_ps(m, m), one), lo);
+    __m256 z = _mm256_mul_ps(f, f), p = _mm256_set1_ps(LOGP[0]);
+    for (int k = 1; k < 9; k++)
+        p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(LOGP[k]));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(f, z), p);
+    y = _mm256_fmadd_ps(e, _mm256_set1_ps(LN2_LO), y);
+    y = _mm256_fmadd_ps(_mm256_set1_ps(-0.5f), z, y);
+    __m256 lg = _mm256_fmadd_ps(e, _mm256_set1_ps(LN2_HI), _mm256_add_ps(f, y));
+    __m256 r = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f), lg));
+    /* the angle */
+    __m256 t = _mm256_sub_ps(
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(c, 6),
+                                                          _mm256_set1_epi32(0xFFFFFF))),
+                      _mm256_set1_ps(0x1p-24f)),
+        _mm256_set1_ps(0.5f));
+    __m256 phi = _mm256_mul_ps(t, _mm256_set1_ps(HALF_PI));
+    z = _mm256_mul_ps(phi, phi);
+    __m256 s = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(SIN1), z, _mm256_set1_ps(SIN2)), z,
+                               _mm256_set1_ps(SIN3));
+    s = _mm256_fmadd_ps(_mm256_mul_ps(s, z), phi, phi);
+    __m256 co = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(COS1), z, _mm256_set1_ps(COS2)), z,
+                                _mm256_set1_ps(COS3));
+    co = _mm256_fmadd_ps(_mm256_mul_ps(co, z), z, _mm256_fmadd_ps(_mm256_set1_ps(-0.5f), z, one));
+    __m256i q = _mm256_srli_epi32(c, 30);
+    __m256 odd = _mm256_castsi256_ps(_mm256_slli_epi32(q, 31)); /* sign bit set: q odd */
+    __m256 cm = _mm256_blendv_ps(co, s, odd), sm = _mm256_blendv_ps(s, co, odd);
+    __m256 cneg = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_srli_epi32(_mm256_add_epi32(q, _mm256_set1_epi32(1)), 1), 31));
+    __m256 sneg = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_srli_epi32(q, 1), 31));
+    _mm256_storeu_ps(xc, _mm256_mul_ps(r, _mm256_xor_ps(cm, cneg)));
+    _mm256_storeu_ps(xs, _mm256_mul_ps(r, _mm256_xor_ps(sm, sneg)));
+}
+
+AVX2FMA static inline __m256i xo_avx2(__m256i *s0, __m256i *s1, __m256i *s2, __m256i *s3)
+{
+    __m256i res = _mm256_add_epi64(rotl4(_mm256_add_epi64(*s0, *s3), 23), *s0);
+    __m256i t = _mm256_slli_epi64(*s1, 17);
+    *s2 = _mm256_xor_si256(*s2, *s0);
+    *s3 = _mm256_xor_si256(*s3, *s1);
+    *s1 = _mm256_xor_si256(*s1, *s2);
+    *s0 = _mm256_xor_si256(*s0, *s3);
+    *s2 = _mm256_xor_si256(*s2, t);
+    *s3 = rotl4(*s3, 45);
+    return res;
+}
+
+AVX2FMA static void fill32_avx2(uint64_t st[4][L], float *out, long blocks)
 {
     __m256i s0[2], s1[2], s2[2], s3[2];
     for (int h = 0; h < 2; h++) {
@@ -247,40 +376,14 @@ AVX2 static long fill32_avx2(uint64_t st[4][L], float *out, long rounds, uint32_
         s2[h] = _mm256_loadu_si256((const __m256i *)&st[2][4 * h]);
         s3[h] = _mm256_loadu_si256((const __m256i *)&st[3][4 * h]);
     }
-    const __m256i imask = _mm256_set1_epi32(HDP_ZIGF_LAYERS - 1);
-    const __m256i one = _mm256_set1_epi32(0x3F800000);
-    const __m256 two = _mm256_set1_ps(2.0f), three = _mm256_set1_ps(3.0f);
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-    long q = 0;
-    for (long b = 0; b < rounds; b++) {
-        for (int h = 0; h < 2; h++) {
-            __m256i res = _mm256_add_epi64(rotl4(_mm256_add_epi64(s0[h], s3[h]), 23), s0[h]);
-            __m256i t = _mm256_slli_epi64(s1[h], 17);
-            s2[h] = _mm256_xor_si256(s2[h], s0[h]);
-            s3[h] = _mm256_xor_si256(s3[h], s1[h]);
-            s1[h] = _mm256_xor_si256(s1[h], s2[h]);
-            s0[h] = _mm256_xor_si256(s0[h], s3[h]);
-            s2[h] = _mm256_xor_si256(s2[h], t);
-            s3[h] = rotl4(s3[h], 45);
-            __m256i idx = _mm256_and_si256(res, imask);
-            __m256 u = _mm256_castsi256_ps(
-                _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(res, 10), 1), one));
-            u = _mm256_sub_ps(_mm256_mul_ps(u, two), three);
-            __m256 lim = _mm256_i32gather_ps(hdp_zigf_r, idx, 4);
-            __m256 ok = _mm256_cmp_ps(_mm256_and_ps(u, absmask), lim, _CMP_LT_OQ);
-            _mm256_storeu_ps(out + b * L32 + 8 * h,
-                             _mm256_mul_ps(u, _mm256_i32gather_ps(hdp_zigf_x, idx, 4)));
-            int bad = ~_mm256_movemask_ps(ok) & 0xFF;
-            if (__builtin_expect(bad != 0, 0)) {
-                uint32_t r[8];
-                _mm256_storeu_si256((__m256i *)r, res);
-                for (int j = 0; j < 8; j++)
-                    if (bad & (1 << j)) {
-                        qpos[q] = (uint32_t)(b * L32 + 8 * h + j);
-                        qw[q++] = r[j];
-                    }
-            }
-        }
+    for (long b = 0; b < blocks; b++, out += B32) {
+        __m256i a[2], c[2];
+        for (int h = 0; h < 2; h++)
+            a[h] = xo_avx2(&s0[h], &s1[h], &s2[h], &s3[h]);
+        for (int h = 0; h < 2; h++)
+            c[h] = xo_avx2(&s0[h], &s1[h], &s2[h], &s3[h]);
+        for (int h = 0; h < 2; h++)
+            bm8(a[h], c[h], out + 8 * h, out + 2 * L + 8 * h);
     }
     for (int h = 0; h < 2; h++) {
         _mm256_storeu_si256((__m256i *)&st[0][4 * h], s0[h]);
@@ -288,57 +391,81 @@ AVX2 static long fill32_avx2(uint64_t st[4][L], float *out, long rounds, uint32_
         _mm256_storeu_si256((__m256i *)&st[2][4 * h], s2[h]);
         _mm256_storeu_si256((__m256i *)&st[3][4 * h], s3[h]);
     }
-    return q;
 }
 
-/* sixteen floats per round in one vector; rejections compressed in a register and stored
- * whole (L32 entries of slack), as in fill_avx512 */
-AVX512 static long fill32_avx512(uint64_t st[4][L], float *out, long rounds, uint32_t *qpos,
-                                 uint32_t *qw)
+/* sixteen pairs per block in one vector each */
+AVX512 static inline __m512i xo_avx512(__m512i *s0, __m512i *s1, __m512i *s2, __m512i *s3)
+{
+    __m512i res = _mm512_add_epi64(_mm512_rol_epi64(_mm512_add_epi64(*s0, *s3), 23), *s0);
+    __m512i t = _mm512_slli_epi64(*s1, 17);
+    *s2 = _mm512_xor_si512(*s2, *s0);
+    *s3 = _mm512_xor_si512(*s3, *s1);
+    *s1 = _mm512_xor_si512(*s1, *s2);
+    *s0 = _mm512_xor_si512(*s0, *s3);
+    *s2 = _mm512_xor_si512(*s2, t);
+    *s3 = _mm512_rol_epi64(*s3, 45);
+    return res;
+}
+
+AVX512 static void fill32_avx512(uint64_t st[4][L], float *out, long blocks)
 {
     __m512i s0 = _mm512_loadu_si512(st[0]), s1 = _mm512_loadu_si512(st[1]);
     __m512i s2 = _mm512_loadu_si512(st[2]), s3 = _mm512_loadu_si512(st[3]);
-    const __m512i imask = _mm512_set1_epi32(HDP_ZIGF_LAYERS - 1);
-    const __m512i one = _mm512_set1_epi32(0x3F800000);
-    const __m512 two = _mm512_set1_ps(2.0f), three = _mm512_set1_ps(3.0f);
-    __m512i pos = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i step = _mm512_set1_epi32(L32);
-    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    long q = 0;
-    for (long b = 0; b < rounds; b++) {
-        __m512i res = _mm512_add_epi64(_mm512_rol_epi64(_mm512_add_epi64(s0, s3), 23), s0);
-        __m512i t = _mm512_slli_epi64(s1, 17);
-        s2 = _mm512_xor_si512(s2, s0);
-        s3 = _mm512_xor_si512(s3, s1);
-        s1 = _mm512_xor_si512(s1, s2);
-        s0 = _mm512_xor_si512(s0, s3);
-        s2 = _mm512_xor_si512(s2, t);
-        s3 = _mm512_rol_epi64(s3, 45);
-        __m512i idx = _mm512_and_si512(res, imask);
-        __m512 u = _mm512_castsi512_ps(
-            _mm512_or_si512(_mm512_slli_epi32(_mm512_srli_epi32(res, 10), 1), one));
-        u = _mm512_sub_ps(_mm512_mul_ps(u, two), three);
-        /* one 64-bit gather of (x_i, r_i) per position, 2 x 8: half the elements of two
-         * 32-bit gathers (a gather costs per element on AMD Zen 4) */
-        __m512 p0 = _mm512_castsi512_ps(
-            _mm512_i32gather_epi64(_mm512_castsi512_si256(idx), hdp_zigf_xr, 8));
-        __m512 p1 = _mm512_castsi512_ps(
-            _mm512_i32gather_epi64(_mm512_extracti64x4_epi64(idx, 1), hdp_zigf_xr, 8));
-        __m512 xi = _mm512_permutex2var_ps(p0, even, p1);
-        __m512 lim = _mm512_permutex2var_ps(p0, odd, p1);
-        __mmask16 bad = _mm512_cmp_ps_mask(_mm512_abs_ps(u), lim, _CMP_NLT_UQ);
-        _mm512_storeu_ps(out + b * L32, _mm512_mul_ps(u, xi));
-        _mm512_storeu_si512(qpos + q, _mm512_maskz_compress_epi32(bad, pos));
-        _mm512_storeu_si512(qw + q, _mm512_maskz_compress_epi32(bad, res));
-        q += __builtin_popcount(bad);
-        pos = _mm512_add_epi32(pos, step);
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512i bit0 = _mm512_set1_epi32(1), bit1 = _mm512_set1_epi32(2);
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    for (long b = 0; b < blocks; b++, out += B32) {
+        __m512i a = xo_avx512(&s0, &s1, &s2, &s3), c = xo_avx512(&s0, &s1, &s2, &s3);
+        __m512 u = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepu32_ps(a), one),
+                                 _mm512_set1_ps(0x1p-32f));
+        /* bm_log */
+        __m512i bu = _mm512_castps_si512(u);
+        __m512 e = _mm512_cvtepi32_ps(
+            _mm512_sub_epi32(_mm512_srli_epi32(bu, 23), _mm512_set1_epi32(126)));
+        __m512 m = _mm512_castsi512_ps(_mm512_or_si512(
+            _mm512_and_si512(bu, _mm512_set1_epi32(0x7FFFFF)), _mm512_set1_epi32(0x3F000000)));
+        __mmask16 lo = _mm512_cmp_ps_mask(m, _mm512_set1_ps(SQRTH), _CMP_LT_OQ);
+        e = _mm512_mask_sub_ps(e, lo, e, one);
+        __m512 f = _mm512_mask_sub_ps(_mm512_sub_ps(m, one), lo, _mm512_add_ps(m, m), one);
+        __m512 z = _mm512_mul_ps(f, f), p = _mm512_set1_ps(LOGP[0]);
+        for (int k = 1; k < 9; k++)
+            p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(LOGP[k]));
+        __m512 y = _mm512_mul_ps(_mm512_mul_ps(f, z), p);
+        y = _mm512_fmadd_ps(e, _mm512_set1_ps(LN2_LO), y);
+        y = _mm512_fmadd_ps(_mm512_set1_ps(-0.5f), z, y);
+        __m512 lg = _mm512_fmadd_ps(e, _mm512_set1_ps(LN2_HI), _mm512_add_ps(f, y));
+        __m512 r = _mm512_sqrt_ps(_mm512_mul_ps(_mm512_set1_ps(-2.0f), lg));
+        /* the angle */
+        __m512 t = _mm512_sub_ps(
+            _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(c, 6),
+                                                              _mm512_set1_epi32(0xFFFFFF))),
+                          _mm512_set1_ps(0x1p-24f)),
+            _mm512_set1_ps(0.5f));
+        __m512 phi = _mm512_mul_ps(t, _mm512_set1_ps(HALF_PI));
+        z = _mm512_mul_ps(phi, phi);
+        __m512 s = _mm512_fmadd_ps(
+            _mm512_fmadd_ps(_mm512_set1_ps(SIN1), z, _mm512_set1_ps(SIN2)), z, _mm512_set1_ps(SIN3));
+        s = _mm512_fmadd_ps(_mm512_mul_ps(s, z), phi, phi);
+        __m512 co = _mm512_fmadd_ps(
+            _mm512_fmadd_ps(_mm512_set1_ps(COS1), z, _mm512_set1_ps(COS2)), z, _mm512_set1_ps(COS3));
+        co = _mm512_fmadd_ps(_mm512_mul_ps(co, z), z,
+                             _mm512_fmadd_ps(_mm512_set1_ps(-0.5f), z, one));
+        __m512i q = _mm512_srli_epi32(c, 30);
+        __mmask16 odd = _mm512_test_epi32_mask(q, bit0);
+        __m512 cm = _mm512_mask_blend_ps(odd, co, s), sm = _mm512_mask_blend_ps(odd, s, co);
+        __mmask16 cneg = _mm512_test_epi32_mask(_mm512_add_epi32(q, bit0), bit1);
+        __mmask16 sneg = _mm512_test_epi32_mask(q, bit1);
+        cm = _mm512_castsi512_ps(_mm512_mask_xor_epi32(_mm512_castps_si512(cm), cneg,
+                                                       _mm512_castps_si512(cm), sign));
+        sm = _mm512_castsi512_ps(_mm512_mask_xor_epi32(_mm512_castps_si512(sm), sneg,
+                                                       _mm512_castps_si512(sm), sign));
+        _mm512_storeu_ps(out, _mm512_mul_ps(r, cm));
+        _mm512_storeu_ps(out + 2 * L, _mm512_mul_ps(r, sm));
     }
     _mm512_storeu_si512(st[0], s0);
     _mm512_storeu_si512(st[1], s1);
     _mm512_storeu_si512(st[2], s2);
     _mm512_storeu_si512(st[3], s3);
-    return q;
 }
 #endif
 
@@ -354,8 +481,8 @@ static int cpu_has(hdp_simd k)
 {
 #if HDP_X86
     __builtin_cpu_init();
-    if (k == HDP_SIMD_AVX2)
-        return __builtin_cpu_supports("avx2");
+    if (k == HDP_SIMD_AVX2) /* the float32 stream's AVX2 kernel fuses multiply-adds */
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (k == HDP_SIMD_AVX512)
         return __builtin_cpu_supports("avx512f");
 #endif
@@ -472,54 +599,27 @@ void hdp_normals32_init(hdp_normals32 *g, const hdp_xoshiro *run)
     if (!g || !run)
         return;
     pthread_once(&kernel_once, choose_kernel);
-    hdp_rng_normal_tables();
     hdp_xoshiro lane = *run;
     for (int j = 0; j < L; j++) {
         hdp_xoshiro_long_jump(&lane);
         for (int w = 0; w < 4; w++)
             g->s[w][j] = lane.s[w];
     }
-    hdp_xoshiro_long_jump(&lane);
-    g->slow = lane;
-    g->pos = L32;
-}
-
-float hdp_rng_normal32_slow(hdp_xoshiro *g, uint32_t w)
-{
-    int i = (int)(w & (HDP_ZIGF_LAYERS - 1));
-    double u = hdp_rng_u22(w);
-    if (fabs(u) < hdp_zigf_rd[i]) /* in the rectangle: hdp_zigf_r is rounded down */
-        return (float)(u * hdp_zigf_xd[i]);
-    return (float)hdp_rng_normal_f32_slow(g, i, u);
-}
-
-#define CHUNK32 64
-
-static void rounds32_into(hdp_normals32 *g, float *out, long rounds)
-{
-    uint32_t qpos[CHUNK32 * L32 + L32], qw[CHUNK32 * L32 + L32];
-    while (rounds > 0) {
-        long r = rounds < CHUNK32 ? rounds : CHUNK32;
-        long q = kernel32_fn(g->s, out, r, qpos, qw);
-        for (long k = 0; k < q; k++)
-            out[qpos[k]] = hdp_rng_normal32_slow(&g->slow, qw[k]);
-        out += r * L32;
-        rounds -= r;
-    }
+    g->pos = B32;
 }
 
 void hdp_normals32_fill(hdp_normals32 *g, float *out, long n)
 {
-    while (n > 0 && g->pos < L32) {
+    while (n > 0 && g->pos < B32) {
         *out++ = g->buf[g->pos++];
         n--;
     }
-    long rounds = n / L32;
-    rounds32_into(g, out, rounds);
-    out += rounds * L32;
-    n -= rounds * L32;
+    long blocks = n / B32;
+    kernel32_fn(g->s, out, blocks);
+    out += blocks * B32;
+    n -= blocks * B32;
     if (n > 0) {
-        rounds32_into(g, g->buf, 1);
+        kernel32_fn(g->s, g->buf, 1);
         memcpy(out, g->buf, sizeof(float) * (size_t)n);
         g->pos = (int)n;
     }

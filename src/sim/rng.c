@@ -46,19 +46,11 @@ uint64_t hdp_splitmix64_next(uint64_t *x)
 #define ZIG_V 9.91256303526217e-3     /* area of each layer */
 #define ZIGB_R 3.852046150368391      /* the same, HDP_ZIGB_LAYERS = 512 layers */
 #define ZIGB_V 2.456766351541357e-3
-#define ZIGF_R 4.038849846109505      /* the same, HDP_ZIGF_LAYERS = 1024 layers (the float32 */
-#define ZIGF_V 1.2263246463530852e-3  /* stream's; top layer closes to 3.9e-12 relative) */
 
 double hdp_zig_x[129];
 double hdp_zig_r[128];
 double hdp_zigb_x[HDP_ZIGB_LAYERS + 1];
 double hdp_zigb_r[HDP_ZIGB_LAYERS];
-double hdp_zigf_xd[HDP_ZIGF_LAYERS + 1];
-double hdp_zigf_rd[HDP_ZIGF_LAYERS];
-static double zigf_f[HDP_ZIGF_LAYERS + 1];
-float hdp_zigf_x[HDP_ZIGF_LAYERS];
-float hdp_zigf_r[HDP_ZIGF_LAYERS];
-float hdp_zigf_xr[2 * HDP_ZIGF_LAYERS];
 static double zigb_f[HDP_ZIGB_LAYERS + 1]; /* f(x_i): the block stream's one-exp wedge test */
 static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
 
@@ -82,20 +74,9 @@ static void zig_build(void)
 {
     zig_layers(128, ZIG_R, ZIG_V, hdp_zig_x, hdp_zig_r, NULL);
     zig_layers(HDP_ZIGB_LAYERS, ZIGB_R, ZIGB_V, hdp_zigb_x, hdp_zigb_r, zigb_f);
-    /* the float32 stream's copies: x_i to nearest, x_{i+1}/x_i rounded toward zero so that
-     * its fast test |u| < r accepts only points of the double rectangle */
-    zig_layers(HDP_ZIGF_LAYERS, ZIGF_R, ZIGF_V, hdp_zigf_xd, hdp_zigf_rd, zigf_f);
-    for (int i = 0; i < HDP_ZIGF_LAYERS; i++) {
-        hdp_zigf_x[i] = (float)hdp_zigf_xd[i];
-        float r = (float)hdp_zigf_rd[i];
-        hdp_zigf_r[i] = (double)r > hdp_zigf_rd[i] ? nextafterf(r, 0.0f) : r;
-        hdp_zigf_xr[2 * i] = hdp_zigf_x[i];
-        hdp_zigf_xr[2 * i + 1] = hdp_zigf_r[i];
-    }
 }
 
 double hdp_zig_block_area(void) { return ZIGB_V; }
-double hdp_zig_f32_area(void) { return ZIGF_V; }
 
 void hdp_rng_normal_tables(void) { pthread_once(&zig_once, zig_build); }
 
@@ -108,7 +89,7 @@ static double open01(hdp_xoshiro *g)
 /* A ziggurat's tables for its rejection part: blk = 0, hdp_rng_normal (128 layers, index in the
  * low 7 bits, uniform from the top 53 bits, Doornik's wedge test: F = NULL); the block streams
  * (index in the low log2(layers) bits, top 52 bits as u = 2 [1.m] - 3, the wedge test with the
- * tabulated f(x_i)): the double stream's 512 layers, the float32 stream's 1024. */
+ * tabulated f(x_i)): the double stream's 512 layers. */
 typedef struct {
     const double *X, *Rt, *F;
     double R;
@@ -163,12 +144,6 @@ double hdp_rng_normal_slow(hdp_xoshiro *g, int i, double u)
 double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u)
 {
     static const zig_tables z = {hdp_zigb_x, hdp_zigb_r, zigb_f, ZIGB_R, HDP_ZIGB_LAYERS - 1};
-    return normal_slow(g, i, u, &z);
-}
-
-double hdp_rng_normal_f32_slow(hdp_xoshiro *g, int i, double u)
-{
-    static const zig_tables z = {hdp_zigf_xd, hdp_zigf_rd, zigf_f, ZIGF_R, HDP_ZIGF_LAYERS - 1};
     return normal_slow(g, i, u, &z);
 }
 
@@ -227,7 +202,7 @@ static const uint64_t LONG_JUMP[4] = {UINT64_C(0x76e15d3efefdcbbf), UINT64_C(0xc
  * 4c..4c+3 set in v (built once from jump_by). A jump is then 64 lookups of 32 bytes (32 KB
  * per table) instead of 256 steps of the engine: the same states (unit_rng checks them
  * against jump_by's stepping on random states); each run of the real-row Monte Carlo takes
- * ten jumps (its stream, then its float32 stream's nine lanes). */
+ * nine jumps (its stream, then its float32 stream's eight lanes). */
 typedef struct {
     uint64_t t[64][16][4];
 } jump_table;

@@ -33,17 +33,6 @@ void hdp_xoshiro_jump_stepped(hdp_xoshiro *g, int long_jump);
 extern double hdp_zigb_x[HDP_ZIGB_LAYERS + 1];
 extern double hdp_zigb_r[HDP_ZIGB_LAYERS];
 double hdp_zig_block_area(void);
-/* the float32 stream's (hdp_normals32): 1024 layers in double (x_i, x_{i+1}/x_i: its rejection
- * part), and in float: x_i rounded to nearest, x_{i+1}/x_i rounded toward zero (so that its fast
- * test accepts only points of the double layer's rectangle) */
-#define HDP_ZIGF_LAYERS 1024
-extern double hdp_zigf_xd[HDP_ZIGF_LAYERS + 1];
-extern double hdp_zigf_rd[HDP_ZIGF_LAYERS];
-double hdp_zig_f32_area(void);
-extern float hdp_zigf_x[HDP_ZIGF_LAYERS];
-extern float hdp_zigf_r[HDP_ZIGF_LAYERS];
-extern float hdp_zigf_xr[2 * HDP_ZIGF_LAYERS]; /* the pairs (x_i, r_i), for one 64-bit gather */
-
 /* The block stream's uniform on [-1, 1) from one output r: the top 52 bits as the
  * mantissa of a double in [1, 2), then 2 [1.m] - 3 (exact; SIMD units do the same). */
 static inline double hdp_rng_u52(uint64_t r)
@@ -55,24 +44,6 @@ static inline double hdp_rng_u52(uint64_t r)
     return 2.0 * v.d - 3.0;
 }
 double hdp_rng_normal_block_slow(hdp_xoshiro *g, int i, double u);
-
-/* The float32 stream's uniform on [-1, 1) from a 32-bit word w: its top 22 bits as the top of
- * the mantissa of a float in [1, 2), then 2 [1.m] - 3 (exact, spacing 2^-21); its layer is the
- * low 10 bits (disjoint). */
-static inline float hdp_rng_u22(uint32_t w)
-{
-    union {
-        uint32_t bits;
-        float f;
-    } v = {((w >> 10) << 1) | UINT32_C(0x3F800000)};
-    return 2.0f * v.f - 3.0f;
-}
-/* the rejection part of the float32 stream's 1024-layer ziggurat (rng.c), in double */
-double hdp_rng_normal_f32_slow(hdp_xoshiro *g, int i, double u);
-/* A rejected position of the float32 stream (layer w & 1023, uniform hdp_rng_u22(w)) finished
- * on the rejection stream g: the 1024-layer ziggurat's rejection code in double, rounded to
- * float. */
-float hdp_rng_normal32_slow(hdp_xoshiro *g, uint32_t w);
 
 /* One xoshiro256++ step (see rng.c's head comment); the only definition: the exported
  * hdp_xoshiro_next calls it too. */
