@@ -439,7 +439,11 @@ hdp_status hdp_model_set_text(const char **field, const char *value, hdp_error *
 
 /* A deep copy of src (its spectrum file and schedule table too) into *dst, which is
  * overwritten without being freed (pass a model that holds no tables or texts: new,
- * initialised or freed). Free the copy with hdp_model_free. HDP_ENOMEM leaves *dst empty (free is safe). */
+ * initialised or freed). Free the copy with hdp_model_free. HDP_ENOMEM leaves *dst empty (free is safe).
+ * The only way to copy a model: a struct assignment (`hdp_model b = a;`) shares a's tables and
+ * texts, and a's data-set pin (data_bias_pin, taken by the first solve that needs the clipping
+ * bias of a least-squares target) would then be released twice or leaked; models are not meant
+ * to be copied by value. */
 hdp_status hdp_model_copy(hdp_model *dst, const hdp_model *src, hdp_error *err);
 
 /* *out = m with one key changed and finalized again: key is "section.key", value its text as
