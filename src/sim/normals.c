@@ -57,23 +57,29 @@ static void finish(hdp_xoshiro *slow, double *out, long q, const uint64_t *qpos,
 }
 
 /* ---- generic C: the definition ---- */
+/* one xoshiro256++ step of every lane (rng.c), its outputs into res */
+static inline void xoshiro_round(uint64_t st[4][L], uint64_t res[L])
+{
+    for (int j = 0; j < L; j++) {
+        uint64_t sum = st[0][j] + st[3][j];
+        res[j] = ((sum << 23) | (sum >> 41)) + st[0][j];
+        uint64_t t = st[1][j] << 17;
+        st[2][j] ^= st[0][j];
+        st[3][j] ^= st[1][j];
+        st[1][j] ^= st[2][j];
+        st[0][j] ^= st[3][j];
+        st[2][j] ^= t;
+        st[3][j] = (st[3][j] << 45) | (st[3][j] >> 19);
+    }
+}
+
 static long fill_generic(uint64_t st[4][L], double *out, long rounds, uint64_t *qpos,
                          uint64_t *qr)
 {
     long q = 0;
     for (long b = 0; b < rounds; b++) {
         uint64_t res[L];
-        for (int j = 0; j < L; j++) { /* xoshiro256++ on every lane (rng.c) */
-            uint64_t sum = st[0][j] + st[3][j];
-            res[j] = ((sum << 23) | (sum >> 41)) + st[0][j];
-            uint64_t t = st[1][j] << 17;
-            st[2][j] ^= st[0][j];
-            st[3][j] ^= st[1][j];
-            st[1][j] ^= st[2][j];
-            st[0][j] ^= st[3][j];
-            st[2][j] ^= t;
-            st[3][j] = (st[3][j] << 45) | (st[3][j] >> 19);
-        }
+        xoshiro_round(st, res);
         for (int j = 0; j < L; j++) {
             int i = (int)(res[j] & (HDP_ZIGB_LAYERS - 1));
             double u = hdp_rng_u52(res[j]);
@@ -276,21 +282,6 @@ static inline void bm_pair(uint32_t a, uint32_t c, float *xc, float *xs)
     *xs = r * sq;
 }
 
-static inline void xoshiro_round(uint64_t st[4][L], uint64_t res[L])
-{
-    for (int j = 0; j < L; j++) {
-        uint64_t sum = st[0][j] + st[3][j];
-        res[j] = ((sum << 23) | (sum >> 41)) + st[0][j];
-        uint64_t t = st[1][j] << 17;
-        st[2][j] ^= st[0][j];
-        st[3][j] ^= st[1][j];
-        st[1][j] ^= st[2][j];
-        st[0][j] ^= st[3][j];
-        st[2][j] ^= t;
-        st[3][j] = (st[3][j] << 45) | (st[3][j] >> 19);
-    }
-}
-
 static void fill32_generic(uint64_t st[4][L], float *out, long blocks)
 {
     for (long b = 0; b < blocks; b++, out += B32) {
@@ -304,6 +295,35 @@ static void fill32_generic(uint64_t st[4][L], float *out, long blocks)
 }
 
 #if HDP_X86
+/* The parts of bm_pair the two vector kernels share, for vectors of W = 256 or 512 bits (V their
+ * float type): from f and e of bm_log the radius r = sqrt(-2 log u), and from the words c the
+ * quarter-turn polynomials co = cos(phi), s = sin(phi). The same operations in the same order as
+ * bm_pair. */
+#define MMW(W, op) _mm##W##_##op
+#define BM_RADIUS(W, V, f, e, r)                                                               \
+    V z_ = MMW(W, mul_ps)(f, f), p_ = MMW(W, set1_ps)(LOGP[0]);                                \
+    for (int k_ = 1; k_ < 9; k_++)                                                             \
+        p_ = MMW(W, fmadd_ps)(p_, f, MMW(W, set1_ps)(LOGP[k_]));                               \
+    V y_ = MMW(W, mul_ps)(MMW(W, mul_ps)(f, z_), p_);                                          \
+    y_ = MMW(W, fmadd_ps)(e, MMW(W, set1_ps)(LN2_LO), y_);                                     \
+    y_ = MMW(W, fmadd_ps)(MMW(W, set1_ps)(-0.5f), z_, y_);                                     \
+    V lg_ = MMW(W, fmadd_ps)(e, MMW(W, set1_ps)(LN2_HI), MMW(W, add_ps)(f, y_));               \
+    V r = MMW(W, sqrt_ps)(MMW(W, mul_ps)(MMW(W, set1_ps)(-2.0f), lg_))
+#define BM_ANGLE(W, V, c, co, s)                                                               \
+    V t_ = MMW(W, sub_ps)(                                                                     \
+        MMW(W, mul_ps)(MMW(W, cvtepi32_ps)(MMW(W, and_si##W)(MMW(W, srli_epi32)(c, 6),         \
+                                                             MMW(W, set1_epi32)(0xFFFFFF))),   \
+                       MMW(W, set1_ps)(0x1p-24f)),                                             \
+        MMW(W, set1_ps)(0.5f));                                                                \
+    V phi_ = MMW(W, mul_ps)(t_, MMW(W, set1_ps)(HALF_PI)), zz_ = MMW(W, mul_ps)(phi_, phi_);   \
+    V s = MMW(W, fmadd_ps)(MMW(W, fmadd_ps)(MMW(W, set1_ps)(SIN1), zz_, MMW(W, set1_ps)(SIN2)), \
+                           zz_, MMW(W, set1_ps)(SIN3));                                        \
+    s = MMW(W, fmadd_ps)(MMW(W, mul_ps)(s, zz_), phi_, phi_);                                  \
+    V co = MMW(W, fmadd_ps)(MMW(W, fmadd_ps)(MMW(W, set1_ps)(COS1), zz_, MMW(W, set1_ps)(COS2)), \
+                            zz_, MMW(W, set1_ps)(COS3));                                       \
+    co = MMW(W, fmadd_ps)(MMW(W, mul_ps)(co, zz_), zz_,                                        \
+                          MMW(W, fmadd_ps)(MMW(W, set1_ps)(-0.5f), zz_, MMW(W, set1_ps)(1.0f)))
+
 /* bm_pair on eight pairs; fl(a) as fl(hi 2^16) + lo, one rounding (AVX2 converts signed
  * integers only) */
 #define AVX2FMA __attribute__((target("avx2,fma")))
@@ -322,28 +342,8 @@ AVX2FMA static inline void bm8(__m256i a, __m256i c, float *xc, float *xs)
     __m256 lo = _mm256_cmp_ps(m, _mm256_set1_ps(SQRTH), _CMP_LT_OQ);
     e = _mm256_blendv_ps(e, _mm256_sub_ps(e, one), lo);
     __m256 f = _mm256_blendv_ps(_mm256_sub_ps(m, one), _mm256_sub_ps(_mm256_add_ps(m, m), one), lo);
-    __m256 z = _mm256_mul_ps(f, f), p = _mm256_set1_ps(LOGP[0]);
-    for (int k = 1; k < 9; k++)
-        p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(LOGP[k]));
-    __m256 y = _mm256_mul_ps(_mm256_mul_ps(f, z), p);
-    y = _mm256_fmadd_ps(e, _mm256_set1_ps(LN2_LO), y);
-    y = _mm256_fmadd_ps(_mm256_set1_ps(-0.5f), z, y);
-    __m256 lg = _mm256_fmadd_ps(e, _mm256_set1_ps(LN2_HI), _mm256_add_ps(f, y));
-    __m256 r = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f), lg));
-    /* the angle */
-    __m256 t = _mm256_sub_ps(
-        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(c, 6),
-                                                          _mm256_set1_epi32(0xFFFFFF))),
-                      _mm256_set1_ps(0x1p-24f)),
-        _mm256_set1_ps(0.5f));
-    __m256 phi = _mm256_mul_ps(t, _mm256_set1_ps(HALF_PI));
-    z = _mm256_mul_ps(phi, phi);
-    __m256 s = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(SIN1), z, _mm256_set1_ps(SIN2)), z,
-                               _mm256_set1_ps(SIN3));
-    s = _mm256_fmadd_ps(_mm256_mul_ps(s, z), phi, phi);
-    __m256 co = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(COS1), z, _mm256_set1_ps(COS2)), z,
-                                _mm256_set1_ps(COS3));
-    co = _mm256_fmadd_ps(_mm256_mul_ps(co, z), z, _mm256_fmadd_ps(_mm256_set1_ps(-0.5f), z, one));
+    BM_RADIUS(256, __m256, f, e, r);
+    BM_ANGLE(256, __m256, c, co, s);
     __m256i q = _mm256_srli_epi32(c, 30);
     __m256 odd = _mm256_castsi256_ps(_mm256_slli_epi32(q, 31)); /* sign bit set: q odd */
     __m256 cm = _mm256_blendv_ps(co, s, odd), sm = _mm256_blendv_ps(s, co, odd);
@@ -427,29 +427,8 @@ AVX512 static void fill32_avx512(uint64_t st[4][L], float *out, long blocks)
         __mmask16 lo = _mm512_cmp_ps_mask(m, _mm512_set1_ps(SQRTH), _CMP_LT_OQ);
         e = _mm512_mask_sub_ps(e, lo, e, one);
         __m512 f = _mm512_mask_sub_ps(_mm512_sub_ps(m, one), lo, _mm512_add_ps(m, m), one);
-        __m512 z = _mm512_mul_ps(f, f), p = _mm512_set1_ps(LOGP[0]);
-        for (int k = 1; k < 9; k++)
-            p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(LOGP[k]));
-        __m512 y = _mm512_mul_ps(_mm512_mul_ps(f, z), p);
-        y = _mm512_fmadd_ps(e, _mm512_set1_ps(LN2_LO), y);
-        y = _mm512_fmadd_ps(_mm512_set1_ps(-0.5f), z, y);
-        __m512 lg = _mm512_fmadd_ps(e, _mm512_set1_ps(LN2_HI), _mm512_add_ps(f, y));
-        __m512 r = _mm512_sqrt_ps(_mm512_mul_ps(_mm512_set1_ps(-2.0f), lg));
-        /* the angle */
-        __m512 t = _mm512_sub_ps(
-            _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(c, 6),
-                                                              _mm512_set1_epi32(0xFFFFFF))),
-                          _mm512_set1_ps(0x1p-24f)),
-            _mm512_set1_ps(0.5f));
-        __m512 phi = _mm512_mul_ps(t, _mm512_set1_ps(HALF_PI));
-        z = _mm512_mul_ps(phi, phi);
-        __m512 s = _mm512_fmadd_ps(
-            _mm512_fmadd_ps(_mm512_set1_ps(SIN1), z, _mm512_set1_ps(SIN2)), z, _mm512_set1_ps(SIN3));
-        s = _mm512_fmadd_ps(_mm512_mul_ps(s, z), phi, phi);
-        __m512 co = _mm512_fmadd_ps(
-            _mm512_fmadd_ps(_mm512_set1_ps(COS1), z, _mm512_set1_ps(COS2)), z, _mm512_set1_ps(COS3));
-        co = _mm512_fmadd_ps(_mm512_mul_ps(co, z), z,
-                             _mm512_fmadd_ps(_mm512_set1_ps(-0.5f), z, one));
+        BM_RADIUS(512, __m512, f, e, r);
+        BM_ANGLE(512, __m512, c, co, s);
         __m512i q = _mm512_srli_epi32(c, 30);
         __mmask16 odd = _mm512_test_epi32_mask(q, bit0);
         __m512 cm = _mm512_mask_blend_ps(odd, co, s), sm = _mm512_mask_blend_ps(odd, s, co);
