@@ -18,6 +18,11 @@
  * (about 0.8 %) are queued and finished in order by the same scalar
  * hdp_rng_normal_block_slow on the rejection stream, so the stream is bit for bit
  * the same on every machine (tests/test_rng.c compares the kernels the CPU has).
+ *
+ * The float32 stream of the real-row Monte Carlo (hdp_normals32, below) is Box-Muller on the
+ * same lanes: no table and no rejection; its fused multiply-adds are written out (fmaf in the
+ * generic code, the FMA intrinsics in the AVX2 and AVX-512 kernels), so it too gives the same
+ * bits on every kernel.
  */
 #include "hdpsgd/rng.h"
 #include "sim/rng_internal.h"
