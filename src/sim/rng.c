@@ -87,9 +87,9 @@ static double open01(hdp_xoshiro *g)
 }
 
 /* A ziggurat's tables for its rejection part: blk = 0, hdp_rng_normal (128 layers, index in the
- * low 7 bits, uniform from the top 53 bits, Doornik's wedge test: F = NULL); the block streams
- * (index in the low log2(layers) bits, top 52 bits as u = 2 [1.m] - 3, the wedge test with the
- * tabulated f(x_i)): the double stream's 512 layers. */
+ * low 7 bits, uniform from the top 53 bits, Doornik's wedge test: F = NULL); the block stream
+ * hdp_normals (512 layers, index in the low 9 bits, top 52 bits as u = 2 [1.m] - 3, the wedge
+ * test with the tabulated f(x_i)). */
 typedef struct {
     const double *X, *Rt, *F;
     double R;
