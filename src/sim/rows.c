@@ -348,6 +348,29 @@ static inline long row_index(const rows_ctx *c, const rows_ws *w, hdp_xoshiro *s
     return c->without ? w->perm[k] : uniform_index(st, c->N);
 }
 
+/* A run's start, batched or not: its float32 noise stream from the run's stream, the initial
+ * error e = -theta* (the data set's target, or a planted one drawn from rng), and without
+ * replacement the first n of a uniform random permutation of the rows (Fisher-Yates, from st). */
+static void run_start(const rows_ctx *c, rows_ws *w, gsl_rng *rng, hdp_xoshiro *st)
+{
+    hdp_normals32_init(&w->normals, st);
+    w->gnext = w->gsteps;
+    if (c->theta)
+        for (long j = 0; j < c->d; j++)
+            w->e[j] = -c->theta[j];
+    else
+        hdp_mc_draw_target(rng, c->d, c->radius, w->e);
+    if (!c->without)
+        return;
+    for (long i = 0; i < c->N; i++)
+        w->perm[i] = i;
+    for (long k = 0; k < c->n; k++) {
+        long j = k + uniform_index(st, c->N - k), t = w->perm[k];
+        w->perm[k] = w->perm[j];
+        w->perm[j] = t;
+    }
+}
+
 /* a run in progress: its workspace, stream and output, the rows of its next two steps */
 typedef struct {
     rows_ws *w;
@@ -375,22 +398,7 @@ static void rows_begin(const rows_ctx *c, const mc_grid *g, rows_ws *w, gsl_rng 
     s->rng = rng;
     s->st = st;
     s->out = out;
-    hdp_normals32_init(&w->normals, st);
-    w->gnext = w->gsteps;
-    if (c->theta)
-        for (long j = 0; j < d; j++)
-            e[j] = -c->theta[j];
-    else
-        hdp_mc_draw_target(rng, d, c->radius, e);
-    if (c->without) { /* the first n of a uniform random permutation (Fisher-Yates) */
-        for (long i = 0; i < c->N; i++)
-            w->perm[i] = i;
-        for (long k = 0; k < n; k++) {
-            long j = k + uniform_index(st, c->N - k), t = w->perm[k];
-            w->perm[k] = w->perm[j];
-            w->perm[j] = t;
-        }
-    }
+    run_start(c, w, rng, st);
     double R = hdp_mc_excess_risk(c->lambda, e, d);
     long p0 = 0;
     while (p0 < g->points && g->kgrid[p0] == 0)
@@ -586,21 +594,7 @@ static void rows_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_
     const long d = c->d, n = c->n, K = hdp_sched_batch_count(n, c->batch);
     double *e = w->e, *grad = w->grad;
     hdp_xoshiro *st = hdp_rng_state(rng);
-    hdp_normals32_init(&w->normals, st);
-    w->gnext = w->gsteps;
-    if (c->theta)
-        for (long j = 0; j < d; j++)
-            e[j] = -c->theta[j];
-    else
-        hdp_mc_draw_target(rng, d, c->radius, e);
-    if (c->without) /* the first n of a uniform random permutation (Fisher-Yates) */
-        for (long i = 0; i < c->N; i++)
-            w->perm[i] = i;
-    for (long k = 0; c->without && k < n; k++) {
-        long j = k + uniform_index(st, c->N - k), t = w->perm[k];
-        w->perm[k] = w->perm[j];
-        w->perm[j] = t;
-    }
+    run_start(c, w, rng, st);
     double R = hdp_mc_excess_risk(c->lambda, e, d);
     long p = 1; /* t = 0 here, every later grid time by hdp_mc_batch_record */
     out->risk[0] = R;
