@@ -6,10 +6,7 @@ bin=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 
 q=$(python3 -c 'print(256/60000)')
 "$bin" accountant --sample-rate "$q" --noise-multiplier 1.12 --epochs 60 --json "$work/a.json" >"$work/out" 2>&1

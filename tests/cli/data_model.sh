@@ -18,10 +18,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 # refused NAME PATTERN ARGS...: exit 2, the message matches PATTERN, no output file
 refused() {
   local name=$1 pat=$2; shift 2

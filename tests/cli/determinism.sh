@@ -10,10 +10,7 @@ what=${2:-mc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 same_for_threads() { # same_for_threads NAME "SUFFIXES" COMMAND... (COMMAND ends with -o or --data)
   local name=$1 suffixes=$2 t f; shift 2
   for t in 1 1 2 3 0; do

@@ -17,10 +17,7 @@ mkdir "$work/tmp" "$work/out"
 export TMPDIR=$work/tmp
 cd "$work/out" || exit 1
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 small=(--set data.d=30 --set data.gamma=0.2 --set ode.points=11 --runs 8 --no-sde)
 # the previous outputs: validate's figure, data and JSON, plot's figure
 "$bin" validate "${small[@]}" --figure v.png --json v.json >/dev/null 2>&1

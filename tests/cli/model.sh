@@ -9,10 +9,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 rows() { grep -v '^#' "$1" || echo "no rows in $1"; }   # the data rows of a CSV
 # refused FRAGMENT COMMAND...: exit 2 and the message contains FRAGMENT
 refused() {

@@ -8,10 +8,7 @@ bin=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 py() { python3 - "$@"; }
 
 "$bin" nc --set nc.p=50 --draws 2000 --seed 7 --json "$work/a.json" -o "$work/a.csv" >"$work/out" 2>&1

@@ -11,10 +11,7 @@ mode=${2:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 json() { # json FILE PYTHON-EXPRESSION-ON-d: true or false
   python3 -c "import json, sys, math; d = json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"
 }

@@ -7,10 +7,7 @@ bin=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 nothing() { [[ -z $(ls -A "$work" | grep -v '^err$') ]]; }
 si=(sim-index --set si.d=16 --set si.p=12 --set si.n=300 --set si.test_size=100 --runs 4)
 rf=(rf --set rf.n=100 --set rf.p=200 --set rf.d=20 --set rf.test_size=50 --set rf.runs=2)

@@ -10,10 +10,7 @@ bin=$(readlink -f "$1")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 if ! command -v gnuplot >/dev/null 2>&1 && [[ -z ${HDPSGD_GNUPLOT:-} ]]; then
   echo "skip: gnuplot not installed"; exit 77
 fi

@@ -9,10 +9,7 @@ src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 small=(--set rf.d=10 --set rf.n=80 --set rf.p=200 --set rf.test_size=60 --set rf.records=10 --set dpgd.CT=3)
 
 "$bin" rf "${small[@]}" --runs 4 --threads 1 --seed 5 -o "$work/a1.csv" --json "$work/a1.json" 2>"$work/err"

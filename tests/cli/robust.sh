@@ -9,10 +9,7 @@ bin=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 # nothing but the files the test made itself: no output, no temporary file
 only_old() { [[ $(cd "$work/o" && ls -A | tr '\n' ' ') == "old.csv " ]] && grep -qx old "$work/o/old.csv"; }
 small=(--set data.d=40 --set data.gamma=0.2 --set ode.points=11)

@@ -8,10 +8,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 # refused FRAGMENT... -- COMMAND...: exit 2, every FRAGMENT in the message, no output folder
 refused() {
   local frags=()

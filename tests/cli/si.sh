@@ -7,10 +7,7 @@ bin=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 small=(--set si.d=16 --set si.p=12 --set si.n=500 --set si.test_size=200)
 
 "$bin" sim-index "${small[@]}" --runs 20 --threads 1 --seed 3 -o "$work/a1.csv" --json "$work/a1.json" 2>"$work/err"

@@ -7,10 +7,7 @@ src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-check() { # check NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # check NAME COMMAND...
 quick=(--set data.d=100 --set data.gamma=0.25 --runs 40)
 
 "$bin" validate "${quick[@]}" --figure "$work/f.png" --json "$work/f.json" >"$work/out" 2>"$work/err"
