@@ -528,10 +528,21 @@ static int print_names(void)
     return ferror(stdout) || fflush(stdout) ? 1 : 0;
 }
 
+/* --tables: every result table's name, one per line (tests/cli/help.sh checks that
+ * `hdpsgd help results` lists each) */
+static int print_tables(void)
+{
+    for (int i = 0; hdp_field_table_at(i); i++)
+        printf("%s\n", hdp_field_table_at(i)->name);
+    return ferror(stdout) || fflush(stdout) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--names"))
         return print_names();
+    if (argc == 2 && !strcmp(argv[1], "--tables"))
+        return print_tables();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_table_has_unique_named_fields_with_help),
         cmocka_unit_test(tables_written_together_share_no_name),

@@ -80,6 +80,27 @@ typedef struct {
     const char *help;
 } cli_arg;
 
+/* One part of a command's JSON summary (issue 30): the keys of a result table of
+ * hdpsgd/fields.h under a prefix. A command's list (cli_command.json) ends with a part of
+ * neither table nor key; `hdpsgd help CMD` and the man page print its keys from it (help_results.c)
+ * and tests/cli/json_keys.sh checks that every key the command writes is one of them. */
+typedef struct {
+    const hdp_field_table *table; /* the result table (NULL: a key of its own, or the end) */
+    const char *prefix; /* NULL or "": none (HDP_FIELD_OWN_PREFIX fields: the table's default); a
+                           prefix ("sde_"), or a pattern of one ("<family>_", "scaling_<l>_") */
+    const char *suffix; /* NULL, or a pattern after every name ("_<l>": the table per level) */
+    const char *when;   /* NULL: always written; else when ("--scaling", "data.source = file") */
+    const char *key;    /* table NULL: a key of no table (its `when` says what it holds) */
+} cli_json_part;
+
+/* The parts cli_json_model writes: model_file (the table source) and the model object;
+ * _IF: only when (a subcommand, ...). */
+#define CLI_JSON_MODEL_IF(when)                                                                 \
+    {&hdp_source_fields, NULL, NULL, when, NULL},                                               \
+    {NULL, NULL, NULL, "the resolved model, its sections as objects: see hdpsgd config", "model"}
+#define CLI_JSON_MODEL CLI_JSON_MODEL_IF(NULL)
+#define CLI_JSON_END {NULL, NULL, NULL, NULL, NULL}
+
 typedef struct {
     const char *name;
     int (*run)(int argc, char **argv);
@@ -100,6 +121,7 @@ typedef struct {
     hdp_status (*sweep_write)(const char *pdir, const hdp_sweep_point *p, hdp_error *err);
     const cli_arg *args; /* the positional arguments ({NULL} terminated; NULL: none accepted) */
     int sets;            /* 1: takes --set SECTION.KEY=VALUE (model overrides) */
+    const cli_json_part *json; /* what its --json writes (NULL: no --json) */
 } cli_command;
 
 /* The positional argument of the commands that take a model file. */
@@ -169,6 +191,14 @@ int cli_figure_opts_apply(const char *cmd);
 /* Print the help of one command to f: generated from its option table, its positional
  * arguments and whether it takes --set, so that it lists exactly what cli_parse accepts. */
 void cli_print_help(const cli_command *cmd, FILE *f);
+/* The results reference (help_results.c): `hdpsgd help results [TABLE]`, every result table
+ * of hdpsgd/fields.h (or TABLE) with its fields' names, kinds, where they are written and help;
+ * 0, or EXIT_BAD_INPUT after a message naming the tables when TABLE is none. */
+int cli_print_results(FILE *f, const char *table);
+/* The "JSON keys" paragraph of a command with --json, generated from cmd->json: line(user,
+ * text) once per line (no newline; nothing for a command without it). */
+void cli_json_keys(const cli_command *cmd, void (*line)(void *user, const char *text), void *user);
+
 /* The usage line after "hdpsgd ": cmd->usage, then [--set ...]... when the command takes it,
  * then every option of the table not already in cmd->usage, then [figure options]. */
 void cli_usage(const cli_command *cmd, char *buf, size_t size);

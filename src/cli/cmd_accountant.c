@@ -46,10 +46,7 @@ const char accountant_help[] =
     "--epsilon E: a sigma whose epsilon by --accountant is at most E and within 1e-5 max(1, E)\n"
     "of it (the smallest such sigma, up to that tolerance; for E below about 1e-5 any sigma\n"
     "meeting E is within it), and its epsilon by all three.\n"
-    "JSON keys: epsilon_pld, epsilon_pld_error, epsilon_rdp,\n"
-    "epsilon_rdp_classic, rdp_order, rdp_order_classic, noise_multiplier, sample_rate, steps,\n"
-    "delta, accountant, epsilon (the chosen accountant's), target_epsilon (with --epsilon).\n"
-    "Non-finite numbers are null.";
+    "In the JSON, epsilon is the chosen accountant's; non-finite numbers are null.";
 
 static int bad(const char *msg)
 {

@@ -93,12 +93,7 @@ const char kl_help[] =
     "         kl.network = relu: the real ReLU network too (dgemm passes, all weights noised,\n"
     "         same data and W_0, kl.relu_runs paths); CSV and JSON <s>_relu_*; sweeps' default\n"
     "         lists 2:8:2 and 16..256 (--full: the long ones).\n"
-    "JSON keys: bound: B, B_table, kl_bound, kl_bound_seed, pinsker_delta, sigma2_for_budget,\n"
-    "T_opt, sigma2_opt, risk_opt (and *_seed), R_lemma63, beta_<l>; init: <s>_L<L>_mc, _stderr,\n"
-    "_lemma_c3, _z, pass; run --vs epochs: <s>_kl, _kl_stderr, _kl_exact, _kl_last_iterate,\n"
-    "_kl_seed_constant, _z_exact, _bound, _bound_seed, _pinsker_delta, _B, _grad2, _worst_sample,\n"
-    "_eta_lambda_max, _R_lazy, _lemma32_bound, _exp_term, _log10_bound, _beta, _grad0, _diff0,\n"
-    "_rank, c, epochs, T. Results do not depend on --threads. On 2 cores the\n"
+    "Results do not depend on --threads. On 2 cores the\n"
     "defaults take about 20 s for each of run --vs depth and --vs width, 15 s for init, 1 s for\n"
     "run --schemes all (the paper's three figures and the check of Lemma C.3 in about a minute).";
 

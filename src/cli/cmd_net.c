@@ -68,10 +68,7 @@ const char net_help[] =
     "Without --vs: one run of the model; DIR/net-curve.csv (step,time,train_loss,\n"
     "train_accuracy,val_loss,val_accuracy,test_loss,test_accuracy,clipped_fraction at\n"
     "net.records + 1 steps) and DIR/net-curve.png (test loss against the time eta t: the last\n"
-    "panel of Fig. 2). JSON keys: final_test_accuracy, final_test_loss, final_train_accuracy,\n"
-    "final_train_loss, final_val_accuracy, sigma, noise_std, epsilon, delta, rho_z,\n"
-    "zcdp_route, max_clipped_norm, params, seconds, threads, width, n, d, classes, clip, lr,\n"
-    "steps, model.\n"
+    "panel of Fig. 2).\n"
     "--vs width|samples: Fig. 1's panels, test accuracy against the width (at n = --n) or\n"
     "against n (at --width) for three variants on the same data: dp (DP-GD, both layers, the\n"
     "model's budget), rf (DP-GD on the second layer: random features) and gd (plain GD). At\n"
@@ -83,8 +80,8 @@ const char net_help[] =
     "2000; width 1000, n up to 50 000) and larger grids (hours). Writes DIR/net-width.csv (or\n"
     "net-samples.csv: the grid, then per variant (dp: no prefix; rf_, gd_) test_accuracy,\n"
     "test_loss, val_accuracy, val_loss, train_accuracy, train_loss, lr, clip, steps, sigma,\n"
-    "clipped_fraction, configs) and the figure DIR/net-width.png; JSON: the grid as `width`\n"
-    "or `samples`, the same names as arrays, epsilon, delta, runs, diverged, seconds, threads.\n"
+    "clipped_fraction, configs) and the figure DIR/net-width.png; the JSON has the grid and\n"
+    "the same names as arrays over it.\n"
     "Progress lines with an estimate of the time left on standard error (every 10 s).\n"
     "Results do not depend on --threads.";
 

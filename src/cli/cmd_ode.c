@@ -29,13 +29,10 @@ const char ode_help[] =
     "risk is the predicted excess risk R(t) (the row t = 1 is the output theta_n, final-step\n"
     "noise included, also in the bounds); mu_c, nu_c are the clipping factors at R(t); eta\n"
     "and sigma2 are the schedule's eta~(t) and sigma~(t)^2. Lines starting with # give the\n"
-    "model. The JSON summary has final_risk, risk_before_final_noise, gamma, n, d, rho\n"
-    "(null = inf), stable, rhs_evals, steps, solver (dop853 or cvode: [ode] solver; rows:\n"
-    "ode.model = rows, the rows' mean-field recursion of docs/theory.md §9.5, no bounds),\n"
-    "solve_seconds, clip_fit_seconds (the fit of non-Gaussian clipping factors, docs/theory.md\n"
-    "§2.3, once per call), upper_finite_until and lower_finite_until (1, or the last t where a\n"
-    "bound whose equation overflows is finite: its CSV cells are empty after it, with a\n"
-    "note; the risk is integrated apart from the bounds then and does not depend on them).";
+    "model. In the JSON rho = inf is null, and upper_finite_until, lower_finite_until are 1, or\n"
+    "the last t where a bound whose equation overflows is finite: its CSV cells are empty after\n"
+    "it, with a note; the risk is integrated apart from the bounds then and does not depend on\n"
+    "them.";
 
 void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {

@@ -57,22 +57,14 @@ const char privacy_help[] =
     "--steps T; with --sigma S: rho_z = eta T/(2 S^2), epsilon by both conversions and by\n"
     "Bombari-Mondelli's formula sqrt(eta T) sqrt(8 ln(1/delta))/S (valid for epsilon in (0, 8\n"
     "ln(1/delta))); with --epsilon E: Bombari-Mondelli's sigma and the smaller sigma of the zCDP\n"
-    "route, sqrt(eta T/(2 rho_z)) with rho_z from the CKS calibration. JSON keys: rho, rho_z,\n"
-    "epsilon (= epsilon_cks), delta, epsilon_bs, epsilon_cks, rho_accounted, rho_for_target,\n"
-    "rho_z_for_target (all at the model's delta), target_epsilon, at_delta (an array of\n"
-    "{delta, epsilon, epsilon_bs[, rho_for_target]} for the --delta values); for\n"
-    "--dpgd (delta: the one --delta, else privacy.delta): eta, steps, sigma, rho_z, delta,\n"
-    "epsilon (= epsilon_cks), epsilon_bs, epsilon_cks, epsilon_simple or\n"
-    "sigma_simple and sigma_zcdp, simple_applies, simple_epsilon_max. Non-finite numbers are null.\n"
+    "route, sqrt(eta T/(2 rho_z)) with rho_z from the CKS calibration. In the JSON the model's\n"
+    "numbers are at its delta, at_delta holds one object per --delta, --dpgd's delta is the one\n"
+    "--delta, else privacy.delta, and non-finite numbers are null.\n"
     "The accountant's precondition (docs/theory.md §6.1): every step must be non-expansive,\n"
     "eta_k ||x_k||^2 <= 2, which Gaussian rows break with a small probability; printed with a\n"
     "warning when the expected number of violating steps per run is above delta, and in the\n"
-    "JSON: nonexpansive_eta_max, nonexpansive_threshold (2/eta_max), nonexpansive_p_step (at\n"
-    "eta_max, exact chi-square for equal eigenvalues, else a saddlepoint approximation) and its\n"
-    "nonexpansive_log10_p_step, nonexpansive_expected_violations (per run; an upper bound, with\n"
-    "_lower, when nonexpansive_expected_exact is false), nonexpansive_negligible (expected <=\n"
-    "delta), feature_norm (clip.feature_norm's B, 0 = off), feature_clip_fraction (P(||x|| > B))\n"
-    "and feature_clip_moment (E[(||x||^2 - B^2)_+]/Tr Sigma).";
+    "JSON (the table nonexpansive: the probability of a violation is exact chi-square for\n"
+    "equal eigenvalues, else a saddlepoint approximation).";
 
 static int bad(const char *fmt, double v)
 {

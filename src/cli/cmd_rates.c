@@ -48,14 +48,12 @@ const char rates_help[] =
     "gamma log^(2/3)(1/gamma) + gamma^2 log^(4/3)(1/gamma)/rho^2, inverse-time gamma + gamma^2/rho^2.\n"
     "CSV (-o): gamma,n,family,final_risk,eta0,eta1,c1,a,c,ode_solves. --figure: risk against\n"
     "gamma (log-log) with the rates scaled to match at the smallest gamma; data in\n"
-    "FIG-without-extension.rates.csv. JSON: count, gamma_<i>, <family>_final_risk_<i>,\n"
-    "<family>_slope, <family>_theory_slope, decade_lo, decade_hi, ode_solves.\n"
+    "FIG-without-extension.rates.csv.\n"
     "The fit: the theorem's rate with its constants, risk ~ A r1 + B r2 over the whole grid\n"
     "(r1, r2 the rate's two terms; relative least squares, A, B >= 0): A, B, the largest\n"
     "relative error, the share of B r2 at the smallest gamma and the local slopes there; the\n"
     "grid is called pre-asymptotic when that share exceeds 5 % or the risk's local slope is\n"
-    "more than 0.05 from r1's. JSON: <family>_fit_A, _fit_B, _fit_rel_err, _fit_rms_rel_err,\n"
-    "_fit_term2_share, _local_slope, _lead_slope, _pre_asymptotic. The figure draws the\n"
+    "more than 0.05 from r1's. The figure draws the\n"
     "fitted curves (column fit_<family> of the data).";
 
 static int fail_usage(const char *msg, const char *arg)

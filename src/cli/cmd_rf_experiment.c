@@ -74,10 +74,7 @@ const char rf_experiment_help[] =
     "the same at every p) and its test loss is reported (P1's dpgd_test). --select-on test\n"
     "chooses on the test loss instead, for comparison (optimistic: the test set both chooses\n"
     "and scores). Every CSV has dpgd_val (and P1 oracle_test, the lowest test loss of the\n"
-    "grid, and val_C.._CT.. per configuration). --json: experiment, selected_on, val_size,\n"
-    "test_size, runs, count, and per p (index i): p_i, selected_C_i, selected_CT_i,\n"
-    "selected_T_i, selected_val_i, selected_test_i, selected_test_se_i, oracle_test_i,\n"
-    "minnorm_test_i.\n"
+    "grid, and val_C.._CT.. per configuration). --json: the selection at each p.\n"
     "Reduced grids take under a minute each on 2 cores at the models' sizes; --full takes\n"
     "minutes to tens of minutes (see models/rf-pK.ini). The CSV is the same for any --threads.";
 

@@ -56,21 +56,16 @@ const char sim_help[] =
     "several threads each is pinned to its own CPU during the runs unless OMP_PROC_BIND or\n"
     "OMP_PLACES is set. A run diverges when its excess risk becomes non-finite or exceeds\n"
     "sim.divergence_factor x max(R(0), P), P = 2 c^2 gamma^2 eta~(0)^2/rho^2 the risk the\n"
-    "private noise adds; when every run diverges the exit status is 4. The JSON\n"
-    "summary has final_risk_mean, final_risk_stderr, final_jump_mean/stderr (the jump of the\n"
-    "last step's private noise), runs, diverged_runs, rho_accounted (docs/theory.md §6 on the\n"
-    "realised schedule; null = inf), nonexpansive_violations (steps with eta_k ||x_k||^2 > 2,\n"
-    "which break the privacy accountant's precondition, docs/theory.md §6.1, summed over the\n"
-    "runs that did not diverge), nonexpansive_violations_per_run, nonexpansive_violation_fraction\n"
-    "(of those runs' steps), feature_norm (clip.feature_norm's B, 0 = off) and feature_clipped\n"
-    "(rows it shortened), seconds, threads, seed.\n"
+    "private noise adds; when every run diverges the exit status is 4. The JSON counts\n"
+    "the steps with eta_k ||x_k||^2 > 2 (nonexpansive_violations), which break the privacy\n"
+    "accountant's precondition (docs/theory.md §6.1).\n"
     "The [sgd] section picks the algorithm: sgd.batch = B > 1 is batched one pass\n"
     "(docs/theory.md §1.6); sgd.sampling = shuffle | poisson with sgd.epochs runs standard\n"
     "DP-SGD on a finite training set (data.train_size Gaussian rows, or a data set's rows),\n"
-    "its noise multiplier given or calibrated, and the JSON adds noise_multiplier,\n"
-    "noise_calibrated, sample_rate, accounted_steps, epsilon, delta (docs/theory.md §6.6).\n"
+    "its noise multiplier given or calibrated, and the JSON adds its privacy (docs/theory.md\n"
+    "§6.6).\n"
     "With data.source = file the rows are the data set's (docs/theory.md §9; sim.rows), and\n"
-    "a held-out set adds test_mse and test_mse_stderr.";
+    "a held-out set adds its test MSE.";
 
 const cli_opt sde_opts[] = {
     {"step", 0, OPT_DOUBLE, &mc.step, "h",

@@ -57,13 +57,8 @@ const char validate_help[] =
     "0 on pass, 1 on fail, 2 on bad input. --figure draws the curves with\n"
     "gnuplot (PNG, PDF, SVG, EPS or LaTeX by extension) and writes the data beside it; --scaling K repeats\n"
     "the Monte Carlo comparison at n, 4n, ..., 4^(K-1) n with gamma fixed and fits the\n"
-    "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). JSON keys: max_abs_dev,\n"
-    "max_rel_dev, max_z, final_risk, clipped_fraction, sim_pass, sim_within_rel_tol,\n"
-    "sim_significant (and sde_* for the SDE side, sde_pass, ...), pass (the overall verdict),\n"
-    "ode_final_risk, rho, rho_z, epsilon, delta, epsilon_cks (= epsilon), "
-    "epsilon_bs, runs, diverged_runs, nonexpansive_violations (Monte Carlo steps with\n"
-    "eta_k ||x_k||^2 > 2, docs/theory.md §6.1), nonexpansive_violations_per_run,\n"
-    "nonexpansive_violation_fraction, feature_norm, feature_clipped (see `hdpsgd help sim`).";
+    "log-log slope of the deviation (theory: O(log^2 n / sqrt n)). In the JSON, pass is the\n"
+    "overall verdict, sim_pass and sde_pass each side's.";
 
 static const char *spectrum_text(const hdp_model *m, char *buf, size_t size)
 {

@@ -35,6 +35,17 @@ static void roff(FILE *f, const char *s)
     }
 }
 
+/* a line of a command's JSON keys (cli_json_keys): each table's keys start a line of their
+ * own, filled to the page's width (its continuation lines not indented) */
+static void roff_json_line(void *f, const char *text)
+{
+    size_t lead = strspn(text, " ");
+    if (lead == 2)
+        fputs(".br\n", f);
+    roff(f, text + lead);
+    fputc('\n', f);
+}
+
 static void option_line(FILE *f, const cli_opt *o)
 {
     fputs(".TP\n.B ", f);
@@ -67,6 +78,10 @@ static void man_commands(FILE *f)
         fputs("\n.PP\n", f);
         roff(f, c->description);
         fputc('\n', f);
+        if (c->json) { /* its JSON keys, generated from its result tables (help_results.c) */
+            fputs(".PP\n", f);
+            cli_json_keys(c, roff_json_line, f);
+        }
         for (const cli_arg *a = c->args; a && a->name; a++) {
             fputs(".TP\n.I ", f);
             roff(f, a->name);

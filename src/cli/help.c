@@ -144,6 +144,8 @@ const char *cli_usage_str(const cli_command *cmd)
     return buf;
 }
 
+static void put_line(void *f, const char *text) { fprintf(f, "%s\n", text); }
+
 void cli_print_help(const cli_command *cmd, FILE *f)
 {
     char usage[2048];
@@ -164,6 +166,10 @@ void cli_print_help(const cli_command *cmd, FILE *f)
     if (fig)
         fprintf(f, "Figure options:\n");
     print_opts(f, fig);
+    if (cmd->json) {
+        fputc('\n', f);
+        cli_json_keys(cmd, put_line, f);
+    }
     int outputs = 0, figures = 0;
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
         outputs += o->kind == OPT_OUTPUT || o->kind == OPT_OUTPUT_PREFIX;

@@ -35,64 +35,228 @@ int cmd_help(int argc, char **argv);
 /* a command's positional arguments: a cli_arg table ending with its NULL row */
 #define ARGS(...) ((const cli_arg[]){__VA_ARGS__, {NULL, NULL}})
 
+/* What each command's --json writes (issue 30), in the order written: the result tables of
+ * hdpsgd/fields.h under their prefixes, and when a table is written only in some cases, when.
+ * The commands' help and man page list the keys from here (help_results.c), and
+ * tests/cli/json_keys.sh checks every key a command writes against its help. */
+#define PART(table, ...) {&hdp_##table##_fields, __VA_ARGS__}
+#define T(table) PART(table, NULL, NULL, NULL, NULL)        /* always, under no prefix */
+#define IF(table, when) PART(table, NULL, NULL, when, NULL) /* only when */
+#define UNDER(table, prefix, when) PART(table, prefix, NULL, when, NULL)
+#define EACH(table, suffix, when) PART(table, NULL, suffix, when, NULL)
+#define KEY(key, what) {NULL, NULL, NULL, what, key} /* a key of no table */
+static const cli_json_part ode_json[] = {
+    T(ode),
+    IF(ode_data, "data.source = file"),
+    T(model),
+    CLI_JSON_MODEL,
+    T(version),
+    CLI_JSON_END,
+};
+#define MC_JSON(...)                                                                            \
+    T(mc_command),                                                                              \
+    T(mc),                                                                                      \
+    IF(mc_sgd, "sgd.sampling = shuffle | poisson"),                                             \
+    __VA_ARGS__                                                                                 \
+    IF(mc_data, "a data set with a held-out set"),                                              \
+    T(model),                                                                                   \
+    T(mc_run),                                                                                  \
+    T(mc_seed),                                                                                 \
+    CLI_JSON_MODEL,                                                                             \
+    T(version),                                                                                 \
+    CLI_JSON_END
+static const cli_json_part sim_json[] = {
+    MC_JSON(IF(mc_rows, "one pass, not sgd.sampling = shuffle | poisson"),)};
+static const cli_json_part sde_json[] = {MC_JSON()};
+static const cli_json_part validate_json[] = {
+    T(validate_side),
+    UNDER(validate_side, "sde_", "the SDE side"),
+    T(validate),
+    IF(ode_data, "data.source = file"),
+    IF(mc_data, "a data set with a held-out set"),
+    T(mc_rows), T(model),
+    IF(validate_scaling, "--scaling"),
+    UNDER(validate_level, "scaling_<l>_", "--scaling: each level l"),
+    CLI_JSON_MODEL,
+    CLI_JSON_END,
+};
+static const cli_json_part privacy_json[] = {
+    T(privacy), T(nonexpansive), T(privacy_target), T(privacy_deltas),
+    CLI_JSON_MODEL,
+    IF(dpgd_privacy, "--dpgd: this table alone"),
+    CLI_JSON_END,
+};
+static const cli_json_part accountant_json[] = {
+    T(accountant_choice), T(accountant), T(accountant_query), T(accountant_epochs),
+    T(accountant_target),
+    CLI_JSON_END,
+};
+static const cli_json_part schedule_json[] = {
+    UNDER(design, "<family>_", "each family optimised"),
+    UNDER(design_eta0, "<family>_", "output, linear-noise"),
+    UNDER(design_inverse_time, "<family>_", "inverse-time"),
+    UNDER(design_pl, "<family>_", "pl"),
+    UNDER(design_cost, "<family>_", "each family optimised"),
+    IF(design_refine, "--refine"),
+    EACH(design_level, "_<l>", "--refine: each level l"),
+    UNDER(design_equivalent, "<family>_", "--refine: each closed-form family"),
+    T(design_set),
+    IF(design_batch, "--tune-batch"),
+    IF(design_batch_terms, "--tune-batch"),
+    T(design_summary), T(design_file),
+    CLI_JSON_MODEL,
+    CLI_JSON_END,
+};
+static const cli_json_part rates_json[] = {
+    T(rates),
+    UNDER(rates_risk, "<family>_", "each family"),
+    UNDER(rates_slope, "<family>_", "each family"),
+    UNDER(rates_fit, "<family>_", "each family"),
+    T(rates_summary),
+    CLI_JSON_MODEL,
+    CLI_JSON_END,
+};
+static const cli_json_part rf_json[] = {
+    T(rf_final), T(rf_terms), T(rf_run),
+    CLI_JSON_MODEL,
+    T(version),
+    CLI_JSON_END,
+};
+static const cli_json_part rf_experiment_json[] = {
+    T(rfexp),
+    EACH(rfexp_point, "_<i>", "each p, index i"),
+    T(rfexp_source),
+    CLI_JSON_END,
+};
+static const cli_json_part kl_json[] = {
+    IF(kl_arch, "bound"),
+    EACH(kl_beta, "_<l>", "bound: each layer l"),
+    IF(kl_bound, "bound"),
+    CLI_JSON_MODEL_IF("bound"),
+    UNDER(kl_init_point, "<scheme>_L<depth>_", "init: each scheme and depth"),
+    IF(kl_init, "init"),
+    UNDER(kl_epoch, "<scheme>_", "run --vs epochs: each scheme"),
+    UNDER(kl_run_scheme, "<scheme>_", "run --vs epochs: each scheme"),
+    UNDER(kl_epoch, "<scheme>_relu_", "run --vs epochs, kl.network = relu"),
+    UNDER(kl_run_relu, "<scheme>_relu_", "run --vs epochs, kl.network = relu"),
+    IF(kl_network, "run --vs epochs, kl.network = relu"),
+    IF(kl_run, "run --vs epochs"),
+    IF(model_seed, "run --vs epochs"),
+    IF(kl_sweep_depth, "run --vs depth"),
+    IF(kl_sweep_width, "run --vs width"),
+    UNDER(kl_sweep_scheme, "<scheme>_", "run --vs depth | width: each scheme"),
+    UNDER(kl_sweep_relu, "<scheme>_relu_", "run --vs depth | width, kl.network = relu"),
+    IF(kl_sweep, "run --vs depth | width"),
+    CLI_JSON_END,
+};
+static const cli_json_part nc_json[] = {
+    T(nc_spec), T(nc),
+    IF(nc_draws, "not --exact"),
+    T(nc_problem), T(nc_seed),
+    CLI_JSON_MODEL,
+    CLI_JSON_END,
+};
+static const cli_json_part net_json[] = {
+    IF(net, "one run"),
+    IF(net_config, "one run"),
+    KEY("width", "--vs width: the grid's widths"),
+    KEY("n", "--vs width: the samples n at each width"),
+    KEY("samples", "--vs samples: the grid's samples n"),
+    KEY("net_width", "--vs samples: the width at each n"),
+    IF(netexp_cell, "--vs: dp's arrays over the grid"),
+    UNDER(netexp_cell, "rf_", "--vs: arrays"),
+    UNDER(netexp_cell, "gd_", "--vs: arrays"),
+    IF(netexp, "--vs"),
+    CLI_JSON_MODEL,
+    CLI_JSON_END,
+};
+static const cli_json_part si_json[] = {
+    T(si_stage2), T(si_result), T(si_problem), T(si_eta), T(si_params), T(si_budget),
+    T(si_seed),
+    CLI_JSON_MODEL,
+    CLI_JSON_END,
+};
+static const cli_json_part dataset_json[] = {
+    T(dataset_features), T(dataset),
+    IF(dataset_labels_file, "--labels"),
+    IF(dataset_classes, "--positive"),
+    IF(dataset_labels, "--labels"),
+    IF(dataset_test_file, "--test-features"),
+    IF(dataset_test, "--test-features"),
+    IF(dataset_test_labels_file, "--test-labels"),
+    IF(dataset_test_labels, "--test-labels"),
+    CLI_JSON_END,
+};
+#undef PART
+#undef T
+#undef IF
+#undef UNDER
+#undef EACH
+#undef KEY
+
 /* a command of the table: cli_command's fields after the function's usage, help and options */
 #define CMD(name, id, summary, ...)                                                            \
     {name, cmd_##id, summary, id##_usage, id##_help, id##_opts, __VA_ARGS__}
 
 const cli_command hdp_commands[] = {
     CMD("ode", ode, "integrate the risk ODE of homogenized DP-SGD (DOP853 or CVODE)",
-        0, NULL, &hdp_sweep_ode, ode_sweep_write, cli_model_args, 1),
+        0, NULL, &hdp_sweep_ode, ode_sweep_write, cli_model_args, 1, ode_json),
     CMD("sim", sim, "Monte Carlo of DP-SGD (one pass, batches, shuffle/Poisson epochs, data rows)",
-        0, NULL, &hdp_sweep_sim, sim_sweep_write, cli_model_args, 1),
+        0, NULL, &hdp_sweep_sim, sim_sweep_write, cli_model_args, 1, sim_json),
     CMD("sde", sde, "Euler-Maruyama of the homogenized SDE (H-DP-SGD)",
-        0, NULL, &hdp_sweep_sde, sim_sweep_write, cli_model_args, 1),
+        0, NULL, &hdp_sweep_sde, sim_sweep_write, cli_model_args, 1, sde_json),
     CMD("validate", validate, "ODE vs Monte Carlo vs SDE on one model: table, verdict, figure",
-        0, ".ode.csv .sim.csv .sde.csv", &hdp_sweep_validate, validate_sweep_write, cli_model_args, 1),
+        0, ".ode.csv .sim.csv .sde.csv", &hdp_sweep_validate, validate_sweep_write, cli_model_args, 1, validate_json),
     CMD("plot", plot, "draw any CSV of the toolkit with gnuplot",
         1, NULL, NULL, NULL,
         ARGS({"FILE.csv...", "CSV files written by the toolkit (several: risk curves of ode, sim, sde)"}),
-        0),
+        0, NULL),
     CMD("sweep", sweep, "run commands over a grid of model keys (serial or Open MPI)",
         0, NULL, NULL, NULL,
-        ARGS({"SWEEP.ini", "the sweep file: base model, commands, axes, fixed overrides"}), 0),
+        ARGS({"SWEEP.ini", "the sweep file: base model, commands, axes, fixed overrides"}), 0, NULL),
     CMD("privacy", privacy, "privacy level: rho, zCDP, (epsilon, delta), accountant, calibration, DP-GD",
-        0, NULL, NULL, NULL, cli_model_args, 1),
+        0, NULL, NULL, NULL, cli_model_args, 1, privacy_json),
     CMD("accountant", accountant, "epsilon of DP-SGD with Poisson sampling by PLD and RDP, or sigma for a target",
-        0, NULL, NULL, NULL, NULL, 0),
+        0, NULL, NULL, NULL, NULL, 0, accountant_json),
     CMD("schedule", schedule, "optimise the learning-rate schedule on the risk ODE at fixed privacy",
-        0, ".schedules.csv", &hdp_sweep_schedule, schedule_sweep_write, cli_model_args, 1),
+        0, ".schedules.csv", &hdp_sweep_schedule, schedule_sweep_write, cli_model_args, 1, schedule_json),
     CMD("rates", rates, "optimised final risk of each schedule family against gamma, vs the theorem",
-        0, ".rates.csv", &hdp_sweep_rates, rates_sweep_write, cli_model_args, 1),
+        0, ".rates.csv", &hdp_sweep_rates, rates_sweep_write, cli_model_args, 1, rates_json),
     CMD("rf", rf, "DP-GD on random features vs its Ornstein-Uhlenbeck limit (Bombari-Mondelli)",
-        0, NULL, NULL, NULL, cli_model_args, 1),
+        0, NULL, NULL, NULL, cli_model_args, 1, rf_json),
     CMD("rf-experiment", rf_experiment, "Bombari-Mondelli's Fig. 2 on random features: P1, P2, P3, P4",
         1, NULL, NULL, NULL,
         ARGS({"P1|P2|P3|P4", "the experiment of Bombari-Mondelli's Fig. 2"},
              {"MODEL.ini", "model file, e.g. models/rf-p1.ini (default: the built-in default model)"}),
-        1),
+        1, rf_experiment_json),
     CMD("kl", kl, "KL privacy of noisy GD on ReLU networks by initialisation (Ye et al.)",
         1, ".csv", NULL, NULL,
         ARGS({"bound|init|run", "the subcommand"},
-             {"MODEL.ini", "model file (default: the built-in default model)"}), 1),
+             {"MODEL.ini", "model file (default: the built-in default model)"}), 1, kl_json),
     CMD("nc", nc, "NoisyGD on neural-collapse features: error vs the dimension p (the NC paper)",
-        0, NULL, NULL, NULL, cli_model_args, 1),
+        0, NULL, NULL, NULL, cli_model_args, 1, nc_json),
     CMD("net", net, "DP-GD on a two-layer ReLU network: Fig. 1 of Bombari-Mondelli (width, samples)",
-        0, NULL, NULL, NULL, cli_model_args, 1),
+        0, NULL, NULL, NULL, cli_model_args, 1, net_json),
     CMD("sim-index", si, "two-stage private learning of a single-index model (the single-index notes)",
-        0, NULL, NULL, NULL, cli_model_args, 1),
+        0, NULL, NULL, NULL, cli_model_args, 1, si_json),
     CMD("dataset", dataset, "read a data set (.npy, .csv, IDX) and prepare it: spectrum, least-squares target",
         0, NULL, NULL, NULL, ARGS({"FEATURES", "an N x d matrix: .npy, .csv or IDX, gzipped or not"}),
-        0),
+        0, dataset_json),
     CMD("keys", keys, "list the model keys with their defaults, or a model's values",
-        0, NULL, NULL, NULL, cli_model_args, 1),
+        0, NULL, NULL, NULL, cli_model_args, 1, NULL),
     CMD("config", config, "print the resolved model as a model file that reads back to it",
-        0, NULL, NULL, NULL, cli_model_args, 1),
-    {"help", cmd_help, "the help of one command (no COMMAND: this list)", "[COMMAND]",
+        0, NULL, NULL, NULL, cli_model_args, 1, NULL),
+    {"help", cmd_help, "the help of one command (no COMMAND: this list), or the result tables",
+     "[COMMAND] | results [TABLE]",
      "Prints the usage, arguments and options of COMMAND; without COMMAND, the list of commands.\n"
-     "'hdpsgd COMMAND --help' prints the same.",
-     no_opts, 0, NULL, NULL, NULL, ARGS({"COMMAND", "one of the commands listed by 'hdpsgd --help'"}),
-     0},
-    {NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0},
+     "'hdpsgd COMMAND --help' prints the same. 'hdpsgd help results' lists every result table\n"
+     "(the fields of the JSON summaries, CSV files, sweep columns and handle records, with what\n"
+     "each means); 'hdpsgd help results TABLE' one of them.",
+     no_opts, 1, NULL, NULL, NULL,
+     ARGS({"COMMAND", "one of the commands listed by 'hdpsgd --help'"},
+          {"results [TABLE]", "the result tables: their fields, kinds, outputs and help (TABLE: one)"}),
+     0, NULL},
+    {NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL},
 };
 
 const char *hdp_version_string(void) { return HDPSGD_VERSION_FULL; }
@@ -109,6 +273,13 @@ int cmd_help(int argc, char **argv)
     if (common.npos == 0) {
         print_commands(stdout);
         return 0;
+    }
+    if (!strcmp(common.pos[0], "results") && common.npos <= 2)
+        return cli_print_results(stdout, common.npos == 2 ? common.pos[1] : NULL);
+    if (common.npos > 1) {
+        fprintf(stderr, "hdpsgd help: error: one COMMAND, or results [TABLE]\nUsage: hdpsgd %s\n",
+                cli_usage_str(cmd));
+        return EXIT_BAD_INPUT;
     }
     const cli_command *c = cli_find_command(common.pos[0]);
     if (!c) {

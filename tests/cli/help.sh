@@ -91,6 +91,21 @@ check "-V is --version" test "$("$bin" -V)" = "$("$bin" --version)"
 check "hdpsgd help help" test $? -eq 0
 "$bin" help no-such-command >/dev/null 2>&1
 check "help of an unknown command: exit 2" test $? -eq 2
+# the results reference (help_results.c; tests/cli/json_keys.sh checks it against the tables)
+check "help results lists the tables" bash -c "'$bin' help results | grep -q '^validate_side: '"
+check "help results TABLE: that table" bash -c "'$bin' help results ode | head -1 | grep -q '^ode: '"
+"$bin" help results no_such_table >"$work/out" 2>&1
+check "help results of an unknown table: exit 2" test $? -eq 2
+check "... naming the tables" grep -q "the tables are:" "$work/out"
+"$bin" help results ode mc >/dev/null 2>&1
+check "help results with two tables: exit 2" test $? -eq 2
+"$bin" help ode sim >/dev/null 2>&1
+check "help with two commands: exit 2" test $? -eq 2
+# every command with --json lists its keys, generated from the result tables
+for c in $commands; do
+  "$bin" help "$c" | grep -q -- '--json' || continue
+  check "help $c lists its JSON keys" bash -c "'$bin' help $c | grep -q '^JSON keys (--json)'"
+done
 
 # did you mean: commands and options
 dym() { # dym NAME EXPECTED ARGS...

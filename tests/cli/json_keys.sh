@@ -19,6 +19,9 @@ fail=0 count=0
 "$fields" --names >"$work/names" || { echo "FAIL test_fields --names"; exit 1; }
 export NAMES="$work/names"
 
+"$fields" --tables >"$work/tables" || { echo "FAIL test_fields --tables"; exit 1; }
+export BIN="$bin" TABLES="$work/tables"
+
 # the keys still written by hand, per case (shell patterns): none left; a case that needs one
 # names it here, as the exception it is
 declare -A BY_HAND=(
@@ -74,6 +77,74 @@ walk(data, unknown)
 if unknown:
     sys.exit(f"FAIL {what}: keys in no result table (hdpsgd/fields.h) and not listed as written "
              f"by hand: {sorted(set(unknown))}")
+# the command's help lists every key it wrote: its "JSON keys" paragraph, generated from the
+# result tables its command-table entry names (issue 30), each line "TABLE[ under PREFIX]
+# [ (WHEN)]: key, key (objects of TABLE), ..." or "not a table (WHAT): key"; every table it
+# names exists (test_fields --tables, hdpsgd help results TABLE)
+cmd = os.environ.get("HELP_CMD")
+if not cmd:
+    sys.exit(0)
+import subprocess
+def run_bin(*args):
+    return subprocess.run([os.environ["BIN"], *args], capture_output=True, text=True)
+lines = run_bin("help", cmd).stdout.split("\n")
+heads = [i for i, l in enumerate(lines) if l.startswith("JSON keys")]
+if not heads:
+    sys.exit(f"FAIL {what}: hdpsgd help {cmd} has no JSON keys paragraph")
+parts = []
+for l in lines[heads[0] + 1:]:
+    if not l.strip():
+        break
+    if l.startswith("      "):
+        parts[-1] += " " + l.strip()
+    elif l.startswith("  "):
+        parts.append(l.strip())
+tables = set(open(os.environ["TABLES"]).read().split())
+patterns, objects, named = [], {}, set()
+for part in parts:
+    m = re.match(r"^(not a table|\S+)(?: under (\S+))?(?: \((.*?)\))?: (.*)$", part)
+    if not m:
+        sys.exit(f"FAIL {what}: help {cmd}: a JSON keys line not understood: {part!r}")
+    if m.group(1) != "not a table":
+        named.add(m.group(1))
+    for item in m.group(4).split(", "):
+        o = re.match(r"^(\S+) \(objects of (\S+)\)$", item)
+        key = o.group(1) if o else item
+        if o:
+            named.add(o.group(2))
+            objects[key] = o.group(2)
+        if not re.fullmatch(r"[A-Za-z0-9_<>]+", key):
+            sys.exit(f"FAIL {what}: help {cmd}: not a key: {item!r} in {part!r}")
+        patterns.append(re.compile(re.sub(r"<[a-z]+>", "[A-Za-z0-9_]+", key)))
+bad = sorted(t for t in named if t not in tables or run_bin("help", "results", t).returncode)
+if bad:
+    sys.exit(f"FAIL {what}: help {cmd} names tables that do not exist: {bad}")
+def fields_of(table):  # the field names `hdpsgd help results TABLE` lists
+    out = run_bin("help", "results", table).stdout
+    return set(re.findall(r"^  (\S+) ", out, re.M))
+def listed(o, out, inside=None):  # inside: the names of an objects table
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if inside is not None:
+                if k not in inside:
+                    out.append(k)
+            elif not any(p.fullmatch(k) for p in patterns):
+                out.append(k)
+            if k == "model" and inside is None:
+                continue  # the model's keys (hdpsgd keys), not a result's
+            sub = fields_of(objects[k]) if inside is None and k in objects else None
+            if isinstance(v, list) and sub is not None:
+                for x in v:
+                    listed(x, out, sub)
+            else:
+                listed(v, out, inside)
+    elif isinstance(o, list):
+        for v in o:
+            listed(v, out, inside)
+missing = []
+listed(data, missing)
+if missing:
+    sys.exit(f"FAIL {what}: keys that hdpsgd help {cmd} does not list: {sorted(set(missing))}")
 EOF
 }
 
@@ -87,7 +158,7 @@ run() { # run NAME 'KEYS' ARGS... (the JSON goes to $work/NAME.json)
     echo "FAIL $name: exit status $rc ($(tail -n 3 "$work/err"))"; fail=$((fail + 1)); return
   fi
   # shellcheck disable=SC2086
-  if BY_HAND_KEYS=${BY_HAND[${name%-[0-9]}]:-} check_json "$work/$name.json" "$name" $keys; then echo "ok   $name"; else fail=$((fail + 1)); fi
+  if BY_HAND_KEYS=${BY_HAND[${name%-[0-9]}]:-} HELP_CMD=$1 check_json "$work/$name.json" "$name" $keys; then echo "ok   $name"; else fail=$((fail + 1)); fi
 }
 
 small="--set data.d=40"
@@ -157,13 +228,51 @@ if (cd "$work" && "$bin" sweep sw.ini -o "$work/sw") >"$work/out" 2>"$work/err";
   n=0
   for f in "$work"/sw/points/*/*.json; do
     n=$((n + 1))
-    check_json "$f" "sweep $(basename "$(dirname "$f")")/$(basename "$f")" || fail=$((fail + 1))
+    HELP_CMD=$(basename "$f" .json) check_json "$f" "sweep $(basename "$(dirname "$f")")/$(basename "$f")" ||
+      fail=$((fail + 1))
   done
   [[ $n -ge 8 ]] && echo "ok   sweep: $n point JSON files" || { echo "FAIL sweep: only $n JSON files"; fail=$((fail + 1)); }
   check_json "$work/sw/points/p00000/validate.json" "sweep validate.json" \
     pass sim_pass sde_pass || fail=$((fail + 1))
 else
   echo "FAIL sweep: $(tail -n 3 "$work/err")"; fail=$((fail + 1))
+fi
+
+# every command with --json has the paragraph of its JSON keys (checked above against what
+# each case writes)
+for c in $("$bin" --help | sed -n 's/^  \([a-z-]*\)  .*/\1/p'); do
+  "$bin" help "$c" | grep -q -- '--json' || continue
+  count=$((count + 1))
+  if "$bin" help "$c" | grep -q '^JSON keys'; then echo "ok   help $c lists its JSON keys"
+  else echo "FAIL help $c has --json but no JSON keys paragraph"; fail=$((fail + 1)); fi
+done
+
+# the results reference: every table of test_fields --tables (the library's list), in the
+# listing and alone; every name a table gives a JSON key (test_fields --names) listed as a
+# field, or as what a field is written as (pass: json as sim_pass); an unknown table: exit 2
+# naming the tables, nothing on standard output
+count=$((count + 1))
+"$bin" help results >"$work/results" 2>"$work/err"; rc=$?
+missing=$(while read -r t; do grep -q "^$t: " "$work/results" || echo "$t"; done <"$work/tables")
+alone=$(while read -r t; do "$bin" help results "$t" | grep -q "^$t: " || echo "$t"; done <"$work/tables")
+if [[ $rc -eq 0 && -z $missing && -z $alone && $(wc -l <"$work/tables") -gt 50 ]]; then
+  echo "ok   help results: $(wc -l <"$work/tables") tables, each also alone"
+else
+  echo "FAIL help results (exit $rc): tables missing: $missing; alone: $alone"; fail=$((fail + 1))
+fi
+count=$((count + 1))
+{ sed -n 's/^  \([^ ]*\) .*/\1/p' "$work/results"
+  sed -n 's/^  [^ ]* .*json as \([^ ,;]*\).*/\1/p' "$work/results"; } | sort -u >"$work/listed"
+absent=$(sort -u "$work/names" | comm -23 - "$work/listed")
+if [[ -z $absent ]]; then echo "ok   help results lists every JSON name ($(sort -u "$work/names" | wc -l))"
+else echo "FAIL help results does not list: $absent"; fail=$((fail + 1)); fi
+count=$((count + 1))
+"$bin" help results no_such_table >"$work/out" 2>"$work/err"; rc=$?
+if [[ $rc -eq 2 && ! -s $work/out ]] && grep -q "no result table 'no_such_table'" "$work/err" &&
+   grep -q 'validate_side,' "$work/err"; then
+  echo "ok   help results no_such_table: exit 2 with the tables"
+else
+  echo "FAIL help results no_such_table: exit $rc ($(head -c 300 "$work/err"))"; fail=$((fail + 1))
 fi
 
 # a model file whose name is Latin-1 (not UTF-8): valid JSON, the byte read as U+00E9

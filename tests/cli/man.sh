@@ -30,6 +30,8 @@ done
 # the CSV headers stay lines of their own
 check "ode's CSV header is a line of its own" grep -qx ' *t,risk,risk_upper,risk_lower,mu_c,nu_c,eta,sigma2' "$work/man.txt"
 check "sim's CSV header is a line of its own" grep -qx ' *t,mean,stderr,q10,q50,q90,clipped_fraction' "$work/man.txt"
+# the JSON keys of a command, generated from its result tables (help_results.c)
+check "validate's JSON keys" grep -q 'validate_side under sde_' "$work/man.txt"
 # every environment variable the sources read is documented
 vars=$(grep -rhoE 'getenv\("[A-Z_]+"\)' "$src/src" | sed 's/getenv("\(.*\)")/\1/' | sort -u)
 check "the sources read environment variables" test -n "$vars"
