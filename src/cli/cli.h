@@ -199,6 +199,18 @@ int cli_print_results(FILE *f, const char *table);
  * text) once per line (no newline; nothing for a command without it). */
 void cli_json_keys(const cli_command *cmd, void (*line)(void *user, const char *text), void *user);
 
+/* One table's data for cli_json_write: the object and the context hdp_json_fields reads. */
+typedef struct {
+    const hdp_field_table *table;
+    const void *obj, *ctx;
+} cli_json_source;
+/* The JSON summary of a command every part of which is always written (no `when`, prefix or
+ * suffix pattern): the parts of cmd->json in their order, each table from its entry of src
+ * (count of them, in any order), the model's parts by cli_json_model(j, m, cmd->name). A part
+ * without a source is a bug: a message and abort() (every --json runs in cli_json_keys). */
+void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
+                    const hdp_model *m);
+
 /* The usage line after "hdpsgd ": cmd->usage, then [--set ...]... when the command takes it,
  * then every option of the table not already in cmd->usage, then [figure options]. */
 void cli_usage(const cli_command *cmd, char *buf, size_t size);

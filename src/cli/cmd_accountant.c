@@ -126,11 +126,11 @@ static void write_json(FILE *f, const hdp_accountant_query *x, const hdp_account
     hdp_json j;
     hdp_json_begin(&j, f);
     hdp_accountant_choice c = {r, kind, epsilon_opt, epochs_opt};
-    hdp_json_fields(&j, &hdp_accountant_choice_fields, "", &c, NULL);
-    hdp_json_fields(&j, &hdp_accountant_fields, "", r, NULL);
-    hdp_json_fields(&j, &hdp_accountant_query_fields, "", x, NULL);
-    hdp_json_fields(&j, &hdp_accountant_epochs_fields, "", &c, NULL);
-    hdp_json_fields(&j, &hdp_accountant_target_fields, "", &c, NULL);
+    const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
+        {&hdp_accountant_choice_fields, &c, NULL}, {&hdp_accountant_fields, r, NULL},
+        {&hdp_accountant_query_fields, x, NULL},   {&hdp_accountant_epochs_fields, &c, NULL},
+        {&hdp_accountant_target_fields, &c, NULL}};
+    cli_json_write(&j, cli_find_command("accountant"), src, (int)(sizeof src / sizeof *src), NULL);
     hdp_json_end(&j);
 }
 

@@ -170,11 +170,10 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
         .build_seconds = pb->seconds, .seconds = r->seconds};
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_fields(&j, &hdp_rf_final_fields, "", &sm, NULL);
-    hdp_json_fields(&j, &hdp_rf_terms_fields, "", r, NULL);
-    hdp_json_fields(&j, &hdp_rf_run_fields, "", &sm, NULL);
-    cli_json_model(&j, m, "rf");
-    hdp_json_fields(&j, &hdp_version_fields, "", NULL, NULL);
+    const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
+        {&hdp_rf_final_fields, &sm, NULL}, {&hdp_rf_terms_fields, r, NULL},
+        {&hdp_rf_run_fields, &sm, NULL}, {&hdp_version_fields, NULL, NULL}};
+    cli_json_write(&j, cli_find_command("rf"), src, (int)(sizeof src / sizeof *src), m);
     hdp_json_end(&j);
 }
 

@@ -1,8 +1,10 @@
 /* help_results.c — the results reference generated from the result tables (hdpsgd/fields.h,
  * issue 30): `hdpsgd help results [TABLE]` lists every table (or one) with its fields, and a
  * command's help and man page list its JSON keys from the parts its command-table entry
- * declares (cli_command.json), so that no list of keys is written by hand. */
+ * declares (cli_command.json), so that no list of keys is written by hand; a command whose
+ * parts are all always written writes its JSON from that list too (cli_json_write). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -114,6 +116,30 @@ void cli_json_keys(const cli_command *cmd, void (*line)(void *user, const char *
     line(user, "index's name; a key that does not apply is left out or null):");
     for (const cli_json_part *q = cmd->json; !part_end(q); q++)
         part_keys(q, line, user);
+}
+
+/* ---- a JSON summary from the parts ---- */
+
+void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
+                    const hdp_model *m)
+{
+    for (const cli_json_part *q = cmd->json; !part_end(q); q++) {
+        if (q->table == &hdp_source_fields && !q[1].table && q[1].key) {
+            cli_json_model(j, m, cmd->name); /* model_file and the model */
+            q++;
+            continue;
+        }
+        int i = 0;
+        while (i < count && src[i].table != q->table)
+            i++;
+        int pattern = q->suffix || (q->prefix && strchr(q->prefix, '<'));
+        if (!q->table || i == count || q->when || pattern) {
+            fprintf(stderr, "hdpsgd %s: internal error: the JSON part %s has no source or is not "
+                            "always written\n", cmd->name, q->table ? q->table->name : q->key);
+            abort();
+        }
+        hdp_json_fields(j, q->table, q->prefix ? q->prefix : "", src[i].obj, src[i].ctx);
+    }
 }
 
 /* ---- the results reference ---- */
