@@ -204,10 +204,12 @@ typedef struct {
     const hdp_field_table *table;
     const void *obj, *ctx;
 } cli_json_source;
-/* The JSON summary of a command every part of which is always written (no `when`, prefix or
- * suffix pattern): the parts of cmd->json in their order, each table from its entry of src
- * (count of them, in any order), the model's parts by cli_json_model(j, m, cmd->name). A part
- * without a source is a bug: a message and abort() (every --json runs in cli_json_keys). */
+/* The JSON summary of a command from its parts (cmd->json) in their order: each table from its
+ * entry of src (count of them, in any order; a table once in the list), a part with a `when`
+ * only when its source is there with an object, the model's parts by cli_json_model(j, m,
+ * cmd->name). A part that must be written without a source, or a pattern of prefix or suffix
+ * (those writers loop themselves), is a bug: a message and abort() (cli_json_keys runs every
+ * --json). */
 void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
                     const hdp_model *m);
 

@@ -119,30 +119,24 @@ static void print_summary(const char *path, const hdp_dataset *ds,
         printf("test: %s: %ld rows (no --test-labels: no error)\n", vis(test_path), sum->test_n);
 }
 
-/* the JSON summary: the result tables dataset_features, dataset, then as they apply
- * dataset_labels_file, dataset_classes, dataset_labels, dataset_test_file, dataset_test,
- * dataset_test_labels_file, dataset_test_labels (hdpsgd/fields.h) */
+/* the JSON summary: the result tables of its parts (main.c), each from what it reads here */
 static void write_json(FILE *f, const char *path, const hdp_dataset_summary *sum)
 {
     const hdp_dataset_names nm = {path, labels_path, positive_opt, test_path, test_labels_path};
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_fields(&j, &hdp_dataset_features_fields, "", &nm, NULL);
-    hdp_json_fields(&j, &hdp_dataset_fields, "", sum, NULL);
-    if (sum->has_labels) {
-        hdp_json_fields(&j, &hdp_dataset_labels_file_fields, "", &nm, NULL);
-        if (positive_opt)
-            hdp_json_fields(&j, &hdp_dataset_classes_fields, "", sum, NULL);
-        hdp_json_fields(&j, &hdp_dataset_labels_fields, "", sum, NULL);
-    }
-    if (sum->test_n > 0) {
-        hdp_json_fields(&j, &hdp_dataset_test_file_fields, "", &nm, NULL);
-        hdp_json_fields(&j, &hdp_dataset_test_fields, "", sum, NULL);
-        if (sum->has_test_labels) {
-            hdp_json_fields(&j, &hdp_dataset_test_labels_file_fields, "", &nm, NULL);
-            hdp_json_fields(&j, &hdp_dataset_test_labels_fields, "", sum, NULL);
-        }
-    }
+    const int labels = sum->has_labels, test = sum->test_n > 0,
+              test_labels = test && sum->has_test_labels;
+    const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
+        {&hdp_dataset_features_fields, &nm, NULL}, {&hdp_dataset_fields, sum, NULL},
+        {&hdp_dataset_labels_file_fields, labels ? &nm : NULL, NULL},
+        {&hdp_dataset_classes_fields, labels && positive_opt ? sum : NULL, NULL},
+        {&hdp_dataset_labels_fields, labels ? sum : NULL, NULL},
+        {&hdp_dataset_test_file_fields, test ? &nm : NULL, NULL},
+        {&hdp_dataset_test_fields, test ? sum : NULL, NULL},
+        {&hdp_dataset_test_labels_file_fields, test_labels ? &nm : NULL, NULL},
+        {&hdp_dataset_test_labels_fields, test_labels ? sum : NULL, NULL}};
+    cli_json_write(&j, cli_find_command("dataset"), src, (int)(sizeof src / sizeof *src), NULL);
     hdp_json_end(&j);
 }
 

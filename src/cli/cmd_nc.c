@@ -194,13 +194,11 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int 
 {
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_fields(&j, &hdp_nc_spec_fields, "", pt, NULL);
-    hdp_json_fields(&j, &hdp_nc_fields, "", pt, NULL);
-    if (!exact_alone)
-        hdp_json_fields(&j, &hdp_nc_draws_fields, "", pt, NULL);
-    hdp_json_fields(&j, &hdp_nc_problem_fields, "", pt, NULL);
-    hdp_json_fields(&j, &hdp_nc_seed_fields, "", pt, NULL);
-    cli_json_model(&j, m, "nc");
+    const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
+        {&hdp_nc_spec_fields, pt, NULL}, {&hdp_nc_fields, pt, NULL},
+        {&hdp_nc_draws_fields, exact_alone ? NULL : pt, NULL}, {&hdp_nc_problem_fields, pt, NULL},
+        {&hdp_nc_seed_fields, pt, NULL}};
+    cli_json_write(&j, cli_find_command("nc"), src, (int)(sizeof src / sizeof *src), m);
     hdp_json_end(&j);
 }
 

@@ -171,19 +171,16 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
 {
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_fields(&j, &hdp_mc_command_fields, "", name, NULL);
-    hdp_json_fields(&j, &hdp_mc_fields, "", r, m);
-    if (r->sgd.finite) /* standard DP-SGD on a finite training set (docs/theory.md §6.6) */
-        hdp_json_fields(&j, &hdp_mc_sgd_fields, "", r, m);
-    else if (!strcmp(name, "sim")) /* docs/theory.md §6.1: the SDE draws no rows */
-        cli_json_nonexpansive(&j, m, r);
-    if (r->test_mse) /* a data set's held-out set (docs/theory.md §9) */
-        hdp_json_fields(&j, &hdp_mc_data_fields, "", r, m);
-    hdp_json_fields(&j, &hdp_model_fields, "", m, NULL);
-    hdp_json_fields(&j, &hdp_mc_run_fields, "", r, m);
-    hdp_json_fields(&j, &hdp_mc_seed_fields, "", opt, NULL);
-    cli_json_model(&j, m, "sim");
-    hdp_json_fields(&j, &hdp_version_fields, "", NULL, NULL);
+    const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
+        {&hdp_mc_command_fields, name, NULL}, {&hdp_mc_fields, r, m},
+        /* standard DP-SGD on a finite training set (docs/theory.md §6.6), else the rows one
+         * pass draws (§6.1: only sim's list has them, the SDE draws no rows) */
+        {&hdp_mc_sgd_fields, r->sgd.finite ? r : NULL, m},
+        {&hdp_mc_rows_fields, r->sgd.finite ? NULL : r, m},
+        {&hdp_mc_data_fields, r->test_mse ? r : NULL, m}, /* a held-out set (§9) */
+        {&hdp_model_fields, m, NULL}, {&hdp_mc_run_fields, r, m}, {&hdp_mc_seed_fields, opt, NULL},
+        {&hdp_version_fields, NULL, NULL}};
+    cli_json_write(&j, cli_find_command(name), src, (int)(sizeof src / sizeof *src), m);
     hdp_json_end(&j);
 }
 

@@ -124,7 +124,7 @@ void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *
                     const hdp_model *m)
 {
     for (const cli_json_part *q = cmd->json; !part_end(q); q++) {
-        if (q->table == &hdp_source_fields && !q[1].table && q[1].key) {
+        if (q->table == &hdp_source_fields && !q->when && !q[1].table && q[1].key) {
             cli_json_model(j, m, cmd->name); /* model_file and the model */
             q++;
             continue;
@@ -132,10 +132,12 @@ void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *
         int i = 0;
         while (i < count && src[i].table != q->table)
             i++;
-        int pattern = q->suffix || (q->prefix && strchr(q->prefix, '<'));
-        if (!q->table || i == count || q->when || pattern) {
-            fprintf(stderr, "hdpsgd %s: internal error: the JSON part %s has no source or is not "
-                            "always written\n", cmd->name, q->table ? q->table->name : q->key);
+        int have = q->table && i < count && (src[i].obj || !q->when);
+        if (q->when && !have)
+            continue; /* a conditional part not written this time */
+        if (!have || q->suffix || (q->prefix && strchr(q->prefix, '<'))) {
+            fprintf(stderr, "hdpsgd %s: internal error: the JSON part %s has no source or a "
+                            "pattern\n", cmd->name, q->table ? q->table->name : q->key);
             abort();
         }
         hdp_json_fields(j, q->table, q->prefix ? q->prefix : "", src[i].obj, src[i].ctx);
