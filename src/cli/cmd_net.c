@@ -183,9 +183,9 @@ static hdp_status write_one(const hdp_model *m, const hdp_net_data *dt, const hd
     if (j) {
         hdp_json js;
         hdp_json_begin(&js, j);
-        hdp_json_fields(&js, &hdp_net_fields, "", r, NULL);
-        hdp_json_fields(&js, &hdp_net_config_fields, "", c, dt);
-        cli_json_model(&js, m, "net");
+        const cli_json_source src[] = { /* the tables of its JSON (main.c): one run's */
+            {&hdp_net_fields, r, NULL}, {&hdp_net_config_fields, c, dt}};
+        cli_json_write(&js, cli_find_command("net"), src, (int)(sizeof src / sizeof *src), m);
         hdp_json_end(&js);
     }
     hdp_status st = hdp_outset_commit(&out);

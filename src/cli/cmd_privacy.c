@@ -334,18 +334,17 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         hdp_json_begin(&j, js->f);
         hdp_privacy_summary ps = {rho, rho_z, delta, eps_bs, eps_cks, acc, acc_ok, m->n, ""};
         snprintf(ps.schedule, sizeof ps.schedule, "%s", hdp_sched_name(m->sched));
-        hdp_json_fields(&j, &hdp_privacy_fields, "", &ps, NULL);
-        hdp_json_fields(&j, &hdp_nonexpansive_fields, "", &ne, &delta);
         hdp_privacy_target tg = {epsilon_opt, rho_t, rz_t};
-        hdp_json_fields(&j, &hdp_privacy_target_fields, "", &tg, NULL);
         hdp_privacy_at_delta at[CLI_MAX_STRINGS];
         for (int i = 0; i < ndeltas; i++)
             at[i] = (hdp_privacy_at_delta){deltas[i], hdp_zcdp_epsilon_cks(rho_z, deltas[i]),
                                            hdp_zcdp_epsilon_bs(rho_z, deltas[i]),
                                            isnan(epsilon_opt) ? NAN : rho_at[i]};
         const hdp_privacy_deltas dl = {ndeltas, at};
-        hdp_json_fields(&j, &hdp_privacy_deltas_fields, "", &dl, NULL);
-        cli_json_model(&j, m, "privacy");
+        const cli_json_source src[] = { /* the tables of its JSON (main.c; not dpgd_privacy) */
+            {&hdp_privacy_fields, &ps, NULL}, {&hdp_nonexpansive_fields, &ne, &delta},
+            {&hdp_privacy_target_fields, &tg, NULL}, {&hdp_privacy_deltas_fields, &dl, NULL}};
+        cli_json_write(&j, cli_find_command("privacy"), src, (int)(sizeof src / sizeof *src), m);
         hdp_json_end(&j);
     }
     return acc_ok ? 0 : EXIT_FAIL_VALIDATION;
