@@ -17,6 +17,8 @@
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/kl.h"
+#include "hdpsgd/ncsweep.h"
+#include "hdpsgd/netexp.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/rfexp.h"
 #include "hdpsgd/sweep.h"
@@ -155,6 +157,22 @@ static void tables_written_together_share_no_name(void **state)
     distinct(klv, klvp, 6);
     const hdp_field_table *net[] = {&hdp_net_fields, &hdp_net_config_fields, &hdp_source_fields};
     distinct(net, p2, 3);
+    /* net --vs width | samples: the grid, each variant's arrays under its prefix, the panel's */
+    const hdp_field_table *nvw[] = {&hdp_netexp_width_fields, &hdp_netexp_variant_fields,
+                                    &hdp_netexp_variant_fields, &hdp_netexp_variant_fields,
+                                    &hdp_netexp_fields, &hdp_source_fields};
+    const hdp_field_table *nvs[] = {&hdp_netexp_samples_fields, &hdp_netexp_variant_fields,
+                                    &hdp_netexp_variant_fields, &hdp_netexp_variant_fields,
+                                    &hdp_netexp_fields, &hdp_source_fields};
+    const char *nvp[] = {"", "", "rf_", "gd_", "", ""};
+    distinct(nvw, nvp, 6);
+    distinct(nvs, nvp, 6);
+    /* nc --sweep: the sweep, each curve under its name, the time, the source */
+    const hdp_field_table *ncs[] = {&hdp_nc_sweep_fields, &hdp_nc_sweep_curve_fields,
+                                    &hdp_nc_sweep_curve_fields, &hdp_nc_sweep_time_fields,
+                                    &hdp_source_fields};
+    const char *ncsp[] = {"", "both_", "both+center_", "", ""};
+    distinct(ncs, ncsp, 5);
     const hdp_field_table *kli[] = {&hdp_kl_init_point_fields, &hdp_kl_init_point_fields,
                                     &hdp_kl_init_fields};
     const char *klip[] = {"he_L2_", "he_L3_", ""};
@@ -388,6 +406,74 @@ static void json_arrays(void **state)
     free(buf);
 }
 
+/* net --vs's JSON arrays: a variant's are netexp_cell's fields in its order, each a list over
+ * the grid read from that variant's cells; nc --sweep's curve from its row of points */
+static void panel_lists(void **state)
+{
+    (void)state;
+    const hdp_field_table *c = &hdp_netexp_cell_fields, *v = &hdp_netexp_variant_fields;
+    assert_int_equal(hdp_field_count(v), hdp_field_count(c));
+    for (int k = 0; k < hdp_field_count(c); k++)
+        assert_string_equal(hdp_field_at(v, k)->name, hdp_field_at(c, k)->name);
+    hdp_netexp_cell dp[2], rf[2], gd[2];
+    memset(dp, 0, sizeof dp), memset(rf, 0, sizeof rf), memset(gd, 0, sizeof gd);
+    rf[0].test_accuracy = 0.5, rf[1].test_accuracy = 0.75, rf[1].steps = 30;
+    gd[1].clip = INFINITY;
+    double grid[2] = {4, 8}, n[2] = {40, 40}, width[2] = {4, 8};
+    hdp_netexp x;
+    memset(&x, 0, sizeof x);
+    x.points = 2, x.grid = grid, x.n = n, x.width = width;
+    x.cell[HDP_NETEXP_DP] = dp, x.cell[HDP_NETEXP_RF] = rf, x.cell[HDP_NETEXP_GD] = gd;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    hdp_json_fields(&j, &hdp_netexp_width_fields, "", &x, NULL);
+    const hdp_netexp_variant r = {&x, HDP_NETEXP_RF}, g = {&x, HDP_NETEXP_GD};
+    hdp_json_fields(&j, v, "rf_", &r, NULL);
+    hdp_json_fields(&j, v, "gd_", &g, NULL);
+    hdp_json_end(&j);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"width\": [4, 8],\n  \"n\": [40, 40],"));
+    assert_non_null(strstr(buf, "\"rf_test_accuracy\": [0.5, 0.75],"));
+    assert_non_null(strstr(buf, "\"rf_steps\": [0, 30],"));
+    assert_non_null(strstr(buf, "\"gd_clip\": [0, null],"));
+    free(buf);
+    /* nc --sweep: two curves at three p, the second's row read for its prefix */
+    hdp_nc_point pts[6];
+    memset(pts, 0, sizeof pts);
+    for (int k = 0; k < 6; k++)
+        pts[k].res.error_mean = 0.125 * k, pts[k].exact = NAN;
+    hdp_ncsweep sw;
+    memset(&sw, 0, sizeof sw);
+    snprintf(sw.name, sizeof sw.name, "flat");
+    sw.ncurves = 2, sw.nps = 3, sw.ps[0] = 10, sw.ps[1] = 20, sw.ps[2] = 40, sw.draws = 5;
+    sw.points = pts;
+    hdp_nc_spec base;
+    memset(&base, 0, sizeof base);
+    base.rho = 0.005, base.delta = 1e-5;
+    f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    hdp_json_begin(&j, f);
+    hdp_json_fields(&j, &hdp_nc_sweep_fields, "", &sw, &base);
+    int one = 1;
+    hdp_json_fields(&j, &hdp_nc_sweep_curve_fields, "b_", &sw, &one);
+    hdp_json_end(&j);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"sweep\": \"flat\",\n  \"curves\": 2,\n  \"points\": 3,\n"
+                                "  \"p_first\": 10,\n  \"p_last\": 40,\n  \"draws\": 5,\n"
+                                "  \"rho\": 0.005,\n  \"delta\": 1e-05,"));
+    char eps[96];
+    snprintf(eps, sizeof eps, "\"epsilon_per_step\": %s",
+             hdp_json_format_num((char[64]){0}, 64, hdp_zcdp_epsilon_cks(0.005, 1e-5)));
+    assert_non_null(strstr(buf, eps));
+    assert_non_null(strstr(buf, "\"b_error_first\": 0.375,\n  \"b_error_last\": 0.625,"));
+    assert_non_null(strstr(buf, "\"b_max_z_exact\": null"));
+    free(buf);
+}
+
 /* kl run --vs epochs' CSV: a scheme's columns under its prefix, its values at the row's epoch
  * (the arrays' element 1), the exact and Lemma 3.2 columns empty where NaN (logistic loss) */
 static void kl_epochs_csv(void)
@@ -549,6 +635,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(writers_read_the_struct),
         cmocka_unit_test(design_tables),
         cmocka_unit_test(json_arrays),
+        cmocka_unit_test(panel_lists),
         cmocka_unit_test(csv_rows),
         cmocka_unit_test(sweep_rates_columns),
     };

@@ -244,6 +244,23 @@ extern const hdp_field_table hdp_mc_command_fields;
 extern const hdp_field_table hdp_net_config_fields;
 extern const hdp_field_table hdp_netexp_fields;
 
+/* hdpsgd nc --sweep (hdp_ncsweep of hdpsgd/ncsweep.h, context the base hdp_nc_spec): nc_sweep,
+ * then nc_sweep_curve of each curve c under <curve>_ (context: c, a const int *), then
+ * nc_sweep_time. hdpsgd net --vs (hdp_netexp of hdpsgd/netexp.h): netexp_width or
+ * netexp_samples (the grid, lists), netexp_variant of each variant under its prefix (dp: none,
+ * rf_, gd_; the object an hdp_netexp_variant), then netexp. JSON only (src/drivers/fields_panels.c). */
+extern const hdp_field_table hdp_nc_sweep_fields;
+extern const hdp_field_table hdp_nc_sweep_curve_fields;
+extern const hdp_field_table hdp_nc_sweep_time_fields;
+extern const hdp_field_table hdp_netexp_width_fields;
+extern const hdp_field_table hdp_netexp_samples_fields;
+extern const hdp_field_table hdp_netexp_variant_fields;
+/* One variant of a net --vs panel: panel a const hdp_netexp *, variant HDP_NETEXP_DP, _RF, _GD. */
+typedef struct {
+    const void *panel;
+    int variant;
+} hdp_netexp_variant;
+
 /* hdpsgd kl init: each scheme at each depth (hdp_kl_init_result: kl_init_point, under
  * <scheme>_L<depth>_), then the run (hdp_klinit of hdpsgd/klsweep.h, context the model). */
 extern const hdp_field_table hdp_kl_init_point_fields;

@@ -597,6 +597,8 @@ static const hdp_field_table *const tables[] = {
     &hdp_dataset_test_labels_file_fields, &hdp_kl_sweep_depth_fields, &hdp_kl_sweep_width_fields,
     &hdp_kl_sweep_scheme_fields, &hdp_kl_sweep_relu_fields, &hdp_kl_sweep_fields,
     &hdp_rfexp_grid_test_csv_fields, &hdp_rfexp_grid_val_csv_fields,
+    &hdp_nc_sweep_fields, &hdp_nc_sweep_curve_fields, &hdp_nc_sweep_time_fields,
+    &hdp_netexp_width_fields, &hdp_netexp_samples_fields, &hdp_netexp_variant_fields,
 };
 
 const hdp_field_table *hdp_field_table_at(int i)
