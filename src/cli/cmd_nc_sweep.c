@@ -57,35 +57,21 @@ static int sweep_progress(const char *what, long done, long count, double value,
     return 0;
 }
 
-/* JSON: per curve the flatness statistic and the growth from the first to the last p */
-static void sweep_json(FILE *jf, const hdp_ncsweep *sw, const hdp_nc_spec *base)
+/* JSON: the sweep, per curve the growth from the first to the last p and the flatness
+ * statistic, the time, the model (the tables of nc's parts in main.c) */
+static void sweep_json(FILE *jf, const hdp_model *m, const hdp_ncsweep *sw,
+                       const hdp_nc_spec *base)
 {
-    const int np = sw->nps;
     hdp_json j;
     hdp_json_begin(&j, jf);
-    hdp_json_str(&j, "sweep", sw->name);
-    hdp_json_int(&j, "curves", sw->ncurves);
-    hdp_json_int(&j, "points", np);
-    hdp_json_int(&j, "p_first", sw->ps[0]);
-    hdp_json_int(&j, "p_last", sw->ps[np - 1]);
-    hdp_json_int(&j, "draws", sw->draws);
-    hdp_json_num(&j, "rho", base->rho);
-    hdp_json_num(&j, "delta", base->delta);
-    hdp_json_num(&j, "epsilon_per_step", hdp_zcdp_epsilon_cks(base->rho, base->delta));
+    hdp_json_fields(&j, &hdp_nc_sweep_fields, "", sw, base);
     for (int c = 0; c < sw->ncurves; c++) {
-        char key[128];
-        const hdp_nc_point *row = sw->points + c * np;
-        const char *name = sw->curves[c].name;
-        snprintf(key, sizeof key, "%s_error_first", name);
-        hdp_json_num(&j, key, row[0].res.error_mean);
-        snprintf(key, sizeof key, "%s_error_last", name);
-        hdp_json_num(&j, key, row[np - 1].res.error_mean);
-        snprintf(key, sizeof key, "%s_flat_z", name);
-        hdp_json_num(&j, key, hdp_ncsweep_flat_z(sw, c));
-        snprintf(key, sizeof key, "%s_max_z_exact", name);
-        hdp_json_num(&j, key, hdp_ncsweep_max_z_exact(sw, c));
+        char prefix[96];
+        snprintf(prefix, sizeof prefix, "%s_", sw->curves[c].name); /* a fixed name, short */
+        hdp_json_fields(&j, &hdp_nc_sweep_curve_fields, prefix, sw, &c);
     }
-    hdp_json_num(&j, "seconds", sw->seconds);
+    hdp_json_fields(&j, &hdp_nc_sweep_time_fields, "", sw, NULL);
+    cli_json_model(&j, m, "nc");
     hdp_json_end(&j);
 }
 
@@ -151,7 +137,7 @@ static hdp_status sweep_write(const hdp_model *m, const hdp_ncsweep *sw, const h
             nc_csv_row(f, sw->curves[sw->points[k].curve].name, &sw->points[k]);
     }
     if ((f = hdp_outset_add(&out, a->json)))
-        sweep_json(f, sw, base);
+        sweep_json(f, m, sw, base);
     if (out.status == HDP_OK)
         sweep_figure(&out, sw, base, a);
     return hdp_outset_commit(&out);

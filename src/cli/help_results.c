@@ -112,8 +112,8 @@ void cli_json_keys(const cli_command *cmd, void (*line)(void *user, const char *
     if (!cmd->json || part_end(cmd->json))
         return;
     line(user, "JSON keys (--json), by result table; 'hdpsgd help results TABLE' says what each");
-    line(user, "key means (<family>, <scheme>, <l>, <i>: a family's, a scheme's, a level's, an");
-    line(user, "index's name; a key that does not apply is left out or null):");
+    line(user, "key means (<family>, <scheme>, <curve>, <l>, <i>: a family's, a scheme's, a");
+    line(user, "curve's, a level's, an index's name; a key that does not apply is left out or null):");
     for (const cli_json_part *q = cmd->json; !part_end(q); q++)
         part_keys(q, line, user);
 }

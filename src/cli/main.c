@@ -150,9 +150,12 @@ static const cli_json_part kl_json[] = {
     CLI_JSON_END,
 };
 static const cli_json_part nc_json[] = {
-    T(nc_spec), T(nc),
-    IF(nc_draws, "not --exact"),
-    T(nc_problem), T(nc_seed),
+    IF(nc_spec, "one run"), IF(nc, "one run"),
+    IF(nc_draws, "one run, not --exact"),
+    IF(nc_problem, "one run"), IF(nc_seed, "one run"),
+    IF(nc_sweep, "--sweep"),
+    UNDER(nc_sweep_curve, "<curve>_", "--sweep: each curve"),
+    IF(nc_sweep_time, "--sweep"),
     CLI_JSON_MODEL,
     CLI_JSON_END,
 };

@@ -54,6 +54,7 @@ by_hand = os.environ.get("BY_HAND_KEYS", "").split()
 PREFIXES = ("", "sim_", "sde_", "output_", "linear_noise_", "inverse_time_", "pl_", "rf_", "gd_",
             "lecun_", "he_", "ntk_", "xavier_", "lecun_relu_", "he_relu_", "ntk_relu_",
             "xavier_relu_")  # ... a kl run's initialisation, its real network
+PREFIXES += tuple(os.environ.get("EXTRA_PREFIXES", "").split())  # nc --sweep: its curves
 def known(k):
     bare = re.sub(r"_[0-9]+$", "", k)
     depth = re.sub(r"^[a-z]+_L[0-9]+_|^scaling_[0-9]+_", "", k)  # kl init: <scheme>_L<depth>_,
@@ -115,7 +116,7 @@ for part in parts:
             objects[key] = o.group(2)
         if not re.fullmatch(r"[A-Za-z0-9_<>]+", key):
             sys.exit(f"FAIL {what}: help {cmd}: not a key: {item!r} in {part!r}")
-        patterns.append(re.compile(re.sub(r"<[a-z]+>", "[A-Za-z0-9_]+", key)))
+        patterns.append(re.compile(re.sub(r"<[a-z]+>", "[A-Za-z0-9_+-]+", key)))
 bad = sorted(t for t in named if t not in tables or run_bin("help", "results", t).returncode)
 if bad:
     sys.exit(f"FAIL {what}: help {cmd} names tables that do not exist: {bad}")
@@ -188,6 +189,23 @@ run kl-vs "count width he_kl he_relu_kl_early epochs_early c" kl run --set kl.wi
   --widths 8,16 --schemes he,ntk
 covered[kl]=1
 run nc "" nc --set nc.draws=4 --set nc.steps=10 --seed 2; covered[nc]=1
+# nc --sweep on a tiny grid (the remedy sweep: curve names with '-' and '+'): each curve's keys
+# under its name, the CSV's name column
+count=$((count + 1))
+if (cd "$work" && "$bin" nc --sweep remedy --ps 10,20 --draws 4 --seed 2 -o "$work/ncs.csv" \
+      --figure "$work/ncs.png" --json "$work/nc-sweep.json") >"$work/out" 2>"$work/err"; then
+  curves=$(grep -v '^#' "$work/ncs.csv" | sed 1d | cut -d, -f2 | sort -u | sed 's/$/_/' | tr '\n' ' ')
+  if [[ $(wc -w <<<"$curves") -ge 9 ]] && EXTRA_PREFIXES=$curves HELP_CMD=nc check_json \
+       "$work/nc-sweep.json" nc-sweep sweep curves points p_first p_last draws rho delta \
+       epsilon_per_step both+center_error_first both-imbalanced+center_error_last \
+       per-sample+pca_flat_z both_max_z_exact seconds model_file model; then
+    echo "ok   nc-sweep"
+  else
+    echo "FAIL nc-sweep (curves: $curves)"; fail=$((fail + 1))
+  fi
+else
+  echo "FAIL nc-sweep: $(tail -n 3 "$work/err")"; fail=$((fail + 1))
+fi
 run sim-index "" sim-index --set si.d=8 --set si.p=8 --set si.n=100 --set si.test_size=50 --set si.runs=2 --seed 6
 covered[sim-index]=1
 nets="--set net.d=6 --set net.classes=3 --set net.n=60 --set net.width=8 --set net.steps=4 --set net.test_size=20 --seed 2"
