@@ -263,28 +263,18 @@ static void vs_csv(FILE *f, const hdp_model *m, const hdp_netexp *x, const hdp_n
     }
 }
 
+/* the panel's JSON (the tables of net's parts in main.c): the grid, each variant's cells over
+ * it under its prefix, the budget and work, the model */
 static void vs_json(FILE *f, const hdp_model *m, const hdp_netexp *x)
 {
     hdp_json j;
     hdp_json_begin(&j, f);
-    hdp_json_array(&j, x->kind == HDP_NETEXP_WIDTH ? "width" : "samples");
-    for (long i = 0; i < x->points; i++)
-        hdp_json_num(&j, NULL, x->grid[i]);
-    hdp_json_close(&j);
-    hdp_json_array(&j, x->kind == HDP_NETEXP_WIDTH ? "n" : "net_width");
-    for (long i = 0; i < x->points; i++)
-        hdp_json_num(&j, NULL, x->kind == HDP_NETEXP_WIDTH ? x->n[i] : x->width[i]);
-    hdp_json_close(&j);
-    const hdp_field_table *t = &hdp_netexp_cell_fields;
-    for (int v = 0; v < HDP_NETEXP_VARIANTS; v++)
-        for (int k = 0; t->fields[k].name; k++) {
-            char name[64];
-            snprintf(name, sizeof name, "%s%s", prefixes[v], t->fields[k].name);
-            hdp_json_array(&j, name);
-            for (long i = 0; i < x->points; i++)
-                hdp_json_num(&j, NULL, hdp_field_number(&t->fields[k], &x->cell[v][i], NULL));
-            hdp_json_close(&j);
-        }
+    hdp_json_fields(&j, x->kind == HDP_NETEXP_WIDTH ? &hdp_netexp_width_fields
+                                                    : &hdp_netexp_samples_fields, "", x, NULL);
+    for (int v = 0; v < HDP_NETEXP_VARIANTS; v++) {
+        const hdp_netexp_variant one = {x, v};
+        hdp_json_fields(&j, &hdp_netexp_variant_fields, prefixes[v], &one, NULL);
+    }
     hdp_json_fields(&j, &hdp_netexp_fields, "", x, NULL);
     cli_json_model(&j, m, "net");
     hdp_json_end(&j);

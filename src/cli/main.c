@@ -44,7 +44,6 @@ int cmd_help(int argc, char **argv);
 #define IF(table, when) PART(table, NULL, NULL, when, NULL) /* only when */
 #define UNDER(table, prefix, when) PART(table, prefix, NULL, when, NULL)
 #define EACH(table, suffix, when) PART(table, NULL, suffix, when, NULL)
-#define KEY(key, what) {NULL, NULL, NULL, what, key} /* a key of no table */
 static const cli_json_part ode_json[] = {
     T(ode),
     IF(ode_data, "data.source = file"),
@@ -162,13 +161,11 @@ static const cli_json_part nc_json[] = {
 static const cli_json_part net_json[] = {
     IF(net, "one run"),
     IF(net_config, "one run"),
-    KEY("width", "--vs width: the grid's widths"),
-    KEY("n", "--vs width: the samples n at each width"),
-    KEY("samples", "--vs samples: the grid's samples n"),
-    KEY("net_width", "--vs samples: the width at each n"),
-    IF(netexp_cell, "--vs: dp's arrays over the grid"),
-    UNDER(netexp_cell, "rf_", "--vs: arrays"),
-    UNDER(netexp_cell, "gd_", "--vs: arrays"),
+    IF(netexp_width, "--vs width"),
+    IF(netexp_samples, "--vs samples"),
+    IF(netexp_variant, "--vs: dp's arrays over the grid"),
+    UNDER(netexp_variant, "rf_", "--vs: arrays"),
+    UNDER(netexp_variant, "gd_", "--vs: arrays"),
     IF(netexp, "--vs"),
     CLI_JSON_MODEL,
     CLI_JSON_END,
@@ -195,7 +192,6 @@ static const cli_json_part dataset_json[] = {
 #undef IF
 #undef UNDER
 #undef EACH
-#undef KEY
 
 /* a command of the table: cli_command's fields after the function's usage, help and options */
 #define CMD(name, id, summary, ...)                                                            \
