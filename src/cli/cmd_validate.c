@@ -244,7 +244,7 @@ static int run_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
     return 0;
 }
 
-/* the JSON summary (see `hdpsgd help validate`) */
+/* the JSON summary (see `hdpsgd help validate`; sc NULL: without --scaling's keys) */
 static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v, const hdp_validate_scaling_result *sc)
 {
     hdp_json jj, *j = &jj;
@@ -259,7 +259,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v
         hdp_json_fields(j, &hdp_mc_data_fields, "", &v->sim, m);
     cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
     hdp_json_fields(j, &hdp_model_fields, "", m, NULL);
-    if (scaling_opt > 0) {
+    if (sc && scaling_opt > 0) {
         hdp_json_fields(j, &hdp_validate_scaling_fields, "", sc, NULL);
         for (long l = 0; l < scaling_opt; l++) {
             char prefix[32];
@@ -415,25 +415,8 @@ int cmd_validate(int argc, char **argv)
 
 /* ---- in a sweep (hdpsgd/sweep.h): validate.json in the point's folder ---- */
 
-static void sweep_json(FILE *f, const hdp_sweep_point *p)
-{
-    const hdp_validate_result *v = &p->v;
-    hdp_json j;
-    hdp_json_begin(&j, f);
-    hdp_json_num(&j, "max_abs_dev", v->sim_side.max_abs_dev);
-    hdp_json_num(&j, "max_rel_dev", v->sim_side.max_rel_dev);
-    hdp_json_num(&j, "max_z", v->sim_side.max_z);
-    hdp_json_num(&j, "sde_max_abs_dev", v->sde_side.max_abs_dev);
-    hdp_json_num(&j, "sde_max_rel_dev", v->sde_side.max_rel_dev);
-    hdp_json_num(&j, "sde_max_z", v->sde_side.max_z);
-    hdp_json_bool(&j, "sim_pass", v->sim_side.pass);
-    hdp_json_bool(&j, "sde_pass", v->sde_side.pass);
-    hdp_json_bool(&j, "pass", v->pass);
-    hdp_json_num(&j, "epsilon", v->epsilon_cks);
-    hdp_json_num(&j, "delta", v->delta);
-    hdp_json_num(&j, "epsilon_cks", v->epsilon_cks);
-    hdp_json_end(&j);
-}
+/* the same keys as validate --json (its parts in main.c), without --scaling's */
+static void sweep_json(FILE *f, const hdp_sweep_point *p) { write_json(f, p->m, &p->v, NULL); }
 
 hdp_status validate_sweep_write(const char *pdir, const hdp_sweep_point *p, hdp_error *err)
 {

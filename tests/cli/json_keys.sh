@@ -250,8 +250,10 @@ if (cd "$work" && "$bin" sweep sw.ini -o "$work/sw") >"$work/out" 2>"$work/err";
       fail=$((fail + 1))
   done
   [[ $n -ge 8 ]] && echo "ok   sweep: $n point JSON files" || { echo "FAIL sweep: only $n JSON files"; fail=$((fail + 1)); }
+  # validate.json: validate --json's keys (its tables), those of before among them
   check_json "$work/sw/points/p00000/validate.json" "sweep validate.json" \
-    pass sim_pass sde_pass || fail=$((fail + 1))
+    max_abs_dev max_rel_dev max_z sde_max_abs_dev sde_max_rel_dev sde_max_z sim_pass sde_pass \
+    pass epsilon delta epsilon_cks ode_final_risk runs model_file model || fail=$((fail + 1))
 else
   echo "FAIL sweep: $(tail -n 3 "$work/err")"; fail=$((fail + 1))
 fi
