@@ -406,6 +406,15 @@ static void json_arrays(void **state)
     free(buf);
 }
 
+/* a JSON object begun on a stream into memory (*buf once the stream is closed) */
+static FILE *json_to_memory(char **buf, size_t *size, hdp_json *j)
+{
+    FILE *f = open_memstream(buf, size);
+    assert_non_null(f);
+    hdp_json_begin(j, f);
+    return f;
+}
+
 /* net --vs's JSON arrays: a variant's are netexp_cell's fields in its order, each a list over
  * the grid read from that variant's cells; nc --sweep's curve from its row of points */
 static void panel_lists(void **state)
@@ -426,10 +435,8 @@ static void panel_lists(void **state)
     x.cell[HDP_NETEXP_DP] = dp, x.cell[HDP_NETEXP_RF] = rf, x.cell[HDP_NETEXP_GD] = gd;
     char *buf = NULL;
     size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    assert_non_null(f);
     hdp_json j;
-    hdp_json_begin(&j, f);
+    FILE *f = json_to_memory(&buf, &size, &j);
     hdp_json_fields(&j, &hdp_netexp_width_fields, "", &x, NULL);
     const hdp_netexp_variant r = {&x, HDP_NETEXP_RF}, g = {&x, HDP_NETEXP_GD};
     hdp_json_fields(&j, v, "rf_", &r, NULL);
@@ -454,9 +461,7 @@ static void panel_lists(void **state)
     hdp_nc_spec base;
     memset(&base, 0, sizeof base);
     base.rho = 0.005, base.delta = 1e-5;
-    f = open_memstream(&buf, &size);
-    assert_non_null(f);
-    hdp_json_begin(&j, f);
+    f = json_to_memory(&buf, &size, &j);
     hdp_json_fields(&j, &hdp_nc_sweep_fields, "", &sw, &base);
     int one = 1;
     hdp_json_fields(&j, &hdp_nc_sweep_curve_fields, "b_", &sw, &one);

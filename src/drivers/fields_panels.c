@@ -12,6 +12,8 @@
 #include "hdpsgd/privacy.h"
 
 #define JSON_ONLY HDP_FIELD_NO_RECORD
+/* a computed field of the JSON only */
+#define JGET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .flags = JSON_ONLY, .help = h}
 
 /* ---- nc --sweep (hdp_ncsweep; context: the base [nc] spec, a const hdp_nc_spec *) ---- */
 
@@ -20,7 +22,11 @@
 
 static double sw_curves(const void *obj, const void *ctx) { (void)ctx; return SW(obj)->ncurves; }
 static double sw_points(const void *obj, const void *ctx) { (void)ctx; return SW(obj)->nps; }
-static double sw_p_first(const void *obj, const void *ctx) { (void)ctx; return (double)SW(obj)->ps[0]; }
+static double sw_p_first(const void *obj, const void *ctx)
+{
+    (void)ctx;
+    return (double)SW(obj)->ps[0];
+}
 static double sw_p_last(const void *obj, const void *ctx)
 {
     (void)ctx;
@@ -39,22 +45,17 @@ TABLE(hdp_nc_sweep_fields, "nc_sweep", NULL,
       "base [nc] spec)",
     {.name = "sweep", .kind = HDP_FIELD_TEXT, .offset = offsetof(hdp_ncsweep, name),
      .flags = JSON_ONLY, .help = "the sweep: flat, perturb, remedy, frame or projection"},
-    {.name = "curves", .kind = HDP_FIELD_INT, .get = sw_curves, .flags = JSON_ONLY,
-     .help = "curves of the sweep (each a change of [nc] keys, see hdpsgd help nc)"},
-    {.name = "points", .kind = HDP_FIELD_INT, .get = sw_points, .flags = JSON_ONLY,
-     .help = "values of p per curve (--ps)"},
-    {.name = "p_first", .kind = HDP_FIELD_INT, .get = sw_p_first, .flags = JSON_ONLY,
-     .help = "the smallest feature dimension p"},
-    {.name = "p_last", .kind = HDP_FIELD_INT, .get = sw_p_last, .flags = JSON_ONLY,
-     .help = "the largest feature dimension p"},
+    JGET("curves", HDP_FIELD_INT, sw_curves,
+         "curves of the sweep (each a change of [nc] keys, see hdpsgd help nc)"),
+    JGET("points", HDP_FIELD_INT, sw_points, "values of p per curve (--ps)"),
+    JGET("p_first", HDP_FIELD_INT, sw_p_first, "the smallest feature dimension p"),
+    JGET("p_last", HDP_FIELD_INT, sw_p_last, "the largest feature dimension p"),
     {.name = "draws", .kind = HDP_FIELD_INT, .offset = offsetof(hdp_ncsweep, draws),
      .flags = JSON_ONLY, .help = "Monte Carlo draws per point"},
-    {.name = "rho", .kind = HDP_FIELD_REAL, .get = sw_rho, .flags = JSON_ONLY,
-     .help = "zCDP parameter of one step (nc.rho)"},
-    {.name = "delta", .kind = HDP_FIELD_REAL, .get = sw_delta, .flags = JSON_ONLY,
-     .help = "delta (nc.delta)"},
-    {.name = "epsilon_per_step", .kind = HDP_FIELD_REAL, .get = sw_epsilon, .flags = JSON_ONLY,
-     .help = "epsilon of one step at delta, Canonne-Kamath-Steinke"});
+    JGET("rho", HDP_FIELD_REAL, sw_rho, "zCDP parameter of one step (nc.rho)"),
+    JGET("delta", HDP_FIELD_REAL, sw_delta, "delta (nc.delta)"),
+    JGET("epsilon_per_step", HDP_FIELD_REAL, sw_epsilon,
+         "epsilon of one step at delta, Canonne-Kamath-Steinke"));
 
 /* one curve (context: its index, a const int *) */
 #define CURVE(ctx) (*(const int *)(ctx))
@@ -80,14 +81,12 @@ static double curve_max_z_exact(const void *obj, const void *ctx)
 TABLE(hdp_nc_sweep_curve_fields, "nc_sweep_curve", NULL,
       "one curve of hdpsgd nc --sweep, under the prefix <curve>_ (its name in the CSV; context: "
       "the curve's index)",
-    {.name = "error_first", .kind = HDP_FIELD_REAL, .get = curve_error_first, .flags = JSON_ONLY,
-     .help = "mean test error at the smallest p"},
-    {.name = "error_last", .kind = HDP_FIELD_REAL, .get = curve_error_last, .flags = JSON_ONLY,
-     .help = "mean test error at the largest p"},
-    {.name = "flat_z", .kind = HDP_FIELD_REAL, .get = curve_flat_z, .flags = JSON_ONLY,
-     .help = "its flatness: max over p of |e_p - e_first| / sqrt(se_p^2 + se_first^2)"},
-    {.name = "max_z_exact", .kind = HDP_FIELD_REAL, .get = curve_max_z_exact, .flags = JSON_ONLY,
-     .help = "max over p of |error - exact| / stderr (null: no exact one-step error)"});
+    JGET("error_first", HDP_FIELD_REAL, curve_error_first, "mean test error at the smallest p"),
+    JGET("error_last", HDP_FIELD_REAL, curve_error_last, "mean test error at the largest p"),
+    JGET("flat_z", HDP_FIELD_REAL, curve_flat_z,
+         "its flatness: max over p of |e_p - e_first| / sqrt(se_p^2 + se_first^2)"),
+    JGET("max_z_exact", HDP_FIELD_REAL, curve_max_z_exact,
+         "max over p of |error - exact| / stderr (null: no exact one-step error)"));
 
 TABLE(hdp_nc_sweep_time_fields, "nc_sweep_time", NULL,
       "the work of hdpsgd nc --sweep (after its curves)",
