@@ -66,29 +66,6 @@ typedef struct {
     hdp_normals normals; /* the run's block stream of Gaussians (rng.h) */
 } sim_ws;
 
-static void *sim_ws_alloc(const void *vctx)
-{
-    const sim_ctx *ctx = vctx;
-    sim_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->e = hdp_mc_vec_alloc(ctx->d);
-    w->x = hdp_mc_vec_alloc(ctx->d);
-    w->z = hdp_mc_vec_alloc(ctx->d);
-    w->target = ctx->B > 0 ? hdp_mc_vec_alloc(ctx->d) : NULL;
-    w->grad = ctx->batch > 1 ? hdp_mc_vec_alloc(ctx->d) : NULL;
-    if (!w->e || !w->x || !w->z || (ctx->B > 0 && !w->target) || (ctx->batch > 1 && !w->grad)) {
-        free(w->grad);
-        free(w->e);
-        free(w->x);
-        free(w->z);
-        free(w->target);
-        free(w);
-        return NULL;
-    }
-    return w;
-}
-
 static void sim_ws_free(void *vw)
 {
     sim_ws *w = vw;
@@ -102,6 +79,24 @@ static void sim_ws_free(void *vw)
     free(w);
 }
 
+static void *sim_ws_alloc(const void *vctx)
+{
+    const sim_ctx *ctx = vctx;
+    sim_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->e = hdp_mc_vec_alloc(ctx->d);
+    w->x = hdp_mc_vec_alloc(ctx->d);
+    w->z = hdp_mc_vec_alloc(ctx->d);
+    w->target = ctx->B > 0 ? hdp_mc_vec_alloc(ctx->d) : NULL;
+    w->grad = ctx->batch > 1 ? hdp_mc_vec_alloc(ctx->d) : NULL;
+    if (!w->e || !w->x || !w->z || (ctx->B > 0 && !w->target) || (ctx->batch > 1 && !w->grad)) {
+        sim_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
 /* The residual x'^T theta - y of a row shortened to x' = xs x by clip.feature_norm, the label
  * y = x^T theta* + z kept: xs x^T e + (xs - 1) x^T theta* - z, from dot = x^T e and the
  * label noise z. */
@@ -112,6 +107,18 @@ static double feature_clipped_residual(const sim_ctx *c, const sim_ws *w, double
     for (long i = 0; i < c->d; i++)
         xt += w->x[i] * w->target[i];
     return xs * dot + (xs - 1.0) * xt - z;
+}
+
+/* A run's start: its block stream of Gaussians seeded from the run's stream, e = -theta*
+ * (and theta* itself for clip.feature_norm); returns the excess risk R(theta_0). */
+static double run_start(const sim_ctx *c, sim_ws *w, gsl_rng *rng)
+{
+    hdp_normals_init(&w->normals, hdp_rng_state(rng));
+    hdp_mc_draw_target_energy(rng, c->d, c->radius, c->energy, w->e);
+    if (w->target)
+        for (long i = 0; i < c->d; i++)
+            w->target[i] = -w->e[i];
+    return hdp_mc_excess_risk(c->lambda, w->e, c->d);
 }
 
 /* One run of the discrete algorithm of docs/theory.md §1 (see the comment at the top);
@@ -128,12 +135,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     double *e = w->e, *x = w->x, *z = w->z;
     hdp_normals *ns = &w->normals;
 
-    hdp_normals_init(ns, hdp_rng_state(rng));
-    hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
-    if (w->target)
-        for (long i = 0; i < d; i++)
-            w->target[i] = -e[i];
-    double R = hdp_mc_excess_risk(c->lambda, e, d);
+    double R = run_start(c, w, rng);
     long p = hdp_mc_record_start(g, R, out);
     double nclip = 0; /* clipped steps since the last grid point */
     for (long k = 0; k < n; k++) {
@@ -260,12 +262,7 @@ static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_r
     const long d = c->d, K = c->steps, n = c->n;
     double *e = w->e, *z = w->z;
 
-    hdp_normals_init(&w->normals, hdp_rng_state(rng));
-    hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
-    if (w->target)
-        for (long i = 0; i < d; i++)
-            w->target[i] = -e[i];
-    double R = hdp_mc_excess_risk(c->lambda, e, d);
+    double R = run_start(c, w, rng);
     long p = 1; /* t = 0 here, every later grid time by hdp_mc_batch_record (not g->kgrid) */
     out->risk[0] = R;
     out->clipped[0] = 0.0;
@@ -358,11 +355,9 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     c.energy = spec.energy;
     hdp_mc_noise_of(m, &c.noise);
 
-    if (c.batch > 1) /* batched one pass: K steps, n/B of them per unit of time */
-        st = hdp_mc_drive_unit(pb, opt, c.steps, (double)n / (double)c.batch,
-                               &sim_batched_method, &c, res, err);
-    else
-        st = hdp_mc_drive(pb, opt, n, &sim_method, &c, res, err);
+    /* batched one pass: K steps, n/B of them per unit of time (batch 1: n steps) */
+    st = hdp_mc_drive(pb, opt, c.steps, (double)n / (double)c.batch,
+                      c.batch > 1 ? &sim_batched_method : &sim_method, NULL, &c, res, err);
     /* docs/theory.md §6 on the eta_k, sigma_k the runs used (the same hdp_sched_step, of the
      * problem's schedule): equals rho; computed once with the problem */
     res->rho_accounted = pb->rho_accounted;

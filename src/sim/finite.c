@@ -415,8 +415,8 @@ hdp_status hdp_finite_run_problem(const hdp_problem *pb, const hdp_mc_options *o
     /* the driver's problem with this method's divergence threshold */
     hdp_problem local = *pb;
     local.threshold = fin_threshold(pb, &c);
-    st = hdp_mc_drive(&local, opt, (long)c.T, c.tsig ? &fin_method_test : &fin_method, &c, res,
-                      err);
+    st = hdp_mc_drive(&local, opt, (long)c.T, 0, c.tsig ? &fin_method_test : &fin_method, NULL,
+                      &c, res, err);
     res->rho_accounted = NAN; /* one-pass's accountant: not this algorithm (see res->sgd) */
     res->sgd = *sp;
 done:

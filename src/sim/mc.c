@@ -41,11 +41,8 @@ void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt)
     if (!m || !opt)
         return;
     memset(opt, 0, sizeof *opt);
-    opt->runs = m->runs;
-    opt->threads = 0;
+    opt->runs = m->runs; /* threads 0 (all), no progress */
     opt->seed = m->seed;
-    opt->progress = NULL;
-    opt->progress_user = NULL;
     opt->sde_step = m->sde_step;
 }
 
@@ -467,37 +464,14 @@ static hdp_status all_diverged(const hdp_problem *pb, const mc_method *method, l
 }
 
 hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                        const mc_method *method, const void *ctx, hdp_mc_result *res,
-                        hdp_error *err)
-{
-    return hdp_mc_drive_unit(pb, opt, steps, (double)steps, method, ctx, res, err);
-}
-
-static hdp_status drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                        double unit, const mc_method *method, const mc_group *grp,
-                        const void *ctx, hdp_mc_result *res, hdp_error *err);
-
-hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                             double unit, const mc_method *method, const void *ctx,
-                             hdp_mc_result *res, hdp_error *err)
-{
-    return drive(pb, opt, steps, unit, method, NULL, ctx, res, err);
-}
-
-hdp_status hdp_mc_drive_group(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                              const mc_method *method, const mc_group *grp, const void *ctx,
-                              hdp_mc_result *res, hdp_error *err)
-{
-    if (grp && (grp->size < 2 || grp->size > HDP_MC_GROUP_MAX || !grp->run))
-        grp = NULL;
-    return drive(pb, opt, steps, (double)steps, method, grp, ctx, res, err);
-}
-
-static hdp_status drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                         double unit, const mc_method *method, const mc_group *grp,
                         const void *ctx, hdp_mc_result *res, hdp_error *err)
 {
     double t_start = omp_get_wtime();
+    if (!(unit > 0))
+        unit = (double)steps;
+    if (grp && (grp->size < 2 || grp->size > HDP_MC_GROUP_MAX || !grp->run))
+        grp = NULL;
     hdp_status st = hdp_mc_check_options(opt, err);
     if (st != HDP_OK)
         return st;

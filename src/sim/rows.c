@@ -751,13 +751,13 @@ hdp_status hdp_sim_rows_problem(const hdp_problem *pb, const hdp_mc_options *opt
     c.sched_tab = tab;
     hdp_status st;
     if (c.batch > 1) /* batched one pass: K steps, n/B of them per unit of time */
-        st = hdp_mc_drive_unit(pb, opt, hdp_sched_batch_count(c.n, c.batch),
-                               (double)c.n / (double)c.batch,
-                               c.tsig ? &rows_batched_test : &rows_batched, &c, res, err);
+        st = hdp_mc_drive(pb, opt, hdp_sched_batch_count(c.n, c.batch),
+                          (double)c.n / (double)c.batch,
+                          c.tsig ? &rows_batched_test : &rows_batched, NULL, &c, res, err);
     else /* two runs per thread at small d only: at d = 784 the pair's vectors and rows in
           * flight (about 24 d bytes per run) no longer fit in L1 beside each other */
-        st = hdp_mc_drive_group(pb, opt, c.n, c.tsig ? &rows_method_test : &rows_method,
-                                c.d <= ROWS_GROUP_MAX_D ? &rows_group : NULL, &c, res, err);
+        st = hdp_mc_drive(pb, opt, c.n, 0, c.tsig ? &rows_method_test : &rows_method,
+                          c.d <= ROWS_GROUP_MAX_D ? &rows_group : NULL, &c, res, err);
     res->rho_accounted = pb->rho_accounted;
     free(tab);
     free(xx);

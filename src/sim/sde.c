@@ -52,9 +52,9 @@ typedef struct {
      * -theta_c (eigenbasis) and the bias b = theta_c - theta* (NULL: none), the risk recorded
      * about theta*, 1/2 sum lambda (e + b)^2 */
     const double *start, *bias;
-    hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
-    double tau2, df, c;
-    hdp_noise_law law;     /* (its sample the model's) */
+    double c;
+    hdp_noise_law law;     /* the label-noise law, for the clipping factors (its sample the
+                              model's) */
     hdp_clip *fit;         /* the problem's factors (fitted once), read by every thread */
 } sde_ctx;
 
@@ -242,15 +242,12 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
             bias[i] = b->theta_c[i] - data->train.theta_eig[i];
         c.bias = bias;
     }
-    c.noise = m->noise;
-    c.tau2 = m->tau2;
-    c.df = m->noise_df;
     c.c = m->c;
     hdp_noise_law_of_model(m, &c.law);
 
     c.fit = pb->clip; /* the problem's, fitted on [0, the divergence threshold] */
 
-    st = hdp_mc_drive(pb, opt, N, &sde_method, &c, res, err);
+    st = hdp_mc_drive(pb, opt, N, 0, &sde_method, NULL, &c, res, err);
     /* docs/theory.md §6 on the discrete schedule of the model (the SDE's continuum
      * noise is its limit; the accountant is defined on the steps): the problem's */
     res->rho_accounted = pb->rho_accounted;
