@@ -73,6 +73,18 @@ typedef struct {
 static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_rode_coef *cf,
                         double *mu_c, double *V_c);
 
+/* one group's (or the plain law's) dmu/dc, dV/dc at c, from its factors at R */
+static void clip_dc_of(hdp_clip *k, double c, double R, double *mu_c, double *V_c)
+{
+    hdp_clip_values v;
+    hdp_rode_coef cf;
+    memset(&cf, 0, sizeof cf);
+    hdp_clip_eval(k, R, &v);
+    cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
+    int sc = k->noise == HDP_NOISE_GAUSSIAN || k->noise == HDP_NOISE_NONE || k->tau2 == 0;
+    clip_dc_law(sc, k->noise == HDP_NOISE_NONE ? 0.0 : k->tau2, c, R, &cf, mu_c, V_c);
+}
+
 /* The rows' composite (clip_rows.c, docs/theory.md §9.3): mu = sum_g ga_g mu_g at c_g = c/w_g,
  * so dmu/dc = sum_g ga_g (c_g/c) dmu_g/dc_g; V is the plain law's at c. gmc, gVc (NULL: not
  * asked): each group's (c_g/c) dmu_g/dc_g and (c_g/c) dV_g/dc_g, whose sums with a bin's
@@ -80,28 +92,18 @@ static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_ro
 static void clip_dc_rows(const hdp_clip *k, double c, double R, double *mu_c, double *V_c,
                          double *gmc, double *gVc)
 {
-    hdp_clip_values v;
-    hdp_rode_coef cf;
     double m1, v1;
-    memset(&cf, 0, sizeof cf);
     *mu_c = 0.0;
     for (int i = 0; i < k->ngroups; i++) {
-        const hdp_clip *gk = k->group[i];
-        hdp_clip_eval(k->group[i], R, &v);
-        cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
-        int sc = gk->noise == HDP_NOISE_GAUSSIAN || gk->noise == HDP_NOISE_NONE || gk->tau2 == 0;
-        clip_dc_law(sc, gk->noise == HDP_NOISE_NONE ? 0.0 : gk->tau2, gk->c, R, &cf, &m1, &v1);
+        hdp_clip *gk = k->group[i];
+        clip_dc_of(gk, gk->c, R, &m1, &v1);
         *mu_c += k->ga[i] * gk->c / c * m1;
         if (gmc) {
             gmc[i] = gk->c / c * m1;
             gVc[i] = gk->c / c * v1;
         }
     }
-    const hdp_clip *pk = k->vplain;
-    hdp_clip_eval(k->vplain, R, &v);
-    cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
-    int sc = pk->noise == HDP_NOISE_GAUSSIAN || pk->noise == HDP_NOISE_NONE || pk->tau2 == 0;
-    clip_dc_law(sc, pk->noise == HDP_NOISE_NONE ? 0.0 : pk->tau2, c, R, &cf, &m1, V_c);
+    clip_dc_of(k->vplain, c, R, &m1, V_c);
 }
 
 /* dmu/dc, dV/dc at R, whose factors and R-derivatives cf holds (and with
@@ -443,11 +445,6 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     return !cs->clip;
 }
 
-static void clip_set_close(clip_set *cs)
-{
-    (void)cs; /* the factors stay with the hdp_ode_grad */
-}
-
 /* The states of the passes in g->ys: nck checkpoints, one block of C states, the current and
  * next state. Non-zero when out of memory. */
 static int reserve_states(hdp_ode_grad *g, long nck, long C)
@@ -647,8 +644,7 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
         goto out;
     if (dc) *dc = g->data_model == 1 ? NAN : dcv; /* ode_grad.h: c fixed by the bias */
     F = Fv;
-out:
-    clip_set_close(&cs);
+out: /* the factors stay with the hdp_ode_grad */
     return F;
 }
 
