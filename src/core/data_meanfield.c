@@ -22,13 +22,13 @@
  */
 #include "core/data_meanfield.h"
 #include "core/check.h"
+#include "core/clock.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
@@ -311,13 +311,6 @@ static hdp_status alloc_columns(hdp_ode_result *res, long P, int test, hdp_error
     return HDP_OK;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* the output grid's steps, as the Monte Carlo records them (mc.c's build_grid): t_i = i/(P-1)
  * at step round(t_i n), at most n - 1 before t = 1, n at t = 1 */
 static long grid_step(long i, long P, long n)
@@ -384,9 +377,9 @@ hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_progress_fn progress, 
     mf_state s;
     if ((st = mf_init(m, &s, err)) != HDP_OK)
         return st;
-    double t0 = now_seconds();
+    double t0 = hdp_seconds_now();
     st = mf_run(&s, pb, data, progress, user, res, err);
-    res->solve_seconds = now_seconds() - t0;
+    res->solve_seconds = hdp_seconds_now() - t0;
     mf_free(&s);
     snprintf(res->solver, sizeof res->solver, "rows");
     res->bins = data->train.d;
