@@ -100,21 +100,13 @@ TABLE(hdp_mc_run_fields, "mc_run", NULL,
     REAL(hdp_mc_result, seconds, "wall time, seconds"),
     GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"));
 
-static double ok_runs(const hdp_mc_result *r) { return (double)(r->runs - r->diverged_runs); }
+#define MC(obj) ((const hdp_mc_result *)(obj))
+static double ok_runs(const void *obj) { return (double)(MC(obj)->runs - MC(obj)->diverged_runs); }
 
-static double get_per_run(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_mc_result *r = obj;
-    return ok_runs(r) > 0 ? r->nonexpansive_violations / ok_runs(r) : NAN;
-}
-
-static double get_fraction(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_mc_result *r = obj;
-    return ok_runs(r) > 0 ? r->nonexpansive_violations / (ok_runs(r) * (double)r->steps) : NAN;
-}
+GETTER(get_per_run, ok_runs(obj) > 0 ? MC(obj)->nonexpansive_violations / ok_runs(obj) : NAN)
+GETTER(get_fraction, ok_runs(obj) > 0 ? MC(obj)->nonexpansive_violations /
+                                            (ok_runs(obj) * (double)MC(obj)->steps)
+                                      : NAN)
 
 GETTER(get_feature_norm, hdp_feature_norm_bound(ctx))
 
@@ -345,12 +337,8 @@ TABLE(hdp_si_result_fields, "si_result", NULL,
 
 GETTER(get_random_alignment, sqrt(2.0 / (M_PI * (double)((const hdp_si_problem *)obj)->spec.d)))
 
-static double get_lambda_max(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_si_problem *pb = obj;
-    return pb->l[pb->spec.p - 1];
-}
+#define SIP(obj) ((const hdp_si_problem *)(obj))
+GETTER(get_lambda_max, SIP(obj)->l[SIP(obj)->spec.p - 1])
 
 TABLE(hdp_si_problem_fields, "si_problem", NULL,
       "the single-index problem after stage 1 and the laws of stage 2",

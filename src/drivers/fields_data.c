@@ -13,19 +13,8 @@
 
 /* ---- a data set (data.source = file, docs/theory.md §9) ---- */
 
-static double get_data_rows(const void *obj, const void *ctx)
-{
-    (void)obj;
-    const hdp_data *d = hdp_model_data(ctx);
-    return d ? (double)d->train.n : NAN;
-}
-
-static double get_data_seconds(const void *obj, const void *ctx)
-{
-    (void)obj;
-    const hdp_data *d = hdp_model_data(ctx);
-    return d ? d->seconds : NAN;
-}
+GETTER(get_data_rows, hdp_model_data(ctx) ? (double)hdp_model_data(ctx)->train.n : NAN)
+GETTER(get_data_seconds, hdp_model_data(ctx) ? hdp_model_data(ctx)->seconds : NAN)
 
 TABLE(hdp_ode_data_fields, "ode_data", NULL,
       "the risk ODE on a data set: its corrections (context: the model)",

@@ -139,21 +139,15 @@ GETTER(get_table_knots, best(obj) ? (double)best(obj)->table_len : 0)
 
 GETTER(get_rho, ((const hdp_model *)ctx)->rho)
 
-static double get_epsilon(const void *obj, const void *ctx)
-{
-    (void)obj;
-    const hdp_model *m = ctx;
-    return hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, m->delta);
-}
+#define MODEL(ctx) ((const hdp_model *)(ctx))
+GETTER(get_epsilon,
+       hdp_zcdp_epsilon_cks(0.5 * MODEL(ctx)->rho * MODEL(ctx)->rho, MODEL(ctx)->delta))
 
 GETTER(get_delta, ((const hdp_model *)ctx)->delta)
 
-static double get_solves_per_second(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_design_set *d = obj;
-    return d->seconds > 0 ? (double)d->solves / d->seconds : NAN;
-}
+#define SET(obj) ((const hdp_design_set *)(obj))
+GETTER(get_solves_per_second,
+       SET(obj)->seconds > 0 ? (double)SET(obj)->solves / SET(obj)->seconds : NAN)
 
 GETTER(get_gamma, ((const hdp_model *)ctx)->gamma)
 
@@ -183,12 +177,8 @@ TABLE(hdp_design_summary_fields, "design_summary", NULL,
 
 /* ---- the batch size (--tune-batch: hdp_design_batch, then hdp_design_batch_terms_t) ---- */
 
-static double get_best_batch(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_design_batch *b = obj;
-    return b->best >= 0 ? (double)b->batch[b->best] : -1;
-}
+#define BATCH(obj) ((const hdp_design_batch *)(obj))
+GETTER(get_best_batch, BATCH(obj)->best >= 0 ? (double)BATCH(obj)->batch[BATCH(obj)->best] : -1)
 
 static long count_batches(const void *obj) { return ((const hdp_design_batch *)obj)->count; }
 

@@ -70,12 +70,8 @@ static double decade_points(const void *obj, const void *ctx) { (void)ctx; retur
 static double rates_rho(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[0].rho; }
 static double rates_d(const void *obj, const void *ctx) { (void)ctx; return (double)RATES(obj)->models[0].d; }
 
-static double solves_per_second(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_rates_result *r = obj;
-    return r->seconds > 0 ? (double)r->solves / r->seconds : NAN;
-}
+GETTER(solves_per_second, RATES(obj)->seconds > 0 ? (double)RATES(obj)->solves / RATES(obj)->seconds
+                                                : NAN)
 
 TABLE(hdp_rates_summary_fields, "rates_summary", NULL,
       "the slopes' decade, the model's privacy and dimension and the work of hdpsgd rates",
@@ -91,12 +87,9 @@ TABLE(hdp_rates_summary_fields, "rates_summary", NULL,
 
 /* ---- the accountants' choice (hdpsgd accountant, hdp_accountant_choice) ---- */
 
-static double chosen_epsilon(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_accountant_choice *c = obj;
-    return c->kind == HDP_ACCOUNTANT_RDP ? c->result->epsilon_rdp : c->result->epsilon_pld;
-}
+#define CHOICE(obj) ((const hdp_accountant_choice *)(obj))
+GETTER(chosen_epsilon, CHOICE(obj)->kind == HDP_ACCOUNTANT_RDP ? CHOICE(obj)->result->epsilon_rdp
+                                                               : CHOICE(obj)->result->epsilon_pld)
 
 TEXT_GETTER(chosen_name, hdp_accountant_name(((const hdp_accountant_choice *)obj)->kind))
 
@@ -463,12 +456,7 @@ TABLE(hdp_kl_network_fields, "kl_network", NULL,
 
 TEXT_GETTER(kl_loss, hdp_kl_loss_name(((const hdp_kl_keys *)obj)->loss))
 
-static double kl_T(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_kl_keys *k = obj;
-    return k->eta * (double)k->epochs;
-}
+GETTER(kl_T, ((const hdp_kl_keys *)obj)->eta * (double)((const hdp_kl_keys *)obj)->epochs)
 
 TABLE(hdp_kl_run_fields, "kl_run", NULL,
       "the [kl] keys hdpsgd kl run ran with (hdp_kl_keys)",
