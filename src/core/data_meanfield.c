@@ -299,18 +299,6 @@ static void mf_record(const mf_state *s, const hdp_problem *pb, const hdp_data *
         res->test_mse[p] = mf_test_mse(s, data);
 }
 
-static hdp_status alloc_columns(hdp_ode_result *res, long P, int test, hdp_error *err)
-{
-    res->points = P;
-    double **col[] = {&res->t, &res->risk, &res->upper, &res->lower,
-                      &res->mu, &res->nu, &res->eta, &res->sigma2, &res->test_mse};
-    size_t k = sizeof col / sizeof col[0] - (test ? 0 : 1);
-    for (size_t i = 0; i < k; i++)
-        if (!(*col[i] = calloc((size_t)P, sizeof(double))))
-            return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld output points", P);
-    return HDP_OK;
-}
-
 /* the output grid's steps, as the Monte Carlo records them (mc.c's build_grid): t_i = i/(P-1)
  * at step round(t_i n), at most n - 1 before t = 1, n at t = 1 */
 static long grid_step(long i, long P, long n)
@@ -372,7 +360,7 @@ hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_progress_fn progress, 
         return st;
     const hdp_data *data = hdp_model_data(m);
     int test = data->has_test && data->test_sigma;
-    if ((st = alloc_columns(res, m->points, test, err)) != HDP_OK)
+    if ((st = hdp_ode_result_alloc(res, m->points, test, err)) != HDP_OK)
         return st;
     mf_state s;
     if ((st = mf_init(m, &s, err)) != HDP_OK)

@@ -39,13 +39,13 @@ void hdp_ode_result_free(hdp_ode_result *res)
     res->points = 0;
 }
 
-static hdp_status alloc_result(hdp_ode_result *res, long points, hdp_error *err)
+hdp_status hdp_ode_result_alloc(hdp_ode_result *res, long points, int test, hdp_error *err)
 {
     memset(res, 0, sizeof *res);
     res->points = points;
-    double **arrays[] = {&res->t, &res->risk, &res->upper, &res->lower,
-                         &res->mu, &res->nu, &res->eta, &res->sigma2};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+    double **arrays[] = {&res->t,  &res->risk, &res->upper, &res->lower,   &res->mu,
+                         &res->nu, &res->eta,  &res->sigma2, &res->test_mse};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0] - (test ? 0 : 1); i++) {
         *arrays[i] = calloc((size_t)points, sizeof(double));
         if (!*arrays[i]) {
             hdp_ode_result_free(res);
@@ -240,7 +240,7 @@ static hdp_status solve_binned(const hdp_problem *pb, const hdp_spectrum *sp, lo
                                hdp_ode_result *res, hdp_error *err)
 {
     const hdp_model *m = pb->model;
-    hdp_status st = alloc_result(res, points, err);
+    hdp_status st = hdp_ode_result_alloc(res, points, 0, err);
     if (st != HDP_OK)
         return st;
     hdp_risk_ode o;
