@@ -298,7 +298,6 @@ TABLE(hdp_nc_fields, "nc", NULL,
             "the exact one-step test error (null where it does not apply)"));
 
 GETTER(get_nc_z, hdp_nc_point_z(obj))
-
 GETTER(get_nc_threads, ((const hdp_nc_point *)obj)->res.threads)
 
 TABLE(hdp_nc_draws_fields, "nc_draws", NULL,
@@ -430,7 +429,6 @@ NET_LAST(net_final_val_accuracy, val_accuracy)
 #undef NET_LAST
 
 GETTER(net_threads, ((const hdp_net_result *)obj)->threads)
-
 GETTER(net_zcdp_route, ((const hdp_net_result *)obj)->zcdp_route)
 
 TABLE(hdp_net_fields, "net", NULL,

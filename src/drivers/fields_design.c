@@ -53,7 +53,6 @@ GETTER(get_knots, ((const hdp_design_result *)obj)->knots)
 static long count_knots(const void *obj) { return ((const hdp_design_result *)obj)->knots; }
 
 GETTER(get_knot_eta, ((const hdp_design_result *)obj)->knot_eta[*(const long *)ctx])
-
 GETTER(get_knot_t, ((const hdp_design_result *)obj)->knot_t[*(const long *)ctx])
 
 TABLE(hdp_design_pl_fields, "design_pl", NULL,
@@ -75,7 +74,6 @@ TABLE(hdp_design_refine_fields, "design_refine", NULL,
         "--refine: the levels of pl (K, 2K-1, ...; when stopped, those finished)"));
 
 GETTER(get_level_knots, ((const hdp_design_result *)obj)->level_knots[*(const long *)ctx])
-
 GETTER(get_level_risk, ((const hdp_design_result *)obj)->level_risk[*(const long *)ctx])
 
 TABLE(hdp_design_level_fields, "design_level", NULL,
@@ -112,11 +110,8 @@ static const hdp_design_result *best(const void *obj)
 }
 
 GETTER(get_converged, !((const hdp_design_set *)obj)->unconverged)
-
 TEXT_GETTER(get_best_family, hdp_design_family_column(((const hdp_design_set *)obj)->best))
-
 GETTER(get_best_final_risk, best(obj) ? best(obj)->final_risk : NAN)
-
 GETTER(get_best_c, best(obj) ? best(obj)->c : NAN)
 
 TABLE(hdp_design_set_fields, "design_set", NULL,
@@ -134,9 +129,7 @@ TABLE(hdp_design_set_fields, "design_set", NULL,
      .help = "its clipping constant c", .sweep = "best_c"});
 
 GETTER(get_table_final_risk, best(obj) ? best(obj)->table_final_risk : NAN)
-
 GETTER(get_table_knots, best(obj) ? (double)best(obj)->table_len : 0)
-
 GETTER(get_rho, ((const hdp_model *)ctx)->rho)
 
 #define MODEL(ctx) ((const hdp_model *)(ctx))
@@ -150,9 +143,7 @@ GETTER(get_solves_per_second,
        SET(obj)->seconds > 0 ? (double)SET(obj)->solves / SET(obj)->seconds : NAN)
 
 GETTER(get_gamma, ((const hdp_model *)ctx)->gamma)
-
 GETTER(get_n, (double)((const hdp_model *)ctx)->n)
-
 GETTER(get_d, (double)((const hdp_model *)ctx)->d)
 
 TABLE(hdp_design_summary_fields, "design_summary", NULL,
@@ -183,7 +174,6 @@ GETTER(get_best_batch, BATCH(obj)->best >= 0 ? (double)BATCH(obj)->batch[BATCH(o
 static long count_batches(const void *obj) { return ((const hdp_design_batch *)obj)->count; }
 
 GETTER(get_batch, (double)((const hdp_design_batch *)obj)->batch[*(const long *)ctx])
-
 GETTER(get_batch_risk, ((const hdp_design_batch *)obj)->risk[*(const long *)ctx])
 
 TABLE(hdp_design_batch_fields, "design_batch", NULL,

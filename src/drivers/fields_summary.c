@@ -45,9 +45,7 @@ TABLE(hdp_rates_fields, "rates", NULL,
 static long family_count(const void *obj) { return FAMILY(obj)->res->count; }
 
 GETTER(family_risk, FAMILY(obj)->res->des[AT_I(ctx)].res[FAMILY(obj)->family].final_risk)
-
 GETTER(family_slope, FAMILY(obj)->res->slope[FAMILY(obj)->family])
-
 GETTER(family_theory_slope, FAMILY(obj)->res->theory_slope[FAMILY(obj)->family])
 
 TABLE(hdp_rates_risk_fields, "rates_risk", NULL,
@@ -254,15 +252,10 @@ TABLE(hdp_nc_csv_fields, "nc_csv", NULL,
 #define SI(obj) ((const hdp_si_problem *)(obj))
 
 TEXT_GETTER(si_stage2, hdp_si_stage2_name(SI(obj)->spec.stage2))
-
 GETTER(si_eta_lambda_max, SI(obj)->hp.eta_a * SI(obj)->l[SI(obj)->spec.p - 1])
-
 TEXT_GETTER(si_route, SI(obj)->hp.sigma_route_zcdp ? "zcdp" : "notes_formula")
-
 TEXT_GETTER(si_form, SI(obj)->hp.budget_total ? "total" : "stage2")
-
 GETTER(si_share, SI(obj)->hp.budget_total ? SI(obj)->spec.stage1_share : NAN)
-
 GETTER(si_rho_z_target, SI(obj)->hp.budget_total ? SI(obj)->hp.rho_z_target : NAN)
 
 static double si_threads(const void *obj, const void *ctx) { (void)obj; return *(const int *)ctx; }
@@ -455,7 +448,6 @@ TABLE(hdp_kl_network_fields, "kl_network", NULL,
     INT_AS(hdp_kl_keys, "relu_runs", relu_runs, 0, "runs of the real network (kl.relu_runs)"));
 
 TEXT_GETTER(kl_loss, hdp_kl_loss_name(((const hdp_kl_keys *)obj)->loss))
-
 GETTER(kl_T, ((const hdp_kl_keys *)obj)->eta * (double)((const hdp_kl_keys *)obj)->epochs)
 
 TABLE(hdp_kl_run_fields, "kl_run", NULL,
