@@ -38,6 +38,21 @@
 #include "core/risk_ode.h"
 #include "hdpsgd/clip.h"
 
+/* frees the scratch, the grid and the stored states (reallocated for the next number of
+ * bins); the spectrum stays */
+static void drop_scratch(hdp_ode_grad *g)
+{
+    free(g->w);
+    g->w = NULL;
+    free(g->ys);
+    free(g->grid);
+    free(g->seg);
+    g->ys = g->grid = NULL;
+    g->seg = NULL;
+    g->cap = 0;
+    g->ys_len = 0;
+}
+
 void hdp_ode_grad_free(hdp_ode_grad *g)
 {
     if (!g)
@@ -49,10 +64,7 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
     free(g->dir_wa);
     free(g->dir_wb);
     free(g->law_sample);
-    free(g->grid);
-    free(g->seg);
-    free(g->ys);
-    free(g->w);
+    drop_scratch(g);
     memset(g, 0, sizeof *g);
 }
 
@@ -649,21 +661,6 @@ out: /* the factors stay with the hdp_ode_grad */
 }
 
 /* ---- bins ---- */
-
-/* frees the scratch, the grid and the stored states (reallocated for the next number of
- * bins); the spectrum stays */
-static void drop_scratch(hdp_ode_grad *g)
-{
-    free(g->w);
-    g->w = NULL;
-    free(g->ys);
-    free(g->grid);
-    free(g->seg);
-    g->ys = g->grid = NULL;
-    g->seg = NULL;
-    g->cap = 0;
-    g->ys_len = 0;
-}
 
 /* a trial of bins = auto (risk_ode.h): the model's own schedule */
 typedef struct {
