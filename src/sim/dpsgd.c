@@ -97,16 +97,24 @@ static void *sim_ws_alloc(const void *vctx)
     return w;
 }
 
-/* The residual x'^T theta - y of a row shortened to x' = xs x by clip.feature_norm, the label
- * y = x^T theta* + z kept: xs x^T e + (xs - 1) x^T theta* - z, from dot = x^T e and the
- * label noise z. */
-static double feature_clipped_residual(const sim_ctx *c, const sim_ws *w, double xs, double dot,
-                                       double z)
+/* The residual x'^T theta - y of the fresh row w->x (dot = x^T e; its label noise z drawn
+ * here): x' = x, or x' = xs x shortened by clip.feature_norm when ||x||^2 = *xx > B^2 (then
+ * *xx = B^2, counted in out), the label y = x^T theta* + z kept: xs x^T e + (xs - 1) x^T
+ * theta* - z. *xs: the factor (1: not shortened). */
+static inline double row_residual(const sim_ctx *c, const sim_ws *w, gsl_rng *rng, double dot,
+                                  double *xx, double *xs, mc_run_out *out)
 {
+    double z = hdp_mc_label_noise(&c->noise, rng);
+    *xs = 1.0;
+    if (!(*xx > c->B2))
+        return dot - z;
     double xt = 0;
     for (long i = 0; i < c->d; i++)
         xt += w->x[i] * w->target[i];
-    return xs * dot + (xs - 1.0) * xt - z;
+    *xs = c->B / sqrt(*xx);
+    *xx = c->B2;
+    out->feature_clipped += 1.0;
+    return *xs * dot + (*xs - 1.0) * xt - z;
 }
 
 /* A run's start: its block stream of Gaussians seeded from the run's stream, e = -theta*
@@ -145,14 +153,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
         hdp_normals_fill(ns, z, d);
         hdp_mc_sample_dot(sl, z, e, x, d, &dot, &xx);
-        double zl = hdp_mc_label_noise(&c->noise, rng), r = dot - zl;
-        double xs = 1.0; /* clip.feature_norm: the row is x' = xs x */
-        if (xx > c->B2) {
-            xs = c->B / sqrt(xx);
-            r = feature_clipped_residual(c, w, xs, dot, zl);
-            xx = c->B2;
-            out->feature_clipped += 1.0;
-        }
+        double xs, r = row_residual(c, w, rng, dot, &xx, &xs, out); /* the row x' = xs x */
         if (eta_k * xx > 2.0) /* not non-expansive (docs/theory.md §6.1) */
             out->violations += 1.0;
         if (!isfinite(r)) {
@@ -207,14 +208,7 @@ static int batch_row(const sim_ctx *c, sim_ws *w, gsl_rng *rng, double a, mc_run
     double dot, xx;
     hdp_normals_fill(&w->normals, w->z, d);
     hdp_mc_sample_dot(c->sqrt_lambda, w->z, w->e, w->x, d, &dot, &xx);
-    double zl = hdp_mc_label_noise(&c->noise, rng), r = dot - zl;
-    double xs = 1.0;
-    if (xx > c->B2) {
-        xs = c->B / sqrt(xx);
-        r = feature_clipped_residual(c, w, xs, dot, zl);
-        xx = c->B2;
-        out->feature_clipped += 1.0;
-    }
+    double xs, r = row_residual(c, w, rng, dot, &xx, &xs, out);
     if (a * xx > 2.0)
         out->violations += 1.0;
     if (!isfinite(r))
