@@ -261,17 +261,16 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
         nv += !out[r].diverged;
     for (long i = 0; i < P; i++) {
         long k = 0;
+        double c = 0;
         for (long r = 0; r < runs; r++)
-            if (!out[r].diverged)
+            if (!out[r].diverged) {
                 work[k++] = out[r].risk[i];
+                c += out[r].clipped[i];
+            }
         hdp_mean_stderr(work, nv, 1, &res->mean[i], &res->stderr_[i]);
         res->q10[i] = quantile_select(work, (size_t)nv, 0.1);
         res->q50[i] = quantile_select(work, (size_t)nv, 0.5);
         res->q90[i] = quantile_select(work, (size_t)nv, 0.9);
-        double c = 0;
-        for (long r = 0; r < runs; r++)
-            if (!out[r].diverged)
-                c += out[r].clipped[i];
         res->clipped[i] = c / (double)nv;
         if (res->test_mse) {
             k = 0;
@@ -285,14 +284,12 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
     res->final_stderr = res->stderr_[P - 1];
     long k = 0;
     for (long r = 0; r < runs; r++)
-        if (!out[r].diverged)
-            work[k++] = out[r].jump;
-    hdp_mean_stderr(work, nv, 1, &res->final_jump_mean, &res->final_jump_stderr);
-    for (long r = 0; r < runs; r++)
         if (!out[r].diverged) {
+            work[k++] = out[r].jump;
             res->nonexpansive_violations += out[r].violations;
             res->feature_clipped += out[r].feature_clipped;
         }
+    hdp_mean_stderr(work, nv, 1, &res->final_jump_mean, &res->final_jump_stderr);
 }
 
 /* ---- the risk-curve driver ---- */
