@@ -21,6 +21,7 @@
     {.name = nm, .kind = HDP_FIELD_COLUMN, .offset = offsetof(s, m), .length = offsetof(s, points), \
      .format = fmt, .help = h}
 #define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
+#define GET_TEXT(nm, fn, h) {.name = nm, .kind = HDP_FIELD_TEXT, .text = fn, .help = h}
 #define END {.name = NULL}
 /* a computed field's function (hdp_field.get, .text): the value expr of the object obj and the
  * context ctx */

@@ -95,8 +95,7 @@ TEXT_GETTER(chosen_name, hdp_accountant_name(((const hdp_accountant_choice *)obj
 TABLE(hdp_accountant_choice_fields, "accountant_choice", NULL,
       "the accountant that gives epsilon (hdpsgd accountant --accountant)",
     GET("epsilon", HDP_FIELD_REAL, chosen_epsilon, "epsilon by the chosen accountant"),
-    {.name = "accountant", .kind = HDP_FIELD_TEXT, .text = chosen_name,
-     .help = "the accountant that chose or calibrated: pld or rdp"});
+    GET_TEXT("accountant", chosen_name, "the accountant that chose or calibrated: pld or rdp"));
 
 TABLE(hdp_accountant_epochs_fields, "accountant_epochs", NULL,
       "the epochs the steps were given as (hdpsgd accountant --epochs; the JSON's only)",
@@ -122,8 +121,7 @@ TABLE(hdp_source_fields, "source", NULL,
 TEXT_GETTER(version_text, HDPSGD_VERSION_FULL)
 
 TABLE(hdp_version_fields, "version", NULL, "the version that computed a result",
-    {.name = "version", .kind = HDP_FIELD_TEXT, .text = version_text,
-     .help = "the library's version"});
+    GET_TEXT("version", version_text, "the library's version"));
 
 /* ---- hdpsgd privacy: a target epsilon, more deltas; DP-GD (--dpgd) ---- */
 
@@ -262,8 +260,7 @@ static double si_threads(const void *obj, const void *ctx) { (void)obj; return *
 
 TABLE(hdp_si_stage2_fields, "si_stage2", NULL,
       "the law of stage 2 (hdpsgd sim-index; written first)",
-    {.name = "stage2", .kind = HDP_FIELD_TEXT, .text = si_stage2,
-     .help = "stage 2's training: the [si] key stage2"});
+    GET_TEXT("stage2", si_stage2, "stage 2's training: the [si] key stage2"));
 
 TABLE(hdp_si_eta_fields, "si_eta", NULL,
       "stage 2's step against its Gram (hdpsgd sim-index; written before si_params)",
@@ -273,10 +270,8 @@ TABLE(hdp_si_eta_fields, "si_eta", NULL,
 TABLE(hdp_si_budget_fields, "si_budget", NULL,
       "how the privacy budget was split and the sizes (hdpsgd sim-index; context: a const int * "
       "of the threads)",
-    {.name = "sigma_a_route", .kind = HDP_FIELD_TEXT, .text = si_route,
-     .help = "how sigma_a was set: zcdp or notes_formula"},
-    {.name = "epsilon_form", .kind = HDP_FIELD_TEXT, .text = si_form,
-     .help = "the budget's form: total (both stages) or stage2"},
+    GET_TEXT("sigma_a_route", si_route, "how sigma_a was set: zcdp or notes_formula"),
+    GET_TEXT("epsilon_form", si_form, "the budget's form: total (both stages) or stage2"),
     GET("stage1_share", HDP_FIELD_REAL, si_share,
         "stage 1's share of the total zCDP (null: the stage-2 form)"),
     GET("rho_z_target", HDP_FIELD_REAL, si_rho_z_target,
@@ -300,8 +295,7 @@ static double klb_pinsker_seed(const void *obj, const void *ctx) { (void)ctx; re
 
 TABLE(hdp_kl_arch_fields, "kl_arch", NULL,
       "the network of hdpsgd kl bound: its initialisation and sizes",
-    {.name = "init", .kind = HDP_FIELD_TEXT, .text = klb_init,
-     .help = "the initialisation scheme (kl.init)"},
+    GET_TEXT("init", klb_init, "the initialisation scheme (kl.init)"),
     GET("depth", HDP_FIELD_INT, klb_depth, "depth L"),
     INT_AS(hdp_kl_bound_summary, "width", a.m, 0, "hidden width m"),
     INT_AS(hdp_kl_bound_summary, "d", a.d, 0, "input dimension d"),
@@ -443,8 +437,7 @@ TEXT_GETTER(relu_name, "relu")
 
 TABLE(hdp_kl_network_fields, "kl_network", NULL,
       "the real network's runs (hdpsgd kl run with kl.network = relu; hdp_kl_keys)",
-    {.name = "network", .kind = HDP_FIELD_TEXT, .text = relu_name,
-     .help = "relu: the real network was run besides the linearised one"},
+    GET_TEXT("network", relu_name, "relu: the real network was run besides the linearised one"),
     INT_AS(hdp_kl_keys, "relu_runs", relu_runs, 0, "runs of the real network (kl.relu_runs)"));
 
 TEXT_GETTER(kl_loss, hdp_kl_loss_name(((const hdp_kl_keys *)obj)->loss))
@@ -596,10 +589,8 @@ TABLE(hdp_sweep_point_fields, "sweep_point", NULL,
       "one point of a sweep, as results.csv holds it (hdp_handle_sweep_point's record)",
     {.name = "columns", .kind = HDP_FIELD_TEXT, .text = point_columns,
      .help = "the names of results.csv's columns after point and the axes, comma-separated"},
-    {.name = "row", .kind = HDP_FIELD_TEXT, .text = point_row,
-     .help = "the point's fields in those columns, comma-separated"},
-    {.name = "status", .kind = HDP_FIELD_TEXT, .text = point_status,
-     .help = "ok, or the message of the command that failed"});
+    GET_TEXT("row", point_row, "the point's fields in those columns, comma-separated"),
+    GET_TEXT("status", point_status, "ok, or the message of the command that failed"));
 
 /* ---- the rest of the records: each run's final risk, the validator's grid, the table ---- */
 
@@ -619,5 +610,4 @@ TABLE(hdp_validate_grid_fields, "validate_grid", NULL,
 
 TABLE(hdp_design_text_fields, "design_text", NULL,
       "the best schedule as the file schedule --optimize -o writes (the object: the text)",
-    {.name = "table", .kind = HDP_FIELD_TEXT, .text = itself,
-     .help = "the best schedule as a schedule.kind = table file"});
+    GET_TEXT("table", itself, "the best schedule as a schedule.kind = table file"));
