@@ -327,26 +327,15 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     if (hdp_model_data(pb->model)) /* data.source = file, one pass: the rows themselves */
         return hdp_sim_rows_problem(pb, opt, res, err);
     const hdp_model *m = pb->model;
-    const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;
-    sim_ctx c;
-    memset(&c, 0, sizeof c);
-    c.sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err);
-    if (!c.sqrt_lambda) {
-        st = HDP_ENOMEM;
-        goto done;
-    }
-    c.sched = pb->sched;
-    c.d = d;
-    c.n = n;
-    c.batch = m->batch;
-    c.steps = hdp_sched_batch_count(n, m->batch);
-    c.lambda = spec.lambda;
-    c.C = m->c * sqrt((double)d);
-    c.B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
-    c.B2 = c.B > 0 ? c.B * c.B : INFINITY;
-    c.radius = m->target_radius;
-    c.energy = spec.energy;
+    double B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
+    sim_ctx c = {.d = d, .n = n, .batch = m->batch, .steps = hdp_sched_batch_count(n, m->batch),
+                 .lambda = pb->spec.lambda, .sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err),
+                 .sched = pb->sched, .C = m->c * sqrt((double)d), .B = B,
+                 .B2 = B > 0 ? B * B : INFINITY, .radius = m->target_radius,
+                 .energy = pb->spec.energy}; /* the spectrum's arrays borrowed */
+    if (!c.sqrt_lambda)
+        return HDP_ENOMEM;
     hdp_mc_noise_of(m, &c.noise);
 
     /* batched one pass: K steps, n/B of them per unit of time (batch 1: n steps) */
@@ -355,7 +344,6 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     /* docs/theory.md §6 on the eta_k, sigma_k the runs used (the same hdp_sched_step, of the
      * problem's schedule): equals rho; computed once with the problem */
     res->rho_accounted = pb->rho_accounted;
-done:
     free(c.sqrt_lambda);
     return st;
 }

@@ -669,19 +669,10 @@ hdp_status hdp_sim_rows_problem(const hdp_problem *pb, const hdp_mc_options *opt
         return hdp_model_fail_key(m, "clip", "feature_norm", err,
                                   "feature clipping is not simulated on a data set's rows "
                                   "(data.source = file): leave clip.feature_norm at 0");
-    rows_ctx c;
-    memset(&c, 0, sizeof c);
-    c.d = ds->d;
-    c.n = m->n;
-    c.N = ds->n;
-    c.f32 = ds->rows.f32;
-    c.f64 = ds->rows.f64;
-    c.lambda = ds->lambda;
-    c.sched = pb->sched;
-    c.C = m->c * sqrt((double)c.d);
-    c.without = m->rows == HDP_ROWS_WITHOUT_REPLACEMENT;
-    c.batch = m->batch > 1 ? m->batch : 1;
-    c.radius = m->target_radius;
+    rows_ctx c = {.d = ds->d, .n = m->n, .N = ds->n, .f32 = ds->rows.f32, .f64 = ds->rows.f64,
+                  .lambda = ds->lambda, .sched = pb->sched, .C = m->c * sqrt((double)ds->d),
+                  .without = m->rows == HDP_ROWS_WITHOUT_REPLACEMENT,
+                  .batch = m->batch > 1 ? m->batch : 1, .radius = m->target_radius};
     hdp_mc_noise_of(m, &c.noise);
     if (!data->planted) {
         c.theta = ds->theta_eig;
