@@ -16,20 +16,11 @@
 void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, double rho,
                          double R0, const hdp_schedule *s, double c, hdp_clip *clip)
 {
-    memset(o, 0, sizeof *o);
-    o->m = sp->m;
-    o->lambda = sp->bin_lambda;
-    o->w = sp->bin_weight;
-    o->lmin = sp->lambda_min;
-    o->lmax = sp->lambda_max;
-    o->gamma = gamma;
-    o->c = c;
-    o->rho = rho;
-    o->R0 = hdp_spectrum_risk0(sp, R0);
-    o->D0 = sp->bin_energy;
-    o->qf = isinf(rho) ? 0.0 : 2.0 * c * c * gamma * gamma;
-    o->sched = *s;
-    o->clip = clip;
+    *o = (hdp_risk_ode){.m = sp->m, .lambda = sp->bin_lambda, .w = sp->bin_weight,
+                        .lmin = sp->lambda_min, .lmax = sp->lambda_max, .gamma = gamma, .c = c,
+                        .rho = rho, .R0 = hdp_spectrum_risk0(sp, R0), .D0 = sp->bin_energy,
+                        .qf = isinf(rho) ? 0.0 : 2.0 * c * c * gamma * gamma, .sched = *s,
+                        .clip = clip};
 }
 
 typedef struct {
