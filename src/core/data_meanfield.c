@@ -99,14 +99,9 @@ static void mf_free(mf_state *s)
 static hdp_status mf_init(const hdp_model *m, mf_state *s, hdp_error *err)
 {
     const hdp_dataset *ds = &hdp_model_data(m)->train;
-    memset(s, 0, sizeof *s);
     long N = ds->n, d = ds->d;
-    s->N = N;
-    s->d = d;
-    s->n = m->n;
-    s->lambda = ds->lambda;
-    s->z = ds->residual;
-    s->Cclip = m->c * sqrt((double)d);
+    *s = (mf_state){.N = N, .d = d, .n = m->n, .lambda = ds->lambda, .z = ds->residual,
+                    .Cclip = m->c * sqrt((double)d)};
     size_t Nd = (size_t)N * (size_t)d, dd = (size_t)d * (size_t)d;
     double **nv[] = {&s->xx, &s->kap, &s->r, &s->s, &s->e1, &s->e2, &s->pin};
     double **dv[] = {&s->m, &s->g};

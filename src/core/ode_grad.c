@@ -699,13 +699,10 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
                         "ode.discrete = false");
     if (hdp_rode_weights_check(m, err) != HDP_OK)
         return HDP_EINPUT;
-    g->gamma = m->gamma;
-    g->rho = m->rho;
-    g->R0 = 0.5 * m->target_radius * m->target_radius;
-    g->kappa = hdp_rode_kappa(m);
-    g->noise = m->noise;
-    g->tau2 = m->tau2;
-    g->df = m->noise_df;
+    *g = (hdp_ode_grad){.gamma = m->gamma, .rho = m->rho, .kappa = hdp_rode_kappa(m),
+                        .R0 = 0.5 * m->target_radius * m->target_radius, .noise = m->noise,
+                        .tau2 = m->tau2, .df = m->noise_df, .base_steps = 256,
+                        .store = (double)HDP_GRAD_STORE, .rel_step = 1.0 / 32.0};
     hdp_noise_law_of_model(m, &g->law);
     if (g->law.sample) { /* the model may go before g */
         g->law_sample = malloc(sizeof(double) * g->law.n);
@@ -715,9 +712,6 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
         g->law.sample = g->law_sample;
     }
     g->clip_range = pb->threshold; /* the range of the problem's factors */
-    g->base_steps = 256;
-    g->store = (double)HDP_GRAD_STORE;
-    g->rel_step = 1.0 / 32.0;
     if (hdp_model_data(m)) { /* the rows' factors at the model's c (clip_rows.c): the
                                   problem's, borrowed (fitted once, seconds on 60 000 rows) */
         g->data_model = hdp_model_data(m)->planted ? 2 : 1;
