@@ -200,16 +200,10 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     size_t len = (size_t)snprintf(prefix, sizeof prefix, "%ld", i);
     for (int a = 0; a < s->naxes && len < sizeof prefix; a++)
         len += (size_t)snprintf(prefix + len, sizeof prefix - len, ",%s", s->axes[a].values[idx[a]]);
-    hdp_sweep_point pt;
-    memset(&pt, 0, sizeof pt);
-    pt.m = &m;
-    pt.opt = &opt;
-    pt.set = &s->set;
-    pt.gamma_models = gm.models;
-    pt.gamma_count = gm.count;
     char table[SWEEP_PATH_MAX + 16]; /* schedule.tab: the design the commands after it run on */
     snprintf(table, sizeof table, "%s/schedule.tab", pdir);
-    pt.design_file = table;
+    hdp_sweep_point pt = {.m = &m, .opt = &opt, .set = &s->set, .gamma_models = gm.models,
+                          .gamma_count = gm.count, .design_file = table};
     const hdp_sweep_runner *runners[MAX_SWEEP_COMMANDS];
     int n = sweep_runners_of(s, runners);
     static hdp_sweep_outcome out; /* large; one point at a time */

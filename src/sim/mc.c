@@ -183,18 +183,14 @@ void hdp_mc_draw_target_energy(gsl_rng *rng, long d, double radius, const double
 
 void hdp_mc_noise_of(const hdp_model *m, hdp_mc_noise *z)
 {
-    z->kind = m->noise;
-    z->tau = sqrt(m->tau2);
-    z->df = m->noise_df;
-    z->t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
-                                               : 0.0;
-    z->mix_w = m->mixture_weight;
-    z->mix_m1 = m->mixture_mean;
-    z->mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight);
-    z->mix_s1 = sqrt(m->mixture_var1);
-    z->mix_s2 = sqrt(m->mixture_var2);
-    z->sample = m->noise_values;
-    z->sample_n = m->noise_values ? (size_t)m->noise_len : 0;
+    *z = (hdp_mc_noise){
+        .kind = m->noise, .tau = sqrt(m->tau2), .df = m->noise_df,
+        .t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
+                                                 : 0.0,
+        .mix_w = m->mixture_weight, .mix_m1 = m->mixture_mean,
+        .mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight),
+        .mix_s1 = sqrt(m->mixture_var1), .mix_s2 = sqrt(m->mixture_var2),
+        .sample = m->noise_values, .sample_n = m->noise_values ? (size_t)m->noise_len : 0};
 }
 
 double hdp_mc_label_noise(const hdp_mc_noise *z, gsl_rng *rng)
