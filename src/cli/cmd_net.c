@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -92,18 +91,11 @@ typedef struct {
     const char *what;
 } meter;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int progress(const char *what, long done, long total, double value, void *user)
 {
     (void)what, (void)value;
     meter *mt = user;
-    double t = now();
+    double t = cli_now();
     if (t - mt->last < 10 || done <= 0 || total <= 0)
         return 0;
     mt->last = t;
@@ -209,7 +201,7 @@ static int run_one(const hdp_model *m, int threads, const char *csvp, const char
     hdp_net_result r;
     hdp_error err;
     hdp_error_clear(&err);
-    meter mt = {now(), now(), "training"};
+    meter mt = {cli_now(), cli_now(), "training"};
     hdp_status st = hdp_net_train(&dt, &c, threads, progress, &mt, &r, &err);
     if (st == HDP_OK) {
         st = write_one(m, &dt, &c, &r, csvp, figp, &err);
@@ -373,7 +365,7 @@ static int run_vs(const hdp_model *m, int threads, const char *csvp, const char 
     hdp_netexp x;
     hdp_error err;
     hdp_error_clear(&err);
-    meter mt = {now(), now(), vs};
+    meter mt = {cli_now(), cli_now(), vs};
     hdp_status st = hdp_netexp_run(m, &dt, kind, full, grid, np, fixed, threads, progress, &mt, &x, &err);
     if (st == HDP_OK) {
         st = write_vs(m, &dt, &x, fixed, csvp, figp, &err);

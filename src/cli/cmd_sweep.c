@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef HDPSGD_HAVE_MPI
@@ -119,20 +118,19 @@ static void point_common(const sweep_spec *s, long i, cli_common *c, char bufs[]
     }
 }
 
-/* Build the model of point i (with rates: also the model at every gamma of its grid, when
- * check_rates); prints the error (naming the point) on failure. */
+/* Build the model of point i and, with rates, the model at every gamma of its grid into *r
+ * (zeroed without rates); prints the error (naming the point) on failure. */
 static int point_model(const sweep_spec *s, long i, hdp_model *m, char bufs[][1200],
-                       int check_rates)
+                       cli_rates *r)
 {
     cli_common c;
     point_common(s, i, &c, bufs);
+    memset(r, 0, sizeof *r);
     int rc = cli_load_model(&c, m);
-    if (!rc && check_rates && sweep_has(s, "rates")) {
-        cli_rates r;
-        rc = cli_rates_load("sweep", &c, s->set.gamma_lo, s->set.gamma_hi, s->set.gamma_count, &r);
-        if (rc) hdp_model_free(m);
-        else cli_rates_free(&r);
-    }
+    if (!rc && sweep_has(s, "rates") &&
+        (rc = cli_rates_load("sweep", &c, s->set.gamma_lo, s->set.gamma_hi, s->set.gamma_count,
+                             r)))
+        hdp_model_free(m);
     if (rc) {
         fprintf(stderr, "hdpsgd sweep: error: at point %ld (", i);
         for (int a = 0; a < s->naxes; a++)
@@ -191,37 +189,21 @@ static int run_point(const sweep_spec *s, long i, const char *dir, int threads)
     }
     char bufs[MAX_AXES][1200];
     hdp_model m;
-    if (point_model(s, i, &m, bufs, 0)) return EXIT_BAD_INPUT;
+    cli_rates gm; /* rates: the model at every gamma (checked before the sweep started) */
+    if (point_model(s, i, &m, bufs, &gm)) return EXIT_BAD_INPUT;
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = threads;
-    cli_rates gm; /* rates: the model at every gamma */
-    memset(&gm, 0, sizeof gm);
-    if (sweep_has(s, "rates")) {
-        cli_common pc;
-        point_common(s, i, &pc, bufs);
-        if (cli_rates_load("sweep", &pc, s->set.gamma_lo, s->set.gamma_hi, s->set.gamma_count,
-                           &gm)) {
-            hdp_model_free(&m);
-            return EXIT_BAD_INPUT; /* checked before the sweep started: not reached */
-        }
-    }
     char prefix[4096];
     int idx[MAX_AXES];
     sweep_point_values(s, i, idx);
     size_t len = (size_t)snprintf(prefix, sizeof prefix, "%ld", i);
     for (int a = 0; a < s->naxes && len < sizeof prefix; a++)
         len += (size_t)snprintf(prefix + len, sizeof prefix - len, ",%s", s->axes[a].values[idx[a]]);
-    hdp_sweep_point pt;
-    memset(&pt, 0, sizeof pt);
-    pt.m = &m;
-    pt.opt = &opt;
-    pt.set = &s->set;
-    pt.gamma_models = gm.models;
-    pt.gamma_count = gm.count;
     char table[SWEEP_PATH_MAX + 16]; /* schedule.tab: the design the commands after it run on */
     snprintf(table, sizeof table, "%s/schedule.tab", pdir);
-    pt.design_file = table;
+    hdp_sweep_point pt = {.m = &m, .opt = &opt, .set = &s->set, .gamma_models = gm.models,
+                          .gamma_count = gm.count, .design_file = table};
     const hdp_sweep_runner *runners[MAX_SWEEP_COMMANDS];
     int n = sweep_runners_of(s, runners);
     static hdp_sweep_outcome out; /* large; one point at a time */
@@ -300,8 +282,10 @@ static int prepare(const sweep_spec *sp, const char *dir, long npoints, int mpi)
     for (long i = 0; i < npoints && !rc; i++) {
         char bufs[MAX_AXES][1200];
         hdp_model m;
-        rc = point_model(sp, i, &m, bufs, 1);
+        cli_rates r;
+        rc = point_model(sp, i, &m, bufs, &r);
         if (!rc) {
+            cli_rates_free(&r);
             if (sweep_digest_point(&digest, &m)) {
                 fprintf(stderr, "hdpsgd sweep: error: out of memory digesting point %ld\n", i);
                 rc = EXIT_NUMERIC;
@@ -376,10 +360,9 @@ static int run_points(const sweep_spec *sp, const char *dir, long npoints, int t
 #endif
             i = done;
         if (i >= npoints) break;
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double t0 = cli_now();
         int prc = run_point(sp, i, dir, threads);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double seconds = cli_now() - t0;
         done++;
         if (prc < 0)
             continue;
@@ -389,8 +372,7 @@ static int run_points(const sweep_spec *sp, const char *dir, long npoints, int t
         }
         if (prc > worst) worst = prc;
         fprintf(stderr, "hdpsgd sweep: [rank %d] point %ld of %ld done (%.2f s)\n", rank, i + 1,
-                npoints,
-                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+                npoints, seconds);
     }
 #ifdef HDPSGD_HAVE_MPI
     if (mpi) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,21 @@ void sweep_spec_free(sweep_spec *s)
     s->naxes = s->nfixed = 0;
 }
 
+/* s->err: "PATH:LINE: " (the line read) and the message, cut as one snprintf would; 0, a
+ * handler's failure */
+static int spec_fail(sweep_spec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int spec_fail(sweep_spec *s, const char *fmt, ...)
+{
+    int n = snprintf(s->err, sizeof s->err, "%s:%d: ", s->path, s->line);
+    if (n >= 0 && (size_t)n < sizeof s->err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->err + n, sizeof s->err - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+
 static char *trim(char *s)
 {
     while (*s == ' ' || *s == '\t') s++;
@@ -120,16 +136,13 @@ static int parse_commands(sweep_spec *s, const char *value)
             k++;
         if (k == n) {
             char names[256];
-            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] commands: unknown command '%s'; "
-                     "accepted: %s", s->path, s->line, t, sweepable_names(names, sizeof names));
-            return 0;
+            return spec_fail(s, "[sweep] commands: unknown command '%s'; accepted: %s", t,
+                                sweepable_names(names, sizeof names));
         }
-        if ((s->commands >> k) & 1) {
-            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] commands: '%s' is named twice; name "
-                     "each command once (the commands after schedule run on its designed "
-                     "schedule, those before it on the model's)", s->path, s->line, t);
-            return 0;
-        }
+        if ((s->commands >> k) & 1)
+            return spec_fail(s, "[sweep] commands: '%s' is named twice; name each command once "
+                                "(the commands after schedule run on its designed schedule, those "
+                                "before it on the model's)", t);
         s->commands |= 1 << k;
         s->order[s->ncommands++] = k;
     }
@@ -145,43 +158,35 @@ static int on_setting(sweep_spec *s, const char *name, const char *value)
         hdp_error_clear(&e);
         int *want = name[0] == 's' ? set->schedule_want : set->rates_want;
         if (hdp_design_families_parse(value, want, &e) != HDP_OK)
-            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] %s: %.300s", s->path, s->line,
-                     name, e.msg);
+            spec_fail(s, "[sweep] %s: %.300s", name, e.msg);
     } else if (!strcmp(name, "schedule_knots")) {
         char *end;
         set->knots = strtol(value, &end, 10);
         if (end == value || *end || set->knots < 2 || set->knots > HDP_DESIGN_MAX_KNOTS)
-            snprintf(s->err, sizeof s->err,
-                     "%s:%d: [sweep] schedule_knots = '%s': expected an integer from 2 to %d",
-                     s->path, s->line, value, HDP_DESIGN_MAX_KNOTS);
+            spec_fail(s, "[sweep] schedule_knots = '%s': expected an integer from 2 to %d", value,
+                         HDP_DESIGN_MAX_KNOTS);
     } else if (!strcmp(name, "tune_clip") || !strcmp(name, "schedule_refine")) {
         int *flag = name[0] == 't' ? &set->tune_clip : &set->refine;
         if (!strcmp(value, "true") || !strcmp(value, "false"))
             *flag = !strcmp(value, "true");
         else
-            snprintf(s->err, sizeof s->err,
-                     "%s:%d: [sweep] %s = '%s': expected true or false", s->path, s->line, name,
-                     value);
+            spec_fail(s, "[sweep] %s = '%s': expected true or false", name, value);
     } else if (!strcmp(name, "schedule_refine_tol")) {
         char *end;
         set->refine_tol = strtod(value, &end);
         if (end == value || *end || !(set->refine_tol > 0) || !isfinite(set->refine_tol))
-            snprintf(s->err, sizeof s->err,
-                     "%s:%d: [sweep] schedule_refine_tol = '%s': expected a positive number "
-                     "(default 1e-5)", s->path, s->line, value);
+            spec_fail(s, "[sweep] schedule_refine_tol = '%s': expected a positive number (default "
+                         "1e-5)", value);
     } else if (!strcmp(name, "rates_gammas")) {
         hdp_error why;
         hdp_error_clear(&why);
         snprintf(s->rates_gammas, sizeof s->rates_gammas, "%s", value);
         if (hdp_rates_grid_parse(value, &set->gamma_lo, &set->gamma_hi, &set->gamma_count, &why))
-            snprintf(s->err, sizeof s->err, "%s:%d: [sweep] rates_gammas = %.300s",
-                     s->path, s->line, why.msg);
+            spec_fail(s, "[sweep] rates_gammas = %.300s", why.msg);
     } else {
-        snprintf(s->err, sizeof s->err,
-                 "%s:%d: unknown key '%s' in [sweep]; accepted keys: model, commands, "
-                 "schedule_families, schedule_knots, schedule_refine, schedule_refine_tol, "
-                 "rates_gammas, rates_families, tune_clip",
-                 s->path, s->line, name);
+        spec_fail(s, "unknown key '%s' in [sweep]; accepted keys: model, commands, "
+                     "schedule_families, schedule_knots, schedule_refine, schedule_refine_tol, "
+                     "rates_gammas, rates_families, tune_clip", name);
     }
     return !s->err[0];
 }
@@ -195,10 +200,8 @@ static int on_sweep(sweep_spec *s, const char *name, const char *value)
                     : snprintf(s->model, sizeof s->model, "%.*s/%s",
                                (int)(strrchr(s->path, '/') - s->path), s->path, value);
         if (n < 0 || (size_t)n >= sizeof s->model)
-            snprintf(s->err, sizeof s->err,
-                     "%s:%d: [sweep] model: the path relative to the sweep file's folder has %d "
-                     "characters, more than the %zu accepted",
-                     s->path, s->line, n, sizeof s->model - 1);
+            spec_fail(s, "[sweep] model: the path relative to the sweep file's folder has %d "
+                         "characters, more than the %zu accepted", n, sizeof s->model - 1);
         return !s->err[0];
     }
     if (!strcmp(name, "commands"))
@@ -208,11 +211,8 @@ static int on_sweep(sweep_spec *s, const char *name, const char *value)
 
 static int on_set(sweep_spec *s, const char *name, const char *value)
 {
-    if (s->nfixed == MAX_FIXED) {
-        snprintf(s->err, sizeof s->err, "%s:%d: too many [set] keys (at most %d)", s->path,
-                 s->line, MAX_FIXED);
-        return 0;
-    }
+    if (s->nfixed == MAX_FIXED)
+        return spec_fail(s, "too many [set] keys (at most %d)", MAX_FIXED);
     char buf[1200];
     snprintf(buf, sizeof buf, "%s=%s", name, value);
     s->fixed[s->nfixed++] = strdup(buf);
@@ -227,16 +227,11 @@ static int add_values(sweep_spec *s, axis *ax, const char *value)
     snprintf(buf, sizeof buf, "%s", value); /* lines are at most HDP_INPUT_INI_MAX_LINE long */
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         char *t = trim(tok);
-        if (!*t || ax->count == MAX_VALUES) {
-            snprintf(s->err, sizeof s->err, "%s:%d: axis %s: empty value or more than %d values",
-                     s->path, s->line, ax->key, MAX_VALUES);
-            return 0;
-        }
-        if (!(ax->values[ax->count] = strdup(t))) {
-            snprintf(s->err, sizeof s->err, "%s:%d: axis %s: out of memory", s->path, s->line,
-                     ax->key);
-            return 0;
-        }
+        if (!*t || ax->count == MAX_VALUES)
+            return spec_fail(s, "axis %s: empty value or more than %d values", ax->key,
+                                MAX_VALUES);
+        if (!(ax->values[ax->count] = strdup(t)))
+            return spec_fail(s, "axis %s: out of memory", ax->key);
         ax->count++;
     }
     return 1;
@@ -245,35 +240,25 @@ static int add_values(sweep_spec *s, axis *ax, const char *value)
 /* an axis: v1, v2, ... or LO:HI:COUNT[:log] */
 static int on_axis(sweep_spec *s, const char *name, const char *value)
 {
-    if (s->naxes == MAX_AXES) {
-        snprintf(s->err, sizeof s->err, "%s:%d: too many axes (at most %d)", s->path, s->line,
-                 MAX_AXES);
-        return 0;
-    }
+    if (s->naxes == MAX_AXES)
+        return spec_fail(s, "too many axes (at most %d)", MAX_AXES);
     axis *ax = &s->axes[s->naxes];
     memset(ax, 0, sizeof *ax);
     snprintf(ax->key, sizeof ax->key, "%s", name);
     ax->line = s->line;
-    if (!strchr(name, '.')) {
-        snprintf(s->err, sizeof s->err,
-                 "%s:%d: axis '%s': expected a model key as section.key (e.g. data.gamma)",
-                 s->path, s->line, name);
-        return 0;
-    }
+    if (!strchr(name, '.'))
+        return spec_fail(s, "axis '%s': expected a model key as section.key (e.g. data.gamma)",
+                            name);
     char why[300];
     int r = expand_range(ax, value, why, sizeof why);
-    if (r < 0) {
-        snprintf(s->err, sizeof s->err, "%s:%d: axis %s: %s", s->path, s->line, name, why);
-        return 0;
-    }
+    if (r < 0)
+        return spec_fail(s, "axis %s: %s", name, why);
     ax->is_range = r;
     s->naxes++; /* freed with the spec from here on */
     if (r == 0 && !add_values(s, ax, value))
         return 0;
-    if (ax->count == 0) {
-        snprintf(s->err, sizeof s->err, "%s:%d: axis %s has no values", s->path, s->line, name);
-        return 0;
-    }
+    if (ax->count == 0)
+        return spec_fail(s, "axis %s has no values", name);
     return 1;
 }
 
@@ -285,21 +270,15 @@ static int on_continuation(sweep_spec *s, const char *section, const char *name,
 {
     axis *ax = s->naxes ? &s->axes[s->naxes - 1] : NULL;
     if (strcmp(section, "axes") || !ax || strcmp(ax->key, name))
-        snprintf(s->err, sizeof s->err,
-                 "%s:%d: the line is indented, so it would continue the value of [%s] %s on the "
-                 "line above: only an axis's list of values continues on indented lines; start "
-                 "a new key at the beginning of its line",
-                 s->path, s->line, section, name);
+        spec_fail(s, "the line is indented, so it would continue the value of [%s] %s on the line "
+                     "above: only an axis's list of values continues on indented lines; start a "
+                     "new key at the beginning of its line", section, name);
     else if (ax->is_range)
-        snprintf(s->err, sizeof s->err,
-                 "%s:%d: the line is indented, so it would add values to axis %s, a range "
-                 "LO:HI:COUNT: start a new key at the beginning of its line",
-                 s->path, s->line, name);
+        spec_fail(s, "the line is indented, so it would add values to axis %s, a range "
+                     "LO:HI:COUNT: start a new key at the beginning of its line", name);
     else if (s->separator)
-        snprintf(s->err, sizeof s->err,
-                 "%s:%d: the line is indented, so it continues the list of values of axis %s, "
-                 "but it holds '=' or ':': start a new key at the beginning of its line",
-                 s->path, s->line, name);
+        spec_fail(s, "the line is indented, so it continues the list of values of axis %s, but it "
+                     "holds '=' or ':': start a new key at the beginning of its line", name);
     if (s->err[0])
         return 0;
     /* an inline comment (';' after a space), which inih strips from a key's line only */
@@ -323,16 +302,12 @@ static int remember_key(sweep_spec *s, const char *section, const char *name)
         if (strcmp(s->keys[k].key, name) ||
             strcmp(strcmp(s->keys[k].section, "sweep") ? "model" : "sweep", group))
             continue;
-        snprintf(s->err, sizeof s->err,
-                 "%s:%d: [%s] %s: the key is given twice (first on line %d, in [%s]): give it "
-                 "once (an axis's long list of values may continue on indented lines)",
-                 s->path, s->line, section, name, s->keys[k].line, s->keys[k].section);
-        return 0;
+        return spec_fail(s, "[%s] %s: the key is given twice (first on line %d, in [%s]): give it "
+                            "once (an axis's long list of values may continue on indented lines)",
+                            section, name, s->keys[k].line, s->keys[k].section);
     }
     if (s->nkeys == MAX_KEYS) { /* not reached: the sections' own limits come first */
-        snprintf(s->err, sizeof s->err, "%s:%d: too many keys (at most %d)", s->path, s->line,
-                 MAX_KEYS);
-        return 0;
+        return spec_fail(s, "too many keys (at most %d)", MAX_KEYS);
     }
     snprintf(s->keys[s->nkeys].section, sizeof s->keys[0].section, "%s", section);
     snprintf(s->keys[s->nkeys].key, sizeof s->keys[0].key, "%s", name);
@@ -345,11 +320,8 @@ static int on_sweep_key(void *user, const char *section, const char *name, const
     sweep_spec *s = user;
     if (s->err[0])
         return 0;
-    if (strcmp(section, "sweep") && strcmp(section, "set") && strcmp(section, "axes")) {
-        snprintf(s->err, sizeof s->err, "%s:%d: unknown section [%s]; sections: sweep, axes, set",
-                 s->path, s->line, section);
-        return 0;
-    }
+    if (strcmp(section, "sweep") && strcmp(section, "set") && strcmp(section, "axes"))
+        return spec_fail(s, "unknown section [%s]; sections: sweep, axes, set", section);
     /* inih's continuation: an indented line right after a key of the same section */
     if (s->indented && s->nkeys && !strcmp(s->keys[s->nkeys - 1].section, section) &&
         !strcmp(s->keys[s->nkeys - 1].key, name))

@@ -562,6 +562,16 @@ static void mixture_average(hdp_clip *clip, double sd, double *p, double *e)
     *e = clip->mix_w * e1 + (1.0 - clip->mix_w) * e2;
 }
 
+/* the first i in [l, h) of the ascending a with a_i > x (strict) or a_i >= x, else h */
+static size_t first_past(const double *a, size_t l, size_t h, double x, int strict)
+{
+    while (l < h) {
+        size_t mid = (l + h) / 2;
+        if (strict ? a[mid] <= x : a[mid] < x) l = mid + 1; else h = mid;
+    }
+    return l;
+}
+
 /* The mean over the sample of the conditional formulas (symmetric in z: over |z_i|, sorted).
  * Values with |z_i| < c - K sd are inside the window but for a Gaussian tail below
  * erfc(K/sqrt 2) / 2 = 8e-24 (K = 10): P = 1 and E min(r^2, c^2) = z_i^2 + sd^2 to rounding;
@@ -573,24 +583,9 @@ static void empirical_average(hdp_clip *clip, double sd, double *p, double *e)
 {
     enum { K = 10 };
     const double *a = clip->emp_a, c = clip->c;
-    size_t n = clip->emp_n, lo = 0, hi = n;
-    double in_edge = c - K * sd, out_edge = c + K * sd;
-    { /* lo: the first a_i >= in_edge */
-        size_t l = 0, h = n;
-        while (l < h) {
-            size_t mid = (l + h) / 2;
-            if (a[mid] < in_edge) l = mid + 1; else h = mid;
-        }
-        lo = l;
-    }
-    { /* hi: the first a_i > out_edge */
-        size_t l = lo, h = n;
-        while (l < h) {
-            size_t mid = (l + h) / 2;
-            if (a[mid] <= out_edge) l = mid + 1; else h = mid;
-        }
-        hi = l;
-    }
+    size_t n = clip->emp_n;
+    size_t lo = first_past(a, 0, n, c - K * sd, 0);  /* the first a_i >= c - K sd */
+    size_t hi = first_past(a, lo, n, c + K * sd, 1); /* the first a_i > c + K sd */
     double P = (double)lo, E = clip->emp_s2[lo] + (double)lo * sd * sd;
     for (size_t i = lo; i < hi; i++) {
         double pi, ei;

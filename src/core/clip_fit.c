@@ -5,6 +5,7 @@
  * are fitted on.
  */
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/clip_internal.h"
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/error.h"
@@ -14,7 +15,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- the fitted factors (hdp_clip_tabulate) ----
  * log mu and log V as functions of u = log(R + s0), s0 = tau^2/2, on [log s0, log(R_max +
@@ -208,13 +208,6 @@ static double fit_one(hdp_clip *clip, double ua, double ub, fit_piece *pc)
     return fmax(tail(pc->lmu), tail(pc->lV));
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Fits [0, R_max] in u = log(R + s0) into clip's pieces: 1 (and *worst, the largest tail
  * kept), 0 when a piece cannot be refined (clip left without fit), -1 out of memory. */
 static int fit_range(hdp_clip *clip, double s0, double R_max, double *worst)
@@ -281,12 +274,12 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
     if (!hdp_clip_law_fitted(clip) || clip->asymptotic || !(clip->tau2 > 0) ||
         !(clip->c > 0) || isinf(clip->c) || !(R_max > 0) || !isfinite(R_max))
         return HDP_OK; /* closed forms, or nothing to fit */
-    double t0 = seconds_now();
+    double t0 = hdp_seconds_now();
     R_max = pow(10.0, ceil(log10(R_max))); /* the cache's key (above) */
     if (!isfinite(R_max))
         return HDP_OK;
     if (table_lookup(clip, R_max)) {
-        clip->info.seconds = seconds_now() - t0;
+        clip->info.seconds = hdp_seconds_now() - t0;
         clip->info.cached = 1;
         return HDP_OK;
     }
@@ -306,7 +299,7 @@ hdp_status hdp_clip_tabulate(hdp_clip *clip, double R_max, hdp_error *err)
     }
     if (ok < 0)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping-factor table");
-    clip->info.seconds = seconds_now() - t0;
+    clip->info.seconds = hdp_seconds_now() - t0;
     if (ok == 0) { /* direct evaluation throughout */
         clip->info.failed = 1;
         return HDP_OK;

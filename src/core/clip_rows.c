@@ -236,17 +236,13 @@ hdp_clip *hdp_clip_alloc_rows(const hdp_model *m, double c, double R_max, hdp_er
             goto nomem;
     }
     direction_weights(ds, ds->lambda, order, G, clip->dirw);
-    free(order);
-    free(zs);
     hdp_noise_law plain = base;
     if (z) /* at another c than the model's: the residuals at theta* */
         plain.sample = z;
-    clip->vplain = hdp_clip_alloc_law(&plain, c);
-    if (!clip->vplain) {
-        hdp_clip_free(clip);
-        hdp_fail(err, HDP_ENOMEM, "out of memory for the clipping factors of the data set's rows");
-        return NULL;
-    }
+    if (!(clip->vplain = hdp_clip_alloc_law(&plain, c)))
+        goto nomem;
+    free(order);
+    free(zs);
     if (hdp_clip_tabulate(clip, R_max, err) != HDP_OK) {
         hdp_clip_free(clip);
         return NULL;

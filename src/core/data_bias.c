@@ -12,6 +12,7 @@
  * cached with the data set (the values of c used last; see the cache below).
  */
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/model_internal.h"
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/model.h"
@@ -22,7 +23,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The cache: the CACHE_SLOTS values of c used last (least recently used evicted); an entry is
  * freed when neither the cache nor a model holds it. A model pins the entry of its c
@@ -215,18 +215,11 @@ static hdp_status finish(const hdp_dataset *ds, hdp_data_bias *b, hdp_error *err
     return HDP_OK;
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Newton's method from theta*; fills b (theta_c, the residuals, the numbers) */
 static hdp_status solve(const hdp_dataset *ds, double c, hdp_data_bias *b, hdp_error *err)
 {
     long n = ds->n, d = ds->d;
-    double t0 = now(), C = c * sqrt((double)d);
+    double t0 = hdp_seconds_now(), C = c * sqrt((double)d);
     newton nt = {ds, n, d, NULL, NULL, NULL, NULL, 2048};
     nt.kappa = malloc(sizeof(double) * (size_t)n);
     nt.r = malloc(sizeof(double) * (size_t)n);
@@ -309,7 +302,7 @@ static hdp_status solve(const hdp_dataset *ds, double c, hdp_data_bias *b, hdp_e
     b->grad_norm = g0 > 0 ? gn / g0 : 0;
     b->clipped = frac;
     b->iterations = it;
-    b->seconds = now() - t0;
+    b->seconds = hdp_seconds_now() - t0;
 done:
     if (st != HDP_OK) {
         free(b->theta_c);

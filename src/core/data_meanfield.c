@@ -22,13 +22,13 @@
  */
 #include "core/data_meanfield.h"
 #include "core/check.h"
+#include "core/clock.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "hdpsgd/dataset.h"
 #include "hdpsgd/privacy.h"
@@ -99,14 +99,9 @@ static void mf_free(mf_state *s)
 static hdp_status mf_init(const hdp_model *m, mf_state *s, hdp_error *err)
 {
     const hdp_dataset *ds = &hdp_model_data(m)->train;
-    memset(s, 0, sizeof *s);
     long N = ds->n, d = ds->d;
-    s->N = N;
-    s->d = d;
-    s->n = m->n;
-    s->lambda = ds->lambda;
-    s->z = ds->residual;
-    s->Cclip = m->c * sqrt((double)d);
+    *s = (mf_state){.N = N, .d = d, .n = m->n, .lambda = ds->lambda, .z = ds->residual,
+                    .Cclip = m->c * sqrt((double)d)};
     size_t Nd = (size_t)N * (size_t)d, dd = (size_t)d * (size_t)d;
     double **nv[] = {&s->xx, &s->kap, &s->r, &s->s, &s->e1, &s->e2, &s->pin};
     double **dv[] = {&s->m, &s->g};
@@ -299,25 +294,6 @@ static void mf_record(const mf_state *s, const hdp_problem *pb, const hdp_data *
         res->test_mse[p] = mf_test_mse(s, data);
 }
 
-static hdp_status alloc_columns(hdp_ode_result *res, long P, int test, hdp_error *err)
-{
-    res->points = P;
-    double **col[] = {&res->t, &res->risk, &res->upper, &res->lower,
-                      &res->mu, &res->nu, &res->eta, &res->sigma2, &res->test_mse};
-    size_t k = sizeof col / sizeof col[0] - (test ? 0 : 1);
-    for (size_t i = 0; i < k; i++)
-        if (!(*col[i] = calloc((size_t)P, sizeof(double))))
-            return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld output points", P);
-    return HDP_OK;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* the output grid's steps, as the Monte Carlo records them (mc.c's build_grid): t_i = i/(P-1)
  * at step round(t_i n), at most n - 1 before t = 1, n at t = 1 */
 static long grid_step(long i, long P, long n)
@@ -379,14 +355,14 @@ hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_progress_fn progress, 
         return st;
     const hdp_data *data = hdp_model_data(m);
     int test = data->has_test && data->test_sigma;
-    if ((st = alloc_columns(res, m->points, test, err)) != HDP_OK)
+    if ((st = hdp_ode_result_alloc(res, m->points, test, err)) != HDP_OK)
         return st;
     mf_state s;
     if ((st = mf_init(m, &s, err)) != HDP_OK)
         return st;
-    double t0 = now_seconds();
+    double t0 = hdp_seconds_now();
     st = mf_run(&s, pb, data, progress, user, res, err);
-    res->solve_seconds = now_seconds() - t0;
+    res->solve_seconds = hdp_seconds_now() - t0;
     mf_free(&s);
     snprintf(res->solver, sizeof res->solver, "rows");
     res->bins = data->train.d;

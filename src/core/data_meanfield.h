@@ -32,4 +32,8 @@ hdp_status hdp_meanfield_check(const hdp_model *m, hdp_error *err);
 hdp_status hdp_meanfield_solve(const hdp_problem *pb, hdp_progress_fn progress, void *user,
                                hdp_ode_result *res, hdp_error *err);
 
+/* res zeroed with its columns of `points` zeros (test: the held-out MSE's too), for the bins'
+ * solve and the recursion (ode.c); HDP_ENOMEM with res freed. */
+hdp_status hdp_ode_result_alloc(hdp_ode_result *res, long points, int test, hdp_error *err);
+
 #endif

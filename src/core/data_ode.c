@@ -215,19 +215,13 @@ hdp_status hdp_data_ode_correct(const hdp_model *m, hdp_clip *clip, hdp_ode_resu
     double *mvec = malloc(sizeof(double) * (size_t)d);
     double *hfac = malloc(sizeof(double) * (size_t)d), *delta = malloc(sizeof(double) * (size_t)d);
     double *mu = malloc(sizeof(double) * (size_t)(2 * P)), *nu = malloc(sizeof(double) * (size_t)(2 * P));
-    if (!I || !dR || !mvec || !hfac || !delta || !mu || !nu || stride < 1 ||
-        (P - 1) % stride) {
-        free(I);
-        free(dR);
-        free(mvec);
-        free(hfac);
-        free(delta);
-        free(mu);
-        free(nu);
-        return stride < 1 || (P - 1) % stride
-                   ? hdp_fail(err, HDP_EINPUT, "hdp_data_ode_correct: %ld points, stride %ld",
-                              P, stride)
-                   : hdp_fail(err, HDP_ENOMEM, "out of memory for the data set's corrections");
+    if (stride < 1 || (P - 1) % stride) {
+        st = hdp_fail(err, HDP_EINPUT, "hdp_data_ode_correct: %ld points, stride %ld", P, stride);
+        goto done;
+    }
+    if (!I || !dR || !mvec || !hfac || !delta || !mu || !nu) {
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for the data set's corrections");
+        goto done;
     }
     node_values(clip, res, mu, nu);
     integral(m, res, mu, I);

@@ -118,19 +118,16 @@ hdp_status hdp_finite_privacy_of(const hdp_model *m, hdp_finite_privacy *out, hd
     if (N < 1 || m->batch < 1 || m->batch > N)
         return hdp_fail(err, HDP_EINPUT, "hdp_finite_privacy_of: the model was not finalized "
                         "(%ld training rows, batch = %ld)", N, m->batch);
-    out->finite = 1;
-    out->poisson = m->sampling == HDP_SAMPLING_POISSON;
-    out->train_size = N;
-    out->batch = m->batch;
-    out->epochs = (double)m->epochs;
-    out->sample_rate = (double)m->batch / (double)N;
-    out->steps = finite_steps(m);
-    out->delta = m->delta;
-    out->accountant = m->accountant;
+    int poisson = m->sampling == HDP_SAMPLING_POISSON;
+    long long steps = finite_steps(m);
     /* Poisson: T steps of the subsampled Gaussian mechanism at rate q (add/remove). Shuffle: a
      * row is in one batch per epoch; without amplification, E Gaussian mechanisms whose
      * sensitivity under replace-one neighbours is 2C: the accountant at q = 1 with sigma/2. */
-    out->compositions = out->poisson ? out->steps : (long long)m->epochs;
+    *out = (hdp_finite_privacy){.finite = 1, .poisson = poisson, .train_size = N,
+                                .batch = m->batch, .epochs = (double)m->epochs,
+                                .sample_rate = (double)m->batch / (double)N, .steps = steps,
+                                .delta = m->delta, .accountant = m->accountant,
+                                .compositions = poisson ? steps : (long long)m->epochs};
     double scale = out->poisson ? 1.0 : 0.5; /* the accountant's sigma over ours */
     hdp_accountant_query q = {out->poisson ? out->sample_rate : 1.0, 0, out->compositions,
                               m->delta, 0};

@@ -7,6 +7,7 @@
  */
 #include "hdpsgd/ode.h"
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/data_meanfield.h"
 #include "core/ode_cvode.h"
 #include "core/ode_erk.h"
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "hdpsgd/clip.h"
 #include "hdpsgd/dataset.h"
@@ -39,13 +39,13 @@ void hdp_ode_result_free(hdp_ode_result *res)
     res->points = 0;
 }
 
-static hdp_status alloc_result(hdp_ode_result *res, long points, hdp_error *err)
+hdp_status hdp_ode_result_alloc(hdp_ode_result *res, long points, int test, hdp_error *err)
 {
     memset(res, 0, sizeof *res);
     res->points = points;
-    double **arrays[] = {&res->t, &res->risk, &res->upper, &res->lower,
-                         &res->mu, &res->nu, &res->eta, &res->sigma2};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+    double **arrays[] = {&res->t,  &res->risk, &res->upper, &res->lower,   &res->mu,
+                         &res->nu, &res->eta,  &res->sigma2, &res->test_mse};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0] - (test ? 0 : 1); i++) {
         *arrays[i] = calloc((size_t)points, sizeof(double));
         if (!*arrays[i]) {
             hdp_ode_result_free(res);
@@ -116,13 +116,6 @@ static int solve_erk(const hdp_model *m, const hdp_risk_ode *o, long points, hdp
     }
     snprintf(res->solver, sizeof res->solver, "dop853");
     return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* CVODE (ode_cvode.c) on the bins and the two bounds together; *t0: the start of the timing,
@@ -247,7 +240,7 @@ static hdp_status solve_binned(const hdp_problem *pb, const hdp_spectrum *sp, lo
                                hdp_ode_result *res, hdp_error *err)
 {
     const hdp_model *m = pb->model;
-    hdp_status st = alloc_result(res, points, err);
+    hdp_status st = hdp_ode_result_alloc(res, points, 0, err);
     if (st != HDP_OK)
         return st;
     hdp_risk_ode o;
@@ -260,13 +253,13 @@ static hdp_status solve_binned(const hdp_problem *pb, const hdp_spectrum *sp, lo
     res->eta_sup = pb->eta_sup;
     res->stable = res->eta_sup < 2.0 / m->gamma;
     res->upper_until = res->lower_until = 1.0;
-    double t0 = now_seconds();
+    double t0 = hdp_seconds_now();
     st = solve_joint(m, &o, points, res, &held, held_counts, &t0, err);
     if (st == HDP_ENUMERIC && (held || m->ode_solver != HDP_ODE_DOP853))
         st = solve_apart(m, &o, points, held, held_counts, res, err);
     if (st != HDP_OK)
         goto done;
-    res->solve_seconds = now_seconds() - t0;
+    res->solve_seconds = hdp_seconds_now() - t0;
     record(res, &o, points);
     add_final_noise(&o, points, res);
 done:
@@ -299,10 +292,10 @@ static hdp_status solve_problem(const hdp_problem *pb, long points, hdp_ode_resu
     } else {
         hdp_spectrum spec; /* bins = auto refines the bins: on a copy */
         st = hdp_spectrum_copy(&pb->spec, &spec, err);
-        double t0 = now_seconds(); /* the trials' wall time, apart from the final solve */
+        double t0 = hdp_seconds_now(); /* the trials' wall time, apart from the final solve */
         if (st == HDP_OK)
             st = hdp_rode_auto_bins(m, &spec, trial_solve, (void *)pb, err);
-        double binning = now_seconds() - t0;
+        double binning = hdp_seconds_now() - t0;
         if (st == HDP_OK)
             st = solve_binned(pb, &spec, points, res, err);
         res->binning_seconds = binning;

@@ -12,6 +12,7 @@
  * the factors itself.
  */
 #include "core/ode_cvode.h"
+#include "core/clock.h"
 #include "hdpsgd/error.h"
 
 #include <cvode/cvode.h>
@@ -21,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sundials/sundials_linearsolver.h>
-#include <time.h>
 
 typedef struct {
     const hdp_risk_ode *o;
@@ -355,9 +355,7 @@ hdp_status hdp_cvode_solve(const hdp_risk_ode *o, const hdp_cvode_spec *spec, lo
     CHECK(CVodeSetLinearSolver(mem, LS, NULL), "CVodeSetLinearSolver");
 #undef CHECK
 
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    out->setup_end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec; /* not timed */
+    out->setup_end = hdp_seconds_now(); /* not timed */
     put_point(&cd, yd, 0, out);
     out->points_done = 1;
     st = integrate(&cd, mem, y, spec, points, out, err);

@@ -38,6 +38,21 @@
 #include "core/risk_ode.h"
 #include "hdpsgd/clip.h"
 
+/* frees the scratch, the grid and the stored states (reallocated for the next number of
+ * bins); the spectrum stays */
+static void drop_scratch(hdp_ode_grad *g)
+{
+    free(g->w);
+    g->w = NULL;
+    free(g->ys);
+    free(g->grid);
+    free(g->seg);
+    g->ys = g->grid = NULL;
+    g->seg = NULL;
+    g->cap = 0;
+    g->ys_len = 0;
+}
+
 void hdp_ode_grad_free(hdp_ode_grad *g)
 {
     if (!g)
@@ -49,10 +64,7 @@ void hdp_ode_grad_free(hdp_ode_grad *g)
     free(g->dir_wa);
     free(g->dir_wb);
     free(g->law_sample);
-    free(g->grid);
-    free(g->seg);
-    free(g->ys);
-    free(g->w);
+    drop_scratch(g);
     memset(g, 0, sizeof *g);
 }
 
@@ -73,6 +85,18 @@ typedef struct {
 static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_rode_coef *cf,
                         double *mu_c, double *V_c);
 
+/* one group's (or the plain law's) dmu/dc, dV/dc at c, from its factors at R */
+static void clip_dc_of(hdp_clip *k, double c, double R, double *mu_c, double *V_c)
+{
+    hdp_clip_values v;
+    hdp_rode_coef cf;
+    memset(&cf, 0, sizeof cf);
+    hdp_clip_eval(k, R, &v);
+    cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
+    int sc = k->noise == HDP_NOISE_GAUSSIAN || k->noise == HDP_NOISE_NONE || k->tau2 == 0;
+    clip_dc_law(sc, k->noise == HDP_NOISE_NONE ? 0.0 : k->tau2, c, R, &cf, mu_c, V_c);
+}
+
 /* The rows' composite (clip_rows.c, docs/theory.md §9.3): mu = sum_g ga_g mu_g at c_g = c/w_g,
  * so dmu/dc = sum_g ga_g (c_g/c) dmu_g/dc_g; V is the plain law's at c. gmc, gVc (NULL: not
  * asked): each group's (c_g/c) dmu_g/dc_g and (c_g/c) dV_g/dc_g, whose sums with a bin's
@@ -80,28 +104,18 @@ static void clip_dc_law(int scale, double tau2, double c, double R, const hdp_ro
 static void clip_dc_rows(const hdp_clip *k, double c, double R, double *mu_c, double *V_c,
                          double *gmc, double *gVc)
 {
-    hdp_clip_values v;
-    hdp_rode_coef cf;
     double m1, v1;
-    memset(&cf, 0, sizeof cf);
     *mu_c = 0.0;
     for (int i = 0; i < k->ngroups; i++) {
-        const hdp_clip *gk = k->group[i];
-        hdp_clip_eval(k->group[i], R, &v);
-        cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
-        int sc = gk->noise == HDP_NOISE_GAUSSIAN || gk->noise == HDP_NOISE_NONE || gk->tau2 == 0;
-        clip_dc_law(sc, gk->noise == HDP_NOISE_NONE ? 0.0 : gk->tau2, gk->c, R, &cf, &m1, &v1);
+        hdp_clip *gk = k->group[i];
+        clip_dc_of(gk, gk->c, R, &m1, &v1);
         *mu_c += k->ga[i] * gk->c / c * m1;
         if (gmc) {
             gmc[i] = gk->c / c * m1;
             gVc[i] = gk->c / c * v1;
         }
     }
-    const hdp_clip *pk = k->vplain;
-    hdp_clip_eval(k->vplain, R, &v);
-    cf.mu = v.mu, cf.V = v.V, cf.dmu = v.dmu, cf.dV = v.dV;
-    int sc = pk->noise == HDP_NOISE_GAUSSIAN || pk->noise == HDP_NOISE_NONE || pk->tau2 == 0;
-    clip_dc_law(sc, pk->noise == HDP_NOISE_NONE ? 0.0 : pk->tau2, c, R, &cf, &m1, V_c);
+    clip_dc_of(k->vplain, c, R, &m1, V_c);
 }
 
 /* dmu/dc, dV/dc at R, whose factors and R-derivatives cf holds (and with
@@ -443,11 +457,6 @@ static int clip_set_open(hdp_ode_grad *g, const hdp_schedule *s, int privacy, do
     return !cs->clip;
 }
 
-static void clip_set_close(clip_set *cs)
-{
-    (void)cs; /* the factors stay with the hdp_ode_grad */
-}
-
 /* The states of the passes in g->ys: nck checkpoints, one block of C states, the current and
  * next state. Non-zero when out of memory. */
 static int reserve_states(hdp_ode_grad *g, long nck, long C)
@@ -647,27 +656,11 @@ double hdp_ode_grad_eval(hdp_ode_grad *g, const hdp_schedule *s, double c, doubl
         goto out;
     if (dc) *dc = g->data_model == 1 ? NAN : dcv; /* ode_grad.h: c fixed by the bias */
     F = Fv;
-out:
-    clip_set_close(&cs);
+out: /* the factors stay with the hdp_ode_grad */
     return F;
 }
 
 /* ---- bins ---- */
-
-/* frees the scratch, the grid and the stored states (reallocated for the next number of
- * bins); the spectrum stays */
-static void drop_scratch(hdp_ode_grad *g)
-{
-    free(g->w);
-    g->w = NULL;
-    free(g->ys);
-    free(g->grid);
-    free(g->seg);
-    g->ys = g->grid = NULL;
-    g->seg = NULL;
-    g->cap = 0;
-    g->ys_len = 0;
-}
 
 /* a trial of bins = auto (risk_ode.h): the model's own schedule */
 typedef struct {
@@ -706,13 +699,10 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
                         "ode.discrete = false");
     if (hdp_rode_weights_check(m, err) != HDP_OK)
         return HDP_EINPUT;
-    g->gamma = m->gamma;
-    g->rho = m->rho;
-    g->R0 = 0.5 * m->target_radius * m->target_radius;
-    g->kappa = hdp_rode_kappa(m);
-    g->noise = m->noise;
-    g->tau2 = m->tau2;
-    g->df = m->noise_df;
+    *g = (hdp_ode_grad){.gamma = m->gamma, .rho = m->rho, .kappa = hdp_rode_kappa(m),
+                        .R0 = 0.5 * m->target_radius * m->target_radius, .noise = m->noise,
+                        .tau2 = m->tau2, .df = m->noise_df, .base_steps = 256,
+                        .store = (double)HDP_GRAD_STORE, .rel_step = 1.0 / 32.0};
     hdp_noise_law_of_model(m, &g->law);
     if (g->law.sample) { /* the model may go before g */
         g->law_sample = malloc(sizeof(double) * g->law.n);
@@ -722,9 +712,6 @@ hdp_status hdp_ode_grad_init_problem(hdp_ode_grad *g, const hdp_problem *pb, hdp
         g->law.sample = g->law_sample;
     }
     g->clip_range = pb->threshold; /* the range of the problem's factors */
-    g->base_steps = 256;
-    g->store = (double)HDP_GRAD_STORE;
-    g->rel_step = 1.0 / 32.0;
     if (hdp_model_data(m)) { /* the rows' factors at the model's c (clip_rows.c): the
                                   problem's, borrowed (fitted once, seconds on 60 000 rows) */
         g->data_model = hdp_model_data(m)->planted ? 2 : 1;

@@ -16,20 +16,11 @@
 void hdp_rode_init_parts(hdp_risk_ode *o, const hdp_spectrum *sp, double gamma, double rho,
                          double R0, const hdp_schedule *s, double c, hdp_clip *clip)
 {
-    memset(o, 0, sizeof *o);
-    o->m = sp->m;
-    o->lambda = sp->bin_lambda;
-    o->w = sp->bin_weight;
-    o->lmin = sp->lambda_min;
-    o->lmax = sp->lambda_max;
-    o->gamma = gamma;
-    o->c = c;
-    o->rho = rho;
-    o->R0 = hdp_spectrum_risk0(sp, R0);
-    o->D0 = sp->bin_energy;
-    o->qf = isinf(rho) ? 0.0 : 2.0 * c * c * gamma * gamma;
-    o->sched = *s;
-    o->clip = clip;
+    *o = (hdp_risk_ode){.m = sp->m, .lambda = sp->bin_lambda, .w = sp->bin_weight,
+                        .lmin = sp->lambda_min, .lmax = sp->lambda_max, .gamma = gamma, .c = c,
+                        .rho = rho, .R0 = hdp_spectrum_risk0(sp, R0), .D0 = sp->bin_energy,
+                        .qf = isinf(rho) ? 0.0 : 2.0 * c * c * gamma * gamma, .sched = *s,
+                        .clip = clip};
 }
 
 typedef struct {
@@ -57,6 +48,25 @@ static long nearest_bin(const bin_key *key, long m, double l)
     return fabs(key[lo].l - l) <= fabs(key[hi].l - l) ? key[lo].b : key[hi].b;
 }
 
+/* sp's bins sorted by eigenvalue into key (for nearest_bin) */
+static void sort_bins(const hdp_spectrum *sp, bin_key *key)
+{
+    for (long b = 0; b < sp->m; b++)
+        key[b] = (bin_key){sp->bin_lambda[b], b};
+    qsort(key, (size_t)sp->m, sizeof(bin_key), cmp_bin);
+}
+
+/* the eigendirection nearest to bin b's eigenvalue (the first of equals), for a bin that
+ * holds none */
+static long nearest_direction(const hdp_spectrum *sp, long b)
+{
+    long jn = 0;
+    for (long j = 1; j < sp->d; j++)
+        if (fabs(sp->lambda[j] - sp->bin_lambda[b]) < fabs(sp->lambda[jn] - sp->bin_lambda[b]))
+            jn = j;
+    return jn;
+}
+
 /* ode.discrete (docs/theory.md §3.6, §9.5): the one-step term's weight 1/n and its k_b per bin:
  * 2 (Gaussian rows), or on a data set the mean over the eigendirections nearest to the bin's
  * eigenvalue of k_j = E[x_j^4]/lambda_j^2 - 1, weighted by lambda_j^2 (the term's weight; one
@@ -77,20 +87,17 @@ static hdp_status disc_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spect
         wsum = calloc((size_t)mb, sizeof(double));
         idx = malloc(sizeof(bin_key) * (size_t)mb);
     }
+    hdp_status st = HDP_OK;
     if (!o->kdisc || (data && (!kd || !wsum || !idx))) {
-        free(kd);
-        free(wsum);
-        free(idx);
-        return hdp_fail(err, HDP_ENOMEM, "out of memory for ode.discrete's %ld coefficients", mb);
+        st = hdp_fail(err, HDP_ENOMEM, "out of memory for ode.discrete's %ld coefficients", mb);
+        goto done;
     }
     o->disc = 1.0 / (double)m->n;
     for (long b = 0; b < mb; b++)
         o->kdisc[b] = 2.0;
     if (data) {
         hdp_data_kurtosis(m, kd);
-        for (long b = 0; b < mb; b++)
-            idx[b] = (bin_key){sp->bin_lambda[b], b};
-        qsort(idx, (size_t)mb, sizeof(bin_key), cmp_bin);
+        sort_bins(sp, idx);
         memset(o->kdisc, 0, sizeof(double) * (size_t)mb);
         for (long j = 0; j < d; j++) {
             long b = nearest_bin(idx, mb, sp->lambda[j]);
@@ -98,27 +105,19 @@ static hdp_status disc_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spect
             o->kdisc[b] += w2 * kd[j];
             wsum[b] += w2;
         }
-        for (long b = 0; b < mb; b++) {
-            if (wsum[b] > 0) {
-                o->kdisc[b] /= wsum[b];
-                continue;
-            }
-            long jn = 0; /* no direction: the nearest one's */
-            for (long j = 1; j < d; j++)
-                if (fabs(sp->lambda[j] - sp->bin_lambda[b]) < fabs(sp->lambda[jn] - sp->bin_lambda[b]))
-                    jn = j;
-            o->kdisc[b] = kd[jn];
-        }
+        for (long b = 0; b < mb; b++) /* no direction: the nearest one's */
+            o->kdisc[b] = wsum[b] > 0 ? o->kdisc[b] / wsum[b] : kd[nearest_direction(sp, b)];
     }
     o->kmin = o->kmax = o->kdisc[0];
     for (long b = 1; b < mb; b++) {
         o->kmin = fmin(o->kmin, o->kdisc[b]);
         o->kmax = fmax(o->kmax, o->kdisc[b]);
     }
+done:
     free(kd);
     free(wsum);
     free(idx);
-    return HDP_OK;
+    return st;
 }
 
 int hdp_rode_wants_direction(const hdp_model *m)
@@ -182,9 +181,7 @@ hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *cl
         return hdp_fail(err, HDP_ENOMEM, "out of memory for the direction weights of %ld bins",
                         mb);
     }
-    for (long k = 0; k < mb; k++)
-        idx[k] = (bin_key){sp->bin_lambda[k], k};
-    qsort(idx, (size_t)mb, sizeof(bin_key), cmp_bin);
+    sort_bins(sp, idx);
     /* each direction to the bin nearest its eigenvalue (one bin per distinct eigenvalue, a
      * data set's default: exactly its own); a bin holds the mean of its directions' weights */
     for (long j = 0; j < d; j++) {
@@ -194,11 +191,7 @@ hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *cl
             a[k * G + g] += clip->dirw[j * G + g];
     }
     for (long k = 0; k < mb; k++) {
-        long jn = 0; /* a bin without a direction: its nearest direction's */
-        if (!cnt[k])
-            for (long j = 1; j < d; j++)
-                if (fabs(sp->lambda[j] - sp->bin_lambda[k]) < fabs(sp->lambda[jn] - sp->bin_lambda[k]))
-                    jn = j;
+        long jn = cnt[k] ? 0 : nearest_direction(sp, k); /* a bin without a direction */
         for (int g = 0; g < G; g++) {
             double w = cnt[k] ? a[k * G + g] / (double)cnt[k] : clip->dirw[jn * G + g];
             a[k * G + g] = clip->gp[g] * (noise_only ? clip->gw[g] : w);
@@ -213,13 +206,16 @@ hdp_status hdp_rode_direction_weights(const hdp_spectrum *sp, const hdp_clip *cl
     return HDP_OK;
 }
 
-/* ode.clip_weights = direction on o's own weights */
-static hdp_status direction_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
-                                 hdp_error *err)
+/* the batch's kappa, ode.discrete's coefficients and ode.clip_weights = direction on o's own
+ * weights */
+static hdp_status finish_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum *sp,
+                              hdp_error *err)
 {
-    if (!hdp_rode_wants_direction(m))
-        return HDP_OK;
-    hdp_status st = hdp_rode_weights_check(m, err);
+    o->kappa = hdp_rode_kappa(m);
+    hdp_status st = disc_init(o, m, sp, err);
+    if (st != HDP_OK || !hdp_rode_wants_direction(m))
+        return st;
+    st = hdp_rode_weights_check(m, err);
     if (st == HDP_OK)
         st = hdp_rode_direction_weights(sp, o->clip, hdp_rode_wants_direction(m) == 2, &o->wa,
                                         &o->wb, &o->ng, err);
@@ -237,10 +233,8 @@ hdp_status hdp_rode_init(hdp_risk_ode *o, const hdp_model *m, const hdp_spectrum
         return err ? err->status : HDP_ENOMEM;
     hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius, &s,
                         m->c, clip);
-    o->kappa = hdp_rode_kappa(m);
     o->owns_clip = own;
-    hdp_status st = disc_init(o, m, sp, err);
-    return st == HDP_OK ? direction_init(o, m, sp, err) : st;
+    return finish_init(o, m, sp, err);
 }
 
 hdp_status hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const hdp_spectrum *sp,
@@ -249,9 +243,7 @@ hdp_status hdp_rode_init_problem(hdp_risk_ode *o, const hdp_problem *pb, const h
     const hdp_model *m = pb->model;
     hdp_rode_init_parts(o, sp, m->gamma, m->rho, 0.5 * m->target_radius * m->target_radius,
                         &pb->sched, m->c, pb->clip);
-    o->kappa = hdp_rode_kappa(m);
-    hdp_status st = disc_init(o, m, sp, err);
-    return st == HDP_OK ? direction_init(o, m, sp, err) : st;
+    return finish_init(o, m, sp, err);
 }
 
 void hdp_rode_free(hdp_risk_ode *o)

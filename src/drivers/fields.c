@@ -89,11 +89,7 @@ TABLE(hdp_mc_fields, "mc", NULL,
          "sgd.sampling = shuffle | poisson, see epsilon)"));
 
 /* an int member (INT fields are long) */
-static double get_threads(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_mc_result *)obj)->threads;
-}
+GETTER(get_threads, ((const hdp_mc_result *)obj)->threads)
 
 /* the run's time fields, after the model's in the JSON */
 TABLE(hdp_mc_run_fields, "mc_run", NULL,
@@ -104,27 +100,15 @@ TABLE(hdp_mc_run_fields, "mc_run", NULL,
     REAL(hdp_mc_result, seconds, "wall time, seconds"),
     GET("threads", HDP_FIELD_INT, get_threads, "OpenMP threads used (the numbers do not depend on it)"));
 
-static double ok_runs(const hdp_mc_result *r) { return (double)(r->runs - r->diverged_runs); }
+#define MC(obj) ((const hdp_mc_result *)(obj))
+static double ok_runs(const void *obj) { return (double)(MC(obj)->runs - MC(obj)->diverged_runs); }
 
-static double get_per_run(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_mc_result *r = obj;
-    return ok_runs(r) > 0 ? r->nonexpansive_violations / ok_runs(r) : NAN;
-}
+GETTER(get_per_run, ok_runs(obj) > 0 ? MC(obj)->nonexpansive_violations / ok_runs(obj) : NAN)
+GETTER(get_fraction, ok_runs(obj) > 0 ? MC(obj)->nonexpansive_violations /
+                                            (ok_runs(obj) * (double)MC(obj)->steps)
+                                      : NAN)
 
-static double get_fraction(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_mc_result *r = obj;
-    return ok_runs(r) > 0 ? r->nonexpansive_violations / (ok_runs(r) * (double)r->steps) : NAN;
-}
-
-static double get_feature_norm(const void *obj, const void *ctx)
-{
-    (void)obj;
-    return hdp_feature_norm_bound(ctx);
-}
+GETTER(get_feature_norm, hdp_feature_norm_bound(ctx))
 
 TABLE(hdp_mc_rows_fields, "mc_rows", NULL,
       "the privacy accountant's precondition in DP-SGD's runs (hdpsgd sim only: the SDE draws no "
@@ -140,11 +124,7 @@ TABLE(hdp_mc_rows_fields, "mc_rows", NULL,
     REAL(hdp_mc_result, feature_clipped, "rows clip.feature_norm clipped, over the runs"));
 
 /* standard DP-SGD on a finite training set (hdp_mc_result.sgd, hdpsgd/finite.h) */
-static double get_sgd_steps(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return (double)((const hdp_mc_result *)obj)->sgd.compositions;
-}
+GETTER(get_sgd_steps, (double)((const hdp_mc_result *)obj)->sgd.compositions)
 
 TABLE(hdp_mc_sgd_fields, "mc_sgd", NULL,
       "standard DP-SGD on a finite training set in hdpsgd sim (sgd.sampling = shuffle | poisson): "
@@ -254,10 +234,7 @@ TABLE(hdp_privacy_fields, "privacy", NULL,
     INT(hdp_privacy_summary, n, "steps n"),
     TEXT(hdp_privacy_summary, schedule, "the schedule's kind"));
 
-static double get_negligible(const void *obj, const void *ctx)
-{
-    return !(((const hdp_nonexpansive *)obj)->expected > *(const double *)ctx);
-}
+GETTER(get_negligible, !(((const hdp_nonexpansive *)obj)->expected > *(const double *)ctx))
 
 TABLE(hdp_nonexpansive_fields, "nonexpansive", NULL,
       "the accountant's precondition, every step non-expansive (docs/theory.md §6.1; context: "
@@ -293,11 +270,7 @@ TABLE(hdp_accountant_fields, "accountant", NULL,
     REAL(hdp_accountant_result, rdp_order, "the optimal order of the improved conversion"),
     REAL(hdp_accountant_result, rdp_order_classic, "the optimal order of the classic conversion"));
 
-static double get_steps(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return (double)((const hdp_accountant_query *)obj)->steps;
-}
+GETTER(get_steps, (double)((const hdp_accountant_query *)obj)->steps)
 
 static double get_interval(const void *obj, const void *ctx)
 {
@@ -324,17 +297,8 @@ TABLE(hdp_nc_fields, "nc", NULL,
     REAL_AS(hdp_nc_point, "exact_error", exact,
             "the exact one-step test error (null where it does not apply)"));
 
-static double get_nc_z(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return hdp_nc_point_z(obj);
-}
-
-static double get_nc_threads(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_nc_point *)obj)->res.threads;
-}
+GETTER(get_nc_z, hdp_nc_point_z(obj))
+GETTER(get_nc_threads, ((const hdp_nc_point *)obj)->res.threads)
 
 TABLE(hdp_nc_draws_fields, "nc_draws", NULL,
       "the Monte Carlo of NoisyGD's test error (hdpsgd nc without --exact)",
@@ -370,18 +334,10 @@ TABLE(hdp_si_result_fields, "si_result", NULL,
     INT(hdp_si_result, runs, "Monte Carlo runs"),
     REAL(hdp_si_result, seconds, "wall time, seconds"));
 
-static double get_random_alignment(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return sqrt(2.0 / (M_PI * (double)((const hdp_si_problem *)obj)->spec.d));
-}
+GETTER(get_random_alignment, sqrt(2.0 / (M_PI * (double)((const hdp_si_problem *)obj)->spec.d)))
 
-static double get_lambda_max(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_si_problem *pb = obj;
-    return pb->l[pb->spec.p - 1];
-}
+#define SIP(obj) ((const hdp_si_problem *)(obj))
+GETTER(get_lambda_max, SIP(obj)->l[SIP(obj)->spec.p - 1])
 
 TABLE(hdp_si_problem_fields, "si_problem", NULL,
       "the single-index problem after stage 1 and the laws of stage 2",
@@ -462,13 +418,9 @@ TABLE(hdp_kl_epoch_fields, "kl_epoch", NULL,
 
 /* ---- DP-GD on a two-layer network (hdpsgd net): one run, and one cell of a panel ---- */
 
-#define NET_LAST(fn, col)                                          \
-    static double fn(const void *obj, const void *ctx)             \
-    {                                                              \
-        (void)ctx;                                                 \
-        const hdp_net_result *r = obj;                             \
-        return r->points > 0 ? r->col[r->points - 1] : NAN;        \
-    }
+#define NET(obj) ((const hdp_net_result *)(obj))
+#define NET_LAST(fn, col) \
+    GETTER(fn, NET(obj)->points > 0 ? NET(obj)->col[NET(obj)->points - 1] : NAN)
 NET_LAST(net_final_test_accuracy, test_accuracy)
 NET_LAST(net_final_test_loss, test_loss)
 NET_LAST(net_final_train_accuracy, train_accuracy)
@@ -476,17 +428,8 @@ NET_LAST(net_final_train_loss, train_loss)
 NET_LAST(net_final_val_accuracy, val_accuracy)
 #undef NET_LAST
 
-static double net_threads(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_net_result *)obj)->threads;
-}
-
-static double net_zcdp_route(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_net_result *)obj)->zcdp_route;
-}
+GETTER(net_threads, ((const hdp_net_result *)obj)->threads)
+GETTER(net_zcdp_route, ((const hdp_net_result *)obj)->zcdp_route)
 
 TABLE(hdp_net_fields, "net", NULL,
       "one DP-GD run of the two-layer network (hdpsgd net)",

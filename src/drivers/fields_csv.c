@@ -23,22 +23,10 @@
 
 static double rates_gamma(const void *obj, const void *ctx) { (void)obj; return MODEL(ctx)->gamma; }
 static double rates_n(const void *obj, const void *ctx) { (void)obj; return (double)MODEL(ctx)->n; }
-static const char *rates_family(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return hdp_design_family_column(DESIGN(obj)->family);
-}
+TEXT_GETTER(rates_family, hdp_design_family_column(DESIGN(obj)->family))
 /* the inverse-time family's parameters (empty for the others) */
-static double rates_c1(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return DESIGN(obj)->family == HDP_FAMILY_OPTIMAL ? DESIGN(obj)->c1 : NAN;
-}
-static double rates_a(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return DESIGN(obj)->family == HDP_FAMILY_OPTIMAL ? DESIGN(obj)->a : NAN;
-}
+GETTER(rates_c1, DESIGN(obj)->family == HDP_FAMILY_OPTIMAL ? DESIGN(obj)->c1 : NAN)
+GETTER(rates_a, DESIGN(obj)->family == HDP_FAMILY_OPTIMAL ? DESIGN(obj)->a : NAN)
 
 TABLE(hdp_rates_csv_fields, "rates_csv", NULL,
       "hdpsgd rates' CSV: a row per gamma and family (its JSON: rates, rates_risk, ...)",
@@ -125,11 +113,7 @@ TABLE(hdp_si_n_csv_fields, "si_n_csv", NULL,
 
 /* ---- kl init: a row per scheme, depth and layer (hdp_kl_init_row) ---- */
 
-static const char *kl_init_name(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_kl_init_row *)obj)->init;
-}
+TEXT_GETTER(kl_init_name, ((const hdp_kl_init_row *)obj)->init)
 #define KI_LONG(m, h) INT_AS(hdp_kl_init_row, #m, m, CSV_ONLY, h)
 #define KI_REAL(m, fmt, h) CSV_REAL(hdp_kl_init_row, #m, m, fmt, 0, h)
 
@@ -145,11 +129,7 @@ TABLE(hdp_kl_init_csv_fields, "kl_init_csv", NULL,
 
 /* ---- kl bound: a row per depth, then per width (hdp_kl_bound_row) ---- */
 
-static const char *kl_bound_axis(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_kl_bound_row *)obj)->axis;
-}
+TEXT_GETTER(kl_bound_axis, ((const hdp_kl_bound_row *)obj)->axis)
 /* a quantity's four columns <col>_<scheme>, member m[0..3] */
 #define KB1(col, m, i, s, h) CSV_REAL(hdp_kl_bound_row, col "_" s, m[i], "%.12g", 0, h)
 #define KB4(col, m, h)                                                  \

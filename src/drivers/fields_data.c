@@ -13,19 +13,8 @@
 
 /* ---- a data set (data.source = file, docs/theory.md §9) ---- */
 
-static double get_data_rows(const void *obj, const void *ctx)
-{
-    (void)obj;
-    const hdp_data *d = hdp_model_data(ctx);
-    return d ? (double)d->train.n : NAN;
-}
-
-static double get_data_seconds(const void *obj, const void *ctx)
-{
-    (void)obj;
-    const hdp_data *d = hdp_model_data(ctx);
-    return d ? d->seconds : NAN;
-}
+GETTER(get_data_rows, hdp_model_data(ctx) ? (double)hdp_model_data(ctx)->train.n : NAN)
+GETTER(get_data_seconds, hdp_model_data(ctx) ? hdp_model_data(ctx)->seconds : NAN)
 
 TABLE(hdp_ode_data_fields, "ode_data", NULL,
       "the risk ODE on a data set: its corrections (context: the model)",
@@ -66,16 +55,8 @@ static double mc_last(const hdp_mc_result *r, const double *v)
 {
     return v && r->points > 0 ? v[r->points - 1] : NAN;
 }
-static double get_test_mse(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return mc_last(obj, ((const hdp_mc_result *)obj)->test_mse);
-}
-static double get_test_mse_se(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return mc_last(obj, ((const hdp_mc_result *)obj)->test_mse_stderr);
-}
+GETTER(get_test_mse, mc_last(obj, ((const hdp_mc_result *)obj)->test_mse))
+GETTER(get_test_mse_se, mc_last(obj, ((const hdp_mc_result *)obj)->test_mse_stderr))
 
 TABLE(hdp_mc_data_fields, "mc_data", NULL,
       "DP-SGD on a data set's rows: the held-out MSE at t = 1",
@@ -138,12 +119,7 @@ TABLE(hdp_dataset_test_labels_fields, "dataset_test_labels", NULL,
  * and dataset_labels, dataset_test_file before dataset_test, dataset_test_labels_file before
  * dataset_test_labels; the JSON only ---- */
 
-#define NAME_OF(m)                                                  \
-    static const char *name_##m(const void *obj, const void *ctx)   \
-    {                                                               \
-        (void)ctx;                                                  \
-        return ((const hdp_dataset_names *)obj)->m;                 \
-    }
+#define NAME_OF(m) TEXT_GETTER(name_##m, ((const hdp_dataset_names *)obj)->m)
 NAME_OF(features)
 NAME_OF(labels)
 NAME_OF(positive)

@@ -48,23 +48,12 @@ TABLE(hdp_design_inverse_time_fields, "design_inverse_time", NULL,
     REAL(hdp_design_result, c3, "inverse-time as a model key: c3 = a rho/gamma (0: rho = inf)"));
 
 /* an int member (INT fields are long) */
-static double get_knots(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_design_result *)obj)->knots;
-}
+GETTER(get_knots, ((const hdp_design_result *)obj)->knots)
 
 static long count_knots(const void *obj) { return ((const hdp_design_result *)obj)->knots; }
 
-static double get_knot_eta(const void *obj, const void *i)
-{
-    return ((const hdp_design_result *)obj)->knot_eta[*(const long *)i];
-}
-
-static double get_knot_t(const void *obj, const void *i)
-{
-    return ((const hdp_design_result *)obj)->knot_t[*(const long *)i];
-}
+GETTER(get_knot_eta, ((const hdp_design_result *)obj)->knot_eta[*(const long *)ctx])
+GETTER(get_knot_t, ((const hdp_design_result *)obj)->knot_t[*(const long *)ctx])
 
 TABLE(hdp_design_pl_fields, "design_pl", NULL,
       "the family pl: its knots and eta~ there (the record names the list eta knot_eta: its eta "
@@ -77,26 +66,15 @@ TABLE(hdp_design_pl_fields, "design_pl", NULL,
 
 /* ---- pl's refine levels (hdp_design_result of pl; a level's table: context the level) ---- */
 
-static double get_levels(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_design_result *)obj)->levels;
-}
+GETTER(get_levels, ((const hdp_design_result *)obj)->levels)
 
 TABLE(hdp_design_refine_fields, "design_refine", NULL,
       "the refine levels of the family pl (schedule --optimize --refine)",
     GET("refine_levels", HDP_FIELD_INT, get_levels,
         "--refine: the levels of pl (K, 2K-1, ...; when stopped, those finished)"));
 
-static double get_level_knots(const void *obj, const void *l)
-{
-    return ((const hdp_design_result *)obj)->level_knots[*(const long *)l];
-}
-
-static double get_level_risk(const void *obj, const void *l)
-{
-    return ((const hdp_design_result *)obj)->level_risk[*(const long *)l];
-}
+GETTER(get_level_knots, ((const hdp_design_result *)obj)->level_knots[*(const long *)ctx])
+GETTER(get_level_risk, ((const hdp_design_result *)obj)->level_risk[*(const long *)ctx])
 
 TABLE(hdp_design_level_fields, "design_level", NULL,
       "one refine level l of the family pl, its names suffixed _<l> (context: l, a const long *)",
@@ -131,29 +109,10 @@ static const hdp_design_result *best(const void *obj)
     return d->best >= 0 && d->best < HDP_FAMILY_COUNT ? &d->res[d->best] : NULL;
 }
 
-static double get_converged(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return !((const hdp_design_set *)obj)->unconverged;
-}
-
-static const char *get_best_family(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return hdp_design_family_column(((const hdp_design_set *)obj)->best);
-}
-
-static double get_best_final_risk(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return best(obj) ? best(obj)->final_risk : NAN;
-}
-
-static double get_best_c(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return best(obj) ? best(obj)->c : NAN;
-}
+GETTER(get_converged, !((const hdp_design_set *)obj)->unconverged)
+TEXT_GETTER(get_best_family, hdp_design_family_column(((const hdp_design_set *)obj)->best))
+GETTER(get_best_final_risk, best(obj) ? best(obj)->final_risk : NAN)
+GETTER(get_best_c, best(obj) ? best(obj)->c : NAN)
 
 TABLE(hdp_design_set_fields, "design_set", NULL,
       "the best of the families designed (schedule --optimize)",
@@ -169,61 +128,23 @@ TABLE(hdp_design_set_fields, "design_set", NULL,
     {.name = "best_c", .kind = HDP_FIELD_REAL, .get = get_best_c,
      .help = "its clipping constant c", .sweep = "best_c"});
 
-static double get_table_final_risk(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return best(obj) ? best(obj)->table_final_risk : NAN;
-}
+GETTER(get_table_final_risk, best(obj) ? best(obj)->table_final_risk : NAN)
+GETTER(get_table_knots, best(obj) ? (double)best(obj)->table_len : 0)
+GETTER(get_rho, ((const hdp_model *)ctx)->rho)
 
-static double get_table_knots(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return best(obj) ? (double)best(obj)->table_len : 0;
-}
+#define MODEL(ctx) ((const hdp_model *)(ctx))
+GETTER(get_epsilon,
+       hdp_zcdp_epsilon_cks(0.5 * MODEL(ctx)->rho * MODEL(ctx)->rho, MODEL(ctx)->delta))
 
-static double get_rho(const void *obj, const void *ctx)
-{
-    (void)obj;
-    return ((const hdp_model *)ctx)->rho;
-}
+GETTER(get_delta, ((const hdp_model *)ctx)->delta)
 
-static double get_epsilon(const void *obj, const void *ctx)
-{
-    (void)obj;
-    const hdp_model *m = ctx;
-    return hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, m->delta);
-}
+#define SET(obj) ((const hdp_design_set *)(obj))
+GETTER(get_solves_per_second,
+       SET(obj)->seconds > 0 ? (double)SET(obj)->solves / SET(obj)->seconds : NAN)
 
-static double get_delta(const void *obj, const void *ctx)
-{
-    (void)obj;
-    return ((const hdp_model *)ctx)->delta;
-}
-
-static double get_solves_per_second(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_design_set *d = obj;
-    return d->seconds > 0 ? (double)d->solves / d->seconds : NAN;
-}
-
-static double get_gamma(const void *obj, const void *ctx)
-{
-    (void)obj;
-    return ((const hdp_model *)ctx)->gamma;
-}
-
-static double get_n(const void *obj, const void *ctx)
-{
-    (void)obj;
-    return (double)((const hdp_model *)ctx)->n;
-}
-
-static double get_d(const void *obj, const void *ctx)
-{
-    (void)obj;
-    return (double)((const hdp_model *)ctx)->d;
-}
+GETTER(get_gamma, ((const hdp_model *)ctx)->gamma)
+GETTER(get_n, (double)((const hdp_model *)ctx)->n)
+GETTER(get_d, (double)((const hdp_model *)ctx)->d)
 
 TABLE(hdp_design_summary_fields, "design_summary", NULL,
       "the written table, the privacy level and the cost of the design (context: the model)",
@@ -247,24 +168,13 @@ TABLE(hdp_design_summary_fields, "design_summary", NULL,
 
 /* ---- the batch size (--tune-batch: hdp_design_batch, then hdp_design_batch_terms_t) ---- */
 
-static double get_best_batch(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_design_batch *b = obj;
-    return b->best >= 0 ? (double)b->batch[b->best] : -1;
-}
+#define BATCH(obj) ((const hdp_design_batch *)(obj))
+GETTER(get_best_batch, BATCH(obj)->best >= 0 ? (double)BATCH(obj)->batch[BATCH(obj)->best] : -1)
 
 static long count_batches(const void *obj) { return ((const hdp_design_batch *)obj)->count; }
 
-static double get_batch(const void *obj, const void *i)
-{
-    return (double)((const hdp_design_batch *)obj)->batch[*(const long *)i];
-}
-
-static double get_batch_risk(const void *obj, const void *i)
-{
-    return ((const hdp_design_batch *)obj)->risk[*(const long *)i];
-}
+GETTER(get_batch, (double)((const hdp_design_batch *)obj)->batch[*(const long *)ctx])
+GETTER(get_batch_risk, ((const hdp_design_batch *)obj)->risk[*(const long *)ctx])
 
 TABLE(hdp_design_batch_fields, "design_batch", NULL,
       "the batch sizes designed (schedule --optimize --tune-batch)",
@@ -297,11 +207,7 @@ TABLE(hdp_design_batch_terms_fields, "design_batch_terms", NULL,
 
 /* ---- the written table's file (the object: its name) ---- */
 
-static const char *get_file(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return obj ? obj : "";
-}
+TEXT_GETTER(get_file, obj ? obj : "")
 
 TABLE(hdp_design_file_fields, "design_file", NULL,
       "the design's table file (context: none; the object its name)",

@@ -21,7 +21,24 @@
     {.name = nm, .kind = HDP_FIELD_COLUMN, .offset = offsetof(s, m), .length = offsetof(s, points), \
      .format = fmt, .help = h}
 #define GET(nm, k, fn, h) {.name = nm, .kind = k, .get = fn, .help = h}
+#define GET_TEXT(nm, fn, h) {.name = nm, .kind = HDP_FIELD_TEXT, .text = fn, .help = h}
 #define END {.name = NULL}
+/* a computed field's function (hdp_field.get, .text): the value expr of the object obj and the
+ * context ctx */
+#define GETTER(fn, expr)                                \
+    static double fn(const void *obj, const void *ctx) \
+    {                                                   \
+        (void)obj;                                      \
+        (void)ctx;                                      \
+        return (expr);                                  \
+    }
+#define TEXT_GETTER(fn, expr)                                \
+    static const char *fn(const void *obj, const void *ctx) \
+    {                                                        \
+        (void)obj;                                           \
+        (void)ctx;                                           \
+        return (expr);                                       \
+    }
 /* the fields of a CSV written a row per result (hdp_csv_row), the CSV's only: a REAL member of
  * s, or a computed value, in the format fmt (flags: more, e.g. HDP_FIELD_OPTIONAL) */
 #define CSV_ONLY (HDP_FIELD_NO_JSON | HDP_FIELD_NO_RECORD)

@@ -10,12 +10,7 @@
 #include "hdpsgd/rfexp.h"
 
 /* a text member (a const char *) of a summary struct, by its getter */
-#define TEXT_OF(s, m)                                              \
-    static const char *s##_##m(const void *obj, const void *ctx)   \
-    {                                                              \
-        (void)ctx;                                                 \
-        return ((const s *)obj)->m;                                \
-    }
+#define TEXT_OF(s, m) TEXT_GETTER(s##_##m, ((const s *)obj)->m)
 #define TEXT_FIELD(s, m, h) {.name = #m, .kind = HDP_FIELD_TEXT, .text = s##_##m, .help = h}
 #define LONG(s, m, h) INT_AS(s, #m, m, 0, h)
 
@@ -99,10 +94,7 @@ TABLE(hdp_rfexp_source_fields, "rfexp_source", NULL, "rf-experiment: the model i
  * index, a const long *); rf-experiment's, a row per p (P1: the selected configuration) or per
  * configuration (P2, P3, P4): hdp_rfexp_config, context its hdp_rfexp_row ---- */
 
-static double rf_step(const void *obj, const void *ctx)
-{
-    return (double)((const hdp_rf_sim_result *)obj)->step[*(const long *)ctx];
-}
+GETTER(rf_step, (double)((const hdp_rf_sim_result *)obj)->step[*(const long *)ctx])
 #define RS(nm, m, fmt, h) CSV_REAL(hdp_rf_sim_result, nm, m, fmt, HDP_FIELD_AT, h)
 TABLE(hdp_rf_csv_fields, "rf_csv", NULL,
       "hdpsgd rf's CSV: a row per recorded step (means over the runs; se: standard errors)",
@@ -126,23 +118,17 @@ TABLE(hdp_rf_csv_fields, "rf_csv", NULL,
 
 #define ROW(ctx) ((const hdp_rfexp_row *)(ctx))
 #define CFG(obj) ((const hdp_rfexp_config *)(obj))
-#define RX_GET(fn, expr)                                          \
-    static double fn(const void *obj, const void *ctx)            \
-    {                                                             \
-        (void)obj;                                                \
-        return (expr);                                            \
-    }
-RX_GET(rx_p, (double)ROW(ctx)->pt->p)
-RX_GET(rx_C, ROW(ctx)->C)
-RX_GET(rx_CT, ROW(ctx)->CT)
-RX_GET(rx_minnorm_test, ROW(ctx)->pt->minnorm_test)
-RX_GET(rx_minnorm_train, ROW(ctx)->pt->minnorm_train)
-RX_GET(rx_zero_test, ROW(ctx)->pt->zero_test)
-RX_GET(rx_modes, (double)ROW(ctx)->pt->modes)
-RX_GET(rx_eta_lambda_max, ROW(ctx)->pt->eta * ROW(ctx)->pt->lambda_max)
-RX_GET(rx_oracle, ROW(ctx)->pt->cfg[ROW(ctx)->pt->best_test].test)
-RX_GET(rx_etaTp, CFG(obj)->q.tau * (double)ROW(ctx)->pt->p / (double)ROW(ctx)->d)
-RX_GET(rx_selected, (double)ROW(ctx)->selected)
+GETTER(rx_p, (double)ROW(ctx)->pt->p)
+GETTER(rx_C, ROW(ctx)->C)
+GETTER(rx_CT, ROW(ctx)->CT)
+GETTER(rx_minnorm_test, ROW(ctx)->pt->minnorm_test)
+GETTER(rx_minnorm_train, ROW(ctx)->pt->minnorm_train)
+GETTER(rx_zero_test, ROW(ctx)->pt->zero_test)
+GETTER(rx_modes, (double)ROW(ctx)->pt->modes)
+GETTER(rx_eta_lambda_max, ROW(ctx)->pt->eta * ROW(ctx)->pt->lambda_max)
+GETTER(rx_oracle, ROW(ctx)->pt->cfg[ROW(ctx)->pt->best_test].test)
+GETTER(rx_etaTp, CFG(obj)->q.tau * (double)ROW(ctx)->pt->p / (double)ROW(ctx)->d)
+GETTER(rx_selected, (double)ROW(ctx)->selected)
 #define RX(nm, fn, fmt, h) CSV_GET(nm, HDP_FIELD_REAL, fn, fmt, 0, h)
 #define RX_INT(nm, fn, h) CSV_GET(nm, HDP_FIELD_INT, fn, NULL, 0, h)
 #define RC(nm, m, fmt, h) CSV_REAL(hdp_rfexp_config, nm, m, fmt, 0, h)

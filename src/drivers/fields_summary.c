@@ -44,22 +44,9 @@ TABLE(hdp_rates_fields, "rates", NULL,
 
 static long family_count(const void *obj) { return FAMILY(obj)->res->count; }
 
-static double family_risk(const void *obj, const void *i)
-{
-    return FAMILY(obj)->res->des[AT_I(i)].res[FAMILY(obj)->family].final_risk;
-}
-
-static double family_slope(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return FAMILY(obj)->res->slope[FAMILY(obj)->family];
-}
-
-static double family_theory_slope(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return FAMILY(obj)->res->theory_slope[FAMILY(obj)->family];
-}
+GETTER(family_risk, FAMILY(obj)->res->des[AT_I(ctx)].res[FAMILY(obj)->family].final_risk)
+GETTER(family_slope, FAMILY(obj)->res->slope[FAMILY(obj)->family])
+GETTER(family_theory_slope, FAMILY(obj)->res->theory_slope[FAMILY(obj)->family])
 
 TABLE(hdp_rates_risk_fields, "rates_risk", NULL,
       "one family's optimised final risk at every gamma (hdpsgd rates; under the prefix of the "
@@ -81,12 +68,8 @@ static double decade_points(const void *obj, const void *ctx) { (void)ctx; retur
 static double rates_rho(const void *obj, const void *ctx) { (void)ctx; return RATES(obj)->models[0].rho; }
 static double rates_d(const void *obj, const void *ctx) { (void)ctx; return (double)RATES(obj)->models[0].d; }
 
-static double solves_per_second(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_rates_result *r = obj;
-    return r->seconds > 0 ? (double)r->solves / r->seconds : NAN;
-}
+GETTER(solves_per_second, RATES(obj)->seconds > 0 ? (double)RATES(obj)->solves / RATES(obj)->seconds
+                                                : NAN)
 
 TABLE(hdp_rates_summary_fields, "rates_summary", NULL,
       "the slopes' decade, the model's privacy and dimension and the work of hdpsgd rates",
@@ -102,25 +85,17 @@ TABLE(hdp_rates_summary_fields, "rates_summary", NULL,
 
 /* ---- the accountants' choice (hdpsgd accountant, hdp_accountant_choice) ---- */
 
-static double chosen_epsilon(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_accountant_choice *c = obj;
-    return c->kind == HDP_ACCOUNTANT_RDP ? c->result->epsilon_rdp : c->result->epsilon_pld;
-}
+#define CHOICE(obj) ((const hdp_accountant_choice *)(obj))
+GETTER(chosen_epsilon, CHOICE(obj)->kind == HDP_ACCOUNTANT_RDP ? CHOICE(obj)->result->epsilon_rdp
+                                                               : CHOICE(obj)->result->epsilon_pld)
 
-static const char *chosen_name(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return hdp_accountant_name(((const hdp_accountant_choice *)obj)->kind);
-}
+TEXT_GETTER(chosen_name, hdp_accountant_name(((const hdp_accountant_choice *)obj)->kind))
 
 /* written before the accountants' tables (accountant, accountant_query), the others after */
 TABLE(hdp_accountant_choice_fields, "accountant_choice", NULL,
       "the accountant that gives epsilon (hdpsgd accountant --accountant)",
     GET("epsilon", HDP_FIELD_REAL, chosen_epsilon, "epsilon by the chosen accountant"),
-    {.name = "accountant", .kind = HDP_FIELD_TEXT, .text = chosen_name,
-     .help = "the accountant that chose or calibrated: pld or rdp"});
+    GET_TEXT("accountant", chosen_name, "the accountant that chose or calibrated: pld or rdp"));
 
 TABLE(hdp_accountant_epochs_fields, "accountant_epochs", NULL,
       "the epochs the steps were given as (hdpsgd accountant --epochs; the JSON's only)",
@@ -136,27 +111,17 @@ TABLE(hdp_accountant_target_fields, "accountant_target", NULL,
 
 /* ---- what every command's summary ends with: the model's source, the version ---- */
 
-static const char *model_source(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_model *)obj)->source;
-}
+TEXT_GETTER(model_source, ((const hdp_model *)obj)->source)
 
 TABLE(hdp_source_fields, "source", NULL,
       "the model a result was computed from (its keys: the JSON's object model)",
     {.name = "model_file", .kind = HDP_FIELD_TEXT, .text = model_source, .record = "model",
      .help = "the model's source: its file, or the built-in default"});
 
-static const char *version_text(const void *obj, const void *ctx)
-{
-    (void)obj;
-    (void)ctx;
-    return HDPSGD_VERSION_FULL;
-}
+TEXT_GETTER(version_text, HDPSGD_VERSION_FULL)
 
 TABLE(hdp_version_fields, "version", NULL, "the version that computed a result",
-    {.name = "version", .kind = HDP_FIELD_TEXT, .text = version_text,
-     .help = "the library's version"});
+    GET_TEXT("version", version_text, "the library's version"));
 
 /* ---- hdpsgd privacy: a target epsilon, more deltas; DP-GD (--dpgd) ---- */
 
@@ -214,12 +179,7 @@ TABLE(hdp_dpgd_privacy_fields, "dpgd_privacy", NULL,
 
 /* ---- NoisyGD on neural-collapse features: the [nc] keys it ran with (hdp_nc_point) ---- */
 
-#define NC_TEXT(fn, m, namer)                                       \
-    static const char *fn(const void *obj, const void *ctx)         \
-    {                                                               \
-        (void)ctx;                                                  \
-        return namer(((const hdp_nc_point *)obj)->spec.m);          \
-    }
+#define NC_TEXT(fn, m, namer) TEXT_GETTER(fn, namer(((const hdp_nc_point *)obj)->spec.m))
 NC_TEXT(nc_loss, loss, hdp_nc_loss_name)
 NC_TEXT(nc_init, init, hdp_nc_init_name)
 NC_TEXT(nc_perturbation, perturbation, hdp_nc_perturbation_name)
@@ -289,48 +249,18 @@ TABLE(hdp_nc_csv_fields, "nc_csv", NULL,
 
 #define SI(obj) ((const hdp_si_problem *)(obj))
 
-static const char *si_stage2(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return hdp_si_stage2_name(SI(obj)->spec.stage2);
-}
-
-static double si_eta_lambda_max(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return SI(obj)->hp.eta_a * SI(obj)->l[SI(obj)->spec.p - 1];
-}
-
-static const char *si_route(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return SI(obj)->hp.sigma_route_zcdp ? "zcdp" : "notes_formula";
-}
-
-static const char *si_form(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return SI(obj)->hp.budget_total ? "total" : "stage2";
-}
-
-static double si_share(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return SI(obj)->hp.budget_total ? SI(obj)->spec.stage1_share : NAN;
-}
-
-static double si_rho_z_target(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return SI(obj)->hp.budget_total ? SI(obj)->hp.rho_z_target : NAN;
-}
+TEXT_GETTER(si_stage2, hdp_si_stage2_name(SI(obj)->spec.stage2))
+GETTER(si_eta_lambda_max, SI(obj)->hp.eta_a * SI(obj)->l[SI(obj)->spec.p - 1])
+TEXT_GETTER(si_route, SI(obj)->hp.sigma_route_zcdp ? "zcdp" : "notes_formula")
+TEXT_GETTER(si_form, SI(obj)->hp.budget_total ? "total" : "stage2")
+GETTER(si_share, SI(obj)->hp.budget_total ? SI(obj)->spec.stage1_share : NAN)
+GETTER(si_rho_z_target, SI(obj)->hp.budget_total ? SI(obj)->hp.rho_z_target : NAN)
 
 static double si_threads(const void *obj, const void *ctx) { (void)obj; return *(const int *)ctx; }
 
 TABLE(hdp_si_stage2_fields, "si_stage2", NULL,
       "the law of stage 2 (hdpsgd sim-index; written first)",
-    {.name = "stage2", .kind = HDP_FIELD_TEXT, .text = si_stage2,
-     .help = "stage 2's training: the [si] key stage2"});
+    GET_TEXT("stage2", si_stage2, "stage 2's training: the [si] key stage2"));
 
 TABLE(hdp_si_eta_fields, "si_eta", NULL,
       "stage 2's step against its Gram (hdpsgd sim-index; written before si_params)",
@@ -340,10 +270,8 @@ TABLE(hdp_si_eta_fields, "si_eta", NULL,
 TABLE(hdp_si_budget_fields, "si_budget", NULL,
       "how the privacy budget was split and the sizes (hdpsgd sim-index; context: a const int * "
       "of the threads)",
-    {.name = "sigma_a_route", .kind = HDP_FIELD_TEXT, .text = si_route,
-     .help = "how sigma_a was set: zcdp or notes_formula"},
-    {.name = "epsilon_form", .kind = HDP_FIELD_TEXT, .text = si_form,
-     .help = "the budget's form: total (both stages) or stage2"},
+    GET_TEXT("sigma_a_route", si_route, "how sigma_a was set: zcdp or notes_formula"),
+    GET_TEXT("epsilon_form", si_form, "the budget's form: total (both stages) or stage2"),
     GET("stage1_share", HDP_FIELD_REAL, si_share,
         "stage 1's share of the total zCDP (null: the stage-2 form)"),
     GET("rho_z_target", HDP_FIELD_REAL, si_rho_z_target,
@@ -357,11 +285,7 @@ TABLE(hdp_si_budget_fields, "si_budget", NULL,
 
 #define KLB(obj) ((const hdp_kl_bound_summary *)(obj))
 
-static const char *klb_init(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return hdp_kl_init_name(KLB(obj)->a.init);
-}
+TEXT_GETTER(klb_init, hdp_kl_init_name(KLB(obj)->a.init))
 
 static double klb_depth(const void *obj, const void *ctx) { (void)ctx; return KLB(obj)->a.L; }
 static double klb_beta(const void *obj, const void *l) { return KLB(obj)->beta[*(const long *)l]; }
@@ -371,8 +295,7 @@ static double klb_pinsker_seed(const void *obj, const void *ctx) { (void)ctx; re
 
 TABLE(hdp_kl_arch_fields, "kl_arch", NULL,
       "the network of hdpsgd kl bound: its initialisation and sizes",
-    {.name = "init", .kind = HDP_FIELD_TEXT, .text = klb_init,
-     .help = "the initialisation scheme (kl.init)"},
+    GET_TEXT("init", klb_init, "the initialisation scheme (kl.init)"),
     GET("depth", HDP_FIELD_INT, klb_depth, "depth L"),
     INT_AS(hdp_kl_bound_summary, "width", a.m, 0, "hidden width m"),
     INT_AS(hdp_kl_bound_summary, "d", a.d, 0, "input dimension d"),
@@ -418,31 +341,25 @@ TABLE(hdp_kl_bound_fields, "kl_bound", NULL,
 #define KS_AT(obj, col) (KS(obj)->r->col[KS(obj)->epoch])
 #define KS_REAL(nm, fn, h) GET(nm, HDP_FIELD_REAL, fn, h)
 #define KS_INT(nm, fn, h) GET(nm, HDP_FIELD_INT, fn, h)
-#define KS_GET(fn, expr)                                          \
-    static double fn(const void *obj, const void *ctx)            \
-    {                                                             \
-        (void)ctx;                                                \
-        return (expr);                                            \
-    }
-KS_GET(ks_exact, KS_AT(obj, kl_exact))
-KS_GET(ks_last, KS_AT(obj, kl_final))
-KS_GET(ks_seed_constant, HDP_KL_C / HDP_KL_C_SEED * KS_AT(obj, kl_mc))
-KS_GET(ks_z_exact, KS(obj)->squared ? (KS_AT(obj, kl_mc) - KS_AT(obj, kl_exact)) /
+GETTER(ks_exact, KS_AT(obj, kl_exact))
+GETTER(ks_last, KS_AT(obj, kl_final))
+GETTER(ks_seed_constant, HDP_KL_C / HDP_KL_C_SEED * KS_AT(obj, kl_mc))
+GETTER(ks_z_exact, KS(obj)->squared ? (KS_AT(obj, kl_mc) - KS_AT(obj, kl_exact)) /
                                           KS_AT(obj, kl_mc_se_path)
                                     : NAN)
-KS_GET(ks_bound, hdp_kl_bound(KS(obj)->B, KS(obj)->T, KS(obj)->n, KS(obj)->sigma, HDP_KL_C))
-KS_GET(ks_bound_seed,
+GETTER(ks_bound, hdp_kl_bound(KS(obj)->B, KS(obj)->T, KS(obj)->n, KS(obj)->sigma, HDP_KL_C))
+GETTER(ks_bound_seed,
        hdp_kl_bound(KS(obj)->B, KS(obj)->T, KS(obj)->n, KS(obj)->sigma, HDP_KL_C_SEED))
-KS_GET(ks_pinsker, hdp_kl_pinsker_delta(KS_AT(obj, kl_mc)))
-KS_GET(ks_B, KS(obj)->B)
-KS_GET(ks_grad2, KS(obj)->r->grad2)
-KS_GET(ks_worst, (double)KS(obj)->r->worst)
-KS_GET(ks_eta_lambda_max, KS(obj)->r->eta_lambda_max)
-KS_GET(ks_R_lazy, KS(obj)->r->R_lazy)
-KS_GET(ks_rank, (double)KS(obj)->r->rank)
-KS_GET(ks_train_loss, KS_AT(obj, train_loss))
-KS_GET(ks_seconds, KS(obj)->r->seconds)
-KS_GET(ks_ratio, KS_AT(obj, kl_mc) / KS(obj)->linearised->kl_mc[KS(obj)->epoch])
+GETTER(ks_pinsker, hdp_kl_pinsker_delta(KS_AT(obj, kl_mc)))
+GETTER(ks_B, KS(obj)->B)
+GETTER(ks_grad2, KS(obj)->r->grad2)
+GETTER(ks_worst, (double)KS(obj)->r->worst)
+GETTER(ks_eta_lambda_max, KS(obj)->r->eta_lambda_max)
+GETTER(ks_R_lazy, KS(obj)->r->R_lazy)
+GETTER(ks_rank, (double)KS(obj)->r->rank)
+GETTER(ks_train_loss, KS_AT(obj, train_loss))
+GETTER(ks_seconds, KS(obj)->r->seconds)
+GETTER(ks_ratio, KS_AT(obj, kl_mc) / KS(obj)->linearised->kl_mc[KS(obj)->epoch])
 
 /* after kl_epoch under the same prefix */
 TABLE(hdp_kl_run_scheme_fields, "kl_run_scheme", NULL,
@@ -478,13 +395,13 @@ TABLE(hdp_kl_run_relu_fields, "kl_run_relu", NULL,
 /* kl run --vs epochs' CSV: a row per epoch e, of each scheme's hdp_kl_run_scheme at e (epoch
  * e, T = eta e): kl_epochs_csv once, then kl_epochs_scheme_csv under <scheme>_ and with
  * kl.network = relu kl_epochs_relu_csv under <scheme>_relu_ for every scheme run */
-KS_GET(ks_kl, KS_AT(obj, kl_mc))
-KS_GET(ks_kl_se, KS_AT(obj, kl_mc_se))
-KS_GET(ks_kl_sd, KS_AT(obj, kl_init_sd))
-KS_GET(ks_kl_max, KS_AT(obj, kl_mc_max))
-KS_GET(ks_l32_bound, KS_AT(obj, lemma32_bound))
-KS_GET(ks_l32_exp, KS_AT(obj, lemma32_exp))
-KS_GET(ks_l32_log10, KS_AT(obj, lemma32_log10))
+GETTER(ks_kl, KS_AT(obj, kl_mc))
+GETTER(ks_kl_se, KS_AT(obj, kl_mc_se))
+GETTER(ks_kl_sd, KS_AT(obj, kl_init_sd))
+GETTER(ks_kl_max, KS_AT(obj, kl_mc_max))
+GETTER(ks_l32_bound, KS_AT(obj, lemma32_bound))
+GETTER(ks_l32_exp, KS_AT(obj, lemma32_exp))
+GETTER(ks_l32_log10, KS_AT(obj, lemma32_log10))
 #define KE(nm, fn, fmt, fl, h) CSV_GET(nm, HDP_FIELD_REAL, fn, fmt, fl, h)
 #define KE_OPT HDP_FIELD_OPTIONAL
 /* the KL's Monte Carlo: the linearised and the real network's first columns */
@@ -516,31 +433,15 @@ TABLE(hdp_kl_epochs_relu_csv_fields, "kl_epochs_relu_csv", NULL,
     KE_MC,
     KE("loss", ks_train_loss, "%.10g", 0, "mean training loss"));
 
-static const char *relu_name(const void *obj, const void *ctx)
-{
-    (void)obj;
-    (void)ctx;
-    return "relu";
-}
+TEXT_GETTER(relu_name, "relu")
 
 TABLE(hdp_kl_network_fields, "kl_network", NULL,
       "the real network's runs (hdpsgd kl run with kl.network = relu; hdp_kl_keys)",
-    {.name = "network", .kind = HDP_FIELD_TEXT, .text = relu_name,
-     .help = "relu: the real network was run besides the linearised one"},
+    GET_TEXT("network", relu_name, "relu: the real network was run besides the linearised one"),
     INT_AS(hdp_kl_keys, "relu_runs", relu_runs, 0, "runs of the real network (kl.relu_runs)"));
 
-static const char *kl_loss(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return hdp_kl_loss_name(((const hdp_kl_keys *)obj)->loss);
-}
-
-static double kl_T(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    const hdp_kl_keys *k = obj;
-    return k->eta * (double)k->epochs;
-}
+TEXT_GETTER(kl_loss, hdp_kl_loss_name(((const hdp_kl_keys *)obj)->loss))
+GETTER(kl_T, ((const hdp_kl_keys *)obj)->eta * (double)((const hdp_kl_keys *)obj)->epochs)
 
 TABLE(hdp_kl_run_fields, "kl_run", NULL,
       "the [kl] keys hdpsgd kl run ran with (hdp_kl_keys)",
@@ -563,11 +464,7 @@ static long sw_count(const void *obj) { return SWP(obj)->nx; }
 static long sws_count(const void *obj) { return SWS(obj)->sw->nx; }
 static double sw_nx(const void *obj, const void *ctx) { (void)ctx; return (double)SWP(obj)->nx; }
 static double sw_x(const void *obj, const void *i) { return (double)SWP(obj)->xs[AT_I(i)]; }
-#define SWS_GET(fn, m)                                                        \
-    static double fn(const void *obj, const void *i)                         \
-    {                                                                         \
-        return SWS(obj)->sw->points[AT_I(i) * 4 + SWS(obj)->scheme].m;        \
-    }
+#define SWS_GET(fn, m) GETTER(fn, SWS(obj)->sw->points[AT_I(ctx) * 4 + SWS(obj)->scheme].m)
 SWS_GET(sws_kl, kl)
 SWS_GET(sws_se, se)
 SWS_GET(sws_kle, kle)
@@ -618,11 +515,7 @@ TABLE(hdp_si_seed_fields, "si_seed", NULL, "single-index learning's seed (hdp_si
     SEED(hdp_si_problem, spec.seed, "the base seed (sim.seed)"));
 
 /* a text that is the object itself */
-static const char *itself(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return obj;
-}
+TEXT_GETTER(itself, obj)
 
 TABLE(hdp_mc_command_fields, "mc_command", NULL,
       "the Monte Carlo's command (the object: its name, a const char *)",
@@ -647,11 +540,7 @@ TABLE(hdp_net_config_fields, "net_config", NULL,
     REAL(hdp_net_config, lr, "learning rate eta"),
     INT_AS(hdp_net_config, "steps", steps, 0, "DP-GD steps T"));
 
-static double netexp_threads(const void *obj, const void *ctx)
-{
-    (void)ctx;
-    return ((const hdp_netexp *)obj)->threads;
-}
+GETTER(netexp_threads, ((const hdp_netexp *)obj)->threads)
 
 TABLE(hdp_netexp_fields, "netexp", NULL,
       "the budget and the work of hdpsgd net --vs (hdp_netexp; after the variants' cells)",
@@ -700,19 +589,14 @@ TABLE(hdp_sweep_point_fields, "sweep_point", NULL,
       "one point of a sweep, as results.csv holds it (hdp_handle_sweep_point's record)",
     {.name = "columns", .kind = HDP_FIELD_TEXT, .text = point_columns,
      .help = "the names of results.csv's columns after point and the axes, comma-separated"},
-    {.name = "row", .kind = HDP_FIELD_TEXT, .text = point_row,
-     .help = "the point's fields in those columns, comma-separated"},
-    {.name = "status", .kind = HDP_FIELD_TEXT, .text = point_status,
-     .help = "ok, or the message of the command that failed"});
+    GET_TEXT("row", point_row, "the point's fields in those columns, comma-separated"),
+    GET_TEXT("status", point_status, "ok, or the message of the command that failed"));
 
 /* ---- the rest of the records: each run's final risk, the validator's grid, the table ---- */
 
 static long mc_finals_count(const void *obj) { return ((const hdp_mc_options *)obj)->runs; }
 
-static double mc_final(const void *obj, const void *i)
-{
-    return ((const hdp_mc_options *)obj)->final_risks[*(const long *)i];
-}
+GETTER(mc_final, ((const hdp_mc_options *)obj)->final_risks[*(const long *)ctx])
 
 TABLE(hdp_mc_finals_fields, "mc_finals", NULL,
       "each run's final risk (hdp_mc_options.final_risks; the record's only, keep_runs)",
@@ -726,5 +610,4 @@ TABLE(hdp_validate_grid_fields, "validate_grid", NULL,
 
 TABLE(hdp_design_text_fields, "design_text", NULL,
       "the best schedule as the file schedule --optimize -o writes (the object: the text)",
-    {.name = "table", .kind = HDP_FIELD_TEXT, .text = itself,
-     .help = "the best schedule as a schedule.kind = table file"});
+    GET_TEXT("table", itself, "the best schedule as a schedule.kind = table file"));

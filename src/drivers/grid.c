@@ -52,10 +52,7 @@ hdp_status hdp_grid_run(const hdp_grid_spec *spec, hdp_grid_result *res, hdp_err
     res->rows = calloc(n, spec->row_size);
     res->status = calloc(n, sizeof *res->status);
     if (!res->rows || !res->status) {
-        free(res->rows);
-        free(res->status);
-        res->rows = NULL;
-        res->status = NULL;
+        hdp_grid_free(res); /* count 0: no row to free */
         return hdp_fail(err, HDP_ENOMEM, "out of memory for a grid of %ld points", spec->count);
     }
     res->count = spec->count;

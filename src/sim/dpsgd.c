@@ -66,29 +66,6 @@ typedef struct {
     hdp_normals normals; /* the run's block stream of Gaussians (rng.h) */
 } sim_ws;
 
-static void *sim_ws_alloc(const void *vctx)
-{
-    const sim_ctx *ctx = vctx;
-    sim_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->e = hdp_mc_vec_alloc(ctx->d);
-    w->x = hdp_mc_vec_alloc(ctx->d);
-    w->z = hdp_mc_vec_alloc(ctx->d);
-    w->target = ctx->B > 0 ? hdp_mc_vec_alloc(ctx->d) : NULL;
-    w->grad = ctx->batch > 1 ? hdp_mc_vec_alloc(ctx->d) : NULL;
-    if (!w->e || !w->x || !w->z || (ctx->B > 0 && !w->target) || (ctx->batch > 1 && !w->grad)) {
-        free(w->grad);
-        free(w->e);
-        free(w->x);
-        free(w->z);
-        free(w->target);
-        free(w);
-        return NULL;
-    }
-    return w;
-}
-
 static void sim_ws_free(void *vw)
 {
     sim_ws *w = vw;
@@ -102,16 +79,54 @@ static void sim_ws_free(void *vw)
     free(w);
 }
 
-/* The residual x'^T theta - y of a row shortened to x' = xs x by clip.feature_norm, the label
- * y = x^T theta* + z kept: xs x^T e + (xs - 1) x^T theta* - z, from dot = x^T e and the
- * label noise z. */
-static double feature_clipped_residual(const sim_ctx *c, const sim_ws *w, double xs, double dot,
-                                       double z)
+static void *sim_ws_alloc(const void *vctx)
 {
+    const sim_ctx *ctx = vctx;
+    sim_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->e = hdp_mc_vec_alloc(ctx->d);
+    w->x = hdp_mc_vec_alloc(ctx->d);
+    w->z = hdp_mc_vec_alloc(ctx->d);
+    w->target = ctx->B > 0 ? hdp_mc_vec_alloc(ctx->d) : NULL;
+    w->grad = ctx->batch > 1 ? hdp_mc_vec_alloc(ctx->d) : NULL;
+    if (!w->e || !w->x || !w->z || (ctx->B > 0 && !w->target) || (ctx->batch > 1 && !w->grad)) {
+        sim_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* The residual x'^T theta - y of the fresh row w->x (dot = x^T e; its label noise z drawn
+ * here): x' = x, or x' = xs x shortened by clip.feature_norm when ||x||^2 = *xx > B^2 (then
+ * *xx = B^2, counted in out), the label y = x^T theta* + z kept: xs x^T e + (xs - 1) x^T
+ * theta* - z. *xs: the factor (1: not shortened). */
+static inline double row_residual(const sim_ctx *c, const sim_ws *w, gsl_rng *rng, double dot,
+                                  double *xx, double *xs, mc_run_out *out)
+{
+    double z = hdp_mc_label_noise(&c->noise, rng);
+    *xs = 1.0;
+    if (!(*xx > c->B2))
+        return dot - z;
     double xt = 0;
     for (long i = 0; i < c->d; i++)
         xt += w->x[i] * w->target[i];
-    return xs * dot + (xs - 1.0) * xt - z;
+    *xs = c->B / sqrt(*xx);
+    *xx = c->B2;
+    out->feature_clipped += 1.0;
+    return *xs * dot + (*xs - 1.0) * xt - z;
+}
+
+/* A run's start: its block stream of Gaussians seeded from the run's stream, e = -theta*
+ * (and theta* itself for clip.feature_norm); returns the excess risk R(theta_0). */
+static double run_start(const sim_ctx *c, sim_ws *w, gsl_rng *rng)
+{
+    hdp_normals_init(&w->normals, hdp_rng_state(rng));
+    hdp_mc_draw_target_energy(rng, c->d, c->radius, c->energy, w->e);
+    if (w->target)
+        for (long i = 0; i < c->d; i++)
+            w->target[i] = -w->e[i];
+    return hdp_mc_excess_risk(c->lambda, w->e, c->d);
 }
 
 /* One run of the discrete algorithm of docs/theory.md §1 (see the comment at the top);
@@ -128,12 +143,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     double *e = w->e, *x = w->x, *z = w->z;
     hdp_normals *ns = &w->normals;
 
-    hdp_normals_init(ns, hdp_rng_state(rng));
-    hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
-    if (w->target)
-        for (long i = 0; i < d; i++)
-            w->target[i] = -e[i];
-    double R = hdp_mc_excess_risk(c->lambda, e, d);
+    double R = run_start(c, w, rng);
     long p = hdp_mc_record_start(g, R, out);
     double nclip = 0; /* clipped steps since the last grid point */
     for (long k = 0; k < n; k++) {
@@ -143,14 +153,7 @@ static void sim_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
         hdp_sched_step(&c->sched, n, k, &eta_k, &sigma_k);
         hdp_normals_fill(ns, z, d);
         hdp_mc_sample_dot(sl, z, e, x, d, &dot, &xx);
-        double zl = hdp_mc_label_noise(&c->noise, rng), r = dot - zl;
-        double xs = 1.0; /* clip.feature_norm: the row is x' = xs x */
-        if (xx > c->B2) {
-            xs = c->B / sqrt(xx);
-            r = feature_clipped_residual(c, w, xs, dot, zl);
-            xx = c->B2;
-            out->feature_clipped += 1.0;
-        }
+        double xs, r = row_residual(c, w, rng, dot, &xx, &xs, out); /* the row x' = xs x */
         if (eta_k * xx > 2.0) /* not non-expansive (docs/theory.md §6.1) */
             out->violations += 1.0;
         if (!isfinite(r)) {
@@ -205,14 +208,7 @@ static int batch_row(const sim_ctx *c, sim_ws *w, gsl_rng *rng, double a, mc_run
     double dot, xx;
     hdp_normals_fill(&w->normals, w->z, d);
     hdp_mc_sample_dot(c->sqrt_lambda, w->z, w->e, w->x, d, &dot, &xx);
-    double zl = hdp_mc_label_noise(&c->noise, rng), r = dot - zl;
-    double xs = 1.0;
-    if (xx > c->B2) {
-        xs = c->B / sqrt(xx);
-        r = feature_clipped_residual(c, w, xs, dot, zl);
-        xx = c->B2;
-        out->feature_clipped += 1.0;
-    }
+    double xs, r = row_residual(c, w, rng, dot, &xx, &xs, out);
     if (a * xx > 2.0)
         out->violations += 1.0;
     if (!isfinite(r))
@@ -260,12 +256,7 @@ static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_r
     const long d = c->d, K = c->steps, n = c->n;
     double *e = w->e, *z = w->z;
 
-    hdp_normals_init(&w->normals, hdp_rng_state(rng));
-    hdp_mc_draw_target_energy(rng, d, c->radius, c->energy, e);
-    if (w->target)
-        for (long i = 0; i < d; i++)
-            w->target[i] = -e[i];
-    double R = hdp_mc_excess_risk(c->lambda, e, d);
+    double R = run_start(c, w, rng);
     long p = 1; /* t = 0 here, every later grid time by hdp_mc_batch_record (not g->kgrid) */
     out->risk[0] = R;
     out->clipped[0] = 0.0;
@@ -336,37 +327,23 @@ hdp_status hdp_sim_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     if (hdp_model_data(pb->model)) /* data.source = file, one pass: the rows themselves */
         return hdp_sim_rows_problem(pb, opt, res, err);
     const hdp_model *m = pb->model;
-    const hdp_spectrum spec = pb->spec; /* borrowed */
     long d = m->d, n = m->n;
-    sim_ctx c;
-    memset(&c, 0, sizeof c);
-    c.sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err);
-    if (!c.sqrt_lambda) {
-        st = HDP_ENOMEM;
-        goto done;
-    }
-    c.sched = pb->sched;
-    c.d = d;
-    c.n = n;
-    c.batch = m->batch;
-    c.steps = hdp_sched_batch_count(n, m->batch);
-    c.lambda = spec.lambda;
-    c.C = m->c * sqrt((double)d);
-    c.B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
-    c.B2 = c.B > 0 ? c.B * c.B : INFINITY;
-    c.radius = m->target_radius;
-    c.energy = spec.energy;
+    double B = hdp_feature_norm_bound(m); /* docs/theory.md §6.1 */
+    sim_ctx c = {.d = d, .n = n, .batch = m->batch, .steps = hdp_sched_batch_count(n, m->batch),
+                 .lambda = pb->spec.lambda, .sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err),
+                 .sched = pb->sched, .C = m->c * sqrt((double)d), .B = B,
+                 .B2 = B > 0 ? B * B : INFINITY, .radius = m->target_radius,
+                 .energy = pb->spec.energy}; /* the spectrum's arrays borrowed */
+    if (!c.sqrt_lambda)
+        return HDP_ENOMEM;
     hdp_mc_noise_of(m, &c.noise);
 
-    if (c.batch > 1) /* batched one pass: K steps, n/B of them per unit of time */
-        st = hdp_mc_drive_unit(pb, opt, c.steps, (double)n / (double)c.batch,
-                               &sim_batched_method, &c, res, err);
-    else
-        st = hdp_mc_drive(pb, opt, n, &sim_method, &c, res, err);
+    /* batched one pass: K steps, n/B of them per unit of time (batch 1: n steps) */
+    st = hdp_mc_drive(pb, opt, c.steps, (double)n / (double)c.batch,
+                      c.batch > 1 ? &sim_batched_method : &sim_method, NULL, &c, res, err);
     /* docs/theory.md §6 on the eta_k, sigma_k the runs used (the same hdp_sched_step, of the
      * problem's schedule): equals rho; computed once with the problem */
     res->rho_accounted = pb->rho_accounted;
-done:
     free(c.sqrt_lambda);
     return st;
 }

@@ -352,23 +352,14 @@ hdp_status hdp_finite_run_problem(const hdp_problem *pb, const hdp_mc_options *o
 {
     const hdp_model *m = pb->model;
     const hdp_finite_privacy *sp = &pb->sgd;
-    fin_ctx c;
-    memset(&c, 0, sizeof c);
-    c.d = m->d;
-    c.N = sp->train_size;
-    c.B = sp->batch;
-    c.poisson = sp->poisson;
-    c.T = sp->steps;
-    c.q = sp->sample_rate;
-    c.per_epoch = (c.N + c.B - 1) / c.B;
-    c.lr = (double)c.B / (double)c.N;
-    c.sigma = sp->noise_multiplier;
-    c.C = m->c * sqrt((double)m->d);
-    c.lambda = pb->spec.lambda;
-    c.sched = pb->sched;
-    c.radius = m->target_radius;
+    fin_ctx c = {.d = m->d, .N = sp->train_size, .B = sp->batch, .poisson = sp->poisson,
+                 .T = sp->steps, .q = sp->sample_rate,
+                 .per_epoch = (sp->train_size + sp->batch - 1) / sp->batch,
+                 .lr = (double)sp->batch / (double)sp->train_size,
+                 .sigma = sp->noise_multiplier, .C = m->c * sqrt((double)m->d),
+                 .lambda = pb->spec.lambda, .sched = pb->sched, .radius = m->target_radius,
+                 .train = pb->train};
     hdp_mc_noise_of(m, &c.noise);
-    c.train = pb->train;
     if (c.train && (c.train->N != c.N || c.train->d != c.d))
         return hdp_fail(err, HDP_EINPUT,
                         "hdp_sim_run_problem: the training set has %ld rows of dimension %ld, the "
@@ -415,8 +406,8 @@ hdp_status hdp_finite_run_problem(const hdp_problem *pb, const hdp_mc_options *o
     /* the driver's problem with this method's divergence threshold */
     hdp_problem local = *pb;
     local.threshold = fin_threshold(pb, &c);
-    st = hdp_mc_drive(&local, opt, (long)c.T, c.tsig ? &fin_method_test : &fin_method, &c, res,
-                      err);
+    st = hdp_mc_drive(&local, opt, (long)c.T, 0, c.tsig ? &fin_method_test : &fin_method, NULL,
+                      &c, res, err);
     res->rho_accounted = NAN; /* one-pass's accountant: not this algorithm (see res->sgd) */
     res->sgd = *sp;
 done:

@@ -41,11 +41,8 @@ void hdp_mc_options_from_model(const hdp_model *m, hdp_mc_options *opt)
     if (!m || !opt)
         return;
     memset(opt, 0, sizeof *opt);
-    opt->runs = m->runs;
-    opt->threads = 0;
+    opt->runs = m->runs; /* threads 0 (all), no progress */
     opt->seed = m->seed;
-    opt->progress = NULL;
-    opt->progress_user = NULL;
     opt->sde_step = m->sde_step;
 }
 
@@ -186,18 +183,14 @@ void hdp_mc_draw_target_energy(gsl_rng *rng, long d, double radius, const double
 
 void hdp_mc_noise_of(const hdp_model *m, hdp_mc_noise *z)
 {
-    z->kind = m->noise;
-    z->tau = sqrt(m->tau2);
-    z->df = m->noise_df;
-    z->t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
-                                               : 0.0;
-    z->mix_w = m->mixture_weight;
-    z->mix_m1 = m->mixture_mean;
-    z->mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight);
-    z->mix_s1 = sqrt(m->mixture_var1);
-    z->mix_s2 = sqrt(m->mixture_var2);
-    z->sample = m->noise_values;
-    z->sample_n = m->noise_values ? (size_t)m->noise_len : 0;
+    *z = (hdp_mc_noise){
+        .kind = m->noise, .tau = sqrt(m->tau2), .df = m->noise_df,
+        .t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
+                                                 : 0.0,
+        .mix_w = m->mixture_weight, .mix_m1 = m->mixture_mean,
+        .mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight),
+        .mix_s1 = sqrt(m->mixture_var1), .mix_s2 = sqrt(m->mixture_var2),
+        .sample = m->noise_values, .sample_n = m->noise_values ? (size_t)m->noise_len : 0};
 }
 
 double hdp_mc_label_noise(const hdp_mc_noise *z, gsl_rng *rng)
@@ -264,17 +257,16 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
         nv += !out[r].diverged;
     for (long i = 0; i < P; i++) {
         long k = 0;
+        double c = 0;
         for (long r = 0; r < runs; r++)
-            if (!out[r].diverged)
+            if (!out[r].diverged) {
                 work[k++] = out[r].risk[i];
+                c += out[r].clipped[i];
+            }
         hdp_mean_stderr(work, nv, 1, &res->mean[i], &res->stderr_[i]);
         res->q10[i] = quantile_select(work, (size_t)nv, 0.1);
         res->q50[i] = quantile_select(work, (size_t)nv, 0.5);
         res->q90[i] = quantile_select(work, (size_t)nv, 0.9);
-        double c = 0;
-        for (long r = 0; r < runs; r++)
-            if (!out[r].diverged)
-                c += out[r].clipped[i];
         res->clipped[i] = c / (double)nv;
         if (res->test_mse) {
             k = 0;
@@ -288,14 +280,12 @@ static void summarise(const mc_grid *grid, long runs, const mc_run_out *out, dou
     res->final_stderr = res->stderr_[P - 1];
     long k = 0;
     for (long r = 0; r < runs; r++)
-        if (!out[r].diverged)
-            work[k++] = out[r].jump;
-    hdp_mean_stderr(work, nv, 1, &res->final_jump_mean, &res->final_jump_stderr);
-    for (long r = 0; r < runs; r++)
         if (!out[r].diverged) {
+            work[k++] = out[r].jump;
             res->nonexpansive_violations += out[r].violations;
             res->feature_clipped += out[r].feature_clipped;
         }
+    hdp_mean_stderr(work, nv, 1, &res->final_jump_mean, &res->final_jump_stderr);
 }
 
 /* ---- the risk-curve driver ---- */
@@ -467,37 +457,14 @@ static hdp_status all_diverged(const hdp_problem *pb, const mc_method *method, l
 }
 
 hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                        const mc_method *method, const void *ctx, hdp_mc_result *res,
-                        hdp_error *err)
-{
-    return hdp_mc_drive_unit(pb, opt, steps, (double)steps, method, ctx, res, err);
-}
-
-static hdp_status drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                        double unit, const mc_method *method, const mc_group *grp,
-                        const void *ctx, hdp_mc_result *res, hdp_error *err);
-
-hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                             double unit, const mc_method *method, const void *ctx,
-                             hdp_mc_result *res, hdp_error *err)
-{
-    return drive(pb, opt, steps, unit, method, NULL, ctx, res, err);
-}
-
-hdp_status hdp_mc_drive_group(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                              const mc_method *method, const mc_group *grp, const void *ctx,
-                              hdp_mc_result *res, hdp_error *err)
-{
-    if (grp && (grp->size < 2 || grp->size > HDP_MC_GROUP_MAX || !grp->run))
-        grp = NULL;
-    return drive(pb, opt, steps, (double)steps, method, grp, ctx, res, err);
-}
-
-static hdp_status drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
                         double unit, const mc_method *method, const mc_group *grp,
                         const void *ctx, hdp_mc_result *res, hdp_error *err)
 {
     double t_start = omp_get_wtime();
+    if (!(unit > 0))
+        unit = (double)steps;
+    if (grp && (grp->size < 2 || grp->size > HDP_MC_GROUP_MAX || !grp->run))
+        grp = NULL;
     hdp_status st = hdp_mc_check_options(opt, err);
     if (st != HDP_OK)
         return st;

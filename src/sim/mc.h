@@ -192,21 +192,14 @@ typedef struct {
 } mc_group;
 
 /* Run opt->runs runs of the method with steps steps each and summarise them
- * into res (allocated here; res->rho_accounted is left to the caller).
+ * into res (allocated here; res->rho_accounted is left to the caller), with unit steps per
+ * unit of time on the grid (k_i = round(t_i unit); 0: steps; batched one pass, dpsgd.c, has
+ * steps = ceil(n/B) and unit = n/B), and runs stepped grp->size at a time per thread (grp
+ * NULL: one at a time; the same results).
  * HDP_EINPUT for bad options, HDP_ENOMEM, HDP_ENUMERIC when every run diverged. */
 hdp_status hdp_mc_drive(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                        const mc_method *method, const void *ctx, hdp_mc_result *res,
-                        hdp_error *err);
-/* The same with unit steps per unit of time on the grid (k_i = round(t_i unit)): batched
- * one pass (dpsgd.c) has steps = ceil(n/B) and unit = n/B. */
-hdp_status hdp_mc_drive_unit(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                             double unit, const mc_method *method, const void *ctx,
-                             hdp_mc_result *res, hdp_error *err);
-/* hdp_mc_drive with runs stepped grp->size at a time per thread (grp NULL: one at a time);
- * the same results */
-hdp_status hdp_mc_drive_group(const hdp_problem *pb, const hdp_mc_options *opt, long steps,
-                              const mc_method *method, const mc_group *grp, const void *ctx,
-                              hdp_mc_result *res, hdp_error *err);
+                        double unit, const mc_method *method, const mc_group *grp,
+                        const void *ctx, hdp_mc_result *res, hdp_error *err);
 
 /* Check runs >= 1, threads >= 0 (HDP_EINPUT naming the option). The SDE
  * checks its step itself. */

@@ -164,22 +164,16 @@ uint64_t hdp_xoshiro_next(hdp_xoshiro *g) { return hdp_xoshiro_next_inline(g); }
 /* the state after as many steps as the polynomial JUMP encodes */
 static void jump_by(hdp_xoshiro *g, const uint64_t JUMP[4])
 {
-    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    uint64_t s[4] = {0, 0, 0, 0};
     for (int i = 0; i < 4; i++) {
         for (int b = 0; b < 64; b++) {
-            if (JUMP[i] & (UINT64_C(1) << b)) {
-                s0 ^= g->s[0];
-                s1 ^= g->s[1];
-                s2 ^= g->s[2];
-                s3 ^= g->s[3];
-            }
+            if (JUMP[i] & (UINT64_C(1) << b))
+                for (int w = 0; w < 4; w++)
+                    s[w] ^= g->s[w];
             hdp_xoshiro_next(g);
         }
     }
-    g->s[0] = s0;
-    g->s[1] = s1;
-    g->s[2] = s2;
-    g->s[3] = s3;
+    memcpy(g->s, s, sizeof s);
 }
 
 void hdp_xoshiro_stream(hdp_xoshiro *g, uint64_t seed, uint64_t j)
@@ -235,37 +229,24 @@ static void jump_tables_build(void)
     jump_build(&jump_tabs[1], LONG_JUMP);
 }
 
-static void jump_apply(hdp_xoshiro *g, const jump_table *T)
+/* the jump of table k (0: jump, 1: long jump) */
+static void jump_apply(hdp_xoshiro *g, int k)
 {
-    uint64_t r0 = 0, r1 = 0, r2 = 0, r3 = 0;
+    if (!g)
+        return;
+    pthread_once(&jump_once, jump_tables_build);
+    uint64_t r[4] = {0, 0, 0, 0};
     for (int c = 0; c < 64; c++) {
-        const uint64_t *t = T->t[c][(g->s[c >> 4] >> (4 * (c & 15))) & 15];
-        r0 ^= t[0];
-        r1 ^= t[1];
-        r2 ^= t[2];
-        r3 ^= t[3];
+        const uint64_t *t = jump_tabs[k].t[c][(g->s[c >> 4] >> (4 * (c & 15))) & 15];
+        for (int w = 0; w < 4; w++)
+            r[w] ^= t[w];
     }
-    g->s[0] = r0;
-    g->s[1] = r1;
-    g->s[2] = r2;
-    g->s[3] = r3;
+    memcpy(g->s, r, sizeof r);
 }
 
-void hdp_xoshiro_jump(hdp_xoshiro *g)
-{
-    if (!g)
-        return;
-    pthread_once(&jump_once, jump_tables_build);
-    jump_apply(g, &jump_tabs[0]);
-}
+void hdp_xoshiro_jump(hdp_xoshiro *g) { jump_apply(g, 0); }
 
-void hdp_xoshiro_long_jump(hdp_xoshiro *g)
-{
-    if (!g)
-        return;
-    pthread_once(&jump_once, jump_tables_build);
-    jump_apply(g, &jump_tabs[1]);
-}
+void hdp_xoshiro_long_jump(hdp_xoshiro *g) { jump_apply(g, 1); }
 
 void hdp_xoshiro_jump_stepped(hdp_xoshiro *g, int long_jump)
 {

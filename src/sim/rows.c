@@ -27,7 +27,6 @@
 #include "hdpsgd/sim.h"
 #include "core/check.h"
 
-#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +54,8 @@ typedef struct {
     const double *theta;   /* [d] theta* in the eigenbasis, or NULL (planted) */
     const double *z;       /* [N] residuals */
     /* planted */
-    double radius, tau, t_scale, df;
-    hdp_noise_kind noise;
-    double mix_w, mix_m1, mix_m2, mix_s1, mix_s2;
-    const double *sample;
-    size_t sample_n;
+    double radius;
+    hdp_mc_noise noise;    /* the label noise's law (hdp_mc_label_noise) */
     /* held-out set (NULL: none) */
     const double *tsig, *tb;
     double tc;
@@ -137,24 +133,6 @@ static inline long uniform_index(hdp_xoshiro *st, long N)
     uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
     return (long)(hh + (lh >> 32) + (hl >> 32) + (mid >> 32));
 #endif
-}
-
-static double label_noise(const rows_ctx *c, gsl_rng *rng)
-{
-    hdp_xoshiro *st = hdp_rng_state(rng);
-    switch (c->noise) {
-    case HDP_NOISE_GAUSSIAN: return c->tau * hdp_rng_normal_fast(st);
-    case HDP_NOISE_STUDENT: return c->t_scale * gsl_ran_tdist(rng, c->df);
-    case HDP_NOISE_RADEMACHER: return (gsl_rng_get(rng) >> 31) ? c->tau : -c->tau;
-    case HDP_NOISE_NONE: return 0.0;
-    case HDP_NOISE_LAPLACE: return gsl_ran_laplace(rng, c->tau * M_SQRT1_2);
-    case HDP_NOISE_UNIFORM: return gsl_ran_flat(rng, -sqrt(3.0) * c->tau, sqrt(3.0) * c->tau);
-    case HDP_NOISE_MIXTURE:
-        return gsl_rng_uniform(rng) < c->mix_w ? c->mix_m1 + c->mix_s1 * hdp_rng_normal_fast(st)
-                                               : c->mix_m2 + c->mix_s2 * hdp_rng_normal_fast(st);
-    case HDP_NOISE_EMPIRICAL: return c->sample[gsl_rng_uniform_int(rng, c->sample_n)];
-    }
-    return 0.0;
 }
 
 /* the held-out MSE of theta = theta* + e */
@@ -463,10 +441,10 @@ __attribute__((always_inline)) static inline int rows_step(const rows_ctx *c, co
         if (c->theta) /* its residual (480 KB of them on Fashion-MNIST: not in L2) */
             __builtin_prefetch(c->z + i2);
     }
-    /* the Gaussian label noise inline (the common case; label_noise's first case) */
-    double zi = c->theta                         ? c->z[i]
-                : c->noise == HDP_NOISE_GAUSSIAN ? c->tau * hdp_rng_normal_fast(s->st)
-                                                 : label_noise(c, s->rng);
+    /* the Gaussian label noise inline (the common case; hdp_mc_label_noise's first case) */
+    double zi = c->theta                              ? c->z[i]
+                : c->noise.kind == HDP_NOISE_GAUSSIAN ? c->noise.tau * hdp_rng_normal_fast(s->st)
+                                                      : hdp_mc_label_noise(&c->noise, s->rng);
     double r = s->dot - zi;
     if (eta_k * c->xx[i] > 2.0)
         out->violations += 1.0;
@@ -613,7 +591,7 @@ static void rows_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_
         memset(grad, 0, sizeof(double) * (size_t)d);
         for (long b = 0; b < rows; b++) {
             long i = c->without ? w->perm[k * c->batch + b] : uniform_index(st, c->N);
-            double r = row_dot(c, i, e) - (c->theta ? c->z[i] : label_noise(c, rng));
+            double r = row_dot(c, i, e) - (c->theta ? c->z[i] : hdp_mc_label_noise(&c->noise, rng));
             if (!isfinite(r)) {
                 out->diverged = 1;
                 return;
@@ -691,31 +669,11 @@ hdp_status hdp_sim_rows_problem(const hdp_problem *pb, const hdp_mc_options *opt
         return hdp_model_fail_key(m, "clip", "feature_norm", err,
                                   "feature clipping is not simulated on a data set's rows "
                                   "(data.source = file): leave clip.feature_norm at 0");
-    rows_ctx c;
-    memset(&c, 0, sizeof c);
-    c.d = ds->d;
-    c.n = m->n;
-    c.N = ds->n;
-    c.f32 = ds->rows.f32;
-    c.f64 = ds->rows.f64;
-    c.lambda = ds->lambda;
-    c.sched = pb->sched;
-    c.C = m->c * sqrt((double)c.d);
-    c.without = m->rows == HDP_ROWS_WITHOUT_REPLACEMENT;
-    c.batch = m->batch > 1 ? m->batch : 1;
-    c.radius = m->target_radius;
-    c.noise = m->noise;
-    c.tau = sqrt(m->tau2);
-    c.df = m->noise_df;
-    c.t_scale = m->noise == HDP_NOISE_STUDENT ? sqrt(m->tau2 * (m->noise_df - 2.0) / m->noise_df)
-                                              : 0.0;
-    c.mix_w = m->mixture_weight;
-    c.mix_m1 = m->mixture_mean;
-    c.mix_m2 = -m->mixture_weight * m->mixture_mean / (1.0 - m->mixture_weight);
-    c.mix_s1 = sqrt(m->mixture_var1);
-    c.mix_s2 = sqrt(m->mixture_var2);
-    c.sample = m->noise_values;
-    c.sample_n = m->noise_values ? (size_t)m->noise_len : 0;
+    rows_ctx c = {.d = ds->d, .n = m->n, .N = ds->n, .f32 = ds->rows.f32, .f64 = ds->rows.f64,
+                  .lambda = ds->lambda, .sched = pb->sched, .C = m->c * sqrt((double)ds->d),
+                  .without = m->rows == HDP_ROWS_WITHOUT_REPLACEMENT,
+                  .batch = m->batch > 1 ? m->batch : 1, .radius = m->target_radius};
+    hdp_mc_noise_of(m, &c.noise);
     if (!data->planted) {
         c.theta = ds->theta_eig;
         c.z = ds->residual;
@@ -751,13 +709,13 @@ hdp_status hdp_sim_rows_problem(const hdp_problem *pb, const hdp_mc_options *opt
     c.sched_tab = tab;
     hdp_status st;
     if (c.batch > 1) /* batched one pass: K steps, n/B of them per unit of time */
-        st = hdp_mc_drive_unit(pb, opt, hdp_sched_batch_count(c.n, c.batch),
-                               (double)c.n / (double)c.batch,
-                               c.tsig ? &rows_batched_test : &rows_batched, &c, res, err);
+        st = hdp_mc_drive(pb, opt, hdp_sched_batch_count(c.n, c.batch),
+                          (double)c.n / (double)c.batch,
+                          c.tsig ? &rows_batched_test : &rows_batched, NULL, &c, res, err);
     else /* two runs per thread at small d only: at d = 784 the pair's vectors and rows in
           * flight (about 24 d bytes per run) no longer fit in L1 beside each other */
-        st = hdp_mc_drive_group(pb, opt, c.n, c.tsig ? &rows_method_test : &rows_method,
-                                c.d <= ROWS_GROUP_MAX_D ? &rows_group : NULL, &c, res, err);
+        st = hdp_mc_drive(pb, opt, c.n, 0, c.tsig ? &rows_method_test : &rows_method,
+                          c.d <= ROWS_GROUP_MAX_D ? &rows_group : NULL, &c, res, err);
     res->rho_accounted = pb->rho_accounted;
     free(tab);
     free(xx);

@@ -52,9 +52,9 @@ typedef struct {
      * -theta_c (eigenbasis) and the bias b = theta_c - theta* (NULL: none), the risk recorded
      * about theta*, 1/2 sum lambda (e + b)^2 */
     const double *start, *bias;
-    hdp_noise_kind noise;  /* label-noise law, for the clipping factors */
-    double tau2, df, c;
-    hdp_noise_law law;     /* (its sample the model's) */
+    double c;
+    hdp_noise_law law;     /* the label-noise law, for the clipping factors (its sample the
+                              model's) */
     hdp_clip *fit;         /* the problem's factors (fitted once), read by every thread */
 } sde_ctx;
 
@@ -203,30 +203,19 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
     if (!(Nd >= 1) || Nd > 4.0e12)
         return hdp_fail(err, HDP_EINPUT, "SDE step h = %g gives N = round(1/h) = %g steps",
                         h, Nd);
-    long N = (long)Nd;
-    const hdp_spectrum spec = pb->spec; /* borrowed */
-    sde_ctx c;
-    memset(&c, 0, sizeof c);
+    double eta1 = hdp_sched_eta(&pb->sched, 1.0);
+    sde_ctx c = {.d = d, .n = n, .N = (long)Nd, .h = h, .lambda = pb->spec.lambda,
+                 .sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err), .sched = pb->sched,
+                 .q_scale = 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(h),
+                 .final_noise = isinf(m->rho) || !(eta1 > 0)
+                                    ? 0.0
+                                    : 2.0 * m->c * sqrt((double)d) * (eta1 / (double)n) / m->rho,
+                 .radius = m->target_radius, .energy = pb->spec.energy, .c = m->c,
+                 .fit = pb->clip}; /* the problem's factors, fitted on [0, the divergence
+                                      threshold]; the spectrum's arrays borrowed */
+    if (!c.sqrt_lambda)
+        return HDP_ENOMEM;
     double *bias = NULL; /* a data set's clipping bias (docs/theory.md §9.2) */
-    c.sqrt_lambda = hdp_mc_sqrt_lambda(pb, d, err);
-    if (!c.sqrt_lambda) {
-        st = HDP_ENOMEM;
-        goto done;
-    }
-    hdp_schedule s = pb->sched;
-    c.sched = s;
-    c.q_scale = 2.0 * (sqrt((double)d) / (double)n) * m->c * sqrt(h);
-    double eta1 = hdp_sched_eta(&s, 1.0);
-    c.final_noise = (isinf(m->rho) || !(eta1 > 0))
-                        ? 0.0
-                        : 2.0 * m->c * sqrt((double)d) * (eta1 / (double)n) / m->rho;
-    c.d = d;
-    c.n = n;
-    c.N = N;
-    c.h = h;
-    c.lambda = spec.lambda;
-    c.radius = m->target_radius;
-    c.energy = pb->spec.energy;
     const hdp_data *data = hdp_model_data(m);
     if (data && !data->planted) { /* the shifted problem (docs/theory.md §9.2) */
         const hdp_data_bias *b = NULL;
@@ -242,15 +231,8 @@ hdp_status hdp_sde_run_problem(const hdp_problem *pb, const hdp_mc_options *opt,
             bias[i] = b->theta_c[i] - data->train.theta_eig[i];
         c.bias = bias;
     }
-    c.noise = m->noise;
-    c.tau2 = m->tau2;
-    c.df = m->noise_df;
-    c.c = m->c;
     hdp_noise_law_of_model(m, &c.law);
-
-    c.fit = pb->clip; /* the problem's, fitted on [0, the divergence threshold] */
-
-    st = hdp_mc_drive(pb, opt, N, &sde_method, &c, res, err);
+    st = hdp_mc_drive(pb, opt, c.N, 0, &sde_method, NULL, &c, res, err);
     /* docs/theory.md §6 on the discrete schedule of the model (the SDE's continuum
      * noise is its limit; the accountant is defined on the steps): the problem's */
     res->rho_accounted = pb->rho_accounted;
