@@ -170,6 +170,30 @@ done:
     return HDP_OK;
 }
 
+/* A file of one number >= 0 per line, not all zero (data.spectrum_file, data.target_file):
+ * one is the name of a number in the messages, all the plural, why the reason a number must
+ * be >= 0, tail what follows "are zero". */
+static hdp_status read_nonnegative(const hdp_model *m, const char *path, const char *key,
+                                   const char *one, const char *all, const char *why,
+                                   const char *tail, double **out, long *len, hdp_error *err)
+{
+    hdp_status st = read_table(path, 1, "data", key, m, out, len, NULL, err);
+    double sum = 0;
+    for (long i = 0; i < *len && st == HDP_OK; i++) {
+        if ((*out)[i] < 0)
+            st = hdp_fail(err, HDP_EINPUT, "%s: %s %ld is negative (%g): %s", path, one, i + 1,
+                          (*out)[i], why);
+        sum += (*out)[i];
+    }
+    if (st == HDP_OK && !(sum > 0))
+        st = hdp_fail(err, HDP_EINPUT, "%s: all %s are zero%s", path, all, tail);
+    if (st != HDP_OK && *out) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
 {
     if (!m->spectrum_file[0])
@@ -177,26 +201,11 @@ static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
                                     "spectrum = file needs data.spectrum_file (one eigenvalue per line)");
     double *v = NULL;
     long len = 0;
-    hdp_status st = read_table(m->spectrum_file, 1, "data", "spectrum_file", m, &v, &len, NULL,
-                               err);
+    hdp_status st = read_nonnegative(m, m->spectrum_file, "spectrum_file", "eigenvalue",
+                                     "eigenvalues", "a covariance spectrum needs eigenvalues >= 0",
+                                     "", &v, &len, err);
     if (st != HDP_OK)
         return st;
-    double sum = 0;
-    for (long i = 0; i < len; i++) {
-        if (v[i] < 0) {
-            double bad = v[i]; /* read before the free */
-            free(v);
-            return hdp_fail(err, HDP_EINPUT,
-                            "%s: eigenvalue %ld is negative (%g): a covariance spectrum needs "
-                            "eigenvalues >= 0",
-                            m->spectrum_file, i + 1, bad);
-        }
-        sum += v[i];
-    }
-    if (!(sum > 0)) {
-        free(v);
-        return hdp_fail(err, HDP_EINPUT, "%s: all eigenvalues are zero", m->spectrum_file);
-    }
     if (hdp_model_given(m, "data", "d") && m->d != len) {
         free(v);
         return hdp_model_range_fail(m, "data", "d", err,
@@ -220,20 +229,9 @@ static hdp_status load_target_file(hdp_model *m, hdp_error *err)
                                     "eigenvalue, one per line)");
     double *v = NULL;
     long len = 0;
-    hdp_status st = read_table(m->target_file, 1, "data", "target_file", m, &v, &len, NULL, err);
-    if (st != HDP_OK)
-        return st;
-    double sum = 0;
-    for (long i = 0; i < len && st == HDP_OK; i++) {
-        if (v[i] < 0)
-            st = hdp_fail(err, HDP_EINPUT,
-                          "%s: energy %ld is negative (%g): energies (u_j^T theta*)^2 are >= 0 "
-                          "([data] target_file)", m->target_file, i + 1, v[i]);
-        sum += v[i];
-    }
-    if (st == HDP_OK && !(sum > 0))
-        st = hdp_fail(err, HDP_EINPUT, "%s: all energies are zero ([data] target_file)",
-                      m->target_file);
+    hdp_status st = read_nonnegative(m, m->target_file, "target_file", "energy", "energies",
+                                     "energies (u_j^T theta*)^2 are >= 0 ([data] target_file)",
+                                     " ([data] target_file)", &v, &len, err);
     if (st == HDP_OK && len != m->d)
         st = hdp_model_range_fail(m, "data", "target_file", err,
                                   "%s has %ld energies but d = %ld: one energy per eigenvalue",
@@ -368,8 +366,7 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
     for (int i = 0; i < 3; i++) {
         hdp_schema_ref ref;
         if (overrides && given[i] && !over[i] && hdp_schema_find("privacy", forms[i], &ref)) {
-            m->origin[ref.index].file = 0; /* replaced by the override */
-            m->origin[ref.index].line = 0;
+            m->origin[ref.index] = (hdp_origin){0, 0}; /* replaced by the override */
             given[i] = 0;
         }
         count += given[i];
@@ -439,10 +436,8 @@ void hdp_model_budget_replaced(hdp_model *m, const char *key)
         is_form |= !strcmp(key, forms[i]);
     hdp_schema_ref ref;
     for (int i = 0; is_form && i < 3; i++)
-        if (strcmp(key, forms[i]) && hdp_schema_find("privacy", forms[i], &ref)) {
-            m->origin[ref.index].file = 0;
-            m->origin[ref.index].line = 0;
-        }
+        if (strcmp(key, forms[i]) && hdp_schema_find("privacy", forms[i], &ref))
+            m->origin[ref.index] = (hdp_origin){0, 0};
 }
 
 hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err)
