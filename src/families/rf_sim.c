@@ -89,10 +89,11 @@ static const size_t sim_arrays[] = {WS(theta), WS(xi),   WS(Z),    WS(g),  WS(re
 #undef WS
 #define SIM_NARRAYS (sizeof sim_arrays / sizeof sim_arrays[0])
 
-static void sim_ws_free(sim_ws *w) { rf_ws_free(w, sim_arrays, SIM_NARRAYS); }
+static void rf_sim_ws_free(void *w) { rf_ws_free(w, sim_arrays, SIM_NARRAYS); }
 
-static sim_ws *sim_ws_alloc(const hdp_rf_problem *pb)
+static void *rf_sim_ws_alloc(const void *c)
 {
+    const hdp_rf_problem *pb = ((const sim_ctx *)c)->pb;
     const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
     const long len[SIM_NARRAYS] = {p, p, p, p, n, n, n, r, r, r, r, r, m, m};
     return rf_ws_alloc(sizeof(sim_ws), sim_arrays, len, SIM_NARRAYS);
@@ -218,9 +219,6 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
         }
     }
 }
-
-static void *rf_sim_ws_alloc(const void *c) { return sim_ws_alloc(((const sim_ctx *)c)->pb); }
-static void rf_sim_ws_free(void *w) { sim_ws_free(w); }
 
 /* run i on its stream (the seed's stream jumped i + 1 times), into its slot */
 static hdp_status rf_sim_run(const void *c, long i, void *vw, hdp_xoshiro *stream, void *slot,
