@@ -325,7 +325,7 @@ static hdp_status load(const hdp_model *m, hdp_data **out, hdp_error *err)
         (st = a ? array_labels(m, a->y, rows.n, "the array y", &y, err)
                 : read_labels(m, "labels", m->labels, rows.n, "features", &y, err)) != HDP_OK)
         goto fail;
-    if (hdp_model_given(m, "data", "d") && m->d != rows.d) {
+    if (hdp_model_key_given(m, "data", "d") && m->d != rows.d) {
         st = hdp_model_range_fail(m, "data", "d", err,
                                   "d = %ld but the rows of %s have %ld columns (leave d out to "
                                   "take it from the file)", m->d, m->features, rows.d);

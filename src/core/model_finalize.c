@@ -43,17 +43,11 @@ hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const c
     return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: %s", loc, section, key, what);
 }
 
-int hdp_model_given(const hdp_model *m, const char *section, const char *key)
-{
-    hdp_schema_ref ref;
-    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].file != 0;
-}
-
 int hdp_model_key_given(const hdp_model *m, const char *section, const char *key)
 {
-    if (!m || !section || !key)
-        return 0;
-    return hdp_model_given(m, section, key);
+    hdp_schema_ref ref;
+    return m && section && key && hdp_schema_find(section, key, &ref) &&
+           m->origin[ref.index].file != 0;
 }
 
 hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const char *key,
@@ -206,7 +200,7 @@ static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
                                      "", &v, &len, err);
     if (st != HDP_OK)
         return st;
-    if (hdp_model_given(m, "data", "d") && m->d != len) {
+    if (hdp_model_key_given(m, "data", "d") && m->d != len) {
         free(v);
         return hdp_model_range_fail(m, "data", "d", err,
                                     "d = %ld but %s has %ld eigenvalues (leave d out to take it from the "
@@ -359,7 +353,7 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
     const char *const *forms = budget_forms;
     int given[3], over[3], count = 0, first = -1, overrides = 0;
     for (int i = 0; i < 3; i++) {
-        given[i] = hdp_model_given(m, "privacy", forms[i]);
+        given[i] = hdp_model_key_given(m, "privacy", forms[i]);
         over[i] = given[i] && key_overridden(m, "privacy", forms[i]);
         overrides += over[i];
     }

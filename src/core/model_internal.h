@@ -29,10 +29,6 @@ hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const c
                                 hdp_error *err, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* Whether [section] key was set by a file or --set (model_finalize.c; hdp_model_key_given
- * without the argument checks). */
-int hdp_model_given(const hdp_model *m, const char *section, const char *key);
-
 /* Where the key of schema index i was set: "" (the default), "--set" or a file name. */
 const char *hdp_model_origin_where(const hdp_model *m, int i);
 

@@ -36,10 +36,10 @@ static int key_written(const hdp_model *m, const hdp_schema_ref *r, const char *
         return 0;
     if ((r->key->type == HDP_KEY_PATH || r->key->type == HDP_KEY_LIST) && !value[0])
         return 0;
-    if ((r->key->flags & HDP_K_IF_GIVEN) && !hdp_model_given(m, sec, k))
+    if ((r->key->flags & HDP_K_IF_GIVEN) && !hdp_model_key_given(m, sec, k))
         return 0;
     if (!strcmp(sec, "privacy")) {
-        int z = hdp_model_given(m, sec, "rho_zcdp"), e = hdp_model_given(m, sec, "epsilon");
+        int z = hdp_model_key_given(m, sec, "rho_zcdp"), e = hdp_model_key_given(m, sec, "epsilon");
         if (!strcmp(k, "rho"))
             return !z && !e;
         if (!strcmp(k, "rho_zcdp"))
@@ -47,7 +47,7 @@ static int key_written(const hdp_model *m, const hdp_schema_ref *r, const char *
         if (!strcmp(k, "epsilon"))
             return e;
         if (!strcmp(k, "delta"))
-            return e || hdp_model_given(m, sec, "delta");
+            return e || hdp_model_key_given(m, sec, "delta");
     }
     return 1;
 }
