@@ -69,13 +69,9 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
         return hdp_model_fail_key(m, section, key, err, "%s", e.msg);
     long cap = 256, len = 0;
     double *v = malloc(sizeof(double) * (size_t)(cap * cols));
-    int *ln = lines ? malloc(sizeof(int) * (size_t)cap) : NULL; /* the file line of each row */
-    if (lines && !ln) {
-        free(v);
-        v = NULL;
-    }
+    int *ln = malloc(sizeof(int) * (size_t)cap); /* the file line of each row */
     int lineno = 0;
-    for (char *line = text, *next; v && line && *line; line = next) {
+    for (char *line = text, *next; v && ln && line && *line; line = next) {
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
@@ -87,18 +83,16 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
         if (len == cap) {
             cap *= 2;
             double *nv = realloc(v, sizeof(double) * (size_t)(cap * cols));
-            int *nl = lines && nv ? realloc(ln, sizeof(int) * (size_t)cap) : NULL;
-            if (nv && lines && nl)
-                ln = nl;
-            if (!nv || (lines && !nl)) {
-                free(nv ? nv : v);
-                v = NULL;
+            int *nl = nv ? realloc(ln, sizeof(int) * (size_t)cap) : NULL;
+            v = nv ? nv : v;
+            ln = nl ? nl : ln;
+            if (!nl) {
+                free(v);
+                v = NULL; /* out of memory: reported below */
                 break;
             }
-            v = nv;
         }
-        if (ln)
-            ln[len] = lineno;
+        ln[len] = lineno;
         for (int c = 0; c < cols; c++) {
             char *end;
             double x;
@@ -133,7 +127,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
         }
         len++;
     }
-    if (!v) {
+    if (!v || !ln) {
         st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory", path);
         goto done;
     }
@@ -150,6 +144,8 @@ done:
     *rows = len;
     if (lines)
         *lines = ln;
+    else
+        free(ln);
     return HDP_OK;
 }
 
