@@ -107,11 +107,8 @@ static int target_energies(const hdp_model *m, double *e)
         hdp_error_clear(&ignore);
         /* finite c: the shifted problem around theta_c (docs/theory.md §9); its failure is
          * reported by hdp_spectrum_of_checked, which asked first */
-        if (hdp_data_bias_of(m, &b, &ignore) == HDP_OK && b) {
-            memcpy(e, b->energy, sizeof(double) * (size_t)d);
-            return 1;
-        }
-        memcpy(e, data->train.energy, sizeof(double) * (size_t)d);
+        const int shifted = hdp_data_bias_of(m, &b, &ignore) == HDP_OK && b;
+        memcpy(e, shifted ? b->energy : data->train.energy, sizeof(double) * (size_t)d);
         return 1;
     }
     if (m->target == HDP_TARGET_FILE) {
