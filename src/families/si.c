@@ -173,9 +173,9 @@ static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
     const long n = pb->spec.n;
     hp->delta = pb->spec.delta > 0 ? pb->spec.delta : 1.0 / (double)n;
     hp->sigma_route_zcdp = 0;
+    hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
+                                 : INFINITY;
     if (hp->budget_total) {
-        hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
-                                     : INFINITY;
         double rz2 = isinf(hp->rho_z_target) ? INFINITY : hp->rho_z_target - hp->rho_z1;
         if (!(rz2 > 0))
             return hdp_fail(err, HDP_ENUMERIC, "[si] epsilon_total: no budget left for stage 2 "
@@ -199,8 +199,6 @@ static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
     }
     hp->s = hp->sigma_a > 0 ? 2.0 * hp->C_a * hp->sigma_a / (double)n : 0.0;
     hp->rho_z2 = hdp_dpgd_rho_z(hp->eta_a, hp->T, hp->sigma_a);
-    hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
-                                 : INFINITY;
     hp->rho_z = hp->rho_z1 + hp->rho_z2;
     hp->eps1 = hdp_zcdp_epsilon_cks(hp->rho_z1, hp->delta);
     hp->eps2 = hdp_zcdp_epsilon_cks(hp->rho_z2, hp->delta);
