@@ -501,41 +501,27 @@ hdp_status hdp_accountant_calibrate(const hdp_accountant_query *q, hdp_accountan
     if ((st = hdp_accountant_epsilon_of(&x, kind, &e, err)) != HDP_OK)
         return st;
     double s = 1.0;
-    if (e <= target) {
-        hi = s, ehi = e;
-        while (1) {
-            s /= 2;
-            if (s < SIGMA_MIN) {
-                *sigma = hi; /* every sigma from SIGMA_MIN up meets the target */
-                return HDP_OK;
-            }
-            x.noise_multiplier = s;
-            if ((st = hdp_accountant_epsilon_of(&x, kind, &e, err)) != HDP_OK)
-                return st;
-            if (e > target) {
-                lo = s, elo = e;
-                break;
-            }
+    const int down = e <= target; /* sigma = 1 meets the target: halve, else double */
+    for (;;) {
+        if (down ? !(e > target) : e <= target)
             hi = s, ehi = e;
-        }
-    } else {
-        lo = s, elo = e;
-        while (1) {
-            s *= 2;
-            if (s > SIGMA_MAX)
-                return hdp_fail(err, HDP_EINPUT,
-                                "target epsilon = %g at delta = %g, sample rate %g, %lld steps: no noise multiplier "
-                                "up to %g meets it",
-                                target, q->delta, q->sample_rate, q->steps, SIGMA_MAX);
-            x.noise_multiplier = s;
-            if ((st = hdp_accountant_epsilon_of(&x, kind, &e, err)) != HDP_OK)
-                return st;
-            if (e <= target) {
-                hi = s, ehi = e;
-                break;
-            }
+        else
             lo = s, elo = e;
+        if (!isnan(lo) && !isnan(hi))
+            break;
+        s = down ? s / 2 : s * 2;
+        if (s < SIGMA_MIN) {
+            *sigma = hi; /* every sigma from SIGMA_MIN up meets the target */
+            return HDP_OK;
         }
+        if (s > SIGMA_MAX)
+            return hdp_fail(err, HDP_EINPUT,
+                            "target epsilon = %g at delta = %g, sample rate %g, %lld steps: no noise multiplier "
+                            "up to %g meets it",
+                            target, q->delta, q->sample_rate, q->steps, SIGMA_MAX);
+        x.noise_multiplier = s;
+        if ((st = hdp_accountant_epsilon_of(&x, kind, &e, err)) != HDP_OK)
+            return st;
     }
     /* Illinois regula falsi on log eps against log sigma, keeping eps(hi) <= target */
     double flo = log(elo) - log(target), fhi = log(ehi > 0 ? ehi : 1e-300) - log(target);

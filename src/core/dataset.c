@@ -61,13 +61,10 @@ static void put_rotated(const hdp_dataset *ds, hdp_matrix *m, long i0, long k, c
                         double *tmp)
 {
     const long d = m->d;
-    if (ds->rotated) {
+    if (ds->rotated)
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)k, (blasint)d, (blasint)d,
                     1.0, buf, (blasint)d, ds->u, (blasint)d, 0.0, tmp, (blasint)d);
-        put_block(m, i0, k, tmp);
-    } else {
-        put_block(m, i0, k, buf);
-    }
+    put_block(m, i0, k, ds->rotated ? tmp : buf);
 }
 
 static void mean_row(const hdp_matrix *m, double *mean)

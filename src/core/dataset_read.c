@@ -466,25 +466,24 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* float64 storage shrunk to float32 when every value is exactly a float32 */
-static hdp_status maybe_shrink(hdp_matrix *m)
+static void maybe_shrink(hdp_matrix *m)
 {
     if (!m->f64)
-        return HDP_OK;
+        return;
     size_t count = (size_t)m->n * (size_t)m->d;
     for (size_t k = 0; k < count; k++) {
         double v = m->f64[k];
         if (fabs(v) > FLT_MAX || (double)(float)v != v)
-            return HDP_OK;
+            return;
     }
     float *f = malloc(count * sizeof(float));
     if (!f)
-        return HDP_OK; /* keep double: no harm */
+        return; /* keep double: no harm */
     for (size_t k = 0; k < count; k++)
         f[k] = (float)m->f64[k];
     free(m->f64);
     m->f64 = NULL;
     m->f32 = f;
-    return HDP_OK;
 }
 
 hdp_status hdp_matrix_read(const char *path, hdp_matrix *out, hdp_error *err)
@@ -521,8 +520,8 @@ hdp_status hdp_matrix_read(const char *path, hdp_matrix *out, hdp_error *err)
     }
     s_close(&s);
     if (st == HDP_OK)
-        st = maybe_shrink(out);
-    if (st != HDP_OK)
+        maybe_shrink(out);
+    else
         hdp_matrix_free(out);
     return st;
 }

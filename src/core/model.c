@@ -229,22 +229,19 @@ void hdp_model_free(hdp_model *m)
 {
     if (!m)
         return;
-    free(m->table_t);
-    free(m->table_eta);
-    free(m->file_lambda);
-    free(m->file_energy);
+    double **tables[] = {&m->table_t, &m->table_eta, &m->file_lambda, &m->file_energy,
+                         &m->noise_values};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        free(*tables[i]);
+        *tables[i] = NULL;
+    }
+    m->table_len = 0;
+    m->file_len = m->energy_len = m->noise_len = 0;
     hdp_data_bias_unpin(m);
     hdp_data_release(m->data);
     hdp_data_arrays_release(m->arrays);
     m->arrays = NULL;
-    m->table_t = m->table_eta = m->file_lambda = m->file_energy = NULL;
     m->data = NULL;
-    m->table_len = 0;
-    m->file_len = 0;
-    m->energy_len = 0;
-    free(m->noise_values);
-    m->noise_values = NULL;
-    m->noise_len = 0;
     const char **slots[HDP_MODEL_MAX_TEXTS];
     int ntexts = hdp_model_texts(m, slots, HDP_MODEL_MAX_TEXTS);
     for (int i = 0; i < ntexts; i++)

@@ -124,7 +124,7 @@ static hdp_status array_labels(const hdp_model *m, const double *src, long n, co
     hdp_error e;
     hdp_error_clear(&e);
     if (np > 0 && hdp_labels_map_pm1(*y, n, pos, np, what, &e) != HDP_OK)
-        return hdp_model_range_fail(m, "data", "labels_positive", err, "%s", e.msg);
+        return hdp_model_fail_key(m, "data", "labels_positive", err, "%s", e.msg);
     return HDP_OK;
 }
 
@@ -163,7 +163,7 @@ static hdp_status key_fail(const hdp_model *m, const char *key, const hdp_error 
 {
     if (e->status == HDP_ENOMEM)
         return hdp_fail(err, HDP_ENOMEM, "%s", e->msg);
-    return hdp_model_range_fail(m, "data", key, err, "%s", e->msg);
+    return hdp_model_fail_key(m, "data", key, err, "%s", e->msg);
 }
 
 /* labels of key (file path) read, their count checked against n, mapped to ±1 */
@@ -176,13 +176,13 @@ static hdp_status read_labels(const hdp_model *m, const char *key, const char *p
     if (hdp_labels_read(path, y, &ny, &e) != HDP_OK)
         return key_fail(m, key, &e, err);
     if (ny != n)
-        return hdp_model_range_fail(m, "data", key, err,
-                                    "%s has %ld labels but the rows of data.%s number %ld: one "
-                                    "label per row is needed", path, ny, rows_key, n);
+        return hdp_model_fail_key(m, "data", key, err,
+                                  "%s has %ld labels but the rows of data.%s number %ld: one "
+                                  "label per row is needed", path, ny, rows_key, n);
     double pos[HDP_LIST_ITEMS];
     int np = hdp_schema_list_values(m->labels_positive, pos, HDP_LIST_ITEMS);
     if (np > 0 && hdp_labels_map_pm1(*y, ny, pos, np, path, &e) != HDP_OK)
-        return hdp_model_range_fail(m, "data", "labels_positive", err, "%s", e.msg);
+        return hdp_model_fail_key(m, "data", "labels_positive", err, "%s", e.msg);
     return HDP_OK;
 }
 
@@ -191,32 +191,32 @@ static hdp_status check_keys(const hdp_model *m, int labels, hdp_error *err)
     const struct hdp_data_arrays *a = m->features[0] ? NULL : m->arrays;
     int test = m->test_features[0] || (a && a->Xt.f64), test_labels = m->test_labels[0] || (a && a->yt);
     if (!m->features[0] && !a)
-        return hdp_model_range_fail(m, "data", "source", err,
-                                    "source = file needs data.features (an N x d matrix: .npy, "
-                                    ".csv or IDX)");
+        return hdp_model_fail_key(m, "data", "source", err,
+                                  "source = file needs data.features (an N x d matrix: .npy, "
+                                  ".csv or IDX)");
     if (m->target == HDP_TARGET_UNIFORM || m->target == HDP_TARGET_POWERLAW ||
         m->target == HDP_TARGET_FILE)
-        return hdp_model_range_fail(m, "data", "target", err,
-                                    "target = %s is a synthetic target: with source = file the "
-                                    "target is least-squares or planted",
-                                    m->target == HDP_TARGET_UNIFORM   ? "uniform"
-                                    : m->target == HDP_TARGET_POWERLAW ? "powerlaw"
+        return hdp_model_fail_key(m, "data", "target", err,
+                                  "target = %s is a synthetic target: with source = file the "
+                                  "target is least-squares or planted",
+                                  m->target == HDP_TARGET_UNIFORM   ? "uniform"
+                                  : m->target == HDP_TARGET_POWERLAW ? "powerlaw"
                                                                        : "file");
     if (m->target == HDP_TARGET_LEAST_SQUARES && !labels)
-        return hdp_model_range_fail(m, "data", "target", err,
-                                    "target = least-squares needs data.labels (or target = "
-                                    "planted, which synthesises them)");
+        return hdp_model_fail_key(m, "data", "target", err,
+                                  "target = least-squares needs data.labels (or target = "
+                                  "planted, which synthesises them)");
     if (m->labels_positive[0] && !labels)
-        return hdp_model_range_fail(m, "data", "labels_positive", err,
-                                    "labels_positive maps the classes of data.labels, which is "
-                                    "not given");
+        return hdp_model_fail_key(m, "data", "labels_positive", err,
+                                  "labels_positive maps the classes of data.labels, which is "
+                                  "not given");
     if (test_labels && !test)
-        return hdp_model_range_fail(m, "data", "test_labels", err,
-                                    "test_labels without data.test_features");
+        return hdp_model_fail_key(m, "data", "test_labels", err,
+                                  "test_labels without data.test_features");
     if (test && labels && !test_labels)
-        return hdp_model_range_fail(m, "data", "test_features", err,
-                                    "test_features with the least-squares target needs "
-                                    "data.test_labels");
+        return hdp_model_fail_key(m, "data", "test_features", err,
+                                  "test_features with the least-squares target needs "
+                                  "data.test_labels");
     return HDP_OK;
 }
 
@@ -325,18 +325,18 @@ static hdp_status load(const hdp_model *m, hdp_data **out, hdp_error *err)
         (st = a ? array_labels(m, a->y, rows.n, "the array y", &y, err)
                 : read_labels(m, "labels", m->labels, rows.n, "features", &y, err)) != HDP_OK)
         goto fail;
-    if (hdp_model_given(m, "data", "d") && m->d != rows.d) {
-        st = hdp_model_range_fail(m, "data", "d", err,
-                                  "d = %ld but the rows of %s have %ld columns (leave d out to "
-                                  "take it from the file)", m->d, m->features, rows.d);
+    if (hdp_model_key_given(m, "data", "d") && m->d != rows.d) {
+        st = hdp_model_fail_key(m, "data", "d", err,
+                                "d = %ld but the rows of %s have %ld columns (leave d out to "
+                                "take it from the file)", m->d, m->features, rows.d);
         goto fail;
     }
     hdp_dataset_options o = {!m->center, m->scale == HDP_SCALE_NONE, m->ridge, 0, 0};
     st = hdp_dataset_prepare(&rows, y, y ? rows.n : 0, &o, &d->train, &e);
     if (st != HDP_OK) {
         st = st == HDP_ENOMEM ? hdp_fail(err, st, "%s: %s", m->features, e.msg)
-                              : hdp_model_range_fail(m, "data", "features", err, "%s: %s",
-                                                     m->features, e.msg);
+                              : hdp_model_fail_key(m, "data", "features", err, "%s: %s",
+                                                   m->features, e.msg);
         goto fail;
     }
     if ((m->test_features[0] || (a && a->Xt.f64)) && (st = load_test(m, d, err)) != HDP_OK)
@@ -359,10 +359,10 @@ hdp_status hdp_model_load_data(hdp_model *m, int keep, hdp_error *err)
         hdp_data_release(m->data);
         m->data = NULL;
         if (m->target == HDP_TARGET_LEAST_SQUARES || m->target == HDP_TARGET_PLANTED)
-            return hdp_model_range_fail(m, "data", "target", err,
-                                        "target = %s needs data.source = file (the rows of a "
-                                        "data set)",
-                                        m->target == HDP_TARGET_PLANTED ? "planted"
+            return hdp_model_fail_key(m, "data", "target", err,
+                                      "target = %s needs data.source = file (the rows of a "
+                                      "data set)",
+                                      m->target == HDP_TARGET_PLANTED ? "planted"
                                                                         : "least-squares");
         return HDP_OK;
     }

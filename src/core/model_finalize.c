@@ -3,7 +3,7 @@
  * combinations, the forms of the privacy budget (rho, rho_zcdp, (epsilon, delta)), n from
  * gamma, the spectrum file and the schedule table loaded (read through
  * hdp_model_read_text), each section's own checks; failures named by file:line and key
- * (hdp_model_range_fail, hdp_model_fail_key), and whether a key was given.
+ * (hdp_model_fail_key), and whether a key was given.
  */
 #include "hdpsgd/model.h"
 #include "core/check.h"
@@ -25,9 +25,20 @@
 
 /* ---- finalize: derived values, combinations, files ---- */
 
-hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const char *key,
-                                hdp_error *err, const char *fmt, ...)
+int hdp_model_key_given(const hdp_model *m, const char *section, const char *key)
 {
+    hdp_schema_ref ref;
+    return m && section && key && hdp_schema_find(section, key, &ref) &&
+           m->origin[ref.index].file != 0;
+}
+
+hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const char *key,
+                              hdp_error *err, const char *fmt, ...)
+{
+    HDP_REQUIRE(err, m);
+    HDP_REQUIRE(err, section);
+    HDP_REQUIRE(err, key);
+    HDP_REQUIRE(err, fmt);
     hdp_schema_ref ref;
     char loc[HDP_PATH_MAX + 32];
     const hdp_origin *o = hdp_schema_find(section, key, &ref) ? &m->origin[ref.index] : NULL;
@@ -43,34 +54,6 @@ hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const c
     return hdp_fail(err, HDP_EINPUT, "%s: [%s] %s: %s", loc, section, key, what);
 }
 
-int hdp_model_given(const hdp_model *m, const char *section, const char *key)
-{
-    hdp_schema_ref ref;
-    return hdp_schema_find(section, key, &ref) && m->origin[ref.index].file != 0;
-}
-
-int hdp_model_key_given(const hdp_model *m, const char *section, const char *key)
-{
-    if (!m || !section || !key)
-        return 0;
-    return hdp_model_given(m, section, key);
-}
-
-hdp_status hdp_model_fail_key(const hdp_model *m, const char *section, const char *key,
-                              hdp_error *err, const char *fmt, ...)
-{
-    HDP_REQUIRE(err, m);
-    HDP_REQUIRE(err, section);
-    HDP_REQUIRE(err, key);
-    HDP_REQUIRE(err, fmt);
-    char what[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return hdp_model_range_fail(m, section, key, err, "%s", what);
-}
-
 /* Read a whitespace-separated numeric table with 'cols' columns (decimal numbers, see
  * parse_decimal; '#' and ';' start comments). */
 static hdp_status read_table(const char *path, int cols, const char *section, const char *key,
@@ -83,16 +66,12 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
     hdp_status st = hdp_model_read_text(path, cols > 1 ? "schedule table" : "spectrum file",
                                         TABLE_MAX_LINE, &text, &e);
     if (st != HDP_OK)
-        return hdp_model_range_fail(m, section, key, err, "%s", e.msg);
+        return hdp_model_fail_key(m, section, key, err, "%s", e.msg);
     long cap = 256, len = 0;
     double *v = malloc(sizeof(double) * (size_t)(cap * cols));
-    int *ln = lines ? malloc(sizeof(int) * (size_t)cap) : NULL; /* the file line of each row */
-    if (lines && !ln) {
-        free(v);
-        v = NULL;
-    }
+    int *ln = malloc(sizeof(int) * (size_t)cap); /* the file line of each row */
     int lineno = 0;
-    for (char *line = text, *next; v && line && *line; line = next) {
+    for (char *line = text, *next; v && ln && line && *line; line = next) {
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
@@ -104,18 +83,16 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
         if (len == cap) {
             cap *= 2;
             double *nv = realloc(v, sizeof(double) * (size_t)(cap * cols));
-            int *nl = lines && nv ? realloc(ln, sizeof(int) * (size_t)cap) : NULL;
-            if (nv && lines && nl)
-                ln = nl;
-            if (!nv || (lines && !nl)) {
-                free(nv ? nv : v);
-                v = NULL;
+            int *nl = nv ? realloc(ln, sizeof(int) * (size_t)cap) : NULL;
+            v = nv ? nv : v;
+            ln = nl ? nl : ln;
+            if (!nl) {
+                free(v);
+                v = NULL; /* out of memory: reported below */
                 break;
             }
-            v = nv;
         }
-        if (ln)
-            ln[len] = lineno;
+        ln[len] = lineno;
         for (int c = 0; c < cols; c++) {
             char *end;
             double x;
@@ -150,7 +127,7 @@ static hdp_status read_table(const char *path, int cols, const char *section, co
         }
         len++;
     }
-    if (!v) {
+    if (!v || !ln) {
         st = hdp_fail(err, HDP_ENOMEM, "%s: out of memory", path);
         goto done;
     }
@@ -167,42 +144,53 @@ done:
     *rows = len;
     if (lines)
         *lines = ln;
+    else
+        free(ln);
     return HDP_OK;
+}
+
+/* A file of one number >= 0 per line, not all zero (data.spectrum_file, data.target_file):
+ * one is the name of a number in the messages, all the plural, why the reason a number must
+ * be >= 0, tail what follows "are zero". */
+static hdp_status read_nonnegative(const hdp_model *m, const char *path, const char *key,
+                                   const char *one, const char *all, const char *why,
+                                   const char *tail, double **out, long *len, hdp_error *err)
+{
+    hdp_status st = read_table(path, 1, "data", key, m, out, len, NULL, err);
+    double sum = 0;
+    for (long i = 0; i < *len && st == HDP_OK; i++) {
+        if ((*out)[i] < 0)
+            st = hdp_fail(err, HDP_EINPUT, "%s: %s %ld is negative (%g): %s", path, one, i + 1,
+                          (*out)[i], why);
+        sum += (*out)[i];
+    }
+    if (st == HDP_OK && !(sum > 0))
+        st = hdp_fail(err, HDP_EINPUT, "%s: all %s are zero%s", path, all, tail);
+    if (st != HDP_OK && *out) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
 {
     if (!m->spectrum_file[0])
-        return hdp_model_range_fail(m, "data", "spectrum_file", err,
-                                    "spectrum = file needs data.spectrum_file (one eigenvalue per line)");
+        return hdp_model_fail_key(m, "data", "spectrum_file", err,
+                                  "spectrum = file needs data.spectrum_file (one eigenvalue per line)");
     double *v = NULL;
     long len = 0;
-    hdp_status st = read_table(m->spectrum_file, 1, "data", "spectrum_file", m, &v, &len, NULL,
-                               err);
+    hdp_status st = read_nonnegative(m, m->spectrum_file, "spectrum_file", "eigenvalue",
+                                     "eigenvalues", "a covariance spectrum needs eigenvalues >= 0",
+                                     "", &v, &len, err);
     if (st != HDP_OK)
         return st;
-    double sum = 0;
-    for (long i = 0; i < len; i++) {
-        if (v[i] < 0) {
-            double bad = v[i]; /* read before the free */
-            free(v);
-            return hdp_fail(err, HDP_EINPUT,
-                            "%s: eigenvalue %ld is negative (%g): a covariance spectrum needs "
-                            "eigenvalues >= 0",
-                            m->spectrum_file, i + 1, bad);
-        }
-        sum += v[i];
-    }
-    if (!(sum > 0)) {
+    if (hdp_model_key_given(m, "data", "d") && m->d != len) {
         free(v);
-        return hdp_fail(err, HDP_EINPUT, "%s: all eigenvalues are zero", m->spectrum_file);
-    }
-    if (hdp_model_given(m, "data", "d") && m->d != len) {
-        free(v);
-        return hdp_model_range_fail(m, "data", "d", err,
-                                    "d = %ld but %s has %ld eigenvalues (leave d out to take it from the "
-                                    "file)",
-                                    m->d, m->spectrum_file, len);
+        return hdp_model_fail_key(m, "data", "d", err,
+                                  "d = %ld but %s has %ld eigenvalues (leave d out to take it from the "
+                                  "file)",
+                                  m->d, m->spectrum_file, len);
     }
     m->d = len;
     free(m->file_lambda);
@@ -215,29 +203,18 @@ static hdp_status load_spectrum_file(hdp_model *m, hdp_error *err)
 static hdp_status load_target_file(hdp_model *m, hdp_error *err)
 {
     if (!m->target_file[0])
-        return hdp_model_range_fail(m, "data", "target_file", err,
-                                    "target = file needs data.target_file (one energy per "
-                                    "eigenvalue, one per line)");
+        return hdp_model_fail_key(m, "data", "target_file", err,
+                                  "target = file needs data.target_file (one energy per "
+                                  "eigenvalue, one per line)");
     double *v = NULL;
     long len = 0;
-    hdp_status st = read_table(m->target_file, 1, "data", "target_file", m, &v, &len, NULL, err);
-    if (st != HDP_OK)
-        return st;
-    double sum = 0;
-    for (long i = 0; i < len && st == HDP_OK; i++) {
-        if (v[i] < 0)
-            st = hdp_fail(err, HDP_EINPUT,
-                          "%s: energy %ld is negative (%g): energies (u_j^T theta*)^2 are >= 0 "
-                          "([data] target_file)", m->target_file, i + 1, v[i]);
-        sum += v[i];
-    }
-    if (st == HDP_OK && !(sum > 0))
-        st = hdp_fail(err, HDP_EINPUT, "%s: all energies are zero ([data] target_file)",
-                      m->target_file);
+    hdp_status st = read_nonnegative(m, m->target_file, "target_file", "energy", "energies",
+                                     "energies (u_j^T theta*)^2 are >= 0 ([data] target_file)",
+                                     " ([data] target_file)", &v, &len, err);
     if (st == HDP_OK && len != m->d)
-        st = hdp_model_range_fail(m, "data", "target_file", err,
-                                  "%s has %ld energies but d = %ld: one energy per eigenvalue",
-                                  m->target_file, len, m->d);
+        st = hdp_model_fail_key(m, "data", "target_file", err,
+                                "%s has %ld energies but d = %ld: one energy per eigenvalue",
+                                m->target_file, len, m->d);
     if (st != HDP_OK) {
         free(v);
         return st;
@@ -256,9 +233,9 @@ static hdp_status load_noise_file(hdp_model *m, int keep, hdp_error *err)
     if (!m->noise_file[0]) {
         if (m->noise_values && m->noise_len >= 2)
             return HDP_OK;
-        return hdp_model_range_fail(m, "data", "noise_file", err,
-                                    "noise = empirical needs data.noise_file (one label-noise "
-                                    "value per line)");
+        return hdp_model_fail_key(m, "data", "noise_file", err,
+                                  "noise = empirical needs data.noise_file (one label-noise "
+                                  "value per line)");
     }
     if (keep && m->noise_values)
         return HDP_OK;
@@ -272,7 +249,7 @@ static hdp_status load_noise_file(hdp_model *m, int keep, hdp_error *err)
     hdp_error_clear(&e);
     if (hdp_noise_sample_check(v, (size_t)len, m->noise_file, &tau2, &e) != HDP_OK) {
         free(v);
-        return hdp_model_range_fail(m, "data", "noise_file", err, "%s", e.msg);
+        return hdp_model_fail_key(m, "data", "noise_file", err, "%s", e.msg);
     }
     free(m->noise_values);
     m->noise_values = v;
@@ -283,8 +260,8 @@ static hdp_status load_noise_file(hdp_model *m, int keep, hdp_error *err)
 static hdp_status load_schedule_table(hdp_model *m, hdp_error *err)
 {
     if (!m->sched_file[0])
-        return hdp_model_range_fail(m, "schedule", "file", err,
-                                    "kind = table needs schedule.file (two columns: t, eta)");
+        return hdp_model_fail_key(m, "schedule", "file", err,
+                                  "kind = table needs schedule.file (two columns: t, eta)");
     double *v = NULL;
     long len = 0;
     int *lines = NULL;
@@ -361,15 +338,14 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
     const char *const *forms = budget_forms;
     int given[3], over[3], count = 0, first = -1, overrides = 0;
     for (int i = 0; i < 3; i++) {
-        given[i] = hdp_model_given(m, "privacy", forms[i]);
+        given[i] = hdp_model_key_given(m, "privacy", forms[i]);
         over[i] = given[i] && key_overridden(m, "privacy", forms[i]);
         overrides += over[i];
     }
     for (int i = 0; i < 3; i++) {
         hdp_schema_ref ref;
         if (overrides && given[i] && !over[i] && hdp_schema_find("privacy", forms[i], &ref)) {
-            m->origin[ref.index].file = 0; /* replaced by the override */
-            m->origin[ref.index].line = 0;
+            m->origin[ref.index] = (hdp_origin){0, 0}; /* replaced by the override */
             given[i] = 0;
         }
         count += given[i];
@@ -385,19 +361,19 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
         if (hdp_schema_find("privacy", forms[first], &ref))
             hdp_model_format_where(loc, sizeof loc, hdp_model_origin_where(m, ref.index),
                                    m->origin[ref.index].line);
-        return hdp_model_range_fail(m, "privacy", forms[second], err,
-                                    "the privacy budget is given twice, as [privacy] %s (%s) and as "
-                                    "[privacy] %s: give exactly one of rho, rho_zcdp, or epsilon with "
-                                    "delta",
-                                    forms[first], loc, forms[second]);
+        return hdp_model_fail_key(m, "privacy", forms[second], err,
+                                  "the privacy budget is given twice, as [privacy] %s (%s) and as "
+                                  "[privacy] %s: give exactly one of rho, rho_zcdp, or epsilon with "
+                                  "delta",
+                                  forms[first], loc, forms[second]);
     }
     /* epsilon alone: at privacy.delta's default (1e-5), like every summary's epsilon */
     if (given[1]) {
         m->rho = sqrt(2.0 * m->rho_zcdp);
         if (!(m->rho >= 1e-50))
-            return hdp_model_range_fail(m, "privacy", "rho_zcdp", err,
-                                        "rho_zcdp = %g gives rho = sqrt(2 rho_zcdp) below 1e-50",
-                                        m->rho_zcdp);
+            return hdp_model_fail_key(m, "privacy", "rho_zcdp", err,
+                                      "rho_zcdp = %g gives rho = sqrt(2 rho_zcdp) below 1e-50",
+                                      m->rho_zcdp);
     } else if (given[2]) {
         if (isinf(m->epsilon)) {
             m->rho = INFINITY;
@@ -406,7 +382,7 @@ static hdp_status finalize_privacy(hdp_model *m, hdp_error *err)
             hdp_error e;
             hdp_error_clear(&e);
             if (hdp_zcdp_from_epsilon(m->epsilon, m->delta, &rz, &e) != HDP_OK)
-                return hdp_model_range_fail(m, "privacy", "epsilon", err, "%s", e.msg);
+                return hdp_model_fail_key(m, "privacy", "epsilon", err, "%s", e.msg);
             m->rho = sqrt(2.0 * rz);
         }
     }
@@ -439,10 +415,8 @@ void hdp_model_budget_replaced(hdp_model *m, const char *key)
         is_form |= !strcmp(key, forms[i]);
     hdp_schema_ref ref;
     for (int i = 0; is_form && i < 3; i++)
-        if (strcmp(key, forms[i]) && hdp_schema_find("privacy", forms[i], &ref)) {
-            m->origin[ref.index].file = 0;
-            m->origin[ref.index].line = 0;
-        }
+        if (strcmp(key, forms[i]) && hdp_schema_find("privacy", forms[i], &ref))
+            m->origin[ref.index] = (hdp_origin){0, 0};
 }
 
 hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err)
@@ -462,18 +436,18 @@ hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err
         m->gamma = (double)m->d / (double)m->n;
     } else {
         if (m->n_given_last && m->n < 1)
-            return hdp_model_range_fail(m, "data", "n", err, "n must be >= 1");
+            return hdp_model_fail_key(m, "data", "n", err, "n must be >= 1");
         double n = nearbyint((double)m->d / m->gamma);
         if (n < 1)
-            return hdp_model_range_fail(m, "data", "gamma", err,
-                                        "gamma = %g gives n = round(d/gamma) = 0 samples for d = %ld: "
-                                        "need gamma <= 2d",
-                                        m->gamma, m->d);
+            return hdp_model_fail_key(m, "data", "gamma", err,
+                                      "gamma = %g gives n = round(d/gamma) = 0 samples for d = %ld: "
+                                      "need gamma <= 2d",
+                                      m->gamma, m->d);
         if (n > 1.0e12)
-            return hdp_model_range_fail(m, "data", "gamma", err,
-                                        "gamma = %g gives n = round(d/gamma) = %g steps: at most 1e12 (the "
-                                        "bound of data.n)",
-                                        m->gamma, n);
+            return hdp_model_fail_key(m, "data", "gamma", err,
+                                      "gamma = %g gives n = round(d/gamma) = %g steps: at most 1e12 (the "
+                                      "bound of data.n)",
+                                      m->gamma, n);
         m->n = (long)n;
         m->gamma = (double)m->d / (double)m->n;
     }
@@ -483,8 +457,8 @@ hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err
         m->tau2 = hdp_noise_mixture_tau2(m->mixture_weight, m->mixture_mean, m->mixture_var1,
                                          m->mixture_var2);
         if (!isfinite(m->tau2))
-            return hdp_model_range_fail(m, "data", "mixture_mean", err,
-                                        "the mixture's variance overflows");
+            return hdp_model_fail_key(m, "data", "mixture_mean", err,
+                                      "the mixture's variance overflows");
     }
     if (m->noise == HDP_NOISE_EMPIRICAL) {
         if ((st = load_noise_file(m, keep_tables, err)) != HDP_OK)
@@ -497,19 +471,19 @@ hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err
     if ((st = finalize_privacy(m, err)) != HDP_OK)
         return st;
     if (isinf(m->c) && !isinf(m->rho))
-        return hdp_model_range_fail(m, "clip", "c", err,
-                                    "c = inf (no clipping) needs privacy.rho = inf: the private noise "
-                                    "2*c*sqrt(d)*sigma_k would be infinite");
+        return hdp_model_fail_key(m, "clip", "c", err,
+                                  "c = inf (no clipping) needs privacy.rho = inf: the private noise "
+                                  "2*c*sqrt(d)*sigma_k would be infinite");
     if (m->sched == HDP_SCHED_CONSTANT && !isinf(m->rho))
-        return hdp_model_range_fail(m, "schedule", "kind", err,
-                                    "constant is the non-private baseline and needs privacy.rho = inf; "
-                                    "use kind = output for a private constant learning rate");
+        return hdp_model_fail_key(m, "schedule", "kind", err,
+                                  "constant is the non-private baseline and needs privacy.rho = inf; "
+                                  "use kind = output for a private constant learning rate");
     if (m->sched == HDP_SCHED_OPTIMAL) {
         double a = m->gamma * fmax(m->c2, isinf(m->rho) ? 0 : m->c3 / m->rho);
         if (!(a > 0))
-            return hdp_model_range_fail(m, "schedule", "c2", err,
-                                        "the optimal schedule needs a = gamma*max(c2, c3/rho) > 0 "
-                                        "(with rho = inf, c2 > 0)");
+            return hdp_model_fail_key(m, "schedule", "c2", err,
+                                      "the optimal schedule needs a = gamma*max(c2, c3/rho) > 0 "
+                                      "(with rho = inf, c2 > 0)");
     }
     if (m->sched == HDP_SCHED_TABLE && !(keep_tables && m->table_t) &&
         (st = load_schedule_table(m, err)) != HDP_OK)
@@ -517,20 +491,20 @@ hdp_status hdp_model_finalize_keep(hdp_model *m, int keep_tables, hdp_error *err
     if (m->spectrum == HDP_SPECTRUM_TWOLEVEL) {
         long k = (long)nearbyint(m->twolevel_fraction * (double)m->d);
         if (m->d >= 2 && (k < 1 || k >= m->d))
-            return hdp_model_range_fail(m, "data", "twolevel_fraction", err,
-                                        "fraction %g of d = %ld gives %ld large eigenvalues: need between 1 "
-                                        "and d-1",
-                                        m->twolevel_fraction, m->d, k);
+            return hdp_model_fail_key(m, "data", "twolevel_fraction", err,
+                                      "fraction %g of d = %ld gives %ld large eigenvalues: need between 1 "
+                                      "and d-1",
+                                      m->twolevel_fraction, m->d, k);
     }
     if (m->bins > m->d)
         m->bins = 0; /* more bins than eigenvalues: one per eigenvalue */
     if (m->data && m->rows == HDP_ROWS_WITHOUT_REPLACEMENT && m->n > m->data->train.n)
-        return hdp_model_range_fail(m, "sim", "rows", err,
-                                    "without-replacement makes one pass over the %ld rows of %s, "
-                                    "fewer than the n = %ld steps: take n <= %ld (gamma >= %g) "
-                                    "or rows = with-replacement",
-                                    m->data->train.n, m->features, m->n, m->data->train.n,
-                                    (double)m->d / (double)m->data->train.n);
+        return hdp_model_fail_key(m, "sim", "rows", err,
+                                  "without-replacement makes one pass over the %ld rows of %s, "
+                                  "fewer than the n = %ld steps: take n <= %ld (gamma >= %g) "
+                                  "or rows = with-replacement",
+                                  m->data->train.n, m->features, m->n, m->data->train.n,
+                                  (double)m->d / (double)m->data->train.n);
     if ((st = check_sizes(m, err)) != HDP_OK)
         return st;
     /* each section's own combinations and sizes (the families'), in the table's order */

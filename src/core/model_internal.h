@@ -23,16 +23,6 @@ void hdp_model_format_where(char *buf, size_t size, const char *where, int line)
 hdp_status hdp_model_read_text(const char *path, const char *what, long max_line, char **text,
                                hdp_error *err);
 
-/* Fail with HDP_EINPUT naming where [section] key was set (or the model's defaults) and
- * the message (model_finalize.c). */
-hdp_status hdp_model_range_fail(const hdp_model *m, const char *section, const char *key,
-                                hdp_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* Whether [section] key was set by a file or --set (model_finalize.c; hdp_model_key_given
- * without the argument checks). */
-int hdp_model_given(const hdp_model *m, const char *section, const char *key);
-
 /* Where the key of schema index i was set: "" (the default), "--set" or a file name. */
 const char *hdp_model_origin_where(const hdp_model *m, int i);
 

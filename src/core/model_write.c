@@ -36,10 +36,10 @@ static int key_written(const hdp_model *m, const hdp_schema_ref *r, const char *
         return 0;
     if ((r->key->type == HDP_KEY_PATH || r->key->type == HDP_KEY_LIST) && !value[0])
         return 0;
-    if ((r->key->flags & HDP_K_IF_GIVEN) && !hdp_model_given(m, sec, k))
+    if ((r->key->flags & HDP_K_IF_GIVEN) && !hdp_model_key_given(m, sec, k))
         return 0;
     if (!strcmp(sec, "privacy")) {
-        int z = hdp_model_given(m, sec, "rho_zcdp"), e = hdp_model_given(m, sec, "epsilon");
+        int z = hdp_model_key_given(m, sec, "rho_zcdp"), e = hdp_model_key_given(m, sec, "epsilon");
         if (!strcmp(k, "rho"))
             return !z && !e;
         if (!strcmp(k, "rho_zcdp"))
@@ -47,30 +47,23 @@ static int key_written(const hdp_model *m, const hdp_schema_ref *r, const char *
         if (!strcmp(k, "epsilon"))
             return e;
         if (!strcmp(k, "delta"))
-            return e || hdp_model_given(m, sec, "delta");
+            return e || hdp_model_key_given(m, sec, "delta");
     }
     return 1;
 }
 
-static void format_budget(char *buf, size_t size, double v)
-{
-    if (isinf(v))
-        snprintf(buf, size, "inf");
-    else
-        hdp_format_exact(v, buf, size);
-}
-
-/* The model as INI lines, each after prefix ("" for a model file, "# " for a CSV header). */
 /* After the [privacy] keys of a CSV header: every form of the finalized model's budget. */
 static void write_budget(const hdp_model *m, FILE *out, const char *prefix)
 {
-    char a[64], b[64], c[64], d[64];
-    format_budget(a, sizeof a, m->rho);
-    format_budget(b, sizeof b, m->rho_zcdp);
-    format_budget(c, sizeof c, m->epsilon);
-    format_budget(d, sizeof d, m->delta);
+    const double v[4] = {m->rho, m->rho_zcdp, m->epsilon, m->delta};
+    char t[4][64];
+    for (int i = 0; i < 4; i++)
+        if (isinf(v[i]))
+            snprintf(t[i], sizeof t[i], "inf");
+        else
+            hdp_format_exact(v[i], t[i], sizeof t[i]);
     fprintf(out, "%s; the same budget: rho = %s, rho_zcdp = %s, epsilon = %s at delta = %s (CKS)\n",
-            prefix, a, b, c, d);
+            prefix, t[0], t[1], t[2], t[3]);
 }
 
 /* After data.tau2 in a CSV header: where the variance of a law that derives it came from
@@ -85,6 +78,7 @@ static void write_tau2_origin(const hdp_model *m, FILE *out, const char *prefix)
                 prefix, m->noise_len);
 }
 
+/* The model as INI lines, each after prefix ("" for a model file, "# " for a CSV header). */
 static void write_model(const hdp_model *m, FILE *out, const char *prefix,
                         const char *const *families, int derived)
 {

@@ -84,8 +84,7 @@ void *hdp_model_section(hdp_model *m, const hdp_schema_section *s)
 
 const void *hdp_model_section_const(const hdp_model *m, const hdp_schema_section *s)
 {
-    long off = m && s ? slice_offset(s) : -1;
-    return off < 0 ? NULL : m->family.bytes + off;
+    return hdp_model_section((hdp_model *)m, s); /* read only */
 }
 
 void *hdp_schema_value(hdp_model *m, const hdp_schema_ref *ref)
@@ -96,9 +95,7 @@ void *hdp_schema_value(hdp_model *m, const hdp_schema_ref *ref)
 
 const void *hdp_schema_value_const(const hdp_model *m, const hdp_schema_ref *ref)
 {
-    const char *base =
-        ref->section->size ? hdp_model_section_const(m, ref->section) : (const char *)m;
-    return base + ref->key->offset;
+    return hdp_schema_value((hdp_model *)m, ref); /* read only */
 }
 
 const char *hdp_schema_text(const void *val)

@@ -41,10 +41,12 @@ double hdp_spectrum_risk0(const hdp_spectrum *spec, double R0)
     return r;
 }
 
+/* a copy of n values (uninitialised when src is NULL, as the arrays of a spectrum being
+ * built); at least one allocated */
 static double *dup_doubles(const double *src, long n)
 {
     double *v = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    if (v && n > 0)
+    if (v && src && n > 0)
         memcpy(v, src, sizeof(double) * (size_t)n);
     return v;
 }
@@ -55,22 +57,13 @@ hdp_status hdp_spectrum_copy(const hdp_spectrum *src, hdp_spectrum *dst, hdp_err
     HDP_REQUIRE(err, src);
     HDP_REQUIRE(err, dst);
     *dst = *src;
-    dst->lambda = malloc(sizeof(double) * (size_t)(src->d > 0 ? src->d : 1));
-    dst->bin_lambda = malloc(sizeof(double) * (size_t)(src->m > 0 ? src->m : 1));
-    dst->bin_weight = malloc(sizeof(double) * (size_t)(src->m > 0 ? src->m : 1));
-    if (!dst->lambda || !dst->bin_lambda || !dst->bin_weight) {
-        hdp_spectrum_free(dst);
-        return hdp_fail(err, HDP_ENOMEM, "out of memory for a spectrum of d = %ld", src->d);
-    }
-    if (src->d > 0 && src->lambda)
-        memcpy(dst->lambda, src->lambda, sizeof(double) * (size_t)src->d);
-    if (src->m > 0 && src->bin_lambda && src->bin_weight) {
-        memcpy(dst->bin_lambda, src->bin_lambda, sizeof(double) * (size_t)src->m);
-        memcpy(dst->bin_weight, src->bin_weight, sizeof(double) * (size_t)src->m);
-    }
+    dst->lambda = dup_doubles(src->lambda, src->d);
+    dst->bin_lambda = dup_doubles(src->bin_lambda, src->m);
+    dst->bin_weight = dup_doubles(src->bin_weight, src->m);
     dst->energy = src->energy ? dup_doubles(src->energy, src->d) : NULL;
     dst->bin_energy = src->bin_energy ? dup_doubles(src->bin_energy, src->m) : NULL;
-    if ((src->energy && !dst->energy) || (src->bin_energy && !dst->bin_energy)) {
+    if (!dst->lambda || !dst->bin_lambda || !dst->bin_weight || (src->energy && !dst->energy) ||
+        (src->bin_energy && !dst->bin_energy)) {
         hdp_spectrum_free(dst);
         return hdp_fail(err, HDP_ENOMEM, "out of memory for a spectrum of d = %ld", src->d);
     }
@@ -114,11 +107,8 @@ static int target_energies(const hdp_model *m, double *e)
         hdp_error_clear(&ignore);
         /* finite c: the shifted problem around theta_c (docs/theory.md §9); its failure is
          * reported by hdp_spectrum_of_checked, which asked first */
-        if (hdp_data_bias_of(m, &b, &ignore) == HDP_OK && b) {
-            memcpy(e, b->energy, sizeof(double) * (size_t)d);
-            return 1;
-        }
-        memcpy(e, data->train.energy, sizeof(double) * (size_t)d);
+        const int shifted = hdp_data_bias_of(m, &b, &ignore) == HDP_OK && b;
+        memcpy(e, shifted ? b->energy : data->train.energy, sizeof(double) * (size_t)d);
         return 1;
     }
     if (m->target == HDP_TARGET_FILE) {

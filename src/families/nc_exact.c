@@ -94,9 +94,7 @@ hdp_status hdp_nc_gauss_max_error(const double *a, long m, double *out, hdp_erro
     gm_ctx c = {a, m};
     gsl_function F = {gm_integrand, &c};
     double res = 0, abserr = 0;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
     int rc = gsl_integration_qagi(&F, 0.0, 1e-10, 2000, w, &res, &abserr);
-    gsl_set_error_handler(old);
     gsl_integration_workspace_free(w);
     /* GSL_EROUND: the tolerance was not met because of rounding; accept a tight result */
     if (rc != 0 && !(rc == GSL_EROUND && abserr <= 1e-8 * fabs(res)) && !(res == 0 && abserr == 0))

@@ -90,15 +90,9 @@ double hdp_nc_clip_gradient(const double *r, long rows, const double *z, long co
 void hdp_nc_fill_signs(hdp_xoshiro *g, double beta, double *out, long len)
 {
     const double tbl[2] = {-beta, beta};
-    long i = 0;
-    for (; i + 64 <= len; i += 64) {
+    for (long i = 0; i < len; i += 64) {
         uint64_t bits = hdp_xoshiro_next_inline(g);
-        for (int j = 0; j < 64; j++)
-            out[i + j] = tbl[(bits >> j) & 1];
-    }
-    if (i < len) {
-        uint64_t bits = hdp_xoshiro_next_inline(g);
-        for (long j = 0; i + j < len; j++)
+        for (long j = 0; j < 64 && i + j < len; j++)
             out[i + j] = tbl[(bits >> j) & 1];
     }
 }
@@ -133,6 +127,22 @@ static void transform(const hdp_nc_problem *pb, const double *x, double *z)
     }
 }
 
+/* b (length L) made orthogonal to the orthonormal rows B[0 .. k) (modified Gram-Schmidt,
+ * passes times), then of norm 1 */
+static void orthonormalise(double *b, const double *B, long k, long L, int passes)
+{
+    for (int pass = 0; pass < passes; pass++)
+        for (long i = 0; i < k; i++) {
+            double c = 0;
+            for (long l = 0; l < L; l++) c += B[i * L + l] * b[l];
+            for (long l = 0; l < L; l++) b[l] -= c * B[i * L + l];
+        }
+    double nn = 0;
+    for (long l = 0; l < L; l++) nn += b[l] * b[l];
+    nn = sqrt(nn);
+    for (long l = 0; l < L; l++) b[l] /= nn;
+}
+
 /* K of K0 frame vertices (K0 > K): the mean squared cosine between span(P) and the span of
  * the centred M_k, ||B P||_F^2/(K-1) with B an orthonormal basis (Gram-Schmidt of the first
  * K-1 centred M_k) and D the K-1 orthonormal directions of P (rows of length p). */
@@ -149,16 +159,7 @@ static double frame_alignment(const hdp_nc_problem *pb, const double *D)
             for (long c = 0; c < K; c++) mean += pb->M[c * p + l];
             b[l] = pb->M[k * p + l] - mean / (double)K;
         }
-        for (int pass = 0; pass < 2; pass++) /* Gram-Schmidt, twice against rounding */
-            for (long i = 0; i < k; i++) {
-                double c = 0;
-                for (long l = 0; l < L; l++) c += B[i * L + l] * b[l];
-                for (long l = 0; l < L; l++) b[l] -= c * B[i * L + l];
-            }
-        double nn = 0;
-        for (long l = 0; l < L; l++) nn += b[l] * b[l];
-        nn = sqrt(nn);
-        for (long l = 0; l < L; l++) b[l] /= nn;
+        orthonormalise(b, B, k, L, 2); /* twice against rounding */
     }
     double a = 0;
     for (long k = 0; k < q; k++)
@@ -233,17 +234,7 @@ static hdp_status build_pca(hdp_nc_problem *pb, hdp_xoshiro *g, hdp_error *err)
             for (long l = 0; l < p; l++)
                 d[l] += ui * x[l];
         }
-        /* re-orthonormalise (modified Gram-Schmidt) against rounding */
-        for (long i = 0; i < j; i++) {
-            const double *e = D + i * p;
-            double c = 0;
-            for (long l = 0; l < p; l++) c += e[l] * d[l];
-            for (long l = 0; l < p; l++) d[l] -= c * e[l];
-        }
-        double nn = 0;
-        for (long l = 0; l < p; l++) nn += d[l] * d[l];
-        nn = sqrt(nn);
-        for (long l = 0; l < p; l++) d[l] /= nn;
+        orthonormalise(d, D, j, p, 1); /* again, against rounding */
     }
     for (long l = 0; l < p; l++)
         for (long j = 0; j < q; j++)

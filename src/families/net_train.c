@@ -21,7 +21,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define NB 256 /* samples per block */
 #define UB 64  /* hidden units per block */
@@ -32,13 +31,6 @@ static void sgemm(int ta, int tb, long M, long N, long K, float alpha, const flo
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (blasint)M, (blasint)N, (blasint)K, alpha, A, (blasint)lda, B, (blasint)ldb, beta,
                 C, (blasint)ldc);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The residual g (K) of one sample from its outputs f (K); returns its loss and sets *hit
@@ -476,7 +468,7 @@ hdp_status hdp_net_train(const hdp_net_data *dt, const hdp_net_config *c, int th
         return hdp_fail(err, HDP_EINPUT,
                         "net: bad configuration (records must be in [1, steps], lr, C, epsilon > 0, "
                         "delta in (0, 1))");
-    double t0 = now();
+    double t0 = omp_get_wtime();
     hdp_status st = result_alloc(res, c->records + 1, err);
     if (st != HDP_OK)
         return st;
@@ -501,7 +493,7 @@ hdp_status hdp_net_train(const hdp_net_data *dt, const hdp_net_config *c, int th
         st = train_loop(&s, c, th, progress, user, res, err);
     blas_restore(old);
     state_free(&s);
-    res->seconds = now() - t0;
+    res->seconds = omp_get_wtime() - t0;
     if (st != HDP_OK)
         hdp_net_result_free(res);
     return st;

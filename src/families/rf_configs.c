@@ -35,10 +35,17 @@ static const size_t cfg_arrays[] = {WS(a), WS(sa),    WS(g),  WS(xim),   WS(resi
 #undef WS
 #define CFG_NARRAYS (sizeof cfg_arrays / sizeof cfg_arrays[0])
 
-static void cfg_ws_free(cfg_ws *w) { rf_ws_free(w, cfg_arrays, CFG_NARRAYS); }
+/* what the configurations read, and where configuration j writes: cfg[j] */
+typedef struct {
+    const hdp_rf_problem *pb;
+    hdp_rf_config *cfg;
+} cfg_loop_ctx;
 
-static cfg_ws *cfg_ws_alloc(const hdp_rf_problem *pb)
+static void rf_cfg_ws_free(void *w) { rf_ws_free(w, cfg_arrays, CFG_NARRAYS); }
+
+static void *rf_cfg_ws_alloc(const void *c)
 {
+    const hdp_rf_problem *pb = ((const cfg_loop_ctx *)c)->pb;
     const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
     long big = m > n ? m : n;
     if (pb->Phi_val && pb->spec.v > big)
@@ -150,15 +157,6 @@ static void order_by_cost(const hdp_rf_config *cfg, long ncfg, long *order)
         order[i] = j;
     }
 }
-
-/* what the configurations read, and where configuration j writes: cfg[j] */
-typedef struct {
-    const hdp_rf_problem *pb;
-    hdp_rf_config *cfg;
-} cfg_loop_ctx;
-
-static void *rf_cfg_ws_alloc(const void *c) { return cfg_ws_alloc(((const cfg_loop_ctx *)c)->pb); }
-static void rf_cfg_ws_free(void *w) { cfg_ws_free(w); }
 
 /* configuration j on its own stream: the seed's stream jumped cfg[j].stream times */
 static hdp_status rf_cfg_run(const void *vc, long j, void *vw, hdp_xoshiro *stream, void *slot,

@@ -194,20 +194,14 @@ static hdp_status rf_check_sizes(const hdp_rf_spec *spec, hdp_error *err)
 static hdp_status rf_problem_alloc(hdp_rf_problem *pb, long N, hdp_error *err)
 {
     const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m;
-    pb->Phi = hdp_dalloc((size_t)(n * p));
-    pb->Phi_test = hdp_dalloc((size_t)(m * p));
-    pb->y = hdp_dalloc((size_t)n);
-    pb->y_test = hdp_dalloc((size_t)m);
-    pb->phi_norm = hdp_dalloc((size_t)n);
-    pb->test_norm2 = hdp_dalloc((size_t)m);
-    pb->s2 = hdp_dalloc((size_t)N);
-    pb->s = hdp_dalloc((size_t)N);
-    pb->lambda = hdp_dalloc((size_t)N);
-    pb->beta = hdp_dalloc((size_t)N);
-    if (!pb->Phi || !pb->Phi_test || !pb->y || !pb->y_test || !pb->phi_norm || !pb->test_norm2 ||
-        !pb->s2 || !pb->s || !pb->lambda || !pb->beta)
-        return hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
-                        "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
+    double **a[] = {&pb->Phi, &pb->Phi_test, &pb->y, &pb->y_test, &pb->phi_norm,
+                    &pb->test_norm2, &pb->s2, &pb->s, &pb->lambda, &pb->beta};
+    const long len[] = {n * p, m * p, n, m, n, m, N, N, N, N};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        if (!(*a[i] = hdp_dalloc((size_t)len[i])))
+            return hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, "
+                            "p = %ld, test size %ld (%.3g GB)", n, p, m,
+                            8e-9 * (double)(n + m) * (double)p);
     return HDP_OK;
 }
 

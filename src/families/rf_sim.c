@@ -28,16 +28,20 @@
 
 /* ---- `hdpsgd rf`: DP-GD in R^p coupled to the OU process (docs/theory.md §7) ---- */
 
+/* the result's 14 arrays of res->points records */
+#define RESULT_ARRAYS(res)                                                                   \
+    {&(res)->tau, &(res)->dpgd_test, &(res)->dpgd_test_se, &(res)->dpgd_train,               \
+     &(res)->dpgd_train_se, &(res)->ou_test, &(res)->ou_train, &(res)->em_expected_test,     \
+     &(res)->em_test, &(res)->em_test_se, &(res)->ex_test, &(res)->ex_test_se,               \
+     &(res)->clipped, &(res)->gf_test}
+
 void hdp_rf_sim_result_free(hdp_rf_sim_result *res)
 {
     if (!res)
         return;
     free(res->step);
     res->step = NULL;
-    double **arrays[] = {&res->tau,     &res->dpgd_test, &res->dpgd_test_se, &res->dpgd_train,
-                         &res->dpgd_train_se, &res->ou_test, &res->ou_train,
-                         &res->em_expected_test, &res->em_test, &res->em_test_se, &res->ex_test,
-                         &res->ex_test_se, &res->clipped, &res->gf_test};
+    double **arrays[] = RESULT_ARRAYS(res);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -85,10 +89,11 @@ static const size_t sim_arrays[] = {WS(theta), WS(xi),   WS(Z),    WS(g),  WS(re
 #undef WS
 #define SIM_NARRAYS (sizeof sim_arrays / sizeof sim_arrays[0])
 
-static void sim_ws_free(sim_ws *w) { rf_ws_free(w, sim_arrays, SIM_NARRAYS); }
+static void rf_sim_ws_free(void *w) { rf_ws_free(w, sim_arrays, SIM_NARRAYS); }
 
-static sim_ws *sim_ws_alloc(const hdp_rf_problem *pb)
+static void *rf_sim_ws_alloc(const void *c)
 {
+    const hdp_rf_problem *pb = ((const sim_ctx *)c)->pb;
     const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
     const long len[SIM_NARRAYS] = {p, p, p, p, n, n, n, r, r, r, r, r, m, m};
     return rf_ws_alloc(sizeof(sim_ws), sim_arrays, len, SIM_NARRAYS);
@@ -215,15 +220,6 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
     }
 }
 
-/* mean and standard error of column i over the runs (stderr 0 for one run) */
-static void mean_se(const double *v, long runs, long P, long i, double *mean, double *se)
-{
-    hdp_mean_stderr(v + i, runs, P, mean, se);
-}
-
-static void *rf_sim_ws_alloc(const void *c) { return sim_ws_alloc(((const sim_ctx *)c)->pb); }
-static void rf_sim_ws_free(void *w) { sim_ws_free(w); }
-
 /* run i on its stream (the seed's stream jumped i + 1 times), into its slot */
 static hdp_status rf_sim_run(const void *c, long i, void *vw, hdp_xoshiro *stream, void *slot,
                              hdp_error *err)
@@ -264,10 +260,7 @@ static hdp_status sim_result_alloc(const hdp_rf_dpgd *q, long records, hdp_rf_si
     long P = record_steps(q->T, records, steps);
     res->points = P;
     res->step = steps;
-    double **arrays[] = {&res->tau,     &res->dpgd_test, &res->dpgd_test_se, &res->dpgd_train,
-                         &res->dpgd_train_se, &res->ou_test, &res->ou_train,
-                         &res->em_expected_test, &res->em_test, &res->em_test_se, &res->ex_test,
-                         &res->ex_test_se, &res->clipped, &res->gf_test};
+    double **arrays[] = RESULT_ARRAYS(res);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (!(*arrays[i] = calloc((size_t)P, sizeof(double))))
             return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld records", P);
@@ -350,38 +343,27 @@ static hdp_status terms_mc(const hdp_rf_problem *pb, const sim_out *outs, long R
 /* The statistics over the runs, in run order: per record the means and standard errors of
  * the DP-GD losses, the OU paths' test losses and the clipped fraction, with the OU
  * process's expected losses beside them; the maxima of the strong errors, norms and clipped
- * fractions. HDP_ENUMERIC when a mean loss is not finite (DP-GD diverged). */
+ * fractions. The runs' records are read where they are: run i's slots lie i * per_run
+ * doubles after run 0's (one array, hdp_rf_simulate). HDP_ENUMERIC when a mean loss is not
+ * finite (DP-GD diverged). */
 static hdp_status sim_reduce(const hdp_rf_problem *pb, const hdp_rf_dpgd *q, const sim_out *outs,
-                             long runs, hdp_rf_sim_result *res, hdp_error *err)
+                             long runs, long per_run, hdp_rf_sim_result *res, hdp_error *err)
 {
     const long P = res->points;
     const long *steps = res->step;
-    double *test = hdp_dalloc((size_t)(runs * P)), *train = hdp_dalloc((size_t)(runs * P));
-    double *em = hdp_dalloc((size_t)(runs * P)), *ex = hdp_dalloc((size_t)(runs * P));
-    double *clip = hdp_dalloc((size_t)(runs * P));
-    if (!test || !train || !em || !ex || !clip) {
-        free(test); free(train); free(em); free(ex); free(clip);
-        return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    }
-    for (long i = 0; i < runs; i++) {
-        memcpy(test + i * P, outs[i].test, sizeof(double) * (size_t)P);
-        memcpy(train + i * P, outs[i].train, sizeof(double) * (size_t)P);
-        memcpy(em + i * P, outs[i].em, sizeof(double) * (size_t)P);
-        memcpy(ex + i * P, outs[i].ex, sizeof(double) * (size_t)P);
-        memcpy(clip + i * P, outs[i].clip, sizeof(double) * (size_t)P);
-    }
+    const sim_out *o = outs;
     for (long i = 0; i < P; i++) {
         res->tau[i] = q->eta * (double)steps[i];
-        mean_se(test, runs, P, i, &res->dpgd_test[i], &res->dpgd_test_se[i]);
-        mean_se(train, runs, P, i, &res->dpgd_train[i], &res->dpgd_train_se[i]);
-        mean_se(em, runs, P, i, &res->em_test[i], &res->em_test_se[i]);
-        mean_se(ex, runs, P, i, &res->ex_test[i], &res->ex_test_se[i]);
-        mean_se(clip, runs, P, i, &res->clipped[i], NULL);
+        hdp_mean_stderr(o->test + i, runs, per_run, &res->dpgd_test[i], &res->dpgd_test_se[i]);
+        hdp_mean_stderr(o->train + i, runs, per_run, &res->dpgd_train[i],
+                        &res->dpgd_train_se[i]);
+        hdp_mean_stderr(o->em + i, runs, per_run, &res->em_test[i], &res->em_test_se[i]);
+        hdp_mean_stderr(o->ex + i, runs, per_run, &res->ex_test[i], &res->ex_test_se[i]);
+        hdp_mean_stderr(o->clip + i, runs, per_run, &res->clipped[i], NULL);
         hdp_rf_expected_loss(pb, q->eta, q->s, res->tau[i], 0, &res->ou_test[i], &res->ou_train[i]);
         hdp_rf_expected_loss(pb, q->eta, q->s, res->tau[i], 1, &res->em_expected_test[i], NULL);
         hdp_rf_expected_loss(pb, q->eta, 0.0, res->tau[i], 0, &res->gf_test[i], NULL);
     }
-    free(test); free(train); free(em); free(ex); free(clip);
     res->minnorm_test = pb->minnorm_test;
     double sum = 0;
     for (long i = 0; i < runs; i++) {
@@ -472,7 +454,7 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
                         .slot_size = sizeof *outs,
                         .progress = opt->progress, .progress_user = opt->progress_user};
     if ((st = hdp_mc_loop_run(&loop, err)) == HDP_OK)
-        st = sim_reduce(pb, q, outs, runs, res, err);
+        st = sim_reduce(pb, q, outs, runs, per_run, res, err);
 done:
     free(outs);
     free(slots);

@@ -12,6 +12,7 @@
 #include "hdpsgd/si.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "core/schema.h"
 #include "sim/mc.h"
 #include "sim/stats.h"
 
@@ -73,14 +74,27 @@ static hdp_status bad_key(const hdp_model *m, const char *key, hdp_error *err, c
     return hdp_fail(err, HDP_EINPUT, "[si] %s: %s (value %g)", key, msg, v);
 }
 
+/* The problem's arrays and their lengths (16 of them) */
+static int si_arrays(hdp_si_problem *pb, double **all[16], size_t len[16])
+{
+    const size_t d = (size_t)pb->spec.d, p = (size_t)pb->spec.p, n = (size_t)pb->spec.n,
+                 mt = (size_t)pb->spec.m;
+    double **a[] = {&pb->mu, &pb->W1, &pb->b, &pb->Phi, &pb->y, &pb->Phi_test, &pb->y_test,
+                    &pb->align, &pb->align0, &pb->l, &pb->V, &pb->astar, &pb->ou_mean,
+                    &pb->ou_var, &pb->gd_mean, &pb->gd_var};
+    const size_t l[] = {d, d * p, p, n * p, n, mt * p, mt, p, p, p, p * p, p, p, p, p, p};
+    memcpy(all, a, sizeof a);
+    memcpy(len, l, sizeof l);
+    return 16;
+}
+
 void hdp_si_problem_free(hdp_si_problem *pb)
 {
     if (!pb)
         return;
-    double **all[] = {&pb->mu, &pb->W1, &pb->b, &pb->Phi, &pb->y, &pb->Phi_test, &pb->y_test,
-                      &pb->align, &pb->align0, &pb->l, &pb->V, &pb->astar, &pb->ou_mean,
-                      &pb->ou_var, &pb->gd_mean, &pb->gd_var};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    double **all[16];
+    size_t len[16];
+    for (int i = si_arrays(pb, all, len) - 1; i >= 0; i--) {
         free(*all[i]);
         *all[i] = NULL;
     }
@@ -159,9 +173,9 @@ static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
     const long n = pb->spec.n;
     hp->delta = pb->spec.delta > 0 ? pb->spec.delta : 1.0 / (double)n;
     hp->sigma_route_zcdp = 0;
+    hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
+                                 : INFINITY;
     if (hp->budget_total) {
-        hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
-                                     : INFINITY;
         double rz2 = isinf(hp->rho_z_target) ? INFINITY : hp->rho_z_target - hp->rho_z1;
         if (!(rz2 > 0))
             return hdp_fail(err, HDP_ENUMERIC, "[si] epsilon_total: no budget left for stage 2 "
@@ -185,8 +199,6 @@ static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
     }
     hp->s = hp->sigma_a > 0 ? 2.0 * hp->C_a * hp->sigma_a / (double)n : 0.0;
     hp->rho_z2 = hdp_dpgd_rho_z(hp->eta_a, hp->T, hp->sigma_a);
-    hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
-                                 : INFINITY;
     hp->rho_z = hp->rho_z1 + hp->rho_z2;
     hp->eps1 = hdp_zcdp_epsilon_cks(hp->rho_z1, hp->delta);
     hp->eps2 = hdp_zcdp_epsilon_cks(hp->rho_z2, hp->delta);
@@ -257,37 +269,25 @@ static void alignment(const double *W, long d, long p, const double *mu, double 
 static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_error *err)
 {
     const long d = spec->d, p = spec->p, n = spec->n, mt = spec->m;
-    if (d < 2) return bad_key(m, "d", err, "expected an integer >= 2", (double)d);
-    if (p < 1) return bad_key(m, "p", err, "expected an integer >= 1", (double)p);
-    if (n < 2) return bad_key(m, "n", err, "expected an integer >= 2", (double)n);
-    if (mt < 1) return bad_key(m, "test_size", err, "expected an integer >= 1", (double)mt);
     if (!(spec->he[0] != 0) || !isfinite(spec->he[0]))
         return bad_key(m, "he1", err,
                        "the link needs information exponent 1: a finite nonzero He1 coefficient",
                        spec->he[0]);
-    for (int k = 1; k < 3; k++)
-        if (!isfinite(spec->he[k]))
-            return bad_key(m, k == 1 ? "he2" : "he3", err, "expected a finite number", spec->he[k]);
-    if (!(spec->eps_n > 0 && spec->eps_n <= 1))
-        return bad_key(m, "eps_n", err, "expected a number in (0, 1]", spec->eps_n);
-    if (!(spec->c_lambda >= 0) || !isfinite(spec->c_lambda))
-        return bad_key(m, "lambda", err, "expected a finite number >= 0", spec->c_lambda);
-    if (!(spec->c_eta_a >= 0) || !isfinite(spec->c_eta_a))
-        return bad_key(m, "eta_a", err, "expected a finite number >= 0", spec->c_eta_a);
-    if (!(spec->c_C_a > 0))
-        return bad_key(m, "C_a", err, "expected a number > 0 or inf", spec->c_C_a);
-    if (!(spec->c_T > 0) || !isfinite(spec->c_T))
-        return bad_key(m, "T", err, "expected a finite number > 0", spec->c_T);
-    if (!(spec->c_sigma_W >= 0) || !isfinite(spec->c_sigma_W))
-        return bad_key(m, "sigma_W", err, "expected a finite number >= 0", spec->c_sigma_W);
-    if (!(spec->c_eta_W > 0) || !isfinite(spec->c_eta_W))
-        return bad_key(m, "eta_W", err, "expected a finite number > 0", spec->c_eta_W);
-    if (!(spec->c_C_W > 0) || !isfinite(spec->c_C_W))
-        return bad_key(m, "C_W", err, "expected a finite number > 0", spec->c_C_W);
-    if (!(spec->norm_floor > 0) || !isfinite(spec->norm_floor))
-        return bad_key(m, "norm_floor", err, "expected a finite number > 0", spec->norm_floor);
-    if (!(spec->epsilon > 0))
-        return bad_key(m, "epsilon", err, "expected a number > 0 or inf", spec->epsilon);
+    /* the schema's ranges, for specs built in code (a model has passed them already) */
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"d", (double)d}, {"p", (double)p}, {"n", (double)n}, {"test_size", (double)mt},
+                {"he2", spec->he[1]}, {"he3", spec->he[2]}, {"eps_n", spec->eps_n},
+                {"lambda", spec->c_lambda}, {"eta_a", spec->c_eta_a}, {"C_a", spec->c_C_a},
+                {"T", spec->c_T}, {"sigma_W", spec->c_sigma_W}, {"eta_W", spec->c_eta_W},
+                {"C_W", spec->c_C_W}, {"norm_floor", spec->norm_floor},
+                {"epsilon", spec->epsilon}, {"epsilon_total", spec->epsilon_total},
+                {"delta", spec->delta}};
+    char why[256];
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (hdp_schema_out_of_range("si", nums[i].key, nums[i].v, why, sizeof why))
+            return bad_key(m, nums[i].key, err, why, nums[i].v);
     /* the two forms of the budget (docs/theory.md §8.2): here, not at finalize,
      * because a written model file holds every key */
     if (m && spec->epsilon_total > 0 && hdp_model_key_given(m, "si", "epsilon") &&
@@ -299,13 +299,8 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
         return hdp_model_fail_key(m, "si", "sigma_W", err,
                                   "si.sigma_W is set by si.epsilon_total and si.stage1_share: "
                                   "leave it out, or use si.epsilon");
-    if (!(spec->epsilon_total >= 0))
-        return bad_key(m, "epsilon_total", err, "expected a number > 0, inf, or 0 (not used)",
-                       spec->epsilon_total);
     if (spec->epsilon_total > 0 && !(spec->stage1_share > 0 && spec->stage1_share < 1))
         return bad_key(m, "stage1_share", err, "expected a number in (0, 1)", spec->stage1_share);
-    if (!(spec->delta >= 0 && spec->delta < 1))
-        return bad_key(m, "delta", err, "expected a number in [0, 1)", spec->delta);
     if (isinf(spec->c_C_a) && !isinf(spec->epsilon_total > 0 ? spec->epsilon_total : spec->epsilon))
         return bad_key(m, "C_a", err,
                        "inf with private noise (finite si.epsilon): the noise 2 C_a sigma_a/n is "
@@ -362,27 +357,12 @@ static hdp_status si_scalings(const hdp_si_spec *spec, const hdp_model *m, hdp_s
 /* the problem's arrays */
 static hdp_status si_problem_alloc(hdp_si_problem *pb, hdp_error *err)
 {
-    const long d = pb->spec.d, p = pb->spec.p, n = pb->spec.n, mt = pb->spec.m;
-    pb->mu = hdp_dalloc((size_t)d);
-    pb->W1 = hdp_dalloc((size_t)(d * p));
-    pb->b = hdp_dalloc((size_t)p);
-    pb->Phi = hdp_dalloc((size_t)(n * p));
-    pb->y = hdp_dalloc((size_t)n);
-    pb->Phi_test = hdp_dalloc((size_t)(mt * p));
-    pb->y_test = hdp_dalloc((size_t)mt);
-    pb->align = hdp_dalloc((size_t)p);
-    pb->align0 = hdp_dalloc((size_t)p);
-    pb->l = hdp_dalloc((size_t)p);
-    pb->V = hdp_dalloc((size_t)(p * p));
-    pb->astar = hdp_dalloc((size_t)p);
-    pb->ou_mean = hdp_dalloc((size_t)p);
-    pb->ou_var = hdp_dalloc((size_t)p);
-    pb->gd_mean = hdp_dalloc((size_t)p);
-    pb->gd_var = hdp_dalloc((size_t)p);
-    if (!pb->mu || !pb->W1 || !pb->b || !pb->Phi || !pb->y || !pb->Phi_test || !pb->y_test ||
-        !pb->align || !pb->align0 || !pb->l || !pb->V || !pb->astar || !pb->ou_mean ||
-        !pb->ou_var || !pb->gd_mean || !pb->gd_var)
-        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)", d, p, n);
+    double **all[16];
+    size_t len[16];
+    for (int i = 0, count = si_arrays(pb, all, len); i < count; i++)
+        if (!(*all[i] = hdp_dalloc(len[i])))
+            return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)",
+                            pb->spec.d, pb->spec.p, pb->spec.n);
     return HDP_OK;
 }
 

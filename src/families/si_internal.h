@@ -7,7 +7,6 @@
 #define HDPSGD_SI_INTERNAL_H
 
 #include <math.h>
-#include <time.h>
 
 /* 1 when the n numbers of v are all finite */
 static inline int hdp_si_all_finite(const double *v, long n)
@@ -16,14 +15,6 @@ static inline int hdp_si_all_finite(const double *v, long n)
         if (!isfinite(v[i]))
             return 0;
     return 1;
-}
-
-/* monotonic seconds, for the result's timing */
-static inline double hdp_si_now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 #endif

@@ -10,6 +10,7 @@
 #include "sim/stats.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,7 +139,7 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     if (runs < 2)
         return hdp_fail(err, HDP_EINPUT, "[si] runs: expected an integer >= 2 (value %ld)", runs);
     const long p = pb->spec.p;
-    double t0 = hdp_si_now_seconds();
+    double t0 = omp_get_wtime();
     double *A = hdp_dalloc((size_t)(runs * p)), *risk = hdp_dalloc((size_t)runs);
     double *clip = hdp_dalloc((size_t)runs);
     res->mc_mean = hdp_dalloc((size_t)p);
@@ -202,7 +203,7 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     res->risk_mean = rm;
     res->risk_se = hdp_stderr_from_ss(rs2, runs);
     res->clipped = cs / (double)runs;
-    res->seconds = hdp_si_now_seconds() - t0;
+    res->seconds = omp_get_wtime() - t0;
     free(A); free(risk); free(clip);
     double stats[] = {res->risk_mean, res->risk_se, res->max_z_mean, res->max_z_var};
     if (!hdp_si_all_finite(stats, 4) || !hdp_si_all_finite(res->mc_mean, p) || !hdp_si_all_finite(res->mc_var, p)) {
