@@ -403,9 +403,9 @@ int cmd_kl(int argc, char **argv)
     if (which < 0)
         return EXIT_BAD_INPUT;
     if (which == 1 && args.figure)
-        return kl_bad("%s", "--figure: kl init draws no figure (kl bound and kl run do)");
+        return cli_bad("kl", "--figure: kl init draws no figure (kl bound and kl run do)");
     if (which != 2 && args.vs)
-        return kl_bad("%s", "--vs belongs to kl run");
+        return cli_bad("kl", "--vs belongs to kl run");
     /* --runs, --seed: keys set after the user's --set (they win; the metadata shows them),
      * checked by the schema */
     if (runs_opt != CLI_NOT_GIVEN &&

@@ -295,14 +295,10 @@ int cmd_nc(int argc, char **argv)
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    if (args.sweep && exact_only) {
-        fprintf(stderr, "hdpsgd nc: error: --exact and --sweep exclude each other\n");
-        return EXIT_BAD_INPUT;
-    }
-    if (!args.sweep && (args.ps || args.figure)) {
-        fprintf(stderr, "hdpsgd nc: error: --%s needs --sweep\n", args.ps ? "ps" : "figure");
-        return EXIT_BAD_INPUT;
-    }
+    if (args.sweep && exact_only)
+        return cli_bad("nc", "--exact and --sweep exclude each other");
+    if (!args.sweep && (args.ps || args.figure))
+        return cli_bad("nc", "--%s needs --sweep", args.ps ? "ps" : "figure");
     if (draws_opt != CLI_NOT_GIVEN &&
         (rc = cli_add_with_long("nc", &common, "--draws", "nc.draws", draws_opt)))
         return rc;

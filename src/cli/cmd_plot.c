@@ -276,15 +276,11 @@ int cmd_plot(int argc, char **argv)
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (common.npos == 0 || !out_path) {
-        fprintf(stderr, "hdpsgd plot: error: give one or more CSV files and -o FIG\nUsage: hdpsgd %s\n",
-                cli_usage_str(cmd));
-        return EXIT_BAD_INPUT;
-    }
-    if (common.nsets) {
-        fprintf(stderr, "hdpsgd plot: error: --set does not apply to plot\n");
-        return EXIT_BAD_INPUT;
-    }
+    if (common.npos == 0 || !out_path)
+        return cli_bad("plot", "give one or more CSV files and -o FIG\nUsage: hdpsgd %s",
+                       cli_usage_str(cmd));
+    if (common.nsets)
+        return cli_bad("plot", "--set does not apply to plot");
     plot_csv tabs[MAX_POSITIONAL];
     int n = 0;
     for (int i = 0; i < common.npos; i++, n++)

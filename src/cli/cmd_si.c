@@ -271,19 +271,12 @@ int cmd_si(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (experiment && strcmp(experiment, "eps") && strcmp(experiment, "n") &&
-        strcmp(experiment, "align")) {
-        fprintf(stderr, "hdpsgd sim-index: error: --experiment %s: expected eps, n or align\n",
-                experiment);
-        return EXIT_BAD_INPUT;
-    }
-    if (!experiment && figure_path) {
-        fprintf(stderr, "hdpsgd sim-index: error: --figure needs --experiment\n");
-        return EXIT_BAD_INPUT;
-    }
-    if (experiment && json_path) {
-        fprintf(stderr, "hdpsgd sim-index: error: --json is for the single run, not --experiment\n");
-        return EXIT_BAD_INPUT;
-    }
+        strcmp(experiment, "align"))
+        return cli_bad("sim-index", "--experiment %s: expected eps, n or align", experiment);
+    if (!experiment && figure_path)
+        return cli_bad("sim-index", "--figure needs --experiment");
+    if (experiment && json_path)
+        return cli_bad("sim-index", "--json is for the single run, not --experiment");
     if (runs_opt != CLI_NOT_GIVEN &&
         (rc = cli_add_with_long("sim-index", &common, "--runs", "si.runs", runs_opt)))
         return rc;

@@ -193,10 +193,8 @@ static int run_command(const char *name, int argc, char **argv)
     int rc = cli_start_mc(cmd, argc, argv, &common, &mc);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    if (!is_sde && !isnan(mc.step)) {
-        fprintf(stderr, "hdpsgd sim: error: --step applies to sde only\n");
-        return EXIT_BAD_INPUT;
-    }
+    if (!is_sde && !isnan(mc.step))
+        return cli_bad("sim", "--step applies to sde only");
     if ((rc = cli_mc_args_apply(name, &mc, &common)))
         return rc;
 

@@ -64,8 +64,7 @@ void cli_figure_opts_reset(void)
 
 static int bad(const char *cmd, const char *what, const char *value, const char *expected)
 {
-    fprintf(stderr, "hdpsgd %s: error: %s %s: %s (nothing was run)\n", cmd, what, value, expected);
-    return EXIT_BAD_INPUT;
+    return cli_bad(cmd, "%s %s: %s (nothing was run)", what, value, expected);
 }
 
 /* the words gnuplot's 'set key' takes for a position, separated by spaces or single commas;

@@ -37,17 +37,13 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
             return EXIT_BAD_INPUT;
         }
     }
-    if (given && o->kind == OPT_OUTPUT_PREFIX && !strcmp(given, "-")) {
-        fprintf(stderr, "hdpsgd %s: error: --%s -: a prefix names several files, it cannot be "
-                        "standard output (nothing was run)\n", cmd->name, o->name);
-        return EXIT_BAD_INPUT;
-    }
+    if (given && o->kind == OPT_OUTPUT_PREFIX && !strcmp(given, "-"))
+        return cli_bad(cmd->name, "--%s -: a prefix names several files, it cannot be standard "
+                       "output (nothing was run)", o->name);
     if (!given || !strcmp(given, "-"))
         return 0;
-    if (!given[0]) {
-        fprintf(stderr, "hdpsgd %s: error: --%s: empty file name\n", cmd->name, o->name);
-        return EXIT_BAD_INPUT;
-    }
+    if (!given[0])
+        return cli_bad(cmd->name, "--%s: empty file name", o->name);
     if (o->kind == OPT_OUTPUT_PREFIX) { /* PREFIX.ode.csv, ...: PREFIX must end in a name */
         const char *name = strrchr(given, '/');
         name = name ? name + 1 : given;
@@ -65,11 +61,8 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
     hdp_error e;
     hdp_error_clear(&e);
     int fd;
-    if (hdp_out_resolve(given, path, sizeof path, &fd, &e) != HDP_OK) {
-        fprintf(stderr, "hdpsgd %s: error: --%s %s: %s (nothing was run)\n", cmd->name,
-                o->name, given, e.msg);
-        return EXIT_BAD_INPUT;
-    }
+    if (hdp_out_resolve(given, path, sizeof path, &fd, &e) != HDP_OK)
+        return cli_bad(cmd->name, "--%s %s: %s (nothing was run)", o->name, given, e.msg);
     if (fd >= 0)
         return 0; /* an open descriptor: written like a redirection */
     const char *last = strrchr(path, '/');
@@ -84,17 +77,14 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
         return EXIT_BAD_INPUT;
     }
     if (o->kind != OPT_OUTPUT_PREFIX && stat(path, &sb) == 0) {
-        if (S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "hdpsgd %s: error: --%s %s: is a directory, expected a file name\n",
-                    cmd->name, o->name, path);
-            return EXIT_BAD_INPUT;
-        }
+        if (S_ISDIR(sb.st_mode))
+            return cli_bad(cmd->name, "--%s %s: is a directory, expected a file name", o->name,
+                           path);
         if (!S_ISREG(sb.st_mode)) {
             if (access(path, W_OK) == 0)
                 return 0;
-            fprintf(stderr, "hdpsgd %s: error: --%s %s: cannot write to it: %s\n", cmd->name,
-                    o->name, path, strerror(errno));
-            return EXIT_BAD_INPUT;
+            return cli_bad(cmd->name, "--%s %s: cannot write to it: %s", o->name, path,
+                           strerror(errno));
         }
     }
     const char *slash = strrchr(path, '/');
@@ -115,9 +105,7 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
         return 0;
     char what[4200];
     snprintf(what, sizeof what, why, dir, strerror(errno));
-    fprintf(stderr, "hdpsgd %s: error: --%s %s: %s (nothing was run)\n", cmd->name, o->name,
-            given, what);
-    return EXIT_BAD_INPUT;
+    return cli_bad(cmd->name, "--%s %s: %s (nothing was run)", o->name, given, what);
 }
 
 /* ---- no two outputs of one command, and no output and input, are the same file ---- */

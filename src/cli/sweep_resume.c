@@ -138,8 +138,7 @@ static char *digest_text(const sweep_spec *s, const sweep_digest *d)
 
 static int out_of_memory(void)
 {
-    fprintf(stderr, "hdpsgd sweep: error: out of memory writing the sweep's digest\n");
-    return EXIT_NUMERIC;
+    return cli_error(EXIT_NUMERIC, "sweep", "out of memory writing the sweep's digest");
 }
 
 int sweep_write_digest(const char *dir, const sweep_spec *s, const sweep_digest *d)
