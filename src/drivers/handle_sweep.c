@@ -125,9 +125,7 @@ hdp_status hdp_handle_sweep_point(const hdp_model *m, const char *commands,
                                   int threads, volatile int *cancel, hdp_progress_fn progress,
                                   void *user, hdp_record **out, hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, out, m);
     HDP_REQUIRE(err, commands);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
