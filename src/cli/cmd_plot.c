@@ -165,11 +165,9 @@ static int check_inputs(const plot_csv *tabs, int n, int curves)
     if (!rc && bounds_opt && !curves)
         rc = plot_bad_input("--bounds applies to ode CSVs, not to %s (%s)", tabs[0].path,
                             plot_kind_name(tabs[0].kind));
-    if (!rc && curves && hdp_plot_get_style()->nlabels > n) {
-        fprintf(stderr, "hdpsgd plot: error: %d --label options for %d input files: one label "
-                        "per file, in order\n", hdp_plot_get_style()->nlabels, n);
-        rc = EXIT_BAD_INPUT;
-    }
+    if (!rc && curves && hdp_plot_get_style()->nlabels > n)
+        rc = cli_bad("plot", "%d --label options for %d input files: one label per file, in "
+                     "order", hdp_plot_get_style()->nlabels, n);
     return rc;
 }
 

@@ -56,22 +56,14 @@ const char rates_help[] =
     "more than 0.05 from r1's. The figure draws the\n"
     "fitted curves (column fit_<family> of the data).";
 
-static int fail_usage(const char *msg, const char *arg)
-{
-    fprintf(stderr, "hdpsgd rates: error: ");
-    fprintf(stderr, msg, arg);
-    fprintf(stderr, "\n");
-    return EXIT_BAD_INPUT;
-}
-
 static int parse_gammas(const char *text, double *lo, double *hi, long *count)
 {
     if (!text)
-        return fail_usage("--gammas LO:HI:COUNT is required (for example --gammas 0.001:0.1:7)%s", "");
+        return cli_bad("rates", "--gammas LO:HI:COUNT is required (for example --gammas 0.001:0.1:7)");
     hdp_error err;
     hdp_error_clear(&err);
     if (hdp_rates_grid_parse(text, lo, hi, count, &err) != HDP_OK)
-        return fail_usage("--gammas %s", err.msg);
+        return cli_bad("rates", "--gammas %s", err.msg);
     return 0;
 }
 
@@ -81,7 +73,7 @@ static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
     hdp_error err;
     hdp_error_clear(&err);
     if (hdp_rates_families(text, want, &err) != HDP_OK)
-        return fail_usage("--families: %s", err.msg);
+        return cli_bad("rates", "--families: %s", err.msg);
     return 0;
 }
 
