@@ -131,16 +131,9 @@ void hdp_design_options_init(hdp_design_options *o)
 {
     if (!o)
         return;
-    memset(o, 0, sizeof *o);
-    o->knots = 8;
-    o->method = HDP_DESIGN_BFGS;
-    o->refine = 0;
-    o->refine_tol = 1e-5;
-    o->tune_clip = 0;
-    o->max_restarts = 6;
-    o->max_solves = 6000;
-    o->search_rtol = 1e-7;
-    o->table_points = 201;
+    *o = (hdp_design_options){.knots = 8, .method = HDP_DESIGN_BFGS, .refine_tol = 1e-5,
+                              .max_restarts = 6, .max_solves = 6000, .search_rtol = 1e-7,
+                              .table_points = 201};
 }
 
 void hdp_design_result_free(hdp_design_result *res)
