@@ -418,14 +418,14 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
     char data_csv[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path)
         hdp_plot_stem(figure_path, ".schedules.csv", data_csv, sizeof data_csv);
+    char line[4096] = ""; /* the command that simulates the table */
+    if (out_path)
+        rerun_command(common, "sim", b, line, sizeof line);
     hdp_outset out; /* all or nothing */
     hdp_outset_init(&out, err);
     FILE *f;
-    if ((f = hdp_outset_add(&out, out_path))) {
-        char use[4096];
-        rerun_command(common, "sim", b, use, sizeof use);
-        hdp_design_write_table(f, m, b, use);
-    }
+    if ((f = hdp_outset_add(&out, out_path)))
+        hdp_design_write_table(f, m, b, line);
     if ((f = hdp_outset_add(&out, figure_path ? data_csv : NULL)))
         write_curves(f, m, d->done, curves);
     if ((f = hdp_outset_add(&out, json_path)))
@@ -433,13 +433,10 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
     if (figure_path)
         draw_figure(&out, m, d, eps, data_csv);
     hdp_status st = hdp_outset_commit(&out);
-    if (st == HDP_OK && out_path) {
-        char line[4096];
-        rerun_command(common, "sim", b, line, sizeof line);
+    if (st == HDP_OK && out_path)
         printf("table: %s\nsimulate it with:\n  %s\n(or `hdpsgd validate` with the same --set "
                "options)\n",
                out_path, line);
-    }
     if (st == HDP_OK && figure_path)
         cli_drawn(figure_path, data_csv);
     return st;
