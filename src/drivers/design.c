@@ -92,7 +92,6 @@ hdp_status hdp_design_optimize_problem(const hdp_problem *pb, hdp_design_family 
     if (hdp_problem_check(pb, NULL, "hdp_design_optimize_problem", err) != HDP_OK)
         return HDP_EINPUT;
     const hdp_model *m = pb->model;
-    memset(res, 0, sizeof *res);
     res->family = family;
     hdp_status st = check_request(family, opt, err);
     if (st != HDP_OK)
