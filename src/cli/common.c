@@ -449,13 +449,9 @@ int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
 
 int cli_threads_check(const char *cmd, long threads)
 {
-    if (threads != CLI_NOT_GIVEN && (threads < 0 || threads > HDP_THREADS_MAX)) {
-        fprintf(stderr,
-                "hdpsgd %s: error: --threads %ld: expected an integer from 0 (one per core) to "
-                "%d\n",
-                cmd, threads, HDP_THREADS_MAX);
-        return EXIT_BAD_INPUT;
-    }
+    if (threads != CLI_NOT_GIVEN && (threads < 0 || threads > HDP_THREADS_MAX))
+        return cli_bad(cmd, "--threads %ld: expected an integer from 0 (one per core) to %d",
+                       threads, HDP_THREADS_MAX);
     hdp_error err;
     hdp_error_clear(&err);
     if (hdp_threads_check(threads == CLI_NOT_GIVEN ? 0 : (int)threads, "threads", &err) != HDP_OK)
