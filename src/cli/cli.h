@@ -212,6 +212,9 @@ typedef struct {
  * --json). */
 void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
                     const hdp_model *m);
+/* The whole JSON object of that command (by name) to f: cli_json_write between { and }. */
+void cli_json_file(FILE *f, const char *command, const cli_json_source *src, int count,
+                   const hdp_model *m);
 
 /* The usage line after "hdpsgd ": cmd->usage, then [--set ...]... when the command takes it,
  * then every option of the table not already in cmd->usage, then [figure options]. */

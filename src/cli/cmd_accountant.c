@@ -105,15 +105,12 @@ static void print_result(const hdp_accountant_query *x, const hdp_accountant_res
 static void write_json(FILE *f, const hdp_accountant_query *x, const hdp_accountant_result *r,
                        hdp_accountant_kind kind)
 {
-    hdp_json j;
-    hdp_json_begin(&j, f);
     hdp_accountant_choice c = {r, kind, epsilon_opt, epochs_opt};
     const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
         {&hdp_accountant_choice_fields, &c, NULL}, {&hdp_accountant_fields, r, NULL},
         {&hdp_accountant_query_fields, x, NULL},   {&hdp_accountant_epochs_fields, &c, NULL},
         {&hdp_accountant_target_fields, &c, NULL}};
-    cli_json_write(&j, cli_find_command("accountant"), src, (int)(sizeof src / sizeof *src), NULL);
-    hdp_json_end(&j);
+    cli_json_file(f, "accountant", src, (int)(sizeof src / sizeof *src), NULL);
 }
 
 int cmd_accountant(int argc, char **argv)

@@ -192,14 +192,11 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
 
 static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int exact_alone)
 {
-    hdp_json j;
-    hdp_json_begin(&j, f);
     const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
         {&hdp_nc_spec_fields, pt, NULL}, {&hdp_nc_fields, pt, NULL},
         {&hdp_nc_draws_fields, exact_alone ? NULL : pt, NULL}, {&hdp_nc_problem_fields, pt, NULL},
         {&hdp_nc_seed_fields, pt, NULL}};
-    cli_json_write(&j, cli_find_command("nc"), src, (int)(sizeof src / sizeof *src), m);
-    hdp_json_end(&j);
+    cli_json_file(f, "nc", src, (int)(sizeof src / sizeof *src), m);
 }
 
 /* Write the CSV (rows of pts) and the JSON, all or nothing. */

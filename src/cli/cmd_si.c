@@ -104,15 +104,12 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, co
                        int threads)
 {
     const hdp_si_params *hp = &pb->hp;
-    hdp_json j;
-    hdp_json_begin(&j, f);
     const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
         {&hdp_si_stage2_fields, pb, NULL}, {&hdp_si_result_fields, r, NULL},
         {&hdp_si_problem_fields, pb, NULL}, {&hdp_si_eta_fields, pb, NULL},
         {&hdp_si_params_fields, hp, NULL}, {&hdp_si_budget_fields, pb, &threads},
         {&hdp_si_seed_fields, pb, NULL}};
-    cli_json_write(&j, cli_find_command("sim-index"), src, (int)(sizeof src / sizeof *src), m);
-    hdp_json_end(&j);
+    cli_json_file(f, "sim-index", src, (int)(sizeof src / sizeof *src), m);
 }
 
 static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *pb,

@@ -120,6 +120,15 @@ void cli_json_keys(const cli_command *cmd, void (*line)(void *user, const char *
 
 /* ---- a JSON summary from the parts ---- */
 
+void cli_json_file(FILE *f, const char *command, const cli_json_source *src, int count,
+                   const hdp_model *m)
+{
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    cli_json_write(&j, cli_find_command(command), src, count, m);
+    hdp_json_end(&j);
+}
+
 void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
                     const hdp_model *m)
 {
