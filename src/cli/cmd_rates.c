@@ -391,12 +391,8 @@ int cmd_rates(int argc, char **argv)
 /* the point's models and result seen as the command's (borrowed: not freed) */
 static cli_rates sweep_view(const hdp_sweep_point *p)
 {
-    cli_rates r;
-    memset(&r, 0, sizeof r);
-    r.count = r.loaded = p->gamma_count;
-    r.models = (hdp_model *)p->gamma_models;
-    r.res = p->rates;
-    return r;
+    return (cli_rates){.count = p->gamma_count, .loaded = p->gamma_count,
+                       .models = (hdp_model *)p->gamma_models, .res = p->rates};
 }
 static void sweep_csv(FILE *f, const hdp_sweep_point *p)
 {
