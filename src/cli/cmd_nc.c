@@ -100,14 +100,12 @@ const char nc_help[] =
 
 void nc_csv_header(FILE *f)
 {
-    hdp_csv_header(f, &hdp_nc_csv_fields, 1);
-    fputc('\n', f);
+    hdp_csv_header_line(f, &hdp_nc_csv_fields);
 }
 
 void nc_csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
 {
-    hdp_csv_row(f, &hdp_nc_csv_fields, pt, name, 1);
-    fputc('\n', f);
+    hdp_csv_line(f, &hdp_nc_csv_fields, pt, name);
 }
 
 void nc_meta(FILE *f, const char *what, const hdp_model *m)

@@ -172,13 +172,11 @@ void cli_write_rates_csv(FILE *f, const cli_rates *r)
                "optimised at each gamma (docs/theory.md §5); d fixed, n = round(d/gamma)\n",
             hdp_version_string());
     hdp_model_write_meta_sections(&r->models[0], f, cli_model_sections("rates"));
-    hdp_csv_header(f, &hdp_rates_csv_fields, 1);
-    fputc('\n', f);
+    hdp_csv_header_line(f, &hdp_rates_csv_fields);
     for (long i = 0; i < r->count; i++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
             if (!r->res.want[k]) continue;
-            hdp_csv_row(f, &hdp_rates_csv_fields, &RES(r, i, k), &r->models[i], 1);
-            fputc('\n', f);
+            hdp_csv_line(f, &hdp_rates_csv_fields, &RES(r, i, k), &r->models[i]);
         }
 }
 

@@ -168,5 +168,8 @@ void hdp_csv_header(FILE *f, const hdp_field_table *t, int first);
 void hdp_csv_header_in(FILE *f, const hdp_field_table *t, const char *prefix, const char *suffix,
                        int first);
 void hdp_csv_row(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx, int first);
+/* A whole line: the header (hdp_csv_header, first) or a row (hdp_csv_row, first), then '\n'. */
+void hdp_csv_header_line(FILE *f, const hdp_field_table *t);
+void hdp_csv_line(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx);
 
 #endif
