@@ -179,10 +179,7 @@ static hdp_status search_new(const hdp_model *m, hdp_design_family family,
         free(s);
         return st;
     }
-    free(s->work.table_t); /* the schedule is the search's (design_apply) */
-    free(s->work.table_eta);
-    s->work.table_t = s->work.table_eta = NULL;
-    s->work.table_len = 0;
+    design_drop_table(&s->work); /* the schedule is the search's (design_apply) */
     s->base = m;
     s->family = family;
     s->K = opt->knots;
