@@ -222,8 +222,7 @@ static int split_ys(plot_sweep_opts *o)
                                       len ? "too long" : "expected COLUMN[,COLUMN...] (an empty name)");
             if (o->ny == PLOT_SWEEP_MAX_Y)
                 return plot_bad_input("--y %s: at most 16 columns in one figure%s", y_opt.v[i], "");
-            memcpy(y_words + used, c, len);
-            y_words[used + len] = '\0';
+            snprintf(y_words + used, sizeof y_words - used, "%.*s", (int)len, c);
             o->ys[o->ny++] = y_words + used;
             used += len + 1;
             if (!c[len])

@@ -55,8 +55,7 @@ static void para_text(para *p, const char *text)
     for (const char *s = text; *s;) {
         size_t n = strcspn(s, " ");
         if (n > 0 && n < sizeof w) {
-            memcpy(w, s, n);
-            w[n] = '\0';
+            snprintf(w, sizeof w, "%.*s", (int)n, s);
             para_word(p, w);
         }
         s += n;
