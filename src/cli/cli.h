@@ -212,6 +212,9 @@ typedef struct {
  * --json). */
 void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
                     const hdp_model *m);
+/* The whole JSON object of that command (by name) to f: cli_json_write between { and }. */
+void cli_json_file(FILE *f, const char *command, const cli_json_source *src, int count,
+                   const hdp_model *m);
 
 /* The usage line after "hdpsgd ": cmd->usage, then [--set ...]... when the command takes it,
  * then every option of the table not already in cmd->usage, then [figure options]. */
@@ -234,6 +237,12 @@ int cli_load_model(const cli_common *common, hdp_model *m);
 
 /* Print "hdpsgd CMD: error: ..." and map a status to an exit status. */
 int cli_fail(const char *cmd, const hdp_error *err);
+
+/* Print "hdpsgd CMD: error: " and the message (printf's FMT), a newline; returns STATUS
+ * (cli_bad: EXIT_BAD_INPUT). */
+int cli_error(int status, const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define cli_bad(...) cli_error(EXIT_BAD_INPUT, __VA_ARGS__)
 
 /* Warn on stderr when the model's privacy.delta, at which summaries report epsilon, is not below
  * 1/n (docs/theory.md §6.2; no warning for rho = inf). Returns 1 if it warned. */

@@ -48,57 +48,39 @@ const char accountant_help[] =
     "meeting E is within it), and its epsilon by all three.\n"
     "In the JSON, epsilon is the chosen accountant's; non-finite numbers are null.";
 
-static int bad(const char *msg)
-{
-    fprintf(stderr, "hdpsgd accountant: error: %s\n", msg);
-    return EXIT_BAD_INPUT;
-}
-
 /* the options, checked before anything runs */
 static int check_options(hdp_accountant_query *x, hdp_accountant_kind *kind)
 {
-    char msg[256];
+    const char *c = "accountant";
     if (isnan(q_opt))
-        return bad("--sample-rate Q is required (q = B/N, the expected batch over the data set's size)");
-    if (!(q_opt > 0 && q_opt <= 1)) {
-        snprintf(msg, sizeof msg, "--sample-rate %g: expected a number in (0, 1]", q_opt);
-        return bad(msg);
-    }
+        return cli_bad(c, "--sample-rate Q is required (q = B/N, the expected batch over the data "
+                       "set's size)");
+    if (!(q_opt > 0 && q_opt <= 1))
+        return cli_bad(c, "--sample-rate %g: expected a number in (0, 1]", q_opt);
     if (isnan(sigma_opt) == isnan(epsilon_opt))
-        return bad("give exactly one of --noise-multiplier S (epsilon of that sigma) and --epsilon E "
-                   "(the sigma that meets E)");
-    if (!isnan(sigma_opt) && !(sigma_opt > 0 && isfinite(sigma_opt))) {
-        snprintf(msg, sizeof msg, "--noise-multiplier %g: expected a finite number > 0", sigma_opt);
-        return bad(msg);
-    }
-    if (!isnan(epsilon_opt) && !(epsilon_opt > 0 && isfinite(epsilon_opt))) {
-        snprintf(msg, sizeof msg, "--epsilon %g: expected a finite number > 0", epsilon_opt);
-        return bad(msg);
-    }
+        return cli_bad(c, "give exactly one of --noise-multiplier S (epsilon of that sigma) and "
+                       "--epsilon E (the sigma that meets E)");
+    if (!isnan(sigma_opt) && !(sigma_opt > 0 && isfinite(sigma_opt)))
+        return cli_bad(c, "--noise-multiplier %g: expected a finite number > 0", sigma_opt);
+    if (!isnan(epsilon_opt) && !(epsilon_opt > 0 && isfinite(epsilon_opt)))
+        return cli_bad(c, "--epsilon %g: expected a finite number > 0", epsilon_opt);
     if ((steps_opt == CLI_NOT_GIVEN) == isnan(epochs_opt))
-        return bad("give exactly one of --steps T and --epochs E");
+        return cli_bad(c, "give exactly one of --steps T and --epochs E");
     long long T = steps_opt;
     if (steps_opt == CLI_NOT_GIVEN) {
-        if (!(epochs_opt > 0 && isfinite(epochs_opt))) {
-            snprintf(msg, sizeof msg, "--epochs %g: expected a finite number > 0", epochs_opt);
-            return bad(msg);
-        }
+        if (!(epochs_opt > 0 && isfinite(epochs_opt)))
+            return cli_bad(c, "--epochs %g: expected a finite number > 0", epochs_opt);
         T = hdp_accountant_steps_for_epochs(epochs_opt, q_opt);
     }
-    if (T < 1 || T > HDP_ACCOUNTANT_MAX_STEPS) {
-        snprintf(msg, sizeof msg, "%lld steps: expected a whole number from 1 to %lld", T, HDP_ACCOUNTANT_MAX_STEPS);
-        return bad(msg);
-    }
-    if (!(delta_opt > 0 && delta_opt < 1)) {
-        snprintf(msg, sizeof msg, "--delta %g: expected a number in (0, 1)", delta_opt);
-        return bad(msg);
-    }
-    if (!isnan(interval_opt) && !(interval_opt > 0 && interval_opt <= 0.1)) {
-        snprintf(msg, sizeof msg, "--pld-interval %g: expected a number in (0, 0.1]", interval_opt);
-        return bad(msg);
-    }
+    if (T < 1 || T > HDP_ACCOUNTANT_MAX_STEPS)
+        return cli_bad(c, "%lld steps: expected a whole number from 1 to %lld", T,
+                       HDP_ACCOUNTANT_MAX_STEPS);
+    if (!(delta_opt > 0 && delta_opt < 1))
+        return cli_bad(c, "--delta %g: expected a number in (0, 1)", delta_opt);
+    if (!isnan(interval_opt) && !(interval_opt > 0 && interval_opt <= 0.1))
+        return cli_bad(c, "--pld-interval %g: expected a number in (0, 0.1]", interval_opt);
     if (kind_opt && strcmp(kind_opt, "pld") && strcmp(kind_opt, "rdp"))
-        return bad("--accountant: expected pld or rdp");
+        return cli_bad(c, "--accountant: expected pld or rdp");
     *kind = kind_opt && !strcmp(kind_opt, "rdp") ? HDP_ACCOUNTANT_RDP : HDP_ACCOUNTANT_PLD;
     *x = (hdp_accountant_query){q_opt, isnan(sigma_opt) ? 0 : sigma_opt, T, delta_opt,
                                 isnan(interval_opt) ? 0 : interval_opt};
@@ -123,15 +105,12 @@ static void print_result(const hdp_accountant_query *x, const hdp_accountant_res
 static void write_json(FILE *f, const hdp_accountant_query *x, const hdp_accountant_result *r,
                        hdp_accountant_kind kind)
 {
-    hdp_json j;
-    hdp_json_begin(&j, f);
     hdp_accountant_choice c = {r, kind, epsilon_opt, epochs_opt};
     const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
         {&hdp_accountant_choice_fields, &c, NULL}, {&hdp_accountant_fields, r, NULL},
         {&hdp_accountant_query_fields, x, NULL},   {&hdp_accountant_epochs_fields, &c, NULL},
         {&hdp_accountant_target_fields, &c, NULL}};
-    cli_json_write(&j, cli_find_command("accountant"), src, (int)(sizeof src / sizeof *src), NULL);
-    hdp_json_end(&j);
+    cli_json_file(f, "accountant", src, (int)(sizeof src / sizeof *src), NULL);
 }
 
 int cmd_accountant(int argc, char **argv)
@@ -146,7 +125,7 @@ int cmd_accountant(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     hdp_accountant_query x;
-    hdp_accountant_kind kind;
+    hdp_accountant_kind kind = HDP_ACCOUNTANT_PLD;
     if ((rc = check_options(&x, &kind)))
         return rc;
     hdp_error err;

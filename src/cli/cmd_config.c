@@ -63,16 +63,14 @@ int cmd_config(int argc, char **argv)
     FILE *mem = open_memstream(&text, &size);
     if (!mem) {
         hdp_model_free(&m);
-        fprintf(stderr, "hdpsgd config: error: out of memory\n");
-        return EXIT_NUMERIC;
+        return cli_error(EXIT_NUMERIC, "config", "out of memory");
     }
     fprintf(mem, "; hdpsgd config: a resolved model (hdpsgd %s)\n", hdp_version_string());
     hdp_model_write_ini_sections(&m, mem, config_all ? NULL : cli_model_sections(config_command));
     hdp_model_free(&m);
     if (fclose(mem) != 0 || !text) {
         free(text);
-        fprintf(stderr, "hdpsgd config: error: out of memory\n");
-        return EXIT_NUMERIC;
+        return cli_error(EXIT_NUMERIC, "config", "out of memory");
     }
     for (const char *line = text, *end; *line; line = end + 1) {
         end = strchr(line, '\n');

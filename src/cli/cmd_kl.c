@@ -215,8 +215,7 @@ static void bound_row(FILE *f, const bound_ctx *b, const char *axis, long Lx, lo
         row.kl[k] = hdp_kl_bound(row.B[k], b->T, kp->n, kp->sigma, HDP_KL_C);
         row.kl_seed[k] = hdp_kl_bound(row.B[k], b->T, kp->n, kp->sigma, HDP_KL_C_SEED);
     }
-    hdp_csv_row(f, &hdp_kl_bound_csv_fields, &row, NULL, 1);
-    fputc('\n', f);
+    hdp_csv_line(f, &hdp_kl_bound_csv_fields, &row, NULL);
 }
 
 static void bound_table(FILE *f, const void *ctx)
@@ -224,8 +223,7 @@ static void bound_table(FILE *f, const void *ctx)
     const bound_ctx *b = ctx;
     kl_meta(f, "bound: B (eq. 7) and the KL bound of Corollary 4.2 against depth (width = "
                "kl.width) and width (depth = kl.depth)", b->m);
-    hdp_csv_header(f, &hdp_kl_bound_csv_fields, 1);
-    fputc('\n', f);
+    hdp_csv_header_line(f, &hdp_kl_bound_csv_fields);
     for (int i = 0; i < b->nd; i++)
         bound_row(f, b, "depth", b->depths[i], b->a.m);
     for (int i = 0; i < b->nwid; i++)
@@ -313,8 +311,7 @@ static void init_table(FILE *f, const void *ctx)
     const init_ctx *c = ctx;
     const hdp_klinit *ki = c->ki;
     kl_meta(f, "init: Monte Carlo of E||df/dW_l||^2 against Lemma C.3 (layer 0 = all layers)", c->m);
-    hdp_csv_header(f, &hdp_kl_init_csv_fields, 1);
-    fputc('\n', f);
+    hdp_csv_header_line(f, &hdp_kl_init_csv_fields);
     for (int i = 0; i < ki->nd; i++)
         for (int k = 0; k < 4; k++) {
             if (!ki->want[k])
@@ -326,8 +323,7 @@ static void init_table(FILE *f, const void *ctx)
                     .width = hdp_kl_keys_of(c->m)->width, .layer = l, .mc_mean = r->mean[l],
                     .mc_stderr = r->stderr_[l], .lemma_c3 = r->formula[l],
                     .z = (r->mean[l] - r->formula[l]) / r->stderr_[l]};
-                hdp_csv_row(f, &hdp_kl_init_csv_fields, &row, NULL, 1);
-                fputc('\n', f);
+                hdp_csv_line(f, &hdp_kl_init_csv_fields, &row, NULL);
             }
         }
 }
@@ -403,9 +399,9 @@ int cmd_kl(int argc, char **argv)
     if (which < 0)
         return EXIT_BAD_INPUT;
     if (which == 1 && args.figure)
-        return kl_bad("%s", "--figure: kl init draws no figure (kl bound and kl run do)");
+        return cli_bad("kl", "--figure: kl init draws no figure (kl bound and kl run do)");
     if (which != 2 && args.vs)
-        return kl_bad("%s", "--vs belongs to kl run");
+        return cli_bad("kl", "--vs belongs to kl run");
     /* --runs, --seed: keys set after the user's --set (they win; the metadata shows them),
      * checked by the schema */
     if (runs_opt != CLI_NOT_GIVEN &&

@@ -100,14 +100,12 @@ const char nc_help[] =
 
 void nc_csv_header(FILE *f)
 {
-    hdp_csv_header(f, &hdp_nc_csv_fields, 1);
-    fputc('\n', f);
+    hdp_csv_header_line(f, &hdp_nc_csv_fields);
 }
 
 void nc_csv_row(FILE *f, const char *name, const hdp_nc_point *pt)
 {
-    hdp_csv_row(f, &hdp_nc_csv_fields, pt, name, 1);
-    fputc('\n', f);
+    hdp_csv_line(f, &hdp_nc_csv_fields, pt, name);
 }
 
 void nc_meta(FILE *f, const char *what, const hdp_model *m)
@@ -192,14 +190,11 @@ static void print_point(const hdp_nc_point *pt, int exact_alone)
 
 static void write_json(FILE *f, const hdp_model *m, const hdp_nc_point *pt, int exact_alone)
 {
-    hdp_json j;
-    hdp_json_begin(&j, f);
     const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
         {&hdp_nc_spec_fields, pt, NULL}, {&hdp_nc_fields, pt, NULL},
         {&hdp_nc_draws_fields, exact_alone ? NULL : pt, NULL}, {&hdp_nc_problem_fields, pt, NULL},
         {&hdp_nc_seed_fields, pt, NULL}};
-    cli_json_write(&j, cli_find_command("nc"), src, (int)(sizeof src / sizeof *src), m);
-    hdp_json_end(&j);
+    cli_json_file(f, "nc", src, (int)(sizeof src / sizeof *src), m);
 }
 
 /* Write the CSV (rows of pts) and the JSON, all or nothing. */
@@ -295,14 +290,10 @@ int cmd_nc(int argc, char **argv)
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    if (args.sweep && exact_only) {
-        fprintf(stderr, "hdpsgd nc: error: --exact and --sweep exclude each other\n");
-        return EXIT_BAD_INPUT;
-    }
-    if (!args.sweep && (args.ps || args.figure)) {
-        fprintf(stderr, "hdpsgd nc: error: --%s needs --sweep\n", args.ps ? "ps" : "figure");
-        return EXIT_BAD_INPUT;
-    }
+    if (args.sweep && exact_only)
+        return cli_bad("nc", "--exact and --sweep exclude each other");
+    if (!args.sweep && (args.ps || args.figure))
+        return cli_bad("nc", "--%s needs --sweep", args.ps ? "ps" : "figure");
     if (draws_opt != CLI_NOT_GIVEN &&
         (rc = cli_add_with_long("nc", &common, "--draws", "nc.draws", draws_opt)))
         return rc;

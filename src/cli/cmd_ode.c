@@ -58,13 +58,10 @@ void cli_write_ode_csv(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 
 void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
 {
-    hdp_json j;
-    hdp_json_begin(&j, f);
     const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
         {&hdp_ode_fields, r, m}, {&hdp_ode_data_fields, r->data ? r : NULL, m}, /* §9 */
         {&hdp_model_fields, m, NULL}, {&hdp_version_fields, NULL, NULL}};
-    cli_json_write(&j, cli_find_command("ode"), src, (int)(sizeof src / sizeof *src), m);
-    hdp_json_end(&j);
+    cli_json_file(f, "ode", src, (int)(sizeof src / sizeof *src), m);
 }
 
 /* ode.model = rows (seconds to minutes): its steps on standard error when it is a terminal */

@@ -165,11 +165,9 @@ static int check_inputs(const plot_csv *tabs, int n, int curves)
     if (!rc && bounds_opt && !curves)
         rc = plot_bad_input("--bounds applies to ode CSVs, not to %s (%s)", tabs[0].path,
                             plot_kind_name(tabs[0].kind));
-    if (!rc && curves && hdp_plot_get_style()->nlabels > n) {
-        fprintf(stderr, "hdpsgd plot: error: %d --label options for %d input files: one label "
-                        "per file, in order\n", hdp_plot_get_style()->nlabels, n);
-        rc = EXIT_BAD_INPUT;
-    }
+    if (!rc && curves && hdp_plot_get_style()->nlabels > n)
+        rc = cli_bad("plot", "%d --label options for %d input files: one label per file, in "
+                     "order", hdp_plot_get_style()->nlabels, n);
     return rc;
 }
 
@@ -224,8 +222,7 @@ static int split_ys(plot_sweep_opts *o)
                                       len ? "too long" : "expected COLUMN[,COLUMN...] (an empty name)");
             if (o->ny == PLOT_SWEEP_MAX_Y)
                 return plot_bad_input("--y %s: at most 16 columns in one figure%s", y_opt.v[i], "");
-            memcpy(y_words + used, c, len);
-            y_words[used + len] = '\0';
+            snprintf(y_words + used, sizeof y_words - used, "%.*s", (int)len, c);
             o->ys[o->ny++] = y_words + used;
             used += len + 1;
             if (!c[len])
@@ -276,15 +273,11 @@ int cmd_plot(int argc, char **argv)
     int rc = cli_start(cmd, argc, argv, &common);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (common.npos == 0 || !out_path) {
-        fprintf(stderr, "hdpsgd plot: error: give one or more CSV files and -o FIG\nUsage: hdpsgd %s\n",
-                cli_usage_str(cmd));
-        return EXIT_BAD_INPUT;
-    }
-    if (common.nsets) {
-        fprintf(stderr, "hdpsgd plot: error: --set does not apply to plot\n");
-        return EXIT_BAD_INPUT;
-    }
+    if (common.npos == 0 || !out_path)
+        return cli_bad("plot", "give one or more CSV files and -o FIG\nUsage: hdpsgd %s",
+                       cli_usage_str(cmd));
+    if (common.nsets)
+        return cli_bad("plot", "--set does not apply to plot");
     plot_csv tabs[MAX_POSITIONAL];
     int n = 0;
     for (int i = 0; i < common.npos; i++, n++)

@@ -56,22 +56,14 @@ const char rates_help[] =
     "more than 0.05 from r1's. The figure draws the\n"
     "fitted curves (column fit_<family> of the data).";
 
-static int fail_usage(const char *msg, const char *arg)
-{
-    fprintf(stderr, "hdpsgd rates: error: ");
-    fprintf(stderr, msg, arg);
-    fprintf(stderr, "\n");
-    return EXIT_BAD_INPUT;
-}
-
 static int parse_gammas(const char *text, double *lo, double *hi, long *count)
 {
     if (!text)
-        return fail_usage("--gammas LO:HI:COUNT is required (for example --gammas 0.001:0.1:7)%s", "");
+        return cli_bad("rates", "--gammas LO:HI:COUNT is required (for example --gammas 0.001:0.1:7)");
     hdp_error err;
     hdp_error_clear(&err);
     if (hdp_rates_grid_parse(text, lo, hi, count, &err) != HDP_OK)
-        return fail_usage("--gammas %s", err.msg);
+        return cli_bad("rates", "--gammas %s", err.msg);
     return 0;
 }
 
@@ -81,7 +73,7 @@ static int parse_families(const char *text, int want[HDP_FAMILY_COUNT])
     hdp_error err;
     hdp_error_clear(&err);
     if (hdp_rates_families(text, want, &err) != HDP_OK)
-        return fail_usage("--families: %s", err.msg);
+        return cli_bad("rates", "--families: %s", err.msg);
     return 0;
 }
 
@@ -180,13 +172,11 @@ void cli_write_rates_csv(FILE *f, const cli_rates *r)
                "optimised at each gamma (docs/theory.md §5); d fixed, n = round(d/gamma)\n",
             hdp_version_string());
     hdp_model_write_meta_sections(&r->models[0], f, cli_model_sections("rates"));
-    hdp_csv_header(f, &hdp_rates_csv_fields, 1);
-    fputc('\n', f);
+    hdp_csv_header_line(f, &hdp_rates_csv_fields);
     for (long i = 0; i < r->count; i++)
         for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
             if (!r->res.want[k]) continue;
-            hdp_csv_row(f, &hdp_rates_csv_fields, &RES(r, i, k), &r->models[i], 1);
-            fputc('\n', f);
+            hdp_csv_line(f, &hdp_rates_csv_fields, &RES(r, i, k), &r->models[i]);
         }
 }
 
@@ -399,12 +389,8 @@ int cmd_rates(int argc, char **argv)
 /* the point's models and result seen as the command's (borrowed: not freed) */
 static cli_rates sweep_view(const hdp_sweep_point *p)
 {
-    cli_rates r;
-    memset(&r, 0, sizeof r);
-    r.count = r.loaded = p->gamma_count;
-    r.models = (hdp_model *)p->gamma_models;
-    r.res = p->rates;
-    return r;
+    return (cli_rates){.count = p->gamma_count, .loaded = p->gamma_count,
+                       .models = (hdp_model *)p->gamma_models, .res = p->rates};
 }
 static void sweep_csv(FILE *f, const hdp_sweep_point *p)
 {

@@ -364,49 +364,31 @@ static int parse_request(int argc, char **argv, cli_common *common, int want[HDP
     int rc = cli_start(cmd, argc, argv, common);
     if (rc)
         return rc;
-    if (!optimize) {
-        fprintf(stderr, "hdpsgd schedule: error: nothing to do: add --optimize (hdpsgd help "
-                        "schedule)\n");
-        return EXIT_BAD_INPUT;
-    }
+    if (!optimize)
+        return cli_bad("schedule", "nothing to do: add --optimize (hdpsgd help schedule)");
     hdp_error err; /* --family: "all" (the default) or a comma-separated list */
     hdp_error_clear(&err);
-    if (hdp_design_families_parse(family_opt ? family_opt : "all", want, &err) != HDP_OK) {
-        fprintf(stderr, "hdpsgd schedule: error: --family: %s\n", err.msg);
-        return EXIT_BAD_INPUT;
-    }
-    if (knots_opt < 2 || knots_opt > HDP_DESIGN_MAX_KNOTS) {
-        fprintf(stderr, "hdpsgd schedule: error: --knots %ld: the pl family needs 2 to %d knots\n",
-                knots_opt, HDP_DESIGN_MAX_KNOTS);
-        return EXIT_BAD_INPUT;
-    }
+    if (hdp_design_families_parse(family_opt ? family_opt : "all", want, &err) != HDP_OK)
+        return cli_bad("schedule", "--family: %s", err.msg);
+    if (knots_opt < 2 || knots_opt > HDP_DESIGN_MAX_KNOTS)
+        return cli_bad("schedule", "--knots %ld: the pl family needs 2 to %d knots", knots_opt,
+                       HDP_DESIGN_MAX_KNOTS);
     *method = hdp_design_method_parse(method_opt ? method_opt : "bfgs");
-    if (*method < 0) {
-        fprintf(stderr, "hdpsgd schedule: error: --method '%s': expected bfgs or simplex\n", method_opt);
-        return EXIT_BAD_INPUT;
-    }
-    if (!(refine_tol > 0) || !isfinite(refine_tol)) {
-        fprintf(stderr, "hdpsgd schedule: error: --refine-tol %g: expected a positive number\n",
-                refine_tol);
-        return EXIT_BAD_INPUT;
-    }
-    if (refine && tune_batch) {
-        fprintf(stderr, "hdpsgd schedule: error: --tune-batch with --refine: give one of them\n");
-        return EXIT_BAD_INPUT;
-    }
+    if (*method < 0)
+        return cli_bad("schedule", "--method '%s': expected bfgs or simplex", method_opt);
+    if (!(refine_tol > 0) || !isfinite(refine_tol))
+        return cli_bad("schedule", "--refine-tol %g: expected a positive number", refine_tol);
+    if (refine && tune_batch)
+        return cli_bad("schedule", "--tune-batch with --refine: give one of them");
     if (refine) {
         int only_pl = want[HDP_FAMILY_PL];
         for (int f = 0; f < HDP_FAMILY_COUNT; f++)
             if (f != HDP_FAMILY_PL && want[f]) only_pl = 0;
-        if (!only_pl) {
-            fprintf(stderr, "hdpsgd schedule: error: --refine: refines the pl family only (add "
-                            "--family pl; the closed-form families are then compared with it)\n");
-            return EXIT_BAD_INPUT;
-        }
-        if (*method != HDP_DESIGN_BFGS) {
-            fprintf(stderr, "hdpsgd schedule: error: --refine needs --method bfgs\n");
-            return EXIT_BAD_INPUT;
-        }
+        if (!only_pl)
+            return cli_bad("schedule", "--refine: refines the pl family only (add --family pl; "
+                           "the closed-form families are then compared with it)");
+        if (*method != HDP_DESIGN_BFGS)
+            return cli_bad("schedule", "--refine needs --method bfgs");
         /* the closed-form families, for the comparison */
         for (int f = 0; f < HDP_FAMILY_COUNT; f++) want[f] = 1;
     }
@@ -436,14 +418,14 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
     char data_csv[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path)
         hdp_plot_stem(figure_path, ".schedules.csv", data_csv, sizeof data_csv);
+    char line[4096] = ""; /* the command that simulates the table */
+    if (out_path)
+        rerun_command(common, "sim", b, line, sizeof line);
     hdp_outset out; /* all or nothing */
     hdp_outset_init(&out, err);
     FILE *f;
-    if ((f = hdp_outset_add(&out, out_path))) {
-        char use[4096];
-        rerun_command(common, "sim", b, use, sizeof use);
-        hdp_design_write_table(f, m, b, use);
-    }
+    if ((f = hdp_outset_add(&out, out_path)))
+        hdp_design_write_table(f, m, b, line);
     if ((f = hdp_outset_add(&out, figure_path ? data_csv : NULL)))
         write_curves(f, m, d->done, curves);
     if ((f = hdp_outset_add(&out, json_path)))
@@ -451,13 +433,10 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
     if (figure_path)
         draw_figure(&out, m, d, eps, data_csv);
     hdp_status st = hdp_outset_commit(&out);
-    if (st == HDP_OK && out_path) {
-        char line[4096];
-        rerun_command(common, "sim", b, line, sizeof line);
+    if (st == HDP_OK && out_path)
         printf("table: %s\nsimulate it with:\n  %s\n(or `hdpsgd validate` with the same --set "
                "options)\n",
                out_path, line);
-    }
     if (st == HDP_OK && figure_path)
         cli_drawn(figure_path, data_csv);
     return st;

@@ -104,15 +104,12 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_si_problem *pb, co
                        int threads)
 {
     const hdp_si_params *hp = &pb->hp;
-    hdp_json j;
-    hdp_json_begin(&j, f);
     const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
         {&hdp_si_stage2_fields, pb, NULL}, {&hdp_si_result_fields, r, NULL},
         {&hdp_si_problem_fields, pb, NULL}, {&hdp_si_eta_fields, pb, NULL},
         {&hdp_si_params_fields, hp, NULL}, {&hdp_si_budget_fields, pb, &threads},
         {&hdp_si_seed_fields, pb, NULL}};
-    cli_json_write(&j, cli_find_command("sim-index"), src, (int)(sizeof src / sizeof *src), m);
-    hdp_json_end(&j);
+    cli_json_file(f, "sim-index", src, (int)(sizeof src / sizeof *src), m);
 }
 
 static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *pb,
@@ -126,8 +123,7 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
                "%.6g (init %.6g)\n",
             r->risk_mean, r->risk_se, pb->ou_risk, pb->gd_risk, pb->zero_risk, pb->align_mean,
             pb->align0_mean);
-    hdp_csv_header(f, &hdp_si_mode_csv_fields, 1);
-    fputc('\n', f);
+    hdp_csv_header_line(f, &hdp_si_mode_csv_fields);
     const int gd = pb->spec.stage2 == HDP_SI_GD;
     for (long k = 0; k < pb->spec.p; k++) {
         double pm = gd ? pb->gd_mean[k] : pb->ou_mean[k], pv = gd ? pb->gd_var[k] : pb->ou_var[k];
@@ -138,8 +134,7 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
             .pred_var = pv, .mc_var = r->mc_var[k], .mc_var_se = sev,
             .z_var = sev > 0 ? fabs(r->mc_var[k] - pv) / sev : NAN, .ou_mean = pb->ou_mean[k],
             .ou_var = pb->ou_var[k], .gd_mean = pb->gd_mean[k], .gd_var = pb->gd_var[k]};
-        hdp_csv_row(f, &hdp_si_mode_csv_fields, &row, NULL, 1);
-        fputc('\n', f);
+        hdp_csv_line(f, &hdp_si_mode_csv_fields, &row, NULL);
     }
 }
 
@@ -151,12 +146,9 @@ static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *titl
     const int total = spec->epsilon_total > 0;
     meta_of(f, total ? "test risk against the total epsilon of both stages (si.epsilon_total)"
                      : "test risk against the stage-2 epsilon", m, &xp->meta_hp, spec->stage2);
-    hdp_csv_header(f, &hdp_si_eps_csv_fields, 1);
-    fputc('\n', f);
-    for (int i = 0; i < xp->nrows; i++) {
-        hdp_csv_row(f, &hdp_si_eps_csv_fields, &xp->rows[i], NULL, 1);
-        fputc('\n', f);
-    }
+    hdp_csv_header_line(f, &hdp_si_eps_csv_fields);
+    for (int i = 0; i < xp->nrows; i++)
+        hdp_csv_line(f, &hdp_si_eps_csv_fields, &xp->rows[i], NULL);
     if (total) {
         snprintf(title, size,
                  "sim-index: test risk against the total ε of both stages (d = %ld, p = %ld, "
@@ -176,12 +168,9 @@ static void n_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title,
 {
     const hdp_si_spec *spec = &xp->spec;
     meta_of(f, "test risk and alignment against n (si.n ignored)", m, &xp->meta_hp, spec->stage2);
-    hdp_csv_header(f, &hdp_si_n_csv_fields, 1);
-    fputc('\n', f);
-    for (int i = 0; i < xp->nrows; i++) {
-        hdp_csv_row(f, &hdp_si_n_csv_fields, &xp->rows[i], NULL, 1);
-        fputc('\n', f);
-    }
+    hdp_csv_header_line(f, &hdp_si_n_csv_fields);
+    for (int i = 0; i < xp->nrows; i++)
+        hdp_csv_line(f, &hdp_si_n_csv_fields, &xp->rows[i], NULL);
     snprintf(title, size,
              "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "
              "%g, stage2 = %s, %ld runs)",
@@ -199,13 +188,11 @@ static void align_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *ti
                "sigma_W = %.6g %.6g; random directions sqrt(2/(pi d)) = %.6g\n",
             means[0], means[1], xp->meta_hp.sigma_W, means[2],
             sqrt(2.0 / (M_PI * (double)spec->d)));
-    hdp_csv_header(f, &hdp_si_align_csv_fields, 1);
-    fputc('\n', f);
+    hdp_csv_header_line(f, &hdp_si_align_csv_fields);
     for (int k = 0; k < NB; k++) {
         const hdp_siexp_bin bin = {(double)k / NB, (double)(k + 1) / NB, (k + 0.5) / NB,
                                    xp->hist[0][k], xp->hist[1][k], xp->hist[2][k]};
-        hdp_csv_row(f, &hdp_si_align_csv_fields, &bin, NULL, 1);
-        fputc('\n', f);
+        hdp_csv_line(f, &hdp_si_align_csv_fields, &bin, NULL);
     }
     snprintf(title, size,
              "sim-index: alignment |⟨w_j, μ⟩|/‖w_j‖ of the p = %ld neurons (d = %ld, n = %ld)\n"
@@ -271,19 +258,12 @@ int cmd_si(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
     if (experiment && strcmp(experiment, "eps") && strcmp(experiment, "n") &&
-        strcmp(experiment, "align")) {
-        fprintf(stderr, "hdpsgd sim-index: error: --experiment %s: expected eps, n or align\n",
-                experiment);
-        return EXIT_BAD_INPUT;
-    }
-    if (!experiment && figure_path) {
-        fprintf(stderr, "hdpsgd sim-index: error: --figure needs --experiment\n");
-        return EXIT_BAD_INPUT;
-    }
-    if (experiment && json_path) {
-        fprintf(stderr, "hdpsgd sim-index: error: --json is for the single run, not --experiment\n");
-        return EXIT_BAD_INPUT;
-    }
+        strcmp(experiment, "align"))
+        return cli_bad("sim-index", "--experiment %s: expected eps, n or align", experiment);
+    if (!experiment && figure_path)
+        return cli_bad("sim-index", "--figure needs --experiment");
+    if (experiment && json_path)
+        return cli_bad("sim-index", "--json is for the single run, not --experiment");
     if (runs_opt != CLI_NOT_GIVEN &&
         (rc = cli_add_with_long("sim-index", &common, "--runs", "si.runs", runs_opt)))
         return rc;

@@ -169,8 +169,6 @@ void cli_note_feature_norm(const char *name, const hdp_model *m)
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r)
 {
-    hdp_json j;
-    hdp_json_begin(&j, f);
     const cli_json_source src[] = { /* the tables of its JSON (main.c) and what they read */
         {&hdp_mc_command_fields, name, NULL}, {&hdp_mc_fields, r, m},
         /* standard DP-SGD on a finite training set (docs/theory.md §6.6), else the rows one
@@ -180,8 +178,7 @@ void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_
         {&hdp_mc_data_fields, r->test_mse ? r : NULL, m}, /* a held-out set (§9) */
         {&hdp_model_fields, m, NULL}, {&hdp_mc_run_fields, r, m}, {&hdp_mc_seed_fields, opt, NULL},
         {&hdp_version_fields, NULL, NULL}};
-    cli_json_write(&j, cli_find_command(name), src, (int)(sizeof src / sizeof *src), m);
-    hdp_json_end(&j);
+    cli_json_file(f, name, src, (int)(sizeof src / sizeof *src), m);
 }
 
 static int run_command(const char *name, int argc, char **argv)
@@ -193,10 +190,8 @@ static int run_command(const char *name, int argc, char **argv)
     int rc = cli_start_mc(cmd, argc, argv, &common, &mc);
     if (rc)
         return rc < 0 ? 0 : rc; /* -1: the help was asked for and printed */
-    if (!is_sde && !isnan(mc.step)) {
-        fprintf(stderr, "hdpsgd sim: error: --step applies to sde only\n");
-        return EXIT_BAD_INPUT;
-    }
+    if (!is_sde && !isnan(mc.step))
+        return cli_bad("sim", "--step applies to sde only");
     if ((rc = cli_mc_args_apply(name, &mc, &common)))
         return rc;
 

@@ -229,11 +229,10 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
             return rc;
         if (o->kind == OPT_FIGURE && *(const char **)o->dst && !hdp_plot_gnuplot()) {
             /* the figure is one of the outputs: none is written without it (exit 3) */
-            fprintf(stderr, "hdpsgd %s: error: --%s %s: gnuplot not found (install it: apt-get "
-                    "install gnuplot-nox, or set HDPSGD_GNUPLOT; without --%s the other "
-                    "outputs are written alone); nothing was run\n", cmd->name, o->name,
-                    *(const char **)o->dst, o->name);
-            return EXIT_IO;
+            return cli_error(EXIT_IO, cmd->name, "--%s %s: gnuplot not found (install it: apt-get "
+                             "install gnuplot-nox, or set HDPSGD_GNUPLOT; without --%s the other "
+                             "outputs are written alone); nothing was run", o->name,
+                             *(const char **)o->dst, o->name);
         }
     }
     return common->help ? 0 : cli_check_distinct(cmd, common);
@@ -270,6 +269,17 @@ int cli_fail(const char *cmd, const hdp_error *err)
     case HDP_ECANCELLED: return EXIT_NUMERIC;
     }
     return EXIT_NUMERIC;
+}
+
+int cli_error(int status, const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "hdpsgd %s: error: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return status;
 }
 
 int cli_load_model(const cli_common *common, hdp_model *m)
@@ -439,20 +449,13 @@ int cli_ode_args_apply(const char *cmd, cli_ode_args *a, cli_common *common)
 
 int cli_threads_check(const char *cmd, long threads)
 {
-    if (threads != CLI_NOT_GIVEN && (threads < 0 || threads > HDP_THREADS_MAX)) {
-        fprintf(stderr,
-                "hdpsgd %s: error: --threads %ld: expected an integer from 0 (one per core) to "
-                "%d\n",
-                cmd, threads, HDP_THREADS_MAX);
-        return EXIT_BAD_INPUT;
-    }
+    if (threads != CLI_NOT_GIVEN && (threads < 0 || threads > HDP_THREADS_MAX))
+        return cli_bad(cmd, "--threads %ld: expected an integer from 0 (one per core) to %d",
+                       threads, HDP_THREADS_MAX);
     hdp_error err;
     hdp_error_clear(&err);
-    if (hdp_threads_check(threads == CLI_NOT_GIVEN ? 0 : (int)threads, "threads", &err) != HDP_OK) {
-        fprintf(stderr, "hdpsgd %s: error: %s (set OMP_NUM_THREADS lower or give --threads)\n",
-                cmd, err.msg);
-        return EXIT_BAD_INPUT;
-    }
+    if (hdp_threads_check(threads == CLI_NOT_GIVEN ? 0 : (int)threads, "threads", &err) != HDP_OK)
+        return cli_bad(cmd, "%s (set OMP_NUM_THREADS lower or give --threads)", err.msg);
     return 0;
 }
 
@@ -635,9 +638,8 @@ int cli_need_gnuplot(const char *cmd, const char *fig)
 {
     if (hdp_plot_gnuplot())
         return 0;
-    fprintf(stderr, "hdpsgd %s: error: the figure %s needs gnuplot, which was not found (install "
-            "it: apt-get install gnuplot-nox, or set HDPSGD_GNUPLOT); nothing was run\n", cmd, fig);
-    return EXIT_IO;
+    return cli_error(EXIT_IO, cmd, "the figure %s needs gnuplot, which was not found (install it: "
+                     "apt-get install gnuplot-nox, or set HDPSGD_GNUPLOT); nothing was run", fig);
 }
 
 void cli_drawn(const char *fig, const char *data) { printf("figure: %s (data: %s)\n", fig, data); }
@@ -667,8 +669,7 @@ int cli_rates_load(const char *cmd, const cli_common *common, double lo, double 
     if (!r->models) {
         hdp_model_free(&base);
         cli_rates_free(r);
-        fprintf(stderr, "hdpsgd %s: error: out of memory\n", cmd);
-        return EXIT_NUMERIC;
+        return cli_error(EXIT_NUMERIC, cmd, "out of memory");
     }
     hdp_error err;
     hdp_error_clear(&err);

@@ -64,8 +64,7 @@ void cli_figure_opts_reset(void)
 
 static int bad(const char *cmd, const char *what, const char *value, const char *expected)
 {
-    fprintf(stderr, "hdpsgd %s: error: %s %s: %s (nothing was run)\n", cmd, what, value, expected);
-    return EXIT_BAD_INPUT;
+    return cli_bad(cmd, "%s %s: %s (nothing was run)", what, value, expected);
 }
 
 /* the words gnuplot's 'set key' takes for a position, separated by spaces or single commas;
@@ -104,8 +103,7 @@ static int key_ok(const char *k, char *out, size_t size)
 
 int cli_figure_opts_apply(const char *cmd)
 {
-    hdp_plot_style s;
-    memset(&s, 0, sizeof s);
+    hdp_plot_style s = {0};
     if (size_opt) {
         double w = 0, h = 0;
         char tail;
@@ -126,11 +124,9 @@ int cli_figure_opts_apply(const char *cmd)
         s.height = h;
     }
     if (!isnan(font_opt)) {
-        if (!(font_opt >= 4 && font_opt <= 30)) {
-            char v[32];
-            snprintf(v, sizeof v, "%g", font_opt);
-            return bad(cmd, "--font-size", v, "expected a size in points from 4 to 30");
-        }
+        if (!(font_opt >= 4 && font_opt <= 30))
+            return cli_bad(cmd, "--font-size %g: expected a size in points from 4 to 30 (nothing "
+                           "was run)", font_opt);
         s.font_size = font_opt;
     }
     if (key_opt) {

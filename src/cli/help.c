@@ -45,8 +45,7 @@ const char *cli_nearest_option(const cli_command *cmd, const char *arg)
     size_t len = strcspn(a, "=");
     if (len == 0 || len >= sizeof name)
         return NULL;
-    memcpy(name, a, len);
-    name[len] = '\0';
+    snprintf(name, sizeof name, "%.*s", (int)len, a);
     const char *best = NULL;
     int best_d = len <= 4 ? 2 : 3;
     const cli_opt *tables[2] = {cmd->opts, cli_figure_opts_for(cmd)};
@@ -198,11 +197,9 @@ int cli_subcommand(const cli_command *cmd, cli_common *common, const char *const
     for (int i = 0; common->npos > 0 && i < count; i++)
         if (!(fold ? strcasecmp : strcmp)(common->pos[0], names[i]))
             which = i;
-    if (which < 0 || common->npos > 2) {
-        fprintf(stderr, "hdpsgd %s: error: %s\nUsage: hdpsgd %s\n", cmd->name,
-                common->npos == 0 ? missing : which < 0 ? wrong : extra, cli_usage_str(cmd));
-        return -1;
-    }
+    if (which < 0 || common->npos > 2)
+        return cli_error(-1, cmd->name, "%s\nUsage: hdpsgd %s",
+                         common->npos == 0 ? missing : which < 0 ? wrong : extra, cli_usage_str(cmd));
     common->model_path = common->npos > 1 ? common->pos[1] : NULL;
     return which;
 }

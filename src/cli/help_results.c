@@ -55,8 +55,7 @@ static void para_text(para *p, const char *text)
     for (const char *s = text; *s;) {
         size_t n = strcspn(s, " ");
         if (n > 0 && n < sizeof w) {
-            memcpy(w, s, n);
-            w[n] = '\0';
+            snprintf(w, sizeof w, "%.*s", (int)n, s);
             para_word(p, w);
         }
         s += n;
@@ -119,6 +118,15 @@ void cli_json_keys(const cli_command *cmd, void (*line)(void *user, const char *
 }
 
 /* ---- a JSON summary from the parts ---- */
+
+void cli_json_file(FILE *f, const char *command, const cli_json_source *src, int count,
+                   const hdp_model *m)
+{
+    hdp_json j;
+    hdp_json_begin(&j, f);
+    cli_json_write(&j, cli_find_command(command), src, count, m);
+    hdp_json_end(&j);
+}
 
 void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
                     const hdp_model *m)

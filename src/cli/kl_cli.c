@@ -14,10 +14,7 @@
 
 int kl_bad(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "hdpsgd kl: error: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    return EXIT_BAD_INPUT;
+    return cli_bad("kl", fmt, arg);
 }
 
 /* One integer of a list at *p (strtol, decimal), ending at one of the characters of stops or
@@ -62,22 +59,17 @@ int kl_parse_int_list(const char *opt, const char *text, long lo_ok, long hi_ok,
     if (*count == 0)
         goto fail;
     for (int i = 0; i < *count; i++)
-        if (out[i] < lo_ok || out[i] > hi_ok) {
-            fprintf(stderr, "hdpsgd kl: error: --%s %s: %ld is out of range: expected integers "
-                            "from %ld to %ld\n", opt, text, out[i], lo_ok, hi_ok);
-            return EXIT_BAD_INPUT;
-        }
+        if (out[i] < lo_ok || out[i] > hi_ok)
+            return cli_bad("kl", "--%s %s: %ld is out of range: expected integers from %ld to %ld",
+                           opt, text, out[i], lo_ok, hi_ok);
     return 0;
 range:
-    if (step >= 1 && b >= a && (a < lo_ok || b > hi_ok)) {
-        fprintf(stderr, "hdpsgd kl: error: --%s %s: %ld is out of range: expected integers "
-                        "from %ld to %ld\n", opt, text, a < lo_ok ? a : b, lo_ok, hi_ok);
-        return EXIT_BAD_INPUT;
-    }
+    if (step >= 1 && b >= a && (a < lo_ok || b > hi_ok))
+        return cli_bad("kl", "--%s %s: %ld is out of range: expected integers from %ld to %ld",
+                       opt, text, a < lo_ok ? a : b, lo_ok, hi_ok);
 fail:
-    fprintf(stderr, "hdpsgd kl: error: --%s '%s': expected a list like 2,4,8 or a range 2:12 or "
-                    "2:12:2 (at most %d values)\n", opt, text, KL_MAX_LIST);
-    return EXIT_BAD_INPUT;
+    return cli_bad("kl", "--%s '%s': expected a list like 2,4,8 or a range 2:12 or 2:12:2 (at "
+                   "most %d values)", opt, text, KL_MAX_LIST);
 }
 
 int kl_parse_schemes(const char *text, int *want, int *count)
@@ -98,16 +90,14 @@ int kl_parse_schemes(const char *text, int *want, int *count)
         for (int k = 0; k < 4; k++)
             if (!strcasecmp(tok, hdp_kl_init_name(k)))
                 found = k;
-        if (found < 0) {
-            fprintf(stderr, "hdpsgd kl: error: --schemes: '%s' is not a scheme: expected lecun, he, "
-                            "ntk, xavier or all\n", tok);
-            return EXIT_BAD_INPUT;
-        }
+        if (found < 0)
+            return cli_bad("kl", "--schemes: '%s' is not a scheme: expected lecun, he, ntk, "
+                           "xavier or all", tok);
         if (!want[found])
             (*count)++;
         want[found] = 1;
     }
-    return *count ? 0 : kl_bad("--schemes '%s': no scheme named", text);
+    return *count ? 0 : cli_bad("kl", "--schemes '%s': no scheme named", text);
 }
 
 void kl_schemes_text(const int *want, char *buf, size_t size)

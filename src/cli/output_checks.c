@@ -28,73 +28,51 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
 {
     char dir[HDP_OUT_PATH_MAX + 1], path[HDP_OUT_PATH_MAX + 1];
     struct stat sb;
-    if (o->kind == OPT_FIGURE && given) {
-        if (!hdp_plot_extension_ok(given)) {
-            fprintf(stderr,
-                    "hdpsgd %s: error: --%s %s: a figure is drawn by its extension: .png, "
-                    ".pdf, .svg, .eps or .tex (nothing was run)\n",
-                    cmd->name, o->name, given);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (given && o->kind == OPT_OUTPUT_PREFIX && !strcmp(given, "-")) {
-        fprintf(stderr, "hdpsgd %s: error: --%s -: a prefix names several files, it cannot be "
-                        "standard output (nothing was run)\n", cmd->name, o->name);
-        return EXIT_BAD_INPUT;
-    }
+    if (o->kind == OPT_FIGURE && given && !hdp_plot_extension_ok(given))
+        return cli_bad(cmd->name, "--%s %s: a figure is drawn by its extension: .png, .pdf, "
+                       ".svg, .eps or .tex (nothing was run)", o->name, given);
+    if (given && o->kind == OPT_OUTPUT_PREFIX && !strcmp(given, "-"))
+        return cli_bad(cmd->name, "--%s -: a prefix names several files, it cannot be standard "
+                       "output (nothing was run)", o->name);
     if (!given || !strcmp(given, "-"))
         return 0;
-    if (!given[0]) {
-        fprintf(stderr, "hdpsgd %s: error: --%s: empty file name\n", cmd->name, o->name);
-        return EXIT_BAD_INPUT;
-    }
+    if (!given[0])
+        return cli_bad(cmd->name, "--%s: empty file name", o->name);
     if (o->kind == OPT_OUTPUT_PREFIX) { /* PREFIX.ode.csv, ...: PREFIX must end in a name */
         const char *name = strrchr(given, '/');
         name = name ? name + 1 : given;
-        if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) {
-            fprintf(stderr,
-                    "hdpsgd %s: error: --%s %.300s%s: a prefix is the start of the files' names "
-                    "(PREFIX.ode.csv, ...): it must end in a name, not in a folder ('/', '.' or "
-                    "'..'), which would make hidden files; for example --%s DIR/run (nothing was "
-                    "run)\n",
-                    cmd->name, o->name, given, strlen(given) > 300 ? "..." : "", o->name);
-            return EXIT_BAD_INPUT;
-        }
+        if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
+            return cli_bad(cmd->name, "--%s %.300s%s: a prefix is the start of the files' names "
+                           "(PREFIX.ode.csv, ...): it must end in a name, not in a folder ('/', "
+                           "'.' or '..'), which would make hidden files; for example --%s DIR/run "
+                           "(nothing was run)", o->name, given, strlen(given) > 300 ? "..." : "",
+                           o->name);
     }
     /* where it leads (symbolic links are written through), and names that fit */
     hdp_error e;
     hdp_error_clear(&e);
     int fd;
-    if (hdp_out_resolve(given, path, sizeof path, &fd, &e) != HDP_OK) {
-        fprintf(stderr, "hdpsgd %s: error: --%s %s: %s (nothing was run)\n", cmd->name,
-                o->name, given, e.msg);
-        return EXIT_BAD_INPUT;
-    }
+    if (hdp_out_resolve(given, path, sizeof path, &fd, &e) != HDP_OK)
+        return cli_bad(cmd->name, "--%s %s: %s (nothing was run)", o->name, given, e.msg);
     if (fd >= 0)
         return 0; /* an open descriptor: written like a redirection */
     const char *last = strrchr(path, '/');
     last = last ? last + 1 : path;
     size_t room = NAME_MAX - (o->kind == OPT_OUTPUT_PREFIX ? 16 : 0) - HDP_OUT_TMP_EXTRA;
-    if (strlen(last) > room) {
-        fprintf(stderr,
-                "hdpsgd %s: error: --%s %.60s...: the file name '%.40s...' has %zu characters: "
-                "at most %zu are accepted (the system's limit is %d, less the temporary "
-                "file's suffix) (nothing was run)\n",
-                cmd->name, o->name, given, last, strlen(last), room, NAME_MAX);
-        return EXIT_BAD_INPUT;
-    }
+    if (strlen(last) > room)
+        return cli_bad(cmd->name, "--%s %.60s...: the file name '%.40s...' has %zu characters: at "
+                       "most %zu are accepted (the system's limit is %d, less the temporary "
+                       "file's suffix) (nothing was run)", o->name, given, last, strlen(last),
+                       room, NAME_MAX);
     if (o->kind != OPT_OUTPUT_PREFIX && stat(path, &sb) == 0) {
-        if (S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "hdpsgd %s: error: --%s %s: is a directory, expected a file name\n",
-                    cmd->name, o->name, path);
-            return EXIT_BAD_INPUT;
-        }
+        if (S_ISDIR(sb.st_mode))
+            return cli_bad(cmd->name, "--%s %s: is a directory, expected a file name", o->name,
+                           path);
         if (!S_ISREG(sb.st_mode)) {
             if (access(path, W_OK) == 0)
                 return 0;
-            fprintf(stderr, "hdpsgd %s: error: --%s %s: cannot write to it: %s\n", cmd->name,
-                    o->name, path, strerror(errno));
-            return EXIT_BAD_INPUT;
+            return cli_bad(cmd->name, "--%s %s: cannot write to it: %s", o->name, path,
+                           strerror(errno));
         }
     }
     const char *slash = strrchr(path, '/');
@@ -115,9 +93,7 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
         return 0;
     char what[4200];
     snprintf(what, sizeof what, why, dir, strerror(errno));
-    fprintf(stderr, "hdpsgd %s: error: --%s %s: %s (nothing was run)\n", cmd->name, o->name,
-            given, what);
-    return EXIT_BAD_INPUT;
+    return cli_bad(cmd->name, "--%s %s: %s (nothing was run)", o->name, given, what);
 }
 
 /* ---- no two outputs of one command, and no output and input, are the same file ---- */
@@ -134,10 +110,21 @@ typedef struct {
 static file_id outs[MAX_OUTS];
 static int nouts;
 
-static void identify(const char *path, const char *label, file_id *id)
+/* "WHAT NAME" for messages, a long name shortened visibly (its start, "...", its end) */
+static void make_label(char *label, size_t size, const char *what, const char *name)
+{
+    size_t n = strlen(name);
+    if (n <= 60)
+        snprintf(label, size, "%s %s", what, name);
+    else
+        snprintf(label, size, "%s %.28s...%s", what, name, name + n - 28);
+}
+
+/* what the file path is, labelled "WHAT PATH" for messages */
+static void identify(const char *path, const char *what, file_id *id)
 {
     memset(id, 0, sizeof *id);
-    snprintf(id->label, sizeof id->label, "%s", label);
+    make_label(id->label, sizeof id->label, what, path);
     char target[HDP_OUT_PATH_MAX + 1];
     int fd;
     hdp_error e;
@@ -168,16 +155,6 @@ static void identify(const char *path, const char *label, file_id *id)
                  slash ? slash + 1 : target);
 }
 
-/* "WHAT NAME" for messages, a long name shortened visibly (its start, "...", its end) */
-static void make_label(char *label, size_t size, const char *what, const char *name)
-{
-    size_t n = strlen(name);
-    if (n <= 60)
-        snprintf(label, size, "%s %s", what, name);
-    else
-        snprintf(label, size, "%s %.28s...%s", what, name, name + n - 28);
-}
-
 static int same_file(const file_id *a, const file_id *b)
 {
     if (a->special || b->special)
@@ -205,11 +182,8 @@ static void data_prefix(const cli_command *cmd, char *out, size_t size)
 
 static int refuse_same(const cli_command *cmd, const file_id *a, const file_id *b, int input)
 {
-    fprintf(stderr,
-            "hdpsgd %s: error: %s and %s are the same file%s: choose another name (nothing "
-            "was run)\n",
-            cmd->name, a->label, b->label, input ? " (an input would be overwritten)" : "");
-    return EXIT_BAD_INPUT;
+    return cli_bad(cmd->name, "%s and %s are the same file%s: choose another name (nothing was "
+                   "run)", a->label, b->label, input ? " (an input would be overwritten)" : "");
 }
 
 int cli_check_distinct(const cli_command *cmd, const cli_common *common)
@@ -221,19 +195,16 @@ int cli_check_distinct(const cli_command *cmd, const cli_common *common)
         const char *v = *(const char **)o->dst; /* only output options hold a string */
         if (!v)
             continue;
-        char label[128], opt[40];
+        char opt[40];
         snprintf(opt, sizeof opt, "--%s", o->name);
-        make_label(label, sizeof label, opt, v);
-        identify(v, label, &outs[nouts++]);
+        identify(v, opt, &outs[nouts++]);
         if (o->kind != OPT_FIGURE)
             continue;
         /* the graphics file of a .tex figure, the caption of --no-title */
         char comp[2][4200];
         int nc = hdp_plot_companions(v, comp, 2);
-        for (int c = 0; c < nc && nouts < MAX_OUTS; c++) {
-            make_label(label, sizeof label, "the figure's file", comp[c]);
-            identify(comp[c], label, &outs[nouts++]);
-        }
+        for (int c = 0; c < nc && nouts < MAX_OUTS; c++)
+            identify(comp[c], "the figure's file", &outs[nouts++]);
     }
     char prefix[HDP_OUT_PATH_MAX + 1];
     data_prefix(cmd, prefix, sizeof prefix);
@@ -242,10 +213,9 @@ int cli_check_distinct(const cli_command *cmd, const cli_common *common)
         snprintf(list, sizeof list, "%s", cmd->data_suffixes);
         for (char *sv = NULL, *suf = strtok_r(list, " ", &sv); suf && nouts < MAX_OUTS;
              suf = strtok_r(NULL, " ", &sv)) {
-            char path[HDP_OUT_PATH_MAX + 64], label[128];
+            char path[HDP_OUT_PATH_MAX + 64];
             snprintf(path, sizeof path, "%s%s", prefix, suf);
-            make_label(label, sizeof label, "the figure's data file", path);
-            identify(path, label, &outs[nouts++]);
+            identify(path, "the figure's data file", &outs[nouts++]);
         }
     }
     for (int i = 0; i < nouts; i++)
@@ -254,9 +224,7 @@ int cli_check_distinct(const cli_command *cmd, const cli_common *common)
                 return refuse_same(cmd, &outs[i], &outs[j], 0);
     for (int k = 0; k < common->npos; k++) {
         file_id in;
-        char label[128];
-        make_label(label, sizeof label, "the input", common->pos[k]);
-        identify(common->pos[k], label, &in);
+        identify(common->pos[k], "the input", &in);
         if (!in.exists)
             continue;
         for (int i = 0; i < nouts; i++)
@@ -276,9 +244,7 @@ int cli_check_model_inputs(const hdp_model *m)
         if (!files[k] || !files[k][0])
             continue;
         file_id in;
-        char label[128];
-        make_label(label, sizeof label, keys[k], files[k]);
-        identify(files[k], label, &in);
+        identify(files[k], keys[k], &in);
         for (int i = 0; i < nouts; i++)
             if (same_file(&outs[i], &in)) {
                 fprintf(stderr,

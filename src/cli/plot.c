@@ -94,9 +94,9 @@ int hdp_plot_companions(const char *fig, char names[][4200], int max)
     return n;
 }
 
-/* The size of a figure when the user gives none: one column for a single panel, taller for
- * stacked panels and legends below the plot, both columns for panels side by side. */
-static void default_size(const char *script, double *w, double *h)
+/* The size of a figure: the user's, else one column for a single panel, taller for stacked
+ * panels and legends below the plot, both columns for panels side by side. */
+static void figure_size(const char *script, double *w, double *h)
 {
     static const struct { const char *name; double w, h; } sizes[] = {
         {"validate", HDP_PLOT_COLUMN_W, 3.6},   {"curves", HDP_PLOT_COLUMN_W, 3.2},   {"schedule", HDP_PLOT_COLUMN_W, 4.6},
@@ -108,6 +108,10 @@ static void default_size(const char *script, double *w, double *h)
         {"sweep-heat", HDP_PLOT_COLUMN_W, 2.9},
         {"net-vs", HDP_PLOT_COLUMN_W, 3.4},     {"net-curve", HDP_PLOT_COLUMN_W, 3.4},
     };
+    *w = style_now.width;
+    *h = style_now.height;
+    if (*w > 0 && *h > 0)
+        return;
     *w = HDP_PLOT_COLUMN_W;
     *h = HDP_PLOT_COLUMN_H;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -123,23 +127,17 @@ static void default_size(const char *script, double *w, double *h)
  * lines and points scaled alike). */
 static void terminal_for(const char *path, const char *script, char *buf, size_t size)
 {
-    double w = style_now.width, h = style_now.height;
-    if (!(w > 0 && h > 0))
-        default_size(script, &w, &h);
+    double w, h;
+    figure_size(script, &w, &h);
     double fs = style_now.font_size > 0 ? style_now.font_size : HDP_PLOT_FONT_SIZE;
     const char *ext = extension_of(path);
     if (!ext)
         ext = ".png";
-    if (!strcmp(ext, ".pdf"))
+    if (!strcmp(ext, ".pdf") || !strcmp(ext, ".eps")) /* pdfcairo, epscairo */
         snprintf(buf, size,
-                 "set terminal pdfcairo enhanced color size %gin,%gin font 'Sans,%g' fontscale 0.75 "
+                 "set terminal %scairo enhanced color size %gin,%gin font 'Sans,%g' fontscale 0.75 "
                  "linewidth 1 dashlength 1.6",
-                 w, h, fs);
-    else if (!strcmp(ext, ".eps"))
-        snprintf(buf, size,
-                 "set terminal epscairo enhanced color size %gin,%gin font 'Sans,%g' fontscale 0.75 "
-                 "linewidth 1 dashlength 1.6",
-                 w, h, fs);
+                 ext + 1, w, h, fs);
     else if (!strcmp(ext, ".tex"))
         snprintf(buf, size,
                  "set terminal cairolatex pdf color size %gin,%gin font ',%g' fontscale 0.75 "
@@ -493,9 +491,8 @@ static void write_gnuplot_script(FILE *f, const char *name, const char *script,
     if (vars->text)
         fputs(vars->text, f);
     if (vars->has_title) {
-        double w = style_now.width, h = style_now.height;
-        if (!(w > 0 && h > 0))
-            default_size(name, &w, &h);
+        double w, h;
+        figure_size(name, &w, &h);
         hdp_plot_write_title(f, vars->title, w, fs);
     }
     fputs("\n", f);

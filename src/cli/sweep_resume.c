@@ -138,8 +138,7 @@ static char *digest_text(const sweep_spec *s, const sweep_digest *d)
 
 static int out_of_memory(void)
 {
-    fprintf(stderr, "hdpsgd sweep: error: out of memory writing the sweep's digest\n");
-    return EXIT_NUMERIC;
+    return cli_error(EXIT_NUMERIC, "sweep", "out of memory writing the sweep's digest");
 }
 
 int sweep_write_digest(const char *dir, const sweep_spec *s, const sweep_digest *d)
@@ -227,17 +226,12 @@ int sweep_check_digest(const char *dir, const sweep_spec *s, const sweep_digest 
                                         "the base model",
                                         "the points' models (an axis, a [set] key or a default)"};
     for (int k = 0; k < 4 && !rc; k++)
-        if (any[k]) {
-            fprintf(stderr,
-                    "hdpsgd sweep: error: --resume: %s changed since %s was started%s%s: its "
-                    "results would mix old and new settings; rerun into a new -o DIR\n",
-                    which[k], dir, changed[k][0] ? " — " : "", changed[k]);
-            rc = EXIT_BAD_INPUT;
-        }
-    if (!rc && lines != 3 + d->nfiles) { /* a file named now but not then */
-        fprintf(stderr, "hdpsgd sweep: error: --resume: the files the models name changed "
-                        "since %s was started; rerun into a new -o DIR\n", dir);
-        rc = EXIT_BAD_INPUT;
-    }
+        if (any[k])
+            rc = cli_bad("sweep", "--resume: %s changed since %s was started%s%s: its results "
+                         "would mix old and new settings; rerun into a new -o DIR", which[k], dir,
+                         changed[k][0] ? " — " : "", changed[k]);
+    if (!rc && lines != 3 + d->nfiles) /* a file named now but not then */
+        rc = cli_bad("sweep", "--resume: the files the models name changed since %s was started; "
+                     "rerun into a new -o DIR", dir);
     return rc;
 }

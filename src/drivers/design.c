@@ -92,7 +92,6 @@ hdp_status hdp_design_optimize_problem(const hdp_problem *pb, hdp_design_family 
     if (hdp_problem_check(pb, NULL, "hdp_design_optimize_problem", err) != HDP_OK)
         return HDP_EINPUT;
     const hdp_model *m = pb->model;
-    memset(res, 0, sizeof *res);
     res->family = family;
     hdp_status st = check_request(family, opt, err);
     if (st != HDP_OK)
@@ -180,10 +179,7 @@ static hdp_status search_new(const hdp_model *m, hdp_design_family family,
         free(s);
         return st;
     }
-    free(s->work.table_t); /* the schedule is the search's (design_apply) */
-    free(s->work.table_eta);
-    s->work.table_t = s->work.table_eta = NULL;
-    s->work.table_len = 0;
+    design_drop_table(&s->work); /* the schedule is the search's (design_apply) */
     s->base = m;
     s->family = family;
     s->K = opt->knots;

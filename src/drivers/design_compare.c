@@ -4,6 +4,7 @@
  * theory's rates of the families and least-squares log-log slopes (docs/theory.md §5).
  */
 #include "drivers/design_internal.h"
+#include "hdpsgd/rates.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
@@ -117,25 +118,14 @@ out:
 
 double hdp_design_rate_theory(hdp_design_family f, double gamma, double rho)
 {
-    if (!(gamma > 0 && gamma < 1))
-        return NAN;
-    double L = log(1.0 / gamma);
-    double priv = isinf(rho) ? 0.0 : 1.0 / (rho * rho);
-    switch (f) {
-    case HDP_FAMILY_OUTPUT: return gamma * L + gamma * gamma * L * L * priv;
-    case HDP_FAMILY_LINEAR_NOISE:
-        return gamma * pow(L, 2.0 / 3.0) + gamma * gamma * pow(L, 4.0 / 3.0) * priv;
-    case HDP_FAMILY_OPTIMAL:
-    case HDP_FAMILY_PL: return gamma + gamma * gamma * priv;
-    default: return NAN;
-    }
+    double r1, r2; /* the rate's two terms (NaN outside 0 < gamma < 1 or for no family) */
+    hdp_rates_terms(f, gamma, rho, &r1, &r2);
+    return r1 + r2;
 }
 
 double hdp_loglog_slope(const double *x, const double *y, long n)
 {
-    if (!x || !y)
-        return NAN;
-    if (n < 2)
+    if (!x || !y || n < 2)
         return NAN;
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (long i = 0; i < n; i++) {

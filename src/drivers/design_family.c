@@ -19,17 +19,14 @@
  * finite gamma: it is `inverse-time` now, in every output too; `optimal` stays read as an
  * alias (hdp_design_family_parse). */
 static const char *const family_names[] = {"output", "linear-noise", "inverse-time", "pl"};
-static const char *const family_columns[] = {"output", "linear-noise", "inverse-time", "pl"};
 
 const char *hdp_design_family_name(hdp_design_family f)
 {
     return (f >= 0 && f < HDP_FAMILY_COUNT) ? family_names[f] : "?";
 }
 
-const char *hdp_design_family_column(hdp_design_family f)
-{
-    return (f >= 0 && f < HDP_FAMILY_COUNT) ? family_columns[f] : "?";
-}
+/* the same names since issue 21 */
+const char *hdp_design_family_column(hdp_design_family f) { return hdp_design_family_name(f); }
 
 /* the what of the designer's progress reports (hdpsgd/design.h), per family and event */
 static const char *const progress_what[HDP_FAMILY_COUNT][HDP_DESIGN_EVENT_COUNT] = {
@@ -63,7 +60,7 @@ int hdp_design_family_parse(const char *name)
     if (!name)
         return -1;
     for (int i = 0; i < HDP_FAMILY_COUNT; i++)
-        if (!strcmp(name, family_names[i]) || !strcmp(name, family_columns[i]))
+        if (!strcmp(name, family_names[i]))
             return i;
     if (!strcmp(name, "optimal")) /* the alias of inverse-time, its name before issue 21 */
         return HDP_FAMILY_INVERSE_TIME;
@@ -131,16 +128,9 @@ void hdp_design_options_init(hdp_design_options *o)
 {
     if (!o)
         return;
-    memset(o, 0, sizeof *o);
-    o->knots = 8;
-    o->method = HDP_DESIGN_BFGS;
-    o->refine = 0;
-    o->refine_tol = 1e-5;
-    o->tune_clip = 0;
-    o->max_restarts = 6;
-    o->max_solves = 6000;
-    o->search_rtol = 1e-7;
-    o->table_points = 201;
+    *o = (hdp_design_options){.knots = 8, .method = HDP_DESIGN_BFGS, .refine_tol = 1e-5,
+                              .max_restarts = 6, .max_solves = 6000, .search_rtol = 1e-7,
+                              .table_points = 201};
 }
 
 void hdp_design_result_free(hdp_design_result *res)
@@ -225,6 +215,14 @@ void design_decode(const search *s, const double *p, hdp_design_result *r)
         break;
     default: break;
     }
+}
+
+void design_drop_table(hdp_model *w)
+{
+    free(w->table_t);
+    free(w->table_eta);
+    w->table_t = w->table_eta = NULL;
+    w->table_len = 0;
 }
 
 /* Point a shallow model copy at the schedule of r (docs/theory.md §5). t, eta: table storage
@@ -332,10 +330,7 @@ hdp_status design_model(const hdp_model *base, const hdp_design_result *r, int u
     hdp_status st = hdp_model_copy(out, base, err); /* the spectrum file's values too */
     if (st != HDP_OK)
         return st;
-    free(out->table_t); /* the schedule is the design's, not the base's */
-    free(out->table_eta);
-    out->table_t = out->table_eta = NULL;
-    out->table_len = 0;
+    design_drop_table(out); /* the schedule is the design's, not the base's */
     long len = use_table ? r->table_len : (r->family == HDP_FAMILY_PL ? r->knots : 0);
     if (use_table && len < 2) {
         hdp_model_free(out);

@@ -50,6 +50,8 @@ double design_ratio_param(const search *s, double ratio);
 int design_nparams(hdp_design_family f, int K, int tune_clip);
 void design_decode(const search *s, const double *p, hdp_design_result *r);
 void design_apply(hdp_model *w, const hdp_design_result *r, double *t, double *eta);
+/* free a model's schedule table (its schedule is then the designer's to set) */
+void design_drop_table(hdp_model *w);
 hdp_status design_make_table(hdp_design_result *r, long N, hdp_error *err);
 /* hdp_design_model on a base model already checked (the designer's problem's) */
 hdp_status design_model(const hdp_model *base, const hdp_design_result *r, int use_table,

@@ -284,8 +284,6 @@ out:
 
 /* ---- the gradient method ---- */
 
-static void fdf_df(const gsl_vector *x, void *user, gsl_vector *gv);
-
 static void fdf_fdf(const gsl_vector *x, void *user, double *f, gsl_vector *gv)
 {
     search *s = user;

@@ -34,7 +34,6 @@ hdp_status hdp_design_set_run_problem(const hdp_problem *pb, const int want[HDP_
     HDP_REQUIRE(err, d);
     if (hdp_problem_check(pb, NULL, "hdp_design_set_run_problem", err) != HDP_OK)
         return HDP_EINPUT;
-    memset(d, 0, sizeof *d);
     d->best = -1;
     for (int f = 0; f < HDP_FAMILY_COUNT; f++) {
         if (!want[f])

@@ -82,9 +82,7 @@ static hdp_status to_text(const hdp_model *m, writer_fn write, char **text, hdp_
 
 hdp_status hdp_model_ini_text(const hdp_model *m, char **text, hdp_error *err)
 {
-    HDP_REQUIRE(err, text);
-    *text = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, text, m);
     return to_text(m, hdp_model_write_ini, text, err);
 }
 
@@ -97,25 +95,19 @@ static void write_core_ini(const hdp_model *m, FILE *out)
 
 hdp_status hdp_model_config_text(const hdp_model *m, int all, char **text, hdp_error *err)
 {
-    HDP_REQUIRE(err, text);
-    *text = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, text, m);
     return to_text(m, all ? hdp_model_write_ini : write_core_ini, text, err);
 }
 
 hdp_status hdp_model_meta_text(const hdp_model *m, char **text, hdp_error *err)
 {
-    HDP_REQUIRE(err, text);
-    *text = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, text, m);
     return to_text(m, hdp_model_write_meta, text, err);
 }
 
 hdp_status hdp_model_get_text(const hdp_model *m, const char *key, char **value, hdp_error *err)
 {
-    HDP_REQUIRE(err, value);
-    *value = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, value, m);
     HDP_REQUIRE(err, key);
     /* the schema names the keys; the metadata lines '# section.key = value' hold the values */
     const char *sec, *k, *def;
@@ -447,9 +439,7 @@ hdp_status hdp_handle_ode(const hdp_model *m, hdp_record **out, hdp_error *err)
 hdp_status hdp_handle_ode_run(const hdp_model *m, volatile int *cancel, hdp_progress_fn progress,
                               void *user, hdp_record **out, hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, out, m);
     volatile int own = 0;
     if (!cancel)
         cancel = &own;
@@ -484,9 +474,7 @@ hdp_status hdp_handle_mc(const hdp_model *m, const char *method, int threads, in
                          volatile int *cancel, hdp_progress_fn progress, void *user,
                          hdp_record **out, hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, out, m);
     HDP_REQUIRE(err, method);
     int sde = !strcmp(method, "sde");
     if (!sde && strcmp(method, "sim"))
@@ -538,9 +526,7 @@ hdp_status hdp_handle_validate(const hdp_model *m, int threads, int with_sde, vo
                                hdp_progress_fn progress, void *user, hdp_record **out,
                                hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, out, m);
     hdp_handle_relay p;
     hdp_mc_options opt;
     if (hdp_handle_mc_begin(m, threads, cancel, progress, user, &p, &opt, err) != HDP_OK)

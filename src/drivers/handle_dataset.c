@@ -18,9 +18,7 @@ hdp_status hdp_handle_dataset(const char *features, const char *labels, const do
                               int center, const char *scale, double ridge, hdp_record **out,
                               hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, features);
+    HDP_REQUIRE_OUT(err, out, features);
     HDP_REQUIRE(err, scale);
     int no_scale = !strcmp(scale, "none");
     if (!no_scale && strcmp(scale, "trace"))

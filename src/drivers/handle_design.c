@@ -112,9 +112,7 @@ static hdp_status design_setup(const hdp_model *m, const char *families, int kno
                                int want[HDP_FAMILY_COUNT], hdp_handle_relay *p,
                                hdp_design_options *opt, hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, out, m);
     HDP_REQUIRE(err, families);
     hdp_status st = hdp_design_families_parse(families, want, err);
     if (st != HDP_OK)
@@ -240,9 +238,7 @@ hdp_status hdp_handle_rates(const hdp_model *m, double lo, double hi, long count
                             const char *families, int tune_clip, volatile int *cancel,
                             hdp_progress_fn progress, void *user, hdp_record **out, hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, out, m);
     int want[HDP_FAMILY_COUNT];
     hdp_status st = hdp_rates_families(families, want, err);
     if (st != HDP_OK)

@@ -10,6 +10,15 @@
 #include "hdpsgd/handle.h"
 #include "hdpsgd/sim.h"
 
+/* what every entry point checks first: its output pointer out given (then cleared) and its
+ * first input given (HDP_REQUIRE's message names the argument) */
+#define HDP_REQUIRE_OUT(err, out, in)                                                         \
+    do {                                                                                      \
+        HDP_REQUIRE(err, out);                                                                \
+        *(out) = NULL;                                                                        \
+        HDP_REQUIRE(err, in);                                                                 \
+    } while (0)
+
 /* a caller's cancel flag and progress callback, for the library's own callbacks */
 typedef struct {
     volatile int *cancel;

@@ -23,9 +23,7 @@
 
 hdp_status hdp_handle_accountant(const hdp_model *m, hdp_record **out, hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, out, m);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
     if (m->n > ACCOUNTANT_MAX_N)
@@ -109,9 +107,7 @@ hdp_status hdp_handle_poisson_accountant(double sample_rate, double noise_multip
                                          long long steps, double delta, const char *accountant,
                                          hdp_record **out, hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, accountant);
+    HDP_REQUIRE_OUT(err, out, accountant);
     hdp_accountant_kind kind;
     if (!strcmp(accountant, "pld"))
         kind = HDP_ACCOUNTANT_PLD;

@@ -19,6 +19,14 @@
 
 #define MAX_COMMANDS 16
 
+static int has(const hdp_sweep_runner *const *runners, int count, const hdp_sweep_runner *r)
+{
+    for (int k = 0; k < count; k++)
+        if (runners[k] == r)
+            return 1;
+    return 0;
+}
+
 /* "schedule, sim": the runners in order, each once (HDP_EINPUT naming a bad one) */
 static hdp_status parse_commands(const char *list, const hdp_sweep_runner **runners, int *count,
                                  hdp_error *err)
@@ -33,17 +41,15 @@ static hdp_status parse_commands(const char *list, const hdp_sweep_runner **runn
         char name[32];
         const hdp_sweep_runner *r = NULL;
         if (end > 0 && end < sizeof name) {
-            memcpy(name, p, end);
-            name[end] = '\0';
+            snprintf(name, sizeof name, "%.*s", (int)end, p);
             r = hdp_sweep_runner_find(name);
         }
         if (!r)
             return hdp_fail(err, HDP_EINPUT, "commands: unknown command '%.*s'; accepted: ode, "
                             "sim, sde, validate, schedule, rates", (int)(end < 64 ? end : 64), p);
-        for (int k = 0; k < *count; k++)
-            if (runners[k] == r)
-                return hdp_fail(err, HDP_EINPUT, "commands: '%s' is named twice; name each "
-                                "command once", r->name);
+        if (has(runners, *count, r))
+            return hdp_fail(err, HDP_EINPUT, "commands: '%s' is named twice; name each command "
+                            "once", r->name);
         if (*count == MAX_COMMANDS)
             return hdp_fail(err, HDP_EINPUT, "commands: more than %d", MAX_COMMANDS);
         runners[(*count)++] = r;
@@ -56,20 +62,13 @@ static hdp_status parse_commands(const char *list, const hdp_sweep_runner **runn
     return HDP_OK;
 }
 
-static int has(const hdp_sweep_runner *const *runners, int count, const hdp_sweep_runner *r)
-{
-    for (int k = 0; k < count; k++)
-        if (runners[k] == r)
-            return 1;
-    return 0;
-}
-
 /* the settings of [sweep] (checked as the sweep file's are) */
 static hdp_status settings(const char *schedule_families, int knots, int refine, double refine_tol,
                            int tune_clip, const char *rates_families, hdp_sweep_settings *set,
                            hdp_error *err)
 {
-    memset(set, 0, sizeof *set);
+    *set = (hdp_sweep_settings){.knots = knots, .refine = refine != 0, .refine_tol = refine_tol,
+                                .tune_clip = tune_clip != 0};
     hdp_status st = hdp_design_families_parse(schedule_families ? schedule_families : "all",
                                               set->schedule_want, err);
     if (st == HDP_OK)
@@ -85,10 +84,6 @@ static hdp_status settings(const char *schedule_families, int knots, int refine,
     if (refine && !set->schedule_want[HDP_FAMILY_PL])
         return hdp_fail(err, HDP_EINPUT, "schedule_refine = true refines the pl family, which "
                         "schedule_families leaves out: add pl to it");
-    set->knots = knots;
-    set->refine = refine != 0;
-    set->refine_tol = refine_tol;
-    set->tune_clip = tune_clip != 0;
     return HDP_OK;
 }
 
@@ -125,9 +120,7 @@ hdp_status hdp_handle_sweep_point(const hdp_model *m, const char *commands,
                                   int threads, volatile int *cancel, hdp_progress_fn progress,
                                   void *user, hdp_record **out, hdp_error *err)
 {
-    HDP_REQUIRE(err, out);
-    *out = NULL;
-    HDP_REQUIRE(err, m);
+    HDP_REQUIRE_OUT(err, out, m);
     HDP_REQUIRE(err, commands);
     if (hdp_model_check(m, err) != HDP_OK)
         return HDP_EINPUT;
@@ -169,13 +162,8 @@ hdp_status hdp_handle_sweep_point(const hdp_model *m, const char *commands,
         free(models);
         return st;
     }
-    hdp_sweep_point pt;
-    memset(&pt, 0, sizeof pt);
-    pt.m = m;
-    pt.opt = &opt;
-    pt.set = &set;
-    pt.gamma_models = models;
-    pt.gamma_count = models ? gamma_count : 0;
+    hdp_sweep_point pt = {.m = m, .opt = &opt, .set = &set, .gamma_models = models,
+                          .gamma_count = models ? gamma_count : 0};
     hdp_sweep_outcome *o = malloc(sizeof *o); /* 12 KB: not on the caller's thread's stack */
     if (!o)
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for a sweep point");

@@ -54,9 +54,7 @@ double hdp_nc_point_z(const hdp_nc_point *pt)
 static void curve(hdp_ncsweep_curve *c, const char *name, int reference, const char *label,
                   const char *const *sets)
 {
-    memset(c, 0, sizeof *c);
-    c->name = name;
-    c->reference = reference;
+    *c = (hdp_ncsweep_curve){.name = name, .reference = reference};
     snprintf(c->label, sizeof c->label, "%s", label);
     for (int i = 0; sets[i] && c->nsets < 5; i++)
         snprintf(c->sets[c->nsets++], sizeof c->sets[0], "nc.%s", sets[i]);

@@ -6,6 +6,7 @@
 #include "hdpsgd/rfexp.h"
 #include "core/check.h"
 
+#include <gsl/gsl_sort.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -36,10 +37,7 @@ static void p1_grid(hdp_rfexp *xp, long n)
         logspace(1.5, log10(40000.0), 24, v);
         for (int i = 0; i < 24; i++) ps[np++] = nearbyint(v[i]);
         ps[np++] = (double)n;
-        for (int i = 1; i < np; i++)
-            for (int j = i; j > 0 && ps[j - 1] > ps[j]; j--) {
-                double t = ps[j]; ps[j] = ps[j - 1]; ps[j - 1] = t;
-            }
+        gsl_sort(ps, 1, (size_t)np);
         int u = 0;
         for (int i = 0; i < np; i++)
             if (u == 0 || ps[i] != ps[u - 1]) ps[u++] = ps[i];
@@ -102,13 +100,8 @@ static hdp_status calibrate(run_ctx *c, hdp_rfexp_point *pt, double eta, long T,
     const hdp_dpgd_keys *dk = hdp_dpgd_keys_of(m);
     const hdp_rf_keys *rk = hdp_rf_keys_of(m);
     const long n = rk->n;
-    memset(q, 0, sizeof *q);
-    q->eta = eta;
-    q->T = T;
-    q->C_clip = C_clip;
-    q->delta = dk->delta > 0 ? dk->delta : 1.0 / (double)n;
-    q->epsilon = dk->epsilon;
-    q->sigma = dk->sigma;
+    *q = (hdp_rf_dpgd){.eta = eta, .T = T, .C_clip = C_clip, .epsilon = dk->epsilon,
+                       .delta = dk->delta > 0 ? dk->delta : 1.0 / (double)n, .sigma = dk->sigma};
     hdp_status st = hdp_rf_dpgd_calibrate(q, n, err);
     if (st == HDP_OK && q->route == HDP_RF_SIGMA_ZCDP && !c->zcdp_noted) {
         pt->zcdp = 1;

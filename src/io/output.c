@@ -37,6 +37,13 @@ static void track(const char *tmp, int on)
     }
 }
 
+/* unlink a temporary file and forget it */
+static void remove_tmp(const hdp_outfile *o)
+{
+    unlink(o->tmp);
+    track(o->tmp, 0);
+}
+
 /* The figure's private folder (hdp_out_tmpdir_track) and gnuplot's process. */
 static char tmpdir_path[256];
 static const char *const *volatile tmpdir_names;
@@ -68,6 +75,7 @@ void hdp_out_block_signals(int on)
         sigaddset(&block, SIGTERM);
         sigaddset(&block, SIGHUP);
         sigaddset(&block, SIGPIPE);
+        sigaddset(&block, SIGXFSZ);
         pthread_sigmask(SIG_BLOCK, &block, &saved);
         atomic_store(&creating, 1);
     } else {
@@ -239,21 +247,12 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
              base);
     /* create and record the temporary file with the usual termination signals blocked, so
      * that a handler calling hdp_out_abort_all_signal sees every file that exists */
-    sigset_t block, saved_mask;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigaddset(&block, SIGPIPE);
-    sigaddset(&block, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &block, &saved_mask);
-    atomic_store(&creating, 1);
+    hdp_out_block_signals(1);
     int fd = mkstemp(o->tmp);
     int saved = errno;
     if (fd >= 0)
         track(o->tmp, 1);
-    atomic_store(&creating, 0);
-    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+    hdp_out_block_signals(0);
     if (fd < 0)
         return hdp_fail(err, HDP_EIO, "%s: cannot create the output file: %s", path,
                         strerror(saved));
@@ -265,8 +264,7 @@ hdp_status hdp_out_open(hdp_outfile *o, const char *path, hdp_error *err)
     if (!o->f) {
         int e = errno;
         close(fd);
-        unlink(o->tmp);
-        track(o->tmp, 0);
+        remove_tmp(o);
         return hdp_fail(err, HDP_EIO, "%s: cannot open the output file: %s", path, strerror(e));
     }
     o->open = 1;
@@ -301,8 +299,7 @@ static hdp_status finish(hdp_outfile *o, hdp_error *err)
                               strerror(saved ? saved : EIO))
                    : HDP_OK;
     if (bad) {
-        unlink(o->tmp);
-        track(o->tmp, 0);
+        remove_tmp(o);
         return hdp_fail(err, HDP_EIO, "%s: write failed: %s (the previous file is untouched)",
                         o->path, strerror(saved ? saved : EIO));
     }
@@ -361,8 +358,7 @@ void hdp_out_abort(hdp_outfile *o)
 {
     if (o->written) { /* closed, not yet renamed */
         o->written = 0;
-        unlink(o->tmp);
-        track(o->tmp, 0);
+        remove_tmp(o);
         return;
     }
     if (!o->open)
@@ -373,8 +369,7 @@ void hdp_out_abort(hdp_outfile *o)
     fclose(o->f);
     if (o->direct)
         return;
-    unlink(o->tmp);
-    track(o->tmp, 0);
+    remove_tmp(o);
 }
 
 void hdp_json_begin(hdp_json *j, FILE *f)

@@ -91,7 +91,8 @@ hdp_status hdp_outset_source(hdp_outset *set, const char *path, const char **src
  * blocked (hdp_out_block_signals) between mkdtemp and this call. */
 void hdp_out_tmpdir_track(const char *dir, const char *const *names, int ndata);
 void hdp_out_tmpdir_child(pid_t pid);
-/* Block (on = 1) or restore (on = 0) the termination signals in the calling thread. */
+/* Block (on = 1) or restore (on = 0) the termination signals and SIGXFSZ in the calling
+ * thread. */
 void hdp_out_block_signals(int on);
 
 /* Give a file made by mkstemp the mode of a newly created file (0666 & ~umask). */
@@ -167,5 +168,8 @@ void hdp_csv_header(FILE *f, const hdp_field_table *t, int first);
 void hdp_csv_header_in(FILE *f, const hdp_field_table *t, const char *prefix, const char *suffix,
                        int first);
 void hdp_csv_row(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx, int first);
+/* A whole line: the header (hdp_csv_header, first) or a row (hdp_csv_row, first), then '\n'. */
+void hdp_csv_header_line(FILE *f, const hdp_field_table *t);
+void hdp_csv_line(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx);
 
 #endif

@@ -78,3 +78,15 @@ void hdp_csv_row(FILE *f, const hdp_field_table *t, const void *obj, const void 
         }
     }
 }
+
+void hdp_csv_header_line(FILE *f, const hdp_field_table *t)
+{
+    hdp_csv_header(f, t, 1);
+    fputc('\n', f);
+}
+
+void hdp_csv_line(FILE *f, const hdp_field_table *t, const void *obj, const void *ctx)
+{
+    hdp_csv_row(f, t, obj, ctx, 1);
+    fputc('\n', f);
+}
