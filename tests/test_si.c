@@ -33,10 +33,10 @@ static void small_spec(hdp_model *m, hdp_si_spec *s)
     hdp_error err;
     assert_int_equal(hdp_model_finalize(m, &err), HDP_OK);
     hdp_si_spec_from_model(m, s);
-    s->d = 16;
-    s->p = 10;
-    s->n = 600;
-    s->m = 300;
+    s->k.d = 16;
+    s->k.p = 10;
+    s->k.n = 600;
+    s->k.test_size = 300;
     s->seed = 7;
 }
 
@@ -44,7 +44,7 @@ static void small_spec(hdp_model *m, hdp_si_spec *s)
 static void check_law(const hdp_si_problem *pb, const hdp_si_result *r, const double *pm,
                       const double *pv, double tol)
 {
-    const long p = pb->spec.p, R = r->runs;
+    const long p = pb->spec.k.p, R = r->runs;
     double zmax = 0, zvmax = 0, zcmax = 0;
     for (long k = 0; k < p; k++) {
         assert_true(pv[k] > 0);
@@ -72,14 +72,14 @@ static void test_stage2_unclipped_matches_law(void **state)
     small_spec(&m, &s);
     /* C_a = inf would need epsilon = inf (no noise); instead a finite C_a that no gradient
      * reaches (checked: clipped fraction 0) and private noise for epsilon = 8 */
-    s.epsilon = 8;
-    s.c_C_a = 1; /* C_a = 135 at these sizes; per-sample gradients stay below it */
-    s.stage2 = HDP_SI_GD;
+    s.k.epsilon = 8;
+    s.k.C_a = 1; /* C_a = 135 at these sizes; per-sample gradients stay below it */
+    s.k.stage2 = HDP_SI_GD;
     hdp_si_problem pb;
     hdp_error err;
     assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
     assert_true(pb.hp.s > 0);
-    assert_true(pb.hp.eta_a * pb.l[s.p - 1] < 2);
+    assert_true(pb.hp.eta_a * pb.l[s.k.p - 1] < 2);
     hdp_si_result r;
     assert_int_equal(hdp_si_stage2(&pb, 2000, 2, &r, &err), HDP_OK);
     assert_true(r.clipped == 0);
@@ -87,7 +87,7 @@ static void test_stage2_unclipped_matches_law(void **state)
     hdp_si_result_free(&r);
 
     /* the exact OU sampler against the OU law */
-    pb.spec.stage2 = HDP_SI_OU;
+    pb.spec.k.stage2 = HDP_SI_OU;
     assert_int_equal(hdp_si_stage2(&pb, 2000, 2, &r, &err), HDP_OK);
     check_law(&pb, &r, pb.ou_mean, pb.ou_var, 4.0);
     hdp_si_result_free(&r);
@@ -103,16 +103,17 @@ static void test_gd_law_tends_to_ou(void **state)
     small_spec(&m, &s);
     hdp_error err;
     hdp_si_problem pb;
-    s.c_eta_a = 0; /* eta = 1/l_max */
+    s.k.eta_a = 0; /* eta = 1/l_max */
     assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
-    const double lmax = pb.l[s.p - 1];
+    const double lmax = pb.l[s.k.p - 1];
     hdp_si_problem_free(&pb);
     /* eta_a = c d^eps_n ln^2 d / p: choose c so that eta l_max = 1e-3, T so that tau is fixed */
-    double unit = pow((double)s.d, s.eps_n) * log((double)s.d) * log((double)s.d) / (double)s.p;
-    s.c_eta_a = 1e-3 / lmax / unit;
-    s.c_T = 2000.0 / pow((double)s.d, s.eps_n);
+    const double d = (double)s.k.d;
+    double unit = pow(d, s.k.eps_n) * log(d) * log(d) / (double)s.k.p;
+    s.k.eta_a = 1e-3 / lmax / unit;
+    s.k.T = 2000.0 / pow((double)s.k.d, s.k.eps_n);
     assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
-    for (long k = 0; k < s.p; k++) {
+    for (long k = 0; k < s.k.p; k++) {
         double scale = fabs(pb.ou_mean[k]) + sqrt(pb.ou_var[k]) + 1e-12;
         assert_true(fabs(pb.gd_mean[k] - pb.ou_mean[k]) < 5e-3 * scale);
         assert_true(fabs(pb.gd_var[k] - pb.ou_var[k]) <= 5e-3 * pb.ou_var[k] + 1e-300);
@@ -126,17 +127,17 @@ static void test_stage1_aligns(void **state)
     hdp_model m;
     hdp_si_spec s;
     small_spec(&m, &s);
-    s.d = 50;
-    s.p = 40;
-    s.n = 4000;
-    s.he[0] = 1;
-    s.he[1] = 0;
-    s.he[2] = 0; /* noiseless linear target y = <x, mu> */
-    s.c_sigma_W = 0;
+    s.k.d = 50;
+    s.k.p = 40;
+    s.k.n = 4000;
+    s.k.he1 = 1;
+    s.k.he2 = 0;
+    s.k.he3 = 0; /* noiseless linear target y = <x, mu> */
+    s.k.sigma_W = 0;
     hdp_si_problem pb;
     hdp_error err;
     assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
-    double random = sqrt(2.0 / (M_PI * (double)s.d));
+    double random = sqrt(2.0 / (M_PI * (double)s.k.d));
     printf("    alignment: stage 1 %.4f, init %.4f, random directions %.4f; floored %ld\n",
            pb.align_mean, pb.align0_mean, random, pb.floored);
     assert_true(pb.align0_mean < 3 * random);
@@ -152,13 +153,13 @@ static void test_privacy_accounting(void **state)
     hdp_model m;
     hdp_si_spec s;
     small_spec(&m, &s);
-    s.epsilon = 3;
+    s.k.epsilon = 3;
     hdp_si_problem pb;
     hdp_error err;
     assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
     const hdp_si_params *hp = &pb.hp;
     assert_true(hp->sigma_W > 0);
-    double d1 = 2 * hp->eta_W * hp->C_W * sqrt((double)s.p) / hp->R;
+    double d1 = 2 * hp->eta_W * hp->C_W * sqrt((double)s.k.p) / hp->R;
     assert_true(fabs(hp->Delta1 - d1) < 1e-12 * d1);
     assert_true(fabs(hp->rho_z1 - d1 * d1 / (2 * hp->sigma_W * hp->sigma_W)) < 1e-12 * hp->rho_z1);
     assert_true(fabs(hp->rho_z2 - hp->eta_a * hp->T / (2 * hp->sigma_a * hp->sigma_a)) <
@@ -170,7 +171,7 @@ static void test_privacy_accounting(void **state)
     assert_true(fabs(hp->eps_total - hdp_zcdp_epsilon_cks(hp->rho_z1 + hp->rho_z2, hp->delta)) <
                 1e-12);
     assert_true(hp->eps_total >= hp->eps1 && hp->eps_total >= hp->eps2);
-    assert_true(fabs(hp->s - 2 * hp->C_a * hp->sigma_a / (double)s.n) < 1e-12 * hp->s);
+    assert_true(fabs(hp->s - 2 * hp->C_a * hp->sigma_a / (double)s.k.n) < 1e-12 * hp->s);
     hdp_si_problem_free(&pb);
 }
 
@@ -184,11 +185,11 @@ static void test_total_budget(void **state)
             hdp_model m;
             hdp_si_spec s;
             small_spec(&m, &s);
-            s.epsilon_total = targets[t];
-            s.stage1_share = shares[k];
-            s.stage2 = (t + k) % 2 ? HDP_SI_OU : HDP_SI_GD;
+            s.k.epsilon_total = targets[t];
+            s.k.stage1_share = shares[k];
+            s.k.stage2 = (t + k) % 2 ? HDP_SI_OU : HDP_SI_GD;
             if (t == 2)
-                s.delta = 1e-6;
+                s.k.delta = 1e-6;
             hdp_si_problem pb;
             hdp_error err;
             assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
@@ -210,7 +211,7 @@ static void test_total_budget(void **state)
     hdp_model m;
     hdp_si_spec s;
     small_spec(&m, &s);
-    s.epsilon_total = INFINITY;
+    s.k.epsilon_total = INFINITY;
     hdp_si_problem pb;
     hdp_error err;
     assert_int_equal(hdp_si_problem_build(&s, NULL, &pb, &err), HDP_OK);
@@ -223,7 +224,7 @@ static void test_total_budget(void **state)
     assert_int_equal(hdp_model_set(&m, "si.epsilon_total=4", &err), HDP_OK);
     assert_int_equal(hdp_model_finalize(&m, &err), HDP_OK);
     hdp_si_spec_from_model(&m, &s);
-    s.d = 16, s.p = 10, s.n = 600, s.m = 300;
+    s.k.d = 16, s.k.p = 10, s.k.n = 600, s.k.test_size = 300;
     assert_int_equal(hdp_si_problem_build(&s, &m, &pb, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "si.epsilon "));
     assert_non_null(strstr(err.msg, "si.epsilon_total"));
@@ -239,23 +240,23 @@ static void test_bad_input(void **state)
     small_spec(&m, &s);
     hdp_si_problem pb;
     hdp_error err;
-    s.he[0] = 0;
+    s.k.he1 = 0;
     hdp_error_clear(&err);
     assert_int_equal(hdp_si_problem_build(&s, &m, &pb, &err), HDP_EINPUT);
     fprintf(stderr, "    %s\n", err.msg);
     assert_non_null(strstr(err.msg, "he1"));
     hdp_si_problem_free(&pb);
     small_spec(&m, &s);
-    s.c_eta_a = 1e3; /* eta_a lambda_max far above 2 */
+    s.k.eta_a = 1e3; /* eta_a lambda_max far above 2 */
     hdp_error_clear(&err);
     assert_int_equal(hdp_si_problem_build(&s, &m, &pb, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "eta_a"));
     hdp_si_problem_free(&pb);
-    s.stage2 = HDP_SI_OU; /* the OU process has no step-size limit */
+    s.k.stage2 = HDP_SI_OU; /* the OU process has no step-size limit */
     assert_int_equal(hdp_si_problem_build(&s, &m, &pb, &err), HDP_OK);
     hdp_si_problem_free(&pb);
     small_spec(&m, &s);
-    s.c_C_a = INFINITY;
+    s.k.C_a = INFINITY;
     hdp_error_clear(&err);
     assert_int_equal(hdp_si_problem_build(&s, &m, &pb, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "C_a"));

@@ -138,24 +138,20 @@ typedef struct {
  * m). */
 const hdp_si_keys *hdp_si_keys_of(const hdp_model *m);
 
+/* What hdp_si_problem_build needs: the [si] keys themselves (one name per parameter; the
+ * prefactors lambda, eta_a, C_a, T, sigma_W, eta_W, C_W are resolved into hdp_si_params) and
+ * the model's sim.seed. Experiments copy the spec and change keys in k (e.g. k.n, k.p,
+ * k.epsilon_total). The total-budget form (docs/theory.md §8.2): k.epsilon_total > 0 (or inf)
+ * replaces k.epsilon and k.sigma_W: rho_z = CKS^-1(epsilon_total, delta) is split into rho_z1 =
+ * stage1_share rho_z (sigma_W = Delta1 / sqrt(2 rho_z1)) and rho_z2 = the rest (sigma_a =
+ * sqrt(eta_a T / (2 rho_z2))), so that the reported total epsilon is epsilon_total;
+ * k.epsilon_total = 0: the stage-2-only form (k.epsilon, k.sigma_W). */
 typedef struct {
-    long d, p, n, m;          /* dimension, neurons, samples per stage, test samples */
-    double he[3];             /* He1, He2, He3 coefficients of sigma_* */
-    double eps_n;
-    double c_lambda, c_eta_a, c_C_a, c_T, c_sigma_W, c_eta_W, c_C_W, norm_floor;
-    double epsilon, delta;    /* stage-2 target; delta 0 = 1/n */
-    hdp_si_stage2_kind stage2;
+    hdp_si_keys k;
     unsigned long long seed;
-    /* The total-budget form (docs/theory.md §8.2): epsilon_total > 0 (or inf) replaces epsilon and
-     * the sigma_W prefactor: rho_z = CKS^-1(epsilon_total, delta) is split into rho_z1 =
-     * stage1_share rho_z (sigma_W = Delta1 / sqrt(2 rho_z1)) and rho_z2 = the rest (sigma_a =
-     * sqrt(eta_a T / (2 rho_z2))), so that the reported total epsilon is epsilon_total.
-     * epsilon_total = 0: the stage-2-only form (epsilon, c_sigma_W). */
-    double epsilon_total;
-    double stage1_share;      /* in (0, 1) */
 } hdp_si_spec;
 
-/* The [si] section and sim.seed. */
+/* The [si] keys and sim.seed of m. */
 void hdp_si_spec_from_model(const hdp_model *m, hdp_si_spec *spec);
 
 /* Resolved hyperparameters and privacy (all from the spec; eta_a may be set by the build). */
@@ -169,7 +165,7 @@ typedef struct {
     double s;                 /* OU diffusion 2 C_a sigma_a / n */
     double tau;               /* eta_a T */
     double Delta1, rho_z1, rho_z2, rho_z, eps1, eps2, eps_total; /* CKS at delta */
-    int budget_total;         /* 1: the total-budget form (spec.epsilon_total > 0) */
+    int budget_total;         /* 1: the total-budget form (spec.k.epsilon_total > 0) */
     double epsilon_target;    /* the target: epsilon_total (budget form) or stage 2's epsilon */
     double rho_z_target;      /* budget form: CKS^-1(epsilon_total, delta) (inf for inf) */
 } hdp_si_params;
@@ -198,7 +194,7 @@ typedef struct {
 
 /* Check the spec (HDP_EINPUT naming si.<key> through m when m is not NULL), resolve the
  * scalings and privacy, draw the data, run stage 1, build the features, eigendecompose A
- * (LAPACKE_dsyev), check eta_a l_max < 2 for stage2 = gd (eta_a = 1/l_max when c_eta_a = 0)
+ * (LAPACKE_dsyev), check eta_a l_max < 2 for stage2 = gd (eta_a = 1/l_max when k.eta_a = 0)
  * and compute the OU predictions. pb must be freed with hdp_si_problem_free (also on error). */
 hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp_si_problem *pb,
                                 hdp_error *err);
@@ -206,7 +202,7 @@ void hdp_si_problem_free(hdp_si_problem *pb);
 
 /* Change the stage-2 target epsilon of a built problem (recomputes sigma_a, s, privacy and
  * the OU variances). Stage-2-only form only: in the total-budget form stage 1 changes
- * too, so change spec.epsilon_total and build again (HDP_EINPUT here). */
+ * too, so change spec.k.epsilon_total and build again (HDP_EINPUT here). */
 hdp_status hdp_si_set_epsilon(hdp_si_problem *pb, double epsilon, hdp_error *err);
 
 typedef struct {
@@ -235,8 +231,8 @@ typedef struct {
         ou_mean, ou_var, gd_mean, gd_var;
 } hdp_si_mode_row;
 
-/* The link sigma_*(z) = sum_k he[k-1] He_k(z). */
-double hdp_si_link(const double he[3], double z);
+/* The link sigma_*(z) = sum_j he<j> He_j(z) (the keys he1, he2, he3 of k). */
+double hdp_si_link(const hdp_si_keys *k, double z);
 
 #ifdef __cplusplus
 }

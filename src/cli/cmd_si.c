@@ -116,7 +116,7 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
                             const hdp_si_result *r)
 {
     meta_of(f, "stage-2 weights in the eigenbasis of K: Monte Carlo vs prediction", m, &pb->hp,
-            pb->spec.stage2);
+            pb->spec.k.stage2);
     fprintf(f, "# ; pred_* = law of the simulated process (gd: unclipped discrete GD, ou: OU at tau); "
                "z = |mc - pred| / stderr\n");
     fprintf(f, "# ; test risk %.8g +- %.3g (OU %.8g, GD %.8g, zero predictor %.8g); mean alignment "
@@ -124,8 +124,8 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
             r->risk_mean, r->risk_se, pb->ou_risk, pb->gd_risk, pb->zero_risk, pb->align_mean,
             pb->align0_mean);
     hdp_csv_header_line(f, &hdp_si_mode_csv_fields);
-    const int gd = pb->spec.stage2 == HDP_SI_GD;
-    for (long k = 0; k < pb->spec.p; k++) {
+    const int gd = pb->spec.k.stage2 == HDP_SI_GD;
+    for (long k = 0; k < pb->spec.k.p; k++) {
         double pm = gd ? pb->gd_mean[k] : pb->ou_mean[k], pv = gd ? pb->gd_var[k] : pb->ou_var[k];
         double sem = sqrt(pv / (double)r->runs), sev = pv * sqrt(2.0 / (double)(r->runs - 1));
         const hdp_si_mode_row row = { /* z without noise (standard error 0): empty */
@@ -143,9 +143,9 @@ static void write_modes_csv(FILE *f, const hdp_model *m, const hdp_si_problem *p
 static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title, size_t size)
 {
     const hdp_si_spec *spec = &xp->spec;
-    const int total = spec->epsilon_total > 0;
+    const int total = spec->k.epsilon_total > 0;
     meta_of(f, total ? "test risk against the total epsilon of both stages (si.epsilon_total)"
-                     : "test risk against the stage-2 epsilon", m, &xp->meta_hp, spec->stage2);
+                     : "test risk against the stage-2 epsilon", m, &xp->meta_hp, spec->k.stage2);
     hdp_csv_header_line(f, &hdp_si_eps_csv_fields);
     for (int i = 0; i < xp->nrows; i++)
         hdp_csv_line(f, &hdp_si_eps_csv_fields, &xp->rows[i], NULL);
@@ -153,28 +153,29 @@ static void eps_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *titl
         snprintf(title, size,
                  "sim-index: test risk against the total ε of both stages (d = %ld, p = %ld, "
                  "n = %ld, stage2 = %s, %ld runs)\nstage 1 gets %.2g of the zCDP budget; δ = "
-                 "%.2g", spec->d, spec->p, spec->n, hdp_si_stage2_name(spec->stage2),
-                 hdp_si_keys_of(m)->runs, spec->stage1_share, xp->last_hp.delta);
+                 "%.2g", spec->k.d, spec->k.p, spec->k.n, hdp_si_stage2_name(spec->k.stage2),
+                 spec->k.runs, spec->k.stage1_share, xp->last_hp.delta);
         return;
     }
     snprintf(title, size,
              "sim-index: test risk against stage-2 ε (d = %ld, p = %ld, n = %ld, stage2 = %s, "
              "%ld runs)\nstage 1: ε₁ = %.3g at δ = %.2g (σ_W = %.3g); mean alignment %.3f",
-             spec->d, spec->p, spec->n, hdp_si_stage2_name(spec->stage2), hdp_si_keys_of(m)->runs,
+             spec->k.d, spec->k.p, spec->k.n, hdp_si_stage2_name(spec->k.stage2), spec->k.runs,
              xp->last_hp.eps1, xp->last_hp.delta, xp->last_hp.sigma_W, xp->last_align_mean);
 }
 
 static void n_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title, size_t size)
 {
     const hdp_si_spec *spec = &xp->spec;
-    meta_of(f, "test risk and alignment against n (si.n ignored)", m, &xp->meta_hp, spec->stage2);
+    meta_of(f, "test risk and alignment against n (si.n ignored)", m, &xp->meta_hp, spec->k.stage2);
     hdp_csv_header_line(f, &hdp_si_n_csv_fields);
     for (int i = 0; i < xp->nrows; i++)
         hdp_csv_line(f, &hdp_si_n_csv_fields, &xp->rows[i], NULL);
     snprintf(title, size,
              "sim-index: test risk and alignment against n (d = %ld, p = %ld, stage-2 ε target "
              "%g, stage2 = %s, %ld runs)",
-             spec->d, spec->p, spec->epsilon, hdp_si_stage2_name(spec->stage2), hdp_si_keys_of(m)->runs);
+             spec->k.d, spec->k.p, spec->k.epsilon, hdp_si_stage2_name(spec->k.stage2),
+             spec->k.runs);
 }
 
 static void align_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *title, size_t size)
@@ -183,11 +184,11 @@ static void align_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *ti
     const double *means = xp->means;
     enum { NB = HDP_SIEXP_BINS };
     meta_of(f, "histogram of the neuron alignments |<w_j, mu>|/||w_j||", m, &xp->meta_hp,
-            spec->stage2);
+            spec->k.stage2);
     fprintf(f, "# ; means: init %.6g, stage 1 with sigma_W = 0 %.6g, stage 1 with "
                "sigma_W = %.6g %.6g; random directions sqrt(2/(pi d)) = %.6g\n",
             means[0], means[1], xp->meta_hp.sigma_W, means[2],
-            sqrt(2.0 / (M_PI * (double)spec->d)));
+            sqrt(2.0 / (M_PI * (double)spec->k.d)));
     hdp_csv_header_line(f, &hdp_si_align_csv_fields);
     for (int k = 0; k < NB; k++) {
         const hdp_siexp_bin bin = {(double)k / NB, (double)(k + 1) / NB, (k + 0.5) / NB,
@@ -197,7 +198,7 @@ static void align_csv(FILE *f, const hdp_model *m, const hdp_siexp *xp, char *ti
     snprintf(title, size,
              "sim-index: alignment |⟨w_j, μ⟩|/‖w_j‖ of the p = %ld neurons (d = %ld, n = %ld)\n"
              "means: init %.3f, stage 1 σ_W = 0 %.3f, stage 1 σ_W = %.3g (ε₁ = %.3g) %.3f",
-             spec->p, spec->d, spec->n, means[0], means[1], xp->meta_hp.sigma_W,
+             spec->k.p, spec->k.d, spec->k.n, means[0], means[1], xp->meta_hp.sigma_W,
              xp->meta_hp.eps1, means[2]);
 }
 
@@ -304,7 +305,7 @@ int cmd_si(int argc, char **argv)
                 "hdpsgd sim-index: stage2 = %s; test risk %.6g +- %.2g (OU %.6g, GD %.6g, zero "
                 "%.6g); alignment %.4f (init %.4f); clipped %.3g; epsilon total %.4g (stage 1 "
                 "%.4g, stage 2 %.4g) at delta %.3g; max z mean %.2f var %.2f\n",
-                hdp_si_stage2_name(spec.stage2), r.risk_mean, r.risk_se, pb.ou_risk, pb.gd_risk,
+                hdp_si_stage2_name(spec.k.stage2), r.risk_mean, r.risk_se, pb.ou_risk, pb.gd_risk,
                 pb.zero_risk, pb.align_mean, pb.align0_mean, r.clipped, hp->eps_total, hp->eps1,
                 hp->eps2, hp->delta, r.max_z_mean, r.max_z_var);
         if (hp->budget_total)

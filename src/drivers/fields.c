@@ -334,10 +334,10 @@ TABLE(hdp_si_result_fields, "si_result", NULL,
     INT(hdp_si_result, runs, "Monte Carlo runs"),
     REAL(hdp_si_result, seconds, "wall time, seconds"));
 
-GETTER(get_random_alignment, sqrt(2.0 / (M_PI * (double)((const hdp_si_problem *)obj)->spec.d)))
+GETTER(get_random_alignment, sqrt(2.0 / (M_PI * (double)((const hdp_si_problem *)obj)->spec.k.d)))
 
 #define SIP(obj) ((const hdp_si_problem *)(obj))
-GETTER(get_lambda_max, SIP(obj)->l[SIP(obj)->spec.p - 1])
+GETTER(get_lambda_max, SIP(obj)->l[SIP(obj)->spec.k.p - 1])
 
 TABLE(hdp_si_problem_fields, "si_problem", NULL,
       "the single-index problem after stage 1 and the laws of stage 2",

@@ -249,11 +249,11 @@ TABLE(hdp_nc_csv_fields, "nc_csv", NULL,
 
 #define SI(obj) ((const hdp_si_problem *)(obj))
 
-TEXT_GETTER(si_stage2, hdp_si_stage2_name(SI(obj)->spec.stage2))
-GETTER(si_eta_lambda_max, SI(obj)->hp.eta_a * SI(obj)->l[SI(obj)->spec.p - 1])
+TEXT_GETTER(si_stage2, hdp_si_stage2_name(SI(obj)->spec.k.stage2))
+GETTER(si_eta_lambda_max, SI(obj)->hp.eta_a * SI(obj)->l[SI(obj)->spec.k.p - 1])
 TEXT_GETTER(si_route, SI(obj)->hp.sigma_route_zcdp ? "zcdp" : "notes_formula")
 TEXT_GETTER(si_form, SI(obj)->hp.budget_total ? "total" : "stage2")
-GETTER(si_share, SI(obj)->hp.budget_total ? SI(obj)->spec.stage1_share : NAN)
+GETTER(si_share, SI(obj)->hp.budget_total ? SI(obj)->spec.k.stage1_share : NAN)
 GETTER(si_rho_z_target, SI(obj)->hp.budget_total ? SI(obj)->hp.rho_z_target : NAN)
 
 static double si_threads(const void *obj, const void *ctx) { (void)obj; return *(const int *)ctx; }
@@ -276,9 +276,9 @@ TABLE(hdp_si_budget_fields, "si_budget", NULL,
         "stage 1's share of the total zCDP (null: the stage-2 form)"),
     GET("rho_z_target", HDP_FIELD_REAL, si_rho_z_target,
         "the total zCDP the budget allows (null: the stage-2 form)"),
-    INT_AS(hdp_si_problem, "d", spec.d, 0, "dimension d"),
-    INT_AS(hdp_si_problem, "p", spec.p, 0, "neurons p"),
-    INT_AS(hdp_si_problem, "n", spec.n, 0, "samples per stage n"),
+    INT_AS(hdp_si_problem, "d", spec.k.d, 0, "dimension d"),
+    INT_AS(hdp_si_problem, "p", spec.k.p, 0, "neurons p"),
+    INT_AS(hdp_si_problem, "n", spec.k.n, 0, "samples per stage n"),
     GET("threads", HDP_FIELD_INT, si_threads, "threads used (the numbers do not depend on it)"));
 
 /* ---- hdpsgd kl bound: the closed forms at the model's architecture (hdp_kl_bound_summary) ---- */

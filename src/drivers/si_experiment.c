@@ -43,10 +43,10 @@ static hdp_status eps_job(void *user, long i, void *unused, hdp_error *err)
     row->epsilon = eps_targets[i];
     hdp_si_result r;
     hdp_status st;
-    if (c->xp->spec.epsilon_total > 0) {
+    if (c->xp->spec.k.epsilon_total > 0) {
         /* the total budget: stage 1's noise changes with it, so a new problem (same data) */
         hdp_si_spec s = c->xp->spec;
-        s.epsilon_total = eps_targets[i];
+        s.k.epsilon_total = eps_targets[i];
         hdp_si_problem_free(c->pb);
         st = hdp_si_problem_build(&s, c->m, c->pb, err);
     } else {
@@ -71,7 +71,7 @@ static hdp_status n_job(void *user, long i, void *unused, hdp_error *err)
     run_ctx *c = user;
     hdp_siexp_row *row = &c->xp->rows[i];
     hdp_si_spec s = c->xp->spec;
-    s.n = row->n = n_values[i];
+    s.k.n = row->n = n_values[i];
     hdp_si_problem pb;
     hdp_si_result r;
     hdp_status st = hdp_si_problem_build(&s, c->m, &pb, err);
@@ -92,9 +92,9 @@ static hdp_status align(const hdp_model *m, hdp_siexp *xp, hdp_error *err)
 {
     hdp_si_spec *spec = &xp->spec;
     if (!hdp_model_key_given(m, "si", "p"))
-        spec->p = 512;
+        spec->k.p = 512;
     hdp_si_spec s0 = *spec;
-    s0.c_sigma_W = 0;
+    s0.k.sigma_W = 0;
     hdp_si_problem a, b;
     memset(&b, 0, sizeof b);
     hdp_status st = hdp_si_problem_build(&s0, m, &a, err);
@@ -103,10 +103,10 @@ static hdp_status align(const hdp_model *m, hdp_siexp *xp, hdp_error *err)
     if (st == HDP_OK) {
         const double *al[3] = {a.align0, a.align, b.align};
         for (int c = 0; c < 3; c++)
-            for (long j = 0; j < spec->p; j++) {
+            for (long j = 0; j < spec->k.p; j++) {
                 int k = (int)(al[c][j] * HDP_SIEXP_BINS);
                 xp->hist[c][k >= HDP_SIEXP_BINS ? HDP_SIEXP_BINS - 1 : k]++;
-                xp->means[c] += al[c][j] / (double)spec->p;
+                xp->means[c] += al[c][j] / (double)spec->k.p;
             }
         xp->meta_hp = b.hp;
     }

@@ -29,10 +29,10 @@
 
 
 
-double hdp_si_link(const double he[3], double z)
+double hdp_si_link(const hdp_si_keys *k, double z)
 {
     /* probabilists' Hermite: He1 = z, He2 = z^2 - 1, He3 = z^3 - 3z */
-    return he[0] * z + he[1] * (z * z - 1.0) + he[2] * (z * z * z - 3.0 * z);
+    return k->he1 * z + k->he2 * (z * z - 1.0) + k->he3 * (z * z * z - 3.0 * z);
 }
 
 void hdp_si_spec_from_model(const hdp_model *m, hdp_si_spec *s)
@@ -40,28 +40,7 @@ void hdp_si_spec_from_model(const hdp_model *m, hdp_si_spec *s)
     if (!m || !s)
         return;
     memset(s, 0, sizeof *s);
-    const hdp_si_keys *q = hdp_si_keys_of(m);
-    s->d = q->d;
-    s->p = q->p;
-    s->n = q->n;
-    s->m = q->test_size;
-    s->he[0] = q->he1;
-    s->he[1] = q->he2;
-    s->he[2] = q->he3;
-    s->eps_n = q->eps_n;
-    s->c_lambda = q->lambda;
-    s->c_eta_a = q->eta_a;
-    s->c_C_a = q->C_a;
-    s->c_T = q->T;
-    s->c_sigma_W = q->sigma_W;
-    s->c_eta_W = q->eta_W;
-    s->c_C_W = q->C_W;
-    s->norm_floor = q->norm_floor;
-    s->epsilon = q->epsilon;
-    s->delta = q->delta;
-    s->stage2 = q->stage2;
-    s->epsilon_total = q->epsilon_total;
-    s->stage1_share = q->stage1_share;
+    s->k = *hdp_si_keys_of(m);
     s->seed = m->seed;
 }
 
@@ -77,8 +56,8 @@ static hdp_status bad_key(const hdp_model *m, const char *key, hdp_error *err, c
 /* The problem's arrays and their lengths (16 of them) */
 static int si_arrays(hdp_si_problem *pb, double **all[16], size_t len[16])
 {
-    const size_t d = (size_t)pb->spec.d, p = (size_t)pb->spec.p, n = (size_t)pb->spec.n,
-                 mt = (size_t)pb->spec.m;
+    const size_t d = (size_t)pb->spec.k.d, p = (size_t)pb->spec.k.p, n = (size_t)pb->spec.k.n,
+                 mt = (size_t)pb->spec.k.test_size;
     double **a[] = {&pb->mu, &pb->W1, &pb->b, &pb->Phi, &pb->y, &pb->Phi_test, &pb->y_test,
                     &pb->align, &pb->align0, &pb->l, &pb->V, &pb->astar, &pb->ou_mean,
                     &pb->ou_var, &pb->gd_mean, &pb->gd_var};
@@ -104,7 +83,7 @@ void hdp_si_problem_free(hdp_si_problem *pb)
  * expected test risks of those Gaussian laws (docs/theory.md §7 with the ridge term; si.h). */
 static void predictions(hdp_si_problem *pb)
 {
-    const long p = pb->spec.p, n = pb->spec.n, m = pb->spec.m;
+    const long p = pb->spec.k.p, n = pb->spec.k.n, m = pb->spec.k.test_size;
     const hdp_si_params *hp = &pb->hp;
     double *c = hdp_dalloc((size_t)p), *ck = hdp_dalloc((size_t)p), *a0k = hdp_dalloc((size_t)p);
     for (long i = 0; i < n; i++)
@@ -165,13 +144,13 @@ static void predictions(hdp_si_problem *pb)
 
 /* sigma_a, s and the privacy accounting of both stages (docs/theory.md §6, §8.2). Stage-2-only
  * form: sigma_a for the stage-2 target epsilon, stage 1 whatever sigma_W gives. Total-budget form
- * (spec.epsilon_total > 0; sigma_W was set by si_scalings): sigma_a spends the rest of the
+ * (spec.k.epsilon_total > 0; sigma_W was set by si_scalings): sigma_a spends the rest of the
  * budget, rho_z2 = rho_z_target - rho_z1. */
 static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
 {
     hdp_si_params *hp = &pb->hp;
-    const long n = pb->spec.n;
-    hp->delta = pb->spec.delta > 0 ? pb->spec.delta : 1.0 / (double)n;
+    const long n = pb->spec.k.n;
+    hp->delta = pb->spec.k.delta > 0 ? pb->spec.k.delta : 1.0 / (double)n;
     hp->sigma_route_zcdp = 0;
     hp->rho_z1 = hp->sigma_W > 0 ? hp->Delta1 * hp->Delta1 / (2 * hp->sigma_W * hp->sigma_W)
                                  : INFINITY;
@@ -194,7 +173,7 @@ static hdp_status privacy(hdp_si_problem *pb, double epsilon, hdp_error *err)
         hp->sigma_route_zcdp = 1;
     }
     if (!hp->budget_total) {
-        pb->spec.epsilon = epsilon;
+        pb->spec.k.epsilon = epsilon;
         hp->epsilon_target = epsilon;
     }
     hp->s = hp->sigma_a > 0 ? 2.0 * hp->C_a * hp->sigma_a / (double)n : 0.0;
@@ -213,8 +192,8 @@ hdp_status hdp_si_set_epsilon(hdp_si_problem *pb, double epsilon, hdp_error *err
         return hdp_fail(err, HDP_EINPUT, "[si] epsilon: expected > 0 or inf (value %g)", epsilon);
     if (pb->hp.budget_total)
         return hdp_fail(err, HDP_EINPUT, "[si] epsilon: the problem was built for "
-                        "si.epsilon_total = %g (both stages): change spec.epsilon_total and build "
-                        "again", pb->spec.epsilon_total);
+                        "si.epsilon_total = %g (both stages): change spec.k.epsilon_total and "
+                        "build again", pb->spec.k.epsilon_total);
     if (!isinf(epsilon) && isinf(pb->hp.C_a))
         return hdp_fail(err, HDP_EINPUT,
                         "[si] C_a: inf with private noise (epsilon %g) gives infinite noise",
@@ -268,44 +247,45 @@ static void alignment(const double *W, long d, long p, const double *mu, double 
 /* HDP_EINPUT naming the [si] key that is out of range, or for sizes too large */
 static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_error *err)
 {
-    const long d = spec->d, p = spec->p, n = spec->n, mt = spec->m;
-    if (!(spec->he[0] != 0) || !isfinite(spec->he[0]))
+    const hdp_si_keys *k = &spec->k;
+    const long d = k->d, p = k->p, n = k->n, mt = k->test_size;
+    if (!(k->he1 != 0) || !isfinite(k->he1))
         return bad_key(m, "he1", err,
                        "the link needs information exponent 1: a finite nonzero He1 coefficient",
-                       spec->he[0]);
+                       k->he1);
     /* the schema's ranges, for specs built in code (a model has passed them already) */
     const struct {
         const char *key;
         double v;
     } nums[] = {{"d", (double)d}, {"p", (double)p}, {"n", (double)n}, {"test_size", (double)mt},
-                {"he2", spec->he[1]}, {"he3", spec->he[2]}, {"eps_n", spec->eps_n},
-                {"lambda", spec->c_lambda}, {"eta_a", spec->c_eta_a}, {"C_a", spec->c_C_a},
-                {"T", spec->c_T}, {"sigma_W", spec->c_sigma_W}, {"eta_W", spec->c_eta_W},
-                {"C_W", spec->c_C_W}, {"norm_floor", spec->norm_floor},
-                {"epsilon", spec->epsilon}, {"epsilon_total", spec->epsilon_total},
-                {"delta", spec->delta}};
+                {"he2", k->he2}, {"he3", k->he3}, {"eps_n", k->eps_n},
+                {"lambda", k->lambda}, {"eta_a", k->eta_a}, {"C_a", k->C_a},
+                {"T", k->T}, {"sigma_W", k->sigma_W}, {"eta_W", k->eta_W},
+                {"C_W", k->C_W}, {"norm_floor", k->norm_floor},
+                {"epsilon", k->epsilon}, {"epsilon_total", k->epsilon_total},
+                {"delta", k->delta}};
     char why[256];
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         if (hdp_schema_out_of_range("si", nums[i].key, nums[i].v, why, sizeof why))
             return bad_key(m, nums[i].key, err, why, nums[i].v);
     /* the two forms of the budget (docs/theory.md §8.2): here, not at finalize,
      * because a written model file holds every key */
-    if (m && spec->epsilon_total > 0 && hdp_model_key_given(m, "si", "epsilon") &&
+    if (m && k->epsilon_total > 0 && hdp_model_key_given(m, "si", "epsilon") &&
         hdp_model_key_given(m, "si", "epsilon_total"))
         return hdp_model_fail_key(m, "si", "epsilon_total", err,
                                   "give si.epsilon (stage 2 alone) or si.epsilon_total (both "
                                   "stages), not both");
-    if (m && spec->epsilon_total > 0 && hdp_model_key_given(m, "si", "sigma_W"))
+    if (m && k->epsilon_total > 0 && hdp_model_key_given(m, "si", "sigma_W"))
         return hdp_model_fail_key(m, "si", "sigma_W", err,
                                   "si.sigma_W is set by si.epsilon_total and si.stage1_share: "
                                   "leave it out, or use si.epsilon");
-    if (spec->epsilon_total > 0 && !(spec->stage1_share > 0 && spec->stage1_share < 1))
-        return bad_key(m, "stage1_share", err, "expected a number in (0, 1)", spec->stage1_share);
-    if (isinf(spec->c_C_a) && !isinf(spec->epsilon_total > 0 ? spec->epsilon_total : spec->epsilon))
+    if (k->epsilon_total > 0 && !(k->stage1_share > 0 && k->stage1_share < 1))
+        return bad_key(m, "stage1_share", err, "expected a number in (0, 1)", k->stage1_share);
+    if (isinf(k->C_a) && !isinf(k->epsilon_total > 0 ? k->epsilon_total : k->epsilon))
         return bad_key(m, "C_a", err,
                        "inf with private noise (finite si.epsilon): the noise 2 C_a sigma_a/n is "
                        "infinite",
-                       spec->c_C_a);
+                       k->C_a);
     if ((double)n * (double)(d + p) > 2e8 || (double)mt * (double)(d + p) > 2e8 ||
         (double)p * (double)p > 1e8)
         return hdp_fail(err, HDP_EINPUT, "[si] sizes d = %ld, p = %ld, n = %ld, test_size = %ld "
@@ -319,36 +299,37 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
 static hdp_status si_scalings(const hdp_si_spec *spec, const hdp_model *m, hdp_si_params *hp,
                               hdp_error *err)
 {
-    const long d = spec->d, p = spec->p, n = spec->n;
-    const double L = log((double)d), de = pow((double)d, spec->eps_n);
-    hp->q = spec->he[2] != 0 ? 3 : spec->he[1] != 0 ? 2 : 1;
-    hp->lambda = spec->c_lambda * (double)p / (de * de);
-    hp->eta_W = spec->c_eta_W * pow((double)d, 1.5 * spec->eps_n) * sqrt((double)p);
-    hp->C_a = spec->c_C_a * de * sqrt((double)p) * pow(L, hp->q + 1);
-    double Tr = round(spec->c_T * de);
+    const hdp_si_keys *k = &spec->k;
+    const long d = k->d, p = k->p, n = k->n;
+    const double L = log((double)d), de = pow((double)d, k->eps_n);
+    hp->q = k->he3 != 0 ? 3 : k->he2 != 0 ? 2 : 1;
+    hp->lambda = k->lambda * (double)p / (de * de);
+    hp->eta_W = k->eta_W * pow((double)d, 1.5 * k->eps_n) * sqrt((double)p);
+    hp->C_a = k->C_a * de * sqrt((double)p) * pow(L, hp->q + 1);
+    double Tr = round(k->T * de);
     if (Tr > 1e8)
-        return bad_key(m, "T", err, "gives more than 1e8 stage-2 steps", spec->c_T);
+        return bad_key(m, "T", err, "gives more than 1e8 stage-2 steps", k->T);
     hp->T = Tr < 1 ? 1 : (long)Tr;
-    hp->sigma_W = spec->c_sigma_W * sqrt(pow((double)d, 1 + spec->eps_n) / (double)n) *
+    hp->sigma_W = k->sigma_W * sqrt(pow((double)d, 1 + k->eps_n) / (double)n) *
                   pow(L, hp->q + 3);
-    hp->C_W = spec->c_C_W * sqrt((double)d / (double)p);
-    hp->R = spec->norm_floor * hp->eta_W * (double)n * 2.0 / sqrt((double)p);
+    hp->C_W = k->C_W * sqrt((double)d / (double)p);
+    hp->R = k->norm_floor * hp->eta_W * (double)n * 2.0 / sqrt((double)p);
     hp->Delta1 = 2.0 * hp->eta_W * hp->C_W * sqrt((double)p) / hp->R;
-    hp->budget_total = spec->epsilon_total > 0;
+    hp->budget_total = k->epsilon_total > 0;
     hp->rho_z_target = NAN;
-    hp->epsilon_target = hp->budget_total ? spec->epsilon_total : spec->epsilon;
+    hp->epsilon_target = hp->budget_total ? k->epsilon_total : k->epsilon;
     if (hp->budget_total) {
         /* docs/theory.md §8.2: one zCDP budget for both stages; stage 1 gets stage1_share of it */
-        const double delta = spec->delta > 0 ? spec->delta : 1.0 / (double)n;
-        if (isinf(spec->epsilon_total)) {
+        const double delta = k->delta > 0 ? k->delta : 1.0 / (double)n;
+        if (isinf(k->epsilon_total)) {
             hp->rho_z_target = INFINITY;
             hp->sigma_W = 0;
         } else {
-            hdp_status st = hdp_zcdp_from_epsilon(spec->epsilon_total, delta, &hp->rho_z_target,
+            hdp_status st = hdp_zcdp_from_epsilon(k->epsilon_total, delta, &hp->rho_z_target,
                                                   err);
             if (st != HDP_OK)
                 return st;
-            hp->sigma_W = hp->Delta1 / sqrt(2.0 * spec->stage1_share * hp->rho_z_target);
+            hp->sigma_W = hp->Delta1 / sqrt(2.0 * k->stage1_share * hp->rho_z_target);
         }
     }
     return HDP_OK;
@@ -362,7 +343,7 @@ static hdp_status si_problem_alloc(hdp_si_problem *pb, hdp_error *err)
     for (int i = 0, count = si_arrays(pb, all, len); i < count; i++)
         if (!(*all[i] = hdp_dalloc(len[i])))
             return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)",
-                            pb->spec.d, pb->spec.p, pb->spec.n);
+                            pb->spec.k.d, pb->spec.k.p, pb->spec.k.n);
     return HDP_OK;
 }
 
@@ -378,7 +359,7 @@ static void si_stage1(hdp_si_problem *pb, hdp_xoshiro *g, si_scratch *w)
 {
     const hdp_si_spec *spec = &pb->spec;
     const hdp_si_params *hp = &pb->hp;
-    const long d = spec->d, p = spec->p, n = spec->n;
+    const long d = spec->k.d, p = spec->k.p, n = spec->k.n;
     double *X = w->X, *H = w->H;
     fill_normal(g, X, (size_t)(n * d), 1.0);
     const double a0 = 1.0 / sqrt((double)p);
@@ -388,7 +369,7 @@ static void si_stage1(hdp_si_problem *pb, hdp_xoshiro *g, si_scratch *w)
             z += X[i * d + k] * pb->mu[k];
             x2 += X[i * d + k] * X[i * d + k];
         }
-        w->yW[i] = hdp_si_link(spec->he, z);
+        w->yW[i] = hdp_si_link(&spec->k, z);
         w->xn[i] = sqrt(x2);
     }
     features(X, n, d, w->W0, pb->b, p, H); /* H = tanh(h) */
@@ -436,12 +417,12 @@ static void si_stage1(hdp_si_problem *pb, hdp_xoshiro *g, si_scratch *w)
 /* labels y_i = link(mu^T x_i) of rows x [rows x d] */
 static void si_labels(const hdp_si_problem *pb, const double *X, long rows, double *y)
 {
-    const long d = pb->spec.d;
+    const long d = pb->spec.k.d;
     for (long i = 0; i < rows; i++) {
         double z = 0;
         for (long k = 0; k < d; k++)
             z += X[i * d + k] * pb->mu[k];
-        y[i] = hdp_si_link(pb->spec.he, z);
+        y[i] = hdp_si_link(&pb->spec.k, z);
     }
 }
 
@@ -450,7 +431,7 @@ static void si_labels(const hdp_si_problem *pb, const double *X, long rows, doub
  * stage-2 and test features and labels. */
 static void si_stage2_data(hdp_si_problem *pb, hdp_xoshiro *g, si_scratch *w)
 {
-    const long d = pb->spec.d, p = pb->spec.p, n = pb->spec.n, mt = pb->spec.m;
+    const long d = pb->spec.k.d, p = pb->spec.k.p, n = pb->spec.k.n, mt = pb->spec.k.test_size;
     fill_normal(g, w->X, (size_t)(n * d), 1.0);
     fill_normal(g, w->Xt, (size_t)(mt * d), 1.0);
     for (long k = 0; k < d; k++)
@@ -467,7 +448,7 @@ static void si_stage2_data(hdp_si_problem *pb, hdp_xoshiro *g, si_scratch *w)
  * X_test, stage-1 noise). */
 static hdp_status si_data(hdp_si_problem *pb, hdp_error *err)
 {
-    const long d = pb->spec.d, p = pb->spec.p, n = pb->spec.n, mt = pb->spec.m;
+    const long d = pb->spec.k.d, p = pb->spec.k.p, n = pb->spec.k.n, mt = pb->spec.k.test_size;
     si_scratch w = {hdp_dalloc((size_t)(n * d)), hdp_dalloc((size_t)(d * p)),
                     hdp_dalloc((size_t)(n * p)), hdp_dalloc((size_t)n),
                     hdp_dalloc((size_t)n), hdp_dalloc((size_t)(mt * d))};
@@ -499,7 +480,7 @@ static hdp_status si_kernel(hdp_si_problem *pb, const hdp_model *m, hdp_error *e
 {
     const hdp_si_spec *spec = &pb->spec;
     hdp_si_params *hp = &pb->hp;
-    const long d = spec->d, p = spec->p, n = spec->n;
+    const long d = spec->k.d, p = spec->k.p, n = spec->k.n;
     for (long i = 0; i < n; i++) {
         const double *ph = pb->Phi + i * p;
         for (long j = 0; j < p; j++)
@@ -519,19 +500,19 @@ static hdp_status si_kernel(hdp_si_problem *pb, const hdp_model *m, hdp_error *e
         if (pb->l[k] < 0)
             pb->l[k] = 0; /* rounding of a positive semi-definite matrix */
     const double lmax = pb->l[p - 1];
-    const double L = log((double)d), de = pow((double)d, spec->eps_n);
-    if (spec->c_eta_a == 0) {
+    const double L = log((double)d), de = pow((double)d, spec->k.eps_n);
+    if (spec->k.eta_a == 0) {
         hp->eta_a = lmax > 0 ? 1.0 / lmax : 1.0;
     } else {
-        hp->eta_a = spec->c_eta_a * de * L * L / (double)p;
-        if (spec->stage2 == HDP_SI_GD && hp->eta_a * lmax >= 2) {
+        hp->eta_a = spec->k.eta_a * de * L * L / (double)p;
+        if (spec->k.stage2 == HDP_SI_GD && hp->eta_a * lmax >= 2) {
             /* the message states the bound it promises: eta_a = c d^eps_n ln^2 d / p */
             char why[256];
             snprintf(why, sizeof why,
                      "explicit stage-2 GD is unstable: eta_a lambda_max(K) = %.4g >= 2 "
                      "(lambda_max = %.4g); use a prefactor below %.4g, 0 (auto), or stage2 = ou",
                      hp->eta_a * lmax, lmax, 2.0 * (double)p / (de * L * L * lmax));
-            return bad_key(m, "eta_a", err, why, spec->c_eta_a);
+            return bad_key(m, "eta_a", err, why, spec->k.eta_a);
         }
     }
     hp->tau = hp->eta_a * (double)hp->T;
@@ -544,7 +525,7 @@ static hdp_status si_kernel(hdp_si_problem *pb, const hdp_model *m, hdp_error *e
 static hdp_status si_finite(const hdp_si_problem *pb, hdp_error *err)
 {
     const hdp_si_params *hp = &pb->hp;
-    const long p = pb->spec.p;
+    const long p = pb->spec.k.p;
     const int gd = !isnan(pb->gd_risk); /* NaN: the GD law does not apply (see the caller) */
     double risks[] = {hp->eta_a, hp->tau, hp->s, hp->lambda, pb->ou_risk, pb->zero_risk,
                       gd ? pb->gd_risk : 0.0};
@@ -575,13 +556,14 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
     hdp_status st;
     if ((st = si_check(spec, m, err)) != HDP_OK || (st = si_scalings(spec, m, &pb->hp, err)) != HDP_OK ||
         (st = si_problem_alloc(pb, err)) != HDP_OK || (st = si_data(pb, err)) != HDP_OK ||
-        (st = si_kernel(pb, m, err)) != HDP_OK || (st = privacy(pb, spec->epsilon, err)) != HDP_OK)
+        (st = si_kernel(pb, m, err)) != HDP_OK ||
+        (st = privacy(pb, spec->k.epsilon, err)) != HDP_OK)
         return st;
     predictions(pb);
-    if (spec->stage2 == HDP_SI_OU && pb->hp.eta_a * pb->l[spec->p - 1] >= 2) {
+    if (spec->k.stage2 == HDP_SI_OU && pb->hp.eta_a * pb->l[spec->k.p - 1] >= 2) {
         /* discrete GD at this step diverges: its law does not apply (NaN: empty, null) */
         pb->gd_risk = NAN;
-        for (long k = 0; k < spec->p; k++)
+        for (long k = 0; k < spec->k.p; k++)
             pb->gd_mean[k] = pb->gd_var[k] = NAN;
     }
     return si_finite(pb, err);

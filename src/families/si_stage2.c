@@ -32,10 +32,10 @@ void hdp_si_result_free(hdp_si_result *res)
 static void one_run(const hdp_si_problem *pb, hdp_xoshiro *g, double *a, double *work,
                     double *risk, double *clipped)
 {
-    const long p = pb->spec.p, n = pb->spec.n, mt = pb->spec.m;
+    const long p = pb->spec.k.p, n = pb->spec.k.n, mt = pb->spec.k.test_size;
     const hdp_si_params *hp = &pb->hp;
     long nclip = 0;
-    if (pb->spec.stage2 == HDP_SI_OU) {
+    if (pb->spec.k.stage2 == HDP_SI_OU) {
         /* exact OU law at tau: independent Gaussian mode coefficients */
         double *al = work;
         for (long k = 0; k < p; k++)
@@ -94,7 +94,7 @@ static void one_run(const hdp_si_problem *pb, hdp_xoshiro *g, double *a, double 
         s += (f - pb->y_test[t]) * (f - pb->y_test[t]);
     }
     *risk = s / (double)mt;
-    *clipped = pb->spec.stage2 == HDP_SI_OU ? 0.0 : (double)nclip / ((double)n * (double)hp->T);
+    *clipped = pb->spec.k.stage2 == HDP_SI_OU ? 0.0 : (double)nclip / ((double)n * (double)hp->T);
 }
 
 /* what the runs read, and where run r writes: row r of A, risk[r], clip[r] */
@@ -107,7 +107,7 @@ typedef struct {
 static void *stage2_ws_alloc(const void *vc)
 {
     const hdp_si_problem *pb = ((const stage2_ctx *)vc)->pb;
-    return hdp_dalloc((size_t)(2 * pb->spec.p + pb->spec.n));
+    return hdp_dalloc((size_t)(2 * pb->spec.k.p + pb->spec.k.n));
 }
 
 /* Stage-2 run r: a_T, its risk and clipped fraction, and its mode coefficients v_k^T a_T. */
@@ -118,7 +118,7 @@ static hdp_status stage2_run(const void *vc, long r, void *ws, hdp_xoshiro *g, v
     (void)err;
     const stage2_ctx *out = vc;
     const hdp_si_problem *pb = out->pb;
-    const long p = pb->spec.p, n = pb->spec.n;
+    const long p = pb->spec.k.p, n = pb->spec.k.n;
     double *work = ws, *a = work + p + n;
     one_run(pb, g, a, work, &out->risk[r], &out->clip[r]);
     for (long k = 0; k < p; k++) {
@@ -138,7 +138,7 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
     HDP_REQUIRE(err, res);
     if (runs < 2)
         return hdp_fail(err, HDP_EINPUT, "[si] runs: expected an integer >= 2 (value %ld)", runs);
-    const long p = pb->spec.p;
+    const long p = pb->spec.k.p;
     double t0 = omp_get_wtime();
     double *A = hdp_dalloc((size_t)(runs * p)), *risk = hdp_dalloc((size_t)runs);
     double *clip = hdp_dalloc((size_t)runs);
@@ -185,8 +185,8 @@ hdp_status hdp_si_stage2(const hdp_si_problem *pb, long runs, int threads, hdp_s
             double v = res->mc_cov[k * p + l] / (double)(runs - 1);
             res->mc_cov[k * p + l] = res->mc_cov[l * p + k] = v;
         }
-    const double *pm = pb->spec.stage2 == HDP_SI_OU ? pb->ou_mean : pb->gd_mean;
-    const double *pv = pb->spec.stage2 == HDP_SI_OU ? pb->ou_var : pb->gd_var;
+    const double *pm = pb->spec.k.stage2 == HDP_SI_OU ? pb->ou_mean : pb->gd_mean;
+    const double *pv = pb->spec.k.stage2 == HDP_SI_OU ? pb->ou_var : pb->gd_var;
     res->max_z_mean = res->max_z_var = 0;
     for (long k = 0; k < p; k++) {
         res->mc_var[k] = res->mc_cov[k * p + k];
