@@ -32,7 +32,9 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 2000, p = argc > 2 ? atol(argv[2]) : 4000;
     long steps = argc > 3 ? atol(argv[3]) : 50;
     openblas_set_num_threads(1);
-    hdp_rf_spec spec = {100, n, p, 1000, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 1, 0, NULL, 0, 0};
+    hdp_rf_spec spec = {.k = {.d = 100, .n = n, .p = p, .test_size = 1000,
+                              .activation = HDP_RF_TANH, .target = HDP_RF_SIGN},
+                        .seed = 1};
     hdp_rf_problem pb;
     hdp_error err;
     hdp_error_clear(&err);

@@ -29,7 +29,9 @@
 /* a small over-parameterised problem: p = 2.5 n */
 static hdp_rf_spec small_spec(long p)
 {
-    hdp_rf_spec s = {10, 60, p, 50, HDP_RF_TANH, HDP_RF_SIGN, 0.0, 7, 0, NULL, 0, 0};
+    hdp_rf_spec s = {.k = {.d = 10, .n = 60, .p = p, .test_size = 50, .activation = HDP_RF_TANH,
+                           .target = HDP_RF_SIGN},
+                     .seed = 7};
     return s;
 }
 
@@ -51,12 +53,12 @@ static hdp_rf_dpgd params(const hdp_rf_problem *pb, double eta, long T, double C
     q.eta = eta;
     q.T = T;
     q.C_clip = C_clip;
-    q.delta = 1.0 / (double)pb->spec.n;
+    q.delta = 1.0 / (double)pb->spec.k.n;
     q.epsilon = INFINITY;
-    q.sigma = s > 0 ? s * (double)pb->spec.n / (2.0 * C_clip) : 0.0;
+    q.sigma = s > 0 ? s * (double)pb->spec.k.n / (2.0 * C_clip) : 0.0;
     hdp_error err;
     hdp_error_clear(&err);
-    assert_int_equal(hdp_rf_dpgd_calibrate(&q, pb->spec.n, &err), HDP_OK);
+    assert_int_equal(hdp_rf_dpgd_calibrate(&q, pb->spec.k.n, &err), HDP_OK);
     assert_rel(q.s, s, 1e-14, 1e-300);
     return q;
 }
@@ -189,7 +191,7 @@ static void mode_space_dpgd_retraces_dpgd(void **state)
         hdp_rf_problem pb;
         build(&s, 1, &pb);
         double eta = 0.2 / pb.lambda[0];
-        hdp_rf_dpgd q = params(&pb, eta, 120, 0.5 * sqrt((double)s.p), 0.02);
+        hdp_rf_dpgd q = params(&pb, eta, 120, 0.5 * sqrt((double)s.k.p), 0.02);
         hdp_rf_sim_result res;
         simulate(&pb, &q, 1, 1, 1, &res);
         hdp_rf_config cf = {q.eta, q.T, q.C_clip, q.s, 1, 1, 0, 0, 0, 0, 0};
@@ -197,7 +199,7 @@ static void mode_space_dpgd_retraces_dpgd(void **state)
         hdp_error_clear(&err);
         assert_int_equal(hdp_rf_dpgd_final(&pb, &cf, 1, 1, NULL, NULL, &err), HDP_OK);
         print_message("p = %ld: R^p DP-GD test %.15g train %.15g; mode space %.15g %.15g; "
-                      "clipped %.3f\n", s.p, res.dpgd_test[1], res.dpgd_train[1], cf.test_loss,
+                      "clipped %.3f\n", s.k.p, res.dpgd_test[1], res.dpgd_train[1], cf.test_loss,
                       cf.train_loss, cf.clipped_mean);
         assert_true(cf.clipped_mean > 0.05); /* clipping is active */
         assert_rel(cf.test_loss, res.dpgd_test[1], 1e-9, 0);
@@ -214,7 +216,7 @@ static void clipped_fraction_monotone(void **state)
     hdp_rf_spec s = small_spec(150);
     hdp_rf_problem pb;
     build(&s, 1, &pb);
-    double Cs[] = {1e6, 1.0, 0.5, 0.2, 0.05}, eta = 0.2 / pb.lambda[0], sp = sqrt((double)s.p);
+    double Cs[] = {1e6, 1.0, 0.5, 0.2, 0.05}, eta = 0.2 / pb.lambda[0], sp = sqrt((double)s.k.p);
     hdp_rf_config cf[5];
     for (int i = 0; i < 5; i++)
         cf[i] = (hdp_rf_config){eta, 100, Cs[i] * sp, 0.01, 3, 0, 0, 0, 0, 0, 0};
@@ -239,15 +241,15 @@ static void minnorm_interpolates(void **state)
     hdp_rf_spec s = small_spec(150);
     hdp_rf_problem pb;
     build(&s, 1, &pb);
-    print_message("p = %ld > n = %ld: train loss %.3e (theta = 0: %.3f), test %.4f\n", s.p, s.n,
+    print_message("p = %ld > n = %ld: train loss %.3e (theta = 0: %.3f), test %.4f\n", s.k.p, s.k.n,
                   pb.minnorm_train, pb.zero_train, pb.minnorm_test);
     assert_true(pb.minnorm_train < 1e-20 * pb.zero_train);
-    assert_int_equal(pb.r, s.n);
+    assert_int_equal(pb.r, s.k.n);
     hdp_rf_problem_free(&pb);
     /* p < n: compare with LAPACK's least squares (dgels) */
     s = small_spec(40);
     build(&s, 1, &pb);
-    long n = s.n, p = s.p;
+    long n = s.k.n, p = s.k.p;
     double *A = malloc(sizeof(double) * (size_t)(n * p)), *b = malloc(sizeof(double) * (size_t)n);
     memcpy(A, pb.Phi, sizeof(double) * (size_t)(n * p));
     memcpy(b, pb.y, sizeof(double) * (size_t)n);
@@ -274,16 +276,18 @@ static void minnorm_interpolates(void **state)
 static void threads_do_not_change_results(void **state)
 {
     (void)state;
-    hdp_rf_spec s = {12, 300, 700, 200, HDP_RF_TANH, HDP_RF_SIGN, 0.1, 3, 0, NULL, 0, 0};
+    hdp_rf_spec s = {.k = {.d = 12, .n = 300, .p = 700, .test_size = 200, .activation = HDP_RF_TANH,
+                           .target = HDP_RF_SIGN, .label_noise = 0.1},
+                     .seed = 3};
     hdp_rf_problem a, b;
     build(&s, 1, &a);
     build(&s, 2, &b);
     assert_int_equal(a.r, b.r);
-    assert_memory_equal(a.U, b.U, sizeof(double) * (size_t)(s.n * a.r));
-    assert_memory_equal(a.G, b.G, sizeof(double) * (size_t)(s.m * a.r));
-    assert_memory_equal(a.Phi, b.Phi, sizeof(double) * (size_t)(s.n * s.p));
+    assert_memory_equal(a.U, b.U, sizeof(double) * (size_t)(s.k.n * a.r));
+    assert_memory_equal(a.G, b.G, sizeof(double) * (size_t)(s.k.test_size * a.r));
+    assert_memory_equal(a.Phi, b.Phi, sizeof(double) * (size_t)(s.k.n * s.k.p));
     assert_true(a.minnorm_test == b.minnorm_test);
-    hdp_rf_dpgd q = params(&a, 1.0 / (double)s.p, 30, 0.5 * sqrt((double)s.p), 0.05);
+    hdp_rf_dpgd q = params(&a, 1.0 / (double)s.k.p, 30, 0.5 * sqrt((double)s.k.p), 0.05);
     hdp_rf_sim_result r1, r2;
     simulate(&a, &q, 3, 1, 5, &r1);
     simulate(&a, &q, 3, 2, 5, &r2);
@@ -375,8 +379,8 @@ static void validation_set_is_disjoint(void **state)
 {
     (void)state;
     hdp_rf_spec s = small_spec(150);
-    s.label_noise = 0.1;
-    s.v = s.m; /* as large as the test set */
+    s.k.label_noise = 0.1;
+    s.v = s.k.test_size; /* as large as the test set */
     hdp_rf_problem a, b, c;
     hdp_error err;
     assert_int_equal(hdp_rf_problem_build(&s, HDP_RF_TEST_MODES, 1, &a, &err), HDP_OK);
@@ -384,7 +388,7 @@ static void validation_set_is_disjoint(void **state)
                      HDP_OK);
     assert_null(a.Phi_val);
     assert_non_null(b.Phi_val);
-    const long n = s.n, m = s.m, p = s.p, v = s.v;
+    const long n = s.k.n, m = s.k.test_size, p = s.k.p, v = s.v;
     /* drawing it consumes nothing of the data's streams: training and test unchanged */
     assert_memory_equal(a.Phi, b.Phi, sizeof(double) * (size_t)(n * p));
     assert_memory_equal(a.Phi_test, b.Phi_test, sizeof(double) * (size_t)(m * p));
@@ -402,7 +406,7 @@ static void validation_set_is_disjoint(void **state)
     assert_int_equal(same_y, 0); /* labels with continuous noise: never equal */
     /* the same samples at every p: V's first rows are shared, so are the features' columns */
     hdp_rf_spec s2 = s;
-    s2.p = 90;
+    s2.k.p = 90;
     assert_int_equal(hdp_rf_problem_build(&s2, HDP_RF_VALIDATION, 1, &c, &err), HDP_OK);
     for (long i = 0; i < v; i++) {
         assert_true(c.y_val[i] == b.y_val[i]);
@@ -510,7 +514,8 @@ static void data_rows_are_the_inputs(void **state)
     const hdp_data *D = hdp_model_data(&m);
     assert_non_null(D);
     assert_ptr_equal(spec.data, D);
-    assert_true(spec.d == 5 && spec.n == 60 && spec.m == 10 && spec.holdout == 0 && spec.file_labels);
+    assert_true(spec.k.d == 5 && spec.k.n == 60 && spec.k.test_size == 10 && spec.holdout == 0 &&
+                spec.file_labels);
     build(&spec, 1, &pb);
     for (long i = 0; i < 60; i++)
         assert_true(pb.y[i] == D->train.y[i]); /* the labels as the data set uses them */
@@ -519,7 +524,7 @@ static void data_rows_are_the_inputs(void **state)
     hdp_rf_problem_free(&pb);
     /* a spec of other sizes than its data set's, or asking for a validation set: refused */
     hdp_rf_spec bad = spec;
-    bad.n = 59;
+    bad.k.n = 59;
     assert_int_equal(hdp_rf_problem_build(&bad, 0, 1, &pb, &err), HDP_EINPUT);
     hdp_rf_problem_free(&pb);
     assert_int_equal(hdp_rf_problem_build(&spec, HDP_RF_VALIDATION, 1, &pb, &err), HDP_EINPUT);
@@ -531,7 +536,7 @@ static void data_rows_are_the_inputs(void **state)
     data_model(&m, 60, 0, 1, NULL);
     hdp_rf_spec_from_model(&m, &spec);
     assert_int_equal(hdp_rf_spec_from_data(&m, &spec, &err), HDP_OK);
-    assert_true(spec.n == 48 && spec.m == 12 && spec.holdout == 12);
+    assert_true(spec.k.n == 48 && spec.k.test_size == 12 && spec.holdout == 12);
     build(&spec, 1, &pb);
     double all[60];
     memcpy(all, pb.y, sizeof(double) * 48);

@@ -41,7 +41,7 @@ static void dpgd_of(const char *extra, hdp_rf_dpgd *q, hdp_rf_spec *spec)
     hdp_rf_spec_from_model(&m, spec);
     hdp_error err;
     hdp_error_clear(&err);
-    assert_int_equal(hdp_rf_dpgd_from_model(&m, spec->p, spec->n, spec->d, q, &err), HDP_OK);
+    assert_int_equal(hdp_rf_dpgd_from_model(&m, spec->k.p, spec->k.n, spec->k.d, q, &err), HDP_OK);
     hdp_model_free(&m);
 }
 
@@ -130,7 +130,7 @@ static void terms_against_monte_carlo(void **state)
     }
     double test_ou;
     hdp_rf_expected_loss(&pb, q.eta, q.s, q.tau, 0, &test_ou, NULL);
-    const long m = pb.spec.m, k = pb.r;
+    const long m = pb.spec.k.test_size, k = pb.r;
     double cross = 0;
     for (long j = 0; j < m; j++) {
         double fs = 0, e = 0;

@@ -124,13 +124,16 @@ const hdp_dpgd_keys *hdp_dpgd_keys_of(const hdp_model *m);
 
 /* ---- the data set ---- */
 
+/* What hdp_rf_problem_build needs: the [rf] keys themselves (k.d, k.n, k.p, k.test_size,
+ * k.activation, k.target, k.label_noise; experiments change them in a copy, e.g. k.p) and
+ * what is not a key: */
 typedef struct {
-    long d, n, p, m;                   /* input dimension, train, features, test */
-    hdp_rf_activation_kind activation;
-    hdp_rf_target_kind target;
-    double label_noise;                /* variance of the Gaussian label noise */
+    hdp_rf_keys k;                     /* the [rf] keys; with data.source = file,
+                                          hdp_rf_spec_from_data sets k.d, k.n and k.test_size
+                                          to the data set's sizes */
     unsigned long long seed;           /* sim.seed */
-    long v;                            /* validation samples (HDP_RF_VALIDATION; >= 1 then) */
+    long v;                            /* derived: validation samples (HDP_RF_VALIDATION; >= 1
+                                          then): k.val_size, or round(k.test_size / 5) */
     /* data.source = file (hdp_rf_spec_from_data; NULL and 0 otherwise): the inputs are the
      * data set's prepared rows (centred, scaled, in its eigenbasis: V's law is rotation
      * invariant, so Phi has the law of the features of the rows themselves), not drawn */
@@ -143,19 +146,19 @@ typedef struct {
                                           rf.target with u on the rows (plus rf.label_noise) */
 } hdp_rf_spec;
 
-/* The [rf] section and sim.seed; v = rf.val_size, or round(test_size / 5) (at least 1) when
+/* The [rf] keys and sim.seed; v = rf.val_size, or round(test_size / 5) (at least 1) when
  * it is 0. Synthetic inputs (data NULL): for a model on a data set call hdp_rf_spec_from_data
  * next. */
 void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec);
 
 /* After hdp_rf_spec_from_model, for a model with data.source = file (HDP_OK and nothing
- * changed otherwise): the inputs become the data set's rows (docs/theory.md §7.5). d is the
- * rows' column count; the test set is the held-out file (m = its rows) or, without one,
- * rf.test_size rows of the file (default round(N/5), at least 1) and n = N - m; the labels are
- * the data set's (least-squares target: rf.target and rf.label_noise must then be left out) or,
- * without labels or with data.target = planted, rf.target's on the rows. rf.d, rf.n and
- * rf.test_size given with other values than these: HDP_EINPUT naming the key and where it was
- * set. */
+ * changed otherwise): the inputs become the data set's rows (docs/theory.md §7.5). k.d is
+ * the rows' column count; the test set is the held-out file (k.test_size = its rows) or,
+ * without one, rf.test_size rows of the file (default round(N/5), at least 1) and k.n = N -
+ * k.test_size; the labels are the data set's (least-squares target: rf.target and
+ * rf.label_noise must then be left out) or, without labels or with data.target = planted,
+ * rf.target's on the rows. rf.d, rf.n and rf.test_size given with other values than these:
+ * HDP_EINPUT naming the key and where it was set. */
 hdp_status hdp_rf_spec_from_data(const hdp_model *m, hdp_rf_spec *spec, hdp_error *err);
 
 /* Flags of hdp_rf_problem_build: what it computes besides the data, the modes and the

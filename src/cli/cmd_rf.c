@@ -108,7 +108,7 @@ int cli_rf_progress(const char *what, long done, long total, double value, void 
 static const char *inputs_name(const hdp_rf_spec *s) { return s->data ? "data" : "gaussian"; }
 static const char *labels_name(const hdp_rf_spec *s)
 {
-    return s->file_labels ? "data" : hdp_rf_target_name(s->target);
+    return s->file_labels ? "data" : hdp_rf_target_name(s->k.target);
 }
 static const char *test_set_name(const hdp_rf_spec *s)
 {
@@ -122,7 +122,7 @@ static void write_csv(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
                "Bombari-Mondelli)\n", hdp_version_string());
     hdp_model_write_meta_sections(m, f, cli_model_sections("rf"));
     fprintf(f, "# ; effective: d = %ld, n = %ld, p = %ld, test_size = %ld, modes = %ld\n",
-            pb->spec.d, pb->spec.n, pb->spec.p, pb->spec.m, pb->r);
+            pb->spec.k.d, pb->spec.k.n, pb->spec.k.p, pb->spec.k.test_size, pb->r);
     fprintf(f, "# ; inputs = %s, labels = %s, test set = %s\n", inputs_name(&pb->spec),
             labels_name(&pb->spec), test_set_name(&pb->spec));
     fprintf(f, "# ; dpgd: eta = %.17g, T = %ld, tau = eta T = %.17g, C_clip = %.17g\n", q->eta,
@@ -163,8 +163,8 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rf_problem *pb,
         .sigma_route = cli_rf_route_name(q->route), .epsilon = q->epsilon,
         .epsilon_cks = q->epsilon_cks, .rho_z = q->rho_z, .delta = q->delta, .T = q->T,
         .eta = q->eta, .tau = q->tau, .C_clip = q->C_clip, .s = q->s,
-        .lambda_max = pb->lambda[0], .p = pb->spec.p, .n = pb->spec.n, .d = pb->spec.d,
-        .test_size = pb->spec.m, .modes = pb->r, .inputs = inputs_name(&pb->spec),
+        .lambda_max = pb->lambda[0], .p = pb->spec.k.p, .n = pb->spec.k.n, .d = pb->spec.k.d,
+        .test_size = pb->spec.k.test_size, .modes = pb->r, .inputs = inputs_name(&pb->spec),
         .labels = labels_name(&pb->spec), .test_set = test_set_name(&pb->spec),
         .runs = r->runs, .threads = r->threads, .seed = m->seed,
         .build_seconds = pb->seconds, .seconds = r->seconds};
@@ -213,7 +213,7 @@ int cli_rf_load(const char *cmd, const cli_common *common, hdp_model *m, hdp_rf_
         st = hdp_rf_spec_from_data(m, spec, &err);
     if (st == HDP_OK) /* the model's own [dpgd] keys must be consistent (also when a grid
                          overrides T and C) */
-        st = hdp_rf_dpgd_from_model(m, spec->p, spec->n, spec->d, q, &err);
+        st = hdp_rf_dpgd_from_model(m, spec->k.p, spec->k.n, spec->k.d, q, &err);
     if (st != HDP_OK) {
         hdp_model_free(m);
         return cli_fail(cmd, &err);
@@ -276,7 +276,7 @@ int cmd_rf(int argc, char **argv)
         fprintf(stderr, "hdpsgd rf: final test loss DP-GD %.6g +- %.2g, OU %.6g, min-norm %.6g "
                         "(p = %ld, T = %ld, sigma = %.4g, max clipped %.3g; %ld runs, %d threads, "
                         "%.3g s + %.3g s) -> %s\n",
-                res.dpgd_test[L], res.dpgd_test_se[L], res.ou_test[L], pb.minnorm_test, spec.p,
+                res.dpgd_test[L], res.dpgd_test_se[L], res.ou_test[L], pb.minnorm_test, spec.k.p,
                 q.T, q.sigma, res.max_clipped_fraction, res.runs, res.threads, pb.seconds,
                 res.seconds, out_path);
     }

@@ -181,7 +181,7 @@ static hdp_status point_job(void *user, long i, void *row, hdp_error *err)
     double t0 = omp_get_wtime();
     hdp_rf_spec spec;
     hdp_rf_spec_from_model(m, &spec);
-    spec.p = pt->p;
+    spec.k.p = pt->p;
     const int ou = xp->kind == HDP_RFEXP_P2 || xp->kind == HDP_RFEXP_P3;
     hdp_rf_problem pb;
     hdp_status st = hdp_rf_problem_build(&spec, (ou ? HDP_RF_TEST_MODES : 0) | HDP_RF_VALIDATION,

@@ -19,7 +19,7 @@ void hdp_rf_modes_loss(const hdp_rf_problem *pb, const double *c, double *test, 
 {
     if (!pb || !c)
         return;
-    const long n = pb->spec.n, m = pb->spec.m, r = pb->r;
+    const long n = pb->spec.k.n, m = pb->spec.k.test_size, r = pb->r;
     double *sc = hdp_dalloc((size_t)r), *pred = hdp_dalloc((size_t)(n > m ? n : m));
     if (!sc || !pred) {
         if (test) *test = NAN;
@@ -85,7 +85,7 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
 {
     if (!pb)
         return;
-    const long n = pb->spec.n, m = pb->spec.m, r = pb->r;
+    const long n = pb->spec.k.n, m = pb->spec.k.test_size, r = pb->r;
     double *mean = hdp_dalloc((size_t)r), *var = hdp_dalloc((size_t)r);
     if (!mean || !var || (test && !pb->G)) {
         if (test) *test = NAN;
@@ -145,7 +145,7 @@ void hdp_rf_loss_terms(const hdp_rf_problem *pb, double eta, double s, double t,
     if (!pb || !noise || !early)
         return;
     *noise = *early = NAN;
-    const long m = pb->spec.m, r = pb->r;
+    const long m = pb->spec.k.test_size, r = pb->r;
     double *gap = hdp_dalloc((size_t)r), *var = hdp_dalloc((size_t)r);
     if (!gap || !var || !pb->G) {
         free(gap);

@@ -46,7 +46,7 @@ static void rf_cfg_ws_free(void *w) { rf_ws_free(w, cfg_arrays, CFG_NARRAYS); }
 static void *rf_cfg_ws_alloc(const void *c)
 {
     const hdp_rf_problem *pb = ((const cfg_loop_ctx *)c)->pb;
-    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
     long big = m > n ? m : n;
     if (pb->Phi_val && pb->spec.v > big)
         big = pb->spec.v;
@@ -58,7 +58,7 @@ static void *rf_cfg_ws_alloc(const void *c)
  * the rows of Phi): Phi w_k = s_k u_k (docs/theory.md §7) */
 static void modes_residual(const hdp_rf_problem *pb, const double *a, double *sa, double *resid)
 {
-    const long n = pb->spec.n, r = pb->r;
+    const long n = pb->spec.k.n, r = pb->r;
     for (long k = 0; k < r; k++)
         sa[k] = pb->s[k] * a[k];
     blas_gemv(0, n, r, 1.0, pb->U, r, sa, 0.0, resid);
@@ -75,7 +75,7 @@ static void modes_residual(const hdp_rf_problem *pb, const double *a, double *sa
  */
 static void cfg_one(const hdp_rf_problem *pb, hdp_rf_config *cf, cfg_ws *w)
 {
-    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
     const double step_coef = 2.0 * cf->eta / (double)n, cs = cf->s * sqrt(cf->eta);
     memset(w->a, 0, sizeof(double) * (size_t)r);
     if (cf->p_space_noise)

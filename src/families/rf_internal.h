@@ -72,7 +72,7 @@ static inline double mse(const double *pred, const double *y, long len)
  * w_k = Phi^T u_k / s_k) */
 static inline void to_modes(const hdp_rf_problem *pb, const double *x, double *a)
 {
-    const long n = pb->spec.n, r = pb->r;
+    const long n = pb->spec.k.n, r = pb->r;
     blas_gemv(1, n, r, 1.0, pb->U, r, x, 0.0, a);
     for (long k = 0; k < r; k++)
         a[k] /= pb->s[k];

@@ -45,16 +45,11 @@ void hdp_rf_spec_from_model(const hdp_model *m, hdp_rf_spec *spec)
     if (!m || !spec)
         return;
     memset(spec, 0, sizeof *spec);
-    const hdp_rf_keys *rk = hdp_rf_keys_of(m);
-    spec->d = rk->d;
-    spec->n = rk->n;
-    spec->p = rk->p;
-    spec->m = rk->test_size;
-    spec->activation = rk->activation;
-    spec->target = rk->target;
-    spec->label_noise = rk->label_noise;
+    spec->k = *hdp_rf_keys_of(m);
     spec->seed = m->seed;
-    spec->v = rk->val_size > 0 ? rk->val_size : (long)fmax(1.0, nearbyint((double)rk->test_size / 5.0));
+    const double v = spec->k.val_size > 0 ? (double)spec->k.val_size
+                                          : fmax(1.0, nearbyint((double)spec->k.test_size / 5.0));
+    spec->v = (long)v;
 }
 
 void hdp_rf_problem_free(hdp_rf_problem *pb)
@@ -171,7 +166,7 @@ static hdp_status eig_keep(double *A, long N, long *r_out, double *s2, double *v
 /* HDP_EINPUT for sizes below 1 or too large to hold */
 static hdp_status rf_check_sizes(const hdp_rf_spec *spec, hdp_error *err)
 {
-    const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
+    const long d = spec->k.d, n = spec->k.n, p = spec->k.p, m = spec->k.test_size;
     if (d < 1 || n < 1 || p < 1 || m < 1)
         return hdp_fail(err, HDP_EINPUT, "random features: d = %ld, n = %ld, p = %ld, test size "
                         "%ld must all be >= 1", d, n, p, m);
@@ -193,7 +188,7 @@ static hdp_status rf_check_sizes(const hdp_rf_spec *spec, hdp_error *err)
 /* the problem's arrays, with room for N = min(n, p) modes */
 static hdp_status rf_problem_alloc(hdp_rf_problem *pb, long N, hdp_error *err)
 {
-    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m;
+    const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size;
     double **a[] = {&pb->Phi, &pb->Phi_test, &pb->y, &pb->y_test, &pb->phi_norm,
                     &pb->test_norm2, &pb->s2, &pb->s, &pb->lambda, &pb->beta};
     const long len[] = {n * p, m * p, n, m, n, m, N, N, N, N};
@@ -270,9 +265,9 @@ hdp_status hdp_rf_spec_from_data(const hdp_model *m, hdp_rf_spec *spec, hdp_erro
                                       i && !holdout ? "data.test_features" : file, rows[i] * rp,
                                       HDP_MODEL_MAX_CELLS);
     spec->data = D;
-    spec->d = d;
-    spec->n = N - holdout;
-    spec->m = mt;
+    spec->k.d = d;
+    spec->k.n = N - holdout;
+    spec->k.test_size = mt;
     spec->holdout = holdout;
     spec->file_labels = labels;
     return HDP_OK;
@@ -296,7 +291,7 @@ static hdp_status rf_file_rows(const hdp_rf_spec *spec, double *X, double *Xt, h
                                hdp_error *err)
 {
     const hdp_data *D = spec->data;
-    const long N = D->train.n, d = spec->d;
+    const long N = D->train.n, d = spec->k.d;
     unsigned char *test = calloc((size_t)N, 1);
     long *idx = spec->holdout ? malloc(sizeof(long) * (size_t)N) : NULL;
     if (!test || (spec->holdout && !idx)) {
@@ -334,7 +329,7 @@ static hdp_status rf_file_rows(const hdp_rf_spec *spec, double *X, double *Xt, h
             a++;
         }
     }
-    for (long j = 0; !spec->holdout && j < spec->m; j++) {
+    for (long j = 0; !spec->holdout && j < spec->k.test_size; j++) {
         matrix_row(&D->test_rows, j, Xt + j * d);
         if (spec->file_labels)
             pb->y_test[j] = D->test_y[j];
@@ -351,7 +346,7 @@ static hdp_status rf_file_rows(const hdp_rf_spec *spec, double *X, double *Xt, h
 static hdp_status rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double *u, double *X,
                                double *Xt, double *V, hdp_rf_problem *pb, hdp_error *err)
 {
-    const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
+    const long d = spec->k.d, n = spec->k.n, p = spec->k.p, m = spec->k.test_size;
     double un = 0;
     hdp_normals_fill(ns, u, d);
     for (long i = 0; i < d; i++)
@@ -368,13 +363,13 @@ static hdp_status rf_draw_data(const hdp_rf_spec *spec, hdp_normals *ns, double 
     }
     for (long i = 0; !spec->file_labels && i < n + m; i++) {
         const double *x = i < n ? X + i * d : Xt + (i - n) * d;
-        double z = dot(u, x, d), yv = spec->target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
+        double z = dot(u, x, d), yv = spec->k.target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
         if (i < n) pb->y[i] = yv;
         else pb->y_test[i - n] = yv;
     }
-    if (spec->label_noise > 0 && !spec->file_labels) {
+    if (spec->k.label_noise > 0 && !spec->file_labels) {
         /* the noise of y then of y_test, through V's array (drawn next) */
-        double sd = sqrt(spec->label_noise);
+        double sd = sqrt(spec->k.label_noise);
         hdp_normals_fill(ns, V, n + m);
         for (long i = 0; i < n; i++)
             pb->y[i] += sd * V[i];
@@ -395,7 +390,7 @@ static hdp_status rf_validation(hdp_rf_problem *pb, const double *u, const doubl
                                 hdp_error *err)
 {
     const hdp_rf_spec *spec = &pb->spec;
-    const long d = spec->d, p = spec->p, v = spec->v;
+    const long d = spec->k.d, p = spec->k.p, v = spec->v;
     double *Xv = hdp_dalloc((size_t)(v * d)), *noise = hdp_dalloc((size_t)v);
     pb->Phi_val = hdp_dalloc((size_t)(v * p));
     pb->y_val = hdp_dalloc((size_t)v);
@@ -414,15 +409,15 @@ static hdp_status rf_validation(hdp_rf_problem *pb, const double *u, const doubl
     hdp_normals_fill(&ns, Xv, v * d);
     for (long i = 0; i < v; i++) {
         double z = dot(u, Xv + i * d, d);
-        pb->y_val[i] = spec->target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
+        pb->y_val[i] = spec->k.target == HDP_RF_SIGN ? (z >= 0 ? 1.0 : -1.0) : z;
     }
-    if (spec->label_noise > 0) {
-        double sd = sqrt(spec->label_noise);
+    if (spec->k.label_noise > 0) {
+        double sd = sqrt(spec->k.label_noise);
         hdp_normals_fill(&ns, noise, v);
         for (long i = 0; i < v; i++)
             pb->y_val[i] += sd * noise[i];
     }
-    features(Xv, v, V, p, d, spec->activation, pb->Phi_val, nth);
+    features(Xv, v, V, p, d, spec->k.activation, pb->Phi_val, nth);
     free(Xv);
     free(noise);
     return HDP_OK;
@@ -434,7 +429,7 @@ static hdp_status rf_data_and_features(hdp_rf_problem *pb, int validation, int n
                                        hdp_error *err)
 {
     const hdp_rf_spec *spec = &pb->spec;
-    const long d = spec->d, n = spec->n, p = spec->p, m = spec->m;
+    const long d = spec->k.d, n = spec->k.n, p = spec->k.p, m = spec->k.test_size;
     hdp_status st = HDP_OK;
     double *u = hdp_dalloc((size_t)d), *X = hdp_dalloc((size_t)(n * d));
     /* V holds the label noise first: at least n + m entries */
@@ -450,8 +445,8 @@ static hdp_status rf_data_and_features(hdp_rf_problem *pb, int validation, int n
     hdp_normals_init(&ns, &g);
     if ((st = rf_draw_data(spec, &ns, u, X, Xt, V, pb, err)) != HDP_OK)
         goto done;
-    features(X, n, V, p, d, spec->activation, pb->Phi, nth);
-    features(Xt, m, V, p, d, spec->activation, pb->Phi_test, nth);
+    features(X, n, V, p, d, spec->k.activation, pb->Phi, nth);
+    features(Xt, m, V, p, d, spec->k.activation, pb->Phi_test, nth);
     for (long i = 0; i < n; i++)
         pb->phi_norm[i] = sqrt(dot(pb->Phi + i * p, pb->Phi + i * p, p));
     for (long j = 0; j < m; j++)
@@ -475,7 +470,7 @@ done:
  * eigenvectors into vec [N x N]; r, s_k^2, s_k, lambda_k, U and beta_k = u_k^T y / s_k. */
 static hdp_status rf_modes(hdp_rf_problem *pb, long N, double *vec, int nth, hdp_error *err)
 {
-    const long n = pb->spec.n, p = pb->spec.p;
+    const long n = pb->spec.k.n, p = pb->spec.k.p;
     double *Gram = hdp_dalloc((size_t)(N * N));
     if (!Gram)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for the %ld x %ld Gram matrix", N, N);
@@ -517,7 +512,7 @@ static hdp_status rf_modes(hdp_rf_problem *pb, long N, double *vec, int nth, hdp
 /* The min-norm interpolator theta* = Phi^T U S^{-1} beta: its norm, train and test losses. */
 static hdp_status rf_minnorm(hdp_rf_problem *pb, hdp_error *err)
 {
-    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
     double *c = hdp_dalloc((size_t)r), *alpha = hdp_dalloc((size_t)n);
     double *theta = hdp_dalloc((size_t)p), *pred = hdp_dalloc((size_t)(n > m ? n : m));
     hdp_status st = HDP_OK;
@@ -545,7 +540,7 @@ static hdp_status rf_minnorm(hdp_rf_problem *pb, hdp_error *err)
  * (p < n), and the null-space norms ||P_perp phi_test_j||^2. */
 static hdp_status rf_test_modes(hdp_rf_problem *pb, const double *vec, int nth, hdp_error *err)
 {
-    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
     pb->G = hdp_dalloc((size_t)(m * r));
     pb->test_perp2 = hdp_dalloc((size_t)m);
     if (!pb->G || !pb->test_perp2)
@@ -589,13 +584,13 @@ hdp_status hdp_rf_problem_build(const hdp_rf_spec *spec, int flags, int threads,
     if (spec->data && (flags & HDP_RF_VALIDATION))
         return hdp_fail(err, HDP_EINPUT, "random features on a data set's rows: no validation set "
                         "(rf-experiment takes synthetic inputs only)");
-    if ((flags & HDP_RF_VALIDATION) && (spec->v < 1 || (double)spec->v * (double)spec->p > 4.0e9))
+    if ((flags & HDP_RF_VALIDATION) && (spec->v < 1 || (double)spec->v * (double)spec->k.p > 4.0e9))
         return hdp_fail(err, HDP_EINPUT, "random features: validation size %ld with p = %ld: "
-                        "expected >= 1 and v x p <= 4e9", spec->v, spec->p);
+                        "expected >= 1 and v x p <= 4e9", spec->v, spec->k.p);
     double t0 = omp_get_wtime();
     int old = blas_single();
     int nth = threads_to_use(threads);
-    const long N = spec->p >= spec->n ? spec->n : spec->p; /* size of the Gram matrix */
+    const long N = spec->k.p >= spec->k.n ? spec->k.n : spec->k.p; /* size of the Gram matrix */
     double *vec = NULL;
     if ((st = rf_problem_alloc(pb, N, err)) != HDP_OK ||
         (st = rf_data_and_features(pb, (flags & HDP_RF_VALIDATION) != 0, nth, err)) != HDP_OK)

@@ -94,7 +94,7 @@ static void rf_sim_ws_free(void *w) { rf_ws_free(w, sim_arrays, SIM_NARRAYS); }
 static void *rf_sim_ws_alloc(const void *c)
 {
     const hdp_rf_problem *pb = ((const sim_ctx *)c)->pb;
-    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
     const long len[SIM_NARRAYS] = {p, p, p, p, n, n, n, r, r, r, r, r, m, m};
     return rf_ws_alloc(sizeof(sim_ws), sim_arrays, len, SIM_NARRAYS);
 }
@@ -133,7 +133,7 @@ static void sim_one(const sim_ctx *c, sim_ws *w, sim_out *o)
 {
     const hdp_rf_problem *pb = c->pb;
     const hdp_rf_dpgd *q = c->q;
-    const long n = pb->spec.n, p = pb->spec.p, m = pb->spec.m, r = pb->r;
+    const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
     const double *Phi = pb->Phi, *y = pb->y;
     const double step_coef = 2.0 * q->eta / (double)n, cs = c->cs;
     memset(w->theta, 0, sizeof(double) * (size_t)p);
@@ -288,7 +288,7 @@ static void ou_exact_step(const hdp_rf_problem *pb, double h, sim_ctx *c)
 static hdp_status terms_mc(const hdp_rf_problem *pb, const sim_out *outs, long R,
                            hdp_rf_sim_result *res, hdp_error *err)
 {
-    const long m = pb->spec.m, r = pb->r;
+    const long m = pb->spec.k.test_size, r = pb->r;
     res->noise_term = res->noise_term_stderr = NAN;
     res->early_stopping_term = res->early_stopping_term_stderr = NAN;
     if (R < 2)
@@ -433,7 +433,7 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     c.ex_decay = hdp_dalloc((size_t)r);
     c.ex_shift = hdp_dalloc((size_t)r);
     c.ex_sd = hdp_dalloc((size_t)r);
-    const long m = pb->spec.m, per_run = 5 * P + m;
+    const long m = pb->spec.k.test_size, per_run = 5 * P + m;
     double *slots = hdp_dalloc((size_t)(runs * per_run));
     sim_out *outs = calloc((size_t)runs, sizeof *outs);
     if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs) {
