@@ -232,6 +232,17 @@ static void test_total_budget(void **state)
     hdp_model_free(&m);
 }
 
+/* The spec is refused (no model) with a message naming key. */
+static void refused(const hdp_si_spec *s, const char *key)
+{
+    hdp_si_problem pb;
+    hdp_error err;
+    hdp_error_clear(&err);
+    assert_int_equal(hdp_si_problem_build(s, NULL, &pb, &err), HDP_EINPUT);
+    assert_non_null(strstr(err.msg, key));
+    hdp_si_problem_free(&pb);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -261,6 +272,20 @@ static void test_bad_input(void **state)
     assert_int_equal(hdp_si_problem_build(&s, &m, &pb, &err), HDP_EINPUT);
     assert_non_null(strstr(err.msg, "C_a"));
     hdp_si_problem_free(&pb);
+    /* a spec built in code meets every number key's range of the schema (the list of
+     * hdpsgd/si.h), named without a model */
+    small_spec(&m, &s);
+    s.k.d = 1;
+    refused(&s, "[si] d");
+    small_spec(&m, &s);
+    s.k.runs = 1;
+    refused(&s, "[si] runs");
+    small_spec(&m, &s);
+    s.k.stage1_share = 1.5;
+    refused(&s, "[si] stage1_share");
+    small_spec(&m, &s);
+    s.k.delta = 1;
+    refused(&s, "[si] delta");
 }
 
 int main(void)

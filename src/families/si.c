@@ -253,17 +253,20 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
         return bad_key(m, "he1", err,
                        "the link needs information exponent 1: a finite nonzero He1 coefficient",
                        k->he1);
-    /* the schema's ranges, for specs built in code (a model has passed them already) */
+    /* the schema's ranges of every number key, for specs built in code (a model has passed
+     * them already) */
+#define NUM_LONG(f) {#f, (double)k->f},
+#define NUM_DOUBLE(f) {#f, k->f},
+#define NUM_ENUM(f)
+#define NUM(f, ctype, type, ...) NUM_##type(f)
     const struct {
         const char *key;
         double v;
-    } nums[] = {{"d", (double)d}, {"p", (double)p}, {"n", (double)n}, {"test_size", (double)mt},
-                {"he2", k->he2}, {"he3", k->he3}, {"eps_n", k->eps_n},
-                {"lambda", k->lambda}, {"eta_a", k->eta_a}, {"C_a", k->C_a},
-                {"T", k->T}, {"sigma_W", k->sigma_W}, {"eta_W", k->eta_W},
-                {"C_W", k->C_W}, {"norm_floor", k->norm_floor},
-                {"epsilon", k->epsilon}, {"epsilon_total", k->epsilon_total},
-                {"delta", k->delta}};
+    } nums[] = {HDP_SI_KEYS(NUM)};
+#undef NUM
+#undef NUM_ENUM
+#undef NUM_DOUBLE
+#undef NUM_LONG
     char why[256];
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         if (hdp_schema_out_of_range("si", nums[i].key, nums[i].v, why, sizeof why))
@@ -279,8 +282,6 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
         return hdp_model_fail_key(m, "si", "sigma_W", err,
                                   "si.sigma_W is set by si.epsilon_total and si.stage1_share: "
                                   "leave it out, or use si.epsilon");
-    if (k->epsilon_total > 0 && !(k->stage1_share > 0 && k->stage1_share < 1))
-        return bad_key(m, "stage1_share", err, "expected a number in (0, 1)", k->stage1_share);
     if (isinf(k->C_a) && !isinf(k->epsilon_total > 0 ? k->epsilon_total : k->epsilon))
         return bad_key(m, "C_a", err,
                        "inf with private noise (finite si.epsilon): the noise 2 C_a sigma_a/n is "
