@@ -38,7 +38,7 @@ typedef struct {
 
 typedef struct {
     hdp_siexp_kind kind;
-    hdp_si_spec spec;          /* the model's spec (align: p = 512 unless si.p is given) */
+    hdp_si_spec spec;          /* the model's spec (align: k.p = 512 unless si.p is given) */
     long runs;
     int nrows;
     hdp_siexp_row rows[HDP_SIEXP_MAX_ROWS];
