@@ -40,10 +40,12 @@ int cmd_help(int argc, char **argv);
  * The commands' help and man page list the keys from here (help_results.c), and
  * tests/cli/json_keys.sh checks every key a command writes against its help. */
 #define PART(table, ...) {&hdp_##table##_fields, __VA_ARGS__}
-#define T(table) PART(table, NULL, NULL, NULL, NULL)        /* always, under no prefix */
-#define IF(table, when) PART(table, NULL, NULL, when, NULL) /* only when */
-#define UNDER(table, prefix, when) PART(table, prefix, NULL, when, NULL)
-#define EACH(table, suffix, when) PART(table, NULL, suffix, when, NULL)
+#define T(table) PART(table, NULL, NULL, NULL, NULL, 0)        /* always, under no prefix */
+#define IF(table, when) PART(table, NULL, NULL, when, NULL, 0) /* only when */
+#define UNDER(table, prefix, when) PART(table, prefix, NULL, when, NULL, 0)
+#define EACH(table, suffix, when) PART(table, NULL, suffix, when, NULL, 0)
+/* a pattern part written element by element with the part before it (per family, ...) */
+#define WITH(table, prefix, when) PART(table, prefix, NULL, when, NULL, 1)
 static const cli_json_part ode_json[] = {
     T(ode),
     IF(ode_data, "data.source = file"),
@@ -190,6 +192,7 @@ static const cli_json_part dataset_json[] = {
 #undef PART
 #undef T
 #undef IF
+#undef WITH
 #undef UNDER
 #undef EACH
 
