@@ -224,6 +224,9 @@ typedef struct cli_json_each {
     int (*item)(const struct cli_json_each *e, int i, cli_json_item *it);
     const void *obj, *ctx;
 } cli_json_each;
+/* The item of a part under <family>_: e->obj is a const void *[HDP_FAMILY_COUNT], element i the
+ * object of family i (NULL: not written), its name hdp_design_family_key(i). */
+int cli_json_family(const cli_json_each *e, int i, cli_json_item *it);
 /* The JSON summary of a command from its parts (cmd->json) in their order: each table from its
  * entry of src (count of them, in any order), a part with a `when` only when its source is
  * there with an object, a part with a pattern once per element of its cli_json_each (a group

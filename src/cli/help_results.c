@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hdpsgd/design.h"
 
 #define WIDTH 92 /* the help's lines, as the hand-written paragraphs */
 
@@ -160,7 +161,7 @@ static void write_item(hdp_json *j, const cli_command *cmd, const cli_json_part 
     cli_json_item it = {e->obj, e->ctx, {"", ""}, -1};
     if (!e->item(e, i, &it))
         return;
-    char pre[256];
+    char pre[256] = "";
     size_t used = 0;
     int k = 0;
     for (const char *p = q->prefix ? q->prefix : ""; *p; p++) {
@@ -197,6 +198,13 @@ static void write_group(hdp_json *j, const cli_command *cmd, const cli_json_part
         for (const cli_json_part *p = q; p < end; p++)
             if (e[p - q] && i < e[p - q]->count)
                 write_item(j, cmd, p, e[p - q], i);
+}
+
+int cli_json_family(const cli_json_each *e, int i, cli_json_item *it)
+{
+    it->obj = ((const void *const *)e->obj)[i];
+    snprintf(it->name[0], sizeof it->name[0], "%s", hdp_design_family_key(i));
+    return it->obj != NULL;
 }
 
 void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
