@@ -94,10 +94,10 @@ static const cli_json_part accountant_json[] = {
 };
 static const cli_json_part schedule_json[] = {
     UNDER(design, "<family>_", "each family optimised"),
-    UNDER(design_eta0, "<family>_", "output, linear-noise"),
-    UNDER(design_inverse_time, "<family>_", "inverse-time"),
-    UNDER(design_pl, "<family>_", "pl"),
-    UNDER(design_cost, "<family>_", "each family optimised"),
+    WITH(design_eta0, "<family>_", "output, linear-noise"),
+    WITH(design_inverse_time, "<family>_", "inverse-time"),
+    WITH(design_pl, "<family>_", "pl"),
+    WITH(design_cost, "<family>_", "each family optimised"),
     IF(design_refine, "--refine"),
     EACH(design_level, "_<l>", "--refine: each level l"),
     UNDER(design_equivalent, "<family>_", "--refine: each closed-form family"),
