@@ -210,12 +210,15 @@ typedef struct {
     const void *obj, *ctx;
 } cli_json_source;
 /* One element of a part with a pattern: the object and context hdp_json_fields reads, the
- * texts that replace the prefix's first and second <...> ("output", "3") and, for a suffix
- * pattern ("_<l>"), the index written after every name (_<at>). */
+ * texts that replace the prefix's first and second <...> ("output"; a number printed into num)
+ * and, for a suffix pattern ("_<l>"), the index written after every name (_<at>); index: the
+ * element's (a context may point to it: it lives while the element is written). */
 typedef struct {
     const void *obj, *ctx;
-    char name[2][80];
+    const char *name[2];
+    char num[2][24];
     long at;
+    int index;
 } cli_json_item;
 /* The elements of a part with a pattern: count of them; item(e, i, it) fills element i (it
  * starts as obj, ctx) and returns 0 when that element is not written. */

@@ -248,7 +248,8 @@ static int run_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
 static int level_item(const cli_json_each *e, int i, cli_json_item *it)
 {
     it->obj = &((const hdp_validate_scaling_result *)e->obj)->level[i];
-    snprintf(it->name[0], sizeof it->name[0], "%d", i);
+    snprintf(it->num[0], sizeof it->num[0], "%d", i);
+    it->name[0] = it->num[0];
     return 1;
 }
 

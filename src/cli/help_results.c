@@ -158,7 +158,7 @@ static const cli_json_source *source_of(const cli_command *cmd, const cli_json_p
 static void write_item(hdp_json *j, const cli_command *cmd, const cli_json_part *q,
                        const cli_json_each *e, int i)
 {
-    cli_json_item it = {e->obj, e->ctx, {"", ""}, -1};
+    cli_json_item it = {e->obj, e->ctx, {"", ""}, {"", ""}, -1, i};
     if (!e->item(e, i, &it))
         return;
     char pre[256] = "";
@@ -203,7 +203,7 @@ static void write_group(hdp_json *j, const cli_command *cmd, const cli_json_part
 int cli_json_family(const cli_json_each *e, int i, cli_json_item *it)
 {
     it->obj = ((const void *const *)e->obj)[i];
-    snprintf(it->name[0], sizeof it->name[0], "%s", hdp_design_family_key(i));
+    it->name[0] = hdp_design_family_key(i);
     return it->obj != NULL;
 }
 
