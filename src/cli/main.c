@@ -82,8 +82,9 @@ static const cli_json_part validate_json[] = {
     CLI_JSON_END,
 };
 static const cli_json_part privacy_json[] = {
-    T(privacy), T(nonexpansive), T(privacy_target), T(privacy_deltas),
-    CLI_JSON_MODEL,
+    IF(privacy, "not --dpgd"), IF(nonexpansive, "not --dpgd"),
+    IF(privacy_target, "not --dpgd"), IF(privacy_deltas, "not --dpgd"),
+    CLI_JSON_MODEL_IF("not --dpgd"),
     IF(dpgd_privacy, "--dpgd: this table alone"),
     CLI_JSON_END,
 };
