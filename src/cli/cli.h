@@ -221,11 +221,13 @@ typedef struct {
     int index;
 } cli_json_item;
 /* The elements of a part with a pattern: count of them; item(e, i, it) fills element i (it
- * starts as obj, ctx) and returns 0 when that element is not written. */
+ * starts as obj + i stride, ctx, its index and number i) and returns 0 when that element is not
+ * written; item NULL: every element as it starts. */
 typedef struct cli_json_each {
     int count;
     int (*item)(const struct cli_json_each *e, int i, cli_json_item *it);
     const void *obj, *ctx;
+    size_t stride;
 } cli_json_each;
 /* The item of a part under <family>_: e->obj is a const void *[HDP_FAMILY_COUNT], element i the
  * object of family i (NULL: not written), its name hdp_design_family_key(i). */

@@ -250,11 +250,11 @@ static void bound_json(hdp_json *j, const void *ctx)
                               .budget_for_delta = b->budget_delta,
                               .sigma_for_delta = b->sigma_delta};
     memcpy(s.beta, b->beta, sizeof s.beta);
-    const cli_json_each layers = {(int)b->a.L, layer_item, &s, NULL};
+    const cli_json_each layers = {(int)b->a.L, layer_item, &s, NULL, 0};
     const cli_json_source src[] = {{&hdp_kl_arch_fields, &s, NULL},
                                    {&hdp_kl_beta_fields, &layers, NULL},
                                    {&hdp_kl_bound_fields, &s, NULL}, {&hdp_source_fields, m, NULL}};
-    kl_json(j, src, (int)(sizeof src / sizeof *src), m);
+    cli_json_write(j, cli_find_command("kl"), src, (int)(sizeof src / sizeof *src), m);
 }
 
 static void bound_figure(hdp_plot_vars *v, const void *ctx)
@@ -350,10 +350,10 @@ static int init_item(const cli_json_each *e, int i, cli_json_item *it)
 static void init_json(hdp_json *j, const void *ctx)
 {
     const init_ctx *c = ctx;
-    const cli_json_each points = {c->ki->nd * 4, init_item, c->ki, NULL};
+    const cli_json_each points = {c->ki->nd * 4, init_item, c->ki, NULL, 0};
     const cli_json_source src[] = {{&hdp_kl_init_point_fields, &points, NULL},
                                    {&hdp_kl_init_fields, c->ki, c->m}};
-    kl_json(j, src, (int)(sizeof src / sizeof *src), c->m);
+    cli_json_write(j, cli_find_command("kl"), src, (int)(sizeof src / sizeof *src), c->m);
 }
 
 static int sub_init(const hdp_model *m, int threads)

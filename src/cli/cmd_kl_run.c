@@ -176,7 +176,7 @@ static void epochs_json(hdp_json *j, const void *ctx)
         rl[k] = ep->want[k] && ep->relu ? &ep->res_relu[k] : NULL;
         re[k] = ep->want[k] && ep->relu ? &relu[k] : NULL;
     }
-#define SCHEMES(list, ctx) &(const cli_json_each){4, kl_json_scheme, list, ctx}
+#define SCHEMES(list, ctx) &(const cli_json_each){4, kl_json_scheme, list, ctx, 0}
     const cli_json_source src[] = {
         {&hdp_kl_epoch_fields, SCHEMES(r, &E), NULL},
         {&hdp_kl_run_scheme_fields, SCHEMES(l, NULL), NULL},
@@ -185,7 +185,7 @@ static void epochs_json(hdp_json *j, const void *ctx)
         {&hdp_kl_network_fields, ep->relu ? kp : NULL, NULL},
         {&hdp_kl_run_fields, kp, NULL}, {&hdp_model_seed_fields, c->m, NULL}};
 #undef SCHEMES
-    kl_json(j, src, (int)(sizeof src / sizeof *src), c->m);
+    cli_json_write(j, cli_find_command("kl"), src, (int)(sizeof src / sizeof *src), c->m);
 }
 
 static void epochs_figure(hdp_plot_vars *v, const void *ctx)
@@ -315,7 +315,8 @@ static void sweep_table(FILE *f, const void *ctx)
 
 static void sweep_json(hdp_json *j, const void *ctx)
 {
-    const hdp_klsweep *sw = ((const sweep_ctx *)ctx)->sw;
+    const sweep_ctx *c = ctx;
+    const hdp_klsweep *sw = c->sw;
     hdp_klsweep_scheme sc[4];
     const void *lin[4], *relu[4]; /* per scheme under <scheme>_, then <scheme>_relu_ */
     for (int k = 0; k < 4; k++) {
@@ -323,14 +324,14 @@ static void sweep_json(hdp_json *j, const void *ctx)
         lin[k] = sw->want[k] ? &sc[k] : NULL;
         relu[k] = sw->want[k] && sw->relu ? &sc[k] : NULL;
     }
-    const cli_json_each by_lin = {4, kl_json_scheme, lin, NULL},
-                        by_relu = {4, kl_json_scheme, relu, NULL};
+    const cli_json_each by_lin = {4, kl_json_scheme, lin, NULL, 0},
+                        by_relu = {4, kl_json_scheme, relu, NULL, 0};
     const cli_json_source src[] = {
         {&hdp_kl_sweep_depth_fields, sw->by_depth ? sw : NULL, NULL},
         {&hdp_kl_sweep_width_fields, sw->by_depth ? NULL : sw, NULL},
         {&hdp_kl_sweep_scheme_fields, &by_lin, NULL}, {&hdp_kl_sweep_relu_fields, &by_relu, NULL},
         {&hdp_kl_sweep_fields, sw, NULL}};
-    kl_json(j, src, (int)(sizeof src / sizeof *src), ((const sweep_ctx *)ctx)->m);
+    cli_json_write(j, cli_find_command("kl"), src, (int)(sizeof src / sizeof *src), c->m);
 }
 
 static void sweep_figure(hdp_plot_vars *v, const void *ctx)

@@ -70,7 +70,7 @@ static int curve_item(const cli_json_each *e, int i, cli_json_item *it)
 static void sweep_json(FILE *jf, const hdp_model *m, const hdp_ncsweep *sw,
                        const hdp_nc_spec *base)
 {
-    const cli_json_each curves = {sw->ncurves, curve_item, sw, NULL};
+    const cli_json_each curves = {sw->ncurves, curve_item, sw, NULL, 0};
     const cli_json_source src[] = {{&hdp_nc_sweep_fields, sw, base},
                                    {&hdp_nc_sweep_curve_fields, &curves, NULL},
                                    {&hdp_nc_sweep_time_fields, sw, NULL}};

@@ -191,8 +191,8 @@ void cli_write_rates_json(FILE *f, const cli_rates *r)
         risks[k] = r->res.want[k] ? &fam[k] : NULL;
         fit[k] = r->res.want[k] ? &fits[k] : NULL;
     }
-    const cli_json_each by_risk = {HDP_FAMILY_COUNT, cli_json_family, risks, NULL},
-                        by_fit = {HDP_FAMILY_COUNT, cli_json_family, fit, NULL};
+    const cli_json_each by_risk = {HDP_FAMILY_COUNT, cli_json_family, risks, NULL, 0},
+                        by_fit = {HDP_FAMILY_COUNT, cli_json_family, fit, NULL, 0};
     const cli_json_source src[] = {
         {&hdp_rates_fields, &r->res, NULL}, {&hdp_rates_risk_fields, &by_risk, NULL},
         {&hdp_rates_slope_fields, &by_risk, NULL}, {&hdp_rates_fit_fields, &by_fit, NULL},

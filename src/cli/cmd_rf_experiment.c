@@ -241,14 +241,6 @@ static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
              dk->epsilon, delta_text(m));
 }
 
-/* point i: its selected configuration, suffixed _<i> */
-static int point_item(const cli_json_each *e, int i, cli_json_item *it)
-{
-    it->obj = &((const hdp_rfexp_selected *)e->obj)[i];
-    it->at = i;
-    return 1;
-}
-
 /* the selected configuration at every p (--json; rf-experiment's parts in main.c) */
 static void write_json(FILE *f, const hdp_model *m, const hdp_rfexp *xp)
 {
@@ -267,7 +259,7 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rfexp *xp)
             .selected_val = b->val, .selected_test = b->test, .selected_test_se = b->test_se,
             .oracle_test = pt->cfg[pt->best_test].test, .minnorm_test = pt->minnorm_test};
     }
-    const cli_json_each points = {xp->np, point_item, sel, NULL};
+    const cli_json_each points = {xp->np, NULL, sel, NULL, sizeof sel[0]};
     const cli_json_source src[] = {{&hdp_rfexp_fields, &sm, NULL},
                                    {&hdp_rfexp_point_fields, &points, NULL},
                                    {&hdp_rfexp_source_fields, &sm, NULL}};

@@ -227,14 +227,6 @@ static void rerun_command(const cli_common *common, const char *sub, const hdp_d
                  batch_run->batch[batch_run->best]);
 }
 
-/* --refine's level i: the list's element i of pl's result, suffixed _<i> */
-static int level_item(const cli_json_each *e, int i, cli_json_item *it)
-{
-    (void)e;
-    it->at = i;
-    return 1;
-}
-
 /* the JSON summary (schedule's parts in main.c: each optimised family's tables under
  * <family>_, --refine's levels and equivalents, --tune-batch's choice, the set, the model) */
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
@@ -253,7 +245,7 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
     inv[HDP_FAMILY_OPTIMAL] = all[HDP_FAMILY_OPTIMAL];
     plp[HDP_FAMILY_PL] = all[HDP_FAMILY_PL];
     int refined = d->done[HDP_FAMILY_PL] && pl->levels > 0, batch = batch_run && batch_run->best >= 0;
-#define FAMILIES(list) &(const cli_json_each){HDP_FAMILY_COUNT, cli_json_family, list, NULL}
+#define FAMILIES(list) &(const cli_json_each){HDP_FAMILY_COUNT, cli_json_family, list, NULL, 0}
     const cli_json_source src[] = {
         {&hdp_design_fields, FAMILIES(all), NULL},
         {&hdp_design_eta0_fields, FAMILIES(eta0), NULL},
@@ -261,8 +253,8 @@ void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *
         {&hdp_design_pl_fields, FAMILIES(plp), NULL},
         {&hdp_design_cost_fields, FAMILIES(all), NULL},
         {&hdp_design_refine_fields, refined ? pl : NULL, NULL},
-        {&hdp_design_level_fields, &(const cli_json_each){refined ? (int)pl->levels : 0,
-                                                          level_item, pl, NULL}, NULL},
+        {&hdp_design_level_fields, &(const cli_json_each){refined ? (int)pl->levels : 0, NULL, pl,
+                                                          NULL, 0}, NULL}, /* _<l> */
         {&hdp_design_equivalent_fields, FAMILIES(eq), NULL},
         {&hdp_design_set_fields, d, m},
         {&hdp_design_batch_fields, batch ? batch_run : NULL, NULL},

@@ -244,21 +244,13 @@ static int run_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
     return 0;
 }
 
-/* --scaling's level i, under scaling_<i>_ */
-static int level_item(const cli_json_each *e, int i, cli_json_item *it)
-{
-    it->obj = &((const hdp_validate_scaling_result *)e->obj)->level[i];
-    snprintf(it->num[0], sizeof it->num[0], "%d", i);
-    it->name[0] = it->num[0];
-    return 1;
-}
-
 /* the JSON summary (validate's parts in main.c; sc NULL: without --scaling's keys) */
 static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v, const hdp_validate_scaling_result *sc)
 {
     hdp_json j;
     const hdp_validate_scaling_result *scaled = sc && scaling_opt > 0 ? sc : NULL;
-    const cli_json_each levels = {scaled ? (int)scaling_opt : 0, level_item, scaled, NULL};
+    const cli_json_each levels = {scaled ? (int)scaling_opt : 0, NULL,
+                                  scaled ? scaled->level : NULL, NULL, sizeof sc->level[0]};
     const cli_json_source src[] = {
         {&hdp_validate_side_fields, &v->sim_side, m}, /* pass: sim_pass */
         {&hdp_validate_side_fields, v->with_sde ? &v->sde_side : NULL, m}, /* under sde_ */

@@ -158,8 +158,11 @@ static const cli_json_source *source_of(const cli_command *cmd, const cli_json_p
 static void write_item(hdp_json *j, const cli_command *cmd, const cli_json_part *q,
                        const cli_json_each *e, int i)
 {
-    cli_json_item it = {e->obj, e->ctx, {"", ""}, {"", ""}, -1, i};
-    if (!e->item(e, i, &it))
+    const void *obj = (const char *)e->obj + e->stride * (size_t)i;
+    cli_json_item it = {obj, e->ctx, {"", ""}, {"", ""}, i, i};
+    snprintf(it.num[0], sizeof it.num[0], "%d", i);
+    it.name[0] = it.num[0];
+    if (e->item && !e->item(e, i, &it))
         return;
     char pre[256] = "";
     size_t used = 0;
@@ -183,21 +186,20 @@ static void write_item(hdp_json *j, const cli_command *cmd, const cli_json_part 
 static void write_group(hdp_json *j, const cli_command *cmd, const cli_json_part *q,
                         const cli_json_part *end, const cli_json_source *src, int count)
 {
-    const cli_json_each *e[8] = {0};
     int n = 0;
-    if (end - q > 8)
-        json_bug(cmd, q, "has a group of more than 8 parts");
     for (const cli_json_part *p = q; p < end; p++) {
         const cli_json_source *s = source_of(cmd, p, src, count);
         if (!s && !p->when)
             json_bug(cmd, p, "has no source");
-        e[p - q] = s ? s->obj : NULL;
-        n = e[p - q] && e[p - q]->count > n ? e[p - q]->count : n;
+        n = s && s->obj && ((const cli_json_each *)s->obj)->count > n
+                ? ((const cli_json_each *)s->obj)->count : n;
     }
     for (int i = 0; i < n; i++)
-        for (const cli_json_part *p = q; p < end; p++)
-            if (e[p - q] && i < e[p - q]->count)
-                write_item(j, cmd, p, e[p - q], i);
+        for (const cli_json_part *p = q; p < end; p++) {
+            const cli_json_source *s = source_of(cmd, p, src, count);
+            if (s && s->obj && i < ((const cli_json_each *)s->obj)->count)
+                write_item(j, cmd, p, s->obj, i);
+        }
 }
 
 int cli_json_family(const cli_json_each *e, int i, cli_json_item *it)

@@ -124,11 +124,6 @@ int kl_json_scheme(const cli_json_each *e, int k, cli_json_item *it)
     return it->obj != NULL;
 }
 
-void kl_json(hdp_json *j, const cli_json_source *src, int count, const hdp_model *m)
-{
-    cli_json_write(j, cli_find_command("kl"), src, count, m);
-}
-
 int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
              void (*json)(hdp_json *, const void *), const void *ctx, const char *script,
              void (*fig_vars)(hdp_plot_vars *, const void *ctx))

@@ -36,8 +36,6 @@ void kl_schemes_text(const int *want, char *buf, size_t size);
 /* The item of a part under <scheme>_ (cli_json_each): e->obj is a const void *[4], element k
  * the object of scheme k (NULL: not written), its name hdp_kl_init_name(k). */
 int kl_json_scheme(const cli_json_each *e, int k, cli_json_item *it);
-/* cli_json_write of kl's parts (main.c) from src, count of them; m for the bound's model */
-void kl_json(hdp_json *j, const cli_json_source *src, int count, const hdp_model *m);
 
 /* The table to -o and, with --figure, to its data file FIG-without-extension.csv (once when
  * both are the same file), then the JSON (json may be NULL: none), and the figure drawn from
