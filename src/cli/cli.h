@@ -91,15 +91,18 @@ typedef struct {
     const char *suffix; /* NULL, or a pattern after every name ("_<l>": the table per level) */
     const char *when;   /* NULL: always written; else when ("--scaling", "data.source = file") */
     const char *key;    /* table NULL: a key of no table (its `when` says what it holds) */
+    int with_previous;  /* 1: a pattern part written element by element with the part before
+                           it (per element, each part of the group; else part by part) */
 } cli_json_part;
 
 /* The parts cli_json_model writes: model_file (the table source) and the model object;
  * _IF: only when (a subcommand, ...). */
 #define CLI_JSON_MODEL_IF(when)                                                                 \
-    {&hdp_source_fields, NULL, NULL, when, NULL},                                               \
-    {NULL, NULL, NULL, "the resolved model, its sections as objects: see hdpsgd config", "model"}
+    {&hdp_source_fields, NULL, NULL, when, NULL, 0},                                            \
+    {NULL, NULL, NULL, "the resolved model, its sections as objects: see hdpsgd config", "model", \
+     0}
 #define CLI_JSON_MODEL CLI_JSON_MODEL_IF(NULL)
-#define CLI_JSON_END {NULL, NULL, NULL, NULL, NULL}
+#define CLI_JSON_END {NULL, NULL, NULL, NULL, NULL, 0}
 
 typedef struct {
     const char *name;
@@ -199,17 +202,42 @@ int cli_print_results(FILE *f, const char *table);
  * text) once per line (no newline; nothing for a command without it). */
 void cli_json_keys(const cli_command *cmd, void (*line)(void *user, const char *text), void *user);
 
-/* One table's data for cli_json_write: the object and the context hdp_json_fields reads. */
+/* One table's data for cli_json_write: the object and the context hdp_json_fields reads; a
+ * table in several parts takes its entries of the list in the same order (validate_side: the
+ * Monte Carlo's, then the SDE's). For a part with a pattern, obj is a cli_json_each. */
 typedef struct {
     const hdp_field_table *table;
     const void *obj, *ctx;
 } cli_json_source;
+/* One element of a part with a pattern: the object and context hdp_json_fields reads, the
+ * texts that replace the prefix's first and second <...> ("output"; a number printed into num)
+ * and, for a suffix pattern ("_<l>"), the index written after every name (_<at>); index: the
+ * element's (a context may point to it: it lives while the element is written). */
+typedef struct {
+    const void *obj, *ctx;
+    const char *name[2];
+    char num[2][24];
+    long at;
+    int index;
+} cli_json_item;
+/* The elements of a part with a pattern: count of them; item(e, i, it) fills element i (it
+ * starts as obj + i stride, ctx, its index and number i) and returns 0 when that element is not
+ * written; item NULL: every element as it starts. */
+typedef struct cli_json_each {
+    int count;
+    int (*item)(const struct cli_json_each *e, int i, cli_json_item *it);
+    const void *obj, *ctx;
+    size_t stride;
+} cli_json_each;
+/* The item of a part under <family>_: e->obj is a const void *[HDP_FAMILY_COUNT], element i the
+ * object of family i (NULL: not written), its name hdp_design_family_key(i). */
+int cli_json_family(const cli_json_each *e, int i, cli_json_item *it);
 /* The JSON summary of a command from its parts (cmd->json) in their order: each table from its
- * entry of src (count of them, in any order; a table once in the list), a part with a `when`
- * only when its source is there with an object, the model's parts by cli_json_model(j, m,
- * cmd->name). A part that must be written without a source, or a pattern of prefix or suffix
- * (those writers loop themselves), is a bug: a message and abort() (cli_json_keys runs every
- * --json). */
+ * entry of src (count of them, in any order), a part with a `when` only when its source is
+ * there with an object, a part with a pattern once per element of its cli_json_each (a group
+ * of them, with_previous, element by element), the model's parts by cli_json_model(j, m,
+ * cmd->name) (with a `when`: when src has hdp_source_fields with an object). A part that must be
+ * written without a source is a bug: a message and abort() (cli_json_keys runs every --json). */
 void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
                     const hdp_model *m);
 /* The whole JSON object of that command (by name) to f: cli_json_write between { and }. */
@@ -328,10 +356,8 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
 void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r);
 void cli_write_mc_json(FILE *f, const char *name, const hdp_model *m, const hdp_mc_options *opt,
                        const hdp_mc_result *r);
-/* The privacy accountant's precondition as a Monte Carlo saw it (docs/theory.md §6.1): the
- * JSON keys nonexpansive_violations, _per_run, nonexpansive_violation_fraction, feature_norm,
- * feature_clipped (sim and validate), and a warning on standard error when a step violated it. */
-void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r);
+/* The privacy accountant's precondition as a Monte Carlo saw it (docs/theory.md §6.1; its
+ * JSON keys: the table mc_rows): a warning on standard error when a step violated it. */
 void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_result *r);
 /* A note on standard error when clip.feature_norm clips a fraction >= 1e-6 of the model's rows,
  * which the risk ODE and the SDE do not model (docs/theory.md §6.1); nothing when it is off. */

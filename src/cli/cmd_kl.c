@@ -230,6 +230,14 @@ static void bound_table(FILE *f, const void *ctx)
         bound_row(f, b, "width", b->a.L, b->widths[i]);
 }
 
+/* layer l = i + 1's beta, suffixed _<l> */
+static int layer_item(const cli_json_each *e, int i, cli_json_item *it)
+{
+    (void)e;
+    it->at = i + 1;
+    return 1;
+}
+
 static void bound_json(hdp_json *j, const void *ctx)
 {
     const bound_ctx *b = ctx;
@@ -242,11 +250,11 @@ static void bound_json(hdp_json *j, const void *ctx)
                               .budget_for_delta = b->budget_delta,
                               .sigma_for_delta = b->sigma_delta};
     memcpy(s.beta, b->beta, sizeof s.beta);
-    hdp_json_fields(j, &hdp_kl_arch_fields, "", &s, NULL);
-    for (long l = 1; l <= b->a.L; l++)
-        hdp_json_fields_at(j, &hdp_kl_beta_fields, "", &s, l);
-    hdp_json_fields(j, &hdp_kl_bound_fields, "", &s, NULL);
-    cli_json_model(j, m, "kl");
+    const cli_json_each layers = {(int)b->a.L, layer_item, &s, NULL, 0};
+    const cli_json_source src[] = {{&hdp_kl_arch_fields, &s, NULL},
+                                   {&hdp_kl_beta_fields, &layers, NULL},
+                                   {&hdp_kl_bound_fields, &s, NULL}, {&hdp_source_fields, m, NULL}};
+    cli_json_write(j, cli_find_command("kl"), src, (int)(sizeof src / sizeof *src), m);
 }
 
 static void bound_figure(hdp_plot_vars *v, const void *ctx)
@@ -328,19 +336,24 @@ static void init_table(FILE *f, const void *ctx)
         }
 }
 
+/* point i = depth index * 4 + scheme, under <scheme>_L<depth>_ (the schemes wanted) */
+static int init_item(const cli_json_each *e, int i, cli_json_item *it)
+{
+    const hdp_klinit *ki = e->obj;
+    it->obj = &ki->res[i];
+    it->name[0] = hdp_kl_init_name(i % 4);
+    snprintf(it->num[1], sizeof it->num[1], "%ld", ki->depths[i / 4]);
+    it->name[1] = it->num[1];
+    return ki->want[i % 4];
+}
+
 static void init_json(hdp_json *j, const void *ctx)
 {
     const init_ctx *c = ctx;
-    const hdp_klinit *ki = c->ki;
-    for (int i = 0; i < ki->nd; i++)
-        for (int k = 0; k < 4; k++) {
-            if (!ki->want[k])
-                continue;
-            char pre[48];
-            snprintf(pre, sizeof pre, "%s_L%ld_", hdp_kl_init_name(k), ki->depths[i]);
-            hdp_json_fields(j, &hdp_kl_init_point_fields, pre, &ki->res[i * 4 + k], NULL);
-        }
-    hdp_json_fields(j, &hdp_kl_init_fields, "", ki, c->m);
+    const cli_json_each points = {c->ki->nd * 4, init_item, c->ki, NULL, 0};
+    const cli_json_source src[] = {{&hdp_kl_init_point_fields, &points, NULL},
+                                   {&hdp_kl_init_fields, c->ki, c->m}};
+    cli_json_write(j, cli_find_command("kl"), src, (int)(sizeof src / sizeof *src), c->m);
 }
 
 static int sub_init(const hdp_model *m, int threads)

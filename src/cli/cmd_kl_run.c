@@ -156,52 +156,36 @@ static void epochs_table(FILE *f, const void *ctx)
     }
 }
 
-/* the KL estimate at the last epoch and its spreads, under the keys PREFIX<name> */
-static void kl_json_stats(hdp_json *j, const hdp_kl_run_result *r, long E, const char *prefix)
-{
-    hdp_json_fields(j, &hdp_kl_epoch_fields, prefix, r, &E);
-}
-
-/* one scheme's keys, <scheme>_<name> */
-static void epochs_json_scheme(hdp_json *j, const hdp_model *m, const hdp_kl_run_result *r,
-                               double B, const char *s)
-{
-    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    hdp_kl_run_scheme ks = {r, NULL, kp->epochs, kp->n, B, kp->eta * (double)kp->epochs,
-                            kp->sigma, kp->loss == HDP_KL_SQUARED};
-    char key[64];
-    snprintf(key, sizeof key, "%s_", s);
-    kl_json_stats(j, r, ks.epoch, key);
-    hdp_json_fields(j, &hdp_kl_run_scheme_fields, key, &ks, NULL);
-}
-
-/* the real network's keys, <scheme>_relu_<name> (kl.network = relu) */
-static void epochs_json_relu(hdp_json *j, const hdp_model *m, const hdp_kl_run_result *r,
-                             const hdp_kl_run_result *lin, const char *s)
-{
-    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    hdp_kl_run_scheme ks = {r, lin, kp->epochs, kp->n, NAN, NAN, kp->sigma, 0};
-    char key[64];
-    snprintf(key, sizeof key, "%s_relu_", s);
-    kl_json_stats(j, r, ks.epoch, key);
-    hdp_json_fields(j, &hdp_kl_run_relu_fields, key, &ks, NULL);
-}
-
+/* per scheme its KL estimate at the last epoch and spreads (kl_epoch) and its keys, under
+ * <scheme>_, then the real network's under <scheme>_relu_ (kl.network = relu), then the run */
 static void epochs_json(hdp_json *j, const void *ctx)
 {
     const epochs_ctx *c = ctx;
-    const hdp_model *m = c->m;
-    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    for (int k = 0; k < 4; k++)
-        if (c->ep->want[k]) {
-            epochs_json_scheme(j, m, &c->ep->res[k], c->ep->B[k], hdp_kl_init_name(k));
-            if (c->ep->relu)
-                epochs_json_relu(j, m, &c->ep->res_relu[k], &c->ep->res[k], hdp_kl_init_name(k));
-        }
-    if (c->ep->relu)
-        hdp_json_fields(j, &hdp_kl_network_fields, "", kp, NULL);
-    hdp_json_fields(j, &hdp_kl_run_fields, "", kp, NULL);
-    hdp_json_fields(j, &hdp_model_seed_fields, "", m, NULL);
+    const hdp_kl_epochs *ep = c->ep;
+    const hdp_kl_keys *kp = hdp_kl_keys_of(c->m);
+    const long E = kp->epochs;
+    hdp_kl_run_scheme lin[4], relu[4];
+    const void *r[4], *rl[4], *l[4], *re[4];
+    for (int k = 0; k < 4; k++) {
+        lin[k] = (hdp_kl_run_scheme){&ep->res[k], NULL, E, kp->n, ep->B[k],
+                                     kp->eta * (double)E, kp->sigma, kp->loss == HDP_KL_SQUARED};
+        relu[k] = (hdp_kl_run_scheme){&ep->res_relu[k], &ep->res[k], E, kp->n, NAN, NAN,
+                                      kp->sigma, 0};
+        r[k] = ep->want[k] ? &ep->res[k] : NULL;
+        l[k] = ep->want[k] ? &lin[k] : NULL;
+        rl[k] = ep->want[k] && ep->relu ? &ep->res_relu[k] : NULL;
+        re[k] = ep->want[k] && ep->relu ? &relu[k] : NULL;
+    }
+#define SCHEMES(list, ctx) &(const cli_json_each){4, kl_json_scheme, list, ctx, 0}
+    const cli_json_source src[] = {
+        {&hdp_kl_epoch_fields, SCHEMES(r, &E), NULL},
+        {&hdp_kl_run_scheme_fields, SCHEMES(l, NULL), NULL},
+        {&hdp_kl_epoch_fields, SCHEMES(rl, &E), NULL},
+        {&hdp_kl_run_relu_fields, SCHEMES(re, NULL), NULL},
+        {&hdp_kl_network_fields, ep->relu ? kp : NULL, NULL},
+        {&hdp_kl_run_fields, kp, NULL}, {&hdp_model_seed_fields, c->m, NULL}};
+#undef SCHEMES
+    cli_json_write(j, cli_find_command("kl"), src, (int)(sizeof src / sizeof *src), c->m);
 }
 
 static void epochs_figure(hdp_plot_vars *v, const void *ctx)
@@ -331,20 +315,23 @@ static void sweep_table(FILE *f, const void *ctx)
 
 static void sweep_json(hdp_json *j, const void *ctx)
 {
-    const hdp_klsweep *sw = ((const sweep_ctx *)ctx)->sw;
-    hdp_json_fields(j, sw->by_depth ? &hdp_kl_sweep_depth_fields : &hdp_kl_sweep_width_fields, "",
-                    sw, NULL);
-    for (int k = 0; k < 4; k++)
-        if (sw->want[k]) {
-            const hdp_klsweep_scheme sc = {sw, k};
-            char pre[32];
-            snprintf(pre, sizeof pre, "%s_", hdp_kl_init_name(k));
-            hdp_json_fields(j, &hdp_kl_sweep_scheme_fields, pre, &sc, NULL);
-            snprintf(pre, sizeof pre, "%s_relu_", hdp_kl_init_name(k));
-            if (sw->relu)
-                hdp_json_fields(j, &hdp_kl_sweep_relu_fields, pre, &sc, NULL);
-        }
-    hdp_json_fields(j, &hdp_kl_sweep_fields, "", sw, NULL);
+    const sweep_ctx *c = ctx;
+    const hdp_klsweep *sw = c->sw;
+    hdp_klsweep_scheme sc[4];
+    const void *lin[4], *relu[4]; /* per scheme under <scheme>_, then <scheme>_relu_ */
+    for (int k = 0; k < 4; k++) {
+        sc[k] = (hdp_klsweep_scheme){sw, k};
+        lin[k] = sw->want[k] ? &sc[k] : NULL;
+        relu[k] = sw->want[k] && sw->relu ? &sc[k] : NULL;
+    }
+    const cli_json_each by_lin = {4, kl_json_scheme, lin, NULL, 0},
+                        by_relu = {4, kl_json_scheme, relu, NULL, 0};
+    const cli_json_source src[] = {
+        {&hdp_kl_sweep_depth_fields, sw->by_depth ? sw : NULL, NULL},
+        {&hdp_kl_sweep_width_fields, sw->by_depth ? NULL : sw, NULL},
+        {&hdp_kl_sweep_scheme_fields, &by_lin, NULL}, {&hdp_kl_sweep_relu_fields, &by_relu, NULL},
+        {&hdp_kl_sweep_fields, sw, NULL}};
+    cli_json_write(j, cli_find_command("kl"), src, (int)(sizeof src / sizeof *src), c->m);
 }
 
 static void sweep_figure(hdp_plot_vars *v, const void *ctx)

@@ -57,22 +57,24 @@ static int sweep_progress(const char *what, long done, long count, double value,
     return 0;
 }
 
+/* curve i, under its name (its table's context: the index) */
+static int curve_item(const cli_json_each *e, int i, cli_json_item *it)
+{
+    it->name[0] = ((const hdp_ncsweep *)e->obj)->curves[i].name;
+    it->ctx = &it->index;
+    return 1;
+}
+
 /* JSON: the sweep, per curve the growth from the first to the last p and the flatness
- * statistic, the time, the model (the tables of nc's parts in main.c) */
+ * statistic, the time, the model (nc's parts in main.c) */
 static void sweep_json(FILE *jf, const hdp_model *m, const hdp_ncsweep *sw,
                        const hdp_nc_spec *base)
 {
-    hdp_json j;
-    hdp_json_begin(&j, jf);
-    hdp_json_fields(&j, &hdp_nc_sweep_fields, "", sw, base);
-    for (int c = 0; c < sw->ncurves; c++) {
-        char prefix[96];
-        snprintf(prefix, sizeof prefix, "%s_", sw->curves[c].name); /* a fixed name, short */
-        hdp_json_fields(&j, &hdp_nc_sweep_curve_fields, prefix, sw, &c);
-    }
-    hdp_json_fields(&j, &hdp_nc_sweep_time_fields, "", sw, NULL);
-    cli_json_model(&j, m, "nc");
-    hdp_json_end(&j);
+    const cli_json_each curves = {sw->ncurves, curve_item, sw, NULL, 0};
+    const cli_json_source src[] = {{&hdp_nc_sweep_fields, sw, base},
+                                   {&hdp_nc_sweep_curve_fields, &curves, NULL},
+                                   {&hdp_nc_sweep_time_fields, sw, NULL}};
+    cli_json_file(jf, "nc", src, (int)(sizeof src / sizeof *src), m);
 }
 
 /* the figure (plots/nc-sweep.gp) from the CSV's temporary file data */

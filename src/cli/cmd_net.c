@@ -256,20 +256,17 @@ static void vs_csv(FILE *f, const hdp_model *m, const hdp_netexp *x, const hdp_n
 }
 
 /* the panel's JSON (the tables of net's parts in main.c): the grid, each variant's cells over
- * it under its prefix, the budget and work, the model */
+ * it under its prefix (dp's, rf_, gd_), the budget and work, the model */
 static void vs_json(FILE *f, const hdp_model *m, const hdp_netexp *x)
 {
-    hdp_json j;
-    hdp_json_begin(&j, f);
-    hdp_json_fields(&j, x->kind == HDP_NETEXP_WIDTH ? &hdp_netexp_width_fields
-                                                    : &hdp_netexp_samples_fields, "", x, NULL);
-    for (int v = 0; v < HDP_NETEXP_VARIANTS; v++) {
-        const hdp_netexp_variant one = {x, v};
-        hdp_json_fields(&j, &hdp_netexp_variant_fields, prefixes[v], &one, NULL);
-    }
-    hdp_json_fields(&j, &hdp_netexp_fields, "", x, NULL);
-    cli_json_model(&j, m, "net");
-    hdp_json_end(&j);
+    const hdp_netexp_variant dp = {x, 0}, rf = {x, 1}, gd = {x, 2};
+    const int width = x->kind == HDP_NETEXP_WIDTH;
+    const cli_json_source src[] = {
+        {&hdp_netexp_width_fields, width ? x : NULL, NULL},
+        {&hdp_netexp_samples_fields, width ? NULL : x, NULL},
+        {&hdp_netexp_variant_fields, &dp, NULL}, {&hdp_netexp_variant_fields, &rf, NULL},
+        {&hdp_netexp_variant_fields, &gd, NULL}, {&hdp_netexp_fields, x, NULL}};
+    cli_json_file(f, "net", src, (int)(sizeof src / sizeof *src), m);
 }
 
 /* --grid: comma-separated positive integers (at most 64) */

@@ -181,14 +181,12 @@ static int run_dpgd(const hdp_model *m, double delta, hdp_outfile *js, hdp_error
                rho_z, sigma_z, sigma_z / sigma003, eps_bs);
     }
     if (js->open) {
-        hdp_json j;
-        hdp_json_begin(&j, js->f);
         int given = !isnan(sigma_opt);
         hdp_dpgd_privacy dp = {eta, T, sigma, rho_z, delta, eps_bs, eps_cks,
                                given ? eps003 : NAN, given ? NAN : epsilon_opt,
                                given ? NAN : sigma003, given ? NAN : sigma_z, applies, bound};
-        hdp_json_fields(&j, &hdp_dpgd_privacy_fields, "", &dp, NULL);
-        hdp_json_end(&j);
+        const cli_json_source src[] = {{&hdp_dpgd_privacy_fields, &dp, NULL}}; /* alone */
+        cli_json_file(js->f, "privacy", src, 1, m);
     }
     (void)m;
     return 0;
@@ -330,8 +328,6 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         }
     }
     if (js->open) {
-        hdp_json j;
-        hdp_json_begin(&j, js->f);
         hdp_privacy_summary ps = {rho, rho_z, delta, eps_bs, eps_cks, acc, acc_ok, m->n, ""};
         snprintf(ps.schedule, sizeof ps.schedule, "%s", hdp_sched_name(m->sched));
         hdp_privacy_target tg = {epsilon_opt, rho_t, rz_t};
@@ -343,9 +339,9 @@ static int run_model(const hdp_model *m, double delta, hdp_outfile *js, hdp_erro
         const hdp_privacy_deltas dl = {ndeltas, at};
         const cli_json_source src[] = { /* the tables of its JSON (main.c; not dpgd_privacy) */
             {&hdp_privacy_fields, &ps, NULL}, {&hdp_nonexpansive_fields, &ne, &delta},
-            {&hdp_privacy_target_fields, &tg, NULL}, {&hdp_privacy_deltas_fields, &dl, NULL}};
-        cli_json_write(&j, cli_find_command("privacy"), src, (int)(sizeof src / sizeof *src), m);
-        hdp_json_end(&j);
+            {&hdp_privacy_target_fields, &tg, NULL}, {&hdp_privacy_deltas_fields, &dl, NULL},
+            {&hdp_source_fields, m, NULL}};
+        cli_json_file(js->f, "privacy", src, (int)(sizeof src / sizeof *src), m);
     }
     return acc_ok ? 0 : EXIT_FAIL_VALIDATION;
 }

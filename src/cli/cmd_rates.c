@@ -182,26 +182,22 @@ void cli_write_rates_csv(FILE *f, const cli_rates *r)
 
 void cli_write_rates_json(FILE *f, const cli_rates *r)
 {
-    hdp_json j;
-    hdp_json_begin(&j, f);
-    hdp_json_fields(&j, &hdp_rates_fields, "", &r->res, NULL);
     hdp_rates_fit fits[HDP_FAMILY_COUNT];
     rates_fits(r, fits);
-    /* every wanted family's risks, then its slopes, then its fit */
-    const hdp_field_table *per_family[] = {&hdp_rates_risk_fields, &hdp_rates_slope_fields,
-                                           &hdp_rates_fit_fields};
-    for (int t = 0; t < 3; t++)
-        for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-            if (r->res.want[fam]) {
-                char pre[64];
-                snprintf(pre, sizeof pre, "%s_", hdp_design_family_key(fam));
-                hdp_rates_family rf = {&r->res, fam};
-                hdp_json_fields(&j, per_family[t], pre, t < 2 ? (const void *)&rf : &fits[fam],
-                                NULL);
-            }
-    hdp_json_fields(&j, &hdp_rates_summary_fields, "", &r->res, NULL);
-    cli_json_model(&j, &r->models[0], "rates");
-    hdp_json_end(&j);
+    hdp_rates_family fam[HDP_FAMILY_COUNT]; /* every wanted family's risks, slopes and fit */
+    const void *risks[HDP_FAMILY_COUNT], *fit[HDP_FAMILY_COUNT];
+    for (int k = 0; k < HDP_FAMILY_COUNT; k++) {
+        fam[k] = (hdp_rates_family){&r->res, k};
+        risks[k] = r->res.want[k] ? &fam[k] : NULL;
+        fit[k] = r->res.want[k] ? &fits[k] : NULL;
+    }
+    const cli_json_each by_risk = {HDP_FAMILY_COUNT, cli_json_family, risks, NULL, 0},
+                        by_fit = {HDP_FAMILY_COUNT, cli_json_family, fit, NULL, 0};
+    const cli_json_source src[] = {
+        {&hdp_rates_fields, &r->res, NULL}, {&hdp_rates_risk_fields, &by_risk, NULL},
+        {&hdp_rates_slope_fields, &by_risk, NULL}, {&hdp_rates_fit_fields, &by_fit, NULL},
+        {&hdp_rates_summary_fields, &r->res, NULL}};
+    cli_json_file(f, "rates", src, (int)(sizeof src / sizeof *src), &r->models[0]);
 }
 
 static void print_table(const cli_rates *r)

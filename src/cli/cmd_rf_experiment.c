@@ -241,7 +241,7 @@ static void p4(const hdp_model *m, const hdp_rfexp *xp, FILE *f, char *title, si
              dk->epsilon, delta_text(m));
 }
 
-/* the selected configuration at every p (--json) */
+/* the selected configuration at every p (--json; rf-experiment's parts in main.c) */
 static void write_json(FILE *f, const hdp_model *m, const hdp_rfexp *xp)
 {
     const hdp_rfexp_summary sm = {
@@ -249,21 +249,21 @@ static void write_json(FILE *f, const hdp_model *m, const hdp_rfexp *xp)
         .val_size = xp->val_size, .test_size = hdp_rf_keys_of(m)->test_size,
         .n = hdp_rf_keys_of(m)->n, .runs = xp->runs, .grid = xp->full ? "full" : "reduced",
         .count = xp->np, .model = m->source};
-    hdp_json j;
-    hdp_json_begin(&j, f);
-    hdp_json_fields(&j, &hdp_rfexp_fields, "", &sm, NULL);
+    hdp_rfexp_selected sel[HDP_RFEXP_MAX_PS]; /* np <= HDP_RFEXP_MAX_PS: one per ps[] */
     for (int i = 0; i < xp->np; i++) {
         const hdp_rfexp_point *pt = &xp->points[i];
         const hdp_rfexp_config *b = &pt->cfg[pt->best];
-        const hdp_rfexp_selected sel = {
+        sel[i] = (hdp_rfexp_selected){
             .p = pt->p, .selected_C = xp->Cs[pt->best / xp->nCT],
             .selected_CT = xp->CTs[pt->best % xp->nCT], .selected_T = b->q.T,
             .selected_val = b->val, .selected_test = b->test, .selected_test_se = b->test_se,
             .oracle_test = pt->cfg[pt->best_test].test, .minnorm_test = pt->minnorm_test};
-        hdp_json_fields_at(&j, &hdp_rfexp_point_fields, "", &sel, i);
     }
-    hdp_json_fields(&j, &hdp_rfexp_source_fields, "", &sm, NULL);
-    hdp_json_end(&j);
+    const cli_json_each points = {xp->np, NULL, sel, NULL, sizeof sel[0]};
+    const cli_json_source src[] = {{&hdp_rfexp_fields, &sm, NULL},
+                                   {&hdp_rfexp_point_fields, &points, NULL},
+                                   {&hdp_rfexp_source_fields, &sm, NULL}};
+    cli_json_file(f, "rf-experiment", src, (int)(sizeof src / sizeof *src), m);
 }
 
 /* the figure from the CSV's temporary file, into the set */

@@ -227,52 +227,42 @@ static void rerun_command(const cli_common *common, const char *sub, const hdp_d
                  batch_run->batch[batch_run->best]);
 }
 
-/* one family's design: the tables of hdpsgd/fields.h under the prefix <family>_ */
-static void write_family_json(hdp_json *j, const hdp_design_result *r, hdp_design_family fam)
-{
-    char p[64];
-    snprintf(p, sizeof p, "%s_", hdp_design_family_key(fam));
-    hdp_json_fields(j, &hdp_design_fields, p, r, NULL);
-    if (fam == HDP_FAMILY_OUTPUT || fam == HDP_FAMILY_LINEAR_NOISE)
-        hdp_json_fields(j, &hdp_design_eta0_fields, p, r, NULL);
-    if (fam == HDP_FAMILY_OPTIMAL)
-        hdp_json_fields(j, &hdp_design_inverse_time_fields, p, r, NULL);
-    if (fam == HDP_FAMILY_PL)
-        hdp_json_fields(j, &hdp_design_pl_fields, p, r, NULL);
-    hdp_json_fields(j, &hdp_design_cost_fields, p, r, NULL);
-}
-
+/* the JSON summary (schedule's parts in main.c: each optimised family's tables under
+ * <family>_, --refine's levels and equivalents, --tune-batch's choice, the set, the model) */
 void cli_write_schedule_json(FILE *f, const hdp_model *m, const hdp_design_set *d,
                              const char *table_file)
 {
-    const hdp_design_result *res = d->res, *pl = &d->res[HDP_FAMILY_PL];
-    hdp_json j;
-    hdp_json_begin(&j, f);
-    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++)
-        if (d->done[fam])
-            write_family_json(&j, &res[fam], fam);
-    if (d->done[HDP_FAMILY_PL] && pl->levels > 0) {
-        /* --refine (a sweep's schedule_refine): the levels (when stopped, those finished) */
-        hdp_json_fields(&j, &hdp_design_refine_fields, "", pl, NULL);
-        for (long l = 0; l < pl->levels; l++)
-            hdp_json_fields_at(&j, &hdp_design_level_fields, "", pl, l);
+    const hdp_design_result *pl = &d->res[HDP_FAMILY_PL];
+    const void *all[HDP_FAMILY_COUNT], *eta0[HDP_FAMILY_COUNT] = {0}, *inv[HDP_FAMILY_COUNT] = {0},
+               *plp[HDP_FAMILY_COUNT] = {0}, *eq[HDP_FAMILY_COUNT];
+    for (int fam = 0; fam < HDP_FAMILY_COUNT; fam++) {
+        all[fam] = d->done[fam] ? &d->res[fam] : NULL;
+        eq[fam] = have_equiv && d->done[HDP_FAMILY_PL] && fam != HDP_FAMILY_PL && d->done[fam]
+                      ? &equiv[fam] : NULL; /* --refine: the privacy each needs to match pl */
     }
-    for (int fam = 0; have_equiv && d->done[HDP_FAMILY_PL] && fam < HDP_FAMILY_COUNT; fam++) {
-        /* --refine: the privacy each closed-form family needs to match pl */
-        char p[64];
-        snprintf(p, sizeof p, "%s_", hdp_design_family_key(fam));
-        if (fam != HDP_FAMILY_PL && d->done[fam])
-            hdp_json_fields(&j, &hdp_design_equivalent_fields, p, &equiv[fam], NULL);
-    }
-    hdp_json_fields(&j, &hdp_design_set_fields, "", d, m);
-    if (batch_run && batch_run->best >= 0) {
-        hdp_json_fields(&j, &hdp_design_batch_fields, "", batch_run, NULL);
-        hdp_json_fields(&j, &hdp_design_batch_terms_fields, "", &batch_terms, NULL);
-    }
-    hdp_json_fields(&j, &hdp_design_summary_fields, "", d, m);
-    hdp_json_fields(&j, &hdp_design_file_fields, "", table_file, NULL);
-    cli_json_model(&j, m, "schedule");
-    hdp_json_end(&j);
+    eta0[HDP_FAMILY_OUTPUT] = all[HDP_FAMILY_OUTPUT];
+    eta0[HDP_FAMILY_LINEAR_NOISE] = all[HDP_FAMILY_LINEAR_NOISE];
+    inv[HDP_FAMILY_OPTIMAL] = all[HDP_FAMILY_OPTIMAL];
+    plp[HDP_FAMILY_PL] = all[HDP_FAMILY_PL];
+    int refined = d->done[HDP_FAMILY_PL] && pl->levels > 0, batch = batch_run && batch_run->best >= 0;
+#define FAMILIES(list) &(const cli_json_each){HDP_FAMILY_COUNT, cli_json_family, list, NULL, 0}
+    const cli_json_source src[] = {
+        {&hdp_design_fields, FAMILIES(all), NULL},
+        {&hdp_design_eta0_fields, FAMILIES(eta0), NULL},
+        {&hdp_design_inverse_time_fields, FAMILIES(inv), NULL},
+        {&hdp_design_pl_fields, FAMILIES(plp), NULL},
+        {&hdp_design_cost_fields, FAMILIES(all), NULL},
+        {&hdp_design_refine_fields, refined ? pl : NULL, NULL},
+        {&hdp_design_level_fields, &(const cli_json_each){refined ? (int)pl->levels : 0, NULL, pl,
+                                                          NULL, 0}, NULL}, /* _<l> */
+        {&hdp_design_equivalent_fields, FAMILIES(eq), NULL},
+        {&hdp_design_set_fields, d, m},
+        {&hdp_design_batch_fields, batch ? batch_run : NULL, NULL},
+        {&hdp_design_batch_terms_fields, batch ? &batch_terms : NULL, NULL},
+        {&hdp_design_summary_fields, d, m},
+        {&hdp_design_file_fields, table_file, NULL}};
+#undef FAMILIES
+    cli_json_file(f, "schedule", src, (int)(sizeof src / sizeof *src), m);
 }
 
 /* The curves of the figure: eta~(t) and R(t) of every optimised family on one grid. */

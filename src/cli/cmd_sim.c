@@ -122,11 +122,6 @@ void cli_write_mc_csv(FILE *f, const char *name, const hdp_model *m, const hdp_m
     hdp_csv_columns2(f, &hdp_mc_fields, r, &hdp_mc_data_columns, r->test_mse ? r : NULL);
 }
 
-void cli_json_nonexpansive(hdp_json *j, const hdp_model *m, const hdp_mc_result *r)
-{
-    hdp_json_fields(j, &hdp_mc_rows_fields, "", r, m);
-}
-
 void cli_warn_nonexpansive(const char *name, const hdp_model *m, const hdp_mc_result *r)
 {
     if (!(r->nonexpansive_violations > 0))

@@ -244,31 +244,26 @@ static int run_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
     return 0;
 }
 
-/* the JSON summary (see `hdpsgd help validate`; sc NULL: without --scaling's keys) */
+/* the JSON summary (validate's parts in main.c; sc NULL: without --scaling's keys) */
 static void write_json(FILE *f, const hdp_model *m, const hdp_validate_result *v, const hdp_validate_scaling_result *sc)
 {
-    hdp_json jj, *j = &jj;
-    hdp_json_begin(j, f);
-    hdp_json_fields(j, &hdp_validate_side_fields, "", &v->sim_side, m); /* pass: sim_pass */
-    if (v->with_sde)
-        hdp_json_fields(j, &hdp_validate_side_fields, "sde_", &v->sde_side, m);
-    hdp_json_fields(j, &hdp_validate_fields, "", v, m);
-    if (v->ode.data) /* a data set (docs/theory.md §9): the ODE's corrections, the test MSE */
-        hdp_json_fields(j, &hdp_ode_data_fields, "", &v->ode, m);
-    if (v->sim.test_mse)
-        hdp_json_fields(j, &hdp_mc_data_fields, "", &v->sim, m);
-    cli_json_nonexpansive(j, m, &v->sim); /* docs/theory.md §6.1 */
-    hdp_json_fields(j, &hdp_model_fields, "", m, NULL);
-    if (sc && scaling_opt > 0) {
-        hdp_json_fields(j, &hdp_validate_scaling_fields, "", sc, NULL);
-        for (long l = 0; l < scaling_opt; l++) {
-            char prefix[32];
-            snprintf(prefix, sizeof prefix, "scaling_%ld_", l); /* l < HDP_VALIDATE_MAX_LEVELS */
-            hdp_json_fields(j, &hdp_validate_level_fields, prefix, &sc->level[l], NULL);
-        }
-    }
-    cli_json_model(j, m, "validate");
-    hdp_json_end(j);
+    hdp_json j;
+    const hdp_validate_scaling_result *scaled = sc && scaling_opt > 0 ? sc : NULL;
+    const cli_json_each levels = {scaled ? (int)scaling_opt : 0, NULL,
+                                  scaled ? scaled->level : NULL, NULL, sizeof sc->level[0]};
+    const cli_json_source src[] = {
+        {&hdp_validate_side_fields, &v->sim_side, m}, /* pass: sim_pass */
+        {&hdp_validate_side_fields, v->with_sde ? &v->sde_side : NULL, m}, /* under sde_ */
+        {&hdp_validate_fields, v, m},
+        {&hdp_ode_data_fields, v->ode.data ? &v->ode : NULL, m}, /* docs/theory.md §9 */
+        {&hdp_mc_data_fields, v->sim.test_mse ? &v->sim : NULL, m},
+        {&hdp_mc_rows_fields, &v->sim, m}, /* docs/theory.md §6.1 */
+        {&hdp_model_fields, m, NULL},
+        {&hdp_validate_scaling_fields, scaled, NULL},
+        {&hdp_validate_level_fields, &levels, NULL}};
+    hdp_json_begin(&j, f);
+    cli_json_write(&j, cli_find_command("validate"), src, (int)(sizeof src / sizeof *src), m);
+    hdp_json_end(&j);
 }
 
 /* the figure from the data files of the set (the bounds but for the isotropic spectrum, or

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hdpsgd/design.h"
 
 #define WIDTH 92 /* the help's lines, as the hand-written paragraphs */
 
@@ -128,27 +129,108 @@ void cli_json_file(FILE *f, const char *command, const cli_json_source *src, int
     hdp_json_end(&j);
 }
 
+static void json_bug(const cli_command *cmd, const cli_json_part *q, const char *what)
+{
+    fprintf(stderr, "hdpsgd %s: internal error: the JSON part %s %s\n", cmd->name,
+            q->table ? q->table->name : q->key, what);
+    abort();
+}
+
+static int patterned(const cli_json_part *q)
+{
+    return q->suffix || (q->prefix && strchr(q->prefix, '<'));
+}
+
+/* the source of part q of cmd (NULL: none): a table's n-th part from its n-th entry of src */
+static const cli_json_source *source_of(const cli_command *cmd, const cli_json_part *q,
+                                        const cli_json_source *src, int count)
+{
+    int n = 0;
+    for (const cli_json_part *p = cmd->json; p < q; p++)
+        n += p->table == q->table;
+    for (int i = 0; i < count; i++)
+        if (src[i].table == q->table && n-- == 0)
+            return &src[i];
+    return NULL;
+}
+
+/* element i of pattern part q: its prefix with each <...> replaced by the item's names */
+static void write_item(hdp_json *j, const cli_command *cmd, const cli_json_part *q,
+                       const cli_json_each *e, int i)
+{
+    const void *obj = (const char *)e->obj + e->stride * (size_t)i;
+    cli_json_item it = {obj, e->ctx, {"", ""}, {"", ""}, i, i};
+    snprintf(it.num[0], sizeof it.num[0], "%d", i);
+    it.name[0] = it.num[0];
+    if (e->item && !e->item(e, i, &it))
+        return;
+    char pre[256] = "";
+    size_t used = 0;
+    int k = 0;
+    for (const char *p = q->prefix ? q->prefix : ""; *p; p++) {
+        const char *close = *p == '<' ? strchr(p, '>') : NULL;
+        int n = close ? snprintf(pre + used, sizeof pre - used, "%s", it.name[k++ & 1])
+                      : snprintf(pre + used, sizeof pre - used, "%c", *p);
+        if (n < 0 || (size_t)n >= sizeof pre - used)
+            json_bug(cmd, q, "has a prefix too long");
+        used += (size_t)n;
+        p = close ? close : p;
+    }
+    if (q->suffix)
+        hdp_json_fields_at(j, q->table, pre, it.obj, it.at);
+    else
+        hdp_json_fields(j, q->table, pre, it.obj, it.ctx);
+}
+
+/* the parts q to end (a pattern part and those written with it), element by element */
+static void write_group(hdp_json *j, const cli_command *cmd, const cli_json_part *q,
+                        const cli_json_part *end, const cli_json_source *src, int count)
+{
+    int n = 0;
+    for (const cli_json_part *p = q; p < end; p++) {
+        const cli_json_source *s = source_of(cmd, p, src, count);
+        if (!s && !p->when)
+            json_bug(cmd, p, "has no source");
+        n = s && s->obj && ((const cli_json_each *)s->obj)->count > n
+                ? ((const cli_json_each *)s->obj)->count : n;
+    }
+    for (int i = 0; i < n; i++)
+        for (const cli_json_part *p = q; p < end; p++) {
+            const cli_json_source *s = source_of(cmd, p, src, count);
+            if (s && s->obj && i < ((const cli_json_each *)s->obj)->count)
+                write_item(j, cmd, p, s->obj, i);
+        }
+}
+
+int cli_json_family(const cli_json_each *e, int i, cli_json_item *it)
+{
+    it->obj = ((const void *const *)e->obj)[i];
+    it->name[0] = hdp_design_family_key(i);
+    return it->obj != NULL;
+}
+
 void cli_json_write(hdp_json *j, const cli_command *cmd, const cli_json_source *src, int count,
                     const hdp_model *m)
 {
     for (const cli_json_part *q = cmd->json; !part_end(q); q++) {
-        if (q->table == &hdp_source_fields && !q->when && !q[1].table && q[1].key) {
-            cli_json_model(j, m, cmd->name); /* model_file and the model */
+        const cli_json_source *s = source_of(cmd, q, src, count);
+        if (q->table == &hdp_source_fields && !q[1].table && q[1].key) {
+            if (!q->when || (s && s->obj))
+                cli_json_model(j, m, cmd->name); /* model_file and the model */
             q++;
             continue;
         }
-        int i = 0;
-        while (i < count && src[i].table != q->table)
-            i++;
-        int have = q->table && i < count && (src[i].obj || !q->when);
-        if (q->when && !have)
-            continue; /* a conditional part not written this time */
-        if (!have || q->suffix || (q->prefix && strchr(q->prefix, '<'))) {
-            fprintf(stderr, "hdpsgd %s: internal error: the JSON part %s has no source or a "
-                            "pattern\n", cmd->name, q->table ? q->table->name : q->key);
-            abort();
+        const cli_json_part *end = q + 1;
+        while (patterned(q) && !part_end(end) && end->with_previous)
+            end++;
+        if (patterned(q)) {
+            write_group(j, cmd, q, end, src, count);
+            q = end - 1;
+        } else if (s && (s->obj || !q->when)) {
+            hdp_json_fields(j, q->table, q->prefix ? q->prefix : "", s->obj, s->ctx);
+        } else if (!q->when) {
+            json_bug(cmd, q, "has no source");
         }
-        hdp_json_fields(j, q->table, q->prefix ? q->prefix : "", src[i].obj, src[i].ctx);
     }
 }
 

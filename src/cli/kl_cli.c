@@ -117,6 +117,13 @@ void kl_meta(FILE *f, const char *what, const hdp_model *m)
     hdp_model_write_meta_sections(m, f, cli_model_sections("kl"));
 }
 
+int kl_json_scheme(const cli_json_each *e, int k, cli_json_item *it)
+{
+    it->obj = ((const void *const *)e->obj)[k];
+    it->name[0] = hdp_kl_init_name(k);
+    return it->obj != NULL;
+}
+
 int kl_write(const kl_args *a, void (*table)(FILE *, const void *),
              void (*json)(hdp_json *, const void *), const void *ctx, const char *script,
              void (*fig_vars)(hdp_plot_vars *, const void *ctx))

@@ -33,6 +33,10 @@ void kl_meta(FILE *f, const char *what, const hdp_model *m);
 /* "he ntk ...": the wanted schemes for a figure */
 void kl_schemes_text(const int *want, char *buf, size_t size);
 
+/* The item of a part under <scheme>_ (cli_json_each): e->obj is a const void *[4], element k
+ * the object of scheme k (NULL: not written), its name hdp_kl_init_name(k). */
+int kl_json_scheme(const cli_json_each *e, int k, cli_json_item *it);
+
 /* The table to -o and, with --figure, to its data file FIG-without-extension.csv (once when
  * both are the same file), then the JSON (json may be NULL: none), and the figure drawn from
  * the data file with plots/SCRIPT.gp and the variables fig_vars sets (besides data_file;

@@ -40,10 +40,12 @@ int cmd_help(int argc, char **argv);
  * The commands' help and man page list the keys from here (help_results.c), and
  * tests/cli/json_keys.sh checks every key a command writes against its help. */
 #define PART(table, ...) {&hdp_##table##_fields, __VA_ARGS__}
-#define T(table) PART(table, NULL, NULL, NULL, NULL)        /* always, under no prefix */
-#define IF(table, when) PART(table, NULL, NULL, when, NULL) /* only when */
-#define UNDER(table, prefix, when) PART(table, prefix, NULL, when, NULL)
-#define EACH(table, suffix, when) PART(table, NULL, suffix, when, NULL)
+#define T(table) PART(table, NULL, NULL, NULL, NULL, 0)        /* always, under no prefix */
+#define IF(table, when) PART(table, NULL, NULL, when, NULL, 0) /* only when */
+#define UNDER(table, prefix, when) PART(table, prefix, NULL, when, NULL, 0)
+#define EACH(table, suffix, when) PART(table, NULL, suffix, when, NULL, 0)
+/* a pattern part written element by element with the part before it (per family, ...) */
+#define WITH(table, prefix, when) PART(table, prefix, NULL, when, NULL, 1)
 static const cli_json_part ode_json[] = {
     T(ode),
     IF(ode_data, "data.source = file"),
@@ -80,8 +82,9 @@ static const cli_json_part validate_json[] = {
     CLI_JSON_END,
 };
 static const cli_json_part privacy_json[] = {
-    T(privacy), T(nonexpansive), T(privacy_target), T(privacy_deltas),
-    CLI_JSON_MODEL,
+    IF(privacy, "not --dpgd"), IF(nonexpansive, "not --dpgd"),
+    IF(privacy_target, "not --dpgd"), IF(privacy_deltas, "not --dpgd"),
+    CLI_JSON_MODEL_IF("not --dpgd"),
     IF(dpgd_privacy, "--dpgd: this table alone"),
     CLI_JSON_END,
 };
@@ -92,10 +95,10 @@ static const cli_json_part accountant_json[] = {
 };
 static const cli_json_part schedule_json[] = {
     UNDER(design, "<family>_", "each family optimised"),
-    UNDER(design_eta0, "<family>_", "output, linear-noise"),
-    UNDER(design_inverse_time, "<family>_", "inverse-time"),
-    UNDER(design_pl, "<family>_", "pl"),
-    UNDER(design_cost, "<family>_", "each family optimised"),
+    WITH(design_eta0, "<family>_", "output, linear-noise"),
+    WITH(design_inverse_time, "<family>_", "inverse-time"),
+    WITH(design_pl, "<family>_", "pl"),
+    WITH(design_cost, "<family>_", "each family optimised"),
     IF(design_refine, "--refine"),
     EACH(design_level, "_<l>", "--refine: each level l"),
     UNDER(design_equivalent, "<family>_", "--refine: each closed-form family"),
@@ -135,16 +138,16 @@ static const cli_json_part kl_json[] = {
     UNDER(kl_init_point, "<scheme>_L<depth>_", "init: each scheme and depth"),
     IF(kl_init, "init"),
     UNDER(kl_epoch, "<scheme>_", "run --vs epochs: each scheme"),
-    UNDER(kl_run_scheme, "<scheme>_", "run --vs epochs: each scheme"),
-    UNDER(kl_epoch, "<scheme>_relu_", "run --vs epochs, kl.network = relu"),
-    UNDER(kl_run_relu, "<scheme>_relu_", "run --vs epochs, kl.network = relu"),
+    WITH(kl_run_scheme, "<scheme>_", "run --vs epochs: each scheme"),
+    WITH(kl_epoch, "<scheme>_relu_", "run --vs epochs, kl.network = relu"),
+    WITH(kl_run_relu, "<scheme>_relu_", "run --vs epochs, kl.network = relu"),
     IF(kl_network, "run --vs epochs, kl.network = relu"),
     IF(kl_run, "run --vs epochs"),
     IF(model_seed, "run --vs epochs"),
     IF(kl_sweep_depth, "run --vs depth"),
     IF(kl_sweep_width, "run --vs width"),
     UNDER(kl_sweep_scheme, "<scheme>_", "run --vs depth | width: each scheme"),
-    UNDER(kl_sweep_relu, "<scheme>_relu_", "run --vs depth | width, kl.network = relu"),
+    WITH(kl_sweep_relu, "<scheme>_relu_", "run --vs depth | width, kl.network = relu"),
     IF(kl_sweep, "run --vs depth | width"),
     CLI_JSON_END,
 };
@@ -190,6 +193,7 @@ static const cli_json_part dataset_json[] = {
 #undef PART
 #undef T
 #undef IF
+#undef WITH
 #undef UNDER
 #undef EACH
 

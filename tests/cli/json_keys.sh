@@ -175,6 +175,11 @@ covered[privacy]=1
 run accountant "" accountant --sample-rate 0.01 --noise-multiplier 1 --steps 100
 covered[accountant]=1
 run schedule "" schedule $small --optimize --family output --knots 4; covered[schedule]=1
+# the parts written per family, per level and per family again (--refine), and --tune-batch's
+run schedule-refine "pl_final_risk refine_levels refine_knots_0 output_rho_equivalent" schedule \
+  $small --optimize --family pl --knots 4 --refine -o "$work/refine.tab"
+run schedule-batch "batch_candidates batch_final_risks output_final_risk" schedule $small --optimize --family output \
+  --knots 4 --tune-batch -o "$work/batch.tab"
 run rates "" rates $small --gammas 0.05:0.1:2 --families output; covered[rates]=1
 rfs="--set rf.p=60 --set rf.n=40 --set rf.d=8 --set rf.test_size=20 --set rf.records=4 --seed 3"
 run rf "" rf $rfs --runs 2; covered[rf]=1
@@ -187,6 +192,10 @@ run kl-run "" kl run --set kl.width=16 --set kl.epochs=4 --set kl.runs=2 --set k
 run kl-vs "count width he_kl he_relu_kl_early epochs_early c" kl run --set kl.width=16 --set kl.epochs=4 \
   --set kl.runs=2 --set kl.inits=2 --set kl.network=relu --set kl.relu_runs=2 --seed 4 --vs width \
   --widths 8,16 --schemes he,ntk
+run kl-epochs-relu "he_relu_kl ntk_kl" kl run --set kl.width=16 --set kl.epochs=4 --set kl.runs=2 \
+  --set kl.inits=2 --set kl.network=relu --set kl.relu_runs=2 --seed 4 --vs epochs --schemes he,ntk
+run kl-vs-depth "depth he_kl ntk_kl" kl run --set kl.width=16 --set kl.epochs=4 --set kl.runs=2 \
+  --set kl.inits=2 --seed 4 --vs depth --depths 2,3 --schemes he,ntk
 covered[kl]=1
 run nc "" nc --set nc.draws=4 --set nc.steps=10 --seed 2; covered[nc]=1
 # nc --sweep on a tiny grid (the remedy sweep: curve names with '-' and '+'): each curve's keys
@@ -212,6 +221,7 @@ nets="--set net.d=6 --set net.classes=3 --set net.n=60 --set net.width=8 --set n
 mkdir -p "$work/net"
 run net "final_test_accuracy sigma epsilon delta" net $nets -o "$work/net"
 run net-vs "width test_accuracy test_loss rf_test_accuracy gd_test_accuracy" net $nets --vs width --grid 4 --n 40 -o "$work/net"
+run net-vs-samples "samples test_accuracy rf_test_accuracy gd_test_accuracy" net $nets --vs samples --grid 20,40 --width 4 -o "$work/net"
 covered[net]=1
 printf 'a,b\n1,2\n3,5\n4,4\n0,1\n' > "$work/x.csv"; printf '1\n0\n2\n1\n' > "$work/y.csv"
 run dataset "features labels positive n d scale_factor eigenvalues theta_norm risk0 residual_variance energy" dataset \
