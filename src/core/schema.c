@@ -239,11 +239,10 @@ int hdp_schema_out_of_range(const char *section, const char *key, double v, char
     return out_of_range(ref.key, v, why, size);
 }
 
-int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref, char *why,
-                                  size_t size)
+/* the range check of the value at val of number key k (others: in range), auto accepted
+ * where the key takes it */
+static int value_out_of_range(const hdp_schema_key *k, const void *val, char *why, size_t size)
 {
-    const hdp_schema_key *k = ref->key;
-    const void *val = hdp_schema_value_const(m, ref);
     double v;
     if (k->type == HDP_KEY_LONG)
         v = (double)*(const long *)val;
@@ -255,6 +254,21 @@ int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref,
                                                                  : HDP_AUTO_DOUBLE))
         return 0;
     return out_of_range(k, v, why, size);
+}
+
+int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref, char *why,
+                                  size_t size)
+{
+    return value_out_of_range(ref->key, hdp_schema_value_const(m, ref), why, size);
+}
+
+const char *hdp_schema_keys_out_of_range(const hdp_schema_section *sec, const void *keys,
+                                         char *why, size_t size)
+{
+    for (int i = 0; i < sec->nkeys; i++)
+        if (value_out_of_range(&sec->keys[i], (const char *)keys + sec->keys[i].offset, why, size))
+            return sec->keys[i].key;
+    return NULL;
 }
 
 /* A decimal number at the start of s (after blanks): [+-] digits [. digits] [e [+-] digits],

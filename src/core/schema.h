@@ -150,6 +150,12 @@ int hdp_schema_out_of_range(const char *section, const char *key, double v, char
 int hdp_schema_value_out_of_range(const hdp_model *m, const hdp_schema_ref *ref, char *why,
                                   size_t size);
 
+/* The same for every number key of a family's section sec, its values in keys: the
+ * section's keys struct, or a struct that begins with its members in their order (a spec
+ * built in code). Returns the first key out of range, with why; NULL when all are in range. */
+const char *hdp_schema_keys_out_of_range(const hdp_schema_section *sec, const void *keys,
+                                         char *why, size_t size);
+
 /* Parse text into the key's storage in m (HDP_EINPUT naming loc, the section and the key,
  * with the accepted range); where/line resolve relative file names. */
 hdp_status hdp_schema_parse_value(hdp_model *m, const hdp_schema_ref *ref, const char *value,

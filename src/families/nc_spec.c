@@ -7,6 +7,7 @@
 #include "hdpsgd/nc.h"
 #include "core/check.h"
 #include "core/schema.h"
+#include "families/sections.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -55,23 +56,12 @@ void hdp_nc_class_sizes(long K, long n, double imbalance, long *nk)
 
 static hdp_status check(const hdp_nc_spec *s, const reporter *r)
 {
-    /* the schema's ranges, for specs built in code (a model has passed them already) */
-#define NUM_LONG(f) {#f, (double)s->f},
-#define NUM_DOUBLE(f) {#f, (double)s->f},
-#define NUM_ENUM(f)
-#define NUM(f, ctype, type, ...) NUM_##type(f)
-    const struct {
-        const char *key;
-        double v;
-    } nums[] = {HDP_NC_KEYS(NUM)}; /* the number keys of the list in hdpsgd/nc.h */
-#undef NUM
-#undef NUM_ENUM
-#undef NUM_DOUBLE
-#undef NUM_LONG
+    /* the schema's ranges, for specs built in code (a model has passed them already); the
+     * spec begins with the section's keys in their order (hdpsgd/nc.h) */
     char why[256];
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-        if (hdp_schema_out_of_range("nc", nums[i].key, nums[i].v, why, sizeof why))
-            return bad(r, nums[i].key, "%s", why);
+    const char *key = hdp_schema_keys_out_of_range(&hdp_nc_section, s, why, sizeof why);
+    if (key)
+        return bad(r, key, "%s", why);
     if ((unsigned)s->loss > HDP_NC_SQUARED || (unsigned)s->init > HDP_NC_INIT_GAUSSIAN ||
         (unsigned)s->perturbation > HDP_NC_PERT_PER_SAMPLE ||
         (unsigned)s->remedy > HDP_NC_REMEDY_PROJECTION)

@@ -13,6 +13,7 @@
 #include "core/alloc.h"
 #include "core/check.h"
 #include "core/schema.h"
+#include "families/sections.h"
 #include "sim/mc.h"
 #include "sim/stats.h"
 
@@ -255,22 +256,11 @@ static hdp_status si_check(const hdp_si_spec *spec, const hdp_model *m, hdp_erro
                        k->he1);
     /* the schema's ranges of every number key, for specs built in code (a model has passed
      * them already) */
-#define NUM_LONG(f) {#f, (double)k->f},
-#define NUM_DOUBLE(f) {#f, k->f},
-#define NUM_ENUM(f)
-#define NUM(f, ctype, type, ...) NUM_##type(f)
-    const struct {
-        const char *key;
-        double v;
-    } nums[] = {HDP_SI_KEYS(NUM)};
-#undef NUM
-#undef NUM_ENUM
-#undef NUM_DOUBLE
-#undef NUM_LONG
     char why[256];
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-        if (hdp_schema_out_of_range("si", nums[i].key, nums[i].v, why, sizeof why))
-            return bad_key(m, nums[i].key, err, why, nums[i].v);
+    const char *key = hdp_schema_keys_out_of_range(&hdp_si_section, k, why, sizeof why);
+    if (key)
+        return m ? hdp_model_fail_key(m, "si", key, err, "%s", why)
+                 : hdp_fail(err, HDP_EINPUT, "[si] %s: %s", key, why);
     /* the two forms of the budget (docs/theory.md §8.2): here, not at finalize,
      * because a written model file holds every key */
     if (m && k->epsilon_total > 0 && hdp_model_key_given(m, "si", "epsilon") &&
