@@ -312,8 +312,8 @@ static void completion_case(FILE *f, const cli_command *c)
         static char names[1024];
         size_t used = 0;
         for (const cli_command *d = hdp_commands; d->name; d++)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                     used ? " " : "", d->name);
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s ", d->name);
+        snprintf(names + used, sizeof names - used, "results"); /* help results [TABLE] */
         first = names;
     }
     if (first) fprintf(f, "      first='%s'\n", first);

@@ -33,7 +33,8 @@ expect() { local name=$1 want=$2; shift 2
 
 expect "command" "validate" 1 hdpsgd val
 expect "commands starting with s" "schedule sde sim sim-index sweep" 1 hdpsgd s
-expect "help COMMAND" "rates rf rf-experiment" 2 hdpsgd help r
+expect "help COMMAND or results" "rates results rf rf-experiment" 2 hdpsgd help r
+expect "help results (the result tables)" "results" 2 hdpsgd help res
 expect "-V and --version" "--version" 1 hdpsgd --vers
 expect "--set clip.<Tab>" "clip.c= clip.feature_norm=" 3 hdpsgd ode --set clip.
 expect "--set data.spec<Tab>" "data.spectrum= data.spectrum_alpha= data.spectrum_file=" 3 hdpsgd sim --set data.spec
