@@ -284,22 +284,26 @@ static const hdp_field *holding(const hdp_field_table *q, const hdp_field_table 
     return NULL;
 }
 
-/* the commands whose JSON holds t: "validate, validate under sde_, privacy in at_delta" */
+/* the commands whose JSON holds t: "validate, validate under sde_, privacy in at_delta"
+ * (each entry handed to the paragraph with its comma once the next one is found) */
 static void written_by(const hdp_field_table *t, para *p)
 {
-    char all[2048] = "";
-    size_t used = 0;
+    char last[256] = ""; /* a command's name and our own tables' prefixes and names */
     for (const cli_command *c = hdp_commands; c->name; c++)
         for (const cli_json_part *q = c->json; q && !part_end(q); q++) {
             const char *pre = q->prefix ? q->prefix : "";
             const hdp_field *in = q->table && q->table != t ? holding(q->table, t) : NULL;
-            if ((q->table == t || in) && used < sizeof all)
-                used += (size_t)snprintf(all + used, sizeof all - used, "%s%s%s%s%s%s%s%s",
-                                         used ? ", " : "", c->name, *pre ? " under " : "", pre,
-                                         q->suffix ? " suffixed " : "", q->suffix ? q->suffix : "",
-                                         in ? " in the objects of " : "", in ? in->name : "");
+            if (q->table != t && !in)
+                continue;
+            if (*last) {
+                strcat(last, ",");
+                para_text(p, last);
+            }
+            snprintf(last, sizeof last - 1, "%s%s%s%s%s%s%s", c->name, *pre ? " under " : "",
+                     pre, q->suffix ? " suffixed " : "", q->suffix ? q->suffix : "",
+                     in ? " in the objects of " : "", in ? in->name : "");
         }
-    para_text(p, used ? all : "no command's JSON");
+    para_text(p, *last ? last : "no command's JSON");
 }
 
 static void put_line(void *user, const char *text) { fprintf(user, "%s\n", text); }
