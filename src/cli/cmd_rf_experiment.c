@@ -16,7 +16,6 @@
  * so the CSV is the same for any --threads.
  */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "io/output.h"
 #include "plot.h"
 #include "cli.h"
+#include "core/clock.h"
 #include "hdpsgd/rfexp.h"
 #include "rf_cli.h"
 
@@ -387,12 +387,12 @@ int cmd_rf_experiment(int argc, char **argv)
         hdp_model_free(&m);
         return rc;
     }
-    double t0 = omp_get_wtime();
+    double t0 = hdp_seconds_now();
     st = run_and_write(&m, which, runs, csv_path, fig_path, &err);
     hdp_model_free(&m);
     if (st != HDP_OK)
         return cli_fail("rf-experiment", &err);
     fprintf(stderr, "hdpsgd rf-experiment %s: %.1f s -> %s, %s\n", names[which],
-            omp_get_wtime() - t0, csv_path, fig_path);
+            hdp_seconds_now() - t0, csv_path, fig_path);
     return 0;
 }
