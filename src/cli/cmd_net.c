@@ -91,12 +91,6 @@ typedef struct {
     const char *what;  /* "training", or the experiment's --vs */
 } meter;
 
-static void meter_start(meter *mt, const char *what)
-{
-    cli_progress_start(&mt->line, "net", NULL, 10);
-    mt->what = what;
-}
-
 static int progress(const char *what, long done, long total, double value, void *user)
 {
     (void)value;
@@ -202,8 +196,8 @@ static int run_one(const hdp_model *m, int threads, const char *csvp, const char
     hdp_net_result r;
     hdp_error err;
     hdp_error_clear(&err);
-    meter mt;
-    meter_start(&mt, "training");
+    meter mt = {.what = "training"};
+    cli_progress_start(&mt.line, "net", NULL, 10);
     hdp_status st = hdp_net_train(&dt, &c, threads, progress, &mt, &r, &err);
     cli_progress_clear(&mt.line);
     if (st == HDP_OK) {
@@ -365,8 +359,8 @@ static int run_vs(const hdp_model *m, int threads, const char *csvp, const char 
     hdp_netexp x;
     hdp_error err;
     hdp_error_clear(&err);
-    meter mt;
-    meter_start(&mt, vs);
+    meter mt = {.what = vs};
+    cli_progress_start(&mt.line, "net", NULL, 10);
     hdp_status st = hdp_netexp_run(m, &dt, kind, full, grid, np, fixed, threads, progress, &mt, &x, &err);
     cli_progress_clear(&mt.line);
     if (st == HDP_OK) {
