@@ -10,6 +10,7 @@
 
 #include "io/output.h"
 #include "plot.h"
+#include "progress.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/model.h"
 #include "hdpsgd/rates.h"
@@ -151,9 +152,8 @@ int cli_cancel_signal(void);
  * itself (SIGSTOP), so that a test can send a signal at that exact point without a race. */
 void cli_test_stop(const char *point);
 
-/* seconds on the monotonic clock (for progress lines and their estimates) */
-double cli_now(void);
-/* a duration for a progress line: "42 s", "12 min", "3.5 h", "9 days", "2.1 years" */
+/* a duration for a progress line (progress.c): "42 s", "12 min", "3.5 h", "9 days",
+ * "2.1 years" */
 void cli_human_time(double s, char *buf, size_t size);
 
 /* The command table (main.c). */
@@ -322,13 +322,13 @@ int cli_mc_threads(const cli_mc_args *a);
 /* --threads (CLI_NOT_GIVEN: not given) from 0 to 4096, and OMP_NUM_THREADS at most 4096 when
  * it decides (sim/threads.h): 0, or EXIT_BAD_INPUT after the message */
 int cli_threads_check(const char *cmd, long threads);
-/* A progress bar of the Monte Carlo runs on stderr, when stderr is a terminal. */
-void cli_mc_progress_on_tty(hdp_mc_options *opt);
-/* Issue 29: a Monte Carlo of cmd (sim, sde, validate: sides 2 with the SDE) estimated at
- * about 5 ns per coordinate update per thread: announced on stderr when it takes over 10 s
- * on a terminal, or over an hour anywhere; then a progress line from within the runs (on a
- * terminal about once a second, rewritten in place; elsewhere every 10 minutes). */
+/* The progress of a Monte Carlo of cmd (sim, sde, validate: sides 2 with the SDE) on stderr
+ * (progress.h): on a terminal the runs; issue 29: the job estimated at about 5 ns per
+ * coordinate update per thread is announced when it takes over 10 s on a terminal, or over
+ * an hour anywhere, and then counted by the steps within its runs too (on a terminal in
+ * place, elsewhere a line every 10 minutes). cli_mc_progress_end clears the line. */
 void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, int sides);
+void cli_mc_progress_end(void);
 
 /* Options of the ODE solver (ode, validate): --max-steps, --rtol, --atol, the [ode] keys. */
 typedef struct {
@@ -400,7 +400,7 @@ typedef struct {
 int cli_rates_load(const char *cmd, const cli_common *common, double lo, double hi, long count,
                    cli_rates *r);
 /* Optimise every wanted family at every gamma and fit the slopes; verbose: one line per
- * result on stderr. */
+ * result on stderr, and on a terminal the progress line (the gammas done, the solves). */
 hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
                          const hdp_design_options *opt, int verbose, hdp_error *err);
 void cli_write_rates_csv(FILE *f, const cli_rates *r);

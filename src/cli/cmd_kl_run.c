@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "plot.h"
 #include "kl_cli.h"
@@ -236,18 +235,19 @@ static int run_epochs(const hdp_model *m, int threads, const int *want, const kl
  * each point */
 typedef struct {
     const hdp_model *m;
-    int tty;
+    cli_progress line; /* the points done, on a terminal */
     const hdp_klsweep *sw;
 } sweep_out;
 
 static int sweep_line(const char *what, long done, long total, double value, void *user)
 {
     (void)what, (void)value;
-    const sweep_out *o = user;
+    sweep_out *o = user;
     const hdp_klsweep *sw = o->sw;
     const long idx = hdp_klsweep_index(sw->want, sw->nx, done);
     const int i = (int)(idx / 4), k = (int)(idx % 4);
     const hdp_klsweep_point *p = &sw->points[idx];
+    cli_progress_clear(&o->line);
     if (p->unstable) {
         const hdp_kl_keys *kp = hdp_kl_keys_of(o->m);
         hdp_kl_spec s;
@@ -255,13 +255,15 @@ static int sweep_line(const char *what, long done, long total, double value, voi
                        sw->by_depth ? kp->width : sw->xs[i], &s);
         unstable_message(o->m, &s, p->eta_lambda_max, "warning (point left out)");
     }
-    if (o->tty)
-        fprintf(stderr, "\r[%ld/%ld]", done, total);
     printf("  %-7s %6ld %12.5g %10.3g %12.5g %10.3g %12.5g %12.5g %7.2f", hdp_kl_init_name(k),
            sw->xs[i], p->kle, p->see, p->kl, p->se, p->bound, p->B, p->seconds);
     if (sw->relu)
         printf(" %12.5g %10.3g %12.5g %10.3g %7.2f", p->rkle, p->rsee, p->rkl, p->rse, p->rseconds);
     printf("\n");
+    if (o->line.tty) {
+        fflush(stdout); /* the table's line first, when both go to the terminal */
+        cli_progress_show(&o->line, (double)done, (double)total, NULL);
+    }
     return 0;
 }
 
@@ -383,11 +385,11 @@ static int run_sweep(const hdp_model *m, int threads, const int *want, int by_de
     hdp_klsweep sw;
     hdp_status st = hdp_klsweep_plan(m, by_depth, xs, nx, want, &sw, &err);
     if (st == HDP_OK) {
-        sweep_out o = {m, isatty(STDERR_FILENO), &sw};
+        sweep_out o = {m, {0}, &sw};
+        cli_progress_start(&o.line, "kl", "points", 0);
         sweep_header(m, &sw);
         st = hdp_klsweep_run(&sw, m, threads, sweep_line, &o, &err);
-        if (o.tty)
-            fprintf(stderr, "\r%*s\r", 12, "");
+        cli_progress_clear(&o.line);
     }
     if (st != HDP_OK) {
         hdp_klsweep_free(&sw);

@@ -43,17 +43,26 @@ static int parse_ps(const char *text, long *ps)
     return n;
 }
 
+typedef struct {
+    const hdp_ncsweep *sw;
+    cli_progress line; /* the points done with the time left, on a terminal */
+} sweep_report;
+
+/* a line per point, and on a terminal the progress line under them */
 static int sweep_progress(const char *what, long done, long count, double value, void *user)
 {
     (void)what, (void)value;
-    const hdp_ncsweep *sw = user;
+    sweep_report *x = user;
+    const hdp_ncsweep *sw = x->sw;
     const hdp_nc_point *pt = &sw->points[done - 1];
+    cli_progress_clear(&x->line);
     fprintf(stderr, "hdpsgd nc --sweep %s: [%ld/%ld] %-22s p = %-6ld error %.4f +- %.4f",
             sw->name, done, count, sw->curves[pt->curve].name, pt->spec.p, pt->res.error_mean,
             pt->res.error_stderr);
     if (!isnan(pt->exact))
         fprintf(stderr, " (exact %.4f)", pt->exact);
     fprintf(stderr, "  %.2f s\n", pt->res.seconds);
+    cli_progress_show(&x->line, (double)done, (double)count, NULL);
     return 0;
 }
 
@@ -189,7 +198,10 @@ int nc_sweep(hdp_model *m, const hdp_nc_spec *base, nc_args *a, int threads)
         hdp_ncsweep_free(&sw);
         return EXIT_BAD_INPUT;
     }
-    hdp_status st = hdp_ncsweep_run(&sw, threads, sweep_progress, &sw, &err);
+    sweep_report x = {&sw, {0}};
+    cli_progress_start(&x.line, "nc --sweep", "points", 0);
+    hdp_status st = hdp_ncsweep_run(&sw, threads, sweep_progress, &x, &err);
+    cli_progress_clear(&x.line);
     if (st == HDP_OK)
         st = sweep_write(m, &sw, base, a, &err);
     double seconds = sw.seconds;

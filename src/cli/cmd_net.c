@@ -84,24 +84,19 @@ const char net_help[] =
     "Progress lines with an estimate of the time left on standard error (every 10 s).\n"
     "Results do not depend on --threads.";
 
-/* ---- progress ---- */
+/* ---- progress: steps of a training, or the work of an experiment's grid ---- */
 
 typedef struct {
-    double t0, last;
-    const char *what;
+    cli_progress line; /* on a terminal in place, elsewhere a line every 10 s */
+    const char *what;  /* "training", or the experiment's --vs */
 } meter;
 
 static int progress(const char *what, long done, long total, double value, void *user)
 {
-    (void)what, (void)value;
+    (void)value;
     meter *mt = user;
-    double t = cli_now();
-    if (t - mt->last < 10 || done <= 0 || total <= 0)
-        return 0;
-    mt->last = t;
-    double el = t - mt->t0, left = el * (double)(total - done) / (double)done;
-    fprintf(stderr, "hdpsgd net: %s %.0f %% done, %.0f s elapsed, about %.0f s left\n", mt->what,
-            100.0 * (double)done / (double)total, el, left);
+    mt->line.unit = !strcmp(what, "net steps") ? "steps" : NULL; /* else units of work */
+    cli_progress_show(&mt->line, (double)done, (double)total, "%s", mt->what);
     return 0;
 }
 
@@ -201,8 +196,10 @@ static int run_one(const hdp_model *m, int threads, const char *csvp, const char
     hdp_net_result r;
     hdp_error err;
     hdp_error_clear(&err);
-    meter mt = {cli_now(), cli_now(), "training"};
+    meter mt = {.what = "training"};
+    cli_progress_start(&mt.line, "net", NULL, 10);
     hdp_status st = hdp_net_train(&dt, &c, threads, progress, &mt, &r, &err);
+    cli_progress_clear(&mt.line);
     if (st == HDP_OK) {
         st = write_one(m, &dt, &c, &r, csvp, figp, &err);
         hdp_net_result_free(&r);
@@ -362,8 +359,10 @@ static int run_vs(const hdp_model *m, int threads, const char *csvp, const char 
     hdp_netexp x;
     hdp_error err;
     hdp_error_clear(&err);
-    meter mt = {cli_now(), cli_now(), vs};
+    meter mt = {.what = vs};
+    cli_progress_start(&mt.line, "net", NULL, 10);
     hdp_status st = hdp_netexp_run(m, &dt, kind, full, grid, np, fixed, threads, progress, &mt, &x, &err);
+    cli_progress_clear(&mt.line);
     if (st == HDP_OK) {
         st = write_vs(m, &dt, &x, fixed, csvp, figp, &err);
         hdp_netexp_free(&x);

@@ -4,7 +4,6 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "io/output.h"
 #include "cli.h"
@@ -64,15 +63,11 @@ void cli_write_ode_json(FILE *f, const hdp_model *m, const hdp_ode_result *r)
     cli_json_file(f, "ode", src, (int)(sizeof src / sizeof *src), m);
 }
 
-/* ode.model = rows (seconds to minutes): its steps on standard error when it is a terminal */
+/* ode.model = rows (seconds to minutes): its steps, with the risk, on a terminal */
 static int ode_progress(const char *what, long done, long total, double value, void *user)
 {
-    (void)user;
-    fprintf(stderr, "\rhdpsgd ode: %s, step %ld of %ld (%3.0f %%), risk %.6g", what, done, total,
-            100.0 * (double)done / (double)(total > 0 ? total : 1), value);
-    if (done == total)
-        fprintf(stderr, "\r%*s\r", 78, "");
-    fflush(stderr);
+    (void)what;
+    cli_progress_show(user, (double)done, (double)total, "risk %.6g", value);
     return 0;
 }
 
@@ -96,8 +91,10 @@ int cmd_ode(int argc, char **argv)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_ode_result res;
-    hdp_status st = hdp_ode_solve_progress(&m, isatty(STDERR_FILENO) ? ode_progress : NULL, NULL,
-                                           &res, &err);
+    cli_progress line;
+    cli_progress_start(&line, "ode", "steps", 0);
+    hdp_status st = hdp_ode_solve_progress(&m, line.tty ? ode_progress : NULL, &line, &res, &err);
+    cli_progress_clear(&line);
     if (st != HDP_OK) {
         hdp_ode_result_free(&res);
         hdp_model_free(&m);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "io/output.h"
 #include "plot.h"
@@ -96,36 +95,42 @@ static const char *term_text(int f)
     }
 }
 
+/* one line per family after each gamma (done gammas of total: the done-th is in the result),
+ * and on a terminal the gammas done with the designer's solves and best final risk */
+typedef struct {
+    const cli_rates *r;
+    cli_progress line; /* unit "gammas" */
+    long gammas;       /* done so far */
+} report_ctx;
+
 /* the designer's reports (hdpsgd/design.h: what names the family and the event) */
 static int progress(const char *what, long solves, long total, double best, void *user)
 {
-    (void)total, (void)user;
+    (void)total;
+    report_ctx *x = user;
     hdp_design_family family = HDP_FAMILY_PL;
     if (hdp_design_progress_event(what, &family) >= 0)
-        fprintf(stderr, "\rhdpsgd rates:   %-12s %5ld ODE solves, best final risk %.8g   ",
-                hdp_design_family_name(family), solves, best);
+        cli_progress_show(&x->line, (double)x->gammas, (double)x->r->count,
+                          "%s %ld ODE solves, best final risk %.8g",
+                          hdp_design_family_name(family), solves, best);
     return 0;
 }
-
-/* one line per family after each gamma (done gammas of total: the done-th is in the result) */
-typedef struct {
-    const cli_rates *r;
-    int tty;
-} report_ctx;
 
 static int report(const char *what, long done, long total, double value, void *user)
 {
     (void)what, (void)total, (void)value;
-    const report_ctx *x = user;
+    report_ctx *x = user;
     const hdp_model *m = &x->r->models[done - 1];
     const hdp_design_set *set = &x->r->res.des[done - 1];
+    cli_progress_clear(&x->line);
+    x->gammas = done;
     for (int f = 0; f < HDP_FAMILY_COUNT; f++)
         if (set->done[f])
             fprintf(stderr,
-                    "%shdpsgd rates: gamma = %-10.4g n = %-9ld %-12s final risk %.8g (%ld ODE "
+                    "hdpsgd rates: gamma = %-10.4g n = %-9ld %-12s final risk %.8g (%ld ODE "
                     "solves)\n",
-                    x->tty ? "\r" : "", m->gamma, m->n, hdp_design_family_name(f),
-                    set->res[f].final_risk, set->res[f].ode_solves);
+                    m->gamma, m->n, hdp_design_family_name(f), set->res[f].final_risk,
+                    set->res[f].ode_solves);
     return 0;
 }
 
@@ -161,9 +166,17 @@ static double fitted(const hdp_rates_fit *fit, int f, double gamma, double rho)
 hdp_status cli_rates_run(cli_rates *r, const int want[HDP_FAMILY_COUNT],
                          const hdp_design_options *opt, int verbose, hdp_error *err)
 {
-    report_ctx x = {r, verbose && isatty(STDERR_FILENO)};
-    return hdp_rates_run(r->models, r->count, want, opt, verbose ? report : NULL, &x, &r->res,
-                         err);
+    report_ctx x = {r, {0}, 0};
+    cli_progress_start(&x.line, "rates", "gammas", 0);
+    hdp_design_options o = *opt; /* verbose: its progress on a terminal */
+    if (verbose && x.line.tty) {
+        o.progress = progress;
+        o.progress_user = &x;
+    }
+    hdp_status st = hdp_rates_run(r->models, r->count, want, &o, verbose ? report : NULL, &x,
+                                  &r->res, err);
+    cli_progress_clear(&x.line);
+    return st;
 }
 
 void cli_write_rates_csv(FILE *f, const cli_rates *r)
@@ -332,7 +345,6 @@ int cmd_rates(int argc, char **argv)
     hdp_design_options opt;
     hdp_design_options_init(&opt);
     opt.tune_clip = tune_clip;
-    opt.progress = isatty(STDERR_FILENO) ? progress : NULL;
     hdp_status st = cli_rates_run(&r, want, &opt, 1, &err);
     if (st != HDP_OK) {
         cli_rates_free(&r);

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "io/output.h"
 #include "cli.h"
@@ -87,21 +86,6 @@ void cli_rf_sigma_note(const char *cmd, const hdp_rf_dpgd *q)
             "comes from the zCDP route instead (rho_z = eta T/(2 sigma^2) = %.6g by "
             "Canonne-Kamath-Steinke, docs/theory.md §6)\n",
             cmd, q->epsilon, 8.0 * log(1.0 / q->delta), q->sigma, q->rho_z);
-}
-
-/* A progress bar on stderr (the library calls back after every run). */
-int cli_rf_progress(const char *what, long done, long total, double value, void *user)
-{
-    (void)what, (void)value;
-    cli_rf_bar *b = user;
-    int pct = (int)(100.0 * (double)done / (double)total);
-    if (pct == b->shown)
-        return 0;
-    b->shown = pct;
-    fprintf(stderr, "\rhdpsgd %s: %3d%% (%ld/%ld)%s", b->what, pct, done, total,
-            done == total ? "\r                                              \r" : "");
-    fflush(stderr);
-    return 0;
 }
 
 /* Where the inputs, labels and test set came from (docs/theory.md §7.5). */
@@ -251,11 +235,13 @@ int cmd_rf(int argc, char **argv)
         fprintf(stderr, "hdpsgd rf: warning: eta lambda_max = %g >= 2: gradient descent on these "
                         "features is unstable (docs/theory.md §7: lambda_max = 2 s_max^2 / n)\n",
                 q.eta * pb.lambda[0]);
-    cli_rf_bar bar = {"rf", -1};
-    hdp_rf_sim_options opt = {rk->runs, threads, rk->records,
-                              isatty(STDERR_FILENO) ? cli_rf_progress : NULL, &bar};
+    cli_progress line;
+    cli_progress_start(&line, "rf", "runs", 0);
+    hdp_rf_sim_options opt = {rk->runs, threads, rk->records, line.tty ? cli_progress_fn : NULL,
+                              &line};
     if (st == HDP_OK)
         st = hdp_rf_simulate(&pb, &q, &opt, &res, &err);
+    cli_progress_clear(&line);
     if (st != HDP_OK) {
         hdp_rf_sim_result_free(&res);
         hdp_rf_problem_free(&pb);

@@ -16,16 +16,15 @@
  * so the CSV is the same for any --threads.
  */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "io/output.h"
 #include "plot.h"
 #include "cli.h"
+#include "core/clock.h"
 #include "hdpsgd/rfexp.h"
 #include "rf_cli.h"
 
@@ -82,10 +81,17 @@ const char rf_experiment_help[] =
 
 static const char *const names[] = {"P1", "P2", "P3", "P4"};
 
+typedef struct {
+    const hdp_rfexp *xp;
+    cli_progress line; /* the runs of the point being computed, on a terminal */
+} report_ctx;
+
 static int progress(const char *what, long done, long total, double value, void *user)
 {
     (void)what, (void)total, (void)value;
-    const hdp_rfexp *xp = user;
+    report_ctx *x = user;
+    const hdp_rfexp *xp = x->xp;
+    cli_progress_clear(&x->line);
     int i = (int)(done - 1);
     const hdp_rfexp_point *pt = &xp->points[i];
     const char *name = names[xp->kind];
@@ -293,12 +299,10 @@ static hdp_status run_and_write(const hdp_model *m, int which, long runs, const 
     char title[512] = "", plist[256] = "";
     size_t tsize = sizeof title, psize = sizeof plist;
     hdp_rfexp xp;
-    cli_rf_bar bar = {names[which], -1};
     char what[32];
-    snprintf(what, sizeof what, "%s%s", which == HDP_RFEXP_P2 || which == HDP_RFEXP_P3 ? "" :
-             "rf-experiment ", names[which]);
-    bar.what = what;
-    hdp_progress_fn fn = isatty(STDERR_FILENO) ? cli_rf_progress : NULL;
+    snprintf(what, sizeof what, "rf-experiment %s", names[which]);
+    report_ctx x = {&xp, {0}};
+    cli_progress_start(&x.line, what, "runs", 0);
     hdp_outset out; /* opened first: an unwritable CSV stops before the computation */
     hdp_outset_init(&out, err);
     FILE *f = hdp_outset_add(&out, csv_path);
@@ -310,7 +314,9 @@ static hdp_status run_and_write(const hdp_model *m, int which, long runs, const 
     hdp_rfexp_select sel = select_opt && !strcmp(select_opt, "test") ? HDP_RFEXP_SELECT_TEST
                                                                       : HDP_RFEXP_SELECT_VALIDATION;
     hdp_status st = hdp_rfexp_run_select(m, (hdp_rfexp_kind)which, full_opt, runs, sel,
-                                         cli_mc_threads(&mc), fn, &bar, progress, &xp, &xp, err);
+                                         cli_mc_threads(&mc), x.line.tty ? cli_progress_fn : NULL,
+                                         &x.line, progress, &x, &xp, err);
+    cli_progress_clear(&x.line);
     if (st == HDP_OK) {
         if (which == HDP_RFEXP_P1)
             p1(m, &xp, f, title, tsize);
@@ -381,12 +387,12 @@ int cmd_rf_experiment(int argc, char **argv)
         hdp_model_free(&m);
         return rc;
     }
-    double t0 = omp_get_wtime();
+    double t0 = hdp_seconds_now();
     st = run_and_write(&m, which, runs, csv_path, fig_path, &err);
     hdp_model_free(&m);
     if (st != HDP_OK)
         return cli_fail("rf-experiment", &err);
     fprintf(stderr, "hdpsgd rf-experiment %s: %.1f s -> %s, %s\n", names[which],
-            omp_get_wtime() - t0, csv_path, fig_path);
+            hdp_seconds_now() - t0, csv_path, fig_path);
     return 0;
 }

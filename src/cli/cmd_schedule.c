@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/schema.h"
 #include "io/output.h"
@@ -99,9 +98,8 @@ const char schedule_help[] =
 #define FIG_POINTS 401
 
 typedef struct {
-    int tty;
+    cli_progress line;         /* the ODE solves of the search (an estimate of their total) */
     const int *want;           /* the families searched */
-    double t0;                 /* the start of the search (cli_now) */
     int family;                /* the family of the last report (-1: none yet) */
     long family_solves;        /* its solves so far */
     long done_solves;          /* the solves of the families before it */
@@ -130,11 +128,9 @@ static long expected_solves(int f)
     }
 }
 
-/* "N of ~M ODE solves, ~T left": done so far, the estimate of the whole design (the families
- * still to come at expected_solves, the current one at least 10% past where it is) and the
- * time that remains at the pace so far */
-static void progress_done(progress_state *ps, hdp_design_family family, long solves, char *buf,
-                          size_t size)
+/* the solves done so far (returned) and the estimate of the whole design's (*total: the
+ * families still to come at expected_solves, the current one at least 10% past where it is) */
+static long progress_done(progress_state *ps, hdp_design_family family, long solves, long *total)
 {
     if ((int)family != ps->family) {
         if (ps->family >= 0)
@@ -143,16 +139,11 @@ static void progress_done(progress_state *ps, hdp_design_family family, long sol
         ps->rounds = 0;
     }
     ps->family_solves = solves;
-    long done = ps->done_solves + solves;
     long cur = expected_solves(family), floor = solves + solves / 10 + 1;
-    long total = ps->done_solves + (cur > floor ? cur : floor);
+    *total = ps->done_solves + (cur > floor ? cur : floor);
     for (int f = family + 1; f < HDP_FAMILY_COUNT; f++)
-        if (ps->want[f]) total += expected_solves(f);
-    double spent = cli_now() - ps->t0, left = done > 0 ? spent * (double)(total - done) / (double)done : NAN;
-    char t[32] = "?";
-    if (isfinite(left))
-        cli_human_time(left, t, sizeof t);
-    snprintf(buf, size, "%5ld of ~%ld ODE solves, ~%s left", done, total, t);
+        if (ps->want[f]) *total += expected_solves(f);
+    return ps->done_solves + solves;
 }
 
 /* --refine: a finished level's table to -o at once (replaced by the next level and by the
@@ -169,8 +160,7 @@ static void write_level(const progress_state *ps, const hdp_design_result *level
     if (f)
         hdp_design_write_table(f, ps->m, level, NULL);
     if (hdp_outset_commit(&out) != HDP_OK)
-        fprintf(stderr, "%shdpsgd schedule: warning: the level's table: %s\n", ps->tty ? "\n" : "",
-                err.msg);
+        fprintf(stderr, "hdpsgd schedule: warning: the level's table: %s\n", err.msg);
 }
 
 /* the designer's reports (hdpsgd/design.h): what names the family and the event */
@@ -182,25 +172,27 @@ static int progress(const char *what, long solves, long total, double best, void
     int event = hdp_design_progress_event(what, &family);
     if (event < 0)
         return 0;
-    char done[96];
-    progress_done(ps, family, solves, done, sizeof done);
+    long total_est, done_solves = progress_done(ps, family, solves, &total_est);
     const char *name = hdp_design_family_name(family);
+    if (event == HDP_DESIGN_SOLVES) {
+        cli_progress_show(&ps->line, (double)done_solves, (double)total_est,
+                          "%s %s, best final risk %.8g", name, ps->rounds ? "round" : "scan", best);
+        return 0;
+    }
+    char left[32], done[96]; /* "N of ~M ODE solves, ~T left" */
+    cli_progress_left(&ps->line, (double)done_solves, (double)total_est, left, sizeof left);
+    snprintf(done, sizeof done, "%5ld of ~%ld ODE solves, ~%s left", done_solves, total_est, left);
+    cli_progress_clear(&ps->line);
     if (event == HDP_DESIGN_LEVEL) {
         write_level(ps, ps->level);
-        fprintf(stderr, "%shdpsgd schedule: %-12s level K = %d finished, search risk %.10g%s%s; %s\n",
-                ps->tty ? "\r" : "", name, ps->level->knots, best,
-                out_path ? "; its table written to " : "", out_path ? out_path : "", done);
+        fprintf(stderr, "hdpsgd schedule: %-12s level K = %d finished, search risk %.10g%s%s; %s\n",
+                name, ps->level->knots, best, out_path ? "; its table written to " : "",
+                out_path ? out_path : "", done);
         cli_test_stop("schedule-level");
         return 0;
     }
-    if (event == HDP_DESIGN_SOLVES) {
-        if (ps->tty)
-            fprintf(stderr, "\rhdpsgd schedule: %-12s %s %s, best final risk %.8g", name,
-                    ps->rounds ? "round" : "scan ", done, best);
-        return 0;
-    }
-    fprintf(stderr, "%shdpsgd schedule: %-12s %s %s, best final risk %.8g\n", ps->tty ? "\r" : "",
-            name, event == HDP_DESIGN_ROUND ? "round" : "scan ", done, best);
+    fprintf(stderr, "hdpsgd schedule: %-12s %s %s, best final risk %.8g\n", name,
+            event == HDP_DESIGN_ROUND ? "round" : "scan ", done, best);
     ps->rounds = 1;
     if (event == HDP_DESIGN_SCAN)
         cli_test_stop("schedule-scan");
@@ -478,7 +470,9 @@ int cmd_schedule(int argc, char **argv)
     cli_warn_stability("schedule", &m);
     cli_warn_delta("schedule", &m);
 
-    progress_state ps = {isatty(STDERR_FILENO), want, cli_now(), -1, 0, 0, 0, &common, &m, NULL};
+    progress_state ps = {{0}, want, -1, 0, 0, 0, &common, &m, NULL};
+    cli_progress_start(&ps.line, "schedule", "ODE solves", 0);
+    ps.line.rough = 1;
     hdp_design_options opt;
     design_options(method, &ps, &opt);
     static volatile int cancel; /* SIGINT/SIGTERM: stop, write the best so far (issue 31) */
@@ -507,11 +501,12 @@ int cmd_schedule(int argc, char **argv)
         st = hdp_design_set_run(&m, want, &opt, &d, &err);
     }
     cli_install_signal_handlers(); /* the search is over: a signal now ends without output */
+    cli_progress_clear(&ps.line);
     int stopped = st == HDP_ECANCELLED && d.unconverged && d.best >= 0;
     if (stopped) {
-        fprintf(stderr, "%shdpsgd schedule: stopped by SIG%s: writing the best schedule found so "
+        fprintf(stderr, "hdpsgd schedule: stopped by SIG%s: writing the best schedule found so "
                         "far, marked unconverged (a second signal ends at once)\n",
-                ps.tty ? "\n" : "", cli_cancel_signal() == SIGTERM ? "TERM" : "INT");
+                cli_cancel_signal() == SIGTERM ? "TERM" : "INT");
         hdp_error_clear(&err);
         st = HDP_OK;
     }

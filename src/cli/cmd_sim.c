@@ -200,7 +200,6 @@ static int run_command(const char *name, int argc, char **argv)
     hdp_mc_options opt;
     hdp_mc_options_from_model(&m, &opt);
     opt.threads = cli_mc_threads(&mc);
-    cli_mc_progress_on_tty(&opt);
     cli_mc_estimate(name, &m, &opt, 1);
 
     hdp_error err;
@@ -208,6 +207,7 @@ static int run_command(const char *name, int argc, char **argv)
     hdp_mc_result res;
     cli_test_stop("compute");
     hdp_status st = is_sde ? hdp_sde_run(&m, &opt, &res, &err) : hdp_sim_run(&m, &opt, &res, &err);
+    cli_mc_progress_end();
     if (st != HDP_OK) {
         hdp_mc_result_free(&res);
         hdp_model_free(&m);

@@ -42,6 +42,7 @@
 
 #include "io/output.h"
 #include "cli.h"
+#include "core/clock.h"
 #include "hdpsgd/ode.h"
 #include "hdpsgd/privacy.h"
 #include "hdpsgd/sim.h"
@@ -360,9 +361,9 @@ static int run_points(const sweep_spec *sp, const char *dir, long npoints, int t
 #endif
             i = done;
         if (i >= npoints) break;
-        double t0 = cli_now();
+        double t0 = hdp_seconds_now();
         int prc = run_point(sp, i, dir, threads);
-        double seconds = cli_now() - t0;
+        double seconds = hdp_seconds_now() - t0;
         done++;
         if (prc < 0)
             continue;

@@ -209,6 +209,7 @@ static int scaling_progress(const char *what, long done, long total, double valu
 {
     (void)what;
     const hdp_model *base = user;
+    cli_mc_progress_end(); /* the last level's runs line, if any */
     if (done < total)
         fprintf(stderr, "hdpsgd validate: scaling level %ld/%ld: d = %ld, n = %.0f\n", done + 1,
                 total, base->d << (2 * done), value);
@@ -220,7 +221,9 @@ static int run_scaling(const hdp_model *base, const hdp_mc_options *opt, long K,
 {
     hdp_error err;
     hdp_error_clear(&err);
-    if (hdp_validate_scaling(base, opt, K, scaling_progress, (void *)base, sc, &err) != HDP_OK)
+    hdp_status st = hdp_validate_scaling(base, opt, K, scaling_progress, (void *)base, sc, &err);
+    cli_mc_progress_end();
+    if (st != HDP_OK)
         return cli_fail("validate", &err);
     const hdp_validate_level *rows = sc->level;
     printf("\nscaling with gamma fixed (Monte Carlo vs ODE; theory: O(log^2 n / sqrt n)):\n");
@@ -377,7 +380,6 @@ int cmd_validate(int argc, char **argv)
         hdp_model_free(&m);
         return EXIT_BAD_INPUT;
     }
-    cli_mc_progress_on_tty(&opt);
     cli_mc_estimate("validate", &m, &opt, no_sde ? 1 : 2);
     cli_warn_stability("validate", &m);
     cli_note_feature_norm("validate", &m);
@@ -386,6 +388,7 @@ int cmd_validate(int argc, char **argv)
     hdp_error err;
     hdp_error_clear(&err);
     hdp_status st = hdp_validate_run(&m, &opt, !no_sde, &v, &err);
+    cli_mc_progress_end();
     hdp_validate_scaling_result sc;
     memset(&sc, 0, sizeof sc);
     sc.slope = NAN;

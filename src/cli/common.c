@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "io/output.h"
 #include "plot.h"
@@ -464,63 +462,7 @@ int cli_mc_threads(const cli_mc_args *a)
     return a->threads != CLI_NOT_GIVEN ? (int)a->threads : 0;
 }
 
-/* ---- the progress bar of the Monte Carlo runs (stderr) ---- */
-
-#define BAR_WIDTH 40
-
-static void progress_bar(const char *method, long done, long total, int *shown)
-{
-    int pct = (int)((100.0 * (double)done) / (double)total);
-    if (pct != *shown) {
-        *shown = pct;
-        static const char hashes[BAR_WIDTH + 1] = "########################################";
-        int fill = (int)(((double)BAR_WIDTH * (double)done) / (double)total);
-        fprintf(stderr, "\rhdpsgd %s: [%.*s%*s] %3d%% (%ld/%ld runs)", method, fill, hashes,
-                BAR_WIDTH - fill, "", pct, done, total);
-    }
-    if (done == total) {
-        fprintf(stderr, "\r%*s\r", BAR_WIDTH + 60, "");
-        *shown = -1;
-    }
-    fflush(stderr);
-}
-
-static struct {
-    int bar;   /* a bar of the runs (stderr is a terminal) */
-    int steps; /* lines of the steps within the runs (a long job, announced) */
-    int shown; /* the bar's percentage shown, -1: none */
-} mc_shown = {0, 0, -1};
-
-static void steps_line(const char *method, double done, double total);
-
-/* the Monte Carlo's one progress callback: its runs ("sim", "sde") on the bar, the steps
- * within them ("sim steps", "sde steps") on the steps line, each when the program wants it */
-static int mc_report(const char *what, long done, long total, double value, void *user)
-{
-    (void)value, (void)user;
-    size_t len = strlen(what);
-    if (len > 6 && !strcmp(what + len - 6, " steps")) {
-        if (mc_shown.steps) {
-            char method[32];
-            snprintf(method, sizeof method, "%.*s", (int)(len - 6), what);
-            steps_line(method, (double)done, (double)total);
-        }
-    } else if (mc_shown.bar) {
-        progress_bar(what, done, total, &mc_shown.shown);
-    }
-    return 0;
-}
-
-void cli_mc_progress_on_tty(hdp_mc_options *opt)
-{
-    if (isatty(STDERR_FILENO)) {
-        mc_shown.bar = 1;
-        opt->progress = mc_report;
-        opt->progress_user = NULL;
-    }
-}
-
-/* ---- issue 29: the work of a long Monte Carlo, announced, and its progress from within ----
+/* ---- issue 29: the work of a long Monte Carlo, announced, and its progress ----
  * About 5 ns per coordinate update per thread and 0.1 us per step (sim and sde, measured on a
  * 2-core VM; bench/RESULTS.md's machine is faster): a rough figure, said to be one. */
 #define NS_PER_UPDATE 5.0
@@ -528,51 +470,34 @@ void cli_mc_progress_on_tty(hdp_mc_options *opt)
 #define ANNOUNCE_TTY 10.0     /* seconds: on a terminal, announce jobs longer than this */
 #define ANNOUNCE_ALWAYS 3600.0 /* seconds: announce anywhere, with a line every 10 minutes */
 
-void cli_human_time(double s, char *buf, size_t size)
-{
-    if (s < 120)
-        snprintf(buf, size, "%.0f s", s);
-    else if (s < 7200)
-        snprintf(buf, size, "%.0f min", s / 60);
-    else if (s < 3 * 86400)
-        snprintf(buf, size, "%.1f h", s / 3600);
-    else if (s < 2 * 365.25 * 86400)
-        snprintf(buf, size, "%.0f days", s / 86400);
-    else
-        snprintf(buf, size, "%.3g years", s / (365.25 * 86400));
-}
-
 static struct {
-    int tty;       /* stderr is a terminal: a line rewritten in place */
-    double t0;     /* when the runs started (the first report is a second in) */
-    double last;   /* when the last line was printed (not a terminal: every 10 minutes) */
-} steps_state;
+    cli_progress line;
+    int long_job;  /* announced: the steps within the runs counted too */
+    char side[8];  /* "sim" or "sde": the side being counted */
+    int steps;     /* the side's steps are being reported (they, not its runs, are drawn) */
+    char unit[16]; /* "sim runs", "sde steps", ... */
+} mc;
 
-double cli_now(void)
+/* the Monte Carlo's one progress callback: its runs ("sim", "sde") and, in a long job, the
+ * steps within them ("sim steps", "sde steps": from within runs over a second) */
+static int mc_report(const char *what, long done, long total, double value, void *user)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void steps_line(const char *method, double done, double total)
-{
-    double now = cli_now(), elapsed = now - steps_state.t0;
-    if (!steps_state.tty && now - steps_state.last < 600)
-        return;
-    steps_state.last = now;
-    double rate = elapsed > 0 ? done / elapsed : 0;
-    char left[32] = "?";
-    if (rate > 0)
-        cli_human_time((total - done) / rate, left, sizeof left);
-    char line[160];
-    snprintf(line, sizeof line, "hdpsgd %s: %.3g%% of %.3g steps, %.3g steps/s, about %s left",
-             method, total > 0 ? 100.0 * done / total : 0.0, total, rate, left);
-    if (steps_state.tty)
-        fprintf(stderr, "\r%-*s", BAR_WIDTH + 60, line);
-    else
-        fprintf(stderr, "%s\n", line);
-    fflush(stderr);
+    (void)value, (void)user;
+    size_t len = strcspn(what, " ");
+    int steps = what[len] != '\0';
+    if (steps && !mc.long_job)
+        return 0;
+    if (len >= sizeof mc.side || strncmp(mc.side, what, len) || mc.side[len]) {
+        snprintf(mc.side, sizeof mc.side, "%.*s", (int)len, what); /* the next side */
+        mc.steps = 0;
+    }
+    if (mc.steps && !steps)
+        return 0;
+    mc.steps = steps;
+    snprintf(mc.unit, sizeof mc.unit, "%s %s", mc.side, steps ? "steps" : "runs");
+    mc.line.unit = mc.unit;
+    cli_progress_show(&mc.line, (double)done, (double)total, NULL);
+    return 0;
 }
 
 void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, int sides)
@@ -586,21 +511,30 @@ void cli_mc_estimate(const char *cmd, const hdp_model *m, hdp_mc_options *opt, i
     int threads = hdp_threads_request(opt->runs, opt->threads);
     double secs = (work * NS_PER_UPDATE + runs * (double)steps * sides * NS_PER_STEP) * 1e-9 /
                   threads;
-    steps_state.tty = isatty(STDERR_FILENO);
-    steps_state.t0 = steps_state.last = cli_now();
-    if (secs < (steps_state.tty ? ANNOUNCE_TTY : ANNOUNCE_ALWAYS))
-        return;
-    char t[32];
-    cli_human_time(secs, t, sizeof t);
-    fprintf(stderr,
-            "hdpsgd %s: %.3g coordinate updates (%ld runs x %ld steps x d = %ld%s): roughly %s "
-            "on %d thread%s (about %.0f ns per update per thread); progress %s; Ctrl-C stops it\n",
-            cmd, work, opt->runs, steps, m->d, sides > 1 ? ", sim and sde" : "", t, threads,
-            threads > 1 ? "s" : "", NS_PER_UPDATE,
-            steps_state.tty ? "below" : "every 10 minutes");
-    mc_shown.steps = 1;
-    opt->progress = mc_report;
-    opt->progress_user = NULL;
+    memset(&mc, 0, sizeof mc);
+    cli_progress_start(&mc.line, cmd, "runs", 0);
+    mc.long_job = secs >= (mc.line.tty ? ANNOUNCE_TTY : ANNOUNCE_ALWAYS);
+    if (mc.long_job) {
+        char t[32];
+        cli_human_time(secs, t, sizeof t);
+        fprintf(stderr,
+                "hdpsgd %s: %.3g coordinate updates (%ld runs x %ld steps x d = %ld%s): roughly "
+                "%s on %d thread%s (about %.0f ns per update per thread); progress %s; Ctrl-C "
+                "stops it\n",
+                cmd, work, opt->runs, steps, m->d, sides > 1 ? ", sim and sde" : "", t, threads,
+                threads > 1 ? "s" : "", NS_PER_UPDATE,
+                mc.line.tty ? "below" : "every 10 minutes");
+        mc.line.every = 600;
+    }
+    if (mc.line.tty || mc.long_job) {
+        opt->progress = mc_report;
+        opt->progress_user = NULL;
+    }
+}
+
+void cli_mc_progress_end(void)
+{
+    cli_progress_clear(&mc.line);
 }
 
 hdp_status cli_sweep_files(const char *pdir, const hdp_sweep_point *p, const char *name1,

@@ -16,13 +16,6 @@ const char *cli_rf_route_name(hdp_rf_sigma_route r);
 /* The note of docs/theory.md §6 on stderr when sigma comes from the zCDP route. */
 void cli_rf_sigma_note(const char *cmd, const hdp_rf_dpgd *q);
 
-/* A progress callback for the library: user points to a cli_rf_bar. */
-typedef struct {
-    const char *what;
-    int shown;
-} cli_rf_bar;
-int cli_rf_progress(const char *what, long done, long total, double value, void *user);
-
 /* --runs sets rf.runs (not sim.runs, through cli_add_with: the schema checks it); --threads
  * and --seed as for sim. Returns 0 or EXIT_BAD_INPUT after a message. */
 int cli_rf_apply_args(const char *cmd, cli_mc_args *a, cli_common *common);
