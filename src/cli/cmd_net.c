@@ -81,7 +81,8 @@ const char net_help[] =
     "test_loss, val_accuracy, val_loss, train_accuracy, train_loss, lr, clip, steps, sigma,\n"
     "clipped_fraction, configs) and the figure DIR/net-width.png; the JSON has the grid and\n"
     "the same names as arrays over it.\n"
-    "Progress lines with an estimate of the time left on standard error (every 10 s).\n"
+    "Progress with an estimate of the time left on standard error: one line rewritten in place\n"
+    "on a terminal, otherwise a line every 10 s.\n"
     "Results do not depend on --threads.";
 
 /* ---- progress: steps of a training, or the work of an experiment's grid ---- */
