@@ -103,6 +103,10 @@ class _Handle:
             _lib.hdp_model_delete(self.ptr)
             self.ptr = None
 
+    def __reduce__(self):
+        # a copy would own the same C model and free it a second time
+        raise TypeError("a C model handle cannot be copied or pickled (the Model can)")
+
 
 def _build(path, sets, arrays=None):
     """A finalized C model from a file (or the default) and 'section.key=value' texts, in the
@@ -225,6 +229,17 @@ class Model(_Mapping):
         """The model itself (it is immutable)."""
         return self
 
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        """Pickled as what builds it: the file's path, the overrides and the arrays; unpickling
+        builds the model again (reading the file again)."""
+        return (_rebuild, (self._path, self._sets, self._arrays))
+
     def _with(self, keys):
         """The C model with keys changed (runs=, seed=, step=: (argument, key, text)), each
         through hdp_model_with as the command line's options, the schema checking their
@@ -293,6 +308,15 @@ class Model(_Mapping):
     def __repr__(self):
         src = self._path or "(built-in default)"
         return f"hdpsgd.Model({src!r}, {len(self._sets)} override(s))"
+
+
+def _rebuild(path, sets, arrays):
+    """A Model unpickled (Model.__reduce__)."""
+    m = Model.__new__(Model)
+    for name, value in (("_path", path), ("_sets", tuple(sets)), ("_arrays", arrays)):
+        object.__setattr__(m, name, value)
+    object.__setattr__(m, "_handle", _build(path, list(sets), arrays))
+    return m
 
 
 def _changes(overrides, keys):

@@ -208,6 +208,28 @@ class Test_model(unittest.TestCase):
             self.assertEqual(hdpsgd.ode(m).final_risk, hdpsgd.ode(m2).final_risk)
         self.assertIn("[clip]\nc = 0.123456789012345\n", m.to_ini())
 
+    def test_copy_and_pickle(self):
+        """copy.deepcopy and pickle of a model (user trial): once a double free of the C model
+        (the copy owned the same pointer); now the model itself, or built again when unpickled"""
+        import copy
+        import pickle
+        m = hdpsgd.Model(os.path.join(MODELS, "twolevel.ini"), {"clip.c": 0.7})
+        self.assertIs(copy.copy(m), m)
+        self.assertIs(copy.deepcopy(m), m)
+        self.assertIs(copy.deepcopy([m])[0], m)
+        m2 = pickle.loads(pickle.dumps(m))
+        self.assertEqual(m2.to_dict(), m.to_dict())
+        self.assertEqual((m2.path, m2.overrides), (m.path, m.overrides))
+        self.assertEqual(hdpsgd.ode(m2).final_risk, hdpsgd.ode(m).final_risk)
+        X = np.arange(60.0).reshape(20, 3) % 7 + np.arange(3)
+        ma = hdpsgd.Model.from_arrays(X, X[:, 0] - X[:, 1], clip__c=0.5)
+        ma2 = pickle.loads(pickle.dumps(ma))
+        self.assertEqual(hdpsgd.ode(ma2).final_risk, hdpsgd.ode(ma).final_risk)
+        d = hdpsgd.design(m.replace(ode__bins=8), knots=3)
+        self.assertIs(copy.deepcopy(d).model, d.model)
+        with self.assertRaisesRegex(TypeError, "cannot be copied"):
+            copy.copy(m._handle)
+
     def test_relative_file_names_are_made_absolute(self):
         with tempfile.TemporaryDirectory() as tmp:
             old = os.getcwd()
