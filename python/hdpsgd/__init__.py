@@ -162,18 +162,22 @@ class Model(_Mapping):
         N x d rows, y their N labels (None: a planted target), X_test and y_test a held-out set.
         ``data.source`` becomes ``file``; the other keys as for ``Model``, e.g.
         ``Model.from_arrays(X, y, data__labels_positive="0", clip__c=0.3)``. The numbers are
-        those of the same arrays saved as files and given as ``data.features`` etc."""
+        those of the same arrays saved as files and given as ``data.features`` etc. The model
+        keeps a copy of the arrays: changing them afterwards does not change it."""
         import numpy as _np
         def arr(a, name, dims):
             if a is None:
                 return None
-            a = _np.ascontiguousarray(a, dtype=_np.float64)
+            # a copy of its own: the model is rebuilt from it by replace() (and pickle), and the
+            # caller's array may change after this call
+            a = _np.array(a, dtype=_np.float64, order="C", copy=True)
             if dims == 2 and a.ndim == 1 and name.startswith("X"):
                 raise InputError(f"{name}: expected an N x d array, got shape {a.shape}")
             if dims == 1 and a.ndim == 2 and a.shape[1] == 1:
                 a = _np.ascontiguousarray(a[:, 0])
             if a.ndim != dims:
                 raise InputError(f"{name}: expected {dims} dimensions, got shape {a.shape}")
+            a.flags.writeable = False
             return a
         Xa, ya, Xt, yt = arr(X, "X", 2), arr(y, "y", 1), arr(X_test, "X_test", 2), arr(y_test, "y_test", 1)
         if ya is not None and ya.shape[0] != Xa.shape[0]:

@@ -330,6 +330,20 @@ class Test_data(unittest.TestCase):
         self.assertIsNone(s.test_mse)
         self.assertNotIn("test_mse", s.columns)
 
+    def test_the_model_keeps_its_own_arrays(self):
+        """the caller's arrays changed after from_arrays change neither the model nor the models
+        replace() makes from it (user trial: replace() rebuilt from the caller's array itself)"""
+        rng = np.random.default_rng(3)
+        X = rng.standard_normal((120, 6))
+        y = X @ rng.standard_normal(6) + 0.1 * rng.standard_normal(120)
+        want = hdpsgd.ode(hdpsgd.Model.from_arrays(X, y, clip__c=0.5)).final_risk
+        Xc, yc = X.copy(), y.copy()
+        m = hdpsgd.Model.from_arrays(Xc, yc)
+        Xc *= 3.0
+        yc[:] = 0.0
+        self.assertEqual(hdpsgd.ode(m.replace(clip__c=0.5)).final_risk, want)
+        self.assertFalse(any(a.flags.writeable for a in m._arrays if a is not None))
+
     def test_bad_arrays_refused(self):
         X = np.ones((50, 3)) + np.arange(150).reshape(50, 3) % 7
         with self.assertRaisesRegex(hdpsgd.InputError, "y: 10 labels for the 50 rows"):
