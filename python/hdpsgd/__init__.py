@@ -170,7 +170,12 @@ class Model(_Mapping):
                 return None
             # a copy of its own: the model is rebuilt from it by replace() (and pickle), and the
             # caller's array may change after this call
-            a = _np.array(a, dtype=_np.float64, order="C", copy=True)
+            if _np.iscomplexobj(a):
+                raise InputError(f"{name}: complex numbers; expected an array of real numbers")
+            try:
+                a = _np.array(a, dtype=_np.float64, order="C", copy=True)
+            except (TypeError, ValueError) as e:
+                raise InputError(f"{name}: expected an array of real numbers ({e})") from None
             if dims == 2 and a.ndim == 1 and name.startswith("X"):
                 raise InputError(f"{name}: expected an N x d array, got shape {a.shape}")
             if dims == 1 and a.ndim == 2 and a.shape[1] == 1:

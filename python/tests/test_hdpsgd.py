@@ -356,6 +356,16 @@ class Test_data(unittest.TestCase):
             hdpsgd.Model.from_arrays(X, np.arange(50) % 3, data__labels_positive="7")
         with self.assertRaisesRegex(hdpsgd.InputError, "X_test: 2 columns, X has 3"):
             hdpsgd.Model.from_arrays(X, None, X[:, :2])
+        # neither complex numbers (NumPy would drop the imaginary part with a warning) nor
+        # texts: an InputError naming the array (user trial)
+        with self.assertRaisesRegex(hdpsgd.InputError, "X: complex numbers"):
+            hdpsgd.Model.from_arrays(X + 1j)
+        with self.assertRaisesRegex(hdpsgd.InputError, "y_test: complex numbers"):
+            hdpsgd.Model.from_arrays(X, X[:, 0], X[:5], [1j] * 5)
+        with self.assertRaisesRegex(hdpsgd.InputError, "y: expected an array of real numbers"):
+            hdpsgd.Model.from_arrays(X, ["a"] * 50)
+        with self.assertRaisesRegex(hdpsgd.InputError, "X: expected an array of real numbers"):
+            hdpsgd.Model.from_arrays("X.npy")
 
 
 class Test_ode(unittest.TestCase):
