@@ -714,6 +714,9 @@ class Test_privacy(unittest.TestCase):
                    dict(noise_multiplier=1, steps=10, delta=1.0)]:
             with self.subTest(kw=kw), self.assertRaises(ValueError):
                 hdpsgd.dpsgd_privacy(0.1, **kw)
+        # epochs/q beyond a float: an InputError, not ceil's OverflowError (user trial)
+        with self.assertRaisesRegex(hdpsgd.InputError, "epochs = 1e.300, sample_rate = 1e-300"):
+            hdpsgd.dpsgd_privacy(1e-300, noise_multiplier=1, epochs=1e300)
 
 
 class Test_design(unittest.TestCase):
