@@ -84,6 +84,10 @@ class Frame:
 
     def __repr__(self):
         scal = ", ".join(f"{k}={v!r}" for k, v in list(self.numbers.items())[:4])
+        if not scal:  # columns only (a curve, a sweep): their length and names
+            cols = self.columns
+            rows = len(next(iter(cols.values()))) if cols else 0
+            scal = f"{rows} rows: " + ", ".join(list(cols)[:6])
         return f"<hdpsgd.{type(self).__name__} {scal}, ...>"
 
 

@@ -457,6 +457,18 @@ class Test_results(unittest.TestCase):
             for f in dataclasses.fields(cls):
                 self.assertTrue(f.metadata["help"], (cls, f.name))
 
+    def test_repr(self):
+        """the short repr names the first numbers, or for a result of columns only (a
+        validation's curves, a sweep) its rows and columns (user trial: '<hdpsgd.OdeCurve , ...>')"""
+        m = hdpsgd.Model(overrides={"ode.bins": 8, "ode.points": 11})
+        self.assertTrue(repr(hdpsgd.ode(m)).startswith("<hdpsgd.OdeResult final_risk="))
+        v = hdpsgd.validate(m, runs=4, with_sde=False)
+        self.assertEqual(repr(v.ode), "<hdpsgd.OdeCurve 11 rows: t, risk, risk_upper, risk_lower, "
+                         "mu_c, nu_c, ...>")
+        self.assertTrue(repr(v.sim).startswith("<hdpsgd.McCurve 11 rows: t, mean, stderr,"))
+        s = hdpsgd.sweep(m, {"clip.c": [0.5, 1]})
+        self.assertTrue(repr(s).startswith("<hdpsgd.SweepResult 2 rows: point, clip.c, d, n,"))
+
     def test_keywords_and_defaults(self):
         with self.assertRaises(TypeError):
             hdpsgd.sim(hdpsgd.Model(), 10)  # keywords only, after the model
