@@ -366,6 +366,15 @@ class Test_data(unittest.TestCase):
             hdpsgd.Model.from_arrays(X, ["a"] * 50)
         with self.assertRaisesRegex(hdpsgd.InputError, "X: expected an array of real numbers"):
             hdpsgd.Model.from_arrays("X.npy")
+        # the data set's own refusals name the array, not an empty file name under the default
+        # model (user trial: "(built-in default) (default value): [data] features: : dataset:")
+        with self.assertRaisesRegex(hdpsgd.InputError, r"^the array X: dataset: all 50 rows are "
+                                    r"equal after centring"):
+            hdpsgd.Model.from_arrays(np.ones((50, 3)), X[:, 0])
+        with self.assertRaisesRegex(hdpsgd.InputError, r"^the array X: dataset: tr Σ overflows"):
+            hdpsgd.Model.from_arrays(X * 1e300)
+        with self.assertRaisesRegex(hdpsgd.InputError, "d = 2 but the rows of the array X have 3"):
+            hdpsgd.Model.from_arrays(X, data__d=2)
 
 
 class Test_ode(unittest.TestCase):
