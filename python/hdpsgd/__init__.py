@@ -295,10 +295,19 @@ class Model(_Mapping):
         return {k: self[k] for k in keys()}
 
     def to_ini(self) -> str:
-        """The model as an INI file that ``Model(path)`` and ``hdpsgd`` read back."""
+        """The model as an INI file that ``Model(path)`` and ``hdpsgd`` read back; a model on
+        arrays (``from_arrays``) is written without them, which its first line says."""
         out = _ctypes.c_void_p()
         _lib.call(_lib.hdp_model_ini_text, self._handle.ptr, _ctypes.byref(out))
-        return _lib.take_text(out)
+        return self._arrays_note() + _lib.take_text(out)
+
+    def _arrays_note(self):
+        """A model on arrays has no file to name: the INI texts say so in a first comment."""
+        if self._arrays is None:
+            return ""
+        return ("; the data are NumPy arrays (hdpsgd.Model.from_arrays), not written here: save "
+                "them (numpy.save) and\n; give them as data.features, data.labels, "
+                "data.test_features, data.test_labels to read this back\n")
 
     def _meta(self):
         out = _ctypes.c_void_p()
@@ -315,7 +324,8 @@ class Model(_Mapping):
         return list(self._sets)
 
     def __repr__(self):
-        src = self._path or "(built-in default)"
+        src = self._path or ("(arrays X %d x %d)" % self._arrays[0].shape if self._arrays
+                             else "(built-in default)")
         return f"hdpsgd.Model({src!r}, {len(self._sets)} override(s))"
 
 
@@ -750,11 +760,11 @@ def config(model: _ModelArg = None, *, all: bool = False) -> str:
     """The resolved model as the model file ``hdpsgd config`` prints (every key with its
     value, data.n resolved from data.gamma, ...), without its first comment line; all adds the
     sections of the other model families (``hdpsgd config --all``). The text reads back to the
-    same model."""
+    same model (a model on arrays: without them, which its first line says)."""
     m = _model(model)
     out = _ctypes.c_void_p()
     _lib.call(_lib.hdp_model_config_text, m._handle.ptr, int(bool(all)), _ctypes.byref(out))
-    return _lib.take_text(out)
+    return m._arrays_note() + _lib.take_text(out)
 
 
 # every family's fields under its prefix, optional: a call computes the families it is given

@@ -344,6 +344,19 @@ class Test_data(unittest.TestCase):
         self.assertEqual(hdpsgd.ode(m.replace(clip__c=0.5)).final_risk, want)
         self.assertFalse(any(a.flags.writeable for a in m._arrays if a is not None))
 
+    def test_written_without_the_arrays_says_so(self):
+        """to_ini() and config() of a model on arrays cannot name them: their first line says
+        so, and the repr names the arrays (user trial: no word of it, the repr said '(built-in
+        default)')"""
+        X = np.arange(60.0).reshape(20, 3) % 7 + np.arange(3)
+        m = hdpsgd.Model.from_arrays(X, X[:, 0] - X[:, 1], clip__c=0.5)
+        for text in (m.to_ini(), hdpsgd.config(m)):
+            self.assertTrue(text.startswith("; the data are NumPy arrays (hdpsgd.Model.from_arrays"
+                                            "), not written here"), text[:120])
+            self.assertIn("source = file\n", text)
+        self.assertEqual(repr(m), "hdpsgd.Model('(arrays X 20 x 3)', 1 override(s))")
+        self.assertFalse(hdpsgd.Model().to_ini().startswith(";"))
+
     def test_bad_arrays_refused(self):
         X = np.ones((50, 3)) + np.arange(150).reshape(50, 3) % 7
         with self.assertRaisesRegex(hdpsgd.InputError, "y: 10 labels for the 50 rows"):
