@@ -79,10 +79,19 @@ _ERRORS = {EINPUT: InputError, EIO: OutputError, ENUMERIC: NumericalError,
 
 
 def _find_library():
-    """HDPSGD_LIBRARY, else the path fixed at configure time, else the loader's search."""
+    """HDPSGD_LIBRARY, else the path fixed at configure time, else the loader's search. A
+    library named by HDPSGD_LIBRARY is the one loaded or the import fails: another one found
+    instead would silently give other numbers."""
+    given = os.environ.get("HDPSGD_LIBRARY")
+    if given:
+        try:
+            found = ctypes.CDLL(given)
+            found.hdp_model_new  # noqa: B018 - a library, but is it libhdpsgd?
+            return found, given
+        except (OSError, AttributeError) as e:
+            raise ImportError(f"hdpsgd: HDPSGD_LIBRARY={given!r} cannot be loaded ({e}): "
+                              "set it to a libhdpsgd.so, or unset it") from None
     candidates = []
-    if os.environ.get("HDPSGD_LIBRARY"):
-        candidates.append(os.environ["HDPSGD_LIBRARY"])
     if _config.LIBRARY:
         candidates.append(_config.LIBRARY)
     here = os.path.dirname(os.path.abspath(__file__))

@@ -7,11 +7,13 @@ HDPSGD_CLI=BUILD/hdpsgd, HDPSGD_SOURCE_DIR=the source tree.
 """
 
 import ctypes
+import ctypes.util
 import json
 import math
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -1062,6 +1064,25 @@ class Test_errors(unittest.TestCase):
             hdpsgd.ode(42)
         with self.assertRaises(ValueError):
             hdpsgd.ode("/nonexistent.ini")
+
+    def test_a_bad_hdpsgd_library_fails_the_import(self):
+        """HDPSGD_LIBRARY names the library or the import fails, naming it (user trial: a path
+        that did not load was passed over for the configured library, silently)"""
+        env = dict(os.environ)
+        for path, why in (("/nonexistent/libhdpsgd.so", "No such file"),
+                          (os.path.join(SRC, "README.md"), "invalid ELF header"),
+                          (ctypes.util.find_library("m") or "libm.so.6", "hdp_model_new")):
+            env["HDPSGD_LIBRARY"] = path
+            p = subprocess.run([sys.executable, "-c", "import hdpsgd"], env=env,
+                               capture_output=True, text=True)
+            self.assertNotEqual(p.returncode, 0, path)
+            self.assertIn(f"ImportError: hdpsgd: HDPSGD_LIBRARY={path!r} cannot be loaded",
+                          p.stderr)
+            self.assertIn(why, p.stderr)
+        env["HDPSGD_LIBRARY"] = _lib.LIBRARY_PATH
+        p = subprocess.run([sys.executable, "-c", "import hdpsgd; print(hdpsgd._lib.LIBRARY_PATH)"],
+                           env=env, capture_output=True, text=True)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, _lib.LIBRARY_PATH), p.stderr)
 
     def test_null_arguments_are_refused(self):
         rec = ctypes.c_void_p()
