@@ -287,6 +287,15 @@ class Model(_Mapping):
     def __iter__(self):
         return iter(keys())
 
+    def __eq__(self, other):
+        """The same keys and values, and for models on arrays the same arrays (which no key
+        holds)."""
+        if isinstance(other, Model) and not _same_arrays(self._arrays, other._arrays):
+            return False
+        return _Mapping.__eq__(self, other)
+
+    __hash__ = None  # a mapping (as before: equal models need not be one object)
+
     def __len__(self):
         return len(keys())
 
@@ -327,6 +336,14 @@ class Model(_Mapping):
         src = self._path or ("(arrays X %d x %d)" % self._arrays[0].shape if self._arrays
                              else "(built-in default)")
         return f"hdpsgd.Model({src!r}, {len(self._sets)} override(s))"
+
+
+def _same_arrays(a, b):
+    """Model.from_arrays' (X, y, X_test, y_test) of two models hold the same numbers."""
+    if a is None or b is None:
+        return a is b
+    return all((x is None) == (y is None) and (x is None or _numpy.array_equal(x, y))
+               for x, y in zip(a, b))
 
 
 def _rebuild(path, sets, arrays):

@@ -346,6 +346,23 @@ class Test_data(unittest.TestCase):
         self.assertEqual(hdpsgd.ode(m.replace(clip__c=0.5)).final_risk, want)
         self.assertFalse(any(a.flags.writeable for a in m._arrays if a is not None))
 
+    def test_models_on_other_arrays_differ(self):
+        """== compares the arrays too (user trial: two models on different arrays, different
+        numbers, compared equal: no key holds the data)"""
+        rng = np.random.default_rng(4)
+        X, X2 = rng.standard_normal((40, 4)), rng.standard_normal((40, 4))
+        y = X[:, 0] - X[:, 1]
+        a, b = hdpsgd.Model.from_arrays(X, y), hdpsgd.Model.from_arrays(X2, y)
+        self.assertNotEqual(hdpsgd.ode(a).final_risk, hdpsgd.ode(b).final_risk)
+        self.assertNotEqual(a, b)
+        self.assertEqual(a, hdpsgd.Model.from_arrays(X.copy(), y.copy()))
+        self.assertNotEqual(a, hdpsgd.Model.from_arrays(X, y, X[:5], y[:5]))
+        self.assertEqual(a.replace(clip__c=0.5), a.replace(clip__c=0.5))
+        self.assertNotEqual(a.replace(clip__c=0.5), b.replace(clip__c=0.5))
+        self.assertEqual(hdpsgd.Model(), hdpsgd.Model(clip__c=0.3))
+        self.assertNotEqual(hdpsgd.Model(), a)
+        self.assertEqual(hdpsgd.Model(), dict(hdpsgd.Model()))
+
     def test_written_without_the_arrays_says_so(self):
         """to_ini() and config() of a model on arrays cannot name them: their first line says
         so, and the repr names the arrays (user trial: no word of it, the repr said '(built-in
