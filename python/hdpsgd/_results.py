@@ -147,6 +147,13 @@ class Base(Frame):
     def __contains__(self, name):
         return any(k == name for k, _t, _v in self._items())
 
+    def __setstate__(self, state):
+        """A copy (copy.deepcopy, pickle) keeps the columns read-only, as the original."""
+        for v in state.values():
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+        self.__dict__.update(state)
+
 
 
 # the validator side's fields the library names with sim_ when written without prefix

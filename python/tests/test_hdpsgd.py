@@ -510,6 +510,19 @@ class Test_results(unittest.TestCase):
         s = hdpsgd.sweep(m, {"clip.c": [0.5, 1]})
         self.assertTrue(repr(s).startswith("<hdpsgd.SweepResult 2 rows: point, clip.c, d, n,"))
 
+    def test_copies_stay_read_only(self):
+        """copy.deepcopy and pickle of a result give equal, still read-only columns (user trial:
+        the copies' arrays were writeable)"""
+        import copy
+        import pickle
+        r = hdpsgd.ode(hdpsgd.Model(overrides={"ode.bins": 8, "ode.points": 11}))
+        for c in (copy.deepcopy(r), pickle.loads(pickle.dumps(r)), copy.copy(r)):
+            self.assertEqual(c.final_risk, r.final_risk)
+            self.assertTrue(np.array_equal(c.risk, r.risk))
+            self.assertFalse(c.risk.flags.writeable)
+            with self.assertRaises(ValueError):
+                c.t[0] = 1.0
+
     def test_keywords_and_defaults(self):
         with self.assertRaises(TypeError):
             hdpsgd.sim(hdpsgd.Model(), 10)  # keywords only, after the model
