@@ -68,7 +68,10 @@ def keys():
 
 
 def _text_value(text):
-    """A value as the library writes it: int, float (inf), or str (enum names, files)."""
+    """A value as the library writes it: int, float (inf), bool (the switches data.center,
+    ode.discrete: "true", "false"), or str (enum names, files)."""
+    if text in ("true", "false"):
+        return text == "true"  # the text "false" would be true in an if
     try:
         return int(text)
     except ValueError:
@@ -81,8 +84,8 @@ def _text_value(text):
 
 def _value_text(value):
     """A Python value as the text of an INI value / --set."""
-    if isinstance(value, bool):
-        raise InputError(f"a boolean is not a model value ({value!r})")
+    if isinstance(value, (bool, _numpy.bool_)):
+        return "true" if value else "false"  # a switch; a number key refuses it, naming it
     if isinstance(value, _numbers.Integral):
         return str(int(value))
     if isinstance(value, _numbers.Real):

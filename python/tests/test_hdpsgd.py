@@ -110,11 +110,33 @@ class Test_model(unittest.TestCase):
         self.assertEqual(set(want), {k for k in hdpsgd.keys()
                                      if k.split(".")[0] in core and k not in left})
         for k, v in want.items():
-            self.assertEqual(str(m[k]) if not isinstance(m[k], float) else v, v, k)
+            got = m[k]
+            text = str(got).lower() if isinstance(got, bool) else str(got)
+            self.assertEqual(text if not isinstance(got, float) else v, v, k)
             self.assertEqual(m[k], hdpsgd._text_value(v), k)
         self.assertEqual(m["clip.c"], 0.3)
         self.assertEqual(m["data.n"], 2000)  # resolved from gamma = 0.1
         self.assertEqual(m["schedule.kind"], "inverse-time")
+
+    def test_switches_are_booleans(self):
+        """data.center and ode.discrete read as bool and are set from bool (user trial: they
+        read as the texts "true"/"false", so `if m["ode.discrete"]:` was always taken, and
+        True was refused)"""
+        m = hdpsgd.Model()
+        self.assertIs(m["ode.discrete"], False)
+        self.assertIs(m["data.center"], True)
+        d = m.replace(ode__discrete=True, ode__bins=8)
+        self.assertIs(d["ode.discrete"], True)
+        self.assertIs(m.replace(ode__discrete=np.True_)["ode.discrete"], True)
+        self.assertEqual(hdpsgd.ode(d).final_risk,
+                         hdpsgd.ode(m.replace(ode__discrete="true", ode__bins=8)).final_risk)
+        self.assertIn("[ode]\n", d.to_ini())
+        self.assertIn("discrete = true\n", d.to_ini())
+        with self.assertRaisesRegex(hdpsgd.InputError, r"\[clip\] c = 'true' is not a number"):
+            m.replace(clip__c=True)
+        r = hdpsgd.sweep(m.replace(ode__bins=8), {"ode.discrete": [False, True]})
+        self.assertEqual(r["ode.discrete"].tolist(), [False, True])
+        self.assertEqual(r.ode_final_risk[1], float("%.10g" % hdpsgd.ode(d).final_risk))
 
     def test_file_and_overrides_resolve_like_the_program(self):
         path = os.path.join(MODELS, "powerlaw.ini")
