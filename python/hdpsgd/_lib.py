@@ -347,7 +347,7 @@ def run_long(fn, args, progress=None):
             if held is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
             raise
-        interrupted = False
+        interrupted = None
         # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can mark a running
         # thread as stopped (CPython before 3.13, bpo-45274's fix)
         while True:
@@ -357,14 +357,17 @@ def run_long(fn, args, progress=None):
                     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 if finished.wait(0.1):
                     break
-            except KeyboardInterrupt:
+            except BaseException as e:  # noqa: BLE001 - Ctrl-C, or another signal handler's
+                # exception (a SIGALRM timeout): the call must not run on behind it, on a
+                # model the caller then frees
                 cancel.value = 1  # the C side stops at its next check (within a run, a step)
-                interrupted = True
+                if interrupted is None:
+                    interrupted = e
         worker.join()
-        if interrupted:
+        if interrupted is not None:
             if rec.value:
                 hdp_record_delete(rec.value)
-            raise KeyboardInterrupt
+            raise interrupted
     if "exc" in result:
         raise result["exc"]
     if state["exc"] is not None:

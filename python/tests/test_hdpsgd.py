@@ -1006,6 +1006,33 @@ class Test_interrupt(unittest.TestCase):
         # the library and the interpreter are fine
         self.assertEqual(hdpsgd.sim(hdpsgd.Model(), runs=3, seed=1).runs, 3)
 
+    def test_another_signal_handlers_exception_stops_the_call(self):
+        """an exception from another signal's handler (a SIGALRM timeout) stops the call as
+        Ctrl-C does, and is raised once it has stopped (user trial: the call ran on in its
+        thread behind the TimeoutError, on a model the caller's frame then freed)"""
+        main = threading.main_thread().ident
+        handled = threading.Event()
+
+        def on_alarm(signum, frame):
+            handled.set()
+            raise TimeoutError("too slow")
+
+        old = signal.signal(signal.SIGALRM, on_alarm)
+        self.addCleanup(signal.signal, signal.SIGALRM, old)
+        done = []
+
+        def progress(what, d, total, value):
+            if not what.endswith(" steps"):
+                done.append(d)
+                if d == 2:
+                    signal.pthread_kill(main, signal.SIGALRM)
+                    self.assertTrue(handled.wait(120), "the main thread never ran its handler")
+
+        with self.assertRaisesRegex(TimeoutError, "too slow"):
+            hdpsgd.sim(hdpsgd.Model(overrides=self.SLOW), runs=400, threads=1, progress=progress)
+        self.assertEqual([t.name for t in threading.enumerate() if t.name == "hdpsgd"], [])
+        self.assertLessEqual(len(done), 3)  # the run under way ends, no other starts
+
     def test_ctrl_c_stops_the_design(self):
         seen = []
 
