@@ -714,7 +714,7 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: _Optional[float] = No
         t = e / q
         if not _math.isfinite(t):  # epochs = 1e300 at q = 1e-6: no integer of steps
             raise InputError(f"epochs = {epochs!r}, sample_rate = {sample_rate!r}: epochs/q "
-                             "steps, expected from 1 to 100000000")
+                             "is not a finite number of steps (expected 1 to 100000000 steps)")
         steps = _math.ceil(round(t) if abs(t - round(t)) <= 1e-9 * round(t) else t)
     _check_int("steps", steps, 1, 100000000)
     if not isinstance(accountant, str) or "\0" in accountant:
