@@ -68,7 +68,10 @@ def keys():
 
 
 def _text_value(text):
-    """A value as the library writes it: int, float (inf), or str (enum names, files)."""
+    """A value as the library writes it: int, float (inf), bool (the switches data.center,
+    ode.discrete: "true", "false"), or str (enum names, files)."""
+    if text in ("true", "false"):
+        return text == "true"  # the text "false" would be true in an if
     try:
         return int(text)
     except ValueError:
@@ -81,8 +84,8 @@ def _text_value(text):
 
 def _value_text(value):
     """A Python value as the text of an INI value / --set."""
-    if isinstance(value, bool):
-        raise InputError(f"a boolean is not a model value ({value!r})")
+    if isinstance(value, (bool, _numpy.bool_)):
+        return "true" if value else "false"  # a switch; a number key refuses it, naming it
     if isinstance(value, _numbers.Integral):
         return str(int(value))
     if isinstance(value, _numbers.Real):
@@ -102,6 +105,10 @@ class _Handle:
         if getattr(self, "ptr", None):
             _lib.hdp_model_delete(self.ptr)
             self.ptr = None
+
+    def __reduce__(self):
+        # a copy would own the same C model and free it a second time
+        raise TypeError("a C model handle cannot be copied or pickled (the Model can)")
 
 
 def _build(path, sets, arrays=None):
@@ -158,18 +165,27 @@ class Model(_Mapping):
         N x d rows, y their N labels (None: a planted target), X_test and y_test a held-out set.
         ``data.source`` becomes ``file``; the other keys as for ``Model``, e.g.
         ``Model.from_arrays(X, y, data__labels_positive="0", clip__c=0.3)``. The numbers are
-        those of the same arrays saved as files and given as ``data.features`` etc."""
+        those of the same arrays saved as files and given as ``data.features`` etc. The model
+        keeps a copy of the arrays: changing them afterwards does not change it."""
         import numpy as _np
         def arr(a, name, dims):
             if a is None:
                 return None
-            a = _np.ascontiguousarray(a, dtype=_np.float64)
+            # a copy of its own: the model is rebuilt from it by replace() (and pickle), and the
+            # caller's array may change after this call
+            if _np.iscomplexobj(a):
+                raise InputError(f"{name}: complex numbers; expected an array of real numbers")
+            try:
+                a = _np.array(a, dtype=_np.float64, order="C", copy=True)
+            except (TypeError, ValueError) as e:
+                raise InputError(f"{name}: expected an array of real numbers ({e})") from None
             if dims == 2 and a.ndim == 1 and name.startswith("X"):
                 raise InputError(f"{name}: expected an N x d array, got shape {a.shape}")
             if dims == 1 and a.ndim == 2 and a.shape[1] == 1:
                 a = _np.ascontiguousarray(a[:, 0])
             if a.ndim != dims:
                 raise InputError(f"{name}: expected {dims} dimensions, got shape {a.shape}")
+            a.flags.writeable = False
             return a
         Xa, ya, Xt, yt = arr(X, "X", 2), arr(y, "y", 1), arr(X_test, "X_test", 2), arr(y_test, "y_test", 1)
         if ya is not None and ya.shape[0] != Xa.shape[0]:
@@ -225,6 +241,17 @@ class Model(_Mapping):
         """The model itself (it is immutable)."""
         return self
 
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        """Pickled as what builds it: the file's path, the overrides and the arrays; unpickling
+        builds the model again (reading the file again)."""
+        return (_rebuild, (self._path, self._sets, self._arrays))
+
     def _with(self, keys):
         """The C model with keys changed (runs=, seed=, step=: (argument, key, text)), each
         through hdp_model_with as the command line's options, the schema checking their
@@ -263,6 +290,15 @@ class Model(_Mapping):
     def __iter__(self):
         return iter(keys())
 
+    def __eq__(self, other):
+        """The same keys and values, and for models on arrays the same arrays (which no key
+        holds)."""
+        if isinstance(other, Model) and not _same_arrays(self._arrays, other._arrays):
+            return False
+        return _Mapping.__eq__(self, other)
+
+    __hash__ = None  # a mapping (as before: equal models need not be one object)
+
     def __len__(self):
         return len(keys())
 
@@ -271,10 +307,19 @@ class Model(_Mapping):
         return {k: self[k] for k in keys()}
 
     def to_ini(self) -> str:
-        """The model as an INI file that ``Model(path)`` and ``hdpsgd`` read back."""
+        """The model as an INI file that ``Model(path)`` and ``hdpsgd`` read back; a model on
+        arrays (``from_arrays``) is written without them, which its first line says."""
         out = _ctypes.c_void_p()
         _lib.call(_lib.hdp_model_ini_text, self._handle.ptr, _ctypes.byref(out))
-        return _lib.take_text(out)
+        return self._arrays_note() + _lib.take_text(out)
+
+    def _arrays_note(self):
+        """A model on arrays has no file to name: the INI texts say so in a first comment."""
+        if self._arrays is None:
+            return ""
+        return ("; the data are NumPy arrays (hdpsgd.Model.from_arrays), not written here: save "
+                "them (numpy.save) and\n; give them as data.features, data.labels, "
+                "data.test_features, data.test_labels to read this back\n")
 
     def _meta(self):
         out = _ctypes.c_void_p()
@@ -291,8 +336,26 @@ class Model(_Mapping):
         return list(self._sets)
 
     def __repr__(self):
-        src = self._path or "(built-in default)"
+        src = self._path or ("(arrays X %d x %d)" % self._arrays[0].shape if self._arrays
+                             else "(built-in default)")
         return f"hdpsgd.Model({src!r}, {len(self._sets)} override(s))"
+
+
+def _same_arrays(a, b):
+    """Model.from_arrays' (X, y, X_test, y_test) of two models hold the same numbers."""
+    if a is None or b is None:
+        return a is b
+    return all((x is None) == (y is None) and (x is None or _numpy.array_equal(x, y))
+               for x, y in zip(a, b))
+
+
+def _rebuild(path, sets, arrays):
+    """A Model unpickled (Model.__reduce__)."""
+    m = Model.__new__(Model)
+    for name, value in (("_path", path), ("_sets", tuple(sets)), ("_arrays", arrays)):
+        object.__setattr__(m, name, value)
+    object.__setattr__(m, "_handle", _build(path, list(sets), arrays))
+    return m
 
 
 def _changes(overrides, keys):
@@ -649,6 +712,9 @@ def dpsgd_privacy(sample_rate: float, *, noise_multiplier: _Optional[float] = No
         if not (e > 0 and _math.isfinite(e)) or not (0 < q <= 1):
             raise InputError("epochs = %r, sample_rate = %r: expected epochs > 0 and q in (0, 1]" % (epochs, sample_rate))
         t = e / q
+        if not _math.isfinite(t):  # epochs = 1e300 at q = 1e-6: no integer of steps
+            raise InputError(f"epochs = {epochs!r}, sample_rate = {sample_rate!r}: epochs/q "
+                             "is not a finite number of steps (expected 1 to 100000000 steps)")
         steps = _math.ceil(round(t) if abs(t - round(t)) <= 1e-9 * round(t) else t)
     _check_int("steps", steps, 1, 100000000)
     if not isinstance(accountant, str) or "\0" in accountant:
@@ -714,11 +780,11 @@ def config(model: _ModelArg = None, *, all: bool = False) -> str:
     """The resolved model as the model file ``hdpsgd config`` prints (every key with its
     value, data.n resolved from data.gamma, ...), without its first comment line; all adds the
     sections of the other model families (``hdpsgd config --all``). The text reads back to the
-    same model."""
+    same model (a model on arrays: without them, which its first line says)."""
     m = _model(model)
     out = _ctypes.c_void_p()
     _lib.call(_lib.hdp_model_config_text, m._handle.ptr, int(bool(all)), _ctypes.byref(out))
-    return _lib.take_text(out)
+    return m._arrays_note() + _lib.take_text(out)
 
 
 # every family's fields under its prefix, optional: a call computes the families it is given

@@ -79,10 +79,19 @@ _ERRORS = {EINPUT: InputError, EIO: OutputError, ENUMERIC: NumericalError,
 
 
 def _find_library():
-    """HDPSGD_LIBRARY, else the path fixed at configure time, else the loader's search."""
+    """HDPSGD_LIBRARY, else the path fixed at configure time, else the loader's search. A
+    library named by HDPSGD_LIBRARY is the one loaded or the import fails: another one found
+    instead would silently give other numbers."""
+    given = os.environ.get("HDPSGD_LIBRARY")
+    if given:
+        try:
+            found = ctypes.CDLL(given)
+            found.hdp_model_new  # noqa: B018 - a library, but is it libhdpsgd?
+            return found, given
+        except (OSError, AttributeError) as e:
+            raise ImportError(f"hdpsgd: HDPSGD_LIBRARY={given!r} cannot be loaded ({e}): "
+                              "set it to a libhdpsgd.so, or unset it") from None
     candidates = []
-    if os.environ.get("HDPSGD_LIBRARY"):
-        candidates.append(os.environ["HDPSGD_LIBRARY"])
     if _config.LIBRARY:
         candidates.append(_config.LIBRARY)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -338,7 +347,7 @@ def run_long(fn, args, progress=None):
             if held is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
             raise
-        interrupted = False
+        interrupted = None
         # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can mark a running
         # thread as stopped (CPython before 3.13, bpo-45274's fix)
         while True:
@@ -348,14 +357,17 @@ def run_long(fn, args, progress=None):
                     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 if finished.wait(0.1):
                     break
-            except KeyboardInterrupt:
+            except BaseException as e:  # noqa: BLE001 - Ctrl-C, or another signal handler's
+                # exception (a SIGALRM timeout): the call must not run on behind it, on a
+                # model the caller then frees
                 cancel.value = 1  # the C side stops at its next check (within a run, a step)
-                interrupted = True
+                if interrupted is None:
+                    interrupted = e
         worker.join()
-        if interrupted:
+        if interrupted is not None:
             if rec.value:
                 hdp_record_delete(rec.value)
-            raise KeyboardInterrupt
+            raise interrupted
     if "exc" in result:
         raise result["exc"]
     if state["exc"] is not None:

@@ -84,6 +84,10 @@ class Frame:
 
     def __repr__(self):
         scal = ", ".join(f"{k}={v!r}" for k, v in list(self.numbers.items())[:4])
+        if not scal:  # columns only (a curve, a sweep): their length and names
+            cols = self.columns
+            rows = len(next(iter(cols.values()))) if cols else 0
+            scal = f"{rows} rows: " + ", ".join(list(cols)[:6])
         return f"<hdpsgd.{type(self).__name__} {scal}, ...>"
 
 
@@ -142,6 +146,13 @@ class Base(Frame):
 
     def __contains__(self, name):
         return any(k == name for k, _t, _v in self._items())
+
+    def __setstate__(self, state):
+        """A copy (copy.deepcopy, pickle) keeps the columns read-only, as the original."""
+        for v in state.values():
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+        self.__dict__.update(state)
 
 
 

@@ -32,6 +32,14 @@ class SweepResult(Result):
         self._csv_columns = self.names
 
 
+def _visible(text):
+    """A user's text for a message: a control character as \\xNN (as the library writes it),
+    so that a newline or an escape sequence in an axis does not reach the terminal."""
+    text = str(text)
+    return "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256
+                   else "\\u%04x" % ord(c) for c in text)
+
+
 def _column(texts):
     """A results.csv column as a NumPy array: bool (true/false), int, float (NaN for empty
     fields) or str."""
@@ -65,7 +73,7 @@ def _axis_values(key, values):
             if count is not None:
                 if not (1 <= count <= 1024 and _math.isfinite(lo) and _math.isfinite(hi)) or (
                         len(parts) == 4 and not (lo > 0 and hi > 0)):
-                    raise InputError(f"axis {key}: {values!r}: expected LO:HI:COUNT or "
+                    raise InputError(f"axis {_visible(key)}: {values!r}: expected LO:HI:COUNT or "
                                      "LO:HI:COUNT:log with 1 <= COUNT <= 1024 (log: LO, HI > 0)")
                 out = []
                 for i in range(count):
@@ -78,9 +86,10 @@ def _axis_values(key, values):
     try:
         texts = [_value_text(v) for v in values]
     except TypeError:
-        raise InputError(f"axis {key}: expected a list of values or 'LO:HI:COUNT[:log]'") from None
+        raise InputError(f"axis {_visible(key)}: expected a list of values or "
+                         "'LO:HI:COUNT[:log]'") from None
     if not texts or any(not t for t in texts):
-        raise InputError(f"axis {key}: no values, or an empty one")
+        raise InputError(f"axis {_visible(key)}: no values, or an empty one")
     return texts
 
 
@@ -160,7 +169,7 @@ def sweep(model=None, axes=None, *, commands=("ode",), schedule_families="all",
         try:
             models.append(base.replace(point) if point else base)
         except InputError as e:
-            where = ", ".join(f"{k}={v}" for k, v in point.items())
+            where = ", ".join(f"{_visible(k)}={_visible(v)}" for k, v in point.items())
             raise InputError(f"at point {i} ({where}): {e}") from None
         labels.append([texts[a][idx[a]] for a in range(len(keys))])
     rows, names = [], None

@@ -7,11 +7,13 @@ HDPSGD_CLI=BUILD/hdpsgd, HDPSGD_SOURCE_DIR=the source tree.
 """
 
 import ctypes
+import ctypes.util
 import json
 import math
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -108,11 +110,33 @@ class Test_model(unittest.TestCase):
         self.assertEqual(set(want), {k for k in hdpsgd.keys()
                                      if k.split(".")[0] in core and k not in left})
         for k, v in want.items():
-            self.assertEqual(str(m[k]) if not isinstance(m[k], float) else v, v, k)
+            got = m[k]
+            text = str(got).lower() if isinstance(got, bool) else str(got)
+            self.assertEqual(text if not isinstance(got, float) else v, v, k)
             self.assertEqual(m[k], hdpsgd._text_value(v), k)
         self.assertEqual(m["clip.c"], 0.3)
         self.assertEqual(m["data.n"], 2000)  # resolved from gamma = 0.1
         self.assertEqual(m["schedule.kind"], "inverse-time")
+
+    def test_switches_are_booleans(self):
+        """data.center and ode.discrete read as bool and are set from bool (user trial: they
+        read as the texts "true"/"false", so `if m["ode.discrete"]:` was always taken, and
+        True was refused)"""
+        m = hdpsgd.Model()
+        self.assertIs(m["ode.discrete"], False)
+        self.assertIs(m["data.center"], True)
+        d = m.replace(ode__discrete=True, ode__bins=8)
+        self.assertIs(d["ode.discrete"], True)
+        self.assertIs(m.replace(ode__discrete=np.True_)["ode.discrete"], True)
+        self.assertEqual(hdpsgd.ode(d).final_risk,
+                         hdpsgd.ode(m.replace(ode__discrete="true", ode__bins=8)).final_risk)
+        self.assertIn("[ode]\n", d.to_ini())
+        self.assertIn("discrete = true\n", d.to_ini())
+        with self.assertRaisesRegex(hdpsgd.InputError, r"\[clip\] c = 'true' is not a number"):
+            m.replace(clip__c=True)
+        r = hdpsgd.sweep(m.replace(ode__bins=8), {"ode.discrete": [False, True]})
+        self.assertEqual(r["ode.discrete"].tolist(), [False, True])
+        self.assertEqual(r.ode_final_risk[1], float("%.10g" % hdpsgd.ode(d).final_risk))
 
     def test_file_and_overrides_resolve_like_the_program(self):
         path = os.path.join(MODELS, "powerlaw.ini")
@@ -207,6 +231,28 @@ class Test_model(unittest.TestCase):
             self.assertEqual(m.to_dict(), m2.to_dict())
             self.assertEqual(hdpsgd.ode(m).final_risk, hdpsgd.ode(m2).final_risk)
         self.assertIn("[clip]\nc = 0.123456789012345\n", m.to_ini())
+
+    def test_copy_and_pickle(self):
+        """copy.deepcopy and pickle of a model (user trial): once a double free of the C model
+        (the copy owned the same pointer); now the model itself, or built again when unpickled"""
+        import copy
+        import pickle
+        m = hdpsgd.Model(os.path.join(MODELS, "twolevel.ini"), {"clip.c": 0.7})
+        self.assertIs(copy.copy(m), m)
+        self.assertIs(copy.deepcopy(m), m)
+        self.assertIs(copy.deepcopy([m])[0], m)
+        m2 = pickle.loads(pickle.dumps(m))
+        self.assertEqual(m2.to_dict(), m.to_dict())
+        self.assertEqual((m2.path, m2.overrides), (m.path, m.overrides))
+        self.assertEqual(hdpsgd.ode(m2).final_risk, hdpsgd.ode(m).final_risk)
+        X = np.arange(60.0).reshape(20, 3) % 7 + np.arange(3)
+        ma = hdpsgd.Model.from_arrays(X, X[:, 0] - X[:, 1], clip__c=0.5)
+        ma2 = pickle.loads(pickle.dumps(ma))
+        self.assertEqual(hdpsgd.ode(ma2).final_risk, hdpsgd.ode(ma).final_risk)
+        d = hdpsgd.design(m.replace(ode__bins=8), knots=3)
+        self.assertIs(copy.deepcopy(d).model, d.model)
+        with self.assertRaisesRegex(TypeError, "cannot be copied"):
+            copy.copy(m._handle)
 
     def test_relative_file_names_are_made_absolute(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -308,6 +354,50 @@ class Test_data(unittest.TestCase):
         self.assertIsNone(s.test_mse)
         self.assertNotIn("test_mse", s.columns)
 
+    def test_the_model_keeps_its_own_arrays(self):
+        """the caller's arrays changed after from_arrays change neither the model nor the models
+        replace() makes from it (user trial: replace() rebuilt from the caller's array itself)"""
+        rng = np.random.default_rng(3)
+        X = rng.standard_normal((120, 6))
+        y = X @ rng.standard_normal(6) + 0.1 * rng.standard_normal(120)
+        want = hdpsgd.ode(hdpsgd.Model.from_arrays(X, y, clip__c=0.5)).final_risk
+        Xc, yc = X.copy(), y.copy()
+        m = hdpsgd.Model.from_arrays(Xc, yc)
+        Xc *= 3.0
+        yc[:] = 0.0
+        self.assertEqual(hdpsgd.ode(m.replace(clip__c=0.5)).final_risk, want)
+        self.assertFalse(any(a.flags.writeable for a in m._arrays if a is not None))
+
+    def test_models_on_other_arrays_differ(self):
+        """== compares the arrays too (user trial: two models on different arrays, different
+        numbers, compared equal: no key holds the data)"""
+        rng = np.random.default_rng(4)
+        X, X2 = rng.standard_normal((40, 4)), rng.standard_normal((40, 4))
+        y = X[:, 0] - X[:, 1]
+        a, b = hdpsgd.Model.from_arrays(X, y), hdpsgd.Model.from_arrays(X2, y)
+        self.assertNotEqual(hdpsgd.ode(a).final_risk, hdpsgd.ode(b).final_risk)
+        self.assertNotEqual(a, b)
+        self.assertEqual(a, hdpsgd.Model.from_arrays(X.copy(), y.copy()))
+        self.assertNotEqual(a, hdpsgd.Model.from_arrays(X, y, X[:5], y[:5]))
+        self.assertEqual(a.replace(clip__c=0.5), a.replace(clip__c=0.5))
+        self.assertNotEqual(a.replace(clip__c=0.5), b.replace(clip__c=0.5))
+        self.assertEqual(hdpsgd.Model(), hdpsgd.Model(clip__c=0.3))
+        self.assertNotEqual(hdpsgd.Model(), a)
+        self.assertEqual(hdpsgd.Model(), dict(hdpsgd.Model()))
+
+    def test_written_without_the_arrays_says_so(self):
+        """to_ini() and config() of a model on arrays cannot name them: their first line says
+        so, and the repr names the arrays (user trial: no word of it, the repr said '(built-in
+        default)')"""
+        X = np.arange(60.0).reshape(20, 3) % 7 + np.arange(3)
+        m = hdpsgd.Model.from_arrays(X, X[:, 0] - X[:, 1], clip__c=0.5)
+        for text in (m.to_ini(), hdpsgd.config(m)):
+            self.assertTrue(text.startswith("; the data are NumPy arrays (hdpsgd.Model.from_arrays"
+                                            "), not written here"), text[:120])
+            self.assertIn("source = file\n", text)
+        self.assertEqual(repr(m), "hdpsgd.Model('(arrays X 20 x 3)', 1 override(s))")
+        self.assertFalse(hdpsgd.Model().to_ini().startswith(";"))
+
     def test_bad_arrays_refused(self):
         X = np.ones((50, 3)) + np.arange(150).reshape(50, 3) % 7
         with self.assertRaisesRegex(hdpsgd.InputError, "y: 10 labels for the 50 rows"):
@@ -320,6 +410,25 @@ class Test_data(unittest.TestCase):
             hdpsgd.Model.from_arrays(X, np.arange(50) % 3, data__labels_positive="7")
         with self.assertRaisesRegex(hdpsgd.InputError, "X_test: 2 columns, X has 3"):
             hdpsgd.Model.from_arrays(X, None, X[:, :2])
+        # neither complex numbers (NumPy would drop the imaginary part with a warning) nor
+        # texts: an InputError naming the array (user trial)
+        with self.assertRaisesRegex(hdpsgd.InputError, "X: complex numbers"):
+            hdpsgd.Model.from_arrays(X + 1j)
+        with self.assertRaisesRegex(hdpsgd.InputError, "y_test: complex numbers"):
+            hdpsgd.Model.from_arrays(X, X[:, 0], X[:5], [1j] * 5)
+        with self.assertRaisesRegex(hdpsgd.InputError, "y: expected an array of real numbers"):
+            hdpsgd.Model.from_arrays(X, ["a"] * 50)
+        with self.assertRaisesRegex(hdpsgd.InputError, "X: expected an array of real numbers"):
+            hdpsgd.Model.from_arrays("X.npy")
+        # the data set's own refusals name the array, not an empty file name under the default
+        # model (user trial: "(built-in default) (default value): [data] features: : dataset:")
+        with self.assertRaisesRegex(hdpsgd.InputError, r"^the array X: dataset: all 50 rows are "
+                                    r"equal after centring"):
+            hdpsgd.Model.from_arrays(np.ones((50, 3)), X[:, 0])
+        with self.assertRaisesRegex(hdpsgd.InputError, r"^the array X: dataset: tr Σ overflows"):
+            hdpsgd.Model.from_arrays(X * 1e300)
+        with self.assertRaisesRegex(hdpsgd.InputError, "d = 2 but the rows of the array X have 3"):
+            hdpsgd.Model.from_arrays(X, data__d=2)
 
 
 class Test_ode(unittest.TestCase):
@@ -410,6 +519,31 @@ class Test_results(unittest.TestCase):
             self.assertEqual(len(names), len(set(names)), cls)
             for f in dataclasses.fields(cls):
                 self.assertTrue(f.metadata["help"], (cls, f.name))
+
+    def test_repr(self):
+        """the short repr names the first numbers, or for a result of columns only (a
+        validation's curves, a sweep) its rows and columns (user trial: '<hdpsgd.OdeCurve , ...>')"""
+        m = hdpsgd.Model(overrides={"ode.bins": 8, "ode.points": 11})
+        self.assertTrue(repr(hdpsgd.ode(m)).startswith("<hdpsgd.OdeResult final_risk="))
+        v = hdpsgd.validate(m, runs=4, with_sde=False)
+        self.assertEqual(repr(v.ode), "<hdpsgd.OdeCurve 11 rows: t, risk, risk_upper, risk_lower, "
+                         "mu_c, nu_c, ...>")
+        self.assertTrue(repr(v.sim).startswith("<hdpsgd.McCurve 11 rows: t, mean, stderr,"))
+        s = hdpsgd.sweep(m, {"clip.c": [0.5, 1]})
+        self.assertTrue(repr(s).startswith("<hdpsgd.SweepResult 2 rows: point, clip.c, d, n,"))
+
+    def test_copies_stay_read_only(self):
+        """copy.deepcopy and pickle of a result give equal, still read-only columns (user trial:
+        the copies' arrays were writeable)"""
+        import copy
+        import pickle
+        r = hdpsgd.ode(hdpsgd.Model(overrides={"ode.bins": 8, "ode.points": 11}))
+        for c in (copy.deepcopy(r), pickle.loads(pickle.dumps(r)), copy.copy(r)):
+            self.assertEqual(c.final_risk, r.final_risk)
+            self.assertTrue(np.array_equal(c.risk, r.risk))
+            self.assertFalse(c.risk.flags.writeable)
+            with self.assertRaises(ValueError):
+                c.t[0] = 1.0
 
     def test_keywords_and_defaults(self):
         with self.assertRaises(TypeError):
@@ -668,6 +802,9 @@ class Test_privacy(unittest.TestCase):
                    dict(noise_multiplier=1, steps=10, delta=1.0)]:
             with self.subTest(kw=kw), self.assertRaises(ValueError):
                 hdpsgd.dpsgd_privacy(0.1, **kw)
+        # epochs/q beyond a float: an InputError, not ceil's OverflowError (user trial)
+        with self.assertRaisesRegex(hdpsgd.InputError, "epochs = 1e.300, sample_rate = 1e-300"):
+            hdpsgd.dpsgd_privacy(1e-300, noise_multiplier=1, epochs=1e300)
 
 
 class Test_design(unittest.TestCase):
@@ -869,6 +1006,33 @@ class Test_interrupt(unittest.TestCase):
         # the library and the interpreter are fine
         self.assertEqual(hdpsgd.sim(hdpsgd.Model(), runs=3, seed=1).runs, 3)
 
+    def test_another_signal_handlers_exception_stops_the_call(self):
+        """an exception from another signal's handler (a SIGALRM timeout) stops the call as
+        Ctrl-C does, and is raised once it has stopped (user trial: the call ran on in its
+        thread behind the TimeoutError, on a model the caller's frame then freed)"""
+        main = threading.main_thread().ident
+        handled = threading.Event()
+
+        def on_alarm(signum, frame):
+            handled.set()
+            raise TimeoutError("too slow")
+
+        old = signal.signal(signal.SIGALRM, on_alarm)
+        self.addCleanup(signal.signal, signal.SIGALRM, old)
+        done = []
+
+        def progress(what, d, total, value):
+            if not what.endswith(" steps"):
+                done.append(d)
+                if d == 2:
+                    signal.pthread_kill(main, signal.SIGALRM)
+                    self.assertTrue(handled.wait(120), "the main thread never ran its handler")
+
+        with self.assertRaisesRegex(TimeoutError, "too slow"):
+            hdpsgd.sim(hdpsgd.Model(overrides=self.SLOW), runs=400, threads=1, progress=progress)
+        self.assertEqual([t.name for t in threading.enumerate() if t.name == "hdpsgd"], [])
+        self.assertLessEqual(len(done), 3)  # the run under way ends, no other starts
+
     def test_ctrl_c_stops_the_design(self):
         seen = []
 
@@ -979,6 +1143,25 @@ class Test_errors(unittest.TestCase):
             hdpsgd.ode(42)
         with self.assertRaises(ValueError):
             hdpsgd.ode("/nonexistent.ini")
+
+    def test_a_bad_hdpsgd_library_fails_the_import(self):
+        """HDPSGD_LIBRARY names the library or the import fails, naming it (user trial: a path
+        that did not load was passed over for the configured library, silently)"""
+        env = dict(os.environ)
+        for path, why in (("/nonexistent/libhdpsgd.so", "No such file"),
+                          (os.path.join(SRC, "README.md"), "invalid ELF header"),
+                          (ctypes.util.find_library("m") or "libm.so.6", "hdp_model_new")):
+            env["HDPSGD_LIBRARY"] = path
+            p = subprocess.run([sys.executable, "-c", "import hdpsgd"], env=env,
+                               capture_output=True, text=True)
+            self.assertNotEqual(p.returncode, 0, path)
+            self.assertIn(f"ImportError: hdpsgd: HDPSGD_LIBRARY={path!r} cannot be loaded",
+                          p.stderr)
+            self.assertIn(why, p.stderr)
+        env["HDPSGD_LIBRARY"] = _lib.LIBRARY_PATH
+        p = subprocess.run([sys.executable, "-c", "import hdpsgd; print(hdpsgd._lib.LIBRARY_PATH)"],
+                           env=env, capture_output=True, text=True)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, _lib.LIBRARY_PATH), p.stderr)
 
     def test_null_arguments_are_refused(self):
         rec = ctypes.c_void_p()

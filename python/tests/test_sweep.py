@@ -129,6 +129,15 @@ class Test_sweep(unittest.TestCase):
             hdpsgd.sweep(m, {"clip.c": "1:2:0"})
         with self.assertRaises(hdpsgd.InputError):
             hdpsgd.sweep(m, [("clip.c", [1])])
+        # a control character of an axis is shown escaped, as the library shows it (user trial:
+        # the newline and the escape sequence reached the message as they were)
+        with self.assertRaises(hdpsgd.InputError) as cm:
+            hdpsgd.sweep(m, {"clip.c": ["1", "0.5\n\x1b[2J"]})
+        self.assertIn("at point 1 (clip.c=0.5\\x0a\\x1b[2J)", str(cm.exception))
+        self.assertFalse(any(c in str(cm.exception) for c in "\n\x1b"))
+        with self.assertRaises(hdpsgd.InputError) as cm:
+            hdpsgd.sweep(m, {"clip.c\x1b": []})
+        self.assertIn("axis clip.c\\x1b: no values", str(cm.exception))
 
     def test_progress_may_stop_it(self):
         seen = []

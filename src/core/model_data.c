@@ -328,13 +328,15 @@ static hdp_status load(const hdp_model *m, hdp_data **out, hdp_error *err)
     if (hdp_model_key_given(m, "data", "d") && m->d != rows.d) {
         st = hdp_model_fail_key(m, "data", "d", err,
                                 "d = %ld but the rows of %s have %ld columns (leave d out to "
-                                "take it from the file)", m->d, m->features, rows.d);
+                                "take it from the file)", m->d, a ? "the array X" : m->features,
+                                rows.d);
         goto fail;
     }
     hdp_dataset_options o = {!m->center, m->scale == HDP_SCALE_NONE, m->ridge, 0, 0};
     st = hdp_dataset_prepare(&rows, y, y ? rows.n : 0, &o, &d->train, &e);
-    if (st != HDP_OK) {
-        st = st == HDP_ENOMEM ? hdp_fail(err, st, "%s: %s", m->features, e.msg)
+    if (st != HDP_OK) { /* arrays have no file nor key to name: "the array X" */
+        st = st == HDP_ENOMEM ? hdp_fail(err, st, "%s: %s", a ? "the array X" : m->features, e.msg)
+             : a              ? hdp_fail(err, HDP_EINPUT, "the array X: %s", e.msg)
                               : hdp_model_fail_key(m, "data", "features", err, "%s: %s",
                                                    m->features, e.msg);
         goto fail;
