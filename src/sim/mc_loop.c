@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,31 @@ static int pin_self(int tid, const cpu_set_t *allowed, cpu_set_t *saved)
 /* ---- 1. the generic run loop ---- */
 
 int hdp_mc_loop_threads(long runs, int threads) { return hdp_threads_request(runs, threads); }
+
+/* bytes rounded up to whole cache lines */
+static size_t cache_lines(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+void *hdp_mc_ws_alloc(size_t size, const hdp_mc_array *arrays, size_t count)
+{
+    size_t total = cache_lines(size);
+    for (size_t i = 0; i < count; i++) {
+        if (arrays[i].count > (SIZE_MAX - 64 - total) / arrays[i].size)
+            return NULL;
+        total += cache_lines(arrays[i].count * arrays[i].size);
+    }
+    char *w = aligned_alloc(64, total);
+    if (!w)
+        return NULL;
+    memset(w, 0, total);
+    size_t at = cache_lines(size);
+    for (size_t i = 0; i < count; i++)
+        if (arrays[i].count) {
+            void *p = w + at; /* stored by memcpy: the fields are double *, float *, long * */
+            memcpy(w + arrays[i].offset, &p, sizeof p);
+            at += cache_lines(arrays[i].count * arrays[i].size);
+        }
+    return w;
+}
 
 /* the lowest failing run a thread saw (run = runs: none) */
 typedef struct {
