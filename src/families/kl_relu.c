@@ -9,6 +9,7 @@
 #include "families/kl_internal.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -163,29 +164,24 @@ void hdp_kl_relu_ws_free(void *vw)
         return;
     hdp_kl_net_free(&w->net), hdp_kl_net_free(&w->net0), hdp_kl_net_free(&w->grad);
     net_pass_free(&w->pass);
-    free(w->diff2), free(w->S), free(w->xi), free(w->ln2);
     free(w);
 }
 
 void *hdp_kl_relu_ws_alloc(const void *vc)
 {
     const hdp_kl_spec *s = ((const init_ctx *)vc)->s;
-    relu_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    if (hdp_kl_net_alloc(&s->arch, &w->net, NULL) != HDP_OK ||
-        hdp_kl_net_alloc(&s->arch, &w->net0, NULL) != HDP_OK ||
-        hdp_kl_net_alloc(&s->arch, &w->grad, NULL) != HDP_OK ||
-        !net_pass_alloc(&w->net, s->n, &w->pass)) {
-        hdp_kl_relu_ws_free(w);
-        return NULL;
-    }
-    long big = 0;
+    long wd[HDP_KL_MAX_DEPTH + 1], big = 0;
+    hdp_kl_widths(&s->arch, wd);
     for (int l = 1; l <= s->arch.L; l++)
-        big = w->net.w[l] * w->net.w[l - 1] > big ? w->net.w[l] * w->net.w[l - 1] : big;
-    w->diff2 = hdp_dalloc((size_t)s->n), w->S = hdp_dalloc((size_t)s->n);
-    w->xi = hdp_dalloc((size_t)big), w->ln2 = hdp_dalloc((size_t)s->n * (size_t)s->arch.L);
-    if (!w->diff2 || !w->S || !w->xi || !w->ln2) {
+        big = wd[l] * wd[l - 1] > big ? wd[l] * wd[l - 1] : big;
+    const hdp_mc_array a[] = {HDP_MC_ARRAY(relu_ws, diff2, s->n), HDP_MC_ARRAY(relu_ws, S, s->n),
+                              HDP_MC_ARRAY(relu_ws, xi, big),
+                              HDP_MC_ARRAY(relu_ws, ln2, (size_t)s->n * (size_t)s->arch.L)};
+    relu_ws *w = HDP_MC_WS_ALLOC(relu_ws, a);
+    if (w && (hdp_kl_net_alloc(&s->arch, &w->net, NULL) != HDP_OK ||
+              hdp_kl_net_alloc(&s->arch, &w->net0, NULL) != HDP_OK ||
+              hdp_kl_net_alloc(&s->arch, &w->grad, NULL) != HDP_OK ||
+              !net_pass_alloc(&w->net, s->n, &w->pass))) {
         hdp_kl_relu_ws_free(w);
         return NULL;
     }

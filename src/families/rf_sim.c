@@ -82,21 +82,16 @@ typedef struct {
     hdp_normals ns;                   /* the run's block Gaussian stream */
 } sim_ws;
 
-#define WS(f) offsetof(sim_ws, f)
-static const size_t sim_arrays[] = {WS(theta), WS(xi),   WS(Z),    WS(g),  WS(resid),
-                                    WS(v),     WS(q),    WS(aD),   WS(c_em), WS(c_ex),
-                                    WS(xim),   WS(wz),   WS(pred), WS(zt)};
-#undef WS
-#define SIM_NARRAYS (sizeof sim_arrays / sizeof sim_arrays[0])
-
-static void rf_sim_ws_free(void *w) { rf_ws_free(w, sim_arrays, SIM_NARRAYS); }
-
 static void *rf_sim_ws_alloc(const void *c)
 {
     const hdp_rf_problem *pb = ((const sim_ctx *)c)->pb;
     const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
-    const long len[SIM_NARRAYS] = {p, p, p, p, n, n, n, r, r, r, r, r, m, m};
-    return rf_ws_alloc(sizeof(sim_ws), sim_arrays, len, SIM_NARRAYS);
+#define A(f, len) HDP_MC_ARRAY(sim_ws, f, len)
+    const hdp_mc_array a[] = {A(theta, p), A(xi, p), A(Z, p),    A(g, p),    A(resid, n),
+                              A(v, n),     A(q, n),  A(aD, r),   A(c_em, r), A(c_ex, r),
+                              A(xim, r),   A(wz, r), A(pred, m), A(zt, m)};
+#undef A
+    return HDP_MC_WS_ALLOC(sim_ws, a);
 }
 
 /* Fraction of samples whose gradient 2 |r_i| ||phi_i|| exceeds C_clip (docs/theory.md §7). */
@@ -449,7 +444,7 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     hdp_xoshiro first;
     hdp_xoshiro_stream(&first, (uint64_t)pb->spec.seed, 1);
     hdp_mc_loop loop = {.name = "rf", .runs = runs, .threads = res->threads, .ctx = &c,
-                        .ws_alloc = rf_sim_ws_alloc, .ws_free = rf_sim_ws_free,
+                        .ws_alloc = rf_sim_ws_alloc, .ws_free = free,
                         .run = rf_sim_run, .first = &first, .slots = outs,
                         .slot_size = sizeof *outs,
                         .progress = opt->progress, .progress_user = opt->progress_user};
