@@ -12,12 +12,27 @@
 #include "core/check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "families/blas_internal.h"
 
 /* ---- networks ---- */
+
+int hdp_kl_arch_too_big(const hdp_kl_arch *a, char *why, size_t size)
+{
+    const double params = (double)a->m * (double)a->d +
+                          (double)(a->L - 2) * (double)a->m * (double)a->m +
+                          (double)a->o * (double)a->m;
+    if (params <= 4.0e8)
+        return 0;
+    snprintf(why, size,
+             "width %ld at depth %d, d = %ld, o = %ld gives %.3g weights (%.3g GB per network), "
+             "more than the 4e8 accepted (3.2 GB): make width or depth smaller",
+             a->m, a->L, a->d, a->o, params, params * 8 / 1e9);
+    return 1;
+}
 
 hdp_status hdp_kl_arch_check(const hdp_kl_arch *a, hdp_error *err)
 {
@@ -27,13 +42,9 @@ hdp_status hdp_kl_arch_check(const hdp_kl_arch *a, hdp_error *err)
     if (a->m < 1 || a->d < 1 || a->o < 1)
         return hdp_fail(err, HDP_EINPUT, "[kl] width, d and o must be >= 1 (got %ld, %ld, %ld)",
                         a->m, a->d, a->o);
-    double params = (double)a->m * (double)a->d + (double)(a->L - 2) * (double)a->m * (double)a->m +
-                    (double)a->o * (double)a->m;
-    if (params > 4.0e8)
-        return hdp_fail(err, HDP_EINPUT,
-                        "[kl] width = %ld, depth = %d: %.3g weights (3.2 GB per network) is too "
-                        "many: at most 4e8",
-                        a->m, a->L, params);
+    char why[256];
+    if (hdp_kl_arch_too_big(a, why, sizeof why))
+        return hdp_fail(err, HDP_EINPUT, "[kl] width: %s", why);
     return HDP_OK;
 }
 
