@@ -165,12 +165,10 @@ static int run_alloc(const hdp_kl_spec *s, hdp_kl_run_result *res, init_out *io)
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (!(*arrays[i] = hdp_dalloc((size_t)E + 1)))
             return 0;
-    for (long i = 0; i < NI; i++) {
-        io[i].sum = hdp_dalloc(rec), io[i].sum2 = hdp_dalloc(rec), io[i].exact = hdp_dalloc(rec);
-        io[i].loss = hdp_dalloc((size_t)E + 1);
-        if (!io[i].sum || !io[i].sum2 || !io[i].exact || !io[i].loss)
+    for (long i = 0; i < NI; i++)
+        if (!(io[i].block = HDP_MC_VECS({&io[i].sum, rec}, {&io[i].sum2, rec}, {&io[i].exact, rec},
+                                        {&io[i].loss, (size_t)E + 1})))
             return 0;
-    }
     return 1;
 }
 
@@ -370,11 +368,12 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     const double t0 = omp_get_wtime();
     const long n = s->n, o = s->arch.o, E = s->epochs, NI = s->inits, P = s->runs;
     const size_t rec = (size_t)(E + 1) * (size_t)n;
-    double *X = hdp_dalloc((size_t)n * (size_t)s->arch.d), *Y = hdp_dalloc((size_t)n * (size_t)o);
+    double *X, *Y, *mean_i, *grand, *exact;
+    void *block = HDP_MC_VECS({&X, (size_t)n * (size_t)s->arch.d}, {&Y, (size_t)n * (size_t)o},
+                              {&mean_i, (size_t)NI}, {&grand, rec}, {&exact, rec});
     init_out *io = calloc((size_t)NI, sizeof *io);
     res->epochs = E, res->n = n, res->inits = NI, res->runs = P;
-    double *mean_i = hdp_dalloc((size_t)NI), *grand = hdp_dalloc(rec), *exact = hdp_dalloc(rec);
-    if (!X || !Y || !io || !mean_i || !grand || !exact || !run_alloc(s, res, io)) {
+    if (!block || !io || !run_alloc(s, res, io)) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the records of %ld epochs x %ld samples",
                       E, n);
         goto done;
@@ -424,10 +423,10 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
 done:
     res->seconds = omp_get_wtime() - t0;
     for (long i = 0; io && i < NI; i++) {
-        free(io[i].sum), free(io[i].sum2), free(io[i].exact), free(io[i].loss);
+        free(io[i].block);
         hdp_kl_problem_free(&io[i].pb);
     }
-    free(io), free(X), free(Y), free(mean_i), free(grand), free(exact);
+    free(io), free(block);
     if (st != HDP_OK)
         hdp_kl_run_result_free(res);
     return st;

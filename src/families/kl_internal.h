@@ -36,6 +36,7 @@ typedef struct {
     double *sum, *sum2; /* [(epochs+1) x n]: over paths, of S_j = sum_{k<e} eta ||Delta_j||^2 */
     double *exact;      /* [(epochs+1) x n]: exact cumulative (squared loss) */
     double *loss;       /* [epochs+1]: mean training loss over paths */
+    void *block;        /* sum, sum2, exact and loss (free) */
     hdp_kl_problem pb;
     int unstable;
     double eta_lmax;

@@ -134,6 +134,21 @@ void *hdp_mc_ws_alloc(size_t size, const hdp_mc_array *arrays, size_t count);
 /* the workspace of struct T with the arrays of the array a */
 #define HDP_MC_WS_ALLOC(T, a) hdp_mc_ws_alloc(sizeof(T), (a), sizeof(a) / sizeof((a)[0]))
 
+/* The same for a function's scratch vectors: *v[i].p receives v[i].count zeroed doubles (at
+ * least one, as hdp_dalloc's), all in one block that free() releases. NULL when out of memory
+ * (the *p then unset). */
+typedef struct {
+    double **p;
+    size_t count;
+} hdp_mc_vec;
+void *hdp_mc_vecs(const hdp_mc_vec *v, size_t n);
+/* hdp_mc_vecs of the pairs {&p, count} given */
+#define HDP_MC_VECS(...) \
+    hdp_mc_vecs((const hdp_mc_vec[]){__VA_ARGS__}, \
+                sizeof((const hdp_mc_vec[]){__VA_ARGS__}) / sizeof(hdp_mc_vec))
+/* the most arrays one block holds (more: NULL) */
+#define HDP_MC_BLOCK_MAX 32
+
 /* ---- 2. the risk-curve driver of the DP-SGD simulation and the SDE ---- */
 
 /* What one run sees of the grid. Iterate k (theta_k, or the SDE state after k
