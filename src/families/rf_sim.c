@@ -288,12 +288,10 @@ static hdp_status terms_mc(const hdp_rf_problem *pb, const sim_out *outs, long R
     res->early_stopping_term = res->early_stopping_term_stderr = NAN;
     if (R < 2)
         return HDP_OK;
-    double *jn = calloc((size_t)R, sizeof(double)), *je = calloc((size_t)R, sizeof(double));
-    if (!jn || !je) {
-        free(jn);
-        free(je);
+    double *jn, *je;
+    void *block = HDP_MC_VECS({&jn, (size_t)R}, {&je, (size_t)R});
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    }
     const double Rd = (double)R, R1 = Rd - 1.0;
     double an = 0, ae = 0;
     for (long j = 0; j < m; j++) {
@@ -330,8 +328,7 @@ static hdp_status terms_mc(const hdp_rf_problem *pb, const sim_out *outs, long R
         res->noise_term_stderr = sqrt(R1 / Rd * sn);
         res->early_stopping_term_stderr = sqrt(R1 / Rd * se);
     }
-    free(jn);
-    free(je);
+    free(block);
     return HDP_OK;
 }
 
@@ -425,13 +422,12 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
 
     int old = blas_single();
     sim_ctx c = {pb, q, res->step, P, q->s * sqrt(q->eta), NULL, NULL, NULL};
-    c.ex_decay = hdp_dalloc((size_t)r);
-    c.ex_shift = hdp_dalloc((size_t)r);
-    c.ex_sd = hdp_dalloc((size_t)r);
     const long m = pb->spec.k.test_size, per_run = 5 * P + m;
-    double *slots = hdp_dalloc((size_t)(runs * per_run));
+    double *slots;
+    void *block = HDP_MC_VECS({&c.ex_decay, (size_t)r}, {&c.ex_shift, (size_t)r},
+                              {&c.ex_sd, (size_t)r}, {&slots, (size_t)(runs * per_run)});
     sim_out *outs = calloc((size_t)runs, sizeof *outs);
-    if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs) {
+    if (!block || !outs) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs", runs);
         goto done;
     }
@@ -452,10 +448,7 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
         st = sim_reduce(pb, q, outs, runs, per_run, res, err);
 done:
     free(outs);
-    free(slots);
-    free(c.ex_decay);
-    free(c.ex_shift);
-    free(c.ex_sd);
+    free(block);
     blas_restore(old);
     res->seconds = omp_get_wtime() - t0;
     return st;
