@@ -8,6 +8,7 @@
 #include "core/alloc.h"
 #include "core/check.h"
 #include "families/rf_internal.h"
+#include "sim/mc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -78,6 +79,24 @@ static void mode_moments(double lambda, double eta, double t, int discrete, doub
     *var = one_minus_a2 != 0 ? eta * (1.0 - ak * ak) / one_minus_a2 : eta * k;
 }
 
+/* The modes' laws at time t with noise scale s, in one block (free it; NULL when out of
+ * memory): mean[k] = (f_k - shift) beta_k (shift 0: the mean of mode k; 1: its gap to the
+ * min-norm interpolator's), var[k] = s^2 v_k; *var_perp the variance of the null directions. */
+static void *mode_laws(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
+                       double shift, double **mean, double **var, double *var_perp)
+{
+    void *block = HDP_MC_VECS({mean, (size_t)pb->r}, {var, (size_t)pb->r});
+    for (long k = 0; block && k < pb->r; k++) {
+        double f, v;
+        mode_moments(pb->lambda[k], eta, t, discrete, &f, &v);
+        (*mean)[k] = (f - shift) * pb->beta[k];
+        (*var)[k] = s * s * v;
+    }
+    /* the null directions: a Brownian motion, variance s^2 t (s^2 eta k when discrete) */
+    *var_perp = s * s * (discrete ? eta * nearbyint(t / eta) : t);
+    return block;
+}
+
 /* The closed form of docs/theory.md §7 at time t: E loss at a point = (phi^T mean - y)^2 + phi^T
  * Cov phi, phi^T Cov phi = sum_k (phi^T w_k)^2 var_k + s^2 t ||P_perp phi||^2. */
 void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
@@ -86,22 +105,14 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
     if (!pb)
         return;
     const long n = pb->spec.k.n, m = pb->spec.k.test_size, r = pb->r;
-    double *mean = hdp_dalloc((size_t)r), *var = hdp_dalloc((size_t)r);
-    if (!mean || !var || (test && !pb->G)) {
+    double *mean, *var, var_perp;
+    void *block = mode_laws(pb, eta, s, t, discrete, 0.0, &mean, &var, &var_perp);
+    if (!block || (test && !pb->G)) {
         if (test) *test = NAN;
         if (train) *train = NAN;
-        free(mean);
-        free(var);
+        free(block);
         return;
     }
-    for (long k = 0; k < r; k++) {
-        double f, v;
-        mode_moments(pb->lambda[k], eta, t, discrete, &f, &v);
-        mean[k] = f * pb->beta[k];
-        var[k] = s * s * v;
-    }
-    /* the null directions: a Brownian motion, variance s^2 t (s^2 eta k when discrete) */
-    double var_perp = s * s * (discrete ? eta * nearbyint(t / eta) : t);
     if (train) {
         /* phi_i^T w_k = s_k U_ik; phi_i has no null-space part */
         double acc = 0;
@@ -132,8 +143,7 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
         }
         *test = acc / (double)m;
     }
-    free(mean);
-    free(var);
+    free(block);
 }
 
 /* The two terms of the test loss (Bombari-Mondelli, Eqs. 20-21; rf.h): with mean factor f_k
@@ -146,19 +156,12 @@ void hdp_rf_loss_terms(const hdp_rf_problem *pb, double eta, double s, double t,
         return;
     *noise = *early = NAN;
     const long m = pb->spec.k.test_size, r = pb->r;
-    double *gap = hdp_dalloc((size_t)r), *var = hdp_dalloc((size_t)r);
-    if (!gap || !var || !pb->G) {
-        free(gap);
-        free(var);
+    double *gap, *var, var_perp;
+    void *block = mode_laws(pb, eta, s, t, discrete, 1.0, &gap, &var, &var_perp);
+    if (!block || !pb->G) {
+        free(block);
         return;
     }
-    for (long k = 0; k < r; k++) {
-        double f, v;
-        mode_moments(pb->lambda[k], eta, t, discrete, &f, &v);
-        gap[k] = (f - 1.0) * pb->beta[k];
-        var[k] = s * s * v;
-    }
-    double var_perp = s * s * (discrete ? eta * nearbyint(t / eta) : t);
     double an = 0, ae = 0;
     for (long j = 0; j < m; j++) {
         const double *gj = pb->G + j * r;
@@ -172,6 +175,5 @@ void hdp_rf_loss_terms(const hdp_rf_problem *pb, double eta, double s, double t,
     }
     *noise = an / (double)m;
     *early = ae / (double)m;
-    free(gap);
-    free(var);
+    free(block);
 }
