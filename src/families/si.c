@@ -54,30 +54,11 @@ static hdp_status bad_key(const hdp_model *m, const char *key, hdp_error *err, c
     return hdp_fail(err, HDP_EINPUT, "[si] %s: %s (value %g)", key, msg, v);
 }
 
-/* The problem's arrays and their lengths (16 of them) */
-static int si_arrays(hdp_si_problem *pb, double **all[16], size_t len[16])
-{
-    const size_t d = (size_t)pb->spec.k.d, p = (size_t)pb->spec.k.p, n = (size_t)pb->spec.k.n,
-                 mt = (size_t)pb->spec.k.test_size;
-    double **a[] = {&pb->mu, &pb->W1, &pb->b, &pb->Phi, &pb->y, &pb->Phi_test, &pb->y_test,
-                    &pb->align, &pb->align0, &pb->l, &pb->V, &pb->astar, &pb->ou_mean,
-                    &pb->ou_var, &pb->gd_mean, &pb->gd_var};
-    const size_t l[] = {d, d * p, p, n * p, n, mt * p, mt, p, p, p, p * p, p, p, p, p, p};
-    memcpy(all, a, sizeof a);
-    memcpy(len, l, sizeof l);
-    return 16;
-}
-
 void hdp_si_problem_free(hdp_si_problem *pb)
 {
-    if (!pb)
-        return;
-    double **all[16];
-    size_t len[16];
-    for (int i = si_arrays(pb, all, len) - 1; i >= 0; i--) {
-        free(*all[i]);
-        *all[i] = NULL;
-    }
+    if (pb)
+        free(pb->block);
+    HDP_ZERO(pb); /* no pointer left into the freed block */
 }
 
 /* Mode predictions of the continuous OU process and of unclipped discrete GD, and the
@@ -328,12 +309,16 @@ static hdp_status si_scalings(const hdp_si_spec *spec, const hdp_model *m, hdp_s
 /* the problem's arrays */
 static hdp_status si_problem_alloc(hdp_si_problem *pb, hdp_error *err)
 {
-    double **all[16];
-    size_t len[16];
-    for (int i = 0, count = si_arrays(pb, all, len); i < count; i++)
-        if (!(*all[i] = hdp_dalloc(len[i])))
-            return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)",
-                            pb->spec.k.d, pb->spec.k.p, pb->spec.k.n);
+    const size_t d = (size_t)pb->spec.k.d, p = (size_t)pb->spec.k.p, n = (size_t)pb->spec.k.n,
+                 mt = (size_t)pb->spec.k.test_size;
+    pb->block = HDP_MC_VECS({&pb->mu, d}, {&pb->W1, d * p}, {&pb->b, p}, {&pb->Phi, n * p},
+                            {&pb->y, n}, {&pb->Phi_test, mt * p}, {&pb->y_test, mt},
+                            {&pb->align, p}, {&pb->align0, p}, {&pb->l, p}, {&pb->V, p * p},
+                            {&pb->astar, p}, {&pb->ou_mean, p}, {&pb->ou_var, p},
+                            {&pb->gd_mean, p}, {&pb->gd_var, p});
+    if (!pb->block)
+        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)",
+                        pb->spec.k.d, pb->spec.k.p, pb->spec.k.n);
     return HDP_OK;
 }
 
