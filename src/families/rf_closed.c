@@ -97,6 +97,20 @@ static void *mode_laws(const hdp_rf_problem *pb, double eta, double s, double t,
     return block;
 }
 
+/* E loss at a point whose coordinates phi^T w_k are w_k c_k (w NULL: c_k), without its null-space
+ * part: (sum_k w_k c_k mean_k - y)^2 + sum_k (w_k c_k)^2 var_k */
+static double point_loss(const double *c, const double *w, const double *mean, const double *var,
+                         long r, double y)
+{
+    double f = 0, q = 0;
+    for (long k = 0; k < r; k++) {
+        double a = w ? w[k] * c[k] : c[k];
+        f += a * mean[k];
+        q += a * a * var[k];
+    }
+    return (f - y) * (f - y) + q;
+}
+
 /* The closed form of docs/theory.md §7 at time t: E loss at a point = (phi^T mean - y)^2 + phi^T
  * Cov phi, phi^T Cov phi = sum_k (phi^T w_k)^2 var_k + s^2 t ||P_perp phi||^2. */
 void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
@@ -116,31 +130,15 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
     if (train) {
         /* phi_i^T w_k = s_k U_ik; phi_i has no null-space part */
         double acc = 0;
-        for (long i = 0; i < n; i++) {
-            const double *ui = pb->U + i * r;
-            double f = 0, q = 0;
-            for (long k = 0; k < r; k++) {
-                double a = pb->s[k] * ui[k];
-                f += a * mean[k];
-                q += a * a * var[k];
-            }
-            double e = f - pb->y[i];
-            acc += e * e + q;
-        }
+        for (long i = 0; i < n; i++)
+            acc += point_loss(pb->U + i * r, pb->s, mean, var, r, pb->y[i]);
         *train = acc / (double)n;
     }
     if (test) {
         double acc = 0;
-        for (long j = 0; j < m; j++) {
-            const double *gj = pb->G + j * r;
-            double f = 0, q = 0;
-            for (long k = 0; k < r; k++) {
-                f += gj[k] * mean[k];
-                q += gj[k] * gj[k] * var[k];
-            }
-            double e = f - pb->y_test[j];
-            acc += e * e + q + var_perp * pb->test_perp2[j];
-        }
+        for (long j = 0; j < m; j++)
+            acc += point_loss(pb->G + j * r, NULL, mean, var, r, pb->y_test[j]) +
+                   var_perp * pb->test_perp2[j];
         *test = acc / (double)m;
     }
     free(block);
