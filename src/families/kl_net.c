@@ -10,6 +10,7 @@
 #include "families/kl_internal.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -136,21 +137,16 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
     long wmax = 0;
     for (int l = 0; l <= L; l++)
         wmax = w[l] > wmax ? w[l] : wmax;
-    double *H[HDP_KL_MAX_DEPTH + 1] = {0};
-    double *D = hdp_dalloc((size_t)N * (size_t)wmax), *Dn = hdp_dalloc((size_t)N * (size_t)wmax);
-    double *GD = K ? hdp_dalloc((size_t)N * (size_t)N) : NULL;
-    double *GH = K ? hdp_dalloc((size_t)n * (size_t)n) : NULL;
-    double *hn2 = hdp_dalloc((size_t)n);
-    int ok = D && Dn && hn2 && (!K || (GD && GH));
-    for (int l = 1; l < L && ok; l++)
-        ok = (H[l] = hdp_dalloc((size_t)n * (size_t)w[l])) != NULL;
-    if (!ok) {
-        for (int l = 1; l < L; l++)
-            free(H[l]);
-        free(D), free(Dn), free(GD), free(GH), free(hn2);
+    double *H[HDP_KL_MAX_DEPTH + 1] = {0}, *D, *Dn, *GD, *GH, *hn2;
+    const size_t Nw = (size_t)N * (size_t)wmax, NN = K ? (size_t)N * (size_t)N : 1;
+    hdp_mc_vec v[HDP_MC_BLOCK_MAX] = {{&D, Nw}, {&Dn, Nw}, {&GD, NN},
+                                      {&GH, K ? (size_t)n * (size_t)n : 1}, {&hn2, (size_t)n}};
+    for (int l = 1; l < L; l++)
+        v[4 + l] = (hdp_mc_vec){&H[l], (size_t)n * (size_t)w[l]};
+    void *block = hdp_mc_vecs(v, (size_t)(4 + L));
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for the Jacobian (n = %ld, width %ld)", n,
                         wmax);
-    }
     H[0] = (double *)X;
     /* forward: H_l = relu(H_{l-1} W_l^T); the mask of layer l is H_l > 0 */
     for (int l = 1; l < L; l++) {
@@ -214,8 +210,6 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
             Dn = t;
         }
     }
-    for (int l = 1; l < L; l++)
-        free(H[l]);
-    free(D), free(Dn), free(GD), free(GH), free(hn2);
+    free(block);
     return HDP_OK;
 }

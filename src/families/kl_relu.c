@@ -25,16 +25,13 @@ typedef struct {
     double *H[HDP_KL_MAX_DEPTH + 1]; /* H[l] (n x m_l) post-activations, l = 1..L-1; H[0] = X */
     double *E, *En, *T;              /* n x max width: errors of the layer, next, E grad_l */
     double *g2, *gG;                 /* [n]: ||G_j||^2, <G_j, grad L> */
+    void *block;                     /* all of them but H[0] */
 } net_pass;
 
 static void net_pass_free(net_pass *p)
 {
-    for (int l = 1; l <= HDP_KL_MAX_DEPTH; l++) {
-        free(p->H[l]);
-        p->H[l] = NULL;
-    }
-    free(p->E), free(p->En), free(p->T), free(p->g2), free(p->gG);
-    p->E = p->En = p->T = p->g2 = p->gG = NULL;
+    free(p->block);
+    memset(p, 0, sizeof *p);
 }
 
 static int net_pass_alloc(const hdp_kl_net *net, long n, net_pass *p)
@@ -45,14 +42,12 @@ static int net_pass_alloc(const hdp_kl_net *net, long n, net_pass *p)
     for (int l = 0; l <= L; l++)
         wmax = net->w[l] > wmax ? net->w[l] : wmax;
     p->n = n;
-    int ok = (p->E = hdp_dalloc((size_t)n * (size_t)wmax)) && (p->En = hdp_dalloc((size_t)n * (size_t)wmax)) &&
-             (p->T = hdp_dalloc((size_t)n * (size_t)wmax)) && (p->g2 = hdp_dalloc((size_t)n)) &&
-             (p->gG = hdp_dalloc((size_t)n));
-    for (int l = 1; l < L && ok; l++)
-        ok = (p->H[l] = hdp_dalloc((size_t)n * (size_t)net->w[l])) != NULL;
-    if (!ok)
-        net_pass_free(p);
-    return ok;
+    const size_t nw = (size_t)n * (size_t)wmax;
+    hdp_mc_vec v[HDP_MC_BLOCK_MAX] = {{&p->E, nw}, {&p->En, nw}, {&p->T, nw}, {&p->g2, (size_t)n},
+                                      {&p->gG, (size_t)n}};
+    for (int l = 1; l < L; l++)
+        v[4 + l] = (hdp_mc_vec){&p->H[l], (size_t)n * (size_t)net->w[l]};
+    return (p->block = hdp_mc_vecs(v, (size_t)(4 + L))) != NULL;
 }
 
 /* hdp_kl_net_gradient with the caller's buffers (kl.h): returns the loss */

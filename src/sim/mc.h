@@ -146,8 +146,8 @@ void *hdp_mc_vecs(const hdp_mc_vec *v, size_t n);
 #define HDP_MC_VECS(...) \
     hdp_mc_vecs((const hdp_mc_vec[]){__VA_ARGS__}, \
                 sizeof((const hdp_mc_vec[]){__VA_ARGS__}) / sizeof(hdp_mc_vec))
-/* the most arrays one block holds (more: NULL) */
-#define HDP_MC_BLOCK_MAX 32
+/* the most arrays one block holds (more: NULL): a kl network's layers and five more */
+#define HDP_MC_BLOCK_MAX 72
 
 /* ---- 2. the risk-curve driver of the DP-SGD simulation and the SDE ---- */
 
