@@ -97,7 +97,7 @@ void *hdp_mc_ws_alloc(size_t size, const hdp_mc_array *arrays, size_t count)
 
 void *hdp_mc_vecs(const hdp_mc_vec *v, size_t n)
 {
-    hdp_mc_array a[HDP_MC_BLOCK_MAX];
+    hdp_mc_array a[HDP_MC_BLOCK_MAX] = {{0, 0, 0}};
     size_t at[HDP_MC_BLOCK_MAX];
     for (size_t i = 0; i < n && i < HDP_MC_BLOCK_MAX; i++)
         a[i] = (hdp_mc_array){0, v[i].count ? v[i].count : 1, sizeof(double)};
