@@ -190,6 +190,7 @@ typedef struct {
     double *gd_mean, *gd_var; /* [p] the same for unclipped discrete GD after T steps */
     double ou_risk, gd_risk;  /* expected test risk of those Gaussian laws */
     double zero_risk;         /* mean y_test^2 */
+    void *block;              /* the arrays above, allocated together (hdp_si_problem_free) */
 } hdp_si_problem;
 
 /* Check the spec (HDP_EINPUT naming si.<key> through m when m is not NULL), resolve the

@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,32 +54,35 @@ void hdp_kl_spec_from_model(const hdp_model *m, hdp_kl_spec *s)
     s->network = kp->network;
 }
 
+/* The sizes of s that the keys' ranges cannot express (the weights of a network, n o, the
+ * per-epoch records): NULL, or the key to name with why. */
+static const char *spec_too_big(const hdp_kl_spec *s, char *why, size_t size)
+{
+    const double no = (double)s->n * (double)s->arch.o;
+    const double records = (double)(s->epochs + 1) * (double)s->n * (double)s->inits;
+    if (hdp_kl_arch_too_big(&s->arch, why, size))
+        return "width";
+    if (no > 4000) {
+        snprintf(why, size, "n o = %ld x %ld: the NTK Gram would be %.0f x %.0f; at most n o = 4000",
+                 s->n, s->arch.o, no, no);
+        return "n";
+    }
+    if (records > 2.0e7) {
+        snprintf(why, size, "(epochs + 1) n inits = %.3g: too large for the per-epoch records (at "
+                 "most 2e7)", records);
+        return "epochs";
+    }
+    return NULL;
+}
+
 hdp_status hdp_kl_model_check(const hdp_model *m, hdp_error *err)
 {
     HDP_REQUIRE(err, m);
-    const hdp_kl_keys *kp = hdp_kl_keys_of(m);
-    const double params = (double)kp->width * (double)kp->d +
-                          (double)(kp->depth - 2) * (double)kp->width * (double)kp->width +
-                          (double)kp->o * (double)kp->width;
-    if (params > 4.0e8)
-        return hdp_model_fail_key(m, "kl", "width", err,
-                                  "width %ld at depth %ld, d = %ld, o = %ld gives %.3g weights "
-                                  "(%.3g GB per network), more than the 4e8 accepted (3.2 GB): "
-                                  "make width or depth smaller",
-                                  kp->width, kp->depth, kp->d, kp->o, params, params * 8 / 1e9);
-    if ((double)kp->n * (double)kp->o > 4000)
-        return hdp_model_fail_key(m, "kl", "n", err,
-                                  "n o = %ld x %ld: the NTK Gram would be %.0f x %.0f; at most "
-                                  "n o = 4000",
-                                  kp->n, kp->o, (double)kp->n * (double)kp->o,
-                                  (double)kp->n * (double)kp->o);
-    if ((double)(kp->epochs + 1) * (double)kp->n * (double)kp->inits > 2.0e7)
-        return hdp_model_fail_key(m, "kl", "epochs", err,
-                                  "(epochs + 1) n inits = %.3g: too large for the per-epoch "
-                                  "records (at most 2e7)",
-                                  (double)(kp->epochs + 1) * (double)kp->n *
-                                      (double)kp->inits);
-    return HDP_OK;
+    hdp_kl_spec s;
+    hdp_kl_spec_from_model(m, &s);
+    char why[256];
+    const char *key = spec_too_big(&s, why, sizeof why);
+    return key ? hdp_model_fail_key(m, "kl", key, err, "%s", why) : HDP_OK;
 }
 
 hdp_status hdp_kl_spec_check(const hdp_kl_spec *s, hdp_error *err)
@@ -102,20 +106,10 @@ hdp_status hdp_kl_spec_check(const hdp_kl_spec *s, hdp_error *err)
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         if (hdp_schema_out_of_range("kl", nums[i].key, nums[i].v, why, sizeof why))
             return hdp_fail(err, HDP_EINPUT, "[kl] %s", why);
-    if ((double)s->n * (double)s->arch.o > 4000)
-        return hdp_fail(err, HDP_EINPUT,
-                        "[kl] n = %ld, o = %ld: the NTK Gram would be %ld x %ld; at most n o = 4000",
-                        s->n, s->arch.o, s->n * s->arch.o, s->n * s->arch.o);
-    if ((double)(s->epochs + 1) * (double)s->n * (double)s->inits > 2.0e7)
-        return hdp_fail(err, HDP_EINPUT,
-                        "[kl] epochs x n x inits = %.3g: too large for the per-epoch records "
-                        "(at most 2e7)",
-                        (double)(s->epochs + 1) * (double)s->n * (double)s->inits);
-    return HDP_OK;
+    const char *key = spec_too_big(s, why, sizeof why);
+    return key ? hdp_fail(err, HDP_EINPUT, "[kl] %s: %s", key, why) : HDP_OK;
 }
 
-/* Data from the seed's stream: teacher u_a (unit sphere), then x_i (sphere of radius sqrt d);
- * y_{i,a} = sign(u_a^T x_i) (+1 at 0). */
 hdp_status hdp_kl_data(const hdp_kl_spec *s, double *X, double *Y, hdp_error *err)
 {
     HDP_REQUIRE(err, s);
@@ -171,12 +165,10 @@ static int run_alloc(const hdp_kl_spec *s, hdp_kl_run_result *res, init_out *io)
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (!(*arrays[i] = hdp_dalloc((size_t)E + 1)))
             return 0;
-    for (long i = 0; i < NI; i++) {
-        io[i].sum = hdp_dalloc(rec), io[i].sum2 = hdp_dalloc(rec), io[i].exact = hdp_dalloc(rec);
-        io[i].loss = hdp_dalloc((size_t)E + 1);
-        if (!io[i].sum || !io[i].sum2 || !io[i].exact || !io[i].loss)
+    for (long i = 0; i < NI; i++)
+        if (!(io[i].block = HDP_MC_VECS({&io[i].sum, rec}, {&io[i].sum2, rec}, {&io[i].exact, rec},
+                                        {&io[i].loss, (size_t)E + 1})))
             return 0;
-    }
     return 1;
 }
 
@@ -376,11 +368,12 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
     const double t0 = omp_get_wtime();
     const long n = s->n, o = s->arch.o, E = s->epochs, NI = s->inits, P = s->runs;
     const size_t rec = (size_t)(E + 1) * (size_t)n;
-    double *X = hdp_dalloc((size_t)n * (size_t)s->arch.d), *Y = hdp_dalloc((size_t)n * (size_t)o);
+    double *X, *Y, *mean_i, *grand, *exact;
+    void *block = HDP_MC_VECS({&X, (size_t)n * (size_t)s->arch.d}, {&Y, (size_t)n * (size_t)o},
+                              {&mean_i, (size_t)NI}, {&grand, rec}, {&exact, rec});
     init_out *io = calloc((size_t)NI, sizeof *io);
     res->epochs = E, res->n = n, res->inits = NI, res->runs = P;
-    double *mean_i = hdp_dalloc((size_t)NI), *grand = hdp_dalloc(rec), *exact = hdp_dalloc(rec);
-    if (!X || !Y || !io || !mean_i || !grand || !exact || !run_alloc(s, res, io)) {
+    if (!block || !io || !run_alloc(s, res, io)) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for the records of %ld epochs x %ld samples",
                       E, n);
         goto done;
@@ -430,10 +423,10 @@ hdp_status hdp_kl_run(const hdp_kl_spec *s, int threads, hdp_kl_run_result *res,
 done:
     res->seconds = omp_get_wtime() - t0;
     for (long i = 0; io && i < NI; i++) {
-        free(io[i].sum), free(io[i].sum2), free(io[i].exact), free(io[i].loss);
+        free(io[i].block);
         hdp_kl_problem_free(&io[i].pb);
     }
-    free(io), free(X), free(Y), free(mean_i), free(grand), free(exact);
+    free(io), free(block);
     if (st != HDP_OK)
         hdp_kl_run_result_free(res);
     return st;

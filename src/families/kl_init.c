@@ -35,23 +35,18 @@ typedef struct {
 
 static void init_mc_ws_free(void *vw)
 {
-    init_mc_ws *w = vw;
-    if (!w)
-        return;
-    hdp_kl_net_free(&w->net);
-    free(w->x);
-    free(w);
+    if (vw)
+        hdp_kl_net_free(&((init_mc_ws *)vw)->net);
+    free(vw);
 }
 
 static void *init_mc_ws_alloc(const void *vc)
 {
     const hdp_kl_arch *a = ((const init_mc_ctx *)vc)->a;
-    init_mc_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->x = hdp_dalloc((size_t)a->d);
-    if (!w->x || hdp_kl_net_alloc(a, &w->net, NULL) != HDP_OK) {
-        init_mc_ws_free(w);
+    const hdp_mc_array arrays[] = {HDP_MC_ARRAY(init_mc_ws, x, a->d)};
+    init_mc_ws *w = HDP_MC_WS_ALLOC(init_mc_ws, arrays);
+    if (w && hdp_kl_net_alloc(a, &w->net, NULL) != HDP_OK) {
+        free(w);
         return NULL;
     }
     return w;

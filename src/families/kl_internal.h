@@ -36,6 +36,7 @@ typedef struct {
     double *sum, *sum2; /* [(epochs+1) x n]: over paths, of S_j = sum_{k<e} eta ||Delta_j||^2 */
     double *exact;      /* [(epochs+1) x n]: exact cumulative (squared loss) */
     double *loss;       /* [epochs+1]: mean training loss over paths */
+    void *block;        /* sum, sum2, exact and loss (free) */
     hdp_kl_problem pb;
     int unstable;
     double eta_lmax;
@@ -49,6 +50,8 @@ typedef struct {
 
 /* [kl] depth, width, d and o in range, and the network not too big (kl_net.c) */
 hdp_status hdp_kl_arch_check(const hdp_kl_arch *a, hdp_error *err);
+/* 1 with why when a network of architecture a has more than 4e8 weights, else 0 (kl_net.c) */
+int hdp_kl_arch_too_big(const hdp_kl_arch *a, char *why, size_t size);
 
 /* Initialisation idx of the linearised network on its stream g, into its slot (an init_out;
  * kl_linear.c). */

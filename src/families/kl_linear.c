@@ -16,6 +16,7 @@
 #include "families/kl_internal.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 
 #include <float.h>
 #include <lapacke.h>
@@ -137,12 +138,11 @@ hdp_status hdp_kl_problem_exact(const hdp_kl_problem *pb, double eta, double sig
     HDP_REQUIRE(err, pb);
     HDP_REQUIRE(err, out);
     const long n = pb->n, o = pb->o, N = pb->N, r = pb->r;
-    double *mu = hdp_dalloc((size_t)r), *c = hdp_dalloc((size_t)r), *m = hdp_dalloc((size_t)N),
-           *Km = hdp_dalloc((size_t)N), *lc = hdp_dalloc((size_t)r);
-    if (!mu || !c || !m || !Km || !lc) {
-        free(mu), free(c), free(m), free(Km), free(lc);
+    double *mu, *c, *m, *Km, *lc;
+    void *block = HDP_MC_VECS({&mu, (size_t)r}, {&c, (size_t)r}, {&m, (size_t)N},
+                              {&Km, (size_t)N}, {&lc, (size_t)r});
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    }
     const int old = blas_single();
     const double nn1 = (double)(n - 1) * (double)(n - 1), s2 = 2.0 * eta * sigma * sigma;
     for (long k = 0; k < epochs; k++) {
@@ -186,7 +186,7 @@ hdp_status hdp_kl_problem_exact(const hdp_kl_problem *pb, double eta, double sig
         }
     }
     blas_restore(old);
-    free(mu), free(c), free(m), free(Km), free(lc);
+    free(block);
     return HDP_OK;
 }
 
@@ -228,13 +228,12 @@ hdp_status hdp_kl_problem_final_kl(const hdp_kl_problem *pb, double eta, double 
     const long n = pb->n, r = pb->r;
     if (j < 0 || j >= n)
         return hdp_fail(err, HDP_EINPUT, "sample %ld out of range", j);
-    double *H = hdp_dalloc((size_t)r * (size_t)r), *b = hdp_dalloc((size_t)r), *h = hdp_dalloc((size_t)r),
-           *Qb = hdp_dalloc((size_t)r), *wbar = hdp_dalloc((size_t)r), *v = hdp_dalloc((size_t)r),
-           *mu = hdp_dalloc((size_t)r), *c = hdp_dalloc((size_t)r), *Qmu = hdp_dalloc((size_t)r);
-    if (!H || !b || !h || !Qb || !wbar || !v || !mu || !c || !Qmu) {
-        free(H), free(b), free(h), free(Qb), free(wbar), free(v), free(mu), free(c), free(Qmu);
+    const size_t R = (size_t)r;
+    double *H, *b, *h, *Qb, *wbar, *v, *mu, *c, *Qmu;
+    void *block = HDP_MC_VECS({&H, R * R}, {&b, R}, {&h, R}, {&Qb, R}, {&wbar, R}, {&v, R},
+                              {&mu, R}, {&c, R}, {&Qmu, R});
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    }
     const int old = blas_single();
     hdp_status st = HDP_OK;
     neighbour_quadratic(pb, j, H, b);
@@ -273,7 +272,7 @@ hdp_status hdp_kl_problem_final_kl(const hdp_kl_problem *pb, double eta, double 
     }
 done:
     blas_restore(old);
-    free(H), free(b), free(h), free(Qb), free(wbar), free(v), free(mu), free(c), free(Qmu);
+    free(block);
     return st;
 }
 
@@ -284,12 +283,11 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
     HDP_REQUIRE(err, mean);
     HDP_REQUIRE(err, cov);
     const long n = pb->n, r = pb->r, dim = K * r;
-    double *A = hdp_dalloc((size_t)r * (size_t)r), *b = hdp_dalloc((size_t)r), *C = hdp_dalloc((size_t)r * r),
-           *T = hdp_dalloc((size_t)r * (size_t)r), *z = hdp_dalloc((size_t)r), *zn = hdp_dalloc((size_t)r);
-    if (!A || !b || !C || !T || !z || !zn) {
-        free(A), free(b), free(C), free(T), free(z), free(zn);
+    const size_t R = (size_t)r;
+    double *A, *b, *C, *T, *z, *zn;
+    void *block = HDP_MC_VECS({&A, R * R}, {&b, R}, {&C, R * R}, {&T, R * R}, {&z, R}, {&zn, R});
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    }
     /* the recursion z_{k+1} = A z_k - eta b + sqrt(2 eta sigma^2) xi with A = I - eta H */
     if (which == 0) {
         for (long p = 0; p < r; p++) {
@@ -322,7 +320,7 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
                 double *U = hdp_dalloc((size_t)r * (size_t)r);
                 if (!U) {
                     blas_restore(old);
-                    free(A), free(b), free(C), free(T), free(z), free(zn);
+                    free(block);
                     return hdp_fail(err, HDP_ENOMEM, "out of memory");
                 }
                 blas_gemm(0, 0, r, r, r, 1.0, A, r, T, r, 0.0, U, r);
@@ -337,7 +335,7 @@ hdp_status hdp_kl_problem_joint(const hdp_kl_problem *pb, double eta, double sig
         }
     }
     blas_restore(old);
-    free(A), free(b), free(C), free(T), free(z), free(zn);
+    free(block);
     return HDP_OK;
 }
 
@@ -349,12 +347,11 @@ hdp_status hdp_kl_gauss(long dim, const double *mu1, const double *S1, const dou
     HDP_REQUIRE(err, mu2);
     HDP_REQUIRE(err, S2);
     HDP_REQUIRE(err, kl);
-    double *L1 = hdp_dalloc((size_t)dim * (size_t)dim), *L2 = hdp_dalloc((size_t)dim * (size_t)dim),
-           *dm = hdp_dalloc((size_t)dim);
-    if (!L1 || !L2 || !dm) {
-        free(L1), free(L2), free(dm);
+    double *L1, *L2, *dm;
+    const size_t D = (size_t)dim;
+    void *block = HDP_MC_VECS({&L1, D * D}, {&L2, D * D}, {&dm, D});
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for a %ld-dimensional Gaussian", dim);
-    }
     memcpy(L1, S1, sizeof(double) * (size_t)dim * (size_t)dim);
     memcpy(L2, S2, sizeof(double) * (size_t)dim * (size_t)dim);
     hdp_status st = HDP_OK;
@@ -392,7 +389,7 @@ hdp_status hdp_kl_gauss(long dim, const double *mu1, const double *S1, const dou
     *kl = 0.5 * (tr + quad - (double)dim + ld2 - ld1);
 done:
     blas_restore(old);
-    free(L1), free(L2), free(dm);
+    free(block);
     return st;
 }
 
@@ -423,24 +420,18 @@ typedef struct {
     double *Z, *U, *Gz, *KQ; /* [r x P], [N x P], [r x P], [N x P] */
     double *S;               /* [P x n] cumulative S_j per path */
     double *Kd;              /* [n x o x o] the diagonal blocks of K */
+    void *block;             /* all of them (free) */
 } paths_ws;
-
-static void paths_free(paths_ws *w)
-{
-    free(w->Z), free(w->U), free(w->Gz), free(w->KQ), free(w->S), free(w->Kd);
-}
 
 static hdp_status paths_alloc(const hdp_kl_spec *s, const hdp_kl_problem *pb, paths_ws *w,
                               hdp_error *err)
 {
     const long n = s->n, o = s->arch.o, N = n * o, P = s->runs, r = pb->r;
-    w->Z = hdp_dalloc((size_t)r * (size_t)P), w->U = hdp_dalloc((size_t)N * (size_t)P);
-    w->Gz = hdp_dalloc((size_t)r * (size_t)P), w->KQ = hdp_dalloc((size_t)N * (size_t)P);
-    w->S = hdp_dalloc((size_t)P * (size_t)n), w->Kd = hdp_dalloc((size_t)n * (size_t)o * (size_t)o);
-    if (!w->Z || !w->U || !w->Gz || !w->KQ || !w->S || !w->Kd) {
-        paths_free(w);
+    const size_t rP = (size_t)r * (size_t)P, NP = (size_t)N * (size_t)P;
+    w->block = HDP_MC_VECS({&w->Z, rP}, {&w->U, NP}, {&w->Gz, rP}, {&w->KQ, NP},
+                           {&w->S, (size_t)P * (size_t)n}, {&w->Kd, (size_t)(n * o * o)});
+    if (!w->block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld noise paths", P);
-    }
     for (long j = 0; j < n; j++)
         for (long a = 0; a < o; a++)
             for (long b = 0; b < o; b++)
@@ -525,7 +516,7 @@ static hdp_status noise_paths(const hdp_kl_spec *s, long idx, hdp_xoshiro *g, in
         for (long t = 0; t < r * P; t++)
             w.Z[t] += -s->eta * w.Gz[t] + noise * hdp_rng_normal_fast(g);
     }
-    paths_free(&w);
+    free(w.block);
     return st;
 }
 

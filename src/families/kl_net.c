@@ -10,14 +10,30 @@
 #include "families/kl_internal.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "families/blas_internal.h"
 
 /* ---- networks ---- */
+
+int hdp_kl_arch_too_big(const hdp_kl_arch *a, char *why, size_t size)
+{
+    const double params = (double)a->m * (double)a->d +
+                          (double)(a->L - 2) * (double)a->m * (double)a->m +
+                          (double)a->o * (double)a->m;
+    if (params <= 4.0e8)
+        return 0;
+    snprintf(why, size,
+             "width %ld at depth %d, d = %ld, o = %ld gives %.3g weights (%.3g GB per network), "
+             "more than the 4e8 accepted (3.2 GB): make width or depth smaller",
+             a->m, a->L, a->d, a->o, params, params * 8 / 1e9);
+    return 1;
+}
 
 hdp_status hdp_kl_arch_check(const hdp_kl_arch *a, hdp_error *err)
 {
@@ -27,13 +43,9 @@ hdp_status hdp_kl_arch_check(const hdp_kl_arch *a, hdp_error *err)
     if (a->m < 1 || a->d < 1 || a->o < 1)
         return hdp_fail(err, HDP_EINPUT, "[kl] width, d and o must be >= 1 (got %ld, %ld, %ld)",
                         a->m, a->d, a->o);
-    double params = (double)a->m * (double)a->d + (double)(a->L - 2) * (double)a->m * (double)a->m +
-                    (double)a->o * (double)a->m;
-    if (params > 4.0e8)
-        return hdp_fail(err, HDP_EINPUT,
-                        "[kl] width = %ld, depth = %d: %.3g weights (3.2 GB per network) is too "
-                        "many: at most 4e8",
-                        a->m, a->L, params);
+    char why[256];
+    if (hdp_kl_arch_too_big(a, why, sizeof why))
+        return hdp_fail(err, HDP_EINPUT, "[kl] width: %s", why);
     return HDP_OK;
 }
 
@@ -125,21 +137,16 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
     long wmax = 0;
     for (int l = 0; l <= L; l++)
         wmax = w[l] > wmax ? w[l] : wmax;
-    double *H[HDP_KL_MAX_DEPTH + 1] = {0};
-    double *D = hdp_dalloc((size_t)N * (size_t)wmax), *Dn = hdp_dalloc((size_t)N * (size_t)wmax);
-    double *GD = K ? hdp_dalloc((size_t)N * (size_t)N) : NULL;
-    double *GH = K ? hdp_dalloc((size_t)n * (size_t)n) : NULL;
-    double *hn2 = hdp_dalloc((size_t)n);
-    int ok = D && Dn && hn2 && (!K || (GD && GH));
-    for (int l = 1; l < L && ok; l++)
-        ok = (H[l] = hdp_dalloc((size_t)n * (size_t)w[l])) != NULL;
-    if (!ok) {
-        for (int l = 1; l < L; l++)
-            free(H[l]);
-        free(D), free(Dn), free(GD), free(GH), free(hn2);
+    double *H[HDP_KL_MAX_DEPTH + 1] = {0}, *D, *Dn, *GD, *GH, *hn2;
+    const size_t Nw = (size_t)N * (size_t)wmax, NN = K ? (size_t)N * (size_t)N : 1;
+    hdp_mc_vec v[HDP_MC_BLOCK_MAX] = {{&D, Nw}, {&Dn, Nw}, {&GD, NN},
+                                      {&GH, K ? (size_t)n * (size_t)n : 1}, {&hn2, (size_t)n}};
+    for (int l = 1; l < L; l++)
+        v[4 + l] = (hdp_mc_vec){&H[l], (size_t)n * (size_t)w[l]};
+    void *block = hdp_mc_vecs(v, (size_t)(4 + L));
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory for the Jacobian (n = %ld, width %ld)", n,
                         wmax);
-    }
     H[0] = (double *)X;
     /* forward: H_l = relu(H_{l-1} W_l^T); the mask of layer l is H_l > 0 */
     for (int l = 1; l < L; l++) {
@@ -203,8 +210,6 @@ hdp_status hdp_kl_net_jacobian(const hdp_kl_net *net, const double *X, long n, d
             Dn = t;
         }
     }
-    for (int l = 1; l < L; l++)
-        free(H[l]);
-    free(D), free(Dn), free(GD), free(GH), free(hn2);
+    free(block);
     return HDP_OK;
 }

@@ -9,6 +9,7 @@
 #include "families/kl_internal.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -24,16 +25,13 @@ typedef struct {
     double *H[HDP_KL_MAX_DEPTH + 1]; /* H[l] (n x m_l) post-activations, l = 1..L-1; H[0] = X */
     double *E, *En, *T;              /* n x max width: errors of the layer, next, E grad_l */
     double *g2, *gG;                 /* [n]: ||G_j||^2, <G_j, grad L> */
+    void *block;                     /* all of them but H[0] */
 } net_pass;
 
 static void net_pass_free(net_pass *p)
 {
-    for (int l = 1; l <= HDP_KL_MAX_DEPTH; l++) {
-        free(p->H[l]);
-        p->H[l] = NULL;
-    }
-    free(p->E), free(p->En), free(p->T), free(p->g2), free(p->gG);
-    p->E = p->En = p->T = p->g2 = p->gG = NULL;
+    free(p->block);
+    memset(p, 0, sizeof *p);
 }
 
 static int net_pass_alloc(const hdp_kl_net *net, long n, net_pass *p)
@@ -44,14 +42,12 @@ static int net_pass_alloc(const hdp_kl_net *net, long n, net_pass *p)
     for (int l = 0; l <= L; l++)
         wmax = net->w[l] > wmax ? net->w[l] : wmax;
     p->n = n;
-    int ok = (p->E = hdp_dalloc((size_t)n * (size_t)wmax)) && (p->En = hdp_dalloc((size_t)n * (size_t)wmax)) &&
-             (p->T = hdp_dalloc((size_t)n * (size_t)wmax)) && (p->g2 = hdp_dalloc((size_t)n)) &&
-             (p->gG = hdp_dalloc((size_t)n));
-    for (int l = 1; l < L && ok; l++)
-        ok = (p->H[l] = hdp_dalloc((size_t)n * (size_t)net->w[l])) != NULL;
-    if (!ok)
-        net_pass_free(p);
-    return ok;
+    const size_t nw = (size_t)n * (size_t)wmax;
+    hdp_mc_vec v[HDP_MC_BLOCK_MAX] = {{&p->E, nw}, {&p->En, nw}, {&p->T, nw}, {&p->g2, (size_t)n},
+                                      {&p->gG, (size_t)n}};
+    for (int l = 1; l < L; l++)
+        v[4 + l] = (hdp_mc_vec){&p->H[l], (size_t)n * (size_t)net->w[l]};
+    return (p->block = hdp_mc_vecs(v, (size_t)(4 + L))) != NULL;
 }
 
 /* hdp_kl_net_gradient with the caller's buffers (kl.h): returns the loss */
@@ -163,29 +159,24 @@ void hdp_kl_relu_ws_free(void *vw)
         return;
     hdp_kl_net_free(&w->net), hdp_kl_net_free(&w->net0), hdp_kl_net_free(&w->grad);
     net_pass_free(&w->pass);
-    free(w->diff2), free(w->S), free(w->xi), free(w->ln2);
     free(w);
 }
 
 void *hdp_kl_relu_ws_alloc(const void *vc)
 {
     const hdp_kl_spec *s = ((const init_ctx *)vc)->s;
-    relu_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    if (hdp_kl_net_alloc(&s->arch, &w->net, NULL) != HDP_OK ||
-        hdp_kl_net_alloc(&s->arch, &w->net0, NULL) != HDP_OK ||
-        hdp_kl_net_alloc(&s->arch, &w->grad, NULL) != HDP_OK ||
-        !net_pass_alloc(&w->net, s->n, &w->pass)) {
-        hdp_kl_relu_ws_free(w);
-        return NULL;
-    }
-    long big = 0;
+    long wd[HDP_KL_MAX_DEPTH + 1], big = 0;
+    hdp_kl_widths(&s->arch, wd);
     for (int l = 1; l <= s->arch.L; l++)
-        big = w->net.w[l] * w->net.w[l - 1] > big ? w->net.w[l] * w->net.w[l - 1] : big;
-    w->diff2 = hdp_dalloc((size_t)s->n), w->S = hdp_dalloc((size_t)s->n);
-    w->xi = hdp_dalloc((size_t)big), w->ln2 = hdp_dalloc((size_t)s->n * (size_t)s->arch.L);
-    if (!w->diff2 || !w->S || !w->xi || !w->ln2) {
+        big = wd[l] * wd[l - 1] > big ? wd[l] * wd[l - 1] : big;
+    const hdp_mc_array a[] = {HDP_MC_ARRAY(relu_ws, diff2, s->n), HDP_MC_ARRAY(relu_ws, S, s->n),
+                              HDP_MC_ARRAY(relu_ws, xi, big),
+                              HDP_MC_ARRAY(relu_ws, ln2, (size_t)s->n * (size_t)s->arch.L)};
+    relu_ws *w = HDP_MC_WS_ALLOC(relu_ws, a);
+    if (w && (hdp_kl_net_alloc(&s->arch, &w->net, NULL) != HDP_OK ||
+              hdp_kl_net_alloc(&s->arch, &w->net0, NULL) != HDP_OK ||
+              hdp_kl_net_alloc(&s->arch, &w->grad, NULL) != HDP_OK ||
+              !net_pass_alloc(&w->net, s->n, &w->pass))) {
         hdp_kl_relu_ws_free(w);
         return NULL;
     }

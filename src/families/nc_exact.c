@@ -43,6 +43,7 @@
 #include "hdpsgd/nc.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
@@ -190,13 +191,9 @@ hdp_status hdp_nc_exact_error_projection(long n, long p, double a, double beta, 
     long kl = sign_window(nn, &klo), ll = sign_window(N, &llo);
     if ((double)kl * (double)ll > 1e8)
         return HDP_OK; /* NaN: too long (nc.h) */
-    wk = malloc(sizeof(double) * (size_t)kl);
-    wl = malloc(sizeof(double) * (size_t)ll);
-    if (!wk || !wl) {
-        free(wk);
-        free(wl);
+    void *block = HDP_MC_VECS({&wk, (size_t)kl}, {&wl, (size_t)ll});
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory (%ld + %ld binomial weights)", kl, ll);
-    }
     sign_probs(nn, klo, kl, wk);
     sign_probs(N, llo, ll, wl);
     double total = 0;
@@ -208,8 +205,7 @@ hdp_status hdp_nc_exact_error_projection(long n, long p, double a, double beta, 
         }
         total += wk[i] * inner;
     }
-    free(wk);
-    free(wl);
+    free(block);
     *out = total < 0 ? 0.0 : (total > 1 ? 1.0 : total);
     return HDP_OK;
 }
@@ -283,10 +279,11 @@ hdp_status hdp_nc_exact_error(const hdp_nc_problem *pb, double *out, hdp_error *
     if (!hdp_nc_exact_applies(s) || !pb->grouped)
         return HDP_OK;
     const long K = s->K, Kout = pb->Kout, q = pb->q;
-    double *S = hdp_dalloc((size_t)(Kout * q)), *r = hdp_dalloc((size_t)K), *zero = hdp_dalloc((size_t)K);
-    double *mu = hdp_dalloc((size_t)K), *a = hdp_dalloc((size_t)K);
+    double *S, *r, *zero, *mu, *a;
+    void *block = HDP_MC_VECS({&S, (size_t)(Kout * q)}, {&r, (size_t)K}, {&zero, (size_t)K},
+                              {&mu, (size_t)K}, {&a, (size_t)K});
     hdp_status st = HDP_OK;
-    if (!S || !r || !zero || !mu || !a) {
+    if (!block) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
         goto done;
     }
@@ -332,10 +329,6 @@ hdp_status hdp_nc_exact_error(const hdp_nc_problem *pb, double *out, hdp_error *
     if (st == HDP_OK)
         *out = total / (double)K;
 done:
-    free(S);
-    free(r);
-    free(zero);
-    free(mu);
-    free(a);
+    free(block);
     return st;
 }

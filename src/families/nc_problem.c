@@ -8,6 +8,7 @@
 #include "hdpsgd/nc.h"
 #include "core/alloc.h"
 #include "core/check.h"
+#include "sim/mc.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -179,11 +180,12 @@ static hdp_status build_pca(hdp_nc_problem *pb, hdp_xoshiro *g, hdp_error *err)
 {
     const hdp_nc_spec *s = &pb->spec;
     const long K = s->K, p = s->p, m = s->public_samples, q = K - 1;
-    double *X = hdp_dalloc((size_t)(m * p)), *mean = hdp_dalloc((size_t)p), *Gm = hdp_dalloc((size_t)(m * m));
-    double *w = hdp_dalloc((size_t)m), *U = hdp_dalloc((size_t)(m * q)), *D = hdp_dalloc((size_t)(q * p));
+    double *X, *mean, *Gm, *w, *U, *D;
+    void *block = HDP_MC_VECS({&X, (size_t)(m * p)}, {&mean, (size_t)p}, {&Gm, (size_t)(m * m)},
+                              {&w, (size_t)m}, {&U, (size_t)(m * q)}, {&D, (size_t)(q * p)});
     lapack_int *isuppz = malloc(sizeof(lapack_int) * (size_t)(2 * q));
     hdp_status st = HDP_OK;
-    if (!X || !mean || !Gm || !w || !U || !D || !isuppz) {
+    if (!block || !isuppz) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory (public samples %ld x %ld)", m, p);
         goto done;
     }
@@ -250,12 +252,7 @@ static hdp_status build_pca(hdp_nc_problem *pb, hdp_xoshiro *g, hdp_error *err)
         pb->pca_alignment = frame_alignment(pb, D);
     }
 done:
-    free(X);
-    free(mean);
-    free(Gm);
-    free(w);
-    free(U);
-    free(D);
+    free(block);
     free(isuppz);
     return st;
 }
@@ -320,8 +317,9 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
     pb->sample_class = malloc(sizeof(long) * (size_t)n);
     pb->M = hdp_dalloc((size_t)(K * p));
     pb->ztest = hdp_dalloc((size_t)(K * q));
-    double *x = hdp_dalloc((size_t)p), *c = hdp_dalloc((size_t)p);
-    if (!pb->nk || !pb->sample_class || !pb->M || !pb->ztest || !x || !c) {
+    double *x, *c;
+    void *xc = HDP_MC_VECS({&x, (size_t)p}, {&c, (size_t)p});
+    if (!pb->nk || !pb->sample_class || !pb->M || !pb->ztest || !xc) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory (K = %ld, p = %ld)", K, p);
         goto fail;
     }
@@ -381,13 +379,11 @@ hdp_status hdp_nc_problem_alloc(const hdp_nc_spec *s, hdp_nc_problem *pb, hdp_er
         }
     }
     test_centres(pb, x, c);
-    free(x);
-    free(c);
+    free(xc);
     pb->build_seconds = omp_get_wtime() - t0;
     return HDP_OK;
 fail:
-    free(x);
-    free(c);
+    free(xc);
     hdp_nc_problem_free(pb);
     return st;
 }

@@ -42,50 +42,24 @@ typedef struct {
     double *sc, *base; /* [Kout] */
 } nc_ws;
 
-static void ws_free(nc_ws *w)
+static void *nc_ws_alloc(const void *vpb)
 {
-    if (!w)
-        return;
-    free(w->W); free(w->Gs); free(w->S); free(w->A); free(w->res); free(w->cf); free(w->zn);
-    free(w->mult); free(w->perm); free(w->Zs); free(w->X); free(w->C); free(w->U); free(w->V);
-    free(w->VP); free(w->VS); free(w->sc); free(w->base);
-    free(w);
-}
-
-static nc_ws *ws_alloc(const hdp_nc_problem *pb)
-{
+    const hdp_nc_problem *pb = vpb;
     const hdp_nc_spec *s = &pb->spec;
     const long K = s->K, Kout = pb->Kout, q = pb->q, p = s->p, n = s->n;
     const long rows = pb->grouped ? K : n;
     const int per_sample = !pb->grouped, stoch = s->perturbation == HDP_NC_PERT_STOCHASTIC;
     const long t = s->test_samples;
-    nc_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->W = hdp_dalloc((size_t)(Kout * q));
-    w->Gs = hdp_dalloc((size_t)(Kout * q));
-    w->S = hdp_dalloc((size_t)(rows * Kout));
-    w->A = hdp_dalloc((size_t)(rows * Kout));
-    w->res = hdp_dalloc((size_t)(K * Kout));
-    w->cf = hdp_dalloc((size_t)rows);
-    w->zn = hdp_dalloc((size_t)rows);
-    w->mult = calloc((size_t)rows, sizeof(long));
-    w->perm = calloc((size_t)n, sizeof(long));
-    w->Zs = hdp_dalloc(per_sample ? (size_t)(n * q) : 1);
-    w->X = hdp_dalloc(per_sample && pb->P ? (size_t)(n * p) : 1);
-    w->C = hdp_dalloc((size_t)(K * q));
-    w->U = hdp_dalloc(s->perturbation == HDP_NC_PERT_ADVERSARIAL && pb->P ? (size_t)(p * Kout) : 1);
-    w->V = hdp_dalloc(stoch ? (size_t)(t * p) : 1);
-    w->VP = hdp_dalloc(stoch && pb->P ? (size_t)(t * q) : 1);
-    w->VS = hdp_dalloc(stoch ? (size_t)(t * Kout) : 1);
-    w->sc = hdp_dalloc((size_t)Kout);
-    w->base = hdp_dalloc((size_t)Kout);
-    if (!w->W || !w->Gs || !w->S || !w->A || !w->res || !w->cf || !w->zn || !w->mult || !w->perm ||
-        !w->Zs || !w->X || !w->C || !w->U || !w->V || !w->VP || !w->VS || !w->sc || !w->base) {
-        ws_free(w);
-        return NULL;
-    }
-    return w;
+#define A(f, len) HDP_MC_ARRAY(nc_ws, f, len)
+    const hdp_mc_array a[] = {
+        A(W, Kout * q), A(Gs, Kout * q), A(S, rows * Kout), A(A, rows * Kout), A(res, K * Kout),
+        A(cf, rows), A(zn, rows), A(mult, rows), A(perm, n),
+        A(Zs, per_sample ? n * q : 1), A(X, per_sample && pb->P ? n * p : 1), A(C, K * q),
+        A(U, s->perturbation == HDP_NC_PERT_ADVERSARIAL && pb->P ? p * Kout : 1),
+        A(V, stoch ? t * p : 1), A(VP, stoch && pb->P ? t * q : 1), A(VS, stoch ? t * Kout : 1),
+        A(sc, Kout), A(base, Kout)};
+#undef A
+    return HDP_MC_WS_ALLOC(nc_ws, a);
 }
 
 static double dotv(const double *a, const double *b, long len)
@@ -357,8 +331,6 @@ static void one_draw(const hdp_nc_problem *pb, nc_ws *w, hdp_xoshiro *g, draw_ou
     out->error = test_error(pb, w, g);
 }
 
-static void *nc_ws_alloc(const void *pb) { return ws_alloc(pb); }
-static void nc_ws_free(void *w) { ws_free(w); }
 
 static hdp_status nc_draw(const void *pb, long d, void *w, hdp_xoshiro *g, void *out,
                           hdp_error *err)
@@ -389,7 +361,7 @@ hdp_status hdp_nc_run(const hdp_nc_problem *pb, int threads, hdp_nc_result *res,
     hdp_xoshiro first;
     hdp_xoshiro_stream(&first, (uint64_t)s->seed, 1);
     hdp_mc_loop loop = {.name = "nc", .runs = draws, .threads = nt, .ctx = pb,
-                        .ws_alloc = nc_ws_alloc, .ws_free = nc_ws_free, .run = nc_draw,
+                        .ws_alloc = nc_ws_alloc, .ws_free = free, .run = nc_draw,
                         .first = &first, .slots = outs, .slot_size = sizeof *outs};
     int old_blas = blas_single();
     st = hdp_mc_loop_run(&loop, err);

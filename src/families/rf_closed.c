@@ -8,6 +8,7 @@
 #include "core/alloc.h"
 #include "core/check.h"
 #include "families/rf_internal.h"
+#include "sim/mc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -78,6 +79,38 @@ static void mode_moments(double lambda, double eta, double t, int discrete, doub
     *var = one_minus_a2 != 0 ? eta * (1.0 - ak * ak) / one_minus_a2 : eta * k;
 }
 
+/* The modes' laws at time t with noise scale s, in one block (free it; NULL when out of
+ * memory): mean[k] = (f_k - shift) beta_k (shift 0: the mean of mode k; 1: its gap to the
+ * min-norm interpolator's), var[k] = s^2 v_k; *var_perp the variance of the null directions. */
+static void *mode_laws(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
+                       double shift, double **mean, double **var, double *var_perp)
+{
+    void *block = HDP_MC_VECS({mean, (size_t)pb->r}, {var, (size_t)pb->r});
+    for (long k = 0; block && k < pb->r; k++) {
+        double f, v;
+        mode_moments(pb->lambda[k], eta, t, discrete, &f, &v);
+        (*mean)[k] = (f - shift) * pb->beta[k];
+        (*var)[k] = s * s * v;
+    }
+    /* the null directions: a Brownian motion, variance s^2 t (s^2 eta k when discrete) */
+    *var_perp = s * s * (discrete ? eta * nearbyint(t / eta) : t);
+    return block;
+}
+
+/* E loss at a point whose coordinates phi^T w_k are w_k c_k (w NULL: c_k), without its null-space
+ * part: (sum_k w_k c_k mean_k - y)^2 + sum_k (w_k c_k)^2 var_k */
+static double point_loss(const double *c, const double *w, const double *mean, const double *var,
+                         long r, double y)
+{
+    double f = 0, q = 0;
+    for (long k = 0; k < r; k++) {
+        double a = w ? w[k] * c[k] : c[k];
+        f += a * mean[k];
+        q += a * a * var[k];
+    }
+    return (f - y) * (f - y) + q;
+}
+
 /* The closed form of docs/theory.md §7 at time t: E loss at a point = (phi^T mean - y)^2 + phi^T
  * Cov phi, phi^T Cov phi = sum_k (phi^T w_k)^2 var_k + s^2 t ||P_perp phi||^2. */
 void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double t, int discrete,
@@ -86,54 +119,29 @@ void hdp_rf_expected_loss(const hdp_rf_problem *pb, double eta, double s, double
     if (!pb)
         return;
     const long n = pb->spec.k.n, m = pb->spec.k.test_size, r = pb->r;
-    double *mean = hdp_dalloc((size_t)r), *var = hdp_dalloc((size_t)r);
-    if (!mean || !var || (test && !pb->G)) {
+    double *mean, *var, var_perp;
+    void *block = mode_laws(pb, eta, s, t, discrete, 0.0, &mean, &var, &var_perp);
+    if (!block || (test && !pb->G)) {
         if (test) *test = NAN;
         if (train) *train = NAN;
-        free(mean);
-        free(var);
+        free(block);
         return;
     }
-    for (long k = 0; k < r; k++) {
-        double f, v;
-        mode_moments(pb->lambda[k], eta, t, discrete, &f, &v);
-        mean[k] = f * pb->beta[k];
-        var[k] = s * s * v;
-    }
-    /* the null directions: a Brownian motion, variance s^2 t (s^2 eta k when discrete) */
-    double var_perp = s * s * (discrete ? eta * nearbyint(t / eta) : t);
     if (train) {
         /* phi_i^T w_k = s_k U_ik; phi_i has no null-space part */
         double acc = 0;
-        for (long i = 0; i < n; i++) {
-            const double *ui = pb->U + i * r;
-            double f = 0, q = 0;
-            for (long k = 0; k < r; k++) {
-                double a = pb->s[k] * ui[k];
-                f += a * mean[k];
-                q += a * a * var[k];
-            }
-            double e = f - pb->y[i];
-            acc += e * e + q;
-        }
+        for (long i = 0; i < n; i++)
+            acc += point_loss(pb->U + i * r, pb->s, mean, var, r, pb->y[i]);
         *train = acc / (double)n;
     }
     if (test) {
         double acc = 0;
-        for (long j = 0; j < m; j++) {
-            const double *gj = pb->G + j * r;
-            double f = 0, q = 0;
-            for (long k = 0; k < r; k++) {
-                f += gj[k] * mean[k];
-                q += gj[k] * gj[k] * var[k];
-            }
-            double e = f - pb->y_test[j];
-            acc += e * e + q + var_perp * pb->test_perp2[j];
-        }
+        for (long j = 0; j < m; j++)
+            acc += point_loss(pb->G + j * r, NULL, mean, var, r, pb->y_test[j]) +
+                   var_perp * pb->test_perp2[j];
         *test = acc / (double)m;
     }
-    free(mean);
-    free(var);
+    free(block);
 }
 
 /* The two terms of the test loss (Bombari-Mondelli, Eqs. 20-21; rf.h): with mean factor f_k
@@ -146,19 +154,12 @@ void hdp_rf_loss_terms(const hdp_rf_problem *pb, double eta, double s, double t,
         return;
     *noise = *early = NAN;
     const long m = pb->spec.k.test_size, r = pb->r;
-    double *gap = hdp_dalloc((size_t)r), *var = hdp_dalloc((size_t)r);
-    if (!gap || !var || !pb->G) {
-        free(gap);
-        free(var);
+    double *gap, *var, var_perp;
+    void *block = mode_laws(pb, eta, s, t, discrete, 1.0, &gap, &var, &var_perp);
+    if (!block || !pb->G) {
+        free(block);
         return;
     }
-    for (long k = 0; k < r; k++) {
-        double f, v;
-        mode_moments(pb->lambda[k], eta, t, discrete, &f, &v);
-        gap[k] = (f - 1.0) * pb->beta[k];
-        var[k] = s * s * v;
-    }
-    double var_perp = s * s * (discrete ? eta * nearbyint(t / eta) : t);
     double an = 0, ae = 0;
     for (long j = 0; j < m; j++) {
         const double *gj = pb->G + j * r;
@@ -172,6 +173,5 @@ void hdp_rf_loss_terms(const hdp_rf_problem *pb, double eta, double s, double t,
     }
     *noise = an / (double)m;
     *early = ae / (double)m;
-    free(gap);
-    free(var);
+    free(block);
 }

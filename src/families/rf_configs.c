@@ -29,19 +29,11 @@ typedef struct {
     hdp_normals ns;           /* the configuration's block Gaussian stream */
 } cfg_ws;
 
-#define WS(f) offsetof(cfg_ws, f)
-static const size_t cfg_arrays[] = {WS(a), WS(sa),    WS(g),  WS(xim),   WS(resid),
-                                    WS(v), WS(Z),     WS(xi), WS(theta), WS(pred)};
-#undef WS
-#define CFG_NARRAYS (sizeof cfg_arrays / sizeof cfg_arrays[0])
-
 /* what the configurations read, and where configuration j writes: cfg[j] */
 typedef struct {
     const hdp_rf_problem *pb;
     hdp_rf_config *cfg;
 } cfg_loop_ctx;
-
-static void rf_cfg_ws_free(void *w) { rf_ws_free(w, cfg_arrays, CFG_NARRAYS); }
 
 static void *rf_cfg_ws_alloc(const void *c)
 {
@@ -50,8 +42,11 @@ static void *rf_cfg_ws_alloc(const void *c)
     long big = m > n ? m : n;
     if (pb->Phi_val && pb->spec.v > big)
         big = pb->spec.v;
-    const long len[CFG_NARRAYS] = {r, r, r, r, n, n, p, p, p, big};
-    return rf_ws_alloc(sizeof(cfg_ws), cfg_arrays, len, CFG_NARRAYS);
+#define A(f, len) HDP_MC_ARRAY(cfg_ws, f, len)
+    const hdp_mc_array a[] = {A(a, r), A(sa, r), A(g, r),  A(xim, r),   A(resid, n),
+                              A(v, n), A(Z, p),  A(xi, p), A(theta, p), A(pred, big)};
+#undef A
+    return HDP_MC_WS_ALLOC(cfg_ws, a);
 }
 
 /* resid = U S a - y = Phi theta - y for theta = sum_k a_k w_k (plus any part orthogonal to
@@ -196,7 +191,7 @@ hdp_status hdp_rf_dpgd_final(const hdp_rf_problem *pb, hdp_rf_config *cfg, long 
     order_by_cost(cfg, ncfg, order);
     cfg_loop_ctx c = {pb, cfg};
     hdp_mc_loop loop = {.name = "rf", .runs = ncfg, .threads = hdp_mc_loop_threads(ncfg, threads),
-                        .ctx = &c, .ws_alloc = rf_cfg_ws_alloc, .ws_free = rf_cfg_ws_free,
+                        .ctx = &c, .ws_alloc = rf_cfg_ws_alloc, .ws_free = free,
                         .run = rf_cfg_run, .order = order,
                         .progress = progress, .progress_user = progress_user};
     int old = blas_single();

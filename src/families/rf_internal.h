@@ -25,30 +25,6 @@
 
 /* ---- small helpers ---- */
 
-/* A run's workspace: a struct whose double * fields at offsets[0..count) hold len[i] entries
- * each (hdp_dalloc); NULL when any allocation fails (everything freed). */
-static inline void rf_ws_free(void *w, const size_t *offsets, size_t count)
-{
-    if (!w)
-        return;
-    for (size_t i = 0; i < count; i++)
-        free(*(double **)((char *)w + offsets[i]));
-    free(w);
-}
-
-static inline void *rf_ws_alloc(size_t size, const size_t *offsets, const long *len, size_t count)
-{
-    char *w = calloc(1, size);
-    if (!w)
-        return NULL;
-    for (size_t i = 0; i < count; i++)
-        if (!(*(double **)(w + offsets[i]) = hdp_dalloc((size_t)len[i]))) {
-            rf_ws_free(w, offsets, count);
-            return NULL;
-        }
-    return w;
-}
-
 static inline double dot(const double *a, const double *b, long len)
 {
     double s = 0;

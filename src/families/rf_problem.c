@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "core/check.h"
 #include "core/schema.h"
+#include "sim/mc.h"
 #include "families/rf_internal.h"
 
 #include <float.h>
@@ -391,12 +392,12 @@ static hdp_status rf_validation(hdp_rf_problem *pb, const double *u, const doubl
 {
     const hdp_rf_spec *spec = &pb->spec;
     const long d = spec->k.d, p = spec->k.p, v = spec->v;
-    double *Xv = hdp_dalloc((size_t)(v * d)), *noise = hdp_dalloc((size_t)v);
+    double *Xv, *noise;
+    void *block = HDP_MC_VECS({&Xv, (size_t)(v * d)}, {&noise, (size_t)v});
     pb->Phi_val = hdp_dalloc((size_t)(v * p));
     pb->y_val = hdp_dalloc((size_t)v);
-    if (!Xv || !noise || !pb->Phi_val || !pb->y_val) {
-        free(Xv);
-        free(noise);
+    if (!block || !pb->Phi_val || !pb->y_val) {
+        free(block);
         return hdp_fail(err, HDP_ENOMEM, "out of memory for %ld validation samples with p = %ld", v,
                         p);
     }
@@ -418,8 +419,7 @@ static hdp_status rf_validation(hdp_rf_problem *pb, const double *u, const doubl
             pb->y_val[i] += sd * noise[i];
     }
     features(Xv, v, V, p, d, spec->k.activation, pb->Phi_val, nth);
-    free(Xv);
-    free(noise);
+    free(block);
     return HDP_OK;
 }
 
@@ -431,10 +431,10 @@ static hdp_status rf_data_and_features(hdp_rf_problem *pb, int validation, int n
     const hdp_rf_spec *spec = &pb->spec;
     const long d = spec->k.d, n = spec->k.n, p = spec->k.p, m = spec->k.test_size;
     hdp_status st = HDP_OK;
-    double *u = hdp_dalloc((size_t)d), *X = hdp_dalloc((size_t)(n * d));
-    /* V holds the label noise first: at least n + m entries */
-    double *Xt = hdp_dalloc((size_t)(m * d)), *V = hdp_dalloc((size_t)(p * d > n + m ? p * d : n + m));
-    if (!u || !X || !Xt || !V) {
+    double *u, *X, *Xt, *V; /* V holds the label noise first: at least n + m entries */
+    void *block = HDP_MC_VECS({&u, (size_t)d}, {&X, (size_t)(n * d)}, {&Xt, (size_t)(m * d)},
+                              {&V, (size_t)(p * d > n + m ? p * d : n + m)});
+    if (!block) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for random features with n = %ld, p = %ld, "
                       "test size %ld (%.3g GB)", n, p, m, 8e-9 * (double)(n + m) * (double)p);
         goto done;
@@ -459,10 +459,7 @@ static hdp_status rf_data_and_features(hdp_rf_problem *pb, int validation, int n
     if (validation)
         st = rf_validation(pb, u, V, nth, err);
 done:
-    free(u);
-    free(X);
-    free(Xt);
-    free(V);
+    free(block);
     return st;
 }
 
@@ -513,10 +510,11 @@ static hdp_status rf_modes(hdp_rf_problem *pb, long N, double *vec, int nth, hdp
 static hdp_status rf_minnorm(hdp_rf_problem *pb, hdp_error *err)
 {
     const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
-    double *c = hdp_dalloc((size_t)r), *alpha = hdp_dalloc((size_t)n);
-    double *theta = hdp_dalloc((size_t)p), *pred = hdp_dalloc((size_t)(n > m ? n : m));
+    double *c, *alpha, *theta, *pred;
+    void *block = HDP_MC_VECS({&c, (size_t)r}, {&alpha, (size_t)n}, {&theta, (size_t)p},
+                              {&pred, (size_t)(n > m ? n : m)});
     hdp_status st = HDP_OK;
-    if (!c || !alpha || !theta || !pred) {
+    if (!block) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory");
     } else {
         for (long k = 0; k < r; k++)
@@ -529,10 +527,7 @@ static hdp_status rf_minnorm(hdp_rf_problem *pb, hdp_error *err)
         blas_gemv(0, m, p, 1.0, pb->Phi_test, p, theta, 0.0, pred);
         pb->minnorm_test = mse(pred, pb->y_test, m);
     }
-    free(c);
-    free(alpha);
-    free(theta);
-    free(pred);
+    free(block);
     return st;
 }
 

@@ -82,21 +82,16 @@ typedef struct {
     hdp_normals ns;                   /* the run's block Gaussian stream */
 } sim_ws;
 
-#define WS(f) offsetof(sim_ws, f)
-static const size_t sim_arrays[] = {WS(theta), WS(xi),   WS(Z),    WS(g),  WS(resid),
-                                    WS(v),     WS(q),    WS(aD),   WS(c_em), WS(c_ex),
-                                    WS(xim),   WS(wz),   WS(pred), WS(zt)};
-#undef WS
-#define SIM_NARRAYS (sizeof sim_arrays / sizeof sim_arrays[0])
-
-static void rf_sim_ws_free(void *w) { rf_ws_free(w, sim_arrays, SIM_NARRAYS); }
-
 static void *rf_sim_ws_alloc(const void *c)
 {
     const hdp_rf_problem *pb = ((const sim_ctx *)c)->pb;
     const long n = pb->spec.k.n, p = pb->spec.k.p, m = pb->spec.k.test_size, r = pb->r;
-    const long len[SIM_NARRAYS] = {p, p, p, p, n, n, n, r, r, r, r, r, m, m};
-    return rf_ws_alloc(sizeof(sim_ws), sim_arrays, len, SIM_NARRAYS);
+#define A(f, len) HDP_MC_ARRAY(sim_ws, f, len)
+    const hdp_mc_array a[] = {A(theta, p), A(xi, p), A(Z, p),    A(g, p),    A(resid, n),
+                              A(v, n),     A(q, n),  A(aD, r),   A(c_em, r), A(c_ex, r),
+                              A(xim, r),   A(wz, r), A(pred, m), A(zt, m)};
+#undef A
+    return HDP_MC_WS_ALLOC(sim_ws, a);
 }
 
 /* Fraction of samples whose gradient 2 |r_i| ||phi_i|| exceeds C_clip (docs/theory.md §7). */
@@ -293,12 +288,10 @@ static hdp_status terms_mc(const hdp_rf_problem *pb, const sim_out *outs, long R
     res->early_stopping_term = res->early_stopping_term_stderr = NAN;
     if (R < 2)
         return HDP_OK;
-    double *jn = calloc((size_t)R, sizeof(double)), *je = calloc((size_t)R, sizeof(double));
-    if (!jn || !je) {
-        free(jn);
-        free(je);
+    double *jn, *je;
+    void *block = HDP_MC_VECS({&jn, (size_t)R}, {&je, (size_t)R});
+    if (!block)
         return hdp_fail(err, HDP_ENOMEM, "out of memory");
-    }
     const double Rd = (double)R, R1 = Rd - 1.0;
     double an = 0, ae = 0;
     for (long j = 0; j < m; j++) {
@@ -335,8 +328,7 @@ static hdp_status terms_mc(const hdp_rf_problem *pb, const sim_out *outs, long R
         res->noise_term_stderr = sqrt(R1 / Rd * sn);
         res->early_stopping_term_stderr = sqrt(R1 / Rd * se);
     }
-    free(jn);
-    free(je);
+    free(block);
     return HDP_OK;
 }
 
@@ -430,13 +422,12 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
 
     int old = blas_single();
     sim_ctx c = {pb, q, res->step, P, q->s * sqrt(q->eta), NULL, NULL, NULL};
-    c.ex_decay = hdp_dalloc((size_t)r);
-    c.ex_shift = hdp_dalloc((size_t)r);
-    c.ex_sd = hdp_dalloc((size_t)r);
     const long m = pb->spec.k.test_size, per_run = 5 * P + m;
-    double *slots = hdp_dalloc((size_t)(runs * per_run));
+    double *slots;
+    void *block = HDP_MC_VECS({&c.ex_decay, (size_t)r}, {&c.ex_shift, (size_t)r},
+                              {&c.ex_sd, (size_t)r}, {&slots, (size_t)(runs * per_run)});
     sim_out *outs = calloc((size_t)runs, sizeof *outs);
-    if (!c.ex_decay || !c.ex_shift || !c.ex_sd || !slots || !outs) {
+    if (!block || !outs) {
         st = hdp_fail(err, HDP_ENOMEM, "out of memory for %ld runs", runs);
         goto done;
     }
@@ -449,7 +440,7 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
     hdp_xoshiro first;
     hdp_xoshiro_stream(&first, (uint64_t)pb->spec.seed, 1);
     hdp_mc_loop loop = {.name = "rf", .runs = runs, .threads = res->threads, .ctx = &c,
-                        .ws_alloc = rf_sim_ws_alloc, .ws_free = rf_sim_ws_free,
+                        .ws_alloc = rf_sim_ws_alloc, .ws_free = free,
                         .run = rf_sim_run, .first = &first, .slots = outs,
                         .slot_size = sizeof *outs,
                         .progress = opt->progress, .progress_user = opt->progress_user};
@@ -457,10 +448,7 @@ hdp_status hdp_rf_simulate(const hdp_rf_problem *pb, const hdp_rf_dpgd *q,
         st = sim_reduce(pb, q, outs, runs, per_run, res, err);
 done:
     free(outs);
-    free(slots);
-    free(c.ex_decay);
-    free(c.ex_shift);
-    free(c.ex_sd);
+    free(block);
     blas_restore(old);
     res->seconds = omp_get_wtime() - t0;
     return st;

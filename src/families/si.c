@@ -54,39 +54,24 @@ static hdp_status bad_key(const hdp_model *m, const char *key, hdp_error *err, c
     return hdp_fail(err, HDP_EINPUT, "[si] %s: %s (value %g)", key, msg, v);
 }
 
-/* The problem's arrays and their lengths (16 of them) */
-static int si_arrays(hdp_si_problem *pb, double **all[16], size_t len[16])
-{
-    const size_t d = (size_t)pb->spec.k.d, p = (size_t)pb->spec.k.p, n = (size_t)pb->spec.k.n,
-                 mt = (size_t)pb->spec.k.test_size;
-    double **a[] = {&pb->mu, &pb->W1, &pb->b, &pb->Phi, &pb->y, &pb->Phi_test, &pb->y_test,
-                    &pb->align, &pb->align0, &pb->l, &pb->V, &pb->astar, &pb->ou_mean,
-                    &pb->ou_var, &pb->gd_mean, &pb->gd_var};
-    const size_t l[] = {d, d * p, p, n * p, n, mt * p, mt, p, p, p, p * p, p, p, p, p, p};
-    memcpy(all, a, sizeof a);
-    memcpy(len, l, sizeof l);
-    return 16;
-}
-
 void hdp_si_problem_free(hdp_si_problem *pb)
 {
-    if (!pb)
-        return;
-    double **all[16];
-    size_t len[16];
-    for (int i = si_arrays(pb, all, len) - 1; i >= 0; i--) {
-        free(*all[i]);
-        *all[i] = NULL;
-    }
+    if (pb)
+        free(pb->block);
+    HDP_ZERO(pb); /* no pointer left into the freed block */
 }
 
 /* Mode predictions of the continuous OU process and of unclipped discrete GD, and the
  * expected test risks of those Gaussian laws (docs/theory.md §7 with the ridge term; si.h). */
-static void predictions(hdp_si_problem *pb)
+static hdp_status predictions(hdp_si_problem *pb, hdp_error *err)
 {
     const long p = pb->spec.k.p, n = pb->spec.k.n, m = pb->spec.k.test_size;
     const hdp_si_params *hp = &pb->hp;
-    double *c = hdp_dalloc((size_t)p), *ck = hdp_dalloc((size_t)p), *a0k = hdp_dalloc((size_t)p);
+    double *c, *ck, *a0k, *g;
+    const size_t P = (size_t)p;
+    void *block = HDP_MC_VECS({&c, P}, {&ck, P}, {&a0k, P}, {&g, P});
+    if (!block)
+        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory for the predicted laws (p = %ld)", p);
     for (long i = 0; i < n; i++)
         for (long j = 0; j < p; j++)
             c[j] += 2.0 / (double)n * pb->Phi[i * p + j] * pb->y[i];
@@ -113,7 +98,6 @@ static void predictions(hdp_si_problem *pb)
     }
     /* expected risk: (g^T mean - y)^2 + sum_k g_k^2 var_k with g = V^T phi_test */
     double ou = 0, gd = 0, zero = 0;
-    double *g = hdp_dalloc((size_t)p);
     for (long t = 0; t < m; t++) {
         const double *ph = pb->Phi_test + t * p;
         for (long k = 0; k < p; k++) {
@@ -137,10 +121,8 @@ static void predictions(hdp_si_problem *pb)
     pb->ou_risk = ou / (double)m;
     pb->gd_risk = gd / (double)m;
     pb->zero_risk = zero / (double)m;
-    free(g);
-    free(c);
-    free(ck);
-    free(a0k);
+    free(block);
+    return HDP_OK;
 }
 
 /* sigma_a, s and the privacy accounting of both stages (docs/theory.md §6, §8.2). Stage-2-only
@@ -200,9 +182,7 @@ hdp_status hdp_si_set_epsilon(hdp_si_problem *pb, double epsilon, hdp_error *err
                         "[si] C_a: inf with private noise (epsilon %g) gives infinite noise",
                         epsilon);
     hdp_status st = privacy(pb, epsilon, err);
-    if (st == HDP_OK)
-        predictions(pb);
-    return st;
+    return st == HDP_OK ? predictions(pb, err) : st;
 }
 
 static void fill_normal(hdp_xoshiro *g, double *x, size_t count, double scale)
@@ -329,12 +309,16 @@ static hdp_status si_scalings(const hdp_si_spec *spec, const hdp_model *m, hdp_s
 /* the problem's arrays */
 static hdp_status si_problem_alloc(hdp_si_problem *pb, hdp_error *err)
 {
-    double **all[16];
-    size_t len[16];
-    for (int i = 0, count = si_arrays(pb, all, len); i < count; i++)
-        if (!(*all[i] = hdp_dalloc(len[i])))
-            return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)",
-                            pb->spec.k.d, pb->spec.k.p, pb->spec.k.n);
+    const size_t d = (size_t)pb->spec.k.d, p = (size_t)pb->spec.k.p, n = (size_t)pb->spec.k.n,
+                 mt = (size_t)pb->spec.k.test_size;
+    pb->block = HDP_MC_VECS({&pb->mu, d}, {&pb->W1, d * p}, {&pb->b, p}, {&pb->Phi, n * p},
+                            {&pb->y, n}, {&pb->Phi_test, mt * p}, {&pb->y_test, mt},
+                            {&pb->align, p}, {&pb->align0, p}, {&pb->l, p}, {&pb->V, p * p},
+                            {&pb->astar, p}, {&pb->ou_mean, p}, {&pb->ou_var, p},
+                            {&pb->gd_mean, p}, {&pb->gd_var, p});
+    if (!pb->block)
+        return hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)",
+                        pb->spec.k.d, pb->spec.k.p, pb->spec.k.n);
     return HDP_OK;
 }
 
@@ -440,11 +424,12 @@ static void si_stage2_data(hdp_si_problem *pb, hdp_xoshiro *g, si_scratch *w)
 static hdp_status si_data(hdp_si_problem *pb, hdp_error *err)
 {
     const long d = pb->spec.k.d, p = pb->spec.k.p, n = pb->spec.k.n, mt = pb->spec.k.test_size;
-    si_scratch w = {hdp_dalloc((size_t)(n * d)), hdp_dalloc((size_t)(d * p)),
-                    hdp_dalloc((size_t)(n * p)), hdp_dalloc((size_t)n),
-                    hdp_dalloc((size_t)n), hdp_dalloc((size_t)(mt * d))};
+    si_scratch w;
+    void *block = HDP_MC_VECS({&w.X, (size_t)(n * d)}, {&w.W0, (size_t)(d * p)},
+                              {&w.H, (size_t)(n * p)}, {&w.yW, (size_t)n}, {&w.xn, (size_t)n},
+                              {&w.Xt, (size_t)(mt * d)});
     hdp_status st = HDP_OK;
-    if (!w.X || !w.W0 || !w.H || !w.yW || !w.xn || !w.Xt) {
+    if (!block) {
         st = hdp_fail(err, HDP_ENOMEM, "[si] out of memory (d = %ld, p = %ld, n = %ld)", d, p, n);
     } else {
         hdp_xoshiro g;
@@ -461,7 +446,7 @@ static hdp_status si_data(hdp_si_problem *pb, hdp_error *err)
         si_stage1(pb, &g, &w);
         si_stage2_data(pb, &g, &w);
     }
-    free(w.X); free(w.W0); free(w.H); free(w.yW); free(w.xn); free(w.Xt);
+    free(block);
     return st;
 }
 
@@ -547,10 +532,9 @@ hdp_status hdp_si_problem_build(const hdp_si_spec *spec, const hdp_model *m, hdp
     hdp_status st;
     if ((st = si_check(spec, m, err)) != HDP_OK || (st = si_scalings(spec, m, &pb->hp, err)) != HDP_OK ||
         (st = si_problem_alloc(pb, err)) != HDP_OK || (st = si_data(pb, err)) != HDP_OK ||
-        (st = si_kernel(pb, m, err)) != HDP_OK ||
-        (st = privacy(pb, spec->k.epsilon, err)) != HDP_OK)
+        (st = si_kernel(pb, m, err)) != HDP_OK || (st = privacy(pb, spec->k.epsilon, err)) != HDP_OK ||
+        (st = predictions(pb, err)) != HDP_OK)
         return st;
-    predictions(pb);
     if (spec->k.stage2 == HDP_SI_OU && pb->hp.eta_a * pb->l[spec->k.p - 1] >= 2) {
         /* discrete GD at this step diverges: its law does not apply (NaN: empty, null) */
         pb->gd_risk = NAN;

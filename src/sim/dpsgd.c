@@ -66,35 +66,14 @@ typedef struct {
     hdp_normals normals; /* the run's block stream of Gaussians (rng.h) */
 } sim_ws;
 
-static void sim_ws_free(void *vw)
-{
-    sim_ws *w = vw;
-    if (!w)
-        return;
-    free(w->e);
-    free(w->x);
-    free(w->z);
-    free(w->target);
-    free(w->grad);
-    free(w);
-}
-
 static void *sim_ws_alloc(const void *vctx)
 {
-    const sim_ctx *ctx = vctx;
-    sim_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->e = hdp_mc_vec_alloc(ctx->d);
-    w->x = hdp_mc_vec_alloc(ctx->d);
-    w->z = hdp_mc_vec_alloc(ctx->d);
-    w->target = ctx->B > 0 ? hdp_mc_vec_alloc(ctx->d) : NULL;
-    w->grad = ctx->batch > 1 ? hdp_mc_vec_alloc(ctx->d) : NULL;
-    if (!w->e || !w->x || !w->z || (ctx->B > 0 && !w->target) || (ctx->batch > 1 && !w->grad)) {
-        sim_ws_free(w);
-        return NULL;
-    }
-    return w;
+    const sim_ctx *c = vctx;
+    const hdp_mc_array a[] = {HDP_MC_ARRAY(sim_ws, e, c->d), HDP_MC_ARRAY(sim_ws, x, c->d),
+                              HDP_MC_ARRAY(sim_ws, z, c->d),
+                              HDP_MC_ARRAY(sim_ws, target, c->B > 0 ? c->d : 0),
+                              HDP_MC_ARRAY(sim_ws, grad, c->batch > 1 ? c->d : 0)};
+    return HDP_MC_WS_ALLOC(sim_ws, a);
 }
 
 /* The residual x'^T theta - y of the fresh row w->x (dot = x^T e; its label noise z drawn
@@ -306,8 +285,8 @@ static void sim_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_r
     }
 }
 
-static const mc_method sim_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run, 0};
-static const mc_method sim_batched_method = {"sim", sim_ws_alloc, sim_ws_free, sim_run_batched, 0};
+static const mc_method sim_method = {"sim", sim_ws_alloc, free, sim_run, 0};
+static const mc_method sim_batched_method = {"sim", sim_ws_alloc, free, sim_run_batched, 0};
 
 hdp_status hdp_sim_run(const hdp_model *m, const hdp_mc_options *opt, hdp_mc_result *res,
                        hdp_error *err)

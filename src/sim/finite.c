@@ -127,52 +127,19 @@ typedef struct {
     hdp_normals normals;
 } fin_ws;
 
-static void fin_ws_free(void *vw)
-{
-    fin_ws *w = vw;
-    if (!w)
-        return;
-    free(w->e);
-    free(w->acc);
-    free(w->xi);
-    free(w->g);
-    free(w->x);
-    free(w->z);
-    free(w->xx);
-    free(w->tmp);
-    free(w->perm);
-    free(w->rows);
-    free(w);
-}
-
 static void *fin_ws_alloc(const void *vctx)
 {
     const fin_ctx *c = vctx;
-    fin_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    size_t N = (size_t)c->N;
-    w->e = hdp_mc_vec_alloc(c->d);
-    w->acc = hdp_mc_vec_alloc(c->d);
-    w->xi = hdp_mc_vec_alloc(c->d);
-    w->g = hdp_mc_vec_alloc(c->d);
-    w->perm = malloc(sizeof(long) * N);
-    w->rows = malloc(sizeof(long) * N);
-    int ok = w->e && w->acc && w->xi && w->g && w->perm && w->rows;
-    if (ok && !c->train) {
-        w->x = hdp_mc_vec_alloc((long)(N * (size_t)c->d));
-        w->xx = malloc(sizeof(double) * N);
-        ok = w->x && w->xx;
-    }
-    if (ok && (!c->train || c->planted))
-        ok = (w->z = malloc(sizeof(double) * N)) != NULL;
-    if (ok && c->tsig)
-        ok = (w->tmp = hdp_mc_vec_alloc(c->d)) != NULL;
-    if (!ok) {
-        fin_ws_free(w);
-        return NULL;
-    }
-    return w;
+    const long N = c->N, d = c->d, synthetic = !c->train;
+    const hdp_mc_array a[] = {
+        HDP_MC_ARRAY(fin_ws, e, d),        HDP_MC_ARRAY(fin_ws, acc, d),
+        HDP_MC_ARRAY(fin_ws, xi, d),       HDP_MC_ARRAY(fin_ws, g, d),
+        HDP_MC_ARRAY(fin_ws, perm, N),     HDP_MC_ARRAY(fin_ws, rows, N),
+        HDP_MC_ARRAY(fin_ws, x, synthetic ? (size_t)N * (size_t)d : 0),
+        HDP_MC_ARRAY(fin_ws, xx, synthetic ? N : 0),
+        HDP_MC_ARRAY(fin_ws, z, synthetic || c->planted ? N : 0),
+        HDP_MC_ARRAY(fin_ws, tmp, c->tsig ? d : 0)};
+    return HDP_MC_WS_ALLOC(fin_ws, a);
 }
 
 /* the batch of step k into *rows (its count returned) */
@@ -324,8 +291,8 @@ static void fin_run(const void *vctx, const mc_grid *g, void *vws, gsl_rng *rng,
     }
 }
 
-static const mc_method fin_method = {"sim", fin_ws_alloc, fin_ws_free, fin_run, 0};
-static const mc_method fin_method_test = {"sim", fin_ws_alloc, fin_ws_free, fin_run, 1};
+static const mc_method fin_method = {"sim", fin_ws_alloc, free, fin_run, 0};
+static const mc_method fin_method_test = {"sim", fin_ws_alloc, free, fin_run, 1};
 
 /* sim.divergence_factor x max(R(0), P), P = (1/2) d sum_k (eta_k sigma C / B)^2 <= the
  * excess risk the private noise adds over the run without contraction (Tr Sigma = d) */

@@ -116,6 +116,39 @@ int hdp_mc_loop_threads(long runs, int threads);
  * HDP_ECANCELLED when *cancel was set before every run had started. */
 hdp_status hdp_mc_loop_run(const hdp_mc_loop *loop, hdp_error *err);
 
+/* A thread's workspace in one block: a zeroed struct of `size` bytes whose pointer fields
+ * arrays[0..count) each point to `count` zeroed elements of their type in the same block,
+ * every one on its own 64-byte boundary with its size rounded up to whole cache lines, as
+ * hdp_mc_vec_alloc's (a count of 0 leaves the field NULL). Free it with free() (a ws_free
+ * of free). NULL when out of memory or when the total size overflows. */
+typedef struct {
+    size_t offset; /* of the field in the struct */
+    size_t count;  /* elements */
+    size_t size;   /* of an element */
+} hdp_mc_array;
+
+/* the entry of field f (a pointer) of struct T with n elements */
+#define HDP_MC_ARRAY(T, f, n) {offsetof(T, f), (size_t)(n), sizeof *((T *)0)->f}
+
+void *hdp_mc_ws_alloc(size_t size, const hdp_mc_array *arrays, size_t count);
+/* the workspace of struct T with the arrays of the array a */
+#define HDP_MC_WS_ALLOC(T, a) hdp_mc_ws_alloc(sizeof(T), (a), sizeof(a) / sizeof((a)[0]))
+
+/* The same for a function's scratch vectors: *v[i].p receives v[i].count zeroed doubles (at
+ * least one, as hdp_dalloc's), all in one block that free() releases. NULL when out of memory
+ * (the *p then unset). */
+typedef struct {
+    double **p;
+    size_t count;
+} hdp_mc_vec;
+void *hdp_mc_vecs(const hdp_mc_vec *v, size_t n);
+/* hdp_mc_vecs of the pairs {&p, count} given */
+#define HDP_MC_VECS(...) \
+    hdp_mc_vecs((const hdp_mc_vec[]){__VA_ARGS__}, \
+                sizeof((const hdp_mc_vec[]){__VA_ARGS__}) / sizeof(hdp_mc_vec))
+/* the most arrays one block holds (more: NULL): a kl network's layers and five more */
+#define HDP_MC_BLOCK_MAX 72
+
 /* ---- 2. the risk-curve driver of the DP-SGD simulation and the SDE ---- */
 
 /* What one run sees of the grid. Iterate k (theta_k, or the SDE state after k

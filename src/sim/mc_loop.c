@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,50 @@ static int pin_self(int tid, const cpu_set_t *allowed, cpu_set_t *saved)
 /* ---- 1. the generic run loop ---- */
 
 int hdp_mc_loop_threads(long runs, int threads) { return hdp_threads_request(runs, threads); }
+
+/* bytes rounded up to whole cache lines */
+static size_t cache_lines(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+/* a zeroed block of head bytes and then the arrays a[0..n), each on its own cache lines; at[i]
+ * receives array i's offset. NULL when out of memory or when the size overflows. */
+static char *block_alloc(size_t head, const hdp_mc_array *a, size_t n, size_t *at)
+{
+    size_t total = cache_lines(head);
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].count > (SIZE_MAX - 64 - total) / a[i].size)
+            return NULL;
+        at[i] = total;
+        total += cache_lines(a[i].count * a[i].size);
+    }
+    char *w = aligned_alloc(64, total);
+    if (w)
+        memset(w, 0, total);
+    return w;
+}
+
+void *hdp_mc_ws_alloc(size_t size, const hdp_mc_array *arrays, size_t count)
+{
+    size_t at[HDP_MC_BLOCK_MAX];
+    char *w = count <= HDP_MC_BLOCK_MAX ? block_alloc(size, arrays, count, at) : NULL;
+    for (size_t i = 0; w && i < count; i++)
+        if (arrays[i].count) {
+            void *p = w + at[i]; /* stored by memcpy: the fields are double *, float *, long * */
+            memcpy(w + arrays[i].offset, &p, sizeof p);
+        }
+    return w;
+}
+
+void *hdp_mc_vecs(const hdp_mc_vec *v, size_t n)
+{
+    hdp_mc_array a[HDP_MC_BLOCK_MAX] = {{0, 0, 0}};
+    size_t at[HDP_MC_BLOCK_MAX];
+    for (size_t i = 0; i < n && i < HDP_MC_BLOCK_MAX; i++)
+        a[i] = (hdp_mc_array){0, v[i].count ? v[i].count : 1, sizeof(double)};
+    char *w = n <= HDP_MC_BLOCK_MAX ? block_alloc(0, a, n, at) : NULL;
+    for (size_t i = 0; w && i < n; i++)
+        *v[i].p = (double *)(void *)(w + at[i]);
+    return w;
+}
 
 /* the lowest failing run a thread saw (run = runs: none) */
 typedef struct {

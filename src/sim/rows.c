@@ -70,29 +70,6 @@ typedef struct {
     hdp_normals32 normals;
 } rows_ws;
 
-static void rows_ws_free(void *vw)
-{
-    rows_ws *w = vw;
-    if (!w)
-        return;
-    free(w->e);
-    free(w->grad);
-    free(w->g);
-    free(w->zero);
-    free(w->tmp);
-    free(w->perm);
-    free(w);
-}
-
-static float *f32_alloc(long d)
-{
-    size_t bytes = (sizeof(float) * (size_t)(d > 0 ? d : 1) + 63) & ~(size_t)63;
-    float *v = aligned_alloc(64, bytes);
-    if (v)
-        memset(v, 0, bytes);
-    return v;
-}
-
 /* the private noise is drawn for several steps at once when d is small (the stream's set-up
  * per call was a visible part of a step at d = 64); the same normals in the same order */
 #define NOISE_FLOATS 1024L
@@ -100,21 +77,16 @@ static float *f32_alloc(long d)
 static void *rows_ws_alloc(const void *vctx)
 {
     const rows_ctx *c = vctx;
-    rows_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->e = hdp_mc_vec_alloc(c->d);
-    w->gsteps = NOISE_FLOATS / c->d > 1 ? NOISE_FLOATS / c->d : 1;
-    w->g = f32_alloc(w->gsteps * c->d);
-    w->zero = f32_alloc(c->d);
-    w->tmp = c->tsig ? hdp_mc_vec_alloc(c->d) : NULL;
-    w->perm = c->without ? malloc(sizeof(long) * (size_t)c->N) : NULL;
-    w->grad = c->batch > 1 ? hdp_mc_vec_alloc(c->d) : NULL;
-    if (!w->e || !w->g || !w->zero || (c->tsig && !w->tmp) || (c->without && !w->perm) ||
-        (c->batch > 1 && !w->grad)) {
-        rows_ws_free(w);
-        return NULL;
-    }
+    const long gsteps = NOISE_FLOATS / c->d > 1 ? NOISE_FLOATS / c->d : 1;
+    const hdp_mc_array a[] = {HDP_MC_ARRAY(rows_ws, e, c->d),
+                              HDP_MC_ARRAY(rows_ws, g, gsteps * c->d),
+                              HDP_MC_ARRAY(rows_ws, zero, c->d),
+                              HDP_MC_ARRAY(rows_ws, tmp, c->tsig ? c->d : 0),
+                              HDP_MC_ARRAY(rows_ws, perm, c->without ? c->N : 0),
+                              HDP_MC_ARRAY(rows_ws, grad, c->batch > 1 ? c->d : 0)};
+    rows_ws *w = HDP_MC_WS_ALLOC(rows_ws, a);
+    if (w)
+        w->gsteps = gsteps;
     return w;
 }
 
@@ -646,10 +618,10 @@ static void rows_run_batched(const void *vctx, const mc_grid *g, void *vws, gsl_
 
 #define SCHED_TAB_MAX (1L << 18)
 
-static const mc_method rows_method = {"sim", rows_ws_alloc, rows_ws_free, rows_run, 0};
-static const mc_method rows_method_test = {"sim", rows_ws_alloc, rows_ws_free, rows_run, 1};
-static const mc_method rows_batched = {"sim", rows_ws_alloc, rows_ws_free, rows_run_batched, 0};
-static const mc_method rows_batched_test = {"sim", rows_ws_alloc, rows_ws_free, rows_run_batched,
+static const mc_method rows_method = {"sim", rows_ws_alloc, free, rows_run, 0};
+static const mc_method rows_method_test = {"sim", rows_ws_alloc, free, rows_run, 1};
+static const mc_method rows_batched = {"sim", rows_ws_alloc, free, rows_run_batched, 0};
+static const mc_method rows_batched_test = {"sim", rows_ws_alloc, free, rows_run_batched,
                                             1};
 /* two runs per thread at once (rows_run_group) when d <= ROWS_GROUP_MAX_D: digits (d = 64),
  * 8000 runs, one thread, paired: 3 % less CPU per run-step (0.0766 -> 0.0743 us, within the

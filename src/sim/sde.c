@@ -68,28 +68,19 @@ typedef struct {
 
 static void sde_ws_free(void *vw)
 {
-    sde_ws *w = vw;
-    if (!w)
-        return;
-    free(w->e);
-    free(w->z1);
-    free(w->z2);
-    hdp_clip_free(w->clip);
-    free(w);
+    if (vw)
+        hdp_clip_free(((sde_ws *)vw)->clip);
+    free(vw);
 }
 
 static void *sde_ws_alloc(const void *vctx)
 {
     const sde_ctx *c = vctx;
-    sde_ws *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->e = hdp_mc_vec_alloc(c->d);
-    w->z1 = hdp_mc_vec_alloc(c->d);
-    w->z2 = hdp_mc_vec_alloc(c->d);
-    w->clip = hdp_clip_alloc_law(&c->law, c->c);
-    if (!w->e || !w->z1 || !w->z2 || !w->clip) {
-        sde_ws_free(w);
+    const hdp_mc_array a[] = {HDP_MC_ARRAY(sde_ws, e, c->d), HDP_MC_ARRAY(sde_ws, z1, c->d),
+                              HDP_MC_ARRAY(sde_ws, z2, c->d)};
+    sde_ws *w = HDP_MC_WS_ALLOC(sde_ws, a);
+    if (w && !(w->clip = hdp_clip_alloc_law(&c->law, c->c))) {
+        free(w);
         return NULL;
     }
     return w;
