@@ -147,6 +147,12 @@ fi
 "$bin" plot ode.csv sim.csv -o l.svg --label 'theory here' --label 'runs here' 2>/dev/null
 check "--label: the legend texts in the SVG" bash -c "grep -q 'theory here' l.svg && grep -q 'runs here' l.svg"
 check "Okabe-Ito palette: blue #0072B2 in the SVG" grep -qi 'rgb(  0, 114, 178)\|#0072b2' l.svg
+# validate's figure takes --label in the order ODE, Monte Carlo, SDE (its script once redefined
+# them away: gnuplot's exists() is false for a function)
+"$bin" validate "${small[@]}" --runs 4 --label 'ode here' --label 'mc here' --label 'sde here' \
+  --figure vl.svg >/dev/null 2>&1
+check "validate --label: the three legend texts in the SVG" \
+  bash -c "grep -q 'ode here' vl.svg && grep -q 'mc here' vl.svg && grep -q 'sde here' vl.svg"
 "$bin" plot ode.csv sim.csv -o nk.svg --key off 2>/dev/null
 "$bin" plot ode.csv sim.csv -o l0.svg 2>/dev/null
 check "--key on: the legend text drawn" grep -q '<text>ODE R(t)</text>' l0.svg
