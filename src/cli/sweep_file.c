@@ -97,15 +97,23 @@ static char *trim(char *s)
 /* LO:HI:COUNT[:log] -> values; returns 0 if the text is not a range, -1 on error. */
 static int expand_range(axis *ax, const char *text, char *why, size_t size)
 {
-    double lo, hi;
-    int count;
-    char scale[8] = "";
-    int got = sscanf(text, "%lf:%lf:%d:%7s", &lo, &hi, &count, scale);
-    if (got < 3 || !strchr(text, ':'))
+    /* LO:HI: makes it a range; then COUNT and the optional :log must be the rest, whole
+     * (sscanf's %d once took "1e9" as 1 and "3x" as 3) */
+    char *end;
+    double lo = strtod(text, &end);
+    if (end == text || *end != ':')
         return 0;
-    int is_log = got == 4 && !strcmp(scale, "log");
-    if ((got == 4 && !is_log) || count < 1 || count > MAX_VALUES || !isfinite(lo) ||
-        !isfinite(hi) || (is_log && (lo <= 0 || hi <= 0))) {
+    const char *p = end + 1;
+    double hi = strtod(p, &end);
+    if (end == p || *end != ':')
+        return 0;
+    p = end + 1;
+    errno = 0;
+    long count = strtol(p, &end, 10);
+    int whole = end != p && !errno && (!*end || !strcmp(end, ":log"));
+    int is_log = whole && *end;
+    if (!whole || count < 1 || count > MAX_VALUES || !isfinite(lo) || !isfinite(hi) ||
+        (is_log && (lo <= 0 || hi <= 0))) {
         snprintf(why, size,
                  "'%s': expected LO:HI:COUNT or LO:HI:COUNT:log with 1 <= COUNT <= %d (log: LO, "
                  "HI > 0)",
@@ -113,7 +121,7 @@ static int expand_range(axis *ax, const char *text, char *why, size_t size)
         return -1;
     }
     for (int i = 0; i < count; i++) {
-        double u = count == 1 ? 0.0 : (double)i / (count - 1);
+        double u = count == 1 ? 0.0 : (double)i / (double)(count - 1);
         double v = is_log ? exp(log(lo) + u * (log(hi) - log(lo))) : lo + u * (hi - lo);
         char buf[64];
         snprintf(buf, sizeof buf, "%.15g", v);

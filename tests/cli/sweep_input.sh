@@ -68,6 +68,15 @@ printf "${head}clip.c = 1, 2\n  data.d = 3\n" > contkey.ini
 bad "indented key under an axis" "contkey.ini:5: the line is indented, so it continues the list of values of axis clip.c" contkey.ini
 printf "${head}clip.c = 1:2:3\n  4\n" > contrange.ini
 bad "indented line under a range" "a range LO:HI:COUNT" contrange.ini
+# a range's COUNT is read whole (it was read by sscanf's %d: 1e9 ran 1 point, 3x ran 3)
+for r in 0.5:2:1e9 0.5:2:3x 0.5:2:3:logx 0.5:2:3:log:1 0.5:2:99999999999999999999 0.5:2:; do
+  printf "${head}clip.c = %s\n" "$r" > range.ini
+  bad "range $r" "range.ini:4: axis clip.c: '$r': expected LO:HI:COUNT" range.ini
+done
+printf "${head}clip.c = 0.5:2:3:log\n" > logrange.ini
+"$bin" sweep logrange.ini --dry-run >logrange.out 2>/dev/null
+check "log range: 3 points" test "$(wc -l < logrange.out)" -eq 3
+check "log range: its middle value" grep -qx '1 clip.c=1' logrange.out
 printf '[sweep]\ncommands = ode\n  sim\n' > contsweep.ini
 bad "indented line under [sweep]" "only an axis's list of values continues on indented lines" contsweep.ini
 
