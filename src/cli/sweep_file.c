@@ -76,6 +76,7 @@ void sweep_spec_free(sweep_spec *s)
 static int spec_fail(sweep_spec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int spec_fail(sweep_spec *s, const char *fmt, ...)
 {
+    s->err_line = s->line;
     int n = snprintf(s->err, sizeof s->err, "%s:%d: ", s->path, s->line);
     if (n >= 0 && (size_t)n < sizeof s->err) {
         va_list ap;
@@ -410,8 +411,12 @@ int sweep_load_spec(const char *path, sweep_spec *s)
     s->lines.next = text;
     int rc = ini_parse_stream(read_line, s, on_sweep_key, s);
     free(text);
-    if (!s->err[0] && rc > 0)
-        snprintf(s->err, sizeof s->err, "%s:%d: syntax error", path, rc);
+    /* inih reads on after a line it cannot parse ('[axes' without ']') and returns the first
+     * bad line: a key refused after it (read into the section before) is not the cause */
+    if (rc > 0 && (!s->err[0] || rc < s->err_line))
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: syntax error: expected '[section]', 'key = value' or a comment", path,
+                 rc);
     char names[256];
     if (!s->err[0] && s->commands == 0)
         snprintf(s->err, sizeof s->err,

@@ -339,7 +339,7 @@ typedef struct {
     const char *path;
     line_reader *reader;
     hdp_error *err;
-    int failed;
+    int failed; /* the line of the first key refused, else 0 */
 } parse_ctx;
 
 static int on_key(void *user, const char *section, const char *name, const char *value)
@@ -352,12 +352,12 @@ static int on_key(void *user, const char *section, const char *name, const char 
         list_sections(sections, sizeof sections, 1);
         hdp_fail(ctx->err, HDP_EINPUT, "%s:%d: key '%s' outside a section: put it under %s",
                  ctx->path, ctx->reader->line, name, sections);
-        ctx->failed = 1;
+        ctx->failed = ctx->reader->line;
         return 0;
     }
     if (hdp_model_set_key(ctx->m, section, name, value, ctx->path, ctx->reader->line, ctx->err) !=
         HDP_OK) {
-        ctx->failed = 1;
+        ctx->failed = ctx->reader->line;
         return 0;
     }
     return 1;
@@ -388,11 +388,15 @@ hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
         return strncmp(e.msg, "cannot ", 7) ? hdp_fail(err, st, "%s", e.msg)
                                             : hdp_fail(err, st, "%s: %s", path, e.msg);
     line_reader reader = {text, 0};
-    parse_ctx ctx = {m, path, &reader, err, 0};
+    hdp_error key_err; /* the first key refused (err keeps the first message it is given) */
+    hdp_error_clear(&key_err);
+    parse_ctx ctx = {m, path, &reader, &key_err, 0};
     int rc = ini_parse_stream(hdp_input_read_line, &reader, on_key, &ctx);
     free(text);
-    if (ctx.failed)
-        return HDP_EINPUT;
+    /* inih reads on after a line it cannot parse ('[data' without ']') and returns the first
+     * bad line: a key refused after it (read into the section before) is not the cause */
+    if (ctx.failed && !(rc > 0 && rc < ctx.failed))
+        return hdp_fail(err, key_err.status, "%s", key_err.msg);
     if (rc != 0)
         return hdp_fail(err, HDP_EINPUT,
                         "%s:%d: syntax error: expected '[section]', 'key = value' or a comment",
