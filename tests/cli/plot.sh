@@ -153,6 +153,10 @@ check "Okabe-Ito palette: blue #0072B2 in the SVG" grep -qi 'rgb(  0, 114, 178)\
   --figure vl.svg >/dev/null 2>&1
 check "validate --label: the three legend texts in the SVG" \
   bash -c "grep -q 'ode here' vl.svg && grep -q 'mc here' vl.svg && grep -q 'sde here' vl.svg"
+# --xlabel on schedule's two stacked panels: once, under the lower one (it was also drawn
+# between the panels, over the lower panel's top tic label)
+"$bin" plot s.schedules.csv --xlabel 'shared t here' -o sx.svg 2>/dev/null
+check "--xlabel on stacked panels: drawn once" test "$(grep -c 'shared t here' sx.svg)" -eq 1
 "$bin" plot ode.csv sim.csv -o nk.svg --key off 2>/dev/null
 "$bin" plot ode.csv sim.csv -o l0.svg 2>/dev/null
 check "--key on: the legend text drawn" grep -q '<text>ODE R(t)</text>' l0.svg
