@@ -259,11 +259,12 @@ hdp_status hdp_input_read(const char *path, const hdp_input_rules *r, char **tex
                         r->what);
     }
     buf[len] = '\0';
-    /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place */
+    /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place; a
+     * UTF-8 byte order mark first (editors on Windows write one) is not part of the text */
     size_t o = 0;
     long line = 1, col = 0, max_line = r->max_line;
     int blank = 1, comment = 0; /* the line so far is blank; it is a comment ('#', ';') */
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0; i < len; i++) {
         char c = buf[i];
         if (c == '\0') {
             free(buf);
