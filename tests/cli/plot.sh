@@ -200,6 +200,15 @@ refused "--x on a CSV that is not a sweep" "--x, --y, --by and --heat apply" x.p
   "$bin" plot ode.csv --x clip.c -o x.png
 refused "a rates CSV with an ode CSV" "it is drawn alone" x.png "$bin" plot rates.csv ode.csv -o x.png
 refused "more labels than inputs" "2 --label options for 1 input files" x.png "$bin" plot ode.csv --label a --label b -o x.png
+# a .tex figure's name is written into its LaTeX (\includegraphics{NAME-graphic}): a LaTeX
+# special character there broke the document ('%' comments out the rest), or ran LaTeX
+for n in 'a%b.tex' 'x}\\input{y}.tex' 'c#d.TEX' 'e~f.tex'; do
+  refused ".tex figure named '$n'" "a .tex figure names its graphics file in LaTeX" "$n" \
+    "$bin" plot ode.csv -o "$n"
+  check ".tex figure named '$n': no graphics file" test ! -e "${n%.*}-graphic.pdf"
+done
+"$bin" plot ode.csv -o 'ok name_1.tex' 2>/dev/null
+check ".tex figure named 'ok name_1.tex' (space, underscore): written" test -s 'ok name_1-graphic.pdf'
 "$bin" ode "${small[@]}" -o t.csv 2>/dev/null
 cp t.csv t.pdf
 cp t.csv t-graphic.pdf
