@@ -239,6 +239,10 @@ static int add_values(sweep_spec *s, axis *ax, const char *value)
         if (!*t || ax->count == MAX_VALUES)
             return spec_fail(s, "axis %s: empty value or more than %d values", ax->key,
                                 MAX_VALUES);
+        if (strchr(t, '"')) /* a cell of results.csv as it is: a quote would open a quoted field */
+            return spec_fail(s, "axis %s: the value '%s' holds a double quote, which its cell in "
+                                "results.csv would misread (CSV readers take it as the start of "
+                                "a quoted field): rename it", ax->key, t);
         if (!(ax->values[ax->count] = strdup(t)))
             return spec_fail(s, "axis %s: out of memory", ax->key);
         ax->count++;

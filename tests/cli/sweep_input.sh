@@ -71,6 +71,9 @@ bad "indented line under a range" "a range LO:HI:COUNT" contrange.ini
 # a section line without ']' is the error named, not the key after it (read into [sweep])
 printf '[sweep]\ncommands = ode\n[axes\nclip.c = 1, 2\n' > unclosed.ini
 bad "section without ]" "unclosed.ini:3: syntax error: expected '[section]'" unclosed.ini
+# an axis value is its results.csv cell as it is: a double quote would open a quoted field there
+printf "${head}schedule.kind = output, \"inverse-time\n" > quote.ini
+bad "a double quote in an axis value" "quote.ini:4: axis schedule.kind: the value '\"inverse-time' holds a double quote" quote.ini
 # a range's COUNT is read whole (it was read by sscanf's %d: 1e9 ran 1 point, 3x ran 3)
 for r in 0.5:2:1e9 0.5:2:3x 0.5:2:3:logx 0.5:2:3:log:1 0.5:2:99999999999999999999 0.5:2:; do
   printf "${head}clip.c = %s\n" "$r" > range.ini
