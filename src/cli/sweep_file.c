@@ -234,8 +234,17 @@ static int add_values(sweep_spec *s, axis *ax, const char *value)
 {
     char buf[HDP_INPUT_INI_MAX_LINE + 2];
     snprintf(buf, sizeof buf, "%s", value); /* lines are at most HDP_INPUT_INI_MAX_LINE long */
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    /* split at every comma (strtok skipped '1,,2''s empty value silently, while '1, ,2' was
+     * refused); a comma may end a line that an indented line continues, or begin that line */
+    char *next = buf;
+    for (char *tok = buf; next; tok = next) {
+        char *comma = strchr(tok, ',');
+        next = comma ? comma + 1 : NULL;
+        if (comma)
+            *comma = '\0';
         char *t = trim(tok);
+        if (!*t && (tok == buf || !next))
+            continue;
         if (!*t || ax->count == MAX_VALUES)
             return spec_fail(s, "axis %s: empty value or more than %d values", ax->key,
                                 MAX_VALUES);

@@ -71,6 +71,11 @@ bad "indented line under a range" "a range LO:HI:COUNT" contrange.ini
 # a section line without ']' is the error named, not the key after it (read into [sweep])
 printf '[sweep]\ncommands = ode\n[axes\nclip.c = 1, 2\n' > unclosed.ini
 bad "section without ]" "unclosed.ini:3: syntax error: expected '[section]'" unclosed.ini
+# an empty value between two commas is refused however it is written (strtok skipped '1,,2''s)
+for v in '1,,2' '1, ,2'; do
+  printf "${head}clip.c = %s\n" "$v" > emptyval.ini
+  bad "empty value in '$v'" "emptyval.ini:4: axis clip.c: empty value" emptyval.ini
+done
 # an axis value is its results.csv cell as it is: a double quote would open a quoted field there
 printf "${head}schedule.kind = output, \"inverse-time\n" > quote.ini
 bad "a double quote in an axis value" "quote.ini:4: axis schedule.kind: the value '\"inverse-time' holds a double quote" quote.ini
