@@ -279,7 +279,8 @@ hdp_status hdp_input_read(const char *path, const hdp_input_rules *r, char **tex
             c = '\n';
         }
         if (blank && (c == '#' || c == ';'))
-            comment = r->ini; /* an INI file's comment may be long: hdp_input_read_line cuts it */
+            comment = 1; /* a comment may be long: hdp_input_read_line cuts an INI file's, a
+                          * table's reader skips it (schedule writes its command line there) */
         if (c != ' ' && c != '\t')
             blank = 0;
         if (c == '\n') {

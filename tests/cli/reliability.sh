@@ -81,6 +81,11 @@ check "a FIFO spectrum file: refused" refused "is a pipe, not a regular file" \
 { printf '1\n'; printf '%04200d\n' 2; } > longline.txt
 check "a 4200-character spectrum line: refused" refused "longline.txt:2: line longer than 4000" \
   "$bin" ode --set data.spectrum=file --set data.spectrum_file=longline.txt -o o/x.csv
+# a comment line of any length is a comment, in tables as in model files (schedule writes the
+# command that simulates the table into its header, which may exceed 4000 characters)
+{ printf '# %05000d\n' 1; printf '0 1\n1 1\n'; } > longcomment.tab
+run "$bin" ode --set schedule.kind=table --set schedule.file=longcomment.tab -o /dev/null
+check "a 5000-character comment line in a schedule table: read" test "$rc" -eq 0
 # ---- 8. normalising huge eigenvalues overflowed (a risk column of zeros) ----
 printf '1e308\n1e308\n1e308\n' > huge.txt
 run "$bin" ode --set data.spectrum=file --set data.spectrum_file=huge.txt --json j.json -o /dev/null
