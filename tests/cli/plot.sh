@@ -200,6 +200,8 @@ refused "--x on a CSV that is not a sweep" "--x, --y, --by and --heat apply" x.p
   "$bin" plot ode.csv --x clip.c -o x.png
 refused "a rates CSV with an ode CSV" "it is drawn alone" x.png "$bin" plot rates.csv ode.csv -o x.png
 refused "more labels than inputs" "2 --label options for 1 input files" x.png "$bin" plot ode.csv --label a --label b -o x.png
+refused "validate: more labels than its 3 curves" "4 --label options: the figure labels 3 curves" \
+  x.png "$bin" validate "${small[@]}" --runs 2 --label a --label b --label c --label d --figure x.png
 # a .tex figure's name is written into its LaTeX (\includegraphics{NAME-graphic}): a LaTeX
 # special character there broke the document ('%' comments out the rest), or ran LaTeX
 for n in 'a%b.tex' 'x}\\input{y}.tex' 'c#d.TEX' 'e~f.tex'; do
