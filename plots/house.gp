@@ -34,4 +34,4 @@ fig_ltr(e, e1, lo, hi) = e > e1 ? '' : fig_ltd(e, lo, hi).fig_ltr(e + 1, e1, lo,
 fig_lts(s) = strlen(s) > 2 ? s[1:strlen(s) - 2] : ''
 fig_logtics(lo, hi) = fig_lts(fig_ltr(floor(log10(lo)), floor(log10(hi)), lo, hi))
 # a script that uses user labels gets ulabel(i, default) from hdpsgd; by hand, the default
-if (!exists('ulabel')) ulabel(i, def) = def
+if (!exists('user_nlabels')) ulabel(i, def) = def

@@ -38,8 +38,10 @@ set multiplot layout 2,1 title title_text noenhanced font fs_title \
 set key off
 set ylabel 'learning rate η̃(t)'
 set format x ''
+fig_shared_x = 1
 plot for [i=1:nf] data_file using 1:(column('eta_'.word(families,i))) with lines lt fam_lt(word(families,i))
 set format x '%g'
+fig_shared_x = 0
 set ylabel 'predicted risk R(t)'
 set xlabel 'training time t = k/n  (dot: output θ_n)'
 set key at screen 0.1, 0.005 left bottom Left reverse maxcols 1 samplen 2.5 spacing 1.0 noenhanced

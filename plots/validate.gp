@@ -23,7 +23,8 @@ set key outside below center Left reverse maxcols 1 samplen 2.2 spacing 1.0 heig
 set xrange [0:1.1]
 set xtics 0.2
 set style fill transparent solid 0.22 noborder
-if (!exists('ulabel')) ulabel(i, def) = def
+# hdpsgd defines ulabel (--label) and user_nlabels; exists() sees variables, not functions
+if (!exists('user_nlabels')) ulabel(i, def) = def
 traj(t, v) = t < 0.9999999 ? v : NaN
 fin(t, v) = t >= 0.9999999 ? v : NaN
 # show_bounds = -1: a bound is left out when it passes the data's range [lo, hi] by more than hi - lo

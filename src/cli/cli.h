@@ -136,7 +136,8 @@ extern const cli_arg cli_model_args[];
  * leaves no partial file and the previous file untouched. main() installs them first. */
 void cli_install_signal_handlers(void);
 /* From here on, standard error shows control characters and bytes that are not UTF-8 as
- * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal. */
+ * \xNN (stderr_visible.c): user text echoed in any message cannot drive the terminal;
+ * standard output too when it is a terminal. */
 void cli_stderr_visible(void);
 
 /* For a long search that can stop early with its best so far (schedule --optimize, issue

@@ -14,6 +14,7 @@
  * net.classes, net.test_size). Outputs are written after the computation (atomically): an
  * interrupted run leaves nothing.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,8 +377,10 @@ static int run_vs(const hdp_model *m, int threads, const char *csvp, const char 
 static int check_dir(const char *d)
 {
     struct stat sb;
-    if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(d, W_OK | X_OK) != 0) {
-        fprintf(stderr, "hdpsgd net: error: -o %s: not a writable folder\n", d);
+    int bad = stat(d, &sb) != 0, missing = bad && errno == ENOENT;
+    if (bad || !S_ISDIR(sb.st_mode) || access(d, W_OK | X_OK) != 0) {
+        fprintf(stderr, "hdpsgd net: error: -o %s: %s (create the folder first, e.g. mkdir -p "
+                        "DIR)\n", d, missing ? "no such folder" : "not a writable folder");
         return EXIT_BAD_INPUT;
     }
     return 0;

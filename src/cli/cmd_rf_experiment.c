@@ -15,6 +15,7 @@
  * Every configuration has its own random stream (the data stream jumped 1 + index times),
  * so the CSV is the same for any --threads.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,8 +367,11 @@ int cmd_rf_experiment(int argc, char **argv)
         return rc;
     const char *dir = out_dir ? out_dir : ".";
     struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "hdpsgd rf-experiment: error: -o %s: not a directory\n", dir);
+    int bad = stat(dir, &sb) != 0, missing = bad && errno == ENOENT;
+    if (bad || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "hdpsgd rf-experiment: error: -o %s: %s (create the folder first, e.g. "
+                        "mkdir -p DIR)\n",
+                dir, missing ? "no such folder" : "not a directory");
         return EXIT_BAD_INPUT;
     }
     hdp_model m;

@@ -199,24 +199,71 @@ static int progress(const char *what, long solves, long total, double best, void
     return 0;
 }
 
-/* the command line that runs the simulation on the written table */
-static void rerun_command(const cli_common *common, const char *sub, const hdp_design_result *b,
-                          char *buf, size_t size)
+/* w as one word of a shell command line: as it is when plain, else single-quoted, or as
+ * $'...' with \xNN for control characters (the line stays one line and pastes back) */
+static void shell_word(FILE *f, const char *w)
 {
-    size_t used = (size_t)snprintf(buf, size, "hdpsgd %s", sub);
-    if (common->model_path)
-        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, " %s", common->model_path);
-    for (int i = 0; i < common->nsets; i++)
-        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, " --set %s", common->sets[i]);
-    used += (size_t)snprintf(buf + used, used < size ? size - used : 0,
-                             " --set schedule.kind=table --set schedule.file=%s", out_path);
+    const char *plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+@%-";
+    int ctl = 0;
+    for (const unsigned char *c = (const unsigned char *)w; *c; c++)
+        ctl |= *c < 0x20 || *c == 0x7f;
+    if (*w && strspn(w, plain) == strlen(w)) {
+        fputs(w, f);
+    } else if (!ctl) {
+        fputc('\'', f);
+        for (const char *c = w; *c; c++)
+            *c == '\'' ? fputs("'\\''", f) : fputc(*c, f);
+        fputc('\'', f);
+    } else {
+        fputs("$'", f);
+        for (const unsigned char *c = (const unsigned char *)w; *c; c++)
+            if (*c < 0x20 || *c == 0x7f || *c == '\'' || *c == '\\')
+                fprintf(f, "\\x%02x", *c);
+            else
+                fputc(*c, f);
+        fputc('\'', f);
+    }
+}
+
+/* the command line that runs the simulation on the written table (NULL: out of memory);
+ * each path and --set value one shell word, whole (it was cut at 4096 bytes, unquoted) */
+static char *rerun_command(const cli_common *common, const char *sub, const hdp_design_result *b)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    fprintf(f, "hdpsgd %s", sub);
+    if (common->model_path) {
+        fputc(' ', f);
+        shell_word(f, common->model_path);
+    }
+    for (int i = 0; i < common->nsets; i++) {
+        fputs(" --set ", f);
+        shell_word(f, common->sets[i]);
+    }
+    fputs(" --set schedule.kind=table --set ", f);
+    char *file = NULL;
+    size_t fsize = 0;
+    FILE *ff = open_memstream(&file, &fsize);
+    if (ff) {
+        fprintf(ff, "schedule.file=%s", out_path);
+        fclose(ff);
+    }
+    if (file)
+        shell_word(f, file);
+    free(file);
     char cb[40];
     if (tune_clip)
-        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, " --set clip.c=%s",
-                                 hdp_format_exact(b->c, cb, sizeof cb));
+        fprintf(f, " --set clip.c=%s", hdp_format_exact(b->c, cb, sizeof cb));
     if (batch_run && batch_run->best >= 0)
-        snprintf(buf + used, used < size ? size - used : 0, " --set sgd.batch=%ld",
-                 batch_run->batch[batch_run->best]);
+        fprintf(f, " --set sgd.batch=%ld", batch_run->batch[batch_run->best]);
+    if (fclose(f) != 0 || !file) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 /* the JSON summary (schedule's parts in main.c: each optimised family's tables under
@@ -400,9 +447,9 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
     char data_csv[HDP_OUT_PATH_MAX + 32] = "";
     if (figure_path)
         hdp_plot_stem(figure_path, ".schedules.csv", data_csv, sizeof data_csv);
-    char line[4096] = ""; /* the command that simulates the table */
-    if (out_path)
-        rerun_command(common, "sim", b, line, sizeof line);
+    char *line = out_path ? rerun_command(common, "sim", b) : NULL; /* simulates the table */
+    if (out_path && !line)
+        return hdp_fail(err, HDP_ENOMEM, "out of memory for the command line of the table");
     hdp_outset out; /* all or nothing */
     hdp_outset_init(&out, err);
     FILE *f;
@@ -419,6 +466,7 @@ static hdp_status write_outputs(const cli_common *common, const hdp_model *m, co
         printf("table: %s\nsimulate it with:\n  %s\n(or `hdpsgd validate` with the same --set "
                "options)\n",
                out_path, line);
+    free(line);
     if (st == HDP_OK && figure_path)
         cli_drawn(figure_path, data_csv);
     return st;

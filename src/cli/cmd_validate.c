@@ -352,6 +352,12 @@ int cmd_validate(int argc, char **argv)
         fprintf(stderr, "hdpsgd validate: error: --bounds and --no-bounds: give one of them\n");
         return EXIT_BAD_INPUT;
     }
+    if (hdp_plot_get_style()->nlabels > 3) { /* as plot refuses more labels than curves */
+        fprintf(stderr, "hdpsgd validate: error: %d --label options: the figure labels 3 curves, "
+                        "in the order ODE, Monte Carlo, SDE (nothing was run)\n",
+                hdp_plot_get_style()->nlabels);
+        return EXIT_BAD_INPUT;
+    }
     if ((rc = cli_mc_args_apply("validate", &mc, &common)) ||
         (rc = cli_ode_args_apply("validate", &ode_args, &common)))
         return rc;

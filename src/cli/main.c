@@ -329,6 +329,16 @@ static void apply_environment(void)
                            !getenv("PMI_SIZE"));
 }
 
+/* rc, or EXIT_IO when what was printed did not reach standard output (a full disk) */
+static int stdout_status(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        perror("hdpsgd: error writing to standard output");
+        return EXIT_IO;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     cli_stderr_visible();
@@ -339,15 +349,15 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
         print_commands(stdout);
-        return 0;
+        return stdout_status(0);
     }
     if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
         printf("hdpsgd %s\n", hdp_version_string());
-        return 0;
+        return stdout_status(0);
     }
     if (!strcmp(name, "--man")) {
         cli_print_man(stdout);
-        return 0;
+        return stdout_status(0);
     }
     if (!strcmp(name, "--completion")) {
         if (argc < 3 || strcmp(argv[2], "bash")) {
@@ -355,7 +365,7 @@ int main(int argc, char **argv)
             return 2;
         }
         cli_print_completion_bash(stdout);
-        return 0;
+        return stdout_status(0);
     }
     const cli_command *c = cli_find_command(name);
     if (!c) {
@@ -367,10 +377,5 @@ int main(int argc, char **argv)
     }
     apply_environment();
     cli_install_signal_handlers(); /* an interrupted command leaves no partial output */
-    int rc = c->run(argc - 1, argv + 1);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        perror("hdpsgd: error writing to standard output");
-        return EXIT_IO;
-    }
-    return rc;
+    return stdout_status(c->run(argc - 1, argv + 1));
 }

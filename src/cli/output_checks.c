@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "io/output.h"
@@ -31,6 +32,16 @@ int cli_check_output(const cli_command *cmd, const cli_opt *o, const char *given
     if (o->kind == OPT_FIGURE && given && !hdp_plot_extension_ok(given))
         return cli_bad(cmd->name, "--%s %s: a figure is drawn by its extension: .png, .pdf, "
                        ".svg, .eps or .tex (nothing was run)", o->name, given);
+    if (o->kind == OPT_FIGURE && given) { /* FIG.tex names FIG-graphic in LaTeX, unescaped */
+        const char *dot = strrchr(given, '.'), *name = strrchr(given, '/');
+        name = name ? name + 1 : given;
+        size_t bad = strcspn(name, "\\{}%#$^&~");
+        if (dot && !strcasecmp(dot, ".tex") && name[bad])
+            return cli_bad(cmd->name, "--%s %s: a .tex figure names its graphics file in LaTeX "
+                           "(\\includegraphics{...-graphic}), where '%c' is special: choose a "
+                           "name without \\ { } %% # $ ^ & ~ (nothing was run)", o->name, given,
+                           name[bad]);
+    }
     if (given && o->kind == OPT_OUTPUT_PREFIX && !strcmp(given, "-"))
         return cli_bad(cmd->name, "--%s -: a prefix names several files, it cannot be standard "
                        "output (nothing was run)", o->name);

@@ -184,10 +184,11 @@ static void write_user_style(FILE *f, const char *caption_path)
         fputs("; set logscale x; set mxtics", f);
     if (s->logy)
         fputs("; set logscale y; set mytics", f);
-    if (s->xlabel) /* the macro names the variable, never its text */
-        fputs("; set xlabel user_xlabel noenhanced", f);
-    if (s->ylabel)
+    if (s->ylabel) /* the macro names the variable, never its text */
         fputs("; set ylabel user_ylabel noenhanced", f);
+    if (s->xlabel) /* not on a panel whose x axis the panel below shows (fig_shared_x) */
+        fputs("; if (!exists(\"fig_shared_x\") || !fig_shared_x) "
+              "{ set xlabel user_xlabel noenhanced }", f);
     fputs("'\n", f);
     if (s->xlabel) {
         fputs("user_xlabel = ", f);

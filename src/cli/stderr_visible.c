@@ -4,7 +4,9 @@
  * messages go through in hdp_fail): a file name or a model value holding a terminal escape
  * sequence (ESC [ ...), another control character or bytes that are not UTF-8 is written
  * as \xNN, whichever message echoes it. Newline, carriage return (progress lines) and tab,
- * which the program's own messages use, are kept.
+ * which the program's own messages use, are kept. Standard output gets the same filter when
+ * it is a terminal (the names of the files written, tables, a CSV shown there); written to a
+ * file or a pipe it is left byte for byte.
  */
 #define _GNU_SOURCE
 #include "cli/cli.h"
@@ -19,12 +21,13 @@
 typedef struct {
     char held[4]; /* the start of a UTF-8 sequence split between two writes */
     size_t nheld;
+    int fd;
 } visible_state;
 
-static int write_all(const char *p, size_t n)
+static int write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
-        ssize_t w = write(STDERR_FILENO, p, n);
+        ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -49,7 +52,7 @@ static int emit(visible_state *st, const char *buf, size_t size, int last)
     int rc = -1;
     if (vis) {
         hdp_visible(vis, vlen + 1, all, n - tail, HDP_VISIBLE_KEEP_LINES);
-        rc = write_all(vis, vlen);
+        rc = write_all(st->fd, vis, vlen);
         free(vis);
     }
     memcpy(st->held, all + n - tail, tail);
@@ -71,11 +74,16 @@ static int visible_close(void *cookie)
 
 void cli_stderr_visible(void)
 {
-    static visible_state state;
+    static visible_state state = {.fd = STDERR_FILENO};
     cookie_io_functions_t io = {NULL, visible_write, NULL, visible_close};
     FILE *f = fopencookie(&state, "w", io);
     if (!f)
         return; /* the plain stream (only the library's messages are then made visible) */
     setvbuf(f, NULL, _IONBF, 0);
     stderr = f;
+    static visible_state out_state = {.fd = STDOUT_FILENO};
+    if (!isatty(STDOUT_FILENO) || !(f = fopencookie(&out_state, "w", io)))
+        return; /* a file or pipe: the bytes as they are */
+    setvbuf(f, NULL, _IOLBF, 0);
+    stdout = f;
 }

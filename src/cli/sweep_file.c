@@ -76,6 +76,7 @@ void sweep_spec_free(sweep_spec *s)
 static int spec_fail(sweep_spec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int spec_fail(sweep_spec *s, const char *fmt, ...)
 {
+    s->err_line = s->line;
     int n = snprintf(s->err, sizeof s->err, "%s:%d: ", s->path, s->line);
     if (n >= 0 && (size_t)n < sizeof s->err) {
         va_list ap;
@@ -97,15 +98,23 @@ static char *trim(char *s)
 /* LO:HI:COUNT[:log] -> values; returns 0 if the text is not a range, -1 on error. */
 static int expand_range(axis *ax, const char *text, char *why, size_t size)
 {
-    double lo, hi;
-    int count;
-    char scale[8] = "";
-    int got = sscanf(text, "%lf:%lf:%d:%7s", &lo, &hi, &count, scale);
-    if (got < 3 || !strchr(text, ':'))
+    /* LO:HI: makes it a range; then COUNT and the optional :log must be the rest, whole
+     * (sscanf's %d once took "1e9" as 1 and "3x" as 3) */
+    char *end;
+    double lo = strtod(text, &end);
+    if (end == text || *end != ':')
         return 0;
-    int is_log = got == 4 && !strcmp(scale, "log");
-    if ((got == 4 && !is_log) || count < 1 || count > MAX_VALUES || !isfinite(lo) ||
-        !isfinite(hi) || (is_log && (lo <= 0 || hi <= 0))) {
+    const char *p = end + 1;
+    double hi = strtod(p, &end);
+    if (end == p || *end != ':')
+        return 0;
+    p = end + 1;
+    errno = 0;
+    long count = strtol(p, &end, 10);
+    int whole = end != p && !errno && (!*end || !strcmp(end, ":log"));
+    int is_log = whole && *end;
+    if (!whole || count < 1 || count > MAX_VALUES || !isfinite(lo) || !isfinite(hi) ||
+        (is_log && (lo <= 0 || hi <= 0))) {
         snprintf(why, size,
                  "'%s': expected LO:HI:COUNT or LO:HI:COUNT:log with 1 <= COUNT <= %d (log: LO, "
                  "HI > 0)",
@@ -113,7 +122,7 @@ static int expand_range(axis *ax, const char *text, char *why, size_t size)
         return -1;
     }
     for (int i = 0; i < count; i++) {
-        double u = count == 1 ? 0.0 : (double)i / (count - 1);
+        double u = count == 1 ? 0.0 : (double)i / (double)(count - 1);
         double v = is_log ? exp(log(lo) + u * (log(hi) - log(lo))) : lo + u * (hi - lo);
         char buf[64];
         snprintf(buf, sizeof buf, "%.15g", v);
@@ -225,11 +234,24 @@ static int add_values(sweep_spec *s, axis *ax, const char *value)
 {
     char buf[HDP_INPUT_INI_MAX_LINE + 2];
     snprintf(buf, sizeof buf, "%s", value); /* lines are at most HDP_INPUT_INI_MAX_LINE long */
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    /* split at every comma (strtok skipped '1,,2''s empty value silently, while '1, ,2' was
+     * refused); a comma may end a line that an indented line continues, or begin that line */
+    char *next = buf;
+    for (char *tok = buf; next; tok = next) {
+        char *comma = strchr(tok, ',');
+        next = comma ? comma + 1 : NULL;
+        if (comma)
+            *comma = '\0';
         char *t = trim(tok);
+        if (!*t && (tok == buf || !next))
+            continue;
         if (!*t || ax->count == MAX_VALUES)
             return spec_fail(s, "axis %s: empty value or more than %d values", ax->key,
                                 MAX_VALUES);
+        if (strchr(t, '"')) /* a cell of results.csv as it is: a quote would open a quoted field */
+            return spec_fail(s, "axis %s: the value '%s' holds a double quote, which its cell in "
+                                "results.csv would misread (CSV readers take it as the start of "
+                                "a quoted field): rename it", ax->key, t);
         if (!(ax->values[ax->count] = strdup(t)))
             return spec_fail(s, "axis %s: out of memory", ax->key);
         ax->count++;
@@ -402,8 +424,12 @@ int sweep_load_spec(const char *path, sweep_spec *s)
     s->lines.next = text;
     int rc = ini_parse_stream(read_line, s, on_sweep_key, s);
     free(text);
-    if (!s->err[0] && rc > 0)
-        snprintf(s->err, sizeof s->err, "%s:%d: syntax error", path, rc);
+    /* inih reads on after a line it cannot parse ('[axes' without ']') and returns the first
+     * bad line: a key refused after it (read into the section before) is not the cause */
+    if (rc > 0 && (!s->err[0] || rc < s->err_line))
+        snprintf(s->err, sizeof s->err,
+                 "%s:%d: syntax error: expected '[section]', 'key = value' or a comment", path,
+                 rc);
     char names[256];
     if (!s->err[0] && s->commands == 0)
         snprintf(s->err, sizeof s->err,

@@ -53,6 +53,7 @@ typedef struct {
         int line;
     } keys[MAX_KEYS];
     char err[1400];
+    int err_line;            /* the line of err while reading (spec_fail), else 0 */
 } sweep_spec;
 
 /* Read the sweep file (prints the error and returns the exit status, or 0). */

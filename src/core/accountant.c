@@ -229,12 +229,15 @@ static hdp_status step_pmf(const pld_pair *p, double h, pld_pmf *out, hdp_error 
 {
     double lo, hi;
     step_range(p, &lo, &hi);
-    long long klo = (long long)floor(lo / h), khi = (long long)ceil(hi / h);
-    if (khi - klo + 1 > PLD_MAX_ATOMS)
+    /* counted in double: past 2^63 the conversion to long long is undefined (sigma = 1e-10
+     * once gave a negative count, a grid of no points and epsilon = 0.1 for infinity) */
+    double span = ceil(hi / h) - floor(lo / h) + 1.0;
+    if (!(span <= (double)PLD_MAX_ATOMS))
         return hdp_fail(err, HDP_EINPUT,
-                        "PLD: one step's privacy loss spans [%g, %g], %lld grid points of width %g (at most %ld): "
+                        "PLD: one step's privacy loss spans [%g, %g], %.4g grid points of width %g (at most %ld): "
                         "give a larger interval or a larger noise multiplier",
-                        lo, hi, khi - klo + 1, h, PLD_MAX_ATOMS);
+                        lo, hi, span, h, PLD_MAX_ATOMS);
+    long long klo = (long long)floor(lo / h), khi = (long long)ceil(hi / h);
     long m = (long)(khi - klo + 1);
     double *d = malloc((size_t)m * sizeof *d), *mass = malloc((size_t)m * sizeof *mass);
     if (!d || !mass) {

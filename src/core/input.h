@@ -25,9 +25,9 @@
 typedef struct {
     const char *what; /* the file's role in messages: "model file", "sweep file", ... */
     int allow_pipe;   /* a pipe (a model on standard input) is read to its end */
-    int ini;          /* an INI file: comment lines may be longer (hdp_input_read_line cuts
-                       * them); messages leave the path to the caller ("cannot read the
-                       * model file: ..."), else they name it ("cannot read 'PATH': ...") */
+    int ini;          /* an INI file: messages leave the path to the caller ("cannot read
+                       * the model file: ..."), else they name it ("cannot read 'PATH': ...");
+                       * comment lines ('#', ';' first) may be longer than max_line in any file */
     long max_line;    /* longest line accepted, in characters */
     long max_bytes;   /* largest file accepted */
 } hdp_input_rules;

@@ -259,11 +259,12 @@ hdp_status hdp_input_read(const char *path, const hdp_input_rules *r, char **tex
                         r->what);
     }
     buf[len] = '\0';
-    /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place */
+    /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place; a
+     * UTF-8 byte order mark first (editors on Windows write one) is not part of the text */
     size_t o = 0;
     long line = 1, col = 0, max_line = r->max_line;
     int blank = 1, comment = 0; /* the line so far is blank; it is a comment ('#', ';') */
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0; i < len; i++) {
         char c = buf[i];
         if (c == '\0') {
             free(buf);
@@ -278,7 +279,8 @@ hdp_status hdp_input_read(const char *path, const hdp_input_rules *r, char **tex
             c = '\n';
         }
         if (blank && (c == '#' || c == ';'))
-            comment = r->ini; /* an INI file's comment may be long: hdp_input_read_line cuts it */
+            comment = 1; /* a comment may be long: hdp_input_read_line cuts an INI file's, a
+                          * table's reader skips it (schedule writes its command line there) */
         if (c != ' ' && c != '\t')
             blank = 0;
         if (c == '\n') {
@@ -339,7 +341,7 @@ typedef struct {
     const char *path;
     line_reader *reader;
     hdp_error *err;
-    int failed;
+    int failed; /* the line of the first key refused, else 0 */
 } parse_ctx;
 
 static int on_key(void *user, const char *section, const char *name, const char *value)
@@ -352,12 +354,12 @@ static int on_key(void *user, const char *section, const char *name, const char 
         list_sections(sections, sizeof sections, 1);
         hdp_fail(ctx->err, HDP_EINPUT, "%s:%d: key '%s' outside a section: put it under %s",
                  ctx->path, ctx->reader->line, name, sections);
-        ctx->failed = 1;
+        ctx->failed = ctx->reader->line;
         return 0;
     }
     if (hdp_model_set_key(ctx->m, section, name, value, ctx->path, ctx->reader->line, ctx->err) !=
         HDP_OK) {
-        ctx->failed = 1;
+        ctx->failed = ctx->reader->line;
         return 0;
     }
     return 1;
@@ -388,11 +390,15 @@ hdp_status hdp_model_load_file(hdp_model *m, const char *path, hdp_error *err)
         return strncmp(e.msg, "cannot ", 7) ? hdp_fail(err, st, "%s", e.msg)
                                             : hdp_fail(err, st, "%s: %s", path, e.msg);
     line_reader reader = {text, 0};
-    parse_ctx ctx = {m, path, &reader, err, 0};
+    hdp_error key_err; /* the first key refused (err keeps the first message it is given) */
+    hdp_error_clear(&key_err);
+    parse_ctx ctx = {m, path, &reader, &key_err, 0};
     int rc = ini_parse_stream(hdp_input_read_line, &reader, on_key, &ctx);
     free(text);
-    if (ctx.failed)
-        return HDP_EINPUT;
+    /* inih reads on after a line it cannot parse ('[data' without ']') and returns the first
+     * bad line: a key refused after it (read into the section before) is not the cause */
+    if (ctx.failed && !(rc > 0 && rc < ctx.failed))
+        return hdp_fail(err, key_err.status, "%s", key_err.msg);
     if (rc != 0)
         return hdp_fail(err, HDP_EINPUT,
                         "%s:%d: syntax error: expected '[section]', 'key = value' or a comment",

@@ -52,6 +52,11 @@ bad "no steps" "--steps T and --epochs E" --sample-rate 0.1 --noise-multiplier 1
 bad "sigma and epsilon" "exactly one of --noise-multiplier" --sample-rate 0.1 --noise-multiplier 1 --epsilon 1 --steps 10
 bad "unknown accountant" "pld or rdp" --sample-rate 0.1 --noise-multiplier 1 --steps 10 --accountant prv
 bad "unreachable target" "no noise multiplier up to" --sample-rate 0.5 --epsilon 1e-6 --steps 100000 --accountant rdp
+# a loss range past 2^63 grid points: refused as a smaller one is (the count overflowed, and
+# sigma = 1e-10 gave epsilon = 0.1 where it is about 5e19)
+for s in 1e-10 1e-300; do
+  bad "sigma = $s: the PLD grid" "grid points of width" --sample-rate 0.01 --noise-multiplier $s --steps 10
+done
 
 echo "$pass passed, $fail failed"
 ((fail == 0))

@@ -101,6 +101,7 @@ check "diverging GD: exit 4 naming net.lr, nothing written" test $? -eq 4 -a -z 
 check "diverging GD: the message names net.lr" grep -q "net.lr" "$work/err"
 "$bin" net "${small[@]}" -o "$work/nope" 2>"$work/err"
 check "bad -o folder: exit 2" test $? -eq 2
+check "bad -o folder: says it does not exist and how to make it" grep -q 'nope: no such folder (create the folder first' "$work/err"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -147,6 +147,16 @@ fi
 "$bin" plot ode.csv sim.csv -o l.svg --label 'theory here' --label 'runs here' 2>/dev/null
 check "--label: the legend texts in the SVG" bash -c "grep -q 'theory here' l.svg && grep -q 'runs here' l.svg"
 check "Okabe-Ito palette: blue #0072B2 in the SVG" grep -qi 'rgb(  0, 114, 178)\|#0072b2' l.svg
+# validate's figure takes --label in the order ODE, Monte Carlo, SDE (its script once redefined
+# them away: gnuplot's exists() is false for a function)
+"$bin" validate "${small[@]}" --runs 4 --label 'ode here' --label 'mc here' --label 'sde here' \
+  --figure vl.svg >/dev/null 2>&1
+check "validate --label: the three legend texts in the SVG" \
+  bash -c "grep -q 'ode here' vl.svg && grep -q 'mc here' vl.svg && grep -q 'sde here' vl.svg"
+# --xlabel on schedule's two stacked panels: once, under the lower one (it was also drawn
+# between the panels, over the lower panel's top tic label)
+"$bin" plot s.schedules.csv --xlabel 'shared t here' -o sx.svg 2>/dev/null
+check "--xlabel on stacked panels: drawn once" test "$(grep -c 'shared t here' sx.svg)" -eq 1
 "$bin" plot ode.csv sim.csv -o nk.svg --key off 2>/dev/null
 "$bin" plot ode.csv sim.csv -o l0.svg 2>/dev/null
 check "--key on: the legend text drawn" grep -q '<text>ODE R(t)</text>' l0.svg
@@ -190,6 +200,17 @@ refused "--x on a CSV that is not a sweep" "--x, --y, --by and --heat apply" x.p
   "$bin" plot ode.csv --x clip.c -o x.png
 refused "a rates CSV with an ode CSV" "it is drawn alone" x.png "$bin" plot rates.csv ode.csv -o x.png
 refused "more labels than inputs" "2 --label options for 1 input files" x.png "$bin" plot ode.csv --label a --label b -o x.png
+refused "validate: more labels than its 3 curves" "4 --label options: the figure labels 3 curves" \
+  x.png "$bin" validate "${small[@]}" --runs 2 --label a --label b --label c --label d --figure x.png
+# a .tex figure's name is written into its LaTeX (\includegraphics{NAME-graphic}): a LaTeX
+# special character there broke the document ('%' comments out the rest), or ran LaTeX
+for n in 'a%b.tex' 'x}\\input{y}.tex' 'c#d.TEX' 'e~f.tex'; do
+  refused ".tex figure named '$n'" "a .tex figure names its graphics file in LaTeX" "$n" \
+    "$bin" plot ode.csv -o "$n"
+  check ".tex figure named '$n': no graphics file" test ! -e "${n%.*}-graphic.pdf"
+done
+"$bin" plot ode.csv -o 'ok name_1.tex' 2>/dev/null
+check ".tex figure named 'ok name_1.tex' (space, underscore): written" test -s 'ok name_1-graphic.pdf'
 "$bin" ode "${small[@]}" -o t.csv 2>/dev/null
 cp t.csv t.pdf
 cp t.csv t-graphic.pdf

@@ -53,6 +53,17 @@ check "CR-only line ends: read (d = 20, n = 40)" \
 printf '[data]\r\nd = 30\r\n' > crlf.ini
 run "$bin" ode crlf.ini --json j.json -o /dev/null
 check "CRLF line ends: read (d = 30)" python3 -c "import json; assert json.load(open('j.json'))['d'] == 30"
+# a UTF-8 byte order mark first: read as a model file's, also in spectrum files and schedule
+# tables (refused there as "got '1'", the mark invisible in the message)
+printf '\xef\xbb\xbf1\n4\n' > bom.txt
+printf '1\n4\n' > nobom.txt
+run "$bin" ode --set data.spectrum=file --set data.spectrum_file=bom.txt --json j.json -o /dev/null
+run "$bin" ode --set data.spectrum=file --set data.spectrum_file=nobom.txt --json j2.json -o /dev/null
+check "a BOM in a spectrum file: read as without it" \
+  python3 -c "import json; a, b = (json.load(open(f)) for f in ('j.json', 'j2.json')); assert a['final_risk'] == b['final_risk'] and a['d'] == 2, a"
+printf '\xef\xbb\xbf0 1\n1 1\n' > bom.tab
+run "$bin" ode --set schedule.kind=table --set schedule.file=bom.tab -o /dev/null
+check "a BOM in a schedule table: read" test "$rc" -eq 0
 # ---- 6. a FIFO as the model file was read as empty and the defaults ran ----
 mkfifo fifo.ini
 ( printf '[data]\nd = 24\n' > fifo.ini ) &
@@ -70,6 +81,11 @@ check "a FIFO spectrum file: refused" refused "is a pipe, not a regular file" \
 { printf '1\n'; printf '%04200d\n' 2; } > longline.txt
 check "a 4200-character spectrum line: refused" refused "longline.txt:2: line longer than 4000" \
   "$bin" ode --set data.spectrum=file --set data.spectrum_file=longline.txt -o o/x.csv
+# a comment line of any length is a comment, in tables as in model files (schedule writes the
+# command that simulates the table into its header, which may exceed 4000 characters)
+{ printf '# %05000d\n' 1; printf '0 1\n1 1\n'; } > longcomment.tab
+run "$bin" ode --set schedule.kind=table --set schedule.file=longcomment.tab -o /dev/null
+check "a 5000-character comment line in a schedule table: read" test "$rc" -eq 0
 # ---- 8. normalising huge eigenvalues overflowed (a risk column of zeros) ----
 printf '1e308\n1e308\n1e308\n' > huge.txt
 run "$bin" ode --set data.spectrum=file --set data.spectrum_file=huge.txt --json j.json -o /dev/null

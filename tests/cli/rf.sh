@@ -175,5 +175,9 @@ check "rf-experiment --select-on train exits 2" test $? -eq 2
 check "rf-experiment --select-on train: the message names the option" grep -q -- '--select-on' "$work/err"
 "$bin" rf-experiment P1 "${tiny[@]}" --set rf.val_size=-1 -o "$work" 2>"$work/err"
 check "rf-experiment rf.val_size = -1 exits 2 naming the key" grep -q 'val_size' "$work/err"
+"$bin" rf-experiment P1 "${tiny[@]}" -o "$work/nope" 2>"$work/err"
+check "rf-experiment -o a missing folder: exit 2" test $? -eq 2
+check "rf-experiment -o a missing folder: says so (not 'not a directory')" \
+  grep -q 'nope: no such folder (create the folder first' "$work/err"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -152,6 +152,11 @@ check "validate --json /dev/full: exit 3" test $? -eq 3
 check "validate --data --json /dev/full: no data file" only_old
 "$bin" ode "${small[@]}" >/dev/full 2>"$work/err"
 check "ode > /dev/full (standard output): exit 3" test $? -eq 3
+# the program's own texts too (they returned 0 after a failed write)
+for a in --help --version --man "--completion bash" "help ode"; do
+  "$bin" $a >/dev/full 2>"$work/err"
+  check "hdpsgd $a > /dev/full: exit 3" test $? -eq 3
+done
 if unshare -rm true 2>/dev/null; then
   mkdir "$work/small"
   unshare -rm bash -c "mount -t tmpfs -o size=64k tmpfs '$work/small' && echo old > '$work/small/x.csv' &&

@@ -35,6 +35,22 @@ check "progress on stderr: solves done of an estimate, the time left" grep -qE '
 check "table file has a # header" bash -c "head -n1 '$work/best.tab' | grep -q '^# ; hdpsgd'"
 check "prints the command line" grep -q -- "--set schedule.kind=table --set schedule.file=$work/best.tab" "$work/s.out"
 tab=(--set schedule.kind=table --set "schedule.file=$work/best.tab")
+# the command line it prints is one shell word per argument, whole: pasted, it runs on the table
+# (it was printed unquoted, so a name with a space, a quote or $(...) broke or ran it, and cut at
+# 4096 bytes, also in the table's '# ; use:' line, where a newline in the name split the header)
+odd="$work/a b'\$(touch ran).tab"
+many=(); for i in $(seq 1 250); do many+=(--set data.d=200); done
+"$bin" schedule "${model[@]}" "${many[@]}" --optimize --family output -o "$odd" >"$work/q.out" 2>/dev/null
+cmdline=$(sed -n 's/^  hdpsgd sim /sim /p' "$work/q.out")
+check "odd table name: the printed command is whole (over 4096 bytes)" test "${#cmdline}" -gt 4096
+(cd "$work" && eval "set -- $cmdline" && "$bin" "$@" --runs 2 --json "$work/q.json" -o /dev/null >/dev/null 2>&1)
+check "odd table name: the printed command runs sim on the table" \
+  grep -q '"kind": *"table"' "$work/q.json"
+check "odd table name: nothing in it was run by the shell" test ! -e "$work/ran"
+nl="$work/n"$'\n'"l.tab"
+"$bin" schedule "${model[@]}" --optimize --family output -o "$nl" >/dev/null 2>&1
+check "a newline in the table's name: the header's use: line stays one line" \
+  bash -c "grep -A1 '^# ; use: ' \"\$1\" | sed -n 2p | grep -q '^#'" _ "$nl"
 "$bin" ode "${model[@]}" "${tab[@]}" --json "$work/o.json" >/dev/null 2>&1
 check "ode accepts the table" test $? -eq 0
 check "its ODE risk is within 1 % of the winner's" py "$work/o.json" "$work/s.json" <<'PY'

@@ -138,6 +138,18 @@ check "an unknown command with a C1 control and a Latin-1 byte: shown as \\xNN" 
   bash -c "'$bin' \$'no\\xc2\\x9bpe\\xe9' >out 2>err; [[ \$? -eq 2 ]] && grep -qF 'no\\xc2\\x9bpe\\xe9' err"
 check "a missing model file named with an escape: shown as \\x1b" \
   refused 'nofile\x1b[31m.ini' "$bin" ode "nofile${esc}[31m.ini" -o out.csv
+# standard output on a terminal: the names of the files written (validate's "figure: NAME",
+# schedule's "table: NAME") were printed raw there; to a pipe or file the bytes stay as they are
+if command -v script >/dev/null 2>&1; then
+  design=(schedule --optimize --family output --set data.d=20 --set data.spectrum=isotropic)
+  script -qc "'$bin' ${design[*]} -o 'e${esc}[31m.tab' 2>/dev/null" /dev/null >tty.out 2>&1
+  check "on a terminal, standard output shows an escape in a name as \\x1b" \
+    bash -c "grep -qF 'table: e\\x1b[31m.tab' tty.out && ! grep -q \$'\\033' tty.out"
+  "$bin" "${design[@]}" -o "p${esc}[31m.tab" 2>/dev/null >pipe.out
+  check "to a pipe, standard output is left byte for byte" grep -qF "table: p${esc}[31m.tab" pipe.out
+else
+  echo "skip the terminal check: script (util-linux) not installed"
+fi
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
