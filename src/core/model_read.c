@@ -220,8 +220,8 @@ static char *read_all(int fd, const char *path, const hdp_input_rules *r, off_t 
 }
 
 /* The rules: at core/input.h. A file that is not regular is refused (a pipe, when allowed,
- * is read to its end; an empty pipe is refused: an empty model would silently be the
- * built-in default), and so are a NUL byte (C strings would end there and the rest of the
+ * is read to its end; an empty pipe, and an empty INI file, are refused: an empty model
+ * would silently be the built-in default), and so are a NUL byte (C strings would end there and the rest of the
  * line be ignored), a line longer than max_line characters (a reader with a fixed buffer
  * would split it) and a file over max_bytes. */
 hdp_status hdp_input_read(const char *path, const hdp_input_rules *r, char **text,
@@ -251,12 +251,12 @@ hdp_status hdp_input_read(const char *path, const hdp_input_rules *r, char **tex
     close(fd);
     if (!buf)
         return st;
-    if (is_pipe && len == 0) {
+    if (len == 0 && (is_pipe || r->ini)) {
         free(buf);
         return hdp_fail(err, HDP_EINPUT,
-                        "cannot read the %s: it is a pipe that gave nothing (an empty model "
-                        "would silently be the built-in default)",
-                        r->what);
+                        "cannot read the %s: it is %s (an empty model would silently be the "
+                        "built-in default; give no file for the defaults)",
+                        r->what, is_pipe ? "a pipe that gave nothing" : "empty (0 bytes)");
     }
     buf[len] = '\0';
     /* NUL bytes, line ends, line lengths: one pass, writing the normalised text in place; a

@@ -74,6 +74,9 @@ check "a FIFO model: read whole (d = 24)" python3 -c "import json; assert json.l
 check "a FIFO model that gives nothing: refused, not the defaults" \
   refused "a pipe that gave nothing" timeout 20 "$bin" ode fifo.ini -o o/x.csv
 wait
+: > empty.ini
+check "an empty model file: refused, not the defaults" \
+  refused "model file: it is empty (0 bytes)" "$bin" ode empty.ini -o o/x.csv
 mkfifo fifo.txt
 check "a FIFO spectrum file: refused" refused "is a pipe, not a regular file" \
   timeout 20 "$bin" ode --set data.spectrum=file --set data.spectrum_file=fifo.txt -o o/x.csv
