@@ -191,6 +191,9 @@ int cli_draws_figures(const cli_command *cmd);
 const cli_opt *cli_figure_opts_for(const cli_command *cmd); /* NULL when it draws none */
 void cli_figure_opts_reset(void);
 int cli_figure_opts_apply(const char *cmd);
+/* The first figure option given (its name without "--"), or NULL: with no figure to draw, a
+ * figure option would be ignored silently, so cli_parse refuses it (exit 2). */
+const char *cli_figure_opts_given(void);
 
 /* Print the help of one command to f: generated from its option table, its positional
  * arguments and whether it takes --set, so that it lists exactly what cli_parse accepts. */

@@ -117,12 +117,13 @@ static int set_option(const cli_command *cmd, const cli_opt *o, const char *valu
         l->v[l->n++] = value;
         return 0;
     }
-    case OPT_LONG: {
+    case OPT_LONG: { /* as a model key's integer: 1000 or 1e3, decimal, whole, up to 9e15 */
         errno = 0;
-        long v = strtol(value, &end, 10);
-        if (*value == '\0' || *end || errno)
-            return usage_error(cmd, "--%s expects an integer", o->name);
-        *(long *)o->dst = v;
+        double v = strtod(value, &end);
+        if (*value == '\0' || *end || errno || strpbrk(value, "xXiInN") || v != floor(v) ||
+            fabs(v) > 9.0e15)
+            return usage_error(cmd, "--%s expects an integer (such as 1000 or 1e3)", o->name);
+        *(long *)o->dst = (long)v;
         return 0;
     }
     case OPT_DOUBLE: {
@@ -218,6 +219,12 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_common *common)
         int rc = cli_figure_opts_apply(cmd->name);
         if (rc)
             return rc;
+        const char *given = cli_figure_opts_given();
+        for (const cli_opt *o = cmd->opts; given && o && o->name; o++)
+            if (o->kind == OPT_FIGURE && !*(const char **)o->dst)
+                return cli_bad(cmd->name, "--%s styles the figure, and no --%s was given: add "
+                               "--%s FIG, or leave --%s out (nothing was run)",
+                               given, o->name, o->name, given);
     }
     for (const cli_opt *o = cmd->opts; o && o->name && !common->help; o++) {
         if (!CLI_IS_OUTPUT(o->kind))

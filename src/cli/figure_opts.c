@@ -101,6 +101,19 @@ static int key_ok(const char *k, char *out, size_t size)
     return n > 0;
 }
 
+const char *cli_figure_opts_given(void)
+{
+    const char *given[] = {size_opt ? "size" : NULL, !isnan(font_opt) ? "font-size" : NULL,
+                           labels_opt.n ? "label" : NULL, no_title_opt ? "no-title" : NULL,
+                           key_opt ? "key" : NULL, xlabel_opt ? "xlabel" : NULL,
+                           ylabel_opt ? "ylabel" : NULL, logx_opt ? "logx" : NULL,
+                           logy_opt ? "logy" : NULL};
+    for (size_t i = 0; i < sizeof given / sizeof *given; i++)
+        if (given[i])
+            return given[i];
+    return NULL;
+}
+
 int cli_figure_opts_apply(const char *cmd)
 {
     hdp_plot_style s = {0};

@@ -184,5 +184,21 @@ printf '[clip]\nc = 0.5\n' | "$bin" ode "${small[@]}" /dev/stdin > "$work/stdin.
 check "a model piped to /dev/stdin still works" grep -qx '# c = 0.5' "$work/stdin.csv"
 check "inputs: no output file" only_old
 
+# ---- an integer option reads as a model key's integer does (--runs 1e3 as --set sim.runs=1e3);
+# a figure option without the figure is refused, not ignored ----
+"$bin" sim "${small[@]}" --runs 2e1 --json "$work/runs.json" -o /dev/null 2>"$work/err"
+check "--runs 2e1: read as 20, as --set sim.runs=2e1 is" \
+  python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['runs'] == 20" "$work/runs.json"
+for v in 2.5 0x10 nan 1e16 12abc ""; do
+  "$bin" sim "${small[@]}" --runs "$v" -o "$work/o/x.csv" >/dev/null 2>"$work/err"
+  check "--runs '$v': exit 2, an integer expected, nothing written" \
+    bash -c '[[ $1 -eq 2 ]] && grep -q "expects an integer" "$2" && [[ ! -e $3 ]]' _ $? "$work/err" "$work/o/x.csv"
+done
+for opt in "--label ODE" "--logy" "--size wide" "--no-title"; do
+  "$bin" validate "${small[@]}" --runs 2 $opt --json "$work/o/x.json" >/dev/null 2>"$work/err"
+  check "validate $opt without --figure: exit 2, named, nothing run" \
+    bash -c '[[ $1 -eq 2 ]] && grep -qF -- "--${2%% *} styles the figure, and no --figure was given" "$3" && [[ ! -e $4 ]]' \
+    _ $? "${opt#--}" "$work/err" "$work/o/x.json"
+done
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
