@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "hdpsgd/rng.h"
 #include "hdpsgd/sim.h"
-#include "hdpsgd/version.h"
+#include "core/build_version.h"
 
 /* each command's function, options, usage line and description live beside it (its
  * cmd_<id>.c): cmd_<id>, <id>_opts, <id>_usage, <id>_help */
@@ -262,7 +262,7 @@ const cli_command hdp_commands[] = {
     {NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL},
 };
 
-const char *hdp_version_string(void) { return HDPSGD_VERSION_FULL; }
+const char *hdp_version_string(void) { return hdp_build_version; }
 
 static void print_commands(FILE *f);
 

@@ -10,7 +10,7 @@
 #include "core/schema.h"
 #include "hdpsgd/design.h"
 #include "hdpsgd/privacy.h"
-#include "hdpsgd/version.h"
+#include "core/build_version.h"
 
 void hdp_design_describe(const hdp_design_result *r, char *buf, size_t size)
 {
@@ -45,7 +45,7 @@ void hdp_design_write_table(FILE *f, const hdp_model *m, const hdp_design_result
     double eps = hdp_zcdp_epsilon_cks(0.5 * m->rho * m->rho, delta);
     fprintf(f, "# ; hdpsgd %s schedule --optimize: the best schedule found on the risk ODE "
                "(docs/theory.md §3, §5)\n",
-            HDPSGD_VERSION_FULL);
+            hdp_build_version);
     char cb[40], rb[40];
     fprintf(f, "# ; model: %s; family %s: %s; clip.c = %s\n", m->source,
             hdp_design_family_name(b->family), desc, hdp_format_exact(b->c, cb, sizeof cb));

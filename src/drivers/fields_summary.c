@@ -19,7 +19,7 @@
 #include "hdpsgd/rates.h"
 #include "hdpsgd/si.h"
 #include "hdpsgd/sim.h"
-#include "hdpsgd/version.h"
+#include "core/build_version.h"
 
 /* ---- the rates (hdpsgd rates, hdp_rates_result; a family's: hdp_rates_family) ---- */
 
@@ -118,7 +118,7 @@ TABLE(hdp_source_fields, "source", NULL,
     {.name = "model_file", .kind = HDP_FIELD_TEXT, .text = model_source, .record = "model",
      .help = "the model's source: its file, or the built-in default"});
 
-TEXT_GETTER(version_text, HDPSGD_VERSION_FULL)
+TEXT_GETTER(version_text, hdp_build_version)
 
 TABLE(hdp_version_fields, "version", NULL, "the version that computed a result",
     GET_TEXT("version", version_text, "the library's version"));

@@ -87,6 +87,13 @@ for c in $commands; do
 done
 
 check "-V is --version" test "$("$bin" -V)" = "$("$bin" --version)"
+# the revision recorded is the one built, not the one of the configure step (a rebuild after a
+# commit writes the version again: cmake/hdpsgdGitVersion.cmake)
+src=${2:-}
+if [ -n "$src" ] && rev=$(git -C "$src" describe --always 2>/dev/null); then
+  check "--version records the revision built ($rev)" \
+    bash -c '"$1" --version | grep -qF "(git $2"' _ "$bin" "$rev"
+fi
 "$bin" help help | grep -q '^Usage: hdpsgd help \[COMMAND\]'
 check "hdpsgd help help" test $? -eq 0
 "$bin" help no-such-command >/dev/null 2>&1
