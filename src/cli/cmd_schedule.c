@@ -243,23 +243,14 @@ static char *rerun_command(const cli_common *common, const char *sub, const hdp_
         fputs(" --set ", f);
         shell_word(f, common->sets[i]);
     }
-    fputs(" --set schedule.kind=table --set ", f);
-    char *file = NULL;
-    size_t fsize = 0;
-    FILE *ff = open_memstream(&file, &fsize);
-    if (ff) {
-        fprintf(ff, "schedule.file=%s", out_path);
-        fclose(ff);
-    }
-    if (file)
-        shell_word(f, file);
-    free(file);
+    fputs(" --set schedule.kind=table --set schedule.file=", f); /* the shell joins the word */
+    shell_word(f, out_path);
     char cb[40];
     if (tune_clip)
         fprintf(f, " --set clip.c=%s", hdp_format_exact(b->c, cb, sizeof cb));
     if (batch_run && batch_run->best >= 0)
         fprintf(f, " --set sgd.batch=%ld", batch_run->batch[batch_run->best]);
-    if (fclose(f) != 0 || !file) {
+    if (fclose(f) != 0) {
         free(buf);
         return NULL;
     }
