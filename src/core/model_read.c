@@ -221,9 +221,9 @@ static char *read_all(int fd, const char *path, const hdp_input_rules *r, off_t 
 
 /* The rules: at core/input.h. A file that is not regular is refused (a pipe, when allowed,
  * is read to its end; an empty pipe, and an empty INI file, are refused: an empty model
- * would silently be the built-in default), and so are a NUL byte (C strings would end there and the rest of the
- * line be ignored), a line longer than max_line characters (a reader with a fixed buffer
- * would split it) and a file over max_bytes. */
+ * would silently be the built-in default), and so are a NUL byte (C strings would end there
+ * and the rest of the line be ignored), a line longer than max_line characters (a reader
+ * with a fixed buffer would split it) and a file over max_bytes. */
 hdp_status hdp_input_read(const char *path, const hdp_input_rules *r, char **text,
                           hdp_error *err)
 {
