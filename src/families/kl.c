@@ -110,6 +110,8 @@ hdp_status hdp_kl_spec_check(const hdp_kl_spec *s, hdp_error *err)
     return key ? hdp_fail(err, HDP_EINPUT, "[kl] %s: %s", key, why) : HDP_OK;
 }
 
+/* Data from the seed's stream: teacher u_a (unit sphere), then x_i (sphere of radius sqrt d);
+ * y_{i,a} = sign(u_a^T x_i) (+1 at 0). */
 hdp_status hdp_kl_data(const hdp_kl_spec *s, double *X, double *Y, hdp_error *err)
 {
     HDP_REQUIRE(err, s);
